@@ -1,0 +1,240 @@
+// attnviz-cli: the attention engine from the command line.
+//   compute   every intermediate of a scenario as JSON
+//   heatmap   the attention weights as a text heatmap
+//   tokens    how a sentence is tokenized and embedded
+//   init      a complete scenario file with every weight filled in, ready to edit
+#include "core/export.hpp"
+#include "core/file_io.hpp"
+#include "core/pipeline.hpp"
+#include "core/scenario.hpp"
+#include "core/version.hpp"
+
+#include <charconv>
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <utility>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace attnviz;
+
+constexpr int kExitOk = 0;
+constexpr int kExitBadInput = 1;
+constexpr int kExitUsage = 2;
+
+constexpr const char* kHelp = R"(attnviz-cli — compute attention the way AttnViz shows it
+
+Usage:
+  attnviz-cli compute  (SCENARIO.json | --builtin) [-o OUT.json]
+  attnviz-cli heatmap  (SCENARIO.json | --builtin) [--head H]
+  attnviz-cli tokens   [--max-tokens N] [--d-model D] TEXT...
+  attnviz-cli init     (SCENARIO.json | --builtin) [-o OUT.json]
+  attnviz-cli --help | --version
+
+Commands:
+  compute   Computes every intermediate (X, and per head Q, K, V, scores, scaled and
+            masked scores, weights, output; then concat and the final output) and writes
+            them as JSON to OUT.json, or to standard output.
+  heatmap   Prints the attention weights of one head (default: every head) as a text
+            heatmap: queries down the side, keys across the top.
+  tokens    Prints the tokens of TEXT, one per line, with their kind and where their
+            embedding comes from (lexicon or hashed), and the first embedding values.
+  init      Writes the scenario back with every weight filled in (those missing from
+            the file are drawn from its seed): a complete file to edit by hand.
+
+A SCENARIO of "-" reads standard input; --builtin uses the scenario built into AttnViz.
+On bad input a one-line message goes to standard error, the exit status is 1, and
+OUT.json is not written or touched. Warnings go to standard error (and, for compute,
+into the JSON). The scenario format is described in README.md.
+)";
+
+void print_error(const std::string& message) {
+  std::string line = message;
+  for (char& c : line)
+    if (c == '\n' || c == '\r') c = ' ';
+  std::cerr << "attnviz-cli: error: " << line << '\n';
+}
+
+struct Arguments {
+  std::string command;
+  std::optional<std::string> scenario_path;
+  bool builtin = false;
+  std::optional<std::string> output_path;
+  std::optional<int> head;
+  int max_tokens = Limits::kDefaultMaxTokens;
+  int d_model = 8;
+  std::vector<std::string> words;
+};
+
+bool parse_int(const std::string& text, int low, int high, int& out) {
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && ptr == text.data() + text.size() && out >= low && out <= high;
+}
+
+// Returns an error message, or "" when the arguments are good.
+std::string parse_arguments(int argc, char** argv, Arguments& args) {
+  args.command = argv[1];
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const auto value = [&](const char* flag) -> std::optional<std::string> {
+      if (i + 1 >= argc) return std::nullopt;
+      (void)flag;
+      return std::string(argv[++i]);
+    };
+    if (arg == "-o" || arg == "--output") {
+      auto v = value("-o");
+      if (!v) return arg + " needs a file name";
+      args.output_path = *v;
+    } else if (arg == "--builtin") {
+      args.builtin = true;
+    } else if (arg == "--head") {
+      auto v = value("--head");
+      int head = 0;
+      if (!v || !parse_int(*v, 0, Limits::kMaxHeads - 1, head)) return "--head needs a head number";
+      args.head = head;
+    } else if (arg == "--max-tokens") {
+      auto v = value("--max-tokens");
+      if (!v || !parse_int(*v, 1, Limits::kMaxTokens, args.max_tokens))
+        return "--max-tokens needs a number from 1 to " + std::to_string(Limits::kMaxTokens);
+    } else if (arg == "--d-model") {
+      auto v = value("--d-model");
+      if (!v || !parse_int(*v, 1, Limits::kMaxDModel, args.d_model))
+        return "--d-model needs a number from 1 to " + std::to_string(Limits::kMaxDModel);
+    } else if (arg.size() > 1 && arg[0] == '-' && args.command != "tokens") {
+      return "unknown option '" + arg + "' (see --help)";
+    } else if (args.command == "tokens") {
+      args.words.push_back(arg);
+    } else if (!args.scenario_path) {
+      args.scenario_path = arg;
+    } else {
+      return "unexpected argument '" + arg + "' (see --help)";
+    }
+  }
+  if (args.command == "tokens") return args.words.empty() ? "tokens needs some text" : "";
+  if (args.builtin && args.scenario_path) return "give a scenario file or --builtin, not both";
+  if (!args.builtin && !args.scenario_path) return args.command + " needs a scenario file (or --builtin)";
+  return {};
+}
+
+// Loads the scenario and computes it; prints warnings. Returns false after printing the error.
+bool load_and_compute(const Arguments& args, Scenario& scenario, Pipeline& pipeline,
+                      std::vector<std::string>& load_warnings) {
+  ScenarioLoad load = args.builtin ? parse_scenario(builtin_scenario_json())
+                                   : load_scenario_file(*args.scenario_path);
+  if (!load.ok()) {
+    print_error(load.error);
+    return false;
+  }
+  scenario = std::move(*load.scenario);
+  load_warnings = std::move(load.warnings);
+  if (Status status = pipeline.run(scenario); !status) {
+    print_error(status.message());
+    return false;
+  }
+  for (const std::vector<std::string>* list : {&std::as_const(load_warnings), &pipeline.warnings()})
+    for (const std::string& warning : *list) std::cerr << "attnviz-cli: warning: " << warning << '\n';
+  return true;
+}
+
+int command_compute(const Arguments& args) {
+  Scenario scenario;
+  Pipeline pipeline;
+  std::vector<std::string> load_warnings;
+  if (!load_and_compute(args, scenario, pipeline, load_warnings)) return kExitBadInput;
+  const std::string json = result_to_json(scenario, pipeline, load_warnings);
+  if (Status status = write_file_atomic(args.output_path.value_or("-"), json); !status) {
+    print_error(status.message());
+    return kExitBadInput;
+  }
+  return kExitOk;
+}
+
+int command_heatmap(const Arguments& args) {
+  Scenario scenario;
+  Pipeline pipeline;
+  std::vector<std::string> load_warnings;
+  if (!load_and_compute(args, scenario, pipeline, load_warnings)) return kExitBadInput;
+  if (args.head && *args.head >= scenario.config.heads) {
+    print_error("--head " + std::to_string(*args.head) + ": the scenario has " +
+                std::to_string(scenario.config.heads) + " heads (0 to " +
+                std::to_string(scenario.config.heads - 1) + ")");
+    return kExitBadInput;
+  }
+  if (!scenario.title.empty()) std::cout << scenario.title << "\n\n";
+  for (int head = 0; head < scenario.config.heads; ++head)
+    if (!args.head || *args.head == head) std::cout << weights_to_text(pipeline, head) << '\n';
+  return kExitOk;
+}
+
+int command_tokens(const Arguments& args) {
+  std::string text;
+  for (const std::string& word : args.words) text += (text.empty() ? "" : " ") + word;
+  const Tokenization tokenization = tokenize(text, static_cast<std::size_t>(args.max_tokens));
+  Matrix X;  // (n_tokens, d_model)
+  std::vector<EmbeddingSource> sources;
+  embed_tokens(tokenization.tokens, args.d_model, {}, Positional::None, X, &sources);
+  static constexpr const char* kKinds[] = {"word", "punctuation", "symbol", "ideograph"};
+  for (std::size_t i = 0; i < tokenization.tokens.size(); ++i) {
+    const Token& token = tokenization.tokens[i];
+    std::printf("%3zu  %-16s %-12s %-8s [", i, token.text.c_str(),
+                kKinds[static_cast<int>(token.kind)], std::string(to_string(sources[i])).c_str());
+    for (Eigen::Index d = 0; d < std::min<Eigen::Index>(X.cols(), 8); ++d)
+      std::printf("%s%.2f", d ? " " : "", static_cast<double>(X(static_cast<Eigen::Index>(i), d)));
+    std::printf("%s]\n", X.cols() > 8 ? " ..." : "");
+  }
+  std::printf("%zu tokens\n", tokenization.tokens.size());
+  if (tokenization.truncated())
+    std::cerr << "attnviz-cli: warning: the text has " << tokenization.total_tokens
+              << " tokens; only the first " << tokenization.tokens.size() << " are kept\n";
+  if (tokenization.invalid_utf8_bytes)
+    std::cerr << "attnviz-cli: warning: " << tokenization.invalid_utf8_bytes
+              << " invalid UTF-8 byte(s) shown as U+FFFD\n";
+  return kExitOk;
+}
+
+int command_init(const Arguments& args) {
+  Scenario scenario;
+  Pipeline pipeline;
+  std::vector<std::string> load_warnings;
+  if (!load_and_compute(args, scenario, pipeline, load_warnings)) return kExitBadInput;
+  if (Status status = write_file_atomic(args.output_path.value_or("-"), scenario_to_json(scenario));
+      !status) {
+    print_error(status.message());
+    return kExitBadInput;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << kHelp;
+    return kExitUsage;
+  }
+  const std::string first = argv[1];
+  if (first == "--help" || first == "-h" || first == "help") {
+    std::cout << kHelp;
+    return kExitOk;
+  }
+  if (first == "--version") {
+    std::cout << "attnviz-cli " << attnviz::kVersion << '\n';
+    return kExitOk;
+  }
+  Arguments args;
+  if (first != "compute" && first != "heatmap" && first != "tokens" && first != "init") {
+    print_error("unknown command '" + first + "' (see --help)");
+    return kExitUsage;
+  }
+  if (std::string problem = parse_arguments(argc, argv, args); !problem.empty()) {
+    print_error(problem);
+    return kExitUsage;
+  }
+  if (args.command == "compute") return command_compute(args);
+  if (args.command == "heatmap") return command_heatmap(args);
+  if (args.command == "tokens") return command_tokens(args);
+  return command_init(args);
+}

@@ -1,0 +1,62 @@
+// AttnViz core: matrix types, enums, the attention configuration and the engine's limits.
+// The core library depends on Eigen and the standard library only (no GL, GLFW or ImGui).
+#pragma once
+
+#include <Eigen/Core>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace attnviz {
+
+// Row-major float matrices: a matrix is an array of rows, as in the file format, the JSON
+// output and the heatmap textures. Row-vector convention throughout: Q = X · W_Q.
+using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using RowVector = Eigen::Matrix<float, 1, Eigen::Dynamic>;
+using ColumnVector = Eigen::Matrix<float, Eigen::Dynamic, 1>;
+// 1 = the query may attend to the key, 0 = masked.
+using MaskMatrix = Eigen::Matrix<std::uint8_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+enum class Mode { Self, Cross };
+enum class Compatibility { Dot, ScaledDot, General, Additive, Cosine };
+enum class Positional { None, Sinusoidal };
+
+std::string_view to_string(Mode mode);
+std::string_view to_string(Compatibility compatibility);
+std::string_view to_string(Positional positional);
+std::optional<Mode> parse_mode(std::string_view text);
+std::optional<Compatibility> parse_compatibility(std::string_view text);
+std::optional<Positional> parse_positional(std::string_view text);
+
+// The engine's explicit limits, chosen so that a full recompute stays interactive.
+struct Limits {
+  static constexpr int kMaxTokens = 1024;        // per sentence (the default cap is lower)
+  static constexpr int kDefaultMaxTokens = 256;
+  static constexpr int kMaxDModel = 1024;
+  static constexpr int kMaxHeads = 16;
+  static constexpr int kMaxHeadDim = 1024;       // d_k, d_v, d_att
+  static constexpr float kMinTemperature = 1e-3f;
+  static constexpr float kMaxTemperature = 1e3f;
+};
+
+struct AttentionConfig {
+  int d_model = 8;
+  int heads = 2;
+  int d_k = 4;    // query/key width per head
+  int d_v = 4;    // value width per head
+  int d_att = 4;  // hidden width of the additive (Bahdanau) scorer
+  Compatibility compatibility = Compatibility::ScaledDot;
+  float temperature = 1.0f;  // divides the scores before the softmax
+  bool hard = false;         // one-hot argmax instead of the softmax
+  bool causal = false;       // query i may only see keys j <= i
+
+  bool operator==(const AttentionConfig&) const = default;
+};
+
+// Checks every field against Limits. Returns an empty string when valid, else a message
+// that names the field ("heads must be between 1 and 16, got 0").
+std::string validate(const AttentionConfig& config);
+
+}  // namespace attnviz

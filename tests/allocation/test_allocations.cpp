@@ -1,0 +1,71 @@
+// A recompute with unchanged shapes must not touch the heap: the app recomputes on every frame
+// of a drag, and allocation is the first thing that makes a frame stutter.
+#include "allocation_counter.hpp"
+#include "core/pipeline.hpp"
+
+#include <doctest/doctest.h>
+
+namespace attnviz {
+namespace {
+
+using testing::count_allocations;
+
+Scenario scenario_of(int words, int d_model, int heads, int d_k, Compatibility compatibility,
+                     Mode mode = Mode::Self) {
+  std::string sentence;
+  for (int i = 0; i < words; ++i) sentence += "w" + std::to_string(i) + " ";
+  AttentionConfig config;
+  config.d_model = d_model;
+  config.heads = heads;
+  config.d_k = d_k;
+  config.d_v = d_k;
+  config.d_att = d_k;
+  config.compatibility = compatibility;
+  Scenario scenario = make_scenario(sentence, config, 3);
+  scenario.mode = mode;
+  scenario.source = sentence + "extra words here";
+  return scenario;
+}
+
+long steady_state_allocations(Scenario scenario) {
+  Pipeline pipeline;
+  REQUIRE(pipeline.run(scenario));  // the first run allocates the buffers
+  scenario.parameters.heads[0].W_Q(0, 0) += 0.5f;  // an edit, as a drag makes
+  return count_allocations([&] { REQUIRE(pipeline.run(scenario)); });
+}
+
+}  // namespace
+
+TEST_CASE("the allocation counter sees allocations") {
+  CHECK(count_allocations([] { Matrix m(100, 100); m.setZero(); }) >= 1);
+}
+
+TEST_CASE("a classroom recompute allocates nothing (scaled dot with 32 tokens and 8 heads)") {
+  CHECK(steady_state_allocations(scenario_of(32, 64, 8, 8, Compatibility::ScaledDot)) == 0);
+}
+
+TEST_CASE("every compatibility function recomputes without allocating") {
+  for (Compatibility c : {Compatibility::Dot, Compatibility::General, Compatibility::Additive,
+                          Compatibility::Cosine}) {
+    CAPTURE(to_string(c));
+    CHECK(steady_state_allocations(scenario_of(12, 16, 2, 4, c)) == 0);
+  }
+}
+
+TEST_CASE("cross attention recomputes without allocating") {
+  CHECK(steady_state_allocations(scenario_of(10, 16, 2, 4, Compatibility::ScaledDot, Mode::Cross)) == 0);
+}
+
+TEST_CASE("causal masking and hard attention recompute without allocating") {
+  Scenario scenario = scenario_of(16, 32, 4, 8, Compatibility::ScaledDot);
+  scenario.config.causal = true;
+  CHECK(steady_state_allocations(scenario) == 0);
+  scenario.config.hard = true;
+  CHECK(steady_state_allocations(scenario) == 0);
+}
+
+TEST_CASE("a larger recompute allocates nothing (128 tokens with d_model 256 and 4 heads)") {
+  CHECK(steady_state_allocations(scenario_of(128, 256, 4, 64, Compatibility::ScaledDot)) == 0);
+}
+
+}  // namespace attnviz

@@ -1,0 +1,471 @@
+#!/usr/bin/env python3
+"""attnviz-cli as a user runs it: exit codes, standard output/error and the JSON it writes.
+
+Run: /usr/bin/python3 tests/cli/test_cli.py --cli PATH/TO/attnviz-cli
+Standard library only. Prints "N passed, M failed" and exits non-zero on any failure.
+"""
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+CLI = None  # set from --cli before the tests run
+
+TARGET_TOKENS = ["i", "like", "to", "eat", "apple"]
+HEAD_KEYS = ["Q", "K", "V", "scores", "scaled_scores", "masked_scores", "weights", "output",
+             "fully_masked_rows"]
+ERROR_PREFIX = "attnviz-cli: error:"
+
+
+def run(*args, stdin_text=None):
+    """Runs the CLI with the given arguments; standard input is empty unless given."""
+    kwargs = {"capture_output": True, "text": True, "timeout": 60}
+    if stdin_text is None:
+        kwargs["stdin"] = subprocess.DEVNULL
+    else:
+        kwargs["input"] = stdin_text
+    return subprocess.run([CLI, *args], **kwargs)
+
+
+def shape(matrix):
+    return (len(matrix), len(matrix[0]) if matrix else 0)
+
+
+def write(path, text):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def read_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def scenario(**fields):
+    """A version-1 scenario document with the given fields."""
+    doc = {"format": "attnviz-scenario", "version": 1}
+    doc.update(fields)
+    return json.dumps(doc)
+
+
+_cache = {}
+
+
+def builtin_result():
+    """The JSON of `compute --builtin` (computed once)."""
+    if "builtin" not in _cache:
+        result = run("compute", "--builtin")
+        if result.returncode != 0:
+            raise AssertionError("compute --builtin failed: " + result.stderr)
+        _cache["builtin"] = json.loads(result.stdout)
+    return _cache["builtin"]
+
+
+def builtin_scenario():
+    """The built-in scenario with every weight written out (from `init --builtin`)."""
+    if "init" not in _cache:
+        result = run("init", "--builtin")
+        if result.returncode != 0:
+            raise AssertionError("init --builtin failed: " + result.stderr)
+        _cache["init"] = json.loads(result.stdout)
+    return json.loads(json.dumps(_cache["init"]))  # a fresh copy
+
+
+class TempDirTest(unittest.TestCase):
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="attnviz-cli-test-")
+        self.dir = self._tmp.name
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.dir, name)
+
+    def compute_doc(self, doc_text, name="scenario.json"):
+        """Writes the scenario and runs compute on it; returns the completed process."""
+        path = self.path(name)
+        write(path, doc_text)
+        return run("compute", path)
+
+    def assertOneLineError(self, result):
+        self.assertEqual(result.returncode, 1, result.stderr)
+        lines = result.stderr.splitlines()
+        self.assertEqual(len(lines), 1, result.stderr)
+        self.assertTrue(lines[0].startswith(ERROR_PREFIX), lines[0])
+        self.assertEqual(result.stdout, "")
+
+
+# -----------------------------------------------------------------------------
+# Usage
+# -----------------------------------------------------------------------------
+class UsageTest(unittest.TestCase):
+    def test_help_exits_0_and_prints_usage(self):
+        result = run("--help")
+        self.assertEqual(result.returncode, 0)
+        self.assertIn("Usage", result.stdout)
+
+    def test_version_prints_the_name_and_a_version(self):
+        result = run("--version")
+        self.assertEqual(result.returncode, 0)
+        self.assertRegex(result.stdout, r"^attnviz-cli \d+\.\d+\.\d+\s*$")
+
+    def test_no_arguments_exits_2_with_usage_on_stderr(self):
+        result = run()
+        self.assertEqual(result.returncode, 2)
+        self.assertIn("Usage", result.stderr)
+        self.assertEqual(result.stdout, "")
+
+    def test_unknown_command_exits_2_with_one_line_on_stderr(self):
+        result = run("frobnicate")
+        self.assertEqual(result.returncode, 2)
+        lines = result.stderr.splitlines()
+        self.assertEqual(len(lines), 1, result.stderr)
+        self.assertTrue(lines[0].startswith(ERROR_PREFIX), lines[0])
+        self.assertIn("frobnicate", lines[0])
+        self.assertEqual(result.stdout, "")
+
+
+# -----------------------------------------------------------------------------
+# compute --builtin
+# -----------------------------------------------------------------------------
+class ComputeBuiltinTest(unittest.TestCase):
+    def test_exits_0_with_json_on_stdout(self):
+        result = run("compute", "--builtin")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIsInstance(json.loads(result.stdout), dict)
+
+    def test_has_the_tokens_inputs_and_outputs(self):
+        doc = builtin_result()
+        self.assertEqual(doc["target_tokens"], TARGET_TOKENS)
+        self.assertEqual(doc["source_tokens"], TARGET_TOKENS)  # self mode
+        self.assertEqual(shape(doc["X_target"]), (5, 8))
+        self.assertEqual(shape(doc["X_source"]), (5, 8))
+        self.assertEqual(shape(doc["concat"]), (5, 8))
+        self.assertEqual(shape(doc["output"]), (5, 8))
+        self.assertEqual(doc["warnings"], [])
+
+    def test_has_two_heads_with_every_intermediate(self):
+        heads = builtin_result()["heads"]
+        self.assertEqual(len(heads), 2)
+        for h, head in enumerate(heads):
+            with self.subTest(head=h):
+                for key in HEAD_KEYS:
+                    self.assertIn(key, head)
+                self.assertEqual(shape(head["Q"]), (5, 4))
+                self.assertEqual(shape(head["K"]), (5, 4))
+                self.assertEqual(shape(head["V"]), (5, 4))
+                for key in ["scores", "scaled_scores", "masked_scores", "weights"]:
+                    self.assertEqual(shape(head[key]), (5, 5), key)
+                self.assertEqual(shape(head["output"]), (5, 4))
+                self.assertEqual(head["fully_masked_rows"], [])
+
+    def test_every_weights_row_sums_to_one(self):
+        for h, head in enumerate(builtin_result()["heads"]):
+            for i, row in enumerate(head["weights"]):
+                with self.subTest(head=h, row=i):
+                    self.assertAlmostEqual(sum(row), 1.0, delta=1e-5)
+
+    def test_apple_attends_most_to_eat_in_head_0(self):
+        row = builtin_result()["heads"][0]["weights"][TARGET_TOKENS.index("apple")]
+        self.assertEqual(row.index(max(row)), TARGET_TOKENS.index("eat"))
+
+    def test_scores_are_q_dot_k_and_weights_their_scaled_softmax(self):
+        # From the spec: scores = Q·Kᵀ, scaled = scores / sqrt(d_k), weights = softmax(scaled).
+        for h, head in enumerate(builtin_result()["heads"]):
+            Q, K = head["Q"], head["K"]
+            for i in range(5):
+                scores = [sum(q * k for q, k in zip(Q[i], K[j])) for j in range(5)]
+                scaled = [s / 2.0 for s in scores]
+                top = max(scaled)
+                exps = [math.exp(s - top) for s in scaled]
+                weights = [e / sum(exps) for e in exps]
+                for j in range(5):
+                    with self.subTest(head=h, row=i, col=j):
+                        self.assertAlmostEqual(head["scores"][i][j], scores[j], delta=1e-4)
+                        self.assertAlmostEqual(head["scaled_scores"][i][j], scaled[j], delta=1e-4)
+                        self.assertAlmostEqual(head["weights"][i][j], weights[j], delta=1e-5)
+
+    def test_head_output_is_weights_times_v(self):
+        for h, head in enumerate(builtin_result()["heads"]):
+            W, V = head["weights"], head["V"]
+            for i in range(5):
+                for d in range(4):
+                    expected = sum(W[i][j] * V[j][d] for j in range(5))
+                    with self.subTest(head=h, row=i, col=d):
+                        self.assertAlmostEqual(head["output"][i][d], expected, delta=1e-5)
+
+
+# -----------------------------------------------------------------------------
+# compute FILE, -o, stdin
+# -----------------------------------------------------------------------------
+class ComputeFileTest(TempDirTest):
+    def test_output_file_is_written_and_stdout_is_empty(self):
+        source, out = self.path("s.json"), self.path("out.json")
+        write(source, scenario(target="the cat sat on the mat"))
+        result = run("compute", source, "-o", out)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stdout, "")
+        self.assertTrue(os.path.isfile(out))
+
+    def test_output_file_equals_stdout(self):
+        source, out = self.path("s.json"), self.path("out.json")
+        write(source, scenario(target="the cat sat on the mat", heads=4))
+        to_file = run("compute", source, "-o", out)
+        to_stdout = run("compute", source)
+        self.assertEqual(to_file.returncode, 0, to_file.stderr)
+        self.assertEqual(to_stdout.returncode, 0, to_stdout.stderr)
+        with open(out, encoding="utf-8") as f:
+            self.assertEqual(json.load(f), json.loads(to_stdout.stdout))
+
+    def test_dash_reads_the_scenario_from_stdin(self):
+        result = run("compute", "-", stdin_text=scenario(target="dogs chase cats"))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(json.loads(result.stdout)["target_tokens"], ["dogs", "chase", "cats"])
+
+
+class BadInputTest(TempDirTest):
+    BAD_INPUTS = {
+        "malformed": '{"format": "attnviz-scenario", "target": "a',
+        "bad_key": scenario(target="a b", heads=0),
+        "missing": None,  # the file does not exist
+    }
+
+    def bad_path(self, kind):
+        path = self.path(kind + ".json")
+        if self.BAD_INPUTS[kind] is not None:
+            write(path, self.BAD_INPUTS[kind])
+        return path
+
+    def test_malformed_file_is_a_one_line_error(self):
+        result = run("compute", self.bad_path("malformed"))
+        self.assertOneLineError(result)
+        self.assertIn("malformed JSON", result.stderr)
+
+    def test_missing_file_is_a_one_line_error(self):
+        path = self.bad_path("missing")
+        result = run("compute", path)
+        self.assertOneLineError(result)
+        self.assertIn(path, result.stderr)
+
+    def test_file_with_a_bad_key_is_a_one_line_error_naming_it(self):
+        result = run("compute", self.bad_path("bad_key"))
+        self.assertOneLineError(result)
+        self.assertIn("heads", result.stderr)
+
+    def test_error_leaves_an_existing_output_byte_identical(self):
+        for kind in self.BAD_INPUTS:
+            with self.subTest(kind=kind):
+                out = self.path("out-" + kind + ".json")
+                old = b'{"previous": "result"}\n\x00\xff binary tail'
+                with open(out, "wb") as f:
+                    f.write(old)
+                result = run("compute", self.bad_path(kind), "-o", out)
+                self.assertOneLineError(result)
+                self.assertEqual(read_bytes(out), old)
+
+    def test_error_does_not_create_the_output(self):
+        for kind in self.BAD_INPUTS:
+            with self.subTest(kind=kind):
+                out = self.path("never-" + kind + ".json")
+                result = run("compute", self.bad_path(kind), "-o", out)
+                self.assertOneLineError(result)
+                self.assertFalse(os.path.exists(out))
+        leftovers = [n for n in os.listdir(self.dir) if n.startswith(".")]
+        self.assertEqual(leftovers, [])
+
+    def test_output_into_a_missing_folder_is_a_one_line_error(self):
+        out = self.path(os.path.join("no-such-folder", "out.json"))
+        result = run("compute", "--builtin", "-o", out)
+        self.assertOneLineError(result)
+        self.assertIn(out, result.stderr)
+
+
+# -----------------------------------------------------------------------------
+# Warnings, masks and overflow
+# -----------------------------------------------------------------------------
+class WarningTest(TempDirTest):
+    def test_unknown_key_is_a_warning_on_stderr_and_in_the_json(self):
+        result = self.compute_doc(scenario(target="a b", colour="blue"))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        warning_lines = [l for l in result.stderr.splitlines() if "warning" in l]
+        self.assertEqual(len(warning_lines), 1, result.stderr)
+        self.assertIn("colour", warning_lines[0])
+        warnings = json.loads(result.stdout)["warnings"]
+        self.assertEqual(len(warnings), 1, warnings)
+        self.assertIn("colour", warnings[0])
+
+
+class CausalTest(TempDirTest):
+    def test_masked_scores_are_null_exactly_above_the_diagonal_and_weights_0_there(self):
+        result = self.compute_doc(scenario(target="one two three four", causal=True))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        doc = json.loads(result.stdout)
+        for h, head in enumerate(doc["heads"]):
+            for i in range(4):
+                for j in range(4):
+                    with self.subTest(head=h, row=i, col=j):
+                        if j > i:
+                            self.assertIsNone(head["masked_scores"][i][j])
+                            self.assertEqual(head["weights"][i][j], 0)
+                        else:
+                            self.assertIsNotNone(head["masked_scores"][i][j])
+                            self.assertEqual(head["masked_scores"][i][j],
+                                             head["scaled_scores"][i][j])
+            with self.subTest(head=h, row=0):
+                self.assertEqual(head["weights"][0][0], 1)  # the first query sees only itself
+
+
+class FullyMaskedRowTest(TempDirTest):
+    MASKED_ROW = 2
+
+    def masked_result(self):
+        mask = [[1] * 5 for _ in range(5)]
+        mask[self.MASKED_ROW] = [0] * 5
+        result = self.compute_doc(scenario(target="i like to eat apple", mask=mask))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        return result, json.loads(result.stdout)
+
+    def test_the_row_is_listed_as_fully_masked_in_every_head(self):
+        _, doc = self.masked_result()
+        self.assertEqual(len(doc["heads"]), 2)
+        for h, head in enumerate(doc["heads"]):
+            with self.subTest(head=h):
+                self.assertEqual(head["fully_masked_rows"], [self.MASKED_ROW])
+
+    def test_its_weights_and_head_output_are_0(self):
+        _, doc = self.masked_result()
+        for h, head in enumerate(doc["heads"]):
+            with self.subTest(head=h):
+                self.assertEqual(head["weights"][self.MASKED_ROW], [0] * 5)
+                self.assertEqual(head["output"][self.MASKED_ROW], [0] * 4)
+                for i in range(5):
+                    if i != self.MASKED_ROW:
+                        self.assertAlmostEqual(sum(head["weights"][i]), 1.0, delta=1e-5)
+
+    def test_it_is_warned_about(self):
+        result, doc = self.masked_result()
+        self.assertTrue(any("mask" in w for w in doc["warnings"]), doc["warnings"])
+        self.assertIn("warning", result.stderr)
+
+
+class OverflowTest(TempDirTest):
+    def overflow_result(self):
+        doc = builtin_scenario()
+        # 'apple' and 'eat' have the food feature (row 1): their scores reach about 1e76.
+        doc["weights"]["W_Q"][0][1][0] = 1e38
+        doc["weights"]["W_K"][0][1][0] = 1e38
+        result = self.compute_doc(json.dumps(doc))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        return json.loads(result.stdout)
+
+    def test_weights_rows_still_sum_to_one(self):
+        doc = self.overflow_result()
+        for h, head in enumerate(doc["heads"]):
+            for i, row in enumerate(head["weights"]):
+                with self.subTest(head=h, row=i):
+                    self.assertNotIn(None, row)
+                    self.assertTrue(all(math.isfinite(x) for x in row))
+                    self.assertAlmostEqual(sum(row), 1.0, delta=1e-5)
+
+    def test_a_warning_mentions_the_float_range(self):
+        doc = self.overflow_result()
+        self.assertTrue(any("float range" in w for w in doc["warnings"]), doc["warnings"])
+
+
+# -----------------------------------------------------------------------------
+# heatmap, tokens, init
+# -----------------------------------------------------------------------------
+class HeatmapTest(unittest.TestCase):
+    def test_shows_every_head_with_the_token_labels(self):
+        result = run("heatmap", "--builtin")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("head 0", result.stdout)
+        self.assertIn("head 1", result.stdout)
+        for token in TARGET_TOKENS:
+            self.assertIn(token, result.stdout)
+
+    def test_head_option_shows_only_that_head(self):
+        result = run("heatmap", "--builtin", "--head", "1")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("head 1", result.stdout)
+        self.assertNotIn("head 0", result.stdout)
+
+    def test_head_past_the_last_is_an_error(self):
+        result = run("heatmap", "--builtin", "--head", "5")
+        self.assertEqual(result.returncode, 1)
+        lines = result.stderr.splitlines()
+        self.assertEqual(len(lines), 1, result.stderr)
+        self.assertTrue(lines[0].startswith(ERROR_PREFIX), lines[0])
+
+
+class TokensTest(unittest.TestCase):
+    def test_counts_nine_tokens(self):
+        result = run("tokens", "I like Natural Language Processing, a lot!")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("9 tokens", result.stdout)
+        for token in ["Natural", "Processing", ",", "lot", "!"]:
+            self.assertIn(token, result.stdout)
+
+
+class InitTest(TempDirTest):
+    def init_file(self):
+        path = self.path("init.json")
+        result = run("init", "--builtin", "-o", path)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stdout, "")
+        self.assertTrue(os.path.isfile(path))
+        return path
+
+    def test_its_file_is_accepted_by_compute(self):
+        result = run("compute", self.init_file())
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stderr, "")
+
+    def test_its_file_computes_like_the_builtin(self):
+        result = run("compute", self.init_file())
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(json.loads(result.stdout), builtin_result())
+
+
+# -----------------------------------------------------------------------------
+def main():
+    global CLI
+    argv = list(sys.argv)
+    if "--cli" in argv:
+        at = argv.index("--cli")
+        if at + 1 >= len(argv):
+            print("--cli needs the path of attnviz-cli", file=sys.stderr)
+            return 2
+        CLI = os.path.abspath(argv[at + 1])
+        del argv[at:at + 2]
+    else:
+        for arg in argv:
+            if arg.startswith("--cli="):
+                CLI = os.path.abspath(arg[len("--cli="):])
+                argv.remove(arg)
+                break
+    if not CLI or not os.access(CLI, os.X_OK):
+        print("usage: test_cli.py --cli PATH/TO/attnviz-cli (got %r)" % CLI, file=sys.stderr)
+        return 2
+    program = unittest.main(argv=argv, exit=False, verbosity=2)
+    result = program.result
+    # A test with failing subtests appears once per failing subtest: count tests, not entries.
+    failed_ids = set()
+    for test, _ in result.failures + result.errors:
+        failed_ids.add(getattr(test, "test_case", test).id())
+    for test in result.unexpectedSuccesses:
+        failed_ids.add(test.id())
+    failed = len(failed_ids)
+    passed = max(result.testsRun - failed - len(result.skipped), 0)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed or result.testsRun == 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,117 @@
+#include "core/parameters.hpp"
+
+#include <doctest/doctest.h>
+
+#include <limits>
+
+namespace attnviz {
+namespace {
+
+AttentionConfig small_config() {
+  AttentionConfig config;
+  config.d_model = 6;
+  config.heads = 2;
+  config.d_k = 3;
+  config.d_v = 2;
+  config.d_att = 4;
+  return config;
+}
+
+}  // namespace
+
+TEST_CASE("seeded parameters have the configured shapes") {
+  const AttentionConfig config = small_config();
+  const Parameters p = seeded_parameters(config, 1);
+  CHECK(check_parameters(p, config).empty());
+  CHECK(p.heads[1].W_V.rows() == 6);
+  CHECK(p.heads[1].W_V.cols() == 2);
+  CHECK(p.heads[0].v_a.cols() == 4);
+  CHECK(p.W_O.rows() == 4);
+  CHECK(p.W_O.cols() == 6);
+}
+
+TEST_CASE("the same seed gives the same parameters; another seed different ones") {
+  const AttentionConfig config = small_config();
+  CHECK(seeded_parameters(config, 3).heads[1].W_K == seeded_parameters(config, 3).heads[1].W_K);
+  CHECK(seeded_parameters(config, 3).heads[1].W_K != seeded_parameters(config, 4).heads[1].W_K);
+}
+
+TEST_CASE("heads and matrices draw independent numbers") {
+  const Parameters p = seeded_parameters(small_config(), 3);
+  CHECK(p.heads[0].W_Q != p.heads[1].W_Q);
+  CHECK(p.heads[0].W_Q != p.heads[0].W_K);
+}
+
+TEST_CASE("seeded values have standard deviation near 1/sqrt(fan_in)") {
+  AttentionConfig config;
+  config.d_model = 256;
+  config.heads = 1;
+  config.d_k = 256;
+  const Parameters p = seeded_parameters(config, 9);
+  const Matrix& W = p.heads[0].W_Q;
+  const double variance = W.cast<double>().array().square().mean();
+  CHECK(std::sqrt(variance) == doctest::Approx(1.0 / 16.0).epsilon(0.05));
+}
+
+TEST_CASE("reshaping keeps every existing value and seeds only the new cells") {
+  AttentionConfig config = small_config();
+  Parameters p = seeded_parameters(config, 5);
+  p.heads[0].W_Q(1, 2) = 42.0f;  // a user's edit
+  const Matrix before = p.heads[0].W_Q;
+  config.d_model = 8;
+  config.heads = 3;
+  config.d_k = 4;
+  reshape_parameters(p, config, 5);
+  CHECK(check_parameters(p, config).empty());
+  CHECK(p.heads[0].W_Q.topLeftCorner(6, 3) == before);
+  CHECK(p.heads[0].W_Q(7, 3) == seeded_value(5, ParameterName::W_Q, 0, 7, 3, 8));
+  CHECK(p.heads[2].W_Q == seeded_parameters(config, 5).heads[2].W_Q);
+}
+
+TEST_CASE("shrinking keeps the overlapping values") {
+  AttentionConfig config = small_config();
+  Parameters p = seeded_parameters(config, 5);
+  const Matrix before = p.heads[1].W_V;
+  config.d_model = 4;
+  config.heads = 2;
+  reshape_parameters(p, config, 5);
+  CHECK(p.heads[1].W_V == before.topRows(4));
+}
+
+TEST_CASE("a NaN weight is reported with its head and cell") {
+  const AttentionConfig config = small_config();
+  Parameters p = seeded_parameters(config, 1);
+  p.heads[1].W_Q(3, 2) = std::numeric_limits<float>::quiet_NaN();
+  CHECK(check_parameters(p, config) == "W_Q[1][3][2] is NaN: weights must be finite numbers");
+}
+
+TEST_CASE("an infinite weight in W_O or v_a is reported") {
+  const AttentionConfig config = small_config();
+  Parameters p = seeded_parameters(config, 1);
+  p.W_O(0, 1) = -std::numeric_limits<float>::infinity();
+  CHECK(check_parameters(p, config).rfind("W_O[0][1] is -infinity", 0) == 0);
+  p = seeded_parameters(config, 1);
+  p.heads[0].v_a[2] = std::numeric_limits<float>::infinity();
+  CHECK(check_parameters(p, config).rfind("v_a[0][2] is +infinity", 0) == 0);
+}
+
+TEST_CASE("a wrong shape is reported with the expected shape") {
+  const AttentionConfig config = small_config();
+  Parameters p = seeded_parameters(config, 1);
+  p.heads[0].W_K.resize(6, 2);
+  CHECK(check_parameters(p, config) == "W_K[0] is 6x2, expected 6x3");
+}
+
+TEST_CASE("config validation names the field") {
+  AttentionConfig config;
+  config.heads = 0;
+  CHECK(validate(config).rfind("heads must be between 1 and 16", 0) == 0);
+  config = AttentionConfig{};
+  config.temperature = 0.0f;
+  CHECK(validate(config).rfind("temperature", 0) == 0);
+  config = AttentionConfig{};
+  config.d_model = 5000;
+  CHECK(validate(config).rfind("d_model", 0) == 0);
+}
+
+}  // namespace attnviz

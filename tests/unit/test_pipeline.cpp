@@ -1,0 +1,123 @@
+#include "core/pipeline.hpp"
+
+#include <doctest/doctest.h>
+
+namespace attnviz {
+namespace {
+
+Scenario builtin() {
+  ScenarioLoad load = parse_scenario(builtin_scenario_json());
+  REQUIRE(load.ok());
+  return *load.scenario;
+}
+
+Eigen::Index argmax_of_row(const Matrix& m, Eigen::Index row) {
+  Eigen::Index best = 0;
+  m.row(row).maxCoeff(&best);
+  return best;
+}
+
+}  // namespace
+
+TEST_CASE("the built-in scenario: apple attends most to eat in head 0") {
+  Pipeline pipeline;
+  REQUIRE(pipeline.run(builtin()));
+  const auto& tokens = pipeline.target().tokens;
+  REQUIRE(tokens.size() == 5);
+  CHECK(tokens[4].text == "apple");
+  CHECK(tokens[argmax_of_row(pipeline.result().heads[0].weights, 4)].text == "eat");
+}
+
+TEST_CASE("the built-in scenario: eat attends most to apple in head 1") {
+  Pipeline pipeline;
+  REQUIRE(pipeline.run(builtin()));
+  CHECK(argmax_of_row(pipeline.result().heads[1].weights, 3) == 4);
+}
+
+TEST_CASE("an empty sentence is an error and the previous result stays") {
+  Scenario scenario = builtin();
+  Pipeline pipeline;
+  REQUIRE(pipeline.run(scenario));
+  const Matrix output = pipeline.result().output;
+  scenario.target = "   ";
+  const Status status = pipeline.run(scenario);
+  CHECK_FALSE(status);
+  CHECK(status.message().find("no tokens") != std::string::npos);
+  CHECK(pipeline.result().output == output);
+  CHECK(pipeline.target().tokens.size() == 5);
+  CHECK(pipeline.X_target().rows() == 5);
+}
+
+TEST_CASE("a NaN embedding override is an error and the previous inputs stay") {
+  Scenario scenario = builtin();
+  Pipeline pipeline;
+  REQUIRE(pipeline.run(scenario));
+  const Matrix X = pipeline.X_target();
+  scenario.embeddings["eat"] = std::vector<float>(8, std::numeric_limits<float>::quiet_NaN());
+  CHECK_FALSE(pipeline.run(scenario));
+  CHECK(pipeline.X_target() == X);
+}
+
+TEST_CASE("editing the sentence recomputes with the new tokens") {
+  Scenario scenario = builtin();
+  Pipeline pipeline;
+  REQUIRE(pipeline.run(scenario));
+  scenario.target = "jane visits africa today";
+  REQUIRE(pipeline.run(scenario));
+  CHECK(pipeline.target().tokens.size() == 4);
+  CHECK(pipeline.result().heads[0].weights.rows() == 4);
+}
+
+TEST_CASE("a long sentence is truncated with a warning") {
+  Scenario scenario = builtin();
+  scenario.max_tokens = 4;
+  Pipeline pipeline;
+  REQUIRE(pipeline.run(scenario));
+  CHECK(pipeline.target().tokens.size() == 4);
+  REQUIRE(pipeline.warnings().size() == 1);
+  CHECK(pipeline.warnings()[0].find("only the first 4") != std::string::npos);
+}
+
+TEST_CASE("cross mode takes keys and values from the source sentence") {
+  Scenario scenario = builtin();
+  scenario.mode = Mode::Cross;
+  scenario.source = "je mange une pomme rouge ce soir";
+  Pipeline pipeline;
+  REQUIRE(pipeline.run(scenario));
+  CHECK(pipeline.keys().tokens.size() == 7);
+  CHECK(pipeline.X_keys().rows() == 7);
+  CHECK(pipeline.result().heads[0].weights.cols() == 7);
+  CHECK(pipeline.result().heads[0].weights.rows() == 5);
+}
+
+TEST_CASE("cross mode with an empty source is an error") {
+  Scenario scenario = builtin();
+  scenario.mode = Mode::Cross;
+  scenario.source = "";
+  Pipeline pipeline;
+  CHECK_FALSE(pipeline.run(scenario));
+}
+
+TEST_CASE("a custom mask smaller than the sentence applies where it exists with a warning") {
+  Scenario scenario = builtin();
+  scenario.mask = MaskMatrix::Ones(3, 3);
+  scenario.mask(0, 1) = 0;
+  Pipeline pipeline;
+  REQUIRE(pipeline.run(scenario));
+  CHECK(pipeline.result().heads[0].weights(0, 1) == 0.0f);
+  CHECK(pipeline.result().heads[0].weights(0, 4) > 0.0f);
+  CHECK(pipeline.warnings().size() == 1);
+}
+
+TEST_CASE("a fully masked query produces a warning that names it") {
+  Scenario scenario = builtin();
+  scenario.mask = MaskMatrix::Ones(5, 5);
+  scenario.mask.row(2).setZero();
+  Pipeline pipeline;
+  REQUIRE(pipeline.run(scenario));
+  bool named = false;
+  for (const std::string& w : pipeline.warnings()) named = named || w.find("\"to\"") != std::string::npos;
+  CHECK(named);
+}
+
+}  // namespace attnviz

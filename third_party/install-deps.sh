@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs the Debian/Ubuntu packages AttnViz needs, and only those that are missing.
+#   third_party/install-deps.sh build   what `make` needs to build the engine, CLI and app
+#   third_party/install-deps.sh test    build + what `make test` needs (PyTorch oracle, Xvfb)
+# Runs apt-get as root, or through sudo otherwise; does nothing when everything is present.
+set -euo pipefail
+
+profile="${1:-build}"
+build_packages=(
+  cmake make g++ pkg-config
+  libeigen3-dev nlohmann-json3-dev doctest-dev
+  libimgui-dev libglfw3-dev libgl-dev libstb-dev fonts-dejavu-core
+)
+test_packages=(python3 python3-torch xvfb xauth libgl1-mesa-dri)
+
+case "$profile" in
+  build) wanted=("${build_packages[@]}") ;;
+  test)  wanted=("${build_packages[@]}" "${test_packages[@]}") ;;
+  *) echo "install-deps: unknown profile '$profile' (use: build | test)" >&2; exit 2 ;;
+esac
+
+missing=()
+for package in "${wanted[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
+  [[ "$status" == "install ok installed" ]] || missing+=("$package")
+done
+[[ ${#missing[@]} -eq 0 ]] && exit 0
+
+echo "install-deps: installing missing packages: ${missing[*]}"
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "install-deps: apt-get not found; install these packages by hand: ${missing[*]}" >&2
+  exit 1
+fi
+if [[ $(id -u) -eq 0 ]]; then
+  sudo=()
+elif command -v sudo >/dev/null 2>&1; then
+  sudo=(sudo)
+else
+  echo "install-deps: not root and no sudo; install these packages by hand: ${missing[*]}" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
