@@ -119,53 +119,60 @@ std::string parse_arguments(int argc, char** argv, Arguments& args) {
   return {};
 }
 
+// A scenario loaded and computed.
+struct Computed {
+  Scenario scenario;
+  Pipeline pipeline;
+  std::vector<std::string> load_warnings;
+};
+
 // Loads the scenario and computes it; prints warnings. Returns false after printing the error.
-bool load_and_compute(const Arguments& args, Scenario& scenario, Pipeline& pipeline,
-                      std::vector<std::string>& load_warnings) {
+bool load_and_compute(const Arguments& args, Computed& computed) {
   ScenarioLoad load = args.builtin ? parse_scenario(builtin_scenario_json())
                                    : load_scenario_file(*args.scenario_path);
   if (!load.ok()) {
     print_error(load.error);
     return false;
   }
-  scenario = std::move(*load.scenario);
-  load_warnings = std::move(load.warnings);
-  if (Status status = pipeline.run(scenario); !status) {
+  computed.scenario = std::move(*load.scenario);
+  computed.load_warnings = std::move(load.warnings);
+  if (Status status = computed.pipeline.run(computed.scenario); !status) {
     print_error(status.message());
     return false;
   }
-  for (const std::vector<std::string>* list : {&std::as_const(load_warnings), &pipeline.warnings()})
+  for (const std::vector<std::string>* list :
+       {&std::as_const(computed.load_warnings), &computed.pipeline.warnings()})
     for (const std::string& warning : *list) std::cerr << "attnviz-cli: warning: " << warning << '\n';
   return true;
 }
 
-int command_compute(const Arguments& args) {
-  Scenario scenario;
-  Pipeline pipeline;
-  std::vector<std::string> load_warnings;
-  if (!load_and_compute(args, scenario, pipeline, load_warnings)) return kExitBadInput;
-  const std::string json = result_to_json(scenario, pipeline, load_warnings);
-  if (Status status = write_file_atomic(args.output_path.value_or("-"), json); !status) {
+// Writes text to the output path (standard output by default), atomically.
+int write_output(const Arguments& args, const std::string& text) {
+  if (Status status = write_file_atomic(args.output_path.value_or("-"), text); !status) {
     print_error(status.message());
     return kExitBadInput;
   }
   return kExitOk;
 }
 
+int command_compute(const Arguments& args) {
+  Computed c;
+  if (!load_and_compute(args, c)) return kExitBadInput;
+  return write_output(args, result_to_json(c.scenario, c.pipeline, c.load_warnings));
+}
+
 int command_heatmap(const Arguments& args) {
-  Scenario scenario;
-  Pipeline pipeline;
-  std::vector<std::string> load_warnings;
-  if (!load_and_compute(args, scenario, pipeline, load_warnings)) return kExitBadInput;
-  if (args.head && *args.head >= scenario.config.heads) {
+  Computed c;
+  if (!load_and_compute(args, c)) return kExitBadInput;
+  const int heads = c.scenario.config.heads;
+  if (args.head && *args.head >= heads) {
     print_error("--head " + std::to_string(*args.head) + ": the scenario has " +
-                std::to_string(scenario.config.heads) + " heads (0 to " +
-                std::to_string(scenario.config.heads - 1) + ")");
+                std::to_string(heads) + " heads (0 to " + std::to_string(heads - 1) + ")");
     return kExitBadInput;
   }
-  if (!scenario.title.empty()) std::cout << scenario.title << "\n\n";
-  for (int head = 0; head < scenario.config.heads; ++head)
-    if (!args.head || *args.head == head) std::cout << weights_to_text(pipeline, head) << '\n';
+  if (!c.scenario.title.empty()) std::cout << c.scenario.title << "\n\n";
+  for (int head = 0; head < heads; ++head)
+    if (!args.head || *args.head == head) std::cout << weights_to_text(c.pipeline, head) << '\n';
   return kExitOk;
 }
 
@@ -196,16 +203,9 @@ int command_tokens(const Arguments& args) {
 }
 
 int command_init(const Arguments& args) {
-  Scenario scenario;
-  Pipeline pipeline;
-  std::vector<std::string> load_warnings;
-  if (!load_and_compute(args, scenario, pipeline, load_warnings)) return kExitBadInput;
-  if (Status status = write_file_atomic(args.output_path.value_or("-"), scenario_to_json(scenario));
-      !status) {
-    print_error(status.message());
-    return kExitBadInput;
-  }
-  return kExitOk;
+  Computed c;
+  if (!load_and_compute(args, c)) return kExitBadInput;
+  return write_output(args, scenario_to_json(c.scenario));
 }
 
 }  // namespace
