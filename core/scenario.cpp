@@ -399,6 +399,20 @@ Scenario make_scenario(std::string target, const AttentionConfig& config, std::u
   return scenario;
 }
 
+void apply_config(Scenario& scenario, const AttentionConfig& config) {
+  const int old_d_model = scenario.config.d_model;
+  scenario.config = config;
+  reshape_parameters(scenario.parameters, config, scenario.seed);
+  if (config.d_model == old_d_model) return;
+  std::vector<float> defaults(static_cast<std::size_t>(config.d_model));
+  for (auto& [word, vector] : scenario.embeddings) {
+    const std::size_t kept = std::min(vector.size(), defaults.size());
+    default_embedding(lowercase_key(word), config.d_model, defaults.data());
+    std::copy(vector.begin(), vector.begin() + static_cast<std::ptrdiff_t>(kept), defaults.begin());
+    vector = defaults;
+  }
+}
+
 // -----------------------------------------------------------------------------
 // [SECTION] Write
 // -----------------------------------------------------------------------------

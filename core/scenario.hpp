@@ -53,6 +53,11 @@ ScenarioLoad load_scenario_file(const std::string& path);
 // A scenario with the given sentence and settings and every weight drawn from the seed.
 Scenario make_scenario(std::string target, const AttentionConfig& config, std::uint64_t seed);
 
+// Changes the shapes (d_model, heads, d_k, d_v, d_att) and settings to `config`, keeping every
+// existing weight and embedding-override value whose cell still exists; new cells are drawn from
+// the seed (weights) or from the word's default embedding (overrides).
+void apply_config(Scenario& scenario, const AttentionConfig& config);
+
 // The complete scenario as JSON (every weight written; rows on one line each).
 std::string scenario_to_json(const Scenario& scenario);
 Status save_scenario_file(const std::string& path, const Scenario& scenario);

@@ -121,3 +121,31 @@ TEST_CASE("a fully masked query produces a warning that names it") {
 }
 
 }  // namespace attnviz
+
+namespace attnviz {
+
+TEST_CASE("apply_config keeps existing weights and overrides and seeds the new cells") {
+  ScenarioLoad load = parse_scenario(builtin_scenario_json());
+  REQUIRE(load.ok());
+  Scenario scenario = *load.scenario;
+  scenario.embeddings["apple"] = {1, 2, 3, 4, 5, 6, 7, 8};
+  const Matrix W_Q0 = scenario.parameters.heads[0].W_Q;
+  AttentionConfig config = scenario.config;
+  config.d_model = 10;
+  config.heads = 3;
+  apply_config(scenario, config);
+  CHECK(scenario.parameters.heads[0].W_Q.topRows(8) == W_Q0);
+  CHECK(scenario.parameters.heads.size() == 3);
+  REQUIRE(scenario.embeddings["apple"].size() == 10);
+  CHECK(scenario.embeddings["apple"][7] == 8.0f);
+  // The new dimensions come from the word's default embedding (dimension 8 = "time": 0).
+  RowVector defaults(10);
+  default_embedding("apple", 10, defaults.data());
+  CHECK(scenario.embeddings["apple"][9] == defaults[9]);
+  Pipeline pipeline;
+  CHECK(pipeline.run(scenario));
+  // And the file written from it loads again.
+  CHECK(parse_scenario(scenario_to_json(scenario)).ok());
+}
+
+}  // namespace attnviz

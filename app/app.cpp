@@ -1,0 +1,269 @@
+// The frame loop. Index:
+//   [SECTION] Start
+//   [SECTION] Frame
+//   [SECTION] Menu bar and notices
+//   [SECTION] Panels
+//   [SECTION] Screenshot
+#include "app/app.hpp"
+
+#include "app/theme.hpp"
+#include "core/version.hpp"
+
+#include <imgui.h>
+#include <stb_image_write.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+namespace attnviz::app {
+
+// -----------------------------------------------------------------------------
+// [SECTION] Start
+// -----------------------------------------------------------------------------
+
+App::App(Options options) : options_(std::move(options)) {
+  panels_.push_back(make_input_panel());
+  panels_.push_back(make_weights_panel());
+  panels_.push_back(make_heatmap_panel());
+  panels_.push_back(make_arrows_panel());
+  panels_.push_back(make_output_panel());
+}
+
+bool App::start(std::string& error) {
+  // The scenario first: a bad file is reported before any window opens.
+  ScenarioLoad load = options_.scenario_path.empty()
+                          ? parse_scenario(builtin_scenario_json())
+                          : load_scenario_file(options_.scenario_path);
+  if (!load.ok()) {
+    error = load.error;
+    return false;
+  }
+  state_.load(std::move(*load.scenario), options_.scenario_path, std::move(load.warnings));
+  if (options_.theme) state_.ui.theme = *options_.theme;
+  if (options_.panels) state_.ui.visible = *options_.panels;
+  if (options_.colormap) state_.ui.colormap = *options_.colormap;
+  if (options_.head) state_.selection.head = *options_.head;
+  if (options_.query) state_.selection.query = *options_.query;
+  // A readable default for the window: 16 px at 720 lines, growing with the window.
+  state_.ui.font_size = options_.font_size.value_or(
+      std::clamp(std::round(static_cast<float>(options_.height) / 45.0f), 13.0f, 44.0f));
+
+  platform::WindowOptions window;
+  window.width = options_.width;
+  window.height = options_.height;
+  window.vsync = !options_.screenshot;
+  window.title = "AttnViz";
+  if (!backend_.init(window, error)) return false;
+  if (!heatmaps_.init(error)) return false;
+  state_.recompute_if_needed();
+  return true;
+}
+
+int App::run() {
+  std::string error;
+  if (!start(error)) {
+    std::cerr << "attnviz: error: " << error << '\n';
+    return 1;
+  }
+  if (options_.screenshot) {
+    for (int i = 0; i < options_.frames; ++i) {
+      frame();
+      if (i + 1 < options_.frames) backend_.end_frame();
+    }
+    return write_screenshot();
+  }
+  while (!backend_.should_close()) {
+    frame();
+    backend_.end_frame();
+  }
+  return 0;
+}
+
+// -----------------------------------------------------------------------------
+// [SECTION] Frame
+// -----------------------------------------------------------------------------
+
+void App::apply_theme_and_fonts() {
+  // Fonts can only be rebuilt between frames.
+  if (state_.ui.font_size != fonts_loaded_size_) {
+    font_error_.clear();
+    backend_.load_fonts(state_.ui.font_size, font_error_);
+    fonts_loaded_size_ = state_.ui.font_size;
+    theme_ever_applied_ = false;  // sizes in the style scale with the font
+  }
+  if (!theme_ever_applied_ || theme_applied_ != state_.ui.theme) {
+    apply_theme(state_.ui.theme, backend_.content_scale() * state_.ui.font_size / 16.0f);
+    theme_applied_ = state_.ui.theme;
+    theme_ever_applied_ = true;
+  }
+}
+
+void App::frame() {
+  apply_theme_and_fonts();
+  for (const std::string& path : backend_.take_dropped_files()) {
+    ScenarioLoad load = load_scenario_file(path);
+    if (load.ok())
+      state_.load(std::move(*load.scenario), path, std::move(load.warnings));
+    else
+      state_.file_warnings = {load.error};
+  }
+  backend_.new_frame();
+  heatmaps_.begin_frame();
+  state_.hovered = state_.hovered_next;
+  state_.hovered_next = {};
+  state_.recompute_if_needed();
+
+  draw_menu_bar();
+  const float menu_height = ImGui::GetFrameHeight();
+  const float notice_height = draw_notice_bar();
+  const ImVec2 display = ImGui::GetIO().DisplaySize;
+  draw_panels(menu_height, display.y - notice_height);
+}
+
+// -----------------------------------------------------------------------------
+// [SECTION] Menu bar and notices
+// -----------------------------------------------------------------------------
+
+void App::draw_menu_bar() {
+  if (!ImGui::BeginMainMenuBar()) return;
+  if (ImGui::BeginMenu("File")) {
+    if (ImGui::MenuItem("Reset to the built-in scenario")) {
+      ScenarioLoad load = parse_scenario(builtin_scenario_json());
+      if (load.ok()) state_.load(std::move(*load.scenario), "", {});
+    }
+    ImGui::Separator();
+    if (ImGui::MenuItem("Quit", "Ctrl+Q")) backend_.request_close();
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("View")) {
+    for (const auto& panel : panels_) {
+      bool& shown = state_.ui.visible[static_cast<std::size_t>(panel->id())];
+      ImGui::MenuItem(panel->title(), nullptr, &shown);
+    }
+    ImGui::Separator();
+    if (ImGui::MenuItem("Light theme", nullptr, state_.ui.theme == Theme::Light)) state_.ui.theme = Theme::Light;
+    if (ImGui::MenuItem("Dark theme", nullptr, state_.ui.theme == Theme::Dark)) state_.ui.theme = Theme::Dark;
+    ImGui::Separator();
+    if (ImGui::MenuItem("Sequential colormap", nullptr, state_.ui.colormap == view::ColormapId::Sequential))
+      state_.ui.colormap = view::ColormapId::Sequential;
+    if (ImGui::MenuItem("Colour-blind-safe colormap", nullptr,
+                        state_.ui.colormap == view::ColormapId::ColorBlindSafe))
+      state_.ui.colormap = view::ColormapId::ColorBlindSafe;
+    ImGui::MenuItem("Numbers in heatmap cells", nullptr, &state_.ui.show_cell_values);
+    ImGui::EndMenu();
+  }
+  // Font size, always in reach for a teacher at a projector.
+  ImGui::SameLine(ImGui::GetWindowWidth() - ImGui::GetFontSize() * 13.0f);
+  ImGui::TextUnformatted("Text size");
+  ImGui::SameLine();
+  if (ImGui::SmallButton(" \xe2\x88\x92 ")) state_.ui.font_size = std::max(10.0f, state_.ui.font_size - 2.0f);
+  ImGui::SameLine();
+  ImGui::Text("%d px", static_cast<int>(state_.ui.font_size));
+  ImGui::SameLine();
+  if (ImGui::SmallButton(" + ")) state_.ui.font_size = std::min(64.0f, state_.ui.font_size + 2.0f);
+  ImGui::EndMainMenuBar();
+}
+
+float App::draw_notice_bar() {
+  // Non-modal notices: the last error (the view keeps the last good result) and warnings.
+  std::string text;
+  bool is_error = false;
+  if (!state_.compute_error.empty()) {
+    text = state_.compute_error + (state_.has_result ? "  \xe2\x80\x94  showing the last good result" : "");
+    is_error = true;
+  } else if (!state_.file_warnings.empty()) {
+    text = state_.file_warnings.front();
+  } else if (!state_.pipeline.warnings().empty()) {
+    text = state_.pipeline.warnings().front();
+  } else if (!font_error_.empty()) {
+    text = font_error_;
+  }
+  if (text.empty()) return 0.0f;
+  const ImVec2 display = ImGui::GetIO().DisplaySize;
+  const float height = ImGui::GetFrameHeightWithSpacing();
+  ImGui::SetNextWindowPos(ImVec2(0, display.y - height));
+  ImGui::SetNextWindowSize(ImVec2(display.x, height));
+  ImGui::PushStyleColor(ImGuiCol_WindowBg, is_error ? IM_COL32(190, 40, 40, 255) : IM_COL32(235, 170, 40, 255));
+  ImGui::PushStyleColor(ImGuiCol_Text, is_error ? IM_COL32(255, 255, 255, 255) : IM_COL32(20, 20, 20, 255));
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowRounding, 0.0f);
+  ImGui::Begin("##notices", nullptr,
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
+                   ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoBringToFrontOnFocus);
+  ImGui::TextUnformatted(is_error ? "\xe2\x9c\x96" : "\xe2\x9a\xa0");  // ✖ / ⚠ (fallback glyph if absent)
+  ImGui::SameLine();
+  ImGui::TextUnformatted(text.c_str());
+  ImGui::End();
+  ImGui::PopStyleVar();
+  ImGui::PopStyleColor(2);
+  return height;
+}
+
+// -----------------------------------------------------------------------------
+// [SECTION] Panels
+// -----------------------------------------------------------------------------
+
+void App::draw_panels(float top, float bottom) {
+  const ImVec2 display = ImGui::GetIO().DisplaySize;
+  const float gap = std::round(4.0f * backend_.content_scale());
+  const view::Rect area{gap, top + gap, display.x - 2 * gap, bottom - top - 2 * gap};
+  state_.layout.panels = view::layout_dashboard(area, state_.ui.visible, gap);
+  ImGuiIO& io = ImGui::GetIO();
+  PanelContext context{heatmaps_, io.Fonts->Fonts.Size > 1 ? io.Fonts->Fonts[1] : nullptr,
+                       io.Fonts->Fonts.Size > 2 ? io.Fonts->Fonts[2] : nullptr};
+  for (const auto& panel : panels_) {
+    const view::Rect r = state_.layout.panels[static_cast<std::size_t>(panel->id())];
+    if (r.empty() || !state_.ui.visible[static_cast<std::size_t>(panel->id())]) continue;
+    state_.recompute_if_needed();  // edits made by earlier panels show in this one
+    ImGui::SetNextWindowPos(ImVec2(r.x, r.y));
+    ImGui::SetNextWindowSize(ImVec2(r.w, r.h));
+    const ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
+                                   ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
+                                   ImGuiWindowFlags_NoBringToFrontOnFocus;
+    if (ImGui::Begin(panel->title(), nullptr, flags) && state_.has_result)
+      panel->draw_content(state_, context);
+    ImGui::End();
+  }
+}
+
+// -----------------------------------------------------------------------------
+// [SECTION] Screenshot
+// -----------------------------------------------------------------------------
+
+int App::write_screenshot() {
+  backend_.render_without_present();
+  int width = 0, height = 0;
+  const std::vector<std::uint8_t> pixels = backend_.read_pixels(width, height);
+  const std::string& path = *options_.screenshot;
+  // stb writes straight to the path; write a sibling temporary file and rename it into place.
+  const std::string temporary = path + ".partial";
+  if (!stbi_write_png(temporary.c_str(), width, height, 4, pixels.data(), width * 4)) {
+    std::cerr << "attnviz: error: cannot write the screenshot to " << path << '\n';
+    std::remove(temporary.c_str());
+    return 1;
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::cerr << "attnviz: error: cannot write the screenshot to " << path << '\n';
+    std::remove(temporary.c_str());
+    return 1;
+  }
+  if (options_.layout_out) {
+    const view::HeatmapGeometry& g = state_.layout.heatmap;
+    std::ofstream out(*options_.layout_out);
+    out << "{\"width\": " << width << ", \"height\": " << height
+        << ", \"heatmap\": {\"head\": " << state_.layout.heatmap_head << ", \"rows\": " << g.rows
+        << ", \"cols\": " << g.cols << ", \"x\": " << g.grid.x << ", \"y\": " << g.grid.y
+        << ", \"cell_w\": " << g.cell_w << ", \"cell_h\": " << g.cell_h
+        << ", \"show_values\": " << (g.show_values ? "true" : "false") << "}, \"colormap\": \""
+        << view::to_string(state_.ui.colormap) << "\"}\n";
+    if (!out) {
+      std::cerr << "attnviz: error: cannot write " << *options_.layout_out << '\n';
+      return 1;
+    }
+  }
+  if (!state_.compute_error.empty()) std::cerr << "attnviz: warning: " << state_.compute_error << '\n';
+  return 0;
+}
+
+}  // namespace attnviz::app

@@ -1,0 +1,43 @@
+// The application: the frame loop around the panels. Owns the platform backend, the state and
+// the renderers; decides what is drawn where; runs interactively or renders a screenshot.
+#pragma once
+
+#include "app/app_state.hpp"
+#include "app/options.hpp"
+#include "app/panels/panel.hpp"
+#include "app/platform/backend.hpp"
+#include "app/render/heatmap_renderer.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attnviz::app {
+
+class App {
+ public:
+  explicit App(Options options);
+  // Returns the process exit status.
+  int run();
+
+ private:
+  bool start(std::string& error);
+  void frame();
+  void apply_theme_and_fonts();
+  void draw_menu_bar();
+  void draw_panels(float top, float bottom);
+  float draw_notice_bar();  // returns its height
+  int write_screenshot();
+
+  Options options_;
+  AppState state_;
+  platform::Backend backend_;
+  render::HeatmapRenderer heatmaps_;
+  std::vector<std::unique_ptr<Panel>> panels_;  // in drawing order: editors, then views
+  float fonts_loaded_size_ = 0;
+  Theme theme_applied_ = Theme::Light;
+  bool theme_ever_applied_ = false;
+  std::string font_error_;
+};
+
+}  // namespace attnviz::app

@@ -1,0 +1,77 @@
+// The app's state: one plain struct that every panel reads and edits. The scenario is the
+// document; everything shown is computed from it by the pipeline, rerun whenever an edit bumps
+// edit_version.
+#pragma once
+
+#include "app/view/colormap.hpp"
+#include "app/view/layout.hpp"
+#include "core/pipeline.hpp"
+#include "core/scenario.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attnviz::app {
+
+enum class Theme { Light, Dark };
+
+// A token in a view: a query (target sentence) or a key (the key/value sentence).
+enum class Side { Query, Key };
+struct TokenRef {
+  Side side = Side::Query;
+  int index = -1;
+  bool valid() const { return index >= 0; }
+  bool operator==(const TokenRef&) const = default;
+};
+
+struct Selection {
+  int head = 0;
+  int query = 0;
+};
+
+struct UiSettings {
+  Theme theme = Theme::Light;
+  float font_size = 16;  // pixels, before the monitor's content scale
+  view::ColormapId colormap = view::ColormapId::Sequential;
+  view::PanelVisibility visible = view::kAllPanels;
+  bool show_cell_values = true;
+  float arrow_threshold = 0.02f;  // lines for weights below this are not drawn
+};
+
+// What the last frame drew where, for hit-testing and for tests (--layout-out).
+struct FrameLayout {
+  view::DashboardLayout panels{};
+  view::HeatmapGeometry heatmap;  // the selected head's big heatmap
+  int heatmap_head = -1;
+};
+
+struct AppState {
+  Scenario scenario;
+  Pipeline pipeline;
+  std::uint64_t edit_version = 1;      // bumped by every edit
+  std::uint64_t computed_version = 0;  // the edit_version the pipeline last ran on
+  std::string compute_error;           // why the last run failed; "" when the result is current
+  bool has_result = false;             // the pipeline has computed at least once
+  std::vector<std::string> file_warnings;
+  std::string scenario_path;  // "" for the built-in scenario
+
+  Selection selection;
+  TokenRef hovered;       // hovered in the previous frame: what every view highlights
+  TokenRef hovered_next;  // collected while this frame draws
+  UiSettings ui;
+  FrameLayout layout;
+
+  void mark_edited() { ++edit_version; }
+  // Runs the pipeline if anything changed since the last run; keeps the selection in range.
+  void recompute_if_needed();
+  // Sets a new scenario (a file opened, a preset), keeping the UI settings.
+  void load(Scenario scenario, std::string path, std::vector<std::string> warnings);
+
+  // Convenience for views.
+  const AttentionResult& result() const { return pipeline.result(); }
+  bool highlights_query(int index) const;
+  bool highlights_key(int index) const;
+};
+
+}  // namespace attnviz::app

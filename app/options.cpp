@@ -1,0 +1,112 @@
+#include "app/options.hpp"
+
+#include <charconv>
+
+namespace attnviz::app {
+
+const char* const kUsage = R"(attnviz — see attention, live
+
+Usage:
+  attnviz [SCENARIO.json] [options]
+  attnviz --screenshot OUT.png [--scenario SCENARIO.json] [--size WxH] [--frames N] [options]
+
+Options:
+  --scenario FILE     open this scenario (same as the positional argument)
+  --screenshot FILE   render without user input, write a PNG of the whole window, exit
+  --size WxH          window size in pixels (default 1280x720)
+  --frames N          frames rendered before the screenshot (default 3)
+  --theme light|dark  colour theme
+  --font-size PX      font size in pixels (default: from the window height)
+  --panels LIST       panels to show, comma-separated: input,weights,heatmaps,arrows,output
+  --head H            selected head (0-based)
+  --query Q           selected query token (0-based)
+  --colormap NAME     sequential | color-blind
+  --layout-out FILE   with --screenshot: write where the heatmap cells were drawn (JSON)
+  --help, --version
+)";
+
+namespace {
+
+bool parse_int(const std::string& text, int low, int high, int& out) {
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && ptr == text.data() + text.size() && out >= low && out <= high;
+}
+
+}  // namespace
+
+std::string parse_options(const std::vector<std::string>& args, Options& o) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    const auto next = [&]() -> const std::string* { return i + 1 < args.size() ? &args[++i] : nullptr; };
+    if (arg == "--help" || arg == "-h") {
+      o.help = true;
+    } else if (arg == "--version") {
+      o.version = true;
+    } else if (arg == "--scenario") {
+      const std::string* v = next();
+      if (!v) return "--scenario needs a file";
+      o.scenario_path = *v;
+    } else if (arg == "--screenshot") {
+      const std::string* v = next();
+      if (!v) return "--screenshot needs a PNG file name";
+      o.screenshot = *v;
+    } else if (arg == "--layout-out") {
+      const std::string* v = next();
+      if (!v) return "--layout-out needs a file name";
+      o.layout_out = *v;
+    } else if (arg == "--size") {
+      const std::string* v = next();
+      const std::size_t x = v ? v->find('x') : std::string::npos;
+      if (x == std::string::npos || !parse_int(v->substr(0, x), 200, 8192, o.width) ||
+          !parse_int(v->substr(x + 1), 200, 8192, o.height))
+        return "--size needs WIDTHxHEIGHT, each from 200 to 8192 (e.g. 1280x720)";
+    } else if (arg == "--frames") {
+      const std::string* v = next();
+      if (!v || !parse_int(*v, 1, 100000, o.frames)) return "--frames needs a number from 1 to 100000";
+    } else if (arg == "--theme") {
+      const std::string* v = next();
+      if (v && *v == "light") o.theme = Theme::Light;
+      else if (v && *v == "dark") o.theme = Theme::Dark;
+      else return "--theme needs light or dark";
+    } else if (arg == "--font-size") {
+      const std::string* v = next();
+      int size = 0;
+      if (!v || !parse_int(*v, 8, 96, size)) return "--font-size needs a number from 8 to 96";
+      o.font_size = static_cast<float>(size);
+    } else if (arg == "--panels") {
+      const std::string* v = next();
+      if (!v) return "--panels needs a list such as heatmaps,arrows";
+      view::PanelVisibility visible{};
+      std::size_t start = 0;
+      while (start <= v->size()) {
+        const std::size_t comma = std::min(v->find(',', start), v->size());
+        const std::string name = v->substr(start, comma - start);
+        const auto id = view::parse_panel(name);
+        if (!id) return "--panels: unknown panel '" + name + "' (input, weights, heatmaps, arrows, output)";
+        visible[static_cast<std::size_t>(*id)] = true;
+        start = comma + 1;
+      }
+      o.panels = visible;
+    } else if (arg == "--head" || arg == "--query") {
+      const std::string* v = next();
+      int value = 0;
+      if (!v || !parse_int(*v, 0, 100000, value)) return arg + " needs a number";
+      (arg == "--head" ? o.head : o.query) = value;
+    } else if (arg == "--colormap") {
+      const std::string* v = next();
+      if (v && *v == "sequential") o.colormap = view::ColormapId::Sequential;
+      else if (v && (*v == "color-blind" || *v == "colour-blind")) o.colormap = view::ColormapId::ColorBlindSafe;
+      else return "--colormap needs sequential or color-blind";
+    } else if (!arg.empty() && arg[0] == '-') {
+      return "unknown option '" + arg + "' (see --help)";
+    } else if (o.scenario_path.empty()) {
+      o.scenario_path = arg;
+    } else {
+      return "unexpected argument '" + arg + "' (see --help)";
+    }
+  }
+  if (o.layout_out && !o.screenshot) return "--layout-out goes with --screenshot";
+  return {};
+}
+
+}  // namespace attnviz::app

@@ -1,0 +1,30 @@
+// The app's command line.
+#pragma once
+
+#include "app/app_state.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnviz::app {
+
+struct Options {
+  std::string scenario_path;               // "" = the built-in scenario
+  std::optional<std::string> screenshot;   // write a PNG of the window and exit
+  std::optional<std::string> layout_out;   // with --screenshot: where things were drawn (JSON)
+  int width = 1280, height = 720;
+  int frames = 3;                          // frames rendered before the screenshot
+  std::optional<Theme> theme;
+  std::optional<float> font_size;
+  std::optional<view::PanelVisibility> panels;
+  std::optional<int> head, query;
+  std::optional<view::ColormapId> colormap;
+  bool help = false, version = false;
+};
+
+// Parses argv; returns "" or a one-line error.
+std::string parse_options(const std::vector<std::string>& args, Options& options);
+extern const char* const kUsage;
+
+}  // namespace attnviz::app

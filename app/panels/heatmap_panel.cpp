@@ -1,0 +1,264 @@
+// The Heatmaps panel: the selected head's attention weights (rows = queries, columns = keys)
+// drawn as one float texture through a colormap shader, with token labels, numbers in the
+// cells when they fit, and a tooltip with the raw and scaled score of the hovered cell; beside
+// it, a thumbnail of every head (a click selects the head).
+#include "app/panels/panel.hpp"
+#include "app/render/heatmap_renderer.hpp"
+#include "app/theme.hpp"
+#include "app/view/format.hpp"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnviz::app {
+namespace {
+
+ImU32 to_imgui(view::Rgba8 c) { return IM_COL32(c.r, c.g, c.b, c.a); }
+ImVec2 corner(const view::Rect& r) { return ImVec2(r.x, r.y); }
+ImVec2 far_corner(const view::Rect& r) { return ImVec2(r.right(), r.bottom()); }
+
+// Text rotated a quarter turn (reading upwards), ending at `anchor` (the bottom end).
+void add_vertical_text(ImDrawList* list, ImVec2 anchor, ImU32 colour, const char* text) {
+  const int first = list->VtxBuffer.Size;
+  const float width = ImGui::CalcTextSize(text).x;
+  list->AddText(ImVec2(anchor.x, anchor.y), colour, text);
+  // Rotate the new vertices by -90° about the anchor: (x, y) -> (anchor.x + (y - anchor.y),
+  // anchor.y - (x - anchor.x)); then shift so the text's end sits at the anchor.
+  for (int i = first; i < list->VtxBuffer.Size; ++i) {
+    ImDrawVert& v = list->VtxBuffer[i];
+    const float dx = v.pos.x - anchor.x, dy = v.pos.y - anchor.y;
+    v.pos = ImVec2(anchor.x + dy, anchor.y - dx + width);
+  }
+}
+
+class HeatmapPanel final : public Panel {
+ public:
+  view::PanelId id() const override { return view::PanelId::Heatmaps; }
+  const char* title() const override { return "Attention weights \xce\xb1 (rows: queries, columns: keys)"; }
+
+  void draw_content(AppState& state, PanelContext& context) override {
+    const AttentionResult& r = state.result();
+    stack_.clear();  // keeps its capacity: no allocation per frame
+    for (const HeadResult& head : r.heads) stack_.push_back(&head.weights);
+    context.heatmaps.weights.update(stack_, r.version);
+
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const ImVec2 available = ImGui::GetContentRegionAvail();
+    const float font = ImGui::GetFontSize();
+    const int heads = static_cast<int>(r.heads.size());
+    // Thumbnails on the right when there is more than one head.
+    const float strip = heads > 1 ? std::clamp(available.x * 0.2f, font * 5.0f, font * 12.0f) : 0.0f;
+    const view::Rect main_area{origin.x, origin.y + font * 1.6f, available.x - strip - (strip > 0 ? font : 0.0f),
+                               available.y - font * 1.6f};
+    draw_header(state, origin, main_area.w);
+    draw_main(state, context, main_area);
+    if (strip > 0)
+      draw_thumbnails(state, context, {origin.x + available.x - strip, origin.y, strip, available.y});
+    ImGui::Dummy(available);
+  }
+
+ private:
+  std::vector<const Matrix*> stack_;  // the heads' weights, for the texture upload
+
+  void draw_header(AppState& state, ImVec2 origin, float width) {
+    const Palette& colours = palette(state.ui.theme);
+    ImDrawList* list = ImGui::GetWindowDrawList();
+    const float font = ImGui::GetFontSize();
+    char label[64];
+    std::snprintf(label, sizeof label, "head %d of %d", state.selection.head, static_cast<int>(state.result().heads.size()));
+    list->AddText(origin, colours.text, label);
+    // The colour scale: 0 .. 1.
+    const float bar_w = std::min(width * 0.35f, font * 10.0f);
+    const float x0 = origin.x + width - bar_w - font * 1.2f, y0 = origin.y + font * 0.15f;
+    list->AddText(ImVec2(x0 - font * 0.9f, origin.y), colours.text_dim, "0");
+    const int steps = 48;
+    for (int i = 0; i < steps; ++i) {
+      const float t0 = static_cast<float>(i) / steps, t1 = static_cast<float>(i + 1) / steps;
+      list->AddRectFilled(ImVec2(x0 + bar_w * t0, y0), ImVec2(x0 + bar_w * t1 + 0.5f, y0 + font * 0.8f),
+                          to_imgui(view::sample(state.ui.colormap, (t0 + t1) * 0.5f)));
+    }
+    list->AddText(ImVec2(x0 + bar_w + font * 0.3f, origin.y), colours.text_dim, "1");
+  }
+
+  void draw_main(AppState& state, PanelContext& context, const view::Rect& area) {
+    const AttentionResult& r = state.result();
+    const int head_index = std::clamp(state.selection.head, 0, static_cast<int>(r.heads.size()) - 1);
+    const HeadResult& head = r.heads[static_cast<std::size_t>(head_index)];
+    const auto& queries = state.pipeline.target().tokens;
+    const auto& keys = state.pipeline.keys().tokens;
+    const int rows = static_cast<int>(r.n_query), cols = static_cast<int>(r.n_key);
+    const Palette& colours = palette(state.ui.theme);
+    ImDrawList* list = ImGui::GetWindowDrawList();
+    const float font = ImGui::GetFontSize();
+
+    view::HeatmapStyle style;
+    style.line_height = font;
+    style.max_cell = font * 5.0f;
+    style.value_text_width = ImGui::CalcTextSize("0.00").x;
+    style.row_label_width = style.column_label_width = 0;
+    for (const Token& t : queries) style.row_label_width = std::max(style.row_label_width, ImGui::CalcTextSize(t.text.c_str()).x);
+    for (const Token& t : keys) style.column_label_width = std::max(style.column_label_width, ImGui::CalcTextSize(t.text.c_str()).x);
+    style.row_label_width = std::min(style.row_label_width, font * 10.0f);
+    style.column_label_width = std::min(style.column_label_width, font * 10.0f);
+    const view::HeatmapGeometry g = view::layout_heatmap(area, rows, cols, style);
+    state.layout.heatmap = g;
+    state.layout.heatmap_head = head_index;
+    if (g.grid.empty()) return;
+
+    // 1. The cells: one textured quad (or, without the shader, one rectangle per cell).
+    if (context.heatmaps.ok()) {
+      context.heatmaps.draw(list, context.heatmaps.weights, head_index, corner(g.grid), far_corner(g.grid),
+                            state.ui.colormap, 0.0f, 1.0f);
+    } else {
+      for (int i = 0; i < rows; ++i)
+        for (int j = 0; j < cols; ++j)
+          list->AddRectFilled(corner(g.cell(i, j)), far_corner(g.cell(i, j)),
+                              to_imgui(view::sample(state.ui.colormap, head.weights(i, j))));
+    }
+    // 2. Grid lines between cells when cells are big enough to separate.
+    if (g.cell_w >= 8.0f) {
+      for (int j = 1; j < cols; ++j) {
+        const float x = g.grid.x + g.cell_w * static_cast<float>(j);
+        list->AddLine(ImVec2(x, g.grid.y), ImVec2(x, g.grid.bottom()), colours.grid);
+      }
+      for (int i = 1; i < rows; ++i) {
+        const float y = g.grid.y + g.cell_h * static_cast<float>(i);
+        list->AddLine(ImVec2(g.grid.x, y), ImVec2(g.grid.right(), y), colours.grid);
+      }
+    }
+    // 3. Numbers in the cells.
+    if (g.show_values && state.ui.show_cell_values) {
+      char text[32];
+      for (int i = 0; i < rows; ++i)
+        for (int j = 0; j < cols; ++j) {
+          const float w = head.weights(i, j);
+          view::format_number_into(text, sizeof text, w, 2);
+          const view::Rect c = g.cell(i, j);
+          const ImVec2 size = ImGui::CalcTextSize(text);
+          list->AddText(ImVec2(c.x + (c.w - size.x) * 0.5f, c.y + (c.h - size.y) * 0.5f),
+                        to_imgui(view::text_colour_on(view::sample(state.ui.colormap, w))), text);
+        }
+    }
+    // 4. Labels: queries down the left, keys across the top.
+    const ImGuiIO& io = ImGui::GetIO();
+    for (int i : view::visible_labels(rows, g.cell_h, font, state.selection.query)) {
+      const std::string& text = queries[static_cast<std::size_t>(i)].text;
+      const ImVec2 size = ImGui::CalcTextSize(text.c_str());
+      const bool marked = state.highlights_query(i) || state.selection.query == i;
+      list->PushClipRect(corner(g.row_labels), ImVec2(g.row_labels.right(), g.row_labels.bottom()), true);
+      list->AddText(ImVec2(g.row_labels.right() - size.x, g.grid.y + g.cell_h * (static_cast<float>(i) + 0.5f) - size.y * 0.5f),
+                    marked ? colours.selection : colours.text, text.c_str());
+      list->PopClipRect();
+    }
+    for (int j : view::visible_labels(cols, g.cell_w, g.vertical_column_labels ? font : style.column_label_width)) {
+      const std::string& text = keys[static_cast<std::size_t>(j)].text;
+      const ImVec2 size = ImGui::CalcTextSize(text.c_str());
+      const ImU32 colour = state.highlights_key(j) ? colours.selection : colours.text;
+      const float centre = g.grid.x + g.cell_w * (static_cast<float>(j) + 0.5f);
+      list->PushClipRect(corner(g.column_labels), ImVec2(g.column_labels.right(), g.column_labels.bottom() + 1), true);
+      if (g.vertical_column_labels)
+        add_vertical_text(list, ImVec2(centre - size.y * 0.5f, g.column_labels.bottom() - size.x), colour, text.c_str());
+      else
+        list->AddText(ImVec2(centre - size.x * 0.5f, g.column_labels.bottom() - size.y), colour, text.c_str());
+      list->PopClipRect();
+    }
+    // 5. The selected query's row, and the hovered token's row or column.
+    const float thick = std::max(2.0f, font * 0.12f);
+    const view::Rect row = {g.grid.x, g.grid.y + g.cell_h * static_cast<float>(state.selection.query), g.grid.w, g.cell_h};
+    list->AddRect(corner(row), far_corner(row), colours.selection, 0, 0, thick);
+    for (int i = 0; i < rows; ++i)
+      if (state.highlights_query(i) && i != state.selection.query) {
+        const view::Rect hr = {g.grid.x, g.grid.y + g.cell_h * static_cast<float>(i), g.grid.w, g.cell_h};
+        list->AddRect(corner(hr), far_corner(hr), colours.highlight, 0, 0, thick);
+      }
+    for (int j = 0; j < cols; ++j)
+      if (state.highlights_key(j)) {
+        const view::Rect hc = {g.grid.x + g.cell_w * static_cast<float>(j), g.grid.y, g.cell_w, g.grid.h};
+        list->AddRect(corner(hc), far_corner(hc), colours.highlight, 0, 0, thick);
+      }
+    // 6. Hover and click.
+    if (!ImGui::IsWindowHovered()) return;
+    if (const auto cell = g.hit(io.MousePos.x, io.MousePos.y)) {
+      const int i = (*cell)[0], j = (*cell)[1];
+      state.hovered_next = {Side::Query, i};
+      if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = i;
+      draw_cell_tooltip(state, head, i, j);
+    } else if (g.row_labels.contains(io.MousePos.x, io.MousePos.y)) {
+      const int i = std::clamp(static_cast<int>((io.MousePos.y - g.grid.y) / g.cell_h), 0, rows - 1);
+      state.hovered_next = {Side::Query, i};
+      if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = i;
+    } else if (g.column_labels.contains(io.MousePos.x, io.MousePos.y)) {
+      state.hovered_next = {Side::Key, std::clamp(static_cast<int>((io.MousePos.x - g.grid.x) / g.cell_w), 0, cols - 1)};
+    }
+  }
+
+  void draw_cell_tooltip(const AppState& state, const HeadResult& head, int i, int j) {
+    const AttentionConfig& c = state.result().config;
+    const std::string& query = state.pipeline.target().tokens[static_cast<std::size_t>(i)].text;
+    const std::string& key = state.pipeline.keys().tokens[static_cast<std::size_t>(j)].text;
+    ImGui::BeginTooltip();
+    ImGui::Text("query \"%s\" \xe2\x86\x92 key \"%s\"   (head %d)", query.c_str(), key.c_str(), state.selection.head);
+    ImGui::Separator();
+    ImGui::Text("score %s = %s", compatibility_formula(c.compatibility), view::format_number(head.raw_scores(i, j), 3).c_str());
+    if (c.compatibility == Compatibility::ScaledDot)
+      ImGui::Text("scaled \xc3\xb7\xe2\x88\x9a%d%s = %s", c.d_k, c.temperature != 1.0f ? " \xc3\xb7T" : "",
+                  view::format_number(head.scaled_scores(i, j), 3).c_str());
+    else if (c.temperature != 1.0f)
+      ImGui::Text("\xc3\xb7T (T = %.2f) = %s", static_cast<double>(c.temperature), view::format_number(head.scaled_scores(i, j), 3).c_str());
+    if (std::isinf(head.masked_scores(i, j)) && head.masked_scores(i, j) < 0)
+      ImGui::TextUnformatted("masked: this key is hidden from this query");
+    ImGui::Text("\xce\xb1 = %s", view::format_number(head.weights(i, j), 3).c_str());
+    ImGui::EndTooltip();
+  }
+
+  static const char* compatibility_formula(Compatibility c) {
+    switch (c) {
+      case Compatibility::Dot:
+      case Compatibility::ScaledDot: return "q\xc2\xb7k";
+      case Compatibility::General: return "q\xc2\xb7W\xe2\x82\x90\xc2\xb7k";
+      case Compatibility::Additive: return "v\xc2\xb7tanh(qW\xe2\x82\x81+kW\xe2\x82\x82)";
+      case Compatibility::Cosine: return "cos(q, k)";
+    }
+    return "";
+  }
+
+  void draw_thumbnails(AppState& state, PanelContext& context, const view::Rect& area) {
+    const AttentionResult& r = state.result();
+    const int heads = static_cast<int>(r.heads.size());
+    const Palette& colours = palette(state.ui.theme);
+    ImDrawList* list = ImGui::GetWindowDrawList();
+    const float font = ImGui::GetFontSize();
+    const int columns = heads <= 4 ? 1 : (heads <= 10 ? 2 : 3);
+    const int rows_of_thumbs = (heads + columns - 1) / columns;
+    const float gap = font * 0.4f;
+    const float size = std::max(8.0f, std::min((area.w - gap * static_cast<float>(columns - 1)) / static_cast<float>(columns),
+                                               area.h / static_cast<float>(rows_of_thumbs) - font - gap));
+    const float aspect = static_cast<float>(r.n_query) / static_cast<float>(std::max<Eigen::Index>(1, r.n_key));
+    const float w = aspect > 1.0f ? size / aspect : size, h = aspect > 1.0f ? size : size * aspect;
+    const ImGuiIO& io = ImGui::GetIO();
+    for (int head = 0; head < heads; ++head) {
+      const float x = area.x + static_cast<float>(head % columns) * (size + gap);
+      const float y = area.y + static_cast<float>(head / columns) * (size + font + gap);
+      char label[16];
+      std::snprintf(label, sizeof label, "head %d", head);
+      list->AddText(ImVec2(x, y), head == state.selection.head ? colours.selection : colours.text_dim, label);
+      const ImVec2 p0(x, y + font), p1(x + w, y + font + h);
+      if (context.heatmaps.ok())
+        context.heatmaps.draw(list, context.heatmaps.weights, head, p0, p1, state.ui.colormap, 0.0f, 1.0f);
+      if (head == state.selection.head) list->AddRect(ImVec2(p0.x - 2, p0.y - 2), ImVec2(p1.x + 2, p1.y + 2), colours.selection, 0, 0, 2.0f);
+      const bool hovered = io.MousePos.x >= x && io.MousePos.x < x + size && io.MousePos.y >= y && io.MousePos.y < y + font + size;
+      if (hovered && ImGui::IsWindowHovered()) {
+        ImGui::SetTooltip("head %d: click to show it large", head);
+        if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.head = head;
+      }
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Panel> make_heatmap_panel() { return std::make_unique<HeatmapPanel>(); }
+
+}  // namespace attnviz::app

@@ -1,0 +1,135 @@
+// The Input panel: the sentences (edited live), their tokens, and every attention setting.
+#include "app/panels/panel.hpp"
+#include "app/panels/token_chips.hpp"
+#include "app/theme.hpp"
+
+#include <imgui.h>
+#include <imgui_stdlib.h>
+
+#include <algorithm>
+
+namespace attnviz::app {
+namespace {
+
+bool integer_setting(const char* label, const char* help, int& value, int low, int high) {
+  int edited = value;
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.0f);
+  const bool changed = ImGui::InputInt(label, &edited, 1, 8);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", help);
+  edited = std::clamp(edited, low, high);
+  if (!changed || edited == value) return false;
+  value = edited;
+  return true;
+}
+
+class InputPanel final : public Panel {
+ public:
+  view::PanelId id() const override { return view::PanelId::Input; }
+  const char* title() const override { return "Input"; }
+
+  void draw_content(AppState& state, PanelContext& context) override {
+    Scenario& s = state.scenario;
+    if (!s.title.empty()) {
+      if (context.bold_font) ImGui::PushFont(context.bold_font);
+      ImGui::TextWrapped("%s", s.title.c_str());
+      if (context.bold_font) ImGui::PopFont();
+      if (!s.description.empty() && ImGui::IsItemHovered()) {
+        ImGui::BeginTooltip();
+        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
+        ImGui::TextUnformatted(s.description.c_str());
+        ImGui::PopTextWrapPos();
+        ImGui::EndTooltip();
+      }
+    }
+    draw_sentences(state);
+    ImGui::Spacing();
+    draw_settings(state);
+  }
+
+ private:
+  void draw_sentences(AppState& state) {
+    Scenario& s = state.scenario;
+    int mode = s.mode == Mode::Cross ? 1 : 0;
+    ImGui::TextUnformatted("Attention:");
+    ImGui::SameLine();
+    bool mode_changed = ImGui::RadioButton("Self", &mode, 0);
+    ImGui::SameLine();
+    mode_changed |= ImGui::RadioButton("Cross", &mode, 1);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Cross: queries from the target sentence, keys and values from the source");
+    if (mode_changed) {
+      s.mode = mode == 1 ? Mode::Cross : Mode::Self;
+      if (s.mode == Mode::Cross && s.source.empty()) s.source = s.target;
+      state.mark_edited();
+    }
+
+    ImGui::TextUnformatted(s.mode == Mode::Cross ? "Target sentence (queries)" : "Sentence");
+    ImGui::SetNextItemWidth(-1);
+    if (ImGui::InputTextWithHint("##target", "type a sentence", &s.target)) state.mark_edited();
+    draw_token_chips(state, state.pipeline.target(), state.pipeline.target_sources(), Side::Query);
+    if (s.mode == Mode::Cross) {
+      ImGui::TextUnformatted("Source sentence (keys and values)");
+      ImGui::SetNextItemWidth(-1);
+      if (ImGui::InputTextWithHint("##source", "type the source sentence", &s.source)) state.mark_edited();
+      if (state.pipeline.cross())
+        draw_token_chips(state, state.pipeline.keys(), state.pipeline.key_sources(), Side::Key);
+    }
+  }
+
+  void draw_settings(AppState& state) {
+    Scenario& s = state.scenario;
+    if (!ImGui::CollapsingHeader("Settings", ImGuiTreeNodeFlags_DefaultOpen)) return;
+    AttentionConfig config = s.config;
+    bool shape_changed = false;
+    shape_changed |= integer_setting("d_model", "width of each token's embedding", config.d_model, 1, Limits::kMaxDModel);
+    shape_changed |= integer_setting("heads", "number of attention heads", config.heads, 1, Limits::kMaxHeads);
+    shape_changed |= integer_setting("d_k", "width of queries and keys, per head", config.d_k, 1, Limits::kMaxHeadDim);
+    shape_changed |= integer_setting("d_v", "width of values, per head", config.d_v, 1, Limits::kMaxHeadDim);
+
+    static constexpr const char* kCompatibilityLabels[] = {
+        "dot  q\xc2\xb7k", "scaled dot  q\xc2\xb7k/\xe2\x88\x9a" "d_k", "general  q\xc2\xb7W\xe2\x82\x90\xc2\xb7k",
+        "additive  v\xc2\xb7tanh(qW\xe2\x82\x81+kW\xe2\x82\x82)", "cosine"};
+    int compatibility = static_cast<int>(config.compatibility);
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 12.0f);
+    if (ImGui::Combo("score", &compatibility, kCompatibilityLabels, IM_ARRAYSIZE(kCompatibilityLabels))) {
+      config.compatibility = static_cast<Compatibility>(compatibility);
+      shape_changed = true;
+    }
+    if (config.compatibility == Compatibility::Additive)
+      shape_changed |= integer_setting("d_att", "hidden width of the additive scorer", config.d_att, 1, Limits::kMaxHeadDim);
+
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 12.0f);
+    if (ImGui::SliderFloat("temperature", &config.temperature, 0.05f, 20.0f, "%.2f", ImGuiSliderFlags_Logarithmic)) {
+      config.temperature = std::clamp(config.temperature, Limits::kMinTemperature, Limits::kMaxTemperature);
+      shape_changed = true;
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("the scores are divided by T before the softmax");
+    shape_changed |= ImGui::Checkbox("hard (argmax)", &config.hard);
+    ImGui::SameLine();
+    shape_changed |= ImGui::Checkbox("causal mask", &config.causal);
+    bool positional = s.positional == Positional::Sinusoidal;
+    if (ImGui::Checkbox("sinusoidal positions", &positional)) {
+      s.positional = positional ? Positional::Sinusoidal : Positional::None;
+      state.mark_edited();
+    }
+    if (shape_changed && !(config == s.config)) {
+      apply_config(s, config);
+      state.mark_edited();
+    }
+
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.0f);
+    ImGui::InputScalar("seed", ImGuiDataType_U64, &s.seed);
+    ImGui::SameLine();
+    if (ImGui::Button("Draw weights")) {
+      s.parameters = seeded_parameters(s.config, s.seed);
+      state.mark_edited();
+    }
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("replace every weight by values drawn from the seed");
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Panel> make_input_panel() { return std::make_unique<InputPanel>(); }
+
+}  // namespace attnviz::app

@@ -1,0 +1,38 @@
+// A panel draws only its content; the framework (app.cpp) owns the window around it, places it
+// with the dashboard layout and calls the panels in order: editors first, then views, with a
+// recompute between them, so every view shows the edits made earlier in the same frame.
+#pragma once
+
+#include "app/app_state.hpp"
+
+#include <memory>
+
+struct ImFont;
+
+namespace attnviz::render {
+class HeatmapRenderer;
+}
+
+namespace attnviz::app {
+
+struct PanelContext {
+  render::HeatmapRenderer& heatmaps;
+  ImFont* bold_font = nullptr;
+  ImFont* mono_font = nullptr;
+};
+
+class Panel {
+ public:
+  virtual ~Panel() = default;
+  virtual view::PanelId id() const = 0;
+  virtual const char* title() const = 0;
+  virtual void draw_content(AppState& state, PanelContext& context) = 0;
+};
+
+std::unique_ptr<Panel> make_input_panel();
+std::unique_ptr<Panel> make_weights_panel();
+std::unique_ptr<Panel> make_heatmap_panel();
+std::unique_ptr<Panel> make_arrows_panel();
+std::unique_ptr<Panel> make_output_panel();
+
+}  // namespace attnviz::app

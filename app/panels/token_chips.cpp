@@ -1,0 +1,74 @@
+#include "app/panels/token_chips.hpp"
+
+#include "app/theme.hpp"
+#include "core/lexicon.hpp"
+
+#include <imgui.h>
+
+#include <string>
+
+namespace attnviz::app {
+namespace {
+
+void chip_tooltip(const Token& token, EmbeddingSource source, int index, Side side) {
+  ImGui::BeginTooltip();
+  ImGui::Text("%s %d: \"%s\"", side == Side::Query ? "query token" : "key token", index, token.text.c_str());
+  switch (source) {
+    case EmbeddingSource::Override:
+      ImGui::TextUnformatted("embedding: given in the scenario");
+      break;
+    case EmbeddingSource::Hashed:
+      ImGui::TextUnformatted("embedding: not in the lexicon; a fixed vector made from the word");
+      break;
+    case EmbeddingSource::Lexicon: {
+      ImGui::TextUnformatted("embedding: teaching lexicon");
+      if (const LexiconEntry* entry = Lexicon::builtin().find(token.key))
+        for (std::size_t f = 0; f < kFeatureCount; ++f)
+          if (entry->features[f] != 0.0f)
+            ImGui::BulletText("%s %.2g", std::string(kFeatureNames[f]).c_str(),
+                              static_cast<double>(entry->features[f]));
+      break;
+    }
+  }
+  ImGui::EndTooltip();
+}
+
+}  // namespace
+
+void draw_token_chips(AppState& state, const Tokenization& tokens,
+                      const std::vector<EmbeddingSource>& sources, Side side) {
+  const Palette& colours = palette(state.ui.theme);
+  ImDrawList* draw_list = ImGui::GetWindowDrawList();
+  const float font = ImGui::GetFontSize();
+  const ImVec2 padding(font * 0.4f, font * 0.18f);
+  const float spacing = font * 0.3f, rounding = font * 0.3f;
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  ImGui::PushID(side == Side::Query ? "query chips" : "key chips");
+  for (std::size_t i = 0; i < tokens.tokens.size(); ++i) {
+    const Token& token = tokens.tokens[i];
+    const ImVec2 text_size = ImGui::CalcTextSize(token.text.c_str());
+    const ImVec2 size(text_size.x + 2 * padding.x, text_size.y + 2 * padding.y);
+    if (i > 0 && ImGui::GetItemRectMax().x + spacing + size.x < right) ImGui::SameLine(0, spacing);
+    ImGui::PushID(static_cast<int>(i));
+    ImGui::InvisibleButton("chip", size);
+    const int index = static_cast<int>(i);
+    const bool hovered = ImGui::IsItemHovered();
+    if (hovered) {
+      state.hovered_next = {side, index};
+      if (i < sources.size()) chip_tooltip(token, sources[i], index, side);
+    }
+    if (ImGui::IsItemClicked() && side == Side::Query) state.selection.query = index;
+    const bool highlighted = side == Side::Query ? state.highlights_query(index) : state.highlights_key(index);
+    const bool selected = side == Side::Query && state.selection.query == index;
+    const ImVec2 p0 = ImGui::GetItemRectMin(), p1 = ImGui::GetItemRectMax();
+    draw_list->AddRectFilled(p0, p1, highlighted || hovered ? colours.chip_hover : colours.chip, rounding);
+    if (i < sources.size() && sources[i] == EmbeddingSource::Override)
+      draw_list->AddRect(p0, p1, colours.text_dim, rounding, 0, 1.0f);
+    if (selected) draw_list->AddRect(p0, p1, colours.selection, rounding, 0, 2.0f);
+    draw_list->AddText(ImVec2(p0.x + padding.x, p0.y + padding.y), colours.text, token.text.c_str());
+    ImGui::PopID();
+  }
+  ImGui::PopID();
+}
+
+}  // namespace attnviz::app

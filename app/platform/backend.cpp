@@ -1,0 +1,185 @@
+#include "app/platform/backend.hpp"
+
+#include "app/platform/gl.hpp"
+
+#include <imgui.h>
+#include <imgui_impl_glfw.h>
+#include <imgui_impl_opengl3.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+namespace attnviz::platform {
+namespace {
+
+std::string g_glfw_error;  // GLFW reports errors through a C callback
+
+void on_glfw_error(int code, const char* description) {
+  g_glfw_error = "GLFW error " + std::to_string(code) + ": " + (description ? description : "");
+}
+
+void on_drop(GLFWwindow* window, int count, const char** paths) {
+  auto* self = static_cast<std::vector<std::string>*>(glfwGetWindowUserPointer(window));
+  for (int i = 0; i < count; ++i) self->emplace_back(paths[i]);
+}
+
+// Glyphs the app prints: Latin, Greek, Cyrillic, Hebrew, Arabic letters (unshaped), general
+// punctuation, sub/superscripts, arrows, mathematical operators (√ Σ · ⊙ ∞ −), shapes.
+constexpr ImWchar kGlyphRanges[] = {
+    0x0020, 0x024F,  // Basic Latin, Latin-1, Latin Extended-A/B
+    0x0370, 0x03FF,  // Greek
+    0x0400, 0x04FF,  // Cyrillic
+    0x0590, 0x06FF,  // Hebrew, Arabic
+    0x2000, 0x209F,  // General punctuation, super/subscripts
+    0x2190, 0x21FF,  // Arrows
+    0x2200, 0x22FF,  // Mathematical operators
+    0x2500, 0x25FF,  // Box drawing, blocks, geometric shapes
+    0xFFFD, 0xFFFD,  // Replacement character
+    0,
+};
+
+constexpr std::array<const char*, 3> kFontFiles = {
+    "DejaVuSans.ttf", "DejaVuSans-Bold.ttf", "DejaVuSansMono.ttf"};
+constexpr std::array<const char*, 2> kFontFolders = {"/usr/share/fonts/truetype/dejavu/",
+                                                     "/usr/local/share/fonts/"};
+
+std::string find_font(const char* file) {
+  for (const char* folder : kFontFolders) {
+    const std::string path = std::string(folder) + file;
+    if (std::filesystem::exists(path)) return path;
+  }
+  return {};
+}
+
+}  // namespace
+
+Backend::~Backend() {
+  if (imgui_ready_) {
+    ImGui_ImplOpenGL3_Shutdown();
+    ImGui_ImplGlfw_Shutdown();
+    ImGui::DestroyContext();
+  }
+  if (window_) glfwDestroyWindow(window_);
+  glfwTerminate();
+}
+
+bool Backend::init(const WindowOptions& options, std::string& error) {
+  glfwSetErrorCallback(on_glfw_error);
+  if (!glfwInit()) {
+    error = "cannot open a window: " + (g_glfw_error.empty() ? std::string("no display") : g_glfw_error) +
+            " (is DISPLAY set? for headless use run under xvfb-run)";
+    return false;
+  }
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
+  glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
+  glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
+  glfwWindowHint(GLFW_VISIBLE, options.visible ? GLFW_TRUE : GLFW_FALSE);
+  glfwWindowHint(GLFW_SCALE_TO_MONITOR, GLFW_TRUE);
+  window_ = glfwCreateWindow(options.width, options.height, options.title.c_str(), nullptr, nullptr);
+  if (!window_) {
+    error = "cannot create an OpenGL 3.3 core context: " +
+            (g_glfw_error.empty() ? std::string("unknown reason") : g_glfw_error);
+    return false;
+  }
+  glfwMakeContextCurrent(window_);
+  glfwSwapInterval(options.vsync ? 1 : 0);
+  glfwSetWindowUserPointer(window_, &dropped_);
+  glfwSetDropCallback(window_, on_drop);
+  float scale_x = 1.0f, scale_y = 1.0f;
+  glfwGetWindowContentScale(window_, &scale_x, &scale_y);
+  content_scale_ = std::max(1.0f, scale_y);
+
+  IMGUI_CHECKVERSION();
+  ImGui::CreateContext();
+  ImGui::GetIO().IniFilename = nullptr;  // the layout is computed, not saved
+  if (!ImGui_ImplGlfw_InitForOpenGL(window_, true) || !ImGui_ImplOpenGL3_Init("#version 330 core")) {
+    error = "cannot initialise Dear ImGui's GLFW/OpenGL backends";
+    return false;
+  }
+  imgui_ready_ = true;
+  return true;
+}
+
+bool Backend::load_fonts(float pixel_size, std::string& error) {
+  ImGuiIO& io = ImGui::GetIO();
+  io.Fonts->Clear();
+  const float size = std::round(pixel_size * content_scale_);
+  bool all_found = true;
+  for (const char* file : kFontFiles) {
+    const std::string path = find_font(file);
+    ImFontConfig config;
+    config.OversampleH = 2;
+    config.OversampleV = 1;
+    if (path.empty() || !io.Fonts->AddFontFromFileTTF(path.c_str(), size, &config, kGlyphRanges)) {
+      all_found = false;
+      ImFontConfig fallback;
+      fallback.SizePixels = size;
+      io.Fonts->AddFontDefault(&fallback);
+      error = std::string("font ") + file + " not found (install fonts-dejavu-core); using the built-in font";
+    }
+  }
+  io.FontGlobalScale = 1.0f;
+  ImGui_ImplOpenGL3_DestroyFontsTexture();
+  ImGui_ImplOpenGL3_CreateFontsTexture();
+  return all_found;
+}
+
+bool Backend::should_close() const { return glfwWindowShouldClose(window_) != 0; }
+void Backend::request_close() { glfwSetWindowShouldClose(window_, GLFW_TRUE); }
+
+void Backend::new_frame() {
+  glfwPollEvents();
+  ImGui_ImplOpenGL3_NewFrame();
+  ImGui_ImplGlfw_NewFrame();
+  ImGui::NewFrame();
+}
+
+void Backend::render_without_present() {
+  ImGui::Render();
+  int width = 0, height = 0;
+  glfwGetFramebufferSize(window_, &width, &height);
+  glViewport(0, 0, width, height);
+  const ImVec4 clear = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+  glClearColor(clear.x, clear.y, clear.z, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+}
+
+void Backend::end_frame() {
+  render_without_present();
+  glfwSwapBuffers(window_);
+}
+
+std::vector<std::uint8_t> Backend::read_pixels(int& width, int& height) const {
+  glfwGetFramebufferSize(window_, &width, &height);
+  std::vector<std::uint8_t> pixels(static_cast<std::size_t>(width) * static_cast<std::size_t>(height) * 4);
+  glFinish();
+  glReadBuffer(GL_BACK);
+  glPixelStorei(GL_PACK_ALIGNMENT, 1);
+  glReadPixels(0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
+  // GL's rows start at the bottom; flip to top-first.
+  const std::size_t stride = static_cast<std::size_t>(width) * 4;
+  for (int y = 0; y < height / 2; ++y)
+    std::swap_ranges(pixels.begin() + static_cast<std::ptrdiff_t>(y * stride),
+                     pixels.begin() + static_cast<std::ptrdiff_t>((y + 1) * stride),
+                     pixels.begin() + static_cast<std::ptrdiff_t>((height - 1 - y) * stride));
+  return pixels;
+}
+
+void Backend::framebuffer_size(int& width, int& height) const {
+  glfwGetFramebufferSize(window_, &width, &height);
+}
+
+double Backend::time() const { return glfwGetTime(); }
+
+std::vector<std::string> Backend::take_dropped_files() {
+  std::vector<std::string> files;
+  files.swap(dropped_);
+  return files;
+}
+
+}  // namespace attnviz::platform

@@ -1,0 +1,64 @@
+// The platform behind a small interface: a GLFW window with an OpenGL 3.3 core context and the
+// Dear ImGui backends. Nothing else in the app touches GLFW; GL is used directly only by the
+// renderers in app/render/.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+struct GLFWwindow;
+
+namespace attnviz::platform {
+
+struct WindowOptions {
+  int width = 1280;
+  int height = 720;
+  bool visible = true;  // false for headless screenshots and benchmarks
+  bool vsync = true;
+  std::string title = "AttnViz";
+};
+
+struct Fonts {
+  float pixel_size = 16;  // before the content scale
+};
+
+class Backend {
+ public:
+  Backend() = default;
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+  ~Backend();
+
+  // Creates the window, the GL context and ImGui. On failure returns false with a message.
+  bool init(const WindowOptions& options, std::string& error);
+
+  bool should_close() const;
+  void request_close();
+  void new_frame();  // polls events, starts an ImGui frame
+  void end_frame();  // renders ImGui and presents
+  // Renders ImGui into the back buffer without presenting (for screenshots), then reads it.
+  void render_without_present();
+  // RGBA rows, top row first, of the current back buffer.
+  std::vector<std::uint8_t> read_pixels(int& width, int& height) const;
+
+  // Loads the UI fonts at a pixel size (times the content scale). Call between frames.
+  // Returns false (and keeps ImGui's built-in font) if the system font is missing.
+  bool load_fonts(float pixel_size, std::string& error);
+  float content_scale() const { return content_scale_; }
+  void framebuffer_size(int& width, int& height) const;
+  double time() const;
+  // Files dropped onto the window since the last call.
+  std::vector<std::string> take_dropped_files();
+
+ private:
+  GLFWwindow* window_ = nullptr;
+  bool imgui_ready_ = false;
+  float content_scale_ = 1.0f;
+  std::vector<std::string> dropped_;
+};
+
+// The fonts loaded by load_fonts(): regular, bold and monospaced, in that order in ImGui's atlas.
+enum class FontRole { Regular = 0, Bold = 1, Mono = 2 };
+
+}  // namespace attnviz::platform

@@ -1,0 +1,84 @@
+// Heatmaps at any size for the cost of one quad: a stack of matrices lives in one float texture
+// (allocated once per shape, refreshed with glTexSubImage2D when the result changes) and a
+// fragment shader colours each texel through a colormap texture. The quad is drawn with
+// ImGui's draw lists: a callback switches to the heatmap shader, the image is drawn, and
+// ImGui's own state is restored (as implot's OpenGL backend does).
+#pragma once
+
+#include "app/view/colormap.hpp"
+#include "core/types.hpp"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+struct ImDrawList;
+struct ImDrawCmd;
+struct ImVec2;
+
+namespace attnviz::render {
+
+// A vertical stack of equally shaped matrices (e.g. one per head) in one R32F texture.
+class MatrixStackTexture {
+ public:
+  MatrixStackTexture() = default;
+  MatrixStackTexture(const MatrixStackTexture&) = delete;
+  MatrixStackTexture& operator=(const MatrixStackTexture&) = delete;
+  ~MatrixStackTexture();
+
+  // Uploads when `version` differs from the last upload; reallocates only on a shape change.
+  // Non-finite values are uploaded as they are (the shader clamps them).
+  void update(const std::vector<const Matrix*>& stack, std::uint64_t version);
+  unsigned texture() const { return texture_; }
+  int rows_per_block() const { return rows_; }
+  int blocks() const { return blocks_; }
+
+ private:
+  unsigned texture_ = 0;
+  int rows_ = 0, cols_ = 0, blocks_ = 0;
+  std::uint64_t version_ = 0;
+  bool uploaded_ = false;
+};
+
+class HeatmapRenderer {
+ public:
+  HeatmapRenderer() = default;
+  HeatmapRenderer(const HeatmapRenderer&) = delete;
+  HeatmapRenderer& operator=(const HeatmapRenderer&) = delete;
+  ~HeatmapRenderer();
+
+  // Creates the colormap texture. Shaders are linked on first use, inside ImGui's render pass.
+  bool init(std::string& error);
+  void begin_frame() { params_used_ = 0; }
+  // False when the shader failed to build: views then draw cells with ImGui rectangles.
+  bool ok() const { return !failed_; }
+  const std::string& error() const { return error_; }
+
+  // Draws block `block` of the stack into [p0, p1] with values in [low, high] on the colormap.
+  void draw(ImDrawList* list, const MatrixStackTexture& stack, int block, const ImVec2& p0,
+            const ImVec2& p1, view::ColormapId colormap, float low, float high);
+
+  MatrixStackTexture weights;  // α of every head, stacked (the views share it)
+
+ private:
+  struct DrawParams {
+    HeatmapRenderer* renderer;
+    int colormap_row;
+    float low, high;
+  };
+  static void on_draw(const ImDrawList* list, const ImDrawCmd* command);
+  void bind(const DrawParams& params);
+  bool link_program();
+
+  unsigned colormaps_ = 0;
+  unsigned program_ = 0;
+  int uniform_projection_ = -1, uniform_values_ = -1, uniform_colormaps_ = -1,
+      uniform_row_ = -1, uniform_range_ = -1;
+  bool failed_ = false;
+  std::string error_;
+  std::array<DrawParams, 256> params_{};
+  int params_used_ = 0;
+};
+
+}  // namespace attnviz::render

@@ -1,0 +1,7 @@
+// GLSL sources from shaders/, compiled into the binary by CMake.
+#pragma once
+
+namespace attnviz::render {
+extern const char* const kHeatmapVertexShader;
+extern const char* const kHeatmapFragmentShader;
+}  // namespace attnviz::render

@@ -1,0 +1,172 @@
+#include "app/view/layout.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnviz::view {
+
+// -----------------------------------------------------------------------------
+// [SECTION] Dashboard
+// -----------------------------------------------------------------------------
+namespace {
+constexpr std::array<std::string_view, kPanelCount> kPanelNames = {"input", "weights", "heatmaps",
+                                                                   "arrows", "output"};
+bool shown(const PanelVisibility& v, PanelId id) { return v[static_cast<std::size_t>(id)]; }
+Rect& at(DashboardLayout& layout, PanelId id) { return layout[static_cast<std::size_t>(id)]; }
+}  // namespace
+
+std::string_view panel_name(PanelId id) { return kPanelNames[static_cast<std::size_t>(id)]; }
+
+std::optional<PanelId> parse_panel(std::string_view name) {
+  for (int i = 0; i < kPanelCount; ++i)
+    if (kPanelNames[static_cast<std::size_t>(i)] == name) return static_cast<PanelId>(i);
+  return std::nullopt;
+}
+
+DashboardLayout layout_dashboard(Rect area, const PanelVisibility& v, float gap) {
+  DashboardLayout layout{};
+  // Rows: the top band and the weights band.
+  const bool top_band = shown(v, PanelId::Input) || shown(v, PanelId::Heatmaps) ||
+                        shown(v, PanelId::Arrows) || shown(v, PanelId::Output);
+  Rect top = area;
+  if (shown(v, PanelId::Weights)) {
+    const float weights_h = top_band ? std::round(area.h * 0.36f) : area.h;
+    at(layout, PanelId::Weights) = {area.x, area.bottom() - weights_h, area.w, weights_h};
+    top.h = top_band ? area.h - weights_h - gap : 0;
+  }
+  if (!top_band) return layout;
+
+  // Columns of the top band, with relative widths; hidden columns give their room away.
+  const bool right_column = shown(v, PanelId::Arrows) || shown(v, PanelId::Output);
+  struct Column {
+    bool present;
+    float weight;
+  };
+  const std::array<Column, 3> columns = {{{shown(v, PanelId::Input), 0.25f},
+                                          {shown(v, PanelId::Heatmaps), 0.42f},
+                                          {right_column, 0.33f}}};
+  float total = 0;
+  int present = 0;
+  for (const Column& c : columns)
+    if (c.present) total += c.weight, ++present;
+  const float usable = top.w - gap * static_cast<float>(present - 1);
+  float x = top.x;
+  std::array<Rect, 3> rects{};
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    if (!columns[i].present) continue;
+    const float w = std::round(usable * columns[i].weight / total);
+    rects[i] = {x, top.y, w, top.h};
+    x += w + gap;
+  }
+  // The last column takes the rounding remainder.
+  for (int i = 2; i >= 0; --i)
+    if (columns[size_t(i)].present) {
+      rects[size_t(i)].w = top.right() - rects[size_t(i)].x;
+      break;
+    }
+  at(layout, PanelId::Input) = rects[0];
+  at(layout, PanelId::Heatmaps) = rects[1];
+  if (right_column) {
+    Rect r = rects[2];
+    if (shown(v, PanelId::Arrows) && shown(v, PanelId::Output)) {
+      const float arrows_h = std::round((r.h - gap) * 0.5f);
+      at(layout, PanelId::Arrows) = {r.x, r.y, r.w, arrows_h};
+      at(layout, PanelId::Output) = {r.x, r.y + arrows_h + gap, r.w, r.h - arrows_h - gap};
+    } else {
+      at(layout, shown(v, PanelId::Arrows) ? PanelId::Arrows : PanelId::Output) = r;
+    }
+  }
+  return layout;
+}
+
+// -----------------------------------------------------------------------------
+// [SECTION] Heatmap grid
+// -----------------------------------------------------------------------------
+
+Rect HeatmapGeometry::cell(int row, int col) const {
+  return {grid.x + static_cast<float>(col) * cell_w, grid.y + static_cast<float>(row) * cell_h,
+          cell_w, cell_h};
+}
+
+std::optional<std::array<int, 2>> HeatmapGeometry::hit(float x, float y) const {
+  if (!grid.contains(x, y) || cell_w <= 0 || cell_h <= 0) return std::nullopt;
+  const int col = std::min(cols - 1, static_cast<int>((x - grid.x) / cell_w));
+  const int row = std::min(rows - 1, static_cast<int>((y - grid.y) / cell_h));
+  return std::array<int, 2>{row, col};
+}
+
+HeatmapGeometry layout_heatmap(Rect area, int rows, int cols, const HeatmapStyle& style) {
+  HeatmapGeometry g;
+  g.rows = rows;
+  g.cols = cols;
+  if (rows <= 0 || cols <= 0 || area.empty()) return g;
+  const float pad = std::round(style.line_height * 0.4f);
+  const float label_w = std::min(style.row_label_width, area.w * 0.35f) + pad;
+  // First try horizontal key labels (one line above the grid).
+  float label_h = style.line_height + pad;
+  float cell = std::min({(area.w - label_w) / cols, (area.h - label_h) / rows, style.max_cell});
+  if (cell < style.column_label_width + pad * 0.5f) {
+    // Keys do not fit across a cell: write them vertically, up to the widest label.
+    g.vertical_column_labels = true;
+    label_h = std::min(style.column_label_width, area.h * 0.3f) + pad;
+    cell = std::min({(area.w - label_w) / cols, (area.h - label_h) / rows, style.max_cell});
+  }
+  cell = std::max(1.0f, std::floor(cell));
+  g.cell_w = g.cell_h = cell;
+  const float grid_w = cell * cols, grid_h = cell * rows;
+  g.grid = {std::round(area.x + label_w), std::round(area.y + label_h), grid_w, grid_h};
+  g.row_labels = {area.x, g.grid.y, label_w - pad, grid_h};
+  g.column_labels = {g.grid.x, area.y, grid_w, label_h - pad};
+  g.show_values = cell >= style.value_text_width + 6.0f && cell >= style.line_height * 1.6f;
+  return g;
+}
+
+// -----------------------------------------------------------------------------
+// [SECTION] Label placement
+// -----------------------------------------------------------------------------
+
+std::vector<int> visible_labels(int count, float cell_extent, float label_extent, int always_a,
+                                int always_b) {
+  std::vector<int> out;
+  if (count <= 0) return out;
+  const int stride =
+      cell_extent >= label_extent || cell_extent <= 0
+          ? 1
+          : static_cast<int>(std::ceil(label_extent / cell_extent));
+  for (int i = 0; i < count; i += stride) out.push_back(i);
+  for (int extra : {always_a, always_b})
+    if (extra >= 0 && extra < count && extra % stride != 0) out.push_back(extra);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// -----------------------------------------------------------------------------
+// [SECTION] Arrows
+// -----------------------------------------------------------------------------
+
+ArrowsGeometry layout_arrows(Rect area, int left_count, int right_count, float label_width) {
+  ArrowsGeometry g;
+  g.area = area;
+  g.left_count = left_count;
+  g.right_count = right_count;
+  const float margin = 8.0f;
+  g.left_x = area.x + label_width + margin;
+  g.right_x = area.right() - label_width - margin;
+  g.top = area.y;
+  g.left_step = left_count > 0 ? area.h / static_cast<float>(left_count) : 0;
+  g.right_step = right_count > 0 ? area.h / static_cast<float>(right_count) : 0;
+  g.step = std::max(g.left_step, g.right_step);
+  return g;
+}
+
+std::optional<std::array<int, 2>> ArrowsGeometry::hit(float x, float y, float label_width) const {
+  if (!area.contains(x, y)) return std::nullopt;
+  if (x < area.x + label_width + 8.0f && left_step > 0)
+    return std::array<int, 2>{0, std::clamp(static_cast<int>((y - top) / left_step), 0, left_count - 1)};
+  if (x > area.right() - label_width - 8.0f && right_step > 0)
+    return std::array<int, 2>{1, std::clamp(static_cast<int>((y - top) / right_step), 0, right_count - 1)};
+  return std::nullopt;
+}
+
+}  // namespace attnviz::view
