@@ -56,6 +56,7 @@ bool App::start(std::string& error) {
   window.vsync = !options_.screenshot;
   window.title = "AttnViz";
   if (!backend_.init(window, error)) return false;
+  backend_.set_ignore_mouse(options_.screenshot.has_value());
   if (!heatmaps_.init(error)) return false;
   state_.recompute_if_needed();
   return true;

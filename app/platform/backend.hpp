@@ -36,6 +36,8 @@ class Backend {
   bool should_close() const;
   void request_close();
   void new_frame();  // polls events, starts an ImGui frame
+  // Screenshots must not depend on where the pointer happens to be (Xvfb puts it mid-screen).
+  void set_ignore_mouse(bool ignore) { ignore_mouse_ = ignore; }
   void end_frame();  // renders ImGui and presents
   // Renders ImGui into the back buffer without presenting (for screenshots), then reads it.
   void render_without_present();
@@ -54,6 +56,7 @@ class Backend {
  private:
   GLFWwindow* window_ = nullptr;
   bool imgui_ready_ = false;
+  bool ignore_mouse_ = false;
   float content_scale_ = 1.0f;
   std::vector<std::string> dropped_;
 };

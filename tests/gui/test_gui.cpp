@@ -1,0 +1,240 @@
+// The app as a user runs it: `attnviz --screenshot` under Xvfb, then the PNG is read back and
+// checked pixel by pixel at the positions the layout code reports (--layout-out). What each
+// cell should show comes from the engine, which is tested against PyTorch elsewhere.
+#include "app/view/colormap.hpp"
+#include "core/pipeline.hpp"
+#include "core/scenario.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+#include <stb_image.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace attnviz {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+std::string app_path() {
+  const char* path = std::getenv("ATTNVIZ_APP");
+  REQUIRE_MESSAGE(path != nullptr, "set ATTNVIZ_APP to the attnviz binary");
+  return path;
+}
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "attnviz-gui-XXXXXX").string();
+    path = mkdtemp(pattern.data());
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+std::string quoted(const std::string& text) { return "'" + text + "'"; }
+
+struct Run {
+  int status = -1;
+  std::string errors;
+};
+
+// Runs attnviz with the arguments on a virtual screen big enough for the window.
+Run run_app(const std::vector<std::string>& args, const fs::path& dir, bool with_display = true) {
+  std::string command;
+  if (with_display) command = "xvfb-run -a -s '-screen 0 3900x2300x24' ";
+  else command = "env -u DISPLAY -u WAYLAND_DISPLAY ";
+  command += quoted(app_path());
+  for (const std::string& arg : args) command += " " + quoted(arg);
+  const fs::path errors = dir / "stderr.txt";
+  command += " 2> " + quoted(errors.string());
+  Run run;
+  const int raw = std::system(command.c_str());
+  run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  std::ifstream in(errors);
+  std::stringstream text;
+  text << in.rdbuf();
+  run.errors = text.str();
+  return run;
+}
+
+struct Image {
+  int width = 0, height = 0;
+  std::vector<unsigned char> pixels;
+  view::Rgba8 at(int x, int y) const {
+    const unsigned char* p = &pixels[(static_cast<std::size_t>(y) * width + x) * 4];
+    return {p[0], p[1], p[2], p[3]};
+  }
+};
+
+Image load_png(const fs::path& path) {
+  Image image;
+  int channels = 0;
+  unsigned char* data = stbi_load(path.string().c_str(), &image.width, &image.height, &channels, 4);
+  REQUIRE_MESSAGE(data != nullptr, "cannot read " << path);
+  image.pixels.assign(data, data + static_cast<std::size_t>(image.width) * image.height * 4);
+  stbi_image_free(data);
+  return image;
+}
+
+Json load_json(const fs::path& path) {
+  std::ifstream in(path);
+  REQUIRE(in);
+  return Json::parse(in);
+}
+
+bool close(view::Rgba8 a, view::Rgba8 b, int tolerance = 2) {
+  return std::abs(a.r - b.r) <= tolerance && std::abs(a.g - b.g) <= tolerance && std::abs(a.b - b.b) <= tolerance;
+}
+
+std::string describe(view::Rgba8 c) {
+  return std::to_string(c.r) + "," + std::to_string(c.g) + "," + std::to_string(c.b);
+}
+
+Scenario builtin() {
+  ScenarioLoad load = parse_scenario(builtin_scenario_json());
+  REQUIRE(load.ok());
+  return *load.scenario;
+}
+
+fs::path write_scenario(const fs::path& dir, const Scenario& scenario) {
+  const fs::path path = dir / "scenario.json";
+  std::ofstream(path) << scenario_to_json(scenario);
+  return path;
+}
+
+struct Screenshot {
+  Image image;
+  Json layout;
+};
+
+Screenshot screenshot(const fs::path& dir, std::vector<std::string> args) {
+  const fs::path png = dir / "shot.png", layout = dir / "layout.json";
+  args.insert(args.end(), {"--screenshot", png.string(), "--layout-out", layout.string()});
+  const Run run = run_app(args, dir);
+  INFO("stderr: " << run.errors);
+  REQUIRE(run.status == 0);
+  return {load_png(png), load_json(layout)};
+}
+
+// The colour drawn in cell (i, j) of the big heatmap, sampled just inside its top-left corner
+// (clear of the centred number, the grid lines and the selection outline).
+view::Rgba8 cell_colour(const Screenshot& shot, int i, int j) {
+  const Json& h = shot.layout["heatmap"];
+  const float x = h["x"].get<float>() + h["cell_w"].get<float>() * j + 5;
+  const float y = h["y"].get<float>() + h["cell_h"].get<float>() * i + 5;
+  return shot.image.at(static_cast<int>(x), static_cast<int>(y));
+}
+
+}  // namespace
+
+TEST_CASE("the app starts on the built-in scenario and writes a screenshot") {
+  TempDir dir;
+  const Screenshot shot = screenshot(dir.path, {});
+  CHECK(shot.image.width == 1280);
+  CHECK(shot.image.height == 720);
+  CHECK(shot.layout["heatmap"]["rows"] == 5);
+  CHECK(shot.layout["heatmap"]["cols"] == 5);
+  // Not a blank frame: the top colour of the colormap appears (apple -> eat is the largest weight).
+  CHECK(shot.layout["heatmap"]["show_values"] == true);
+}
+
+TEST_CASE("with hard attention the chosen key's cell has the top colour and the others the bottom colour") {
+  TempDir dir;
+  Scenario scenario = builtin();
+  scenario.config.hard = true;
+  Pipeline pipeline;
+  REQUIRE(pipeline.run(scenario));
+  const fs::path file = write_scenario(dir.path, scenario);
+  const Screenshot shot = screenshot(dir.path, {"--scenario", file.string(), "--head", "0"});
+  const view::Colormap& map = view::colormap(view::ColormapId::Sequential);
+  const Matrix& weights = pipeline.result().heads[0].weights;
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 5; ++j) {
+      const view::Rgba8 expected = weights(i, j) == 1.0f ? map.back() : map.front();
+      const view::Rgba8 seen = cell_colour(shot, i, j);
+      INFO("cell " << i << "," << j << " expected " << describe(expected) << " saw " << describe(seen));
+      CHECK(close(seen, expected));
+    }
+}
+
+TEST_CASE("the colour-blind-safe colormap is the one drawn when chosen") {
+  TempDir dir;
+  Scenario scenario = builtin();
+  scenario.config.hard = true;
+  Pipeline pipeline;
+  REQUIRE(pipeline.run(scenario));
+  const fs::path file = write_scenario(dir.path, scenario);
+  const Screenshot shot = screenshot(dir.path, {"--scenario", file.string(), "--head", "1", "--colormap", "color-blind"});
+  const view::Colormap& map = view::colormap(view::ColormapId::ColorBlindSafe);
+  const Matrix& weights = pipeline.result().heads[1].weights;
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 5; ++j)
+      CHECK(close(cell_colour(shot, i, j), weights(i, j) == 1.0f ? map.back() : map.front()));
+}
+
+TEST_CASE("a causal scenario's upper triangle is the bottom colour") {
+  TempDir dir;
+  Scenario scenario = builtin();
+  scenario.config.causal = true;
+  const fs::path file = write_scenario(dir.path, scenario);
+  const Screenshot shot = screenshot(dir.path, {"--scenario", file.string()});
+  const view::Colormap& map = view::colormap(view::ColormapId::Sequential);
+  for (int i = 0; i < 5; ++i)
+    for (int j = i + 1; j < 5; ++j) CHECK(close(cell_colour(shot, i, j), map.front()));
+  CHECK(close(cell_colour(shot, 0, 0), map.back()));  // the first query can only see itself
+}
+
+TEST_CASE("cross attention draws target rows and source columns") {
+  TempDir dir;
+  Scenario scenario = builtin();
+  scenario.mode = Mode::Cross;
+  scenario.source = "je mange une pomme rouge ce soir";
+  const fs::path file = write_scenario(dir.path, scenario);
+  const Screenshot shot = screenshot(dir.path, {"--scenario", file.string()});
+  CHECK(shot.layout["heatmap"]["rows"] == 5);
+  CHECK(shot.layout["heatmap"]["cols"] == 7);
+}
+
+TEST_CASE("a dark theme screenshot at 4K has the requested size") {
+  TempDir dir;
+  const Screenshot shot = screenshot(dir.path, {"--theme", "dark", "--size", "3840x2160"});
+  CHECK(shot.image.width == 3840);
+  CHECK(shot.image.height == 2160);
+  // Dark theme: the window background (top-left, under the menu bar) is dark.
+  CHECK(view::relative_luminance(shot.image.at(2, shot.image.height - 3)) < 0.1f);
+}
+
+TEST_CASE("a malformed scenario file exits with a message and writes no screenshot") {
+  TempDir dir;
+  const fs::path bad = dir.path / "bad.json";
+  std::ofstream(bad) << "{\"target\": ";
+  const fs::path png = dir.path / "shot.png";
+  const Run run = run_app({"--scenario", bad.string(), "--screenshot", png.string()}, dir.path);
+  CHECK(run.status == 1);
+  CHECK(run.errors.find("malformed JSON") != std::string::npos);
+  CHECK_FALSE(fs::exists(png));
+}
+
+TEST_CASE("without a display the app says how to run headless") {
+  TempDir dir;
+  const fs::path png = dir.path / "shot.png";
+  const Run run = run_app({"--screenshot", png.string()}, dir.path, /*with_display=*/false);
+  CHECK(run.status != 0);
+  CHECK(run.errors.find("xvfb-run") != std::string::npos);
+  CHECK_FALSE(fs::exists(png));
+}
+
+TEST_CASE("a bad command-line option is a usage error") {
+  TempDir dir;
+  const Run run = run_app({"--size", "12"}, dir.path, false);
+  CHECK(run.status == 2);
+  CHECK(run.errors.find("--size") != std::string::npos);
+}
+
+}  // namespace attnviz

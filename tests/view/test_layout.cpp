@@ -1,0 +1,125 @@
+#include "app/view/layout.hpp"
+
+#include <doctest/doctest.h>
+
+namespace attnviz::view {
+namespace {
+
+bool overlap(const Rect& a, const Rect& b) {
+  return a.x < b.right() && b.x < a.right() && a.y < b.bottom() && b.y < a.bottom();
+}
+bool inside(const Rect& inner, const Rect& outer) {
+  return inner.x >= outer.x && inner.y >= outer.y && inner.right() <= outer.right() + 0.01f &&
+         inner.bottom() <= outer.bottom() + 0.01f;
+}
+const Rect& of(const DashboardLayout& layout, PanelId id) { return layout[size_t(id)]; }
+
+}  // namespace
+
+TEST_CASE("the dashboard tiles every panel inside the area without overlap") {
+  const Rect area{4, 24, 1272, 690};
+  const DashboardLayout layout = layout_dashboard(area, kAllPanels, 4);
+  for (int a = 0; a < kPanelCount; ++a) {
+    CHECK_FALSE(layout[size_t(a)].empty());
+    CHECK(inside(layout[size_t(a)], area));
+    for (int b = a + 1; b < kPanelCount; ++b) CHECK_FALSE(overlap(layout[size_t(a)], layout[size_t(b)]));
+  }
+}
+
+TEST_CASE("the weights band spans the width under the other panels") {
+  const Rect area{0, 0, 1000, 600};
+  const DashboardLayout layout = layout_dashboard(area, kAllPanels, 4);
+  CHECK(of(layout, PanelId::Weights).w == 1000);
+  CHECK(of(layout, PanelId::Weights).bottom() == 600);
+  CHECK(of(layout, PanelId::Heatmaps).bottom() < of(layout, PanelId::Weights).y);
+}
+
+TEST_CASE("a hidden panel gets no room and its neighbours take it") {
+  const Rect area{0, 0, 1000, 600};
+  PanelVisibility visible = kAllPanels;
+  visible[size_t(PanelId::Weights)] = false;
+  visible[size_t(PanelId::Output)] = false;
+  const DashboardLayout layout = layout_dashboard(area, visible, 4);
+  CHECK(of(layout, PanelId::Weights).empty());
+  CHECK(of(layout, PanelId::Output).empty());
+  CHECK(of(layout, PanelId::Heatmaps).h == 600);
+  CHECK(of(layout, PanelId::Arrows).h == 600);
+}
+
+TEST_CASE("a single visible panel fills the area") {
+  PanelVisibility visible{};
+  visible[size_t(PanelId::Heatmaps)] = true;
+  const Rect area{10, 20, 800, 500};
+  CHECK(of(layout_dashboard(area, visible, 4), PanelId::Heatmaps) == area);
+}
+
+TEST_CASE("heatmap cells are square and the grid fits in the area") {
+  const Rect area{0, 0, 600, 400};
+  HeatmapStyle style;
+  const HeatmapGeometry g = layout_heatmap(area, 5, 7, style);
+  CHECK(g.cell_w == g.cell_h);
+  CHECK(inside(g.grid, area));
+  CHECK(g.grid.w == doctest::Approx(7 * g.cell_w));
+  CHECK(g.cell_w <= style.max_cell);
+}
+
+TEST_CASE("hit-testing a cell's centre returns that cell") {
+  const HeatmapGeometry g = layout_heatmap({0, 0, 900, 700}, 6, 9, HeatmapStyle{});
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 9; ++j) {
+      const Rect c = g.cell(i, j);
+      const auto hit = g.hit(c.x + c.w / 2, c.y + c.h / 2);
+      REQUIRE(hit);
+      CHECK((*hit)[0] == i);
+      CHECK((*hit)[1] == j);
+    }
+  CHECK_FALSE(g.hit(g.grid.x - 1, g.grid.y + 1));
+  CHECK_FALSE(g.hit(g.grid.right() + 1, g.grid.y + 1));
+}
+
+TEST_CASE("many keys switch the key labels to vertical") {
+  HeatmapStyle style;
+  style.column_label_width = 70;
+  const HeatmapGeometry few = layout_heatmap({0, 0, 800, 600}, 4, 4, style);
+  const HeatmapGeometry many = layout_heatmap({0, 0, 800, 600}, 64, 64, style);
+  CHECK_FALSE(few.vertical_column_labels);
+  CHECK(many.vertical_column_labels);
+  CHECK(many.column_labels.h > few.column_labels.h);
+}
+
+TEST_CASE("numbers are shown only in cells big enough for them") {
+  HeatmapStyle style;
+  CHECK(layout_heatmap({0, 0, 800, 600}, 5, 5, style).show_values);
+  CHECK_FALSE(layout_heatmap({0, 0, 800, 600}, 200, 200, style).show_values);
+}
+
+TEST_CASE("labels that fit are all shown") {
+  CHECK(visible_labels(5, 40, 30) == std::vector<int>{0, 1, 2, 3, 4});
+}
+
+TEST_CASE("labels that do not fit are thinned to every k-th plus the selected one") {
+  CHECK(visible_labels(10, 10, 25) == std::vector<int>{0, 3, 6, 9});
+  CHECK(visible_labels(10, 10, 25, 4) == std::vector<int>{0, 3, 4, 6, 9});
+}
+
+TEST_CASE("arrow geometry spaces tokens evenly and hit-tests both sides") {
+  const ArrowsGeometry g = layout_arrows({0, 0, 400, 300}, 3, 6, 60);
+  CHECK(g.left_y(0) == doctest::Approx(50));
+  CHECK(g.right_y(5) == doctest::Approx(275));
+  const auto left = g.hit(10, 160, 60);
+  REQUIRE(left);
+  CHECK((*left)[0] == 0);
+  CHECK((*left)[1] == 1);
+  const auto right = g.hit(390, 10, 60);
+  REQUIRE(right);
+  CHECK((*right)[0] == 1);
+  CHECK((*right)[1] == 0);
+  CHECK_FALSE(g.hit(200, 150, 60));
+}
+
+TEST_CASE("panel names parse back") {
+  for (int i = 0; i < kPanelCount; ++i) CHECK(parse_panel(panel_name(PanelId(i))) == PanelId(i));
+  CHECK_FALSE(parse_panel("sidebar"));
+}
+
+}  // namespace attnviz::view
