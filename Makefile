@@ -22,7 +22,7 @@ build: deps configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
 run: build
-	$(BUILD_DIR)/attnviz-cli heatmap --builtin
+	$(BUILD_DIR)/attnviz
 
 test: deps-test configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)

@@ -116,6 +116,10 @@ void App::frame() {
   state_.hovered_next = {};
   state_.recompute_if_needed();
 
+  // ImGui 1.86's GLFW backend indexes keys by GLFW key code, which is ASCII for letters.
+  const ImGuiIO& io = ImGui::GetIO();
+  if (io.KeyCtrl && ImGui::IsKeyPressed('Q', false)) backend_.request_close();
+
   draw_menu_bar();
   const float menu_height = ImGui::GetFrameHeight();
   const float notice_height = draw_notice_bar();

@@ -61,16 +61,24 @@ class InputPanel final : public Panel {
       s.mode = mode == 1 ? Mode::Cross : Mode::Self;
       if (s.mode == Mode::Cross && s.source.empty()) s.source = s.target;
       state.mark_edited();
+      state.recompute_if_needed();
     }
 
     ImGui::TextUnformatted(s.mode == Mode::Cross ? "Target sentence (queries)" : "Sentence");
     ImGui::SetNextItemWidth(-1);
-    if (ImGui::InputTextWithHint("##target", "type a sentence", &s.target)) state.mark_edited();
+    // Recompute at once, so the chips below show the tokens of what was just typed.
+    if (ImGui::InputTextWithHint("##target", "type a sentence", &s.target)) {
+      state.mark_edited();
+      state.recompute_if_needed();
+    }
     draw_token_chips(state, state.pipeline.target(), state.pipeline.target_sources(), Side::Query);
     if (s.mode == Mode::Cross) {
       ImGui::TextUnformatted("Source sentence (keys and values)");
       ImGui::SetNextItemWidth(-1);
-      if (ImGui::InputTextWithHint("##source", "type the source sentence", &s.source)) state.mark_edited();
+      if (ImGui::InputTextWithHint("##source", "type the source sentence", &s.source)) {
+        state.mark_edited();
+        state.recompute_if_needed();
+      }
       if (state.pipeline.cross())
         draw_token_chips(state, state.pipeline.keys(), state.pipeline.key_sources(), Side::Key);
     }
