@@ -17,6 +17,7 @@ void AppState::recompute_if_needed() {
 }
 
 void AppState::load(Scenario next, std::string path, std::vector<std::string> warnings) {
+  opened = next;
   scenario = std::move(next);
   scenario_path = std::move(path);
   file_warnings = std::move(warnings);

@@ -55,6 +55,7 @@ struct AppState {
   bool has_result = false;             // the pipeline has computed at least once
   std::vector<std::string> file_warnings;
   std::string scenario_path;  // "" for the built-in scenario
+  Scenario opened;            // the scenario as opened: what Reset goes back to
 
   Selection selection;
   TokenRef hovered;       // hovered in the previous frame: what every view highlights

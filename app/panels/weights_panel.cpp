@@ -1,16 +1,668 @@
-// The Weights panel (placeholder until it is written).
+// The Weights panel: every learnable number, editable with the mouse. On the left a head
+// selector (shared with every view); beside it, side by side in one scrolling strip, the
+// selected head's W_Q | W_K | W_V (and W_a, or W_1, W_2, v_a, for the general and additive
+// scores), then W_O, then the embeddings X of the sentence's tokens. Dragging or typing a cell
+// edits the scenario and every view follows on the same frame.
+#include "app/panels/matrix_editor.hpp"
 #include "app/panels/panel.hpp"
+#include "app/theme.hpp"
+#include "core/lexicon.hpp"
+#include "core/rng.hpp"
 
 #include <imgui.h>
 
+#include <algorithm>
+#include <array>
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <utility>
+
 namespace attnviz::app {
 namespace {
+
+// -----------------------------------------------------------------------------
+// Labels (written into the caller's buffer; no allocation)
+// -----------------------------------------------------------------------------
+
+const char* index_label(const void*, int index, char* buffer, int size) {
+  std::snprintf(buffer, static_cast<std::size_t>(size), "%d", index);
+  return buffer;
+}
+
+const char* no_label(const void*, int, char* buffer, int) {
+  buffer[0] = '\0';
+  return buffer;
+}
+
+// d_model dimensions: the lexicon's feature names, then numbers.
+const char* feature_label(const void*, int index, char* buffer, int size) {
+  if (index >= 0 && static_cast<std::size_t>(index) < kFeatureCount) {
+    const std::string_view name = kFeatureNames[static_cast<std::size_t>(index)];
+    std::snprintf(buffer, static_cast<std::size_t>(size), "%.*s", static_cast<int>(name.size()), name.data());
+  } else {
+    std::snprintf(buffer, static_cast<std::size_t>(size), "%d", index);
+  }
+  return buffer;
+}
+
+// W_O's rows: the concatenated head outputs, "h1·3" = head 1, value dimension 3.
+const char* concat_label(const void* context, int index, char* buffer, int size) {
+  const int d_v = std::max(1, *static_cast<const int*>(context));
+  std::snprintf(buffer, static_cast<std::size_t>(size), "h%d\xc2\xb7%d", index / d_v, index % d_v);
+  return buffer;
+}
+
+float text_width(const char* text) { return ImGui::CalcTextSize(text).x; }
+
+float feature_labels_width(int count) {
+  char buffer[32];
+  float width = text_width(index_label(nullptr, std::max(0, count - 1), buffer, sizeof buffer));
+  for (int i = 0; i < count && static_cast<std::size_t>(i) < kFeatureCount; ++i)
+    width = std::max(width, text_width(feature_label(nullptr, i, buffer, sizeof buffer)));
+  return width;
+}
+
+// -----------------------------------------------------------------------------
+// Weights as flat row-major arrays (v_a is a row vector, the rest are matrices)
+// -----------------------------------------------------------------------------
+
+struct WeightView {
+  float* data = nullptr;
+  int rows = 0, cols = 0;
+  std::size_t size() const { return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols); }
+};
+
+WeightView weight_view(Parameters& p, ParameterName name, int head) {
+  if (name == ParameterName::v_a) {
+    RowVector& v = additive_vector(p, head);
+    return {v.data(), 1, static_cast<int>(v.cols())};
+  }
+  Matrix& m = parameter(p, name, head);
+  return {m.data(), static_cast<int>(m.rows()), static_cast<int>(m.cols())};
+}
+
+float magnitude(const float* data, std::size_t size) {
+  float largest = 0.0f;
+  for (std::size_t i = 0; i < size; ++i) largest = std::max(largest, std::fabs(data[i]));
+  return std::max(largest, 1e-6f);
+}
+
+enum class Action { Randomize, Identity, Zero, Half, Double, Reset };
+
+// The grids, in the order they are drawn.
+enum Slot { kWQ, kWK, kWV, kWa, kW1, kW2, kVa, kWO, kX, kSlotCount };
+
+constexpr std::array<ParameterName, kX> kSlotParameter = {
+    ParameterName::W_Q, ParameterName::W_K, ParameterName::W_V, ParameterName::W_a,
+    ParameterName::W_1, ParameterName::W_2, ParameterName::v_a, ParameterName::W_O};
+
+// -----------------------------------------------------------------------------
+// The panel
+// -----------------------------------------------------------------------------
 
 class WeightsPanel final : public Panel {
  public:
   view::PanelId id() const override { return view::PanelId::Weights; }
   const char* title() const override { return "Weights"; }
-  void draw_content(AppState&, PanelContext&) override { ImGui::TextUnformatted("(not built yet)"); }
+
+  void draw_content(AppState& state, PanelContext& context) override {
+    Scenario& s = state.scenario;
+    if (s.parameters.heads.empty()) return;
+    const int last_head = static_cast<int>(s.parameters.heads.size()) - 1;
+    head_ = std::clamp(state.selection.head, 0, last_head);
+
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const ImVec2 available = ImGui::GetContentRegionAvail();
+    const float font = ImGui::GetFontSize();
+    const float strip_w = draw_head_strip(state, origin, available.y);
+    head_ = std::clamp(state.selection.head, 0, last_head);  // a click may have changed it
+    prepare_embeddings(state);
+    update_limits(state);
+    const float gap = std::round(font * 0.6f);
+
+    ImGui::SetCursorScreenPos(ImVec2(origin.x + strip_w + gap, origin.y));
+    const ImVec2 child_size(std::max(1.0f, available.x - strip_w - gap), std::max(1.0f, available.y));
+    ImGui::PushStyleVar(ImGuiStyleVar_ScrollbarSize, std::round(font * 0.8f));
+    if (ImGui::BeginChild("##grids", child_size, false, ImGuiWindowFlags_HorizontalScrollbar | ImGuiWindowFlags_NoBackground))
+      draw_grids(state, context, child_size);
+    ImGui::EndChild();
+    ImGui::PopStyleVar();
+  }
+
+ private:
+  MatrixEditor editor_;
+  int head_ = 0;
+  std::uint64_t randomize_count_ = 0;  // each Randomize draws from seed + this count
+
+  std::array<MatrixGridSpec, kSlotCount> specs_{};
+  std::array<bool, kSlotCount> shown_{};
+  std::array<char[200], kSlotCount> tooltips_{};
+  int d_v_ = 1;  // for W_O's row labels
+
+  // Colour scales (largest magnitude), recomputed when the scenario or the head changes.
+  std::array<float, kSlotCount> limits_{};
+  std::uint64_t limits_version_ = 0;
+  int limits_head_ = -1;
+
+  // X before positional encoding: the target's tokens, then the source's in cross mode.
+  Matrix x_rows_, x_scratch_;
+  std::uint64_t x_version_ = 0;
+  bool x_positional_ = false;
+  int x_target_rows_ = 0;
+  float x_label_width_ = 0;
+  int x_menu_row_ = -1;  // the token whose label menu is open
+
+  // ---------------------------------------------------------------------------
+  // Caches
+  // ---------------------------------------------------------------------------
+
+  const Token& token_of_row(const AppState& state, int row) const {
+    return row < x_target_rows_ ? state.pipeline.target().tokens[static_cast<std::size_t>(row)]
+                                : state.pipeline.keys().tokens[static_cast<std::size_t>(row - x_target_rows_)];
+  }
+
+  static const char* token_label(const void* context, int index, char* buffer, int size) {
+    const auto* self = static_cast<const std::pair<const WeightsPanel*, const AppState*>*>(context);
+    (void)buffer;
+    (void)size;
+    return self->first->token_of_row(*self->second, index).text.c_str();
+  }
+
+  void prepare_embeddings(const AppState& state) {
+    const bool positional = state.scenario.positional == Positional::Sinusoidal;
+    if (x_version_ == state.computed_version && x_positional_ == positional && x_rows_.size() > 0) return;
+    x_version_ = state.computed_version;
+    x_positional_ = positional;
+    const Pipeline& p = state.pipeline;
+    const bool cross = p.cross();
+    x_target_rows_ = static_cast<int>(p.X_target().rows());
+    const Eigen::Index d_model = p.X_target().cols();
+    const Eigen::Index rows = p.X_target().rows() + (cross ? p.X_keys().rows() : 0);
+    x_rows_.resize(rows, d_model);  // no allocation when the shape is unchanged
+    if (!positional) {
+      x_rows_.topRows(p.X_target().rows()) = p.X_target();
+      if (cross) x_rows_.bottomRows(p.X_keys().rows()) = p.X_keys();
+    } else {
+      // The pipeline's X holds the positions; embed the tokens again without them.
+      const int d = static_cast<int>(d_model);
+      embed_tokens(p.target().tokens, d, state.scenario.embeddings, Positional::None, x_scratch_);
+      x_rows_.topRows(x_scratch_.rows()) = x_scratch_;
+      if (cross) {
+        embed_tokens(p.keys().tokens, d, state.scenario.embeddings, Positional::None, x_scratch_);
+        x_rows_.bottomRows(x_scratch_.rows()) = x_scratch_;
+      }
+    }
+    x_label_width_ = 0;
+    const float cap = ImGui::GetFontSize() * 7.0f;
+    for (int r = 0; r < static_cast<int>(rows); ++r)
+      x_label_width_ = std::min(cap, std::max(x_label_width_, text_width(token_of_row(state, r).text.c_str())));
+    limits_version_ = 0;  // X changed: its colour scale too
+  }
+
+  void update_limits(AppState& state) {
+    if (limits_version_ == state.edit_version && limits_head_ == head_) return;
+    limits_version_ = state.edit_version;
+    limits_head_ = head_;
+    for (int slot = 0; slot < kX; ++slot) {
+      const WeightView w = weight_view(state.scenario.parameters, kSlotParameter[static_cast<std::size_t>(slot)], head_);
+      limits_[static_cast<std::size_t>(slot)] = magnitude(w.data, w.size());
+    }
+    limits_[kX] = magnitude(x_rows_.data(), static_cast<std::size_t>(x_rows_.size()));
+  }
+
+  // ---------------------------------------------------------------------------
+  // The head selector
+  // ---------------------------------------------------------------------------
+
+  float draw_head_strip(AppState& state, ImVec2 origin, float height) {
+    const Palette& colours = palette(state.ui.theme);
+    ImDrawList* list = ImGui::GetWindowDrawList();
+    const float font = ImGui::GetFontSize();
+    const int heads = static_cast<int>(state.scenario.parameters.heads.size());
+    const float caption_h = std::round(font * 1.3f);
+    const float button_h = std::round(font * 1.45f), spacing = std::round(font * 0.25f);
+    const float help_h = std::round(font * 1.6f);
+    const int fit = std::max(1, static_cast<int>((height - caption_h - help_h + spacing) / (button_h + spacing)));
+    const bool compact = heads > fit;  // numbers only, in columns
+    const int columns = compact ? (heads + fit - 1) / fit : 1;
+    const float swatch = std::round(font * 0.55f);
+    const float button_w = compact ? std::ceil(text_width("00")) + font * 1.0f
+                                   : std::ceil(text_width("head 00")) + swatch + font * 1.1f;
+    const float width = button_w * static_cast<float>(columns) + spacing * static_cast<float>(columns - 1);
+
+    list->AddText(ImVec2(origin.x, origin.y + (caption_h - font) * 0.5f), colours.text_dim, "Head");
+    char label[24];
+    for (int h = 0; h < heads; ++h) {
+      const int column = h / fit, row = h % fit;
+      const ImVec2 p(origin.x + static_cast<float>(column) * (button_w + spacing),
+                     origin.y + caption_h + static_cast<float>(row) * (button_h + spacing));
+      ImGui::SetCursorScreenPos(p);
+      ImGui::PushID(h);
+      if (ImGui::InvisibleButton("##head", ImVec2(button_w, button_h))) state.selection.head = h;
+      const bool hovered = ImGui::IsItemHovered();
+      ImGui::PopID();
+      const bool selected = h == head_;
+      const ImU32 colour = head_colour(state.ui.theme, h);
+      const ImVec2 q(p.x + button_w, p.y + button_h);
+      const float rounding = ImGui::GetStyle().FrameRounding;
+      if (selected) {
+        list->AddRectFilled(p, q, colour, rounding);
+      } else {
+        list->AddRectFilled(p, q, ImGui::GetColorU32(hovered ? ImGuiCol_ButtonHovered : ImGuiCol_FrameBg), rounding);
+        list->AddRect(p, q, ImGui::GetColorU32(ImGuiCol_Border), rounding);
+        if (compact)  // the head's colour as a bar along the left edge
+          list->AddRectFilled(ImVec2(p.x + 1.0f, p.y + 1.0f), ImVec2(p.x + std::round(font * 0.22f), q.y - 1.0f), colour,
+                              rounding, ImDrawFlags_RoundCornersLeft);
+        else
+          list->AddRectFilled(ImVec2(p.x + font * 0.35f, p.y + (button_h - swatch) * 0.5f),
+                              ImVec2(p.x + font * 0.35f + swatch, p.y + (button_h + swatch) * 0.5f), colour, 2.0f);
+      }
+      std::snprintf(label, sizeof label, compact ? "%d" : "head %d", h);
+      const view::Rgba8 on_colour = view::text_colour_on({static_cast<std::uint8_t>(colour >> IM_COL32_R_SHIFT),
+                                                          static_cast<std::uint8_t>(colour >> IM_COL32_G_SHIFT),
+                                                          static_cast<std::uint8_t>(colour >> IM_COL32_B_SHIFT), 255});
+      const ImU32 text = selected ? IM_COL32(on_colour.r, on_colour.g, on_colour.b, 255) : colours.text;
+      const float text_x = selected || compact ? p.x + (button_w - text_width(label)) * 0.5f + (compact && !selected ? font * 0.1f : 0.0f)
+                                               : p.x + font * 0.35f + swatch + font * 0.35f;
+      list->AddText(ImVec2(std::round(text_x), std::round(p.y + (button_h - font) * 0.5f)), text, label);
+      if (hovered) ImGui::SetTooltip("head %d: edit its W_Q, W_K, W_V (every view shows the selected head)", h);
+    }
+    // How to edit, one hover away.
+    const ImVec2 help(origin.x, origin.y + height - help_h);
+    ImGui::SetCursorScreenPos(help);
+    ImGui::TextDisabled("(?)");
+    if (ImGui::IsItemHovered()) {
+      ImGui::BeginTooltip();
+      ImGui::PushTextWrapPos(font * 30.0f);
+      ImGui::TextUnformatted("Every cell is a number the model uses; colour shows its sign and size (blue negative, "
+                             "red positive, scaled to each matrix's largest value).");
+      ImGui::BulletText("Drag a cell sideways to change it; hold Shift for fine steps; Esc undoes the drag.");
+      ImGui::BulletText("Double-click or Ctrl+click a cell to type a value.");
+      ImGui::BulletText("Click a matrix's name (or right-click it) for randomize, identity, zero, scale and reset.");
+      ImGui::BulletText("In X, hover a token to find it in every view; click to make it the query; right-click to reset it.");
+      ImGui::PopTextWrapPos();
+      ImGui::EndTooltip();
+    }
+    return width;
+  }
+
+  // ---------------------------------------------------------------------------
+  // The grids
+  // ---------------------------------------------------------------------------
+
+  void build_specs(AppState& state) {
+    Scenario& s = state.scenario;
+    const AttentionConfig& c = s.config;
+    const Theme theme = state.ui.theme;
+    d_v_ = c.d_v;
+    shown_.fill(false);
+    const auto weights = [&](Slot slot, const char* title, LabelFunction rows, LabelFunction columns, float row_width,
+                             int wide, bool per_head) {
+      const WeightView w = weight_view(s.parameters, kSlotParameter[slot], head_);
+      MatrixGridSpec& spec = specs_[slot];
+      spec = {};
+      spec.id = title;
+      spec.title = title;
+      spec.title_tooltip = tooltips_[slot];
+      spec.values = w.data;
+      spec.rows = w.rows;
+      spec.cols = w.cols;
+      spec.limit = limits_[slot];
+      spec.row_label = rows;
+      spec.column_label = columns;
+      spec.label_context = &d_v_;
+      spec.row_label_width = row_width;
+      spec.wide_columns = wide;
+      spec.accent = per_head ? head_colour(theme, head_) : 0;
+      shown_[slot] = true;
+    };
+    char buffer[32];
+    const float features_w = feature_labels_width(c.d_model);
+    const float k_rows_w = text_width(index_label(nullptr, c.d_k - 1, buffer, sizeof buffer));
+    const int named = std::min(c.d_model, static_cast<int>(kFeatureCount));
+    weights(kWQ, "W_Q", feature_label, index_label, features_w, 0, true);
+    weights(kWK, "W_K", feature_label, index_label, features_w, 0, true);
+    weights(kWV, "W_V", feature_label, index_label, features_w, 0, true);
+    std::snprintf(tooltips_[kWQ], sizeof tooltips_[kWQ],
+                  "W_Q (d_model \xc3\x97 d_k = %d \xc3\x97 %d), head %d: turns each token's embedding into its query, Q = X\xc2\xb7W_Q",
+                  c.d_model, c.d_k, head_);
+    std::snprintf(tooltips_[kWK], sizeof tooltips_[kWK],
+                  "W_K (d_model \xc3\x97 d_k = %d \xc3\x97 %d), head %d: turns each token's embedding into its key, K = X\xc2\xb7W_K",
+                  c.d_model, c.d_k, head_);
+    std::snprintf(tooltips_[kWV], sizeof tooltips_[kWV],
+                  "W_V (d_model \xc3\x97 d_v = %d \xc3\x97 %d), head %d: turns each token's embedding into its value, V = X\xc2\xb7W_V",
+                  c.d_model, c.d_v, head_);
+    if (c.compatibility == Compatibility::General) {
+      weights(kWa, "W_a", index_label, index_label, k_rows_w, 0, true);
+      std::snprintf(tooltips_[kWa], sizeof tooltips_[kWa],
+                    "W_a (d_k \xc3\x97 d_k = %d \xc3\x97 %d), head %d: the general score compares query and key through it, "
+                    "score = q\xc2\xb7W_a\xc2\xb7k\xe1\xb5\x80", c.d_k, c.d_k, head_);
+    } else if (c.compatibility == Compatibility::Additive) {
+      weights(kW1, "W_1", index_label, index_label, k_rows_w, 0, true);
+      weights(kW2, "W_2", index_label, index_label, k_rows_w, 0, true);
+      weights(kVa, "v_a", no_label, index_label, 0, 0, true);
+      std::snprintf(tooltips_[kW1], sizeof tooltips_[kW1],
+                    "W_1 (d_k \xc3\x97 d_att = %d \xc3\x97 %d), head %d: projects the query inside the additive score "
+                    "v_a\xc2\xb7tanh(q\xc2\xb7W_1 + k\xc2\xb7W_2)", c.d_k, c.d_att, head_);
+      std::snprintf(tooltips_[kW2], sizeof tooltips_[kW2],
+                    "W_2 (d_k \xc3\x97 d_att = %d \xc3\x97 %d), head %d: projects the key inside the additive score "
+                    "v_a\xc2\xb7tanh(q\xc2\xb7W_1 + k\xc2\xb7W_2)", c.d_k, c.d_att, head_);
+      std::snprintf(tooltips_[kVa], sizeof tooltips_[kVa],
+                    "v_a (d_att = %d), head %d: weighs the additive score's %d hidden units into one number", c.d_att, head_,
+                    c.d_att);
+    }
+    const float concat_w = text_width(concat_label(&d_v_, c.heads * c.d_v - 1, buffer, sizeof buffer));
+    weights(kWO, "W_O", concat_label, feature_label, concat_w, named, false);
+    std::snprintf(tooltips_[kWO], sizeof tooltips_[kWO],
+                  "W_O (heads\xc2\xb7" "d_v \xc3\x97 d_model = %d \xc3\x97 %d): mixes the heads' joined outputs back into "
+                  "d_model dimensions, output = concat\xc2\xb7W_O", c.heads * c.d_v, c.d_model);
+
+    // X: the tokens' embeddings.
+    MatrixGridSpec& x = specs_[kX];
+    x = {};
+    x.id = "X";
+    x.title = "X (embeddings)";
+    x.title_tooltip = tooltips_[kX];
+    x.values = x_rows_.data();
+    x.rows = static_cast<int>(x_rows_.rows());
+    x.cols = static_cast<int>(x_rows_.cols());
+    x.limit = limits_[kX];
+    x.row_label = token_label;
+    x.column_label = feature_label;
+    label_context_ = {this, &state};
+    x.label_context = &label_context_;
+    x.row_label_width = x_label_width_;
+    x.wide_columns = std::min(x.cols, static_cast<int>(kFeatureCount));
+    x.divider_row = state.pipeline.cross() ? x_target_rows_ : -1;
+    x.selected_row = state.selection.query;
+    x.editable = x.cols == c.d_model;
+    if (state.hovered.valid()) {
+      const int i = state.hovered.index;
+      if (!state.pipeline.cross()) x.highlight_row = state.highlights_query(i) ? i : -1;
+      else if (state.hovered.side == Side::Query) x.highlight_row = state.highlights_query(i) ? i : -1;
+      else x.highlight_row = state.highlights_key(i) ? x_target_rows_ + i : -1;
+    }
+    std::snprintf(tooltips_[kX], sizeof tooltips_[kX],
+                  "X (tokens \xc3\x97 d_model = %d \xc3\x97 %d): each token's embedding, before positional encoding%s. "
+                  "An edit is kept as an override for that word.",
+                  x.rows, x.cols, state.pipeline.cross() ? "; target tokens above the line, source tokens below" : "");
+    shown_[kX] = x.rows > 0 && x.cols > 0;
+  }
+
+  std::pair<const WeightsPanel*, const AppState*> label_context_{this, nullptr};
+
+  void draw_grids(AppState& state, PanelContext& context, ImVec2 size) {
+    const float font = ImGui::GetFontSize();
+    const float gap = std::round(font * 1.0f), group_gap = std::round(font * 2.0f);
+    const ImGuiStyle& style = ImGui::GetStyle();
+    build_specs(state);
+
+    // Rows as tall as the tallest grid allows; leave room for the scrollbar when it will show.
+    int max_rows = 1;
+    for (int slot = 0; slot < kSlotCount; ++slot)
+      if (shown_[static_cast<std::size_t>(slot)]) max_rows = std::max(max_rows, specs_[static_cast<std::size_t>(slot)].rows);
+    editor_.begin_frame(state.ui.theme, context.bold_font);
+    editor_.fit_rows(size.y, max_rows);
+    float total_w = 0;
+    for (int slot = 0; slot < kSlotCount; ++slot)
+      if (shown_[static_cast<std::size_t>(slot)])
+        total_w += editor_.measure(specs_[static_cast<std::size_t>(slot)]).x + (slot == kWO || slot == kX ? group_gap : gap);
+    if (total_w > size.x) editor_.fit_rows(size.y - style.ScrollbarSize, max_rows);
+    float tallest = 0;
+    for (int slot = 0; slot < kSlotCount; ++slot)
+      if (shown_[static_cast<std::size_t>(slot)]) tallest = std::max(tallest, editor_.measure(specs_[static_cast<std::size_t>(slot)]).y);
+
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    ImDrawList* list = ImGui::GetWindowDrawList();
+    float x = origin.x, content_h = 0;
+    for (int slot = 0; slot < kSlotCount; ++slot) {
+      const auto index = static_cast<std::size_t>(slot);
+      if (!shown_[index]) continue;
+      if (slot == kWO || slot == kX) {  // a line between the groups: per head | all heads | tokens
+        const float line_x = std::round(x + group_gap * 0.5f - gap * 0.5f);
+        list->AddLine(ImVec2(line_x, origin.y), ImVec2(line_x, origin.y + tallest), ImGui::GetColorU32(ImGuiCol_Separator));
+        x += group_gap - gap;
+      }
+      const MatrixGridSpec& spec = specs_[index];
+      const MatrixGridEvents events = editor_.draw(spec, ImVec2(x, origin.y));
+      handle(state, static_cast<Slot>(slot), spec, events);
+      const ImVec2 grid = editor_.measure(spec);
+      content_h = std::max(content_h, grid.y);
+      x += grid.x + gap;
+    }
+    // The scrolling extent.
+    ImGui::SetCursorScreenPos(origin);
+    ImGui::Dummy(ImVec2(x - origin.x - gap, content_h));
+    // A vertical wheel scrolls sideways when there is nothing to scroll vertically.
+    const ImGuiIO& io = ImGui::GetIO();
+    if (ImGui::IsWindowHovered() && io.MouseWheel != 0.0f && !io.KeyShift && ImGui::GetScrollMaxY() <= 0.0f)
+      ImGui::SetScrollX(ImGui::GetScrollX() - io.MouseWheel * font * 6.0f);
+  }
+
+  // ---------------------------------------------------------------------------
+  // Edits
+  // ---------------------------------------------------------------------------
+
+  void handle(AppState& state, Slot slot, const MatrixGridSpec& spec, const MatrixGridEvents& events) {
+    if (slot == kX) {
+      handle_embeddings(state, spec, events);
+      return;
+    }
+    const ParameterName name = kSlotParameter[slot];
+    if (events.edited) {
+      const WeightView w = weight_view(state.scenario.parameters, name, head_);
+      if (events.row < w.rows && events.col < w.cols && std::isfinite(events.value)) {
+        w.data[static_cast<std::size_t>(events.row) * static_cast<std::size_t>(w.cols) + static_cast<std::size_t>(events.col)] =
+            events.value;
+        state.mark_edited();
+      }
+    }
+    if (editor_.begin_menu(spec, events.open_menu)) {
+      if (name == ParameterName::W_O)
+        ImGui::TextDisabled("W_O (all heads)");
+      else
+        ImGui::TextDisabled("%s, head %d", spec.title, head_);
+      ImGui::Separator();
+      std::optional<Action> action;
+      if (ImGui::MenuItem("Randomize")) action = Action::Randomize;
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("new values drawn from a new seed");
+      if (ImGui::MenuItem("Identity-like")) action = Action::Identity;
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("1 on the diagonal of the top-left square, 0 elsewhere");
+      if (ImGui::MenuItem("Zero")) action = Action::Zero;
+      if (ImGui::MenuItem("Scale \xc3\x97 0.5")) action = Action::Half;
+      if (ImGui::MenuItem("Scale \xc3\x97 2")) action = Action::Double;
+      ImGui::Separator();
+      if (ImGui::MenuItem("Reset")) action = Action::Reset;
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("back to the values the scenario had when it was opened (new cells: from its seed)");
+      editor_.end_menu();
+      if (action) apply_to_weights(state, name, *action);
+    }
+  }
+
+  // Back to the scenario as opened where that matrix still has the same shape, else the seed.
+  void reset_weights(AppState& state, ParameterName name) {
+    Parameters& p = state.scenario.parameters;
+    const Parameters& opened = state.opened.parameters;
+    const auto head = static_cast<std::size_t>(head_);
+    if (name == ParameterName::v_a) {
+      if (head < opened.heads.size() && opened.heads[head].v_a.cols() == p.heads[head].v_a.cols())
+        p.heads[head].v_a = opened.heads[head].v_a;
+      else
+        seed_parameter(p, name, head_, state.scenario.seed);
+      return;
+    }
+    const bool per_head = name != ParameterName::W_O;
+    if (per_head && head >= opened.heads.size()) {
+      seed_parameter(p, name, head_, state.scenario.seed);
+      return;
+    }
+    const Matrix& before = parameter(opened, name, head_);
+    Matrix& now = parameter(p, name, head_);
+    if (before.rows() == now.rows() && before.cols() == now.cols())
+      now = before;
+    else
+      seed_parameter(p, name, head_, state.scenario.seed);
+  }
+
+  void apply_to_weights(AppState& state, ParameterName name, Action action) {
+    Parameters& p = state.scenario.parameters;
+    const WeightView w = weight_view(p, name, head_);
+    switch (action) {
+      case Action::Randomize: seed_parameter(p, name, head_, state.scenario.seed + ++randomize_count_); break;
+      case Action::Reset: reset_weights(state, name); break;
+      case Action::Identity:
+        for (int r = 0; r < w.rows; ++r)
+          for (int c = 0; c < w.cols; ++c) w.data[static_cast<std::size_t>(r * w.cols + c)] = r == c ? 1.0f : 0.0f;
+        break;
+      case Action::Zero: std::fill(w.data, w.data + w.size(), 0.0f); break;
+      case Action::Half:
+      case Action::Double: {
+        const float factor = action == Action::Half ? 0.5f : 2.0f;
+        for (std::size_t i = 0; i < w.size(); ++i) w.data[i] = std::clamp(w.data[i] * factor, -FLT_MAX, FLT_MAX);
+        break;
+      }
+    }
+    state.mark_edited();
+  }
+
+  // The override that gives this token its embedding: its exact text, else its lower-cased key
+  // (the order the engine looks them up in).
+  static EmbeddingOverrides::iterator find_override(EmbeddingOverrides& overrides, const Token& token) {
+    auto found = overrides.find(token.text);
+    if (found == overrides.end()) found = overrides.find(token.key);
+    return found;
+  }
+
+  // Writes a whole embedding row for the token of `row` (its override, created if needed).
+  void write_embedding(AppState& state, int row, const float* values) {
+    const Token& token = token_of_row(state, row);
+    const auto d_model = static_cast<std::size_t>(state.scenario.config.d_model);
+    auto found = find_override(state.scenario.embeddings, token);
+    if (found == state.scenario.embeddings.end()) found = state.scenario.embeddings.emplace(token.text, std::vector<float>()).first;
+    found->second.assign(values, values + d_model);
+  }
+
+  void handle_embeddings(AppState& state, const MatrixGridSpec& spec, const MatrixGridEvents& events) {
+    const bool cross = state.pipeline.cross();
+    if (events.hovered_row >= 0)
+      state.hovered_next = events.hovered_row < x_target_rows_ ? TokenRef{Side::Query, events.hovered_row}
+                                                               : TokenRef{cross ? Side::Key : Side::Query, events.hovered_row - x_target_rows_};
+    if (events.label_clicked >= 0 && events.label_clicked < x_target_rows_) state.selection.query = events.label_clicked;
+    if (events.label_hovered >= 0) label_tooltip(state, events.label_hovered);
+
+    if (events.edited && spec.editable && events.row < x_rows_.rows() && events.col < x_rows_.cols()) {
+      // Start from the row as shown (no positions), so the other dimensions keep their values.
+      const Token& token = token_of_row(state, events.row);
+      auto found = find_override(state.scenario.embeddings, token);
+      if (found == state.scenario.embeddings.end() ||
+          found->second.size() != static_cast<std::size_t>(state.scenario.config.d_model))
+        write_embedding(state, events.row, x_rows_.row(events.row).data());
+      found = find_override(state.scenario.embeddings, token);
+      found->second[static_cast<std::size_t>(events.col)] = events.value;
+      x_rows_(events.row, events.col) = events.value;  // shown at once; rebuilt after the recompute
+      state.mark_edited();
+    }
+
+    // The row menu: reset one word.
+    if (events.label_menu >= 0) {
+      x_menu_row_ = events.label_menu;
+      ImGui::OpenPopup("##token menu");
+    }
+    if (ImGui::BeginPopup("##token menu")) {
+      if (x_menu_row_ >= 0 && x_menu_row_ < x_rows_.rows()) {
+        const Token& token = token_of_row(state, x_menu_row_);
+        ImGui::TextDisabled("\"%s\"", token.text.c_str());
+        ImGui::Separator();
+        const bool has_override = find_override(state.scenario.embeddings, token) != state.scenario.embeddings.end();
+        if (ImGui::MenuItem("Reset to its embedding when opened", nullptr, false, has_override && spec.editable)) {
+          erase_overrides(state, token);
+          state.mark_edited();
+        }
+        if (!has_override) ImGui::TextDisabled("(not edited)");
+      }
+      ImGui::EndPopup();
+    }
+
+    if (editor_.begin_menu(spec, events.open_menu)) {
+      ImGui::TextDisabled("X: the embeddings of these tokens");
+      ImGui::Separator();
+      std::optional<Action> action;
+      if (ImGui::MenuItem("Randomize", nullptr, false, spec.editable)) action = Action::Randomize;
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("new values in [-0.5, 0.5), the same for the same word");
+      if (ImGui::MenuItem("One-hot", nullptr, false, spec.editable)) action = Action::Identity;
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("token i gets 1 in dimension i and 0 elsewhere");
+      if (ImGui::MenuItem("Zero", nullptr, false, spec.editable)) action = Action::Zero;
+      if (ImGui::MenuItem("Scale \xc3\x97 0.5", nullptr, false, spec.editable)) action = Action::Half;
+      if (ImGui::MenuItem("Scale \xc3\x97 2", nullptr, false, spec.editable)) action = Action::Double;
+      ImGui::Separator();
+      if (ImGui::MenuItem("Reset (embeddings as opened)", nullptr, false, spec.editable)) action = Action::Reset;
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("these words go back to their lexicon or hashed embeddings");
+      editor_.end_menu();
+      if (action) apply_to_embeddings(state, *action);
+    }
+  }
+
+  static void erase_overrides(AppState& state, const Token& token) {
+    state.scenario.embeddings.erase(token.text);
+    state.scenario.embeddings.erase(token.key);
+    // Back to the override the scenario was opened with, if it had one of this width.
+    for (const std::string* word : {&token.text, &token.key}) {
+      const auto it = state.opened.embeddings.find(*word);
+      if (it != state.opened.embeddings.end() &&
+          it->second.size() == static_cast<std::size_t>(state.scenario.config.d_model)) {
+        state.scenario.embeddings[*word] = it->second;
+        break;
+      }
+    }
+  }
+
+  void apply_to_embeddings(AppState& state, Action action) {
+    const int rows = static_cast<int>(x_rows_.rows()), cols = static_cast<int>(x_rows_.cols());
+    if (action == Action::Reset) {
+      for (int r = 0; r < rows; ++r) erase_overrides(state, token_of_row(state, r));
+      state.mark_edited();
+      return;
+    }
+    const std::uint64_t stream_seed = state.scenario.seed + (action == Action::Randomize ? ++randomize_count_ : 0);
+    Matrix next = x_rows_;
+    for (int r = 0; r < rows; ++r) {
+      const std::uint64_t stream = rng::combine(stream_seed, rng::hash(token_of_row(state, r).key));
+      for (int c = 0; c < cols; ++c) {
+        float& v = next(r, c);
+        switch (action) {
+          case Action::Randomize: v = 0.5f * rng::value(stream, static_cast<std::uint64_t>(c)); break;
+          case Action::Identity: v = r == c ? 1.0f : 0.0f; break;
+          case Action::Zero: v = 0.0f; break;
+          case Action::Half: v *= 0.5f; break;
+          case Action::Double: v = std::clamp(v * 2.0f, -FLT_MAX, FLT_MAX); break;
+          case Action::Reset: break;
+        }
+      }
+    }
+    for (int r = 0; r < rows; ++r) write_embedding(state, r, next.row(r).data());
+    state.mark_edited();
+  }
+
+  void label_tooltip(const AppState& state, int row) const {
+    const bool source = row >= x_target_rows_;
+    const int index = source ? row - x_target_rows_ : row;
+    const Token& token = token_of_row(state, row);
+    const auto& sources = source ? state.pipeline.key_sources() : state.pipeline.target_sources();
+    const EmbeddingSource from = static_cast<std::size_t>(index) < sources.size() ? sources[static_cast<std::size_t>(index)]
+                                                                                   : EmbeddingSource::Hashed;
+    const char* origin = from == EmbeddingSource::Override  ? "edited (an override in the scenario)"
+                         : from == EmbeddingSource::Lexicon ? "from the teaching lexicon"
+                                                            : "derived from the word itself (not in the lexicon)";
+    ImGui::BeginTooltip();
+    ImGui::Text("\"%s\": %s %d", token.text.c_str(),
+                source ? "source token" : (state.pipeline.cross() ? "target token" : "token"), index);
+    ImGui::Text("embedding %s", origin);
+    ImGui::TextDisabled(source ? "right-click to reset" : "click: make it the query \xc2\xb7 right-click: reset");
+    ImGui::EndTooltip();
+  }
 };
 
 }  // namespace

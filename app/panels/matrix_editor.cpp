@@ -1,0 +1,512 @@
+#include "app/panels/matrix_editor.hpp"
+
+#include "app/theme.hpp"
+#include "app/view/colormap.hpp"
+#include "app/view/format.hpp"
+
+#include <algorithm>
+#include <cfloat>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace attnviz::app {
+namespace {
+
+ImU32 to_imgui(view::Rgba8 c) { return IM_COL32(c.r, c.g, c.b, c.a); }
+
+// The lines between cells (drawn as the grid's background, showing through 1-pixel gaps).
+ImU32 grid_line_colour(Theme theme) {
+  return theme == Theme::Dark ? IM_COL32(70, 72, 82, 255) : IM_COL32(196, 198, 206, 255);
+}
+
+// A cell's number in at most `width` pixels: 2 decimals, fewer when they do not fit, then the
+// shortest exponent form ("-3e+38"). Never allocates.
+const char* format_cell(char* buffer, int size, float value, float width) {
+  for (int decimals = 2; decimals >= 0; --decimals) {
+    view::format_number_into(buffer, size, value, decimals);
+    if (ImGui::CalcTextSize(buffer).x <= width) return buffer;
+  }
+  if (std::isfinite(value)) std::snprintf(buffer, static_cast<std::size_t>(size), "%.0e", static_cast<double>(value));
+  return buffer;
+}
+
+// "W_Q" is drawn as W with a subscript Q: the part after '_' at a smaller size, lowered.
+struct TitleParts {
+  const char* main_begin;
+  const char* main_end;
+  const char* sub;  // "" when there is no subscript
+};
+TitleParts split_title(const char* title) {
+  const char* underscore = std::strchr(title, '_');
+  if (!underscore) return {title, title + std::strlen(title), ""};
+  return {title, underscore, underscore + 1};
+}
+constexpr float kSubscriptScale = 0.72f;
+
+ImVec2 title_size(ImFont* font, const char* title) {
+  if (!font) font = ImGui::GetFont();
+  const float size = ImGui::GetFontSize();
+  const TitleParts parts = split_title(title);
+  ImVec2 main = font->CalcTextSizeA(size, FLT_MAX, 0.0f, parts.main_begin, parts.main_end);
+  if (*parts.sub) main.x += font->CalcTextSizeA(size * kSubscriptScale, FLT_MAX, 0.0f, parts.sub).x + 1.0f;
+  return main;
+}
+
+void draw_title(ImDrawList* list, ImFont* font, ImVec2 at, ImU32 colour, const char* title) {
+  if (!font) font = ImGui::GetFont();
+  const float size = ImGui::GetFontSize();
+  const TitleParts parts = split_title(title);
+  list->AddText(font, size, at, colour, parts.main_begin, parts.main_end);
+  if (!*parts.sub) return;
+  const float x = at.x + font->CalcTextSizeA(size, FLT_MAX, 0.0f, parts.main_begin, parts.main_end).x + 1.0f;
+  list->AddText(font, size * kSubscriptScale, ImVec2(x, std::round(at.y + size * 0.38f)), colour, parts.sub);
+}
+
+bool escape_pressed() { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false); }
+
+}  // namespace
+
+// -----------------------------------------------------------------------------
+// Sizes
+// -----------------------------------------------------------------------------
+
+void MatrixEditor::begin_frame(Theme theme, ImFont* bold_font) {
+  frame_ = ImGui::GetFrameCount();
+  theme_ = theme;
+  bold_font_ = bold_font;
+  font_ = ImGui::GetFontSize();
+  pad_x_ = std::round(font_ * 0.3f);
+  cell_w_ = std::ceil(ImGui::CalcTextSize("-0.00").x) + 2.0f * pad_x_;
+  header_h_ = std::round(font_ * 1.3f);
+  row_h_ = std::round(font_ * 1.3f);
+  if (typing_.id != 0 && typing_.drawn_frame < frame_ - 1) typing_ = {};  // its grid went away
+  show_notice();
+}
+
+void MatrixEditor::fit_rows(float height, int max_rows) {
+  // Rows share the height; never shorter than the text, never taller than a comfortable cell.
+  const float fit = std::floor((height - header_h_ - 1.0f) / static_cast<float>(std::max(1, max_rows)));
+  row_h_ = std::clamp(fit, std::round(font_ * 1.1f), std::round(font_ * 1.6f));
+}
+
+float MatrixEditor::drag_speed(float limit, bool fine) {
+  // A drag of 100 pixels sweeps the matrix's range; a matrix of (near) zeros moves 0.01/pixel.
+  const float magnitude = std::isfinite(limit) && limit > 1e-3f ? limit : 1.0f;
+  return magnitude * (fine ? 0.001f : 0.01f);
+}
+
+bool MatrixEditor::parse_value(const char* text, float& out) {
+  char buffer[64];
+  std::size_t n = 0;
+  // Copy without surrounding blanks; a typographic minus (U+2212) becomes '-'.
+  while (*text == ' ' || *text == '\t') ++text;
+  if (std::strncmp(text, "\xe2\x88\x92", 3) == 0) {
+    buffer[n++] = '-';
+    text += 3;
+  }
+  for (; *text && n + 1 < sizeof buffer; ++text) buffer[n++] = *text;
+  while (n > 0 && (buffer[n - 1] == ' ' || buffer[n - 1] == '\t')) --n;
+  buffer[n] = '\0';
+  if (n == 0) return false;
+  const char* start = buffer[0] == '+' ? buffer + 1 : buffer;
+  double value = 0.0;
+  const auto [end, error] = std::from_chars(start, buffer + n, value);
+  if (error != std::errc() || end != buffer + n) return false;  // not a number; "nan"/"inf" fail below
+  if (!std::isfinite(value) || std::fabs(value) > static_cast<double>(FLT_MAX)) return false;
+  out = static_cast<float>(value);
+  return true;
+}
+
+float MatrixEditor::Layout::column_x(int col) const {
+  return col <= wide ? wide_w * static_cast<float>(col)
+                     : wide_w * static_cast<float>(wide) + cell_w * static_cast<float>(col - wide);
+}
+
+int MatrixEditor::Layout::column_at(float x) const {
+  const float wide_end = wide_w * static_cast<float>(wide);
+  const int col = x < wide_end ? static_cast<int>(std::floor(x / wide_w))
+                               : wide + static_cast<int>(std::floor((x - wide_end) / cell_w));
+  return std::clamp(col, 0, std::max(0, cols - 1));
+}
+
+MatrixEditor::Layout MatrixEditor::layout_of(const MatrixGridSpec& spec, ImVec2 origin) {
+  Layout l;
+  l.origin = origin;
+  l.rows = spec.rows;
+  l.cols = spec.cols;
+  l.cell_w = cell_w_;
+  l.wide = std::clamp(spec.wide_columns, 0, spec.cols);
+  l.wide_w = cell_w_;
+  char buffer[64];
+  for (int c = 0; c < l.wide && spec.column_label; ++c) {
+    const char* text = spec.column_label(spec.label_context, c, buffer, sizeof buffer);
+    l.wide_w = std::max(l.wide_w, std::ceil(ImGui::CalcTextSize(text).x) + 2.0f * pad_x_);
+  }
+  // The corner holds the bold title and the menu arrow.
+  const float title_w = title_size(bold_font_, spec.title).x;
+  l.label_w = std::ceil(std::max(spec.row_label_width + 2.0f * pad_x_, title_w + font_ * 0.9f + 2.0f * pad_x_));
+  l.cells_w = l.column_x(l.cols);
+  return l;
+}
+
+ImVec2 MatrixEditor::measure(const MatrixGridSpec& spec) {
+  const Layout l = layout_of(spec, ImVec2(0, 0));
+  return ImVec2(l.label_w + l.cells_w + 1.0f, header_h_ + row_h_ * static_cast<float>(spec.rows) + 1.0f);
+}
+
+// -----------------------------------------------------------------------------
+// Drawing and the mouse
+// -----------------------------------------------------------------------------
+
+MatrixGridEvents MatrixEditor::draw(const MatrixGridSpec& spec, ImVec2 origin) {
+  MatrixGridEvents events;
+  if (spec.rows <= 0 || spec.cols <= 0 || !spec.values) return events;
+  const Layout l = layout_of(spec, origin);
+  const Palette& colours = palette(theme_);
+  ImDrawList* list = ImGui::GetWindowDrawList();
+  const ImGuiIO& io = ImGui::GetIO();
+  const ImVec2 clip_min = list->GetClipRectMin(), clip_max = list->GetClipRectMax();
+
+  const float cells_x = origin.x + l.label_w;
+  const float cells_top = origin.y + header_h_;
+  const float cells_h = row_h_ * static_cast<float>(l.rows);
+  const float right = cells_x + l.cells_w;
+  if (right + 1.0f < clip_min.x || origin.x > clip_max.x) return events;  // scrolled out of view
+
+  // The header row sticks to the top of the view while long matrices scroll under it.
+  const float header_y = std::clamp(clip_min.y, origin.y, std::max(origin.y, cells_top + cells_h - row_h_ - header_h_));
+  const float view_top = std::max(header_y + header_h_, clip_min.y);
+  const float view_bottom = clip_max.y;
+  const int r0 = std::clamp(static_cast<int>(std::floor((view_top - cells_top) / row_h_)), 0, l.rows);
+  const int r1 = std::clamp(static_cast<int>(std::ceil((view_bottom - cells_top) / row_h_)), r0, l.rows);
+  const float view_left = std::max(clip_min.x, cells_x), view_right = std::min(clip_max.x, right + 1.0f);
+  const int c0 = l.column_at(view_left - cells_x);
+  const int c1 = view_right > view_left ? l.column_at(view_right - cells_x - 0.01f) + 1 : c0;
+  const auto cell_min = [&](int r, int c) {
+    return ImVec2(cells_x + l.column_x(c), cells_top + row_h_ * static_cast<float>(r));
+  };
+  const auto column_width = [&](int c) { return c < l.wide ? l.wide_w : l.cell_w; };
+  const auto value_at = [&](int r, int c) {
+    return spec.values[static_cast<std::size_t>(r) * static_cast<std::size_t>(l.cols) + static_cast<std::size_t>(c)];
+  };
+
+  ImGui::PushID(spec.id);
+  const ImGuiID grid_id = ImGui::GetID("##cells");
+
+  // 1. The text field of a cell being typed into: submitted before the cells so that it, not
+  //    the grid under it, gets the mouse, but drawn on a channel above them.
+  const bool typing_here = typing_.id == grid_id && typing_.row < l.rows && typing_.col < l.cols;
+  if (typing_here) {
+    list->ChannelsSplit(2);
+    list->ChannelsSetCurrent(1);
+    draw_typing(spec, cell_min(typing_.row, typing_.col), column_width(typing_.col), events);
+    list->ChannelsSetCurrent(0);
+  }
+
+  // 2. The cells: one invisible button over the visible part of the grid.
+  const ImVec2 area_min(view_left, std::max(view_top, cells_top));
+  const ImVec2 area_max(std::min(view_right, right), std::min(view_bottom, cells_top + cells_h));
+  int hover_r = -1, hover_c = -1;
+  bool cells_hovered = false;
+  if (area_max.x - area_min.x >= 1.0f && area_max.y - area_min.y >= 1.0f) {
+    ImGui::SetCursorScreenPos(area_min);
+    ImGui::InvisibleButton("##cells", ImVec2(area_max.x - area_min.x, area_max.y - area_min.y));
+    cells_hovered = ImGui::IsItemHovered();
+    const ImVec2 m = io.MousePos;
+    if (ImGui::IsMouseHoveringRect(area_min, area_max)) {
+      hover_r = std::clamp(static_cast<int>(std::floor((m.y - cells_top) / row_h_)), 0, l.rows - 1);
+      hover_c = l.column_at(m.x - cells_x);
+    }
+    if (!cells_hovered) hover_r = hover_c = -1;
+    if (spec.editable && cells_hovered) ImGui::SetMouseCursor(ImGuiMouseCursor_ResizeEW);
+
+    // Press: start a drag on the cell under the mouse (Ctrl+click types instead).
+    if (ImGui::IsItemActivated() && spec.editable && hover_r >= 0) {
+      drag_ = {};
+      if (io.KeyCtrl) {
+        open_typing(grid_id, hover_r, hover_c, value_at(hover_r, hover_c));
+      } else {
+        drag_.id = grid_id;
+        drag_.row = hover_r;
+        drag_.col = hover_c;
+        drag_.start_value = value_at(hover_r, hover_c);
+        drag_.limit = spec.limit;
+      }
+    }
+    // Double-click: type the value.
+    if (spec.editable && cells_hovered && hover_r >= 0 && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
+      drag_ = {};
+      open_typing(grid_id, hover_r, hover_c, value_at(hover_r, hover_c));
+    }
+    // Moving: one continuous edit of the pressed cell, whichever cell the mouse is over now.
+    if (drag_.id == grid_id) {
+      if (!ImGui::IsItemActive() || drag_.row >= l.rows || drag_.col >= l.cols) {
+        drag_ = {};
+      } else if (!drag_.cancelled) {
+        ImGui::SetMouseCursor(ImGuiMouseCursor_ResizeEW);
+        if (escape_pressed()) {  // Escape puts the value back and ends the drag
+          drag_.cancelled = true;
+          events = {};
+          events.edited = true;
+          events.row = drag_.row;
+          events.col = drag_.col;
+          events.value = drag_.start_value;
+        } else {
+          if (!drag_.moving && std::fabs(m.x - io.MouseClickedPos[0].x) >= io.MouseDragThreshold) drag_.moving = true;
+          const float dx = drag_.moving ? io.MouseDelta.x : 0.0f;
+          if (dx != 0.0f) {
+            const float current = value_at(drag_.row, drag_.col);
+            const float next = std::clamp(current + dx * drag_speed(drag_.limit, io.KeyShift), -FLT_MAX, FLT_MAX);
+            if (std::isfinite(next) && next != current) {
+              events.edited = true;
+              events.row = drag_.row;
+              events.col = drag_.col;
+              events.value = next;
+            }
+          }
+        }
+      }
+    }
+    if (ImGui::IsItemHovered() && ImGui::IsMouseClicked(ImGuiMouseButton_Right)) events.open_menu = true;
+  }
+  if (hover_r >= 0) events.hovered_row = hover_r;
+
+  // 3. Paint: grid lines (the background through 1-pixel gaps), then the visible cells.
+  list->PushClipRect(ImVec2(clip_min.x, view_top), clip_max, true);
+  if (r1 > r0 && c1 > c0) {
+    const ImVec2 a = cell_min(r0, c0);
+    const ImVec2 b(cells_x + l.column_x(c1) + 1.0f, cells_top + row_h_ * static_cast<float>(r1) + 1.0f);
+    list->AddRectFilled(a, b, grid_line_colour(theme_));
+  }
+  const bool show_text = row_h_ >= font_ * 0.95f;
+  char text[48];
+  for (int r = r0; r < r1; ++r)
+    for (int c = c0; c < c1; ++c) {
+      const float v = value_at(r, c);
+      const view::Rgba8 background = view::sample_diverging(v, spec.limit);
+      const ImVec2 p = cell_min(r, c);
+      const float w = column_width(c);
+      list->AddRectFilled(ImVec2(p.x + 1.0f, p.y + 1.0f), ImVec2(p.x + w, p.y + row_h_), to_imgui(background));
+      if (!show_text || (typing_.id == grid_id && typing_.row == r && typing_.col == c)) continue;
+      // An exact zero reads "0", faint, so that the numbers that matter stand out.
+      const bool zero = v == 0.0f;
+      if (zero) std::snprintf(text, sizeof text, "0");
+      else format_cell(text, sizeof text, v, w - 4.0f);
+      const ImVec2 size = ImGui::CalcTextSize(text);
+      const view::Rgba8 ink = view::text_colour_on(background);
+      list->AddText(ImVec2(std::round(p.x + 1.0f + (w - 1.0f - size.x) * 0.5f), std::round(p.y + 1.0f + (row_h_ - 1.0f - size.y) * 0.5f)),
+                    IM_COL32(ink.r, ink.g, ink.b, zero ? 90 : 255), text);
+    }
+  // The divider between the target's and the source's tokens.
+  if (spec.divider_row > 0 && spec.divider_row < l.rows) {
+    const float y = cells_top + row_h_ * static_cast<float>(spec.divider_row) + 0.5f;
+    list->AddLine(ImVec2(origin.x, y), ImVec2(right + 1.0f, y), colours.text_dim, 2.0f);
+  }
+  // Outlines: the hovered token's row, the hovered cell, the dragged cell.
+  const float thick = std::max(2.0f, std::round(font_ * 0.12f));
+  if (spec.highlight_row >= 0 && spec.highlight_row < l.rows) {
+    const float y = cells_top + row_h_ * static_cast<float>(spec.highlight_row);
+    list->AddRect(ImVec2(origin.x, y), ImVec2(right + 1.0f, y + row_h_ + 1.0f), colours.highlight, 0, 0, thick);
+  }
+  const bool dragging_here = drag_.id == grid_id && !drag_.cancelled;
+  if (hover_r >= 0 && !dragging_here && spec.editable) {
+    const ImVec2 p = cell_min(hover_r, hover_c);
+    list->AddRect(p, ImVec2(p.x + column_width(hover_c) + 1.0f, p.y + row_h_ + 1.0f), colours.text, 0, 0, 1.5f);
+  }
+  if (dragging_here) {
+    const ImVec2 p = cell_min(drag_.row, drag_.col);
+    list->AddRect(ImVec2(p.x - 1.0f, p.y - 1.0f), ImVec2(p.x + column_width(drag_.col) + 2.0f, p.y + row_h_ + 2.0f),
+                  colours.selection, 0, 0, thick);
+  }
+
+  // 4. Row labels, right-aligned against the cells.
+  const int active_row = dragging_here ? drag_.row : hover_r;
+  const int active_col = dragging_here ? drag_.col : hover_c;
+  list->PushClipRect(ImVec2(origin.x, view_top), ImVec2(cells_x - 1.0f, clip_max.y), true);
+  for (int r = r0; r < r1 && spec.row_label; ++r) {
+    const char* label = spec.row_label(spec.label_context, r, text, sizeof text);
+    const ImVec2 size = ImGui::CalcTextSize(label);
+    const float y = cells_top + row_h_ * static_cast<float>(r) + (row_h_ + 1.0f - size.y) * 0.5f;
+    const ImU32 colour = r == spec.selected_row ? colours.selection
+                         : (r == active_row || r == spec.highlight_row) ? colours.text
+                                                                        : colours.text_dim;
+    list->AddText(ImVec2(std::round(cells_x - pad_x_ - size.x), std::round(y)), colour, label);
+  }
+  list->PopClipRect();
+  list->PopClipRect();
+  // Hover and clicks on the labels (tokens: hover highlights, click selects, right-click menu).
+  const ImVec2 labels_min(std::max(origin.x, clip_min.x), view_top);
+  const ImVec2 labels_max(cells_x, std::min(view_bottom, cells_top + cells_h));
+  if (labels_max.x > labels_min.x && labels_max.y > labels_min.y && !ImGui::IsAnyItemActive() &&
+      ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(labels_min, labels_max)) {
+    const int r = std::clamp(static_cast<int>(std::floor((io.MousePos.y - cells_top) / row_h_)), 0, l.rows - 1);
+    events.hovered_row = events.label_hovered = r;
+    if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) events.label_clicked = r;
+    if (ImGui::IsMouseClicked(ImGuiMouseButton_Right)) events.label_menu = r;
+  }
+
+  // 5. The header: column labels, and the title in the corner (a button: it opens the menu).
+  list->PushClipRect(ImVec2(std::max(clip_min.x, cells_x), header_y), ImVec2(std::min(clip_max.x, right + 1.0f), header_y + header_h_), true);
+  for (int c = c0; c < c1 && spec.column_label; ++c) {
+    const char* label = spec.column_label(spec.label_context, c, text, sizeof text);
+    const ImVec2 size = ImGui::CalcTextSize(label);
+    const float x = cells_x + l.column_x(c) + (column_width(c) + 1.0f - size.x) * 0.5f;
+    list->AddText(ImVec2(std::round(x), std::round(header_y + header_h_ - size.y - font_ * 0.1f)),
+                  c == active_col ? colours.text : colours.text_dim, label);
+  }
+  list->PopClipRect();
+  ImGui::SetCursorScreenPos(ImVec2(origin.x, header_y));
+  ImGui::InvisibleButton("##title", ImVec2(l.label_w, header_h_), ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
+  const bool title_hovered = ImGui::IsItemHovered();
+  if (ImGui::IsItemClicked(ImGuiMouseButton_Left) || ImGui::IsItemClicked(ImGuiMouseButton_Right)) events.open_menu = true;
+  if (title_hovered || ImGui::IsPopupOpen("##menu"))
+    list->AddRectFilled(ImVec2(origin.x, header_y), ImVec2(origin.x + l.label_w - 2.0f, header_y + header_h_ - 1.0f),
+                        ImGui::GetColorU32(ImGuiCol_HeaderHovered), ImGui::GetStyle().FrameRounding);
+  const ImVec2 title_extent = title_size(bold_font_, spec.title);
+  const ImVec2 title_at(std::round(origin.x + pad_x_), std::round(header_y + (header_h_ - font_) * 0.5f - font_ * 0.08f));
+  draw_title(list, bold_font_, title_at, colours.text, spec.title);
+  // ▾: the title opens a menu.
+  const float arrow = font_ * 0.28f;
+  const ImVec2 arrow_centre(title_at.x + title_extent.x + font_ * 0.45f, header_y + header_h_ * 0.5f + arrow * 0.3f);
+  list->AddTriangleFilled(ImVec2(arrow_centre.x - arrow, arrow_centre.y - arrow * 0.6f),
+                          ImVec2(arrow_centre.x + arrow, arrow_centre.y - arrow * 0.6f),
+                          ImVec2(arrow_centre.x, arrow_centre.y + arrow * 0.6f), colours.text_dim);
+  if (spec.accent != 0)  // the head's colour, as in the head selector
+    list->AddRectFilled(ImVec2(origin.x + 1.0f, header_y + header_h_ - 3.0f), ImVec2(origin.x + l.label_w - 3.0f, header_y + header_h_ - 1.0f),
+                        spec.accent, 1.0f);
+  if (title_hovered && spec.title_tooltip) {
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(font_ * 32.0f);
+    ImGui::TextUnformatted(spec.title_tooltip);
+    ImGui::TextDisabled("click for actions (randomize, zero, scale, reset, ...)");
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
+
+  // 6. Tooltips: the dragged value, live; the hovered cell's value after a short rest.
+  const auto cell_name = [&](int r, int c, char* out, int size) {
+    char row_text[48], col_text[48];
+    const char* rl = spec.row_label ? spec.row_label(spec.label_context, r, row_text, sizeof row_text) : "";
+    const char* cl = spec.column_label ? spec.column_label(spec.label_context, c, col_text, sizeof col_text) : "";
+    if (l.rows == 1)
+      std::snprintf(out, static_cast<std::size_t>(size), "%s[%s]", spec.title, cl);
+    else
+      std::snprintf(out, static_cast<std::size_t>(size), "%s[%s, %s]", spec.title, rl, cl);
+  };
+  char name[160], value_text[48];
+  if (dragging_here && drag_.moving) {
+    cell_name(drag_.row, drag_.col, name, sizeof name);
+    view::format_number_into(value_text, sizeof value_text, events.edited ? events.value : value_at(drag_.row, drag_.col), 4);
+    ImGui::SetTooltip("%s = %s", name, value_text);
+  } else if (hover_r >= 0 && drag_.id == 0 && notice_.until < ImGui::GetTime()) {
+    if (hover_.id != grid_id || hover_.row != hover_r || hover_.col != hover_c) hover_ = {grid_id, hover_r, hover_c, ImGui::GetTime()};
+    if (ImGui::GetTime() - hover_.since > 0.45 && typing_.id == 0) {
+      cell_name(hover_r, hover_c, name, sizeof name);
+      view::format_number_into(value_text, sizeof value_text, value_at(hover_r, hover_c), 4);
+      ImGui::BeginTooltip();
+      ImGui::Text("%s = %s", name, value_text);
+      if (spec.editable)
+        ImGui::TextDisabled("drag sideways to change (Shift: fine, Esc: undo) \xc2\xb7 double-click to type");
+      ImGui::EndTooltip();
+    }
+  } else if (hover_.id == grid_id) {
+    hover_ = {};
+  }
+
+  if (typing_here) list->ChannelsMerge();
+  ImGui::PopID();
+  return events;
+}
+
+void MatrixEditor::open_typing(ImGuiID grid_id, int row, int col, float value) {
+  typing_ = {};
+  typing_.id = grid_id;
+  typing_.row = row;
+  typing_.col = col;
+  typing_.drawn_frame = frame_;
+  // The shortest text that reads back to the same float: "0.57", not "0.569999992847".
+  const auto result = std::to_chars(typing_.text, typing_.text + sizeof typing_.text - 1, value);
+  *result.ptr = '\0';
+}
+
+void MatrixEditor::draw_typing(const MatrixGridSpec& spec, const ImVec2& cell_min, float width,
+                               MatrixGridEvents& events) {
+  typing_.drawn_frame = frame_;
+  const float w = std::max(width + 1.0f, std::ceil(ImGui::CalcTextSize("-0.0000000").x) + 2.0f * pad_x_);
+  ImGui::SetCursorScreenPos(cell_min);
+  ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, ImVec2(pad_x_ * 0.5f, std::max(0.0f, (row_h_ + 1.0f - font_) * 0.5f)));
+  ImGui::PushStyleVar(ImGuiStyleVar_FrameRounding, 0.0f);
+  ImGui::PushStyleVar(ImGuiStyleVar_FrameBorderSize, 1.0f);
+  ImGui::PushStyleColor(ImGuiCol_Border, palette(theme_).selection);
+  ImGui::SetNextItemWidth(w);
+  if (typing_.frames == 0) {
+    ImGui::SetWindowFocus();  // the keyboard goes to this window, then to the field
+    ImGui::SetKeyboardFocusHere();
+  }
+  const bool entered = ImGui::InputText("##type", typing_.text, sizeof typing_.text,
+                                        ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_AutoSelectAll);
+  const bool active = ImGui::IsItemActive();
+  ImGui::PopStyleColor();
+  ImGui::PopStyleVar(3);
+  ++typing_.frames;
+  if (active) typing_.was_active = true;
+  // Enter, or a click elsewhere, applies the text; Escape restores the text first, so it applies
+  // the unchanged value (no edit).
+  const bool finished = entered || (typing_.was_active && !active);
+  if (!finished) {
+    if (!typing_.was_active && typing_.frames > 4) typing_ = {};  // never got the keyboard
+    return;
+  }
+  const float current = spec.values[static_cast<std::size_t>(typing_.row) * static_cast<std::size_t>(spec.cols) +
+                                    static_cast<std::size_t>(typing_.col)];
+  float value = 0;
+  if (parse_value(typing_.text, value)) {
+    if (value != current || std::signbit(value) != std::signbit(current)) {
+      events.edited = true;
+      events.row = typing_.row;
+      events.col = typing_.col;
+      events.value = value;
+    }
+  } else {
+    char kept[48];
+    view::format_number_into(kept, sizeof kept, current, 4);
+    std::snprintf(notice_.text, sizeof notice_.text,
+                  "\"%.40s\" is not a finite number (floats reach \xc2\xb1" "3.4e38): kept %s", typing_.text, kept);
+    notice_.until = ImGui::GetTime() + 4.0;
+    notice_.at = ImVec2(cell_min.x, cell_min.y + row_h_ + 2.0f);
+  }
+  typing_ = {};
+}
+
+bool MatrixEditor::begin_menu(const MatrixGridSpec& spec, bool open) {
+  ImGui::PushID(spec.id);
+  if (open) ImGui::OpenPopup("##menu");
+  if (ImGui::BeginPopup("##menu")) return true;
+  ImGui::PopID();
+  return false;
+}
+
+void MatrixEditor::end_menu() {
+  ImGui::EndPopup();
+  ImGui::PopID();
+}
+
+void MatrixEditor::show_notice() {
+  if (notice_.until < ImGui::GetTime()) return;
+  ImGui::SetNextWindowPos(notice_.at);
+  ImGui::PushStyleColor(ImGuiCol_PopupBg, IM_COL32(235, 170, 40, 250));
+  ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(20, 20, 20, 255));
+  ImGui::PushStyleColor(ImGuiCol_Border, IM_COL32(150, 100, 10, 255));
+  ImGui::Begin("##matrix notice", nullptr,
+               ImGuiWindowFlags_Tooltip | ImGuiWindowFlags_NoInputs | ImGuiWindowFlags_NoDecoration |
+                   ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoNav |
+                   ImGuiWindowFlags_NoFocusOnAppearing);
+  ImGui::TextUnformatted(notice_.text);
+  ImGui::End();
+  ImGui::PopStyleColor(3);
+}
+
+}  // namespace attnviz::app

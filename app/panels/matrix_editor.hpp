@@ -1,0 +1,126 @@
+// A matrix drawn as a grid of coloured cells (diverging colormap, value printed in each cell)
+// whose cells are edited with the mouse: drag sideways to change a value (Shift: fine), double-
+// click or Ctrl+click to type one. The grid only reports edits; the caller writes them into the
+// document. Only the visible rows and columns are drawn, and each grid is one ImGui item (plus
+// one for its title), so a 1024 x 1024 matrix costs what its visible cells cost.
+#pragma once
+
+#include "app/app_state.hpp"
+
+#include <imgui.h>
+
+#include <cstdint>
+
+namespace attnviz::app {
+
+// Writes the label of row or column `index` into `buffer` and returns the text to show (the
+// buffer, or a string that lives through the frame such as a token's text).
+using LabelFunction = const char* (*)(const void* context, int index, char* buffer, int size);
+
+struct MatrixGridSpec {
+  const char* id = "";                 // unique among the grids of the window
+  const char* title = "";              // drawn bold in the top-left corner
+  const char* title_tooltip = nullptr;  // one line, shown when the title is hovered
+  const float* values = nullptr;        // row-major, rows x cols
+  int rows = 0, cols = 0;
+  float limit = 1.0f;  // colour scale: -limit (blue) .. 0 (white) .. +limit (red)
+  LabelFunction row_label = nullptr, column_label = nullptr;
+  const void* label_context = nullptr;
+  float row_label_width = 0;  // widest row label, measured by the caller
+  int wide_columns = 0;       // leading columns sized for word labels (the lexicon features)
+  int divider_row = -1;       // a line above this row (target | source tokens)
+  int highlight_row = -1;     // outlined: the hovered token
+  int selected_row = -1;      // label in the selection colour: the selected query
+  ImU32 accent = 0;           // a bar under the title (the head's colour); 0 for none
+  bool editable = true;
+};
+
+// What happened to one grid this frame.
+struct MatrixGridEvents {
+  bool edited = false;  // write `value` into (row, col)
+  int row = -1, col = -1;
+  float value = 0;
+  int hovered_row = -1;        // the mouse is over this row's cells or label
+  bool open_menu = false;      // the title was clicked or the cells right-clicked
+  int label_hovered = -1;      // the mouse is over a row label
+  int label_clicked = -1;      // a row label was clicked
+  int label_menu = -1;         // a row label was right-clicked
+};
+
+class MatrixEditor {
+ public:
+  // Once per frame, before the grids.
+  void begin_frame(Theme theme, ImFont* bold_font);
+  // Rows as tall as `max_rows` rows allow in `height` (within limits).
+  void fit_rows(float height, int max_rows);
+
+  // The grid's size with its labels (measures the wide columns' labels).
+  ImVec2 measure(const MatrixGridSpec& spec);
+  // Draws the grid with its top-left corner at `origin` (screen coordinates, inside the current
+  // window) and handles the mouse.
+  MatrixGridEvents draw(const MatrixGridSpec& spec, ImVec2 origin);
+
+  // The grid's action menu (opened by its title or a right-click): when this returns true, add
+  // menu items, then call end_menu().
+  bool begin_menu(const MatrixGridSpec& spec, bool open);
+  void end_menu();
+
+  // Drag speed per pixel for a matrix whose largest magnitude is `limit`.
+  static float drag_speed(float limit, bool fine);
+  // Parses typed text as a finite float ("1e38" is allowed, "1e39", "nan", "inf" are not).
+  static bool parse_value(const char* text, float& out);
+
+ private:
+  struct Layout {
+    ImVec2 origin;
+    float label_w = 0, wide_w = 0, cell_w = 0, cells_w = 0;
+    int rows = 0, cols = 0, wide = 0;
+    float column_x(int col) const;  // left edge of a column, relative to the cells' left edge
+    int column_at(float x) const;   // the column at x (relative), clamped
+  };
+  Layout layout_of(const MatrixGridSpec& spec, ImVec2 origin);
+  void open_typing(ImGuiID grid_id, int row, int col, float value);
+  void draw_typing(const MatrixGridSpec& spec, const ImVec2& cell_min, float width, MatrixGridEvents& events);
+  void show_notice();
+
+  Theme theme_ = Theme::Light;
+  ImFont* bold_font_ = nullptr;
+  float font_ = 16, pad_x_ = 4, cell_w_ = 48, row_h_ = 20, header_h_ = 20;
+  int frame_ = 0;
+
+  // The cell being dragged: one drag, from press to release, edits one cell.
+  struct Drag {
+    ImGuiID id = 0;  // the grid's item
+    int row = -1, col = -1;
+    float start_value = 0;
+    float limit = 0;  // the matrix's scale when the drag began: the drag does not speed up as it grows
+    bool moving = false;  // past the drag threshold: a click alone changes nothing
+    bool cancelled = false;  // Escape: the value is back, the rest of the drag is ignored
+  } drag_;
+
+  // The cell being typed into.
+  struct Typing {
+    ImGuiID id = 0;
+    int row = -1, col = -1;
+    char text[64] = {};
+    int frames = 0;
+    bool was_active = false;
+    int drawn_frame = -1;
+  } typing_;
+
+  // A rejected entry, shown for a few seconds beside its cell.
+  struct Notice {
+    char text[160] = {};
+    double until = 0;
+    ImVec2 at;
+  } notice_;
+
+  // The hovered cell, for the delayed tooltip.
+  struct Hover {
+    ImGuiID id = 0;
+    int row = -1, col = -1;
+    double since = 0;
+  } hover_;
+};
+
+}  // namespace attnviz::app
