@@ -1,16 +1,463 @@
-// The Arrows panel (placeholder until it is written).
+// The Arrows panel: queries (the target sentence) down the left, keys (the source sentence in
+// cross attention, the same sentence again in self attention) down the right, and a line from
+// each query to each key whose opacity and thickness grow with the weight α; one colour per
+// head. Hovering a token isolates its lines, clicking a query selects it, and the selected
+// query's lines are drawn strongest.
+//
+// Cost stays bounded at large sizes: lines with α below the threshold are skipped (at most
+// 1/threshold per query and head, as each row of α sums to 1), and past kDenseLines query-key
+// pairs only the kTopKeys strongest keys of each query are drawn. The overview lines are
+// collected once per result (a member buffer), not per frame.
 #include "app/panels/panel.hpp"
+#include "app/theme.hpp"
+#include "app/view/format.hpp"
 
 #include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <vector>
 
 namespace attnviz::app {
 namespace {
 
+constexpr long kDenseLines = 4096;  // more query-key pairs than this: top keys only
+constexpr int kTopKeys = 3;
+// Lines cost fill rate (a software renderer draws ~10-20k curves a second): whatever N and the
+// head count, the overview draws at most this many, the strongest.
+constexpr std::size_t kMaxOverviewLines = 160;
+constexpr int kCurvedLineLimit = 1500;  // more lines than this are drawn straight
+
+// Whether an item `width` wide still fits on the line after the last item.
+bool fits_after_last_item(float width, float spacing) {
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  return ImGui::GetItemRectMax().x + spacing + width <= right;
+}
+
+struct Line {
+  int head, query, key;
+  float alpha;
+};
+
 class ArrowsPanel final : public Panel {
  public:
   view::PanelId id() const override { return view::PanelId::Arrows; }
-  const char* title() const override { return "Arrows"; }
-  void draw_content(AppState&, PanelContext&) override { ImGui::TextUnformatted("(not built yet)"); }
+  const char* title() const override { return "Arrows: each query \xe2\x86\x92 the keys it attends to"; }
+
+  void draw_content(AppState& state, PanelContext& context) override {
+    const AttentionResult& r = state.result();
+    const int n_query = static_cast<int>(r.n_query), n_key = static_cast<int>(r.n_key);
+    const int heads = static_cast<int>(r.heads.size());
+    if (heads == 0 || n_query == 0 || n_key == 0) {
+      ImGui::TextDisabled("no tokens");
+      return;
+    }
+    const int head_selected = std::clamp(state.selection.head, 0, heads - 1);
+    const bool dense = static_cast<long>(n_query) * n_key > kDenseLines;
+    collect_overview(state, dense);
+
+    draw_controls(state, heads, head_selected, dense);
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const ImVec2 available = ImGui::GetContentRegionAvail();
+    if (available.x < 40 || available.y < 30) return;
+    draw_view(state, context, {origin.x, origin.y, available.x, available.y}, head_selected);
+    ImGui::Dummy(available);
+  }
+
+ private:
+  bool all_heads_ = true;
+  std::vector<Line> overview_;  // the lines drawn when nothing is isolated (capacity kept)
+  std::uint64_t overview_version_ = 0;
+  float overview_threshold_ = -1;
+  bool overview_dense_ = false;
+  bool overview_capped_ = false;  // more lines than kMaxOverviewLines were above the threshold
+
+  // [SECTION] Lines
+
+  // Every line above the threshold, or each query's kTopKeys strongest (above the threshold)
+  // when dense; recomputed only when the result or the threshold changes.
+  void collect_overview(const AppState& state, bool dense) {
+    const AttentionResult& r = state.result();
+    const float threshold = state.ui.arrow_threshold;
+    if (overview_version_ == r.version && overview_threshold_ == threshold && overview_dense_ == dense) return;
+    overview_version_ = r.version;
+    overview_threshold_ = threshold;
+    overview_dense_ = dense;
+    overview_.clear();
+    for (int h = 0; h < static_cast<int>(r.heads.size()); ++h) {
+      const Matrix& w = r.heads[static_cast<std::size_t>(h)].weights;
+      for (int i = 0; i < static_cast<int>(w.rows()); ++i) {
+        if (!dense) {
+          for (int j = 0; j < static_cast<int>(w.cols()); ++j)
+            if (w(i, j) >= threshold && w(i, j) > 0) overview_.push_back({h, i, j, w(i, j)});
+          continue;
+        }
+        // The kTopKeys largest of the row, by insertion into a tiny sorted array.
+        Line best[kTopKeys];
+        int count = 0;
+        for (int j = 0; j < static_cast<int>(w.cols()); ++j) {
+          const float a = w(i, j);
+          if (!(a >= threshold && a > 0)) continue;
+          if (count == kTopKeys && a <= best[kTopKeys - 1].alpha) continue;
+          int at = std::min(count, kTopKeys - 1);
+          while (at > 0 && best[at - 1].alpha < a) {
+            best[at] = best[at - 1];
+            --at;
+          }
+          best[at] = {h, i, j, a};
+          count = std::min(count + 1, kTopKeys);
+        }
+        for (int k = 0; k < count; ++k) overview_.push_back(best[k]);
+      }
+    }
+    overview_capped_ = overview_.size() > kMaxOverviewLines;
+    if (overview_capped_) {
+      std::nth_element(overview_.begin(), overview_.begin() + kMaxOverviewLines, overview_.end(),
+                       [](const Line& a, const Line& b) { return a.alpha > b.alpha; });
+      overview_.resize(kMaxOverviewLines);
+    }
+  }
+
+  // [SECTION] Controls: which heads, the head legend, notes
+
+  void draw_controls(AppState& state, int heads, int head_selected, bool dense) {
+    const Palette& colours = palette(state.ui.theme);
+    int mode = all_heads_ ? 0 : 1;
+    if (heads > 1) {
+      ImGui::RadioButton("all heads", &mode, 0);
+      ImGui::SameLine();
+      ImGui::RadioButton("selected head", &mode, 1);
+      all_heads_ = mode == 0;
+    }
+    // A legend: one swatch per head, a click selects the head.
+    const float font = ImGui::GetFontSize();
+    const float swatch = font * 0.8f;
+    ImDrawList* list = ImGui::GetWindowDrawList();
+    // With the head numbers when they fit on the line, else swatches only (numbers in tooltips).
+    char label[16];
+    float numbered_width = 0;
+    for (int h = 0; h < heads; ++h) {
+      std::snprintf(label, sizeof label, "%d", h);
+      numbered_width += swatch + font * 0.55f + ImGui::CalcTextSize(label).x;
+    }
+    const bool numbered = heads == 1 || fits_after_last_item(numbered_width, font * 0.8f);
+    for (int h = 0; h < heads; ++h) {
+      std::snprintf(label, sizeof label, "%d", h);
+      const float width = numbered ? swatch + font * 0.2f + ImGui::CalcTextSize(label).x : swatch;
+      if (h > 0 || heads > 1) {
+        const float spacing = h == 0 ? font * 0.8f : (numbered ? font * 0.35f : font * 0.3f);
+        if (fits_after_last_item(width, spacing)) ImGui::SameLine(0, spacing);
+      }
+      ImGui::PushID(h);
+      ImGui::InvisibleButton("head", ImVec2(width, ImGui::GetFrameHeight()));
+      const bool hovered = ImGui::IsItemHovered();
+      if (ImGui::IsItemClicked()) state.selection.head = h;
+      if (hovered) ImGui::SetTooltip("head %d: click to select it", h);
+      ImGui::PopID();
+      const ImVec2 p0 = ImGui::GetItemRectMin();
+      const float y = p0.y + (ImGui::GetFrameHeight() - swatch) * 0.5f;
+      const bool shown = all_heads_ || h == head_selected;
+      list->AddRectFilled(ImVec2(p0.x, y), ImVec2(p0.x + swatch, y + swatch),
+                          head_colour(state.ui.theme, h, shown ? 1.0f : 0.25f), font * 0.15f);
+      if (h == head_selected)
+        list->AddRect(ImVec2(p0.x - 2, y - 2), ImVec2(p0.x + swatch + 2, y + swatch + 2), colours.selection,
+                      font * 0.15f, 0, 2.0f);
+      if (numbered)
+        list->AddText(ImVec2(p0.x + swatch + font * 0.2f, p0.y + (ImGui::GetFrameHeight() - font) * 0.5f),
+                      h == head_selected ? colours.text : colours.text_dim, label);
+    }
+    if (dense || overview_capped_) {
+      char note[96];
+      if (overview_capped_)
+        std::snprintf(note, sizeof note, "strongest %zu lines", kMaxOverviewLines);
+      else
+        std::snprintf(note, sizeof note, "top %d keys per query", kTopKeys);
+      if (fits_after_last_item(ImGui::CalcTextSize(note).x, font)) ImGui::SameLine(0, font);
+      ImGui::AlignTextToFramePadding();
+      ImGui::TextDisabled("%s", note);
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("Too many query-key pairs to draw every line: only the strongest are drawn.\n"
+                          "Hover a token to see all of its lines above \xce\xb1 = %.2f.",
+                          static_cast<double>(state.ui.arrow_threshold));
+    }
+  }
+
+  // [SECTION] The two columns and the lines
+
+  struct Frame {
+    view::ArrowsGeometry g;
+    float label_width = 0, font = 0, head_spread = 0;
+    int heads = 0;
+    bool curved = true;
+  };
+
+  float line_y(const Frame& f, bool left, int index, int head) const {
+    const float y = left ? f.g.left_y(index) : f.g.right_y(index);
+    if (!all_heads_ || f.heads <= 1) return y;
+    return y + (static_cast<float>(head) / static_cast<float>(f.heads - 1) - 0.5f) * f.head_spread;
+  }
+
+  void draw_line(ImDrawList* list, const AppState& state, const Frame& f, const Line& l, float strength,
+                 float extra_thickness) const {
+    const float a = std::clamp(l.alpha, 0.0f, 1.0f);
+    const float opacity = (0.12f + 0.88f * a) * strength;
+    const float thickness = 0.8f + a * f.font * (extra_thickness > 0 ? 0.3f : 0.2f) + extra_thickness;
+    const ImU32 colour = head_colour(state.ui.theme, l.head, opacity);
+    const ImVec2 p0(f.g.left_x, line_y(f, true, l.query, l.head));
+    const ImVec2 p3(f.g.right_x, line_y(f, false, l.key, l.head));
+    // The many faint overview lines are straight (one segment each: a software renderer pays
+    // per triangle); the few emphasised lines of a selected or hovered token are curves.
+    if (!f.curved || extra_thickness <= 0.0f) {
+      list->AddLine(p0, p3, colour, thickness);
+      return;
+    }
+    const float dx = (p3.x - p0.x) * 0.42f;
+    list->AddBezierCubic(p0, ImVec2(p0.x + dx, p0.y), ImVec2(p3.x - dx, p3.y), p3, colour, thickness, 10);
+  }
+
+  bool head_shown(int head, int head_selected) const { return all_heads_ || head == head_selected; }
+
+  void draw_view(AppState& state, PanelContext& context, const view::Rect& whole, int head_selected) {
+    const AttentionResult& r = state.result();
+    const Palette& colours = palette(state.ui.theme);
+    ImDrawList* list = ImGui::GetWindowDrawList();
+    const auto& queries = state.pipeline.target().tokens;
+    const auto& keys = state.pipeline.keys().tokens;
+    const int n_query = static_cast<int>(r.n_query), n_key = static_cast<int>(r.n_key);
+    const int heads = static_cast<int>(r.heads.size());
+    const float threshold = state.ui.arrow_threshold;
+
+    Frame f;
+    f.font = ImGui::GetFontSize();
+    f.heads = heads;
+    view::Rect area{whole.x, whole.y + f.font * 1.3f, whole.w, whole.h - f.font * 1.3f};
+    if (area.h < f.font) return;
+
+    for (const Token& t : queries) f.label_width = std::max(f.label_width, ImGui::CalcTextSize(t.text.c_str()).x);
+    for (const Token& t : keys) f.label_width = std::max(f.label_width, ImGui::CalcTextSize(t.text.c_str()).x);
+    f.label_width = std::clamp(f.label_width + f.font * 0.5f, f.font * 1.5f, std::min(f.font * 9.0f, area.w * 0.28f));
+    // In a wide, low panel very long flat lines are hard to follow: keep the columns at most
+    // about twice as far apart as the area is high, centred.
+    const float widest = 2.0f * f.label_width + std::max(area.h * 2.2f, f.font * 18.0f);
+    if (area.w > widest) {
+      area.x += std::floor((area.w - widest) * 0.5f);
+      area.w = widest;
+    }
+    f.g = view::layout_arrows(area, n_query, n_key, f.label_width);
+    // Column headings.
+    const char* query_heading = "queries";
+    const char* key_heading = state.pipeline.cross() ? "keys (source)" : "keys (same sentence)";
+    list->AddText(ImVec2(std::max(area.x, f.g.left_x - ImGui::CalcTextSize(query_heading).x), whole.y),
+                  colours.text_dim, query_heading);
+    list->AddText(ImVec2(std::min(f.g.right_x, area.right() - ImGui::CalcTextSize(key_heading).x), whole.y),
+                  colours.text_dim, key_heading);
+    f.head_spread = std::min(std::min(f.g.left_step, f.g.right_step) * 0.45f, f.font * 0.5f);
+
+    // What is isolated: the token hovered in any view (in the previous frame).
+    const TokenRef hovered = state.hovered;
+    const bool isolate_query = hovered.valid() && hovered.side == Side::Query && hovered.index < n_query;
+    const bool isolate_key = hovered.valid() && hovered.side == Side::Key && hovered.index < n_key;
+    const int selected = std::clamp(state.selection.query, 0, n_query - 1);
+
+    // Token dots.
+    const float dot = std::clamp(std::min(f.g.left_step, f.g.right_step) * 0.22f, 1.0f, f.font * 0.22f);
+    list->PushClipRect(ImVec2(area.x, area.y), ImVec2(area.right(), area.bottom()), true);
+    int drawn = 0;
+    if (isolate_query || isolate_key) {
+      // Every line of the hovered token above the threshold (never more than 1/threshold per
+      // query and head, or n_query per key and head).
+      const int index = hovered.index;
+      f.curved = true;
+      for (int h = 0; h < heads; ++h) {
+        if (!head_shown(h, head_selected)) continue;
+        const Matrix& w = r.heads[static_cast<std::size_t>(h)].weights;
+        if (isolate_query) {
+          for (int j = 0; j < n_key; ++j)
+            if (w(index, j) >= threshold && w(index, j) > 0) ++drawn;
+        } else {
+          for (int i = 0; i < n_query; ++i)
+            if (w(i, index) >= threshold && w(i, index) > 0) ++drawn;
+        }
+      }
+      f.curved = drawn <= kCurvedLineLimit;
+      for (int h = 0; h < heads; ++h) {
+        if (!head_shown(h, head_selected)) continue;
+        const Matrix& w = r.heads[static_cast<std::size_t>(h)].weights;
+        if (isolate_query) {
+          for (int j = 0; j < n_key; ++j)
+            if (w(index, j) >= threshold && w(index, j) > 0) draw_line(list, state, f, {h, index, j, w(index, j)}, 1.0f, 0.6f);
+        } else {
+          for (int i = 0; i < n_query; ++i)
+            if (w(i, index) >= threshold && w(i, index) > 0) draw_line(list, state, f, {h, i, index, w(i, index)}, 1.0f, 0.6f);
+        }
+      }
+    } else {
+      // The overview, dimmed, then the selected query's lines on top.
+      int shown = 0;
+      for (const Line& l : overview_)
+        if (head_shown(l.head, head_selected) && l.query != selected) ++shown;
+      f.curved = shown <= kCurvedLineLimit;
+      // Dimmed, more so when there are many or when many heads overlap; a dark background
+      // needs a little more.
+      const int heads_drawn = all_heads_ ? heads : 1;
+      const float dim = (shown > 400 ? 0.3f : 0.38f) * (state.ui.theme == Theme::Dark ? 1.35f : 1.0f) *
+                        std::clamp(3.0f / static_cast<float>(heads_drawn), 0.45f, 1.0f);
+      // Draw the selected head last, so its lines are on top.
+      for (int pass = 0; pass < 2; ++pass)
+        for (const Line& l : overview_) {
+          if (!head_shown(l.head, head_selected) || l.query == selected) continue;
+          if ((l.head == head_selected) != (pass == 1)) continue;
+          draw_line(list, state, f, l, dim, 0.0f);
+        }
+      drawn = shown;
+      f.curved = true;
+      const float strong = std::clamp(std::sqrt(2.0f / static_cast<float>(heads_drawn)), 0.55f, 1.0f);
+      for (int h = 0; h < heads; ++h) {
+        if (!head_shown(h, head_selected)) continue;
+        const Matrix& w = r.heads[static_cast<std::size_t>(h)].weights;
+        for (int j = 0; j < n_key; ++j)
+          if (w(selected, j) >= threshold && w(selected, j) > 0) {
+            draw_line(list, state, f, {h, selected, j, w(selected, j)}, strong, 0.8f);
+            ++drawn;
+          }
+      }
+    }
+    // The dots on both sides (skipped when the tokens are packed tighter than a pixel or two).
+    if (f.g.left_step >= 2.5f)
+      for (int i = 0; i < n_query; ++i)
+        list->AddCircleFilled(ImVec2(f.g.left_x, f.g.left_y(i)), dot, i == selected ? colours.selection : colours.text_dim);
+    else
+      list->AddCircleFilled(ImVec2(f.g.left_x, f.g.left_y(selected)), std::max(dot, 2.5f), colours.selection);
+    if (f.g.right_step >= 2.5f)
+      for (int j = 0; j < n_key; ++j) list->AddCircleFilled(ImVec2(f.g.right_x, f.g.right_y(j)), dot, colours.text_dim);
+    list->PopClipRect();
+    // A selected query that may attend to no key in any head shown says so by its dot.
+    bool selected_masked = true;
+    for (int h = 0; h < heads; ++h) {
+      const RowFlags& rows = r.heads[static_cast<std::size_t>(h)].fully_masked_rows;
+      if (head_shown(h, head_selected) && !(rows.size() > selected && rows(selected))) selected_masked = false;
+    }
+    if (selected_masked) {
+      list->AddText(ImVec2(f.g.left_x + f.font * 0.5f, f.g.left_y(selected) - f.font * 0.5f), colours.highlight,
+                    "attends to no key (all masked)");
+      drawn = std::max(drawn, 1);  // the note above says enough
+    }
+    if (drawn == 0) {
+      // Between the columns: every weight is below the threshold (attention spread thin).
+      char note[64];
+      std::snprintf(note, sizeof note, "every \xce\xb1 < %.2f: attention spread thin", static_cast<double>(threshold));
+      if (ImGui::CalcTextSize(note).x > f.g.right_x - f.g.left_x - f.font)
+        std::snprintf(note, sizeof note, "every \xce\xb1 < %.2f", static_cast<double>(threshold));
+      const ImVec2 size = ImGui::CalcTextSize(note);
+      const float middle = (f.g.left_x + f.g.right_x) * 0.5f;
+      const ImVec2 p(middle - size.x * 0.5f, area.y + (area.h - size.y) * 0.5f);
+      list->AddRectFilled(ImVec2(p.x - f.font * 0.3f, p.y), ImVec2(p.x + size.x + f.font * 0.3f, p.y + size.y),
+                          colours.panel_background, f.font * 0.2f);
+      list->AddText(p, colours.text_dim, note);
+    }
+
+    draw_labels(state, context, f, selected);
+    handle_mouse(state, f, head_selected);
+  }
+
+  // [SECTION] Labels and the mouse
+
+  void draw_label(ImDrawList* list, const AppState& state, PanelContext& context, const Frame& f, const char* text,
+                  float y, bool left, bool highlighted, bool selected) const {
+    const Palette& colours = palette(state.ui.theme);
+    const bool bold = selected && context.bold_font;
+    if (bold) ImGui::PushFont(context.bold_font);
+    const ImVec2 size = ImGui::CalcTextSize(text);
+    const float gap = f.font * 0.4f;
+    const float x = left ? f.g.left_x - gap - size.x : f.g.right_x + gap;
+    const float clip_x0 = left ? f.g.area.x : f.g.right_x + gap * 0.5f;
+    const float clip_x1 = left ? f.g.left_x - gap * 0.5f : f.g.area.right();
+    list->PushClipRect(ImVec2(clip_x0, f.g.area.y - f.font), ImVec2(clip_x1, f.g.area.bottom() + f.font), true);
+    const ImVec2 p(x, y - size.y * 0.5f);
+    if (highlighted) {
+      const ImVec2 pad(f.font * 0.25f, f.font * 0.05f);
+      list->AddRectFilled(ImVec2(p.x - pad.x, p.y - pad.y), ImVec2(p.x + size.x + pad.x, p.y + size.y + pad.y),
+                          colours.chip_hover, f.font * 0.25f);
+    }
+    list->AddText(p, selected ? colours.selection : colours.text, text);
+    list->PopClipRect();
+    if (bold) ImGui::PopFont();
+  }
+
+  void draw_labels(const AppState& state, PanelContext& context, const Frame& f, int selected) {
+    ImDrawList* list = ImGui::GetWindowDrawList();
+    const auto& queries = state.pipeline.target().tokens;
+    const auto& keys = state.pipeline.keys().tokens;
+    const TokenRef hovered = state.hovered;
+    const int hovered_query = hovered.valid() && state.highlights_query(hovered.index) ? hovered.index : -1;
+    const int hovered_key = hovered.valid() && state.highlights_key(hovered.index) ? hovered.index : -1;
+    const float extent = f.font * 1.05f;
+    // Every k-th label, plus the selected and hovered ones; a regular label too close to one of
+    // those gives way.
+    const auto crowded = [extent](float y, float other_y) { return std::abs(y - other_y) < extent; };
+    for (int i : view::visible_labels(f.g.left_count, f.g.left_step, extent, selected, hovered_query)) {
+      const bool special = i == selected || i == hovered_query;
+      if (!special && (crowded(f.g.left_y(i), f.g.left_y(selected)) ||
+                       (hovered_query >= 0 && crowded(f.g.left_y(i), f.g.left_y(hovered_query)))))
+        continue;
+      draw_label(list, state, context, f, queries[static_cast<std::size_t>(i)].text.c_str(), f.g.left_y(i), true,
+                 state.highlights_query(i), i == selected);
+    }
+    for (int j : view::visible_labels(f.g.right_count, f.g.right_step, extent, hovered_key)) {
+      if (j != hovered_key && hovered_key >= 0 && crowded(f.g.right_y(j), f.g.right_y(hovered_key))) continue;
+      draw_label(list, state, context, f, keys[static_cast<std::size_t>(j)].text.c_str(), f.g.right_y(j), false,
+                 state.highlights_key(j), false);
+    }
+  }
+
+  void handle_mouse(AppState& state, const Frame& f, int head_selected) {
+    if (!ImGui::IsWindowHovered()) return;
+    const ImGuiIO& io = ImGui::GetIO();
+    // The label column plus the dot.
+    const auto hit = f.g.hit(io.MousePos.x, io.MousePos.y, f.label_width + f.font * 0.3f);
+    if (!hit) return;
+    const bool left = (*hit)[0] == 0;
+    const int index = (*hit)[1];
+    state.hovered_next = {left ? Side::Query : Side::Key, index};
+    if (left && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = index;
+    draw_tooltip(state, left, index, head_selected);
+  }
+
+  // The hovered token's strongest connections in the selected head.
+  void draw_tooltip(const AppState& state, bool query, int index, int head_selected) const {
+    const AttentionResult& r = state.result();
+    const HeadResult& head = r.heads[static_cast<std::size_t>(head_selected)];
+    const auto& own = query ? state.pipeline.target().tokens : state.pipeline.keys().tokens;
+    const auto& other = query ? state.pipeline.keys().tokens : state.pipeline.target().tokens;
+    const int count = static_cast<int>(query ? r.n_key : r.n_query);
+    ImGui::BeginTooltip();
+    ImGui::Text("%s %d: \"%s\"", query ? "query" : "key", index, own[static_cast<std::size_t>(index)].text.c_str());
+    if (query && head.fully_masked_rows.size() > index && head.fully_masked_rows(index)) {
+      ImGui::TextUnformatted("this query can attend to no key (every key is masked)");
+    } else {
+      ImGui::TextDisabled(query ? "strongest keys, head %d:" : "queries attending most, head %d:", head_selected);
+      // The three largest, by repeated scans (no allocation).
+      float last = 2.0f;
+      int last_index = -1;
+      for (int k = 0; k < 3; ++k) {
+        int best = -1;
+        float best_alpha = -1;
+        for (int o = 0; o < count; ++o) {
+          const float a = query ? head.weights(index, o) : head.weights(o, index);
+          const bool after = a < last || (a == last && o > last_index);
+          if (after && a > best_alpha) best = o, best_alpha = a;
+        }
+        if (best < 0 || best_alpha <= 0) break;
+        ImGui::Text("  %s  \xce\xb1 = %s", other[static_cast<std::size_t>(best)].text.c_str(),
+                    view::format_number(best_alpha, 2).c_str());
+        last = best_alpha;
+        last_index = best;
+      }
+    }
+    if (query) ImGui::TextDisabled("click to select this query");
+    ImGui::EndTooltip();
+  }
 };
 
 }  // namespace

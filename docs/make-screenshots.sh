@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Regenerates the README's screenshots with the app's own screenshot mode (under Xvfb when
+# there is no display). Usage: docs/make-screenshots.sh [BUILD_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+app="${1:-build}/attnviz"
+out=docs/screenshots
+mkdir -p "$out"
+run() {
+  if [[ -n "${DISPLAY:-}" ]]; then "$app" "$@"; else xvfb-run -a -s "-screen 0 3900x2300x24" "$app" "$@"; fi
+}
+run --screenshot "$out/light-1280x720.png"
+run --screenshot "$out/dark-1280x720.png" --theme dark
+run --screenshot "$out/light-1920x1080.png" --size 1920x1080 --query 4
+run --screenshot "$out/dark-3840x2160.png" --size 3840x2160 --theme dark --query 4
+run --screenshot "$out/cross-1280x720.png" --scenario docs/scenarios/translation.json --query 3
+echo "screenshots written to $out/"
