@@ -10,6 +10,22 @@
 
 namespace attnviz::render {
 
+namespace {
+
+// A 2-D texture sampled at texel centres: no filtering, no wrapping.
+unsigned create_nearest_texture() {
+  unsigned texture = 0;
+  glGenTextures(1, &texture);
+  glBindTexture(GL_TEXTURE_2D, texture);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  return texture;
+}
+
+}  // namespace
+
 // -----------------------------------------------------------------------------
 // MatrixStackTexture
 // -----------------------------------------------------------------------------
@@ -23,14 +39,7 @@ void MatrixStackTexture::update(const std::vector<const Matrix*>& stack, std::ui
   if (stack.empty() || stack[0]->size() == 0) return;
   const int rows = static_cast<int>(stack[0]->rows()), cols = static_cast<int>(stack[0]->cols());
   const int blocks = static_cast<int>(stack.size());
-  if (!texture_) {
-    glGenTextures(1, &texture_);
-    glBindTexture(GL_TEXTURE_2D, texture_);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-  }
+  if (!texture_) texture_ = create_nearest_texture();
   glBindTexture(GL_TEXTURE_2D, texture_);
   glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
   if (rows != rows_ || cols != cols_ || blocks != blocks_) {  // a new shape: reallocate once
@@ -59,12 +68,7 @@ bool HeatmapRenderer::init(std::string& error) {
   for (int map = 0; map < view::kColormapCount; ++map)
     for (const view::Rgba8& c : view::colormap(static_cast<view::ColormapId>(map)))
       texels.insert(texels.end(), {c.r, c.g, c.b, c.a});
-  glGenTextures(1, &colormaps_);
-  glBindTexture(GL_TEXTURE_2D, colormaps_);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  colormaps_ = create_nearest_texture();
   glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
   glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, view::kColormapSize, view::kColormapCount, 0, GL_RGBA,
                GL_UNSIGNED_BYTE, texels.data());

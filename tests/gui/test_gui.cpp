@@ -4,6 +4,7 @@
 #include "app/view/colormap.hpp"
 #include "core/pipeline.hpp"
 #include "core/scenario.hpp"
+#include "tests/support/temp_dir.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -28,14 +29,7 @@ std::string app_path() {
   return path;
 }
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "attnviz-gui-XXXXXX").string();
-    path = mkdtemp(pattern.data());
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using testing::TempDir;
 
 std::string quoted(const std::string& text) { return "'" + text + "'"; }
 
@@ -56,10 +50,7 @@ Run run_app(const std::vector<std::string>& args, const fs::path& dir, bool with
   Run run;
   const int raw = std::system(command.c_str());
   run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  std::ifstream in(errors);
-  std::stringstream text;
-  text << in.rdbuf();
-  run.errors = text.str();
+  run.errors = testing::read_whole_file(errors);
   return run;
 }
 
@@ -144,16 +135,20 @@ TEST_CASE("the app starts on the built-in scenario and writes a screenshot") {
   CHECK(shot.layout["heatmap"]["show_values"] == true);
 }
 
-TEST_CASE("with hard attention the chosen key's cell has the top colour and the others the bottom colour") {
+// Renders the built-in scenario with hard attention and checks every cell of one head: the chosen
+// key in the colormap's top colour, every other key in its bottom colour.
+void check_hard_attention_cells(int head, view::ColormapId colormap, const std::vector<std::string>& flags) {
   TempDir dir;
   Scenario scenario = builtin();
   scenario.config.hard = true;
   Pipeline pipeline;
   REQUIRE(pipeline.run(scenario));
   const fs::path file = write_scenario(dir.path, scenario);
-  const Screenshot shot = screenshot(dir.path, {"--scenario", file.string(), "--head", "0"});
-  const view::Colormap& map = view::colormap(view::ColormapId::Sequential);
-  const Matrix& weights = pipeline.result().heads[0].weights;
+  std::vector<std::string> args = {"--scenario", file.string(), "--head", std::to_string(head)};
+  args.insert(args.end(), flags.begin(), flags.end());
+  const Screenshot shot = screenshot(dir.path, args);
+  const view::Colormap& map = view::colormap(colormap);
+  const Matrix& weights = pipeline.result().heads[static_cast<std::size_t>(head)].weights;
   for (int i = 0; i < 5; ++i)
     for (int j = 0; j < 5; ++j) {
       const view::Rgba8 expected = weights(i, j) == 1.0f ? map.back() : map.front();
@@ -163,19 +158,12 @@ TEST_CASE("with hard attention the chosen key's cell has the top colour and the 
     }
 }
 
+TEST_CASE("with hard attention the chosen key's cell has the top colour and the others the bottom colour") {
+  check_hard_attention_cells(0, view::ColormapId::Sequential, {});
+}
+
 TEST_CASE("the colour-blind-safe colormap is the one drawn when chosen") {
-  TempDir dir;
-  Scenario scenario = builtin();
-  scenario.config.hard = true;
-  Pipeline pipeline;
-  REQUIRE(pipeline.run(scenario));
-  const fs::path file = write_scenario(dir.path, scenario);
-  const Screenshot shot = screenshot(dir.path, {"--scenario", file.string(), "--head", "1", "--colormap", "color-blind"});
-  const view::Colormap& map = view::colormap(view::ColormapId::ColorBlindSafe);
-  const Matrix& weights = pipeline.result().heads[1].weights;
-  for (int i = 0; i < 5; ++i)
-    for (int j = 0; j < 5; ++j)
-      CHECK(close(cell_colour(shot, i, j), weights(i, j) == 1.0f ? map.back() : map.front()));
+  check_hard_attention_cells(1, view::ColormapId::ColorBlindSafe, {"--colormap", "color-blind"});
 }
 
 TEST_CASE("a causal scenario's upper triangle is the bottom colour") {

@@ -4,6 +4,8 @@
 #include "core/pipeline.hpp"
 #include "core/scenario.hpp"
 
+#include "tests/support/temp_dir.hpp"
+
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
@@ -86,19 +88,7 @@ Json scenario_json(const Json& weights) {
 }
 
 // A temporary folder, removed with everything in it at the end of the test.
-struct TemporaryFolder {
-  fs::path path;
-  TemporaryFolder() {
-    std::string pattern = (fs::temp_directory_path() / "attnviz-scenario-test-XXXXXX").string();
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-    path = pattern;
-  }
-  ~TemporaryFolder() {
-    std::error_code ignored;
-    fs::permissions(path, fs::perms::owner_all, fs::perm_options::add, ignored);
-    fs::remove_all(path, ignored);
-  }
-};
+using TemporaryFolder = testing::TempDir;
 
 std::string read_whole(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
