@@ -27,6 +27,10 @@ App::App(Options options) : options_(std::move(options)) {
   panels_.push_back(make_input_panel());
   panels_.push_back(make_weights_panel());
   panels_.push_back(make_heatmap_panel());
+  panels_.push_back(make_pipeline_panel());
+  panels_.push_back(make_neuron_panel());
+  panels_.push_back(make_geometry_panel());
+  panels_.push_back(make_compare_panel());
   panels_.push_back(make_arrows_panel());
   panels_.push_back(make_output_panel());
 }
@@ -44,6 +48,7 @@ bool App::start(std::string& error) {
   if (options_.theme) state_.ui.theme = *options_.theme;
   if (options_.panels) state_.ui.visible = *options_.panels;
   if (options_.colormap) state_.ui.colormap = *options_.colormap;
+  if (options_.view) state_.ui.center_view = *options_.view;
   if (options_.head) state_.selection.head = *options_.head;
   if (options_.query) state_.selection.query = *options_.query;
   // A readable default for the window: 16 px at 720 lines, growing with the window.
@@ -213,23 +218,59 @@ void App::draw_panels(float top, float bottom) {
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   const float gap = std::round(4.0f * backend_.content_scale());
   const view::Rect area{gap, top + gap, display.x - 2 * gap, bottom - top - 2 * gap};
-  state_.layout.panels = view::layout_dashboard(area, state_.ui.visible, gap);
+  state_.layout.panels = view::layout_dashboard(area, state_.ui.visible, gap, lesson_band_height());
   ImGuiIO& io = ImGui::GetIO();
   PanelContext context{heatmaps_, io.Fonts->Fonts.Size > 1 ? io.Fonts->Fonts[1] : nullptr,
                        io.Fonts->Fonts.Size > 2 ? io.Fonts->Fonts[2] : nullptr};
-  for (const auto& panel : panels_) {
-    const view::Rect r = state_.layout.panels[static_cast<std::size_t>(panel->id())];
-    if (r.empty() || !state_.ui.visible[static_cast<std::size_t>(panel->id())]) continue;
+  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+                                 ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus;
+  // Slots in drawing order: editors first, then views, so views show this frame's edits.
+  for (view::PanelId slot : {view::PanelId::Lesson, view::PanelId::Input, view::PanelId::Weights,
+                             view::PanelId::Heatmaps, view::PanelId::Arrows, view::PanelId::Output}) {
+    const view::Rect r = state_.layout.panels[static_cast<std::size_t>(slot)];
+    if (r.empty() || !state_.ui.visible[static_cast<std::size_t>(slot)]) continue;
     state_.recompute_if_needed();  // edits made by earlier panels show in this one
     ImGui::SetNextWindowPos(ImVec2(r.x, r.y));
     ImGui::SetNextWindowSize(ImVec2(r.w, r.h));
-    const ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
-                                   ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
-                                   ImGuiWindowFlags_NoBringToFrontOnFocus;
-    if (ImGui::Begin(panel->title(), nullptr, flags) && state_.has_result)
-      panel->draw_content(state_, context);
-    ImGui::End();
+    if (slot == view::PanelId::Heatmaps) {
+      if (ImGui::Begin("Views##centre", nullptr, flags | ImGuiWindowFlags_NoTitleBar) && state_.has_result)
+        draw_centre_views(context);
+      ImGui::End();
+      continue;
+    }
+    for (const auto& panel : panels_) {
+      if (panel->id() != slot) continue;
+      if (ImGui::Begin(panel->title(), nullptr, flags) && state_.has_result) panel->draw_content(state_, context);
+      ImGui::End();
+    }
   }
+}
+
+void App::draw_centre_views(PanelContext& context) {
+  // The views share the centre as tabs. A change made elsewhere (a lesson step, --view) selects
+  // its tab once; after that the tab bar follows the user's clicks.
+  const bool select_programmatically = state_.ui.center_view != centre_view_shown_;
+  Panel* active = nullptr;
+  if (ImGui::BeginTabBar("views")) {
+    for (const auto& panel : panels_) {
+      const std::optional<CenterView> view = panel->center_view();
+      if (!view) continue;
+      const ImGuiTabItemFlags tab_flags =
+          select_programmatically && *view == state_.ui.center_view ? ImGuiTabItemFlags_SetSelected : 0;
+      if (ImGui::BeginTabItem(panel->title(), nullptr, tab_flags)) {
+        active = panel.get();
+        if (!select_programmatically) state_.ui.center_view = *view;
+        ImGui::EndTabItem();
+      }
+    }
+    ImGui::EndTabBar();
+  }
+  centre_view_shown_ = state_.ui.center_view;
+  if (active) active->draw_content(state_, context);
+}
+
+float App::lesson_band_height() const {
+  return std::round(ImGui::GetFontSize() * 6.5f);
 }
 
 // -----------------------------------------------------------------------------

@@ -26,6 +26,8 @@ class App {
   void apply_theme_and_fonts();
   void draw_menu_bar();
   void draw_panels(float top, float bottom);
+  void draw_centre_views(PanelContext& context);
+  float lesson_band_height() const;
   float draw_notice_bar();  // returns its height
   int write_screenshot();
 
@@ -38,6 +40,7 @@ class App {
   Theme theme_applied_ = Theme::Light;
   bool theme_ever_applied_ = false;
   std::string font_error_;
+  CenterView centre_view_shown_ = CenterView::Heatmaps;  // the tab the tab bar last showed
 };
 
 }  // namespace attnviz::app

@@ -4,6 +4,19 @@
 
 namespace attnviz::app {
 
+namespace {
+constexpr std::string_view kCenterViewNames[kCenterViewCount] = {"heatmaps", "pipeline", "neuron",
+                                                                 "geometry", "compare"};
+}  // namespace
+
+std::string_view to_string(CenterView view) { return kCenterViewNames[static_cast<int>(view)]; }
+
+std::optional<CenterView> parse_center_view(std::string_view name) {
+  for (int i = 0; i < kCenterViewCount; ++i)
+    if (kCenterViewNames[i] == name) return static_cast<CenterView>(i);
+  return std::nullopt;
+}
+
 void AppState::recompute_if_needed() {
   if (computed_version == edit_version) return;
   computed_version = edit_version;

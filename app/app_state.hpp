@@ -9,6 +9,8 @@
 #include "core/scenario.hpp"
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -30,11 +32,18 @@ struct Selection {
   int query = 0;
 };
 
+// The views that share the centre of the window, as tabs.
+enum class CenterView { Heatmaps = 0, Pipeline, Neuron, Geometry, Compare };
+inline constexpr int kCenterViewCount = 5;
+std::string_view to_string(CenterView view);  // "heatmaps", "pipeline", ... (command-line names)
+std::optional<CenterView> parse_center_view(std::string_view name);
+
 struct UiSettings {
   Theme theme = Theme::Light;
   float font_size = 16;  // pixels, before the monitor's content scale
   view::ColormapId colormap = view::ColormapId::Sequential;
   view::PanelVisibility visible = view::kAllPanels;
+  CenterView center_view = CenterView::Heatmaps;
   bool show_cell_values = true;
   float arrow_threshold = 0.02f;  // lines for weights below this are not drawn
 };

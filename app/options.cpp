@@ -21,6 +21,9 @@ Options:
   --head H            selected head (0-based)
   --query Q           selected query token (0-based)
   --colormap NAME     sequential | color-blind
+  --view NAME         centre view: heatmaps | pipeline | neuron | geometry | compare
+  --lesson NAME       start a lesson: a built-in lesson's name or number, or a lesson file
+  --step N            start the lesson at step N (0-based)
   --layout-out FILE   with --screenshot: write where the heatmap cells were drawn (JSON)
   --help, --version
 )";
@@ -97,6 +100,20 @@ std::string parse_options(const std::vector<std::string>& args, Options& o) {
       if (v && *v == "sequential") o.colormap = view::ColormapId::Sequential;
       else if (v && (*v == "color-blind" || *v == "colour-blind")) o.colormap = view::ColormapId::ColorBlindSafe;
       else return "--colormap needs sequential or color-blind";
+    } else if (arg == "--view") {
+      const std::string* v = next();
+      const auto view = v ? parse_center_view(*v) : std::nullopt;
+      if (!view) return "--view needs heatmaps, pipeline, neuron, geometry or compare";
+      o.view = view;
+    } else if (arg == "--lesson") {
+      const std::string* v = next();
+      if (!v) return "--lesson needs a lesson name, number or file";
+      o.lesson = *v;
+    } else if (arg == "--step") {
+      const std::string* v = next();
+      int step = 0;
+      if (!v || !parse_int(*v, 0, 10000, step)) return "--step needs a step number";
+      o.step = step;
     } else if (!arg.empty() && arg[0] == '-') {
       return "unknown option '" + arg + "' (see --help)";
     } else if (o.scenario_path.empty()) {

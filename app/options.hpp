@@ -20,6 +20,9 @@ struct Options {
   std::optional<view::PanelVisibility> panels;
   std::optional<int> head, query;
   std::optional<view::ColormapId> colormap;
+  std::optional<CenterView> view;           // the centre view's tab
+  std::string lesson;                       // a lesson to start: a name or a file
+  std::optional<int> step;                  // its step (0-based)
   bool help = false, version = false;
 };
 

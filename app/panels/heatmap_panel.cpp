@@ -36,7 +36,8 @@ void add_vertical_text(ImDrawList* list, ImVec2 anchor, ImU32 colour, const char
 class HeatmapPanel final : public Panel {
  public:
   view::PanelId id() const override { return view::PanelId::Heatmaps; }
-  const char* title() const override { return "Attention weights \xce\xb1 (rows: queries, columns: keys)"; }
+  std::optional<CenterView> center_view() const override { return CenterView::Heatmaps; }
+  const char* title() const override { return "Heatmaps"; }
 
   void draw_content(AppState& state, PanelContext& context) override {
     const AttentionResult& r = state.result();
@@ -66,8 +67,9 @@ class HeatmapPanel final : public Panel {
     const Palette& colours = palette(state.ui.theme);
     ImDrawList* list = ImGui::GetWindowDrawList();
     const float font = ImGui::GetFontSize();
-    char label[64];
-    std::snprintf(label, sizeof label, "head %d of %d", state.selection.head, static_cast<int>(state.result().heads.size()));
+    char label[96];
+    std::snprintf(label, sizeof label, "\xce\xb1, head %d of %d", state.selection.head,
+                  static_cast<int>(state.result().heads.size()));
     list->AddText(origin, colours.text, label);
     // The colour scale: 0 .. 1.
     const float bar_w = std::min(width * 0.35f, font * 10.0f);

@@ -6,6 +6,7 @@
 #include "app/app_state.hpp"
 
 #include <memory>
+#include <optional>
 
 struct ImFont;
 
@@ -26,6 +27,8 @@ class Panel {
   virtual ~Panel() = default;
   virtual view::PanelId id() const = 0;
   virtual const char* title() const = 0;
+  // Views in the centre slot (id() == PanelId::Heatmaps) are tabs; this says which one.
+  virtual std::optional<CenterView> center_view() const { return std::nullopt; }
   virtual void draw_content(AppState& state, PanelContext& context) = 0;
 };
 
@@ -34,5 +37,9 @@ std::unique_ptr<Panel> make_weights_panel();
 std::unique_ptr<Panel> make_heatmap_panel();
 std::unique_ptr<Panel> make_arrows_panel();
 std::unique_ptr<Panel> make_output_panel();
+std::unique_ptr<Panel> make_pipeline_panel();
+std::unique_ptr<Panel> make_neuron_panel();
+std::unique_ptr<Panel> make_geometry_panel();
+std::unique_ptr<Panel> make_compare_panel();
 
 }  // namespace attnviz::app

@@ -9,8 +9,8 @@ namespace attnviz::view {
 // [SECTION] Dashboard
 // -----------------------------------------------------------------------------
 namespace {
-constexpr std::array<std::string_view, kPanelCount> kPanelNames = {"input", "weights", "heatmaps",
-                                                                   "arrows", "output"};
+constexpr std::array<std::string_view, kPanelCount> kPanelNames = {"input",  "weights", "heatmaps",
+                                                                   "arrows", "output",  "lesson"};
 bool shown(const PanelVisibility& v, PanelId id) { return v[static_cast<std::size_t>(id)]; }
 Rect& at(DashboardLayout& layout, PanelId id) { return layout[static_cast<std::size_t>(id)]; }
 }  // namespace
@@ -23,8 +23,14 @@ std::optional<PanelId> parse_panel(std::string_view name) {
   return std::nullopt;
 }
 
-DashboardLayout layout_dashboard(Rect area, const PanelVisibility& v, float gap) {
+DashboardLayout layout_dashboard(Rect area, const PanelVisibility& v, float gap, float lesson_height) {
   DashboardLayout layout{};
+  if (shown(v, PanelId::Lesson)) {
+    const float h = std::min(lesson_height, area.h);
+    at(layout, PanelId::Lesson) = {area.x, area.y, area.w, h};
+    area.y += h + gap;
+    area.h = std::max(0.0f, area.h - h - gap);
+  }
   // Rows: the top band and the weights band.
   const bool top_band = shown(v, PanelId::Input) || shown(v, PanelId::Heatmaps) ||
                         shown(v, PanelId::Arrows) || shown(v, PanelId::Output);

@@ -18,7 +18,9 @@ const Rect& of(const DashboardLayout& layout, PanelId id) { return layout[size_t
 
 TEST_CASE("the dashboard tiles every panel inside the area without overlap") {
   const Rect area{4, 24, 1272, 690};
-  const DashboardLayout layout = layout_dashboard(area, kAllPanels, 4);
+  PanelVisibility every{};
+  every.fill(true);
+  const DashboardLayout layout = layout_dashboard(area, every, 4, 120);
   for (int a = 0; a < kPanelCount; ++a) {
     CHECK_FALSE(layout[size_t(a)].empty());
     CHECK(inside(layout[size_t(a)], area));
@@ -44,6 +46,18 @@ TEST_CASE("a hidden panel gets no room and its neighbours take it") {
   CHECK(of(layout, PanelId::Output).empty());
   CHECK(of(layout, PanelId::Heatmaps).h == 600);
   CHECK(of(layout, PanelId::Arrows).h == 600);
+}
+
+TEST_CASE("the lesson band spans the top and the other panels start below it") {
+  PanelVisibility every{};
+  every.fill(true);
+  const DashboardLayout layout = layout_dashboard({0, 0, 1000, 600}, every, 4, 100);
+  CHECK(of(layout, PanelId::Lesson) == Rect{0, 0, 1000, 100});
+  CHECK(of(layout, PanelId::Input).y == 104);
+}
+
+TEST_CASE("the lesson band is hidden by default") {
+  CHECK(of(layout_dashboard({0, 0, 1000, 600}, kAllPanels, 4, 100), PanelId::Lesson).empty());
 }
 
 TEST_CASE("a single visible panel fills the area") {
