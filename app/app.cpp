@@ -7,6 +7,8 @@
 #include "app/app.hpp"
 
 #include "app/theme.hpp"
+#include "core/file_io.hpp"
+#include "core/lesson.hpp"
 #include "core/version.hpp"
 
 #include <imgui.h>
@@ -23,7 +25,20 @@ namespace attnviz::app {
 // [SECTION] Start
 // -----------------------------------------------------------------------------
 
+// A built-in lesson by name or number, else a lesson file.
+LessonLoad load_lesson(const std::string& name) {
+  if (const auto builtin = find_builtin_lesson(name)) return parse_lesson(builtin->json, std::string(builtin->id));
+  if (name.find('/') == std::string::npos && name.find(".json") == std::string::npos) {
+    LessonLoad load;
+    load.error = "no built-in lesson \"" + name + "\" (try a number from 1 to " +
+                 std::to_string(builtin_lessons().size()) + ", or a lesson file)";
+    return load;
+  }
+  return load_lesson_file(name);
+}
+
 App::App(Options options) : options_(std::move(options)) {
+  panels_.push_back(make_lesson_panel());
   panels_.push_back(make_input_panel());
   panels_.push_back(make_weights_panel());
   panels_.push_back(make_heatmap_panel());
@@ -48,6 +63,14 @@ bool App::start(std::string& error) {
   if (options_.theme) state_.ui.theme = *options_.theme;
   if (options_.panels) state_.ui.visible = *options_.panels;
   if (options_.colormap) state_.ui.colormap = *options_.colormap;
+  if (!options_.lesson.empty()) {
+    LessonLoad lesson = load_lesson(options_.lesson);
+    if (!lesson.ok()) {
+      error = lesson.error;
+      return false;
+    }
+    state_.start_lesson(std::move(*lesson.lesson), options_.step.value_or(0));
+  }
   if (options_.view) state_.ui.center_view = *options_.view;
   if (options_.head) state_.selection.head = *options_.head;
   if (options_.query) state_.selection.query = *options_.query;
@@ -55,13 +78,18 @@ bool App::start(std::string& error) {
   state_.ui.font_size = options_.font_size.value_or(
       std::clamp(std::round(static_cast<float>(options_.height) / 45.0f), 13.0f, 44.0f));
 
+  for (const BuiltinLesson& builtin : builtin_lessons()) {
+    const LessonLoad lesson = parse_lesson(builtin.json, std::string(builtin.id));
+    if (lesson.ok()) lesson_titles_.emplace_back(std::string(builtin.id), lesson.lesson->title);
+  }
+
   platform::WindowOptions window;
   window.width = options_.width;
   window.height = options_.height;
-  window.vsync = !options_.screenshot;
+  window.vsync = !options_.screenshot && !options_.screenshot_steps;
   window.title = "AttnViz";
   if (!backend_.init(window, error)) return false;
-  backend_.set_ignore_mouse(options_.screenshot.has_value());
+  backend_.set_ignore_mouse(options_.screenshot.has_value() || options_.screenshot_steps.has_value());
   if (!heatmaps_.init(error)) return false;
   state_.recompute_if_needed();
   return true;
@@ -73,12 +101,25 @@ int App::run() {
     std::cerr << "attnviz: error: " << error << '\n';
     return 1;
   }
-  if (options_.screenshot) {
-    for (int i = 0; i < options_.frames; ++i) {
-      frame();
-      if (i + 1 < options_.frames) backend_.end_frame();
+  if (options_.screenshot_steps) {  // every step of the lesson, one PNG each
+    if (!state_.lesson.active()) {
+      std::cerr << "attnviz: error: --screenshot-steps needs --lesson\n";
+      return 2;
     }
-    return write_screenshot();
+    const int count = static_cast<int>(state_.lesson.lesson->steps.size());
+    for (int step = 0; step < count; ++step) {
+      state_.go_to_lesson_step(step);
+      render_frames();
+      char name[32];
+      std::snprintf(name, sizeof name, "/step-%02d.png", step);
+      if (const int status = write_screenshot(*options_.screenshot_steps + name); status != 0) return status;
+      backend_.end_frame();
+    }
+    return 0;
+  }
+  if (options_.screenshot) {
+    render_frames();
+    return write_screenshot(*options_.screenshot);
   }
   while (!backend_.should_close()) {
     frame();
@@ -106,15 +147,32 @@ void App::apply_theme_and_fonts() {
   }
 }
 
+void App::open_dropped_file(const std::string& path) {
+  std::string text;
+  if (Status status = read_file(path, kMaxScenarioBytes, text); !status) {
+    state_.file_warnings = {status.message()};
+    return;
+  }
+  if (text.find(kLessonFormat) != std::string::npos) {  // a lesson file
+    LessonLoad lesson = load_lesson_file(path);
+    if (lesson.ok())
+      state_.start_lesson(std::move(*lesson.lesson), 0);
+    else
+      state_.file_warnings = {lesson.error};
+    return;
+  }
+  ScenarioLoad load = load_scenario_file(path);
+  if (load.ok()) {
+    state_.leave_lesson();
+    state_.load(std::move(*load.scenario), path, std::move(load.warnings));
+  } else {
+    state_.file_warnings = {load.error};
+  }
+}
+
 void App::frame() {
   apply_theme_and_fonts();
-  for (const std::string& path : backend_.take_dropped_files()) {
-    ScenarioLoad load = load_scenario_file(path);
-    if (load.ok())
-      state_.load(std::move(*load.scenario), path, std::move(load.warnings));
-    else
-      state_.file_warnings = {load.error};
-  }
+  for (const std::string& path : backend_.take_dropped_files()) open_dropped_file(path);
   backend_.new_frame();
   heatmaps_.begin_frame();
   state_.hovered = state_.hovered_next;
@@ -145,6 +203,20 @@ void App::draw_menu_bar() {
     }
     ImGui::Separator();
     if (ImGui::MenuItem("Quit", "Ctrl+Q")) backend_.request_close();
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Lessons")) {
+    for (const auto& [id, title] : lesson_titles_) {
+      const bool current = state_.lesson.active() && state_.lesson.lesson->id == id;
+      if (ImGui::MenuItem(title.c_str(), nullptr, current)) {
+        LessonLoad lesson = load_lesson(id);
+        if (lesson.ok()) state_.start_lesson(std::move(*lesson.lesson), 0);
+      }
+    }
+    if (state_.lesson.active()) {
+      ImGui::Separator();
+      if (ImGui::MenuItem("Leave the lesson")) state_.leave_lesson();
+    }
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("View")) {
@@ -232,15 +304,23 @@ void App::draw_panels(float top, float bottom) {
     state_.recompute_if_needed();  // edits made by earlier panels show in this one
     ImGui::SetNextWindowPos(ImVec2(r.x, r.y));
     ImGui::SetNextWindowSize(ImVec2(r.w, r.h));
+    // "Predict, then reveal": the views that would show the answer stay covered until then.
+    const bool covered = state_.lesson.awaiting_prediction() &&
+                         (slot == view::PanelId::Heatmaps || slot == view::PanelId::Arrows || slot == view::PanelId::Output);
     if (slot == view::PanelId::Heatmaps) {
-      if (ImGui::Begin("Views##centre", nullptr, flags | ImGuiWindowFlags_NoTitleBar) && state_.has_result)
-        draw_centre_views(context);
+      if (ImGui::Begin("Views##centre", nullptr, flags | ImGuiWindowFlags_NoTitleBar) && state_.has_result) {
+        if (covered) draw_cover();
+        else draw_centre_views(context);
+      }
       ImGui::End();
       continue;
     }
     for (const auto& panel : panels_) {
       if (panel->id() != slot) continue;
-      if (ImGui::Begin(panel->title(), nullptr, flags) && state_.has_result) panel->draw_content(state_, context);
+      if (ImGui::Begin(panel->title(), nullptr, flags) && state_.has_result) {
+        if (covered) draw_cover();
+        else panel->draw_content(state_, context);
+      }
       ImGui::End();
     }
   }
@@ -269,19 +349,48 @@ void App::draw_centre_views(PanelContext& context) {
   if (active) active->draw_content(state_, context);
 }
 
+void App::draw_cover() {
+  const ImVec2 available = ImGui::GetContentRegionAvail();
+  const char* text = "Hidden until you predict: pick a word in the lesson bar above.";
+  const float width = std::min(available.x, ImGui::CalcTextSize(text).x);
+  ImGui::SetCursorPos(ImVec2(ImGui::GetCursorPosX() + (available.x - width) * 0.5f,
+                             ImGui::GetCursorPosY() + available.y * 0.45f));
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
+  ImGui::TextDisabled("%s", text);
+  ImGui::PopTextWrapPos();
+}
+
 float App::lesson_band_height() const {
-  return std::round(ImGui::GetFontSize() * 6.5f);
+  // Tall enough for the title, the wrapped text and, on a predict step, the question and the
+  // row of key buttons (measured, so a long text never hides them).
+  const LessonStep* step = state_.lesson.current();
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float font = ImGui::GetFontSize();
+  float height = ImGui::GetFrameHeight() + 2 * style.WindowPadding.y + font * 1.4f;  // title bar, lesson title
+  if (step) {
+    const float wrap = ImGui::GetIO().DisplaySize.x - font * 17.0f - 2 * style.WindowPadding.x;
+    const std::string text = expand_lesson_text(step->text, state_.pipeline);
+    height += ImGui::CalcTextSize(text.c_str(), nullptr, false, std::max(wrap, font * 10.0f)).y;
+    if (step->predict) height += font * 1.4f + ImGui::GetFrameHeightWithSpacing() * 1.1f;
+  }
+  return std::round(std::max(height, ImGui::GetFrameHeightWithSpacing() * 3.2f + font));
 }
 
 // -----------------------------------------------------------------------------
 // [SECTION] Screenshot
 // -----------------------------------------------------------------------------
 
-int App::write_screenshot() {
+void App::render_frames() {
+  for (int i = 0; i < options_.frames; ++i) {
+    frame();
+    if (i + 1 < options_.frames) backend_.end_frame();
+  }
+}
+
+int App::write_screenshot(const std::string& path) {
   backend_.render_without_present();
   int width = 0, height = 0;
   const std::vector<std::uint8_t> pixels = backend_.read_pixels(width, height);
-  const std::string& path = *options_.screenshot;
   // stb writes straight to the path; write a sibling temporary file and rename it into place.
   const std::string temporary = path + ".partial";
   if (!stbi_write_png(temporary.c_str(), width, height, 4, pixels.data(), width * 4)) {

@@ -29,7 +29,10 @@ class App {
   void draw_centre_views(PanelContext& context);
   float lesson_band_height() const;
   float draw_notice_bar();  // returns its height
-  int write_screenshot();
+  void render_frames();
+  int write_screenshot(const std::string& path);
+  void open_dropped_file(const std::string& path);
+  void draw_cover();
 
   Options options_;
   AppState state_;
@@ -40,6 +43,7 @@ class App {
   Theme theme_applied_ = Theme::Light;
   bool theme_ever_applied_ = false;
   std::string font_error_;
+  std::vector<std::pair<std::string, std::string>> lesson_titles_;  // built-in lessons: id, title
   CenterView centre_view_shown_ = CenterView::Heatmaps;  // the tab the tab bar last showed
 };
 

@@ -39,15 +39,63 @@ void AppState::load(Scenario next, std::string path, std::vector<std::string> wa
   mark_edited();
 }
 
+namespace {
+
+// In self-attention a token is both a query and a key.
+bool marks(const TokenRef& token, int index, Side side, bool cross) {
+  return token.valid() && token.index == index && (token.side == side || !cross);
+}
+
+}  // namespace
+
 bool AppState::highlights_query(int index) const {
-  if (!hovered.valid()) return false;
-  // In self-attention a token is both a query and a key.
-  return hovered.index == index && (hovered.side == Side::Query || !pipeline.cross());
+  return marks(hovered, index, Side::Query, pipeline.cross()) || marks(pinned, index, Side::Query, pipeline.cross());
 }
 
 bool AppState::highlights_key(int index) const {
-  if (!hovered.valid()) return false;
-  return hovered.index == index && (hovered.side == Side::Key || !pipeline.cross());
+  return marks(hovered, index, Side::Key, pipeline.cross()) || marks(pinned, index, Side::Key, pipeline.cross());
+}
+
+void AppState::start_lesson(Lesson next, int step) {
+  lesson.lesson = std::move(next);
+  go_to_lesson_step(step);
+}
+
+void AppState::go_to_lesson_step(int step) {
+  if (!lesson.active()) return;
+  const int count = static_cast<int>(lesson.lesson->steps.size());
+  lesson.step = std::clamp(step, 0, count - 1);
+  lesson.prediction.reset();
+  const LessonStep& s = lesson.lesson->steps[static_cast<std::size_t>(lesson.step)];
+  load(s.scenario, scenario_path, {});
+  recompute_if_needed();
+  // Panels: those the step names (all when it names none), and the lesson band.
+  if (s.panels.empty()) {
+    ui.visible = view::kAllPanels;
+  } else {
+    ui.visible.fill(false);
+    for (const std::string& name : s.panels)
+      if (const auto id = view::parse_panel(name)) ui.visible[static_cast<std::size_t>(*id)] = true;
+  }
+  ui.visible[static_cast<std::size_t>(view::PanelId::Lesson)] = true;
+  if (const auto view = parse_center_view(s.view)) {
+    ui.center_view = *view;
+    ui.visible[static_cast<std::size_t>(view::PanelId::Heatmaps)] = true;
+  }
+  if (s.head) selection.head = *s.head;
+  if (!s.query.empty()) selection.query = std::max(0, resolve_token(pipeline.target(), s.query));
+  pinned = {};
+  if (!s.key.empty()) pinned = {Side::Key, resolve_token(pipeline.keys(), s.key)};
+  if (s.predict) {
+    selection.head = s.predict->head;
+    selection.query = std::max(0, resolve_token(pipeline.target(), s.predict->query));
+  }
+}
+
+void AppState::leave_lesson() {
+  lesson = {};
+  pinned = {};
+  ui.visible = view::kAllPanels;
 }
 
 }  // namespace attnviz::app

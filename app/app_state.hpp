@@ -5,6 +5,7 @@
 
 #include "app/view/colormap.hpp"
 #include "app/view/layout.hpp"
+#include "core/lesson.hpp"
 #include "core/pipeline.hpp"
 #include "core/scenario.hpp"
 
@@ -55,6 +56,23 @@ struct FrameLayout {
   int heatmap_head = -1;
 };
 
+// A lesson in progress.
+struct LessonState {
+  std::optional<Lesson> lesson;        // none: free play
+  int step = 0;
+  std::optional<int> prediction;       // the key the student picked (predict steps)
+  bool active() const { return lesson.has_value(); }
+  const LessonStep* current() const {
+    return lesson && step >= 0 && step < static_cast<int>(lesson->steps.size())
+               ? &lesson->steps[static_cast<std::size_t>(step)] : nullptr;
+  }
+  // A predict step whose answer is still hidden.
+  bool awaiting_prediction() const {
+    const LessonStep* s = current();
+    return s && s->predict && !prediction;
+  }
+};
+
 struct AppState {
   Scenario scenario;
   Pipeline pipeline;
@@ -69,6 +87,8 @@ struct AppState {
   Selection selection;
   TokenRef hovered;       // hovered in the previous frame: what every view highlights
   TokenRef hovered_next;  // collected while this frame draws
+  TokenRef pinned;        // highlighted until changed (a lesson step's key)
+  LessonState lesson;
   UiSettings ui;
   FrameLayout layout;
 
@@ -77,6 +97,11 @@ struct AppState {
   void recompute_if_needed();
   // Sets a new scenario (a file opened, a preset), keeping the UI settings.
   void load(Scenario scenario, std::string path, std::vector<std::string> warnings);
+
+  // Lessons: start one at a step, move between steps, leave (keeping the current state).
+  void start_lesson(Lesson lesson, int step);
+  void go_to_lesson_step(int step);
+  void leave_lesson();
 
   // Convenience for views.
   const AttentionResult& result() const { return pipeline.result(); }

@@ -24,6 +24,7 @@ Options:
   --view NAME         centre view: heatmaps | pipeline | neuron | geometry | compare
   --lesson NAME       start a lesson: a built-in lesson's name or number, or a lesson file
   --step N            start the lesson at step N (0-based)
+  --screenshot-steps DIR  with --lesson: write DIR/step-NN.png for every step, exit
   --layout-out FILE   with --screenshot: write where the heatmap cells were drawn (JSON)
   --help, --version
 )";
@@ -109,6 +110,10 @@ std::string parse_options(const std::vector<std::string>& args, Options& o) {
       const std::string* v = next();
       if (!v) return "--lesson needs a lesson name, number or file";
       o.lesson = *v;
+    } else if (arg == "--screenshot-steps") {
+      const std::string* v = next();
+      if (!v) return "--screenshot-steps needs a folder";
+      o.screenshot_steps = *v;
     } else if (arg == "--step") {
       const std::string* v = next();
       int step = 0;
@@ -123,6 +128,7 @@ std::string parse_options(const std::vector<std::string>& args, Options& o) {
     }
   }
   if (o.layout_out && !o.screenshot) return "--layout-out goes with --screenshot";
+  if (o.screenshot_steps && o.lesson.empty()) return "--screenshot-steps goes with --lesson";
   return {};
 }
 

@@ -23,6 +23,7 @@ struct Options {
   std::optional<CenterView> view;           // the centre view's tab
   std::string lesson;                       // a lesson to start: a name or a file
   std::optional<int> step;                  // its step (0-based)
+  std::optional<std::string> screenshot_steps;  // with --lesson: a PNG of every step into this folder
   bool help = false, version = false;
 };
 

@@ -41,5 +41,6 @@ std::unique_ptr<Panel> make_pipeline_panel();
 std::unique_ptr<Panel> make_neuron_panel();
 std::unique_ptr<Panel> make_geometry_panel();
 std::unique_ptr<Panel> make_compare_panel();
+std::unique_ptr<Panel> make_lesson_panel();
 
 }  // namespace attnviz::app

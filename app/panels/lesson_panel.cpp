@@ -1,0 +1,98 @@
+// The Lesson band: the step's text (with live numbers), Back / Next / Leave, and "predict, then
+// reveal": on a predict step the student clicks the key they expect the query to attend to most;
+// the views that would give the answer away stay covered until then.
+#include "app/panels/panel.hpp"
+#include "app/theme.hpp"
+
+#include <imgui.h>
+
+#include <cstdio>
+
+namespace attnviz::app {
+namespace {
+
+class LessonPanel final : public Panel {
+ public:
+  view::PanelId id() const override { return view::PanelId::Lesson; }
+  const char* title() const override { return "Lesson"; }
+
+  void draw_content(AppState& state, PanelContext& context) override {
+    LessonState& lesson = state.lesson;
+    const LessonStep* step = lesson.current();
+    if (!step) return;
+    const Palette& colours = palette(state.ui.theme);
+    const int count = static_cast<int>(lesson.lesson->steps.size());
+    const float font = ImGui::GetFontSize();
+
+    // Navigation on the right, the step on the left.
+    const float buttons = font * 16.0f;
+    ImGui::BeginChild("step", ImVec2(-buttons, 0), false);
+    if (context.bold_font) ImGui::PushFont(context.bold_font);
+    ImGui::Text("%s  \xc2\xb7  step %d of %d: %s", lesson.lesson->title.c_str(), lesson.step + 1, count,
+                step->title.c_str());
+    if (context.bold_font) ImGui::PopFont();
+    text_ = expand_lesson_text(step->text, state.pipeline);
+    ImGui::PushTextWrapPos(0.0f);
+    ImGui::TextUnformatted(text_.c_str());
+    ImGui::PopTextWrapPos();
+    if (step->predict) draw_prediction(state, *step, colours);
+    ImGui::EndChild();
+
+    ImGui::SameLine();
+    ImGui::BeginGroup();
+    ImGui::BeginDisabled(lesson.step == 0);
+    if (ImGui::Button("\xe2\x86\x90 Back")) state.go_to_lesson_step(lesson.step - 1);
+    ImGui::EndDisabled();
+    ImGui::SameLine();
+    ImGui::BeginDisabled(lesson.step + 1 >= count);
+    if (ImGui::Button("Next \xe2\x86\x92")) state.go_to_lesson_step(lesson.step + 1);
+    ImGui::EndDisabled();
+    if (ImGui::Button("Leave the lesson")) state.leave_lesson();
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("keep everything as it is now and play freely");
+    ImGui::EndGroup();
+  }
+
+ private:
+  std::string text_;  // the step text with its placeholders filled (reused buffer)
+
+  void draw_prediction(AppState& state, const LessonStep& step, const Palette& colours) {
+    const LessonPredict& predict = *step.predict;
+    const int query = resolve_token(state.pipeline.target(), predict.query);
+    const auto& keys = state.pipeline.keys().tokens;
+    if (query < 0 || keys.empty()) return;
+    ImGui::PushStyleColor(ImGuiCol_Text, colours.selection);
+    ImGui::TextUnformatted(predict.prompt.c_str());
+    ImGui::PopStyleColor();
+    if (!state.lesson.prediction) {
+      for (std::size_t j = 0; j < keys.size(); ++j) {
+        if (j > 0) ImGui::SameLine();
+        ImGui::PushID(static_cast<int>(j));
+        if (ImGui::Button(keys[j].text.c_str())) state.lesson.prediction = static_cast<int>(j);
+        if (ImGui::IsItemHovered()) state.hovered_next = {Side::Key, static_cast<int>(j)};
+        ImGui::PopID();
+      }
+      return;
+    }
+    // Reveal: the engine's answer next to the guess.
+    const Matrix& weights = state.result().heads[static_cast<std::size_t>(predict.head)].weights;
+    Eigen::Index answer = 0;
+    weights.row(query).maxCoeff(&answer);
+    const int guess = *state.lesson.prediction;
+    const bool right = guess == static_cast<int>(answer);
+    char line[256];
+    std::snprintf(line, sizeof line, "%s You chose \"%s\". The largest weight of \"%s\" is on \"%s\" (\xce\xb1 = %.2f).",
+                  right ? "\xe2\x9c\x94 Right!" : "\xe2\x9c\x98 Not quite.", keys[static_cast<std::size_t>(guess)].text.c_str(),
+                  state.pipeline.target().tokens[static_cast<std::size_t>(query)].text.c_str(),
+                  keys[static_cast<std::size_t>(answer)].text.c_str(), static_cast<double>(weights(query, answer)));
+    ImGui::PushStyleColor(ImGuiCol_Text, right ? IM_COL32(30, 150, 60, 255) : IM_COL32(200, 60, 40, 255));
+    ImGui::TextUnformatted(line);
+    ImGui::PopStyleColor();
+    state.pinned = {Side::Key, static_cast<int>(answer)};
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Panel> make_lesson_panel() { return std::make_unique<LessonPanel>(); }
+
+}  // namespace attnviz::app
