@@ -2,6 +2,7 @@
 // checked pixel by pixel at the positions the layout code reports (--layout-out). What each
 // cell should show comes from the engine, which is tested against PyTorch elsewhere.
 #include "app/view/colormap.hpp"
+#include "core/lesson.hpp"
 #include "core/pipeline.hpp"
 #include "core/scenario.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -216,6 +217,32 @@ TEST_CASE("without a display the app says how to run headless") {
   CHECK(run.status != 0);
   CHECK(run.errors.find("xvfb-run") != std::string::npos);
   CHECK_FALSE(fs::exists(png));
+}
+
+TEST_CASE("every step of every built-in lesson renders") {
+  for (const BuiltinLesson& builtin : builtin_lessons()) {
+    CAPTURE(builtin.id);
+    LessonLoad lesson = parse_lesson(builtin.json, std::string(builtin.id));
+    REQUIRE(lesson.ok());
+    TempDir dir;
+    const Run run = run_app({"--lesson", std::string(builtin.id), "--screenshot-steps", dir.path.string()}, dir.path);
+    INFO("stderr: " << run.errors);
+    REQUIRE(run.status == 0);
+    for (std::size_t step = 0; step < lesson.lesson->steps.size(); ++step) {
+      char name[32];
+      std::snprintf(name, sizeof name, "step-%02zu.png", step);
+      const Image image = load_png(dir.path / name);
+      CHECK(image.width == 1280);
+      CHECK(image.height == 720);
+    }
+  }
+}
+
+TEST_CASE("an unknown lesson is an error before any window opens") {
+  TempDir dir;
+  const Run run = run_app({"--lesson", "99", "--screenshot", (dir.path / "x.png").string()}, dir.path, false);
+  CHECK(run.status == 1);
+  CHECK(run.errors.find("no built-in lesson") != std::string::npos);
 }
 
 TEST_CASE("a bad command-line option is a usage error") {

@@ -1,0 +1,121 @@
+// The app's state logic without a window: lesson steps, selection, highlights, options.
+#include "app/app_state.hpp"
+#include "app/options.hpp"
+
+#include <doctest/doctest.h>
+
+namespace attnviz::app {
+namespace {
+
+Lesson builtin_lesson(const char* name) {
+  const auto builtin = find_builtin_lesson(name);
+  REQUIRE(builtin);
+  LessonLoad load = parse_lesson(builtin->json, std::string(builtin->id));
+  REQUIRE(load.ok());
+  return *load.lesson;
+}
+
+bool shown(const AppState& state, view::PanelId id) { return state.ui.visible[static_cast<std::size_t>(id)]; }
+
+}  // namespace
+
+TEST_CASE("a lesson step shows its panels and the lesson band") {
+  AppState state;
+  state.start_lesson(builtin_lesson("self-attention"), 0);  // panels: input, heatmaps, arrows
+  CHECK(shown(state, view::PanelId::Lesson));
+  CHECK(shown(state, view::PanelId::Heatmaps));
+  CHECK(shown(state, view::PanelId::Arrows));
+  CHECK_FALSE(shown(state, view::PanelId::Weights));
+  CHECK_FALSE(shown(state, view::PanelId::Output));
+}
+
+TEST_CASE("a lesson step selects its head and query and pins its key") {
+  AppState state;
+  state.start_lesson(builtin_lesson("self-attention"), 2);  // head 0, query apple, key eat
+  CHECK(state.selection.head == 0);
+  CHECK(state.pipeline.target().tokens[static_cast<std::size_t>(state.selection.query)].text == "apple");
+  CHECK(state.highlights_key(3));  // "eat"
+  CHECK_FALSE(state.highlights_key(1));
+}
+
+TEST_CASE("a predict step waits for the guess and the guess reveals") {
+  AppState state;
+  state.start_lesson(builtin_lesson("self-attention"), 1);
+  CHECK(state.lesson.awaiting_prediction());
+  state.lesson.prediction = 3;
+  CHECK_FALSE(state.lesson.awaiting_prediction());
+  state.go_to_lesson_step(2);
+  CHECK_FALSE(state.lesson.prediction);  // a new step asks afresh
+}
+
+TEST_CASE("moving past the last step stays on it") {
+  AppState state;
+  const Lesson lesson = builtin_lesson("self-attention");
+  const int last = static_cast<int>(lesson.steps.size()) - 1;
+  state.start_lesson(lesson, 0);
+  state.go_to_lesson_step(last + 5);
+  CHECK(state.lesson.step == last);
+  state.go_to_lesson_step(-2);
+  CHECK(state.lesson.step == 0);
+}
+
+TEST_CASE("leaving a lesson keeps the scenario and shows every panel") {
+  AppState state;
+  state.start_lesson(builtin_lesson("self-attention"), 4);  // "jane visits africa"
+  state.leave_lesson();
+  CHECK_FALSE(state.lesson.active());
+  CHECK(state.scenario.target == "jane visits africa");
+  CHECK(shown(state, view::PanelId::Weights));
+  CHECK_FALSE(shown(state, view::PanelId::Lesson));
+}
+
+TEST_CASE("an edit recomputes once and a failed edit keeps the last result") {
+  AppState state;
+  ScenarioLoad load = parse_scenario(builtin_scenario_json());
+  REQUIRE(load.ok());
+  state.load(*load.scenario, "", {});
+  state.recompute_if_needed();
+  const std::uint64_t version = state.result().version;
+  state.recompute_if_needed();  // nothing changed: no recompute
+  CHECK(state.result().version == version);
+  state.scenario.target = "";
+  state.mark_edited();
+  state.recompute_if_needed();
+  CHECK_FALSE(state.compute_error.empty());
+  CHECK(state.result().version == version);
+  CHECK(state.has_result);
+}
+
+TEST_CASE("the selection is clamped when the sentence gets shorter") {
+  AppState state;
+  ScenarioLoad load = parse_scenario(builtin_scenario_json());
+  REQUIRE(load.ok());
+  state.load(*load.scenario, "", {});
+  state.recompute_if_needed();
+  state.selection.query = 4;
+  state.scenario.target = "short one";
+  state.mark_edited();
+  state.recompute_if_needed();
+  CHECK(state.selection.query == 1);
+}
+
+TEST_CASE("options parse panels and views and lessons") {
+  Options options;
+  CHECK(parse_options({"--panels", "heatmaps,arrows", "--view", "pipeline", "--lesson", "3", "--step", "2"}, options).empty());
+  CHECK((*options.panels)[static_cast<std::size_t>(view::PanelId::Arrows)]);
+  CHECK_FALSE((*options.panels)[static_cast<std::size_t>(view::PanelId::Input)]);
+  CHECK(options.view == CenterView::Pipeline);
+  CHECK(options.lesson == "3");
+  CHECK(options.step == 2);
+}
+
+TEST_CASE("bad options are one-line errors") {
+  Options options;
+  CHECK(parse_options({"--size", "100x100"}, options).find("--size") != std::string::npos);
+  CHECK(parse_options({"--panels", "sidebar"}, options).find("sidebar") != std::string::npos);
+  CHECK(parse_options({"--view", "3d"}, options).find("--view") != std::string::npos);
+  CHECK(parse_options({"--screenshot-steps", "/tmp/x"}, options).find("--lesson") != std::string::npos);
+  CHECK(parse_options({"a.json", "b.json"}, options).find("unexpected") != std::string::npos);
+}
+
+}  // namespace attnviz::app
