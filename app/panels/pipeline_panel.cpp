@@ -1,17 +1,725 @@
-// The Pipeline view (placeholder until it is written).
+// The Pipeline view: the whole computation of the selected head as a chain of small matrices,
+//   X → Q K V → S → scaled → masked → α → α·V → concat → ·W_O
+// each a titled grid of coloured cells with its shape under it, laid out left to right and
+// wrapped onto more rows when the view is narrow. Every tile uses one cell size, the largest that
+// lets the whole chain fit, so the shapes compare at a glance. Matrices past 12 rows or columns
+// show a window of them with "…" where rows or columns are left out (the window keeps the selected
+// query, and the selected head's block of concat, in view). Signed stages use the diverging map,
+// α the sequential one. The selected query's row is outlined wherever rows are queries, and the
+// hovered token's row or column is highlighted. Hovering a cell shows the formula that produced
+// it, filled with the numbers (app/view/formula.hpp).
+//   [SECTION] Tiles
+//   [SECTION] Layout
+//   [SECTION] Drawing
+//   [SECTION] Tooltips
 #include "app/panels/panel.hpp"
+#include "app/theme.hpp"
+#include "app/view/format.hpp"
+#include "app/view/formula.hpp"
+#include "core/lexicon.hpp"
 
 #include <imgui.h>
 
+#include <algorithm>
+#include <array>
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
 namespace attnviz::app {
 namespace {
+
+ImU32 to_imgui(view::Rgba8 c) { return IM_COL32(c.r, c.g, c.b, c.a); }
+
+ImU32 with_alpha(ImU32 colour, float alpha) {
+  ImVec4 c = ImGui::ColorConvertU32ToFloat4(colour);
+  c.w *= std::clamp(alpha, 0.0f, 1.0f);
+  return ImGui::ColorConvertFloat4ToU32(c);
+}
+
+bool is_masked(float score) { return std::isinf(score) && score < 0; }
+
+// The largest |x| over the finite entries (1 when there is none), for a diverging scale.
+float largest_magnitude(const Matrix& m) {
+  float limit = 0;
+  const float* data = m.data();
+  for (Eigen::Index k = 0; k < m.size(); ++k)
+    if (std::isfinite(data[k])) limit = std::max(limit, std::abs(data[k]));
+  return limit > 0 ? limit : 1.0f;
+}
+
+constexpr int kMaxSlots = 12;  // rows or columns shown per matrix
+
+// Which rows (or columns) of a matrix are shown, slot by slot: an index, or -1 for "…".
+struct Slots {
+  std::array<int, kMaxSlots> index{};
+  int count = 0;
+  int find(int i) const {
+    for (int s = 0; s < count; ++s)
+      if (index[static_cast<std::size_t>(s)] == i) return s;
+    return -1;
+  }
+};
+
+// All of n when they fit in `limit` slots; else a window of them that contains `focus` (the start
+// when -1), with "…" for the rows left out before and after. `focus_span` keeps
+// focus..focus+span-1 together when they fit.
+Slots make_slots(int n, int limit, int focus, int focus_span = 1) {
+  Slots s;
+  limit = std::clamp(limit, 3, kMaxSlots);
+  if (n <= limit) {
+    s.count = n;
+    for (int k = 0; k < n; ++k) s.index[static_cast<std::size_t>(k)] = k;
+    return s;
+  }
+  const int span = std::max(1, focus_span);
+  const int last = focus < 0 ? 0 : focus + span - 1;
+  s.count = limit;
+  if (last < limit - 1) {  // the start, then "…"
+    for (int k = 0; k < limit - 1; ++k) s.index[static_cast<std::size_t>(k)] = k;
+    s.index[static_cast<std::size_t>(limit - 1)] = -1;
+  } else if (focus >= n - (limit - 1)) {  // "…", then the end
+    s.index[0] = -1;
+    for (int k = 1; k < limit; ++k) s.index[static_cast<std::size_t>(k)] = n - limit + k;
+  } else {  // "…", a window around the focus, "…"
+    const int window = limit - 2;
+    const int first = std::clamp(focus - std::max(0, (window - span) / 2), 0, n - window);
+    s.index[0] = -1;
+    for (int k = 0; k < window; ++k) s.index[static_cast<std::size_t>(k + 1)] = first + k;
+    s.index[static_cast<std::size_t>(limit - 1)] = -1;
+  }
+  return s;
+}
 
 class PipelinePanel final : public Panel {
  public:
   view::PanelId id() const override { return view::PanelId::Heatmaps; }
   std::optional<CenterView> center_view() const override { return CenterView::Pipeline; }
   const char* title() const override { return "Pipeline"; }
-  void draw_content(AppState&, PanelContext&) override { ImGui::TextUnformatted("(not built yet)"); }
+
+  void draw_content(AppState& state, PanelContext& context) override {
+    const AttentionResult& r = state.result();
+    if (r.heads.empty() || r.n_query == 0 || r.n_key == 0) {
+      ImGui::TextDisabled("no tokens");
+      return;
+    }
+    draw_selectors(state);
+    const int head = std::clamp(state.selection.head, 0, static_cast<int>(r.heads.size()) - 1);
+    const int query = std::clamp(state.selection.query, 0, static_cast<int>(r.n_query) - 1);
+    build_tiles(state, head, query);
+
+    // The chain in a child window, which scrolls when even the smallest cells do not fit.
+    ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(0, 0));
+    ImGui::PushStyleColor(ImGuiCol_ChildBg, IM_COL32(0, 0, 0, 0));
+    if (ImGui::BeginChild("##pipeline_chain", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar)) {
+      const ImVec2 origin = ImGui::GetCursorScreenPos();
+      const ImVec2 available = ImGui::GetContentRegionAvail();
+      const ImVec2 size = layout(available.x, available.y);
+      draw_tiles(state, context, origin, head, query);
+      ImGui::SetCursorScreenPos(origin);
+      ImGui::Dummy(ImVec2(std::max(1.0f, size.x), std::max(1.0f, size.y)));
+    }
+    ImGui::EndChild();
+    ImGui::PopStyleColor();
+    ImGui::PopStyleVar();
+  }
+
+ private:
+  // ---------------------------------------------------------------------------
+  // [SECTION] Tiles
+  // ---------------------------------------------------------------------------
+  enum class Stage { X, XSource, Q, K, V, Scores, Scaled, Masked, Weights, HeadOutput, Concat, Output };
+  enum class Axis { Queries, Keys, Other };  // what a tile's rows or columns stand for
+  enum class Connector { Arrow, Gap, Space };  // before a tile: "→", a small gap, a wide gap
+
+  struct Tile {
+    Stage stage = Stage::X;
+    const Matrix* matrix = nullptr;
+    char title[48] = {};
+    char shape[32] = {};
+    Axis rows = Axis::Other, cols = Axis::Other;
+    bool sequential = false;  // α: the sequential map on [0, 1]; else diverging on ±limit
+    float limit = 1;
+    Slots row_slots, col_slots;
+    Connector connector = Connector::Arrow;
+    float title_w = 0, shape_w = 0;
+    // Placed by layout():
+    bool labels = false;  // token labels left of the grid (the first tile of a line)
+    float x = 0, y = 0;   // the tile's top left, relative to the chain's origin
+    float grid_x = 0, grid_y = 0;
+  };
+
+  static constexpr int kMaxTiles = 12;
+  std::array<Tile, kMaxTiles> tiles_{};
+  int tile_count_ = 0;
+  float cell_ = 16;      // the cell size chosen by layout()
+  float widest_label_ = 0;  // the widest token at the full font size
+  float label_font_ = 16;   // the token labels' font size, for this cell size
+  float label_w_ = 0;       // width of the token labels
+  int slot_focus_query_ = 0, slot_focus_concat_ = 0, slot_span_concat_ = 1;
+  bool cross_ = false;
+  bool values_ = false;        // cells large enough to print their numbers
+  bool state_values_ = true;   // the View menu's "numbers in cells"
+  float value_font_ = 12;
+
+  // Colour limits, per (result version, head): the largest |x| of every signed matrix.
+  std::uint64_t limits_version_ = 0;
+  int limits_head_ = -1;
+  std::array<float, kMaxTiles> limits_{};
+
+  Tile& add_tile(Stage stage, const Matrix& m, Axis rows, Axis cols, Connector connector) {
+    Tile& t = tiles_[static_cast<std::size_t>(tile_count_++)];
+    t = Tile{};
+    t.stage = stage;
+    t.matrix = &m;
+    t.rows = rows;
+    t.cols = cols;
+    t.connector = connector;
+    std::snprintf(t.shape, sizeof t.shape, "%d\xc3\x97%d", static_cast<int>(m.rows()), static_cast<int>(m.cols()));
+    return t;
+  }
+
+  void build_tiles(const AppState& state, int head, int query) {
+    const AttentionResult& r = state.result();
+    const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
+    const AttentionConfig& c = r.config;
+    const bool cross = state.pipeline.cross();
+    tile_count_ = 0;
+
+    // Self: X → Q K V. Cross: X target → Q, then X source → K V.
+    Tile& x = add_tile(Stage::X, state.pipeline.X_target(), Axis::Queries, Axis::Other, Connector::Arrow);
+    std::snprintf(x.title, sizeof x.title, cross ? "X target" : "X");
+    std::snprintf(add_tile(Stage::Q, h.Q, Axis::Queries, Axis::Other, Connector::Arrow).title, sizeof(Tile::title),
+                  "Q = XW_Q");
+    if (cross) {
+      Tile& xs = add_tile(Stage::XSource, state.pipeline.X_keys(), Axis::Keys, Axis::Other, Connector::Space);
+      std::snprintf(xs.title, sizeof xs.title, "X source");
+    }
+    std::snprintf(add_tile(Stage::K, h.K, Axis::Keys, Axis::Other, cross ? Connector::Arrow : Connector::Gap).title,
+                  sizeof(Tile::title), "K = XW_K");
+    std::snprintf(add_tile(Stage::V, h.V, Axis::Keys, Axis::Other, Connector::Gap).title, sizeof(Tile::title),
+                  "V = XW_V");
+    const char* score_title = "S = QK\xe2\x8a\xa4";
+    switch (c.compatibility) {
+      case Compatibility::Dot:
+      case Compatibility::ScaledDot: break;
+      case Compatibility::General: score_title = "S = QW_aK\xe2\x8a\xa4"; break;
+      case Compatibility::Additive: score_title = "S additive"; break;
+      case Compatibility::Cosine: score_title = "S = cosine"; break;
+    }
+    std::snprintf(add_tile(Stage::Scores, h.raw_scores, Axis::Queries, Axis::Keys, Connector::Arrow).title,
+                  sizeof(Tile::title), "%s", score_title);
+    const std::string_view scaling = view::scaling_stage_name(c.compatibility, c.temperature);
+    std::snprintf(add_tile(Stage::Scaled, h.scaled_scores, Axis::Queries, Axis::Keys, Connector::Arrow).title,
+                  sizeof(Tile::title), "%.*s", static_cast<int>(scaling.size()), scaling.data());
+    const bool custom_mask = state.scenario.mask.size() > 0;
+    std::snprintf(add_tile(Stage::Masked, h.masked_scores, Axis::Queries, Axis::Keys, Connector::Arrow).title,
+                  sizeof(Tile::title), "%s",
+                  c.causal ? (custom_mask ? "mask: causal+custom" : "causal mask")
+                           : (custom_mask ? "custom mask" : "mask: none"));
+    Tile& weights = add_tile(Stage::Weights, h.weights, Axis::Queries, Axis::Keys, Connector::Arrow);
+    std::snprintf(weights.title, sizeof weights.title, c.hard ? "\xce\xb1 = argmax" : "\xce\xb1 = softmax");
+    weights.sequential = true;
+    std::snprintf(add_tile(Stage::HeadOutput, h.output, Axis::Queries, Axis::Other, Connector::Arrow).title,
+                  sizeof(Tile::title), "\xce\xb1\xc2\xb7V");
+    std::snprintf(add_tile(Stage::Concat, r.concat, Axis::Queries, Axis::Other, Connector::Arrow).title,
+                  sizeof(Tile::title), "concat");
+    std::snprintf(add_tile(Stage::Output, r.output, Axis::Queries, Axis::Other, Connector::Arrow).title,
+                  sizeof(Tile::title), "\xc2\xb7W_O = output");
+
+    // Colour limits (cached: they scan every entry).
+    if (limits_version_ != r.version || limits_head_ != head) {
+      for (int k = 0; k < tile_count_; ++k)
+        limits_[static_cast<std::size_t>(k)] = largest_magnitude(*tiles_[static_cast<std::size_t>(k)].matrix);
+      limits_version_ = r.version;
+      limits_head_ = head;
+    }
+    for (int k = 0; k < tile_count_; ++k) {
+      Tile& t = tiles_[static_cast<std::size_t>(k)];
+      t.limit = limits_[static_cast<std::size_t>(k)];
+      t.title_w = ImGui::CalcTextSize(t.title).x;
+      t.shape_w = ImGui::CalcTextSize(t.shape).x * 0.85f;
+    }
+    slot_focus_query_ = query;
+    slot_focus_concat_ = head * c.d_v;
+    slot_span_concat_ = c.d_v;
+    cross_ = cross;
+    // Token labels: the widest token (at the full font size).
+    widest_label_ = 0;
+    for (const Token& token : state.pipeline.target().tokens)
+      widest_label_ = std::max(widest_label_, ImGui::CalcTextSize(token.text.c_str()).x);
+    for (const Token& token : state.pipeline.keys().tokens)
+      widest_label_ = std::max(widest_label_, ImGui::CalcTextSize(token.text.c_str()).x);
+  }
+
+  // Which rows and columns every tile shows, at most `limit` of each.
+  void set_slots(int limit) {
+    for (int k = 0; k < tile_count_; ++k) {
+      Tile& t = tiles_[static_cast<std::size_t>(k)];
+      const int rows = static_cast<int>(t.matrix->rows()), cols = static_cast<int>(t.matrix->cols());
+      t.row_slots = make_slots(rows, limit, t.rows == Axis::Queries ? slot_focus_query_ : -1);
+      t.col_slots = t.stage == Stage::Concat ? make_slots(cols, limit, slot_focus_concat_, slot_span_concat_)
+                                             : make_slots(cols, limit, -1);
+    }
+  }
+
+  // ---------------------------------------------------------------------------
+  // [SECTION] Layout
+  // ---------------------------------------------------------------------------
+  float title_h() const { return ImGui::GetFontSize() * 1.2f; }
+  float shape_h() const { return ImGui::GetFontSize() * 1.05f; }
+  float connector_w(Connector c) const {
+    return ImGui::GetFontSize() * (c == Connector::Arrow ? 1.6f : (c == Connector::Space ? 1.4f : 0.5f));
+  }
+  float line_gap() const { return ImGui::GetFontSize() * 0.5f; }
+
+  float tile_width(const Tile& t, float cell, bool labels) const {
+    const float grid = (labels ? label_w_ : 0.0f) + cell * static_cast<float>(t.col_slots.count);
+    return std::max({grid, t.title_w + ImGui::GetFontSize() * 0.5f, t.shape_w});
+  }
+
+  // Token labels scale with the cells (down to 70 % of the font), so that thin rows keep them.
+  void set_label_size(float cell) {
+    const float font = ImGui::GetFontSize();
+    label_font_ = std::clamp(cell * 1.05f, font * 0.7f, font);
+    label_w_ = std::clamp(widest_label_ * label_font_ / font + font * 0.3f, font * 1.2f, font * 5.0f);
+  }
+
+  // Whether tile k starts its rows' names: the first tile of a line, and in cross mode a tile
+  // whose rows switch between queries and keys (the two sentences differ).
+  bool wants_labels(int k, bool line_start) const {
+    const Tile& t = tiles_[static_cast<std::size_t>(k)];
+    if (t.rows == Axis::Other) return false;
+    if (line_start) return true;
+    const Axis previous = tiles_[static_cast<std::size_t>(k - 1)].rows;
+    return cross_ && previous != Axis::Other && previous != t.rows;
+  }
+
+  // Places the tiles with cells of size `cell`, wrapping at `width`; returns the size used.
+  ImVec2 place(float cell, float width) {
+    set_label_size(cell);
+    float x = 0, y = 0, line_h = 0, used_w = 0;
+    bool line_start = true;
+    for (int k = 0; k < tile_count_; ++k) {
+      Tile& t = tiles_[static_cast<std::size_t>(k)];
+      float lead = k == 0 ? 0.0f : connector_w(t.connector);
+      float w = tile_width(t, cell, wants_labels(k, line_start));
+      if (!line_start && x + lead + w > width) {  // wrap
+        y += line_h + line_gap();
+        x = 0;
+        line_h = 0;
+        line_start = true;
+        lead = connector_w(Connector::Arrow);  // the chain goes on: "→" at the start of the line
+        w = tile_width(t, cell, wants_labels(k, true));
+      }
+      t.labels = wants_labels(k, line_start);
+      t.x = x + lead;
+      t.y = y;
+      const float grid_w = cell * static_cast<float>(t.col_slots.count) + (t.labels ? label_w_ : 0.0f);
+      t.grid_x = t.x + (w - grid_w) * 0.5f + (t.labels ? label_w_ : 0.0f);
+      t.grid_y = y + title_h();
+      x = t.x + w;
+      used_w = std::max(used_w, x);
+      line_h = std::max(line_h, title_h() + cell * static_cast<float>(t.row_slots.count) + shape_h());
+      line_start = false;
+    }
+    return ImVec2(used_w, y + line_h);
+  }
+
+  // The most rows and columns per matrix (12, else fewer) and the largest cell size (within
+  // limits) with which the chain fits the area; when nothing fits, the smallest, scrolled.
+  ImVec2 layout(float width, float height) {
+    const float font = ImGui::GetFontSize();
+    const float largest = std::floor(font * 2.6f), readable = std::floor(font * 0.65f);
+    const float smallest = std::max(4.0f, std::floor(font * 0.55f));
+    constexpr int kLimits[] = {kMaxSlots, 10, 8, 6};
+    ImVec2 size;
+    bool fits = false;
+    for (const int limit : kLimits) {
+      set_slots(limit);
+      const float floor_cell = limit == kLimits[std::size(kLimits) - 1] ? smallest : readable;
+      for (cell_ = largest; cell_ >= floor_cell && !fits; cell_ -= 1.0f) {
+        size = place(cell_, width);
+        fits = size.x <= width && size.y <= height;
+        if (fits) break;
+      }
+      if (fits) break;
+    }
+    if (!fits) {
+      cell_ = smallest;
+      size = place(cell_, width);
+    }
+    value_font_ = std::max(8.0f, std::round(font * 0.78f));
+    const float number_w = ImGui::GetFont()->CalcTextSizeA(value_font_, FLT_MAX, 0, "-0.00").x;
+    values_ = state_values_ && cell_ >= number_w + 3.0f && cell_ >= value_font_ * 1.1f;
+    return size;
+  }
+
+  // ---------------------------------------------------------------------------
+  // [SECTION] Drawing
+  // ---------------------------------------------------------------------------
+  void draw_selectors(AppState& state) {
+    const AttentionResult& r = state.result();
+    const auto& queries = state.pipeline.target().tokens;
+    const float font = ImGui::GetFontSize();
+    const int n_query = static_cast<int>(r.n_query), heads = static_cast<int>(r.heads.size());
+    const int query = std::clamp(state.selection.query, 0, n_query - 1);
+    const int head = std::clamp(state.selection.head, 0, heads - 1);
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("query");
+    ImGui::SameLine();
+    char preview[96];
+    std::snprintf(preview, sizeof preview, "%d: %s", query, queries[static_cast<std::size_t>(query)].text.c_str());
+    ImGui::SetNextItemWidth(std::min(font * 8.0f, ImGui::GetContentRegionAvail().x * 0.35f));
+    if (ImGui::BeginCombo("##pipeline_query", preview, ImGuiComboFlags_HeightLarge)) {
+      for (int i = 0; i < n_query; ++i) {
+        char item[96];
+        std::snprintf(item, sizeof item, "%d: %s##q%d", i, queries[static_cast<std::size_t>(i)].text.c_str(), i);
+        if (ImGui::Selectable(item, i == query)) state.selection.query = i;
+        if (ImGui::IsItemHovered()) state.hovered_next = {Side::Query, i};
+        if (i == query) ImGui::SetItemDefaultFocus();
+      }
+      ImGui::EndCombo();
+    }
+    ImGui::SameLine();
+    ImGui::TextUnformatted("head");
+    ImGui::SameLine();
+    const ImVec2 p = ImGui::GetCursorScreenPos();
+    const float swatch = font * 0.8f, frame = ImGui::GetFrameHeight();
+    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + (frame - swatch) * 0.5f),
+                                              ImVec2(p.x + swatch, p.y + (frame + swatch) * 0.5f),
+                                              head_colour(state.ui.theme, head), font * 0.15f);
+    ImGui::Dummy(ImVec2(swatch, frame));
+    ImGui::SameLine(0, font * 0.3f);
+    std::snprintf(preview, sizeof preview, "%d", head);
+    ImGui::SetNextItemWidth(font * 3.2f);
+    if (ImGui::BeginCombo("##pipeline_head", preview)) {
+      for (int k = 0; k < heads; ++k) {
+        char item[32];
+        std::snprintf(item, sizeof item, "head %d", k);
+        if (ImGui::Selectable(item, k == head)) state.selection.head = k;
+        if (k == head) ImGui::SetItemDefaultFocus();
+      }
+      ImGui::EndCombo();
+    }
+    // A hint, when it fits on the line.
+    const char* hint = "hover a cell for its formula";
+    const float hint_w = ImGui::CalcTextSize(hint).x;
+    const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+    if (ImGui::GetItemRectMax().x + font + hint_w <= right) {
+      ImGui::SameLine(0, font);
+      ImGui::SetCursorScreenPos(ImVec2(right - hint_w, ImGui::GetCursorScreenPos().y));
+      ImGui::AlignTextToFramePadding();
+      ImGui::TextDisabled("%s", hint);
+    }
+    state_values_ = state.ui.show_cell_values;
+  }
+
+  ImU32 cell_colour(const AppState& state, const Tile& t, float v) const {
+    if (t.sequential) return to_imgui(view::sample(state.ui.colormap, std::isfinite(v) ? v : 0.0f));
+    return to_imgui(view::sample_diverging(std::isfinite(v) ? v : 0.0f, t.limit));
+  }
+
+  void draw_tiles(AppState& state, PanelContext& context, ImVec2 origin, int head, int query) {
+    const AttentionResult& r = state.result();
+    const Palette& colours = palette(state.ui.theme);
+    ImDrawList* list = ImGui::GetWindowDrawList();
+    const float font = ImGui::GetFontSize();
+    const float cell = cell_;
+    const float thick = std::max(2.0f, font * 0.12f);
+    const ImGuiIO& io = ImGui::GetIO();
+    const bool hovering = ImGui::IsWindowHovered();
+    const auto& queries = state.pipeline.target().tokens;
+    const auto& keys = state.pipeline.keys().tokens;
+    ImFont* value_font = ImGui::GetFont();
+
+    int hovered_tile = -1, hovered_row = -1, hovered_col = -1;
+    for (int k = 0; k < tile_count_; ++k) {
+      const Tile& t = tiles_[static_cast<std::size_t>(k)];
+      const Matrix& m = *t.matrix;
+      const float gx = origin.x + t.grid_x, gy = origin.y + t.grid_y;
+      const float gw = cell * static_cast<float>(t.col_slots.count), gh = cell * static_cast<float>(t.row_slots.count);
+
+      // The connector before the tile, level with the middle of its grid.
+      if (k > 0 || t.x > 0) {
+        const float lead = t.x - connector_w(t.connector);
+        if (t.connector == Connector::Arrow) {
+          const char* arrow = "\xe2\x86\x92";
+          const ImVec2 size = ImGui::CalcTextSize(arrow);
+          list->AddText(ImVec2(origin.x + lead + (connector_w(t.connector) - size.x) * 0.5f,
+                               gy + std::min(gh, cell * 5.0f) * 0.5f - size.y * 0.5f),
+                        colours.text_dim, arrow);
+        }
+      }
+      // Title, centred over the grid (or the tile when the title is wider).
+      {
+        const float centre = gx + gw * 0.5f;
+        const float tx = std::max(origin.x + t.x, centre - t.title_w * 0.5f);
+        if (context.bold_font) ImGui::PushFont(context.bold_font);
+        list->AddText(ImVec2(tx, origin.y + t.y), colours.text, t.title);
+        if (context.bold_font) ImGui::PopFont();
+      }
+      // Cells.
+      char text[32];
+      for (int rs = 0; rs < t.row_slots.count; ++rs) {
+        const int i = t.row_slots.index[static_cast<std::size_t>(rs)];
+        for (int cs = 0; cs < t.col_slots.count; ++cs) {
+          const int j = t.col_slots.index[static_cast<std::size_t>(cs)];
+          const ImVec2 p0(gx + cell * static_cast<float>(cs), gy + cell * static_cast<float>(rs));
+          const ImVec2 p1(p0.x + cell, p0.y + cell);
+          if (i < 0 || j < 0) {  // a "…" slot
+            const char* dots = i < 0 && j < 0 ? "\xe2\x8b\xb1" : (i < 0 ? "\xe2\x8b\xae" : "\xe2\x8b\xaf");
+            const ImVec2 size = ImGui::CalcTextSize(dots);
+            list->AddText(ImVec2(p0.x + (cell - size.x) * 0.5f, p0.y + (cell - size.y) * 0.5f), colours.text_dim, dots);
+            continue;
+          }
+          const float v = m(i, j);
+          if (t.stage == Stage::Masked && is_masked(v)) {
+            draw_hatched(list, p0, p1, colours);
+            if (values_) centred_value(list, value_font, p0, cell, colours.text_dim, "\xe2\x88\x92\xe2\x88\x9e");
+          } else {
+            const ImU32 fill = cell_colour(state, t, v);
+            list->AddRectFilled(p0, p1, fill);
+            if (values_) {
+              view::format_number_into(text, sizeof text, v, 2);
+              const ImVec4 f = ImGui::ColorConvertU32ToFloat4(fill);
+              const view::Rgba8 rgba{static_cast<std::uint8_t>(f.x * 255.0f), static_cast<std::uint8_t>(f.y * 255.0f),
+                                     static_cast<std::uint8_t>(f.z * 255.0f), 255};
+              centred_value(list, value_font, p0, cell, to_imgui(view::text_colour_on(rgba)), text);
+            }
+          }
+          if (hovering && io.MousePos.x >= p0.x && io.MousePos.x < p1.x && io.MousePos.y >= p0.y && io.MousePos.y < p1.y)
+            hovered_tile = k, hovered_row = i, hovered_col = j;
+        }
+      }
+      // Grid lines and a frame.
+      if (cell >= 8.0f) {
+        for (int cs = 1; cs < t.col_slots.count; ++cs) {
+          const float lx = gx + cell * static_cast<float>(cs);
+          list->AddLine(ImVec2(lx, gy), ImVec2(lx, gy + gh), colours.grid);
+        }
+        for (int rs = 1; rs < t.row_slots.count; ++rs) {
+          const float ly = gy + cell * static_cast<float>(rs);
+          list->AddLine(ImVec2(gx, ly), ImVec2(gx + gw, ly), colours.grid);
+        }
+      }
+      list->AddRect(ImVec2(gx - 1, gy - 1), ImVec2(gx + gw + 1, gy + gh + 1), with_alpha(colours.text_dim, 0.5f));
+      // The shape under the grid ("20×64" is the whole matrix, even when a window is shown).
+      {
+        const float size = font * 0.85f;
+        const ImVec2 ts = ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0, t.shape);
+        list->AddText(ImGui::GetFont(), size, ImVec2(gx + gw * 0.5f - ts.x * 0.5f, gy + gh + font * 0.15f), colours.text_dim,
+                      t.shape);
+      }
+      // Token labels left of the grid.
+      if (t.labels) {
+        const auto& tokens = t.rows == Axis::Queries ? queries : keys;
+        // Every label when rows are tall enough, else every k-th, and always the selected and
+        // the hovered one (whose neighbours then give way).
+        const int stride = std::max(1, static_cast<int>(std::ceil(label_font_ * 0.95f / std::max(1.0f, cell))));
+        int special[2] = {-1, -1};
+        for (int rs = 0; rs < t.row_slots.count; ++rs) {
+          const int i = t.row_slots.index[static_cast<std::size_t>(rs)];
+          if (i < 0) continue;
+          if (t.rows == Axis::Queries && i == query) special[0] = rs;
+          if (t.rows == Axis::Queries ? state.highlights_query(i) : state.highlights_key(i)) special[1] = rs;
+        }
+        list->PushClipRect(ImVec2(gx - label_w_, gy - 1), ImVec2(gx - font * 0.15f, gy + gh + 1), true);
+        for (int rs = 0; rs < t.row_slots.count; ++rs) {
+          const int i = t.row_slots.index[static_cast<std::size_t>(rs)];
+          if (i < 0) continue;
+          const bool selected = rs == special[0], marked = rs == special[1];
+          if (!selected && !marked) {
+            if (rs % stride != 0) continue;
+            bool crowded = false;
+            for (const int other : special)
+              if (other >= 0 && std::abs(other - rs) < stride) crowded = true;
+            if (crowded) continue;
+          }
+          const char* name = tokens[static_cast<std::size_t>(i)].text.c_str();
+          const ImVec2 size = ImGui::GetFont()->CalcTextSizeA(label_font_, FLT_MAX, 0, name);
+          list->AddText(ImGui::GetFont(), label_font_,
+                        ImVec2(gx - font * 0.25f - size.x, gy + cell * (static_cast<float>(rs) + 0.5f) - size.y * 0.5f),
+                        selected ? colours.selection : (marked ? colours.highlight : colours.text), name);
+        }
+        list->PopClipRect();
+        const ImVec2 mouse = io.MousePos;
+        if (hovering && mouse.x >= gx - label_w_ && mouse.x < gx && mouse.y >= gy && mouse.y < gy + gh) {
+          const int i = t.row_slots.index[static_cast<std::size_t>(std::clamp(static_cast<int>((mouse.y - gy) / cell), 0, t.row_slots.count - 1))];
+          if (i >= 0) {
+            state.hovered_next = {t.rows == Axis::Queries ? Side::Query : Side::Key, i};
+            if (t.rows == Axis::Queries && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = i;
+          }
+        }
+      }
+      // The selected head's block of concat, in the head's colour.
+      if (t.stage == Stage::Concat) {
+        const int d_v = r.config.d_v;
+        int first = -1, last = -1;
+        for (int cs = 0; cs < t.col_slots.count; ++cs) {
+          const int j = t.col_slots.index[static_cast<std::size_t>(cs)];
+          if (j >= head * d_v && j < (head + 1) * d_v) {
+            if (first < 0) first = cs;
+            last = cs;
+          }
+        }
+        if (first >= 0) {  // a bar over the block's columns
+          const float bar = std::max(3.0f, font * 0.2f);
+          list->AddRectFilled(ImVec2(gx + cell * static_cast<float>(first), gy - bar - 2),
+                              ImVec2(gx + cell * static_cast<float>(last + 1), gy - 2), head_colour(state.ui.theme, head));
+        }
+      }
+      // The selected query's row, the hovered token's row or column.
+      for (int rs = 0; rs < t.row_slots.count; ++rs) {
+        const int i = t.row_slots.index[static_cast<std::size_t>(rs)];
+        if (i < 0) continue;
+        const ImVec2 p0(gx, gy + cell * static_cast<float>(rs)), p1(gx + gw, gy + cell * static_cast<float>(rs + 1));
+        if (t.rows == Axis::Queries && i == query) list->AddRect(p0, p1, colours.selection, 0, 0, thick);
+        else if ((t.rows == Axis::Queries && state.highlights_query(i)) || (t.rows == Axis::Keys && state.highlights_key(i)))
+          list->AddRect(p0, p1, colours.highlight, 0, 0, thick);
+      }
+      if (t.cols == Axis::Keys)
+        for (int cs = 0; cs < t.col_slots.count; ++cs) {
+          const int j = t.col_slots.index[static_cast<std::size_t>(cs)];
+          if (j < 0 || !state.highlights_key(j)) continue;
+          list->AddRect(ImVec2(gx + cell * static_cast<float>(cs), gy), ImVec2(gx + cell * static_cast<float>(cs + 1), gy + gh),
+                        colours.highlight, 0, 0, thick);
+        }
+    }
+
+    if (hovered_tile < 0) return;
+    const Tile& t = tiles_[static_cast<std::size_t>(hovered_tile)];
+    // The shared hover: a query row, else a key (row of K, V or X source; column of the scores).
+    if (t.rows == Axis::Queries) {
+      state.hovered_next = {Side::Query, hovered_row};
+      if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = hovered_row;
+    } else if (t.rows == Axis::Keys) {
+      state.hovered_next = {Side::Key, hovered_row};
+    }
+    draw_tooltip(state, t, head, hovered_row, hovered_col);
+  }
+
+  static void draw_hatched(ImDrawList* list, ImVec2 p0, ImVec2 p1, const Palette& colours) {
+    list->AddRectFilled(p0, p1, with_alpha(colours.text_dim, 0.12f));
+    const float w = p1.x - p0.x, h = p1.y - p0.y, step = std::max(4.0f, w / 3.0f);
+    list->PushClipRect(p0, p1, true);
+    for (float d = step * 0.5f; d < w + h; d += step)
+      list->AddLine(ImVec2(p0.x + d, p0.y), ImVec2(p0.x + d - h, p1.y), with_alpha(colours.text_dim, 0.55f), 1.0f);
+    list->PopClipRect();
+  }
+
+  void centred_value(ImDrawList* list, ImFont* font, ImVec2 p0, float cell, ImU32 colour, const char* text) const {
+    const ImVec2 size = font->CalcTextSizeA(value_font_, FLT_MAX, 0, text);
+    list->AddText(font, value_font_, ImVec2(p0.x + (cell - size.x) * 0.5f, p0.y + (cell - size.y) * 0.5f), colour, text);
+  }
+
+  // ---------------------------------------------------------------------------
+  // [SECTION] Tooltips
+  // ---------------------------------------------------------------------------
+  // The weights the result was computed with, when the document still matches it (an edit that
+  // failed to compute leaves the last good result on screen with newer weights).
+  static const HeadParameters* parameters_of(const AppState& state, int head) {
+    if (!state.compute_error.empty()) return nullptr;
+    const Parameters& p = state.scenario.parameters;
+    if (head < 0 || static_cast<std::size_t>(head) >= p.heads.size()) return nullptr;
+    const HeadParameters& hp = p.heads[static_cast<std::size_t>(head)];
+    const AttentionConfig& c = state.result().config;
+    if (hp.W_Q.rows() != c.d_model || hp.W_Q.cols() != c.d_k || hp.W_K.rows() != c.d_model || hp.W_K.cols() != c.d_k ||
+        hp.W_V.rows() != c.d_model || hp.W_V.cols() != c.d_v)
+      return nullptr;
+    return &hp;
+  }
+
+  void draw_tooltip(const AppState& state, const Tile& t, int head, int i, int j) const {
+    const AttentionResult& r = state.result();
+    const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
+    const AttentionConfig& c = r.config;
+    const HeadParameters* p = parameters_of(state, head);
+    const auto& queries = state.pipeline.target().tokens;
+    const auto& keys = state.pipeline.keys().tokens;
+    const bool cross = state.pipeline.cross();
+    const char* x_name = cross ? "X_src" : "X";
+    const float value = (*t.matrix)(i, j);
+
+    std::string formula;
+    char heading[160] = {};
+    const auto query_name = [&](int q) { return queries[static_cast<std::size_t>(q)].text.c_str(); };
+    const auto key_name = [&](int k) { return keys[static_cast<std::size_t>(k)].text.c_str(); };
+    switch (t.stage) {
+      case Stage::X:
+      case Stage::XSource: {
+        const bool source = t.stage == Stage::XSource;
+        const auto& tokens = source ? keys : queries;
+        const auto& sources = source ? state.pipeline.key_sources() : state.pipeline.target_sources();
+        const bool lexicon = static_cast<std::size_t>(i) < sources.size() &&
+                             sources[static_cast<std::size_t>(i)] == EmbeddingSource::Lexicon;
+        const std::string_view feature =
+            lexicon && static_cast<std::size_t>(j) < kFeatureCount ? kFeatureNames[static_cast<std::size_t>(j)] : std::string_view();
+        std::snprintf(heading, sizeof heading, "embedding of %s %d \"%s\"", source ? "key" : "token", i,
+                      tokens[static_cast<std::size_t>(i)].text.c_str());
+        formula = view::embedding_formula(tokens[static_cast<std::size_t>(i)].text, i, j, value, feature,
+                                          state.scenario.positional == Positional::Sinusoidal);
+        break;
+      }
+      case Stage::Q:
+        std::snprintf(heading, sizeof heading, "query vector of \"%s\", head %d", query_name(i), head);
+        if (p) formula = view::product_formula({"Q", "X", "W_Q", "d"}, state.pipeline.X_target(), p->W_Q, i, j, value);
+        break;
+      case Stage::K:
+        std::snprintf(heading, sizeof heading, "key vector of \"%s\", head %d", key_name(i), head);
+        if (p) formula = view::product_formula({"K", x_name, "W_K", "d"}, state.pipeline.X_keys(), p->W_K, i, j, value);
+        break;
+      case Stage::V:
+        std::snprintf(heading, sizeof heading, "value vector of \"%s\", head %d", key_name(i), head);
+        if (p) formula = view::product_formula({"V", x_name, "W_V", "d"}, state.pipeline.X_keys(), p->W_V, i, j, value);
+        break;
+      case Stage::Scores:
+        std::snprintf(heading, sizeof heading, "score: query \"%s\" \xe2\x86\x92 key \"%s\"", query_name(i), key_name(j));
+        if (c.compatibility != Compatibility::Additive || p) formula = view::score_formula(c.compatibility, h, p ? *p : kNoParameters, i, j);
+        break;
+      case Stage::Scaled:
+        std::snprintf(heading, sizeof heading, "scaled score: query \"%s\" \xe2\x86\x92 key \"%s\"", query_name(i), key_name(j));
+        formula = view::scaled_formula(c.compatibility, c.d_k, c.temperature, i, j, h.raw_scores(i, j), value);
+        break;
+      case Stage::Masked: {
+        std::snprintf(heading, sizeof heading, "masked score: query \"%s\" \xe2\x86\x92 key \"%s\"", query_name(i), key_name(j));
+        view::MaskReason reason = view::MaskReason::None;
+        if (is_masked(value)) reason = c.causal && j > i ? view::MaskReason::Causal : view::MaskReason::Custom;
+        formula = view::mask_formula(reason, i, j, h.scaled_scores(i, j), value);
+        break;
+      }
+      case Stage::Weights:
+        std::snprintf(heading, sizeof heading, "weight: query \"%s\" \xe2\x86\x92 key \"%s\"", query_name(i), key_name(j));
+        formula = c.hard ? view::hardmax_formula(h.masked_scores.row(i).data(), r.n_key, i, j, value)
+                         : view::softmax_formula(h.masked_scores.row(i).data(), r.n_key, i, j, value);
+        break;
+      case Stage::HeadOutput:
+        std::snprintf(heading, sizeof heading, "output of head %d for \"%s\"", head, query_name(i));
+        formula = view::head_output_formula(h.weights, h.V, i, j, value);
+        break;
+      case Stage::Concat:
+        std::snprintf(heading, sizeof heading, "every head's output side by side, \"%s\"", query_name(i));
+        formula = view::concat_formula(c.d_v, i, j, value);
+        break;
+      case Stage::Output:
+        std::snprintf(heading, sizeof heading, "the layer's output for \"%s\"", query_name(i));
+        if (!state.compute_error.empty() || state.scenario.parameters.W_O.rows() != r.concat.cols() ||
+            state.scenario.parameters.W_O.cols() != r.output.cols())
+          break;
+        formula = view::output_formula(r.concat, state.scenario.parameters.W_O, i, j, value);
+        break;
+    }
+    if (formula.empty()) formula = "= " + view::format_number(value, 3) + " (the weights changed since this result was computed)";
+    ImGui::BeginTooltip();
+    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36.0f);
+    ImGui::TextDisabled("%s", heading);
+    ImGui::TextUnformatted(formula.c_str());
+    ImGui::PopTextWrapPos();
+    ImGui::EndTooltip();
+  }
+
+  static inline const HeadParameters kNoParameters{};
 };
 
 }  // namespace

@@ -34,10 +34,13 @@ constexpr ImWchar kGlyphRanges[] = {
     0x0370, 0x03FF,  // Greek
     0x0400, 0x04FF,  // Cyrillic
     0x0590, 0x06FF,  // Hebrew, Arabic
+    0x1D00, 0x1DBF,  // Phonetic extensions: modifier letters (superscript T for transpose)
     0x2000, 0x209F,  // General punctuation, super/subscripts
     0x2190, 0x21FF,  // Arrows
     0x2200, 0x22FF,  // Mathematical operators
     0x2500, 0x25FF,  // Box drawing, blocks, geometric shapes
+    0x2600, 0x27BF,  // Miscellaneous symbols, dingbats: warning sign, check and cross marks
+    0x2C60, 0x2C7F,  // Latin Extended-C: subscript j
     0xFFFD, 0xFFFD,  // Replacement character
     0,
 };

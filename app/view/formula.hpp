@@ -1,0 +1,113 @@
+// Formulas filled with numbers: the text of the tooltips that say how one number of the
+// computation was produced ("Q[2][1] = Σ_d X[2][d]·W_Q[d][1] = 0.00·3.00 + 1.00·0.00 = 4.00").
+// Pure functions on Eigen matrices: no ImGui, so they are unit-tested.
+//
+// Conventions: numbers print as view::format_number prints them (never "nan" or "inf" as a
+// number); a negative factor after "·" is put in brackets; at most kMaxTerms terms of a sum are
+// listed, then "… (n terms)". Indices are subscripts where they stay readable (s₄₃), brackets
+// otherwise (s[12][3]). Only glyphs the app's font atlas holds are used (no ᵀ or ⱼ: the key
+// index of a sum is k, the transpose is ⊤).
+#pragma once
+
+#include "core/attention.hpp"
+#include "core/types.hpp"
+
+#include <string>
+#include <string_view>
+
+namespace attnviz::view {
+
+inline constexpr int kMaxTerms = 8;
+
+// -----------------------------------------------------------------------------
+// Indices
+// -----------------------------------------------------------------------------
+// "₁₂" for 12: Unicode subscript digits.
+std::string subscript(Eigen::Index n);
+// "q₄": one index, as a subscript.
+std::string indexed(std::string_view name, Eigen::Index i);
+// "s₄₃" when both indices are single digits, else "s[12][3]".
+std::string indexed(std::string_view name, Eigen::Index i, Eigen::Index j);
+
+// -----------------------------------------------------------------------------
+// Sums of products
+// -----------------------------------------------------------------------------
+// "a₀·b₀ + a₁·b₁ + …" for n pairs read with strides: "0.00·3.00 + 1.00·(-0.50)"; past
+// max_terms, "… (n terms)". "0 terms" for n = 0.
+std::string products(const float* a, Eigen::Index a_stride, const float* b, Eigen::Index b_stride, Eigen::Index n,
+                     int max_terms = kMaxTerms);
+
+// Entry (i, j) of the product A·B:
+//   "Q[2][1] = Σ_d X[2][d]·W_Q[d][1] = 0.00·3.00 + 1.00·0.00 = 4.00"
+// `value` is the entry as the engine computed it. The index letter prints as a subscript of Σ
+// when one exists (k: Σₖ), else after an underscore (Σ_d).
+struct ProductNames {
+  std::string_view result;  // "Q"
+  std::string_view left;    // "X"
+  std::string_view right;   // "W_Q"
+  std::string_view index;   // "d"
+};
+std::string product_formula(const ProductNames& names, const Matrix& A, const Matrix& B, Eigen::Index i,
+                            Eigen::Index j, float value);
+
+// -----------------------------------------------------------------------------
+// The stages of one head
+// -----------------------------------------------------------------------------
+// X[i][d]: "X[2][3] = 1.00: "eat", dimension 3 (action)". `feature` may be empty;
+// `with_position` adds that the sinusoidal position is included.
+std::string embedding_formula(std::string_view token, Eigen::Index i, Eigen::Index d, float value,
+                              std::string_view feature, bool with_position);
+
+// dot, scaled_dot: "S[4][3] = q₄·k₃ = 4.00·2.40 + 0.00·1.00 = 9.60"
+std::string dot_score_formula(const Matrix& Q, const Matrix& K, Eigen::Index i, Eigen::Index j, float score);
+// general (QW_a = Q·W_a): "S[4][3] = q₄·W_a·k₃ = (q₄W_a)·k₃ = 1.00·2.00 + … = 2.00"
+std::string general_score_formula(const Matrix& QWa, const Matrix& K, Eigen::Index i, Eigen::Index j, float score);
+// additive (QW1 = Q·W_1, KW2 = K·W_2):
+//   "S[4][3] = v_a·tanh(q₄W₁ + k₃W₂) = 0.50·tanh(0.90) + … = 0.36"
+std::string additive_score_formula(const RowVector& v_a, const Matrix& QW1, const Matrix& KW2, Eigen::Index i,
+                                   Eigen::Index j, float score);
+// cosine: "S[4][3] = cos(q₄, k₃) = q₄·k₃ / (|q₄|·|k₃|) = 6.00 / (5.00·2.00) = 0.60"; with a zero
+// vector, that the cosine is 0 by definition.
+std::string cosine_score_formula(const Matrix& Q, const Matrix& K, Eigen::Index i, Eigen::Index j, float score);
+// Whichever of the four applies to `compatibility`, from the head's intermediates.
+std::string score_formula(Compatibility compatibility, const HeadResult& head, const HeadParameters& parameters,
+                          Eigen::Index i, Eigen::Index j);
+
+// The scaling stage: "s₄₃ = S₄₃ / √d_k = 9.60 / √4 = 4.80", "… / √d_k / T = 9.60 / √4 / 0.5 = …",
+// "s₄₃ = S₄₃ / T = 9.60 / 0.5 = 19.20", or "s₄₃ = S₄₃ = 9.60 (dot: no scaling)".
+std::string scaled_formula(Compatibility compatibility, int d_k, float temperature, Eigen::Index i, Eigen::Index j,
+                           float raw, float scaled);
+// The name of the scaling stage: "÷√d_k", "÷√d_k ÷T", "÷T", "no scaling".
+std::string_view scaling_stage_name(Compatibility compatibility, float temperature);
+
+// Why a score is masked.
+enum class MaskReason { None, Causal, Custom };
+// "m₄₃ = s₄₃ = 4.80 (not masked)", "m₁₃ = −∞: key 3 comes after query 1 (causal mask)",
+// "m₁₃ = −∞: the custom mask hides key 3 from query 1"; a score that overflowed says that it
+// was clamped.
+std::string mask_formula(MaskReason reason, Eigen::Index i, Eigen::Index j, float scaled, float masked);
+
+// α from one row of masked scores (-inf = masked), n entries:
+//   "α₄₃ = exp(s₄₃ − max) / Σₖ exp(s₄ₖ − max) = exp(4.80 − 4.80) / 1.353 = 0.739"
+// masked key: "α₄₃ = 0: masked (exp(−∞) = 0)"; every key masked: says so.
+std::string softmax_formula(const float* masked_row, Eigen::Index n, Eigen::Index i, Eigen::Index j, float alpha);
+// Hard attention: "α₄₃ = 1: key 3 has the largest score of query 4 (4.80; hard attention)", or
+// 0 with the winning key named.
+std::string hardmax_formula(const float* masked_row, Eigen::Index n, Eigen::Index i, Eigen::Index j, float alpha);
+
+// The head's output: "out[4][0] = Σₖ α[4][k]·V[k][0] = 0.01·0.00 + … = 0.54".
+std::string head_output_formula(const Matrix& weights, const Matrix& V, Eigen::Index i, Eigen::Index j, float value);
+// concat[i][c] comes from head c / d_v: "concat[4][5] = out[4][1] of head 1 = 0.54".
+std::string concat_formula(int d_v, Eigen::Index i, Eigen::Index c, float value);
+// The final output: "output[4][0] = Σ_c concat[4][c]·W_O[c][0] = … = 0.54".
+std::string output_formula(const Matrix& concat, const Matrix& W_O, Eigen::Index i, Eigen::Index j, float value);
+
+// -----------------------------------------------------------------------------
+// One dimension of a score (the Neuron view)
+// -----------------------------------------------------------------------------
+// "q₄[2]·k₃[2] = 4.00·2.40 = 9.60": one term of a dot product (the product is computed here).
+std::string contribution_formula(std::string_view left, std::string_view right, Eigen::Index d, float a, float b);
+// One hidden unit of the additive scorer: "h[2] = tanh(q₄W₁[2] + k₃W₂[2]) = tanh(0.40 + 0.50) = 0.72".
+std::string hidden_unit_formula(Eigen::Index i, Eigen::Index j, Eigen::Index unit, float query_part, float key_part);
+
+}  // namespace attnviz::view

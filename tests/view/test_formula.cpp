@@ -1,0 +1,249 @@
+// Formulas filled with numbers (app/view/formula.hpp), one behaviour per case. Every expected
+// string is worked out by hand from the inputs written next to it.
+#include "app/view/formula.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace attnviz::view {
+namespace {
+
+constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
+
+Matrix matrix(Eigen::Index rows, Eigen::Index cols, std::initializer_list<float> values) {
+  Matrix m(rows, cols);
+  auto it = values.begin();
+  for (Eigen::Index r = 0; r < rows; ++r)
+    for (Eigen::Index c = 0; c < cols; ++c) m(r, c) = *it++;
+  return m;
+}
+
+TEST_CASE("subscript writes every digit as a Unicode subscript") {
+  CHECK(subscript(0) == "₀");
+  CHECK(subscript(12) == "₁₂");
+  CHECK(subscript(907) == "₉₀₇");
+}
+
+TEST_CASE("one index is always a subscript") {
+  CHECK(indexed("q", 4) == "q₄");
+  CHECK(indexed("q", 15) == "q₁₅");
+}
+
+TEST_CASE("two single digit indices are subscripts") { CHECK(indexed("s", 4, 3) == "s₄₃"); }
+
+TEST_CASE("two indices with a long one use brackets") {
+  CHECK(indexed("s", 12, 3) == "s[12][3]");
+  CHECK(indexed("s", 1, 10) == "s[1][10]");
+}
+
+TEST_CASE("products lists every term of a short sum") {
+  const float a[] = {0, 1, 2}, b[] = {3, 0, 1};
+  CHECK(products(a, 1, b, 1, 3) == "0.00·3.00 + 1.00·0.00 + 2.00·1.00");
+}
+
+TEST_CASE("products puts a negative second factor in brackets") {
+  const float a[] = {-1, 0.5f}, b[] = {2, -0.5f};
+  CHECK(products(a, 1, b, 1, 2) == "-1.00·2.00 + 0.50·(-0.50)");
+}
+
+TEST_CASE("products reads its factors with the given strides") {
+  // a = 1, 2 (every other entry), b = 10, 20 (every third entry).
+  const float a[] = {1, 9, 2, 9}, b[] = {10, 9, 9, 20, 9, 9};
+  CHECK(products(a, 2, b, 3, 2) == "1.00·10.00 + 2.00·20.00");
+}
+
+TEST_CASE("products lists eight terms of a long sum and then counts them") {
+  float a[10], b[10];
+  for (int t = 0; t < 10; ++t) a[t] = 1, b[t] = static_cast<float>(t);
+  CHECK(products(a, 1, b, 1, 10) ==
+        "1.00·0.00 + 1.00·1.00 + 1.00·2.00 + 1.00·3.00 + 1.00·4.00 + 1.00·5.00 + 1.00·6.00 + 1.00·7.00 + … (10 terms)");
+}
+
+TEST_CASE("products never prints NaN as a number") {
+  const float a[] = {std::numeric_limits<float>::quiet_NaN()}, b[] = {1};
+  CHECK(products(a, 1, b, 1, 1) == "overflow·1.00");
+}
+
+TEST_CASE("a projection entry is the sum over d of X row times W column") {
+  // X row 2 = (0, 1, 2); W_Q column 1 = (3, 0, 1): 0·3 + 1·0 + 2·1 = 2.
+  const Matrix X = matrix(3, 3, {9, 9, 9, 9, 9, 9, 0, 1, 2});
+  const Matrix W = matrix(3, 2, {9, 3, 9, 0, 9, 1});
+  CHECK(product_formula({"Q", "X", "W_Q", "d"}, X, W, 2, 1, 2.0f) ==
+        "Q[2][1] = Σ_d X[2][d]·W_Q[d][1] = 0.00·3.00 + 1.00·0.00 + 2.00·1.00 = 2.00");
+}
+
+TEST_CASE("an embedding entry names its token and feature") {
+  CHECK(embedding_formula("eat", 2, 4, 1.0f, "action", false) == "X[2][4] = 1.00: \"eat\", dimension 4 (action)");
+}
+
+TEST_CASE("an embedding entry with positions says the position is added") {
+  CHECK(embedding_formula("zyx", 0, 9, -0.25f, "", true) ==
+        "X[0][9] = -0.25: \"zyx\", dimension 9, with its sinusoidal position added");
+}
+
+TEST_CASE("a dot score is q times k summed") {
+  // q₁ = (4, 0), k₀ = (2.4, 1): 4·2.4 + 0·1 = 9.6.
+  const Matrix Q = matrix(2, 2, {9, 9, 4, 0});
+  const Matrix K = matrix(1, 2, {2.4f, 1});
+  CHECK(dot_score_formula(Q, K, 1, 0, 9.6f) == "S[1][0] = q₁·k₀ = 4.00·2.40 + 0.00·1.00 = 9.60");
+}
+
+TEST_CASE("a general score multiplies q W_a by k") {
+  // q₀W_a = (1, 3), k₀ = (2, -1): 1·2 + 3·(-1) = -1.
+  const Matrix QWa = matrix(1, 2, {1, 3});
+  const Matrix K = matrix(1, 2, {2, -1});
+  CHECK(general_score_formula(QWa, K, 0, 0, -1.0f) ==
+        "S[0][0] = q₀·W_a·k₀ = (q₀W_a)·k₀ = 1.00·2.00 + 3.00·(-1.00) = -1.00");
+}
+
+TEST_CASE("an additive score sums v_a times tanh of the hidden units") {
+  // q₀W₁ = (0.4, -1), k₁W₂ = (0.5, 1): hidden inputs 0.9 and 0; 0.5·tanh(0.9) + 2·tanh(0) = 0.358.
+  const RowVector v_a = (RowVector(2) << 0.5f, 2.0f).finished();
+  const Matrix QW1 = matrix(1, 2, {0.4f, -1});
+  const Matrix KW2 = matrix(2, 2, {9, 9, 0.5f, 1});
+  CHECK(additive_score_formula(v_a, QW1, KW2, 0, 1, 0.358f) ==
+        "S[0][1] = v_a·tanh(q₀W₁ + k₁W₂) = 0.50·tanh(0.90) + 2.00·tanh(0.00) = 0.36");
+}
+
+TEST_CASE("a cosine score divides the dot product by the norms") {
+  // q = (3, 4), k = (2, 0): 6 / (5·2) = 0.6.
+  const Matrix Q = matrix(1, 2, {3, 4});
+  const Matrix K = matrix(1, 2, {2, 0});
+  CHECK(cosine_score_formula(Q, K, 0, 0, 0.6f) == "S[0][0] = cos(q₀, k₀) = q₀·k₀ / (|q₀|·|k₀|) = 6.00 / (5.00·2.00) = 0.60");
+}
+
+TEST_CASE("a cosine with a zero vector says it is 0 by definition") {
+  const Matrix Q = matrix(1, 2, {0, 0});
+  const Matrix K = matrix(1, 2, {2, 0});
+  CHECK(cosine_score_formula(Q, K, 0, 0, 0.0f) ==
+        "S[0][0] = cos(q₀, k₀) = q₀·k₀ / (|q₀|·|k₀|) = 0.00 / (0.00·2.00) = 0.00: a zero vector has no direction, so "
+        "its cosine is 0");
+}
+
+TEST_CASE("score_formula picks the general formula from the head's projection") {
+  HeadResult head;
+  head.Q = matrix(1, 2, {7, 7});
+  head.K = matrix(1, 2, {2, -1});
+  head.query_projection = matrix(1, 2, {1, 3});
+  head.raw_scores = matrix(1, 1, {-1});
+  const HeadParameters parameters;
+  CHECK(score_formula(Compatibility::General, head, parameters, 0, 0) ==
+        "S[0][0] = q₀·W_a·k₀ = (q₀W_a)·k₀ = 1.00·2.00 + 3.00·(-1.00) = -1.00");
+}
+
+TEST_CASE("a scaled dot score is divided by the root of d_k") {
+  CHECK(scaled_formula(Compatibility::ScaledDot, 4, 1.0f, 4, 3, 9.6f, 4.8f) == "s₄₃ = S₄₃ / √d_k = 9.60 / √4 = 4.80");
+}
+
+TEST_CASE("a temperature other than 1 divides the scaled dot score again") {
+  // 9.6 / 2 / 0.5 = 9.6.
+  CHECK(scaled_formula(Compatibility::ScaledDot, 4, 0.5f, 4, 3, 9.6f, 9.6f) ==
+        "s₄₃ = S₄₃ / √d_k / T = 9.60 / √4 / 0.5 = 9.60");
+}
+
+TEST_CASE("a dot score is divided by the temperature only") {
+  CHECK(scaled_formula(Compatibility::Dot, 4, 2.0f, 0, 1, 3.0f, 1.5f) == "s₀₁ = S₀₁ / T = 3.00 / 2 = 1.50");
+}
+
+TEST_CASE("a dot score at temperature 1 says it is not scaled") {
+  CHECK(scaled_formula(Compatibility::Dot, 4, 1.0f, 0, 1, 3.0f, 3.0f) == "s₀₁ = S₀₁ = 3.00 (dot: no scaling)");
+}
+
+TEST_CASE("the scaling stage is named by what it divides by") {
+  CHECK(scaling_stage_name(Compatibility::ScaledDot, 1.0f) == "÷√d_k");
+  CHECK(scaling_stage_name(Compatibility::ScaledDot, 2.0f) == "÷√d_k ÷T");
+  CHECK(scaling_stage_name(Compatibility::Cosine, 0.5f) == "÷T");
+  CHECK(scaling_stage_name(Compatibility::Additive, 1.0f) == "no scaling");
+}
+
+TEST_CASE("a causally masked score says the key comes later") {
+  CHECK(mask_formula(MaskReason::Causal, 1, 3, 2.0f, kMinusInfinity) ==
+        "m₁₃ = −∞: key 3 comes after query 1 (causal mask)");
+}
+
+TEST_CASE("a custom masked score names the custom mask") {
+  CHECK(mask_formula(MaskReason::Custom, 2, 0, 2.0f, kMinusInfinity) ==
+        "m₂₀ = −∞: the custom mask hides key 0 from query 2");
+}
+
+TEST_CASE("an unmasked score passes through the mask") {
+  CHECK(mask_formula(MaskReason::None, 4, 3, 4.8f, 4.8f) == "m₄₃ = s₄₃ = 4.80 (not masked)");
+}
+
+TEST_CASE("an overflowed score says it was clamped") {
+  CHECK(mask_formula(MaskReason::None, 0, 0, std::numeric_limits<float>::infinity(), std::numeric_limits<float>::max()) ==
+        "m₀₀ = 3.4e+38: the score overflowed the float range and was clamped");
+}
+
+TEST_CASE("softmax shows the shifted exponent and the row sum") {
+  // Row (1, 0, -inf): max 1; exp(0) + exp(-1) = 1.368; α₀₀ = 1 / 1.368 = 0.731.
+  const float row[] = {1, 0, kMinusInfinity};
+  CHECK(softmax_formula(row, 3, 0, 0, 0.7311f) ==
+        "α₀₀ = exp(s₀₀ − max) / Σₖ exp(s₀ₖ − max) = exp(1.00 − 1.00) / 1.368 = 0.731");
+}
+
+TEST_CASE("softmax puts a negative maximum in brackets") {
+  // Row (-1, -2): max -1; sum 1 + exp(-1) = 1.368; α₀₁ = exp(-1) / 1.368 = 0.269.
+  const float row[] = {-1, -2};
+  CHECK(softmax_formula(row, 2, 0, 1, 0.2689f) ==
+        "α₀₁ = exp(s₀₁ − max) / Σₖ exp(s₀ₖ − max) = exp(-2.00 − (-1.00)) / 1.368 = 0.269");
+}
+
+TEST_CASE("softmax of a masked key is zero") {
+  const float row[] = {1, 0, kMinusInfinity};
+  CHECK(softmax_formula(row, 3, 0, 2, 0.0f) == "α₀₂ = 0: masked (exp(−∞) = 0)");
+}
+
+TEST_CASE("softmax of a fully masked row says every key is masked") {
+  const float row[] = {kMinusInfinity, kMinusInfinity};
+  CHECK(softmax_formula(row, 2, 5, 1, 0.0f) == "α₅₁ = 0: every key is masked for query 5, so there is no softmax");
+}
+
+TEST_CASE("hard attention gives 1 to the largest score") {
+  const float row[] = {1, 3, 2};
+  CHECK(hardmax_formula(row, 3, 0, 1, 1.0f) == "α₀₁ = 1: key 1 has the largest score of query 0 (3.00; hard attention)");
+}
+
+TEST_CASE("hard attention gives 0 to the other keys and names the winner") {
+  const float row[] = {1, 3, 2};
+  CHECK(hardmax_formula(row, 3, 0, 0, 0.0f) == "α₀₀ = 0: key 1 has the largest score (3.00 > 1.00; hard attention)");
+}
+
+TEST_CASE("a head output is the alpha weighted sum of a value column") {
+  // α₀ = (0.25, 0.75), V column 0 = (2, 4): 0.25·2 + 0.75·4 = 3.5.
+  const Matrix weights = matrix(1, 2, {0.25f, 0.75f});
+  const Matrix V = matrix(2, 2, {2, 0, 4, 1});
+  CHECK(head_output_formula(weights, V, 0, 0, 3.5f) == "out[0][0] = Σₖ α[0][k]·V[k][0] = 0.25·2.00 + 0.75·4.00 = 3.50");
+}
+
+TEST_CASE("a concat column names its head and the head's column") {
+  // d_v = 4: column 5 is head 1's column 1.
+  CHECK(concat_formula(4, 2, 5, 0.54f) == "concat[2][5] = out[2][1] of head 1 = 0.54");
+}
+
+TEST_CASE("an output entry is the concat row times a W_O column") {
+  // concat₀ = (1, 2), W_O column 1 = (0, 3): 1·0 + 2·3 = 6.
+  const Matrix concat = matrix(1, 2, {1, 2});
+  const Matrix W_O = matrix(2, 2, {0.5f, 0, 1, 3});
+  CHECK(output_formula(concat, W_O, 0, 1, 6.0f) ==
+        "output[0][1] = Σ_c concat[0][c]·W_O[c][1] = 1.00·0.00 + 2.00·3.00 = 6.00");
+}
+
+TEST_CASE("a contribution multiplies one dimension of both vectors") {
+  CHECK(contribution_formula("q₄", "k₃", 2, 4.0f, 2.4f) == "q₄[2]·k₃[2] = 4.00·2.40 = 9.60");
+}
+
+TEST_CASE("a negative contribution keeps its sign") {
+  CHECK(contribution_formula("q₀", "k₁", 0, 0.5f, -3.0f) == "q₀[0]·k₁[0] = 0.50·(-3.00) = -1.50");
+}
+
+TEST_CASE("a hidden unit is tanh of the query part plus the key part") {
+  // tanh(0.4 + 0.5) = tanh(0.9) = 0.716.
+  CHECK(hidden_unit_formula(4, 3, 2, 0.4f, 0.5f) == "h[2] = tanh(q₄W₁[2] + k₃W₂[2]) = tanh(0.40 + 0.50) = 0.72");
+}
+
+}  // namespace
+}  // namespace attnviz::view
