@@ -1,17 +1,775 @@
-// The Compare view (placeholder until it is written).
+// The Compare view: two attention-weight heatmaps side by side and their difference A − B on a
+// diverging colormap (blue: B larger, red: A larger) whose range is ±max|A − B|. Two modes:
+//   - two heads of the current result (A: the selected head, B: by default the next one);
+//   - a snapshot against now: "Take snapshot" keeps a copy of every head's weights and the
+//     tokens; A is the snapshot, B the current state, both for the selected head. When the
+//     token counts differ there is no cell-by-cell difference, and the view says so.
+// Each heatmap is a texture (the shared one for the current weights; the snapshot's and the
+// difference's are this panel's, uploaded only when their data changes), with the token labels,
+// the numbers in the cells when they fit, and a tooltip with A, B and A − B.
+//   [SECTION] Helpers
+//   [SECTION] Header: the mode and its selectors
+//   [SECTION] What A and B are this frame
+//   [SECTION] Drawing one heatmap
 #include "app/panels/panel.hpp"
+#include "app/render/heatmap_renderer.hpp"
+#include "app/theme.hpp"
+#include "app/view/format.hpp"
 
 #include <imgui.h>
 
+#include <algorithm>
+#include <cfloat>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <vector>
+
 namespace attnviz::app {
 namespace {
+
+// -----------------------------------------------------------------------------
+// [SECTION] Helpers
+// -----------------------------------------------------------------------------
+
+ImU32 to_imgui(view::Rgba8 c) { return IM_COL32(c.r, c.g, c.b, c.a); }
+
+// Draws `text` turned a quarter turn anticlockwise (read bottom to top), its first character at
+// the bottom: the glyphs of the horizontal text are laid out, then their vertices are turned
+// about `bottom_left`. The text is cut to `max_length` pixels instead of being clipped: the
+// clip rectangle would cut the horizontal text before it is turned.
+void add_text_upwards(ImDrawList* list, ImVec2 bottom_left, ImU32 colour, const char* text, float max_length) {
+  ImFont* font = ImGui::GetFont();
+  const float height = ImGui::GetFontSize();
+  const char* end = nullptr;
+  font->CalcTextSizeA(height, max_length, 0.0f, text, nullptr, &end);
+  list->PushClipRectFullScreen();
+  const int begin = list->VtxBuffer.Size;
+  list->AddText(font, height, bottom_left, colour, text, end);
+  for (int k = begin; k < list->VtxBuffer.Size; ++k) {
+    ImVec2& p = list->VtxBuffer[k].pos;
+    const float along = p.x - bottom_left.x, across = p.y - bottom_left.y;
+    p = ImVec2(bottom_left.x + across, bottom_left.y + height - along);
+  }
+  list->PopClipRect();
+}
+
+// A weight difference with its sign: "+0.42", "-0.05", "0.00".
+void format_signed(char* out, int size, float value) {
+  if (size < 2) {
+    if (size == 1) out[0] = '\0';
+    return;
+  }
+  view::format_number_into(out + 1, size - 1, value, 2);
+  const bool positive = std::isfinite(value) && out[1] != '-' && std::strcmp(out + 1, "0.00") != 0;
+  if (positive) out[0] = '+';
+  else std::memmove(out, out + 1, std::strlen(out + 1) + 1);
+}
+
+bool fits_after_last_item(float width) {
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  return ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + width <= right;
+}
+
+// Every `stride`-th label fits where a label needs `label` pixels and a cell is `cell` wide.
+int label_stride(float cell, float label) {
+  if (cell <= 0 || cell >= label) return 1;
+  return static_cast<int>(std::ceil(label / cell));
+}
+
+enum class Mode { Heads, Snapshot };
+
+// The numbers in the cells are a little smaller than the labels: three heatmaps share the room.
+constexpr float kValueScale = 0.75f;
+constexpr float kSignedValueScale = 0.62f;
+
+// One heatmap to draw: where, from which texture block, its values and labels.
+struct HeatmapSpec {
+  const render::MatrixStackTexture* texture = nullptr;
+  int block = 0;
+  const Matrix* values = nullptr;
+  const std::vector<Token>* row_tokens = nullptr;  // nullptr: no row labels (shared with the left)
+  const std::vector<Token>* column_tokens = nullptr;
+  view::ColormapId colormap = view::ColormapId::Sequential;
+  float low = 0, high = 1;
+  bool signed_values = false;  // the difference: negative numbers too
+  bool current_tokens = true;  // the rows are the current queries (hover and click apply)
+};
 
 class ComparePanel final : public Panel {
  public:
   view::PanelId id() const override { return view::PanelId::Heatmaps; }
   std::optional<CenterView> center_view() const override { return CenterView::Compare; }
   const char* title() const override { return "Compare"; }
-  void draw_content(AppState&, PanelContext&) override { ImGui::TextUnformatted("(not built yet)"); }
+
+  void draw_content(AppState& state, PanelContext& context) override {
+    const AttentionResult& r = state.result();
+    if (r.heads.empty() || r.n_query == 0 || r.n_key == 0) {
+      ImGui::TextDisabled("no tokens");
+      return;
+    }
+    font_ = ImGui::GetFontSize();
+    // The current weights of every head, in the texture the views share (uploaded once per result).
+    stack_.clear();  // keeps its capacity: no allocation per frame
+    for (const HeadResult& head : r.heads) stack_.push_back(&head.weights);
+    context.heatmaps.weights.update(stack_, r.version);
+
+    draw_header(state);
+    const int heads = static_cast<int>(r.heads.size());
+    const int head = std::clamp(state.selection.head, 0, heads - 1);
+    previous_cell_ = hovered_cell_;
+    previous_map_ = hovered_map_;
+    hovered_cell_ = {-1, -1};
+    hovered_map_ = -1;
+
+    if (mode_ == Mode::Snapshot && !snapshot_.taken) {
+      draw_centred_note(state, "Take a snapshot, then change anything \xe2\x80\x94 a weight, a word, the temperature, "
+                               "a setting \xe2\x80\x94 to see how the attention weights moved.");
+      return;
+    }
+    if (mode_ == Mode::Snapshot && head >= static_cast<int>(snapshot_.weights.size())) {
+      char note[160];
+      std::snprintf(note, sizeof note, "The snapshot has %d head%s; head %d is not in it. Choose a head below %d, or take a new snapshot.",
+                    static_cast<int>(snapshot_.weights.size()), snapshot_.weights.size() == 1 ? "" : "s", head,
+                    static_cast<int>(snapshot_.weights.size()));
+      draw_centred_note(state, note);
+      return;
+    }
+
+    // A and B.
+    const int head_a = head;
+    const int head_b = mode_ == Mode::Heads ? current_head_b(heads, head_a) : head;
+    HeatmapSpec a, b;
+    a.colormap = b.colormap = state.ui.colormap;
+    b.texture = &context.heatmaps.weights;
+    b.block = head_b;
+    b.values = &r.heads[static_cast<std::size_t>(head_b)].weights;
+    b.row_tokens = &state.pipeline.target().tokens;
+    b.column_tokens = &state.pipeline.keys().tokens;
+    if (mode_ == Mode::Heads) {
+      a = b;
+      a.block = head_a;
+      a.values = &r.heads[static_cast<std::size_t>(head_a)].weights;
+    } else {
+      upload_snapshot();
+      a.texture = &snapshot_texture_;
+      a.block = head_a;
+      a.values = &snapshot_.weights[static_cast<std::size_t>(head_a)];
+      a.row_tokens = &snapshot_.query_tokens;
+      a.column_tokens = &snapshot_.key_tokens;
+    }
+    const bool same_shape = a.values->rows() == b.values->rows() && a.values->cols() == b.values->cols();
+    pairs_cells_ = same_shape;
+    a.current_tokens = same_shape;
+    if (same_shape) update_difference(r, *a.values, *b.values, head_a, head_b);
+
+    // Layout: titles, three heatmaps (the row labels once, on the left, when the rows are the same),
+    // and a summary line.
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const ImVec2 available = ImGui::GetContentRegionAvail();
+    if (available.x < font_ * 10 || available.y < font_ * 6) return;
+    // When the snapshot had other words at the same places, B gets its own row labels.
+    const bool same_words = mode_ == Mode::Heads || (same_shape && same_texts(snapshot_.query_tokens, state.pipeline.target().tokens) &&
+                                                     same_texts(snapshot_.key_tokens, state.pipeline.keys().tokens));
+    compose_summary(state, same_shape, same_words, *a.values, *b.values);
+    const float title_h = font_ * 1.5f, gap = font_ * 0.7f;
+    const float summary_h = font_ * (0.4f + 1.3f * static_cast<float>(summary_lines(available.x)));
+    const view::Rect area{origin.x, origin.y + title_h, available.x, available.y - title_h - summary_h};
+    if (!same_shape || !same_words) b.row_tokens = &state.pipeline.target().tokens;
+    else b.row_tokens = nullptr;
+    HeatmapSpec d;
+    d.texture = &difference_texture_;
+    d.values = &difference_;
+    d.colormap = view::ColormapId::Diverging;
+    d.low = -difference_limit_;
+    d.high = difference_limit_;
+    d.signed_values = true;
+    d.column_tokens = b.column_tokens;
+
+    const float label_a = row_label_width(*a.row_tokens);
+    const float label_b = b.row_tokens ? row_label_width(*b.row_tokens) : 0.0f;
+    const float share = std::max(font_ * 2.0f, (area.w - label_a - label_b - 2.0f * gap) / 3.0f);
+    view::Rect slots[3];
+    slots[0] = {area.x, area.y, label_a + share, area.h};
+    slots[1] = {slots[0].right() + gap, area.y, label_b + share, area.h};
+    slots[2] = {slots[1].right() + gap, area.y, share, area.h};
+    const HeatmapSpec* specs[3] = {&a, &b, &d};
+    view::HeatmapGeometry g[3];
+    layout_all(specs, slots, same_shape ? 3 : 2, g);
+
+    char title[96];
+    if (mode_ == Mode::Heads) std::snprintf(title, sizeof title, "A: head %d", head_a);
+    else std::snprintf(title, sizeof title, "A: snapshot");
+    draw_title(state, g[0], slots[0], origin.y, title, head_colour(state.ui.theme, head_a));
+    if (mode_ == Mode::Heads) std::snprintf(title, sizeof title, "B: head %d", head_b);
+    else std::snprintf(title, sizeof title, "B: now");
+    draw_title(state, g[1], slots[1], origin.y, title, head_colour(state.ui.theme, head_b));
+
+    ImDrawList* list = ImGui::GetWindowDrawList();
+    draw_heatmap(state, context, list, a, g[0], 0);
+    draw_heatmap(state, context, list, b, g[1], 1);
+    if (same_shape) {
+      draw_difference_title(state, g[2], slots[2], origin.y);
+      draw_heatmap(state, context, list, d, g[2], 2);
+    } else {
+      draw_shape_note(state, slots[2], *a.values, *b.values);
+    }
+    draw_summary(state, ImVec2(origin.x, origin.y + available.y - summary_h + font_ * 0.3f), available.x);
+    if (hovered_cell_[0] >= 0) draw_cell_tooltip(state, *a.values, *b.values, same_shape, head_a, head_b);
+    ImGui::SetCursorScreenPos(origin);
+    ImGui::Dummy(available);
+  }
+
+ private:
+  float font_ = 16;
+  Mode mode_ = Mode::Heads;
+  int chosen_b_ = -1;  // head B as chosen; -1: the head after A
+  std::vector<const Matrix*> stack_;
+
+  // The snapshot: copies of every head's weights and of the tokens, and what it was of.
+  struct Snapshot {
+    bool taken = false;
+    std::uint64_t id = 0;  // increases with every snapshot (the texture's version)
+    std::vector<Matrix> weights;
+    std::vector<Token> query_tokens, key_tokens;
+    AttentionConfig config;
+    bool cross = false;
+    char time[16] = "";    // "16:02:11"
+    char label[160] = "";  // "snapshot of 16:02:11, 2 heads, 5 × 5 tokens"
+    char short_label[48] = "";  // "snapshot of 16:02:11"
+  } snapshot_;
+  render::MatrixStackTexture snapshot_texture_;
+  std::uint64_t snapshot_uploaded_ = 0;
+
+  // A − B, recomputed when its inputs change.
+  Matrix difference_;
+  float difference_limit_ = 1e-6f;
+  float difference_max_ = 0, difference_mean_ = 0;
+  int difference_at_[2] = {0, 0};  // the cell of the largest |A − B|
+  render::MatrixStackTexture difference_texture_;
+  std::uint64_t difference_version_ = 0;  // of the texture's data
+  struct DifferenceKey {
+    Mode mode = Mode::Heads;
+    int head_a = -1, head_b = -1;
+    std::uint64_t result_version = 0, snapshot_id = 0;
+    bool operator==(const DifferenceKey&) const = default;
+  } difference_key_;
+  std::vector<const Matrix*> difference_stack_;
+
+  static constexpr int kSummarySize = 192;
+  char summary_[3][kSummarySize] = {};
+  bool summary_warning_[3] = {};
+  int summary_parts_ = 0;
+
+  std::array<int, 2> hovered_cell_ = {-1, -1};  // under the mouse this frame
+  int hovered_map_ = -1;                         // in which heatmap (0 A, 1 B, 2 A − B)
+  std::array<int, 2> previous_cell_ = {-1, -1};  // last frame's: outlined in the other heatmaps
+  int previous_map_ = -1;
+  bool pairs_cells_ = true;  // A and B have the same shape
+
+  // -----------------------------------------------------------------------------
+  // [SECTION] Header: the mode and its selectors
+  // -----------------------------------------------------------------------------
+
+  int current_head_b(int heads, int head_a) const {
+    if (chosen_b_ >= 0 && chosen_b_ < heads) return chosen_b_;
+    return heads > 1 ? (head_a + 1) % heads : head_a;
+  }
+
+  bool head_combo(const char* id, int heads, int& head) {
+    char preview[16];
+    std::snprintf(preview, sizeof preview, "%d", head);
+    ImGui::SetNextItemWidth(font_ * 3.2f);
+    bool changed = false;
+    if (ImGui::BeginCombo(id, preview)) {
+      for (int k = 0; k < heads; ++k) {
+        char item[32];
+        std::snprintf(item, sizeof item, "head %d", k);
+        if (ImGui::Selectable(item, k == head)) head = k, changed = true;
+        if (k == head) ImGui::SetItemDefaultFocus();
+      }
+      ImGui::EndCombo();
+    }
+    return changed;
+  }
+
+  void draw_header(AppState& state) {
+    const AttentionResult& r = state.result();
+    const Palette& colours = palette(state.ui.theme);
+    const int heads = static_cast<int>(r.heads.size());
+    int head = std::clamp(state.selection.head, 0, heads - 1);
+    if (ImGui::RadioButton("two heads", mode_ == Mode::Heads)) mode_ = Mode::Heads;
+    ImGui::SameLine();
+    if (ImGui::RadioButton("snapshot vs now", mode_ == Mode::Snapshot)) mode_ = Mode::Snapshot;
+    ImGui::SameLine(0, font_ * 1.2f);
+    if (mode_ == Mode::Heads) {
+      ImGui::AlignTextToFramePadding();
+      ImGui::TextUnformatted("A: head");
+      ImGui::SameLine();
+      if (head_combo("##compare_a", heads, head)) state.selection.head = head;
+      ImGui::SameLine(0, font_);
+      ImGui::TextUnformatted("B: head");
+      ImGui::SameLine();
+      int head_b = current_head_b(heads, head);
+      if (head_combo("##compare_b", heads, head_b)) chosen_b_ = head_b;
+      if (heads > 1 && fits_after_last_item(ImGui::CalcTextSize("swap").x + font_)) {
+        ImGui::SameLine();
+        if (ImGui::SmallButton("swap")) {
+          chosen_b_ = head;
+          state.selection.head = head_b;
+        }
+      }
+      if (heads == 1) {
+        ImGui::SameLine(0, font_);
+        ImGui::PushStyleColor(ImGuiCol_Text, colours.highlight);
+        ImGui::TextUnformatted("one head only: A = B");
+        ImGui::PopStyleColor();
+        if (ImGui::IsItemHovered()) ImGui::SetTooltip("add heads in Settings, or compare with a snapshot");
+      }
+      return;
+    }
+    if (ImGui::Button("Take snapshot")) take_snapshot(state);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("keep a copy of every head's weights and the tokens, to compare later edits with");
+    ImGui::SameLine();
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("head");
+    ImGui::SameLine();
+    if (head_combo("##compare_head", heads, head)) state.selection.head = head;
+    if (snapshot_.taken) {
+      // The whole label when it fits on the line, else its time (the tooltip has the rest).
+      const bool whole = fits_after_last_item(ImGui::CalcTextSize(snapshot_.label).x + font_);
+      const bool beside = whole || fits_after_last_item(ImGui::CalcTextSize(snapshot_.short_label).x + font_);
+      const char* text = whole || !beside ? snapshot_.label : snapshot_.short_label;  // a line of its own: all of it
+      if (beside) ImGui::SameLine(0, font_);
+      ImGui::PushStyleColor(ImGuiCol_Text, colours.text_dim);
+      ImGui::TextUnformatted(text);
+      ImGui::PopStyleColor();
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("%s\n%s attention, d_k = %d, d_v = %d, %.*s, temperature %.3g%s%s", snapshot_.label,
+                          snapshot_.cross ? "cross" : "self",
+                          snapshot_.config.d_k, snapshot_.config.d_v,
+                          static_cast<int>(to_string(snapshot_.config.compatibility).size()),
+                          to_string(snapshot_.config.compatibility).data(),
+                          static_cast<double>(snapshot_.config.temperature), snapshot_.config.hard ? ", hard" : "",
+                          snapshot_.config.causal ? ", causal" : "");
+    }
+  }
+
+  void take_snapshot(const AppState& state) {
+    const AttentionResult& r = state.result();
+    snapshot_.weights.resize(r.heads.size());
+    for (std::size_t h = 0; h < r.heads.size(); ++h) snapshot_.weights[h] = r.heads[h].weights;
+    snapshot_.query_tokens = state.pipeline.target().tokens;
+    snapshot_.key_tokens = state.pipeline.keys().tokens;
+    snapshot_.config = r.config;
+    snapshot_.cross = state.pipeline.cross();
+    snapshot_.taken = true;
+    ++snapshot_.id;
+    const std::time_t now = std::time(nullptr);
+    std::tm local{};
+    localtime_r(&now, &local);
+    std::strftime(snapshot_.time, sizeof snapshot_.time, "%H:%M:%S", &local);
+    std::snprintf(snapshot_.short_label, sizeof snapshot_.short_label, "snapshot of %s", snapshot_.time);
+    std::snprintf(snapshot_.label, sizeof snapshot_.label, "snapshot of %s, %d head%s, %d \xc3\x97 %d tokens", snapshot_.time,
+                  static_cast<int>(r.heads.size()), r.heads.size() == 1 ? "" : "s", static_cast<int>(r.n_query),
+                  static_cast<int>(r.n_key));
+  }
+
+  void upload_snapshot() {
+    if (snapshot_uploaded_ == snapshot_.id) return;
+    stack_.clear();
+    for (const Matrix& m : snapshot_.weights) stack_.push_back(&m);
+    snapshot_texture_.update(stack_, snapshot_.id);
+    snapshot_uploaded_ = snapshot_.id;
+  }
+
+  // -----------------------------------------------------------------------------
+  // [SECTION] What A and B are this frame
+  // -----------------------------------------------------------------------------
+
+  void update_difference(const AttentionResult& r, const Matrix& a, const Matrix& b, int head_a, int head_b) {
+    const DifferenceKey key{mode_, head_a, head_b, r.version, mode_ == Mode::Snapshot ? snapshot_.id : 0};
+    if (key == difference_key_ && difference_.rows() == a.rows() && difference_.cols() == a.cols()) return;
+    difference_key_ = key;
+    difference_.resize(a.rows(), a.cols());  // no allocation when the shape is unchanged
+    double largest = 0, total = 0;
+    difference_at_[0] = difference_at_[1] = 0;
+    for (Eigen::Index i = 0; i < a.rows(); ++i)
+      for (Eigen::Index j = 0; j < a.cols(); ++j) {
+        const float v = a(i, j) - b(i, j);
+        difference_(i, j) = std::isfinite(v) ? v : 0.0f;
+        const double m = std::abs(static_cast<double>(difference_(i, j)));
+        total += m;
+        if (m > largest) largest = m, difference_at_[0] = static_cast<int>(i), difference_at_[1] = static_cast<int>(j);
+      }
+    difference_max_ = static_cast<float>(largest);
+    difference_mean_ = a.size() > 0 ? static_cast<float>(total / static_cast<double>(a.size())) : 0.0f;
+    difference_limit_ = std::max(1e-6f, difference_max_);
+    difference_stack_.clear();
+    difference_stack_.push_back(&difference_);
+    difference_texture_.update(difference_stack_, ++difference_version_);
+  }
+
+  // -----------------------------------------------------------------------------
+  // [SECTION] Drawing one heatmap
+  // -----------------------------------------------------------------------------
+
+  static bool same_texts(const std::vector<Token>& a, const std::vector<Token>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t k = 0; k < a.size(); ++k)
+      if (a[k].text != b[k].text) return false;
+    return true;
+  }
+
+  float row_label_width(const std::vector<Token>& tokens) const {
+    float widest = 0;
+    for (const Token& t : tokens) widest = std::max(widest, ImGui::CalcTextSize(t.text.c_str()).x);
+    return std::min(widest, font_ * 8.0f) + std::round(font_ * 0.4f);
+  }
+
+  float column_label_width(const std::vector<Token>& tokens) const {
+    float widest = 0;
+    for (const Token& t : tokens) widest = std::max(widest, ImGui::CalcTextSize(t.text.c_str()).x);
+    return std::min(widest, font_ * 8.0f);
+  }
+
+  view::HeatmapStyle style_for(const HeatmapSpec& spec, float max_cell) const {
+    view::HeatmapStyle style;
+    style.line_height = font_;
+    style.max_cell = max_cell;
+    // The differences ("-0.71") may shrink a little more to fit.
+    style.value_text_width = spec.signed_values ? ImGui::CalcTextSize("-0.00").x * kSignedValueScale
+                                                : ImGui::CalcTextSize("0.00").x * kValueScale;
+    style.row_label_width = spec.row_tokens ? row_label_width(*spec.row_tokens) - std::round(font_ * 0.4f) : 0.0f;
+    style.column_label_width = spec.column_tokens ? column_label_width(*spec.column_tokens) : 0.0f;
+    return style;
+  }
+
+  // The same cell size for all: the smallest that each slot allows.
+  void layout_all(const HeatmapSpec* const* specs, const view::Rect* slots, int count,
+                  view::HeatmapGeometry* out) const {
+    float cell = font_ * 4.0f;
+    float label_w = 0;
+    for (int k = 0; k < count; ++k) {
+      const HeatmapSpec& s = *specs[k];
+      if (s.column_tokens) label_w = std::max(label_w, column_label_width(*s.column_tokens));
+    }
+    for (int pass = 0; pass < 2; ++pass)
+      for (int k = 0; k < count; ++k) {
+        const HeatmapSpec& s = *specs[k];
+        view::HeatmapStyle style = style_for(s, cell);
+        style.column_label_width = label_w;  // the same label band above every heatmap
+        out[k] = view::layout_heatmap(slots[k], static_cast<int>(s.values->rows()), static_cast<int>(s.values->cols()), style);
+        if (pass == 0 && !out[k].grid.empty()) cell = std::min(cell, out[k].cell_w);
+      }
+  }
+
+  void draw_title(const AppState& state, const view::HeatmapGeometry& g, const view::Rect& slot, float y, const char* text,
+                  ImU32 swatch) const {
+    const Palette& colours = palette(state.ui.theme);
+    ImDrawList* list = ImGui::GetWindowDrawList();
+    const float x = g.grid.empty() ? slot.x : g.grid.x;
+    list->AddRectFilled(ImVec2(x, y + font_ * 0.3f), ImVec2(x + font_ * 0.6f, y + font_ * 0.9f), swatch, font_ * 0.1f);
+    list->PushClipRect(ImVec2(x, y), ImVec2(slot.right(), y + font_ * 1.5f), true);
+    list->AddText(ImVec2(x + font_ * 0.85f, y + font_ * 0.1f), colours.text, text);
+    list->PopClipRect();
+  }
+
+  // "A − B" above the grid, and its scale under it (or beside the name when there is no room
+  // under the grid): −limit (blue, B larger) .. +limit (red, A larger).
+  void draw_difference_title(const AppState& state, const view::HeatmapGeometry& g, const view::Rect& slot, float y) const {
+    const Palette& colours = palette(state.ui.theme);
+    ImDrawList* list = ImGui::GetWindowDrawList();
+    const float x = g.grid.empty() ? slot.x : g.grid.x;
+    const char* name = "A \xe2\x88\x92 B";
+    list->AddText(ImVec2(x, y + font_ * 0.1f), colours.text, name);
+    char low[32], high[32];
+    format_signed(high, sizeof high, difference_limit_);
+    format_signed(low, sizeof low, -difference_limit_);
+    const float low_w = ImGui::CalcTextSize(low).x, high_w = ImGui::CalcTextSize(high).x;
+    float bx = 0, by = 0, right = 0;
+    if (!g.grid.empty() && g.grid.bottom() + font_ * 1.6f <= slot.bottom()) {
+      bx = x;
+      by = g.grid.bottom() + font_ * 0.5f;
+      right = std::max(g.grid.right(), x + low_w + high_w + font_ * 3.0f);
+    } else {
+      bx = x + ImGui::CalcTextSize(name).x + font_ * 0.6f;
+      by = y + font_ * 0.1f;
+      right = slot.right();
+    }
+    const float bar_w = std::min(right - bx - low_w - high_w - font_ * 0.6f, font_ * 8.0f);
+    if (bar_w < font_ * 1.5f) return;
+    const float x0 = bx;
+    list->AddText(ImVec2(bx, by), colours.text_dim, low);
+    bx += low_w + font_ * 0.3f;
+    const int steps = 32;
+    for (int k = 0; k < steps; ++k) {
+      const float t0 = static_cast<float>(k) / steps, t1 = static_cast<float>(k + 1) / steps;
+      list->AddRectFilled(ImVec2(bx + bar_w * t0, by + font_ * 0.2f), ImVec2(bx + bar_w * t1 + 0.5f, by + font_ * 0.9f),
+                          to_imgui(view::sample(view::ColormapId::Diverging, (t0 + t1) * 0.5f)));
+    }
+    list->AddText(ImVec2(bx + bar_w + font_ * 0.3f, by), colours.text_dim, high);
+    if (ImGui::IsMouseHoveringRect(ImVec2(x0, by), ImVec2(bx + bar_w + font_ * 0.3f + high_w, by + font_ * 1.2f)) &&
+        ImGui::IsWindowHovered())
+      ImGui::SetTooltip("red: A is larger, blue: B is larger, white: the same.\nThe scale is \xc2\xb1 the largest |A \xe2\x88\x92 B|.");
+  }
+
+  void draw_heatmap(AppState& state, PanelContext& context, ImDrawList* list, const HeatmapSpec& spec,
+                    const view::HeatmapGeometry& g, int which) {
+    if (g.grid.empty()) return;
+    const Palette& colours = palette(state.ui.theme);
+    const Matrix& values = *spec.values;
+    const int rows = static_cast<int>(values.rows()), cols = static_cast<int>(values.cols());
+    const float span = spec.high - spec.low;
+    const auto position = [&](float v) { return span > 0 ? (v - spec.low) / span : 0.5f; };
+
+    // 1. The cells.
+    if (context.heatmaps.ok() && spec.texture && spec.texture->texture()) {
+      context.heatmaps.draw(list, *spec.texture, spec.block, ImVec2(g.grid.x, g.grid.y), ImVec2(g.grid.right(), g.grid.bottom()),
+                            spec.colormap, spec.low, spec.high);
+    } else {
+      for (int i = 0; i < rows; ++i)
+        for (int j = 0; j < cols; ++j) {
+          const view::Rect c = g.cell(i, j);
+          list->AddRectFilled(ImVec2(c.x, c.y), ImVec2(c.right(), c.bottom()), to_imgui(view::sample(spec.colormap, position(values(i, j)))));
+        }
+    }
+    if (g.cell_w >= 8.0f) {
+      for (int j = 1; j < cols; ++j) {
+        const float x = g.grid.x + g.cell_w * static_cast<float>(j);
+        list->AddLine(ImVec2(x, g.grid.y), ImVec2(x, g.grid.bottom()), colours.grid);
+      }
+      for (int i = 1; i < rows; ++i) {
+        const float y = g.grid.y + g.cell_h * static_cast<float>(i);
+        list->AddLine(ImVec2(g.grid.x, y), ImVec2(g.grid.right(), y), colours.grid);
+      }
+    }
+    // 2. The numbers.
+    if (g.show_values && state.ui.show_cell_values) {
+      const float widest = ImGui::CalcTextSize(spec.signed_values ? "-0.00" : "0.00").x;
+      const float value_size = font_ * std::min(kValueScale, (g.cell_w - 6.0f) / std::max(1.0f, widest));
+      char text[32];
+      for (int i = 0; i < rows; ++i)
+        for (int j = 0; j < cols; ++j) {
+          const float v = values(i, j);
+          view::format_number_into(text, sizeof text, v, 2);  // the colour tells the sign too
+          const view::Rect c = g.cell(i, j);
+          const ImVec2 size = ImGui::GetFont()->CalcTextSizeA(value_size, FLT_MAX, 0.0f, text);
+          list->AddText(ImGui::GetFont(), value_size, ImVec2(c.x + (c.w - size.x) * 0.5f, c.y + (c.h - size.y) * 0.5f),
+                        to_imgui(view::text_colour_on(view::sample(spec.colormap, position(v)))), text);
+        }
+    }
+    // 3. Labels: queries on the left (when this heatmap has them), keys above.
+    const int hovered_row = spec.current_tokens || which == 1 ? hovered_query(state, rows) : -1;
+    const int hovered_column = spec.current_tokens || which == 1 ? hovered_key(state, cols) : -1;
+    const int selected = spec.current_tokens || which == 1 ? std::clamp(state.selection.query, 0, rows - 1) : -1;
+    if (spec.row_tokens) {
+      const int stride = label_stride(g.cell_h, font_);
+      // Half a line of room above and below, for the first and last labels of small rows.
+      list->PushClipRect(ImVec2(g.row_labels.x, g.row_labels.y - font_ * 0.5f),
+                         ImVec2(g.row_labels.right(), g.row_labels.bottom() + font_ * 0.5f), true);
+      for (int i = 0; i < rows; ++i) {
+        if (i % stride != 0 && i != selected && i != hovered_row) continue;
+        const char* text = (*spec.row_tokens)[static_cast<std::size_t>(i)].text.c_str();
+        const ImVec2 size = ImGui::CalcTextSize(text);
+        const ImU32 colour = i == hovered_row ? colours.highlight : (i == selected ? colours.selection : colours.text);
+        list->AddText(ImVec2(g.row_labels.right() - size.x, g.grid.y + g.cell_h * (static_cast<float>(i) + 0.5f) - size.y * 0.5f),
+                      colour, text);
+      }
+      list->PopClipRect();
+    }
+    if (spec.column_tokens) {
+      const std::vector<Token>& columns = *spec.column_tokens;
+      const float extent = g.vertical_column_labels ? font_ : column_label_width(columns);
+      const int stride = label_stride(g.cell_w, extent);
+      list->PushClipRect(ImVec2(g.column_labels.x, g.column_labels.y), ImVec2(g.column_labels.right(), g.column_labels.bottom() + 1),
+                         true);
+      for (int j = 0; j < cols; ++j) {
+        if (j % stride != 0 && j != hovered_column) continue;
+        const char* text = columns[static_cast<std::size_t>(j)].text.c_str();
+        const ImVec2 size = ImGui::CalcTextSize(text);
+        const ImU32 colour = j == hovered_column ? colours.highlight : colours.text;
+        const float centre = g.grid.x + g.cell_w * (static_cast<float>(j) + 0.5f);
+        if (g.vertical_column_labels)
+          add_text_upwards(list, ImVec2(centre - size.y * 0.5f, g.column_labels.bottom() - size.y), colour, text,
+                           g.column_labels.h);
+        else
+          list->AddText(ImVec2(centre - size.x * 0.5f, g.column_labels.bottom() - size.y), colour, text);
+      }
+      list->PopClipRect();
+    }
+    // 4. The selected query's row, the hovered row or column, and the largest difference.
+    const float thick = std::max(2.0f, font_ * 0.12f);
+    if (selected >= 0) {
+      const float y = g.grid.y + g.cell_h * static_cast<float>(selected);
+      list->AddRect(ImVec2(g.grid.x, y), ImVec2(g.grid.right(), y + g.cell_h), colours.selection, 0, 0, thick);
+    }
+    if (hovered_row >= 0 && hovered_row != selected) {
+      const float y = g.grid.y + g.cell_h * static_cast<float>(hovered_row);
+      list->AddRect(ImVec2(g.grid.x, y), ImVec2(g.grid.right(), y + g.cell_h), colours.highlight, 0, 0, thick);
+    }
+    if (hovered_column >= 0) {
+      const float x = g.grid.x + g.cell_w * static_cast<float>(hovered_column);
+      list->AddRect(ImVec2(x, g.grid.y), ImVec2(x + g.cell_w, g.grid.bottom()), colours.highlight, 0, 0, thick);
+    }
+    if (previous_cell_[0] >= 0 && previous_map_ != which && previous_cell_[0] < rows && previous_cell_[1] < cols &&
+        (spec.current_tokens || which == 1) && pairs_cells_) {
+      const view::Rect c = g.cell(previous_cell_[0], previous_cell_[1]);
+      list->AddRect(ImVec2(c.x, c.y), ImVec2(c.right(), c.bottom()), colours.text, 0, 0, thick);
+    }
+    // 5. Hover and click (this frame's cell; the other heatmaps outline it next frame).
+    const ImGuiIO& io = ImGui::GetIO();
+    if (!ImGui::IsWindowHovered()) return;
+    if (const auto cell = g.hit(io.MousePos.x, io.MousePos.y)) {
+      hovered_cell_ = *cell;
+      hovered_map_ = which;
+      if (spec.current_tokens || which == 1) {
+        state.hovered_next = {Side::Query, (*cell)[0]};
+        if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = (*cell)[0];
+      }
+    } else if ((spec.current_tokens || which == 1) && g.row_labels.contains(io.MousePos.x, io.MousePos.y)) {
+      const int i = std::clamp(static_cast<int>((io.MousePos.y - g.grid.y) / g.cell_h), 0, rows - 1);
+      state.hovered_next = {Side::Query, i};
+      if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = i;
+    } else if ((spec.current_tokens || which == 1) && g.column_labels.contains(io.MousePos.x, io.MousePos.y)) {
+      state.hovered_next = {Side::Key, std::clamp(static_cast<int>((io.MousePos.x - g.grid.x) / g.cell_w), 0, cols - 1)};
+    }
+  }
+
+  static int hovered_query(const AppState& state, int rows) {
+    for (int i = 0; i < rows; ++i)
+      if (state.highlights_query(i) && state.hovered.side == Side::Query) return i;
+    return -1;
+  }
+  static int hovered_key(const AppState& state, int cols) {
+    for (int j = 0; j < cols; ++j)
+      if (state.highlights_key(j) && state.hovered.side == Side::Key) return j;
+    return -1;
+  }
+
+  void draw_shape_note(const AppState& state, const view::Rect& slot, const Matrix& a, const Matrix& b) const {
+    const Palette& colours = palette(state.ui.theme);
+    char text[320];
+    std::snprintf(text, sizeof text,
+                  "No difference to draw: the tokens changed.\n\nThe snapshot has %d \xc3\x97 %d weights (queries \xc3\x97 keys), "
+                  "now there are %d \xc3\x97 %d, so the cells no longer pair up.\n\nTake a new snapshot to compare from here.",
+                  static_cast<int>(a.rows()), static_cast<int>(a.cols()), static_cast<int>(b.rows()), static_cast<int>(b.cols()));
+    ImGui::SetCursorScreenPos(ImVec2(slot.x, slot.y + font_ * 0.5f));
+    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + slot.w);
+    ImGui::PushStyleColor(ImGuiCol_Text, colours.highlight);
+    ImGui::TextWrapped("%s", text);
+    ImGui::PopStyleColor();
+    ImGui::PopTextWrapPos();
+  }
+
+  void draw_centred_note(const AppState& state, const char* text) const {
+    const Palette& colours = palette(state.ui.theme);
+    const float width = std::min(ImGui::GetContentRegionAvail().x, font_ * 26.0f);
+    const float indent = std::max(0.0f, (ImGui::GetContentRegionAvail().x - width) * 0.5f);
+    ImGui::SetCursorPosY(ImGui::GetCursorPosY() + ImGui::GetContentRegionAvail().y * 0.3f);
+    ImGui::Indent(indent);
+    ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + width);
+    ImGui::PushStyleColor(ImGuiCol_Text, colours.text_dim);
+    ImGui::TextWrapped("%s", text);
+    ImGui::PopStyleColor();
+    ImGui::PopTextWrapPos();
+    ImGui::Unindent(indent);
+  }
+
+  // The line (or lines) under the heatmaps: a warning when the words changed, the largest change
+  // and the mean change. Written into fixed buffers (no allocation).
+  void compose_summary(const AppState& state, bool same_shape, bool same_words, const Matrix& a, const Matrix& b) {
+    summary_parts_ = 0;
+    if (!same_shape) return;  // the note in the third slot says it all
+    const auto add = [&](bool warning) -> char* {
+      summary_warning_[summary_parts_] = warning;
+      return summary_[summary_parts_++];
+    };
+    if (!same_words)
+      std::snprintf(add(true), kSummarySize, "some words changed since the snapshot: the cells pair up by position");
+    if (!(difference_max_ > 0)) {
+      std::snprintf(add(false), kSummarySize, "A and B are the same in every cell.");
+      return;
+    }
+    char largest[32], mean[32], va[32], vb[32];
+    const int i = difference_at_[0], j = difference_at_[1];
+    format_signed(largest, sizeof largest, difference_(i, j));
+    view::format_number_into(mean, sizeof mean, difference_mean_, 3);
+    view::format_number_into(va, sizeof va, a(i, j), 2);
+    view::format_number_into(vb, sizeof vb, b(i, j), 2);
+    std::snprintf(add(false), kSummarySize, "largest change: %s \xe2\x86\x92 %s, %s (A %s, B %s)",
+                  state.pipeline.target().tokens[static_cast<std::size_t>(i)].text.c_str(),
+                  state.pipeline.keys().tokens[static_cast<std::size_t>(j)].text.c_str(), largest, va, vb);
+    std::snprintf(add(false), kSummarySize, "mean |A \xe2\x88\x92 B| = %s", mean);
+  }
+
+  // One line when the parts fit across, else one line per part.
+  int summary_lines(float width) const {
+    if (summary_parts_ == 0) return 0;
+    float total = 0;
+    for (int k = 0; k < summary_parts_; ++k) total += ImGui::CalcTextSize(summary_[k]).x + (k > 0 ? font_ * 1.5f : 0.0f);
+    return total <= width ? 1 : summary_parts_;
+  }
+
+  void draw_summary(const AppState& state, ImVec2 at, float width) const {
+    const Palette& colours = palette(state.ui.theme);
+    ImDrawList* list = ImGui::GetWindowDrawList();
+    const bool one_line = summary_lines(width) == 1;
+    list->PushClipRect(at, ImVec2(at.x + width, at.y + font_ * 1.3f * static_cast<float>(summary_parts_)), true);
+    ImVec2 p = at;
+    for (int k = 0; k < summary_parts_; ++k) {
+      list->AddText(p, summary_warning_[k] ? colours.highlight : colours.text_dim, summary_[k]);
+      if (one_line) p.x += ImGui::CalcTextSize(summary_[k]).x + font_ * 1.5f;
+      else p.y += font_ * 1.3f;
+    }
+    list->PopClipRect();
+  }
+
+  void draw_cell_tooltip(const AppState& state, const Matrix& a, const Matrix& b, bool same_shape, int head_a, int head_b) const {
+    const int i = hovered_cell_[0], j = hovered_cell_[1];
+    const bool in_a = hovered_map_ == 0;
+    // Without a pairing, a cell of A is read from the snapshot's tokens and one of B from today's.
+    const std::vector<Token>& queries = in_a && !same_shape ? snapshot_.query_tokens : state.pipeline.target().tokens;
+    const std::vector<Token>& keys = in_a && !same_shape ? snapshot_.key_tokens : state.pipeline.keys().tokens;
+    if (i >= static_cast<int>(queries.size()) || j >= static_cast<int>(keys.size())) return;
+    char text[32];
+    ImGui::BeginTooltip();
+    ImGui::Text("query \"%s\" \xe2\x86\x92 key \"%s\"", queries[static_cast<std::size_t>(i)].text.c_str(),
+                keys[static_cast<std::size_t>(j)].text.c_str());
+    ImGui::Separator();
+    char name_a[48], name_b[48];
+    if (mode_ == Mode::Heads) {
+      std::snprintf(name_a, sizeof name_a, "A (head %d)", head_a);
+      std::snprintf(name_b, sizeof name_b, "B (head %d)", head_b);
+    } else {
+      std::snprintf(name_a, sizeof name_a, "A (snapshot %s)", snapshot_.time);
+      std::snprintf(name_b, sizeof name_b, "B (now)");
+    }
+    if (same_shape || in_a) {
+      view::format_number_into(text, sizeof text, a(i, j), 3);
+      ImGui::Text("%s  \xce\xb1 = %s", name_a, text);
+    }
+    if (same_shape || !in_a) {
+      view::format_number_into(text, sizeof text, b(i, j), 3);
+      ImGui::Text("%s  \xce\xb1 = %s", name_b, text);
+    }
+    if (same_shape) {
+      format_signed(text, sizeof text, a(i, j) - b(i, j));
+      ImGui::Text("A \xe2\x88\x92 B = %s", text);
+      if (mode_ == Mode::Snapshot &&
+          (snapshot_.query_tokens[static_cast<std::size_t>(i)].text != state.pipeline.target().tokens[static_cast<std::size_t>(i)].text ||
+           snapshot_.key_tokens[static_cast<std::size_t>(j)].text != state.pipeline.keys().tokens[static_cast<std::size_t>(j)].text))
+        ImGui::TextDisabled("the snapshot had other words here: \"%s\" \xe2\x86\x92 \"%s\"",
+                            snapshot_.query_tokens[static_cast<std::size_t>(i)].text.c_str(),
+                            snapshot_.key_tokens[static_cast<std::size_t>(j)].text.c_str());
+    } else {
+      ImGui::TextDisabled("no A \xe2\x88\x92 B: the token counts differ");
+    }
+    ImGui::EndTooltip();
+  }
 };
 
 }  // namespace
