@@ -78,6 +78,24 @@ bool App::start(std::string& error) {
   state_.ui.font_size = options_.font_size.value_or(
       std::clamp(std::round(static_cast<float>(options_.height) / 45.0f), 13.0f, 44.0f));
 
+  // Recovery: an earlier run's unsaved work. Screenshots never write it; --recover restores it.
+  const bool headless = options_.screenshot || options_.screenshot_steps;
+  autosave_ = Autosave(state_folder());
+  std::string recovery_problem;
+  if (std::optional<Scenario> recovered = autosave_.recoverable(recovery_problem)) {
+    if (options_.recover) {
+      state_.load(std::move(*recovered), "", {"restored the work an earlier run left unsaved"});
+      state_.saved_version = 0;  // not in any file yet
+    } else if (!headless) {
+      recovery_offer_ = std::move(recovered);
+    }
+  } else if (options_.recover) {
+    error = recovery_problem.empty() ? "--recover: there is no unsaved work to restore (" + autosave_.path() + ")"
+                                     : recovery_problem;
+    return false;
+  }
+  autosave_.pause(headless || recovery_offer_.has_value());
+
   for (const BuiltinLesson& builtin : builtin_lessons()) {
     const LessonLoad lesson = parse_lesson(builtin.json, std::string(builtin.id));
     if (lesson.ok()) lesson_titles_.emplace_back(std::string(builtin.id), lesson.lesson->title);
@@ -125,6 +143,8 @@ int App::run() {
     frame();
     backend_.end_frame();
   }
+  // A clean exit keeps the recovery file only while there are unsaved edits.
+  if (!state_.unsaved() && !recovery_offer_) autosave_.discard();
   return 0;
 }
 
@@ -179,15 +199,25 @@ void App::frame() {
   state_.hovered_next = {};
   state_.recompute_if_needed();
 
-  // ImGui 1.86's GLFW backend indexes keys by GLFW key code, which is ASCII for letters.
-  const ImGuiIO& io = ImGui::GetIO();
-  if (io.KeyCtrl && ImGui::IsKeyPressed('Q', false)) backend_.request_close();
-
+  handle_shortcuts();
   draw_menu_bar();
   const float menu_height = ImGui::GetFrameHeight();
   const float notice_height = draw_notice_bar();
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   draw_panels(menu_height, display.y - notice_height);
+  // One undo step per gesture: a drag or a burst of typing counts once it comes to rest.
+  history_.observe(state_, ImGui::IsAnyItemActive(), backend_.time());
+  autosave_.observe(state_, backend_.time());
+}
+
+void App::handle_shortcuts() {
+  // ImGui 1.86's GLFW backend indexes keys by GLFW key code, which is ASCII for letters.
+  const ImGuiIO& io = ImGui::GetIO();
+  if (!io.KeyCtrl) return;
+  if (ImGui::IsKeyPressed('Q', false)) backend_.request_close();
+  if (io.WantTextInput) return;  // a text field has its own undo
+  if (ImGui::IsKeyPressed('Z', true) && !io.KeyShift) history_.undo(state_, backend_.time());
+  if ((ImGui::IsKeyPressed('Z', true) && io.KeyShift) || ImGui::IsKeyPressed('Y', true)) history_.redo(state_);
 }
 
 // -----------------------------------------------------------------------------
@@ -203,6 +233,11 @@ void App::draw_menu_bar() {
     }
     ImGui::Separator();
     if (ImGui::MenuItem("Quit", "Ctrl+Q")) backend_.request_close();
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Edit")) {
+    if (ImGui::MenuItem("Undo", "Ctrl+Z", false, history_.can_undo(state_))) history_.undo(state_, backend_.time());
+    if (ImGui::MenuItem("Redo", "Ctrl+Shift+Z", false, history_.can_redo())) history_.redo(state_);
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Lessons")) {
@@ -248,7 +283,39 @@ void App::draw_menu_bar() {
   ImGui::EndMainMenuBar();
 }
 
+bool App::draw_recovery_offer() {
+  if (!recovery_offer_) return false;
+  const ImVec2 display = ImGui::GetIO().DisplaySize;
+  const float height = ImGui::GetFrameHeightWithSpacing() + ImGui::GetStyle().WindowPadding.y;
+  ImGui::SetNextWindowPos(ImVec2(0, display.y - height));
+  ImGui::SetNextWindowSize(ImVec2(display.x, height));
+  ImGui::PushStyleColor(ImGuiCol_WindowBg, IM_COL32(40, 110, 200, 255));
+  ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 255, 255, 255));
+  ImGui::Begin("##recovery", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings);
+  ImGui::AlignTextToFramePadding();
+  ImGui::TextUnformatted("AttnViz closed last time with unsaved work. Restore it?");
+  ImGui::SameLine();
+  if (ImGui::Button("Restore")) {
+    state_.load(std::move(*recovery_offer_), "", {});
+    state_.saved_version = 0;  // not in any file yet
+    recovery_offer_.reset();
+  }
+  ImGui::SameLine();
+  if (recovery_offer_ && ImGui::Button("Discard")) {
+    autosave_.discard();
+    recovery_offer_.reset();
+  }
+  ImGui::End();
+  ImGui::PopStyleColor(2);
+  if (!recovery_offer_) autosave_.pause(false);
+  return true;
+}
+
 float App::draw_notice_bar() {
+  if (recovery_offer_) {
+    draw_recovery_offer();
+    return ImGui::GetFrameHeightWithSpacing() + ImGui::GetStyle().WindowPadding.y;
+  }
   // Non-modal notices: the last error (the view keeps the last good result) and warnings.
   std::string text;
   bool is_error = false;
@@ -261,6 +328,8 @@ float App::draw_notice_bar() {
     text = state_.pipeline.warnings().front();
   } else if (!font_error_.empty()) {
     text = font_error_;
+  } else if (!autosave_.last_error().empty()) {
+    text = autosave_.last_error();
   }
   if (text.empty()) return 0.0f;
   const ImVec2 display = ImGui::GetIO().DisplaySize;

@@ -3,6 +3,8 @@
 #pragma once
 
 #include "app/app_state.hpp"
+#include "app/autosave.hpp"
+#include "app/history.hpp"
 #include "app/options.hpp"
 #include "app/panels/panel.hpp"
 #include "app/platform/backend.hpp"
@@ -33,6 +35,8 @@ class App {
   int write_screenshot(const std::string& path);
   void open_dropped_file(const std::string& path);
   void draw_cover();
+  void handle_shortcuts();
+  bool draw_recovery_offer();  // true while the offer is shown
 
   Options options_;
   AppState state_;
@@ -43,6 +47,9 @@ class App {
   Theme theme_applied_ = Theme::Light;
   bool theme_ever_applied_ = false;
   std::string font_error_;
+  History history_;
+  Autosave autosave_{""};
+  std::optional<Scenario> recovery_offer_;  // an earlier run's unsaved work, awaiting an answer
   std::vector<std::pair<std::string, std::string>> lesson_titles_;  // built-in lessons: id, title
   CenterView centre_view_shown_ = CenterView::Heatmaps;  // the tab the tab bar last showed
 };

@@ -36,7 +36,9 @@ void AppState::load(Scenario next, std::string path, std::vector<std::string> wa
   file_warnings = std::move(warnings);
   selection = {};
   hovered = hovered_next = {};
+  ++load_version;
   mark_edited();
+  saved_version = edit_version;
 }
 
 namespace {

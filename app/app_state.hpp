@@ -77,6 +77,8 @@ struct AppState {
   Scenario scenario;
   Pipeline pipeline;
   std::uint64_t edit_version = 1;      // bumped by every edit
+  std::uint64_t load_version = 0;      // bumped when a whole scenario is loaded (file, lesson step)
+  std::uint64_t saved_version = 0;     // the edit_version last saved or opened: unsaved when different
   std::uint64_t computed_version = 0;  // the edit_version the pipeline last ran on
   std::string compute_error;           // why the last run failed; "" when the result is current
   bool has_result = false;             // the pipeline has computed at least once
@@ -93,6 +95,7 @@ struct AppState {
   FrameLayout layout;
 
   void mark_edited() { ++edit_version; }
+  bool unsaved() const { return edit_version != saved_version; }
   // Runs the pipeline if anything changed since the last run; keeps the selection in range.
   void recompute_if_needed();
   // Sets a new scenario (a file opened, a preset), keeping the UI settings.

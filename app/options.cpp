@@ -26,6 +26,7 @@ Options:
   --step N            start the lesson at step N (0-based)
   --screenshot-steps DIR  with --lesson: write DIR/step-NN.png for every step, exit
   --layout-out FILE   with --screenshot: write where the heatmap cells were drawn (JSON)
+  --recover           restore the work an earlier run left unsaved (after a crash) without asking
   --help, --version
 )";
 
@@ -44,6 +45,8 @@ std::string parse_options(const std::vector<std::string>& args, Options& o) {
     const auto next = [&]() -> const std::string* { return i + 1 < args.size() ? &args[++i] : nullptr; };
     if (arg == "--help" || arg == "-h") {
       o.help = true;
+    } else if (arg == "--recover") {
+      o.recover = true;
     } else if (arg == "--version") {
       o.version = true;
     } else if (arg == "--scenario") {

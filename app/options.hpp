@@ -24,6 +24,7 @@ struct Options {
   std::string lesson;                       // a lesson to start: a name or a file
   std::optional<int> step;                  // its step (0-based)
   std::optional<std::string> screenshot_steps;  // with --lesson: a PNG of every step into this folder
+  bool recover = false;  // restore the recovery file of an earlier run without asking
   bool help = false, version = false;
 };
 

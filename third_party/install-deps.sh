@@ -11,7 +11,7 @@ build_packages=(
   libeigen3-dev nlohmann-json3-dev doctest-dev
   libimgui-dev libglfw3-dev libgl-dev libstb-dev fonts-dejavu-core
 )
-test_packages=(python3 python3-torch xvfb xauth libgl1-mesa-dri)
+test_packages=(python3 python3-torch xvfb xauth libgl1-mesa-dri xdotool)
 
 case "$profile" in
   build) wanted=("${build_packages[@]}") ;;

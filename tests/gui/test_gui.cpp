@@ -245,6 +245,50 @@ TEST_CASE("an unknown lesson is an error before any window opens") {
   CHECK(run.errors.find("no built-in lesson") != std::string::npos);
 }
 
+TEST_CASE("a killed app leaves a recovery file that restores the edits") {
+  // A real session: the app runs under Xvfb, xdotool clicks into the sentence field and types,
+  // and after the autosave interval the process is killed with SIGKILL.
+  TempDir dir;
+  const fs::path state = dir.path / "state";
+  const fs::path script = dir.path / "session.sh";
+  std::ofstream(script) << "export ATTNVIZ_STATE_DIR=" << quoted(state.string()) << "\n"
+                        << quoted(app_path()) << " 2>/dev/null & pid=$!\n"
+                        << "xdotool search --sync --onlyvisible --name AttnViz >/dev/null\n"
+                        << "sleep 1.5\n"
+                        << "xdotool mousemove 250 136 click 1\n"  // the end of the sentence field
+                        << "sleep 0.5\n"
+                        << "xdotool type --delay 60 ' pie'\n"
+                        << "sleep 4\n"  // longer than the autosave interval
+                        << "kill -9 $pid\n";
+  const std::string command = "xvfb-run -a -s '-screen 0 1280x800x24' sh " + quoted(script.string()) +
+                              " > /dev/null 2>&1";
+  REQUIRE(std::system(command.c_str()) == 0);
+  const fs::path recovery = state / "recovery.json";
+  REQUIRE_MESSAGE(fs::exists(recovery), "no recovery file after SIGKILL");
+  ScenarioLoad recovered = load_scenario_file(recovery.string());
+  REQUIRE(recovered.ok());
+  CHECK(recovered.scenario->target == "i like to eat apple pie");
+
+  // The next start restores it.
+  const fs::path png = dir.path / "restored.png", layout = dir.path / "layout.json";
+  const std::string restore = "ATTNVIZ_STATE_DIR=" + quoted(state.string()) +
+                              " xvfb-run -a -s '-screen 0 1920x1200x24' " + quoted(app_path()) +
+                              " --recover --screenshot " + quoted(png.string()) + " --layout-out " +
+                              quoted(layout.string()) + " 2>/dev/null";
+  REQUIRE(std::system(restore.c_str()) == 0);
+  CHECK(load_json(layout)["heatmap"]["rows"] == 6);
+}
+
+TEST_CASE("--recover without unsaved work says so") {
+  TempDir dir;
+  const std::string command = "ATTNVIZ_STATE_DIR=" + quoted((dir.path / "empty").string()) + " " +
+                              quoted(app_path()) + " --recover --screenshot " +
+                              quoted((dir.path / "x.png").string()) + " 2> " + quoted((dir.path / "err").string());
+  const int raw = std::system(command.c_str());
+  CHECK(WEXITSTATUS(raw) == 1);
+  CHECK(testing::read_whole_file(dir.path / "err").find("no unsaved work") != std::string::npos);
+}
+
 TEST_CASE("a bad command-line option is a usage error") {
   TempDir dir;
   const Run run = run_app({"--size", "12"}, dir.path, false);
