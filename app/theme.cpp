@@ -1,5 +1,9 @@
 #include "app/theme.hpp"
 
+#include "app/view/head_colours.hpp"
+
+#include <algorithm>
+
 namespace attnviz::app {
 
 void apply_theme(Theme theme, float scale) {
@@ -32,26 +36,20 @@ namespace {
 
 constexpr ImU32 rgb(int r, int g, int b, int a = 255) { return IM_COL32(r, g, b, a); }
 
-// Head colours: distinguishable, and readable on both backgrounds.
 const Palette kLight = {
     rgb(25, 25, 30), rgb(110, 110, 120), rgb(255, 255, 255, 160), rgb(230, 120, 0),
-    rgb(20, 90, 200), rgb(225, 228, 236), rgb(255, 214, 153), rgb(247, 247, 245),
-    {rgb(31, 119, 180), rgb(214, 39, 40), rgb(44, 160, 44), rgb(148, 103, 189),
-     rgb(255, 127, 14), rgb(23, 190, 207), rgb(227, 119, 194), rgb(140, 86, 75)}};
+    rgb(20, 90, 200), rgb(225, 228, 236), rgb(255, 214, 153), rgb(247, 247, 245)};
 const Palette kDark = {
     rgb(235, 235, 240), rgb(150, 150, 160), rgb(0, 0, 0, 140), rgb(255, 170, 60),
-    rgb(110, 170, 255), rgb(52, 56, 66), rgb(120, 90, 40), rgb(28, 28, 33),
-    {rgb(100, 170, 240), rgb(250, 110, 100), rgb(110, 210, 110), rgb(190, 150, 240),
-     rgb(255, 170, 80), rgb(90, 220, 230), rgb(245, 150, 215), rgb(200, 150, 130)}};
+    rgb(110, 170, 255), rgb(52, 56, 66), rgb(120, 90, 40), rgb(28, 28, 33)};
 
 }  // namespace
 
 const Palette& palette(Theme theme) { return theme == Theme::Dark ? kDark : kLight; }
 
 ImU32 head_colour(Theme theme, int head, float alpha) {
-  ImVec4 c = ImGui::ColorConvertU32ToFloat4(palette(theme).head[head % 8]);
-  c.w = alpha;
-  return ImGui::ColorConvertFloat4ToU32(c);
+  const view::Rgba8 c = view::head_colour(head, theme == Theme::Dark);
+  return IM_COL32(c.r, c.g, c.b, static_cast<int>(std::clamp(alpha, 0.0f, 1.0f) * 255.0f + 0.5f));
 }
 
 }  // namespace attnviz::app

@@ -12,9 +12,9 @@ void apply_theme(Theme theme, float scale);
 // Colours that depend on the theme.
 struct Palette {
   ImU32 text, text_dim, grid, highlight, selection, chip, chip_hover, panel_background;
-  ImU32 head[8];  // one colour per head (repeats past 8)
 };
 const Palette& palette(Theme theme);
+// One colour per head (view/head_colours.hpp, shared with the SVG export).
 ImU32 head_colour(Theme theme, int head, float alpha = 1.0f);
 
 }  // namespace attnviz::app

@@ -3,6 +3,9 @@
 //   heatmap   the attention weights as a text heatmap
 //   tokens    how a sentence is tokenized and embedded
 //   init      a complete scenario file with every weight filled in, ready to edit
+//   export    every matrix as CSV files (and the JSON of compute)
+//   svg       the heatmap or the arrows as an SVG picture, for papers and slides
+#include "app/view/svg.hpp"
 #include "core/export.hpp"
 #include "core/file_io.hpp"
 #include "core/pipeline.hpp"
@@ -32,6 +35,10 @@ Usage:
   attnviz-cli heatmap  (SCENARIO.json | --builtin) [--head H]
   attnviz-cli tokens   [--max-tokens N] [--d-model D] TEXT...
   attnviz-cli init     (SCENARIO.json | --builtin) [-o OUT.json]
+  attnviz-cli export   (SCENARIO.json | --builtin) [--csv DIR] [--json OUT.json]
+  attnviz-cli svg      (SCENARIO.json | --builtin) [--heatmap OUT.svg] [--arrows OUT.svg]
+                       [--head H | --all-heads] [--threshold T]
+                       [--colormap sequential|color-blind] [--theme light|dark]
   attnviz-cli --help | --version
 
 Commands:
@@ -44,10 +51,21 @@ Commands:
             embedding comes from (lexicon or hashed), and the first embedding values.
   init      Writes the scenario back with every weight filled in (those missing from
             the file are drawn from its seed): a complete file to edit by hand.
+  export    --csv DIR writes every matrix as a CSV file into the folder DIR (which must
+            exist): X_target.csv, X_source.csv (cross mode), per head h head{h}_Q.csv,
+            head{h}_K.csv, head{h}_V.csv, head{h}_scores.csv, head{h}_scaled_scores.csv,
+            head{h}_masked_scores.csv, head{h}_weights.csv, head{h}_output.csv, then
+            concat.csv and output.csv; tokens or dimensions label the first row and
+            column; masked scores are written -inf. --json OUT.json writes what compute
+            writes.
+  svg       --heatmap OUT.svg draws the weights of one head (--head, default 0) as a
+            heatmap; --arrows OUT.svg draws a line from each query to each key with
+            weight >= T (--threshold, default 0.02; at most the strongest 1000), for
+            every head (default, or --all-heads) or one (--head).
 
 A SCENARIO of "-" reads standard input; --builtin uses the scenario built into AttnViz.
 On bad input a one-line message goes to standard error, the exit status is 1, and
-OUT.json is not written or touched. Warnings go to standard error (and, for compute,
+no output file is written or touched. Warnings go to standard error (and, for compute,
 into the JSON). The scenario format is described in README.md.
 )";
 
@@ -64,6 +82,11 @@ struct Arguments {
   bool builtin = false;
   std::optional<std::string> output_path;
   std::optional<int> head;
+  std::optional<std::string> csv_folder, json_path, heatmap_path, arrows_path;
+  bool all_heads = false;
+  float threshold = 0.02f;
+  view::ColormapId colormap = view::ColormapId::Sequential;
+  bool dark = false;
   int max_tokens = Limits::kDefaultMaxTokens;
   int d_model = 8;
   std::vector<std::string> words;
@@ -95,6 +118,29 @@ std::string parse_arguments(int argc, char** argv, Arguments& args) {
       int head = 0;
       if (!v || !parse_int(*v, 0, Limits::kMaxHeads - 1, head)) return "--head needs a head number";
       args.head = head;
+    } else if (arg == "--csv" || arg == "--json" || arg == "--heatmap" || arg == "--arrows") {
+      auto v = value(arg.c_str());
+      if (!v) return arg + " needs " + (arg == "--csv" ? "a folder name" : "a file name");
+      (arg == "--csv" ? args.csv_folder : arg == "--json" ? args.json_path
+                                        : arg == "--heatmap" ? args.heatmap_path : args.arrows_path) = *v;
+    } else if (arg == "--all-heads") {
+      args.all_heads = true;
+    } else if (arg == "--threshold") {
+      auto v = value("--threshold");
+      float t = 0;
+      const char* end = v ? v->data() + v->size() : nullptr;
+      if (!v || std::from_chars(v->data(), end, t).ptr != end || !(t >= 0.0f && t <= 1.0f))
+        return "--threshold needs a number from 0 to 1";
+      args.threshold = t;
+    } else if (arg == "--colormap") {
+      auto v = value("--colormap");
+      if (v && *v == "sequential") args.colormap = view::ColormapId::Sequential;
+      else if (v && (*v == "color-blind" || *v == "colour-blind")) args.colormap = view::ColormapId::ColorBlindSafe;
+      else return "--colormap needs sequential or color-blind";
+    } else if (arg == "--theme") {
+      auto v = value("--theme");
+      if (!v || (*v != "light" && *v != "dark")) return "--theme needs light or dark";
+      args.dark = *v == "dark";
     } else if (arg == "--max-tokens") {
       auto v = value("--max-tokens");
       if (!v || !parse_int(*v, 1, Limits::kMaxTokens, args.max_tokens))
@@ -116,6 +162,12 @@ std::string parse_arguments(int argc, char** argv, Arguments& args) {
   if (args.command == "tokens") return args.words.empty() ? "tokens needs some text" : "";
   if (args.builtin && args.scenario_path) return "give a scenario file or --builtin, not both";
   if (!args.builtin && !args.scenario_path) return args.command + " needs a scenario file (or --builtin)";
+  if (args.command == "export" && !args.csv_folder && !args.json_path) return "export needs --csv DIR or --json FILE";
+  if (args.command == "svg") {
+    if (!args.heatmap_path && !args.arrows_path) return "svg needs --heatmap FILE or --arrows FILE";
+    if (args.all_heads && args.head) return "give --head or --all-heads, not both";
+    if (args.all_heads && !args.arrows_path) return "--all-heads draws arrows: give --arrows FILE";
+  }
   return {};
 }
 
@@ -208,6 +260,65 @@ int command_init(const Arguments& args) {
   return write_output(args, scenario_to_json(c.scenario));
 }
 
+int command_export(const Arguments& args) {
+  Computed c;
+  if (!load_and_compute(args, c)) return kExitBadInput;
+  // Everything is computed first; the CSV files go first, as their folder may be missing.
+  const std::string json = args.json_path ? result_to_json(c.scenario, c.pipeline, c.load_warnings) : std::string();
+  if (args.csv_folder)
+    if (Status status = export_matrices_csv(*args.csv_folder, c.scenario, c.pipeline); !status) {
+      print_error(status.message());
+      return kExitBadInput;
+    }
+  if (args.json_path)
+    if (Status status = write_file_atomic(*args.json_path, json); !status) {
+      print_error(status.message());
+      return kExitBadInput;
+    }
+  return kExitOk;
+}
+
+int command_svg(const Arguments& args) {
+  Computed c;
+  if (!load_and_compute(args, c)) return kExitBadInput;
+  const int heads = c.scenario.config.heads;
+  if (args.head && *args.head >= heads) {
+    print_error("--head " + std::to_string(*args.head) + ": the scenario has " + std::to_string(heads) +
+                " heads (0 to " + std::to_string(heads - 1) + ")");
+    return kExitBadInput;
+  }
+  const AttentionResult& r = c.pipeline.result();
+  const auto texts = [](const Tokenization& tokenization) {
+    std::vector<std::string> out;
+    for (const Token& token : tokenization.tokens) out.push_back(token.text);
+    return out;
+  };
+  const std::vector<std::string> queries = texts(c.pipeline.target()), keys = texts(c.pipeline.keys());
+  const std::string suffix = c.scenario.title.empty() ? "" : " \xe2\x80\x94 " + c.scenario.title;
+  view::SvgOptions options;
+  options.dark = args.dark;
+  // Everything is drawn before anything is written.
+  std::string heatmap, arrows;
+  if (args.heatmap_path) {
+    const int head = args.head.value_or(0);
+    options.title = "\xce\xb1, head " + std::to_string(head) + " of " + std::to_string(heads) + suffix;
+    heatmap = view::heatmap_svg(r.heads[static_cast<std::size_t>(head)].weights, queries, keys, args.colormap, options);
+  }
+  if (args.arrows_path) {
+    const int head = args.head.value_or(view::kSvgAllHeads);
+    options.title = (head == view::kSvgAllHeads ? std::string("every head") : "head " + std::to_string(head)) + suffix;
+    options.key_heading = c.pipeline.cross() ? "keys (source)" : "keys (same sentence)";
+    arrows = view::arrows_svg(r, queries, keys, head, args.threshold, options);
+  }
+  for (const auto& [path, text] : {std::pair{&args.heatmap_path, &heatmap}, std::pair{&args.arrows_path, &arrows}})
+    if (*path)
+      if (Status status = write_file_atomic(**path, *text); !status) {
+        print_error(status.message());
+        return kExitBadInput;
+      }
+  return kExitOk;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -225,7 +336,8 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   Arguments args;
-  if (first != "compute" && first != "heatmap" && first != "tokens" && first != "init") {
+  if (first != "compute" && first != "heatmap" && first != "tokens" && first != "init" && first != "export" &&
+      first != "svg") {
     print_error("unknown command '" + first + "' (see --help)");
     return kExitUsage;
   }
@@ -236,5 +348,7 @@ int main(int argc, char** argv) {
   if (args.command == "compute") return command_compute(args);
   if (args.command == "heatmap") return command_heatmap(args);
   if (args.command == "tokens") return command_tokens(args);
+  if (args.command == "export") return command_export(args);
+  if (args.command == "svg") return command_svg(args);
   return command_init(args);
 }

@@ -1,7 +1,11 @@
 #include "core/export.hpp"
 
+#include "core/file_io.hpp"
+
 #include <charconv>
 #include <cmath>
+#include <filesystem>
+#include <system_error>
 
 namespace attnviz {
 namespace {
@@ -169,6 +173,65 @@ std::string matrix_to_csv(const Matrix& matrix, const std::vector<std::string>& 
     out += '\n';
   }
   return out;
+}
+
+std::vector<CsvFile> matrices_to_csv(const Scenario& scenario, const Pipeline& pipeline) {
+  (void)scenario;  // the mode is the pipeline's (cross() tells)
+  const AttentionResult& r = pipeline.result();
+  const auto texts = [](const Tokenization& tokenization) {
+    std::vector<std::string> out;
+    out.reserve(tokenization.tokens.size());
+    for (const Token& token : tokenization.tokens) out.push_back(token.text);
+    return out;
+  };
+  const auto dimensions = [](Eigen::Index count, const std::string& prefix = "") {
+    std::vector<std::string> out;
+    out.reserve(static_cast<std::size_t>(count));
+    for (Eigen::Index d = 0; d < count; ++d) out.push_back(prefix + "d" + std::to_string(d));
+    return out;
+  };
+  const std::vector<std::string> queries = texts(pipeline.target()), keys = texts(pipeline.keys());
+
+  std::vector<CsvFile> files;
+  files.reserve(4 + r.heads.size() * 8);
+  files.push_back({"X_target.csv", matrix_to_csv(pipeline.X_target(), dimensions(pipeline.X_target().cols()), queries)});
+  if (pipeline.cross())
+    files.push_back({"X_source.csv", matrix_to_csv(pipeline.X_keys(), dimensions(pipeline.X_keys().cols()), keys)});
+  for (std::size_t h = 0; h < r.heads.size(); ++h) {
+    const HeadResult& head = r.heads[h];
+    const std::string prefix = "head" + std::to_string(h) + "_";
+    files.push_back({prefix + "Q.csv", matrix_to_csv(head.Q, dimensions(head.Q.cols()), queries)});
+    files.push_back({prefix + "K.csv", matrix_to_csv(head.K, dimensions(head.K.cols()), keys)});
+    files.push_back({prefix + "V.csv", matrix_to_csv(head.V, dimensions(head.V.cols()), keys)});
+    files.push_back({prefix + "scores.csv", matrix_to_csv(head.raw_scores, keys, queries)});
+    files.push_back({prefix + "scaled_scores.csv", matrix_to_csv(head.scaled_scores, keys, queries)});
+    files.push_back({prefix + "masked_scores.csv", matrix_to_csv(head.masked_scores, keys, queries)});
+    files.push_back({prefix + "weights.csv", matrix_to_csv(head.weights, keys, queries)});
+    files.push_back({prefix + "output.csv", matrix_to_csv(head.output, dimensions(head.output.cols()), queries)});
+  }
+  std::vector<std::string> concat_labels;
+  concat_labels.reserve(static_cast<std::size_t>(r.concat.cols()));
+  for (std::size_t h = 0; h < r.heads.size(); ++h)
+    for (const std::string& d : dimensions(r.heads[h].output.cols(), "head" + std::to_string(h) + "_"))
+      concat_labels.push_back(d);
+  files.push_back({"concat.csv", matrix_to_csv(r.concat, concat_labels, queries)});
+  files.push_back({"output.csv", matrix_to_csv(r.output, dimensions(r.output.cols()), queries)});
+  return files;
+}
+
+Status export_matrices_csv(const std::string& folder, const Scenario& scenario, const Pipeline& pipeline) {
+  const std::vector<CsvFile> files = matrices_to_csv(scenario, pipeline);
+  std::error_code error;
+  const std::filesystem::file_status status = std::filesystem::status(folder, error);
+  if (!std::filesystem::exists(status))
+    return Status::error("cannot export into '" + folder + "': no such folder");
+  if (!std::filesystem::is_directory(status))
+    return Status::error("cannot export into '" + folder + "': it is not a folder");
+  for (const CsvFile& file : files) {
+    const std::string path = (std::filesystem::path(folder) / file.name).string();
+    if (Status written = write_file_atomic(path, file.contents); !written) return written;
+  }
+  return Status::ok();
 }
 
 std::string weights_to_text(const Pipeline& pipeline, int head) {

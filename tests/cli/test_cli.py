@@ -5,6 +5,7 @@ Run: /usr/bin/python3 tests/cli/test_cli.py --cli PATH/TO/attnviz-cli
 Standard library only. Prints "N passed, M failed" and exits non-zero on any failure.
 """
 
+import csv
 import json
 import math
 import os
@@ -13,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+import xml.etree.ElementTree as ElementTree
 
 CLI = None  # set from --cli before the tests run
 
@@ -120,6 +122,11 @@ class UsageTest(unittest.TestCase):
         self.assertEqual(result.returncode, 2)
         self.assertIn("Usage", result.stderr)
         self.assertEqual(result.stdout, "")
+
+    def test_help_lists_export_and_svg(self):
+        result = run("--help")
+        self.assertIn("attnviz-cli export", result.stdout)
+        self.assertIn("attnviz-cli svg", result.stdout)
 
     def test_unknown_command_exits_2_with_one_line_on_stderr(self):
         result = run("frobnicate")
@@ -431,6 +438,190 @@ class InitTest(TempDirTest):
         result = run("compute", self.init_file())
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertEqual(json.loads(result.stdout), builtin_result())
+
+
+# -----------------------------------------------------------------------------
+# export, svg
+# -----------------------------------------------------------------------------
+SVG_NS = "{http://www.w3.org/2000/svg}"
+HEAD_MATRICES = ["Q", "K", "V", "scores", "scaled_scores", "masked_scores", "weights", "output"]
+
+
+def read_csv(path):
+    """(header, row labels, rows of floats) of a CSV file written by export --csv."""
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    header = rows[0][1:]
+    labels = [row[0] for row in rows[1:]]
+    values = [[float(x) for x in row[1:]] for row in rows[1:]]
+    return header, labels, values
+
+
+def expected_csv_names(heads, cross=False):
+    names = ["X_target.csv"] + (["X_source.csv"] if cross else [])
+    for h in range(heads):
+        names += ["head%d_%s.csv" % (h, m) for m in HEAD_MATRICES]
+    return names + ["concat.csv", "output.csv"]
+
+
+class ExportTest(TempDirTest):
+    def export_builtin(self):
+        folder = self.path("csv")
+        os.mkdir(folder)
+        result = run("export", "--builtin", "--csv", folder)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stdout, "")
+        return folder
+
+    def test_csv_writes_one_file_per_matrix(self):
+        folder = self.export_builtin()
+        self.assertEqual(sorted(os.listdir(folder)), sorted(expected_csv_names(2)))
+
+    def test_csv_numbers_equal_the_json_of_compute(self):
+        folder = self.export_builtin()
+        doc = builtin_result()
+
+        def same(name, matrix, rows, columns):
+            header, labels, values = read_csv(os.path.join(folder, name))
+            self.assertEqual(header, columns, name)
+            self.assertEqual(labels, rows, name)
+            # A masked score is null in JSON and -inf in CSV.
+            expected = [[-math.inf if x is None else x for x in row] for row in matrix]
+            self.assertEqual(values, expected, name)
+
+        dims = lambda n: ["d%d" % d for d in range(n)]
+        same("X_target.csv", doc["X_target"], TARGET_TOKENS, dims(8))
+        for h, head in enumerate(doc["heads"]):
+            with self.subTest(head=h):
+                p = "head%d_" % h
+                same(p + "Q.csv", head["Q"], TARGET_TOKENS, dims(4))
+                same(p + "K.csv", head["K"], TARGET_TOKENS, dims(4))
+                same(p + "V.csv", head["V"], TARGET_TOKENS, dims(4))
+                for key in ["scores", "scaled_scores", "masked_scores", "weights"]:
+                    same(p + key + ".csv", head[key], TARGET_TOKENS, TARGET_TOKENS)
+                same(p + "output.csv", head["output"], TARGET_TOKENS, dims(4))
+        same("concat.csv", doc["concat"], TARGET_TOKENS,
+             ["head%d_d%d" % (h, d) for h in range(2) for d in range(4)])
+        same("output.csv", doc["output"], TARGET_TOKENS, dims(8))
+
+    def test_masked_scores_are_minus_inf_in_csv(self):
+        source, folder = self.path("s.json"), self.path("csv")
+        os.mkdir(folder)
+        write(source, scenario(target="one two three", causal=True))
+        result = run("export", source, "--csv", folder)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        _, _, values = read_csv(os.path.join(folder, "head0_masked_scores.csv"))
+        self.assertEqual(values[0][1:], [-math.inf, -math.inf])
+        self.assertTrue(math.isfinite(values[0][0]))
+
+    def test_cross_mode_adds_x_source(self):
+        source, folder = self.path("s.json"), self.path("csv")
+        os.mkdir(folder)
+        write(source, scenario(mode="cross", target="the cat", source="le chat noir", heads=1, d_model=4))
+        result = run("export", source, "--csv", folder)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(sorted(os.listdir(folder)), sorted(expected_csv_names(1, cross=True)))
+        _, labels, _ = read_csv(os.path.join(folder, "X_source.csv"))
+        self.assertEqual(labels, ["le", "chat", "noir"])
+
+    def test_json_equals_compute(self):
+        out = self.path("result.json")
+        result = run("export", "--builtin", "--json", out)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(out, encoding="utf-8") as f:
+            self.assertEqual(json.load(f), builtin_result())
+
+    def test_without_csv_or_json_is_a_usage_error(self):
+        result = run("export", "--builtin")
+        self.assertEqual(result.returncode, 2)
+        self.assertTrue(result.stderr.startswith(ERROR_PREFIX), result.stderr)
+
+    def test_missing_folder_is_a_one_line_error_and_writes_nothing(self):
+        folder, out = self.path("no-such-folder"), self.path("result.json")
+        result = run("export", "--builtin", "--csv", folder, "--json", out)
+        self.assertOneLineError(result)
+        self.assertIn(folder, result.stderr)
+        self.assertEqual(os.listdir(self.dir), [])
+
+    def test_bad_scenario_writes_nothing(self):
+        source, folder, out = self.path("bad.json"), self.path("csv"), self.path("result.json")
+        os.mkdir(folder)
+        write(source, scenario(target="a b", heads=0))
+        result = run("export", source, "--csv", folder, "--json", out)
+        self.assertOneLineError(result)
+        self.assertEqual(os.listdir(folder), [])
+        self.assertFalse(os.path.exists(out))
+
+
+class SvgTest(TempDirTest):
+    def svg(self, *args):
+        result = run("svg", "--builtin", *args)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stdout, "")
+
+    def parse(self, name):
+        root = ElementTree.parse(self.path(name)).getroot()
+        self.assertEqual(root.tag, SVG_NS + "svg")
+        return root
+
+    def with_class(self, root, tag, css_class):
+        return [e for e in root.iter(SVG_NS + tag) if e.get("class") == css_class]
+
+    def test_heatmap_has_one_cell_per_query_and_key(self):
+        self.svg("--heatmap", self.path("h.svg"))
+        cells = self.with_class(self.parse("h.svg"), "rect", "cell")
+        self.assertEqual(len(cells), 25)
+        self.assertEqual({(c.get("data-query"), c.get("data-key")) for c in cells},
+                         {(str(i), str(j)) for i in range(5) for j in range(5)})
+
+    def test_heatmap_cells_carry_the_weights_of_the_head(self):
+        self.svg("--heatmap", self.path("h.svg"), "--head", "1")
+        weights = builtin_result()["heads"][1]["weights"]
+        for cell in self.with_class(self.parse("h.svg"), "rect", "cell"):
+            i, j = int(cell.get("data-query")), int(cell.get("data-key"))
+            self.assertAlmostEqual(float(cell.get("data-alpha")), weights[i][j], delta=5e-4)
+
+    def test_arrows_draw_each_pair_above_the_threshold(self):
+        self.svg("--arrows", self.path("a.svg"), "--threshold", "0.1")
+        heads = builtin_result()["heads"]
+        expected = {(str(h), str(i), str(j)) for h, head in enumerate(heads)
+                    for i, row in enumerate(head["weights"]) for j, w in enumerate(row) if w >= 0.1}
+        arrows = self.with_class(self.parse("a.svg"), "path", "arrow")
+        self.assertEqual(len(arrows), len(expected))
+        self.assertEqual({(a.get("data-head"), a.get("data-query"), a.get("data-key")) for a in arrows},
+                         expected)
+
+    def test_arrows_of_one_head(self):
+        self.svg("--arrows", self.path("a.svg"), "--head", "0")
+        arrows = self.with_class(self.parse("a.svg"), "path", "arrow")
+        self.assertTrue(arrows)
+        self.assertEqual({a.get("data-head") for a in arrows}, {"0"})
+
+    def test_heatmap_and_arrows_at_once(self):
+        self.svg("--heatmap", self.path("h.svg"), "--arrows", self.path("a.svg"), "--theme", "dark",
+                 "--colormap", "color-blind")
+        self.parse("h.svg")
+        self.parse("a.svg")
+
+    def test_head_past_the_last_is_an_error_and_writes_nothing(self):
+        result = run("svg", "--builtin", "--heatmap", self.path("h.svg"), "--head", "2")
+        self.assertOneLineError(result)
+        self.assertEqual(os.listdir(self.dir), [])
+
+    def test_head_and_all_heads_together_is_a_usage_error(self):
+        result = run("svg", "--builtin", "--arrows", self.path("a.svg"), "--head", "0", "--all-heads")
+        self.assertEqual(result.returncode, 2)
+        self.assertEqual(os.listdir(self.dir), [])
+
+    def test_bad_scenario_leaves_existing_files_untouched(self):
+        source, out = self.path("bad.json"), self.path("h.svg")
+        write(source, '{"format": "attnviz-scenario", "target": "a')
+        with open(out, "wb") as f:
+            f.write(b"old picture")
+        result = run("svg", source, "--heatmap", out, "--arrows", self.path("a.svg"))
+        self.assertOneLineError(result)
+        self.assertEqual(read_bytes(out), b"old picture")
+        self.assertFalse(os.path.exists(self.path("a.svg")))
 
 
 # -----------------------------------------------------------------------------
