@@ -6,7 +6,10 @@
 //   [SECTION] Screenshot
 #include "app/app.hpp"
 
+#include "app/file_actions.hpp"
+#include "app/state_dir.hpp"
 #include "app/theme.hpp"
+#include "app/view_state.hpp"
 #include "core/file_io.hpp"
 #include "core/lesson.hpp"
 #include "core/version.hpp"
@@ -59,7 +62,9 @@ bool App::start(std::string& error) {
     error = load.error;
     return false;
   }
+  const std::string view_json = load.scenario->view_json;
   state_.load(std::move(*load.scenario), options_.scenario_path, std::move(load.warnings));
+  apply_view_state(view_json, state_, state_.file_warnings);
   if (options_.theme) state_.ui.theme = *options_.theme;
   if (options_.panels) state_.ui.visible = *options_.panels;
   if (options_.colormap) state_.ui.colormap = *options_.colormap;
@@ -80,7 +85,9 @@ bool App::start(std::string& error) {
 
   // Recovery: an earlier run's unsaved work. Screenshots never write it; --recover restores it.
   const bool headless = options_.screenshot || options_.screenshot_steps;
-  autosave_ = Autosave(state_folder());
+  autosave_ = Autosave(app_state_dir());
+  recent_ = RecentFiles(default_recent_files_path());
+  recent_.load();
   std::string recovery_problem;
   if (std::optional<Scenario> recovered = autosave_.recoverable(recovery_problem)) {
     if (options_.recover) {
@@ -141,7 +148,12 @@ int App::run() {
   }
   while (!backend_.should_close()) {
     frame();
-    backend_.end_frame();
+    if (png_request_) {
+      capture_png_if_requested();  // renders this frame into the back buffer and reads it
+      backend_.present();
+    } else {
+      backend_.end_frame();
+    }
   }
   // A clean exit keeps the recovery file only while there are unsaved edits.
   if (!state_.unsaved() && !recovery_offer_) autosave_.discard();
@@ -181,13 +193,7 @@ void App::open_dropped_file(const std::string& path) {
       state_.file_warnings = {lesson.error};
     return;
   }
-  ScenarioLoad load = load_scenario_file(path);
-  if (load.ok()) {
-    state_.leave_lesson();
-    state_.load(std::move(*load.scenario), path, std::move(load.warnings));
-  } else {
-    state_.file_warnings = {load.error};
-  }
+  open_scenario(state_, recent_, path);
 }
 
 void App::frame() {
@@ -205,6 +211,8 @@ void App::frame() {
   const float notice_height = draw_notice_bar();
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   draw_panels(menu_height, display.y - notice_height);
+  handle_file_dialog();
+  draw_help_window();
   // One undo step per gesture: a drag or a burst of typing counts once it comes to rest.
   history_.observe(state_, ImGui::IsAnyItemActive(), backend_.time());
   autosave_.observe(state_, backend_.time());
@@ -213,8 +221,15 @@ void App::frame() {
 void App::handle_shortcuts() {
   // ImGui 1.86's GLFW backend indexes keys by GLFW key code, which is ASCII for letters.
   const ImGuiIO& io = ImGui::GetIO();
+  constexpr int kKeyF1 = 290;  // GLFW_KEY_F1
+  if (ImGui::IsKeyPressed(kKeyF1, false)) show_shortcuts_ = !show_shortcuts_;
   if (!io.KeyCtrl) return;
   if (ImGui::IsKeyPressed('Q', false)) backend_.request_close();
+  if (ImGui::IsKeyPressed('O', false)) {
+    file_action_ = FileAction::Open;
+    file_dialog_.open_for_open("Open a scenario", "");
+  }
+  if (ImGui::IsKeyPressed('S', false)) save(/*ask_for_path=*/io.KeyShift);
   if (io.WantTextInput) return;  // a text field has its own undo
   if (ImGui::IsKeyPressed('Z', true) && !io.KeyShift) history_.undo(state_, backend_.time());
   if ((ImGui::IsKeyPressed('Z', true) && io.KeyShift) || ImGui::IsKeyPressed('Y', true)) history_.redo(state_);
@@ -226,15 +241,7 @@ void App::handle_shortcuts() {
 
 void App::draw_menu_bar() {
   if (!ImGui::BeginMainMenuBar()) return;
-  if (ImGui::BeginMenu("File")) {
-    if (ImGui::MenuItem("Reset to the built-in scenario")) {
-      ScenarioLoad load = parse_scenario(builtin_scenario_json());
-      if (load.ok()) state_.load(std::move(*load.scenario), "", {});
-    }
-    ImGui::Separator();
-    if (ImGui::MenuItem("Quit", "Ctrl+Q")) backend_.request_close();
-    ImGui::EndMenu();
-  }
+  draw_file_menu();
   if (ImGui::BeginMenu("Edit")) {
     if (ImGui::MenuItem("Undo", "Ctrl+Z", false, history_.can_undo(state_))) history_.undo(state_, backend_.time());
     if (ImGui::MenuItem("Redo", "Ctrl+Shift+Z", false, history_.can_redo())) history_.redo(state_);
@@ -269,6 +276,10 @@ void App::draw_menu_bar() {
                         state_.ui.colormap == view::ColormapId::ColorBlindSafe))
       state_.ui.colormap = view::ColormapId::ColorBlindSafe;
     ImGui::MenuItem("Numbers in heatmap cells", nullptr, &state_.ui.show_cell_values);
+    ImGui::EndMenu();
+  }
+  if (ImGui::BeginMenu("Help")) {
+    ImGui::MenuItem("Keyboard shortcuts", "F1", &show_shortcuts_);
     ImGui::EndMenu();
   }
   // Font size, always in reach for a teacher at a projector.
@@ -331,18 +342,22 @@ float App::draw_notice_bar() {
   } else if (!autosave_.last_error().empty()) {
     text = autosave_.last_error();
   }
+  const bool is_status = text.empty() && !status_.empty() && backend_.time() < status_until_;
+  if (is_status) text = status_;
   if (text.empty()) return 0.0f;
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   const float height = ImGui::GetFrameHeightWithSpacing();
   ImGui::SetNextWindowPos(ImVec2(0, display.y - height));
   ImGui::SetNextWindowSize(ImVec2(display.x, height));
-  ImGui::PushStyleColor(ImGuiCol_WindowBg, is_error ? IM_COL32(190, 40, 40, 255) : IM_COL32(235, 170, 40, 255));
-  ImGui::PushStyleColor(ImGuiCol_Text, is_error ? IM_COL32(255, 255, 255, 255) : IM_COL32(20, 20, 20, 255));
+  const ImU32 background = is_error ? IM_COL32(190, 40, 40, 255)
+                          : is_status ? IM_COL32(40, 140, 70, 255) : IM_COL32(235, 170, 40, 255);
+  ImGui::PushStyleColor(ImGuiCol_WindowBg, background);
+  ImGui::PushStyleColor(ImGuiCol_Text, is_error || is_status ? IM_COL32(255, 255, 255, 255) : IM_COL32(20, 20, 20, 255));
   ImGui::PushStyleVar(ImGuiStyleVar_WindowRounding, 0.0f);
   ImGui::Begin("##notices", nullptr,
                ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
                    ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoBringToFrontOnFocus);
-  ImGui::TextUnformatted(is_error ? "\xe2\x9c\x96" : "\xe2\x9a\xa0");  // ✖ / ⚠ (fallback glyph if absent)
+  ImGui::TextUnformatted(is_error ? "\xe2\x9c\x96" : is_status ? "\xe2\x9c\x94" : "\xe2\x9a\xa0");  // ✖ ✔ ⚠
   ImGui::SameLine();
   ImGui::TextUnformatted(text.c_str());
   ImGui::End();
@@ -446,6 +461,159 @@ float App::lesson_band_height() const {
 }
 
 // -----------------------------------------------------------------------------
+// [SECTION] Files: open, save, export
+// -----------------------------------------------------------------------------
+
+void App::draw_file_menu() {
+  if (!ImGui::BeginMenu("File")) return;
+  const auto ask = [&](FileAction action, const char* title, const char* name, const char* extension) {
+    file_action_ = action;
+    file_dialog_.open_for_save(title, "", name, extension);
+  };
+  if (ImGui::MenuItem("New (the built-in scenario)")) {
+    ScenarioLoad load = parse_scenario(builtin_scenario_json());
+    if (load.ok()) {
+      state_.leave_lesson();
+      state_.load(std::move(*load.scenario), "", {});
+    }
+  }
+  if (ImGui::MenuItem("Open\xe2\x80\xa6", "Ctrl+O")) {
+    file_action_ = FileAction::Open;
+    file_dialog_.open_for_open("Open a scenario", "");
+  }
+  if (ImGui::BeginMenu("Open recent", !recent_.entries().empty())) {
+    std::optional<std::string> chosen;
+    for (const std::string& path : recent_.entries())
+      if (ImGui::MenuItem(path.c_str())) chosen = path;
+    ImGui::Separator();
+    if (ImGui::MenuItem("Clear the list")) {
+      recent_.clear();
+      recent_.save();
+    }
+    ImGui::EndMenu();
+    if (chosen) open_scenario(state_, recent_, *chosen);
+  }
+  if (ImGui::MenuItem("Save", "Ctrl+S")) save(false);
+  if (ImGui::MenuItem("Save as\xe2\x80\xa6", "Ctrl+Shift+S")) save(true);
+  ImGui::Separator();
+  if (ImGui::BeginMenu("Export")) {
+    if (ImGui::MenuItem("Window as PNG\xe2\x80\xa6")) {
+      png_crop_ = {};
+      ask(FileAction::Png, "Export the window as PNG", "attnviz.png", ".png");
+    }
+    if (ImGui::BeginMenu("Panel as PNG")) {
+      static constexpr const char* kNames[] = {"Input", "Weights", "Views (centre)", "Arrows", "Output", "Lesson"};
+      for (int i = 0; i < view::kPanelCount; ++i) {
+        const view::Rect r = state_.layout.panels[static_cast<std::size_t>(i)];
+        if (!r.empty() && ImGui::MenuItem(kNames[i])) {
+          png_crop_ = r;
+          ask(FileAction::Png, "Export a panel as PNG", "attnviz-panel.png", ".png");
+        }
+      }
+      ImGui::EndMenu();
+    }
+    if (ImGui::MenuItem("Heatmap of the selected head as SVG\xe2\x80\xa6"))
+      ask(FileAction::HeatmapSvg, "Export the heatmap as SVG", "heatmap.svg", ".svg");
+    if (ImGui::MenuItem("Arrows of the selected head as SVG\xe2\x80\xa6"))
+      ask(FileAction::ArrowsSvg, "Export the arrows as SVG", "arrows.svg", ".svg");
+    if (ImGui::MenuItem("Arrows of all heads as SVG\xe2\x80\xa6"))
+      ask(FileAction::AllHeadsArrowsSvg, "Export the arrows as SVG", "arrows-all-heads.svg", ".svg");
+    if (ImGui::MenuItem("Every matrix as CSV files\xe2\x80\xa6"))
+      ask(FileAction::MatricesCsv, "Export every matrix as CSV into a new folder", "attnviz-matrices", "");
+    if (ImGui::MenuItem("Every matrix as JSON\xe2\x80\xa6"))
+      ask(FileAction::ResultJson, "Export every matrix as JSON", "attnviz-result.json", ".json");
+    ImGui::EndMenu();
+  }
+  ImGui::Separator();
+  if (ImGui::MenuItem("Quit", "Ctrl+Q")) backend_.request_close();
+  ImGui::EndMenu();
+}
+
+void App::save(bool ask_for_path) {
+  if (ask_for_path || state_.scenario_path.empty() || state_.lesson.active()) {
+    file_action_ = FileAction::SaveAs;
+    const std::string name = state_.scenario_path.empty() ? "scenario.json" : state_.scenario_path;
+    file_dialog_.open_for_save("Save the scenario", "", name, ".json");
+    return;
+  }
+  report(save_scenario(state_, recent_, state_.scenario_path), "saved " + state_.scenario_path);
+  if (!state_.unsaved()) autosave_.discard();
+}
+
+void App::report(const Status& status, const std::string& success) {
+  if (status) {
+    status_ = success;
+    status_until_ = backend_.time() + 4.0;
+  } else {
+    state_.file_warnings = {status.message()};
+  }
+}
+
+void App::handle_file_dialog() {
+  const std::optional<std::string> chosen = file_dialog_.draw();
+  if (!chosen) return;
+  const FileAction action = file_action_;
+  file_action_ = FileAction::None;
+  switch (action) {
+    case FileAction::Open:
+      if (open_scenario(state_, recent_, *chosen)) report(Status::ok(), "opened " + *chosen);
+      break;
+    case FileAction::SaveAs:
+      if (Status status = save_scenario(state_, recent_, *chosen); status) {
+        state_.leave_lesson();
+        autosave_.discard();
+        report(status, "saved " + *chosen);
+      } else {
+        report(status, "");
+      }
+      break;
+    case FileAction::HeatmapSvg: report(export_heatmap_svg(state_, *chosen), "exported " + *chosen); break;
+    case FileAction::ArrowsSvg: report(export_arrows_svg(state_, *chosen, false), "exported " + *chosen); break;
+    case FileAction::AllHeadsArrowsSvg: report(export_arrows_svg(state_, *chosen, true), "exported " + *chosen); break;
+    case FileAction::MatricesCsv: report(export_matrices_csv(state_, *chosen), "exported the matrices into " + *chosen); break;
+    case FileAction::ResultJson: report(export_result_json(state_, *chosen), "exported " + *chosen); break;
+    case FileAction::Png: png_request_ = PngRequest{*chosen, png_crop_}; break;
+    case FileAction::None: break;
+  }
+}
+
+void App::capture_png_if_requested() {
+  backend_.render_without_present();
+  report(write_png(png_request_->path, png_request_->crop), "exported " + png_request_->path);
+  png_request_.reset();
+}
+
+void App::draw_help_window() {
+  if (!show_shortcuts_) return;
+  ImGui::SetNextWindowSize(ImVec2(ImGui::GetFontSize() * 26, 0), ImGuiCond_Appearing);
+  if (ImGui::Begin("Keyboard shortcuts", &show_shortcuts_, ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_AlwaysAutoResize)) {
+    static constexpr const char* kShortcuts[][2] = {
+        {"Ctrl+O", "open a scenario"},
+        {"Ctrl+S", "save (Save as the first time)"},
+        {"Ctrl+Shift+S", "save as"},
+        {"Ctrl+Z", "undo (a whole drag or burst of typing is one step)"},
+        {"Ctrl+Shift+Z, Ctrl+Y", "redo"},
+        {"Ctrl+Q", "quit"},
+        {"F1", "this list"},
+        {"drag a weight cell", "change it (Shift: finer); double-click to type"},
+        {"click a token or row", "make it the selected query"},
+        {"drop a file on the window", "open a scenario or a lesson"},
+    };
+    if (ImGui::BeginTable("shortcuts", 2, ImGuiTableFlags_RowBg)) {
+      for (const auto& [keys, what] : kShortcuts) {
+        ImGui::TableNextRow();
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(keys);
+        ImGui::TableNextColumn();
+        ImGui::TextUnformatted(what);
+      }
+      ImGui::EndTable();
+    }
+  }
+  ImGui::End();
+}
+
+// -----------------------------------------------------------------------------
 // [SECTION] Screenshot
 // -----------------------------------------------------------------------------
 
@@ -456,20 +624,38 @@ void App::render_frames() {
   }
 }
 
+Status App::write_png(const std::string& path, const view::Rect& crop) {
+  int width = 0, height = 0;
+  const std::vector<std::uint8_t> pixels = backend_.read_pixels(width, height);
+  // The crop is in window coordinates; the framebuffer may be scaled (HiDPI).
+  const ImVec2 scale = ImGui::GetIO().DisplayFramebufferScale;
+  int x0 = 0, y0 = 0, w = width, h = height;
+  if (!crop.empty()) {
+    x0 = std::clamp(static_cast<int>(crop.x * scale.x), 0, width - 1);
+    y0 = std::clamp(static_cast<int>(crop.y * scale.y), 0, height - 1);
+    w = std::clamp(static_cast<int>(crop.w * scale.x), 1, width - x0);
+    h = std::clamp(static_cast<int>(crop.h * scale.y), 1, height - y0);
+  }
+  const std::uint8_t* first = pixels.data() + (static_cast<std::size_t>(y0) * width + x0) * 4;
+  // stb writes straight to the path: write a sibling temporary file and rename it into place.
+  const std::string temporary = path + ".partial";
+  if (!stbi_write_png(temporary.c_str(), w, h, 4, first, width * 4)) {
+    std::remove(temporary.c_str());
+    return Status::error("cannot write the PNG to " + path);
+  }
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    std::remove(temporary.c_str());
+    return Status::error("cannot write the PNG to " + path);
+  }
+  return Status::ok();
+}
+
 int App::write_screenshot(const std::string& path) {
   backend_.render_without_present();
   int width = 0, height = 0;
-  const std::vector<std::uint8_t> pixels = backend_.read_pixels(width, height);
-  // stb writes straight to the path; write a sibling temporary file and rename it into place.
-  const std::string temporary = path + ".partial";
-  if (!stbi_write_png(temporary.c_str(), width, height, 4, pixels.data(), width * 4)) {
-    std::cerr << "attnviz: error: cannot write the screenshot to " << path << '\n';
-    std::remove(temporary.c_str());
-    return 1;
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::cerr << "attnviz: error: cannot write the screenshot to " << path << '\n';
-    std::remove(temporary.c_str());
+  backend_.framebuffer_size(width, height);
+  if (Status status = write_png(path, {}); !status) {
+    std::cerr << "attnviz: error: " << status.message() << '\n';
     return 1;
   }
   if (options_.layout_out) {

@@ -4,6 +4,8 @@
 
 #include "app/app_state.hpp"
 #include "app/autosave.hpp"
+#include "app/file_dialog.hpp"
+#include "app/recent_files.hpp"
 #include "app/history.hpp"
 #include "app/options.hpp"
 #include "app/panels/panel.hpp"
@@ -33,9 +35,16 @@ class App {
   float draw_notice_bar();  // returns its height
   void render_frames();
   int write_screenshot(const std::string& path);
+  Status write_png(const std::string& path, const view::Rect& crop);
   void open_dropped_file(const std::string& path);
   void draw_cover();
   void handle_shortcuts();
+  void draw_file_menu();
+  void draw_help_window();
+  void handle_file_dialog();
+  void save(bool ask_for_path);
+  void report(const Status& status, const std::string& success);
+  void capture_png_if_requested();
   bool draw_recovery_offer();  // true while the offer is shown
 
   Options options_;
@@ -47,7 +56,22 @@ class App {
   Theme theme_applied_ = Theme::Light;
   bool theme_ever_applied_ = false;
   std::string font_error_;
+  // What the file dialog was opened for.
+  enum class FileAction { None, Open, SaveAs, HeatmapSvg, ArrowsSvg, AllHeadsArrowsSvg, MatricesCsv, ResultJson, Png };
+  struct PngRequest {
+    std::string path;
+    view::Rect crop;  // empty: the whole window
+  };
+
   History history_;
+  RecentFiles recent_{""};
+  FileDialog file_dialog_;
+  FileAction file_action_ = FileAction::None;
+  view::Rect png_crop_;                   // the panel a PNG export is for (empty: the window)
+  std::optional<PngRequest> png_request_;  // taken after the next frame renders
+  std::string status_;                    // the last file operation's result, shown a few seconds
+  double status_until_ = 0;
+  bool show_shortcuts_ = false;
   Autosave autosave_{""};
   std::optional<Scenario> recovery_offer_;  // an earlier run's unsaved work, awaiting an answer
   std::vector<std::pair<std::string, std::string>> lesson_titles_;  // built-in lessons: id, title

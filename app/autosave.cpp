@@ -3,17 +3,9 @@
 #include "core/file_io.hpp"
 
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 
 namespace attnviz::app {
-
-std::string state_folder() {
-  if (const char* dir = std::getenv("ATTNVIZ_STATE_DIR"); dir && *dir) return dir;
-  if (const char* dir = std::getenv("XDG_STATE_HOME"); dir && *dir) return std::string(dir) + "/attnviz";
-  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.local/state/attnviz";
-  return {};
-}
 
 Autosave::Autosave(std::string folder) {
   if (folder.empty()) return;

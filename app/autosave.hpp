@@ -10,15 +10,11 @@
 
 namespace attnviz::app {
 
-// Where AttnViz keeps its own files (recovery, recent files): $ATTNVIZ_STATE_DIR, else
-// $XDG_STATE_HOME/attnviz, else ~/.local/state/attnviz; "" when there is no home.
-std::string state_folder();
-
 class Autosave {
  public:
   static constexpr double kInterval = 2.0;  // seconds between writes while editing
 
-  // `folder` holds recovery.json; "" disables autosave.
+  // `folder` (usually app_state_dir()) holds recovery.json; "" disables autosave.
   explicit Autosave(std::string folder);
   const std::string& path() const { return path_; }
 

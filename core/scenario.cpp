@@ -540,7 +540,9 @@ std::string scenario_to_json(const Scenario& s) {
     }
     root["mask"] = std::move(mask);
   }
-  if (!s.view_json.empty()) root["view"] = OrderedJson::parse(s.view_json);
+  // The view object is written with sorted keys, as the reader keeps it: a file reads back
+  // exactly as written.
+  if (!s.view_json.empty()) root["view"] = OrderedJson::parse(Json::parse(s.view_json).dump());
   std::string out;
   write_pretty(root, 0, out);
   out += '\n';

@@ -156,8 +156,10 @@ void Backend::render_without_present() {
 
 void Backend::end_frame() {
   render_without_present();
-  glfwSwapBuffers(window_);
+  present();
 }
+
+void Backend::present() { glfwSwapBuffers(window_); }
 
 std::vector<std::uint8_t> Backend::read_pixels(int& width, int& height) const {
   glfwGetFramebufferSize(window_, &width, &height);

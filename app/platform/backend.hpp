@@ -39,6 +39,7 @@ class Backend {
   // Screenshots must not depend on where the pointer happens to be (Xvfb puts it mid-screen).
   void set_ignore_mouse(bool ignore) { ignore_mouse_ = ignore; }
   void end_frame();  // renders ImGui and presents
+  void present();    // shows a frame already rendered with render_without_present()
   // Renders ImGui into the back buffer without presenting (for screenshots), then reads it.
   void render_without_present();
   // RGBA rows, top row first, of the current back buffer.
