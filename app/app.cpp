@@ -82,6 +82,8 @@ bool App::start(std::string& error) {
   // A readable default for the window: 16 px at 720 lines, growing with the window.
   state_.ui.font_size = options_.font_size.value_or(
       std::clamp(std::round(static_cast<float>(options_.height) / 45.0f), 13.0f, 44.0f));
+  // --scale: the same layout at N times the pixels (every size in the layout follows the font).
+  state_.ui.font_size *= static_cast<float>(options_.scale);
 
   // Recovery: an earlier run's unsaved work. Screenshots never write it; --recover restores it.
   const bool headless = options_.screenshot || options_.screenshot_steps;
@@ -109,8 +111,8 @@ bool App::start(std::string& error) {
   }
 
   platform::WindowOptions window;
-  window.width = options_.width;
-  window.height = options_.height;
+  window.width = options_.width * options_.scale;
+  window.height = options_.height * options_.scale;
   window.vsync = !options_.screenshot && !options_.screenshot_steps;
   window.title = "AttnViz";
   if (!backend_.init(window, error)) return false;

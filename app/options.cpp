@@ -15,6 +15,7 @@ Options:
   --screenshot FILE   render without user input, write a PNG of the whole window, exit
   --size WxH          window size in pixels (default 1280x720)
   --frames N          frames rendered before the screenshot (default 3)
+  --scale N           the same picture at N times the pixels (1-4), crisp text: for slides
   --theme light|dark  colour theme
   --font-size PX      font size in pixels (default: from the window height)
   --panels LIST       panels to show, comma-separated: input,weights,heatmaps,arrows,output
@@ -67,6 +68,9 @@ std::string parse_options(const std::vector<std::string>& args, Options& o) {
       if (x == std::string::npos || !parse_int(v->substr(0, x), 200, 8192, o.width) ||
           !parse_int(v->substr(x + 1), 200, 8192, o.height))
         return "--size needs WIDTHxHEIGHT, each from 200 to 8192 (e.g. 1280x720)";
+    } else if (arg == "--scale") {
+      const std::string* v = next();
+      if (!v || !parse_int(*v, 1, 4, o.scale)) return "--scale needs 1, 2, 3 or 4";
     } else if (arg == "--frames") {
       const std::string* v = next();
       if (!v || !parse_int(*v, 1, 100000, o.frames)) return "--frames needs a number from 1 to 100000";

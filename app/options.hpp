@@ -15,6 +15,7 @@ struct Options {
   std::optional<std::string> layout_out;   // with --screenshot: where things were drawn (JSON)
   int width = 1280, height = 720;
   int frames = 3;                          // frames rendered before the screenshot
+  int scale = 1;                           // screenshots: the same layout, N times the pixels
   std::optional<Theme> theme;
   std::optional<float> font_size;
   std::optional<view::PanelVisibility> panels;

@@ -199,6 +199,16 @@ TEST_CASE("a dark theme screenshot at 4K has the requested size") {
   CHECK(view::relative_luminance(shot.image.at(2, shot.image.height - 3)) < 0.1f);
 }
 
+TEST_CASE("--scale 2 draws the same layout at twice the pixels") {
+  TempDir one, two;
+  const Screenshot small = screenshot(one.path, {});
+  const Screenshot large = screenshot(two.path, {"--scale", "2"});
+  CHECK(large.image.width == 2 * small.image.width);
+  CHECK(large.image.height == 2 * small.image.height);
+  const float ratio = large.layout["heatmap"]["cell_w"].get<float>() / small.layout["heatmap"]["cell_w"].get<float>();
+  CHECK(ratio == doctest::Approx(2.0).epsilon(0.1));
+}
+
 TEST_CASE("a malformed scenario file exits with a message and writes no screenshot") {
   TempDir dir;
   const fs::path bad = dir.path / "bad.json";
