@@ -82,8 +82,8 @@ bool App::start(std::string& error) {
   // A readable default for the window: 16 px at 720 lines, growing with the window.
   state_.ui.font_size = options_.font_size.value_or(
       std::clamp(std::round(static_cast<float>(options_.height) / 45.0f), 13.0f, 44.0f));
-  // --scale: the same layout at N times the pixels (every size in the layout follows the font).
-  state_.ui.font_size *= static_cast<float>(options_.scale);
+  // --scale: the same layout rendered offscreen at N times the pixels, glyphs rasterized to match.
+  font_detail_ = static_cast<float>(options_.scale);
 
   // Recovery: an earlier run's unsaved work. Screenshots never write it; --recover restores it.
   const bool headless = options_.screenshot || options_.screenshot_steps;
@@ -111,8 +111,8 @@ bool App::start(std::string& error) {
   }
 
   platform::WindowOptions window;
-  window.width = options_.width * options_.scale;
-  window.height = options_.height * options_.scale;
+  window.width = options_.width;
+  window.height = options_.height;
   window.vsync = !options_.screenshot && !options_.screenshot_steps;
   window.title = "AttnViz";
   if (!backend_.init(window, error)) return false;
@@ -168,10 +168,11 @@ int App::run() {
 
 void App::apply_theme_and_fonts() {
   // Fonts can only be rebuilt between frames.
-  if (state_.ui.font_size != fonts_loaded_size_) {
+  if (state_.ui.font_size != fonts_loaded_size_ || font_detail_ != fonts_loaded_detail_) {
     font_error_.clear();
-    backend_.load_fonts(state_.ui.font_size, font_error_);
+    backend_.load_fonts(state_.ui.font_size, font_detail_, font_error_);
     fonts_loaded_size_ = state_.ui.font_size;
+    fonts_loaded_detail_ = font_detail_;
     theme_ever_applied_ = false;  // sizes in the style scale with the font
   }
   if (!theme_ever_applied_ || theme_applied_ != state_.ui.theme) {
@@ -499,6 +500,13 @@ void App::draw_file_menu() {
   if (ImGui::MenuItem("Save as\xe2\x80\xa6", "Ctrl+Shift+S")) save(true);
   ImGui::Separator();
   if (ImGui::BeginMenu("Export")) {
+    ImGui::TextUnformatted("PNG scale:");
+    for (int scale : {1, 2, 3}) {
+      ImGui::SameLine();
+      char label[8];
+      std::snprintf(label, sizeof label, "%d\xc3\x97", scale);
+      if (ImGui::RadioButton(label, export_scale_ == scale)) export_scale_ = scale;
+    }
     if (ImGui::MenuItem("Window as PNG\xe2\x80\xa6")) {
       png_crop_ = {};
       ask(FileAction::Png, "Export the window as PNG", "attnviz.png", ".png");
@@ -574,15 +582,22 @@ void App::handle_file_dialog() {
     case FileAction::AllHeadsArrowsSvg: report(export_arrows_svg(state_, *chosen, true), "exported " + *chosen); break;
     case FileAction::MatricesCsv: report(export_matrices_csv(state_, *chosen), "exported the matrices into " + *chosen); break;
     case FileAction::ResultJson: report(export_result_json(state_, *chosen), "exported " + *chosen); break;
-    case FileAction::Png: png_request_ = PngRequest{*chosen, png_crop_}; break;
+    case FileAction::Png: png_request_ = PngRequest{*chosen, png_crop_, export_scale_}; break;
     case FileAction::None: break;
   }
 }
 
 void App::capture_png_if_requested() {
+  const float detail = static_cast<float>(png_request_->scale);
+  if (fonts_loaded_detail_ != detail) {  // rasterize the glyphs at the scale first (next frame)
+    font_detail_ = detail;
+    backend_.render_without_present();
+    return;
+  }
   backend_.render_without_present();
-  report(write_png(png_request_->path, png_request_->crop), "exported " + png_request_->path);
+  report(write_png(png_request_->path, png_request_->crop, png_request_->scale), "exported " + png_request_->path);
   png_request_.reset();
+  font_detail_ = 1;  // back to the screen's glyphs on the next frame
 }
 
 void App::draw_help_window() {
@@ -626,11 +641,15 @@ void App::render_frames() {
   }
 }
 
-Status App::write_png(const std::string& path, const view::Rect& crop) {
+Status App::write_png(const std::string& path, const view::Rect& crop, int scale_factor) {
   int width = 0, height = 0;
-  const std::vector<std::uint8_t> pixels = backend_.read_pixels(width, height);
-  // The crop is in window coordinates; the framebuffer may be scaled (HiDPI).
-  const ImVec2 scale = ImGui::GetIO().DisplayFramebufferScale;
+  std::string error;
+  const std::vector<std::uint8_t> pixels = scale_factor > 1 ? backend_.render_offscreen(scale_factor, width, height, error)
+                                                            : backend_.read_pixels(width, height);
+  if (pixels.empty()) return Status::error(error.empty() ? "cannot read the picture" : error);
+  // The crop is in layout coordinates: pixels per layout unit follow the picture's size.
+  const ImVec2 display = ImGui::GetIO().DisplaySize;
+  const ImVec2 scale(static_cast<float>(width) / display.x, static_cast<float>(height) / display.y);
   int x0 = 0, y0 = 0, w = width, h = height;
   if (!crop.empty()) {
     x0 = std::clamp(static_cast<int>(crop.x * scale.x), 0, width - 1);
@@ -656,7 +675,7 @@ int App::write_screenshot(const std::string& path) {
   backend_.render_without_present();
   int width = 0, height = 0;
   backend_.framebuffer_size(width, height);
-  if (Status status = write_png(path, {}); !status) {
+  if (Status status = write_png(path, {}, options_.scale); !status) {
     std::cerr << "attnviz: error: " << status.message() << '\n';
     return 1;
   }

@@ -35,7 +35,7 @@ class App {
   float draw_notice_bar();  // returns its height
   void render_frames();
   int write_screenshot(const std::string& path);
-  Status write_png(const std::string& path, const view::Rect& crop);
+  Status write_png(const std::string& path, const view::Rect& crop, int scale);
   void open_dropped_file(const std::string& path);
   void draw_cover();
   void handle_shortcuts();
@@ -53,6 +53,8 @@ class App {
   render::HeatmapRenderer heatmaps_;
   std::vector<std::unique_ptr<Panel>> panels_;  // in drawing order: editors, then views
   float fonts_loaded_size_ = 0;
+  float fonts_loaded_detail_ = 0;
+  float font_detail_ = 1;  // > 1 while a scaled picture is being made
   Theme theme_applied_ = Theme::Light;
   bool theme_ever_applied_ = false;
   std::string font_error_;
@@ -61,6 +63,7 @@ class App {
   struct PngRequest {
     std::string path;
     view::Rect crop;  // empty: the whole window
+    int scale = 1;    // pixels per layout pixel (fonts are rasterized that much larger first)
   };
 
   History history_;
@@ -72,6 +75,7 @@ class App {
   std::string status_;                    // the last file operation's result, shown a few seconds
   double status_until_ = 0;
   bool show_shortcuts_ = false;
+  int export_scale_ = 2;  // the PNG export's scale (File > Export)
   Autosave autosave_{""};
   std::optional<Scenario> recovery_offer_;  // an earlier run's unsaved work, awaiting an answer
   std::vector<std::pair<std::string, std::string>> lesson_titles_;  // built-in lessons: id, title

@@ -108,10 +108,10 @@ bool Backend::init(const WindowOptions& options, std::string& error) {
   return true;
 }
 
-bool Backend::load_fonts(float pixel_size, std::string& error) {
+bool Backend::load_fonts(float pixel_size, float detail, std::string& error) {
   ImGuiIO& io = ImGui::GetIO();
   io.Fonts->Clear();
-  const float size = std::round(pixel_size * content_scale_);
+  const float size = std::round(pixel_size * content_scale_ * detail);
   bool all_found = true;
   for (const char* file : kFontFiles) {
     const std::string path = find_font(file);
@@ -126,7 +126,7 @@ bool Backend::load_fonts(float pixel_size, std::string& error) {
       error = std::string("font ") + file + " not found (install fonts-dejavu-core); using the built-in font";
     }
   }
-  io.FontGlobalScale = 1.0f;
+  io.FontGlobalScale = 1.0f / detail;
   ImGui_ImplOpenGL3_DestroyFontsTexture();
   ImGui_ImplOpenGL3_CreateFontsTexture();
   return all_found;
@@ -161,11 +161,12 @@ void Backend::end_frame() {
 
 void Backend::present() { glfwSwapBuffers(window_); }
 
-std::vector<std::uint8_t> Backend::read_pixels(int& width, int& height) const {
-  glfwGetFramebufferSize(window_, &width, &height);
+namespace {
+
+// Reads the bound read framebuffer, rows top first.
+std::vector<std::uint8_t> read_rows(int width, int height) {
   std::vector<std::uint8_t> pixels(static_cast<std::size_t>(width) * static_cast<std::size_t>(height) * 4);
   glFinish();
-  glReadBuffer(GL_BACK);
   glPixelStorei(GL_PACK_ALIGNMENT, 1);
   glReadPixels(0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
   // GL's rows start at the bottom; flip to top-first.
@@ -174,6 +175,54 @@ std::vector<std::uint8_t> Backend::read_pixels(int& width, int& height) const {
     std::swap_ranges(pixels.begin() + static_cast<std::ptrdiff_t>(y * stride),
                      pixels.begin() + static_cast<std::ptrdiff_t>((y + 1) * stride),
                      pixels.begin() + static_cast<std::ptrdiff_t>((height - 1 - y) * stride));
+  return pixels;
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> Backend::read_pixels(int& width, int& height) const {
+  glfwGetFramebufferSize(window_, &width, &height);
+  glReadBuffer(GL_BACK);
+  return read_rows(width, height);
+}
+
+std::vector<std::uint8_t> Backend::render_offscreen(int scale, int& width, int& height, std::string& error) {
+  ImDrawData* draw_data = ImGui::GetDrawData();
+  const ImVec2 saved_scale = draw_data->FramebufferScale;
+  const ImVec2 fb_scale(saved_scale.x * static_cast<float>(scale), saved_scale.y * static_cast<float>(scale));
+  width = static_cast<int>(draw_data->DisplaySize.x * fb_scale.x);
+  height = static_cast<int>(draw_data->DisplaySize.y * fb_scale.y);
+  GLint max_size = 0;
+  glGetIntegerv(GL_MAX_RENDERBUFFER_SIZE, &max_size);
+  if (width <= 0 || height <= 0 || width > max_size || height > max_size) {
+    error = "a " + std::to_string(width) + "x" + std::to_string(height) + " picture is larger than this OpenGL allows (" +
+            std::to_string(max_size) + "); choose a smaller scale";
+    return {};
+  }
+  GLuint framebuffer = 0, colour = 0;
+  glGenFramebuffers(1, &framebuffer);
+  glGenRenderbuffers(1, &colour);
+  glBindRenderbuffer(GL_RENDERBUFFER, colour);
+  glRenderbufferStorage(GL_RENDERBUFFER, GL_RGBA8, width, height);
+  glBindFramebuffer(GL_FRAMEBUFFER, framebuffer);
+  glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, colour);
+  std::vector<std::uint8_t> pixels;
+  if (glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE) {
+    glViewport(0, 0, width, height);
+    const ImVec4 clear = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+    glClearColor(clear.x, clear.y, clear.z, 1.0f);
+    glClear(GL_COLOR_BUFFER_BIT);
+    draw_data->FramebufferScale = fb_scale;  // geometry and clip rects scale up; the fonts were rasterized larger
+    ImGui_ImplOpenGL3_RenderDrawData(draw_data);
+    draw_data->FramebufferScale = saved_scale;
+    glReadBuffer(GL_COLOR_ATTACHMENT0);
+    pixels = read_rows(width, height);
+  } else {
+    error = "cannot create an offscreen framebuffer";
+  }
+  glBindFramebuffer(GL_FRAMEBUFFER, 0);
+  glDeleteRenderbuffers(1, &colour);
+  glDeleteFramebuffers(1, &framebuffer);
   return pixels;
 }
 

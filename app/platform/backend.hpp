@@ -46,8 +46,14 @@ class Backend {
   std::vector<std::uint8_t> read_pixels(int& width, int& height) const;
 
   // Loads the UI fonts at a pixel size (times the content scale). Call between frames.
-  // Returns false (and keeps ImGui's built-in font) if the system font is missing.
-  bool load_fonts(float pixel_size, std::string& error);
+  // `detail` > 1 rasterizes the glyphs that many times larger while keeping the layout (for an
+  // offscreen render at that scale). Returns false (and uses ImGui's built-in font) if the system
+  // font is missing.
+  bool load_fonts(float pixel_size, float detail, std::string& error);
+  // After render_without_present(): draws the same frame at `scale` times the pixels into an
+  // offscreen framebuffer and returns it (RGBA rows, top first); empty with `error` set when the
+  // size is more than the GL allows.
+  std::vector<std::uint8_t> render_offscreen(int scale, int& width, int& height, std::string& error);
   float content_scale() const { return content_scale_; }
   void framebuffer_size(int& width, int& height) const;
   double time() const;

@@ -199,14 +199,28 @@ TEST_CASE("a dark theme screenshot at 4K has the requested size") {
   CHECK(view::relative_luminance(shot.image.at(2, shot.image.height - 3)) < 0.1f);
 }
 
-TEST_CASE("--scale 2 draws the same layout at twice the pixels") {
-  TempDir one, two;
-  const Screenshot small = screenshot(one.path, {});
-  const Screenshot large = screenshot(two.path, {"--scale", "2"});
-  CHECK(large.image.width == 2 * small.image.width);
-  CHECK(large.image.height == 2 * small.image.height);
-  const float ratio = large.layout["heatmap"]["cell_w"].get<float>() / small.layout["heatmap"]["cell_w"].get<float>();
-  CHECK(ratio == doctest::Approx(2.0).epsilon(0.1));
+TEST_CASE("a picture at scale 2 has the same layout at twice the pixels") {
+  // The export path of File > Export > PNG at 2x: glyphs rasterized twice as large and the frame
+  // drawn offscreen at twice the size. With hard attention every cell is the colormap's top or
+  // bottom colour, found at twice the layout's coordinates.
+  TempDir dir;
+  Scenario scenario = builtin();
+  scenario.config.hard = true;
+  Pipeline pipeline;
+  REQUIRE(pipeline.run(scenario));
+  const fs::path file = write_scenario(dir.path, scenario);
+  const Screenshot shot = screenshot(dir.path, {"--scenario", file.string(), "--scale", "2"});
+  CHECK(shot.image.width == 2560);
+  CHECK(shot.image.height == 1440);
+  const Json& h = shot.layout["heatmap"];
+  const view::Colormap& map = view::colormap(view::ColormapId::Sequential);
+  const Matrix& weights = pipeline.result().heads[0].weights;
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 5; ++j) {
+      const int x = static_cast<int>(2 * (h["x"].get<float>() + h["cell_w"].get<float>() * j + 5));
+      const int y = static_cast<int>(2 * (h["y"].get<float>() + h["cell_h"].get<float>() * i + 5));
+      CHECK(close(shot.image.at(x, y), weights(i, j) == 1.0f ? map.back() : map.front()));
+    }
 }
 
 TEST_CASE("a malformed scenario file exits with a message and writes no screenshot") {
