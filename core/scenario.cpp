@@ -362,6 +362,11 @@ ScenarioLoad parse_scenario(std::string_view json_text) {
   } catch (const Json::parse_error& e) {
     load.error = clean_parse_error(e.what());
     return load;
+  } catch (const Json::exception& e) {  // e.g. a number too large for a double: 1e999
+    const std::string what = e.what();
+    const std::size_t bracket = what.find("] ");
+    load.error = "malformed JSON: " + (bracket == std::string::npos ? what : what.substr(bracket + 2));
+    return load;
   }
   try {
     Reader reader(load.warnings);

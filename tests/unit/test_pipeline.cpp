@@ -149,3 +149,37 @@ TEST_CASE("apply_config keeps existing weights and overrides and seeds the new c
 }
 
 }  // namespace attnviz
+
+namespace attnviz {
+
+TEST_CASE("a sentence of only punctuation computes with one token per mark") {
+  Scenario scenario = builtin();
+  scenario.target = "?! ... ,";
+  Pipeline pipeline;
+  REQUIRE(pipeline.run(scenario));
+  CHECK(pipeline.target().tokens.size() == 6);
+  CHECK(pipeline.result().heads[0].weights.allFinite());
+}
+
+TEST_CASE("a 100000-character paste computes on the first max_tokens tokens with a warning") {
+  Scenario scenario = builtin();
+  scenario.target.clear();
+  while (scenario.target.size() < 100000) scenario.target += "the cat sat on the mat ";
+  Pipeline pipeline;
+  REQUIRE(pipeline.run(scenario));
+  CHECK(pipeline.target().tokens.size() == 256);
+  REQUIRE_FALSE(pipeline.warnings().empty());
+  CHECK(pipeline.warnings()[0].find("only the first 256") != std::string::npos);
+}
+
+TEST_CASE("invalid UTF-8 in the sentence computes and is warned about") {
+  Scenario scenario = builtin();
+  scenario.target = "i like \xff\xfe apple";
+  Pipeline pipeline;
+  REQUIRE(pipeline.run(scenario));
+  bool warned = false;
+  for (const std::string& w : pipeline.warnings()) warned = warned || w.find("invalid UTF-8") != std::string::npos;
+  CHECK(warned);
+}
+
+}  // namespace attnviz

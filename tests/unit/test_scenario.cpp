@@ -878,4 +878,17 @@ TEST_CASE("warnings from a file name the file") {
   CHECK(contains(load.warnings[0], "colour"));
 }
 
+TEST_CASE("a number too large for a double such as 1e999 is an error naming it and not a crash") {
+  const ScenarioLoad load = parse_scenario(scenario_with(R"("weights": {"v_a": [[1e999, 0, 0, 0], [0, 0, 0, 0]]})"));
+  CHECK_FALSE(load.ok());
+  CHECK(load.error.find("1e999") != std::string::npos);
+  CHECK(load.error.find("overflow") != std::string::npos);
+}
+
+TEST_CASE("NaN written in a file is malformed JSON") {
+  const ScenarioLoad load = parse_scenario(scenario_with(R"("embeddings": {"a": [NaN, 0, 0, 0, 0, 0, 0, 0]})"));
+  CHECK_FALSE(load.ok());
+  CHECK(load.error.find("malformed JSON") != std::string::npos);
+}
+
 }  // namespace attnviz
