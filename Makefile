@@ -5,7 +5,7 @@ BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps deps-test configure build run test clean
+.PHONY: all deps deps-test configure build run test test-asan asan-run valgrind clean fuzz
 
 all: build
 
@@ -27,6 +27,34 @@ run: build
 test: deps-test configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+	@$(MAKE) --no-print-directory asan-run
+
+# The unit, view and CLI tests again, built with ASan + UBSan in $(ASAN_BUILD_DIR)/ (no GUI,
+# allocation or PyTorch tests there: see tests/CMakeLists.txt). Any sanitizer report fails.
+ASAN_BUILD_DIR ?= build-asan
+ASAN_TARGETS = attnviz_unit_tests attnviz_view_tests attnviz-cli
+test-asan: deps-test
+	@$(MAKE) --no-print-directory asan-run
+
+asan-run:
+	@cmake -S . -B $(ASAN_BUILD_DIR) -DATTNVIZ_SANITIZE=ON -DATTNVIZ_NATIVE=OFF \
+	       -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-g -O1" >/dev/null
+	@cmake --build $(ASAN_BUILD_DIR) -j $(JOBS) --target $(ASAN_TARGETS)
+	cd $(ASAN_BUILD_DIR) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
+
+# libFuzzer targets (clang, ASan + UBSan) built in build-fuzz/, each run for FUZZ_SECONDS
+# (default 60); fails on any finding. Not part of `make test`.
+fuzz:
+	@third_party/install-deps.sh fuzz
+	@FUZZ_SECONDS="$(FUZZ_SECONDS)" tests/fuzz/run.sh
+
+# The app headless under valgrind memcheck (a portable build: valgrind lacks AVX-512). Slow:
+# about a minute per run; not part of `make test`.
+valgrind: deps-test
+	@cmake -S . -B build-valgrind -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNVIZ_NATIVE=OFF -DBUILD_TESTING=OFF >/dev/null
+	@cmake --build build-valgrind -j $(JOBS) --target attnviz
+	tests/valgrind/run.sh build-valgrind
 
 clean:
 	rm -rf $(BUILD_DIR)

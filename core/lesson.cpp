@@ -10,7 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <set>
 
@@ -28,7 +30,9 @@ std::optional<BuiltinLesson> find_builtin_lesson(std::string_view name) {
     if (lesson.id == name) return lesson;
   // "5" or "05": the lesson whose id starts with that number.
   if (!name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    const int number = std::stoi(std::string(name));
+    int number = 0;
+    if (std::from_chars(name.data(), name.data() + name.size(), number).ec != std::errc())
+      return std::nullopt;  // too large to be a lesson's number
     for (const BuiltinLesson& lesson : lessons)
       if (std::atoi(std::string(lesson.id.substr(0, lesson.id.find('-'))).c_str()) == number) return lesson;
     return std::nullopt;
@@ -149,7 +153,9 @@ LessonCheck parse_check(const Json& value, const std::string& path, const Scenar
       fail(path + ".permutation", "expected a list of the " + std::to_string(n) + " token positions in a new order");
     std::vector<bool> seen(static_cast<std::size_t>(n), false);
     for (const Json& index : *it) {
-      if (!index.is_number_integer() || index.get<int>() < 0 || index.get<int>() >= n || seen[index.get<std::size_t>()])
+      // Compared as 64-bit: as an int, 4294967296 would read as 0 and pass.
+      if (!index.is_number_integer() || index.get<std::int64_t>() < 0 || index.get<std::int64_t>() >= n ||
+          seen[index.get<std::size_t>()])
         fail(path + ".permutation", "must hold each position 0.." + std::to_string(n - 1) + " once");
       seen[index.get<std::size_t>()] = true;
       check.permutation.push_back(index.get<int>());
@@ -228,6 +234,8 @@ LessonStep parse_step(const Json& value, const std::string& path, Json& scenario
 LessonLoad parse_lesson(std::string_view json_text, std::string id) {
   LessonLoad load;
   try {
+    if (json_nesting_depth(json_text) > kMaxJsonDepth)
+      fail("lesson", "the JSON is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
     const Json root = Json::parse(json_text, nullptr, true, /*ignore_comments=*/true);
     if (!root.is_object()) fail("lesson", "expected a JSON object");
     if (root.value("format", std::string()) != kLessonFormat)

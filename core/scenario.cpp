@@ -23,17 +23,27 @@ using OrderedJson = nlohmann::ordered_json;
 // -----------------------------------------------------------------------------
 // [SECTION] JSON helpers
 // -----------------------------------------------------------------------------
-namespace {
 
-// Nesting depth outside strings; stops counting once past the limit.
-int json_depth(std::string_view text) {
+// Outside strings and comments (the parser skips // and /* */ comments, so a quote or bracket
+// in one must not count).
+int json_nesting_depth(std::string_view text) {
   int depth = 0, deepest = 0;
   bool in_string = false, escaped = false;
-  for (char c : text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
     if (in_string) {
       if (escaped) escaped = false;
       else if (c == '\\') escaped = true;
       else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '/' && i + 1 < text.size() && (text[i + 1] == '/' || text[i + 1] == '*')) {
+      const bool line_comment = text[i + 1] == '/';
+      // As nlohmann's lexer: a line comment ends at a line break or NUL.
+      const std::size_t end = line_comment ? text.find_first_of(std::string_view("\n\r\0", 3), i + 2)
+                                           : text.find("*/", i + 2);
+      if (end == std::string_view::npos) break;  // the comment runs to the end of the text
+      i = line_comment ? end : end + 1;
       continue;
     }
     if (c == '"') in_string = true;
@@ -43,6 +53,8 @@ int json_depth(std::string_view text) {
   }
   return deepest;
 }
+
+namespace {
 
 std::string type_name(const Json& value) {
   switch (value.type()) {
@@ -352,7 +364,7 @@ ScenarioLoad parse_scenario(std::string_view json_text) {
     load.error = "the file is empty";
     return load;
   }
-  if (json_depth(json_text) > kMaxJsonDepth) {
+  if (json_nesting_depth(json_text) > kMaxJsonDepth) {
     load.error = "the JSON is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
     return load;
   }

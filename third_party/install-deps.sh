@@ -2,6 +2,7 @@
 # Installs the Debian/Ubuntu packages AttnViz needs, and only those that are missing.
 #   third_party/install-deps.sh build   what `make` needs to build the engine, CLI and app
 #   third_party/install-deps.sh test    build + what `make test` needs (PyTorch oracle, Xvfb)
+#   third_party/install-deps.sh fuzz    build + what `make fuzz` needs (clang 14 with libFuzzer)
 # Runs apt-get as root, or through sudo otherwise; does nothing when everything is present.
 set -euo pipefail
 
@@ -11,12 +12,14 @@ build_packages=(
   libeigen3-dev nlohmann-json3-dev doctest-dev
   libimgui-dev libglfw3-dev libgl-dev libstb-dev fonts-dejavu-core
 )
-test_packages=(python3 python3-torch xvfb xauth libgl1-mesa-dri xdotool)
+test_packages=(python3 python3-torch xvfb xauth libgl1-mesa-dri xdotool valgrind)
+fuzz_packages=(clang-14 libclang-rt-14-dev)
 
 case "$profile" in
   build) wanted=("${build_packages[@]}") ;;
   test)  wanted=("${build_packages[@]}" "${test_packages[@]}") ;;
-  *) echo "install-deps: unknown profile '$profile' (use: build | test)" >&2; exit 2 ;;
+  fuzz)  wanted=("${build_packages[@]}" "${fuzz_packages[@]}") ;;
+  *) echo "install-deps: unknown profile '$profile' (use: build | test | fuzz)" >&2; exit 2 ;;
 esac
 
 missing=()

@@ -1,0 +1,51 @@
+// Shared by the fuzz targets: an invariant check that aborts (so libFuzzer records the input as a
+// crash), and a cheap estimate of how much work a scenario asks for, so that the targets can
+// skip inputs whose shapes would make every run slow.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+// Aborts with the failed condition when an invariant does not hold.
+#define FUZZ_CHECK(condition)                                                                  \
+  do {                                                                                         \
+    if (!(condition)) {                                                                        \
+      std::fprintf(stderr, "%s:%d: invariant violated: %s\n", __FILE__, __LINE__, #condition); \
+      std::abort();                                                                            \
+    }                                                                                          \
+  } while (0)
+
+namespace attnviz::fuzz {
+
+// Inputs whose weights would hold more numbers than this are skipped (return 0) before they
+// are parsed: a scenario may legally ask for 16 heads of 1024x1024 matrices (hundreds of MB),
+// which only measures the allocator and makes every execution slow.
+inline constexpr double kMaxParameterCount = 65536;
+// ... and so are sentences with more tokens than this (fuzz_compute, fuzz_lesson).
+inline constexpr std::size_t kMaxTokensPerSentence = 64;
+
+// The number of weights a scenario object asks for, with parse_scenario's defaults
+// (d_model 8, heads 2, d_k = d_model / heads, d_v = d_att = d_k). Values that are not numbers
+// are read as their default (parse_scenario rejects them anyway); numbers are clamped to
+// [1, 1024] as the limits do.
+inline double parameter_count(const nlohmann::json& scenario) {
+  if (!scenario.is_object()) return 0;
+  const auto dimension = [&](const char* key, double fallback) {
+    const auto it = scenario.find(key);
+    if (it == scenario.end() || !it->is_number()) return fallback;
+    const double value = it->get<double>();
+    return value >= 1 && value <= 1024 ? value : 1.0;  // out of range: rejected later
+  };
+  const double d_model = dimension("d_model", 8);
+  const double heads = dimension("heads", 2);
+  const double d_k = dimension("d_k", std::max(1.0, d_model / heads));
+  const double d_v = dimension("d_v", d_k);
+  const double d_att = dimension("d_att", d_k);
+  const double per_head = d_model * (2 * d_k + d_v) + d_k * d_k + 2 * d_k * d_att + d_att;
+  return heads * per_head + heads * d_v * d_model;
+}
+
+}  // namespace attnviz::fuzz

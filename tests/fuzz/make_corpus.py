@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of the fuzz targets into tests/fuzz/corpus/<target>/.
+
+The seeds are small, meaningful inputs: the built-in scenario and lessons, sentences in many
+scripts, invalid UTF-8, and malformed JSON. Re-run after changing the assets; libFuzzer's own
+discoveries go to build-fuzz/corpus/, never here."""
+import json
+import pathlib
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+CORPUS = HERE / "corpus"
+
+
+def write(target, name, data):
+    path = CORPUS / target / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
+
+
+# --- fuzz_tokenizer: the first byte is the token limit, the rest the sentence ------------------
+SENTENCES = {
+    "readme": (16, "I like Natural Language Processing, a lot!"),
+    "contractions": (32, "Don't stop: it's a well-known, state-of-the-art idea."),
+    "numbers": (32, "pi is 3.14, and 1,000 > 999. Version 2.0.1-rc"),
+    "emoji_zwj": (32, "coder \U0001F469\u200D\U0001F4BB and family \U0001F468\u200D\U0001F469\u200D\U0001F467 \u2764\uFE0F"),
+    "skin_tone_flags": (32, "hi \U0001F44B\U0001F3FD from \U0001F1EB\U0001F1F7\U0001F1E9\U0001F1EA\U0001F1EF"),
+    "cjk": (32, "我喜欢吃苹果。東京タワー、한국어 문장"),
+    "rtl_bidi": (32, "\u202Bשלום עולם\u202C and \u200Fمرحبا بالعالم\u061F"),
+    "combining": (32, "cafe\u0301 nai\u0308ve \u0915\u094D\u0937 Z\u0351\u0352\u0353algo"),
+    "spaces_format": (32, "a\u00A0b\u2003c\u3000d\u200Be \uFEFFf\u00ADg\u2060h"),
+    "greek_cyrillic": (32, "ΑΘΗΝΑ Αθήνα МОСКВА Ёж Ѐ"),
+    "truncated_limit": (2, "one two three four five"),
+    "limit_zero": (0, "nothing is kept"),
+    "empty": (8, ""),
+    "only_spaces": (8, " \t\r\n \u2028 "),
+}
+for name, (limit, sentence) in SENTENCES.items():
+    write("fuzz_tokenizer", name, bytes([limit]) + sentence.encode("utf-8"))
+INVALID = {
+    "invalid_bytes": b"abc \xff\xfe def \x80\x80 g\xc3",
+    "overlong_surrogate": b"over\xc0\xaflong \xed\xa0\x80surrogate \xf4\x90\x80\x80big",
+    "truncated_sequences": b"\xe2\x82 \xf0\x9f\x98 \xe4\xb8 end\xf0",
+    "replacement_char": "real \ufffd and fake \xef\xbf".encode("utf-8") + b"\xef\xbf",
+    "mixed_invalid_emoji": "x\U0001F469\u200D".encode("utf-8") + b"\xff" + "\U0001F4BB".encode("utf-8"),
+}
+for name, data in INVALID.items():
+    write("fuzz_tokenizer", name, bytes([16]) + data)
+
+# --- fuzz_scenario / fuzz_compute: scenario files ------------------------------------------------
+def scenario(**fields):
+    base = {"format": "attnviz-scenario", "version": 1, "target": "i like to eat apple"}
+    base.update(fields)
+    return json.dumps(base, ensure_ascii=False)
+
+SCENARIOS = {
+    "builtin.json": (ROOT / "assets/scenarios/default.json").read_text(encoding="utf-8"),
+    "translation.json": (ROOT / "docs/scenarios/translation.json").read_text(encoding="utf-8"),
+    "minimal.json": '{"target": "a"}',
+    "cross_mask.json": scenario(mode="cross", source="je mange une pomme", causal=True,
+                                mask=[[1, 0, 1, 1], [0, 0, 0, 0], [True, False, True, True],
+                                      [1, 1, 1, 1], [0, 1, 0, 1]]),
+    "general_hard.json": scenario(compatibility="general", hard=True, d_model=6, heads=3, d_k=2,
+                                  d_v=3, seed=12345),
+    "additive_positions.json": scenario(compatibility="additive", d_att=3, positional="sinusoidal",
+                                        temperature=0.001, max_tokens=3),
+    "cosine_zero_weights.json": scenario(compatibility="cosine", d_model=2, heads=1, d_k=2,
+                                         weights={"W_Q": [[[0, 0], [0, 0]]], "W_K": [[[1, 0], [0, 1]]]}),
+    "overflow.json": scenario(compatibility="dot", d_model=2, heads=1, d_k=1, d_v=1,
+                              temperature=0.001,
+                              embeddings={"apple": [3.4e38, -3.4e38], "eat": [1e30, 1e30]},
+                              weights={"W_Q": [[[3.4e38], [3.4e38]]], "W_K": [[[3.4e38], [-3.4e38]]],
+                                       "W_V": [[[1e38], [1e38]]], "W_O": [[3.4e38, -3.4e38]]}),
+    "unicode_view.json": scenario(title="Ünïcödé 🧪", target="我 like 🍎 שלום\u200F don't 3.14",
+                                  description="RTL \u202Bמימין\u202C", seed=2**64 - 1,
+                                  embeddings={"🍎": [1, 2, 3, 4, 5, 6, 7, 8]},
+                                  view={"theme": "dark", "head": 1, "panels": ["input", "arrows"],
+                                        "nested": {"z": [1.5, None, True], "a": "x"}}),
+    "comments_unknown_keys.json": '/* block */ {"target": "x y", // line\n "extra": [1, {"a": 2}], "temperature": 1000}',
+    # Comments holding quotes and brackets, and a view nested close to the 32-level limit.
+    "comments_quotes_nesting.json": '{"target": "a b", /* a 5" screen { [ */ // "odd\n "view": '
+                                    + '{"v": ' * 29 + '[1]' + '}' * 29 + '}',
+}
+MALFORMED = {
+    "bad_trailing_comma.json": '{"target": "a b",}',
+    "bad_unterminated.json": '{"target": "a b',
+    "bad_type.json": '{"target": 5, "heads": "two"}',
+    "bad_limits.json": '{"target": "a", "d_model": 0, "heads": 17, "temperature": 1e-9}',
+    "bad_deep.json": "[" * 40 + "]" * 40,
+    "bad_not_object.json": '["attnviz-scenario", 1]',
+    "bad_invalid_utf8.json": b'{"target": "a \xff b"}',
+    "bad_mask_shape.json": scenario(mask=[[1, 0], [1]]),
+    "bad_weights_shape.json": scenario(weights={"W_Q": [[[1, 2]]]}),
+}
+for target in ("fuzz_scenario", "fuzz_compute"):
+    for name, text in SCENARIOS.items():
+        write(target, name, text)
+for name, text in MALFORMED.items():
+    write("fuzz_scenario", name, text)
+
+# --- fuzz_lesson: the built-in lessons and a few small ones ---------------------------------------
+for path in sorted((ROOT / "assets/lessons").glob("*.json")):
+    write("fuzz_lesson", path.name, path.read_bytes())
+
+def lesson(steps, **scenario_fields):
+    base = {"target": "the animal did not cross the street because it was tired", "d_model": 8,
+            "heads": 2}
+    base.update(scenario_fields)
+    return json.dumps({"format": "attnviz-lesson", "version": 1, "title": "t", "summary": "s",
+                       "scenario": base, "steps": steps}, ensure_ascii=False)
+
+LESSONS = {
+    "small_checks.json": lesson([
+        {"title": "one", "text": "{alpha:0:it:animal} {argmax:1:#3} {n_query} {pairs} {sqrt_d_k} {nope} {",
+         "query": "it", "key": 1, "head": 1, "panels": ["input", "heatmaps"], "view": "neuron",
+         "predict": {"prompt": "?", "query": "#10", "head": 0},
+         "checks": [{"check": "argmax", "query": "it", "key": "animal"},
+                    {"check": "weight_above", "query": 0, "key": "#1", "value": 0.5},
+                    {"check": "heads_disagree", "query": "it", "head": 0, "head_b": 1},
+                    {"check": "one_hot"}, {"check": "diagonal_dominates"}]},
+        {"title": "two", "scenario": {"causal": True, "hard": True, "heads": None},
+         "checks": [{"check": "upper_triangle_zero"}, {"check": "output_equals_value", "query": 0, "key": 0}]},
+    ]),
+    "small_cross_permutation.json": lesson([
+        {"title": "perm", "checks": [{"check": "permutation_equivariant",
+                                      "permutation": [10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0]}]},
+        {"title": "cross", "scenario": {"mode": "cross", "source": "l'animal n'a pas traversé"},
+         "key": "l'animal", "checks": [{"check": "max_weight_below", "query": "#0", "value": 1}]},
+    ]),
+    "bad_no_steps.json": lesson([]),
+    "bad_step_patch.json": lesson([{"title": "x", "scenario": {"d_model": 7}}]),
+    "bad_format.json": '{"format": "attnviz-scenario", "title": 1}',
+    "bad_truncated.json": lesson([{"title": "x"}])[:-7],
+}
+for name, text in LESSONS.items():
+    write("fuzz_lesson", name, text)
+
+# --- Regressions: inputs that crashed (see tests/unit/test_regressions.cpp) -----------------------
+write("fuzz_lesson", "regression_lesson_number", "29007199254740993")
+write("fuzz_lesson", "regression_permutation_past_int.json",
+      lesson([{"title": "p", "checks": [{"check": "permutation_equivariant",
+                                          "permutation": [4294967296] + list(range(1, 11))}]}]))
+write("fuzz_scenario", "regression_comment_quote_depth.json",
+      '{"target": "a", // "\n "view": {"v": ' + "[" * 40 + "1" + "]" * 40 + "}}")
