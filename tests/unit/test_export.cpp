@@ -197,7 +197,8 @@ TEST_CASE("CSV values equal the engine's numbers exactly") {
 
 TEST_CASE("masked scores are written as -inf in CSV") {
   Computed c(true);
-  const CsvFile* file = find_csv(matrices_to_csv(c.scenario, c.pipeline), "head0_masked_scores.csv");
+  const std::vector<CsvFile> files = matrices_to_csv(c.scenario, c.pipeline);  // outlives `file`
+  const CsvFile* file = find_csv(files, "head0_masked_scores.csv");
   REQUIRE(file != nullptr);
   // The second line is the first query's row: it sees key 0 only.
   const std::size_t first = file->contents.find('\n') + 1;
