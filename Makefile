@@ -2,11 +2,12 @@
 #   make run    install what is missing, build, open the app on the built-in scenario
 #   make test   install what is missing, build, run every test through CTest, then the unit,
 #               view and CLI tests again under ASan + UBSan (make test-asan: only those)
+#   make bench  the engine's benchmarks: micro benchmarks, then AttnViz against PyTorch
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps deps-test configure build run test test-asan asan-run valgrind clean fuzz
+.PHONY: all deps deps-test configure build run test test-asan asan-run valgrind clean fuzz bench
 
 all: build
 
@@ -57,6 +58,18 @@ valgrind: deps-test
 	@cmake -S . -B build-valgrind -DCMAKE_BUILD_TYPE=RelWithDebInfo -DATTNVIZ_NATIVE=OFF -DBUILD_TESTING=OFF >/dev/null
 	@cmake --build build-valgrind -j $(JOBS) --target attnviz
 	tests/valgrind/run.sh build-valgrind
+
+# Benchmarks, not part of `make test` (README, "Performance"): installs Google Benchmark and
+# PyTorch if missing, builds attnviz-cli and the micro benchmarks (Release), runs the micro
+# benchmarks, then times the same attention in AttnViz and in torch on the same shapes
+# (tests/bench/torch_compare.py), BENCH_THREADS threads each (default 1). A few minutes.
+BENCH_THREADS ?= 1
+bench:
+	@third_party/install-deps.sh bench
+	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target attnviz-cli attnviz_micro_benchmarks
+	$(BUILD_DIR)/attnviz_micro_benchmarks --benchmark_min_time=0.2
+	/usr/bin/python3 tests/bench/torch_compare.py --cli $(BUILD_DIR)/attnviz-cli --threads $(BENCH_THREADS)
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR)

@@ -5,7 +5,9 @@
 //   init      a complete scenario file with every weight filled in, ready to edit
 //   export    every matrix as CSV files (and the JSON of compute)
 //   svg       the heatmap or the arrows as an SVG picture, for papers and slides
+//   bench     times a full recompute of attention (median, p90, heap allocations)
 #include "app/view/svg.hpp"
+#include "cli/bench.hpp"
 #include "core/export.hpp"
 #include "core/file_io.hpp"
 #include "core/pipeline.hpp"
@@ -39,6 +41,9 @@ Usage:
   attnviz-cli svg      (SCENARIO.json | --builtin) [--heatmap OUT.svg] [--arrows OUT.svg]
                        [--head H | --all-heads] [--threshold T]
                        [--colormap sequential|color-blind] [--theme light|dark]
+  attnviz-cli bench    --tokens N --d-model D --heads H [--d-k K] [--d-v K] [--cross M]
+                       [--compat dot|scaled_dot|general|additive|cosine] [--causal]
+                       [--threads T] [--repeat R]
   attnviz-cli --help | --version
 
 Commands:
@@ -62,6 +67,13 @@ Commands:
             heatmap; --arrows OUT.svg draws a line from each query to each key with
             weight >= T (--threshold, default 0.02; at most the strongest 1000), for
             every head (default, or --all-heads) or one (--head).
+  bench     Times a full recompute of attention (every intermediate, all heads, W_O) on
+            random inputs of the given shape, after warm-up, and prints one line:
+            median_us=... p90_us=... allocations=... (heap allocations made by the timed
+            recomputes; 0 is expected). --d-k defaults to d_model/heads, --d-v to d_k;
+            --cross M gives the keys and values a source of M tokens; --repeat R times R
+            recomputes (default: about a second's worth, at least 20); --threads T sets
+            Eigen's thread count (see README: with this build the engine runs on one).
 
 A SCENARIO of "-" reads standard input; --builtin uses the scenario built into AttnViz.
 On bad input a one-line message goes to standard error, the exit status is 1, and
@@ -333,6 +345,21 @@ int main(int argc, char** argv) {
   }
   if (first == "--version") {
     std::cout << "attnviz-cli " << attnviz::kVersion << '\n';
+    return kExitOk;
+  }
+  if (first == "bench") {
+    attnviz::cli::BenchOptions options;
+    if (std::string problem = attnviz::cli::parse_bench_options(argc, argv, options); !problem.empty()) {
+      print_error(problem);
+      return kExitUsage;
+    }
+    attnviz::cli::BenchResult result;
+    if (attnviz::Status status = attnviz::cli::run_bench(options, result); !status) {
+      print_error(status.message());
+      return kExitBadInput;
+    }
+    std::printf("median_us=%.2f p90_us=%.2f allocations=%ld\n", result.median_us, result.p90_us,
+                result.allocations);
     return kExitOk;
   }
   Arguments args;

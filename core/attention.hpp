@@ -64,7 +64,8 @@ struct AttentionResult {
 class AttentionEngine {
  public:
   // Computes every intermediate. X_query is (n_query, d_model); X_key is (n_key, d_model) and
-  // may be the same matrix (self-attention). custom_mask, when given, is (n_query, n_key) with
+  // may be the same matrix (self-attention: pass the same object and the queries, keys and
+  // values come from one product). custom_mask, when given, is (n_query, n_key) with
   // 1 = allowed. On error nothing in result() changes.
   Status compute(const Matrix& X_query, const Matrix& X_key, const Parameters& parameters,
                  const AttentionConfig& config, const MaskMatrix* custom_mask = nullptr);
@@ -72,12 +73,22 @@ class AttentionEngine {
   const AttentionResult& result() const { return result_; }
 
  private:
-  void prepare_buffers(Eigen::Index n_query, Eigen::Index n_key, const AttentionConfig& config);
-  void compute_head(HeadResult& head, const HeadParameters& parameters, const Matrix& X_query,
-                    const Matrix& X_key, const AttentionConfig& config,
-                    const MaskMatrix* custom_mask);
+  void prepare_buffers(Eigen::Index n_query, Eigen::Index n_key, const AttentionConfig& config,
+                       bool self_attention);
+  void project(const Matrix& X_query, const Matrix& X_key, const Parameters& parameters,
+               const AttentionConfig& config, bool self_attention);
+  void compute_head(int h, const HeadParameters& parameters, const AttentionConfig& config,
+                    bool self_attention, const MaskMatrix* custom_mask);
 
   AttentionResult result_;
+  // The projections of every head at once. packed_weights_ is [W_Q of heads 0..H-1 | W_K of
+  // heads 0..H-1 | W_V of heads 0..H-1], (d_model, H·(2·d_k + d_v)). In self-attention
+  // projections_ = X · packed_weights_ holds Q, K and V of every head side by side; in cross
+  // attention query_projections_ = X_query · (the W_Q part) and projections_ = X_key · (the
+  // W_K and W_V parts). Each head's Q, K and V are copied out of them.
+  Matrix packed_weights_;
+  Matrix projections_;
+  Matrix query_projections_;
 };
 
 // The softmax of one row of masked scores (-inf = masked), in plain passes. Returns false, with

@@ -145,7 +145,7 @@ std::string check_one(const Dense& matrix, const Shape& shape, ParameterName nam
     return prefix() + " is " + std::to_string(matrix.rows()) + "x" +
            std::to_string(matrix.cols()) + ", expected " + std::to_string(shape.rows) + "x" +
            std::to_string(shape.cols);
-  if (matrix.allFinite()) return {};
+  if (all_finite(matrix)) return {};
   for (Eigen::Index r = 0; r < matrix.rows(); ++r)
     for (Eigen::Index c = 0; c < matrix.cols(); ++c)
       if (!std::isfinite(matrix(r, c))) {

@@ -4,6 +4,7 @@
 
 #include <Eigen/Core>
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -18,6 +19,13 @@ using RowVector = Eigen::Matrix<float, 1, Eigen::Dynamic>;
 using ColumnVector = Eigen::Matrix<float, Eigen::Dynamic, 1>;
 // 1 = the query may attend to the key, 0 = masked.
 using MaskMatrix = Eigen::Matrix<std::uint8_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// True when every entry is finite, in one vectorized pass: x - x is 0 for a finite x and NaN for
+// ±inf or NaN, and a sum with a NaN in it is NaN. (Eigen's allFinite() is not vectorized.)
+template <typename Derived>
+bool all_finite(const Eigen::DenseBase<Derived>& m) {
+  return !std::isnan((m.derived().array() - m.derived().array()).sum());
+}
 
 enum class Mode { Self, Cross };
 enum class Compatibility { Dot, ScaledDot, General, Additive, Cosine };

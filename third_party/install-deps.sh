@@ -3,6 +3,7 @@
 #   third_party/install-deps.sh build   what `make` needs to build the engine, CLI and app
 #   third_party/install-deps.sh test    build + what `make test` needs (PyTorch oracle, Xvfb)
 #   third_party/install-deps.sh fuzz    build + what `make fuzz` needs (clang 14 with libFuzzer)
+#   third_party/install-deps.sh bench   build + what `make bench` needs (Google Benchmark, PyTorch)
 # Runs apt-get as root, or through sudo otherwise; does nothing when everything is present.
 set -euo pipefail
 
@@ -14,12 +15,14 @@ build_packages=(
 )
 test_packages=(python3 python3-torch xvfb xauth libgl1-mesa-dri xdotool valgrind)
 fuzz_packages=(clang-14 libclang-rt-14-dev)
+bench_packages=(libbenchmark-dev python3 python3-torch)
 
 case "$profile" in
   build) wanted=("${build_packages[@]}") ;;
   test)  wanted=("${build_packages[@]}" "${test_packages[@]}") ;;
   fuzz)  wanted=("${build_packages[@]}" "${fuzz_packages[@]}") ;;
-  *) echo "install-deps: unknown profile '$profile' (use: build | test | fuzz)" >&2; exit 2 ;;
+  bench) wanted=("${build_packages[@]}" "${bench_packages[@]}") ;;
+  *) echo "install-deps: unknown profile '$profile' (use: build | test | fuzz | bench)" >&2; exit 2 ;;
 esac
 
 missing=()

@@ -68,4 +68,18 @@ TEST_CASE("a larger recompute allocates nothing (128 tokens with d_model 256 and
   CHECK(steady_state_allocations(scenario_of(128, 256, 4, 64, Compatibility::ScaledDot)) == 0);
 }
 
+// Past Eigen's stack limit for packed blocks the engine splits products into bands of columns,
+// and a head's scores into bands of queries: neither may reach the heap.
+TEST_CASE("a large recompute allocates nothing (600 tokens with d_model 512 and 8 heads)") {
+  AttentionConfig config;
+  config.d_model = 512;
+  config.heads = 8;
+  config.d_k = config.d_v = config.d_att = 64;
+  const Parameters parameters = seeded_parameters(config, 5);
+  const Matrix X = Matrix::Random(600, config.d_model);
+  AttentionEngine engine;
+  REQUIRE(engine.compute(X, X, parameters, config));
+  CHECK(count_allocations([&] { REQUIRE(engine.compute(X, X, parameters, config)); }) == 0);
+}
+
 }  // namespace attnviz

@@ -625,6 +625,78 @@ class SvgTest(TempDirTest):
 
 
 # -----------------------------------------------------------------------------
+# bench
+# -----------------------------------------------------------------------------
+BENCH_LINE = re.compile(r"^median_us=(\d+(?:\.\d+)?) p90_us=(\d+(?:\.\d+)?) allocations=(\d+)\n$")
+
+
+class BenchTest(unittest.TestCase):
+    """attnviz-cli bench: one line, no heap allocation in the steady state. Nothing is timed."""
+
+    def bench(self, *args):
+        result = run("bench", *args)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        match = BENCH_LINE.match(result.stdout)
+        self.assertIsNotNone(match, repr(result.stdout))
+        median, p90, allocations = float(match.group(1)), float(match.group(2)), int(match.group(3))
+        self.assertGreater(median, 0.0)
+        self.assertGreaterEqual(p90, median)
+        return allocations
+
+    def assertUsageError(self, result, *words):
+        self.assertEqual(result.returncode, 2, result.stderr)
+        lines = result.stderr.splitlines()
+        self.assertEqual(len(lines), 1, result.stderr)
+        self.assertTrue(lines[0].startswith(ERROR_PREFIX), lines[0])
+        for word in words:
+            self.assertIn(word, lines[0])
+        self.assertEqual(result.stdout, "")
+
+    def test_prints_one_line_and_a_recompute_allocates_nothing(self):
+        self.assertEqual(self.bench("--tokens", "8", "--d-model", "32", "--heads", "4", "--repeat", "50"), 0)
+
+    def test_classroom_shape_allocates_nothing_with_the_default_repeat(self):
+        self.assertEqual(self.bench("--tokens", "32", "--d-model", "64", "--heads", "8"), 0)
+
+    def test_cross_causal_and_every_compatibility_allocate_nothing(self):
+        for compat in ("dot", "scaled_dot", "general", "additive", "cosine"):
+            with self.subTest(compat=compat):
+                self.assertEqual(self.bench("--tokens", "12", "--d-model", "16", "--heads", "2", "--d-k", "3",
+                                            "--d-v", "5", "--cross", "9", "--compat", compat, "--causal",
+                                            "--repeat", "30"), 0)
+
+    def test_help_lists_bench(self):
+        self.assertIn("attnviz-cli bench", run("--help").stdout)
+
+    def test_zero_tokens_is_a_usage_error(self):
+        self.assertUsageError(run("bench", "--tokens", "0", "--d-model", "32", "--heads", "4"), "--tokens", "1024")
+
+    def test_values_past_the_limits_are_usage_errors(self):
+        for args, word in ((["--d-model", "2048", "--heads", "4", "--tokens", "8"], "--d-model"),
+                           (["--d-model", "32", "--heads", "17", "--tokens", "8"], "--heads"),
+                           (["--d-model", "32", "--heads", "4", "--tokens", "1025"], "--tokens"),
+                           (["--d-model", "32", "--heads", "4", "--tokens", "8", "--d-k", "0"], "--d-k"),
+                           (["--d-model", "32", "--heads", "4", "--tokens", "8", "--cross", "x"], "--cross")):
+            with self.subTest(args=args):
+                self.assertUsageError(run("bench", *args), word)
+
+    def test_heads_that_do_not_divide_d_model_are_a_usage_error(self):
+        self.assertUsageError(run("bench", "--tokens", "8", "--d-model", "30", "--heads", "4"), "--heads 4",
+                              "--d-k")
+
+    def test_with_d_k_heads_need_not_divide_d_model(self):
+        self.assertEqual(self.bench("--tokens", "8", "--d-model", "30", "--heads", "4", "--d-k", "5",
+                                    "--repeat", "20"), 0)
+
+    def test_unknown_option_and_missing_shape_are_usage_errors(self):
+        self.assertUsageError(run("bench", "--tokens", "8", "--d-model", "32", "--heads", "4", "--fast"),
+                              "--fast")
+        self.assertUsageError(run("bench", "--tokens", "8", "--d-model", "32"), "--heads")
+        self.assertUsageError(run("bench", "--tokens", "8", "--d-model", "32", "--heads", "4", "--compat",
+                                  "magic"), "--compat")
+
+
+# -----------------------------------------------------------------------------
 def main():
     global CLI
     argv = list(sys.argv)

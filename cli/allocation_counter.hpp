@@ -1,0 +1,14 @@
+// Counts the heap allocations of attnviz-cli while counting is switched on, for `bench`: a
+// recompute with unchanged shapes must allocate nothing. Linked into attnviz-cli only.
+#pragma once
+
+namespace attnviz::cli {
+
+void start_counting_allocations();
+// Stops counting; returns the allocations made since start_counting_allocations().
+long stop_counting_allocations();
+// What the count covers: "malloc" (every heap allocation of the process, operator new and
+// Eigen's included) or "operator new" (sanitizer builds, where ASan owns malloc).
+const char* allocation_counting_scope();
+
+}  // namespace attnviz::cli

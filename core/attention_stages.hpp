@@ -1,0 +1,49 @@
+// The stages of AttentionEngine::compute, one function each, in the order the engine runs them.
+// The engine is the API; these are exposed so that the micro benchmarks
+// (tests/bench/micro_benchmarks.cpp) time exactly the code the engine runs. None validates its
+// input (compute() does, before any stage runs) and none allocates once its outputs have their
+// shapes.
+#pragma once
+
+#include "core/attention.hpp"
+
+namespace attnviz::stages {
+
+// dst = lhs · rhs (dst already (lhs.rows(), rhs.cols())). Large products are done a band of
+// columns at a time so that Eigen's packed blocks stay on the stack: no heap allocation.
+void multiply(const Matrix& lhs, const Matrix& rhs, Matrix& dst);
+
+// Step 1, part 1: every head's W_Q, W_K and W_V side by side,
+// [W_Q⁰ … W_Q^{H-1} | W_K⁰ … W_K^{H-1} | W_V⁰ … W_V^{H-1}]   (d_model, H·(2·d_k + d_v)),
+// so that one product projects every head: X · packed = [Q⁰ … | K⁰ … | V⁰ …].
+void pack_projection_weights(const Parameters& parameters, const AttentionConfig& config,
+                             Matrix& packed);
+
+// Step 1, part 2: head h's Q, K and V copied out of the products of every head. queries holds
+// the Q columns at query_offset, keys_values the K then the V columns at key_offset.
+void extract_head_projections(HeadResult& head, int h, const AttentionConfig& config,
+                              const Matrix& queries, Eigen::Index query_offset,
+                              const Matrix& keys_values, Eigen::Index key_offset);
+
+// Steps 2 to 6 work on a band of queries, rows [first, first + rows) of the head's scores; the
+// engine runs them band by band (rows_per_band: 1 MiB of scores), so that a band's scores stay
+// in cache from the product that makes them to the one that uses them. The work on the keys
+// alone is done with the first band (first == 0).
+
+// How many query rows a band has, for n_key keys.
+Eigen::Index rows_per_band(Eigen::Index n_key);
+
+// Step 2: raw_scores (rows, n_key) = compat(q_i, k_j), with the compatibility function's
+// working buffers (query_projection, key_projection, additive_hidden, norms) filled.
+void compatibility_scores(HeadResult& head, const HeadParameters& parameters,
+                          const AttentionConfig& config, Eigen::Index first, Eigen::Index rows);
+
+// Steps 3 to 5: scaled_scores, masked_scores, weights and fully_masked_rows of the band, and
+// overflow (set from V's finiteness with the first band, then when scores are not finite).
+void scale_mask_softmax(HeadResult& head, const AttentionConfig& config,
+                        const MaskMatrix* custom_mask, Eigen::Index first, Eigen::Index rows);
+
+// Step 6: output (rows, d_v) = weights · V; overflow also when the output is not finite.
+void weighted_sum(HeadResult& head, Eigen::Index first, Eigen::Index rows);
+
+}  // namespace attnviz::stages

@@ -1,0 +1,176 @@
+// Google Benchmark micro benchmarks of the attention engine's stages (core/attention_stages.hpp),
+// of a full recompute (AttentionEngine::compute) and of a pipeline run (tokenize, embed,
+// compute). Built only when libbenchmark-dev is installed; run by `make bench`, not by ctest.
+//
+// Shapes are (tokens, d_model, heads) with d_k = d_v = d_model / heads:
+//   classroom (8, 32, 4) and (32, 64, 8), medium (128, 256, 4), large (1024, 768, 12).
+// Timings are per call, on one thread.
+#include "core/attention.hpp"
+#include "core/attention_stages.hpp"
+#include "core/parameters.hpp"
+#include "core/pipeline.hpp"
+#include "core/rng.hpp"
+#include "core/scenario.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace {
+
+using namespace attnviz;
+
+// One shape's inputs, computed once: X, the parameters, and a full result to take heads from.
+struct Fixture {
+  AttentionConfig config;
+  Parameters parameters;
+  Matrix X;  // (tokens, d_model)
+  AttentionEngine engine;
+
+  Fixture(const benchmark::State& state, Compatibility compatibility = Compatibility::ScaledDot) {
+    const auto tokens = static_cast<Eigen::Index>(state.range(0));
+    config.d_model = static_cast<int>(state.range(1));
+    config.heads = static_cast<int>(state.range(2));
+    config.d_k = config.d_v = config.d_att = config.d_model / config.heads;
+    config.compatibility = compatibility;
+    parameters = seeded_parameters(config, 1);
+    X.resize(tokens, config.d_model);
+    const std::uint64_t stream = rng::hash("micro benchmark X");
+    for (Eigen::Index i = 0; i < X.size(); ++i) X.data()[i] = rng::value(stream, static_cast<std::uint64_t>(i));
+    if (!engine.compute(X, X, parameters, config)) throw std::runtime_error("compute failed");
+  }
+  // A copy of head 0 of the result: every buffer of the right shape and filled.
+  HeadResult head() const { return engine.result().heads[0]; }
+};
+
+void shapes(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"tokens", "d_model", "heads"});
+  b->Args({8, 32, 4})->Args({32, 64, 8})->Args({128, 256, 4})->Args({1024, 768, 12});
+}
+
+// Step 1: every head's W_Q, W_K, W_V packed side by side, then one product X · packed.
+void BM_Projections(benchmark::State& state) {
+  Fixture f(state);
+  Matrix packed(f.config.d_model, static_cast<Eigen::Index>(f.config.heads) * (2 * f.config.d_k + f.config.d_v));
+  Matrix projections(f.X.rows(), packed.cols());
+  for (auto _ : state) {
+    stages::pack_projection_weights(f.parameters, f.config, packed);
+    stages::multiply(f.X, packed, projections);
+    benchmark::DoNotOptimize(projections.data());
+  }
+}
+BENCHMARK(BM_Projections)->Apply(shapes);
+
+// Step 1's packing alone.
+void BM_PackProjectionWeights(benchmark::State& state) {
+  Fixture f(state);
+  Matrix packed(f.config.d_model, static_cast<Eigen::Index>(f.config.heads) * (2 * f.config.d_k + f.config.d_v));
+  for (auto _ : state) {
+    stages::pack_projection_weights(f.parameters, f.config, packed);
+    benchmark::DoNotOptimize(packed.data());
+  }
+}
+BENCHMARK(BM_PackProjectionWeights)->Apply(shapes);
+
+// Step 2 for one head, per compatibility function (scaled_dot is dot's product; the scale is step 3).
+void BM_Scores(benchmark::State& state, Compatibility compatibility) {
+  Fixture f(state, compatibility);
+  HeadResult head = f.head();
+  for (auto _ : state) {
+    stages::compatibility_scores(head, f.parameters.heads[0], f.config, 0, head.Q.rows());
+    benchmark::DoNotOptimize(head.raw_scores.data());
+  }
+}
+BENCHMARK_CAPTURE(BM_Scores, dot, Compatibility::Dot)->Apply(shapes);
+BENCHMARK_CAPTURE(BM_Scores, general, Compatibility::General)->Apply(shapes);
+BENCHMARK_CAPTURE(BM_Scores, additive, Compatibility::Additive)->Args({8, 32, 4})->Args({32, 64, 8})->Args({128, 256, 4});
+BENCHMARK_CAPTURE(BM_Scores, cosine, Compatibility::Cosine)->Apply(shapes);
+
+// Steps 3 to 5 for one head: scale, mask (causal here) and softmax.
+void BM_ScaleMaskSoftmax(benchmark::State& state) {
+  Fixture f(state);
+  f.config.causal = true;
+  HeadResult head = f.head();
+  for (auto _ : state) {
+    stages::scale_mask_softmax(head, f.config, nullptr, 0, head.Q.rows());
+    benchmark::DoNotOptimize(head.weights.data());
+  }
+}
+BENCHMARK(BM_ScaleMaskSoftmax)->Apply(shapes);
+
+// The softmax alone, row by row through the public function.
+void BM_SoftmaxRows(benchmark::State& state) {
+  Fixture f(state);
+  HeadResult head = f.head();
+  for (auto _ : state) {
+    for (Eigen::Index i = 0; i < head.masked_scores.rows(); ++i)
+      softmax_row(head.masked_scores.row(i).data(), head.weights.row(i).data(), head.masked_scores.cols());
+    benchmark::DoNotOptimize(head.weights.data());
+  }
+}
+BENCHMARK(BM_SoftmaxRows)->Apply(shapes);
+
+// Step 6 for one head: output = weights · V.
+void BM_WeightedSum(benchmark::State& state) {
+  Fixture f(state);
+  HeadResult head = f.head();
+  for (auto _ : state) {
+    stages::weighted_sum(head, 0, head.Q.rows());
+    benchmark::DoNotOptimize(head.output.data());
+  }
+}
+BENCHMARK(BM_WeightedSum)->Apply(shapes);
+
+// The output projection: concat · W_O.
+void BM_OutputProjection(benchmark::State& state) {
+  Fixture f(state);
+  const Matrix concat = f.engine.result().concat;
+  Matrix output(concat.rows(), f.config.d_model);
+  for (auto _ : state) {
+    stages::multiply(concat, f.parameters.W_O, output);
+    benchmark::DoNotOptimize(output.data());
+  }
+}
+BENCHMARK(BM_OutputProjection)->Apply(shapes);
+
+// A full recompute: every intermediate of every head, concat and W_O (what `attnviz-cli bench` times).
+void BM_Compute(benchmark::State& state) {
+  Fixture f(state);
+  for (auto _ : state) {
+    if (!f.engine.compute(f.X, f.X, f.parameters, f.config)) state.SkipWithError("compute failed");
+    benchmark::DoNotOptimize(f.engine.result().output.data());
+  }
+}
+BENCHMARK(BM_Compute)->Apply(shapes);
+
+// A pipeline run as the app makes on an edit of the sentence: tokenize (two sentences of the
+// same length in turn, so the tokenizer's cache never hits), embed, compute.
+void BM_PipelineRun(benchmark::State& state) {
+  const auto tokens = static_cast<int>(state.range(0));
+  AttentionConfig config;
+  config.d_model = static_cast<int>(state.range(1));
+  config.heads = static_cast<int>(state.range(2));
+  config.d_k = config.d_v = config.d_att = config.d_model / config.heads;
+  std::string a, b;
+  for (int i = 0; i < tokens; ++i) {
+    a += (i % 3 == 0 ? "the " : i % 3 == 1 ? "cat " : "sat ");
+    b += (i % 3 == 0 ? "a " : i % 3 == 1 ? "dog " : "ran ");
+  }
+  Scenario scenario = make_scenario(a, config, 7);
+  scenario.max_tokens = Limits::kMaxTokens;
+  Pipeline pipeline;
+  if (!pipeline.run(scenario)) state.SkipWithError("run failed");
+  bool flip = false;
+  for (auto _ : state) {
+    scenario.target = (flip = !flip) ? b : a;
+    if (!pipeline.run(scenario)) state.SkipWithError("run failed");
+    benchmark::DoNotOptimize(pipeline.result().output.data());
+  }
+}
+BENCHMARK(BM_PipelineRun)->Apply(shapes);
+
+}  // namespace
+
+BENCHMARK_MAIN();
