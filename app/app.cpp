@@ -17,10 +17,19 @@
 #include <imgui.h>
 #include <stb_image_write.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
 
 namespace attnviz::app {
 
@@ -86,7 +95,7 @@ bool App::start(std::string& error) {
   font_detail_ = static_cast<float>(options_.scale);
 
   // Recovery: an earlier run's unsaved work. Screenshots never write it; --recover restores it.
-  const bool headless = options_.screenshot || options_.screenshot_steps;
+  const bool headless = options_.screenshot || options_.screenshot_steps || options_.bench_frames;
   autosave_ = Autosave(app_state_dir());
   recent_ = RecentFiles(default_recent_files_path());
   recent_.load();
@@ -113,10 +122,10 @@ bool App::start(std::string& error) {
   platform::WindowOptions window;
   window.width = options_.width;
   window.height = options_.height;
-  window.vsync = !options_.screenshot && !options_.screenshot_steps;
+  window.vsync = !headless;
   window.title = "AttnViz";
   if (!backend_.init(window, error)) return false;
-  backend_.set_ignore_mouse(options_.screenshot.has_value() || options_.screenshot_steps.has_value());
+  backend_.set_ignore_mouse(headless);
   if (!heatmaps_.init(error)) return false;
   state_.recompute_if_needed();
   return true;
@@ -144,6 +153,7 @@ int App::run() {
     }
     return 0;
   }
+  if (options_.bench_frames) return run_bench(*options_.bench_frames);
   if (options_.screenshot) {
     render_frames();
     return write_screenshot(*options_.screenshot);
@@ -381,8 +391,11 @@ void App::draw_panels(float top, float bottom) {
   ImGuiIO& io = ImGui::GetIO();
   PanelContext context{heatmaps_, io.Fonts->Fonts.Size > 1 ? io.Fonts->Fonts[1] : nullptr,
                        io.Fonts->Fonts.Size > 2 ? io.Fonts->Fonts[2] : nullptr};
+  // The panels tile the window and their background is the colour the frame is cleared to, so
+  // they draw none: a software renderer pays for every pixel of every layer.
   const ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
-                                 ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus;
+                                 ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus |
+                                 ImGuiWindowFlags_NoBackground;
   // Slots in drawing order: editors first, then views, so views show this frame's edits.
   for (view::PanelId slot : {view::PanelId::Lesson, view::PanelId::Input, view::PanelId::Weights,
                              view::PanelId::Heatmaps, view::PanelId::Arrows, view::PanelId::Output}) {
@@ -628,6 +641,104 @@ void App::draw_help_window() {
     }
   }
   ImGui::End();
+}
+
+// -----------------------------------------------------------------------------
+// [SECTION] Benchmark
+// -----------------------------------------------------------------------------
+
+namespace {
+
+// Peak resident memory of this process in MB (VmHWM), or -1 where /proc is not available.
+double peak_resident_mb() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::strtod(line.c_str() + 6, nullptr) / 1024.0;
+  return -1.0;
+}
+
+// Milliseconds since the kernel started this process (so the dynamic loader counts too), or -1.
+double ms_since_process_start() {
+  std::ifstream stat("/proc/self/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  // Field 22, starttime in clock ticks since boot, counted after the ")" that ends field 2.
+  std::istringstream fields(text.substr(text.rfind(')') + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {}
+  timespec now{};
+  if (field.empty() || clock_gettime(CLOCK_BOOTTIME, &now) != 0) return -1.0;
+  const double start_s = std::strtod(field.c_str(), nullptr) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  return (static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9 - start_s) * 1000.0;
+}
+
+// CPU time used by every thread of this process so far, in milliseconds.
+double process_cpu_ms() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto ms = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_usec) * 1e-3; };
+  return ms(usage.ru_utime) + ms(usage.ru_stime);
+}
+
+// Draw calls in the last rendered frame (one per ImDrawCmd).
+int draw_call_count() {
+  const ImDrawData* data = ImGui::GetDrawData();
+  int count = 0;
+  for (int i = 0; data && i < data->CmdListsCount; ++i) count += data->CmdLists[i]->CmdBuffer.Size;
+  return count;
+}
+
+double percentile(std::vector<double> sorted_values, double fraction) {
+  std::sort(sorted_values.begin(), sorted_values.end());
+  const auto index = static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(sorted_values.size()))) - 1;
+  return sorted_values[std::min(index, sorted_values.size() - 1)];
+}
+
+}  // namespace
+
+// Renders `frames` frames with vsync off as fast as it can, each frame editing one weight as a
+// drag would (so every frame recomputes attention and redraws every view), and prints the CPU
+// time per frame: from the start of the frame to the GL having finished drawing it.
+int App::run_bench(int frames) {
+  using Clock = std::chrono::steady_clock;
+  constexpr int kWarmUpFrames = 10;  // fonts, textures and first-use allocations; not counted
+  double first_frame_ms = -1;
+  double build_ms_total = 0;
+  double cpu_ms_at_start = 0;  // the part of the frame spent before rendering: events, recompute, panels
+  std::vector<double> frame_ms;
+  frame_ms.reserve(static_cast<std::size_t>(frames));
+  for (int i = 0; i < kWarmUpFrames + frames; ++i) {
+    const Clock::time_point start = Clock::now();
+    // One weight of the selected head moves by a little each frame, back and forth.
+    HeadParameters& head = state_.scenario.parameters.heads[static_cast<std::size_t>(state_.selection.head)];
+    head.W_Q(0, 0) += (i % 2 == 0 ? 1e-3f : -1e-3f);
+    state_.mark_edited();
+    frame();
+    const Clock::time_point built = Clock::now();
+    backend_.end_frame();
+    backend_.finish();
+    const double elapsed = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    if (i >= kWarmUpFrames) build_ms_total += std::chrono::duration<double, std::milli>(built - start).count();
+    if (i == 0) first_frame_ms = ms_since_process_start();
+    if (i >= kWarmUpFrames) frame_ms.push_back(elapsed);
+    if (i + 1 == kWarmUpFrames) cpu_ms_at_start = process_cpu_ms();
+  }
+  const double cpu_ms_per_frame = (process_cpu_ms() - cpu_ms_at_start) / frames;
+  const double max_ms = *std::max_element(frame_ms.begin(), frame_ms.end());
+  std::printf("p50_ms=%.3f p99_ms=%.3f max_ms=%.3f\n", percentile(frame_ms, 0.50), percentile(frame_ms, 0.99), max_ms);
+  const AttentionResult& r = state_.result();
+  std::fprintf(stderr,
+               "attnviz: bench: %d frames (after %d warm-up) at %dx%d, %s view, %lld queries x %lld keys, %d heads, "
+               "d_model %d; mean %.2f ms building the frame (recompute and panels), the rest drawing it; "
+               "%.2f ms of CPU per frame in all threads (the renderer's too); %d vertices, %d triangles, %d draw calls; "
+               "first frame %.0f ms after start; peak resident memory %.0f MB%s%s\n",
+               frames, kWarmUpFrames, options_.width, options_.height, std::string(to_string(state_.ui.center_view)).c_str(),
+               static_cast<long long>(r.n_query), static_cast<long long>(r.n_key), r.config.heads, r.config.d_model,
+               build_ms_total / frames, cpu_ms_per_frame, ImGui::GetIO().MetricsRenderVertices, ImGui::GetIO().MetricsRenderIndices / 3,
+               draw_call_count(),
+               first_frame_ms, peak_resident_mb(), state_.compute_error.empty() ? "" : "; error: ",
+               state_.compute_error.c_str());
+  return state_.compute_error.empty() ? 0 : 1;
 }
 
 // -----------------------------------------------------------------------------

@@ -34,6 +34,7 @@ class App {
   float lesson_band_height() const;
   float draw_notice_bar();  // returns its height
   void render_frames();
+  int run_bench(int frames);  // --bench-frames
   int write_screenshot(const std::string& path);
   Status write_png(const std::string& path, const view::Rect& crop, int scale);
   void open_dropped_file(const std::string& path);

@@ -27,6 +27,8 @@ Options:
   --step N            start the lesson at step N (0-based)
   --screenshot-steps DIR  with --lesson: write DIR/step-NN.png for every step, exit
   --layout-out FILE   with --screenshot: write where the heatmap cells were drawn (JSON)
+  --bench-frames N    render N frames with vsync off, editing one weight every frame, and print
+                      p50_ms= p99_ms= max_ms= of the CPU frame time (with --scenario, --size)
   --recover           restore the work an earlier run left unsaved (after a crash) without asking
   --help, --version
 )";
@@ -74,6 +76,11 @@ std::string parse_options(const std::vector<std::string>& args, Options& o) {
     } else if (arg == "--frames") {
       const std::string* v = next();
       if (!v || !parse_int(*v, 1, 100000, o.frames)) return "--frames needs a number from 1 to 100000";
+    } else if (arg == "--bench-frames") {
+      const std::string* v = next();
+      int frames = 0;
+      if (!v || !parse_int(*v, 1, 1000000, frames)) return "--bench-frames needs a number from 1 to 1000000";
+      o.bench_frames = frames;
     } else if (arg == "--theme") {
       const std::string* v = next();
       if (v && *v == "light") o.theme = Theme::Light;
@@ -135,6 +142,8 @@ std::string parse_options(const std::vector<std::string>& args, Options& o) {
     }
   }
   if (o.layout_out && !o.screenshot) return "--layout-out goes with --screenshot";
+  if (o.bench_frames && (o.screenshot || o.screenshot_steps))
+    return "--bench-frames does not go with --screenshot or --screenshot-steps";
   if (o.screenshot_steps && o.lesson.empty()) return "--screenshot-steps goes with --lesson";
   return {};
 }

@@ -25,6 +25,7 @@ struct Options {
   std::string lesson;                       // a lesson to start: a name or a file
   std::optional<int> step;                  // its step (0-based)
   std::optional<std::string> screenshot_steps;  // with --lesson: a PNG of every step into this folder
+  std::optional<int> bench_frames;         // time this many frames with every panel open, print, exit
   bool recover = false;  // restore the recovery file of an earlier run without asking
   bool help = false, version = false;
 };

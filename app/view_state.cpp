@@ -1,5 +1,7 @@
 #include "app/view_state.hpp"
 
+#include "core/scenario.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -12,27 +14,6 @@ namespace {
 
 using Json = nlohmann::json;
 using OrderedJson = nlohmann::ordered_json;
-
-constexpr int kMaxDepth = 32;
-
-// Nesting depth outside strings; stops counting once past the limit (the parser recurses).
-int json_depth(std::string_view text) {
-  int depth = 0, deepest = 0;
-  bool in_string = false, escaped = false;
-  for (char c : text) {
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-      continue;
-    }
-    if (c == '"') in_string = true;
-    else if (c == '[' || c == '{') deepest = std::max(deepest, ++depth);
-    else if (c == ']' || c == '}') --depth;
-    if (deepest > kMaxDepth) break;
-  }
-  return deepest;
-}
 
 // The float written as the shortest decimal that reads back to it (0.02, not 0.0199999995).
 double shortest(float value) {
@@ -202,8 +183,8 @@ std::string view_state_to_json(const AppState& state) {
 
 void apply_view_state(std::string_view json, AppState& state, std::vector<std::string>& warnings) {
   if (json.find_first_not_of(" \t\r\n") == std::string_view::npos) return;
-  if (json_depth(json) > kMaxDepth) {
-    warnings.push_back("view: nested deeper than " + std::to_string(kMaxDepth) + " levels (ignored)");
+  if (json_nesting_depth(json) > kMaxJsonDepth) {  // the parser recurses: refuse before parsing
+    warnings.push_back("view: nested deeper than " + std::to_string(kMaxJsonDepth) + " levels (ignored)");
     return;
   }
   Json root;

@@ -43,9 +43,12 @@ std::optional<BuiltinLesson> find_builtin_lesson(std::string_view name) {
 }
 
 int resolve_token(const Tokenization& tokens, std::string_view reference) {
-  if (reference.size() > 1 && reference[0] == '#') {
-    const int index = std::atoi(std::string(reference.substr(1)).c_str());
-    return index >= 0 && index < static_cast<int>(tokens.tokens.size()) ? index : -1;
+  if (reference.size() > 1 && reference[0] == '#') {  // "#3": the token at that position
+    const std::string_view digits = reference.substr(1);
+    std::size_t index = 0;
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+    if (error != std::errc() || end != digits.data() + digits.size()) return -1;  // not a number, or too large
+    return index < tokens.tokens.size() ? static_cast<int>(index) : -1;
   }
   const std::string key = lowercase_key(reference);
   for (std::size_t i = 0; i < tokens.tokens.size(); ++i)

@@ -12,6 +12,19 @@ void Pipeline::tokenize_cached(const std::string& text, std::size_t max_tokens, 
   ++cache.version;
 }
 
+void Pipeline::embed_cached(const CachedTokens& tokens, const Scenario& scenario, EmbeddedFrom& from, Matrix& X,
+                            std::vector<EmbeddingSource>& sources) {
+  const AttentionConfig& config = scenario.config;
+  if (from.tokens_version == tokens.version && from.d_model == config.d_model &&
+      from.positional == scenario.positional && from.overrides == scenario.embeddings)
+    return;
+  embed_tokens(tokens.tokenization.tokens, config.d_model, scenario.embeddings, scenario.positional, X, &sources);
+  from.tokens_version = tokens.version;
+  from.d_model = config.d_model;
+  from.positional = scenario.positional;
+  if (from.overrides != scenario.embeddings) from.overrides = scenario.embeddings;
+}
+
 void Pipeline::commit_tokens(const CachedTokens& cache, CommittedTokens& committed) {
   if (committed.version == cache.version) return;
   committed.tokenization = cache.tokenization;
@@ -36,12 +49,9 @@ Status Pipeline::run(const Scenario& scenario) {
       return Status::error("the source sentence has no tokens: type a word (cross mode)");
   }
 
-  // 2. Embeddings and positions, staged.
-  embed_tokens(target_cache_.tokenization.tokens, scenario.config.d_model, scenario.embeddings,
-               scenario.positional, X_target_next_, &target_sources_next_);
-  if (cross)
-    embed_tokens(source_cache_.tokenization.tokens, scenario.config.d_model, scenario.embeddings,
-                 scenario.positional, X_source_next_, &source_sources_next_);
+  // 2. Embeddings and positions, staged (embedded again only when their inputs changed).
+  embed_cached(target_cache_, scenario, target_embedded_, X_target_next_, target_sources_next_);
+  if (cross) embed_cached(source_cache_, scenario, source_embedded_, X_source_next_, source_sources_next_);
   const Matrix& X_keys_next = cross ? X_source_next_ : X_target_next_;
 
   // 3. The custom mask, fitted to the token counts: cells past the mask's edge are allowed.

@@ -45,7 +45,17 @@ class Pipeline {
     std::uint64_t version = 0;
     Tokenization tokenization;
   };
+  // What X was last embedded from: a sentence's tokens are embedded again only when they, d_model,
+  // the positional encoding or the embedding overrides change (not when a weight is edited).
+  struct EmbeddedFrom {
+    std::uint64_t tokens_version = 0;  // 0: nothing embedded yet
+    int d_model = 0;
+    Positional positional = Positional::None;
+    EmbeddingOverrides overrides;
+  };
   static void tokenize_cached(const std::string& text, std::size_t max_tokens, CachedTokens& cache);
+  static void embed_cached(const CachedTokens& tokens, const Scenario& scenario, EmbeddedFrom& from, Matrix& X,
+                           std::vector<EmbeddingSource>& sources);
   static void commit_tokens(const CachedTokens& cache, CommittedTokens& committed);
   void collect_warnings(const Scenario& scenario);
 
@@ -57,6 +67,7 @@ class Pipeline {
   Matrix X_target_next_, X_source_next_;  // staged; copied in on success
   std::vector<EmbeddingSource> target_sources_, source_sources_;
   std::vector<EmbeddingSource> target_sources_next_, source_sources_next_;
+  EmbeddedFrom target_embedded_, source_embedded_;  // what the staged X_*_next_ hold
   MaskMatrix mask_;  // the custom mask fitted to the current token counts
   std::vector<std::string> warnings_;
 };

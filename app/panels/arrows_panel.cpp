@@ -9,6 +9,9 @@
 // pairs only the kTopKeys strongest keys of each query are drawn. The overview lines are
 // collected once per result (a member buffer), not per frame.
 #include "app/panels/panel.hpp"
+#include "app/render/image_texture.hpp"
+#include "app/view/head_colours.hpp"
+#include "app/view/line_canvas.hpp"
 #include "app/theme.hpp"
 #include "app/view/format.hpp"
 
@@ -72,6 +75,8 @@ class ArrowsPanel final : public Panel {
   float overview_threshold_ = -1;
   bool overview_dense_ = false;
   bool overview_capped_ = false;  // more lines than kMaxOverviewLines were above the threshold
+  view::LineCanvas canvas_;               // the lines, drawn on the CPU when they change
+  render::ImageTexture canvas_texture_;  // ... and shown as one textured quad
 
   // [SECTION] Lines
 
@@ -190,6 +195,8 @@ class ArrowsPanel final : public Panel {
     float label_width = 0, font = 0, head_spread = 0;
     int heads = 0;
     bool curved = true;
+    ImVec2 canvas_origin;     // the lines' image covers the area from here
+    float pixel_scale = 1.0f;  // image pixels per layout unit
   };
 
   float line_y(const Frame& f, bool left, int index, int head) const {
@@ -198,22 +205,25 @@ class ArrowsPanel final : public Panel {
     return y + (static_cast<float>(head) / static_cast<float>(f.heads - 1) - 0.5f) * f.head_spread;
   }
 
-  void draw_line(ImDrawList* list, const AppState& state, const Frame& f, const Line& l, float strength,
-                 float extra_thickness) const {
+  void draw_line(const AppState& state, const Frame& f, const Line& l, float strength, float extra_thickness) {
     const float a = std::clamp(l.alpha, 0.0f, 1.0f);
     const float opacity = (0.12f + 0.88f * a) * strength;
     const float thickness = 0.8f + a * f.font * (extra_thickness > 0 ? 0.3f : 0.2f) + extra_thickness;
-    const ImU32 colour = head_colour(state.ui.theme, l.head, opacity);
-    const ImVec2 p0(f.g.left_x, line_y(f, true, l.query, l.head));
-    const ImVec2 p3(f.g.right_x, line_y(f, false, l.key, l.head));
-    // The many faint overview lines are straight (one segment each: a software renderer pays
-    // per triangle); the few emphasised lines of a selected or hovered token are curves.
+    view::Rgba8 colour = view::head_colour(l.head, state.ui.theme == Theme::Dark);
+    colour.a = static_cast<std::uint8_t>(std::clamp(opacity, 0.0f, 1.0f) * 255.0f + 0.5f);
+    // In the canvas's pixels.
+    const float s = f.pixel_scale;
+    const float p0[2] = {(f.g.left_x - f.canvas_origin.x) * s, (line_y(f, true, l.query, l.head) - f.canvas_origin.y) * s};
+    const float p3[2] = {(f.g.right_x - f.canvas_origin.x) * s, (line_y(f, false, l.key, l.head) - f.canvas_origin.y) * s};
+    // The many faint overview lines are straight; the few emphasised lines of a selected or
+    // hovered token are curves.
     if (!f.curved || extra_thickness <= 0.0f) {
-      list->AddLine(p0, p3, colour, thickness);
+      canvas_.line(p0[0], p0[1], p3[0], p3[1], thickness * s, colour);
       return;
     }
-    const float dx = (p3.x - p0.x) * 0.42f;
-    list->AddBezierCubic(p0, ImVec2(p0.x + dx, p0.y), ImVec2(p3.x - dx, p3.y), p3, colour, thickness, 10);
+    const float dx = (p3[0] - p0[0]) * 0.42f;
+    const float p1[2] = {p0[0] + dx, p0[1]}, p2[2] = {p3[0] - dx, p3[1]};
+    canvas_.curve(p0, p1, p2, p3, thickness * s, colour, 10);
   }
 
   bool head_shown(int head, int head_selected) const { return all_heads_ || head == head_selected; }
@@ -262,6 +272,12 @@ class ArrowsPanel final : public Panel {
 
     // Token dots.
     const float dot = std::clamp(std::min(f.g.left_step, f.g.right_step) * 0.22f, 1.0f, f.font * 0.22f);
+    // The lines go into an image drawn on the CPU (see view/line_canvas.hpp), one pixel per
+    // framebuffer pixel (more when a picture is exported at a larger scale).
+    const ImGuiIO& io = ImGui::GetIO();
+    f.pixel_scale = io.DisplayFramebufferScale.x / std::max(io.FontGlobalScale, 0.01f);
+    f.canvas_origin = ImVec2(std::floor(area.x), std::floor(area.y));
+    canvas_.begin(static_cast<int>(std::ceil(area.w * f.pixel_scale)), static_cast<int>(std::ceil(area.h * f.pixel_scale)));
     list->PushClipRect(ImVec2(area.x, area.y), ImVec2(area.right(), area.bottom()), true);
     int drawn = 0;
     if (isolate_query || isolate_key) {
@@ -286,10 +302,10 @@ class ArrowsPanel final : public Panel {
         const Matrix& w = r.heads[static_cast<std::size_t>(h)].weights;
         if (isolate_query) {
           for (int j = 0; j < n_key; ++j)
-            if (w(index, j) >= threshold && w(index, j) > 0) draw_line(list, state, f, {h, index, j, w(index, j)}, 1.0f, 0.6f);
+            if (w(index, j) >= threshold && w(index, j) > 0) draw_line(state, f, {h, index, j, w(index, j)}, 1.0f, 0.6f);
         } else {
           for (int i = 0; i < n_query; ++i)
-            if (w(i, index) >= threshold && w(i, index) > 0) draw_line(list, state, f, {h, i, index, w(i, index)}, 1.0f, 0.6f);
+            if (w(i, index) >= threshold && w(i, index) > 0) draw_line(state, f, {h, i, index, w(i, index)}, 1.0f, 0.6f);
         }
       }
     } else {
@@ -308,7 +324,7 @@ class ArrowsPanel final : public Panel {
         for (const Line& l : overview_) {
           if (!head_shown(l.head, head_selected) || l.query == selected) continue;
           if ((l.head == head_selected) != (pass == 1)) continue;
-          draw_line(list, state, f, l, dim, 0.0f);
+          draw_line(state, f, l, dim, 0.0f);
         }
       drawn = shown;
       f.curved = true;
@@ -318,11 +334,15 @@ class ArrowsPanel final : public Panel {
         const Matrix& w = r.heads[static_cast<std::size_t>(h)].weights;
         for (int j = 0; j < n_key; ++j)
           if (w(selected, j) >= threshold && w(selected, j) > 0) {
-            draw_line(list, state, f, {h, selected, j, w(selected, j)}, strong, 0.8f);
+            draw_line(state, f, {h, selected, j, w(selected, j)}, strong, 0.8f);
             ++drawn;
           }
       }
     }
+    if (canvas_.end()) canvas_texture_.upload(canvas_.width(), canvas_.height(), canvas_.pixels());
+    canvas_texture_.draw(list, f.canvas_origin,
+                         ImVec2(f.canvas_origin.x + static_cast<float>(canvas_.width()) / f.pixel_scale,
+                                f.canvas_origin.y + static_cast<float>(canvas_.height()) / f.pixel_scale));
     // The dots on both sides (skipped when the tokens are packed tighter than a pixel or two).
     if (f.g.left_step >= 2.5f)
       for (int i = 0; i < n_query; ++i)

@@ -277,9 +277,37 @@ MatrixGridEvents MatrixEditor::draw(const MatrixGridSpec& spec, ImVec2 origin) {
   // 3. Paint: grid lines (the background through 1-pixel gaps), then the visible cells.
   list->PushClipRect(ImVec2(clip_min.x, view_top), clip_max, true);
   if (r1 > r0 && c1 > c0) {
-    const ImVec2 a = cell_min(r0, c0);
-    const ImVec2 b(cells_x + l.column_x(c1) + 1.0f, cells_top + row_h_ * static_cast<float>(r1) + 1.0f);
-    list->AddRectFilled(a, b, grid_line_colour(theme_));
+    // The cells' colours as one texel each, stretched over the cells; the 1-pixel grid lines on top.
+    CellTexture& cells = cell_textures_[grid_id];
+    const int columns = c1 - c0, rows = r1 - r0;
+    cells.texels.resize(static_cast<std::size_t>(columns) * static_cast<std::size_t>(rows));
+    for (int r = r0; r < r1; ++r)
+      for (int c = c0; c < c1; ++c) {
+        const view::Rgba8 colour = view::sample_diverging(value_at(r, c), spec.limit);
+        cells.texels[static_cast<std::size_t>(r - r0) * static_cast<std::size_t>(columns) + static_cast<std::size_t>(c - c0)] =
+            static_cast<std::uint32_t>(colour.r) | static_cast<std::uint32_t>(colour.g) << 8 |
+            static_cast<std::uint32_t>(colour.b) << 16 | 0xFF000000u;
+      }
+    cells.texture.upload(columns, rows, cells.texels.data());
+    const float top = cells_top + row_h_ * static_cast<float>(r0), bottom = cells_top + row_h_ * static_cast<float>(r1);
+    // Two runs of equal widths at most: the wide columns first, then the rest.
+    for (const auto [from, to] : {std::pair{c0, std::min(c1, l.wide)}, std::pair{std::max(c0, l.wide), c1}}) {
+      if (to <= from) continue;
+      const float u0 = static_cast<float>(from - c0) / static_cast<float>(columns);
+      const float u1 = static_cast<float>(to - c0) / static_cast<float>(columns);
+      cells.texture.draw(list, ImVec2(cells_x + l.column_x(from), top), ImVec2(cells_x + l.column_x(to), bottom),
+                         ImVec2(u0, 0.0f), ImVec2(u1, 1.0f));
+    }
+    const ImU32 line = grid_line_colour(theme_);
+    const float right_edge = cells_x + l.column_x(c1) + 1.0f;
+    for (int r = r0; r <= r1; ++r) {
+      const float y = cells_top + row_h_ * static_cast<float>(r);
+      list->AddRectFilled(ImVec2(cells_x + l.column_x(c0), y), ImVec2(right_edge, y + 1.0f), line);
+    }
+    for (int c = c0; c <= c1; ++c) {
+      const float x = cells_x + l.column_x(c);
+      list->AddRectFilled(ImVec2(x, top), ImVec2(x + 1.0f, bottom + 1.0f), line);
+    }
   }
   const bool show_text = row_h_ >= font_ * 0.95f;
   char text[48];
@@ -289,7 +317,6 @@ MatrixGridEvents MatrixEditor::draw(const MatrixGridSpec& spec, ImVec2 origin) {
       const view::Rgba8 background = view::sample_diverging(v, spec.limit);
       const ImVec2 p = cell_min(r, c);
       const float w = column_width(c);
-      list->AddRectFilled(ImVec2(p.x + 1.0f, p.y + 1.0f), ImVec2(p.x + w, p.y + row_h_), to_imgui(background));
       if (!show_text || (typing_.id == grid_id && typing_.row == r && typing_.col == c)) continue;
       // An exact zero reads "0", faint, so that the numbers that matter stand out.
       const bool zero = v == 0.0f;

@@ -7,9 +7,14 @@
 
 #include "app/app_state.hpp"
 
+#include "app/render/image_texture.hpp"
+
 #include <imgui.h>
 
 #include <cstdint>
+#include <unordered_map>
+#include <vector>
+
 
 namespace attnviz::app {
 
@@ -121,6 +126,14 @@ class MatrixEditor {
     int row = -1, col = -1;
     double since = 0;
   } hover_;
+
+  // The cells' colours: one texel per visible cell, drawn as one quad per column width (a
+  // software renderer pays per rectangle: a grid of small ones costs three times the pixels).
+  struct CellTexture {
+    render::ImageTexture texture;
+    std::vector<std::uint32_t> texels;
+  };
+  std::unordered_map<ImGuiID, CellTexture> cell_textures_;  // one per grid drawn
 };
 
 }  // namespace attnviz::app

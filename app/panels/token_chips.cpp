@@ -61,7 +61,17 @@ void draw_token_chips(AppState& state, const Tokenization& tokens,
     const bool highlighted = side == Side::Query ? state.highlights_query(index) : state.highlights_key(index);
     const bool selected = side == Side::Query && state.selection.query == index;
     const ImVec2 p0 = ImGui::GetItemRectMin(), p1 = ImGui::GetItemRectMax();
+    // Chips scrolled out of view cost the renderer nothing: they are not drawn at all.
+    if (!ImGui::IsItemVisible()) {
+      ImGui::PopID();
+      continue;
+    }
+    // The fill without an anti-aliased fringe: on a chip this pale the corners look the same,
+    // and a software renderer draws a third of the triangles.
+    const ImDrawListFlags flags = draw_list->Flags;
+    draw_list->Flags &= ~ImDrawListFlags_AntiAliasedFill;
     draw_list->AddRectFilled(p0, p1, highlighted || hovered ? colours.chip_hover : colours.chip, rounding);
+    draw_list->Flags = flags;
     if (i < sources.size() && sources[i] == EmbeddingSource::Override)
       draw_list->AddRect(p0, p1, colours.text_dim, rounding, 0, 1.0f);
     if (selected) draw_list->AddRect(p0, p1, colours.selection, rounding, 0, 2.0f);

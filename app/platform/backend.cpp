@@ -10,6 +10,7 @@
 #include <array>
 #include <cfloat>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 
@@ -61,6 +62,7 @@ std::string find_font(const char* file) {
 }  // namespace
 
 Backend::~Backend() {
+  ui_renderer_.reset();  // its GL objects go while the context is current
   if (imgui_ready_) {
     ImGui_ImplOpenGL3_Shutdown();
     ImGui_ImplGlfw_Shutdown();
@@ -105,6 +107,9 @@ bool Backend::init(const WindowOptions& options, std::string& error) {
     return false;
   }
   imgui_ready_ = true;
+  ui_renderer_ = std::make_unique<render::UiRenderer>();
+  if (!ui_renderer_->init(error)) return false;
+  if (std::getenv("ATTNVIZ_NO_TEXT_CACHE")) ui_renderer_->set_text_cache(false);
   return true;
 }
 
@@ -151,7 +156,7 @@ void Backend::render_without_present() {
   const ImVec4 clear = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
   glClearColor(clear.x, clear.y, clear.z, 1.0f);
   glClear(GL_COLOR_BUFFER_BIT);
-  ImGui_ImplOpenGL3_RenderDrawData(ImGui::GetDrawData());
+  ui_renderer_->render(ImGui::GetDrawData());
 }
 
 void Backend::end_frame() {
@@ -160,6 +165,8 @@ void Backend::end_frame() {
 }
 
 void Backend::present() { glfwSwapBuffers(window_); }
+
+void Backend::finish() { glFinish(); }
 
 namespace {
 
@@ -213,7 +220,7 @@ std::vector<std::uint8_t> Backend::render_offscreen(int scale, int& width, int& 
     glClearColor(clear.x, clear.y, clear.z, 1.0f);
     glClear(GL_COLOR_BUFFER_BIT);
     draw_data->FramebufferScale = fb_scale;  // geometry and clip rects scale up; the fonts were rasterized larger
-    ImGui_ImplOpenGL3_RenderDrawData(draw_data);
+    ui_renderer_->render(draw_data);
     draw_data->FramebufferScale = saved_scale;
     glReadBuffer(GL_COLOR_ATTACHMENT0);
     pixels = read_rows(width, height);

@@ -3,7 +3,10 @@
 // renderers in app/render/.
 #pragma once
 
+#include "app/render/ui_renderer.hpp"
+
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,6 +43,9 @@ class Backend {
   void set_ignore_mouse(bool ignore) { ignore_mouse_ = ignore; }
   void end_frame();  // renders ImGui and presents
   void present();    // shows a frame already rendered with render_without_present()
+  // Waits until the GL has finished every command so far (benchmarks: with a software renderer
+  // the drawing happens on the CPU, and it belongs to the frame's time).
+  void finish();
   // Renders ImGui into the back buffer without presenting (for screenshots), then reads it.
   void render_without_present();
   // RGBA rows, top row first, of the current back buffer.
@@ -66,6 +72,7 @@ class Backend {
   bool ignore_mouse_ = false;
   float content_scale_ = 1.0f;
   std::vector<std::string> dropped_;
+  std::unique_ptr<render::UiRenderer> ui_renderer_;  // released before the GL context goes
 };
 
 // The fonts loaded by load_fonts(): regular, bold and monospaced, in that order in ImGui's atlas.

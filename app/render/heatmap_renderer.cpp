@@ -1,6 +1,7 @@
 #include "app/render/heatmap_renderer.hpp"
 
 #include "app/platform/gl.hpp"
+#include "app/render/gl_helpers.hpp"
 #include "app/render/shader_sources.hpp"
 
 #include <imgui.h>
@@ -10,21 +11,6 @@
 
 namespace attnviz::render {
 
-namespace {
-
-// A 2-D texture sampled at texel centres: no filtering, no wrapping.
-unsigned create_nearest_texture() {
-  unsigned texture = 0;
-  glGenTextures(1, &texture);
-  glBindTexture(GL_TEXTURE_2D, texture);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-  glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-  return texture;
-}
-
-}  // namespace
 
 // -----------------------------------------------------------------------------
 // MatrixStackTexture
@@ -80,56 +66,18 @@ bool HeatmapRenderer::init(std::string& error) {
   return true;
 }
 
-namespace {
-
-unsigned compile(GLenum kind, const char* source, std::string& error) {
-  const unsigned shader = glCreateShader(kind);
-  glShaderSource(shader, 1, &source, nullptr);
-  glCompileShader(shader);
-  GLint ok = 0;
-  glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
-  if (!ok) {
-    char log[1024] = {};
-    glGetShaderInfoLog(shader, sizeof log, nullptr, log);
-    error = std::string("heatmap shader does not compile: ") + log;
-    glDeleteShader(shader);
-    return 0;
-  }
-  return shader;
-}
-
-}  // namespace
-
 bool HeatmapRenderer::link_program() {
-  // Use the vertex attribute locations of ImGui's own program (bound right now), so the vertex
-  // array ImGui set up feeds this program unchanged.
+  // Use the vertex attribute locations of the UI's program (bound right now), so the vertex
+  // array set up for it feeds this program unchanged.
   GLint imgui_program = 0;
   glGetIntegerv(GL_CURRENT_PROGRAM, &imgui_program);
-  const unsigned vertex = compile(GL_VERTEX_SHADER, kHeatmapVertexShader, error_);
-  const unsigned fragment = vertex ? compile(GL_FRAGMENT_SHADER, kHeatmapFragmentShader, error_) : 0;
-  if (!vertex || !fragment) {
-    if (vertex) glDeleteShader(vertex);
-    failed_ = true;
-    return false;
-  }
-  program_ = glCreateProgram();
-  glAttachShader(program_, vertex);
-  glAttachShader(program_, fragment);
+  std::vector<std::pair<unsigned, const char*>> attributes;
   for (const char* attribute : {"Position", "UV", "Color"}) {
     const GLint location = glGetAttribLocation(static_cast<GLuint>(imgui_program), attribute);
-    if (location >= 0) glBindAttribLocation(program_, static_cast<GLuint>(location), attribute);
+    if (location >= 0) attributes.emplace_back(static_cast<unsigned>(location), attribute);
   }
-  glLinkProgram(program_);
-  glDeleteShader(vertex);
-  glDeleteShader(fragment);
-  GLint ok = 0;
-  glGetProgramiv(program_, GL_LINK_STATUS, &ok);
-  if (!ok) {
-    char log[1024] = {};
-    glGetProgramInfoLog(program_, sizeof log, nullptr, log);
-    error_ = std::string("heatmap shader does not link: ") + log;
-    glDeleteProgram(program_);
-    program_ = 0;
+  program_ = render::link_program("heatmap", kHeatmapVertexShader, kHeatmapFragmentShader, attributes, error_);
+  if (!program_) {
     failed_ = true;
     return false;
   }
@@ -148,11 +96,8 @@ void HeatmapRenderer::on_draw(const ImDrawList*, const ImDrawCmd* command) {
 
 void HeatmapRenderer::bind(const DrawParams& params) {
   if (failed_ || (!program_ && !link_program())) return;
-  const ImDrawData* draw_data = ImGui::GetDrawData();
-  const float L = draw_data->DisplayPos.x, R = L + draw_data->DisplaySize.x;
-  const float T = draw_data->DisplayPos.y, B = T + draw_data->DisplaySize.y;
-  const float projection[16] = {2.0f / (R - L), 0, 0, 0, 0, 2.0f / (T - B), 0, 0, 0, 0, -1, 0,
-                                (R + L) / (L - R), (T + B) / (B - T), 0, 1};
+  float projection[16];
+  ui_projection(*ImGui::GetDrawData(), projection);
   glUseProgram(program_);
   glUniformMatrix4fv(uniform_projection_, 1, GL_FALSE, projection);
   glUniform1i(uniform_values_, 0);  // ImGui binds the image's texture to unit 0

@@ -4,4 +4,6 @@
 namespace attnviz::render {
 extern const char* const kHeatmapVertexShader;
 extern const char* const kHeatmapFragmentShader;
+extern const char* const kUiVertexShader;
+extern const char* const kUiFragmentShader;
 }  // namespace attnviz::render

@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -37,21 +38,25 @@ std::string quoted(const std::string& text) { return "'" + text + "'"; }
 struct Run {
   int status = -1;
   std::string errors;
+  std::string output;
 };
 
-// Runs attnviz with the arguments on a virtual screen big enough for the window.
-Run run_app(const std::vector<std::string>& args, const fs::path& dir, bool with_display = true) {
-  std::string command;
-  if (with_display) command = "xvfb-run -a -s '-screen 0 3900x2300x24' ";
-  else command = "env -u DISPLAY -u WAYLAND_DISPLAY ";
+// Runs attnviz with the arguments on a virtual screen big enough for the window; `environment`
+// is put before the command ("NAME=value ...").
+Run run_app(const std::vector<std::string>& args, const fs::path& dir, bool with_display = true,
+            const std::string& environment = "") {
+  std::string command = environment.empty() ? "" : "env " + environment + " ";
+  if (with_display) command += "xvfb-run -a -s '-screen 0 3900x2300x24' ";
+  else command += "env -u DISPLAY -u WAYLAND_DISPLAY ";
   command += quoted(app_path());
   for (const std::string& arg : args) command += " " + quoted(arg);
-  const fs::path errors = dir / "stderr.txt";
-  command += " 2> " + quoted(errors.string());
+  const fs::path errors = dir / "stderr.txt", output = dir / "stdout.txt";
+  command += " > " + quoted(output.string()) + " 2> " + quoted(errors.string());
   Run run;
   const int raw = std::system(command.c_str());
   run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
   run.errors = testing::read_whole_file(errors);
+  run.output = testing::read_whole_file(output);
   return run;
 }
 
@@ -318,6 +323,46 @@ TEST_CASE("a bad command-line option is a usage error") {
   const Run run = run_app({"--size", "12"}, dir.path, false);
   CHECK(run.status == 2);
   CHECK(run.errors.find("--size") != std::string::npos);
+}
+
+// The renderer draws each row of glyphs as one quad from a cache of rasterized strings; the
+// picture must be the one ImGui's glyph-by-glyph drawing gives (up to rounding of the blend).
+TEST_CASE("text drawn from the string cache looks the same as glyph by glyph") {
+  TempDir dir;
+  const fs::path cached = dir.path / "cached.png", glyphs = dir.path / "glyphs.png";
+  for (const auto& [png, environment] : {std::pair{cached, std::string()}, std::pair{glyphs, std::string("ATTNVIZ_NO_TEXT_CACHE=1")}}) {
+    const Run run = run_app({"--screenshot", png.string(), "--size", "1280x720"}, dir.path, true, environment);
+    INFO("stderr: " << run.errors);
+    REQUIRE(run.status == 0);
+  }
+  const Image a = load_png(cached), b = load_png(glyphs);
+  REQUIRE(a.width == b.width);
+  REQUIRE(a.height == b.height);
+  int far_apart = 0, dark = 0;
+  for (int y = 0; y < a.height; ++y)
+    for (int x = 0; x < a.width; ++x) {
+      const view::Rgba8 p = a.at(x, y), q = b.at(x, y);
+      if (!close(p, q, 40)) ++far_apart;
+      if (q.r < 80 && q.g < 80 && q.b < 80) ++dark;  // text: the light theme's ink
+    }
+  CHECK(dark > 5000);  // there is text to compare
+  CHECK_MESSAGE(far_apart < 50, far_apart << " pixels differ by more than 40");
+}
+
+TEST_CASE("--bench-frames prints the frame-time line") {
+  TempDir dir;
+  const Run run = run_app({"--bench-frames", "5", "--size", "800x600"}, dir.path);
+  INFO("stderr: " << run.errors);
+  REQUIRE(run.status == 0);
+  const std::regex line(R"(p50_ms=[0-9.]+ p99_ms=[0-9.]+ max_ms=[0-9.]+\n)");
+  CHECK_MESSAGE(std::regex_match(run.output, line), run.output);
+  CHECK(run.errors.find("5 frames") != std::string::npos);
+}
+
+TEST_CASE("--bench-frames needs a positive number and no screenshot") {
+  TempDir dir;
+  CHECK(run_app({"--bench-frames", "0"}, dir.path, false).status == 2);
+  CHECK(run_app({"--bench-frames", "5", "--screenshot", "x.png"}, dir.path, false).status == 2);
 }
 
 }  // namespace attnviz

@@ -153,4 +153,12 @@ TEST_CASE("tokens are referred to by text or by index") {
   CHECK(resolve_token(tokens, "#7") == -1);
 }
 
+// Found by the lesson fuzz target: "#4294967296" was read by atoi, wrapped to 0 and meant the
+// first token.
+TEST_CASE("a token index that is too large or not a number refers to no token") {
+  const Tokenization tokens = tokenize("The cat sat", 256);
+  for (const char* reference : {"#4294967296", "#18446744073709551616", "#-1", "#1x", "#+1", "# 1"})
+    CHECK_MESSAGE(resolve_token(tokens, reference) == -1, reference);
+}
+
 }  // namespace attnviz

@@ -183,3 +183,50 @@ TEST_CASE("invalid UTF-8 in the sentence computes and is warned about") {
 }
 
 }  // namespace attnviz
+
+namespace attnviz {
+
+// The pipeline embeds a sentence again only when the embedding's inputs change; each change
+// below must show in X exactly as a fresh pipeline computes it.
+TEST_CASE("a rerun embeds again after an override or positional change") {
+  Scenario scenario = builtin();
+  Pipeline pipeline;
+  REQUIRE(pipeline.run(scenario));
+  const auto same_as_fresh = [&](const char* what) {
+    REQUIRE_MESSAGE(pipeline.run(scenario), what);
+    Pipeline fresh;
+    REQUIRE(fresh.run(scenario));
+    CHECK_MESSAGE(pipeline.X_target() == fresh.X_target(), what);
+    CHECK_MESSAGE(pipeline.result().output == fresh.result().output, what);
+  };
+  scenario.embeddings["eat"] = std::vector<float>(8, 0.25f);
+  same_as_fresh("an override added");
+  scenario.embeddings["eat"][3] = -1.0f;
+  same_as_fresh("an override edited");
+  scenario.positional = Positional::Sinusoidal;
+  same_as_fresh("positions switched on");
+  scenario.embeddings.clear();
+  same_as_fresh("the overrides removed");
+}
+
+TEST_CASE("a rerun embeds again after a d_model or source change") {
+  Scenario scenario = builtin();
+  Pipeline pipeline;
+  REQUIRE(pipeline.run(scenario));
+  AttentionConfig wider = scenario.config;
+  wider.d_model = 12;
+  apply_config(scenario, wider);
+  REQUIRE(pipeline.run(scenario));
+  CHECK(pipeline.X_target().cols() == 12);
+  scenario.mode = Mode::Cross;
+  scenario.source = "the cat sat";
+  REQUIRE(pipeline.run(scenario));
+  scenario.source = "a dog ran far";
+  REQUIRE(pipeline.run(scenario));
+  Pipeline fresh;
+  REQUIRE(fresh.run(scenario));
+  CHECK(pipeline.X_keys() == fresh.X_keys());
+  CHECK(pipeline.X_keys().rows() == 4);
+}
+
+}  // namespace attnviz

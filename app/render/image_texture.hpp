@@ -1,0 +1,34 @@
+// A picture made on the CPU (premultiplied RGBA8, e.g. view::LineCanvas) shown as one textured
+// quad in an ImGui draw list. The texture is allocated once per size and refreshed with
+// glTexSubImage2D; the quad is drawn with premultiplied-alpha blending (a draw-list callback sets
+// it, and ImGui's own state is restored after).
+#pragma once
+
+#include <cstdint>
+
+struct ImDrawList;
+struct ImVec2;
+
+namespace attnviz::render {
+
+class ImageTexture {
+ public:
+  ImageTexture() = default;
+  ImageTexture(const ImageTexture&) = delete;
+  ImageTexture& operator=(const ImageTexture&) = delete;
+  ~ImageTexture();
+
+  // `pixels`: width * height RGBA8 texels, rows top first, premultiplied alpha.
+  void upload(int width, int height, const std::uint32_t* pixels);
+  // Draws the whole picture, or the part between texture coordinates uv0 and uv1, into [p0, p1]
+  // (screen coordinates).
+  void draw(ImDrawList* list, const ImVec2& p0, const ImVec2& p1) const;
+  void draw(ImDrawList* list, const ImVec2& p0, const ImVec2& p1, const ImVec2& uv0, const ImVec2& uv1) const;
+  bool empty() const { return texture_ == 0 || width_ == 0 || height_ == 0; }
+
+ private:
+  unsigned texture_ = 0;
+  int width_ = 0, height_ = 0;
+};
+
+}  // namespace attnviz::render

@@ -1,0 +1,222 @@
+#include "app/render/ui_renderer.hpp"
+
+#include "app/platform/gl.hpp"
+#include "app/render/gl_helpers.hpp"
+#include "app/render/shader_sources.hpp"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+
+namespace attnviz::render {
+
+namespace {
+
+constexpr unsigned kPosition = 0, kUv = 1, kColour = 2;
+constexpr int kMaxRowGlyphs = 64;
+
+bool same(const ImVec2& a, const ImVec2& b) { return a.x == b.x && a.y == b.y; }
+
+// Whether the six indices at `index` draw ImGui's glyph quad: vertices a, a+1, a+2, a+3 as
+// triangles (0 1 2) (0 2 3), an axis-aligned rectangle of one colour, textured left to right
+// and top to bottom from somewhere other than the white texel.
+bool glyph_quad(const ImDrawVert* vertices, const ImDrawIdx* index, const ImVec2& white) {
+  const unsigned a = index[0];
+  if (index[1] != a + 1 || index[2] != a + 2 || index[3] != a || index[4] != a + 2 || index[5] != a + 3) return false;
+  const ImDrawVert& top_left = vertices[a];
+  const ImDrawVert& top_right = vertices[a + 1];
+  const ImDrawVert& bottom_right = vertices[a + 2];
+  const ImDrawVert& bottom_left = vertices[a + 3];
+  return top_left.pos.y == top_right.pos.y && bottom_left.pos.y == bottom_right.pos.y &&
+         top_left.pos.x == bottom_left.pos.x && top_right.pos.x == bottom_right.pos.x &&
+         top_left.uv.y == top_right.uv.y && bottom_left.uv.y == bottom_right.uv.y &&
+         top_left.uv.x == bottom_left.uv.x && top_right.uv.x == bottom_right.uv.x &&
+         top_left.pos.x < top_right.pos.x && top_left.pos.y < bottom_left.pos.y &&
+         top_left.uv.x < top_right.uv.x && top_left.uv.y < bottom_left.uv.y && top_left.col == top_right.col &&
+         top_left.col == bottom_right.col && top_left.col == bottom_left.col && !same(top_left.uv, white);
+}
+
+}  // namespace
+
+UiRenderer::~UiRenderer() {
+  if (program_) glDeleteProgram(program_);
+  if (vertex_buffer_) glDeleteBuffers(1, &vertex_buffer_);
+  if (index_buffer_) glDeleteBuffers(1, &index_buffer_);
+  if (vertex_array_) glDeleteVertexArrays(1, &vertex_array_);
+}
+
+bool UiRenderer::init(std::string& error) {
+  program_ = link_program("UI", kUiVertexShader, kUiFragmentShader,
+                          {{kPosition, "Position"}, {kUv, "UV"}, {kColour, "Color"}}, error);
+  if (!program_) return false;
+  projection_ = glGetUniformLocation(program_, "ProjMtx");
+  sampler_ = glGetUniformLocation(program_, "Texture");
+  glGenVertexArrays(1, &vertex_array_);
+  glGenBuffers(1, &vertex_buffer_);
+  glGenBuffers(1, &index_buffer_);
+  glBindVertexArray(vertex_array_);
+  glBindBuffer(GL_ARRAY_BUFFER, vertex_buffer_);
+  glBindBuffer(GL_ELEMENT_ARRAY_BUFFER, index_buffer_);
+  glEnableVertexAttribArray(kPosition);
+  glEnableVertexAttribArray(kUv);
+  glEnableVertexAttribArray(kColour);
+  const auto at = [](std::size_t bytes) { return reinterpret_cast<const void*>(bytes); };
+  glVertexAttribPointer(kPosition, 2, GL_FLOAT, GL_FALSE, sizeof(ImDrawVert), at(offsetof(ImDrawVert, pos)));
+  glVertexAttribPointer(kUv, 2, GL_FLOAT, GL_FALSE, sizeof(ImDrawVert), at(offsetof(ImDrawVert, uv)));
+  glVertexAttribPointer(kColour, 4, GL_UNSIGNED_BYTE, GL_TRUE, sizeof(ImDrawVert), at(offsetof(ImDrawVert, col)));
+  glBindVertexArray(0);
+  return true;
+}
+
+void UiRenderer::set_up_state(ImDrawData* draw_data, int framebuffer_width, int framebuffer_height) {
+  glEnable(GL_BLEND);
+  glBlendEquation(GL_FUNC_ADD);
+  glBlendFuncSeparate(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
+  glDisable(GL_CULL_FACE);
+  glDisable(GL_DEPTH_TEST);
+  glDisable(GL_STENCIL_TEST);
+  glEnable(GL_SCISSOR_TEST);
+  glPolygonMode(GL_FRONT_AND_BACK, GL_FILL);
+  glViewport(0, 0, framebuffer_width, framebuffer_height);
+  float projection[16];
+  ui_projection(*draw_data, projection);
+  glUseProgram(program_);
+  glUniformMatrix4fv(projection_, 1, GL_FALSE, projection);
+  glUniform1i(sampler_, 0);
+  glActiveTexture(GL_TEXTURE0);
+  glBindVertexArray(vertex_array_);
+  glBindBuffer(GL_ARRAY_BUFFER, vertex_buffer_);
+}
+
+void UiRenderer::rewrite(const ImDrawList* list, const ImDrawData* draw_data) {
+  vertices_.clear();
+  indices_.clear();
+  ranges_.clear();
+  const ImFontAtlas* atlas = ImGui::GetIO().Fonts;
+  const bool cache_text = text_cache_on_ && text_.ready();
+  const float v_scale = text_.atlas_v_scale();
+  const ImVec2 origin = draw_data->DisplayPos, scale = draw_data->FramebufferScale;
+  for (const ImDrawCmd& command : list->CmdBuffer) {
+    const unsigned first = static_cast<unsigned>(indices_.size());
+    if (command.UserCallback || command.ElemCount == 0) {
+      ranges_.push_back({first, 0});
+      continue;
+    }
+    const ImDrawVert* vertices = list->VtxBuffer.Data + command.VtxOffset;
+    const ImDrawIdx* indices = list->IdxBuffer.Data + command.IdxOffset;
+    // The command's vertices, copied; its indices, rebased onto the copy.
+    unsigned low = UINT_MAX, high = 0;
+    for (unsigned k = 0; k < command.ElemCount; ++k) {
+      low = std::min<unsigned>(low, indices[k]);
+      high = std::max<unsigned>(high, indices[k]);
+    }
+    const unsigned base = static_cast<unsigned>(vertices_.size());
+    vertices_.insert(vertices_.end(), vertices + low, vertices + high + 1);
+    const bool font_texture = cache_text && command.GetTexID() == atlas->TexID;
+    if (!font_texture) {
+      for (unsigned k = 0; k < command.ElemCount; ++k) indices_.push_back(base + indices[k] - low);
+      ranges_.push_back({first, command.ElemCount});
+      continue;
+    }
+    for (unsigned v = base; v < vertices_.size(); ++v) vertices_[v].uv.y *= v_scale;  // into the combined texture
+
+    // Text rows: consecutive glyph quads of one colour, left to right on overlapping lines.
+    row_.clear();
+    ImU32 row_colour = 0;
+    unsigned row_first_index = 0;  // where the row's quads start in `indices`
+    const auto flush_row = [&](unsigned end_index) {
+      TextCache::Placed placed{};
+      if (row_.size() >= 2 && text_.place(row_.data(), static_cast<int>(row_.size()), placed)) {
+        const auto at = static_cast<unsigned>(vertices_.size());
+        const auto display = [&](float x, float y) { return ImVec2(x / scale.x + origin.x, y / scale.y + origin.y); };
+        vertices_.push_back({display(placed.x0, placed.y0), ImVec2(placed.u0, placed.v0), row_colour});
+        vertices_.push_back({display(placed.x1, placed.y0), ImVec2(placed.u1, placed.v0), row_colour});
+        vertices_.push_back({display(placed.x1, placed.y1), ImVec2(placed.u1, placed.v1), row_colour});
+        vertices_.push_back({display(placed.x0, placed.y1), ImVec2(placed.u0, placed.v1), row_colour});
+        for (unsigned corner : {0u, 1u, 2u, 0u, 2u, 3u}) indices_.push_back(at + corner);
+      } else {
+        for (unsigned k = row_first_index; k < end_index; ++k) indices_.push_back(base + indices[k] - low);
+      }
+      row_.clear();
+    };
+    unsigned k = 0;
+    while (k < command.ElemCount) {
+      if (k + 6 <= command.ElemCount && glyph_quad(vertices, indices + k, atlas->TexUvWhitePixel)) {
+        const ImDrawVert& top_left = vertices[indices[k]];
+        const ImDrawVert& bottom_right = vertices[indices[k] + 2];
+        const GlyphQuad glyph{(top_left.pos.x - origin.x) * scale.x, (top_left.pos.y - origin.y) * scale.y,
+                              (bottom_right.pos.x - origin.x) * scale.x, (bottom_right.pos.y - origin.y) * scale.y,
+                              top_left.uv.x, top_left.uv.y, bottom_right.uv.x, bottom_right.uv.y};
+        const bool continues = !row_.empty() && top_left.col == row_colour && row_.size() < kMaxRowGlyphs &&
+                               glyph.x0 >= row_.back().x0 && glyph.y0 < row_.back().y1 && glyph.y1 > row_.back().y0 &&
+                               glyph.x0 - row_.back().x1 < 2.0f * (glyph.y1 - glyph.y0);
+        if (!continues) {
+          flush_row(k);
+          row_first_index = k;
+          row_colour = top_left.col;
+        }
+        row_.push_back(glyph);
+        k += 6;
+        continue;
+      }
+      flush_row(k);
+      const unsigned end = std::min(k + 3, command.ElemCount);
+      for (; k < end; ++k) indices_.push_back(base + indices[k] - low);
+      row_first_index = k;
+    }
+    flush_row(command.ElemCount);
+    ranges_.push_back({first, static_cast<unsigned>(indices_.size()) - first});
+  }
+}
+
+void UiRenderer::render(ImDrawData* draw_data) {
+  const int framebuffer_width = static_cast<int>(draw_data->DisplaySize.x * draw_data->FramebufferScale.x);
+  const int framebuffer_height = static_cast<int>(draw_data->DisplaySize.y * draw_data->FramebufferScale.y);
+  if (framebuffer_width <= 0 || framebuffer_height <= 0 || !program_) return;
+  const ImFontAtlas* atlas = ImGui::GetIO().Fonts;
+  text_.begin_frame(atlas->TexID, atlas->TexPixelsAlpha8, atlas->TexWidth, atlas->TexHeight);
+  set_up_state(draw_data, framebuffer_width, framebuffer_height);
+  const ImVec2 clip_origin = draw_data->DisplayPos, clip_scale = draw_data->FramebufferScale;
+  for (int l = 0; l < draw_data->CmdListsCount; ++l) {
+    const ImDrawList* list = draw_data->CmdLists[l];
+    rewrite(list, draw_data);
+    glBindBuffer(GL_ARRAY_BUFFER, vertex_buffer_);
+    glBufferData(GL_ARRAY_BUFFER, static_cast<GLsizeiptr>(vertices_.size() * sizeof(ImDrawVert)), vertices_.data(),
+                 GL_STREAM_DRAW);
+    glBufferData(GL_ELEMENT_ARRAY_BUFFER, static_cast<GLsizeiptr>(indices_.size() * sizeof(unsigned)), indices_.data(),
+                 GL_STREAM_DRAW);
+    for (int c = 0; c < list->CmdBuffer.Size; ++c) {
+      const ImDrawCmd& command = list->CmdBuffer[c];
+      if (command.UserCallback) {
+        if (command.UserCallback == ImDrawCallback_ResetRenderState) {
+          set_up_state(draw_data, framebuffer_width, framebuffer_height);
+        } else {
+          command.UserCallback(list, &command);
+        }
+        continue;
+      }
+      const Range range = ranges_[static_cast<std::size_t>(c)];
+      if (range.count == 0) continue;
+      // The clip rectangle in framebuffer pixels (GL's y runs upwards).
+      const float x0 = (command.ClipRect.x - clip_origin.x) * clip_scale.x;
+      const float y0 = (command.ClipRect.y - clip_origin.y) * clip_scale.y;
+      const float x1 = (command.ClipRect.z - clip_origin.x) * clip_scale.x;
+      const float y1 = (command.ClipRect.w - clip_origin.y) * clip_scale.y;
+      if (x1 <= x0 || y1 <= y0) continue;
+      glScissor(static_cast<int>(x0), static_cast<int>(static_cast<float>(framebuffer_height) - y1),
+                static_cast<int>(x1 - x0), static_cast<int>(y1 - y0));
+      const bool font_texture = text_cache_on_ && text_.ready() && command.GetTexID() == atlas->TexID;
+      const auto texture = font_texture ? static_cast<GLuint>(text_.texture())
+                                        : static_cast<GLuint>(reinterpret_cast<std::intptr_t>(command.GetTexID()));
+      glBindTexture(GL_TEXTURE_2D, texture);
+      glDrawElements(GL_TRIANGLES, static_cast<GLsizei>(range.count), GL_UNSIGNED_INT,
+                     reinterpret_cast<const void*>(static_cast<std::size_t>(range.first) * sizeof(unsigned)));
+    }
+  }
+  glBindVertexArray(0);
+  glDisable(GL_SCISSOR_TEST);
+}
+
+}  // namespace attnviz::render

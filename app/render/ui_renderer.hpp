@@ -1,0 +1,57 @@
+// Draws Dear ImGui's draw data with OpenGL 3.3, in place of the imgui_impl_opengl3 backend's
+// RenderDrawData (which still creates the font texture).
+//
+// The difference is for software GL (Mesa's llvmpipe: Xvfb, virtual machines, remote desktops),
+// which pays per small triangle: each row of glyphs ImGui draws in one colour becomes a single
+// quad from a cache of rasterized strings (render/text_cache.hpp), so the same pixels cost a
+// fraction. Everything else is drawn as ImGui made it. Draw-list callbacks are honoured as by
+// the backend: ImDrawCallback_ResetRenderState restores this renderer's state, and after any
+// other callback the commands are drawn with whatever program and blending the callback set.
+#pragma once
+
+#include "app/render/text_cache.hpp"
+
+#include <string>
+#include <vector>
+
+struct ImDrawData;
+struct ImDrawList;
+struct ImDrawVert;
+
+namespace attnviz::render {
+
+class UiRenderer {
+ public:
+  UiRenderer() = default;
+  UiRenderer(const UiRenderer&) = delete;
+  UiRenderer& operator=(const UiRenderer&) = delete;
+  ~UiRenderer();
+
+  // Builds the program and buffers (needs the GL context). False with `error` on failure.
+  bool init(std::string& error);
+  // Draws into the bound framebuffer; the viewport covers DisplaySize * FramebufferScale.
+  void render(ImDrawData* draw_data);
+  // Off: every glyph drawn as ImGui made it (for comparing pictures and timings).
+  void set_text_cache(bool on) { text_cache_on_ = on; }
+
+ private:
+  void set_up_state(ImDrawData* draw_data, int framebuffer_width, int framebuffer_height);
+  // Rewrites one draw list into vertices_/indices_: text rows collapsed into cached strings.
+  void rewrite(const ImDrawList* list, const ImDrawData* draw_data);
+
+  unsigned program_ = 0;
+  int projection_ = -1, sampler_ = -1;
+  unsigned vertex_array_ = 0, vertex_buffer_ = 0, index_buffer_ = 0;
+  TextCache text_;
+  bool text_cache_on_ = true;
+  // Per draw list, reused every frame.
+  std::vector<ImDrawVert> vertices_;
+  std::vector<unsigned> indices_;
+  struct Range {
+    unsigned first, count;  // in indices_
+  };
+  std::vector<Range> ranges_;  // one per command
+  std::vector<GlyphQuad> row_;  // the glyphs of the text row being collected
+};
+
+}  // namespace attnviz::render

@@ -1,0 +1,137 @@
+#include "app/view/line_canvas.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnviz::view {
+
+namespace {
+
+constexpr std::uint32_t pack(Rgba8 c) {
+  return static_cast<std::uint32_t>(c.r) | static_cast<std::uint32_t>(c.g) << 8 |
+         static_cast<std::uint32_t>(c.b) << 16 | static_cast<std::uint32_t>(c.a) << 24;
+}
+
+// Ends of a line: an anti-aliased butt cap, or a hard cut where a curve's segments meet (so that
+// the joint is covered once, not twice).
+constexpr std::uint32_t kCapStart = 1, kCapEnd = 2;
+
+}  // namespace
+
+void LineCanvas::begin(int width, int height) {
+  width_ = std::max(width, 0);
+  height_ = std::max(height, 0);
+  recording_.clear();
+}
+
+void LineCanvas::line(float x0, float y0, float x1, float y1, float thickness, Rgba8 colour) {
+  if (colour.a == 0 || !(thickness > 0)) return;
+  recording_.push_back({x0, y0, x1, y1, thickness, pack(colour), kCapStart | kCapEnd});
+}
+
+void LineCanvas::curve(const float p0[2], const float p1[2], const float p2[2], const float p3[2], float thickness,
+                       Rgba8 colour, int segments) {
+  if (colour.a == 0 || !(thickness > 0)) return;
+  segments = std::max(segments, 1);
+  float previous[2] = {p0[0], p0[1]};
+  for (int s = 1; s <= segments; ++s) {
+    const float t = static_cast<float>(s) / static_cast<float>(segments), u = 1.0f - t;
+    const float b0 = u * u * u, b1 = 3 * u * u * t, b2 = 3 * u * t * t, b3 = t * t * t;
+    const float point[2] = {b0 * p0[0] + b1 * p1[0] + b2 * p2[0] + b3 * p3[0],
+                            b0 * p0[1] + b1 * p1[1] + b2 * p2[1] + b3 * p3[1]};
+    const std::uint32_t caps = (s == 1 ? kCapStart : 0) | (s == segments ? kCapEnd : 0);
+    recording_.push_back({previous[0], previous[1], point[0], point[1], thickness, pack(colour), caps});
+    previous[0] = point[0];
+    previous[1] = point[1];
+  }
+}
+
+bool LineCanvas::end() {
+  if (recording_ == drawn_ && width_ == drawn_width_ && height_ == drawn_height_) return false;
+  const std::size_t count = static_cast<std::size_t>(width_) * static_cast<std::size_t>(height_);
+  accumulated_.assign(count * 4, 0.0f);
+  for (const Line& l : recording_) rasterize(l);
+  pixels_.resize(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const float* p = &accumulated_[i * 4];
+    const auto byte = [](float v) { return static_cast<std::uint32_t>(std::clamp(v, 0.0f, 1.0f) * 255.0f + 0.5f); };
+    pixels_[i] = byte(p[0]) | byte(p[1]) << 8 | byte(p[2]) << 16 | byte(p[3]) << 24;
+  }
+  drawn_.swap(recording_);
+  drawn_width_ = width_;
+  drawn_height_ = height_;
+  return true;
+}
+
+// Walks the line along its longer ("major") axis; in each column (or row) only the pixels within
+// reach of the line are visited, each covered by how far its centre is from the line's core, and
+// blended "over" in premultiplied alpha: dst = src + dst * (1 - src alpha).
+void LineCanvas::rasterize(const Line& l) {
+  const float dx = l.x1 - l.x0, dy = l.y1 - l.y0;
+  const float length = std::sqrt(dx * dx + dy * dy);
+  // Far outside any canvas (or not a number): nothing to draw, and no float-to-int overflow below.
+  constexpr float kFar = 1e6f;
+  for (float coordinate : {l.x0, l.y0, l.x1, l.y1})
+    if (!(std::abs(coordinate) < kFar)) return;
+  if (!(length > 1e-3f) || !(l.thickness < kFar)) return;
+  const bool x_major = std::abs(dx) >= std::abs(dy);
+  // Unit vector along the line, split into its major and minor components.
+  const float u_major = (x_major ? dx : dy) / length, u_minor = (x_major ? dy : dx) / length;
+  const float width = std::max(l.thickness, 1.0f);  // thinner lines are 1 px wide and fainter
+  const float half = width * 0.5f;
+  const float opacity = std::min(l.thickness, 1.0f) * static_cast<float>(l.rgba >> 24) * (1.0f / 255.0f);
+  const float red = static_cast<float>(l.rgba & 0xFFu) * (1.0f / 255.0f);
+  const float green = static_cast<float>((l.rgba >> 8) & 0xFFu) * (1.0f / 255.0f);
+  const float blue = static_cast<float>((l.rgba >> 16) & 0xFFu) * (1.0f / 255.0f);
+  const bool cap_start = (l.caps & kCapStart) != 0, cap_end = (l.caps & kCapEnd) != 0;
+
+  const float origin_major = x_major ? l.x0 : l.y0, origin_minor = x_major ? l.y0 : l.x0;
+  const float major0 = std::min(origin_major, x_major ? l.x1 : l.y1);
+  const float major1 = std::max(origin_major, x_major ? l.x1 : l.y1);
+  const int major_limit = x_major ? width_ : height_, minor_limit = x_major ? height_ : width_;
+  // A thick line's corners reach past its ends by half its width times the sine of its angle.
+  const float overhang = half * std::abs(u_minor) + 1.0f;
+  const int first = std::max(0, static_cast<int>(std::floor(major0 - overhang)));
+  const int last = std::min(major_limit - 1, static_cast<int>(std::ceil(major1 + overhang)));
+  const float slope = u_minor / u_major;  // minor per major
+  // Pixel centres closer to the centre line than half + 0.5 (across it) have some coverage; along
+  // the minor axis that is this far from the centre.
+  const float reach = (half + 0.5f) / std::abs(u_major);
+  const float along_spread = reach * std::abs(u_minor) + 1.0f;  // how far along a column's pixels differ
+  // Premultiplied colour at full coverage.
+  const float red_alpha = red * opacity, green_alpha = green * opacity, blue_alpha = blue * opacity;
+  // Stride of one step along each axis in the pixel array.
+  const std::size_t stride_major = x_major ? 4 : static_cast<std::size_t>(width_) * 4;
+  const std::size_t stride_minor = x_major ? static_cast<std::size_t>(width_) * 4 : 4;
+  for (int m = first; m <= last; ++m) {
+    const float pm = static_cast<float>(m) + 0.5f - origin_major;  // from the start, along the major axis
+    const float centre = origin_minor + pm * slope;
+    const int lo = std::max(0, static_cast<int>(std::ceil(centre - reach - 0.5f)));
+    const int hi = std::min(minor_limit - 1, static_cast<int>(std::floor(centre + reach - 0.5f)));
+    if (hi < lo) continue;
+    // The ends need the cap's coverage only in the columns near them.
+    const float along_centre = pm * u_major + (centre - origin_minor) * u_minor;
+    const bool near_an_end = along_centre - along_spread < 1.0f || along_centre + along_spread > length - 1.0f;
+    float* pixel = accumulated_.data() + static_cast<std::size_t>(m) * stride_major + static_cast<std::size_t>(lo) * stride_minor;
+    // Signed distance across the line, stepping by -u_major per pixel along the column.
+    float across = pm * u_minor - (static_cast<float>(lo) + 0.5f - origin_minor) * u_major;
+    float along = pm * u_major + (static_cast<float>(lo) + 0.5f - origin_minor) * u_minor;
+    for (int n = lo; n <= hi; ++n, pixel += stride_minor, across -= u_major, along += u_minor) {
+      float coverage = std::min(half + 0.5f - std::abs(across), 1.0f);
+      if (coverage <= 0.0f) continue;
+      if (near_an_end) {
+        const float start = cap_start ? std::clamp(along + 0.5f, 0.0f, 1.0f) : (along >= 0.0f ? 1.0f : 0.0f);
+        const float end = cap_end ? std::clamp(length - along + 0.5f, 0.0f, 1.0f) : (along < length ? 1.0f : 0.0f);
+        coverage *= std::min(start, end);
+        if (coverage <= 0.0f) continue;
+      }
+      const float keep = 1.0f - coverage * opacity;
+      pixel[0] = red_alpha * coverage + pixel[0] * keep;
+      pixel[1] = green_alpha * coverage + pixel[1] * keep;
+      pixel[2] = blue_alpha * coverage + pixel[2] * keep;
+      pixel[3] = opacity * coverage + pixel[3] * keep;
+    }
+  }
+}
+
+}  // namespace attnviz::view
