@@ -38,13 +38,17 @@ std::optional<Mode> parse_mode(std::string_view text);
 std::optional<Compatibility> parse_compatibility(std::string_view text);
 std::optional<Positional> parse_positional(std::string_view text);
 
-// The engine's explicit limits, chosen so that a full recompute stays interactive.
+// The explicit limits of a scenario, chosen so that the app stays interactive at the limit: the
+// four score matrices of every head are kept (16 bytes per query-key pair per head), so tokens
+// weigh most. At 512 tokens, d_model 1024, 16 heads of d_k = d_v = 128 a recompute takes about
+// 0.15 s on one core and the result about 0.3 GB (README, "Limits"); at classroom sizes it is
+// microseconds. `attnviz-cli bench` measures the engine beyond these (kMaxBenchTokens).
 struct Limits {
-  static constexpr int kMaxTokens = 1024;        // per sentence (the default cap is lower)
+  static constexpr int kMaxTokens = 512;         // per sentence (the default cap is lower)
   static constexpr int kDefaultMaxTokens = 256;
   static constexpr int kMaxDModel = 1024;
   static constexpr int kMaxHeads = 16;
-  static constexpr int kMaxHeadDim = 1024;       // d_k, d_v, d_att
+  static constexpr int kMaxHeadDim = 128;        // d_k, d_v, d_att
   static constexpr float kMinTemperature = 1e-3f;
   static constexpr float kMaxTemperature = 1e3f;
 };

@@ -15,7 +15,6 @@
 namespace attnviz::app {
 namespace {
 
-ImU32 to_imgui(view::Rgba8 c) { return IM_COL32(c.r, c.g, c.b, c.a); }
 
 // The lines between cells (drawn as the grid's background, showing through 1-pixel gaps).
 ImU32 grid_line_colour(Theme theme) {
@@ -291,7 +290,7 @@ MatrixGridEvents MatrixEditor::draw(const MatrixGridSpec& spec, ImVec2 origin) {
     cells.texture.upload(columns, rows, cells.texels.data());
     const float top = cells_top + row_h_ * static_cast<float>(r0), bottom = cells_top + row_h_ * static_cast<float>(r1);
     // Two runs of equal widths at most: the wide columns first, then the rest.
-    for (const auto [from, to] : {std::pair{c0, std::min(c1, l.wide)}, std::pair{std::max(c0, l.wide), c1}}) {
+    for (const auto& [from, to] : {std::pair{c0, std::min(c1, l.wide)}, std::pair{std::max(c0, l.wide), c1}}) {
       if (to <= from) continue;
       const float u0 = static_cast<float>(from - c0) / static_cast<float>(columns);
       const float u1 = static_cast<float>(to - c0) / static_cast<float>(columns);

@@ -107,6 +107,10 @@ bool Backend::init(const WindowOptions& options, std::string& error) {
     return false;
   }
   imgui_ready_ = true;
+  // The backend's shader and buffers now, with its font texture for ImGui's tiny default font
+  // dropped at once: the UI renderer draws and owns the font texture (one byte per texel).
+  ImGui_ImplOpenGL3_CreateDeviceObjects();
+  ImGui_ImplOpenGL3_DestroyFontsTexture();
   ui_renderer_ = std::make_unique<render::UiRenderer>();
   if (!ui_renderer_->init(error)) return false;
   if (std::getenv("ATTNVIZ_NO_TEXT_CACHE")) ui_renderer_->set_text_cache(false);
@@ -132,8 +136,11 @@ bool Backend::load_fonts(float pixel_size, float detail, std::string& error) {
     }
   }
   io.FontGlobalScale = 1.0f / detail;
-  ImGui_ImplOpenGL3_DestroyFontsTexture();
-  ImGui_ImplOpenGL3_CreateFontsTexture();
+  std::string texture_error;
+  if (!ui_renderer_->load_font_atlas(texture_error)) {
+    error = texture_error;
+    return false;
+  }
   return all_found;
 }
 

@@ -29,39 +29,42 @@ TextCache::~TextCache() {
   if (texture_) glDeleteTextures(1, &texture_);
 }
 
-void TextCache::begin_frame(const void* atlas_id, const unsigned char* atlas_alpha, int width, int height) {
-  const bool new_atlas = atlas_id != atlas_id_ || atlas_alpha != atlas_alpha_ || width != atlas_width_ ||
-                         height != atlas_height_;
-  if (new_atlas) {
-    atlas_id_ = atlas_id;
-    atlas_alpha_ = atlas_alpha;
-    atlas_width_ = width;
-    atlas_height_ = height;
-    texture_height_ = height + kCacheHeight;
-    ready_ = false;
-    if (!atlas_alpha || width <= 0 || height <= 0) return;
-    if (!texture_) {
-      glGenTextures(1, &texture_);
-      glBindTexture(GL_TEXTURE_2D, texture_);
-      // As the font atlas: bilinear (cached strings are sampled at texel centres, so exactly).
-      glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
-      glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
-    }
-    // White with the atlas's coverage as alpha, as ImGui's RGBA atlas; the cache region empty.
-    std::vector<std::uint32_t> texels(static_cast<std::size_t>(width) * static_cast<std::size_t>(texture_height_), 0u);
-    for (std::size_t i = 0; i < static_cast<std::size_t>(width) * static_cast<std::size_t>(height); ++i)
-      texels[i] = 0x00FFFFFFu | static_cast<std::uint32_t>(atlas_alpha[i]) << 24;
+unsigned TextCache::load_atlas(const unsigned char* alpha, int width, int height) {
+  ready_ = false;
+  atlas_alpha_ = alpha;
+  atlas_width_ = width;
+  atlas_height_ = height;
+  texture_height_ = height + kCacheHeight;
+  slots_.clear();
+  shelf_x_ = shelf_y_ = shelf_height_ = 0;
+  full_ = false;
+  if (!alpha || width <= 0 || height <= 0) return 0;
+  if (!texture_) {
+    glGenTextures(1, &texture_);
     glBindTexture(GL_TEXTURE_2D, texture_);
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
-    glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, width, texture_height_, 0, GL_RGBA, GL_UNSIGNED_BYTE, texels.data());
-    ready_ = glGetError() == GL_NO_ERROR;
+    // As ImGui's atlas: bilinear (cached strings are sampled at texel centres, so exactly), and
+    // read as white with the coverage as alpha.
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+    const GLint swizzle[4] = {GL_ONE, GL_ONE, GL_ONE, GL_RED};
+    glTexParameteriv(GL_TEXTURE_2D, GL_TEXTURE_SWIZZLE_RGBA, swizzle);
   }
-  if (new_atlas || full_) {
-    slots_.clear();
-    shelf_x_ = shelf_y_ = shelf_height_ = 0;
-    full_ = false;
-  }
+  glBindTexture(GL_TEXTURE_2D, texture_);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+  glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
+  const std::vector<std::uint8_t> empty(static_cast<std::size_t>(width) * static_cast<std::size_t>(kCacheHeight), 0);
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_R8, width, texture_height_, 0, GL_RED, GL_UNSIGNED_BYTE, nullptr);
+  glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, width, height, GL_RED, GL_UNSIGNED_BYTE, alpha);
+  glTexSubImage2D(GL_TEXTURE_2D, 0, 0, height, width, kCacheHeight, GL_RED, GL_UNSIGNED_BYTE, empty.data());
+  ready_ = glGetError() == GL_NO_ERROR;
+  return ready_ ? texture_ : 0;
+}
+
+void TextCache::begin_frame() {
+  if (!full_) return;
+  slots_.clear();
+  shelf_x_ = shelf_y_ = shelf_height_ = 0;
+  full_ = false;
 }
 
 bool TextCache::allocate(int width, int height, Slot& slot) {
@@ -119,9 +122,8 @@ void TextCache::rasterize(const GlyphQuad* glyphs, int count, float origin_x, fl
       }
     }
   }
-  pixels_.resize(coverage.size());
-  for (std::size_t i = 0; i < coverage.size(); ++i)
-    pixels_[i] = 0x00FFFFFFu | static_cast<std::uint32_t>(std::lround(coverage[i] * 255.0f)) << 24;
+  texels_.resize(coverage.size());
+  for (std::size_t i = 0; i < coverage.size(); ++i) texels_[i] = static_cast<std::uint8_t>(std::lround(coverage[i] * 255.0f));
 }
 
 bool TextCache::place(const GlyphQuad* glyphs, int count, Placed& placed) {
@@ -153,10 +155,10 @@ bool TextCache::place(const GlyphQuad* glyphs, int count, Placed& placed) {
     if (!allocate(width, height, slot)) return false;
     rasterize(glyphs, count, placed.x0, placed.y0, width, height);
     glBindTexture(GL_TEXTURE_2D, texture_);
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
     glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
-    glTexSubImage2D(GL_TEXTURE_2D, 0, slot.x, atlas_height_ + slot.y, width, height, GL_RGBA, GL_UNSIGNED_BYTE,
-                    pixels_.data());
+    glTexSubImage2D(GL_TEXTURE_2D, 0, slot.x, atlas_height_ + slot.y, width, height, GL_RED, GL_UNSIGNED_BYTE,
+                    texels_.data());
     found = slots_.emplace(key, slot).first;
   }
   const Slot& slot = found->second;

@@ -1,13 +1,14 @@
-// Text drawn as one quad per string instead of one per glyph.
+// The font texture, and text drawn as one quad per string instead of one per glyph.
 //
 // A software GL (Mesa's llvmpipe: Xvfb, virtual machines, remote desktops) pays for every small
-// triangle: a glyph costs it about as much as a 40x40 pixel rectangle, and text is most of what
-// AttnViz draws (numbers in every cell). ImGui draws a string as a row of glyph quads of one
-// colour; the renderer hands each such row to this cache, which rasterizes it once on the CPU
-// (sampling the font atlas exactly as GL's bilinear filter would, at the same pixel positions)
-// into a texture that holds the font atlas on top and the cached strings below. The row is then
-// drawn as one quad with the same colour, so the pixels are the same. The atlas part keeps every
-// other use of the font texture working with rescaled texture coordinates.
+// triangle, and text is much of what AttnViz draws (numbers in every cell). ImGui draws a string
+// as a row of glyph quads of one colour; the renderer hands each such row to this cache, which
+// rasterizes it once on the CPU (sampling the font atlas exactly as GL's bilinear filter would,
+// at the same pixel positions) into the rows below the atlas in the same texture. The row is then
+// drawn as one quad with the same colour, so the pixels are the same.
+//
+// The texture is one byte per texel (coverage), read as white with that alpha through a swizzle:
+// a quarter of the memory of ImGui's RGBA atlas, which is never built.
 #pragma once
 
 #include <cstdint>
@@ -28,12 +29,14 @@ class TextCache {
   TextCache& operator=(const TextCache&) = delete;
   ~TextCache();
 
-  // Call once per frame before use: (re)builds the texture when the font atlas changed
-  // (`atlas_alpha` is width x height coverage bytes) and forgets the strings when the cache filled up.
-  void begin_frame(const void* atlas_id, const unsigned char* atlas_alpha, int width, int height);
+  // Uploads the font atlas (`alpha`: width x height coverage bytes, kept alive by ImGui) with room
+  // for strings below it, and forgets every cached string. Returns the texture, or 0 on failure.
+  unsigned load_atlas(const unsigned char* alpha, int width, int height);
+  // Once per frame, before place(): starts over when the cache filled up in the last frame.
+  void begin_frame();
   bool ready() const { return ready_; }
   unsigned texture() const { return texture_; }
-  // The font atlas's v coordinates scaled into the combined texture.
+  // The font atlas's v coordinates scaled into the texture.
   float atlas_v_scale() const { return static_cast<float>(atlas_height_) / static_cast<float>(texture_height_); }
 
   struct Placed {
@@ -56,7 +59,6 @@ class TextCache {
 
   unsigned texture_ = 0;
   bool ready_ = false;  // the texture holds the current atlas
-  const void* atlas_id_ = nullptr;
   const unsigned char* atlas_alpha_ = nullptr;
   int atlas_width_ = 0, atlas_height_ = 0, texture_height_ = 0;
   static constexpr int kCacheHeight = 1024;  // texel rows for strings below the atlas
@@ -64,8 +66,8 @@ class TextCache {
   int shelf_x_ = 0, shelf_y_ = 0, shelf_height_ = 0;
   bool full_ = false;  // no room left: cleared at the next frame
   std::unordered_map<std::uint64_t, Slot> slots_;
-  std::vector<float> coverage_;        // one string's coverage while rasterizing
-  std::vector<std::uint32_t> pixels_;  // ... and its texels
+  std::vector<float> coverage_;       // one string's coverage while rasterizing
+  std::vector<std::uint8_t> texels_;  // ... and its texels
 };
 
 }  // namespace attnviz::render

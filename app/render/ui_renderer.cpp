@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <string>
 #include <cstdint>
 
 namespace attnviz::render {
@@ -70,6 +71,20 @@ bool UiRenderer::init(std::string& error) {
   return true;
 }
 
+bool UiRenderer::load_font_atlas(std::string& error) {
+  ImFontAtlas* atlas = ImGui::GetIO().Fonts;
+  unsigned char* alpha = nullptr;
+  int width = 0, height = 0;
+  atlas->GetTexDataAsAlpha8(&alpha, &width, &height);  // builds the atlas if needed; ImGui keeps the bytes
+  const unsigned texture = text_.load_atlas(alpha, width, height);
+  if (!texture) {
+    error = "cannot create the font texture (" + std::to_string(width) + "x" + std::to_string(height) + ")";
+    return false;
+  }
+  atlas->SetTexID(reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(texture)));
+  return true;
+}
+
 void UiRenderer::set_up_state(ImDrawData* draw_data, int framebuffer_width, int framebuffer_height) {
   glEnable(GL_BLEND);
   glBlendEquation(GL_FUNC_ADD);
@@ -95,7 +110,7 @@ void UiRenderer::rewrite(const ImDrawList* list, const ImDrawData* draw_data) {
   indices_.clear();
   ranges_.clear();
   const ImFontAtlas* atlas = ImGui::GetIO().Fonts;
-  const bool cache_text = text_cache_on_ && text_.ready();
+  const bool cache_text = text_cache_on_ && text_.ready();  // else glyph by glyph from the same texture
   const float v_scale = text_.atlas_v_scale();
   const ImVec2 origin = draw_data->DisplayPos, scale = draw_data->FramebufferScale;
   for (const ImDrawCmd& command : list->CmdBuffer) {
@@ -114,13 +129,18 @@ void UiRenderer::rewrite(const ImDrawList* list, const ImDrawData* draw_data) {
     }
     const unsigned base = static_cast<unsigned>(vertices_.size());
     vertices_.insert(vertices_.end(), vertices + low, vertices + high + 1);
-    const bool font_texture = cache_text && command.GetTexID() == atlas->TexID;
+    const bool font_texture = text_.ready() && command.GetTexID() == atlas->TexID;
     if (!font_texture) {
       for (unsigned k = 0; k < command.ElemCount; ++k) indices_.push_back(base + indices[k] - low);
       ranges_.push_back({first, command.ElemCount});
       continue;
     }
-    for (unsigned v = base; v < vertices_.size(); ++v) vertices_[v].uv.y *= v_scale;  // into the combined texture
+    for (unsigned v = base; v < vertices_.size(); ++v) vertices_[v].uv.y *= v_scale;  // the atlas's rows of the texture
+    if (!cache_text) {
+      for (unsigned k = 0; k < command.ElemCount; ++k) indices_.push_back(base + indices[k] - low);
+      ranges_.push_back({first, command.ElemCount});
+      continue;
+    }
 
     // Text rows: consecutive glyph quads of one colour, left to right on overlapping lines.
     row_.clear();
@@ -175,8 +195,7 @@ void UiRenderer::render(ImDrawData* draw_data) {
   const int framebuffer_width = static_cast<int>(draw_data->DisplaySize.x * draw_data->FramebufferScale.x);
   const int framebuffer_height = static_cast<int>(draw_data->DisplaySize.y * draw_data->FramebufferScale.y);
   if (framebuffer_width <= 0 || framebuffer_height <= 0 || !program_) return;
-  const ImFontAtlas* atlas = ImGui::GetIO().Fonts;
-  text_.begin_frame(atlas->TexID, atlas->TexPixelsAlpha8, atlas->TexWidth, atlas->TexHeight);
+  text_.begin_frame();
   set_up_state(draw_data, framebuffer_width, framebuffer_height);
   const ImVec2 clip_origin = draw_data->DisplayPos, clip_scale = draw_data->FramebufferScale;
   for (int l = 0; l < draw_data->CmdListsCount; ++l) {
@@ -207,10 +226,7 @@ void UiRenderer::render(ImDrawData* draw_data) {
       if (x1 <= x0 || y1 <= y0) continue;
       glScissor(static_cast<int>(x0), static_cast<int>(static_cast<float>(framebuffer_height) - y1),
                 static_cast<int>(x1 - x0), static_cast<int>(y1 - y0));
-      const bool font_texture = text_cache_on_ && text_.ready() && command.GetTexID() == atlas->TexID;
-      const auto texture = font_texture ? static_cast<GLuint>(text_.texture())
-                                        : static_cast<GLuint>(reinterpret_cast<std::intptr_t>(command.GetTexID()));
-      glBindTexture(GL_TEXTURE_2D, texture);
+      glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(reinterpret_cast<std::intptr_t>(command.GetTexID())));
       glDrawElements(GL_TRIANGLES, static_cast<GLsizei>(range.count), GL_UNSIGNED_INT,
                      reinterpret_cast<const void*>(static_cast<std::size_t>(range.first) * sizeof(unsigned)));
     }

@@ -1,5 +1,5 @@
 // Draws Dear ImGui's draw data with OpenGL 3.3, in place of the imgui_impl_opengl3 backend's
-// RenderDrawData (which still creates the font texture).
+// RenderDrawData, and owns the font texture.
 //
 // The difference is for software GL (Mesa's llvmpipe: Xvfb, virtual machines, remote desktops),
 // which pays per small triangle: each row of glyphs ImGui draws in one colour becomes a single
@@ -29,6 +29,8 @@ class UiRenderer {
 
   // Builds the program and buffers (needs the GL context). False with `error` on failure.
   bool init(std::string& error);
+  // After ImGui's font atlas is built (or rebuilt): uploads it and makes it ImGui's font texture.
+  bool load_font_atlas(std::string& error);
   // Draws into the bound framebuffer; the viewport covers DisplaySize * FramebufferScale.
   void render(ImDrawData* draw_data);
   // Off: every glyph drawn as ImGui made it (for comparing pictures and timings).
