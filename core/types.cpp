@@ -67,6 +67,11 @@ std::string validate(const AttentionConfig& config) {
     return out_of_range("d_v", 1, Limits::kMaxHeadDim, config.d_v);
   if (config.d_att < 1 || config.d_att > Limits::kMaxHeadDim)
     return out_of_range("d_att", 1, Limits::kMaxHeadDim, config.d_att);
+  for (const auto& [name, width] : {std::pair{"d_k", config.d_k}, std::pair{"d_v", config.d_v}})
+    if (config.heads * width > Limits::kMaxHeadsWidth)
+      return std::string("heads x ") + name + " is " + std::to_string(config.heads) + " x " + std::to_string(width) +
+             " = " + std::to_string(config.heads * width) + "; at most " + std::to_string(Limits::kMaxHeadsWidth) +
+             " (fewer heads or a smaller " + name + ")";
   if (!(config.temperature >= Limits::kMinTemperature &&
         config.temperature <= Limits::kMaxTemperature))
     return "temperature must be between 0.001 and 1000, got " +

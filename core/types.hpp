@@ -38,17 +38,21 @@ std::optional<Mode> parse_mode(std::string_view text);
 std::optional<Compatibility> parse_compatibility(std::string_view text);
 std::optional<Positional> parse_positional(std::string_view text);
 
-// The explicit limits of a scenario, chosen so that the app stays interactive at the limit: the
-// four score matrices of every head are kept (16 bytes per query-key pair per head), so tokens
-// weigh most. At 512 tokens, d_model 1024, 16 heads of d_k = d_v = 128 a recompute takes about
-// 0.15 s on one core and the result about 0.3 GB (README, "Limits"); at classroom sizes it is
-// microseconds. `attnviz-cli bench` measures the engine beyond these (kMaxBenchTokens).
+// The explicit limits of a scenario, chosen so that the app stays interactive at the limit. The
+// four score matrices of every head are kept (16 bytes per query-key pair per head), and the
+// projections cost tokens x d_model x heads x (2 d_k + d_v); so tokens are capped at 512 and the
+// heads side by side (heads x d_k, heads x d_v) at 1024 wide, as in BERT-large. At the limit
+// (512 tokens, d_model 1024, 16 heads of 64) a recompute takes about 80 ms on one core and
+// 120 MB; at classroom sizes, microseconds (README, "Limits"). One head may still be 256 wide
+// (a lesson shows what a large d_k does to the softmax). `attnviz-cli bench` measures the
+// engine past the token limit (its kMaxBenchTokens).
 struct Limits {
   static constexpr int kMaxTokens = 512;         // per sentence (the default cap is lower)
   static constexpr int kDefaultMaxTokens = 256;
   static constexpr int kMaxDModel = 1024;
   static constexpr int kMaxHeads = 16;
-  static constexpr int kMaxHeadDim = 128;        // d_k, d_v, d_att
+  static constexpr int kMaxHeadDim = 256;        // d_k, d_v, d_att
+  static constexpr int kMaxHeadsWidth = 1024;    // heads x d_k and heads x d_v
   static constexpr float kMinTemperature = 1e-3f;
   static constexpr float kMaxTemperature = 1e3f;
 };

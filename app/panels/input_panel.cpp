@@ -90,9 +90,13 @@ class InputPanel final : public Panel {
     AttentionConfig config = s.config;
     bool shape_changed = false;
     shape_changed |= integer_setting("d_model", "width of each token's embedding", config.d_model, 1, Limits::kMaxDModel);
-    shape_changed |= integer_setting("heads", "number of attention heads", config.heads, 1, Limits::kMaxHeads);
-    shape_changed |= integer_setting("d_k", "width of queries and keys, per head", config.d_k, 1, Limits::kMaxHeadDim);
-    shape_changed |= integer_setting("d_v", "width of values, per head", config.d_v, 1, Limits::kMaxHeadDim);
+    // The heads side by side may be at most Limits::kMaxHeadsWidth wide: each bound follows the others.
+    const int widest = std::max(config.d_k, config.d_v);
+    shape_changed |= integer_setting("heads", "number of attention heads", config.heads, 1,
+                                     std::clamp(Limits::kMaxHeadsWidth / widest, 1, Limits::kMaxHeads));
+    const int head_width = std::min(Limits::kMaxHeadDim, Limits::kMaxHeadsWidth / config.heads);
+    shape_changed |= integer_setting("d_k", "width of queries and keys, per head", config.d_k, 1, head_width);
+    shape_changed |= integer_setting("d_v", "width of values, per head", config.d_v, 1, head_width);
 
     static constexpr const char* kCompatibilityLabels[] = {
         "dot  q\xc2\xb7k", "scaled dot  q\xc2\xb7k/\xe2\x88\x9a" "d_k", "general  q\xc2\xb7W\xe2\x82\x90\xc2\xb7k",

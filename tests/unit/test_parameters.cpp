@@ -114,4 +114,19 @@ TEST_CASE("config validation names the field") {
   CHECK(validate(config).rfind("d_model", 0) == 0);
 }
 
+TEST_CASE("the heads side by side may be at most 1024 wide") {
+  AttentionConfig config;
+  config.heads = 16;
+  config.d_k = config.d_v = 64;
+  CHECK(validate(config).empty());
+  config.d_k = 65;
+  CHECK(validate(config) == "heads x d_k is 16 x 65 = 1040; at most 1024 (fewer heads or a smaller d_k)");
+  config.d_k = 64;
+  config.d_v = 128;
+  CHECK(validate(config).rfind("heads x d_v is 16 x 128", 0) == 0);
+  config.heads = 1;
+  config.d_k = config.d_v = 256;  // one wide head is allowed
+  CHECK(validate(config).empty());
+}
+
 }  // namespace attnviz
