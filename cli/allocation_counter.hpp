@@ -1,5 +1,6 @@
-// Counts the heap allocations of attnviz-cli while counting is switched on, for `bench`: a
-// recompute with unchanged shapes must allocate nothing. Linked into attnviz-cli only.
+// Counts the heap allocations of the process while counting is switched on: `bench` and the
+// allocation tests check that a recompute with unchanged shapes allocates nothing. Linked into
+// attnviz-cli and the allocation tests only (it replaces malloc).
 #pragma once
 
 namespace attnviz::cli {

@@ -1,17 +1,16 @@
+// Heap allocations made while running a function, counted by the allocation counter that
+// attnviz-cli's `bench` uses (cli/allocation_counter.hpp: malloc and friends replaced).
 #pragma once
 
-#include <atomic>
+#include "cli/allocation_counter.hpp"
 
 namespace attnviz::testing {
 
-extern std::atomic<long> g_allocation_count;
-
-// Heap allocations made while running fn.
 template <typename Fn>
 long count_allocations(Fn&& fn) {
-  const long before = g_allocation_count.load();
+  cli::start_counting_allocations();
   fn();
-  return g_allocation_count.load() - before;
+  return cli::stop_counting_allocations();
 }
 
 }  // namespace attnviz::testing
