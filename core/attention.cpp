@@ -9,7 +9,9 @@
 // made a band of queries at a time, so that they stay in cache from the product that makes them
 // to the one that uses them; a block of rows goes from raw to scaled and masked scores in one
 // pass and to weights in three, 16 floats at a time, while it is in L1 cache; and no product
-// touches the heap, at any size.
+// touches the heap, at any size. Products up to kSmallProductFlops multiply-adds (every product of
+// a classroom recompute) skip Eigen's GEMM, whose fixed cost per call exceeds them, for a plain
+// loop over rows of 16 floats (multiply_by_size()).
 #include "core/attention.hpp"
 
 #include "core/attention_stages.hpp"
@@ -117,6 +119,91 @@ void multiply_into(const Eigen::MatrixBase<Lhs>& lhs, const Eigen::MatrixBase<Rh
   }
 }
 
+// dst = lhs · rhs for small products, all row-major: each row of dst is Σ_k lhs(i, k) · rhs.row(k),
+// a block of kRows rows by kGroups groups of 16 columns at a time (the last partial group
+// masked): the block's sums are independent chains that share each load of lhs and of rhs.
+// Eigen's GEMM path packs both operands and dispatches to a kernel whose fixed cost per call is
+// more than a classroom head's whole product, and its coefficient-based product (lazyProduct)
+// goes scalar when a row of dst is shorter than a vector (d_v = 8). Each entry is the same sum
+// over k, in order.
+constexpr Eigen::Index kSmallRows = 4;
+constexpr Eigen::Index kSmallGroups = 3;
+
+template <Eigen::Index kRows, Eigen::Index kGroups, bool kPartial>
+void multiply_small_block(const float* lhs, Eigen::Index lhs_stride, const float* rhs,
+                          Eigen::Index rhs_stride, float* dst, Eigen::Index dst_stride,
+                          Eigen::Index depth, Eigen::Index rest) {
+  Lanes sums[kRows][kGroups];
+  for (Eigen::Index r = 0; r < kRows; ++r)
+    for (Eigen::Index g = 0; g < kGroups; ++g) sums[r][g].setZero();
+  for (Eigen::Index k = 0; k < depth; ++k) {
+    Lanes b[kGroups];
+    for (Eigen::Index g = 0; g < kGroups; ++g)
+      b[g] = kPartial ? load_partial(rhs + k * rhs_stride, rest, 0.0f)
+                      : Lanes(Eigen::Map<const Lanes>(rhs + k * rhs_stride + g * kLanes));
+    for (Eigen::Index r = 0; r < kRows; ++r) {
+      const float a = lhs[r * lhs_stride + k];
+      for (Eigen::Index g = 0; g < kGroups; ++g) sums[r][g] += a * b[g];
+    }
+  }
+  for (Eigen::Index r = 0; r < kRows; ++r)
+    for (Eigen::Index g = 0; g < kGroups; ++g) {
+      if (kPartial)
+        store_partial(sums[r][g], dst + r * dst_stride, rest);
+      else
+        Eigen::Map<Lanes>(dst + r * dst_stride + g * kLanes) = sums[r][g];
+    }
+}
+
+template <Eigen::Index kRows>
+void multiply_small_rows(const float* lhs, Eigen::Index lhs_stride, const float* rhs,
+                         Eigen::Index rhs_stride, float* dst, Eigen::Index dst_stride,
+                         Eigen::Index depth, Eigen::Index cols) {
+  const Eigen::Index full = cols / kLanes * kLanes, rest = cols - full;
+  Eigen::Index c = 0;
+  for (; c + kSmallGroups * kLanes <= full; c += kSmallGroups * kLanes)
+    multiply_small_block<kRows, kSmallGroups, false>(lhs, lhs_stride, rhs + c, rhs_stride, dst + c,
+                                                     dst_stride, depth, 0);
+  for (; c < full; c += kLanes)
+    multiply_small_block<kRows, 1, false>(lhs, lhs_stride, rhs + c, rhs_stride, dst + c, dst_stride,
+                                          depth, 0);
+  if (rest > 0)
+    multiply_small_block<kRows, 1, true>(lhs, lhs_stride, rhs + full, rhs_stride, dst + full,
+                                         dst_stride, depth, rest);
+}
+
+// Small products (at most kSmallProductFlops multiply-adds) by multiply_small_rows(), larger
+// ones by multiply_into().
+constexpr Eigen::Index kSmallProductFlops = 1 << 19;
+
+bool small_product(Eigen::Index rows, Eigen::Index depth, Eigen::Index cols) {
+  return rows * depth * cols <= kSmallProductFlops;
+}
+
+template <typename Lhs, typename Rhs, typename Dst>
+void multiply_by_size(const Eigen::MatrixBase<Lhs>& lhs, const Eigen::MatrixBase<Rhs>& rhs,
+                      const Eigen::MatrixBase<Dst>& dst_expression) {
+  static_assert(static_cast<bool>(Lhs::IsRowMajor) && static_cast<bool>(Rhs::IsRowMajor),
+                "multiply_by_size() expects row-major operands");
+  const Eigen::Index rows = lhs.rows(), depth = lhs.cols(), cols = rhs.cols();
+  if (!small_product(rows, depth, cols)) {
+    multiply_into(lhs, rhs, dst_expression);
+    return;
+  }
+  Eigen::MatrixBase<Dst>& dst = const_cast<Eigen::MatrixBase<Dst>&>(dst_expression);
+  const float* a = lhs.derived().data();
+  const float* b = rhs.derived().data();
+  float* c = dst.derived().data();
+  const Eigen::Index a_stride = lhs.derived().outerStride(), b_stride = rhs.derived().outerStride();
+  const Eigen::Index c_stride = dst.derived().outerStride();
+  Eigen::Index i = 0;
+  for (; i + kSmallRows <= rows; i += kSmallRows)
+    multiply_small_rows<kSmallRows>(a + i * a_stride, a_stride, b, b_stride, c + i * c_stride, c_stride,
+                                    depth, cols);
+  for (; i < rows; ++i)
+    multiply_small_rows<1>(a + i * a_stride, a_stride, b, b_stride, c + i * c_stride, c_stride, depth, cols);
+}
+
 }  // namespace
 
 // -----------------------------------------------------------------------------
@@ -218,19 +305,31 @@ bool hardmax_row(const float* masked_scores, float* weights, Eigen::Index n) {
 // -----------------------------------------------------------------------------
 namespace {
 
+// scores (rows, n_key) = queries · Kᵀ, queries being rows [first, first + rows) of Q (or of Q·W_a).
+// A small product runs over Kᵀ copied row-major (key_transposed, made with the first band), so
+// that a row of scores is a sum of rows of Kᵀ.
+template <typename Queries>
+void key_scores(HeadResult& head, const Eigen::MatrixBase<Queries>& queries, Eigen::Index first,
+                Eigen::Index rows) {
+  if (head.key_transposed.size() == 0) {
+    multiply_into(queries, head.K.transpose(), head.raw_scores.middleRows(first, rows));  // (rows, n_key)
+    return;
+  }
+  if (first == 0) head.key_transposed = head.K.transpose();  // (d_k, n_key)
+  multiply_by_size(queries, head.key_transposed, head.raw_scores.middleRows(first, rows));  // (rows, n_key)
+}
+
 // Each computes rows [first, first + rows) of the raw scores; the work on the keys alone is done
 // with the first band (first == 0).
 void dot_scores(HeadResult& head, Eigen::Index first, Eigen::Index rows) {
-  multiply_into(head.Q.middleRows(first, rows), head.K.transpose(),
-                head.raw_scores.middleRows(first, rows));  // (rows, n_key)
+  key_scores(head, head.Q.middleRows(first, rows), first, rows);  // (rows, n_key)
 }
 
 void general_scores(HeadResult& head, const HeadParameters& parameters, Eigen::Index first,
                     Eigen::Index rows) {
   multiply_into(head.Q.middleRows(first, rows), parameters.W_a,
                 head.query_projection.middleRows(first, rows));  // (rows, d_k)
-  multiply_into(head.query_projection.middleRows(first, rows), head.K.transpose(),
-                head.raw_scores.middleRows(first, rows));  // (rows, n_key)
+  key_scores(head, head.query_projection.middleRows(first, rows), first, rows);  // (rows, n_key)
 }
 
 void additive_scores(HeadResult& head, const HeadParameters& parameters, Eigen::Index first,
@@ -248,8 +347,7 @@ void additive_scores(HeadResult& head, const HeadParameters& parameters, Eigen::
 }
 
 void cosine_scores(HeadResult& head, Eigen::Index first, Eigen::Index rows) {
-  multiply_into(head.Q.middleRows(first, rows), head.K.transpose(),
-                head.raw_scores.middleRows(first, rows));                      // (rows, n_key)
+  key_scores(head, head.Q.middleRows(first, rows), first, rows);                // (rows, n_key)
   head.query_norms.segment(first, rows) = head.Q.middleRows(first, rows).rowwise().norm();  // (rows)
   if (first == 0) head.key_norms = head.K.rowwise().norm();                   // (n_key)
   for (Eigen::Index i = first; i < first + rows; ++i) {
@@ -369,7 +467,7 @@ void scale_mask_softmax(HeadResult& head, const AttentionConfig& config,
 }
 
 void weighted_sum(HeadResult& head, Eigen::Index first, Eigen::Index rows) {
-  multiply_into(head.weights.middleRows(first, rows), head.V, head.output.middleRows(first, rows));  // (rows, d_v)
+  multiply_by_size(head.weights.middleRows(first, rows), head.V, head.output.middleRows(first, rows));  // (rows, d_v)
   head.overflow = head.overflow || !all_finite(head.output.middleRows(first, rows));
 }
 
@@ -394,6 +492,10 @@ void AttentionEngine::prepare_buffers(Eigen::Index n_query, Eigen::Index n_key,
     head.weights.resize(n_query, n_key);
     head.output.resize(n_query, config.d_v);
     head.fully_masked_rows.resize(n_query);
+    // Kᵀ for the small products of the scores (key_scores()); empty when they are done by GEMM.
+    const bool transposed_keys =
+        config.compatibility != Compatibility::Additive && small_product(n_query, config.d_k, n_key);
+    head.key_transposed.resize(transposed_keys ? config.d_k : 0, transposed_keys ? n_key : 0);
     switch (config.compatibility) {
       case Compatibility::General:
         head.query_projection.resize(n_query, config.d_k);
@@ -468,7 +570,7 @@ Status AttentionEngine::compute(const Matrix& X_query, const Matrix& X_key,
     result_.fully_masked_row_count += static_cast<int>(head.fully_masked_rows.cast<int>().sum());
     result_.overflow = result_.overflow || head.overflow;
   }
-  multiply_into(result_.concat, parameters.W_O, result_.output);  // (n_query, d_model)
+  multiply_by_size(result_.concat, parameters.W_O, result_.output);  // (n_query, d_model)
   result_.overflow = result_.overflow || !all_finite(result_.output);
   ++result_.version;
   return Status::ok();
@@ -480,11 +582,11 @@ void AttentionEngine::project(const Matrix& X_query, const Matrix& X_key,
   stages::pack_projection_weights(parameters, config, packed_weights_);
   const Eigen::Index query_columns = static_cast<Eigen::Index>(config.heads) * config.d_k;
   if (self_attention) {
-    multiply_into(X_query, packed_weights_, projections_);  // (n, H·(2·d_k + d_v)): [Q … | K … | V …]
+    multiply_by_size(X_query, packed_weights_, projections_);  // (n, H·(2·d_k + d_v)): [Q … | K … | V …]
   } else {
-    multiply_into(X_query, packed_weights_.leftCols(query_columns), query_projections_);  // (n_query, H·d_k)
-    multiply_into(X_key, packed_weights_.rightCols(packed_weights_.cols() - query_columns),
-                  projections_);  // (n_key, H·(d_k + d_v)): [K … | V …]
+    multiply_by_size(X_query, packed_weights_.leftCols(query_columns), query_projections_);  // (n_query, H·d_k)
+    multiply_by_size(X_key, packed_weights_.rightCols(packed_weights_.cols() - query_columns),
+                     projections_);  // (n_key, H·(d_k + d_v)): [K … | V …]
   }
 }
 

@@ -47,6 +47,7 @@ struct HeadResult {
   Matrix additive_hidden;   // additive: tanh(q_i·W_1 + K·W_2) for one query (n_key, d_att)
   ColumnVector query_norms;  // cosine (n_query)
   ColumnVector key_norms;    // cosine (n_key)
+  Matrix key_transposed;     // Kᵀ (d_k, n_key) for small score products; else empty
 };
 
 struct AttentionResult {

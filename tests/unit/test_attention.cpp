@@ -517,3 +517,52 @@ TEST_CASE("many keys (several bands of queries) and wide products agree with the
 }
 
 }  // namespace attnviz
+
+namespace attnviz {
+
+// Classroom sizes take the small-product path (rows of 16 floats at a time, blocks of 4 rows by
+// 3 groups, the last partial group masked; Kᵀ copied for the scores); products past its size
+// limit take Eigen's GEMM, and a recompute can mix both. Either must give the reference numbers.
+TEST_CASE("small products and mixed small and GEMM products agree with the reference") {
+  std::mt19937 random(13);
+  struct Case {
+    Eigen::Index n_query, n_key;
+    int d_model, heads, d_k, d_v;
+    bool self;
+  };
+  const Case cases[] = {
+      {32, 32, 64, 8, 8, 8, true},      // (32, 64, 8): the classroom shape, d_v = 8 < 16
+      {32, 32, 64, 1, 64, 64, true},    // 4 full groups of 16 columns per score row
+      {17, 33, 48, 3, 16, 20, false},   // cross attention, rows not a multiple of 4, d_v = 16 + 4
+      {64, 64, 64, 1, 64, 64, true},    // projections by GEMM, the head's products small
+      {96, 96, 128, 2, 64, 64, true},   // everything by GEMM
+  };
+  for (const Case& c : cases) {
+    for (Compatibility compatibility : {Compatibility::ScaledDot, Compatibility::General,
+                                        Compatibility::Additive, Compatibility::Cosine}) {
+      CAPTURE(c.n_query);
+      CAPTURE(c.d_model);
+      CAPTURE(to_string(compatibility));
+      AttentionConfig config;
+      config.compatibility = compatibility;
+      config.d_model = c.d_model;
+      config.heads = c.heads;
+      config.d_k = config.d_att = c.d_k;
+      config.d_v = c.d_v;
+      const Parameters p = seeded_parameters(config, random());
+      const Matrix Xq = Matrix::Random(c.n_query, c.d_model);
+      const Matrix Xk = c.self ? Xq : Matrix::Random(c.n_key, c.d_model);
+      AttentionEngine engine;
+      REQUIRE(engine.compute(Xq, c.self ? Xq : Xk, p, config));
+      REQUIRE(engine.compute(Xq, c.self ? Xq : Xk, p, config));  // a recompute, buffers kept
+      const Reference ref = reference_attention(Xq, Xk, p, config, nullptr);
+      for (int h = 0; h < config.heads; ++h)
+        CHECK((engine.result().heads[size_t(h)].weights.cast<double>() - ref.weights[size_t(h)])
+                  .cwiseAbs()
+                  .maxCoeff() < 1e-5);
+      CHECK((engine.result().output.cast<double>() - ref.output).cwiseAbs().maxCoeff() < 1e-4);
+    }
+  }
+}
+
+}  // namespace attnviz
