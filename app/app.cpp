@@ -227,7 +227,8 @@ void App::frame() {
   handle_file_dialog();
   draw_help_window();
   // One undo step per gesture: a drag or a burst of typing counts once it comes to rest.
-  history_.observe(state_, ImGui::IsAnyItemActive(), backend_.time());
+  // (--bench-frames edits a weight every frame as one long drag would: one gesture.)
+  history_.observe(state_, ImGui::IsAnyItemActive() || options_.bench_frames.has_value(), backend_.time());
   autosave_.observe(state_, backend_.time());
 }
 
