@@ -223,7 +223,9 @@ class ArrowsPanel final : public Panel {
     }
     const float dx = (p3[0] - p0[0]) * 0.42f;
     const float p1[2] = {p0[0] + dx, p0[1]}, p2[2] = {p3[0] - dx, p3[1]};
-    canvas_.curve(p0, p1, p2, p3, thickness * s, colour, 10);
+    // A segment every ~24 pixels keeps the curve smooth at any size or export scale.
+    const int segments = std::clamp(static_cast<int>((std::abs(p3[0] - p0[0]) + std::abs(p3[1] - p0[1])) / 24.0f), 6, 48);
+    canvas_.curve(p0, p1, p2, p3, thickness * s, colour, segments);
   }
 
   bool head_shown(int head, int head_selected) const { return all_heads_ || head == head_selected; }
