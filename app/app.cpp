@@ -177,6 +177,16 @@ int App::run() {
 // -----------------------------------------------------------------------------
 
 void App::apply_theme_and_fonts() {
+  // Characters the fonts lack (a Chinese sentence, say) are added from a fallback font.
+  const Scenario& s = state_.scenario;
+  if (s.target != characters_checked_[0] || s.source != characters_checked_[1] || s.title != characters_checked_[2]) {
+    characters_checked_[0] = s.target;
+    characters_checked_[1] = s.source;
+    characters_checked_[2] = s.title;
+    bool added = false;
+    for (const std::string& text : characters_checked_) added = backend_.add_characters(text) || added;
+    if (added) fonts_loaded_size_ = 0;  // reload below
+  }
   // Fonts can only be rebuilt between frames.
   if (state_.ui.font_size != fonts_loaded_size_ || font_detail_ != fonts_loaded_detail_) {
     font_error_.clear();

@@ -3,6 +3,7 @@
 #include "app/platform/gl.hpp"
 
 #include <imgui.h>
+#include <imgui_internal.h>  // ImTextCharFromUtf8
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
 
@@ -48,8 +49,12 @@ constexpr ImWchar kGlyphRanges[] = {
 
 constexpr std::array<const char*, 3> kFontFiles = {
     "DejaVuSans.ttf", "DejaVuSans-Bold.ttf", "DejaVuSansMono.ttf"};
-constexpr std::array<const char*, 2> kFontFolders = {"/usr/share/fonts/truetype/dejavu/",
+constexpr std::array<const char*, 3> kFontFolders = {"/usr/share/fonts/truetype/dejavu/",
+                                                     "/usr/share/fonts/truetype/droid/",
                                                      "/usr/local/share/fonts/"};
+// Merged into every font for the characters DejaVu lacks (Chinese, Japanese, Korean, ...):
+// only those a sentence uses are rasterized (see Backend::add_characters).
+constexpr const char* kFallbackFontFile = "DroidSansFallbackFull.ttf";
 
 std::string find_font(const char* file) {
   for (const char* folder : kFontFolders) {
@@ -122,6 +127,15 @@ bool Backend::load_fonts(float pixel_size, float detail, std::string& error) {
   io.Fonts->Clear();
   const float size = std::round(pixel_size * content_scale_ * detail);
   bool all_found = true;
+  const std::string fallback_path = find_font(kFallbackFontFile);
+  extra_ranges_.clear();
+  if (!extra_characters_.empty()) {
+    ImFontGlyphRangesBuilder builder;
+    for (const ImWchar c : extra_characters_) builder.AddChar(c);
+    ImVector<ImWchar> ranges;
+    builder.BuildRanges(&ranges);  // pairs of first and last, then 0
+    extra_ranges_.assign(ranges.begin(), ranges.end());
+  }
   for (const char* file : kFontFiles) {
     const std::string path = find_font(file);
     ImFontConfig config;
@@ -134,6 +148,13 @@ bool Backend::load_fonts(float pixel_size, float detail, std::string& error) {
       io.Fonts->AddFontDefault(&fallback);
       error = std::string("font ") + file + " not found (install fonts-dejavu-core); using the built-in font";
     }
+    if (!extra_ranges_.empty() && !fallback_path.empty()) {
+      ImFontConfig merge;
+      merge.MergeMode = true;
+      merge.OversampleH = 2;
+      merge.OversampleV = 1;
+      io.Fonts->AddFontFromFileTTF(fallback_path.c_str(), size, &merge, extra_ranges_.data());
+    }
   }
   io.FontGlobalScale = 1.0f / detail;
   std::string texture_error;
@@ -142,6 +163,25 @@ bool Backend::load_fonts(float pixel_size, float detail, std::string& error) {
     return false;
   }
   return all_found;
+}
+
+bool Backend::add_characters(const std::string& text) {
+  const ImFont* font = ImGui::GetIO().Fonts->Fonts.empty() ? nullptr : ImGui::GetIO().Fonts->Fonts[0];
+  if (!font) return false;
+  bool added = false;
+  const char* at = text.c_str();
+  const char* end = at + text.size();
+  while (at < end) {
+    unsigned int c = 0;
+    const int length = ImTextCharFromUtf8(&c, at, end);
+    if (length <= 0) break;
+    at += length;
+    // ImGui's characters are 16-bit here: past the first plane (emoji) it shows U+FFFD.
+    if (c < 0x80 || c > 0xFFFF || font->FindGlyphNoFallback(static_cast<ImWchar>(c))) continue;
+    if (extra_characters_.size() >= kMaxExtraCharacters) break;
+    added |= extra_characters_.insert(static_cast<ImWchar>(c)).second;
+  }
+  return added;
 }
 
 bool Backend::should_close() const { return glfwWindowShouldClose(window_) != 0; }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,12 @@ class Backend {
   // offscreen render at that scale). Returns false (and uses ImGui's built-in font) if the system
   // font is missing.
   bool load_fonts(float pixel_size, float detail, std::string& error);
+  // Notes the characters of `text` that the loaded fonts lack (Chinese, Japanese, Korean, ...);
+  // returns true when there are new ones, which the next load_fonts() takes from a fallback font
+  // (DroidSansFallbackFull, from fonts-droid-fallback) if it is installed. Characters are only
+  // ever added, up to a few thousand, so a sentence typed and erased does not reload the fonts
+  // again and again.
+  bool add_characters(const std::string& text);
   // After render_without_present(): draws the same frame at `scale` times the pixels into an
   // offscreen framebuffer and returns it (RGBA rows, top first); empty with `error` set when the
   // size is more than the GL allows.
@@ -72,6 +79,9 @@ class Backend {
   bool ignore_mouse_ = false;
   float content_scale_ = 1.0f;
   std::vector<std::string> dropped_;
+  static constexpr std::size_t kMaxExtraCharacters = 4096;
+  std::set<unsigned short> extra_characters_;  // asked for by add_characters(), kept for good
+  std::vector<unsigned short> extra_ranges_;   // ... as ImGui glyph ranges, alive as long as the fonts
   std::unique_ptr<render::UiRenderer> ui_renderer_;  // released before the GL context goes
 };
 

@@ -365,4 +365,29 @@ TEST_CASE("--bench-frames needs a positive number and no screenshot") {
   CHECK(run_app({"--bench-frames", "5", "--screenshot", "x.png"}, dir.path, false).status == 2);
 }
 
+// DejaVu has no Chinese or Japanese: the characters a sentence needs come from a fallback font.
+// Two sentences of one different character each: drawn as glyphs they differ, drawn as the
+// missing-glyph mark they would be the same picture.
+TEST_CASE("Chinese characters in a sentence are drawn, not replaced by a mark") {
+  TempDir dir;
+  std::vector<Image> shots;
+  for (const char* word : {"\xe7\x8c\xab", "\xe7\x8b\x97"}) {  // 猫 (cat), 狗 (dog)
+    Scenario scenario = builtin();
+    scenario.target = word;
+    scenario.title = "";
+    const fs::path png = dir.path / "cjk.png";
+    const Run run = run_app({"--screenshot", png.string(), "--scenario", write_scenario(dir.path, scenario).string(),
+                             "--panels", "input", "--size", "800x600"},
+                            dir.path);
+    INFO("stderr: " << run.errors);
+    REQUIRE(run.status == 0);
+    shots.push_back(load_png(png));
+  }
+  int different = 0;
+  for (int y = 0; y < shots[0].height; ++y)
+    for (int x = 0; x < shots[0].width; ++x)
+      if (!close(shots[0].at(x, y), shots[1].at(x, y), 30)) ++different;
+  CHECK(different > 30);
+}
+
 }  // namespace attnviz
