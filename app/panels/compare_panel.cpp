@@ -12,6 +12,7 @@
 //   [SECTION] What A and B are this frame
 //   [SECTION] Drawing one heatmap
 #include "app/panels/panel.hpp"
+#include "app/panels/widgets.hpp"
 #include "app/render/heatmap_renderer.hpp"
 #include "app/theme.hpp"
 #include "app/view/format.hpp"
@@ -34,8 +35,6 @@ namespace {
 // -----------------------------------------------------------------------------
 // [SECTION] Helpers
 // -----------------------------------------------------------------------------
-
-ImU32 to_imgui(view::Rgba8 c) { return IM_COL32(c.r, c.g, c.b, c.a); }
 
 // Draws `text` turned a quarter turn anticlockwise (read bottom to top), its first character at
 // the bottom: the glyphs of the horizontal text are laid out, then their vertices are turned
@@ -279,23 +278,6 @@ class ComparePanel final : public Panel {
     return heads > 1 ? (head_a + 1) % heads : head_a;
   }
 
-  bool head_combo(const char* id, int heads, int& head) {
-    char preview[16];
-    std::snprintf(preview, sizeof preview, "%d", head);
-    ImGui::SetNextItemWidth(font_ * 3.2f);
-    bool changed = false;
-    if (ImGui::BeginCombo(id, preview)) {
-      for (int k = 0; k < heads; ++k) {
-        char item[32];
-        std::snprintf(item, sizeof item, "head %d", k);
-        if (ImGui::Selectable(item, k == head)) head = k, changed = true;
-        if (k == head) ImGui::SetItemDefaultFocus();
-      }
-      ImGui::EndCombo();
-    }
-    return changed;
-  }
-
   void draw_header(AppState& state) {
     const AttentionResult& r = state.result();
     const Palette& colours = palette(state.ui.theme);
@@ -309,12 +291,12 @@ class ComparePanel final : public Panel {
       ImGui::AlignTextToFramePadding();
       ImGui::TextUnformatted("A: head");
       ImGui::SameLine();
-      if (head_combo("##compare_a", heads, head)) state.selection.head = head;
+      if (draw_head_combo("##compare_a", heads, head)) state.selection.head = head;
       ImGui::SameLine(0, font_);
       ImGui::TextUnformatted("B: head");
       ImGui::SameLine();
       int head_b = current_head_b(heads, head);
-      if (head_combo("##compare_b", heads, head_b)) chosen_b_ = head_b;
+      if (draw_head_combo("##compare_b", heads, head_b)) chosen_b_ = head_b;
       if (heads > 1 && fits_after_last_item(ImGui::CalcTextSize("swap").x + font_)) {
         ImGui::SameLine();
         if (ImGui::SmallButton("swap")) {
@@ -337,7 +319,7 @@ class ComparePanel final : public Panel {
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("head");
     ImGui::SameLine();
-    if (head_combo("##compare_head", heads, head)) state.selection.head = head;
+    if (draw_head_combo("##compare_head", heads, head)) state.selection.head = head;
     if (snapshot_.taken) {
       // The whole label when it fits on the line, else its time (the tooltip has the rest).
       const bool whole = fits_after_last_item(ImGui::CalcTextSize(snapshot_.label).x + font_);
@@ -537,16 +519,7 @@ class ComparePanel final : public Panel {
           list->AddRectFilled(ImVec2(c.x, c.y), ImVec2(c.right(), c.bottom()), to_imgui(view::sample(spec.colormap, position(values(i, j)))));
         }
     }
-    if (g.cell_w >= 8.0f) {
-      for (int j = 1; j < cols; ++j) {
-        const float x = g.grid.x + g.cell_w * static_cast<float>(j);
-        list->AddLine(ImVec2(x, g.grid.y), ImVec2(x, g.grid.bottom()), colours.grid);
-      }
-      for (int i = 1; i < rows; ++i) {
-        const float y = g.grid.y + g.cell_h * static_cast<float>(i);
-        list->AddLine(ImVec2(g.grid.x, y), ImVec2(g.grid.right(), y), colours.grid);
-      }
-    }
+    draw_cell_grid_lines(list, g, rows, cols, colours.grid);
     // 2. The numbers.
     if (g.show_values && state.ui.show_cell_values) {
       const float widest = ImGui::CalcTextSize(spec.signed_values ? "-0.00" : "0.00").x;

@@ -14,6 +14,7 @@
 //   [SECTION] The plot
 //   [SECTION] The table and the explanation
 #include "app/panels/panel.hpp"
+#include "app/panels/widgets.hpp"
 #include "app/theme.hpp"
 #include "app/view/format.hpp"
 #include "app/view/geometry.hpp"
@@ -33,12 +34,6 @@ namespace {
 // -----------------------------------------------------------------------------
 
 constexpr float kPi = 3.14159265f;
-
-ImU32 with_alpha(ImU32 colour, float alpha) {
-  ImVec4 c = ImGui::ColorConvertU32ToFloat4(colour);
-  c.w *= std::clamp(alpha, 0.0f, 1.0f);
-  return ImGui::ColorConvertFloat4ToU32(c);
-}
 
 ImVec2 im(view::ScreenPoint p) { return ImVec2(p[0], p[1]); }
 view::ScreenPoint sp(ImVec2 p) { return {p.x, p.y}; }
@@ -254,42 +249,14 @@ class GeometryPanel final : public Panel {
   // -----------------------------------------------------------------------------
 
   void draw_selectors(AppState& state) {
-    const AttentionResult& r = state.result();
-    const auto& queries = state.pipeline.target().tokens;
-    const int n_query = static_cast<int>(r.n_query), heads = static_cast<int>(r.heads.size());
-    const int query = std::clamp(state.selection.query, 0, n_query - 1);
-    const int head = std::clamp(state.selection.head, 0, heads - 1);
-
+    const int heads = static_cast<int>(state.result().heads.size());
+    int head = std::clamp(state.selection.head, 0, heads - 1);
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("head");
     ImGui::SameLine();
-    char preview[96];
-    std::snprintf(preview, sizeof preview, "%d", head);
-    ImGui::SetNextItemWidth(font_ * 3.2f);
-    if (ImGui::BeginCombo("##geometry_head", preview)) {
-      for (int k = 0; k < heads; ++k) {
-        char item[32];
-        std::snprintf(item, sizeof item, "head %d", k);
-        if (ImGui::Selectable(item, k == head)) state.selection.head = k;
-        if (k == head) ImGui::SetItemDefaultFocus();
-      }
-      ImGui::EndCombo();
-    }
+    if (draw_head_combo("##geometry_head", heads, head)) state.selection.head = head;
     ImGui::SameLine(0, font_);
-    ImGui::TextUnformatted("query");
-    ImGui::SameLine();
-    std::snprintf(preview, sizeof preview, "%d: %s", query, queries[static_cast<std::size_t>(query)].text.c_str());
-    ImGui::SetNextItemWidth(std::min(font_ * 8.0f, ImGui::GetContentRegionAvail().x * 0.4f));
-    if (ImGui::BeginCombo("##geometry_query", preview, ImGuiComboFlags_HeightLarge)) {
-      for (int i = 0; i < n_query; ++i) {
-        char item[96];
-        std::snprintf(item, sizeof item, "%d: %s##q%d", i, queries[static_cast<std::size_t>(i)].text.c_str(), i);
-        if (ImGui::Selectable(item, i == query)) state.selection.query = i;
-        if (ImGui::IsItemHovered()) state.hovered_next = {Side::Query, i};
-        if (i == query) ImGui::SetItemDefaultFocus();
-      }
-      ImGui::EndCombo();
-    }
+    draw_query_selector(state, "##geometry_query", 8.0f, 0.4f);
     // What the mouse can do here.
     const Palette& colours = palette(state.ui.theme);
     if (mode_ == PlotMode::Space) {

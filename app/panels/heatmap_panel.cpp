@@ -3,6 +3,7 @@
 // cells when they fit, and a tooltip with the raw and scaled score of the hovered cell; beside
 // it, a thumbnail of every head (a click selects the head).
 #include "app/panels/panel.hpp"
+#include "app/panels/widgets.hpp"
 #include "app/render/heatmap_renderer.hpp"
 #include "app/theme.hpp"
 #include "app/view/format.hpp"
@@ -15,7 +16,6 @@
 namespace attnviz::app {
 namespace {
 
-ImU32 to_imgui(view::Rgba8 c) { return IM_COL32(c.r, c.g, c.b, c.a); }
 ImVec2 corner(const view::Rect& r) { return ImVec2(r.x, r.y); }
 ImVec2 far_corner(const view::Rect& r) { return ImVec2(r.right(), r.bottom()); }
 
@@ -120,16 +120,7 @@ class HeatmapPanel final : public Panel {
                               to_imgui(view::sample(state.ui.colormap, head.weights(i, j))));
     }
     // 2. Grid lines between cells when cells are big enough to separate.
-    if (g.cell_w >= 8.0f) {
-      for (int j = 1; j < cols; ++j) {
-        const float x = g.grid.x + g.cell_w * static_cast<float>(j);
-        list->AddLine(ImVec2(x, g.grid.y), ImVec2(x, g.grid.bottom()), colours.grid);
-      }
-      for (int i = 1; i < rows; ++i) {
-        const float y = g.grid.y + g.cell_h * static_cast<float>(i);
-        list->AddLine(ImVec2(g.grid.x, y), ImVec2(g.grid.right(), y), colours.grid);
-      }
-    }
+    draw_cell_grid_lines(list, g, rows, cols, colours.grid);
     // 3. Numbers in the cells.
     if (g.show_values && state.ui.show_cell_values) {
       char text[32];

@@ -13,6 +13,7 @@
 //   [SECTION] The chain and its history
 //   [SECTION] The row of α
 #include "app/panels/panel.hpp"
+#include "app/panels/widgets.hpp"
 #include "app/theme.hpp"
 #include "app/view/format.hpp"
 #include "app/view/formula.hpp"
@@ -30,14 +31,6 @@
 
 namespace attnviz::app {
 namespace {
-
-ImU32 to_imgui(view::Rgba8 c) { return IM_COL32(c.r, c.g, c.b, c.a); }
-
-ImU32 with_alpha(ImU32 colour, float alpha) {
-  ImVec4 c = ImGui::ColorConvertU32ToFloat4(colour);
-  c.w *= std::clamp(alpha, 0.0f, 1.0f);
-  return ImGui::ColorConvertFloat4ToU32(c);
-}
 
 bool is_masked(float score) { return std::isinf(score) && score < 0; }
 
@@ -85,7 +78,7 @@ class NeuronPanel final : public Panel {
       key_head_ = head;
       key_query_ = query;
     }
-    draw_selectors(state, h, head, query);
+    draw_selectors(state, h, query);
     const int key = key_;
     record_history(r, h, head, query, key);
     fill_vectors(state, h, head, query, key);
@@ -151,29 +144,14 @@ class NeuronPanel final : public Panel {
   // [SECTION] Selectors
   // -----------------------------------------------------------------------------
 
-  void draw_selectors(AppState& state, const HeadResult& h, int head, int query) {
-    const AttentionResult& r = state.result();
-    const auto& queries = state.pipeline.target().tokens;
+  void draw_selectors(AppState& state, const HeadResult& h, int query) {
     const auto& keys = state.pipeline.keys().tokens;
     const float font = ImGui::GetFontSize();
-    const int n_query = static_cast<int>(r.n_query), n_key = static_cast<int>(r.n_key);
-    const int heads = static_cast<int>(r.heads.size());
+    const int n_key = static_cast<int>(state.result().n_key);
     char preview[96], item[112];
 
     ImGui::AlignTextToFramePadding();
-    ImGui::TextUnformatted("query");
-    ImGui::SameLine();
-    std::snprintf(preview, sizeof preview, "%d: %s", query, queries[static_cast<std::size_t>(query)].text.c_str());
-    ImGui::SetNextItemWidth(std::min(font * 7.5f, ImGui::GetContentRegionAvail().x * 0.3f));
-    if (ImGui::BeginCombo("##neuron_query", preview, ImGuiComboFlags_HeightLarge)) {
-      for (int i = 0; i < n_query; ++i) {
-        std::snprintf(item, sizeof item, "%d: %s##q%d", i, queries[static_cast<std::size_t>(i)].text.c_str(), i);
-        if (ImGui::Selectable(item, i == query)) state.selection.query = i;
-        if (ImGui::IsItemHovered()) state.hovered_next = {Side::Query, i};
-        if (i == query) ImGui::SetItemDefaultFocus();
-      }
-      ImGui::EndCombo();
-    }
+    draw_query_selector(state, "##neuron_query", 7.5f, 0.3f);
     ImGui::SameLine();
     ImGui::TextUnformatted("key");
     ImGui::SameLine();
@@ -192,25 +170,7 @@ class NeuronPanel final : public Panel {
       ImGui::EndCombo();
     }
     ImGui::SameLine();
-    ImGui::TextUnformatted("head");
-    ImGui::SameLine();
-    const ImVec2 p = ImGui::GetCursorScreenPos();
-    const float swatch = font * 0.8f, frame = ImGui::GetFrameHeight();
-    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + (frame - swatch) * 0.5f),
-                                              ImVec2(p.x + swatch, p.y + (frame + swatch) * 0.5f),
-                                              head_colour(state.ui.theme, head), font * 0.15f);
-    ImGui::Dummy(ImVec2(swatch, frame));
-    ImGui::SameLine(0, font * 0.3f);
-    std::snprintf(preview, sizeof preview, "%d", head);
-    ImGui::SetNextItemWidth(font * 3.2f);
-    if (ImGui::BeginCombo("##neuron_head", preview)) {
-      for (int k = 0; k < heads; ++k) {
-        std::snprintf(item, sizeof item, "head %d", k);
-        if (ImGui::Selectable(item, k == head)) state.selection.head = k;
-        if (k == head) ImGui::SetItemDefaultFocus();
-      }
-      ImGui::EndCombo();
-    }
+    draw_head_selector(state, "##neuron_head");
   }
 
   // -----------------------------------------------------------------------------
@@ -686,12 +646,10 @@ class NeuronPanel final : public Panel {
     const std::string formula =
         c.hard ? view::hardmax_formula(h.masked_scores.row(query).data(), r.n_key, query, hovered, h.weights(query, hovered))
                : view::softmax_formula(h.masked_scores.row(query).data(), r.n_key, query, hovered, h.weights(query, hovered));
-    ImGui::BeginTooltip();
-    ImGui::PushTextWrapPos(font * 36.0f);
-    ImGui::TextDisabled("key %d \"%s\": click to look at this key", hovered, keys[static_cast<std::size_t>(hovered)].text.c_str());
-    ImGui::TextUnformatted(formula.c_str());
-    ImGui::PopTextWrapPos();
-    ImGui::EndTooltip();
+    char tip_heading[256];
+    std::snprintf(tip_heading, sizeof tip_heading, "key %d \"%s\": click to look at this key", hovered,
+                  keys[static_cast<std::size_t>(hovered)].text.c_str());
+    draw_formula_tooltip(tip_heading, formula.c_str());
   }
 
   static inline const HeadParameters kNoParameters{};

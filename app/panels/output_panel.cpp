@@ -11,6 +11,7 @@
 //   [SECTION] The arithmetic
 //   [SECTION] The picture
 #include "app/panels/panel.hpp"
+#include "app/panels/widgets.hpp"
 #include "app/theme.hpp"
 #include "app/view/format.hpp"
 #include "app/view/projection.hpp"
@@ -31,14 +32,6 @@ namespace {
 bool fits_after_last_item(float width, float spacing) {
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
   return ImGui::GetItemRectMax().x + spacing + width <= right;
-}
-
-ImU32 to_imgui(view::Rgba8 c) { return IM_COL32(c.r, c.g, c.b, c.a); }
-
-ImU32 with_alpha(ImU32 colour, float alpha) {
-  ImVec4 c = ImGui::ColorConvertU32ToFloat4(colour);
-  c.w *= std::clamp(alpha, 0.0f, 1.0f);
-  return ImGui::ColorConvertFloat4ToU32(c);
 }
 
 // A finite weight in [0, 1] (the engine never gives anything else; this guards the drawing).
@@ -161,51 +154,11 @@ class OutputPanel final : public Panel {
   // -----------------------------------------------------------------------------
 
   void draw_selectors(AppState& state) {
-    const AttentionResult& r = state.result();
-    const auto& queries = state.pipeline.target().tokens;
     const float font = ImGui::GetFontSize();
-    const int n_query = static_cast<int>(r.n_query), heads = static_cast<int>(r.heads.size());
-    const int query = std::clamp(state.selection.query, 0, n_query - 1);
-    const int head = std::clamp(state.selection.head, 0, heads - 1);
-
     ImGui::AlignTextToFramePadding();
-    ImGui::TextUnformatted("query");
+    draw_query_selector(state, "##query", 8.0f, 0.4f);
     ImGui::SameLine();
-    char preview[96];
-    std::snprintf(preview, sizeof preview, "%d: %s", query, queries[static_cast<std::size_t>(query)].text.c_str());
-    ImGui::SetNextItemWidth(std::min(font * 8.0f, ImGui::GetContentRegionAvail().x * 0.4f));
-    if (ImGui::BeginCombo("##query", preview, ImGuiComboFlags_HeightLarge)) {
-      for (int i = 0; i < n_query; ++i) {
-        char item[96];
-        std::snprintf(item, sizeof item, "%d: %s##q%d", i, queries[static_cast<std::size_t>(i)].text.c_str(), i);
-        if (ImGui::Selectable(item, i == query)) state.selection.query = i;
-        if (ImGui::IsItemHovered()) state.hovered_next = {Side::Query, i};
-        if (i == query) ImGui::SetItemDefaultFocus();
-      }
-      ImGui::EndCombo();
-    }
-    ImGui::SameLine();
-    ImGui::TextUnformatted("head");
-    ImGui::SameLine();
-    // The head's colour, as in the Arrows panel.
-    const ImVec2 p = ImGui::GetCursorScreenPos();
-    const float swatch = font * 0.8f, frame = ImGui::GetFrameHeight();
-    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + (frame - swatch) * 0.5f),
-                                              ImVec2(p.x + swatch, p.y + (frame + swatch) * 0.5f),
-                                              head_colour(state.ui.theme, head), font * 0.15f);
-    ImGui::Dummy(ImVec2(swatch, frame));
-    ImGui::SameLine(0, font * 0.3f);
-    std::snprintf(preview, sizeof preview, "%d", head);
-    ImGui::SetNextItemWidth(font * 3.2f);
-    if (ImGui::BeginCombo("##head", preview)) {
-      for (int k = 0; k < heads; ++k) {
-        char item[32];
-        std::snprintf(item, sizeof item, "head %d", k);
-        if (ImGui::Selectable(item, k == head)) state.selection.head = k;
-        if (k == head) ImGui::SetItemDefaultFocus();
-      }
-      ImGui::EndCombo();
-    }
+    draw_head_selector(state, "##head");
     const char* sort_label = "sort by \xce\xb1";
     const float sort_w = ImGui::CalcTextSize(sort_label).x + ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x;
     if (fits_after_last_item(sort_w, font)) {

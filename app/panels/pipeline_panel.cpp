@@ -13,6 +13,7 @@
 //   [SECTION] Drawing
 //   [SECTION] Tooltips
 #include "app/panels/panel.hpp"
+#include "app/panels/widgets.hpp"
 #include "app/theme.hpp"
 #include "app/view/format.hpp"
 #include "app/view/formula.hpp"
@@ -29,14 +30,6 @@
 
 namespace attnviz::app {
 namespace {
-
-ImU32 to_imgui(view::Rgba8 c) { return IM_COL32(c.r, c.g, c.b, c.a); }
-
-ImU32 with_alpha(ImU32 colour, float alpha) {
-  ImVec4 c = ImGui::ColorConvertU32ToFloat4(colour);
-  c.w *= std::clamp(alpha, 0.0f, 1.0f);
-  return ImGui::ColorConvertFloat4ToU32(c);
-}
 
 bool is_masked(float score) { return std::isinf(score) && score < 0; }
 
@@ -360,49 +353,11 @@ class PipelinePanel final : public Panel {
   // [SECTION] Drawing
   // ---------------------------------------------------------------------------
   void draw_selectors(AppState& state) {
-    const AttentionResult& r = state.result();
-    const auto& queries = state.pipeline.target().tokens;
     const float font = ImGui::GetFontSize();
-    const int n_query = static_cast<int>(r.n_query), heads = static_cast<int>(r.heads.size());
-    const int query = std::clamp(state.selection.query, 0, n_query - 1);
-    const int head = std::clamp(state.selection.head, 0, heads - 1);
     ImGui::AlignTextToFramePadding();
-    ImGui::TextUnformatted("query");
+    draw_query_selector(state, "##pipeline_query", 8.0f, 0.35f);
     ImGui::SameLine();
-    char preview[96];
-    std::snprintf(preview, sizeof preview, "%d: %s", query, queries[static_cast<std::size_t>(query)].text.c_str());
-    ImGui::SetNextItemWidth(std::min(font * 8.0f, ImGui::GetContentRegionAvail().x * 0.35f));
-    if (ImGui::BeginCombo("##pipeline_query", preview, ImGuiComboFlags_HeightLarge)) {
-      for (int i = 0; i < n_query; ++i) {
-        char item[96];
-        std::snprintf(item, sizeof item, "%d: %s##q%d", i, queries[static_cast<std::size_t>(i)].text.c_str(), i);
-        if (ImGui::Selectable(item, i == query)) state.selection.query = i;
-        if (ImGui::IsItemHovered()) state.hovered_next = {Side::Query, i};
-        if (i == query) ImGui::SetItemDefaultFocus();
-      }
-      ImGui::EndCombo();
-    }
-    ImGui::SameLine();
-    ImGui::TextUnformatted("head");
-    ImGui::SameLine();
-    const ImVec2 p = ImGui::GetCursorScreenPos();
-    const float swatch = font * 0.8f, frame = ImGui::GetFrameHeight();
-    ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + (frame - swatch) * 0.5f),
-                                              ImVec2(p.x + swatch, p.y + (frame + swatch) * 0.5f),
-                                              head_colour(state.ui.theme, head), font * 0.15f);
-    ImGui::Dummy(ImVec2(swatch, frame));
-    ImGui::SameLine(0, font * 0.3f);
-    std::snprintf(preview, sizeof preview, "%d", head);
-    ImGui::SetNextItemWidth(font * 3.2f);
-    if (ImGui::BeginCombo("##pipeline_head", preview)) {
-      for (int k = 0; k < heads; ++k) {
-        char item[32];
-        std::snprintf(item, sizeof item, "head %d", k);
-        if (ImGui::Selectable(item, k == head)) state.selection.head = k;
-        if (k == head) ImGui::SetItemDefaultFocus();
-      }
-      ImGui::EndCombo();
-    }
+    draw_head_selector(state, "##pipeline_head");
     // A hint, when it fits on the line.
     const char* hint = "hover a cell for its formula";
     const float hint_w = ImGui::CalcTextSize(hint).x;
@@ -711,12 +666,7 @@ class PipelinePanel final : public Panel {
         break;
     }
     if (formula.empty()) formula = "= " + view::format_number(value, 3) + " (the weights changed since this result was computed)";
-    ImGui::BeginTooltip();
-    ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36.0f);
-    ImGui::TextDisabled("%s", heading);
-    ImGui::TextUnformatted(formula.c_str());
-    ImGui::PopTextWrapPos();
-    ImGui::EndTooltip();
+    draw_formula_tooltip(heading, formula.c_str());
   }
 
   static inline const HeadParameters kNoParameters{};

@@ -1,0 +1,96 @@
+#include "app/panels/widgets.hpp"
+
+#include "app/theme.hpp"
+#include "app/view/layout.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace attnviz::app {
+
+ImU32 with_alpha(ImU32 colour, float alpha) {
+  ImVec4 c = ImGui::ColorConvertU32ToFloat4(colour);
+  c.w *= std::clamp(alpha, 0.0f, 1.0f);
+  return ImGui::ColorConvertFloat4ToU32(c);
+}
+
+bool draw_query_selector(AppState& state, const char* id, float max_width_em, float max_width_fraction) {
+  const AttentionResult& r = state.result();
+  const auto& queries = state.pipeline.target().tokens;
+  const float font = ImGui::GetFontSize();
+  const int n_query = static_cast<int>(r.n_query);
+  const int query = std::clamp(state.selection.query, 0, n_query - 1);
+  ImGui::TextUnformatted("query");
+  ImGui::SameLine();
+  char preview[96];
+  std::snprintf(preview, sizeof preview, "%d: %s", query, queries[static_cast<std::size_t>(query)].text.c_str());
+  ImGui::SetNextItemWidth(std::min(font * max_width_em, ImGui::GetContentRegionAvail().x * max_width_fraction));
+  bool chosen = false;
+  if (ImGui::BeginCombo(id, preview, ImGuiComboFlags_HeightLarge)) {
+    for (int i = 0; i < n_query; ++i) {
+      char item[96];
+      std::snprintf(item, sizeof item, "%d: %s##q%d", i, queries[static_cast<std::size_t>(i)].text.c_str(), i);
+      if (ImGui::Selectable(item, i == query)) state.selection.query = i, chosen = true;
+      if (ImGui::IsItemHovered()) state.hovered_next = {Side::Query, i};
+      if (i == query) ImGui::SetItemDefaultFocus();
+    }
+    ImGui::EndCombo();
+  }
+  return chosen;
+}
+
+bool draw_head_combo(const char* id, int heads, int& head) {
+  char preview[16];
+  std::snprintf(preview, sizeof preview, "%d", head);
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 3.2f);
+  bool chosen = false;
+  if (ImGui::BeginCombo(id, preview)) {
+    for (int k = 0; k < heads; ++k) {
+      char item[32];
+      std::snprintf(item, sizeof item, "head %d", k);
+      if (ImGui::Selectable(item, k == head)) head = k, chosen = true;
+      if (k == head) ImGui::SetItemDefaultFocus();
+    }
+    ImGui::EndCombo();
+  }
+  return chosen;
+}
+
+void draw_head_selector(AppState& state, const char* id) {
+  const int heads = static_cast<int>(state.result().heads.size());
+  int head = std::clamp(state.selection.head, 0, heads - 1);
+  const float font = ImGui::GetFontSize();
+  ImGui::TextUnformatted("head");
+  ImGui::SameLine();
+  const ImVec2 p = ImGui::GetCursorScreenPos();
+  const float swatch = font * 0.8f, frame = ImGui::GetFrameHeight();
+  ImGui::GetWindowDrawList()->AddRectFilled(ImVec2(p.x, p.y + (frame - swatch) * 0.5f),
+                                            ImVec2(p.x + swatch, p.y + (frame + swatch) * 0.5f),
+                                            head_colour(state.ui.theme, head), font * 0.15f);
+  ImGui::Dummy(ImVec2(swatch, frame));
+  ImGui::SameLine(0, font * 0.3f);
+  if (draw_head_combo(id, heads, head)) state.selection.head = head;
+}
+
+void draw_formula_tooltip(const char* heading, const char* formula) {
+  ImGui::BeginTooltip();
+  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36.0f);
+  ImGui::TextDisabled("%s", heading);
+  ImGui::TextUnformatted(formula);
+  ImGui::PopTextWrapPos();
+  ImGui::EndTooltip();
+}
+
+void draw_cell_grid_lines(ImDrawList* list, const view::HeatmapGeometry& g, int rows, int cols, ImU32 colour) {
+  if (g.cell_w < 8.0f) return;
+  for (int j = 1; j < cols; ++j) {
+    const float x = g.grid.x + g.cell_w * static_cast<float>(j);
+    list->AddLine(ImVec2(x, g.grid.y), ImVec2(x, g.grid.bottom()), colour);
+  }
+  for (int i = 1; i < rows; ++i) {
+    const float y = g.grid.y + g.cell_h * static_cast<float>(i);
+    list->AddLine(ImVec2(g.grid.x, y), ImVec2(g.grid.right(), y), colour);
+  }
+}
+
+}  // namespace attnviz::app

@@ -1,0 +1,43 @@
+// Small widgets the panels share: the query and head selectors on the top line of the views, the
+// formula tooltip, the grid lines between a heatmap's cells, and the colour conversions they draw
+// with. Each combo takes its ImGui id from the caller ("##pipeline_query", …), so the ids stay
+// distinct per panel.
+#pragma once
+
+#include "app/app_state.hpp"
+#include "app/view/colormap.hpp"
+
+#include <imgui.h>
+
+namespace attnviz::view {
+struct HeatmapGeometry;
+}
+
+namespace attnviz::app {
+
+inline ImU32 to_imgui(view::Rgba8 c) { return IM_COL32(c.r, c.g, c.b, c.a); }
+
+// The colour with its opacity multiplied by `alpha` (clamped to [0, 1]).
+ImU32 with_alpha(ImU32 colour, float alpha);
+
+// "query" and a combo of the queries ("3: apple"), at most `max_width_em` font sizes and
+// `max_width_fraction` of the rest of the line wide. Hovering an entry highlights its token in
+// every view; choosing one selects it. Returns whether a query was chosen.
+bool draw_query_selector(AppState& state, const char* id, float max_width_em, float max_width_fraction);
+
+// A combo of the heads ("0"; entries "head 0", …), 3.2 font sizes wide. Sets `head` to the
+// head chosen and returns whether one was.
+bool draw_head_combo(const char* id, int heads, int& head);
+
+// "head", the selected head's colour swatch (as in the Arrows panel) and draw_head_combo, which
+// selects the head chosen.
+void draw_head_selector(AppState& state, const char* id);
+
+// A tooltip with a dimmed heading and, under it, the formula that produced a number, wrapped at
+// 36 font sizes.
+void draw_formula_tooltip(const char* heading, const char* formula);
+
+// Lines between a heatmap's cells, when the cells are wide enough (8 px) to be told apart.
+void draw_cell_grid_lines(ImDrawList* list, const view::HeatmapGeometry& g, int rows, int cols, ImU32 colour);
+
+}  // namespace attnviz::app
