@@ -136,12 +136,15 @@ class HeatmapPanel final : public Panel {
     }
     // 4. Labels: queries down the left, keys across the top.
     const ImGuiIO& io = ImGui::GetIO();
+    const auto row_centre = [&](int i) { return g.grid.y + g.cell_h * (static_cast<float>(i) + 0.5f); };
     for (int i : view::visible_labels(rows, g.cell_h, font, state.selection.query)) {
+      // A label too close to the selected query's gives way to it.
+      if (i != state.selection.query && std::abs(row_centre(i) - row_centre(state.selection.query)) < font) continue;
       const std::string& text = queries[static_cast<std::size_t>(i)].text;
       const ImVec2 size = ImGui::CalcTextSize(text.c_str());
       const bool marked = state.highlights_query(i) || state.selection.query == i;
       list->PushClipRect(corner(g.row_labels), ImVec2(g.row_labels.right(), g.row_labels.bottom()), true);
-      list->AddText(ImVec2(g.row_labels.right() - size.x, g.grid.y + g.cell_h * (static_cast<float>(i) + 0.5f) - size.y * 0.5f),
+      list->AddText(ImVec2(g.row_labels.right() - size.x, row_centre(i) - size.y * 0.5f),
                     marked ? colours.selection : colours.text, text.c_str());
       list->PopClipRect();
     }
@@ -234,8 +237,11 @@ class HeatmapPanel final : public Panel {
     for (int head = 0; head < heads; ++head) {
       const float x = area.x + static_cast<float>(head % columns) * (size + gap);
       const float y = area.y + static_cast<float>(head / columns) * (size + font + gap);
+      // "head 3" where it fits above the thumbnail, else "h3", else "3" (many heads, a narrow view).
       char label[16];
       std::snprintf(label, sizeof label, "head %d", head);
+      if (ImGui::CalcTextSize(label).x > size + gap * 0.5f) std::snprintf(label, sizeof label, "h%d", head);
+      if (ImGui::CalcTextSize(label).x > size + gap * 0.5f) std::snprintf(label, sizeof label, "%d", head);
       list->AddText(ImVec2(x, y), head == state.selection.head ? colours.selection : colours.text_dim, label);
       const ImVec2 p0(x, y + font), p1(x + w, y + font + h);
       if (context.heatmaps.ok())
