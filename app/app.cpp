@@ -179,7 +179,8 @@ int App::run() {
 void App::apply_theme_and_fonts() {
   // Characters the fonts lack (a Chinese sentence, say) are added from a fallback font.
   const Scenario& s = state_.scenario;
-  if (s.target != characters_checked_[0] || s.source != characters_checked_[1] || s.title != characters_checked_[2]) {
+  if (state_.edit_version != characters_checked_version_ &&
+      (s.target != characters_checked_[0] || s.source != characters_checked_[1] || s.title != characters_checked_[2])) {
     characters_checked_[0] = s.target;
     characters_checked_[1] = s.source;
     characters_checked_[2] = s.title;
@@ -187,6 +188,7 @@ void App::apply_theme_and_fonts() {
     for (const std::string& text : characters_checked_) added = backend_.add_characters(text) || added;
     if (added) fonts_loaded_size_ = 0;  // reload below
   }
+  characters_checked_version_ = state_.edit_version;
   // Fonts can only be rebuilt between frames.
   if (state_.ui.font_size != fonts_loaded_size_ || font_detail_ != fonts_loaded_detail_) {
     font_error_.clear();

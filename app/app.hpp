@@ -55,6 +55,7 @@ class App {
   std::vector<std::unique_ptr<Panel>> panels_;  // in drawing order: editors, then views
   float fonts_loaded_size_ = 0;
   std::string characters_checked_[3];  // the target, source and title last given to add_characters()
+  std::uint64_t characters_checked_version_ = 0;  // the edit_version they were checked at
   float fonts_loaded_detail_ = 0;
   float font_detail_ = 1;  // > 1 while a scaled picture is being made
   Theme theme_applied_ = Theme::Light;

@@ -52,10 +52,6 @@ class ArrowsPanel final : public Panel {
     const AttentionResult& r = state.result();
     const int n_query = static_cast<int>(r.n_query), n_key = static_cast<int>(r.n_key);
     const int heads = static_cast<int>(r.heads.size());
-    if (heads == 0 || n_query == 0 || n_key == 0) {
-      ImGui::TextDisabled("no tokens");
-      return;
-    }
     const int head_selected = std::clamp(state.selection.head, 0, heads - 1);
     const bool dense = static_cast<long>(n_query) * n_key > kDenseLines;
     collect_overview(state, dense);

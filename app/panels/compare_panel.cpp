@@ -106,10 +106,6 @@ class ComparePanel final : public Panel {
 
   void draw_content(AppState& state, PanelContext& context) override {
     const AttentionResult& r = state.result();
-    if (r.heads.empty() || r.n_query == 0 || r.n_key == 0) {
-      ImGui::TextDisabled("no tokens");
-      return;
-    }
     font_ = ImGui::GetFontSize();
     // The current weights of every head, in the texture the views share (uploaded once per result).
     stack_.clear();  // keeps its capacity: no allocation per frame

@@ -147,10 +147,6 @@ class GeometryPanel final : public Panel {
 
   void draw_content(AppState& state, PanelContext& context) override {
     const AttentionResult& r = state.result();
-    if (r.heads.empty() || r.n_query == 0 || r.n_key == 0) {
-      ImGui::TextDisabled("no tokens");
-      return;
-    }
     font_ = ImGui::GetFontSize();
     bold_ = context.bold_font;
     const int d_k = r.config.d_k;

@@ -273,8 +273,9 @@ MatrixGridEvents MatrixEditor::draw(const MatrixGridSpec& spec, ImVec2 origin) {
   }
   if (hover_r >= 0) events.hovered_row = hover_r;
 
-  // 3. Paint: grid lines (the background through 1-pixel gaps), then the visible cells.
+  // 3. Paint the visible cells: their colours, the grid lines, their numbers.
   list->PushClipRect(ImVec2(clip_min.x, view_top), clip_max, true);
+  const std::uint32_t* cell_colours = nullptr;  // (r1 - r0, c1 - c0), RGBA
   if (r1 > r0 && c1 > c0) {
     // The cells' colours as one texel each, stretched over the cells; the 1-pixel grid lines on top.
     CellTexture& cells = cell_textures_[grid_id];
@@ -288,6 +289,7 @@ MatrixGridEvents MatrixEditor::draw(const MatrixGridSpec& spec, ImVec2 origin) {
             static_cast<std::uint32_t>(colour.b) << 16 | 0xFF000000u;
       }
     cells.texture.upload(columns, rows, cells.texels.data());
+    cell_colours = cells.texels.data();
     const float top = cells_top + row_h_ * static_cast<float>(r0), bottom = cells_top + row_h_ * static_cast<float>(r1);
     // Two runs of equal widths at most: the wide columns first, then the rest.
     for (const auto& [from, to] : {std::pair{c0, std::min(c1, l.wide)}, std::pair{std::max(c0, l.wide), c1}}) {
@@ -310,13 +312,17 @@ MatrixGridEvents MatrixEditor::draw(const MatrixGridSpec& spec, ImVec2 origin) {
   }
   const bool show_text = row_h_ >= font_ * 0.95f;
   char text[48];
-  for (int r = r0; r < r1; ++r)
+  for (int r = r0; r < r1 && show_text && cell_colours; ++r)
     for (int c = c0; c < c1; ++c) {
       const float v = value_at(r, c);
-      const view::Rgba8 background = view::sample_diverging(v, spec.limit);
+      // The cell's colour, as painted above.
+      const std::uint32_t texel =
+          cell_colours[static_cast<std::size_t>(r - r0) * static_cast<std::size_t>(c1 - c0) + static_cast<std::size_t>(c - c0)];
+      const view::Rgba8 background{static_cast<std::uint8_t>(texel & 0xFFu), static_cast<std::uint8_t>((texel >> 8) & 0xFFu),
+                                   static_cast<std::uint8_t>((texel >> 16) & 0xFFu), 255};
       const ImVec2 p = cell_min(r, c);
       const float w = column_width(c);
-      if (!show_text || (typing_.id == grid_id && typing_.row == r && typing_.col == c)) continue;
+      if (typing_.id == grid_id && typing_.row == r && typing_.col == c) continue;
       // An exact zero reads "0", faint, so that the numbers that matter stand out.
       const bool zero = v == 0.0f;
       if (zero) std::snprintf(text, sizeof text, "0");

@@ -93,10 +93,6 @@ class PipelinePanel final : public Panel {
 
   void draw_content(AppState& state, PanelContext& context) override {
     const AttentionResult& r = state.result();
-    if (r.heads.empty() || r.n_query == 0 || r.n_key == 0) {
-      ImGui::TextDisabled("no tokens");
-      return;
-    }
     draw_selectors(state);
     const int head = std::clamp(state.selection.head, 0, static_cast<int>(r.heads.size()) - 1);
     const int query = std::clamp(state.selection.query, 0, static_cast<int>(r.n_query) - 1);
