@@ -1,81 +1,43 @@
 // Attention engine. Index:
 //   [SECTION] Helpers: 16-lane loops, copies, products without heap allocation
+//   [SECTION] Projections made in place
 //   [SECTION] Softmax
 //   [SECTION] Compatibility functions
 //   [SECTION] Stages (core/attention_stages.hpp)
 //   [SECTION] Engine
 //
-// Speed (README, "Performance"): one product projects every head at once; a head's scores are
-// made a band of queries at a time, so that they stay in cache from the product that makes them
-// to the one that uses them; a block of rows goes from raw to scaled and masked scores in one
-// pass and to weights in three, 16 floats at a time, while it is in L1 cache; and no product
-// touches the heap, at any size. Products up to kSmallProductFlops multiply-adds (every product of
-// a classroom recompute) skip Eigen's GEMM, whose fixed cost per call exceeds them, for a plain
-// loop over rows of 16 floats (multiply_by_size()).
+// Speed (README, "Performance"): the projections of every head are one product, made in place
+// from each head's own weights at classroom sizes (no packed copy, no copy out); a head's scores
+// are made a band of queries at a time, so that they stay in cache from the product that makes
+// them to the one that uses them; 16 rows at a time go from raw to scaled and masked scores in
+// one pass and to weights in two, 16 floats at a time (core/lanes.hpp), with the 16 rows' maxima
+// and sums reduced together; and no product touches the heap, at any size. Products up to
+// kSmallProductFlops multiply-adds (every product of a classroom recompute) skip Eigen's GEMM,
+// whose fixed cost per call exceeds them, for a kernel over blocks of rows by panels of 16-float
+// groups of columns (multiply_by_size()).
 #include "core/attention.hpp"
 
 #include "core/attention_stages.hpp"
+#include "core/lanes.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
+#include <span>
 
 namespace attnviz {
 
 namespace {
+using lanes::kLanes;
+using lanes::Lanes;
 constexpr float kInfinity = std::numeric_limits<float>::infinity();
 constexpr float kFloatMax = std::numeric_limits<float>::max();
 
 // -----------------------------------------------------------------------------
 // [SECTION] Helpers: 16-lane loops, copies, products without heap allocation
 // -----------------------------------------------------------------------------
-// Rows of attention are short (a classroom sentence has 5 to 30 tokens), so the per-row work is
-// done in plain loops over 16 floats at a time (one AVX-512 register, or two AVX ones), with the
-// last partial group padded: Eigen's dynamic-size loops spend more on aligning each short row
-// than on the row itself.
-using Lanes = Eigen::Array<float, 16, 1>;
-constexpr Eigen::Index kLanes = 16;
-
-// The last n < 16 floats of a row, padded with `pad`; and back. With AVX-512 one masked load or
-// store (a lane-by-lane copy would stall on store forwarding, once per short row).
-Lanes load_partial(const float* x, Eigen::Index n, float pad) {
-  Lanes lanes;
-#if defined(__AVX512F__)
-  const __mmask16 mask = static_cast<__mmask16>((1u << n) - 1u);
-  _mm512_storeu_ps(lanes.data(), _mm512_mask_loadu_ps(_mm512_set1_ps(pad), mask, x));
-#else
-  lanes.setConstant(pad);
-  for (Eigen::Index j = 0; j < n; ++j) lanes[j] = x[j];
-#endif
-  return lanes;
-}
-
-void store_partial(const Lanes& lanes, float* x, Eigen::Index n) {
-#if defined(__AVX512F__)
-  const __mmask16 mask = static_cast<__mmask16>((1u << n) - 1u);
-  _mm512_mask_storeu_ps(x, mask, _mm512_loadu_ps(lanes.data()));
-#else
-  for (Eigen::Index j = 0; j < n; ++j) x[j] = lanes[j];
-#endif
-}
-
-// The largest and the sum of 16 lanes, halves folded together in registers (Eigen's own
-// reductions of a fixed-size array go through memory with GCC 12).
-float max_of_lanes(const Lanes& lanes) {
-  const Eigen::Array<float, 8, 1> eight = lanes.head<8>().max(lanes.tail<8>());
-  const Eigen::Array<float, 4, 1> four = eight.head<4>().max(eight.tail<4>());
-  return std::max(std::max(four[0], four[1]), std::max(four[2], four[3]));
-}
-
-float sum_of_lanes(const Lanes& lanes) {
-  const Eigen::Array<float, 8, 1> eight = lanes.head<8>() + lanes.tail<8>();
-  const Eigen::Array<float, 4, 1> four = eight.head<4>() + eight.tail<4>();
-  return (four[0] + four[1]) + (four[2] + four[3]);
-}
+// Rows of attention are short, so the per-row work is done 16 floats at a time (core/lanes.hpp:
+// one AVX-512 register, or an array the compiler vectorizes), with the last partial group masked.
 
 float clamp_to_finite(float value) {
   if (std::isnan(value)) return -kFloatMax;  // undefined (inf - inf): ranked lowest
@@ -84,12 +46,44 @@ float clamp_to_finite(float value) {
 
 // dst = src for (rows, cols) floats with the given row strides: 16 floats at a time, with the
 // last partial group of each row masked (a memcpy call per short row costs more than the copy).
+// The usual widths of a head (4 to 64) have their own loops: rows of 8 floats are copied a
+// thousand at a time (every head's W_Q, W_K and W_V, or Q, K and V), and a loop that works the
+// width out at run time spends more on that than on the copy.
+template <Eigen::Index kCols>
+void copy_rows_of_width(const float* src, Eigen::Index src_stride, float* dst, Eigen::Index dst_stride,
+                        Eigen::Index rows) {
+  constexpr Eigen::Index full = kCols / kLanes * kLanes, rest = kCols - full;
+  for (Eigen::Index r = 0; r < rows; ++r, src += src_stride, dst += dst_stride) {
+    for (Eigen::Index c = 0; c < full; c += kLanes) lanes::store(dst + c, lanes::load(src + c));
+    if constexpr (rest > 0) lanes::copy_partial(src + full, dst + full, rest);
+  }
+}
+
 void copy_rows(const float* src, Eigen::Index src_stride, float* dst, Eigen::Index dst_stride,
                Eigen::Index rows, Eigen::Index cols) {
+  switch (cols) {
+    case 4: return copy_rows_of_width<4>(src, src_stride, dst, dst_stride, rows);
+    case 8: return copy_rows_of_width<8>(src, src_stride, dst, dst_stride, rows);
+    case 16: return copy_rows_of_width<16>(src, src_stride, dst, dst_stride, rows);
+    case 32: return copy_rows_of_width<32>(src, src_stride, dst, dst_stride, rows);
+    case 64: return copy_rows_of_width<64>(src, src_stride, dst, dst_stride, rows);
+    default: break;
+  }
   const Eigen::Index full = cols / kLanes * kLanes, rest = cols - full;
   for (Eigen::Index r = 0; r < rows; ++r, src += src_stride, dst += dst_stride) {
-    for (Eigen::Index c = 0; c < full; c += kLanes) Eigen::Map<Lanes>(dst + c) = Eigen::Map<const Lanes>(src + c);
-    if (rest > 0) store_partial(load_partial(src + full, rest, 0.0f), dst + full, rest);
+    for (Eigen::Index c = 0; c < full; c += kLanes) lanes::store(dst + c, lanes::load(src + c));
+    if (rest > 0) lanes::copy_partial(src + full, dst + full, rest);
+  }
+}
+
+// dst (cols, rows) = srcᵀ, a row of dst (a column of src) 16 floats at a time.
+void transpose_into(const Matrix& src, Matrix& dst) {
+  const Eigen::Index rows = src.rows(), cols = src.cols();
+  const Eigen::Index full = rows / kLanes * kLanes, rest = rows - full;
+  for (Eigen::Index c = 0; c < cols; ++c) {
+    float* out = dst.row(c).data();
+    for (Eigen::Index r = 0; r < full; r += kLanes) lanes::store(out + r, lanes::load_column(src.data() + r * cols + c, cols));
+    if (rest > 0) lanes::store_partial(out + full, lanes::load_column_partial(src.data() + full * cols + c, cols, rest), rest);
   }
 }
 
@@ -128,57 +122,95 @@ void multiply_into(const Eigen::MatrixBase<Lhs>& lhs, const Eigen::MatrixBase<Rh
 // over k, in order.
 // With AVX-512's 32 vector registers, 8 rows x 3 groups of accumulators fit (5-8% faster at
 // classroom sizes than 4 rows); with 16 registers (AVX2, SSE) they would spill.
-#if defined(__AVX512F__)
+#if ATTNVIZ_LANES_AVX512
 constexpr Eigen::Index kSmallRows = 8;
 #else
 constexpr Eigen::Index kSmallRows = 4;
 #endif
 constexpr Eigen::Index kSmallGroups = 3;
 
-template <Eigen::Index kRows, Eigen::Index kGroups, bool kPartial>
-void multiply_small_block(const float* lhs, Eigen::Index lhs_stride, const float* rhs,
-                          Eigen::Index rhs_stride, float* dst, Eigen::Index dst_stride,
-                          Eigen::Index depth, Eigen::Index rest) {
+// Where a product's groups of 16 columns come from and go to. Columns::load(g, k) is group g of
+// row k of rhs; Columns::store(g, i, sums) writes group g of row i of dst; Columns::from(g) is the
+// same columns from group g on. Here, the columns of row-major matrices, the last group of a row
+// partial (kPartial: its first `rest` lanes); the projections have their own (ColumnGroups).
+template <bool kPartial>
+struct MatrixColumns {
+  const float* rhs;
+  Eigen::Index rhs_stride;
+  float* dst;
+  Eigen::Index dst_stride;
+  Eigen::Index rest;  // kPartial: the lanes of the one group
+
+  Lanes load(Eigen::Index g, Eigen::Index k) const {
+    return kPartial ? lanes::load_partial(rhs + k * rhs_stride, rest, 0.0f)
+                    : lanes::load(rhs + k * rhs_stride + g * kLanes);
+  }
+  void store(Eigen::Index g, Eigen::Index i, Lanes sums) const {
+    if (kPartial)
+      lanes::store_partial(dst + i * dst_stride, sums, rest);
+    else
+      lanes::store(dst + i * dst_stride + g * kLanes, sums);
+  }
+  MatrixColumns from(Eigen::Index g) const {
+    return {rhs + g * kLanes, rhs_stride, dst + g * kLanes, dst_stride, rest};
+  }
+};
+
+// Rows [first, first + kRows) of dst, kGroups groups of columns: the block's sums are
+// independent chains that share each load of lhs (rows of lhs from `first`) and of rhs.
+template <Eigen::Index kRows, Eigen::Index kGroups, typename Columns>
+void multiply_block(const float* lhs, Eigen::Index lhs_stride, Eigen::Index depth, const Columns& columns,
+                    Eigen::Index first) {
+  // Every loop over rows and groups is unrolled, so that the sums stay in registers (GCC keeps
+  // an array it indexes at run time in memory, and then stores it on every step of k).
   Lanes sums[kRows][kGroups];
+#pragma GCC unroll 8
   for (Eigen::Index r = 0; r < kRows; ++r)
-    for (Eigen::Index g = 0; g < kGroups; ++g) sums[r][g].setZero();
+#pragma GCC unroll 4
+    for (Eigen::Index g = 0; g < kGroups; ++g) sums[r][g] = lanes::zero();
   for (Eigen::Index k = 0; k < depth; ++k) {
     Lanes b[kGroups];
-    for (Eigen::Index g = 0; g < kGroups; ++g)
-      b[g] = kPartial ? load_partial(rhs + k * rhs_stride, rest, 0.0f)
-                      : Lanes(Eigen::Map<const Lanes>(rhs + k * rhs_stride + g * kLanes));
-    for (Eigen::Index r = 0; r < kRows; ++r) {
-      const float a = lhs[r * lhs_stride + k];
-      for (Eigen::Index g = 0; g < kGroups; ++g) sums[r][g] += a * b[g];
-    }
+#pragma GCC unroll 4
+    for (Eigen::Index g = 0; g < kGroups; ++g) b[g] = columns.load(g, k);
+#pragma GCC unroll 8
+    for (Eigen::Index r = 0; r < kRows; ++r)
+#pragma GCC unroll 4
+      for (Eigen::Index g = 0; g < kGroups; ++g)
+        sums[r][g] = lanes::multiply_add(b[g], lhs + r * lhs_stride + k, sums[r][g]);
   }
+#pragma GCC unroll 8
   for (Eigen::Index r = 0; r < kRows; ++r)
-    for (Eigen::Index g = 0; g < kGroups; ++g) {
-      if (kPartial)
-        store_partial(sums[r][g], dst + r * dst_stride, rest);
-      else
-        Eigen::Map<Lanes>(dst + r * dst_stride + g * kLanes) = sums[r][g];
-    }
+#pragma GCC unroll 4
+    for (Eigen::Index g = 0; g < kGroups; ++g) columns.store(g, first + r, sums[r][g]);
 }
 
-template <Eigen::Index kRows>
-void multiply_small_rows(const float* lhs, Eigen::Index lhs_stride, const float* rhs,
-                         Eigen::Index rhs_stride, float* dst, Eigen::Index dst_stride,
-                         Eigen::Index depth, Eigen::Index cols) {
-  const Eigen::Index full = cols / kLanes * kLanes, rest = cols - full;
-  Eigen::Index c = 0;
-  for (; c + kSmallGroups * kLanes <= full; c += kSmallGroups * kLanes)
-    multiply_small_block<kRows, kSmallGroups, false>(lhs, lhs_stride, rhs + c, rhs_stride, dst + c,
-                                                     dst_stride, depth, 0);
-  for (; c < full; c += kLanes)
-    multiply_small_block<kRows, 1, false>(lhs, lhs_stride, rhs + c, rhs_stride, dst + c, dst_stride,
-                                          depth, 0);
-  if (rest > 0)
-    multiply_small_block<kRows, 1, true>(lhs, lhs_stride, rhs + full, rhs_stride, dst + full,
-                                         dst_stride, depth, rest);
+// Every block of rows for one panel of kGroups groups of columns: the panel's rows of rhs
+// (depth x 48 floats, 12 KiB for depth 64) are read from L2 cache for the first block and from
+// L1 for the others. (Blocks of rows outside and panels inside read the whole of rhs from L2
+// for every block: at N=32 and d_model=64, 4 times 48 KiB of projection weights.)
+template <Eigen::Index kGroups, typename Columns>
+void multiply_panel(const float* lhs, Eigen::Index lhs_stride, Eigen::Index rows, Eigen::Index depth,
+                    const Columns& columns) {
+  Eigen::Index i = 0;
+  for (; i + kSmallRows <= rows; i += kSmallRows)
+    multiply_block<kSmallRows, kGroups>(lhs + i * lhs_stride, lhs_stride, depth, columns, i);
+  for (; i + 4 <= rows; i += 4) multiply_block<4, kGroups>(lhs + i * lhs_stride, lhs_stride, depth, columns, i);
+  for (; i < rows; ++i) multiply_block<1, kGroups>(lhs + i * lhs_stride, lhs_stride, depth, columns, i);
 }
 
-// Small products (at most kSmallProductFlops multiply-adds) by multiply_small_rows(), larger
+// `count` groups of columns: panels of 3 groups, and 2 + 2 rather than 3 + 1 at the end (a panel
+// of one group does an eighth of the work per load that one of three does).
+template <typename Columns>
+void multiply_groups(const float* lhs, Eigen::Index lhs_stride, Eigen::Index rows, Eigen::Index depth,
+                     const Columns& columns, Eigen::Index count) {
+  Eigen::Index g = 0;
+  for (; g + kSmallGroups <= count && count - g != 4; g += kSmallGroups)
+    multiply_panel<kSmallGroups>(lhs, lhs_stride, rows, depth, columns.from(g));
+  for (; g + 2 <= count; g += 2) multiply_panel<2>(lhs, lhs_stride, rows, depth, columns.from(g));
+  if (g < count) multiply_panel<1>(lhs, lhs_stride, rows, depth, columns.from(g));
+}
+
+// Small products (at most kSmallProductFlops multiply-adds) by multiply_groups(), larger
 // ones by multiply_into().
 constexpr Eigen::Index kSmallProductFlops = 1 << 19;
 
@@ -202,15 +234,86 @@ void multiply_by_size(const Eigen::MatrixBase<Lhs>& lhs, const Eigen::MatrixBase
   float* c = dst.derived().data();
   const Eigen::Index a_stride = lhs.derived().outerStride(), b_stride = rhs.derived().outerStride();
   const Eigen::Index c_stride = dst.derived().outerStride();
-  Eigen::Index i = 0;
-  for (; i + kSmallRows <= rows; i += kSmallRows)
-    multiply_small_rows<kSmallRows>(a + i * a_stride, a_stride, b, b_stride, c + i * c_stride, c_stride,
-                                    depth, cols);
-  for (; i + 4 <= rows; i += 4)
-    multiply_small_rows<4>(a + i * a_stride, a_stride, b, b_stride, c + i * c_stride, c_stride, depth, cols);
-  for (; i < rows; ++i)
-    multiply_small_rows<1>(a + i * a_stride, a_stride, b, b_stride, c + i * c_stride, c_stride, depth, cols);
+  const Eigen::Index full = cols / kLanes * kLanes, rest = cols - full;
+  multiply_groups(a, a_stride, rows, depth, MatrixColumns<false>{b, b_stride, c, c_stride, 0}, full / kLanes);
+  if (rest > 0)
+    multiply_panel<1>(a, a_stride, rows, depth, MatrixColumns<true>{b + full, b_stride, c + full, c_stride, rest});
 }
+
+// -----------------------------------------------------------------------------
+// [SECTION] Projections made in place
+// -----------------------------------------------------------------------------
+// The projections of small products, without a packed copy of the weights: a group of 16
+// columns of X · [W_Q⁰ … | W_K⁰ … | W_V⁰ …] is either 16 columns of one head's matrix (heads 16
+// or more wide) or the 8 columns of two heads side by side (heads 8 wide), read where the
+// weights are and written where the head's Q, K or V go. Packing the weights of every head
+// into one matrix first, then copying each head's results out of one product, moves all of
+// them through L2 cache twice more: at N=32, d_model=64 and 8 heads, 3 µs of 25.
+struct ColumnGroup {
+  const float* weights[2];  // row 0 of the group's columns in the weights (two heads: the second's)
+  float* results[2];        // row 0 of the group's columns in Q, K or V
+};
+
+// The column groups of the projections (multiply_block()'s Columns): group g of row k of the
+// weights, and group g of row i of Q, K or V, each matrix `width` wide.
+template <bool kHalves>
+struct ProjectionColumns {
+  const ColumnGroup* groups;
+  Eigen::Index width;
+
+  Lanes load(Eigen::Index g, Eigen::Index k) const {
+    const Eigen::Index offset = k * width;
+    return kHalves ? lanes::load_halves(groups[g].weights[0] + offset, groups[g].weights[1] + offset)
+                   : lanes::load(groups[g].weights[0] + offset);
+  }
+  void store(Eigen::Index g, Eigen::Index i, Lanes sums) const {
+    const Eigen::Index offset = i * width;
+    if (kHalves)
+      lanes::store_halves(groups[g].results[0] + offset, groups[g].results[1] + offset, sums);
+    else
+      lanes::store(groups[g].results[0] + offset, sums);
+  }
+  ProjectionColumns from(Eigen::Index g) const { return {groups + g, width}; }
+};
+
+bool groups_fit(Eigen::Index width, Eigen::Index heads) {
+  return (width == 8 && heads % 2 == 0) || width % kLanes == 0;
+}
+
+// The column groups of one or more of Q, K and V, all `width` wide and from the same X, projected
+// together (one list of panels: Q, K and V of self-attention with d_k = d_v are 3 x 4 groups at
+// N=32, d_model=64, 8 heads, four panels of three).
+class ColumnGroups {
+ public:
+  explicit ColumnGroups(Eigen::Index width) : width_(width) {}
+
+  // result(h) = X · weights(h) for every head h, each (X.rows(), width).
+  template <typename Weights, typename Results>
+  void add(Eigen::Index heads, Weights weights, Results results) {
+    if (width_ == 8) {
+      for (Eigen::Index h = 0; h < heads; h += 2)
+        groups_[count_++] = {{weights(h), weights(h + 1)}, {results(h), results(h + 1)}};
+    } else {
+      for (Eigen::Index h = 0; h < heads; ++h)
+        for (Eigen::Index c = 0; c < width_; c += kLanes)
+          groups_[count_++] = {{weights(h) + c, nullptr}, {results(h) + c, nullptr}};
+    }
+  }
+
+  // Every product added so far, then none.
+  void project(const Matrix& X) {
+    if (width_ == 8)
+      multiply_groups(X.data(), X.cols(), X.rows(), X.cols(), ProjectionColumns<true>{groups_, width_}, count_);
+    else
+      multiply_groups(X.data(), X.cols(), X.rows(), X.cols(), ProjectionColumns<false>{groups_, width_}, count_);
+    count_ = 0;
+  }
+
+ private:
+  ColumnGroup groups_[3 * Limits::kMaxHeadsWidth / kLanes];
+  Eigen::Index count_ = 0;
+  Eigen::Index width_;
+};
 
 }  // namespace
 
@@ -220,77 +323,69 @@ void multiply_by_size(const Eigen::MatrixBase<Lhs>& lhs, const Eigen::MatrixBase
 
 namespace {
 
-// Rows are handled a block at a time, each pass over the whole block before the next: a short
-// row is a chain of dependent steps (max, exp, sum, divide), and rows side by side let the CPU
-// overlap those chains. A block is at most 64 rows and about 2048 floats (8 KiB: the raw, scaled
-// and masked scores and the weights of a block stay in L1 cache together).
-constexpr Eigen::Index kMaxBlockRows = 64;
-
-Eigen::Index rows_per_block(Eigen::Index n_key) {
-  constexpr Eigen::Index kBlockFloats = 2048;
-  return std::clamp<Eigen::Index>(kBlockFloats / std::max<Eigen::Index>(n_key, 1), 1, kMaxBlockRows);
+// The largest of n masked scores (-inf when every one is masked).
+float row_maximum(const float* masked_scores, Eigen::Index n) {
+  const Eigen::Index full = n / kLanes * kLanes, rest = n - full;
+  Lanes maximum = lanes::broadcast(-kInfinity);
+  for (Eigen::Index j = 0; j < full; j += kLanes) maximum = lanes::max(maximum, lanes::load(masked_scores + j));
+  if (rest > 0) maximum = lanes::max(maximum, lanes::load_partial(masked_scores + full, rest, -kInfinity));
+  return lanes::reduce_max(maximum);
 }
 
-// The softmax of each of `rows` rows of masked scores (-inf = masked), n floats apart. A row
-// whose every entry is masked gets weights 0 and fully_masked[i] = 1; the others 0.
+// The softmax of `rows` rows of n masked scores each (-inf = masked, none NaN or +inf), given the
+// largest of each row (row_max, pass 1). A row whose every key is masked gets weights 0 and
+// fully_masked = 1; the others 0. Each pass goes over every row before the next: a short row is
+// a chain of dependent steps (exp, sum, divide), and rows side by side let the CPU overlap them.
+constexpr Eigen::Index kSoftmaxBlockRows = kLanes;  // one division for a block's sums
+
 void softmax_rows(const float* masked_scores, float* weights, Eigen::Index rows, Eigen::Index n,
-                  std::uint8_t* fully_masked) {
+                  const float* row_max, std::uint8_t* fully_masked) {
   const Eigen::Index full = n / kLanes * kLanes, rest = n - full;
-  float row_max[kMaxBlockRows], row_sum[kMaxBlockRows];
-  // Pass 1: the largest allowed score of each row. Masked entries are -inf; none is NaN or +inf.
-  for (Eigen::Index i = 0; i < rows; ++i) {
-    const float* s = masked_scores + i * n;
-    Lanes lanes_max = Lanes::Constant(-kInfinity);
-    for (Eigen::Index j = 0; j < full; j += kLanes) lanes_max = lanes_max.max(Eigen::Map<const Lanes>(s + j));
-    if (rest > 0) lanes_max = lanes_max.max(load_partial(s + full, rest, -kInfinity));
-    row_max[i] = max_of_lanes(lanes_max);
-    // Every key masked: no distribution, α = 0. Taking 0 as the maximum makes pass 2 give
-    // exp(-inf) = 0 everywhere in the row, and pass 3 leaves it so.
-    fully_masked[i] = row_max[i] == -kInfinity ? 1 : 0;
-    if (fully_masked[i]) row_max[i] = 0.0f;
-  }
-  // Pass 2: exp(score - max) <= 1, so nothing overflows, and the sum of each row. A masked entry
-  // (and the padding of the last partial group) must give 0 exactly, but Eigen's vectorized exp
-  // of -inf is 0 only with AVX-512 (a denormal, about 1e-39, with SSE or AVX): so each exp is
-  // multiplied by allowed(score), 1 for any finite score and 0 for -inf, made without a
-  // comparison (Eigen does not vectorize select()): score + FLT_MAX >= 0 for a finite score and
-  // -inf for -inf; + 1, then clamped to [0, 1].
+  // Pass 2: e^(score - max) <= 1, so nothing overflows, and the sum of each row. A masked score
+  // (and the padding of the last partial group) is -inf and gives exactly 0 (lanes::exp_of_nonpositive). Every
+  // key masked: no distribution, α = 0; a shift of 0 makes every e^-inf = 0.
+  Lanes sums[kSoftmaxBlockRows];
   for (Eigen::Index i = 0; i < rows; ++i) {
     const float* s = masked_scores + i * n;
     float* a = weights + i * n;
-    Lanes lanes_sum = Lanes::Zero();
+    fully_masked[i] = row_max[i] == -kInfinity ? 1 : 0;
+    const Lanes shift = lanes::broadcast(fully_masked[i] ? 0.0f : row_max[i]);
+    Lanes sum = lanes::zero();
     for (Eigen::Index j = 0; j < full; j += kLanes) {
-      const Lanes scores = Eigen::Map<const Lanes>(s + j);
-      const Lanes allowed = ((scores + kFloatMax) + 1.0f).max(0.0f).min(1.0f);
-      const Lanes e = (scores - row_max[i]).exp() * allowed;
-      Eigen::Map<Lanes>(a + j) = e;
-      lanes_sum += e;
+      const Lanes e = lanes::exp_of_nonpositive(lanes::load(s + j) - shift);
+      lanes::store(a + j, e);
+      sum = sum + e;
     }
     if (rest > 0) {
-      const Lanes scores = load_partial(s + full, rest, -kInfinity);
-      const Lanes allowed = ((scores + kFloatMax) + 1.0f).max(0.0f).min(1.0f);
-      const Lanes e = (scores - row_max[i]).exp() * allowed;
-      store_partial(e, a + full, rest);
-      lanes_sum += e;
+      const Lanes e = lanes::exp_of_nonpositive(lanes::load_partial(s + full, rest, -kInfinity) - shift);
+      lanes::store_partial(a + full, e, rest);
+      sum = sum + e;
     }
-    row_sum[i] = sum_of_lanes(lanes_sum);
+    sums[i] = sum;
   }
-  // Pass 3: normalize. The sum is >= 1 (the maximum contributes exp(0) = 1); a fully masked row
-  // is all 0 and stays so.
+  for (Eigen::Index i = rows; i < kSoftmaxBlockRows; ++i) sums[i] = lanes::broadcast(1.0f);
+  // The sums of every row at once and one division: a sum is >= 1 (the maximum contributes
+  // e^0 = 1), or 0 when every key is masked, and then the row is multiplied by 0.
+  float inverse_sum[kSoftmaxBlockRows];
+  lanes::store(inverse_sum, lanes::broadcast(1.0f) / lanes::reduce_sums(sums));
+  for (Eigen::Index i = 0; i < rows; ++i)
+    if (fully_masked[i]) inverse_sum[i] = 0.0f;
+  // Pass 3: normalize.
   for (Eigen::Index i = 0; i < rows; ++i) {
-    if (fully_masked[i]) continue;
     float* a = weights + i * n;
-    const float inverse_sum = 1.0f / row_sum[i];
-    for (Eigen::Index j = 0; j < n; ++j) a[j] *= inverse_sum;
+    const Lanes scale = lanes::broadcast(inverse_sum[i]);
+    for (Eigen::Index j = 0; j < full; j += kLanes) lanes::store(a + j, lanes::load(a + j) * scale);
+    if (rest > 0) lanes::store_partial(a + full, lanes::load_partial(a + full, rest, 0.0f) * scale, rest);
   }
 }
 
 }  // namespace
 
 bool softmax_row(const float* masked_scores, float* weights, Eigen::Index n) {
+  const float row_max = row_maximum(masked_scores, n);
   std::uint8_t fully_masked = 1;
-  softmax_rows(masked_scores, weights, 1, n, &fully_masked);
-  return !fully_masked;
+  softmax_rows(masked_scores, weights, 1, n, &row_max, &fully_masked);
+  return fully_masked == 0;
 }
 
 bool hardmax_row(const float* masked_scores, float* weights, Eigen::Index n) {
@@ -323,7 +418,7 @@ void key_scores(HeadResult& head, const Eigen::MatrixBase<Queries>& queries, Eig
     multiply_into(queries, head.K.transpose(), head.raw_scores.middleRows(first, rows));  // (rows, n_key)
     return;
   }
-  if (first == 0) head.key_transposed = head.K.transpose();  // (d_k, n_key)
+  if (first == 0) transpose_into(head.K, head.key_transposed);  // (d_k, n_key)
   multiply_by_size(queries, head.key_transposed, head.raw_scores.middleRows(first, rows));  // (rows, n_key)
 }
 
@@ -368,6 +463,85 @@ void cosine_scores(HeadResult& head, Eigen::Index first, Eigen::Index rows) {
   }
 }
 
+// Steps 3 and 4 for one row of n scores: scaled = raw · scale, checked (check gains NaN where a
+// score is not finite), and masked = scaled with -inf for the keys j >= first_masked (causal) and
+// where allowed[j] == 0 (a custom mask); returns 16 lanes whose largest is the row's largest
+// masked score (pass 1 of the softmax). One version per kind of mask, so that a row without one
+// costs no masking.
+template <bool kCausal, bool kCustomMask>
+Lanes scale_and_mask_row(const float* raw, float* scaled, float* masked, Eigen::Index n, Lanes scale,
+                         Eigen::Index first_masked, const std::uint8_t* allowed, Lanes& check) {
+  const Eigen::Index full = n / kLanes * kLanes, rest = n - full;
+  Lanes maximum = lanes::broadcast(-kInfinity);
+  for (Eigen::Index j = 0; j < full; j += kLanes) {
+    const Lanes s = lanes::load(raw + j) * scale;
+    lanes::store(scaled + j, s);
+    check = check + lanes::finiteness(s);
+    Lanes m = s;
+    if (kCausal) m = lanes::set_from_lane(m, first_masked - j, -kInfinity);
+    if (kCustomMask) m = lanes::set_where_zero(m, allowed + j, kLanes, -kInfinity);
+    lanes::store(masked + j, m);
+    maximum = lanes::max(maximum, m);
+  }
+  if (rest > 0) {
+    const Lanes s = lanes::load_partial(raw + full, rest, 0.0f) * scale;
+    lanes::store_partial(scaled + full, s, rest);
+    check = check + lanes::finiteness(s);
+    // The padding lanes are masked too, so that they do not count in the maximum.
+    Lanes m = lanes::set_from_lane(s, kCausal ? std::min(first_masked - full, rest) : rest, -kInfinity);
+    if (kCustomMask) m = lanes::set_where_zero(m, allowed + full, rest, -kInfinity);
+    lanes::store_partial(masked + full, m, rest);
+    maximum = lanes::max(maximum, m);
+  }
+  return maximum;
+}
+
+// Steps 3 to 5 for `rows` (at most 16) rows from `first`: each row goes from raw scores to masked
+// ones in one pass (scale_and_mask_row()), then the block's rows to weights in two
+// (softmax_rows()); the largest score of each row and the sums are reduced for all the rows at
+// once.
+template <bool kCausal, bool kCustomMask>
+void scale_mask_softmax_block(HeadResult& head, const AttentionConfig& config, const MaskMatrix* custom_mask,
+                              float scale, Eigen::Index first, Eigen::Index rows) {
+  const Eigen::Index n_key = head.raw_scores.cols();
+  const Lanes scale_lanes = lanes::broadcast(scale);
+  Lanes maxima[kSoftmaxBlockRows];
+  Lanes check = lanes::zero();
+  for (Eigen::Index r = 0; r < rows; ++r) {
+    const Eigen::Index i = first + r;
+    maxima[r] = scale_and_mask_row<kCausal, kCustomMask>(
+        head.raw_scores.row(i).data(), head.scaled_scores.row(i).data(), head.masked_scores.row(i).data(),
+        n_key, scale_lanes, kCausal ? i + 1 : n_key,  // causal: keys j > i are masked
+        kCustomMask ? custom_mask->row(i).data() : nullptr, check);
+  }
+  for (Eigen::Index r = rows; r < kSoftmaxBlockRows; ++r) maxima[r] = lanes::broadcast(-kInfinity);
+  float row_max[kSoftmaxBlockRows];
+  lanes::store(row_max, lanes::reduce_maxima(maxima));
+  if (!lanes::all_finite(check)) {
+    // Scores that overflowed float are clamped to ±FLT_MAX so that the softmax stays finite.
+    head.overflow = true;
+    for (Eigen::Index r = 0; r < rows; ++r) {
+      const Eigen::Index i = first + r;
+      const Eigen::Index first_masked = kCausal ? i + 1 : n_key;
+      const float* scaled = head.scaled_scores.row(i).data();
+      float* masked = head.masked_scores.row(i).data();
+      for (Eigen::Index j = 0; j < n_key; ++j)
+        masked[j] = j >= first_masked || (kCustomMask && (*custom_mask)(i, j) == 0) ? -kInfinity
+                                                                                    : clamp_to_finite(scaled[j]);
+      row_max[r] = row_maximum(masked, n_key);
+    }
+  }
+  // 5. Weights: the softmax of each row, or one-hot at its largest score when hard.
+  if (config.hard) {
+    for (Eigen::Index i = first; i < first + rows; ++i)
+      head.fully_masked_rows[i] =
+          hardmax_row(head.masked_scores.row(i).data(), head.weights.row(i).data(), n_key) ? 0 : 1;
+  } else {
+    softmax_rows(head.masked_scores.row(first).data(), head.weights.row(first).data(), rows, n_key, row_max,
+                 head.fully_masked_rows.data() + first);
+  }
+}
+
 }  // namespace
 
 // -----------------------------------------------------------------------------
@@ -375,7 +549,7 @@ void cosine_scores(HeadResult& head, Eigen::Index first, Eigen::Index rows) {
 // -----------------------------------------------------------------------------
 namespace stages {
 
-void multiply(const Matrix& lhs, const Matrix& rhs, Matrix& dst) { multiply_into(lhs, rhs, dst); }
+void multiply(const Matrix& lhs, const Matrix& rhs, Matrix& dst) { multiply_by_size(lhs, rhs, dst); }
 
 void pack_projection_weights(const Parameters& parameters, const AttentionConfig& config,
                              Matrix& packed) {
@@ -386,6 +560,37 @@ void pack_projection_weights(const Parameters& parameters, const AttentionConfig
     copy_rows(p.W_Q.data(), d_k, packed.data() + h * d_k, stride, d_model, d_k);                    // (d_model, d_k)
     copy_rows(p.W_K.data(), d_k, packed.data() + (heads + h) * d_k, stride, d_model, d_k);          // (d_model, d_k)
     copy_rows(p.W_V.data(), d_v, packed.data() + 2 * heads * d_k + h * d_v, stride, d_model, d_v);  // (d_model, d_v)
+  }
+}
+
+bool projects_directly(const AttentionConfig& config, Eigen::Index n_query, Eigen::Index n_key) {
+  const Eigen::Index heads = config.heads;
+  return groups_fit(config.d_k, heads) && groups_fit(config.d_v, heads) &&
+         small_product(std::max(n_query, n_key), config.d_model, heads * (2 * config.d_k + config.d_v));
+}
+
+void project_directly(std::vector<HeadResult>& heads, const Parameters& parameters,
+                      const AttentionConfig& config, const Matrix& X_query, const Matrix& X_key) {
+  const auto weights = [&](Eigen::Index h) -> const HeadParameters& { return parameters.heads[static_cast<std::size_t>(h)]; };
+  const auto head = [&](Eigen::Index h) -> HeadResult& { return heads[static_cast<std::size_t>(h)]; };
+  ColumnGroups groups(config.d_k);
+  groups.add(config.heads, [&](Eigen::Index h) { return weights(h).W_Q.data(); },
+             [&](Eigen::Index h) { return head(h).Q.data(); });  // Q (n_query, d_k) per head
+  if (&X_query != &X_key) groups.project(X_query);
+  groups.add(config.heads, [&](Eigen::Index h) { return weights(h).W_K.data(); },
+             [&](Eigen::Index h) { return head(h).K.data(); });  // K (n_key, d_k) per head
+  const auto add_values = [&](ColumnGroups& to) {
+    to.add(config.heads, [&](Eigen::Index h) { return weights(h).W_V.data(); },
+           [&](Eigen::Index h) { return head(h).V.data(); });  // V (n_key, d_v) per head
+  };
+  if (config.d_v == config.d_k) {
+    add_values(groups);
+    groups.project(X_key);
+  } else {
+    groups.project(X_key);
+    ColumnGroups value_groups(config.d_v);
+    add_values(value_groups);
+    value_groups.project(X_key);
   }
 }
 
@@ -424,59 +629,20 @@ void scale_mask_softmax(HeadResult& head, const AttentionConfig& config,
       (config.compatibility == Compatibility::ScaledDot ? 1.0f / std::sqrt(static_cast<float>(config.d_k))
                                                         : 1.0f) /
       config.temperature;
-  const Eigen::Index n_key = head.raw_scores.cols(), band_end = band_first + band_rows;
   if (band_first == 0) head.overflow = !all_finite(head.V);
-  const Eigen::Index block = rows_per_block(n_key);
-  for (Eigen::Index first = band_first; first < band_end; first += block) {
-    const Eigen::Index last = std::min(first + block, band_end);
-    // 3. Scale (1/√d_k for scaled_dot) and temperature, copied into the masked scores as well,
-    // and checked: x - x is 0 for a finite x and NaN otherwise. The rows of a block are
-    // contiguous: one loop over all of them.
-    const Eigen::Index count = (last - first) * n_key;
-    const Eigen::Index count_full = count / kLanes * kLanes, count_rest = count - count_full;
-    const float* raw = head.raw_scores.row(first).data();
-    float* scaled = head.scaled_scores.row(first).data();
-    float* masked = head.masked_scores.row(first).data();
-    Lanes check = Lanes::Zero();
-    for (Eigen::Index j = 0; j < count_full; j += kLanes) {
-      const Lanes s = Eigen::Map<const Lanes>(raw + j) * scale;
-      Eigen::Map<Lanes>(scaled + j) = s;
-      Eigen::Map<Lanes>(masked + j) = s;
-      check += s - s;
-    }
-    if (count_rest > 0) {
-      const Lanes s = load_partial(raw + count_full, count_rest, 0.0f) * scale;
-      store_partial(s, scaled + count_full, count_rest);
-      store_partial(s, masked + count_full, count_rest);
-      check += s - s;
-    }
-    // 4. Mask. Scores that overflowed are clamped to ±FLT_MAX so that the softmax stays finite.
-    if (std::isnan(sum_of_lanes(check))) {
-      head.overflow = true;
-      for (Eigen::Index j = 0; j < count; ++j) masked[j] = clamp_to_finite(scaled[j]);
-    }
-    for (Eigen::Index i = first; i < last; ++i) {
-      float* row = head.masked_scores.row(i).data();
-      if (config.causal && i + 1 < n_key) std::fill(row + i + 1, row + n_key, -kInfinity);
-      if (custom_mask)
-        for (Eigen::Index j = 0; j < n_key; ++j)
-          if ((*custom_mask)(i, j) == 0) row[j] = -kInfinity;
-    }
-    // 5. Weights: the softmax of each row, or one-hot at its largest score when hard.
-    if (config.hard) {
-      for (Eigen::Index i = first; i < last; ++i)
-        head.fully_masked_rows[i] =
-            hardmax_row(head.masked_scores.row(i).data(), head.weights.row(i).data(), n_key) ? 0 : 1;
-    } else {
-      softmax_rows(head.masked_scores.row(first).data(), head.weights.row(first).data(), last - first,
-                   n_key, head.fully_masked_rows.data() + first);
-    }
-  }
+  const auto block_function = config.causal ? (custom_mask ? scale_mask_softmax_block<true, true>
+                                                           : scale_mask_softmax_block<true, false>)
+                                            : (custom_mask ? scale_mask_softmax_block<false, true>
+                                                           : scale_mask_softmax_block<false, false>);
+  // A block of 16 rows at a time, while it is in L1 cache.
+  const Eigen::Index band_end = band_first + band_rows;
+  for (Eigen::Index first = band_first; first < band_end; first += kSoftmaxBlockRows)
+    block_function(head, config, custom_mask, scale, first, std::min(kSoftmaxBlockRows, band_end - first));
 }
 
 void weighted_sum(HeadResult& head, Eigen::Index first, Eigen::Index rows) {
   multiply_by_size(head.weights.middleRows(first, rows), head.V, head.output.middleRows(first, rows));  // (rows, d_v)
-  head.overflow = head.overflow || !all_finite(head.output.middleRows(first, rows));
+  head.overflow = head.overflow || !all_finite(head.output.row(first).data(), rows * head.output.cols());
 }
 
 }  // namespace stages
@@ -521,14 +687,18 @@ void AttentionEngine::prepare_buffers(Eigen::Index n_query, Eigen::Index n_key,
         break;
     }
   }
-  const Eigen::Index query_columns = heads * config.d_k;
-  const Eigen::Index key_value_columns = heads * (config.d_k + config.d_v);
-  packed_weights_.resize(config.d_model, query_columns + key_value_columns);
+  // The packed weights and the products of every head, unless the projections go straight
+  // from each head's weights to its Q, K and V.
+  project_directly_ = stages::projects_directly(config, n_query, n_key);
+  const Eigen::Index query_columns = project_directly_ ? 0 : heads * config.d_k;
+  const Eigen::Index key_value_columns = project_directly_ ? 0 : heads * (config.d_k + config.d_v);
+  packed_weights_.resize(project_directly_ ? 0 : config.d_model, query_columns + key_value_columns);
   if (self_attention) {
-    projections_.resize(n_query, query_columns + key_value_columns);
+    projections_.resize(project_directly_ ? 0 : n_query, query_columns + key_value_columns);
+    query_projections_.resize(0, 0);
   } else {
-    query_projections_.resize(n_query, query_columns);
-    projections_.resize(n_key, key_value_columns);
+    query_projections_.resize(project_directly_ ? 0 : n_query, query_columns);
+    projections_.resize(project_directly_ ? 0 : n_key, key_value_columns);
   }
   result_.concat.resize(n_query, heads * config.d_v);
   result_.output.resize(n_query, config.d_model);
@@ -547,7 +717,9 @@ Status AttentionEngine::compute(const Matrix& X_query, const Matrix& X_key,
   if (X_query.cols() != config.d_model || X_key.cols() != config.d_model)
     return Status::error("embeddings have " + std::to_string(X_query.cols()) +
                          " dimensions but d_model is " + std::to_string(config.d_model));
-  for (const Matrix* X : {&X_query, &X_key}) {
+  // Self-attention passes one matrix twice: it is checked once.
+  const Matrix* const inputs[] = {&X_query, &X_key};
+  for (const Matrix* X : std::span(inputs, &X_query == &X_key ? 1 : 2)) {
     if (all_finite(*X)) continue;
     for (Eigen::Index r = 0; r < X->rows(); ++r)
       for (Eigen::Index c = 0; c < X->cols(); ++c)
@@ -587,6 +759,10 @@ Status AttentionEngine::compute(const Matrix& X_query, const Matrix& X_key,
 void AttentionEngine::project(const Matrix& X_query, const Matrix& X_key,
                               const Parameters& parameters, const AttentionConfig& config,
                               bool self_attention) {
+  if (project_directly_) {
+    stages::project_directly(result_.heads, parameters, config, X_query, X_key);
+    return;
+  }
   stages::pack_projection_weights(parameters, config, packed_weights_);
   const Eigen::Index query_columns = static_cast<Eigen::Index>(config.heads) * config.d_k;
   if (self_attention) {
@@ -602,10 +778,13 @@ void AttentionEngine::compute_head(int h, const HeadParameters& parameters,
                                    const AttentionConfig& config, bool self_attention,
                                    const MaskMatrix* custom_mask) {
   HeadResult& head = result_.heads[static_cast<std::size_t>(h)];
-  // 1. Projections: this head's columns of the products of every head (project()).
-  const Eigen::Index key_offset = self_attention ? static_cast<Eigen::Index>(config.heads) * config.d_k : 0;
-  stages::extract_head_projections(head, h, config, self_attention ? projections_ : query_projections_, 0,
-                                   projections_, key_offset);
+  // 1. Projections (project()): made in place, or this head's columns of the products of every
+  // head.
+  if (!project_directly_) {
+    const Eigen::Index key_offset = self_attention ? static_cast<Eigen::Index>(config.heads) * config.d_k : 0;
+    stages::extract_head_projections(head, h, config, self_attention ? projections_ : query_projections_, 0,
+                                     projections_, key_offset);
+  }
   // 2 to 6, a band of queries at a time (all of them in a classroom): its scores, from raw to
   // weights, stay in L2 cache from the product that makes them to the one that uses them.
   const Eigen::Index n_query = head.Q.rows(), band = stages::rows_per_band(head.K.rows());

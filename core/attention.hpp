@@ -87,9 +87,12 @@ class AttentionEngine {
   // projections_ = X · packed_weights_ holds Q, K and V of every head side by side; in cross
   // attention query_projections_ = X_query · (the W_Q part) and projections_ = X_key · (the
   // W_K and W_V parts). Each head's Q, K and V are copied out of them.
+  // Small products whose heads are 8 wide or a multiple of 16 skip all three: each head's Q, K
+  // and V are made in place from its own weights (project_directly_).
   Matrix packed_weights_;
   Matrix projections_;
   Matrix query_projections_;
+  bool project_directly_ = false;
 };
 
 // The softmax of one row of masked scores (-inf = masked), in plain passes. Returns false, with

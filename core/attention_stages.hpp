@@ -9,8 +9,9 @@
 
 namespace attnviz::stages {
 
-// dst = lhs · rhs (dst already (lhs.rows(), rhs.cols())). Large products are done a band of
-// columns at a time so that Eigen's packed blocks stay on the stack: no heap allocation.
+// dst = lhs · rhs (dst already (lhs.rows(), rhs.cols())), as the engine multiplies: products up
+// to 2^19 multiply-adds by its small-product kernel, larger ones by Eigen's GEMM a band of columns
+// at a time so that Eigen's packed blocks stay on the stack: no heap allocation.
 void multiply(const Matrix& lhs, const Matrix& rhs, Matrix& dst);
 
 // Step 1, part 1: every head's W_Q, W_K and W_V side by side,
@@ -18,6 +19,14 @@ void multiply(const Matrix& lhs, const Matrix& rhs, Matrix& dst);
 // so that one product projects every head: X · packed = [Q⁰ … | K⁰ … | V⁰ …].
 void pack_projection_weights(const Parameters& parameters, const AttentionConfig& config,
                              Matrix& packed);
+
+// Step 1 for small products whose heads are 8 wide (an even number of them) or a multiple of 16:
+// every head's Q, K and V made in place from its own W_Q, W_K and W_V, with no packed copy of the
+// weights and no copy of the results (projects_directly() says when). The other cases pack the
+// weights and extract each head's part (below).
+bool projects_directly(const AttentionConfig& config, Eigen::Index n_query, Eigen::Index n_key);
+void project_directly(std::vector<HeadResult>& heads, const Parameters& parameters,
+                      const AttentionConfig& config, const Matrix& X_query, const Matrix& X_key);
 
 // Step 1, part 2: head h's Q, K and V copied out of the products of every head. queries holds
 // the Q columns at query_offset, keys_values the K then the V columns at key_offset.

@@ -1,9 +1,24 @@
 #include "core/types.hpp"
 
+#include "core/lanes.hpp"
+
 #include <array>
 #include <utility>
 
 namespace attnviz {
+
+bool all_finite(const float* values, Eigen::Index count) {
+  using lanes::finiteness;
+  using lanes::kLanes;
+  lanes::Lanes sums[4] = {lanes::zero(), lanes::zero(), lanes::zero(), lanes::zero()};
+  Eigen::Index i = 0;
+  for (; i + 4 * kLanes <= count; i += 4 * kLanes)
+    for (int k = 0; k < 4; ++k) sums[k] = sums[k] + finiteness(lanes::load(values + i + k * kLanes));
+  for (; i + kLanes <= count; i += kLanes) sums[0] = sums[0] + finiteness(lanes::load(values + i));
+  if (i < count) sums[1] = sums[1] + finiteness(lanes::load_partial(values + i, count - i, 0.0f));
+  return lanes::all_finite((sums[0] + sums[1]) + (sums[2] + sums[3]));
+}
+
 namespace {
 
 template <typename Enum, std::size_t N>

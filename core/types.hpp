@@ -26,6 +26,11 @@ template <typename Derived>
 bool all_finite(const Eigen::DenseBase<Derived>& m) {
   return !std::isnan((m.derived().array() - m.derived().array()).sum());
 }
+// The same for count floats in a row, 64 at a time with four independent sums (core/types.cpp):
+// the engine checks every weight and intermediate it is given or makes, on every recompute.
+bool all_finite(const float* values, Eigen::Index count);
+inline bool all_finite(const Matrix& m) { return all_finite(m.data(), m.size()); }
+inline bool all_finite(const RowVector& m) { return all_finite(m.data(), m.size()); }
 
 enum class Mode { Self, Cross };
 enum class Compatibility { Dot, ScaledDot, General, Additive, Cosine };

@@ -15,6 +15,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <vector>
 #include <stdexcept>
 #include <string>
 
@@ -50,20 +51,31 @@ void shapes(benchmark::internal::Benchmark* b) {
   b->Args({8, 32, 4})->Args({32, 64, 8})->Args({128, 256, 4})->Args({1024, 768, 12});
 }
 
-// Step 1: every head's W_Q, W_K, W_V packed side by side, then one product X · packed.
+// Step 1: every head's Q, K and V, as the engine makes them: in place from each head's own
+// weights when the heads are 8 (in pairs) or a multiple of 16 wide and the product is small
+// (stages::projects_directly; every shape here but the large one), else with the weights packed
+// side by side and one product X · packed.
 void BM_Projections(benchmark::State& state) {
   Fixture f(state);
+  std::vector<HeadResult> heads = f.engine.result().heads;
+  const bool in_place = stages::projects_directly(f.config, f.X.rows(), f.X.rows());
+  state.SetLabel(in_place ? "in place" : "packed");
   Matrix packed(f.config.d_model, static_cast<Eigen::Index>(f.config.heads) * (2 * f.config.d_k + f.config.d_v));
   Matrix projections(f.X.rows(), packed.cols());
   for (auto _ : state) {
-    stages::pack_projection_weights(f.parameters, f.config, packed);
-    stages::multiply(f.X, packed, projections);
+    if (in_place) {
+      stages::project_directly(heads, f.parameters, f.config, f.X, f.X);
+    } else {
+      stages::pack_projection_weights(f.parameters, f.config, packed);
+      stages::multiply(f.X, packed, projections);
+    }
+    benchmark::DoNotOptimize(heads[0].Q.data());
     benchmark::DoNotOptimize(projections.data());
   }
 }
 BENCHMARK(BM_Projections)->Apply(shapes);
 
-// Step 1's packing alone.
+// Step 1's packing alone (the packed path).
 void BM_PackProjectionWeights(benchmark::State& state) {
   Fixture f(state);
   Matrix packed(f.config.d_model, static_cast<Eigen::Index>(f.config.heads) * (2 * f.config.d_k + f.config.d_v));

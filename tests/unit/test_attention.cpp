@@ -6,9 +6,11 @@
 //   [SECTION] Numerics and bad input
 //   [SECTION] Against the reference
 #include "core/attention.hpp"
+#include "core/attention_stages.hpp"
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -520,48 +522,125 @@ TEST_CASE("many keys (several bands of queries) and wide products agree with the
 
 namespace attnviz {
 
-// Classroom sizes take the small-product path (rows of 16 floats at a time, blocks of 4 rows by
-// 3 groups, the last partial group masked; Kᵀ copied for the scores); products past its size
-// limit take Eigen's GEMM, and a recompute can mix both. Either must give the reference numbers.
+// A shape to compute, with random inputs and seeded weights, and the engine that computed it.
+struct ShapeCase {
+  Eigen::Index n_query, n_key;
+  int d_model, heads, d_k, d_v;
+  bool self;
+};
+
+struct ComputedCase {
+  AttentionConfig config;
+  Parameters parameters;
+  Matrix Xq, Xk;
+  AttentionEngine engine;
+
+  ComputedCase(const ShapeCase& c, Compatibility compatibility, std::mt19937& random) {
+    config.compatibility = compatibility;
+    config.d_model = c.d_model;
+    config.heads = c.heads;
+    config.d_k = config.d_att = c.d_k;
+    config.d_v = c.d_v;
+    parameters = seeded_parameters(config, random());
+    Xq = Matrix::Random(c.n_query, c.d_model);
+    Xk = c.self ? Xq : Matrix::Random(c.n_key, c.d_model);
+    REQUIRE(engine.compute(Xq, c.self ? Xq : Xk, parameters, config));
+    REQUIRE(engine.compute(Xq, c.self ? Xq : Xk, parameters, config));  // a recompute, buffers kept
+  }
+
+  // The weights of every head and the output against the double-precision reference.
+  void check_against_reference() const {
+    const Reference ref = reference_attention(Xq, Xk, parameters, config, nullptr);
+    for (int h = 0; h < config.heads; ++h)
+      CHECK((engine.result().heads[size_t(h)].weights.cast<double>() - ref.weights[size_t(h)]).cwiseAbs().maxCoeff() <
+            1e-5);
+    CHECK((engine.result().output.cast<double>() - ref.output).cwiseAbs().maxCoeff() < 1e-4);
+  }
+};
+
+// Classroom sizes take the small-product path (rows of 16 floats at a time, blocks of 8 rows (4
+// without AVX-512) by panels of up to 3 groups, the last partial group masked; Kᵀ copied for the
+// scores); products past its size limit take Eigen's GEMM, and a recompute can mix both. Either
+// must give the reference numbers.
 TEST_CASE("small products and mixed small and GEMM products agree with the reference") {
   std::mt19937 random(13);
-  struct Case {
-    Eigen::Index n_query, n_key;
-    int d_model, heads, d_k, d_v;
-    bool self;
-  };
-  const Case cases[] = {
+  const ShapeCase cases[] = {
       {32, 32, 64, 8, 8, 8, true},      // (32, 64, 8): the classroom shape, d_v = 8 < 16
       {32, 32, 64, 1, 64, 64, true},    // 4 full groups of 16 columns per score row
       {17, 33, 48, 3, 16, 20, false},   // cross attention, rows not a multiple of 4, d_v = 16 + 4
       {64, 64, 64, 1, 64, 64, true},    // projections by GEMM, the head's products small
       {96, 96, 128, 2, 64, 64, true},   // everything by GEMM
   };
-  for (const Case& c : cases) {
+  for (const ShapeCase& c : cases) {
     for (Compatibility compatibility : {Compatibility::ScaledDot, Compatibility::General,
                                         Compatibility::Additive, Compatibility::Cosine}) {
       CAPTURE(c.n_query);
       CAPTURE(c.d_model);
       CAPTURE(to_string(compatibility));
-      AttentionConfig config;
-      config.compatibility = compatibility;
-      config.d_model = c.d_model;
-      config.heads = c.heads;
-      config.d_k = config.d_att = c.d_k;
-      config.d_v = c.d_v;
-      const Parameters p = seeded_parameters(config, random());
-      const Matrix Xq = Matrix::Random(c.n_query, c.d_model);
-      const Matrix Xk = c.self ? Xq : Matrix::Random(c.n_key, c.d_model);
-      AttentionEngine engine;
-      REQUIRE(engine.compute(Xq, c.self ? Xq : Xk, p, config));
-      REQUIRE(engine.compute(Xq, c.self ? Xq : Xk, p, config));  // a recompute, buffers kept
-      const Reference ref = reference_attention(Xq, Xk, p, config, nullptr);
-      for (int h = 0; h < config.heads; ++h)
-        CHECK((engine.result().heads[size_t(h)].weights.cast<double>() - ref.weights[size_t(h)])
-                  .cwiseAbs()
-                  .maxCoeff() < 1e-5);
-      CHECK((engine.result().output.cast<double>() - ref.output).cwiseAbs().maxCoeff() < 1e-4);
+      ComputedCase(c, compatibility, random).check_against_reference();
     }
+  }
+}
+
+// Small products whose heads are 8 wide (an even number of them) or a multiple of 16 wide make
+// each head's Q, K and V in place from its own weights (stages::project_directly); the others
+// pack every head's weights into one matrix and copy each head's part out of one product. Both
+// must give the reference: Q, K and V themselves, then the weights and the output.
+TEST_CASE("projections made in place and through packed weights agree with the reference") {
+  std::mt19937 random(17);
+  struct Case {
+    ShapeCase shape;
+    bool in_place;  // what projects_directly() must say
+  };
+  const Case cases[] = {
+      {{32, 32, 64, 8, 8, 8, true}, true},     // pairs of heads 8 wide: Q, K and V in one list
+      {{13, 13, 64, 4, 16, 16, true}, true},   // one head per group of 16
+      {{9, 21, 40, 2, 8, 32, false}, true},    // cross: Q from X_query, K and V (8 and 32) apart
+      {{12, 12, 24, 2, 32, 8, true}, true},    // d_k 32, d_v 8
+      {{20, 20, 48, 3, 8, 8, true}, false},    // 3 heads 8 wide: one has no pair, packed
+      {{16, 16, 32, 4, 4, 4, true}, false},    // 4 wide, packed
+      {{7, 7, 30, 2, 24, 16, true}, false},    // 24 wide, packed
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.shape.d_model);
+    CAPTURE(c.shape.heads);
+    CAPTURE(c.shape.d_k);
+    CAPTURE(c.shape.d_v);
+    const ComputedCase computed(c.shape, Compatibility::ScaledDot, random);
+    CHECK(stages::projects_directly(computed.config, c.shape.n_query, c.shape.n_key) == c.in_place);
+    double worst_projection = 0;
+    for (int h = 0; h < c.shape.heads; ++h) {
+      const HeadResult& head = computed.engine.result().heads[size_t(h)];
+      const HeadParameters& hp = computed.parameters.heads[size_t(h)];
+      const MatrixD Q = computed.Xq.cast<double>() * hp.W_Q.cast<double>();
+      const MatrixD K = computed.Xk.cast<double>() * hp.W_K.cast<double>();
+      const MatrixD V = computed.Xk.cast<double>() * hp.W_V.cast<double>();
+      worst_projection = std::max({worst_projection, (head.Q.cast<double>() - Q).cwiseAbs().maxCoeff(),
+                                   (head.K.cast<double>() - K).cwiseAbs().maxCoeff(),
+                                   (head.V.cast<double>() - V).cwiseAbs().maxCoeff()});
+    }
+    MESSAGE("max |Δ| of Q, K and V vs double: " << worst_projection);
+    CHECK(worst_projection < 1e-5);
+    computed.check_against_reference();
+  }
+}
+
+// A recompute whose shapes change between the two paths reuses the engine: each result must be
+// the reference's, with nothing left over from the other path.
+TEST_CASE("an engine moving between in-place and packed projections gives the reference each time") {
+  std::mt19937 random(19);
+  AttentionEngine engine;
+  for (int heads : {8, 3, 8, 1, 2}) {
+    CAPTURE(heads);
+    AttentionConfig config;
+    config.d_model = 24;
+    config.heads = heads;
+    config.d_k = config.d_v = config.d_att = 8;
+    const Parameters p = seeded_parameters(config, random());
+    const Matrix X = Matrix::Random(10, config.d_model);
+    REQUIRE(engine.compute(X, X, p, config));
+    const Reference ref = reference_attention(X, X, p, config, nullptr);
+    CHECK((engine.result().output.cast<double>() - ref.output).cwiseAbs().maxCoeff() < 1e-4);
   }
 }
 

@@ -1,0 +1,170 @@
+// core/lanes.hpp: the 16-float operations the engine is written in. `make test` runs these twice:
+// built for this machine (AVX-512 here) and in the sanitizer build, which is portable (the Eigen
+// array path). Each is compared with plain scalar code.
+#include "core/lanes.hpp"
+#include "core/types.hpp"
+
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace attnviz {
+namespace {
+
+using lanes::kLanes;
+using lanes::Lanes;
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+std::array<float, 16> to_array(Lanes a) {
+  std::array<float, 16> out{};
+  lanes::store(out.data(), a);
+  return out;
+}
+
+TEST_CASE("lanes: a partial load pads and a partial store writes only its lanes") {
+  std::array<float, 16> source{};
+  for (int j = 0; j < 16; ++j) source[size_t(j)] = float(j + 1);
+  for (Eigen::Index n = 0; n < kLanes; ++n) {
+    CAPTURE(n);
+    const std::array<float, 16> loaded = to_array(lanes::load_partial(source.data(), n, -7.0f));
+    std::array<float, 16> stored;
+    stored.fill(99.0f);
+    lanes::store_partial(stored.data(), lanes::load(source.data()), n);
+    std::array<float, 16> copied;
+    copied.fill(99.0f);
+    lanes::copy_partial(source.data(), copied.data(), n);
+    for (Eigen::Index j = 0; j < kLanes; ++j) {
+      CHECK(loaded[size_t(j)] == (j < n ? float(j + 1) : -7.0f));
+      CHECK(stored[size_t(j)] == (j < n ? float(j + 1) : 99.0f));
+      CHECK(copied[size_t(j)] == (j < n ? float(j + 1) : 99.0f));
+    }
+  }
+}
+
+TEST_CASE("lanes: halves come from and go to two places") {
+  std::array<float, 8> low{}, high{};
+  for (int j = 0; j < 8; ++j) {
+    low[size_t(j)] = float(j);
+    high[size_t(j)] = float(100 + j);
+  }
+  const std::array<float, 16> joined = to_array(lanes::load_halves(low.data(), high.data()));
+  for (int j = 0; j < 16; ++j) CHECK(joined[size_t(j)] == (j < 8 ? float(j) : float(100 + j - 8)));
+  std::array<float, 8> low_out{}, high_out{};
+  lanes::store_halves(low_out.data(), high_out.data(), lanes::load(joined.data()));
+  CHECK(low_out == low);
+  CHECK(high_out == high);
+}
+
+TEST_CASE("lanes: a column is every stride-th float") {
+  std::array<float, 16 * 5> matrix{};
+  for (size_t i = 0; i < matrix.size(); ++i) matrix[i] = float(i);
+  const std::array<float, 16> column = to_array(lanes::load_column(matrix.data() + 2, 5));
+  for (int j = 0; j < 16; ++j) CHECK(column[size_t(j)] == float(j * 5 + 2));
+  const std::array<float, 16> partial = to_array(lanes::load_column_partial(matrix.data() + 4, 5, 3));
+  for (int j = 0; j < 16; ++j) CHECK(partial[size_t(j)] == (j < 3 ? float(j * 5 + 4) : 0.0f));
+}
+
+TEST_CASE("lanes: masking from a lane and where a flag is 0") {
+  const Lanes ones = lanes::broadcast(1.0f);
+  for (Eigen::Index first : {-3, 0, 1, 9, 15, 16, 40}) {
+    CAPTURE(first);
+    const std::array<float, 16> masked = to_array(lanes::set_from_lane(ones, first, -kInf));
+    for (Eigen::Index j = 0; j < kLanes; ++j) CHECK(masked[size_t(j)] == (j >= first ? -kInf : 1.0f));
+  }
+  std::array<std::uint8_t, 16> flags{};
+  for (int j = 0; j < 16; ++j) flags[size_t(j)] = j % 3 == 0 ? 0 : 1;
+  const std::array<float, 16> masked = to_array(lanes::set_where_zero(ones, flags.data(), 10, -kInf));
+  for (int j = 0; j < 16; ++j) CHECK(masked[size_t(j)] == (j < 10 && j % 3 == 0 ? -kInf : 1.0f));
+}
+
+TEST_CASE("lanes: sixteen rows reduced at once give each row's sum and largest in its lane") {
+  std::mt19937 random(5);
+  std::uniform_real_distribution<float> value(-100.0f, 100.0f);
+  std::array<Lanes, 16> rows;
+  std::array<std::array<float, 16>, 16> values;
+  for (int i = 0; i < 16; ++i) {
+    for (int j = 0; j < 16; ++j) values[size_t(i)][size_t(j)] = value(random);
+    rows[size_t(i)] = lanes::load(values[size_t(i)].data());
+  }
+  values[3][7] = -kInf;  // a masked score counts for nothing in the largest
+  rows[3] = lanes::load(values[3].data());
+  const std::array<float, 16> sums = to_array(lanes::reduce_sums(rows.data()));
+  const std::array<float, 16> maxima = to_array(lanes::reduce_maxima(rows.data()));
+  for (int i = 0; i < 16; ++i) {
+    CAPTURE(i);
+    double sum = 0;
+    float maximum = -kInf;
+    for (int j = 0; j < 16; ++j) {
+      sum += values[size_t(i)][size_t(j)];
+      maximum = std::max(maximum, values[size_t(i)][size_t(j)]);
+    }
+    if (i == 3) CHECK(std::isinf(sums[size_t(i)]));
+    else CHECK(std::abs(sums[size_t(i)] - sum) < 1e-3);
+    CHECK(maxima[size_t(i)] == maximum);
+    CHECK(lanes::reduce_max(rows[size_t(i)]) == maximum);
+  }
+}
+
+// The exponent t = x·log2 e is rounded to float, so the relative error grows with |x|: 2^t is off
+// by t's rounding, up to 2^-24·|t| (1e-7 at x = -1, 4e-6 at x = -87, where e^x is 1.6e-38). In
+// absolute terms, which is what a weight of a softmax row (whose sum is >= 1) sees, it is under
+// 1e-7 (one float step at 1 is 1.2e-7).
+TEST_CASE("lanes: e^x of x <= 0 is within 1e-7 times 1 + |x| relative and exactly 0 below -87") {
+  double worst_scaled = 0, worst_absolute = 0;
+  for (int k = 0; k <= 87000; ++k) {
+    std::array<float, 16> x{};
+    for (int j = 0; j < 16; ++j) x[size_t(j)] = -float(k) * 1e-3f - float(j) * 6e-5f;
+    const std::array<float, 16> e = to_array(lanes::exp_of_nonpositive(lanes::load(x.data())));
+    for (int j = 0; j < 16; ++j) {
+      const double expected = std::exp(double(x[size_t(j)]));
+      if (x[size_t(j)] < -87.0f) {
+        CHECK(e[size_t(j)] == 0.0f);
+        continue;
+      }
+      const double error = std::abs(double(e[size_t(j)]) - expected);
+      worst_absolute = std::max(worst_absolute, error);
+      worst_scaled = std::max(worst_scaled, error / expected / (1.0 - double(x[size_t(j)])));
+    }
+  }
+  MESSAGE("exp over [-87, 0]: max relative error / (1 + |x|) " << worst_scaled << ", max absolute error "
+                                                               << worst_absolute);
+  CHECK(worst_scaled < 1e-7);
+  CHECK(worst_absolute < 1e-7);
+  std::array<float, 16> special{};
+  special.fill(-kInf);
+  special[1] = -87.5f;
+  special[2] = -1000.0f;
+  special[3] = 0.0f;
+  const std::array<float, 16> e = to_array(lanes::exp_of_nonpositive(lanes::load(special.data())));
+  CHECK(e[0] == 0.0f);
+  CHECK(e[1] == 0.0f);
+  CHECK(e[2] == 0.0f);
+  CHECK(e[3] == 1.0f);
+  for (float v : e) CHECK(std::fpclassify(v) != FP_SUBNORMAL);
+}
+
+TEST_CASE("all_finite of a run of floats finds one bad value wherever it is") {
+  std::vector<float> values(201, 1.5f);
+  for (Eigen::Index count : {1, 15, 16, 17, 63, 64, 65, 130, 200}) {
+    CAPTURE(count);
+    CHECK(all_finite(values.data(), count));
+    for (float bad : {std::numeric_limits<float>::quiet_NaN(), kInf, -kInf}) {
+      for (Eigen::Index at : {Eigen::Index(0), count / 2, count - 1}) {
+        CAPTURE(at);
+        values[size_t(at)] = bad;
+        CHECK_FALSE(all_finite(values.data(), count));
+        values[size_t(at)] = 1.5f;
+      }
+    }
+    values[size_t(count)] = kInf;  // just past the end: not looked at
+    CHECK(all_finite(values.data(), count));
+    values[size_t(count)] = 1.5f;
+  }
+}
+
+}  // namespace
+}  // namespace attnviz
