@@ -72,6 +72,7 @@ bool App::start(std::string& error) {
     return false;
   }
   const std::string view_json = load.scenario->view_json;
+  state_.pipeline.set_threads(options_.threads.value_or(default_engine_threads()));
   state_.load(std::move(*load.scenario), options_.scenario_path, std::move(load.warnings));
   apply_view_state(view_json, state_, state_.file_warnings);
   if (options_.theme) state_.ui.theme = *options_.theme;

@@ -1,6 +1,9 @@
 #include "app/options.hpp"
 
+#include "core/attention.hpp"
+
 #include <charconv>
+#include <thread>
 
 namespace attnviz::app {
 
@@ -29,6 +32,8 @@ Options:
   --layout-out FILE   with --screenshot: write where the heatmap cells were drawn (JSON)
   --bench-frames N    render N frames with vsync off, editing one weight every frame, and print
                       p50_ms= p99_ms= max_ms= of the CPU frame time (with --scenario, --size)
+  --threads N         threads for the attention engine, 1-16 (default 2 with 4 or more hardware
+                      threads, else 1); the numbers are the same for any N
   --recover           restore the work an earlier run left unsaved (after a crash) without asking
   --help, --version
 )";
@@ -41,6 +46,8 @@ bool parse_int(const std::string& text, int low, int high, int& out) {
 }
 
 }  // namespace
+
+int default_engine_threads() { return std::thread::hardware_concurrency() >= 4 ? 2 : 1; }
 
 std::string parse_options(const std::vector<std::string>& args, Options& o) {
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -76,6 +83,11 @@ std::string parse_options(const std::vector<std::string>& args, Options& o) {
     } else if (arg == "--frames") {
       const std::string* v = next();
       if (!v || !parse_int(*v, 1, 100000, o.frames)) return "--frames needs a number from 1 to 100000";
+    } else if (arg == "--threads") {
+      const std::string* v = next();
+      int threads = 0;
+      if (!v || !parse_int(*v, 1, AttentionEngine::kMaxThreads, threads)) return "--threads needs a number from 1 to 16";
+      o.threads = threads;
     } else if (arg == "--bench-frames") {
       const std::string* v = next();
       int frames = 0;

@@ -26,9 +26,14 @@ struct Options {
   std::optional<int> step;                  // its step (0-based)
   std::optional<std::string> screenshot_steps;  // with --lesson: a PNG of every step into this folder
   std::optional<int> bench_frames;         // time this many frames with every panel open, print, exit
+  std::optional<int> threads;              // the attention engine's threads (default: default_engine_threads())
   bool recover = false;  // restore the recovery file of an earlier run without asking
   bool help = false, version = false;
 };
+
+// Threads for the attention engine when --threads is not given: 2 on a machine with 4 or more
+// hardware threads, else 1 (on 2 cores the renderer's and the system's threads need the other).
+int default_engine_threads();
 
 // Parses argv; returns "" or a one-line error.
 std::string parse_options(const std::vector<std::string>& args, Options& options);

@@ -23,7 +23,7 @@ namespace {
 // The engine is measured beyond a scenario's token limit: the PyTorch comparison's large shape
 // (1024 tokens, d_model 768, 12 heads) is the size of BERT's and GPT-2's contexts.
 constexpr int kMaxBenchTokens = 1024;
-constexpr int kMaxThreads = 64;
+constexpr int kMaxThreads = AttentionEngine::kMaxThreads;
 constexpr int kMaxRepeat = 10'000'000;
 constexpr int kMinRepeat = 20;
 constexpr double kTargetSeconds = 1.0;
@@ -127,13 +127,6 @@ Status run_bench(const BenchOptions& options, BenchResult& result) {
   config.causal = options.causal;
   if (std::string problem = validate(config); !problem.empty()) return Status::error(problem);
 
-  // Eigen's products use threads only when it is built with OpenMP, which AttnViz's build does
-  // not enable: then the engine runs on one thread whatever T is, and this says so.
-  Eigen::setNbThreads(options.threads);
-  if (Eigen::nbThreads() < options.threads)
-    std::cerr << "attnviz-cli: warning: --threads " << options.threads
-              << ": Eigen is built without OpenMP, so the engine runs on one thread\n";
-
   const Parameters parameters = seeded_parameters(config, kSeed);
   Matrix X_query, X_key;
   random_embeddings(X_query, options.tokens, options.d_model, "bench X_query");
@@ -141,6 +134,7 @@ Status run_bench(const BenchOptions& options, BenchResult& result) {
   const Matrix& X_keys = options.cross > 0 ? X_key : X_query;
 
   AttentionEngine engine;
+  engine.set_threads(options.threads);  // the engine's own helper threads (core/workers.hpp)
   // Warm-up: the first compute allocates the buffers; a few more warm the caches.
   const auto warm_start = std::chrono::steady_clock::now();
   int warm_runs = 0;

@@ -72,8 +72,8 @@ Commands:
             median_us=... p90_us=... allocations=... (heap allocations made by the timed
             recomputes; 0 is expected). --d-k defaults to d_model/heads, --d-v to d_k;
             --cross M gives the keys and values a source of M tokens; --repeat R times R
-            recomputes (default: about a second's worth, at least 20); --threads T sets
-            Eigen's thread count (see README: with this build the engine runs on one).
+            recomputes (default: about a second's worth, at least 20); --threads T runs
+            the engine on T threads, this one included (1-16, default 1).
 
 A SCENARIO of "-" reads standard input; --builtin uses the scenario built into AttnViz.
 On bad input a one-line message goes to standard error, the exit status is 1, and

@@ -19,6 +19,7 @@
 
 #include "core/attention_stages.hpp"
 #include "core/lanes.hpp"
+#include "core/workers.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -570,17 +571,19 @@ bool projects_directly(const AttentionConfig& config, Eigen::Index n_query, Eige
 }
 
 void project_directly(std::vector<HeadResult>& heads, const Parameters& parameters,
-                      const AttentionConfig& config, const Matrix& X_query, const Matrix& X_key) {
-  const auto weights = [&](Eigen::Index h) -> const HeadParameters& { return parameters.heads[static_cast<std::size_t>(h)]; };
-  const auto head = [&](Eigen::Index h) -> HeadResult& { return heads[static_cast<std::size_t>(h)]; };
+                      const AttentionConfig& config, const Matrix& X_query, const Matrix& X_key,
+                      int first_head, int end_head) {
+  const Eigen::Index count = end_head - first_head;
+  const auto weights = [&](Eigen::Index h) -> const HeadParameters& { return parameters.heads[static_cast<std::size_t>(first_head + h)]; };
+  const auto head = [&](Eigen::Index h) -> HeadResult& { return heads[static_cast<std::size_t>(first_head + h)]; };
   ColumnGroups groups(config.d_k);
-  groups.add(config.heads, [&](Eigen::Index h) { return weights(h).W_Q.data(); },
+  groups.add(count, [&](Eigen::Index h) { return weights(h).W_Q.data(); },
              [&](Eigen::Index h) { return head(h).Q.data(); });  // Q (n_query, d_k) per head
   if (&X_query != &X_key) groups.project(X_query);
-  groups.add(config.heads, [&](Eigen::Index h) { return weights(h).W_K.data(); },
+  groups.add(count, [&](Eigen::Index h) { return weights(h).W_K.data(); },
              [&](Eigen::Index h) { return head(h).K.data(); });  // K (n_key, d_k) per head
   const auto add_values = [&](ColumnGroups& to) {
-    to.add(config.heads, [&](Eigen::Index h) { return weights(h).W_V.data(); },
+    to.add(count, [&](Eigen::Index h) { return weights(h).W_V.data(); },
            [&](Eigen::Index h) { return head(h).V.data(); });  // V (n_key, d_v) per head
   };
   if (config.d_v == config.d_k) {
@@ -738,39 +741,82 @@ Status AttentionEngine::compute(const Matrix& X_query, const Matrix& X_key,
 
   const bool self_attention = &X_query == &X_key;
   prepare_buffers(X_query.rows(), X_key.rows(), config, self_attention);
-  project(X_query, X_key, parameters, config, self_attention);
+  // With threads, each step is split into one task per thread (set_threads()): the packed
+  // projections by bands of columns, the heads by ranges (pairs of heads kept together for the
+  // projections made in place), W_O by bands of rows. Every number is computed by the same code
+  // as on one thread, so the results do not depend on the number of threads.
+  const int tasks = workers_ ? workers_->threads() : 1;
+  const auto parallel = [&](auto&& task) {
+    if (workers_)
+      workers_->run(tasks, task);
+    else
+      task(0);
+  };
+  if (!project_directly_) {
+    stages::pack_projection_weights(parameters, config, packed_weights_);
+    parallel([&](int t) { project_packed(X_query, X_key, config, self_attention, t, tasks); });
+  }
+  int heads_per_task = (config.heads + tasks - 1) / tasks;
+  heads_per_task += heads_per_task % 2 != 0 && heads_per_task < config.heads ? 1 : 0;
+  parallel([&](int t) {
+    const int first = t * heads_per_task, last = std::min(config.heads, first + heads_per_task);
+    if (first >= last) return;
+    if (project_directly_) stages::project_directly(result_.heads, parameters, config, X_query, X_key, first, last);
+    for (int h = first; h < last; ++h) {
+      compute_head(h, parameters.heads[static_cast<std::size_t>(h)], config, self_attention, custom_mask);
+      const HeadResult& head = result_.heads[static_cast<std::size_t>(h)];
+      copy_rows(head.output.data(), config.d_v, result_.concat.data() + static_cast<Eigen::Index>(h) * config.d_v,
+                result_.concat.cols(), head.output.rows(), config.d_v);  // concat[:, h·d_v ...] = output (n_query, d_v)
+    }
+  });
   result_.fully_masked_row_count = 0;
   result_.overflow = false;
-  for (int h = 0; h < config.heads; ++h) {
-    compute_head(h, parameters.heads[static_cast<std::size_t>(h)], config, self_attention,
-                 custom_mask);
-    const HeadResult& head = result_.heads[static_cast<std::size_t>(h)];
-    copy_rows(head.output.data(), config.d_v, result_.concat.data() + static_cast<Eigen::Index>(h) * config.d_v,
-              result_.concat.cols(), head.output.rows(), config.d_v);  // concat[:, h·d_v ...] = output (n_query, d_v)
+  for (const HeadResult& head : result_.heads) {
     result_.fully_masked_row_count += static_cast<int>(head.fully_masked_rows.cast<int>().sum());
     result_.overflow = result_.overflow || head.overflow;
   }
-  multiply_by_size(result_.concat, parameters.W_O, result_.output);  // (n_query, d_model)
+  const Eigen::Index n_query = result_.n_query;
+  const Eigen::Index rows_per_task = (n_query + tasks - 1) / tasks;
+  parallel([&](int t) {
+    const Eigen::Index first = std::min(n_query, t * rows_per_task), rows = std::min(rows_per_task, n_query - first);
+    if (rows > 0)
+      multiply_by_size(result_.concat.middleRows(first, rows), parameters.W_O,
+                       result_.output.middleRows(first, rows));  // (rows, d_model)
+  });
   result_.overflow = result_.overflow || !all_finite(result_.output);
   ++result_.version;
   return Status::ok();
 }
 
-void AttentionEngine::project(const Matrix& X_query, const Matrix& X_key,
-                              const Parameters& parameters, const AttentionConfig& config,
-                              bool self_attention) {
-  if (project_directly_) {
-    stages::project_directly(result_.heads, parameters, config, X_query, X_key);
-    return;
-  }
-  stages::pack_projection_weights(parameters, config, packed_weights_);
+AttentionEngine::AttentionEngine() = default;
+AttentionEngine::~AttentionEngine() = default;
+AttentionEngine::AttentionEngine(AttentionEngine&&) noexcept = default;
+AttentionEngine& AttentionEngine::operator=(AttentionEngine&&) noexcept = default;
+
+void AttentionEngine::set_threads(int threads) {
+  threads = std::clamp(threads, 1, kMaxThreads);
+  if (threads == (workers_ ? workers_->threads() : 1)) return;
+  workers_.reset();
+  if (threads > 1) workers_ = std::make_unique<Workers>(threads);
+}
+
+int AttentionEngine::threads() const { return workers_ ? workers_->threads() : 1; }
+
+// Task `task` of `tasks` of the packed projections: its band of the columns of each product.
+void AttentionEngine::project_packed(const Matrix& X_query, const Matrix& X_key, const AttentionConfig& config,
+                                     bool self_attention, int task, int tasks) {
+  const auto band = [&](const Matrix& X, Eigen::Index first_column, Eigen::Index columns, Matrix& dst) {
+    const Eigen::Index per_task = ((columns + tasks - 1) / tasks + kLanes - 1) / kLanes * kLanes;
+    const Eigen::Index first = std::min(columns, task * per_task), width = std::min(per_task, columns - first);
+    if (width > 0)
+      multiply_by_size(X, packed_weights_.middleCols(first_column + first, width), dst.middleCols(first, width));
+  };
   const Eigen::Index query_columns = static_cast<Eigen::Index>(config.heads) * config.d_k;
   if (self_attention) {
-    multiply_by_size(X_query, packed_weights_, projections_);  // (n, H·(2·d_k + d_v)): [Q … | K … | V …]
+    band(X_query, 0, packed_weights_.cols(), projections_);  // (n, H·(2·d_k + d_v)): [Q … | K … | V …]
   } else {
-    multiply_by_size(X_query, packed_weights_.leftCols(query_columns), query_projections_);  // (n_query, H·d_k)
-    multiply_by_size(X_key, packed_weights_.rightCols(packed_weights_.cols() - query_columns),
-                     projections_);  // (n_key, H·(d_k + d_v)): [K … | V …]
+    band(X_query, 0, query_columns, query_projections_);                              // (n_query, H·d_k)
+    band(X_key, query_columns, packed_weights_.cols() - query_columns, projections_);  // (n_key, H·(d_k + d_v))
   }
 }
 
@@ -778,7 +824,7 @@ void AttentionEngine::compute_head(int h, const HeadParameters& parameters,
                                    const AttentionConfig& config, bool self_attention,
                                    const MaskMatrix* custom_mask) {
   HeadResult& head = result_.heads[static_cast<std::size_t>(h)];
-  // 1. Projections (project()): made in place, or this head's columns of the products of every
+  // 1. Projections (compute()): made in place, or this head's columns of the products of every
   // head.
   if (!project_directly_) {
     const Eigen::Index key_offset = self_attention ? static_cast<Eigen::Index>(config.heads) * config.d_k : 0;

@@ -23,9 +23,12 @@
 #include "core/types.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace attnviz {
+
+class Workers;
 
 using RowFlags = Eigen::Matrix<std::uint8_t, Eigen::Dynamic, 1>;
 
@@ -73,11 +76,22 @@ class AttentionEngine {
 
   const AttentionResult& result() const { return result_; }
 
+  // Threads for compute(), this one included (1 to kMaxThreads; default 1). The results are the
+  // same for any number: each number is computed by the same code, only on another thread.
+  static constexpr int kMaxThreads = 16;
+  void set_threads(int threads);
+  int threads() const;
+
+  AttentionEngine();
+  ~AttentionEngine();
+  AttentionEngine(AttentionEngine&&) noexcept;
+  AttentionEngine& operator=(AttentionEngine&&) noexcept;
+
  private:
   void prepare_buffers(Eigen::Index n_query, Eigen::Index n_key, const AttentionConfig& config,
                        bool self_attention);
-  void project(const Matrix& X_query, const Matrix& X_key, const Parameters& parameters,
-               const AttentionConfig& config, bool self_attention);
+  void project_packed(const Matrix& X_query, const Matrix& X_key, const AttentionConfig& config,
+                      bool self_attention, int task, int tasks);
   void compute_head(int h, const HeadParameters& parameters, const AttentionConfig& config,
                     bool self_attention, const MaskMatrix* custom_mask);
 
@@ -93,6 +107,7 @@ class AttentionEngine {
   Matrix projections_;
   Matrix query_projections_;
   bool project_directly_ = false;
+  std::unique_ptr<Workers> workers_;  // null: one thread
 };
 
 // The softmax of one row of masked scores (-inf = masked), in plain passes. Returns false, with

@@ -24,9 +24,12 @@ void pack_projection_weights(const Parameters& parameters, const AttentionConfig
 // every head's Q, K and V made in place from its own W_Q, W_K and W_V, with no packed copy of the
 // weights and no copy of the results (projects_directly() says when). The other cases pack the
 // weights and extract each head's part (below).
+// project_directly() does heads [first_head, end_head) (an even number of them when they are 8
+// wide).
 bool projects_directly(const AttentionConfig& config, Eigen::Index n_query, Eigen::Index n_key);
 void project_directly(std::vector<HeadResult>& heads, const Parameters& parameters,
-                      const AttentionConfig& config, const Matrix& X_query, const Matrix& X_key);
+                      const AttentionConfig& config, const Matrix& X_query, const Matrix& X_key,
+                      int first_head, int end_head);
 
 // Step 1, part 2: head h's Q, K and V copied out of the products of every head. queries holds
 // the Q columns at query_offset, keys_values the K then the V columns at key_offset.

@@ -31,6 +31,9 @@ class Pipeline {
   }
   bool cross() const { return cross_; }
   const AttentionResult& result() const { return engine_.result(); }
+  // The engine's threads (AttentionEngine::set_threads); results do not depend on them.
+  void set_threads(int threads) { engine_.set_threads(threads); }
+  int threads() const { return engine_.threads(); }
   // Truncation, invalid UTF-8, mask fitting, fully masked rows, overflow.
   const std::vector<std::string>& warnings() const { return warnings_; }
 

@@ -27,8 +27,9 @@ Scenario scenario_of(int words, int d_model, int heads, int d_k, Compatibility c
   return scenario;
 }
 
-long steady_state_allocations(Scenario scenario) {
+long steady_state_allocations(Scenario scenario, int threads = 1) {
   Pipeline pipeline;
+  pipeline.set_threads(threads);
   REQUIRE(pipeline.run(scenario));  // the first run allocates the buffers
   scenario.parameters.heads[0].W_Q(0, 0) += 0.5f;  // an edit, as a drag makes
   return count_allocations([&] { REQUIRE(pipeline.run(scenario)); });
@@ -42,6 +43,11 @@ TEST_CASE("the allocation counter sees allocations") {
 
 TEST_CASE("a classroom recompute allocates nothing (scaled dot with 32 tokens and 8 heads)") {
   CHECK(steady_state_allocations(scenario_of(32, 64, 8, 8, Compatibility::ScaledDot)) == 0);
+}
+
+TEST_CASE("a recompute on two threads allocates nothing (the helper's share is counted too)") {
+  CHECK(steady_state_allocations(scenario_of(32, 64, 8, 8, Compatibility::ScaledDot), 2) == 0);
+  CHECK(steady_state_allocations(scenario_of(20, 48, 3, 8, Compatibility::ScaledDot), 2) == 0);
 }
 
 TEST_CASE("every compatibility function recomputes without allocating") {

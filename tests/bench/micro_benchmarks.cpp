@@ -64,7 +64,7 @@ void BM_Projections(benchmark::State& state) {
   Matrix projections(f.X.rows(), packed.cols());
   for (auto _ : state) {
     if (in_place) {
-      stages::project_directly(heads, f.parameters, f.config, f.X, f.X);
+      stages::project_directly(heads, f.parameters, f.config, f.X, f.X, 0, f.config.heads);
     } else {
       stages::pack_projection_weights(f.parameters, f.config, packed);
       stages::multiply(f.X, packed, projections);

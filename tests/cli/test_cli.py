@@ -665,6 +665,18 @@ class BenchTest(unittest.TestCase):
                                             "--d-v", "5", "--cross", "9", "--compat", compat, "--causal",
                                             "--repeat", "30"), 0)
 
+    def test_two_threads_print_the_line_and_allocate_nothing(self):
+        self.assertEqual(self.bench("--tokens", "32", "--d-model", "64", "--heads", "8", "--threads", "2",
+                                    "--repeat", "200"), 0)
+        self.assertEqual(self.bench("--tokens", "20", "--d-model", "48", "--heads", "3", "--threads", "2",
+                                    "--cross", "7", "--repeat", "50"), 0)
+
+    def test_threads_out_of_range_are_usage_errors(self):
+        for threads in ("0", "17", "two"):
+            with self.subTest(threads=threads):
+                self.assertUsageError(run("bench", "--tokens", "8", "--d-model", "32", "--heads", "4", "--threads",
+                                          threads), "--threads")
+
     def test_help_lists_bench(self):
         self.assertIn("attnviz-cli bench", run("--help").stdout)
 

@@ -645,3 +645,77 @@ TEST_CASE("an engine moving between in-place and packed projections gives the re
 }
 
 }  // namespace attnviz
+
+namespace attnviz {
+
+// With threads, compute() splits its steps into one task per thread (the projections by bands of
+// columns or ranges of heads, the heads by ranges, W_O by bands of rows); every number is
+// computed by the same code as on one thread, so every intermediate is bit for bit the same.
+TEST_CASE("two and three threads give exactly the results of one") {
+  std::mt19937 random(23);
+  const ShapeCase cases[] = {
+      {32, 32, 64, 8, 8, 8, true},      // projections made in place, 4 heads per thread
+      {20, 20, 48, 3, 8, 8, true},      // packed projections, an odd number of heads
+      {11, 29, 40, 5, 16, 8, false},    // cross attention, more threads than pairs of heads
+      {96, 96, 128, 2, 64, 64, true},   // products by Eigen's GEMM, in bands of columns
+  };
+  for (const ShapeCase& c : cases) {
+    for (bool causal : {false, true}) {
+      CAPTURE(c.d_model);
+      CAPTURE(c.heads);
+      CAPTURE(causal);
+      AttentionConfig config;
+      config.d_model = c.d_model;
+      config.heads = c.heads;
+      config.d_k = config.d_att = c.d_k;
+      config.d_v = c.d_v;
+      config.causal = causal && c.self;
+      const Parameters p = seeded_parameters(config, random());
+      const Matrix Xq = Matrix::Random(c.n_query, c.d_model);
+      const Matrix Xk = c.self ? Xq : Matrix::Random(c.n_key, c.d_model);
+      AttentionEngine one;
+      REQUIRE(one.compute(Xq, c.self ? Xq : Xk, p, config));
+      for (int threads : {2, 3}) {
+        AttentionEngine many;
+        many.set_threads(threads);
+        CHECK(many.threads() == threads);
+        REQUIRE(many.compute(Xq, c.self ? Xq : Xk, p, config));
+        REQUIRE(many.compute(Xq, c.self ? Xq : Xk, p, config));  // a recompute, helpers warm
+        const AttentionResult& a = one.result();
+        const AttentionResult& b = many.result();
+        for (int h = 0; h < config.heads; ++h) {
+          const HeadResult& x = a.heads[size_t(h)];
+          const HeadResult& y = b.heads[size_t(h)];
+          CHECK(x.Q == y.Q);
+          CHECK(x.K == y.K);
+          CHECK(x.V == y.V);
+          CHECK(x.raw_scores == y.raw_scores);
+          CHECK(x.masked_scores == y.masked_scores);
+          CHECK(x.weights == y.weights);
+          CHECK(x.output == y.output);
+        }
+        CHECK(a.concat == b.concat);
+        CHECK(a.output == b.output);
+        CHECK(a.fully_masked_row_count == b.fully_masked_row_count);
+      }
+    }
+  }
+}
+
+TEST_CASE("an error with threads keeps the last result as with one") {
+  const AttentionConfig config{.d_model = 16, .heads = 2, .d_k = 8, .d_v = 8, .d_att = 8};
+  const Parameters p = seeded_parameters(config, 3);
+  const Matrix X = Matrix::Random(6, config.d_model);
+  AttentionEngine engine;
+  engine.set_threads(2);
+  REQUIRE(engine.compute(X, X, p, config));
+  const Matrix output = engine.result().output;
+  Parameters bad = p;
+  bad.heads[1].W_V(3, 2) = std::numeric_limits<float>::infinity();
+  const Status status = engine.compute(X, X, bad, config);
+  CHECK_FALSE(status);
+  CHECK(status.message().find("W_V[1][3][2]") != std::string::npos);
+  CHECK(engine.result().output == output);
+}
+
+}  // namespace attnviz
