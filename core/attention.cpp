@@ -215,6 +215,12 @@ void multiply_groups(const float* lhs, Eigen::Index lhs_stride, Eigen::Index row
 // ones by multiply_into().
 constexpr Eigen::Index kSmallProductFlops = 1 << 19;
 
+// A step of compute() is split over threads from this much work on, in multiply-adds (about 8 µs
+// of it on one core here; a fork-join costs about 1 µs). A softmax entry counts as kSoftmaxWork
+// (its exp and its three passes).
+constexpr Eigen::Index kParallelWork = 1 << 19;
+constexpr Eigen::Index kSoftmaxWork = 16;
+
 bool small_product(Eigen::Index rows, Eigen::Index depth, Eigen::Index cols) {
   return rows * depth * cols <= kSmallProductFlops;
 }
@@ -741,26 +747,37 @@ Status AttentionEngine::compute(const Matrix& X_query, const Matrix& X_key,
 
   const bool self_attention = &X_query == &X_key;
   prepare_buffers(X_query.rows(), X_key.rows(), config, self_attention);
-  // With threads, each step is split into one task per thread (set_threads()): the packed
-  // projections by bands of columns, the heads by ranges (pairs of heads kept together for the
-  // projections made in place), W_O by bands of rows. Every number is computed by the same code
-  // as on one thread, so the results do not depend on the number of threads.
-  const int tasks = workers_ ? workers_->threads() : 1;
-  const auto parallel = [&](auto&& task) {
-    if (workers_)
+  // With threads (set_threads()), a step with enough work is split into one task per thread: the
+  // packed projections by bands of columns, the heads by ranges (pairs of heads kept together
+  // for the projections made in place), W_O by bands of rows. A step with less runs on this
+  // thread alone: a fork-join costs about a microsecond here (waking a helper, then one core
+  // reading what the other wrote), more than a small step gains. Every number is computed by the
+  // same code either way (set_threads(): bit for bit the same but for Eigen's GEMM blocking).
+  const int threads = workers_ ? workers_->threads() : 1;
+  const Eigen::Index n_query = X_query.rows(), n_key = X_key.rows(), heads = config.heads;
+  const Eigen::Index projection_work =
+      (n_query * heads * config.d_k + n_key * heads * (config.d_k + config.d_v)) * config.d_model;
+  const Eigen::Index head_work = heads * n_query * n_key * (config.d_k + config.d_v + kSoftmaxWork);
+  const Eigen::Index output_work = n_query * heads * config.d_v * config.d_model;
+  const auto tasks_for = [&](Eigen::Index work) { return work >= kParallelWork ? threads : 1; };
+  const auto run_tasks = [&](int tasks, auto&& task) {
+    if (tasks > 1)
       workers_->run(tasks, task);
     else
       task(0);
   };
   if (!project_directly_) {
     stages::pack_projection_weights(parameters, config, packed_weights_);
-    parallel([&](int t) { project_packed(X_query, X_key, config, self_attention, t, tasks); });
+    const int tasks = tasks_for(projection_work);
+    run_tasks(tasks, [&](int t) { project_packed(X_query, X_key, config, self_attention, t, tasks); });
   }
-  int heads_per_task = (config.heads + tasks - 1) / tasks;
+  // Ranges of heads (each making its heads' projections when they are made in place), an even
+  // number each but the last, so that no pair is split.
+  const int head_tasks = tasks_for(head_work + (project_directly_ ? projection_work : 0));
+  int heads_per_task = static_cast<int>((heads + head_tasks - 1) / head_tasks);
   heads_per_task += heads_per_task % 2 != 0 && heads_per_task < config.heads ? 1 : 0;
-  parallel([&](int t) {
+  run_tasks((config.heads + heads_per_task - 1) / heads_per_task, [&](int t) {
     const int first = t * heads_per_task, last = std::min(config.heads, first + heads_per_task);
-    if (first >= last) return;
     if (project_directly_) stages::project_directly(result_.heads, parameters, config, X_query, X_key, first, last);
     for (int h = first; h < last; ++h) {
       compute_head(h, parameters.heads[static_cast<std::size_t>(h)], config, self_attention, custom_mask);
@@ -775,9 +792,9 @@ Status AttentionEngine::compute(const Matrix& X_query, const Matrix& X_key,
     result_.fully_masked_row_count += static_cast<int>(head.fully_masked_rows.cast<int>().sum());
     result_.overflow = result_.overflow || head.overflow;
   }
-  const Eigen::Index n_query = result_.n_query;
-  const Eigen::Index rows_per_task = (n_query + tasks - 1) / tasks;
-  parallel([&](int t) {
+  const int output_tasks = tasks_for(output_work);
+  const Eigen::Index rows_per_task = (n_query + output_tasks - 1) / output_tasks;
+  run_tasks(output_tasks, [&](int t) {
     const Eigen::Index first = std::min(n_query, t * rows_per_task), rows = std::min(rows_per_task, n_query - first);
     if (rows > 0)
       multiply_by_size(result_.concat.middleRows(first, rows), parameters.W_O,

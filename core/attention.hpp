@@ -76,8 +76,11 @@ class AttentionEngine {
 
   const AttentionResult& result() const { return result_; }
 
-  // Threads for compute(), this one included (1 to kMaxThreads; default 1). The results are the
-  // same for any number: each number is computed by the same code, only on another thread.
+  // Threads for compute(), this one included (1 to kMaxThreads; default 1). A step is split over
+  // them only when it has enough work to gain from it. Each number is computed by the same code
+  // on any thread: the results are the same bit for bit where the products are small (every
+  // classroom size), and to float rounding where Eigen's GEMM does them (its blocking depends on
+  // the width of a thread's band of columns).
   static constexpr int kMaxThreads = 16;
   void set_threads(int threads);
   int threads() const;

@@ -648,54 +648,64 @@ TEST_CASE("an engine moving between in-place and packed projections gives the re
 
 namespace attnviz {
 
-// With threads, compute() splits its steps into one task per thread (the projections by bands of
-// columns or ranges of heads, the heads by ranges, W_O by bands of rows); every number is
-// computed by the same code as on one thread, so every intermediate is bit for bit the same.
-TEST_CASE("two and three threads give exactly the results of one") {
+// With threads, compute() splits each step with enough work (2^19 multiply-adds) into one task
+// per thread (the projections by bands of columns or ranges of heads, the heads by ranges, W_O by
+// bands of rows); every number is computed by the same code as on one thread. Where the products
+// are small (every classroom size) every intermediate is bit for bit the same; where Eigen's GEMM
+// does them, its blocking depends on the width of the band, so they agree to float rounding.
+// Each shape here has enough work to be split.
+TEST_CASE("two and three threads give the results of one") {
   std::mt19937 random(23);
-  const ShapeCase cases[] = {
-      {32, 32, 64, 8, 8, 8, true},      // projections made in place, 4 heads per thread
-      {20, 20, 48, 3, 8, 8, true},      // packed projections, an odd number of heads
-      {11, 29, 40, 5, 16, 8, false},    // cross attention, more threads than pairs of heads
-      {96, 96, 128, 2, 64, 64, true},   // products by Eigen's GEMM, in bands of columns
+  struct Case {
+    ShapeCase shape;
+    bool exact;
   };
-  for (const ShapeCase& c : cases) {
+  const Case cases[] = {
+      {{32, 32, 64, 8, 8, 8, true}, true},      // projections made in place, 4 heads per thread
+      {{64, 64, 64, 3, 8, 8, true}, true},      // packed projections by the small kernel, 3 heads
+      {{32, 48, 64, 4, 16, 8, false}, true},    // cross attention, d_k 16 and d_v 8, in place
+      {{96, 96, 128, 2, 64, 64, true}, false},  // products by Eigen's GEMM, W_O in bands of rows
+  };
+  for (const Case& c : cases) {
     for (bool causal : {false, true}) {
-      CAPTURE(c.d_model);
-      CAPTURE(c.heads);
+      CAPTURE(c.shape.d_model);
+      CAPTURE(c.shape.heads);
       CAPTURE(causal);
       AttentionConfig config;
-      config.d_model = c.d_model;
-      config.heads = c.heads;
-      config.d_k = config.d_att = c.d_k;
-      config.d_v = c.d_v;
-      config.causal = causal && c.self;
+      config.d_model = c.shape.d_model;
+      config.heads = c.shape.heads;
+      config.d_k = config.d_att = c.shape.d_k;
+      config.d_v = c.shape.d_v;
+      config.causal = causal && c.shape.self;
       const Parameters p = seeded_parameters(config, random());
-      const Matrix Xq = Matrix::Random(c.n_query, c.d_model);
-      const Matrix Xk = c.self ? Xq : Matrix::Random(c.n_key, c.d_model);
+      const Matrix Xq = Matrix::Random(c.shape.n_query, c.shape.d_model);
+      const Matrix Xk = c.shape.self ? Xq : Matrix::Random(c.shape.n_key, c.shape.d_model);
       AttentionEngine one;
-      REQUIRE(one.compute(Xq, c.self ? Xq : Xk, p, config));
+      REQUIRE(one.compute(Xq, c.shape.self ? Xq : Xk, p, config));
+      const auto same = [&](const Matrix& a, const Matrix& b) {
+        return c.exact ? a == b : (a - b).cwiseAbs().maxCoeff() <= 1e-5f;
+      };
       for (int threads : {2, 3}) {
         AttentionEngine many;
         many.set_threads(threads);
         CHECK(many.threads() == threads);
-        REQUIRE(many.compute(Xq, c.self ? Xq : Xk, p, config));
-        REQUIRE(many.compute(Xq, c.self ? Xq : Xk, p, config));  // a recompute, helpers warm
+        REQUIRE(many.compute(Xq, c.shape.self ? Xq : Xk, p, config));
+        REQUIRE(many.compute(Xq, c.shape.self ? Xq : Xk, p, config));  // a recompute, helpers warm
         const AttentionResult& a = one.result();
         const AttentionResult& b = many.result();
         for (int h = 0; h < config.heads; ++h) {
           const HeadResult& x = a.heads[size_t(h)];
           const HeadResult& y = b.heads[size_t(h)];
-          CHECK(x.Q == y.Q);
-          CHECK(x.K == y.K);
-          CHECK(x.V == y.V);
-          CHECK(x.raw_scores == y.raw_scores);
-          CHECK(x.masked_scores == y.masked_scores);
-          CHECK(x.weights == y.weights);
-          CHECK(x.output == y.output);
+          CHECK(same(x.Q, y.Q));
+          CHECK(same(x.K, y.K));
+          CHECK(same(x.V, y.V));
+          CHECK(same(x.raw_scores, y.raw_scores));
+          CHECK(x.masked_scores.array().isInf().cast<int>().sum() == y.masked_scores.array().isInf().cast<int>().sum());
+          CHECK(same(x.weights, y.weights));
+          CHECK(same(x.output, y.output));
         }
-        CHECK(a.concat == b.concat);
-        CHECK(a.output == b.output);
+        CHECK(same(a.concat, b.concat));
+        CHECK(same(a.output, b.output));
         CHECK(a.fully_masked_row_count == b.fully_masked_row_count);
       }
     }
