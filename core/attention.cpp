@@ -572,8 +572,11 @@ void pack_projection_weights(const Parameters& parameters, const AttentionConfig
 
 bool projects_directly(const AttentionConfig& config, Eigen::Index n_query, Eigen::Index n_key) {
   const Eigen::Index heads = config.heads;
+  // The queries' product and the keys' and values' are each small (in self-attention the three
+  // are one list of panels, but its panels are done one at a time all the same).
   return groups_fit(config.d_k, heads) && groups_fit(config.d_v, heads) &&
-         small_product(std::max(n_query, n_key), config.d_model, heads * (2 * config.d_k + config.d_v));
+         small_product(n_query, config.d_model, heads * config.d_k) &&
+         small_product(n_key, config.d_model, heads * (config.d_k + config.d_v));
 }
 
 void project_directly(std::vector<HeadResult>& heads, const Parameters& parameters,

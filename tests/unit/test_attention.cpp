@@ -596,6 +596,7 @@ TEST_CASE("projections made in place and through packed weights agree with the r
       {{32, 32, 64, 8, 8, 8, true}, true},     // pairs of heads 8 wide: Q, K and V in one list
       {{13, 13, 64, 4, 16, 16, true}, true},   // one head per group of 16
       {{9, 21, 40, 2, 8, 32, false}, true},    // cross: Q from X_query, K and V (8 and 32) apart
+      {{32, 48, 64, 8, 8, 8, false}, true},    // cross: each product small, not the two together
       {{12, 12, 24, 2, 32, 8, true}, true},    // d_k 32, d_v 8
       {{20, 20, 48, 3, 8, 8, true}, false},    // 3 heads 8 wide: one has no pair, packed
       {{16, 16, 32, 4, 4, 4, true}, false},    // 4 wide, packed
