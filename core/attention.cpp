@@ -215,10 +215,11 @@ void multiply_groups(const float* lhs, Eigen::Index lhs_stride, Eigen::Index row
 // ones by multiply_into().
 constexpr Eigen::Index kSmallProductFlops = 1 << 19;
 
-// A step of compute() is split over threads from this much work on, in multiply-adds (about 8 µs
-// of it on one core here; a fork-join costs about 1 µs). A softmax entry counts as kSoftmaxWork
-// (its exp and its three passes).
-constexpr Eigen::Index kParallelWork = 1 << 19;
+// A step of compute() is split over threads from this much work on, in multiply-adds (about 15 µs
+// of it on one core here): below it, a fork-join (about 1 µs, then one core reading what the
+// other wrote) took what the split gained, or more, at N = 32 and d_model = 64. A softmax entry
+// counts as kSoftmaxWork (its exp and its three passes).
+constexpr Eigen::Index kParallelWork = 1 << 20;
 constexpr Eigen::Index kSoftmaxWork = 16;
 
 bool small_product(Eigen::Index rows, Eigen::Index depth, Eigen::Index cols) {

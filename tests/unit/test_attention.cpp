@@ -649,7 +649,7 @@ TEST_CASE("an engine moving between in-place and packed projections gives the re
 
 namespace attnviz {
 
-// With threads, compute() splits each step with enough work (2^19 multiply-adds) into one task
+// With threads, compute() splits each step with enough work (2^20 multiply-adds) into one task
 // per thread (the projections by bands of columns or ranges of heads, the heads by ranges, W_O by
 // bands of rows); every number is computed by the same code as on one thread. Where the products
 // are small (every classroom size) every intermediate is bit for bit the same; where Eigen's GEMM
@@ -662,9 +662,9 @@ TEST_CASE("two and three threads give the results of one") {
     bool exact;
   };
   const Case cases[] = {
-      {{32, 32, 64, 8, 8, 8, true}, true},      // projections made in place, 4 heads per thread
-      {{64, 64, 64, 3, 8, 8, true}, true},      // packed projections by the small kernel, 3 heads
-      {{32, 48, 64, 4, 16, 8, false}, true},    // cross attention, d_k 16 and d_v 8, in place
+      {{64, 64, 64, 8, 8, 8, true}, true},      // projections made in place, 4 heads per thread
+      {{96, 96, 64, 3, 8, 8, true}, true},      // packed projections by the small kernel, 3 heads
+      {{64, 80, 64, 4, 16, 8, false}, true},    // cross attention, d_k 16 and d_v 8, in place
       {{96, 96, 128, 2, 64, 64, true}, false},  // products by Eigen's GEMM, W_O in bands of rows
   };
   for (const Case& c : cases) {
