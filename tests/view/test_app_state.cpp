@@ -109,6 +109,20 @@ TEST_CASE("options parse panels and views and lessons") {
   CHECK(options.step == 2);
 }
 
+TEST_CASE("--threads sets the engine's threads and takes 1 to 16") {
+  Options options;
+  CHECK_FALSE(options.threads.has_value());  // the default: default_engine_threads()
+  CHECK(parse_options({"--threads", "2"}, options).empty());
+  CHECK(options.threads == 2);
+  for (const char* bad : {"0", "17", "two"}) {
+    Options other;
+    CHECK(parse_options({"--threads", bad}, other).find("--threads") != std::string::npos);
+  }
+  CHECK(parse_options({"--threads"}, options).find("--threads") != std::string::npos);
+  const int threads = default_engine_threads();
+  CHECK((threads == 1 || threads == 2));
+}
+
 TEST_CASE("bad options are one-line errors") {
   Options options;
   CHECK(parse_options({"--size", "100x100"}, options).find("--size") != std::string::npos);
