@@ -83,8 +83,10 @@ void transpose_into(const Matrix& src, Matrix& dst) {
   const Eigen::Index full = rows / kLanes * kLanes, rest = rows - full;
   for (Eigen::Index c = 0; c < cols; ++c) {
     float* out = dst.row(c).data();
-    for (Eigen::Index r = 0; r < full; r += kLanes) lanes::store(out + r, lanes::load_column(src.data() + r * cols + c, cols));
-    if (rest > 0) lanes::store_partial(out + full, lanes::load_column_partial(src.data() + full * cols + c, cols, rest), rest);
+    for (Eigen::Index r = 0; r < full; r += kLanes)
+      lanes::store(out + r, lanes::load_column(src.data() + r * cols + c, cols));
+    if (rest > 0)
+      lanes::store_partial(out + full, lanes::load_column_partial(src.data() + full * cols + c, cols, rest), rest);
   }
 }
 
@@ -195,7 +197,8 @@ void multiply_panel(const float* lhs, Eigen::Index lhs_stride, Eigen::Index rows
   Eigen::Index i = 0;
   for (; i + kSmallRows <= rows; i += kSmallRows)
     multiply_block<kSmallRows, kGroups>(lhs + i * lhs_stride, lhs_stride, depth, columns, i);
-  for (; i + 4 <= rows; i += 4) multiply_block<4, kGroups>(lhs + i * lhs_stride, lhs_stride, depth, columns, i);
+  for (; i + 4 <= rows; i += 4)
+    multiply_block<4, kGroups>(lhs + i * lhs_stride, lhs_stride, depth, columns, i);
   for (; i < rows; ++i) multiply_block<1, kGroups>(lhs + i * lhs_stride, lhs_stride, depth, columns, i);
 }
 
@@ -245,7 +248,8 @@ void multiply_by_size(const Eigen::MatrixBase<Lhs>& lhs, const Eigen::MatrixBase
   const Eigen::Index full = cols / kLanes * kLanes, rest = cols - full;
   multiply_groups(a, a_stride, rows, depth, MatrixColumns<false>{b, b_stride, c, c_stride, 0}, full / kLanes);
   if (rest > 0)
-    multiply_panel<1>(a, a_stride, rows, depth, MatrixColumns<true>{b + full, b_stride, c + full, c_stride, rest});
+    multiply_panel<1>(a, a_stride, rows, depth,
+                      MatrixColumns<true>{b + full, b_stride, c + full, c_stride, rest});
 }
 
 // -----------------------------------------------------------------------------
@@ -310,10 +314,11 @@ class ColumnGroups {
 
   // Every product added so far, then none.
   void project(const Matrix& X) {
+    const Eigen::Index rows = X.rows(), depth = X.cols();
     if (width_ == 8)
-      multiply_groups(X.data(), X.cols(), X.rows(), X.cols(), ProjectionColumns<true>{groups_, width_}, count_);
+      multiply_groups(X.data(), depth, rows, depth, ProjectionColumns<true>{groups_, width_}, count_);
     else
-      multiply_groups(X.data(), X.cols(), X.rows(), X.cols(), ProjectionColumns<false>{groups_, width_}, count_);
+      multiply_groups(X.data(), depth, rows, depth, ProjectionColumns<false>{groups_, width_}, count_);
     count_ = 0;
   }
 
@@ -335,7 +340,8 @@ namespace {
 float row_maximum(const float* masked_scores, Eigen::Index n) {
   const Eigen::Index full = n / kLanes * kLanes, rest = n - full;
   Lanes maximum = lanes::broadcast(-kInfinity);
-  for (Eigen::Index j = 0; j < full; j += kLanes) maximum = lanes::max(maximum, lanes::load(masked_scores + j));
+  for (Eigen::Index j = 0; j < full; j += kLanes)
+    maximum = lanes::max(maximum, lanes::load(masked_scores + j));
   if (rest > 0) maximum = lanes::max(maximum, lanes::load_partial(masked_scores + full, rest, -kInfinity));
   return lanes::reduce_max(maximum);
 }
@@ -350,8 +356,9 @@ void softmax_rows(const float* masked_scores, float* weights, Eigen::Index rows,
                   const float* row_max, std::uint8_t* fully_masked) {
   const Eigen::Index full = n / kLanes * kLanes, rest = n - full;
   // Pass 2: e^(score - max) <= 1, so nothing overflows, and the sum of each row. A masked score
-  // (and the padding of the last partial group) is -inf and gives exactly 0 (lanes::exp_of_nonpositive). Every
-  // key masked: no distribution, α = 0; a shift of 0 makes every e^-inf = 0.
+  // (and the padding of the last partial group) is -inf and gives exactly 0
+  // (lanes::exp_of_nonpositive). Every key masked: no distribution, α = 0; a shift of 0 makes
+  // every e^-inf = 0.
   Lanes sums[kSoftmaxBlockRows];
   for (Eigen::Index i = 0; i < rows; ++i) {
     const float* s = masked_scores + i * n;
@@ -584,7 +591,9 @@ void project_directly(std::vector<HeadResult>& heads, const Parameters& paramete
                       const AttentionConfig& config, const Matrix& X_query, const Matrix& X_key,
                       int first_head, int end_head) {
   const Eigen::Index count = end_head - first_head;
-  const auto weights = [&](Eigen::Index h) -> const HeadParameters& { return parameters.heads[static_cast<std::size_t>(first_head + h)]; };
+  const auto weights = [&](Eigen::Index h) -> const HeadParameters& {
+    return parameters.heads[static_cast<std::size_t>(first_head + h)];
+  };
   const auto head = [&](Eigen::Index h) -> HeadResult& { return heads[static_cast<std::size_t>(first_head + h)]; };
   ColumnGroups groups(config.d_k);
   groups.add(count, [&](Eigen::Index h) { return weights(h).W_Q.data(); },
