@@ -25,6 +25,7 @@
 #include <cmath>
 #include <limits>
 #include <span>
+#include <type_traits>
 
 namespace attnviz {
 
@@ -132,24 +133,41 @@ constexpr Eigen::Index kSmallRows = 4;
 #endif
 constexpr Eigen::Index kSmallGroups = 3;
 
-// Where a product's groups of 16 columns come from and go to. Columns::load(g, k) is group g of
-// row k of rhs; Columns::store(g, i, sums) writes group g of row i of dst; Columns::from(g) is the
-// same columns from group g on. Here, the columns of row-major matrices, the last group of a row
-// partial (kPartial: its first `rest` lanes); the projections have their own (ColumnGroups).
-template <bool kPartial>
+// Where a product's groups of columns come from and go to. Columns::load(g, k) is group g of row
+// k of rhs; Columns::store(g, i, sums) writes group g of row i of dst; Columns::from(g) is the
+// same columns from group g on; Columns::Vector holds a group and Columns::zero() is one of 0s.
+// Here, the columns of row-major matrices: groups of 16 (kFull), or the one partial group at
+// the end of a row, its first `rest` lanes: 9 to 15 of 16 lanes (kPartial), or up to 8 in
+// 8 lanes (kUpToEight).
+enum class GroupKind { kFull, kPartial, kUpToEight };
+
+template <GroupKind kKind>
 struct MatrixColumns {
+  using Vector = std::conditional_t<kKind == GroupKind::kUpToEight, lanes::EightLanes, Lanes>;
   const float* rhs;
   Eigen::Index rhs_stride;
   float* dst;
   Eigen::Index dst_stride;
-  Eigen::Index rest;  // kPartial: the lanes of the one group
+  Eigen::Index rest;  // kPartial, kUpToEight: the lanes of the one group
 
-  Lanes load(Eigen::Index g, Eigen::Index k) const {
-    return kPartial ? lanes::load_partial(rhs + k * rhs_stride, rest, 0.0f)
-                    : lanes::load(rhs + k * rhs_stride + g * kLanes);
+  static Vector zero() {
+    if constexpr (kKind == GroupKind::kUpToEight)
+      return lanes::zero_eight();
+    else
+      return lanes::zero();
   }
-  void store(Eigen::Index g, Eigen::Index i, Lanes sums) const {
-    if (kPartial)
+  Vector load(Eigen::Index g, Eigen::Index k) const {
+    if constexpr (kKind == GroupKind::kUpToEight)
+      return lanes::load_eight(rhs + k * rhs_stride, rest);
+    else if constexpr (kKind == GroupKind::kPartial)
+      return lanes::load_partial(rhs + k * rhs_stride, rest, 0.0f);
+    else
+      return lanes::load(rhs + k * rhs_stride + g * kLanes);
+  }
+  void store(Eigen::Index g, Eigen::Index i, Vector sums) const {
+    if constexpr (kKind == GroupKind::kUpToEight)
+      lanes::store_eight(dst + i * dst_stride, sums, rest);
+    else if constexpr (kKind == GroupKind::kPartial)
       lanes::store_partial(dst + i * dst_stride, sums, rest);
     else
       lanes::store(dst + i * dst_stride + g * kLanes, sums);
@@ -166,13 +184,14 @@ void multiply_block(const float* lhs, Eigen::Index lhs_stride, Eigen::Index dept
                     Eigen::Index first) {
   // Every loop over rows and groups is unrolled, so that the sums stay in registers (GCC keeps
   // an array it indexes at run time in memory, and then stores it on every step of k).
-  Lanes sums[kRows][kGroups];
+  using Vector = typename Columns::Vector;
+  Vector sums[kRows][kGroups];
 #pragma GCC unroll 8
   for (Eigen::Index r = 0; r < kRows; ++r)
 #pragma GCC unroll 4
-    for (Eigen::Index g = 0; g < kGroups; ++g) sums[r][g] = lanes::zero();
+    for (Eigen::Index g = 0; g < kGroups; ++g) sums[r][g] = Columns::zero();
   for (Eigen::Index k = 0; k < depth; ++k) {
-    Lanes b[kGroups];
+    Vector b[kGroups];
 #pragma GCC unroll 4
     for (Eigen::Index g = 0; g < kGroups; ++g) b[g] = columns.load(g, k);
 #pragma GCC unroll 8
@@ -246,38 +265,54 @@ void multiply_by_size(const Eigen::MatrixBase<Lhs>& lhs, const Eigen::MatrixBase
   const Eigen::Index a_stride = lhs.derived().outerStride(), b_stride = rhs.derived().outerStride();
   const Eigen::Index c_stride = dst.derived().outerStride();
   const Eigen::Index full = cols / kLanes * kLanes, rest = cols - full;
-  multiply_groups(a, a_stride, rows, depth, MatrixColumns<false>{b, b_stride, c, c_stride, 0}, full / kLanes);
-  if (rest > 0)
+  multiply_groups(a, a_stride, rows, depth, MatrixColumns<GroupKind::kFull>{b, b_stride, c, c_stride, 0},
+                  full / kLanes);
+  if (rest > 8)
     multiply_panel<1>(a, a_stride, rows, depth,
-                      MatrixColumns<true>{b + full, b_stride, c + full, c_stride, rest});
+                      MatrixColumns<GroupKind::kPartial>{b + full, b_stride, c + full, c_stride, rest});
+  else if (rest > 0)
+    multiply_panel<1>(a, a_stride, rows, depth,
+                      MatrixColumns<GroupKind::kUpToEight>{b + full, b_stride, c + full, c_stride, rest});
 }
 
 // -----------------------------------------------------------------------------
 // [SECTION] Projections made in place
 // -----------------------------------------------------------------------------
-// The projections of small products, without a packed copy of the weights: a group of 16
-// columns of X · [W_Q⁰ … | W_K⁰ … | W_V⁰ …] is either 16 columns of one head's matrix (heads 16
-// or more wide) or the 8 columns of two heads side by side (heads 8 wide), read where the
-// weights are and written where the head's Q, K or V go. Packing the weights of every head
-// into one matrix first, then copying each head's results out of one product, moves all of
-// them through L2 cache twice more: at N=32, d_model=64 and 8 heads, 3 µs of 25.
+// The projections of small products. A group of 16 columns of X · [W_Q⁰ … | W_K⁰ … | W_V⁰ …] is
+// either 16 columns of one head's matrix (heads 16 or more wide) or the 8 columns of two heads
+// side by side (heads 8 wide). Each group's rows of weights are first copied into one block of
+// the engine's grouped weights, (d_model, 16), checking that they are finite on the way: the one
+// pass over W_Q, W_K and W_V before the product, which then loads a group's row whole (two heads'
+// halves would be an insert per load, in every block of rows). The products are written where
+// each head's Q, K and V go: packing the weights of every head into one matrix and copying each
+// head's results out of one product moves them all through L2 cache twice more (at N=32,
+// d_model=64 and 8 heads, 3 µs of 25).
+
+// The groups of one matrix kind (W_Q, W_K or W_V) for heads `width` wide: two heads per group
+// (width 8), else width / 16 groups per head.
+Eigen::Index groups_per_kind(Eigen::Index width, Eigen::Index heads) {
+  return width == 8 ? heads / 2 : heads * (width / kLanes);
+}
+// The first group of head `head` (for width 8, of its pair) among those of its kind.
+Eigen::Index first_group_of(Eigen::Index width, Eigen::Index head) {
+  return width == 8 ? head / 2 : head * (width / kLanes);
+}
+
 struct ColumnGroup {
-  const float* weights[2];  // row 0 of the group's columns in the weights (two heads: the second's)
-  float* results[2];        // row 0 of the group's columns in Q, K or V
+  const float* weights;  // the group's block of grouped weights, (depth, 16)
+  float* results[2];     // row 0 of the group's columns in Q, K or V (two heads: the second's)
 };
 
-// The column groups of the projections (multiply_block()'s Columns): group g of row k of the
-// weights, and group g of row i of Q, K or V, each matrix `width` wide.
+// The column groups of the projections (multiply_block()'s Columns): row k of group g's block,
+// and group g of row i of Q, K or V, each matrix `width` wide (two heads' halves: kHalves).
 template <bool kHalves>
 struct ProjectionColumns {
+  using Vector = Lanes;
   const ColumnGroup* groups;
   Eigen::Index width;
 
-  Lanes load(Eigen::Index g, Eigen::Index k) const {
-    const Eigen::Index offset = k * width;
-    return kHalves ? lanes::load_halves(groups[g].weights[0] + offset, groups[g].weights[1] + offset)
-                   : lanes::load(groups[g].weights[0] + offset);
-  }
+  static Lanes zero() { return lanes::zero(); }
+  Lanes load(Eigen::Index g, Eigen::Index k) const { return lanes::load(groups[g].weights + k * kLanes); }
   void store(Eigen::Index g, Eigen::Index i, Lanes sums) const {
     const Eigen::Index offset = i * width;
     if (kHalves)
@@ -297,28 +332,30 @@ bool groups_fit(Eigen::Index width, Eigen::Index heads) {
 // N=32, d_model=64, 8 heads, four panels of three).
 class ColumnGroups {
  public:
-  explicit ColumnGroups(Eigen::Index width) : width_(width) {}
+  ColumnGroups(Eigen::Index width, Eigen::Index depth) : width_(width), depth_(depth) {}
 
-  // result(h) = X · weights(h) for every head h, each (X.rows(), width).
-  template <typename Weights, typename Results>
-  void add(Eigen::Index heads, Weights weights, Results results) {
+  // result(h) = X · (the weights in `blocks`, the blocks of heads [0, heads)) for every head h,
+  // each (X.rows(), width).
+  template <typename Results>
+  void add(Eigen::Index heads, const float* blocks, Results results) {
+    const Eigen::Index block = depth_ * kLanes;
     if (width_ == 8) {
-      for (Eigen::Index h = 0; h < heads; h += 2)
-        groups_[count_++] = {{weights(h), weights(h + 1)}, {results(h), results(h + 1)}};
+      for (Eigen::Index h = 0; h < heads; h += 2, blocks += block)
+        groups_[count_++] = {blocks, {results(h), results(h + 1)}};
     } else {
       for (Eigen::Index h = 0; h < heads; ++h)
-        for (Eigen::Index c = 0; c < width_; c += kLanes)
-          groups_[count_++] = {{weights(h) + c, nullptr}, {results(h) + c, nullptr}};
+        for (Eigen::Index c = 0; c < width_; c += kLanes, blocks += block)
+          groups_[count_++] = {blocks, {results(h) + c, nullptr}};
     }
   }
 
   // Every product added so far, then none.
   void project(const Matrix& X) {
-    const Eigen::Index rows = X.rows(), depth = X.cols();
+    const Eigen::Index rows = X.rows();
     if (width_ == 8)
-      multiply_groups(X.data(), depth, rows, depth, ProjectionColumns<true>{groups_, width_}, count_);
+      multiply_groups(X.data(), depth_, rows, depth_, ProjectionColumns<true>{groups_, width_}, count_);
     else
-      multiply_groups(X.data(), depth, rows, depth, ProjectionColumns<false>{groups_, width_}, count_);
+      multiply_groups(X.data(), depth_, rows, depth_, ProjectionColumns<false>{groups_, width_}, count_);
     count_ = 0;
   }
 
@@ -326,7 +363,37 @@ class ColumnGroups {
   ColumnGroup groups_[3 * Limits::kMaxHeadsWidth / kLanes];
   Eigen::Index count_ = 0;
   Eigen::Index width_;
+  Eigen::Index depth_;
 };
+
+// Copies `weights` (rows, width), a multiple of 16 wide, into blocks of (rows, 16), one after the
+// other; or, with `second`, two matrices 8 wide side by side into one block. Returns the sum of
+// their entries times 0: 0 when all are finite, NaN otherwise (lanes::all_finite()), in 4
+// independent sums so that the copy is not held up by one chain of additions.
+Lanes group_rows(const float* weights, const float* second, Eigen::Index rows, Eigen::Index width,
+                 float* blocks) {
+  const Lanes zero = lanes::zero();
+  Lanes finiteness[4] = {zero, zero, zero, zero};
+  const auto row = [&](Eigen::Index k, Eigen::Index c) {
+    return second ? lanes::load_halves(weights + k * 8, second + k * 8) : lanes::load(weights + k * width + c);
+  };
+  for (Eigen::Index c = 0; c < (second ? kLanes : width); c += kLanes, blocks += rows * kLanes) {
+    Eigen::Index k = 0;
+    for (; k + 4 <= rows; k += 4)
+#pragma GCC unroll 4
+      for (Eigen::Index u = 0; u < 4; ++u) {
+        const Lanes entries = row(k + u, c);
+        finiteness[u] = lanes::multiply_add(entries, zero, finiteness[u]);
+        lanes::store(blocks + (k + u) * kLanes, entries);
+      }
+    for (; k < rows; ++k) {
+      const Lanes entries = row(k, c);
+      finiteness[0] = lanes::multiply_add(entries, zero, finiteness[0]);
+      lanes::store(blocks + k * kLanes, entries);
+    }
+  }
+  return (finiteness[0] + finiteness[1]) + (finiteness[2] + finiteness[3]);
+}
 
 }  // namespace
 
@@ -566,16 +633,20 @@ namespace stages {
 
 void multiply(const Matrix& lhs, const Matrix& rhs, Matrix& dst) { multiply_by_size(lhs, rhs, dst); }
 
-void pack_projection_weights(const Parameters& parameters, const AttentionConfig& config,
+bool pack_projection_weights(const Parameters& parameters, const AttentionConfig& config,
                              Matrix& packed) {
   const Eigen::Index heads = config.heads, d_k = config.d_k, d_v = config.d_v;
   const Eigen::Index d_model = config.d_model, stride = packed.cols();
+  bool finite = true;
   for (Eigen::Index h = 0; h < heads; ++h) {
     const HeadParameters& p = parameters.heads[static_cast<std::size_t>(h)];
+    // Each matrix is checked, then copied while it is in L1 cache.
+    finite = finite && all_finite(p.W_Q) && all_finite(p.W_K) && all_finite(p.W_V);
     copy_rows(p.W_Q.data(), d_k, packed.data() + h * d_k, stride, d_model, d_k);                    // (d_model, d_k)
     copy_rows(p.W_K.data(), d_k, packed.data() + (heads + h) * d_k, stride, d_model, d_k);          // (d_model, d_k)
     copy_rows(p.W_V.data(), d_v, packed.data() + 2 * heads * d_k + h * d_v, stride, d_model, d_v);  // (d_model, d_v)
   }
+  return finite;
 }
 
 bool projects_directly(const AttentionConfig& config, Eigen::Index n_query, Eigen::Index n_key) {
@@ -587,30 +658,58 @@ bool projects_directly(const AttentionConfig& config, Eigen::Index n_query, Eige
          small_product(n_key, config.d_model, heads * (config.d_k + config.d_v));
 }
 
-void project_directly(std::vector<HeadResult>& heads, const Parameters& parameters,
-                      const AttentionConfig& config, const Matrix& X_query, const Matrix& X_key,
-                      int first_head, int end_head) {
-  const Eigen::Index count = end_head - first_head;
-  const auto weights = [&](Eigen::Index h) -> const HeadParameters& {
-    return parameters.heads[static_cast<std::size_t>(first_head + h)];
+Eigen::Index grouped_weights_rows(const AttentionConfig& config) {
+  const Eigen::Index heads = config.heads;
+  return (2 * groups_per_kind(config.d_k, heads) + groups_per_kind(config.d_v, heads)) * config.d_model;
+}
+
+bool group_projection_weights(const Parameters& parameters, const AttentionConfig& config, Matrix& grouped) {
+  const Eigen::Index heads = config.heads, d_model = config.d_model, block = d_model * kLanes;
+  float* blocks = grouped.data();
+  Lanes finiteness = lanes::zero();
+  const auto group_kind = [&](Eigen::Index width, auto weights) {
+    if (width == 8) {
+      for (Eigen::Index h = 0; h < heads; h += 2, blocks += block)
+        finiteness = finiteness + group_rows(weights(h), weights(h + 1), d_model, 8, blocks);
+    } else {
+      for (Eigen::Index h = 0; h < heads; ++h, blocks += (width / kLanes) * block)
+        finiteness = finiteness + group_rows(weights(h), nullptr, d_model, width, blocks);
+    }
   };
+  const auto head = [&](Eigen::Index h) -> const HeadParameters& {
+    return parameters.heads[static_cast<std::size_t>(h)];
+  };
+  group_kind(config.d_k, [&](Eigen::Index h) { return head(h).W_Q.data(); });
+  group_kind(config.d_k, [&](Eigen::Index h) { return head(h).W_K.data(); });
+  group_kind(config.d_v, [&](Eigen::Index h) { return head(h).W_V.data(); });
+  return lanes::all_finite(finiteness);
+}
+
+void project_directly(std::vector<HeadResult>& heads, const Matrix& grouped, const AttentionConfig& config,
+                      const Matrix& X_query, const Matrix& X_key, int first_head, int end_head) {
+  const Eigen::Index count = end_head - first_head, d_model = config.d_model, block = d_model * kLanes;
+  // The blocks of heads [first_head, end_head) of each kind: grouped holds every W_Q block, then
+  // every W_K block, then every W_V block.
+  const Eigen::Index key_groups_start = groups_per_kind(config.d_k, config.heads);
+  const Eigen::Index value_groups_start = 2 * key_groups_start;
+  const float* const queries = grouped.data() + first_group_of(config.d_k, first_head) * block;
+  const float* const keys = grouped.data() + (key_groups_start + first_group_of(config.d_k, first_head)) * block;
+  const float* const values =
+      grouped.data() + (value_groups_start + first_group_of(config.d_v, first_head)) * block;
   const auto head = [&](Eigen::Index h) -> HeadResult& { return heads[static_cast<std::size_t>(first_head + h)]; };
-  ColumnGroups groups(config.d_k);
-  groups.add(count, [&](Eigen::Index h) { return weights(h).W_Q.data(); },
-             [&](Eigen::Index h) { return head(h).Q.data(); });  // Q (n_query, d_k) per head
+  ColumnGroups groups(config.d_k, d_model);
+  groups.add(count, queries, [&](Eigen::Index h) { return head(h).Q.data(); });  // Q (n_query, d_k) per head
   if (&X_query != &X_key) groups.project(X_query);
-  groups.add(count, [&](Eigen::Index h) { return weights(h).W_K.data(); },
-             [&](Eigen::Index h) { return head(h).K.data(); });  // K (n_key, d_k) per head
+  groups.add(count, keys, [&](Eigen::Index h) { return head(h).K.data(); });  // K (n_key, d_k) per head
   const auto add_values = [&](ColumnGroups& to) {
-    to.add(count, [&](Eigen::Index h) { return weights(h).W_V.data(); },
-           [&](Eigen::Index h) { return head(h).V.data(); });  // V (n_key, d_v) per head
+    to.add(count, values, [&](Eigen::Index h) { return head(h).V.data(); });  // V (n_key, d_v) per head
   };
   if (config.d_v == config.d_k) {
     add_values(groups);
     groups.project(X_key);
   } else {
     groups.project(X_key);
-    ColumnGroups value_groups(config.d_v);
+    ColumnGroups value_groups(config.d_v, d_model);
     add_values(value_groups);
     value_groups.project(X_key);
   }
@@ -709,12 +808,10 @@ void AttentionEngine::prepare_buffers(Eigen::Index n_query, Eigen::Index n_key,
         break;
     }
   }
-  // The packed weights and the products of every head, unless the projections go straight
-  // from each head's weights to its Q, K and V.
-  project_directly_ = stages::projects_directly(config, n_query, n_key);
+  // The products of every head, unless the projections go straight from each head's weights to
+  // its Q, K and V (compute() has sized the weights' buffer that the projections read).
   const Eigen::Index query_columns = project_directly_ ? 0 : heads * config.d_k;
   const Eigen::Index key_value_columns = project_directly_ ? 0 : heads * (config.d_k + config.d_v);
-  packed_weights_.resize(project_directly_ ? 0 : config.d_model, query_columns + key_value_columns);
   if (self_attention) {
     projections_.resize(project_directly_ ? 0 : n_query, query_columns + key_value_columns);
     query_projections_.resize(0, 0);
@@ -751,12 +848,28 @@ Status AttentionEngine::compute(const Matrix& X_query, const Matrix& X_key,
                                describe_non_finite((*X)(r, c)) +
                                ": embeddings must be finite numbers");
   }
-  if (std::string problem = check_parameters(parameters, config); !problem.empty())
-    return Status::error(problem);
+  // W_Q, W_K and W_V are checked as they are copied for the projections, below; on an error, the
+  // whole check again names the first bad entry.
+  if (!check_parameters(parameters, config, ValueCheck::ExceptProjections).empty())
+    return Status::error(check_parameters(parameters, config));
   if (custom_mask && (custom_mask->rows() != X_query.rows() || custom_mask->cols() != X_key.rows()))
     return Status::error("the mask is " + std::to_string(custom_mask->rows()) + "x" +
                          std::to_string(custom_mask->cols()) + " but attention is " +
                          std::to_string(X_query.rows()) + "x" + std::to_string(X_key.rows()));
+  // Step 1, part 1: the projection weights copied (grouped or packed) and checked, into the
+  // engine's own buffers; result() is still untouched.
+  project_directly_ = stages::projects_directly(config, X_query.rows(), X_key.rows());
+  bool weights_finite = false;
+  if (project_directly_) {
+    packed_weights_.resize(0, 0);
+    grouped_weights_.resize(stages::grouped_weights_rows(config), kLanes);
+    weights_finite = stages::group_projection_weights(parameters, config, grouped_weights_);
+  } else {
+    grouped_weights_.resize(0, 0);
+    packed_weights_.resize(config.d_model, static_cast<Eigen::Index>(config.heads) * (2 * config.d_k + config.d_v));
+    weights_finite = stages::pack_projection_weights(parameters, config, packed_weights_);
+  }
+  if (!weights_finite) return Status::error(check_parameters(parameters, config));
 
   const bool self_attention = &X_query == &X_key;
   prepare_buffers(X_query.rows(), X_key.rows(), config, self_attention);
@@ -780,7 +893,6 @@ Status AttentionEngine::compute(const Matrix& X_query, const Matrix& X_key,
       task(0);
   };
   if (!project_directly_) {
-    stages::pack_projection_weights(parameters, config, packed_weights_);
     const int tasks = tasks_for(projection_work);
     run_tasks(tasks, [&](int t) { project_packed(X_query, X_key, config, self_attention, t, tasks); });
   }
@@ -791,7 +903,7 @@ Status AttentionEngine::compute(const Matrix& X_query, const Matrix& X_key,
   heads_per_task += heads_per_task % 2 != 0 && heads_per_task < config.heads ? 1 : 0;
   run_tasks((config.heads + heads_per_task - 1) / heads_per_task, [&](int t) {
     const int first = t * heads_per_task, last = std::min(config.heads, first + heads_per_task);
-    if (project_directly_) stages::project_directly(result_.heads, parameters, config, X_query, X_key, first, last);
+    if (project_directly_) stages::project_directly(result_.heads, grouped_weights_, config, X_query, X_key, first, last);
     for (int h = first; h < last; ++h) {
       compute_head(h, parameters.heads[static_cast<std::size_t>(h)], config, self_attention, custom_mask);
       const HeadResult& head = result_.heads[static_cast<std::size_t>(h)];

@@ -69,6 +69,26 @@ inline void store_partial(float* x, Lanes a, Eigen::Index n) {
   _mm512_mask_storeu_ps(x, first_lanes(n), a.v);
 }
 
+// 8 floats, for the products whose rows are at most 8 wide (a head's output, d_v = 8): 32-byte
+// loads and sums. The same product in 16 lanes with the upper 8 unused took 2 to 2.5 times as
+// long on the Xeon measured in README.md (its 512-bit multiply-adds are not faster per
+// instruction than 256-bit ones, and each step paid a masked load and an insert).
+struct EightLanes {
+  __m256 v;
+};
+inline EightLanes zero_eight() { return {_mm256_setzero_ps()}; }
+// The first n ≤ 8 floats at x, the other lanes 0; and the first n lanes back to x.
+inline EightLanes load_eight(const float* x, Eigen::Index n) {
+  return {_mm256_maskz_loadu_ps(static_cast<__mmask8>(first_lanes(n)), x)};
+}
+inline void store_eight(float* x, EightLanes a, Eigen::Index n) {
+  _mm256_mask_storeu_ps(x, static_cast<__mmask8>(first_lanes(n)), a.v);
+}
+// a · x[0] + c, the scalar broadcast from memory.
+inline EightLanes multiply_add(EightLanes a, const float* x, EightLanes c) {
+  return {_mm256_fmadd_ps(a.v, _mm256_set1_ps(*x), c.v)};
+}
+
 // dst[0, n) = src[0, n) for n < 16: whole groups of 8 unmasked, the rest masked (a masked load
 // waits for every earlier store whose address is not yet known; a copy of short rows would
 // then run one row at a time).
@@ -209,6 +229,20 @@ inline Lanes load_partial(const float* x, Eigen::Index n, float pad) {
 inline void store_partial(float* x, Lanes a, Eigen::Index n) {
   for (Eigen::Index j = 0; j < n; ++j) x[j] = a.v[j];
 }
+
+struct EightLanes {
+  Eigen::Array<float, 8, 1> v;
+};
+inline EightLanes zero_eight() { return {Eigen::Array<float, 8, 1>::Zero()}; }
+inline EightLanes load_eight(const float* x, Eigen::Index n) {
+  EightLanes a = zero_eight();
+  for (Eigen::Index j = 0; j < n; ++j) a.v[j] = x[j];
+  return a;
+}
+inline void store_eight(float* x, EightLanes a, Eigen::Index n) {
+  for (Eigen::Index j = 0; j < n; ++j) x[j] = a.v[j];
+}
+inline EightLanes multiply_add(EightLanes a, const float* x, EightLanes c) { return {a.v * *x + c.v}; }
 
 inline void copy_partial(const float* src, float* dst, Eigen::Index n) { std::copy(src, src + n, dst); }
 

@@ -136,7 +136,7 @@ namespace {
 
 // Shape and finiteness of one parameter; builds a message (allocates) only on failure.
 template <typename Dense>
-std::string check_one(const Dense& matrix, const Shape& shape, ParameterName name, int head) {
+std::string check_one(const Dense& matrix, const Shape& shape, ParameterName name, int head, bool values) {
   const bool per_head = is_per_head(name);
   const auto prefix = [&] {
     return std::string(to_string(name)) + (per_head ? "[" + std::to_string(head) + "]" : "");
@@ -145,7 +145,7 @@ std::string check_one(const Dense& matrix, const Shape& shape, ParameterName nam
     return prefix() + " is " + std::to_string(matrix.rows()) + "x" +
            std::to_string(matrix.cols()) + ", expected " + std::to_string(shape.rows) + "x" +
            std::to_string(shape.cols);
-  if (all_finite(matrix)) return {};
+  if (!values || all_finite(matrix)) return {};
   for (Eigen::Index r = 0; r < matrix.rows(); ++r)
     for (Eigen::Index c = 0; c < matrix.cols(); ++c)
       if (!std::isfinite(matrix(r, c))) {
@@ -160,18 +160,20 @@ std::string check_one(const Dense& matrix, const Shape& shape, ParameterName nam
 
 }  // namespace
 
-std::string check_parameters(const Parameters& p, const AttentionConfig& config) {
+std::string check_parameters(const Parameters& p, const AttentionConfig& config, ValueCheck values) {
   if (p.heads.size() != static_cast<std::size_t>(config.heads))
     return "parameters have " + std::to_string(p.heads.size()) + " heads, expected " +
            std::to_string(config.heads);
   for (ParameterName name : kAllParameterNames) {
     const Shape shape = expected_shape(name, config);
+    const bool check_values = values == ValueCheck::All ||
+                              (name != ParameterName::W_Q && name != ParameterName::W_K && name != ParameterName::W_V);
     const int head_count = is_per_head(name) ? config.heads : 1;
     for (int head = 0; head < head_count; ++head) {
       std::string problem =
           name == ParameterName::v_a
-              ? check_one(p.heads[static_cast<std::size_t>(head)].v_a, shape, name, head)
-              : check_one(parameter(p, name, head), shape, name, head);
+              ? check_one(p.heads[static_cast<std::size_t>(head)].v_a, shape, name, head, check_values)
+              : check_one(parameter(p, name, head), shape, name, head, check_values);
       if (!problem.empty()) return problem;
     }
   }

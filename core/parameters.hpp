@@ -60,9 +60,15 @@ void seed_parameter(Parameters& parameters, ParameterName name, int head, std::u
 void reshape_parameters(Parameters& parameters, const AttentionConfig& config,
                         std::uint64_t seed);
 
+// Which values check_parameters() looks at: every parameter's, or those of every parameter but
+// W_Q, W_K and W_V (their shapes are still checked), for a caller that checks those as it copies
+// them (AttentionEngine).
+enum class ValueCheck { All, ExceptProjections };
+
 // "" when every parameter has the shape `config` asks for and only finite values; otherwise a
 // message naming the first bad entry, e.g. "W_Q[1][3][0] is NaN".
-std::string check_parameters(const Parameters& parameters, const AttentionConfig& config);
+std::string check_parameters(const Parameters& parameters, const AttentionConfig& config,
+                             ValueCheck values = ValueCheck::All);
 
 // "is NaN", "is +infinity" or "is -infinity".
 std::string describe_non_finite(float value);

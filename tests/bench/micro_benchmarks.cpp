@@ -51,22 +51,25 @@ void shapes(benchmark::internal::Benchmark* b) {
   b->Args({8, 32, 4})->Args({32, 64, 8})->Args({128, 256, 4})->Args({1024, 768, 12});
 }
 
-// Step 1: every head's Q, K and V, as the engine makes them: in place from each head's own
-// weights when the heads are 8 (in pairs) or a multiple of 16 wide and the product is small
-// (stages::projects_directly; every shape here but the large one), else with the weights packed
-// side by side and one product X · packed.
+// Step 1: every head's Q, K and V, as the engine makes them: when the heads are 8 (in pairs) or a
+// multiple of 16 wide and the product is small (stages::projects_directly; every shape here but
+// the large one), the weights grouped in blocks of 16 columns (checked on the way) and each
+// head's Q, K and V made in place from them; else the weights packed side by side (checked on
+// the way) and one product X · packed.
 void BM_Projections(benchmark::State& state) {
   Fixture f(state);
   std::vector<HeadResult> heads = f.engine.result().heads;
   const bool in_place = stages::projects_directly(f.config, f.X.rows(), f.X.rows());
   state.SetLabel(in_place ? "in place" : "packed");
+  Matrix grouped(in_place ? stages::grouped_weights_rows(f.config) : 0, 16);
   Matrix packed(f.config.d_model, static_cast<Eigen::Index>(f.config.heads) * (2 * f.config.d_k + f.config.d_v));
   Matrix projections(f.X.rows(), packed.cols());
   for (auto _ : state) {
     if (in_place) {
-      stages::project_directly(heads, f.parameters, f.config, f.X, f.X, 0, f.config.heads);
+      benchmark::DoNotOptimize(stages::group_projection_weights(f.parameters, f.config, grouped));
+      stages::project_directly(heads, grouped, f.config, f.X, f.X, 0, f.config.heads);
     } else {
-      stages::pack_projection_weights(f.parameters, f.config, packed);
+      benchmark::DoNotOptimize(stages::pack_projection_weights(f.parameters, f.config, packed));
       stages::multiply(f.X, packed, projections);
     }
     benchmark::DoNotOptimize(heads[0].Q.data());
@@ -75,16 +78,23 @@ void BM_Projections(benchmark::State& state) {
 }
 BENCHMARK(BM_Projections)->Apply(shapes);
 
-// Step 1's packing alone (the packed path).
-void BM_PackProjectionWeights(benchmark::State& state) {
+// Step 1's copy of the weights alone, with its check: grouped (in place) or packed, as above.
+void BM_CopyProjectionWeights(benchmark::State& state) {
   Fixture f(state);
+  const bool in_place = stages::projects_directly(f.config, f.X.rows(), f.X.rows());
+  state.SetLabel(in_place ? "grouped" : "packed");
+  Matrix grouped(in_place ? stages::grouped_weights_rows(f.config) : 0, 16);
   Matrix packed(f.config.d_model, static_cast<Eigen::Index>(f.config.heads) * (2 * f.config.d_k + f.config.d_v));
   for (auto _ : state) {
-    stages::pack_projection_weights(f.parameters, f.config, packed);
+    if (in_place)
+      benchmark::DoNotOptimize(stages::group_projection_weights(f.parameters, f.config, grouped));
+    else
+      benchmark::DoNotOptimize(stages::pack_projection_weights(f.parameters, f.config, packed));
+    benchmark::DoNotOptimize(grouped.data());
     benchmark::DoNotOptimize(packed.data());
   }
 }
-BENCHMARK(BM_PackProjectionWeights)->Apply(shapes);
+BENCHMARK(BM_CopyProjectionWeights)->Apply(shapes);
 
 // Step 2 for one head, per compatibility function (scaled_dot is dot's product; the scale is step 3).
 void BM_Scores(benchmark::State& state, Compatibility compatibility) {

@@ -582,17 +582,19 @@ TEST_CASE("small products and mixed small and GEMM products agree with the refer
   }
 }
 
+// A shape and the projection path it must take: in place, or through packed weights.
+struct PathCase {
+  ShapeCase shape;
+  bool in_place;  // what projects_directly() must say
+};
+
 // Small products whose heads are 8 wide (an even number of them) or a multiple of 16 wide make
 // each head's Q, K and V in place from its own weights (stages::project_directly); the others
 // pack every head's weights into one matrix and copy each head's part out of one product. Both
 // must give the reference: Q, K and V themselves, then the weights and the output.
 TEST_CASE("projections made in place and through packed weights agree with the reference") {
   std::mt19937 random(17);
-  struct Case {
-    ShapeCase shape;
-    bool in_place;  // what projects_directly() must say
-  };
-  const Case cases[] = {
+  const PathCase cases[] = {
       {{32, 32, 64, 8, 8, 8, true}, true},     // pairs of heads 8 wide: Q, K and V in one list
       {{13, 13, 64, 4, 16, 16, true}, true},   // one head per group of 16
       {{9, 21, 40, 2, 8, 32, false}, true},    // cross: Q from X_query, K and V (8 and 32) apart
@@ -602,7 +604,7 @@ TEST_CASE("projections made in place and through packed weights agree with the r
       {{16, 16, 32, 4, 4, 4, true}, false},    // 4 wide, packed
       {{7, 7, 30, 2, 24, 16, true}, false},    // 24 wide, packed
   };
-  for (const Case& c : cases) {
+  for (const PathCase& c : cases) {
     CAPTURE(c.shape.d_model);
     CAPTURE(c.shape.heads);
     CAPTURE(c.shape.d_k);
@@ -623,6 +625,53 @@ TEST_CASE("projections made in place and through packed weights agree with the r
     MESSAGE("max |Δ| of Q, K and V vs double: " << worst_projection);
     CHECK(worst_projection < 1e-5);
     computed.check_against_reference();
+  }
+}
+
+// W_Q, W_K and W_V are checked as the engine copies them for the projections (grouped for the
+// in-place path, packed for the other), not by check_parameters(): a bad entry in any of them, in
+// any head, on either path, must still be an error that names it and keeps the last result.
+TEST_CASE("a non-finite W_Q W_K or W_V entry on either projection path is an error that keeps the last result") {
+  std::mt19937 random(23);
+  const PathCase cases[] = {
+      {{8, 8, 32, 4, 8, 8, true}, true},     // heads 8 wide in pairs
+      {{6, 6, 32, 2, 16, 32, true}, true},   // 16 and 32 wide
+      {{5, 7, 32, 4, 8, 8, false}, true},    // cross attention
+      {{6, 6, 24, 3, 8, 8, true}, false},    // 3 heads 8 wide
+      {{6, 6, 24, 2, 4, 12, true}, false},   // 4 and 12 wide
+  };
+  const float bad_values[] = {std::numeric_limits<float>::quiet_NaN(), kInf, -kInf};
+  for (const PathCase& c : cases) {
+    const ShapeCase& shape = c.shape;
+    CAPTURE(shape.heads);
+    CAPTURE(shape.d_k);
+    CAPTURE(shape.d_v);
+    ComputedCase computed(shape, Compatibility::ScaledDot, random);
+    CHECK(stages::projects_directly(computed.config, shape.n_query, shape.n_key) == c.in_place);
+    const Matrix& X_key = shape.self ? computed.Xq : computed.Xk;
+    const AttentionResult before = computed.engine.result();
+    int bad_count = 0;
+    for (ParameterName name : {ParameterName::W_Q, ParameterName::W_K, ParameterName::W_V}) {
+      for (int h = 0; h < shape.heads; ++h) {
+        Parameters bad = computed.parameters;
+        Matrix& weights = parameter(bad, name, h);
+        const Eigen::Index row = (h * 5 + 3) % weights.rows(), col = (h * 3 + 1) % weights.cols();
+        weights(row, col) = bad_values[bad_count++ % 3];
+        const Status status = computed.engine.compute(computed.Xq, X_key, bad, computed.config);
+        CAPTURE(status.message());
+        CHECK_FALSE(status);
+        const std::string entry = std::string(to_string(name)) + "[" + std::to_string(h) + "][" +
+                                  std::to_string(row) + "][" + std::to_string(col) + "]";
+        CHECK(status.message().rfind(entry, 0) == 0);
+        CHECK(computed.engine.result().version == before.version);
+        CHECK(computed.engine.result().output == before.output);
+        CHECK(computed.engine.result().heads[size_t(h)].Q == before.heads[size_t(h)].Q);
+        CHECK(computed.engine.result().heads[size_t(h)].V == before.heads[size_t(h)].V);
+      }
+    }
+    // The good parameters again: the same result as before the errors.
+    REQUIRE(computed.engine.compute(computed.Xq, X_key, computed.parameters, computed.config));
+    CHECK(computed.engine.result().output == before.output);
   }
 }
 

@@ -45,6 +45,39 @@ TEST_CASE("lanes: a partial load pads and a partial store writes only its lanes"
   }
 }
 
+TEST_CASE("lanes: eight lanes load up to 8 floats padded with 0 and store only those") {
+  std::array<float, 8> source{}, multiplier{};
+  for (int j = 0; j < 8; ++j) {
+    source[size_t(j)] = float(j + 1);
+    multiplier[size_t(j)] = float(10 * (j + 1));
+  }
+  const float scalar = 0.5f;
+  for (Eigen::Index n = 0; n <= 8; ++n) {
+    CAPTURE(n);
+    std::array<float, 8> stored;
+    stored.fill(99.0f);
+    lanes::store_eight(stored.data(), lanes::load_eight(source.data(), n), n);
+    // a · x[0] + c over all 8 lanes, then the first n stored: the padding stays out.
+    std::array<float, 8> fused;
+    fused.fill(99.0f);
+    lanes::store_eight(fused.data(),
+                       lanes::multiply_add(lanes::load_eight(multiplier.data(), 8), &scalar,
+                                           lanes::load_eight(source.data(), n)),
+                       n);
+    std::array<float, 8> all{};
+    lanes::store_eight(all.data(), lanes::load_eight(source.data(), n), 8);
+    for (Eigen::Index j = 0; j < 8; ++j) {
+      CHECK(stored[size_t(j)] == (j < n ? float(j + 1) : 99.0f));
+      CHECK(fused[size_t(j)] == (j < n ? float(j + 1) + 0.5f * float(10 * (j + 1)) : 99.0f));
+      CHECK(all[size_t(j)] == (j < n ? float(j + 1) : 0.0f));
+    }
+  }
+  std::array<float, 8> zeros;
+  zeros.fill(5.0f);
+  lanes::store_eight(zeros.data(), lanes::zero_eight(), 8);
+  for (float z : zeros) CHECK(z == 0.0f);
+}
+
 TEST_CASE("lanes: halves come from and go to two places") {
   std::array<float, 8> low{}, high{};
   for (int j = 0; j < 8; ++j) {
@@ -164,6 +197,15 @@ TEST_CASE("all_finite of a run of floats finds one bad value wherever it is") {
     CHECK(all_finite(values.data(), count));
     values[size_t(count)] = 1.5f;
   }
+}
+
+TEST_CASE("all_finite of the largest finite floats is true") {
+  // all_finite sums x · 0, which is 0 for any finite x, however large.
+  std::vector<float> values(100, std::numeric_limits<float>::max());
+  for (size_t i = 0; i < values.size(); i += 2) values[i] = -std::numeric_limits<float>::max();
+  CHECK(all_finite(values.data(), Eigen::Index(values.size())));
+  values[37] = std::numeric_limits<float>::denorm_min();
+  CHECK(all_finite(values.data(), Eigen::Index(values.size())));
 }
 
 }  // namespace

@@ -95,6 +95,21 @@ TEST_CASE("an infinite weight in W_O or v_a is reported") {
   CHECK(check_parameters(p, config).rfind("v_a[0][2] is +infinity", 0) == 0);
 }
 
+TEST_CASE("checking every value but the projections' skips only W_Q W_K and W_V values") {
+  const AttentionConfig config = small_config();
+  Parameters p = seeded_parameters(config, 1);
+  p.heads[1].W_Q(3, 2) = std::numeric_limits<float>::quiet_NaN();
+  p.heads[0].W_K(0, 0) = std::numeric_limits<float>::infinity();
+  p.heads[1].W_V(1, 1) = -std::numeric_limits<float>::infinity();
+  CHECK(check_parameters(p, config, ValueCheck::ExceptProjections).empty());
+  CHECK(check_parameters(p, config) == "W_Q[1][3][2] is NaN: weights must be finite numbers");
+  p.W_O(0, 1) = std::numeric_limits<float>::quiet_NaN();
+  CHECK(check_parameters(p, config, ValueCheck::ExceptProjections).rfind("W_O[0][1] is NaN", 0) == 0);
+  p = seeded_parameters(config, 1);
+  p.heads[0].W_V.resize(2, 2);
+  CHECK(check_parameters(p, config, ValueCheck::ExceptProjections).rfind("W_V[0] is 2x2, expected", 0) == 0);
+}
+
 TEST_CASE("a wrong shape is reported with the expected shape") {
   const AttentionConfig config = small_config();
   Parameters p = seeded_parameters(config, 1);
