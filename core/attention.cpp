@@ -164,13 +164,19 @@ struct MatrixColumns {
     else
       return lanes::load(rhs + k * rhs_stride + g * kLanes);
   }
-  void store(Eigen::Index g, Eigen::Index i, Vector sums) const {
+  // Where group g goes, and row i of it.
+  struct Target {
+    float* row_0;
+    Eigen::Index stride, rest;
+  };
+  Target target(Eigen::Index g) const { return {dst + g * kLanes, dst_stride, rest}; }
+  static void store(const Target& target, Eigen::Index i, Vector sums) {
     if constexpr (kKind == GroupKind::kUpToEight)
-      lanes::store_eight(dst + i * dst_stride, sums, rest);
+      lanes::store_eight(target.row_0 + i * target.stride, sums, target.rest);
     else if constexpr (kKind == GroupKind::kPartial)
-      lanes::store_partial(dst + i * dst_stride, sums, rest);
+      lanes::store_partial(target.row_0 + i * target.stride, sums, target.rest);
     else
-      lanes::store(dst + i * dst_stride + g * kLanes, sums);
+      lanes::store(target.row_0 + i * target.stride, sums);
   }
   MatrixColumns from(Eigen::Index g) const {
     return {rhs + g * kLanes, rhs_stride, dst + g * kLanes, dst_stride, rest};
@@ -200,10 +206,15 @@ void multiply_block(const float* lhs, Eigen::Index lhs_stride, Eigen::Index dept
       for (Eigen::Index g = 0; g < kGroups; ++g)
         sums[r][g] = lanes::multiply_add(b[g], lhs + r * lhs_stride + k, sums[r][g]);
   }
+  // Every destination is read before the first store: a store by intrinsic may alias anything,
+  // so a field read after one is read again (and with 24 sums live, GCC then spills some).
+  typename Columns::Target targets[kGroups];
+#pragma GCC unroll 4
+  for (Eigen::Index g = 0; g < kGroups; ++g) targets[g] = columns.target(g);
 #pragma GCC unroll 8
   for (Eigen::Index r = 0; r < kRows; ++r)
 #pragma GCC unroll 4
-    for (Eigen::Index g = 0; g < kGroups; ++g) columns.store(g, first + r, sums[r][g]);
+    for (Eigen::Index g = 0; g < kGroups; ++g) Columns::store(targets[g], first + r, sums[r][g]);
 }
 
 // Every block of rows for one panel of kGroups groups of columns: the panel's rows of rhs
@@ -313,12 +324,18 @@ struct ProjectionColumns {
 
   static Lanes zero() { return lanes::zero(); }
   Lanes load(Eigen::Index g, Eigen::Index k) const { return lanes::load(groups[g].weights + k * kLanes); }
-  void store(Eigen::Index g, Eigen::Index i, Lanes sums) const {
-    const Eigen::Index offset = i * width;
+  struct Target {
+    float* first;
+    float* second;  // kHalves: the second head's
+    Eigen::Index stride;
+  };
+  Target target(Eigen::Index g) const { return {groups[g].results[0], groups[g].results[1], width}; }
+  static void store(const Target& target, Eigen::Index i, Lanes sums) {
+    const Eigen::Index offset = i * target.stride;
     if (kHalves)
-      lanes::store_halves(groups[g].results[0] + offset, groups[g].results[1] + offset, sums);
+      lanes::store_halves(target.first + offset, target.second + offset, sums);
     else
-      lanes::store(groups[g].results[0] + offset, sums);
+      lanes::store(target.first + offset, sums);
   }
   ProjectionColumns from(Eigen::Index g) const { return {groups + g, width}; }
 };

@@ -110,7 +110,9 @@ inline Lanes load_halves(const float* lo, const float* hi) {
   return {_mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(lo)), _mm256_loadu_ps(hi), 1)};
 }
 inline void store_halves(float* lo, float* hi, Lanes a) {
-  _mm256_storeu_ps(lo, _mm512_castps512_ps256(a.v));
+  // Both halves by extract-and-store; with a cast for the low half, GCC 12 copies the register
+  // first (and, with 24 sums live in multiply_block(), spills them).
+  _mm256_storeu_ps(lo, _mm512_extractf32x8_ps(a.v, 0));
   _mm256_storeu_ps(hi, _mm512_extractf32x8_ps(a.v, 1));
 }
 
