@@ -865,10 +865,12 @@ Status AttentionEngine::compute(const Matrix& X_query, const Matrix& X_key,
                                describe_non_finite((*X)(r, c)) +
                                ": embeddings must be finite numbers");
   }
-  // W_Q, W_K and W_V are checked as they are copied for the projections, below; on an error, the
-  // whole check again names the first bad entry.
-  if (!check_parameters(parameters, config, ValueCheck::ExceptProjections).empty())
-    return Status::error(check_parameters(parameters, config));
+  // Every shape, and the values of the parameters this compatibility function uses: W_Q, W_K and
+  // W_V are checked as they are copied for the projections, below, and on an error the check of
+  // all of them names the first bad entry. (A weight that is not used, say W_a with dot
+  // products, may be anything until it is.)
+  if (!check_parameters(parameters, config, ValueCheck::UsedExceptProjections).empty())
+    return Status::error(check_parameters(parameters, config, ValueCheck::Used));
   if (custom_mask && (custom_mask->rows() != X_query.rows() || custom_mask->cols() != X_key.rows()))
     return Status::error("the mask is " + std::to_string(custom_mask->rows()) + "x" +
                          std::to_string(custom_mask->cols()) + " but attention is " +
@@ -886,7 +888,7 @@ Status AttentionEngine::compute(const Matrix& X_query, const Matrix& X_key,
     packed_weights_.resize(config.d_model, static_cast<Eigen::Index>(config.heads) * (2 * config.d_k + config.d_v));
     weights_finite = stages::pack_projection_weights(parameters, config, packed_weights_);
   }
-  if (!weights_finite) return Status::error(check_parameters(parameters, config));
+  if (!weights_finite) return Status::error(check_parameters(parameters, config, ValueCheck::Used));
 
   const bool self_attention = &X_query == &X_key;
   prepare_buffers(X_query.rows(), X_key.rows(), config, self_attention);

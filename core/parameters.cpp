@@ -166,8 +166,13 @@ std::string check_parameters(const Parameters& p, const AttentionConfig& config,
            std::to_string(config.heads);
   for (ParameterName name : kAllParameterNames) {
     const Shape shape = expected_shape(name, config);
-    const bool check_values = values == ValueCheck::All ||
-                              (name != ParameterName::W_Q && name != ParameterName::W_K && name != ParameterName::W_V);
+    const bool projection = name == ParameterName::W_Q || name == ParameterName::W_K || name == ParameterName::W_V;
+    const bool used = projection || name == ParameterName::W_O ||
+                      (name == ParameterName::W_a && config.compatibility == Compatibility::General) ||
+                      ((name == ParameterName::W_1 || name == ParameterName::W_2 || name == ParameterName::v_a) &&
+                       config.compatibility == Compatibility::Additive);
+    const bool check_values = values == ValueCheck::All || (values == ValueCheck::Used && used) ||
+                              (values == ValueCheck::UsedExceptProjections && used && !projection);
     const int head_count = is_per_head(name) ? config.heads : 1;
     for (int head = 0; head < head_count; ++head) {
       std::string problem =

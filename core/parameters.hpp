@@ -60,10 +60,11 @@ void seed_parameter(Parameters& parameters, ParameterName name, int head, std::u
 void reshape_parameters(Parameters& parameters, const AttentionConfig& config,
                         std::uint64_t seed);
 
-// Which values check_parameters() looks at: every parameter's, or those of every parameter but
-// W_Q, W_K and W_V (their shapes are still checked), for a caller that checks those as it copies
-// them (AttentionEngine).
-enum class ValueCheck { All, ExceptProjections };
+// Which values check_parameters() looks at (it checks every shape): every parameter's (All);
+// those of the parameters that the config's compatibility function uses (Used: W_Q, W_K, W_V and
+// W_O, with W_a for general, W_1, W_2 and v_a for additive); or those but W_Q, W_K and W_V, for a
+// caller that checks those as it copies them (UsedExceptProjections: AttentionEngine).
+enum class ValueCheck { All, Used, UsedExceptProjections };
 
 // "" when every parameter has the shape `config` asks for and only finite values; otherwise a
 // message naming the first bad entry, e.g. "W_Q[1][3][0] is NaN".

@@ -410,6 +410,20 @@ TEST_CASE("an infinite weight is rejected with the entry named") {
   CHECK(status.message().rfind("W_V[0][1][0] is +infinity", 0) == 0);
 }
 
+TEST_CASE("a non-finite weight that the compatibility function does not use is no error until it is used") {
+  Tiny dot(Compatibility::ScaledDot);
+  dot.parameters.heads[0].W_a(1, 0) = std::numeric_limits<float>::quiet_NaN();
+  dot.parameters.heads[0].v_a[0] = kInf;
+  const Matrix X = matrix({{1, 0}, {0, 1}});
+  CHECK(dot.engine.compute(X, X, dot.parameters, dot.config));
+  dot.config.compatibility = Compatibility::General;
+  const Status general = dot.engine.compute(X, X, dot.parameters, dot.config);
+  CHECK(general.message().rfind("W_a[0][1][0] is NaN", 0) == 0);
+  dot.config.compatibility = Compatibility::Additive;
+  const Status additive = dot.engine.compute(X, X, dot.parameters, dot.config);
+  CHECK(additive.message().rfind("v_a[0][0] is +infinity", 0) == 0);
+}
+
 TEST_CASE("no tokens or a wrong embedding width or a wrong mask shape are errors") {
   Tiny tiny(Compatibility::Dot);
   CHECK_FALSE(tiny.engine.compute(Matrix(0, 2), Matrix(0, 2), tiny.parameters, tiny.config));

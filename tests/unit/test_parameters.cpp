@@ -95,19 +95,42 @@ TEST_CASE("an infinite weight in W_O or v_a is reported") {
   CHECK(check_parameters(p, config).rfind("v_a[0][2] is +infinity", 0) == 0);
 }
 
-TEST_CASE("checking every value but the projections' skips only W_Q W_K and W_V values") {
+TEST_CASE("checking the used values but the projections' skips W_Q W_K and W_V values") {
   const AttentionConfig config = small_config();
   Parameters p = seeded_parameters(config, 1);
   p.heads[1].W_Q(3, 2) = std::numeric_limits<float>::quiet_NaN();
   p.heads[0].W_K(0, 0) = std::numeric_limits<float>::infinity();
   p.heads[1].W_V(1, 1) = -std::numeric_limits<float>::infinity();
-  CHECK(check_parameters(p, config, ValueCheck::ExceptProjections).empty());
+  CHECK(check_parameters(p, config, ValueCheck::UsedExceptProjections).empty());
+  CHECK(check_parameters(p, config, ValueCheck::Used) == "W_Q[1][3][2] is NaN: weights must be finite numbers");
   CHECK(check_parameters(p, config) == "W_Q[1][3][2] is NaN: weights must be finite numbers");
   p.W_O(0, 1) = std::numeric_limits<float>::quiet_NaN();
-  CHECK(check_parameters(p, config, ValueCheck::ExceptProjections).rfind("W_O[0][1] is NaN", 0) == 0);
+  CHECK(check_parameters(p, config, ValueCheck::UsedExceptProjections).rfind("W_O[0][1] is NaN", 0) == 0);
   p = seeded_parameters(config, 1);
   p.heads[0].W_V.resize(2, 2);
-  CHECK(check_parameters(p, config, ValueCheck::ExceptProjections).rfind("W_V[0] is 2x2, expected", 0) == 0);
+  CHECK(check_parameters(p, config, ValueCheck::UsedExceptProjections).rfind("W_V[0] is 2x2, expected", 0) == 0);
+}
+
+TEST_CASE("a parameter the compatibility function does not use is checked for values only by All") {
+  AttentionConfig config = small_config();
+  Parameters p = seeded_parameters(config, 1);
+  p.heads[1].W_a(0, 0) = std::numeric_limits<float>::quiet_NaN();
+  p.heads[0].v_a[1] = std::numeric_limits<float>::infinity();
+  for (Compatibility unused : {Compatibility::Dot, Compatibility::ScaledDot, Compatibility::Cosine}) {
+    config.compatibility = unused;
+    CHECK(check_parameters(p, config, ValueCheck::Used).empty());
+    CHECK(check_parameters(p, config, ValueCheck::UsedExceptProjections).empty());
+    CHECK(check_parameters(p, config).rfind("W_a[1][0][0] is NaN", 0) == 0);
+  }
+  config.compatibility = Compatibility::General;
+  CHECK(check_parameters(p, config, ValueCheck::Used).rfind("W_a[1][0][0] is NaN", 0) == 0);
+  config.compatibility = Compatibility::Additive;
+  CHECK(check_parameters(p, config, ValueCheck::UsedExceptProjections).rfind("v_a[0][1] is +infinity", 0) == 0);
+  // Shapes are checked whether a parameter is used or not.
+  config.compatibility = Compatibility::Dot;
+  p = seeded_parameters(config, 1);
+  p.heads[0].W_2.resize(1, 1);
+  CHECK(check_parameters(p, config, ValueCheck::Used).rfind("W_2[0] is 1x1, expected", 0) == 0);
 }
 
 TEST_CASE("a wrong shape is reported with the expected shape") {
