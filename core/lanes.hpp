@@ -223,13 +223,26 @@ inline void store(float* x, Lanes a) {
   Eigen::Map<Eigen::Array<float, 16, 1>> target(x);
   target = a.v;
 }
+// A whole group of 8 as one fixed-size copy, the rest a float at a time (a loop over all n
+// becomes a call to memcpy, and a short row a function call).
 inline Lanes load_partial(const float* x, Eigen::Index n, float pad) {
   Lanes a = broadcast(pad);
-  for (Eigen::Index j = 0; j < n; ++j) a.v[j] = x[j];
+  Eigen::Index j = 0;
+  if (n >= 8) {
+    a.v.head<8>() = Eigen::Map<const Eigen::Array<float, 8, 1>>(x);
+    j = 8;
+  }
+  for (; j < n; ++j) a.v[j] = x[j];
   return a;
 }
 inline void store_partial(float* x, Lanes a, Eigen::Index n) {
-  for (Eigen::Index j = 0; j < n; ++j) x[j] = a.v[j];
+  Eigen::Index j = 0;
+  if (n >= 8) {
+    Eigen::Map<Eigen::Array<float, 8, 1>> target(x);
+    target = a.v.head<8>();
+    j = 8;
+  }
+  for (; j < n; ++j) x[j] = a.v[j];
 }
 
 struct EightLanes {
@@ -237,11 +250,17 @@ struct EightLanes {
 };
 inline EightLanes zero_eight() { return {Eigen::Array<float, 8, 1>::Zero()}; }
 inline EightLanes load_eight(const float* x, Eigen::Index n) {
+  if (n == 8) return {Eigen::Map<const Eigen::Array<float, 8, 1>>(x)};
   EightLanes a = zero_eight();
   for (Eigen::Index j = 0; j < n; ++j) a.v[j] = x[j];
   return a;
 }
 inline void store_eight(float* x, EightLanes a, Eigen::Index n) {
+  if (n == 8) {
+    Eigen::Map<Eigen::Array<float, 8, 1>> target(x);
+    target = a.v;
+    return;
+  }
   for (Eigen::Index j = 0; j < n; ++j) x[j] = a.v[j];
 }
 inline EightLanes multiply_add(EightLanes a, const float* x, EightLanes c) { return {a.v * *x + c.v}; }
@@ -316,10 +335,13 @@ inline Lanes set_where_zero(Lanes a, const std::uint8_t* flags, Eigen::Index n, 
 // Eigen's exp, with results below -87 made exactly 0 as in the AVX-512 path (Eigen's vectorized
 // exp of a very negative x is a denormal, about 1e-39, with SSE or AVX).
 inline Lanes exp_of_nonpositive(Lanes a) {
-  Lanes e{a.v.max(-87.0f).exp()};
-  for (Eigen::Index j = 0; j < kLanes; ++j)
-    if (a.v[j] < -87.0f) e.v[j] = 0.0f;
-  return e;
+  // Times a step that is 1 from -87 on and 0 below, in vector arithmetic: (x + 87)·2^24 + 1 is at
+  // least 1 for x >= -87 and at most -127 for a float below it (floats near -87 are 2^-17 apart),
+  // or -inf. (A lane-by-lane fix-up was a compare and a branch per lane; a comparison inside an
+  // Eigen expression makes the whole expression, exp included, scalar.)
+  const Eigen::Array<float, 16, 1> e = a.v.max(-87.0f).exp();
+  const Eigen::Array<float, 16, 1> step = ((a.v + 87.0f) * 16777216.0f + 1.0f).max(0.0f).min(1.0f);
+  return {e * step};
 }
 
 #endif
