@@ -405,12 +405,12 @@ Lanes group_rows(const float* weights, const float* second, Eigen::Index rows, E
 #pragma GCC unroll 4
       for (Eigen::Index u = 0; u < 4; ++u) {
         const Lanes entries = row(k + u, c);
-        finiteness[u] = lanes::multiply_add(entries, zero, finiteness[u]);
+        finiteness[u] = lanes::add_finiteness(finiteness[u], entries);
         lanes::store(blocks + (k + u) * kLanes, entries);
       }
     for (; k < rows; ++k) {
       const Lanes entries = row(k, c);
-      finiteness[0] = lanes::multiply_add(entries, zero, finiteness[0]);
+      finiteness[0] = lanes::add_finiteness(finiteness[0], entries);
       lanes::store(blocks + k * kLanes, entries);
     }
   }
@@ -580,7 +580,7 @@ Lanes scale_and_mask_row(const float* raw, float* scaled, float* masked, Eigen::
   for (Eigen::Index j = 0; j < full; j += kLanes) {
     const Lanes s = lanes::load(raw + j) * scale;
     lanes::store(scaled + j, s);
-    check = check + lanes::finiteness(s);
+    check = lanes::add_finiteness(check, s);
     Lanes m = s;
     if (kCausal) m = lanes::set_from_lane(m, first_masked - j, -kInfinity);
     if (kCustomMask) m = lanes::set_where_zero(m, allowed + j, kLanes, -kInfinity);
@@ -590,7 +590,7 @@ Lanes scale_and_mask_row(const float* raw, float* scaled, float* masked, Eigen::
   if (rest > 0) {
     const Lanes s = lanes::load_partial(raw + full, rest, 0.0f) * scale;
     lanes::store_partial(scaled + full, s, rest);
-    check = check + lanes::finiteness(s);
+    check = lanes::add_finiteness(check, s);
     // The padding lanes are masked too, so that they do not count in the maximum.
     Lanes m = lanes::set_from_lane(s, kCausal ? std::min(first_masked - full, rest) : rest, -kInfinity);
     if (kCustomMask) m = lanes::set_where_zero(m, allowed + full, rest, -kInfinity);

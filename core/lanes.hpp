@@ -346,8 +346,9 @@ inline Lanes exp_of_nonpositive(Lanes a) {
 
 #endif
 
-// x - x is 0 for a finite x and NaN for ±inf or NaN; a sum of such lanes with a NaN is NaN.
-inline Lanes finiteness(Lanes a) { return a - a; }
+// sum + a·0, one multiply-add: a·0 is 0 for a finite a (however large) and NaN for ±inf or NaN,
+// so a sum of them stays 0 until it meets one, and then stays NaN (all_finite()).
+inline Lanes add_finiteness(Lanes sum, Lanes a) { return multiply_add(a, zero(), sum); }
 inline bool all_finite(Lanes finiteness_sum) { return !std::isnan(reduce_sum(finiteness_sum)); }
 
 }  // namespace attnviz::lanes

@@ -8,19 +8,17 @@
 namespace attnviz {
 
 bool all_finite(const float* values, Eigen::Index count) {
+  using lanes::add_finiteness;
   using lanes::kLanes;
-  using lanes::Lanes;
-  // x · 0 is 0 for a finite x (however large) and NaN for ±inf and NaN, so each sum stays 0
-  // until it meets one: one multiply-add per 16 floats, in 4 independent sums (the loops are
-  // unrolled so that the sums stay in registers).
-  const Lanes zero = lanes::zero();
-  Lanes sums[4] = {zero, zero, zero, zero};
+  // One multiply-add per 16 floats (lanes::add_finiteness()), in 4 independent sums (the loop
+  // is unrolled so that they stay in registers).
+  lanes::Lanes sums[4] = {lanes::zero(), lanes::zero(), lanes::zero(), lanes::zero()};
   Eigen::Index i = 0;
   for (; i + 4 * kLanes <= count; i += 4 * kLanes)
 #pragma GCC unroll 4
-    for (int k = 0; k < 4; ++k) sums[k] = lanes::multiply_add(lanes::load(values + i + k * kLanes), zero, sums[k]);
-  for (; i + kLanes <= count; i += kLanes) sums[0] = lanes::multiply_add(lanes::load(values + i), zero, sums[0]);
-  if (i < count) sums[1] = lanes::multiply_add(lanes::load_partial(values + i, count - i, 0.0f), zero, sums[1]);
+    for (int k = 0; k < 4; ++k) sums[k] = add_finiteness(sums[k], lanes::load(values + i + k * kLanes));
+  for (; i + kLanes <= count; i += kLanes) sums[0] = add_finiteness(sums[0], lanes::load(values + i));
+  if (i < count) sums[1] = add_finiteness(sums[1], lanes::load_partial(values + i, count - i, 0.0f));
   return lanes::all_finite((sums[0] + sums[1]) + (sums[2] + sums[3]));
 }
 
