@@ -295,32 +295,29 @@ void multiply_by_size(const Eigen::MatrixBase<Lhs>& lhs, const Eigen::MatrixBase
 // [SECTION] Projections made in place
 // -----------------------------------------------------------------------------
 // The projections of small products. A group of 16 columns of X · [W_Q⁰ … | W_K⁰ … | W_V⁰ …] is
-// either 16 columns of one head's matrix (heads 16 or more wide) or the 8 columns of two heads
-// side by side (heads 8 wide). Each group's rows of weights are first copied into one block of
-// the engine's grouped weights, (d_model, 16), checking that they are finite on the way: the one
-// pass over W_Q, W_K and W_V before the product, which then loads a group's row whole (two heads'
-// halves would be an insert per load, in every block of rows). The products are written where
-// each head's Q, K and V go: packing the weights of every head into one matrix and copying each
-// head's results out of one product moves them all through L2 cache twice more (at N=32,
-// d_model=64 and 8 heads, 3 µs of 25).
+// either 16 columns of one head's matrix (heads 16 or more wide), read where it is, or the 8
+// columns of two heads side by side (heads 8 wide). Those two heads' rows are first copied side
+// by side into a block of the engine's paired weights, (d_model, 16), checking that they are
+// finite on the way (wider heads' weights are checked where they are): the one pass over W_Q,
+// W_K and W_V before the product, which then loads a group's row whole (two heads' halves would
+// be an insert per load, in every block of rows). The products are written where each head's Q,
+// K and V go: packing the weights of every head into one matrix and copying each head's results
+// out of one product moves them all through L2 cache twice more (at N=32, d_model=64 and 8 heads,
+// 3 µs of 25).
 
-// The groups of one matrix kind (W_Q, W_K or W_V) for heads `width` wide: two heads per group
-// (width 8), else width / 16 groups per head.
-Eigen::Index groups_per_kind(Eigen::Index width, Eigen::Index heads) {
-  return width == 8 ? heads / 2 : heads * (width / kLanes);
-}
-// The first group of head `head` (for width 8, of its pair) among those of its kind.
-Eigen::Index first_group_of(Eigen::Index width, Eigen::Index head) {
-  return width == 8 ? head / 2 : head * (width / kLanes);
-}
+// The pairs of heads of one matrix kind (W_Q, W_K or W_V) whose weights are paired: all of them
+// when the heads are 8 wide, none otherwise.
+Eigen::Index pairs_of(Eigen::Index width, Eigen::Index heads) { return width == 8 ? heads / 2 : 0; }
 
 struct ColumnGroup {
-  const float* weights;  // the group's block of grouped weights, (depth, 16)
+  const float* weights;  // row 0 of the group's weights: a paired block's, or 16 columns of one head's
   float* results[2];     // row 0 of the group's columns in Q, K or V (two heads: the second's)
 };
 
-// The column groups of the projections (multiply_block()'s Columns): row k of group g's block,
-// and group g of row i of Q, K or V, each matrix `width` wide (two heads' halves: kHalves).
+// The column groups of the projections (multiply_block()'s Columns): row k of group g's weights,
+// and group g of row i of Q, K or V, each matrix `width` wide. kHalves: each group is two heads
+// 8 wide, from a paired block (rows 16 floats apart) to two places; else 16 columns of one head's
+// weights (rows `width` apart) to one.
 template <bool kHalves>
 struct ProjectionColumns {
   using Vector = Lanes;
@@ -328,7 +325,9 @@ struct ProjectionColumns {
   Eigen::Index width;
 
   static Lanes zero() { return lanes::zero(); }
-  Lanes load(Eigen::Index g, Eigen::Index k) const { return lanes::load(groups[g].weights + k * kLanes); }
+  Lanes load(Eigen::Index g, Eigen::Index k) const {
+    return lanes::load(groups[g].weights + k * (kHalves ? kLanes : width));
+  }
   struct Target {
     float* first;
     float* second;  // kHalves: the second head's
@@ -356,18 +355,17 @@ class ColumnGroups {
  public:
   ColumnGroups(Eigen::Index width, Eigen::Index depth) : width_(width), depth_(depth) {}
 
-  // result(h) = X · (the weights in `blocks`, the blocks of heads [0, heads)) for every head h,
-  // each (X.rows(), width).
-  template <typename Results>
-  void add(Eigen::Index heads, const float* blocks, Results results) {
-    const Eigen::Index block = depth_ * kLanes;
+  // result(h) = X · weights for every head h, each (X.rows(), width); weights(h) is head h's
+  // (width 16 or more), or the block of the pair h, h + 1 (width 8, h even).
+  template <typename Weights, typename Results>
+  void add(Eigen::Index heads, Weights weights, Results results) {
     if (width_ == 8) {
-      for (Eigen::Index h = 0; h < heads; h += 2, blocks += block)
-        groups_[count_++] = {blocks, {results(h), results(h + 1)}};
+      for (Eigen::Index h = 0; h < heads; h += 2)
+        groups_[count_++] = {weights(h), {results(h), results(h + 1)}};
     } else {
       for (Eigen::Index h = 0; h < heads; ++h)
-        for (Eigen::Index c = 0; c < width_; c += kLanes, blocks += block)
-          groups_[count_++] = {blocks, {results(h) + c, nullptr}};
+        for (Eigen::Index c = 0; c < width_; c += kLanes)
+          groups_[count_++] = {weights(h) + c, {results(h) + c, nullptr}};
     }
   }
 
@@ -388,31 +386,25 @@ class ColumnGroups {
   Eigen::Index depth_;
 };
 
-// Copies `weights` (rows, width), a multiple of 16 wide, into blocks of (rows, 16), one after the
-// other; or, with `second`, two matrices 8 wide side by side into one block. Returns the sum of
-// their entries times 0: 0 when all are finite, NaN otherwise (lanes::all_finite()), in 4
-// independent sums so that the copy is not held up by one chain of additions.
-Lanes group_rows(const float* weights, const float* second, Eigen::Index rows, Eigen::Index width,
-                 float* blocks) {
+// Copies the rows of two matrices 8 wide (rows x 8 each) side by side into `block` (rows x 16).
+// Returns the sum of their entries times 0: 0 when all are finite, NaN otherwise
+// (lanes::all_finite()), in 4 independent sums so that the copy is not held up by one chain of
+// additions.
+Lanes pair_rows(const float* first, const float* second, Eigen::Index rows, float* block) {
   const Lanes zero = lanes::zero();
   Lanes finiteness[4] = {zero, zero, zero, zero};
-  const auto row = [&](Eigen::Index k, Eigen::Index c) {
-    return second ? lanes::load_halves(weights + k * 8, second + k * 8) : lanes::load(weights + k * width + c);
-  };
-  for (Eigen::Index c = 0; c < (second ? kLanes : width); c += kLanes, blocks += rows * kLanes) {
-    Eigen::Index k = 0;
-    for (; k + 4 <= rows; k += 4)
+  Eigen::Index k = 0;
+  for (; k + 4 <= rows; k += 4)
 #pragma GCC unroll 4
-      for (Eigen::Index u = 0; u < 4; ++u) {
-        const Lanes entries = row(k + u, c);
-        finiteness[u] = lanes::add_finiteness(finiteness[u], entries);
-        lanes::store(blocks + (k + u) * kLanes, entries);
-      }
-    for (; k < rows; ++k) {
-      const Lanes entries = row(k, c);
-      finiteness[0] = lanes::add_finiteness(finiteness[0], entries);
-      lanes::store(blocks + k * kLanes, entries);
+    for (Eigen::Index u = 0; u < 4; ++u) {
+      const Lanes row = lanes::load_halves(first + (k + u) * 8, second + (k + u) * 8);
+      finiteness[u] = lanes::add_finiteness(finiteness[u], row);
+      lanes::store(block + (k + u) * kLanes, row);
     }
+  for (; k < rows; ++k) {
+    const Lanes row = lanes::load_halves(first + k * 8, second + k * 8);
+    finiteness[0] = lanes::add_finiteness(finiteness[0], row);
+    lanes::store(block + k * kLanes, row);
   }
   return (finiteness[0] + finiteness[1]) + (finiteness[2] + finiteness[3]);
 }
@@ -680,51 +672,59 @@ bool projects_directly(const AttentionConfig& config, Eigen::Index n_query, Eige
          small_product(n_key, config.d_model, heads * (config.d_k + config.d_v));
 }
 
-Eigen::Index grouped_weights_rows(const AttentionConfig& config) {
+Eigen::Index paired_weights_rows(const AttentionConfig& config) {
   const Eigen::Index heads = config.heads;
-  return (2 * groups_per_kind(config.d_k, heads) + groups_per_kind(config.d_v, heads)) * config.d_model;
+  return (2 * pairs_of(config.d_k, heads) + pairs_of(config.d_v, heads)) * config.d_model;
 }
 
-bool group_projection_weights(const Parameters& parameters, const AttentionConfig& config, Matrix& grouped) {
-  const Eigen::Index heads = config.heads, d_model = config.d_model, block = d_model * kLanes;
-  float* blocks = grouped.data();
+bool check_and_pair_projection_weights(const Parameters& parameters, const AttentionConfig& config,
+                                       Matrix& paired) {
+  const Eigen::Index heads = config.heads, d_model = config.d_model;
+  float* block = paired.data();
+  bool finite = true;
   Lanes finiteness = lanes::zero();
-  const auto group_kind = [&](Eigen::Index width, auto weights) {
+  const auto kind = [&](Eigen::Index width, auto weights) {
     if (width == 8) {
-      for (Eigen::Index h = 0; h < heads; h += 2, blocks += block)
-        finiteness = finiteness + group_rows(weights(h), weights(h + 1), d_model, 8, blocks);
+      for (Eigen::Index h = 0; h < heads; h += 2, block += d_model * kLanes)
+        finiteness = finiteness + pair_rows(weights(h), weights(h + 1), d_model, block);
     } else {
-      for (Eigen::Index h = 0; h < heads; ++h, blocks += (width / kLanes) * block)
-        finiteness = finiteness + group_rows(weights(h), nullptr, d_model, width, blocks);
+      for (Eigen::Index h = 0; h < heads; ++h) finite = finite && all_finite(weights(h), d_model * width);
     }
   };
   const auto head = [&](Eigen::Index h) -> const HeadParameters& {
     return parameters.heads[static_cast<std::size_t>(h)];
   };
-  group_kind(config.d_k, [&](Eigen::Index h) { return head(h).W_Q.data(); });
-  group_kind(config.d_k, [&](Eigen::Index h) { return head(h).W_K.data(); });
-  group_kind(config.d_v, [&](Eigen::Index h) { return head(h).W_V.data(); });
-  return lanes::all_finite(finiteness);
+  kind(config.d_k, [&](Eigen::Index h) { return head(h).W_Q.data(); });
+  kind(config.d_k, [&](Eigen::Index h) { return head(h).W_K.data(); });
+  kind(config.d_v, [&](Eigen::Index h) { return head(h).W_V.data(); });
+  return finite && lanes::all_finite(finiteness);
 }
 
-void project_directly(std::vector<HeadResult>& heads, const Matrix& grouped, const AttentionConfig& config,
-                      const Matrix& X_query, const Matrix& X_key, int first_head, int end_head) {
+void project_directly(std::vector<HeadResult>& heads, const Parameters& parameters, const Matrix& paired,
+                      const AttentionConfig& config, const Matrix& X_query, const Matrix& X_key, int first_head,
+                      int end_head) {
   const Eigen::Index count = end_head - first_head, d_model = config.d_model, block = d_model * kLanes;
-  // The blocks of heads [first_head, end_head) of each kind: grouped holds every W_Q block, then
-  // every W_K block, then every W_V block.
-  const Eigen::Index key_groups_start = groups_per_kind(config.d_k, config.heads);
-  const Eigen::Index value_groups_start = 2 * key_groups_start;
-  const float* const queries = grouped.data() + first_group_of(config.d_k, first_head) * block;
-  const float* const keys = grouped.data() + (key_groups_start + first_group_of(config.d_k, first_head)) * block;
-  const float* const values =
-      grouped.data() + (value_groups_start + first_group_of(config.d_v, first_head)) * block;
+  const auto weights = [&](Eigen::Index h) -> const HeadParameters& {
+    return parameters.heads[static_cast<std::size_t>(first_head + h)];
+  };
   const auto head = [&](Eigen::Index h) -> HeadResult& { return heads[static_cast<std::size_t>(first_head + h)]; };
+  // Heads 8 wide: the block of pair h / 2 of the kind whose blocks start at `pairs` (paired holds
+  // the W_Q blocks, then the W_K blocks, then the W_V blocks); wider: the head's own weights.
+  const Eigen::Index query_pairs = pairs_of(config.d_k, config.heads);
+  const auto kind = [&](Eigen::Index width, Eigen::Index first_pair, auto own) {
+    return [&, width, first_pair, own](Eigen::Index h) {
+      return width == 8 ? paired.data() + (first_pair + (first_head + h) / 2) * block : own(h);
+    };
+  };
   ColumnGroups groups(config.d_k, d_model);
-  groups.add(count, queries, [&](Eigen::Index h) { return head(h).Q.data(); });  // Q (n_query, d_k) per head
+  groups.add(count, kind(config.d_k, 0, [&](Eigen::Index h) { return weights(h).W_Q.data(); }),
+             [&](Eigen::Index h) { return head(h).Q.data(); });  // Q (n_query, d_k) per head
   if (&X_query != &X_key) groups.project(X_query);
-  groups.add(count, keys, [&](Eigen::Index h) { return head(h).K.data(); });  // K (n_key, d_k) per head
+  groups.add(count, kind(config.d_k, query_pairs, [&](Eigen::Index h) { return weights(h).W_K.data(); }),
+             [&](Eigen::Index h) { return head(h).K.data(); });  // K (n_key, d_k) per head
   const auto add_values = [&](ColumnGroups& to) {
-    to.add(count, values, [&](Eigen::Index h) { return head(h).V.data(); });  // V (n_key, d_v) per head
+    to.add(count, kind(config.d_v, 2 * query_pairs, [&](Eigen::Index h) { return weights(h).W_V.data(); }),
+           [&](Eigen::Index h) { return head(h).V.data(); });  // V (n_key, d_v) per head
   };
   if (config.d_v == config.d_k) {
     add_values(groups);
@@ -880,16 +880,16 @@ Status AttentionEngine::compute(const Matrix& X_query, const Matrix& X_key,
     return Status::error("the mask is " + std::to_string(custom_mask->rows()) + "x" +
                          std::to_string(custom_mask->cols()) + " but attention is " +
                          std::to_string(X_query.rows()) + "x" + std::to_string(X_key.rows()));
-  // Step 1, part 1: the projection weights copied (grouped or packed) and checked, into the
+  // Step 1, part 1: the projection weights checked, and copied (paired or packed) into the
   // engine's own buffers; result() is still untouched.
   project_directly_ = stages::projects_directly(config, X_query.rows(), X_key.rows());
   bool weights_finite = false;
   if (project_directly_) {
     packed_weights_.resize(0, 0);
-    grouped_weights_.resize(stages::grouped_weights_rows(config), kLanes);
-    weights_finite = stages::group_projection_weights(parameters, config, grouped_weights_);
+    paired_weights_.resize(stages::paired_weights_rows(config), kLanes);
+    weights_finite = stages::check_and_pair_projection_weights(parameters, config, paired_weights_);
   } else {
-    grouped_weights_.resize(0, 0);
+    paired_weights_.resize(0, 0);
     packed_weights_.resize(config.d_model, static_cast<Eigen::Index>(config.heads) * (2 * config.d_k + config.d_v));
     weights_finite = stages::pack_projection_weights(parameters, config, packed_weights_);
   }
@@ -927,7 +927,7 @@ Status AttentionEngine::compute(const Matrix& X_query, const Matrix& X_key,
   heads_per_task += heads_per_task % 2 != 0 && heads_per_task < config.heads ? 1 : 0;
   run_tasks((config.heads + heads_per_task - 1) / heads_per_task, [&](int t) {
     const int first = t * heads_per_task, last = std::min(config.heads, first + heads_per_task);
-    if (project_directly_) stages::project_directly(result_.heads, grouped_weights_, config, X_query, X_key, first, last);
+    if (project_directly_) stages::project_directly(result_.heads, parameters, paired_weights_, config, X_query, X_key, first, last);
     for (int h = first; h < last; ++h) {
       compute_head(h, parameters.heads[static_cast<std::size_t>(h)], config, self_attention, custom_mask);
       const HeadResult& head = result_.heads[static_cast<std::size_t>(h)];

@@ -105,11 +105,11 @@ class AttentionEngine {
   // attention query_projections_ = X_query · (the W_Q part) and projections_ = X_key · (the
   // W_K and W_V parts). Each head's Q, K and V are copied out of them.
   // Small products whose heads are 8 wide or a multiple of 16 skip all three: each head's Q, K
-  // and V are made in place from grouped_weights_, every group of 16 columns of the weights
-  // in a (d_model, 16) block of its own (project_directly_). Only the buffer of the path in use
-  // has a size.
+  // and V are made in place from its own weights, or, for heads 8 wide, from paired_weights_,
+  // two heads' rows side by side in a (d_model, 16) block per pair (project_directly_). Only the
+  // buffer of the path in use has a size.
   Matrix packed_weights_;
-  Matrix grouped_weights_;
+  Matrix paired_weights_;
   Matrix projections_;
   Matrix query_projections_;
   bool project_directly_ = false;

@@ -14,23 +14,24 @@ namespace attnviz::stages {
 // at a time so that Eigen's packed blocks stay on the stack: no heap allocation.
 void multiply(const Matrix& lhs, const Matrix& rhs, Matrix& dst);
 
-// Step 1 copies every head's W_Q, W_K and W_V into the layout its product reads, and checks
-// that they are finite on the way: the one pass over them before the product (compute() has
-// check_parameters() check every other value). Each copy returns false when one is not finite.
+// Step 1 checks that every head's W_Q, W_K and W_V are finite, where they are or as it copies
+// them for its product: the one pass over them before the product (compute() has
+// check_parameters() check every other value). Each returns false when one is not finite.
 
-// Step 1, part 1, for small products whose heads are 8 wide (an even number of them) or a
-// multiple of 16 (projects_directly() says when): each group of 16 columns of
-// [W_Q⁰ … | W_K⁰ … | W_V⁰ …], two heads 8 wide side by side or 16 columns of one head, in a block
-// of its own, (d_model, 16); every W_Q block, then every W_K block, then every W_V block,
-// (grouped_weights_rows(), 16) in all.
+// Step 1 for small products whose heads are 8 wide (an even number of them) or a multiple of 16
+// (projects_directly() says when): part 1 checks the weights and, when heads are 8 wide, copies
+// each pair's rows side by side into a block of `paired`, (d_model, 16): every W_Q block, then
+// every W_K block, then every W_V block, (paired_weights_rows(), 16) in all. Part 2 makes each
+// head's Q, K and V in place from those blocks or from its own weights, with no packed copy of
+// every head's weights and no copy of the results: heads [first_head, end_head) (an even number
+// of them when they are 8 wide).
 bool projects_directly(const AttentionConfig& config, Eigen::Index n_query, Eigen::Index n_key);
-Eigen::Index grouped_weights_rows(const AttentionConfig& config);
-bool group_projection_weights(const Parameters& parameters, const AttentionConfig& config, Matrix& grouped);
-// Step 1, part 2: each head's Q, K and V from the grouped weights, written in place: no product of
-// every head to copy from. Heads [first_head, end_head) (an even number of them when they are 8
-// wide).
-void project_directly(std::vector<HeadResult>& heads, const Matrix& grouped, const AttentionConfig& config,
-                      const Matrix& X_query, const Matrix& X_key, int first_head, int end_head);
+Eigen::Index paired_weights_rows(const AttentionConfig& config);
+bool check_and_pair_projection_weights(const Parameters& parameters, const AttentionConfig& config,
+                                       Matrix& paired);
+void project_directly(std::vector<HeadResult>& heads, const Parameters& parameters, const Matrix& paired,
+                      const AttentionConfig& config, const Matrix& X_query, const Matrix& X_key, int first_head,
+                      int end_head);
 
 // Step 1, part 1, otherwise: every head's W_Q, W_K and W_V side by side,
 // [W_Q⁰ … W_Q^{H-1} | W_K⁰ … W_K^{H-1} | W_V⁰ … W_V^{H-1}]   (d_model, H·(2·d_k + d_v)),

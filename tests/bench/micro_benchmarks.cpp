@@ -53,7 +53,7 @@ void shapes(benchmark::internal::Benchmark* b) {
 
 // Step 1: every head's Q, K and V, as the engine makes them: when the heads are 8 (in pairs) or a
 // multiple of 16 wide and the product is small (stages::projects_directly; every shape here but
-// the large one), the weights grouped in blocks of 16 columns (checked on the way) and each
+// the large one), the weights checked, those of heads 8 wide paired (two heads' rows side by side), and each
 // head's Q, K and V made in place from them; else the weights packed side by side (checked on
 // the way) and one product X · packed.
 void BM_Projections(benchmark::State& state) {
@@ -61,13 +61,13 @@ void BM_Projections(benchmark::State& state) {
   std::vector<HeadResult> heads = f.engine.result().heads;
   const bool in_place = stages::projects_directly(f.config, f.X.rows(), f.X.rows());
   state.SetLabel(in_place ? "in place" : "packed");
-  Matrix grouped(in_place ? stages::grouped_weights_rows(f.config) : 0, 16);
+  Matrix paired(in_place ? stages::paired_weights_rows(f.config) : 0, 16);
   Matrix packed(f.config.d_model, static_cast<Eigen::Index>(f.config.heads) * (2 * f.config.d_k + f.config.d_v));
   Matrix projections(f.X.rows(), packed.cols());
   for (auto _ : state) {
     if (in_place) {
-      benchmark::DoNotOptimize(stages::group_projection_weights(f.parameters, f.config, grouped));
-      stages::project_directly(heads, grouped, f.config, f.X, f.X, 0, f.config.heads);
+      benchmark::DoNotOptimize(stages::check_and_pair_projection_weights(f.parameters, f.config, paired));
+      stages::project_directly(heads, f.parameters, paired, f.config, f.X, f.X, 0, f.config.heads);
     } else {
       benchmark::DoNotOptimize(stages::pack_projection_weights(f.parameters, f.config, packed));
       stages::multiply(f.X, packed, projections);
@@ -78,19 +78,19 @@ void BM_Projections(benchmark::State& state) {
 }
 BENCHMARK(BM_Projections)->Apply(shapes);
 
-// Step 1's copy of the weights alone, with its check: grouped (in place) or packed, as above.
+// Step 1's check and copy of the weights alone: paired when heads are 8 wide (in place), packed, as above.
 void BM_CopyProjectionWeights(benchmark::State& state) {
   Fixture f(state);
   const bool in_place = stages::projects_directly(f.config, f.X.rows(), f.X.rows());
-  state.SetLabel(in_place ? "grouped" : "packed");
-  Matrix grouped(in_place ? stages::grouped_weights_rows(f.config) : 0, 16);
+  state.SetLabel(in_place ? "paired" : "packed");
+  Matrix paired(in_place ? stages::paired_weights_rows(f.config) : 0, 16);
   Matrix packed(f.config.d_model, static_cast<Eigen::Index>(f.config.heads) * (2 * f.config.d_k + f.config.d_v));
   for (auto _ : state) {
     if (in_place)
-      benchmark::DoNotOptimize(stages::group_projection_weights(f.parameters, f.config, grouped));
+      benchmark::DoNotOptimize(stages::check_and_pair_projection_weights(f.parameters, f.config, paired));
     else
       benchmark::DoNotOptimize(stages::pack_projection_weights(f.parameters, f.config, packed));
-    benchmark::DoNotOptimize(grouped.data());
+    benchmark::DoNotOptimize(paired.data());
     benchmark::DoNotOptimize(packed.data());
   }
 }

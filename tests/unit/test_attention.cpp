@@ -642,9 +642,10 @@ TEST_CASE("projections made in place and through packed weights agree with the r
   }
 }
 
-// W_Q, W_K and W_V are checked as the engine copies them for the projections (grouped for the
-// in-place path, packed for the other), not by check_parameters(): a bad entry in any of them, in
-// any head, on either path, must still be an error that names it and keeps the last result.
+// W_Q, W_K and W_V are checked as the engine copies them for the projections (paired for heads 8
+// wide on the in-place path, packed on the other) or where they are (wider heads in place), not by
+// check_parameters(): a bad entry in any of them, in any head, on either path, must still be an
+// error that names it and keeps the last result.
 TEST_CASE("a non-finite W_Q W_K or W_V entry on either projection path is an error that keeps the last result") {
   std::mt19937 random(23);
   const PathCase cases[] = {
