@@ -138,8 +138,9 @@ constexpr Eigen::Index kSmallGroups = 1;
 #endif
 
 // Where a product's groups of columns come from and go to. Columns::load(g, k) is group g of row
-// k of rhs; Columns::store(g, i, sums) writes group g of row i of dst; Columns::from(g) is the
-// same columns from group g on; Columns::Vector holds a group and Columns::zero() is one of 0s.
+// k of rhs; Columns::target(g) is where group g goes, and Columns::store(target, i, sums) writes
+// its row i; Columns::from(g) is the same columns from group g on; Columns::Vector holds a group
+// and Columns::zero() is one of 0s.
 // Here, the columns of row-major matrices: groups of 16 (kFull), or the one partial group at
 // the end of a row, its first `rest` lanes: 9 to 15 of 16 lanes (kPartial), or up to 8 in
 // 8 lanes (kUpToEight).
@@ -243,7 +244,8 @@ void multiply_groups(const float* lhs, Eigen::Index lhs_stride, Eigen::Index row
                      const Columns& columns, Eigen::Index count) {
   Eigen::Index g = 0;
   if constexpr (kSmallGroups == 3)
-    for (; g + 3 <= count && count - g != 4; g += 3) multiply_panel<3>(lhs, lhs_stride, rows, depth, columns.from(g));
+    for (; g + 3 <= count && count - g != 4; g += 3)
+      multiply_panel<3>(lhs, lhs_stride, rows, depth, columns.from(g));
   if constexpr (kSmallGroups >= 2)
     for (; g + 2 <= count; g += 2) multiply_panel<2>(lhs, lhs_stride, rows, depth, columns.from(g));
   for (; g < count; ++g) multiply_panel<1>(lhs, lhs_stride, rows, depth, columns.from(g));
@@ -708,8 +710,8 @@ void project_directly(std::vector<HeadResult>& heads, const Parameters& paramete
     return parameters.heads[static_cast<std::size_t>(first_head + h)];
   };
   const auto head = [&](Eigen::Index h) -> HeadResult& { return heads[static_cast<std::size_t>(first_head + h)]; };
-  // Heads 8 wide: the block of pair h / 2 of the kind whose blocks start at `pairs` (paired holds
-  // the W_Q blocks, then the W_K blocks, then the W_V blocks); wider: the head's own weights.
+  // Heads 8 wide: the block of their pair, among the kind's blocks from first_pair on (paired
+  // holds the W_Q blocks, then the W_K blocks, then the W_V blocks); wider: the head's own weights.
   const Eigen::Index query_pairs = pairs_of(config.d_k, config.heads);
   const auto kind = [&](Eigen::Index width, Eigen::Index first_pair, auto own) {
     return [&, width, first_pair, own](Eigen::Index h) {
@@ -871,8 +873,8 @@ Status AttentionEngine::compute(const Matrix& X_query, const Matrix& X_key,
                                ": embeddings must be finite numbers");
   }
   // Every shape, and the values of the parameters this compatibility function uses: W_Q, W_K and
-  // W_V are checked as they are copied for the projections, below, and on an error the check of
-  // all of them names the first bad entry. (A weight that is not used, say W_a with dot
+  // W_V are checked with step 1's copy, below (heads wider than 8: where they are), and on an
+  // error the check of all of them names the first bad entry. (A weight that is not used, say W_a with dot
   // products, may be anything until it is.)
   if (!check_parameters(parameters, config, ValueCheck::UsedExceptProjections).empty())
     return Status::error(check_parameters(parameters, config, ValueCheck::Used));
@@ -927,7 +929,8 @@ Status AttentionEngine::compute(const Matrix& X_query, const Matrix& X_key,
   heads_per_task += heads_per_task % 2 != 0 && heads_per_task < config.heads ? 1 : 0;
   run_tasks((config.heads + heads_per_task - 1) / heads_per_task, [&](int t) {
     const int first = t * heads_per_task, last = std::min(config.heads, first + heads_per_task);
-    if (project_directly_) stages::project_directly(result_.heads, parameters, paired_weights_, config, X_query, X_key, first, last);
+    if (project_directly_)
+      stages::project_directly(result_.heads, parameters, paired_weights_, config, X_query, X_key, first, last);
     for (int h = first; h < last; ++h) {
       compute_head(h, parameters.heads[static_cast<std::size_t>(h)], config, self_attention, custom_mask);
       const HeadResult& head = result_.heads[static_cast<std::size_t>(h)];
