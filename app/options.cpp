@@ -86,7 +86,8 @@ std::string parse_options(const std::vector<std::string>& args, Options& o) {
     } else if (arg == "--threads") {
       const std::string* v = next();
       int threads = 0;
-      if (!v || !parse_int(*v, 1, AttentionEngine::kMaxThreads, threads)) return "--threads needs a number from 1 to 16";
+      if (!v || !parse_int(*v, 1, AttentionEngine::kMaxThreads, threads))
+        return "--threads needs a number from 1 to " + std::to_string(AttentionEngine::kMaxThreads);
       o.threads = threads;
     } else if (arg == "--bench-frames") {
       const std::string* v = next();

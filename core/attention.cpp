@@ -874,8 +874,8 @@ Status AttentionEngine::compute(const Matrix& X_query, const Matrix& X_key,
   }
   // Every shape, and the values of the parameters this compatibility function uses: W_Q, W_K and
   // W_V are checked with step 1's copy, below (heads wider than 8: where they are), and on an
-  // error the check of all of them names the first bad entry. (A weight that is not used, say W_a with dot
-  // products, may be anything until it is.)
+  // error the check of all of them names the first bad entry. (A weight that is not used, say
+  // W_a with dot products, may be anything until it is.)
   if (!check_parameters(parameters, config, ValueCheck::UsedExceptProjections).empty())
     return Status::error(check_parameters(parameters, config, ValueCheck::Used));
   if (custom_mask && (custom_mask->rows() != X_query.rows() || custom_mask->cols() != X_key.rows()))
@@ -905,7 +905,7 @@ Status AttentionEngine::compute(const Matrix& X_query, const Matrix& X_key,
   // thread alone: a fork-join costs about a microsecond here (waking a helper, then one core
   // reading what the other wrote), more than a small step gains. Every number is computed by the
   // same code either way (set_threads(): bit for bit the same but for Eigen's GEMM blocking).
-  const int threads = workers_ ? workers_->threads() : 1;
+  const int threads = this->threads();
   const Eigen::Index n_query = X_query.rows(), n_key = X_key.rows(), heads = config.heads;
   const Eigen::Index projection_work =
       (n_query * heads * config.d_k + n_key * heads * (config.d_k + config.d_v)) * config.d_model;
@@ -964,7 +964,7 @@ AttentionEngine& AttentionEngine::operator=(AttentionEngine&&) noexcept = defaul
 
 void AttentionEngine::set_threads(int threads) {
   threads = std::clamp(threads, 1, kMaxThreads);
-  if (threads == (workers_ ? workers_->threads() : 1)) return;
+  if (threads == this->threads()) return;
   workers_.reset();
   if (threads > 1) workers_ = std::make_unique<Workers>(threads);
 }
