@@ -11,7 +11,7 @@
 #include "app/panels/panel.hpp"
 #include "app/render/image_texture.hpp"
 #include "app/view/head_colours.hpp"
-#include "app/view/line_canvas.hpp"
+#include "app/view/canvas.hpp"
 #include "app/theme.hpp"
 #include "app/view/format.hpp"
 
@@ -71,7 +71,7 @@ class ArrowsPanel final : public Panel {
   float overview_threshold_ = -1;
   bool overview_dense_ = false;
   bool overview_capped_ = false;  // more lines than kMaxOverviewLines were above the threshold
-  view::LineCanvas canvas_;               // the lines, drawn on the CPU when they change
+  view::Canvas canvas_;               // the lines, drawn on the CPU when they change
   render::ImageTexture canvas_texture_;  // ... and shown as one textured quad
 
   // [SECTION] Lines
@@ -270,7 +270,7 @@ class ArrowsPanel final : public Panel {
 
     // Token dots.
     const float dot = std::clamp(std::min(f.g.left_step, f.g.right_step) * 0.22f, 1.0f, f.font * 0.22f);
-    // The lines go into an image drawn on the CPU (see view/line_canvas.hpp), one pixel per
+    // The lines go into an image drawn on the CPU (see view/canvas.hpp), one pixel per
     // framebuffer pixel (more when a picture is exported at a larger scale).
     const ImGuiIO& io = ImGui::GetIO();
     f.pixel_scale = io.DisplayFramebufferScale.x / std::max(io.FontGlobalScale, 0.01f);

@@ -12,7 +12,9 @@
 //   [SECTION] The picture
 #include "app/panels/panel.hpp"
 #include "app/panels/widgets.hpp"
+#include "app/render/image_texture.hpp"
 #include "app/theme.hpp"
+#include "app/view/canvas.hpp"
 #include "app/view/format.hpp"
 #include "app/view/projection.hpp"
 
@@ -117,6 +119,10 @@ class OutputPanel final : public Panel {
   std::vector<int> by_weight_;
   std::vector<ImVec4> placed_labels_;  // label boxes of the picture, to avoid overlaps
   std::vector<int> labelled_keys_;     // keys labelled in the picture this frame
+  // The picture's lines and points, drawn on the CPU when they change (see view/canvas.hpp: an
+  // anti-aliased circle is ~30 triangles to a software GL, and there is one per key) ...
+  view::Canvas canvas_;
+  render::ImageTexture canvas_texture_;  // ... and shown as one textured quad
   bool sort_rows_ = false;
   int first_row_ = 0;  // scroll position of the rows, when they do not all fit
 
@@ -491,15 +497,24 @@ class OutputPanel final : public Panel {
     const ImVec2 out = screen(output_point_[0], output_point_[1]);
     const float threshold = state.ui.arrow_threshold;
     list->PushClipRect(ImVec2(area.x, area.y), ImVec2(area.right(), area.bottom()), true);
+    // The lines and points go into an image drawn on the CPU, one pixel per framebuffer pixel
+    // (more when a picture is exported at a larger scale).
+    const ImGuiIO& io = ImGui::GetIO();
+    const float pixel_scale = io.DisplayFramebufferScale.x / std::max(io.FontGlobalScale, 0.01f);
+    const ImVec2 canvas_origin(std::floor(area.x), std::floor(area.y));
+    canvas_.begin(static_cast<int>(std::ceil((area.right() - canvas_origin.x) * pixel_scale)),
+                  static_cast<int>(std::ceil((area.bottom() - canvas_origin.y) * pixel_scale)));
+    const auto canvas_x = [&](float x) { return (x - canvas_origin.x) * pixel_scale; };
+    const auto canvas_y = [&](float y) { return (y - canvas_origin.y) * pixel_scale; };
     // Lines from the output to each value, as strong as its weight.
     for (int j = 0; j < n_key; ++j) {
       const float alpha = weight_of(h.weights, query, j);
       if (alpha < threshold || alpha <= 0) continue;
-      list->AddLine(out, screen(projected_(j, 0), projected_(j, 1)), head_colour(state.ui.theme, head, 0.2f + 0.8f * alpha),
-                    1.0f + alpha * font * 0.2f);
+      const ImVec2 p = screen(projected_(j, 0), projected_(j, 1));
+      canvas_.line(canvas_x(out.x), canvas_y(out.y), canvas_x(p.x), canvas_y(p.y),
+                   (1.0f + alpha * font * 0.2f) * pixel_scale, to_rgba8(head_colour(state.ui.theme, head, 0.2f + 0.8f * alpha)));
     }
     // The values: weak ones first, so the strong ones are on top.
-    const ImGuiIO& io = ImGui::GetIO();
     int hovered_point = -1;
     float hovered_distance = font * 0.6f;
     for (int rank = n_key - 1; rank >= 0; --rank) {
@@ -507,12 +522,20 @@ class OutputPanel final : public Panel {
       const float alpha = weight_of(h.weights, query, j);
       const ImVec2 p = screen(projected_(j, 0), projected_(j, 1));
       const float radius = font * (0.14f + 0.36f * std::sqrt(alpha));
-      list->AddCircleFilled(p, radius, head_colour(state.ui.theme, head, 0.25f + 0.75f * alpha));
-      list->AddCircle(p, radius, with_alpha(colours.text, 0.25f + 0.5f * alpha), 0, 1.0f);
-      if (state.highlights_key(j)) list->AddCircle(p, radius + font * 0.2f, colours.highlight, 0, std::max(2.0f, font * 0.12f));
+      const float x = canvas_x(p.x), y = canvas_y(p.y);
+      canvas_.disc(x, y, radius * pixel_scale, to_rgba8(head_colour(state.ui.theme, head, 0.25f + 0.75f * alpha)));
+      // The outlines lie just inside their radius, as ImGui draws a circle's.
+      canvas_.ring(x, y, (radius - 0.5f) * pixel_scale, pixel_scale, to_rgba8(with_alpha(colours.text, 0.25f + 0.5f * alpha)));
+      if (state.highlights_key(j))
+        canvas_.ring(x, y, (radius + font * 0.2f - 0.5f) * pixel_scale, std::max(2.0f, font * 0.12f) * pixel_scale,
+                     to_rgba8(colours.highlight));
       const float distance = std::hypot(io.MousePos.x - p.x, io.MousePos.y - p.y);
       if (distance < std::max(hovered_distance, radius + 2.0f)) hovered_point = j, hovered_distance = distance;
     }
+    if (canvas_.end()) canvas_texture_.upload(canvas_.width(), canvas_.height(), canvas_.pixels());
+    canvas_texture_.draw(list, canvas_origin,
+                         ImVec2(canvas_origin.x + static_cast<float>(canvas_.width()) / pixel_scale,
+                                canvas_origin.y + static_cast<float>(canvas_.height()) / pixel_scale));
     // The output: a star at the weighted average.
     const float star = font * 0.55f;
     add_star(list, out, star, masked ? colours.text_dim : colours.selection, palette(state.ui.theme).panel_background, 1.5f);

@@ -16,6 +16,10 @@ struct HeatmapGeometry;
 namespace attnviz::app {
 
 inline ImU32 to_imgui(view::Rgba8 c) { return IM_COL32(c.r, c.g, c.b, c.a); }
+inline view::Rgba8 to_rgba8(ImU32 c) {
+  return {static_cast<std::uint8_t>(c >> IM_COL32_R_SHIFT), static_cast<std::uint8_t>(c >> IM_COL32_G_SHIFT),
+          static_cast<std::uint8_t>(c >> IM_COL32_B_SHIFT), static_cast<std::uint8_t>(c >> IM_COL32_A_SHIFT)};
+}
 
 // The colour with its opacity multiplied by `alpha` (clamped to [0, 1]).
 ImU32 with_alpha(ImU32 colour, float alpha);

@@ -90,6 +90,10 @@ bool Backend::init(const WindowOptions& options, std::string& error) {
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
   glfwWindowHint(GLFW_VISIBLE, options.visible ? GLFW_TRUE : GLFW_FALSE);
   glfwWindowHint(GLFW_SCALE_TO_MONITOR, GLFW_TRUE);
+  // Nothing is depth-tested or stenciled; and without those buffers Mesa's software GL may draw
+  // rectangles as rectangles (render/ui_renderer.cpp).
+  glfwWindowHint(GLFW_DEPTH_BITS, 0);
+  glfwWindowHint(GLFW_STENCIL_BITS, 0);
   window_ = glfwCreateWindow(options.width, options.height, options.title.c_str(), nullptr, nullptr);
   if (!window_) {
     error = "cannot create an OpenGL 3.3 core context: " +
@@ -119,6 +123,7 @@ bool Backend::init(const WindowOptions& options, std::string& error) {
   ui_renderer_ = std::make_unique<render::UiRenderer>();
   if (!ui_renderer_->init(error)) return false;
   if (std::getenv("ATTNVIZ_NO_TEXT_CACHE")) ui_renderer_->set_text_cache(false);
+  if (std::getenv("ATTNVIZ_NO_RESHAPE")) ui_renderer_->set_reshape(false);
   return true;
 }
 

@@ -39,6 +39,16 @@ bool glyph_quad(const ImDrawVert* vertices, const ImDrawIdx* index, const ImVec2
          top_left.col == bottom_right.col && top_left.col == bottom_left.col && !same(top_left.uv, white);
 }
 
+// Whether triangles (a b c) (d e f) are ImGui's quad: (0 1 2) (0 2 3) over an axis-aligned rectangle.
+bool axis_aligned_quad(const ImDrawVert* vertices, const unsigned* index) {
+  if (index[3] != index[0] || index[4] != index[2]) return false;
+  const ImVec2 p0 = vertices[index[0]].pos, p1 = vertices[index[1]].pos;
+  const ImVec2 p2 = vertices[index[2]].pos, p3 = vertices[index[5]].pos;
+  const bool rows_first = p0.y == p1.y && p1.x == p2.x && p2.y == p3.y && p3.x == p0.x;
+  const bool columns_first = p0.x == p1.x && p1.y == p2.y && p2.x == p3.x && p3.y == p0.y;
+  return rows_first || columns_first;
+}
+
 }  // namespace
 
 UiRenderer::~UiRenderer() {
@@ -132,13 +142,15 @@ void UiRenderer::rewrite(const ImDrawList* list, const ImDrawData* draw_data) {
     const bool font_texture = text_.ready() && command.GetTexID() == atlas->TexID;
     if (!font_texture) {
       for (unsigned k = 0; k < command.ElemCount; ++k) indices_.push_back(base + indices[k] - low);
-      ranges_.push_back({first, command.ElemCount});
+      reshape_for_software_gl(first, draw_data);
+      ranges_.push_back({first, static_cast<unsigned>(indices_.size()) - first});
       continue;
     }
     for (unsigned v = base; v < vertices_.size(); ++v) vertices_[v].uv.y *= v_scale;  // the atlas's rows of the texture
     if (!cache_text) {
       for (unsigned k = 0; k < command.ElemCount; ++k) indices_.push_back(base + indices[k] - low);
-      ranges_.push_back({first, command.ElemCount});
+      reshape_for_software_gl(first, draw_data);
+      ranges_.push_back({first, static_cast<unsigned>(indices_.size()) - first});
       continue;
     }
 
@@ -187,8 +199,104 @@ void UiRenderer::rewrite(const ImDrawList* list, const ImDrawData* draw_data) {
       row_first_index = k;
     }
     flush_row(command.ElemCount);
+    reshape_for_software_gl(first, draw_data);
     ranges_.push_back({first, static_cast<unsigned>(indices_.size()) - first});
   }
+}
+
+// Mesa's llvmpipe (the software GL of Xvfb, virtual machines and remote desktops) shades every
+// 4x4 block of pixels a triangle touches, once per triangle. Two things make that cheaper here,
+// and change no pixel:
+//   - It draws two triangles that make an axis-aligned rectangle as one rectangle (no block along
+//     the diagonal shaded twice, whole 64x64 tiles at once), but looks for them only in draws
+//     whose index count is a multiple of six, pairing triangles 0-1, 2-3, ..., and only when the
+//     window has no depth or stencil buffer. So a rectangle (ImGui's fills, images, strings,
+//     glyphs) that would start on an odd triangle gets a zero-area triangle before it, and an odd
+//     count one at the end; other GL drivers skip a zero-area triangle at once.
+//   - ImGui fills a rounded rectangle, a circle or any convex shape as a fan of long slivers from
+//     one corner, each touching a row of blocks across the shape. A solid fan (one colour, the
+//     white texel) bigger than a few blocks is cut into horizontal bands instead, each mostly one
+//     rectangle (view/convex_bands.hpp).
+void UiRenderer::emit_triangle(unsigned a, unsigned b, unsigned c) { reshaped_.insert(reshaped_.end(), {a, b, c}); }
+
+void UiRenderer::emit_rectangle(const unsigned* six) {
+  if (reshaped_.size() % 6 != 0) reshaped_.insert(reshaped_.end(), {six[0], six[0], six[0]});  // zero area
+  reshaped_.insert(reshaped_.end(), six, six + 6);
+}
+
+bool UiRenderer::split_fan(unsigned first, unsigned end, const ImDrawData* draw_data) {
+  constexpr float kMinBlocks = 8;  // smaller fans touch few blocks anyway
+  const ImDrawVert& apex = vertices_[indices_[first]];
+  const ImVec2 origin = draw_data->DisplayPos, scale = draw_data->FramebufferScale;
+  // The polygon: the apex, then each triangle's second corner and the last one's third.
+  polygon_.clear();
+  float x_min = apex.pos.x, x_max = x_min, y_min = apex.pos.y, y_max = y_min;
+  const auto corner = [&](unsigned index) {
+    const ImDrawVert& v = vertices_[index];
+    if (v.col != apex.col || v.uv.x != apex.uv.x || v.uv.y != apex.uv.y) return false;  // not solid
+    polygon_.push_back({(v.pos.x - origin.x) * scale.x, (v.pos.y - origin.y) * scale.y});  // in framebuffer pixels
+    x_min = std::min(x_min, v.pos.x), x_max = std::max(x_max, v.pos.x);
+    y_min = std::min(y_min, v.pos.y), y_max = std::max(y_max, v.pos.y);
+    return true;
+  };
+  if (!corner(indices_[first])) return false;
+  for (unsigned k = first; k < end; k += 3)
+    if (!corner(indices_[k + 1])) return false;
+  if (!corner(indices_[end - 1])) return false;
+  if ((x_max - x_min) * scale.x * (y_max - y_min) * scale.y < kMinBlocks * 16) return false;
+  band_points_.clear();
+  band_triangles_.clear();
+  if (!view::split_convex_into_bands(polygon_.data(), static_cast<int>(polygon_.size()), 4.0f, band_points_,
+                                     band_triangles_))
+    return false;
+  const auto base = static_cast<unsigned>(vertices_.size());
+  for (const view::Point& p : band_points_)
+    vertices_.push_back({ImVec2(p.x / scale.x + origin.x, p.y / scale.y + origin.y), apex.uv, apex.col});
+  for (unsigned& index : band_triangles_) index += base;
+  const std::size_t count = band_triangles_.size();
+  for (std::size_t t = 0; t < count;) {
+    if (t + 6 <= count && axis_aligned_quad(vertices_.data(), &band_triangles_[t])) {
+      emit_rectangle(&band_triangles_[t]);
+      t += 6;
+    } else {
+      emit_triangle(band_triangles_[t], band_triangles_[t + 1], band_triangles_[t + 2]);
+      t += 3;
+    }
+  }
+  return true;
+}
+
+void UiRenderer::reshape_for_software_gl(unsigned first, const ImDrawData* draw_data) {
+  const unsigned end = static_cast<unsigned>(indices_.size());
+  if (!reshape_on_ || first >= end) return;
+  reshaped_.clear();
+  for (unsigned k = first; k < end;) {
+    if (k + 6 <= end && axis_aligned_quad(vertices_.data(), &indices_[k])) {
+      emit_rectangle(&indices_[k]);
+      k += 6;
+      continue;
+    }
+    // A fan: triangles (a b c) (a c d) (a d e) ... around one apex, all of one colour (an
+    // anti-aliased fill's fringe follows its fan, starting from the same apex).
+    const ImDrawVert& apex = vertices_[indices_[k]];
+    const auto same_fill = [&](unsigned index) {
+      const ImDrawVert& v = vertices_[index];
+      return v.col == apex.col && v.uv.x == apex.uv.x && v.uv.y == apex.uv.y;
+    };
+    unsigned fan_end = k + 3;
+    while (fan_end + 3 <= end && indices_[fan_end] == indices_[k] && indices_[fan_end + 1] == indices_[fan_end - 1] &&
+           same_fill(indices_[fan_end + 2]))
+      fan_end += 3;
+    if (fan_end - k >= 9 && split_fan(k, fan_end, draw_data)) {
+      k = fan_end;
+      continue;
+    }
+    emit_triangle(indices_[k], indices_[k + 1], indices_[k + 2]);
+    k += 3;
+  }
+  if (reshaped_.size() % 6 != 0) reshaped_.insert(reshaped_.end(), {indices_[first], indices_[first], indices_[first]});
+  indices_.resize(first);
+  indices_.insert(indices_.end(), reshaped_.begin(), reshaped_.end());
 }
 
 void UiRenderer::render(ImDrawData* draw_data) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "app/render/text_cache.hpp"
+#include "app/view/convex_bands.hpp"
 
 #include <string>
 #include <vector>
@@ -35,17 +36,28 @@ class UiRenderer {
   void render(ImDrawData* draw_data);
   // Off: every glyph drawn as ImGui made it (for comparing pictures and timings).
   void set_text_cache(bool on) { text_cache_on_ = on; }
+  // Off: every triangle drawn as ImGui made it, not reshaped for a software GL (for comparing).
+  void set_reshape(bool on) { reshape_on_ = on; }
 
  private:
   void set_up_state(ImDrawData* draw_data, int framebuffer_width, int framebuffer_height);
   // Rewrites one draw list into vertices_/indices_: text rows collapsed into cached strings.
   void rewrite(const ImDrawList* list, const ImDrawData* draw_data);
+  // Reshapes the command's triangles from indices_[first] on for a software GL (see the .cpp):
+  // solid convex fans cut into bands, every rectangle on an even triangle, an even count.
+  void reshape_for_software_gl(unsigned first, const ImDrawData* draw_data);
+  // The fan's triangles at indices_[first, end) as bands into reshaped_; false if it is not a
+  // solid convex polygon worth it.
+  bool split_fan(unsigned first, unsigned end, const ImDrawData* draw_data);
+  void emit_triangle(unsigned a, unsigned b, unsigned c);
+  void emit_rectangle(const unsigned* six);
 
   unsigned program_ = 0;
   int projection_ = -1, sampler_ = -1;
   unsigned vertex_array_ = 0, vertex_buffer_ = 0, index_buffer_ = 0;
   TextCache text_;
   bool text_cache_on_ = true;
+  bool reshape_on_ = true;
   // Per draw list, reused every frame.
   std::vector<ImDrawVert> vertices_;
   std::vector<unsigned> indices_;
@@ -54,6 +66,10 @@ class UiRenderer {
   };
   std::vector<Range> ranges_;  // one per command
   std::vector<GlyphQuad> row_;  // the glyphs of the text row being collected
+  // Scratch for reshape_for_software_gl().
+  std::vector<unsigned> reshaped_;
+  std::vector<view::Point> polygon_, band_points_;
+  std::vector<unsigned> band_triangles_;
 };
 
 }  // namespace attnviz::render

@@ -349,6 +349,27 @@ TEST_CASE("text drawn from the string cache looks the same as glyph by glyph") {
   CHECK_MESSAGE(far_apart < 50, far_apart << " pixels differ by more than 40");
 }
 
+// The renderer cuts solid fans into bands and pairs rectangles for a software GL (see
+// render/ui_renderer.cpp); the picture must be the one ImGui's triangles give.
+TEST_CASE("triangles reshaped for a software GL draw the same picture as ImGui's") {
+  TempDir dir;
+  const fs::path reshaped = dir.path / "reshaped.png", as_made = dir.path / "as_made.png";
+  const std::string scenario = (fs::path(ATTNVIZ_SOURCE_DIR) / "tests/bench/scenarios/n64-h8.json").string();
+  for (const auto& [png, environment] : {std::pair{reshaped, std::string()}, std::pair{as_made, std::string("ATTNVIZ_NO_RESHAPE=1")}}) {
+    const Run run = run_app({"--screenshot", png.string(), "--size", "1280x720", "--scenario", scenario}, dir.path, true, environment);
+    INFO("stderr: " << run.errors);
+    REQUIRE(run.status == 0);
+  }
+  const Image a = load_png(reshaped), b = load_png(as_made);
+  REQUIRE(a.width == b.width);
+  REQUIRE(a.height == b.height);
+  int different = 0;
+  for (int y = 0; y < a.height; ++y)
+    for (int x = 0; x < a.width; ++x)
+      if (!close(a.at(x, y), b.at(x, y), 8)) ++different;
+  CHECK_MESSAGE(different < 20, different << " pixels differ by more than 8");
+}
+
 TEST_CASE("--bench-frames prints the frame-time line") {
   TempDir dir;
   const Run run = run_app({"--bench-frames", "5", "--size", "800x600"}, dir.path);

@@ -1,12 +1,13 @@
-// A small software rasterizer for views that draw many lines (the Arrows view): anti-aliased
-// straight lines and cubic curves drawn on the CPU into an RGBA image, which the app shows as one
-// textured quad.
+// A small software rasterizer for views that draw many shapes (the Arrows view's lines, the
+// Output view's points): anti-aliased straight lines, cubic curves, discs and rings drawn on the
+// CPU into an RGBA image, which the app shows as one textured quad.
 //
-// Why: a software GL (Mesa's llvmpipe, what a classroom VM or Xvfb has) shades every 4x4 pixel
-// block a triangle touches, so a long thin line costs it ~10x its area, and anti-aliasing
-// triples that. Here a line costs its length times its width, and a frame whose lines did not
-// change costs nothing: the lines are recorded each frame, and the image is redrawn only when the
-// record differs from the last one.
+// Why: a software GL (Mesa's llvmpipe, what a classroom VM or Xvfb has) pays about a microsecond
+// for every triangle and shades every 4x4 pixel block a triangle touches, so a long thin line
+// costs it ~10x its area, anti-aliasing triples that, and an anti-aliased circle is ~30
+// triangles. Here a shape costs the pixels it covers, and a frame whose shapes did not change
+// costs nothing: the shapes are recorded each frame, in order, and the image is redrawn only when
+// the record differs from the last one.
 //
 // Pixels are premultiplied RGBA8, rows top first; colours are given with straight alpha.
 #pragma once
@@ -14,11 +15,12 @@
 #include "app/view/colormap.hpp"
 
 #include <cstdint>
+#include <variant>
 #include <vector>
 
 namespace attnviz::view {
 
-class LineCanvas {
+class Canvas {
  public:
   // Starts recording a frame of `width` x `height` pixels. Coordinates are in pixels, (0, 0) at
   // the top-left corner of the image.
@@ -27,6 +29,11 @@ class LineCanvas {
   // A cubic Bézier curve from p0 to p3 with control points p1, p2, drawn as `segments` lines.
   void curve(const float p0[2], const float p1[2], const float p2[2], const float p3[2], float thickness,
              Rgba8 colour, int segments);
+  // A filled disc, its edge anti-aliased (as ImGui's AddCircleFilled).
+  void disc(float centre_x, float centre_y, float radius, Rgba8 colour);
+  // A circle's outline `thickness` wide, centred on `radius` (as ImGui's AddCircle); thinner than
+  // a pixel is a pixel wide and fainter, as with lines.
+  void ring(float centre_x, float centre_y, float radius, float thickness, Rgba8 colour);
   // Ends the frame: redraws the image if anything differs from the last frame. Returns whether
   // the pixels changed (the texture needs an upload).
   bool end();
@@ -43,12 +50,19 @@ class LineCanvas {
     std::uint32_t caps;  // which ends are anti-aliased caps (the others are joints of a curve)
     bool operator==(const Line&) const = default;
   };
+  struct Round {  // a disc, or a ring when thickness > 0
+    float centre_x, centre_y, radius, thickness;
+    std::uint32_t rgba;
+    bool operator==(const Round&) const = default;
+  };
+  using Shape = std::variant<Line, Round>;
   void rasterize(const Line& line);
+  void rasterize(const Round& round);
 
   int width_ = 0, height_ = 0;
   int drawn_width_ = -1, drawn_height_ = -1;
-  std::vector<Line> recording_;  // this frame's lines
-  std::vector<Line> drawn_;      // the lines the pixels show
+  std::vector<Shape> recording_;  // this frame's shapes, in drawing order
+  std::vector<Shape> drawn_;      // the shapes the pixels show
   std::vector<float> accumulated_;  // premultiplied RGBA in 0..1 while drawing
   std::vector<std::uint32_t> pixels_;
 };
