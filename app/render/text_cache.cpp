@@ -10,6 +10,11 @@ namespace attnviz::render {
 
 namespace {
 
+// A texel of white at this coverage: R, G, B, A bytes in memory order.
+constexpr std::uint32_t white_with_alpha(std::uint8_t alpha) {
+  return 0x00FFFFFFu | static_cast<std::uint32_t>(alpha) << 24;
+}
+
 // FNV-1a over the bytes of a float sequence.
 std::uint64_t hash_floats(std::uint64_t hash, const float* values, int count) {
   for (int i = 0; i < count; ++i) {
@@ -42,20 +47,19 @@ unsigned TextCache::load_atlas(const unsigned char* alpha, int width, int height
   if (!texture_) {
     glGenTextures(1, &texture_);
     glBindTexture(GL_TEXTURE_2D, texture_);
-    // As ImGui's atlas: bilinear (cached strings are sampled at texel centres, so exactly), and
-    // read as white with the coverage as alpha.
+    // As ImGui's atlas: bilinear (cached strings are sampled at texel centres, so exactly).
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
-    const GLint swizzle[4] = {GL_ONE, GL_ONE, GL_ONE, GL_RED};
-    glTexParameteriv(GL_TEXTURE_2D, GL_TEXTURE_SWIZZLE_RGBA, swizzle);
   }
   glBindTexture(GL_TEXTURE_2D, texture_);
-  glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+  glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
   glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
-  const std::vector<std::uint8_t> empty(static_cast<std::size_t>(width) * static_cast<std::size_t>(kCacheHeight), 0);
-  glTexImage2D(GL_TEXTURE_2D, 0, GL_R8, width, texture_height_, 0, GL_RED, GL_UNSIGNED_BYTE, nullptr);
-  glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, width, height, GL_RED, GL_UNSIGNED_BYTE, alpha);
-  glTexSubImage2D(GL_TEXTURE_2D, 0, 0, height, width, kCacheHeight, GL_RED, GL_UNSIGNED_BYTE, empty.data());
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, width, texture_height_, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+  std::vector<std::uint32_t> white(static_cast<std::size_t>(width) * static_cast<std::size_t>(height));
+  for (std::size_t i = 0; i < white.size(); ++i) white[i] = white_with_alpha(alpha[i]);
+  glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, white.data());
+  white.assign(static_cast<std::size_t>(width) * static_cast<std::size_t>(kCacheHeight), white_with_alpha(0));
+  glTexSubImage2D(GL_TEXTURE_2D, 0, 0, height, width, kCacheHeight, GL_RGBA, GL_UNSIGNED_BYTE, white.data());
   ready_ = glGetError() == GL_NO_ERROR;
   return ready_ ? texture_ : 0;
 }
@@ -123,7 +127,8 @@ void TextCache::rasterize(const GlyphQuad* glyphs, int count, float origin_x, fl
     }
   }
   texels_.resize(coverage.size());
-  for (std::size_t i = 0; i < coverage.size(); ++i) texels_[i] = static_cast<std::uint8_t>(std::lround(coverage[i] * 255.0f));
+  for (std::size_t i = 0; i < coverage.size(); ++i)
+    texels_[i] = white_with_alpha(static_cast<std::uint8_t>(std::lround(coverage[i] * 255.0f)));
 }
 
 bool TextCache::place(const GlyphQuad* glyphs, int count, Placed& placed) {
@@ -155,9 +160,9 @@ bool TextCache::place(const GlyphQuad* glyphs, int count, Placed& placed) {
     if (!allocate(width, height, slot)) return false;
     rasterize(glyphs, count, placed.x0, placed.y0, width, height);
     glBindTexture(GL_TEXTURE_2D, texture_);
-    glPixelStorei(GL_UNPACK_ALIGNMENT, 1);
+    glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
     glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
-    glTexSubImage2D(GL_TEXTURE_2D, 0, slot.x, atlas_height_ + slot.y, width, height, GL_RED, GL_UNSIGNED_BYTE,
+    glTexSubImage2D(GL_TEXTURE_2D, 0, slot.x, atlas_height_ + slot.y, width, height, GL_RGBA, GL_UNSIGNED_BYTE,
                     texels_.data());
     found = slots_.emplace(key, slot).first;
   }
