@@ -745,11 +745,12 @@ int App::run_bench(int frames) {
                "attnviz: bench: %d frames (after %d warm-up) at %dx%d, %s view, %lld queries x %lld keys, %d heads, "
                "d_model %d; mean %.2f ms building the frame (recompute and panels), the rest drawing it; "
                "%.2f ms of CPU per frame in all threads (the renderer's too); %d vertices, %d triangles, %d draw calls; "
+               "%d windows shown from kept pictures; "
                "first frame %.0f ms after start; peak resident memory %.0f MB%s%s\n",
                frames, kWarmUpFrames, options_.width, options_.height, std::string(to_string(state_.ui.center_view)).c_str(),
                static_cast<long long>(r.n_query), static_cast<long long>(r.n_key), r.config.heads, r.config.d_model,
                build_ms_total / frames, cpu_ms_per_frame, ImGui::GetIO().MetricsRenderVertices, ImGui::GetIO().MetricsRenderIndices / 3,
-               draw_call_count(),
+               draw_call_count(), backend_.windows_reused(),
                first_frame_ms, peak_resident_mb(), state_.compute_error.empty() ? "" : "; error: ",
                state_.compute_error.c_str());
   return state_.compute_error.empty() ? 0 : 1;

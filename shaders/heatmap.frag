@@ -5,7 +5,6 @@ uniform sampler2D Colormaps;  // RGBA8, 256 entries per row, one row per colorma
 uniform float ColormapRow;    // v of the chosen row's texel centre
 uniform vec2 Range;           // the values mapped to the first and last entries
 in vec2 Frag_UV;
-in float Frag_Alpha;
 layout (location = 0) out vec4 Out_Color;
 
 void main() {
@@ -14,5 +13,5 @@ void main() {
   // Entry round(t * 255), sampled at its texel centre: the exact colour, no blending.
   float entry = floor(t * 255.0 + 0.5);
   vec3 colour = texture(Colormaps, vec2((entry + 0.5) / 256.0, ColormapRow)).rgb;
-  Out_Color = vec4(colour, Frag_Alpha);
+  Out_Color = vec4(colour, 1.0);  // opaque: drawn without blending
 }

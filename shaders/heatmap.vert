@@ -5,10 +5,8 @@ in vec2 Position;
 in vec2 UV;
 in vec4 Color;
 out vec2 Frag_UV;
-out float Frag_Alpha;
 
 void main() {
   Frag_UV = UV;
-  Frag_Alpha = Color.a;
   gl_Position = ProjMtx * vec4(Position.xy, 0.0, 1.0);
 }

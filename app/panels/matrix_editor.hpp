@@ -130,7 +130,7 @@ class MatrixEditor {
   // The cells' colours: one texel per visible cell, drawn as one quad per column width (a
   // software renderer pays per rectangle: a grid of small ones costs three times the pixels).
   struct CellTexture {
-    render::ImageTexture texture;
+    render::ImageTexture texture{render::ImageTexture::Alpha::Opaque};  // every cell opaque
     std::vector<std::uint32_t> texels;
   };
   std::unordered_map<ImGuiID, CellTexture> cell_textures_;  // one per grid drawn

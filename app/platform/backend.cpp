@@ -124,6 +124,7 @@ bool Backend::init(const WindowOptions& options, std::string& error) {
   if (!ui_renderer_->init(error)) return false;
   if (std::getenv("ATTNVIZ_NO_TEXT_CACHE")) ui_renderer_->set_text_cache(false);
   if (std::getenv("ATTNVIZ_NO_RESHAPE")) ui_renderer_->set_reshape(false);
+  if (std::getenv("ATTNVIZ_NO_LIST_CACHE")) ui_renderer_->set_list_cache(false);
   return true;
 }
 
@@ -272,7 +273,7 @@ std::vector<std::uint8_t> Backend::render_offscreen(int scale, int& width, int& 
     glClearColor(clear.x, clear.y, clear.z, 1.0f);
     glClear(GL_COLOR_BUFFER_BIT);
     draw_data->FramebufferScale = fb_scale;  // geometry and clip rects scale up; the fonts were rasterized larger
-    ui_renderer_->render(draw_data);
+    ui_renderer_->render(draw_data, false);
     draw_data->FramebufferScale = saved_scale;
     glReadBuffer(GL_COLOR_ATTACHMENT0);
     pixels = read_rows(width, height);

@@ -68,6 +68,8 @@ class Backend {
   // size is more than the GL allows.
   std::vector<std::uint8_t> render_offscreen(int scale, int& width, int& height, std::string& error);
   float content_scale() const { return content_scale_; }
+  // Windows shown from pictures kept from earlier frames in the last frame (render/list_cache.hpp).
+  int windows_reused() const { return ui_renderer_ ? ui_renderer_->lists_replayed() : 0; }
   void framebuffer_size(int& width, int& height) const;
   double time() const;
   // Files dropped onto the window since the last call.

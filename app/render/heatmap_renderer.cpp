@@ -99,6 +99,7 @@ void HeatmapRenderer::bind(const DrawParams& params) {
   float projection[16];
   ui_projection(*ImGui::GetDrawData(), projection);
   glUseProgram(program_);
+  glDisable(GL_BLEND);  // every cell is opaque (ImGui's state, blending on, comes back after)
   glUniformMatrix4fv(uniform_projection_, 1, GL_FALSE, projection);
   glUniform1i(uniform_values_, 0);  // ImGui binds the image's texture to unit 0
   glUniform1i(uniform_colormaps_, 1);

@@ -16,6 +16,9 @@ void use_premultiplied_blending(const ImDrawList*, const ImDrawCmd*) {
   glBlendFuncSeparate(GL_ONE, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
 }
 
+// The picture covers what is under it.
+void use_no_blending(const ImDrawList*, const ImDrawCmd*) { glDisable(GL_BLEND); }
+
 }  // namespace
 
 ImageTexture::~ImageTexture() {
@@ -47,7 +50,7 @@ void ImageTexture::draw(ImDrawList* list, const ImVec2& p0, const ImVec2& p1) co
 
 void ImageTexture::draw(ImDrawList* list, const ImVec2& p0, const ImVec2& p1, const ImVec2& uv0, const ImVec2& uv1) const {
   if (empty()) return;
-  list->AddCallback(&use_premultiplied_blending, nullptr);
+  list->AddCallback(alpha_ == Alpha::Opaque ? &use_no_blending : &use_premultiplied_blending, nullptr);
   list->AddImage(reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(texture_)), p0, p1, uv0, uv1);
   list->AddCallback(ImDrawCallback_ResetRenderState, nullptr);
 }

@@ -1,7 +1,8 @@
-// A picture made on the CPU (premultiplied RGBA8, e.g. view::LineCanvas) shown as one textured
-// quad in an ImGui draw list. The texture is allocated once per size and refreshed with
-// glTexSubImage2D; the quad is drawn with premultiplied-alpha blending (a draw-list callback sets
-// it, and ImGui's own state is restored after).
+// A picture made on the CPU (premultiplied RGBA8, e.g. view::Canvas) shown as one textured quad
+// in an ImGui draw list. The texture is allocated once per size and refreshed with
+// glTexSubImage2D; the quad is drawn with premultiplied-alpha blending, or with none for an
+// opaque picture (a software GL then shades it for less), set by a draw-list callback, and
+// ImGui's own state is restored after.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +14,9 @@ namespace attnviz::render {
 
 class ImageTexture {
  public:
+  enum class Alpha { Premultiplied, Opaque };  // Opaque: every texel's alpha is 1
   ImageTexture() = default;
+  explicit ImageTexture(Alpha alpha) : alpha_(alpha) {}
   ImageTexture(const ImageTexture&) = delete;
   ImageTexture& operator=(const ImageTexture&) = delete;
   ~ImageTexture();
@@ -27,6 +30,7 @@ class ImageTexture {
   bool empty() const { return texture_ == 0 || width_ == 0 || height_ == 0; }
 
  private:
+  Alpha alpha_ = Alpha::Premultiplied;
   unsigned texture_ = 0;
   int width_ = 0, height_ = 0;
 };

@@ -1,3 +1,4 @@
+#include <cstdio>
 #include "app/render/ui_renderer.hpp"
 
 #include "app/platform/gl.hpp"
@@ -299,48 +300,89 @@ void UiRenderer::reshape_for_software_gl(unsigned first, const ImDrawData* draw_
   indices_.insert(indices_.end(), reshaped_.begin(), reshaped_.end());
 }
 
-void UiRenderer::render(ImDrawData* draw_data) {
+void UiRenderer::render(ImDrawData* draw_data, bool reuse_unchanged) {
   const int framebuffer_width = static_cast<int>(draw_data->DisplaySize.x * draw_data->FramebufferScale.x);
   const int framebuffer_height = static_cast<int>(draw_data->DisplaySize.y * draw_data->FramebufferScale.y);
   if (framebuffer_width <= 0 || framebuffer_height <= 0 || !program_) return;
+  GLint target = 0;  // the framebuffer drawn into (the window's, or an offscreen one)
+  glGetIntegerv(GL_DRAW_FRAMEBUFFER_BINDING, &target);
   text_.begin_frame();
+  const bool reuse = reuse_unchanged && list_cache_on_;
+  if (reuse) list_cache_.begin_frame();
   set_up_state(draw_data, framebuffer_width, framebuffer_height);
-  const ImVec2 clip_origin = draw_data->DisplayPos, clip_scale = draw_data->FramebufferScale;
+  drawn_areas_.clear();
   for (int l = 0; l < draw_data->CmdListsCount; ++l) {
     const ImDrawList* list = draw_data->CmdLists[l];
+    ListCache::Use use = ListCache::Use::Draw;
+    if (reuse) {
+      const ListCache::Area area = ListCache::area_of(*list, *draw_data, framebuffer_width, framebuffer_height);
+      const bool under = std::any_of(drawn_areas_.begin(), drawn_areas_.end(),
+                                     [&](const ListCache::Area& drawn) { return drawn.overlaps(area); });
+      use = list_cache_.use(*list, area, under, ImGui::GetIO().Fonts->TexID);
+      drawn_areas_.push_back(area);
+      if (std::getenv("LCDEBUG")) std::fprintf(stderr, "L%d %s area %d,%d %dx%d cmds %d\n", l, list->_OwnerName ? list->_OwnerName : "?", area.x, area.y, area.width, area.height, list->CmdBuffer.Size);
+    }
+    if (use == ListCache::Use::Replay) {
+      list_cache_.replay(static_cast<unsigned>(target), framebuffer_height);
+      glEnable(GL_SCISSOR_TEST);
+      continue;
+    }
     rewrite(list, draw_data);
     glBindBuffer(GL_ARRAY_BUFFER, vertex_buffer_);
     glBufferData(GL_ARRAY_BUFFER, static_cast<GLsizeiptr>(vertices_.size() * sizeof(ImDrawVert)), vertices_.data(),
                  GL_STREAM_DRAW);
     glBufferData(GL_ELEMENT_ARRAY_BUFFER, static_cast<GLsizeiptr>(indices_.size() * sizeof(unsigned)), indices_.data(),
                  GL_STREAM_DRAW);
-    for (int c = 0; c < list->CmdBuffer.Size; ++c) {
-      const ImDrawCmd& command = list->CmdBuffer[c];
-      if (command.UserCallback) {
-        if (command.UserCallback == ImDrawCallback_ResetRenderState) {
-          set_up_state(draw_data, framebuffer_width, framebuffer_height);
-        } else {
-          command.UserCallback(list, &command);
-        }
-        continue;
-      }
-      const Range range = ranges_[static_cast<std::size_t>(c)];
-      if (range.count == 0) continue;
-      // The clip rectangle in framebuffer pixels (GL's y runs upwards).
-      const float x0 = (command.ClipRect.x - clip_origin.x) * clip_scale.x;
-      const float y0 = (command.ClipRect.y - clip_origin.y) * clip_scale.y;
-      const float x1 = (command.ClipRect.z - clip_origin.x) * clip_scale.x;
-      const float y1 = (command.ClipRect.w - clip_origin.y) * clip_scale.y;
-      if (x1 <= x0 || y1 <= y0) continue;
-      glScissor(static_cast<int>(x0), static_cast<int>(static_cast<float>(framebuffer_height) - y1),
-                static_cast<int>(x1 - x0), static_cast<int>(y1 - y0));
-      glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(reinterpret_cast<std::intptr_t>(command.GetTexID())));
-      glDrawElements(GL_TRIANGLES, static_cast<GLsizei>(range.count), GL_UNSIGNED_INT,
-                     reinterpret_cast<const void*>(static_cast<std::size_t>(range.first) * sizeof(unsigned)));
+    if (use == ListCache::Use::Record && list_cache_.begin_recording(static_cast<unsigned>(target))) {
+      // Into the list's picture (its area of the frame), then the picture into the frame.
+      const ListCache::Area area = ListCache::area_of(*list, *draw_data, framebuffer_width, framebuffer_height);
+      const ImVec2 origin = draw_data->DisplayPos, scale = draw_data->FramebufferScale;
+      const float left = origin.x + static_cast<float>(area.x) / scale.x, top = origin.y + static_cast<float>(area.y) / scale.y;
+      float projection[16];
+      ortho_projection(left, left + static_cast<float>(area.width) / scale.x, top,
+                       top + static_cast<float>(area.height) / scale.y, projection);
+      glUniformMatrix4fv(projection_, 1, GL_FALSE, projection);
+      draw_commands(list, draw_data, area.x, area.y, area.height);
+      list_cache_.replay(static_cast<unsigned>(target), framebuffer_height);
+      set_up_state(draw_data, framebuffer_width, framebuffer_height);
+      continue;
     }
+    draw_commands(list, draw_data, 0, 0, framebuffer_height);
   }
+  if (reuse) list_cache_.end_frame();
   glBindVertexArray(0);
   glDisable(GL_SCISSOR_TEST);
+}
+
+void UiRenderer::draw_commands(const ImDrawList* list, const ImDrawData* draw_data, int offset_x, int offset_y,
+                               int target_height) {
+  const int framebuffer_width = static_cast<int>(draw_data->DisplaySize.x * draw_data->FramebufferScale.x);
+  const int framebuffer_height = static_cast<int>(draw_data->DisplaySize.y * draw_data->FramebufferScale.y);
+  const ImVec2 clip_origin = draw_data->DisplayPos, clip_scale = draw_data->FramebufferScale;
+  for (int c = 0; c < list->CmdBuffer.Size; ++c) {
+    const ImDrawCmd& command = list->CmdBuffer[c];
+    if (command.UserCallback) {
+      if (command.UserCallback == ImDrawCallback_ResetRenderState) {
+        set_up_state(const_cast<ImDrawData*>(draw_data), framebuffer_width, framebuffer_height);
+      } else {
+        command.UserCallback(list, &command);
+      }
+      continue;
+    }
+    const Range range = ranges_[static_cast<std::size_t>(c)];
+    if (range.count == 0) continue;
+    // The clip rectangle in the target's pixels (GL's y runs upwards).
+    const float x0 = (command.ClipRect.x - clip_origin.x) * clip_scale.x - static_cast<float>(offset_x);
+    const float y0 = (command.ClipRect.y - clip_origin.y) * clip_scale.y - static_cast<float>(offset_y);
+    const float x1 = (command.ClipRect.z - clip_origin.x) * clip_scale.x - static_cast<float>(offset_x);
+    const float y1 = (command.ClipRect.w - clip_origin.y) * clip_scale.y - static_cast<float>(offset_y);
+    if (x1 <= x0 || y1 <= y0) continue;
+    glScissor(static_cast<int>(x0), static_cast<int>(static_cast<float>(target_height) - y1), static_cast<int>(x1 - x0),
+              static_cast<int>(y1 - y0));
+    glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(reinterpret_cast<std::intptr_t>(command.GetTexID())));
+    glDrawElements(GL_TRIANGLES, static_cast<GLsizei>(range.count), GL_UNSIGNED_INT,
+                   reinterpret_cast<const void*>(static_cast<std::size_t>(range.first) * sizeof(unsigned)));
+  }
 }
 
 }  // namespace attnviz::render

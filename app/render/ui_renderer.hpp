@@ -9,6 +9,7 @@
 // other callback the commands are drawn with whatever program and blending the callback set.
 #pragma once
 
+#include "app/render/list_cache.hpp"
 #include "app/render/text_cache.hpp"
 #include "app/view/convex_bands.hpp"
 
@@ -33,14 +34,22 @@ class UiRenderer {
   // After ImGui's font atlas is built (or rebuilt): uploads it and makes it ImGui's font texture.
   bool load_font_atlas(std::string& error);
   // Draws into the bound framebuffer; the viewport covers DisplaySize * FramebufferScale.
-  void render(ImDrawData* draw_data);
+  // `reuse_unchanged`: windows whose drawing did not change may be shown from pictures kept from
+  // earlier frames (render/list_cache.hpp); off for a one-off render at another scale.
+  void render(ImDrawData* draw_data, bool reuse_unchanged = true);
   // Off: every glyph drawn as ImGui made it (for comparing pictures and timings).
   void set_text_cache(bool on) { text_cache_on_ = on; }
   // Off: every triangle drawn as ImGui made it, not reshaped for a software GL (for comparing).
   void set_reshape(bool on) { reshape_on_ = on; }
+  // Off: every window drawn every frame, none shown from a kept picture (for comparing).
+  void set_list_cache(bool on) { list_cache_on_ = on; }
+  int lists_replayed() const { return list_cache_.replayed(); }  // in the last frame
 
  private:
   void set_up_state(ImDrawData* draw_data, int framebuffer_width, int framebuffer_height);
+  // Draws the rewritten list's commands into a target whose top-left framebuffer pixel is
+  // (offset_x, offset_y) of the whole frame's and which is `target_height` pixels high.
+  void draw_commands(const ImDrawList* list, const ImDrawData* draw_data, int offset_x, int offset_y, int target_height);
   // Rewrites one draw list into vertices_/indices_: text rows collapsed into cached strings.
   void rewrite(const ImDrawList* list, const ImDrawData* draw_data);
   // Reshapes the command's triangles from indices_[first] on for a software GL (see the .cpp):
@@ -58,6 +67,9 @@ class UiRenderer {
   TextCache text_;
   bool text_cache_on_ = true;
   bool reshape_on_ = true;
+  bool list_cache_on_ = true;
+  ListCache list_cache_;
+  std::vector<ListCache::Area> drawn_areas_;  // this frame's lists so far
   // Per draw list, reused every frame.
   std::vector<ImDrawVert> vertices_;
   std::vector<unsigned> indices_;

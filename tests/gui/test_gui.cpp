@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <stb_image.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -349,25 +350,93 @@ TEST_CASE("text drawn from the string cache looks the same as glyph by glyph") {
   CHECK_MESSAGE(far_apart < 50, far_apart << " pixels differ by more than 40");
 }
 
-// The renderer cuts solid fans into bands and pairs rectangles for a software GL (see
-// render/ui_renderer.cpp); the picture must be the one ImGui's triangles give.
-TEST_CASE("triangles reshaped for a software GL draw the same picture as ImGui's") {
-  TempDir dir;
-  const fs::path reshaped = dir.path / "reshaped.png", as_made = dir.path / "as_made.png";
-  const std::string scenario = (fs::path(ATTNVIZ_SOURCE_DIR) / "tests/bench/scenarios/n64-h8.json").string();
-  for (const auto& [png, environment] : {std::pair{reshaped, std::string()}, std::pair{as_made, std::string("ATTNVIZ_NO_RESHAPE=1")}}) {
-    const Run run = run_app({"--screenshot", png.string(), "--size", "1280x720", "--scenario", scenario}, dir.path, true, environment);
-    INFO("stderr: " << run.errors);
-    REQUIRE(run.status == 0);
-  }
-  const Image a = load_png(reshaped), b = load_png(as_made);
+// Pixels of two pictures of the same size further apart than `tolerance` in some channel.
+int pixels_differing(const Image& a, const Image& b, int tolerance) {
   REQUIRE(a.width == b.width);
   REQUIRE(a.height == b.height);
   int different = 0;
   for (int y = 0; y < a.height; ++y)
     for (int x = 0; x < a.width; ++x)
-      if (!close(a.at(x, y), b.at(x, y), 8)) ++different;
+      if (!close(a.at(x, y), b.at(x, y), tolerance)) ++different;
+  return different;
+}
+
+std::string bench_scenario() { return (fs::path(ATTNVIZ_SOURCE_DIR) / "tests/bench/scenarios/n64-h8.json").string(); }
+
+// The renderer cuts solid fans into bands and pairs rectangles for a software GL (see
+// render/ui_renderer.cpp); the picture must be the one ImGui's triangles give.
+TEST_CASE("triangles reshaped for a software GL draw the same picture as ImGui's") {
+  TempDir dir;
+  const fs::path reshaped = dir.path / "reshaped.png", as_made = dir.path / "as_made.png";
+  for (const auto& [png, environment] : {std::pair{reshaped, std::string()}, std::pair{as_made, std::string("ATTNVIZ_NO_RESHAPE=1")}}) {
+    const Run run = run_app({"--screenshot", png.string(), "--size", "1280x720", "--scenario", bench_scenario()}, dir.path, true, environment);
+    INFO("stderr: " << run.errors);
+    REQUIRE(run.status == 0);
+  }
+  const int different = pixels_differing(load_png(reshaped), load_png(as_made), 8);
   CHECK_MESSAGE(different < 20, different << " pixels differ by more than 8");
+}
+
+// Windows whose drawing did not change are shown from pictures kept from earlier frames (see
+// render/list_cache.hpp): a screenshot after a few frames shows some that way, and must be the
+// picture drawn afresh.
+TEST_CASE("windows shown from kept pictures look the same as drawn afresh") {
+  TempDir dir;
+  const fs::path kept = dir.path / "kept.png", fresh = dir.path / "fresh.png";
+  for (const auto& [png, environment] : {std::pair{kept, std::string()}, std::pair{fresh, std::string("ATTNVIZ_NO_LIST_CACHE=1")}}) {
+    const Run run = run_app({"--screenshot", png.string(), "--size", "1280x720", "--frames", "4", "--scenario", bench_scenario()},
+                            dir.path, true, environment);
+    INFO("stderr: " << run.errors);
+    REQUIRE(run.status == 0);
+  }
+  const int different = pixels_differing(load_png(kept), load_png(fresh), 8);
+  CHECK_MESSAGE(different < 20, different << " pixels differ by more than 8");
+}
+
+// The number in "N windows shown from kept pictures" on the bench line.
+int windows_from_kept_pictures(const std::string& bench_line) {
+  const std::string what = " windows shown from kept pictures";
+  const std::size_t at = bench_line.find(what);
+  REQUIRE_MESSAGE(at != std::string::npos, bench_line);
+  std::size_t start = at;
+  while (start > 0 && std::isdigit(static_cast<unsigned char>(bench_line[start - 1]))) --start;
+  REQUIRE(start < at);
+  return std::stoi(bench_line.substr(start, at - start));
+}
+
+TEST_CASE("while a weight moves every frame the windows it does not change are shown from kept pictures") {
+  TempDir dir;
+  const Run kept = run_app({"--bench-frames", "5", "--scenario", bench_scenario()}, dir.path);
+  INFO("stderr: " << kept.errors);
+  REQUIRE(kept.status == 0);
+  CHECK(windows_from_kept_pictures(kept.errors) >= 2);  // the sentence's tokens and the menu bar at least
+  const Run fresh = run_app({"--bench-frames", "5", "--scenario", bench_scenario()}, dir.path, true, "ATTNVIZ_NO_LIST_CACHE=1");
+  REQUIRE(fresh.status == 0);
+  CHECK(windows_from_kept_pictures(fresh.errors) == 0);
+}
+
+// A lesson's steps change the sentence, the weights and the views between screenshots: no kept
+// picture may outlive the drawing it was taken from.
+TEST_CASE("every lesson step with kept pictures is the picture drawn afresh") {
+  const BuiltinLesson& builtin = builtin_lessons().front();
+  LessonLoad lesson = parse_lesson(builtin.json, std::string(builtin.id));
+  REQUIRE(lesson.ok());
+  TempDir dir;
+  const fs::path kept = dir.path / "kept", fresh = dir.path / "fresh";
+  fs::create_directories(kept);
+  fs::create_directories(fresh);
+  for (const auto& [folder, environment] : {std::pair{kept, std::string()}, std::pair{fresh, std::string("ATTNVIZ_NO_LIST_CACHE=1")}}) {
+    const Run run = run_app({"--lesson", std::string(builtin.id), "--screenshot-steps", folder.string()}, dir.path, true, environment);
+    INFO("stderr: " << run.errors);
+    REQUIRE(run.status == 0);
+  }
+  for (std::size_t step = 0; step < lesson.lesson->steps.size(); ++step) {
+    char name[32];
+    std::snprintf(name, sizeof name, "step-%02zu.png", step);
+    CAPTURE(name);
+    const int different = pixels_differing(load_png(kept / name), load_png(fresh / name), 8);
+    CHECK_MESSAGE(different < 20, different << " pixels differ by more than 8");
+  }
 }
 
 TEST_CASE("--bench-frames prints the frame-time line") {

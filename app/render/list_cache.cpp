@@ -1,0 +1,211 @@
+#include <cstdio>
+#include <cstdlib>
+#include "app/render/list_cache.hpp"
+
+#include "app/platform/gl.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace attnviz::render {
+
+namespace {
+
+bool same_colour(const ImVec4& a, const ImVec4& b) { return a.x == b.x && a.y == b.y && a.z == b.z && a.w == b.w; }
+
+// The list's owner: a window's name, or null for lists that belong to no window.
+const char* owner_of(const ImDrawList& list) { return list._OwnerName; }
+
+}  // namespace
+
+ListCache::~ListCache() { clear(); }
+
+bool ListCache::Area::overlaps(const Area& other) const {
+  return !empty() && !other.empty() && x < other.x + other.width && other.x < x + width && y < other.y + other.height &&
+         other.y < y + height;
+}
+
+ListCache::Area ListCache::area_of(const ImDrawList& list, const ImDrawData& draw_data, int framebuffer_width,
+                                   int framebuffer_height) {
+  // The bounding box of what each command draws, within its clip rectangle (a window's first
+  // command clips to the whole screen, though it draws only the window's frame).
+  float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+  bool any = false;
+  for (const ImDrawCmd& command : list.CmdBuffer) {
+    if (command.UserCallback) {  // a callback may draw anywhere in its clip rectangle
+      if (command.UserCallback == ImDrawCallback_ResetRenderState) continue;
+      x0 = any ? std::min(x0, command.ClipRect.x) : command.ClipRect.x;
+      y0 = any ? std::min(y0, command.ClipRect.y) : command.ClipRect.y;
+      x1 = any ? std::max(x1, command.ClipRect.z) : command.ClipRect.z;
+      y1 = any ? std::max(y1, command.ClipRect.w) : command.ClipRect.w;
+      any = true;
+      continue;
+    }
+    if (command.ElemCount == 0) continue;
+    const ImDrawIdx* indices = list.IdxBuffer.Data + command.IdxOffset;
+    const ImDrawVert* vertices = list.VtxBuffer.Data + command.VtxOffset;
+    ImVec2 low = vertices[indices[0]].pos, high = low;
+    for (unsigned k = 1; k < command.ElemCount; ++k) {
+      const ImVec2 p = vertices[indices[k]].pos;
+      low.x = std::min(low.x, p.x), low.y = std::min(low.y, p.y);
+      high.x = std::max(high.x, p.x), high.y = std::max(high.y, p.y);
+    }
+    low.x = std::max(low.x, command.ClipRect.x), low.y = std::max(low.y, command.ClipRect.y);
+    high.x = std::min(high.x, command.ClipRect.z), high.y = std::min(high.y, command.ClipRect.w);
+    if (high.x <= low.x || high.y <= low.y) continue;
+    x0 = any ? std::min(x0, low.x) : low.x;
+    y0 = any ? std::min(y0, low.y) : low.y;
+    x1 = any ? std::max(x1, high.x) : high.x;
+    y1 = any ? std::max(y1, high.y) : high.y;
+    any = true;
+  }
+  if (!any) return {};
+  const ImVec2 origin = draw_data.DisplayPos, scale = draw_data.FramebufferScale;
+  const float width = static_cast<float>(framebuffer_width), height = static_cast<float>(framebuffer_height);
+  const auto pixel = [](float v, float high) { return static_cast<int>(std::clamp(v, 0.0f, high)); };
+  Area area;
+  area.x = pixel(std::floor((x0 - origin.x) * scale.x), width);
+  area.y = pixel(std::floor((y0 - origin.y) * scale.y), height);
+  area.width = pixel(std::ceil((x1 - origin.x) * scale.x), width) - area.x;
+  area.height = pixel(std::ceil((y1 - origin.y) * scale.y), height) - area.y;
+  return area;
+}
+
+bool ListCache::Command::operator==(const Command& other) const {
+  return same_colour(clip, other.clip) && texture == other.texture && vertex_offset == other.vertex_offset &&
+         index_offset == other.index_offset && count == other.count;
+}
+
+ListCache::Entry* ListCache::find(const ImDrawList& list) {
+  const char* owner = owner_of(list);
+  if (!owner) return nullptr;
+  for (Entry& entry : entries_)
+    if (!entry.seen && entry.owner == owner) return &entry;
+  Entry& added = entries_.emplace_back();
+  added.owner = owner;
+  return &added;
+}
+
+bool ListCache::same(const Entry& entry, const ImDrawList& list) {
+  const auto bytes_equal = [](const auto& stored, const auto& current) {
+    return stored.size() == static_cast<std::size_t>(current.Size) &&
+           (stored.empty() || std::memcmp(stored.data(), current.Data, stored.size() * sizeof(stored[0])) == 0);
+  };
+  if (!bytes_equal(entry.vertices, list.VtxBuffer) || !bytes_equal(entry.indices, list.IdxBuffer)) return false;
+  if (entry.commands.size() != static_cast<std::size_t>(list.CmdBuffer.Size)) return false;
+  for (int c = 0; c < list.CmdBuffer.Size; ++c) {
+    const ImDrawCmd& command = list.CmdBuffer[c];
+    const Command current{command.ClipRect, command.GetTexID(), command.VtxOffset, command.IdxOffset, command.ElemCount};
+    if (!(entry.commands[static_cast<std::size_t>(c)] == current)) return false;
+  }
+  return true;
+}
+
+void ListCache::store(Entry& entry, const ImDrawList& list) {
+  entry.vertices.assign(list.VtxBuffer.begin(), list.VtxBuffer.end());
+  entry.indices.assign(list.IdxBuffer.begin(), list.IdxBuffer.end());
+  entry.commands.clear();
+  for (const ImDrawCmd& command : list.CmdBuffer)
+    entry.commands.push_back({command.ClipRect, command.GetTexID(), command.VtxOffset, command.IdxOffset, command.ElemCount});
+}
+
+ListCache::Use ListCache::use(const ImDrawList& list, const Area& area, bool under, ImTextureID font_texture) {
+  Entry* entry = find(list);
+  current_ = entry ? static_cast<std::size_t>(entry - entries_.data()) : entries_.size();
+  if (!entry) return Use::Draw;
+  entry->seen = true;
+  bool keepable = !under && !area.empty();
+  for (const ImDrawCmd& command : list.CmdBuffer)
+    if (command.UserCallback || command.GetTexID() != font_texture) keepable = false;
+  if (!keepable && std::getenv("LCDEBUG")) std::fprintf(stderr, "list %s not keepable under=%d\n", entry->owner.c_str(), int(under));
+  if (!keepable) {
+    entry->picture_valid = false;
+    entry->vertices.clear();
+    entry->indices.clear();
+    entry->commands.clear();
+    return Use::Draw;
+  }
+  const ImVec4 background = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+  const bool unchanged = same(*entry, list) && entry->area.x == area.x && entry->area.y == area.y &&
+                         entry->area.width == area.width && entry->area.height == area.height &&
+                         same_colour(entry->background, background);
+  if (std::getenv("LCDEBUG")) std::fprintf(stderr, "list %s keepable unchanged=%d valid=%d area %d,%d %dx%d\n", entry->owner.c_str(), int(unchanged), int(entry->picture_valid), area.x, area.y, area.width, area.height);
+  if (!unchanged) {
+    store(*entry, list);
+    entry->area = area;
+    entry->background = background;
+    entry->picture_valid = false;
+    return Use::Draw;
+  }
+  return entry->picture_valid ? Use::Replay : Use::Record;
+}
+
+bool ListCache::begin_recording(unsigned framebuffer) {
+  if (current_ >= entries_.size()) return false;
+  Entry* entry = &entries_[current_];
+  const Area& area = entry->area;
+  if (!entry->framebuffer) glGenFramebuffers(1, &entry->framebuffer);
+  if (!entry->texture) glGenTextures(1, &entry->texture);
+  glBindTexture(GL_TEXTURE_2D, entry->texture);
+  if (entry->texture_width != area.width || entry->texture_height != area.height) {
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, area.width, area.height, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+    entry->texture_width = area.width;
+    entry->texture_height = area.height;
+  }
+  glBindFramebuffer(GL_FRAMEBUFFER, entry->framebuffer);
+  glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, entry->texture, 0);
+  if (glCheckFramebufferStatus(GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE) {
+    glBindFramebuffer(GL_FRAMEBUFFER, framebuffer);
+    release(*entry);
+    return false;
+  }
+  glViewport(0, 0, area.width, area.height);
+  glDisable(GL_SCISSOR_TEST);
+  const ImVec4& background = entry->background;
+  glClearColor(background.x, background.y, background.z, 1.0f);
+  glClear(GL_COLOR_BUFFER_BIT);
+  glEnable(GL_SCISSOR_TEST);
+  entry->picture_valid = true;
+  return true;
+}
+
+void ListCache::replay(unsigned framebuffer, int framebuffer_height) {
+  const Entry* entry = current_ < entries_.size() ? &entries_[current_] : nullptr;
+  glBindFramebuffer(GL_DRAW_FRAMEBUFFER, framebuffer);
+  glDisable(GL_SCISSOR_TEST);
+  if (entry && entry->picture_valid) {
+    const Area& a = entry->area;
+    glBindFramebuffer(GL_READ_FRAMEBUFFER, entry->framebuffer);
+    glBlitFramebuffer(0, 0, a.width, a.height, a.x, framebuffer_height - a.y - a.height, a.x + a.width,
+                      framebuffer_height - a.y, GL_COLOR_BUFFER_BIT, GL_NEAREST);
+    ++replayed_;
+  }
+  glBindFramebuffer(GL_FRAMEBUFFER, framebuffer);
+}
+
+void ListCache::release(Entry& entry) {
+  if (entry.framebuffer) glDeleteFramebuffers(1, &entry.framebuffer);
+  if (entry.texture) glDeleteTextures(1, &entry.texture);
+  entry.framebuffer = entry.texture = 0;
+  entry.texture_width = entry.texture_height = 0;
+  entry.picture_valid = false;
+}
+
+void ListCache::end_frame() {
+  current_ = entries_.size();
+  for (Entry& entry : entries_)
+    if (!entry.seen) release(entry);
+  entries_.erase(std::remove_if(entries_.begin(), entries_.end(), [](const Entry& e) { return !e.seen; }), entries_.end());
+  for (Entry& entry : entries_) entry.seen = false;
+}
+
+void ListCache::clear() {
+  for (Entry& entry : entries_) release(entry);
+  entries_.clear();
+  current_ = 0;
+}
+
+}  // namespace attnviz::render

@@ -1,0 +1,90 @@
+// Windows whose drawing did not change, kept as pictures.
+//
+// When one weight moves, ImGui rebuilds every window's draw list, but much of the screen looks as
+// it did (the sentence's tokens, the menu bar). A software GL (Mesa's llvmpipe: Xvfb, virtual
+// machines, remote desktops) pays for every pixel of every window every frame. This keeps a
+// window's pixels in a texture once its draw list has come out the same two frames running, and
+// while it stays the same puts them back with one copy (glBlitFramebuffer) instead of drawing it.
+//
+// Only a list that draws nothing but ImGui's own geometry from the font texture (no callbacks,
+// no other textures, whose contents could change under an unchanged list) is kept, and only when
+// nothing drawn earlier in the frame lies under it: the picture is the list drawn over the
+// window background colour, which is what the frame is cleared to.
+#pragma once
+
+#include <imgui.h>
+
+#include <string>
+#include <vector>
+
+namespace attnviz::render {
+
+class ListCache {
+ public:
+  ListCache() = default;
+  ListCache(const ListCache&) = delete;
+  ListCache& operator=(const ListCache&) = delete;
+  ~ListCache();
+
+  // Framebuffer pixels, (0, 0) at the top left.
+  struct Area {
+    int x = 0, y = 0, width = 0, height = 0;
+    bool empty() const { return width <= 0 || height <= 0; }
+    bool overlaps(const Area& other) const;
+  };
+  // Where a list can draw: its commands' clip rectangles, in framebuffer pixels, on the screen.
+  static Area area_of(const ImDrawList& list, const ImDrawData& draw_data, int framebuffer_width, int framebuffer_height);
+
+  enum class Use {
+    Draw,    // draw the list as usual
+    Record,  // draw it into picture(), then show that
+    Replay,  // show the picture; the list need not be drawn
+  };
+  void begin_frame() { replayed_ = 0; }
+  // Once per list, in drawing order. `under` is whether anything drawn earlier this frame lies in
+  // `area`; `font_texture` the only texture a list may use to be kept. The list it was asked
+  // about is the one begin_recording() and replay() act on.
+  Use use(const ImDrawList& list, const Area& area, bool under, ImTextureID font_texture);
+  // For Record: binds the list's framebuffer (its area's size, cleared to the window background;
+  // the viewport covers it). False if it cannot be made: then `framebuffer` (the frame's) is bound
+  // again, and the list is drawn as usual.
+  bool begin_recording(unsigned framebuffer);
+  // Copies the list's picture into `framebuffer` (whose height is `framebuffer_height`) at its
+  // area, and leaves `framebuffer` bound. The scissor test is off afterwards.
+  void replay(unsigned framebuffer, int framebuffer_height);
+  // After the last list: forgets windows that were not drawn this frame.
+  void end_frame();
+  void clear();
+
+  int replayed() const { return replayed_; }  // lists shown from pictures this frame
+
+ private:
+  struct Command {
+    ImVec4 clip;
+    ImTextureID texture;
+    unsigned vertex_offset, index_offset, count;
+    bool operator==(const Command& other) const;
+  };
+  struct Entry {
+    std::string owner;
+    std::vector<ImDrawVert> vertices;
+    std::vector<ImDrawIdx> indices;
+    std::vector<Command> commands;
+    Area area;
+    ImVec4 background;
+    bool picture_valid = false;  // the texture holds this list's pixels
+    bool seen = false;           // drawn this frame
+    unsigned framebuffer = 0, texture = 0;
+    int texture_width = 0, texture_height = 0;
+  };
+  Entry* find(const ImDrawList& list);  // adds an entry for a new owner; null for no owner
+  static bool same(const Entry& entry, const ImDrawList& list);
+  static void store(Entry& entry, const ImDrawList& list);
+  static void release(Entry& entry);
+
+  std::vector<Entry> entries_;
+  std::size_t current_ = 0;  // the entry use() was last asked about (entries_.size(): none)
+  int replayed_ = 0;
+};
+
+}  // namespace attnviz::render
