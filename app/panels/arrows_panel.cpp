@@ -337,7 +337,7 @@ class ArrowsPanel final : public Panel {
           }
       }
     }
-    if (canvas_.end()) canvas_texture_.upload(canvas_.width(), canvas_.height(), canvas_.pixels());
+    if (canvas_.end()) canvas_texture_.upload_when_drawn(canvas_);  // drawn meanwhile on another thread
     canvas_texture_.draw(list, f.canvas_origin,
                          ImVec2(f.canvas_origin.x + static_cast<float>(canvas_.width()) / f.pixel_scale,
                                 f.canvas_origin.y + static_cast<float>(canvas_.height()) / f.pixel_scale));

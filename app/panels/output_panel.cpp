@@ -532,7 +532,7 @@ class OutputPanel final : public Panel {
       const float distance = std::hypot(io.MousePos.x - p.x, io.MousePos.y - p.y);
       if (distance < std::max(hovered_distance, radius + 2.0f)) hovered_point = j, hovered_distance = distance;
     }
-    if (canvas_.end()) canvas_texture_.upload(canvas_.width(), canvas_.height(), canvas_.pixels());
+    if (canvas_.end()) canvas_texture_.upload_when_drawn(canvas_);  // drawn meanwhile on another thread
     canvas_texture_.draw(list, canvas_origin,
                          ImVec2(canvas_origin.x + static_cast<float>(canvas_.width()) / pixel_scale,
                                 canvas_origin.y + static_cast<float>(canvas_.height()) / pixel_scale));

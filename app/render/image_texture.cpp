@@ -2,6 +2,7 @@
 
 #include "app/platform/gl.hpp"
 #include "app/render/gl_helpers.hpp"
+#include "app/view/canvas.hpp"
 
 #include <imgui.h>
 
@@ -9,17 +10,27 @@
 
 namespace attnviz::render {
 
-namespace {
-
-// The picture's colours are already multiplied by their alpha.
-void use_premultiplied_blending(const ImDrawList*, const ImDrawCmd*) {
-  glBlendFuncSeparate(GL_ONE, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
+// Uploads pixels waiting for this drawing, and sets the blending: premultiplied colours (they are
+// multiplied by their alpha already), or none for an opaque picture (it covers what is under it).
+void ImageTexture::before_drawing(const ImDrawList*, const ImDrawCmd* command) {
+  auto* texture = static_cast<ImageTexture*>(command->UserCallbackData);
+  if (const view::Canvas* canvas = texture->pending_) {
+    texture->pending_ = nullptr;
+    texture->upload(canvas->width(), canvas->height(), canvas->pixels());
+  }
+  if (texture->alpha_ == Alpha::Opaque) glDisable(GL_BLEND);
+  else glBlendFuncSeparate(GL_ONE, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
 }
 
-// The picture covers what is under it.
-void use_no_blending(const ImDrawList*, const ImDrawCmd*) { glDisable(GL_BLEND); }
-
-}  // namespace
+void ImageTexture::upload_when_drawn(const view::Canvas& canvas) {
+  if (canvas.width() <= 0 || canvas.height() <= 0) {
+    width_ = height_ = 0;
+    pending_ = nullptr;
+    return;
+  }
+  if (!texture_) texture_ = create_nearest_texture();  // the draw list needs its name now
+  pending_ = &canvas;
+}
 
 ImageTexture::~ImageTexture() {
   if (texture_) glDeleteTextures(1, &texture_);
@@ -50,7 +61,7 @@ void ImageTexture::draw(ImDrawList* list, const ImVec2& p0, const ImVec2& p1) co
 
 void ImageTexture::draw(ImDrawList* list, const ImVec2& p0, const ImVec2& p1, const ImVec2& uv0, const ImVec2& uv1) const {
   if (empty()) return;
-  list->AddCallback(alpha_ == Alpha::Opaque ? &use_no_blending : &use_premultiplied_blending, nullptr);
+  list->AddCallback(&before_drawing, const_cast<ImageTexture*>(this));
   list->AddImage(reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(texture_)), p0, p1, uv0, uv1);
   list->AddCallback(ImDrawCallback_ResetRenderState, nullptr);
 }

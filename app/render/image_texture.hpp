@@ -7,8 +7,13 @@
 
 #include <cstdint>
 
+struct ImDrawCmd;
 struct ImDrawList;
 struct ImVec2;
+
+namespace attnviz::view {
+class Canvas;
+}
 
 namespace attnviz::render {
 
@@ -23,14 +28,21 @@ class ImageTexture {
 
   // `pixels`: width * height RGBA8 texels, rows top first, premultiplied alpha.
   void upload(int width, int height, const std::uint32_t* pixels);
+  // The canvas's pixels, uploaded just before the picture is next drawn (at the end of the frame:
+  // the canvas may be drawing them on a thread of its own until then). The canvas must live
+  // until then.
+  void upload_when_drawn(const view::Canvas& canvas);
   // Draws the whole picture, or the part between texture coordinates uv0 and uv1, into [p0, p1]
   // (screen coordinates).
   void draw(ImDrawList* list, const ImVec2& p0, const ImVec2& p1) const;
   void draw(ImDrawList* list, const ImVec2& p0, const ImVec2& p1, const ImVec2& uv0, const ImVec2& uv1) const;
-  bool empty() const { return texture_ == 0 || width_ == 0 || height_ == 0; }
+  bool empty() const { return texture_ == 0 || ((width_ == 0 || height_ == 0) && !pending_); }
 
  private:
+  static void before_drawing(const ImDrawList* list, const ImDrawCmd* command);  // the callback
+
   Alpha alpha_ = Alpha::Premultiplied;
+  const view::Canvas* pending_ = nullptr;  // pixels to upload before the next drawing
   unsigned texture_ = 0;
   int width_ = 0, height_ = 0;
 };

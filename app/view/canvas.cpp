@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <system_error>
 
 namespace attnviz::view {
 
@@ -82,21 +83,41 @@ void Canvas::ring(float centre_x, float centre_y, float radius, float thickness,
   recording_.push_back(Round{centre_x, centre_y, radius, thickness, pack(colour)});
 }
 
+Canvas::~Canvas() { wait(); }
+
+void Canvas::wait() const {
+  if (drawing_.valid()) drawing_.get();
+}
+
+const std::uint32_t* Canvas::pixels() const {
+  wait();
+  return pixels_.data();
+}
+
 bool Canvas::end() {
   if (recording_ == drawn_ && width_ == drawn_width_ && height_ == drawn_height_) return false;
-  const std::size_t count = static_cast<std::size_t>(width_) * static_cast<std::size_t>(height_);
+  wait();  // the last drawing reads drawn_
+  drawn_.swap(recording_);
+  drawn_width_ = width_;
+  drawn_height_ = height_;
+  try {
+    drawing_ = std::async(std::launch::async, [this] { draw(); });
+  } catch (const std::system_error&) {  // no thread to be had: draw here
+    draw();
+  }
+  return true;
+}
+
+void Canvas::draw() {
+  const std::size_t count = static_cast<std::size_t>(drawn_width_) * static_cast<std::size_t>(drawn_height_);
   accumulated_.assign(count * 4, 0.0f);
-  for (const Shape& shape : recording_) std::visit([this](const auto& s) { rasterize(s); }, shape);
+  for (const Shape& shape : drawn_) std::visit([this](const auto& s) { rasterize(s); }, shape);
   pixels_.resize(count);
   for (std::size_t i = 0; i < count; ++i) {
     const float* p = &accumulated_[i * 4];
     const auto byte = [](float v) { return static_cast<std::uint32_t>(std::clamp(v, 0.0f, 1.0f) * 255.0f + 0.5f); };
     pixels_[i] = byte(p[0]) | byte(p[1]) << 8 | byte(p[2]) << 16 | byte(p[3]) << 24;
   }
-  drawn_.swap(recording_);
-  drawn_width_ = width_;
-  drawn_height_ = height_;
-  return true;
 }
 
 // Walks the line along its longer ("major") axis; in each column (or row) only the pixels within
@@ -119,7 +140,7 @@ void Canvas::rasterize(const Line& l) {
   const float origin_major = x_major ? l.x0 : l.y0, origin_minor = x_major ? l.y0 : l.x0;
   const float major0 = std::min(origin_major, x_major ? l.x1 : l.y1);
   const float major1 = std::max(origin_major, x_major ? l.x1 : l.y1);
-  const int major_limit = x_major ? width_ : height_, minor_limit = x_major ? height_ : width_;
+  const int major_limit = x_major ? drawn_width_ : drawn_height_, minor_limit = x_major ? drawn_height_ : drawn_width_;
   // A thick line's corners reach past its ends by half its width times the sine of its angle.
   const float overhang = half * std::abs(u_minor) + 1.0f;
   const int first = std::max(0, static_cast<int>(std::floor(major0 - overhang)));
@@ -130,8 +151,8 @@ void Canvas::rasterize(const Line& l) {
   const float reach = (half + 0.5f) / std::abs(u_major);
   const float along_spread = reach * std::abs(u_minor) + 1.0f;  // how far along a column's pixels differ
   // Stride of one step along each axis in the pixel array.
-  const std::size_t stride_major = x_major ? 4 : static_cast<std::size_t>(width_) * 4;
-  const std::size_t stride_minor = x_major ? static_cast<std::size_t>(width_) * 4 : 4;
+  const std::size_t stride_major = x_major ? 4 : static_cast<std::size_t>(drawn_width_) * 4;
+  const std::size_t stride_minor = x_major ? static_cast<std::size_t>(drawn_width_) * 4 : 4;
   for (int m = first; m <= last; ++m) {
     const float pm = static_cast<float>(m) + 0.5f - origin_major;  // from the start, along the major axis
     const float centre = origin_minor + pm * slope;
@@ -169,13 +190,13 @@ void Canvas::rasterize(const Round& r) {
   const Paint paint = paint_of(r.rgba, is_ring ? std::min(r.thickness, 1.0f) : 1.0f);
   const float reach = r.radius + half + 0.5f;  // beyond this from the centre: no coverage
   const int x_first = std::max(0, static_cast<int>(std::floor(r.centre_x - reach)));
-  const int x_last = std::min(width_ - 1, static_cast<int>(std::ceil(r.centre_x + reach)));
+  const int x_last = std::min(drawn_width_ - 1, static_cast<int>(std::ceil(r.centre_x + reach)));
   const int y_first = std::max(0, static_cast<int>(std::floor(r.centre_y - reach)));
-  const int y_last = std::min(height_ - 1, static_cast<int>(std::ceil(r.centre_y + reach)));
+  const int y_last = std::min(drawn_height_ - 1, static_cast<int>(std::ceil(r.centre_y + reach)));
   for (int y = y_first; y <= y_last; ++y) {
     const float dy = static_cast<float>(y) + 0.5f - r.centre_y;
     float* pixel = accumulated_.data() +
-                   (static_cast<std::size_t>(y) * static_cast<std::size_t>(width_) + static_cast<std::size_t>(x_first)) * 4;
+                   (static_cast<std::size_t>(y) * static_cast<std::size_t>(drawn_width_) + static_cast<std::size_t>(x_first)) * 4;
     for (int x = x_first; x <= x_last; ++x, pixel += 4) {
       const float dx = static_cast<float>(x) + 0.5f - r.centre_x;
       const float distance = std::sqrt(dx * dx + dy * dy);

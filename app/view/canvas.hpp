@@ -15,6 +15,7 @@
 #include "app/view/colormap.hpp"
 
 #include <cstdint>
+#include <future>
 #include <variant>
 #include <vector>
 
@@ -34,14 +35,22 @@ class Canvas {
   // A circle's outline `thickness` wide, centred on `radius` (as ImGui's AddCircle); thinner than
   // a pixel is a pixel wide and fainter, as with lines.
   void ring(float centre_x, float centre_y, float radius, float thickness, Rgba8 colour);
-  // Ends the frame: redraws the image if anything differs from the last frame. Returns whether
-  // the pixels changed (the texture needs an upload).
+  // Ends the frame: redraws the image if anything differs from the last frame, on a thread of
+  // its own, so that the caller goes on building the frame meanwhile (pixels() waits for it).
+  // Returns whether the pixels change (the texture needs an upload).
   bool end();
 
-  int width() const { return width_; }
-  int height() const { return height_; }
-  // width() * height() pixels, each R, G, B, A bytes in memory order, premultiplied.
-  const std::uint32_t* pixels() const { return pixels_.data(); }
+  Canvas() = default;
+  Canvas(const Canvas&) = delete;
+  Canvas& operator=(const Canvas&) = delete;
+  ~Canvas();
+
+  // The size of the pixels: the last end()'s.
+  int width() const { return drawn_width_ < 0 ? 0 : drawn_width_; }
+  int height() const { return drawn_height_ < 0 ? 0 : drawn_height_; }
+  // width() * height() pixels, each R, G, B, A bytes in memory order, premultiplied; waits for
+  // a drawing still in progress.
+  const std::uint32_t* pixels() const;
 
  private:
   struct Line {
@@ -58,6 +67,8 @@ class Canvas {
   using Shape = std::variant<Line, Round>;
   void rasterize(const Line& line);
   void rasterize(const Round& round);
+  void draw();        // drawn_ into pixels_ (on the drawing thread)
+  void wait() const;  // until the drawing in progress, if any, is done
 
   int width_ = 0, height_ = 0;
   int drawn_width_ = -1, drawn_height_ = -1;
@@ -65,6 +76,9 @@ class Canvas {
   std::vector<Shape> drawn_;      // the shapes the pixels show
   std::vector<float> accumulated_;  // premultiplied RGBA in 0..1 while drawing
   std::vector<std::uint32_t> pixels_;
+  // The drawing in progress reads drawn_ and writes accumulated_ and pixels_; the caller meanwhile
+  // only records into recording_.
+  mutable std::future<void> drawing_;
 };
 
 }  // namespace attnviz::view

@@ -225,6 +225,22 @@ TEST_CASE("canvas: discs and rings outside, huge, NaN, empty or invisible draw n
   check_blank(canvas);
 }
 
+TEST_CASE("canvas: recording the next frame while the last one draws leaves the last one's pixels") {
+  Canvas canvas;
+  canvas.begin(20, 10);
+  canvas.line(0.0f, 5.0f, 20.0f, 5.0f, 2.0f, kRed);
+  REQUIRE(canvas.end());  // drawing on another thread now
+  canvas.begin(30, 12);   // the next frame, another size and another line
+  canvas.line(0.0f, 2.0f, 30.0f, 2.0f, 2.0f, kRed);
+  CHECK(canvas.width() == 20);  // the pixels are still the last end()'s
+  CHECK(at(canvas, 10, 5).a == 255);
+  CHECK(at(canvas, 10, 1).a == 0);
+  REQUIRE(canvas.end());
+  CHECK(canvas.width() == 30);
+  CHECK(at(canvas, 10, 1).a == 255);
+  CHECK(at(canvas, 10, 5).a == 0);
+}
+
 TEST_CASE("canvas: an empty canvas is allowed") {
   Canvas canvas;
   canvas.begin(0, 0);
