@@ -1,5 +1,3 @@
-#include <cstdio>
-#include <cstdlib>
 #include "app/render/list_cache.hpp"
 
 #include "app/platform/gl.hpp"
@@ -12,7 +10,7 @@ namespace attnviz::render {
 
 namespace {
 
-bool same_colour(const ImVec4& a, const ImVec4& b) { return a.x == b.x && a.y == b.y && a.z == b.z && a.w == b.w; }
+bool equal(const ImVec4& a, const ImVec4& b) { return a.x == b.x && a.y == b.y && a.z == b.z && a.w == b.w; }
 
 // The list's owner: a window's name, or null for lists that belong to no window.
 const char* owner_of(const ImDrawList& list) { return list._OwnerName; }
@@ -73,7 +71,7 @@ ListCache::Area ListCache::area_of(const ImDrawList& list, const ImDrawData& dra
 }
 
 bool ListCache::Command::operator==(const Command& other) const {
-  return same_colour(clip, other.clip) && texture == other.texture && vertex_offset == other.vertex_offset &&
+  return equal(clip, other.clip) && texture == other.texture && vertex_offset == other.vertex_offset &&
          index_offset == other.index_offset && count == other.count;
 }
 
@@ -118,7 +116,6 @@ ListCache::Use ListCache::use(const ImDrawList& list, const Area& area, bool und
   bool keepable = !under && !area.empty();
   for (const ImDrawCmd& command : list.CmdBuffer)
     if (command.UserCallback || command.GetTexID() != font_texture) keepable = false;
-  if (!keepable && std::getenv("LCDEBUG")) std::fprintf(stderr, "list %s not keepable under=%d\n", entry->owner.c_str(), int(under));
   if (!keepable) {
     entry->picture_valid = false;
     entry->vertices.clear();
@@ -129,8 +126,7 @@ ListCache::Use ListCache::use(const ImDrawList& list, const Area& area, bool und
   const ImVec4 background = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
   const bool unchanged = same(*entry, list) && entry->area.x == area.x && entry->area.y == area.y &&
                          entry->area.width == area.width && entry->area.height == area.height &&
-                         same_colour(entry->background, background);
-  if (std::getenv("LCDEBUG")) std::fprintf(stderr, "list %s keepable unchanged=%d valid=%d area %d,%d %dx%d\n", entry->owner.c_str(), int(unchanged), int(entry->picture_valid), area.x, area.y, area.width, area.height);
+                         equal(entry->background, background);
   if (!unchanged) {
     store(*entry, list);
     entry->area = area;

@@ -32,12 +32,13 @@ class ListCache {
     bool empty() const { return width <= 0 || height <= 0; }
     bool overlaps(const Area& other) const;
   };
-  // Where a list can draw: its commands' clip rectangles, in framebuffer pixels, on the screen.
+  // Where a list draws, in framebuffer pixels on the screen: the bounding box of each command's
+  // vertices within its clip rectangle (a callback's whole clip rectangle), all together.
   static Area area_of(const ImDrawList& list, const ImDrawData& draw_data, int framebuffer_width, int framebuffer_height);
 
   enum class Use {
     Draw,    // draw the list as usual
-    Record,  // draw it into picture(), then show that
+    Record,  // draw it into its picture (begin_recording()), then show that (replay())
     Replay,  // show the picture; the list need not be drawn
   };
   void begin_frame() { replayed_ = 0; }

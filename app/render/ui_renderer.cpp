@@ -1,4 +1,3 @@
-#include <cstdio>
 #include "app/render/ui_renderer.hpp"
 
 #include "app/platform/gl.hpp"
@@ -320,7 +319,6 @@ void UiRenderer::render(ImDrawData* draw_data, bool reuse_unchanged) {
                                      [&](const ListCache::Area& drawn) { return drawn.overlaps(area); });
       use = list_cache_.use(*list, area, under, ImGui::GetIO().Fonts->TexID);
       drawn_areas_.push_back(area);
-      if (std::getenv("LCDEBUG")) std::fprintf(stderr, "L%d %s area %d,%d %dx%d cmds %d\n", l, list->_OwnerName ? list->_OwnerName : "?", area.x, area.y, area.width, area.height, list->CmdBuffer.Size);
     }
     if (use == ListCache::Use::Replay) {
       list_cache_.replay(static_cast<unsigned>(target), framebuffer_height);

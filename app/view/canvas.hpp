@@ -7,7 +7,8 @@
 // costs it ~10x its area, anti-aliasing triples that, and an anti-aliased circle is ~30
 // triangles. Here a shape costs the pixels it covers, and a frame whose shapes did not change
 // costs nothing: the shapes are recorded each frame, in order, and the image is redrawn only when
-// the record differs from the last one.
+// the record differs from the last one — on a thread of its own, while the frame goes on being
+// built.
 //
 // Pixels are premultiplied RGBA8, rows top first; colours are given with straight alpha.
 #pragma once
@@ -23,6 +24,11 @@ namespace attnviz::view {
 
 class Canvas {
  public:
+  Canvas() = default;
+  Canvas(const Canvas&) = delete;
+  Canvas& operator=(const Canvas&) = delete;
+  ~Canvas();  // waits for a drawing in progress
+
   // Starts recording a frame of `width` x `height` pixels. Coordinates are in pixels, (0, 0) at
   // the top-left corner of the image.
   void begin(int width, int height);
@@ -39,11 +45,6 @@ class Canvas {
   // its own, so that the caller goes on building the frame meanwhile (pixels() waits for it).
   // Returns whether the pixels change (the texture needs an upload).
   bool end();
-
-  Canvas() = default;
-  Canvas(const Canvas&) = delete;
-  Canvas& operator=(const Canvas&) = delete;
-  ~Canvas();
 
   // The size of the pixels: the last end()'s.
   int width() const { return drawn_width_ < 0 ? 0 : drawn_width_; }
