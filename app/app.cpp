@@ -813,7 +813,8 @@ int App::write_screenshot(const std::string& path) {
         << ", \"cols\": " << g.cols << ", \"x\": " << g.grid.x << ", \"y\": " << g.grid.y
         << ", \"cell_w\": " << g.cell_w << ", \"cell_h\": " << g.cell_h
         << ", \"show_values\": " << (g.show_values ? "true" : "false") << "}, \"colormap\": \""
-        << view::to_string(state_.ui.colormap) << "\"}\n";
+        << view::to_string(state_.ui.colormap) << "\", \"windows_from_kept_pictures\": " << backend_.windows_reused()
+        << "}\n";
     if (!out) {
       std::cerr << "attnviz: error: cannot write " << *options_.layout_out << '\n';
       return 1;

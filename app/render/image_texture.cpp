@@ -16,7 +16,9 @@ void ImageTexture::before_drawing(const ImDrawList*, const ImDrawCmd* command) {
   auto* texture = static_cast<ImageTexture*>(command->UserCallbackData);
   if (const view::Canvas* canvas = texture->pending_) {
     texture->pending_ = nullptr;
-    texture->upload(canvas->width(), canvas->height(), canvas->pixels());
+    constexpr std::uint32_t kClear = 0;  // no pixels (no memory for them): nothing shows
+    if (const std::uint32_t* pixels = canvas->pixels()) texture->upload(canvas->width(), canvas->height(), pixels);
+    else texture->upload(1, 1, &kClear);
   }
   if (texture->alpha_ == Alpha::Opaque) glDisable(GL_BLEND);
   else glBlendFuncSeparate(GL_ONE, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);

@@ -108,12 +108,13 @@ void ListCache::store(Entry& entry, const ImDrawList& list) {
     entry.commands.push_back({command.ClipRect, command.GetTexID(), command.VtxOffset, command.IdxOffset, command.ElemCount});
 }
 
-ListCache::Use ListCache::use(const ImDrawList& list, const Area& area, bool under, ImTextureID font_texture) {
+ListCache::Use ListCache::use(const ImDrawList& list, const ImDrawData& draw_data, const Area& area, bool under,
+                              ImTextureID font_texture) {
   Entry* entry = find(list);
   current_ = entry ? static_cast<std::size_t>(entry - entries_.data()) : entries_.size();
   if (!entry) return Use::Draw;
   entry->seen = true;
-  bool keepable = !under && !area.empty();
+  bool keepable = !under && !area.empty() && !entry->cannot_record;
   for (const ImDrawCmd& command : list.CmdBuffer)
     if (command.UserCallback || command.GetTexID() != font_texture) keepable = false;
   if (!keepable) {
@@ -124,12 +125,17 @@ ListCache::Use ListCache::use(const ImDrawList& list, const Area& area, bool und
     return Use::Draw;
   }
   const ImVec4 background = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
+  const ImVec2 position = draw_data.DisplayPos, scale = draw_data.FramebufferScale;
   const bool unchanged = same(*entry, list) && entry->area.x == area.x && entry->area.y == area.y &&
                          entry->area.width == area.width && entry->area.height == area.height &&
+                         entry->display_position.x == position.x && entry->display_position.y == position.y &&
+                         entry->framebuffer_scale.x == scale.x && entry->framebuffer_scale.y == scale.y &&
                          equal(entry->background, background);
   if (!unchanged) {
     store(*entry, list);
     entry->area = area;
+    entry->display_position = position;
+    entry->framebuffer_scale = scale;
     entry->background = background;
     entry->picture_valid = false;
     return Use::Draw;
@@ -156,6 +162,7 @@ bool ListCache::begin_recording(unsigned framebuffer) {
   if (glCheckFramebufferStatus(GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE) {
     glBindFramebuffer(GL_FRAMEBUFFER, framebuffer);
     release(*entry);
+    entry->cannot_record = true;
     return false;
   }
   glViewport(0, 0, area.width, area.height);

@@ -45,7 +45,7 @@ class ListCache {
   // Once per list, in drawing order. `under` is whether anything drawn earlier this frame lies in
   // `area`; `font_texture` the only texture a list may use to be kept. The list it was asked
   // about is the one begin_recording() and replay() act on.
-  Use use(const ImDrawList& list, const Area& area, bool under, ImTextureID font_texture);
+  Use use(const ImDrawList& list, const ImDrawData& draw_data, const Area& area, bool under, ImTextureID font_texture);
   // For Record: binds the list's framebuffer (its area's size, cleared to the window background;
   // the viewport covers it). False if it cannot be made: then `framebuffer` (the frame's) is bound
   // again, and the list is drawn as usual.
@@ -72,8 +72,10 @@ class ListCache {
     std::vector<ImDrawIdx> indices;
     std::vector<Command> commands;
     Area area;
+    ImVec2 display_position, framebuffer_scale;
     ImVec4 background;
     bool picture_valid = false;  // the texture holds this list's pixels
+    bool cannot_record = false;  // its framebuffer could not be made: always drawn
     bool seen = false;           // drawn this frame
     unsigned framebuffer = 0, texture = 0;
     int texture_width = 0, texture_height = 0;

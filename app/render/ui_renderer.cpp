@@ -82,6 +82,7 @@ bool UiRenderer::init(std::string& error) {
 }
 
 bool UiRenderer::load_font_atlas(std::string& error) {
+  list_cache_.clear();  // the pictures were drawn with the old glyphs
   ImFontAtlas* atlas = ImGui::GetIO().Fonts;
   unsigned char* alpha = nullptr;
   int width = 0, height = 0;
@@ -226,7 +227,7 @@ void UiRenderer::emit_rectangle(const unsigned* six) {
 
 bool UiRenderer::split_fan(unsigned first, unsigned end, const ImDrawData* draw_data) {
   constexpr float kMinBlocks = 8;  // smaller fans touch few blocks anyway
-  const ImDrawVert& apex = vertices_[indices_[first]];
+  const ImDrawVert apex = vertices_[indices_[first]];  // a copy: vertices_ grows below
   const ImVec2 origin = draw_data->DisplayPos, scale = draw_data->FramebufferScale;
   // The polygon: the apex, then each triangle's second corner and the last one's third.
   polygon_.clear();
@@ -317,7 +318,7 @@ void UiRenderer::render(ImDrawData* draw_data, bool reuse_unchanged) {
       const ListCache::Area area = ListCache::area_of(*list, *draw_data, framebuffer_width, framebuffer_height);
       const bool under = std::any_of(drawn_areas_.begin(), drawn_areas_.end(),
                                      [&](const ListCache::Area& drawn) { return drawn.overlaps(area); });
-      use = list_cache_.use(*list, area, under, ImGui::GetIO().Fonts->TexID);
+      use = list_cache_.use(*list, *draw_data, area, under, ImGui::GetIO().Fonts->TexID);
       drawn_areas_.push_back(area);
     }
     if (use == ListCache::Use::Replay) {
@@ -369,14 +370,16 @@ void UiRenderer::draw_commands(const ImDrawList* list, const ImDrawData* draw_da
     }
     const Range range = ranges_[static_cast<std::size_t>(c)];
     if (range.count == 0) continue;
-    // The clip rectangle in the target's pixels (GL's y runs upwards).
-    const float x0 = (command.ClipRect.x - clip_origin.x) * clip_scale.x - static_cast<float>(offset_x);
-    const float y0 = (command.ClipRect.y - clip_origin.y) * clip_scale.y - static_cast<float>(offset_y);
-    const float x1 = (command.ClipRect.z - clip_origin.x) * clip_scale.x - static_cast<float>(offset_x);
-    const float y1 = (command.ClipRect.w - clip_origin.y) * clip_scale.y - static_cast<float>(offset_y);
+    // The clip rectangle in the frame's pixels (GL's y runs upwards), rounded as always, then
+    // moved to the target's.
+    const float x0 = (command.ClipRect.x - clip_origin.x) * clip_scale.x;
+    const float y0 = (command.ClipRect.y - clip_origin.y) * clip_scale.y;
+    const float x1 = (command.ClipRect.z - clip_origin.x) * clip_scale.x;
+    const float y1 = (command.ClipRect.w - clip_origin.y) * clip_scale.y;
     if (x1 <= x0 || y1 <= y0) continue;
-    glScissor(static_cast<int>(x0), static_cast<int>(static_cast<float>(target_height) - y1), static_cast<int>(x1 - x0),
-              static_cast<int>(y1 - y0));
+    const int target_bottom = framebuffer_height - offset_y - target_height;  // the target's bottom row in the frame
+    glScissor(static_cast<int>(x0) - offset_x, static_cast<int>(static_cast<float>(framebuffer_height) - y1) - target_bottom,
+              static_cast<int>(x1 - x0), static_cast<int>(y1 - y0));
     glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(reinterpret_cast<std::intptr_t>(command.GetTexID())));
     glDrawElements(GL_TRIANGLES, static_cast<GLsizei>(range.count), GL_UNSIGNED_INT,
                    reinterpret_cast<const void*>(static_cast<std::size_t>(range.first) * sizeof(unsigned)));

@@ -38,11 +38,20 @@ class UiRenderer {
   // earlier frames (render/list_cache.hpp); off for a one-off render at another scale.
   void render(ImDrawData* draw_data, bool reuse_unchanged = true);
   // Off: every glyph drawn as ImGui made it (for comparing pictures and timings).
-  void set_text_cache(bool on) { text_cache_on_ = on; }
+  void set_text_cache(bool on) {
+    text_cache_on_ = on;
+    list_cache_.clear();
+  }
   // Off: every triangle drawn as ImGui made it, not reshaped for a software GL (for comparing).
-  void set_reshape(bool on) { reshape_on_ = on; }
+  void set_reshape(bool on) {
+    reshape_on_ = on;
+    list_cache_.clear();
+  }
   // Off: every window drawn every frame, none shown from a kept picture (for comparing).
-  void set_list_cache(bool on) { list_cache_on_ = on; }
+  void set_list_cache(bool on) {
+    list_cache_on_ = on;
+    list_cache_.clear();
+  }
   int lists_replayed() const { return list_cache_.replayed(); }  // in the last frame
 
  private:

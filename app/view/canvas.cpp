@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <new>
 #include <system_error>
 
 namespace attnviz::view {
@@ -91,7 +92,8 @@ void Canvas::wait() const {
 
 const std::uint32_t* Canvas::pixels() const {
   wait();
-  return pixels_.data();
+  const std::size_t count = static_cast<std::size_t>(width()) * static_cast<std::size_t>(height());
+  return pixels_.size() == count && count > 0 ? pixels_.data() : nullptr;
 }
 
 bool Canvas::end() {
@@ -110,9 +112,15 @@ bool Canvas::end() {
 
 void Canvas::draw() {
   const std::size_t count = static_cast<std::size_t>(drawn_width_) * static_cast<std::size_t>(drawn_height_);
-  accumulated_.assign(count * 4, 0.0f);
+  try {
+    accumulated_.assign(count * 4, 0.0f);
+    pixels_.resize(count);
+  } catch (const std::bad_alloc&) {  // no memory for the image: no pixels, nothing drawn
+    accumulated_ = {};
+    pixels_ = {};
+    return;
+  }
   for (const Shape& shape : drawn_) std::visit([this](const auto& s) { rasterize(s); }, shape);
-  pixels_.resize(count);
   for (std::size_t i = 0; i < count; ++i) {
     const float* p = &accumulated_[i * 4];
     const auto byte = [](float v) { return static_cast<std::uint32_t>(std::clamp(v, 0.0f, 1.0f) * 255.0f + 0.5f); };

@@ -50,7 +50,7 @@ class Canvas {
   int width() const { return drawn_width_ < 0 ? 0 : drawn_width_; }
   int height() const { return drawn_height_ < 0 ? 0 : drawn_height_; }
   // width() * height() pixels, each R, G, B, A bytes in memory order, premultiplied; waits for
-  // a drawing still in progress.
+  // a drawing still in progress. Null for an empty image, or when there was no memory for it.
   const std::uint32_t* pixels() const;
 
  private:

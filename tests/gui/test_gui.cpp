@@ -378,17 +378,24 @@ TEST_CASE("triangles reshaped for a software GL draw the same picture as ImGui's
 }
 
 // Windows whose drawing did not change are shown from pictures kept from earlier frames (see
-// render/list_cache.hpp): a screenshot after a few frames shows some that way, and must be the
-// picture drawn afresh.
+// render/list_cache.hpp): a screenshot after a few frames shows some that way (the layout file
+// says how many), and must be the picture drawn afresh.
 TEST_CASE("windows shown from kept pictures look the same as drawn afresh") {
   TempDir dir;
   const fs::path kept = dir.path / "kept.png", fresh = dir.path / "fresh.png";
+  int shown_from_pictures[2] = {-1, -1};
+  int run_index = 0;
   for (const auto& [png, environment] : {std::pair{kept, std::string()}, std::pair{fresh, std::string("ATTNVIZ_NO_LIST_CACHE=1")}}) {
-    const Run run = run_app({"--screenshot", png.string(), "--size", "1280x720", "--frames", "4", "--scenario", bench_scenario()},
+    const fs::path layout = dir.path / "layout.json";
+    const Run run = run_app({"--screenshot", png.string(), "--size", "1280x720", "--frames", "4", "--scenario", bench_scenario(),
+                             "--layout-out", layout.string()},
                             dir.path, true, environment);
     INFO("stderr: " << run.errors);
     REQUIRE(run.status == 0);
+    shown_from_pictures[run_index++] = nlohmann::json::parse(testing::read_whole_file(layout))["windows_from_kept_pictures"].get<int>();
   }
+  CHECK(shown_from_pictures[0] >= 2);  // the sentence's tokens and the menu bar at least
+  CHECK(shown_from_pictures[1] == 0);
   const int different = pixels_differing(load_png(kept), load_png(fresh), 8);
   CHECK_MESSAGE(different < 20, different << " pixels differ by more than 8");
 }

@@ -201,6 +201,19 @@ TEST_CASE("convex bands: shapes with pointed tops and bottoms keep their pixels"
   check_same_coverage(circle, split(circle));
 }
 
+TEST_CASE("convex bands: repeated corners and a sliver of a shape keep their pixels") {
+  // ImGui repeats a corner where an arc ends on a straight side.
+  std::vector<Point> chip = rounded_rectangle(3.2f, 4.7f, 50.1f, 20.9f, 4.0f, 3);
+  chip.insert(chip.begin() + 4, chip[4]);
+  chip.insert(chip.begin() + 9, chip[9]);
+  check_same_coverage(chip, split(chip));
+  const std::vector<Point> sliver = {{0.0f, 10.0f}, {40.0f, 10.0f}, {40.0f, 10.01f}, {0.0f, 10.01f}};
+  const Pieces pieces = split(sliver);
+  double area = 0;
+  for (std::size_t t = 0; t < pieces.count(); ++t) area += triangle_area(pieces.corner(t, 0), pieces.corner(t, 1), pieces.corner(t, 2));
+  CHECK(area == doctest::Approx(0.4).epsilon(1e-3));
+}
+
 TEST_CASE("convex bands: either winding gives the same pieces' area") {
   std::vector<Point> chip = rounded_rectangle(0.0f, 0.0f, 40.0f, 16.0f, 4.0f, 4);
   const double forward = polygon_area(chip);
@@ -222,6 +235,7 @@ TEST_CASE("convex bands: anything but a finite convex polygon is refused and not
   CHECK(refused({}));
   CHECK(refused({{0.0f, 0.0f}, {1.0f, 1.0f}}));
   CHECK(refused({{0.0f, 0.0f}, {1.0f, 1.0f}, {2.0f, 2.0f}, {3.0f, 3.0f}}));                      // a line
+  CHECK(refused({{0.0f, 5.0f}, {10.0f, 5.0f}, {20.0f, 5.0f}}));                                     // no height
   CHECK(refused({{0.0f, 0.0f}, {10.0f, 0.0f}, {10.0f, 4.0f}, {4.0f, 4.0f}, {4.0f, 10.0f}, {0.0f, 10.0f}}));  // an L
   std::vector<Point> pentagram;
   for (int k = 0; k < 5; ++k)
