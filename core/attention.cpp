@@ -876,7 +876,7 @@ Status AttentionEngine::compute(const Matrix& X_query, const Matrix& X_key,
   // W_V are checked with step 1's copy, below (heads wider than 8: where they are), and on an
   // error the check of all of them names the first bad entry. (A weight that is not used, say
   // W_a with dot products, may be anything until it is.)
-  if (!check_parameters(parameters, config, ValueCheck::UsedExceptProjections).empty())
+  if (!parameters_valid(parameters, config, ValueCheck::UsedExceptProjections))
     return Status::error(check_parameters(parameters, config, ValueCheck::Used));
   if (custom_mask && (custom_mask->rows() != X_query.rows() || custom_mask->cols() != X_key.rows()))
     return Status::error("the mask is " + std::to_string(custom_mask->rows()) + "x" +

@@ -160,29 +160,61 @@ std::string check_one(const Dense& matrix, const Shape& shape, ParameterName nam
 
 }  // namespace
 
+namespace {
+
+// Whether check_parameters() looks at this parameter's values.
+bool values_checked(ParameterName name, const AttentionConfig& config, ValueCheck values) {
+  const bool projection = name == ParameterName::W_Q || name == ParameterName::W_K || name == ParameterName::W_V;
+  const bool used = projection || name == ParameterName::W_O ||
+                    (name == ParameterName::W_a && config.compatibility == Compatibility::General) ||
+                    ((name == ParameterName::W_1 || name == ParameterName::W_2 || name == ParameterName::v_a) &&
+                     config.compatibility == Compatibility::Additive);
+  return values == ValueCheck::All || (values == ValueCheck::Used && used) ||
+         (values == ValueCheck::UsedExceptProjections && used && !projection);
+}
+
+// Calls check(matrix, shape, name, head, check_values) for every parameter in order until one
+// returns something that converts to true; returns that, or a default-constructed Result.
+template <typename Result, typename Check>
+Result first_problem(const Parameters& p, const AttentionConfig& config, ValueCheck values, Check check) {
+  for (ParameterName name : kAllParameterNames) {
+    const Shape shape = expected_shape(name, config);
+    const bool check_values = values_checked(name, config, values);
+    const int head_count = is_per_head(name) ? config.heads : 1;
+    for (int head = 0; head < head_count; ++head) {
+      Result problem = name == ParameterName::v_a
+                           ? check(p.heads[static_cast<std::size_t>(head)].v_a, shape, name, head, check_values)
+                           : check(parameter(p, name, head), shape, name, head, check_values);
+      if (problem) return problem;
+    }
+  }
+  return Result{};
+}
+
+// A problem as check_one() finds it, true when there is one.
+struct Message {
+  std::string text;
+  explicit operator bool() const { return !text.empty(); }
+};
+
+}  // namespace
+
 std::string check_parameters(const Parameters& p, const AttentionConfig& config, ValueCheck values) {
   if (p.heads.size() != static_cast<std::size_t>(config.heads))
     return "parameters have " + std::to_string(p.heads.size()) + " heads, expected " +
            std::to_string(config.heads);
-  for (ParameterName name : kAllParameterNames) {
-    const Shape shape = expected_shape(name, config);
-    const bool projection = name == ParameterName::W_Q || name == ParameterName::W_K || name == ParameterName::W_V;
-    const bool used = projection || name == ParameterName::W_O ||
-                      (name == ParameterName::W_a && config.compatibility == Compatibility::General) ||
-                      ((name == ParameterName::W_1 || name == ParameterName::W_2 || name == ParameterName::v_a) &&
-                       config.compatibility == Compatibility::Additive);
-    const bool check_values = values == ValueCheck::All || (values == ValueCheck::Used && used) ||
-                              (values == ValueCheck::UsedExceptProjections && used && !projection);
-    const int head_count = is_per_head(name) ? config.heads : 1;
-    for (int head = 0; head < head_count; ++head) {
-      std::string problem =
-          name == ParameterName::v_a
-              ? check_one(p.heads[static_cast<std::size_t>(head)].v_a, shape, name, head, check_values)
-              : check_one(parameter(p, name, head), shape, name, head, check_values);
-      if (!problem.empty()) return problem;
-    }
-  }
-  return {};
+  return first_problem<Message>(p, config, values, [](const auto& matrix, const Shape& shape, ParameterName name,
+                                                      int head, bool check_values) {
+           return Message{check_one(matrix, shape, name, head, check_values)};
+         }).text;
+}
+
+bool parameters_valid(const Parameters& p, const AttentionConfig& config, ValueCheck values) {
+  if (p.heads.size() != static_cast<std::size_t>(config.heads)) return false;
+  return !first_problem<bool>(p, config, values, [](const auto& matrix, const Shape& shape, ParameterName, int,
+                                                   bool check_values) {
+    return matrix.rows() != shape.rows || matrix.cols() != shape.cols || (check_values && !all_finite(matrix));
+  });
 }
 
 }  // namespace attnviz

@@ -71,6 +71,10 @@ enum class ValueCheck { All, Used, UsedExceptProjections };
 std::string check_parameters(const Parameters& parameters, const AttentionConfig& config,
                              ValueCheck values = ValueCheck::All);
 
+// check_parameters(...).empty() without building any string: for a caller on every recompute,
+// which asks check_parameters() for the message only when this is false.
+bool parameters_valid(const Parameters& parameters, const AttentionConfig& config, ValueCheck values = ValueCheck::All);
+
 // "is NaN", "is +infinity" or "is -infinity".
 std::string describe_non_finite(float value);
 

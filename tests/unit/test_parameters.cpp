@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <limits>
+#include <vector>
 
 namespace attnviz {
 namespace {
@@ -131,6 +132,35 @@ TEST_CASE("a parameter the compatibility function does not use is checked for va
   p = seeded_parameters(config, 1);
   p.heads[0].W_2.resize(1, 1);
   CHECK(check_parameters(p, config, ValueCheck::Used).rfind("W_2[0] is 1x1, expected", 0) == 0);
+}
+
+TEST_CASE("parameters_valid is true exactly when check_parameters finds nothing") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (const Compatibility compatibility : {Compatibility::ScaledDot, Compatibility::General, Compatibility::Additive}) {
+    AttentionConfig config = small_config();
+    config.compatibility = compatibility;
+    const Parameters good = seeded_parameters(config, 3);
+    std::vector<Parameters> cases{good};
+    for (int head = 0; head < config.heads; ++head) {
+      for (ParameterName name : kAllParameterNames) {
+        if (name == ParameterName::W_O && head > 0) continue;  // one W_O for all heads
+        Parameters bad_value = good;
+        if (name == ParameterName::v_a) bad_value.heads[static_cast<std::size_t>(head)].v_a(0, 0) = nan;
+        else parameter(bad_value, name, head)(0, 0) = nan;
+        cases.push_back(bad_value);
+        if (name == ParameterName::v_a) continue;
+        Parameters bad_shape = good;
+        parameter(bad_shape, name, head).resize(1, 1);
+        cases.push_back(bad_shape);
+      }
+    }
+    Parameters fewer_heads = good;
+    fewer_heads.heads.pop_back();
+    cases.push_back(fewer_heads);
+    for (const Parameters& p : cases)
+      for (const ValueCheck values : {ValueCheck::All, ValueCheck::Used, ValueCheck::UsedExceptProjections})
+        CHECK(parameters_valid(p, config, values) == check_parameters(p, config, values).empty());
+  }
 }
 
 TEST_CASE("a wrong shape is reported with the expected shape") {
