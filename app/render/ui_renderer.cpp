@@ -96,7 +96,7 @@ bool UiRenderer::load_font_atlas(std::string& error) {
   return true;
 }
 
-void UiRenderer::set_up_state(ImDrawData* draw_data, int framebuffer_width, int framebuffer_height) {
+void UiRenderer::set_up_state(const ImDrawData* draw_data, int framebuffer_width, int framebuffer_height) {
   glEnable(GL_BLEND);
   glBlendEquation(GL_FUNC_ADD);
   glBlendFuncSeparate(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
@@ -314,8 +314,9 @@ void UiRenderer::render(ImDrawData* draw_data, bool reuse_unchanged) {
   for (int l = 0; l < draw_data->CmdListsCount; ++l) {
     const ImDrawList* list = draw_data->CmdLists[l];
     ListCache::Use use = ListCache::Use::Draw;
+    ListCache::Area area;
     if (reuse) {
-      const ListCache::Area area = ListCache::area_of(*list, *draw_data, framebuffer_width, framebuffer_height);
+      area = ListCache::area_of(*list, *draw_data, framebuffer_width, framebuffer_height);
       const bool under = std::any_of(drawn_areas_.begin(), drawn_areas_.end(),
                                      [&](const ListCache::Area& drawn) { return drawn.overlaps(area); });
       use = list_cache_.use(*list, *draw_data, area, under, ImGui::GetIO().Fonts->TexID);
@@ -334,7 +335,6 @@ void UiRenderer::render(ImDrawData* draw_data, bool reuse_unchanged) {
                  GL_STREAM_DRAW);
     if (use == ListCache::Use::Record && list_cache_.begin_recording(static_cast<unsigned>(target))) {
       // Into the list's picture (its area of the frame), then the picture into the frame.
-      const ListCache::Area area = ListCache::area_of(*list, *draw_data, framebuffer_width, framebuffer_height);
       const ImVec2 origin = draw_data->DisplayPos, scale = draw_data->FramebufferScale;
       const float left = origin.x + static_cast<float>(area.x) / scale.x, top = origin.y + static_cast<float>(area.y) / scale.y;
       float projection[16];
@@ -362,7 +362,7 @@ void UiRenderer::draw_commands(const ImDrawList* list, const ImDrawData* draw_da
     const ImDrawCmd& command = list->CmdBuffer[c];
     if (command.UserCallback) {
       if (command.UserCallback == ImDrawCallback_ResetRenderState) {
-        set_up_state(const_cast<ImDrawData*>(draw_data), framebuffer_width, framebuffer_height);
+        set_up_state(draw_data, framebuffer_width, framebuffer_height);
       } else {
         command.UserCallback(list, &command);
       }

@@ -55,7 +55,7 @@ class UiRenderer {
   int lists_replayed() const { return list_cache_.replayed(); }  // in the last frame
 
  private:
-  void set_up_state(ImDrawData* draw_data, int framebuffer_width, int framebuffer_height);
+  void set_up_state(const ImDrawData* draw_data, int framebuffer_width, int framebuffer_height);
   // Draws the rewritten list's commands into a target whose top-left framebuffer pixel is
   // (offset_x, offset_y) of the whole frame's and which is `target_height` pixels high.
   void draw_commands(const ImDrawList* list, const ImDrawData* draw_data, int offset_x, int offset_y, int target_height);
