@@ -137,6 +137,11 @@ constexpr Eigen::Index kSmallRows = 4;
 constexpr Eigen::Index kSmallGroups = 1;
 #endif
 
+// The weighted sum of a head whose d_v divides 16 goes over groups of keys (weighted_sum_block())
+// when a vector is one 16-float register. With the portable Lanes (AVX2: two 8-float registers)
+// it would make as many multiply-adds as the 8-float product over rows of V, plus the shuffles.
+constexpr bool kGroupKeys = ATTNVIZ_LANES_AVX512 != 0;
+
 // Where a product's groups of columns come from and go to. Columns::load(g, k) is group g of row
 // k of rhs; Columns::target(g) is where group g goes, and Columns::store(target, i, sums) writes
 // its row i; Columns::from(g) is the same columns from group g on; Columns::Vector holds a group
@@ -643,6 +648,105 @@ void scale_mask_softmax_block(HeadResult& head, const AttentionConfig& config, c
 }  // namespace
 
 // -----------------------------------------------------------------------------
+// [SECTION] Weighted sum over groups of keys
+// -----------------------------------------------------------------------------
+// output (n_query, d_v) = weights (n_query, n_key) · V (n_key, d_v) for a head whose d_v divides
+// 16 (8, 4, 2 or 1), kKeys = 16 / d_v keys at a time. A row of output is shorter than a vector,
+// so a product over rows of V would leave lanes idle (d_v = 8: 8-float multiply-adds, as many
+// instructions as 16-float ones, at most two a cycle either way); instead one vector holds the
+// values of kKeys keys, lane kKeys·d + q being V(k + q, d) (V's rows grouped once per head, the
+// group's (kKeys, d_v) block transposed), and is multiplied by the weights of those keys repeated
+// d_v times (one broadcast load): each lane then sums its own key's terms, and adding the kKeys
+// lanes of each d gives the output. Half the multiply-adds at d_v = 8, a quarter at d_v = 4. Each
+// output is the sum of kKeys partial sums, each over every kKeys-th key in order.
+namespace {
+
+// V's rows grouped: row g of `groups` (16 floats) holds keys [g·kKeys, (g + 1)·kKeys), the last
+// group padded with 0s. Returns whether every value was finite.
+template <int kKeys>
+bool group_values(const Matrix& V, Matrix& groups) {
+  const Eigen::Index floats = V.size(), full = floats / kLanes * kLanes;  // V is (n_key, 16 / kKeys), contiguous
+  Lanes finiteness = lanes::zero();
+  float* group = groups.data();
+  for (Eigen::Index f = 0; f < full; f += kLanes, group += kLanes) {
+    const Lanes values = lanes::load(V.data() + f);
+    finiteness = lanes::add_finiteness(finiteness, values);
+    lanes::store(group, lanes::transpose<kKeys>(values));
+  }
+  if (full < floats) {
+    const Lanes values = lanes::load_partial(V.data() + full, floats - full, 0.0f);
+    finiteness = lanes::add_finiteness(finiteness, values);
+    lanes::store(group, lanes::transpose<kKeys>(values));
+  }
+  return lanes::all_finite(finiteness);
+}
+
+// Rows [0, kRows) of output from the same rows of weights (n_key each): kRows sums (at least
+// kKeys, the extra ones 0), each over the key groups, then the kKeys lanes of each output added
+// (log2 kKeys rounds of add_adjacent_pairs(), each pairing sums of twice as many rows, until
+// sums[r] holds rows r … r + kKeys - 1 side by side: 16 floats of output, whose rows are
+// contiguous). finiteness gains NaN where an output is not finite.
+template <int kKeys, int kRows>
+void weighted_sum_block(const float* weights, Eigen::Index weights_stride, Eigen::Index n_key,
+                        const float* value_groups, float* output, Lanes& finiteness) {
+  constexpr int kSums = std::max(kRows, kKeys);
+  constexpr int kWidth = kLanes / kKeys;  // d_v
+  Lanes sums[kSums];
+#pragma GCC unroll 16
+  for (int r = 0; r < kSums; ++r) sums[r] = lanes::zero();
+  const Eigen::Index full = n_key / kKeys * kKeys, rest = n_key - full;
+  for (Eigen::Index k = 0; k < full; k += kKeys, value_groups += kLanes) {
+    const Lanes values = lanes::load(value_groups);
+#pragma GCC unroll 16
+    for (int r = 0; r < kRows; ++r)
+      sums[r] = lanes::multiply_add(lanes::broadcast_keys<kKeys>(weights + r * weights_stride + k), values, sums[r]);
+  }
+  if (rest > 0) {
+    const Lanes values = lanes::load(value_groups);
+#pragma GCC unroll 16
+    for (int r = 0; r < kRows; ++r)
+      sums[r] = lanes::multiply_add(lanes::broadcast_keys_partial<kKeys>(weights + r * weights_stride + full, rest),
+                                    values, sums[r]);
+  }
+#pragma GCC unroll 4
+  for (int span = 1; span < kKeys; span *= 2)
+#pragma GCC unroll 16
+    for (int r = 0; r < kSums; r += 2 * span) sums[r] = lanes::add_adjacent_pairs(sums[r], sums[r + span]);
+#pragma GCC unroll 16
+  for (int r = 0; r < kRows; r += kKeys) {
+    finiteness = lanes::add_finiteness(finiteness, sums[r]);
+    if constexpr (kRows >= kKeys)
+      lanes::store(output + r * kWidth, sums[r]);
+    else
+      lanes::store_partial(output, sums[r], kRows * kWidth);
+  }
+}
+
+// Rows [first, first + rows) of the head's output from its value groups: blocks of 8 rows, then
+// 4, 2 and 1. Returns whether every output was finite.
+template <int kKeys>
+bool weighted_sum_of_groups(HeadResult& head, Eigen::Index first, Eigen::Index rows) {
+  const Eigen::Index n_key = head.V.rows(), stride = head.weights.cols();
+  const float* weights = head.weights.row(first).data();
+  const float* groups = head.value_groups.data();
+  float* output = head.output.row(first).data();
+  Lanes finiteness = lanes::zero();
+  Eigen::Index i = 0;
+  const auto blocks = [&]<int kRows>(std::integral_constant<int, kRows>) {
+    for (; i + kRows <= rows; i += kRows)
+      weighted_sum_block<kKeys, kRows>(weights + i * stride, stride, n_key, groups, output + i * head.V.cols(),
+                                       finiteness);
+  };
+  blocks(std::integral_constant<int, 8>{});
+  blocks(std::integral_constant<int, 4>{});
+  blocks(std::integral_constant<int, 2>{});
+  blocks(std::integral_constant<int, 1>{});
+  return lanes::all_finite(finiteness);
+}
+
+}  // namespace
+
+// -----------------------------------------------------------------------------
 // [SECTION] Stages (core/attention_stages.hpp)
 // -----------------------------------------------------------------------------
 namespace stages {
@@ -774,7 +878,7 @@ void scale_mask_softmax(HeadResult& head, const AttentionConfig& config,
       (config.compatibility == Compatibility::ScaledDot ? 1.0f / std::sqrt(static_cast<float>(config.d_k))
                                                         : 1.0f) /
       config.temperature;
-  if (band_first == 0) head.overflow = !all_finite(head.V);
+  if (band_first == 0) head.overflow = false;  // the first band's weighted sum checks V
   const auto block_function = config.causal ? (custom_mask ? scale_mask_softmax_block<true, true>
                                                            : scale_mask_softmax_block<true, false>)
                                             : (custom_mask ? scale_mask_softmax_block<false, true>
@@ -785,9 +889,30 @@ void scale_mask_softmax(HeadResult& head, const AttentionConfig& config,
     block_function(head, config, custom_mask, scale, first, std::min(kSoftmaxBlockRows, band_end - first));
 }
 
+Eigen::Index keys_per_value_group(const AttentionConfig& config, Eigen::Index n_query, Eigen::Index n_key) {
+  const Eigen::Index d_v = config.d_v;
+  const bool groups = kGroupKeys && d_v < kLanes && kLanes % d_v == 0 && small_product(n_query, n_key, d_v);
+  return groups ? kLanes / d_v : 0;
+}
+
 void weighted_sum(HeadResult& head, Eigen::Index first, Eigen::Index rows) {
-  multiply_by_size(head.weights.middleRows(first, rows), head.V, head.output.middleRows(first, rows));  // (rows, d_v)
-  head.overflow = head.overflow || !all_finite(head.output.row(first).data(), rows * head.output.cols());
+  if (head.value_groups.size() == 0) {
+    if (first == 0) head.overflow = head.overflow || !all_finite(head.V);
+    multiply_by_size(head.weights.middleRows(first, rows), head.V, head.output.middleRows(first, rows));  // (rows, d_v)
+    head.overflow = head.overflow || !all_finite(head.output.row(first).data(), rows * head.output.cols());
+    return;
+  }
+  const auto grouped = [&]<int kKeys>(std::integral_constant<int, kKeys>) {
+    if (first == 0) head.overflow = !group_values<kKeys>(head.V, head.value_groups) || head.overflow;
+    head.overflow = !weighted_sum_of_groups<kKeys>(head, first, rows) || head.overflow;  // (rows, d_v)
+  };
+  switch (head.V.cols()) {
+    case 8: return grouped(std::integral_constant<int, 2>{});
+    case 4: return grouped(std::integral_constant<int, 4>{});
+    case 2: return grouped(std::integral_constant<int, 8>{});
+    case 1: return grouped(std::integral_constant<int, 16>{});
+    default: break;
+  }
 }
 
 }  // namespace stages
@@ -815,6 +940,11 @@ void AttentionEngine::prepare_buffers(Eigen::Index n_query, Eigen::Index n_key,
     const bool transposed_keys =
         config.compatibility != Compatibility::Additive && small_product(n_query, config.d_k, n_key);
     head.key_transposed.resize(transposed_keys ? config.d_k : 0, transposed_keys ? n_key : 0);
+    // V's rows grouped for the weighted sum (stages::keys_per_value_group()); empty when it is
+    // a product over rows of V.
+    const Eigen::Index keys_per_group = stages::keys_per_value_group(config, n_query, n_key);
+    head.value_groups.resize(keys_per_group > 0 ? (n_key + keys_per_group - 1) / keys_per_group : 0,
+                             keys_per_group > 0 ? kLanes : 0);
     switch (config.compatibility) {
       case Compatibility::General:
         head.query_projection.resize(n_query, config.d_k);

@@ -51,6 +51,7 @@ struct HeadResult {
   ColumnVector query_norms;  // cosine (n_query)
   ColumnVector key_norms;    // cosine (n_key)
   Matrix key_transposed;     // Kᵀ (d_k, n_key) for small score products; else empty
+  Matrix value_groups;       // V by groups of 16 / d_v keys (stages::weighted_sum); else empty
 };
 
 struct AttentionResult {

@@ -60,11 +60,16 @@ void compatibility_scores(HeadResult& head, const HeadParameters& parameters,
                           const AttentionConfig& config, Eigen::Index first, Eigen::Index rows);
 
 // Steps 3 to 5: scaled_scores, masked_scores, weights and fully_masked_rows of the band, and
-// overflow (set from V's finiteness with the first band, then when scores are not finite).
+// overflow (false with the first band, then true when scores are not finite).
 void scale_mask_softmax(HeadResult& head, const AttentionConfig& config,
                         const MaskMatrix* custom_mask, Eigen::Index first, Eigen::Index rows);
 
-// Step 6: output (rows, d_v) = weights · V; overflow also when the output is not finite.
+// Step 6: output (rows, d_v) = weights · V; overflow also when V (checked with the first band)
+// or the output is not finite. When head.value_groups is sized ((n_key + g - 1) / g, 16) for
+// g = keys_per_value_group() > 0 (d_v divides 16, the product is small and a vector is one
+// 16-float register), the first band fills it with V's rows by groups of g keys, and the product
+// goes over those groups, 16 lanes at a time; when it is empty, over the rows of V.
+Eigen::Index keys_per_value_group(const AttentionConfig& config, Eigen::Index n_query, Eigen::Index n_key);
 void weighted_sum(HeadResult& head, Eigen::Index first, Eigen::Index rows);
 
 }  // namespace attnviz::stages

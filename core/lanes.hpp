@@ -13,6 +13,7 @@
 #include <Eigen/Core>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -126,6 +127,48 @@ inline Lanes load_column(const float* x, Eigen::Index stride) {
 }
 inline Lanes load_column_partial(const float* x, Eigen::Index stride, Eigen::Index n) {
   return {_mm512_mask_i32gather_ps(_mm512_setzero_ps(), first_lanes(n), column_offsets(stride), x, 4)};
+}
+
+// Groups of keys (the weighted sum of a head whose d_v divides 16: kKeys = 16 / d_v keys' values
+// in one vector, so that no lane is idle). broadcast_keys: x[0, kKeys) repeated across the lanes,
+// lane l = x[l % kKeys], one load (vpbroadcastq, vbroadcastf32x4, vbroadcastf32x8 or a plain
+// load); the partial one, x[0, n) and 0 for the others (n < kKeys).
+template <int kKeys>
+inline Lanes broadcast_keys(const float* x) {
+  static_assert(kKeys == 2 || kKeys == 4 || kKeys == 8 || kKeys == 16);
+  if constexpr (kKeys == 2)
+    return {_mm512_castsi512_ps(_mm512_broadcastq_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(x))))};
+  else if constexpr (kKeys == 4)
+    return {_mm512_broadcast_f32x4(_mm_loadu_ps(x))};
+  else if constexpr (kKeys == 8)
+    return {_mm512_broadcast_f32x8(_mm256_loadu_ps(x))};
+  else
+    return {_mm512_loadu_ps(x)};
+}
+template <int kKeys>
+inline Lanes broadcast_keys_partial(const float* x, Eigen::Index n) {
+  const __m512i repeat = _mm512_and_si512(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                          _mm512_set1_epi32(kKeys - 1));
+  return {_mm512_permutexvar_ps(repeat, _mm512_maskz_loadu_ps(first_lanes(n), x))};
+}
+// The 16 lanes as a (kRows, 16 / kRows) row-major matrix, transposed: lane c·kRows + r of the
+// result is lane r·(16 / kRows) + c of a.
+template <int kRows>
+inline Lanes transpose(Lanes a) {
+  constexpr int kCols = kLanes / kRows;
+  static constexpr std::array<std::int32_t, kLanes> kFrom = [] {
+    std::array<std::int32_t, kLanes> from{};
+    for (int r = 0; r < kRows; ++r)
+      for (int c = 0; c < kCols; ++c) from[static_cast<std::size_t>(c * kRows + r)] = r * kCols + c;
+    return from;
+  }();
+  return {_mm512_permutexvar_ps(_mm512_loadu_si512(kFrom.data()), a.v)};
+}
+// Lanes 2m and 2m + 1 added: lane m < 8 of the result from a, lane 8 + m from b.
+inline Lanes add_adjacent_pairs(Lanes a, Lanes b) {
+  const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  return {_mm512_add_ps(_mm512_permutex2var_ps(a.v, even, b.v), _mm512_permutex2var_ps(a.v, odd, b.v))};
 }
 
 inline Lanes operator+(Lanes a, Lanes b) { return {_mm512_add_ps(a.v, b.v)}; }
@@ -287,6 +330,36 @@ inline Lanes load_column_partial(const float* x, Eigen::Index stride, Eigen::Ind
   Lanes a = zero();
   for (Eigen::Index j = 0; j < n; ++j) a.v[j] = x[j * stride];
   return a;
+}
+
+template <int kKeys>
+inline Lanes broadcast_keys(const float* x) {
+  static_assert(kKeys == 2 || kKeys == 4 || kKeys == 8 || kKeys == 16);
+  Lanes a;
+  for (Eigen::Index l = 0; l < kLanes; ++l) a.v[l] = x[l % kKeys];
+  return a;
+}
+template <int kKeys>
+inline Lanes broadcast_keys_partial(const float* x, Eigen::Index n) {
+  Lanes a;
+  for (Eigen::Index l = 0; l < kLanes; ++l) a.v[l] = l % kKeys < n ? x[l % kKeys] : 0.0f;
+  return a;
+}
+template <int kRows>
+inline Lanes transpose(Lanes a) {
+  constexpr int kCols = kLanes / kRows;
+  Lanes b;
+  for (int r = 0; r < kRows; ++r)
+    for (int c = 0; c < kCols; ++c) b.v[c * kRows + r] = a.v[r * kCols + c];
+  return b;
+}
+inline Lanes add_adjacent_pairs(Lanes a, Lanes b) {
+  Lanes c;
+  for (Eigen::Index m = 0; m < 8; ++m) {
+    c.v[m] = a.v[2 * m] + a.v[2 * m + 1];
+    c.v[8 + m] = b.v[2 * m] + b.v[2 * m + 1];
+  }
+  return c;
 }
 
 inline Lanes operator+(Lanes a, Lanes b) { return {a.v + b.v}; }

@@ -7,6 +7,7 @@
 //   [SECTION] Against the reference
 #include "core/attention.hpp"
 #include "core/attention_stages.hpp"
+#include "core/lanes.hpp"
 
 #include <doctest/doctest.h>
 
@@ -58,6 +59,9 @@ struct Tiny {
 };
 
 double softmax_first(double a, double b) { return std::exp(a) / (std::exp(a) + std::exp(b)); }
+
+// Whether this build's 16 lanes are one AVX-512 register (core/lanes.hpp).
+bool lanes_are_registers() { return ATTNVIZ_LANES_AVX512 != 0; }
 
 // -----------------------------------------------------------------------------
 // [SECTION] A naive reference (double precision, loops, straight from the formulas)
@@ -195,6 +199,85 @@ TEST_CASE("the output of a head is the weighted sum of the values") {
   const double a = softmax_first(1, 0);  // query 0: weight a on value [1, 0], 1-a on [0, 2]
   CHECK(r.heads[0].output(0, 0) == doctest::Approx(a));
   CHECK(r.heads[0].output(0, 1) == doctest::Approx(2 * (1 - a)));
+}
+
+// Step 6 has two ways (stages::weighted_sum): over the rows of V, or, for a head whose d_v divides
+// 16, over V's rows grouped 16 / d_v keys at a time (the engine's way with AVX-512; sizing
+// value_groups selects it on any build). Both against a double-precision product, for every
+// remainder of keys per group, blocks of 8, 4, 2 and 1 rows, and bands that start past row 0.
+TEST_CASE("the weighted sum over groups of keys and over rows of V agree with the product") {
+  std::mt19937 random(23);
+  std::uniform_real_distribution<float> value(-3.0f, 3.0f), weight(0.0f, 1.0f);
+  double worst = 0;
+  for (Eigen::Index d_v : {1, 2, 4, 8}) {
+    for (Eigen::Index n_key : {1, 2, 3, 5, 7, 8, 15, 16, 17, 31, 33, 40}) {
+      for (Eigen::Index n_query : {1, 3, 8, 15, 23}) {
+        for (bool grouped : {false, true}) {
+          CAPTURE(d_v);
+          CAPTURE(n_key);
+          CAPTURE(n_query);
+          CAPTURE(grouped);
+          HeadResult head;
+          head.V.resize(n_key, d_v);
+          head.weights.resize(n_query, n_key);
+          head.output.setConstant(n_query, d_v, std::numeric_limits<float>::quiet_NaN());
+          for (Eigen::Index i = 0; i < head.V.size(); ++i) head.V.data()[i] = value(random);
+          for (Eigen::Index i = 0; i < head.weights.size(); ++i) head.weights.data()[i] = weight(random);
+          const Eigen::Index keys = 16 / d_v;
+          if (grouped) head.value_groups.resize((n_key + keys - 1) / keys, 16);
+          // Two bands: rows [0, n_query / 2) then the rest, as compute_head() runs them.
+          const Eigen::Index half = n_query / 2;
+          if (half > 0) stages::weighted_sum(head, 0, half);
+          stages::weighted_sum(head, half, n_query - half);
+          const MatrixD expected = head.weights.cast<double>() * head.V.cast<double>();
+          const double difference = (head.output.cast<double>() - expected).cwiseAbs().maxCoeff();
+          CHECK(difference < 1e-5 * std::max<double>(1, n_key));
+          CHECK(!head.overflow);
+          worst = std::max(worst, difference);
+        }
+      }
+    }
+  }
+  MESSAGE("weighted sum: max |Δ| against the double product " << worst);
+}
+
+TEST_CASE("a value that is not finite makes the weighted sum over groups of keys overflow") {
+  for (float bad : {kInf, -kInf, std::numeric_limits<float>::quiet_NaN(), 3e38f}) {
+    CAPTURE(bad);
+    HeadResult head;
+    head.V.setConstant(9, 8, 1.0f);
+    head.V(8, 7) = bad;  // in the last, partial group
+    if (std::isfinite(bad)) head.V.col(7).setConstant(bad);  // finite values whose sum is not
+    head.weights.setConstant(4, 9, 1.0f);
+    head.output.resize(4, 8);
+    head.value_groups.resize(5, 16);
+    stages::weighted_sum(head, 0, 4);
+    CHECK(head.overflow);
+    CHECK(!std::isfinite(head.output(3, 7)));
+    CHECK(head.output(3, 6) == 9.0f);  // the other columns are the plain sums
+  }
+}
+
+TEST_CASE("the weighted sum goes over groups of keys only for small products whose d_v divides 16") {
+  AttentionConfig config;
+  config.d_model = 64;
+  config.heads = 8;
+  config.d_k = config.d_v = 8;
+  const Eigen::Index expected = lanes_are_registers() ? 2 : 0;
+  CHECK(stages::keys_per_value_group(config, 32, 32) == expected);
+  config.d_v = 4;
+  CHECK(stages::keys_per_value_group(config, 32, 32) == (expected ? 4 : 0));
+  config.d_v = 6;
+  CHECK(stages::keys_per_value_group(config, 32, 32) == 0);
+  config.d_v = 16;
+  CHECK(stages::keys_per_value_group(config, 32, 32) == 0);
+  config.d_v = 8;
+  CHECK(stages::keys_per_value_group(config, 1024, 1024) == 0);  // 2^23 multiply-adds: Eigen's GEMM
+  AttentionEngine engine;
+  const Parameters parameters = seeded_parameters(config, 3);
+  const Matrix X = Matrix::Random(32, 64);
+  REQUIRE(engine.compute(X, X, parameters, config));
+  CHECK(engine.result().heads[0].value_groups.rows() == (expected ? 16 : 0));
 }
 
 TEST_CASE("concat joins the head outputs and the output is concat·W_O") {

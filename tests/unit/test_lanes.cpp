@@ -101,6 +101,47 @@ TEST_CASE("lanes: a column is every stride-th float") {
   for (int j = 0; j < 16; ++j) CHECK(partial[size_t(j)] == (j < 3 ? float(j * 5 + 4) : 0.0f));
 }
 
+// The weighted sum over groups of keys (core/attention.cpp): kKeys weights repeated across the
+// lanes, a (kKeys, 16 / kKeys) block of values transposed, and lanes added in adjacent pairs.
+template <int kKeys>
+void check_key_groups() {
+  CAPTURE(kKeys);
+  std::array<float, 16> source{};
+  for (int j = 0; j < 16; ++j) source[size_t(j)] = float(j + 1);
+  const std::array<float, 16> repeated = to_array(lanes::broadcast_keys<kKeys>(source.data()));
+  for (int l = 0; l < 16; ++l) CHECK(repeated[size_t(l)] == float(l % kKeys + 1));
+  for (int n = 0; n < kKeys; ++n) {
+    CAPTURE(n);
+    const std::array<float, 16> partial = to_array(lanes::broadcast_keys_partial<kKeys>(source.data(), n));
+    for (int l = 0; l < 16; ++l) CHECK(partial[size_t(l)] == (l % kKeys < n ? float(l % kKeys + 1) : 0.0f));
+  }
+  // source as a (kKeys, 16 / kKeys) matrix: entry (r, c) = r·(16 / kKeys) + c + 1, at lane c·kKeys + r after.
+  constexpr int kCols = 16 / kKeys;
+  const std::array<float, 16> transposed = to_array(lanes::transpose<kKeys>(lanes::load(source.data())));
+  for (int r = 0; r < kKeys; ++r)
+    for (int c = 0; c < kCols; ++c) CHECK(transposed[size_t(c * kKeys + r)] == float(r * kCols + c + 1));
+}
+
+TEST_CASE("lanes: keys repeated across the lanes and a block of values transposed") {
+  check_key_groups<2>();
+  check_key_groups<4>();
+  check_key_groups<8>();
+  check_key_groups<16>();
+}
+
+TEST_CASE("lanes: adjacent lanes added in pairs fill the low half from a and the high half from b") {
+  std::array<float, 16> a{}, b{};
+  for (int j = 0; j < 16; ++j) {
+    a[size_t(j)] = float(j * j);
+    b[size_t(j)] = float(1000 + 3 * j);
+  }
+  const std::array<float, 16> pairs = to_array(lanes::add_adjacent_pairs(lanes::load(a.data()), lanes::load(b.data())));
+  for (int m = 0; m < 8; ++m) {
+    CHECK(pairs[size_t(m)] == a[size_t(2 * m)] + a[size_t(2 * m + 1)]);
+    CHECK(pairs[size_t(8 + m)] == b[size_t(2 * m)] + b[size_t(2 * m + 1)]);
+  }
+}
+
 TEST_CASE("lanes: masking from a lane and where a flag is 0") {
   const Lanes ones = lanes::broadcast(1.0f);
   for (Eigen::Index first : {-3, 0, 1, 9, 15, 16, 40}) {
