@@ -542,13 +542,32 @@ void additive_scores(HeadResult& head, const HeadParameters& parameters, Eigen::
                      Eigen::Index rows) {
   multiply_into(head.Q.middleRows(first, rows), parameters.W_1,
                 head.query_projection.middleRows(first, rows));  // (rows, d_att)
-  if (first == 0) multiply_into(head.K, parameters.W_2, head.key_projection);  // (n_key, d_att)
+  if (first == 0) {
+    multiply_into(head.K, parameters.W_2, head.key_projection);                // (n_key, d_att)
+    transpose_into(head.key_projection, head.key_projection_transposed);      // (d_att, n_key)
+  }
+  // score(i, j) = Σ_a v_a[a] · tanh(q_i·W_1 + k_j·W_2)[a], 16 keys at a time: row a of
+  // (K·W_2)ᵀ plus (q_i·W_1)[a], through tanh, times v_a[a] (the hidden layer is never stored).
+  const Eigen::Index n_key = head.K.rows(), d_att = head.key_projection.cols();
+  const Eigen::Index full = n_key / kLanes * kLanes, rest = n_key - full;
+  const float* v_a = parameters.v_a.data();
+  const auto key_group = [&](const float* query, Eigen::Index j, auto load) {
+    Lanes score = lanes::zero();
+    for (Eigen::Index a = 0; a < d_att; ++a) {
+      const Lanes hidden = lanes::tanh(load(head.key_projection_transposed.row(a).data() + j) + lanes::broadcast(query[a]));
+      score = lanes::multiply_add(hidden, lanes::broadcast(v_a[a]), score);
+    }
+    return score;
+  };
   for (Eigen::Index i = first; i < first + rows; ++i) {
-    // hidden(j, a) = tanh(q_i·W_1 + k_j·W_2)[a]                   (n_key, d_att)
-    head.additive_hidden =
-        (head.key_projection.rowwise() + head.query_projection.row(i)).array().tanh().matrix();
-    // score(i, j) = Σ_a v_a[a] · hidden(j, a)                      (1, n_key)
-    head.raw_scores.row(i).noalias() = parameters.v_a * head.additive_hidden.transpose();
+    const float* query = head.query_projection.row(i).data();  // (1, d_att)
+    float* scores = head.raw_scores.row(i).data();             // (1, n_key)
+    for (Eigen::Index j = 0; j < full; j += kLanes)
+      lanes::store(scores + j, key_group(query, j, [](const float* x) { return lanes::load(x); }));
+    if (rest > 0)
+      lanes::store_partial(scores + full,
+                           key_group(query, full, [&](const float* x) { return lanes::load_partial(x, rest, 0.0f); }),
+                           rest);
   }
 }
 
@@ -952,7 +971,7 @@ void AttentionEngine::prepare_buffers(Eigen::Index n_query, Eigen::Index n_key,
       case Compatibility::Additive:
         head.query_projection.resize(n_query, config.d_att);
         head.key_projection.resize(n_key, config.d_att);
-        head.additive_hidden.resize(n_key, config.d_att);
+        head.key_projection_transposed.resize(config.d_att, n_key);
         break;
       case Compatibility::Cosine:
         head.query_norms.resize(n_query);

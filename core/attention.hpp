@@ -47,7 +47,7 @@ struct HeadResult {
   // Working buffers of the compatibility functions.
   Matrix query_projection;  // general: Q·W_a (n_query, d_k); additive: Q·W_1 (n_query, d_att)
   Matrix key_projection;    // additive: K·W_2 (n_key, d_att)
-  Matrix additive_hidden;   // additive: tanh(q_i·W_1 + K·W_2) for one query (n_key, d_att)
+  Matrix key_projection_transposed;  // additive: (K·W_2)ᵀ (d_att, n_key)
   ColumnVector query_norms;  // cosine (n_query)
   ColumnVector key_norms;    // cosine (n_key)
   Matrix key_transposed;     // Kᵀ (d_k, n_key) for small score products; else empty

@@ -54,7 +54,7 @@ void extract_head_projections(HeadResult& head, int h, const AttentionConfig& co
 Eigen::Index rows_per_band(Eigen::Index n_key);
 
 // Step 2: raw_scores (rows, n_key) = compat(q_i, k_j), with the compatibility function's
-// working buffers (query_projection, key_projection, additive_hidden, norms, key_transposed)
+// working buffers (query_projection, key_projection and its transpose, norms, key_transposed)
 // filled.
 void compatibility_scores(HeadResult& head, const HeadParameters& parameters,
                           const AttentionConfig& config, Eigen::Index first, Eigen::Index rows);

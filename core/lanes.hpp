@@ -227,6 +227,10 @@ inline Lanes set_where_zero(Lanes a, const std::uint8_t* flags, Eigen::Index n, 
   return {_mm512_mask_mov_ps(a.v, zero_flags, _mm512_set1_ps(value))};
 }
 
+// tanh of each lane: Eigen's own (its rational approximation, the one Eigen's array tanh() uses
+// for floats), on the register.
+inline Lanes tanh(Lanes a) { return {Eigen::internal::ptanh(a.v)}; }
+
 // e^x for each lane, for x <= 0 or -inf (the softmax's score - max; not NaN): within 1e-7 in
 // absolute terms, and 1e-7·(1 + |x|) relative (t below is rounded to float); exactly 0 below -87
 // (so for -inf). Results below -87 would be denormal floats (under
@@ -404,6 +408,8 @@ inline Lanes set_where_zero(Lanes a, const std::uint8_t* flags, Eigen::Index n, 
     if (flags[j] == 0) a.v[j] = value;
   return a;
 }
+
+inline Lanes tanh(Lanes a) { return {a.v.tanh()}; }
 
 // Eigen's exp, with results below -87 made exactly 0 as in the AVX-512 path (Eigen's vectorized
 // exp of a very negative x is a denormal, about 1e-39, with SSE or AVX).

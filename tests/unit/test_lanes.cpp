@@ -142,6 +142,24 @@ TEST_CASE("lanes: adjacent lanes added in pairs fill the low half from a and the
   }
 }
 
+TEST_CASE("lanes: tanh is within 2e-6 of std::tanh from -20 to 20 and odd") {
+  double worst = 0;
+  std::array<float, 16> x{};
+  for (int step = 0; step < 4000; step += 16) {
+    for (int l = 0; l < 16; ++l) x[size_t(l)] = -20.0f + 40.0f * float(step + l) / 4000.0f;
+    const std::array<float, 16> y = to_array(lanes::tanh(lanes::load(x.data())));
+    const std::array<float, 16> minus_y = to_array(lanes::tanh(lanes::broadcast(0.0f) - lanes::load(x.data())));
+    for (int l = 0; l < 16; ++l) {
+      worst = std::max(worst, std::abs(double(y[size_t(l)]) - std::tanh(double(x[size_t(l)]))));
+      CHECK(minus_y[size_t(l)] == -y[size_t(l)]);
+    }
+  }
+  for (float tiny : {0.0f, 1e-30f, -3e-5f}) CHECK(to_array(lanes::tanh(lanes::broadcast(tiny)))[0] == doctest::Approx(tiny));
+  MESSAGE("tanh: max |Δ| against std::tanh " << worst);
+  CHECK(worst < 2e-6);
+  CHECK(to_array(lanes::tanh(lanes::broadcast(3e38f)))[0] == doctest::Approx(1.0f));
+}
+
 TEST_CASE("lanes: masking from a lane and where a flag is 0") {
   const Lanes ones = lanes::broadcast(1.0f);
   for (Eigen::Index first : {-3, 0, 1, 9, 15, 16, 40}) {
