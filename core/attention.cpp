@@ -554,7 +554,8 @@ void additive_scores(HeadResult& head, const HeadParameters& parameters, Eigen::
   const auto key_group = [&](const float* query, Eigen::Index j, auto load) {
     Lanes score = lanes::zero();
     for (Eigen::Index a = 0; a < d_att; ++a) {
-      const Lanes hidden = lanes::tanh(load(head.key_projection_transposed.row(a).data() + j) + lanes::broadcast(query[a]));
+      const Lanes keys = load(head.key_projection_transposed.row(a).data() + j);  // (1, 16) of row a
+      const Lanes hidden = lanes::tanh(keys + lanes::broadcast(query[a]));
       score = lanes::multiply_add(hidden, lanes::broadcast(v_a[a]), score);
     }
     return score;

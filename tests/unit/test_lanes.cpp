@@ -154,7 +154,8 @@ TEST_CASE("lanes: tanh is within 2e-6 of std::tanh from -20 to 20 and odd") {
       CHECK(minus_y[size_t(l)] == -y[size_t(l)]);
     }
   }
-  for (float tiny : {0.0f, 1e-30f, -3e-5f}) CHECK(to_array(lanes::tanh(lanes::broadcast(tiny)))[0] == doctest::Approx(tiny));
+  for (float tiny : {0.0f, 1e-30f, -3e-5f})
+    CHECK(to_array(lanes::tanh(lanes::broadcast(tiny)))[0] == doctest::Approx(tiny));
   MESSAGE("tanh: max |Δ| against std::tanh " << worst);
   CHECK(worst < 2e-6);
   CHECK(to_array(lanes::tanh(lanes::broadcast(3e38f)))[0] == doctest::Approx(1.0f));
