@@ -945,6 +945,13 @@ void AttentionEngine::prepare_buffers(Eigen::Index n_query, Eigen::Index n_key,
                                       const AttentionConfig& config, bool self_attention) {
   // Eigen's resize() keeps the allocation when the size is unchanged.
   const Eigen::Index heads = config.heads;
+  // Kᵀ for the small products of the scores (key_scores()); empty when they are done by GEMM.
+  const bool transposed_keys =
+      config.compatibility != Compatibility::Additive && small_product(n_query, config.d_k, n_key);
+  // V's rows grouped for the weighted sum (stages::keys_per_value_group()); empty when it is a
+  // product over rows of V.
+  const Eigen::Index keys_per_group = stages::keys_per_value_group(config, n_query, n_key);
+  const Eigen::Index value_group_rows = keys_per_group > 0 ? (n_key + keys_per_group - 1) / keys_per_group : 0;
   result_.heads.resize(static_cast<std::size_t>(config.heads));
   for (HeadResult& head : result_.heads) {
     head.Q.resize(n_query, config.d_k);
@@ -956,15 +963,8 @@ void AttentionEngine::prepare_buffers(Eigen::Index n_query, Eigen::Index n_key,
     head.weights.resize(n_query, n_key);
     head.output.resize(n_query, config.d_v);
     head.fully_masked_rows.resize(n_query);
-    // Kᵀ for the small products of the scores (key_scores()); empty when they are done by GEMM.
-    const bool transposed_keys =
-        config.compatibility != Compatibility::Additive && small_product(n_query, config.d_k, n_key);
     head.key_transposed.resize(transposed_keys ? config.d_k : 0, transposed_keys ? n_key : 0);
-    // V's rows grouped for the weighted sum (stages::keys_per_value_group()); empty when it is
-    // a product over rows of V.
-    const Eigen::Index keys_per_group = stages::keys_per_value_group(config, n_query, n_key);
-    head.value_groups.resize(keys_per_group > 0 ? (n_key + keys_per_group - 1) / keys_per_group : 0,
-                             keys_per_group > 0 ? kLanes : 0);
+    head.value_groups.resize(value_group_rows, value_group_rows > 0 ? kLanes : 0);
     switch (config.compatibility) {
       case Compatibility::General:
         head.query_projection.resize(n_query, config.d_k);

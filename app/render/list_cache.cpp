@@ -126,11 +126,9 @@ ListCache::Use ListCache::use(const ImDrawList& list, const ImDrawData& draw_dat
   }
   const ImVec4 background = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
   const ImVec2 position = draw_data.DisplayPos, scale = draw_data.FramebufferScale;
-  const bool unchanged = same(*entry, list) && entry->area.x == area.x && entry->area.y == area.y &&
-                         entry->area.width == area.width && entry->area.height == area.height &&
-                         entry->display_position.x == position.x && entry->display_position.y == position.y &&
-                         entry->framebuffer_scale.x == scale.x && entry->framebuffer_scale.y == scale.y &&
-                         equal(entry->background, background);
+  const bool unchanged = same(*entry, list) && entry->area == area && entry->display_position.x == position.x &&
+                         entry->display_position.y == position.y && entry->framebuffer_scale.x == scale.x &&
+                         entry->framebuffer_scale.y == scale.y && equal(entry->background, background);
   if (!unchanged) {
     store(*entry, list);
     entry->area = area;

@@ -31,6 +31,7 @@ class ListCache {
     int x = 0, y = 0, width = 0, height = 0;
     bool empty() const { return width <= 0 || height <= 0; }
     bool overlaps(const Area& other) const;
+    bool operator==(const Area&) const = default;
   };
   // Where a list draws, in framebuffer pixels on the screen: the bounding box of each command's
   // vertices within its clip rectangle (a callback's whole clip rectangle), all together.
