@@ -169,22 +169,44 @@ bool ListCache::begin_recording(unsigned framebuffer) {
   glClearColor(background.x, background.y, background.z, 1.0f);
   glClear(GL_COLOR_BUFFER_BIT);
   glEnable(GL_SCISSOR_TEST);
+  find_pieces(*entry);
   entry->picture_valid = true;
   return true;
 }
 
-void ListCache::replay(unsigned framebuffer, int framebuffer_height) {
-  const Entry* entry = current_ < entries_.size() ? &entries_[current_] : nullptr;
-  glBindFramebuffer(GL_DRAW_FRAMEBUFFER, framebuffer);
-  glDisable(GL_SCISSOR_TEST);
-  if (entry && entry->picture_valid) {
-    const Area& a = entry->area;
-    glBindFramebuffer(GL_READ_FRAMEBUFFER, entry->framebuffer);
-    glBlitFramebuffer(0, 0, a.width, a.height, a.x, framebuffer_height - a.y - a.height, a.x + a.width,
-                      framebuffer_height - a.y, GL_COLOR_BUFFER_BIT, GL_NEAREST);
-    ++replayed_;
+bool ListCache::picture(Picture& picture) {
+  if (current_ >= entries_.size() || !entries_[current_].picture_valid) return false;
+  const Entry& entry = entries_[current_];
+  picture.texture = entry.texture;
+  picture.area = entry.area;
+  picture.pieces = &entry.pieces;
+  ++replayed_;
+  return true;
+}
+
+// The tiles each triangle's bounding box touches within its command's clip rectangle, unless the
+// triangle is wholly transparent (all three vertices of alpha 0: it changes no pixel).
+void ListCache::find_pieces(Entry& entry) {
+  const Area& area = entry.area;
+  entry.cover.reset(area.width, area.height, kTile);
+  const ImVec2 origin = entry.display_position, scale = entry.framebuffer_scale;
+  const auto to_x = [&](float x) { return (x - origin.x) * scale.x - static_cast<float>(area.x); };
+  const auto to_y = [&](float y) { return (y - origin.y) * scale.y - static_cast<float>(area.y); };
+  for (const Command& command : entry.commands) {
+    const ImDrawIdx* indices = entry.indices.data() + command.index_offset;
+    const ImDrawVert* vertices = entry.vertices.data() + command.vertex_offset;
+    for (unsigned k = 0; k + 3 <= command.count; k += 3) {
+      const ImDrawVert& a = vertices[indices[k]];
+      const ImDrawVert& b = vertices[indices[k + 1]];
+      const ImDrawVert& c = vertices[indices[k + 2]];
+      if (((a.col | b.col | c.col) & IM_COL32_A_MASK) == 0) continue;
+      entry.cover.add(to_x(std::max(command.clip.x, std::min({a.pos.x, b.pos.x, c.pos.x}))),
+                      to_y(std::max(command.clip.y, std::min({a.pos.y, b.pos.y, c.pos.y}))),
+                      to_x(std::min(command.clip.z, std::max({a.pos.x, b.pos.x, c.pos.x}))),
+                      to_y(std::min(command.clip.w, std::max({a.pos.y, b.pos.y, c.pos.y}))));
+    }
   }
-  glBindFramebuffer(GL_FRAMEBUFFER, framebuffer);
+  entry.cover.pieces(entry.pieces);
 }
 
 void ListCache::release(Entry& entry) {

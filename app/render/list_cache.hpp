@@ -4,13 +4,19 @@
 // it did (the sentence's tokens, the menu bar). A software GL (Mesa's llvmpipe: Xvfb, virtual
 // machines, remote desktops) pays for every pixel of every window every frame. This keeps a
 // window's pixels in a texture once its draw list has come out the same two frames running, and
-// while it stays the same puts them back with one copy (glBlitFramebuffer) instead of drawing it.
+// while it stays the same the renderer puts them back (textured rectangles) instead of drawing it.
+// Only the parts of the picture where the list draws something are put back (pieces()): the rest
+// is the background the frame is cleared to, and a window's area is mostly that (the Weights
+// window's frame surrounds its grids, which are windows of their own). Reading a picture costs a
+// software GL more than clearing: the pictures are read from memory once a frame, not from cache.
 //
 // Only a list that draws nothing but ImGui's own geometry from the font texture (no callbacks,
 // no other textures, whose contents could change under an unchanged list) is kept, and only when
 // nothing drawn earlier in the frame lies under it: the picture is the list drawn over the
 // window background colour, which is what the frame is cleared to.
 #pragma once
+
+#include "app/view/tile_cover.hpp"
 
 #include <imgui.h>
 
@@ -39,7 +45,7 @@ class ListCache {
 
   enum class Use {
     Draw,    // draw the list as usual
-    Record,  // draw it into its picture (begin_recording()), then show that (replay())
+    Record,  // draw it into its picture (begin_recording()), then show that (picture())
     Replay,  // show the picture; the list need not be drawn
   };
   void begin_frame() { replayed_ = 0; }
@@ -51,9 +57,18 @@ class ListCache {
   // the viewport covers it). False if it cannot be made: then `framebuffer` (the frame's) is bound
   // again, and the list is drawn as usual.
   bool begin_recording(unsigned framebuffer);
-  // Copies the list's picture into `framebuffer` (whose height is `framebuffer_height`) at its
-  // area, and leaves `framebuffer` bound. The scissor test is off afterwards.
-  void replay(unsigned framebuffer, int framebuffer_height);
+
+  // The picture of the list use() was last asked about, to be shown (Replay, or Record once the
+  // list is drawn into it and the frame's framebuffer bound again); counted as shown this frame.
+  struct Picture {
+    unsigned texture = 0;      // RGBA8, nearest filtering, row 0 at the bottom (as GL draws it)
+    Area area;                 // where it goes in the frame
+    const std::vector<view::PixelRect>* pieces = nullptr;  // the parts that are not all background, in the area's pixels
+  };
+  bool picture(Picture& picture);
+  // Side of the square tiles pieces are made of: a tile is in a piece when a triangle that is not
+  // wholly transparent may touch it (its bounding box within its clip rectangle).
+  static constexpr int kTile = 16;
   // After the last list: forgets windows that were not drawn this frame.
   void end_frame();
   void clear();
@@ -80,7 +95,10 @@ class ListCache {
     bool seen = false;           // drawn this frame
     unsigned framebuffer = 0, texture = 0;
     int texture_width = 0, texture_height = 0;
+    view::TileCover cover;                // the tiles of its area the list draws on
+    std::vector<view::PixelRect> pieces;  // and as rectangles: the parts of the picture shown
   };
+  static void find_pieces(Entry& entry);
   Entry* find(const ImDrawList& list);  // adds an entry for a new owner; null for no owner
   static bool same(const Entry& entry, const ImDrawList& list);
   static void store(Entry& entry, const ImDrawList& list);

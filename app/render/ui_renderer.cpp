@@ -323,8 +323,7 @@ void UiRenderer::render(ImDrawData* draw_data, bool reuse_unchanged) {
       drawn_areas_.push_back(area);
     }
     if (use == ListCache::Use::Replay) {
-      list_cache_.replay(static_cast<unsigned>(target), framebuffer_height);
-      glEnable(GL_SCISSOR_TEST);
+      draw_picture(draw_data);
       continue;
     }
     rewrite(list, draw_data);
@@ -342,8 +341,9 @@ void UiRenderer::render(ImDrawData* draw_data, bool reuse_unchanged) {
                        top + static_cast<float>(area.height) / scale.y, projection);
       glUniformMatrix4fv(projection_, 1, GL_FALSE, projection);
       draw_commands(list, draw_data, area.x, area.y, area.height);
-      list_cache_.replay(static_cast<unsigned>(target), framebuffer_height);
+      glBindFramebuffer(GL_FRAMEBUFFER, static_cast<unsigned>(target));
       set_up_state(draw_data, framebuffer_width, framebuffer_height);
+      draw_picture(draw_data);
       continue;
     }
     draw_commands(list, draw_data, 0, 0, framebuffer_height);
@@ -351,6 +351,40 @@ void UiRenderer::render(ImDrawData* draw_data, bool reuse_unchanged) {
   if (reuse) list_cache_.end_frame();
   glBindVertexArray(0);
   glDisable(GL_SCISSOR_TEST);
+}
+
+void UiRenderer::draw_picture(const ImDrawData* draw_data) {
+  ListCache::Picture picture;
+  if (!list_cache_.picture(picture) || picture.pieces->empty()) return;
+  // A rectangle per piece, from the same texels of the picture (its row 0 is the area's bottom
+  // row), drawn without blending: a copy. Nearest filtering at texel centres, so exactly.
+  const ListCache::Area& area = picture.area;
+  const ImVec2 origin = draw_data->DisplayPos, scale = draw_data->FramebufferScale;
+  const float width = static_cast<float>(area.width), height = static_cast<float>(area.height);
+  const ImU32 white = IM_COL32_WHITE;
+  vertices_.clear();
+  indices_.clear();
+  for (const view::PixelRect& piece : *picture.pieces) {
+    const float x0 = static_cast<float>(piece.x), x1 = static_cast<float>(piece.x + piece.width);
+    const float y0 = static_cast<float>(piece.y), y1 = static_cast<float>(piece.y + piece.height);
+    const auto corner = [&](float x, float y) {
+      return ImDrawVert{ImVec2((static_cast<float>(area.x) + x) / scale.x + origin.x, (static_cast<float>(area.y) + y) / scale.y + origin.y),
+                        ImVec2(x / width, 1.0f - y / height), white};
+    };
+    const auto at = static_cast<unsigned>(vertices_.size());
+    vertices_.insert(vertices_.end(), {corner(x0, y0), corner(x1, y0), corner(x1, y1), corner(x0, y1)});
+    for (unsigned k : {0u, 1u, 2u, 0u, 2u, 3u}) indices_.push_back(at + k);  // a rectangle llvmpipe draws as one
+  }
+  glBindBuffer(GL_ARRAY_BUFFER, vertex_buffer_);
+  glBufferData(GL_ARRAY_BUFFER, static_cast<GLsizeiptr>(vertices_.size() * sizeof(ImDrawVert)), vertices_.data(), GL_STREAM_DRAW);
+  glBufferData(GL_ELEMENT_ARRAY_BUFFER, static_cast<GLsizeiptr>(indices_.size() * sizeof(unsigned)), indices_.data(),
+               GL_STREAM_DRAW);
+  const int framebuffer_height = static_cast<int>(draw_data->DisplaySize.y * scale.y);
+  glScissor(area.x, framebuffer_height - area.y - area.height, area.width, area.height);
+  glDisable(GL_BLEND);
+  glBindTexture(GL_TEXTURE_2D, picture.texture);
+  glDrawElements(GL_TRIANGLES, static_cast<GLsizei>(indices_.size()), GL_UNSIGNED_INT, nullptr);
+  glEnable(GL_BLEND);
 }
 
 void UiRenderer::draw_commands(const ImDrawList* list, const ImDrawData* draw_data, int offset_x, int offset_y,

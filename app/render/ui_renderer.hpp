@@ -59,6 +59,9 @@ class UiRenderer {
   // Draws the rewritten list's commands into a target whose top-left framebuffer pixel is
   // (offset_x, offset_y) of the whole frame's and which is `target_height` pixels high.
   void draw_commands(const ImDrawList* list, const ImDrawData* draw_data, int offset_x, int offset_y, int target_height);
+  // Shows the picture of the list the list cache was last asked about (its pieces), with this
+  // renderer's state set up for the frame.
+  void draw_picture(const ImDrawData* draw_data);
   // Rewrites one draw list into vertices_/indices_: text rows collapsed into cached strings.
   void rewrite(const ImDrawList* list, const ImDrawData* draw_data);
   // Reshapes the command's triangles from indices_[first] on for a software GL (see the .cpp):
