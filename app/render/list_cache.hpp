@@ -5,10 +5,10 @@
 // machines, remote desktops) pays for every pixel of every window every frame. This keeps a
 // window's pixels in a texture once its draw list has come out the same two frames running, and
 // while it stays the same the renderer puts them back (textured rectangles) instead of drawing it.
-// Only the parts of the picture where the list draws something are put back (pieces()): the rest
-// is the background the frame is cleared to, and a window's area is mostly that (the Weights
-// window's frame surrounds its grids, which are windows of their own). Reading a picture costs a
-// software GL more than clearing: the pictures are read from memory once a frame, not from cache.
+// Only the parts of the picture where the list draws something are put back (Picture::pieces):
+// the rest is the background the frame is cleared to, and a window's area is mostly that (the
+// Weights window's frame surrounds its grids, which are windows of their own). Reading a picture
+// costs a software GL more than clearing: pictures are read from memory once a frame, not cache.
 //
 // Only a list that draws nothing but ImGui's own geometry from the font texture (no callbacks,
 // no other textures, whose contents could change under an unchanged list) is kept, and only when
