@@ -188,7 +188,7 @@ bool ListCache::picture(Picture& picture) {
 // triangle is wholly transparent (all three vertices of alpha 0: it changes no pixel).
 void ListCache::find_pieces(Entry& entry) {
   const Area& area = entry.area;
-  entry.cover.reset(area.width, area.height, kTile);
+  cover_.reset(area.width, area.height, kTile);
   const ImVec2 origin = entry.display_position, scale = entry.framebuffer_scale;
   const auto to_x = [&](float x) { return (x - origin.x) * scale.x - static_cast<float>(area.x); };
   const auto to_y = [&](float y) { return (y - origin.y) * scale.y - static_cast<float>(area.y); };
@@ -200,13 +200,13 @@ void ListCache::find_pieces(Entry& entry) {
       const ImDrawVert& b = vertices[indices[k + 1]];
       const ImDrawVert& c = vertices[indices[k + 2]];
       if (((a.col | b.col | c.col) & IM_COL32_A_MASK) == 0) continue;
-      entry.cover.add(to_x(std::max(command.clip.x, std::min({a.pos.x, b.pos.x, c.pos.x}))),
-                      to_y(std::max(command.clip.y, std::min({a.pos.y, b.pos.y, c.pos.y}))),
-                      to_x(std::min(command.clip.z, std::max({a.pos.x, b.pos.x, c.pos.x}))),
-                      to_y(std::min(command.clip.w, std::max({a.pos.y, b.pos.y, c.pos.y}))));
+      cover_.add(to_x(std::max(command.clip.x, std::min({a.pos.x, b.pos.x, c.pos.x}))),
+                 to_y(std::max(command.clip.y, std::min({a.pos.y, b.pos.y, c.pos.y}))),
+                 to_x(std::min(command.clip.z, std::max({a.pos.x, b.pos.x, c.pos.x}))),
+                 to_y(std::min(command.clip.w, std::max({a.pos.y, b.pos.y, c.pos.y}))));
     }
   }
-  entry.cover.pieces(entry.pieces);
+  cover_.pieces(entry.pieces);
 }
 
 void ListCache::release(Entry& entry) {

@@ -51,7 +51,7 @@ class ListCache {
   void begin_frame() { replayed_ = 0; }
   // Once per list, in drawing order. `under` is whether anything drawn earlier this frame lies in
   // `area`; `font_texture` the only texture a list may use to be kept. The list it was asked
-  // about is the one begin_recording() and replay() act on.
+  // about is the one begin_recording() and picture() act on.
   Use use(const ImDrawList& list, const ImDrawData& draw_data, const Area& area, bool under, ImTextureID font_texture);
   // For Record: binds the list's framebuffer (its area's size, cleared to the window background;
   // the viewport covers it). False if it cannot be made: then `framebuffer` (the frame's) is bound
@@ -95,10 +95,9 @@ class ListCache {
     bool seen = false;           // drawn this frame
     unsigned framebuffer = 0, texture = 0;
     int texture_width = 0, texture_height = 0;
-    view::TileCover cover;                // the tiles of its area the list draws on
-    std::vector<view::PixelRect> pieces;  // and as rectangles: the parts of the picture shown
+    std::vector<view::PixelRect> pieces;  // the parts of the picture shown: where the list draws
   };
-  static void find_pieces(Entry& entry);
+  void find_pieces(Entry& entry);
   Entry* find(const ImDrawList& list);  // adds an entry for a new owner; null for no owner
   static bool same(const Entry& entry, const ImDrawList& list);
   static void store(Entry& entry, const ImDrawList& list);
@@ -107,6 +106,7 @@ class ListCache {
   std::vector<Entry> entries_;
   std::size_t current_ = 0;  // the entry use() was last asked about (entries_.size(): none)
   int replayed_ = 0;
+  view::TileCover cover_;  // find_pieces()'s working tiles
 };
 
 }  // namespace attnviz::render
