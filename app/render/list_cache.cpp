@@ -141,37 +141,44 @@ ListCache::Use ListCache::use(const ImDrawList& list, const ImDrawData& draw_dat
   return entry->picture_valid ? Use::Replay : Use::Record;
 }
 
-bool ListCache::begin_recording(unsigned framebuffer) {
-  if (current_ >= entries_.size()) return false;
+void ListCache::record(unsigned framebuffer, int framebuffer_height) {
+  if (current_ >= entries_.size()) return;
   Entry* entry = &entries_[current_];
   const Area& area = entry->area;
   if (!entry->framebuffer) glGenFramebuffers(1, &entry->framebuffer);
   if (!entry->texture) glGenTextures(1, &entry->texture);
   glBindTexture(GL_TEXTURE_2D, entry->texture);
   if (entry->texture_width != area.width || entry->texture_height != area.height) {
+    // BGRA in memory (an unsized format given BGRA texels): llvmpipe copies such a texture into
+    // the frame a row at a time, without running a shader.
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
     glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, area.width, area.height, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA, area.width, area.height, 0, GL_BGRA, GL_UNSIGNED_BYTE, nullptr);
     entry->texture_width = area.width;
     entry->texture_height = area.height;
   }
-  glBindFramebuffer(GL_FRAMEBUFFER, entry->framebuffer);
-  glFramebufferTexture2D(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, entry->texture, 0);
-  if (glCheckFramebufferStatus(GL_FRAMEBUFFER) != GL_FRAMEBUFFER_COMPLETE) {
-    glBindFramebuffer(GL_FRAMEBUFFER, framebuffer);
+  glBindFramebuffer(GL_READ_FRAMEBUFFER, framebuffer);
+  glBindFramebuffer(GL_DRAW_FRAMEBUFFER, entry->framebuffer);
+  glFramebufferTexture2D(GL_DRAW_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, entry->texture, 0);
+  const bool complete = glCheckFramebufferStatus(GL_DRAW_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
+  if (complete) {
+    // The area's rows bottom up in the frame (GL's y runs upwards), top down into the picture.
+    const int bottom = framebuffer_height - area.y - area.height;
+    glDisable(GL_SCISSOR_TEST);
+    glBlitFramebuffer(area.x, bottom, area.x + area.width, bottom + area.height, 0, area.height, area.width, 0,
+                      GL_COLOR_BUFFER_BIT, GL_NEAREST);
+    glEnable(GL_SCISSOR_TEST);
+  }
+  glBindFramebuffer(GL_DRAW_FRAMEBUFFER, framebuffer);
+  if (!complete) {
     release(*entry);
     entry->cannot_record = true;
-    return false;
+    return;
   }
-  glViewport(0, 0, area.width, area.height);
-  glDisable(GL_SCISSOR_TEST);
-  const ImVec4& background = entry->background;
-  glClearColor(background.x, background.y, background.z, 1.0f);
-  glClear(GL_COLOR_BUFFER_BIT);
-  glEnable(GL_SCISSOR_TEST);
   find_pieces(*entry);
   entry->picture_valid = true;
-  return true;
 }
 
 bool ListCache::picture(Picture& picture) {

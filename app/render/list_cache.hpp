@@ -3,8 +3,9 @@
 // When one weight moves, ImGui rebuilds every window's draw list, but much of the screen looks as
 // it did (the sentence's tokens, the menu bar). A software GL (Mesa's llvmpipe: Xvfb, virtual
 // machines, remote desktops) pays for every pixel of every window every frame. This keeps a
-// window's pixels in a texture once its draw list has come out the same two frames running, and
-// while it stays the same the renderer puts them back (textured rectangles) instead of drawing it.
+// window's pixels in a texture once its draw list has come out the same two frames running (a
+// copy of its area of the frame it was drawn in), and while it stays the same the renderer puts
+// them back (textured rectangles that llvmpipe copies a row at a time) instead of drawing it.
 // Only the parts of the picture where the list draws something are put back (Picture::pieces):
 // the rest is the background the frame is cleared to, and a window's area is mostly that (the
 // Weights window's frame surrounds its grids, which are windows of their own). Reading a picture
@@ -45,23 +46,24 @@ class ListCache {
 
   enum class Use {
     Draw,    // draw the list as usual
-    Record,  // draw it into its picture (begin_recording()), then show that (picture())
-    Replay,  // show the picture; the list need not be drawn
+    Record,  // draw it as usual, then keep its area of the frame as its picture (record())
+    Replay,  // show the picture (picture()); the list need not be drawn
   };
   void begin_frame() { replayed_ = 0; }
   // Once per list, in drawing order. `under` is whether anything drawn earlier this frame lies in
   // `area`; `font_texture` the only texture a list may use to be kept. The list it was asked
-  // about is the one begin_recording() and picture() act on.
+  // about is the one record() and picture() act on.
   Use use(const ImDrawList& list, const ImDrawData& draw_data, const Area& area, bool under, ImTextureID font_texture);
-  // For Record: binds the list's framebuffer (its area's size, cleared to the window background;
-  // the viewport covers it). False if it cannot be made: then `framebuffer` (the frame's) is bound
-  // again, and the list is drawn as usual.
-  bool begin_recording(unsigned framebuffer);
+  // For Record, once the list is drawn into `framebuffer` (the frame's, still bound, of
+  // `framebuffer_height` pixels): copies the list's area of it into the list's picture. Nothing
+  // lies under the area, so that is the list drawn over the background the frame is cleared to.
+  // If the picture cannot be made, the list is drawn every frame from then on.
+  void record(unsigned framebuffer, int framebuffer_height);
 
-  // The picture of the list use() was last asked about, to be shown (Replay, or Record once the
-  // list is drawn into it and the frame's framebuffer bound again); counted as shown this frame.
+  // The picture of the list use() was last asked about, to be shown (Replay); counted as shown
+  // this frame.
   struct Picture {
-    unsigned texture = 0;      // RGBA8, nearest filtering, row 0 at the bottom (as GL draws it)
+    unsigned texture = 0;      // BGRA8, nearest filtering, clamped, row 0 at the top of the area
     Area area;                 // where it goes in the frame
     const std::vector<view::PixelRect>* pieces = nullptr;  // the parts that are not all background, in the area's pixels
   };

@@ -53,6 +53,7 @@ bool axis_aligned_quad(const ImDrawVert* vertices, const unsigned* index) {
 
 UiRenderer::~UiRenderer() {
   if (program_) glDeleteProgram(program_);
+  if (picture_program_) glDeleteProgram(picture_program_);
   if (vertex_buffer_) glDeleteBuffers(1, &vertex_buffer_);
   if (index_buffer_) glDeleteBuffers(1, &index_buffer_);
   if (vertex_array_) glDeleteVertexArrays(1, &vertex_array_);
@@ -64,6 +65,10 @@ bool UiRenderer::init(std::string& error) {
   if (!program_) return false;
   projection_ = glGetUniformLocation(program_, "ProjMtx");
   sampler_ = glGetUniformLocation(program_, "Texture");
+  picture_program_ = link_program("picture", kPictureVertexShader, kPictureFragmentShader, {{kPosition, "Position"}, {kUv, "UV"}}, error);
+  if (!picture_program_) return false;
+  picture_projection_ = glGetUniformLocation(picture_program_, "ProjMtx");
+  picture_sampler_ = glGetUniformLocation(picture_program_, "Picture");
   glGenVertexArrays(1, &vertex_array_);
   glGenBuffers(1, &vertex_buffer_);
   glGenBuffers(1, &index_buffer_);
@@ -332,21 +337,9 @@ void UiRenderer::render(ImDrawData* draw_data, bool reuse_unchanged) {
                  GL_STREAM_DRAW);
     glBufferData(GL_ELEMENT_ARRAY_BUFFER, static_cast<GLsizeiptr>(indices_.size() * sizeof(unsigned)), indices_.data(),
                  GL_STREAM_DRAW);
-    if (use == ListCache::Use::Record && list_cache_.begin_recording(static_cast<unsigned>(target))) {
-      // Into the list's picture (its area of the frame), then the picture into the frame.
-      const ImVec2 origin = draw_data->DisplayPos, scale = draw_data->FramebufferScale;
-      const float left = origin.x + static_cast<float>(area.x) / scale.x, top = origin.y + static_cast<float>(area.y) / scale.y;
-      float projection[16];
-      ortho_projection(left, left + static_cast<float>(area.width) / scale.x, top,
-                       top + static_cast<float>(area.height) / scale.y, projection);
-      glUniformMatrix4fv(projection_, 1, GL_FALSE, projection);
-      draw_commands(list, draw_data, area.x, area.y, area.height);
-      glBindFramebuffer(GL_FRAMEBUFFER, static_cast<unsigned>(target));
-      set_up_state(draw_data, framebuffer_width, framebuffer_height);
-      draw_picture(draw_data);
-      continue;
-    }
-    draw_commands(list, draw_data, 0, 0, framebuffer_height);
+    draw_commands(list, draw_data);
+    // Kept from now on: the list's area of the frame, copied as drawn (nothing lies under it).
+    if (use == ListCache::Use::Record) list_cache_.record(static_cast<unsigned>(target), framebuffer_height);
   }
   if (reuse) list_cache_.end_frame();
   glBindVertexArray(0);
@@ -356,8 +349,10 @@ void UiRenderer::render(ImDrawData* draw_data, bool reuse_unchanged) {
 void UiRenderer::draw_picture(const ImDrawData* draw_data) {
   ListCache::Picture picture;
   if (!list_cache_.picture(picture) || picture.pieces->empty()) return;
-  // A rectangle per piece, from the same texels of the picture (its row 0 is the area's bottom
-  // row), drawn without blending: a copy. Nearest filtering at texel centres, so exactly.
+  // A rectangle per piece, from the same texels of the picture (its row 0 is the area's top row),
+  // drawn without blending by a program that only samples: a copy, which llvmpipe makes as one
+  // (a memory copy per row) where a 64x64 tile holds nothing else. Nearest filtering at texel
+  // centres, so exactly.
   const ListCache::Area& area = picture.area;
   const ImVec2 origin = draw_data->DisplayPos, scale = draw_data->FramebufferScale;
   const float width = static_cast<float>(area.width), height = static_cast<float>(area.height);
@@ -369,7 +364,7 @@ void UiRenderer::draw_picture(const ImDrawData* draw_data) {
     const float y0 = static_cast<float>(piece.y), y1 = static_cast<float>(piece.y + piece.height);
     const auto corner = [&](float x, float y) {
       return ImDrawVert{ImVec2((static_cast<float>(area.x) + x) / scale.x + origin.x, (static_cast<float>(area.y) + y) / scale.y + origin.y),
-                        ImVec2(x / width, 1.0f - y / height), white};
+                        ImVec2(x / width, y / height), white};
     };
     const auto at = static_cast<unsigned>(vertices_.size());
     vertices_.insert(vertices_.end(), {corner(x0, y0), corner(x1, y0), corner(x1, y1), corner(x0, y1)});
@@ -382,13 +377,18 @@ void UiRenderer::draw_picture(const ImDrawData* draw_data) {
   const int framebuffer_height = static_cast<int>(draw_data->DisplaySize.y * scale.y);
   glScissor(area.x, framebuffer_height - area.y - area.height, area.width, area.height);
   glDisable(GL_BLEND);
+  float projection[16];
+  ui_projection(*draw_data, projection);
+  glUseProgram(picture_program_);
+  glUniformMatrix4fv(picture_projection_, 1, GL_FALSE, projection);
+  glUniform1i(picture_sampler_, 0);
   glBindTexture(GL_TEXTURE_2D, picture.texture);
   glDrawElements(GL_TRIANGLES, static_cast<GLsizei>(indices_.size()), GL_UNSIGNED_INT, nullptr);
+  glUseProgram(program_);
   glEnable(GL_BLEND);
 }
 
-void UiRenderer::draw_commands(const ImDrawList* list, const ImDrawData* draw_data, int offset_x, int offset_y,
-                               int target_height) {
+void UiRenderer::draw_commands(const ImDrawList* list, const ImDrawData* draw_data) {
   const int framebuffer_width = static_cast<int>(draw_data->DisplaySize.x * draw_data->FramebufferScale.x);
   const int framebuffer_height = static_cast<int>(draw_data->DisplaySize.y * draw_data->FramebufferScale.y);
   const ImVec2 clip_origin = draw_data->DisplayPos, clip_scale = draw_data->FramebufferScale;
@@ -404,15 +404,13 @@ void UiRenderer::draw_commands(const ImDrawList* list, const ImDrawData* draw_da
     }
     const Range range = ranges_[static_cast<std::size_t>(c)];
     if (range.count == 0) continue;
-    // The clip rectangle in the frame's pixels (GL's y runs upwards), rounded as always, then
-    // moved to the target's.
+    // The clip rectangle in the frame's pixels (GL's y runs upwards), rounded as always.
     const float x0 = (command.ClipRect.x - clip_origin.x) * clip_scale.x;
     const float y0 = (command.ClipRect.y - clip_origin.y) * clip_scale.y;
     const float x1 = (command.ClipRect.z - clip_origin.x) * clip_scale.x;
     const float y1 = (command.ClipRect.w - clip_origin.y) * clip_scale.y;
     if (x1 <= x0 || y1 <= y0) continue;
-    const int target_bottom = framebuffer_height - offset_y - target_height;  // the target's bottom row in the frame
-    glScissor(static_cast<int>(x0) - offset_x, static_cast<int>(static_cast<float>(framebuffer_height) - y1) - target_bottom,
+    glScissor(static_cast<int>(x0), static_cast<int>(static_cast<float>(framebuffer_height) - y1),
               static_cast<int>(x1 - x0), static_cast<int>(y1 - y0));
     glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(reinterpret_cast<std::intptr_t>(command.GetTexID())));
     glDrawElements(GL_TRIANGLES, static_cast<GLsizei>(range.count), GL_UNSIGNED_INT,

@@ -56,9 +56,8 @@ class UiRenderer {
 
  private:
   void set_up_state(const ImDrawData* draw_data, int framebuffer_width, int framebuffer_height);
-  // Draws the rewritten list's commands into a target whose top-left framebuffer pixel is
-  // (offset_x, offset_y) of the whole frame's and which is `target_height` pixels high.
-  void draw_commands(const ImDrawList* list, const ImDrawData* draw_data, int offset_x, int offset_y, int target_height);
+  // Draws the rewritten list's commands into the frame.
+  void draw_commands(const ImDrawList* list, const ImDrawData* draw_data);
   // Shows the picture of the list the list cache was last asked about (its pieces), with this
   // renderer's state set up for the frame.
   void draw_picture(const ImDrawData* draw_data);
@@ -75,6 +74,8 @@ class UiRenderer {
 
   unsigned program_ = 0;
   int projection_ = -1, sampler_ = -1;
+  unsigned picture_program_ = 0;
+  int picture_projection_ = -1, picture_sampler_ = -1;
   unsigned vertex_array_ = 0, vertex_buffer_ = 0, index_buffer_ = 0;
   TextCache text_;
   bool text_cache_on_ = true;
