@@ -416,6 +416,8 @@ class WeightsPanel final : public Panel {
 
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     ImDrawList* list = ImGui::GetWindowDrawList();
+    const ImVec2 view_min = list->GetClipRectMin(), view_max = list->GetClipRectMax();  // what this window shows
+    const float margin = std::round(font * 0.25f) + 2.0f;  // past a grid: its thickest outline's reach
     float x = origin.x, content_h = 0;
     for (int slot = 0; slot < kSlotCount; ++slot) {
       const auto index = static_cast<std::size_t>(slot);
@@ -426,9 +428,21 @@ class WeightsPanel final : public Panel {
         x += group_gap - gap;
       }
       const MatrixGridSpec& spec = specs_[index];
-      const MatrixGridEvents events = editor_.draw(spec, ImVec2(x, origin.y));
-      handle(state, static_cast<Slot>(slot), spec, events);
       const ImVec2 grid = editor_.measure(spec);
+      // Each grid in a window of its own, so that a grid that did not change is shown from a kept
+      // picture (render/list_cache.hpp) while another is edited. Its outlines may reach a little
+      // past it: drawn within the margin, as far as this window shows.
+      ImGui::SetCursorScreenPos(ImVec2(x, origin.y));
+      if (ImGui::BeginChild(spec.id, grid, false,
+                            ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoBackground)) {
+        ImDrawList* grid_list = ImGui::GetWindowDrawList();
+        grid_list->PushClipRect(ImVec2(std::max(view_min.x, x - margin), std::max(view_min.y, origin.y - margin)),
+                                ImVec2(std::min(view_max.x, x + grid.x + margin), std::min(view_max.y, origin.y + grid.y + margin)));
+        const MatrixGridEvents events = editor_.draw(spec, ImVec2(x, origin.y));
+        handle(state, static_cast<Slot>(slot), spec, events);
+        grid_list->PopClipRect();
+      }
+      ImGui::EndChild();
       content_h = std::max(content_h, grid.y);
       x += grid.x + gap;
     }
@@ -437,7 +451,8 @@ class WeightsPanel final : public Panel {
     ImGui::Dummy(ImVec2(x - origin.x - gap, content_h));
     // A vertical wheel scrolls sideways when there is nothing to scroll vertically.
     const ImGuiIO& io = ImGui::GetIO();
-    if (ImGui::IsWindowHovered() && io.MouseWheel != 0.0f && !io.KeyShift && ImGui::GetScrollMaxY() <= 0.0f)
+    if (ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows) && io.MouseWheel != 0.0f && !io.KeyShift &&
+        ImGui::GetScrollMaxY() <= 0.0f)
       ImGui::SetScrollX(ImGui::GetScrollX() - io.MouseWheel * font * 6.0f);
   }
 

@@ -6,9 +6,15 @@
 
 #include <imgui.h>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace attnviz::render {
+
+namespace {
+constexpr std::size_t kComparedTexels = 65536;  // uploads up to this size are compared with the last
+std::uint64_t last_version = 0;                 // the last upload's, of any picture (the GL thread's)
+}  // namespace
 
 // Uploads pixels waiting for this drawing, and sets the blending: premultiplied colours (they are
 // multiplied by their alpha already), or none for an opaque picture (it covers what is under it).
@@ -28,6 +34,8 @@ void ImageTexture::upload_when_drawn(const view::Canvas& canvas) {
   if (canvas.width() <= 0 || canvas.height() <= 0) {
     width_ = height_ = 0;
     pending_ = nullptr;
+    uploaded_.clear();
+    version_ = ++last_version;
     return;
   }
   if (!texture_) texture_ = create_nearest_texture();  // the draw list needs its name now
@@ -38,11 +46,28 @@ ImageTexture::~ImageTexture() {
   if (texture_) glDeleteTextures(1, &texture_);
 }
 
+bool ImageTexture::version_of(const ImDrawCmd& command, unsigned& texture, std::uint64_t& version) {
+  if (command.UserCallback != &before_drawing) return false;
+  const auto* image = static_cast<const ImageTexture*>(command.UserCallbackData);
+  texture = image->texture_;
+  version = image->version_;
+  return image->pending_ == nullptr;
+}
+
 void ImageTexture::upload(int width, int height, const std::uint32_t* pixels) {
   if (width <= 0 || height <= 0) {
     width_ = height_ = 0;
+    uploaded_.clear();
+    version_ = ++last_version;
     return;
   }
+  const std::size_t count = static_cast<std::size_t>(width) * static_cast<std::size_t>(height);
+  if (width == width_ && height == height_ && uploaded_.size() == count &&
+      std::equal(pixels, pixels + count, uploaded_.begin()))
+    return;  // the texture holds these already
+  if (count <= kComparedTexels) uploaded_.assign(pixels, pixels + count);
+  else uploaded_.clear();
+  version_ = ++last_version;
   // Nearest: exact at one texel per pixel, sharp cells when stretched, and cheaper for a software GL.
   if (!texture_) texture_ = create_nearest_texture();
   glBindTexture(GL_TEXTURE_2D, texture_);

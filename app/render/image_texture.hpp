@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 struct ImDrawCmd;
 struct ImDrawList;
@@ -26,7 +27,8 @@ class ImageTexture {
   ImageTexture& operator=(const ImageTexture&) = delete;
   ~ImageTexture();
 
-  // `pixels`: width * height RGBA8 texels, rows top first, premultiplied alpha.
+  // `pixels`: width * height RGBA8 texels, rows top first, premultiplied alpha. The same pixels
+  // as the last upload's (up to 65,536 of them) are not uploaded again.
   void upload(int width, int height, const std::uint32_t* pixels);
   // The canvas's pixels, uploaded just before the picture is next drawn (at the end of the frame:
   // the canvas may be drawing them on a thread of its own until then). The canvas must live
@@ -38,6 +40,11 @@ class ImageTexture {
   void draw(ImDrawList* list, const ImVec2& p0, const ImVec2& p1, const ImVec2& uv0, const ImVec2& uv1) const;
   bool empty() const { return texture_ == 0 || ((width_ == 0 || height_ == 0) && !pending_); }
 
+  // For a draw-list command: whether it is the callback draw() adds before its quad, and if so
+  // the texture that quad shows and the version of its pixels (no two uploads anywhere share
+  // one). False as well while pixels wait to be uploaded: they are about to change.
+  static bool version_of(const ImDrawCmd& command, unsigned& texture, std::uint64_t& version);
+
  private:
   static void before_drawing(const ImDrawList* list, const ImDrawCmd* command);  // the callback
 
@@ -45,6 +52,10 @@ class ImageTexture {
   const view::Canvas* pending_ = nullptr;  // pixels to upload before the next drawing
   unsigned texture_ = 0;
   int width_ = 0, height_ = 0;
+  std::uint64_t version_ = 0;
+  // A small picture's last pixels: uploading the same ones again changes nothing (no upload, the
+  // same version), so that a window showing it can be kept (render/list_cache.hpp).
+  std::vector<std::uint32_t> uploaded_;
 };
 
 }  // namespace attnviz::render

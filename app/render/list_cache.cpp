@@ -1,9 +1,11 @@
 #include "app/render/list_cache.hpp"
 
 #include "app/platform/gl.hpp"
+#include "app/render/image_texture.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 namespace attnviz::render {
@@ -71,7 +73,8 @@ ListCache::Area ListCache::area_of(const ImDrawList& list, const ImDrawData& dra
 }
 
 bool ListCache::Command::operator==(const Command& other) const {
-  return equal(clip, other.clip) && texture == other.texture && vertex_offset == other.vertex_offset &&
+  return equal(clip, other.clip) && texture == other.texture && callback == other.callback &&
+         callback_data == other.callback_data && vertex_offset == other.vertex_offset &&
          index_offset == other.index_offset && count == other.count;
 }
 
@@ -94,7 +97,8 @@ bool ListCache::same(const Entry& entry, const ImDrawList& list) {
   if (entry.commands.size() != static_cast<std::size_t>(list.CmdBuffer.Size)) return false;
   for (int c = 0; c < list.CmdBuffer.Size; ++c) {
     const ImDrawCmd& command = list.CmdBuffer[c];
-    const Command current{command.ClipRect, command.GetTexID(), command.VtxOffset, command.IdxOffset, command.ElemCount};
+    const Command current{command.ClipRect, command.GetTexID(), command.UserCallback, command.UserCallbackData,
+                          command.VtxOffset, command.IdxOffset, command.ElemCount};
     if (!(entry.commands[static_cast<std::size_t>(c)] == current)) return false;
   }
   return true;
@@ -105,7 +109,8 @@ void ListCache::store(Entry& entry, const ImDrawList& list) {
   entry.indices.assign(list.IdxBuffer.begin(), list.IdxBuffer.end());
   entry.commands.clear();
   for (const ImDrawCmd& command : list.CmdBuffer)
-    entry.commands.push_back({command.ClipRect, command.GetTexID(), command.VtxOffset, command.IdxOffset, command.ElemCount});
+    entry.commands.push_back({command.ClipRect, command.GetTexID(), command.UserCallback, command.UserCallbackData,
+                              command.VtxOffset, command.IdxOffset, command.ElemCount});
 }
 
 ListCache::Use ListCache::use(const ImDrawList& list, const ImDrawData& draw_data, const Area& area, bool under,
@@ -115,22 +120,38 @@ ListCache::Use ListCache::use(const ImDrawList& list, const ImDrawData& draw_dat
   if (!entry) return Use::Draw;
   entry->seen = true;
   bool keepable = !under && !area.empty() && !entry->cannot_record;
-  for (const ImDrawCmd& command : list.CmdBuffer)
-    if (command.UserCallback || command.GetTexID() != font_texture) keepable = false;
+  // Textures: the font's, and pictures made on the CPU (ImageTexture) whose pixels are versioned.
+  images_.clear();
+  unsigned image_texture = 0;  // the texture of the last ImageTexture callback: its quad follows
+  for (int c = 0; c < list.CmdBuffer.Size && keepable; ++c) {
+    const ImDrawCmd& command = list.CmdBuffer[c];
+    if (command.UserCallback == ImDrawCallback_ResetRenderState) continue;
+    std::uint64_t version = 0;
+    if (command.UserCallback) {
+      keepable = ImageTexture::version_of(command, image_texture, version);
+      images_.push_back(version);
+      continue;
+    }
+    const ImTextureID texture = command.GetTexID();
+    keepable = texture == font_texture ||
+               (image_texture != 0 && texture == reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(image_texture)));
+  }
   if (!keepable) {
     entry->picture_valid = false;
     entry->vertices.clear();
     entry->indices.clear();
     entry->commands.clear();
+    entry->images.clear();
     return Use::Draw;
   }
   const ImVec4 background = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
   const ImVec2 position = draw_data.DisplayPos, scale = draw_data.FramebufferScale;
-  const bool unchanged = same(*entry, list) && entry->area == area && entry->display_position.x == position.x &&
+  const bool unchanged = same(*entry, list) && entry->images == images_ && entry->area == area && entry->display_position.x == position.x &&
                          entry->display_position.y == position.y && entry->framebuffer_scale.x == scale.x &&
                          entry->framebuffer_scale.y == scale.y && equal(entry->background, background);
   if (!unchanged) {
     store(*entry, list);
+    entry->images = images_;
     entry->area = area;
     entry->display_position = position;
     entry->framebuffer_scale = scale;

@@ -7,20 +7,23 @@
 // copy of its area of the frame it was drawn in), and while it stays the same the renderer puts
 // them back (textured rectangles that llvmpipe copies a row at a time) instead of drawing it.
 // Only the parts of the picture where the list draws something are put back (Picture::pieces):
-// the rest is the background the frame is cleared to, and a window's area is mostly that (the
-// Weights window's frame surrounds its grids, which are windows of their own). Reading a picture
-// costs a software GL more than clearing: pictures are read from memory once a frame, not cache.
+// the rest is what lies under it (mostly the background the frame is cleared to), and a window's
+// area is mostly that (the Weights window's frame surrounds its grids, which are windows of their
+// own). Reading a picture costs a software GL more than clearing: pictures are read from memory
+// once a frame, not cache.
 //
-// Only a list that draws nothing but ImGui's own geometry from the font texture (no callbacks,
-// no other textures, whose contents could change under an unchanged list) is kept, and only when
-// nothing drawn earlier in the frame lies under it: the picture is the list drawn over the
-// window background colour, which is what the frame is cleared to.
+// Only a list that draws nothing but ImGui's own geometry from the font texture and pictures made
+// on the CPU (render/image_texture.hpp) is kept, and only while those pictures' pixels keep their
+// version: no other callbacks, no other textures, whose contents could change under an unchanged
+// list. And only while what lies under it stays as it was: every list drawn earlier in the frame
+// under it must be the same as in the last frame too.
 #pragma once
 
 #include "app/view/tile_cover.hpp"
 
 #include <imgui.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -50,14 +53,16 @@ class ListCache {
     Replay,  // show the picture (picture()); the list need not be drawn
   };
   void begin_frame() { replayed_ = 0; }
-  // Once per list, in drawing order. `under` is whether anything drawn earlier this frame lies in
-  // `area`; `font_texture` the only texture a list may use to be kept. The list it was asked
+  // Once per list, in drawing order. `under` is whether a list drawn earlier this frame lies in
+  // `area` that was not the same as in the last frame (Use::Draw); `font_texture` the texture of
+  // ImGui's geometry. The list it was asked
   // about is the one record() and picture() act on.
   Use use(const ImDrawList& list, const ImDrawData& draw_data, const Area& area, bool under, ImTextureID font_texture);
   // For Record, once the list is drawn into `framebuffer` (the frame's, still bound, of
-  // `framebuffer_height` pixels): copies the list's area of it into the list's picture. Nothing
-  // lies under the area, so that is the list drawn over the background the frame is cleared to.
-  // If the picture cannot be made, the list is drawn every frame from then on.
+  // `framebuffer_height` pixels): copies the list's area of it into the list's picture: the list
+  // drawn over the background the frame is cleared to and over what lies under it, which is the
+  // same every frame the picture is shown (see use()). If the picture cannot be made, the list is
+  // drawn every frame from then on.
   void record(unsigned framebuffer, int framebuffer_height);
 
   // The picture of the list use() was last asked about, to be shown (Replay); counted as shown
@@ -81,6 +86,8 @@ class ListCache {
   struct Command {
     ImVec4 clip;
     ImTextureID texture;
+    ImDrawCallback callback;
+    void* callback_data;
     unsigned vertex_offset, index_offset, count;
     bool operator==(const Command& other) const;
   };
@@ -89,6 +96,7 @@ class ListCache {
     std::vector<ImDrawVert> vertices;
     std::vector<ImDrawIdx> indices;
     std::vector<Command> commands;
+    std::vector<std::uint64_t> images;  // the versions of the pictures made on the CPU it shows
     Area area;
     ImVec2 display_position, framebuffer_scale;
     ImVec4 background;
@@ -106,6 +114,7 @@ class ListCache {
   static void release(Entry& entry);
 
   std::vector<Entry> entries_;
+  std::vector<std::uint64_t> images_;  // use()'s: the list's pictures' versions
   std::size_t current_ = 0;  // the entry use() was last asked about (entries_.size(): none)
   int replayed_ = 0;
   view::TileCover cover_;  // find_pieces()'s working tiles

@@ -322,10 +322,12 @@ void UiRenderer::render(ImDrawData* draw_data, bool reuse_unchanged) {
     ListCache::Area area;
     if (reuse) {
       area = ListCache::area_of(*list, *draw_data, framebuffer_width, framebuffer_height);
+      // Under it: lists drawn this frame that differ from the last, or cannot be kept. A list
+      // that is the same as in the last frame (kept or about to be) draws the same pixels.
       const bool under = std::any_of(drawn_areas_.begin(), drawn_areas_.end(),
                                      [&](const ListCache::Area& drawn) { return drawn.overlaps(area); });
       use = list_cache_.use(*list, *draw_data, area, under, ImGui::GetIO().Fonts->TexID);
-      drawn_areas_.push_back(area);
+      if (use == ListCache::Use::Draw) drawn_areas_.push_back(area);
     }
     if (use == ListCache::Use::Replay) {
       draw_picture(draw_data);
@@ -338,7 +340,7 @@ void UiRenderer::render(ImDrawData* draw_data, bool reuse_unchanged) {
     glBufferData(GL_ELEMENT_ARRAY_BUFFER, static_cast<GLsizeiptr>(indices_.size() * sizeof(unsigned)), indices_.data(),
                  GL_STREAM_DRAW);
     draw_commands(list, draw_data);
-    // Kept from now on: the list's area of the frame, copied as drawn (nothing lies under it).
+    // Kept from now on: the list's area of the frame, copied as drawn.
     if (use == ListCache::Use::Record) list_cache_.record(static_cast<unsigned>(target), framebuffer_height);
   }
   if (reuse) list_cache_.end_frame();

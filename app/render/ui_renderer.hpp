@@ -82,7 +82,7 @@ class UiRenderer {
   bool reshape_on_ = true;
   bool list_cache_on_ = true;
   ListCache list_cache_;
-  std::vector<ListCache::Area> drawn_areas_;  // this frame's lists so far
+  std::vector<ListCache::Area> drawn_areas_;  // this frame's lists so far that changed (or cannot be kept)
   // Per draw list, reused every frame.
   std::vector<ImDrawVert> vertices_;
   std::vector<unsigned> indices_;
