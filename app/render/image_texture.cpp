@@ -54,6 +54,8 @@ bool ImageTexture::version_of(const ImDrawCmd& command, unsigned& texture, std::
   return image->pending_ == nullptr;
 }
 
+bool ImageTexture::starts_picture(const ImDrawCmd& command) { return command.UserCallback == &before_drawing; }
+
 void ImageTexture::upload(int width, int height, const std::uint32_t* pixels) {
   if (width <= 0 || height <= 0) {
     width_ = height_ = 0;
@@ -73,13 +75,12 @@ void ImageTexture::upload(int width, int height, const std::uint32_t* pixels) {
   glBindTexture(GL_TEXTURE_2D, texture_);
   glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
   glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
-  if (width != width_ || height != height_) {  // a new size: reallocate once
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, width, height, 0, GL_RGBA, GL_UNSIGNED_BYTE, pixels);
+  if (width != width_ || height != height_) {  // a new size: reallocate once, BGRA in memory
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA, width, height, 0, GL_BGRA, GL_UNSIGNED_BYTE, nullptr);
     width_ = width;
     height_ = height;
-  } else {
-    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, pixels);
   }
+  glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, pixels);
 }
 
 void ImageTexture::draw(ImDrawList* list, const ImVec2& p0, const ImVec2& p1) const {

@@ -2,7 +2,9 @@
 // in an ImGui draw list. The texture is allocated once per size and refreshed with
 // glTexSubImage2D; the quad is drawn with premultiplied-alpha blending, or with none for an
 // opaque picture (a software GL then shades it for less), set by a draw-list callback, and
-// ImGui's own state is restored after.
+// ImGui's own state is restored after. The texture keeps its texels in BGRA order (the GL
+// reorders them on upload), which Mesa's llvmpipe copies and blends without running a shader
+// where nothing else is drawn, when the quad is drawn by a program that only samples it.
 #pragma once
 
 #include <cstdint>
@@ -44,6 +46,9 @@ class ImageTexture {
   // the texture that quad shows and the version of its pixels (no two uploads anywhere share
   // one). False as well while pixels wait to be uploaded: they are about to change.
   static bool version_of(const ImDrawCmd& command, unsigned& texture, std::uint64_t& version);
+  // Whether the command is the callback draw() adds before its quad, whose colour is white: a
+  // renderer may draw that quad with a program that only samples the texture.
+  static bool starts_picture(const ImDrawCmd& command);
 
  private:
   static void before_drawing(const ImDrawList* list, const ImDrawCmd* command);  // the callback

@@ -2,6 +2,7 @@
 
 #include "app/platform/gl.hpp"
 #include "app/render/gl_helpers.hpp"
+#include "app/render/image_texture.hpp"
 #include "app/render/shader_sources.hpp"
 
 #include <imgui.h>
@@ -379,15 +380,19 @@ void UiRenderer::draw_picture(const ImDrawData* draw_data) {
   const int framebuffer_height = static_cast<int>(draw_data->DisplaySize.y * scale.y);
   glScissor(area.x, framebuffer_height - area.y - area.height, area.width, area.height);
   glDisable(GL_BLEND);
+  use_picture_program(draw_data);
+  glBindTexture(GL_TEXTURE_2D, picture.texture);
+  glDrawElements(GL_TRIANGLES, static_cast<GLsizei>(indices_.size()), GL_UNSIGNED_INT, nullptr);
+  glUseProgram(program_);
+  glEnable(GL_BLEND);
+}
+
+void UiRenderer::use_picture_program(const ImDrawData* draw_data) {
   float projection[16];
   ui_projection(*draw_data, projection);
   glUseProgram(picture_program_);
   glUniformMatrix4fv(picture_projection_, 1, GL_FALSE, projection);
   glUniform1i(picture_sampler_, 0);
-  glBindTexture(GL_TEXTURE_2D, picture.texture);
-  glDrawElements(GL_TRIANGLES, static_cast<GLsizei>(indices_.size()), GL_UNSIGNED_INT, nullptr);
-  glUseProgram(program_);
-  glEnable(GL_BLEND);
 }
 
 void UiRenderer::draw_commands(const ImDrawList* list, const ImDrawData* draw_data) {
@@ -401,6 +406,7 @@ void UiRenderer::draw_commands(const ImDrawList* list, const ImDrawData* draw_da
         set_up_state(draw_data, framebuffer_width, framebuffer_height);
       } else {
         command.UserCallback(list, &command);
+        if (ImageTexture::starts_picture(command)) use_picture_program(draw_data);
       }
       continue;
     }

@@ -56,7 +56,11 @@ class UiRenderer {
 
  private:
   void set_up_state(const ImDrawData* draw_data, int framebuffer_width, int framebuffer_height);
-  // Draws the rewritten list's commands into the frame.
+  // The program that only samples its texture (kept pictures, pictures made on the CPU), its
+  // projection the frame's.
+  void use_picture_program(const ImDrawData* draw_data);
+  // Draws the rewritten list's commands into the frame. A picture made on the CPU
+  // (render/image_texture.hpp) is drawn by the program that only samples.
   void draw_commands(const ImDrawList* list, const ImDrawData* draw_data);
   // Shows the picture of the list the list cache was last asked about (its pieces), with this
   // renderer's state set up for the frame.
