@@ -20,7 +20,5 @@ unsigned create_nearest_texture();
 // The orthographic projection from ImGui's display coordinates (top-left origin) to clip space,
 // column-major for glUniformMatrix4fv.
 void ui_projection(const ImDrawData& draw_data, float projection[16]);
-// The same for the part of the display from (left, top) to (right, bottom).
-void ortho_projection(float left, float right, float top, float bottom, float projection[16]);
 
 }  // namespace attnviz::render

@@ -32,10 +32,8 @@ void ImageTexture::before_drawing(const ImDrawList*, const ImDrawCmd* command) {
 
 void ImageTexture::upload_when_drawn(const view::Canvas& canvas) {
   if (canvas.width() <= 0 || canvas.height() <= 0) {
-    width_ = height_ = 0;
     pending_ = nullptr;
-    uploaded_.clear();
-    version_ = ++last_version;
+    forget_pixels();
     return;
   }
   if (!texture_) texture_ = create_nearest_texture();  // the draw list needs its name now
@@ -46,21 +44,25 @@ ImageTexture::~ImageTexture() {
   if (texture_) glDeleteTextures(1, &texture_);
 }
 
+void ImageTexture::forget_pixels() {
+  width_ = height_ = 0;
+  uploaded_.clear();
+  version_ = ++last_version;
+}
+
+bool ImageTexture::starts_picture(const ImDrawCmd& command) { return command.UserCallback == &before_drawing; }
+
 bool ImageTexture::version_of(const ImDrawCmd& command, unsigned& texture, std::uint64_t& version) {
-  if (command.UserCallback != &before_drawing) return false;
+  if (!starts_picture(command)) return false;
   const auto* image = static_cast<const ImageTexture*>(command.UserCallbackData);
   texture = image->texture_;
   version = image->version_;
   return image->pending_ == nullptr;
 }
 
-bool ImageTexture::starts_picture(const ImDrawCmd& command) { return command.UserCallback == &before_drawing; }
-
 void ImageTexture::upload(int width, int height, const std::uint32_t* pixels) {
   if (width <= 0 || height <= 0) {
-    width_ = height_ = 0;
-    uploaded_.clear();
-    version_ = ++last_version;
+    forget_pixels();
     return;
   }
   const std::size_t count = static_cast<std::size_t>(width) * static_cast<std::size_t>(height);

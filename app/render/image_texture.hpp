@@ -52,6 +52,7 @@ class ImageTexture {
 
  private:
   static void before_drawing(const ImDrawList* list, const ImDrawCmd* command);  // the callback
+  void forget_pixels();  // no picture now: a new version
 
   Alpha alpha_ = Alpha::Premultiplied;
   const view::Canvas* pending_ = nullptr;  // pixels to upload before the next drawing

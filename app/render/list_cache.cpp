@@ -1,6 +1,7 @@
 #include "app/render/list_cache.hpp"
 
 #include "app/platform/gl.hpp"
+#include "app/render/gl_helpers.hpp"
 #include "app/render/image_texture.hpp"
 
 #include <algorithm>
@@ -167,15 +168,11 @@ void ListCache::record(unsigned framebuffer, int framebuffer_height) {
   Entry* entry = &entries_[current_];
   const Area& area = entry->area;
   if (!entry->framebuffer) glGenFramebuffers(1, &entry->framebuffer);
-  if (!entry->texture) glGenTextures(1, &entry->texture);
+  if (!entry->texture) entry->texture = create_nearest_texture();
   glBindTexture(GL_TEXTURE_2D, entry->texture);
   if (entry->texture_width != area.width || entry->texture_height != area.height) {
     // BGRA in memory (an unsized format given BGRA texels): llvmpipe copies such a texture into
     // the frame a row at a time, without running a shader.
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-    glTexParameteri(GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
     glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA, area.width, area.height, 0, GL_BGRA, GL_UNSIGNED_BYTE, nullptr);
     entry->texture_width = area.width;
     entry->texture_height = area.height;

@@ -55,8 +55,7 @@ class ListCache {
   void begin_frame() { replayed_ = 0; }
   // Once per list, in drawing order. `under` is whether a list drawn earlier this frame lies in
   // `area` that was not the same as in the last frame (Use::Draw); `font_texture` the texture of
-  // ImGui's geometry. The list it was asked
-  // about is the one record() and picture() act on.
+  // ImGui's geometry. The list it was asked about is the one record() and picture() act on.
   Use use(const ImDrawList& list, const ImDrawData& draw_data, const Area& area, bool under, ImTextureID font_texture);
   // For Record, once the list is drawn into `framebuffer` (the frame's, still bound, of
   // `framebuffer_height` pixels): copies the list's area of it into the list's picture: the list

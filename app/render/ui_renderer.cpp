@@ -69,7 +69,9 @@ bool UiRenderer::init(std::string& error) {
   picture_program_ = link_program("picture", kPictureVertexShader, kPictureFragmentShader, {{kPosition, "Position"}, {kUv, "UV"}}, error);
   if (!picture_program_) return false;
   picture_projection_ = glGetUniformLocation(picture_program_, "ProjMtx");
-  picture_sampler_ = glGetUniformLocation(picture_program_, "Picture");
+  glUseProgram(picture_program_);
+  glUniform1i(glGetUniformLocation(picture_program_, "Picture"), 0);  // unit 0 always
+  glUseProgram(0);
   glGenVertexArrays(1, &vertex_array_);
   glGenBuffers(1, &vertex_buffer_);
   glGenBuffers(1, &index_buffer_);
@@ -392,7 +394,6 @@ void UiRenderer::use_picture_program(const ImDrawData* draw_data) {
   ui_projection(*draw_data, projection);
   glUseProgram(picture_program_);
   glUniformMatrix4fv(picture_projection_, 1, GL_FALSE, projection);
-  glUniform1i(picture_sampler_, 0);
 }
 
 void UiRenderer::draw_commands(const ImDrawList* list, const ImDrawData* draw_data) {

@@ -79,7 +79,7 @@ class UiRenderer {
   unsigned program_ = 0;
   int projection_ = -1, sampler_ = -1;
   unsigned picture_program_ = 0;
-  int picture_projection_ = -1, picture_sampler_ = -1;
+  int picture_projection_ = -1;
   unsigned vertex_array_ = 0, vertex_buffer_ = 0, index_buffer_ = 0;
   TextCache text_;
   bool text_cache_on_ = true;
