@@ -15,6 +15,7 @@
 #include "core/version.hpp"
 
 #include <imgui.h>
+#include <imgui_internal.h>  // the caret blink timer of the text field being typed into
 #include <stb_image_write.h>
 
 #include <algorithm>
@@ -25,6 +26,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <limits>
 #include <sstream>
 
 #include <sys/resource.h>
@@ -159,6 +161,13 @@ int App::run() {
     render_frames();
     return write_screenshot(*options_.screenshot);
   }
+  pacer_ = FramePacer(backend_.refresh_rate());
+  // ATTNVIZ_EXIT_AFTER=SECONDS closes the window after that long and reports how many frames were
+  // drawn (the tests check that an idle app sleeps).
+  const char* exit_after_text = std::getenv("ATTNVIZ_EXIT_AFTER");
+  const double exit_after = exit_after_text ? std::strtod(exit_after_text, nullptr) : 0.0;
+  const double loop_start = backend_.time();
+  long frames_drawn = 0;
   while (!backend_.should_close()) {
     frame();
     if (png_request_) {
@@ -167,7 +176,12 @@ int App::run() {
     } else {
       backend_.end_frame();
     }
+    ++frames_drawn;
+    if (exit_after > 0 && backend_.time() - loop_start >= exit_after) backend_.request_close();
+    else wait_for_next_frame();
   }
+  if (exit_after > 0)
+    std::fprintf(stderr, "attnviz: %ld frames in %.1f s\n", frames_drawn, backend_.time() - loop_start);
   // A clean exit keeps the recovery file only while there are unsaved edits.
   if (!state_.unsaved() && !recovery_offer_) autosave_.discard();
   return 0;
@@ -223,6 +237,8 @@ void App::open_dropped_file(const std::string& path) {
 }
 
 void App::frame() {
+  frame_start_ = backend_.time();
+  state_.redraw_in = std::numeric_limits<double>::infinity();
   apply_theme_and_fonts();
   for (const std::string& path : backend_.take_dropped_files()) open_dropped_file(path);
   backend_.new_frame();
@@ -757,6 +773,35 @@ int App::run_bench(int frames) {
                first_frame_ms, peak_resident_mb(), state_.compute_error.empty() ? "" : "; error: ",
                state_.compute_error.c_str());
   return state_.compute_error.empty() ? 0 : 1;
+}
+
+// Sleeps until the next frame is due: at once while the user is doing something, after input for
+// a few frames, when something drawn changes by itself, else when input comes.
+void App::wait_for_next_frame() {
+  const ImGuiIO& io = ImGui::GetIO();
+  FrameActivity activity;
+  activity.now = backend_.time();
+  activity.frame_start = frame_start_;
+  activity.input_events = backend_.input_events();
+  // A text field stays the active item while it has the keyboard: what it shows changes with
+  // keys (input) and its caret (text_input), not every frame.
+  const auto held = [](const auto& buttons) { return std::any_of(std::begin(buttons), std::end(buttons), [](bool down) { return down; }); };
+  activity.interacting = (ImGui::IsAnyItemActive() && !io.WantTextInput) || held(io.MouseDown) || held(io.KeysDown);
+  activity.text_input = io.WantTextInput;
+  activity.next_change = frame_start_ + state_.redraw_in;
+  // The caret of the text field being typed into next blinks on or off: ImGui shows it while its
+  // timer (reset by every key) is at most 0, and for 0.8 s of every 1.2 s after.
+  if (const ImGuiInputTextState* text = io.WantTextInput ? ImGui::GetInputTextState(ImGui::GetActiveID()) : nullptr;
+      text && io.ConfigInputTextCursorBlink) {
+    constexpr double kBlinkPeriod = 1.2, kBlinkOn = 0.8;
+    const double timer = text->CursorAnim, phase = std::fmod(std::max(timer, 0.0), kBlinkPeriod);
+    const double toggle_in = timer <= 0 ? -timer : (phase < kBlinkOn ? kBlinkOn - phase : kBlinkPeriod - phase);
+    activity.text_input = false;  // no need to look in often: the next toggle is known
+    activity.next_change = std::min(activity.next_change, frame_start_ + toggle_in + 0.01);
+  }
+  if (status_until_ > activity.now) activity.next_change = std::min(activity.next_change, status_until_);
+  const FramePlan plan = pacer_.plan(activity);
+  backend_.wait(plan.earliest, plan.latest);
 }
 
 // -----------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 #include "app/app_state.hpp"
 #include "app/autosave.hpp"
 #include "app/file_dialog.hpp"
+#include "app/frame_pacing.hpp"
 #include "app/recent_files.hpp"
 #include "app/history.hpp"
 #include "app/options.hpp"
@@ -34,6 +35,7 @@ class App {
   float lesson_band_height() const;
   float draw_notice_bar();  // returns its height
   void render_frames();
+  void wait_for_next_frame();  // the interactive loop's pause between frames (app/frame_pacing.hpp)
   int run_bench(int frames);  // --bench-frames
   int write_screenshot(const std::string& path);
   Status write_png(const std::string& path, const view::Rect& crop, int scale);
@@ -83,6 +85,8 @@ class App {
   std::optional<Scenario> recovery_offer_;  // an earlier run's unsaved work, awaiting an answer
   std::vector<std::pair<std::string, std::string>> lesson_titles_;  // built-in lessons: id, title
   CenterView centre_view_shown_ = CenterView::Heatmaps;  // the tab the tab bar last showed
+  FramePacer pacer_;
+  double frame_start_ = 0;  // when the frame being drawn began (the backend's clock)
 };
 
 }  // namespace attnviz::app

@@ -10,6 +10,7 @@
 #include "core/scenario.hpp"
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string_view>
 #include <string>
@@ -90,6 +91,13 @@ struct AppState {
   TokenRef hovered;       // hovered in the previous frame: what every view highlights
   TokenRef hovered_next;  // collected while this frame draws
   TokenRef pinned;        // highlighted until changed (a lesson step's key)
+  // Seconds from this frame's start until something it drew changes by itself (a tooltip's delay
+  // runs out, a notice expires): the app draws a frame then even without input
+  // (app/frame_pacing.hpp). Reset every frame; panels lower it with redraw_within().
+  double redraw_in = std::numeric_limits<double>::infinity();
+  void redraw_within(double seconds) {
+    if (seconds > 0 && seconds < redraw_in) redraw_in = seconds;
+  }
   LessonState lesson;
   UiSettings ui;
   FrameLayout layout;

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 
 namespace attnviz::app {
 namespace {
@@ -83,6 +84,17 @@ void MatrixEditor::begin_frame(Theme theme, ImFont* bold_font) {
   row_h_ = std::round(font_ * 1.3f);
   if (typing_.id != 0 && typing_.drawn_frame < frame_ - 1) typing_ = {};  // its grid went away
   show_notice();
+}
+
+double MatrixEditor::next_change_in() const {
+  const double now = ImGui::GetTime();
+  // A little past each moment, so that the frame drawn then is past it too.
+  constexpr double kMargin = 0.01;
+  double in = std::numeric_limits<double>::infinity();
+  if (hover_.id != 0 && drag_.id == 0 && typing_.id == 0 && hover_.since + kTooltipDelay >= now)
+    in = hover_.since + kTooltipDelay - now + kMargin;
+  if (notice_.until >= now) in = std::min(in, notice_.until - now + kMargin);
+  return in;
 }
 
 void MatrixEditor::fit_rows(float height, int max_rows) {
@@ -435,7 +447,7 @@ MatrixGridEvents MatrixEditor::draw(const MatrixGridSpec& spec, ImVec2 origin) {
     ImGui::SetTooltip("%s = %s", name, value_text);
   } else if (hover_r >= 0 && drag_.id == 0 && notice_.until < ImGui::GetTime()) {
     if (hover_.id != grid_id || hover_.row != hover_r || hover_.col != hover_c) hover_ = {grid_id, hover_r, hover_c, ImGui::GetTime()};
-    if (ImGui::GetTime() - hover_.since > 0.45 && typing_.id == 0) {
+    if (ImGui::GetTime() - hover_.since > kTooltipDelay && typing_.id == 0) {
       cell_name(hover_r, hover_c, name, sizeof name);
       view::format_number_into(value_text, sizeof value_text, value_at(hover_r, hover_c), 4);
       ImGui::BeginTooltip();

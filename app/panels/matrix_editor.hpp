@@ -70,6 +70,10 @@ class MatrixEditor {
   bool begin_menu(const MatrixGridSpec& spec, bool open);
   void end_menu();
 
+  // Seconds until something the grids show changes by itself (a cell's tooltip appears, a notice
+  // goes); infinity when nothing does.
+  double next_change_in() const;
+
   // Drag speed per pixel for a matrix whose largest magnitude is `limit`.
   static float drag_speed(float limit, bool fine);
   // Parses typed text as a finite float ("1e38" is allowed, "1e39", "nan", "inf" are not).
@@ -87,6 +91,8 @@ class MatrixEditor {
   void open_typing(ImGuiID grid_id, int row, int col, float value);
   void draw_typing(const MatrixGridSpec& spec, const ImVec2& cell_min, float width, MatrixGridEvents& events);
   void show_notice();
+
+  static constexpr double kTooltipDelay = 0.45;  // seconds over a cell before its tooltip shows
 
   Theme theme_ = Theme::Light;
   ImFont* bold_font_ = nullptr;

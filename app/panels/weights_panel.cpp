@@ -446,6 +446,7 @@ class WeightsPanel final : public Panel {
       content_h = std::max(content_h, grid.y);
       x += grid.x + gap;
     }
+    state.redraw_within(editor_.next_change_in());
     // The scrolling extent.
     ImGui::SetCursorScreenPos(origin);
     ImGui::Dummy(ImVec2(x - origin.x - gap, content_h));

@@ -10,10 +10,12 @@
 #include <algorithm>
 #include <array>
 #include <cfloat>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
+#include <thread>
 
 namespace attnviz::platform {
 namespace {
@@ -24,10 +26,28 @@ void on_glfw_error(int code, const char* description) {
   g_glfw_error = "GLFW error " + std::to_string(code) + ": " + (description ? description : "");
 }
 
+WindowEvents& events_of(GLFWwindow* window) { return *static_cast<WindowEvents*>(glfwGetWindowUserPointer(window)); }
+
 void on_drop(GLFWwindow* window, int count, const char** paths) {
-  auto* self = static_cast<std::vector<std::string>*>(glfwGetWindowUserPointer(window));
-  for (int i = 0; i < count; ++i) self->emplace_back(paths[i]);
+  WindowEvents& events = events_of(window);
+  ++events.count;
+  for (int i = 0; i < count; ++i) events.dropped.emplace_back(paths[i]);
 }
+
+// Every other event is only counted: the frame pacer draws frames after any of them (ImGui's
+// backend reads the input itself, and calls these, installed before it, after its own).
+void count_event(GLFWwindow* window) { ++events_of(window).count; }
+void on_cursor_position(GLFWwindow* window, double, double) { count_event(window); }
+void on_cursor_enter(GLFWwindow* window, int) { count_event(window); }
+void on_mouse_button(GLFWwindow* window, int, int, int) { count_event(window); }
+void on_scroll(GLFWwindow* window, double, double) { count_event(window); }
+void on_key(GLFWwindow* window, int, int, int, int) { count_event(window); }
+void on_char(GLFWwindow* window, unsigned int) { count_event(window); }
+void on_focus(GLFWwindow* window, int) { count_event(window); }
+void on_window_size(GLFWwindow* window, int, int) { count_event(window); }
+void on_refresh(GLFWwindow* window) { count_event(window); }
+void on_content_scale(GLFWwindow* window, float, float) { count_event(window); }
+void on_iconify(GLFWwindow* window, int) { count_event(window); }
 
 // Glyphs the app prints: Latin, Greek, Cyrillic, Hebrew, Arabic letters (unshaped), general
 // punctuation, sub/superscripts, arrows, mathematical operators (√ Σ · ⊙ ∞ −), shapes.
@@ -102,8 +122,19 @@ bool Backend::init(const WindowOptions& options, std::string& error) {
   }
   glfwMakeContextCurrent(window_);
   glfwSwapInterval(options.vsync ? 1 : 0);
-  glfwSetWindowUserPointer(window_, &dropped_);
+  glfwSetWindowUserPointer(window_, &events_);
   glfwSetDropCallback(window_, on_drop);
+  glfwSetCursorPosCallback(window_, on_cursor_position);
+  glfwSetCursorEnterCallback(window_, on_cursor_enter);
+  glfwSetMouseButtonCallback(window_, on_mouse_button);
+  glfwSetScrollCallback(window_, on_scroll);
+  glfwSetKeyCallback(window_, on_key);
+  glfwSetCharCallback(window_, on_char);
+  glfwSetWindowFocusCallback(window_, on_focus);
+  glfwSetFramebufferSizeCallback(window_, on_window_size);
+  glfwSetWindowRefreshCallback(window_, on_refresh);
+  glfwSetWindowContentScaleCallback(window_, on_content_scale);
+  glfwSetWindowIconifyCallback(window_, on_iconify);
   float scale_x = 1.0f, scale_y = 1.0f;
   glfwGetWindowContentScale(window_, &scale_x, &scale_y);
   content_scale_ = std::max(1.0f, scale_y);
@@ -294,8 +325,24 @@ double Backend::time() const { return glfwGetTime(); }
 
 std::vector<std::string> Backend::take_dropped_files() {
   std::vector<std::string> files;
-  files.swap(dropped_);
+  files.swap(events_.dropped);
   return files;
+}
+
+void Backend::wait(double earliest, double latest) {
+  if (const double early = earliest - time(); early > 0)
+    std::this_thread::sleep_for(std::chrono::duration<double>(early));
+  if (std::isinf(latest) && latest > 0) {
+    glfwWaitEvents();
+  } else if (const double remaining = latest - time(); remaining > 0) {
+    glfwWaitEventsTimeout(remaining);
+  }
+}
+
+double Backend::refresh_rate() const {
+  GLFWmonitor* monitor = glfwGetPrimaryMonitor();
+  const GLFWvidmode* mode = monitor ? glfwGetVideoMode(monitor) : nullptr;
+  return mode ? mode->refreshRate : 0.0;
 }
 
 }  // namespace attnviz::platform

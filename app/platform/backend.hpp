@@ -23,6 +23,12 @@ struct WindowOptions {
   std::string title = "AttnViz";
 };
 
+// What the window's event callbacks collect (GLFW calls C functions: this is their user pointer).
+struct WindowEvents {
+  std::vector<std::string> dropped;  // files dropped onto the window, not yet taken
+  std::uint64_t count = 0;           // events of any kind so far
+};
+
 struct Fonts {
   float pixel_size = 16;  // before the content scale
 };
@@ -40,6 +46,13 @@ class Backend {
   bool should_close() const;
   void request_close();
   void new_frame();  // polls events, starts an ImGui frame
+  // Sleeps until `earliest` (time()), then waits for an event or until `latest` (infinity: for an
+  // event), whichever comes first; events already waiting end the wait at once.
+  void wait(double earliest, double latest);
+  // Events of any kind so far: input, resizing, focus, exposure, files dropped.
+  std::uint64_t input_events() const { return events_.count; }
+  // The primary display's refresh rate in Hz; 0 when it does not say.
+  double refresh_rate() const;
   // Screenshots must not depend on where the pointer happens to be (Xvfb puts it mid-screen).
   void set_ignore_mouse(bool ignore) { ignore_mouse_ = ignore; }
   void end_frame();  // renders ImGui and presents
@@ -80,7 +93,7 @@ class Backend {
   bool imgui_ready_ = false;
   bool ignore_mouse_ = false;
   float content_scale_ = 1.0f;
-  std::vector<std::string> dropped_;
+  WindowEvents events_;
   static constexpr std::size_t kMaxExtraCharacters = 4096;
   std::set<unsigned short> extra_characters_;  // asked for by add_characters(), kept for good
   std::vector<unsigned short> extra_ranges_;   // ... as ImGui glyph ranges, alive as long as the fonts

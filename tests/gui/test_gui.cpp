@@ -309,6 +309,23 @@ TEST_CASE("a killed app leaves a recovery file that restores the edits") {
   CHECK(load_json(layout)["heatmap"]["rows"] == 6);
 }
 
+TEST_CASE("an idle app sleeps between the frames it needs") {
+  // Nothing happens for 3 s: the first frames settle the layout, then the app sleeps until input
+  // comes, looking in twice a second (app/frame_pacing.hpp). An app drawing as fast as it can,
+  // as this one did, draws hundreds of frames here even with a software GL.
+  TempDir dir;
+  const Run run = run_app({"--size", "1280x720"}, dir.path, true,
+                          "ATTNVIZ_EXIT_AFTER=3 ATTNVIZ_STATE_DIR=" + quoted((dir.path / "state").string()));
+  INFO("stderr: " << run.errors);
+  REQUIRE(run.status == 0);
+  std::smatch match;
+  REQUIRE(std::regex_search(run.errors, match, std::regex(R"(attnviz: ([0-9]+) frames in ([0-9.]+) s)")));
+  const int frames = std::stoi(match[1]);
+  CHECK(std::stod(match[2]) >= 3.0);
+  CHECK(frames >= 4);   // the frames that settle the layout
+  CHECK(frames <= 20);  // and then about two a second
+}
+
 TEST_CASE("--recover without unsaved work says so") {
   TempDir dir;
   const std::string command = "ATTNVIZ_STATE_DIR=" + quoted((dir.path / "empty").string()) + " " +
