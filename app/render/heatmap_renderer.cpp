@@ -6,11 +6,16 @@
 
 #include <imgui.h>
 
+#include <bit>
 #include <cstdio>
 #include <vector>
 
 namespace attnviz::render {
+namespace {
 
+std::uint64_t last_content_version = 0;  // the last upload's, of any stack (the GL thread's)
+
+}  // namespace
 
 // -----------------------------------------------------------------------------
 // MatrixStackTexture
@@ -36,6 +41,7 @@ void MatrixStackTexture::update(const std::vector<const Matrix*>& stack, std::ui
     glTexSubImage2D(GL_TEXTURE_2D, 0, 0, b * rows, cols, rows, GL_RED, GL_FLOAT,
                     stack[static_cast<std::size_t>(b)]->data());
   version_ = version;
+  content_version_ = ++last_content_version;
   uploaded_ = true;
 }
 
@@ -94,6 +100,15 @@ void HeatmapRenderer::on_draw(const ImDrawList*, const ImDrawCmd* command) {
   params->renderer->bind(*params);
 }
 
+bool HeatmapRenderer::state_of(const ImDrawCmd& command, unsigned& texture, std::array<std::uint64_t, 3>& state) {
+  if (command.UserCallback != &HeatmapRenderer::on_draw) return false;
+  const auto* params = static_cast<const DrawParams*>(command.UserCallbackData);
+  texture = params->texture;
+  state = {params->content_version, static_cast<std::uint64_t>(params->colormap_row),
+           std::uint64_t{std::bit_cast<std::uint32_t>(params->low)} << 32 | std::bit_cast<std::uint32_t>(params->high)};
+  return true;
+}
+
 void HeatmapRenderer::bind(const DrawParams& params) {
   if (failed_ || (!program_ && !link_program())) return;
   float projection[16];
@@ -115,7 +130,8 @@ void HeatmapRenderer::draw(ImDrawList* list, const MatrixStackTexture& stack, in
                            float low, float high) {
   if (!stack.texture() || params_used_ >= static_cast<int>(params_.size())) return;
   DrawParams& params = params_[static_cast<std::size_t>(params_used_++)];
-  params = {this, static_cast<int>(colormap), low, high > low ? high : low + 1.0f};
+  params = {this, static_cast<int>(colormap), low, high > low ? high : low + 1.0f, stack.texture(),
+            stack.content_version()};
   const float blocks = static_cast<float>(stack.blocks());
   list->AddCallback(&HeatmapRenderer::on_draw, &params);
   list->AddImage(reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(stack.texture())), p0, p1,

@@ -31,13 +31,16 @@ class MatrixStackTexture {
   // Non-finite values are uploaded as they are (the shader clamps them).
   void update(const std::vector<const Matrix*>& stack, std::uint64_t version);
   unsigned texture() const { return texture_; }
+  // Changes with every upload, and differs between stacks: the same content while it is the same.
+  std::uint64_t content_version() const { return content_version_; }
   int rows_per_block() const { return rows_; }
   int blocks() const { return blocks_; }
 
  private:
   unsigned texture_ = 0;
   int rows_ = 0, cols_ = 0, blocks_ = 0;
-  std::uint64_t version_ = 0;
+  std::uint64_t version_ = 0;          // the caller's, of the last upload
+  std::uint64_t content_version_ = 0;  // this texture's content (see content_version())
   bool uploaded_ = false;
 };
 
@@ -59,6 +62,12 @@ class HeatmapRenderer {
   void draw(ImDrawList* list, const MatrixStackTexture& stack, int block, const ImVec2& p0,
             const ImVec2& p1, view::ColormapId colormap, float low, float high);
 
+  // For a draw-list command: whether it is the callback draw() adds before its quad, and if so
+  // the texture that quad shows and what else decides its pixels (the texture's content version,
+  // the colormap and the range), so that a list drawing the same heatmaps can be kept as a
+  // picture (render/list_cache.hpp).
+  static bool state_of(const ImDrawCmd& command, unsigned& texture, std::array<std::uint64_t, 3>& state);
+
   MatrixStackTexture weights;  // α of every head, stacked (the views share it)
 
  private:
@@ -66,6 +75,8 @@ class HeatmapRenderer {
     HeatmapRenderer* renderer;
     int colormap_row;
     float low, high;
+    unsigned texture;                // the stack's
+    std::uint64_t content_version;  // ... and its content's, when drawn
   };
   static void on_draw(const ImDrawList* list, const ImDrawCmd* command);
   void bind(const DrawParams& params);

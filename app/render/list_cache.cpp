@@ -2,9 +2,11 @@
 
 #include "app/platform/gl.hpp"
 #include "app/render/gl_helpers.hpp"
+#include "app/render/heatmap_renderer.hpp"
 #include "app/render/image_texture.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -121,38 +123,45 @@ ListCache::Use ListCache::use(const ImDrawList& list, const ImDrawData& draw_dat
   if (!entry) return Use::Draw;
   entry->seen = true;
   bool keepable = !under && !area.empty() && !entry->cannot_record;
-  // Textures: the font's, and pictures made on the CPU (ImageTexture) whose pixels are versioned.
-  images_.clear();
-  unsigned image_texture = 0;  // the texture of the last ImageTexture callback: its quad follows
+  // Textures: the font's, pictures made on the CPU (ImageTexture) whose pixels are versioned, and
+  // heatmaps, whose content is.
+  callback_states_.clear();
+  unsigned callback_texture = 0;  // the texture of the last such callback: its quad follows
   for (int c = 0; c < list.CmdBuffer.Size && keepable; ++c) {
     const ImDrawCmd& command = list.CmdBuffer[c];
     if (command.UserCallback == ImDrawCallback_ResetRenderState) continue;
-    std::uint64_t version = 0;
     if (command.UserCallback) {
-      keepable = ImageTexture::version_of(command, image_texture, version);
-      images_.push_back(version);
+      std::uint64_t version = 0;
+      std::array<std::uint64_t, 3> heatmap{};
+      if (ImageTexture::version_of(command, callback_texture, version)) {
+        callback_states_.push_back(version);
+      } else if (HeatmapRenderer::state_of(command, callback_texture, heatmap)) {
+        callback_states_.insert(callback_states_.end(), heatmap.begin(), heatmap.end());
+      } else {
+        keepable = false;
+      }
       continue;
     }
     const ImTextureID texture = command.GetTexID();
     keepable = texture == font_texture ||
-               (image_texture != 0 && texture == reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(image_texture)));
+               (callback_texture != 0 && texture == reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(callback_texture)));
   }
   if (!keepable) {
     entry->picture_valid = false;
     entry->vertices.clear();
     entry->indices.clear();
     entry->commands.clear();
-    entry->images.clear();
+    entry->callback_states.clear();
     return Use::Draw;
   }
   const ImVec4 background = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
   const ImVec2 position = draw_data.DisplayPos, scale = draw_data.FramebufferScale;
-  const bool unchanged = same(*entry, list) && entry->images == images_ && entry->area == area && entry->display_position.x == position.x &&
+  const bool unchanged = same(*entry, list) && entry->callback_states == callback_states_ && entry->area == area && entry->display_position.x == position.x &&
                          entry->display_position.y == position.y && entry->framebuffer_scale.x == scale.x &&
                          entry->framebuffer_scale.y == scale.y && equal(entry->background, background);
   if (!unchanged) {
     store(*entry, list);
-    entry->images = images_;
+    entry->callback_states = callback_states_;
     entry->area = area;
     entry->display_position = position;
     entry->framebuffer_scale = scale;

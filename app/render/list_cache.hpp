@@ -12,10 +12,11 @@
 // own). Reading a picture costs a software GL more than clearing: pictures are read from memory
 // once a frame, not cache.
 //
-// Only a list that draws nothing but ImGui's own geometry from the font texture and pictures made
-// on the CPU (render/image_texture.hpp) is kept, and only while those pictures' pixels keep their
-// version: no other callbacks, no other textures, whose contents could change under an unchanged
-// list. And only while what lies under it stays as it was: every list drawn earlier in the frame
+// Only a list that draws nothing but ImGui's own geometry from the font texture, pictures made
+// on the CPU (render/image_texture.hpp) and heatmaps (render/heatmap_renderer.hpp) is kept, and
+// only while those pictures' pixels keep their version and the heatmaps their content, colormap
+// and range: no other callbacks, no other textures, whose contents could change under an
+// unchanged list. And only while what lies under it stays as it was: every list drawn earlier in the frame
 // under it must be the same as in the last frame too.
 #pragma once
 
@@ -95,7 +96,9 @@ class ListCache {
     std::vector<ImDrawVert> vertices;
     std::vector<ImDrawIdx> indices;
     std::vector<Command> commands;
-    std::vector<std::uint64_t> images;  // the versions of the pictures made on the CPU it shows
+    // What decides the pixels of its callbacks' quads: the versions of the pictures made on the
+    // CPU it shows, and its heatmaps' content versions, colormaps and ranges.
+    std::vector<std::uint64_t> callback_states;
     Area area;
     ImVec2 display_position, framebuffer_scale;
     ImVec4 background;
@@ -113,7 +116,7 @@ class ListCache {
   static void release(Entry& entry);
 
   std::vector<Entry> entries_;
-  std::vector<std::uint64_t> images_;  // use()'s: the list's pictures' versions
+  std::vector<std::uint64_t> callback_states_;  // use()'s, for the list asked about
   std::size_t current_ = 0;  // the entry use() was last asked about (entries_.size(): none)
   int replayed_ = 0;
   view::TileCover cover_;  // find_pieces()'s working tiles

@@ -418,6 +418,24 @@ TEST_CASE("windows shown from kept pictures look the same as drawn afresh") {
   CHECK_MESSAGE(different == 0, different << " pixels differ");
 }
 
+// The heatmaps are drawn by a shader from a float texture (render/heatmap_renderer.hpp): a window
+// of them is kept while the texture's content, the colormap and the range stay the same.
+TEST_CASE("a window of heatmaps that did not change is shown from a kept picture") {
+  TempDir dir;
+  const fs::path kept = dir.path / "kept.png", fresh = dir.path / "fresh.png", layout = dir.path / "layout.json";
+  for (const auto& [png, environment] : {std::pair{kept, std::string()}, std::pair{fresh, std::string("ATTNVIZ_NO_LIST_CACHE=1")}}) {
+    const Run run = run_app({"--screenshot", png.string(), "--size", "1280x720", "--frames", "4", "--panels", "heatmaps",
+                             "--layout-out", layout.string()},
+                            dir.path, true, environment);
+    INFO("stderr: " << run.errors);
+    REQUIRE(run.status == 0);
+    if (png == kept)  // the menu bar and the centre views
+      CHECK(nlohmann::json::parse(testing::read_whole_file(layout))["windows_from_kept_pictures"].get<int>() == 2);
+  }
+  const int different = pixels_differing(load_png(kept), load_png(fresh), 0);
+  CHECK_MESSAGE(different == 0, different << " pixels differ");
+}
+
 // The number in "N windows shown from kept pictures" on the bench line.
 int windows_from_kept_pictures(const std::string& bench_line) {
   const std::string what = " windows shown from kept pictures";
