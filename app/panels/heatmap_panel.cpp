@@ -53,10 +53,15 @@ class HeatmapPanel final : public Panel {
     const float strip = heads > 1 ? std::clamp(available.x * 0.2f, font * 5.0f, font * 12.0f) : 0.0f;
     const view::Rect main_area{origin.x, origin.y + font * 1.6f, available.x - strip - (strip > 0 ? font : 0.0f),
                                available.y - font * 1.6f};
-    draw_header(state, origin, main_area.w);
     draw_main(state, context, main_area);
+    // Cells stop growing at a size (a short sentence in a wide view): the colour scale ends above
+    // the grid's right edge, and the thumbnails follow it rather than the far side of the view.
+    const view::Rect& grid = state.layout.heatmap.grid;
+    const float used_w = grid.empty() ? main_area.w : std::clamp(grid.right() - origin.x, font * 16.0f, main_area.w);
+    draw_header(state, origin, used_w);
     if (strip > 0)
-      draw_thumbnails(state, context, {origin.x + available.x - strip, origin.y, strip, available.y});
+      draw_thumbnails(state, context,
+                      {std::min(origin.x + available.x - strip, origin.x + used_w + font * 1.5f), origin.y, strip, available.y});
     ImGui::Dummy(available);
   }
 
