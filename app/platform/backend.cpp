@@ -10,12 +10,10 @@
 #include <algorithm>
 #include <array>
 #include <cfloat>
-#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
-#include <thread>
 
 namespace attnviz::platform {
 namespace {
@@ -41,7 +39,15 @@ void on_cursor_position(GLFWwindow* window, double, double) { count_event(window
 void on_cursor_enter(GLFWwindow* window, int) { count_event(window); }
 void on_mouse_button(GLFWwindow* window, int, int, int) { count_event(window); }
 void on_scroll(GLFWwindow* window, double, double) { count_event(window); }
-void on_key(GLFWwindow* window, int, int, int, int) { count_event(window); }
+// Called before ImGui's backend updates io.KeysDown (it calls the callback it replaced first).
+void on_key(GLFWwindow* window, int key, int, int action, int) {
+  count_event(window);
+  WindowEvents& events = events_of(window);
+  if (action == GLFW_PRESS) ++events.key_presses;
+  if (key < 0 || key >= WindowEvents::kKeys) return;
+  if (action == GLFW_PRESS) events.pressed = true;
+  if (action == GLFW_RELEASE && events.pressed) events.released_after_press.push_back(key);
+}
 void on_char(GLFWwindow* window, unsigned int) { count_event(window); }
 void on_focus(GLFWwindow* window, int) { count_event(window); }
 void on_window_size(GLFWwindow* window, int, int) { count_event(window); }
@@ -225,7 +231,28 @@ bool Backend::should_close() const { return glfwWindowShouldClose(window_) != 0;
 void Backend::request_close() { glfwSetWindowShouldClose(window_, GLFW_TRUE); }
 
 void Backend::new_frame() {
+  // ImGui 1.86 reads whether a key is down when a frame begins. A key that went down since the
+  // last frame began must be seen with the keys that were down with it: those that came up after
+  // it (the key itself, tapped; the Ctrl of a Ctrl+A let go first) are shown down for this frame
+  // and up from the next, as ImGui's GLFW backend does for mouse buttons.
+  ImGuiIO& io = ImGui::GetIO();
+  const bool held_before = !held_up_.empty();
+  for (int key : held_up_) io.KeysDown[key] = false;
+  held_up_.clear();
   glfwPollEvents();
+  for (int key : events_.released_after_press)
+    if (!io.KeysDown[key]) {
+      io.KeysDown[key] = true;
+      held_up_.push_back(key);
+    }
+  if (held_before || !held_up_.empty()) {  // the modifiers, as the backend sets them from the keys
+    io.KeyCtrl = io.KeysDown[GLFW_KEY_LEFT_CONTROL] || io.KeysDown[GLFW_KEY_RIGHT_CONTROL];
+    io.KeyShift = io.KeysDown[GLFW_KEY_LEFT_SHIFT] || io.KeysDown[GLFW_KEY_RIGHT_SHIFT];
+    io.KeyAlt = io.KeysDown[GLFW_KEY_LEFT_ALT] || io.KeysDown[GLFW_KEY_RIGHT_ALT];
+    io.KeySuper = io.KeysDown[GLFW_KEY_LEFT_SUPER] || io.KeysDown[GLFW_KEY_RIGHT_SUPER];
+  }
+  events_.released_after_press.clear();
+  events_.pressed = false;
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
   if (ignore_mouse_) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
@@ -330,8 +357,11 @@ std::vector<std::string> Backend::take_dropped_files() {
 }
 
 void Backend::wait(double earliest, double latest) {
-  if (const double early = earliest - time(); early > 0)
-    std::this_thread::sleep_for(std::chrono::duration<double>(early));
+  const std::uint64_t key_presses = events_.key_presses;
+  for (double early = earliest - time(); early > 0; early = earliest - time()) {
+    glfwWaitEventsTimeout(early);
+    if (events_.key_presses != key_presses) return;
+  }
   if (std::isinf(latest) && latest > 0) {
     glfwWaitEvents();
   } else if (const double remaining = latest - time(); remaining > 0) {

@@ -25,8 +25,13 @@ struct WindowOptions {
 
 // What the window's event callbacks collect (GLFW calls C functions: this is their user pointer).
 struct WindowEvents {
+  static constexpr int kKeys = 512;  // ImGui 1.86's io.KeysDown, indexed by GLFW key code
   std::vector<std::string> dropped;  // files dropped onto the window, not yet taken
   std::uint64_t count = 0;           // events of any kind so far
+  std::uint64_t key_presses = 0;     // of those, keys going down
+  // Since the last frame began: whether a key went down, and the keys that came up after that.
+  bool pressed = false;
+  std::vector<int> released_after_press;
 };
 
 struct Fonts {
@@ -46,8 +51,10 @@ class Backend {
   bool should_close() const;
   void request_close();
   void new_frame();  // polls events, starts an ImGui frame
-  // Sleeps until `earliest` (time()), then waits for an event or until `latest` (infinity: for an
-  // event), whichever comes first; events already waiting end the wait at once.
+  // Waits until `earliest` (time()), then for an event or until `latest` (infinity: for an
+  // event), whichever comes first; events already waiting end the second wait at once. A key
+  // going down ends the first one too: ImGui 1.86 sees a key only if a frame begins while it is
+  // down (a shortcut typed quickly would otherwise go down and up within one wait).
   void wait(double earliest, double latest);
   // Events of any kind so far: input, resizing, focus, exposure, files dropped.
   std::uint64_t input_events() const { return events_.count; }
@@ -94,6 +101,7 @@ class Backend {
   bool ignore_mouse_ = false;
   float content_scale_ = 1.0f;
   WindowEvents events_;
+  std::vector<int> held_up_;  // keys that came up before the last frame, shown down to it alone
   static constexpr std::size_t kMaxExtraCharacters = 4096;
   std::set<unsigned short> extra_characters_;  // asked for by add_characters(), kept for good
   std::vector<unsigned short> extra_ranges_;   // ... as ImGui glyph ranges, alive as long as the fonts
