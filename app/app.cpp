@@ -228,12 +228,20 @@ void App::open_dropped_file(const std::string& path) {
   if (text.find(kLessonFormat) != std::string::npos) {  // a lesson file
     LessonLoad lesson = load_lesson_file(path);
     if (lesson.ok())
-      state_.start_lesson(std::move(*lesson.lesson), 0);
+      replace_scenario([this, lesson = std::move(*lesson.lesson)] { state_.start_lesson(lesson, 0); });
     else
       state_.file_warnings = {lesson.error};
     return;
   }
-  open_scenario(state_, recent_, path);
+  replace_scenario([this, path] { open_scenario(state_, recent_, path); });
+}
+
+void App::start_lesson(const std::string& id) {
+  LessonLoad lesson = load_lesson(id);
+  if (lesson.ok())
+    state_.start_lesson(std::move(*lesson.lesson), 0);
+  else
+    state_.file_warnings = {lesson.error};
 }
 
 void App::frame() {
@@ -254,6 +262,7 @@ void App::frame() {
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   draw_panels(menu_height, display.y - notice_height);
   handle_file_dialog();
+  draw_unsaved_question();
   draw_help_window();
   // One undo step per gesture: a drag or a burst of typing counts once it comes to rest.
   // (--bench-frames edits a weight every frame as one long drag would: one gesture.)
@@ -293,10 +302,7 @@ void App::draw_menu_bar() {
   if (ImGui::BeginMenu("Lessons")) {
     for (const auto& [id, title] : lesson_titles_) {
       const bool current = state_.lesson.active() && state_.lesson.lesson->id == id;
-      if (ImGui::MenuItem(title.c_str(), nullptr, current)) {
-        LessonLoad lesson = load_lesson(id);
-        if (lesson.ok()) state_.start_lesson(std::move(*lesson.lesson), 0);
-      }
+      if (ImGui::MenuItem(title.c_str(), nullptr, current)) replace_scenario([this, id = id] { start_lesson(id); });
     }
     if (state_.lesson.active()) {
       ImGui::Separator();
@@ -517,11 +523,13 @@ void App::draw_file_menu() {
     file_dialog_.open_for_save(title, "", name, extension);
   };
   if (ImGui::MenuItem("New (the built-in scenario)")) {
-    ScenarioLoad load = parse_scenario(builtin_scenario_json());
-    if (load.ok()) {
-      state_.leave_lesson();
-      state_.load(std::move(*load.scenario), "", {});
-    }
+    replace_scenario([this] {
+      ScenarioLoad load = parse_scenario(builtin_scenario_json());
+      if (load.ok()) {
+        state_.leave_lesson();
+        state_.load(std::move(*load.scenario), "", {});
+      }
+    });
   }
   if (ImGui::MenuItem("Open\xe2\x80\xa6", "Ctrl+O")) {
     file_action_ = FileAction::Open;
@@ -537,7 +545,7 @@ void App::draw_file_menu() {
       recent_.save();
     }
     ImGui::EndMenu();
-    if (chosen) open_scenario(state_, recent_, *chosen);
+    if (chosen) replace_scenario([this, path = *chosen] { open_scenario(state_, recent_, path); });
   }
   if (ImGui::MenuItem("Save", "Ctrl+S")) save(false);
   if (ImGui::MenuItem("Save as\xe2\x80\xa6", "Ctrl+Shift+S")) save(true);
@@ -593,6 +601,43 @@ void App::save(bool ask_for_path) {
   if (!state_.unsaved()) autosave_.discard();
 }
 
+// The question before unsaved edits are replaced: save them first, discard them, or cancel.
+void App::draw_unsaved_question() {
+  constexpr const char* kTitle = "Unsaved changes";
+  if (saving_first_ && !file_dialog_.is_open()) {  // the Save As dialog was closed without saving
+    saving_first_ = false;
+    unsaved_guard_.cancel();
+  }
+  if (!unsaved_guard_.asking() || saving_first_) return;
+  if (!ImGui::IsPopupOpen(kTitle)) ImGui::OpenPopup(kTitle);
+  ImGui::SetNextWindowPos(ImGui::GetMainViewport()->GetCenter(), ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
+  if (!ImGui::BeginPopupModal(kTitle, nullptr, ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings)) return;
+  ImGui::Text("%s has changes that are not saved.", UnsavedGuard::document_name(state_).c_str());
+  ImGui::TextDisabled("Save them first, or they are lost.");
+  ImGui::Spacing();
+  if (ImGui::Button("Save first")) {
+    ImGui::CloseCurrentPopup();
+    if (state_.scenario_path.empty()) {  // a file to save into first
+      saving_first_ = true;
+      save(true);
+    } else {
+      save(false);
+      unsaved_guard_.saved(state_);  // a failed save shows why, and nothing is replaced
+    }
+  }
+  ImGui::SameLine();
+  if (ImGui::Button("Discard the changes")) {
+    ImGui::CloseCurrentPopup();
+    unsaved_guard_.discard();
+  }
+  ImGui::SameLine();
+  if (ImGui::Button("Cancel") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) {
+    ImGui::CloseCurrentPopup();
+    unsaved_guard_.cancel();
+  }
+  ImGui::EndPopup();
+}
+
 void App::report(const Status& status, const std::string& success) {
   if (status) {
     status_ = success;
@@ -609,7 +654,9 @@ void App::handle_file_dialog() {
   file_action_ = FileAction::None;
   switch (action) {
     case FileAction::Open:
-      if (open_scenario(state_, recent_, *chosen)) report(Status::ok(), "opened " + *chosen);
+      replace_scenario([this, path = *chosen] {
+        if (open_scenario(state_, recent_, path)) report(Status::ok(), "opened " + path);
+      });
       break;
     case FileAction::SaveAs:
       if (Status status = save_scenario(state_, recent_, *chosen); status) {
@@ -618,6 +665,10 @@ void App::handle_file_dialog() {
         report(status, "saved " + *chosen);
       } else {
         report(status, "");
+      }
+      if (saving_first_) {  // then what the save was for, if it saved
+        saving_first_ = false;
+        unsaved_guard_.saved(state_);
       }
       break;
     case FileAction::HeatmapSvg: report(export_heatmap_svg(state_, *chosen), "exported " + *chosen); break;

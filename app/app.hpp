@@ -12,7 +12,9 @@
 #include "app/panels/panel.hpp"
 #include "app/platform/backend.hpp"
 #include "app/render/heatmap_renderer.hpp"
+#include "app/unsaved_guard.hpp"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,6 +51,10 @@ class App {
   void report(const Status& status, const std::string& success);
   void capture_png_if_requested();
   bool draw_recovery_offer();  // true while the offer is shown
+  // Replacing the scenario (app/unsaved_guard.hpp): now, or after the user's answer.
+  void replace_scenario(std::function<void()> replace) { unsaved_guard_.request(state_, std::move(replace)); }
+  void start_lesson(const std::string& id);
+  void draw_unsaved_question();
 
   Options options_;
   AppState state_;
@@ -85,6 +91,8 @@ class App {
   std::optional<Scenario> recovery_offer_;  // an earlier run's unsaved work, awaiting an answer
   std::vector<std::pair<std::string, std::string>> lesson_titles_;  // built-in lessons: id, title
   CenterView centre_view_shown_ = CenterView::Heatmaps;  // the tab the tab bar last showed
+  UnsavedGuard unsaved_guard_;
+  bool saving_first_ = false;  // the Save As dialog was opened by the unsaved-changes question
   FramePacer pacer_;
   double frame_start_ = 0;  // when the frame being drawn began (the backend's clock)
 };

@@ -1,5 +1,6 @@
 // Undo and redo: steps are whole gestures, and undo/redo return exact earlier states.
 #include "app/history.hpp"
+#include "tests/support/builtin_state.hpp"
 
 #include <doctest/doctest.h>
 
@@ -11,9 +12,7 @@ struct Fixture {
   History history;
   double now = 0;
   Fixture() {
-    ScenarioLoad load = parse_scenario(builtin_scenario_json());
-    REQUIRE(load.ok());
-    state.load(*load.scenario, "", {});
+    testing::load_builtin_scenario(state);
     frame(false);
   }
   // One frame: the panels may have edited; then the history observes.
