@@ -99,9 +99,13 @@ class PipelinePanel final : public Panel {
     build_tiles(state, head, query);
 
     // The chain in a child window, which scrolls when even the smallest cells do not fit.
+    // Its padding and background are taken as it begins: the tooltips drawn inside keep theirs.
     ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(0, 0));
     ImGui::PushStyleColor(ImGuiCol_ChildBg, IM_COL32(0, 0, 0, 0));
-    if (ImGui::BeginChild("##pipeline_chain", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar)) {
+    const bool open = ImGui::BeginChild("##pipeline_chain", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
+    ImGui::PopStyleColor();
+    ImGui::PopStyleVar();
+    if (open) {
       const ImVec2 origin = ImGui::GetCursorScreenPos();
       const ImVec2 available = ImGui::GetContentRegionAvail();
       const ImVec2 size = layout(available.x, available.y);
@@ -110,8 +114,6 @@ class PipelinePanel final : public Panel {
       ImGui::Dummy(ImVec2(std::max(1.0f, size.x), std::max(1.0f, size.y)));
     }
     ImGui::EndChild();
-    ImGui::PopStyleColor();
-    ImGui::PopStyleVar();
   }
 
  private:
