@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <future>
 #include <iostream>
 #include <iterator>
 #include <limits>
@@ -262,6 +263,7 @@ void App::frame() {
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   draw_panels(menu_height, display.y - notice_height);
   handle_file_dialog();
+  finish_png_export(false);
   draw_unsaved_question();
   draw_help_window();
   // One undo step per gesture: a drag or a burst of typing counts once it comes to rest.
@@ -689,9 +691,30 @@ void App::capture_png_if_requested() {
     return;
   }
   backend_.render_without_present();
-  report(write_png(png_request_->path, png_request_->crop, png_request_->scale), "exported " + png_request_->path);
+  // The picture is taken now; compressing and writing it (a second or so at 2x) goes on on a
+  // thread of its own while the app goes on drawing.
+  std::string error;
+  std::optional<Picture> picture = take_picture(png_request_->crop, png_request_->scale, error);
+  if (!picture) {
+    report(Status::error(error), "");
+  } else {
+    finish_png_export(true);  // one at a time
+    png_export_path_ = png_request_->path;
+    png_export_ = std::async(std::launch::async, [picture = std::move(*picture), path = png_request_->path] {
+      return save_picture(picture, path);
+    });
+  }
   png_request_.reset();
   font_detail_ = 1;  // back to the screen's glyphs on the next frame
+}
+
+void App::finish_png_export(bool wait) {
+  if (!png_export_.valid()) return;
+  if (!wait && png_export_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+    state_.redraw_within(0.05);  // look again soon
+    return;
+  }
+  report(png_export_.get(), "exported " + png_export_path_);
 }
 
 void App::draw_help_window() {
@@ -866,26 +889,33 @@ void App::render_frames() {
   }
 }
 
-Status App::write_png(const std::string& path, const view::Rect& crop, int scale_factor) {
+std::optional<App::Picture> App::take_picture(const view::Rect& crop, int scale_factor, std::string& error) {
   int width = 0, height = 0;
-  std::string error;
-  const std::vector<std::uint8_t> pixels = scale_factor > 1 ? backend_.render_offscreen(scale_factor, width, height, error)
-                                                            : backend_.read_pixels(width, height);
-  if (pixels.empty()) return Status::error(error.empty() ? "cannot read the picture" : error);
+  std::vector<std::uint8_t> pixels = scale_factor > 1 ? backend_.render_offscreen(scale_factor, width, height, error)
+                                                      : backend_.read_pixels(width, height);
+  if (pixels.empty()) {
+    if (error.empty()) error = "cannot read the picture";
+    return std::nullopt;
+  }
   // The crop is in layout coordinates: pixels per layout unit follow the picture's size.
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   const ImVec2 scale(static_cast<float>(width) / display.x, static_cast<float>(height) / display.y);
-  int x0 = 0, y0 = 0, w = width, h = height;
+  Picture picture{0, 0, width, height, width, std::move(pixels)};
   if (!crop.empty()) {
-    x0 = std::clamp(static_cast<int>(crop.x * scale.x), 0, width - 1);
-    y0 = std::clamp(static_cast<int>(crop.y * scale.y), 0, height - 1);
-    w = std::clamp(static_cast<int>(crop.w * scale.x), 1, width - x0);
-    h = std::clamp(static_cast<int>(crop.h * scale.y), 1, height - y0);
+    picture.x = std::clamp(static_cast<int>(crop.x * scale.x), 0, width - 1);
+    picture.y = std::clamp(static_cast<int>(crop.y * scale.y), 0, height - 1);
+    picture.width = std::clamp(static_cast<int>(crop.w * scale.x), 1, width - picture.x);
+    picture.height = std::clamp(static_cast<int>(crop.h * scale.y), 1, height - picture.y);
   }
-  const std::uint8_t* first = pixels.data() + (static_cast<std::size_t>(y0) * width + x0) * 4;
+  return picture;
+}
+
+Status App::save_picture(const Picture& picture, const std::string& path) {
+  const std::uint8_t* first =
+      picture.pixels.data() + (static_cast<std::size_t>(picture.y) * static_cast<std::size_t>(picture.stride) + static_cast<std::size_t>(picture.x)) * 4;
   // stb writes straight to the path: write a sibling temporary file and rename it into place.
   const std::string temporary = path + ".partial";
-  if (!stbi_write_png(temporary.c_str(), w, h, 4, first, width * 4)) {
+  if (!stbi_write_png(temporary.c_str(), picture.width, picture.height, 4, first, picture.stride * 4)) {
     std::remove(temporary.c_str());
     return Status::error("cannot write the PNG to " + path);
   }
@@ -894,6 +924,12 @@ Status App::write_png(const std::string& path, const view::Rect& crop, int scale
     return Status::error("cannot write the PNG to " + path);
   }
   return Status::ok();
+}
+
+Status App::write_png(const std::string& path, const view::Rect& crop, int scale_factor) {
+  std::string error;
+  const std::optional<Picture> picture = take_picture(crop, scale_factor, error);
+  return picture ? save_picture(*picture, path) : Status::error(error);
 }
 
 int App::write_screenshot(const std::string& path) {

@@ -15,6 +15,7 @@
 #include "app/unsaved_guard.hpp"
 
 #include <functional>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +42,15 @@ class App {
   int run_bench(int frames);  // --bench-frames
   int write_screenshot(const std::string& path);
   Status write_png(const std::string& path, const view::Rect& crop, int scale);
+  // A part of the frame just rendered (at `scale` times the pixels): RGBA rows, top first, `stride`
+  // pixels apart, of which the rectangle at (x, y) is the picture.
+  struct Picture {
+    int x = 0, y = 0, width = 0, height = 0, stride = 0;
+    std::vector<std::uint8_t> pixels;
+  };
+  std::optional<Picture> take_picture(const view::Rect& crop, int scale, std::string& error);
+  static Status save_picture(const Picture& picture, const std::string& path);  // any thread
+  void finish_png_export(bool wait);  // reports the export on its thread when done (or waits)
   void open_dropped_file(const std::string& path);
   void draw_cover();
   void handle_shortcuts();
@@ -83,6 +93,8 @@ class App {
   FileAction file_action_ = FileAction::None;
   view::Rect png_crop_;                   // the panel a PNG export is for (empty: the window)
   std::optional<PngRequest> png_request_;  // taken after the next frame renders
+  std::future<Status> png_export_;         // a picture being written, on a thread of its own
+  std::string png_export_path_;
   std::string status_;                    // the last file operation's result, shown a few seconds
   double status_until_ = 0;
   bool show_shortcuts_ = false;
