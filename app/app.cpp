@@ -1,8 +1,10 @@
 // The frame loop. Index:
 //   [SECTION] Start
-//   [SECTION] Frame
+//   [SECTION] Frame (and the pause between frames)
 //   [SECTION] Menu bar and notices
 //   [SECTION] Panels
+//   [SECTION] Files: open, save, export
+//   [SECTION] Benchmark
 //   [SECTION] Screenshot
 #include "app/app.hpp"
 
@@ -270,6 +272,36 @@ void App::frame() {
   // (--bench-frames edits a weight every frame as one long drag would: one gesture.)
   history_.observe(state_, ImGui::IsAnyItemActive() || options_.bench_frames.has_value(), backend_.time());
   autosave_.observe(state_, backend_.time());
+}
+
+// Sleeps until the next frame is due: at once while the user is doing something, after input for
+// a few frames, when something drawn changes by itself, else when input comes.
+void App::wait_for_next_frame() {
+  const ImGuiIO& io = ImGui::GetIO();
+  FrameActivity activity;
+  activity.now = backend_.time();
+  activity.frame_start = frame_start_;
+  activity.input_events = backend_.input_events();
+  // A text field stays the active item while it has the keyboard: what it shows changes with
+  // keys (input) and its caret (text_input), not every frame.
+  const auto held = [](const auto& buttons) { return std::any_of(std::begin(buttons), std::end(buttons), [](bool down) { return down; }); };
+  activity.interacting = (ImGui::IsAnyItemActive() && !io.WantTextInput) || held(io.MouseDown) || held(io.KeysDown) ||
+                         png_request_.has_value();  // a picture to take over the next frames
+  activity.text_input = io.WantTextInput;
+  activity.next_change = frame_start_ + state_.redraw_in;
+  // The caret of the text field being typed into next blinks on or off: ImGui shows it while its
+  // timer (reset by every key) is at most 0, and for 0.8 s of every 1.2 s after.
+  if (const ImGuiInputTextState* text = io.WantTextInput ? ImGui::GetInputTextState(ImGui::GetActiveID()) : nullptr;
+      text && io.ConfigInputTextCursorBlink) {
+    constexpr double kBlinkPeriod = 1.2, kBlinkOn = 0.8;
+    const double timer = text->CursorAnim, phase = std::fmod(std::max(timer, 0.0), kBlinkPeriod);
+    const double toggle_in = timer <= 0 ? -timer : (phase < kBlinkOn ? kBlinkOn - phase : kBlinkPeriod - phase);
+    activity.text_input = false;  // no need to look in often: the next toggle is known
+    activity.next_change = std::min(activity.next_change, frame_start_ + toggle_in + 0.01);
+  }
+  if (status_until_ > activity.now) activity.next_change = std::min(activity.next_change, status_until_);
+  const FramePlan plan = pacer_.plan(activity);
+  backend_.wait(plan.earliest, plan.latest);
 }
 
 void App::handle_shortcuts() {
@@ -847,36 +879,6 @@ int App::run_bench(int frames) {
                first_frame_ms, peak_resident_mb(), state_.compute_error.empty() ? "" : "; error: ",
                state_.compute_error.c_str());
   return state_.compute_error.empty() ? 0 : 1;
-}
-
-// Sleeps until the next frame is due: at once while the user is doing something, after input for
-// a few frames, when something drawn changes by itself, else when input comes.
-void App::wait_for_next_frame() {
-  const ImGuiIO& io = ImGui::GetIO();
-  FrameActivity activity;
-  activity.now = backend_.time();
-  activity.frame_start = frame_start_;
-  activity.input_events = backend_.input_events();
-  // A text field stays the active item while it has the keyboard: what it shows changes with
-  // keys (input) and its caret (text_input), not every frame.
-  const auto held = [](const auto& buttons) { return std::any_of(std::begin(buttons), std::end(buttons), [](bool down) { return down; }); };
-  activity.interacting = (ImGui::IsAnyItemActive() && !io.WantTextInput) || held(io.MouseDown) || held(io.KeysDown) ||
-                         png_request_.has_value();  // a picture to take over the next frames
-  activity.text_input = io.WantTextInput;
-  activity.next_change = frame_start_ + state_.redraw_in;
-  // The caret of the text field being typed into next blinks on or off: ImGui shows it while its
-  // timer (reset by every key) is at most 0, and for 0.8 s of every 1.2 s after.
-  if (const ImGuiInputTextState* text = io.WantTextInput ? ImGui::GetInputTextState(ImGui::GetActiveID()) : nullptr;
-      text && io.ConfigInputTextCursorBlink) {
-    constexpr double kBlinkPeriod = 1.2, kBlinkOn = 0.8;
-    const double timer = text->CursorAnim, phase = std::fmod(std::max(timer, 0.0), kBlinkPeriod);
-    const double toggle_in = timer <= 0 ? -timer : (phase < kBlinkOn ? kBlinkOn - phase : kBlinkPeriod - phase);
-    activity.text_input = false;  // no need to look in often: the next toggle is known
-    activity.next_change = std::min(activity.next_change, frame_start_ + toggle_in + 0.01);
-  }
-  if (status_until_ > activity.now) activity.next_change = std::min(activity.next_change, status_until_);
-  const FramePlan plan = pacer_.plan(activity);
-  backend_.wait(plan.earliest, plan.latest);
 }
 
 // -----------------------------------------------------------------------------
