@@ -185,8 +185,10 @@ int App::run() {
   }
   if (exit_after > 0)
     std::fprintf(stderr, "attnviz: %ld frames in %.1f s\n", frames_drawn, backend_.time() - loop_start);
-  // A clean exit keeps the recovery file only while there are unsaved edits.
+  // A clean exit keeps the recovery file only while there are unsaved edits, and then with the
+  // last of them (typed just before Ctrl+Q, within the autosave's interval).
   if (!state_.unsaved() && !recovery_offer_) autosave_.discard();
+  else autosave_.observe(state_, std::numeric_limits<double>::infinity());
   return 0;
 }
 
@@ -311,6 +313,7 @@ void App::handle_shortcuts() {
   if (ImGui::IsKeyPressed(kKeyF1, false)) show_shortcuts_ = !show_shortcuts_;
   if (!io.KeyCtrl) return;
   if (ImGui::IsKeyPressed('Q', false)) backend_.request_close();
+  if (unsaved_guard_.asking()) return;  // the question is answered first
   if (ImGui::IsKeyPressed('O', false)) {
     file_action_ = FileAction::Open;
     file_dialog_.open_for_open("Open a scenario", "");
@@ -647,7 +650,7 @@ void App::draw_unsaved_question() {
   ImGui::SetNextWindowPos(ImGui::GetMainViewport()->GetCenter(), ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
   if (!ImGui::BeginPopupModal(kTitle, nullptr, ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings)) return;
   ImGui::Text("%s has changes that are not saved.", UnsavedGuard::document_name(state_).c_str());
-  ImGui::TextDisabled("Save them first, or they are lost.");
+  ImGui::TextUnformatted("Save them first, or they are lost.");
   ImGui::Spacing();
   if (ImGui::Button("Save first")) {
     ImGui::CloseCurrentPopup();
@@ -710,12 +713,17 @@ void App::handle_file_dialog() {
     case FileAction::AllHeadsArrowsSvg: report(export_arrows_svg(state_, *chosen, true), "exported " + *chosen); break;
     case FileAction::MatricesCsv: report(export_matrices_csv(state_, *chosen), "exported the matrices into " + *chosen); break;
     case FileAction::ResultJson: report(export_result_json(state_, *chosen), "exported " + *chosen); break;
-    case FileAction::Png: png_request_ = PngRequest{*chosen, png_crop_, export_scale_}; break;
+    case FileAction::Png: png_request_ = PngRequest{*chosen, png_crop_, export_scale_, ImGui::GetFrameCount()}; break;
     case FileAction::None: break;
   }
 }
 
 void App::capture_png_if_requested() {
+  // The frame in which the file dialog gave the path still shows the dialog: the next one.
+  if (ImGui::GetFrameCount() <= png_request_->frame) {
+    backend_.render_without_present();
+    return;
+  }
   const float detail = static_cast<float>(png_request_->scale);
   if (fonts_loaded_detail_ != detail) {  // rasterize the glyphs at the scale first (next frame)
     font_detail_ = detail;

@@ -85,6 +85,7 @@ class App {
     std::string path;
     view::Rect crop;  // empty: the whole window
     int scale = 1;    // pixels per layout pixel (fonts are rasterized that much larger first)
+    int frame = 0;    // ImGui's frame count when asked (that frame still shows the file dialog)
   };
 
   History history_;

@@ -29,7 +29,7 @@ void UnsavedGuard::saved(const AppState& state) {
 
 std::string UnsavedGuard::document_name(const AppState& state) {
   if (!state.scenario_path.empty()) return std::filesystem::path(state.scenario_path).filename().string();
-  return state.scenario.title.empty() ? "the scenario" : "\"" + state.scenario.title + "\"";
+  return state.scenario.title.empty() ? "This scenario" : "\"" + state.scenario.title + "\"";
 }
 
 }  // namespace attnviz::app

@@ -112,7 +112,7 @@ TEST_CASE("the question names the file or else the scenario's title") {
   CHECK(UnsavedGuard::document_name(f.state) == "week3.json");
   f.state.scenario_path.clear();
   f.state.scenario.title.clear();
-  CHECK(UnsavedGuard::document_name(f.state) == "the scenario");
+  CHECK(UnsavedGuard::document_name(f.state) == "This scenario");
 }
 
 }  // namespace attnviz::app
