@@ -9,6 +9,7 @@
 #include "app/app.hpp"
 
 #include "app/file_actions.hpp"
+#include "app/notices.hpp"
 #include "app/state_dir.hpp"
 #include "app/theme.hpp"
 #include "app/view_state.hpp"
@@ -25,6 +26,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <iostream>
@@ -106,13 +108,9 @@ bool App::start(std::string& error) {
   recent_ = RecentFiles(default_recent_files_path());
   recent_.load();
   std::string recovery_problem;
-  if (std::optional<Scenario> recovered = autosave_.recoverable(recovery_problem)) {
-    if (options_.recover) {
-      state_.load(std::move(*recovered), "", {"restored the work an earlier run left unsaved"});
-      state_.saved_version = 0;  // not in any file yet
-    } else if (!headless) {
-      recovery_offer_ = std::move(recovered);
-    }
+  std::optional<Autosave::Recovered> recovered = autosave_.recoverable(recovery_problem);
+  if (recovered) {
+    if (!options_.recover && !headless) recovery_offer_ = std::move(recovered);
   } else if (options_.recover) {
     error = recovery_problem.empty() ? "--recover: there is no unsaved work to restore (" + autosave_.path() + ")"
                                      : recovery_problem;
@@ -133,6 +131,7 @@ bool App::start(std::string& error) {
   if (!backend_.init(window, error)) return false;
   backend_.set_ignore_mouse(headless);
   if (!heatmaps_.init(error)) return false;
+  if (recovered && options_.recover) restore_recovered(std::move(*recovered));  // its notice needs the clock
   state_.recompute_if_needed();
   return true;
 }
@@ -227,18 +226,24 @@ void App::apply_theme_and_fonts() {
 void App::open_dropped_file(const std::string& path) {
   std::string text;
   if (Status status = read_file(path, kMaxScenarioBytes, text); !status) {
-    state_.file_warnings = {status.message()};
+    report(status, "");
     return;
   }
   if (text.find(kLessonFormat) != std::string::npos) {  // a lesson file
     LessonLoad lesson = load_lesson_file(path);
     if (lesson.ok())
-      replace_scenario([this, lesson = std::move(*lesson.lesson)] { state_.start_lesson(lesson, 0); });
+      replace_scenario("Starting the lesson \"" + lesson.lesson->title + "\"",
+                       [this, lesson = std::move(*lesson.lesson)] { state_.start_lesson(lesson, 0); });
     else
-      state_.file_warnings = {lesson.error};
+      report(Status::error(lesson.error), "");
     return;
   }
-  replace_scenario([this, path] { open_scenario(state_, recent_, path); });
+  open_file_replacing(path);
+}
+
+void App::open_file_replacing(const std::string& path) {
+  replace_scenario("Opening " + std::filesystem::path(path).filename().string(),
+                   [this, path] { report(open_scenario(state_, recent_, path), "opened " + path); });
 }
 
 void App::start_lesson(const std::string& id) {
@@ -246,7 +251,7 @@ void App::start_lesson(const std::string& id) {
   if (lesson.ok())
     state_.start_lesson(std::move(*lesson.lesson), 0);
   else
-    state_.file_warnings = {lesson.error};
+    report(Status::error(lesson.error), "");
 }
 
 void App::frame() {
@@ -301,7 +306,7 @@ void App::wait_for_next_frame() {
     activity.text_input = false;  // no need to look in often: the next toggle is known
     activity.next_change = std::min(activity.next_change, frame_start_ + toggle_in + 0.01);
   }
-  if (status_until_ > activity.now) activity.next_change = std::min(activity.next_change, status_until_);
+  activity.next_change = std::min(activity.next_change, notices_.changes_at(activity.now));
   const FramePlan plan = pacer_.plan(activity);
   backend_.wait(plan.earliest, plan.latest);
 }
@@ -311,6 +316,7 @@ void App::handle_shortcuts() {
   const ImGuiIO& io = ImGui::GetIO();
   constexpr int kKeyF1 = 290;  // GLFW_KEY_F1
   if (ImGui::IsKeyPressed(kKeyF1, false)) show_shortcuts_ = !show_shortcuts_;
+  if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) close_menus();
   if (!io.KeyCtrl) return;
   if (ImGui::IsKeyPressed('Q', false)) backend_.request_close();
   if (unsaved_guard_.asking()) return;  // the question is answered first
@@ -322,6 +328,19 @@ void App::handle_shortcuts() {
   if (io.WantTextInput) return;  // a text field has its own undo
   if (ImGui::IsKeyPressed('Z', true) && !io.KeyShift) history_.undo(state_, backend_.time());
   if ((ImGui::IsKeyPressed('Z', true) && io.KeyShift) || ImGui::IsKeyPressed('Y', true)) history_.redo(state_);
+}
+
+// Escape closes the open menus, combo lists and pop-ups (ImGui 1.86 does so only with keyboard
+// navigation on), but not a dialog that asks something (it handles Escape itself) or what lies
+// beneath it.
+void App::close_menus() {
+  const ImGuiContext& context = *ImGui::GetCurrentContext();
+  int keep = 0;  // the popups up to the topmost dialog stay
+  for (int level = 0; level < context.OpenPopupStack.Size; ++level) {
+    const ImGuiWindow* window = context.OpenPopupStack[level].Window;
+    if (window && (window->Flags & ImGuiWindowFlags_Modal)) keep = level + 1;
+  }
+  if (keep < context.OpenPopupStack.Size) ImGui::ClosePopupToLevel(keep, true);
 }
 
 // -----------------------------------------------------------------------------
@@ -339,7 +358,8 @@ void App::draw_menu_bar() {
   if (ImGui::BeginMenu("Lessons")) {
     for (const auto& [id, title] : lesson_titles_) {
       const bool current = state_.lesson.active() && state_.lesson.lesson->id == id;
-      if (ImGui::MenuItem(title.c_str(), nullptr, current)) replace_scenario([this, id = id] { start_lesson(id); });
+      if (ImGui::MenuItem(title.c_str(), nullptr, current))
+        replace_scenario("Starting the lesson \"" + title + "\"", [this, id = id] { start_lesson(id); });
     }
     if (state_.lesson.active()) {
       ImGui::Separator();
@@ -380,6 +400,15 @@ void App::draw_menu_bar() {
   ImGui::EndMainMenuBar();
 }
 
+// The work an earlier run left unsaved, with the file it belongs to (Save writes there); unsaved.
+void App::restore_recovered(Autosave::Recovered recovered) {
+  const std::string name = std::filesystem::path(recovered.path).filename().string();
+  state_.load(std::move(recovered.scenario), std::move(recovered.path), {});
+  state_.saved_version = 0;  // not in its file yet
+  report(Status::ok(), name.empty() ? "restored the work an earlier run left unsaved"
+                                    : "restored the unsaved changes to " + name + ": save to keep them");
+}
+
 bool App::draw_recovery_offer() {
   if (!recovery_offer_) return false;
   const ImVec2 display = ImGui::GetIO().DisplaySize;
@@ -390,11 +419,16 @@ bool App::draw_recovery_offer() {
   ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 255, 255, 255));
   ImGui::Begin("##recovery", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings);
   ImGui::AlignTextToFramePadding();
-  ImGui::TextUnformatted("AttnViz closed last time with unsaved work. Restore it?");
+  if (recovery_offer_->path.empty()) {
+    ImGui::TextUnformatted("AttnViz closed last time with unsaved work. Restore it?");
+  } else {
+    const std::string name = std::filesystem::path(recovery_offer_->path).filename().string();
+    ImGui::Text("AttnViz closed last time with unsaved changes to %s. Restore them?", name.c_str());
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", recovery_offer_->path.c_str());
+  }
   ImGui::SameLine();
   if (ImGui::Button("Restore")) {
-    state_.load(std::move(*recovery_offer_), "", {});
-    state_.saved_version = 0;  // not in any file yet
+    restore_recovered(std::move(*recovery_offer_));
     recovery_offer_.reset();
   }
   ImGui::SameLine();
@@ -413,23 +447,19 @@ float App::draw_notice_bar() {
     draw_recovery_offer();
     return ImGui::GetFrameHeightWithSpacing() + ImGui::GetStyle().WindowPadding.y;
   }
-  // Non-modal notices: the last error (the view keeps the last good result) and warnings.
-  std::string text;
-  bool is_error = false;
-  if (!state_.compute_error.empty()) {
-    text = state_.compute_error + (state_.has_result ? "  \xe2\x80\x94  showing the last good result" : "");
-    is_error = true;
-  } else if (!state_.file_warnings.empty()) {
-    text = state_.file_warnings.front();
-  } else if (!state_.pipeline.warnings().empty()) {
-    text = state_.pipeline.warnings().front();
-  } else if (!font_error_.empty()) {
-    text = font_error_;
-  } else if (!autosave_.last_error().empty()) {
-    text = autosave_.last_error();
-  }
-  const bool is_status = text.empty() && !status_.empty() && backend_.time() < status_until_;
-  if (is_status) text = status_;
+  // Non-modal notices, one at a time (app/notices.hpp).
+  NoticeSources sources;
+  sources.compute_error = state_.compute_error;
+  sources.has_result = state_.has_result;
+  sources.exporting = png_export_.valid();
+  sources.export_path = png_export_path_;
+  sources.file_warnings = &state_.file_warnings;
+  sources.pipeline_warnings = &state_.pipeline.warnings();
+  sources.font_error = font_error_;
+  sources.autosave_error = autosave_.last_error();
+  const Notice notice = notices_.choose(sources, backend_.time());
+  const std::string& text = notice.text;
+  const bool is_error = notice.kind == Notice::Kind::Error, is_status = notice.kind == Notice::Kind::Done;
   if (text.empty()) return 0.0f;
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   const float height = ImGui::GetFrameHeightWithSpacing();
@@ -446,6 +476,26 @@ float App::draw_notice_bar() {
   ImGui::TextUnformatted(is_error ? "\xe2\x9c\x96" : is_status ? "\xe2\x9c\x94" : "\xe2\x9a\xa0");  // ✖ ✔ ⚠
   ImGui::SameLine();
   ImGui::TextUnformatted(text.c_str());
+  const float text_end = ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x + ImGui::GetStyle().ItemSpacing.x;
+  if (notice.lists_warnings && ImGui::IsItemHovered()) {
+    std::string all;
+    for (const std::string& warning : state_.file_warnings) all += (all.empty() ? "" : "\n") + warning;
+    ImGui::SetTooltip("%s", all.c_str());
+  }
+  if (notice.dismiss != Notice::Dismiss::None) {
+    const char* label = "Dismiss";
+    const float width = ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2;
+    ImGui::SameLine(std::max(text_end, ImGui::GetWindowContentRegionMax().x - width));
+    if (ImGui::SmallButton(label)) {
+      switch (notice.dismiss) {
+        case Notice::Dismiss::ActionError: notices_.dismiss_action_error(); break;
+        case Notice::Dismiss::FileWarnings: state_.file_warnings.clear(); break;
+        case Notice::Dismiss::FontError: font_error_.clear(); break;
+        case Notice::Dismiss::AutosaveError: autosave_.clear_error(); break;
+        case Notice::Dismiss::None: break;
+      }
+    }
+  }
   ImGui::End();
   ImGui::PopStyleVar();
   ImGui::PopStyleColor(2);
@@ -560,7 +610,7 @@ void App::draw_file_menu() {
     file_dialog_.open_for_save(title, "", name, extension);
   };
   if (ImGui::MenuItem("New (the built-in scenario)")) {
-    replace_scenario([this] {
+    replace_scenario("The built-in scenario", [this] {
       ScenarioLoad load = parse_scenario(builtin_scenario_json());
       if (load.ok()) {
         state_.leave_lesson();
@@ -582,7 +632,7 @@ void App::draw_file_menu() {
       recent_.save();
     }
     ImGui::EndMenu();
-    if (chosen) replace_scenario([this, path = *chosen] { open_scenario(state_, recent_, path); });
+    if (chosen) open_file_replacing(*chosen);
   }
   if (ImGui::MenuItem("Save", "Ctrl+S")) save(false);
   if (ImGui::MenuItem("Save as\xe2\x80\xa6", "Ctrl+Shift+S")) save(true);
@@ -649,10 +699,15 @@ void App::draw_unsaved_question() {
   if (!ImGui::IsPopupOpen(kTitle)) ImGui::OpenPopup(kTitle);
   ImGui::SetNextWindowPos(ImGui::GetMainViewport()->GetCenter(), ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
   if (!ImGui::BeginPopupModal(kTitle, nullptr, ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings)) return;
-  ImGui::Text("%s has changes that are not saved.", UnsavedGuard::document_name(state_).c_str());
-  ImGui::TextUnformatted("Save them first, or they are lost.");
+  ImGui::TextUnformatted(unsaved_guard_.question(state_).c_str());
+  ImGui::TextUnformatted(unsaved_guard_.consequence().c_str());
   ImGui::Spacing();
-  if (ImGui::Button("Save first")) {
+  // Save first is the default (Return): nothing is lost that way.
+  ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+  const bool save_first = ImGui::Button("Save first") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter), false) ||
+                          ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_KeyPadEnter), false);
+  ImGui::PopStyleColor();
+  if (save_first) {
     ImGui::CloseCurrentPopup();
     if (state_.scenario_path.empty()) {  // a file to save into first
       saving_first_ = true;
@@ -676,12 +731,8 @@ void App::draw_unsaved_question() {
 }
 
 void App::report(const Status& status, const std::string& success) {
-  if (status) {
-    status_ = success;
-    status_until_ = backend_.time() + 4.0;
-  } else {
-    state_.file_warnings = {status.message()};
-  }
+  if (status) notices_.succeeded(success, backend_.time());
+  else notices_.failed(status.message());
 }
 
 void App::handle_file_dialog() {
@@ -691,9 +742,7 @@ void App::handle_file_dialog() {
   file_action_ = FileAction::None;
   switch (action) {
     case FileAction::Open:
-      replace_scenario([this, path = *chosen] {
-        if (open_scenario(state_, recent_, path)) report(Status::ok(), "opened " + path);
-      });
+      open_file_replacing(*chosen);
       break;
     case FileAction::SaveAs:
       if (Status status = save_scenario(state_, recent_, *chosen); status) {

@@ -8,6 +8,7 @@
 #include "app/frame_pacing.hpp"
 #include "app/recent_files.hpp"
 #include "app/history.hpp"
+#include "app/notices.hpp"
 #include "app/options.hpp"
 #include "app/panels/panel.hpp"
 #include "app/platform/backend.hpp"
@@ -32,6 +33,7 @@ class App {
   bool start(std::string& error);
   void frame();
   void apply_theme_and_fonts();
+  void close_menus();  // Escape
   void draw_menu_bar();
   void draw_panels(float top, float bottom);
   void draw_centre_views(PanelContext& context);
@@ -60,9 +62,14 @@ class App {
   void save(bool ask_for_path);
   void report(const Status& status, const std::string& success);
   void capture_png_if_requested();
+  void restore_recovered(Autosave::Recovered recovered);
   bool draw_recovery_offer();  // true while the offer is shown
   // Replacing the scenario (app/unsaved_guard.hpp): now, or after the user's answer.
-  void replace_scenario(std::function<void()> replace) { unsaved_guard_.request(state_, std::move(replace)); }
+  // `action` says what replaces it, for the unsaved-changes question ("Opening apple.json").
+  void replace_scenario(std::string action, std::function<void()> replace) {
+    unsaved_guard_.request(state_, std::move(action), std::move(replace));
+  }
+  void open_file_replacing(const std::string& path);  // asks about unsaved changes first
   void start_lesson(const std::string& id);
   void draw_unsaved_question();
 
@@ -96,12 +103,11 @@ class App {
   std::optional<PngRequest> png_request_;  // taken after the next frame renders
   std::future<Status> png_export_;         // a picture being written, on a thread of its own
   std::string png_export_path_;
-  std::string status_;                    // the last file operation's result, shown a few seconds
-  double status_until_ = 0;
+  NoticeBoard notices_;                   // what the last actions came to (app/notices.hpp)
   bool show_shortcuts_ = false;
   int export_scale_ = 2;  // the PNG export's scale (File > Export)
   Autosave autosave_{""};
-  std::optional<Scenario> recovery_offer_;  // an earlier run's unsaved work, awaiting an answer
+  std::optional<Autosave::Recovered> recovery_offer_;  // an earlier run's unsaved work, awaiting an answer
   std::vector<std::pair<std::string, std::string>> lesson_titles_;  // built-in lessons: id, title
   CenterView centre_view_shown_ = CenterView::Heatmaps;  // the tab the tab bar last showed
   UnsavedGuard unsaved_guard_;

@@ -23,13 +23,12 @@ Status need_result(const AppState& state) {
 
 }  // namespace
 
-bool open_scenario(AppState& state, RecentFiles& recent, const std::string& path) {
+Status open_scenario(AppState& state, RecentFiles& recent, const std::string& path) {
   ScenarioLoad load = load_scenario_file(path);
   if (!load.ok()) {
-    state.file_warnings = {load.error};
     recent.remove(path);  // a recent file that no longer opens leaves the list
     recent.save();
-    return false;
+    return Status::error(load.error);
   }
   const std::string view_json = load.scenario->view_json;
   state.leave_lesson();
@@ -37,7 +36,7 @@ bool open_scenario(AppState& state, RecentFiles& recent, const std::string& path
   apply_view_state(view_json, state, state.file_warnings);
   recent.add(path);
   recent.save();
-  return true;
+  return Status::ok();
 }
 
 Status save_scenario(AppState& state, RecentFiles& recent, const std::string& path) {

@@ -10,9 +10,9 @@
 
 namespace attnviz::app {
 
-// Opens a scenario file with the view state saved in it; on failure the current state stays and
-// the message is in state.file_warnings.
-bool open_scenario(AppState& state, RecentFiles& recent, const std::string& path);
+// Opens a scenario file with the view state saved in it (its warnings in state.file_warnings);
+// on failure the current state stays and the error says why.
+Status open_scenario(AppState& state, RecentFiles& recent, const std::string& path);
 
 // Saves the scenario and the view state (write to a temporary file, then rename). On success the
 // state is marked saved and remembers the path.

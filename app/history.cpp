@@ -16,6 +16,7 @@ std::size_t History::bytes_of(const Scenario& s) {
 
 void History::reset(const AppState& state) {
   states_.assign(1, state.scenario);
+  versions_.assign(1, state.edit_version);
   cursor_ = 0;
   load_version_ = state.load_version;
   recorded_version_ = seen_version_ = state.edit_version;
@@ -24,7 +25,9 @@ void History::reset(const AppState& state) {
 
 void History::record(const AppState& state) {
   states_.resize(cursor_ + 1);  // a new edit drops the steps that were undone
+  versions_.resize(cursor_ + 1);
   states_.push_back(state.scenario);
+  versions_.push_back(state.edit_version);
   cursor_ = states_.size() - 1;
   recorded_version_ = state.edit_version;
   // Keep within the memory budget, oldest first (always keeping the current state and one more).
@@ -33,6 +36,7 @@ void History::record(const AppState& state) {
   while (total > byte_budget_ && states_.size() > 2) {
     total -= bytes_of(states_.front());
     states_.erase(states_.begin());
+    versions_.erase(versions_.begin());
     --cursor_;
   }
 }
@@ -63,19 +67,23 @@ bool History::undo(AppState& state, double now) {
   }
   if (cursor_ == 0) return false;
   --cursor_;
-  state.scenario = states_[cursor_];
-  state.mark_edited();
-  recorded_version_ = seen_version_ = state.edit_version;
+  restore(state);
   return true;
 }
 
 bool History::redo(AppState& state) {
   if (!can_redo()) return false;
   ++cursor_;
+  restore(state);
+  return true;
+}
+
+void History::restore(AppState& state) {
+  const bool as_saved = versions_[cursor_] == state.saved_version;
   state.scenario = states_[cursor_];
   state.mark_edited();
-  recorded_version_ = seen_version_ = state.edit_version;
-  return true;
+  recorded_version_ = seen_version_ = versions_[cursor_] = state.edit_version;
+  if (as_saved) state.saved_version = state.edit_version;
 }
 
 }  // namespace attnviz::app

@@ -5,14 +5,19 @@
 
 namespace attnviz::app {
 
-bool UnsavedGuard::request(const AppState& state, std::function<void()> replace) {
+bool UnsavedGuard::request(const AppState& state, std::string action, std::function<void()> replace) {
   if (!state.unsaved() || state.lesson.active()) {
     pending_ = nullptr;
     replace();
     return true;
   }
   pending_ = std::move(replace);
+  action_ = std::move(action);
   return false;
+}
+
+std::string UnsavedGuard::question(const AppState& state) const {
+  return document_name(state) + " has changes that are not saved.";
 }
 
 void UnsavedGuard::discard() {

@@ -16,9 +16,13 @@ namespace attnviz::app {
 class UnsavedGuard {
  public:
   // Runs `replace` now when nothing would be lost, else keeps it until the user chooses; a
-  // request while another waits takes its place. Returns whether it ran.
-  bool request(const AppState& state, std::function<void()> replace);
+  // request while another waits takes its place. `action` names what would replace the scenario
+  // for the question ("Opening apple.json"). Returns whether it ran.
+  bool request(const AppState& state, std::string action, std::function<void()> replace);
   bool asking() const { return static_cast<bool>(pending_); }
+  // The question's lines: what has unsaved changes, and what would replace it.
+  std::string question(const AppState& state) const;
+  std::string consequence() const { return action_ + " replaces it: save the changes first, or they are lost."; }
 
   // The user's answers.
   void discard();  // run the replacement: the edits go
@@ -32,6 +36,7 @@ class UnsavedGuard {
 
  private:
   std::function<void()> pending_;
+  std::string action_;
 };
 
 }  // namespace attnviz::app

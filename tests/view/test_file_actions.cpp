@@ -122,9 +122,9 @@ TEST_CASE("opening a file that is not a scenario keeps the state and says why") 
   AppState state = builtin_state();
   const fs::path bad = dir.path / "bad.json";
   std::ofstream(bad) << "{\"format\": \"something-else\"}";
-  CHECK_FALSE(open_scenario(state, recent, bad.string()));
-  REQUIRE(state.file_warnings.size() == 1);
-  CHECK(state.file_warnings[0].find("format") != std::string::npos);
+  const Status status = open_scenario(state, recent, bad.string());
+  CHECK_FALSE(status);
+  CHECK(status.message().find("format") != std::string::npos);
   CHECK(state.scenario.target == "i like to eat apple");
 }
 

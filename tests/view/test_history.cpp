@@ -133,6 +133,49 @@ TEST_CASE("undo restores the engine's output too") {
   CHECK(f.state.result().output == output);
 }
 
+TEST_CASE("undoing back to the scenario as opened leaves nothing unsaved") {
+  Fixture f;  // loaded as if opened: saved
+  REQUIRE_FALSE(f.state.unsaved());
+  f.edit_weight(1.5f);
+  f.frame(false);
+  f.edit_weight(2.5f);
+  f.frame(false);
+  CHECK(f.state.unsaved());
+  REQUIRE(f.history.undo(f.state, f.now));
+  CHECK(f.state.unsaved());  // one step back is not the saved state
+  REQUIRE(f.history.undo(f.state, f.now));
+  CHECK_FALSE(f.state.unsaved());
+}
+
+TEST_CASE("redoing back to the scenario as saved leaves nothing unsaved") {
+  Fixture f;
+  f.edit_weight(1.5f);
+  f.frame(false);
+  f.state.saved_version = f.state.edit_version;  // saved here (as file_actions does)
+  f.edit_weight(2.5f);
+  f.frame(false);
+  REQUIRE(f.history.undo(f.state, f.now));
+  CHECK_FALSE(f.state.unsaved());
+  REQUIRE(f.history.undo(f.state, f.now));  // the scenario as opened: not what was saved
+  CHECK(f.state.unsaved());
+  REQUIRE(f.history.redo(f.state));
+  CHECK_FALSE(f.state.unsaved());
+  REQUIRE(f.history.redo(f.state));
+  CHECK(f.state.unsaved());
+}
+
+TEST_CASE("saving during a drag makes the drag's end the saved state") {
+  Fixture f;
+  f.edit_weight(1.5f);
+  f.frame(true);  // still dragging: not a step yet
+  f.state.saved_version = f.state.edit_version;
+  f.frame(false);  // released: the step is what was saved
+  f.edit_weight(2.5f);
+  f.frame(false);
+  REQUIRE(f.history.undo(f.state, f.now));
+  CHECK_FALSE(f.state.unsaved());
+}
+
 TEST_CASE("the history keeps within its memory budget") {
   AppState state;
   ScenarioLoad load = parse_scenario(builtin_scenario_json());

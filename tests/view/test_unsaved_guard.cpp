@@ -18,7 +18,7 @@ struct Fixture {
     state.mark_edited();
   }
   bool request() {
-    return guard.request(state, [this] { ++replaced; });
+    return guard.request(state, "Opening other.json", [this] { ++replaced; });
   }
 };
 
@@ -85,7 +85,7 @@ TEST_CASE("a second request while one waits takes its place") {
   f.edit();
   f.request();
   int second = 0;
-  f.guard.request(f.state, [&] { ++second; });
+  f.guard.request(f.state, "Opening second.json", [&] { ++second; });
   f.guard.discard();
   CHECK(f.replaced == 0);
   CHECK(second == 1);
@@ -113,6 +113,18 @@ TEST_CASE("the question names the file or else the scenario's title") {
   f.state.scenario_path.clear();
   f.state.scenario.title.clear();
   CHECK(UnsavedGuard::document_name(f.state) == "This scenario");
+}
+
+TEST_CASE("the question says what would replace the scenario") {
+  Fixture f;
+  f.state.scenario_path = "/home/teacher/lessons/week3.json";
+  f.edit();
+  f.request();
+  REQUIRE(f.guard.asking());
+  CHECK(f.guard.question(f.state) == "week3.json has changes that are not saved.");
+  CHECK(f.guard.consequence() == "Opening other.json replaces it: save the changes first, or they are lost.");
+  f.guard.request(f.state, "The built-in scenario", [] {});  // the later request is the one asked about
+  CHECK(f.guard.consequence().rfind("The built-in scenario replaces it", 0) == 0);
 }
 
 }  // namespace attnviz::app
