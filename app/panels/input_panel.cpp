@@ -1,15 +1,43 @@
 // The Input panel: the sentences (edited live), their tokens, and every attention setting.
 #include "app/panels/panel.hpp"
 #include "app/panels/token_chips.hpp"
+#include "app/text_undo.hpp"
 #include "app/theme.hpp"
 
 #include <imgui.h>
 #include <imgui_stdlib.h>
 
 #include <algorithm>
+#include <optional>
+#include <string>
 
 namespace attnviz::app {
 namespace {
+
+// A sentence field whose Ctrl+Z and Ctrl+Shift+Z (or Ctrl+Y) go back and forth a word or a burst
+// at a time (app/text_undo.hpp) instead of ImGui's character at a time. True when the text changed.
+bool sentence_field(const char* id, const char* hint, std::string& text, TextUndo& undo) {
+  const std::string before = text;
+  const auto on_keys = [](ImGuiInputTextCallbackData* data) {
+    const ImGuiIO& io = ImGui::GetIO();
+    if (!io.KeyCtrl) return 0;
+    auto* field_undo = static_cast<TextUndo*>(data->UserData);
+    const std::string shown(data->Buf, static_cast<std::size_t>(data->BufTextLen));
+    std::optional<std::string> next;
+    if (ImGui::IsKeyPressed('Z', true) && !io.KeyShift) next = field_undo->undo(shown);
+    else if (ImGui::IsKeyPressed('Z', true) || ImGui::IsKeyPressed('Y', true)) next = field_undo->redo(shown);
+    if (!next) return 0;
+    data->DeleteChars(0, data->BufTextLen);
+    data->InsertChars(0, next->c_str(), next->c_str() + next->size());
+    data->SelectionStart = data->SelectionEnd = data->CursorPos = data->BufTextLen;
+    return 0;
+  };
+  ImGui::InputTextWithHint(id, hint, &text, ImGuiInputTextFlags_NoUndoRedo | ImGuiInputTextFlags_CallbackAlways, on_keys, &undo);
+  if (ImGui::IsItemActivated()) undo.reset(before);
+  if (text == before) return false;
+  undo.changed(text, ImGui::GetTime());  // an undo or redo is what it already holds
+  return true;
+}
 
 bool integer_setting(const char* label, const char* help, int& value, int low, int high) {
   int edited = value;
@@ -67,7 +95,7 @@ class InputPanel final : public Panel {
     ImGui::TextUnformatted(s.mode == Mode::Cross ? "Target sentence (queries)" : "Sentence");
     ImGui::SetNextItemWidth(-1);
     // Recompute at once, so the chips below show the tokens of what was just typed.
-    if (ImGui::InputTextWithHint("##target", "type a sentence", &s.target)) {
+    if (sentence_field("##target", "type a sentence", s.target, target_undo_)) {
       state.mark_edited();
       state.recompute_if_needed();
     }
@@ -75,7 +103,7 @@ class InputPanel final : public Panel {
     if (s.mode == Mode::Cross) {
       ImGui::TextUnformatted("Source sentence (keys and values)");
       ImGui::SetNextItemWidth(-1);
-      if (ImGui::InputTextWithHint("##source", "type the source sentence", &s.source)) {
+      if (sentence_field("##source", "type the source sentence", s.source, source_undo_)) {
         state.mark_edited();
         state.recompute_if_needed();
       }
@@ -138,6 +166,8 @@ class InputPanel final : public Panel {
     }
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("replace every weight by values drawn from the seed");
   }
+
+  TextUndo target_undo_, source_undo_;  // within each sentence field while it has the keyboard
 };
 
 }  // namespace

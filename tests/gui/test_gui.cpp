@@ -326,6 +326,16 @@ TEST_CASE("shortcuts pressed quickly between frames reach the text field") {
   CHECK(recovered->target == "i ");  // "i like to eat apple" less its last four words
 }
 
+// ImGui's own undo in a text field takes back a character per Ctrl+Z; the sentence field's takes
+// back a word (app/text_undo.hpp).
+TEST_CASE("Ctrl+Z in the sentence field takes back a word at a time") {
+  TempDir dir;
+  const std::string keys = "xdotool type --delay 80 ' pie is good'\nsleep 0.5\n"
+                           "xdotool key ctrl+z\nsleep 0.3\nxdotool key ctrl+z\nsleep 0.3\n";
+  const std::optional<Scenario> recovered = sentence_session(dir, dir.path / "state", keys);
+  CHECK(recovered->target == "i like to eat apple pie ");
+}
+
 TEST_CASE("an idle app sleeps between the frames it needs") {
   // Nothing happens for 3 s: the first frames settle the layout, then the app sleeps until input
   // comes, looking in twice a second (app/frame_pacing.hpp). An app drawing as fast as it can,
