@@ -260,6 +260,7 @@ void App::frame() {
   apply_theme_and_fonts();
   for (const std::string& path : backend_.take_dropped_files()) open_dropped_file(path);
   backend_.new_frame();
+  stand_in_for_wide_characters();
   heatmaps_.begin_frame();
   state_.hovered = state_.hovered_next;
   state_.hovered_next = {};
@@ -279,6 +280,18 @@ void App::frame() {
   // (--bench-frames edits a weight every frame as one long drag would: one gesture.)
   history_.observe(state_, ImGui::IsAnyItemActive() || options_.bench_frames.has_value(), backend_.time());
   autosave_.observe(state_, backend_.time());
+}
+
+// ImGui queued each typed character past U+FFFF (an emoji) as U+FFFD: the text fields get its
+// stand-in instead (app/view/text_escapes.hpp), which they turn back into it.
+void App::stand_in_for_wide_characters() {
+  ImVector<ImWchar>& queue = ImGui::GetIO().InputQueueCharacters;
+  const std::vector<unsigned>& typed = backend_.typed_characters();
+  const std::size_t count = std::min(typed.size(), static_cast<std::size_t>(queue.Size));
+  for (std::size_t k = 0; k < count; ++k) {  // the last `count` of each, in the same order
+    ImWchar& queued = queue[queue.Size - static_cast<int>(count - k)];
+    queued = static_cast<ImWchar>(text_escapes_.stand_in(typed[typed.size() - count + k]));
+  }
 }
 
 // Sleeps until the next frame is due: at once while the user is doing something, after input for
@@ -320,6 +333,7 @@ void App::handle_shortcuts() {
   if (!io.KeyCtrl) return;
   if (ImGui::IsKeyPressed('Q', false)) backend_.request_close();
   if (unsaved_guard_.asking()) return;  // the question is answered first
+  if (ImGui::IsKeyPressed('N', false)) new_scenario();
   if (ImGui::IsKeyPressed('O', false)) {
     file_action_ = FileAction::Open;
     file_dialog_.open_for_open("Open a scenario", "");
@@ -341,6 +355,7 @@ void App::close_menus() {
     if (window && (window->Flags & ImGuiWindowFlags_Modal)) keep = level + 1;
   }
   if (keep < context.OpenPopupStack.Size) ImGui::ClosePopupToLevel(keep, true);
+  else if (context.OpenPopupStack.Size == 0) show_shortcuts_ = false;  // nothing else open: the shortcuts list
 }
 
 // -----------------------------------------------------------------------------
@@ -427,9 +442,13 @@ bool App::draw_recovery_offer() {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", recovery_offer_->path.c_str());
   }
   ImGui::SameLine();
-  if (ImGui::Button("Restore")) {
-    restore_recovered(std::move(*recovery_offer_));
-    recovery_offer_.reset();
+  if (ImGui::Button("Restore")) {  // edits made meanwhile are asked about first (the offer stays till then)
+    replace_scenario("Restoring the earlier work", [this] {
+      if (!recovery_offer_) return;
+      restore_recovered(std::move(*recovery_offer_));
+      recovery_offer_.reset();
+      autosave_.pause(false);
+    });
   }
   ImGui::SameLine();
   if (recovery_offer_ && ImGui::Button("Discard")) {
@@ -512,7 +531,7 @@ void App::draw_panels(float top, float bottom) {
   const view::Rect area{gap, top + gap, display.x - 2 * gap, bottom - top - 2 * gap};
   state_.layout.panels = view::layout_dashboard(area, state_.ui.visible, gap, lesson_band_height());
   ImGuiIO& io = ImGui::GetIO();
-  PanelContext context{heatmaps_, io.Fonts->Fonts.Size > 1 ? io.Fonts->Fonts[1] : nullptr,
+  PanelContext context{heatmaps_, text_escapes_, io.Fonts->Fonts.Size > 1 ? io.Fonts->Fonts[1] : nullptr,
                        io.Fonts->Fonts.Size > 2 ? io.Fonts->Fonts[2] : nullptr};
   // The panels tile the window and their background is the colour the frame is cleared to, so
   // they draw none: a software renderer pays for every pixel of every layer.
@@ -554,7 +573,7 @@ void App::draw_centre_views(PanelContext& context) {
   // its tab once; after that the tab bar follows the user's clicks.
   const bool select_programmatically = state_.ui.center_view != centre_view_shown_;
   Panel* active = nullptr;
-  if (ImGui::BeginTabBar("views")) {
+  if (ImGui::BeginTabBar("views", ImGuiTabBarFlags_FittingPolicyScroll)) {  // whole names at large text sizes
     for (const auto& panel : panels_) {
       const std::optional<CenterView> view = panel->center_view();
       if (!view) continue;
@@ -603,21 +622,23 @@ float App::lesson_band_height() const {
 // [SECTION] Files: open, save, export
 // -----------------------------------------------------------------------------
 
+void App::new_scenario() {
+  replace_scenario("The built-in scenario", [this] {
+    ScenarioLoad load = parse_scenario(builtin_scenario_json());
+    if (load.ok()) {
+      state_.leave_lesson();
+      state_.load(std::move(*load.scenario), "", {});
+    }
+  });
+}
+
 void App::draw_file_menu() {
   if (!ImGui::BeginMenu("File")) return;
   const auto ask = [&](FileAction action, const char* title, const char* name, const char* extension) {
     file_action_ = action;
     file_dialog_.open_for_save(title, "", name, extension);
   };
-  if (ImGui::MenuItem("New (the built-in scenario)")) {
-    replace_scenario("The built-in scenario", [this] {
-      ScenarioLoad load = parse_scenario(builtin_scenario_json());
-      if (load.ok()) {
-        state_.leave_lesson();
-        state_.load(std::move(*load.scenario), "", {});
-      }
-    });
-  }
+  if (ImGui::MenuItem("New (the built-in scenario)", "Ctrl+N")) new_scenario();
   if (ImGui::MenuItem("Open\xe2\x80\xa6", "Ctrl+O")) {
     file_action_ = FileAction::Open;
     file_dialog_.open_for_open("Open a scenario", "");
@@ -680,8 +701,10 @@ void App::draw_file_menu() {
 void App::save(bool ask_for_path) {
   if (ask_for_path || state_.scenario_path.empty() || state_.lesson.active()) {
     file_action_ = FileAction::SaveAs;
-    const std::string name = state_.scenario_path.empty() ? "scenario.json" : state_.scenario_path;
-    file_dialog_.open_for_save("Save the scenario", "", name, ".json");
+    // In the file's folder, its name proposed (a folder browsed to then is where it goes).
+    const std::filesystem::path current(state_.scenario_path);
+    file_dialog_.open_for_save("Save the scenario", current.empty() ? "" : current.parent_path().string(),
+                               current.empty() ? "scenario.json" : current.filename().string(), ".json");
     return;
   }
   report(save_scenario(state_, recent_, state_.scenario_path), "saved " + state_.scenario_path);
@@ -811,6 +834,7 @@ void App::draw_help_window() {
   ImGui::SetNextWindowSize(ImVec2(ImGui::GetFontSize() * 26, 0), ImGuiCond_Appearing);
   if (ImGui::Begin("Keyboard shortcuts", &show_shortcuts_, ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_AlwaysAutoResize)) {
     static constexpr const char* kShortcuts[][2] = {
+        {"Ctrl+N", "new: the built-in scenario"},
         {"Ctrl+O", "open a scenario"},
         {"Ctrl+S", "save (Save as the first time)"},
         {"Ctrl+Shift+S", "save as"},
@@ -818,6 +842,7 @@ void App::draw_help_window() {
         {"Ctrl+Shift+Z, Ctrl+Y", "redo"},
         {"Ctrl+Q", "quit"},
         {"F1", "this list"},
+        {"Escape", "close a menu, a list or this window; cancel a question"},
         {"drag a weight cell", "change it (Shift: finer); double-click to type"},
         {"click a token or row", "make it the selected query"},
         {"drop a file on the window", "open a scenario or a lesson"},

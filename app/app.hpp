@@ -14,6 +14,7 @@
 #include "app/platform/backend.hpp"
 #include "app/render/heatmap_renderer.hpp"
 #include "app/unsaved_guard.hpp"
+#include "app/view/text_escapes.hpp"
 
 #include <functional>
 #include <future>
@@ -33,6 +34,7 @@ class App {
   bool start(std::string& error);
   void frame();
   void apply_theme_and_fonts();
+  void stand_in_for_wide_characters();  // typed emoji, for the text fields
   void close_menus();  // Escape
   void draw_menu_bar();
   void draw_panels(float top, float bottom);
@@ -56,6 +58,7 @@ class App {
   void open_dropped_file(const std::string& path);
   void draw_cover();
   void handle_shortcuts();
+  void new_scenario();  // the built-in scenario, asking about unsaved changes first
   void draw_file_menu();
   void draw_help_window();
   void handle_file_dialog();
@@ -104,6 +107,7 @@ class App {
   std::future<Status> png_export_;         // a picture being written, on a thread of its own
   std::string png_export_path_;
   NoticeBoard notices_;                   // what the last actions came to (app/notices.hpp)
+  view::TextEscapes text_escapes_;        // what ImGui's text fields cannot hold, held for them
   bool show_shortcuts_ = false;
   int export_scale_ = 2;  // the PNG export's scale (File > Export)
   Autosave autosave_{""};

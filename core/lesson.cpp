@@ -430,6 +430,7 @@ std::string expand_lesson_text(std::string_view text, const Pipeline& pipeline) 
       start = colon + 1;
     }
     std::string value;
+    bool needs_tokens = false;  // a known placeholder that names tokens, which edits may remove
     if (name == "n_query") value = number(static_cast<double>(r.n_query));
     else if (name == "n_key") value = number(static_cast<double>(r.n_key));
     else if (name == "pairs" || name == "additive_evaluations") value = number(static_cast<double>(r.n_query * r.n_key));
@@ -440,6 +441,7 @@ std::string expand_lesson_text(std::string_view text, const Pipeline& pipeline) 
     else if (name == "heads") value = number(c.heads);
     else if (name == "sqrt_d_k") value = number(std::sqrt(static_cast<double>(c.d_k)));
     else if ((parts[0] == "alpha" && parts.size() == 4) || (parts[0] == "argmax" && parts.size() == 3)) {
+      needs_tokens = true;
       const int head = std::atoi(parts[1].c_str());
       const int q = resolve_token(pipeline.target(), parts[2]);
       if (head >= 0 && head < static_cast<int>(r.heads.size()) && q >= 0) {
@@ -453,7 +455,8 @@ std::string expand_lesson_text(std::string_view text, const Pipeline& pipeline) 
         }
       }
     }
-    out += value.empty() ? "{" + name + "}" : value;
+    if (value.empty()) value = needs_tokens ? "\xe2\x80\x94" : "{" + name + "}";  // the token is gone: a dash
+    out += value;
   }
   return out;
 }

@@ -100,7 +100,8 @@ std::vector<std::string> failed_checks(const LessonStep& step, const Pipeline& p
 //   {sqrt_d_k} {additive_evaluations} (= n_query·n_key, each a d_att-unit network)
 //   {alpha:H:QUERY:KEY}  the weight, two decimals
 //   {argmax:H:QUERY}     the token with QUERY's largest weight in head H
-// An unknown placeholder is left as it is.
+// When their tokens or head are not there any more (the student edited the sentence), these two
+// read as a dash. An unknown placeholder is left as it is.
 std::string expand_lesson_text(std::string_view text, const Pipeline& pipeline);
 
 }  // namespace attnviz

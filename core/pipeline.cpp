@@ -42,7 +42,7 @@ Status Pipeline::run(const Scenario& scenario) {
   // 1. Tokens, staged in a cache keyed by the text (tokenized only when a sentence changed).
   tokenize_cached(scenario.target, max_tokens, target_cache_);
   if (target_cache_.tokenization.tokens.empty())
-    return Status::error("the target sentence has no tokens: type a word");
+    return Status::error(cross ? "the target sentence has no tokens: type a word" : "the sentence has no tokens: type a word");
   if (cross) {
     tokenize_cached(scenario.source, max_tokens, source_cache_);
     if (source_cache_.tokenization.tokens.empty())

@@ -15,27 +15,30 @@ namespace attnviz::app {
 namespace {
 
 // A sentence field whose Ctrl+Z and Ctrl+Shift+Z (or Ctrl+Y) go back and forth a word or a burst
-// at a time (app/text_undo.hpp) instead of ImGui's character at a time. True when the text changed.
-bool sentence_field(const char* id, const char* hint, std::string& text, TextUndo& undo) {
-  const std::string before = text;
+// at a time (app/text_undo.hpp) instead of ImGui's character at a time, and which keeps emoji
+// (app/view/text_escapes.hpp: the field holds stand-ins for them). True when the text changed.
+bool sentence_field(const char* id, const char* hint, std::string& text, TextUndo& undo, view::TextEscapes& escapes) {
+  const std::string before = escapes.escape(text);  // as the field holds it
+  std::string shown = before;
   const auto on_keys = [](ImGuiInputTextCallbackData* data) {
     const ImGuiIO& io = ImGui::GetIO();
     if (!io.KeyCtrl) return 0;
     auto* field_undo = static_cast<TextUndo*>(data->UserData);
-    const std::string shown(data->Buf, static_cast<std::size_t>(data->BufTextLen));
+    const std::string in_field(data->Buf, static_cast<std::size_t>(data->BufTextLen));
     std::optional<std::string> next;
-    if (ImGui::IsKeyPressed('Z', true) && !io.KeyShift) next = field_undo->undo(shown);
-    else if (ImGui::IsKeyPressed('Z', true) || ImGui::IsKeyPressed('Y', true)) next = field_undo->redo(shown);
+    if (ImGui::IsKeyPressed('Z', true) && !io.KeyShift) next = field_undo->undo(in_field);
+    else if (ImGui::IsKeyPressed('Z', true) || ImGui::IsKeyPressed('Y', true)) next = field_undo->redo(in_field);
     if (!next) return 0;
     data->DeleteChars(0, data->BufTextLen);
     data->InsertChars(0, next->c_str(), next->c_str() + next->size());
     data->SelectionStart = data->SelectionEnd = data->CursorPos = data->BufTextLen;
     return 0;
   };
-  ImGui::InputTextWithHint(id, hint, &text, ImGuiInputTextFlags_NoUndoRedo | ImGuiInputTextFlags_CallbackAlways, on_keys, &undo);
+  ImGui::InputTextWithHint(id, hint, &shown, ImGuiInputTextFlags_NoUndoRedo | ImGuiInputTextFlags_CallbackAlways, on_keys, &undo);
   if (ImGui::IsItemActivated()) undo.reset(before);
-  if (text == before) return false;
-  undo.changed(text, ImGui::GetTime());  // an undo or redo is what it already holds
+  if (shown == before) return false;
+  undo.changed(shown, ImGui::GetTime());  // an undo or redo is what it already holds
+  text = escapes.unescape(shown);
   return true;
 }
 
@@ -69,13 +72,13 @@ class InputPanel final : public Panel {
         ImGui::EndTooltip();
       }
     }
-    draw_sentences(state);
+    draw_sentences(state, context);
     ImGui::Spacing();
     draw_settings(state);
   }
 
  private:
-  void draw_sentences(AppState& state) {
+  void draw_sentences(AppState& state, PanelContext& context) {
     Scenario& s = state.scenario;
     int mode = s.mode == Mode::Cross ? 1 : 0;
     ImGui::TextUnformatted("Attention:");
@@ -95,7 +98,7 @@ class InputPanel final : public Panel {
     ImGui::TextUnformatted(s.mode == Mode::Cross ? "Target sentence (queries)" : "Sentence");
     ImGui::SetNextItemWidth(-1);
     // Recompute at once, so the chips below show the tokens of what was just typed.
-    if (sentence_field("##target", "type a sentence", s.target, target_undo_)) {
+    if (sentence_field("##target", "type a sentence", s.target, target_undo_, context.text_escapes)) {
       state.mark_edited();
       state.recompute_if_needed();
     }
@@ -103,7 +106,7 @@ class InputPanel final : public Panel {
     if (s.mode == Mode::Cross) {
       ImGui::TextUnformatted("Source sentence (keys and values)");
       ImGui::SetNextItemWidth(-1);
-      if (sentence_field("##source", "type the source sentence", s.source, source_undo_)) {
+      if (sentence_field("##source", "type the source sentence", s.source, source_undo_, context.text_escapes)) {
         state.mark_edited();
         state.recompute_if_needed();
       }

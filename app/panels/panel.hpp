@@ -3,6 +3,7 @@
 // recompute between them, so every view shows the edits made earlier in the same frame.
 #pragma once
 
+#include "app/view/text_escapes.hpp"
 #include "app/app_state.hpp"
 
 #include <memory>
@@ -18,6 +19,7 @@ namespace attnviz::app {
 
 struct PanelContext {
   render::HeatmapRenderer& heatmaps;
+  view::TextEscapes& text_escapes;  // for text fields: what ImGui cannot hold (emoji)
   ImFont* bold_font = nullptr;
   ImFont* mono_font = nullptr;
 };

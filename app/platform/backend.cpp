@@ -48,7 +48,10 @@ void on_key(GLFWwindow* window, int key, int, int action, int) {
   if (action == GLFW_PRESS) events.pressed = true;
   if (action == GLFW_RELEASE && events.pressed) events.released_after_press.push_back(key);
 }
-void on_char(GLFWwindow* window, unsigned int) { count_event(window); }
+void on_char(GLFWwindow* window, unsigned int code_point) {
+  count_event(window);
+  if (code_point != 0) events_of(window).typed.push_back(code_point);  // as ImGui queues it
+}
 void on_focus(GLFWwindow* window, int) { count_event(window); }
 void on_window_size(GLFWwindow* window, int, int) { count_event(window); }
 void on_refresh(GLFWwindow* window) { count_event(window); }
@@ -253,6 +256,8 @@ void Backend::new_frame() {
   }
   events_.released_after_press.clear();
   events_.pressed = false;
+  typed_.swap(events_.typed);
+  events_.typed.clear();
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
   if (ignore_mouse_) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);

@@ -32,6 +32,7 @@ struct WindowEvents {
   // Since the last frame began: whether a key went down, and the keys that came up after that.
   bool pressed = false;
   std::vector<int> released_after_press;
+  std::vector<unsigned> typed;  // characters typed since the last frame began, in order
 };
 
 struct Fonts {
@@ -94,6 +95,9 @@ class Backend {
   double time() const;
   // Files dropped onto the window since the last call.
   std::vector<std::string> take_dropped_files();
+  // The characters typed for this frame, as code points, in order: the last of ImGui's input
+  // queue (io.InputQueueCharacters), which holds 16-bit characters (an emoji is U+FFFD there).
+  const std::vector<unsigned>& typed_characters() const { return typed_; }
 
  private:
   GLFWwindow* window_ = nullptr;
@@ -102,6 +106,7 @@ class Backend {
   float content_scale_ = 1.0f;
   WindowEvents events_;
   std::vector<int> held_up_;  // keys that came up before the last frame, shown down to it alone
+  std::vector<unsigned> typed_;  // see typed_characters()
   static constexpr std::size_t kMaxExtraCharacters = 4096;
   std::set<unsigned short> extra_characters_;  // asked for by add_characters(), kept for good
   std::vector<unsigned short> extra_ranges_;   // ... as ImGui glyph ranges, alive as long as the fonts

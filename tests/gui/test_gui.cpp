@@ -276,13 +276,15 @@ TEST_CASE("an unknown lesson is an error before any window opens") {
   CHECK(run.errors.find("no built-in lesson") != std::string::npos);
 }
 
-// A real session: the app runs under Xvfb with its state in `state`, xdotool clicks into the end
-// of the sentence field and runs `keys` (xdotool commands, one per line), and after the autosave
-// interval the process is killed with SIGKILL. Returns the scenario the recovery file holds.
-std::optional<Scenario> sentence_session(const TempDir& dir, const fs::path& state, const std::string& keys) {
+// A real session: the app runs under Xvfb with its state in `state` (on `scenario`, else the
+// built-in one), xdotool clicks into the end of the sentence field and runs `keys` (xdotool
+// commands, one per line), and after the autosave interval the process is killed with SIGKILL.
+// Returns the scenario the recovery file holds.
+std::optional<Scenario> sentence_session(const TempDir& dir, const fs::path& state, const std::string& keys,
+                                         const std::string& scenario = "") {
   const fs::path script = dir.path / "session.sh";
   std::ofstream(script) << "export ATTNVIZ_STATE_DIR=" << quoted(state.string()) << "\n"
-                        << quoted(app_path()) << " 2>/dev/null & pid=$!\n"
+                        << quoted(app_path()) << (scenario.empty() ? "" : " " + quoted(scenario)) << " 2>/dev/null & pid=$!\n"
                         << "xdotool search --sync --onlyvisible --name AttnViz >/dev/null\n"
                         << "sleep 1.5\n"
                         << "xdotool mousemove 250 136 click 1\n"  // the end of the sentence field
@@ -334,6 +336,22 @@ TEST_CASE("Ctrl+Z in the sentence field takes back a word at a time") {
                            "xdotool key ctrl+z\nsleep 0.3\nxdotool key ctrl+z\nsleep 0.3\n";
   const std::optional<Scenario> recovered = sentence_session(dir, dir.path / "state", keys);
   CHECK(recovered->target == "i like to eat apple pie ");
+}
+
+// Debian's ImGui holds 16-bit characters: editing a sentence with emoji used to turn them into
+// U+FFFD (and append NUL bytes). The field holds stand-ins for them (app/view/text_escapes.hpp).
+TEST_CASE("editing a sentence with emoji keeps them") {
+  TempDir dir;
+  ScenarioLoad load = parse_scenario(builtin_scenario_json());
+  REQUIRE(load.ok());
+  const std::string sentence = "I \xf0\x9f\x8d\x95 and \xf0\x9f\x91\x8d\xf0\x9f\x8f\xbd caf\xc3\xa9";  // I 🍕 and 👍🏽 café
+  load.scenario->target = sentence;
+  const fs::path scenario = dir.path / "emoji.json";
+  REQUIRE(save_scenario_file(scenario.string(), *load.scenario));
+  const std::optional<Scenario> recovered =
+      sentence_session(dir, dir.path / "state", "xdotool key End\nsleep 0.3\nxdotool type --delay 80 ' x'\nsleep 0.3\n",
+                       scenario.string());
+  CHECK(recovered->target == sentence + " x");
 }
 
 TEST_CASE("an idle app sleeps between the frames it needs") {

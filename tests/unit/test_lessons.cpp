@@ -57,9 +57,11 @@ TEST_CASE("every claim of every step of every built-in lesson holds on the engin
       REQUIRE_MESSAGE(status.is_ok(), status.message());
       for (const std::string& failure : failed_checks(step, pipeline)) FAIL_CHECK(failure);
       checked += static_cast<int>(step.checks.size());
-      // Every placeholder in the text is filled.
+      // Every placeholder in the text is filled, none with the dash of a token that is not there.
       const std::string text = expand_lesson_text(step.text, pipeline);
       CHECK_MESSAGE(text.find('{') == std::string::npos, "unfilled placeholder in: " << text);
+      const bool dash_filled = text.find("\xe2\x80\x94") != std::string::npos && step.text.find("\xe2\x80\x94") == std::string::npos;
+      CHECK_MESSAGE(!dash_filled, "a placeholder names a token or head the step does not have: " << text);
     }
   }
   MESSAGE("lesson claims checked: " << checked);
@@ -142,6 +144,17 @@ TEST_CASE("placeholders are filled with live numbers") {
   CHECK(expand_lesson_text("apple to eat: {alpha:0:apple:eat}, top {argmax:0:apple}", pipeline) ==
         "apple to eat: 0.74, top eat");
   CHECK(expand_lesson_text("{unknown} {", pipeline) == "{unknown} {");
+}
+
+TEST_CASE("a placeholder whose token was edited away reads as a dash") {
+  LessonLoad load = parse_lesson(lesson_with_step(R"("text": "x")"), "t");
+  REQUIRE(load.ok());
+  Scenario edited = load.lesson->steps[0].scenario;
+  edited.target = "i like to eat banana";  // "apple" is gone
+  Pipeline pipeline;
+  REQUIRE(pipeline.run(edited));
+  CHECK(expand_lesson_text("eat to apple: {alpha:0:eat:apple}, top of apple {argmax:0:apple}, head 9 {argmax:9:eat}",
+                           pipeline) == "eat to apple: \xe2\x80\x94, top of apple \xe2\x80\x94, head 9 \xe2\x80\x94");
 }
 
 TEST_CASE("tokens are referred to by text or by index") {

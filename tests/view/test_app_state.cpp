@@ -69,6 +69,18 @@ TEST_CASE("leaving a lesson keeps the scenario and shows every panel") {
   CHECK_FALSE(shown(state, view::PanelId::Lesson));
 }
 
+TEST_CASE("a lesson started over an opened file leaves that file alone") {
+  AppState state;
+  ScenarioLoad load = parse_scenario(builtin_scenario_json());
+  REQUIRE(load.ok());
+  state.load(*load.scenario, "/home/teacher/class3.json", {});
+  state.start_lesson(builtin_lesson("self-attention"), 0);
+  CHECK(state.scenario_path.empty());  // Save asks where to save the lesson's scenario
+  state.go_to_lesson_step(1);
+  state.leave_lesson();
+  CHECK(state.scenario_path.empty());
+}
+
 TEST_CASE("an edit recomputes once and a failed edit keeps the last result") {
   AppState state;
   ScenarioLoad load = parse_scenario(builtin_scenario_json());

@@ -1,0 +1,60 @@
+#include "app/view/text_escapes.hpp"
+
+#include "core/tokenizer.hpp"
+
+namespace attnviz::view {
+
+char32_t TextEscapes::slot(char32_t key) {
+  if (const auto found = slots_.find(key); found != slots_.end()) return found->second;
+  if (keys_.size() > static_cast<std::size_t>(kLast - kFirst)) return 0xFFFD;  // all taken
+  const char32_t stand_in = kFirst + static_cast<char32_t>(keys_.size());
+  keys_.push_back(key);
+  slots_.emplace(key, stand_in);
+  return stand_in;
+}
+
+char32_t TextEscapes::stand_in(char32_t code_point) {
+  return needs_stand_in(code_point) ? slot(code_point) : code_point;
+}
+
+std::string TextEscapes::escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t offset = 0; offset < text.size();) {
+    std::size_t length = 0;
+    const char32_t code_point = decode_utf8(text, offset, length);
+    // U+FFFD from one byte that is not U+FFFD's own three: an invalid byte, kept as it is.
+    const bool invalid = code_point == 0xFFFD && text.substr(offset, length) != "\xef\xbf\xbd";
+    if (invalid) {
+      for (std::size_t b = 0; b < length; ++b)
+        append_utf8(out, slot(kRawByte + static_cast<unsigned char>(text[offset + b])));
+    } else if (needs_stand_in(code_point)) {
+      append_utf8(out, slot(code_point));
+    } else {
+      out.append(text.substr(offset, length));
+    }
+    offset += length;
+  }
+  return out;
+}
+
+std::string TextEscapes::unescape(std::string_view text) const {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t offset = 0; offset < text.size();) {
+    std::size_t length = 0;
+    const char32_t code_point = decode_utf8(text, offset, length);
+    const std::size_t index = code_point - kFirst;
+    if (code_point >= kFirst && code_point <= kLast && index < keys_.size()) {
+      const char32_t key = keys_[index];
+      if (key >= kRawByte) out.push_back(static_cast<char>(key - kRawByte));
+      else append_utf8(out, key);
+    } else {
+      out.append(text.substr(offset, length));
+    }
+    offset += length;
+  }
+  return out;
+}
+
+}  // namespace attnviz::view

@@ -1,0 +1,61 @@
+// What a 16-bit ImGui text field cannot hold goes through it unharmed (app/view/text_escapes.hpp).
+#include "app/view/text_escapes.hpp"
+
+#include "core/tokenizer.hpp"
+
+#include <doctest/doctest.h>
+
+namespace attnviz::view {
+namespace {
+
+// Whether every code point of the text fits in 16 bits (what ImGui 1.86 holds).
+bool fits_16_bits(const std::string& text) {
+  for (std::size_t offset = 0; offset < text.size();) {
+    std::size_t length = 0;
+    const char32_t c = decode_utf8(text, offset, length);
+    if (c > 0xFFFF || (c == 0xFFFD && text.compare(offset, length, "\xef\xbf\xbd") != 0)) return false;
+    offset += length;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("emoji go through a text field and come back") {
+  TextEscapes escapes;
+  const std::string sentence = "I \xe2\x9d\xa4\xef\xb8\x8f \xf0\x9f\x8d\x95 and \xf0\x9f\x91\x8d\xf0\x9f\x8f\xbd "
+                               "\xe6\x97\xa5\xe6\x9c\xac caf\xc3\xa9";  // I ❤️ 🍕 and 👍🏽 日本 café
+  const std::string in_field = escapes.escape(sentence);
+  CHECK(fits_16_bits(in_field));
+  CHECK(in_field != sentence);
+  CHECK(escapes.unescape(in_field) == sentence);
+  // Edited in the field (a word typed at the end), the emoji are still there.
+  CHECK(escapes.unescape(in_field + " x") == sentence + " x");
+}
+
+TEST_CASE("the same emoji takes the same stand-in") {
+  TextEscapes escapes;
+  const std::string pizza = "\xf0\x9f\x8d\x95";
+  CHECK(escapes.escape(pizza + pizza) == escapes.escape(pizza) + escapes.escape(pizza));
+  std::string typed;
+  append_utf8(typed, escapes.stand_in(0x1F355));  // 🍕 typed in the field
+  CHECK(typed == escapes.escape(pizza));
+  CHECK(escapes.stand_in('a') == 'a');
+}
+
+TEST_CASE("invalid UTF-8 bytes and private-use characters come back byte for byte") {
+  TextEscapes escapes;
+  const std::string odd = std::string("a\xff b\xc3") + " \xee\x80\x80 \xef\xbf\xbd";  // bad bytes, U+E000, U+FFFD
+  const std::string in_field = escapes.escape(odd);
+  CHECK(fits_16_bits(in_field));
+  CHECK(escapes.unescape(in_field) == odd);
+}
+
+TEST_CASE("text without anything to hold is left alone") {
+  TextEscapes escapes;
+  const std::string plain = "the cat sat \xe2\x86\x92 \xce\xb1";  // → α
+  CHECK(escapes.escape(plain) == plain);
+  CHECK(escapes.unescape(plain) == plain);
+}
+
+}  // namespace attnviz::view
