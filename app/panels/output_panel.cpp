@@ -119,6 +119,7 @@ class OutputPanel final : public Panel {
   std::vector<int> by_weight_;
   std::vector<ImVec4> placed_labels_;  // label boxes of the picture, to avoid overlaps
   std::vector<int> labelled_keys_;     // keys labelled in the picture this frame
+  std::vector<int> highlighted_rows_;  // rows of highlighted keys in view, this frame
   // The picture's lines and points, drawn on the CPU when they change (see view/canvas.hpp: an
   // anti-aliased circle is ~30 triangles to a software GL, and there is one per key) ...
   view::Canvas canvas_;
@@ -285,7 +286,15 @@ class OutputPanel final : public Panel {
     const bool mouse_in_rows = ImGui::IsWindowHovered() && rows_area.contains(io.MousePos.x, io.MousePos.y);
     if (mouse_in_rows && scrolling && io.MouseWheel != 0.0f)
       first_row_ = std::clamp(first_row_ - static_cast<int>(io.MouseWheel * 3.0f), 0, n_key - visible_rows);
-    const int label_stride = row_h >= font * 0.95f ? 1 : static_cast<int>(std::ceil(font / row_h));
+    const int label_stride = row_h >= font * 0.95f ? 1 : static_cast<int>(std::ceil(font * 1.1f / row_h));
+    // Rows whose label is always drawn (highlighted): the others' labels keep clear of them.
+    highlighted_rows_.clear();
+    for (int row = first_row_; row < first_row_ + visible_rows; ++row)
+      if (state.highlights_key(sort_rows_ ? by_weight_[static_cast<std::size_t>(row)] : row)) highlighted_rows_.push_back(row);
+    const auto clear_of_highlighted = [&](int row) {
+      return std::none_of(highlighted_rows_.begin(), highlighted_rows_.end(),
+                          [&](int other) { return std::abs(other - row) * row_h < font * 1.1f; });
+    };
     list->PushClipRect(ImVec2(area.x, rows_area.y), ImVec2(area.right(), rows_area.bottom()), true);
     int hovered_key = -1;
     for (int row = first_row_; row < first_row_ + visible_rows; ++row) {
@@ -298,7 +307,7 @@ class OutputPanel final : public Panel {
         list->AddRectFilled(ImVec2(area.x, y), ImVec2(area.right(), y + row_h), colours.chip_hover, font * 0.2f);
       const float cy = y + gap * 0.5f, ch = row_h - gap;
       // The key's label (every k-th when rows are thin; the highlighted one always).
-      if (highlighted || (row - first_row_) % label_stride == 0) {
+      if (highlighted || ((row - first_row_) % label_stride == 0 && clear_of_highlighted(row))) {
         const char* text = keys[static_cast<std::size_t>(j)].text.c_str();
         const ImVec2 size = ImGui::CalcTextSize(text);
         list->PushClipRect(ImVec2(c.label_x, rows_area.y), ImVec2(c.label_x + c.label_w, rows_area.bottom()), true);
@@ -575,8 +584,9 @@ class OutputPanel final : public Panel {
         const int j = by_weight_[static_cast<std::size_t>(rank)];
         const bool highlighted = state.highlights_key(j);
         const float alpha = weight_of(h.weights, query, j);
-        const bool must = highlighted || alpha >= 0.1f;
-        if (must != (pass == 0)) continue;
+        const bool important = highlighted || alpha >= 0.1f;  // labelled first
+        if (important != (pass == 0)) continue;
+        const bool must = highlighted || rank == 0;  // labelled even over another (the strongest key)
         if (labelled >= label_limit && !highlighted) continue;
         // The same word at the same place (a repeated token has the same value): one label.
         const std::string& name = keys[static_cast<std::size_t>(j)].text;
@@ -589,7 +599,7 @@ class OutputPanel final : public Panel {
         if (repeated && !highlighted) continue;
         const ImVec2 p = screen(projected_(j, 0), projected_(j, 1));
         const float radius = font * (0.14f + 0.36f * std::sqrt(alpha));
-        if (place_label(list, area, p, radius, name.c_str(), must, highlighted, must ? colours.text : colours.text_dim,
+        if (place_label(list, area, p, radius, name.c_str(), must, highlighted, important ? colours.text : colours.text_dim,
                         highlighted ? colours.chip_hover : 0)) {
           labelled_keys_.push_back(j);
           ++labelled;
