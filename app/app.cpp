@@ -32,6 +32,7 @@
 #include <iostream>
 #include <iterator>
 #include <limits>
+#include <span>
 #include <sstream>
 
 #include <sys/resource.h>
@@ -285,13 +286,10 @@ void App::frame() {
 // ImGui queued each typed character past U+FFFF (an emoji) as U+FFFD: the text fields get its
 // stand-in instead (app/view/text_escapes.hpp), which they turn back into it.
 void App::stand_in_for_wide_characters() {
+  static_assert(sizeof(ImWchar) == sizeof(std::uint16_t), "Debian's ImGui 1.86: 16-bit characters");
   ImVector<ImWchar>& queue = ImGui::GetIO().InputQueueCharacters;
-  const std::vector<unsigned>& typed = backend_.typed_characters();
-  const std::size_t count = std::min(typed.size(), static_cast<std::size_t>(queue.Size));
-  for (std::size_t k = 0; k < count; ++k) {  // the last `count` of each, in the same order
-    ImWchar& queued = queue[queue.Size - static_cast<int>(count - k)];
-    queued = static_cast<ImWchar>(text_escapes_.stand_in(typed[typed.size() - count + k]));
-  }
+  text_escapes_.stand_in_queued(std::span(reinterpret_cast<std::uint16_t*>(queue.Data), static_cast<std::size_t>(queue.Size)),
+                                backend_.typed_characters());
 }
 
 // Sleeps until the next frame is due: at once while the user is doing something, after input for

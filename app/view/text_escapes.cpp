@@ -2,6 +2,8 @@
 
 #include "core/tokenizer.hpp"
 
+#include <algorithm>
+
 namespace attnviz::view {
 
 char32_t TextEscapes::slot(char32_t key) {
@@ -15,6 +17,12 @@ char32_t TextEscapes::slot(char32_t key) {
 
 char32_t TextEscapes::stand_in(char32_t code_point) {
   return needs_stand_in(code_point) ? slot(code_point) : code_point;
+}
+
+void TextEscapes::stand_in_queued(std::span<std::uint16_t> queue, std::span<const unsigned> typed) {
+  const std::size_t count = std::min(queue.size(), typed.size());
+  for (std::size_t k = 0; k < count; ++k)  // the last `count` of each, in the same order
+    queue[queue.size() - count + k] = static_cast<std::uint16_t>(stand_in(typed[typed.size() - count + k]));
 }
 
 std::string TextEscapes::escape(std::string_view text) {

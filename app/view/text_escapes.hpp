@@ -11,6 +11,8 @@
 // No ImGui here (unit-tested); the sentence fields and the window's typed characters use it.
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -29,6 +31,9 @@ class TextEscapes {
   // The stand-in for a typed character (the character itself when ImGui can hold it; U+FFFD
   // when every stand-in is taken).
   char32_t stand_in(char32_t code_point);
+  // ImGui's queue of typed characters (16 bits each: U+FFFD for an emoji) ends with the ones the
+  // window reported, `typed` (code points, in order): each gets its stand-in.
+  void stand_in_queued(std::span<std::uint16_t> queue, std::span<const unsigned> typed);
 
  private:
   static bool needs_stand_in(char32_t code_point) {

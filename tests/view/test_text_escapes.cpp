@@ -51,6 +51,21 @@ TEST_CASE("invalid UTF-8 bytes and private-use characters come back byte for byt
   CHECK(escapes.unescape(in_field) == odd);
 }
 
+TEST_CASE("an emoji typed into the window reaches the field as its stand-in") {
+  TextEscapes escapes;
+  // ImGui queued "a", U+FFFD for the emoji, "b" (and an earlier character it still holds).
+  std::vector<std::uint16_t> queue = {'z', 'a', 0xFFFD, 'b'};
+  const std::vector<unsigned> typed = {'a', 0x1F355, 'b'};
+  escapes.stand_in_queued(queue, typed);
+  CHECK(queue[0] == 'z');
+  CHECK(queue[1] == 'a');
+  CHECK(queue[3] == 'b');
+  std::string field = "a";
+  append_utf8(field, queue[2]);
+  field += "b";
+  CHECK(escapes.unescape(field) == "a\xf0\x9f\x8d\x95" "b");  // a🍕b
+}
+
 TEST_CASE("text without anything to hold is left alone") {
   TextEscapes escapes;
   const std::string plain = "the cat sat \xe2\x86\x92 \xce\xb1";  // → α
