@@ -326,11 +326,11 @@ void App::handle_shortcuts() {
   // ImGui 1.86's GLFW backend indexes keys by GLFW key code, which is ASCII for letters.
   const ImGuiIO& io = ImGui::GetIO();
   constexpr int kKeyF1 = 290;  // GLFW_KEY_F1
+  if (io.KeyCtrl && ImGui::IsKeyPressed('Q', false)) backend_.request_close();
+  if (unsaved_guard_.asking()) return;  // the question is answered first
   if (ImGui::IsKeyPressed(kKeyF1, false)) show_shortcuts_ = !show_shortcuts_;
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) close_menus();
   if (!io.KeyCtrl) return;
-  if (ImGui::IsKeyPressed('Q', false)) backend_.request_close();
-  if (unsaved_guard_.asking()) return;  // the question is answered first
   if (ImGui::IsKeyPressed('N', false)) new_scenario();
   if (ImGui::IsKeyPressed('O', false)) {
     file_action_ = FileAction::Open;

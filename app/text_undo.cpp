@@ -31,8 +31,9 @@ void TextUndo::changed(const std::string& text, double now) {
   else if (added == 0) kind = Kind::Deleting;
   // A new word: a character that is not a space typed after a space (or at the start).
   const bool new_word = kind == Kind::Typing && !is_space(text[start]) && (start == 0 || is_space(current_[start - 1]));
-  const bool stop = last_kind_ == Kind::None || kind != last_kind_ || kind == Kind::Other || new_word ||
-                    now - last_change_ >= kPause;
+  // After a pause a step starts too, unless it is a space typed (it ends the word before it).
+  const bool paused = now - last_change_ >= kPause && !(kind == Kind::Typing && is_space(text[start]));
+  const bool stop = last_kind_ == Kind::None || kind != last_kind_ || kind == Kind::Other || new_word || paused;
   if (stop) {
     undo_.push_back(current_);
     if (undo_.size() > kMaxSteps) undo_.erase(undo_.begin());

@@ -9,6 +9,7 @@
 // pairs only the kTopKeys strongest keys of each query are drawn. The overview lines are
 // collected once per result (a member buffer), not per frame.
 #include "app/panels/panel.hpp"
+#include "app/panels/widgets.hpp"
 #include "app/render/image_texture.hpp"
 #include "app/view/head_colours.hpp"
 #include "app/view/canvas.hpp"
@@ -386,11 +387,13 @@ class ArrowsPanel final : public Panel {
     const Palette& colours = palette(state.ui.theme);
     const bool bold = selected && context.bold_font;
     if (bold) ImGui::PushFont(context.bold_font);
-    const ImVec2 size = ImGui::CalcTextSize(text);
     const float gap = f.font * 0.4f;
-    const float x = left ? f.g.left_x - gap - size.x : f.g.right_x + gap;
     const float clip_x0 = left ? f.g.area.x : f.g.right_x + gap * 0.5f;
     const float clip_x1 = left ? f.g.left_x - gap * 0.5f : f.g.area.right();
+    const std::string shown = fit_text(text, clip_x1 - clip_x0 - gap * 0.5f);  // "…" when it is too long
+    text = shown.c_str();
+    const ImVec2 size = ImGui::CalcTextSize(text);
+    const float x = left ? f.g.left_x - gap - size.x : f.g.right_x + gap;
     list->PushClipRect(ImVec2(clip_x0, f.g.area.y - f.font), ImVec2(clip_x1, f.g.area.bottom() + f.font), true);
     const ImVec2 p(x, y - size.y * 0.5f);
     if (highlighted) {

@@ -19,16 +19,20 @@ namespace {
 ImVec2 corner(const view::Rect& r) { return ImVec2(r.x, r.y); }
 ImVec2 far_corner(const view::Rect& r) { return ImVec2(r.right(), r.bottom()); }
 
-// Text rotated a quarter turn (reading upwards), ending at `anchor` (the bottom end).
-void add_vertical_text(ImDrawList* list, ImVec2 anchor, ImU32 colour, const char* text) {
+// Text rotated a quarter turn (reading upwards), ending at `anchor` (the bottom end). It is laid
+// out level at `layout` first, a point inside the clip rectangle with room for it to the right:
+// ImGui leaves out the glyphs of a line that fall outside the clip rectangle before it is turned
+// (the last column's label lost its last letters).
+void add_vertical_text(ImDrawList* list, ImVec2 layout, ImVec2 anchor, ImU32 colour, const char* text) {
   const int first = list->VtxBuffer.Size;
   const float width = ImGui::CalcTextSize(text).x;
-  list->AddText(ImVec2(anchor.x, anchor.y), colour, text);
-  // Rotate the new vertices by -90° about the anchor: (x, y) -> (anchor.x + (y - anchor.y),
-  // anchor.y - (x - anchor.x)); then shift so the text's end sits at the anchor.
+  list->AddText(layout, colour, text);
+  // Rotate the new vertices by -90° about the layout point and move it to the anchor:
+  // (x, y) -> (anchor.x + (y - layout.y), anchor.y - (x - layout.x)); then shift so the text's
+  // end sits at the anchor.
   for (int i = first; i < list->VtxBuffer.Size; ++i) {
     ImDrawVert& v = list->VtxBuffer[i];
-    const float dx = v.pos.x - anchor.x, dy = v.pos.y - anchor.y;
+    const float dx = v.pos.x - layout.x, dy = v.pos.y - layout.y;
     v.pos = ImVec2(anchor.x + dy, anchor.y - dx + width);
   }
 }
@@ -160,7 +164,8 @@ class HeatmapPanel final : public Panel {
       const float centre = g.grid.x + g.cell_w * (static_cast<float>(j) + 0.5f);
       list->PushClipRect(corner(g.column_labels), ImVec2(g.column_labels.right(), g.column_labels.bottom() + 1), true);
       if (g.vertical_column_labels)
-        add_vertical_text(list, ImVec2(centre - size.y * 0.5f, g.column_labels.bottom() - size.x), colour, text.c_str());
+        add_vertical_text(list, corner(g.column_labels), ImVec2(centre - size.y * 0.5f, g.column_labels.bottom() - size.x),
+                          colour, text.c_str());
       else
         list->AddText(ImVec2(centre - size.x * 0.5f, g.column_labels.bottom() - size.y), colour, text.c_str());
       list->PopClipRect();

@@ -308,12 +308,12 @@ class OutputPanel final : public Panel {
       const float cy = y + gap * 0.5f, ch = row_h - gap;
       // The key's label (every k-th when rows are thin; the highlighted one always).
       if (highlighted || ((row - first_row_) % label_stride == 0 && clear_of_highlighted(row))) {
-        const char* text = keys[static_cast<std::size_t>(j)].text.c_str();
-        const ImVec2 size = ImGui::CalcTextSize(text);
+        const std::string text = fit_text(keys[static_cast<std::size_t>(j)].text, c.label_w - font * 0.2f);  // "…" when long
+        const ImVec2 size = ImGui::CalcTextSize(text.c_str());
         list->PushClipRect(ImVec2(c.label_x, rows_area.y), ImVec2(c.label_x + c.label_w, rows_area.bottom()), true);
         const float label_y = std::clamp(y + (row_h - size.y) * 0.5f, rows_area.y, rows_area.bottom() - size.y);
         list->AddText(ImVec2(c.label_x + c.label_w - size.x, label_y),
-                      alpha > 0 ? colours.text : colours.text_dim, text);
+                      alpha > 0 ? colours.text : colours.text_dim, text.c_str());
         list->PopClipRect();
       }
       // α: the number and a bar from 0 to 1.

@@ -93,4 +93,18 @@ void draw_cell_grid_lines(ImDrawList* list, const view::HeatmapGeometry& g, int 
   }
 }
 
+std::string fit_text(std::string_view text, float width) {
+  const auto width_of = [](std::string_view part) { return ImGui::CalcTextSize(part.data(), part.data() + part.size()).x; };
+  if (width_of(text) <= width) return std::string(text);
+  constexpr std::string_view kEllipsis = "\xe2\x80\xa6";
+  const float room = width - width_of(kEllipsis);
+  std::size_t fits = 0;  // bytes of the longest start that fits, at a character's end
+  for (std::size_t end = 1; end <= text.size(); ++end) {
+    if (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) continue;  // inside a character
+    if (width_of(text.substr(0, end)) > room) break;
+    fits = end;
+  }
+  return std::string(text.substr(0, fits)) + std::string(kEllipsis);
+}
+
 }  // namespace attnviz::app

@@ -6,69 +6,88 @@
 namespace attnviz::app {
 namespace {
 
-// Types `text` at the end of the field, a character every 0.1 s from `now` on.
-void type(TextUndo& undo, std::string& field, const std::string& text, double& now) {
-  for (char c : text) {
-    field += c;
-    undo.changed(field, now += 0.1);
+// A sentence field being typed into: a character every 0.1 s.
+struct Field {
+  TextUndo undo;
+  std::string text;
+  double now = 0;
+  explicit Field(std::string start) : text(std::move(start)) { undo.reset(text); }
+  void type(const std::string& characters) {
+    for (char c : characters) {
+      text += c;
+      undo.changed(text, now += 0.1);
+    }
   }
-}
+  void backspace() {
+    text.pop_back();
+    undo.changed(text, now += 0.1);
+  }
+  // Ctrl+Z and Ctrl+Shift+Z as the field does them: the text shown becomes what they give.
+  std::optional<std::string> undo_once() { return apply(undo.undo(text)); }
+  std::optional<std::string> redo_once() { return apply(undo.redo(text)); }
+
+ private:
+  std::optional<std::string> apply(std::optional<std::string> next) {
+    if (next) text = *next;
+    return next;
+  }
+};
+
+using Text = std::optional<std::string>;
 
 }  // namespace
 
 TEST_CASE("undo in a text field takes back a word at a time") {
-  TextUndo undo;
-  std::string field = "i like";
-  undo.reset(field);
-  double now = 0;
-  type(undo, field, " to eat apple", now);
-  REQUIRE(field == "i like to eat apple");
-  CHECK(undo.undo(field) == std::optional<std::string>("i like to eat "));
-  CHECK(undo.undo("i like to eat ") == std::optional<std::string>("i like to "));
-  CHECK(undo.undo("i like to ") == std::optional<std::string>("i like "));
-  CHECK(undo.undo("i like ") == std::optional<std::string>("i like"));
-  CHECK_FALSE(undo.undo("i like"));
+  Field f("i like");
+  f.type(" to eat apple");
+  REQUIRE(f.text == "i like to eat apple");
+  CHECK(f.undo_once() == Text("i like to eat "));
+  CHECK(f.undo_once() == Text("i like to "));
+  CHECK(f.undo_once() == Text("i like "));
+  CHECK(f.undo_once() == Text("i like"));
+  CHECK_FALSE(f.undo_once());
 }
 
 TEST_CASE("redo in a text field goes forward again until something is typed") {
-  TextUndo undo;
-  std::string field;
-  undo.reset(field);
-  double now = 0;
-  type(undo, field, "the cat", now);
-  REQUIRE(undo.undo(field) == std::optional<std::string>("the "));
-  CHECK(undo.redo("the ") == std::optional<std::string>("the cat"));
-  REQUIRE(undo.undo("the cat") == std::optional<std::string>("the "));
-  field = "the ";
-  type(undo, field, "dog", now);
-  CHECK_FALSE(undo.redo(field));  // typing drops what was undone
-  CHECK(undo.undo(field) == std::optional<std::string>("the "));
+  Field f("");
+  f.type("the cat");
+  REQUIRE(f.undo_once() == Text("the "));
+  CHECK(f.redo_once() == Text("the cat"));
+  REQUIRE(f.undo_once() == Text("the "));
+  f.type("dog");
+  CHECK_FALSE(f.redo_once());  // typing drops what was undone
+  CHECK(f.undo_once() == Text("the "));
 }
 
 TEST_CASE("deleting is a step of its own and so is a pause") {
-  TextUndo undo;
-  std::string field = "a";
-  undo.reset(field);
-  double now = 0;
-  type(undo, field, "bc", now);  // "abc": one step
-  field = "ab";
-  undo.changed(field, now += 0.1);  // Backspace
-  field = "a";
-  undo.changed(field, now += 0.1);  // Backspace: the same step
-  type(undo, field, "x", now += 2.0);  // after a pause: a step even within a word
-  type(undo, field, "y", now);
-  REQUIRE(field == "axy");
-  CHECK(undo.undo(field) == std::optional<std::string>("a"));   // "xy"
-  CHECK(undo.undo("a") == std::optional<std::string>("abc"));  // the deleting
-  CHECK(undo.undo("abc") == std::optional<std::string>("a"));  // the typing
+  Field f("a");
+  f.type("bc");  // "abc": one step
+  f.backspace();
+  f.backspace();  // the same step
+  f.now += 2.0;   // a pause: a step even within a word
+  f.type("xy");
+  REQUIRE(f.text == "axy");
+  CHECK(f.undo_once() == Text("a"));    // "xy"
+  CHECK(f.undo_once() == Text("abc"));  // the deleting
+  CHECK(f.undo_once() == Text("a"));    // the typing
+}
+
+TEST_CASE("a space typed after a pause ends the word before it") {
+  Field f("");
+  f.type("a b");
+  f.now += 2.0;
+  f.type(" one two");
+  REQUIRE(f.text == "a b one two");
+  CHECK(f.undo_once() == Text("a b one "));
+  CHECK(f.undo_once() == Text("a b "));
+  CHECK(f.undo_once() == Text("a "));
 }
 
 TEST_CASE("a paste is one step") {
-  TextUndo undo;
-  std::string field = "i like ";
-  undo.reset(field);
-  undo.changed("i like to eat apple pie", 1.0);
-  CHECK(undo.undo("i like to eat apple pie") == std::optional<std::string>("i like "));
+  Field f("i like ");
+  f.undo.changed("i like to eat apple pie", 1.0);
+  f.text = "i like to eat apple pie";
+  CHECK(f.undo_once() == Text("i like "));
 }
 
 TEST_CASE("a field entered again starts with nothing to undo") {
