@@ -14,12 +14,22 @@
 namespace attnviz::app {
 namespace {
 
-// A sentence field whose Ctrl+Z and Ctrl+Shift+Z (or Ctrl+Y) go back and forth a word or a burst
-// at a time (app/text_undo.hpp) instead of ImGui's character at a time, and which keeps emoji
-// (app/view/text_escapes.hpp: the field holds stand-ins for them). True when the text changed.
-bool sentence_field(const char* id, const char* hint, std::string& text, TextUndo& undo, view::TextEscapes& escapes) {
-  const std::string before = escapes.escape(text);  // as the field holds it
-  std::string shown = before;
+// A sentence field: its own undo (Ctrl+Z and Ctrl+Shift+Z or Ctrl+Y go back and forth a word or
+// a burst at a time, app/text_undo.hpp, not ImGui's character at a time), and the text as the
+// field holds it (stand-ins for what ImGui cannot hold, such as emoji: app/view/text_escapes.hpp),
+// made again only when the sentence changed elsewhere (not every frame).
+struct SentenceField {
+  TextUndo undo;
+  std::string sentence;  // the scenario's text `shown` stands for
+  std::string shown;
+};
+
+// Draws the field; true when the user changed `text`.
+bool sentence_field(const char* id, const char* hint, std::string& text, SentenceField& field, view::TextEscapes& escapes) {
+  if (text != field.sentence) {
+    field.sentence = text;
+    field.shown = escapes.escape(text);
+  }
   const auto on_keys = [](ImGuiInputTextCallbackData* data) {
     const ImGuiIO& io = ImGui::GetIO();
     if (!io.KeyCtrl) return 0;
@@ -34,11 +44,12 @@ bool sentence_field(const char* id, const char* hint, std::string& text, TextUnd
     data->SelectionStart = data->SelectionEnd = data->CursorPos = data->BufTextLen;
     return 0;
   };
-  ImGui::InputTextWithHint(id, hint, &shown, ImGuiInputTextFlags_NoUndoRedo | ImGuiInputTextFlags_CallbackAlways, on_keys, &undo);
-  if (ImGui::IsItemActivated()) undo.reset(before);
-  if (shown == before) return false;
-  undo.changed(shown, ImGui::GetTime());  // an undo or redo is what it already holds
-  text = escapes.unescape(shown);
+  const bool changed = ImGui::InputTextWithHint(id, hint, &field.shown, ImGuiInputTextFlags_NoUndoRedo | ImGuiInputTextFlags_CallbackAlways,
+                                                on_keys, &field.undo);
+  if (ImGui::IsItemActivated()) field.undo.reset(field.shown);
+  if (!changed) return false;
+  field.undo.changed(field.shown, ImGui::GetTime());  // an undo or redo is what it already holds
+  text = field.sentence = escapes.unescape(field.shown);
   return true;
 }
 
@@ -98,7 +109,7 @@ class InputPanel final : public Panel {
     ImGui::TextUnformatted(s.mode == Mode::Cross ? "Target sentence (queries)" : "Sentence");
     ImGui::SetNextItemWidth(-1);
     // Recompute at once, so the chips below show the tokens of what was just typed.
-    if (sentence_field("##target", "type a sentence", s.target, target_undo_, context.text_escapes)) {
+    if (sentence_field("##target", "type a sentence", s.target, target_field_, context.text_escapes)) {
       state.mark_edited();
       state.recompute_if_needed();
     }
@@ -106,7 +117,7 @@ class InputPanel final : public Panel {
     if (s.mode == Mode::Cross) {
       ImGui::TextUnformatted("Source sentence (keys and values)");
       ImGui::SetNextItemWidth(-1);
-      if (sentence_field("##source", "type the source sentence", s.source, source_undo_, context.text_escapes)) {
+      if (sentence_field("##source", "type the source sentence", s.source, source_field_, context.text_escapes)) {
         state.mark_edited();
         state.recompute_if_needed();
       }
@@ -170,7 +181,7 @@ class InputPanel final : public Panel {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("replace every weight by values drawn from the seed");
   }
 
-  TextUndo target_undo_, source_undo_;  // within each sentence field while it has the keyboard
+  SentenceField target_field_, source_field_;
 };
 
 }  // namespace
