@@ -47,7 +47,7 @@ std::optional<Positional> parse_positional(std::string_view text);
 // four score matrices of every head are kept (16 bytes per query-key pair per head), and the
 // projections cost tokens x d_model x heads x (2 d_k + d_v); so tokens are capped at 512 and the
 // heads side by side (heads x d_k, heads x d_v) at 1024 wide, as in BERT-large. At the limit
-// (512 tokens, d_model 1024, 16 heads of 64) a recompute takes about 80 ms on one core and
+// (512 tokens, d_model 1024, 16 heads of 64) a recompute takes 35 to 80 ms on one core and
 // 120 MB; at classroom sizes, microseconds (README, "Limits"). One head may still be 256 wide
 // (a lesson shows what a large d_k does to the softmax). `attnviz-cli bench` measures the
 // engine past the token limit (its kMaxBenchTokens).

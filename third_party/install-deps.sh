@@ -15,7 +15,9 @@ build_packages=(
 )
 test_packages=(python3 python3-torch xvfb xauth libgl1-mesa-dri xdotool valgrind)
 fuzz_packages=(clang-14 libclang-rt-14-dev)
-bench_packages=(libbenchmark-dev python3 python3-torch)
+# OpenBLAS: without it Debian's torch multiplies through the reference BLAS (libblas3), which
+# would make the comparison of make bench meaningless.
+bench_packages=(libbenchmark-dev python3 python3-torch libopenblas0-pthread)
 
 case "$profile" in
   build) wanted=("${build_packages[@]}") ;;

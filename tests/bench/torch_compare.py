@@ -13,7 +13,8 @@ and prints a table: shape, AttnViz µs, torch µs, ratio (AttnViz / torch; below
 Threads are pinned alike: OMP_NUM_THREADS, OPENBLAS_NUM_THREADS and MKL_NUM_THREADS are set
 to T for both (before torch is imported), torch.set_num_threads(T), and the CLI gets
 --threads T. Not a test: no timing is asserted. Run it with /usr/bin/python3 (Debian's
-python3-torch 1.13, with OpenBLAS):
+python3-torch 1.13, with OpenBLAS: `make bench` installs libopenblas0-pthread, without which
+Debian's torch multiplies through the reference BLAS; the script prints which one it loaded):
 
   /usr/bin/python3 tests/bench/torch_compare.py --cli build/attnviz-cli [--threads T]
                                                 [--quick] [--rounds K]
@@ -191,6 +192,19 @@ def attnviz_median(shape):
     return float(fields["median_us"]), int(fields["allocations"])
 
 
+def blas_library():
+    """The BLAS library torch's products went through (Debian's torch links libblas.so.3, which
+    the alternatives system points at OpenBLAS or at the reference BLAS), from the process's
+    mapped files after a product; and whether it is the reference one."""
+    torch.ones(64, 64) @ torch.ones(64, 64)
+    with open("/proc/self/maps") as maps:
+        paths = sorted({line.split()[-1] for line in maps
+                        if "blas" in line.rsplit("/", 1)[-1] and line.split()[-1].startswith("/")})
+    resolved = sorted({os.path.realpath(path) for path in paths})
+    reference = any("/blas/" in path and "openblas" not in path for path in resolved)
+    return ", ".join(resolved) or "none found", reference
+
+
 def main():
     if not os.access(ARGS.cli, os.X_OK):
         sys.exit("attnviz-cli not found at %s (build it, or give --cli)" % ARGS.cli)
@@ -198,6 +212,12 @@ def main():
     groups = set(ARGS.shapes.split(","))
     print("torch %s, %d thread(s) each (OMP/OPENBLAS/MKL_NUM_THREADS=%d), best of %d round(s)"
           % (torch.__version__, ARGS.threads, ARGS.threads, max(1, ARGS.rounds)))
+    library, reference = blas_library()
+    print("torch's BLAS: %s" % library)
+    if reference:
+        print("warning: torch's products go through the reference BLAS, many times slower than "
+              "OpenBLAS; install libopenblas0-pthread (make bench does) for a fair comparison",
+              file=sys.stderr)
     header = "%-34s %13s %12s %7s  %-6s %s" % ("shape", "AttnViz µs", "torch µs", "ratio",
                                                 "torch", "allocations")
     print(header)
