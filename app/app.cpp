@@ -1,7 +1,7 @@
 // The frame loop. Index:
 //   [SECTION] Start
 //   [SECTION] Frame (and the pause between frames)
-//   [SECTION] Menu bar and notices
+//   [SECTION] Menu bar and the status bar (notices)
 //   [SECTION] Panels
 //   [SECTION] Files: open, save, export
 //   [SECTION] Benchmark
@@ -10,7 +10,9 @@
 
 #include "app/file_actions.hpp"
 #include "app/notices.hpp"
+#include "app/panels/widgets.hpp"
 #include "app/state_dir.hpp"
+#include "app/status_line.hpp"
 #include "app/theme.hpp"
 #include "app/view_state.hpp"
 #include "core/file_io.hpp"
@@ -268,11 +270,12 @@ void App::frame() {
   state_.recompute_if_needed();
 
   handle_shortcuts();
+  backend_.set_title(window_title(state_));
   draw_menu_bar();
   const float menu_height = ImGui::GetFrameHeight();
-  const float notice_height = draw_notice_bar();
+  const float status_height = draw_status_bar();
   const ImVec2 display = ImGui::GetIO().DisplaySize;
-  draw_panels(menu_height, display.y - notice_height);
+  draw_panels(menu_height, display.y - status_height);
   handle_file_dialog();
   finish_png_export(false);
   draw_unsaved_question();
@@ -357,7 +360,7 @@ void App::close_menus() {
 }
 
 // -----------------------------------------------------------------------------
-// [SECTION] Menu bar and notices
+// [SECTION] Menu bar and the status bar (notices)
 // -----------------------------------------------------------------------------
 
 void App::draw_menu_bar() {
@@ -422,16 +425,42 @@ void App::restore_recovered(Autosave::Recovered recovered) {
                                     : "restored the unsaved changes to " + name + ": save to keep them");
 }
 
-bool App::draw_recovery_offer() {
-  if (!recovery_offer_) return false;
+// The bar at the foot of the window is always there, one height, so that the panels above it
+// never move: the offer to restore an earlier run's work, else the notice that matters most
+// (app/notices.hpp), else the status line (app/status_line.hpp).
+float App::status_bar_height() const {
+  return ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y;  // half the padding above and below
+}
+
+// Begins the bar's window in `background` and `text` colours; end_status_bar() ends it.
+void App::begin_status_bar(const char* id, ImU32 background, ImU32 text) {
   const ImVec2 display = ImGui::GetIO().DisplaySize;
-  const float height = ImGui::GetFrameHeightWithSpacing() + ImGui::GetStyle().WindowPadding.y;
+  const float height = status_bar_height();
   ImGui::SetNextWindowPos(ImVec2(0, display.y - height));
   ImGui::SetNextWindowSize(ImVec2(display.x, height));
-  ImGui::PushStyleColor(ImGuiCol_WindowBg, IM_COL32(40, 110, 200, 255));
-  ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(255, 255, 255, 255));
-  ImGui::Begin("##recovery", nullptr, ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings);
+  ImGui::PushStyleColor(ImGuiCol_WindowBg, background);
+  ImGui::PushStyleColor(ImGuiCol_Text, text);
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowRounding, 0.0f);
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowBorderSize, 0.0f);
+  ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding,
+                      ImVec2(ImGui::GetStyle().WindowPadding.x, ImGui::GetStyle().WindowPadding.y * 0.5f));
+  ImGui::Begin(id, nullptr,
+               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
+                   ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoBringToFrontOnFocus);
+  const ImVec2 origin = ImGui::GetWindowPos();  // a hairline along the top edge, as a status bar has
+  ImGui::GetWindowDrawList()->AddRectFilled(origin, ImVec2(origin.x + display.x, origin.y + 1.0f),
+                                            ImGui::GetColorU32(ImGuiCol_Separator));
   ImGui::AlignTextToFramePadding();
+}
+
+void App::end_status_bar() {
+  ImGui::End();
+  ImGui::PopStyleVar(3);
+  ImGui::PopStyleColor(2);
+}
+
+void App::draw_recovery_offer() {
+  begin_status_bar("##recovery", IM_COL32(40, 110, 200, 255), IM_COL32(255, 255, 255, 255));
   if (recovery_offer_->path.empty()) {
     ImGui::TextUnformatted("AttnViz closed last time with unsaved work. Restore it?");
   } else {
@@ -453,46 +482,21 @@ bool App::draw_recovery_offer() {
     autosave_.discard();
     recovery_offer_.reset();
   }
-  ImGui::End();
-  ImGui::PopStyleColor(2);
+  end_status_bar();
   if (!recovery_offer_) autosave_.pause(false);
-  return true;
 }
 
-float App::draw_notice_bar() {
-  if (recovery_offer_) {
-    draw_recovery_offer();
-    return ImGui::GetFrameHeightWithSpacing() + ImGui::GetStyle().WindowPadding.y;
-  }
-  // Non-modal notices, one at a time (app/notices.hpp).
-  NoticeSources sources;
-  sources.compute_error = state_.compute_error;
-  sources.has_result = state_.has_result;
-  sources.exporting = png_export_.valid();
-  sources.export_path = png_export_path_;
-  sources.file_warnings = &state_.file_warnings;
-  sources.pipeline_warnings = &state_.pipeline.warnings();
-  sources.font_error = font_error_;
-  sources.autosave_error = autosave_.last_error();
-  const Notice notice = notices_.choose(sources, backend_.time());
-  const std::string& text = notice.text;
-  const bool is_error = notice.kind == Notice::Kind::Error, is_status = notice.kind == Notice::Kind::Done;
-  if (text.empty()) return 0.0f;
-  const ImVec2 display = ImGui::GetIO().DisplaySize;
-  const float height = ImGui::GetFrameHeightWithSpacing();
-  ImGui::SetNextWindowPos(ImVec2(0, display.y - height));
-  ImGui::SetNextWindowSize(ImVec2(display.x, height));
+// The notice, as NoticeBoard::choose() gives it: red for an error, green for what went well,
+// amber for a warning.
+void App::draw_notice(const Notice& notice) {
+  const bool is_error = notice.kind == Notice::Kind::Error, is_done = notice.kind == Notice::Kind::Done;
   const ImU32 background = is_error ? IM_COL32(190, 40, 40, 255)
-                          : is_status ? IM_COL32(40, 140, 70, 255) : IM_COL32(235, 170, 40, 255);
-  ImGui::PushStyleColor(ImGuiCol_WindowBg, background);
-  ImGui::PushStyleColor(ImGuiCol_Text, is_error || is_status ? IM_COL32(255, 255, 255, 255) : IM_COL32(20, 20, 20, 255));
-  ImGui::PushStyleVar(ImGuiStyleVar_WindowRounding, 0.0f);
-  ImGui::Begin("##notices", nullptr,
-               ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoSavedSettings |
-                   ImGuiWindowFlags_NoFocusOnAppearing | ImGuiWindowFlags_NoBringToFrontOnFocus);
-  ImGui::TextUnformatted(is_error ? "\xe2\x9c\x96" : is_status ? "\xe2\x9c\x94" : "\xe2\x9a\xa0");  // ✖ ✔ ⚠
+                          : is_done ? IM_COL32(40, 140, 70, 255) : IM_COL32(235, 170, 40, 255);
+  begin_status_bar("##notices", background,
+                   is_error || is_done ? IM_COL32(255, 255, 255, 255) : IM_COL32(20, 20, 20, 255));
+  ImGui::TextUnformatted(is_error ? "\xe2\x9c\x96" : is_done ? "\xe2\x9c\x94" : "\xe2\x9a\xa0");  // ✖ ✔ ⚠
   ImGui::SameLine();
-  ImGui::TextUnformatted(text.c_str());
+  ImGui::TextUnformatted(notice.text.c_str());
   const float text_end = ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x + ImGui::GetStyle().ItemSpacing.x;
   if (notice.lists_warnings && ImGui::IsItemHovered()) {
     std::string all;
@@ -503,7 +507,7 @@ float App::draw_notice_bar() {
     const char* label = "Dismiss";
     const float width = ImGui::CalcTextSize(label).x + ImGui::GetStyle().FramePadding.x * 2;
     ImGui::SameLine(std::max(text_end, ImGui::GetWindowContentRegionMax().x - width));
-    if (ImGui::SmallButton(label)) {
+    if (ImGui::Button(label)) {
       switch (notice.dismiss) {
         case Notice::Dismiss::ActionError: notices_.dismiss_action_error(); break;
         case Notice::Dismiss::FileWarnings: state_.file_warnings.clear(); break;
@@ -513,10 +517,46 @@ float App::draw_notice_bar() {
       }
     }
   }
-  ImGui::End();
-  ImGui::PopStyleVar();
-  ImGui::PopStyleColor(2);
-  return height;
+  end_status_bar();
+}
+
+// With nothing to report: the shape of what is shown, and where the keys are explained.
+void App::draw_status_line() {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  begin_status_bar("##status", ImGui::GetColorU32(ImGuiCol_MenuBarBg), ImGui::GetColorU32(ImGuiCol_Text));
+  const std::string summary = shape_summary(state_);
+  const char* hint = "F1  keys and shortcuts";
+  const float hint_width = ImGui::CalcTextSize(hint).x;
+  const float right = ImGui::GetWindowContentRegionMax().x;
+  // The summary gives way to the hint when the window is narrow (it ends in an ellipsis).
+  const float summary_room = right - hint_width - 2 * style.ItemSpacing.x - ImGui::GetCursorPosX();
+  ImGui::TextUnformatted(fit_text(summary, summary_room).c_str());
+  if (ImGui::IsItemHovered() && ImGui::CalcTextSize(summary.c_str()).x > summary_room)
+    ImGui::SetTooltip("%s", summary.c_str());
+  ImGui::SameLine(std::max(ImGui::GetCursorPosX(), right - hint_width));
+  ImGui::TextDisabled("%s", hint);
+  end_status_bar();
+}
+
+float App::draw_status_bar() {
+  status_bar_top_ = ImGui::GetIO().DisplaySize.y - status_bar_height();
+  if (recovery_offer_) {
+    draw_recovery_offer();
+    return status_bar_height();
+  }
+  NoticeSources sources;
+  sources.compute_error = state_.compute_error;
+  sources.has_result = state_.has_result;
+  sources.exporting = png_export_.valid();
+  sources.export_path = png_export_path_;
+  sources.file_warnings = &state_.file_warnings;
+  sources.pipeline_warnings = &state_.pipeline.warnings();
+  sources.font_error = font_error_;
+  sources.autosave_error = autosave_.last_error();
+  const Notice notice = notices_.choose(sources, backend_.time());
+  if (notice.text.empty()) draw_status_line();
+  else draw_notice(notice);
+  return status_bar_height();
 }
 
 // -----------------------------------------------------------------------------
@@ -1032,7 +1072,7 @@ int App::write_screenshot(const std::string& path) {
         << ", \"cell_w\": " << g.cell_w << ", \"cell_h\": " << g.cell_h
         << ", \"show_values\": " << (g.show_values ? "true" : "false") << "}, \"colormap\": \""
         << view::to_string(state_.ui.colormap) << "\", \"windows_from_kept_pictures\": " << backend_.windows_reused()
-        << "}\n";
+        << ", \"status_bar_y\": " << status_bar_top_ << "}\n";
     if (!out) {
       std::cerr << "attnviz: error: cannot write " << *options_.layout_out << '\n';
       return 1;

@@ -40,7 +40,12 @@ class App {
   void draw_panels(float top, float bottom);
   void draw_centre_views(PanelContext& context);
   float lesson_band_height() const;
-  float draw_notice_bar();  // returns its height
+  float draw_status_bar();  // returns its height, which never changes with what it shows
+  float status_bar_height() const;
+  void begin_status_bar(const char* id, ImU32 background, ImU32 text);
+  void end_status_bar();
+  void draw_notice(const Notice& notice);
+  void draw_status_line();
   void render_frames();
   void wait_for_next_frame();  // the interactive loop's pause between frames (app/frame_pacing.hpp)
   int run_bench(int frames);  // --bench-frames
@@ -66,7 +71,7 @@ class App {
   void report(const Status& status, const std::string& success);
   void capture_png_if_requested();
   void restore_recovered(Autosave::Recovered recovered);
-  bool draw_recovery_offer();  // true while the offer is shown
+  void draw_recovery_offer();
   // Replacing the scenario (app/unsaved_guard.hpp): now, or after the user's answer.
   // `action` says what replaces it, for the unsaved-changes question ("Opening apple.json").
   void replace_scenario(std::string action, std::function<void()> replace) {
@@ -106,6 +111,7 @@ class App {
   std::optional<PngRequest> png_request_;  // taken after the next frame renders
   std::future<Status> png_export_;         // a picture being written, on a thread of its own
   std::string png_export_path_;
+  float status_bar_top_ = 0;  // where the status bar began in the last frame (--layout-out)
   NoticeBoard notices_;                   // what the last actions came to (app/notices.hpp)
   view::TextEscapes text_escapes_;        // what ImGui's text fields cannot hold, held for them
   bool show_shortcuts_ = false;

@@ -44,11 +44,11 @@ void draw_head_selector(AppState& state, const char* id);
 // 36 font sizes.
 void draw_formula_tooltip(const char* heading, const char* formula);
 
-// Lines between a heatmap's cells, when the cells are wide enough (8 px) to be told apart.
 // The text, or as much of its start as fits in `width` (pixels, the current font) followed by
 // "…"; never splits a character.
 std::string fit_text(std::string_view text, float width);
 
+// Lines between a heatmap's cells, when the cells are wide enough (8 px) to be told apart.
 void draw_cell_grid_lines(ImDrawList* list, const view::HeatmapGeometry& g, int rows, int cols, ImU32 colour);
 
 }  // namespace attnviz::app

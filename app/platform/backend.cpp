@@ -124,6 +124,7 @@ bool Backend::init(const WindowOptions& options, std::string& error) {
   glfwWindowHint(GLFW_DEPTH_BITS, 0);
   glfwWindowHint(GLFW_STENCIL_BITS, 0);
   window_ = glfwCreateWindow(options.width, options.height, options.title.c_str(), nullptr, nullptr);
+  title_ = options.title;
   if (!window_) {
     error = "cannot create an OpenGL 3.3 core context: " +
             (g_glfw_error.empty() ? std::string("unknown reason") : g_glfw_error);
@@ -228,6 +229,12 @@ bool Backend::add_characters(const std::string& text) {
     added |= extra_characters_.insert(static_cast<ImWchar>(c)).second;
   }
   return added;
+}
+
+void Backend::set_title(const std::string& title) {
+  if (!window_ || title == title_) return;
+  title_ = title;
+  glfwSetWindowTitle(window_, title.c_str());
 }
 
 bool Backend::should_close() const { return glfwWindowShouldClose(window_) != 0; }

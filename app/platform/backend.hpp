@@ -50,6 +50,7 @@ class Backend {
   bool init(const WindowOptions& options, std::string& error);
 
   bool should_close() const;
+  void set_title(const std::string& title);  // only when it changed
   void request_close();
   void new_frame();  // polls events, starts an ImGui frame
   // Waits until `earliest` (time()), then for an event or until `latest` (infinity: for an
@@ -102,6 +103,7 @@ class Backend {
  private:
   GLFWwindow* window_ = nullptr;
   bool imgui_ready_ = false;
+  std::string title_;
   bool ignore_mouse_ = false;
   float content_scale_ = 1.0f;
   WindowEvents events_;

@@ -423,6 +423,29 @@ int pixels_differing(const Image& a, const Image& b, int tolerance) {
   return different;
 }
 
+// The status bar keeps one height whatever it shows (app.cpp, draw_status_bar): a file's warning
+// there leaves every panel where it was, pixel for pixel.
+TEST_CASE("a notice in the status bar leaves the panels where they were") {
+  TempDir dir;
+  const std::string json = scenario_to_json(builtin());
+  REQUIRE(json.front() == '{');
+  const fs::path plain = dir.path / "plain.json", warned = dir.path / "warned.json";
+  std::ofstream(plain) << json;
+  std::ofstream(warned) << "{\"colour\": \"blue\", " << json.substr(1);  // an unknown key: a warning
+  const Screenshot quiet = screenshot(dir.path, {plain.string(), "--size", "1280x720"});
+  const Screenshot noticed = screenshot(dir.path, {warned.string(), "--size", "1280x720"});
+  const int bar = static_cast<int>(quiet.layout["status_bar_y"].get<float>());
+  REQUIRE(bar > quiet.image.height / 2);
+  REQUIRE(bar < quiet.image.height);
+  CHECK(noticed.layout["status_bar_y"].get<float>() == quiet.layout["status_bar_y"].get<float>());
+  int above = 0, below = 0;
+  for (int y = 0; y < quiet.image.height; ++y)
+    for (int x = 0; x < quiet.image.width; ++x)
+      if (!close(quiet.image.at(x, y), noticed.image.at(x, y), 0)) ++(y < bar ? above : below);
+  CHECK_MESSAGE(above == 0, above << " pixels above the status bar differ");
+  CHECK(below > 1000);  // the notice is there: amber where the status line was
+}
+
 std::string bench_scenario() { return (fs::path(ATTNVIZ_SOURCE_DIR) / "tests/bench/scenarios/n64-h8.json").string(); }
 
 // The renderer cuts solid fans into bands and pairs rectangles for a software GL (see
@@ -474,8 +497,8 @@ TEST_CASE("a window of heatmaps that did not change is shown from a kept picture
                             dir.path, true, environment);
     INFO("stderr: " << run.errors);
     REQUIRE(run.status == 0);
-    if (png == kept)  // the menu bar and the centre views
-      CHECK(nlohmann::json::parse(testing::read_whole_file(layout))["windows_from_kept_pictures"].get<int>() == 2);
+    if (png == kept)  // the menu bar, the centre views and the status bar
+      CHECK(nlohmann::json::parse(testing::read_whole_file(layout))["windows_from_kept_pictures"].get<int>() == 3);
   }
   const int different = pixels_differing(load_png(kept), load_png(fresh), 0);
   CHECK_MESSAGE(different == 0, different << " pixels differ");

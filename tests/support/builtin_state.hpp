@@ -1,4 +1,4 @@
-// The app's state with the built-in scenario loaded, as the app starts.
+// The app's state with the built-in scenario loaded, as the app starts; a built-in lesson.
 #pragma once
 
 #include "app/app_state.hpp"
@@ -11,6 +11,15 @@ inline void load_builtin_scenario(app::AppState& state) {
   ScenarioLoad load = parse_scenario(builtin_scenario_json());
   REQUIRE(load.ok());
   state.load(*load.scenario, "", {});
+}
+
+// A built-in lesson by id, number or name part (core/lesson.hpp, find_builtin_lesson).
+inline Lesson builtin_lesson(const char* name) {
+  const auto builtin = find_builtin_lesson(name);
+  REQUIRE(builtin);
+  LessonLoad load = parse_lesson(builtin->json, std::string(builtin->id));
+  REQUIRE(load.ok());
+  return *load.lesson;
 }
 
 }  // namespace attnviz::testing

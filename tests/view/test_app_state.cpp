@@ -1,19 +1,14 @@
 // The app's state logic without a window: lesson steps, selection, highlights, options.
 #include "app/app_state.hpp"
 #include "app/options.hpp"
+#include "tests/support/builtin_state.hpp"
 
 #include <doctest/doctest.h>
 
 namespace attnviz::app {
 namespace {
 
-Lesson builtin_lesson(const char* name) {
-  const auto builtin = find_builtin_lesson(name);
-  REQUIRE(builtin);
-  LessonLoad load = parse_lesson(builtin->json, std::string(builtin->id));
-  REQUIRE(load.ok());
-  return *load.lesson;
-}
+using testing::builtin_lesson;
 
 bool shown(const AppState& state, view::PanelId id) { return state.ui.visible[static_cast<std::size_t>(id)]; }
 

@@ -93,11 +93,7 @@ TEST_CASE("a second request while one waits takes its place") {
 
 TEST_CASE("a lesson's edits are replaced without asking") {
   Fixture f;
-  const auto builtin = find_builtin_lesson("self-attention");
-  REQUIRE(builtin);
-  LessonLoad lesson = parse_lesson(builtin->json, std::string(builtin->id));
-  REQUIRE(lesson.ok());
-  f.state.start_lesson(*lesson.lesson, 0);
+  f.state.start_lesson(testing::builtin_lesson("self-attention"), 0);
   f.edit();
   REQUIRE(f.state.unsaved());
   CHECK(f.request());
