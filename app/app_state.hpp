@@ -48,6 +48,11 @@ struct UiSettings {
   CenterView center_view = CenterView::Heatmaps;
   bool show_cell_values = true;
   float arrow_threshold = 0.02f;  // lines for weights below this are not drawn
+
+  // The diverging map for signed values (weights, values, differences) in this theme.
+  view::ColormapId diverging() const {
+    return theme == Theme::Dark ? view::ColormapId::DivergingDark : view::ColormapId::Diverging;
+  }
 };
 
 // What the last frame drew where, for hit-testing and for tests (--layout-out).

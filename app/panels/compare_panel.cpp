@@ -178,7 +178,7 @@ class ComparePanel final : public Panel {
     HeatmapSpec d;
     d.texture = &difference_texture_;
     d.values = &difference_;
-    d.colormap = view::ColormapId::Diverging;
+    d.colormap = state.ui.diverging();
     d.low = -difference_limit_;
     d.high = difference_limit_;
     d.signed_values = true;
@@ -487,12 +487,13 @@ class ComparePanel final : public Panel {
     for (int k = 0; k < steps; ++k) {
       const float t0 = static_cast<float>(k) / steps, t1 = static_cast<float>(k + 1) / steps;
       list->AddRectFilled(ImVec2(bx + bar_w * t0, by + font_ * 0.2f), ImVec2(bx + bar_w * t1 + 0.5f, by + font_ * 0.9f),
-                          to_imgui(view::sample(view::ColormapId::Diverging, (t0 + t1) * 0.5f)));
+                          to_imgui(view::sample(state.ui.diverging(), (t0 + t1) * 0.5f)));
     }
     list->AddText(ImVec2(bx + bar_w + font_ * 0.3f, by), colours.text_dim, high);
     if (ImGui::IsMouseHoveringRect(ImVec2(x0, by), ImVec2(bx + bar_w + font_ * 0.3f + high_w, by + font_ * 1.2f)) &&
         ImGui::IsWindowHovered())
-      ImGui::SetTooltip("red: A is larger, blue: B is larger, white: the same.\nThe scale is \xc2\xb1 the largest |A \xe2\x88\x92 B|.");
+      ImGui::SetTooltip("red: A is larger, blue: B is larger, %s: the same.\nThe scale is \xc2\xb1 the largest |A \xe2\x88\x92 B|.",
+                        state.ui.theme == Theme::Dark ? "dark grey" : "white");
   }
 
   void draw_heatmap(AppState& state, PanelContext& context, ImDrawList* list, const HeatmapSpec& spec,

@@ -295,7 +295,7 @@ MatrixGridEvents MatrixEditor::draw(const MatrixGridSpec& spec, ImVec2 origin) {
     cells.texels.resize(static_cast<std::size_t>(columns) * static_cast<std::size_t>(rows));
     for (int r = r0; r < r1; ++r)
       for (int c = c0; c < c1; ++c) {
-        const view::Rgba8 colour = view::sample_diverging(value_at(r, c), spec.limit);
+        const view::Rgba8 colour = view::sample_diverging(value_at(r, c), spec.limit, spec.colormap);
         cells.texels[static_cast<std::size_t>(r - r0) * static_cast<std::size_t>(columns) + static_cast<std::size_t>(c - c0)] =
             static_cast<std::uint32_t>(colour.r) | static_cast<std::uint32_t>(colour.g) << 8 |
             static_cast<std::uint32_t>(colour.b) << 16 | 0xFF000000u;

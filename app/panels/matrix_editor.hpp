@@ -28,7 +28,8 @@ struct MatrixGridSpec {
   const char* title_tooltip = nullptr;  // one line, shown when the title is hovered
   const float* values = nullptr;        // row-major, rows x cols
   int rows = 0, cols = 0;
-  float limit = 1.0f;  // colour scale: -limit (blue) .. 0 (white) .. +limit (red)
+  float limit = 1.0f;  // colour scale: -limit (blue) .. 0 (white, or dark grey) .. +limit (red)
+  view::ColormapId colormap = view::ColormapId::Diverging;  // or DivergingDark (AppState::ui.diverging())
   LabelFunction row_label = nullptr, column_label = nullptr;
   const void* label_context = nullptr;
   float row_label_width = 0;  // widest row label, measured by the caller

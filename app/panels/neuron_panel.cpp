@@ -303,7 +303,7 @@ class NeuronPanel final : public Panel {
           const float v = std::isfinite(row.values[d]) ? row.values[d] : 0.0f;
           const float length = half * std::clamp(v / row.limit, -1.0f, 1.0f);
           const float bx = x0 + cw * static_cast<float>(d), inset = cw >= 6.0f ? cw * 0.15f : 0.0f;
-          const ImU32 fill = to_imgui(view::sample_diverging(v >= 0 ? row.limit : -row.limit, row.limit));
+          const ImU32 fill = to_imgui(view::sample_diverging(v >= 0 ? row.limit : -row.limit, row.limit, state.ui.diverging()));
           list->AddRectFilled(ImVec2(bx + inset, std::min(mid, mid - length)), ImVec2(bx + cw - inset, std::max(mid, mid - length) + 0.5f),
                               with_alpha(fill, 0.35f + 0.65f * std::abs(v) / row.limit));
           if (values) {  // the number on the other side of the baseline
@@ -325,7 +325,7 @@ class NeuronPanel final : public Panel {
       } else {
         for (int d = 0; d < shown; ++d) {
           const float v = row.values[d];
-          const ImU32 fill = to_imgui(view::sample_diverging(std::isfinite(v) ? v : 0.0f, row.limit));
+          const ImU32 fill = to_imgui(view::sample_diverging(std::isfinite(v) ? v : 0.0f, row.limit, state.ui.diverging()));
           const ImVec2 p0(x0 + cw * static_cast<float>(d), y), p1(p0.x + cw, y + h);
           list->AddRectFilled(p0, p1, fill);
           if (cw >= 8.0f && d > 0) list->AddLine(p0, ImVec2(p0.x, p1.y), colours.grid);
@@ -512,8 +512,8 @@ class NeuronPanel final : public Panel {
           char delta[48];
           delta[0] = '+';
           view::format_number_into(change > 0 ? delta + 1 : delta, static_cast<int>(sizeof delta) - 1, change, s == 2 ? 3 : 2);
-          list->AddText(ImVec2(x + font * 0.9f + value_w, area.y + font * 1.55f), change > 0 ? to_imgui(view::sample_diverging(1, 1))
-                                                                                              : to_imgui(view::sample_diverging(-1, 1)),
+          list->AddText(ImVec2(x + font * 0.9f + value_w, area.y + font * 1.55f), change > 0 ? to_imgui(view::sample_diverging(1, 1, state.ui.diverging()))
+                                                                                              : to_imgui(view::sample_diverging(-1, 1, state.ui.diverging())),
                         delta);
         }
       }

@@ -227,7 +227,7 @@ class OutputPanel final : public Panel {
     for (int k = 0; k < count; ++k) {
       const float v = values[k] * scale;
       const float x0 = x + c.cell_w * static_cast<float>(k);
-      const view::Rgba8 fill = view::sample_diverging(std::isfinite(v) ? v : 0.0f, limit_);
+      const view::Rgba8 fill = view::sample_diverging(std::isfinite(v) ? v : 0.0f, limit_, state.ui.diverging());
       list->AddRectFilled(ImVec2(x0, y), ImVec2(x0 + c.cell_w, y + h), to_imgui(fill));
       if (c.values_printed) {
         view::format_number_into(text, sizeof text, v, 2);

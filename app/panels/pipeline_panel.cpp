@@ -371,7 +371,7 @@ class PipelinePanel final : public Panel {
 
   ImU32 cell_colour(const AppState& state, const Tile& t, float v) const {
     if (t.sequential) return to_imgui(view::sample(state.ui.colormap, std::isfinite(v) ? v : 0.0f));
-    return to_imgui(view::sample_diverging(std::isfinite(v) ? v : 0.0f, t.limit));
+    return to_imgui(view::sample_diverging(std::isfinite(v) ? v : 0.0f, t.limit, state.ui.diverging()));
   }
 
   void draw_tiles(AppState& state, PanelContext& context, ImVec2 origin, int head, int query) {

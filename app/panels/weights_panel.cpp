@@ -310,6 +310,7 @@ class WeightsPanel final : public Panel {
       spec.rows = w.rows;
       spec.cols = w.cols;
       spec.limit = limits_[slot];
+      spec.colormap = state.ui.diverging();
       spec.row_label = rows;
       spec.column_label = columns;
       spec.label_context = &d_v_;
@@ -369,6 +370,7 @@ class WeightsPanel final : public Panel {
     x.rows = static_cast<int>(x_rows_.rows());
     x.cols = static_cast<int>(x_rows_.cols());
     x.limit = limits_[kX];
+    x.colormap = state.ui.diverging();
     x.row_label = token_label;
     x.column_label = feature_label;
     label_context_ = {this, &state};

@@ -89,6 +89,20 @@ Colormap make_diverging() {
   return map;
 }
 
+// For the dark theme (window background at OKLab L 0.24): zero a step above the background,
+// the ends as light as the light map's ends are dark, with more colour.
+Colormap make_diverging_dark() {
+  Colormap map;
+  for (int i = 0; i < kColormapSize; ++i) {
+    const double t = i / double(kColormapSize - 1) * 2.0 - 1.0;  // -1 .. 1
+    const double u = std::abs(t);
+    const double L = mix(0.32, 0.68, std::pow(u, 0.9));
+    const double C = 0.17 * std::pow(u, 0.8);
+    map[size_t(i)] = from_lch(L, C, t < 0 ? 255.0 : 25.0);
+  }
+  return map;
+}
+
 }  // namespace
 
 std::string_view to_string(ColormapId id) {
@@ -96,6 +110,7 @@ std::string_view to_string(ColormapId id) {
     case ColormapId::Sequential: return "sequential";
     case ColormapId::ColorBlindSafe: return "color-blind safe";
     case ColormapId::Diverging: return "diverging";
+    case ColormapId::DivergingDark: return "diverging (dark)";
   }
   return "?";
 }
@@ -116,7 +131,7 @@ bool oklab_to_srgb(float L, float a, float b, Rgba8& out) {
 
 const Colormap& colormap(ColormapId id) {
   static const std::array<Colormap, kColormapCount> maps = {
-      make_sequential(), make_color_blind_safe(), make_diverging()};  // immutable tables
+      make_sequential(), make_color_blind_safe(), make_diverging(), make_diverging_dark()};  // immutable tables
   return maps[static_cast<std::size_t>(id)];
 }
 
@@ -127,9 +142,9 @@ int colormap_index(float t) {
 
 Rgba8 sample(ColormapId id, float t) { return colormap(id)[size_t(colormap_index(t))]; }
 
-Rgba8 sample_diverging(float value, float limit) {
+Rgba8 sample_diverging(float value, float limit, ColormapId map) {
   const float t = limit > 0.0f ? 0.5f + 0.5f * std::clamp(value / limit, -1.0f, 1.0f) : 0.5f;
-  return sample(ColormapId::Diverging, t);
+  return sample(map, t);
 }
 
 float relative_luminance(Rgba8 c) {

@@ -5,6 +5,9 @@
 //   - ColorBlindSafe: a straight line in OKLab from dark blue through grey to yellow: it varies
 //     only along the blue-yellow axis that red-green colour blindness keeps.
 //   - Diverging: blue for negative, near-white for zero, red for positive (weights, embeddings).
+//   - DivergingDark: the same hues for the dark theme: a dark grey at zero, blue and red growing
+//     lighter and more coloured away from it, so that zeros sit quietly on a dark window
+//     instead of glaring white.
 #pragma once
 
 #include <array>
@@ -18,8 +21,8 @@ struct Rgba8 {
   bool operator==(const Rgba8&) const = default;
 };
 
-enum class ColormapId { Sequential = 0, ColorBlindSafe = 1, Diverging = 2 };
-inline constexpr int kColormapCount = 3;
+enum class ColormapId { Sequential = 0, ColorBlindSafe = 1, Diverging = 2, DivergingDark = 3 };
+inline constexpr int kColormapCount = 4;
 inline constexpr int kColormapSize = 256;
 std::string_view to_string(ColormapId id);
 
@@ -33,8 +36,8 @@ Rgba8 sample(ColormapId id, float t);
 // The index the shader samples for t: round(t * 255).
 int colormap_index(float t);
 
-// For a value in [-limit, limit] on the diverging map.
-Rgba8 sample_diverging(float value, float limit);
+// For a value in [-limit, limit] on a diverging map (Diverging or DivergingDark).
+Rgba8 sample_diverging(float value, float limit, ColormapId map = ColormapId::Diverging);
 
 // Black or white, whichever reads better on the background.
 Rgba8 text_colour_on(Rgba8 background);

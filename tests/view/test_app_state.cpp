@@ -139,4 +139,11 @@ TEST_CASE("bad options are one-line errors") {
   CHECK(parse_options({"a.json", "b.json"}, options).find("unexpected") != std::string::npos);
 }
 
+TEST_CASE("signed values use the diverging map of the theme") {
+  UiSettings ui;
+  CHECK(ui.diverging() == view::ColormapId::Diverging);
+  ui.theme = Theme::Dark;
+  CHECK(ui.diverging() == view::ColormapId::DivergingDark);
+}
+
 }  // namespace attnviz::app

@@ -44,6 +44,35 @@ TEST_CASE("the diverging map is light at zero and dark at both ends with differe
   CHECK(positive.r > positive.b);  // red above
 }
 
+TEST_CASE("the dark theme's diverging map is dark at zero and light at both ends with different hues") {
+  const ColormapId dark = ColormapId::DivergingDark;
+  const Rgba8 negative = sample_diverging(-1.0f, 1.0f, dark), zero = sample_diverging(0.0f, 1.0f, dark),
+              positive = sample_diverging(1.0f, 1.0f, dark);
+  const Rgba8 window{28, 28, 33, 255};  // the dark theme's window background (app/theme.cpp)
+  CHECK(relative_luminance(zero) < 0.06f);
+  CHECK(relative_luminance(zero) > relative_luminance(window));  // a cell, not a hole
+  CHECK(relative_luminance(negative) > 0.25f);
+  CHECK(relative_luminance(positive) > 0.25f);
+  CHECK(negative.b > negative.r);
+  CHECK(positive.r > positive.b);
+}
+
+TEST_CASE("both diverging maps change lightness steadily away from zero on either side") {
+  // The light map darkens away from zero, the dark map lightens: never back, by rounding at most.
+  for (ColormapId id : {ColormapId::Diverging, ColormapId::DivergingDark}) {
+    CAPTURE(to_string(id));
+    const Colormap& map = colormap(id);
+    const float sign = id == ColormapId::Diverging ? -1.0f : 1.0f;  // the direction lightness goes
+    const int centre = kColormapSize / 2;
+    for (int i = centre + 1; i < kColormapSize; ++i)
+      REQUIRE(sign * (relative_luminance(map[size_t(i)]) - relative_luminance(map[size_t(i - 1)])) >= -1e-3f);
+    for (int i = centre - 2; i >= 0; --i)
+      REQUIRE(sign * (relative_luminance(map[size_t(i)]) - relative_luminance(map[size_t(i + 1)])) >= -1e-3f);
+    CHECK(sign * (relative_luminance(map.back()) - relative_luminance(map[size_t(centre)])) > 0.1f);
+    CHECK(sign * (relative_luminance(map.front()) - relative_luminance(map[size_t(centre)])) > 0.1f);
+  }
+}
+
 TEST_CASE("sample clamps and maps NaN to the first entry") {
   CHECK(sample(ColormapId::Sequential, -3.0f) == colormap(ColormapId::Sequential).front());
   CHECK(sample(ColormapId::Sequential, 7.0f) == colormap(ColormapId::Sequential).back());
