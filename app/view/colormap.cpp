@@ -77,27 +77,15 @@ Colormap make_color_blind_safe() {
   return map;
 }
 
-Colormap make_diverging() {
+// Blue below zero, red above: lightness goes from `zero_lightness` at 0 to `end_lightness` at
+// ±1 and the colour grows from none to `end_chroma`.
+Colormap make_diverging(double zero_lightness, double end_lightness, double end_chroma) {
   Colormap map;
   for (int i = 0; i < kColormapSize; ++i) {
     const double t = i / double(kColormapSize - 1) * 2.0 - 1.0;  // -1 .. 1
     const double u = std::abs(t);
-    const double L = mix(0.97, 0.52, std::pow(u, 0.9));
-    const double C = 0.16 * std::pow(u, 0.8);
-    map[size_t(i)] = from_lch(L, C, t < 0 ? 255.0 : 25.0);  // blue below zero, red above
-  }
-  return map;
-}
-
-// For the dark theme (window background at OKLab L 0.24): zero a step above the background,
-// the ends as light as the light map's ends are dark, with more colour.
-Colormap make_diverging_dark() {
-  Colormap map;
-  for (int i = 0; i < kColormapSize; ++i) {
-    const double t = i / double(kColormapSize - 1) * 2.0 - 1.0;  // -1 .. 1
-    const double u = std::abs(t);
-    const double L = mix(0.32, 0.68, std::pow(u, 0.9));
-    const double C = 0.17 * std::pow(u, 0.8);
+    const double L = mix(zero_lightness, end_lightness, std::pow(u, 0.9));
+    const double C = end_chroma * std::pow(u, 0.8);
     map[size_t(i)] = from_lch(L, C, t < 0 ? 255.0 : 25.0);
   }
   return map;
@@ -131,7 +119,11 @@ bool oklab_to_srgb(float L, float a, float b, Rgba8& out) {
 
 const Colormap& colormap(ColormapId id) {
   static const std::array<Colormap, kColormapCount> maps = {
-      make_sequential(), make_color_blind_safe(), make_diverging(), make_diverging_dark()};  // immutable tables
+      make_sequential(), make_color_blind_safe(),
+      make_diverging(0.97, 0.52, 0.16),
+      // The dark theme's window is at OKLab L 0.24: zero a step above it, the ends as light as
+      // the light map's are dark, with a little more colour.
+      make_diverging(0.32, 0.68, 0.17)};  // immutable tables
   return maps[static_cast<std::size_t>(id)];
 }
 
