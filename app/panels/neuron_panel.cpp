@@ -127,6 +127,9 @@ class NeuronPanel final : public Panel {
   enum class Tip { Query, Key, Projected, QueryPart, KeyPart, Hidden, Va, Contribution };
   std::array<Tip, 6> row_kinds_{};
   bool additive_ok_ = true;  // the additive weights match the result (else no hidden units)
+  // The α chart's key names, kept between frames (one allocation per shape).
+  std::vector<float> label_widths_, short_widths_;
+  std::vector<std::string> short_names_;
   char note_[256] = {};      // a line under the vectors (cosine: the division by the norms)
 
   static int strongest_key(const HeadResult& h, int query) {
@@ -597,6 +600,19 @@ class NeuronPanel final : public Panel {
     int hovered = -1, hovered_key = -1;
     for (int j = 0; j < n_key; ++j)
       if (state.highlights_key(j)) hovered_key = j;
+    // The keys' names under the bars: whole where they fit, else cut to the bar with an ellipsis.
+    label_widths_.resize(static_cast<std::size_t>(n_key));
+    short_widths_.resize(static_cast<std::size_t>(n_key));
+    short_names_.resize(static_cast<std::size_t>(n_key));
+    for (int j = 0; j < n_key; ++j) {
+      const std::size_t k = static_cast<std::size_t>(j);
+      label_widths_[k] = ImGui::CalcTextSize(keys[k].text.c_str()).x;
+      short_names_[k] = label_widths_[k] <= bw - 2.0f ? keys[k].text : fit_text(keys[k].text, bw - 2.0f);
+      const bool worth_it = short_names_[k].size() > std::string_view("\xe2\x80\xa6").size() + 1;  // a letter or two, then …
+      short_widths_[k] = worth_it ? ImGui::CalcTextSize(short_names_[k].c_str()).x : 0.0f;
+    }
+    const std::vector<view::SlotLabel> labels =
+        view::place_slot_labels(area.x, area.right(), bw, label_widths_, short_widths_, font * 0.3f, key, hovered_key);
     char text[32];
     for (int j = 0; j < n_key; ++j) {
       const float x = area.x + bw * static_cast<float>(j);
@@ -615,22 +631,13 @@ class NeuronPanel final : public Panel {
         list->AddText(ImGui::GetFont(), small, ImVec2(x + (bw - size.x) * 0.5f, base - chart_h * alpha - size.y - 1.0f),
                       colours.text_dim, text);
       }
-      // The key's name under the bar, when it fits and leaves room for the chosen and the
-      // hovered key's names, which are always written.
-      const char* name = keys[static_cast<std::size_t>(j)].text.c_str();
-      const ImVec2 size = ImGui::CalcTextSize(name);
-      const float lx = std::clamp(x + (bw - size.x) * 0.5f, area.x, std::max(area.x, area.right() - size.x));
-      bool write = chosen || marked || size.x <= bw - 2.0f;
-      if (!chosen && !marked)
-        for (const int other : {key, hovered_key})
-          if (other >= 0 && other != j) {
-            const char* other_name = keys[static_cast<std::size_t>(other)].text.c_str();
-            const float other_w = ImGui::CalcTextSize(other_name).x;
-            const float ox = area.x + bw * static_cast<float>(other) + (bw - other_w) * 0.5f;
-            if (lx < ox + other_w + font * 0.3f && ox < lx + size.x + font * 0.3f) write = false;
-          }
-      if (write)
-        list->AddText(ImVec2(lx, base + font * 0.1f), chosen ? colours.selection : (marked ? colours.highlight : colours.text), name);
+      const view::SlotLabel& label = labels[static_cast<std::size_t>(j)];
+      if (label.form != view::SlotLabel::Form::Hidden) {
+        const std::string& name = label.form == view::SlotLabel::Form::Whole ? keys[static_cast<std::size_t>(j)].text
+                                                                           : short_names_[static_cast<std::size_t>(j)];
+        list->AddText(ImVec2(label.x, base + font * 0.1f), chosen ? colours.selection : (marked ? colours.highlight : colours.text),
+                      name.c_str());
+      }
       if (ImGui::IsWindowHovered() && io.MousePos.x >= x && io.MousePos.x < x + bw && io.MousePos.y >= top &&
           io.MousePos.y < base + label_h)
         hovered = j;

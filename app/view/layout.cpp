@@ -147,6 +147,41 @@ std::vector<int> visible_labels(int count, float cell_extent, float label_extent
   return out;
 }
 
+std::vector<SlotLabel> place_slot_labels(float left, float right, float slot_width,
+                                         const std::vector<float>& whole_widths,
+                                         const std::vector<float>& short_widths, float gap,
+                                         int always_a, int always_b) {
+  const int count = static_cast<int>(whole_widths.size());
+  std::vector<SlotLabel> labels(whole_widths.size());
+  std::vector<std::array<float, 2>> taken;  // [x0, x1) of the names placed so far
+  const auto centred = [&](int i, float width) {
+    const float centre = left + slot_width * (static_cast<float>(i) + 0.5f);
+    return std::clamp(centre - width * 0.5f, left, std::max(left, right - width));
+  };
+  const auto free = [&](float x, float width) {
+    for (const auto& [x0, x1] : taken)
+      if (x < x1 + gap && x0 < x + width + gap) return false;
+    return true;
+  };
+  const auto place = [&](int i, SlotLabel::Form form, float x, float width) {
+    labels[static_cast<std::size_t>(i)] = {form, x};
+    taken.push_back({x, x + width});
+  };
+  for (const int i : {always_a, always_b})
+    if (i >= 0 && i < count && labels[static_cast<std::size_t>(i)].form == SlotLabel::Form::Hidden) {
+      const float width = whole_widths[static_cast<std::size_t>(i)];
+      place(i, SlotLabel::Form::Whole, centred(i, width), width);
+    }
+  for (int i = 0; i < count; ++i) {
+    if (i == always_a || i == always_b) continue;
+    const float whole = whole_widths[static_cast<std::size_t>(i)];
+    const float cut = i < static_cast<int>(short_widths.size()) ? short_widths[static_cast<std::size_t>(i)] : 0.0f;
+    if (const float x = centred(i, whole); free(x, whole)) place(i, SlotLabel::Form::Whole, x, whole);
+    else if (const float xs = centred(i, cut); cut > 0 && free(xs, cut)) place(i, SlotLabel::Form::Short, xs, cut);
+  }
+  return labels;
+}
+
 // -----------------------------------------------------------------------------
 // [SECTION] Arrows
 // -----------------------------------------------------------------------------

@@ -89,6 +89,22 @@ HeatmapGeometry layout_heatmap(Rect area, int rows, int cols, const HeatmapStyle
 std::vector<int> visible_labels(int count, float cell_extent, float label_extent,
                                 int always_a = -1, int always_b = -1);
 
+// Names under a row of equal slots (a bar chart's bars): slot i spans [left + i·slot_width,
+// left + (i + 1)·slot_width]. Each name is centred under its slot and kept within
+// [left, right]; names never overlap (at least `gap` apart). The `always` slots (the chosen and
+// the hovered one: -1 for none) are placed first, whole. Then, left to right, every other name
+// whole if it fits among those placed, else its short form (`short_widths[i]`: the name cut to
+// its slot with an ellipsis, measured by the caller; 0 when none is worth showing), else not at all.
+struct SlotLabel {
+  enum class Form { Hidden, Whole, Short };
+  Form form = Form::Hidden;
+  float x = 0;  // the left edge of the text
+};
+std::vector<SlotLabel> place_slot_labels(float left, float right, float slot_width,
+                                         const std::vector<float>& whole_widths,
+                                         const std::vector<float>& short_widths, float gap,
+                                         int always_a = -1, int always_b = -1);
+
 // -----------------------------------------------------------------------------
 // [SECTION] Arrows: token positions on two sides
 // -----------------------------------------------------------------------------

@@ -116,6 +116,70 @@ TEST_CASE("labels that do not fit are thinned to every k-th plus the selected on
   CHECK(visible_labels(10, 10, 25, 4) == std::vector<int>{0, 3, 4, 6, 9});
 }
 
+namespace {
+using Form = SlotLabel::Form;
+// No two placed names closer than `gap`, and every one within [left, right].
+void check_apart(const std::vector<SlotLabel>& labels, const std::vector<float>& whole, const std::vector<float>& cut,
+                 float left, float right, float gap) {
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    if (labels[i].form == Form::Hidden) continue;
+    const float wi = labels[i].form == Form::Whole ? whole[i] : cut[i];
+    CHECK(labels[i].x >= left);
+    CHECK(labels[i].x + wi <= right + 1e-3f);
+    for (std::size_t j = i + 1; j < labels.size(); ++j) {
+      if (labels[j].form == Form::Hidden) continue;
+      const float wj = labels[j].form == Form::Whole ? whole[j] : cut[j];
+      CHECK((labels[i].x + wi + gap <= labels[j].x + 1e-3f || labels[j].x + wj + gap <= labels[i].x + 1e-3f));
+    }
+  }
+}
+}  // namespace
+
+TEST_CASE("slot names that fit their slots are all whole and centred") {
+  const std::vector<float> whole{20, 30, 10}, cut{20, 30, 10};
+  const std::vector<SlotLabel> labels = place_slot_labels(0, 150, 50, whole, cut, 4);
+  REQUIRE(labels.size() == 3);
+  for (const SlotLabel& label : labels) CHECK(label.form == Form::Whole);
+  CHECK(labels[0].x == doctest::Approx(15));  // centre 25
+  CHECK(labels[1].x == doctest::Approx(60));  // centre 75
+  CHECK(labels[2].x == doctest::Approx(120));  // centre 125
+}
+
+TEST_CASE("a name wider than its slot spills into free room beside it") {
+  // Slot 1's name is wider than its slot; its neighbours' names are short.
+  const std::vector<float> whole{10, 70, 10}, cut{10, 40, 10};
+  const std::vector<SlotLabel> labels = place_slot_labels(0, 150, 50, whole, cut, 4);
+  CHECK(labels[0].form == Form::Whole);
+  CHECK(labels[1].form == Form::Whole);
+  CHECK(labels[2].form == Form::Whole);
+  check_apart(labels, whole, cut, 0, 150, 4);
+}
+
+TEST_CASE("a name that would overlap its neighbour is cut to its slot or left out") {
+  const std::vector<float> whole{45, 45, 45, 45}, cut{28, 28, 0, 28};
+  const std::vector<SlotLabel> labels = place_slot_labels(0, 120, 30, whole, cut, 4);
+  CHECK(labels[0].form == Form::Whole);   // first come, and clamped to the left edge
+  CHECK(labels[0].x == doctest::Approx(0));
+  CHECK(labels[1].form == Form::Hidden);  // its cut form (28 of 30) is still too close to name 0
+  CHECK(labels[2].form == Form::Whole);
+  CHECK(labels[3].form == Form::Hidden);  // name 2 spills into its slot; no cut form fits beside it
+  check_apart(labels, whole, cut, 0, 120, 4);
+}
+
+TEST_CASE("the chosen and the hovered names are placed first and whole") {
+  const std::vector<float> whole{45, 45, 45, 45}, cut{0, 0, 0, 0};
+  const std::vector<SlotLabel> labels = place_slot_labels(0, 120, 30, whole, cut, 4, 1, 3);
+  CHECK(labels[1].form == Form::Whole);
+  CHECK(labels[3].form == Form::Whole);
+  CHECK(labels[0].form == Form::Hidden);  // would overlap name 1
+  CHECK(labels[2].form == Form::Hidden);
+  check_apart(labels, whole, cut, 0, 120, 4);
+}
+
+TEST_CASE("slot names with no slots place nothing") {
+  CHECK(place_slot_labels(0, 100, 10, {}, {}, 4).empty());
+}
+
 TEST_CASE("arrow geometry spaces tokens evenly and hit-tests both sides") {
   const ArrowsGeometry g = layout_arrows({0, 0, 400, 300}, 3, 6, 60);
   CHECK(g.left_y(0) == doctest::Approx(50));
