@@ -352,17 +352,22 @@ class OutputPanel final : public Panel {
     const float sum_cy = sum_y + (sum_h - cell_h) * 0.5f;
     float alpha_sum = 0;
     for (int j = 0; j < n_key; ++j) alpha_sum += weight_of(h.weights, query, j);
-    char text[48];
-    std::snprintf(text, sizeof text, "\xce\xa3 = %s", view::format_number(alpha_sum, 2).c_str());
-    if (c.alpha_w >= ImGui::CalcTextSize(text).x)
-      centred_text(list, c.alpha_x, c.alpha_w, sum_y, sum_h, colours.text_dim, text);
+    // "output =" ends where the "=" column begins, and may reach a font size into the α column
+    // when the columns are narrow; else only "=" is written. Σ of the α's goes in the α column
+    // where it clears it.
     if (context.bold_font) ImGui::PushFont(context.bold_font);
-    const char* output_text = "output =";
+    const bool whole = c.equals_x - ImGui::CalcTextSize("output =").x >= c.times_x - font;
+    const char* output_text = whole ? "output =" : "=";
     const ImVec2 size = ImGui::CalcTextSize(output_text);
-    const float output_x = std::max(c.times_x, c.equals_x - size.x);
-    list->AddText(ImVec2(output_x, sum_y + (sum_h - size.y) * 0.5f), colours.text, c.equals_x - size.x >= c.times_x - font ? output_text : "=");
+    const float output_x = c.equals_x - size.x - font * 0.15f;
+    list->AddText(ImVec2(output_x, sum_y + (sum_h - size.y) * 0.5f), colours.text, output_text);
     centred_text(list, c.equals_x, c.op_w, sum_y, sum_h, colours.text, "\xce\xa3");
     if (context.bold_font) ImGui::PopFont();
+    char text[48];
+    std::snprintf(text, sizeof text, "\xce\xa3 = %s", view::format_number(alpha_sum, 2).c_str());
+    const float alpha_text_w = ImGui::CalcTextSize(text).x;
+    if (c.alpha_w >= alpha_text_w && c.alpha_x + (c.alpha_w + alpha_text_w) * 0.5f + font * 0.3f <= output_x)
+      centred_text(list, c.alpha_x, c.alpha_w, sum_y, sum_h, colours.text_dim, text);
     Columns sum_columns = c;
     sum_columns.values_printed = c.cell_w >= ImGui::CalcTextSize("-0.00").x + font * 0.3f;
     draw_cells(list, state, sum_columns, c.scaled_x, sum_cy, cell_h, h.output.row(query).data(), d_v, 1.0f);
