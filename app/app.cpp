@@ -757,16 +757,23 @@ void App::draw_unsaved_question() {
     unsaved_guard_.cancel();
   }
   if (!unsaved_guard_.asking() || saving_first_) return;
-  if (!ImGui::IsPopupOpen(kTitle)) ImGui::OpenPopup(kTitle);
+  if (!ImGui::IsPopupOpen(kTitle)) {
+    ImGui::OpenPopup(kTitle);
+    unsaved_question_frame_ = ImGui::GetFrameCount();
+  }
   ImGui::SetNextWindowPos(ImGui::GetMainViewport()->GetCenter(), ImGuiCond_Appearing, ImVec2(0.5f, 0.5f));
   if (!ImGui::BeginPopupModal(kTitle, nullptr, ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings)) return;
+  // Return and Escape answer only once the question has been on screen: the Return that chose a
+  // file in the Open dialog (the frame the question comes up in) is not a "Save first".
+  const bool keys_answer = ImGui::GetFrameCount() > unsaved_question_frame_;
   ImGui::TextUnformatted(unsaved_guard_.question(state_).c_str());
   ImGui::TextUnformatted(unsaved_guard_.consequence().c_str());
   ImGui::Spacing();
   // Save first is the default (Return): nothing is lost that way.
   ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
-  const bool save_first = ImGui::Button("Save first") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter), false) ||
-                          ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_KeyPadEnter), false);
+  const bool save_first = ImGui::Button("Save first") ||
+                          (keys_answer && (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Enter), false) ||
+                                           ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_KeyPadEnter), false)));
   ImGui::PopStyleColor();
   if (save_first) {
     ImGui::CloseCurrentPopup();
@@ -784,7 +791,7 @@ void App::draw_unsaved_question() {
     unsaved_guard_.discard();
   }
   ImGui::SameLine();
-  if (ImGui::Button("Cancel") || ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) {
+  if (ImGui::Button("Cancel") || (keys_answer && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false))) {
     ImGui::CloseCurrentPopup();
     unsaved_guard_.cancel();
   }

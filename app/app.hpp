@@ -111,6 +111,7 @@ class App {
   std::optional<PngRequest> png_request_;  // taken after the next frame renders
   std::future<Status> png_export_;         // a picture being written, on a thread of its own
   std::string png_export_path_;
+  int unsaved_question_frame_ = 0;  // the ImGui frame the unsaved-changes question came up in
   float status_bar_top_ = 0;  // where the status bar began in the last frame (--layout-out)
   NoticeBoard notices_;                   // what the last actions came to (app/notices.hpp)
   view::TextEscapes text_escapes_;        // what ImGui's text fields cannot hold, held for them

@@ -354,6 +354,38 @@ TEST_CASE("editing a sentence with emoji keeps them") {
   CHECK(recovered->target == sentence + " x");
 }
 
+// The Return that chooses a file in the Open dialog is not an answer to the unsaved-changes
+// question that choice brings up: it used to be taken as "Save first", writing the edits over the
+// file open without asking. A second Return, with the question on screen, answers it.
+TEST_CASE("Return in the Open dialog leaves the unsaved-changes question to be answered") {
+  TempDir dir;
+  const fs::path scenario = dir.path / "week3.json", other = dir.path / "other.json";
+  const fs::path after_first = dir.path / "after-first-return.json";
+  REQUIRE(save_scenario_file(scenario.string(), builtin()));
+  REQUIRE(save_scenario_file(other.string(), builtin()));
+  const std::string before = testing::read_whole_file(scenario);
+  const fs::path script = dir.path / "session.sh";
+  std::ofstream(script) << "export ATTNVIZ_STATE_DIR=" << quoted((dir.path / "state").string()) << "\n"
+                        << quoted(app_path()) << " " << quoted(scenario.string()) << " 2>/dev/null & pid=$!\n"
+                        << "xdotool search --sync --onlyvisible --name AttnViz >/dev/null\n"
+                        << "sleep 1.5\n"
+                        << "xdotool mousemove 250 136 click 1\nsleep 0.5\n"  // the end of the sentence field
+                        << "xdotool type --delay 80 ' pie'\nsleep 0.5\n"
+                        << "xdotool key ctrl+o\nsleep 1\n"
+                        << "xdotool mousemove 650 549 click 1\nsleep 0.3\n"  // the dialog's File field
+                        << "xdotool type --delay 40 " << quoted(other.string()) << "\nsleep 0.3\n"
+                        << "xdotool key Return\nsleep 1\n"
+                        << "cp " << quoted(scenario.string()) << " " << quoted(after_first.string()) << "\n"
+                        << "xdotool key Return\nsleep 1\n"  // Save first
+                        << "kill -9 $pid\n";
+  const std::string command = "xvfb-run -a -s '-screen 0 1280x800x24' sh " + quoted(script.string()) + " > /dev/null 2>&1";
+  REQUIRE(std::system(command.c_str()) == 0);
+  CHECK_MESSAGE(testing::read_whole_file(after_first) == before, "week3.json was written without asking");
+  ScenarioLoad saved = load_scenario_file(scenario.string());
+  REQUIRE(saved.ok());
+  CHECK(saved.scenario->target == "i like to eat apple pie");  // the answer "Save first"
+}
+
 TEST_CASE("an idle app sleeps between the frames it needs") {
   // Nothing happens for 3 s: the first frames settle the layout, then the app sleeps until input
   // comes, looking in twice a second (app/frame_pacing.hpp). An app drawing as fast as it can,
