@@ -434,6 +434,7 @@ float App::status_bar_height() const {
 
 // Begins the bar's window in `background` and `text` colours; end_status_bar() ends it.
 void App::begin_status_bar(const char* id, ImU32 background, ImU32 text) {
+  theme_text_colour_ = ImGui::GetStyleColorVec4(ImGuiCol_Text);
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   const float height = status_bar_height();
   ImGui::SetNextWindowPos(ImVec2(0, display.y - height));
@@ -453,6 +454,14 @@ void App::begin_status_bar(const char* id, ImU32 background, ImU32 text) {
   ImGui::AlignTextToFramePadding();
 }
 
+// A tooltip over the bar, in the theme's text colour (the bar's own may be white on the
+// tooltip's white, or dark grey on the dark theme's).
+void App::status_bar_tooltip(const char* text) {
+  ImGui::PushStyleColor(ImGuiCol_Text, theme_text_colour_);
+  ImGui::SetTooltip("%s", text);
+  ImGui::PopStyleColor();
+}
+
 void App::end_status_bar() {
   ImGui::End();
   ImGui::PopStyleVar(3);
@@ -466,7 +475,7 @@ void App::draw_recovery_offer() {
   } else {
     const std::string name = std::filesystem::path(recovery_offer_->path).filename().string();
     ImGui::Text("AttnViz closed last time with unsaved changes to %s. Restore them?", name.c_str());
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", recovery_offer_->path.c_str());
+    if (ImGui::IsItemHovered()) status_bar_tooltip(recovery_offer_->path.c_str());
   }
   ImGui::SameLine();
   if (ImGui::Button("Restore")) {  // edits made meanwhile are asked about first (the offer stays till then)
@@ -501,7 +510,7 @@ void App::draw_notice(const Notice& notice) {
   if (notice.lists_warnings && ImGui::IsItemHovered()) {
     std::string all;
     for (const std::string& warning : state_.file_warnings) all += (all.empty() ? "" : "\n") + warning;
-    ImGui::SetTooltip("%s", all.c_str());
+    status_bar_tooltip(all.c_str());
   }
   if (notice.dismiss != Notice::Dismiss::None) {
     const char* label = "Dismiss";
@@ -532,7 +541,7 @@ void App::draw_status_line() {
   const float summary_room = right - hint_width - 2 * style.ItemSpacing.x - ImGui::GetCursorPosX();
   ImGui::TextUnformatted(fit_text(summary, summary_room).c_str());
   if (ImGui::IsItemHovered() && ImGui::CalcTextSize(summary.c_str()).x > summary_room)
-    ImGui::SetTooltip("%s", summary.c_str());
+    status_bar_tooltip(summary.c_str());
   ImGui::SameLine(std::max(ImGui::GetCursorPosX(), right - hint_width));
   ImGui::TextDisabled("%s", hint);
   end_status_bar();
@@ -545,6 +554,7 @@ float App::draw_status_bar() {
     return status_bar_height();
   }
   NoticeSources sources;
+  sources.edit_version = state_.edit_version;
   sources.compute_error = state_.compute_error;
   sources.has_result = state_.has_result;
   sources.exporting = png_export_.valid();
@@ -800,7 +810,7 @@ void App::draw_unsaved_question() {
 
 void App::report(const Status& status, const std::string& success) {
   if (status) notices_.succeeded(success, backend_.time());
-  else notices_.failed(status.message());
+  else notices_.failed(status.message(), state_.edit_version);
 }
 
 void App::handle_file_dialog() {

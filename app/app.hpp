@@ -44,6 +44,7 @@ class App {
   float status_bar_height() const;
   void begin_status_bar(const char* id, ImU32 background, ImU32 text);
   void end_status_bar();
+  void status_bar_tooltip(const char* text);
   void draw_notice(const Notice& notice);
   void draw_status_line();
   void render_frames();
@@ -112,7 +113,8 @@ class App {
   std::future<Status> png_export_;         // a picture being written, on a thread of its own
   std::string png_export_path_;
   int unsaved_question_frame_ = 0;  // the ImGui frame the unsaved-changes question came up in
-  float status_bar_top_ = 0;  // where the status bar began in the last frame (--layout-out)
+  float status_bar_top_ = 0;
+  ImVec4 theme_text_colour_;  // the theme's text colour, under the status bar's own  // where the status bar began in the last frame (--layout-out)
   NoticeBoard notices_;                   // what the last actions came to (app/notices.hpp)
   view::TextEscapes text_escapes_;        // what ImGui's text fields cannot hold, held for them
   bool show_shortcuts_ = false;

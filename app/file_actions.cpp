@@ -28,7 +28,7 @@ Status open_scenario(AppState& state, RecentFiles& recent, const std::string& pa
   if (!load.ok()) {
     recent.remove(path);  // a recent file that no longer opens leaves the list
     recent.save();
-    return Status::error(load.error);
+    return Status::error("not opened: " + load.error);
   }
   const std::string view_json = load.scenario->view_json;
   state.leave_lesson();

@@ -10,8 +10,9 @@ void NoticeBoard::succeeded(std::string text, double now) {
   action_error_.clear();
 }
 
-void NoticeBoard::failed(std::string text) {
+void NoticeBoard::failed(std::string text, std::uint64_t edit_version) {
   action_error_ = std::move(text);
+  action_error_version_ = edit_version;
   done_until_ = 0;  // an earlier success is old news
 }
 
@@ -21,7 +22,8 @@ Notice NoticeBoard::choose(const NoticeSources& sources, double now) const {
   if (!sources.compute_error.empty())
     return {Kind::Error, sources.compute_error + (sources.has_result ? "  \xe2\x80\x94  showing the last good result" : ""),
             Dismiss::None, false};
-  if (!action_error_.empty()) return {Kind::Error, action_error_, Dismiss::ActionError, false};
+  if (!action_error_.empty() && sources.edit_version == action_error_version_)
+    return {Kind::Error, action_error_, Dismiss::ActionError, false};
   if (sources.exporting) return {Kind::Done, "exporting " + sources.export_path + "\xe2\x80\xa6", Dismiss::None, false};
   if (!done_.empty() && now < done_until_) return {Kind::Done, done_, Dismiss::None, false};
   if (sources.file_warnings && !sources.file_warnings->empty()) {

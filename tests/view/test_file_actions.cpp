@@ -125,6 +125,7 @@ TEST_CASE("opening a file that is not a scenario keeps the state and says why") 
   const Status status = open_scenario(state, recent, bad.string());
   CHECK_FALSE(status);
   CHECK(status.message().find("format") != std::string::npos);
+  CHECK(status.message().rfind("not opened: ", 0) == 0);  // not taken for the current scenario's error
   CHECK(state.scenario.target == "i like to eat apple");
 }
 

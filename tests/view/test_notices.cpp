@@ -25,7 +25,7 @@ TEST_CASE("with nothing to say the bar shows nothing") {
 
 TEST_CASE("the engine's error comes before everything else") {
   NoticeBoard board;
-  board.failed("cannot write the PNG");
+  board.failed("cannot write the PNG", 0);
   NoticeSources sources = quiet();
   sources.compute_error = "the sentence is empty";
   sources.has_result = true;
@@ -38,7 +38,7 @@ TEST_CASE("the engine's error comes before everything else") {
 
 TEST_CASE("a failed action shows until it is dismissed") {
   NoticeBoard board;
-  board.failed("cannot write the PNG to /read-only/x.png");
+  board.failed("cannot write the PNG to /read-only/x.png", 0);
   const Notice notice = board.choose(quiet(), 100.0);  // long after: still there
   CHECK(notice.kind == Notice::Kind::Error);
   CHECK(notice.text == "cannot write the PNG to /read-only/x.png");
@@ -47,9 +47,19 @@ TEST_CASE("a failed action shows until it is dismissed") {
   CHECK(board.choose(quiet(), 100.0).kind == Notice::Kind::None);
 }
 
+TEST_CASE("a failed action's message goes once the scenario is edited") {
+  NoticeBoard board;
+  NoticeSources sources = quiet();
+  sources.edit_version = 7;
+  board.failed("not opened: /tmp/zero.json: target: the sentence has no tokens", 7);
+  CHECK(board.choose(sources, 0.0).kind == Notice::Kind::Error);
+  sources.edit_version = 8;  // a weight dragged since
+  CHECK(board.choose(sources, 0.0).kind == Notice::Kind::None);
+}
+
 TEST_CASE("a success after a failure replaces it for good") {
   NoticeBoard board;
-  board.failed("cannot write the PNG to /read-only/x.png");
+  board.failed("cannot write the PNG to /read-only/x.png", 0);
   board.succeeded("saved /home/t/a.json", 10.0);
   const Notice notice = board.choose(quiet(), 11.0);
   CHECK(notice.kind == Notice::Kind::Done);
