@@ -73,17 +73,26 @@ App::App(Options options) : options_(std::move(options)) {
 }
 
 bool App::start(std::string& error) {
-  // The scenario first: a bad file is reported before any window opens.
+  // The scenario first. A bad file makes a picture or a benchmark an error before any window
+  // opens; a user who opened it (a double-click in a file manager) gets the window, on the
+  // built-in scenario, with the reason in the status bar (and on standard error).
+  const bool headless = options_.screenshot || options_.screenshot_steps || options_.bench_frames;
   ScenarioLoad load = options_.scenario_path.empty()
                           ? parse_scenario(builtin_scenario_json())
                           : load_scenario_file(options_.scenario_path);
+  std::string not_opened;
   if (!load.ok()) {
-    error = load.error;
-    return false;
+    if (headless) {
+      error = load.error;
+      return false;
+    }
+    std::cerr << "attnviz: error: " << load.error << '\n';
+    not_opened = "not opened: " + load.error;
+    load = parse_scenario(builtin_scenario_json());
   }
   const std::string view_json = load.scenario->view_json;
   state_.pipeline.set_threads(options_.threads.value_or(default_engine_threads()));
-  state_.load(std::move(*load.scenario), options_.scenario_path, std::move(load.warnings));
+  state_.load(std::move(*load.scenario), not_opened.empty() ? options_.scenario_path : "", std::move(load.warnings));
   apply_view_state(view_json, state_, state_.file_warnings);
   if (options_.theme) state_.ui.theme = *options_.theme;
   if (options_.panels) state_.ui.visible = *options_.panels;
@@ -106,7 +115,6 @@ bool App::start(std::string& error) {
   font_detail_ = static_cast<float>(options_.scale);
 
   // Recovery: an earlier run's unsaved work. Screenshots never write it; --recover restores it.
-  const bool headless = options_.screenshot || options_.screenshot_steps || options_.bench_frames;
   autosave_ = Autosave(app_state_dir());
   recent_ = RecentFiles(default_recent_files_path());
   recent_.load();
@@ -136,6 +144,7 @@ bool App::start(std::string& error) {
   if (!heatmaps_.init(error)) return false;
   if (recovered && options_.recover) restore_recovered(std::move(*recovered));  // its notice needs the clock
   state_.recompute_if_needed();
+  if (!not_opened.empty()) notices_.failed(not_opened, state_.edit_version);
   return true;
 }
 

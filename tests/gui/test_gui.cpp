@@ -241,6 +241,23 @@ TEST_CASE("a malformed scenario file exits with a message and writes no screensh
   CHECK_FALSE(fs::exists(png));
 }
 
+// Opened by a user (a double-click in a file manager runs `attnviz FILE`), a malformed file still
+// opens the window, on the built-in scenario, with the reason in the status bar.
+TEST_CASE("a malformed scenario file opened by a user opens the window and says why") {
+  TempDir dir;
+  const fs::path bad = dir.path / "bad.json", errors = dir.path / "stderr.txt", title = dir.path / "title.txt";
+  std::ofstream(bad) << "{\"target\": ";
+  const fs::path script = dir.path / "session.sh";
+  std::ofstream(script) << "export ATTNVIZ_STATE_DIR=" << quoted((dir.path / "state").string()) << "\n"
+                        << quoted(app_path()) << " " << quoted(bad.string()) << " 2>" << quoted(errors.string()) << " & pid=$!\n"
+                        << "timeout 10 xdotool search --sync --onlyvisible --name AttnViz getwindowname > " << quoted(title.string()) << "\n"
+                        << "kill $pid\n";
+  const std::string command = "xvfb-run -a -s '-screen 0 1280x800x24' sh " + quoted(script.string()) + " > /dev/null 2>&1";
+  REQUIRE(std::system(command.c_str()) == 0);
+  CHECK(testing::read_whole_file(title).find("AttnViz") != std::string::npos);  // a window opened
+  CHECK(testing::read_whole_file(errors).find("malformed JSON") != std::string::npos);
+}
+
 TEST_CASE("without a display the app says how to run headless") {
   TempDir dir;
   const fs::path png = dir.path / "shot.png";
