@@ -291,6 +291,17 @@ Eigen::Index row_argmax(const Matrix& weights, Eigen::Index row) {
   return best;
 }
 
+// A claim that a word attends "most" to one key must be visible in the views, which print two
+// decimals: the runner-up must be this much lower, or the claim rests on a tie.
+constexpr float kArgmaxMargin = 0.01f;
+
+// Another key of the row whose weight is within kArgmaxMargin of key `best`'s; -1 when none.
+Eigen::Index tied_with(const Matrix& weights, Eigen::Index row, Eigen::Index best) {
+  for (Eigen::Index j = 0; j < weights.cols(); ++j)
+    if (j != best && weights(row, j) > weights(row, best) - kArgmaxMargin) return j;
+  return -1;
+}
+
 std::string token_text(const Tokenization& tokens, Eigen::Index index) {
   return "\"" + tokens.tokens[static_cast<std::size_t>(index)].text + "\"";
 }
@@ -337,7 +348,12 @@ std::optional<std::string> check_problem(const LessonStep& step, const LessonChe
   switch (check.kind) {
     case Kind::Argmax: {
       const Eigen::Index best = row_argmax(head.weights, q);
-      if (best == k) return std::nullopt;
+      if (best == k) {
+        const Eigen::Index tie = tied_with(head.weights, q, k);
+        if (tie < 0) return std::nullopt;
+        return token_text(keys, k) + " (" + format(head.weights(q, k)) + ") is tied with " + token_text(keys, tie) + " (" +
+               format(head.weights(q, tie)) + ")";
+      }
       return "the largest weight is on " + token_text(keys, best) + " (" + format(head.weights(q, best)) + "), not on " +
              token_text(keys, k) + " (" + format(head.weights(q, k)) + ")";
     }
@@ -359,6 +375,8 @@ std::optional<std::string> check_problem(const LessonStep& step, const LessonChe
       for (Eigen::Index i = 0; i < head.weights.rows(); ++i)
         if (row_argmax(head.weights, i) != i)
           return token_text(queries, i) + " attends most to " + token_text(keys, row_argmax(head.weights, i));
+        else if (const Eigen::Index tie = tied_with(head.weights, i, i); tie >= 0)
+          return token_text(queries, i) + " attends as much to " + token_text(keys, tie) + " as to itself";
       return std::nullopt;
     case Kind::OneHot:
       for (Eigen::Index i = 0; i < head.weights.rows(); ++i)

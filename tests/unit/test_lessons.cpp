@@ -111,6 +111,15 @@ TEST_CASE("argmax and weight checks fail when the claim is false") {
   CHECK(failures_of(R"("checks": [{"check": "max_weight_below", "query": "apple", "value": 0.7}])").size() == 1);
 }
 
+TEST_CASE("an argmax claim resting on a tie fails") {
+  // In the built-in scenario "i" gives 0.44 to both "like" and "eat" in head 0: neither is "the"
+  // word it attends to most, though "like" comes first.
+  const std::vector<std::string> failures =
+      failures_of(R"("checks": [{"check": "argmax", "head": 0, "query": "i", "key": "like"}])");
+  REQUIRE(failures.size() == 1);
+  CHECK(failures[0].find("tied with \"eat\"") != std::string::npos);
+}
+
 TEST_CASE("structural checks fail when the claim is false") {
   CHECK(failures_of(R"("checks": [{"check": "diagonal_dominates", "head": 0}])").size() == 1);
   CHECK(failures_of(R"("checks": [{"check": "one_hot", "head": 0}])").size() == 1);
