@@ -60,7 +60,7 @@ class ArrowsPanel final : public Panel {
     draw_controls(state, heads, head_selected, dense);
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const ImVec2 available = ImGui::GetContentRegionAvail();
-    if (available.x < 40 || available.y < 30) return;
+    if (available.x < ImGui::GetFontSize() * 4 || available.y < ImGui::GetFontSize() * 3) return draw_no_room_note();
     draw_view(state, context, {origin.x, origin.y, available.x, available.y}, head_selected);
     ImGui::Dummy(available);
   }

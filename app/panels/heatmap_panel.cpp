@@ -79,9 +79,19 @@ class HeatmapPanel final : public Panel {
     char label[96];
     std::snprintf(label, sizeof label, "\xce\xb1, head %d of %d", state.selection.head,
                   static_cast<int>(state.result().heads.size()));
+    // The colour scale, 0 .. 1, at the right: as wide as the room beside the label allows (the
+    // label loses "of N" first, then the scale goes).
+    const auto room_for_bar = [&] {
+      const float scale_left = origin.x + ImGui::CalcTextSize(label).x + font * 0.6f + font * 0.9f;  // "0" before the bar
+      return std::min({width * 0.35f, font * 10.0f, origin.x + width - font * 1.2f - scale_left});
+    };
+    float bar_w = room_for_bar();
+    if (bar_w < font * 2.0f) {
+      std::snprintf(label, sizeof label, "\xce\xb1, head %d", state.selection.head);
+      bar_w = room_for_bar();
+    }
     list->AddText(origin, colours.text, label);
-    // The colour scale: 0 .. 1.
-    const float bar_w = std::min(width * 0.35f, font * 10.0f);
+    if (bar_w < font * 2.0f) return;
     const float x0 = origin.x + width - bar_w - font * 1.2f, y0 = origin.y + font * 0.15f;
     list->AddText(ImVec2(x0 - font * 0.9f, origin.y), colours.text_dim, "0");
     const int steps = 48;

@@ -84,7 +84,7 @@ class OutputPanel final : public Panel {
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const ImVec2 available = ImGui::GetContentRegionAvail();
     const float font = ImGui::GetFontSize();
-    if (available.x < font * 6 || available.y < font * 3) return;
+    if (available.x < font * 6 || available.y < font * 3) return draw_no_room_note();
     // Side by side when the panel is wide, else the arithmetic above the picture.
     const float gap = font * 0.8f;
     view::Rect bars{origin.x, origin.y, available.x, available.y};
@@ -246,9 +246,12 @@ class OutputPanel final : public Panel {
       list->AddRect(ImVec2(x, y), ImVec2(x + c.cell_w * static_cast<float>(count), y + h), with_alpha(colours.text_dim, 0.5f));
   }
 
-  void centred_text(ImDrawList* list, float x, float w, float y, float h, ImU32 colour, const char* text) const {
-    const ImVec2 size = ImGui::CalcTextSize(text);
-    list->AddText(ImVec2(x + (w - size.x) * 0.5f, y + (h - size.y) * 0.5f), colour, text);
+  // `text` centred in the box, at `size` pixels (0: the current font size).
+  void centred_text(ImDrawList* list, float x, float w, float y, float h, ImU32 colour, const char* text,
+                    float size = 0) const {
+    if (size <= 0) size = ImGui::GetFontSize();
+    const ImVec2 extent = ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0, text);
+    list->AddText(ImGui::GetFont(), size, ImVec2(x + (w - extent.x) * 0.5f, y + (h - extent.y) * 0.5f), colour, text);
   }
 
   void draw_bars(AppState& state, PanelContext& context, const view::Rect& area, const HeadResult& h, int head,
@@ -268,7 +271,10 @@ class OutputPanel final : public Panel {
     const int visible_rows = std::min(n_key, std::max(1, static_cast<int>(rows_area.h / row_h)));
     const bool scrolling = visible_rows < n_key;
     first_row_ = std::clamp(first_row_, 0, n_key - visible_rows);
-    const float gap = row_h >= font ? std::max(1.0f, row_h * 0.12f) : 0.0f;  // between rows
+    const float gap = row_h >= font ? std::max(1.0f, row_h * 0.12f) : row_h >= 6.0f ? 1.0f : 0.0f;  // between rows
+    // Thin rows (many keys in a short panel) get their labels and signs a little smaller, down to
+    // 0.62 of the font, before labels are thinned to every k-th.
+    const float label_size = std::clamp(row_h * 0.95f, std::min(font, std::max(8.0f, font * 0.62f)), font);
     const Columns c = layout_columns(state, area, d_v, row_h - gap);
 
     // Column headings.
@@ -286,14 +292,14 @@ class OutputPanel final : public Panel {
     const bool mouse_in_rows = ImGui::IsWindowHovered() && rows_area.contains(io.MousePos.x, io.MousePos.y);
     if (mouse_in_rows && scrolling && io.MouseWheel != 0.0f)
       first_row_ = std::clamp(first_row_ - static_cast<int>(io.MouseWheel * 3.0f), 0, n_key - visible_rows);
-    const int label_stride = row_h >= font * 0.95f ? 1 : static_cast<int>(std::ceil(font * 1.1f / row_h));
+    const int label_stride = row_h >= label_size * 0.95f ? 1 : static_cast<int>(std::ceil(label_size * 1.1f / row_h));
     // Rows whose label is always drawn (highlighted): the others' labels keep clear of them.
     highlighted_rows_.clear();
     for (int row = first_row_; row < first_row_ + visible_rows; ++row)
       if (state.highlights_key(sort_rows_ ? by_weight_[static_cast<std::size_t>(row)] : row)) highlighted_rows_.push_back(row);
     const auto clear_of_highlighted = [&](int row) {
       return std::none_of(highlighted_rows_.begin(), highlighted_rows_.end(),
-                          [&](int other) { return std::abs(other - row) * row_h < font * 1.1f; });
+                          [&](int other) { return std::abs(other - row) * row_h < label_size * 1.1f; });
     };
     list->PushClipRect(ImVec2(area.x, rows_area.y), ImVec2(area.right(), rows_area.bottom()), true);
     int hovered_key = -1;
@@ -308,11 +314,12 @@ class OutputPanel final : public Panel {
       const float cy = y + gap * 0.5f, ch = row_h - gap;
       // The key's label (every k-th when rows are thin; the highlighted one always).
       if (highlighted || ((row - first_row_) % label_stride == 0 && clear_of_highlighted(row))) {
-        const std::string text = fit_text(keys[static_cast<std::size_t>(j)].text, c.label_w - font * 0.2f);  // "…" when long
-        const ImVec2 size = ImGui::CalcTextSize(text.c_str());
+        // "…" when long (fit_text measures in the current font: the width scales with the size)
+        const std::string text = fit_text(keys[static_cast<std::size_t>(j)].text, (c.label_w - font * 0.2f) * font / label_size);
+        const ImVec2 size = ImGui::GetFont()->CalcTextSizeA(label_size, FLT_MAX, 0, text.c_str());
         list->PushClipRect(ImVec2(c.label_x, rows_area.y), ImVec2(c.label_x + c.label_w, rows_area.bottom()), true);
         const float label_y = std::clamp(y + (row_h - size.y) * 0.5f, rows_area.y, rows_area.bottom() - size.y);
-        list->AddText(ImVec2(c.label_x + c.label_w - size.x, label_y),
+        list->AddText(ImGui::GetFont(), label_size, ImVec2(c.label_x + c.label_w - size.x, label_y),
                       alpha > 0 ? colours.text : colours.text_dim, text.c_str());
         list->PopClipRect();
       }
@@ -328,9 +335,9 @@ class OutputPanel final : public Panel {
       list->AddRectFilled(ImVec2(bar_x, bar_y), ImVec2(bar_x + bar_w * alpha, bar_y + bar_h), head_colour(state.ui.theme, head));
       // v_j, then α_j · v_j.
       const float* v = h.V.row(j).data();
-      if (ch >= font * 0.8f) {
-        centred_text(list, c.times_x, c.op_w, y, row_h, colours.text_dim, "\xc3\x97");
-        centred_text(list, c.equals_x, c.op_w, y, row_h, colours.text_dim, "=");
+      if (ch >= label_size * 0.8f) {
+        centred_text(list, c.times_x, c.op_w, y, row_h, colours.text_dim, "\xc3\x97", label_size);
+        centred_text(list, c.equals_x, c.op_w, y, row_h, colours.text_dim, "=", label_size);
       }
       draw_cells(list, state, c, c.value_x, cy, ch, v, d_v, 1.0f);
       draw_cells(list, state, c, c.scaled_x, cy, ch, v, d_v, alpha);

@@ -72,6 +72,14 @@ void draw_head_selector(AppState& state, const char* id) {
   if (draw_head_combo(id, heads, head)) state.selection.head = head;
 }
 
+void draw_no_room_note() {
+  const ImVec2 available = ImGui::GetContentRegionAvail();
+  if (available.x < ImGui::GetFontSize() * 2.0f || available.y < ImGui::GetTextLineHeight()) return;
+  ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + available.x);
+  ImGui::TextDisabled("No room: enlarge the window or make the text smaller.");
+  ImGui::PopTextWrapPos();
+}
+
 void draw_formula_tooltip(const char* heading, const char* formula) {
   ImGui::BeginTooltip();
   ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36.0f);

@@ -40,6 +40,10 @@ bool draw_head_combo(const char* id, int heads, int& head);
 // selects the head chosen.
 void draw_head_selector(AppState& state, const char* id);
 
+// In a panel left too little room to draw its view (large text in a small window): says so and
+// how to make room, instead of an empty area. Draws at the cursor, within what is available.
+void draw_no_room_note();
+
 // A tooltip with a dimmed heading and, under it, the formula that produced a number, wrapped at
 // 36 font sizes.
 void draw_formula_tooltip(const char* heading, const char* formula);
