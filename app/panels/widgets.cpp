@@ -1,6 +1,7 @@
 #include "app/panels/widgets.hpp"
 
 #include "app/theme.hpp"
+#include "app/view/formula.hpp"
 #include "app/view/layout.hpp"
 
 #include <algorithm>
@@ -81,11 +82,14 @@ void draw_no_room_note() {
 }
 
 void draw_formula_tooltip(const char* heading, const char* formula) {
+  // Wrapped at spaces only (view::wrap_at_spaces): ImGui's own wrap would split "0.30" after the '.'.
+  const auto width_of = [](std::string_view text) { return ImGui::CalcTextSize(text.data(), text.data() + text.size()).x; };
+  const float width = ImGui::GetFontSize() * 36.0f;
   ImGui::BeginTooltip();
-  ImGui::PushTextWrapPos(ImGui::GetFontSize() * 36.0f);
-  ImGui::TextDisabled("%s", heading);
-  ImGui::TextUnformatted(formula);
-  ImGui::PopTextWrapPos();
+  for (const std::string_view line : view::wrap_at_spaces(heading, width, width_of))
+    ImGui::TextDisabled("%.*s", static_cast<int>(line.size()), line.data());
+  for (const std::string_view line : view::wrap_at_spaces(formula, width, width_of))
+    ImGui::TextUnformatted(line.data(), line.data() + line.size());
   ImGui::EndTooltip();
 }
 

@@ -275,4 +275,39 @@ std::string hidden_unit_formula(Eigen::Index i, Eigen::Index j, Eigen::Index uni
          number(std::tanh(query_part + key_part));
 }
 
+// -----------------------------------------------------------------------------
+// Wrapping
+// -----------------------------------------------------------------------------
+
+std::vector<std::string_view> wrap_at_spaces(std::string_view text, float max_width,
+                                             const std::function<float(std::string_view)>& width_of) {
+  std::vector<std::string_view> lines;
+  std::size_t paragraph_start = 0;
+  while (paragraph_start <= text.size()) {
+    const std::size_t newline = text.find('\n', paragraph_start);
+    const std::size_t paragraph_end = newline == std::string_view::npos ? text.size() : newline;
+    const std::string_view paragraph = text.substr(paragraph_start, paragraph_end - paragraph_start);
+    // Greedy: extend the line word by word while it fits.
+    std::size_t line_start = 0;
+    while (true) {
+      while (line_start < paragraph.size() && paragraph[line_start] == ' ') ++line_start;
+      if (line_start >= paragraph.size()) break;
+      std::size_t line_end = paragraph.find(' ', line_start);  // at least one word
+      if (line_end == std::string_view::npos) line_end = paragraph.size();
+      while (line_end < paragraph.size()) {
+        std::size_t next = paragraph.find(' ', line_end + 1);
+        if (next == std::string_view::npos) next = paragraph.size();
+        if (width_of(paragraph.substr(line_start, next - line_start)) > max_width) break;
+        line_end = next;
+      }
+      lines.push_back(paragraph.substr(line_start, line_end - line_start));
+      line_start = line_end;
+    }
+    if (paragraph.empty()) lines.push_back(paragraph);  // a blank line stays
+    if (newline == std::string_view::npos) break;
+    paragraph_start = newline + 1;
+  }
+  return lines;
+}
+
 }  // namespace attnviz::view

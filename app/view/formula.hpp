@@ -12,8 +12,10 @@
 #include "core/attention.hpp"
 #include "core/types.hpp"
 
+#include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace attnviz::view {
 
@@ -109,5 +111,15 @@ std::string output_formula(const Matrix& concat, const Matrix& W_O, Eigen::Index
 std::string contribution_formula(std::string_view left, std::string_view right, Eigen::Index d, float a, float b);
 // One hidden unit of the additive scorer: "h[2] = tanh(q₄W₁[2] + k₃W₂[2]) = tanh(0.40 + 0.50) = 0.72".
 std::string hidden_unit_formula(Eigen::Index i, Eigen::Index j, Eigen::Index unit, float query_part, float key_part);
+
+// -----------------------------------------------------------------------------
+// Wrapping
+// -----------------------------------------------------------------------------
+// The text's lines at most `max_width` wide as `width_of` measures them, broken only at spaces
+// and at its own '\n's: a number ("0.30", "-1.20e+38") or a product ("0.50·(-0.54)") is never
+// split, as ImGui's wrapping splits after a '.' or ','. A word wider than the line has a line of
+// its own. Spaces at a break are dropped.
+std::vector<std::string_view> wrap_at_spaces(std::string_view text, float max_width,
+                                             const std::function<float(std::string_view)>& width_of);
 
 }  // namespace attnviz::view

@@ -246,4 +246,31 @@ TEST_CASE("a hidden unit is tanh of the query part plus the key part") {
 }
 
 }  // namespace
+namespace {
+// One unit per byte: lines are measured in characters.
+float characters(std::string_view text) { return static_cast<float>(text.size()); }
+}  // namespace
+
+TEST_CASE("wrapping breaks at spaces and never inside a number") {
+  // 19 bytes fit before "0.30" (the "·" is two): ImGui's wrap would end the line with "0." there.
+  const std::vector<std::string_view> lines = wrap_at_spaces("a = 0.50\xc2\xb7(-0.54) + 0.30 = 0.03", 21, characters);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0] == "a = 0.50\xc2\xb7(-0.54) +");
+  CHECK(lines[1] == "0.30 = 0.03");
+}
+
+TEST_CASE("wrapping keeps a long word whole and the text's own line breaks") {
+  const std::vector<std::string_view> lines = wrap_at_spaces("x 123456789012\ny z", 6, characters);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0] == "x");
+  CHECK(lines[1] == "123456789012");
+  CHECK(lines[2] == "y z");
+}
+
+TEST_CASE("wrapping text that fits gives it back whole") {
+  const std::vector<std::string_view> lines = wrap_at_spaces("q \xc2\xb7 k = 7.24", 100, characters);
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0] == "q \xc2\xb7 k = 7.24");
+}
+
 }  // namespace attnviz::view
