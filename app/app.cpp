@@ -111,6 +111,7 @@ bool App::start(std::string& error) {
   // A readable default for the window: 16 px at 720 lines, growing with the window.
   state_.ui.font_size = options_.font_size.value_or(
       std::clamp(std::round(static_cast<float>(options_.height) / 45.0f), 13.0f, 44.0f));
+  start_font_size_ = state_.ui.font_size;
   // --scale: the same layout rendered offscreen at N times the pixels, glyphs rasterized to match.
   font_detail_ = static_cast<float>(options_.scale);
 
@@ -349,6 +350,11 @@ void App::handle_shortcuts() {
     file_dialog_.open_for_open("Open a scenario", "");
   }
   if (ImGui::IsKeyPressed('S', false)) save(/*ask_for_path=*/io.KeyShift);
+  // Text size, as in a browser: Ctrl+= or Ctrl++ larger, Ctrl+- smaller, Ctrl+0 as at start.
+  constexpr int kKeyMinus = 45, kKeyZero = 48, kKeyEqual = 61, kKeyPadSubtract = 333, kKeyPadAdd = 334;  // GLFW key codes
+  if (ImGui::IsKeyPressed(kKeyEqual, true) || ImGui::IsKeyPressed(kKeyPadAdd, true)) change_text_size(+2.0f);
+  if (ImGui::IsKeyPressed(kKeyMinus, true) || ImGui::IsKeyPressed(kKeyPadSubtract, true)) change_text_size(-2.0f);
+  if (ImGui::IsKeyPressed(kKeyZero, false)) state_.ui.font_size = start_font_size_;
   if (io.WantTextInput) return;  // a text field has its own undo
   if (ImGui::IsKeyPressed('Z', true) && !io.KeyShift) history_.undo(state_, backend_.time());
   if ((ImGui::IsKeyPressed('Z', true) && io.KeyShift) || ImGui::IsKeyPressed('Y', true)) history_.redo(state_);
@@ -413,16 +419,32 @@ void App::draw_menu_bar() {
     ImGui::MenuItem("Keyboard shortcuts", "F1", &show_shortcuts_);
     ImGui::EndMenu();
   }
-  // Font size, always in reach for a teacher at a projector.
-  ImGui::SameLine(ImGui::GetWindowWidth() - ImGui::GetFontSize() * 13.0f);
+  // Text size, always in reach for a teacher at a projector: "Text size 16 px [−][+]" against
+  // the right edge, the two buttons last, so that they stay (nearly) under the pointer as the
+  // text changes size and a few clicks in a row all land.
+  const ImGuiStyle& style = ImGui::GetStyle();
+  char size_text[16];
+  std::snprintf(size_text, sizeof size_text, "%d px", static_cast<int>(state_.ui.font_size));
+  const char* minus = " \xe2\x88\x92 ";
+  const char* plus = " + ";
+  const float button_w = std::max(ImGui::CalcTextSize(minus).x, ImGui::CalcTextSize(plus).x) + style.FramePadding.x * 2.0f;
+  const float group_w = ImGui::CalcTextSize("Text size").x + ImGui::CalcTextSize("64 px").x + button_w * 2.0f +
+                        style.ItemSpacing.x * 3.0f + style.ItemInnerSpacing.x;
+  ImGui::SameLine(std::max(ImGui::GetCursorPosX(), ImGui::GetWindowContentRegionMax().x - group_w));
   ImGui::TextUnformatted("Text size");
   ImGui::SameLine();
-  if (ImGui::SmallButton(" \xe2\x88\x92 ")) state_.ui.font_size = std::max(10.0f, state_.ui.font_size - 2.0f);
-  ImGui::SameLine();
-  ImGui::Text("%d px", static_cast<int>(state_.ui.font_size));
-  ImGui::SameLine();
-  if (ImGui::SmallButton(" + ")) state_.ui.font_size = std::min(64.0f, state_.ui.font_size + 2.0f);
+  ImGui::TextUnformatted(size_text);
+  ImGui::SameLine(ImGui::GetWindowContentRegionMax().x - button_w * 2.0f - style.ItemInnerSpacing.x);
+  if (ImGui::Button(minus, ImVec2(button_w, 0))) change_text_size(-2.0f);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("smaller text (Ctrl+-)");
+  ImGui::SameLine(0.0f, style.ItemInnerSpacing.x);
+  if (ImGui::Button(plus, ImVec2(button_w, 0))) change_text_size(+2.0f);
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("larger text (Ctrl+=; Ctrl+0: as at start)");
   ImGui::EndMainMenuBar();
+}
+
+void App::change_text_size(float step) {
+  state_.ui.font_size = std::clamp(state_.ui.font_size + step, 10.0f, 64.0f);
 }
 
 // The work an earlier run left unsaved, with the file it belongs to (Save writes there); unsaved.
@@ -904,6 +926,7 @@ void App::draw_help_window() {
         {"Ctrl+Shift+S", "save as"},
         {"Ctrl+Z", "undo (a whole drag or burst of typing is one step)"},
         {"Ctrl+Shift+Z, Ctrl+Y", "redo"},
+        {"Ctrl+= / Ctrl+-", "larger / smaller text (Ctrl+0: as at start)"},
         {"Ctrl+Q", "quit"},
         {"F1", "this list"},
         {"Escape", "close a menu, a list or this window; cancel a question"},

@@ -44,6 +44,7 @@ class App {
   float status_bar_height() const;
   void begin_status_bar(const char* id, ImU32 background, ImU32 text);
   void end_status_bar();
+  void change_text_size(float step);  // ±2 px, within 10 to 64
   void status_bar_tooltip(const char* text);
   void draw_notice(const Notice& notice);
   void draw_status_line();
@@ -112,7 +113,8 @@ class App {
   std::optional<PngRequest> png_request_;  // taken after the next frame renders
   std::future<Status> png_export_;         // a picture being written, on a thread of its own
   std::string png_export_path_;
-  int unsaved_question_frame_ = 0;  // the ImGui frame the unsaved-changes question came up in
+  int unsaved_question_frame_ = 0;
+  float start_font_size_ = 16;  // Ctrl+0 goes back to it  // the ImGui frame the unsaved-changes question came up in
   float status_bar_top_ = 0;
   ImVec4 theme_text_colour_;  // the theme's text colour, under the status bar's own  // where the status bar began in the last frame (--layout-out)
   NoticeBoard notices_;                   // what the last actions came to (app/notices.hpp)
