@@ -109,28 +109,6 @@ float MatrixEditor::drag_speed(float limit, bool fine) {
   return magnitude * (fine ? 0.001f : 0.01f);
 }
 
-bool MatrixEditor::parse_value(const char* text, float& out) {
-  char buffer[64];
-  std::size_t n = 0;
-  // Copy without surrounding blanks; a typographic minus (U+2212) becomes '-'.
-  while (*text == ' ' || *text == '\t') ++text;
-  if (std::strncmp(text, "\xe2\x88\x92", 3) == 0) {
-    buffer[n++] = '-';
-    text += 3;
-  }
-  for (; *text && n + 1 < sizeof buffer; ++text) buffer[n++] = *text;
-  while (n > 0 && (buffer[n - 1] == ' ' || buffer[n - 1] == '\t')) --n;
-  buffer[n] = '\0';
-  if (n == 0) return false;
-  const char* start = buffer[0] == '+' ? buffer + 1 : buffer;
-  double value = 0.0;
-  const auto [end, error] = std::from_chars(start, buffer + n, value);
-  if (error != std::errc() || end != buffer + n) return false;  // not a number; "nan"/"inf" fail below
-  if (!std::isfinite(value) || std::fabs(value) > static_cast<double>(FLT_MAX)) return false;
-  out = static_cast<float>(value);
-  return true;
-}
-
 float MatrixEditor::Layout::column_x(int col) const {
   return col <= wide ? wide_w * static_cast<float>(col)
                      : wide_w * static_cast<float>(wide) + cell_w * static_cast<float>(col - wide);
@@ -479,7 +457,9 @@ void MatrixEditor::open_typing(ImGuiID grid_id, int row, int col, float value) {
 void MatrixEditor::draw_typing(const MatrixGridSpec& spec, const ImVec2& cell_min, float width,
                                MatrixGridEvents& events) {
   typing_.drawn_frame = frame_;
-  const float w = std::max(width + 1.0f, std::ceil(ImGui::CalcTextSize("-0.0000000").x) + 2.0f * pad_x_);
+  // As wide as the cell, and as the text typed so far (it may cover the cells beside it meanwhile).
+  const float w = std::max({width + 1.0f, std::ceil(ImGui::CalcTextSize("-0.0000000").x) + 2.0f * pad_x_,
+                            std::ceil(ImGui::CalcTextSize(typing_.text).x + font_) + 2.0f * pad_x_});
   ImGui::SetCursorScreenPos(cell_min);
   ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, ImVec2(pad_x_ * 0.5f, std::max(0.0f, (row_h_ + 1.0f - font_) * 0.5f)));
   ImGui::PushStyleVar(ImGuiStyleVar_FrameRounding, 0.0f);
@@ -506,8 +486,9 @@ void MatrixEditor::draw_typing(const MatrixGridSpec& spec, const ImVec2& cell_mi
   }
   const float current = spec.values[static_cast<std::size_t>(typing_.row) * static_cast<std::size_t>(spec.cols) +
                                     static_cast<std::size_t>(typing_.col)];
-  float value = 0;
-  if (parse_value(typing_.text, value)) {
+  const view::TypedNumber typed = view::parse_typed_number(typing_.text);
+  if (typed.value) {
+    const float value = *typed.value;
     if (value != current || std::signbit(value) != std::signbit(current)) {
       events.edited = true;
       events.row = typing_.row;
@@ -517,8 +498,7 @@ void MatrixEditor::draw_typing(const MatrixGridSpec& spec, const ImVec2& cell_mi
   } else {
     char kept[48];
     view::format_number_into(kept, sizeof kept, current, 4);
-    std::snprintf(notice_.text, sizeof notice_.text,
-                  "\"%.40s\" is not a finite number (floats reach \xc2\xb1" "3.4e38): kept %s", typing_.text, kept);
+    std::snprintf(notice_.text, sizeof notice_.text, "%s: kept %s", typed.problem.c_str(), kept);
     notice_.until = ImGui::GetTime() + 4.0;
     notice_.at = ImVec2(cell_min.x, cell_min.y + row_h_ + 2.0f);
   }

@@ -77,8 +77,6 @@ class MatrixEditor {
 
   // Drag speed per pixel for a matrix whose largest magnitude is `limit`.
   static float drag_speed(float limit, bool fine);
-  // Parses typed text as a finite float ("1e38" is allowed, "1e39", "nan", "inf" are not).
-  static bool parse_value(const char* text, float& out);
 
  private:
   struct Layout {

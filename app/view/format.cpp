@@ -1,7 +1,10 @@
 #include "app/view/format.hpp"
 
+#include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 namespace attnviz::view {
 
@@ -34,6 +37,33 @@ std::string format_number(float value, int decimals) {
 std::string format_score(float value, int decimals) {
   if (std::isinf(value) && value < 0) return "\u2212\u221E (masked)";
   return format_number(value, decimals);
+}
+
+TypedNumber parse_typed_number(std::string_view text) {
+  const auto blank = [](char c) { return c == ' ' || c == '\t'; };
+  while (!text.empty() && blank(text.front())) text.remove_prefix(1);
+  while (!text.empty() && blank(text.back())) text.remove_suffix(1);
+  const std::string shown = "\"" + std::string(text.substr(0, 40)) + (text.size() > 40 ? "\xe2\x80\xa6" : "") + "\"";
+  std::string number;
+  if (text.substr(0, 3) == "\xe2\x88\x92") {  // U+2212 MINUS SIGN
+    number = "-";
+    text.remove_prefix(3);
+  }
+  number += text;
+  if (number.find('.') == std::string::npos && std::count(number.begin(), number.end(), ',') == 1)
+    number[number.find(',')] = '.';  // 1,5: a decimal comma
+  if (number.empty()) return {std::nullopt, "type a number"};
+  const char* start = number.data() + (number[0] == '+' ? 1 : 0);
+  const char* end = number.data() + number.size();
+  double value = 0.0;
+  const auto [stop, error] = std::from_chars(start, end, value);
+  if (error == std::errc::result_out_of_range) return {std::nullopt, shown + " is too large: a float reaches \xc2\xb1" "3.4e38"};
+  if (error != std::errc() || stop != end) return {std::nullopt, shown + " is not a number"};
+  if (std::isnan(value)) return {std::nullopt, "NaN is not a number a weight can hold"};
+  if (std::isinf(value)) return {std::nullopt, shown + " is infinite: a weight must be finite"};
+  if (!std::isfinite(value) || std::fabs(value) > static_cast<double>(std::numeric_limits<float>::max()))
+    return {std::nullopt, shown + " is too large: a float reaches \xc2\xb1" "3.4e38"};
+  return {static_cast<float>(value), ""};
 }
 
 }  // namespace attnviz::view

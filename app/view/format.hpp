@@ -1,7 +1,10 @@
-// Numbers as the app prints them: never "nan" or "inf" passed off as a number.
+// Numbers as the app prints them: never "nan" or "inf" passed off as a number; and as a user
+// types them.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace attnviz::view {
 
@@ -12,5 +15,15 @@ std::string format_score(float value, int decimals = 2);  // -inf -> "−∞ (ma
 
 // Writes into a fixed buffer (no allocation, for per-cell drawing); returns the length.
 int format_number_into(char* buffer, int size, float value, int decimals = 2);
+
+// A number typed into a weight: "0.5", "-1e-3", "+2", " 3 ", "−0.5" (a typographic minus) or
+// "1,5" (a decimal comma, where there is no point). Either the value or why there is none, in
+// words for the user: "\"abc\" is not a number", "NaN is not a number a weight can hold",
+// "1e39 is too large: a float reaches ±3.4e38".
+struct TypedNumber {
+  std::optional<float> value;
+  std::string problem;
+};
+TypedNumber parse_typed_number(std::string_view text);
 
 }  // namespace attnviz::view

@@ -28,4 +28,24 @@ TEST_CASE("a masked score prints as minus infinity and says masked") {
   CHECK(format_score(-std::numeric_limits<float>::infinity()) == "\u2212\u221E (masked)");
 }
 
+TEST_CASE("typed numbers: the forms a user types are read") {
+  CHECK(parse_typed_number("0.5").value == 0.5f);
+  CHECK(parse_typed_number(" -1e-3 ").value == -1e-3f);
+  CHECK(parse_typed_number("+2").value == 2.0f);
+  CHECK(parse_typed_number("\xe2\x88\x92" "0.25").value == -0.25f);  // a typographic minus
+  CHECK(parse_typed_number("1,5").value == 1.5f);                      // a decimal comma
+  CHECK(parse_typed_number("1e38").value == 1e38f);
+}
+
+TEST_CASE("typed numbers: what is not a weight says why") {
+  CHECK(parse_typed_number("abc").problem == "\"abc\" is not a number");
+  CHECK(parse_typed_number("1,000.5").problem == "\"1,000.5\" is not a number");  // a comma with a point: not a decimal comma
+  CHECK(parse_typed_number("1e39").problem.find("too large") != std::string::npos);
+  CHECK(parse_typed_number("1e400").problem.find("too large") != std::string::npos);
+  CHECK(parse_typed_number("nan").problem.find("NaN") != std::string::npos);
+  CHECK(parse_typed_number("-inf").problem.find("infinite") != std::string::npos);
+  CHECK(parse_typed_number("  ").problem == "type a number");
+  for (const char* text : {"abc", "1e39", "nan", "-inf", ""}) CHECK_FALSE(parse_typed_number(text).value);
+}
+
 }  // namespace attnviz::view
