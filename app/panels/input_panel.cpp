@@ -70,25 +70,54 @@ class InputPanel final : public Panel {
   const char* title() const override { return "Input"; }
 
   void draw_content(AppState& state, PanelContext& context) override {
-    Scenario& s = state.scenario;
-    if (!s.title.empty()) {
-      if (context.bold_font) ImGui::PushFont(context.bold_font);
-      ImGui::TextWrapped("%s", s.title.c_str());
-      if (context.bold_font) ImGui::PopFont();
-      if (!s.description.empty() && ImGui::IsItemHovered()) {
-        ImGui::BeginTooltip();
-        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
-        ImGui::TextUnformatted(s.description.c_str());
-        ImGui::PopTextWrapPos();
-        ImGui::EndTooltip();
-      }
-    }
+    draw_title(state, context);
     draw_sentences(state, context);
     ImGui::Spacing();
     draw_settings(state);
   }
 
  private:
+  // The scenario's title, bold (the window's title when it is in no file); double-click to
+  // rename it: Return or a click elsewhere keeps the new one, Escape the old.
+  void draw_title(AppState& state, PanelContext& context) {
+    Scenario& s = state.scenario;
+    if (renaming_) {
+      if (rename_frames_++ == 0) ImGui::SetKeyboardFocusHere();
+      ImGui::SetNextItemWidth(-1);
+      ImGui::InputTextWithHint("##title", "a title for this scenario", &title_text_, ImGuiInputTextFlags_AutoSelectAll);
+      const bool active = ImGui::IsItemActive();
+      if (ImGui::IsItemDeactivated()) {
+        renaming_ = false;
+        const std::size_t first = title_text_.find_first_not_of(' '), last = title_text_.find_last_not_of(' ');
+        const std::string title = first == std::string::npos ? "" : title_text_.substr(first, last - first + 1);
+        if (!ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)) && title != s.title) {
+          s.title = title;
+          state.mark_edited();
+        }
+      } else if (!active && rename_frames_ > 4) {
+        renaming_ = false;  // never got the keyboard
+      }
+      return;
+    }
+    if (context.bold_font) ImGui::PushFont(context.bold_font);
+    if (s.title.empty()) ImGui::TextDisabled("Untitled");
+    else ImGui::TextWrapped("%s", s.title.c_str());
+    if (context.bold_font) ImGui::PopFont();
+    if (ImGui::IsItemHovered()) {
+      ImGui::BeginTooltip();
+      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
+      if (!s.description.empty()) ImGui::TextUnformatted(s.description.c_str());
+      ImGui::TextDisabled("Double-click to rename.");
+      ImGui::PopTextWrapPos();
+      ImGui::EndTooltip();
+      if (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
+        renaming_ = true;
+        rename_frames_ = 0;
+        title_text_ = s.title;
+      }
+    }
+  }
+
   void draw_sentences(AppState& state, PanelContext& context) {
     Scenario& s = state.scenario;
     int mode = s.mode == Mode::Cross ? 1 : 0;
@@ -182,6 +211,9 @@ class InputPanel final : public Panel {
   }
 
   SentenceField target_field_, source_field_;
+  bool renaming_ = false;  // the title is being typed
+  int rename_frames_ = 0;
+  std::string title_text_;
 };
 
 }  // namespace
