@@ -70,7 +70,10 @@ void AppState::go_to_lesson_step(int step) {
   lesson.step = std::clamp(step, 0, count - 1);
   lesson.prediction.reset();
   const LessonStep& s = lesson.lesson->steps[static_cast<std::size_t>(lesson.step)];
-  load(s.scenario, scenario_path, {});
+  Scenario step_scenario = s.scenario;
+  if (step_scenario.title.empty())  // it keeps a name after the lesson, and in a file saved from it
+    step_scenario.title = lesson.lesson->title + ", step " + std::to_string(lesson.step + 1);
+  load(std::move(step_scenario), scenario_path, {});
   recompute_if_needed();
   // Panels: those the step names (all when it names none), and the lesson band.
   if (s.panels.empty()) {

@@ -70,7 +70,7 @@ class InputPanel final : public Panel {
   const char* title() const override { return "Input"; }
 
   void draw_content(AppState& state, PanelContext& context) override {
-    draw_title(state, context);
+    if (!state.lesson.active()) draw_title(state, context);  // in a lesson, the lesson band names it
     draw_sentences(state, context);
     ImGui::Spacing();
     draw_settings(state);

@@ -51,6 +51,15 @@ TEST_CASE("during a lesson the title is the lesson's") {
   CHECK(contains(window_title(state), "Lesson: " + title));
 }
 
+TEST_CASE("a lesson's scenario keeps the lesson's name after the lesson") {
+  AppState state;
+  Lesson lesson = testing::builtin_lesson("self-attention");
+  const std::string title = lesson.title;
+  state.start_lesson(std::move(lesson), 1);
+  state.leave_lesson();
+  CHECK(window_title(state) == title + ", step 2 \xe2\x80\x94 AttnViz");
+}
+
 TEST_CASE("the summary gives the shape of self-attention") {
   const AppState state = opened(sentence("the cat sat on the mat"), "");
   CHECK(shape_summary(state) == "self-attention \xc2\xb7 6 tokens \xc2\xb7 d_model 8 \xc2\xb7 2 heads of d_k 4, d_v 4"
