@@ -64,6 +64,22 @@ bool integer_setting(const char* label, const char* help, int& value, int low, i
   return true;
 }
 
+// A field's width: `wanted`, or what the line has left beside its label when the panel is narrow.
+float field_width(const char* label, float wanted) {
+  const float room = ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(label).x - ImGui::GetStyle().ItemInnerSpacing.x;
+  return std::max(ImGui::GetFontSize() * 3.0f, std::min(wanted, room));
+}
+
+// Continues the line when an item `width` wide still fits on it, else starts a new one.
+void same_line_if_fits(float width) {
+  const float end = ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + width;
+  if (end <= ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) ImGui::SameLine();
+}
+
+float checkbox_width(const char* label) {
+  return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
+}
+
 class InputPanel final : public Panel {
  public:
   view::PanelId id() const override { return view::PanelId::Input; }
@@ -173,7 +189,7 @@ class InputPanel final : public Panel {
         "dot  q\xc2\xb7k", "scaled dot  q\xc2\xb7k/\xe2\x88\x9a" "d_k", "general  q\xc2\xb7W\xe2\x82\x90\xc2\xb7k",
         "additive  v\xc2\xb7tanh(qW\xe2\x82\x81+kW\xe2\x82\x82)", "cosine"};
     int compatibility = static_cast<int>(config.compatibility);
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 12.0f);
+    ImGui::SetNextItemWidth(field_width("score", ImGui::GetFontSize() * 12.0f));
     if (ImGui::Combo("score", &compatibility, kCompatibilityLabels, IM_ARRAYSIZE(kCompatibilityLabels))) {
       config.compatibility = static_cast<Compatibility>(compatibility);
       shape_changed = true;
@@ -181,14 +197,14 @@ class InputPanel final : public Panel {
     if (config.compatibility == Compatibility::Additive)
       shape_changed |= integer_setting("d_att", "hidden width of the additive scorer", config.d_att, 1, Limits::kMaxHeadDim);
 
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 12.0f);
+    ImGui::SetNextItemWidth(field_width("temperature", ImGui::GetFontSize() * 12.0f));
     if (ImGui::SliderFloat("temperature", &config.temperature, 0.05f, 20.0f, "%.2f", ImGuiSliderFlags_Logarithmic)) {
       config.temperature = std::clamp(config.temperature, Limits::kMinTemperature, Limits::kMaxTemperature);
       shape_changed = true;
     }
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("the scores are divided by T before the softmax");
     shape_changed |= ImGui::Checkbox("hard (argmax)", &config.hard);
-    ImGui::SameLine();
+    same_line_if_fits(checkbox_width("causal mask"));
     shape_changed |= ImGui::Checkbox("causal mask", &config.causal);
     bool positional = s.positional == Positional::Sinusoidal;
     if (ImGui::Checkbox("sinusoidal positions", &positional)) {
@@ -200,9 +216,12 @@ class InputPanel final : public Panel {
       state.mark_edited();
     }
 
-    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.0f);
+    const float button_w = ImGui::CalcTextSize("Draw weights").x + ImGui::GetStyle().FramePadding.x * 2.0f;
+    const float beside_button = ImGui::GetContentRegionAvail().x - button_w - ImGui::GetStyle().ItemSpacing.x -
+                                ImGui::CalcTextSize("seed").x - ImGui::GetStyle().ItemInnerSpacing.x;
+    ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 5.0f, std::min(ImGui::GetFontSize() * 7.0f, beside_button)));
     ImGui::InputScalar("seed", ImGuiDataType_U64, &s.seed);
-    ImGui::SameLine();
+    same_line_if_fits(button_w);
     if (ImGui::Button("Draw weights")) {
       s.parameters = seeded_parameters(s.config, s.seed);
       state.mark_edited();
