@@ -428,8 +428,9 @@ class OutputPanel final : public Panel {
 
   bool label_fits(const ImVec4& box, const view::Rect& area) const {
     if (box.x < area.x + 2 || box.z > area.right() - 2 || box.y < area.y + 2 || box.w > area.bottom() - 2) return false;
+    const float gap = ImGui::GetFontSize() * 0.3f;  // so that two words side by side do not read as one
     for (const ImVec4& other : placed_labels_)
-      if (box.x < other.z && other.x < box.z && box.y < other.w && other.y < box.w) return false;
+      if (box.x < other.z + gap && other.x < box.z + gap && box.y < other.w && other.y < box.w) return false;
     return true;
   }
 
