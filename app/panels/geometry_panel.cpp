@@ -1036,7 +1036,12 @@ class GeometryPanel final : public Panel {
     ImGui::SameLine();
     ImGui::PushStyleColor(ImGuiCol_Text, colours.text_dim);
     const bool hovered_key = hovered_arrow_ >= n_query_ || (state.hovered.valid() && state.hovered.side == Side::Key);
-    ImGui::TextUnformatted(hovered_key ? "(hovered)" : (pinned_key_ == projected ? "(clicked)" : "(largest \xce\xb1)"));
+    bool tied = false;  // another key has as much α: "largest" would single out the first of equals
+    for (int j = 0; j < n_key_; ++j)
+      tied = tied || (j != projected && std::abs(h.weights(query, j) - h.weights(query, projected)) < 0.005f);
+    ImGui::TextUnformatted(hovered_key ? "(hovered)"
+                           : pinned_key_ == projected ? "(clicked)"
+                           : tied ? "(largest \xce\xb1, tied)" : "(largest \xce\xb1)");
     ImGui::PopStyleColor();
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("hover a key (its arrow or its row) to see its projection; click to keep it");
     format_double(a, sizeof a, g.norm_k, 2);
