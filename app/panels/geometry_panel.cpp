@@ -653,9 +653,16 @@ class GeometryPanel final : public Panel {
 
   bool label_free(const ImVec4& box, const view::Rect& plot) const {
     if (box.x < plot.x + 2 || box.z > plot.right() - 2 || box.y < plot.y + 2 || box.w > plot.bottom() - 2) return false;
+    return overlap_area(box) == 0.0f;
+  }
+
+  // How much of the box other labels (and the tips) cover, in square pixels.
+  float overlap_area(const ImVec4& box) const {
+    float area = 0;
     for (const ImVec4& other : placed_)
-      if (box.x < other.z && other.x < box.z && box.y < other.w && other.y < box.w) return false;
-    return true;
+      area += std::max(0.0f, std::min(box.z, other.z) - std::max(box.x, other.x)) *
+              std::max(0.0f, std::min(box.w, other.w) - std::max(box.y, other.y));
+    return area;
   }
 
   // A token's name beyond its arrow's tip (or beside it when that spot is taken).
@@ -669,16 +676,27 @@ class GeometryPanel final : public Panel {
     d = n > 0.5f ? ImVec2(d.x / n, d.y / n) : ImVec2(0.7071f, -0.7071f);
     const float off = font_ * 0.45f;
     const ImVec2 centre_out(tip.x + d.x * (off + size.x * 0.5f), tip.y + d.y * (off + size.y * 0.5f));
-    const ImVec2 spots[5] = {ImVec2(centre_out.x - size.x * 0.5f, centre_out.y - size.y * 0.5f),
-                             ImVec2(tip.x + off, tip.y - size.y - off * 0.3f), ImVec2(tip.x - off - size.x, tip.y - size.y - off * 0.3f),
-                             ImVec2(tip.x + off, tip.y + off * 0.3f), ImVec2(tip.x - off - size.x, tip.y + off * 0.3f)};
-    int chosen = -1, first_inside = -1;
-    for (int k = 0; k < 5 && chosen < 0; ++k) {
+    constexpr int kSpots = 9;
+    const ImVec2 spots[kSpots] = {ImVec2(centre_out.x - size.x * 0.5f, centre_out.y - size.y * 0.5f),
+                                  ImVec2(tip.x + off, tip.y - size.y - off * 0.3f), ImVec2(tip.x - off - size.x, tip.y - size.y - off * 0.3f),
+                                  ImVec2(tip.x + off, tip.y + off * 0.3f), ImVec2(tip.x - off - size.x, tip.y + off * 0.3f),
+                                  ImVec2(tip.x - size.x * 0.5f, tip.y - size.y - off),  // straight above, below
+                                  ImVec2(tip.x - size.x * 0.5f, tip.y + off),
+                                  ImVec2(tip.x - size.x * 0.5f, tip.y - size.y * 2.0f - off),  // a line further
+                                  ImVec2(tip.x - size.x * 0.5f, tip.y + size.y + off)};
+    int chosen = -1, least_covered = -1;
+    float least = FLT_MAX;
+    for (int k = 0; k < kSpots && chosen < 0; ++k) {
       const ImVec4 box(spots[k].x, spots[k].y, spots[k].x + size.x, spots[k].y + size.y);
-      if (first_inside < 0 && box.x >= plot.x && box.z <= plot.right() && box.y >= plot.y && box.w <= plot.bottom()) first_inside = k;
       if (label_free(box, plot)) chosen = k;
+      const bool inside = box.x >= plot.x && box.z <= plot.right() && box.y >= plot.y && box.w <= plot.bottom();
+      if (inside && overlap_area(box) < least) {
+        least = overlap_area(box);
+        least_covered = k;
+      }
     }
-    if (chosen < 0 && must) chosen = first_inside >= 0 ? first_inside : 0;
+    // A label that must be written goes where it covers the least of the others.
+    if (chosen < 0 && must) chosen = least_covered >= 0 ? least_covered : 0;
     if (chosen < 0) return;
     const ImVec2 at = spots[chosen];
     if (font) list->AddText(font, font->FontSize, at, colour, text);
