@@ -413,6 +413,10 @@ void App::draw_menu_bar() {
                         state_.ui.colormap == view::ColormapId::ColorBlindSafe))
       state_.ui.colormap = view::ColormapId::ColorBlindSafe;
     ImGui::MenuItem("Numbers in heatmap cells", nullptr, &state_.ui.show_cell_values);
+    ImGui::MenuItem("Heatmap colours up to the largest \xce\xb1", nullptr, &state_.ui.heatmap_contrast);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Off: the colour scale runs from 0 to 1 in every head.\n"
+                        "On: from 0 to the head's largest \xce\xb1, for contrast when many keys share the weight.");
     ImGui::EndMenu();
   }
   if (ImGui::BeginMenu("Help")) {

@@ -1,5 +1,7 @@
 #include "app/app_state.hpp"
 
+#include <cmath>
+
 #include <algorithm>
 
 namespace attnviz::app {
@@ -15,6 +17,14 @@ std::optional<CenterView> parse_center_view(std::string_view name) {
   for (int i = 0; i < kCenterViewCount; ++i)
     if (kCenterViewNames[i] == name) return static_cast<CenterView>(i);
   return std::nullopt;
+}
+
+float UiSettings::heatmap_top(const Matrix& weights) const {
+  if (!heatmap_contrast) return 1.0f;
+  float top = 0.0f;
+  for (Eigen::Index i = 0; i < weights.size(); ++i)
+    if (std::isfinite(weights.data()[i])) top = std::max(top, weights.data()[i]);
+  return top > 1e-6f ? top : 1.0f;  // every α 0 (fully masked): the usual scale
 }
 
 void AppState::recompute_if_needed() {

@@ -47,7 +47,13 @@ struct UiSettings {
   view::PanelVisibility visible = view::kAllPanels;
   CenterView center_view = CenterView::Heatmaps;
   bool show_cell_values = true;
+  // The heatmaps' colour scale: 0 to 1 (every head alike), or 0 to each head's largest α, for
+  // contrast when many keys share the weight (40 tokens: every α near 0.025, every cell dark).
+  bool heatmap_contrast = false;
   float arrow_threshold = 0.02f;  // lines for weights below this are not drawn
+
+  // The top of a head's heatmap colour scale (see heatmap_contrast): 1, or its largest finite α.
+  float heatmap_top(const Matrix& weights) const;
 
   // The diverging map for signed values (weights, values, differences) in this theme.
   view::ColormapId diverging() const {

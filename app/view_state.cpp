@@ -60,6 +60,7 @@ class Applier {
       else if (key == "font_size") font_size(value);
       else if (key == "colormap") colormap(value);
       else if (key == "show_cell_values") show_cell_values(value);
+      else if (key == "heatmap_contrast") heatmap_contrast(value);
       else if (key == "arrow_threshold") arrow_threshold(value);
       else warn(key, "unknown key (ignored)");
     }
@@ -140,6 +141,11 @@ class Applier {
     else invalid("colormap", "\"sequential\" or \"color-blind\"", value);
   }
 
+  void heatmap_contrast(const Json& value) {
+    if (value.is_boolean()) state_.ui.heatmap_contrast = value.get<bool>();
+    else invalid("heatmap_contrast", "true or false", value);
+  }
+
   void show_cell_values(const Json& value) {
     if (value.is_boolean()) state_.ui.show_cell_values = value.get<bool>();
     else invalid("show_cell_values", "true or false", value);
@@ -177,6 +183,7 @@ std::string view_state_to_json(const AppState& state) {
     view["font_size"] = shortest(ui.font_size);
   view["colormap"] = ui.colormap == view::ColormapId::ColorBlindSafe ? "color-blind" : "sequential";
   view["show_cell_values"] = ui.show_cell_values;
+  view["heatmap_contrast"] = ui.heatmap_contrast;
   view["arrow_threshold"] = shortest(ui.arrow_threshold);
   return view.dump();
 }

@@ -79,11 +79,18 @@ class HeatmapPanel final : public Panel {
     char label[96];
     std::snprintf(label, sizeof label, "\xce\xb1, head %d of %d", state.selection.head,
                   static_cast<int>(state.result().heads.size()));
+    // The top of the scale: 1, or the head's largest α (View menu).
+    const AttentionResult& r = state.result();
+    const int head = std::clamp(state.selection.head, 0, static_cast<int>(r.heads.size()) - 1);
+    const float top = state.ui.heatmap_top(r.heads[static_cast<std::size_t>(head)].weights);
+    char top_text[16] = "1";
+    if (top != 1.0f) view::format_number_into(top_text, sizeof top_text, top, 2);
+    const float top_room = ImGui::CalcTextSize(top_text).x + font * 0.5f;
     // The colour scale, 0 .. 1, at the right: as wide as the room beside the label allows (the
     // label loses "of N" first, then the scale goes).
     const auto room_for_bar = [&] {
       const float scale_left = origin.x + ImGui::CalcTextSize(label).x + font * 0.6f + font * 0.9f;  // "0" before the bar
-      return std::min({width * 0.35f, font * 10.0f, origin.x + width - font * 1.2f - scale_left});
+      return std::min({width * 0.35f, font * 10.0f, origin.x + width - top_room - scale_left});
     };
     float bar_w = room_for_bar();
     if (bar_w < font * 2.0f) {
@@ -92,7 +99,7 @@ class HeatmapPanel final : public Panel {
     }
     list->AddText(origin, colours.text, label);
     if (bar_w < font * 2.0f) return;
-    const float x0 = origin.x + width - bar_w - font * 1.2f, y0 = origin.y + font * 0.15f;
+    const float x0 = origin.x + width - bar_w - top_room, y0 = origin.y + font * 0.15f;
     list->AddText(ImVec2(x0 - font * 0.9f, origin.y), colours.text_dim, "0");
     const int steps = 48;
     for (int i = 0; i < steps; ++i) {
@@ -100,13 +107,14 @@ class HeatmapPanel final : public Panel {
       list->AddRectFilled(ImVec2(x0 + bar_w * t0, y0), ImVec2(x0 + bar_w * t1 + 0.5f, y0 + font * 0.8f),
                           to_imgui(view::sample(state.ui.colormap, (t0 + t1) * 0.5f)));
     }
-    list->AddText(ImVec2(x0 + bar_w + font * 0.3f, origin.y), colours.text_dim, "1");
+    list->AddText(ImVec2(x0 + bar_w + font * 0.3f, origin.y), state.ui.heatmap_contrast ? colours.highlight : colours.text_dim, top_text);
   }
 
   void draw_main(AppState& state, PanelContext& context, const view::Rect& area) {
     const AttentionResult& r = state.result();
     const int head_index = std::clamp(state.selection.head, 0, static_cast<int>(r.heads.size()) - 1);
     const HeadResult& head = r.heads[static_cast<std::size_t>(head_index)];
+    const float top = state.ui.heatmap_top(head.weights);  // the colour scale: 0 .. top
     const auto& queries = state.pipeline.target().tokens;
     const auto& keys = state.pipeline.keys().tokens;
     const int rows = static_cast<int>(r.n_query), cols = static_cast<int>(r.n_key);
@@ -131,12 +139,12 @@ class HeatmapPanel final : public Panel {
     // 1. The cells: one textured quad (or, without the shader, one rectangle per cell).
     if (context.heatmaps.ok()) {
       context.heatmaps.draw(list, context.heatmaps.weights, head_index, corner(g.grid), far_corner(g.grid),
-                            state.ui.colormap, 0.0f, 1.0f);
+                            state.ui.colormap, 0.0f, top);
     } else {
       for (int i = 0; i < rows; ++i)
         for (int j = 0; j < cols; ++j)
           list->AddRectFilled(corner(g.cell(i, j)), far_corner(g.cell(i, j)),
-                              to_imgui(view::sample(state.ui.colormap, head.weights(i, j))));
+                              to_imgui(view::sample(state.ui.colormap, head.weights(i, j) / top)));
     }
     // 2. Grid lines between cells when cells are big enough to separate.
     draw_cell_grid_lines(list, g, rows, cols, colours.grid);
@@ -150,7 +158,7 @@ class HeatmapPanel final : public Panel {
           const view::Rect c = g.cell(i, j);
           const ImVec2 size = ImGui::CalcTextSize(text);
           list->AddText(ImVec2(c.x + (c.w - size.x) * 0.5f, c.y + (c.h - size.y) * 0.5f),
-                        to_imgui(view::text_colour_on(view::sample(state.ui.colormap, w))), text);
+                        to_imgui(view::text_colour_on(view::sample(state.ui.colormap, w / top))), text);
         }
     }
     // 4. Labels: queries down the left, keys across the top.
@@ -265,7 +273,8 @@ class HeatmapPanel final : public Panel {
       list->AddText(ImVec2(x, y), head == state.selection.head ? colours.selection : colours.text_dim, label);
       const ImVec2 p0(x, y + font), p1(x + w, y + font + h);
       if (context.heatmaps.ok())
-        context.heatmaps.draw(list, context.heatmaps.weights, head, p0, p1, state.ui.colormap, 0.0f, 1.0f);
+        context.heatmaps.draw(list, context.heatmaps.weights, head, p0, p1, state.ui.colormap, 0.0f,
+                              state.ui.heatmap_top(r.heads[static_cast<std::size_t>(head)].weights));
       if (head == state.selection.head) list->AddRect(ImVec2(p0.x - 2, p0.y - 2), ImVec2(p1.x + 2, p1.y + 2), colours.selection, 0, 0, 2.0f);
       const bool hovered = io.MousePos.x >= x && io.MousePos.x < x + size && io.MousePos.y >= y && io.MousePos.y < y + font + size;
       if (hovered && ImGui::IsWindowHovered()) {

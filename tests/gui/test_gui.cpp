@@ -174,6 +174,28 @@ TEST_CASE("the colour-blind-safe colormap is the one drawn when chosen") {
   check_hard_attention_cells(1, view::ColormapId::ColorBlindSafe, {"--colormap", "color-blind"});
 }
 
+// View ▸ "Heatmap colours up to the largest α": the scale runs from 0 to the head's largest
+// weight, which gets the colormap's top colour; every cell is coloured by α / that largest.
+TEST_CASE("with the contrast scale each cell is coloured by its share of the head's largest weight") {
+  TempDir dir;
+  Scenario scenario = builtin();
+  scenario.view_json = R"({"heatmap_contrast": true})";
+  Pipeline pipeline;
+  REQUIRE(pipeline.run(scenario));
+  const fs::path file = write_scenario(dir.path, scenario);
+  const Screenshot shot = screenshot(dir.path, {"--scenario", file.string(), "--head", "0"});
+  const Matrix& weights = pipeline.result().heads[0].weights;
+  const float top = weights.maxCoeff();
+  REQUIRE(top < 0.9f);  // so that the scale differs from 0 .. 1
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 5; ++j) {
+      const view::Rgba8 expected = view::sample(view::ColormapId::Sequential, weights(i, j) / top);
+      const view::Rgba8 seen = cell_colour(shot, i, j);
+      INFO("cell " << i << "," << j << " expected " << describe(expected) << " saw " << describe(seen));
+      CHECK(close(seen, expected, 3));
+    }
+}
+
 TEST_CASE("a causal scenario's upper triangle is the bottom colour") {
   TempDir dir;
   Scenario scenario = builtin();

@@ -146,4 +146,17 @@ TEST_CASE("signed values use the diverging map of the theme") {
   CHECK(ui.diverging() == view::ColormapId::DivergingDark);
 }
 
+TEST_CASE("the heatmap scale tops at 1 or at the head's largest finite weight") {
+  UiSettings ui;
+  Matrix weights(2, 2);
+  weights << 0.1f, 0.3f, 0.2f, 0.25f;
+  CHECK(ui.heatmap_top(weights) == 1.0f);
+  ui.heatmap_contrast = true;
+  CHECK(ui.heatmap_top(weights) == 0.3f);
+  weights(0, 0) = std::numeric_limits<float>::quiet_NaN();
+  CHECK(ui.heatmap_top(weights) == 0.3f);
+  weights.setZero();  // every key masked: the usual scale, not a division by 0
+  CHECK(ui.heatmap_top(weights) == 1.0f);
+}
+
 }  // namespace attnviz::app

@@ -14,7 +14,8 @@ namespace {
 bool same_ui(const UiSettings& a, const UiSettings& b) {
   return a.theme == b.theme && a.font_size == b.font_size && a.colormap == b.colormap &&
          a.visible == b.visible && a.center_view == b.center_view &&
-         a.show_cell_values == b.show_cell_values && a.arrow_threshold == b.arrow_threshold;
+         a.show_cell_values == b.show_cell_values && a.arrow_threshold == b.arrow_threshold &&
+         a.heatmap_contrast == b.heatmap_contrast;
 }
 
 bool same_selection(const Selection& a, const Selection& b) {
@@ -36,6 +37,7 @@ AppState customized() {
   state.ui.center_view = CenterView::Pipeline;
   state.ui.show_cell_values = false;
   state.ui.arrow_threshold = 0.15f;
+  state.ui.heatmap_contrast = true;
   return state;
 }
 
@@ -66,7 +68,7 @@ TEST_CASE("view state: the JSON holds readable names and short numbers") {
   CHECK(json ==
         R"({"head":1,"query":3,"panels":["input","heatmaps","output"],"center_view":"pipeline",)"
         R"("theme":"dark","font_size":18.5,"colormap":"color-blind","show_cell_values":false,)"
-        R"("arrow_threshold":0.15})");
+        R"("heatmap_contrast":true,"arrow_threshold":0.15})");
   AppState state;
   state.ui.font_size = 18;
   CHECK(view_state_to_json(state).find(R"("font_size":18,)") != std::string::npos);
@@ -121,6 +123,7 @@ TEST_CASE("view state: each bad value warns, names its key and keeps the setting
       {R"({"colormap": "diverging"})", "view.colormap"},
       {R"({"colormap": ["sequential"]})", "view.colormap"},
       {R"({"show_cell_values": 1})", "view.show_cell_values"},
+      {R"({"heatmap_contrast": "yes"})", "view.heatmap_contrast"},
       {R"({"arrow_threshold": 2})", "view.arrow_threshold"},
       {R"({"arrow_threshold": -0.1})", "view.arrow_threshold"},
       {R"({"arrow_threshold": "0.1"})", "view.arrow_threshold"},
