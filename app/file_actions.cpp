@@ -71,6 +71,7 @@ Status export_heatmap_svg(const AppState& state, const std::string& path) {
   view::SvgOptions options;
   options.title = "Attention weights, head " + std::to_string(head);
   options.dark = state.ui.theme == Theme::Dark;
+  options.scale_top = state.ui.heatmap_top(r.heads[static_cast<std::size_t>(head)].weights);
   return write_file_atomic(path, view::heatmap_svg(r.heads[static_cast<std::size_t>(head)].weights,
                                                    labels(state.pipeline.target()), labels(state.pipeline.keys()),
                                                    state.ui.colormap, options));

@@ -182,7 +182,7 @@ std::string heatmap_svg(const Matrix& weights, const std::vector<std::string>& q
   const float title_w = options.title.empty() ? 0.0f : text_width(options.title, font) + font * 1.5f;
   const float grid_right = rows > 0 && cols > 0 ? g.grid.right() : margin;
   const float grid_bottom = rows > 0 && cols > 0 ? g.grid.bottom() : margin + header;
-  const double width = std::max(grid_right + margin, margin + title_w + font * 1.2f + bar_w + font * 1.5f + margin);
+  const double width = std::max(grid_right + margin, margin + title_w + font * 1.2f + bar_w + font * 2.5f + margin);
   const double height = grid_bottom + margin;
 
   std::string out;
@@ -196,11 +196,12 @@ std::string heatmap_svg(const Matrix& weights, const std::vector<std::string>& q
   out += "</linearGradient></defs>\n";
   const double baseline = margin + font * 0.9;
   if (!options.title.empty()) add_text(out, margin, baseline, options.title, colours.text, nullptr, "class=\"title\"");
-  const double bar_x = width - margin - font * 1.2 - bar_w;
+  const double bar_x = width - margin - font * 2.2 - bar_w;  // room for "1" or "0.04"
   add_text(out, bar_x - font * 0.3, baseline, "0", colours.text_dim, "end");
   out += "<rect class=\"colour-scale\" x=\"" + num(bar_x) + "\" y=\"" + num(margin + font * 0.15) + "\" width=\"" +
          num(bar_w) + "\" height=\"" + num(font * 0.8) + "\" fill=\"url(#colour-scale)\"/>\n";
-  add_text(out, bar_x + bar_w + font * 0.3, baseline, "1", colours.text_dim);
+  const float top = options.scale_top > 0 && std::isfinite(options.scale_top) ? options.scale_top : 1.0f;
+  add_text(out, bar_x + bar_w + font * 0.3, baseline, top == 1.0f ? std::string("1") : format_number(top, 2), colours.text_dim);
   if (rows == 0 || cols == 0) {
     out += "</svg>\n";
     return out;
@@ -213,7 +214,7 @@ std::string heatmap_svg(const Matrix& weights, const std::vector<std::string>& q
       const Rect c = g.cell(i, j);
       const float w = weights(i, j);
       out += "<rect class=\"cell\" x=\"" + num(c.x) + "\" y=\"" + num(c.y) + "\" width=\"" + num(c.w) +
-             "\" height=\"" + num(c.h) + "\" fill=\"" + hex(sample(colormap, w)) + "\" data-query=\"" +
+             "\" height=\"" + num(c.h) + "\" fill=\"" + hex(sample(colormap, w / top)) + "\" data-query=\"" +
              std::to_string(i) + "\" data-key=\"" + std::to_string(j) + "\" data-alpha=\"" + alpha_text(w) +
              "\"/>\n";
     }
@@ -242,7 +243,7 @@ std::string heatmap_svg(const Matrix& weights, const std::vector<std::string>& q
         const Rect c = g.cell(i, j);
         const float w = weights(i, j);
         add_text(out, c.x + c.w * 0.5, c.y + c.h * 0.5 + font * 0.35, format_number(w, decimals),
-                 text_colour_on(sample(colormap, w)));
+                 text_colour_on(sample(colormap, w / top)));
       }
     out += "</g>\n";
   }

@@ -33,14 +33,15 @@ struct SvgOptions {
   bool show_values = true;    // print the weight in each cell when the cells are big enough
   int value_decimals = 2;
   bool dark = false;          // dark background and light text (the app's dark theme)
+  float scale_top = 1;        // heatmap: the colour scale runs from 0 to this (the app's contrast scale)
   std::size_t max_arrows = kSvgMaxArrows;
   std::string query_heading = "queries";  // arrows: above each column
   std::string key_heading = "keys";
 };
 
 // The weights (n_query, n_key) as a grid of coloured cells: rows = queries, columns = keys.
-// Cell colours are colormap entries (sample(colormap, α)), exactly as the app's shader picks
-// them. Key labels are written vertically when they do not fit across a cell; when the cells
+// Cell colours are colormap entries (sample(colormap, α / options.scale_top)), exactly as the
+// app's shader picks them. Key labels are written vertically when they do not fit across a cell; when the cells
 // are too small for every label, every k-th is written (as in the app). Labels may be any UTF-8:
 // they are XML-escaped.
 std::string heatmap_svg(const Matrix& weights, const std::vector<std::string>& query_labels,

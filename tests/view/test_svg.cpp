@@ -260,6 +260,21 @@ TEST_CASE("each cell is filled with the colormap colour of its weight") {
   }
 }
 
+TEST_CASE("with a scale up to the largest weight each cell is coloured by its share of it") {
+  Matrix weights = sample_weights();
+  weights.row(1) << 0.4f, 0.3f, 0.2f, 0.1f;  // no weight of 1: the largest is 0.49
+  SvgOptions options;
+  options.scale_top = weights.maxCoeff();
+  const XmlDocument doc = parse_xml(heatmap_svg(weights, kQueries, kKeys, ColormapId::Sequential, options));
+  REQUIRE(doc.ok());
+  for (const Element* cell : doc.with_class("cell", "rect")) {
+    const int i = std::stoi(cell->get("data-query")), j = std::stoi(cell->get("data-key"));
+    CAPTURE(i);
+    CAPTURE(j);
+    CHECK(cell->get("fill") == hex(sample(ColormapId::Sequential, weights(i, j) / options.scale_top)));
+  }
+}
+
 TEST_CASE("each cell carries its weight to three decimals") {
   const XmlDocument doc = parse_xml(heatmap_svg(sample_weights(), kQueries, kKeys, ColormapId::Sequential, {}));
   REQUIRE(doc.ok());
