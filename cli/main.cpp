@@ -40,7 +40,7 @@ Usage:
   attnviz-cli export   (SCENARIO.json | --builtin) [--csv DIR] [--json OUT.json]
   attnviz-cli svg      (SCENARIO.json | --builtin) [--heatmap OUT.svg] [--arrows OUT.svg]
                        [--head H | --all-heads] [--threshold T]
-                       [--colormap sequential|color-blind] [--theme light|dark]
+                       [--colormap sequential|color-blind] [--theme light|dark] [--contrast]
   attnviz-cli bench    --tokens N --d-model D --heads H [--d-k K] [--d-v K] [--cross M]
                        [--compat dot|scaled_dot|general|additive|cosine] [--causal]
                        [--threads T] [--repeat R]
@@ -66,7 +66,8 @@ Commands:
   svg       --heatmap OUT.svg draws the weights of one head (--head, default 0) as a
             heatmap; --arrows OUT.svg draws a line from each query to each key with
             weight >= T (--threshold, default 0.02; at most the strongest 1000), for
-            every head (default, or --all-heads) or one (--head).
+            every head (default, or --all-heads) or one (--head). --contrast runs the
+            heatmap's colours from 0 to the head's largest weight instead of to 1.
   bench     Times a full recompute of attention (every intermediate, all heads, W_O) on
             random inputs of the given shape, after warm-up, and prints one line:
             median_us=... p90_us=... allocations=... (heap allocations made by the timed
@@ -99,6 +100,7 @@ struct Arguments {
   float threshold = 0.02f;
   view::ColormapId colormap = view::ColormapId::Sequential;
   bool dark = false;
+  bool contrast = false;  // svg: the heatmap's colours up to the head's largest α
   int max_tokens = Limits::kDefaultMaxTokens;
   int d_model = 8;
   std::vector<std::string> words;
@@ -153,6 +155,8 @@ std::string parse_arguments(int argc, char** argv, Arguments& args) {
       auto v = value("--theme");
       if (!v || (*v != "light" && *v != "dark")) return "--theme needs light or dark";
       args.dark = *v == "dark";
+    } else if (arg == "--contrast") {
+      args.contrast = true;
     } else if (arg == "--max-tokens") {
       auto v = value("--max-tokens");
       if (!v || !parse_int(*v, 1, Limits::kMaxTokens, args.max_tokens))
@@ -314,6 +318,8 @@ int command_svg(const Arguments& args) {
   if (args.heatmap_path) {
     const int head = args.head.value_or(0);
     options.title = "\xce\xb1, head " + std::to_string(head) + " of " + std::to_string(heads) + suffix;
+    const Matrix& weights = r.heads[static_cast<std::size_t>(head)].weights;
+    if (args.contrast) options.scale_top = std::max(weights.maxCoeff(), 1e-6f);
     heatmap = view::heatmap_svg(r.heads[static_cast<std::size_t>(head)].weights, queries, keys, args.colormap, options);
   }
   if (args.arrows_path) {

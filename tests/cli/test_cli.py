@@ -581,6 +581,21 @@ class SvgTest(TempDirTest):
             i, j = int(cell.get("data-query")), int(cell.get("data-key"))
             self.assertAlmostEqual(float(cell.get("data-alpha")), weights[i][j], delta=5e-4)
 
+    def test_contrast_gives_the_largest_weight_the_top_colour(self):
+        # Head 0's largest weight (0.74) is not 1: on the usual scale its cell is not the
+        # colormap's top colour; with --contrast it is, and only cells of that weight are.
+        self.svg("--heatmap", self.path("plain.svg"))
+        self.svg("--heatmap", self.path("contrast.svg"), "--contrast")
+        def fill_of_largest(name):
+            cells = self.with_class(self.parse(name), "rect", "cell")
+            largest = max(cells, key=lambda c: float(c.get("data-alpha")))
+            return largest.get("fill"), {c.get("fill") for c in cells}
+        plain, plain_fills = fill_of_largest("plain.svg")
+        contrast, contrast_fills = fill_of_largest("contrast.svg")
+        self.assertNotEqual(plain, contrast)
+        self.assertNotEqual(plain_fills, contrast_fills)
+        self.assertIn("0.74", open(self.path("contrast.svg"), encoding="utf-8").read())  # the legend's top
+
     def test_arrows_draw_each_pair_above_the_threshold(self):
         self.svg("--arrows", self.path("a.svg"), "--threshold", "0.1")
         heads = builtin_result()["heads"]
