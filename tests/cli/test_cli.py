@@ -594,7 +594,8 @@ class SvgTest(TempDirTest):
         contrast, contrast_fills = fill_of_largest("contrast.svg")
         self.assertNotEqual(plain, contrast)
         self.assertNotEqual(plain_fills, contrast_fills)
-        self.assertIn("0.74", open(self.path("contrast.svg"), encoding="utf-8").read())  # the legend's top
+        with open(self.path("contrast.svg"), encoding="utf-8") as svg:
+            self.assertIn("0.74", svg.read())  # the legend's top
 
     def test_arrows_draw_each_pair_above_the_threshold(self):
         self.svg("--arrows", self.path("a.svg"), "--threshold", "0.1")
