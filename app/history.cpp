@@ -1,6 +1,36 @@
 #include "app/history.hpp"
 
+#include <cstring>
+
 namespace attnviz::app {
+
+namespace {
+
+template <typename M>
+bool same_matrix(const M& a, const M& b) {
+  return a.rows() == b.rows() && a.cols() == b.cols() &&
+         (a.size() == 0 || std::memcmp(a.data(), b.data(), sizeof(*a.data()) * static_cast<std::size_t>(a.size())) == 0);
+}
+
+// The same document, bit for bit (a weight of -0 is not 0: it prints differently).
+bool same_scenario(const Scenario& a, const Scenario& b) {
+  if (a.title != b.title || a.description != b.description || a.mode != b.mode || a.target != b.target ||
+      a.source != b.source || !(a.config == b.config) || a.positional != b.positional || a.seed != b.seed ||
+      a.max_tokens != b.max_tokens || a.embeddings != b.embeddings || a.view_json != b.view_json ||
+      !same_matrix(a.mask, b.mask) || !same_matrix(a.parameters.W_O, b.parameters.W_O) ||
+      a.parameters.heads.size() != b.parameters.heads.size())
+    return false;
+  for (std::size_t h = 0; h < a.parameters.heads.size(); ++h) {
+    const HeadParameters &x = a.parameters.heads[h], &y = b.parameters.heads[h];
+    if (!same_matrix(x.W_Q, y.W_Q) || !same_matrix(x.W_K, y.W_K) || !same_matrix(x.W_V, y.W_V) ||
+        !same_matrix(x.W_a, y.W_a) || !same_matrix(x.W_1, y.W_1) || !same_matrix(x.W_2, y.W_2) ||
+        !same_matrix(x.v_a, y.v_a))
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 History::History(std::size_t byte_budget) : byte_budget_(byte_budget) {}
 
@@ -24,6 +54,14 @@ void History::reset(const AppState& state) {
 }
 
 void History::record(const AppState& state) {
+  // A step that goes back exactly to the state before the last one (a word typed, then taken
+  // back with the sentence field's own Ctrl+Z) is that step undone, not a new one: the next
+  // undo goes further back, and redo brings the word again.
+  if (cursor_ > 0 && same_scenario(state.scenario, states_[cursor_ - 1])) {
+    --cursor_;
+    versions_[cursor_] = recorded_version_ = state.edit_version;
+    return;
+  }
   states_.resize(cursor_ + 1);  // a new edit drops the steps that were undone
   versions_.resize(cursor_ + 1);
   states_.push_back(state.scenario);

@@ -42,6 +42,32 @@ TEST_CASE("a drag over many frames is one undo step") {
   CHECK(f.json() == before);
 }
 
+// The sentence field has its own Ctrl+Z (app/text_undo.hpp): a word typed and taken back there
+// leaves the scenario as it was before the word. That is the word's step undone: Ctrl+Z outside
+// the field then goes further back instead of bringing the word again.
+TEST_CASE("an edit back to the state before the last step undoes that step") {
+  Fixture f;
+  f.state.scenario.config.causal = true;  // an earlier step
+  f.state.mark_edited();
+  f.frame(false);
+  const std::string before_word = f.json();
+  const std::string sentence = f.state.scenario.target;
+  f.state.scenario.target = sentence + " today";  // typed
+  f.state.mark_edited();
+  f.frame(false);
+  const std::string with_word = f.json();
+  f.state.scenario.target = sentence;  // taken back in the field
+  f.state.mark_edited();
+  f.frame(false);
+  CHECK(f.json() == before_word);
+  REQUIRE(f.history.undo(f.state, f.now));
+  CHECK_FALSE(f.state.scenario.config.causal);  // the step before: not the word again
+  REQUIRE(f.history.redo(f.state));
+  CHECK(f.json() == before_word);
+  REQUIRE(f.history.redo(f.state));
+  CHECK(f.json() == with_word);  // the word's step can be redone
+}
+
 TEST_CASE("undo and redo return exact earlier states") {
   Fixture f;
   std::vector<std::string> states = {f.json()};
