@@ -190,6 +190,7 @@ class ArrowsPanel final : public Panel {
   struct Frame {
     view::ArrowsGeometry g;
     float label_width = 0, font = 0, head_spread = 0;
+    float label_size = 0;  // the tokens' names: the font size, or smaller in tight rows (down to 0.62 of it)
     int heads = 0;
     bool curved = true;
     ImVec2 canvas_origin;     // the lines' image covers the area from here
@@ -254,6 +255,8 @@ class ArrowsPanel final : public Panel {
       area.w = widest;
     }
     f.g = view::layout_arrows(area, n_query, n_key, f.label_width);
+    const float step = std::min(f.g.left_step > 0 ? f.g.left_step : f.font, f.g.right_step > 0 ? f.g.right_step : f.font);
+    f.label_size = std::clamp(step * 0.95f, std::min(f.font, std::max(8.0f, f.font * 0.62f)), f.font);
     // Column headings.
     const char* query_heading = "queries";
     const char* key_heading = state.pipeline.cross() ? "keys (source)" : "keys (same sentence)";
@@ -390,9 +393,11 @@ class ArrowsPanel final : public Panel {
     const float gap = f.font * 0.4f;
     const float clip_x0 = left ? f.g.area.x : f.g.right_x + gap * 0.5f;
     const float clip_x1 = left ? f.g.left_x - gap * 0.5f : f.g.area.right();
-    const std::string shown = fit_text(text, clip_x1 - clip_x0 - gap * 0.5f);  // "…" when it is too long
+    // "…" when it is too long (fit_text measures at the font's size: widths scale with the size)
+    const float scale = f.label_size / ImGui::GetFontSize();
+    const std::string shown = fit_text(text, (clip_x1 - clip_x0 - gap * 0.5f) / scale);
     text = shown.c_str();
-    const ImVec2 size = ImGui::CalcTextSize(text);
+    const ImVec2 size = ImGui::GetFont()->CalcTextSizeA(f.label_size, FLT_MAX, 0, text);
     const float x = left ? f.g.left_x - gap - size.x : f.g.right_x + gap;
     list->PushClipRect(ImVec2(clip_x0, f.g.area.y - f.font), ImVec2(clip_x1, f.g.area.bottom() + f.font), true);
     const ImVec2 p(x, y - size.y * 0.5f);
@@ -401,7 +406,7 @@ class ArrowsPanel final : public Panel {
       list->AddRectFilled(ImVec2(p.x - pad.x, p.y - pad.y), ImVec2(p.x + size.x + pad.x, p.y + size.y + pad.y),
                           colours.chip_hover, f.font * 0.25f);
     }
-    list->AddText(p, selected ? colours.selection : colours.text, text);
+    list->AddText(ImGui::GetFont(), f.label_size, p, selected ? colours.selection : colours.text, text);
     list->PopClipRect();
     if (bold) ImGui::PopFont();
   }
@@ -413,7 +418,7 @@ class ArrowsPanel final : public Panel {
     const TokenRef hovered = state.hovered;
     const int hovered_query = hovered.valid() && state.highlights_query(hovered.index) ? hovered.index : -1;
     const int hovered_key = hovered.valid() && state.highlights_key(hovered.index) ? hovered.index : -1;
-    const float extent = f.font * 1.05f;
+    const float extent = f.label_size * 1.05f;
     // Every k-th label, plus the selected and hovered ones; a regular label too close to one of
     // those gives way.
     const auto crowded = [extent](float y, float other_y) { return std::abs(y - other_y) < extent; };

@@ -266,7 +266,9 @@ class OutputPanel final : public Panel {
     const float heading_h = font * 1.3f, sum_h = font * 1.6f;
     const view::Rect rows_area{area.x, area.y + heading_h, area.w, area.h - heading_h - sum_h - font * 0.4f};
     if (rows_area.h < font * 0.5f) return;
-    const float min_row = std::max(4.0f, font * 0.45f), max_row = font * 2.0f;
+    // Rows no thinner than the smallest names (0.62 of the font): past that the rows scroll, so
+    // that every row keeps its key's name.
+    const float min_row = std::max(8.0f, font * 0.65f), max_row = font * 2.0f;
     const float row_h = std::clamp(rows_area.h / static_cast<float>(n_key), min_row, max_row);
     const int visible_rows = std::min(n_key, std::max(1, static_cast<int>(rows_area.h / row_h)));
     const bool scrolling = visible_rows < n_key;
