@@ -670,10 +670,17 @@ class ComparePanel final : public Panel {
     view::format_number_into(mean, sizeof mean, difference_mean_, 3);
     view::format_number_into(va, sizeof va, a(i, j), 2);
     view::format_number_into(vb, sizeof vb, b(i, j), 2);
-    std::snprintf(add(false), kSummarySize, "%s: %s \xe2\x86\x92 %s, %s (A %s, B %s)",
-                  mode_ == Mode::Heads ? "largest difference" : "largest change",
-                  state.pipeline.target().tokens[static_cast<std::size_t>(i)].text.c_str(),
-                  state.pipeline.keys().tokens[static_cast<std::size_t>(j)].text.c_str(), largest, va, vb);
+    const char* query = state.pipeline.target().tokens[static_cast<std::size_t>(i)].text.c_str();
+    const char* key = state.pipeline.keys().tokens[static_cast<std::size_t>(j)].text.c_str();
+    if (mode_ == Mode::Heads) {  // A − B, as the difference heatmap
+      std::snprintf(add(false), kSummarySize, "largest difference: %s \xe2\x86\x92 %s, %s (A %s, B %s)", query, key,
+                    largest, va, vb);
+    } else {  // from the snapshot (A) to now (B): a fall reads as a fall
+      char change[32];
+      format_signed(change, sizeof change, b(i, j) - a(i, j));
+      std::snprintf(add(false), kSummarySize, "largest change since the snapshot: %s \xe2\x86\x92 %s, %s \xe2\x86\x92 %s (%s)",
+                    query, key, va, vb, change);
+    }
     std::snprintf(add(false), kSummarySize, "mean |A \xe2\x88\x92 B| = %s", mean);
   }
 
