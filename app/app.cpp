@@ -693,9 +693,13 @@ float App::lesson_band_height() const {
   const float font = ImGui::GetFontSize();
   float height = ImGui::GetFrameHeight() + 2 * style.WindowPadding.y + font * 1.4f;  // title bar, lesson title
   if (step) {
-    const float wrap = ImGui::GetIO().DisplaySize.x - font * 17.0f - 2 * style.WindowPadding.x;
-    const std::string text = expand_lesson_text(step->text, state_.pipeline);
-    height += ImGui::CalcTextSize(text.c_str(), nullptr, false, std::max(wrap, font * 10.0f)).y;
+    // The lesson panel's text column: the window less the gaps, the padding, the buttons (16
+    // fonts) and a scrollbar's room (lesson_panel.cpp wraps at the same), a little less for safety.
+    const float gap = std::round(4.0f * backend_.content_scale());
+    const float wrap = ImGui::GetIO().DisplaySize.x - 2 * gap - 2 * style.WindowPadding.x - font * 16.0f -
+                       style.ScrollbarSize - font * 0.5f;
+    const std::string text = wrap_text_at_spaces(expand_lesson_text(step->text, state_.pipeline), std::max(wrap, font * 10.0f));
+    height += ImGui::CalcTextSize(text.c_str()).y;
     if (step->predict) height += font * 1.4f + ImGui::GetFrameHeightWithSpacing() * 1.1f;
   }
   return std::round(std::max(height, ImGui::GetFrameHeightWithSpacing() * 3.2f + font));

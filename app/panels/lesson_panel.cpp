@@ -2,6 +2,7 @@
 // reveal": on a predict step the student clicks the key they expect the query to attend to most;
 // the views that would give the answer away stay covered until then.
 #include "app/panels/panel.hpp"
+#include "app/panels/widgets.hpp"
 #include "app/theme.hpp"
 
 #include <imgui.h>
@@ -32,9 +33,8 @@ class LessonPanel final : public Panel {
                 step->title.c_str());
     if (context.bold_font) ImGui::PopFont();
     text_ = expand_lesson_text(step->text, state.pipeline);
-    ImGui::PushTextWrapPos(0.0f);
-    ImGui::TextUnformatted(text_.c_str());
-    ImGui::PopTextWrapPos();
+    // The width App::lesson_band_height measures the text at (room for a scrollbar kept).
+    text_wrapped_at_spaces(text_, ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize);
     if (step->predict) draw_prediction(state, *step, colours);
     ImGui::EndChild();
 

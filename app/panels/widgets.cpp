@@ -81,15 +81,29 @@ void draw_no_room_note() {
   ImGui::PopTextWrapPos();
 }
 
+std::string wrap_text_at_spaces(std::string_view text, float width) {
+  const auto width_of = [](std::string_view part) { return ImGui::CalcTextSize(part.data(), part.data() + part.size()).x; };
+  std::string wrapped;
+  wrapped.reserve(text.size() + 16);
+  for (const std::string_view line : view::wrap_at_spaces(text, width, width_of)) {
+    wrapped.append(line.data(), line.size());
+    wrapped += '\n';
+  }
+  if (!wrapped.empty()) wrapped.pop_back();
+  return wrapped;
+}
+
+void text_wrapped_at_spaces(std::string_view text, float width, bool dimmed) {
+  const std::string wrapped = wrap_text_at_spaces(text, width);
+  if (dimmed) ImGui::TextDisabled("%s", wrapped.c_str());
+  else ImGui::TextUnformatted(wrapped.c_str(), wrapped.c_str() + wrapped.size());
+}
+
 void draw_formula_tooltip(const char* heading, const char* formula) {
-  // Wrapped at spaces only (view::wrap_at_spaces): ImGui's own wrap would split "0.30" after the '.'.
-  const auto width_of = [](std::string_view text) { return ImGui::CalcTextSize(text.data(), text.data() + text.size()).x; };
   const float width = ImGui::GetFontSize() * 36.0f;
   ImGui::BeginTooltip();
-  for (const std::string_view line : view::wrap_at_spaces(heading, width, width_of))
-    ImGui::TextDisabled("%.*s", static_cast<int>(line.size()), line.data());
-  for (const std::string_view line : view::wrap_at_spaces(formula, width, width_of))
-    ImGui::TextUnformatted(line.data(), line.data() + line.size());
+  text_wrapped_at_spaces(heading, width, true);
+  text_wrapped_at_spaces(formula, width);
   ImGui::EndTooltip();
 }
 

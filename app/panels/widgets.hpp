@@ -44,6 +44,12 @@ void draw_head_selector(AppState& state, const char* id);
 // how to make room, instead of an empty area. Draws at the cursor, within what is available.
 void draw_no_room_note();
 
+// Text wrapped at `width` pixels (the current font), breaking only at spaces
+// (view::wrap_at_spaces): ImGui's own wrap breaks after '.', ',' or '!', splitting "0.30" or
+// leaving a closing quote alone. The lines joined by '\n', to measure or draw as one block.
+std::string wrap_text_at_spaces(std::string_view text, float width);
+void text_wrapped_at_spaces(std::string_view text, float width, bool dimmed = false);
+
 // A tooltip with a dimmed heading and, under it, the formula that produced a number, wrapped at
 // 36 font sizes.
 void draw_formula_tooltip(const char* heading, const char* formula);
