@@ -1,6 +1,7 @@
 // The Input panel: the sentences (edited live), their tokens, and every attention setting.
 #include "app/panels/panel.hpp"
 #include "app/panels/token_chips.hpp"
+#include "app/panels/widgets.hpp"
 #include "app/text_undo.hpp"
 #include "app/theme.hpp"
 
@@ -151,7 +152,7 @@ class InputPanel final : public Panel {
       state.recompute_if_needed();
     }
 
-    ImGui::TextUnformatted(s.mode == Mode::Cross ? "Target sentence (queries)" : "Sentence");
+    text_wrapped_at_spaces(s.mode == Mode::Cross ? "Target sentence (queries)" : "Sentence", ImGui::GetContentRegionAvail().x);
     ImGui::SetNextItemWidth(-1);
     // Recompute at once, so the chips below show the tokens of what was just typed.
     if (sentence_field("##target", "type a sentence", s.target, target_field_, context.text_escapes)) {
@@ -160,7 +161,7 @@ class InputPanel final : public Panel {
     }
     draw_token_chips(state, state.pipeline.target(), state.pipeline.target_sources(), Side::Query);
     if (s.mode == Mode::Cross) {
-      ImGui::TextUnformatted("Source sentence (keys and values)");
+      text_wrapped_at_spaces("Source sentence (keys and values)", ImGui::GetContentRegionAvail().x);
       ImGui::SetNextItemWidth(-1);
       if (sentence_field("##source", "type the source sentence", s.source, source_field_, context.text_escapes)) {
         state.mark_edited();
