@@ -429,9 +429,12 @@ void App::draw_menu_bar() {
   const ImGuiStyle& style = ImGui::GetStyle();
   char size_text[16];
   std::snprintf(size_text, sizeof size_text, "%d px", static_cast<int>(state_.ui.font_size));
-  const char* minus = " \xe2\x88\x92 ";
-  const char* plus = " + ";
-  const float button_w = std::max(ImGui::CalcTextSize(minus).x, ImGui::CalcTextSize(plus).x) + style.FramePadding.x * 2.0f;
+  const char* minus = "\xe2\x88\x92";
+  const char* plus = "+";
+  // A width that does not follow the text size (up to about 40 px), so that the buttons stay put.
+  const float button_w = std::max({std::round(30.0f * backend_.content_scale()),
+                                   ImGui::CalcTextSize(minus).x + style.FramePadding.x * 2.0f,
+                                   ImGui::CalcTextSize(plus).x + style.FramePadding.x * 2.0f});
   const float group_w = ImGui::CalcTextSize("Text size").x + ImGui::CalcTextSize("64 px").x + button_w * 2.0f +
                         style.ItemSpacing.x * 3.0f + style.ItemInnerSpacing.x;
   ImGui::SameLine(std::max(ImGui::GetCursorPosX(), ImGui::GetWindowContentRegionMax().x - group_w));

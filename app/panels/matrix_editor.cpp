@@ -488,6 +488,12 @@ void MatrixEditor::draw_typing(const MatrixGridSpec& spec, const ImVec2& cell_mi
                                     static_cast<std::size_t>(typing_.col)];
   const view::TypedNumber typed = view::parse_typed_number(typing_.text);
   if (typed.value) {
+    notice_.until = 0;  // an earlier refusal is old news
+    if (!typed.note.empty()) {
+      std::snprintf(notice_.text, sizeof notice_.text, "%s", typed.note.c_str());
+      notice_.until = ImGui::GetTime() + 4.0;
+      notice_.at = ImVec2(cell_min.x, cell_min.y + row_h_ + 2.0f);
+    }
     const float value = *typed.value;
     if (value != current || std::signbit(value) != std::signbit(current)) {
       events.edited = true;

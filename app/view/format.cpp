@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <utility>
 
 namespace attnviz::view {
 
@@ -39,6 +40,10 @@ std::string format_score(float value, int decimals) {
   return format_number(value, decimals);
 }
 
+namespace {
+TypedNumber refused(std::string problem) { return {std::nullopt, std::move(problem), ""}; }
+}  // namespace
+
 TypedNumber parse_typed_number(std::string_view text) {
   const auto blank = [](char c) { return c == ' ' || c == '\t'; };
   while (!text.empty() && blank(text.front())) text.remove_prefix(1);
@@ -52,18 +57,25 @@ TypedNumber parse_typed_number(std::string_view text) {
   number += text;
   if (number.find('.') == std::string::npos && std::count(number.begin(), number.end(), ',') == 1)
     number[number.find(',')] = '.';  // 1,5: a decimal comma
-  if (number.empty()) return {std::nullopt, "type a number"};
+  if (number.empty()) return refused("type a number");
   const char* start = number.data() + (number[0] == '+' ? 1 : 0);
   const char* end = number.data() + number.size();
   double value = 0.0;
   const auto [stop, error] = std::from_chars(start, end, value);
-  if (error == std::errc::result_out_of_range) return {std::nullopt, shown + " is too large: a float reaches \xc2\xb1" "3.4e38"};
-  if (error != std::errc() || stop != end) return {std::nullopt, shown + " is not a number"};
-  if (std::isnan(value)) return {std::nullopt, "NaN is not a number a weight can hold"};
-  if (std::isinf(value)) return {std::nullopt, shown + " is infinite: a weight must be finite"};
+  if (error == std::errc::result_out_of_range) {  // past a double: too large, or (a negative exponent) too small
+    if (number.find("e-") != std::string::npos || number.find("E-") != std::string::npos)
+      return {0.0f, "", shown + " is below the smallest float (1.4e-45): it is 0"};
+    return refused(shown + " is too large: a float reaches \xc2\xb1" "3.4e38");
+  }
+  if (error != std::errc() || stop != end) return refused(shown + " is not a number");
+  if (std::isnan(value)) return refused("NaN is not a number a weight can hold");
+  if (std::isinf(value)) return refused(shown + " is infinite: a weight must be finite");
   if (!std::isfinite(value) || std::fabs(value) > static_cast<double>(std::numeric_limits<float>::max()))
-    return {std::nullopt, shown + " is too large: a float reaches \xc2\xb1" "3.4e38"};
-  return {static_cast<float>(value), ""};
+    return refused(shown + " is too large: a float reaches \xc2\xb1" "3.4e38");
+  const float as_float = static_cast<float>(value);
+  if (as_float == 0.0f && value != 0.0)
+    return {as_float, "", shown + " is below the smallest float (1.4e-45): it is 0"};
+  return {as_float, "", ""};
 }
 
 }  // namespace attnviz::view

@@ -23,6 +23,7 @@ int format_number_into(char* buffer, int size, float value, int decimals = 2);
 struct TypedNumber {
   std::optional<float> value;
   std::string problem;
+  std::string note;  // with a value: what the user may not expect ("3e-50 is below the smallest float: 0")
 };
 TypedNumber parse_typed_number(std::string_view text);
 

@@ -37,6 +37,16 @@ TEST_CASE("typed numbers: the forms a user types are read") {
   CHECK(parse_typed_number("1e38").value == 1e38f);
 }
 
+TEST_CASE("typed numbers: one too small for a float is 0 and says so") {
+  const TypedNumber tiny = parse_typed_number("3e-50");
+  CHECK(tiny.value == 0.0f);
+  CHECK(tiny.note.find("below the smallest float") != std::string::npos);
+  CHECK(parse_typed_number("0").note.empty());
+  CHECK(parse_typed_number("1e-40").note.empty());  // a denormal float, not 0
+  CHECK(parse_typed_number("1e-400").value == 0.0f);  // past even a double
+  CHECK_FALSE(parse_typed_number("1e-400").note.empty());
+}
+
 TEST_CASE("typed numbers: what is not a weight says why") {
   CHECK(parse_typed_number("abc").problem == "\"abc\" is not a number");
   CHECK(parse_typed_number("1,000.5").problem == "\"1,000.5\" is not a number");  // a comma with a point: not a decimal comma
