@@ -537,11 +537,14 @@ void App::draw_recovery_offer() {
 // amber for a warning.
 void App::draw_notice(const Notice& notice) {
   const bool is_error = notice.kind == Notice::Kind::Error, is_done = notice.kind == Notice::Kind::Done;
+  const bool is_working = notice.kind == Notice::Kind::Working;
   const ImU32 background = is_error ? IM_COL32(190, 40, 40, 255)
-                          : is_done ? IM_COL32(40, 140, 70, 255) : IM_COL32(235, 170, 40, 255);
+                          : is_done ? IM_COL32(40, 140, 70, 255)
+                          : is_working ? IM_COL32(40, 110, 200, 255) : IM_COL32(235, 170, 40, 255);
   begin_status_bar("##notices", background,
-                   is_error || is_done ? IM_COL32(255, 255, 255, 255) : IM_COL32(20, 20, 20, 255));
-  ImGui::TextUnformatted(is_error ? "\xe2\x9c\x96" : is_done ? "\xe2\x9c\x94" : "\xe2\x9a\xa0");  // ✖ ✔ ⚠
+                   is_error || is_done || is_working ? IM_COL32(255, 255, 255, 255) : IM_COL32(20, 20, 20, 255));
+  ImGui::TextUnformatted(is_error ? "\xe2\x9c\x96" : is_done ? "\xe2\x9c\x94"
+                         : is_working ? "\xe2\x80\xa6" : "\xe2\x9a\xa0");  // ✖ ✔ … ⚠
   ImGui::SameLine();
   ImGui::TextUnformatted(notice.text.c_str());
   const float text_end = ImGui::GetItemRectMax().x - ImGui::GetWindowPos().x + ImGui::GetStyle().ItemSpacing.x;

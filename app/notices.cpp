@@ -24,7 +24,7 @@ Notice NoticeBoard::choose(const NoticeSources& sources, double now) const {
             Dismiss::None, false};
   if (!action_error_.empty() && sources.edit_version == action_error_version_)
     return {Kind::Error, action_error_, Dismiss::ActionError, false};
-  if (sources.exporting) return {Kind::Done, "exporting " + sources.export_path + "\xe2\x80\xa6", Dismiss::None, false};
+  if (sources.exporting) return {Kind::Working, "exporting " + sources.export_path + "\xe2\x80\xa6", Dismiss::None, false};
   if (!done_.empty() && now < done_until_) return {Kind::Done, done_, Dismiss::None, false};
   if (sources.file_warnings && !sources.file_warnings->empty()) {
     const std::vector<std::string>& warnings = *sources.file_warnings;

@@ -32,7 +32,7 @@ struct NoticeSources {
 };
 
 struct Notice {
-  enum class Kind { None, Error, Done, Warning };
+  enum class Kind { None, Error, Working, Done, Warning };  // Working: under way (not yet done)
   // What "Dismiss" clears, if the notice has the button.
   enum class Dismiss { None, ActionError, FileWarnings, FontError, AutosaveError };
   Kind kind = Kind::None;
