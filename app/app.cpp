@@ -797,7 +797,7 @@ void App::save(bool ask_for_path) {
     // In the file's folder, its name proposed (a folder browsed to then is where it goes).
     const std::filesystem::path current(state_.scenario_path);
     file_dialog_.open_for_save("Save the scenario", current.empty() ? "" : current.parent_path().string(),
-                               current.empty() ? "scenario.json" : current.filename().string(), ".json");
+                               current.empty() ? file_name_for(state_.scenario.title) : current.filename().string(), ".json");
     return;
   }
   report(save_scenario(state_, recent_, state_.scenario_path), "saved " + state_.scenario_path);

@@ -403,7 +403,11 @@ void FileDialog::draw_footer() {
   const bool blank = name_field_.find_first_not_of(" \t") == std::string::npos;
   ImGui::BeginDisabled(blank && !confirm_replace_ &&
                        !(selected_ >= 0 && entries_[static_cast<std::size_t>(selected_)].folder));
-  if (ImGui::Button(ok_label, ImVec2(button, 0))) {
+  // The button Return presses is drawn as the default.
+  ImGui::PushStyleColor(ImGuiCol_Button, ImGui::GetStyleColorVec4(ImGuiCol_ButtonActive));
+  const bool ok = ImGui::Button(ok_label, ImVec2(button, 0));
+  ImGui::PopStyleColor();
+  if (ok) {
     if (confirm_replace_) finish(*confirm_replace_);
     else if (blank) activate(selected_);
     else accept();

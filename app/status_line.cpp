@@ -1,5 +1,7 @@
 #include "app/status_line.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 
@@ -70,6 +72,30 @@ std::string shape_summary(const AppState& state) {
   if (scenario.mask.size() != 0) text += kDot + std::string("custom mask");
   if (scenario.positional != Positional::None) text += kDot + std::string(to_string(scenario.positional)) + " positions";
   return text;
+}
+
+std::string file_name_for(std::string_view title) {
+  std::string name;
+  bool dash = false;  // a separator is owed before the next letter
+  for (std::size_t i = 0; i < title.size();) {
+    const unsigned char c = static_cast<unsigned char>(title[i]);
+    std::size_t length = 1;  // of this character, in bytes
+    if (c >= 0xC0) length = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+    length = std::min(length, title.size() - i);
+    const bool keep = c >= 0x80 || std::isalnum(c);
+    if (!keep) {
+      dash = !name.empty();
+      i += 1;
+      continue;
+    }
+    if (name.size() + (dash ? 1 : 0) + length > 60) break;
+    if (dash) name += '-';
+    dash = false;
+    if (c < 0x80) name += static_cast<char>(std::tolower(c));
+    else name.append(title.substr(i, length));
+    i += length;
+  }
+  return (name.empty() ? std::string("scenario") : name) + ".json";
 }
 
 }  // namespace attnviz::app

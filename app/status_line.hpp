@@ -6,6 +6,7 @@
 #include "app/app_state.hpp"
 
 #include <string>
+#include <string_view>
 
 namespace attnviz::app {
 
@@ -17,5 +18,11 @@ std::string window_title(const AppState& state);
 // d_v 4 · scaled dot-product · causal": the numbers the views are made of, at a glance.
 // Token counts come from the last good result (none before the first).
 std::string shape_summary(const AppState& state);
+
+// A file name proposed for saving a scenario titled `title`: "Week 3: attention" gives
+// "week-3-attention.json" (ASCII letters lowered, every other run of ASCII that is not a letter
+// or digit one '-', letters of other scripts kept, at most 60 bytes before ".json", never
+// cutting a character); "scenario.json" when nothing is left.
+std::string file_name_for(std::string_view title);
 
 }  // namespace attnviz::app

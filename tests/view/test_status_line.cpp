@@ -108,4 +108,14 @@ TEST_CASE("before any result the summary has no token count") {
   CHECK_FALSE(contains(shape_summary(state), "token"));
 }
 
+TEST_CASE("a file name is proposed from the title") {
+  CHECK(file_name_for("Week 3: attention") == "week-3-attention.json");
+  CHECK(file_name_for("  I like to eat apple!  ") == "i-like-to-eat-apple.json");
+  CHECK(file_name_for("Caf\xc3\xa9 / na\xc3\xafve") == "caf\xc3\xa9-na\xc3\xafve.json");  // letters of other scripts kept, no '/'
+  CHECK(file_name_for("") == "scenario.json");
+  CHECK(file_name_for("?!") == "scenario.json");
+  const std::string long_title(100, 'a');
+  CHECK(file_name_for(long_title) == std::string(60, 'a') + ".json");
+}
+
 }  // namespace attnviz::app
