@@ -55,7 +55,7 @@ namespace {
 
 // In self-attention a token is both a query and a key.
 bool marks(const TokenRef& token, int index, Side side, bool cross) {
-  return token.valid() && token.index == index && (token.side == side || !cross);
+  return token.valid() && token.index == index && (token.side == side || (!cross && !token.this_side_only));
 }
 
 }  // namespace

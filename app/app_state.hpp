@@ -25,6 +25,9 @@ enum class Side { Query, Key };
 struct TokenRef {
   Side side = Side::Query;
   int index = -1;
+  // In self-attention a token is both a query and a key, and both are marked; a heatmap cell's
+  // row marks the query only (its column is another key: marking the token's own column misled).
+  bool this_side_only = false;
   bool valid() const { return index >= 0; }
   bool operator==(const TokenRef&) const = default;
 };

@@ -206,7 +206,7 @@ class HeatmapPanel final : public Panel {
     if (!ImGui::IsWindowHovered()) return;
     if (const auto cell = g.hit(io.MousePos.x, io.MousePos.y)) {
       const int i = (*cell)[0], j = (*cell)[1];
-      state.hovered_next = {Side::Query, i};
+      state.hovered_next = {Side::Query, i, /*this_side_only=*/true};
       if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = i;
       draw_cell_tooltip(state, head, i, j);
     } else if (g.row_labels.contains(io.MousePos.x, io.MousePos.y)) {

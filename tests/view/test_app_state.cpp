@@ -159,4 +159,16 @@ TEST_CASE("the heatmap scale tops at 1 or at the head's largest finite weight") 
   CHECK(ui.heatmap_top(weights) == 1.0f);
 }
 
+TEST_CASE("in self-attention a hovered token marks its query and its key, a heatmap row its query only") {
+  AppState state;
+  testing::load_builtin_scenario(state);
+  state.recompute_if_needed();
+  state.hovered = {Side::Query, 2};
+  CHECK(state.highlights_query(2));
+  CHECK(state.highlights_key(2));
+  state.hovered = {Side::Query, 2, /*this_side_only=*/true};
+  CHECK(state.highlights_query(2));
+  CHECK_FALSE(state.highlights_key(2));
+}
+
 }  // namespace attnviz::app
