@@ -45,13 +45,15 @@ TitleParts split_title(const char* title) {
   return {title, underscore, underscore + 1};
 }
 constexpr float kSubscriptScale = 0.72f;
+// At least 11 px (or the font's size): at a 13 px font a subscript Q of 9 px read as O.
+float subscript_size(float size) { return std::max(size * kSubscriptScale, std::min(size, 11.0f)); }
 
 ImVec2 title_size(ImFont* font, const char* title) {
   if (!font) font = ImGui::GetFont();
   const float size = ImGui::GetFontSize();
   const TitleParts parts = split_title(title);
   ImVec2 main = font->CalcTextSizeA(size, FLT_MAX, 0.0f, parts.main_begin, parts.main_end);
-  if (*parts.sub) main.x += font->CalcTextSizeA(size * kSubscriptScale, FLT_MAX, 0.0f, parts.sub).x + 1.0f;
+  if (*parts.sub) main.x += font->CalcTextSizeA(subscript_size(size), FLT_MAX, 0.0f, parts.sub).x + 1.0f;
   return main;
 }
 
@@ -62,7 +64,9 @@ void draw_title(ImDrawList* list, ImFont* font, ImVec2 at, ImU32 colour, const c
   list->AddText(font, size, at, colour, parts.main_begin, parts.main_end);
   if (!*parts.sub) return;
   const float x = at.x + font->CalcTextSizeA(size, FLT_MAX, 0.0f, parts.main_begin, parts.main_end).x + 1.0f;
-  list->AddText(font, size * kSubscriptScale, ImVec2(x, std::round(at.y + size * 0.38f)), colour, parts.sub);
+  // Lowered, but not into the accent bar under the title (which cut a Q's tail into an O).
+  const float sub = subscript_size(size), drop = std::min(size * 0.38f, size - sub * 0.9f);
+  list->AddText(font, sub, ImVec2(x, std::round(at.y + drop)), colour, parts.sub);
 }
 
 bool escape_pressed() { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false); }
