@@ -69,7 +69,16 @@ class NeuronPanel final : public Panel {
     const int query = std::clamp(state.selection.query, 0, static_cast<int>(r.n_query) - 1);
     const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
     // A new query or head: the key it attends to most.
-    if (head != key_head_ || query != key_query_ || key_ < 0 || key_ >= r.n_key) {
+    // A key pinned by a lesson step (or kept from another view) is the one looked at, when a new
+    // scenario or step arrives; else the strongest key of the query.
+    const bool new_document = state.load_version != key_load_version_;
+    key_load_version_ = state.load_version;
+    const bool pinned_key = state.pinned.valid() && state.pinned.side == Side::Key && state.pinned.index < r.n_key;
+    if (new_document && pinned_key) {
+      key_ = state.pinned.index;
+      key_head_ = head;
+      key_query_ = query;
+    } else if (head != key_head_ || query != key_query_ || key_ < 0 || key_ >= r.n_key) {
       key_ = strongest_key(h, query);
       key_head_ = head;
       key_query_ = query;
@@ -101,6 +110,7 @@ class NeuronPanel final : public Panel {
  private:
   // The chosen key, and the (head, query) it was chosen for.
   int key_ = -1, key_head_ = -1, key_query_ = -1;
+  std::uint64_t key_load_version_ = 0;  // AppState::load_version when key_ was last chosen for a new document
 
   // The history: one entry per result version, for one (head, query, key, score function).
   Series score_history_, scaled_history_, alpha_history_;
