@@ -615,6 +615,7 @@ float App::draw_status_bar() {
 // -----------------------------------------------------------------------------
 
 void App::draw_panels(float top, float bottom) {
+  if (state_.lesson.active()) state_.broken_lesson_claims();  // the lesson band grows for the note
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   const float gap = std::round(4.0f * backend_.content_scale());
   const view::Rect area{gap, top + gap, display.x - 2 * gap, bottom - top - 2 * gap};
@@ -706,6 +707,8 @@ float App::lesson_band_height() const {
                        style.ScrollbarSize - font * 0.5f;
     const std::string text = wrap_text_at_spaces(expand_lesson_text(step->text, state_.pipeline), std::max(wrap, font * 10.0f));
     height += ImGui::CalcTextSize(text.c_str()).y;
+    if (!state_.broken_claims.empty() && state_.claims_version == state_.edit_version)
+      height += ImGui::GetFrameHeightWithSpacing();  // "Since your change, the text no longer holds"
     if (step->predict) height += font * 1.4f + ImGui::GetFrameHeightWithSpacing() * 1.1f;
   }
   return std::round(std::max(height, ImGui::GetFrameHeightWithSpacing() * 3.2f + font));

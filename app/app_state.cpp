@@ -85,6 +85,7 @@ void AppState::go_to_lesson_step(int step) {
     step_scenario.title = lesson.lesson->title + ", step " + std::to_string(lesson.step + 1);
   load(std::move(step_scenario), scenario_path, {});
   recompute_if_needed();
+  lesson.step_version = edit_version;
   // Panels: those the step names (all when it names none), and the lesson band.
   if (s.panels.empty()) {
     ui.visible = view::kAllPanels;
@@ -106,6 +107,17 @@ void AppState::go_to_lesson_step(int step) {
     selection.head = s.predict->head;
     selection.query = std::max(0, resolve_token(pipeline.target(), s.predict->query));
   }
+}
+
+const std::vector<std::string>& AppState::broken_lesson_claims() {
+  if (claims_version == edit_version) return broken_claims;
+  claims_version = edit_version;
+  broken_claims.clear();
+  const LessonStep* step = lesson.current();
+  recompute_if_needed();
+  if (step && edit_version != lesson.step_version && compute_error.empty())
+    broken_claims = failed_checks(*step, pipeline);
+  return broken_claims;
 }
 
 void AppState::leave_lesson() {

@@ -76,6 +76,7 @@ struct LessonState {
   std::optional<Lesson> lesson;        // none: free play
   int step = 0;
   std::optional<int> prediction;       // the key the student picked (predict steps)
+  std::uint64_t step_version = 0;      // AppState::edit_version when the step arrived
   bool active() const { return lesson.has_value(); }
   const LessonStep* current() const {
     return lesson && step >= 0 && step < static_cast<int>(lesson->steps.size())
@@ -114,6 +115,8 @@ struct AppState {
   }
   LessonState lesson;
   UiSettings ui;
+  std::vector<std::string> broken_claims;  // broken_lesson_claims(), as of claims_version
+  std::uint64_t claims_version = 0;
   FrameLayout layout;
 
   void mark_edited() { ++edit_version; }
@@ -127,6 +130,10 @@ struct AppState {
   void start_lesson(Lesson lesson, int step);
   void go_to_lesson_step(int step);
   void leave_lesson();
+  // After the student changed the scenario a step arrived with: the claims of the step's text
+  // (its checks) that no longer hold, one message each; empty when nothing changed, or when
+  // every claim still holds. Recomputed only when the scenario changes.
+  const std::vector<std::string>& broken_lesson_claims();
 
   // Convenience for views.
   const AttentionResult& result() const { return pipeline.result(); }

@@ -171,4 +171,15 @@ TEST_CASE("in self-attention a hovered token marks its query and its key, a heat
   CHECK_FALSE(state.highlights_key(2));
 }
 
+TEST_CASE("a lesson step's claims are checked again once the student changes the scenario") {
+  AppState state;
+  state.start_lesson(builtin_lesson("causal-mask"), 4);  // "Unmasked, loves gives ... to bread"
+  CHECK(state.broken_lesson_claims().empty());  // as the step began
+  state.scenario.config.causal = true;  // "Toggle the causal mask in the Input panel to compare."
+  state.mark_edited();
+  REQUIRE_FALSE(state.broken_lesson_claims().empty());
+  state.go_to_lesson_step(4);  // back to the step as it began
+  CHECK(state.broken_lesson_claims().empty());
+}
+
 }  // namespace attnviz::app
