@@ -1,5 +1,6 @@
-// The Compare view: two attention-weight heatmaps side by side and their difference A − B on a
-// diverging colormap (blue: B larger, red: A larger) whose range is ±max|A − B|. Two modes:
+// The Compare view: two attention-weight heatmaps side by side and their difference on a
+// diverging colormap whose range is ±its largest magnitude: A − B for two heads (red: A larger),
+// B − A for a snapshot against now, now − then (red: larger now). Two modes:
 //   - two heads of the current result (A: the selected head, B: by default the next one);
 //   - a snapshot against now: "Take snapshot" keeps a copy of every head's weights and the
 //     tokens; A is the snapshot, B the current state, both for the selected head. When the
@@ -368,6 +369,10 @@ class ComparePanel final : public Panel {
   // [SECTION] What A and B are this frame
   // -----------------------------------------------------------------------------
 
+  // Two heads: A − B. A snapshot (A) against now (B): B − A, so that what grew since is positive.
+  float signed_difference(float a, float b) const { return mode_ == Mode::Heads ? a - b : b - a; }
+  const char* difference_name() const { return mode_ == Mode::Heads ? "A \xe2\x88\x92 B" : "B \xe2\x88\x92 A"; }
+
   void update_difference(const AttentionResult& r, const Matrix& a, const Matrix& b, int head_a, int head_b) {
     const DifferenceKey key{mode_, head_a, head_b, r.version, mode_ == Mode::Snapshot ? snapshot_.id : 0};
     if (key == difference_key_ && difference_.rows() == a.rows() && difference_.cols() == a.cols()) return;
@@ -377,7 +382,7 @@ class ComparePanel final : public Panel {
     difference_at_[0] = difference_at_[1] = 0;
     for (Eigen::Index i = 0; i < a.rows(); ++i)
       for (Eigen::Index j = 0; j < a.cols(); ++j) {
-        const float v = a(i, j) - b(i, j);
+        const float v = signed_difference(a(i, j), b(i, j));
         difference_(i, j) = std::isfinite(v) ? v : 0.0f;
         const double m = std::abs(static_cast<double>(difference_(i, j)));
         total += m;
@@ -462,7 +467,7 @@ class ComparePanel final : public Panel {
     const Palette& colours = palette(state.ui.theme);
     ImDrawList* list = ImGui::GetWindowDrawList();
     const float x = g.grid.empty() ? slot.x : g.grid.x;
-    const char* name = "A \xe2\x88\x92 B";
+    const char* name = difference_name();
     list->AddText(ImVec2(x, y + font_ * 0.1f), colours.text, name);
     char low[32], high[32];
     format_signed(high, sizeof high, difference_limit_);
@@ -492,7 +497,9 @@ class ComparePanel final : public Panel {
     list->AddText(ImVec2(bx + bar_w + font_ * 0.3f, by), colours.text_dim, high);
     if (ImGui::IsMouseHoveringRect(ImVec2(x0, by), ImVec2(bx + bar_w + font_ * 0.3f + high_w, by + font_ * 1.2f)) &&
         ImGui::IsWindowHovered())
-      ImGui::SetTooltip("red: A is larger, blue: B is larger, %s: the same.\nThe scale is \xc2\xb1 the largest |A \xe2\x88\x92 B|.",
+      ImGui::SetTooltip("%s, %s: the same.\nThe scale is \xc2\xb1 the largest |A \xe2\x88\x92 B|.",
+                        mode_ == Mode::Heads ? "red: A is larger, blue: B is larger"
+                                             : "red: larger now than in the snapshot, blue: smaller now",
                         state.ui.theme == Theme::Dark ? "dark grey" : "white");
   }
 
@@ -675,11 +682,9 @@ class ComparePanel final : public Panel {
     if (mode_ == Mode::Heads) {  // A − B, as the difference heatmap
       std::snprintf(add(false), kSummarySize, "largest difference: %s \xe2\x86\x92 %s, %s (A %s, B %s)", query, key,
                     largest, va, vb);
-    } else {  // from the snapshot (A) to now (B): a fall reads as a fall
-      char change[32];
-      format_signed(change, sizeof change, b(i, j) - a(i, j));
+    } else {  // B − A, as the difference heatmap: from the snapshot (A) to now (B), a fall reads as a fall
       std::snprintf(add(false), kSummarySize, "largest change since the snapshot: %s \xe2\x86\x92 %s, %s \xe2\x86\x92 %s (%s)",
-                    query, key, va, vb, change);
+                    query, key, va, vb, largest);
     }
     std::snprintf(add(false), kSummarySize, "mean |A \xe2\x88\x92 B| = %s", mean);
   }
@@ -735,8 +740,8 @@ class ComparePanel final : public Panel {
       ImGui::Text("%s  \xce\xb1 = %s", name_b, text);
     }
     if (same_shape) {
-      format_signed(text, sizeof text, a(i, j) - b(i, j));
-      ImGui::Text("A \xe2\x88\x92 B = %s", text);
+      format_signed(text, sizeof text, signed_difference(a(i, j), b(i, j)));
+      ImGui::Text("%s = %s", difference_name(), text);
       if (mode_ == Mode::Snapshot &&
           (snapshot_.query_tokens[static_cast<std::size_t>(i)].text != state.pipeline.target().tokens[static_cast<std::size_t>(i)].text ||
            snapshot_.key_tokens[static_cast<std::size_t>(j)].text != state.pipeline.keys().tokens[static_cast<std::size_t>(j)].text))
