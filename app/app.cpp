@@ -389,7 +389,9 @@ void App::draw_menu_bar() {
   if (ImGui::BeginMenu("Lessons")) {
     for (const auto& [id, title] : lesson_titles_) {
       const bool current = state_.lesson.active() && state_.lesson.lesson->id == id;
-      if (ImGui::MenuItem(title.c_str(), nullptr, current))
+      // "5. Self-attention on real sentences": the number --lesson takes (ids begin "05-").
+      const std::string label = std::to_string(std::atoi(id.c_str())) + ". " + title;
+      if (ImGui::MenuItem(label.c_str(), nullptr, current))
         replace_scenario("Starting the lesson \"" + title + "\"", [this, id = id] { start_lesson(id); });
     }
     if (state_.lesson.active()) {

@@ -70,6 +70,7 @@ bool AppState::highlights_key(int index) const {
 
 void AppState::start_lesson(Lesson next, int step) {
   lesson.lesson = std::move(next);
+  ui.heatmap_contrast = false;  // the lessons' words ("the brightest cell") assume the 0 .. 1 scale
   scenario_path.clear();  // the lesson's scenario is in no file: Save asks where (never over the file open before)
   go_to_lesson_step(step);
 }

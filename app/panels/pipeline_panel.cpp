@@ -545,7 +545,8 @@ class PipelinePanel final : public Panel {
     const Tile& t = tiles_[static_cast<std::size_t>(hovered_tile)];
     // The shared hover: a query row, else a key (row of K, V or X source; column of the scores).
     if (t.rows == Axis::Queries) {
-      state.hovered_next = {Side::Query, hovered_row};
+      // A cell of a scores grid: its row is the query; the same token's key column is another cell.
+      state.hovered_next = {Side::Query, hovered_row, /*this_side_only=*/t.cols == Axis::Keys};
       if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = hovered_row;
     } else if (t.rows == Axis::Keys) {
       state.hovered_next = {Side::Key, hovered_row};
