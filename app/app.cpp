@@ -700,13 +700,18 @@ float App::lesson_band_height() const {
   const LessonStep* step = state_.lesson.current();
   const ImGuiStyle& style = ImGui::GetStyle();
   const float font = ImGui::GetFontSize();
-  float height = ImGui::GetFrameHeight() + 2 * style.WindowPadding.y + font * 1.4f;  // title bar, lesson title
+  float height = ImGui::GetFrameHeight() + 2 * style.WindowPadding.y + font * 0.4f;  // title bar
   if (step) {
     // The lesson panel's text column: the window less the gaps, the padding, the buttons (16
     // fonts) and a scrollbar's room (lesson_panel.cpp wraps at the same), a little less for safety.
     const float gap = std::round(4.0f * backend_.content_scale());
     const float wrap = ImGui::GetIO().DisplaySize.x - 2 * gap - 2 * style.WindowPadding.x - font * 16.0f -
                        style.ScrollbarSize - font * 0.5f;
+    ImFont* bold = ImGui::GetIO().Fonts->Fonts.Size > 1 ? ImGui::GetIO().Fonts->Fonts[1] : nullptr;
+    if (bold) ImGui::PushFont(bold);
+    const std::string heading = wrap_text_at_spaces(lesson_step_heading(state_.lesson), std::max(wrap, font * 10.0f));
+    height += ImGui::CalcTextSize(heading.c_str()).y + style.ItemSpacing.y;
+    if (bold) ImGui::PopFont();
     const std::string text = wrap_text_at_spaces(expand_lesson_text(step->text, state_.pipeline), std::max(wrap, font * 10.0f));
     height += ImGui::CalcTextSize(text.c_str()).y;
     if (!state_.broken_claims.empty() && state_.claims_version == state_.edit_version)

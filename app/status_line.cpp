@@ -98,4 +98,11 @@ std::string file_name_for(std::string_view title) {
   return (name.empty() ? std::string("scenario") : name) + ".json";
 }
 
+std::string lesson_step_heading(const LessonState& lesson) {
+  const LessonStep* step = lesson.current();
+  if (!step) return "";
+  return lesson.lesson->title + "  \xc2\xb7  step " + std::to_string(lesson.step + 1) + " of " +
+         std::to_string(lesson.lesson->steps.size()) + ": " + step->title;
+}
+
 }  // namespace attnviz::app

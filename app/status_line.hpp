@@ -19,6 +19,10 @@ std::string window_title(const AppState& state);
 // Token counts come from the last good result (none before the first).
 std::string shape_summary(const AppState& state);
 
+// The lesson band's heading: "Self-attention on real sentences  ·  step 5 of 6: Jane visits
+// Africa" ("" outside a lesson).
+std::string lesson_step_heading(const LessonState& lesson);
+
 // A file name proposed for saving a scenario titled `title`: "Week 3: attention" gives
 // "week-3-attention.json" (ASCII letters lowered, every other run of ASCII that is not a letter
 // or digit one '-', letters of other scripts kept, at most 60 bytes before ".json", never

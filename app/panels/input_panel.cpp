@@ -141,7 +141,7 @@ class InputPanel final : public Panel {
     ImGui::TextUnformatted("Attention:");
     ImGui::SameLine();
     bool mode_changed = ImGui::RadioButton("Self", &mode, 0);
-    ImGui::SameLine();
+    same_line_if_fits(checkbox_width("Cross"));  // a radio button is as wide as a checkbox
     mode_changed |= ImGui::RadioButton("Cross", &mode, 1);
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Cross: queries from the target sentence, keys and values from the source");

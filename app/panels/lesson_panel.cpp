@@ -3,6 +3,7 @@
 // the views that would give the answer away stay covered until then.
 #include "app/panels/panel.hpp"
 #include "app/panels/widgets.hpp"
+#include "app/status_line.hpp"
 #include "app/theme.hpp"
 
 #include <imgui.h>
@@ -28,9 +29,9 @@ class LessonPanel final : public Panel {
     // Navigation on the right, the step on the left.
     const float buttons = font * 16.0f;
     ImGui::BeginChild("step", ImVec2(-buttons, 0), false);
+    // Wrapped as the text below (large text on a projector: the buttons no longer cut it).
     if (context.bold_font) ImGui::PushFont(context.bold_font);
-    ImGui::Text("%s  \xc2\xb7  step %d of %d: %s", lesson.lesson->title.c_str(), lesson.step + 1, count,
-                step->title.c_str());
+    text_wrapped_at_spaces(lesson_step_heading(lesson), ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize);
     if (context.bold_font) ImGui::PopFont();
     text_ = expand_lesson_text(step->text, state.pipeline);
     // The width App::lesson_band_height measures the text at (room for a scrollbar kept).
