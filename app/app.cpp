@@ -468,6 +468,9 @@ void App::restore_recovered(Autosave::Recovered recovered) {
 // The bar at the foot of the window is always there, one height, so that the panels above it
 // never move: the offer to restore an earlier run's work, else the notice that matters most
 // (app/notices.hpp), else the status line (app/status_line.hpp).
+// Between the panels and around them.
+float App::panel_gap() const { return std::round(4.0f * backend_.content_scale()); }
+
 float App::status_bar_height() const {
   return ImGui::GetFrameHeight() + ImGui::GetStyle().WindowPadding.y;  // half the padding above and below
 }
@@ -591,7 +594,6 @@ void App::draw_status_line() {
 }
 
 float App::draw_status_bar() {
-  status_bar_top_ = ImGui::GetIO().DisplaySize.y - status_bar_height();
   if (recovery_offer_) {
     draw_recovery_offer();
     return status_bar_height();
@@ -619,7 +621,7 @@ float App::draw_status_bar() {
 void App::draw_panels(float top, float bottom) {
   if (state_.lesson.active()) state_.broken_lesson_claims();  // the lesson band grows for the note
   const ImVec2 display = ImGui::GetIO().DisplaySize;
-  const float gap = std::round(4.0f * backend_.content_scale());
+  const float gap = panel_gap();
   const view::Rect area{gap, top + gap, display.x - 2 * gap, bottom - top - 2 * gap};
   state_.layout.panels = view::layout_dashboard(area, state_.ui.visible, gap, lesson_band_height());
   ImGuiIO& io = ImGui::GetIO();
@@ -704,7 +706,7 @@ float App::lesson_band_height() const {
   if (step) {
     // The lesson panel's text column: the window less the gaps, the padding, the buttons (16
     // fonts) and a scrollbar's room (lesson_panel.cpp wraps at the same), a little less for safety.
-    const float gap = std::round(4.0f * backend_.content_scale());
+    const float gap = panel_gap();
     const float wrap = ImGui::GetIO().DisplaySize.x - 2 * gap - 2 * style.WindowPadding.x - font * 16.0f -
                        style.ScrollbarSize - font * 0.5f;
     ImFont* bold = ImGui::GetIO().Fonts->Fonts.Size > 1 ? ImGui::GetIO().Fonts->Fonts[1] : nullptr;
@@ -1145,7 +1147,7 @@ int App::write_screenshot(const std::string& path) {
         << ", \"cell_w\": " << g.cell_w << ", \"cell_h\": " << g.cell_h
         << ", \"show_values\": " << (g.show_values ? "true" : "false") << "}, \"colormap\": \""
         << view::to_string(state_.ui.colormap) << "\", \"windows_from_kept_pictures\": " << backend_.windows_reused()
-        << ", \"status_bar_y\": " << status_bar_top_ << "}\n";
+        << ", \"status_bar_y\": " << ImGui::GetIO().DisplaySize.y - status_bar_height() << "}\n";
     if (!out) {
       std::cerr << "attnviz: error: cannot write " << *options_.layout_out << '\n';
       return 1;

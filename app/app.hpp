@@ -42,6 +42,7 @@ class App {
   float lesson_band_height() const;
   float draw_status_bar();  // returns its height, which never changes with what it shows
   float status_bar_height() const;
+  float panel_gap() const;  // between the panels and around them
   void begin_status_bar(const char* id, ImU32 background, ImU32 text);
   void end_status_bar();
   void change_text_size(float step);  // ±2 px, within 10 to 64
@@ -115,7 +116,6 @@ class App {
   std::string png_export_path_;
   int unsaved_question_frame_ = 0;
   float start_font_size_ = 16;  // Ctrl+0 goes back to it  // the ImGui frame the unsaved-changes question came up in
-  float status_bar_top_ = 0;
   ImVec4 theme_text_colour_;  // the theme's text colour, under the status bar's own  // where the status bar began in the last frame (--layout-out)
   NoticeBoard notices_;                   // what the last actions came to (app/notices.hpp)
   view::TextEscapes text_escapes_;        // what ImGui's text fields cannot hold, held for them

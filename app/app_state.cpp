@@ -1,6 +1,5 @@
 #include "app/app_state.hpp"
 
-#include <cmath>
 
 #include <algorithm>
 
@@ -20,11 +19,7 @@ std::optional<CenterView> parse_center_view(std::string_view name) {
 }
 
 float UiSettings::heatmap_top(const Matrix& weights) const {
-  if (!heatmap_contrast) return 1.0f;
-  float top = 0.0f;
-  for (Eigen::Index i = 0; i < weights.size(); ++i)
-    if (std::isfinite(weights.data()[i])) top = std::max(top, weights.data()[i]);
-  return top > 1e-6f ? top : 1.0f;  // every α 0 (fully masked): the usual scale
+  return heatmap_contrast ? view::contrast_scale_top(weights) : 1.0f;
 }
 
 void AppState::recompute_if_needed() {
@@ -117,7 +112,7 @@ const std::vector<std::string>& AppState::broken_lesson_claims() {
   const LessonStep* step = lesson.current();
   recompute_if_needed();
   if (step && edit_version != lesson.step_version && compute_error.empty())
-    broken_claims = failed_checks(*step, pipeline);
+    for (CheckFailure& failure : check_failures(*step, pipeline)) broken_claims.push_back(std::move(failure.reason));
   return broken_claims;
 }
 

@@ -131,7 +131,7 @@ struct AppState {
   void go_to_lesson_step(int step);
   void leave_lesson();
   // After the student changed the scenario a step arrived with: the claims of the step's text
-  // (its checks) that no longer hold, one message each; empty when nothing changed, or when
+  // (its checks) that no longer hold, why each fails in words for the student; empty when nothing changed, or when
   // every claim still holds. Recomputed only when the scenario changes.
   const std::vector<std::string>& broken_lesson_claims();
 

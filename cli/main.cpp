@@ -319,7 +319,7 @@ int command_svg(const Arguments& args) {
     const int head = args.head.value_or(0);
     options.title = "\xce\xb1, head " + std::to_string(head) + " of " + std::to_string(heads) + suffix;
     const Matrix& weights = r.heads[static_cast<std::size_t>(head)].weights;
-    if (args.contrast) options.scale_top = std::max(weights.maxCoeff(), 1e-6f);
+    if (args.contrast) options.scale_top = view::contrast_scale_top(weights);
     heatmap = view::heatmap_svg(r.heads[static_cast<std::size_t>(head)].weights, queries, keys, args.colormap, options);
   }
   if (args.arrows_path) {

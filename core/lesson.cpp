@@ -409,10 +409,16 @@ std::optional<std::string> check_problem(const LessonStep& step, const LessonChe
 
 }  // namespace
 
+std::vector<CheckFailure> check_failures(const LessonStep& step, const Pipeline& pipeline) {
+  std::vector<CheckFailure> failures;
+  for (const LessonCheck& check : step.checks)
+    if (auto problem = check_problem(step, check, pipeline)) failures.push_back({check.description, std::move(*problem)});
+  return failures;
+}
+
 std::vector<std::string> failed_checks(const LessonStep& step, const Pipeline& pipeline) {
   std::vector<std::string> failures;
-  for (const LessonCheck& check : step.checks)
-    if (const auto problem = check_problem(step, check, pipeline)) failures.push_back(check.description + ": " + *problem);
+  for (const CheckFailure& failure : check_failures(step, pipeline)) failures.push_back(failure.check + ": " + failure.reason);
   return failures;
 }
 

@@ -94,6 +94,12 @@ int resolve_token(const Tokenization& tokens, std::string_view reference);
 // Evaluates a step's checks on the pipeline that computed its scenario. Returns one message
 // per failed check (empty when every claim holds).
 std::vector<std::string> failed_checks(const LessonStep& step, const Pipeline& pipeline);
+// The same, split: the check as written (JSON) and why it fails, in words for a student.
+struct CheckFailure {
+  std::string check;   // {"check":"argmax","key":"bread","query":"loves"}
+  std::string reason;  // the largest weight is on "dog" (0.8345), not on "bread" (0.0000)
+};
+std::vector<CheckFailure> check_failures(const LessonStep& step, const Pipeline& pipeline);
 
 // Fills the placeholders of a step's text with live numbers:
 //   {n_query} {n_key} {pairs} (= n_query·n_key) {d_model} {d_k} {d_v} {d_att} {heads}

@@ -256,7 +256,7 @@ class ArrowsPanel final : public Panel {
     }
     f.g = view::layout_arrows(area, n_query, n_key, f.label_width);
     const float step = std::min(f.g.left_step > 0 ? f.g.left_step : f.font, f.g.right_step > 0 ? f.g.right_step : f.font);
-    f.label_size = std::clamp(step * 0.95f, std::min(f.font, std::max(8.0f, f.font * 0.62f)), f.font);
+    f.label_size = row_label_size(step);
     // Column headings.
     const char* query_heading = "queries";
     const char* key_heading = state.pipeline.cross() ? "keys (source)" : "keys (same sentence)";

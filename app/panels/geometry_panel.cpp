@@ -651,11 +651,6 @@ class GeometryPanel final : public Panel {
     return false;
   }
 
-  bool label_free(const ImVec4& box, const view::Rect& plot) const {
-    if (box.x < plot.x + 2 || box.z > plot.right() - 2 || box.y < plot.y + 2 || box.w > plot.bottom() - 2) return false;
-    return overlap_area(box) == 0.0f;
-  }
-
   // How much of the box other labels (and the tips) cover, in square pixels.
   float overlap_area(const ImVec4& box) const {
     float area = 0;
@@ -688,10 +683,12 @@ class GeometryPanel final : public Panel {
     float least = FLT_MAX;
     for (int k = 0; k < kSpots && chosen < 0; ++k) {
       const ImVec4 box(spots[k].x, spots[k].y, spots[k].x + size.x, spots[k].y + size.y);
-      if (label_free(box, plot)) chosen = k;
+      const float covered = overlap_area(box);
+      const bool clear_of_edges = box.x >= plot.x + 2 && box.z <= plot.right() - 2 && box.y >= plot.y + 2 && box.w <= plot.bottom() - 2;
+      if (clear_of_edges && covered == 0.0f) chosen = k;  // free
       const bool inside = box.x >= plot.x && box.z <= plot.right() && box.y >= plot.y && box.w <= plot.bottom();
-      if (inside && overlap_area(box) < least) {
-        least = overlap_area(box);
+      if (inside && covered < least) {
+        least = covered;
         least_covered = k;
       }
     }

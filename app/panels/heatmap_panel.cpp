@@ -11,6 +11,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 
 namespace attnviz::app {
@@ -48,6 +49,7 @@ class HeatmapPanel final : public Panel {
     stack_.clear();  // keeps its capacity: no allocation per frame
     for (const HeadResult& head : r.heads) stack_.push_back(&head.weights);
     context.heatmaps.weights.update(stack_, r.version);
+    update_scale_tops(state);
 
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const ImVec2 available = ImGui::GetContentRegionAvail();
@@ -71,6 +73,22 @@ class HeatmapPanel final : public Panel {
 
  private:
   std::vector<const Matrix*> stack_;  // the heads' weights, for the texture upload
+  // The top of each head's colour scale (UiSettings::heatmap_top), for the result and setting
+  // they were found for: the header, the grid and the thumbnails read them every frame.
+  std::vector<float> scale_tops_;
+  std::uint64_t scale_tops_version_ = 0;
+  bool scale_tops_contrast_ = false;
+
+  void update_scale_tops(const AppState& state) {
+    const AttentionResult& r = state.result();
+    if (scale_tops_version_ == r.version && scale_tops_contrast_ == state.ui.heatmap_contrast &&
+        scale_tops_.size() == r.heads.size())
+      return;
+    scale_tops_version_ = r.version;
+    scale_tops_contrast_ = state.ui.heatmap_contrast;
+    scale_tops_.resize(r.heads.size());
+    for (std::size_t h = 0; h < r.heads.size(); ++h) scale_tops_[h] = state.ui.heatmap_top(r.heads[h].weights);
+  }
 
   void draw_header(AppState& state, ImVec2 origin, float width) {
     const Palette& colours = palette(state.ui.theme);
@@ -82,7 +100,7 @@ class HeatmapPanel final : public Panel {
     // The top of the scale: 1, or the head's largest α (View menu).
     const AttentionResult& r = state.result();
     const int head = std::clamp(state.selection.head, 0, static_cast<int>(r.heads.size()) - 1);
-    const float top = state.ui.heatmap_top(r.heads[static_cast<std::size_t>(head)].weights);
+    const float top = scale_tops_[static_cast<std::size_t>(head)];
     char top_text[16] = "1";
     if (top != 1.0f) view::format_number_into(top_text, sizeof top_text, top, 2);
     const float top_room = ImGui::CalcTextSize(top_text).x + font * 0.5f;
@@ -114,7 +132,7 @@ class HeatmapPanel final : public Panel {
     const AttentionResult& r = state.result();
     const int head_index = std::clamp(state.selection.head, 0, static_cast<int>(r.heads.size()) - 1);
     const HeadResult& head = r.heads[static_cast<std::size_t>(head_index)];
-    const float top = state.ui.heatmap_top(head.weights);  // the colour scale: 0 .. top
+    const float top = scale_tops_[static_cast<std::size_t>(head_index)];  // the colour scale: 0 .. top
     const auto& queries = state.pipeline.target().tokens;
     const auto& keys = state.pipeline.keys().tokens;
     const int rows = static_cast<int>(r.n_query), cols = static_cast<int>(r.n_key);
@@ -274,7 +292,7 @@ class HeatmapPanel final : public Panel {
       const ImVec2 p0(x, y + font), p1(x + w, y + font + h);
       if (context.heatmaps.ok())
         context.heatmaps.draw(list, context.heatmaps.weights, head, p0, p1, state.ui.colormap, 0.0f,
-                              state.ui.heatmap_top(r.heads[static_cast<std::size_t>(head)].weights));
+                              scale_tops_[static_cast<std::size_t>(head)]);
       if (head == state.selection.head) list->AddRect(ImVec2(p0.x - 2, p0.y - 2), ImVec2(p1.x + 2, p1.y + 2), colours.selection, 0, 0, 2.0f);
       const bool hovered = io.MousePos.x >= x && io.MousePos.x < x + size && io.MousePos.y >= y && io.MousePos.y < y + font + size;
       if (hovered && ImGui::IsWindowHovered()) {

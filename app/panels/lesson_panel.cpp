@@ -38,13 +38,9 @@ class LessonPanel final : public Panel {
     text_wrapped_at_spaces(text_, ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize);
     // The text tells the step as it began: after the student's change it may no longer hold.
     if (const std::vector<std::string>& broken = state.broken_lesson_claims(); !broken.empty()) {
-      // The check's own words, without the check itself ({"check": ...}: the reason).
-      const std::string& first = broken.front();
-      const std::size_t cut = first.rfind("}: ");
-      const std::string reason = cut == std::string::npos ? first : first.substr(cut + 3);
       const char* button = "Back to the step as it began";
       const float button_w = ImGui::CalcTextSize(button).x + ImGui::GetStyle().FramePadding.x * 2.0f;
-      const std::string note = "\xe2\x9a\xa0 Since your change, the text no longer holds: " + reason;
+      const std::string note = "\xe2\x9a\xa0 Since your change, the text no longer holds: " + broken.front();
       ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(colours.highlight));
       ImGui::AlignTextToFramePadding();
       ImGui::TextUnformatted(

@@ -491,13 +491,20 @@ void MatrixEditor::draw_typing(const MatrixGridSpec& spec, const ImVec2& cell_mi
   const float current = spec.values[static_cast<std::size_t>(typing_.row) * static_cast<std::size_t>(spec.cols) +
                                     static_cast<std::size_t>(typing_.col)];
   const view::TypedNumber typed = view::parse_typed_number(typing_.text);
+  // What the typing came to, under the cell for a few seconds; an earlier message is old news.
+  notice_.until = 0;
+  std::string message = typed.value ? typed.note : typed.problem;
+  if (!typed.value) {
+    char kept[48];
+    view::format_number_into(kept, sizeof kept, current, 4);
+    message += std::string(": kept ") + kept;
+  }
+  if (!message.empty()) {
+    std::snprintf(notice_.text, sizeof notice_.text, "%s", message.c_str());
+    notice_.until = ImGui::GetTime() + 4.0;
+    notice_.at = ImVec2(cell_min.x, cell_min.y + row_h_ + 2.0f);
+  }
   if (typed.value) {
-    notice_.until = 0;  // an earlier refusal is old news
-    if (!typed.note.empty()) {
-      std::snprintf(notice_.text, sizeof notice_.text, "%s", typed.note.c_str());
-      notice_.until = ImGui::GetTime() + 4.0;
-      notice_.at = ImVec2(cell_min.x, cell_min.y + row_h_ + 2.0f);
-    }
     const float value = *typed.value;
     if (value != current || std::signbit(value) != std::signbit(current)) {
       events.edited = true;
@@ -505,12 +512,6 @@ void MatrixEditor::draw_typing(const MatrixGridSpec& spec, const ImVec2& cell_mi
       events.col = typing_.col;
       events.value = value;
     }
-  } else {
-    char kept[48];
-    view::format_number_into(kept, sizeof kept, current, 4);
-    std::snprintf(notice_.text, sizeof notice_.text, "%s: kept %s", typed.problem.c_str(), kept);
-    notice_.until = ImGui::GetTime() + 4.0;
-    notice_.at = ImVec2(cell_min.x, cell_min.y + row_h_ + 2.0f);
   }
   typing_ = {};
 }

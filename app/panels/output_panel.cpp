@@ -276,7 +276,7 @@ class OutputPanel final : public Panel {
     const float gap = row_h >= font ? std::max(1.0f, row_h * 0.12f) : row_h >= 6.0f ? 1.0f : 0.0f;  // between rows
     // Thin rows (many keys in a short panel) get their labels and signs a little smaller, down to
     // 0.62 of the font, before labels are thinned to every k-th.
-    const float label_size = std::clamp(row_h * 0.95f, std::min(font, std::max(8.0f, font * 0.62f)), font);
+    const float label_size = row_label_size(row_h);
     const Columns c = layout_columns(state, area, d_v, row_h - gap);
 
     // Column headings.

@@ -81,6 +81,11 @@ void draw_no_room_note() {
   ImGui::PopTextWrapPos();
 }
 
+float row_label_size(float row_height) {
+  const float font = ImGui::GetFontSize();
+  return std::clamp(row_height * 0.95f, std::min(font, std::max(8.0f, font * 0.62f)), font);
+}
+
 std::string wrap_text_at_spaces(std::string_view text, float width) {
   const auto width_of = [](std::string_view part) { return ImGui::CalcTextSize(part.data(), part.data() + part.size()).x; };
   std::string wrapped;

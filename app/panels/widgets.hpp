@@ -44,6 +44,11 @@ void draw_head_selector(AppState& state, const char* id);
 // how to make room, instead of an empty area. Draws at the cursor, within what is available.
 void draw_no_room_note();
 
+// The size to write tokens' names at in rows `row_height` apart (the Arrows and Output views):
+// the font's size, or smaller in tight rows, down to 0.62 of it (and 8 px), before a view
+// thins the names out.
+float row_label_size(float row_height);
+
 // Text wrapped at `width` pixels (the current font), breaking only at spaces
 // (view::wrap_at_spaces): ImGui's own wrap breaks after '.', ',' or '!', splitting "0.30" or
 // leaving a closing quote alone. The lines joined by '\n', to measure or draw as one block.

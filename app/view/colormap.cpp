@@ -134,6 +134,13 @@ int colormap_index(float t) {
 
 Rgba8 sample(ColormapId id, float t) { return colormap(id)[size_t(colormap_index(t))]; }
 
+float contrast_scale_top(const Matrix& weights) {
+  float top = 0.0f;
+  for (Eigen::Index i = 0; i < weights.size(); ++i)
+    if (std::isfinite(weights.data()[i])) top = std::max(top, weights.data()[i]);
+  return top > 1e-6f ? top : 1.0f;
+}
+
 Rgba8 sample_diverging(float value, float limit, ColormapId map) {
   const float t = limit > 0.0f ? 0.5f + 0.5f * std::clamp(value / limit, -1.0f, 1.0f) : 0.5f;
   return sample(map, t);

@@ -10,6 +10,8 @@
 //     instead of glaring white.
 #pragma once
 
+#include "core/types.hpp"
+
 #include <array>
 #include <cstdint>
 #include <string_view>
@@ -35,6 +37,10 @@ const Colormap& colormap(ColormapId id);
 Rgba8 sample(ColormapId id, float t);
 // The index the shader samples for t: round(t * 255).
 int colormap_index(float t);
+
+// The top of a weights heatmap's contrast scale (0 .. the largest weight, instead of 0 .. 1):
+// the largest finite weight, or 1 when every weight is 0 (every key masked) or none is finite.
+float contrast_scale_top(const Matrix& weights);
 
 // For a value in [-limit, limit] on a diverging map (Diverging or DivergingDark).
 Rgba8 sample_diverging(float value, float limit, ColormapId map = ColormapId::Diverging);
