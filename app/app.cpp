@@ -275,6 +275,7 @@ void App::frame() {
   backend_.new_frame();
   stand_in_for_wide_characters();
   heatmaps_.begin_frame();
+  state_.visual_text.new_frame();
   state_.hovered = state_.hovered_next;
   state_.hovered_next = {};
   state_.recompute_if_needed();

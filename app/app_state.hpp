@@ -5,6 +5,7 @@
 
 #include "app/view/colormap.hpp"
 #include "app/view/layout.hpp"
+#include "app/view/visual_text.hpp"
 #include "core/lesson.hpp"
 #include "core/pipeline.hpp"
 #include "core/scenario.hpp"
@@ -118,6 +119,9 @@ struct AppState {
   std::vector<std::string> broken_claims;  // broken_lesson_claims(), as of claims_version
   std::uint64_t claims_version = 0;
   FrameLayout layout;
+  // Token labels as they are seen: Hebrew and Arabic right to left, Arabic letters joined. Every
+  // token name a view draws goes through it (app/view/visual_text.hpp).
+  view::VisualText visual_text;
 
   void mark_edited() { ++edit_version; }
   bool unsaved() const { return edit_version != saved_version; }

@@ -244,8 +244,8 @@ class ArrowsPanel final : public Panel {
     view::Rect area{whole.x, whole.y + f.font * 1.3f, whole.w, whole.h - f.font * 1.3f};
     if (area.h < f.font) return;
 
-    for (const Token& t : queries) f.label_width = std::max(f.label_width, ImGui::CalcTextSize(t.text.c_str()).x);
-    for (const Token& t : keys) f.label_width = std::max(f.label_width, ImGui::CalcTextSize(t.text.c_str()).x);
+    for (const Token& t : queries) f.label_width = std::max(f.label_width, ImGui::CalcTextSize(state.visual_text(t.text)).x);
+    for (const Token& t : keys) f.label_width = std::max(f.label_width, ImGui::CalcTextSize(state.visual_text(t.text)).x);
     f.label_width = std::clamp(f.label_width + f.font * 0.5f, f.font * 1.5f, std::min(f.font * 9.0f, area.w * 0.28f));
     // In a wide, low panel very long flat lines are hard to follow: keep the columns at most
     // about twice as far apart as the area is high, centred.
@@ -385,7 +385,7 @@ class ArrowsPanel final : public Panel {
 
   // [SECTION] Labels and the mouse
 
-  void draw_label(ImDrawList* list, const AppState& state, PanelContext& context, const Frame& f, const char* text,
+  void draw_label(ImDrawList* list, const AppState& state, PanelContext& context, const Frame& f, const std::string& name,
                   float y, bool left, bool highlighted, bool selected) const {
     const Palette& colours = palette(state.ui.theme);
     const bool bold = selected && context.bold_font;
@@ -393,10 +393,10 @@ class ArrowsPanel final : public Panel {
     const float gap = f.font * 0.4f;
     const float clip_x0 = left ? f.g.area.x : f.g.right_x + gap * 0.5f;
     const float clip_x1 = left ? f.g.left_x - gap * 0.5f : f.g.area.right();
-    // "…" when it is too long (fit_text measures at the font's size: widths scale with the size)
+    // "…" when it is too long (fit_label measures at the font's size: widths scale with the size)
     const float scale = f.label_size / ImGui::GetFontSize();
-    const std::string shown = fit_text(text, (clip_x1 - clip_x0 - gap * 0.5f) / scale);
-    text = shown.c_str();
+    const std::string shown = fit_label(state.visual_text, name, (clip_x1 - clip_x0 - gap * 0.5f) / scale);
+    const char* text = shown.c_str();
     const ImVec2 size = ImGui::GetFont()->CalcTextSizeA(f.label_size, FLT_MAX, 0, text);
     const float x = left ? f.g.left_x - gap - size.x : f.g.right_x + gap;
     list->PushClipRect(ImVec2(clip_x0, f.g.area.y - f.font), ImVec2(clip_x1, f.g.area.bottom() + f.font), true);
@@ -427,12 +427,12 @@ class ArrowsPanel final : public Panel {
       if (!special && (crowded(f.g.left_y(i), f.g.left_y(selected)) ||
                        (hovered_query >= 0 && crowded(f.g.left_y(i), f.g.left_y(hovered_query)))))
         continue;
-      draw_label(list, state, context, f, queries[static_cast<std::size_t>(i)].text.c_str(), f.g.left_y(i), true,
+      draw_label(list, state, context, f, queries[static_cast<std::size_t>(i)].text, f.g.left_y(i), true,
                  state.highlights_query(i), i == selected);
     }
     for (int j : view::visible_labels(f.g.right_count, f.g.right_step, extent, hovered_key)) {
       if (j != hovered_key && hovered_key >= 0 && crowded(f.g.right_y(j), f.g.right_y(hovered_key))) continue;
-      draw_label(list, state, context, f, keys[static_cast<std::size_t>(j)].text.c_str(), f.g.right_y(j), false,
+      draw_label(list, state, context, f, keys[static_cast<std::size_t>(j)].text, f.g.right_y(j), false,
                  state.highlights_key(j), false);
     }
   }
@@ -458,7 +458,7 @@ class ArrowsPanel final : public Panel {
     const auto& other = query ? state.pipeline.keys().tokens : state.pipeline.target().tokens;
     const int count = static_cast<int>(query ? r.n_key : r.n_query);
     ImGui::BeginTooltip();
-    ImGui::Text("%s %d: \"%s\"", query ? "query" : "key", index, own[static_cast<std::size_t>(index)].text.c_str());
+    ImGui::Text("%s %d: \"%s\"", query ? "query" : "key", index, state.visual_text(own[static_cast<std::size_t>(index)].text));
     if (query && head.fully_masked_rows.size() > index && head.fully_masked_rows(index)) {
       ImGui::TextUnformatted("this query can attend to no key (every key is masked)");
     } else {
@@ -475,7 +475,7 @@ class ArrowsPanel final : public Panel {
           if (after && a > best_alpha) best = o, best_alpha = a;
         }
         if (best < 0 || best_alpha <= 0) break;
-        ImGui::Text("  %s  \xce\xb1 = %s", other[static_cast<std::size_t>(best)].text.c_str(),
+        ImGui::Text("  %s  \xce\xb1 = %s", state.visual_text(other[static_cast<std::size_t>(best)].text),
                     view::format_number(best_alpha, 2).c_str());
         last = best_alpha;
         last_index = best;

@@ -108,6 +108,7 @@ class ComparePanel final : public Panel {
   void draw_content(AppState& state, PanelContext& context) override {
     const AttentionResult& r = state.result();
     font_ = ImGui::GetFontSize();
+    visual_text_ = &state.visual_text;
     // The current weights of every head, in the texture the views share (uploaded once per result).
     stack_.clear();  // keeps its capacity: no allocation per frame
     for (const HeadResult& head : r.heads) stack_.push_back(&head.weights);
@@ -221,6 +222,7 @@ class ComparePanel final : public Panel {
 
  private:
   float font_ = 16;
+  const view::VisualText* visual_text_ = nullptr;  // this frame's AppState::visual_text, for token labels' widths
   Mode mode_ = Mode::Heads;
   int chosen_b_ = -1;  // head B as chosen; -1: the head after A
   std::vector<const Matrix*> stack_;
@@ -407,16 +409,14 @@ class ComparePanel final : public Panel {
     return true;
   }
 
-  float row_label_width(const std::vector<Token>& tokens) const {
-    float widest = 0;
-    for (const Token& t : tokens) widest = std::max(widest, ImGui::CalcTextSize(t.text.c_str()).x);
-    return std::min(widest, font_ * 8.0f) + std::round(font_ * 0.4f);
-  }
-
   float column_label_width(const std::vector<Token>& tokens) const {
     float widest = 0;
-    for (const Token& t : tokens) widest = std::max(widest, ImGui::CalcTextSize(t.text.c_str()).x);
+    for (const Token& t : tokens) widest = std::max(widest, ImGui::CalcTextSize((*visual_text_)(t.text)).x);
     return std::min(widest, font_ * 8.0f);
+  }
+
+  float row_label_width(const std::vector<Token>& tokens) const {
+    return column_label_width(tokens) + std::round(font_ * 0.4f);
   }
 
   view::HeatmapStyle style_for(const HeatmapSpec& spec, float max_cell) const {
@@ -550,7 +550,7 @@ class ComparePanel final : public Panel {
                          ImVec2(g.row_labels.right(), g.row_labels.bottom() + font_ * 0.5f), true);
       for (int i = 0; i < rows; ++i) {
         if (i % stride != 0 && i != selected && i != hovered_row) continue;
-        const char* text = (*spec.row_tokens)[static_cast<std::size_t>(i)].text.c_str();
+        const char* text = state.visual_text((*spec.row_tokens)[static_cast<std::size_t>(i)].text);
         const ImVec2 size = ImGui::CalcTextSize(text);
         const ImU32 colour = i == hovered_row ? colours.highlight : (i == selected ? colours.selection : colours.text);
         list->AddText(ImVec2(g.row_labels.right() - size.x, g.grid.y + g.cell_h * (static_cast<float>(i) + 0.5f) - size.y * 0.5f),
@@ -566,7 +566,7 @@ class ComparePanel final : public Panel {
                          true);
       for (int j = 0; j < cols; ++j) {
         if (j % stride != 0 && j != hovered_column) continue;
-        const char* text = columns[static_cast<std::size_t>(j)].text.c_str();
+        const char* text = state.visual_text(columns[static_cast<std::size_t>(j)].text);
         const ImVec2 size = ImGui::CalcTextSize(text);
         const ImU32 colour = j == hovered_column ? colours.highlight : colours.text;
         const float centre = g.grid.x + g.cell_w * (static_cast<float>(j) + 0.5f);
@@ -677,8 +677,8 @@ class ComparePanel final : public Panel {
     view::format_number_into(mean, sizeof mean, difference_mean_, 3);
     view::format_number_into(va, sizeof va, a(i, j), 2);
     view::format_number_into(vb, sizeof vb, b(i, j), 2);
-    const char* query = state.pipeline.target().tokens[static_cast<std::size_t>(i)].text.c_str();
-    const char* key = state.pipeline.keys().tokens[static_cast<std::size_t>(j)].text.c_str();
+    const char* query = state.visual_text(state.pipeline.target().tokens[static_cast<std::size_t>(i)].text);
+    const char* key = state.visual_text(state.pipeline.keys().tokens[static_cast<std::size_t>(j)].text);
     if (mode_ == Mode::Heads) {  // A − B, as the difference heatmap
       std::snprintf(add(false), kSummarySize, "largest difference: %s \xe2\x86\x92 %s, %s (A %s, B %s)", query, key,
                     largest, va, vb);
@@ -720,8 +720,8 @@ class ComparePanel final : public Panel {
     if (i >= static_cast<int>(queries.size()) || j >= static_cast<int>(keys.size())) return;
     char text[32];
     ImGui::BeginTooltip();
-    ImGui::Text("query \"%s\" \xe2\x86\x92 key \"%s\"", queries[static_cast<std::size_t>(i)].text.c_str(),
-                keys[static_cast<std::size_t>(j)].text.c_str());
+    ImGui::Text("query \"%s\" \xe2\x86\x92 key \"%s\"", state.visual_text(queries[static_cast<std::size_t>(i)].text),
+                state.visual_text(keys[static_cast<std::size_t>(j)].text));
     ImGui::Separator();
     char name_a[48], name_b[48];
     if (mode_ == Mode::Heads) {
@@ -746,8 +746,8 @@ class ComparePanel final : public Panel {
           (snapshot_.query_tokens[static_cast<std::size_t>(i)].text != state.pipeline.target().tokens[static_cast<std::size_t>(i)].text ||
            snapshot_.key_tokens[static_cast<std::size_t>(j)].text != state.pipeline.keys().tokens[static_cast<std::size_t>(j)].text))
         ImGui::TextDisabled("the snapshot had other words here: \"%s\" \xe2\x86\x92 \"%s\"",
-                            snapshot_.query_tokens[static_cast<std::size_t>(i)].text.c_str(),
-                            snapshot_.key_tokens[static_cast<std::size_t>(j)].text.c_str());
+                            state.visual_text(snapshot_.query_tokens[static_cast<std::size_t>(i)].text),
+                            state.visual_text(snapshot_.key_tokens[static_cast<std::size_t>(j)].text));
     } else {
       ImGui::TextDisabled("no A \xe2\x88\x92 B: the token counts differ");
     }

@@ -452,7 +452,7 @@ class GeometryPanel final : public Panel {
       std::snprintf(note_, sizeof note_,
                     "\"%s\" has the zero vector as its embedding x, so its %s x\xc2\xb7W = 0 whatever W is: "
                     "no change of %s can move it.",
-                    tokens[static_cast<std::size_t>(index)].text.c_str(), side == Side::Query ? "query" : "key",
+                    state.visual_text(tokens[static_cast<std::size_t>(index)].text), side == Side::Query ? "query" : "key",
                     side == Side::Query ? "W_Q" : "W_K");
     }
   }
@@ -640,13 +640,15 @@ class GeometryPanel final : public Panel {
   }
 
   // Whether an earlier arrow on the same side has the same text with its tip in the same place.
-  bool same_label_earlier(int a, const char* text, const std::vector<Token>& queries, const std::vector<Token>& keys) const {
+  bool same_label_earlier(int a, const std::vector<Token>& queries, const std::vector<Token>& keys) const {
     const bool is_query = a < n_query_;
+    const auto text_of = [&](int arrow) -> const std::string& {
+      return is_query ? queries[static_cast<std::size_t>(arrow)].text : keys[static_cast<std::size_t>(arrow - n_query_)].text;
+    };
     const ImVec2 t = tips_[static_cast<std::size_t>(a)];
     for (int b = is_query ? 0 : n_query_; b < a; ++b) {
       const ImVec2 u = tips_[static_cast<std::size_t>(b)];
-      const std::string& other = is_query ? queries[static_cast<std::size_t>(b)].text : keys[static_cast<std::size_t>(b - n_query_)].text;
-      if (std::abs(u.x - t.x) < 1.0f && std::abs(u.y - t.y) < 1.0f && other == text) return true;
+      if (std::abs(u.x - t.x) < 1.0f && std::abs(u.y - t.y) < 1.0f && text_of(b) == text_of(a)) return true;
     }
     return false;
   }
@@ -821,19 +823,19 @@ class GeometryPanel final : public Panel {
       const float rad = font_ * 0.25f;
       placed_.push_back(ImVec4(t.x - rad, t.y - rad, t.x + rad, t.y + rad));
     }
-    place_label(list, plot, o, tips_[static_cast<std::size_t>(q_arrow)], queries[static_cast<std::size_t>(query)].text.c_str(),
+    place_label(list, plot, o, tips_[static_cast<std::size_t>(q_arrow)], state.visual_text(queries[static_cast<std::size_t>(query)].text),
                 ac.query, true, bold_);
-    place_label(list, plot, o, tips_[static_cast<std::size_t>(k_arrow)], keys[static_cast<std::size_t>(projected)].text.c_str(),
+    place_label(list, plot, o, tips_[static_cast<std::size_t>(k_arrow)], state.visual_text(keys[static_cast<std::size_t>(projected)].text),
                 ac.key, true, bold_);
     for (int pass = 0; pass < 2; ++pass)
       for (int a = 0; a < n_query_ + n_key_; ++a) {
         if (a == q_arrow || a == k_arrow) continue;
         const bool is_query = a < n_query_;
         if ((pass == 0) != !is_query) continue;  // keys first: they are what the query is compared with
-        const char* text = is_query ? queries[static_cast<std::size_t>(a)].text.c_str()
-                                    : keys[static_cast<std::size_t>(a - n_query_)].text.c_str();
+        const char* text = is_query ? state.visual_text(queries[static_cast<std::size_t>(a)].text)
+                                    : state.visual_text(keys[static_cast<std::size_t>(a - n_query_)].text);
         const bool lit = is_query ? state.highlights_query(a) : state.highlights_key(a - n_query_);
-        if (!lit && same_label_earlier(a, text, queries, keys)) continue;  // a repeated token at the same place
+        if (!lit && same_label_earlier(a, queries, keys)) continue;  // a repeated token at the same place
         place_label(list, plot, o, tips_[static_cast<std::size_t>(a)], text,
                     with_alpha(is_query ? ac.query : ac.key, is_query ? 0.75f : 0.95f), lit, nullptr);
       }
@@ -853,7 +855,7 @@ class GeometryPanel final : public Panel {
       format_vector(vector, sizeof vector, delta_);
       ImGui::BeginTooltip();
       ImGui::Text("%s \"%s\" moves by \xce\x94 = %s", is_query ? "query" : "key",
-                  (is_query ? queries : keys)[static_cast<std::size_t>(drag_.index)].text.c_str(), vector);
+                  state.visual_text((is_query ? queries : keys)[static_cast<std::size_t>(drag_.index)].text), vector);
       view::format_number_into(a, sizeof a, static_cast<float>(drag_x_norm_), 2);
       ImGui::Text("%s of head %d changes by x^T\xc2\xb7\xce\x94 / |x|\xc2\xb2   (|x| = %s),", is_query ? "W_Q" : "W_K", head, a);
       ImGui::TextUnformatted("the smallest change that moves this tip by exactly \xce\x94;");
@@ -869,18 +871,18 @@ class GeometryPanel final : public Panel {
     if (is_query) {
       format_vector(vector, sizeof vector, h.Q.row(index));
       view::format_number_into(a, sizeof a, h.Q.row(index).norm(), 2);
-      ImGui::Text("query \"%s\"   q = %s   |q| = %s", queries[static_cast<std::size_t>(index)].text.c_str(), vector, a);
+      ImGui::Text("query \"%s\"   q = %s   |q| = %s", state.visual_text(queries[static_cast<std::size_t>(index)].text), vector, a);
       ImGui::TextDisabled(index == query ? "the selected query" : "click to select this query");
       ImGui::TextDisabled("drag the tip to change W_Q of head %d", head);
     } else {
       const view::DotGeometry g = view::dot_geometry(h.Q.row(query), h.K.row(index));
       format_vector(vector, sizeof vector, h.K.row(index));
       format_double(a, sizeof a, g.norm_k, 2);
-      ImGui::Text("key \"%s\"   k = %s   |k| = %s", keys[static_cast<std::size_t>(index)].text.c_str(), vector, a);
+      ImGui::Text("key \"%s\"   k = %s   |k| = %s", state.visual_text(keys[static_cast<std::size_t>(index)].text), vector, a);
       format_double(a, sizeof a, g.dot, 2);
       format_angle(b, sizeof b, g.angle_degrees);
       view::format_number_into(c, sizeof c, h.weights(query, index), 2);
-      ImGui::Text("with \"%s\":  q\xc2\xb7k = %s   \xce\xb8 = %s   \xce\xb1 = %s", queries[static_cast<std::size_t>(query)].text.c_str(),
+      ImGui::Text("with \"%s\":  q\xc2\xb7k = %s   \xce\xb8 = %s   \xce\xb1 = %s", state.visual_text(queries[static_cast<std::size_t>(query)].text),
                   a, b, c);
       ImGui::TextDisabled("click to keep its projection drawn; drag the tip to change W_K of head %d", head);
     }
@@ -896,7 +898,7 @@ class GeometryPanel final : public Panel {
   // The table's natural width: the widest key and four numbers.
   float side_width(const AppState& state) const {
     float widest = ImGui::CalcTextSize("key").x;
-    for (const Token& t : state.pipeline.keys().tokens) widest = std::max(widest, ImGui::CalcTextSize(t.text.c_str()).x);
+    for (const Token& t : state.pipeline.keys().tokens) widest = std::max(widest, ImGui::CalcTextSize(state.visual_text(t.text)).x);
     widest = std::min(widest, font_ * 7.0f);
     const float numbers = ImGui::CalcTextSize("0.00").x * 2.0f + ImGui::CalcTextSize("-0.00").x + ImGui::CalcTextSize("180\xc2\xb0").x;
     return std::max(font_ * 11.0f, widest + numbers + cell_padding() * 10.0f + ImGui::GetStyle().ScrollbarSize + font_ * 0.3f);
@@ -960,7 +962,7 @@ class GeometryPanel final : public Panel {
     view::format_number_into(a, sizeof a, h.Q.row(query).norm(), 2);
     if (bold_) ImGui::PushFont(bold_);
     ImGui::PushStyleColor(ImGuiCol_Text, ac.query);
-    ImGui::Text("q = \"%s\"", queries[static_cast<std::size_t>(query)].text.c_str());
+    ImGui::Text("q = \"%s\"", state.visual_text(queries[static_cast<std::size_t>(query)].text));
     ImGui::PopStyleColor();
     if (bold_) ImGui::PopFont();
     ImGui::SameLine();
@@ -1007,7 +1009,7 @@ class GeometryPanel final : public Panel {
         ImGui::TableSetColumnIndex(0);
         ImGui::PushID(j);
         ImGui::PushStyleColor(ImGuiCol_Text, state.highlights_key(j) ? colours.highlight : ac.key);
-        if (ImGui::Selectable(keys[static_cast<std::size_t>(j)].text.c_str(), false, ImGuiSelectableFlags_SpanAllColumns))
+        if (ImGui::Selectable(state.visual_text(keys[static_cast<std::size_t>(j)].text), false, ImGuiSelectableFlags_SpanAllColumns))
           pinned_key_ = pinned_key_ == j ? -1 : j;
         ImGui::PopStyleColor();
         if (ImGui::IsItemHovered()) {
@@ -1046,7 +1048,7 @@ class GeometryPanel final : public Panel {
     const view::DotGeometry g = view::dot_geometry(h.Q.row(query), h.K.row(projected));
     ImGui::Spacing();
     ImGui::PushStyleColor(ImGuiCol_Text, ac.key);
-    ImGui::Text("k = \"%s\"", keys[static_cast<std::size_t>(projected)].text.c_str());
+    ImGui::Text("k = \"%s\"", state.visual_text(keys[static_cast<std::size_t>(projected)].text));
     ImGui::PopStyleColor();
     ImGui::SameLine();
     ImGui::PushStyleColor(ImGuiCol_Text, colours.text_dim);

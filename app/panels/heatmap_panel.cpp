@@ -145,8 +145,8 @@ class HeatmapPanel final : public Panel {
     style.max_cell = font * 5.0f;
     style.value_text_width = ImGui::CalcTextSize("0.00").x;
     style.row_label_width = style.column_label_width = 0;
-    for (const Token& t : queries) style.row_label_width = std::max(style.row_label_width, ImGui::CalcTextSize(t.text.c_str()).x);
-    for (const Token& t : keys) style.column_label_width = std::max(style.column_label_width, ImGui::CalcTextSize(t.text.c_str()).x);
+    for (const Token& t : queries) style.row_label_width = std::max(style.row_label_width, ImGui::CalcTextSize(state.visual_text(t.text)).x);
+    for (const Token& t : keys) style.column_label_width = std::max(style.column_label_width, ImGui::CalcTextSize(state.visual_text(t.text)).x);
     style.row_label_width = std::min(style.row_label_width, font * 10.0f);
     style.column_label_width = std::min(style.column_label_width, font * 10.0f);
     const view::HeatmapGeometry g = view::layout_heatmap(area, rows, cols, style);
@@ -185,25 +185,25 @@ class HeatmapPanel final : public Panel {
     for (int i : view::visible_labels(rows, g.cell_h, font, state.selection.query)) {
       // A label too close to the selected query's gives way to it.
       if (i != state.selection.query && std::abs(row_centre(i) - row_centre(state.selection.query)) < font) continue;
-      const std::string& text = queries[static_cast<std::size_t>(i)].text;
-      const ImVec2 size = ImGui::CalcTextSize(text.c_str());
+      const char* text = state.visual_text(queries[static_cast<std::size_t>(i)].text);
+      const ImVec2 size = ImGui::CalcTextSize(text);
       const bool marked = state.highlights_query(i) || state.selection.query == i;
       list->PushClipRect(corner(g.row_labels), ImVec2(g.row_labels.right(), g.row_labels.bottom()), true);
       list->AddText(ImVec2(g.row_labels.right() - size.x, row_centre(i) - size.y * 0.5f),
-                    marked ? colours.selection : colours.text, text.c_str());
+                    marked ? colours.selection : colours.text, text);
       list->PopClipRect();
     }
     for (int j : view::visible_labels(cols, g.cell_w, g.vertical_column_labels ? font : style.column_label_width)) {
-      const std::string& text = keys[static_cast<std::size_t>(j)].text;
-      const ImVec2 size = ImGui::CalcTextSize(text.c_str());
+      const char* text = state.visual_text(keys[static_cast<std::size_t>(j)].text);
+      const ImVec2 size = ImGui::CalcTextSize(text);
       const ImU32 colour = state.highlights_key(j) ? colours.selection : colours.text;
       const float centre = g.grid.x + g.cell_w * (static_cast<float>(j) + 0.5f);
       list->PushClipRect(corner(g.column_labels), ImVec2(g.column_labels.right(), g.column_labels.bottom() + 1), true);
       if (g.vertical_column_labels)
         add_vertical_text(list, corner(g.column_labels), ImVec2(centre - size.y * 0.5f, g.column_labels.bottom() - size.x),
-                          colour, text.c_str());
+                          colour, text);
       else
-        list->AddText(ImVec2(centre - size.x * 0.5f, g.column_labels.bottom() - size.y), colour, text.c_str());
+        list->AddText(ImVec2(centre - size.x * 0.5f, g.column_labels.bottom() - size.y), colour, text);
       list->PopClipRect();
     }
     // 5. The selected query's row, and the hovered token's row or column.
@@ -238,10 +238,10 @@ class HeatmapPanel final : public Panel {
 
   void draw_cell_tooltip(const AppState& state, const HeadResult& head, int i, int j) {
     const AttentionConfig& c = state.result().config;
-    const std::string& query = state.pipeline.target().tokens[static_cast<std::size_t>(i)].text;
-    const std::string& key = state.pipeline.keys().tokens[static_cast<std::size_t>(j)].text;
+    const char* query = state.visual_text(state.pipeline.target().tokens[static_cast<std::size_t>(i)].text);
+    const char* key = state.visual_text(state.pipeline.keys().tokens[static_cast<std::size_t>(j)].text);
     ImGui::BeginTooltip();
-    ImGui::Text("query \"%s\" \xe2\x86\x92 key \"%s\"   (head %d)", query.c_str(), key.c_str(), state.selection.head);
+    ImGui::Text("query \"%s\" \xe2\x86\x92 key \"%s\"   (head %d)", query, key, state.selection.head);
     ImGui::Separator();
     ImGui::Text("score %s = %s", compatibility_formula(c.compatibility), view::format_number(head.raw_scores(i, j), 3).c_str());
     if (c.compatibility == Compatibility::ScaledDot)

@@ -118,7 +118,7 @@ class InputPanel final : public Panel {
     }
     if (context.bold_font) ImGui::PushFont(context.bold_font);
     if (s.title.empty()) ImGui::TextDisabled("Untitled");
-    else ImGui::TextWrapped("%s", s.title.c_str());
+    else ImGui::TextWrapped("%s", state.visual_text(s.title));
     if (context.bold_font) ImGui::PopFont();
     if (ImGui::IsItemHovered()) {
       ImGui::BeginTooltip();

@@ -82,7 +82,7 @@ class LessonPanel final : public Panel {
       for (std::size_t j = 0; j < keys.size(); ++j) {
         if (j > 0) ImGui::SameLine();
         ImGui::PushID(static_cast<int>(j));
-        if (ImGui::Button(keys[j].text.c_str())) state.lesson.prediction = static_cast<int>(j);
+        if (ImGui::Button(state.visual_text(keys[j].text))) state.lesson.prediction = static_cast<int>(j);
         if (ImGui::IsItemHovered()) state.hovered_next = {Side::Key, static_cast<int>(j)};
         ImGui::PopID();
       }
@@ -96,9 +96,9 @@ class LessonPanel final : public Panel {
     const bool right = guess == static_cast<int>(answer);
     char line[256];
     std::snprintf(line, sizeof line, "%s You chose \"%s\". The largest weight of \"%s\" is on \"%s\" (\xce\xb1 = %.2f).",
-                  right ? "\xe2\x9c\x94 Right!" : "\xe2\x9c\x98 Not quite.", keys[static_cast<std::size_t>(guess)].text.c_str(),
-                  state.pipeline.target().tokens[static_cast<std::size_t>(query)].text.c_str(),
-                  keys[static_cast<std::size_t>(answer)].text.c_str(), static_cast<double>(weights(query, answer)));
+                  right ? "\xe2\x9c\x94 Right!" : "\xe2\x9c\x98 Not quite.", state.visual_text(keys[static_cast<std::size_t>(guess)].text),
+                  state.visual_text(state.pipeline.target().tokens[static_cast<std::size_t>(query)].text),
+                  state.visual_text(keys[static_cast<std::size_t>(answer)].text), static_cast<double>(weights(query, answer)));
     ImGui::PushStyleColor(ImGuiCol_Text, right ? IM_COL32(30, 150, 60, 255) : IM_COL32(200, 60, 40, 255));
     ImGui::TextUnformatted(line);
     ImGui::PopStyleColor();

@@ -164,13 +164,13 @@ class NeuronPanel final : public Panel {
     ImGui::SameLine();
     ImGui::TextUnformatted("key");
     ImGui::SameLine();
-    std::snprintf(preview, sizeof preview, "%d: %s", key_, keys[static_cast<std::size_t>(key_)].text.c_str());
+    std::snprintf(preview, sizeof preview, "%d: %s", key_, state.visual_text(keys[static_cast<std::size_t>(key_)].text));
     ImGui::SetNextItemWidth(std::min(font * 7.5f, ImGui::GetContentRegionAvail().x * 0.35f));
     if (ImGui::BeginCombo("##neuron_key", preview, ImGuiComboFlags_HeightLarge)) {
       if (ImGui::Selectable("the largest \xce\xb1")) key_ = strongest_key(h, query);
       ImGui::Separator();
       for (int j = 0; j < n_key; ++j) {
-        std::snprintf(item, sizeof item, "%d: %s   \xce\xb1 = %.2f##k%d", j, keys[static_cast<std::size_t>(j)].text.c_str(),
+        std::snprintf(item, sizeof item, "%d: %s   \xce\xb1 = %.2f##k%d", j, state.visual_text(keys[static_cast<std::size_t>(j)].text),
                       static_cast<double>(h.weights(query, j)), j);
         if (ImGui::Selectable(item, j == key_)) key_ = j;
         if (ImGui::IsItemHovered()) state.hovered_next = {Side::Key, j};
@@ -593,10 +593,10 @@ class NeuronPanel final : public Panel {
     const bool fully_masked = h.fully_masked_rows.size() > query && h.fully_masked_rows(query) != 0;
     if (fully_masked)
       std::snprintf(heading, sizeof heading, "every key is masked for \"%s\": no softmax, every \xce\xb1 is 0",
-                    queries[static_cast<std::size_t>(query)].text.c_str());
+                    state.visual_text(queries[static_cast<std::size_t>(query)].text));
     else
       std::snprintf(heading, sizeof heading, "\xce\xb1 of every key for \"%s\" (scaled scores above the bars)",
-                    queries[static_cast<std::size_t>(query)].text.c_str());
+                    state.visual_text(queries[static_cast<std::size_t>(query)].text));
     list->AddText(ImVec2(area.x, area.y), fully_masked ? colours.highlight : colours.text_dim, heading);
     const float small = std::max(8.0f, std::round(font * 0.78f));
     const float top = area.y + font * 1.3f + small, label_h = font * 1.2f;
@@ -616,8 +616,8 @@ class NeuronPanel final : public Panel {
     short_names_.resize(static_cast<std::size_t>(n_key));
     for (int j = 0; j < n_key; ++j) {
       const std::size_t k = static_cast<std::size_t>(j);
-      label_widths_[k] = ImGui::CalcTextSize(keys[k].text.c_str()).x;
-      short_names_[k] = label_widths_[k] <= bw - 2.0f ? keys[k].text : fit_text(keys[k].text, bw - 2.0f);
+      label_widths_[k] = ImGui::CalcTextSize(state.visual_text(keys[k].text)).x;
+      short_names_[k] = fit_label(state.visual_text, keys[k].text, bw - 2.0f);  // as seen
       const bool worth_it = short_names_[k].size() > std::string_view("\xe2\x80\xa6").size() + 1;  // a letter or two, then …
       short_widths_[k] = worth_it ? ImGui::CalcTextSize(short_names_[k].c_str()).x : 0.0f;
     }
@@ -643,10 +643,10 @@ class NeuronPanel final : public Panel {
       }
       const view::SlotLabel& label = labels[static_cast<std::size_t>(j)];
       if (label.form != view::SlotLabel::Form::Hidden) {
-        const std::string& name = label.form == view::SlotLabel::Form::Whole ? keys[static_cast<std::size_t>(j)].text
-                                                                           : short_names_[static_cast<std::size_t>(j)];
+        const char* name = label.form == view::SlotLabel::Form::Whole ? state.visual_text(keys[static_cast<std::size_t>(j)].text)
+                                                                    : short_names_[static_cast<std::size_t>(j)].c_str();
         list->AddText(ImVec2(label.x, base + font * 0.1f), chosen ? colours.selection : (marked ? colours.highlight : colours.text),
-                      name.c_str());
+                      name);
       }
       if (ImGui::IsWindowHovered() && io.MousePos.x >= x && io.MousePos.x < x + bw && io.MousePos.y >= top &&
           io.MousePos.y < base + label_h)
@@ -661,7 +661,7 @@ class NeuronPanel final : public Panel {
                : view::softmax_formula(h.masked_scores.row(query).data(), r.n_key, query, hovered, h.weights(query, hovered));
     char tip_heading[256];
     std::snprintf(tip_heading, sizeof tip_heading, "key %d \"%s\": click to look at this key", hovered,
-                  keys[static_cast<std::size_t>(hovered)].text.c_str());
+                  state.visual_text(keys[static_cast<std::size_t>(hovered)].text));
     draw_formula_tooltip(tip_heading, formula.c_str());
   }
 

@@ -239,9 +239,9 @@ class PipelinePanel final : public Panel {
     // Token labels: the widest token (at the full font size).
     widest_label_ = 0;
     for (const Token& token : state.pipeline.target().tokens)
-      widest_label_ = std::max(widest_label_, ImGui::CalcTextSize(token.text.c_str()).x);
+      widest_label_ = std::max(widest_label_, ImGui::CalcTextSize(state.visual_text(token.text)).x);
     for (const Token& token : state.pipeline.keys().tokens)
-      widest_label_ = std::max(widest_label_, ImGui::CalcTextSize(token.text.c_str()).x);
+      widest_label_ = std::max(widest_label_, ImGui::CalcTextSize(state.visual_text(token.text)).x);
   }
 
   // Which rows and columns every tile shows, at most `limit` of each.
@@ -490,7 +490,7 @@ class PipelinePanel final : public Panel {
               if (other >= 0 && std::abs(other - rs) < stride) crowded = true;
             if (crowded) continue;
           }
-          const char* name = tokens[static_cast<std::size_t>(i)].text.c_str();
+          const char* name = state.visual_text(tokens[static_cast<std::size_t>(i)].text);
           const ImVec2 size = ImGui::GetFont()->CalcTextSizeA(label_font_, FLT_MAX, 0, name);
           list->AddText(ImGui::GetFont(), label_font_,
                         ImVec2(gx - font * 0.25f - size.x, gy + cell * (static_cast<float>(rs) + 0.5f) - size.y * 0.5f),
@@ -598,8 +598,8 @@ class PipelinePanel final : public Panel {
 
     std::string formula;
     char heading[160] = {};
-    const auto query_name = [&](int q) { return queries[static_cast<std::size_t>(q)].text.c_str(); };
-    const auto key_name = [&](int k) { return keys[static_cast<std::size_t>(k)].text.c_str(); };
+    const auto query_name = [&](int q) { return state.visual_text(queries[static_cast<std::size_t>(q)].text); };
+    const auto key_name = [&](int k) { return state.visual_text(keys[static_cast<std::size_t>(k)].text); };
     switch (t.stage) {
       case Stage::X:
       case Stage::XSource: {
@@ -611,8 +611,8 @@ class PipelinePanel final : public Panel {
         const std::string_view feature =
             lexicon && static_cast<std::size_t>(j) < kFeatureCount ? kFeatureNames[static_cast<std::size_t>(j)] : std::string_view();
         std::snprintf(heading, sizeof heading, "embedding of %s %d \"%s\"", source ? "key" : "token", i,
-                      tokens[static_cast<std::size_t>(i)].text.c_str());
-        formula = view::embedding_formula(tokens[static_cast<std::size_t>(i)].text, i, j, value, feature,
+                      state.visual_text(tokens[static_cast<std::size_t>(i)].text));
+        formula = view::embedding_formula(state.visual_text(tokens[static_cast<std::size_t>(i)].text), i, j, value, feature,
                                           state.scenario.positional == Positional::Sinusoidal);
         break;
       }

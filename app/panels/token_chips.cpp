@@ -10,9 +10,10 @@
 namespace attnviz::app {
 namespace {
 
-void chip_tooltip(const Token& token, EmbeddingSource source, int index, Side side) {
+// `label`: the token's text as it is seen (AppState::visual_text).
+void chip_tooltip(const char* label, const Token& token, EmbeddingSource source, int index, Side side) {
   ImGui::BeginTooltip();
-  ImGui::Text("%s %d: \"%s\"", side == Side::Query ? "query token" : "key token", index, token.text.c_str());
+  ImGui::Text("%s %d: \"%s\"", side == Side::Query ? "query token" : "key token", index, label);
   switch (source) {
     case EmbeddingSource::Override:
       ImGui::TextUnformatted("embedding: given in the scenario");
@@ -46,7 +47,8 @@ void draw_token_chips(AppState& state, const Tokenization& tokens,
   ImGui::PushID(side == Side::Query ? "query chips" : "key chips");
   for (std::size_t i = 0; i < tokens.tokens.size(); ++i) {
     const Token& token = tokens.tokens[i];
-    const ImVec2 text_size = ImGui::CalcTextSize(token.text.c_str());
+    const char* label = state.visual_text(token.text);
+    const ImVec2 text_size = ImGui::CalcTextSize(label);
     const ImVec2 size(text_size.x + 2 * padding.x, text_size.y + 2 * padding.y);
     if (i > 0 && ImGui::GetItemRectMax().x + spacing + size.x < right) ImGui::SameLine(0, spacing);
     ImGui::PushID(static_cast<int>(i));
@@ -55,7 +57,7 @@ void draw_token_chips(AppState& state, const Tokenization& tokens,
     const bool hovered = ImGui::IsItemHovered();
     if (hovered) {
       state.hovered_next = {side, index};
-      if (i < sources.size()) chip_tooltip(token, sources[i], index, side);
+      if (i < sources.size()) chip_tooltip(label, token, sources[i], index, side);
     }
     if (ImGui::IsItemClicked() && side == Side::Query) state.selection.query = index;
     const bool highlighted = side == Side::Query ? state.highlights_query(index) : state.highlights_key(index);
@@ -75,7 +77,7 @@ void draw_token_chips(AppState& state, const Tokenization& tokens,
     if (i < sources.size() && sources[i] == EmbeddingSource::Override)
       draw_list->AddRect(p0, p1, colours.text_dim, rounding, 0, 1.0f);
     if (selected) draw_list->AddRect(p0, p1, colours.selection, rounding, 0, 2.0f);
-    draw_list->AddText(ImVec2(p0.x + padding.x, p0.y + padding.y), colours.text, token.text.c_str());
+    draw_list->AddText(ImVec2(p0.x + padding.x, p0.y + padding.y), colours.text, label);
     ImGui::PopID();
   }
   ImGui::PopID();

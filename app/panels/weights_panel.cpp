@@ -167,7 +167,7 @@ class WeightsPanel final : public Panel {
     const auto* self = static_cast<const std::pair<const WeightsPanel*, const AppState*>*>(context);
     (void)buffer;
     (void)size;
-    return self->first->token_of_row(*self->second, index).text.c_str();
+    return self->second->visual_text(self->first->token_of_row(*self->second, index).text);
   }
 
   void prepare_embeddings(const AppState& state) {
@@ -197,7 +197,7 @@ class WeightsPanel final : public Panel {
     x_label_width_ = 0;
     const float cap = ImGui::GetFontSize() * 7.0f;
     for (int r = 0; r < static_cast<int>(rows); ++r)
-      x_label_width_ = std::min(cap, std::max(x_label_width_, text_width(token_of_row(state, r).text.c_str())));
+      x_label_width_ = std::min(cap, std::max(x_label_width_, text_width(state.visual_text(token_of_row(state, r).text))));
     limits_version_ = 0;  // X changed: its colour scale too
   }
 
@@ -592,7 +592,7 @@ class WeightsPanel final : public Panel {
     if (ImGui::BeginPopup("##token menu")) {
       if (x_menu_row_ >= 0 && x_menu_row_ < x_rows_.rows()) {
         const Token& token = token_of_row(state, x_menu_row_);
-        ImGui::TextDisabled("\"%s\"", token.text.c_str());
+        ImGui::TextDisabled("\"%s\"", state.visual_text(token.text));
         ImGui::Separator();
         const bool has_override = find_override(state.scenario.embeddings, token) != state.scenario.embeddings.end();
         if (ImGui::MenuItem("Reset to its embedding when opened", nullptr, false, has_override && spec.editable)) {
@@ -675,7 +675,7 @@ class WeightsPanel final : public Panel {
                          : from == EmbeddingSource::Lexicon ? "from the teaching lexicon"
                                                             : "derived from the word itself (not in the lexicon)";
     ImGui::BeginTooltip();
-    ImGui::Text("\"%s\": %s %d", token.text.c_str(),
+    ImGui::Text("\"%s\": %s %d", state.visual_text(token.text),
                 source ? "source token" : (state.pipeline.cross() ? "target token" : "token"), index);
     ImGui::Text("embedding %s", origin);
     ImGui::TextDisabled(source ? "right-click to reset" : "click: make it the query \xc2\xb7 right-click: reset");

@@ -24,13 +24,13 @@ bool draw_query_selector(AppState& state, const char* id, float max_width_em, fl
   ImGui::TextUnformatted("query");
   ImGui::SameLine();
   char preview[96];
-  std::snprintf(preview, sizeof preview, "%d: %s", query, queries[static_cast<std::size_t>(query)].text.c_str());
+  std::snprintf(preview, sizeof preview, "%d: %s", query, state.visual_text(queries[static_cast<std::size_t>(query)].text));
   ImGui::SetNextItemWidth(std::min(font * max_width_em, ImGui::GetContentRegionAvail().x * max_width_fraction));
   bool chosen = false;
   if (ImGui::BeginCombo(id, preview, ImGuiComboFlags_HeightLarge)) {
     for (int i = 0; i < n_query; ++i) {
       char item[96];
-      std::snprintf(item, sizeof item, "%d: %s##q%d", i, queries[static_cast<std::size_t>(i)].text.c_str(), i);
+      std::snprintf(item, sizeof item, "%d: %s##q%d", i, state.visual_text(queries[static_cast<std::size_t>(i)].text), i);
       if (ImGui::Selectable(item, i == query)) state.selection.query = i, chosen = true;
       if (ImGui::IsItemHovered()) state.hovered_next = {Side::Query, i};
       if (i == query) ImGui::SetItemDefaultFocus();
@@ -136,6 +136,13 @@ std::string fit_text(std::string_view text, float width) {
     fits = end;
   }
   return std::string(text.substr(0, fits)) + std::string(kEllipsis);
+}
+
+std::string fit_label(const view::VisualText& shown, const std::string& text, float width) {
+  const char* seen = shown(text);
+  if (ImGui::CalcTextSize(seen).x <= width) return seen;
+  const std::string fitted = fit_text(text, width);
+  return shown(fitted);  // copied before `fitted` goes
 }
 
 }  // namespace attnviz::app

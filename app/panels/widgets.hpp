@@ -62,6 +62,9 @@ void draw_formula_tooltip(const char* heading, const char* formula);
 // The text, or as much of its start as fits in `width` (pixels, the current font) followed by
 // "…"; never splits a character.
 std::string fit_text(std::string_view text, float width);
+// A token's name as it is seen (AppState::visual_text: Hebrew and Arabic right to left) when
+// that fits in `width`; else cut by fit_text() in reading order, then turned.
+std::string fit_label(const view::VisualText& shown, const std::string& text, float width);
 
 // Lines between a heatmap's cells, when the cells are wide enough (8 px) to be told apart.
 void draw_cell_grid_lines(ImDrawList* list, const view::HeatmapGeometry& g, int rows, int cols, ImU32 colour);

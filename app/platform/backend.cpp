@@ -58,7 +58,8 @@ void on_refresh(GLFWwindow* window) { count_event(window); }
 void on_content_scale(GLFWwindow* window, float, float) { count_event(window); }
 void on_iconify(GLFWwindow* window, int) { count_event(window); }
 
-// Glyphs the app prints: Latin, Greek, Cyrillic, Hebrew, Arabic letters (unshaped), general
+// Glyphs the app prints: Latin, Greek, Cyrillic, Hebrew, Arabic (with the presentation forms
+// app/view/visual_text.hpp joins its letters with), general
 // punctuation, sub/superscripts, arrows, mathematical operators (√ Σ · ⊙ ∞ −), shapes.
 constexpr ImWchar kGlyphRanges[] = {
     0x0020, 0x024F,  // Basic Latin, Latin-1, Latin Extended-A/B
@@ -72,6 +73,8 @@ constexpr ImWchar kGlyphRanges[] = {
     0x2500, 0x25FF,  // Box drawing, blocks, geometric shapes
     0x2600, 0x27BF,  // Miscellaneous symbols, dingbats: warning sign, check and cross marks
     0x2C60, 0x2C7F,  // Latin Extended-C: subscript j
+    0xFB1D, 0xFBFF,  // Hebrew and Arabic presentation forms (A, the part of it with letters)
+    0xFE70, 0xFEFF,  // Arabic presentation forms B
     0xFFFD, 0xFFFD,  // Replacement character
     0,
 };

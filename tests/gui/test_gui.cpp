@@ -665,4 +665,64 @@ TEST_CASE("Chinese characters in a sentence are drawn, not replaced by a mark") 
   CHECK(different > 30);
 }
 
+// Hebrew is read from the right, so a word's first letter is drawn at its right end. A query's
+// name is right-aligned against the heatmap: the glyph nearest the grid is the word's first
+// letter, the same for "אבבבב" (alef, then bets) as for "אאאאא" and not for "בבבבא".
+TEST_CASE("a Hebrew word's first letter is drawn at its right end") {
+  TempDir dir;
+  const auto last_glyph = [&](const char* word) {  // the 14 columns left of the grid, on the query's row
+    Scenario scenario = builtin();
+    scenario.target = word;
+    scenario.title = "";
+    const Screenshot shot = screenshot(dir.path, {"--scenario", write_scenario(dir.path, scenario).string(), "--panels",
+                                                  "heatmaps", "--size", "800x600"});
+    const Json& h = shot.layout["heatmap"];
+    REQUIRE(h["rows"] == 1);
+    const int right = h["x"].get<int>(), top = h["y"].get<int>(), bottom = top + h["cell_h"].get<int>();
+    std::vector<view::Rgba8> pixels;
+    for (int y = top; y < bottom; ++y)
+      for (int x = right - 14; x < right; ++x) pixels.push_back(shot.image.at(x, y));
+    return pixels;
+  };
+  const auto different = [](const std::vector<view::Rgba8>& a, const std::vector<view::Rgba8>& b) {
+    int count = 0;
+    for (std::size_t k = 0; k < a.size(); ++k) count += close(a[k], b[k], 30) ? 0 : 1;
+    return count;
+  };
+  const std::vector<view::Rgba8> alefs = last_glyph("\xd7\x90\xd7\x90\xd7\x90\xd7\x90\xd7\x90");   // אאאאא
+  const std::vector<view::Rgba8> alef_first = last_glyph("\xd7\x90\xd7\x91\xd7\x91\xd7\x91\xd7\x91");  // אבבבב
+  const std::vector<view::Rgba8> alef_last = last_glyph("\xd7\x91\xd7\x91\xd7\x91\xd7\x91\xd7\x90");  // בבבבא
+  const int first_vs_alefs = different(alef_first, alefs), last_vs_alefs = different(alef_last, alefs);
+  INFO("pixels unlike the alefs' last glyph: alef first " << first_vs_alefs << ", alef last " << last_vs_alefs);
+  CHECK(last_vs_alefs > 20);
+  CHECK(first_vs_alefs * 3 < last_vs_alefs);
+}
+
+// Arabic letters join: "ببب" is drawn as beh's initial, medial and final forms, the same picture
+// as a word typed in those presentation forms (U+FE91 U+FE92 U+FE90), and not the picture of
+// three stand-alone behs (U+FE8F).
+TEST_CASE("Arabic letters are drawn joined") {
+  TempDir dir;
+  const auto shoot = [&](const char* word) {
+    Scenario scenario = builtin();
+    scenario.target = word;
+    scenario.title = "";
+    const Screenshot shot = screenshot(dir.path, {"--scenario", write_scenario(dir.path, scenario).string(), "--panels",
+                                                  "heatmaps", "--size", "800x600"});
+    REQUIRE(shot.layout["heatmap"]["rows"] == 1);  // one token: every weight is 1, whatever the word
+    return shot.image;
+  };
+  const auto different = [](const Image& a, const Image& b) {
+    int count = 0;
+    for (int y = 0; y < a.height; ++y)
+      for (int x = 0; x < a.width; ++x) count += close(a.at(x, y), b.at(x, y), 30) ? 0 : 1;
+    return count;
+  };
+  const Image typed = shoot("\xd8\xa8\xd8\xa8\xd8\xa8");                        // ببب
+  const Image joined = shoot("\xef\xba\x91\xef\xba\x92\xef\xba\x90");      // ﺑﺒﺐ
+  const Image apart = shoot("\xef\xba\x8f\xef\xba\x8f\xef\xba\x8f");       // ﺏﺏﺏ
+  CHECK(different(typed, joined) == 0);
+  CHECK(different(typed, apart) > 30);
+}
+
 }  // namespace attnviz
