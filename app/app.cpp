@@ -217,8 +217,17 @@ void App::apply_theme_and_fonts() {
     characters_checked_[1] = s.source;
     characters_checked_[2] = s.title;
     bool added = false;
-    for (const std::string& text : characters_checked_) added = backend_.add_characters(text) || added;
+    for (const std::string& text : characters_checked_) {
+      added = backend_.add_characters(text) || added;
+      if (view::TextEscapes::may_need_stand_ins(text))
+        state_.visual_text.escapes().escape(text);  // gives its emoji stand-ins, drawn from the first frame
+    }
     if (added) fonts_loaded_size_ = 0;  // reload below
+  }
+  // Characters past U+FFFF (emoji) are drawn as their stand-ins' glyphs: one for each new one.
+  if (state_.visual_text.escapes().wide_count() != backend_.wide_character_count()) {
+    backend_.set_wide_characters(state_.visual_text.escapes().wide_characters());
+    fonts_loaded_size_ = 0;
   }
   characters_checked_version_ = state_.edit_version;
   // Fonts can only be rebuilt between frames.
@@ -302,7 +311,7 @@ void App::frame() {
 void App::stand_in_for_wide_characters() {
   static_assert(sizeof(ImWchar) == sizeof(std::uint16_t), "Debian's ImGui 1.86: 16-bit characters");
   ImVector<ImWchar>& queue = ImGui::GetIO().InputQueueCharacters;
-  text_escapes_.stand_in_queued(std::span(reinterpret_cast<std::uint16_t*>(queue.Data), static_cast<std::size_t>(queue.Size)),
+  state_.visual_text.escapes().stand_in_queued(std::span(reinterpret_cast<std::uint16_t*>(queue.Data), static_cast<std::size_t>(queue.Size)),
                                 backend_.typed_characters());
 }
 
@@ -626,7 +635,7 @@ void App::draw_panels(float top, float bottom) {
   const view::Rect area{gap, top + gap, display.x - 2 * gap, bottom - top - 2 * gap};
   state_.layout.panels = view::layout_dashboard(area, state_.ui.visible, gap, lesson_band_height());
   ImGuiIO& io = ImGui::GetIO();
-  PanelContext context{heatmaps_, text_escapes_, io.Fonts->Fonts.Size > 1 ? io.Fonts->Fonts[1] : nullptr,
+  PanelContext context{heatmaps_, state_.visual_text.escapes(), io.Fonts->Fonts.Size > 1 ? io.Fonts->Fonts[1] : nullptr,
                        io.Fonts->Fonts.Size > 2 ? io.Fonts->Fonts[2] : nullptr};
   // The panels tile the window and their background is the colour the frame is cleared to, so
   // they draw none: a software renderer pays for every pixel of every layer.

@@ -118,7 +118,6 @@ class App {
   float start_font_size_ = 16;  // Ctrl+0 goes back to it  // the ImGui frame the unsaved-changes question came up in
   ImVec4 theme_text_colour_;  // the theme's text colour, under the status bar's own  // where the status bar began in the last frame (--layout-out)
   NoticeBoard notices_;                   // what the last actions came to (app/notices.hpp)
-  view::TextEscapes text_escapes_;        // what ImGui's text fields cannot hold, held for them
   bool show_shortcuts_ = false;
   int export_scale_ = 2;  // the PNG export's scale (File > Export)
   Autosave autosave_{""};

@@ -11,7 +11,7 @@ profile="${1:-build}"
 build_packages=(
   cmake make g++ pkg-config
   libeigen3-dev nlohmann-json3-dev doctest-dev
-  libimgui-dev libglfw3-dev libgl-dev libstb-dev fonts-dejavu-core fonts-droid-fallback
+  libimgui-dev libglfw3-dev libgl-dev libstb-dev fonts-dejavu-core fonts-droid-fallback fonts-symbola
 )
 test_packages=(python3 python3-torch xvfb xauth libgl1-mesa-dri xdotool valgrind)
 fuzz_packages=(clang-14 libclang-rt-14-dev)

@@ -6,6 +6,7 @@
 #include <imgui_internal.h>  // ImTextCharFromUtf8
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
+#include <stb_truetype.h>  // Debian's libstb, which ImGui links: emoji glyphs, drawn into the atlas
 
 #include <algorithm>
 #include <array>
@@ -14,6 +15,8 @@
 #include <cstdlib>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 namespace attnviz::platform {
 namespace {
@@ -81,12 +84,16 @@ constexpr ImWchar kGlyphRanges[] = {
 
 constexpr std::array<const char*, 3> kFontFiles = {
     "DejaVuSans.ttf", "DejaVuSans-Bold.ttf", "DejaVuSansMono.ttf"};
-constexpr std::array<const char*, 3> kFontFolders = {"/usr/share/fonts/truetype/dejavu/",
+constexpr std::array<const char*, 4> kFontFolders = {"/usr/share/fonts/truetype/dejavu/",
                                                      "/usr/share/fonts/truetype/droid/",
+                                                     "/usr/share/fonts/truetype/ancient-scripts/",
                                                      "/usr/local/share/fonts/"};
 // Merged into every font for the characters DejaVu lacks (Chinese, Japanese, Korean, ...):
 // only those a sentence uses are rasterized (see Backend::add_characters).
 constexpr const char* kFallbackFontFile = "DroidSansFallbackFull.ttf";
+// Emoji and other characters past U+FFFF, in outline (no colour): drawn as glyphs of their own
+// (Backend::set_wide_characters).
+constexpr const char* kWideFontFile = "Symbola_hint.ttf";
 
 std::string find_font(const char* file) {
   for (const char* folder : kFontFolders) {
@@ -206,6 +213,8 @@ bool Backend::load_fonts(float pixel_size, float detail, std::string& error) {
       io.Fonts->AddFontFromFileTTF(fallback_path.c_str(), size, &merge, extra_ranges_.data());
     }
   }
+  add_wide_glyphs(size);
+  draw_wide_glyphs();
   io.FontGlobalScale = 1.0f / detail;
   std::string texture_error;
   if (!ui_renderer_->load_font_atlas(texture_error)) {
@@ -232,6 +241,76 @@ bool Backend::add_characters(const std::string& text) {
     added |= extra_characters_.insert(static_cast<ImWchar>(c)).second;
   }
   return added;
+}
+
+struct Backend::WideFont {
+  std::vector<unsigned char> data;  // stb_truetype reads the file where it is
+  stbtt_fontinfo info{};
+};
+
+void Backend::WideFontDeleter::operator()(WideFont* font) const { delete font; }
+
+void Backend::set_wide_characters(std::vector<std::pair<char32_t, char32_t>> stand_in_and_character) {
+  wide_characters_ = std::move(stand_in_and_character);
+}
+
+// Each wide character the font has becomes a glyph of ImGui's atlas for its stand-in, in every
+// font (regular, bold, mono): a rectangle of the glyph's size, which ImGui places in the atlas.
+void Backend::add_wide_glyphs(float size) {
+  wide_glyphs_.clear();
+  if (wide_characters_.empty()) return;
+  if (!wide_font_tried_) {
+    wide_font_tried_ = true;
+    const std::string path = find_font(kWideFontFile);
+    std::unique_ptr<WideFont, WideFontDeleter> font(new WideFont);
+    if (std::ifstream in{path, std::ios::binary}; !path.empty() && in)
+      font->data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (!font->data.empty() &&
+        stbtt_InitFont(&font->info, font->data.data(), stbtt_GetFontOffsetForIndex(font->data.data(), 0)))
+      wide_font_ = std::move(font);
+  }
+  if (!wide_font_) return;
+  ImFontAtlas* atlas = ImGui::GetIO().Fonts;
+  const stbtt_fontinfo& info = wide_font_->info;
+  // Symbola's lines are much taller than DejaVu's: its em is made DejaVu's (whose line, the pixel
+  // size, is 1.164 em), so that an emoji is as wide as a wide letter.
+  const float scale = stbtt_ScaleForMappingEmToPixels(&info, size / 1.164f);
+  for (const auto& [stand_in, character] : wide_characters_) {
+    const int code_point = static_cast<int>(character);
+    if (stand_in > 0xFFFF || stbtt_FindGlyphIndex(&info, code_point) == 0) continue;  // stays the mark
+    int x0 = 0, y0 = 0, x1 = 0, y1 = 0, advance = 0, bearing = 0;
+    stbtt_GetCodepointBitmapBox(&info, code_point, scale, scale, &x0, &y0, &x1, &y1);
+    stbtt_GetCodepointHMetrics(&info, code_point, &advance, &bearing);
+    for (ImFont* font : atlas->Fonts) {
+      // Offset from the line's top for now (y0 is from the baseline): see draw_wide_glyphs().
+      const int rect = atlas->AddCustomRectFontGlyph(font, static_cast<ImWchar>(stand_in), std::max(1, x1 - x0),
+                                                     std::max(1, y1 - y0), std::round(static_cast<float>(advance) * scale),
+                                                     ImVec2(static_cast<float>(x0), static_cast<float>(y0)));
+      wide_glyphs_.push_back({rect, character, scale});
+    }
+  }
+}
+
+// Builds the atlas, draws each wide glyph into its rectangle, and moves the glyph down by the
+// font's ascent, which ImGui knows only now: its top is y0 below the baseline, not the line's top.
+void Backend::draw_wide_glyphs() {
+  if (wide_glyphs_.empty()) return;
+  ImFontAtlas* atlas = ImGui::GetIO().Fonts;
+  unsigned char* pixels = nullptr;
+  int width = 0, height = 0;
+  atlas->GetTexDataAsAlpha8(&pixels, &width, &height);
+  if (!pixels) return;
+  for (const WideGlyph& glyph : wide_glyphs_) {
+    const ImFontAtlasCustomRect* rect = atlas->GetCustomRectByIndex(glyph.rect);
+    if (!rect->IsPacked()) continue;
+    stbtt_MakeCodepointBitmap(&wide_font_->info, pixels + static_cast<std::ptrdiff_t>(rect->Y) * width + rect->X, rect->Width,
+                              rect->Height, width, glyph.scale, glyph.scale, static_cast<int>(glyph.character));
+    for (ImFontGlyph& drawn : rect->Font->Glyphs)
+      if (drawn.Codepoint == rect->GlyphID) {
+        drawn.Y0 += rect->Font->Ascent;
+        drawn.Y1 += rect->Font->Ascent;
+      }
+  }
 }
 
 void Backend::set_title(const std::string& title) {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 struct GLFWwindow;
@@ -85,6 +86,12 @@ class Backend {
   // ever added, up to a few thousand, so a sentence typed and erased does not reload the fonts
   // again and again.
   bool add_characters(const std::string& text);
+  // Characters past U+FFFF (emoji), which ImGui's 16-bit characters cannot hold, each with the
+  // private-use stand-in the text holds for it (view::TextEscapes): the next load_fonts() draws
+  // each stand-in with its character's glyph, from Symbola (fonts-symbola) when it is installed
+  // and has one; without, the stand-in is ImGui's missing-glyph mark.
+  void set_wide_characters(std::vector<std::pair<char32_t, char32_t>> stand_in_and_character);
+  std::size_t wide_character_count() const { return wide_characters_.size(); }
   // After render_without_present(): draws the same frame at `scale` times the pixels into an
   // offscreen framebuffer and returns it (RGBA rows, top first); empty with `error` set when the
   // size is more than the GL allows.
@@ -112,6 +119,21 @@ class Backend {
   static constexpr std::size_t kMaxExtraCharacters = 4096;
   std::set<unsigned short> extra_characters_;  // asked for by add_characters(), kept for good
   std::vector<unsigned short> extra_ranges_;   // ... as ImGui glyph ranges, alive as long as the fonts
+  std::vector<std::pair<char32_t, char32_t>> wide_characters_;  // see set_wide_characters()
+  struct WideFont;                        // Symbola, read when the first wide character comes
+  struct WideFontDeleter {
+    void operator()(WideFont* font) const;
+  };
+  std::unique_ptr<WideFont, WideFontDeleter> wide_font_;
+  bool wide_font_tried_ = false;
+  void add_wide_glyphs(float size);       // load_fonts(): before the atlas is built ...
+  void draw_wide_glyphs();                // ... and after
+  struct WideGlyph {
+    int rect = 0;  // ImGui's custom rectangle
+    char32_t character = 0;
+    float scale = 1;
+  };
+  std::vector<WideGlyph> wide_glyphs_;  // of the atlas last built
   std::unique_ptr<render::UiRenderer> ui_renderer_;  // released before the GL context goes
 };
 

@@ -12,7 +12,27 @@ char32_t TextEscapes::slot(char32_t key) {
   const char32_t stand_in = kFirst + static_cast<char32_t>(keys_.size());
   keys_.push_back(key);
   slots_.emplace(key, stand_in);
+  if (key > 0xFFFF && key < kRawByte) ++wide_count_;
   return stand_in;
+}
+
+bool TextEscapes::may_need_stand_ins(std::string_view text) {
+  // Invalid bytes are not looked for: a text that has them and nothing else is drawn by ImGui,
+  // which shows U+FFFD for each.
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte >= 0xF0 || byte == 0xEE) return true;  // past U+FFFF; U+E000 to U+EFFF
+    if (byte == 0xEF && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) <= 0xA3) return true;  // to U+F8FF
+  }
+  return false;
+}
+
+std::vector<std::pair<char32_t, char32_t>> TextEscapes::wide_characters() const {
+  std::vector<std::pair<char32_t, char32_t>> wide;
+  wide.reserve(wide_count_);
+  for (std::size_t k = 0; k < keys_.size(); ++k)
+    if (keys_[k] > 0xFFFF && keys_[k] < kRawByte) wide.emplace_back(kFirst + static_cast<char32_t>(k), keys_[k]);
+  return wide;
 }
 
 char32_t TextEscapes::stand_in(char32_t code_point) {

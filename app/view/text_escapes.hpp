@@ -5,8 +5,10 @@
 // character it cannot hold (past U+FFFF, and invalid UTF-8 bytes, kept byte for byte) stands in
 // it for a character of the private-use area, one per distinct character, and is put back when
 // the text leaves the field. Private-use characters already in the text take stand-ins too, so a
-// stand-in is never mistaken for one. ImGui draws a stand-in as its missing-glyph mark, as it
-// draws an emoji the font lacks anyway.
+// stand-in is never mistaken for one. The same character always has the same stand-in, so the
+// labels the views draw take them too (app/view/visual_text.hpp), and the backend draws the
+// stand-in of a character past U+FFFF with that character's glyph, from a font that has it
+// (Symbola, for emoji); any other stand-in is drawn as ImGui's missing-glyph mark.
 //
 // No ImGui here (unit-tested); the sentence fields and the window's typed characters use it.
 #pragma once
@@ -16,6 +18,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace attnviz::view {
@@ -35,6 +38,15 @@ class TextEscapes {
   // window reported, `typed` (code points, in order): each gets its stand-in.
   void stand_in_queued(std::span<std::uint16_t> queue, std::span<const unsigned> typed);
 
+  // Whether the text may hold a character that needs a stand-in (a byte test, no decoding):
+  // false means escape() would give the text back unchanged, unless it has invalid bytes.
+  static bool may_need_stand_ins(std::string_view text);
+
+  // The characters past U+FFFF that have stand-ins, with them: (stand-in, character), in the
+  // order they were given one. wide_count() is how many, without building the list.
+  std::vector<std::pair<char32_t, char32_t>> wide_characters() const;
+  std::size_t wide_count() const { return wide_count_; }
+
  private:
   static bool needs_stand_in(char32_t code_point) {
     return code_point > 0xFFFF || (code_point >= kFirst && code_point <= kLast);
@@ -44,6 +56,7 @@ class TextEscapes {
   char32_t slot(char32_t key);
   std::unordered_map<char32_t, char32_t> slots_;  // key -> stand-in
   std::vector<char32_t> keys_;                     // stand-in - kFirst -> key
+  std::size_t wide_count_ = 0;                     // keys past U+FFFF
 };
 
 }  // namespace attnviz::view

@@ -51,6 +51,7 @@ Direction direction_of(char32_t c) {
   if (c < 0x80) return (in(c, U'a', U'z') || in(c, U'A', U'Z')) ? Direction::Left : Direction::Neutral;
   if (in(c, 0x80, 0xBF) || c == 0xD7 || c == 0xF7) return Direction::Neutral;  // Latin-1 signs, × ÷
   if (in(c, 0x2000, 0x2BFF) || in(c, 0x3000, 0x303F) || in(c, 0xFE10, 0xFE1F) || c == 0xFFFD) return Direction::Neutral;
+  if (in(c, 0x1F000, 0x1FAFF)) return Direction::Neutral;  // emoji and other symbols
   return Direction::Left;  // letters of every other script
 }
 
@@ -315,9 +316,9 @@ std::string visual_order(std::string_view logical) {
 // -----------------------------------------------------------------------------
 
 const char* VisualText::operator()(const std::string& logical) const {
-  if (!may_need_visual_order(logical)) return logical.c_str();
+  if (!may_need_visual_order(logical) && !TextEscapes::may_need_stand_ins(logical)) return logical.c_str();
   auto found = shown_.find(logical);
-  if (found == shown_.end()) found = shown_.emplace(logical, visual_order(logical)).first;
+  if (found == shown_.end()) found = shown_.emplace(logical, escapes_.escape(visual_order(logical))).first;
   return found->second.c_str();
 }
 

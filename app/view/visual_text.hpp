@@ -19,7 +19,14 @@
 //     Explicit embeddings and isolates (which the tokenizer drops) are not handled.
 //
 // Text without Hebrew or Arabic comes back as it is. No ImGui here (unit-tested).
+//
+// VisualText gives a label as ImGui is to draw it: in visual order, and with TextEscapes'
+// stand-ins for the characters ImGui cannot hold (emoji), which the backend draws with their
+// glyphs. It owns the app's one TextEscapes, which the text fields use too: a character has the
+// same stand-in everywhere.
 #pragma once
+
+#include "app/view/text_escapes.hpp"
 
 #include <cstddef>
 #include <string>
@@ -35,10 +42,14 @@ bool may_need_visual_order(std::string_view text);
 // The text as it is seen, left to right (see above).
 std::string visual_order(std::string_view logical);
 
-// visual_order() for the labels a frame draws: the text itself when it needs nothing (no copy,
-// no allocation), else its visual order, kept until the cache is dropped.
+// A label as ImGui is to draw it: the text itself when it needs nothing (no copy, no
+// allocation), else its visual order with stand-ins, kept until the cache is dropped.
 class VisualText {
  public:
+  // The stand-ins: the text fields' and the labels'.
+  TextEscapes& escapes() { return escapes_; }
+  const TextEscapes& escapes() const { return escapes_; }
+
   // Valid until the next new_frame() that drops the cache. (A const call: what it keeps is a
   // cache, not state.)
   const char* operator()(const std::string& logical) const;
@@ -49,7 +60,8 @@ class VisualText {
   static constexpr std::size_t kMaxKept = 4096;
 
  private:
-  mutable std::unordered_map<std::string, std::string> shown_;  // logical -> visual
+  mutable std::unordered_map<std::string, std::string> shown_;  // logical -> as drawn
+  mutable TextEscapes escapes_;  // a stand-in is given when first needed, by a const call too
 };
 
 }  // namespace attnviz::view

@@ -130,6 +130,25 @@ view::Rgba8 cell_colour(const Screenshot& shot, int i, int j) {
   return shot.image.at(static_cast<int>(x), static_cast<int>(y));
 }
 
+// The heatmaps of a sentence of one word: every weight is 1 whatever the word, so two such
+// pictures differ only where the word is drawn.
+Screenshot one_word_heatmaps(const fs::path& dir, const char* word) {
+  Scenario scenario = builtin();
+  scenario.target = word;
+  scenario.title = "";
+  Screenshot shot =
+      screenshot(dir, {"--scenario", write_scenario(dir, scenario).string(), "--panels", "heatmaps", "--size", "800x600"});
+  REQUIRE(shot.layout["heatmap"]["rows"] == 1);
+  return shot;
+}
+
+int pixels_unlike(const Image& a, const Image& b) {
+  int count = 0;
+  for (int y = 0; y < a.height; ++y)
+    for (int x = 0; x < a.width; ++x) count += close(a.at(x, y), b.at(x, y), 30) ? 0 : 1;
+  return count;
+}
+
 }  // namespace
 
 TEST_CASE("the app starts on the built-in scenario and writes a screenshot") {
@@ -665,34 +684,37 @@ TEST_CASE("Chinese characters in a sentence are drawn, not replaced by a mark") 
   CHECK(different > 30);
 }
 
+// ImGui 1.86 holds 16-bit characters: an emoji is drawn from its stand-in's glyph, rasterized from
+// Symbola into the atlas. Two sentences of one different emoji each: drawn as glyphs they differ,
+// drawn as the missing-glyph mark they would be the same picture.
+TEST_CASE("emoji in a sentence are drawn, not replaced by a mark") {
+  TempDir dir;
+  const Image pizza = one_word_heatmaps(dir.path, "\xf0\x9f\x8d\x95").image;  // 🍕
+  const Image robot = one_word_heatmaps(dir.path, "\xf0\x9f\xa4\x96").image;  // 🤖
+  CHECK(pixels_unlike(pizza, robot) > 30);
+}
+
 // Hebrew is read from the right, so a word's first letter is drawn at its right end. A query's
 // name is right-aligned against the heatmap: the glyph nearest the grid is the word's first
 // letter, the same for "אבבבב" (alef, then bets) as for "אאאאא" and not for "בבבבא".
 TEST_CASE("a Hebrew word's first letter is drawn at its right end") {
   TempDir dir;
   const auto last_glyph = [&](const char* word) {  // the 14 columns left of the grid, on the query's row
-    Scenario scenario = builtin();
-    scenario.target = word;
-    scenario.title = "";
-    const Screenshot shot = screenshot(dir.path, {"--scenario", write_scenario(dir.path, scenario).string(), "--panels",
-                                                  "heatmaps", "--size", "800x600"});
+    const Screenshot shot = one_word_heatmaps(dir.path, word);
     const Json& h = shot.layout["heatmap"];
-    REQUIRE(h["rows"] == 1);
     const int right = h["x"].get<int>(), top = h["y"].get<int>(), bottom = top + h["cell_h"].get<int>();
-    std::vector<view::Rgba8> pixels;
+    Image band{14, bottom - top, {}};
     for (int y = top; y < bottom; ++y)
-      for (int x = right - 14; x < right; ++x) pixels.push_back(shot.image.at(x, y));
-    return pixels;
+      for (int x = right - 14; x < right; ++x) {
+        const view::Rgba8 pixel = shot.image.at(x, y);
+        band.pixels.insert(band.pixels.end(), {pixel.r, pixel.g, pixel.b, pixel.a});
+      }
+    return band;
   };
-  const auto different = [](const std::vector<view::Rgba8>& a, const std::vector<view::Rgba8>& b) {
-    int count = 0;
-    for (std::size_t k = 0; k < a.size(); ++k) count += close(a[k], b[k], 30) ? 0 : 1;
-    return count;
-  };
-  const std::vector<view::Rgba8> alefs = last_glyph("\xd7\x90\xd7\x90\xd7\x90\xd7\x90\xd7\x90");   // אאאאא
-  const std::vector<view::Rgba8> alef_first = last_glyph("\xd7\x90\xd7\x91\xd7\x91\xd7\x91\xd7\x91");  // אבבבב
-  const std::vector<view::Rgba8> alef_last = last_glyph("\xd7\x91\xd7\x91\xd7\x91\xd7\x91\xd7\x90");  // בבבבא
-  const int first_vs_alefs = different(alef_first, alefs), last_vs_alefs = different(alef_last, alefs);
+  const Image alefs = last_glyph("\xd7\x90\xd7\x90\xd7\x90\xd7\x90\xd7\x90");       // אאאאא
+  const Image alef_first = last_glyph("\xd7\x90\xd7\x91\xd7\x91\xd7\x91\xd7\x91");  // אבבבב
+  const Image alef_last = last_glyph("\xd7\x91\xd7\x91\xd7\x91\xd7\x91\xd7\x90");   // בבבבא
+  const int first_vs_alefs = pixels_unlike(alef_first, alefs), last_vs_alefs = pixels_unlike(alef_last, alefs);
   INFO("pixels unlike the alefs' last glyph: alef first " << first_vs_alefs << ", alef last " << last_vs_alefs);
   CHECK(last_vs_alefs > 20);
   CHECK(first_vs_alefs * 3 < last_vs_alefs);
@@ -703,26 +725,11 @@ TEST_CASE("a Hebrew word's first letter is drawn at its right end") {
 // three stand-alone behs (U+FE8F).
 TEST_CASE("Arabic letters are drawn joined") {
   TempDir dir;
-  const auto shoot = [&](const char* word) {
-    Scenario scenario = builtin();
-    scenario.target = word;
-    scenario.title = "";
-    const Screenshot shot = screenshot(dir.path, {"--scenario", write_scenario(dir.path, scenario).string(), "--panels",
-                                                  "heatmaps", "--size", "800x600"});
-    REQUIRE(shot.layout["heatmap"]["rows"] == 1);  // one token: every weight is 1, whatever the word
-    return shot.image;
-  };
-  const auto different = [](const Image& a, const Image& b) {
-    int count = 0;
-    for (int y = 0; y < a.height; ++y)
-      for (int x = 0; x < a.width; ++x) count += close(a.at(x, y), b.at(x, y), 30) ? 0 : 1;
-    return count;
-  };
-  const Image typed = shoot("\xd8\xa8\xd8\xa8\xd8\xa8");                        // ببب
-  const Image joined = shoot("\xef\xba\x91\xef\xba\x92\xef\xba\x90");      // ﺑﺒﺐ
-  const Image apart = shoot("\xef\xba\x8f\xef\xba\x8f\xef\xba\x8f");       // ﺏﺏﺏ
-  CHECK(different(typed, joined) == 0);
-  CHECK(different(typed, apart) > 30);
+  const Image typed = one_word_heatmaps(dir.path, "\xd8\xa8\xd8\xa8\xd8\xa8").image;                // ببب
+  const Image joined = one_word_heatmaps(dir.path, "\xef\xba\x91\xef\xba\x92\xef\xba\x90").image;  // ﺑﺒﺐ
+  const Image apart = one_word_heatmaps(dir.path, "\xef\xba\x8f\xef\xba\x8f\xef\xba\x8f").image;   // ﺏﺏﺏ
+  CHECK(pixels_unlike(typed, joined) == 0);
+  CHECK(pixels_unlike(typed, apart) > 30);
 }
 
 }  // namespace attnviz

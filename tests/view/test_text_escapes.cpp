@@ -69,8 +69,30 @@ TEST_CASE("an emoji typed into the window reaches the field as its stand-in") {
 TEST_CASE("text without anything to hold is left alone") {
   TextEscapes escapes;
   const std::string plain = "the cat sat \xe2\x86\x92 \xce\xb1";  // → α
+  CHECK_FALSE(TextEscapes::may_need_stand_ins(plain));
   CHECK(escapes.escape(plain) == plain);
   CHECK(escapes.unescape(plain) == plain);
+}
+
+TEST_CASE("the byte test finds every character that needs a stand-in") {
+  CHECK(TextEscapes::may_need_stand_ins("a\xf0\x9f\x8d\x95"));  // 🍕
+  CHECK(TextEscapes::may_need_stand_ins("\xee\x80\x80"));       // U+E000
+  CHECK(TextEscapes::may_need_stand_ins("\xef\xa3\xbf"));       // U+F8FF
+  CHECK_FALSE(TextEscapes::may_need_stand_ins("\xef\xa4\x80"));  // U+F900, a CJK compatibility ideograph
+  CHECK_FALSE(TextEscapes::may_need_stand_ins("\xef\xbf\xbd"));  // U+FFFD
+}
+
+TEST_CASE("the characters past U+FFFF are listed with their stand-ins, for the glyphs") {
+  TextEscapes escapes;
+  escapes.escape("\xee\x80\x80 \xf0\x9f\x8d\x95 \xff \xf0\x9f\xa4\x96");  // U+E000, 🍕, a bad byte, 🤖
+  CHECK(escapes.wide_count() == 2);
+  const std::vector<std::pair<char32_t, char32_t>> wide = escapes.wide_characters();
+  REQUIRE(wide.size() == 2);
+  CHECK(wide[0].second == 0x1F355);
+  CHECK(wide[1].second == 0x1F916);
+  CHECK(wide[0].first == escapes.stand_in(0x1F355));
+  CHECK(wide[1].first == escapes.stand_in(0x1F916));
+  CHECK(wide[0].first != wide[1].first);
 }
 
 }  // namespace attnviz::view

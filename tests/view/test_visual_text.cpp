@@ -128,6 +128,24 @@ TEST_CASE("the cache gives the text itself when nothing is to be done") {
   CHECK(shown.kept() == 1);
 }
 
+TEST_CASE("a label's emoji take the stand-ins the text fields give them") {
+  VisualText shown;
+  const std::string label = "I \xf0\x9f\x8d\x95";  // I 🍕
+  std::string expected = "I ";
+  append_utf8(expected, shown.escapes().stand_in(0x1F355));
+  CHECK(std::string(shown(label)) == expected);
+  CHECK(shown.escapes().escape(label) == expected);  // the field shows the same
+}
+
+TEST_CASE("an emoji in a right-to-left line stays where it is read") {
+  // שלום 🍕: the line is right to left; the emoji, last, is drawn leftmost.
+  VisualText shown;
+  std::string expected;
+  append_utf8(expected, shown.escapes().stand_in(0x1F355));
+  expected += " " + utf8(U"\u05DD\u05D5\u05DC\u05E9");
+  CHECK(std::string(shown(utf8(U"\u05E9\u05DC\u05D5\u05DD \U0001F355"))) == expected);
+}
+
 TEST_CASE("the cache is dropped between frames only when it has grown too large") {
   VisualText shown;
   std::string word = utf8(U"\u05D0");
