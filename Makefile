@@ -62,14 +62,16 @@ valgrind: deps-test
 # Benchmarks, not part of `make test` (README, "Performance"): installs Google Benchmark and
 # PyTorch if missing, builds attnviz-cli and the micro benchmarks (Release), runs the micro
 # benchmarks, then times the same attention in AttnViz and in torch on the same shapes
-# (tests/bench/torch_compare.py), BENCH_THREADS threads each (default 1). A few minutes.
+# (tests/bench/torch_compare.py), BENCH_THREADS threads each (default 1), keeping each side's
+# best median of BENCH_ROUNDS alternating rounds (default 3, as the README's tables). A few minutes.
 BENCH_THREADS ?= 1
+BENCH_ROUNDS ?= 3
 bench:
 	@third_party/install-deps.sh bench
 	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release >/dev/null
 	@cmake --build $(BUILD_DIR) -j $(JOBS) --target attnviz-cli attnviz_micro_benchmarks
 	$(BUILD_DIR)/attnviz_micro_benchmarks --benchmark_min_time=0.2
-	/usr/bin/python3 tests/bench/torch_compare.py --cli $(BUILD_DIR)/attnviz-cli --threads $(BENCH_THREADS)
+	/usr/bin/python3 tests/bench/torch_compare.py --cli $(BUILD_DIR)/attnviz-cli --threads $(BENCH_THREADS) --rounds $(BENCH_ROUNDS)
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR)

@@ -91,7 +91,8 @@ std::string parse_bench_options(int argc, char** argv, BenchOptions& options) {
       problem = integer(1, kMaxRepeat, options.repeat);
     } else if (arg == "--compat") {
       const std::optional<Compatibility> c = has_value ? parse_compatibility(value) : std::nullopt;
-      if (!c) return "--compat needs dot, scaled_dot, general, additive or cosine";
+      if (!c)
+        return "--compat needs dot, scaled_dot, general, additive or cosine" + (has_value ? ", got '" + value + "'" : "");
       options.compatibility = *c;
       ++i;
     } else if (arg == "--causal") {
@@ -113,10 +114,11 @@ std::string parse_bench_options(int argc, char** argv, BenchOptions& options) {
     options.d_k = options.d_model / options.heads;
   }
   if (options.d_v == 0) options.d_v = options.d_k;
-  return {};
+  // The rest of the Limits (heads x d_k at most 1024, say) are usage errors too.
+  return validate(bench_config(options));
 }
 
-Status run_bench(const BenchOptions& options, BenchResult& result) {
+AttentionConfig bench_config(const BenchOptions& options) {
   AttentionConfig config;
   config.d_model = options.d_model;
   config.heads = options.heads;
@@ -125,6 +127,11 @@ Status run_bench(const BenchOptions& options, BenchResult& result) {
   config.d_att = options.d_k;
   config.compatibility = options.compatibility;
   config.causal = options.causal;
+  return config;
+}
+
+Status run_bench(const BenchOptions& options, BenchResult& result) {
+  const AttentionConfig config = bench_config(options);
   if (std::string problem = validate(config); !problem.empty()) return Status::error(problem);
 
   const Parameters parameters = seeded_parameters(config, kSeed);

@@ -30,8 +30,11 @@ struct BenchResult {
 };
 
 // Parses the arguments after "bench". Returns "" when good, else a one-line message
-// (a usage error).
+// (a usage error: a shape outside the Limits too).
 std::string parse_bench_options(int argc, char** argv, BenchOptions& options);
+
+// The engine's configuration for the options' shape.
+AttentionConfig bench_config(const BenchOptions& options);
 
 // Runs the benchmark. An error is the engine's.
 Status run_bench(const BenchOptions& options, BenchResult& result);

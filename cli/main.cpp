@@ -78,8 +78,9 @@ Commands:
 
 A SCENARIO of "-" reads standard input; --builtin uses the scenario built into AttnViz.
 On bad input a one-line message goes to standard error, the exit status is 1, and
-no output file is written or touched. Warnings go to standard error (and, for compute,
-into the JSON). The scenario format is described in README.md.
+no output file is written or touched; a mistake in the command line itself (an unknown
+option, a missing or out-of-range value) exits with status 2. Warnings go to standard
+error (and, for compute, into the JSON). The scenario format is described in README.md.
 )";
 
 void print_error(const std::string& message) {
@@ -345,10 +346,12 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   const std::string first = argv[1];
-  if (first == "--help" || first == "-h" || first == "help") {
-    std::cout << kHelp;
-    return kExitOk;
-  }
+  // Help wherever it is asked for: "attnviz-cli bench --help" too.
+  for (int i = 1; i < argc; ++i)
+    if (const std::string arg = argv[i]; arg == "--help" || arg == "-h" || (i == 1 && arg == "help")) {
+      std::cout << kHelp;
+      return kExitOk;
+    }
   if (first == "--version") {
     std::cout << "attnviz-cli " << attnviz::kVersion << '\n';
     return kExitOk;

@@ -107,7 +107,7 @@ void BM_Scores(benchmark::State& state, Compatibility compatibility) {
 }
 BENCHMARK_CAPTURE(BM_Scores, dot, Compatibility::Dot)->Apply(shapes);
 BENCHMARK_CAPTURE(BM_Scores, general, Compatibility::General)->Apply(shapes);
-BENCHMARK_CAPTURE(BM_Scores, additive, Compatibility::Additive)->Args({8, 32, 4})->Args({32, 64, 8})->Args({128, 256, 4});
+BENCHMARK_CAPTURE(BM_Scores, additive, Compatibility::Additive)->Apply(shapes);
 BENCHMARK_CAPTURE(BM_Scores, cosine, Compatibility::Cosine)->Apply(shapes);
 
 // Steps 3 to 5 for one head: scale, mask (causal here) and softmax.

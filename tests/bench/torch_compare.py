@@ -29,16 +29,40 @@ import sys
 import time
 
 
+SHAPE_GROUPS = ("classroom", "large", "other")
+
+
+def positive_int(highest):
+    def parse(value):
+        try:
+            number = int(value)
+        except ValueError:
+            number = 0
+        if not 1 <= number <= highest:
+            raise argparse.ArgumentTypeError("needs a number from 1 to %d, got '%s'" % (highest, value))
+        return number
+    return parse
+
+
+def shape_groups(text):
+    groups = [group for group in text.split(",") if group]
+    unknown = [group for group in groups if group not in SHAPE_GROUPS]
+    if unknown or not groups:
+        raise argparse.ArgumentTypeError("groups are %s, got '%s'" % (", ".join(SHAPE_GROUPS), text))
+    return set(groups)
+
+
 def parse_arguments():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--cli", default="build/attnviz-cli", help="path of attnviz-cli")
-    parser.add_argument("--threads", type=int, default=1, help="threads for both (default 1)")
+    parser.add_argument("--threads", type=positive_int(16),
+                        default=1, help="threads for both, 1 to 16 (default 1)")
     parser.add_argument("--quick", action="store_true", help="shorter timing runs")
-    parser.add_argument("--rounds", type=int, default=1,
+    parser.add_argument("--rounds", type=positive_int(100), default=1,
                         help="time each shape this many times, alternating, and keep each side's "
                              "best median (steadier on a busy machine; default 1)")
-    parser.add_argument("--shapes", default="classroom,large,other",
-                        help="comma-separated groups: classroom, large, other")
+    parser.add_argument("--shapes", type=shape_groups, default="classroom,large,other",
+                        help="comma-separated groups: " + ", ".join(SHAPE_GROUPS))
     return parser.parse_args()
 
 
@@ -209,7 +233,7 @@ def main():
     if not os.access(ARGS.cli, os.X_OK):
         sys.exit("attnviz-cli not found at %s (build it, or give --cli)" % ARGS.cli)
     torch.set_num_threads(ARGS.threads)
-    groups = set(ARGS.shapes.split(","))
+    groups = ARGS.shapes
     print("torch %s, %d thread(s) each (OMP/OPENBLAS/MKL_NUM_THREADS=%d), best of %d round(s)"
           % (torch.__version__, ARGS.threads, ARGS.threads, max(1, ARGS.rounds)))
     library, reference = blas_library()

@@ -708,6 +708,16 @@ class BenchTest(unittest.TestCase):
             with self.subTest(args=args):
                 self.assertUsageError(run("bench", *args), word)
 
+    def test_a_shape_past_the_limits_together_is_a_usage_error(self):
+        # Each value is in range alone; 16 heads of 65 make 1040 columns, past the 1024 allowed.
+        self.assertUsageError(run("bench", "--tokens", "32", "--d-model", "1024", "--heads", "16", "--d-k", "65"),
+                              "16 x 65", "1024")
+
+    def test_help_after_bench_prints_the_usage(self):
+        result = run("bench", "--help")
+        self.assertEqual(result.returncode, 0)
+        self.assertIn("attnviz-cli bench", result.stdout)
+
     def test_heads_that_do_not_divide_d_model_are_a_usage_error(self):
         self.assertUsageError(run("bench", "--tokens", "8", "--d-model", "30", "--heads", "4"), "--heads 4",
                               "--d-k")
@@ -721,7 +731,7 @@ class BenchTest(unittest.TestCase):
                               "--fast")
         self.assertUsageError(run("bench", "--tokens", "8", "--d-model", "32"), "--heads")
         self.assertUsageError(run("bench", "--tokens", "8", "--d-model", "32", "--heads", "4", "--compat",
-                                  "magic"), "--compat")
+                                  "magic"), "--compat", "magic")
 
 
 # -----------------------------------------------------------------------------
