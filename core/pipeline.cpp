@@ -91,7 +91,8 @@ void Pipeline::collect_warnings(const Scenario& scenario) {
     if (t.truncated())
       warnings_.push_back(std::string(name) + " sentence has " + std::to_string(t.total_tokens) +
                           " tokens; only the first " + std::to_string(t.tokens.size()) +
-                          " are used (max_tokens)");
+                          " are used (\"max_tokens\" in the scenario file sets how many, up to " +
+                          std::to_string(Limits::kMaxTokens) + ")");
     if (t.invalid_utf8_bytes > 0)
       warnings_.push_back(std::string(name) + " sentence: " + std::to_string(t.invalid_utf8_bytes) +
                           " invalid UTF-8 byte(s) shown as U+FFFD");

@@ -419,10 +419,11 @@ class ComparePanel final : public Panel {
     return column_label_width(tokens) + std::round(font_ * 0.4f);
   }
 
-  view::HeatmapStyle style_for(const HeatmapSpec& spec, float max_cell) const {
+  view::HeatmapStyle style_for(const HeatmapSpec& spec, float max_cell_w, float max_cell_h) const {
     view::HeatmapStyle style;
     style.line_height = font_;
-    style.max_cell = max_cell;
+    style.max_cell_w = max_cell_w;
+    style.max_cell_h = max_cell_h;
     // The differences ("-0.71") may shrink a little more to fit.
     style.value_text_width = spec.signed_values ? ImGui::CalcTextSize("-0.00").x * kSignedValueScale
                                                 : ImGui::CalcTextSize("0.00").x * kValueScale;
@@ -431,10 +432,10 @@ class ComparePanel final : public Panel {
     return style;
   }
 
-  // The same cell size for all: the smallest that each slot allows.
+  // The same cell size for all: the smallest that each slot allows, across and down.
   void layout_all(const HeatmapSpec* const* specs, const view::Rect* slots, int count,
                   view::HeatmapGeometry* out) const {
-    float cell = font_ * 4.0f;
+    float cell_w = font_ * 4.0f, cell_h = font_ * 4.0f;
     float label_w = 0;
     for (int k = 0; k < count; ++k) {
       const HeatmapSpec& s = *specs[k];
@@ -443,10 +444,13 @@ class ComparePanel final : public Panel {
     for (int pass = 0; pass < 2; ++pass)
       for (int k = 0; k < count; ++k) {
         const HeatmapSpec& s = *specs[k];
-        view::HeatmapStyle style = style_for(s, cell);
+        view::HeatmapStyle style = style_for(s, cell_w, cell_h);
         style.column_label_width = label_w;  // the same label band above every heatmap
         out[k] = view::layout_heatmap(slots[k], static_cast<int>(s.values->rows()), static_cast<int>(s.values->cols()), style);
-        if (pass == 0 && !out[k].grid.empty()) cell = std::min(cell, out[k].cell_w);
+        if (pass == 0 && !out[k].grid.empty()) {
+          cell_w = std::min(cell_w, out[k].cell_w);
+          cell_h = std::min(cell_h, out[k].cell_h);
+        }
       }
   }
 

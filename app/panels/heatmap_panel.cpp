@@ -142,7 +142,7 @@ class HeatmapPanel final : public Panel {
 
     view::HeatmapStyle style;
     style.line_height = font;
-    style.max_cell = font * 5.0f;
+    style.max_cell_w = style.max_cell_h = font * 5.0f;
     style.value_text_width = ImGui::CalcTextSize("0.00").x;
     style.row_label_width = style.column_label_width = 0;
     for (const Token& t : queries) style.row_label_width = std::max(style.row_label_width, ImGui::CalcTextSize(state.visual_text(t.text)).x);
@@ -188,7 +188,9 @@ class HeatmapPanel final : public Panel {
       const char* text = state.visual_text(queries[static_cast<std::size_t>(i)].text);
       const ImVec2 size = ImGui::CalcTextSize(text);
       const bool marked = state.highlights_query(i) || state.selection.query == i;
-      list->PushClipRect(corner(g.row_labels), ImVec2(g.row_labels.right(), g.row_labels.bottom()), true);
+      // Half a line of room above and below: the first and last labels of rows thinner than a line.
+      list->PushClipRect(ImVec2(g.row_labels.x, g.row_labels.y - font * 0.5f),
+                         ImVec2(g.row_labels.right(), g.row_labels.bottom() + font * 0.5f), true);
       list->AddText(ImVec2(g.row_labels.right() - size.x, row_centre(i) - size.y * 0.5f),
                     marked ? colours.selection : colours.text, text);
       list->PopClipRect();
@@ -198,7 +200,9 @@ class HeatmapPanel final : public Panel {
       const ImVec2 size = ImGui::CalcTextSize(text);
       const ImU32 colour = state.highlights_key(j) ? colours.selection : colours.text;
       const float centre = g.grid.x + g.cell_w * (static_cast<float>(j) + 0.5f);
-      list->PushClipRect(corner(g.column_labels), ImVec2(g.column_labels.right(), g.column_labels.bottom() + 1), true);
+      // Half a line of room on either side: the first and last of columns narrower than a line.
+      list->PushClipRect(ImVec2(g.column_labels.x - font * 0.5f, g.column_labels.y),
+                         ImVec2(g.column_labels.right() + font * 0.5f, g.column_labels.bottom() + 1), true);
       if (g.vertical_column_labels)
         add_vertical_text(list, corner(g.column_labels), ImVec2(centre - size.y * 0.5f, g.column_labels.bottom() - size.x),
                           colour, text);
@@ -277,7 +281,11 @@ class HeatmapPanel final : public Panel {
     const float gap = font * 0.4f;
     const float size = std::max(8.0f, std::min((area.w - gap * static_cast<float>(columns - 1)) / static_cast<float>(columns),
                                                area.h / static_cast<float>(rows_of_thumbs) - font - gap));
-    const float aspect = static_cast<float>(r.n_query) / static_cast<float>(std::max<Eigen::Index>(1, r.n_key));
+    // The big heatmap's shape (its cells widen when the matrix is far from square: 64 queries by
+    // 6 keys), so that a thumbnail is that picture small rather than a strip.
+    const view::Rect& big = state.layout.heatmap.grid;
+    const float aspect = big.empty() ? static_cast<float>(r.n_query) / static_cast<float>(std::max<Eigen::Index>(1, r.n_key))
+                                     : big.h / big.w;
     const float w = aspect > 1.0f ? size / aspect : size, h = aspect > 1.0f ? size : size * aspect;
     const ImGuiIO& io = ImGui::GetIO();
     for (int head = 0; head < heads; ++head) {

@@ -108,22 +108,37 @@ HeatmapGeometry layout_heatmap(Rect area, int rows, int cols, const HeatmapStyle
   if (rows <= 0 || cols <= 0 || area.empty()) return g;
   const float pad = std::round(style.line_height * 0.4f);
   const float label_w = std::min(style.row_label_width, area.w * 0.35f) + pad;
+  // Cells as large as the room allows, up to max_cell. Square for a square matrix (self-attention:
+  // a diagonal looks diagonal). A matrix far from the area's shape (64 queries by 6 keys) would be
+  // a strip with square cells: its long side's cells take what twice the square leaves, so they
+  // grow gradually from square as the shapes part.
+  const auto cells = [&](float label_h) {
+    const float room_w = std::min((area.w - label_w) / static_cast<float>(cols), style.max_cell_w);
+    const float room_h = std::min((area.h - label_h) / static_cast<float>(rows), style.max_cell_h);
+    const float square = std::min(room_w, room_h);
+    if (rows == cols) return std::array<float, 2>{square, square};
+    return std::array<float, 2>{std::max(square, room_w - square), std::max(square, room_h - square)};
+  };
   // First try horizontal key labels (one line above the grid).
   float label_h = style.line_height + pad;
-  float cell = std::min({(area.w - label_w) / cols, (area.h - label_h) / rows, style.max_cell});
-  if (cell < style.column_label_width + pad * 0.5f) {
+  std::array<float, 2> cell = cells(label_h);
+  if (cell[0] < style.column_label_width + pad * 0.5f) {
     // Keys do not fit across a cell: write them vertically, up to the widest label.
     g.vertical_column_labels = true;
     label_h = std::min(style.column_label_width, area.h * 0.3f) + pad;
-    cell = std::min({(area.w - label_w) / cols, (area.h - label_h) / rows, style.max_cell});
+    cell = cells(label_h);
   }
-  cell = std::max(1.0f, std::floor(cell));
-  g.cell_w = g.cell_h = cell;
-  const float grid_w = cell * cols, grid_h = cell * rows;
+  // Whole pixels; a cell under a pixel (hundreds of tokens in a small area) stays a fraction, so
+  // that the grid keeps to the area (the texture is drawn smaller). No room at all: no grid.
+  for (float& extent : cell) extent = extent >= 1.0f ? std::floor(extent) : extent;
+  if (!(cell[0] > 0 && cell[1] > 0)) return g;
+  g.cell_w = cell[0];
+  g.cell_h = cell[1];
+  const float grid_w = g.cell_w * static_cast<float>(cols), grid_h = g.cell_h * static_cast<float>(rows);
   g.grid = {std::round(area.x + label_w), std::round(area.y + label_h), grid_w, grid_h};
   g.row_labels = {area.x, g.grid.y, label_w - pad, grid_h};
   g.column_labels = {g.grid.x, area.y, grid_w, label_h - pad};
-  g.show_values = cell >= style.value_text_width + 6.0f && cell >= style.line_height * 1.6f;
+  g.show_values = std::min(g.cell_w, g.cell_h) >= style.line_height * 1.6f && g.cell_w >= style.value_text_width + 6.0f;
   return g;
 }
 

@@ -73,11 +73,14 @@ struct HeatmapStyle {
   float row_label_width = 80;     // widest query label
   float column_label_width = 80;  // widest key label (horizontal text)
   float line_height = 16;         // font height
-  float max_cell = 96;            // cells never grow past this
+  float max_cell_w = 96, max_cell_h = 96;  // cells never grow past these
   float value_text_width = 36;    // "0.00" in the font
 };
 
-// Square cells as large as the area allows (up to max_cell), labels outside the grid.
+// Cells as large as the area allows (up to max_cell_w by max_cell_h), labels outside the grid: square for a
+// square matrix; for another, square unless the matrix's shape is far from the area's, when the
+// long side's cells widen (a strip becomes a readable grid). Under a pixel when the rows or
+// columns outnumber the area's pixels: the grid never leaves the area.
 HeatmapGeometry layout_heatmap(Rect area, int rows, int cols, const HeatmapStyle& style);
 
 // -----------------------------------------------------------------------------

@@ -164,7 +164,7 @@ std::string heatmap_svg(const Matrix& weights, const std::vector<std::string>& q
   const float label_limit = font * 10.0f;  // as the app: labels never take more than 10 em
   HeatmapStyle style;
   style.line_height = font;
-  style.max_cell = cell;
+  style.max_cell_w = style.max_cell_h = cell;
   style.value_text_width = text_width(format_number(0.0f, decimals), font);
   style.row_label_width = style.column_label_width = 0;
   for (int i = 0; i < rows; ++i)

@@ -74,7 +74,34 @@ TEST_CASE("heatmap cells are square and the grid fits in the area") {
   CHECK(g.cell_w == g.cell_h);
   CHECK(inside(g.grid, area));
   CHECK(g.grid.w == doctest::Approx(7 * g.cell_w));
-  CHECK(g.cell_w <= style.max_cell);
+  CHECK(g.cell_w <= style.max_cell_w);
+}
+
+TEST_CASE("a matrix far from the area's shape gets wide cells, not a strip") {
+  const Rect area{0, 0, 600, 400};
+  HeatmapStyle style;
+  style.column_label_width = 40;
+  const HeatmapGeometry g = layout_heatmap(area, 64, 6, style);  // 64 queries, 6 keys
+  CHECK(inside(g.grid, area));
+  CHECK(g.cell_w > 4 * g.cell_h);
+  CHECK(g.grid.w > area.w / 2);  // a grid across the room, where square cells made a 40-pixel strip
+}
+
+TEST_CASE("a square matrix keeps square cells in a wide area") {
+  const HeatmapGeometry g = layout_heatmap({0, 0, 1200, 200}, 8, 8, HeatmapStyle{});
+  CHECK(g.cell_w == g.cell_h);
+}
+
+TEST_CASE("more tokens than pixels: cells under a pixel, and the grid stays in the area") {
+  const Rect area{10, 10, 300, 300};
+  const HeatmapGeometry g = layout_heatmap(area, 512, 512, HeatmapStyle{});
+  REQUIRE_FALSE(g.grid.empty());
+  CHECK(g.cell_w < 1.0f);
+  CHECK(inside(g.grid, area));
+  const auto hit = g.hit(g.grid.right() - 0.01f, g.grid.bottom() - 0.01f);
+  REQUIRE(hit);
+  CHECK((*hit)[0] == 511);
+  CHECK((*hit)[1] == 511);
 }
 
 TEST_CASE("hit-testing a cell's centre returns that cell") {
