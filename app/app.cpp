@@ -327,7 +327,8 @@ void App::wait_for_next_frame() {
   // keys (input) and its caret (text_input), not every frame.
   const auto held = [](const auto& buttons) { return std::any_of(std::begin(buttons), std::end(buttons), [](bool down) { return down; }); };
   activity.interacting = (ImGui::IsAnyItemActive() && !io.WantTextInput) || held(io.MouseDown) || held(io.KeysDown) ||
-                         png_request_.has_value();  // a picture to take over the next frames
+                         png_request_.has_value() ||  // a picture to take over the next frames
+                         backend_.press_waiting();    // a tap shown as a press in the next frame
   activity.text_input = io.WantTextInput;
   activity.next_change = frame_start_ + state_.redraw_in;
   // The caret of the text field being typed into next blinks on or off: ImGui shows it while its

@@ -108,8 +108,10 @@ void MatrixEditor::fit_rows(float height, int max_rows) {
 }
 
 float MatrixEditor::drag_speed(float limit, bool fine) {
-  // A drag of 100 pixels sweeps the matrix's range; a matrix of (near) zeros moves 0.01/pixel.
-  const float magnitude = std::isfinite(limit) && limit > 1e-3f ? limit : 1.0f;
+  // A drag of 100 pixels sweeps the matrix's range up to 1: 0.01 a pixel at most, and for a matrix
+  // of (near) zeros. Never more: a weight dragged large would make every later drag of the matrix
+  // coarser, each more than the last (a larger value is typed).
+  const float magnitude = std::isfinite(limit) && limit > 1e-3f ? std::min(limit, 1.0f) : 1.0f;
   return magnitude * (fine ? 0.001f : 0.01f);
 }
 

@@ -349,8 +349,24 @@ void Backend::new_frame() {
   events_.typed.clear();
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
-  if (ignore_mouse_) ImGui::GetIO().MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+  if (ignore_mouse_) io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+  press_after_move();
   ImGui::NewFrame();
+}
+
+// A tap (a press that comes with the pointer's move) is shown to ImGui a frame late
+// (view::TapTiming).
+void Backend::press_after_move() {
+  ImGuiIO& io = ImGui::GetIO();
+  static_assert(IM_ARRAYSIZE(io.MouseDown) == view::TapTiming::kButtons);
+  view::TapTiming::Pointer actual;
+  actual.valid = io.MousePos.x > -FLT_MAX && io.MousePos.y > -FLT_MAX;
+  actual.x = io.MousePos.x;
+  actual.y = io.MousePos.y;
+  std::copy_n(io.MouseDown, actual.down.size(), actual.down.begin());
+  const view::TapTiming::Pointer shown = tap_timing_.shown(actual);
+  if (shown.valid) io.MousePos = ImVec2(shown.x, shown.y);
+  std::copy(shown.down.begin(), shown.down.end(), io.MouseDown);
 }
 
 void Backend::render_without_present() {

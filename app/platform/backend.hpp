@@ -4,6 +4,7 @@
 #pragma once
 
 #include "app/render/ui_renderer.hpp"
+#include "app/view/tap_timing.hpp"
 
 #include <cstdint>
 #include <memory>
@@ -61,6 +62,8 @@ class Backend {
   void wait(double earliest, double latest);
   // Events of any kind so far: input, resizing, focus, exposure, files dropped.
   std::uint64_t input_events() const { return events_.count; }
+  // A mouse press held back for the next frame: it came with the pointer's move (a tap).
+  bool press_waiting() const { return tap_timing_.press_waiting(); }
   // The primary display's refresh rate in Hz; 0 when it does not say.
   double refresh_rate() const;
   // Screenshots must not depend on where the pointer happens to be (Xvfb puts it mid-screen).
@@ -115,6 +118,8 @@ class Backend {
   float content_scale_ = 1.0f;
   WindowEvents events_;
   std::vector<int> held_up_;  // keys that came up before the last frame, shown down to it alone
+  void press_after_move();  // a tap shown to ImGui a frame late
+  view::TapTiming tap_timing_;
   std::vector<unsigned> typed_;  // see typed_characters()
   static constexpr std::size_t kMaxExtraCharacters = 4096;
   std::set<unsigned short> extra_characters_;  // asked for by add_characters(), kept for good
