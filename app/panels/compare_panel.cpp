@@ -724,7 +724,7 @@ class ComparePanel final : public Panel {
     if (i >= static_cast<int>(queries.size()) || j >= static_cast<int>(keys.size())) return;
     char text[32];
     ImGui::BeginTooltip();
-    ImGui::Text("query \"%s\" \xe2\x86\x92 key \"%s\"", state.visual_text(queries[static_cast<std::size_t>(i)].text),
+    ImGui::Text("query %d \"%s\" \xe2\x86\x92 key %d \"%s\"", i, state.visual_text(queries[static_cast<std::size_t>(i)].text), j,
                 state.visual_text(keys[static_cast<std::size_t>(j)].text));
     ImGui::Separator();
     char name_a[48], name_b[48];

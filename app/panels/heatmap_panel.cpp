@@ -185,7 +185,9 @@ class HeatmapPanel final : public Panel {
     for (int i : view::visible_labels(rows, g.cell_h, font, state.selection.query)) {
       // A label too close to the selected query's gives way to it.
       if (i != state.selection.query && std::abs(row_centre(i) - row_centre(state.selection.query)) < font) continue;
-      const char* text = state.visual_text(queries[static_cast<std::size_t>(i)].text);
+      // A name longer than its room keeps its start, with "…" (cut, its end showed instead).
+      const std::string shown = fit_label(state.visual_text, queries[static_cast<std::size_t>(i)].text, g.row_labels.w);
+      const char* text = shown.c_str();
       const ImVec2 size = ImGui::CalcTextSize(text);
       const bool marked = state.highlights_query(i) || state.selection.query == i;
       // Half a line of room above and below: the first and last labels of rows thinner than a line.
@@ -196,7 +198,9 @@ class HeatmapPanel final : public Panel {
       list->PopClipRect();
     }
     for (int j : view::visible_labels(cols, g.cell_w, g.vertical_column_labels ? font : style.column_label_width)) {
-      const char* text = state.visual_text(keys[static_cast<std::size_t>(j)].text);
+      const std::string shown = fit_label(state.visual_text, keys[static_cast<std::size_t>(j)].text,
+                                          g.vertical_column_labels ? g.column_labels.h : std::max(g.cell_w, style.column_label_width));
+      const char* text = shown.c_str();
       const ImVec2 size = ImGui::CalcTextSize(text);
       const ImU32 colour = state.highlights_key(j) ? colours.selection : colours.text;
       const float centre = g.grid.x + g.cell_w * (static_cast<float>(j) + 0.5f);
@@ -245,7 +249,8 @@ class HeatmapPanel final : public Panel {
     const char* query = state.visual_text(state.pipeline.target().tokens[static_cast<std::size_t>(i)].text);
     const char* key = state.visual_text(state.pipeline.keys().tokens[static_cast<std::size_t>(j)].text);
     ImGui::BeginTooltip();
-    ImGui::Text("query \"%s\" \xe2\x86\x92 key \"%s\"   (head %d)", query, key, state.selection.head);
+    // The tokens' places too: a long sentence has many "the"s.
+    ImGui::Text("query %d \"%s\" \xe2\x86\x92 key %d \"%s\"   (head %d)", i, query, j, key, state.selection.head);
     ImGui::Separator();
     ImGui::Text("score %s = %s", compatibility_formula(c.compatibility), view::format_number(head.raw_scores(i, j), 3).c_str());
     if (c.compatibility == Compatibility::ScaledDot)
@@ -255,7 +260,7 @@ class HeatmapPanel final : public Panel {
       ImGui::Text("\xc3\xb7T (T = %.2f) = %s", static_cast<double>(c.temperature), view::format_number(head.scaled_scores(i, j), 3).c_str());
     if (std::isinf(head.masked_scores(i, j)) && head.masked_scores(i, j) < 0)
       ImGui::TextUnformatted("masked: this key is hidden from this query");
-    ImGui::Text("\xce\xb1 = %s", view::format_number(head.weights(i, j), 3).c_str());
+    ImGui::Text("\xce\xb1 = %s", view::format_significant(head.weights(i, j), 3).c_str());
     ImGui::EndTooltip();
   }
 

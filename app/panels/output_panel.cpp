@@ -405,7 +405,7 @@ class OutputPanel final : public Panel {
     const int shown = std::min(count, 8);
     for (int k = 0; k < shown && used < static_cast<int>(sizeof line) - 24; ++k) {
       if (k > 0) used += std::snprintf(line + used, sizeof line - static_cast<std::size_t>(used), ", ");
-      used += view::format_number_into(line + used, static_cast<int>(sizeof line) - used, values[k] * scale, 2);
+      used += view::format_significant_into(line + used, static_cast<int>(sizeof line) - used, values[k] * scale, 2);
     }
     std::snprintf(line + used, sizeof line - static_cast<std::size_t>(used), "%s]", count > shown ? ", \xe2\x80\xa6" : "");
     ImGui::TextUnformatted(line);
@@ -416,7 +416,7 @@ class OutputPanel final : public Panel {
     const float alpha = weight_of(h.weights, query, key);
     ImGui::BeginTooltip();
     ImGui::Text("key %d: \"%s\"   \xce\xb1 = %s", key, state.visual_text(keys[static_cast<std::size_t>(key)].text),
-                view::format_number(alpha, 3).c_str());
+                view::format_significant(alpha, 3).c_str());
     if (std::isinf(h.masked_scores(query, key)) && h.masked_scores(query, key) < 0)
       ImGui::TextDisabled("masked: this key is hidden from this query");
     draw_vector_text("v", h.V.row(key).data(), static_cast<int>(h.V.cols()));

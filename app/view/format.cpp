@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <utility>
 
@@ -27,6 +29,31 @@ int format_number_into(char* buffer, int size, float value, int decimals) {
     }
   }
   return n;
+}
+
+int format_significant_into(char* buffer, int size, float value, int decimals, int significant) {
+  const float magnitude = std::fabs(value);
+  // `decimals` show `significant` digits: as format_number.
+  if (!std::isfinite(value) || magnitude >= std::pow(10.0f, static_cast<float>(significant - 1 - decimals)))
+    return format_number_into(buffer, size, value, decimals);
+  if (magnitude == 0.0f) return std::snprintf(buffer, static_cast<std::size_t>(size), "0");
+  const int digits = std::max(1, significant);
+  if (magnitude < 1e-4f)
+    return std::snprintf(buffer, static_cast<std::size_t>(size), "%.*e", digits - 1, static_cast<double>(value));
+  // The decimals that show `significant` digits, from the exponent of the rounded number: 0.0018
+  // is 1.8e-03, three decimals to its first digit.
+  char scientific[32];
+  std::snprintf(scientific, sizeof scientific, "%.*e", digits - 1, static_cast<double>(magnitude));
+  const char* e = std::strchr(scientific, 'e');
+  const int exponent = e ? std::atoi(e + 1) : 0;
+  return std::snprintf(buffer, static_cast<std::size_t>(size), "%.*f", std::max(0, -exponent + digits - 1),
+                       static_cast<double>(value));
+}
+
+std::string format_significant(float value, int decimals, int significant) {
+  char buffer[48];
+  const int n = format_significant_into(buffer, sizeof buffer, value, decimals, significant);
+  return std::string(buffer, static_cast<std::size_t>(n));
 }
 
 std::string format_number(float value, int decimals) {

@@ -59,3 +59,21 @@ TEST_CASE("typed numbers: what is not a weight says why") {
 }
 
 }  // namespace attnviz::view
+
+namespace attnviz::view {
+
+TEST_CASE("small numbers keep two significant digits where two decimals would show fewer") {
+  CHECK(format_significant(0.74f) == "0.74");
+  CHECK(format_significant(0.05f) == "0.050");
+  CHECK(format_significant(0.0018f) == "0.0018");    // not 0.00
+  CHECK(format_significant(-0.0018f) == "-0.0018");
+  CHECK(format_significant(0.001f) == "0.0010");
+  CHECK(format_significant(0.000999999f) == "0.0010");  // rounds up a decade
+  CHECK(format_significant(3.14159e-6f) == "3.1e-06");
+  CHECK(format_significant(0.0f) == "0");
+  CHECK(format_significant(0.0018f, 3) == "0.0018");  // three decimals would show 0.002: one digit
+  CHECK(format_significant(0.018f, 3) == "0.018");
+  CHECK(format_significant(12.5f) == "12.50");
+}
+
+}  // namespace attnviz::view
