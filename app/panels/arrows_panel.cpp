@@ -5,7 +5,9 @@
 // query's lines are drawn strongest.
 //
 // Cost stays bounded at large sizes: lines with α below the threshold are skipped (at most
-// 1/threshold per query and head, as each row of α sums to 1), and past kDenseLines query-key
+// 1/threshold per query and head, as each row of α sums to 1; the threshold is the view
+// setting, 0.02, or twice an even share, 2/n_key, when that is lower: among 256 keys an even
+// share is 0.004, and the keys a query favours are above 0.008, not 0.02), and past kDenseLines query-key
 // pairs only the kTopKeys strongest keys of each query are drawn. The overview lines are
 // collected once per result (a member buffer), not per frame.
 #include "app/panels/panel.hpp"
@@ -77,11 +79,17 @@ class ArrowsPanel final : public Panel {
 
   // [SECTION] Lines
 
+  // The weight below which no line is drawn (see the top of this file).
+  static float line_threshold(const AppState& state) {
+    const Eigen::Index keys = std::max<Eigen::Index>(1, state.result().n_key);
+    return std::min(state.ui.arrow_threshold, 2.0f / static_cast<float>(keys));
+  }
+
   // Every line above the threshold, or each query's kTopKeys strongest (above the threshold)
   // when dense; recomputed only when the result or the threshold changes.
   void collect_overview(const AppState& state, bool dense) {
     const AttentionResult& r = state.result();
-    const float threshold = state.ui.arrow_threshold;
+    const float threshold = line_threshold(state);
     if (overview_version_ == r.version && overview_threshold_ == threshold && overview_dense_ == dense) return;
     overview_version_ = r.version;
     overview_threshold_ = threshold;
@@ -180,8 +188,8 @@ class ArrowsPanel final : public Panel {
       ImGui::TextDisabled("%s", note);
       if (ImGui::IsItemHovered())
         ImGui::SetTooltip("Too many query-key pairs to draw every line: only the strongest are drawn.\n"
-                          "Hover a token to see all of its lines above \xce\xb1 = %.2f.",
-                          static_cast<double>(state.ui.arrow_threshold));
+                          "Hover a token to see all of its lines above \xce\xb1 = %s.",
+                          view::format_significant(line_threshold(state)).c_str());
     }
   }
 
@@ -236,7 +244,7 @@ class ArrowsPanel final : public Panel {
     const auto& keys = state.pipeline.keys().tokens;
     const int n_query = static_cast<int>(r.n_query), n_key = static_cast<int>(r.n_key);
     const int heads = static_cast<int>(r.heads.size());
-    const float threshold = state.ui.arrow_threshold;
+    const float threshold = line_threshold(state);
 
     Frame f;
     f.font = ImGui::GetFontSize();
@@ -368,9 +376,10 @@ class ArrowsPanel final : public Panel {
     if (drawn == 0) {
       // Between the columns: every weight is below the threshold (attention spread thin).
       char note[64];
-      std::snprintf(note, sizeof note, "every \xce\xb1 < %.2f: attention spread thin", static_cast<double>(threshold));
+      const std::string below = view::format_significant(threshold);
+      std::snprintf(note, sizeof note, "every \xce\xb1 < %s: attention spread thin", below.c_str());
       if (ImGui::CalcTextSize(note).x > f.g.right_x - f.g.left_x - f.font)
-        std::snprintf(note, sizeof note, "every \xce\xb1 < %.2f", static_cast<double>(threshold));
+        std::snprintf(note, sizeof note, "every \xce\xb1 < %s", below.c_str());
       const ImVec2 size = ImGui::CalcTextSize(note);
       const float middle = (f.g.left_x + f.g.right_x) * 0.5f;
       const ImVec2 p(middle - size.x * 0.5f, area.y + (area.h - size.y) * 0.5f);
