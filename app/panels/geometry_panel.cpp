@@ -784,10 +784,13 @@ class GeometryPanel final : public Panel {
     }
 
     // The arrows: keys and the other queries (far first), then the chosen key and the selected query.
+    // Past a couple of dozen arrows the others fade with their number, down to a fifth, so that the
+    // chosen two and q's shadow stand out of a crowd (256 tokens draw 512 arrows).
+    const float crowd = std::clamp(24.0f / static_cast<float>(std::max(1, n_query_ + n_key_)), 0.2f, 1.0f);
     const auto arrow_style = [&](int a, ImU32& colour, float& width, float& head_size) {
       const bool is_query = a < n_query_;
       const bool emphasised = a == q_arrow || a == k_arrow;
-      float alpha = is_query ? (emphasised ? 1.0f : 0.4f) : (emphasised ? 1.0f : 0.75f);
+      float alpha = emphasised ? 1.0f : (is_query ? 0.4f : 0.75f) * crowd;
       if (mode_ == PlotMode::Space && radius_ > 0)
         alpha *= static_cast<float>(0.55 + 0.45 * std::clamp((depth_[static_cast<std::size_t>(a)] + radius_) / (2.0 * radius_), 0.0, 1.0));
       colour = with_alpha(is_query ? ac.query : ac.key, alpha);
