@@ -971,7 +971,11 @@ void App::draw_help_window() {
         {"click a token or row", "make it the selected query"},
         {"drop a file on the window", "open a scenario or a lesson"},
     };
-    if (ImGui::BeginTable("shortcuts", 2, ImGuiTableFlags_RowBg)) {
+    if (ImGui::BeginTable("shortcuts", 2, ImGuiTableFlags_RowBg | ImGuiTableFlags_PadOuterX)) {
+      // The keys' column as wide as its longest entry, and a gap before the second.
+      ImGui::TableSetupColumn("keys", ImGuiTableColumnFlags_WidthFixed,
+                              ImGui::CalcTextSize("drop a file on the window").x + ImGui::GetFontSize());
+      ImGui::TableSetupColumn("what", ImGuiTableColumnFlags_WidthStretch);
       for (const auto& [keys, what] : kShortcuts) {
         ImGui::TableNextRow();
         ImGui::TableNextColumn();

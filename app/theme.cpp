@@ -21,6 +21,7 @@ void apply_theme(Theme theme, float scale) {
     style.Colors[ImGuiCol_Border] = ImVec4(0.0f, 0.0f, 0.0f, 0.22f);
     style.FrameBorderSize = 1.0f;  // white fields on a light background need an edge
   }
+  style.Colors[ImGuiCol_PopupBg].w = 1.0f;  // menus and tooltips opaque: nothing shows through them
   style.WindowRounding = 4.0f;
   style.FrameRounding = 3.0f;
   style.GrabRounding = 3.0f;

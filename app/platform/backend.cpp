@@ -95,6 +95,8 @@ constexpr const char* kFallbackFontFile = "DroidSansFallbackFull.ttf";
 // (Backend::set_wide_characters).
 constexpr const char* kWideFontFile = "Symbola_hint.ttf";
 
+constexpr int kMinWindowWidth = 640, kMinWindowHeight = 420;
+
 std::string find_font(const char* file) {
   for (const char* folder : kFontFolders) {
     const std::string path = std::string(folder) + file;
@@ -140,6 +142,10 @@ bool Backend::init(const WindowOptions& options, std::string& error) {
             (g_glfw_error.empty() ? std::string("unknown reason") : g_glfw_error);
     return false;
   }
+  // Below this the panels have no room for their controls (a title a letter a line, buttons on
+  // top of one another); the window manager keeps a user's window at least this large. (Headless
+  // runs draw at the size asked.)
+  if (options.visible) glfwSetWindowSizeLimits(window_, kMinWindowWidth, kMinWindowHeight, GLFW_DONT_CARE, GLFW_DONT_CARE);
   glfwMakeContextCurrent(window_);
   glfwSwapInterval(options.vsync ? 1 : 0);
   glfwSetWindowUserPointer(window_, &events_);
