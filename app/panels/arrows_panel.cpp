@@ -21,6 +21,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <vector>
@@ -30,6 +31,30 @@ namespace {
 
 constexpr long kDenseLines = 4096;  // more query-key pairs than this: top keys only
 constexpr int kTopKeys = 3;
+// When dense, the selected or hovered token's lines: its strongest this many in each head.
+constexpr int kTokenLines = 6;
+
+// The `count` (at most kTokenLines) largest of alpha(0 .. n-1) at or above the threshold, largest
+// first, by insertion into a tiny sorted array; returns how many.
+template <class Alpha>
+int strongest(int n, const Alpha& alpha, float threshold, int count, std::array<int, kTokenLines>& best) {
+  std::array<float, kTokenLines> best_alpha{};
+  int found = 0;
+  for (int k = 0; k < n; ++k) {
+    const float a = alpha(k);
+    if (!(a >= threshold && a > 0)) continue;
+    if (found == count && a <= best_alpha[static_cast<std::size_t>(count - 1)]) continue;
+    int at = std::min(found, count - 1);
+    for (; at > 0 && best_alpha[static_cast<std::size_t>(at - 1)] < a; --at) {
+      best_alpha[static_cast<std::size_t>(at)] = best_alpha[static_cast<std::size_t>(at - 1)];
+      best[static_cast<std::size_t>(at)] = best[static_cast<std::size_t>(at - 1)];
+    }
+    best_alpha[static_cast<std::size_t>(at)] = a;
+    best[static_cast<std::size_t>(at)] = k;
+    found = std::min(found + 1, count);
+  }
+  return found;
+}
 // Lines cost fill rate (a software renderer draws ~10-20k curves a second): whatever N and the
 // head count, the overview draws at most this many, the strongest.
 constexpr std::size_t kMaxOverviewLines = 160;
@@ -103,22 +128,10 @@ class ArrowsPanel final : public Panel {
             if (w(i, j) >= threshold && w(i, j) > 0) overview_.push_back({h, i, j, w(i, j)});
           continue;
         }
-        // The kTopKeys largest of the row, by insertion into a tiny sorted array.
-        Line best[kTopKeys];
-        int count = 0;
-        for (int j = 0; j < static_cast<int>(w.cols()); ++j) {
-          const float a = w(i, j);
-          if (!(a >= threshold && a > 0)) continue;
-          if (count == kTopKeys && a <= best[kTopKeys - 1].alpha) continue;
-          int at = std::min(count, kTopKeys - 1);
-          while (at > 0 && best[at - 1].alpha < a) {
-            best[at] = best[at - 1];
-            --at;
-          }
-          best[at] = {h, i, j, a};
-          count = std::min(count + 1, kTopKeys);
-        }
-        for (int k = 0; k < count; ++k) overview_.push_back(best[k]);
+        // The kTopKeys largest of the row.
+        std::array<int, kTokenLines> best;
+        const int count = strongest(static_cast<int>(w.cols()), [&](int j) { return w(i, j); }, threshold, kTopKeys, best);
+        for (int k = 0; k < count; ++k) overview_.push_back({h, i, best[static_cast<std::size_t>(k)], w(i, best[static_cast<std::size_t>(k)])});
       }
     }
     overview_capped_ = overview_.size() > kMaxOverviewLines;
@@ -290,34 +303,34 @@ class ArrowsPanel final : public Panel {
     canvas_.begin(static_cast<int>(std::ceil(area.w * f.pixel_scale)), static_cast<int>(std::ceil(area.h * f.pixel_scale)));
     list->PushClipRect(ImVec2(area.x, area.y), ImVec2(area.right(), area.bottom()), true);
     int drawn = 0;
+    // A token's lines in a head: all those above the threshold, or when dense its kTokenLines
+    // strongest (a row or column of 256 weights has up to 128 above 2/n).
+    const bool dense = static_cast<long>(n_query) * n_key > kDenseLines;
+    std::array<int, kTokenLines> best;
+    const auto token_lines = [&](const Matrix& w, int h, bool query_side, int index, auto&& use) {
+      const int n = query_side ? n_key : n_query;
+      const auto alpha = [&](int k) { return query_side ? w(index, k) : w(k, index); };
+      const auto line = [&](int k) { return query_side ? Line{h, index, k, w(index, k)} : Line{h, k, index, w(k, index)}; };
+      if (dense) {
+        const int count = strongest(n, alpha, threshold, kTokenLines, best);
+        for (int k = 0; k < count; ++k) use(line(best[static_cast<std::size_t>(k)]));
+      } else {
+        for (int k = 0; k < n; ++k)
+          if (alpha(k) >= threshold && alpha(k) > 0) use(line(k));
+      }
+    };
     if (isolate_query || isolate_key) {
       // Every line of the hovered token above the threshold (never more than 1/threshold per
-      // query and head, or n_query per key and head).
+      // query and head, or n_query per key and head; its strongest when dense).
       const int index = hovered.index;
-      f.curved = true;
-      for (int h = 0; h < heads; ++h) {
-        if (!head_shown(h, head_selected)) continue;
-        const Matrix& w = r.heads[static_cast<std::size_t>(h)].weights;
-        if (isolate_query) {
-          for (int j = 0; j < n_key; ++j)
-            if (w(index, j) >= threshold && w(index, j) > 0) ++drawn;
-        } else {
-          for (int i = 0; i < n_query; ++i)
-            if (w(i, index) >= threshold && w(i, index) > 0) ++drawn;
-        }
-      }
+      for (int h = 0; h < heads; ++h)
+        if (head_shown(h, head_selected))
+          token_lines(r.heads[static_cast<std::size_t>(h)].weights, h, isolate_query, index, [&](const Line&) { ++drawn; });
       f.curved = drawn <= kCurvedLineLimit;
-      for (int h = 0; h < heads; ++h) {
-        if (!head_shown(h, head_selected)) continue;
-        const Matrix& w = r.heads[static_cast<std::size_t>(h)].weights;
-        if (isolate_query) {
-          for (int j = 0; j < n_key; ++j)
-            if (w(index, j) >= threshold && w(index, j) > 0) draw_line(state, f, {h, index, j, w(index, j)}, 1.0f, 0.6f);
-        } else {
-          for (int i = 0; i < n_query; ++i)
-            if (w(i, index) >= threshold && w(i, index) > 0) draw_line(state, f, {h, i, index, w(i, index)}, 1.0f, 0.6f);
-        }
-      }
+      for (int h = 0; h < heads; ++h)
+        if (head_shown(h, head_selected))
+          token_lines(r.heads[static_cast<std::size_t>(h)].weights, h, isolate_query, index,
+                      [&](const Line& l) { draw_line(state, f, l, 1.0f, 0.6f); });
     } else {
       // The overview, dimmed, then the selected query's lines on top.
       int shown = 0;
@@ -339,15 +352,12 @@ class ArrowsPanel final : public Panel {
       drawn = shown;
       f.curved = true;
       const float strong = std::clamp(std::sqrt(2.0f / static_cast<float>(heads_drawn)), 0.55f, 1.0f);
-      for (int h = 0; h < heads; ++h) {
-        if (!head_shown(h, head_selected)) continue;
-        const Matrix& w = r.heads[static_cast<std::size_t>(h)].weights;
-        for (int j = 0; j < n_key; ++j)
-          if (w(selected, j) >= threshold && w(selected, j) > 0) {
-            draw_line(state, f, {h, selected, j, w(selected, j)}, strong, 0.8f);
+      for (int h = 0; h < heads; ++h)
+        if (head_shown(h, head_selected))
+          token_lines(r.heads[static_cast<std::size_t>(h)].weights, h, true, selected, [&](const Line& l) {
+            draw_line(state, f, l, strong, 0.8f);
             ++drawn;
-          }
-      }
+          });
     }
     if (canvas_.end()) canvas_texture_.upload_when_drawn(canvas_);  // drawn meanwhile on another thread
     canvas_texture_.draw(list, f.canvas_origin,
