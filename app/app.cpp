@@ -296,6 +296,7 @@ void App::frame() {
   const float status_height = draw_status_bar();
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   draw_panels(menu_height, display.y - status_height);
+  state_.visual_text.escapes().take_typed();  // emoji typed with no sentence field to take them
   handle_file_dialog();
   finish_png_export(false);
   draw_unsaved_question();
@@ -306,13 +307,15 @@ void App::frame() {
   autosave_.observe(state_, backend_.time());
 }
 
-// ImGui queued each typed character past U+FFFF (an emoji) as U+FFFD: the text fields get its
-// stand-in instead (app/view/text_escapes.hpp), which they turn back into it.
+// ImGui queued each typed character past U+FFFF (an emoji) as U+FFFD: it leaves the queue, and
+// the text field being typed into inserts its stand-in instead (app/view/text_escapes.hpp; ImGui
+// would drop a private-use character typed), which the field turns back into it.
 void App::stand_in_for_wide_characters() {
   static_assert(sizeof(ImWchar) == sizeof(std::uint16_t), "Debian's ImGui 1.86: 16-bit characters");
   ImVector<ImWchar>& queue = ImGui::GetIO().InputQueueCharacters;
-  state_.visual_text.escapes().stand_in_queued(std::span(reinterpret_cast<std::uint16_t*>(queue.Data), static_cast<std::size_t>(queue.Size)),
-                                backend_.typed_characters());
+  const std::size_t kept = state_.visual_text.escapes().take_from_queue(
+      std::span(reinterpret_cast<std::uint16_t*>(queue.Data), static_cast<std::size_t>(queue.Size)), backend_.typed_characters());
+  queue.resize(static_cast<int>(kept));
 }
 
 // Sleeps until the next frame is due: at once while the user is doing something, after input for
@@ -966,7 +969,7 @@ void App::draw_help_window() {
         {"Ctrl+= / Ctrl+-", "larger / smaller text (Ctrl+0: as at start)"},
         {"Ctrl+Q", "quit"},
         {"F1", "this list"},
-        {"Escape", "close a menu, a list or this window; cancel a question"},
+        {"Escape", "close a menu, a list or this window; cancel a question; leave a sentence field"},
         {"drag a weight cell", "change it (Shift: finer); double-click to type"},
         {"click a token or row", "make it the selected query"},
         {"drop a file on the window", "open a scenario or a lesson"},

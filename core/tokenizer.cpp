@@ -153,7 +153,7 @@ CharClass classify(char32_t cp) {
       in(cp, 0xE0100, 0xE01EF))
     return CharClass::Extend;
   if (cp == 0x2019) return CharClass::Apostrophe;
-  if (cp == 0x2010 || cp == 0x2011) return CharClass::Hyphen;
+  if (cp == 0x2010 || cp == 0x2011 || cp == 0x05BE) return CharClass::Hyphen;  // ‐ ‑ and Hebrew's maqaf
   if (in(cp, 0x1F1E6, 0x1F1FF)) return CharClass::Regional;
   if (in(cp, 0x1F000, 0x1FAFF) || in(cp, 0x2600, 0x27BF) || in(cp, 0x2B00, 0x2BFF) ||
       in(cp, 0x2190, 0x21FF) || in(cp, 0x2300, 0x23FF) || in(cp, 0x25A0, 0x25FF))

@@ -57,14 +57,15 @@ void add_text_upwards(ImDrawList* list, ImVec2 bottom_left, ImU32 colour, const 
   list->PopClipRect();
 }
 
-// A weight difference with its sign: "+0.42", "-0.05", "0.00".
+// A weight difference with its sign: "+0.42", "-0.05", "+0.0031" (differences of weights of a
+// few thousandths keep two significant digits), "0".
 void format_signed(char* out, int size, float value) {
   if (size < 2) {
     if (size == 1) out[0] = '\0';
     return;
   }
-  view::format_number_into(out + 1, size - 1, value, 2);
-  const bool positive = std::isfinite(value) && out[1] != '-' && std::strcmp(out + 1, "0.00") != 0;
+  view::format_significant_into(out + 1, size - 1, value, 2);
+  const bool positive = std::isfinite(value) && value > 0;
   if (positive) out[0] = '+';
   else std::memmove(out, out + 1, std::strlen(out + 1) + 1);
 }
@@ -432,16 +433,20 @@ class ComparePanel final : public Panel {
     return style;
   }
 
-  // The same cell size for all: the smallest that each slot allows, across and down.
+  // The same cell size for all, the smallest that each slot allows across and down, when the
+  // matrices have the same shape; else (a snapshot of another sentence) each its own, so that a
+  // small one is not drawn at the cells of a large one, a speck.
   void layout_all(const HeatmapSpec* const* specs, const view::Rect* slots, int count,
                   view::HeatmapGeometry* out) const {
     float cell_w = font_ * 4.0f, cell_h = font_ * 4.0f;
     float label_w = 0;
+    bool same_shape = true;
     for (int k = 0; k < count; ++k) {
       const HeatmapSpec& s = *specs[k];
       if (s.column_tokens) label_w = std::max(label_w, column_label_width(*s.column_tokens));
+      same_shape = same_shape && s.values->rows() == specs[0]->values->rows() && s.values->cols() == specs[0]->values->cols();
     }
-    for (int pass = 0; pass < 2; ++pass)
+    for (int pass = same_shape ? 0 : 1; pass < 2; ++pass)
       for (int k = 0; k < count; ++k) {
         const HeatmapSpec& s = *specs[k];
         view::HeatmapStyle style = style_for(s, cell_w, cell_h);
@@ -678,9 +683,9 @@ class ComparePanel final : public Panel {
     char largest[32], mean[32], va[32], vb[32];
     const int i = difference_at_[0], j = difference_at_[1];
     format_signed(largest, sizeof largest, difference_(i, j));
-    view::format_number_into(mean, sizeof mean, difference_mean_, 3);
-    view::format_number_into(va, sizeof va, a(i, j), 2);
-    view::format_number_into(vb, sizeof vb, b(i, j), 2);
+    view::format_significant_into(mean, sizeof mean, difference_mean_, 3);
+    view::format_significant_into(va, sizeof va, a(i, j), 2);
+    view::format_significant_into(vb, sizeof vb, b(i, j), 2);
     const char* query = state.visual_text(state.pipeline.target().tokens[static_cast<std::size_t>(i)].text);
     const char* key = state.visual_text(state.pipeline.keys().tokens[static_cast<std::size_t>(j)].text);
     if (mode_ == Mode::Heads) {  // A − B, as the difference heatmap
@@ -736,11 +741,11 @@ class ComparePanel final : public Panel {
       std::snprintf(name_b, sizeof name_b, "B (now)");
     }
     if (same_shape || in_a) {
-      view::format_number_into(text, sizeof text, a(i, j), 3);
+      view::format_significant_into(text, sizeof text, a(i, j), 3);
       ImGui::Text("%s  \xce\xb1 = %s", name_a, text);
     }
     if (same_shape || !in_a) {
-      view::format_number_into(text, sizeof text, b(i, j), 3);
+      view::format_significant_into(text, sizeof text, b(i, j), 3);
       ImGui::Text("%s  \xce\xb1 = %s", name_b, text);
     }
     if (same_shape) {

@@ -6,9 +6,11 @@
 #include "app/theme.hpp"
 
 #include <imgui.h>
+#include <imgui_internal.h>  // GetActiveID, ClearActiveID: Escape in the sentence field
 #include <imgui_stdlib.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <optional>
 #include <string>
 
@@ -31,10 +33,24 @@ bool sentence_field(const char* id, const char* hint, std::string& text, Sentenc
     field.sentence = text;
     field.shown = escapes.escape(text);
   }
+  struct Context {
+    TextUndo* undo;
+    view::TextEscapes* escapes;
+  } field_context{&field.undo, &escapes};
   const auto on_keys = [](ImGuiInputTextCallbackData* data) {
+    auto* context = static_cast<Context*>(data->UserData);
+    // Emoji typed this frame: their stand-ins, at the cursor, over any selection.
+    if (const std::string typed = context->escapes->take_typed(); !typed.empty()) {
+      if (data->HasSelection()) {
+        const int from = std::min(data->SelectionStart, data->SelectionEnd);
+        data->DeleteChars(from, std::abs(data->SelectionEnd - data->SelectionStart));
+        data->CursorPos = from;
+      }
+      data->InsertChars(data->CursorPos, typed.c_str(), typed.c_str() + typed.size());
+    }
     const ImGuiIO& io = ImGui::GetIO();
     if (!io.KeyCtrl) return 0;
-    auto* field_undo = static_cast<TextUndo*>(data->UserData);
+    TextUndo* field_undo = context->undo;
     const std::string in_field(data->Buf, static_cast<std::size_t>(data->BufTextLen));
     std::optional<std::string> next;
     if (ImGui::IsKeyPressed('Z', true) && !io.KeyShift) next = field_undo->undo(in_field);
@@ -45,8 +61,13 @@ bool sentence_field(const char* id, const char* hint, std::string& text, Sentenc
     data->SelectionStart = data->SelectionEnd = data->CursorPos = data->BufTextLen;
     return 0;
   };
+  // Escape leaves the field with its text: every letter typed has already changed every view, and
+  // ImGui's Escape would take the whole edit back at once (a long sentence lost to one key).
+  // Ctrl+Z takes it back a word at a time.
+  if (ImGui::GetActiveID() == ImGui::GetID(id) && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false))
+    ImGui::ClearActiveID();
   const bool changed = ImGui::InputTextWithHint(id, hint, &field.shown, ImGuiInputTextFlags_NoUndoRedo | ImGuiInputTextFlags_CallbackAlways,
-                                                on_keys, &field.undo);
+                                                on_keys, &field_context);
   if (ImGui::IsItemActivated()) field.undo.reset(field.shown);
   if (!changed) return false;
   field.undo.changed(field.shown, ImGui::GetTime());  // an undo or redo is what it already holds

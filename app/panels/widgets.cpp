@@ -113,15 +113,18 @@ void draw_formula_tooltip(const char* heading, const char* formula) {
 }
 
 void draw_cell_grid_lines(ImDrawList* list, const view::HeatmapGeometry& g, int rows, int cols, ImU32 colour) {
-  if (g.cell_w < 8.0f) return;
-  for (int j = 1; j < cols; ++j) {
-    const float x = g.grid.x + g.cell_w * static_cast<float>(j);
-    list->AddLine(ImVec2(x, g.grid.y), ImVec2(x, g.grid.bottom()), colour);
-  }
-  for (int i = 1; i < rows; ++i) {
-    const float y = g.grid.y + g.cell_h * static_cast<float>(i);
-    list->AddLine(ImVec2(g.grid.x, y), ImVec2(g.grid.right(), y), colour);
-  }
+  // Each way on its own: cells may be wide and thin (many queries, few keys), and lines between
+  // rows a pixel tall would cover them.
+  if (g.cell_w >= 8.0f)
+    for (int j = 1; j < cols; ++j) {
+      const float x = g.grid.x + g.cell_w * static_cast<float>(j);
+      list->AddLine(ImVec2(x, g.grid.y), ImVec2(x, g.grid.bottom()), colour);
+    }
+  if (g.cell_h >= 8.0f)
+    for (int i = 1; i < rows; ++i) {
+      const float y = g.grid.y + g.cell_h * static_cast<float>(i);
+      list->AddLine(ImVec2(g.grid.x, y), ImVec2(g.grid.right(), y), colour);
+    }
 }
 
 std::string fit_text(std::string_view text, float width) {

@@ -66,7 +66,8 @@ std::string fit_text(std::string_view text, float width);
 // that fits in `width`; else cut by fit_text() in reading order, then turned.
 std::string fit_label(const view::VisualText& shown, const std::string& text, float width);
 
-// Lines between a heatmap's cells, when the cells are wide enough (8 px) to be told apart.
+// Lines between a heatmap's cells, between columns when they are 8 px wide or more and between
+// rows when they are 8 px tall or more (each way on its own).
 void draw_cell_grid_lines(ImDrawList* list, const view::HeatmapGeometry& g, int rows, int cols, ImU32 colour);
 
 }  // namespace attnviz::app

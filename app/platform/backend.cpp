@@ -38,9 +38,20 @@ void on_drop(GLFWwindow* window, int count, const char** paths) {
 // Every other event is only counted: the frame pacer draws frames after any of them (ImGui's
 // backend reads the input itself, and calls these, installed before it, after its own).
 void count_event(GLFWwindow* window) { ++events_of(window).count; }
-void on_cursor_position(GLFWwindow* window, double, double) { count_event(window); }
+void on_cursor_position(GLFWwindow* window, double x, double y) {
+  count_event(window);
+  WindowEvents& events = events_of(window);
+  events.pointer_x = x;
+  events.pointer_y = y;
+}
 void on_cursor_enter(GLFWwindow* window, int) { count_event(window); }
-void on_mouse_button(GLFWwindow* window, int, int, int) { count_event(window); }
+// Where a press happened, in the order the events came: when the pointer has gone on before the
+// frame begins (a drag begun at once), the press is still shown where it was made.
+void on_mouse_button(GLFWwindow* window, int, int action, int) {
+  count_event(window);
+  WindowEvents& events = events_of(window);
+  if (action == GLFW_PRESS && !events.press_position) events.press_position = {events.pointer_x, events.pointer_y};
+}
 void on_scroll(GLFWwindow* window, double, double) { count_event(window); }
 // Called before ImGui's backend updates io.KeysDown (it calls the callback it replaced first).
 void on_key(GLFWwindow* window, int key, int, int action, int) {
@@ -77,6 +88,7 @@ constexpr ImWchar kGlyphRanges[] = {
     0x2600, 0x27BF,  // Miscellaneous symbols, dingbats: warning sign, check and cross marks
     0x2C60, 0x2C7F,  // Latin Extended-C: subscript j
     0xFB1D, 0xFBFF,  // Hebrew and Arabic presentation forms (A, the part of it with letters)
+    0xFE00, 0xFE0F,  // Variation selectors (after ❤ in ❤️, as phones type it): drawn as nothing
     0xFE70, 0xFEFF,  // Arabic presentation forms B
     0xFFFD, 0xFFFD,  // Replacement character
     0,
@@ -149,6 +161,7 @@ bool Backend::init(const WindowOptions& options, std::string& error) {
   glfwMakeContextCurrent(window_);
   glfwSwapInterval(options.vsync ? 1 : 0);
   glfwSetWindowUserPointer(window_, &events_);
+  glfwGetCursorPos(window_, &events_.pointer_x, &events_.pointer_y);
   glfwSetDropCallback(window_, on_drop);
   glfwSetCursorPosCallback(window_, on_cursor_position);
   glfwSetCursorEnterCallback(window_, on_cursor_enter);
@@ -356,6 +369,9 @@ void Backend::new_frame() {
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
   if (ignore_mouse_) io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
+  if (events_.press_position && io.MousePos.x > -FLT_MAX)  // this frame shows the pointer where it was pressed
+    io.MousePos = ImVec2(static_cast<float>(events_.press_position->first), static_cast<float>(events_.press_position->second));
+  events_.press_position.reset();
   press_after_move();
   ImGui::NewFrame();
 }

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -35,6 +36,8 @@ struct WindowEvents {
   bool pressed = false;
   std::vector<int> released_after_press;
   std::vector<unsigned> typed;  // characters typed since the last frame began, in order
+  double pointer_x = 0, pointer_y = 0;  // the pointer, as of the last event that moved it
+  std::optional<std::pair<double, double>> press_position;  // of the first press since the last frame began
 };
 
 struct Fonts {

@@ -39,10 +39,22 @@ char32_t TextEscapes::stand_in(char32_t code_point) {
   return needs_stand_in(code_point) ? slot(code_point) : code_point;
 }
 
-void TextEscapes::stand_in_queued(std::span<std::uint16_t> queue, std::span<const unsigned> typed) {
+std::size_t TextEscapes::take_from_queue(std::span<std::uint16_t> queue, std::span<const unsigned> typed) {
   const std::size_t count = std::min(queue.size(), typed.size());
-  for (std::size_t k = 0; k < count; ++k)  // the last `count` of each, in the same order
-    queue[queue.size() - count + k] = static_cast<std::uint16_t>(stand_in(typed[typed.size() - count + k]));
+  const std::size_t first = queue.size() - count;  // the last `count` of each, in the same order
+  std::size_t kept = first;
+  for (std::size_t k = 0; k < count; ++k) {
+    const char32_t code_point = typed[typed.size() - count + k];
+    if (needs_stand_in(code_point)) append_utf8(typed_, slot(code_point));
+    else queue[kept++] = queue[first + k];
+  }
+  return kept;
+}
+
+std::string TextEscapes::take_typed() {
+  std::string typed;
+  typed.swap(typed_);
+  return typed;
 }
 
 std::string TextEscapes::escape(std::string_view text) {

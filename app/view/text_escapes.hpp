@@ -35,8 +35,14 @@ class TextEscapes {
   // when every stand-in is taken).
   char32_t stand_in(char32_t code_point);
   // ImGui's queue of typed characters (16 bits each: U+FFFD for an emoji) ends with the ones the
-  // window reported, `typed` (code points, in order): each gets its stand-in.
-  void stand_in_queued(std::span<std::uint16_t> queue, std::span<const unsigned> typed);
+  // window reported, `typed` (code points, in order). Each that needs a stand-in leaves the queue
+  // (ImGui's text field drops a typed private-use character) and its stand-in waits, in order,
+  // for the text field being typed into to insert it (take_typed()). Returns the queue's new
+  // length: the entries kept, moved to its front in order.
+  std::size_t take_from_queue(std::span<std::uint16_t> queue, std::span<const unsigned> typed);
+  // The stand-ins typed since the last call, as UTF-8 (the text field inserts them at its cursor;
+  // the app drops what no field took by the end of the frame).
+  std::string take_typed();
 
   // Whether the text may hold a character that needs a stand-in (a byte test, no decoding):
   // false means escape() would give the text back unchanged, unless it has invalid bytes.
@@ -57,6 +63,7 @@ class TextEscapes {
   std::unordered_map<char32_t, char32_t> slots_;  // key -> stand-in
   std::vector<char32_t> keys_;                     // stand-in - kFirst -> key
   std::size_t wide_count_ = 0;                     // keys past U+FFFF
+  std::string typed_;                              // see take_typed()
 };
 
 }  // namespace attnviz::view

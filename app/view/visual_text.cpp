@@ -304,9 +304,15 @@ std::string visual_order(std::string_view logical) {
   std::string visual;
   visual.reserve(logical.size() + 8);
   for (const Cluster& cluster : clusters) {
-    const bool right_to_left = cluster.level % 2 == 1;
-    for (std::size_t i = cluster.begin; i < cluster.end; ++i)
-      append_utf8(visual, right_to_left ? mirrored(text[i]) : text[i]);
+    if (cluster.level % 2 == 0) {
+      for (std::size_t i = cluster.begin; i < cluster.end; ++i) append_utf8(visual, text[i]);
+      continue;
+    }
+    // Right to left: the marks first, then their letter. A font draws a Hebrew or Arabic mark
+    // (zero advance) to the right of where it stands, over the glyph drawn next: its letter, in
+    // an order drawn left to right (a Latin mark, drawn after its letter, reaches back over it).
+    for (std::size_t i = cluster.begin + 1; i < cluster.end; ++i) append_utf8(visual, text[i]);
+    append_utf8(visual, mirrored(text[cluster.begin]));
   }
   return visual;
 }

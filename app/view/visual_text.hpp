@@ -15,7 +15,8 @@
 //     left-to-right (L) or right-to-left (R); digits keep their order, and count as
 //     right-to-left after a right-to-left letter; spaces and punctuation between two of one
 //     direction take it, and the line's direction otherwise; then runs are reversed by level
-//     (rule L2), and brackets in right-to-left runs are mirrored. Marks stay after their base.
+//     (rule L2), and brackets in right-to-left runs are mirrored. A mark in a right-to-left run
+//     comes before its letter: fonts draw Hebrew and Arabic marks over the glyph that follows.
 //     Explicit embeddings and isolates (which the tokenizer drops) are not handled.
 //
 // Text without Hebrew or Arabic comes back as it is. No ImGui here (unit-tested).

@@ -412,6 +412,23 @@ TEST_CASE("editing a sentence with emoji keeps them") {
   CHECK(recovered->target == sentence + " x");
 }
 
+// ImGui's Escape takes a text field's whole edit back; every letter had already changed the views.
+TEST_CASE("Escape leaves the sentence field with what was typed") {
+  TempDir dir;
+  const std::optional<Scenario> recovered =
+      sentence_session(dir, dir.path / "state", "xdotool type --delay 60 ' pie'\nsleep 0.3\nxdotool key Escape\nsleep 0.3\n");
+  CHECK(recovered->target == "i like to eat apple pie");
+}
+
+// ImGui's text field drops a typed private-use character, and an emoji reaches ImGui as U+FFFD:
+// the field inserts the emoji's stand-in itself (app/view/text_escapes.hpp).
+TEST_CASE("an emoji typed into the sentence field is kept") {
+  TempDir dir;
+  const std::optional<Scenario> recovered =
+      sentence_session(dir, dir.path / "state", "xdotool type --delay 150 ' \xf0\x9f\x8d\x95 x'\nsleep 0.3\n");  // " 🍕 x"
+  CHECK(recovered->target == "i like to eat apple \xf0\x9f\x8d\x95 x");
+}
+
 // The Return that chooses a file in the Open dialog is not an answer to the unsaved-changes
 // question that choice brings up: it used to be taken as "Save first", writing the edits over the
 // file open without asking. A second Return, with the question on screen, answers it.

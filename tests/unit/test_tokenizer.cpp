@@ -57,6 +57,11 @@ TEST_CASE("an apostrophe or hyphen between letters stays inside the word") {
   CHECK(texts("don't stop well-known l’homme") == Texts{"don't", "stop", "well-known", "l’homme"});
 }
 
+TEST_CASE("Hebrew's maqaf joins two words into one, as a hyphen does") {
+  CHECK(texts("\xd7\x91\xd7\x99\xd7\xaa\xd6\xbe\xd7\xa1\xd7\xa4\xd7\xa8 \xd7\x92\xd7\x93\xd7\x95\xd7\x9c") ==
+        Texts{"\xd7\x91\xd7\x99\xd7\xaa\xd6\xbe\xd7\xa1\xd7\xa4\xd7\xa8", "\xd7\x92\xd7\x93\xd7\x95\xd7\x9c"});  // בית־ספר גדול
+}
+
 TEST_CASE("quotes and dashes around words are separate tokens") {
   CHECK(texts("'hi' - end-") == Texts{"'", "hi", "'", "-", "end", "-"});
 }

@@ -51,19 +51,27 @@ TEST_CASE("invalid UTF-8 bytes and private-use characters come back byte for byt
   CHECK(escapes.unescape(in_field) == odd);
 }
 
-TEST_CASE("an emoji typed into the window reaches the field as its stand-in") {
+TEST_CASE("an emoji typed into the window leaves ImGui's queue and waits as its stand-in") {
   TextEscapes escapes;
   // ImGui queued "a", U+FFFD for the emoji, "b" (and an earlier character it still holds).
   std::vector<std::uint16_t> queue = {'z', 'a', 0xFFFD, 'b'};
   const std::vector<unsigned> typed = {'a', 0x1F355, 'b'};
-  escapes.stand_in_queued(queue, typed);
+  const std::size_t kept = escapes.take_from_queue(queue, typed);
+  REQUIRE(kept == 3);
   CHECK(queue[0] == 'z');
   CHECK(queue[1] == 'a');
-  CHECK(queue[3] == 'b');
-  std::string field = "a";
-  append_utf8(field, queue[2]);
-  field += "b";
-  CHECK(escapes.unescape(field) == "a\xf0\x9f\x8d\x95" "b");  // a🍕b
+  CHECK(queue[2] == 'b');
+  const std::string waiting = escapes.take_typed();
+  CHECK(escapes.unescape(waiting) == "\xf0\x9f\x8d\x95");  // 🍕
+  CHECK(escapes.take_typed().empty());  // taken once
+}
+
+TEST_CASE("a typed U+FFFD stays in ImGui's queue") {
+  TextEscapes escapes;
+  std::vector<std::uint16_t> queue = {0xFFFD};
+  const std::vector<unsigned> typed = {0xFFFD};
+  CHECK(escapes.take_from_queue(queue, typed) == 1);
+  CHECK(escapes.take_typed().empty());
 }
 
 TEST_CASE("text without anything to hold is left alone") {
