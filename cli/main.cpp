@@ -255,10 +255,14 @@ int command_tokens(const Arguments& args) {
   static constexpr const char* kKinds[] = {"word", "punctuation", "symbol", "ideograph"};
   for (std::size_t i = 0; i < tokenization.tokens.size(); ++i) {
     const Token& token = tokenization.tokens[i];
-    std::printf("%3zu  %-16s %-12s %-8s [", i, token.text.c_str(),
+    // Padded by characters, not bytes: a Hebrew, Arabic or accented word lines up too.
+    const int pad = std::max(0, 16 - static_cast<int>(utf8_length(token.text)));
+    std::printf("%3zu  %s%*s %-12s %-8s [", i, token.text.c_str(), pad, "",
                 kKinds[static_cast<int>(token.kind)], std::string(to_string(sources[i])).c_str());
-    for (Eigen::Index d = 0; d < std::min<Eigen::Index>(X.cols(), 8); ++d)
-      std::printf("%s%.2f", d ? " " : "", static_cast<double>(X(static_cast<Eigen::Index>(i), d)));
+    for (Eigen::Index d = 0; d < std::min<Eigen::Index>(X.cols(), 8); ++d) {
+      const double value = X(static_cast<Eigen::Index>(i), d);
+      std::printf("%s%.2f", d ? " " : "", std::abs(value) < 0.005 ? 0.0 : value);  // never "-0.00"
+    }
     std::printf("%s]\n", X.cols() > 8 ? " ..." : "");
   }
   std::printf("%zu tokens\n", tokenization.tokens.size());
