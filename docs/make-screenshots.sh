@@ -14,6 +14,7 @@ run --screenshot "$out/dark-1280x720.png" --theme dark
 run --screenshot "$out/light-1920x1080.png" --size 1920x1080 --query 4
 run --screenshot "$out/dark-3840x2160.png" --size 3840x2160 --theme dark --query 4
 run --screenshot "$out/cross-1280x720.png" --scenario docs/scenarios/translation.json --query 3
+run --screenshot "$out/arabic-1280x720.png" --scenario docs/scenarios/arabic.json --query 3
 run --screenshot "$out/pipeline-1920x1080.png" --size 1920x1080 --view pipeline --query 4
 run --screenshot "$out/neuron-1280x720.png" --view neuron --query 4
 run --screenshot "$out/geometry-1280x720.png" --lesson why-project --step 4

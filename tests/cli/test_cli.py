@@ -411,6 +411,27 @@ class HeatmapTest(unittest.TestCase):
         self.assertTrue(lines[0].startswith(ERROR_PREFIX), lines[0])
 
 
+class DocsScenariosTest(unittest.TestCase):
+    """The README's translation pairs (docs/scenarios): in head 0 each query attends most to its
+    translation, as their comments say."""
+    DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "scenarios")
+    PAIRS = {
+        "translation.json": {"i": "je", "eat": "mange", "apple": "pomme"},
+        "arabic.json": {"i": "\u0623\u0646\u0627", "eat": "\u0622\u0643\u0644", "apple": "\u062a\u0641\u0627\u062d\u0629"},
+    }
+
+    def test_each_query_attends_most_to_its_translation(self):
+        for name, pairs in self.PAIRS.items():
+            with self.subTest(scenario=name):
+                result = run("compute", os.path.join(self.DOCS, name))
+                self.assertEqual(result.returncode, 0, result.stderr)
+                doc = json.loads(result.stdout)
+                weights = doc["heads"][0]["weights"]
+                for query, key in pairs.items():
+                    row = weights[doc["target_tokens"].index(query)]
+                    self.assertEqual(doc["source_tokens"][row.index(max(row))], key, (query, row))
+
+
 class TokensTest(unittest.TestCase):
     def test_counts_nine_tokens(self):
         result = run("tokens", "I like Natural Language Processing, a lot!")
