@@ -617,7 +617,8 @@ class NeuronPanel final : public Panel {
     for (int j = 0; j < n_key; ++j) {
       const std::size_t k = static_cast<std::size_t>(j);
       label_widths_[k] = ImGui::CalcTextSize(state.visual_text(keys[k].text)).x;
-      short_names_[k] = fit_label(state.visual_text, keys[k].text, bw - 2.0f);  // as seen
+      // As seen; measured once: a name that fits is not measured again to be cut.
+      short_names_[k] = label_widths_[k] <= bw - 2.0f ? state.visual_text(keys[k].text) : fit_label(state.visual_text, keys[k].text, bw - 2.0f);
       const bool worth_it = short_names_[k].size() > std::string_view("\xe2\x80\xa6").size() + 1;  // a letter or two, then …
       short_widths_[k] = worth_it ? ImGui::CalcTextSize(short_names_[k].c_str()).x : 0.0f;
     }
