@@ -2,9 +2,9 @@
 #include "cli/bench.hpp"
 
 #include "cli/allocation_counter.hpp"
-#include "core/attention.hpp"
-#include "core/parameters.hpp"
-#include "core/rng.hpp"
+#include "core/engine/attention.hpp"
+#include "core/engine/parameters.hpp"
+#include "core/base/rng.hpp"
 
 #include <Eigen/Core>
 
@@ -141,7 +141,7 @@ Status run_bench(const BenchOptions& options, BenchResult& result) {
   const Matrix& X_keys = options.cross > 0 ? X_key : X_query;
 
   AttentionEngine engine;
-  engine.set_threads(options.threads);  // the engine's own helper threads (core/workers.hpp)
+  engine.set_threads(options.threads);  // the engine's own helper threads (core/engine/workers.hpp)
   // Warm-up: the first compute allocates the buffers; a few more warm the caches.
   const auto warm_start = std::chrono::steady_clock::now();
   int warm_runs = 0;

@@ -2,8 +2,8 @@
 // intermediate the app shows, all heads, W_O) on deterministic random inputs, after warm-up.
 #pragma once
 
-#include "core/status.hpp"
-#include "core/types.hpp"
+#include "core/base/status.hpp"
+#include "core/base/types.hpp"
 
 #include <string>
 

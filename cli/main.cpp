@@ -6,13 +6,13 @@
 //   export    every matrix as CSV files (and the JSON of compute)
 //   svg       the heatmap or the arrows as an SVG picture, for papers and slides
 //   bench     times a full recompute of attention (median, p90, heap allocations)
-#include "app/view/svg.hpp"
+#include "core/figures/svg.hpp"
 #include "cli/bench.hpp"
-#include "core/export.hpp"
-#include "core/file_io.hpp"
-#include "core/pipeline.hpp"
-#include "core/scenario.hpp"
-#include "core/version.hpp"
+#include "core/pipeline/export.hpp"
+#include "core/document/file_io.hpp"
+#include "core/pipeline/pipeline.hpp"
+#include "core/document/scenario.hpp"
+#include "core/base/version.hpp"
 
 #include <charconv>
 #include <cstdio>

@@ -13,10 +13,10 @@
 #include "app/panels/panel.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/render/image_texture.hpp"
-#include "app/view/head_colours.hpp"
-#include "app/view/canvas.hpp"
-#include "app/theme.hpp"
-#include "app/view/format.hpp"
+#include "core/figures/head_colours.hpp"
+#include "app/raster/canvas.hpp"
+#include "app/shell/theme.hpp"
+#include "core/figures/format.hpp"
 
 #include <imgui.h>
 

@@ -15,8 +15,8 @@
 //   [SECTION] The table and the explanation
 #include "app/panels/panel.hpp"
 #include "app/panels/widgets.hpp"
-#include "app/theme.hpp"
-#include "app/view/format.hpp"
+#include "app/shell/theme.hpp"
+#include "core/figures/format.hpp"
 #include "app/view/geometry.hpp"
 
 #include <imgui.h>

@@ -5,8 +5,8 @@
 #include "app/panels/panel.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/render/heatmap_renderer.hpp"
-#include "app/theme.hpp"
-#include "app/view/format.hpp"
+#include "app/shell/theme.hpp"
+#include "core/figures/format.hpp"
 
 #include <imgui.h>
 

@@ -2,8 +2,8 @@
 #include "app/panels/panel.hpp"
 #include "app/panels/token_chips.hpp"
 #include "app/panels/widgets.hpp"
-#include "app/text_undo.hpp"
-#include "app/theme.hpp"
+#include "app/session/text_undo.hpp"
+#include "app/shell/theme.hpp"
 
 #include <imgui.h>
 #include <imgui_internal.h>  // GetActiveID, ClearActiveID: Escape in the sentence field
@@ -18,7 +18,7 @@ namespace attnviz::app {
 namespace {
 
 // A sentence field: its own undo (Ctrl+Z and Ctrl+Shift+Z or Ctrl+Y go back and forth a word or
-// a burst at a time, app/text_undo.hpp, not ImGui's character at a time), and the text as the
+// a burst at a time, app/session/text_undo.hpp, not ImGui's character at a time), and the text as the
 // field holds it (stand-ins for what ImGui cannot hold, such as emoji: app/view/text_escapes.hpp),
 // made again only when the sentence changed elsewhere (not every frame).
 struct SentenceField {

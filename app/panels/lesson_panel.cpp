@@ -3,8 +3,8 @@
 // the views that would give the answer away stay covered until then.
 #include "app/panels/panel.hpp"
 #include "app/panels/widgets.hpp"
-#include "app/status_line.hpp"
-#include "app/theme.hpp"
+#include "app/session/status_line.hpp"
+#include "app/shell/theme.hpp"
 
 #include <imgui.h>
 

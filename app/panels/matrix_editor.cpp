@@ -1,8 +1,8 @@
 #include "app/panels/matrix_editor.hpp"
 
-#include "app/theme.hpp"
-#include "app/view/colormap.hpp"
-#include "app/view/format.hpp"
+#include "app/shell/theme.hpp"
+#include "core/figures/colormap.hpp"
+#include "core/figures/format.hpp"
 
 #include <algorithm>
 #include <cfloat>

@@ -5,7 +5,7 @@
 // one for its title), so a 1024 x 1024 matrix costs what its visible cells cost.
 #pragma once
 
-#include "app/app_state.hpp"
+#include "app/session/app_state.hpp"
 
 #include "app/render/image_texture.hpp"
 

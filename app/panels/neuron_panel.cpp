@@ -14,8 +14,8 @@
 //   [SECTION] The row of α
 #include "app/panels/panel.hpp"
 #include "app/panels/widgets.hpp"
-#include "app/theme.hpp"
-#include "app/view/format.hpp"
+#include "app/shell/theme.hpp"
+#include "core/figures/format.hpp"
 #include "app/view/formula.hpp"
 
 #include <imgui.h>

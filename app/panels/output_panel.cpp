@@ -13,9 +13,9 @@
 #include "app/panels/panel.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/render/image_texture.hpp"
-#include "app/theme.hpp"
-#include "app/view/canvas.hpp"
-#include "app/view/format.hpp"
+#include "app/shell/theme.hpp"
+#include "app/raster/canvas.hpp"
+#include "core/figures/format.hpp"
 #include "app/view/projection.hpp"
 
 #include <imgui.h>

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "app/view/text_escapes.hpp"
-#include "app/app_state.hpp"
+#include "app/session/app_state.hpp"
 
 #include <memory>
 #include <optional>

@@ -14,10 +14,10 @@
 //   [SECTION] Tooltips
 #include "app/panels/panel.hpp"
 #include "app/panels/widgets.hpp"
-#include "app/theme.hpp"
-#include "app/view/format.hpp"
+#include "app/shell/theme.hpp"
+#include "core/figures/format.hpp"
 #include "app/view/formula.hpp"
-#include "core/lexicon.hpp"
+#include "core/text/lexicon.hpp"
 
 #include <imgui.h>
 

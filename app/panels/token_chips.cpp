@@ -1,7 +1,7 @@
 #include "app/panels/token_chips.hpp"
 
-#include "app/theme.hpp"
-#include "core/lexicon.hpp"
+#include "app/shell/theme.hpp"
+#include "core/text/lexicon.hpp"
 
 #include <imgui.h>
 

@@ -1,7 +1,7 @@
 // Tokens drawn as chips that wrap across lines; shared by the panels that list tokens.
 #pragma once
 
-#include "app/app_state.hpp"
+#include "app/session/app_state.hpp"
 
 namespace attnviz::app {
 

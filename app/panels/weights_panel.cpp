@@ -5,9 +5,9 @@
 // edits the scenario and every view follows on the same frame.
 #include "app/panels/matrix_editor.hpp"
 #include "app/panels/panel.hpp"
-#include "app/theme.hpp"
-#include "core/lexicon.hpp"
-#include "core/rng.hpp"
+#include "app/shell/theme.hpp"
+#include "core/text/lexicon.hpp"
+#include "core/base/rng.hpp"
 
 #include <imgui.h>
 

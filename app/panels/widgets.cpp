@@ -1,6 +1,6 @@
 #include "app/panels/widgets.hpp"
 
-#include "app/theme.hpp"
+#include "app/shell/theme.hpp"
 #include "app/view/formula.hpp"
 #include "app/view/layout.hpp"
 

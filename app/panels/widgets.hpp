@@ -4,8 +4,8 @@
 // distinct per panel.
 #pragma once
 
-#include "app/app_state.hpp"
-#include "app/view/colormap.hpp"
+#include "app/session/app_state.hpp"
+#include "core/figures/colormap.hpp"
 
 #include <imgui.h>
 

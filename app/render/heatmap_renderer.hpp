@@ -5,8 +5,8 @@
 // ImGui's own state is restored (as implot's OpenGL backend does).
 #pragma once
 
-#include "app/view/colormap.hpp"
-#include "core/types.hpp"
+#include "core/figures/colormap.hpp"
+#include "core/base/types.hpp"
 
 #include <array>
 #include <cstdint>

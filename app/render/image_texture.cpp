@@ -2,7 +2,7 @@
 
 #include "app/platform/gl.hpp"
 #include "app/render/gl_helpers.hpp"
-#include "app/view/canvas.hpp"
+#include "app/raster/canvas.hpp"
 
 #include <imgui.h>
 

@@ -20,7 +20,7 @@
 // under it must be the same as in the last frame too.
 #pragma once
 
-#include "app/view/tile_cover.hpp"
+#include "app/raster/tile_cover.hpp"
 
 #include <imgui.h>
 

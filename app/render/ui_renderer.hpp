@@ -11,7 +11,7 @@
 
 #include "app/render/list_cache.hpp"
 #include "app/render/text_cache.hpp"
-#include "app/view/convex_bands.hpp"
+#include "app/raster/convex_bands.hpp"
 
 #include <string>
 #include <vector>

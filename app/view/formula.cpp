@@ -1,6 +1,6 @@
 #include "app/view/formula.hpp"
 
-#include "app/view/format.hpp"
+#include "core/figures/format.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -9,8 +9,8 @@
 // index of a sum is k, the transpose is ⊤).
 #pragma once
 
-#include "core/attention.hpp"
-#include "core/types.hpp"
+#include "core/engine/attention.hpp"
+#include "core/base/types.hpp"
 
 #include <functional>
 #include <string>

@@ -10,7 +10,7 @@
 #pragma once
 
 #include "app/view/layout.hpp"
-#include "core/types.hpp"
+#include "core/base/types.hpp"
 
 #include <Eigen/Core>
 

@@ -1,6 +1,6 @@
 #include "app/view/text_escapes.hpp"
 
-#include "core/tokenizer.hpp"
+#include "core/text/tokenizer.hpp"
 
 #include <algorithm>
 

@@ -5,7 +5,7 @@
 //   [SECTION] Cache
 #include "app/view/visual_text.hpp"
 
-#include "core/tokenizer.hpp"
+#include "core/text/tokenizer.hpp"
 
 #include <algorithm>
 #include <array>

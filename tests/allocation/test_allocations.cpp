@@ -1,7 +1,7 @@
 // A recompute with unchanged shapes must not touch the heap: the app recomputes on every frame
 // of a drag, and allocation is the first thing that makes a frame stutter.
 #include "allocation_counter.hpp"
-#include "core/pipeline.hpp"
+#include "core/pipeline/pipeline.hpp"
 
 #include <doctest/doctest.h>
 

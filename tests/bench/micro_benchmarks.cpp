@@ -1,16 +1,16 @@
-// Google Benchmark micro benchmarks of the attention engine's stages (core/attention_stages.hpp),
+// Google Benchmark micro benchmarks of the attention engine's stages (core/engine/attention_stages.hpp),
 // of a full recompute (AttentionEngine::compute) and of a pipeline run (tokenize, embed,
 // compute). Built only when libbenchmark-dev is installed; run by `make bench`, not by ctest.
 //
 // Shapes are (tokens, d_model, heads) with d_k = d_v = d_model / heads:
 //   classroom (8, 32, 4) and (32, 64, 8), medium (128, 256, 4), large (1024, 768, 12).
 // Timings are per call, on one thread.
-#include "core/attention.hpp"
-#include "core/attention_stages.hpp"
-#include "core/parameters.hpp"
-#include "core/pipeline.hpp"
-#include "core/rng.hpp"
-#include "core/scenario.hpp"
+#include "core/engine/attention.hpp"
+#include "core/engine/attention_stages.hpp"
+#include "core/engine/parameters.hpp"
+#include "core/pipeline/pipeline.hpp"
+#include "core/base/rng.hpp"
+#include "core/document/scenario.hpp"
 
 #include <benchmark/benchmark.h>
 

@@ -5,9 +5,9 @@
 // Bounds (see fuzz_common.hpp): inputs whose scenario, merged step by step, would hold more
 // than kMaxParameterCount weights in some step, or that have more than 32 steps, are skipped;
 // steps whose sentences have more than kMaxTokensPerSentence tokens are not computed.
-#include "core/lesson.hpp"
-#include "core/pipeline.hpp"
-#include "core/tokenizer.hpp"
+#include "core/lessons/lesson.hpp"
+#include "core/pipeline/pipeline.hpp"
+#include "core/text/tokenizer.hpp"
 
 #include "tests/fuzz/fuzz_common.hpp"
 

@@ -3,7 +3,7 @@
 //   - writing that again gives the same text (the round trip is stable).
 // Inputs whose weights would hold more than kMaxParameterCount numbers are skipped (see
 // fuzz_common.hpp).
-#include "core/scenario.hpp"
+#include "core/document/scenario.hpp"
 
 #include "tests/fuzz/fuzz_common.hpp"
 

@@ -5,7 +5,7 @@
 //     U+FFFD, itself valid UTF-8);
 //   - byte ranges are non-empty, inside the input, and increasing without overlap;
 //   - a smaller limit gives a prefix of the tokens of a larger one, with the same total.
-#include "core/tokenizer.hpp"
+#include "core/text/tokenizer.hpp"
 
 #include "tests/fuzz/fuzz_common.hpp"
 
@@ -17,7 +17,7 @@
 namespace {
 
 // Strict UTF-8 (RFC 3629): no overlongs, surrogates or code points past U+10FFFF. Written here,
-// independently of core/tokenizer.cpp, so that the check does not share the code it checks.
+// independently of core/text/tokenizer.cpp, so that the check does not share the code it checks.
 bool valid_utf8(std::string_view text) {
   std::size_t i = 0;
   while (i < text.size()) {

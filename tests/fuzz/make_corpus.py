@@ -135,7 +135,7 @@ LESSONS = {
 for name, text in LESSONS.items():
     write("fuzz_lesson", name, text)
 
-# --- Regressions: inputs that crashed (see tests/unit/test_regressions.cpp) -----------------------
+# --- Regressions: inputs that crashed (see tests/core/pipeline/test_regressions.cpp) -----------------------
 write("fuzz_lesson", "regression_lesson_number", "29007199254740993")
 write("fuzz_lesson", "regression_permutation_past_int.json",
       lesson([{"title": "p", "checks": [{"check": "permutation_equivariant",

@@ -1,10 +1,10 @@
 // The app as a user runs it: `attnviz --screenshot` under Xvfb, then the PNG is read back and
 // checked pixel by pixel at the positions the layout code reports (--layout-out). What each
 // cell should show comes from the engine, which is tested against PyTorch elsewhere.
-#include "app/view/colormap.hpp"
-#include "core/lesson.hpp"
-#include "core/pipeline.hpp"
-#include "core/scenario.hpp"
+#include "core/figures/colormap.hpp"
+#include "core/lessons/lesson.hpp"
+#include "core/pipeline/pipeline.hpp"
+#include "core/document/scenario.hpp"
 #include "tests/support/temp_dir.hpp"
 
 #include <doctest/doctest.h>
@@ -387,7 +387,7 @@ TEST_CASE("shortcuts pressed quickly between frames reach the text field") {
 }
 
 // ImGui's own undo in a text field takes back a character per Ctrl+Z; the sentence field's takes
-// back a word (app/text_undo.hpp).
+// back a word (app/session/text_undo.hpp).
 TEST_CASE("Ctrl+Z in the sentence field takes back a word at a time") {
   TempDir dir;
   const std::string keys = "xdotool type --delay 80 ' pie is good'\nsleep 0.5\n"
@@ -463,7 +463,7 @@ TEST_CASE("Return in the Open dialog leaves the unsaved-changes question to be a
 
 TEST_CASE("an idle app sleeps between the frames it needs") {
   // Nothing happens for 3 s: the first frames settle the layout, then the app sleeps until input
-  // comes, looking in twice a second (app/frame_pacing.hpp). An app drawing as fast as it can,
+  // comes, looking in twice a second (app/session/frame_pacing.hpp). An app drawing as fast as it can,
   // as this one did, draws hundreds of frames here even with a software GL.
   TempDir dir;
   const Run run = run_app({"--size", "1280x720"}, dir.path, true,

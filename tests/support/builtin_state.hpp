@@ -1,7 +1,7 @@
 // The app's state with the built-in scenario loaded, as the app starts; a built-in lesson.
 #pragma once
 
-#include "app/app_state.hpp"
+#include "app/session/app_state.hpp"
 
 #include <doctest/doctest.h>
 
@@ -13,7 +13,7 @@ inline void load_builtin_scenario(app::AppState& state) {
   state.load(*load.scenario, "", {});
 }
 
-// A built-in lesson by id, number or name part (core/lesson.hpp, find_builtin_lesson).
+// A built-in lesson by id, number or name part (core/lessons/lesson.hpp, find_builtin_lesson).
 inline Lesson builtin_lesson(const char* name) {
   const auto builtin = find_builtin_lesson(name);
   REQUIRE(builtin);

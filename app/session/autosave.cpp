@@ -1,0 +1,71 @@
+#include "app/session/autosave.hpp"
+
+#include "core/document/file_io.hpp"
+
+#include <cstdio>
+#include <filesystem>
+
+namespace attnviz::app {
+namespace {
+
+constexpr std::size_t kMaxPathBytes = 1 << 16;
+
+}  // namespace
+
+Autosave::Autosave(std::string folder) {
+  if (folder.empty()) return;
+  std::error_code error;
+  std::filesystem::create_directories(folder, error);
+  if (error) return;
+  path_ = folder + "/recovery.json";
+  path_file_ = folder + "/recovery-path.txt";
+}
+
+std::optional<Autosave::Recovered> Autosave::recoverable(std::string& problem) const {
+  if (path_.empty() || !std::filesystem::exists(path_)) return std::nullopt;
+  ScenarioLoad load = load_scenario_file(path_);
+  if (!load.ok()) {
+    problem = "the recovery file could not be read: " + load.error;
+    return std::nullopt;
+  }
+  Recovered recovered{std::move(*load.scenario), {}};
+  std::string text;
+  if (std::filesystem::exists(path_file_) && read_file(path_file_, kMaxPathBytes, text)) {
+    if (!text.empty() && text.back() == '\n') text.pop_back();
+    if (text.find('\n') == std::string::npos) recovered.path = text;  // else not written by us: ignored
+  }
+  return recovered;
+}
+
+void Autosave::observe(const AppState& state, double now) {
+  if (path_.empty() || paused_) return;
+  // A scenario that was just opened is saved already: only edits need recovering.
+  if (state.load_version != seen_load_version_) {
+    seen_load_version_ = state.load_version;
+    written_version_ = state.edit_version;
+    return;
+  }
+  if (state.edit_version == written_version_ || now - last_write_ < kInterval) return;
+  if (written_path_ != state.scenario_path) {  // first where the work came from, then the work
+    Status status = Status::ok();
+    if (state.scenario_path.empty()) std::remove(path_file_.c_str());
+    else status = write_file_atomic(path_file_, state.scenario_path + "\n");
+    if (status) written_path_ = state.scenario_path;
+  }
+  if (Status status = write_file_atomic(path_, scenario_to_json(state.scenario)); !status) {
+    error_ = "autosave failed: " + status.message();
+  } else {
+    error_.clear();
+  }
+  written_version_ = state.edit_version;
+  last_write_ = now;
+}
+
+void Autosave::discard() {
+  if (path_.empty()) return;
+  std::remove(path_.c_str());
+  std::remove(path_file_.c_str());
+  written_path_.reset();
+}
+
+}  // namespace attnviz::app

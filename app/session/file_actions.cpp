@@ -1,0 +1,105 @@
+#include "app/session/file_actions.hpp"
+
+#include "core/figures/svg.hpp"
+#include "app/session/view_state.hpp"
+#include "core/pipeline/export.hpp"
+#include "core/document/file_io.hpp"
+
+#include <filesystem>
+
+namespace attnviz::app {
+namespace {
+
+std::vector<std::string> labels(const Tokenization& tokens) {
+  std::vector<std::string> out;
+  out.reserve(tokens.tokens.size());
+  for (const Token& token : tokens.tokens) out.push_back(token.text);
+  return out;
+}
+
+Status need_result(const AppState& state) {
+  return state.has_result ? Status::ok() : Status::error("there is nothing computed to export yet");
+}
+
+}  // namespace
+
+Status open_scenario(AppState& state, RecentFiles& recent, const std::string& path) {
+  ScenarioLoad load = load_scenario_file(path);
+  if (!load.ok()) {
+    recent.remove(path);  // a recent file that no longer opens leaves the list
+    recent.save();
+    return Status::error("not opened: " + load.error);
+  }
+  const std::string view_json = load.scenario->view_json;
+  state.leave_lesson();
+  state.load(std::move(*load.scenario), path, std::move(load.warnings));
+  apply_view_state(view_json, state, state.file_warnings);
+  recent.add(path);
+  recent.save();
+  return Status::ok();
+}
+
+Status save_scenario(AppState& state, RecentFiles& recent, const std::string& path) {
+  // A file must open again: a scenario that does not compute (an empty sentence) is not saved;
+  // autosave keeps the work meanwhile.
+  if (!state.compute_error.empty())
+    return Status::error("not saved: " + state.compute_error + " (fix it first; your work is kept)");
+  Scenario document = state.scenario;
+  document.view_json = view_state_to_json(state);
+  // A custom mask is saved at the size of the current sentences (cells past its edge allowed).
+  if (document.mask.size() > 0) {
+    const auto rows = static_cast<Eigen::Index>(state.pipeline.target().tokens.size());
+    const auto cols = static_cast<Eigen::Index>(state.pipeline.keys().tokens.size());
+    MaskMatrix fitted = MaskMatrix::Ones(rows, cols);
+    const Eigen::Index r = std::min(rows, document.mask.rows()), c = std::min(cols, document.mask.cols());
+    fitted.topLeftCorner(r, c) = document.mask.topLeftCorner(r, c);
+    document.mask = fitted;
+  }
+  if (Status status = save_scenario_file(path, document); !status) return status;
+  state.scenario.view_json = document.view_json;
+  state.scenario_path = path;
+  state.saved_version = state.edit_version;
+  recent.add(path);
+  recent.save();
+  return Status::ok();
+}
+
+Status export_heatmap_svg(const AppState& state, const std::string& path) {
+  if (Status status = need_result(state); !status) return status;
+  const AttentionResult& r = state.result();
+  const int head = std::clamp(state.selection.head, 0, static_cast<int>(r.heads.size()) - 1);
+  view::SvgOptions options;
+  options.title = "Attention weights, head " + std::to_string(head);
+  options.dark = state.ui.theme == Theme::Dark;
+  options.scale_top = state.ui.heatmap_top(r.heads[static_cast<std::size_t>(head)].weights);
+  return write_file_atomic(path, view::heatmap_svg(r.heads[static_cast<std::size_t>(head)].weights,
+                                                   labels(state.pipeline.target()), labels(state.pipeline.keys()),
+                                                   state.ui.colormap, options));
+}
+
+Status export_arrows_svg(const AppState& state, const std::string& path, bool all_heads) {
+  if (Status status = need_result(state); !status) return status;
+  view::SvgOptions options;
+  options.title = all_heads ? "Queries and the keys they attend to, all heads"
+                            : "Queries and the keys they attend to, head " + std::to_string(state.selection.head);
+  options.dark = state.ui.theme == Theme::Dark;
+  return write_file_atomic(path, view::arrows_svg(state.result(), labels(state.pipeline.target()),
+                                                  labels(state.pipeline.keys()),
+                                                  all_heads ? view::kSvgAllHeads : state.selection.head,
+                                                  state.ui.arrow_threshold, options));
+}
+
+Status export_matrices_csv(const AppState& state, const std::string& folder) {
+  if (Status status = need_result(state); !status) return status;
+  std::error_code error;
+  std::filesystem::create_directories(folder, error);
+  if (error) return Status::error("cannot create the folder '" + folder + "': " + error.message());
+  return attnviz::export_matrices_csv(folder, state.scenario, state.pipeline);
+}
+
+Status export_result_json(const AppState& state, const std::string& path) {
+  if (Status status = need_result(state); !status) return status;
+  return write_file_atomic(path, result_to_json(state.scenario, state.pipeline));
+}
+
+}  // namespace attnviz::app

@@ -1,0 +1,166 @@
+#include "app/session/options.hpp"
+
+#include "core/engine/attention.hpp"
+
+#include <charconv>
+#include <thread>
+
+namespace attnviz::app {
+
+const char* const kUsage = R"(attnviz — see attention, live
+
+Usage:
+  attnviz [SCENARIO.json] [options]
+  attnviz --screenshot OUT.png [--scenario SCENARIO.json] [--size WxH] [--frames N] [options]
+
+Options:
+  --scenario FILE     open this scenario (same as the positional argument)
+  --screenshot FILE   render without user input, write a PNG of the whole window, exit
+  --size WxH          window size in pixels (default 1280x720)
+  --frames N          frames rendered before the screenshot (default 3)
+  --scale N           the same picture at N times the pixels (1-4), crisp text: for slides
+  --theme light|dark  colour theme
+  --font-size PX      font size in pixels (default: from the window height)
+  --panels LIST       panels to show, comma-separated: input,weights,heatmaps,arrows,output
+  --head H            selected head (0-based)
+  --query Q           selected query token (0-based)
+  --colormap NAME     sequential | color-blind
+  --view NAME         centre view: heatmaps | pipeline | neuron | geometry | compare
+  --lesson NAME       start a lesson: a built-in lesson's name or number, or a lesson file
+  --step N            start the lesson at step N (0-based)
+  --screenshot-steps DIR  with --lesson: write DIR/step-NN.png for every step, exit
+  --layout-out FILE   with --screenshot: write where the heatmap cells were drawn, where the
+                      status bar begins and how many windows were shown from pictures kept
+                      from earlier frames (JSON)
+  --bench-frames N    render N frames with vsync off, editing one weight every frame, and print
+                      p50_ms= p99_ms= max_ms= of the CPU frame time (with --scenario, --size)
+  --threads N         threads for the attention engine, 1-16 (default 2 with 4 or more hardware
+                      threads, else 1); the numbers are the same for any N
+  --recover           restore the work an earlier run left unsaved (after a crash) without asking
+  --help, --version
+)";
+
+namespace {
+
+bool parse_int(const std::string& text, int low, int high, int& out) {
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && ptr == text.data() + text.size() && out >= low && out <= high;
+}
+
+}  // namespace
+
+int default_engine_threads() { return std::thread::hardware_concurrency() >= 4 ? 2 : 1; }
+
+std::string parse_options(const std::vector<std::string>& args, Options& o) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    const auto next = [&]() -> const std::string* { return i + 1 < args.size() ? &args[++i] : nullptr; };
+    if (arg == "--help" || arg == "-h") {
+      o.help = true;
+    } else if (arg == "--recover") {
+      o.recover = true;
+    } else if (arg == "--version") {
+      o.version = true;
+    } else if (arg == "--scenario") {
+      const std::string* v = next();
+      if (!v) return "--scenario needs a file";
+      o.scenario_path = *v;
+    } else if (arg == "--screenshot") {
+      const std::string* v = next();
+      if (!v) return "--screenshot needs a PNG file name";
+      o.screenshot = *v;
+    } else if (arg == "--layout-out") {
+      const std::string* v = next();
+      if (!v) return "--layout-out needs a file name";
+      o.layout_out = *v;
+    } else if (arg == "--size") {
+      const std::string* v = next();
+      const std::size_t x = v ? v->find('x') : std::string::npos;
+      if (x == std::string::npos || !parse_int(v->substr(0, x), 200, 8192, o.width) ||
+          !parse_int(v->substr(x + 1), 200, 8192, o.height))
+        return "--size needs WIDTHxHEIGHT, each from 200 to 8192 (e.g. 1280x720)";
+    } else if (arg == "--scale") {
+      const std::string* v = next();
+      if (!v || !parse_int(*v, 1, 4, o.scale)) return "--scale needs 1, 2, 3 or 4";
+    } else if (arg == "--frames") {
+      const std::string* v = next();
+      if (!v || !parse_int(*v, 1, 100000, o.frames)) return "--frames needs a number from 1 to 100000";
+    } else if (arg == "--threads") {
+      const std::string* v = next();
+      int threads = 0;
+      if (!v || !parse_int(*v, 1, AttentionEngine::kMaxThreads, threads))
+        return "--threads needs a number from 1 to " + std::to_string(AttentionEngine::kMaxThreads);
+      o.threads = threads;
+    } else if (arg == "--bench-frames") {
+      const std::string* v = next();
+      int frames = 0;
+      if (!v || !parse_int(*v, 1, 1000000, frames)) return "--bench-frames needs a number from 1 to 1000000";
+      o.bench_frames = frames;
+    } else if (arg == "--theme") {
+      const std::string* v = next();
+      if (v && *v == "light") o.theme = Theme::Light;
+      else if (v && *v == "dark") o.theme = Theme::Dark;
+      else return "--theme needs light or dark";
+    } else if (arg == "--font-size") {
+      const std::string* v = next();
+      int size = 0;
+      if (!v || !parse_int(*v, 8, 96, size)) return "--font-size needs a number from 8 to 96";
+      o.font_size = static_cast<float>(size);
+    } else if (arg == "--panels") {
+      const std::string* v = next();
+      if (!v) return "--panels needs a list such as heatmaps,arrows";
+      view::PanelVisibility visible{};
+      std::size_t start = 0;
+      while (start <= v->size()) {
+        const std::size_t comma = std::min(v->find(',', start), v->size());
+        const std::string name = v->substr(start, comma - start);
+        const auto id = view::parse_panel(name);
+        if (!id) return "--panels: unknown panel '" + name + "' (input, weights, heatmaps, arrows, output)";
+        visible[static_cast<std::size_t>(*id)] = true;
+        start = comma + 1;
+      }
+      o.panels = visible;
+    } else if (arg == "--head" || arg == "--query") {
+      const std::string* v = next();
+      int value = 0;
+      if (!v || !parse_int(*v, 0, 100000, value)) return arg + " needs a number";
+      (arg == "--head" ? o.head : o.query) = value;
+    } else if (arg == "--colormap") {
+      const std::string* v = next();
+      if (v && *v == "sequential") o.colormap = view::ColormapId::Sequential;
+      else if (v && (*v == "color-blind" || *v == "colour-blind")) o.colormap = view::ColormapId::ColorBlindSafe;
+      else return "--colormap needs sequential or color-blind";
+    } else if (arg == "--view") {
+      const std::string* v = next();
+      const auto view = v ? parse_center_view(*v) : std::nullopt;
+      if (!view) return "--view needs heatmaps, pipeline, neuron, geometry or compare";
+      o.view = view;
+    } else if (arg == "--lesson") {
+      const std::string* v = next();
+      if (!v) return "--lesson needs a lesson name, number or file";
+      o.lesson = *v;
+    } else if (arg == "--screenshot-steps") {
+      const std::string* v = next();
+      if (!v) return "--screenshot-steps needs a folder";
+      o.screenshot_steps = *v;
+    } else if (arg == "--step") {
+      const std::string* v = next();
+      int step = 0;
+      if (!v || !parse_int(*v, 0, 10000, step)) return "--step needs a step number";
+      o.step = step;
+    } else if (!arg.empty() && arg[0] == '-') {
+      return "unknown option '" + arg + "' (see --help)";
+    } else if (o.scenario_path.empty()) {
+      o.scenario_path = arg;
+    } else {
+      return "unexpected argument '" + arg + "' (see --help)";
+    }
+  }
+  if (o.layout_out && !o.screenshot) return "--layout-out goes with --screenshot";
+  if (o.bench_frames && (o.screenshot || o.screenshot_steps))
+    return "--bench-frames does not go with --screenshot or --screenshot-steps";
+  if (o.screenshot_steps && o.lesson.empty()) return "--screenshot-steps goes with --lesson";
+  return {};
+}
+
+}  // namespace attnviz::app

@@ -1,0 +1,108 @@
+#include "app/session/status_line.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <filesystem>
+
+namespace attnviz::app {
+
+namespace {
+
+constexpr const char* kDot = " \xc2\xb7 ";      // " · "
+constexpr const char* kDash = " \xe2\x80\x94 ";  // " — "
+
+std::string compatibility_name(Compatibility compatibility) {
+  switch (compatibility) {
+    case Compatibility::Dot: return "dot product";
+    case Compatibility::ScaledDot: return "scaled dot-product";
+    case Compatibility::General: return "general (bilinear)";
+    case Compatibility::Additive: return "additive (Bahdanau)";
+    case Compatibility::Cosine: return "cosine";
+  }
+  return "?";
+}
+
+std::string count(long long n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::string shortest(float value) {  // 0.5, 2, 0.001
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%g", static_cast<double>(value));
+  return buffer;
+}
+
+}  // namespace
+
+std::string window_title(const AppState& state) {
+  std::string name;
+  if (state.lesson.active()) {
+    name = "Lesson: " + state.lesson.lesson->title;
+  } else if (!state.scenario_path.empty()) {
+    name = std::filesystem::path(state.scenario_path).filename().string();
+  } else {
+    name = state.scenario.title.empty() ? "Untitled" : state.scenario.title;
+  }
+  // In a lesson the steps themselves change the scenario: nothing there asks to be saved
+  // until the student edits it, and then the mark is as true as anywhere.
+  return (state.unsaved() ? "\xe2\x80\xa2 " : "") + name + kDash + "AttnViz";
+}
+
+std::string shape_summary(const AppState& state) {
+  const Scenario& scenario = state.scenario;
+  const AttentionConfig& config = scenario.config;
+  std::string text = scenario.mode == Mode::Cross ? "cross-attention" : "self-attention";
+  if (state.has_result) {
+    const AttentionResult& result = state.result();
+    text += kDot;
+    if (scenario.mode == Mode::Cross)
+      text += count(result.n_query, "query", "queries") + " \xc3\x97 " + count(result.n_key, "key", "keys");
+    else
+      text += count(result.n_query, "token", "tokens");
+  }
+  text += kDot + std::string("d_model ") + std::to_string(config.d_model);
+  text += kDot + count(config.heads, "head", "heads") + " of d_k " +
+          std::to_string(config.d_k) + ", d_v " + std::to_string(config.d_v);
+  text += kDot + compatibility_name(config.compatibility);
+  if (config.compatibility == Compatibility::Additive) text += ", d_att " + std::to_string(config.d_att);
+  if (config.temperature != 1.0f) text += kDot + std::string("temperature ") + shortest(config.temperature);
+  if (config.hard) text += kDot + std::string("hard (argmax)");
+  if (config.causal) text += kDot + std::string("causal");
+  if (scenario.mask.size() != 0) text += kDot + std::string("custom mask");
+  if (scenario.positional != Positional::None) text += kDot + std::string(to_string(scenario.positional)) + " positions";
+  return text;
+}
+
+std::string file_name_for(std::string_view title) {
+  std::string name;
+  bool dash = false;  // a separator is owed before the next letter
+  for (std::size_t i = 0; i < title.size();) {
+    const unsigned char c = static_cast<unsigned char>(title[i]);
+    std::size_t length = 1;  // of this character, in bytes
+    if (c >= 0xC0) length = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+    length = std::min(length, title.size() - i);
+    const bool keep = c >= 0x80 || std::isalnum(c);
+    if (!keep) {
+      dash = !name.empty();
+      i += 1;
+      continue;
+    }
+    if (name.size() + (dash ? 1 : 0) + length > 60) break;
+    if (dash) name += '-';
+    dash = false;
+    if (c < 0x80) name += static_cast<char>(std::tolower(c));
+    else name.append(title.substr(i, length));
+    i += length;
+  }
+  return (name.empty() ? std::string("scenario") : name) + ".json";
+}
+
+std::string lesson_step_heading(const LessonState& lesson) {
+  const LessonStep* step = lesson.current();
+  if (!step) return "";
+  return lesson.lesson->title + "  \xc2\xb7  step " + std::to_string(lesson.step + 1) + " of " +
+         std::to_string(lesson.lesson->steps.size()) + ": " + step->title;
+}
+
+}  // namespace attnviz::app

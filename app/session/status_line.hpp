@@ -1,0 +1,32 @@
+// What the window says about the document when nothing else needs saying: the title bar's text
+// and the status bar's line (the notice bar's place at the foot of the window while it has no
+// notice: app.cpp, draw_status_bar). No ImGui here: unit-tested.
+#pragma once
+
+#include "app/session/app_state.hpp"
+
+#include <string>
+#include <string_view>
+
+namespace attnviz::app {
+
+// "lecture.json — AttnViz", with a leading "• " while there are unsaved changes; a lesson's
+// title while one runs; the scenario's own title for the built-in one (or "Untitled").
+std::string window_title(const AppState& state);
+
+// The shape of what is shown, e.g. "self-attention · 5 tokens · d_model 8 · 2 heads of d_k 4,
+// d_v 4 · scaled dot-product · causal": the numbers the views are made of, at a glance.
+// Token counts come from the last good result (none before the first).
+std::string shape_summary(const AppState& state);
+
+// The lesson band's heading: "Self-attention on real sentences  ·  step 5 of 6: Jane visits
+// Africa" ("" outside a lesson).
+std::string lesson_step_heading(const LessonState& lesson);
+
+// A file name proposed for saving a scenario titled `title`: "Week 3: attention" gives
+// "week-3-attention.json" (ASCII letters lowered, every other run of ASCII that is not a letter
+// or digit one '-', letters of other scripts kept, at most 60 bytes before ".json", never
+// cutting a character); "scenario.json" when nothing is left.
+std::string file_name_for(std::string_view title);
+
+}  // namespace attnviz::app

@@ -1,0 +1,215 @@
+#include "app/session/view_state.hpp"
+
+#include "core/document/scenario.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <optional>
+
+namespace attnviz::app {
+namespace {
+
+using Json = nlohmann::json;
+using OrderedJson = nlohmann::ordered_json;
+
+// The float written as the shortest decimal that reads back to it (0.02, not 0.0199999995).
+double shortest(float value) {
+  char buffer[32];
+  const auto written = std::to_chars(buffer, buffer + sizeof buffer, value);
+  double out = value;
+  std::from_chars(buffer, written.ptr, out);
+  return out;
+}
+
+// A value for a message: short, and safe for any content.
+std::string shown(const Json& value) {
+  std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  return text;
+}
+
+// nlohmann's messages start with "[json.exception.parse_error.101] parse error at ...".
+std::string malformed_json_message(const std::string& what) {
+  const std::size_t bracket = what.find("] ");
+  std::string message = bracket == std::string::npos ? what : what.substr(bracket + 2);
+  if (message.rfind("parse error at ", 0) == 0) message = message.substr(15);
+  return "malformed JSON at " + message;
+}
+
+std::optional<int> whole_number(const Json& value, int low, int high) {
+  if (!value.is_number()) return std::nullopt;
+  const double x = value.get<double>();
+  if (!std::isfinite(x) || x != std::floor(x) || x < low || x > high) return std::nullopt;
+  return static_cast<int>(x);
+}
+
+class Applier {
+ public:
+  Applier(AppState& state, std::vector<std::string>& warnings) : state_(state), warnings_(warnings) {}
+
+  void apply(const Json& root) {
+    for (const auto& [key, value] : root.items()) {
+      if (key == "head") head(value);
+      else if (key == "query") query(value);
+      else if (key == "panels") panels(value);
+      else if (key == "center_view") center_view(value);
+      else if (key == "theme") theme(value);
+      else if (key == "font_size") font_size(value);
+      else if (key == "colormap") colormap(value);
+      else if (key == "show_cell_values") show_cell_values(value);
+      else if (key == "heatmap_contrast") heatmap_contrast(value);
+      else if (key == "arrow_threshold") arrow_threshold(value);
+      else warn(key, "unknown key (ignored)");
+    }
+  }
+
+ private:
+  void warn(const std::string& key, const std::string& message) {
+    warnings_.push_back("view." + key + ": " + message);
+  }
+  void invalid(const std::string& key, const std::string& expected, const Json& value) {
+    warn(key, "expected " + expected + ", got " + shown(value) + " (ignored)");
+  }
+
+  void head(const Json& value) {
+    const std::string expected = "a head number from 0 to " + std::to_string(Limits::kMaxHeads - 1);
+    if (const auto head = whole_number(value, 0, Limits::kMaxHeads - 1)) state_.selection.head = *head;
+    else invalid("head", expected, value);
+  }
+
+  void query(const Json& value) {
+    const std::string expected = "a token number from 0 to " + std::to_string(Limits::kMaxTokens - 1);
+    if (const auto query = whole_number(value, 0, Limits::kMaxTokens - 1)) state_.selection.query = *query;
+    else invalid("query", expected, value);
+  }
+
+  void panels(const Json& value) {
+    const char* expected = "a list of panels (input, weights, heatmaps, arrows, output)";
+    if (!value.is_array()) return invalid("panels", expected, value);
+    view::PanelVisibility visible{};
+    bool any = false;
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      const Json& item = value[i];
+      const auto id = item.is_string() ? view::parse_panel(item.get_ref<const std::string&>())
+                                       : std::nullopt;
+      if (!id || *id == view::PanelId::Lesson) {
+        invalid("panels[" + std::to_string(i) + "]", "input, weights, heatmaps, arrows or output", item);
+        continue;
+      }
+      visible[static_cast<std::size_t>(*id)] = true;
+      any = true;
+    }
+    if (!any) {
+      if (value.empty()) invalid("panels", expected, value);
+      return;
+    }
+    // The lesson band follows the lesson, not the file.
+    const auto lesson = static_cast<std::size_t>(view::PanelId::Lesson);
+    visible[lesson] = state_.ui.visible[lesson];
+    state_.ui.visible = visible;
+  }
+
+  void center_view(const Json& value) {
+    const auto view = value.is_string() ? parse_center_view(value.get_ref<const std::string&>())
+                                        : std::nullopt;
+    if (view) state_.ui.center_view = *view;
+    else invalid("center_view", "heatmaps, pipeline, neuron, geometry or compare", value);
+  }
+
+  void theme(const Json& value) {
+    if (value == "light") state_.ui.theme = Theme::Light;
+    else if (value == "dark") state_.ui.theme = Theme::Dark;
+    else invalid("theme", "\"light\" or \"dark\"", value);
+  }
+
+  void font_size(const Json& value) {
+    if (!value.is_number()) return invalid("font_size", "a number of pixels", value);
+    const double size = value.get<double>();
+    const double clamped = std::clamp(size, double(kMinViewFontSize), double(kMaxViewFontSize));
+    if (clamped != size)
+      warn("font_size", shown(value) + " is outside 10 to 64; using " + shown(Json(clamped)));
+    state_.ui.font_size = static_cast<float>(clamped);
+  }
+
+  void colormap(const Json& value) {
+    if (value == "sequential") state_.ui.colormap = view::ColormapId::Sequential;
+    else if (value == "color-blind" || value == "colour-blind")
+      state_.ui.colormap = view::ColormapId::ColorBlindSafe;
+    else invalid("colormap", "\"sequential\" or \"color-blind\"", value);
+  }
+
+  void heatmap_contrast(const Json& value) {
+    if (value.is_boolean()) state_.ui.heatmap_contrast = value.get<bool>();
+    else invalid("heatmap_contrast", "true or false", value);
+  }
+
+  void show_cell_values(const Json& value) {
+    if (value.is_boolean()) state_.ui.show_cell_values = value.get<bool>();
+    else invalid("show_cell_values", "true or false", value);
+  }
+
+  void arrow_threshold(const Json& value) {
+    const double x = value.is_number() ? value.get<double>() : -1;
+    if (value.is_number() && x >= 0 && x <= 1) state_.ui.arrow_threshold = static_cast<float>(x);
+    else invalid("arrow_threshold", "a weight from 0 to 1", value);
+  }
+
+  AppState& state_;
+  std::vector<std::string>& warnings_;
+};
+
+}  // namespace
+
+std::string view_state_to_json(const AppState& state) {
+  const UiSettings& ui = state.ui;
+  OrderedJson view = OrderedJson::object();
+  view["head"] = state.selection.head;
+  view["query"] = state.selection.query;
+  OrderedJson panels = OrderedJson::array();
+  for (int i = 0; i < view::kPanelCount; ++i) {
+    const auto id = static_cast<view::PanelId>(i);
+    if (id != view::PanelId::Lesson && ui.visible[static_cast<std::size_t>(i)])
+      panels.push_back(std::string(view::panel_name(id)));
+  }
+  view["panels"] = std::move(panels);
+  view["center_view"] = std::string(to_string(ui.center_view));
+  view["theme"] = ui.theme == Theme::Dark ? "dark" : "light";
+  if (ui.font_size == std::floor(ui.font_size) && std::abs(ui.font_size) < 1e6f)
+    view["font_size"] = static_cast<int>(ui.font_size);
+  else
+    view["font_size"] = shortest(ui.font_size);
+  view["colormap"] = ui.colormap == view::ColormapId::ColorBlindSafe ? "color-blind" : "sequential";
+  view["show_cell_values"] = ui.show_cell_values;
+  view["heatmap_contrast"] = ui.heatmap_contrast;
+  view["arrow_threshold"] = shortest(ui.arrow_threshold);
+  return view.dump();
+}
+
+void apply_view_state(std::string_view json, AppState& state, std::vector<std::string>& warnings) {
+  if (json.find_first_not_of(" \t\r\n") == std::string_view::npos) return;
+  if (json_nesting_depth(json) > kMaxJsonDepth) {  // the parser recurses: refuse before parsing
+    warnings.push_back("view: nested deeper than " + std::to_string(kMaxJsonDepth) + " levels (ignored)");
+    return;
+  }
+  Json root;
+  try {
+    root = Json::parse(json, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+  } catch (const Json::exception& e) {
+    warnings.push_back("view: " + malformed_json_message(e.what()) + " (ignored)");
+    return;
+  }
+  if (!root.is_object()) {
+    warnings.push_back("view: expected an object, got " + shown(root) + " (ignored)");
+    return;
+  }
+  try {
+    Applier(state, warnings).apply(root);
+  } catch (const Json::exception& e) {  // not expected: every access is checked
+    warnings.push_back(std::string("view: ") + e.what());
+  }
+}
+
+}  // namespace attnviz::app

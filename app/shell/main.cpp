@@ -1,0 +1,28 @@
+// attnviz: the desktop app.
+#include "app/shell/app.hpp"
+#include "app/session/options.hpp"
+#include "core/base/version.hpp"
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+int main(int argc, char** argv) {
+  using namespace attnviz::app;
+  Options options;
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (std::string problem = parse_options(args, options); !problem.empty()) {
+    std::cerr << "attnviz: error: " << problem << '\n';
+    return 2;
+  }
+  if (options.help) {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (options.version) {
+    std::cout << "attnviz " << attnviz::kVersion << '\n';
+    return 0;
+  }
+  App app(std::move(options));
+  return app.run();
+}

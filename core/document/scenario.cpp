@@ -1,0 +1,573 @@
+// Scenario files. Index:
+//   [SECTION] JSON helpers
+//   [SECTION] Reader (a key path for every message)
+//   [SECTION] Parse
+//   [SECTION] Write
+#include "core/document/scenario.hpp"
+
+#include "core/document/file_io.hpp"
+#include "core/text/tokenizer.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <set>
+
+namespace attnviz {
+
+using Json = nlohmann::json;
+using OrderedJson = nlohmann::ordered_json;
+
+// -----------------------------------------------------------------------------
+// [SECTION] JSON helpers
+// -----------------------------------------------------------------------------
+
+// Outside strings and comments (the parser skips // and /* */ comments, so a quote or bracket
+// in one must not count).
+int json_nesting_depth(std::string_view text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '/' && i + 1 < text.size() && (text[i + 1] == '/' || text[i + 1] == '*')) {
+      const bool line_comment = text[i + 1] == '/';
+      // As nlohmann's lexer: a line comment ends at a line break or NUL.
+      const std::size_t end = line_comment ? text.find_first_of(std::string_view("\n\r\0", 3), i + 2)
+                                           : text.find("*/", i + 2);
+      if (end == std::string_view::npos) break;  // the comment runs to the end of the text
+      i = line_comment ? end : end + 1;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    else if (c == '[' || c == '{') deepest = std::max(deepest, ++depth);
+    else if (c == ']' || c == '}') --depth;
+    if (deepest > kMaxJsonDepth) break;
+  }
+  return deepest;
+}
+
+namespace {
+
+std::string type_name(const Json& value) {
+  switch (value.type()) {
+    case Json::value_t::null: return "null";
+    case Json::value_t::boolean: return "true/false";
+    case Json::value_t::string: return "a string";
+    case Json::value_t::array: return "a list";
+    case Json::value_t::object: return "an object";
+    default: return "a number";
+  }
+}
+
+// nlohmann's messages start with "[json.exception.parse_error.101] parse error at ...".
+std::string clean_parse_error(const std::string& what) {
+  const std::size_t bracket = what.find("] ");
+  std::string message = bracket == std::string::npos ? what : what.substr(bracket + 2);
+  if (message.rfind("parse error at ", 0) == 0) message = message.substr(15);
+  return "malformed JSON at " + message;
+}
+
+class Failure {
+ public:
+  explicit Failure(std::string text) : message(std::move(text)) {}
+  std::string message;
+};
+
+}  // namespace
+
+// -----------------------------------------------------------------------------
+// [SECTION] Reader (a key path for every message)
+// -----------------------------------------------------------------------------
+namespace {
+
+class Reader {
+ public:
+  explicit Reader(std::vector<std::string>& warnings) : warnings_(warnings) {}
+
+  [[noreturn]] static void fail(const std::string& path, const std::string& message) {
+    throw Failure(path + ": " + message);
+  }
+
+  void warn_unknown_keys(const Json& object, const std::string& path,
+                         const std::set<std::string_view>& known) {
+    for (const auto& [key, value] : object.items())
+      if (!known.count(key))
+        warnings_.push_back("unknown key \"" + (path.empty() ? "" : path + ".") + key +
+                            "\" (ignored)");
+  }
+
+  void warning(std::string message) { warnings_.push_back(std::move(message)); }
+
+  const Json* find(const Json& object, const char* key) const {
+    const auto it = object.find(key);
+    return it == object.end() ? nullptr : &*it;
+  }
+
+  std::string string(const Json& value, const std::string& path) {
+    if (!value.is_string()) fail(path, "expected a string, got " + type_name(value));
+    return value.get<std::string>();
+  }
+
+  bool boolean(const Json& value, const std::string& path) {
+    if (!value.is_boolean()) fail(path, "expected true or false, got " + type_name(value));
+    return value.get<bool>();
+  }
+
+  double number(const Json& value, const std::string& path) {
+    if (!value.is_number()) fail(path, "expected a number, got " + type_name(value));
+    const double x = value.get<double>();
+    if (!std::isfinite(x)) fail(path, "the number is not finite");
+    return x;
+  }
+
+  float single(const Json& value, const std::string& path) {
+    const double x = number(value, path);
+    // Values that round to the largest float (as 3.4028235e38 does) are in range.
+    const auto as_float = static_cast<float>(x);
+    if (std::isinf(as_float))
+      fail(path, format_double(x) + " is outside the float range (about ±3.4e38)");
+    return as_float;
+  }
+
+  std::int64_t integer(const Json& value, const std::string& path, std::int64_t low,
+                       std::int64_t high) {
+    const double x = number(value, path);
+    if (x != std::floor(x)) fail(path, "expected a whole number, got " + format_double(x));
+    if (x < static_cast<double>(low) || x > static_cast<double>(high))
+      fail(path, "must be between " + std::to_string(low) + " and " + std::to_string(high) +
+                     ", got " + format_double(x));
+    return static_cast<std::int64_t>(x);
+  }
+
+  const Json& list(const Json& value, const std::string& path, std::size_t expected_size,
+                   const std::string& what) {
+    if (!value.is_array()) fail(path, "expected a list of " + what + ", got " + type_name(value));
+    if (value.size() != expected_size)
+      fail(path, "expected " + std::to_string(expected_size) + " " + what + ", got " +
+                     std::to_string(value.size()));
+    return value;
+  }
+
+  // A (rows, cols) matrix of floats: a list of `rows` lists of `cols` numbers.
+  void matrix(const Json& value, const std::string& path, Eigen::Index rows, Eigen::Index cols,
+              Matrix& out) {
+    list(value, path, static_cast<std::size_t>(rows), "rows");
+    out.resize(rows, cols);
+    for (Eigen::Index r = 0; r < rows; ++r) {
+      const std::string row_path = path + "[" + std::to_string(r) + "]";
+      const Json& row = list(value[static_cast<std::size_t>(r)], row_path,
+                             static_cast<std::size_t>(cols), "numbers");
+      for (Eigen::Index c = 0; c < cols; ++c)
+        out(r, c) = single(row[static_cast<std::size_t>(c)], row_path + "[" + std::to_string(c) + "]");
+    }
+  }
+
+  static std::string format_double(double x) {
+    char buffer[32];
+    const auto result = std::to_chars(buffer, buffer + sizeof buffer, x);
+    return std::string(buffer, result.ptr);
+  }
+
+ private:
+  std::vector<std::string>& warnings_;
+};
+
+}  // namespace
+
+// -----------------------------------------------------------------------------
+// [SECTION] Parse
+// -----------------------------------------------------------------------------
+namespace {
+
+const std::set<std::string_view> kTopLevelKeys = {
+    "format", "version", "title", "description", "mode", "target", "source", "d_model",
+    "heads", "d_k", "d_v", "d_att", "compatibility", "temperature", "hard", "causal",
+    "positional", "seed", "max_tokens", "embeddings", "weights", "mask", "view"};
+
+int dimension(Reader& reader, const Json& root, const char* key, int fallback, int high) {
+  const Json* value = reader.find(root, key);
+  return value ? static_cast<int>(reader.integer(*value, key, 1, high)) : fallback;
+}
+
+void parse_weights(Reader& reader, const Json& weights, Scenario& scenario) {
+  if (!weights.is_object())
+    Reader::fail("weights", "expected an object, got " + type_name(weights));
+  std::set<std::string_view> known;
+  for (ParameterName name : kAllParameterNames) known.insert(to_string(name));
+  reader.warn_unknown_keys(weights, "weights", known);
+
+  const AttentionConfig& config = scenario.config;
+  for (ParameterName name : kAllParameterNames) {
+    const std::string key(to_string(name));
+    const Json* value = reader.find(weights, key.c_str());
+    if (!value) continue;
+    const std::string path = "weights." + key;
+    const Shape shape = expected_shape(name, config);
+    if (name == ParameterName::W_O) {
+      reader.matrix(*value, path, shape.rows, shape.cols, scenario.parameters.W_O);
+      continue;
+    }
+    reader.list(*value, path, static_cast<std::size_t>(config.heads), "heads (one per head)");
+    for (int head = 0; head < config.heads; ++head) {
+      const std::string head_path = path + "[" + std::to_string(head) + "]";
+      const Json& head_value = (*value)[static_cast<std::size_t>(head)];
+      if (name == ParameterName::v_a) {
+        reader.list(head_value, head_path, static_cast<std::size_t>(shape.cols), "numbers");
+        RowVector& v_a = additive_vector(scenario.parameters, head);
+        for (Eigen::Index c = 0; c < shape.cols; ++c)
+          v_a[c] = reader.single(head_value[static_cast<std::size_t>(c)],
+                                 head_path + "[" + std::to_string(c) + "]");
+      } else {
+        reader.matrix(head_value, head_path, shape.rows, shape.cols,
+                      parameter(scenario.parameters, name, head));
+      }
+    }
+  }
+}
+
+void parse_embeddings(Reader& reader, const Json& embeddings, Scenario& scenario) {
+  if (!embeddings.is_object())
+    Reader::fail("embeddings", "expected an object mapping words to vectors, got " +
+                                   type_name(embeddings));
+  for (const auto& [word, vector] : embeddings.items()) {
+    const std::string path = "embeddings.\"" + word + "\"";
+    if (word.empty()) Reader::fail("embeddings", "a word is empty");
+    reader.list(vector, path, static_cast<std::size_t>(scenario.config.d_model),
+                "numbers (d_model)");
+    std::vector<float> values(static_cast<std::size_t>(scenario.config.d_model));
+    for (std::size_t d = 0; d < values.size(); ++d)
+      values[d] = reader.single(vector[d], path + "[" + std::to_string(d) + "]");
+    scenario.embeddings[word] = std::move(values);
+  }
+}
+
+void parse_mask(Reader& reader, const Json& mask, Scenario& scenario) {
+  const auto n_query = tokenize(scenario.target, static_cast<std::size_t>(scenario.max_tokens)).tokens.size();
+  const auto n_key = scenario.mode == Mode::Cross
+                         ? tokenize(scenario.source, static_cast<std::size_t>(scenario.max_tokens)).tokens.size()
+                         : n_query;
+  reader.list(mask, "mask", n_query, "rows (one per target token)");
+  scenario.mask.resize(static_cast<Eigen::Index>(n_query), static_cast<Eigen::Index>(n_key));
+  for (std::size_t i = 0; i < n_query; ++i) {
+    const std::string row_path = "mask[" + std::to_string(i) + "]";
+    reader.list(mask[i], row_path, n_key, "entries (one per key token)");
+    for (std::size_t j = 0; j < n_key; ++j) {
+      const Json& cell = mask[i][j];
+      const std::string path = row_path + "[" + std::to_string(j) + "]";
+      bool allowed = false;
+      if (cell.is_boolean()) allowed = cell.get<bool>();
+      else allowed = reader.integer(cell, path, 0, 1) == 1;
+      scenario.mask(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = allowed ? 1 : 0;
+    }
+  }
+}
+
+Scenario parse_root(Reader& reader, const Json& root) {
+  if (!root.is_object()) Reader::fail("scenario", "expected a JSON object, got " + type_name(root));
+  reader.warn_unknown_keys(root, "", kTopLevelKeys);
+
+  if (const Json* format = reader.find(root, "format")) {
+    if (!format->is_string() || format->get<std::string>() != kScenarioFormat)
+      Reader::fail("format", "this is not an AttnViz scenario (expected \"attnviz-scenario\")");
+  } else {
+    reader.warning("no \"format\" key: reading the file as an AttnViz scenario");
+  }
+  if (const Json* version = reader.find(root, "version")) {
+    const auto v = reader.integer(*version, "version", 1, 1000000);
+    if (v > kScenarioVersion)
+      Reader::fail("version", "version " + std::to_string(v) +
+                                  " was written by a newer AttnViz; this one reads version 1");
+  }
+
+  Scenario s;
+  if (const Json* v = reader.find(root, "title")) s.title = reader.string(*v, "title");
+  if (const Json* v = reader.find(root, "description")) s.description = reader.string(*v, "description");
+  if (const Json* v = reader.find(root, "mode")) {
+    const auto mode = parse_mode(reader.string(*v, "mode"));
+    if (!mode) Reader::fail("mode", "expected \"self\" or \"cross\", got \"" + v->get<std::string>() + "\"");
+    s.mode = *mode;
+  }
+  const Json* target = reader.find(root, "target");
+  if (!target) throw Failure("target: missing (the sentence the queries come from)");
+  s.target = reader.string(*target, "target");
+  if (const Json* v = reader.find(root, "source")) s.source = reader.string(*v, "source");
+  if (const Json* v = reader.find(root, "max_tokens"))
+    s.max_tokens = static_cast<int>(reader.integer(*v, "max_tokens", 1, Limits::kMaxTokens));
+  if (tokenize(s.target, 1).total_tokens == 0)
+    Reader::fail("target", "the sentence has no tokens (it is empty or only spaces)");
+  if (s.mode == Mode::Cross && tokenize(s.source, 1).total_tokens == 0)
+    Reader::fail("source", "cross mode needs a source sentence with at least one token");
+
+  AttentionConfig& c = s.config;
+  c.d_model = dimension(reader, root, "d_model", 8, Limits::kMaxDModel);
+  c.heads = dimension(reader, root, "heads", 2, Limits::kMaxHeads);
+  const bool divisible = c.d_model % c.heads == 0;
+  const Json* d_k = reader.find(root, "d_k");
+  if (!d_k && !divisible)
+    Reader::fail("d_k", "missing, and d_model (" + std::to_string(c.d_model) +
+                            ") is not divisible by heads (" + std::to_string(c.heads) +
+                            "): give d_k and d_v explicitly");
+  c.d_k = dimension(reader, root, "d_k", divisible ? c.d_model / c.heads : 1, Limits::kMaxHeadDim);
+  c.d_v = dimension(reader, root, "d_v", c.d_k, Limits::kMaxHeadDim);
+  c.d_att = dimension(reader, root, "d_att", c.d_k, Limits::kMaxHeadDim);
+  if (const Json* v = reader.find(root, "compatibility")) {
+    const std::string name = reader.string(*v, "compatibility");
+    const auto compatibility = parse_compatibility(name);
+    if (!compatibility)
+      Reader::fail("compatibility", "expected one of dot, scaled_dot, general, additive, cosine; got \"" + name + "\"");
+    c.compatibility = *compatibility;
+  }
+  if (const Json* v = reader.find(root, "temperature")) {
+    const double t = reader.number(*v, "temperature");
+    const auto as_float = static_cast<float>(t);  // compared as stored: 0.001 is the float 1e-3f
+    if (!(as_float >= Limits::kMinTemperature && as_float <= Limits::kMaxTemperature))
+      Reader::fail("temperature", "must be between 0.001 and 1000, got " + Reader::format_double(t));
+    c.temperature = as_float;
+  }
+  if (const Json* v = reader.find(root, "hard")) c.hard = reader.boolean(*v, "hard");
+  if (const Json* v = reader.find(root, "causal")) c.causal = reader.boolean(*v, "causal");
+  if (const Json* v = reader.find(root, "positional")) {
+    const std::string name = reader.string(*v, "positional");
+    const auto positional = parse_positional(name);
+    if (!positional) Reader::fail("positional", "expected \"none\" or \"sinusoidal\", got \"" + name + "\"");
+    s.positional = *positional;
+  }
+  if (const Json* v = reader.find(root, "seed")) {
+    if (v->is_number_unsigned()) s.seed = v->get<std::uint64_t>();
+    else s.seed = static_cast<std::uint64_t>(reader.integer(*v, "seed", 0, std::int64_t{1} << 53));
+  }
+
+  s.parameters = seeded_parameters(c, s.seed);
+  if (const Json* v = reader.find(root, "weights")) parse_weights(reader, *v, s);
+  if (const Json* v = reader.find(root, "embeddings")) parse_embeddings(reader, *v, s);
+  if (const Json* v = reader.find(root, "mask")) parse_mask(reader, *v, s);
+  if (const Json* v = reader.find(root, "view")) {
+    if (!v->is_object()) Reader::fail("view", "expected an object, got " + type_name(*v));
+    s.view_json = v->dump();
+  }
+  return s;
+}
+
+}  // namespace
+
+ScenarioLoad parse_scenario(std::string_view json_text) {
+  ScenarioLoad load;
+  if (json_text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    load.error = "the file is empty";
+    return load;
+  }
+  if (json_nesting_depth(json_text) > kMaxJsonDepth) {
+    load.error = "the JSON is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
+    return load;
+  }
+  Json root;
+  try {
+    root = Json::parse(json_text, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+  } catch (const Json::parse_error& e) {
+    load.error = clean_parse_error(e.what());
+    return load;
+  } catch (const Json::exception& e) {  // e.g. a number too large for a double: 1e999
+    const std::string what = e.what();
+    const std::size_t bracket = what.find("] ");
+    load.error = "malformed JSON: " + (bracket == std::string::npos ? what : what.substr(bracket + 2));
+    return load;
+  }
+  try {
+    Reader reader(load.warnings);
+    load.scenario = parse_root(reader, root);
+  } catch (const Failure& failure) {
+    load.error = failure.message;
+    load.scenario.reset();
+  } catch (const Json::exception& e) {
+    load.error = std::string("unexpected JSON content: ") + e.what();
+    load.scenario.reset();
+  }
+  return load;
+}
+
+ScenarioLoad load_scenario_file(const std::string& path) {
+  ScenarioLoad load;
+  std::string text;
+  if (Status status = read_file(path, kMaxScenarioBytes, text); !status) {
+    load.error = status.message();
+    return load;
+  }
+  load = parse_scenario(text);
+  const std::string name = path == "-" ? "<stdin>" : path;
+  if (!load.ok()) load.error = name + ": " + load.error;
+  for (std::string& warning : load.warnings) warning = name + ": " + warning;
+  return load;
+}
+
+Scenario make_scenario(std::string target, const AttentionConfig& config, std::uint64_t seed) {
+  Scenario scenario;
+  scenario.target = std::move(target);
+  scenario.config = config;
+  scenario.seed = seed;
+  scenario.parameters = seeded_parameters(config, seed);
+  return scenario;
+}
+
+void apply_config(Scenario& scenario, const AttentionConfig& config) {
+  const int old_d_model = scenario.config.d_model;
+  scenario.config = config;
+  reshape_parameters(scenario.parameters, config, scenario.seed);
+  if (config.d_model == old_d_model) return;
+  std::vector<float> defaults(static_cast<std::size_t>(config.d_model));
+  for (auto& [word, vector] : scenario.embeddings) {
+    const std::size_t kept = std::min(vector.size(), defaults.size());
+    default_embedding(lowercase_key(word), config.d_model, defaults.data());
+    std::copy(vector.begin(), vector.begin() + static_cast<std::ptrdiff_t>(kept), defaults.begin());
+    vector = defaults;
+  }
+}
+
+// -----------------------------------------------------------------------------
+// [SECTION] Write
+// -----------------------------------------------------------------------------
+namespace {
+
+// A float as the shortest decimal that reads back to the same float, held as a double that
+// prints the same way (0.1f is written "0.1", not "0.10000000149011612").
+double shortest(float value) {
+  char buffer[32];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  double as_double = 0.0;
+  std::from_chars(buffer, result.ptr, as_double);
+  return as_double;
+}
+
+template <typename Dense>
+OrderedJson rows_of(const Dense& matrix) {
+  OrderedJson rows = OrderedJson::array();
+  for (Eigen::Index r = 0; r < matrix.rows(); ++r) {
+    OrderedJson row = OrderedJson::array();
+    for (Eigen::Index c = 0; c < matrix.cols(); ++c) row.push_back(shortest(matrix(r, c)));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+// Pretty-prints with lists of scalars kept on one line, so a matrix reads as rows.
+void write_pretty(const OrderedJson& value, int indent, std::string& out) {
+  const auto is_scalar_list = [](const OrderedJson& v) {
+    if (!v.is_array()) return false;
+    for (const auto& element : v)
+      if (element.is_structured()) return false;
+    return true;
+  };
+  const std::string pad(static_cast<std::size_t>(indent + 2), ' ');
+  if (value.is_object() && !value.empty()) {
+    out += "{\n";
+    std::size_t i = 0;
+    for (const auto& [key, element] : value.items()) {
+      out += pad + OrderedJson(key).dump() + ": ";
+      write_pretty(element, indent + 2, out);
+      out += ++i < value.size() ? ",\n" : "\n";
+    }
+    out += std::string(static_cast<std::size_t>(indent), ' ') + "}";
+  } else if (value.is_array() && !value.empty() && !is_scalar_list(value)) {
+    out += "[\n";
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      out += pad;
+      write_pretty(value[i], indent + 2, out);
+      out += i + 1 < value.size() ? ",\n" : "\n";
+    }
+    out += std::string(static_cast<std::size_t>(indent), ' ') + "]";
+  } else {
+    std::string line = value.dump();
+    if (value.is_array()) {  // a space after each comma: [0.5, -1, 2]
+      std::string spaced;
+      bool in_string = false;
+      for (char c : line) {
+        spaced += c;
+        if (c == '"') in_string = !in_string;
+        if (c == ',' && !in_string) spaced += ' ';
+      }
+      line = std::move(spaced);
+    }
+    out += line;
+  }
+}
+
+}  // namespace
+
+std::string scenario_to_json(const Scenario& s) {
+  OrderedJson root;
+  root["format"] = kScenarioFormat;
+  root["version"] = kScenarioVersion;
+  if (!s.title.empty()) root["title"] = s.title;
+  if (!s.description.empty()) root["description"] = s.description;
+  root["mode"] = to_string(s.mode);
+  root["target"] = s.target;
+  if (s.mode == Mode::Cross || !s.source.empty()) root["source"] = s.source;
+  const AttentionConfig& c = s.config;
+  root["d_model"] = c.d_model;
+  root["heads"] = c.heads;
+  root["d_k"] = c.d_k;
+  root["d_v"] = c.d_v;
+  root["d_att"] = c.d_att;
+  root["compatibility"] = to_string(c.compatibility);
+  root["temperature"] = shortest(c.temperature);
+  root["hard"] = c.hard;
+  root["causal"] = c.causal;
+  root["positional"] = to_string(s.positional);
+  root["seed"] = s.seed;
+  if (s.max_tokens != Limits::kDefaultMaxTokens) root["max_tokens"] = s.max_tokens;
+  if (!s.embeddings.empty()) {
+    OrderedJson embeddings = OrderedJson::object();
+    for (const auto& [word, vector] : s.embeddings) {
+      OrderedJson values = OrderedJson::array();
+      for (float x : vector) values.push_back(shortest(x));
+      embeddings[word] = std::move(values);
+    }
+    root["embeddings"] = std::move(embeddings);
+  }
+  OrderedJson weights = OrderedJson::object();
+  for (ParameterName name : kAllParameterNames) {
+    const std::string key(to_string(name));
+    if (name == ParameterName::W_O) {
+      weights[key] = rows_of(s.parameters.W_O);
+      continue;
+    }
+    OrderedJson per_head = OrderedJson::array();
+    for (int head = 0; head < c.heads; ++head) {
+      if (name == ParameterName::v_a)
+        per_head.push_back(rows_of(s.parameters.heads[static_cast<std::size_t>(head)].v_a)[0]);
+      else
+        per_head.push_back(rows_of(parameter(s.parameters, name, head)));
+    }
+    weights[key] = std::move(per_head);
+  }
+  root["weights"] = std::move(weights);
+  if (s.mask.size() > 0) {
+    OrderedJson mask = OrderedJson::array();
+    for (Eigen::Index i = 0; i < s.mask.rows(); ++i) {
+      OrderedJson row = OrderedJson::array();
+      for (Eigen::Index j = 0; j < s.mask.cols(); ++j) row.push_back(int(s.mask(i, j)));
+      mask.push_back(std::move(row));
+    }
+    root["mask"] = std::move(mask);
+  }
+  // The view object is written with sorted keys, as the reader keeps it: a file reads back
+  // exactly as written.
+  if (!s.view_json.empty()) root["view"] = OrderedJson::parse(Json::parse(s.view_json).dump());
+  std::string out;
+  write_pretty(root, 0, out);
+  out += '\n';
+  return out;
+}
+
+Status save_scenario_file(const std::string& path, const Scenario& scenario) {
+  return write_file_atomic(path, scenario_to_json(scenario));
+}
+
+}  // namespace attnviz

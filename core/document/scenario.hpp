@@ -1,0 +1,71 @@
+// The scenario file: AttnViz's document format (JSON, documented in README.md).
+// A scenario holds the sentences, the attention settings, the seed, embedding overrides, every
+// weight (those not in the file are drawn from the seed), an optional custom mask and the
+// app's view state.
+#pragma once
+
+#include "core/text/embedding.hpp"
+#include "core/engine/parameters.hpp"
+#include "core/base/status.hpp"
+#include "core/base/types.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attnviz {
+
+inline constexpr std::string_view kScenarioFormat = "attnviz-scenario";
+inline constexpr int kScenarioVersion = 1;
+inline constexpr std::size_t kMaxScenarioBytes = 64u << 20;  // 64 MiB
+inline constexpr int kMaxJsonDepth = 32;
+
+struct Scenario {
+  std::string title;
+  std::string description;
+  Mode mode = Mode::Self;
+  std::string target;  // the sentence the queries come from
+  std::string source;  // keys and values come from here in cross mode
+  AttentionConfig config;
+  Positional positional = Positional::None;
+  std::uint64_t seed = 7;
+  int max_tokens = Limits::kDefaultMaxTokens;
+  EmbeddingOverrides embeddings;  // token text -> d_model numbers
+  Parameters parameters;          // complete: shapes always match config
+  MaskMatrix mask;                // empty, or (n_target tokens, n_key tokens); 1 = allowed
+  std::string view_json;          // the app's "view" object as JSON text ("" when none)
+};
+
+struct ScenarioLoad {
+  std::optional<Scenario> scenario;   // set on success
+  std::string error;                  // one line naming the key, on failure
+  std::vector<std::string> warnings;  // unknown keys and other non-fatal findings
+
+  bool ok() const { return scenario.has_value(); }
+};
+
+ScenarioLoad parse_scenario(std::string_view json_text);
+// The nesting depth of JSON text (comments allowed); counting stops once past kMaxJsonDepth.
+// Deeper files are refused before they are parsed: copying and writing JSON recurse.
+int json_nesting_depth(std::string_view json_text);
+// `path` may be "-" for standard input. Errors are prefixed with the path.
+ScenarioLoad load_scenario_file(const std::string& path);
+
+// A scenario with the given sentence and settings and every weight drawn from the seed.
+Scenario make_scenario(std::string target, const AttentionConfig& config, std::uint64_t seed);
+
+// Changes the shapes (d_model, heads, d_k, d_v, d_att) and settings to `config`, keeping every
+// existing weight and embedding-override value whose cell still exists; new cells are drawn from
+// the seed (weights) or from the word's default embedding (overrides).
+void apply_config(Scenario& scenario, const AttentionConfig& config);
+
+// The complete scenario as JSON (every weight written; rows on one line each).
+std::string scenario_to_json(const Scenario& scenario);
+Status save_scenario_file(const std::string& path, const Scenario& scenario);
+
+// The scenarios built into the binary (from assets/scenarios/).
+std::string_view builtin_scenario_json();
+
+}  // namespace attnviz

@@ -1,0 +1,113 @@
+// Lessons: a sequence of steps, each of which sets a scenario, the panels and view to show,
+// what is highlighted, a short text, optionally a question to answer before the result is
+// revealed, and the claims the text makes, as checks on the engine's numbers (the tests assert
+// every one of them). The file format is described in README.md; the built-in lessons live in
+// assets/lessons/ and are compiled into the binaries.
+#pragma once
+
+#include "core/pipeline/pipeline.hpp"
+#include "core/document/scenario.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attnviz {
+
+inline constexpr std::string_view kLessonFormat = "attnviz-lesson";
+
+// A claim about the computed numbers of a step.
+struct LessonCheck {
+  enum class Kind {
+    Argmax,                    // query's largest weight (in head) is on key
+    WeightAbove,               // α(query, key) > value
+    WeightBelow,               // α(query, key) < value
+    MaxWeightAbove,            // the largest weight of query's row > value
+    MaxWeightBelow,            // the largest weight of query's row < value
+    DiagonalDominates,         // every query's largest weight is on itself (self-attention)
+    OneHot,                    // every row of the head's weights is one-hot
+    OutputEqualsValue,         // the head output of query equals the value vector of key
+    UpperTriangleZero,         // α(i, j) = 0 for every key j after query i
+    HeadsDisagree,             // head and head_b put query's largest weight on different keys
+    PermutationEquivariant,    // permuting the tokens permutes the outputs the same way
+    NotPermutationEquivariant  // ... and it does not (positions break the symmetry)
+  };
+  Kind kind = Kind::Argmax;
+  int head = 0;
+  int head_b = 1;
+  std::string query;  // a token: its text (first match, case-insensitive) or "#3" for index 3
+  std::string key;
+  double value = 0;
+  std::vector<int> permutation;  // new order of the target's tokens
+  std::string description;       // the check as written, for messages
+};
+
+struct LessonPredict {
+  std::string prompt;  // "Which word will 'apple' attend to most?"
+  int head = 0;
+  std::string query;   // whose largest weight the student predicts
+};
+
+struct LessonStep {
+  std::string title;
+  std::string text;                  // may hold {placeholders}: see expand_lesson_text
+  Scenario scenario;                 // complete: the lesson's scenario with every step's patch so far
+  std::vector<std::string> panels;   // panel names to show ("input", "heatmaps", ...); empty = all
+  std::string view;                  // centre view: "heatmaps", "pipeline", ... ("" = unchanged)
+  std::optional<int> head;           // selected head
+  std::string query;                 // selected query token ("" = unchanged)
+  std::string key;                   // highlighted key token ("" = none)
+  std::optional<LessonPredict> predict;
+  std::vector<LessonCheck> checks;
+};
+
+struct Lesson {
+  std::string id;  // file name without .json
+  std::string title;
+  std::string summary;
+  std::vector<LessonStep> steps;
+};
+
+struct LessonLoad {
+  std::optional<Lesson> lesson;
+  std::string error;
+  std::vector<std::string> warnings;
+  bool ok() const { return lesson.has_value(); }
+};
+
+LessonLoad parse_lesson(std::string_view json_text, std::string id);
+LessonLoad load_lesson_file(const std::string& path);
+
+// The lessons built into the binary, in order (from assets/lessons/*.json).
+struct BuiltinLesson {
+  std::string_view id;
+  std::string_view json;
+};
+const std::vector<BuiltinLesson>& builtin_lessons();
+// A built-in lesson by id ("05-self-attention"), number ("5") or name part ("self-attention").
+std::optional<BuiltinLesson> find_builtin_lesson(std::string_view name);
+
+// The index of a token given as its text (first match, case-insensitive) or "#N"; -1 if none.
+int resolve_token(const Tokenization& tokens, std::string_view reference);
+
+// Evaluates a step's checks on the pipeline that computed its scenario. Returns one message
+// per failed check (empty when every claim holds).
+std::vector<std::string> failed_checks(const LessonStep& step, const Pipeline& pipeline);
+// The same, split: the check as written (JSON) and why it fails, in words for a student.
+struct CheckFailure {
+  std::string check;   // {"check":"argmax","key":"bread","query":"loves"}
+  std::string reason;  // the largest weight is on "dog" (0.8345), not on "bread" (0.0000)
+};
+std::vector<CheckFailure> check_failures(const LessonStep& step, const Pipeline& pipeline);
+
+// Fills the placeholders of a step's text with live numbers:
+//   {n_query} {n_key} {pairs} (= n_query·n_key) {d_model} {d_k} {d_v} {d_att} {heads}
+//   {sqrt_d_k} {additive_evaluations} (= n_query·n_key, each a d_att-unit network)
+//   {alpha:H:QUERY:KEY}  the weight, two decimals
+//   {argmax:H:QUERY}     the token with QUERY's largest weight in head H
+// When their tokens or head are not there any more (the student edited the sentence), these two
+// read as a dash. An unknown placeholder is left as it is.
+std::string expand_lesson_text(std::string_view text, const Pipeline& pipeline);
+
+}  // namespace attnviz

@@ -1,0 +1,78 @@
+// The whole computation for a scenario: sentences -> tokens -> embeddings (X) -> attention.
+// This is what the app calls on every edit and the CLI calls once. Work is skipped where its
+// inputs did not change (tokenization), and buffers are reused, so a recompute with unchanged
+// shapes allocates nothing. On error the previous state is kept intact.
+#pragma once
+
+#include "core/engine/attention.hpp"
+#include "core/text/embedding.hpp"
+#include "core/document/scenario.hpp"
+#include "core/base/status.hpp"
+#include "core/text/tokenizer.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attnviz {
+
+class Pipeline {
+ public:
+  Status run(const Scenario& scenario);
+
+  const Tokenization& target() const { return target_.tokenization; }
+  // The key/value sentence: the source in cross mode, the target itself in self mode.
+  const Tokenization& keys() const { return cross_ ? source_.tokenization : target_.tokenization; }
+  const Matrix& X_target() const { return X_target_; }  // (n_target, d_model), with positions
+  const Matrix& X_keys() const { return cross_ ? X_source_ : X_target_; }  // (n_key, d_model)
+  const std::vector<EmbeddingSource>& target_sources() const { return target_sources_; }
+  const std::vector<EmbeddingSource>& key_sources() const {
+    return cross_ ? source_sources_ : target_sources_;
+  }
+  bool cross() const { return cross_; }
+  const AttentionResult& result() const { return engine_.result(); }
+  // The engine's threads (AttentionEngine::set_threads); results do not depend on them.
+  void set_threads(int threads) { engine_.set_threads(threads); }
+  int threads() const { return engine_.threads(); }
+  // Truncation, invalid UTF-8, mask fitting, fully masked rows, overflow.
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+ private:
+  struct CachedTokens {  // the latest text's tokens, good or not
+    std::string text;
+    std::size_t max_tokens = 0;
+    std::uint64_t version = 0;
+    Tokenization tokenization;
+  };
+  struct CommittedTokens {  // the tokens of the last successful run
+    std::uint64_t version = 0;
+    Tokenization tokenization;
+  };
+  // What X was last embedded from: a sentence's tokens are embedded again only when they, d_model,
+  // the positional encoding or the embedding overrides change (not when a weight is edited).
+  struct EmbeddedFrom {
+    std::uint64_t tokens_version = 0;  // 0: nothing embedded yet
+    int d_model = 0;
+    Positional positional = Positional::None;
+    EmbeddingOverrides overrides;
+  };
+  static void tokenize_cached(const std::string& text, std::size_t max_tokens, CachedTokens& cache);
+  static void embed_cached(const CachedTokens& tokens, const Scenario& scenario, EmbeddedFrom& from, Matrix& X,
+                           std::vector<EmbeddingSource>& sources);
+  static void commit_tokens(const CachedTokens& cache, CommittedTokens& committed);
+  void collect_warnings(const Scenario& scenario);
+
+  AttentionEngine engine_;
+  CachedTokens target_cache_, source_cache_;
+  CommittedTokens target_, source_;
+  bool cross_ = false;
+  Matrix X_target_, X_source_;            // the last good inputs
+  Matrix X_target_next_, X_source_next_;  // staged; copied in on success
+  std::vector<EmbeddingSource> target_sources_, source_sources_;
+  std::vector<EmbeddingSource> target_sources_next_, source_sources_next_;
+  EmbeddedFrom target_embedded_, source_embedded_;  // what the staged X_*_next_ hold
+  MaskMatrix mask_;  // the custom mask fitted to the current token counts
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace attnviz

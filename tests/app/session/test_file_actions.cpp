@@ -1,0 +1,147 @@
+// Open, save and export as the File menu does them, without a window.
+#include "app/session/file_actions.hpp"
+#include "app/session/view_state.hpp"
+#include "tests/support/temp_dir.hpp"
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace attnviz::app {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+AppState builtin_state() {
+  AppState state;
+  ScenarioLoad load = parse_scenario(builtin_scenario_json());
+  REQUIRE(load.ok());
+  state.load(*load.scenario, "", {});
+  state.recompute_if_needed();
+  return state;
+}
+
+}  // namespace
+
+TEST_CASE("save then open gives the same scenario and view and engine output") {
+  TempDir dir;
+  RecentFiles recent("");
+  AppState state = builtin_state();
+  state.scenario.parameters.heads[1].W_K(2, 3) = 0.375f;
+  state.scenario.target = "jane likes to eat apple";
+  state.mark_edited();
+  state.ui.theme = Theme::Dark;
+  state.ui.center_view = CenterView::Pipeline;
+  state.selection.head = 1;
+  state.recompute_if_needed();
+  state.selection.query = 3;
+  const std::string path = (dir.path / "lesson.json").string();
+  REQUIRE(save_scenario(state, recent, path));
+  CHECK_FALSE(state.unsaved());
+
+  AppState reopened = builtin_state();
+  REQUIRE(open_scenario(reopened, recent, path));
+  reopened.recompute_if_needed();
+  CHECK(scenario_to_json(reopened.scenario) == scenario_to_json(state.scenario));
+  CHECK(reopened.ui.theme == Theme::Dark);
+  CHECK(reopened.ui.center_view == CenterView::Pipeline);
+  CHECK(reopened.selection.head == 1);
+  CHECK(reopened.selection.query == 3);
+  CHECK(reopened.result().output == state.result().output);
+  CHECK(recent.entries().front() == fs::absolute(path).string());
+}
+
+TEST_CASE("a failed save says why and keeps the state and the old file") {
+  TempDir dir;
+  RecentFiles recent("");
+  AppState state = builtin_state();
+  state.scenario.target = "edited sentence";
+  state.mark_edited();
+  const Status status = save_scenario(state, recent, (dir.path / "missing" / "x.json").string());
+  CHECK_FALSE(status);
+  CHECK(status.message().find("No such file") != std::string::npos);
+  CHECK(state.unsaved());
+  CHECK(state.scenario.target == "edited sentence");
+}
+
+TEST_CASE("a save into a read-only folder leaves the old file intact") {
+  if (geteuid() == 0) {
+    MESSAGE("skipped: root ignores folder permissions");
+    return;
+  }
+  TempDir dir;
+  RecentFiles recent("");
+  AppState state = builtin_state();
+  const std::string path = (dir.path / "kept.json").string();
+  REQUIRE(save_scenario(state, recent, path));
+  const std::string before = testing::read_whole_file(path);
+  ::chmod(dir.path.c_str(), 0555);
+  state.scenario.target = "changed";
+  state.mark_edited();
+  state.recompute_if_needed();
+  CHECK_FALSE(save_scenario(state, recent, path));
+  ::chmod(dir.path.c_str(), 0755);
+  CHECK(testing::read_whole_file(path) == before);
+}
+
+TEST_CASE("a scenario that does not compute is not saved") {
+  TempDir dir;
+  RecentFiles recent("");
+  AppState state = builtin_state();
+  state.scenario.target = "   ";
+  state.mark_edited();
+  state.recompute_if_needed();
+  const Status status = save_scenario(state, recent, (dir.path / "x.json").string());
+  CHECK(status.message().find("not saved") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir.path / "x.json"));
+}
+
+TEST_CASE("a custom mask is saved at the size of the current sentence") {
+  TempDir dir;
+  RecentFiles recent("");
+  AppState state = builtin_state();
+  state.scenario.mask = MaskMatrix::Ones(5, 5);
+  state.scenario.mask(4, 0) = 0;
+  state.scenario.target = "i like to eat apple pie";  // 6 tokens now
+  state.mark_edited();
+  state.recompute_if_needed();
+  const std::string path = (dir.path / "m.json").string();
+  REQUIRE(save_scenario(state, recent, path));
+  ScenarioLoad load = load_scenario_file(path);
+  REQUIRE_MESSAGE(load.ok(), load.error);
+  CHECK(load.scenario->mask.rows() == 6);
+  CHECK(load.scenario->mask(4, 0) == 0);
+}
+
+TEST_CASE("opening a file that is not a scenario keeps the state and says why") {
+  TempDir dir;
+  RecentFiles recent("");
+  AppState state = builtin_state();
+  const fs::path bad = dir.path / "bad.json";
+  std::ofstream(bad) << "{\"format\": \"something-else\"}";
+  const Status status = open_scenario(state, recent, bad.string());
+  CHECK_FALSE(status);
+  CHECK(status.message().find("format") != std::string::npos);
+  CHECK(status.message().rfind("not opened: ", 0) == 0);  // not taken for the current scenario's error
+  CHECK(state.scenario.target == "i like to eat apple");
+}
+
+TEST_CASE("exports write the heatmap and arrows as SVG and every matrix as CSV and JSON") {
+  TempDir dir;
+  AppState state = builtin_state();
+  REQUIRE(export_heatmap_svg(state, (dir.path / "h.svg").string()));
+  REQUIRE(export_arrows_svg(state, (dir.path / "a.svg").string(), true));
+  REQUIRE(export_matrices_csv(state, (dir.path / "csv").string()));
+  REQUIRE(export_result_json(state, (dir.path / "r.json").string()));
+  const std::string heatmap = testing::read_whole_file(dir.path / "h.svg");
+  std::size_t cells = 0;
+  for (std::size_t at = heatmap.find("class=\"cell\""); at != std::string::npos; at = heatmap.find("class=\"cell\"", at + 1)) ++cells;
+  CHECK(cells == 25);
+  CHECK(fs::exists(dir.path / "csv" / "head1_weights.csv"));
+  CHECK(testing::read_whole_file(dir.path / "r.json").find("\"target_tokens\"") != std::string::npos);
+}
+
+}  // namespace attnviz::app

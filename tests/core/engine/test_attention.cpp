@@ -1,0 +1,879 @@
+// Attention engine tests. Index:
+//   [SECTION] A naive reference (double precision, loops, straight from the formulas)
+//   [SECTION] Hand-computed cases, one per compatibility function
+//   [SECTION] Masks, hard attention, cross attention
+//   [SECTION] Softmax properties
+//   [SECTION] Numerics and bad input
+//   [SECTION] Against the reference
+#include "core/engine/attention.hpp"
+#include "core/engine/attention_stages.hpp"
+#include "core/engine/lanes.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <random>
+
+namespace attnviz {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+Matrix matrix(std::initializer_list<std::initializer_list<float>> rows) {
+  Matrix m(static_cast<Eigen::Index>(rows.size()), static_cast<Eigen::Index>(rows.begin()->size()));
+  Eigen::Index r = 0;
+  for (const auto& row : rows) {
+    Eigen::Index c = 0;
+    for (float x : row) m(r, c++) = x;
+    ++r;
+  }
+  return m;
+}
+
+// One head, d_model = d_k = d_v = 2, identity projections; W_O = identity.
+struct Tiny {
+  AttentionConfig config;
+  Parameters parameters;
+  Tiny(Compatibility compatibility) {
+    config.d_model = 2;
+    config.heads = 1;
+    config.d_k = 2;
+    config.d_v = 2;
+    config.d_att = 1;
+    config.compatibility = compatibility;
+    parameters = seeded_parameters(config, 1);
+    HeadParameters& h = parameters.heads[0];
+    h.W_Q = Matrix::Identity(2, 2);
+    h.W_K = Matrix::Identity(2, 2);
+    h.W_V = Matrix::Identity(2, 2);
+    parameters.W_O = Matrix::Identity(2, 2);
+  }
+  const AttentionResult& run(const Matrix& X, const MaskMatrix* mask = nullptr) {
+    REQUIRE(engine.compute(X, X, parameters, config, mask));
+    return engine.result();
+  }
+  AttentionEngine engine;
+};
+
+double softmax_first(double a, double b) { return std::exp(a) / (std::exp(a) + std::exp(b)); }
+
+// Whether this build's 16 lanes are one AVX-512 register (core/engine/lanes.hpp).
+bool lanes_are_registers() { return ATTNVIZ_LANES_AVX512 != 0; }
+
+// -----------------------------------------------------------------------------
+// [SECTION] A naive reference (double precision, loops, straight from the formulas)
+// -----------------------------------------------------------------------------
+using MatrixD = Eigen::MatrixXd;
+
+struct Reference {
+  std::vector<MatrixD> weights;  // per head (n_query, n_key)
+  MatrixD output;                // (n_query, d_model)
+};
+
+Reference reference_attention(const Matrix& Xq_f, const Matrix& Xk_f, const Parameters& p,
+                              const AttentionConfig& c, const MaskMatrix* mask) {
+  const MatrixD Xq = Xq_f.cast<double>(), Xk = Xk_f.cast<double>();
+  const Eigen::Index nq = Xq.rows(), nk = Xk.rows();
+  Reference ref;
+  MatrixD concat(nq, c.heads * c.d_v);
+  for (int h = 0; h < c.heads; ++h) {
+    const HeadParameters& hp = p.heads[static_cast<std::size_t>(h)];
+    const MatrixD Q = Xq * hp.W_Q.cast<double>(), K = Xk * hp.W_K.cast<double>(),
+                  V = Xk * hp.W_V.cast<double>();
+    MatrixD alpha = MatrixD::Zero(nq, nk);
+    for (Eigen::Index i = 0; i < nq; ++i) {
+      std::vector<double> s(static_cast<std::size_t>(nk));
+      std::vector<bool> allowed(static_cast<std::size_t>(nk));
+      for (Eigen::Index j = 0; j < nk; ++j) {
+        double score = 0;
+        const Eigen::RowVectorXd q = Q.row(i), k = K.row(j);
+        switch (c.compatibility) {
+          case Compatibility::Dot: score = q.dot(k); break;
+          case Compatibility::ScaledDot: score = q.dot(k) / std::sqrt(double(c.d_k)); break;
+          case Compatibility::General: score = q * hp.W_a.cast<double>() * k.transpose(); break;
+          case Compatibility::Additive: {
+            const Eigen::RowVectorXd hidden =
+                (q * hp.W_1.cast<double>() + k * hp.W_2.cast<double>()).array().tanh().matrix();
+            score = hidden.dot(hp.v_a.cast<double>());
+            break;
+          }
+          case Compatibility::Cosine:
+            score = (q.norm() * k.norm()) > 0 ? q.dot(k) / (q.norm() * k.norm()) : 0;
+            break;
+        }
+        s[size_t(j)] = score / c.temperature;
+        allowed[size_t(j)] = !(c.causal && j > i) && !(mask && (*mask)(i, j) == 0);
+      }
+      double best = -1e300;
+      Eigen::Index argmax = -1;
+      for (Eigen::Index j = 0; j < nk; ++j)
+        if (allowed[size_t(j)] && s[size_t(j)] > best) best = s[size_t(j)], argmax = j;
+      if (argmax < 0) continue;
+      if (c.hard) {
+        alpha(i, argmax) = 1;
+        continue;
+      }
+      double sum = 0;
+      for (Eigen::Index j = 0; j < nk; ++j)
+        if (allowed[size_t(j)]) sum += alpha(i, j) = std::exp(s[size_t(j)] - best);
+      alpha.row(i) /= sum;
+    }
+    concat.middleCols(h * c.d_v, c.d_v) = alpha * V;
+    ref.weights.push_back(alpha);
+  }
+  ref.output = concat * p.W_O.cast<double>();
+  return ref;
+}
+
+}  // namespace
+
+// -----------------------------------------------------------------------------
+// [SECTION] Hand-computed cases, one per compatibility function
+// -----------------------------------------------------------------------------
+
+TEST_CASE("dot: scores are q·k and weights their softmax") {
+  Tiny tiny(Compatibility::Dot);
+  const AttentionResult& r = tiny.run(matrix({{1, 0}, {0, 2}}));
+  CHECK(r.heads[0].raw_scores == matrix({{1, 0}, {0, 4}}));
+  CHECK(r.heads[0].weights(0, 0) == doctest::Approx(softmax_first(1, 0)));
+  CHECK(r.heads[0].weights(1, 1) == doctest::Approx(softmax_first(4, 0)));
+}
+
+TEST_CASE("scaled_dot divides the scores by sqrt(d_k)") {
+  Tiny tiny(Compatibility::ScaledDot);
+  const AttentionResult& r = tiny.run(matrix({{1, 0}, {0, 2}}));
+  CHECK(r.heads[0].raw_scores(1, 1) == doctest::Approx(4.0));
+  CHECK(r.heads[0].scaled_scores(1, 1) == doctest::Approx(4.0 / std::sqrt(2.0)));
+  CHECK(r.heads[0].weights(1, 1) == doctest::Approx(softmax_first(4.0 / std::sqrt(2.0), 0)));
+}
+
+TEST_CASE("general: scores are q·W_a·kᵀ") {
+  Tiny tiny(Compatibility::General);
+  tiny.parameters.heads[0].W_a = matrix({{2, 0}, {1, 3}});
+  const AttentionResult& r = tiny.run(matrix({{1, 0}, {0, 1}}));
+  // q0·W_a = [2, 0]; q1·W_a = [1, 3]
+  CHECK(r.heads[0].raw_scores == matrix({{2, 0}, {1, 3}}));
+}
+
+TEST_CASE("additive: scores are v·tanh(q·W_1 + k·W_2)") {
+  Tiny tiny(Compatibility::Additive);
+  tiny.parameters.heads[0].W_1 = matrix({{1}, {0}});
+  tiny.parameters.heads[0].W_2 = matrix({{0}, {1}});
+  tiny.parameters.heads[0].v_a = RowVector::Constant(1, 2.0f);
+  const AttentionResult& r = tiny.run(matrix({{0.5f, 0.25f}, {-1, 1}}));
+  // score(i, j) = 2·tanh(q_i[0] + k_j[1])
+  CHECK(r.heads[0].raw_scores(0, 0) == doctest::Approx(2 * std::tanh(0.5 + 0.25)));
+  CHECK(r.heads[0].raw_scores(0, 1) == doctest::Approx(2 * std::tanh(0.5 + 1.0)));
+  CHECK(r.heads[0].raw_scores(1, 0) == doctest::Approx(2 * std::tanh(-1.0 + 0.25)));
+  CHECK(r.heads[0].raw_scores(1, 1) == doctest::Approx(2 * std::tanh(-1.0 + 1.0)));
+}
+
+TEST_CASE("cosine: scores are q·k / (|q||k|)") {
+  Tiny tiny(Compatibility::Cosine);
+  const AttentionResult& r = tiny.run(matrix({{3, 4}, {1, 0}}));
+  CHECK(r.heads[0].raw_scores(0, 0) == doctest::Approx(1.0));
+  CHECK(r.heads[0].raw_scores(0, 1) == doctest::Approx(0.6));
+}
+
+TEST_CASE("cosine with a zero vector is 0 and not NaN") {
+  Tiny tiny(Compatibility::Cosine);
+  const AttentionResult& r = tiny.run(matrix({{0, 0}, {1, 0}}));
+  CHECK(r.heads[0].raw_scores(0, 1) == 0.0f);
+  CHECK(r.heads[0].weights.allFinite());
+}
+
+TEST_CASE("temperature divides the scores before the softmax") {
+  Tiny tiny(Compatibility::Dot);
+  tiny.config.temperature = 2.0f;
+  const AttentionResult& r = tiny.run(matrix({{1, 0}, {0, 2}}));
+  CHECK(r.heads[0].scaled_scores(1, 1) == doctest::Approx(2.0));
+  CHECK(r.heads[0].weights(1, 1) == doctest::Approx(softmax_first(2, 0)));
+}
+
+TEST_CASE("the output of a head is the weighted sum of the values") {
+  Tiny tiny(Compatibility::Dot);
+  const AttentionResult& r = tiny.run(matrix({{1, 0}, {0, 2}}));
+  const double a = softmax_first(1, 0);  // query 0: weight a on value [1, 0], 1-a on [0, 2]
+  CHECK(r.heads[0].output(0, 0) == doctest::Approx(a));
+  CHECK(r.heads[0].output(0, 1) == doctest::Approx(2 * (1 - a)));
+}
+
+// Step 6 has two ways (stages::weighted_sum): over the rows of V, or, for a head whose d_v divides
+// 16, over V's rows grouped 16 / d_v keys at a time (the engine's way with AVX-512; sizing
+// value_groups selects it on any build). Both against a double-precision product, for every
+// remainder of keys per group, blocks of 8, 4, 2 and 1 rows, and bands that start past row 0.
+TEST_CASE("the weighted sum over groups of keys and over rows of V agree with the product") {
+  std::mt19937 random(23);
+  std::uniform_real_distribution<float> value(-3.0f, 3.0f), weight(0.0f, 1.0f);
+  double worst = 0;
+  for (Eigen::Index d_v : {1, 2, 4, 8}) {
+    for (Eigen::Index n_key : {1, 2, 3, 5, 7, 8, 15, 16, 17, 31, 33, 40}) {
+      for (Eigen::Index n_query : {1, 3, 8, 15, 23}) {
+        for (bool grouped : {false, true}) {
+          CAPTURE(d_v);
+          CAPTURE(n_key);
+          CAPTURE(n_query);
+          CAPTURE(grouped);
+          HeadResult head;
+          head.V.resize(n_key, d_v);
+          head.weights.resize(n_query, n_key);
+          head.output.setConstant(n_query, d_v, std::numeric_limits<float>::quiet_NaN());
+          for (Eigen::Index i = 0; i < head.V.size(); ++i) head.V.data()[i] = value(random);
+          for (Eigen::Index i = 0; i < head.weights.size(); ++i) head.weights.data()[i] = weight(random);
+          const Eigen::Index keys = 16 / d_v;
+          if (grouped) head.value_groups.resize((n_key + keys - 1) / keys, 16);
+          // Two bands: rows [0, n_query / 2) then the rest, as compute_head() runs them.
+          const Eigen::Index half = n_query / 2;
+          if (half > 0) stages::weighted_sum(head, 0, half);
+          stages::weighted_sum(head, half, n_query - half);
+          const MatrixD expected = head.weights.cast<double>() * head.V.cast<double>();
+          const double difference = (head.output.cast<double>() - expected).cwiseAbs().maxCoeff();
+          CHECK(difference < 1e-5 * std::max<double>(1, n_key));
+          CHECK(!head.overflow);
+          worst = std::max(worst, difference);
+        }
+      }
+    }
+  }
+  MESSAGE("weighted sum: max |Δ| against the double product " << worst);
+}
+
+TEST_CASE("a value that is not finite makes the weighted sum over groups of keys overflow") {
+  for (float bad : {kInf, -kInf, std::numeric_limits<float>::quiet_NaN(), 3e38f}) {
+    CAPTURE(bad);
+    HeadResult head;
+    head.V.setConstant(9, 8, 1.0f);
+    head.V(8, 7) = bad;  // in the last, partial group
+    if (std::isfinite(bad)) head.V.col(7).setConstant(bad);  // finite values whose sum is not
+    head.weights.setConstant(4, 9, 1.0f);
+    head.output.resize(4, 8);
+    head.value_groups.resize(5, 16);
+    stages::weighted_sum(head, 0, 4);
+    CHECK(head.overflow);
+    CHECK(!std::isfinite(head.output(3, 7)));
+    CHECK(head.output(3, 6) == 9.0f);  // the other columns are the plain sums
+  }
+}
+
+TEST_CASE("the weighted sum goes over groups of keys only for small products whose d_v divides 16") {
+  AttentionConfig config;
+  config.d_model = 64;
+  config.heads = 8;
+  config.d_k = config.d_v = 8;
+  const Eigen::Index expected = lanes_are_registers() ? 2 : 0;
+  CHECK(stages::keys_per_value_group(config, 32, 32) == expected);
+  config.d_v = 4;
+  CHECK(stages::keys_per_value_group(config, 32, 32) == (expected ? 4 : 0));
+  config.d_v = 6;
+  CHECK(stages::keys_per_value_group(config, 32, 32) == 0);
+  config.d_v = 16;
+  CHECK(stages::keys_per_value_group(config, 32, 32) == 0);
+  config.d_v = 8;
+  CHECK(stages::keys_per_value_group(config, 1024, 1024) == 0);  // 2^23 multiply-adds: Eigen's GEMM
+  AttentionEngine engine;
+  const Parameters parameters = seeded_parameters(config, 3);
+  const Matrix X = Matrix::Random(32, 64);
+  REQUIRE(engine.compute(X, X, parameters, config));
+  CHECK(engine.result().heads[0].value_groups.rows() == (expected ? 16 : 0));
+}
+
+TEST_CASE("concat joins the head outputs and the output is concat·W_O") {
+  AttentionConfig config;
+  config.d_model = 4;
+  config.heads = 3;
+  config.d_k = 2;
+  config.d_v = 3;  // d_k != d_v
+  const Parameters p = seeded_parameters(config, 11);
+  Matrix X = Matrix::Random(5, 4);
+  AttentionEngine engine;
+  REQUIRE(engine.compute(X, X, p, config));
+  const AttentionResult& r = engine.result();
+  CHECK(r.concat.cols() == 9);
+  for (int h = 0; h < 3; ++h) CHECK(r.concat.middleCols(3 * h, 3) == r.heads[size_t(h)].output);
+  const Matrix expected = r.concat * p.W_O;
+  CHECK((r.output - expected).cwiseAbs().maxCoeff() < 1e-6f);
+}
+
+// -----------------------------------------------------------------------------
+// [SECTION] Masks, hard attention, cross attention
+// -----------------------------------------------------------------------------
+
+TEST_CASE("causal: a query sees only itself and earlier keys") {
+  Tiny tiny(Compatibility::Dot);
+  tiny.config.causal = true;
+  const AttentionResult& r = tiny.run(Matrix::Random(4, 2));
+  for (int i = 0; i < 4; ++i)
+    for (int j = i + 1; j < 4; ++j) {
+      CHECK(r.heads[0].weights(i, j) == 0.0f);
+      CHECK(r.heads[0].masked_scores(i, j) == -kInf);
+    }
+  CHECK(r.heads[0].weights(0, 0) == 1.0f);
+}
+
+TEST_CASE("a custom mask zeroes its cells and the rest renormalize") {
+  Tiny tiny(Compatibility::Dot);
+  MaskMatrix mask = MaskMatrix::Ones(2, 2);
+  mask(0, 0) = 0;
+  const AttentionResult& r = tiny.run(matrix({{1, 0}, {0, 2}}), &mask);
+  CHECK(r.heads[0].weights(0, 0) == 0.0f);
+  CHECK(r.heads[0].weights(0, 1) == 1.0f);
+  CHECK(r.heads[0].weights(1, 1) == doctest::Approx(softmax_first(4, 0)));
+}
+
+TEST_CASE("a query whose every key is masked gets weights 0 and output 0 and a flag") {
+  Tiny tiny(Compatibility::Dot);
+  MaskMatrix mask = MaskMatrix::Ones(2, 2);
+  mask.row(1).setZero();
+  const AttentionResult& r = tiny.run(matrix({{1, 0}, {0, 2}}), &mask);
+  CHECK(r.heads[0].weights.row(1).isZero());
+  CHECK(r.heads[0].output.row(1).isZero());
+  CHECK(r.heads[0].fully_masked_rows[1] == 1);
+  CHECK(r.heads[0].fully_masked_rows[0] == 0);
+  CHECK(r.fully_masked_row_count == 1);
+  CHECK(r.output.allFinite());
+}
+
+TEST_CASE("hard attention puts all weight on the best key") {
+  Tiny tiny(Compatibility::Dot);
+  tiny.config.hard = true;
+  const AttentionResult& r = tiny.run(matrix({{1, 0.5f}, {0, 2}, {3, 0}}));
+  CHECK(r.heads[0].weights.row(0) == RowVector{{0, 0, 1}});  // 1·3 beats 0.5·2 and 1
+  CHECK(r.heads[0].weights.row(1) == RowVector{{0, 1, 0}});
+}
+
+TEST_CASE("hard attention breaks ties toward the first key") {
+  Tiny tiny(Compatibility::Dot);
+  tiny.config.hard = true;
+  const AttentionResult& r = tiny.run(matrix({{1, 1}, {1, 1}}));
+  CHECK(r.heads[0].weights.row(0) == RowVector{{1, 0}});
+}
+
+TEST_CASE("hard attention over one-hot keys is an exact lookup") {
+  // A key-value store: keys are names (one-hot), values are incomes; a query equal to a key
+  // must return exactly that key's value.
+  AttentionConfig config;
+  config.d_model = 3;
+  config.heads = 1;
+  config.d_k = 3;
+  config.d_v = 1;
+  config.hard = true;
+  Parameters p = seeded_parameters(config, 1);
+  p.heads[0].W_Q = Matrix::Identity(3, 3);
+  p.heads[0].W_K = Matrix::Identity(3, 3);
+  p.W_O = Matrix::Identity(1, 3);
+  const Matrix keys = Matrix::Identity(3, 3);
+  const Matrix incomes = matrix({{52000}, {71000}, {38000}});  // (n_key, 1)
+  // Values: V = keys · W_V; choose W_V so that V = incomes.
+  p.heads[0].W_V = incomes;
+  const Matrix queries = matrix({{0, 1, 0}, {0, 0, 1}});
+  AttentionEngine engine;
+  REQUIRE(engine.compute(queries, keys, p, config));
+  CHECK(engine.result().heads[0].output(0, 0) == 71000.0f);
+  CHECK(engine.result().heads[0].output(1, 0) == 38000.0f);
+}
+
+TEST_CASE("cross attention: queries and keys may have different lengths") {
+  AttentionConfig config;
+  config.d_model = 4;
+  config.heads = 2;
+  config.d_k = 3;
+  config.d_v = 2;
+  const Parameters p = seeded_parameters(config, 2);
+  const Matrix target = Matrix::Random(2, 4), source = Matrix::Random(5, 4);
+  AttentionEngine engine;
+  REQUIRE(engine.compute(target, source, p, config));
+  const AttentionResult& r = engine.result();
+  CHECK(r.heads[1].Q.rows() == 2);
+  CHECK(r.heads[1].K.rows() == 5);
+  CHECK(r.heads[1].weights.rows() == 2);
+  CHECK(r.heads[1].weights.cols() == 5);
+  CHECK(r.output.rows() == 2);
+  CHECK(r.output.cols() == 4);
+}
+
+// -----------------------------------------------------------------------------
+// [SECTION] Softmax properties
+// -----------------------------------------------------------------------------
+
+TEST_CASE("every row of weights sums to 1") {
+  AttentionConfig config;
+  config.d_model = 16;
+  config.heads = 4;
+  config.d_k = 5;
+  config.d_v = 3;
+  const Parameters p = seeded_parameters(config, 5);
+  const Matrix X = Matrix::Random(9, 16) * 3.0f;
+  AttentionEngine engine;
+  REQUIRE(engine.compute(X, X, p, config));
+  for (const HeadResult& head : engine.result().heads)
+    for (Eigen::Index i = 0; i < 9; ++i) CHECK(head.weights.row(i).sum() == doctest::Approx(1.0));
+}
+
+TEST_CASE("adding a constant to a row of scores changes no weight") {
+  const RowVector scores{{0.5f, -1.0f, 2.0f, 0.0f}};
+  RowVector shifted = scores.array() + 1000.0f;
+  RowVector a(4), b(4);
+  softmax_row(scores.data(), a.data(), 4);
+  softmax_row(shifted.data(), b.data(), 4);
+  CHECK((a - b).cwiseAbs().maxCoeff() < 1e-6f);
+}
+
+TEST_CASE("softmax of a fully masked row is all zeros and says so") {
+  const RowVector scores = RowVector::Constant(3, -kInf);
+  RowVector alpha = RowVector::Constant(3, 7.0f);
+  CHECK_FALSE(softmax_row(scores.data(), alpha.data(), 3));
+  CHECK(alpha.isZero());
+}
+
+TEST_CASE("self-attention without positions is permutation-equivariant") {
+  AttentionConfig config;
+  config.d_model = 8;
+  config.heads = 2;
+  config.d_k = 4;
+  config.d_v = 4;
+  const Parameters p = seeded_parameters(config, 21);
+  const Matrix X = Matrix::Random(6, 8);
+  Eigen::PermutationMatrix<Eigen::Dynamic> permutation(6);
+  permutation.indices() << 3, 0, 5, 1, 4, 2;
+  const Matrix X_permuted = permutation * X;
+  AttentionEngine original, permuted;
+  REQUIRE(original.compute(X, X, p, config));
+  REQUIRE(permuted.compute(X_permuted, X_permuted, p, config));
+  const Matrix expected = permutation * original.result().output;
+  CHECK((permuted.result().output - expected).cwiseAbs().maxCoeff() < 1e-5f);
+}
+
+// -----------------------------------------------------------------------------
+// [SECTION] Numerics and bad input
+// -----------------------------------------------------------------------------
+
+TEST_CASE("1e38 in W_Q and W_K overflows the scores but never the weights") {
+  Tiny tiny(Compatibility::Dot);
+  tiny.parameters.heads[0].W_Q(0, 0) = 1e38f;
+  tiny.parameters.heads[0].W_K(0, 0) = 1e38f;
+  tiny.parameters.heads[0].W_K(1, 0) = -1e38f;
+  const AttentionResult& r = tiny.run(matrix({{1, 1}, {1, -1}, {0, 1}}));
+  CHECK_FALSE(r.heads[0].scaled_scores.allFinite());
+  CHECK(r.heads[0].overflow);
+  CHECK(r.overflow);
+  CHECK(r.heads[0].weights.allFinite());
+  for (Eigen::Index i = 0; i < 3; ++i) CHECK(r.heads[0].weights.row(i).sum() == doctest::Approx(1.0));
+}
+
+TEST_CASE("1e38 in a single weight gives finite and sharp weights") {
+  Tiny tiny(Compatibility::ScaledDot);
+  tiny.parameters.heads[0].W_Q(0, 0) = 1e38f;
+  const AttentionResult& r = tiny.run(matrix({{1, 0}, {0.5f, 1}}));
+  CHECK(r.heads[0].weights.allFinite());
+  CHECK_FALSE(r.overflow);
+  CHECK(r.heads[0].weights(0, 0) == doctest::Approx(1.0));
+}
+
+TEST_CASE("a NaN embedding is rejected with the entry named and the last result is kept") {
+  Tiny tiny(Compatibility::Dot);
+  tiny.run(matrix({{1, 0}, {0, 2}}));
+  const std::uint64_t version = tiny.engine.result().version;
+  const Matrix weights = tiny.engine.result().heads[0].weights;
+  Matrix X = matrix({{1, 0}, {0, std::numeric_limits<float>::quiet_NaN()}, {1, 1}});
+  const Status status = tiny.engine.compute(X, X, tiny.parameters, tiny.config);
+  CHECK_FALSE(status);
+  CHECK(status.message().rfind("X_query[1][1] is NaN", 0) == 0);
+  CHECK(tiny.engine.result().version == version);
+  CHECK(tiny.engine.result().heads[0].weights == weights);
+}
+
+TEST_CASE("an infinite weight is rejected with the entry named") {
+  Tiny tiny(Compatibility::Dot);
+  tiny.parameters.heads[0].W_V(1, 0) = kInf;
+  const Matrix X = matrix({{1, 0}});
+  const Status status = tiny.engine.compute(X, X, tiny.parameters, tiny.config);
+  CHECK(status.message().rfind("W_V[0][1][0] is +infinity", 0) == 0);
+}
+
+TEST_CASE("a non-finite weight that the compatibility function does not use is no error until it is used") {
+  Tiny dot(Compatibility::ScaledDot);
+  dot.parameters.heads[0].W_a(1, 0) = std::numeric_limits<float>::quiet_NaN();
+  dot.parameters.heads[0].v_a[0] = kInf;
+  const Matrix X = matrix({{1, 0}, {0, 1}});
+  CHECK(dot.engine.compute(X, X, dot.parameters, dot.config));
+  dot.config.compatibility = Compatibility::General;
+  const Status general = dot.engine.compute(X, X, dot.parameters, dot.config);
+  CHECK(general.message().rfind("W_a[0][1][0] is NaN", 0) == 0);
+  dot.config.compatibility = Compatibility::Additive;
+  const Status additive = dot.engine.compute(X, X, dot.parameters, dot.config);
+  CHECK(additive.message().rfind("v_a[0][0] is +infinity", 0) == 0);
+}
+
+TEST_CASE("no tokens or a wrong embedding width or a wrong mask shape are errors") {
+  Tiny tiny(Compatibility::Dot);
+  CHECK_FALSE(tiny.engine.compute(Matrix(0, 2), Matrix(0, 2), tiny.parameters, tiny.config));
+  CHECK_FALSE(tiny.engine.compute(Matrix::Zero(2, 3), Matrix::Zero(2, 3), tiny.parameters, tiny.config));
+  const MaskMatrix mask = MaskMatrix::Ones(3, 2);
+  const Status status = tiny.engine.compute(Matrix::Zero(2, 2), Matrix::Zero(2, 2), tiny.parameters,
+                                            tiny.config, &mask);
+  CHECK(status.message() == "the mask is 3x2 but attention is 2x2");
+}
+
+// -----------------------------------------------------------------------------
+// [SECTION] Against the reference
+// -----------------------------------------------------------------------------
+
+TEST_CASE("every compatibility function agrees with the double-precision reference") {
+  std::mt19937 random(7);
+  double worst_weights = 0, worst_output = 0;
+  for (Compatibility compatibility : {Compatibility::Dot, Compatibility::ScaledDot,
+                                      Compatibility::General, Compatibility::Additive,
+                                      Compatibility::Cosine}) {
+    for (int trial = 0; trial < 25; ++trial) {
+      AttentionConfig config;
+      config.compatibility = compatibility;
+      config.d_model = 1 + int(random() % 24);
+      config.heads = 1 + int(random() % 4);
+      config.d_k = 1 + int(random() % 8);
+      config.d_v = 1 + int(random() % 8);
+      config.d_att = 1 + int(random() % 8);
+      config.temperature = 0.5f + float(random() % 4);
+      config.causal = random() % 3 == 0;
+      config.hard = random() % 7 == 0;
+      const Parameters p = seeded_parameters(config, random());
+      const Eigen::Index nq = 1 + random() % 12, nk = trial % 2 ? nq : 1 + random() % 12;
+      const Matrix Xq = Matrix::Random(nq, config.d_model), Xk = trial % 2 ? Xq : Matrix::Random(nk, config.d_model);
+      MaskMatrix mask = MaskMatrix::Ones(nq, nk);
+      for (Eigen::Index i = 0; i < nq; ++i)
+        for (Eigen::Index j = 0; j < nk; ++j) mask(i, j) = random() % 5 != 0;
+      const bool use_mask = trial % 4 == 0;
+      AttentionEngine engine;
+      REQUIRE(engine.compute(Xq, Xk, p, config, use_mask ? &mask : nullptr));
+      const Reference ref = reference_attention(Xq, Xk, p, config, use_mask ? &mask : nullptr);
+      for (int h = 0; h < config.heads; ++h) {
+        const double dw = (engine.result().heads[size_t(h)].weights.cast<double>() - ref.weights[size_t(h)])
+                              .cwiseAbs().maxCoeff();
+        if (config.hard && dw > 0) continue;  // float vs double can break a near-tie
+        worst_weights = std::max(worst_weights, dw);
+      }
+      if (!config.hard)
+        worst_output = std::max(worst_output,
+                                (engine.result().output.cast<double>() - ref.output).cwiseAbs().maxCoeff());
+    }
+  }
+  MESSAGE("max |Δ| vs double reference: weights " << worst_weights << ", output " << worst_output);
+  CHECK(worst_weights < 1e-5);
+  CHECK(worst_output < 1e-4);
+}
+
+// The engine computes a head's scores a band of queries at a time when there are many keys
+// (1 MiB of scores a band), and does large products a band of columns at a time (so that
+// Eigen's packed blocks stay on the stack): both must give the same numbers as one pass.
+TEST_CASE("many keys (several bands of queries) and wide products agree with the reference") {
+  std::mt19937 random(11);
+  struct Case {
+    Eigen::Index n_query, n_key;
+    int d_model, heads, d_k;
+    bool self;
+    bool every_compatibility;
+  };
+  const Case cases[] = {
+      {150, 2100, 16, 2, 4, false, true},   // 2 bands of 124 queries, cross attention
+      {520, 520, 8, 1, 3, true, false},     // 2 bands of 504 queries, self-attention, causal
+      {230, 230, 900, 4, 32, true, false},  // X · packed weights (900, 384) in bands of columns
+  };
+  for (const Case& c : cases) {
+    for (Compatibility compatibility : {Compatibility::ScaledDot, Compatibility::General,
+                                        Compatibility::Additive, Compatibility::Cosine}) {
+      if (!c.every_compatibility && compatibility != Compatibility::ScaledDot) continue;
+      CAPTURE(c.n_query);
+      CAPTURE(c.n_key);
+      CAPTURE(to_string(compatibility));
+      AttentionConfig config;
+      config.compatibility = compatibility;
+      config.d_model = c.d_model;
+      config.heads = c.heads;
+      config.d_k = config.d_v = config.d_att = c.d_k;
+      config.causal = c.self;
+      const Parameters p = seeded_parameters(config, random());
+      const Matrix Xq = Matrix::Random(c.n_query, c.d_model);
+      const Matrix Xk = c.self ? Xq : Matrix::Random(c.n_key, c.d_model);
+      MaskMatrix mask = MaskMatrix::Ones(c.n_query, c.n_key);
+      for (Eigen::Index i = 0; i < c.n_query; ++i)
+        for (Eigen::Index j = 0; j < c.n_key; ++j) mask(i, j) = random() % 5 != 0;
+      AttentionEngine engine;
+      REQUIRE(engine.compute(Xq, c.self ? Xq : Xk, p, config, &mask));
+      const Reference ref = reference_attention(Xq, Xk, p, config, &mask);
+      for (int h = 0; h < config.heads; ++h) {
+        const HeadResult& head = engine.result().heads[size_t(h)];
+        CHECK((head.weights.cast<double>() - ref.weights[size_t(h)]).cwiseAbs().maxCoeff() < 1e-5);
+        // Every query's row was computed: masked scores are -inf exactly where the mask says.
+        for (Eigen::Index i = 0; i < c.n_query; i += 37)
+          for (Eigen::Index j = 0; j < c.n_key; j += 13)
+            CHECK((head.masked_scores(i, j) == -kInf) == (mask(i, j) == 0 || (c.self && j > i)));
+      }
+      CHECK((engine.result().output.cast<double>() - ref.output).cwiseAbs().maxCoeff() < 1e-4);
+    }
+  }
+}
+
+}  // namespace attnviz
+
+namespace attnviz {
+
+// A shape to compute, with random inputs and seeded weights, and the engine that computed it.
+struct ShapeCase {
+  Eigen::Index n_query, n_key;
+  int d_model, heads, d_k, d_v;
+  bool self;
+};
+
+struct ComputedCase {
+  AttentionConfig config;
+  Parameters parameters;
+  Matrix Xq, Xk;
+  AttentionEngine engine;
+
+  ComputedCase(const ShapeCase& c, Compatibility compatibility, std::mt19937& random) {
+    config.compatibility = compatibility;
+    config.d_model = c.d_model;
+    config.heads = c.heads;
+    config.d_k = config.d_att = c.d_k;
+    config.d_v = c.d_v;
+    parameters = seeded_parameters(config, random());
+    Xq = Matrix::Random(c.n_query, c.d_model);
+    Xk = c.self ? Xq : Matrix::Random(c.n_key, c.d_model);
+    REQUIRE(engine.compute(Xq, c.self ? Xq : Xk, parameters, config));
+    REQUIRE(engine.compute(Xq, c.self ? Xq : Xk, parameters, config));  // a recompute, buffers kept
+  }
+
+  // The weights of every head and the output against the double-precision reference.
+  void check_against_reference() const {
+    const Reference ref = reference_attention(Xq, Xk, parameters, config, nullptr);
+    for (int h = 0; h < config.heads; ++h)
+      CHECK((engine.result().heads[size_t(h)].weights.cast<double>() - ref.weights[size_t(h)]).cwiseAbs().maxCoeff() <
+            1e-5);
+    CHECK((engine.result().output.cast<double>() - ref.output).cwiseAbs().maxCoeff() < 1e-4);
+  }
+};
+
+// Classroom sizes take the small-product path (rows of 16 floats at a time, blocks of 8 rows (4
+// without AVX-512) by panels of up to 3 groups, the last partial group masked; Kᵀ copied for the
+// scores); products past its size limit take Eigen's GEMM, and a recompute can mix both. Either
+// must give the reference numbers.
+TEST_CASE("small products and mixed small and GEMM products agree with the reference") {
+  std::mt19937 random(13);
+  const ShapeCase cases[] = {
+      {32, 32, 64, 8, 8, 8, true},      // (32, 64, 8): the classroom shape, d_v = 8 < 16
+      {32, 32, 64, 1, 64, 64, true},    // 4 full groups of 16 columns per score row
+      {17, 33, 48, 3, 16, 20, false},   // cross attention, rows not a multiple of 4, d_v = 16 + 4
+      {64, 64, 64, 1, 64, 64, true},    // projections by GEMM, the head's products small
+      {96, 96, 128, 2, 64, 64, true},   // everything by GEMM
+  };
+  for (const ShapeCase& c : cases) {
+    for (Compatibility compatibility : {Compatibility::ScaledDot, Compatibility::General,
+                                        Compatibility::Additive, Compatibility::Cosine}) {
+      CAPTURE(c.n_query);
+      CAPTURE(c.d_model);
+      CAPTURE(to_string(compatibility));
+      ComputedCase(c, compatibility, random).check_against_reference();
+    }
+  }
+}
+
+// A shape and the projection path it must take: in place, or through packed weights.
+struct PathCase {
+  ShapeCase shape;
+  bool in_place;  // what projects_directly() must say
+};
+
+// Small products whose heads are 8 wide (an even number of them) or a multiple of 16 wide make
+// each head's Q, K and V in place from its own weights (stages::project_directly); the others
+// pack every head's weights into one matrix and copy each head's part out of one product. Both
+// must give the reference: Q, K and V themselves, then the weights and the output.
+TEST_CASE("projections made in place and through packed weights agree with the reference") {
+  std::mt19937 random(17);
+  const PathCase cases[] = {
+      {{32, 32, 64, 8, 8, 8, true}, true},     // pairs of heads 8 wide: Q, K and V in one list
+      {{13, 13, 64, 4, 16, 16, true}, true},   // one head per group of 16
+      {{9, 21, 40, 2, 8, 32, false}, true},    // cross: Q from X_query, K and V (8 and 32) apart
+      {{32, 48, 64, 8, 8, 8, false}, true},    // cross: each product small, not the two together
+      {{12, 12, 24, 2, 32, 8, true}, true},    // d_k 32, d_v 8
+      {{20, 20, 48, 3, 8, 8, true}, false},    // 3 heads 8 wide: one has no pair, packed
+      {{16, 16, 32, 4, 4, 4, true}, false},    // 4 wide, packed
+      {{7, 7, 30, 2, 24, 16, true}, false},    // 24 wide, packed
+  };
+  for (const PathCase& c : cases) {
+    CAPTURE(c.shape.d_model);
+    CAPTURE(c.shape.heads);
+    CAPTURE(c.shape.d_k);
+    CAPTURE(c.shape.d_v);
+    const ComputedCase computed(c.shape, Compatibility::ScaledDot, random);
+    CHECK(stages::projects_directly(computed.config, c.shape.n_query, c.shape.n_key) == c.in_place);
+    double worst_projection = 0;
+    for (int h = 0; h < c.shape.heads; ++h) {
+      const HeadResult& head = computed.engine.result().heads[size_t(h)];
+      const HeadParameters& hp = computed.parameters.heads[size_t(h)];
+      const MatrixD Q = computed.Xq.cast<double>() * hp.W_Q.cast<double>();
+      const MatrixD K = computed.Xk.cast<double>() * hp.W_K.cast<double>();
+      const MatrixD V = computed.Xk.cast<double>() * hp.W_V.cast<double>();
+      worst_projection = std::max({worst_projection, (head.Q.cast<double>() - Q).cwiseAbs().maxCoeff(),
+                                   (head.K.cast<double>() - K).cwiseAbs().maxCoeff(),
+                                   (head.V.cast<double>() - V).cwiseAbs().maxCoeff()});
+    }
+    MESSAGE("max |Δ| of Q, K and V vs double: " << worst_projection);
+    CHECK(worst_projection < 1e-5);
+    computed.check_against_reference();
+  }
+}
+
+// W_Q, W_K and W_V are checked as the engine copies them for the projections (paired for heads 8
+// wide on the in-place path, packed on the other) or where they are (wider heads in place), not by
+// check_parameters(): a bad entry in any of them, in any head, on either path, must still be an
+// error that names it and keeps the last result.
+TEST_CASE("a non-finite W_Q W_K or W_V entry on either projection path is an error that keeps the last result") {
+  std::mt19937 random(23);
+  const PathCase cases[] = {
+      {{8, 8, 32, 4, 8, 8, true}, true},     // heads 8 wide in pairs
+      {{6, 6, 32, 2, 16, 32, true}, true},   // 16 and 32 wide
+      {{5, 7, 32, 4, 8, 8, false}, true},    // cross attention
+      {{6, 6, 24, 3, 8, 8, true}, false},    // 3 heads 8 wide
+      {{6, 6, 24, 2, 4, 12, true}, false},   // 4 and 12 wide
+  };
+  const float bad_values[] = {std::numeric_limits<float>::quiet_NaN(), kInf, -kInf};
+  for (const PathCase& c : cases) {
+    const ShapeCase& shape = c.shape;
+    CAPTURE(shape.heads);
+    CAPTURE(shape.d_k);
+    CAPTURE(shape.d_v);
+    ComputedCase computed(shape, Compatibility::ScaledDot, random);
+    CHECK(stages::projects_directly(computed.config, shape.n_query, shape.n_key) == c.in_place);
+    const Matrix& X_key = shape.self ? computed.Xq : computed.Xk;
+    const AttentionResult before = computed.engine.result();
+    int bad_count = 0;
+    for (ParameterName name : {ParameterName::W_Q, ParameterName::W_K, ParameterName::W_V}) {
+      for (int h = 0; h < shape.heads; ++h) {
+        Parameters bad = computed.parameters;
+        Matrix& weights = parameter(bad, name, h);
+        const Eigen::Index row = (h * 5 + 3) % weights.rows(), col = (h * 3 + 1) % weights.cols();
+        weights(row, col) = bad_values[bad_count++ % 3];
+        const Status status = computed.engine.compute(computed.Xq, X_key, bad, computed.config);
+        CAPTURE(status.message());
+        CHECK_FALSE(status);
+        const std::string entry = std::string(to_string(name)) + "[" + std::to_string(h) + "][" +
+                                  std::to_string(row) + "][" + std::to_string(col) + "]";
+        CHECK(status.message().rfind(entry, 0) == 0);
+        CHECK(computed.engine.result().version == before.version);
+        CHECK(computed.engine.result().output == before.output);
+        CHECK(computed.engine.result().heads[size_t(h)].Q == before.heads[size_t(h)].Q);
+        CHECK(computed.engine.result().heads[size_t(h)].V == before.heads[size_t(h)].V);
+      }
+    }
+    // The good parameters again: the same result as before the errors.
+    REQUIRE(computed.engine.compute(computed.Xq, X_key, computed.parameters, computed.config));
+    CHECK(computed.engine.result().output == before.output);
+  }
+}
+
+// A recompute whose shapes change between the two paths reuses the engine: each result must be
+// the reference's, with nothing left over from the other path.
+TEST_CASE("an engine moving between in-place and packed projections gives the reference each time") {
+  std::mt19937 random(19);
+  AttentionEngine engine;
+  for (int heads : {8, 3, 8, 1, 2}) {
+    CAPTURE(heads);
+    AttentionConfig config;
+    config.d_model = 24;
+    config.heads = heads;
+    config.d_k = config.d_v = config.d_att = 8;
+    const Parameters p = seeded_parameters(config, random());
+    const Matrix X = Matrix::Random(10, config.d_model);
+    REQUIRE(engine.compute(X, X, p, config));
+    const Reference ref = reference_attention(X, X, p, config, nullptr);
+    CHECK((engine.result().output.cast<double>() - ref.output).cwiseAbs().maxCoeff() < 1e-4);
+  }
+}
+
+}  // namespace attnviz
+
+namespace attnviz {
+
+// With threads, compute() splits each step with enough work (2^20 multiply-adds) into one task
+// per thread (the projections by bands of columns or ranges of heads, the heads by ranges, W_O by
+// bands of rows); every number is computed by the same code as on one thread. Where the products
+// are small (every classroom size) every intermediate is bit for bit the same; where Eigen's GEMM
+// does them, its blocking depends on the width of the band, so they agree to float rounding.
+// Each shape here has enough work to be split.
+TEST_CASE("two and three threads give the results of one") {
+  std::mt19937 random(23);
+  struct Case {
+    ShapeCase shape;
+    bool exact;
+  };
+  const Case cases[] = {
+      {{64, 64, 64, 8, 8, 8, true}, true},      // projections made in place, 4 heads per thread
+      {{96, 96, 64, 3, 8, 8, true}, true},      // packed projections by the small kernel, 3 heads
+      {{64, 80, 64, 4, 16, 8, false}, true},    // cross attention, d_k 16 and d_v 8, in place
+      {{96, 96, 128, 2, 64, 64, true}, false},  // products by Eigen's GEMM, W_O in bands of rows
+  };
+  for (const Case& c : cases) {
+    for (bool causal : {false, true}) {
+      CAPTURE(c.shape.d_model);
+      CAPTURE(c.shape.heads);
+      CAPTURE(causal);
+      AttentionConfig config;
+      config.d_model = c.shape.d_model;
+      config.heads = c.shape.heads;
+      config.d_k = config.d_att = c.shape.d_k;
+      config.d_v = c.shape.d_v;
+      config.causal = causal && c.shape.self;
+      const Parameters p = seeded_parameters(config, random());
+      const Matrix Xq = Matrix::Random(c.shape.n_query, c.shape.d_model);
+      const Matrix Xk = c.shape.self ? Xq : Matrix::Random(c.shape.n_key, c.shape.d_model);
+      AttentionEngine one;
+      REQUIRE(one.compute(Xq, c.shape.self ? Xq : Xk, p, config));
+      const auto same = [&](const Matrix& a, const Matrix& b) {
+        return c.exact ? a == b : (a - b).cwiseAbs().maxCoeff() <= 1e-5f;
+      };
+      for (int threads : {2, 3}) {
+        AttentionEngine many;
+        many.set_threads(threads);
+        CHECK(many.threads() == threads);
+        REQUIRE(many.compute(Xq, c.shape.self ? Xq : Xk, p, config));
+        REQUIRE(many.compute(Xq, c.shape.self ? Xq : Xk, p, config));  // a recompute, helpers warm
+        const AttentionResult& a = one.result();
+        const AttentionResult& b = many.result();
+        for (int h = 0; h < config.heads; ++h) {
+          const HeadResult& x = a.heads[size_t(h)];
+          const HeadResult& y = b.heads[size_t(h)];
+          CHECK(same(x.Q, y.Q));
+          CHECK(same(x.K, y.K));
+          CHECK(same(x.V, y.V));
+          CHECK(same(x.raw_scores, y.raw_scores));
+          CHECK(x.masked_scores.array().isInf().cast<int>().sum() == y.masked_scores.array().isInf().cast<int>().sum());
+          CHECK(same(x.weights, y.weights));
+          CHECK(same(x.output, y.output));
+        }
+        CHECK(same(a.concat, b.concat));
+        CHECK(same(a.output, b.output));
+        CHECK(a.fully_masked_row_count == b.fully_masked_row_count);
+      }
+    }
+  }
+}
+
+TEST_CASE("an error with threads keeps the last result as with one") {
+  const AttentionConfig config{.d_model = 16, .heads = 2, .d_k = 8, .d_v = 8, .d_att = 8};
+  const Parameters p = seeded_parameters(config, 3);
+  const Matrix X = Matrix::Random(6, config.d_model);
+  AttentionEngine engine;
+  engine.set_threads(2);
+  REQUIRE(engine.compute(X, X, p, config));
+  const Matrix output = engine.result().output;
+  Parameters bad = p;
+  bad.heads[1].W_V(3, 2) = std::numeric_limits<float>::infinity();
+  const Status status = engine.compute(X, X, bad, config);
+  CHECK_FALSE(status);
+  CHECK(status.message().find("W_V[1][3][2]") != std::string::npos);
+  CHECK(engine.result().output == output);
+}
+
+}  // namespace attnviz
