@@ -27,7 +27,7 @@ Status open_scenario(AppState& state, RecentFiles& recent, const std::string& pa
   ScenarioLoad load = load_scenario_file(path);
   if (!load.ok()) {
     recent.remove(path);  // a recent file that no longer opens leaves the list
-    recent.save();
+    static_cast<void>(recent.save());  // best effort (recent_files.hpp)
     return Status::error("not opened: " + load.error);
   }
   const std::string view_json = load.scenario->view_json;
@@ -35,7 +35,7 @@ Status open_scenario(AppState& state, RecentFiles& recent, const std::string& pa
   state.load(std::move(*load.scenario), path, std::move(load.warnings));
   apply_view_state(view_json, state, state.file_warnings);
   recent.add(path);
-  recent.save();
+  static_cast<void>(recent.save());  // best effort (recent_files.hpp)
   return Status::ok();
 }
 
@@ -60,7 +60,7 @@ Status save_scenario(AppState& state, RecentFiles& recent, const std::string& pa
   state.scenario_path = path;
   state.saved_version = state.edit_version;
   recent.add(path);
-  recent.save();
+  static_cast<void>(recent.save());  // best effort (recent_files.hpp)
   return Status::ok();
 }
 

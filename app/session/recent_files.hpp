@@ -29,7 +29,8 @@ class RecentFiles {
   void remove(const std::string& path);
   void clear() { entries_.clear(); }
   const std::vector<std::string>& entries() const { return entries_; }
-  // Writes the list (atomically); the message says why when it cannot.
+  // Writes the list (atomically); the message says why when it cannot. Best effort for the
+  // app: a list not written loses no work, so its callers go on without it.
   Status save() const;
 
   const std::string& storage_path() const { return storage_path_; }
