@@ -3,11 +3,13 @@
 #   make test   install what is missing, build, run every test through CTest, then the unit,
 #               view and CLI tests again under ASan + UBSan (make test-asan: only those)
 #   make bench  the engine's benchmarks: micro benchmarks, then AttnViz against PyTorch
+#   make format format every C++ file with clang-format 14 (make test fails on one that is not)
+#   make lint   clang-tidy 14 (.clang-tidy) on every translation unit; fails on any finding
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps deps-test configure build run test test-asan asan-run valgrind clean fuzz bench
+.PHONY: all deps deps-test configure build run test test-asan asan-run valgrind clean fuzz bench format lint
 
 all: build
 
@@ -72,6 +74,17 @@ bench:
 	@cmake --build $(BUILD_DIR) -j $(JOBS) --target attnviz-cli attnviz_micro_benchmarks
 	$(BUILD_DIR)/attnviz_micro_benchmarks --benchmark_min_time=0.2
 	/usr/bin/python3 tests/bench/torch_compare.py --cli $(BUILD_DIR)/attnviz-cli --threads $(BENCH_THREADS) --rounds $(BENCH_ROUNDS)
+
+# Style. The check is a test of `make test` (tests/tools/check_format.sh); this formats in place.
+format:
+	@third_party/install-deps.sh test
+	@tests/tools/check_format.sh --fix
+
+# clang-tidy over the project's own sources (the generated ones in $(BUILD_DIR) are left out).
+lint:
+	@third_party/install-deps.sh lint
+	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) >/dev/null
+	run-clang-tidy-14 -p $(BUILD_DIR) -quiet -j $(JOBS) '^$(CURDIR)/(core|app|cli|tests)/'
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR)

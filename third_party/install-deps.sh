@@ -4,6 +4,7 @@
 #   third_party/install-deps.sh test    build + what `make test` needs (PyTorch oracle, Xvfb)
 #   third_party/install-deps.sh fuzz    build + what `make fuzz` needs (clang 14 with libFuzzer)
 #   third_party/install-deps.sh bench   build + what `make bench` needs (Google Benchmark, PyTorch)
+#   third_party/install-deps.sh lint    build + what `make lint` needs (clang-tidy 14)
 # Runs apt-get as root, or through sudo otherwise; does nothing when everything is present.
 set -euo pipefail
 
@@ -13,18 +14,21 @@ build_packages=(
   libeigen3-dev nlohmann-json3-dev doctest-dev
   libimgui-dev libglfw3-dev libgl-dev libstb-dev fonts-dejavu-core fonts-droid-fallback fonts-symbola
 )
-test_packages=(python3 python3-torch xvfb xauth libgl1-mesa-dri xdotool valgrind)
+# clang-format 14: the format check (tests/tools/check_format.sh) uses that version.
+test_packages=(python3 python3-torch xvfb xauth libgl1-mesa-dri xdotool valgrind clang-format-14)
 fuzz_packages=(clang-14 libclang-rt-14-dev)
 # OpenBLAS: without it Debian's torch multiplies through the reference BLAS (libblas3), which
 # would make the comparison of make bench meaningless.
 bench_packages=(libbenchmark-dev python3 python3-torch libopenblas0-pthread)
+lint_packages=(clang-tidy-14)
 
 case "$profile" in
   build) wanted=("${build_packages[@]}") ;;
   test)  wanted=("${build_packages[@]}" "${test_packages[@]}") ;;
   fuzz)  wanted=("${build_packages[@]}" "${fuzz_packages[@]}") ;;
   bench) wanted=("${build_packages[@]}" "${bench_packages[@]}") ;;
-  *) echo "install-deps: unknown profile '$profile' (use: build | test | fuzz | bench)" >&2; exit 2 ;;
+  lint)  wanted=("${build_packages[@]}" "${lint_packages[@]}") ;;
+  *) echo "install-deps: unknown profile '$profile' (use: build | test | fuzz | bench | lint)" >&2; exit 2 ;;
 esac
 
 missing=()
