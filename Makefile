@@ -61,11 +61,11 @@ valgrind: deps-test
 	@cmake --build build-valgrind -j $(JOBS) --target attnviz
 	tests/valgrind/run.sh build-valgrind
 
-# Benchmarks, not part of `make test` (README, "Performance"): installs Google Benchmark and
+# Benchmarks, not part of `make test` (docs/performance.md): installs Google Benchmark and
 # PyTorch if missing, builds attnviz-cli and the micro benchmarks (Release), runs the micro
 # benchmarks, then times the same attention in AttnViz and in torch on the same shapes
 # (tests/bench/torch_compare.py), BENCH_THREADS threads each (default 1), keeping each side's
-# best median of BENCH_ROUNDS alternating rounds (default 3, as the README's tables). A few minutes.
+# best median of BENCH_ROUNDS alternating rounds (default 3, as in docs/performance.md). A few minutes.
 BENCH_THREADS ?= 1
 BENCH_ROUNDS ?= 3
 bench:

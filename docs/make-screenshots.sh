@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates the README's screenshots with the app's own screenshot mode (under Xvfb when
-# there is no display). Usage: docs/make-screenshots.sh [BUILD_DIR]
+# Regenerates the screenshots of the README and docs/user-guide.md with the app's own screenshot
+# mode (under Xvfb when there is no display). Usage: docs/make-screenshots.sh [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 app="${1:-build}/attnviz"

@@ -48,9 +48,9 @@ std::optional<Positional> parse_positional(std::string_view text);
 // projections cost tokens x d_model x heads x (2 d_k + d_v); so tokens are capped at 512 and the
 // heads side by side (heads x d_k, heads x d_v) at 1024 wide, as in BERT-large. At the limit
 // (512 tokens, d_model 1024, 16 heads of 64) a recompute takes 35 to 80 ms on one core and
-// 120 MB; at classroom sizes, microseconds (README, "Limits"). One head may still be 256 wide
-// (a lesson shows what a large d_k does to the softmax). `attnviz-cli bench` measures the
-// engine past the token limit (its kMaxBenchTokens).
+// 120 MB; at classroom sizes, microseconds (docs/engine.md, "Limits"). One head may still be
+// 256 wide (a lesson shows what a large d_k does to the softmax). `attnviz-cli bench` measures
+// the engine past the token limit (its kMaxBenchTokens).
 struct Limits {
   static constexpr int kMaxTokens = 512;         // per sentence (the default cap is lower)
   static constexpr int kDefaultMaxTokens = 256;

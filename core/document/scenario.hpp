@@ -1,4 +1,4 @@
-// The scenario file: AttnViz's document format (JSON, documented in README.md).
+// The scenario file: AttnViz's document format (JSON, documented in docs/formats.md).
 // A scenario holds the sentences, the attention settings, the seed, embedding overrides, every
 // weight (those not in the file are drawn from the seed), an optional custom mask and the
 // app's view state.

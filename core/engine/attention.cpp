@@ -6,7 +6,7 @@
 //   [SECTION] Stages (core/engine/attention_stages.hpp)
 //   [SECTION] Engine
 //
-// Speed (README, "Performance"): the projections of every head are one product, made in place
+// Speed (docs/performance.md): the projections of every head are one product, made in place
 // from each head's own weights at classroom sizes (no packed copy, no copy out); a head's scores
 // are made a band of queries at a time, so that they stay in cache from the product that makes
 // them to the one that uses them; 16 rows at a time go from raw to scaled and masked scores in

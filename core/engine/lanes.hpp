@@ -71,7 +71,7 @@ inline void store_partial(float* x, Lanes a, Eigen::Index n) {
 }
 
 // 8 floats, for the products whose rows are at most 8 wide (a head's output, d_v = 8): 32-byte
-// loads and sums. In a micro benchmark on a Xeon (docs/performance-history.md), the same
+// loads and sums. In a micro benchmark on a Xeon (docs/performance.md, its history), the same
 // product in 16 lanes with the upper 8 unused took 1.7 to 2.5 times as long (its 512-bit
 // multiply-adds are not faster per instruction than 256-bit ones, and each step paid a masked
 // load and an insert).

@@ -1,8 +1,8 @@
 // Lessons: a sequence of steps, each of which sets a scenario, the panels and view to show,
 // what is highlighted, a short text, optionally a question to answer before the result is
 // revealed, and the claims the text makes, as checks on the engine's numbers (the tests assert
-// every one of them). The file format is described in README.md; the built-in lessons live in
-// assets/lessons/ and are compiled into the binaries.
+// every one of them). The file format is described in docs/formats.md; the built-in lessons live
+// in assets/lessons/ and are compiled into the binaries.
 #pragma once
 
 #include "core/pipeline/pipeline.hpp"

@@ -11,7 +11,7 @@
 
 namespace attnviz {
 
-// The "attnviz-result" JSON document described in README.md. Numbers are written as the
+// The "attnviz-result" JSON document described in docs/cli.md. Numbers are written as the
 // shortest decimal that reads back to the same float; masked scores (-inf) and numbers that
 // overflowed are written as null.
 std::string result_to_json(const Scenario& scenario, const Pipeline& pipeline,

@@ -412,8 +412,8 @@ class HeatmapTest(unittest.TestCase):
 
 
 class DocsScenariosTest(unittest.TestCase):
-    """The README's translation pairs (docs/scenarios): in head 0 each query attends most to its
-    translation, as their comments say."""
+    """The translation pairs of docs/scenarios (in the user guide's pictures): in head 0 each
+    query attends most to its translation, as their comments say."""
     DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "scenarios")
     PAIRS = {
         "translation.json": {"i": "je", "eat": "mange", "apple": "pomme"},
