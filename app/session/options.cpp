@@ -7,7 +7,10 @@
 
 namespace attnviz::app {
 
-const char* const kUsage = R"(attnviz — see attention, live
+namespace {
+
+// {panels} and {views}: the names of core/figures/views.hpp's table.
+constexpr const char* kUsageTemplate = R"(attnviz — see attention, live
 
 Usage:
   attnviz [SCENARIO.json] [options]
@@ -21,11 +24,11 @@ Options:
   --scale N           the same picture at N times the pixels (1-4), crisp text: for slides
   --theme light|dark  colour theme
   --font-size PX      font size in pixels (default: from the window height)
-  --panels LIST       panels to show, comma-separated: input,weights,heatmaps,arrows,output
+  --panels LIST       panels to show, comma-separated: {panels}
   --head H            selected head (0-based)
   --query Q           selected query token (0-based)
   --colormap NAME     sequential | color-blind
-  --view NAME         centre view: heatmaps | pipeline | neuron | geometry | compare
+  --view NAME         centre view: {views}
   --lesson NAME       start a lesson: a built-in lesson's name or number, or a lesson file
   --step N            start the lesson at step N (0-based)
   --screenshot-steps DIR  with --lesson: write DIR/step-NN.png for every step, exit
@@ -40,14 +43,23 @@ Options:
   --help, --version
 )";
 
-namespace {
-
 bool parse_int(const std::string& text, int low, int high, int& out) {
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
   return ec == std::errc() && ptr == text.data() + text.size() && out >= low && out <= high;
 }
 
+void replace_once(std::string& text, std::string_view placeholder, const std::string& with) {
+  text.replace(text.find(placeholder), placeholder.size(), with);
+}
+
 }  // namespace
+
+std::string usage() {
+  std::string text = kUsageTemplate;
+  replace_once(text, "{panels}", view::user_slot_names(","));
+  replace_once(text, "{views}", view::centre_view_names(" | ", " | "));
+  return text;
+}
 
 int default_engine_threads() { return std::thread::hardware_concurrency() >= 4 ? 2 : 1; }
 
@@ -141,7 +153,7 @@ Status parse_options(const std::vector<std::string>& args, Options& o) {
     } else if (arg == "--view") {
       const std::string* v = next();
       const auto view = v ? parse_center_view(*v) : std::nullopt;
-      if (!view) return Status::error("--view needs " + view::centre_view_names(" or "));
+      if (!view) return Status::error("--view needs " + view::centre_view_names(", ", " or "));
       o.view = view;
     } else if (arg == "--lesson") {
       const std::string* v = next();

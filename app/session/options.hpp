@@ -38,6 +38,6 @@ int default_engine_threads();
 
 // Parses argv into `options`; an error says which argument is wrong, in one line.
 Status parse_options(const std::vector<std::string>& args, Options& options);
-extern const char* const kUsage;
+std::string usage();  // --help
 
 }  // namespace attnviz::app

@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (options.help) {
-    std::cout << kUsage;
+    std::cout << usage();
     return 0;
   }
   if (options.version) {

@@ -42,10 +42,13 @@ bool user_may_name(Slot slot) {
   return slot != Slot::Lesson;
 }
 
-std::string user_slot_names() {
+std::string user_slot_names(std::string_view separator) {
   std::string names;
-  for (const SlotInfo& row : kSlots)
-    if (user_may_name(row.slot)) names += (names.empty() ? "" : ", ") + std::string(row.name);
+  for (const SlotInfo& row : kSlots) {
+    if (!user_may_name(row.slot)) continue;
+    if (!names.empty()) names += separator;
+    names += row.name;
+  }
   return names;
 }
 
@@ -59,14 +62,14 @@ std::optional<ViewId> parse_centre_view(std::string_view name) {
   return std::nullopt;
 }
 
-std::string centre_view_names(std::string_view last_separator) {
-  const auto tabs = static_cast<int>(std::count_if(
-      kViews.begin(), kViews.end(), [](const ViewInfo& row) { return row.centre_tab; }));
+std::string centre_view_names(std::string_view separator, std::string_view last_separator) {
+  const auto tabs = std::count_if(kViews.begin(), kViews.end(),
+                                  [](const ViewInfo& row) { return row.centre_tab; });
   std::string names;
-  int listed = 0;
+  std::ptrdiff_t listed = 0;
   for (const ViewInfo& row : kViews) {
     if (!row.centre_tab) continue;
-    if (listed > 0) names += listed + 1 == tabs ? std::string(last_separator) : std::string(", ");
+    if (listed > 0) names += listed + 1 == tabs ? last_separator : separator;
     names += row.name;
     ++listed;
   }

@@ -44,9 +44,9 @@ const SlotInfo& slot_info(Slot slot);
 std::string_view slot_name(Slot slot);
 std::optional<Slot> parse_slot(std::string_view name);  // any slot, "lesson" included
 // The slots a user may list (all but the lesson band, which a lesson shows by itself), by name
-// for a message: "input, weights, heatmaps, arrows, output".
+// for a message: "input, weights, heatmaps, arrows, output" (or with another `separator`).
 bool user_may_name(Slot slot);
-std::string user_slot_names();
+std::string user_slot_names(std::string_view separator = ", ");
 
 // -----------------------------------------------------------------------------
 // [SECTION] Views: what is drawn in the slots
@@ -98,7 +98,8 @@ const ViewInfo& view_info(ViewId id);
 std::optional<ViewId> parse_centre_view(std::string_view name);
 // The centre tabs' names for a message: "heatmaps, pipeline, neuron, geometry, compare", or with
 // `last_separator` " or ": "heatmaps, pipeline, neuron, geometry or compare".
-std::string centre_view_names(std::string_view last_separator = ", ");
+std::string centre_view_names(std::string_view separator = ", ",
+                              std::string_view last_separator = ", ");
 
 // The slots in the order they are drawn: each at its first view in kViews.
 std::array<Slot, kSlotCount> slots_in_drawing_order();

@@ -17,12 +17,14 @@ TEST_CASE("slot names are the --panels names, and parse back") {
   CHECK(parse_slot("centre") == std::nullopt);  // the centre slot is typed "heatmaps"
   CHECK_FALSE(parse_slot("sidebar"));
   CHECK(user_slot_names() == "input, weights, heatmaps, arrows, output");
+  CHECK(user_slot_names(",") == "input,weights,heatmaps,arrows,output");
   CHECK_FALSE(user_may_name(Slot::Lesson));
 }
 
 TEST_CASE("the centre tabs are the --view names, in the tab bar's order") {
   CHECK(centre_view_names() == "heatmaps, pipeline, neuron, geometry, compare");
-  CHECK(centre_view_names(" or ") == "heatmaps, pipeline, neuron, geometry or compare");
+  CHECK(centre_view_names(", ", " or ") == "heatmaps, pipeline, neuron, geometry or compare");
+  CHECK(centre_view_names(" | ", " | ") == "heatmaps | pipeline | neuron | geometry | compare");
   CHECK(parse_centre_view("pipeline") == ViewId::Pipeline);
   CHECK(parse_centre_view("heatmaps") == ViewId::Heatmaps);
   CHECK_FALSE(parse_centre_view("input"));  // a view, but not a tab
