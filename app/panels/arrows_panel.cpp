@@ -11,6 +11,7 @@
 // pairs only the kTopKeys strongest keys of each query are drawn. The overview lines are
 // collected once per result (a member buffer), not per frame.
 #include "app/panels/panel.hpp"
+#include "app/panels/registry.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/render/image_texture.hpp"
 #include "core/figures/head_colours.hpp"
@@ -79,9 +80,6 @@ struct Line {
 
 class ArrowsPanel final : public Panel {
  public:
-  view::PanelId id() const override { return view::PanelId::Arrows; }
-  const char* title() const override { return "Arrows: each query \xe2\x86\x92 the keys it attends to"; }
-
   void draw_content(AppState& state, PanelContext& context) override {
     const AttentionResult& r = state.result();
     const int n_query = static_cast<int>(r.n_query), n_key = static_cast<int>(r.n_key);
@@ -513,6 +511,6 @@ class ArrowsPanel final : public Panel {
 
 }  // namespace
 
-std::unique_ptr<Panel> make_arrows_panel() { return std::make_unique<ArrowsPanel>(); }
+ATTNVIZ_REGISTER_PANEL(view::ViewId::Arrows, ArrowsPanel);
 
 }  // namespace attnviz::app

@@ -13,6 +13,7 @@
 //   [SECTION] What A and B are this frame
 //   [SECTION] Drawing one heatmap
 #include "app/panels/panel.hpp"
+#include "app/panels/registry.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/render/heatmap_renderer.hpp"
 #include "app/shell/theme.hpp"
@@ -102,10 +103,6 @@ struct HeatmapSpec {
 
 class ComparePanel final : public Panel {
  public:
-  view::PanelId id() const override { return view::PanelId::Heatmaps; }
-  std::optional<CenterView> center_view() const override { return CenterView::Compare; }
-  const char* title() const override { return "Compare"; }
-
   void draw_content(AppState& state, PanelContext& context) override {
     const AttentionResult& r = state.result();
     font_ = ImGui::GetFontSize();
@@ -766,6 +763,6 @@ class ComparePanel final : public Panel {
 
 }  // namespace
 
-std::unique_ptr<Panel> make_compare_panel() { return std::make_unique<ComparePanel>(); }
+ATTNVIZ_REGISTER_PANEL(view::ViewId::Compare, ComparePanel);
 
 }  // namespace attnviz::app

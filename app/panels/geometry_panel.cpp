@@ -14,6 +14,7 @@
 //   [SECTION] The plot
 //   [SECTION] The table and the explanation
 #include "app/panels/panel.hpp"
+#include "app/panels/registry.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/shell/theme.hpp"
 #include "core/figures/format.hpp"
@@ -141,10 +142,6 @@ enum class PlotMode {
 
 class GeometryPanel final : public Panel {
  public:
-  view::PanelId id() const override { return view::PanelId::Heatmaps; }
-  std::optional<CenterView> center_view() const override { return CenterView::Geometry; }
-  const char* title() const override { return "Geometry"; }
-
   void draw_content(AppState& state, PanelContext& context) override {
     const AttentionResult& r = state.result();
     font_ = ImGui::GetFontSize();
@@ -1092,6 +1089,6 @@ class GeometryPanel final : public Panel {
 
 }  // namespace
 
-std::unique_ptr<Panel> make_geometry_panel() { return std::make_unique<GeometryPanel>(); }
+ATTNVIZ_REGISTER_PANEL(view::ViewId::Geometry, GeometryPanel);
 
 }  // namespace attnviz::app

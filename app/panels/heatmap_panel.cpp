@@ -3,6 +3,7 @@
 // cells when they fit, and a tooltip with the raw and scaled score of the hovered cell; beside
 // it, a thumbnail of every head (a click selects the head).
 #include "app/panels/panel.hpp"
+#include "app/panels/registry.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/render/heatmap_renderer.hpp"
 #include "app/shell/theme.hpp"
@@ -40,10 +41,6 @@ void add_vertical_text(ImDrawList* list, ImVec2 layout, ImVec2 anchor, ImU32 col
 
 class HeatmapPanel final : public Panel {
  public:
-  view::PanelId id() const override { return view::PanelId::Heatmaps; }
-  std::optional<CenterView> center_view() const override { return CenterView::Heatmaps; }
-  const char* title() const override { return "Heatmaps"; }
-
   void draw_content(AppState& state, PanelContext& context) override {
     const AttentionResult& r = state.result();
     stack_.clear();  // keeps its capacity: no allocation per frame
@@ -318,6 +315,6 @@ class HeatmapPanel final : public Panel {
 
 }  // namespace
 
-std::unique_ptr<Panel> make_heatmap_panel() { return std::make_unique<HeatmapPanel>(); }
+ATTNVIZ_REGISTER_PANEL(view::ViewId::Heatmaps, HeatmapPanel);
 
 }  // namespace attnviz::app

@@ -1,5 +1,6 @@
 // The Input panel: the sentences (edited live), their tokens, and every attention setting.
 #include "app/panels/panel.hpp"
+#include "app/panels/registry.hpp"
 #include "app/panels/token_chips.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/session/text_undo.hpp"
@@ -104,9 +105,6 @@ float checkbox_width(const char* label) {
 
 class InputPanel final : public Panel {
  public:
-  view::PanelId id() const override { return view::PanelId::Input; }
-  const char* title() const override { return "Input"; }
-
   void draw_content(AppState& state, PanelContext& context) override {
     if (!state.lesson.active()) draw_title(state, context);  // in a lesson, the lesson band names it
     draw_sentences(state, context);
@@ -259,6 +257,6 @@ class InputPanel final : public Panel {
 
 }  // namespace
 
-std::unique_ptr<Panel> make_input_panel() { return std::make_unique<InputPanel>(); }
+ATTNVIZ_REGISTER_PANEL(view::ViewId::Input, InputPanel);
 
 }  // namespace attnviz::app

@@ -2,6 +2,7 @@
 // reveal": on a predict step the student clicks the key they expect the query to attend to most;
 // the views that would give the answer away stay covered until then.
 #include "app/panels/panel.hpp"
+#include "app/panels/registry.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/session/status_line.hpp"
 #include "app/shell/theme.hpp"
@@ -15,9 +16,6 @@ namespace {
 
 class LessonPanel final : public Panel {
  public:
-  view::PanelId id() const override { return view::PanelId::Lesson; }
-  const char* title() const override { return "Lesson"; }
-
   void draw_content(AppState& state, PanelContext& context) override {
     LessonState& lesson = state.lesson;
     const LessonStep* step = lesson.current();
@@ -108,6 +106,6 @@ class LessonPanel final : public Panel {
 
 }  // namespace
 
-std::unique_ptr<Panel> make_lesson_panel() { return std::make_unique<LessonPanel>(); }
+ATTNVIZ_REGISTER_PANEL(view::ViewId::Lesson, LessonPanel);
 
 }  // namespace attnviz::app

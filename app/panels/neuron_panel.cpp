@@ -13,6 +13,7 @@
 //   [SECTION] The chain and its history
 //   [SECTION] The row of α
 #include "app/panels/panel.hpp"
+#include "app/panels/registry.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/shell/theme.hpp"
 #include "core/figures/format.hpp"
@@ -59,10 +60,6 @@ struct Series {
 
 class NeuronPanel final : public Panel {
  public:
-  view::PanelId id() const override { return view::PanelId::Heatmaps; }
-  std::optional<CenterView> center_view() const override { return CenterView::Neuron; }
-  const char* title() const override { return "Neuron"; }
-
   void draw_content(AppState& state, PanelContext& context) override {
     const AttentionResult& r = state.result();
     const int head = std::clamp(state.selection.head, 0, static_cast<int>(r.heads.size()) - 1);
@@ -671,6 +668,6 @@ class NeuronPanel final : public Panel {
 
 }  // namespace
 
-std::unique_ptr<Panel> make_neuron_panel() { return std::make_unique<NeuronPanel>(); }
+ATTNVIZ_REGISTER_PANEL(view::ViewId::Neuron, NeuronPanel);
 
 }  // namespace attnviz::app

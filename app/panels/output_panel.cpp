@@ -11,6 +11,7 @@
 //   [SECTION] The arithmetic
 //   [SECTION] The picture
 #include "app/panels/panel.hpp"
+#include "app/panels/registry.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/render/image_texture.hpp"
 #include "app/shell/theme.hpp"
@@ -59,9 +60,6 @@ void add_star(ImDrawList* list, ImVec2 centre, float radius, ImU32 fill, ImU32 e
 
 class OutputPanel final : public Panel {
  public:
-  view::PanelId id() const override { return view::PanelId::Output; }
-  const char* title() const override { return "Output = \xce\xa3 \xce\xb1\xc2\xb7v: the weighted average of the values"; }
-
   void draw_content(AppState& state, PanelContext& context) override {
     const AttentionResult& r = state.result();
     const int heads = static_cast<int>(r.heads.size());
@@ -644,6 +642,6 @@ class OutputPanel final : public Panel {
 
 }  // namespace
 
-std::unique_ptr<Panel> make_output_panel() { return std::make_unique<OutputPanel>(); }
+ATTNVIZ_REGISTER_PANEL(view::ViewId::Output, OutputPanel);
 
 }  // namespace attnviz::app

@@ -13,6 +13,7 @@
 //   [SECTION] Drawing
 //   [SECTION] Tooltips
 #include "app/panels/panel.hpp"
+#include "app/panels/registry.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/shell/theme.hpp"
 #include "core/figures/format.hpp"
@@ -87,10 +88,6 @@ Slots make_slots(int n, int limit, int focus, int focus_span = 1) {
 
 class PipelinePanel final : public Panel {
  public:
-  view::PanelId id() const override { return view::PanelId::Heatmaps; }
-  std::optional<CenterView> center_view() const override { return CenterView::Pipeline; }
-  const char* title() const override { return "Pipeline"; }
-
   void draw_content(AppState& state, PanelContext& context) override {
     const AttentionResult& r = state.result();
     draw_selectors(state);
@@ -673,6 +670,6 @@ class PipelinePanel final : public Panel {
 
 }  // namespace
 
-std::unique_ptr<Panel> make_pipeline_panel() { return std::make_unique<PipelinePanel>(); }
+ATTNVIZ_REGISTER_PANEL(view::ViewId::Pipeline, PipelinePanel);
 
 }  // namespace attnviz::app

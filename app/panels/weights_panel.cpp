@@ -5,6 +5,7 @@
 // edits the scenario and every view follows on the same frame.
 #include "app/panels/matrix_editor.hpp"
 #include "app/panels/panel.hpp"
+#include "app/panels/registry.hpp"
 #include "app/shell/theme.hpp"
 #include "core/text/lexicon.hpp"
 #include "core/base/rng.hpp"
@@ -104,9 +105,6 @@ constexpr std::array<ParameterName, kX> kSlotParameter = {
 
 class WeightsPanel final : public Panel {
  public:
-  view::PanelId id() const override { return view::PanelId::Weights; }
-  const char* title() const override { return "Weights"; }
-
   void draw_content(AppState& state, PanelContext& context) override {
     Scenario& s = state.scenario;
     if (s.parameters.heads.empty()) return;
@@ -685,6 +683,6 @@ class WeightsPanel final : public Panel {
 
 }  // namespace
 
-std::unique_ptr<Panel> make_weights_panel() { return std::make_unique<WeightsPanel>(); }
+ATTNVIZ_REGISTER_PANEL(view::ViewId::Weights, WeightsPanel);
 
 }  // namespace attnviz::app

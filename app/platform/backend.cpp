@@ -130,12 +130,12 @@ Backend::~Backend() {
   glfwTerminate();
 }
 
-bool Backend::init(const WindowOptions& options, std::string& error) {
+Status Backend::init(const WindowOptions& options) {
   glfwSetErrorCallback(on_glfw_error);
   if (!glfwInit()) {
-    error = "cannot open a window: " + (g_glfw_error.empty() ? std::string("no display") : g_glfw_error) +
-            " (is DISPLAY set? for headless use run under xvfb-run)";
-    return false;
+    return Status::error("cannot open a window: " +
+                         (g_glfw_error.empty() ? std::string("no display") : g_glfw_error) +
+                         " (is DISPLAY set? for headless use run under xvfb-run)");
   }
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
@@ -150,9 +150,8 @@ bool Backend::init(const WindowOptions& options, std::string& error) {
   window_ = glfwCreateWindow(options.width, options.height, options.title.c_str(), nullptr, nullptr);
   title_ = options.title;
   if (!window_) {
-    error = "cannot create an OpenGL 3.3 core context: " +
-            (g_glfw_error.empty() ? std::string("unknown reason") : g_glfw_error);
-    return false;
+    return Status::error("cannot create an OpenGL 3.3 core context: " +
+                         (g_glfw_error.empty() ? std::string("unknown reason") : g_glfw_error));
   }
   // Below this the panels have no room for their controls (a title a letter a line, buttons on
   // top of one another); the window manager keeps a user's window at least this large. (Headless
@@ -181,28 +180,26 @@ bool Backend::init(const WindowOptions& options, std::string& error) {
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGui::GetIO().IniFilename = nullptr;  // the layout is computed, not saved
-  if (!ImGui_ImplGlfw_InitForOpenGL(window_, true) || !ImGui_ImplOpenGL3_Init("#version 330 core")) {
-    error = "cannot initialise Dear ImGui's GLFW/OpenGL backends";
-    return false;
-  }
+  if (!ImGui_ImplGlfw_InitForOpenGL(window_, true) || !ImGui_ImplOpenGL3_Init("#version 330 core"))
+    return Status::error("cannot initialise Dear ImGui's GLFW/OpenGL backends");
   imgui_ready_ = true;
   // The backend's shader and buffers now, with its font texture for ImGui's tiny default font
   // dropped at once: the UI renderer draws and owns the font texture (one byte per texel).
   ImGui_ImplOpenGL3_CreateDeviceObjects();
   ImGui_ImplOpenGL3_DestroyFontsTexture();
   ui_renderer_ = std::make_unique<render::UiRenderer>();
-  if (!ui_renderer_->init(error)) return false;
+  if (Status status = ui_renderer_->init(); !status) return status;
   if (std::getenv("ATTNVIZ_NO_TEXT_CACHE")) ui_renderer_->set_text_cache(false);
   if (std::getenv("ATTNVIZ_NO_RESHAPE")) ui_renderer_->set_reshape(false);
   if (std::getenv("ATTNVIZ_NO_LIST_CACHE")) ui_renderer_->set_list_cache(false);
-  return true;
+  return Status::ok();
 }
 
-bool Backend::load_fonts(float pixel_size, float detail, std::string& error) {
+Status Backend::load_fonts(float pixel_size, float detail) {
   ImGuiIO& io = ImGui::GetIO();
   io.Fonts->Clear();
   const float size = std::round(pixel_size * content_scale_ * detail);
-  bool all_found = true;
+  std::string missing;  // the last font not found
   const std::string fallback_path = find_font(kFallbackFontFile);
   extra_ranges_.clear();
   if (!extra_characters_.empty()) {
@@ -218,11 +215,11 @@ bool Backend::load_fonts(float pixel_size, float detail, std::string& error) {
     config.OversampleH = 2;
     config.OversampleV = 1;
     if (path.empty() || !io.Fonts->AddFontFromFileTTF(path.c_str(), size, &config, kGlyphRanges)) {
-      all_found = false;
       ImFontConfig fallback;
       fallback.SizePixels = size;
       io.Fonts->AddFontDefault(&fallback);
-      error = std::string("font ") + file + " not found (install fonts-dejavu-core); using the built-in font";
+      missing = std::string("font ") + file +
+                " not found (install fonts-dejavu-core); using the built-in font";
     }
     if (!extra_ranges_.empty() && !fallback_path.empty()) {
       ImFontConfig merge;
@@ -235,12 +232,8 @@ bool Backend::load_fonts(float pixel_size, float detail, std::string& error) {
   add_wide_glyphs(size);
   draw_wide_glyphs();
   io.FontGlobalScale = 1.0f / detail;
-  std::string texture_error;
-  if (!ui_renderer_->load_font_atlas(texture_error)) {
-    error = texture_error;
-    return false;
-  }
-  return all_found;
+  if (Status uploaded = ui_renderer_->load_font_atlas(); !uploaded) return uploaded;
+  return missing.empty() ? Status::ok() : Status::error(missing);
 }
 
 bool Backend::add_characters(const std::string& text) {
@@ -430,24 +423,26 @@ std::vector<std::uint8_t> read_rows(int width, int height) {
 
 }  // namespace
 
-std::vector<std::uint8_t> Backend::read_pixels(int& width, int& height) const {
-  glfwGetFramebufferSize(window_, &width, &height);
+Image Backend::read_pixels() const {
+  Image image;
+  glfwGetFramebufferSize(window_, &image.width, &image.height);
   glReadBuffer(GL_BACK);
-  return read_rows(width, height);
+  image.pixels = read_rows(image.width, image.height);
+  return image;
 }
 
-std::vector<std::uint8_t> Backend::render_offscreen(int scale, int& width, int& height, std::string& error) {
+Result<Image> Backend::render_offscreen(int scale) {
   ImDrawData* draw_data = ImGui::GetDrawData();
   const ImVec2 saved_scale = draw_data->FramebufferScale;
   const ImVec2 fb_scale(saved_scale.x * static_cast<float>(scale), saved_scale.y * static_cast<float>(scale));
-  width = static_cast<int>(draw_data->DisplaySize.x * fb_scale.x);
-  height = static_cast<int>(draw_data->DisplaySize.y * fb_scale.y);
+  const int width = static_cast<int>(draw_data->DisplaySize.x * fb_scale.x);
+  const int height = static_cast<int>(draw_data->DisplaySize.y * fb_scale.y);
   GLint max_size = 0;
   glGetIntegerv(GL_MAX_RENDERBUFFER_SIZE, &max_size);
   if (width <= 0 || height <= 0 || width > max_size || height > max_size) {
-    error = "a " + std::to_string(width) + "x" + std::to_string(height) + " picture is larger than this OpenGL allows (" +
-            std::to_string(max_size) + "); choose a smaller scale";
-    return {};
+    return Status::error("a " + std::to_string(width) + "x" + std::to_string(height) +
+                         " picture is larger than this OpenGL allows (" + std::to_string(max_size) +
+                         "); choose a smaller scale");
   }
   GLuint framebuffer = 0, colour = 0;
   glGenFramebuffers(1, &framebuffer);
@@ -456,7 +451,7 @@ std::vector<std::uint8_t> Backend::render_offscreen(int scale, int& width, int& 
   glRenderbufferStorage(GL_RENDERBUFFER, GL_RGBA8, width, height);
   glBindFramebuffer(GL_FRAMEBUFFER, framebuffer);
   glFramebufferRenderbuffer(GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_RENDERBUFFER, colour);
-  std::vector<std::uint8_t> pixels;
+  Result<Image> image = Status::error("cannot create an offscreen framebuffer");
   if (glCheckFramebufferStatus(GL_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE) {
     glViewport(0, 0, width, height);
     const ImVec4 clear = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
@@ -466,14 +461,12 @@ std::vector<std::uint8_t> Backend::render_offscreen(int scale, int& width, int& 
     ui_renderer_->render(draw_data, false);
     draw_data->FramebufferScale = saved_scale;
     glReadBuffer(GL_COLOR_ATTACHMENT0);
-    pixels = read_rows(width, height);
-  } else {
-    error = "cannot create an offscreen framebuffer";
+    image = Image{width, height, read_rows(width, height)};
   }
   glBindFramebuffer(GL_FRAMEBUFFER, 0);
   glDeleteRenderbuffers(1, &colour);
   glDeleteFramebuffers(1, &framebuffer);
-  return pixels;
+  return image;
 }
 
 void Backend::framebuffer_size(int& width, int& height) const {

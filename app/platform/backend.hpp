@@ -5,6 +5,7 @@
 
 #include "app/render/ui_renderer.hpp"
 #include "app/view/tap_timing.hpp"
+#include "core/base/status.hpp"
 
 #include <cstdint>
 #include <memory>
@@ -44,6 +45,12 @@ struct Fonts {
   float pixel_size = 16;  // before the content scale
 };
 
+// A picture read back from the GL: RGBA rows, top row first.
+struct Image {
+  int width = 0, height = 0;
+  std::vector<std::uint8_t> pixels;
+};
+
 class Backend {
  public:
   Backend() = default;
@@ -51,8 +58,8 @@ class Backend {
   Backend& operator=(const Backend&) = delete;
   ~Backend();
 
-  // Creates the window, the GL context and ImGui. On failure returns false with a message.
-  bool init(const WindowOptions& options, std::string& error);
+  // Creates the window, the GL context and ImGui.
+  Status init(const WindowOptions& options);
 
   bool should_close() const;
   void set_title(const std::string& title);  // only when it changed
@@ -78,14 +85,14 @@ class Backend {
   void finish();
   // Renders ImGui into the back buffer without presenting (for screenshots), then reads it.
   void render_without_present();
-  // RGBA rows, top row first, of the current back buffer.
-  std::vector<std::uint8_t> read_pixels(int& width, int& height) const;
+  // The current back buffer.
+  Image read_pixels() const;
 
   // Loads the UI fonts at a pixel size (times the content scale). Call between frames.
   // `detail` > 1 rasterizes the glyphs that many times larger while keeping the layout (for an
-  // offscreen render at that scale). Returns false (and uses ImGui's built-in font) if the system
-  // font is missing.
-  bool load_fonts(float pixel_size, float detail, std::string& error);
+  // offscreen render at that scale). An error when a system font is missing (ImGui's built-in
+  // font stands in) or the atlas cannot be uploaded.
+  Status load_fonts(float pixel_size, float detail);
   // Notes the characters of `text` that the loaded fonts lack (Chinese, Japanese, Korean, ...);
   // returns true when there are new ones, which the next load_fonts() takes from a fallback font
   // (DroidSansFallbackFull, from fonts-droid-fallback) if it is installed. Characters are only
@@ -99,9 +106,8 @@ class Backend {
   void set_wide_characters(std::vector<std::pair<char32_t, char32_t>> stand_in_and_character);
   std::size_t wide_character_count() const { return wide_characters_.size(); }
   // After render_without_present(): draws the same frame at `scale` times the pixels into an
-  // offscreen framebuffer and returns it (RGBA rows, top first); empty with `error` set when the
-  // size is more than the GL allows.
-  std::vector<std::uint8_t> render_offscreen(int scale, int& width, int& height, std::string& error);
+  // offscreen framebuffer and returns it; an error when the size is more than the GL allows.
+  Result<Image> render_offscreen(int scale);
   float content_scale() const { return content_scale_; }
   // Windows shown from pictures kept from earlier frames in the last frame (render/list_cache.hpp).
   int windows_reused() const { return ui_renderer_ ? ui_renderer_->lists_replayed() : 0; }

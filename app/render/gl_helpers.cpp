@@ -8,7 +8,7 @@ namespace attnviz::render {
 
 namespace {
 
-unsigned compile(const char* what, GLenum kind, const char* source, std::string& error) {
+Result<unsigned> compile(const char* what, GLenum kind, const char* source) {
   const unsigned shader = glCreateShader(kind);
   glShaderSource(shader, 1, &source, nullptr);
   glCompileShader(shader);
@@ -17,38 +17,38 @@ unsigned compile(const char* what, GLenum kind, const char* source, std::string&
   if (!ok) {
     char log[1024] = {};
     glGetShaderInfoLog(shader, sizeof log, nullptr, log);
-    error = std::string(what) + " shader does not compile: " + log;
     glDeleteShader(shader);
-    return 0;
+    return Status::error(std::string(what) + " shader does not compile: " + log);
   }
   return shader;
 }
 
 }  // namespace
 
-unsigned link_program(const char* what, const char* vertex_source, const char* fragment_source,
-                      const std::vector<std::pair<unsigned, const char*>>& attributes, std::string& error) {
-  const unsigned vertex = compile(what, GL_VERTEX_SHADER, vertex_source, error);
-  const unsigned fragment = vertex ? compile(what, GL_FRAGMENT_SHADER, fragment_source, error) : 0;
-  if (!vertex || !fragment) {
-    if (vertex) glDeleteShader(vertex);
-    return 0;
+Result<unsigned> link_program(const char* what, const char* vertex_source,
+                              const char* fragment_source,
+                              const std::vector<std::pair<unsigned, const char*>>& attributes) {
+  const Result<unsigned> vertex = compile(what, GL_VERTEX_SHADER, vertex_source);
+  if (!vertex) return vertex.status();
+  const Result<unsigned> fragment = compile(what, GL_FRAGMENT_SHADER, fragment_source);
+  if (!fragment) {
+    glDeleteShader(*vertex);
+    return fragment.status();
   }
-  unsigned program = glCreateProgram();
-  glAttachShader(program, vertex);
-  glAttachShader(program, fragment);
+  const unsigned program = glCreateProgram();
+  glAttachShader(program, *vertex);
+  glAttachShader(program, *fragment);
   for (const auto& [location, name] : attributes) glBindAttribLocation(program, location, name);
   glLinkProgram(program);
-  glDeleteShader(vertex);
-  glDeleteShader(fragment);
+  glDeleteShader(*vertex);
+  glDeleteShader(*fragment);
   GLint ok = 0;
   glGetProgramiv(program, GL_LINK_STATUS, &ok);
   if (!ok) {
     char log[1024] = {};
     glGetProgramInfoLog(program, sizeof log, nullptr, log);
-    error = std::string(what) + " shader does not link: " + log;
     glDeleteProgram(program);
-    program = 0;
+    return Status::error(std::string(what) + " shader does not link: " + log);
   }
   return program;
 }

@@ -5,14 +5,17 @@
 #include <utility>
 #include <vector>
 
+#include "core/base/status.hpp"
+
 struct ImDrawData;
 
 namespace attnviz::render {
 
-// Returns the program, or 0 with `error` set ("<what> shader does not compile: <log>").
+// The program, or why there is none ("<what> shader does not compile: <log>").
 // `attributes` binds vertex attribute names to locations before linking.
-unsigned link_program(const char* what, const char* vertex_source, const char* fragment_source,
-                      const std::vector<std::pair<unsigned, const char*>>& attributes, std::string& error);
+Result<unsigned> link_program(const char* what, const char* vertex_source,
+                              const char* fragment_source,
+                              const std::vector<std::pair<unsigned, const char*>>& attributes);
 
 // A 2-D texture sampled at texel centres: no filtering, no wrapping. Left bound.
 unsigned create_nearest_texture();

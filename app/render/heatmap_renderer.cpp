@@ -54,7 +54,7 @@ HeatmapRenderer::~HeatmapRenderer() {
   if (program_) glDeleteProgram(program_);
 }
 
-bool HeatmapRenderer::init(std::string& error) {
+Status HeatmapRenderer::init() {
   std::vector<std::uint8_t> texels;
   texels.reserve(static_cast<std::size_t>(view::kColormapSize * view::kColormapCount * 4));
   for (int map = 0; map < view::kColormapCount; ++map)
@@ -65,11 +65,10 @@ bool HeatmapRenderer::init(std::string& error) {
   glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, view::kColormapSize, view::kColormapCount, 0, GL_RGBA,
                GL_UNSIGNED_BYTE, texels.data());
   if (glGetError() != GL_NO_ERROR) {
-    error = "cannot create the colormap texture";
     failed_ = true;
-    return false;
+    return Status::error("cannot create the colormap texture");
   }
-  return true;
+  return Status::ok();
 }
 
 bool HeatmapRenderer::link_program() {
@@ -82,11 +81,14 @@ bool HeatmapRenderer::link_program() {
     const GLint location = glGetAttribLocation(static_cast<GLuint>(imgui_program), attribute);
     if (location >= 0) attributes.emplace_back(static_cast<unsigned>(location), attribute);
   }
-  program_ = render::link_program("heatmap", kHeatmapVertexShader, kHeatmapFragmentShader, attributes, error_);
-  if (!program_) {
+  const Result<unsigned> program =
+      render::link_program("heatmap", kHeatmapVertexShader, kHeatmapFragmentShader, attributes);
+  if (!program) {
+    error_ = program.error();
     failed_ = true;
     return false;
   }
+  program_ = *program;
   uniform_projection_ = glGetUniformLocation(program_, "ProjMtx");
   uniform_values_ = glGetUniformLocation(program_, "Values");
   uniform_colormaps_ = glGetUniformLocation(program_, "Colormaps");

@@ -5,6 +5,7 @@
 // ImGui's own state is restored (as implot's OpenGL backend does).
 #pragma once
 
+#include "core/base/status.hpp"
 #include "core/figures/colormap.hpp"
 #include "core/base/types.hpp"
 
@@ -52,7 +53,7 @@ class HeatmapRenderer {
   ~HeatmapRenderer();
 
   // Creates the colormap texture. Shaders are linked on first use, inside ImGui's render pass.
-  bool init(std::string& error);
+  Status init();
   void begin_frame() { params_used_ = 0; }
   // False when the shader failed to build: views then draw cells with ImGui rectangles.
   bool ok() const { return !failed_; }

@@ -60,14 +60,19 @@ UiRenderer::~UiRenderer() {
   if (vertex_array_) glDeleteVertexArrays(1, &vertex_array_);
 }
 
-bool UiRenderer::init(std::string& error) {
-  program_ = link_program("UI", kUiVertexShader, kUiFragmentShader,
-                          {{kPosition, "Position"}, {kUv, "UV"}, {kColour, "Color"}}, error);
-  if (!program_) return false;
+Status UiRenderer::init() {
+  const Result<unsigned> program =
+      link_program("UI", kUiVertexShader, kUiFragmentShader,
+                   {{kPosition, "Position"}, {kUv, "UV"}, {kColour, "Color"}});
+  if (!program) return program.status();
+  program_ = *program;
   projection_ = glGetUniformLocation(program_, "ProjMtx");
   sampler_ = glGetUniformLocation(program_, "Texture");
-  picture_program_ = link_program("picture", kPictureVertexShader, kPictureFragmentShader, {{kPosition, "Position"}, {kUv, "UV"}}, error);
-  if (!picture_program_) return false;
+  const Result<unsigned> picture_program =
+      link_program("picture", kPictureVertexShader, kPictureFragmentShader,
+                   {{kPosition, "Position"}, {kUv, "UV"}});
+  if (!picture_program) return picture_program.status();
+  picture_program_ = *picture_program;
   picture_projection_ = glGetUniformLocation(picture_program_, "ProjMtx");
   glUseProgram(picture_program_);
   glUniform1i(glGetUniformLocation(picture_program_, "Picture"), 0);  // unit 0 always
@@ -86,22 +91,21 @@ bool UiRenderer::init(std::string& error) {
   glVertexAttribPointer(kUv, 2, GL_FLOAT, GL_FALSE, sizeof(ImDrawVert), at(offsetof(ImDrawVert, uv)));
   glVertexAttribPointer(kColour, 4, GL_UNSIGNED_BYTE, GL_TRUE, sizeof(ImDrawVert), at(offsetof(ImDrawVert, col)));
   glBindVertexArray(0);
-  return true;
+  return Status::ok();
 }
 
-bool UiRenderer::load_font_atlas(std::string& error) {
+Status UiRenderer::load_font_atlas() {
   list_cache_.clear();  // the pictures were drawn with the old glyphs
   ImFontAtlas* atlas = ImGui::GetIO().Fonts;
   unsigned char* alpha = nullptr;
   int width = 0, height = 0;
   atlas->GetTexDataAsAlpha8(&alpha, &width, &height);  // builds the atlas if needed; ImGui keeps the bytes
   const unsigned texture = text_.load_atlas(alpha, width, height);
-  if (!texture) {
-    error = "cannot create the font texture (" + std::to_string(width) + "x" + std::to_string(height) + ")";
-    return false;
-  }
+  if (!texture)
+    return Status::error("cannot create the font texture (" + std::to_string(width) + "x" +
+                         std::to_string(height) + ")");
   atlas->SetTexID(reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(texture)));
-  return true;
+  return Status::ok();
 }
 
 void UiRenderer::set_up_state(const ImDrawData* draw_data, int framebuffer_width, int framebuffer_height) {

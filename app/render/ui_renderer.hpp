@@ -12,6 +12,7 @@
 #include "app/render/list_cache.hpp"
 #include "app/render/text_cache.hpp"
 #include "app/raster/convex_bands.hpp"
+#include "core/base/status.hpp"
 
 #include <string>
 #include <vector>
@@ -29,10 +30,10 @@ class UiRenderer {
   UiRenderer& operator=(const UiRenderer&) = delete;
   ~UiRenderer();
 
-  // Builds the program and buffers (needs the GL context). False with `error` on failure.
-  bool init(std::string& error);
+  // Builds the program and buffers (needs the GL context).
+  Status init();
   // After ImGui's font atlas is built (or rebuilt): uploads it and makes it ImGui's font texture.
-  bool load_font_atlas(std::string& error);
+  Status load_font_atlas();
   // Draws into the bound framebuffer; the viewport covers DisplaySize * FramebufferScale.
   // `reuse_unchanged`: windows whose drawing did not change may be shown from pictures kept from
   // earlier frames (render/list_cache.hpp); off for a one-off render at another scale.

@@ -5,17 +5,12 @@
 
 namespace attnviz::app {
 
-namespace {
-constexpr std::string_view kCenterViewNames[kCenterViewCount] = {"heatmaps", "pipeline", "neuron",
-                                                                 "geometry", "compare"};
-}  // namespace
-
-std::string_view to_string(CenterView view) { return kCenterViewNames[static_cast<int>(view)]; }
+std::string_view to_string(CenterView view) {
+  return view::view_info(view).name;
+}
 
 std::optional<CenterView> parse_center_view(std::string_view name) {
-  for (int i = 0; i < kCenterViewCount; ++i)
-    if (kCenterViewNames[i] == name) return static_cast<CenterView>(i);
-  return std::nullopt;
+  return view::parse_centre_view(name);
 }
 
 float UiSettings::heatmap_top(const Matrix& weights) const {
@@ -93,7 +88,7 @@ void AppState::go_to_lesson_step(int step) {
   ui.visible[static_cast<std::size_t>(view::PanelId::Lesson)] = true;
   if (const auto view = parse_center_view(s.view)) {
     ui.center_view = *view;
-    ui.visible[static_cast<std::size_t>(view::PanelId::Heatmaps)] = true;
+    ui.visible[static_cast<std::size_t>(view::PanelId::Centre)] = true;
   }
   if (s.head) selection.head = *s.head;
   if (!s.query.empty()) selection.query = std::max(0, resolve_token(pipeline.target(), s.query));

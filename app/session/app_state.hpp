@@ -38,11 +38,11 @@ struct Selection {
   int query = 0;
 };
 
-// The views that share the centre of the window, as tabs.
-enum class CenterView { Heatmaps = 0, Pipeline, Neuron, Geometry, Compare };
-inline constexpr int kCenterViewCount = 5;
+// The views that share the centre of the window, as tabs: those of core/figures/views.hpp's
+// table whose slot is the centre (ViewId::Heatmaps, Pipeline, Neuron, Geometry, Compare).
+using CenterView = view::ViewId;
 std::string_view to_string(CenterView view);  // "heatmaps", "pipeline", ... (command-line names)
-std::optional<CenterView> parse_center_view(std::string_view name);
+std::optional<CenterView> parse_center_view(std::string_view name);  // centre tabs only
 
 struct UiSettings {
   Theme theme = Theme::Light;

@@ -7,7 +7,10 @@
 
 namespace attnviz::app {
 
-const char* const kUsage = R"(attnviz — see attention, live
+namespace {
+
+// {panels} and {views}: the names of core/figures/views.hpp's table.
+constexpr const char* kUsageTemplate = R"(attnviz — see attention, live
 
 Usage:
   attnviz [SCENARIO.json] [options]
@@ -21,11 +24,11 @@ Options:
   --scale N           the same picture at N times the pixels (1-4), crisp text: for slides
   --theme light|dark  colour theme
   --font-size PX      font size in pixels (default: from the window height)
-  --panels LIST       panels to show, comma-separated: input,weights,heatmaps,arrows,output
+  --panels LIST       panels to show, comma-separated: {panels}
   --head H            selected head (0-based)
   --query Q           selected query token (0-based)
   --colormap NAME     sequential | color-blind
-  --view NAME         centre view: heatmaps | pipeline | neuron | geometry | compare
+  --view NAME         centre view: {views}
   --lesson NAME       start a lesson: a built-in lesson's name or number, or a lesson file
   --step N            start the lesson at step N (0-based)
   --screenshot-steps DIR  with --lesson: write DIR/step-NN.png for every step, exit
@@ -40,18 +43,27 @@ Options:
   --help, --version
 )";
 
-namespace {
-
 bool parse_int(const std::string& text, int low, int high, int& out) {
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
   return ec == std::errc() && ptr == text.data() + text.size() && out >= low && out <= high;
 }
 
+void replace_once(std::string& text, std::string_view placeholder, const std::string& with) {
+  text.replace(text.find(placeholder), placeholder.size(), with);
+}
+
 }  // namespace
+
+std::string usage() {
+  std::string text = kUsageTemplate;
+  replace_once(text, "{panels}", view::user_slot_names(","));
+  replace_once(text, "{views}", view::centre_view_names(" | ", " | "));
+  return text;
+}
 
 int default_engine_threads() { return std::thread::hardware_concurrency() >= 4 ? 2 : 1; }
 
-std::string parse_options(const std::vector<std::string>& args, Options& o) {
+Status parse_options(const std::vector<std::string>& args, Options& o) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     const auto next = [&]() -> const std::string* { return i + 1 < args.size() ? &args[++i] : nullptr; };
@@ -63,59 +75,66 @@ std::string parse_options(const std::vector<std::string>& args, Options& o) {
       o.version = true;
     } else if (arg == "--scenario") {
       const std::string* v = next();
-      if (!v) return "--scenario needs a file";
+      if (!v) return Status::error("--scenario needs a file");
       o.scenario_path = *v;
     } else if (arg == "--screenshot") {
       const std::string* v = next();
-      if (!v) return "--screenshot needs a PNG file name";
+      if (!v) return Status::error("--screenshot needs a PNG file name");
       o.screenshot = *v;
     } else if (arg == "--layout-out") {
       const std::string* v = next();
-      if (!v) return "--layout-out needs a file name";
+      if (!v) return Status::error("--layout-out needs a file name");
       o.layout_out = *v;
     } else if (arg == "--size") {
       const std::string* v = next();
       const std::size_t x = v ? v->find('x') : std::string::npos;
       if (x == std::string::npos || !parse_int(v->substr(0, x), 200, 8192, o.width) ||
           !parse_int(v->substr(x + 1), 200, 8192, o.height))
-        return "--size needs WIDTHxHEIGHT, each from 200 to 8192 (e.g. 1280x720)";
+        return Status::error("--size needs WIDTHxHEIGHT, each from 200 to 8192 (e.g. 1280x720)");
     } else if (arg == "--scale") {
       const std::string* v = next();
-      if (!v || !parse_int(*v, 1, 4, o.scale)) return "--scale needs 1, 2, 3 or 4";
+      if (!v || !parse_int(*v, 1, 4, o.scale)) return Status::error("--scale needs 1, 2, 3 or 4");
     } else if (arg == "--frames") {
       const std::string* v = next();
-      if (!v || !parse_int(*v, 1, 100000, o.frames)) return "--frames needs a number from 1 to 100000";
+      if (!v || !parse_int(*v, 1, 100000, o.frames))
+        return Status::error("--frames needs a number from 1 to 100000");
     } else if (arg == "--threads") {
       const std::string* v = next();
       int threads = 0;
       if (!v || !parse_int(*v, 1, AttentionEngine::kMaxThreads, threads))
-        return "--threads needs a number from 1 to " + std::to_string(AttentionEngine::kMaxThreads);
+        return Status::error("--threads needs a number from 1 to " +
+                             std::to_string(AttentionEngine::kMaxThreads));
       o.threads = threads;
     } else if (arg == "--bench-frames") {
       const std::string* v = next();
       int frames = 0;
-      if (!v || !parse_int(*v, 1, 1000000, frames)) return "--bench-frames needs a number from 1 to 1000000";
+      if (!v || !parse_int(*v, 1, 1000000, frames))
+        return Status::error("--bench-frames needs a number from 1 to 1000000");
       o.bench_frames = frames;
     } else if (arg == "--theme") {
       const std::string* v = next();
       if (v && *v == "light") o.theme = Theme::Light;
       else if (v && *v == "dark") o.theme = Theme::Dark;
-      else return "--theme needs light or dark";
+      else
+        return Status::error("--theme needs light or dark");
     } else if (arg == "--font-size") {
       const std::string* v = next();
       int size = 0;
-      if (!v || !parse_int(*v, 8, 96, size)) return "--font-size needs a number from 8 to 96";
+      if (!v || !parse_int(*v, 8, 96, size))
+        return Status::error("--font-size needs a number from 8 to 96");
       o.font_size = static_cast<float>(size);
     } else if (arg == "--panels") {
       const std::string* v = next();
-      if (!v) return "--panels needs a list such as heatmaps,arrows";
+      if (!v) return Status::error("--panels needs a list such as heatmaps,arrows");
       view::PanelVisibility visible{};
       std::size_t start = 0;
       while (start <= v->size()) {
         const std::size_t comma = std::min(v->find(',', start), v->size());
         const std::string name = v->substr(start, comma - start);
         const auto id = view::parse_panel(name);
-        if (!id) return "--panels: unknown panel '" + name + "' (input, weights, heatmaps, arrows, output)";
+        if (!id)
+          return Status::error("--panels: unknown panel '" + name + "' (" +
+                               view::user_slot_names() + ")");
         visible[static_cast<std::size_t>(*id)] = true;
         start = comma + 1;
       }
@@ -123,44 +142,46 @@ std::string parse_options(const std::vector<std::string>& args, Options& o) {
     } else if (arg == "--head" || arg == "--query") {
       const std::string* v = next();
       int value = 0;
-      if (!v || !parse_int(*v, 0, 100000, value)) return arg + " needs a number";
+      if (!v || !parse_int(*v, 0, 100000, value)) return Status::error(arg + " needs a number");
       (arg == "--head" ? o.head : o.query) = value;
     } else if (arg == "--colormap") {
       const std::string* v = next();
       if (v && *v == "sequential") o.colormap = view::ColormapId::Sequential;
       else if (v && (*v == "color-blind" || *v == "colour-blind")) o.colormap = view::ColormapId::ColorBlindSafe;
-      else return "--colormap needs sequential or color-blind";
+      else
+        return Status::error("--colormap needs sequential or color-blind");
     } else if (arg == "--view") {
       const std::string* v = next();
       const auto view = v ? parse_center_view(*v) : std::nullopt;
-      if (!view) return "--view needs heatmaps, pipeline, neuron, geometry or compare";
+      if (!view) return Status::error("--view needs " + view::centre_view_names(", ", " or "));
       o.view = view;
     } else if (arg == "--lesson") {
       const std::string* v = next();
-      if (!v) return "--lesson needs a lesson name, number or file";
+      if (!v) return Status::error("--lesson needs a lesson name, number or file");
       o.lesson = *v;
     } else if (arg == "--screenshot-steps") {
       const std::string* v = next();
-      if (!v) return "--screenshot-steps needs a folder";
+      if (!v) return Status::error("--screenshot-steps needs a folder");
       o.screenshot_steps = *v;
     } else if (arg == "--step") {
       const std::string* v = next();
       int step = 0;
-      if (!v || !parse_int(*v, 0, 10000, step)) return "--step needs a step number";
+      if (!v || !parse_int(*v, 0, 10000, step)) return Status::error("--step needs a step number");
       o.step = step;
     } else if (!arg.empty() && arg[0] == '-') {
-      return "unknown option '" + arg + "' (see --help)";
+      return Status::error("unknown option '" + arg + "' (see --help)");
     } else if (o.scenario_path.empty()) {
       o.scenario_path = arg;
     } else {
-      return "unexpected argument '" + arg + "' (see --help)";
+      return Status::error("unexpected argument '" + arg + "' (see --help)");
     }
   }
-  if (o.layout_out && !o.screenshot) return "--layout-out goes with --screenshot";
+  if (o.layout_out && !o.screenshot) return Status::error("--layout-out goes with --screenshot");
   if (o.bench_frames && (o.screenshot || o.screenshot_steps))
-    return "--bench-frames does not go with --screenshot or --screenshot-steps";
-  if (o.screenshot_steps && o.lesson.empty()) return "--screenshot-steps goes with --lesson";
-  return {};
+    return Status::error("--bench-frames does not go with --screenshot or --screenshot-steps");
+  if (o.screenshot_steps && o.lesson.empty())
+    return Status::error("--screenshot-steps goes with --lesson");
+  return Status::ok();
 }
 
 }  // namespace attnviz::app

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "app/session/app_state.hpp"
+#include "core/base/status.hpp"
 
 #include <optional>
 #include <string>
@@ -35,8 +36,8 @@ struct Options {
 // hardware threads, else 1 (on 2 cores the renderer's and the system's threads need the other).
 int default_engine_threads();
 
-// Parses argv; returns "" or a one-line error.
-std::string parse_options(const std::vector<std::string>& args, Options& options);
-extern const char* const kUsage;
+// Parses argv into `options`; an error says which argument is wrong, in one line.
+Status parse_options(const std::vector<std::string>& args, Options& options);
+std::string usage();  // --help
 
 }  // namespace attnviz::app

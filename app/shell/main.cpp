@@ -11,12 +11,12 @@ int main(int argc, char** argv) {
   using namespace attnviz::app;
   Options options;
   const std::vector<std::string> args(argv + 1, argv + argc);
-  if (std::string problem = parse_options(args, options); !problem.empty()) {
-    std::cerr << "attnviz: error: " << problem << '\n';
+  if (const attnviz::Status parsed = parse_options(args, options); !parsed) {
+    std::cerr << "attnviz: error: " << parsed.message() << '\n';
     return 2;
   }
   if (options.help) {
-    std::cout << kUsage;
+    std::cout << usage();
     return 0;
   }
   if (options.version) {

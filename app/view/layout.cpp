@@ -9,19 +9,9 @@ namespace attnviz::view {
 // [SECTION] Dashboard
 // -----------------------------------------------------------------------------
 namespace {
-constexpr std::array<std::string_view, kPanelCount> kPanelNames = {"input",  "weights", "heatmaps",
-                                                                   "arrows", "output",  "lesson"};
 bool shown(const PanelVisibility& v, PanelId id) { return v[static_cast<std::size_t>(id)]; }
 Rect& at(DashboardLayout& layout, PanelId id) { return layout[static_cast<std::size_t>(id)]; }
 }  // namespace
-
-std::string_view panel_name(PanelId id) { return kPanelNames[static_cast<std::size_t>(id)]; }
-
-std::optional<PanelId> parse_panel(std::string_view name) {
-  for (int i = 0; i < kPanelCount; ++i)
-    if (kPanelNames[static_cast<std::size_t>(i)] == name) return static_cast<PanelId>(i);
-  return std::nullopt;
-}
 
 DashboardLayout layout_dashboard(Rect area, const PanelVisibility& v, float gap, float lesson_height) {
   DashboardLayout layout{};
@@ -32,7 +22,7 @@ DashboardLayout layout_dashboard(Rect area, const PanelVisibility& v, float gap,
     area.h = std::max(0.0f, area.h - h - gap);
   }
   // Rows: the top band and the weights band.
-  const bool top_band = shown(v, PanelId::Input) || shown(v, PanelId::Heatmaps) ||
+  const bool top_band = shown(v, PanelId::Input) || shown(v, PanelId::Centre) ||
                         shown(v, PanelId::Arrows) || shown(v, PanelId::Output);
   Rect top = area;
   if (shown(v, PanelId::Weights)) {
@@ -49,7 +39,7 @@ DashboardLayout layout_dashboard(Rect area, const PanelVisibility& v, float gap,
     float weight;
   };
   const std::array<Column, 3> columns = {{{shown(v, PanelId::Input), 0.25f},
-                                          {shown(v, PanelId::Heatmaps), 0.42f},
+                                          {shown(v, PanelId::Centre), 0.42f},
                                           {right_column, 0.33f}}};
   float total = 0;
   int present = 0;
@@ -71,7 +61,7 @@ DashboardLayout layout_dashboard(Rect area, const PanelVisibility& v, float gap,
       break;
     }
   at(layout, PanelId::Input) = rects[0];
-  at(layout, PanelId::Heatmaps) = rects[1];
+  at(layout, PanelId::Centre) = rects[1];
   if (right_column) {
     Rect r = rects[2];
     if (shown(v, PanelId::Arrows) && shown(v, PanelId::Output)) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "core/figures/figure_layout.hpp"
+#include "core/figures/views.hpp"
 
 #include <array>
 #include <optional>
@@ -14,12 +15,18 @@ namespace attnviz::view {
 // -----------------------------------------------------------------------------
 // [SECTION] Dashboard: the panels tiled over the window
 // -----------------------------------------------------------------------------
-// Heatmaps is the centre slot, which hosts the views (heatmaps, pipeline, neuron, geometry,
-// compare) as tabs; Lesson is a band across the top while a lesson runs.
-enum class PanelId { Input = 0, Weights, Heatmaps, Arrows, Output, Lesson, Count };
-inline constexpr int kPanelCount = static_cast<int>(PanelId::Count);
-std::string_view panel_name(PanelId id);  // "input", "weights", ... (command-line names)
-std::optional<PanelId> parse_panel(std::string_view name);
+// The panels are the dashboard's slots (core/figures/views.hpp: their names, and which views
+// each holds): Centre hosts the centre views as tabs; Lesson is a band across the top while a
+// lesson runs.
+using PanelId = Slot;
+inline constexpr int kPanelCount = kSlotCount;
+// "input", "weights", ... (the names users type)
+inline std::string_view panel_name(PanelId id) {
+  return slot_name(id);
+}
+inline std::optional<PanelId> parse_panel(std::string_view name) {
+  return parse_slot(name);
+}
 
 using PanelVisibility = std::array<bool, kPanelCount>;
 inline constexpr PanelVisibility kAllPanels = {true, true, true, true, true, false};
@@ -28,7 +35,7 @@ inline constexpr PanelVisibility kAllPanels = {true, true, true, true, true, fal
 //   +-----------------------------------+
 //   | Lesson (while a lesson runs)      |
 //   +--------+--------------+-----------+
-//   | Input  | Heatmaps     | Arrows    |
+//   | Input  | Centre       | Arrows    |
 //   |        |              +-----------+
 //   |        |              | Output    |
 //   +--------+--------------+-----------+

@@ -6,6 +6,7 @@
 #include "core/lessons/lesson.hpp"
 
 #include "core/document/file_io.hpp"
+#include "core/figures/views.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -61,8 +62,12 @@ int resolve_token(const Tokenization& tokens, std::string_view reference) {
 // -----------------------------------------------------------------------------
 namespace {
 
-constexpr std::string_view kPanelNames[] = {"input", "weights", "heatmaps", "arrows", "output"};
-constexpr std::string_view kViewNames[] = {"heatmaps", "pipeline", "neuron", "geometry", "compare"};
+// A step names slots and centre views as users type them (core/figures/views.hpp); not the
+// lesson band, which the lesson shows by itself.
+bool is_panel_name(const std::string& name) {
+  const std::optional<view::Slot> slot = view::parse_slot(name);
+  return slot && view::user_may_name(*slot);
+}
 
 struct CheckName {
   std::string_view name;
@@ -191,15 +196,15 @@ LessonStep parse_step(const Json& value, const std::string& path, Json& scenario
   if (const auto it = value.find("panels"); it != value.end()) {
     if (!it->is_array()) fail(path + ".panels", "expected a list of panel names");
     for (const Json& name : *it) {
-      if (!name.is_string() || std::find(std::begin(kPanelNames), std::end(kPanelNames), name.get<std::string>()) ==
-                                   std::end(kPanelNames))
-        fail(path + ".panels", "unknown panel " + name.dump() + " (input, weights, heatmaps, arrows, output)");
+      if (!name.is_string() || !is_panel_name(name.get<std::string>()))
+        fail(path + ".panels",
+             "unknown panel " + name.dump() + " (" + view::user_slot_names() + ")");
       step.panels.push_back(name.get<std::string>());
     }
   }
   step.view = string_at(value, "view", path);
-  if (!step.view.empty() && std::find(std::begin(kViewNames), std::end(kViewNames), step.view) == std::end(kViewNames))
-    fail(path + ".view", "unknown view \"" + step.view + "\" (heatmaps, pipeline, neuron, geometry, compare)");
+  if (!step.view.empty() && !view::parse_centre_view(step.view))
+    fail(path + ".view", "unknown view \"" + step.view + "\" (" + view::centre_view_names() + ")");
 
   const std::size_t max_tokens = static_cast<std::size_t>(step.scenario.max_tokens);
   const Tokenization queries = tokenize(step.scenario.target, max_tokens);

@@ -18,7 +18,7 @@ TEST_CASE("a lesson step shows its panels and the lesson band") {
   AppState state;
   state.start_lesson(builtin_lesson("self-attention"), 0);  // panels: input, heatmaps, arrows
   CHECK(shown(state, view::PanelId::Lesson));
-  CHECK(shown(state, view::PanelId::Heatmaps));
+  CHECK(shown(state, view::PanelId::Centre));
   CHECK(shown(state, view::PanelId::Arrows));
   CHECK_FALSE(shown(state, view::PanelId::Weights));
   CHECK_FALSE(shown(state, view::PanelId::Output));
@@ -108,7 +108,10 @@ TEST_CASE("the selection is clamped when the sentence gets shorter") {
 
 TEST_CASE("options parse panels and views and lessons") {
   Options options;
-  CHECK(parse_options({"--panels", "heatmaps,arrows", "--view", "pipeline", "--lesson", "3", "--step", "2"}, options).empty());
+  CHECK(parse_options(
+            {"--panels", "heatmaps,arrows", "--view", "pipeline", "--lesson", "3", "--step", "2"},
+            options)
+            .is_ok());
   CHECK((*options.panels)[static_cast<std::size_t>(view::PanelId::Arrows)]);
   CHECK_FALSE((*options.panels)[static_cast<std::size_t>(view::PanelId::Input)]);
   CHECK(options.view == CenterView::Pipeline);
@@ -119,24 +122,29 @@ TEST_CASE("options parse panels and views and lessons") {
 TEST_CASE("--threads sets the engine's threads and takes 1 to 16") {
   Options options;
   CHECK_FALSE(options.threads.has_value());  // the default: default_engine_threads()
-  CHECK(parse_options({"--threads", "2"}, options).empty());
+  CHECK(parse_options({"--threads", "2"}, options).is_ok());
   CHECK(options.threads == 2);
   for (const char* bad : {"0", "17", "two"}) {
     Options other;
-    CHECK(parse_options({"--threads", bad}, other).find("--threads") != std::string::npos);
+    CHECK(parse_options({"--threads", bad}, other).message().find("--threads") !=
+          std::string::npos);
   }
-  CHECK(parse_options({"--threads"}, options).find("--threads") != std::string::npos);
+  CHECK(parse_options({"--threads"}, options).message().find("--threads") != std::string::npos);
   const int threads = default_engine_threads();
   CHECK((threads == 1 || threads == 2));
 }
 
 TEST_CASE("bad options are one-line errors") {
   Options options;
-  CHECK(parse_options({"--size", "100x100"}, options).find("--size") != std::string::npos);
-  CHECK(parse_options({"--panels", "sidebar"}, options).find("sidebar") != std::string::npos);
-  CHECK(parse_options({"--view", "3d"}, options).find("--view") != std::string::npos);
-  CHECK(parse_options({"--screenshot-steps", "/tmp/x"}, options).find("--lesson") != std::string::npos);
-  CHECK(parse_options({"a.json", "b.json"}, options).find("unexpected") != std::string::npos);
+  CHECK(parse_options({"--size", "100x100"}, options).message().find("--size") !=
+        std::string::npos);
+  CHECK(parse_options({"--panels", "sidebar"}, options).message().find("sidebar") !=
+        std::string::npos);
+  CHECK(parse_options({"--view", "3d"}, options).message().find("--view") != std::string::npos);
+  CHECK(parse_options({"--screenshot-steps", "/tmp/x"}, options).message().find("--lesson") !=
+        std::string::npos);
+  CHECK(parse_options({"a.json", "b.json"}, options).message().find("unexpected") !=
+        std::string::npos);
 }
 
 TEST_CASE("signed values use the diverging map of the theme") {

@@ -94,7 +94,7 @@ TEST_CASE("view state: the lesson band is neither written nor read") {
   REQUIRE(warnings.size() == 1);
   CHECK(warnings[0].find("view.panels[1]") == 0);
   CHECK(state.ui.visible[static_cast<std::size_t>(view::PanelId::Lesson)]);  // still running
-  CHECK(state.ui.visible[static_cast<std::size_t>(view::PanelId::Heatmaps)]);
+  CHECK(state.ui.visible[static_cast<std::size_t>(view::PanelId::Centre)]);
   CHECK_FALSE(state.ui.visible[static_cast<std::size_t>(view::PanelId::Input)]);
 }
 

@@ -33,7 +33,7 @@ TEST_CASE("the weights band spans the width under the other panels") {
   const DashboardLayout layout = layout_dashboard(area, kAllPanels, 4);
   CHECK(of(layout, PanelId::Weights).w == 1000);
   CHECK(of(layout, PanelId::Weights).bottom() == 600);
-  CHECK(of(layout, PanelId::Heatmaps).bottom() < of(layout, PanelId::Weights).y);
+  CHECK(of(layout, PanelId::Centre).bottom() < of(layout, PanelId::Weights).y);
 }
 
 TEST_CASE("a hidden panel gets no room and its neighbours take it") {
@@ -44,7 +44,7 @@ TEST_CASE("a hidden panel gets no room and its neighbours take it") {
   const DashboardLayout layout = layout_dashboard(area, visible, 4);
   CHECK(of(layout, PanelId::Weights).empty());
   CHECK(of(layout, PanelId::Output).empty());
-  CHECK(of(layout, PanelId::Heatmaps).h == 600);
+  CHECK(of(layout, PanelId::Centre).h == 600);
   CHECK(of(layout, PanelId::Arrows).h == 600);
 }
 
@@ -62,9 +62,9 @@ TEST_CASE("the lesson band is hidden by default") {
 
 TEST_CASE("a single visible panel fills the area") {
   PanelVisibility visible{};
-  visible[size_t(PanelId::Heatmaps)] = true;
+  visible[size_t(PanelId::Centre)] = true;
   const Rect area{10, 20, 800, 500};
-  CHECK(of(layout_dashboard(area, visible, 4), PanelId::Heatmaps) == area);
+  CHECK(of(layout_dashboard(area, visible, 4), PanelId::Centre) == area);
 }
 
 TEST_CASE("heatmap cells are square and the grid fits in the area") {

@@ -1,0 +1,294 @@
+#include "app/shell/commands.hpp"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "app/session/file_actions.hpp"
+#include "app/session/status_line.hpp"
+#include "app/session/view_state.hpp"
+#include "core/document/file_io.hpp"
+#include "core/lessons/lesson.hpp"
+
+namespace attnviz::app {
+
+LessonLoad load_lesson(const std::string& name) {
+  if (const auto builtin = find_builtin_lesson(name))
+    return parse_lesson(builtin->json, std::string(builtin->id));
+  if (name.find('/') == std::string::npos && name.find(".json") == std::string::npos) {
+    LessonLoad load;
+    load.error = "no built-in lesson \"" + name + "\" (try a number from 1 to " +
+                 std::to_string(builtin_lessons().size()) + ", or a lesson file)";
+    return load;
+  }
+  return load_lesson_file(name);
+}
+
+void Commands::report(const Status& status, const std::string& success) {
+  if (status)
+    shell_.notices.succeeded(success, shell_.backend.time());
+  else
+    shell_.notices.failed(status.message(), shell_.state.edit_version);
+}
+
+void Commands::replace_scenario(std::string action, std::function<void()> replace) {
+  shell_.unsaved_guard.request(shell_.state, std::move(action), std::move(replace));
+}
+
+// -----------------------------------------------------------------------------
+// [SECTION] Files
+// -----------------------------------------------------------------------------
+
+void Commands::new_scenario() {
+  replace_scenario("The built-in scenario", [this] {
+    ScenarioLoad load = parse_scenario(builtin_scenario_json());
+    if (load.ok()) {
+      shell_.state.leave_lesson();
+      shell_.state.load(std::move(*load.scenario), "", {});
+    }
+  });
+}
+
+void Commands::open() {
+  file_action_ = FileAction::Open;
+  shell_.file_dialog.open_for_open("Open a scenario", "");
+}
+
+void Commands::open_file(const std::string& path) {
+  replace_scenario("Opening " + std::filesystem::path(path).filename().string(), [this, path] {
+    report(open_scenario(shell_.state, shell_.recent, path), "opened " + path);
+  });
+}
+
+void Commands::open_dropped_file(const std::string& path) {
+  std::string text;
+  if (Status status = read_file(path, kMaxScenarioBytes, text); !status) {
+    report(status, "");
+    return;
+  }
+  if (text.find(kLessonFormat) != std::string::npos) {  // a lesson file
+    LessonLoad lesson = load_lesson_file(path);
+    if (lesson.ok())
+      replace_scenario(
+          "Starting the lesson \"" + lesson.lesson->title + "\"",
+          [this, lesson = std::move(*lesson.lesson)] { shell_.state.start_lesson(lesson, 0); });
+    else
+      report(Status::error(lesson.error), "");
+    return;
+  }
+  open_file(path);
+}
+
+void Commands::save() {
+  AppState& state = shell_.state;
+  if (state.scenario_path.empty() || state.lesson.active()) {
+    save_as();
+    return;
+  }
+  report(save_scenario(state, shell_.recent, state.scenario_path), "saved " + state.scenario_path);
+  if (!state.unsaved()) shell_.autosave.discard();
+}
+
+void Commands::save_as() {
+  file_action_ = FileAction::SaveAs;
+  // In the file's folder, its name proposed (a folder browsed to then is where it goes).
+  const std::filesystem::path current(shell_.state.scenario_path);
+  shell_.file_dialog.open_for_save(
+      "Save the scenario", current.empty() ? "" : current.parent_path().string(),
+      current.empty() ? file_name_for(shell_.state.scenario.title) : current.filename().string(),
+      ".json");
+}
+
+void Commands::ask_for_export(FileAction action, const char* title, const char* name,
+                              const char* extension) {
+  file_action_ = action;
+  shell_.file_dialog.open_for_save(title, "", name, extension);
+}
+
+void Commands::export_file(ExportFormat format) {
+  export_format_ = format;
+  switch (format) {
+    case ExportFormat::HeatmapSvg:
+      ask_for_export(FileAction::Export, "Export the heatmap as SVG", "heatmap.svg", ".svg");
+      break;
+    case ExportFormat::ArrowsSvg:
+      ask_for_export(FileAction::Export, "Export the arrows as SVG", "arrows.svg", ".svg");
+      break;
+    case ExportFormat::AllHeadsArrowsSvg:
+      ask_for_export(FileAction::Export, "Export the arrows as SVG", "arrows-all-heads.svg",
+                     ".svg");
+      break;
+    case ExportFormat::MatricesCsv:
+      ask_for_export(FileAction::Export, "Export every matrix as CSV into a new folder",
+                     "attnviz-matrices", "");
+      break;
+    case ExportFormat::ResultJson:
+      ask_for_export(FileAction::Export, "Export every matrix as JSON", "attnviz-result.json",
+                     ".json");
+      break;
+  }
+}
+
+void Commands::export_png(const view::Rect& crop) {
+  png_crop_ = crop;
+  if (crop.empty())
+    ask_for_export(FileAction::Png, "Export the window as PNG", "attnviz.png", ".png");
+  else
+    ask_for_export(FileAction::Png, "Export a panel as PNG", "attnviz-panel.png", ".png");
+}
+
+void Commands::clear_recent_files() {
+  shell_.recent.clear();
+  static_cast<void>(shell_.recent.save());  // best effort (recent_files.hpp)
+}
+
+void Commands::handle_file_dialog() {
+  const std::optional<std::string> chosen = shell_.file_dialog.draw();
+  if (!chosen) return;
+  const FileAction action = file_action_;
+  file_action_ = FileAction::None;
+  AppState& state = shell_.state;
+  switch (action) {
+    case FileAction::Open:
+      open_file(*chosen);
+      break;
+    case FileAction::SaveAs:
+      if (Status status = save_scenario(state, shell_.recent, *chosen); status) {
+        state.leave_lesson();
+        shell_.autosave.discard();
+        report(status, "saved " + *chosen);
+      } else {
+        report(status, "");
+      }
+      if (saving_first_) {  // then what the save was for, if it saved
+        saving_first_ = false;
+        shell_.unsaved_guard.saved(state);
+      }
+      break;
+    case FileAction::Export:
+      switch (export_format_) {
+        case ExportFormat::HeatmapSvg:
+          report(export_heatmap_svg(state, *chosen), "exported " + *chosen);
+          break;
+        case ExportFormat::ArrowsSvg:
+          report(export_arrows_svg(state, *chosen, false), "exported " + *chosen);
+          break;
+        case ExportFormat::AllHeadsArrowsSvg:
+          report(export_arrows_svg(state, *chosen, true), "exported " + *chosen);
+          break;
+        case ExportFormat::MatricesCsv:
+          report(export_matrices_csv(state, *chosen), "exported the matrices into " + *chosen);
+          break;
+        case ExportFormat::ResultJson:
+          report(export_result_json(state, *chosen), "exported " + *chosen);
+          break;
+      }
+      break;
+    case FileAction::Png:
+      shell_.png.request = PngRequest{*chosen, png_crop_, shell_.png.scale, ImGui::GetFrameCount()};
+      break;
+    case FileAction::None:
+      break;
+  }
+}
+
+// -----------------------------------------------------------------------------
+// [SECTION] The unsaved-changes question's answer
+// -----------------------------------------------------------------------------
+
+void Commands::save_first() {
+  if (shell_.state.scenario_path.empty()) {  // a file to save into first
+    saving_first_ = true;
+    save_as();
+  } else {
+    save();
+    shell_.unsaved_guard.saved(shell_.state);  // a failed save shows why, and nothing is replaced
+  }
+}
+
+bool Commands::saving_first() {
+  if (saving_first_ &&
+      !shell_.file_dialog.is_open()) {  // the Save As dialog was closed without saving
+    saving_first_ = false;
+    shell_.unsaved_guard.cancel();
+  }
+  return saving_first_;
+}
+
+// -----------------------------------------------------------------------------
+// [SECTION] Edits, recovery, lessons, the window
+// -----------------------------------------------------------------------------
+
+void Commands::undo() {
+  shell_.history.undo(shell_.state, shell_.backend.time());
+}
+void Commands::redo() {
+  shell_.history.redo(shell_.state);
+}
+
+// The work an earlier run left unsaved, with the file it belongs to (Save writes there); unsaved.
+void Commands::restore_recovered(Autosave::Recovered recovered) {
+  const std::string name = std::filesystem::path(recovered.path).filename().string();
+  shell_.state.load(std::move(recovered.scenario), std::move(recovered.path), {});
+  shell_.state.saved_version = 0;  // not in its file yet
+  report(Status::ok(), name.empty()
+                           ? "restored the work an earlier run left unsaved"
+                           : "restored the unsaved changes to " + name + ": save to keep them");
+}
+
+void Commands::restore_offered() {  // edits made meanwhile are asked about first (the offer stays
+                                    // till then)
+  replace_scenario("Restoring the earlier work", [this] {
+    if (!shell_.recovery_offer) return;
+    restore_recovered(std::move(*shell_.recovery_offer));
+    shell_.recovery_offer.reset();
+    shell_.autosave.pause(false);
+  });
+}
+
+void Commands::discard_offered() {
+  shell_.autosave.discard();
+  shell_.recovery_offer.reset();
+}
+
+void Commands::start_lesson(const std::string& id, const std::string& title) {
+  replace_scenario("Starting the lesson \"" + title + "\"",
+                   [this, id] { start_loaded_lesson(id); });
+}
+
+void Commands::start_loaded_lesson(const std::string& id) {
+  LessonLoad lesson = load_lesson(id);
+  if (lesson.ok())
+    shell_.state.start_lesson(std::move(*lesson.lesson), 0);
+  else
+    report(Status::error(lesson.error), "");
+}
+
+void Commands::leave_lesson() {
+  shell_.state.leave_lesson();
+}
+
+void Commands::quit() {
+  shell_.backend.request_close();
+}
+
+void Commands::change_text_size(float step) {
+  shell_.state.ui.font_size =
+      std::clamp(shell_.state.ui.font_size + step, kMinViewFontSize, kMaxViewFontSize);
+}
+void Commands::larger_text() {
+  change_text_size(+2.0f);
+}
+void Commands::smaller_text() {
+  change_text_size(-2.0f);
+}
+void Commands::reset_text_size() {
+  shell_.state.ui.font_size = shell_.start_font_size;
+}
+
+void Commands::toggle_shortcuts() {
+  shell_.show_shortcuts = !shell_.show_shortcuts;
+}
+
+}  // namespace attnviz::app

@@ -1,0 +1,84 @@
+// The one seam for what a user asks of the app as a whole: the menus, the keyboard shortcuts,
+// the status bar's buttons and files dropped on the window all call these, and nothing else
+// opens the file dialog, replaces the scenario or writes a file. A command that would replace
+// unsaved edits asks first (app/session/unsaved_guard.hpp); its outcome is reported in the
+// status bar (app/session/notices.hpp).
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "app/shell/shell.hpp"
+
+namespace attnviz::app {
+
+// What File > Export writes (besides PNG pictures).
+enum class ExportFormat { HeatmapSvg, ArrowsSvg, AllHeadsArrowsSvg, MatricesCsv, ResultJson };
+
+// A built-in lesson by name or number, else a lesson file.
+LessonLoad load_lesson(const std::string& name);
+
+class Commands {
+ public:
+  explicit Commands(Shell& shell) : shell_(shell) {}
+
+  // Files.
+  void new_scenario();                              // the built-in scenario
+  void open();                                      // asks for a file
+  void open_file(const std::string& path);          // Open recent, the file dialog's answer
+  void open_dropped_file(const std::string& path);  // a scenario or a lesson
+  void save();                            // into its file; Save as the first time, and in a lesson
+  void save_as();                         // asks for a file
+  void export_file(ExportFormat format);  // asks for a file
+  void export_png(const view::Rect& crop);  // asks for a file; crop empty: the whole window
+  void clear_recent_files();
+
+  // Edits.
+  void undo();
+  void redo();
+
+  // An earlier run's unsaved work (the status bar's offer, --recover).
+  void restore_recovered(Autosave::Recovered recovered);
+  void restore_offered();  // the offer's Restore: asks about edits made meanwhile first
+  void discard_offered();
+
+  // Lessons.
+  void start_lesson(const std::string& id, const std::string& title);  // a built-in one
+  void leave_lesson();
+
+  // The window.
+  void quit();
+  void larger_text();
+  void smaller_text();
+  void reset_text_size();  // as at start
+  void toggle_shortcuts();
+
+  // The unsaved-changes question's "Save first"; while the Save As it opened is open, true (and
+  // when that dialog closed without saving, the question's replacement is cancelled).
+  void save_first();
+  bool saving_first();
+  // Every frame: the file dialog, and the command waiting for its answer.
+  void handle_file_dialog();
+
+  // Shows what an action came to in the status bar.
+  void report(const Status& status, const std::string& success);
+
+ private:
+  // What the file dialog was opened for.
+  enum class FileAction { None, Open, SaveAs, Export, Png };
+  void ask_for_export(FileAction action, const char* title, const char* name,
+                      const char* extension);
+  void change_text_size(float step);  // within app/session/view_state.hpp's limits
+  // Replacing the scenario: now, or after the user's answer. `action` says what replaces it, for
+  // the unsaved-changes question ("Opening apple.json").
+  void replace_scenario(std::string action, std::function<void()> replace);
+  void start_loaded_lesson(const std::string& id);
+
+  Shell& shell_;
+  FileAction file_action_ = FileAction::None;
+  ExportFormat export_format_ = ExportFormat::HeatmapSvg;  // with FileAction::Export
+  view::Rect png_crop_;                                    // with FileAction::Png
+  bool saving_first_ = false;  // the Save As dialog was opened by the unsaved-changes question
+};
+
+}  // namespace attnviz::app

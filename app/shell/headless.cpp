@@ -1,0 +1,233 @@
+#include "app/shell/headless.hpp"
+
+#include <imgui.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace attnviz::app {
+namespace {
+
+// -----------------------------------------------------------------------------
+// [SECTION] Screenshots
+// -----------------------------------------------------------------------------
+
+// The frames before a picture: --frames of them, the last not yet rendered.
+void render_frames(Shell& shell, const FrameFunction& frame) {
+  for (int i = 0; i < shell.options.frames; ++i) {
+    frame();
+    if (i + 1 < shell.options.frames) shell.backend.end_frame();
+  }
+}
+
+// A number of the layout file as it has always been written (an ostream's default: six
+// significant digits, a whole number without a point), which nlohmann then writes with the
+// shortest digits that read back the same.
+nlohmann::ordered_json layout_number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  const double shown = std::strtod(text, nullptr);
+  if (shown == std::floor(shown) && std::fabs(shown) < 1e15)
+    return static_cast<std::int64_t>(shown);
+  return shown;
+}
+
+// Where things were drawn, for the GUI tests (tests/gui/test_gui.cpp): the picture's size, the
+// big heatmap's grid, the colormap, the windows shown from kept pictures, the status bar's top.
+nlohmann::ordered_json layout_json(Shell& shell, int width, int height) {
+  const view::HeatmapGeometry& g = shell.state.layout.heatmap;
+  nlohmann::ordered_json heatmap;
+  heatmap["head"] = shell.state.layout.heatmap_head;
+  heatmap["rows"] = g.rows;
+  heatmap["cols"] = g.cols;
+  heatmap["x"] = layout_number(g.grid.x);
+  heatmap["y"] = layout_number(g.grid.y);
+  heatmap["cell_w"] = layout_number(g.cell_w);
+  heatmap["cell_h"] = layout_number(g.cell_h);
+  heatmap["show_values"] = g.show_values;
+  nlohmann::ordered_json layout;
+  layout["width"] = width;
+  layout["height"] = height;
+  layout["heatmap"] = std::move(heatmap);
+  layout["colormap"] = std::string(view::to_string(shell.state.ui.colormap));
+  layout["windows_from_kept_pictures"] = shell.backend.windows_reused();
+  layout["status_bar_y"] = layout_number(ImGui::GetIO().DisplaySize.y - status_bar_height());
+  return layout;
+}
+
+// Renders the frame built last and writes it (and --layout-out); the process's exit status.
+int write_screenshot(Shell& shell, const std::string& path) {
+  platform::Backend& backend = shell.backend;
+  backend.render_without_present();
+  int width = 0, height = 0;
+  backend.framebuffer_size(width, height);
+  if (Status status = write_png(backend, path, {}, shell.options.scale); !status) {
+    std::cerr << "attnviz: error: " << status.message() << '\n';
+    return 1;
+  }
+  if (shell.options.layout_out) {
+    std::ofstream out(*shell.options.layout_out);
+    out << layout_json(shell, width, height).dump() << '\n';
+    if (!out) {
+      std::cerr << "attnviz: error: cannot write " << *shell.options.layout_out << '\n';
+      return 1;
+    }
+  }
+  if (!shell.state.compute_error.empty())
+    std::cerr << "attnviz: warning: " << shell.state.compute_error << '\n';
+  return 0;
+}
+
+// -----------------------------------------------------------------------------
+// [SECTION] Benchmark metrics, from /proc
+// -----------------------------------------------------------------------------
+
+// Peak resident memory of this process in MB (VmHWM), or -1 where /proc is not available.
+double peak_resident_mb() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::strtod(line.c_str() + 6, nullptr) / 1024.0;
+  return -1.0;
+}
+
+// Milliseconds since the kernel started this process (so the dynamic loader counts too), or -1.
+double ms_since_process_start() {
+  std::ifstream stat("/proc/self/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  // Field 22, starttime in clock ticks since boot, counted after the ")" that ends field 2.
+  std::istringstream fields(text.substr(text.rfind(')') + 2));
+  std::string field;
+  for (int i = 3; i <= 22 && fields >> field; ++i) {
+  }
+  timespec now{};
+  if (field.empty() || clock_gettime(CLOCK_BOOTTIME, &now) != 0) return -1.0;
+  const double start_s =
+      std::strtod(field.c_str(), nullptr) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  return (static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9 - start_s) *
+         1000.0;
+}
+
+// CPU time used by every thread of this process so far, in milliseconds.
+double process_cpu_ms() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto ms = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_usec) * 1e-3;
+  };
+  return ms(usage.ru_utime) + ms(usage.ru_stime);
+}
+
+// Draw calls in the last rendered frame (one per ImDrawCmd).
+int draw_call_count() {
+  const ImDrawData* data = ImGui::GetDrawData();
+  int count = 0;
+  for (int i = 0; data && i < data->CmdListsCount; ++i) count += data->CmdLists[i]->CmdBuffer.Size;
+  return count;
+}
+
+double percentile(std::vector<double> sorted_values, double fraction) {
+  std::sort(sorted_values.begin(), sorted_values.end());
+  const auto index =
+      static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(sorted_values.size()))) - 1;
+  return sorted_values[std::min(index, sorted_values.size() - 1)];
+}
+
+}  // namespace
+
+int run_screenshot(Shell& shell, const FrameFunction& frame) {
+  render_frames(shell, frame);
+  return write_screenshot(shell, *shell.options.screenshot);
+}
+
+int run_lesson_screenshots(Shell& shell, const FrameFunction& frame) {
+  AppState& state = shell.state;
+  if (!state.lesson.active()) {
+    std::cerr << "attnviz: error: --screenshot-steps needs --lesson\n";
+    return 2;
+  }
+  const int count = static_cast<int>(state.lesson.lesson->steps.size());
+  for (int step = 0; step < count; ++step) {
+    state.go_to_lesson_step(step);
+    render_frames(shell, frame);
+    char name[32];
+    std::snprintf(name, sizeof name, "/step-%02d.png", step);
+    if (const int status = write_screenshot(shell, *shell.options.screenshot_steps + name);
+        status != 0)
+      return status;
+    shell.backend.end_frame();
+  }
+  return 0;
+}
+
+// Renders `frames` frames with vsync off as fast as it can, each frame editing one weight as a
+// drag would (so every frame recomputes attention and redraws every view), and prints the CPU
+// time per frame: from the start of the frame to the GL having finished drawing it.
+int run_bench(Shell& shell, const FrameFunction& frame, int frames) {
+  using Clock = std::chrono::steady_clock;
+  AppState& state = shell.state;
+  platform::Backend& backend = shell.backend;
+  constexpr int kWarmUpFrames = 10;  // fonts, textures and first-use allocations; not counted
+  double first_frame_ms = -1;
+  double build_ms_total = 0;
+  double cpu_ms_at_start =
+      0;  // the part of the frame spent before rendering: events, recompute, panels
+  std::vector<double> frame_ms;
+  frame_ms.reserve(static_cast<std::size_t>(frames));
+  for (int i = 0; i < kWarmUpFrames + frames; ++i) {
+    const Clock::time_point start = Clock::now();
+    // One weight of the selected head moves by a little each frame, back and forth: a key's, so
+    // that every query's scores change and with them every view of the head (a query's weight
+    // leaves alone the queries whose tokens have 0 in its feature, and the Output view's query 0
+    // is one in the benchmark scenarios).
+    HeadParameters& head =
+        state.scenario.parameters.heads[static_cast<std::size_t>(state.selection.head)];
+    head.W_K(0, 0) += (i % 2 == 0 ? 1e-3f : -1e-3f);
+    state.mark_edited();
+    frame();
+    const Clock::time_point built = Clock::now();
+    backend.end_frame();
+    backend.finish();
+    const double elapsed = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    if (i >= kWarmUpFrames)
+      build_ms_total += std::chrono::duration<double, std::milli>(built - start).count();
+    if (i == 0) first_frame_ms = ms_since_process_start();
+    if (i >= kWarmUpFrames) frame_ms.push_back(elapsed);
+    if (i + 1 == kWarmUpFrames) cpu_ms_at_start = process_cpu_ms();
+  }
+  const double cpu_ms_per_frame = (process_cpu_ms() - cpu_ms_at_start) / frames;
+  const double max_ms = *std::max_element(frame_ms.begin(), frame_ms.end());
+  std::printf("p50_ms=%.3f p99_ms=%.3f max_ms=%.3f\n", percentile(frame_ms, 0.50),
+              percentile(frame_ms, 0.99), max_ms);
+  const AttentionResult& r = state.result();
+  std::fprintf(
+      stderr,
+      "attnviz: bench: %d frames (after %d warm-up) at %dx%d, %s view, %lld queries x %lld keys, "
+      "%d heads, "
+      "d_model %d; mean %.2f ms building the frame (recompute and panels), the rest drawing it; "
+      "%.2f ms of CPU per frame in all threads (the renderer's too); %d vertices, %d triangles, %d "
+      "draw calls; "
+      "%d windows shown from kept pictures; "
+      "first frame %.0f ms after start; peak resident memory %.0f MB%s%s\n",
+      frames, kWarmUpFrames, shell.options.width, shell.options.height,
+      std::string(to_string(state.ui.center_view)).c_str(), static_cast<long long>(r.n_query),
+      static_cast<long long>(r.n_key), r.config.heads, r.config.d_model, build_ms_total / frames,
+      cpu_ms_per_frame, ImGui::GetIO().MetricsRenderVertices,
+      ImGui::GetIO().MetricsRenderIndices / 3, draw_call_count(), backend.windows_reused(),
+      first_frame_ms, peak_resident_mb(),
+      state.compute_error.empty() ? "" : "; error: ", state.compute_error.c_str());
+  return state.compute_error.empty() ? 0 : 1;
+}
+
+}  // namespace attnviz::app

@@ -1,0 +1,20 @@
+// The headless modes: pictures and timings made without a user, each rendering frames with the
+// frame loop's own frame() and returning the process's exit status.
+//   --screenshot FILE [--layout-out FILE]  a PNG of the window (and where things were drawn)
+//   --screenshot-steps DIR                 a PNG of every step of the lesson
+//   --bench-frames N                       N frames timed, editing one weight every frame
+#pragma once
+
+#include <functional>
+
+#include "app/shell/shell.hpp"
+
+namespace attnviz::app {
+
+using FrameFunction = std::function<void()>;  // builds one frame (App::frame)
+
+int run_screenshot(Shell& shell, const FrameFunction& frame);
+int run_lesson_screenshots(Shell& shell, const FrameFunction& frame);
+int run_bench(Shell& shell, const FrameFunction& frame, int frames);
+
+}  // namespace attnviz::app

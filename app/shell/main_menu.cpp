@@ -1,0 +1,163 @@
+// The menu bar: File, Edit, Lessons, View, Help, and the text size against the right edge. Its
+// items call the commands (commands.hpp); the View menu's settings are set here.
+#include <imgui.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "app/shell/commands.hpp"
+
+namespace attnviz::app {
+namespace {
+
+void draw_export_menu(Shell& shell, Commands& commands) {
+  if (!ImGui::BeginMenu("Export")) return;
+  ImGui::TextUnformatted("PNG scale:");
+  for (int scale : {1, 2, 3}) {
+    ImGui::SameLine();
+    char label[8];
+    std::snprintf(label, sizeof label, "%d\xc3\x97", scale);
+    if (ImGui::RadioButton(label, shell.png.scale == scale)) shell.png.scale = scale;
+  }
+  if (ImGui::MenuItem("Window as PNG\xe2\x80\xa6")) commands.export_png({});
+  if (ImGui::BeginMenu("Panel as PNG")) {
+    for (const view::SlotInfo& slot : view::kSlots) {
+      const view::Rect r = shell.state.layout.panels[static_cast<std::size_t>(slot.slot)];
+      if (!r.empty() && ImGui::MenuItem(slot.label)) commands.export_png(r);
+    }
+    ImGui::EndMenu();
+  }
+  if (ImGui::MenuItem("Heatmap of the selected head as SVG\xe2\x80\xa6"))
+    commands.export_file(ExportFormat::HeatmapSvg);
+  if (ImGui::MenuItem("Arrows of the selected head as SVG\xe2\x80\xa6"))
+    commands.export_file(ExportFormat::ArrowsSvg);
+  if (ImGui::MenuItem("Arrows of all heads as SVG\xe2\x80\xa6"))
+    commands.export_file(ExportFormat::AllHeadsArrowsSvg);
+  if (ImGui::MenuItem("Every matrix as CSV files\xe2\x80\xa6"))
+    commands.export_file(ExportFormat::MatricesCsv);
+  if (ImGui::MenuItem("Every matrix as JSON\xe2\x80\xa6"))
+    commands.export_file(ExportFormat::ResultJson);
+  ImGui::EndMenu();
+}
+
+void draw_file_menu(Shell& shell, Commands& commands) {
+  if (!ImGui::BeginMenu("File")) return;
+  if (ImGui::MenuItem("New (the built-in scenario)", "Ctrl+N")) commands.new_scenario();
+  if (ImGui::MenuItem("Open\xe2\x80\xa6", "Ctrl+O")) commands.open();
+  if (ImGui::BeginMenu("Open recent", !shell.recent.entries().empty())) {
+    std::optional<std::string> chosen;
+    for (const std::string& path : shell.recent.entries())
+      if (ImGui::MenuItem(path.c_str())) chosen = path;
+    ImGui::Separator();
+    if (ImGui::MenuItem("Clear the list")) commands.clear_recent_files();
+    ImGui::EndMenu();
+    if (chosen) commands.open_file(*chosen);
+  }
+  if (ImGui::MenuItem("Save", "Ctrl+S")) commands.save();
+  if (ImGui::MenuItem("Save as\xe2\x80\xa6", "Ctrl+Shift+S")) commands.save_as();
+  ImGui::Separator();
+  draw_export_menu(shell, commands);
+  ImGui::Separator();
+  if (ImGui::MenuItem("Quit", "Ctrl+Q")) commands.quit();
+  ImGui::EndMenu();
+}
+
+void draw_edit_menu(Shell& shell, Commands& commands) {
+  if (!ImGui::BeginMenu("Edit")) return;
+  if (ImGui::MenuItem("Undo", "Ctrl+Z", false, shell.history.can_undo(shell.state)))
+    commands.undo();
+  if (ImGui::MenuItem("Redo", "Ctrl+Shift+Z", false, shell.history.can_redo())) commands.redo();
+  ImGui::EndMenu();
+}
+
+void draw_lessons_menu(Shell& shell, Commands& commands) {
+  if (!ImGui::BeginMenu("Lessons")) return;
+  const AppState& state = shell.state;
+  for (const auto& [id, title] : shell.lesson_titles) {
+    const bool current = state.lesson.active() && state.lesson.lesson->id == id;
+    // "5. Self-attention on real sentences": the number --lesson takes (ids begin "05-").
+    const std::string label = std::to_string(std::atoi(id.c_str())) + ". " + title;
+    if (ImGui::MenuItem(label.c_str(), nullptr, current)) commands.start_lesson(id, title);
+  }
+  if (state.lesson.active()) {
+    ImGui::Separator();
+    if (ImGui::MenuItem("Leave the lesson")) commands.leave_lesson();
+  }
+  ImGui::EndMenu();
+}
+
+// The views (core/figures/views.hpp, in its order: each centre tab shows or hides the centre),
+// the theme, the colormap and how heatmaps are coloured.
+void draw_view_menu(Shell& shell) {
+  if (!ImGui::BeginMenu("View")) return;
+  UiSettings& ui = shell.state.ui;
+  for (const HostedPanel& hosted : shell.panels) {
+    bool& shown = ui.visible[static_cast<std::size_t>(hosted.view->slot)];
+    ImGui::MenuItem(hosted.view->title, nullptr, &shown);
+  }
+  ImGui::Separator();
+  if (ImGui::MenuItem("Light theme", nullptr, ui.theme == Theme::Light)) ui.theme = Theme::Light;
+  if (ImGui::MenuItem("Dark theme", nullptr, ui.theme == Theme::Dark)) ui.theme = Theme::Dark;
+  ImGui::Separator();
+  if (ImGui::MenuItem("Sequential colormap", nullptr, ui.colormap == view::ColormapId::Sequential))
+    ui.colormap = view::ColormapId::Sequential;
+  if (ImGui::MenuItem("Colour-blind-safe colormap", nullptr,
+                      ui.colormap == view::ColormapId::ColorBlindSafe))
+    ui.colormap = view::ColormapId::ColorBlindSafe;
+  ImGui::MenuItem("Numbers in heatmap cells", nullptr, &ui.show_cell_values);
+  ImGui::MenuItem("Heatmap colours up to the largest \xce\xb1", nullptr, &ui.heatmap_contrast);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "Off: the colour scale runs from 0 to 1 in every head.\n"
+        "On: from 0 to the head's largest \xce\xb1, for contrast when many keys share the weight.");
+  ImGui::EndMenu();
+}
+
+// Text size, always in reach for a teacher at a projector: "Text size 16 px [−][+]" against
+// the right edge, the two buttons last, so that they stay (nearly) under the pointer as the
+// text changes size and a few clicks in a row all land.
+void draw_text_size(Shell& shell, Commands& commands) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  char size_text[16];
+  std::snprintf(size_text, sizeof size_text, "%d px", static_cast<int>(shell.state.ui.font_size));
+  const char* minus = "\xe2\x88\x92";
+  const char* plus = "+";
+  // A width that does not follow the text size (up to about 40 px), so that the buttons stay put.
+  const float button_w = std::max({std::round(30.0f * shell.backend.content_scale()),
+                                   ImGui::CalcTextSize(minus).x + style.FramePadding.x * 2.0f,
+                                   ImGui::CalcTextSize(plus).x + style.FramePadding.x * 2.0f});
+  const float group_w = ImGui::CalcTextSize("Text size").x + ImGui::CalcTextSize("64 px").x +
+                        button_w * 2.0f + style.ItemSpacing.x * 3.0f + style.ItemInnerSpacing.x;
+  ImGui::SameLine(std::max(ImGui::GetCursorPosX(), ImGui::GetWindowContentRegionMax().x - group_w));
+  ImGui::TextUnformatted("Text size");
+  ImGui::SameLine();
+  ImGui::TextUnformatted(size_text);
+  ImGui::SameLine(ImGui::GetWindowContentRegionMax().x - button_w * 2.0f -
+                  style.ItemInnerSpacing.x);
+  if (ImGui::Button(minus, ImVec2(button_w, 0))) commands.smaller_text();
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("smaller text (Ctrl+-)");
+  ImGui::SameLine(0.0f, style.ItemInnerSpacing.x);
+  if (ImGui::Button(plus, ImVec2(button_w, 0))) commands.larger_text();
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("larger text (Ctrl+=; Ctrl+0: as at start)");
+}
+
+}  // namespace
+
+void draw_main_menu(Shell& shell, Commands& commands) {
+  if (!ImGui::BeginMainMenuBar()) return;
+  draw_file_menu(shell, commands);
+  draw_edit_menu(shell, commands);
+  draw_lessons_menu(shell, commands);
+  draw_view_menu(shell);
+  if (ImGui::BeginMenu("Help")) {
+    if (ImGui::MenuItem("Keyboard shortcuts", "F1", shell.show_shortcuts))
+      commands.toggle_shortcuts();
+    ImGui::EndMenu();
+  }
+  draw_text_size(shell, commands);
+  ImGui::EndMainMenuBar();
+}
+
+}  // namespace attnviz::app

@@ -1,0 +1,107 @@
+// The views AttnViz shows: one row each, the only place a view's identity is written down. The
+// app's panels, the View menu, the dashboard's slots and drawing order, the centre's tabs, the
+// PNG export's list, the command line (--panels, --view), the scenario's view state and the
+// lesson format all read these tables. GL-free (core/lessons validates the names lessons use).
+//
+// Adding a view is one row in kViews (and its ViewId) and one panel file in app/panels/ that
+// registers itself for that id (app/panels/registry.hpp).
+#pragma once
+
+#include <array>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace attnviz::view {
+
+// -----------------------------------------------------------------------------
+// [SECTION] Slots: the places of the dashboard (app/view/layout.hpp tiles them)
+// -----------------------------------------------------------------------------
+// The centre slot holds the centre views as tabs; the lesson slot is a band across the top
+// while a lesson runs.
+enum class Slot { Input = 0, Weights, Centre, Arrows, Output, Lesson, Count };
+inline constexpr int kSlotCount = static_cast<int>(Slot::Count);
+
+struct SlotInfo {
+  Slot slot;
+  // As a user types it: --panels, a lesson step's "panels", the scenario's view state. The
+  // centre is "heatmaps" because that is the name users have always typed for it.
+  std::string_view name;
+  const char* label;  // File > Export > Panel as PNG
+};
+
+// In Slot order.
+inline constexpr std::array<SlotInfo, kSlotCount> kSlots = {{
+    {Slot::Input, "input", "Input"},
+    {Slot::Weights, "weights", "Weights"},
+    {Slot::Centre, "heatmaps", "Views (centre)"},
+    {Slot::Arrows, "arrows", "Arrows"},
+    {Slot::Output, "output", "Output"},
+    {Slot::Lesson, "lesson", "Lesson"},
+}};
+
+const SlotInfo& slot_info(Slot slot);
+std::string_view slot_name(Slot slot);
+std::optional<Slot> parse_slot(std::string_view name);  // any slot, "lesson" included
+// The slots a user may list (all but the lesson band, which a lesson shows by itself), by name
+// for a message: "input, weights, heatmaps, arrows, output" (or with another `separator`).
+bool user_may_name(Slot slot);
+std::string user_slot_names(std::string_view separator = ", ");
+
+// -----------------------------------------------------------------------------
+// [SECTION] Views: what is drawn in the slots
+// -----------------------------------------------------------------------------
+enum class ViewId {
+  Lesson = 0,
+  Input,
+  Weights,
+  Heatmaps,
+  Pipeline,
+  Neuron,
+  Geometry,
+  Compare,
+  Arrows,
+  Output,
+  Count
+};
+inline constexpr int kViewCount = static_cast<int>(ViewId::Count);
+
+struct ViewInfo {
+  ViewId id;
+  std::string_view name;  // as a user types it (--view, a lesson step's "view"; centre tabs)
+  const char* title;      // the window's or the tab's title, and the View menu's item
+  Slot slot;
+  bool centre_tab;  // a tab of the centre slot (slot == Slot::Centre)
+};
+
+// In ViewId order, which is the View menu's order and the order in which the panels are drawn:
+// editors first, then the views, so that every view shows the edits made earlier in the same
+// frame. A slot is drawn when its first view comes; the centre's tabs follow this order.
+inline constexpr std::array<ViewInfo, kViewCount> kViews = {{
+    {ViewId::Lesson, "lesson", "Lesson", Slot::Lesson, false},
+    {ViewId::Input, "input", "Input", Slot::Input, false},
+    {ViewId::Weights, "weights", "Weights", Slot::Weights, false},
+    {ViewId::Heatmaps, "heatmaps", "Heatmaps", Slot::Centre, true},
+    {ViewId::Pipeline, "pipeline", "Pipeline", Slot::Centre, true},
+    {ViewId::Neuron, "neuron", "Neuron", Slot::Centre, true},
+    {ViewId::Geometry, "geometry", "Geometry", Slot::Centre, true},
+    {ViewId::Compare, "compare", "Compare", Slot::Centre, true},
+    {ViewId::Arrows, "arrows", "Arrows: each query \xe2\x86\x92 the keys it attends to",
+     Slot::Arrows, false},
+    {ViewId::Output, "output",
+     "Output = \xce\xa3 \xce\xb1\xc2\xb7v: the weighted average of the values", Slot::Output,
+     false},
+}};
+
+const ViewInfo& view_info(ViewId id);
+// A centre tab by name ("heatmaps", "pipeline", ...); other views are not chosen by name.
+std::optional<ViewId> parse_centre_view(std::string_view name);
+// The centre tabs' names for a message: "heatmaps, pipeline, neuron, geometry, compare", or with
+// `last_separator` " or ": "heatmaps, pipeline, neuron, geometry or compare".
+std::string centre_view_names(std::string_view separator = ", ",
+                              std::string_view last_separator = ", ");
+
+// The slots in the order they are drawn: each at its first view in kViews.
+std::array<Slot, kSlotCount> slots_in_drawing_order();
+
+}  // namespace attnviz::view
