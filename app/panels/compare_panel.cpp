@@ -109,7 +109,7 @@ class ComparePanel final : public Panel {
   void draw_content(AppState& state, PanelContext& context) override {
     const AttentionResult& r = state.result();
     font_ = ImGui::GetFontSize();
-    visual_text_ = &state.visual_text;
+    visual_text_ = &state.frame.visual_text;
     // The current weights of every head, in the texture the views share (uploaded once per result).
     stack_.clear();  // keeps its capacity: no allocation per frame
     for (const HeadResult& head : r.heads) stack_.push_back(&head.weights);
@@ -145,8 +145,8 @@ class ComparePanel final : public Panel {
     b.texture = &context.heatmaps.weights;
     b.block = head_b;
     b.values = &r.heads[static_cast<std::size_t>(head_b)].weights;
-    b.row_tokens = &state.pipeline.target().tokens;
-    b.column_tokens = &state.pipeline.keys().tokens;
+    b.row_tokens = &state.pipeline().target().tokens;
+    b.column_tokens = &state.pipeline().keys().tokens;
     if (mode_ == Mode::Heads) {
       a = b;
       a.block = head_a;
@@ -170,13 +170,13 @@ class ComparePanel final : public Panel {
     const ImVec2 available = ImGui::GetContentRegionAvail();
     if (available.x < font_ * 10 || available.y < font_ * 6) return;
     // When the snapshot had other words at the same places, B gets its own row labels.
-    const bool same_words = mode_ == Mode::Heads || (same_shape && same_texts(snapshot_.query_tokens, state.pipeline.target().tokens) &&
-                                                     same_texts(snapshot_.key_tokens, state.pipeline.keys().tokens));
+    const bool same_words = mode_ == Mode::Heads || (same_shape && same_texts(snapshot_.query_tokens, state.pipeline().target().tokens) &&
+                                                     same_texts(snapshot_.key_tokens, state.pipeline().keys().tokens));
     compose_summary(state, same_shape, same_words, *a.values, *b.values);
     const float title_h = font_ * 1.5f, gap = font_ * 0.7f;
     const float summary_h = font_ * (0.4f + 1.3f * static_cast<float>(summary_lines(available.x)));
     const view::Rect area{origin.x, origin.y + title_h, available.x, available.y - title_h - summary_h};
-    if (!same_shape || !same_words) b.row_tokens = &state.pipeline.target().tokens;
+    if (!same_shape || !same_words) b.row_tokens = &state.pipeline().target().tokens;
     else b.row_tokens = nullptr;
     HeatmapSpec d;
     d.texture = &difference_texture_;
@@ -344,10 +344,10 @@ class ComparePanel final : public Panel {
     const AttentionResult& r = state.result();
     snapshot_.weights.resize(r.heads.size());
     for (std::size_t h = 0; h < r.heads.size(); ++h) snapshot_.weights[h] = r.heads[h].weights;
-    snapshot_.query_tokens = state.pipeline.target().tokens;
-    snapshot_.key_tokens = state.pipeline.keys().tokens;
+    snapshot_.query_tokens = state.pipeline().target().tokens;
+    snapshot_.key_tokens = state.pipeline().keys().tokens;
     snapshot_.config = r.config;
-    snapshot_.cross = state.pipeline.cross();
+    snapshot_.cross = state.pipeline().cross();
     snapshot_.taken = true;
     ++snapshot_.id;
     const std::time_t now = std::time(nullptr);
@@ -559,7 +559,7 @@ class ComparePanel final : public Panel {
                          ImVec2(g.row_labels.right(), g.row_labels.bottom() + font_ * 0.5f), true);
       for (int i = 0; i < rows; ++i) {
         if (i % stride != 0 && i != selected && i != hovered_row) continue;
-        const char* text = state.visual_text((*spec.row_tokens)[static_cast<std::size_t>(i)].text);
+        const char* text = state.frame.visual_text((*spec.row_tokens)[static_cast<std::size_t>(i)].text);
         const ImVec2 size = ImGui::CalcTextSize(text);
         const ImU32 colour = i == hovered_row ? colours.highlight : (i == selected ? colours.selection : colours.text);
         list->AddText(ImVec2(g.row_labels.right() - size.x, g.grid.y + g.cell_h * (static_cast<float>(i) + 0.5f) - size.y * 0.5f),
@@ -575,7 +575,7 @@ class ComparePanel final : public Panel {
                          true);
       for (int j = 0; j < cols; ++j) {
         if (j % stride != 0 && j != hovered_column) continue;
-        const char* text = state.visual_text(columns[static_cast<std::size_t>(j)].text);
+        const char* text = state.frame.visual_text(columns[static_cast<std::size_t>(j)].text);
         const ImVec2 size = ImGui::CalcTextSize(text);
         const ImU32 colour = j == hovered_column ? colours.highlight : colours.text;
         const float centre = g.grid.x + g.cell_w * (static_cast<float>(j) + 0.5f);
@@ -613,26 +613,26 @@ class ComparePanel final : public Panel {
       hovered_cell_ = *cell;
       hovered_map_ = which;
       if (spec.current_tokens || which == 1) {
-        state.hovered_next = {Side::Query, (*cell)[0]};
+        state.frame.hovered_next = {Side::Query, (*cell)[0]};
         if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = (*cell)[0];
       }
     } else if ((spec.current_tokens || which == 1) && g.row_labels.contains(io.MousePos.x, io.MousePos.y)) {
       const int i = std::clamp(static_cast<int>((io.MousePos.y - g.grid.y) / g.cell_h), 0, rows - 1);
-      state.hovered_next = {Side::Query, i};
+      state.frame.hovered_next = {Side::Query, i};
       if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = i;
     } else if ((spec.current_tokens || which == 1) && g.column_labels.contains(io.MousePos.x, io.MousePos.y)) {
-      state.hovered_next = {Side::Key, std::clamp(static_cast<int>((io.MousePos.x - g.grid.x) / g.cell_w), 0, cols - 1)};
+      state.frame.hovered_next = {Side::Key, std::clamp(static_cast<int>((io.MousePos.x - g.grid.x) / g.cell_w), 0, cols - 1)};
     }
   }
 
   static int hovered_query(const AppState& state, int rows) {
     for (int i = 0; i < rows; ++i)
-      if (state.highlights_query(i) && state.hovered.side == Side::Query) return i;
+      if (state.highlights_query(i) && state.frame.hovered.side == Side::Query) return i;
     return -1;
   }
   static int hovered_key(const AppState& state, int cols) {
     for (int j = 0; j < cols; ++j)
-      if (state.highlights_key(j) && state.hovered.side == Side::Key) return j;
+      if (state.highlights_key(j) && state.frame.hovered.side == Side::Key) return j;
     return -1;
   }
 
@@ -686,8 +686,8 @@ class ComparePanel final : public Panel {
     view::format_significant_into(mean, sizeof mean, difference_mean_, 3);
     view::format_significant_into(va, sizeof va, a(i, j), 2);
     view::format_significant_into(vb, sizeof vb, b(i, j), 2);
-    const char* query = state.visual_text(state.pipeline.target().tokens[static_cast<std::size_t>(i)].text);
-    const char* key = state.visual_text(state.pipeline.keys().tokens[static_cast<std::size_t>(j)].text);
+    const char* query = state.frame.visual_text(state.pipeline().target().tokens[static_cast<std::size_t>(i)].text);
+    const char* key = state.frame.visual_text(state.pipeline().keys().tokens[static_cast<std::size_t>(j)].text);
     if (mode_ == Mode::Heads) {  // A − B, as the difference heatmap
       std::snprintf(add(false), kSummarySize, "largest difference: %s \xe2\x86\x92 %s, %s (A %s, B %s)", query, key,
                     largest, va, vb);
@@ -724,13 +724,13 @@ class ComparePanel final : public Panel {
     const int i = hovered_cell_[0], j = hovered_cell_[1];
     const bool in_a = hovered_map_ == 0;
     // Without a pairing, a cell of A is read from the snapshot's tokens and one of B from today's.
-    const std::vector<Token>& queries = in_a && !same_shape ? snapshot_.query_tokens : state.pipeline.target().tokens;
-    const std::vector<Token>& keys = in_a && !same_shape ? snapshot_.key_tokens : state.pipeline.keys().tokens;
+    const std::vector<Token>& queries = in_a && !same_shape ? snapshot_.query_tokens : state.pipeline().target().tokens;
+    const std::vector<Token>& keys = in_a && !same_shape ? snapshot_.key_tokens : state.pipeline().keys().tokens;
     if (i >= static_cast<int>(queries.size()) || j >= static_cast<int>(keys.size())) return;
     char text[32];
     ImGui::BeginTooltip();
-    ImGui::Text("query %d \"%s\" \xe2\x86\x92 key %d \"%s\"", i, state.visual_text(queries[static_cast<std::size_t>(i)].text), j,
-                state.visual_text(keys[static_cast<std::size_t>(j)].text));
+    ImGui::Text("query %d \"%s\" \xe2\x86\x92 key %d \"%s\"", i, state.frame.visual_text(queries[static_cast<std::size_t>(i)].text), j,
+                state.frame.visual_text(keys[static_cast<std::size_t>(j)].text));
     ImGui::Separator();
     char name_a[48], name_b[48];
     if (mode_ == Mode::Heads) {
@@ -752,11 +752,11 @@ class ComparePanel final : public Panel {
       format_signed(text, sizeof text, signed_difference(a(i, j), b(i, j)));
       ImGui::Text("%s = %s", difference_name(), text);
       if (mode_ == Mode::Snapshot &&
-          (snapshot_.query_tokens[static_cast<std::size_t>(i)].text != state.pipeline.target().tokens[static_cast<std::size_t>(i)].text ||
-           snapshot_.key_tokens[static_cast<std::size_t>(j)].text != state.pipeline.keys().tokens[static_cast<std::size_t>(j)].text))
+          (snapshot_.query_tokens[static_cast<std::size_t>(i)].text != state.pipeline().target().tokens[static_cast<std::size_t>(i)].text ||
+           snapshot_.key_tokens[static_cast<std::size_t>(j)].text != state.pipeline().keys().tokens[static_cast<std::size_t>(j)].text))
         ImGui::TextDisabled("the snapshot had other words here: \"%s\" \xe2\x86\x92 \"%s\"",
-                            state.visual_text(snapshot_.query_tokens[static_cast<std::size_t>(i)].text),
-                            state.visual_text(snapshot_.key_tokens[static_cast<std::size_t>(j)].text));
+                            state.frame.visual_text(snapshot_.query_tokens[static_cast<std::size_t>(i)].text),
+                            state.frame.visual_text(snapshot_.key_tokens[static_cast<std::size_t>(j)].text));
     } else {
       ImGui::TextDisabled("no A \xe2\x88\x92 B: the token counts differ");
     }

@@ -31,7 +31,7 @@ class Panel {
   virtual const char* title() const = 0;
   // Views in the centre slot (id() == PanelId::Heatmaps) are tabs; this says which one.
   virtual std::optional<CenterView> center_view() const { return std::nullopt; }
-  // Called only when the pipeline has a result (state.has_result): at least one head, one query
+  // Called only when the pipeline has a result (state.computed.has_result): at least one head, one query
   // and one key, so a panel need not check for an empty one.
   virtual void draw_content(AppState& state, PanelContext& context) = 0;
 };

@@ -17,22 +17,22 @@ ImU32 with_alpha(ImU32 colour, float alpha) {
 
 bool draw_query_selector(AppState& state, const char* id, float max_width_em, float max_width_fraction) {
   const AttentionResult& r = state.result();
-  const auto& queries = state.pipeline.target().tokens;
+  const auto& queries = state.pipeline().target().tokens;
   const float font = ImGui::GetFontSize();
   const int n_query = static_cast<int>(r.n_query);
   const int query = std::clamp(state.selection.query, 0, n_query - 1);
   ImGui::TextUnformatted("query");
   ImGui::SameLine();
   char preview[96];
-  std::snprintf(preview, sizeof preview, "%d: %s", query, state.visual_text(queries[static_cast<std::size_t>(query)].text));
+  std::snprintf(preview, sizeof preview, "%d: %s", query, state.frame.visual_text(queries[static_cast<std::size_t>(query)].text));
   ImGui::SetNextItemWidth(std::min(font * max_width_em, ImGui::GetContentRegionAvail().x * max_width_fraction));
   bool chosen = false;
   if (ImGui::BeginCombo(id, preview, ImGuiComboFlags_HeightLarge)) {
     for (int i = 0; i < n_query; ++i) {
       char item[96];
-      std::snprintf(item, sizeof item, "%d: %s##q%d", i, state.visual_text(queries[static_cast<std::size_t>(i)].text), i);
+      std::snprintf(item, sizeof item, "%d: %s##q%d", i, state.frame.visual_text(queries[static_cast<std::size_t>(i)].text), i);
       if (ImGui::Selectable(item, i == query)) state.selection.query = i, chosen = true;
-      if (ImGui::IsItemHovered()) state.hovered_next = {Side::Query, i};
+      if (ImGui::IsItemHovered()) state.frame.hovered_next = {Side::Query, i};
       if (i == query) ImGui::SetItemDefaultFocus();
     }
     ImGui::EndCombo();

@@ -91,7 +91,7 @@ bool App::start(std::string& error) {
     load = parse_scenario(builtin_scenario_json());
   }
   const std::string view_json = load.scenario->view_json;
-  state_.pipeline.set_threads(options_.threads.value_or(default_engine_threads()));
+  state_.computed.pipeline.set_threads(options_.threads.value_or(default_engine_threads()));
   state_.load(std::move(*load.scenario), not_opened.empty() ? options_.scenario_path : "", std::move(load.warnings));
   apply_view_state(view_json, state_, state_.file_warnings);
   if (options_.theme) state_.ui.theme = *options_.theme;
@@ -145,7 +145,7 @@ bool App::start(std::string& error) {
   if (!heatmaps_.init(error)) return false;
   if (recovered && options_.recover) restore_recovered(std::move(*recovered));  // its notice needs the clock
   state_.recompute_if_needed();
-  if (!not_opened.empty()) notices_.failed(not_opened, state_.edit_version);
+  if (!not_opened.empty()) notices_.failed(not_opened, state_.document.version());
   return true;
 }
 
@@ -210,8 +210,8 @@ int App::run() {
 
 void App::apply_theme_and_fonts() {
   // Characters the fonts lack (a Chinese sentence, say) are added from a fallback font.
-  const Scenario& s = state_.scenario;
-  if (state_.edit_version != characters_checked_version_ &&
+  const Scenario& s = state_.document.scenario();
+  if (state_.document.version() != characters_checked_version_ &&
       (s.target != characters_checked_[0] || s.source != characters_checked_[1] || s.title != characters_checked_[2])) {
     characters_checked_[0] = s.target;
     characters_checked_[1] = s.source;
@@ -220,16 +220,16 @@ void App::apply_theme_and_fonts() {
     for (const std::string& text : characters_checked_) {
       added = backend_.add_characters(text) || added;
       if (view::TextEscapes::may_need_stand_ins(text))
-        state_.visual_text.escapes().escape(text);  // gives its emoji stand-ins, drawn from the first frame
+        state_.frame.visual_text.escapes().escape(text);  // gives its emoji stand-ins, drawn from the first frame
     }
     if (added) fonts_loaded_size_ = 0;  // reload below
   }
   // Characters past U+FFFF (emoji) are drawn as their stand-ins' glyphs: one for each new one.
-  if (state_.visual_text.escapes().wide_count() != backend_.wide_character_count()) {
-    backend_.set_wide_characters(state_.visual_text.escapes().wide_characters());
+  if (state_.frame.visual_text.escapes().wide_count() != backend_.wide_character_count()) {
+    backend_.set_wide_characters(state_.frame.visual_text.escapes().wide_characters());
     fonts_loaded_size_ = 0;
   }
-  characters_checked_version_ = state_.edit_version;
+  characters_checked_version_ = state_.document.version();
   // Fonts can only be rebuilt between frames.
   if (state_.ui.font_size != fonts_loaded_size_ || font_detail_ != fonts_loaded_detail_) {
     font_error_.clear();
@@ -278,15 +278,15 @@ void App::start_lesson(const std::string& id) {
 
 void App::frame() {
   frame_start_ = backend_.time();
-  state_.redraw_in = std::numeric_limits<double>::infinity();
+  state_.frame.redraw_in = std::numeric_limits<double>::infinity();
   apply_theme_and_fonts();
   for (const std::string& path : backend_.take_dropped_files()) open_dropped_file(path);
   backend_.new_frame();
   stand_in_for_wide_characters();
   heatmaps_.begin_frame();
-  state_.visual_text.new_frame();
-  state_.hovered = state_.hovered_next;
-  state_.hovered_next = {};
+  state_.frame.visual_text.new_frame();
+  state_.frame.hovered = state_.frame.hovered_next;
+  state_.frame.hovered_next = {};
   state_.recompute_if_needed();
 
   handle_shortcuts();
@@ -296,7 +296,7 @@ void App::frame() {
   const float status_height = draw_status_bar();
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   draw_panels(menu_height, display.y - status_height);
-  state_.visual_text.escapes().take_typed();  // emoji typed with no sentence field to take them
+  state_.frame.visual_text.escapes().take_typed();  // emoji typed with no sentence field to take them
   handle_file_dialog();
   finish_png_export(false);
   draw_unsaved_question();
@@ -313,7 +313,7 @@ void App::frame() {
 void App::stand_in_for_wide_characters() {
   static_assert(sizeof(ImWchar) == sizeof(std::uint16_t), "Debian's ImGui 1.86: 16-bit characters");
   ImVector<ImWchar>& queue = ImGui::GetIO().InputQueueCharacters;
-  const std::size_t kept = state_.visual_text.escapes().take_from_queue(
+  const std::size_t kept = state_.frame.visual_text.escapes().take_from_queue(
       std::span(reinterpret_cast<std::uint16_t*>(queue.Data), static_cast<std::size_t>(queue.Size)), backend_.typed_characters());
   queue.resize(static_cast<int>(kept));
 }
@@ -333,7 +333,7 @@ void App::wait_for_next_frame() {
                          png_request_.has_value() ||  // a picture to take over the next frames
                          backend_.press_waiting();    // a tap shown as a press in the next frame
   activity.text_input = io.WantTextInput;
-  activity.next_change = frame_start_ + state_.redraw_in;
+  activity.next_change = frame_start_ + state_.frame.redraw_in;
   // The caret of the text field being typed into next blinks on or off: ImGui shows it while its
   // timer (reset by every key) is at most 0, and for 0.8 s of every 1.2 s after.
   if (const ImGuiInputTextState* text = io.WantTextInput ? ImGui::GetInputTextState(ImGui::GetActiveID()) : nullptr;
@@ -474,7 +474,7 @@ void App::change_text_size(float step) {
 void App::restore_recovered(Autosave::Recovered recovered) {
   const std::string name = std::filesystem::path(recovered.path).filename().string();
   state_.load(std::move(recovered.scenario), std::move(recovered.path), {});
-  state_.saved_version = 0;  // not in its file yet
+  state_.document.mark_never_saved();  // not in its file yet
   report(Status::ok(), name.empty() ? "restored the work an earlier run left unsaved"
                                     : "restored the unsaved changes to " + name + ": save to keep them");
 }
@@ -613,13 +613,13 @@ float App::draw_status_bar() {
     return status_bar_height();
   }
   NoticeSources sources;
-  sources.edit_version = state_.edit_version;
-  sources.compute_error = state_.compute_error;
-  sources.has_result = state_.has_result;
+  sources.edit_version = state_.document.version();
+  sources.compute_error = state_.computed.error;
+  sources.has_result = state_.computed.has_result;
   sources.exporting = png_export_.valid();
   sources.export_path = png_export_path_;
   sources.file_warnings = &state_.file_warnings;
-  sources.pipeline_warnings = &state_.pipeline.warnings();
+  sources.pipeline_warnings = &state_.pipeline().warnings();
   sources.font_error = font_error_;
   sources.autosave_error = autosave_.last_error();
   const Notice notice = notices_.choose(sources, backend_.time());
@@ -637,9 +637,9 @@ void App::draw_panels(float top, float bottom) {
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   const float gap = panel_gap();
   const view::Rect area{gap, top + gap, display.x - 2 * gap, bottom - top - 2 * gap};
-  state_.layout.panels = view::layout_dashboard(area, state_.ui.visible, gap, lesson_band_height());
+  state_.frame.layout.panels = view::layout_dashboard(area, state_.ui.visible, gap, lesson_band_height());
   ImGuiIO& io = ImGui::GetIO();
-  PanelContext context{heatmaps_, state_.visual_text.escapes(), io.Fonts->Fonts.Size > 1 ? io.Fonts->Fonts[1] : nullptr,
+  PanelContext context{heatmaps_, state_.frame.visual_text.escapes(), io.Fonts->Fonts.Size > 1 ? io.Fonts->Fonts[1] : nullptr,
                        io.Fonts->Fonts.Size > 2 ? io.Fonts->Fonts[2] : nullptr};
   // The panels tile the window and their background is the colour the frame is cleared to, so
   // they draw none: a software renderer pays for every pixel of every layer.
@@ -649,7 +649,7 @@ void App::draw_panels(float top, float bottom) {
   // Slots in drawing order: editors first, then views, so views show this frame's edits.
   for (view::PanelId slot : {view::PanelId::Lesson, view::PanelId::Input, view::PanelId::Weights,
                              view::PanelId::Heatmaps, view::PanelId::Arrows, view::PanelId::Output}) {
-    const view::Rect r = state_.layout.panels[static_cast<std::size_t>(slot)];
+    const view::Rect r = state_.frame.layout.panels[static_cast<std::size_t>(slot)];
     if (r.empty() || !state_.ui.visible[static_cast<std::size_t>(slot)]) continue;
     state_.recompute_if_needed();  // edits made by earlier panels show in this one
     ImGui::SetNextWindowPos(ImVec2(r.x, r.y));
@@ -658,7 +658,7 @@ void App::draw_panels(float top, float bottom) {
     const bool covered = state_.lesson.awaiting_prediction() &&
                          (slot == view::PanelId::Heatmaps || slot == view::PanelId::Arrows || slot == view::PanelId::Output);
     if (slot == view::PanelId::Heatmaps) {
-      if (ImGui::Begin("Views##centre", nullptr, flags | ImGuiWindowFlags_NoTitleBar) && state_.has_result) {
+      if (ImGui::Begin("Views##centre", nullptr, flags | ImGuiWindowFlags_NoTitleBar) && state_.computed.has_result) {
         if (covered) draw_cover();
         else draw_centre_views(context);
       }
@@ -667,7 +667,7 @@ void App::draw_panels(float top, float bottom) {
     }
     for (const auto& panel : panels_) {
       if (panel->id() != slot) continue;
-      if (ImGui::Begin(panel->title(), nullptr, flags) && state_.has_result) {
+      if (ImGui::Begin(panel->title(), nullptr, flags) && state_.computed.has_result) {
         if (covered) draw_cover();
         else panel->draw_content(state_, context);
       }
@@ -728,9 +728,9 @@ float App::lesson_band_height() const {
     const std::string heading = wrap_text_at_spaces(lesson_step_heading(state_.lesson), std::max(wrap, font * 10.0f));
     height += ImGui::CalcTextSize(heading.c_str()).y + style.ItemSpacing.y;
     if (bold) ImGui::PopFont();
-    const std::string text = wrap_text_at_spaces(expand_lesson_text(step->text, state_.pipeline), std::max(wrap, font * 10.0f));
+    const std::string text = wrap_text_at_spaces(expand_lesson_text(step->text, state_.pipeline()), std::max(wrap, font * 10.0f));
     height += ImGui::CalcTextSize(text.c_str()).y;
-    if (!state_.broken_claims.empty() && state_.claims_version == state_.edit_version)
+    if (!state_.broken_claims.empty() && state_.claims_version == state_.document.version())
       height += ImGui::GetFrameHeightWithSpacing();  // "Since your change, the text no longer holds"
     if (step->predict) height += font * 1.4f + ImGui::GetFrameHeightWithSpacing() * 1.1f;
   }
@@ -792,7 +792,7 @@ void App::draw_file_menu() {
     if (ImGui::BeginMenu("Panel as PNG")) {
       static constexpr const char* kNames[] = {"Input", "Weights", "Views (centre)", "Arrows", "Output", "Lesson"};
       for (int i = 0; i < view::kPanelCount; ++i) {
-        const view::Rect r = state_.layout.panels[static_cast<std::size_t>(i)];
+        const view::Rect r = state_.frame.layout.panels[static_cast<std::size_t>(i)];
         if (!r.empty() && ImGui::MenuItem(kNames[i])) {
           png_crop_ = r;
           ask(FileAction::Png, "Export a panel as PNG", "attnviz-panel.png", ".png");
@@ -818,15 +818,15 @@ void App::draw_file_menu() {
 }
 
 void App::save(bool ask_for_path) {
-  if (ask_for_path || state_.scenario_path.empty() || state_.lesson.active()) {
+  if (ask_for_path || state_.document.path().empty() || state_.lesson.active()) {
     file_action_ = FileAction::SaveAs;
     // In the file's folder, its name proposed (a folder browsed to then is where it goes).
-    const std::filesystem::path current(state_.scenario_path);
+    const std::filesystem::path current(state_.document.path());
     file_dialog_.open_for_save("Save the scenario", current.empty() ? "" : current.parent_path().string(),
-                               current.empty() ? file_name_for(state_.scenario.title) : current.filename().string(), ".json");
+                               current.empty() ? file_name_for(state_.document.scenario().title) : current.filename().string(), ".json");
     return;
   }
-  report(save_scenario(state_, recent_, state_.scenario_path), "saved " + state_.scenario_path);
+  report(save_scenario(state_, recent_, state_.document.path()), "saved " + state_.document.path());
   if (!state_.unsaved()) autosave_.discard();
 }
 
@@ -858,7 +858,7 @@ void App::draw_unsaved_question() {
   ImGui::PopStyleColor();
   if (save_first) {
     ImGui::CloseCurrentPopup();
-    if (state_.scenario_path.empty()) {  // a file to save into first
+    if (state_.document.path().empty()) {  // a file to save into first
       saving_first_ = true;
       save(true);
     } else {
@@ -881,7 +881,7 @@ void App::draw_unsaved_question() {
 
 void App::report(const Status& status, const std::string& success) {
   if (status) notices_.succeeded(success, backend_.time());
-  else notices_.failed(status.message(), state_.edit_version);
+  else notices_.failed(status.message(), state_.document.version());
 }
 
 void App::handle_file_dialog() {
@@ -949,7 +949,7 @@ void App::capture_png_if_requested() {
 void App::finish_png_export(bool wait) {
   if (!png_export_.valid()) return;
   if (!wait && png_export_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
-    state_.redraw_within(0.05);  // look again soon
+    state_.frame.redraw_within(0.05);  // look again soon
     return;
   }
   report(png_export_.get(), "exported " + png_export_path_);
@@ -1062,9 +1062,9 @@ int App::run_bench(int frames) {
     // that every query's scores change and with them every view of the head (a query's weight
     // leaves alone the queries whose tokens have 0 in its feature, and the Output view's query 0
     // is one in the benchmark scenarios).
-    HeadParameters& head = state_.scenario.parameters.heads[static_cast<std::size_t>(state_.selection.head)];
-    head.W_K(0, 0) += (i % 2 == 0 ? 1e-3f : -1e-3f);
-    state_.mark_edited();
+    const int head = state_.selection.head;
+    const float w = state_.document.scenario().parameters.heads[static_cast<std::size_t>(head)].W_K(0, 0);
+    state_.document.set_weight(ParameterName::W_K, head, 0, 0, w + (i % 2 == 0 ? 1e-3f : -1e-3f));
     frame();
     const Clock::time_point built = Clock::now();
     backend_.end_frame();
@@ -1089,9 +1089,9 @@ int App::run_bench(int frames) {
                static_cast<long long>(r.n_query), static_cast<long long>(r.n_key), r.config.heads, r.config.d_model,
                build_ms_total / frames, cpu_ms_per_frame, ImGui::GetIO().MetricsRenderVertices, ImGui::GetIO().MetricsRenderIndices / 3,
                draw_call_count(), backend_.windows_reused(),
-               first_frame_ms, peak_resident_mb(), state_.compute_error.empty() ? "" : "; error: ",
-               state_.compute_error.c_str());
-  return state_.compute_error.empty() ? 0 : 1;
+               first_frame_ms, peak_resident_mb(), state_.computed.error.empty() ? "" : "; error: ",
+               state_.computed.error.c_str());
+  return state_.computed.error.empty() ? 0 : 1;
 }
 
 // -----------------------------------------------------------------------------
@@ -1157,10 +1157,10 @@ int App::write_screenshot(const std::string& path) {
     return 1;
   }
   if (options_.layout_out) {
-    const view::HeatmapGeometry& g = state_.layout.heatmap;
+    const view::HeatmapGeometry& g = state_.frame.layout.heatmap;
     std::ofstream out(*options_.layout_out);
     out << "{\"width\": " << width << ", \"height\": " << height
-        << ", \"heatmap\": {\"head\": " << state_.layout.heatmap_head << ", \"rows\": " << g.rows
+        << ", \"heatmap\": {\"head\": " << state_.frame.layout.heatmap_head << ", \"rows\": " << g.rows
         << ", \"cols\": " << g.cols << ", \"x\": " << g.grid.x << ", \"y\": " << g.grid.y
         << ", \"cell_w\": " << g.cell_w << ", \"cell_h\": " << g.cell_h
         << ", \"show_values\": " << (g.show_values ? "true" : "false") << "}, \"colormap\": \""
@@ -1171,7 +1171,7 @@ int App::write_screenshot(const std::string& path) {
       return 1;
     }
   }
-  if (!state_.compute_error.empty()) std::cerr << "attnviz: warning: " << state_.compute_error << '\n';
+  if (!state_.computed.error.empty()) std::cerr << "attnviz: warning: " << state_.computed.error << '\n';
   return 0;
 }
 
