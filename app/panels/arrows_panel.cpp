@@ -66,12 +66,6 @@ int strongest(int n, const Alpha& alpha, float threshold, int count, std::array<
 constexpr std::size_t kMaxOverviewLines = 160;
 constexpr int kCurvedLineLimit = 1500;  // more lines than this are drawn straight
 
-// Whether an item `width` wide still fits on the line after the last item.
-bool fits_after_last_item(float width, float spacing) {
-  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  return ImGui::GetItemRectMax().x + spacing + width <= right;
-}
-
 struct Line {
   int head, query, key;
   float alpha;
@@ -86,7 +80,7 @@ class ArrowsPanel final : public Panel {
     const AttentionResult& r = state.result();
     const int n_query = static_cast<int>(r.n_query), n_key = static_cast<int>(r.n_key);
     const int heads = static_cast<int>(r.heads.size());
-    const int head_selected = std::clamp(state.selection.head, 0, heads - 1);
+    const int head_selected = state.selection.head;
     const bool dense = static_cast<long>(n_query) * n_key > kDenseLines;
     collect_overview(state, dense);
 
@@ -297,7 +291,7 @@ class ArrowsPanel final : public Panel {
     const TokenRef hovered = state.frame.hovered;
     const bool isolate_query = hovered.valid() && hovered.side == Side::Query && hovered.index < n_query;
     const bool isolate_key = hovered.valid() && hovered.side == Side::Key && hovered.index < n_key;
-    const int selected = std::clamp(state.selection.query, 0, n_query - 1);
+    const int selected = state.selection.query;
 
     // Token dots.
     const float dot = std::clamp(std::min(f.g.left_step, f.g.right_step) * 0.22f, 1.0f, f.font * 0.22f);

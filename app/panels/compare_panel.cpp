@@ -70,11 +70,6 @@ void format_signed(char* out, int size, float value) {
   else std::memmove(out, out + 1, std::strlen(out + 1) + 1);
 }
 
-bool fits_after_last_item(float width) {
-  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  return ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + width <= right;
-}
-
 // Every `stride`-th label fits where a label needs `label` pixels and a cell is `cell` wide.
 int label_stride(float cell, float label) {
   if (cell <= 0 || cell >= label) return 1;
@@ -111,13 +106,11 @@ class ComparePanel final : public Panel {
     font_ = ImGui::GetFontSize();
     visual_text_ = &state.frame.visual_text;
     // The current weights of every head, in the texture the views share (uploaded once per result).
-    stack_.clear();  // keeps its capacity: no allocation per frame
-    for (const HeadResult& head : r.heads) stack_.push_back(&head.weights);
-    context.heatmaps.weights.update(stack_, r.version);
+    context.heatmaps.upload_weights(r);
 
     draw_header(state);
     const int heads = static_cast<int>(r.heads.size());
-    const int head = std::clamp(state.selection.head, 0, heads - 1);
+    const int head = state.selection.head;
     previous_cell_ = hovered_cell_;
     previous_map_ = hovered_map_;
     hovered_cell_ = {-1, -1};
@@ -226,7 +219,7 @@ class ComparePanel final : public Panel {
   const view::VisualText* visual_text_ = nullptr;  // this frame's AppState::visual_text, for token labels' widths
   Mode mode_ = Mode::Heads;
   int chosen_b_ = -1;  // head B as chosen; -1: the head after A
-  std::vector<const Matrix*> stack_;
+  std::vector<const Matrix*> stack_;  // the snapshot's heads, for its texture upload
 
   // The snapshot: copies of every head's weights and of the tokens, and what it was of.
   struct Snapshot {
@@ -282,7 +275,7 @@ class ComparePanel final : public Panel {
     const AttentionResult& r = state.result();
     const Palette& colours = palette(state.ui.theme);
     const int heads = static_cast<int>(r.heads.size());
-    int head = std::clamp(state.selection.head, 0, heads - 1);
+    int head = state.selection.head;
     if (ImGui::RadioButton("two heads", mode_ == Mode::Heads)) mode_ = Mode::Heads;
     ImGui::SameLine();
     if (ImGui::RadioButton("snapshot vs now", mode_ == Mode::Snapshot)) mode_ = Mode::Snapshot;
@@ -551,7 +544,7 @@ class ComparePanel final : public Panel {
     // 3. Labels: queries on the left (when this heatmap has them), keys above.
     const int hovered_row = spec.current_tokens || which == 1 ? hovered_query(state, rows) : -1;
     const int hovered_column = spec.current_tokens || which == 1 ? hovered_key(state, cols) : -1;
-    const int selected = spec.current_tokens || which == 1 ? std::clamp(state.selection.query, 0, rows - 1) : -1;
+    const int selected = spec.current_tokens || which == 1 ? state.selection.query : -1;
     if (spec.row_tokens) {
       const int stride = label_stride(g.cell_h, font_);
       // Half a line of room above and below, for the first and last labels of small rows.

@@ -15,6 +15,7 @@
 //   [SECTION] The table and the explanation
 #include "app/panels/panel.hpp"
 #include "app/panels/widgets.hpp"
+#include "app/view/values.hpp"
 #include "app/shell/theme.hpp"
 #include "core/figures/format.hpp"
 #include "app/view/geometry.hpp"
@@ -126,11 +127,6 @@ void format_tick(char* out, int size, double value, double step) {
 
 constexpr const char* kAxisNames[3] = {"dim 0", "dim 1", "dim 2"};
 
-bool fits_after_last_item(float width) {
-  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  return ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + width <= right;
-}
-
 // How the vectors are drawn.
 enum class PlotMode {
   None,         // d_k > 3 and no approximation asked for: the message
@@ -160,8 +156,8 @@ class GeometryPanel final : public Panel {
       draw_dk_message(state);
       return;
     }
-    const int head = std::clamp(state.selection.head, 0, static_cast<int>(r.heads.size()) - 1);
-    const int query = std::clamp(state.selection.query, 0, static_cast<int>(r.n_query) - 1);
+    const int head = state.selection.head;
+    const int query = state.selection.query;
 
     // Layout: the square plot and, beside it or under it, the table and the explanation.
     const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -246,7 +242,7 @@ class GeometryPanel final : public Panel {
 
   void draw_selectors(AppState& state) {
     const int heads = static_cast<int>(state.result().heads.size());
-    int head = std::clamp(state.selection.head, 0, heads - 1);
+    int head = state.selection.head;
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("head");
     ImGui::SameLine();
@@ -1031,7 +1027,7 @@ class GeometryPanel final : public Panel {
         format_double(a, sizeof a, g.dot, 2);
         right_aligned(a);
         ImGui::TableSetColumnIndex(4);
-        if (std::isinf(h.masked_scores(query, j)) && h.masked_scores(query, j) < 0) {
+        if (view::is_masked(h.masked_scores(query, j))) {
           ImGui::PushStyleColor(ImGuiCol_Text, colours.text_dim);
           right_aligned("masked");
           ImGui::PopStyleColor();

@@ -4,6 +4,7 @@
 // it, a thumbnail of every head (a click selects the head).
 #include "app/panels/panel.hpp"
 #include "app/panels/widgets.hpp"
+#include "app/view/values.hpp"
 #include "app/render/heatmap_renderer.hpp"
 #include "app/shell/theme.hpp"
 #include "core/figures/format.hpp"
@@ -46,9 +47,7 @@ class HeatmapPanel final : public Panel {
 
   void draw_content(AppState& state, PanelContext& context) override {
     const AttentionResult& r = state.result();
-    stack_.clear();  // keeps its capacity: no allocation per frame
-    for (const HeadResult& head : r.heads) stack_.push_back(&head.weights);
-    context.heatmaps.weights.update(stack_, r.version);
+    context.heatmaps.upload_weights(r);
     update_scale_tops(state);
 
     const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -72,7 +71,6 @@ class HeatmapPanel final : public Panel {
   }
 
  private:
-  std::vector<const Matrix*> stack_;  // the heads' weights, for the texture upload
   // The top of each head's colour scale (UiSettings::heatmap_top), for the result and setting
   // they were found for: the header, the grid and the thumbnails read them every frame.
   std::vector<float> scale_tops_;
@@ -98,8 +96,7 @@ class HeatmapPanel final : public Panel {
     std::snprintf(label, sizeof label, "\xce\xb1, head %d of %d", state.selection.head,
                   static_cast<int>(state.result().heads.size()));
     // The top of the scale: 1, or the head's largest α (View menu).
-    const AttentionResult& r = state.result();
-    const int head = std::clamp(state.selection.head, 0, static_cast<int>(r.heads.size()) - 1);
+    const int head = state.selection.head;
     const float top = scale_tops_[static_cast<std::size_t>(head)];
     char top_text[16] = "1";
     if (top != 1.0f) view::format_number_into(top_text, sizeof top_text, top, 2);
@@ -130,7 +127,7 @@ class HeatmapPanel final : public Panel {
 
   void draw_main(AppState& state, PanelContext& context, const view::Rect& area) {
     const AttentionResult& r = state.result();
-    const int head_index = std::clamp(state.selection.head, 0, static_cast<int>(r.heads.size()) - 1);
+    const int head_index = state.selection.head;
     const HeadResult& head = r.heads[static_cast<std::size_t>(head_index)];
     const float top = scale_tops_[static_cast<std::size_t>(head_index)];  // the colour scale: 0 .. top
     const auto& queries = state.pipeline().target().tokens;
@@ -258,7 +255,7 @@ class HeatmapPanel final : public Panel {
                   view::format_number(head.scaled_scores(i, j), 3).c_str());
     else if (c.temperature != 1.0f)
       ImGui::Text("\xc3\xb7T (T = %.2f) = %s", static_cast<double>(c.temperature), view::format_number(head.scaled_scores(i, j), 3).c_str());
-    if (std::isinf(head.masked_scores(i, j)) && head.masked_scores(i, j) < 0)
+    if (view::is_masked(head.masked_scores(i, j)))
       ImGui::TextUnformatted("masked: this key is hidden from this query");
     ImGui::Text("\xce\xb1 = %s", view::format_significant(head.weights(i, j), 3).c_str());
     ImGui::EndTooltip();

@@ -94,8 +94,7 @@ float field_width(const char* label, float wanted) {
 
 // Continues the line when an item `width` wide still fits on it, else starts a new one.
 void same_line_if_fits(float width) {
-  const float end = ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + width;
-  if (end <= ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) ImGui::SameLine();
+  if (fits_after_last_item(width)) ImGui::SameLine();
 }
 
 float checkbox_width(const char* label) {

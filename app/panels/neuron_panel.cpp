@@ -17,6 +17,7 @@
 #include "app/shell/theme.hpp"
 #include "core/figures/format.hpp"
 #include "app/view/formula.hpp"
+#include "app/view/values.hpp"
 
 #include <imgui.h>
 
@@ -32,13 +33,10 @@
 namespace attnviz::app {
 namespace {
 
-bool is_masked(float score) { return std::isinf(score) && score < 0; }
+using view::is_masked;
 
 float largest_magnitude(const float* values, int n) {
-  float limit = 0;
-  for (int k = 0; k < n; ++k)
-    if (std::isfinite(values[k])) limit = std::max(limit, std::abs(values[k]));
-  return limit > 0 ? limit : 1.0f;
+  return view::largest_magnitude(values, static_cast<std::size_t>(n));
 }
 
 // The last kHistory values of one number, oldest first, in a fixed ring.
@@ -65,8 +63,8 @@ class NeuronPanel final : public Panel {
 
   void draw_content(AppState& state, PanelContext& context) override {
     const AttentionResult& r = state.result();
-    const int head = std::clamp(state.selection.head, 0, static_cast<int>(r.heads.size()) - 1);
-    const int query = std::clamp(state.selection.query, 0, static_cast<int>(r.n_query) - 1);
+    const int head = state.selection.head;
+    const int query = state.selection.query;
     const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
     // A new query or head: the key it attends to most.
     // A key pinned by a lesson step (or kept from another view) is the one looked at, when a new

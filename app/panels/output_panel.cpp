@@ -12,6 +12,7 @@
 //   [SECTION] The picture
 #include "app/panels/panel.hpp"
 #include "app/panels/widgets.hpp"
+#include "app/view/values.hpp"
 #include "app/render/image_texture.hpp"
 #include "app/shell/theme.hpp"
 #include "app/raster/canvas.hpp"
@@ -31,11 +32,6 @@ namespace attnviz::app {
 namespace {
 
 // Whether an item `width` wide still fits on the line after the last item.
-bool fits_after_last_item(float width, float spacing) {
-  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  return ImGui::GetItemRectMax().x + spacing + width <= right;
-}
-
 // A finite weight in [0, 1] (the engine never gives anything else; this guards the drawing).
 float weight_of(const Matrix& weights, Eigen::Index i, Eigen::Index j) {
   const float a = weights(i, j);
@@ -64,10 +60,9 @@ class OutputPanel final : public Panel {
 
   void draw_content(AppState& state, PanelContext& context) override {
     const AttentionResult& r = state.result();
-    const int heads = static_cast<int>(r.heads.size());
     draw_selectors(state);
-    const int head = std::clamp(state.selection.head, 0, heads - 1);
-    const int query = std::clamp(state.selection.query, 0, static_cast<int>(r.n_query) - 1);
+    const int head = state.selection.head;
+    const int query = state.selection.query;
     const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
     update_cache(r, head, query);
 
@@ -131,11 +126,7 @@ class OutputPanel final : public Panel {
     const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
     if (cached_version_ != r.version || cached_head_ != head) {
       projection_ok_ = view::project_to_2d(h.V, projected_, map_);
-      limit_ = 0;
-      for (Eigen::Index j = 0; j < h.V.rows(); ++j)
-        for (Eigen::Index k = 0; k < h.V.cols(); ++k)
-          if (std::isfinite(h.V(j, k))) limit_ = std::max(limit_, std::abs(h.V(j, k)));
-      if (!(limit_ > 0)) limit_ = 1;
+      limit_ = view::largest_magnitude(h.V.data(), static_cast<std::size_t>(h.V.size()));
       cached_query_ = -1;
     }
     if (cached_version_ != r.version || cached_head_ != head || cached_query_ != query) {
@@ -417,7 +408,7 @@ class OutputPanel final : public Panel {
     ImGui::BeginTooltip();
     ImGui::Text("key %d: \"%s\"   \xce\xb1 = %s", key, state.frame.visual_text(keys[static_cast<std::size_t>(key)].text),
                 view::format_significant(alpha, 3).c_str());
-    if (std::isinf(h.masked_scores(query, key)) && h.masked_scores(query, key) < 0)
+    if (view::is_masked(h.masked_scores(query, key)))
       ImGui::TextDisabled("masked: this key is hidden from this query");
     draw_vector_text("v", h.V.row(key).data(), static_cast<int>(h.V.cols()));
     draw_vector_text("\xce\xb1\xc2\xb7v", h.V.row(key).data(), static_cast<int>(h.V.cols()), alpha);

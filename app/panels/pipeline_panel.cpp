@@ -17,6 +17,7 @@
 #include "app/shell/theme.hpp"
 #include "core/figures/format.hpp"
 #include "app/view/formula.hpp"
+#include "app/view/values.hpp"
 #include "core/text/lexicon.hpp"
 
 #include <imgui.h>
@@ -31,16 +32,7 @@
 namespace attnviz::app {
 namespace {
 
-bool is_masked(float score) { return std::isinf(score) && score < 0; }
-
-// The largest |x| over the finite entries (1 when there is none), for a diverging scale.
-float largest_magnitude(const Matrix& m) {
-  float limit = 0;
-  const float* data = m.data();
-  for (Eigen::Index k = 0; k < m.size(); ++k)
-    if (std::isfinite(data[k])) limit = std::max(limit, std::abs(data[k]));
-  return limit > 0 ? limit : 1.0f;
-}
+using view::is_masked;
 
 constexpr int kMaxSlots = 12;  // rows or columns shown per matrix
 
@@ -92,10 +84,9 @@ class PipelinePanel final : public Panel {
   const char* title() const override { return "Pipeline"; }
 
   void draw_content(AppState& state, PanelContext& context) override {
-    const AttentionResult& r = state.result();
     draw_selectors(state);
-    const int head = std::clamp(state.selection.head, 0, static_cast<int>(r.heads.size()) - 1);
-    const int query = std::clamp(state.selection.query, 0, static_cast<int>(r.n_query) - 1);
+    const int head = state.selection.head;
+    const int query = state.selection.query;
     build_tiles(state, head, query);
 
     // The chain in a child window, which scrolls when even the smallest cells do not fit.
@@ -221,8 +212,10 @@ class PipelinePanel final : public Panel {
 
     // Colour limits (cached: they scan every entry).
     if (limits_version_ != r.version || limits_head_ != head) {
-      for (int k = 0; k < tile_count_; ++k)
-        limits_[static_cast<std::size_t>(k)] = largest_magnitude(*tiles_[static_cast<std::size_t>(k)].matrix);
+      for (int k = 0; k < tile_count_; ++k) {
+        const Matrix& m = *tiles_[static_cast<std::size_t>(k)].matrix;
+        limits_[static_cast<std::size_t>(k)] = view::largest_magnitude(m.data(), static_cast<std::size_t>(m.size()));
+      }
       limits_version_ = r.version;
       limits_head_ = head;
     }
