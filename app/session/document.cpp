@@ -136,14 +136,20 @@ void Document::apply_to_matrix(ParameterName name, int head, MatrixAction action
   Parameters& p = scenario_.parameters;
   const FlatWeights w = flat_weights(p, name, head);
   switch (action) {
-    case MatrixAction::Randomize: seed_parameter(p, name, head, randomize_seed); break;
-    case MatrixAction::Reset: reset_weights(name, head); break;
+    case MatrixAction::Randomize:
+      seed_parameter(p, name, head, randomize_seed);
+      break;
+    case MatrixAction::Reset:
+      reset_weights(name, head);
+      break;
     case MatrixAction::Identity:
       for (int r = 0; r < w.rows; ++r)
         for (int c = 0; c < w.cols; ++c)
           w.data[static_cast<std::size_t>(r * w.cols + c)] = r == c ? 1.0f : 0.0f;
       break;
-    case MatrixAction::Zero: std::fill(w.data, w.data + w.size(), 0.0f); break;
+    case MatrixAction::Zero:
+      std::fill(w.data, w.data + w.size(), 0.0f);
+      break;
     case MatrixAction::Half:
     case MatrixAction::Double: {
       const float factor = action == MatrixAction::Half ? 0.5f : 2.0f;

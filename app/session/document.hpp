@@ -5,12 +5,12 @@
 // whole drag or burst of typing.
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 #include "core/document/scenario.hpp"
 #include "core/engine/parameters.hpp"
 #include "core/text/tokenizer.hpp"
-
-#include <cstdint>
-#include <string>
 
 namespace attnviz::app {
 

@@ -9,7 +9,9 @@
 namespace attnviz::view {
 
 // A masked score is -inf (the engine's masked_scores): its weight is exactly 0.
-inline bool is_masked(float score) { return std::isinf(score) && score < 0; }
+inline bool is_masked(float score) {
+  return std::isinf(score) && score < 0;
+}
 
 // The largest |x| over the finite entries (1 when there is none), for a diverging scale.
 inline float largest_magnitude(const float* values, std::size_t count) {
