@@ -67,12 +67,6 @@ int strongest(int n, const Alpha& alpha, float threshold, int count, std::array<
 constexpr std::size_t kMaxOverviewLines = 160;
 constexpr int kCurvedLineLimit = 1500;  // more lines than this are drawn straight
 
-// Whether an item `width` wide still fits on the line after the last item.
-bool fits_after_last_item(float width, float spacing) {
-  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  return ImGui::GetItemRectMax().x + spacing + width <= right;
-}
-
 struct Line {
   int head, query, key;
   float alpha;
@@ -84,7 +78,7 @@ class ArrowsPanel final : public Panel {
     const AttentionResult& r = state.result();
     const int n_query = static_cast<int>(r.n_query), n_key = static_cast<int>(r.n_key);
     const int heads = static_cast<int>(r.heads.size());
-    const int head_selected = std::clamp(state.selection.head, 0, heads - 1);
+    const int head_selected = state.selection.head;
     const bool dense = static_cast<long>(n_query) * n_key > kDenseLines;
     collect_overview(state, dense);
 
@@ -257,8 +251,8 @@ class ArrowsPanel final : public Panel {
     const AttentionResult& r = state.result();
     const Palette& colours = palette(state.ui.theme);
     ImDrawList* list = ImGui::GetWindowDrawList();
-    const auto& queries = state.pipeline.target().tokens;
-    const auto& keys = state.pipeline.keys().tokens;
+    const auto& queries = state.pipeline().target().tokens;
+    const auto& keys = state.pipeline().keys().tokens;
     const int n_query = static_cast<int>(r.n_query), n_key = static_cast<int>(r.n_key);
     const int heads = static_cast<int>(r.heads.size());
     const float threshold = line_threshold(state);
@@ -269,8 +263,8 @@ class ArrowsPanel final : public Panel {
     view::Rect area{whole.x, whole.y + f.font * 1.3f, whole.w, whole.h - f.font * 1.3f};
     if (area.h < f.font) return;
 
-    for (const Token& t : queries) f.label_width = std::max(f.label_width, ImGui::CalcTextSize(state.visual_text(t.text)).x);
-    for (const Token& t : keys) f.label_width = std::max(f.label_width, ImGui::CalcTextSize(state.visual_text(t.text)).x);
+    for (const Token& t : queries) f.label_width = std::max(f.label_width, ImGui::CalcTextSize(state.frame.visual_text(t.text)).x);
+    for (const Token& t : keys) f.label_width = std::max(f.label_width, ImGui::CalcTextSize(state.frame.visual_text(t.text)).x);
     f.label_width = std::clamp(f.label_width + f.font * 0.5f, f.font * 1.5f, std::min(f.font * 9.0f, area.w * 0.28f));
     // In a wide, low panel very long flat lines are hard to follow: keep the columns at most
     // about twice as far apart as the area is high, centred.
@@ -284,7 +278,7 @@ class ArrowsPanel final : public Panel {
     f.label_size = row_label_size(step);
     // Column headings.
     const char* query_heading = "queries";
-    const char* key_heading = state.pipeline.cross() ? "keys (source)" : "keys (same sentence)";
+    const char* key_heading = state.pipeline().cross() ? "keys (source)" : "keys (same sentence)";
     list->AddText(ImVec2(std::max(area.x, f.g.left_x - ImGui::CalcTextSize(query_heading).x), whole.y),
                   colours.text_dim, query_heading);
     list->AddText(ImVec2(std::min(f.g.right_x, area.right() - ImGui::CalcTextSize(key_heading).x), whole.y),
@@ -292,10 +286,10 @@ class ArrowsPanel final : public Panel {
     f.head_spread = std::min(std::min(f.g.left_step, f.g.right_step) * 0.45f, f.font * 0.5f);
 
     // What is isolated: the token hovered in any view (in the previous frame).
-    const TokenRef hovered = state.hovered;
+    const TokenRef hovered = state.frame.hovered;
     const bool isolate_query = hovered.valid() && hovered.side == Side::Query && hovered.index < n_query;
     const bool isolate_key = hovered.valid() && hovered.side == Side::Key && hovered.index < n_key;
-    const int selected = std::clamp(state.selection.query, 0, n_query - 1);
+    const int selected = state.selection.query;
 
     // Token dots.
     const float dot = std::clamp(std::min(f.g.left_step, f.g.right_step) * 0.22f, 1.0f, f.font * 0.22f);
@@ -418,7 +412,7 @@ class ArrowsPanel final : public Panel {
     const float clip_x1 = left ? f.g.left_x - gap * 0.5f : f.g.area.right();
     // "…" when it is too long (fit_label measures at the font's size: widths scale with the size)
     const float scale = f.label_size / ImGui::GetFontSize();
-    const std::string shown = fit_label(state.visual_text, name, (clip_x1 - clip_x0 - gap * 0.5f) / scale);
+    const std::string shown = fit_label(state.frame.visual_text, name, (clip_x1 - clip_x0 - gap * 0.5f) / scale);
     const char* text = shown.c_str();
     const ImVec2 size = ImGui::GetFont()->CalcTextSizeA(f.label_size, FLT_MAX, 0, text);
     const float x = left ? f.g.left_x - gap - size.x : f.g.right_x + gap;
@@ -436,9 +430,9 @@ class ArrowsPanel final : public Panel {
 
   void draw_labels(const AppState& state, PanelContext& context, const Frame& f, int selected) {
     ImDrawList* list = ImGui::GetWindowDrawList();
-    const auto& queries = state.pipeline.target().tokens;
-    const auto& keys = state.pipeline.keys().tokens;
-    const TokenRef hovered = state.hovered;
+    const auto& queries = state.pipeline().target().tokens;
+    const auto& keys = state.pipeline().keys().tokens;
+    const TokenRef hovered = state.frame.hovered;
     const int hovered_query = hovered.valid() && state.highlights_query(hovered.index) ? hovered.index : -1;
     const int hovered_key = hovered.valid() && state.highlights_key(hovered.index) ? hovered.index : -1;
     const float extent = f.label_size * 1.05f;
@@ -468,7 +462,7 @@ class ArrowsPanel final : public Panel {
     if (!hit) return;
     const bool left = (*hit)[0] == 0;
     const int index = (*hit)[1];
-    state.hovered_next = {left ? Side::Query : Side::Key, index};
+    state.frame.hovered_next = {left ? Side::Query : Side::Key, index};
     if (left && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = index;
     draw_tooltip(state, left, index, head_selected);
   }
@@ -477,11 +471,11 @@ class ArrowsPanel final : public Panel {
   void draw_tooltip(const AppState& state, bool query, int index, int head_selected) const {
     const AttentionResult& r = state.result();
     const HeadResult& head = r.heads[static_cast<std::size_t>(head_selected)];
-    const auto& own = query ? state.pipeline.target().tokens : state.pipeline.keys().tokens;
-    const auto& other = query ? state.pipeline.keys().tokens : state.pipeline.target().tokens;
+    const auto& own = query ? state.pipeline().target().tokens : state.pipeline().keys().tokens;
+    const auto& other = query ? state.pipeline().keys().tokens : state.pipeline().target().tokens;
     const int count = static_cast<int>(query ? r.n_key : r.n_query);
     ImGui::BeginTooltip();
-    ImGui::Text("%s %d: \"%s\"", query ? "query" : "key", index, state.visual_text(own[static_cast<std::size_t>(index)].text));
+    ImGui::Text("%s %d: \"%s\"", query ? "query" : "key", index, state.frame.visual_text(own[static_cast<std::size_t>(index)].text));
     if (query && head.fully_masked_rows.size() > index && head.fully_masked_rows(index)) {
       ImGui::TextUnformatted("this query can attend to no key (every key is masked)");
     } else {
@@ -498,7 +492,7 @@ class ArrowsPanel final : public Panel {
           if (after && a > best_alpha) best = o, best_alpha = a;
         }
         if (best < 0 || best_alpha <= 0) break;
-        ImGui::Text("  %s  \xce\xb1 = %s", state.visual_text(other[static_cast<std::size_t>(best)].text),
+        ImGui::Text("  %s  \xce\xb1 = %s", state.frame.visual_text(other[static_cast<std::size_t>(best)].text),
                     view::format_number(best_alpha, 2).c_str());
         last = best_alpha;
         last_index = best;

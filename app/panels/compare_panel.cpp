@@ -71,11 +71,6 @@ void format_signed(char* out, int size, float value) {
   else std::memmove(out, out + 1, std::strlen(out + 1) + 1);
 }
 
-bool fits_after_last_item(float width) {
-  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  return ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + width <= right;
-}
-
 // Every `stride`-th label fits where a label needs `label` pixels and a cell is `cell` wide.
 int label_stride(float cell, float label) {
   if (cell <= 0 || cell >= label) return 1;
@@ -106,15 +101,13 @@ class ComparePanel final : public Panel {
   void draw_content(AppState& state, PanelContext& context) override {
     const AttentionResult& r = state.result();
     font_ = ImGui::GetFontSize();
-    visual_text_ = &state.visual_text;
+    visual_text_ = &state.frame.visual_text;
     // The current weights of every head, in the texture the views share (uploaded once per result).
-    stack_.clear();  // keeps its capacity: no allocation per frame
-    for (const HeadResult& head : r.heads) stack_.push_back(&head.weights);
-    context.heatmaps.weights.update(stack_, r.version);
+    context.heatmaps.upload_weights(r);
 
     draw_header(state);
     const int heads = static_cast<int>(r.heads.size());
-    const int head = std::clamp(state.selection.head, 0, heads - 1);
+    const int head = state.selection.head;
     previous_cell_ = hovered_cell_;
     previous_map_ = hovered_map_;
     hovered_cell_ = {-1, -1};
@@ -142,8 +135,8 @@ class ComparePanel final : public Panel {
     b.texture = &context.heatmaps.weights;
     b.block = head_b;
     b.values = &r.heads[static_cast<std::size_t>(head_b)].weights;
-    b.row_tokens = &state.pipeline.target().tokens;
-    b.column_tokens = &state.pipeline.keys().tokens;
+    b.row_tokens = &state.pipeline().target().tokens;
+    b.column_tokens = &state.pipeline().keys().tokens;
     if (mode_ == Mode::Heads) {
       a = b;
       a.block = head_a;
@@ -167,13 +160,13 @@ class ComparePanel final : public Panel {
     const ImVec2 available = ImGui::GetContentRegionAvail();
     if (available.x < font_ * 10 || available.y < font_ * 6) return;
     // When the snapshot had other words at the same places, B gets its own row labels.
-    const bool same_words = mode_ == Mode::Heads || (same_shape && same_texts(snapshot_.query_tokens, state.pipeline.target().tokens) &&
-                                                     same_texts(snapshot_.key_tokens, state.pipeline.keys().tokens));
+    const bool same_words = mode_ == Mode::Heads || (same_shape && same_texts(snapshot_.query_tokens, state.pipeline().target().tokens) &&
+                                                     same_texts(snapshot_.key_tokens, state.pipeline().keys().tokens));
     compose_summary(state, same_shape, same_words, *a.values, *b.values);
     const float title_h = font_ * 1.5f, gap = font_ * 0.7f;
     const float summary_h = font_ * (0.4f + 1.3f * static_cast<float>(summary_lines(available.x)));
     const view::Rect area{origin.x, origin.y + title_h, available.x, available.y - title_h - summary_h};
-    if (!same_shape || !same_words) b.row_tokens = &state.pipeline.target().tokens;
+    if (!same_shape || !same_words) b.row_tokens = &state.pipeline().target().tokens;
     else b.row_tokens = nullptr;
     HeatmapSpec d;
     d.texture = &difference_texture_;
@@ -223,7 +216,7 @@ class ComparePanel final : public Panel {
   const view::VisualText* visual_text_ = nullptr;  // this frame's AppState::visual_text, for token labels' widths
   Mode mode_ = Mode::Heads;
   int chosen_b_ = -1;  // head B as chosen; -1: the head after A
-  std::vector<const Matrix*> stack_;
+  std::vector<const Matrix*> stack_;  // the snapshot's heads, for its texture upload
 
   // The snapshot: copies of every head's weights and of the tokens, and what it was of.
   struct Snapshot {
@@ -279,7 +272,7 @@ class ComparePanel final : public Panel {
     const AttentionResult& r = state.result();
     const Palette& colours = palette(state.ui.theme);
     const int heads = static_cast<int>(r.heads.size());
-    int head = std::clamp(state.selection.head, 0, heads - 1);
+    int head = state.selection.head;
     if (ImGui::RadioButton("two heads", mode_ == Mode::Heads)) mode_ = Mode::Heads;
     ImGui::SameLine();
     if (ImGui::RadioButton("snapshot vs now", mode_ == Mode::Snapshot)) mode_ = Mode::Snapshot;
@@ -341,10 +334,10 @@ class ComparePanel final : public Panel {
     const AttentionResult& r = state.result();
     snapshot_.weights.resize(r.heads.size());
     for (std::size_t h = 0; h < r.heads.size(); ++h) snapshot_.weights[h] = r.heads[h].weights;
-    snapshot_.query_tokens = state.pipeline.target().tokens;
-    snapshot_.key_tokens = state.pipeline.keys().tokens;
+    snapshot_.query_tokens = state.pipeline().target().tokens;
+    snapshot_.key_tokens = state.pipeline().keys().tokens;
     snapshot_.config = r.config;
-    snapshot_.cross = state.pipeline.cross();
+    snapshot_.cross = state.pipeline().cross();
     snapshot_.taken = true;
     ++snapshot_.id;
     const std::time_t now = std::time(nullptr);
@@ -548,7 +541,7 @@ class ComparePanel final : public Panel {
     // 3. Labels: queries on the left (when this heatmap has them), keys above.
     const int hovered_row = spec.current_tokens || which == 1 ? hovered_query(state, rows) : -1;
     const int hovered_column = spec.current_tokens || which == 1 ? hovered_key(state, cols) : -1;
-    const int selected = spec.current_tokens || which == 1 ? std::clamp(state.selection.query, 0, rows - 1) : -1;
+    const int selected = spec.current_tokens || which == 1 ? state.selection.query : -1;
     if (spec.row_tokens) {
       const int stride = label_stride(g.cell_h, font_);
       // Half a line of room above and below, for the first and last labels of small rows.
@@ -556,7 +549,7 @@ class ComparePanel final : public Panel {
                          ImVec2(g.row_labels.right(), g.row_labels.bottom() + font_ * 0.5f), true);
       for (int i = 0; i < rows; ++i) {
         if (i % stride != 0 && i != selected && i != hovered_row) continue;
-        const char* text = state.visual_text((*spec.row_tokens)[static_cast<std::size_t>(i)].text);
+        const char* text = state.frame.visual_text((*spec.row_tokens)[static_cast<std::size_t>(i)].text);
         const ImVec2 size = ImGui::CalcTextSize(text);
         const ImU32 colour = i == hovered_row ? colours.highlight : (i == selected ? colours.selection : colours.text);
         list->AddText(ImVec2(g.row_labels.right() - size.x, g.grid.y + g.cell_h * (static_cast<float>(i) + 0.5f) - size.y * 0.5f),
@@ -572,7 +565,7 @@ class ComparePanel final : public Panel {
                          true);
       for (int j = 0; j < cols; ++j) {
         if (j % stride != 0 && j != hovered_column) continue;
-        const char* text = state.visual_text(columns[static_cast<std::size_t>(j)].text);
+        const char* text = state.frame.visual_text(columns[static_cast<std::size_t>(j)].text);
         const ImVec2 size = ImGui::CalcTextSize(text);
         const ImU32 colour = j == hovered_column ? colours.highlight : colours.text;
         const float centre = g.grid.x + g.cell_w * (static_cast<float>(j) + 0.5f);
@@ -610,26 +603,26 @@ class ComparePanel final : public Panel {
       hovered_cell_ = *cell;
       hovered_map_ = which;
       if (spec.current_tokens || which == 1) {
-        state.hovered_next = {Side::Query, (*cell)[0]};
+        state.frame.hovered_next = {Side::Query, (*cell)[0]};
         if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = (*cell)[0];
       }
     } else if ((spec.current_tokens || which == 1) && g.row_labels.contains(io.MousePos.x, io.MousePos.y)) {
       const int i = std::clamp(static_cast<int>((io.MousePos.y - g.grid.y) / g.cell_h), 0, rows - 1);
-      state.hovered_next = {Side::Query, i};
+      state.frame.hovered_next = {Side::Query, i};
       if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = i;
     } else if ((spec.current_tokens || which == 1) && g.column_labels.contains(io.MousePos.x, io.MousePos.y)) {
-      state.hovered_next = {Side::Key, std::clamp(static_cast<int>((io.MousePos.x - g.grid.x) / g.cell_w), 0, cols - 1)};
+      state.frame.hovered_next = {Side::Key, std::clamp(static_cast<int>((io.MousePos.x - g.grid.x) / g.cell_w), 0, cols - 1)};
     }
   }
 
   static int hovered_query(const AppState& state, int rows) {
     for (int i = 0; i < rows; ++i)
-      if (state.highlights_query(i) && state.hovered.side == Side::Query) return i;
+      if (state.highlights_query(i) && state.frame.hovered.side == Side::Query) return i;
     return -1;
   }
   static int hovered_key(const AppState& state, int cols) {
     for (int j = 0; j < cols; ++j)
-      if (state.highlights_key(j) && state.hovered.side == Side::Key) return j;
+      if (state.highlights_key(j) && state.frame.hovered.side == Side::Key) return j;
     return -1;
   }
 
@@ -683,8 +676,8 @@ class ComparePanel final : public Panel {
     view::format_significant_into(mean, sizeof mean, difference_mean_, 3);
     view::format_significant_into(va, sizeof va, a(i, j), 2);
     view::format_significant_into(vb, sizeof vb, b(i, j), 2);
-    const char* query = state.visual_text(state.pipeline.target().tokens[static_cast<std::size_t>(i)].text);
-    const char* key = state.visual_text(state.pipeline.keys().tokens[static_cast<std::size_t>(j)].text);
+    const char* query = state.frame.visual_text(state.pipeline().target().tokens[static_cast<std::size_t>(i)].text);
+    const char* key = state.frame.visual_text(state.pipeline().keys().tokens[static_cast<std::size_t>(j)].text);
     if (mode_ == Mode::Heads) {  // A − B, as the difference heatmap
       std::snprintf(add(false), kSummarySize, "largest difference: %s \xe2\x86\x92 %s, %s (A %s, B %s)", query, key,
                     largest, va, vb);
@@ -721,13 +714,13 @@ class ComparePanel final : public Panel {
     const int i = hovered_cell_[0], j = hovered_cell_[1];
     const bool in_a = hovered_map_ == 0;
     // Without a pairing, a cell of A is read from the snapshot's tokens and one of B from today's.
-    const std::vector<Token>& queries = in_a && !same_shape ? snapshot_.query_tokens : state.pipeline.target().tokens;
-    const std::vector<Token>& keys = in_a && !same_shape ? snapshot_.key_tokens : state.pipeline.keys().tokens;
+    const std::vector<Token>& queries = in_a && !same_shape ? snapshot_.query_tokens : state.pipeline().target().tokens;
+    const std::vector<Token>& keys = in_a && !same_shape ? snapshot_.key_tokens : state.pipeline().keys().tokens;
     if (i >= static_cast<int>(queries.size()) || j >= static_cast<int>(keys.size())) return;
     char text[32];
     ImGui::BeginTooltip();
-    ImGui::Text("query %d \"%s\" \xe2\x86\x92 key %d \"%s\"", i, state.visual_text(queries[static_cast<std::size_t>(i)].text), j,
-                state.visual_text(keys[static_cast<std::size_t>(j)].text));
+    ImGui::Text("query %d \"%s\" \xe2\x86\x92 key %d \"%s\"", i, state.frame.visual_text(queries[static_cast<std::size_t>(i)].text), j,
+                state.frame.visual_text(keys[static_cast<std::size_t>(j)].text));
     ImGui::Separator();
     char name_a[48], name_b[48];
     if (mode_ == Mode::Heads) {
@@ -749,11 +742,11 @@ class ComparePanel final : public Panel {
       format_signed(text, sizeof text, signed_difference(a(i, j), b(i, j)));
       ImGui::Text("%s = %s", difference_name(), text);
       if (mode_ == Mode::Snapshot &&
-          (snapshot_.query_tokens[static_cast<std::size_t>(i)].text != state.pipeline.target().tokens[static_cast<std::size_t>(i)].text ||
-           snapshot_.key_tokens[static_cast<std::size_t>(j)].text != state.pipeline.keys().tokens[static_cast<std::size_t>(j)].text))
+          (snapshot_.query_tokens[static_cast<std::size_t>(i)].text != state.pipeline().target().tokens[static_cast<std::size_t>(i)].text ||
+           snapshot_.key_tokens[static_cast<std::size_t>(j)].text != state.pipeline().keys().tokens[static_cast<std::size_t>(j)].text))
         ImGui::TextDisabled("the snapshot had other words here: \"%s\" \xe2\x86\x92 \"%s\"",
-                            state.visual_text(snapshot_.query_tokens[static_cast<std::size_t>(i)].text),
-                            state.visual_text(snapshot_.key_tokens[static_cast<std::size_t>(j)].text));
+                            state.frame.visual_text(snapshot_.query_tokens[static_cast<std::size_t>(i)].text),
+                            state.frame.visual_text(snapshot_.key_tokens[static_cast<std::size_t>(j)].text));
     } else {
       ImGui::TextDisabled("no A \xe2\x88\x92 B: the token counts differ");
     }

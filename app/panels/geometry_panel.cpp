@@ -16,6 +16,7 @@
 #include "app/panels/panel.hpp"
 #include "app/panels/registry.hpp"
 #include "app/panels/widgets.hpp"
+#include "app/view/values.hpp"
 #include "app/shell/theme.hpp"
 #include "core/figures/format.hpp"
 #include "app/view/geometry.hpp"
@@ -127,11 +128,6 @@ void format_tick(char* out, int size, double value, double step) {
 
 constexpr const char* kAxisNames[3] = {"dim 0", "dim 1", "dim 2"};
 
-bool fits_after_last_item(float width) {
-  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  return ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + width <= right;
-}
-
 // How the vectors are drawn.
 enum class PlotMode {
   None,         // d_k > 3 and no approximation asked for: the message
@@ -157,8 +153,8 @@ class GeometryPanel final : public Panel {
       draw_dk_message(state);
       return;
     }
-    const int head = std::clamp(state.selection.head, 0, static_cast<int>(r.heads.size()) - 1);
-    const int query = std::clamp(state.selection.query, 0, static_cast<int>(r.n_query) - 1);
+    const int head = state.selection.head;
+    const int query = state.selection.query;
 
     // Layout: the square plot and, beside it or under it, the table and the explanation.
     const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -243,7 +239,7 @@ class GeometryPanel final : public Panel {
 
   void draw_selectors(AppState& state) {
     const int heads = static_cast<int>(state.result().heads.size());
-    int head = std::clamp(state.selection.head, 0, heads - 1);
+    int head = state.selection.head;
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("head");
     ImGui::SameLine();
@@ -279,10 +275,9 @@ class GeometryPanel final : public Panel {
   }
 
   static void set_d_k(AppState& state, int d_k) {
-    AttentionConfig config = state.scenario.config;
+    AttentionConfig config = state.document.scenario().config;
     config.d_k = d_k;  // d_v, d_att and the rest stay as they are
-    apply_config(state.scenario, config);
-    state.mark_edited();
+    state.document.set_config(config);
   }
 
   void draw_dk_message(AppState& state) {
@@ -422,17 +417,18 @@ class GeometryPanel final : public Panel {
     return best;
   }
 
-  Matrix& weight_matrix(AppState& state, Side side, int head) const {
-    HeadParameters& p = state.scenario.parameters.heads[static_cast<std::size_t>(head)];
+  static const Matrix& weight_matrix(const AppState& state, Side side, int head) {  // (d_model, d_k)
+    const HeadParameters& p = state.document.scenario().parameters.heads[static_cast<std::size_t>(head)];
     return side == Side::Query ? p.W_Q : p.W_K;
   }
+  static ParameterName weight_name(Side side) { return side == Side::Query ? ParameterName::W_Q : ParameterName::W_K; }
 
   void start_tip_drag(AppState& state, int arrow, int head) {
     const Side side = arrow < n_query_ ? Side::Query : Side::Key;
     const int index = side == Side::Query ? arrow : arrow - n_query_;
-    const Matrix& X = side == Side::Query ? state.pipeline.X_target() : state.pipeline.X_keys();
-    const auto& tokens = side == Side::Query ? state.pipeline.target().tokens : state.pipeline.keys().tokens;
-    if (head >= static_cast<int>(state.scenario.parameters.heads.size()) || index >= X.rows()) return;
+    const Matrix& X = side == Side::Query ? state.pipeline().X_target() : state.pipeline().X_keys();
+    const auto& tokens = side == Side::Query ? state.pipeline().target().tokens : state.pipeline().keys().tokens;
+    if (head >= static_cast<int>(state.document.scenario().parameters.heads.size()) || index >= X.rows()) return;
     drag_x_ = X.row(index);
     drag_x_norm_ = static_cast<double>(drag_x_.norm());
     drag_ = {};
@@ -449,7 +445,7 @@ class GeometryPanel final : public Panel {
       std::snprintf(note_, sizeof note_,
                     "\"%s\" has the zero vector as its embedding x, so its %s x\xc2\xb7W = 0 whatever W is: "
                     "no change of %s can move it.",
-                    state.visual_text(tokens[static_cast<std::size_t>(index)].text), side == Side::Query ? "query" : "key",
+                    state.frame.visual_text(tokens[static_cast<std::size_t>(index)].text), side == Side::Query ? "query" : "key",
                     side == Side::Query ? "W_Q" : "W_K");
     }
   }
@@ -497,7 +493,7 @@ class GeometryPanel final : public Panel {
     const ImGuiIO& io = ImGui::GetIO();
     if (!drag_.moved && length(ImVec2(m.x - drag_.press.x, m.y - drag_.press.y)) >= io.MouseDragThreshold) drag_.moved = true;
     if (!drag_.moved || drag_.cancelled || !(drag_x_norm_ > 0)) return;
-    Matrix& W = weight_matrix(state, drag_.side, drag_.head);
+    const Matrix& W = weight_matrix(state, drag_.side, drag_.head);
     // The document changed under the drag (a shape, a head removed): stop.
     if (drag_.head != head || W.rows() != drag_start_W_.rows() || W.cols() != drag_start_W_.cols() ||
         drag_x_.size() != W.rows()) {
@@ -505,9 +501,7 @@ class GeometryPanel final : public Panel {
       return;
     }
     if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) {  // put the matrix back
-      W = drag_start_W_;
-      state.mark_edited();
-      state.recompute_if_needed();
+      state.edit()->set_projection(weight_name(drag_.side), drag_.head, drag_start_W_);
       drag_.cancelled = true;
       update_arrows(r, head);
       update_tips();
@@ -526,10 +520,9 @@ class GeometryPanel final : public Panel {
     if (delta_ == last_delta_) return;
     drag_next_W_ = drag_start_W_;  // same shape every frame: no allocation
     if (!view::move_projection(drag_next_W_, drag_x_, delta_)) return;
-    W = drag_next_W_;
     last_delta_ = delta_;
-    state.mark_edited();
-    state.recompute_if_needed();  // this frame shows the moved arrows
+    // Computed at once: this frame shows the moved arrows.
+    state.edit()->set_projection(weight_name(drag_.side), drag_.head, drag_next_W_);
     update_arrows(r, head);
     update_tips();
   }
@@ -539,7 +532,7 @@ class GeometryPanel final : public Panel {
   int projected_key(const AppState& state, const AttentionResult& r, int head, int query) const {
     if (drag_.kind == DragKind::Tip && drag_.side == Side::Key) return drag_.index;
     if (hovered_arrow_ >= n_query_) return hovered_arrow_ - n_query_;
-    if (state.hovered.valid() && state.hovered.side == Side::Key && state.hovered.index < n_key_) return state.hovered.index;
+    if (state.frame.hovered.valid() && state.frame.hovered.side == Side::Key && state.frame.hovered.index < n_key_) return state.frame.hovered.index;
     if (pinned_key_ >= 0 && pinned_key_ < n_key_) return pinned_key_;
     const Matrix& w = r.heads[static_cast<std::size_t>(head)].weights;
     int best = 0;
@@ -816,24 +809,24 @@ class GeometryPanel final : public Panel {
     list->AddCircleFilled(o, std::max(2.5f, font_ * 0.16f), colours.text);
 
     // Labels: the selected query and the chosen key always, then the others where there is room.
-    const auto& queries = state.pipeline.target().tokens;
-    const auto& keys = state.pipeline.keys().tokens;
+    const auto& queries = state.pipeline().target().tokens;
+    const auto& keys = state.pipeline().keys().tokens;
     for (int a = 0; a < n_query_ + n_key_; ++a) {  // keep labels off the tips
       const ImVec2 t = tips_[static_cast<std::size_t>(a)];
       const float rad = font_ * 0.25f;
       placed_.push_back(ImVec4(t.x - rad, t.y - rad, t.x + rad, t.y + rad));
     }
-    place_label(list, plot, o, tips_[static_cast<std::size_t>(q_arrow)], state.visual_text(queries[static_cast<std::size_t>(query)].text),
+    place_label(list, plot, o, tips_[static_cast<std::size_t>(q_arrow)], state.frame.visual_text(queries[static_cast<std::size_t>(query)].text),
                 ac.query, true, bold_);
-    place_label(list, plot, o, tips_[static_cast<std::size_t>(k_arrow)], state.visual_text(keys[static_cast<std::size_t>(projected)].text),
+    place_label(list, plot, o, tips_[static_cast<std::size_t>(k_arrow)], state.frame.visual_text(keys[static_cast<std::size_t>(projected)].text),
                 ac.key, true, bold_);
     for (int pass = 0; pass < 2; ++pass)
       for (int a = 0; a < n_query_ + n_key_; ++a) {
         if (a == q_arrow || a == k_arrow) continue;
         const bool is_query = a < n_query_;
         if ((pass == 0) != !is_query) continue;  // keys first: they are what the query is compared with
-        const char* text = is_query ? state.visual_text(queries[static_cast<std::size_t>(a)].text)
-                                    : state.visual_text(keys[static_cast<std::size_t>(a - n_query_)].text);
+        const char* text = is_query ? state.frame.visual_text(queries[static_cast<std::size_t>(a)].text)
+                                    : state.frame.visual_text(keys[static_cast<std::size_t>(a - n_query_)].text);
         const bool lit = is_query ? state.highlights_query(a) : state.highlights_key(a - n_query_);
         if (!lit && same_label_earlier(a, queries, keys)) continue;  // a repeated token at the same place
         place_label(list, plot, o, tips_[static_cast<std::size_t>(a)], text,
@@ -846,8 +839,8 @@ class GeometryPanel final : public Panel {
   }
 
   void draw_plot_tooltip(AppState& state, const HeadResult& h, int head, int query) {
-    const auto& queries = state.pipeline.target().tokens;
-    const auto& keys = state.pipeline.keys().tokens;
+    const auto& queries = state.pipeline().target().tokens;
+    const auto& keys = state.pipeline().keys().tokens;
     char vector[160], a[32], b[32], c[32];
     if (drag_.kind == DragKind::Tip) {
       if (!(drag_x_norm_ > 0) || !drag_.moved) return;
@@ -855,7 +848,7 @@ class GeometryPanel final : public Panel {
       format_vector(vector, sizeof vector, delta_);
       ImGui::BeginTooltip();
       ImGui::Text("%s \"%s\" moves by \xce\x94 = %s", is_query ? "query" : "key",
-                  state.visual_text((is_query ? queries : keys)[static_cast<std::size_t>(drag_.index)].text), vector);
+                  state.frame.visual_text((is_query ? queries : keys)[static_cast<std::size_t>(drag_.index)].text), vector);
       view::format_number_into(a, sizeof a, static_cast<float>(drag_x_norm_), 2);
       ImGui::Text("%s of head %d changes by x^T\xc2\xb7\xce\x94 / |x|\xc2\xb2   (|x| = %s),", is_query ? "W_Q" : "W_K", head, a);
       ImGui::TextUnformatted("the smallest change that moves this tip by exactly \xce\x94;");
@@ -866,23 +859,23 @@ class GeometryPanel final : public Panel {
     if (hovered_arrow_ < 0) return;
     const bool is_query = hovered_arrow_ < n_query_;
     const int index = is_query ? hovered_arrow_ : hovered_arrow_ - n_query_;
-    state.hovered_next = {is_query ? Side::Query : Side::Key, index};
+    state.frame.hovered_next = {is_query ? Side::Query : Side::Key, index};
     ImGui::BeginTooltip();
     if (is_query) {
       format_vector(vector, sizeof vector, h.Q.row(index));
       view::format_number_into(a, sizeof a, h.Q.row(index).norm(), 2);
-      ImGui::Text("query \"%s\"   q = %s   |q| = %s", state.visual_text(queries[static_cast<std::size_t>(index)].text), vector, a);
+      ImGui::Text("query \"%s\"   q = %s   |q| = %s", state.frame.visual_text(queries[static_cast<std::size_t>(index)].text), vector, a);
       ImGui::TextDisabled(index == query ? "the selected query" : "click to select this query");
       ImGui::TextDisabled("drag the tip to change W_Q of head %d", head);
     } else {
       const view::DotGeometry g = view::dot_geometry(h.Q.row(query), h.K.row(index));
       format_vector(vector, sizeof vector, h.K.row(index));
       format_double(a, sizeof a, g.norm_k, 2);
-      ImGui::Text("key \"%s\"   k = %s   |k| = %s", state.visual_text(keys[static_cast<std::size_t>(index)].text), vector, a);
+      ImGui::Text("key \"%s\"   k = %s   |k| = %s", state.frame.visual_text(keys[static_cast<std::size_t>(index)].text), vector, a);
       format_double(a, sizeof a, g.dot, 2);
       format_angle(b, sizeof b, g.angle_degrees);
       view::format_number_into(c, sizeof c, h.weights(query, index), 2);
-      ImGui::Text("with \"%s\":  q\xc2\xb7k = %s   \xce\xb8 = %s   \xce\xb1 = %s", state.visual_text(queries[static_cast<std::size_t>(query)].text),
+      ImGui::Text("with \"%s\":  q\xc2\xb7k = %s   \xce\xb8 = %s   \xce\xb1 = %s", state.frame.visual_text(queries[static_cast<std::size_t>(query)].text),
                   a, b, c);
       ImGui::TextDisabled("click to keep its projection drawn; drag the tip to change W_K of head %d", head);
     }
@@ -898,7 +891,7 @@ class GeometryPanel final : public Panel {
   // The table's natural width: the widest key and four numbers.
   float side_width(const AppState& state) const {
     float widest = ImGui::CalcTextSize("key").x;
-    for (const Token& t : state.pipeline.keys().tokens) widest = std::max(widest, ImGui::CalcTextSize(state.visual_text(t.text)).x);
+    for (const Token& t : state.pipeline().keys().tokens) widest = std::max(widest, ImGui::CalcTextSize(state.frame.visual_text(t.text)).x);
     widest = std::min(widest, font_ * 7.0f);
     const float numbers = ImGui::CalcTextSize("0.00").x * 2.0f + ImGui::CalcTextSize("-0.00").x + ImGui::CalcTextSize("180\xc2\xb0").x;
     return std::max(font_ * 11.0f, widest + numbers + cell_padding() * 10.0f + ImGui::GetStyle().ScrollbarSize + font_ * 0.3f);
@@ -929,8 +922,8 @@ class GeometryPanel final : public Panel {
     const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
     const Palette& colours = palette(state.ui.theme);
     const ArrowColours ac = arrow_colours(state.ui.theme);
-    const auto& queries = state.pipeline.target().tokens;
-    const auto& keys = state.pipeline.keys().tokens;
+    const auto& queries = state.pipeline().target().tokens;
+    const auto& keys = state.pipeline().keys().tokens;
     char a[32], b[32], c[32], d[32];
 
     ImGui::SetCursorScreenPos(ImVec2(side.x, side.y));
@@ -962,7 +955,7 @@ class GeometryPanel final : public Panel {
     view::format_number_into(a, sizeof a, h.Q.row(query).norm(), 2);
     if (bold_) ImGui::PushFont(bold_);
     ImGui::PushStyleColor(ImGuiCol_Text, ac.query);
-    ImGui::Text("q = \"%s\"", state.visual_text(queries[static_cast<std::size_t>(query)].text));
+    ImGui::Text("q = \"%s\"", state.frame.visual_text(queries[static_cast<std::size_t>(query)].text));
     ImGui::PopStyleColor();
     if (bold_) ImGui::PopFont();
     ImGui::SameLine();
@@ -1009,11 +1002,11 @@ class GeometryPanel final : public Panel {
         ImGui::TableSetColumnIndex(0);
         ImGui::PushID(j);
         ImGui::PushStyleColor(ImGuiCol_Text, state.highlights_key(j) ? colours.highlight : ac.key);
-        if (ImGui::Selectable(state.visual_text(keys[static_cast<std::size_t>(j)].text), false, ImGuiSelectableFlags_SpanAllColumns))
+        if (ImGui::Selectable(state.frame.visual_text(keys[static_cast<std::size_t>(j)].text), false, ImGuiSelectableFlags_SpanAllColumns))
           pinned_key_ = pinned_key_ == j ? -1 : j;
         ImGui::PopStyleColor();
         if (ImGui::IsItemHovered()) {
-          state.hovered_next = {Side::Key, j};
+          state.frame.hovered_next = {Side::Key, j};
           format_double(a, sizeof a, g.norm_q, 2);
           format_double(b, sizeof b, g.norm_k, 2);
           format_double(c, sizeof c, g.cos_theta, 3);
@@ -1031,7 +1024,7 @@ class GeometryPanel final : public Panel {
         format_double(a, sizeof a, g.dot, 2);
         right_aligned(a);
         ImGui::TableSetColumnIndex(4);
-        if (std::isinf(h.masked_scores(query, j)) && h.masked_scores(query, j) < 0) {
+        if (view::is_masked(h.masked_scores(query, j))) {
           ImGui::PushStyleColor(ImGuiCol_Text, colours.text_dim);
           right_aligned("masked");
           ImGui::PopStyleColor();
@@ -1048,11 +1041,11 @@ class GeometryPanel final : public Panel {
     const view::DotGeometry g = view::dot_geometry(h.Q.row(query), h.K.row(projected));
     ImGui::Spacing();
     ImGui::PushStyleColor(ImGuiCol_Text, ac.key);
-    ImGui::Text("k = \"%s\"", state.visual_text(keys[static_cast<std::size_t>(projected)].text));
+    ImGui::Text("k = \"%s\"", state.frame.visual_text(keys[static_cast<std::size_t>(projected)].text));
     ImGui::PopStyleColor();
     ImGui::SameLine();
     ImGui::PushStyleColor(ImGuiCol_Text, colours.text_dim);
-    const bool hovered_key = hovered_arrow_ >= n_query_ || (state.hovered.valid() && state.hovered.side == Side::Key);
+    const bool hovered_key = hovered_arrow_ >= n_query_ || (state.frame.hovered.valid() && state.frame.hovered.side == Side::Key);
     bool tied = false;  // another key has as much α: "largest" would single out the first of equals
     for (int j = 0; j < n_key_; ++j)
       tied = tied || (j != projected && std::abs(h.weights(query, j) - h.weights(query, projected)) < 0.005f);

@@ -5,6 +5,7 @@
 #include "app/panels/panel.hpp"
 #include "app/panels/registry.hpp"
 #include "app/panels/widgets.hpp"
+#include "app/view/values.hpp"
 #include "app/render/heatmap_renderer.hpp"
 #include "app/shell/theme.hpp"
 #include "core/figures/format.hpp"
@@ -43,9 +44,7 @@ class HeatmapPanel final : public Panel {
  public:
   void draw_content(AppState& state, PanelContext& context) override {
     const AttentionResult& r = state.result();
-    stack_.clear();  // keeps its capacity: no allocation per frame
-    for (const HeadResult& head : r.heads) stack_.push_back(&head.weights);
-    context.heatmaps.weights.update(stack_, r.version);
+    context.heatmaps.upload_weights(r);
     update_scale_tops(state);
 
     const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -59,7 +58,7 @@ class HeatmapPanel final : public Panel {
     draw_main(state, context, main_area);
     // Cells stop growing at a size (a short sentence in a wide view): the colour scale ends above
     // the grid's right edge, and the thumbnails follow it rather than the far side of the view.
-    const view::Rect& grid = state.layout.heatmap.grid;
+    const view::Rect& grid = state.frame.layout.heatmap.grid;
     const float used_w = grid.empty() ? main_area.w : std::clamp(grid.right() - origin.x, font * 16.0f, main_area.w);
     draw_header(state, origin, used_w);
     if (strip > 0)
@@ -69,7 +68,6 @@ class HeatmapPanel final : public Panel {
   }
 
  private:
-  std::vector<const Matrix*> stack_;  // the heads' weights, for the texture upload
   // The top of each head's colour scale (UiSettings::heatmap_top), for the result and setting
   // they were found for: the header, the grid and the thumbnails read them every frame.
   std::vector<float> scale_tops_;
@@ -95,8 +93,7 @@ class HeatmapPanel final : public Panel {
     std::snprintf(label, sizeof label, "\xce\xb1, head %d of %d", state.selection.head,
                   static_cast<int>(state.result().heads.size()));
     // The top of the scale: 1, or the head's largest α (View menu).
-    const AttentionResult& r = state.result();
-    const int head = std::clamp(state.selection.head, 0, static_cast<int>(r.heads.size()) - 1);
+    const int head = state.selection.head;
     const float top = scale_tops_[static_cast<std::size_t>(head)];
     char top_text[16] = "1";
     if (top != 1.0f) view::format_number_into(top_text, sizeof top_text, top, 2);
@@ -127,11 +124,11 @@ class HeatmapPanel final : public Panel {
 
   void draw_main(AppState& state, PanelContext& context, const view::Rect& area) {
     const AttentionResult& r = state.result();
-    const int head_index = std::clamp(state.selection.head, 0, static_cast<int>(r.heads.size()) - 1);
+    const int head_index = state.selection.head;
     const HeadResult& head = r.heads[static_cast<std::size_t>(head_index)];
     const float top = scale_tops_[static_cast<std::size_t>(head_index)];  // the colour scale: 0 .. top
-    const auto& queries = state.pipeline.target().tokens;
-    const auto& keys = state.pipeline.keys().tokens;
+    const auto& queries = state.pipeline().target().tokens;
+    const auto& keys = state.pipeline().keys().tokens;
     const int rows = static_cast<int>(r.n_query), cols = static_cast<int>(r.n_key);
     const Palette& colours = palette(state.ui.theme);
     ImDrawList* list = ImGui::GetWindowDrawList();
@@ -142,13 +139,13 @@ class HeatmapPanel final : public Panel {
     style.max_cell_w = style.max_cell_h = font * 5.0f;
     style.value_text_width = ImGui::CalcTextSize("0.00").x;
     style.row_label_width = style.column_label_width = 0;
-    for (const Token& t : queries) style.row_label_width = std::max(style.row_label_width, ImGui::CalcTextSize(state.visual_text(t.text)).x);
-    for (const Token& t : keys) style.column_label_width = std::max(style.column_label_width, ImGui::CalcTextSize(state.visual_text(t.text)).x);
+    for (const Token& t : queries) style.row_label_width = std::max(style.row_label_width, ImGui::CalcTextSize(state.frame.visual_text(t.text)).x);
+    for (const Token& t : keys) style.column_label_width = std::max(style.column_label_width, ImGui::CalcTextSize(state.frame.visual_text(t.text)).x);
     style.row_label_width = std::min(style.row_label_width, font * 10.0f);
     style.column_label_width = std::min(style.column_label_width, font * 10.0f);
     const view::HeatmapGeometry g = view::layout_heatmap(area, rows, cols, style);
-    state.layout.heatmap = g;
-    state.layout.heatmap_head = head_index;
+    state.frame.layout.heatmap = g;
+    state.frame.layout.heatmap_head = head_index;
     if (g.grid.empty()) return;
 
     // 1. The cells: one textured quad (or, without the shader, one rectangle per cell).
@@ -183,7 +180,7 @@ class HeatmapPanel final : public Panel {
       // A label too close to the selected query's gives way to it.
       if (i != state.selection.query && std::abs(row_centre(i) - row_centre(state.selection.query)) < font) continue;
       // A name longer than its room keeps its start, with "…" (cut, its end showed instead).
-      const std::string shown = fit_label(state.visual_text, queries[static_cast<std::size_t>(i)].text, g.row_labels.w);
+      const std::string shown = fit_label(state.frame.visual_text, queries[static_cast<std::size_t>(i)].text, g.row_labels.w);
       const char* text = shown.c_str();
       const ImVec2 size = ImGui::CalcTextSize(text);
       const bool marked = state.highlights_query(i) || state.selection.query == i;
@@ -195,7 +192,7 @@ class HeatmapPanel final : public Panel {
       list->PopClipRect();
     }
     for (int j : view::visible_labels(cols, g.cell_w, g.vertical_column_labels ? font : style.column_label_width)) {
-      const std::string shown = fit_label(state.visual_text, keys[static_cast<std::size_t>(j)].text,
+      const std::string shown = fit_label(state.frame.visual_text, keys[static_cast<std::size_t>(j)].text,
                                           g.vertical_column_labels ? g.column_labels.h : std::max(g.cell_w, style.column_label_width));
       const char* text = shown.c_str();
       const ImVec2 size = ImGui::CalcTextSize(text);
@@ -229,22 +226,22 @@ class HeatmapPanel final : public Panel {
     if (!ImGui::IsWindowHovered()) return;
     if (const auto cell = g.hit(io.MousePos.x, io.MousePos.y)) {
       const int i = (*cell)[0], j = (*cell)[1];
-      state.hovered_next = {Side::Query, i, /*this_side_only=*/true};
+      state.frame.hovered_next = {Side::Query, i, /*this_side_only=*/true};
       if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = i;
       draw_cell_tooltip(state, head, i, j);
     } else if (g.row_labels.contains(io.MousePos.x, io.MousePos.y)) {
       const int i = std::clamp(static_cast<int>((io.MousePos.y - g.grid.y) / g.cell_h), 0, rows - 1);
-      state.hovered_next = {Side::Query, i};
+      state.frame.hovered_next = {Side::Query, i};
       if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = i;
     } else if (g.column_labels.contains(io.MousePos.x, io.MousePos.y)) {
-      state.hovered_next = {Side::Key, std::clamp(static_cast<int>((io.MousePos.x - g.grid.x) / g.cell_w), 0, cols - 1)};
+      state.frame.hovered_next = {Side::Key, std::clamp(static_cast<int>((io.MousePos.x - g.grid.x) / g.cell_w), 0, cols - 1)};
     }
   }
 
   void draw_cell_tooltip(const AppState& state, const HeadResult& head, int i, int j) {
     const AttentionConfig& c = state.result().config;
-    const char* query = state.visual_text(state.pipeline.target().tokens[static_cast<std::size_t>(i)].text);
-    const char* key = state.visual_text(state.pipeline.keys().tokens[static_cast<std::size_t>(j)].text);
+    const char* query = state.frame.visual_text(state.pipeline().target().tokens[static_cast<std::size_t>(i)].text);
+    const char* key = state.frame.visual_text(state.pipeline().keys().tokens[static_cast<std::size_t>(j)].text);
     ImGui::BeginTooltip();
     // The tokens' places too: a long sentence has many "the"s.
     ImGui::Text("query %d \"%s\" \xe2\x86\x92 key %d \"%s\"   (head %d)", i, query, j, key, state.selection.head);
@@ -255,7 +252,7 @@ class HeatmapPanel final : public Panel {
                   view::format_number(head.scaled_scores(i, j), 3).c_str());
     else if (c.temperature != 1.0f)
       ImGui::Text("\xc3\xb7T (T = %.2f) = %s", static_cast<double>(c.temperature), view::format_number(head.scaled_scores(i, j), 3).c_str());
-    if (std::isinf(head.masked_scores(i, j)) && head.masked_scores(i, j) < 0)
+    if (view::is_masked(head.masked_scores(i, j)))
       ImGui::TextUnformatted("masked: this key is hidden from this query");
     ImGui::Text("\xce\xb1 = %s", view::format_significant(head.weights(i, j), 3).c_str());
     ImGui::EndTooltip();
@@ -285,7 +282,7 @@ class HeatmapPanel final : public Panel {
                                                area.h / static_cast<float>(rows_of_thumbs) - font - gap));
     // The big heatmap's shape (its cells widen when the matrix is far from square: 64 queries by
     // 6 keys), so that a thumbnail is that picture small rather than a strip.
-    const view::Rect& big = state.layout.heatmap.grid;
+    const view::Rect& big = state.frame.layout.heatmap.grid;
     const float aspect = big.empty() ? static_cast<float>(r.n_query) / static_cast<float>(std::max<Eigen::Index>(1, r.n_key))
                                      : big.h / big.w;
     const float w = aspect > 1.0f ? size / aspect : size, h = aspect > 1.0f ? size : size * aspect;

@@ -29,7 +29,7 @@ struct SentenceField {
 };
 
 // Draws the field; true when the user changed `text`.
-bool sentence_field(const char* id, const char* hint, std::string& text, SentenceField& field, view::TextEscapes& escapes) {
+bool sentence_field(const char* id, const char* hint, const std::string& text, SentenceField& field, view::TextEscapes& escapes) {
   if (text != field.sentence) {
     field.sentence = text;
     field.shown = escapes.escape(text);
@@ -72,7 +72,7 @@ bool sentence_field(const char* id, const char* hint, std::string& text, Sentenc
   if (ImGui::IsItemActivated()) field.undo.reset(field.shown);
   if (!changed) return false;
   field.undo.changed(field.shown, ImGui::GetTime());  // an undo or redo is what it already holds
-  text = field.sentence = escapes.unescape(field.shown);
+  field.sentence = escapes.unescape(field.shown);
   return true;
 }
 
@@ -95,8 +95,7 @@ float field_width(const char* label, float wanted) {
 
 // Continues the line when an item `width` wide still fits on it, else starts a new one.
 void same_line_if_fits(float width) {
-  const float end = ImGui::GetItemRectMax().x + ImGui::GetStyle().ItemSpacing.x + width;
-  if (end <= ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x) ImGui::SameLine();
+  if (fits_after_last_item(width)) ImGui::SameLine();
 }
 
 float checkbox_width(const char* label) {
@@ -116,7 +115,7 @@ class InputPanel final : public Panel {
   // The scenario's title, bold (the window's title when it is in no file); double-click to
   // rename it: Return or a click elsewhere keeps the new one, Escape the old.
   void draw_title(AppState& state, PanelContext& context) {
-    Scenario& s = state.scenario;
+    const Scenario& s = state.document.scenario();
     if (renaming_) {
       if (rename_frames_++ == 0) ImGui::SetKeyboardFocusHere();
       ImGui::SetNextItemWidth(-1);
@@ -126,10 +125,8 @@ class InputPanel final : public Panel {
         renaming_ = false;
         const std::size_t first = title_text_.find_first_not_of(' '), last = title_text_.find_last_not_of(' ');
         const std::string title = first == std::string::npos ? "" : title_text_.substr(first, last - first + 1);
-        if (!ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)) && title != s.title) {
-          s.title = title;
-          state.mark_edited();
-        }
+        if (!ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)) && title != s.title)
+          state.document.set_title(title);
       } else if (!active && rename_frames_ > 4) {
         renaming_ = false;  // never got the keyboard
       }
@@ -137,7 +134,7 @@ class InputPanel final : public Panel {
     }
     if (context.bold_font) ImGui::PushFont(context.bold_font);
     if (s.title.empty()) ImGui::TextDisabled("Untitled");
-    else ImGui::TextWrapped("%s", state.visual_text(s.title));
+    else ImGui::TextWrapped("%s", state.frame.visual_text(s.title));
     if (context.bold_font) ImGui::PopFont();
     if (ImGui::IsItemHovered()) {
       ImGui::BeginTooltip();
@@ -155,7 +152,7 @@ class InputPanel final : public Panel {
   }
 
   void draw_sentences(AppState& state, PanelContext& context) {
-    Scenario& s = state.scenario;
+    const Scenario& s = state.document.scenario();
     int mode = s.mode == Mode::Cross ? 1 : 0;
     ImGui::TextUnformatted("Attention:");
     ImGui::SameLine();
@@ -164,35 +161,26 @@ class InputPanel final : public Panel {
     mode_changed |= ImGui::RadioButton("Cross", &mode, 1);
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Cross: queries from the target sentence, keys and values from the source");
-    if (mode_changed) {
-      s.mode = mode == 1 ? Mode::Cross : Mode::Self;
-      if (s.mode == Mode::Cross && s.source.empty()) s.source = s.target;
-      state.mark_edited();
-      state.recompute_if_needed();
-    }
+    if (mode_changed) state.edit()->set_mode(mode == 1 ? Mode::Cross : Mode::Self);
 
     text_wrapped_at_spaces(s.mode == Mode::Cross ? "Target sentence (queries)" : "Sentence", ImGui::GetContentRegionAvail().x);
     ImGui::SetNextItemWidth(-1);
-    // Recompute at once, so the chips below show the tokens of what was just typed.
-    if (sentence_field("##target", "type a sentence", s.target, target_field_, context.text_escapes)) {
-      state.mark_edited();
-      state.recompute_if_needed();
-    }
-    draw_token_chips(state, state.pipeline.target(), state.pipeline.target_sources(), Side::Query);
+    // An edit is computed at once, so the chips below show the tokens of what was just typed.
+    if (sentence_field("##target", "type a sentence", s.target, target_field_, context.text_escapes))
+      state.edit()->set_target(target_field_.sentence);
+    draw_token_chips(state, state.pipeline().target(), state.pipeline().target_sources(), Side::Query);
     if (s.mode == Mode::Cross) {
       text_wrapped_at_spaces("Source sentence (keys and values)", ImGui::GetContentRegionAvail().x);
       ImGui::SetNextItemWidth(-1);
-      if (sentence_field("##source", "type the source sentence", s.source, source_field_, context.text_escapes)) {
-        state.mark_edited();
-        state.recompute_if_needed();
-      }
-      if (state.pipeline.cross())
-        draw_token_chips(state, state.pipeline.keys(), state.pipeline.key_sources(), Side::Key);
+      if (sentence_field("##source", "type the source sentence", s.source, source_field_, context.text_escapes))
+        state.edit()->set_source(source_field_.sentence);
+      if (state.pipeline().cross())
+        draw_token_chips(state, state.pipeline().keys(), state.pipeline().key_sources(), Side::Key);
     }
   }
 
   void draw_settings(AppState& state) {
-    Scenario& s = state.scenario;
+    const Scenario& s = state.document.scenario();
     if (!ImGui::CollapsingHeader("Settings", ImGuiTreeNodeFlags_DefaultOpen)) return;
     AttentionConfig config = s.config;
     bool shape_changed = false;
@@ -227,25 +215,18 @@ class InputPanel final : public Panel {
     same_line_if_fits(checkbox_width("causal mask"));
     shape_changed |= ImGui::Checkbox("causal mask", &config.causal);
     bool positional = s.positional == Positional::Sinusoidal;
-    if (ImGui::Checkbox("sinusoidal positions", &positional)) {
-      s.positional = positional ? Positional::Sinusoidal : Positional::None;
-      state.mark_edited();
-    }
-    if (shape_changed && !(config == s.config)) {
-      apply_config(s, config);
-      state.mark_edited();
-    }
+    if (ImGui::Checkbox("sinusoidal positions", &positional))
+      state.document.set_positional(positional ? Positional::Sinusoidal : Positional::None);
+    if (shape_changed && !(config == s.config)) state.document.set_config(config);
 
     const float button_w = ImGui::CalcTextSize("Draw weights").x + ImGui::GetStyle().FramePadding.x * 2.0f;
     const float beside_button = ImGui::GetContentRegionAvail().x - button_w - ImGui::GetStyle().ItemSpacing.x -
                                 ImGui::CalcTextSize("seed").x - ImGui::GetStyle().ItemInnerSpacing.x;
     ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 5.0f, std::min(ImGui::GetFontSize() * 7.0f, beside_button)));
-    ImGui::InputScalar("seed", ImGuiDataType_U64, &s.seed);
+    std::uint64_t seed = s.seed;
+    if (ImGui::InputScalar("seed", ImGuiDataType_U64, &seed)) state.document.set_seed_quietly(seed);
     same_line_if_fits(button_w);
-    if (ImGui::Button("Draw weights")) {
-      s.parameters = seeded_parameters(s.config, s.seed);
-      state.mark_edited();
-    }
+    if (ImGui::Button("Draw weights")) state.document.draw_weights();
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("replace every weight by values drawn from the seed");
   }
 

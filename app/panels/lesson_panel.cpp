@@ -31,7 +31,7 @@ class LessonPanel final : public Panel {
     if (context.bold_font) ImGui::PushFont(context.bold_font);
     text_wrapped_at_spaces(lesson_step_heading(lesson), ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize);
     if (context.bold_font) ImGui::PopFont();
-    text_ = expand_lesson_text(step->text, state.pipeline);
+    text_ = expand_lesson_text(step->text, state.pipeline());
     // The width App::lesson_band_height measures the text at (room for a scrollbar kept).
     text_wrapped_at_spaces(text_, ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize);
     // The text tells the step as it began: after the student's change it may no longer hold.
@@ -70,8 +70,8 @@ class LessonPanel final : public Panel {
 
   void draw_prediction(AppState& state, const LessonStep& step, const Palette& colours) {
     const LessonPredict& predict = *step.predict;
-    const int query = resolve_token(state.pipeline.target(), predict.query);
-    const auto& keys = state.pipeline.keys().tokens;
+    const int query = resolve_token(state.pipeline().target(), predict.query);
+    const auto& keys = state.pipeline().keys().tokens;
     if (query < 0 || keys.empty()) return;
     ImGui::PushStyleColor(ImGuiCol_Text, colours.selection);
     ImGui::TextUnformatted(predict.prompt.c_str());
@@ -80,8 +80,8 @@ class LessonPanel final : public Panel {
       for (std::size_t j = 0; j < keys.size(); ++j) {
         if (j > 0) ImGui::SameLine();
         ImGui::PushID(static_cast<int>(j));
-        if (ImGui::Button(state.visual_text(keys[j].text))) state.lesson.prediction = static_cast<int>(j);
-        if (ImGui::IsItemHovered()) state.hovered_next = {Side::Key, static_cast<int>(j)};
+        if (ImGui::Button(state.frame.visual_text(keys[j].text))) state.lesson.prediction = static_cast<int>(j);
+        if (ImGui::IsItemHovered()) state.frame.hovered_next = {Side::Key, static_cast<int>(j)};
         ImGui::PopID();
       }
       return;
@@ -94,9 +94,9 @@ class LessonPanel final : public Panel {
     const bool right = guess == static_cast<int>(answer);
     char line[256];
     std::snprintf(line, sizeof line, "%s You chose \"%s\". The largest weight of \"%s\" is on \"%s\" (\xce\xb1 = %.2f).",
-                  right ? "\xe2\x9c\x94 Right!" : "\xe2\x9c\x98 Not quite.", state.visual_text(keys[static_cast<std::size_t>(guess)].text),
-                  state.visual_text(state.pipeline.target().tokens[static_cast<std::size_t>(query)].text),
-                  state.visual_text(keys[static_cast<std::size_t>(answer)].text), static_cast<double>(weights(query, answer)));
+                  right ? "\xe2\x9c\x94 Right!" : "\xe2\x9c\x98 Not quite.", state.frame.visual_text(keys[static_cast<std::size_t>(guess)].text),
+                  state.frame.visual_text(state.pipeline().target().tokens[static_cast<std::size_t>(query)].text),
+                  state.frame.visual_text(keys[static_cast<std::size_t>(answer)].text), static_cast<double>(weights(query, answer)));
     ImGui::PushStyleColor(ImGuiCol_Text, right ? IM_COL32(30, 150, 60, 255) : IM_COL32(200, 60, 40, 255));
     ImGui::TextUnformatted(line);
     ImGui::PopStyleColor();

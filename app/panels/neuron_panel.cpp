@@ -18,6 +18,7 @@
 #include "app/shell/theme.hpp"
 #include "core/figures/format.hpp"
 #include "app/view/formula.hpp"
+#include "app/view/values.hpp"
 
 #include <imgui.h>
 
@@ -33,13 +34,10 @@
 namespace attnviz::app {
 namespace {
 
-bool is_masked(float score) { return std::isinf(score) && score < 0; }
+using view::is_masked;
 
 float largest_magnitude(const float* values, int n) {
-  float limit = 0;
-  for (int k = 0; k < n; ++k)
-    if (std::isfinite(values[k])) limit = std::max(limit, std::abs(values[k]));
-  return limit > 0 ? limit : 1.0f;
+  return view::largest_magnitude(values, static_cast<std::size_t>(n));
 }
 
 // The last kHistory values of one number, oldest first, in a fixed ring.
@@ -62,14 +60,14 @@ class NeuronPanel final : public Panel {
  public:
   void draw_content(AppState& state, PanelContext& context) override {
     const AttentionResult& r = state.result();
-    const int head = std::clamp(state.selection.head, 0, static_cast<int>(r.heads.size()) - 1);
-    const int query = std::clamp(state.selection.query, 0, static_cast<int>(r.n_query) - 1);
+    const int head = state.selection.head;
+    const int query = state.selection.query;
     const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
     // A new query or head: the key it attends to most.
     // A key pinned by a lesson step (or kept from another view) is the one looked at, when a new
     // scenario or step arrives; else the strongest key of the query.
-    const bool new_document = state.load_version != key_load_version_;
-    key_load_version_ = state.load_version;
+    const bool new_document = state.document.load_version() != key_load_version_;
+    key_load_version_ = state.document.load_version();
     const bool pinned_key = state.pinned.valid() && state.pinned.side == Side::Key && state.pinned.index < r.n_key;
     if (new_document && pinned_key) {
       key_ = state.pinned.index;
@@ -151,7 +149,7 @@ class NeuronPanel final : public Panel {
   // -----------------------------------------------------------------------------
 
   void draw_selectors(AppState& state, const HeadResult& h, int query) {
-    const auto& keys = state.pipeline.keys().tokens;
+    const auto& keys = state.pipeline().keys().tokens;
     const float font = ImGui::GetFontSize();
     const int n_key = static_cast<int>(state.result().n_key);
     char preview[96], item[112];
@@ -161,16 +159,16 @@ class NeuronPanel final : public Panel {
     ImGui::SameLine();
     ImGui::TextUnformatted("key");
     ImGui::SameLine();
-    std::snprintf(preview, sizeof preview, "%d: %s", key_, state.visual_text(keys[static_cast<std::size_t>(key_)].text));
+    std::snprintf(preview, sizeof preview, "%d: %s", key_, state.frame.visual_text(keys[static_cast<std::size_t>(key_)].text));
     ImGui::SetNextItemWidth(std::min(font * 7.5f, ImGui::GetContentRegionAvail().x * 0.35f));
     if (ImGui::BeginCombo("##neuron_key", preview, ImGuiComboFlags_HeightLarge)) {
       if (ImGui::Selectable("the largest \xce\xb1")) key_ = strongest_key(h, query);
       ImGui::Separator();
       for (int j = 0; j < n_key; ++j) {
-        std::snprintf(item, sizeof item, "%d: %s   \xce\xb1 = %.2f##k%d", j, state.visual_text(keys[static_cast<std::size_t>(j)].text),
+        std::snprintf(item, sizeof item, "%d: %s   \xce\xb1 = %.2f##k%d", j, state.frame.visual_text(keys[static_cast<std::size_t>(j)].text),
                       static_cast<double>(h.weights(query, j)), j);
         if (ImGui::Selectable(item, j == key_)) key_ = j;
-        if (ImGui::IsItemHovered()) state.hovered_next = {Side::Key, j};
+        if (ImGui::IsItemHovered()) state.frame.hovered_next = {Side::Key, j};
         if (j == key_) ImGui::SetItemDefaultFocus();
       }
       ImGui::EndCombo();
@@ -184,8 +182,8 @@ class NeuronPanel final : public Panel {
   // -----------------------------------------------------------------------------
 
   static const HeadParameters* parameters_of(const AppState& state, int head) {
-    if (!state.compute_error.empty()) return nullptr;  // the result is older than the weights
-    const Parameters& p = state.scenario.parameters;
+    if (!state.computed.error.empty()) return nullptr;  // the result is older than the weights
+    const Parameters& p = state.document.scenario().parameters;
     if (head < 0 || static_cast<std::size_t>(head) >= p.heads.size()) return nullptr;
     return &p.heads[static_cast<std::size_t>(head)];
   }
@@ -373,8 +371,8 @@ class NeuronPanel final : public Panel {
     if (hovered_row < 0) return;
     const VectorRow& row = rows_[static_cast<std::size_t>(hovered_row)];
     const Tip kind = row_kinds_[static_cast<std::size_t>(hovered_row)];
-    if (kind == Tip::Query || kind == Tip::Projected || kind == Tip::QueryPart) state.hovered_next = {Side::Query, query};
-    if (kind == Tip::Key || kind == Tip::KeyPart) state.hovered_next = {Side::Key, key};
+    if (kind == Tip::Query || kind == Tip::Projected || kind == Tip::QueryPart) state.frame.hovered_next = {Side::Query, query};
+    if (kind == Tip::Key || kind == Tip::KeyPart) state.frame.hovered_next = {Side::Key, key};
     ImGui::BeginTooltip();
     ImGui::PushTextWrapPos(font * 34.0f);
     ImGui::TextDisabled("%s", row.tip);
@@ -580,8 +578,8 @@ class NeuronPanel final : public Panel {
     const AttentionResult& r = state.result();
     const Palette& colours = palette(state.ui.theme);
     ImDrawList* list = ImGui::GetWindowDrawList();
-    const auto& queries = state.pipeline.target().tokens;
-    const auto& keys = state.pipeline.keys().tokens;
+    const auto& queries = state.pipeline().target().tokens;
+    const auto& keys = state.pipeline().keys().tokens;
     const float font = ImGui::GetFontSize();
     const ImGuiIO& io = ImGui::GetIO();
     const int n_key = static_cast<int>(r.n_key);
@@ -590,10 +588,10 @@ class NeuronPanel final : public Panel {
     const bool fully_masked = h.fully_masked_rows.size() > query && h.fully_masked_rows(query) != 0;
     if (fully_masked)
       std::snprintf(heading, sizeof heading, "every key is masked for \"%s\": no softmax, every \xce\xb1 is 0",
-                    state.visual_text(queries[static_cast<std::size_t>(query)].text));
+                    state.frame.visual_text(queries[static_cast<std::size_t>(query)].text));
     else
       std::snprintf(heading, sizeof heading, "\xce\xb1 of every key for \"%s\" (scaled scores above the bars)",
-                    state.visual_text(queries[static_cast<std::size_t>(query)].text));
+                    state.frame.visual_text(queries[static_cast<std::size_t>(query)].text));
     list->AddText(ImVec2(area.x, area.y), fully_masked ? colours.highlight : colours.text_dim, heading);
     const float small = std::max(8.0f, std::round(font * 0.78f));
     const float top = area.y + font * 1.3f + small, label_h = font * 1.2f;
@@ -613,9 +611,9 @@ class NeuronPanel final : public Panel {
     short_names_.resize(static_cast<std::size_t>(n_key));
     for (int j = 0; j < n_key; ++j) {
       const std::size_t k = static_cast<std::size_t>(j);
-      label_widths_[k] = ImGui::CalcTextSize(state.visual_text(keys[k].text)).x;
+      label_widths_[k] = ImGui::CalcTextSize(state.frame.visual_text(keys[k].text)).x;
       // As seen; measured once: a name that fits is not measured again to be cut.
-      short_names_[k] = label_widths_[k] <= bw - 2.0f ? state.visual_text(keys[k].text) : fit_label(state.visual_text, keys[k].text, bw - 2.0f);
+      short_names_[k] = label_widths_[k] <= bw - 2.0f ? state.frame.visual_text(keys[k].text) : fit_label(state.frame.visual_text, keys[k].text, bw - 2.0f);
       const bool worth_it = short_names_[k].size() > std::string_view("\xe2\x80\xa6").size() + 1;  // a letter or two, then …
       short_widths_[k] = worth_it ? ImGui::CalcTextSize(short_names_[k].c_str()).x : 0.0f;
     }
@@ -641,7 +639,7 @@ class NeuronPanel final : public Panel {
       }
       const view::SlotLabel& label = labels[static_cast<std::size_t>(j)];
       if (label.form != view::SlotLabel::Form::Hidden) {
-        const char* name = label.form == view::SlotLabel::Form::Whole ? state.visual_text(keys[static_cast<std::size_t>(j)].text)
+        const char* name = label.form == view::SlotLabel::Form::Whole ? state.frame.visual_text(keys[static_cast<std::size_t>(j)].text)
                                                                     : short_names_[static_cast<std::size_t>(j)].c_str();
         list->AddText(ImVec2(label.x, base + font * 0.1f), chosen ? colours.selection : (marked ? colours.highlight : colours.text),
                       name);
@@ -651,7 +649,7 @@ class NeuronPanel final : public Panel {
         hovered = j;
     }
     if (hovered < 0) return;
-    state.hovered_next = {Side::Key, hovered};
+    state.frame.hovered_next = {Side::Key, hovered};
     if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) key_ = hovered;
     const AttentionConfig& c = r.config;
     const std::string formula =
@@ -659,7 +657,7 @@ class NeuronPanel final : public Panel {
                : view::softmax_formula(h.masked_scores.row(query).data(), r.n_key, query, hovered, h.weights(query, hovered));
     char tip_heading[256];
     std::snprintf(tip_heading, sizeof tip_heading, "key %d \"%s\": click to look at this key", hovered,
-                  state.visual_text(keys[static_cast<std::size_t>(hovered)].text));
+                  state.frame.visual_text(keys[static_cast<std::size_t>(hovered)].text));
     draw_formula_tooltip(tip_heading, formula.c_str());
   }
 

@@ -13,6 +13,7 @@
 #include "app/panels/panel.hpp"
 #include "app/panels/registry.hpp"
 #include "app/panels/widgets.hpp"
+#include "app/view/values.hpp"
 #include "app/render/image_texture.hpp"
 #include "app/shell/theme.hpp"
 #include "app/raster/canvas.hpp"
@@ -32,11 +33,6 @@ namespace attnviz::app {
 namespace {
 
 // Whether an item `width` wide still fits on the line after the last item.
-bool fits_after_last_item(float width, float spacing) {
-  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
-  return ImGui::GetItemRectMax().x + spacing + width <= right;
-}
-
 // A finite weight in [0, 1] (the engine never gives anything else; this guards the drawing).
 float weight_of(const Matrix& weights, Eigen::Index i, Eigen::Index j) {
   const float a = weights(i, j);
@@ -62,10 +58,9 @@ class OutputPanel final : public Panel {
  public:
   void draw_content(AppState& state, PanelContext& context) override {
     const AttentionResult& r = state.result();
-    const int heads = static_cast<int>(r.heads.size());
     draw_selectors(state);
-    const int head = std::clamp(state.selection.head, 0, heads - 1);
-    const int query = std::clamp(state.selection.query, 0, static_cast<int>(r.n_query) - 1);
+    const int head = state.selection.head;
+    const int query = state.selection.query;
     const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
     update_cache(r, head, query);
 
@@ -129,11 +124,7 @@ class OutputPanel final : public Panel {
     const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
     if (cached_version_ != r.version || cached_head_ != head) {
       projection_ok_ = view::project_to_2d(h.V, projected_, map_);
-      limit_ = 0;
-      for (Eigen::Index j = 0; j < h.V.rows(); ++j)
-        for (Eigen::Index k = 0; k < h.V.cols(); ++k)
-          if (std::isfinite(h.V(j, k))) limit_ = std::max(limit_, std::abs(h.V(j, k)));
-      if (!(limit_ > 0)) limit_ = 1;
+      limit_ = view::largest_magnitude(h.V.data(), static_cast<std::size_t>(h.V.size()));
       cached_query_ = -1;
     }
     if (cached_version_ != r.version || cached_head_ != head || cached_query_ != query) {
@@ -186,7 +177,7 @@ class OutputPanel final : public Panel {
   ImVec2 bars_wanted_size(const AppState& state, int n_key, int d_v) const {
     const float font = ImGui::GetFontSize();
     float widest = ImGui::CalcTextSize("key").x;
-    for (const Token& t : state.pipeline.keys().tokens) widest = std::max(widest, ImGui::CalcTextSize(state.visual_text(t.text)).x);
+    for (const Token& t : state.pipeline().keys().tokens) widest = std::max(widest, ImGui::CalcTextSize(state.frame.visual_text(t.text)).x);
     const float label = std::clamp(widest + font * 0.4f, font * 2.0f, font * 7.0f);
     const float width = label + font * 0.3f + ImGui::CalcTextSize("0.00").x + font * 4.3f + font * 2.2f +
                         2.0f * static_cast<float>(d_v) * font * 3.2f + font * 0.6f;
@@ -198,7 +189,7 @@ class OutputPanel final : public Panel {
     const float font = ImGui::GetFontSize();
     Columns c{};
     float widest = 0;
-    for (const Token& t : state.pipeline.keys().tokens) widest = std::max(widest, ImGui::CalcTextSize(state.visual_text(t.text)).x);
+    for (const Token& t : state.pipeline().keys().tokens) widest = std::max(widest, ImGui::CalcTextSize(state.frame.visual_text(t.text)).x);
     widest = std::max(widest, ImGui::CalcTextSize("key").x);
     c.label_x = area.x;
     c.label_w = std::clamp(widest + font * 0.4f, font * 2.0f, std::max(font * 2.0f, std::min(font * 7.0f, area.w * 0.2f)));
@@ -256,7 +247,7 @@ class OutputPanel final : public Panel {
                  int query) {
     const Palette& colours = palette(state.ui.theme);
     ImDrawList* list = ImGui::GetWindowDrawList();
-    const auto& keys = state.pipeline.keys().tokens;
+    const auto& keys = state.pipeline().keys().tokens;
     const float font = ImGui::GetFontSize();
     const int n_key = static_cast<int>(h.V.rows()), d_v = static_cast<int>(h.V.cols());
 
@@ -315,7 +306,7 @@ class OutputPanel final : public Panel {
       // The key's label (every k-th when rows are thin; the highlighted one always).
       if (highlighted || ((row - first_row_) % label_stride == 0 && clear_of_highlighted(row))) {
         // "…" when long (fit_text measures in the current font: the width scales with the size)
-        const std::string text = fit_label(state.visual_text, keys[static_cast<std::size_t>(j)].text, (c.label_w - font * 0.2f) * font / label_size);
+        const std::string text = fit_label(state.frame.visual_text, keys[static_cast<std::size_t>(j)].text, (c.label_w - font * 0.2f) * font / label_size);
         const ImVec2 size = ImGui::GetFont()->CalcTextSizeA(label_size, FLT_MAX, 0, text.c_str());
         list->PushClipRect(ImVec2(c.label_x, rows_area.y), ImVec2(c.label_x + c.label_w, rows_area.bottom()), true);
         const float label_y = std::clamp(y + (row_h - size.y) * 0.5f, rows_area.y, rows_area.bottom() - size.y);
@@ -385,7 +376,7 @@ class OutputPanel final : public Panel {
     const bool mouse_on_sum = ImGui::IsWindowHovered() && io.MousePos.y >= sum_y && io.MousePos.y < sum_y + sum_h &&
                               io.MousePos.x >= area.x && io.MousePos.x < area.right();
     if (hovered_key >= 0) {
-      state.hovered_next = {Side::Key, hovered_key};
+      state.frame.hovered_next = {Side::Key, hovered_key};
       draw_row_tooltip(state, h, query, hovered_key);
     } else if (mouse_on_sum) {
       ImGui::BeginTooltip();
@@ -410,12 +401,12 @@ class OutputPanel final : public Panel {
   }
 
   void draw_row_tooltip(const AppState& state, const HeadResult& h, int query, int key) const {
-    const auto& keys = state.pipeline.keys().tokens;
+    const auto& keys = state.pipeline().keys().tokens;
     const float alpha = weight_of(h.weights, query, key);
     ImGui::BeginTooltip();
-    ImGui::Text("key %d: \"%s\"   \xce\xb1 = %s", key, state.visual_text(keys[static_cast<std::size_t>(key)].text),
+    ImGui::Text("key %d: \"%s\"   \xce\xb1 = %s", key, state.frame.visual_text(keys[static_cast<std::size_t>(key)].text),
                 view::format_significant(alpha, 3).c_str());
-    if (std::isinf(h.masked_scores(query, key)) && h.masked_scores(query, key) < 0)
+    if (view::is_masked(h.masked_scores(query, key)))
       ImGui::TextDisabled("masked: this key is hidden from this query");
     draw_vector_text("v", h.V.row(key).data(), static_cast<int>(h.V.cols()));
     draw_vector_text("\xce\xb1\xc2\xb7v", h.V.row(key).data(), static_cast<int>(h.V.cols()), alpha);
@@ -469,7 +460,7 @@ class OutputPanel final : public Panel {
   void draw_picture(AppState& state, const view::Rect& area, const HeadResult& h, int head, int query, bool masked) {
     const Palette& colours = palette(state.ui.theme);
     ImDrawList* list = ImGui::GetWindowDrawList();
-    const auto& keys = state.pipeline.keys().tokens;
+    const auto& keys = state.pipeline().keys().tokens;
     const float font = ImGui::GetFontSize();
     const int n_key = static_cast<int>(h.V.rows());
     if (area.w < font * 4 || area.h < font * 3) return;
@@ -612,7 +603,7 @@ class OutputPanel final : public Panel {
         if (repeated && !highlighted) continue;
         const ImVec2 p = screen(projected_(j, 0), projected_(j, 1));
         const float radius = font * (0.14f + 0.36f * std::sqrt(alpha));
-        if (place_label(list, area, p, radius, state.visual_text(name), must, highlighted, important ? colours.text : colours.text_dim,
+        if (place_label(list, area, p, radius, state.frame.visual_text(name), must, highlighted, important ? colours.text : colours.text_dim,
                         highlighted ? colours.chip_hover : 0)) {
           labelled_keys_.push_back(j);
           ++labelled;
@@ -629,7 +620,7 @@ class OutputPanel final : public Panel {
                                     : "output = \xce\xa3 \xce\xb1\xc2\xb7v: it sits at the \xce\xb1-weighted average of the value points");
       ImGui::EndTooltip();
     } else if (hovered_point >= 0) {
-      state.hovered_next = {Side::Key, hovered_point};
+      state.frame.hovered_next = {Side::Key, hovered_point};
       draw_row_tooltip(state, h, query, hovered_point);
     } else if (map_.kind == view::ProjectionKind::Pca) {
       ImGui::SetTooltip("The value vectors (d_v = %d) seen along their two directions of largest spread\n"

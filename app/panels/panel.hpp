@@ -28,7 +28,7 @@ struct PanelContext {
 class Panel {
  public:
   virtual ~Panel() = default;
-  // Called only when the pipeline has a result (state.has_result): at least one head, one query
+  // Called only when the pipeline has a result (state.computed.has_result): at least one head, one query
   // and one key, so a panel need not check for an empty one.
   virtual void draw_content(AppState& state, PanelContext& context) = 0;
 };

@@ -18,6 +18,7 @@
 #include "app/shell/theme.hpp"
 #include "core/figures/format.hpp"
 #include "app/view/formula.hpp"
+#include "app/view/values.hpp"
 #include "core/text/lexicon.hpp"
 
 #include <imgui.h>
@@ -32,16 +33,7 @@
 namespace attnviz::app {
 namespace {
 
-bool is_masked(float score) { return std::isinf(score) && score < 0; }
-
-// The largest |x| over the finite entries (1 when there is none), for a diverging scale.
-float largest_magnitude(const Matrix& m) {
-  float limit = 0;
-  const float* data = m.data();
-  for (Eigen::Index k = 0; k < m.size(); ++k)
-    if (std::isfinite(data[k])) limit = std::max(limit, std::abs(data[k]));
-  return limit > 0 ? limit : 1.0f;
-}
+using view::is_masked;
 
 constexpr int kMaxSlots = 12;  // rows or columns shown per matrix
 
@@ -89,10 +81,9 @@ Slots make_slots(int n, int limit, int focus, int focus_span = 1) {
 class PipelinePanel final : public Panel {
  public:
   void draw_content(AppState& state, PanelContext& context) override {
-    const AttentionResult& r = state.result();
     draw_selectors(state);
-    const int head = std::clamp(state.selection.head, 0, static_cast<int>(r.heads.size()) - 1);
-    const int query = std::clamp(state.selection.query, 0, static_cast<int>(r.n_query) - 1);
+    const int head = state.selection.head;
+    const int query = state.selection.query;
     build_tiles(state, head, query);
 
     // The chain in a child window, which scrolls when even the smallest cells do not fit.
@@ -172,16 +163,16 @@ class PipelinePanel final : public Panel {
     const AttentionResult& r = state.result();
     const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
     const AttentionConfig& c = r.config;
-    const bool cross = state.pipeline.cross();
+    const bool cross = state.pipeline().cross();
     tile_count_ = 0;
 
     // Self: X → Q K V. Cross: X target → Q, then X source → K V.
-    Tile& x = add_tile(Stage::X, state.pipeline.X_target(), Axis::Queries, Axis::Other, Connector::Arrow);
+    Tile& x = add_tile(Stage::X, state.pipeline().X_target(), Axis::Queries, Axis::Other, Connector::Arrow);
     std::snprintf(x.title, sizeof x.title, cross ? "X target" : "X");
     std::snprintf(add_tile(Stage::Q, h.Q, Axis::Queries, Axis::Other, Connector::Arrow).title, sizeof(Tile::title),
                   "Q = XW_Q");
     if (cross) {
-      Tile& xs = add_tile(Stage::XSource, state.pipeline.X_keys(), Axis::Keys, Axis::Other, Connector::Space);
+      Tile& xs = add_tile(Stage::XSource, state.pipeline().X_keys(), Axis::Keys, Axis::Other, Connector::Space);
       std::snprintf(xs.title, sizeof xs.title, "X source");
     }
     std::snprintf(add_tile(Stage::K, h.K, Axis::Keys, Axis::Other, cross ? Connector::Arrow : Connector::Gap).title,
@@ -201,7 +192,7 @@ class PipelinePanel final : public Panel {
     const std::string_view scaling = view::scaling_stage_name(c.compatibility, c.temperature);
     std::snprintf(add_tile(Stage::Scaled, h.scaled_scores, Axis::Queries, Axis::Keys, Connector::Arrow).title,
                   sizeof(Tile::title), "%.*s", static_cast<int>(scaling.size()), scaling.data());
-    const bool custom_mask = state.scenario.mask.size() > 0;
+    const bool custom_mask = state.document.scenario().mask.size() > 0;
     std::snprintf(add_tile(Stage::Masked, h.masked_scores, Axis::Queries, Axis::Keys, Connector::Arrow).title,
                   sizeof(Tile::title), "%s",
                   c.causal ? (custom_mask ? "mask: causal+custom" : "causal mask")
@@ -218,8 +209,10 @@ class PipelinePanel final : public Panel {
 
     // Colour limits (cached: they scan every entry).
     if (limits_version_ != r.version || limits_head_ != head) {
-      for (int k = 0; k < tile_count_; ++k)
-        limits_[static_cast<std::size_t>(k)] = largest_magnitude(*tiles_[static_cast<std::size_t>(k)].matrix);
+      for (int k = 0; k < tile_count_; ++k) {
+        const Matrix& m = *tiles_[static_cast<std::size_t>(k)].matrix;
+        limits_[static_cast<std::size_t>(k)] = view::largest_magnitude(m.data(), static_cast<std::size_t>(m.size()));
+      }
       limits_version_ = r.version;
       limits_head_ = head;
     }
@@ -235,10 +228,10 @@ class PipelinePanel final : public Panel {
     cross_ = cross;
     // Token labels: the widest token (at the full font size).
     widest_label_ = 0;
-    for (const Token& token : state.pipeline.target().tokens)
-      widest_label_ = std::max(widest_label_, ImGui::CalcTextSize(state.visual_text(token.text)).x);
-    for (const Token& token : state.pipeline.keys().tokens)
-      widest_label_ = std::max(widest_label_, ImGui::CalcTextSize(state.visual_text(token.text)).x);
+    for (const Token& token : state.pipeline().target().tokens)
+      widest_label_ = std::max(widest_label_, ImGui::CalcTextSize(state.frame.visual_text(token.text)).x);
+    for (const Token& token : state.pipeline().keys().tokens)
+      widest_label_ = std::max(widest_label_, ImGui::CalcTextSize(state.frame.visual_text(token.text)).x);
   }
 
   // Which rows and columns every tile shows, at most `limit` of each.
@@ -380,8 +373,8 @@ class PipelinePanel final : public Panel {
     const float thick = std::max(2.0f, font * 0.12f);
     const ImGuiIO& io = ImGui::GetIO();
     const bool hovering = ImGui::IsWindowHovered();
-    const auto& queries = state.pipeline.target().tokens;
-    const auto& keys = state.pipeline.keys().tokens;
+    const auto& queries = state.pipeline().target().tokens;
+    const auto& keys = state.pipeline().keys().tokens;
     ImFont* value_font = ImGui::GetFont();
 
     int hovered_tile = -1, hovered_row = -1, hovered_col = -1;
@@ -487,7 +480,7 @@ class PipelinePanel final : public Panel {
               if (other >= 0 && std::abs(other - rs) < stride) crowded = true;
             if (crowded) continue;
           }
-          const char* name = state.visual_text(tokens[static_cast<std::size_t>(i)].text);
+          const char* name = state.frame.visual_text(tokens[static_cast<std::size_t>(i)].text);
           const ImVec2 size = ImGui::GetFont()->CalcTextSizeA(label_font_, FLT_MAX, 0, name);
           list->AddText(ImGui::GetFont(), label_font_,
                         ImVec2(gx - font * 0.25f - size.x, gy + cell * (static_cast<float>(rs) + 0.5f) - size.y * 0.5f),
@@ -498,7 +491,7 @@ class PipelinePanel final : public Panel {
         if (hovering && mouse.x >= gx - label_w_ && mouse.x < gx && mouse.y >= gy && mouse.y < gy + gh) {
           const int i = t.row_slots.index[static_cast<std::size_t>(std::clamp(static_cast<int>((mouse.y - gy) / cell), 0, t.row_slots.count - 1))];
           if (i >= 0) {
-            state.hovered_next = {t.rows == Axis::Queries ? Side::Query : Side::Key, i};
+            state.frame.hovered_next = {t.rows == Axis::Queries ? Side::Query : Side::Key, i};
             if (t.rows == Axis::Queries && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = i;
           }
         }
@@ -543,10 +536,10 @@ class PipelinePanel final : public Panel {
     // The shared hover: a query row, else a key (row of K, V or X source; column of the scores).
     if (t.rows == Axis::Queries) {
       // A cell of a scores grid: its row is the query; the same token's key column is another cell.
-      state.hovered_next = {Side::Query, hovered_row, /*this_side_only=*/t.cols == Axis::Keys};
+      state.frame.hovered_next = {Side::Query, hovered_row, /*this_side_only=*/t.cols == Axis::Keys};
       if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = hovered_row;
     } else if (t.rows == Axis::Keys) {
-      state.hovered_next = {Side::Key, hovered_row};
+      state.frame.hovered_next = {Side::Key, hovered_row};
     }
     draw_tooltip(state, t, head, hovered_row, hovered_col);
   }
@@ -571,8 +564,8 @@ class PipelinePanel final : public Panel {
   // The weights the result was computed with, when the document still matches it (an edit that
   // failed to compute leaves the last good result on screen with newer weights).
   static const HeadParameters* parameters_of(const AppState& state, int head) {
-    if (!state.compute_error.empty()) return nullptr;
-    const Parameters& p = state.scenario.parameters;
+    if (!state.computed.error.empty()) return nullptr;
+    const Parameters& p = state.document.scenario().parameters;
     if (head < 0 || static_cast<std::size_t>(head) >= p.heads.size()) return nullptr;
     const HeadParameters& hp = p.heads[static_cast<std::size_t>(head)];
     const AttentionConfig& c = state.result().config;
@@ -587,43 +580,43 @@ class PipelinePanel final : public Panel {
     const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
     const AttentionConfig& c = r.config;
     const HeadParameters* p = parameters_of(state, head);
-    const auto& queries = state.pipeline.target().tokens;
-    const auto& keys = state.pipeline.keys().tokens;
-    const bool cross = state.pipeline.cross();
+    const auto& queries = state.pipeline().target().tokens;
+    const auto& keys = state.pipeline().keys().tokens;
+    const bool cross = state.pipeline().cross();
     const char* x_name = cross ? "X_src" : "X";
     const float value = (*t.matrix)(i, j);
 
     std::string formula;
     char heading[160] = {};
-    const auto query_name = [&](int q) { return state.visual_text(queries[static_cast<std::size_t>(q)].text); };
-    const auto key_name = [&](int k) { return state.visual_text(keys[static_cast<std::size_t>(k)].text); };
+    const auto query_name = [&](int q) { return state.frame.visual_text(queries[static_cast<std::size_t>(q)].text); };
+    const auto key_name = [&](int k) { return state.frame.visual_text(keys[static_cast<std::size_t>(k)].text); };
     switch (t.stage) {
       case Stage::X:
       case Stage::XSource: {
         const bool source = t.stage == Stage::XSource;
         const auto& tokens = source ? keys : queries;
-        const auto& sources = source ? state.pipeline.key_sources() : state.pipeline.target_sources();
+        const auto& sources = source ? state.pipeline().key_sources() : state.pipeline().target_sources();
         const bool lexicon = static_cast<std::size_t>(i) < sources.size() &&
                              sources[static_cast<std::size_t>(i)] == EmbeddingSource::Lexicon;
         const std::string_view feature =
             lexicon && static_cast<std::size_t>(j) < kFeatureCount ? kFeatureNames[static_cast<std::size_t>(j)] : std::string_view();
         std::snprintf(heading, sizeof heading, "embedding of %s %d \"%s\"", source ? "key" : "token", i,
-                      state.visual_text(tokens[static_cast<std::size_t>(i)].text));
-        formula = view::embedding_formula(state.visual_text(tokens[static_cast<std::size_t>(i)].text), i, j, value, feature,
-                                          state.scenario.positional == Positional::Sinusoidal);
+                      state.frame.visual_text(tokens[static_cast<std::size_t>(i)].text));
+        formula = view::embedding_formula(state.frame.visual_text(tokens[static_cast<std::size_t>(i)].text), i, j, value, feature,
+                                          state.document.scenario().positional == Positional::Sinusoidal);
         break;
       }
       case Stage::Q:
         std::snprintf(heading, sizeof heading, "query vector of \"%s\", head %d", query_name(i), head);
-        if (p) formula = view::product_formula({"Q", "X", "W_Q", "d"}, state.pipeline.X_target(), p->W_Q, i, j, value);
+        if (p) formula = view::product_formula({"Q", "X", "W_Q", "d"}, state.pipeline().X_target(), p->W_Q, i, j, value);
         break;
       case Stage::K:
         std::snprintf(heading, sizeof heading, "key vector of \"%s\", head %d", key_name(i), head);
-        if (p) formula = view::product_formula({"K", x_name, "W_K", "d"}, state.pipeline.X_keys(), p->W_K, i, j, value);
+        if (p) formula = view::product_formula({"K", x_name, "W_K", "d"}, state.pipeline().X_keys(), p->W_K, i, j, value);
         break;
       case Stage::V:
         std::snprintf(heading, sizeof heading, "value vector of \"%s\", head %d", key_name(i), head);
-        if (p) formula = view::product_formula({"V", x_name, "W_V", "d"}, state.pipeline.X_keys(), p->W_V, i, j, value);
+        if (p) formula = view::product_formula({"V", x_name, "W_V", "d"}, state.pipeline().X_keys(), p->W_V, i, j, value);
         break;
       case Stage::Scores:
         std::snprintf(heading, sizeof heading, "score: query \"%s\" \xe2\x86\x92 key \"%s\"", query_name(i), key_name(j));
@@ -655,10 +648,10 @@ class PipelinePanel final : public Panel {
         break;
       case Stage::Output:
         std::snprintf(heading, sizeof heading, "the layer's output for \"%s\"", query_name(i));
-        if (!state.compute_error.empty() || state.scenario.parameters.W_O.rows() != r.concat.cols() ||
-            state.scenario.parameters.W_O.cols() != r.output.cols())
+        if (!state.computed.error.empty() || state.document.scenario().parameters.W_O.rows() != r.concat.cols() ||
+            state.document.scenario().parameters.W_O.cols() != r.output.cols())
           break;
-        formula = view::output_formula(r.concat, state.scenario.parameters.W_O, i, j, value);
+        formula = view::output_formula(r.concat, state.document.scenario().parameters.W_O, i, j, value);
         break;
     }
     if (formula.empty()) formula = "= " + view::format_number(value, 3) + " (the weights changed since this result was computed)";

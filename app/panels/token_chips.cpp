@@ -47,7 +47,7 @@ void draw_token_chips(AppState& state, const Tokenization& tokens,
   ImGui::PushID(side == Side::Query ? "query chips" : "key chips");
   for (std::size_t i = 0; i < tokens.tokens.size(); ++i) {
     const Token& token = tokens.tokens[i];
-    const char* label = state.visual_text(token.text);
+    const char* label = state.frame.visual_text(token.text);
     const ImVec2 text_size = ImGui::CalcTextSize(label);
     const ImVec2 size(text_size.x + 2 * padding.x, text_size.y + 2 * padding.y);
     if (i > 0 && ImGui::GetItemRectMax().x + spacing + size.x < right) ImGui::SameLine(0, spacing);
@@ -56,7 +56,7 @@ void draw_token_chips(AppState& state, const Tokenization& tokens,
     const int index = static_cast<int>(i);
     const bool hovered = ImGui::IsItemHovered();
     if (hovered) {
-      state.hovered_next = {side, index};
+      state.frame.hovered_next = {side, index};
       if (i < sources.size()) chip_tooltip(label, token, sources[i], index, side);
     }
     if (ImGui::IsItemClicked() && side == Side::Query) state.selection.query = index;

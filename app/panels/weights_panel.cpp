@@ -70,17 +70,17 @@ float feature_labels_width(int count) {
 // -----------------------------------------------------------------------------
 
 struct WeightView {
-  float* data = nullptr;
+  const float* data = nullptr;
   int rows = 0, cols = 0;
   std::size_t size() const { return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols); }
 };
 
-WeightView weight_view(Parameters& p, ParameterName name, int head) {
+WeightView weight_view(const Parameters& p, ParameterName name, int head) {
   if (name == ParameterName::v_a) {
-    RowVector& v = additive_vector(p, head);
+    const RowVector& v = p.heads[static_cast<std::size_t>(head)].v_a;  // (1, d_att)
     return {v.data(), 1, static_cast<int>(v.cols())};
   }
-  Matrix& m = parameter(p, name, head);
+  const Matrix& m = parameter(p, name, head);
   return {m.data(), static_cast<int>(m.rows()), static_cast<int>(m.cols())};
 }
 
@@ -89,8 +89,6 @@ float magnitude(const float* data, std::size_t size) {
   for (std::size_t i = 0; i < size; ++i) largest = std::max(largest, std::fabs(data[i]));
   return std::max(largest, 1e-6f);
 }
-
-enum class Action { Randomize, Identity, Zero, Half, Double, Reset };
 
 // The grids, in the order they are drawn.
 enum Slot { kWQ, kWK, kWV, kWa, kW1, kW2, kVa, kWO, kX, kSlotCount };
@@ -106,16 +104,14 @@ constexpr std::array<ParameterName, kX> kSlotParameter = {
 class WeightsPanel final : public Panel {
  public:
   void draw_content(AppState& state, PanelContext& context) override {
-    Scenario& s = state.scenario;
-    if (s.parameters.heads.empty()) return;
-    const int last_head = static_cast<int>(s.parameters.heads.size()) - 1;
-    head_ = std::clamp(state.selection.head, 0, last_head);
+    if (state.document.scenario().parameters.heads.empty()) return;
+    head_ = state.edited_head();
 
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const ImVec2 available = ImGui::GetContentRegionAvail();
     const float font = ImGui::GetFontSize();
     const float strip_w = draw_head_strip(state, origin, available.y);
-    head_ = std::clamp(state.selection.head, 0, last_head);  // a click may have changed it
+    head_ = state.edited_head();  // a click may have changed it
     prepare_embeddings(state);
     update_limits(state);
     const float gap = std::round(font * 0.6f);
@@ -157,23 +153,23 @@ class WeightsPanel final : public Panel {
   // ---------------------------------------------------------------------------
 
   const Token& token_of_row(const AppState& state, int row) const {
-    return row < x_target_rows_ ? state.pipeline.target().tokens[static_cast<std::size_t>(row)]
-                                : state.pipeline.keys().tokens[static_cast<std::size_t>(row - x_target_rows_)];
+    return row < x_target_rows_ ? state.pipeline().target().tokens[static_cast<std::size_t>(row)]
+                                : state.pipeline().keys().tokens[static_cast<std::size_t>(row - x_target_rows_)];
   }
 
   static const char* token_label(const void* context, int index, char* buffer, int size) {
     const auto* self = static_cast<const std::pair<const WeightsPanel*, const AppState*>*>(context);
     (void)buffer;
     (void)size;
-    return self->second->visual_text(self->first->token_of_row(*self->second, index).text);
+    return self->second->frame.visual_text(self->first->token_of_row(*self->second, index).text);
   }
 
   void prepare_embeddings(const AppState& state) {
-    const bool positional = state.scenario.positional == Positional::Sinusoidal;
-    if (x_version_ == state.computed_version && x_positional_ == positional && x_rows_.size() > 0) return;
-    x_version_ = state.computed_version;
+    const bool positional = state.document.scenario().positional == Positional::Sinusoidal;
+    if (x_version_ == state.computed.version && x_positional_ == positional && x_rows_.size() > 0) return;
+    x_version_ = state.computed.version;
     x_positional_ = positional;
-    const Pipeline& p = state.pipeline;
+    const Pipeline& p = state.pipeline();
     const bool cross = p.cross();
     x_target_rows_ = static_cast<int>(p.X_target().rows());
     const Eigen::Index d_model = p.X_target().cols();
@@ -185,26 +181,26 @@ class WeightsPanel final : public Panel {
     } else {
       // The pipeline's X holds the positions; embed the tokens again without them.
       const int d = static_cast<int>(d_model);
-      embed_tokens(p.target().tokens, d, state.scenario.embeddings, Positional::None, x_scratch_);
+      embed_tokens(p.target().tokens, d, state.document.scenario().embeddings, Positional::None, x_scratch_);
       x_rows_.topRows(x_scratch_.rows()) = x_scratch_;
       if (cross) {
-        embed_tokens(p.keys().tokens, d, state.scenario.embeddings, Positional::None, x_scratch_);
+        embed_tokens(p.keys().tokens, d, state.document.scenario().embeddings, Positional::None, x_scratch_);
         x_rows_.bottomRows(x_scratch_.rows()) = x_scratch_;
       }
     }
     x_label_width_ = 0;
     const float cap = ImGui::GetFontSize() * 7.0f;
     for (int r = 0; r < static_cast<int>(rows); ++r)
-      x_label_width_ = std::min(cap, std::max(x_label_width_, text_width(state.visual_text(token_of_row(state, r).text))));
+      x_label_width_ = std::min(cap, std::max(x_label_width_, text_width(state.frame.visual_text(token_of_row(state, r).text))));
     limits_version_ = 0;  // X changed: its colour scale too
   }
 
   void update_limits(AppState& state) {
-    if (limits_version_ == state.edit_version && limits_head_ == head_) return;
-    limits_version_ = state.edit_version;
+    if (limits_version_ == state.document.version() && limits_head_ == head_) return;
+    limits_version_ = state.document.version();
     limits_head_ = head_;
     for (int slot = 0; slot < kX; ++slot) {
-      const WeightView w = weight_view(state.scenario.parameters, kSlotParameter[static_cast<std::size_t>(slot)], head_);
+      const WeightView w = weight_view(state.document.scenario().parameters, kSlotParameter[static_cast<std::size_t>(slot)], head_);
       limits_[static_cast<std::size_t>(slot)] = magnitude(w.data, w.size());
     }
     limits_[kX] = magnitude(x_rows_.data(), static_cast<std::size_t>(x_rows_.size()));
@@ -218,7 +214,7 @@ class WeightsPanel final : public Panel {
     const Palette& colours = palette(state.ui.theme);
     ImDrawList* list = ImGui::GetWindowDrawList();
     const float font = ImGui::GetFontSize();
-    const int heads = static_cast<int>(state.scenario.parameters.heads.size());
+    const int heads = static_cast<int>(state.document.scenario().parameters.heads.size());
     const float caption_h = std::round(font * 1.3f);
     const float button_h = std::round(font * 1.45f), spacing = std::round(font * 0.25f);
     const float help_h = std::round(font * 1.6f);
@@ -291,7 +287,7 @@ class WeightsPanel final : public Panel {
   // ---------------------------------------------------------------------------
 
   void build_specs(AppState& state) {
-    Scenario& s = state.scenario;
+    const Scenario& s = state.document.scenario();
     const AttentionConfig& c = s.config;
     const Theme theme = state.ui.theme;
     d_v_ = c.d_v;
@@ -375,19 +371,19 @@ class WeightsPanel final : public Panel {
     x.label_context = &label_context_;
     x.row_label_width = x_label_width_;
     x.wide_columns = std::min(x.cols, static_cast<int>(kFeatureCount));
-    x.divider_row = state.pipeline.cross() ? x_target_rows_ : -1;
+    x.divider_row = state.pipeline().cross() ? x_target_rows_ : -1;
     x.selected_row = state.selection.query;
     x.editable = x.cols == c.d_model;
-    if (state.hovered.valid()) {
-      const int i = state.hovered.index;
-      if (!state.pipeline.cross()) x.highlight_row = state.highlights_query(i) ? i : -1;
-      else if (state.hovered.side == Side::Query) x.highlight_row = state.highlights_query(i) ? i : -1;
+    if (state.frame.hovered.valid()) {
+      const int i = state.frame.hovered.index;
+      if (!state.pipeline().cross()) x.highlight_row = state.highlights_query(i) ? i : -1;
+      else if (state.frame.hovered.side == Side::Query) x.highlight_row = state.highlights_query(i) ? i : -1;
       else x.highlight_row = state.highlights_key(i) ? x_target_rows_ + i : -1;
     }
     std::snprintf(tooltips_[kX], sizeof tooltips_[kX],
                   "X (tokens \xc3\x97 d_model = %d \xc3\x97 %d): each token's embedding, before positional encoding%s. "
                   "An edit is kept as an override for that word.",
-                  x.rows, x.cols, state.pipeline.cross() ? "; target tokens above the line, source tokens below" : "");
+                  x.rows, x.cols, state.pipeline().cross() ? "; target tokens above the line, source tokens below" : "");
     shown_[kX] = x.rows > 0 && x.cols > 0;
   }
 
@@ -446,7 +442,7 @@ class WeightsPanel final : public Panel {
       content_h = std::max(content_h, grid.y);
       x += grid.x + gap;
     }
-    state.redraw_within(editor_.next_change_in());
+    state.frame.redraw_within(editor_.next_change_in());
     // The scrolling extent.
     ImGui::SetCursorScreenPos(origin);
     ImGui::Dummy(ImVec2(x - origin.x - gap, content_h));
@@ -467,30 +463,23 @@ class WeightsPanel final : public Panel {
       return;
     }
     const ParameterName name = kSlotParameter[slot];
-    if (events.edited) {
-      const WeightView w = weight_view(state.scenario.parameters, name, head_);
-      if (events.row < w.rows && events.col < w.cols && std::isfinite(events.value)) {
-        w.data[static_cast<std::size_t>(events.row) * static_cast<std::size_t>(w.cols) + static_cast<std::size_t>(events.col)] =
-            events.value;
-        state.mark_edited();
-      }
-    }
+    if (events.edited) state.document.set_weight(name, head_, events.row, events.col, events.value);
     if (editor_.begin_menu(spec, events.open_menu)) {
       if (name == ParameterName::W_O)
         ImGui::TextDisabled("W_O (all heads)");
       else
         ImGui::TextDisabled("%s, head %d", spec.title, head_);
       ImGui::Separator();
-      std::optional<Action> action;
-      if (ImGui::MenuItem("Randomize")) action = Action::Randomize;
+      std::optional<MatrixAction> action;
+      if (ImGui::MenuItem("Randomize")) action = MatrixAction::Randomize;
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("new values drawn from a new seed");
-      if (ImGui::MenuItem("Identity-like")) action = Action::Identity;
+      if (ImGui::MenuItem("Identity-like")) action = MatrixAction::Identity;
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("1 on the diagonal of the top-left square, 0 elsewhere");
-      if (ImGui::MenuItem("Zero")) action = Action::Zero;
-      if (ImGui::MenuItem("Scale \xc3\x97 0.5")) action = Action::Half;
-      if (ImGui::MenuItem("Scale \xc3\x97 2")) action = Action::Double;
+      if (ImGui::MenuItem("Zero")) action = MatrixAction::Zero;
+      if (ImGui::MenuItem("Scale \xc3\x97 0.5")) action = MatrixAction::Half;
+      if (ImGui::MenuItem("Scale \xc3\x97 2")) action = MatrixAction::Double;
       ImGui::Separator();
-      if (ImGui::MenuItem("Reset")) action = Action::Reset;
+      if (ImGui::MenuItem("Reset")) action = MatrixAction::Reset;
       if (ImGui::IsItemHovered())
         ImGui::SetTooltip("back to the values the scenario had when it was opened (new cells: from its seed)");
       editor_.end_menu();
@@ -498,88 +487,25 @@ class WeightsPanel final : public Panel {
     }
   }
 
-  // Back to the scenario as opened where that matrix still has the same shape, else the seed.
-  void reset_weights(AppState& state, ParameterName name) {
-    Parameters& p = state.scenario.parameters;
-    const Parameters& opened = state.opened.parameters;
-    const auto head = static_cast<std::size_t>(head_);
-    if (name == ParameterName::v_a) {
-      if (head < opened.heads.size() && opened.heads[head].v_a.cols() == p.heads[head].v_a.cols())
-        p.heads[head].v_a = opened.heads[head].v_a;
-      else
-        seed_parameter(p, name, head_, state.scenario.seed);
-      return;
-    }
-    const bool per_head = name != ParameterName::W_O;
-    if (per_head && head >= opened.heads.size()) {
-      seed_parameter(p, name, head_, state.scenario.seed);
-      return;
-    }
-    const Matrix& before = parameter(opened, name, head_);
-    Matrix& now = parameter(p, name, head_);
-    if (before.rows() == now.rows() && before.cols() == now.cols())
-      now = before;
-    else
-      seed_parameter(p, name, head_, state.scenario.seed);
-  }
-
-  void apply_to_weights(AppState& state, ParameterName name, Action action) {
-    Parameters& p = state.scenario.parameters;
-    const WeightView w = weight_view(p, name, head_);
-    switch (action) {
-      case Action::Randomize: seed_parameter(p, name, head_, state.scenario.seed + ++randomize_count_); break;
-      case Action::Reset: reset_weights(state, name); break;
-      case Action::Identity:
-        for (int r = 0; r < w.rows; ++r)
-          for (int c = 0; c < w.cols; ++c) w.data[static_cast<std::size_t>(r * w.cols + c)] = r == c ? 1.0f : 0.0f;
-        break;
-      case Action::Zero: std::fill(w.data, w.data + w.size(), 0.0f); break;
-      case Action::Half:
-      case Action::Double: {
-        const float factor = action == Action::Half ? 0.5f : 2.0f;
-        for (std::size_t i = 0; i < w.size(); ++i) w.data[i] = std::clamp(w.data[i] * factor, -FLT_MAX, FLT_MAX);
-        break;
-      }
-    }
-    state.mark_edited();
-  }
-
-  // The override that gives this token its embedding: its exact text, else its lower-cased key
-  // (the order the engine looks them up in).
-  static EmbeddingOverrides::iterator find_override(EmbeddingOverrides& overrides, const Token& token) {
-    auto found = overrides.find(token.text);
-    if (found == overrides.end()) found = overrides.find(token.key);
-    return found;
-  }
-
-  // Writes a whole embedding row for the token of `row` (its override, created if needed).
-  void write_embedding(AppState& state, int row, const float* values) {
-    const Token& token = token_of_row(state, row);
-    const auto d_model = static_cast<std::size_t>(state.scenario.config.d_model);
-    auto found = find_override(state.scenario.embeddings, token);
-    if (found == state.scenario.embeddings.end()) found = state.scenario.embeddings.emplace(token.text, std::vector<float>()).first;
-    found->second.assign(values, values + d_model);
+  void apply_to_weights(AppState& state, ParameterName name, MatrixAction action) {
+    // Each Randomize draws from the seed plus a count, so that it draws new values every time.
+    const std::uint64_t seed =
+        state.document.scenario().seed + (action == MatrixAction::Randomize ? ++randomize_count_ : 0);
+    state.document.apply_to_matrix(name, head_, action, seed);
   }
 
   void handle_embeddings(AppState& state, const MatrixGridSpec& spec, const MatrixGridEvents& events) {
-    const bool cross = state.pipeline.cross();
+    const bool cross = state.pipeline().cross();
     if (events.hovered_row >= 0)
-      state.hovered_next = events.hovered_row < x_target_rows_ ? TokenRef{Side::Query, events.hovered_row}
+      state.frame.hovered_next = events.hovered_row < x_target_rows_ ? TokenRef{Side::Query, events.hovered_row}
                                                                : TokenRef{cross ? Side::Key : Side::Query, events.hovered_row - x_target_rows_};
     if (events.label_clicked >= 0 && events.label_clicked < x_target_rows_) state.selection.query = events.label_clicked;
     if (events.label_hovered >= 0) label_tooltip(state, events.label_hovered);
 
     if (events.edited && spec.editable && events.row < x_rows_.rows() && events.col < x_rows_.cols()) {
-      // Start from the row as shown (no positions), so the other dimensions keep their values.
-      const Token& token = token_of_row(state, events.row);
-      auto found = find_override(state.scenario.embeddings, token);
-      if (found == state.scenario.embeddings.end() ||
-          found->second.size() != static_cast<std::size_t>(state.scenario.config.d_model))
-        write_embedding(state, events.row, x_rows_.row(events.row).data());
-      found = find_override(state.scenario.embeddings, token);
-      found->second[static_cast<std::size_t>(events.col)] = events.value;
+      state.document.set_embedding_value(token_of_row(state, events.row), events.col, events.value,
+                                         x_rows_.row(events.row).data());
       x_rows_(events.row, events.col) = events.value;  // shown at once; rebuilt after the recompute
-      state.mark_edited();
     }
 
     // The row menu: reset one word.
@@ -590,13 +516,12 @@ class WeightsPanel final : public Panel {
     if (ImGui::BeginPopup("##token menu")) {
       if (x_menu_row_ >= 0 && x_menu_row_ < x_rows_.rows()) {
         const Token& token = token_of_row(state, x_menu_row_);
-        ImGui::TextDisabled("\"%s\"", state.visual_text(token.text));
+        ImGui::TextDisabled("\"%s\"", state.frame.visual_text(token.text));
         ImGui::Separator();
-        const bool has_override = find_override(state.scenario.embeddings, token) != state.scenario.embeddings.end();
-        if (ImGui::MenuItem("Reset to its embedding when opened", nullptr, false, has_override && spec.editable)) {
-          erase_overrides(state, token);
-          state.mark_edited();
-        }
+        const EmbeddingOverrides& overrides = state.document.scenario().embeddings;
+        const bool has_override = overrides.count(token.text) > 0 || overrides.count(token.key) > 0;
+        if (ImGui::MenuItem("Reset to its embedding when opened", nullptr, false, has_override && spec.editable))
+          state.document.reset_embeddings({&token});
         if (!has_override) ImGui::TextDisabled("(not edited)");
       }
       ImGui::EndPopup();
@@ -605,76 +530,62 @@ class WeightsPanel final : public Panel {
     if (editor_.begin_menu(spec, events.open_menu)) {
       ImGui::TextDisabled("X: the embeddings of these tokens");
       ImGui::Separator();
-      std::optional<Action> action;
-      if (ImGui::MenuItem("Randomize", nullptr, false, spec.editable)) action = Action::Randomize;
+      std::optional<MatrixAction> action;
+      if (ImGui::MenuItem("Randomize", nullptr, false, spec.editable)) action = MatrixAction::Randomize;
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("new values in [-0.5, 0.5), the same for the same word");
-      if (ImGui::MenuItem("One-hot", nullptr, false, spec.editable)) action = Action::Identity;
+      if (ImGui::MenuItem("One-hot", nullptr, false, spec.editable)) action = MatrixAction::Identity;
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("token i gets 1 in dimension i and 0 elsewhere");
-      if (ImGui::MenuItem("Zero", nullptr, false, spec.editable)) action = Action::Zero;
-      if (ImGui::MenuItem("Scale \xc3\x97 0.5", nullptr, false, spec.editable)) action = Action::Half;
-      if (ImGui::MenuItem("Scale \xc3\x97 2", nullptr, false, spec.editable)) action = Action::Double;
+      if (ImGui::MenuItem("Zero", nullptr, false, spec.editable)) action = MatrixAction::Zero;
+      if (ImGui::MenuItem("Scale \xc3\x97 0.5", nullptr, false, spec.editable)) action = MatrixAction::Half;
+      if (ImGui::MenuItem("Scale \xc3\x97 2", nullptr, false, spec.editable)) action = MatrixAction::Double;
       ImGui::Separator();
-      if (ImGui::MenuItem("Reset (embeddings as opened)", nullptr, false, spec.editable)) action = Action::Reset;
+      if (ImGui::MenuItem("Reset (embeddings as opened)", nullptr, false, spec.editable)) action = MatrixAction::Reset;
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("these words go back to their lexicon or hashed embeddings");
       editor_.end_menu();
       if (action) apply_to_embeddings(state, *action);
     }
   }
 
-  static void erase_overrides(AppState& state, const Token& token) {
-    state.scenario.embeddings.erase(token.text);
-    state.scenario.embeddings.erase(token.key);
-    // Back to the override the scenario was opened with, if it had one of this width.
-    for (const std::string* word : {&token.text, &token.key}) {
-      const auto it = state.opened.embeddings.find(*word);
-      if (it != state.opened.embeddings.end() &&
-          it->second.size() == static_cast<std::size_t>(state.scenario.config.d_model)) {
-        state.scenario.embeddings[*word] = it->second;
-        break;
-      }
-    }
-  }
-
-  void apply_to_embeddings(AppState& state, Action action) {
+  void apply_to_embeddings(AppState& state, MatrixAction action) {
     const int rows = static_cast<int>(x_rows_.rows()), cols = static_cast<int>(x_rows_.cols());
-    if (action == Action::Reset) {
-      for (int r = 0; r < rows; ++r) erase_overrides(state, token_of_row(state, r));
-      state.mark_edited();
+    std::vector<const Token*> tokens;  // (rows)
+    for (int r = 0; r < rows; ++r) tokens.push_back(&token_of_row(state, r));
+    if (action == MatrixAction::Reset) {
+      state.document.reset_embeddings(tokens);
       return;
     }
-    const std::uint64_t stream_seed = state.scenario.seed + (action == Action::Randomize ? ++randomize_count_ : 0);
+    const std::uint64_t stream_seed = state.document.scenario().seed + (action == MatrixAction::Randomize ? ++randomize_count_ : 0);
     Matrix next = x_rows_;
     for (int r = 0; r < rows; ++r) {
       const std::uint64_t stream = rng::combine(stream_seed, rng::hash(token_of_row(state, r).key));
       for (int c = 0; c < cols; ++c) {
         float& v = next(r, c);
         switch (action) {
-          case Action::Randomize: v = 0.5f * rng::value(stream, static_cast<std::uint64_t>(c)); break;
-          case Action::Identity: v = r == c ? 1.0f : 0.0f; break;
-          case Action::Zero: v = 0.0f; break;
-          case Action::Half: v *= 0.5f; break;
-          case Action::Double: v = std::clamp(v * 2.0f, -FLT_MAX, FLT_MAX); break;
-          case Action::Reset: break;
+          case MatrixAction::Randomize: v = 0.5f * rng::value(stream, static_cast<std::uint64_t>(c)); break;
+          case MatrixAction::Identity: v = r == c ? 1.0f : 0.0f; break;
+          case MatrixAction::Zero: v = 0.0f; break;
+          case MatrixAction::Half: v *= 0.5f; break;
+          case MatrixAction::Double: v = std::clamp(v * 2.0f, -FLT_MAX, FLT_MAX); break;
+          case MatrixAction::Reset: break;
         }
       }
     }
-    for (int r = 0; r < rows; ++r) write_embedding(state, r, next.row(r).data());
-    state.mark_edited();
+    state.document.set_embeddings(tokens, next);
   }
 
   void label_tooltip(const AppState& state, int row) const {
     const bool source = row >= x_target_rows_;
     const int index = source ? row - x_target_rows_ : row;
     const Token& token = token_of_row(state, row);
-    const auto& sources = source ? state.pipeline.key_sources() : state.pipeline.target_sources();
+    const auto& sources = source ? state.pipeline().key_sources() : state.pipeline().target_sources();
     const EmbeddingSource from = static_cast<std::size_t>(index) < sources.size() ? sources[static_cast<std::size_t>(index)]
                                                                                    : EmbeddingSource::Hashed;
     const char* origin = from == EmbeddingSource::Override  ? "edited (an override in the scenario)"
                          : from == EmbeddingSource::Lexicon ? "from the teaching lexicon"
                                                             : "derived from the word itself (not in the lexicon)";
     ImGui::BeginTooltip();
-    ImGui::Text("\"%s\": %s %d", state.visual_text(token.text),
-                source ? "source token" : (state.pipeline.cross() ? "target token" : "token"), index);
+    ImGui::Text("\"%s\": %s %d", state.frame.visual_text(token.text),
+                source ? "source token" : (state.pipeline().cross() ? "target token" : "token"), index);
     ImGui::Text("embedding %s", origin);
     ImGui::TextDisabled(source ? "right-click to reset" : "click: make it the query \xc2\xb7 right-click: reset");
     ImGui::EndTooltip();

@@ -17,22 +17,22 @@ ImU32 with_alpha(ImU32 colour, float alpha) {
 
 bool draw_query_selector(AppState& state, const char* id, float max_width_em, float max_width_fraction) {
   const AttentionResult& r = state.result();
-  const auto& queries = state.pipeline.target().tokens;
+  const auto& queries = state.pipeline().target().tokens;
   const float font = ImGui::GetFontSize();
   const int n_query = static_cast<int>(r.n_query);
-  const int query = std::clamp(state.selection.query, 0, n_query - 1);
+  const int query = state.selection.query;
   ImGui::TextUnformatted("query");
   ImGui::SameLine();
   char preview[96];
-  std::snprintf(preview, sizeof preview, "%d: %s", query, state.visual_text(queries[static_cast<std::size_t>(query)].text));
+  std::snprintf(preview, sizeof preview, "%d: %s", query, state.frame.visual_text(queries[static_cast<std::size_t>(query)].text));
   ImGui::SetNextItemWidth(std::min(font * max_width_em, ImGui::GetContentRegionAvail().x * max_width_fraction));
   bool chosen = false;
   if (ImGui::BeginCombo(id, preview, ImGuiComboFlags_HeightLarge)) {
     for (int i = 0; i < n_query; ++i) {
       char item[96];
-      std::snprintf(item, sizeof item, "%d: %s##q%d", i, state.visual_text(queries[static_cast<std::size_t>(i)].text), i);
+      std::snprintf(item, sizeof item, "%d: %s##q%d", i, state.frame.visual_text(queries[static_cast<std::size_t>(i)].text), i);
       if (ImGui::Selectable(item, i == query)) state.selection.query = i, chosen = true;
-      if (ImGui::IsItemHovered()) state.hovered_next = {Side::Query, i};
+      if (ImGui::IsItemHovered()) state.frame.hovered_next = {Side::Query, i};
       if (i == query) ImGui::SetItemDefaultFocus();
     }
     ImGui::EndCombo();
@@ -59,7 +59,7 @@ bool draw_head_combo(const char* id, int heads, int& head) {
 
 void draw_head_selector(AppState& state, const char* id) {
   const int heads = static_cast<int>(state.result().heads.size());
-  int head = std::clamp(state.selection.head, 0, heads - 1);
+  int head = state.selection.head;
   const float font = ImGui::GetFontSize();
   ImGui::TextUnformatted("head");
   ImGui::SameLine();
@@ -72,6 +72,13 @@ void draw_head_selector(AppState& state, const char* id) {
   ImGui::SameLine(0, font * 0.3f);
   if (draw_head_combo(id, heads, head)) state.selection.head = head;
 }
+
+bool fits_after_last_item(float width, float spacing) {
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  return ImGui::GetItemRectMax().x + spacing + width <= right;
+}
+
+bool fits_after_last_item(float width) { return fits_after_last_item(width, ImGui::GetStyle().ItemSpacing.x); }
 
 void draw_no_room_note() {
   const ImVec2 available = ImGui::GetContentRegionAvail();

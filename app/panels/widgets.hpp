@@ -40,6 +40,11 @@ bool draw_head_combo(const char* id, int heads, int& head);
 // selects the head chosen.
 void draw_head_selector(AppState& state, const char* id);
 
+// Whether an item `width` wide still fits on the line after the last item, `spacing` after it
+// (ImGui's item spacing when not given).
+bool fits_after_last_item(float width, float spacing);
+bool fits_after_last_item(float width);
+
 // In a panel left too little room to draw its view (large text in a small window): says so and
 // how to make room, instead of an empty area. Draws at the cursor, within what is available.
 void draw_no_room_note();

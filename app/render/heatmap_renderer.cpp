@@ -25,6 +25,12 @@ MatrixStackTexture::~MatrixStackTexture() {
   if (texture_) glDeleteTextures(1, &texture_);
 }
 
+void HeatmapRenderer::upload_weights(const AttentionResult& result) {
+  weights_stack_.clear();  // keeps its capacity: no allocation per frame
+  for (const HeadResult& head : result.heads) weights_stack_.push_back(&head.weights);
+  weights.update(weights_stack_, result.version);
+}
+
 void MatrixStackTexture::update(const std::vector<const Matrix*>& stack, std::uint64_t version) {
   if (uploaded_ && version == version_) return;
   if (stack.empty() || stack[0]->size() == 0) return;

@@ -8,6 +8,7 @@
 #include "core/base/status.hpp"
 #include "core/figures/colormap.hpp"
 #include "core/base/types.hpp"
+#include "core/engine/attention.hpp"
 
 #include <array>
 #include <cstdint>
@@ -70,6 +71,8 @@ class HeatmapRenderer {
   static bool state_of(const ImDrawCmd& command, unsigned& texture, std::array<std::uint64_t, 3>& state);
 
   MatrixStackTexture weights;  // α of every head, stacked (the views share it)
+  // Puts the result's α of every head into `weights` when the result changed since the last time.
+  void upload_weights(const AttentionResult& result);
 
  private:
   struct DrawParams {
@@ -89,6 +92,7 @@ class HeatmapRenderer {
       uniform_row_ = -1, uniform_range_ = -1;
   bool failed_ = false;
   std::string error_;
+  std::vector<const Matrix*> weights_stack_;  // for upload_weights: keeps its capacity
   std::array<DrawParams, 256> params_{};
   int params_used_ = 0;
 };

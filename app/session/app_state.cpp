@@ -17,28 +17,38 @@ float UiSettings::heatmap_top(const Matrix& weights) const {
   return heatmap_contrast ? view::contrast_scale_top(weights) : 1.0f;
 }
 
+DocumentEdit::~DocumentEdit() { state_.recompute_if_needed(); }
+
+Document* DocumentEdit::operator->() { return &state_.document; }
+
 void AppState::recompute_if_needed() {
-  if (computed_version == edit_version) return;
-  computed_version = edit_version;
-  const Status status = pipeline.run(scenario);
-  compute_error = status ? std::string() : status.message();
-  has_result = has_result || status.is_ok();
-  if (!has_result) return;
-  const AttentionResult& r = pipeline.result();
+  if (computed.version != document.version()) {
+    computed.version = document.version();
+    const Status status = computed.pipeline.run(document.scenario());
+    computed.error = status ? std::string() : status.message();
+    computed.has_result = computed.has_result || status.is_ok();
+  }
+  if (!computed.has_result) return;
+  // Also when nothing was computed: a lesson step, a command-line option or a view state may
+  // have chosen a head or query the result does not have.
+  const Pipeline& p = computed.pipeline;
+  selection.layer = std::clamp(selection.layer, 0, p.layer_count() - 1);
+  const AttentionResult& r = p.layer(selection.layer);
   selection.head = std::clamp(selection.head, 0, static_cast<int>(r.heads.size()) - 1);
   selection.query = std::clamp(selection.query, 0, static_cast<int>(r.n_query) - 1);
+  selection.key = std::clamp(selection.key, -1, static_cast<int>(r.n_key) - 1);
+}
+
+int AppState::edited_head() const {
+  const int heads = static_cast<int>(document.scenario().parameters.heads.size());
+  return std::clamp(selection.head, 0, std::max(0, heads - 1));
 }
 
 void AppState::load(Scenario next, std::string path, std::vector<std::string> warnings) {
-  opened = next;
-  scenario = std::move(next);
-  scenario_path = std::move(path);
+  document.load(std::move(next), std::move(path));
   file_warnings = std::move(warnings);
   selection = {};
-  hovered = hovered_next = {};
-  ++load_version;
-  mark_edited();
-  saved_version = edit_version;
+  frame.hovered = frame.hovered_next = {};
 }
 
 namespace {
@@ -51,17 +61,19 @@ bool marks(const TokenRef& token, int index, Side side, bool cross) {
 }  // namespace
 
 bool AppState::highlights_query(int index) const {
-  return marks(hovered, index, Side::Query, pipeline.cross()) || marks(pinned, index, Side::Query, pipeline.cross());
+  const bool cross = computed.pipeline.cross();
+  return marks(frame.hovered, index, Side::Query, cross) || marks(pinned, index, Side::Query, cross);
 }
 
 bool AppState::highlights_key(int index) const {
-  return marks(hovered, index, Side::Key, pipeline.cross()) || marks(pinned, index, Side::Key, pipeline.cross());
+  const bool cross = computed.pipeline.cross();
+  return marks(frame.hovered, index, Side::Key, cross) || marks(pinned, index, Side::Key, cross);
 }
 
 void AppState::start_lesson(Lesson next, int step) {
   lesson.lesson = std::move(next);
   ui.heatmap_contrast = false;  // the lessons' words ("the brightest cell") assume the 0 .. 1 scale
-  scenario_path.clear();  // the lesson's scenario is in no file: Save asks where (never over the file open before)
+  document.forget_path();  // the lesson's scenario is in no file: Save asks where (never over the file open before)
   go_to_lesson_step(step);
 }
 
@@ -74,9 +86,9 @@ void AppState::go_to_lesson_step(int step) {
   Scenario step_scenario = s.scenario;
   if (step_scenario.title.empty())  // it keeps a name after the lesson, and in a file saved from it
     step_scenario.title = lesson.lesson->title + ", step " + std::to_string(lesson.step + 1);
-  load(std::move(step_scenario), scenario_path, {});
+  load(std::move(step_scenario), document.path(), {});
   recompute_if_needed();
-  lesson.step_version = edit_version;
+  lesson.step_version = document.version();
   // Panels: those the step names (all when it names none), and the lesson band.
   if (s.panels.empty()) {
     ui.visible = view::kAllPanels;
@@ -91,23 +103,23 @@ void AppState::go_to_lesson_step(int step) {
     ui.visible[static_cast<std::size_t>(view::PanelId::Centre)] = true;
   }
   if (s.head) selection.head = *s.head;
-  if (!s.query.empty()) selection.query = std::max(0, resolve_token(pipeline.target(), s.query));
+  if (!s.query.empty()) selection.query = std::max(0, resolve_token(pipeline().target(), s.query));
   pinned = {};
-  if (!s.key.empty()) pinned = {Side::Key, resolve_token(pipeline.keys(), s.key)};
+  if (!s.key.empty()) pinned = {Side::Key, resolve_token(pipeline().keys(), s.key)};
   if (s.predict) {
     selection.head = s.predict->head;
-    selection.query = std::max(0, resolve_token(pipeline.target(), s.predict->query));
+    selection.query = std::max(0, resolve_token(pipeline().target(), s.predict->query));
   }
 }
 
 const std::vector<std::string>& AppState::broken_lesson_claims() {
-  if (claims_version == edit_version) return broken_claims;
-  claims_version = edit_version;
+  if (claims_version == document.version()) return broken_claims;
+  claims_version = document.version();
   broken_claims.clear();
   const LessonStep* step = lesson.current();
   recompute_if_needed();
-  if (step && edit_version != lesson.step_version && compute_error.empty())
-    for (CheckFailure& failure : check_failures(*step, pipeline)) broken_claims.push_back(std::move(failure.reason));
+  if (step && document.version() != lesson.step_version && computed.error.empty())
+    for (CheckFailure& failure : check_failures(*step, computed.pipeline)) broken_claims.push_back(std::move(failure.reason));
   return broken_claims;
 }
 

@@ -1,9 +1,12 @@
-// The app's state: one plain struct that every panel reads and edits. The scenario is the
-// document; everything shown is computed from it by the pipeline, rerun whenever an edit bumps
-// edit_version.
+// The app's state: one struct that every panel reads, in four parts: the document (the scenario,
+// saved), what is computed from it (the pipeline's result, derived), how it is looked at (the
+// selection, the lesson, the UI settings) and what a frame collects (hover, layout). Panels change
+// the document only through AppState::edit(); the pipeline runs again whenever an edit bumps
+// the document's version.
 #pragma once
 
 #include "core/figures/colormap.hpp"
+#include "app/session/document.hpp"
 #include "app/view/layout.hpp"
 #include "app/view/visual_text.hpp"
 #include "core/lessons/lesson.hpp"
@@ -33,9 +36,13 @@ struct TokenRef {
   bool operator==(const TokenRef&) const = default;
 };
 
+// What the views explain: a layer of the result, a head in it, a query and (when one is chosen)
+// a key. AppState::recompute_if_needed keeps it within the result.
 struct Selection {
+  int layer = 0;
   int head = 0;
   int query = 0;
+  int key = -1;  // none
 };
 
 // The views that share the centre of the window, as tabs: those of core/figures/views.hpp's
@@ -77,7 +84,7 @@ struct LessonState {
   std::optional<Lesson> lesson;        // none: free play
   int step = 0;
   std::optional<int> prediction;       // the key the student picked (predict steps)
-  std::uint64_t step_version = 0;      // AppState::edit_version when the step arrived
+  std::uint64_t step_version = 0;      // Document::version() when the step arrived
   bool active() const { return lesson.has_value(); }
   const LessonStep* current() const {
     return lesson && step >= 0 && step < static_cast<int>(lesson->steps.size())
@@ -90,23 +97,18 @@ struct LessonState {
   }
 };
 
-struct AppState {
-  Scenario scenario;
+// What the pipeline computed from the document: derived, never saved.
+struct ComputedState {
   Pipeline pipeline;
-  std::uint64_t edit_version = 1;      // bumped by every edit
-  std::uint64_t load_version = 0;      // bumped when a whole scenario is loaded (file, lesson step)
-  std::uint64_t saved_version = 0;     // the edit_version last saved or opened: unsaved when different
-  std::uint64_t computed_version = 0;  // the edit_version the pipeline last ran on
-  std::string compute_error;           // why the last run failed; "" when the result is current
-  bool has_result = false;             // the pipeline has computed at least once
-  std::vector<std::string> file_warnings;
-  std::string scenario_path;  // "" for the built-in scenario
-  Scenario opened;            // the scenario as opened: what Reset goes back to
+  std::uint64_t version = 0;  // the Document::version() the pipeline last ran on
+  std::string error;          // why the last run failed; "" when the result is current
+  bool has_result = false;    // the pipeline has computed at least once
+};
 
-  Selection selection;
+// What one frame collects for the next, or for tests: never saved, never an edit.
+struct FrameScratch {
   TokenRef hovered;       // hovered in the previous frame: what every view highlights
   TokenRef hovered_next;  // collected while this frame draws
-  TokenRef pinned;        // highlighted until changed (a lesson step's key)
   // Seconds from this frame's start until something it drew changes by itself (a tooltip's delay
   // runs out, a notice expires): the app draws a frame then even without input
   // (app/session/frame_pacing.hpp). Reset every frame; panels lower it with redraw_within().
@@ -114,18 +116,54 @@ struct AppState {
   void redraw_within(double seconds) {
     if (seconds > 0 && seconds < redraw_in) redraw_in = seconds;
   }
-  LessonState lesson;
-  UiSettings ui;
-  std::vector<std::string> broken_claims;  // broken_lesson_claims(), as of claims_version
-  std::uint64_t claims_version = 0;
   FrameLayout layout;
   // Token labels as they are seen: Hebrew and Arabic right to left, Arabic letters joined. Every
   // token name a view draws goes through it (app/view/visual_text.hpp).
   view::VisualText visual_text;
+};
 
-  void mark_edited() { ++edit_version; }
-  bool unsaved() const { return edit_version != saved_version; }
-  // Runs the pipeline if anything changed since the last run; keeps the selection in range.
+struct AppState;
+
+// AppState::edit(): how panels change the scenario. `state.edit()->set_weight(...)` applies the
+// change to the document (which bumps its version; History makes the undo step when the gesture
+// ends), and when the statement ends the result is computed again, so what the panel draws next
+// in the same frame shows the edit.
+class DocumentEdit {
+ public:
+  explicit DocumentEdit(AppState& state) : state_(state) {}
+  DocumentEdit(const DocumentEdit&) = delete;
+  DocumentEdit& operator=(const DocumentEdit&) = delete;
+  ~DocumentEdit();
+  Document* operator->();
+
+ private:
+  AppState& state_;
+};
+
+struct AppState {
+  // Saved: the document (the scenario, its file, its versions).
+  Document document;
+  std::vector<std::string> file_warnings;  // what opening the document said, until dismissed
+
+  // Derived from the document.
+  ComputedState computed;
+
+  // What the user looks at and how.
+  Selection selection;
+  TokenRef pinned;  // highlighted until changed (a lesson step's key)
+  LessonState lesson;
+  UiSettings ui;
+  std::vector<std::string> broken_claims;  // broken_lesson_claims(), as of claims_version
+  std::uint64_t claims_version = 0;
+
+  // Per frame.
+  FrameScratch frame;
+
+  // The one way panels change the scenario (see DocumentEdit).
+  DocumentEdit edit() { return DocumentEdit(*this); }
+  bool unsaved() const { return document.unsaved(); }
+  // Runs the pipeline if anything changed since the last run, and keeps the selection in range
+  // of the result (the one place it is kept in range: views use it as it is).
   void recompute_if_needed();
   // Sets a new scenario (a file opened, a preset), keeping the UI settings.
   void load(Scenario scenario, std::string path, std::vector<std::string> warnings);
@@ -140,7 +178,12 @@ struct AppState {
   const std::vector<std::string>& broken_lesson_claims();
 
   // Convenience for views.
-  const AttentionResult& result() const { return pipeline.result(); }
+  const Pipeline& pipeline() const { return computed.pipeline; }
+  // The selected layer's result (every view shows the selected layer).
+  const AttentionResult& result() const { return computed.pipeline.layer(selection.layer); }
+  // The selected head in the document, for the editors: the result may be older than the
+  // document (its last run failed after the heads changed), and the selection follows the result.
+  int edited_head() const;
   bool highlights_query(int index) const;
   bool highlights_key(int index) const;
 };

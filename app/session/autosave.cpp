@@ -40,24 +40,24 @@ std::optional<Autosave::Recovered> Autosave::recoverable(std::string& problem) c
 void Autosave::observe(const AppState& state, double now) {
   if (path_.empty() || paused_) return;
   // A scenario that was just opened is saved already: only edits need recovering.
-  if (state.load_version != seen_load_version_) {
-    seen_load_version_ = state.load_version;
-    written_version_ = state.edit_version;
+  if (state.document.load_version() != seen_load_version_) {
+    seen_load_version_ = state.document.load_version();
+    written_version_ = state.document.version();
     return;
   }
-  if (state.edit_version == written_version_ || now - last_write_ < kInterval) return;
-  if (written_path_ != state.scenario_path) {  // first where the work came from, then the work
+  if (state.document.version() == written_version_ || now - last_write_ < kInterval) return;
+  if (written_path_ != state.document.path()) {  // first where the work came from, then the work
     Status status = Status::ok();
-    if (state.scenario_path.empty()) std::remove(path_file_.c_str());
-    else status = write_file_atomic(path_file_, state.scenario_path + "\n");
-    if (status) written_path_ = state.scenario_path;
+    if (state.document.path().empty()) std::remove(path_file_.c_str());
+    else status = write_file_atomic(path_file_, state.document.path() + "\n");
+    if (status) written_path_ = state.document.path();
   }
-  if (Status status = write_file_atomic(path_, scenario_to_json(state.scenario)); !status) {
+  if (Status status = write_file_atomic(path_, scenario_to_json(state.document.scenario())); !status) {
     error_ = "autosave failed: " + status.message();
   } else {
     error_.clear();
   }
-  written_version_ = state.edit_version;
+  written_version_ = state.document.version();
   last_write_ = now;
 }
 

@@ -18,7 +18,7 @@ std::vector<std::string> labels(const Tokenization& tokens) {
 }
 
 Status need_result(const AppState& state) {
-  return state.has_result ? Status::ok() : Status::error("there is nothing computed to export yet");
+  return state.computed.has_result ? Status::ok() : Status::error("there is nothing computed to export yet");
 }
 
 }  // namespace
@@ -42,23 +42,21 @@ Status open_scenario(AppState& state, RecentFiles& recent, const std::string& pa
 Status save_scenario(AppState& state, RecentFiles& recent, const std::string& path) {
   // A file must open again: a scenario that does not compute (an empty sentence) is not saved;
   // autosave keeps the work meanwhile.
-  if (!state.compute_error.empty())
-    return Status::error("not saved: " + state.compute_error + " (fix it first; your work is kept)");
-  Scenario document = state.scenario;
+  if (!state.computed.error.empty())
+    return Status::error("not saved: " + state.computed.error + " (fix it first; your work is kept)");
+  Scenario document = state.document.scenario();
   document.view_json = view_state_to_json(state);
   // A custom mask is saved at the size of the current sentences (cells past its edge allowed).
   if (document.mask.size() > 0) {
-    const auto rows = static_cast<Eigen::Index>(state.pipeline.target().tokens.size());
-    const auto cols = static_cast<Eigen::Index>(state.pipeline.keys().tokens.size());
+    const auto rows = static_cast<Eigen::Index>(state.pipeline().target().tokens.size());
+    const auto cols = static_cast<Eigen::Index>(state.pipeline().keys().tokens.size());
     MaskMatrix fitted = MaskMatrix::Ones(rows, cols);
     const Eigen::Index r = std::min(rows, document.mask.rows()), c = std::min(cols, document.mask.cols());
     fitted.topLeftCorner(r, c) = document.mask.topLeftCorner(r, c);
     document.mask = fitted;
   }
   if (Status status = save_scenario_file(path, document); !status) return status;
-  state.scenario.view_json = document.view_json;
-  state.scenario_path = path;
-  state.saved_version = state.edit_version;
+  state.document.saved(path, std::move(document.view_json));
   recent.add(path);
   static_cast<void>(recent.save());  // best effort (recent_files.hpp)
   return Status::ok();
@@ -67,13 +65,13 @@ Status save_scenario(AppState& state, RecentFiles& recent, const std::string& pa
 Status export_heatmap_svg(const AppState& state, const std::string& path) {
   if (Status status = need_result(state); !status) return status;
   const AttentionResult& r = state.result();
-  const int head = std::clamp(state.selection.head, 0, static_cast<int>(r.heads.size()) - 1);
+  const int head = state.selection.head;  // in range: AppState::recompute_if_needed keeps it so
   view::SvgOptions options;
   options.title = "Attention weights, head " + std::to_string(head);
   options.dark = state.ui.theme == Theme::Dark;
   options.scale_top = state.ui.heatmap_top(r.heads[static_cast<std::size_t>(head)].weights);
   return write_file_atomic(path, view::heatmap_svg(r.heads[static_cast<std::size_t>(head)].weights,
-                                                   labels(state.pipeline.target()), labels(state.pipeline.keys()),
+                                                   labels(state.pipeline().target()), labels(state.pipeline().keys()),
                                                    state.ui.colormap, options));
 }
 
@@ -83,8 +81,8 @@ Status export_arrows_svg(const AppState& state, const std::string& path, bool al
   options.title = all_heads ? "Queries and the keys they attend to, all heads"
                             : "Queries and the keys they attend to, head " + std::to_string(state.selection.head);
   options.dark = state.ui.theme == Theme::Dark;
-  return write_file_atomic(path, view::arrows_svg(state.result(), labels(state.pipeline.target()),
-                                                  labels(state.pipeline.keys()),
+  return write_file_atomic(path, view::arrows_svg(state.result(), labels(state.pipeline().target()),
+                                                  labels(state.pipeline().keys()),
                                                   all_heads ? view::kSvgAllHeads : state.selection.head,
                                                   state.ui.arrow_threshold, options));
 }
@@ -94,12 +92,12 @@ Status export_matrices_csv(const AppState& state, const std::string& folder) {
   std::error_code error;
   std::filesystem::create_directories(folder, error);
   if (error) return Status::error("cannot create the folder '" + folder + "': " + error.message());
-  return attnviz::export_matrices_csv(folder, state.scenario, state.pipeline);
+  return attnviz::export_matrices_csv(folder, state.document.scenario(), state.pipeline());
 }
 
 Status export_result_json(const AppState& state, const std::string& path) {
   if (Status status = need_result(state); !status) return status;
-  return write_file_atomic(path, result_to_json(state.scenario, state.pipeline));
+  return write_file_atomic(path, result_to_json(state.document.scenario(), state.pipeline()));
 }
 
 }  // namespace attnviz::app

@@ -45,11 +45,11 @@ std::size_t History::bytes_of(const Scenario& s) {
 }
 
 void History::reset(const AppState& state) {
-  states_.assign(1, state.scenario);
-  versions_.assign(1, state.edit_version);
+  states_.assign(1, state.document.scenario());
+  versions_.assign(1, state.document.version());
   cursor_ = 0;
-  load_version_ = state.load_version;
-  recorded_version_ = seen_version_ = state.edit_version;
+  load_version_ = state.document.load_version();
+  recorded_version_ = seen_version_ = state.document.version();
   started_ = true;
 }
 
@@ -57,17 +57,17 @@ void History::record(const AppState& state) {
   // A step that goes back exactly to the state before the last one (a word typed, then taken
   // back with the sentence field's own Ctrl+Z) is that step undone, not a new one: the next
   // undo goes further back, and redo brings the word again.
-  if (cursor_ > 0 && same_scenario(state.scenario, states_[cursor_ - 1])) {
+  if (cursor_ > 0 && same_scenario(state.document.scenario(), states_[cursor_ - 1])) {
     --cursor_;
-    versions_[cursor_] = recorded_version_ = state.edit_version;
+    versions_[cursor_] = recorded_version_ = state.document.version();
     return;
   }
   states_.resize(cursor_ + 1);  // a new edit drops the steps that were undone
   versions_.resize(cursor_ + 1);
-  states_.push_back(state.scenario);
-  versions_.push_back(state.edit_version);
+  states_.push_back(state.document.scenario());
+  versions_.push_back(state.document.version());
   cursor_ = states_.size() - 1;
-  recorded_version_ = state.edit_version;
+  recorded_version_ = state.document.version();
   // Keep within the memory budget, oldest first (always keeping the current state and one more).
   std::size_t total = 0;
   for (const Scenario& s : states_) total += bytes_of(s);
@@ -80,26 +80,26 @@ void History::record(const AppState& state) {
 }
 
 void History::observe(const AppState& state, bool busy, double now) {
-  if (!started_ || state.load_version != load_version_) {
+  if (!started_ || state.document.load_version() != load_version_) {
     reset(state);
     return;
   }
-  if (state.edit_version != seen_version_) {
-    seen_version_ = state.edit_version;
+  if (state.document.version() != seen_version_) {
+    seen_version_ = state.document.version();
     last_change_ = now;
   }
-  const bool pending = state.edit_version != recorded_version_;
+  const bool pending = state.document.version() != recorded_version_;
   if (pending && (!busy || now - last_change_ >= kTypingPause)) record(state);
 }
 
 bool History::can_undo(const AppState& state) const {
-  return cursor_ > 0 || (started_ && state.edit_version != recorded_version_);
+  return cursor_ > 0 || (started_ && state.document.version() != recorded_version_);
 }
 
 bool History::undo(AppState& state, double now) {
-  if (started_ && state.edit_version != recorded_version_) {
+  if (started_ && state.document.version() != recorded_version_) {
     // Edits still in progress (a drag, typing) become a step first, so undo takes them back.
-    seen_version_ = state.edit_version;
+    seen_version_ = state.document.version();
     last_change_ = now;
     record(state);
   }
@@ -117,11 +117,10 @@ bool History::redo(AppState& state) {
 }
 
 void History::restore(AppState& state) {
-  const bool as_saved = versions_[cursor_] == state.saved_version;
-  state.scenario = states_[cursor_];
-  state.mark_edited();
-  recorded_version_ = seen_version_ = versions_[cursor_] = state.edit_version;
-  if (as_saved) state.saved_version = state.edit_version;
+  const bool as_saved = versions_[cursor_] == state.document.saved_version();
+  state.document.replace(states_[cursor_]);
+  recorded_version_ = seen_version_ = versions_[cursor_] = state.document.version();
+  if (as_saved) state.document.mark_saved();
 }
 
 }  // namespace attnviz::app

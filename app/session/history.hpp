@@ -36,15 +36,15 @@ class History {
   void restore(AppState& state);
 
   std::vector<Scenario> states_;  // states_[cursor_] is the state after the last recorded step
-  // The edit_version each of states_ had (when restored, the version it got then): the one
-  // equal to AppState::saved_version is the scenario as saved.
+  // The Document::version() each of states_ had (when restored, the version it got then): the one
+  // equal to Document::saved_version() is the scenario as saved.
   std::vector<std::uint64_t> versions_;
   std::size_t cursor_ = 0;
   std::size_t byte_budget_;
-  std::uint64_t load_version_ = 0;      // AppState::load_version seen last
-  std::uint64_t recorded_version_ = 0;  // the edit_version states_[cursor_] has
-  std::uint64_t seen_version_ = 0;      // the edit_version seen by the last observe()
-  double last_change_ = 0;              // when the edit_version last changed
+  std::uint64_t load_version_ = 0;      // Document::load_version() seen last
+  std::uint64_t recorded_version_ = 0;  // the version states_[cursor_] has
+  std::uint64_t seen_version_ = 0;      // the version seen by the last observe()
+  double last_change_ = 0;              // when the version last changed
   bool started_ = false;
 };
 

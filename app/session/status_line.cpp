@@ -39,10 +39,10 @@ std::string window_title(const AppState& state) {
   std::string name;
   if (state.lesson.active()) {
     name = "Lesson: " + state.lesson.lesson->title;
-  } else if (!state.scenario_path.empty()) {
-    name = std::filesystem::path(state.scenario_path).filename().string();
+  } else if (!state.document.path().empty()) {
+    name = std::filesystem::path(state.document.path()).filename().string();
   } else {
-    name = state.scenario.title.empty() ? "Untitled" : state.scenario.title;
+    name = state.document.scenario().title.empty() ? "Untitled" : state.document.scenario().title;
   }
   // In a lesson the steps themselves change the scenario: nothing there asks to be saved
   // until the student edits it, and then the mark is as true as anywhere.
@@ -50,10 +50,10 @@ std::string window_title(const AppState& state) {
 }
 
 std::string shape_summary(const AppState& state) {
-  const Scenario& scenario = state.scenario;
+  const Scenario& scenario = state.document.scenario();
   const AttentionConfig& config = scenario.config;
   std::string text = scenario.mode == Mode::Cross ? "cross-attention" : "self-attention";
-  if (state.has_result) {
+  if (state.computed.has_result) {
     const AttentionResult& result = state.result();
     text += kDot;
     if (scenario.mode == Mode::Cross)

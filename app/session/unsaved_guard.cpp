@@ -33,8 +33,8 @@ void UnsavedGuard::saved(const AppState& state) {
 }
 
 std::string UnsavedGuard::document_name(const AppState& state) {
-  if (!state.scenario_path.empty()) return std::filesystem::path(state.scenario_path).filename().string();
-  return state.scenario.title.empty() ? "This scenario" : "\"" + state.scenario.title + "\"";
+  if (!state.document.path().empty()) return std::filesystem::path(state.document.path()).filename().string();
+  return state.document.scenario().title.empty() ? "This scenario" : "\"" + state.document.scenario().title + "\"";
 }
 
 }  // namespace attnviz::app

@@ -47,7 +47,7 @@ Status App::start() {
     load = parse_scenario(builtin_scenario_json());
   }
   const std::string view_json = load.scenario->view_json;
-  state.pipeline.set_threads(options.threads.value_or(default_engine_threads()));
+  state.computed.pipeline.set_threads(options.threads.value_or(default_engine_threads()));
   state.load(std::move(*load.scenario), not_opened.empty() ? options.scenario_path : "",
              std::move(load.warnings));
   apply_view_state(view_json, state, state.file_warnings);
@@ -102,7 +102,7 @@ Status App::start() {
   if (recovered && options.recover)
     commands_.restore_recovered(std::move(*recovered));  // its notice needs the clock
   state.recompute_if_needed();
-  if (!not_opened.empty()) shell_.notices.failed(not_opened, state.edit_version);
+  if (!not_opened.empty()) shell_.notices.failed(not_opened, state.document.version());
   return Status::ok();
 }
 
@@ -159,15 +159,15 @@ void App::frame() {
   AppState& state = shell_.state;
   platform::Backend& backend = shell_.backend;
   frame_start_ = backend.time();
-  state.redraw_in = std::numeric_limits<double>::infinity();
+  state.frame.redraw_in = std::numeric_limits<double>::infinity();
   apply_theme_and_fonts(shell_);
   for (const std::string& path : backend.take_dropped_files()) commands_.open_dropped_file(path);
   backend.new_frame();
   stand_in_for_wide_characters(shell_);
   shell_.heatmaps.begin_frame();
-  state.visual_text.new_frame();
-  state.hovered = state.hovered_next;
-  state.hovered_next = {};
+  state.frame.visual_text.new_frame();
+  state.frame.hovered = state.frame.hovered_next;
+  state.frame.hovered_next = {};
   state.recompute_if_needed();
 
   handle_shortcuts(shell_, commands_);
@@ -177,7 +177,7 @@ void App::frame() {
   const float status_height = draw_status_bar(shell_, commands_);
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   draw_panels(shell_, menu_height, display.y - status_height);
-  state.visual_text.escapes().take_typed();  // emoji typed with no sentence field to take them
+  state.frame.visual_text.escapes().take_typed();  // emoji typed with no sentence field to take them
   commands_.handle_file_dialog();
   finish_png_export(shell_, commands_, false);
   draw_unsaved_question(shell_, commands_);
@@ -208,7 +208,7 @@ void App::wait_for_next_frame() {
       shell_.png.request.has_value() ||  // a picture to take over the next frames
       backend.press_waiting();           // a tap shown as a press in the next frame
   activity.text_input = io.WantTextInput;
-  activity.next_change = frame_start_ + shell_.state.redraw_in;
+  activity.next_change = frame_start_ + shell_.state.frame.redraw_in;
   // The caret of the text field being typed into next blinks on or off: ImGui shows it while its
   // timer (reset by every key) is at most 0, and for 0.8 s of every 1.2 s after.
   if (const ImGuiInputTextState* text =

@@ -29,7 +29,7 @@ void Commands::report(const Status& status, const std::string& success) {
   if (status)
     shell_.notices.succeeded(success, shell_.backend.time());
   else
-    shell_.notices.failed(status.message(), shell_.state.edit_version);
+    shell_.notices.failed(status.message(), shell_.state.document.version());
 }
 
 void Commands::replace_scenario(std::string action, std::function<void()> replace) {
@@ -82,21 +82,21 @@ void Commands::open_dropped_file(const std::string& path) {
 
 void Commands::save() {
   AppState& state = shell_.state;
-  if (state.scenario_path.empty() || state.lesson.active()) {
+  if (state.document.path().empty() || state.lesson.active()) {
     save_as();
     return;
   }
-  report(save_scenario(state, shell_.recent, state.scenario_path), "saved " + state.scenario_path);
+  report(save_scenario(state, shell_.recent, state.document.path()), "saved " + state.document.path());
   if (!state.unsaved()) shell_.autosave.discard();
 }
 
 void Commands::save_as() {
   file_action_ = FileAction::SaveAs;
   // In the file's folder, its name proposed (a folder browsed to then is where it goes).
-  const std::filesystem::path current(shell_.state.scenario_path);
+  const std::filesystem::path current(shell_.state.document.path());
   shell_.file_dialog.open_for_save(
       "Save the scenario", current.empty() ? "" : current.parent_path().string(),
-      current.empty() ? file_name_for(shell_.state.scenario.title) : current.filename().string(),
+      current.empty() ? file_name_for(shell_.state.document.scenario().title) : current.filename().string(),
       ".json");
 }
 
@@ -198,7 +198,7 @@ void Commands::handle_file_dialog() {
 // -----------------------------------------------------------------------------
 
 void Commands::save_first() {
-  if (shell_.state.scenario_path.empty()) {  // a file to save into first
+  if (shell_.state.document.path().empty()) {  // a file to save into first
     saving_first_ = true;
     save_as();
   } else {
@@ -231,7 +231,7 @@ void Commands::redo() {
 void Commands::restore_recovered(Autosave::Recovered recovered) {
   const std::string name = std::filesystem::path(recovered.path).filename().string();
   shell_.state.load(std::move(recovered.scenario), std::move(recovered.path), {});
-  shell_.state.saved_version = 0;  // not in its file yet
+  shell_.state.document.mark_never_saved();  // not in its file yet
   report(Status::ok(), name.empty()
                            ? "restored the work an earlier run left unsaved"
                            : "restored the unsaved changes to " + name + ": save to keep them");

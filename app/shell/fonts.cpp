@@ -15,8 +15,8 @@ void apply_theme_and_fonts(Shell& shell) {
   FontState& fonts = shell.fonts;
   platform::Backend& backend = shell.backend;
   // Characters the fonts lack (a Chinese sentence, say) are added from a fallback font.
-  const Scenario& s = state.scenario;
-  if (state.edit_version != fonts.checked_version &&
+  const Scenario& s = state.document.scenario();
+  if (state.document.version() != fonts.checked_version &&
       (s.target != fonts.checked[0] || s.source != fonts.checked[1] ||
        s.title != fonts.checked[2])) {
     fonts.checked[0] = s.target;
@@ -26,17 +26,17 @@ void apply_theme_and_fonts(Shell& shell) {
     for (const std::string& text : fonts.checked) {
       added = backend.add_characters(text) || added;
       if (view::TextEscapes::may_need_stand_ins(text))
-        state.visual_text.escapes().escape(
+        state.frame.visual_text.escapes().escape(
             text);  // gives its emoji stand-ins, drawn from the first frame
     }
     if (added) fonts.loaded_size = 0;  // reload below
   }
   // Characters past U+FFFF (emoji) are drawn as their stand-ins' glyphs: one for each new one.
-  if (state.visual_text.escapes().wide_count() != backend.wide_character_count()) {
-    backend.set_wide_characters(state.visual_text.escapes().wide_characters());
+  if (state.frame.visual_text.escapes().wide_count() != backend.wide_character_count()) {
+    backend.set_wide_characters(state.frame.visual_text.escapes().wide_characters());
     fonts.loaded_size = 0;
   }
-  fonts.checked_version = state.edit_version;
+  fonts.checked_version = state.document.version();
   // Fonts can only be rebuilt between frames.
   if (state.ui.font_size != fonts.loaded_size || fonts.detail != fonts.loaded_detail) {
     const Status loaded = backend.load_fonts(state.ui.font_size, fonts.detail);
@@ -58,7 +58,7 @@ void apply_theme_and_fonts(Shell& shell) {
 void stand_in_for_wide_characters(Shell& shell) {
   static_assert(sizeof(ImWchar) == sizeof(std::uint16_t), "Debian's ImGui 1.86: 16-bit characters");
   ImVector<ImWchar>& queue = ImGui::GetIO().InputQueueCharacters;
-  const std::size_t kept = shell.state.visual_text.escapes().take_from_queue(
+  const std::size_t kept = shell.state.frame.visual_text.escapes().take_from_queue(
       std::span(reinterpret_cast<std::uint16_t*>(queue.Data), static_cast<std::size_t>(queue.Size)),
       shell.backend.typed_characters());
   queue.resize(static_cast<int>(kept));

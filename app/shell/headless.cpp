@@ -46,9 +46,9 @@ nlohmann::ordered_json layout_number(double value) {
 // Where things were drawn, for the GUI tests (tests/gui/test_gui.cpp): the picture's size, the
 // big heatmap's grid, the colormap, the windows shown from kept pictures, the status bar's top.
 nlohmann::ordered_json layout_json(Shell& shell, int width, int height) {
-  const view::HeatmapGeometry& g = shell.state.layout.heatmap;
+  const view::HeatmapGeometry& g = shell.state.frame.layout.heatmap;
   nlohmann::ordered_json heatmap;
-  heatmap["head"] = shell.state.layout.heatmap_head;
+  heatmap["head"] = shell.state.frame.layout.heatmap_head;
   heatmap["rows"] = g.rows;
   heatmap["cols"] = g.cols;
   heatmap["x"] = layout_number(g.grid.x);
@@ -84,8 +84,8 @@ int write_screenshot(Shell& shell, const std::string& path) {
       return 1;
     }
   }
-  if (!shell.state.compute_error.empty())
-    std::cerr << "attnviz: warning: " << shell.state.compute_error << '\n';
+  if (!shell.state.computed.error.empty())
+    std::cerr << "attnviz: warning: " << shell.state.computed.error << '\n';
   return 0;
 }
 
@@ -191,10 +191,11 @@ int run_bench(Shell& shell, const FrameFunction& frame, int frames) {
     // that every query's scores change and with them every view of the head (a query's weight
     // leaves alone the queries whose tokens have 0 in its feature, and the Output view's query 0
     // is one in the benchmark scenarios).
-    HeadParameters& head =
-        state.scenario.parameters.heads[static_cast<std::size_t>(state.selection.head)];
-    head.W_K(0, 0) += (i % 2 == 0 ? 1e-3f : -1e-3f);
-    state.mark_edited();
+    const int head = state.selection.head;
+    const float weight =
+        state.document.scenario().parameters.heads[static_cast<std::size_t>(head)].W_K(0, 0);
+    state.document.set_weight(ParameterName::W_K, head, 0, 0,
+                              weight + (i % 2 == 0 ? 1e-3f : -1e-3f));
     frame();
     const Clock::time_point built = Clock::now();
     backend.end_frame();
@@ -226,8 +227,8 @@ int run_bench(Shell& shell, const FrameFunction& frame, int frames) {
       cpu_ms_per_frame, ImGui::GetIO().MetricsRenderVertices,
       ImGui::GetIO().MetricsRenderIndices / 3, draw_call_count(), backend.windows_reused(),
       first_frame_ms, peak_resident_mb(),
-      state.compute_error.empty() ? "" : "; error: ", state.compute_error.c_str());
-  return state.compute_error.empty() ? 0 : 1;
+      state.computed.error.empty() ? "" : "; error: ", state.computed.error.c_str());
+  return state.computed.error.empty() ? 0 : 1;
 }
 
 }  // namespace attnviz::app

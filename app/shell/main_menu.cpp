@@ -24,7 +24,7 @@ void draw_export_menu(Shell& shell, Commands& commands) {
   if (ImGui::MenuItem("Window as PNG\xe2\x80\xa6")) commands.export_png({});
   if (ImGui::BeginMenu("Panel as PNG")) {
     for (const view::SlotInfo& slot : view::kSlots) {
-      const view::Rect r = shell.state.layout.panels[static_cast<std::size_t>(slot.slot)];
+      const view::Rect r = shell.state.frame.layout.panels[static_cast<std::size_t>(slot.slot)];
       if (!r.empty() && ImGui::MenuItem(slot.label)) commands.export_png(r);
     }
     ImGui::EndMenu();

@@ -38,10 +38,10 @@ float lesson_band_height(const Shell& shell) {
         wrap_text_at_spaces(lesson_step_heading(state.lesson), std::max(wrap, font * 10.0f));
     height += ImGui::CalcTextSize(heading.c_str()).y + style.ItemSpacing.y;
     if (bold) ImGui::PopFont();
-    const std::string text = wrap_text_at_spaces(expand_lesson_text(step->text, state.pipeline),
+    const std::string text = wrap_text_at_spaces(expand_lesson_text(step->text, state.pipeline()),
                                                  std::max(wrap, font * 10.0f));
     height += ImGui::CalcTextSize(text.c_str()).y;
-    if (!state.broken_claims.empty() && state.claims_version == state.edit_version)
+    if (!state.broken_claims.empty() && state.claims_version == state.document.version())
       height +=
           ImGui::GetFrameHeightWithSpacing();  // "Since your change, the text no longer holds"
     if (step->predict) height += font * 1.4f + ImGui::GetFrameHeightWithSpacing() * 1.1f;
@@ -94,10 +94,10 @@ void draw_panels(Shell& shell, float top, float bottom) {
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   const float gap = panel_gap(shell.backend);
   const view::Rect area{gap, top + gap, display.x - 2 * gap, bottom - top - 2 * gap};
-  state.layout.panels =
+  state.frame.layout.panels =
       view::layout_dashboard(area, state.ui.visible, gap, lesson_band_height(shell));
   ImGuiIO& io = ImGui::GetIO();
-  PanelContext context{shell.heatmaps, state.visual_text.escapes(),
+  PanelContext context{shell.heatmaps, state.frame.visual_text.escapes(),
                        io.Fonts->Fonts.Size > 1 ? io.Fonts->Fonts[1] : nullptr,
                        io.Fonts->Fonts.Size > 2 ? io.Fonts->Fonts[2] : nullptr};
   // The panels tile the window and their background is the colour the frame is cleared to, so
@@ -107,7 +107,7 @@ void draw_panels(Shell& shell, float top, float bottom) {
                                  ImGuiWindowFlags_NoBringToFrontOnFocus |
                                  ImGuiWindowFlags_NoBackground;
   for (const view::Slot slot : view::slots_in_drawing_order()) {
-    const view::Rect r = state.layout.panels[static_cast<std::size_t>(slot)];
+    const view::Rect r = state.frame.layout.panels[static_cast<std::size_t>(slot)];
     if (r.empty() || !state.ui.visible[static_cast<std::size_t>(slot)]) continue;
     state.recompute_if_needed();  // edits made by earlier panels show in this one
     ImGui::SetNextWindowPos(ImVec2(r.x, r.y));
@@ -118,7 +118,7 @@ void draw_panels(Shell& shell, float top, float bottom) {
         (slot == view::Slot::Centre || slot == view::Slot::Arrows || slot == view::Slot::Output);
     if (slot == view::Slot::Centre) {
       if (ImGui::Begin("Views##centre", nullptr, flags | ImGuiWindowFlags_NoTitleBar) &&
-          state.has_result) {
+          state.computed.has_result) {
         if (covered)
           draw_cover();
         else
@@ -129,7 +129,7 @@ void draw_panels(Shell& shell, float top, float bottom) {
     }
     for (const HostedPanel& hosted : shell.panels) {
       if (hosted.view->slot != slot) continue;
-      if (ImGui::Begin(hosted.view->title, nullptr, flags) && state.has_result) {
+      if (ImGui::Begin(hosted.view->title, nullptr, flags) && state.computed.has_result) {
         if (covered)
           draw_cover();
         else

@@ -95,7 +95,7 @@ void finish_png_export(Shell& shell, Commands& commands, bool wait) {
   std::future<Status>& writing = shell.png.writing;
   if (!writing.valid()) return;
   if (!wait && writing.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
-    shell.state.redraw_within(0.05);  // look again soon
+    shell.state.frame.redraw_within(0.05);  // look again soon
     return;
   }
   commands.report(writing.get(), "exported " + shell.png.writing_path);

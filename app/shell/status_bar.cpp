@@ -158,13 +158,13 @@ float draw_status_bar(Shell& shell, Commands& commands) {
   }
   const AppState& state = shell.state;
   NoticeSources sources;
-  sources.edit_version = state.edit_version;
-  sources.compute_error = state.compute_error;
-  sources.has_result = state.has_result;
+  sources.edit_version = state.document.version();
+  sources.compute_error = state.computed.error;
+  sources.has_result = state.computed.has_result;
   sources.exporting = shell.png.writing.valid();
   sources.export_path = shell.png.writing_path;
   sources.file_warnings = &state.file_warnings;
-  sources.pipeline_warnings = &state.pipeline.warnings();
+  sources.pipeline_warnings = &state.pipeline().warnings();
   sources.font_error = shell.fonts.error;
   sources.autosave_error = shell.autosave.last_error();
   const Notice notice = shell.notices.choose(sources, shell.backend.time());

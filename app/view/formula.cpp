@@ -1,5 +1,6 @@
 #include "app/view/formula.hpp"
 
+#include "app/view/values.hpp"
 #include "core/figures/format.hpp"
 
 #include <algorithm>
@@ -41,8 +42,6 @@ std::string plain(float value) {
 std::string element(std::string_view name, Eigen::Index i, Eigen::Index j) {
   return std::string(name) + "[" + std::to_string(i) + "][" + std::to_string(j) + "]";
 }
-
-bool is_masked(float score) { return std::isinf(score) && score < 0; }
 
 }  // namespace
 

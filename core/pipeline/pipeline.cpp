@@ -65,8 +65,8 @@ Status Pipeline::run(const Scenario& scenario) {
     mask = &mask_;
   }
 
-  // 4. Attention.
-  if (Status status = engine_.compute(X_target_next_, X_keys_next, scenario.parameters,
+  // 4. Attention, layer by layer (one layer today).
+  if (Status status = layers_.front().compute(X_target_next_, X_keys_next, scenario.parameters,
                                       scenario.config, mask);
       !status)
     return status;

@@ -30,10 +30,19 @@ class Pipeline {
     return cross_ ? source_sources_ : target_sources_;
   }
   bool cross() const { return cross_; }
-  const AttentionResult& result() const { return engine_.result(); }
-  // The engine's threads (AttentionEngine::set_threads); results do not depend on them.
-  void set_threads(int threads) { engine_.set_threads(threads); }
-  int threads() const { return engine_.threads(); }
+  // The computed layers, a stack: a scenario is one layer of attention today; a model with many
+  // layers gives one result per layer, bottom first.
+  int layer_count() const { return static_cast<int>(layers_.size()); }
+  const AttentionResult& layer(int index) const {
+    return layers_[static_cast<std::size_t>(index)].result();
+  }
+  // The top layer's result: what the scenario's attention outputs.
+  const AttentionResult& result() const { return layers_.back().result(); }
+  // The engines' threads (AttentionEngine::set_threads); results do not depend on them.
+  void set_threads(int threads) {
+    for (AttentionEngine& engine : layers_) engine.set_threads(threads);
+  }
+  int threads() const { return layers_.front().threads(); }
   // Truncation, invalid UTF-8, mask fitting, fully masked rows, overflow.
   const std::vector<std::string>& warnings() const { return warnings_; }
 
@@ -62,7 +71,9 @@ class Pipeline {
   static void commit_tokens(const CachedTokens& cache, CommittedTokens& committed);
   void collect_warnings(const Scenario& scenario);
 
-  AttentionEngine engine_;
+  // One engine per layer, each keeping its result and buffers between runs (no allocation when
+  // the shapes stay). A stack of one today.
+  std::vector<AttentionEngine> layers_ = std::vector<AttentionEngine>(1);
   CachedTokens target_cache_, source_cache_;
   CommittedTokens target_, source_;
   bool cross_ = false;

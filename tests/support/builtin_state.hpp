@@ -7,10 +7,11 @@
 
 namespace attnviz::testing {
 
-inline void load_builtin_scenario(app::AppState& state) {
+// `path`: the file it is said to come from ("" for none).
+inline void load_builtin_scenario(app::AppState& state, const std::string& path = "") {
   ScenarioLoad load = parse_scenario(builtin_scenario_json());
   REQUIRE(load.ok());
-  state.load(*load.scenario, "", {});
+  state.load(*load.scenario, path, {});
 }
 
 // A built-in lesson by id, number or name part (core/lessons/lesson.hpp, find_builtin_lesson).

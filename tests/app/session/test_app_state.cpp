@@ -28,7 +28,7 @@ TEST_CASE("a lesson step selects its head and query and pins its key") {
   AppState state;
   state.start_lesson(builtin_lesson("self-attention"), 2);  // head 0, query apple, key eat
   CHECK(state.selection.head == 0);
-  CHECK(state.pipeline.target().tokens[static_cast<std::size_t>(state.selection.query)].text == "apple");
+  CHECK(state.pipeline().target().tokens[static_cast<std::size_t>(state.selection.query)].text == "apple");
   CHECK(state.highlights_key(3));  // "eat"
   CHECK_FALSE(state.highlights_key(1));
 }
@@ -59,7 +59,7 @@ TEST_CASE("leaving a lesson keeps the scenario and shows every panel") {
   state.start_lesson(builtin_lesson("self-attention"), 4);  // "jane visits africa"
   state.leave_lesson();
   CHECK_FALSE(state.lesson.active());
-  CHECK(state.scenario.target == "jane visits africa");
+  CHECK(state.document.scenario().target == "jane visits africa");
   CHECK(shown(state, view::PanelId::Weights));
   CHECK_FALSE(shown(state, view::PanelId::Lesson));
 }
@@ -70,10 +70,10 @@ TEST_CASE("a lesson started over an opened file leaves that file alone") {
   REQUIRE(load.ok());
   state.load(*load.scenario, "/home/teacher/class3.json", {});
   state.start_lesson(builtin_lesson("self-attention"), 0);
-  CHECK(state.scenario_path.empty());  // Save asks where to save the lesson's scenario
+  CHECK(state.document.path().empty());  // Save asks where to save the lesson's scenario
   state.go_to_lesson_step(1);
   state.leave_lesson();
-  CHECK(state.scenario_path.empty());
+  CHECK(state.document.path().empty());
 }
 
 TEST_CASE("an edit recomputes once and a failed edit keeps the last result") {
@@ -85,12 +85,11 @@ TEST_CASE("an edit recomputes once and a failed edit keeps the last result") {
   const std::uint64_t version = state.result().version;
   state.recompute_if_needed();  // nothing changed: no recompute
   CHECK(state.result().version == version);
-  state.scenario.target = "";
-  state.mark_edited();
+  state.document.set_target("");
   state.recompute_if_needed();
-  CHECK_FALSE(state.compute_error.empty());
+  CHECK_FALSE(state.computed.error.empty());
   CHECK(state.result().version == version);
-  CHECK(state.has_result);
+  CHECK(state.computed.has_result);
 }
 
 TEST_CASE("the selection is clamped when the sentence gets shorter") {
@@ -100,8 +99,7 @@ TEST_CASE("the selection is clamped when the sentence gets shorter") {
   state.load(*load.scenario, "", {});
   state.recompute_if_needed();
   state.selection.query = 4;
-  state.scenario.target = "short one";
-  state.mark_edited();
+  state.document.set_target("short one");
   state.recompute_if_needed();
   CHECK(state.selection.query == 1);
 }
@@ -171,10 +169,10 @@ TEST_CASE("in self-attention a hovered token marks its query and its key, a heat
   AppState state;
   testing::load_builtin_scenario(state);
   state.recompute_if_needed();
-  state.hovered = {Side::Query, 2};
+  state.frame.hovered = {Side::Query, 2};
   CHECK(state.highlights_query(2));
   CHECK(state.highlights_key(2));
-  state.hovered = {Side::Query, 2, /*this_side_only=*/true};
+  state.frame.hovered = {Side::Query, 2, /*this_side_only=*/true};
   CHECK(state.highlights_query(2));
   CHECK_FALSE(state.highlights_key(2));
 }
@@ -183,8 +181,7 @@ TEST_CASE("a lesson step's claims are checked again once the student changes the
   AppState state;
   state.start_lesson(builtin_lesson("causal-mask"), 4);  // "Unmasked, loves gives ... to bread"
   CHECK(state.broken_lesson_claims().empty());  // as the step began
-  state.scenario.config.causal = true;  // "Toggle the causal mask in the Input panel to compare."
-  state.mark_edited();
+  state.document.edit([](Scenario& s) { s.config.causal = true; });  // "Toggle the causal mask in the Input panel to compare."
   REQUIRE_FALSE(state.broken_lesson_claims().empty());
   state.go_to_lesson_step(4);  // back to the step as it began
   CHECK(state.broken_lesson_claims().empty());

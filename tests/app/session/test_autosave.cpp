@@ -17,14 +17,12 @@ struct Session {
 
   // A scenario loaded (a file opened, or New: no file), as the app loads it.
   void load(const std::string& path) {
-    testing::load_builtin_scenario(state);
-    state.scenario_path = path;
+    testing::load_builtin_scenario(state, path);
     autosave.observe(state, now += 60);  // just loaded: nothing to recover yet
   }
   // An edit, written as a few seconds' editing would write it.
   void edit(float value) {
-    state.scenario.parameters.heads[0].W_Q(0, 0) = value;
-    state.mark_edited();
+    state.document.set_weight(ParameterName::W_Q, 0, 0, 0, value);
     autosave.observe(state, now += 60);
   }
   // What the next start finds.

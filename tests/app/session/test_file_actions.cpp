@@ -30,9 +30,8 @@ TEST_CASE("save then open gives the same scenario and view and engine output") {
   TempDir dir;
   RecentFiles recent("");
   AppState state = builtin_state();
-  state.scenario.parameters.heads[1].W_K(2, 3) = 0.375f;
-  state.scenario.target = "jane likes to eat apple";
-  state.mark_edited();
+  state.document.set_weight(ParameterName::W_K, 1, 2, 3, 0.375f);
+  state.document.set_target("jane likes to eat apple");
   state.ui.theme = Theme::Dark;
   state.ui.center_view = CenterView::Pipeline;
   state.selection.head = 1;
@@ -45,7 +44,7 @@ TEST_CASE("save then open gives the same scenario and view and engine output") {
   AppState reopened = builtin_state();
   REQUIRE(open_scenario(reopened, recent, path));
   reopened.recompute_if_needed();
-  CHECK(scenario_to_json(reopened.scenario) == scenario_to_json(state.scenario));
+  CHECK(scenario_to_json(reopened.document.scenario()) == scenario_to_json(state.document.scenario()));
   CHECK(reopened.ui.theme == Theme::Dark);
   CHECK(reopened.ui.center_view == CenterView::Pipeline);
   CHECK(reopened.selection.head == 1);
@@ -58,13 +57,12 @@ TEST_CASE("a failed save says why and keeps the state and the old file") {
   TempDir dir;
   RecentFiles recent("");
   AppState state = builtin_state();
-  state.scenario.target = "edited sentence";
-  state.mark_edited();
+  state.document.set_target("edited sentence");
   const Status status = save_scenario(state, recent, (dir.path / "missing" / "x.json").string());
   CHECK_FALSE(status);
   CHECK(status.message().find("No such file") != std::string::npos);
   CHECK(state.unsaved());
-  CHECK(state.scenario.target == "edited sentence");
+  CHECK(state.document.scenario().target == "edited sentence");
 }
 
 TEST_CASE("a save into a read-only folder leaves the old file intact") {
@@ -79,8 +77,7 @@ TEST_CASE("a save into a read-only folder leaves the old file intact") {
   REQUIRE(save_scenario(state, recent, path));
   const std::string before = testing::read_whole_file(path);
   ::chmod(dir.path.c_str(), 0555);
-  state.scenario.target = "changed";
-  state.mark_edited();
+  state.document.set_target("changed");
   state.recompute_if_needed();
   CHECK_FALSE(save_scenario(state, recent, path));
   ::chmod(dir.path.c_str(), 0755);
@@ -91,8 +88,7 @@ TEST_CASE("a scenario that does not compute is not saved") {
   TempDir dir;
   RecentFiles recent("");
   AppState state = builtin_state();
-  state.scenario.target = "   ";
-  state.mark_edited();
+  state.document.set_target("   ");
   state.recompute_if_needed();
   const Status status = save_scenario(state, recent, (dir.path / "x.json").string());
   CHECK(status.message().find("not saved") != std::string::npos);
@@ -103,10 +99,11 @@ TEST_CASE("a custom mask is saved at the size of the current sentence") {
   TempDir dir;
   RecentFiles recent("");
   AppState state = builtin_state();
-  state.scenario.mask = MaskMatrix::Ones(5, 5);
-  state.scenario.mask(4, 0) = 0;
-  state.scenario.target = "i like to eat apple pie";  // 6 tokens now
-  state.mark_edited();
+  state.document.edit([](Scenario& s) {
+    s.mask = MaskMatrix::Ones(5, 5);
+    s.mask(4, 0) = 0;
+    s.target = "i like to eat apple pie";  // 6 tokens now
+  });
   state.recompute_if_needed();
   const std::string path = (dir.path / "m.json").string();
   REQUIRE(save_scenario(state, recent, path));
@@ -126,7 +123,7 @@ TEST_CASE("opening a file that is not a scenario keeps the state and says why") 
   CHECK_FALSE(status);
   CHECK(status.message().find("format") != std::string::npos);
   CHECK(status.message().rfind("not opened: ", 0) == 0);  // not taken for the current scenario's error
-  CHECK(state.scenario.target == "i like to eat apple");
+  CHECK(state.document.scenario().target == "i like to eat apple");
 }
 
 TEST_CASE("exports write the heatmap and arrows as SVG and every matrix as CSV and JSON") {

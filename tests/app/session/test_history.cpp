@@ -21,10 +21,9 @@ struct Fixture {
     history.observe(state, busy, now);
   }
   void edit_weight(float value) {
-    state.scenario.parameters.heads[0].W_Q(0, 0) = value;
-    state.mark_edited();
+    state.document.set_weight(ParameterName::W_Q, 0, 0, 0, value);
   }
-  std::string json() const { return scenario_to_json(state.scenario); }
+  std::string json() const { return scenario_to_json(state.document.scenario()); }
 };
 
 }  // namespace
@@ -47,21 +46,18 @@ TEST_CASE("a drag over many frames is one undo step") {
 // the field then goes further back instead of bringing the word again.
 TEST_CASE("an edit back to the state before the last step undoes that step") {
   Fixture f;
-  f.state.scenario.config.causal = true;  // an earlier step
-  f.state.mark_edited();
+  f.state.document.edit([](Scenario& s) { s.config.causal = true; });  // an earlier step
   f.frame(false);
   const std::string before_word = f.json();
-  const std::string sentence = f.state.scenario.target;
-  f.state.scenario.target = sentence + " today";  // typed
-  f.state.mark_edited();
+  const std::string sentence = f.state.document.scenario().target;
+  f.state.document.set_target(sentence + " today");  // typed
   f.frame(false);
   const std::string with_word = f.json();
-  f.state.scenario.target = sentence;  // taken back in the field
-  f.state.mark_edited();
+  f.state.document.set_target(sentence);  // taken back in the field
   f.frame(false);
   CHECK(f.json() == before_word);
   REQUIRE(f.history.undo(f.state, f.now));
-  CHECK_FALSE(f.state.scenario.config.causal);  // the step before: not the word again
+  CHECK_FALSE(f.state.document.scenario().config.causal);  // the step before: not the word again
   REQUIRE(f.history.redo(f.state));
   CHECK(f.json() == before_word);
   REQUIRE(f.history.redo(f.state));
@@ -100,38 +96,36 @@ TEST_CASE("an edit after an undo drops the steps that were undone") {
   f.frame(false);
   CHECK_FALSE(f.history.can_redo());
   REQUIRE(f.history.undo(f.state, f.now));
-  CHECK(f.state.scenario.parameters.heads[0].W_Q(0, 0) == 1.0f);
+  CHECK(f.state.document.scenario().parameters.heads[0].W_Q(0, 0) == 1.0f);
 }
 
 TEST_CASE("typing is one step until a pause ends it") {
   Fixture f;
-  const std::string original = f.state.scenario.target;
+  const std::string original = f.state.document.scenario().target;
   for (const char* text : {"i like to eat apple p", "i like to eat apple pi", "i like to eat apple pie"}) {
-    f.state.scenario.target = text;
-    f.state.mark_edited();
+    f.state.document.set_target(text);
     f.frame(true);  // the text field stays active while typing
   }
   f.now += History::kTypingPause + 0.1;  // a pause, still in the field
   f.frame(true);
-  f.state.scenario.target = "i like to eat apple pies";
-  f.state.mark_edited();
+  f.state.document.set_target("i like to eat apple pies");
   f.frame(true);
   f.frame(false);
   REQUIRE(f.history.undo(f.state, f.now));
-  CHECK(f.state.scenario.target == "i like to eat apple pie");
+  CHECK(f.state.document.scenario().target == "i like to eat apple pie");
   REQUIRE(f.history.undo(f.state, f.now));
-  CHECK(f.state.scenario.target == original);
+  CHECK(f.state.document.scenario().target == original);
 }
 
 TEST_CASE("undo during a drag takes back the drag so far") {
   Fixture f;
-  const float before = f.state.scenario.parameters.heads[0].W_Q(0, 0);
+  const float before = f.state.document.scenario().parameters.heads[0].W_Q(0, 0);
   f.edit_weight(9.0f);
   f.frame(true);
   REQUIRE(f.history.undo(f.state, f.now));
-  CHECK(f.state.scenario.parameters.heads[0].W_Q(0, 0) == before);
+  CHECK(f.state.document.scenario().parameters.heads[0].W_Q(0, 0) == before);
   REQUIRE(f.history.redo(f.state));
-  CHECK(f.state.scenario.parameters.heads[0].W_Q(0, 0) == 9.0f);
+  CHECK(f.state.document.scenario().parameters.heads[0].W_Q(0, 0) == 9.0f);
 }
 
 TEST_CASE("loading a scenario starts a new history") {
@@ -177,7 +171,7 @@ TEST_CASE("redoing back to the scenario as saved leaves nothing unsaved") {
   Fixture f;
   f.edit_weight(1.5f);
   f.frame(false);
-  f.state.saved_version = f.state.edit_version;  // saved here (as file_actions does)
+  f.state.document.mark_saved();  // saved here (as file_actions does)
   f.edit_weight(2.5f);
   f.frame(false);
   REQUIRE(f.history.undo(f.state, f.now));
@@ -194,7 +188,7 @@ TEST_CASE("saving during a drag makes the drag's end the saved state") {
   Fixture f;
   f.edit_weight(1.5f);
   f.frame(true);  // still dragging: not a step yet
-  f.state.saved_version = f.state.edit_version;
+  f.state.document.mark_saved();
   f.frame(false);  // released: the step is what was saved
   f.edit_weight(2.5f);
   f.frame(false);
@@ -211,13 +205,12 @@ TEST_CASE("the history keeps within its memory budget") {
   double now = 0;
   history.observe(state, false, now);
   for (int i = 0; i < 10; ++i) {
-    state.scenario.parameters.heads[0].W_Q(0, 0) = static_cast<float>(i);
-    state.mark_edited();
+    state.document.set_weight(ParameterName::W_Q, 0, 0, 0, static_cast<float>(i));
     history.observe(state, false, now += 0.1);
   }
   CHECK(history.steps() == 2);
   REQUIRE(history.undo(state, now));
-  CHECK(state.scenario.parameters.heads[0].W_Q(0, 0) == 8.0f);
+  CHECK(state.document.scenario().parameters.heads[0].W_Q(0, 0) == 8.0f);
   CHECK_FALSE(history.undo(state, now));
 }
 

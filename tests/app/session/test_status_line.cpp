@@ -12,7 +12,7 @@ AppState opened(Scenario scenario, std::string path) {
   AppState state;
   state.load(std::move(scenario), std::move(path), {});
   state.recompute_if_needed();
-  REQUIRE(state.has_result);
+  REQUIRE(state.computed.has_result);
   return state;
 }
 
@@ -32,7 +32,7 @@ TEST_CASE("the title names the file opened") {
 
 TEST_CASE("the title marks unsaved changes") {
   AppState state = opened(sentence("the cat sat"), "/tmp/lecture.json");
-  state.mark_edited();
+  state.document.set_target("the cat sat down");  // an edit
   CHECK(window_title(state) == "\xe2\x80\xa2 lecture.json \xe2\x80\x94 AttnViz");
 }
 
@@ -103,8 +103,8 @@ TEST_CASE("the summary names the settings that change the weights") {
 
 TEST_CASE("before any result the summary has no token count") {
   AppState state;
-  state.scenario = sentence("");
-  CHECK_FALSE(state.has_result);
+  state.document.replace(sentence(""));
+  CHECK_FALSE(state.computed.has_result);
   CHECK_FALSE(contains(shape_summary(state), "token"));
 }
 

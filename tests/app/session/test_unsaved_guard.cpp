@@ -14,8 +14,7 @@ struct Fixture {
   int replaced = 0;
   Fixture() { testing::load_builtin_scenario(state); }
   void edit() {
-    state.scenario.target = "the cat sat";
-    state.mark_edited();
+    state.document.set_target("the cat sat");
   }
   bool request() {
     return guard.request(state, "Opening other.json", [this] { ++replaced; });
@@ -58,14 +57,14 @@ TEST_CASE("cancelling keeps the edits and forgets the replacement") {
   CHECK_FALSE(f.guard.asking());
   f.guard.discard();
   CHECK(f.replaced == 0);
-  CHECK(f.state.scenario.target == "the cat sat");
+  CHECK(f.state.document.scenario().target == "the cat sat");
 }
 
 TEST_CASE("after a save that worked the replacement runs") {
   Fixture f;
   f.edit();
   f.request();
-  f.state.saved_version = f.state.edit_version;  // what a save does
+  f.state.document.mark_saved();  // what a save does
   f.guard.saved(f.state);
   CHECK(f.replaced == 1);
   CHECK_FALSE(f.guard.asking());
@@ -102,18 +101,18 @@ TEST_CASE("a lesson's edits are replaced without asking") {
 
 TEST_CASE("the question names the file or else the scenario's title") {
   Fixture f;
-  f.state.scenario.title = "Dogs and cats";
+  f.state.document.set_title("Dogs and cats");
   CHECK(UnsavedGuard::document_name(f.state) == "\"Dogs and cats\"");
-  f.state.scenario_path = "/home/teacher/lessons/week3.json";
+  f.state.load(f.state.document.scenario(), "/home/teacher/lessons/week3.json", {});
   CHECK(UnsavedGuard::document_name(f.state) == "week3.json");
-  f.state.scenario_path.clear();
-  f.state.scenario.title.clear();
+  f.state.document.forget_path();
+  f.state.document.set_title("");
   CHECK(UnsavedGuard::document_name(f.state) == "This scenario");
 }
 
 TEST_CASE("the question says what would replace the scenario") {
   Fixture f;
-  f.state.scenario_path = "/home/teacher/lessons/week3.json";
+  f.state.load(f.state.document.scenario(), "/home/teacher/lessons/week3.json", {});
   f.edit();
   f.request();
   REQUIRE(f.guard.asking());

@@ -29,7 +29,7 @@ bool any_names(const std::vector<std::string>& warnings, const std::string& key)
 
 AppState customized() {
   AppState state;
-  state.selection = {1, 3};
+  state.selection = {.head = 1, .query = 3};
   state.ui.theme = Theme::Dark;
   state.ui.font_size = 18.5f;
   state.ui.colormap = view::ColormapId::ColorBlindSafe;

@@ -229,4 +229,14 @@ TEST_CASE("a rerun embeds again after a d_model or source change") {
   CHECK(pipeline.X_keys().rows() == 4);
 }
 
+TEST_CASE("the result is a stack of layers: a scenario is one layer, and result() is its top") {
+  Pipeline pipeline;
+  REQUIRE(pipeline.run(builtin()));
+  REQUIRE(pipeline.layer_count() == 1);
+  CHECK(&pipeline.layer(0) == &pipeline.result());
+  CHECK(pipeline.layer(0).heads.size() == 2);
+  pipeline.set_threads(2);  // every layer's engine
+  CHECK(pipeline.threads() == 2);
+}
+
 }  // namespace attnviz

@@ -1,0 +1,210 @@
+#include "app/session/document.hpp"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <utility>
+
+namespace attnviz::app {
+
+void Document::load(Scenario scenario, std::string path) {
+  opened_ = scenario;
+  scenario_ = std::move(scenario);
+  path_ = std::move(path);
+  ++load_version_;
+  ++version_;
+  saved_version_ = version_;
+}
+
+void Document::replace(Scenario scenario) {
+  scenario_ = std::move(scenario);
+  ++version_;
+}
+
+void Document::saved(std::string path, std::string view_json) {
+  scenario_.view_json = std::move(view_json);
+  path_ = std::move(path);
+  saved_version_ = version_;
+}
+
+void Document::set_title(std::string title) {
+  scenario_.title = std::move(title);
+  ++version_;
+}
+
+void Document::set_mode(Mode mode) {
+  scenario_.mode = mode;
+  if (mode == Mode::Cross && scenario_.source.empty()) scenario_.source = scenario_.target;
+  ++version_;
+}
+
+void Document::set_target(const std::string& text) {
+  scenario_.target = text;  // within its capacity while typing: no allocation
+  ++version_;
+}
+
+void Document::set_source(const std::string& text) {
+  scenario_.source = text;
+  ++version_;
+}
+
+void Document::set_config(const AttentionConfig& config) {
+  apply_config(scenario_, config);
+  ++version_;
+}
+
+void Document::set_positional(Positional positional) {
+  scenario_.positional = positional;
+  ++version_;
+}
+
+void Document::draw_weights() {
+  scenario_.parameters = seeded_parameters(scenario_.config, scenario_.seed);
+  ++version_;
+}
+
+namespace {
+
+// A weight matrix as a flat row-major array (v_a is a row vector, the rest are matrices).
+struct FlatWeights {
+  float* data = nullptr;
+  int rows = 0, cols = 0;
+  std::size_t size() const {
+    return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+  }
+};
+
+FlatWeights flat_weights(Parameters& p, ParameterName name, int head) {
+  if (name == ParameterName::v_a) {
+    RowVector& v = additive_vector(p, head);  // (1, d_att)
+    return {v.data(), 1, static_cast<int>(v.cols())};
+  }
+  Matrix& m = parameter(p, name, head);
+  return {m.data(), static_cast<int>(m.rows()), static_cast<int>(m.cols())};
+}
+
+// The override that gives this token its embedding: its exact text, else its lower-cased key
+// (the order the engine looks them up in).
+EmbeddingOverrides::iterator find_override(EmbeddingOverrides& overrides, const Token& token) {
+  auto found = overrides.find(token.text);
+  if (found == overrides.end()) found = overrides.find(token.key);
+  return found;
+}
+
+}  // namespace
+
+void Document::set_weight(ParameterName name, int head, int row, int col, float value) {
+  const FlatWeights w = flat_weights(scenario_.parameters, name, head);
+  if (row < 0 || col < 0 || row >= w.rows || col >= w.cols || !std::isfinite(value)) return;
+  w.data[static_cast<std::size_t>(row) * static_cast<std::size_t>(w.cols) +
+         static_cast<std::size_t>(col)] = value;
+  ++version_;
+}
+
+void Document::set_projection(ParameterName name, int head, const Matrix& weights) {
+  parameter(scenario_.parameters, name, head) = weights;  // same shape: no allocation
+  ++version_;
+}
+
+// Back to the scenario as opened where that matrix still has the same shape, else the seed.
+void Document::reset_weights(ParameterName name, int head) {
+  Parameters& p = scenario_.parameters;
+  const Parameters& opened = opened_.parameters;
+  const auto h = static_cast<std::size_t>(head);
+  if (name == ParameterName::v_a) {
+    if (h < opened.heads.size() && opened.heads[h].v_a.cols() == p.heads[h].v_a.cols())
+      p.heads[h].v_a = opened.heads[h].v_a;
+    else
+      seed_parameter(p, name, head, scenario_.seed);
+    return;
+  }
+  const bool per_head = name != ParameterName::W_O;
+  if (per_head && h >= opened.heads.size()) {
+    seed_parameter(p, name, head, scenario_.seed);
+    return;
+  }
+  const Matrix& before = parameter(opened, name, head);
+  Matrix& now = parameter(p, name, head);
+  if (before.rows() == now.rows() && before.cols() == now.cols())
+    now = before;
+  else
+    seed_parameter(p, name, head, scenario_.seed);
+}
+
+void Document::apply_to_matrix(ParameterName name, int head, MatrixAction action,
+                               std::uint64_t randomize_seed) {
+  Parameters& p = scenario_.parameters;
+  const FlatWeights w = flat_weights(p, name, head);
+  switch (action) {
+    case MatrixAction::Randomize:
+      seed_parameter(p, name, head, randomize_seed);
+      break;
+    case MatrixAction::Reset:
+      reset_weights(name, head);
+      break;
+    case MatrixAction::Identity:
+      for (int r = 0; r < w.rows; ++r)
+        for (int c = 0; c < w.cols; ++c)
+          w.data[static_cast<std::size_t>(r * w.cols + c)] = r == c ? 1.0f : 0.0f;
+      break;
+    case MatrixAction::Zero:
+      std::fill(w.data, w.data + w.size(), 0.0f);
+      break;
+    case MatrixAction::Half:
+    case MatrixAction::Double: {
+      const float factor = action == MatrixAction::Half ? 0.5f : 2.0f;
+      for (std::size_t i = 0; i < w.size(); ++i)
+        w.data[i] = std::clamp(w.data[i] * factor, -FLT_MAX, FLT_MAX);
+      break;
+    }
+  }
+  ++version_;
+}
+
+// Writes a whole embedding (d_model values) for the token (its override, created if needed).
+void Document::write_embedding(const Token& token, const float* values) {
+  const auto d_model = static_cast<std::size_t>(scenario_.config.d_model);
+  auto found = find_override(scenario_.embeddings, token);
+  if (found == scenario_.embeddings.end())
+    found = scenario_.embeddings.emplace(token.text, std::vector<float>()).first;
+  found->second.assign(values, values + d_model);
+}
+
+void Document::set_embeddings(const std::vector<const Token*>& tokens, const Matrix& rows) {
+  for (std::size_t r = 0; r < tokens.size(); ++r)
+    write_embedding(*tokens[r], rows.row(static_cast<Eigen::Index>(r)).data());
+  ++version_;
+}
+
+void Document::set_embedding_value(const Token& token, int col, float value,
+                                   const float* row_as_shown) {
+  // Start from the row as shown (no positions), so the other dimensions keep their values.
+  auto found = find_override(scenario_.embeddings, token);
+  if (found == scenario_.embeddings.end() ||
+      found->second.size() != static_cast<std::size_t>(scenario_.config.d_model))
+    write_embedding(token, row_as_shown);
+  found = find_override(scenario_.embeddings, token);
+  found->second[static_cast<std::size_t>(col)] = value;
+  ++version_;
+}
+
+void Document::reset_embedding(const Token& token) {
+  scenario_.embeddings.erase(token.text);
+  scenario_.embeddings.erase(token.key);
+  // Back to the override the scenario was opened with, if it had one of this width.
+  for (const std::string* word : {&token.text, &token.key}) {
+    const auto it = opened_.embeddings.find(*word);
+    if (it != opened_.embeddings.end() &&
+        it->second.size() == static_cast<std::size_t>(scenario_.config.d_model)) {
+      scenario_.embeddings[*word] = it->second;
+      break;
+    }
+  }
+}
+
+void Document::reset_embeddings(const std::vector<const Token*>& tokens) {
+  for (const Token* token : tokens) reset_embedding(*token);
+  ++version_;
+}
+
+}  // namespace attnviz::app

@@ -1,0 +1,97 @@
+// The document: the scenario being edited, where it is saved, and the versions that say what
+// changed. It is the one place that changes the scenario: every edit a panel makes is a method
+// here that applies the change and bumps version(). Nothing here records the undo step itself:
+// History (app/session/history.hpp) watches version() once a frame and makes one step of a
+// whole drag or burst of typing.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/document/scenario.hpp"
+#include "core/engine/parameters.hpp"
+#include "core/text/tokenizer.hpp"
+
+namespace attnviz::app {
+
+// What the weights' menu does to a whole matrix.
+enum class MatrixAction { Randomize, Identity, Zero, Half, Double, Reset };
+
+class Document {
+ public:
+  const Scenario& scenario() const { return scenario_; }
+  // The scenario as opened: what Reset goes back to.
+  const Scenario& opened() const { return opened_; }
+  const std::string& path() const { return path_; }  // "" for a scenario in no file
+
+  std::uint64_t version() const { return version_; }            // bumped by every edit
+  std::uint64_t load_version() const { return load_version_; }  // bumped by load()
+  // The version last saved or opened: unsaved when different.
+  std::uint64_t saved_version() const { return saved_version_; }
+  bool unsaved() const { return version_ != saved_version_; }
+
+  // Whole scenarios.
+  // A new scenario (a file opened, a lesson step): as it is on disk, with a new history.
+  void load(Scenario scenario, std::string path);
+  // The whole scenario at once, as one edit (undo and redo put back a step this way).
+  void replace(Scenario scenario);
+  // After a save to `path`: the file now holds this version, with the view written into it.
+  void saved(std::string path, std::string view_json);
+  // When the version that History restores is the one on disk.
+  void mark_saved() { saved_version_ = version_; }
+  // The work is in no file yet (recovered after a crash): unsaved until saved.
+  void mark_never_saved() { saved_version_ = 0; }
+  // Save asks where next time (a lesson's scenario is in no file).
+  void forget_path() { path_.clear(); }
+
+  // Edits. Each applies one change and bumps version().
+  void set_title(std::string title);
+  // Self or cross attention; cross starts with the target as its source when it has none.
+  void set_mode(Mode mode);
+  void set_target(const std::string& text);
+  void set_source(const std::string& text);
+  // The shapes and settings (apply_config: weights whose cells remain are kept).
+  void set_config(const AttentionConfig& config);
+  void set_positional(Positional positional);
+  // The seed is not an edit by itself: typing one neither marks the scenario unsaved nor makes
+  // an undo step (as before the seam); it takes effect through draw_weights().
+  void set_seed_quietly(std::uint64_t seed) { scenario_.seed = seed; }
+  // Every weight drawn again from the seed.
+  void draw_weights();
+  // One cell of a weight matrix (v_a: row 0); a cell outside it or a value not finite is no edit.
+  void set_weight(ParameterName name, int head, int row, int col, float value);
+  // A whole W_Q or W_K (the geometry view's drags), of the shape it has.
+  void set_projection(ParameterName name, int head, const Matrix& weights);  // (d_model, d_k)
+  // The weights' menu on one matrix; `randomize_seed` draws Randomize's values.
+  void apply_to_matrix(ParameterName name, int head, MatrixAction action,
+                       std::uint64_t randomize_seed);
+  // Token embeddings. `rows` (n_tokens, d_model) holds each token's new embedding; each is kept
+  // as an override of the token's text (or of its key, when that has one already).
+  void set_embeddings(const std::vector<const Token*>& tokens, const Matrix& rows);
+  // One number of a token's embedding; `row_as_shown` (d_model) is the rest of it, for a token
+  // that has no override yet.
+  void set_embedding_value(const Token& token, int col, float value, const float* row_as_shown);
+  // The tokens' embeddings back to the overrides the scenario was opened with (or none).
+  void reset_embeddings(const std::vector<const Token*>& tokens);
+
+  // For benchmarks and tests that change what no panel edits (the mask).
+  template <typename Change>
+  void edit(Change&& change) {
+    change(scenario_);
+    ++version_;
+  }
+
+ private:
+  void reset_weights(ParameterName name, int head);
+  void write_embedding(const Token& token, const float* values);
+  void reset_embedding(const Token& token);
+
+  Scenario scenario_;
+  Scenario opened_;
+  std::string path_;
+  std::uint64_t version_ = 1;
+  std::uint64_t load_version_ = 0;
+  std::uint64_t saved_version_ = 0;
+};
+
+}  // namespace attnviz::app
