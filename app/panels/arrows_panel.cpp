@@ -16,7 +16,7 @@
 #include "app/render/image_texture.hpp"
 #include "core/figures/head_colours.hpp"
 #include "app/raster/canvas.hpp"
-#include "app/shell/theme.hpp"
+#include "app/panels/theme.hpp"
 #include "core/figures/format.hpp"
 
 #include <imgui.h>

@@ -16,7 +16,7 @@
 #include "app/panels/registry.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/render/heatmap_renderer.hpp"
-#include "app/shell/theme.hpp"
+#include "app/panels/theme.hpp"
 #include "core/figures/format.hpp"
 
 #include <imgui.h>

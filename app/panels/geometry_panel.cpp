@@ -17,7 +17,7 @@
 #include "app/panels/registry.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/view/values.hpp"
-#include "app/shell/theme.hpp"
+#include "app/panels/theme.hpp"
 #include "core/figures/format.hpp"
 #include "app/view/geometry.hpp"
 

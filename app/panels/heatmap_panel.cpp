@@ -7,7 +7,7 @@
 #include "app/panels/widgets.hpp"
 #include "app/view/values.hpp"
 #include "app/render/heatmap_renderer.hpp"
-#include "app/shell/theme.hpp"
+#include "app/panels/theme.hpp"
 #include "core/figures/format.hpp"
 
 #include <imgui.h>

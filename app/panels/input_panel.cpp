@@ -3,8 +3,9 @@
 #include "app/panels/registry.hpp"
 #include "app/panels/token_chips.hpp"
 #include "app/panels/widgets.hpp"
+#include "app/platform/keys.hpp"
 #include "app/session/text_undo.hpp"
-#include "app/shell/theme.hpp"
+#include "app/panels/theme.hpp"
 
 #include <imgui.h>
 #include <imgui_internal.h>  // GetActiveID, ClearActiveID: Escape in the sentence field
@@ -54,8 +55,10 @@ bool sentence_field(const char* id, const char* hint, const std::string& text, S
     TextUndo* field_undo = context->undo;
     const std::string in_field(data->Buf, static_cast<std::size_t>(data->BufTextLen));
     std::optional<std::string> next;
-    if (ImGui::IsKeyPressed('Z', true) && !io.KeyShift) next = field_undo->undo(in_field);
-    else if (ImGui::IsKeyPressed('Z', true) || ImGui::IsKeyPressed('Y', true)) next = field_undo->redo(in_field);
+    using platform::Key;
+    const bool z = platform::key_pressed(Key::Z, /*repeat=*/true);
+    if (z && !io.KeyShift) next = field_undo->undo(in_field);
+    else if (z || platform::key_pressed(Key::Y, /*repeat=*/true)) next = field_undo->redo(in_field);
     if (!next) return 0;
     data->DeleteChars(0, data->BufTextLen);
     data->InsertChars(0, next->c_str(), next->c_str() + next->size());

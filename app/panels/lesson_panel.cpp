@@ -5,7 +5,7 @@
 #include "app/panels/registry.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/session/status_line.hpp"
-#include "app/shell/theme.hpp"
+#include "app/panels/theme.hpp"
 
 #include <imgui.h>
 

@@ -1,6 +1,6 @@
 #include "app/panels/matrix_editor.hpp"
 
-#include "app/shell/theme.hpp"
+#include "app/panels/theme.hpp"
 #include "core/figures/colormap.hpp"
 #include "core/figures/format.hpp"
 

@@ -15,7 +15,7 @@
 #include "app/panels/panel.hpp"
 #include "app/panels/registry.hpp"
 #include "app/panels/widgets.hpp"
-#include "app/shell/theme.hpp"
+#include "app/panels/theme.hpp"
 #include "core/figures/format.hpp"
 #include "app/view/formula.hpp"
 #include "app/view/values.hpp"

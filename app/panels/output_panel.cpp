@@ -15,7 +15,7 @@
 #include "app/panels/widgets.hpp"
 #include "app/view/values.hpp"
 #include "app/render/image_texture.hpp"
-#include "app/shell/theme.hpp"
+#include "app/panels/theme.hpp"
 #include "app/raster/canvas.hpp"
 #include "core/figures/format.hpp"
 #include "app/view/projection.hpp"

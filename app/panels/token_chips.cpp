@@ -1,6 +1,6 @@
 #include "app/panels/token_chips.hpp"
 
-#include "app/shell/theme.hpp"
+#include "app/panels/theme.hpp"
 #include "core/text/lexicon.hpp"
 
 #include <imgui.h>

@@ -6,7 +6,7 @@
 #include "app/panels/matrix_editor.hpp"
 #include "app/panels/panel.hpp"
 #include "app/panels/registry.hpp"
-#include "app/shell/theme.hpp"
+#include "app/panels/theme.hpp"
 #include "core/text/lexicon.hpp"
 #include "core/base/rng.hpp"
 

@@ -1,6 +1,6 @@
 #include "app/panels/widgets.hpp"
 
-#include "app/shell/theme.hpp"
+#include "app/panels/theme.hpp"
 #include "app/view/formula.hpp"
 #include "app/view/layout.hpp"
 

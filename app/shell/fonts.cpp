@@ -5,7 +5,7 @@
 #include <span>
 
 #include "app/shell/shell.hpp"
-#include "app/shell/theme.hpp"
+#include "app/panels/theme.hpp"
 #include "app/view/text_escapes.hpp"
 
 namespace attnviz::app {

@@ -48,7 +48,7 @@ TEST_CASE("the dark theme's diverging map is dark at zero and light at both ends
   const ColormapId dark = ColormapId::DivergingDark;
   const Rgba8 negative = sample_diverging(-1.0f, 1.0f, dark), zero = sample_diverging(0.0f, 1.0f, dark),
               positive = sample_diverging(1.0f, 1.0f, dark);
-  const Rgba8 window{28, 28, 33, 255};  // the dark theme's window background (app/shell/theme.cpp)
+  const Rgba8 window{28, 28, 33, 255};  // the dark theme's window background (app/panels/theme.cpp)
   CHECK(relative_luminance(zero) < 0.06f);
   CHECK(relative_luminance(zero) > relative_luminance(window));  // a cell, not a hole
   CHECK(relative_luminance(negative) > 0.25f);

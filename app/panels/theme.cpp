@@ -1,4 +1,4 @@
-#include "app/shell/theme.hpp"
+#include "app/panels/theme.hpp"
 
 #include "core/figures/head_colours.hpp"
 
