@@ -20,7 +20,6 @@ namespace attnviz {
 inline constexpr std::string_view kScenarioFormat = "attnviz-scenario";
 inline constexpr int kScenarioVersion = 1;
 inline constexpr std::size_t kMaxScenarioBytes = 64u << 20;  // 64 MiB
-inline constexpr int kMaxJsonDepth = 32;
 
 struct Scenario {
   std::string title;
@@ -47,9 +46,6 @@ struct ScenarioLoad {
 };
 
 ScenarioLoad parse_scenario(std::string_view json_text);
-// The nesting depth of JSON text (comments allowed); counting stops once past kMaxJsonDepth.
-// Deeper files are refused before they are parsed: copying and writing JSON recurse.
-int json_nesting_depth(std::string_view json_text);
 // `path` may be "-" for standard input. Errors are prefixed with the path.
 ScenarioLoad load_scenario_file(const std::string& path);
 

@@ -6,8 +6,7 @@
 #include "core/lessons/lesson.hpp"
 
 #include "core/document/file_io.hpp"
-
-#include <nlohmann/json.hpp>
+#include "core/document/json.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -17,8 +16,6 @@
 #include <set>
 
 namespace attnviz {
-
-using Json = nlohmann::json;
 
 // -----------------------------------------------------------------------------
 // [SECTION] Built-in lessons
@@ -91,30 +88,30 @@ struct Failure {
 [[noreturn]] void fail(const std::string& path, const std::string& message) { throw Failure{path + ": " + message}; }
 
 std::string string_at(const Json& object, const char* key, const std::string& path, bool required = false) {
-  const auto it = object.find(key);
-  if (it == object.end()) {
+  const Json* value = find_member(object, key);
+  if (!value) {
     if (required) fail(path + "." + key, "missing");
     return {};
   }
-  if (!it->is_string()) fail(path + "." + key, "expected a string");
-  return it->get<std::string>();
+  if (!value->is_string()) fail(path + "." + key, "expected a string");
+  return value->get<std::string>();
 }
 
 int int_at(const Json& object, const char* key, const std::string& path, int fallback, int low, int high) {
-  const auto it = object.find(key);
-  if (it == object.end()) return fallback;
-  if (!it->is_number_integer() || it->get<long long>() < low || it->get<long long>() > high)
+  const Json* value = find_member(object, key);
+  if (!value) return fallback;
+  if (!value->is_number_integer() || value->get<long long>() < low || value->get<long long>() > high)
     fail(path + "." + key, "expected a whole number from " + std::to_string(low) + " to " + std::to_string(high));
-  return it->get<int>();
+  return value->get<int>();
 }
 
 // A token reference: a string (text or "#N") or a number (an index).
 std::string token_at(const Json& object, const char* key, const std::string& path) {
-  const auto it = object.find(key);
-  if (it == object.end()) return {};
-  if (it->is_number_integer()) return "#" + std::to_string(it->get<int>());
-  if (!it->is_string()) fail(path + "." + key, "expected a token (its text, or its index)");
-  return it->get<std::string>();
+  const Json* value = find_member(object, key);
+  if (!value) return {};
+  if (value->is_number_integer()) return "#" + std::to_string(value->get<int>());
+  if (!value->is_string()) fail(path + "." + key, "expected a token (its text, or its index)");
+  return value->get<std::string>();
 }
 
 void require_token(const Tokenization& tokens, const std::string& reference, const std::string& path,
@@ -237,9 +234,9 @@ LessonStep parse_step(const Json& value, const std::string& path, Json& scenario
 LessonLoad parse_lesson(std::string_view json_text, std::string id) {
   LessonLoad load;
   try {
-    if (json_nesting_depth(json_text) > kMaxJsonDepth)
-      fail("lesson", "the JSON is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
-    const Json root = Json::parse(json_text, nullptr, true, /*ignore_comments=*/true);
+    Result<Json> parsed = parse_json(json_text);
+    if (!parsed) fail("lesson", parsed.error());
+    const Json root = std::move(*parsed);
     if (!root.is_object()) fail("lesson", "expected a JSON object");
     if (root.value("format", std::string()) != kLessonFormat)
       fail("format", "this is not an AttnViz lesson (expected \"attnviz-lesson\")");
@@ -256,8 +253,6 @@ LessonLoad parse_lesson(std::string_view json_text, std::string id) {
     for (std::size_t i = 0; i < steps->size(); ++i)
       lesson.steps.push_back(parse_step((*steps)[i], "steps[" + std::to_string(i) + "]", scenario_json, load.warnings));
     load.lesson = std::move(lesson);
-  } catch (const Json::parse_error& e) {
-    load.error = std::string("malformed JSON: ") + e.what();
   } catch (const Failure& failure) {
     load.error = failure.message;
   } catch (const Json::exception& e) {
