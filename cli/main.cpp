@@ -197,13 +197,13 @@ struct Computed {
 
 // Loads the scenario and computes it; prints warnings. Returns false after printing the error.
 bool load_and_compute(const Arguments& args, Computed& computed) {
-  ScenarioLoad load = args.builtin ? parse_scenario(builtin_scenario_json())
+  Result<Scenario> load = args.builtin ? parse_scenario(builtin_scenario_json())
                                    : load_scenario_file(*args.scenario_path);
   if (!load.ok()) {
-    print_error(load.error);
+    print_error(load.error());
     return false;
   }
-  computed.scenario = std::move(*load.scenario);
+  computed.scenario = std::move(*load);
   computed.load_warnings = std::move(load.warnings);
   if (Status status = computed.pipeline.run(computed.scenario); !status) {
     print_error(status.message());

@@ -23,12 +23,12 @@ Autosave::Autosave(std::string folder) {
 
 std::optional<Autosave::Recovered> Autosave::recoverable(std::string& problem) const {
   if (path_.empty() || !std::filesystem::exists(path_)) return std::nullopt;
-  ScenarioLoad load = load_scenario_file(path_);
+  Result<Scenario> load = load_scenario_file(path_);
   if (!load.ok()) {
-    problem = "the recovery file could not be read: " + load.error;
+    problem = "the recovery file could not be read: " + load.error();
     return std::nullopt;
   }
-  Recovered recovered{std::move(*load.scenario), {}};
+  Recovered recovered{std::move(*load), {}};
   std::string text;
   if (std::filesystem::exists(path_file_) && read_file(path_file_, kMaxPathBytes, text)) {
     if (!text.empty() && text.back() == '\n') text.pop_back();

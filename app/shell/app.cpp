@@ -48,13 +48,11 @@ namespace attnviz::app {
 // -----------------------------------------------------------------------------
 
 // A built-in lesson by name or number, else a lesson file.
-LessonLoad load_lesson(const std::string& name) {
+Result<Lesson> load_lesson(const std::string& name) {
   if (const auto builtin = find_builtin_lesson(name)) return parse_lesson(builtin->json, std::string(builtin->id));
   if (name.find('/') == std::string::npos && name.find(".json") == std::string::npos) {
-    LessonLoad load;
-    load.error = "no built-in lesson \"" + name + "\" (try a number from 1 to " +
-                 std::to_string(builtin_lessons().size()) + ", or a lesson file)";
-    return load;
+    return Result<Lesson>::failure("no built-in lesson \"" + name + "\" (try a number from 1 to " +
+                                   std::to_string(builtin_lessons().size()) + ", or a lesson file)");
   }
   return load_lesson_file(name);
 }
@@ -77,33 +75,33 @@ bool App::start(std::string& error) {
   // opens; a user who opened it (a double-click in a file manager) gets the window, on the
   // built-in scenario, with the reason in the status bar (and on standard error).
   const bool headless = options_.screenshot || options_.screenshot_steps || options_.bench_frames;
-  ScenarioLoad load = options_.scenario_path.empty()
+  Result<Scenario> load = options_.scenario_path.empty()
                           ? parse_scenario(builtin_scenario_json())
                           : load_scenario_file(options_.scenario_path);
   std::string not_opened;
   if (!load.ok()) {
     if (headless) {
-      error = load.error;
+      error = load.error();
       return false;
     }
-    std::cerr << "attnviz: error: " << load.error << '\n';
-    not_opened = "not opened: " + load.error;
+    std::cerr << "attnviz: error: " << load.error() << '\n';
+    not_opened = "not opened: " + load.error();
     load = parse_scenario(builtin_scenario_json());
   }
-  const std::string view_json = load.scenario->view_json;
+  const std::string view_json = load->view_json;
   state_.pipeline.set_threads(options_.threads.value_or(default_engine_threads()));
-  state_.load(std::move(*load.scenario), not_opened.empty() ? options_.scenario_path : "", std::move(load.warnings));
+  state_.load(std::move(*load), not_opened.empty() ? options_.scenario_path : "", std::move(load.warnings));
   apply_view_state(view_json, state_, state_.file_warnings);
   if (options_.theme) state_.ui.theme = *options_.theme;
   if (options_.panels) state_.ui.visible = *options_.panels;
   if (options_.colormap) state_.ui.colormap = *options_.colormap;
   if (!options_.lesson.empty()) {
-    LessonLoad lesson = load_lesson(options_.lesson);
+    Result<Lesson> lesson = load_lesson(options_.lesson);
     if (!lesson.ok()) {
-      error = lesson.error;
+      error = lesson.error();
       return false;
     }
-    state_.start_lesson(std::move(*lesson.lesson), options_.step.value_or(0));
+    state_.start_lesson(std::move(*lesson), options_.step.value_or(0));
   }
   if (options_.view) state_.ui.center_view = *options_.view;
   if (options_.head) state_.selection.head = *options_.head;
@@ -131,8 +129,8 @@ bool App::start(std::string& error) {
   autosave_.pause(headless || recovery_offer_.has_value());
 
   for (const BuiltinLesson& builtin : builtin_lessons()) {
-    const LessonLoad lesson = parse_lesson(builtin.json, std::string(builtin.id));
-    if (lesson.ok()) lesson_titles_.emplace_back(std::string(builtin.id), lesson.lesson->title);
+    const Result<Lesson> lesson = parse_lesson(builtin.json, std::string(builtin.id));
+    if (lesson.ok()) lesson_titles_.emplace_back(std::string(builtin.id), lesson->title);
   }
 
   platform::WindowOptions window;
@@ -252,12 +250,12 @@ void App::open_dropped_file(const std::string& path) {
     return;
   }
   if (text.find(kLessonFormat) != std::string::npos) {  // a lesson file
-    LessonLoad lesson = load_lesson_file(path);
+    Result<Lesson> lesson = load_lesson_file(path);
     if (lesson.ok())
-      replace_scenario("Starting the lesson \"" + lesson.lesson->title + "\"",
-                       [this, lesson = std::move(*lesson.lesson)] { state_.start_lesson(lesson, 0); });
+      replace_scenario("Starting the lesson \"" + lesson->title + "\"",
+                       [this, lesson = std::move(*lesson)] { state_.start_lesson(lesson, 0); });
     else
-      report(Status::error(lesson.error), "");
+      report(Status::error(lesson.error()), "");
     return;
   }
   open_file_replacing(path);
@@ -269,11 +267,11 @@ void App::open_file_replacing(const std::string& path) {
 }
 
 void App::start_lesson(const std::string& id) {
-  LessonLoad lesson = load_lesson(id);
+  Result<Lesson> lesson = load_lesson(id);
   if (lesson.ok())
-    state_.start_lesson(std::move(*lesson.lesson), 0);
+    state_.start_lesson(std::move(*lesson), 0);
   else
-    report(Status::error(lesson.error), "");
+    report(Status::error(lesson.error()), "");
 }
 
 void App::frame() {
@@ -743,10 +741,10 @@ float App::lesson_band_height() const {
 
 void App::new_scenario() {
   replace_scenario("The built-in scenario", [this] {
-    ScenarioLoad load = parse_scenario(builtin_scenario_json());
+    Result<Scenario> load = parse_scenario(builtin_scenario_json());
     if (load.ok()) {
       state_.leave_lesson();
-      state_.load(std::move(*load.scenario), "", {});
+      state_.load(std::move(*load), "", {});
     }
   });
 }

@@ -296,42 +296,29 @@ Scenario parse_root(Reader& reader, const Json& root) {
 
 }  // namespace
 
-ScenarioLoad parse_scenario(std::string_view json_text) {
-  ScenarioLoad load;
-  if (json_text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
-    load.error = "the file is empty";
-    return load;
-  }
+Result<Scenario> parse_scenario(std::string_view json_text) {
+  if (json_text.find_first_not_of(" \t\r\n") == std::string_view::npos) return Status::error("the file is empty");
   Result<Json> parsed = parse_json(json_text);
-  if (!parsed) {
-    load.error = parsed.error();
-    return load;
-  }
-  const Json root = std::move(*parsed);
+  if (!parsed) return parsed.status();
+  std::vector<std::string> warnings;
   try {
-    Reader reader(load.warnings);
-    load.scenario = parse_root(reader, root);
+    Reader reader(warnings);
+    Scenario scenario = parse_root(reader, *parsed);
+    return Result<Scenario>(std::move(scenario), std::move(warnings));
   } catch (const Failure& failure) {
-    load.error = failure.message;
-    load.scenario.reset();
+    return Result<Scenario>(Status::error(failure.message), std::move(warnings));
   } catch (const Json::exception& e) {
-    load.error = std::string("unexpected JSON content: ") + e.what();
-    load.scenario.reset();
+    return Result<Scenario>(Status::error(std::string("unexpected JSON content: ") + e.what()), std::move(warnings));
   }
-  return load;
 }
 
-ScenarioLoad load_scenario_file(const std::string& path) {
-  ScenarioLoad load;
+Result<Scenario> load_scenario_file(const std::string& path) {
   std::string text;
-  if (Status status = read_file(path, kMaxScenarioBytes, text); !status) {
-    load.error = status.message();
-    return load;
-  }
-  load = parse_scenario(text);
+  if (Status status = read_file(path, kMaxScenarioBytes, text); !status) return status;
+  Result<Scenario> load = parse_scenario(text);
   const std::string name = path == "-" ? "<stdin>" : path;
-  if (!load.ok()) load.error = name + ": " + load.error;
   for (std::string& warning : load.warnings) warning = name + ": " + warning;
+  if (!load.ok()) return Result<Scenario>(Status::error(name + ": " + load.error()), std::move(load.warnings));
   return load;
 }
 

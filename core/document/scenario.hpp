@@ -37,17 +37,11 @@ struct Scenario {
   std::string view_json;          // the app's "view" object as JSON text ("" when none)
 };
 
-struct ScenarioLoad {
-  std::optional<Scenario> scenario;   // set on success
-  std::string error;                  // one line naming the key, on failure
-  std::vector<std::string> warnings;  // unknown keys and other non-fatal findings
-
-  bool ok() const { return scenario.has_value(); }
-};
-
-ScenarioLoad parse_scenario(std::string_view json_text);
+// The scenario, or one line naming the key that is wrong; the warnings are unknown keys and
+// other non-fatal findings.
+Result<Scenario> parse_scenario(std::string_view json_text);
 // `path` may be "-" for standard input. Errors are prefixed with the path.
-ScenarioLoad load_scenario_file(const std::string& path);
+Result<Scenario> load_scenario_file(const std::string& path);
 
 // A scenario with the given sentence and settings and every weight drawn from the seed.
 Scenario make_scenario(std::string target, const AttentionConfig& config, std::uint64_t seed);

@@ -180,10 +180,10 @@ LessonStep parse_step(const Json& value, const std::string& path, Json& scenario
     if (!it->is_object()) fail(path + ".scenario", "expected an object of scenario keys to change");
     scenario_json.merge_patch(*it);
   }
-  ScenarioLoad load = parse_scenario(scenario_json.dump());
-  if (!load.ok()) fail(path + ".scenario", load.error);
+  Result<Scenario> load = parse_scenario(scenario_json.dump());
+  if (!load.ok()) fail(path + ".scenario", load.error());
   for (const std::string& w : load.warnings) warnings.push_back(path + ".scenario: " + w);
-  step.scenario = std::move(*load.scenario);
+  step.scenario = std::move(*load);
 
   if (const auto it = value.find("panels"); it != value.end()) {
     if (!it->is_array()) fail(path + ".panels", "expected a list of panel names");
@@ -231,8 +231,8 @@ LessonStep parse_step(const Json& value, const std::string& path, Json& scenario
 
 }  // namespace
 
-LessonLoad parse_lesson(std::string_view json_text, std::string id) {
-  LessonLoad load;
+Result<Lesson> parse_lesson(std::string_view json_text, std::string id) {
+  std::vector<std::string> warnings;
   try {
     Result<Json> parsed = parse_json(json_text);
     if (!parsed) fail("lesson", parsed.error());
@@ -251,27 +251,22 @@ LessonLoad parse_lesson(std::string_view json_text, std::string id) {
     const auto steps = root.find("steps");
     if (steps == root.end() || !steps->is_array() || steps->empty()) fail("steps", "expected a list of at least one step");
     for (std::size_t i = 0; i < steps->size(); ++i)
-      lesson.steps.push_back(parse_step((*steps)[i], "steps[" + std::to_string(i) + "]", scenario_json, load.warnings));
-    load.lesson = std::move(lesson);
+      lesson.steps.push_back(parse_step((*steps)[i], "steps[" + std::to_string(i) + "]", scenario_json, warnings));
+    return Result<Lesson>(std::move(lesson), std::move(warnings));
   } catch (const Failure& failure) {
-    load.error = failure.message;
+    return Result<Lesson>(Status::error(failure.message), std::move(warnings));
   } catch (const Json::exception& e) {
-    load.error = std::string("unexpected JSON content: ") + e.what();
+    return Result<Lesson>(Status::error(std::string("unexpected JSON content: ") + e.what()), std::move(warnings));
   }
-  return load;
 }
 
-LessonLoad load_lesson_file(const std::string& path) {
+Result<Lesson> load_lesson_file(const std::string& path) {
   std::string text;
-  if (Status status = read_file(path, kMaxScenarioBytes, text); !status) {
-    LessonLoad load;
-    load.error = status.message();
-    return load;
-  }
+  if (Status status = read_file(path, kMaxScenarioBytes, text); !status) return status;
   std::string id = path.substr(path.find_last_of('/') + 1);
   if (id.size() > 5 && id.substr(id.size() - 5) == ".json") id.resize(id.size() - 5);
-  LessonLoad load = parse_lesson(text, id);
-  if (!load.ok()) load.error = path + ": " + load.error;
+  Result<Lesson> load = parse_lesson(text, id);
+  if (!load.ok()) return Result<Lesson>(Status::error(path + ": " + load.error()), std::move(load.warnings));
   return load;
 }
 

@@ -8,18 +8,18 @@
 namespace attnviz::testing {
 
 inline void load_builtin_scenario(app::AppState& state) {
-  ScenarioLoad load = parse_scenario(builtin_scenario_json());
+  Result<Scenario> load = parse_scenario(builtin_scenario_json());
   REQUIRE(load.ok());
-  state.load(*load.scenario, "", {});
+  state.load(*load, "", {});
 }
 
 // A built-in lesson by id, number or name part (core/lessons/lesson.hpp, find_builtin_lesson).
 inline Lesson builtin_lesson(const char* name) {
   const auto builtin = find_builtin_lesson(name);
   REQUIRE(builtin);
-  LessonLoad load = parse_lesson(builtin->json, std::string(builtin->id));
+  Result<Lesson> load = parse_lesson(builtin->json, std::string(builtin->id));
   REQUIRE(load.ok());
-  return *load.lesson;
+  return *load;
 }
 
 }  // namespace attnviz::testing
