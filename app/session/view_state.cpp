@@ -113,7 +113,8 @@ class Applier {
     const double size = value.get<double>();
     const double clamped = std::clamp(size, double(kMinViewFontSize), double(kMaxViewFontSize));
     if (clamped != size)
-      warn("font_size", json_shown(value) + " is outside 10 to 64; using " + json_shown(Json(clamped)));
+      warn("font_size",
+           json_shown(value) + " is outside 10 to 64; using " + json_shown(Json(clamped)));
     state_.ui.font_size = static_cast<float>(clamped);
   }
 

@@ -52,7 +52,8 @@ Result<Lesson> load_lesson(const std::string& name) {
   if (const auto builtin = find_builtin_lesson(name)) return parse_lesson(builtin->json, std::string(builtin->id));
   if (name.find('/') == std::string::npos && name.find(".json") == std::string::npos) {
     return Result<Lesson>::failure("no built-in lesson \"" + name + "\" (try a number from 1 to " +
-                                   std::to_string(builtin_lessons().size()) + ", or a lesson file)");
+                                   std::to_string(builtin_lessons().size()) +
+                                   ", or a lesson file)");
   }
   return load_lesson_file(name);
 }
@@ -76,8 +77,8 @@ bool App::start(std::string& error) {
   // built-in scenario, with the reason in the status bar (and on standard error).
   const bool headless = options_.screenshot || options_.screenshot_steps || options_.bench_frames;
   Result<Scenario> load = options_.scenario_path.empty()
-                          ? parse_scenario(builtin_scenario_json())
-                          : load_scenario_file(options_.scenario_path);
+                              ? parse_scenario(builtin_scenario_json())
+                              : load_scenario_file(options_.scenario_path);
   std::string not_opened;
   if (!load.ok()) {
     if (headless) {
@@ -90,7 +91,8 @@ bool App::start(std::string& error) {
   }
   const std::string view_json = load->view_json;
   state_.pipeline.set_threads(options_.threads.value_or(default_engine_threads()));
-  state_.load(std::move(*load), not_opened.empty() ? options_.scenario_path : "", std::move(load.warnings));
+  state_.load(std::move(*load), not_opened.empty() ? options_.scenario_path : "",
+              std::move(load.warnings));
   apply_view_state(view_json, state_, state_.file_warnings);
   if (options_.theme) state_.ui.theme = *options_.theme;
   if (options_.panels) state_.ui.visible = *options_.panels;
@@ -117,13 +119,15 @@ bool App::start(std::string& error) {
   autosave_ = Autosave(app_state_dir());
   recent_ = RecentFiles(default_recent_files_path());
   recent_.load();
-  std::string recovery_problem;
-  std::optional<Autosave::Recovered> recovered = autosave_.recoverable(recovery_problem);
+  Result<std::optional<Autosave::Recovered>> recovery = autosave_.recoverable();
+  std::optional<Autosave::Recovered> recovered =
+      recovery.ok() ? std::move(*recovery) : std::nullopt;
   if (recovered) {
     if (!options_.recover && !headless) recovery_offer_ = std::move(recovered);
   } else if (options_.recover) {
-    error = recovery_problem.empty() ? "--recover: there is no unsaved work to restore (" + autosave_.path() + ")"
-                                     : recovery_problem;
+    error = recovery.ok()
+                ? "--recover: there is no unsaved work to restore (" + autosave_.path() + ")"
+                : recovery.error();
     return false;
   }
   autosave_.pause(headless || recovery_offer_.has_value());

@@ -7,11 +7,12 @@
 // JSON, recurse: a file 300,000 levels deep would overflow the stack).
 #pragma once
 
+#include "core/base/status.hpp"
+
 #include <nlohmann/json.hpp>
+
 #include <string>
 #include <string_view>
-
-#include "core/base/status.hpp"
 
 namespace attnviz {
 

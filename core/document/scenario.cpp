@@ -87,7 +87,8 @@ class Reader {
 
   const Json& list(const Json& value, const std::string& path, std::size_t expected_size,
                    const std::string& what) {
-    if (!value.is_array()) fail(path, "expected a list of " + what + ", got " + json_type_name(value));
+    if (!value.is_array())
+      fail(path, "expected a list of " + what + ", got " + json_type_name(value));
     if (value.size() != expected_size)
       fail(path, "expected " + std::to_string(expected_size) + " " + what + ", got " +
                      std::to_string(value.size()));
@@ -173,8 +174,8 @@ void parse_weights(Reader& reader, const Json& weights, Scenario& scenario) {
 
 void parse_embeddings(Reader& reader, const Json& embeddings, Scenario& scenario) {
   if (!embeddings.is_object())
-    Reader::fail("embeddings", "expected an object mapping words to vectors, got " +
-                                   json_type_name(embeddings));
+    Reader::fail("embeddings",
+                 "expected an object mapping words to vectors, got " + json_type_name(embeddings));
   for (const auto& [word, vector] : embeddings.items()) {
     const std::string path = "embeddings.\"" + word + "\"";
     if (word.empty()) Reader::fail("embeddings", "a word is empty");
@@ -209,7 +210,8 @@ void parse_mask(Reader& reader, const Json& mask, Scenario& scenario) {
 }
 
 Scenario parse_root(Reader& reader, const Json& root) {
-  if (!root.is_object()) Reader::fail("scenario", "expected a JSON object, got " + json_type_name(root));
+  if (!root.is_object())
+    Reader::fail("scenario", "expected a JSON object, got " + json_type_name(root));
   reader.warn_unknown_keys(root, "", kTopLevelKeys);
 
   if (const Json* format = reader.find(root, "format")) {
@@ -297,7 +299,8 @@ Scenario parse_root(Reader& reader, const Json& root) {
 }  // namespace
 
 Result<Scenario> parse_scenario(std::string_view json_text) {
-  if (json_text.find_first_not_of(" \t\r\n") == std::string_view::npos) return Status::error("the file is empty");
+  if (json_text.find_first_not_of(" \t\r\n") == std::string_view::npos)
+    return Status::error("the file is empty");
   Result<Json> parsed = parse_json(json_text);
   if (!parsed) return parsed.status();
   std::vector<std::string> warnings;
@@ -308,7 +311,8 @@ Result<Scenario> parse_scenario(std::string_view json_text) {
   } catch (const Failure& failure) {
     return Result<Scenario>(Status::error(failure.message), std::move(warnings));
   } catch (const Json::exception& e) {
-    return Result<Scenario>(Status::error(std::string("unexpected JSON content: ") + e.what()), std::move(warnings));
+    return Result<Scenario>(Status::error(std::string("unexpected JSON content: ") + e.what()),
+                            std::move(warnings));
   }
 }
 
@@ -318,7 +322,8 @@ Result<Scenario> load_scenario_file(const std::string& path) {
   Result<Scenario> load = parse_scenario(text);
   const std::string name = path == "-" ? "<stdin>" : path;
   for (std::string& warning : load.warnings) warning = name + ": " + warning;
-  if (!load.ok()) return Result<Scenario>(Status::error(name + ": " + load.error()), std::move(load.warnings));
+  if (!load.ok())
+    return Result<Scenario>(Status::error(name + ": " + load.error()), std::move(load.warnings));
   return load;
 }
 

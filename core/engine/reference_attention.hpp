@@ -11,10 +11,10 @@
 // a mask of (n_query, n_key) or none).
 #pragma once
 
-#include <vector>
-
-#include "core/base/types.hpp"
 #include "core/engine/parameters.hpp"
+#include "core/base/types.hpp"
+
+#include <vector>
 
 namespace attnviz {
 

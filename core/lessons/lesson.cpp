@@ -100,7 +100,8 @@ std::string string_at(const Json& object, const char* key, const std::string& pa
 int int_at(const Json& object, const char* key, const std::string& path, int fallback, int low, int high) {
   const Json* value = find_member(object, key);
   if (!value) return fallback;
-  if (!value->is_number_integer() || value->get<long long>() < low || value->get<long long>() > high)
+  if (!value->is_number_integer() || value->get<long long>() < low ||
+      value->get<long long>() > high)
     fail(path + "." + key, "expected a whole number from " + std::to_string(low) + " to " + std::to_string(high));
   return value->get<int>();
 }
@@ -251,12 +252,14 @@ Result<Lesson> parse_lesson(std::string_view json_text, std::string id) {
     const auto steps = root.find("steps");
     if (steps == root.end() || !steps->is_array() || steps->empty()) fail("steps", "expected a list of at least one step");
     for (std::size_t i = 0; i < steps->size(); ++i)
-      lesson.steps.push_back(parse_step((*steps)[i], "steps[" + std::to_string(i) + "]", scenario_json, warnings));
+      lesson.steps.push_back(
+          parse_step((*steps)[i], "steps[" + std::to_string(i) + "]", scenario_json, warnings));
     return Result<Lesson>(std::move(lesson), std::move(warnings));
   } catch (const Failure& failure) {
     return Result<Lesson>(Status::error(failure.message), std::move(warnings));
   } catch (const Json::exception& e) {
-    return Result<Lesson>(Status::error(std::string("unexpected JSON content: ") + e.what()), std::move(warnings));
+    return Result<Lesson>(Status::error(std::string("unexpected JSON content: ") + e.what()),
+                          std::move(warnings));
   }
 }
 
@@ -266,7 +269,8 @@ Result<Lesson> load_lesson_file(const std::string& path) {
   std::string id = path.substr(path.find_last_of('/') + 1);
   if (id.size() > 5 && id.substr(id.size() - 5) == ".json") id.resize(id.size() - 5);
   Result<Lesson> load = parse_lesson(text, id);
-  if (!load.ok()) return Result<Lesson>(Status::error(path + ": " + load.error()), std::move(load.warnings));
+  if (!load.ok())
+    return Result<Lesson>(Status::error(path + ": " + load.error()), std::move(load.warnings));
   return load;
 }
 
@@ -302,16 +306,19 @@ std::string format(double value) {
   return buffer;
 }
 
-// The scenario with its target sentence's tokens reordered.
-std::optional<std::string> permutation_problem(const LessonStep& step, const LessonCheck& check,
-                                               const Pipeline& pipeline, bool expect_equivariant) {
+// Whether the outputs follow the target sentence's tokens when they are reordered (or, with
+// expect_equivariant false, do not): ok, or why not.
+Status permutation_problem(const LessonStep& step, const LessonCheck& check,
+                           const Pipeline& pipeline, bool expect_equivariant) {
   const auto& tokens = pipeline.target().tokens;
   Scenario permuted = step.scenario;
   permuted.target.clear();
   for (int index : check.permutation) permuted.target += tokens[static_cast<std::size_t>(index)].text + " ";
   Pipeline other;
-  if (Status status = other.run(permuted); !status) return "the permuted sentence does not compute: " + status.message();
-  if (other.target().tokens.size() != tokens.size()) return std::string("the permuted sentence tokenizes differently");
+  if (Status status = other.run(permuted); !status)
+    return Status::error("the permuted sentence does not compute: " + status.message());
+  if (other.target().tokens.size() != tokens.size())
+    return Status::error("the permuted sentence tokenizes differently");
   const Matrix& original = pipeline.result().output;
   const Matrix& shuffled = other.result().output;
   double worst = 0;
@@ -320,81 +327,92 @@ std::optional<std::string> permutation_problem(const LessonStep& step, const Les
                                                  original.row(check.permutation[k])).cwiseAbs().maxCoeff()));
   const double tolerance = 1e-4 * std::max(1.0, static_cast<double>(original.cwiseAbs().maxCoeff()));
   const bool equivariant = worst <= tolerance;
-  if (equivariant == expect_equivariant) return std::nullopt;
-  return expect_equivariant ? "the outputs are not permuted with the tokens (max |Δ| " + format(worst) + ")"
-                            : "the outputs are permuted with the tokens although positions are on";
+  if (equivariant == expect_equivariant) return Status::ok();
+  return Status::error(expect_equivariant
+                           ? "the outputs are not permuted with the tokens (max |Δ| " +
+                                 format(worst) + ")"
+                           : "the outputs are permuted with the tokens although positions are on");
 }
 
-std::optional<std::string> check_problem(const LessonStep& step, const LessonCheck& check, const Pipeline& pipeline) {
+// Whether a check's claim holds: ok, or why not, in words for a student.
+Status check_problem(const LessonStep& step, const LessonCheck& check, const Pipeline& pipeline) {
   const AttentionResult& r = pipeline.result();
-  if (check.head >= static_cast<int>(r.heads.size())) return std::string("no such head");
+  if (check.head >= static_cast<int>(r.heads.size())) return Status::error("no such head");
   const HeadResult& head = r.heads[static_cast<std::size_t>(check.head)];
   const Tokenization& queries = pipeline.target();
   const Tokenization& keys = pipeline.keys();
   const int q = check.query.empty() ? -1 : resolve_token(queries, check.query);
   const int k = check.key.empty() ? -1 : resolve_token(keys, check.key);
-  if ((!check.query.empty() && q < 0) || (!check.key.empty() && k < 0)) return std::string("a token is missing");
+  if ((!check.query.empty() && q < 0) || (!check.key.empty() && k < 0))
+    return Status::error("a token is missing");
   using Kind = LessonCheck::Kind;
   switch (check.kind) {
     case Kind::Argmax: {
       const Eigen::Index best = row_argmax(head.weights, q);
       if (best == k) {
         const Eigen::Index tie = tied_with(head.weights, q, k);
-        if (tie < 0) return std::nullopt;
-        return token_text(keys, k) + " (" + format(head.weights(q, k)) + ") is tied with " + token_text(keys, tie) + " (" +
-               format(head.weights(q, tie)) + ")";
+        if (tie < 0) return Status::ok();
+        return Status::error(token_text(keys, k) + " (" + format(head.weights(q, k)) +
+                             ") is tied with " + token_text(keys, tie) + " (" +
+                             format(head.weights(q, tie)) + ")");
       }
-      return "the largest weight is on " + token_text(keys, best) + " (" + format(head.weights(q, best)) + "), not on " +
-             token_text(keys, k) + " (" + format(head.weights(q, k)) + ")";
+      return Status::error("the largest weight is on " + token_text(keys, best) + " (" +
+                           format(head.weights(q, best)) + "), not on " + token_text(keys, k) +
+                           " (" + format(head.weights(q, k)) + ")");
     }
     case Kind::WeightAbove:
     case Kind::WeightBelow: {
       const double w = head.weights(q, k);
       const bool holds = check.kind == Kind::WeightAbove ? w > check.value : w < check.value;
-      if (holds) return std::nullopt;
-      return "the weight is " + format(w);
+      if (holds) return Status::ok();
+      return Status::error("the weight is " + format(w));
     }
     case Kind::MaxWeightAbove:
     case Kind::MaxWeightBelow: {
       const double w = head.weights.row(q).maxCoeff();
       const bool holds = check.kind == Kind::MaxWeightAbove ? w > check.value : w < check.value;
-      if (holds) return std::nullopt;
-      return "the largest weight is " + format(w);
+      if (holds) return Status::ok();
+      return Status::error("the largest weight is " + format(w));
     }
     case Kind::DiagonalDominates:
       for (Eigen::Index i = 0; i < head.weights.rows(); ++i)
         if (row_argmax(head.weights, i) != i)
-          return token_text(queries, i) + " attends most to " + token_text(keys, row_argmax(head.weights, i));
+          return Status::error(token_text(queries, i) + " attends most to " +
+                               token_text(keys, row_argmax(head.weights, i)));
         else if (const Eigen::Index tie = tied_with(head.weights, i, i); tie >= 0)
-          return token_text(queries, i) + " attends as much to " + token_text(keys, tie) + " as to itself";
-      return std::nullopt;
+          return Status::error(token_text(queries, i) + " attends as much to " +
+                               token_text(keys, tie) + " as to itself");
+      return Status::ok();
     case Kind::OneHot:
       for (Eigen::Index i = 0; i < head.weights.rows(); ++i)
         if (head.weights.row(i).maxCoeff() != 1.0f || head.weights.row(i).sum() != 1.0f)
-          return "row " + token_text(queries, i) + " is not one-hot";
-      return std::nullopt;
+          return Status::error("row " + token_text(queries, i) + " is not one-hot");
+      return Status::ok();
     case Kind::OutputEqualsValue: {
       const double difference = (head.output.row(q) - head.V.row(k)).cwiseAbs().maxCoeff();
-      if (difference <= 1e-5 * std::max(1.0f, head.V.row(k).cwiseAbs().maxCoeff())) return std::nullopt;
-      return "the output differs from the value by up to " + format(difference);
+      if (difference <= 1e-5 * std::max(1.0f, head.V.row(k).cwiseAbs().maxCoeff()))
+        return Status::ok();
+      return Status::error("the output differs from the value by up to " + format(difference));
     }
     case Kind::UpperTriangleZero:
       for (Eigen::Index i = 0; i < head.weights.rows(); ++i)
         for (Eigen::Index j = i + 1; j < head.weights.cols(); ++j)
           if (head.weights(i, j) != 0.0f)
-            return token_text(queries, i) + " gives weight " + format(head.weights(i, j)) + " to the later " + token_text(keys, j);
-      return std::nullopt;
+            return Status::error(token_text(queries, i) + " gives weight " +
+                                 format(head.weights(i, j)) + " to the later " +
+                                 token_text(keys, j));
+      return Status::ok();
     case Kind::HeadsDisagree: {
-      if (check.head_b >= static_cast<int>(r.heads.size())) return std::string("no such head");
+      if (check.head_b >= static_cast<int>(r.heads.size())) return Status::error("no such head");
       const Eigen::Index a = row_argmax(head.weights, q);
       const Eigen::Index b = row_argmax(r.heads[static_cast<std::size_t>(check.head_b)].weights, q);
-      if (a != b) return std::nullopt;
-      return "both heads put the largest weight on " + token_text(keys, a);
+      if (a != b) return Status::ok();
+      return Status::error("both heads put the largest weight on " + token_text(keys, a));
     }
     case Kind::PermutationEquivariant: return permutation_problem(step, check, pipeline, true);
     case Kind::NotPermutationEquivariant: return permutation_problem(step, check, pipeline, false);
   }
-  return std::nullopt;
+  return Status::ok();
 }
 
 }  // namespace
@@ -402,7 +420,8 @@ std::optional<std::string> check_problem(const LessonStep& step, const LessonChe
 std::vector<CheckFailure> check_failures(const LessonStep& step, const Pipeline& pipeline) {
   std::vector<CheckFailure> failures;
   for (const LessonCheck& check : step.checks)
-    if (auto problem = check_problem(step, check, pipeline)) failures.push_back({check.description, std::move(*problem)});
+    if (Status status = check_problem(step, check, pipeline); !status)
+      failures.push_back({check.description, status.message()});
   return failures;
 }
 

@@ -1,10 +1,10 @@
 // The one JSON reader (core/document/json.hpp): its rules (comments, the depth limit) and its
 // messages, which scenario files, lessons and the app's view state all show.
+#include "core/document/json.hpp"
+
 #include <doctest/doctest.h>
 
 #include <string>
-
-#include "core/document/json.hpp"
 
 namespace attnviz {
 namespace {

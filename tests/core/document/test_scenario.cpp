@@ -47,13 +47,13 @@ std::string document(std::string_view fields) {
 }
 
 // The load failed with a one-line message containing every given word.
-#define CHECK_ERROR_MENTIONS(load_expr, ...)                                          \
-  do {                                                                                \
-    const Result<Scenario>& load_ = (load_expr);                                          \
-    INFO("error: ", load_.error());                                                     \
-    CHECK_FALSE(load_.ok());                                                          \
-    CHECK(load_.error().find('\n') == std::string::npos);                               \
-    for (const std::string& word_ : std::initializer_list<std::string>{__VA_ARGS__}) \
+#define CHECK_ERROR_MENTIONS(load_expr, ...)                                               \
+  do {                                                                                     \
+    const Result<Scenario>& load_ = (load_expr);                                           \
+    INFO("error: ", load_.error());                                                        \
+    CHECK_FALSE(load_.ok());                                                               \
+    CHECK(load_.error().find('\n') == std::string::npos);                                  \
+    for (const std::string& word_ : std::initializer_list<std::string>{__VA_ARGS__})       \
       CHECK_MESSAGE(contains(load_.error(), word_), "the error does not mention ", word_); \
   } while (false)
 
@@ -207,7 +207,8 @@ TEST_CASE("the built-in scenario parses without warnings and holds the file's va
 }
 
 TEST_CASE("a minimal file gets every default and weights drawn from seed 7") {
-  const Result<Scenario> load = parse_scenario(R"({"format":"attnviz-scenario","version":1,"target":"a b"})");
+  const Result<Scenario> load =
+      parse_scenario(R"({"format":"attnviz-scenario","version":1,"target":"a b"})");
   INFO("error: ", load.error());
   REQUIRE(load.ok());
   CHECK(load.warnings.empty());
@@ -249,7 +250,8 @@ TEST_CASE("d_model not divisible by heads without d_k is an error naming d_k") {
 }
 
 TEST_CASE("d_model not divisible by heads loads when d_k is given") {
-  const Result<Scenario> load = parse_scenario(scenario_with(R"("d_model": 10, "heads": 3, "d_k": 5)"));
+  const Result<Scenario> load =
+      parse_scenario(scenario_with(R"("d_model": 10, "heads": 3, "d_k": 5)"));
   INFO("error: ", load.error());
   REQUIRE(load.ok());
   CHECK(load->config.d_k == 5);
@@ -413,7 +415,8 @@ TEST_CASE("temperatures 0 and -1 and 1e6 are errors naming temperature") {
 TEST_CASE("temperatures at the limits 0.001 and 1000 are accepted") {
   for (const char* value : {"0.001", "1000"}) {
     INFO("temperature: ", std::string(value));
-    const Result<Scenario> load = parse_scenario(scenario_with(std::string("\"temperature\": ") + value));
+    const Result<Scenario> load =
+        parse_scenario(scenario_with(std::string("\"temperature\": ") + value));
     INFO("error: ", load.error());
     CHECK(load.ok());
   }
@@ -422,7 +425,7 @@ TEST_CASE("temperatures at the limits 0.001 and 1000 are accepted") {
 TEST_CASE("a scenario at the lowest temperature reads back after scenario_to_json") {
   AttentionConfig config;
   config.temperature = Limits::kMinTemperature;
-  REQUIRE(validate(config).empty());
+  REQUIRE(validate(config).is_ok());
   const Result<Scenario> load = parse_scenario(scenario_to_json(make_scenario("a b", config, 7)));
   INFO("error: ", load.error());
   REQUIRE(load.ok());
@@ -454,7 +457,8 @@ TEST_CASE("cross mode without a source is an error naming source") {
 }
 
 TEST_CASE("cross mode with a source loads") {
-  const Result<Scenario> load = parse_scenario(scenario_with(R"("mode": "cross", "source": "x y z")"));
+  const Result<Scenario> load =
+      parse_scenario(scenario_with(R"("mode": "cross", "source": "x y z")"));
   INFO("error: ", load.error());
   REQUIRE(load.ok());
   CHECK(load->mode == Mode::Cross);
@@ -668,8 +672,8 @@ TEST_CASE("an embedding override is stored and becomes the token's row of X") {
 // The custom mask
 // -----------------------------------------------------------------------------
 TEST_CASE("a mask of the right shape loads with each 0 in its cell") {
-  const Result<Scenario> load = parse_scenario(
-      document(R"("target": "a b c", "mask": [[1, 1, 1], [1, 1, 0], [1, 1, 1]])"));
+  const Result<Scenario> load =
+      parse_scenario(document(R"("target": "a b c", "mask": [[1, 1, 1], [1, 1, 0], [1, 1, 1]])"));
   INFO("error: ", load.error());
   REQUIRE(load.ok());
   const MaskMatrix& mask = load->mask;
@@ -699,8 +703,8 @@ TEST_CASE("a mask value of 2 is an error naming the cell") {
 }
 
 TEST_CASE("a mask of true and false is accepted") {
-  const Result<Scenario> load = parse_scenario(
-      document(R"("target": "a b", "mask": [[true, false], [false, true]])"));
+  const Result<Scenario> load =
+      parse_scenario(document(R"("target": "a b", "mask": [[true, false], [false, true]])"));
   INFO("error: ", load.error());
   REQUIRE(load.ok());
   const MaskMatrix& mask = load->mask;
@@ -879,14 +883,16 @@ TEST_CASE("warnings from a file name the file") {
 }
 
 TEST_CASE("a number too large for a double such as 1e999 is an error naming it and not a crash") {
-  const Result<Scenario> load = parse_scenario(scenario_with(R"("weights": {"v_a": [[1e999, 0, 0, 0], [0, 0, 0, 0]]})"));
+  const Result<Scenario> load =
+      parse_scenario(scenario_with(R"("weights": {"v_a": [[1e999, 0, 0, 0], [0, 0, 0, 0]]})"));
   CHECK_FALSE(load.ok());
   CHECK(load.error().find("1e999") != std::string::npos);
   CHECK(load.error().find("overflow") != std::string::npos);
 }
 
 TEST_CASE("NaN written in a file is malformed JSON") {
-  const Result<Scenario> load = parse_scenario(scenario_with(R"("embeddings": {"a": [NaN, 0, 0, 0, 0, 0, 0, 0]})"));
+  const Result<Scenario> load =
+      parse_scenario(scenario_with(R"("embeddings": {"a": [NaN, 0, 0, 0, 0, 0, 0, 0]})"));
   CHECK_FALSE(load.ok());
   CHECK(load.error().find("malformed JSON") != std::string::npos);
 }

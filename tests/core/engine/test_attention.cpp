@@ -1,5 +1,6 @@
-// Attention engine tests (the reference they compare against is core/engine/reference_attention.hpp;
-// test_reference_attention.cpp compares every intermediate). Index:
+// Attention engine tests (the reference they compare against is
+// core/engine/reference_attention.hpp; test_reference_attention.cpp compares every intermediate).
+// Index:
 //   [SECTION] Hand-computed cases, one per compatibility function
 //   [SECTION] Masks, hard attention, cross attention
 //   [SECTION] Softmax properties
@@ -485,10 +486,13 @@ TEST_CASE("every compatibility function agrees with the double-precision referen
       const bool use_mask = trial % 4 == 0;
       AttentionEngine engine;
       REQUIRE(engine.compute(Xq, Xk, p, config, use_mask ? &mask : nullptr));
-      const ReferenceResult ref = reference_attention(Xq, Xk, p, config, use_mask ? &mask : nullptr);
+      const ReferenceResult ref =
+          reference_attention(Xq, Xk, p, config, use_mask ? &mask : nullptr);
       for (int h = 0; h < config.heads; ++h) {
-        const double dw = (engine.result().heads[size_t(h)].weights.cast<double>() - ref.heads[size_t(h)].weights)
-                              .cwiseAbs().maxCoeff();
+        const double dw =
+            (engine.result().heads[size_t(h)].weights.cast<double>() - ref.heads[size_t(h)].weights)
+                .cwiseAbs()
+                .maxCoeff();
         if (config.hard && dw > 0) continue;  // float vs double can break a near-tie
         worst_weights = std::max(worst_weights, dw);
       }
@@ -542,7 +546,8 @@ TEST_CASE("many keys (several bands of queries) and wide products agree with the
       const ReferenceResult ref = reference_attention(Xq, Xk, p, config, &mask);
       for (int h = 0; h < config.heads; ++h) {
         const HeadResult& head = engine.result().heads[size_t(h)];
-        CHECK((head.weights.cast<double>() - ref.heads[size_t(h)].weights).cwiseAbs().maxCoeff() < 1e-5);
+        CHECK((head.weights.cast<double>() - ref.heads[size_t(h)].weights).cwiseAbs().maxCoeff() <
+              1e-5);
         // Every query's row was computed: masked scores are -inf exactly where the mask says.
         for (Eigen::Index i = 0; i < c.n_query; i += 37)
           for (Eigen::Index j = 0; j < c.n_key; j += 13)
@@ -587,8 +592,9 @@ struct ComputedCase {
   void check_against_reference() const {
     const ReferenceResult ref = reference_attention(Xq, Xk, parameters, config, nullptr);
     for (int h = 0; h < config.heads; ++h)
-      CHECK((engine.result().heads[size_t(h)].weights.cast<double>() - ref.heads[size_t(h)].weights).cwiseAbs().maxCoeff() <
-            1e-5);
+      CHECK((engine.result().heads[size_t(h)].weights.cast<double>() - ref.heads[size_t(h)].weights)
+                .cwiseAbs()
+                .maxCoeff() < 1e-5);
     CHECK((engine.result().output.cast<double>() - ref.output).cwiseAbs().maxCoeff() < 1e-4);
   }
 };

@@ -3,6 +3,9 @@
 // concat and the output; every compatibility function, every kind of mask, soft and hard, shapes
 // on both sides of the 16-lane boundary, one to four threads. A failure names the intermediate
 // and its largest difference, with where it is.
+#include "core/engine/attention.hpp"
+#include "core/engine/reference_attention.hpp"
+
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -11,9 +14,6 @@
 #include <random>
 #include <sstream>
 #include <string>
-
-#include "core/engine/attention.hpp"
-#include "core/engine/reference_attention.hpp"
 
 namespace attnviz {
 namespace {

@@ -91,13 +91,20 @@ TEST_CASE("a step's scenario patch is merged into the previous step's scenario")
 }
 
 TEST_CASE("a bad lesson names the step and the key") {
-  CHECK(parse_lesson(lesson_with_step(R"("checks": [{"check": "argmx"}])"), "t").error().find("steps[0].checks[0].check") !=
+  CHECK(parse_lesson(lesson_with_step(R"("checks": [{"check": "argmx"}])"), "t")
+            .error()
+            .find("steps[0].checks[0].check") != std::string::npos);
+  CHECK(
+      parse_lesson(lesson_with_step(R"("query": "banana")"), "t").error().find("steps[0].query") !=
+      std::string::npos);
+  CHECK(parse_lesson(lesson_with_step(R"("scenario": {"heads": 0})"), "t")
+            .error()
+            .find("steps[0].scenario") != std::string::npos);
+  CHECK(
+      parse_lesson(lesson_with_step(R"("view": "sideways")"), "t").error().find("steps[0].view") !=
+      std::string::npos);
+  CHECK(parse_lesson(R"({"format": "attnviz-scenario"})", "t").error().find("format") !=
         std::string::npos);
-  CHECK(parse_lesson(lesson_with_step(R"("query": "banana")"), "t").error().find("steps[0].query") != std::string::npos);
-  CHECK(parse_lesson(lesson_with_step(R"("scenario": {"heads": 0})"), "t").error().find("steps[0].scenario") !=
-        std::string::npos);
-  CHECK(parse_lesson(lesson_with_step(R"("view": "sideways")"), "t").error().find("steps[0].view") != std::string::npos);
-  CHECK(parse_lesson(R"({"format": "attnviz-scenario"})", "t").error().find("format") != std::string::npos);
   CHECK(parse_lesson("{", "t").error().find("malformed JSON") != std::string::npos);
 }
 

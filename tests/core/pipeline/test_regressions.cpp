@@ -49,8 +49,8 @@ TEST_CASE("a permutation entry past the int range is refused instead of read out
                                        std::string(entry) + ", 1, 2]}"),
                      "test");
     REQUIRE_FALSE(load.ok());
-    CHECK(
-        contains(load.error(), "steps[0].checks[0].permutation: must hold each position 0..2 once"));
+    CHECK(contains(load.error(),
+                   "steps[0].checks[0].permutation: must hold each position 0..2 once"));
   }
 }
 

@@ -1,12 +1,12 @@
 // The one UTF-8 decoder (core/text/utf8.hpp) at its edges: every length, the first and last code
 // point of each, and every way a sequence is invalid (overlong, surrogate, past U+10FFFF,
 // truncated, a stray continuation byte), each a U+FFFD of one byte.
+#include "core/text/utf8.hpp"
+
 #include <doctest/doctest.h>
 
 #include <string>
 #include <string_view>
-
-#include "core/text/utf8.hpp"
 
 namespace attnviz {
 namespace {
