@@ -26,10 +26,12 @@ Result<std::optional<Autosave::Recovered>> Autosave::recoverable() const {
   Result<Scenario> load = load_scenario_file(path_);
   if (!load.ok()) return Status::error("the recovery file could not be read: " + load.error());
   Recovered recovered{std::move(*load), {}};
-  std::string text;
-  if (std::filesystem::exists(path_file_) && read_file(path_file_, kMaxPathBytes, text)) {
-    if (!text.empty() && text.back() == '\n') text.pop_back();
-    if (text.find('\n') == std::string::npos) recovered.path = text;  // else not written by us: ignored
+  if (std::filesystem::exists(path_file_)) {
+    if (Result<std::string> text = read_file(path_file_, kMaxPathBytes)) {
+      if (!text->empty() && text->back() == '\n') text->pop_back();
+      if (text->find('\n') == std::string::npos)
+        recovered.path = *text;  // else not written by us: ignored
+    }
   }
   return std::optional<Recovered>(std::move(recovered));
 }

@@ -248,12 +248,12 @@ void App::apply_theme_and_fonts() {
 }
 
 void App::open_dropped_file(const std::string& path) {
-  std::string text;
-  if (Status status = read_file(path, kMaxScenarioBytes, text); !status) {
-    report(status, "");
+  const Result<std::string> text = read_file(path, kMaxScenarioBytes);
+  if (!text) {
+    report(text.status(), "");
     return;
   }
-  if (text.find(kLessonFormat) != std::string::npos) {  // a lesson file
+  if (text->find(kLessonFormat) != std::string::npos) {  // a lesson file
     Result<Lesson> lesson = load_lesson_file(path);
     if (lesson.ok())
       replace_scenario("Starting the lesson \"" + lesson->title + "\"",

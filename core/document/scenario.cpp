@@ -317,9 +317,9 @@ Result<Scenario> parse_scenario(std::string_view json_text) {
 }
 
 Result<Scenario> load_scenario_file(const std::string& path) {
-  std::string text;
-  if (Status status = read_file(path, kMaxScenarioBytes, text); !status) return status;
-  Result<Scenario> load = parse_scenario(text);
+  const Result<std::string> text = read_file(path, kMaxScenarioBytes);
+  if (!text) return text.status();
+  Result<Scenario> load = parse_scenario(*text);
   const std::string name = path == "-" ? "<stdin>" : path;
   for (std::string& warning : load.warnings) warning = name + ": " + warning;
   if (!load.ok())

@@ -264,11 +264,11 @@ Result<Lesson> parse_lesson(std::string_view json_text, std::string id) {
 }
 
 Result<Lesson> load_lesson_file(const std::string& path) {
-  std::string text;
-  if (Status status = read_file(path, kMaxScenarioBytes, text); !status) return status;
+  const Result<std::string> text = read_file(path, kMaxScenarioBytes);
+  if (!text) return text.status();
   std::string id = path.substr(path.find_last_of('/') + 1);
   if (id.size() > 5 && id.substr(id.size() - 5) == ".json") id.resize(id.size() - 5);
-  Result<Lesson> load = parse_lesson(text, id);
+  Result<Lesson> load = parse_lesson(*text, id);
   if (!load.ok())
     return Result<Lesson>(Status::error(path + ": " + load.error()), std::move(load.warnings));
   return load;
