@@ -132,6 +132,22 @@ struct TestShape {
 
 enum class MaskKind { None, Causal, Custom, CausalAndCustom, FullyMaskedRow };
 
+const char* to_string(MaskKind kind) {
+  switch (kind) {
+    case MaskKind::None:
+      return "no mask";
+    case MaskKind::Causal:
+      return "causal";
+    case MaskKind::Custom:
+      return "custom mask";
+    case MaskKind::CausalAndCustom:
+      return "causal and custom mask";
+    case MaskKind::FullyMaskedRow:
+      return "a fully masked row";
+  }
+  return "";
+}
+
 }  // namespace
 
 TEST_CASE("the engine agrees with the reference on every intermediate") {
@@ -189,7 +205,7 @@ TEST_CASE("the engine agrees with the reference on every intermediate") {
           CAPTURE(shape.d_k);
           CAPTURE(shape.d_v);
           CAPTURE(to_string(compatibility));
-          CAPTURE(static_cast<int>(mask_kind));
+          CAPTURE(to_string(mask_kind));
           CAPTURE(config.hard);
           CAPTURE(threads);
           AttentionEngine engine;
