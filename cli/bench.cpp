@@ -55,21 +55,21 @@ double quantile(const std::vector<double>& sorted, double q) {
 
 }  // namespace
 
-std::string parse_bench_options(int argc, char** argv, BenchOptions& options) {
+Status parse_bench_options(int argc, char** argv, BenchOptions& options) {
   bool have_tokens = false, have_d_model = false, have_heads = false;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
     const bool has_value = i + 1 < argc;
     const std::string value = has_value ? argv[i + 1] : std::string();
     // An integer option: "--name needs a number from LOW to HIGH" when missing or out of range.
-    const auto integer = [&](int low, int high, int& out) -> std::string {
+    const auto integer = [&](int low, int high, int& out) -> Status {
       if (!has_value || !parse_int(value, low, high, out))
-        return arg + " needs a number from " + std::to_string(low) + " to " + std::to_string(high) +
-               (has_value ? ", got '" + value + "'" : "");
+        return Status::error(arg + " needs a number from " + std::to_string(low) + " to " +
+                             std::to_string(high) + (has_value ? ", got '" + value + "'" : ""));
       ++i;
-      return {};
+      return Status::ok();
     };
-    std::string problem;
+    Status problem = Status::ok();
     if (arg == "--tokens") {
       problem = integer(1, kMaxBenchTokens, options.tokens);
       have_tokens = true;
@@ -92,25 +92,27 @@ std::string parse_bench_options(int argc, char** argv, BenchOptions& options) {
     } else if (arg == "--compat") {
       const std::optional<Compatibility> c = has_value ? parse_compatibility(value) : std::nullopt;
       if (!c)
-        return "--compat needs dot, scaled_dot, general, additive or cosine" + (has_value ? ", got '" + value + "'" : "");
+        return Status::error("--compat needs dot, scaled_dot, general, additive or cosine" +
+                             (has_value ? ", got '" + value + "'" : ""));
       options.compatibility = *c;
       ++i;
     } else if (arg == "--causal") {
       options.causal = true;
     } else if (arg.size() > 1 && arg[0] == '-') {
-      return "unknown option '" + arg + "' (see --help)";
+      return Status::error("unknown option '" + arg + "' (see --help)");
     } else {
-      return "unexpected argument '" + arg + "' (see --help)";
+      return Status::error("unexpected argument '" + arg + "' (see --help)");
     }
-    if (!problem.empty()) return problem;
+    if (!problem) return problem;
   }
-  if (!have_tokens) return "bench needs --tokens N";
-  if (!have_d_model) return "bench needs --d-model D";
-  if (!have_heads) return "bench needs --heads H";
+  if (!have_tokens) return Status::error("bench needs --tokens N");
+  if (!have_d_model) return Status::error("bench needs --d-model D");
+  if (!have_heads) return Status::error("bench needs --heads H");
   if (options.d_k == 0) {
     if (options.d_model % options.heads != 0)
-      return "--heads " + std::to_string(options.heads) + " does not divide --d-model " +
-             std::to_string(options.d_model) + ": give --d-k (and --d-v)";
+      return Status::error("--heads " + std::to_string(options.heads) +
+                           " does not divide --d-model " + std::to_string(options.d_model) +
+                           ": give --d-k (and --d-v)");
     options.d_k = options.d_model / options.heads;
   }
   if (options.d_v == 0) options.d_v = options.d_k;
@@ -130,9 +132,9 @@ AttentionConfig bench_config(const BenchOptions& options) {
   return config;
 }
 
-Status run_bench(const BenchOptions& options, BenchResult& result) {
+Result<BenchResult> run_bench(const BenchOptions& options) {
   const AttentionConfig config = bench_config(options);
-  if (std::string problem = validate(config); !problem.empty()) return Status::error(problem);
+  if (Status status = validate(config); !status) return status;
 
   const Parameters parameters = seeded_parameters(config, kSeed);
   Matrix X_query, X_key;
@@ -157,6 +159,7 @@ Status run_bench(const BenchOptions& options, BenchResult& result) {
                                          static_cast<double>(kMinRepeat), 1e6));
   std::vector<double> samples(static_cast<std::size_t>(repeat));  // µs, allocated before counting
 
+  BenchResult result;
   bool ok = true;
   start_counting_allocations();
   for (double& sample : samples) {
@@ -171,7 +174,7 @@ Status run_bench(const BenchOptions& options, BenchResult& result) {
   result.median_us = quantile(samples, 0.5);
   result.p90_us = quantile(samples, 0.9);
   result.repeat = repeat;
-  return Status::ok();
+  return result;
 }
 
 }  // namespace attnviz::cli

@@ -29,14 +29,14 @@ struct BenchResult {
   int repeat = 0;
 };
 
-// Parses the arguments after "bench". Returns "" when good, else a one-line message
-// (a usage error: a shape outside the Limits too).
-std::string parse_bench_options(int argc, char** argv, BenchOptions& options);
+// Parses the arguments after "bench" into options; an error is a one-line message (a usage
+// error: a shape outside the Limits too).
+Status parse_bench_options(int argc, char** argv, BenchOptions& options);
 
 // The engine's configuration for the options' shape.
 AttentionConfig bench_config(const BenchOptions& options);
 
 // Runs the benchmark. An error is the engine's.
-Status run_bench(const BenchOptions& options, BenchResult& result);
+Result<BenchResult> run_bench(const BenchOptions& options);
 
 }  // namespace attnviz::cli

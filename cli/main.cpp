@@ -112,8 +112,8 @@ bool parse_int(const std::string& text, int low, int high, int& out) {
   return ec == std::errc() && ptr == text.data() + text.size() && out >= low && out <= high;
 }
 
-// Returns an error message, or "" when the arguments are good.
-std::string parse_arguments(int argc, char** argv, Arguments& args) {
+// Reads the arguments after the command into args; an error says which is wrong.
+Status parse_arguments(int argc, char** argv, Arguments& args) {
   args.command = argv[1];
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -124,18 +124,20 @@ std::string parse_arguments(int argc, char** argv, Arguments& args) {
     };
     if (arg == "-o" || arg == "--output") {
       auto v = value("-o");
-      if (!v) return arg + " needs a file name";
+      if (!v) return Status::error(arg + " needs a file name");
       args.output_path = *v;
     } else if (arg == "--builtin") {
       args.builtin = true;
     } else if (arg == "--head") {
       auto v = value("--head");
       int head = 0;
-      if (!v || !parse_int(*v, 0, Limits::kMaxHeads - 1, head)) return "--head needs a head number";
+      if (!v || !parse_int(*v, 0, Limits::kMaxHeads - 1, head))
+        return Status::error("--head needs a head number");
       args.head = head;
     } else if (arg == "--csv" || arg == "--json" || arg == "--heatmap" || arg == "--arrows") {
       auto v = value(arg.c_str());
-      if (!v) return arg + " needs " + (arg == "--csv" ? "a folder name" : "a file name");
+      if (!v)
+        return Status::error(arg + " needs " + (arg == "--csv" ? "a folder name" : "a file name"));
       (arg == "--csv" ? args.csv_folder : arg == "--json" ? args.json_path
                                         : arg == "--heatmap" ? args.heatmap_path : args.arrows_path) = *v;
     } else if (arg == "--all-heads") {
@@ -145,47 +147,57 @@ std::string parse_arguments(int argc, char** argv, Arguments& args) {
       float t = 0;
       const char* end = v ? v->data() + v->size() : nullptr;
       if (!v || std::from_chars(v->data(), end, t).ptr != end || !(t >= 0.0f && t <= 1.0f))
-        return "--threshold needs a number from 0 to 1";
+        return Status::error("--threshold needs a number from 0 to 1");
       args.threshold = t;
     } else if (arg == "--colormap") {
       auto v = value("--colormap");
       if (v && *v == "sequential") args.colormap = view::ColormapId::Sequential;
       else if (v && (*v == "color-blind" || *v == "colour-blind")) args.colormap = view::ColormapId::ColorBlindSafe;
-      else return "--colormap needs sequential or color-blind";
+      else
+        return Status::error("--colormap needs sequential or color-blind");
     } else if (arg == "--theme") {
       auto v = value("--theme");
-      if (!v || (*v != "light" && *v != "dark")) return "--theme needs light or dark";
+      if (!v || (*v != "light" && *v != "dark"))
+        return Status::error("--theme needs light or dark");
       args.dark = *v == "dark";
     } else if (arg == "--contrast") {
       args.contrast = true;
     } else if (arg == "--max-tokens") {
       auto v = value("--max-tokens");
       if (!v || !parse_int(*v, 1, Limits::kMaxTokens, args.max_tokens))
-        return "--max-tokens needs a number from 1 to " + std::to_string(Limits::kMaxTokens);
+        return Status::error("--max-tokens needs a number from 1 to " +
+                             std::to_string(Limits::kMaxTokens));
     } else if (arg == "--d-model") {
       auto v = value("--d-model");
       if (!v || !parse_int(*v, 1, Limits::kMaxDModel, args.d_model))
-        return "--d-model needs a number from 1 to " + std::to_string(Limits::kMaxDModel);
+        return Status::error("--d-model needs a number from 1 to " +
+                             std::to_string(Limits::kMaxDModel));
     } else if (arg.size() > 1 && arg[0] == '-' && args.command != "tokens") {
-      return "unknown option '" + arg + "' (see --help)";
+      return Status::error("unknown option '" + arg + "' (see --help)");
     } else if (args.command == "tokens") {
       args.words.push_back(arg);
     } else if (!args.scenario_path) {
       args.scenario_path = arg;
     } else {
-      return "unexpected argument '" + arg + "' (see --help)";
+      return Status::error("unexpected argument '" + arg + "' (see --help)");
     }
   }
-  if (args.command == "tokens") return args.words.empty() ? "tokens needs some text" : "";
-  if (args.builtin && args.scenario_path) return "give a scenario file or --builtin, not both";
-  if (!args.builtin && !args.scenario_path) return args.command + " needs a scenario file (or --builtin)";
-  if (args.command == "export" && !args.csv_folder && !args.json_path) return "export needs --csv DIR or --json FILE";
+  if (args.command == "tokens")
+    return args.words.empty() ? Status::error("tokens needs some text") : Status::ok();
+  if (args.builtin && args.scenario_path)
+    return Status::error("give a scenario file or --builtin, not both");
+  if (!args.builtin && !args.scenario_path)
+    return Status::error(args.command + " needs a scenario file (or --builtin)");
+  if (args.command == "export" && !args.csv_folder && !args.json_path)
+    return Status::error("export needs --csv DIR or --json FILE");
   if (args.command == "svg") {
-    if (!args.heatmap_path && !args.arrows_path) return "svg needs --heatmap FILE or --arrows FILE";
-    if (args.all_heads && args.head) return "give --head or --all-heads, not both";
-    if (args.all_heads && !args.arrows_path) return "--all-heads draws arrows: give --arrows FILE";
+    if (!args.heatmap_path && !args.arrows_path)
+      return Status::error("svg needs --heatmap FILE or --arrows FILE");
+    if (args.all_heads && args.head) return Status::error("give --head or --all-heads, not both");
+    if (args.all_heads && !args.arrows_path)
+      return Status::error("--all-heads draws arrows: give --arrows FILE");
   }
-  return {};
+  return Status::ok();
 }
 
 // A scenario loaded and computed.
@@ -197,13 +209,13 @@ struct Computed {
 
 // Loads the scenario and computes it; prints warnings. Returns false after printing the error.
 bool load_and_compute(const Arguments& args, Computed& computed) {
-  ScenarioLoad load = args.builtin ? parse_scenario(builtin_scenario_json())
-                                   : load_scenario_file(*args.scenario_path);
+  Result<Scenario> load = args.builtin ? parse_scenario(builtin_scenario_json())
+                                       : load_scenario_file(*args.scenario_path);
   if (!load.ok()) {
-    print_error(load.error);
+    print_error(load.error());
     return false;
   }
-  computed.scenario = std::move(*load.scenario);
+  computed.scenario = std::move(*load);
   computed.load_warnings = std::move(load.warnings);
   if (Status status = computed.pipeline.run(computed.scenario); !status) {
     print_error(status.message());
@@ -362,17 +374,17 @@ int main(int argc, char** argv) {
   }
   if (first == "bench") {
     attnviz::cli::BenchOptions options;
-    if (std::string problem = attnviz::cli::parse_bench_options(argc, argv, options); !problem.empty()) {
-      print_error(problem);
+    if (attnviz::Status status = attnviz::cli::parse_bench_options(argc, argv, options); !status) {
+      print_error(status.message());
       return kExitUsage;
     }
-    attnviz::cli::BenchResult result;
-    if (attnviz::Status status = attnviz::cli::run_bench(options, result); !status) {
-      print_error(status.message());
+    const attnviz::Result<attnviz::cli::BenchResult> result = attnviz::cli::run_bench(options);
+    if (!result) {
+      print_error(result.error());
       return kExitBadInput;
     }
-    std::printf("median_us=%.2f p90_us=%.2f allocations=%ld\n", result.median_us, result.p90_us,
-                result.allocations);
+    std::printf("median_us=%.2f p90_us=%.2f allocations=%ld\n", result->median_us, result->p90_us,
+                result->allocations);
     return kExitOk;
   }
   Arguments args;
@@ -381,8 +393,8 @@ int main(int argc, char** argv) {
     print_error("unknown command '" + first + "' (see --help)");
     return kExitUsage;
   }
-  if (std::string problem = parse_arguments(argc, argv, args); !problem.empty()) {
-    print_error(problem);
+  if (attnviz::Status status = parse_arguments(argc, argv, args); !status) {
+    print_error(status.message());
     return kExitUsage;
   }
   if (args.command == "compute") return command_compute(args);

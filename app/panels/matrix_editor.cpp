@@ -492,11 +492,12 @@ void MatrixEditor::draw_typing(const MatrixGridSpec& spec, const ImVec2& cell_mi
   }
   const float current = spec.values[static_cast<std::size_t>(typing_.row) * static_cast<std::size_t>(spec.cols) +
                                     static_cast<std::size_t>(typing_.col)];
-  const view::TypedNumber typed = view::parse_typed_number(typing_.text);
+  const Result<float> typed = view::parse_typed_number(typing_.text);
   // What the typing came to, under the cell for a few seconds; an earlier message is old news.
   notice_.until = 0;
-  std::string message = typed.value ? typed.note : typed.problem;
-  if (!typed.value) {
+  std::string message =
+      typed ? (typed.warnings.empty() ? "" : typed.warnings.front()) : typed.error();
+  if (!typed) {
     char kept[48];
     view::format_number_into(kept, sizeof kept, current, 4);
     message += std::string(": kept ") + kept;
@@ -506,8 +507,8 @@ void MatrixEditor::draw_typing(const MatrixGridSpec& spec, const ImVec2& cell_mi
     notice_.until = ImGui::GetTime() + 4.0;
     notice_.at = ImVec2(cell_min.x, cell_min.y + row_h_ + 2.0f);
   }
-  if (typed.value) {
-    const float value = *typed.value;
+  if (typed) {
+    const float value = *typed;
     if (value != current || std::signbit(value) != std::signbit(current)) {
       events.edited = true;
       events.row = typing_.row;

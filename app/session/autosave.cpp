@@ -21,20 +21,19 @@ Autosave::Autosave(std::string folder) {
   path_file_ = folder + "/recovery-path.txt";
 }
 
-std::optional<Autosave::Recovered> Autosave::recoverable(std::string& problem) const {
-  if (path_.empty() || !std::filesystem::exists(path_)) return std::nullopt;
-  ScenarioLoad load = load_scenario_file(path_);
-  if (!load.ok()) {
-    problem = "the recovery file could not be read: " + load.error;
-    return std::nullopt;
+Result<std::optional<Autosave::Recovered>> Autosave::recoverable() const {
+  if (path_.empty() || !std::filesystem::exists(path_)) return std::optional<Recovered>();
+  Result<Scenario> load = load_scenario_file(path_);
+  if (!load.ok()) return Status::error("the recovery file could not be read: " + load.error());
+  Recovered recovered{std::move(*load), {}};
+  if (std::filesystem::exists(path_file_)) {
+    if (Result<std::string> text = read_file(path_file_, kMaxPathBytes)) {
+      if (!text->empty() && text->back() == '\n') text->pop_back();
+      if (text->find('\n') == std::string::npos)
+        recovered.path = *text;  // else not written by us: ignored
+    }
   }
-  Recovered recovered{std::move(*load.scenario), {}};
-  std::string text;
-  if (std::filesystem::exists(path_file_) && read_file(path_file_, kMaxPathBytes, text)) {
-    if (!text.empty() && text.back() == '\n') text.pop_back();
-    if (text.find('\n') == std::string::npos) recovered.path = text;  // else not written by us: ignored
-  }
-  return recovered;
+  return std::optional<Recovered>(std::move(recovered));
 }
 
 void Autosave::observe(const AppState& state, double now) {

@@ -23,8 +23,8 @@ class Autosave {
     Scenario scenario;
     std::string path;  // the file it was opened from or saved to; "" for none
   };
-  // The scenario an earlier run left behind, if any (and any problem reading it).
-  std::optional<Recovered> recoverable(std::string& problem) const;
+  // The scenario an earlier run left behind, or none; an error when its file cannot be read.
+  Result<std::optional<Recovered>> recoverable() const;
   // Writes the scenario when it changed since the last write and kInterval has passed.
   void observe(const AppState& state, double now);
   // Removes the recovery file (the user declined it, or nothing is unsaved at exit).

@@ -24,15 +24,15 @@ Status need_result(const AppState& state) {
 }  // namespace
 
 Status open_scenario(AppState& state, RecentFiles& recent, const std::string& path) {
-  ScenarioLoad load = load_scenario_file(path);
+  Result<Scenario> load = load_scenario_file(path);
   if (!load.ok()) {
     recent.remove(path);  // a recent file that no longer opens leaves the list
     static_cast<void>(recent.save());  // best effort (recent_files.hpp)
-    return Status::error("not opened: " + load.error);
+    return Status::error("not opened: " + load.error());
   }
-  const std::string view_json = load.scenario->view_json;
+  const std::string view_json = load->view_json;
   state.leave_lesson();
-  state.load(std::move(*load.scenario), path, std::move(load.warnings));
+  state.load(std::move(*load), path, std::move(load.warnings));
   apply_view_state(view_json, state, state.file_warnings);
   recent.add(path);
   static_cast<void>(recent.save());  // best effort (recent_files.hpp)

@@ -1,8 +1,7 @@
 #include "app/session/recent_files.hpp"
 
 #include "core/document/file_io.hpp"
-
-#include <nlohmann/json.hpp>
+#include "core/document/json.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -34,11 +33,11 @@ RecentFiles::RecentFiles(std::string storage_path) : storage_path_(std::move(sto
 void RecentFiles::load() {
   entries_.clear();
   if (storage_path_.empty()) return;
-  std::string text;
-  if (!read_file(storage_path_, kMaxStorageBytes, text)) return;
-  const nlohmann::json list = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (!list.is_array()) return;
-  for (const nlohmann::json& item : list) {
+  const Result<std::string> text = read_file(storage_path_, kMaxStorageBytes);
+  if (!text) return;
+  const Result<Json> list = parse_json(*text);
+  if (!list || !list->is_array()) return;
+  for (const Json& item : *list) {
     if (entries_.size() == kMaxEntries) break;
     if (!item.is_string()) continue;
     const std::string& path = item.get_ref<const std::string&>();

@@ -1,8 +1,7 @@
 #include "app/session/view_state.hpp"
 
+#include "core/document/json.hpp"
 #include "core/document/scenario.hpp"
-
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -12,7 +11,6 @@
 namespace attnviz::app {
 namespace {
 
-using Json = nlohmann::json;
 using OrderedJson = nlohmann::ordered_json;
 
 // The float written as the shortest decimal that reads back to it (0.02, not 0.0199999995).
@@ -22,21 +20,6 @@ double shortest(float value) {
   double out = value;
   std::from_chars(buffer, written.ptr, out);
   return out;
-}
-
-// A value for a message: short, and safe for any content.
-std::string shown(const Json& value) {
-  std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
-  if (text.size() > 40) text = text.substr(0, 37) + "...";
-  return text;
-}
-
-// nlohmann's messages start with "[json.exception.parse_error.101] parse error at ...".
-std::string malformed_json_message(const std::string& what) {
-  const std::size_t bracket = what.find("] ");
-  std::string message = bracket == std::string::npos ? what : what.substr(bracket + 2);
-  if (message.rfind("parse error at ", 0) == 0) message = message.substr(15);
-  return "malformed JSON at " + message;
 }
 
 std::optional<int> whole_number(const Json& value, int low, int high) {
@@ -71,7 +54,7 @@ class Applier {
     warnings_.push_back("view." + key + ": " + message);
   }
   void invalid(const std::string& key, const std::string& expected, const Json& value) {
-    warn(key, "expected " + expected + ", got " + shown(value) + " (ignored)");
+    warn(key, "expected " + expected + ", got " + json_shown(value) + " (ignored)");
   }
 
   void head(const Json& value) {
@@ -130,7 +113,8 @@ class Applier {
     const double size = value.get<double>();
     const double clamped = std::clamp(size, double(kMinViewFontSize), double(kMaxViewFontSize));
     if (clamped != size)
-      warn("font_size", shown(value) + " is outside 10 to 64; using " + shown(Json(clamped)));
+      warn("font_size",
+           json_shown(value) + " is outside 10 to 64; using " + json_shown(Json(clamped)));
     state_.ui.font_size = static_cast<float>(clamped);
   }
 
@@ -190,19 +174,14 @@ std::string view_state_to_json(const AppState& state) {
 
 void apply_view_state(std::string_view json, AppState& state, std::vector<std::string>& warnings) {
   if (json.find_first_not_of(" \t\r\n") == std::string_view::npos) return;
-  if (json_nesting_depth(json) > kMaxJsonDepth) {  // the parser recurses: refuse before parsing
-    warnings.push_back("view: nested deeper than " + std::to_string(kMaxJsonDepth) + " levels (ignored)");
+  Result<Json> parsed = parse_json(json);
+  if (!parsed) {
+    warnings.push_back("view: " + parsed.error() + " (ignored)");
     return;
   }
-  Json root;
-  try {
-    root = Json::parse(json, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
-  } catch (const Json::exception& e) {
-    warnings.push_back("view: " + malformed_json_message(e.what()) + " (ignored)");
-    return;
-  }
+  const Json root = std::move(*parsed);
   if (!root.is_object()) {
-    warnings.push_back("view: expected an object, got " + shown(root) + " (ignored)");
+    warnings.push_back("view: expected an object, got " + json_shown(root) + " (ignored)");
     return;
   }
   try {

@@ -37,27 +37,27 @@ Status App::start() {
   // opens; a user who opened it (a double-click in a file manager) gets the window, on the
   // built-in scenario, with the reason in the status bar (and on standard error).
   const bool headless = options.screenshot || options.screenshot_steps || options.bench_frames;
-  ScenarioLoad load = options.scenario_path.empty() ? parse_scenario(builtin_scenario_json())
+  Result<Scenario> load = options.scenario_path.empty() ? parse_scenario(builtin_scenario_json())
                                                     : load_scenario_file(options.scenario_path);
   std::string not_opened;
   if (!load.ok()) {
-    if (headless) return Status::error(load.error);
-    std::cerr << "attnviz: error: " << load.error << '\n';
-    not_opened = "not opened: " + load.error;
+    if (headless) return load.status();
+    std::cerr << "attnviz: error: " << load.error() << '\n';
+    not_opened = "not opened: " + load.error();
     load = parse_scenario(builtin_scenario_json());
   }
-  const std::string view_json = load.scenario->view_json;
+  const std::string view_json = load->view_json;
   state.computed.pipeline.set_threads(options.threads.value_or(default_engine_threads()));
-  state.load(std::move(*load.scenario), not_opened.empty() ? options.scenario_path : "",
+  state.load(std::move(*load), not_opened.empty() ? options.scenario_path : "",
              std::move(load.warnings));
   apply_view_state(view_json, state, state.file_warnings);
   if (options.theme) state.ui.theme = *options.theme;
   if (options.panels) state.ui.visible = *options.panels;
   if (options.colormap) state.ui.colormap = *options.colormap;
   if (!options.lesson.empty()) {
-    LessonLoad lesson = load_lesson(options.lesson);
-    if (!lesson.ok()) return Status::error(lesson.error);
-    state.start_lesson(std::move(*lesson.lesson), options.step.value_or(0));
+    Result<Lesson> lesson = load_lesson(options.lesson);
+    if (!lesson.ok()) return lesson.status();
+    state.start_lesson(std::move(*lesson), options.step.value_or(0));
   }
   if (options.view) state.ui.center_view = *options.view;
   if (options.head) state.selection.head = *options.head;
@@ -73,22 +73,22 @@ Status App::start() {
   shell_.autosave = Autosave(app_state_dir());
   shell_.recent = RecentFiles(default_recent_files_path());
   shell_.recent.load();
-  std::string recovery_problem;
-  std::optional<Autosave::Recovered> recovered = shell_.autosave.recoverable(recovery_problem);
+  Result<std::optional<Autosave::Recovered>> recovery = shell_.autosave.recoverable();
+  std::optional<Autosave::Recovered> recovered =
+      recovery.ok() ? std::move(*recovery) : std::nullopt;
   if (recovered) {
     if (!options.recover && !headless) shell_.recovery_offer = std::move(recovered);
   } else if (options.recover) {
-    return Status::error(recovery_problem.empty()
-                             ? "--recover: there is no unsaved work to restore (" +
-                                   shell_.autosave.path() + ")"
-                             : recovery_problem);
+    return Status::error(recovery.ok() ? "--recover: there is no unsaved work to restore (" +
+                                             shell_.autosave.path() + ")"
+                                       : recovery.error());
   }
   shell_.autosave.pause(headless || shell_.recovery_offer.has_value());
 
   for (const BuiltinLesson& builtin : builtin_lessons()) {
-    const LessonLoad lesson = parse_lesson(builtin.json, std::string(builtin.id));
+    const Result<Lesson> lesson = parse_lesson(builtin.json, std::string(builtin.id));
     if (lesson.ok())
-      shell_.lesson_titles.emplace_back(std::string(builtin.id), lesson.lesson->title);
+      shell_.lesson_titles.emplace_back(std::string(builtin.id), lesson->title);
   }
 
   platform::WindowOptions window;

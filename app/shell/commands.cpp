@@ -13,14 +13,13 @@
 
 namespace attnviz::app {
 
-LessonLoad load_lesson(const std::string& name) {
+Result<Lesson> load_lesson(const std::string& name) {
   if (const auto builtin = find_builtin_lesson(name))
     return parse_lesson(builtin->json, std::string(builtin->id));
   if (name.find('/') == std::string::npos && name.find(".json") == std::string::npos) {
-    LessonLoad load;
-    load.error = "no built-in lesson \"" + name + "\" (try a number from 1 to " +
-                 std::to_string(builtin_lessons().size()) + ", or a lesson file)";
-    return load;
+    return Result<Lesson>::failure("no built-in lesson \"" + name + "\" (try a number from 1 to " +
+                                   std::to_string(builtin_lessons().size()) +
+                                   ", or a lesson file)");
   }
   return load_lesson_file(name);
 }
@@ -42,10 +41,10 @@ void Commands::replace_scenario(std::string action, std::function<void()> replac
 
 void Commands::new_scenario() {
   replace_scenario("The built-in scenario", [this] {
-    ScenarioLoad load = parse_scenario(builtin_scenario_json());
+    Result<Scenario> load = parse_scenario(builtin_scenario_json());
     if (load.ok()) {
       shell_.state.leave_lesson();
-      shell_.state.load(std::move(*load.scenario), "", {});
+      shell_.state.load(std::move(*load), "", {});
     }
   });
 }
@@ -62,19 +61,19 @@ void Commands::open_file(const std::string& path) {
 }
 
 void Commands::open_dropped_file(const std::string& path) {
-  std::string text;
-  if (Status status = read_file(path, kMaxScenarioBytes, text); !status) {
-    report(status, "");
+  const Result<std::string> text = read_file(path, kMaxScenarioBytes);
+  if (!text) {
+    report(text.status(), "");
     return;
   }
-  if (text.find(kLessonFormat) != std::string::npos) {  // a lesson file
-    LessonLoad lesson = load_lesson_file(path);
+  if (text->find(kLessonFormat) != std::string::npos) {  // a lesson file
+    Result<Lesson> lesson = load_lesson_file(path);
     if (lesson.ok())
       replace_scenario(
-          "Starting the lesson \"" + lesson.lesson->title + "\"",
-          [this, lesson = std::move(*lesson.lesson)] { shell_.state.start_lesson(lesson, 0); });
+          "Starting the lesson \"" + lesson->title + "\"",
+          [this, lesson = std::move(*lesson)] { shell_.state.start_lesson(lesson, 0); });
     else
-      report(Status::error(lesson.error), "");
+      report(lesson.status(), "");
     return;
   }
   open_file(path);
@@ -258,11 +257,11 @@ void Commands::start_lesson(const std::string& id, const std::string& title) {
 }
 
 void Commands::start_loaded_lesson(const std::string& id) {
-  LessonLoad lesson = load_lesson(id);
+  Result<Lesson> lesson = load_lesson(id);
   if (lesson.ok())
-    shell_.state.start_lesson(std::move(*lesson.lesson), 0);
+    shell_.state.start_lesson(std::move(*lesson), 0);
   else
-    report(Status::error(lesson.error), "");
+    report(lesson.status(), "");
 }
 
 void Commands::leave_lesson() {

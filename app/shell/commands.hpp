@@ -16,7 +16,7 @@ namespace attnviz::app {
 enum class ExportFormat { HeatmapSvg, ArrowsSvg, AllHeadsArrowsSvg, MatricesCsv, ResultJson };
 
 // A built-in lesson by name or number, else a lesson file.
-LessonLoad load_lesson(const std::string& name);
+Result<Lesson> load_lesson(const std::string& name);
 
 class Commands {
  public:

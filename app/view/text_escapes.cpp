@@ -1,6 +1,6 @@
 #include "app/view/text_escapes.hpp"
 
-#include "core/text/tokenizer.hpp"
+#include "core/text/utf8.hpp"
 
 #include <algorithm>
 
@@ -63,9 +63,7 @@ std::string TextEscapes::escape(std::string_view text) {
   for (std::size_t offset = 0; offset < text.size();) {
     std::size_t length = 0;
     const char32_t code_point = decode_utf8(text, offset, length);
-    // U+FFFD from one byte that is not U+FFFD's own three: an invalid byte, kept as it is.
-    const bool invalid = code_point == 0xFFFD && text.substr(offset, length) != "\xef\xbf\xbd";
-    if (invalid) {
+    if (is_invalid_byte(code_point, length)) {  // an invalid byte: kept as it is, by a stand-in
       for (std::size_t b = 0; b < length; ++b)
         append_utf8(out, slot(kRawByte + static_cast<unsigned char>(text[offset + b])));
     } else if (needs_stand_in(code_point)) {

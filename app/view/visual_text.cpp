@@ -5,7 +5,7 @@
 //   [SECTION] Cache
 #include "app/view/visual_text.hpp"
 
-#include "core/text/tokenizer.hpp"
+#include "core/text/utf8.hpp"
 
 #include <algorithm>
 #include <array>

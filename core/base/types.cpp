@@ -74,27 +74,28 @@ std::optional<Positional> parse_positional(std::string_view text) {
   return lookup(kPositionalNames, text);
 }
 
-std::string validate(const AttentionConfig& config) {
+Status validate(const AttentionConfig& config) {
   if (config.d_model < 1 || config.d_model > Limits::kMaxDModel)
-    return out_of_range("d_model", 1, Limits::kMaxDModel, config.d_model);
+    return Status::error(out_of_range("d_model", 1, Limits::kMaxDModel, config.d_model));
   if (config.heads < 1 || config.heads > Limits::kMaxHeads)
-    return out_of_range("heads", 1, Limits::kMaxHeads, config.heads);
+    return Status::error(out_of_range("heads", 1, Limits::kMaxHeads, config.heads));
   if (config.d_k < 1 || config.d_k > Limits::kMaxHeadDim)
-    return out_of_range("d_k", 1, Limits::kMaxHeadDim, config.d_k);
+    return Status::error(out_of_range("d_k", 1, Limits::kMaxHeadDim, config.d_k));
   if (config.d_v < 1 || config.d_v > Limits::kMaxHeadDim)
-    return out_of_range("d_v", 1, Limits::kMaxHeadDim, config.d_v);
+    return Status::error(out_of_range("d_v", 1, Limits::kMaxHeadDim, config.d_v));
   if (config.d_att < 1 || config.d_att > Limits::kMaxHeadDim)
-    return out_of_range("d_att", 1, Limits::kMaxHeadDim, config.d_att);
+    return Status::error(out_of_range("d_att", 1, Limits::kMaxHeadDim, config.d_att));
   for (const auto& [name, width] : {std::pair{"d_k", config.d_k}, std::pair{"d_v", config.d_v}})
     if (config.heads * width > Limits::kMaxHeadsWidth)
-      return std::string("heads x ") + name + " is " + std::to_string(config.heads) + " x " + std::to_string(width) +
-             " = " + std::to_string(config.heads * width) + "; at most " + std::to_string(Limits::kMaxHeadsWidth) +
-             " (fewer heads or a smaller " + name + ")";
+      return Status::error(
+          std::string("heads x ") + name + " is " + std::to_string(config.heads) + " x " +
+          std::to_string(width) + " = " + std::to_string(config.heads * width) + "; at most " +
+          std::to_string(Limits::kMaxHeadsWidth) + " (fewer heads or a smaller " + name + ")");
   if (!(config.temperature >= Limits::kMinTemperature &&
         config.temperature <= Limits::kMaxTemperature))
-    return "temperature must be between 0.001 and 1000, got " +
-           std::to_string(config.temperature);
-  return {};
+    return Status::error("temperature must be between 0.001 and 1000, got " +
+                         std::to_string(config.temperature));
+  return Status::ok();
 }
 
 }  // namespace attnviz

@@ -2,6 +2,8 @@
 // The core library depends on Eigen and the standard library only (no GL, GLFW or ImGui).
 #pragma once
 
+#include "core/base/status.hpp"
+
 #include <Eigen/Core>
 
 #include <cmath>
@@ -76,8 +78,8 @@ struct AttentionConfig {
   bool operator==(const AttentionConfig&) const = default;
 };
 
-// Checks every field against Limits. Returns an empty string when valid, else a message
-// that names the field ("heads must be between 1 and 16, got 0").
-std::string validate(const AttentionConfig& config);
+// Checks every field against Limits: ok, or a message that names the field ("heads must be
+// between 1 and 16, got 0").
+Status validate(const AttentionConfig& config);
 
 }  // namespace attnviz

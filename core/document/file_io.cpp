@@ -25,13 +25,13 @@ std::string folder_of(const std::string& path) {
 
 }  // namespace
 
-Status read_file(const std::string& path, std::size_t max_bytes, std::string& contents) {
-  contents.clear();
+Result<std::string> read_file(const std::string& path, std::size_t max_bytes) {
+  std::string contents;
   if (path == "-") {
     contents.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
     if (contents.size() > max_bytes)
       return Status::error("standard input is larger than " + std::to_string(max_bytes) + " bytes");
-    return Status::ok();
+    return contents;
   }
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Status::error(system_error("cannot open", path));
@@ -62,7 +62,7 @@ Status read_file(const std::string& path, std::size_t max_bytes, std::string& co
     }
   }
   ::close(fd);
-  return Status::ok();
+  return contents;
 }
 
 Status write_file_atomic(const std::string& path, std::string_view contents) {

@@ -10,8 +10,8 @@
 
 namespace attnviz {
 
-// Reads a file (or standard input for "-") of at most max_bytes.
-Status read_file(const std::string& path, std::size_t max_bytes, std::string& contents);
+// The contents of a file (or of standard input for "-") of at most max_bytes, or why not.
+Result<std::string> read_file(const std::string& path, std::size_t max_bytes);
 
 // Writes a temporary file in the target's folder, flushes it to disk, then renames it over the
 // target: a crash or a full disk leaves either the old file or the new one, never a mix.

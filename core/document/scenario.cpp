@@ -1,14 +1,12 @@
 // Scenario files. Index:
-//   [SECTION] JSON helpers
 //   [SECTION] Reader (a key path for every message)
 //   [SECTION] Parse
 //   [SECTION] Write
 #include "core/document/scenario.hpp"
 
 #include "core/document/file_io.hpp"
+#include "core/document/json.hpp"
 #include "core/text/tokenizer.hpp"
-
-#include <nlohmann/json.hpp>
 
 #include <charconv>
 #include <cmath>
@@ -17,76 +15,19 @@
 
 namespace attnviz {
 
-using Json = nlohmann::json;
 using OrderedJson = nlohmann::ordered_json;
 
 // -----------------------------------------------------------------------------
-// [SECTION] JSON helpers
+// [SECTION] Reader (a key path for every message)
 // -----------------------------------------------------------------------------
-
-// Outside strings and comments (the parser skips // and /* */ comments, so a quote or bracket
-// in one must not count).
-int json_nesting_depth(std::string_view text) {
-  int depth = 0, deepest = 0;
-  bool in_string = false, escaped = false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-      continue;
-    }
-    if (c == '/' && i + 1 < text.size() && (text[i + 1] == '/' || text[i + 1] == '*')) {
-      const bool line_comment = text[i + 1] == '/';
-      // As nlohmann's lexer: a line comment ends at a line break or NUL.
-      const std::size_t end = line_comment ? text.find_first_of(std::string_view("\n\r\0", 3), i + 2)
-                                           : text.find("*/", i + 2);
-      if (end == std::string_view::npos) break;  // the comment runs to the end of the text
-      i = line_comment ? end : end + 1;
-      continue;
-    }
-    if (c == '"') in_string = true;
-    else if (c == '[' || c == '{') deepest = std::max(deepest, ++depth);
-    else if (c == ']' || c == '}') --depth;
-    if (deepest > kMaxJsonDepth) break;
-  }
-  return deepest;
-}
-
+// The text is parsed by core/document/json.hpp; the reader walks the tree.
 namespace {
-
-std::string type_name(const Json& value) {
-  switch (value.type()) {
-    case Json::value_t::null: return "null";
-    case Json::value_t::boolean: return "true/false";
-    case Json::value_t::string: return "a string";
-    case Json::value_t::array: return "a list";
-    case Json::value_t::object: return "an object";
-    default: return "a number";
-  }
-}
-
-// nlohmann's messages start with "[json.exception.parse_error.101] parse error at ...".
-std::string clean_parse_error(const std::string& what) {
-  const std::size_t bracket = what.find("] ");
-  std::string message = bracket == std::string::npos ? what : what.substr(bracket + 2);
-  if (message.rfind("parse error at ", 0) == 0) message = message.substr(15);
-  return "malformed JSON at " + message;
-}
 
 class Failure {
  public:
   explicit Failure(std::string text) : message(std::move(text)) {}
   std::string message;
 };
-
-}  // namespace
-
-// -----------------------------------------------------------------------------
-// [SECTION] Reader (a key path for every message)
-// -----------------------------------------------------------------------------
-namespace {
 
 class Reader {
  public:
@@ -106,23 +47,20 @@ class Reader {
 
   void warning(std::string message) { warnings_.push_back(std::move(message)); }
 
-  const Json* find(const Json& object, const char* key) const {
-    const auto it = object.find(key);
-    return it == object.end() ? nullptr : &*it;
-  }
+  const Json* find(const Json& object, const char* key) const { return find_member(object, key); }
 
   std::string string(const Json& value, const std::string& path) {
-    if (!value.is_string()) fail(path, "expected a string, got " + type_name(value));
+    if (!value.is_string()) fail(path, "expected a string, got " + json_type_name(value));
     return value.get<std::string>();
   }
 
   bool boolean(const Json& value, const std::string& path) {
-    if (!value.is_boolean()) fail(path, "expected true or false, got " + type_name(value));
+    if (!value.is_boolean()) fail(path, "expected true or false, got " + json_type_name(value));
     return value.get<bool>();
   }
 
   double number(const Json& value, const std::string& path) {
-    if (!value.is_number()) fail(path, "expected a number, got " + type_name(value));
+    if (!value.is_number()) fail(path, "expected a number, got " + json_type_name(value));
     const double x = value.get<double>();
     if (!std::isfinite(x)) fail(path, "the number is not finite");
     return x;
@@ -149,7 +87,8 @@ class Reader {
 
   const Json& list(const Json& value, const std::string& path, std::size_t expected_size,
                    const std::string& what) {
-    if (!value.is_array()) fail(path, "expected a list of " + what + ", got " + type_name(value));
+    if (!value.is_array())
+      fail(path, "expected a list of " + what + ", got " + json_type_name(value));
     if (value.size() != expected_size)
       fail(path, "expected " + std::to_string(expected_size) + " " + what + ", got " +
                      std::to_string(value.size()));
@@ -199,7 +138,7 @@ int dimension(Reader& reader, const Json& root, const char* key, int fallback, i
 
 void parse_weights(Reader& reader, const Json& weights, Scenario& scenario) {
   if (!weights.is_object())
-    Reader::fail("weights", "expected an object, got " + type_name(weights));
+    Reader::fail("weights", "expected an object, got " + json_type_name(weights));
   std::set<std::string_view> known;
   for (ParameterName name : kAllParameterNames) known.insert(to_string(name));
   reader.warn_unknown_keys(weights, "weights", known);
@@ -235,8 +174,8 @@ void parse_weights(Reader& reader, const Json& weights, Scenario& scenario) {
 
 void parse_embeddings(Reader& reader, const Json& embeddings, Scenario& scenario) {
   if (!embeddings.is_object())
-    Reader::fail("embeddings", "expected an object mapping words to vectors, got " +
-                                   type_name(embeddings));
+    Reader::fail("embeddings",
+                 "expected an object mapping words to vectors, got " + json_type_name(embeddings));
   for (const auto& [word, vector] : embeddings.items()) {
     const std::string path = "embeddings.\"" + word + "\"";
     if (word.empty()) Reader::fail("embeddings", "a word is empty");
@@ -271,7 +210,8 @@ void parse_mask(Reader& reader, const Json& mask, Scenario& scenario) {
 }
 
 Scenario parse_root(Reader& reader, const Json& root) {
-  if (!root.is_object()) Reader::fail("scenario", "expected a JSON object, got " + type_name(root));
+  if (!root.is_object())
+    Reader::fail("scenario", "expected a JSON object, got " + json_type_name(root));
   reader.warn_unknown_keys(root, "", kTopLevelKeys);
 
   if (const Json* format = reader.find(root, "format")) {
@@ -350,7 +290,7 @@ Scenario parse_root(Reader& reader, const Json& root) {
   if (const Json* v = reader.find(root, "embeddings")) parse_embeddings(reader, *v, s);
   if (const Json* v = reader.find(root, "mask")) parse_mask(reader, *v, s);
   if (const Json* v = reader.find(root, "view")) {
-    if (!v->is_object()) Reader::fail("view", "expected an object, got " + type_name(*v));
+    if (!v->is_object()) Reader::fail("view", "expected an object, got " + json_type_name(*v));
     s.view_json = v->dump();
   }
   return s;
@@ -358,52 +298,32 @@ Scenario parse_root(Reader& reader, const Json& root) {
 
 }  // namespace
 
-ScenarioLoad parse_scenario(std::string_view json_text) {
-  ScenarioLoad load;
-  if (json_text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
-    load.error = "the file is empty";
-    return load;
-  }
-  if (json_nesting_depth(json_text) > kMaxJsonDepth) {
-    load.error = "the JSON is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels";
-    return load;
-  }
-  Json root;
+Result<Scenario> parse_scenario(std::string_view json_text) {
+  if (json_text.find_first_not_of(" \t\r\n") == std::string_view::npos)
+    return Status::error("the file is empty");
+  Result<Json> parsed = parse_json(json_text);
+  if (!parsed) return parsed.status();
+  std::vector<std::string> warnings;
   try {
-    root = Json::parse(json_text, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
-  } catch (const Json::parse_error& e) {
-    load.error = clean_parse_error(e.what());
-    return load;
-  } catch (const Json::exception& e) {  // e.g. a number too large for a double: 1e999
-    const std::string what = e.what();
-    const std::size_t bracket = what.find("] ");
-    load.error = "malformed JSON: " + (bracket == std::string::npos ? what : what.substr(bracket + 2));
-    return load;
-  }
-  try {
-    Reader reader(load.warnings);
-    load.scenario = parse_root(reader, root);
+    Reader reader(warnings);
+    Scenario scenario = parse_root(reader, *parsed);
+    return Result<Scenario>(std::move(scenario), std::move(warnings));
   } catch (const Failure& failure) {
-    load.error = failure.message;
-    load.scenario.reset();
+    return Result<Scenario>(Status::error(failure.message), std::move(warnings));
   } catch (const Json::exception& e) {
-    load.error = std::string("unexpected JSON content: ") + e.what();
-    load.scenario.reset();
+    return Result<Scenario>(Status::error(std::string("unexpected JSON content: ") + e.what()),
+                            std::move(warnings));
   }
-  return load;
 }
 
-ScenarioLoad load_scenario_file(const std::string& path) {
-  ScenarioLoad load;
-  std::string text;
-  if (Status status = read_file(path, kMaxScenarioBytes, text); !status) {
-    load.error = status.message();
-    return load;
-  }
-  load = parse_scenario(text);
+Result<Scenario> load_scenario_file(const std::string& path) {
+  const Result<std::string> text = read_file(path, kMaxScenarioBytes);
+  if (!text) return text.status();
+  Result<Scenario> load = parse_scenario(*text);
   const std::string name = path == "-" ? "<stdin>" : path;
-  if (!load.ok()) load.error = name + ": " + load.error;
   for (std::string& warning : load.warnings) warning = name + ": " + warning;
+  if (!load.ok())
+    return Result<Scenario>(Status::error(name + ": " + load.error()), std::move(load.warnings));
   return load;
 }
 

@@ -20,7 +20,6 @@ namespace attnviz {
 inline constexpr std::string_view kScenarioFormat = "attnviz-scenario";
 inline constexpr int kScenarioVersion = 1;
 inline constexpr std::size_t kMaxScenarioBytes = 64u << 20;  // 64 MiB
-inline constexpr int kMaxJsonDepth = 32;
 
 struct Scenario {
   std::string title;
@@ -38,20 +37,11 @@ struct Scenario {
   std::string view_json;          // the app's "view" object as JSON text ("" when none)
 };
 
-struct ScenarioLoad {
-  std::optional<Scenario> scenario;   // set on success
-  std::string error;                  // one line naming the key, on failure
-  std::vector<std::string> warnings;  // unknown keys and other non-fatal findings
-
-  bool ok() const { return scenario.has_value(); }
-};
-
-ScenarioLoad parse_scenario(std::string_view json_text);
-// The nesting depth of JSON text (comments allowed); counting stops once past kMaxJsonDepth.
-// Deeper files are refused before they are parsed: copying and writing JSON recurse.
-int json_nesting_depth(std::string_view json_text);
+// The scenario, or one line naming the key that is wrong; the warnings are unknown keys and
+// other non-fatal findings.
+Result<Scenario> parse_scenario(std::string_view json_text);
 // `path` may be "-" for standard input. Errors are prefixed with the path.
-ScenarioLoad load_scenario_file(const std::string& path);
+Result<Scenario> load_scenario_file(const std::string& path);
 
 // A scenario with the given sentence and settings and every weight drawn from the seed.
 Scenario make_scenario(std::string target, const AttentionConfig& config, std::uint64_t seed);

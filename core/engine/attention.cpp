@@ -91,7 +91,7 @@ Status AttentionEngine::compute(const Matrix& X_query, const Matrix& X_key,
                                 const Parameters& parameters, const AttentionConfig& config,
                                 const MaskMatrix* custom_mask) {
   // Validate everything before touching the result, so that an error keeps the last one.
-  if (std::string problem = validate(config); !problem.empty()) return Status::error(problem);
+  if (Status status = validate(config); !status) return status;
   if (X_query.rows() == 0) return Status::error("there are no query tokens");
   if (X_key.rows() == 0) return Status::error("there are no key tokens");
   if (X_query.cols() != config.d_model || X_key.cols() != config.d_model)
@@ -114,7 +114,7 @@ Status AttentionEngine::compute(const Matrix& X_query, const Matrix& X_key,
   // error the check of all of them names the first bad entry. (A weight that is not used, say
   // W_a with dot products, may be anything until it is.)
   if (!parameters_valid(parameters, config, ValueCheck::UsedExceptProjections))
-    return Status::error(check_parameters(parameters, config, ValueCheck::Used));
+    return check_parameters(parameters, config, ValueCheck::Used);
   if (custom_mask && (custom_mask->rows() != X_query.rows() || custom_mask->cols() != X_key.rows()))
     return Status::error("the mask is " + std::to_string(custom_mask->rows()) + "x" +
                          std::to_string(custom_mask->cols()) + " but attention is " +
@@ -132,7 +132,7 @@ Status AttentionEngine::compute(const Matrix& X_query, const Matrix& X_key,
     packed_weights_.resize(config.d_model, static_cast<Eigen::Index>(config.heads) * (2 * config.d_k + config.d_v));
     weights_finite = stages::pack_projection_weights(parameters, config, packed_weights_);
   }
-  if (!weights_finite) return Status::error(check_parameters(parameters, config, ValueCheck::Used));
+  if (!weights_finite) return check_parameters(parameters, config, ValueCheck::Used);
 
   const bool self_attention = &X_query == &X_key;
   prepare_buffers(X_query.rows(), X_key.rows(), config, self_attention);

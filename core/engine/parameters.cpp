@@ -199,14 +199,16 @@ struct Message {
 
 }  // namespace
 
-std::string check_parameters(const Parameters& p, const AttentionConfig& config, ValueCheck values) {
+Status check_parameters(const Parameters& p, const AttentionConfig& config, ValueCheck values) {
   if (p.heads.size() != static_cast<std::size_t>(config.heads))
-    return "parameters have " + std::to_string(p.heads.size()) + " heads, expected " +
-           std::to_string(config.heads);
-  return first_problem<Message>(p, config, values, [](const auto& matrix, const Shape& shape, ParameterName name,
-                                                      int head, bool check_values) {
-           return Message{check_one(matrix, shape, name, head, check_values)};
-         }).text;
+    return Status::error("parameters have " + std::to_string(p.heads.size()) + " heads, expected " +
+                         std::to_string(config.heads));
+  Message problem = first_problem<Message>(
+      p, config, values,
+      [](const auto& matrix, const Shape& shape, ParameterName name, int head, bool check_values) {
+        return Message{check_one(matrix, shape, name, head, check_values)};
+      });
+  return problem ? Status::error(std::move(problem.text)) : Status::ok();
 }
 
 bool parameters_valid(const Parameters& p, const AttentionConfig& config, ValueCheck values) {

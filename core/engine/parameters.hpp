@@ -1,6 +1,7 @@
 // The learnable parameters of multi-head attention, per head and for the output projection.
 #pragma once
 
+#include "core/base/status.hpp"
 #include "core/base/types.hpp"
 
 #include <array>
@@ -66,12 +67,12 @@ void reshape_parameters(Parameters& parameters, const AttentionConfig& config,
 // caller that checks those as it copies them (UsedExceptProjections: AttentionEngine).
 enum class ValueCheck { All, Used, UsedExceptProjections };
 
-// "" when every parameter has the shape `config` asks for and only finite values; otherwise a
+// Ok when every parameter has the shape `config` asks for and only finite values; otherwise a
 // message naming the first bad entry, e.g. "W_Q[1][3][0] is NaN".
-std::string check_parameters(const Parameters& parameters, const AttentionConfig& config,
-                             ValueCheck values = ValueCheck::All);
+Status check_parameters(const Parameters& parameters, const AttentionConfig& config,
+                        ValueCheck values = ValueCheck::All);
 
-// check_parameters(...).empty() without building any string: for a caller on every recompute,
+// check_parameters(...).is_ok() without building any string: for a caller on every recompute,
 // which asks check_parameters() for the message only when this is false.
 bool parameters_valid(const Parameters& parameters, const AttentionConfig& config, ValueCheck values = ValueCheck::All);
 

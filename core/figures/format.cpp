@@ -68,10 +68,15 @@ std::string format_score(float value, int decimals) {
 }
 
 namespace {
-TypedNumber refused(std::string problem) { return {std::nullopt, std::move(problem), ""}; }
+Result<float> refused(std::string problem) {
+  return Status::error(std::move(problem));
+}
+Result<float> zero_with_note(const std::string& shown) {
+  return Result<float>(0.0f, {shown + " is below the smallest float (1.4e-45): it is 0"});
+}
 }  // namespace
 
-TypedNumber parse_typed_number(std::string_view text) {
+Result<float> parse_typed_number(std::string_view text) {
   const auto blank = [](char c) { return c == ' ' || c == '\t'; };
   while (!text.empty() && blank(text.front())) text.remove_prefix(1);
   while (!text.empty() && blank(text.back())) text.remove_suffix(1);
@@ -91,7 +96,7 @@ TypedNumber parse_typed_number(std::string_view text) {
   const auto [stop, error] = std::from_chars(start, end, value);
   if (error == std::errc::result_out_of_range) {  // past a double: too large, or (a negative exponent) too small
     if (number.find("e-") != std::string::npos || number.find("E-") != std::string::npos)
-      return {0.0f, "", shown + " is below the smallest float (1.4e-45): it is 0"};
+      return zero_with_note(shown);
     return refused(shown + " is too large: a float reaches \xc2\xb1" "3.4e38");
   }
   if (error != std::errc() || stop != end) return refused(shown + " is not a number");
@@ -100,9 +105,8 @@ TypedNumber parse_typed_number(std::string_view text) {
   if (!std::isfinite(value) || std::fabs(value) > static_cast<double>(std::numeric_limits<float>::max()))
     return refused(shown + " is too large: a float reaches \xc2\xb1" "3.4e38");
   const float as_float = static_cast<float>(value);
-  if (as_float == 0.0f && value != 0.0)
-    return {as_float, "", shown + " is below the smallest float (1.4e-45): it is 0"};
-  return {as_float, "", ""};
+  if (as_float == 0.0f && value != 0.0) return zero_with_note(shown);
+  return as_float;
 }
 
 }  // namespace attnviz::view

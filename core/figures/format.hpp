@@ -2,6 +2,8 @@
 // types them.
 #pragma once
 
+#include "core/base/status.hpp"
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,12 +27,8 @@ int format_significant_into(char* buffer, int size, float value, int decimals = 
 // A number typed into a weight: "0.5", "-1e-3", "+2", " 3 ", "−0.5" (a typographic minus) or
 // "1,5" (a decimal comma, where there is no point). Either the value or why there is none, in
 // words for the user: "\"abc\" is not a number", "NaN is not a number a weight can hold",
-// "1e39 is too large: a float reaches ±3.4e38".
-struct TypedNumber {
-  std::optional<float> value;
-  std::string problem;
-  std::string note;  // with a value: what the user may not expect ("3e-50 is below the smallest float: 0")
-};
-TypedNumber parse_typed_number(std::string_view text);
+// "1e39 is too large: a float reaches ±3.4e38"; with the value, at most one warning, what the
+// user may not expect ("3e-50 is below the smallest float (1.4e-45): it is 0").
+Result<float> parse_typed_number(std::string_view text);
 
 }  // namespace attnviz::view

@@ -3,7 +3,7 @@
 #include "core/figures/format.hpp"
 #include "core/figures/head_colours.hpp"
 #include "core/figures/figure_layout.hpp"
-#include "core/text/tokenizer.hpp"
+#include "core/text/utf8.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -6,9 +6,8 @@
 #include "core/lessons/lesson.hpp"
 
 #include "core/document/file_io.hpp"
+#include "core/document/json.hpp"
 #include "core/figures/views.hpp"
-
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -18,8 +17,6 @@
 #include <set>
 
 namespace attnviz {
-
-using Json = nlohmann::json;
 
 // -----------------------------------------------------------------------------
 // [SECTION] Built-in lessons
@@ -96,30 +93,31 @@ struct Failure {
 [[noreturn]] void fail(const std::string& path, const std::string& message) { throw Failure{path + ": " + message}; }
 
 std::string string_at(const Json& object, const char* key, const std::string& path, bool required = false) {
-  const auto it = object.find(key);
-  if (it == object.end()) {
+  const Json* value = find_member(object, key);
+  if (!value) {
     if (required) fail(path + "." + key, "missing");
     return {};
   }
-  if (!it->is_string()) fail(path + "." + key, "expected a string");
-  return it->get<std::string>();
+  if (!value->is_string()) fail(path + "." + key, "expected a string");
+  return value->get<std::string>();
 }
 
 int int_at(const Json& object, const char* key, const std::string& path, int fallback, int low, int high) {
-  const auto it = object.find(key);
-  if (it == object.end()) return fallback;
-  if (!it->is_number_integer() || it->get<long long>() < low || it->get<long long>() > high)
+  const Json* value = find_member(object, key);
+  if (!value) return fallback;
+  if (!value->is_number_integer() || value->get<long long>() < low ||
+      value->get<long long>() > high)
     fail(path + "." + key, "expected a whole number from " + std::to_string(low) + " to " + std::to_string(high));
-  return it->get<int>();
+  return value->get<int>();
 }
 
 // A token reference: a string (text or "#N") or a number (an index).
 std::string token_at(const Json& object, const char* key, const std::string& path) {
-  const auto it = object.find(key);
-  if (it == object.end()) return {};
-  if (it->is_number_integer()) return "#" + std::to_string(it->get<int>());
-  if (!it->is_string()) fail(path + "." + key, "expected a token (its text, or its index)");
-  return it->get<std::string>();
+  const Json* value = find_member(object, key);
+  if (!value) return {};
+  if (value->is_number_integer()) return "#" + std::to_string(value->get<int>());
+  if (!value->is_string()) fail(path + "." + key, "expected a token (its text, or its index)");
+  return value->get<std::string>();
 }
 
 void require_token(const Tokenization& tokens, const std::string& reference, const std::string& path,
@@ -188,10 +186,10 @@ LessonStep parse_step(const Json& value, const std::string& path, Json& scenario
     if (!it->is_object()) fail(path + ".scenario", "expected an object of scenario keys to change");
     scenario_json.merge_patch(*it);
   }
-  ScenarioLoad load = parse_scenario(scenario_json.dump());
-  if (!load.ok()) fail(path + ".scenario", load.error);
+  Result<Scenario> load = parse_scenario(scenario_json.dump());
+  if (!load.ok()) fail(path + ".scenario", load.error());
   for (const std::string& w : load.warnings) warnings.push_back(path + ".scenario: " + w);
-  step.scenario = std::move(*load.scenario);
+  step.scenario = std::move(*load);
 
   if (const auto it = value.find("panels"); it != value.end()) {
     if (!it->is_array()) fail(path + ".panels", "expected a list of panel names");
@@ -239,12 +237,12 @@ LessonStep parse_step(const Json& value, const std::string& path, Json& scenario
 
 }  // namespace
 
-LessonLoad parse_lesson(std::string_view json_text, std::string id) {
-  LessonLoad load;
+Result<Lesson> parse_lesson(std::string_view json_text, std::string id) {
+  std::vector<std::string> warnings;
   try {
-    if (json_nesting_depth(json_text) > kMaxJsonDepth)
-      fail("lesson", "the JSON is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
-    const Json root = Json::parse(json_text, nullptr, true, /*ignore_comments=*/true);
+    Result<Json> parsed = parse_json(json_text);
+    if (!parsed) fail("lesson", parsed.error());
+    const Json root = std::move(*parsed);
     if (!root.is_object()) fail("lesson", "expected a JSON object");
     if (root.value("format", std::string()) != kLessonFormat)
       fail("format", "this is not an AttnViz lesson (expected \"attnviz-lesson\")");
@@ -259,29 +257,25 @@ LessonLoad parse_lesson(std::string_view json_text, std::string id) {
     const auto steps = root.find("steps");
     if (steps == root.end() || !steps->is_array() || steps->empty()) fail("steps", "expected a list of at least one step");
     for (std::size_t i = 0; i < steps->size(); ++i)
-      lesson.steps.push_back(parse_step((*steps)[i], "steps[" + std::to_string(i) + "]", scenario_json, load.warnings));
-    load.lesson = std::move(lesson);
-  } catch (const Json::parse_error& e) {
-    load.error = std::string("malformed JSON: ") + e.what();
+      lesson.steps.push_back(
+          parse_step((*steps)[i], "steps[" + std::to_string(i) + "]", scenario_json, warnings));
+    return Result<Lesson>(std::move(lesson), std::move(warnings));
   } catch (const Failure& failure) {
-    load.error = failure.message;
+    return Result<Lesson>(Status::error(failure.message), std::move(warnings));
   } catch (const Json::exception& e) {
-    load.error = std::string("unexpected JSON content: ") + e.what();
+    return Result<Lesson>(Status::error(std::string("unexpected JSON content: ") + e.what()),
+                          std::move(warnings));
   }
-  return load;
 }
 
-LessonLoad load_lesson_file(const std::string& path) {
-  std::string text;
-  if (Status status = read_file(path, kMaxScenarioBytes, text); !status) {
-    LessonLoad load;
-    load.error = status.message();
-    return load;
-  }
+Result<Lesson> load_lesson_file(const std::string& path) {
+  const Result<std::string> text = read_file(path, kMaxScenarioBytes);
+  if (!text) return text.status();
   std::string id = path.substr(path.find_last_of('/') + 1);
   if (id.size() > 5 && id.substr(id.size() - 5) == ".json") id.resize(id.size() - 5);
-  LessonLoad load = parse_lesson(text, id);
-  if (!load.ok()) load.error = path + ": " + load.error;
+  Result<Lesson> load = parse_lesson(*text, id);
+  if (!load.ok())
+    return Result<Lesson>(Status::error(path + ": " + load.error()), std::move(load.warnings));
   return load;
 }
 
@@ -317,16 +311,19 @@ std::string format(double value) {
   return buffer;
 }
 
-// The scenario with its target sentence's tokens reordered.
-std::optional<std::string> permutation_problem(const LessonStep& step, const LessonCheck& check,
-                                               const Pipeline& pipeline, bool expect_equivariant) {
+// Whether the outputs follow the target sentence's tokens when they are reordered (or, with
+// expect_equivariant false, do not): ok, or why not.
+Status permutation_problem(const LessonStep& step, const LessonCheck& check,
+                           const Pipeline& pipeline, bool expect_equivariant) {
   const auto& tokens = pipeline.target().tokens;
   Scenario permuted = step.scenario;
   permuted.target.clear();
   for (int index : check.permutation) permuted.target += tokens[static_cast<std::size_t>(index)].text + " ";
   Pipeline other;
-  if (Status status = other.run(permuted); !status) return "the permuted sentence does not compute: " + status.message();
-  if (other.target().tokens.size() != tokens.size()) return std::string("the permuted sentence tokenizes differently");
+  if (Status status = other.run(permuted); !status)
+    return Status::error("the permuted sentence does not compute: " + status.message());
+  if (other.target().tokens.size() != tokens.size())
+    return Status::error("the permuted sentence tokenizes differently");
   const Matrix& original = pipeline.result().output;
   const Matrix& shuffled = other.result().output;
   double worst = 0;
@@ -335,81 +332,92 @@ std::optional<std::string> permutation_problem(const LessonStep& step, const Les
                                                  original.row(check.permutation[k])).cwiseAbs().maxCoeff()));
   const double tolerance = 1e-4 * std::max(1.0, static_cast<double>(original.cwiseAbs().maxCoeff()));
   const bool equivariant = worst <= tolerance;
-  if (equivariant == expect_equivariant) return std::nullopt;
-  return expect_equivariant ? "the outputs are not permuted with the tokens (max |Δ| " + format(worst) + ")"
-                            : "the outputs are permuted with the tokens although positions are on";
+  if (equivariant == expect_equivariant) return Status::ok();
+  return Status::error(expect_equivariant
+                           ? "the outputs are not permuted with the tokens (max |Δ| " +
+                                 format(worst) + ")"
+                           : "the outputs are permuted with the tokens although positions are on");
 }
 
-std::optional<std::string> check_problem(const LessonStep& step, const LessonCheck& check, const Pipeline& pipeline) {
+// Whether a check's claim holds: ok, or why not, in words for a student.
+Status check_problem(const LessonStep& step, const LessonCheck& check, const Pipeline& pipeline) {
   const AttentionResult& r = pipeline.result();
-  if (check.head >= static_cast<int>(r.heads.size())) return std::string("no such head");
+  if (check.head >= static_cast<int>(r.heads.size())) return Status::error("no such head");
   const HeadResult& head = r.heads[static_cast<std::size_t>(check.head)];
   const Tokenization& queries = pipeline.target();
   const Tokenization& keys = pipeline.keys();
   const int q = check.query.empty() ? -1 : resolve_token(queries, check.query);
   const int k = check.key.empty() ? -1 : resolve_token(keys, check.key);
-  if ((!check.query.empty() && q < 0) || (!check.key.empty() && k < 0)) return std::string("a token is missing");
+  if ((!check.query.empty() && q < 0) || (!check.key.empty() && k < 0))
+    return Status::error("a token is missing");
   using Kind = LessonCheck::Kind;
   switch (check.kind) {
     case Kind::Argmax: {
       const Eigen::Index best = row_argmax(head.weights, q);
       if (best == k) {
         const Eigen::Index tie = tied_with(head.weights, q, k);
-        if (tie < 0) return std::nullopt;
-        return token_text(keys, k) + " (" + format(head.weights(q, k)) + ") is tied with " + token_text(keys, tie) + " (" +
-               format(head.weights(q, tie)) + ")";
+        if (tie < 0) return Status::ok();
+        return Status::error(token_text(keys, k) + " (" + format(head.weights(q, k)) +
+                             ") is tied with " + token_text(keys, tie) + " (" +
+                             format(head.weights(q, tie)) + ")");
       }
-      return "the largest weight is on " + token_text(keys, best) + " (" + format(head.weights(q, best)) + "), not on " +
-             token_text(keys, k) + " (" + format(head.weights(q, k)) + ")";
+      return Status::error("the largest weight is on " + token_text(keys, best) + " (" +
+                           format(head.weights(q, best)) + "), not on " + token_text(keys, k) +
+                           " (" + format(head.weights(q, k)) + ")");
     }
     case Kind::WeightAbove:
     case Kind::WeightBelow: {
       const double w = head.weights(q, k);
       const bool holds = check.kind == Kind::WeightAbove ? w > check.value : w < check.value;
-      if (holds) return std::nullopt;
-      return "the weight is " + format(w);
+      if (holds) return Status::ok();
+      return Status::error("the weight is " + format(w));
     }
     case Kind::MaxWeightAbove:
     case Kind::MaxWeightBelow: {
       const double w = head.weights.row(q).maxCoeff();
       const bool holds = check.kind == Kind::MaxWeightAbove ? w > check.value : w < check.value;
-      if (holds) return std::nullopt;
-      return "the largest weight is " + format(w);
+      if (holds) return Status::ok();
+      return Status::error("the largest weight is " + format(w));
     }
     case Kind::DiagonalDominates:
       for (Eigen::Index i = 0; i < head.weights.rows(); ++i)
         if (row_argmax(head.weights, i) != i)
-          return token_text(queries, i) + " attends most to " + token_text(keys, row_argmax(head.weights, i));
+          return Status::error(token_text(queries, i) + " attends most to " +
+                               token_text(keys, row_argmax(head.weights, i)));
         else if (const Eigen::Index tie = tied_with(head.weights, i, i); tie >= 0)
-          return token_text(queries, i) + " attends as much to " + token_text(keys, tie) + " as to itself";
-      return std::nullopt;
+          return Status::error(token_text(queries, i) + " attends as much to " +
+                               token_text(keys, tie) + " as to itself");
+      return Status::ok();
     case Kind::OneHot:
       for (Eigen::Index i = 0; i < head.weights.rows(); ++i)
         if (head.weights.row(i).maxCoeff() != 1.0f || head.weights.row(i).sum() != 1.0f)
-          return "row " + token_text(queries, i) + " is not one-hot";
-      return std::nullopt;
+          return Status::error("row " + token_text(queries, i) + " is not one-hot");
+      return Status::ok();
     case Kind::OutputEqualsValue: {
       const double difference = (head.output.row(q) - head.V.row(k)).cwiseAbs().maxCoeff();
-      if (difference <= 1e-5 * std::max(1.0f, head.V.row(k).cwiseAbs().maxCoeff())) return std::nullopt;
-      return "the output differs from the value by up to " + format(difference);
+      if (difference <= 1e-5 * std::max(1.0f, head.V.row(k).cwiseAbs().maxCoeff()))
+        return Status::ok();
+      return Status::error("the output differs from the value by up to " + format(difference));
     }
     case Kind::UpperTriangleZero:
       for (Eigen::Index i = 0; i < head.weights.rows(); ++i)
         for (Eigen::Index j = i + 1; j < head.weights.cols(); ++j)
           if (head.weights(i, j) != 0.0f)
-            return token_text(queries, i) + " gives weight " + format(head.weights(i, j)) + " to the later " + token_text(keys, j);
-      return std::nullopt;
+            return Status::error(token_text(queries, i) + " gives weight " +
+                                 format(head.weights(i, j)) + " to the later " +
+                                 token_text(keys, j));
+      return Status::ok();
     case Kind::HeadsDisagree: {
-      if (check.head_b >= static_cast<int>(r.heads.size())) return std::string("no such head");
+      if (check.head_b >= static_cast<int>(r.heads.size())) return Status::error("no such head");
       const Eigen::Index a = row_argmax(head.weights, q);
       const Eigen::Index b = row_argmax(r.heads[static_cast<std::size_t>(check.head_b)].weights, q);
-      if (a != b) return std::nullopt;
-      return "both heads put the largest weight on " + token_text(keys, a);
+      if (a != b) return Status::ok();
+      return Status::error("both heads put the largest weight on " + token_text(keys, a));
     }
     case Kind::PermutationEquivariant: return permutation_problem(step, check, pipeline, true);
     case Kind::NotPermutationEquivariant: return permutation_problem(step, check, pipeline, false);
   }
-  return std::nullopt;
+  return Status::ok();
 }
 
 }  // namespace
@@ -417,7 +425,8 @@ std::optional<std::string> check_problem(const LessonStep& step, const LessonChe
 std::vector<CheckFailure> check_failures(const LessonStep& step, const Pipeline& pipeline) {
   std::vector<CheckFailure> failures;
   for (const LessonCheck& check : step.checks)
-    if (auto problem = check_problem(step, check, pipeline)) failures.push_back({check.description, std::move(*problem)});
+    if (Status status = check_problem(step, check, pipeline); !status)
+      failures.push_back({check.description, status.message()});
   return failures;
 }
 

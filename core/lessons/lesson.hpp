@@ -69,15 +69,10 @@ struct Lesson {
   std::vector<LessonStep> steps;
 };
 
-struct LessonLoad {
-  std::optional<Lesson> lesson;
-  std::string error;
-  std::vector<std::string> warnings;
-  bool ok() const { return lesson.has_value(); }
-};
-
-LessonLoad parse_lesson(std::string_view json_text, std::string id);
-LessonLoad load_lesson_file(const std::string& path);
+// The lesson, or one line naming what is wrong ("steps[2].checks[0].key: missing"); the
+// warnings are unknown keys and its scenarios' warnings.
+Result<Lesson> parse_lesson(std::string_view json_text, std::string id);
+Result<Lesson> load_lesson_file(const std::string& path);
 
 // The lessons built into the binary, in order (from assets/lessons/*.json).
 struct BuiltinLesson {

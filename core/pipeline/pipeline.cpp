@@ -36,8 +36,7 @@ Status Pipeline::run(const Scenario& scenario) {
   const auto max_tokens = static_cast<std::size_t>(scenario.max_tokens);
   if (scenario.max_tokens < 1 || scenario.max_tokens > Limits::kMaxTokens)
     return Status::error("max_tokens must be between 1 and " + std::to_string(Limits::kMaxTokens));
-  if (std::string problem = validate(scenario.config); !problem.empty())
-    return Status::error(problem);
+  if (Status status = validate(scenario.config); !status) return status;
 
   // 1. Tokens, staged in a cache keyed by the text (tokenized only when a sentence changed).
   tokenize_cached(scenario.target, max_tokens, target_cache_);

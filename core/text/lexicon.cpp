@@ -1,5 +1,7 @@
 #include "core/text/lexicon.hpp"
 
+#include "core/base/status.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <iterator>
@@ -16,8 +18,8 @@ inline constexpr LexiconSource kLexiconSource[] = {
 #include "lexicon_words.inc"
 };
 
-// Parses "food:1 company:0.8" into a feature vector; returns an error message or "".
-std::string parse_features(std::string_view spec, FeatureVector& features) {
+// Parses "food:1 company:0.8" into a feature vector; an error says which feature is wrong.
+Status parse_features(std::string_view spec, FeatureVector& features) {
   features.fill(0.0f);
   std::array<bool, kFeatureCount> seen{};
   std::size_t position = 0;
@@ -30,22 +32,25 @@ std::string parse_features(std::string_view spec, FeatureVector& features) {
     const std::string_view pair = spec.substr(position, end - position);
     position = end;
     const std::size_t colon = pair.find(':');
-    if (colon == std::string_view::npos) return "'" + std::string(pair) + "' has no ':'";
+    if (colon == std::string_view::npos)
+      return Status::error("'" + std::string(pair) + "' has no ':'");
     const std::string_view name = pair.substr(0, colon);
     const std::string_view number = pair.substr(colon + 1);
     const auto found = std::find(kFeatureNames.begin(), kFeatureNames.end(), name);
-    if (found == kFeatureNames.end()) return "unknown feature '" + std::string(name) + "'";
+    if (found == kFeatureNames.end())
+      return Status::error("unknown feature '" + std::string(name) + "'");
     const auto index = static_cast<std::size_t>(found - kFeatureNames.begin());
-    if (seen[index]) return "feature '" + std::string(name) + "' given twice";
+    if (seen[index]) return Status::error("feature '" + std::string(name) + "' given twice");
     seen[index] = true;
     float value = 0.0f;
     const auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
     if (ec != std::errc() || ptr != number.data() + number.size() || value < -1.0f ||
         value > 1.0f)
-      return "feature '" + std::string(name) + "' has a bad value '" + std::string(number) + "'";
+      return Status::error("feature '" + std::string(name) + "' has a bad value '" +
+                           std::string(number) + "'");
     features[index] = value;
   }
-  return {};
+  return Status::ok();
 }
 
 }  // namespace
@@ -54,8 +59,8 @@ Lexicon::Lexicon() {
   entries_.reserve(std::size(kLexiconSource));
   for (const LexiconSource& source : kLexiconSource) {
     LexiconEntry entry{source.word, {}};
-    if (std::string error = parse_features(source.features, entry.features); !error.empty()) {
-      errors_.push_back(std::string(source.word) + ": " + error);
+    if (Status status = parse_features(source.features, entry.features); !status) {
+      errors_.push_back(std::string(source.word) + ": " + status.message());
       continue;
     }
     entries_.push_back(entry);

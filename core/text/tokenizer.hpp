@@ -15,6 +15,8 @@
 // Display keeps the typed case; `key` is the lower-cased form used for lookups.
 #pragma once
 
+#include "core/text/utf8.hpp"  // tokens are UTF-8; callers of the tokenizer use both
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -43,17 +45,6 @@ struct Tokenization {
 };
 
 Tokenization tokenize(std::string_view text, std::size_t max_tokens);
-
-// Decodes one UTF-8 code point at text[offset]. Returns the code point, or U+FFFD for an
-// invalid sequence (overlong, surrogate, out of range, truncated), and sets `length` to the
-// bytes consumed (>= 1).
-char32_t decode_utf8(std::string_view text, std::size_t offset, std::size_t& length);
-void append_utf8(std::string& out, char32_t code_point);
-
-// The first max_code_points code points of text (never splits a code point).
-std::string_view utf8_prefix(std::string_view text, std::size_t max_code_points);
-// The number of code points in text.
-std::size_t utf8_length(std::string_view text);
 
 // Lower-cases Latin (ASCII, Latin-1), Greek and Cyrillic capitals; leaves the rest unchanged.
 std::string lowercase_key(std::string_view text);

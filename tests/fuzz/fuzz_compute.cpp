@@ -38,9 +38,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
   if (attnviz::fuzz::parameter_count(root) > attnviz::fuzz::kMaxParameterCount) return 0;
 
-  const attnviz::ScenarioLoad load = attnviz::parse_scenario(text);
+  const attnviz::Result<attnviz::Scenario> load = attnviz::parse_scenario(text);
   if (!load.ok()) return 0;
-  const attnviz::Scenario& s = *load.scenario;
+  const attnviz::Scenario& s = *load;
   if (too_many_tokens(s)) return 0;
 
   attnviz::Pipeline pipeline;

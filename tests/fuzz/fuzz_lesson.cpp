@@ -57,12 +57,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
   if (too_large(root)) return 0;
 
-  const attnviz::LessonLoad load = attnviz::parse_lesson(text, "fuzz");
-  FUZZ_CHECK(load.ok() == load.error.empty());
+  const attnviz::Result<attnviz::Lesson> load = attnviz::parse_lesson(text, "fuzz");
+  FUZZ_CHECK(load.ok() == load.error().empty());
   if (!load.ok()) return 0;
-  FUZZ_CHECK(!load.lesson->steps.empty());
+  FUZZ_CHECK(!load->steps.empty());
 
-  for (const attnviz::LessonStep& step : load.lesson->steps) {
+  for (const attnviz::LessonStep& step : load->steps) {
     if (!small_enough(step.scenario)) continue;
     attnviz::Pipeline pipeline;
     const attnviz::Status status = pipeline.run(step.scenario);

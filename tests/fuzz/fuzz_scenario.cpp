@@ -18,20 +18,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
   if (attnviz::fuzz::parameter_count(root) > attnviz::fuzz::kMaxParameterCount) return 0;
 
-  const attnviz::ScenarioLoad first = attnviz::parse_scenario(text);
-  FUZZ_CHECK(first.ok() == first.error.empty());
+  const attnviz::Result<attnviz::Scenario> first = attnviz::parse_scenario(text);
+  FUZZ_CHECK(first.ok() == first.error().empty());
   if (!first.ok()) return 0;
 
-  const std::string written = attnviz::scenario_to_json(*first.scenario);
-  const attnviz::ScenarioLoad second = attnviz::parse_scenario(written);
+  const std::string written = attnviz::scenario_to_json(*first);
+  const attnviz::Result<attnviz::Scenario> second = attnviz::parse_scenario(written);
   if (!second.ok())
-    std::fprintf(stderr, "re-read failed: %s\n--- written:\n%s\n", second.error.c_str(),
+    std::fprintf(stderr, "re-read failed: %s\n--- written:\n%s\n", second.error().c_str(),
                  written.c_str());
   FUZZ_CHECK(second.ok());
   if (!second.warnings.empty())
     std::fprintf(stderr, "re-read warns: %s\n", second.warnings.front().c_str());
   FUZZ_CHECK(second.warnings.empty());
-  const std::string rewritten = attnviz::scenario_to_json(*second.scenario);
+  const std::string rewritten = attnviz::scenario_to_json(*second);
   if (rewritten != written)
     std::fprintf(stderr, "--- written:\n%s\n--- rewritten:\n%s\n", written.c_str(),
                  rewritten.c_str());

@@ -96,9 +96,9 @@ std::string describe(view::Rgba8 c) {
 }
 
 Scenario builtin() {
-  ScenarioLoad load = parse_scenario(builtin_scenario_json());
+  Result<Scenario> load = parse_scenario(builtin_scenario_json());
   REQUIRE(load.ok());
-  return *load.scenario;
+  return *load;
 }
 
 fs::path write_scenario(const fs::path& dir, const Scenario& scenario) {
@@ -311,13 +311,13 @@ TEST_CASE("without a display the app says how to run headless") {
 TEST_CASE("every step of every built-in lesson renders") {
   for (const BuiltinLesson& builtin : builtin_lessons()) {
     CAPTURE(builtin.id);
-    LessonLoad lesson = parse_lesson(builtin.json, std::string(builtin.id));
+    Result<Lesson> lesson = parse_lesson(builtin.json, std::string(builtin.id));
     REQUIRE(lesson.ok());
     TempDir dir;
     const Run run = run_app({"--lesson", std::string(builtin.id), "--screenshot-steps", dir.path.string()}, dir.path);
     INFO("stderr: " << run.errors);
     REQUIRE(run.status == 0);
-    for (std::size_t step = 0; step < lesson.lesson->steps.size(); ++step) {
+    for (std::size_t step = 0; step < lesson->steps.size(); ++step) {
       char name[32];
       std::snprintf(name, sizeof name, "step-%02zu.png", step);
       const Image image = load_png(dir.path / name);
@@ -355,9 +355,9 @@ std::optional<Scenario> sentence_session(const TempDir& dir, const fs::path& sta
   REQUIRE(std::system(command.c_str()) == 0);
   const fs::path recovery = state / "recovery.json";
   REQUIRE_MESSAGE(fs::exists(recovery), "no recovery file after SIGKILL");
-  ScenarioLoad recovered = load_scenario_file(recovery.string());
+  Result<Scenario> recovered = load_scenario_file(recovery.string());
   REQUIRE(recovered.ok());
-  return std::move(recovered.scenario);
+  return std::move(*recovered);
 }
 
 TEST_CASE("a killed app leaves a recovery file that restores the edits") {
@@ -400,12 +400,12 @@ TEST_CASE("Ctrl+Z in the sentence field takes back a word at a time") {
 // U+FFFD (and append NUL bytes). The field holds stand-ins for them (app/view/text_escapes.hpp).
 TEST_CASE("editing a sentence with emoji keeps them") {
   TempDir dir;
-  ScenarioLoad load = parse_scenario(builtin_scenario_json());
+  Result<Scenario> load = parse_scenario(builtin_scenario_json());
   REQUIRE(load.ok());
   const std::string sentence = "I \xf0\x9f\x8d\x95 and \xf0\x9f\x91\x8d\xf0\x9f\x8f\xbd caf\xc3\xa9";  // I 🍕 and 👍🏽 café
-  load.scenario->target = sentence;
+  load->target = sentence;
   const fs::path scenario = dir.path / "emoji.json";
-  REQUIRE(save_scenario_file(scenario.string(), *load.scenario));
+  REQUIRE(save_scenario_file(scenario.string(), *load));
   const std::optional<Scenario> recovered =
       sentence_session(dir, dir.path / "state", "xdotool key End\nsleep 0.3\nxdotool type --delay 80 ' x'\nsleep 0.3\n",
                        scenario.string());
@@ -456,9 +456,9 @@ TEST_CASE("Return in the Open dialog leaves the unsaved-changes question to be a
   const std::string command = "xvfb-run -a -s '-screen 0 1280x800x24' sh " + quoted(script.string()) + " > /dev/null 2>&1";
   REQUIRE(std::system(command.c_str()) == 0);
   CHECK_MESSAGE(testing::read_whole_file(after_first) == before, "week3.json was written without asking");
-  ScenarioLoad saved = load_scenario_file(scenario.string());
+  Result<Scenario> saved = load_scenario_file(scenario.string());
   REQUIRE(saved.ok());
-  CHECK(saved.scenario->target == "i like to eat apple pie");  // the answer "Save first"
+  CHECK(saved->target == "i like to eat apple pie");  // the answer "Save first"
 }
 
 TEST_CASE("an idle app sleeps between the frames it needs") {
@@ -640,7 +640,7 @@ TEST_CASE("while a weight moves every frame the windows it does not change are s
 // picture may outlive the drawing it was taken from.
 TEST_CASE("every lesson step with kept pictures is the picture drawn afresh") {
   const BuiltinLesson& builtin = builtin_lessons().front();
-  LessonLoad lesson = parse_lesson(builtin.json, std::string(builtin.id));
+  Result<Lesson> lesson = parse_lesson(builtin.json, std::string(builtin.id));
   REQUIRE(lesson.ok());
   TempDir dir;
   const fs::path kept = dir.path / "kept", fresh = dir.path / "fresh";
@@ -651,7 +651,7 @@ TEST_CASE("every lesson step with kept pictures is the picture drawn afresh") {
     INFO("stderr: " << run.errors);
     REQUIRE(run.status == 0);
   }
-  for (std::size_t step = 0; step < lesson.lesson->steps.size(); ++step) {
+  for (std::size_t step = 0; step < lesson->steps.size(); ++step) {
     char name[32];
     std::snprintf(name, sizeof name, "step-%02zu.png", step);
     CAPTURE(name);

@@ -66,9 +66,9 @@ TEST_CASE("leaving a lesson keeps the scenario and shows every panel") {
 
 TEST_CASE("a lesson started over an opened file leaves that file alone") {
   AppState state;
-  ScenarioLoad load = parse_scenario(builtin_scenario_json());
+  Result<Scenario> load = parse_scenario(builtin_scenario_json());
   REQUIRE(load.ok());
-  state.load(*load.scenario, "/home/teacher/class3.json", {});
+  state.load(*load, "/home/teacher/class3.json", {});
   state.start_lesson(builtin_lesson("self-attention"), 0);
   CHECK(state.document.path().empty());  // Save asks where to save the lesson's scenario
   state.go_to_lesson_step(1);
@@ -78,9 +78,9 @@ TEST_CASE("a lesson started over an opened file leaves that file alone") {
 
 TEST_CASE("an edit recomputes once and a failed edit keeps the last result") {
   AppState state;
-  ScenarioLoad load = parse_scenario(builtin_scenario_json());
+  Result<Scenario> load = parse_scenario(builtin_scenario_json());
   REQUIRE(load.ok());
-  state.load(*load.scenario, "", {});
+  state.load(*load, "", {});
   state.recompute_if_needed();
   const std::uint64_t version = state.result().version;
   state.recompute_if_needed();  // nothing changed: no recompute
@@ -94,9 +94,9 @@ TEST_CASE("an edit recomputes once and a failed edit keeps the last result") {
 
 TEST_CASE("the selection is clamped when the sentence gets shorter") {
   AppState state;
-  ScenarioLoad load = parse_scenario(builtin_scenario_json());
+  Result<Scenario> load = parse_scenario(builtin_scenario_json());
   REQUIRE(load.ok());
-  state.load(*load.scenario, "", {});
+  state.load(*load, "", {});
   state.recompute_if_needed();
   state.selection.query = 4;
   state.document.set_target("short one");

@@ -27,10 +27,10 @@ struct Session {
   }
   // What the next start finds.
   std::optional<Autosave::Recovered> next_start() const {
-    std::string problem;
-    std::optional<Autosave::Recovered> recovered = Autosave(dir.path.string()).recoverable(problem);
-    CHECK(problem.empty());
-    return recovered;
+    Result<std::optional<Autosave::Recovered>> recovered =
+        Autosave(dir.path.string()).recoverable();
+    CHECK_MESSAGE(recovered.ok(), recovered.error());
+    return recovered.ok() ? std::move(*recovered) : std::nullopt;
   }
 };
 

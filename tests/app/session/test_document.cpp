@@ -13,10 +13,10 @@ namespace attnviz::app {
 namespace {
 
 Document builtin_document(const std::string& path = "") {
-  ScenarioLoad load = parse_scenario(builtin_scenario_json());
+  Result<Scenario> load = parse_scenario(builtin_scenario_json());
   REQUIRE(load.ok());
   Document document;
-  document.load(*load.scenario, path);
+  document.load(*load, path);
   return document;
 }
 

@@ -17,9 +17,9 @@ using testing::TempDir;
 
 AppState builtin_state() {
   AppState state;
-  ScenarioLoad load = parse_scenario(builtin_scenario_json());
+  Result<Scenario> load = parse_scenario(builtin_scenario_json());
   REQUIRE(load.ok());
-  state.load(*load.scenario, "", {});
+  state.load(*load, "", {});
   state.recompute_if_needed();
   return state;
 }
@@ -107,10 +107,10 @@ TEST_CASE("a custom mask is saved at the size of the current sentence") {
   state.recompute_if_needed();
   const std::string path = (dir.path / "m.json").string();
   REQUIRE(save_scenario(state, recent, path));
-  ScenarioLoad load = load_scenario_file(path);
-  REQUIRE_MESSAGE(load.ok(), load.error);
-  CHECK(load.scenario->mask.rows() == 6);
-  CHECK(load.scenario->mask(4, 0) == 0);
+  Result<Scenario> load = load_scenario_file(path);
+  REQUIRE_MESSAGE(load.ok(), load.error());
+  CHECK(load->mask.rows() == 6);
+  CHECK(load->mask(4, 0) == 0);
 }
 
 TEST_CASE("opening a file that is not a scenario keeps the state and says why") {

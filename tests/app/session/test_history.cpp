@@ -132,9 +132,9 @@ TEST_CASE("loading a scenario starts a new history") {
   Fixture f;
   f.edit_weight(1.0f);
   f.frame(false);
-  ScenarioLoad load = parse_scenario(builtin_scenario_json());
+  Result<Scenario> load = parse_scenario(builtin_scenario_json());
   REQUIRE(load.ok());
-  f.state.load(*load.scenario, "", {});
+  f.state.load(*load, "", {});
   f.frame(false);
   CHECK_FALSE(f.history.can_undo(f.state));
   CHECK(f.history.steps() == 1);
@@ -198,9 +198,9 @@ TEST_CASE("saving during a drag makes the drag's end the saved state") {
 
 TEST_CASE("the history keeps within its memory budget") {
   AppState state;
-  ScenarioLoad load = parse_scenario(builtin_scenario_json());
+  Result<Scenario> load = parse_scenario(builtin_scenario_json());
   REQUIRE(load.ok());
-  state.load(*load.scenario, "", {});
+  state.load(*load, "", {});
   History history(1);  // one byte: only the current state and one step back survive
   double now = 0;
   history.observe(state, false, now);

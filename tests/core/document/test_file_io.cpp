@@ -43,24 +43,22 @@ TEST_CASE("write_file_atomic into a missing folder fails and says why") {
 TEST_CASE("read_file reads what was written") {
   TempDir dir;
   std::ofstream(dir.path / "b.txt") << "abc\n";
-  std::string contents;
-  REQUIRE(read_file((dir.path / "b.txt").string(), 100, contents));
-  CHECK(contents == "abc\n");
+  const Result<std::string> contents = read_file((dir.path / "b.txt").string(), 100);
+  REQUIRE(contents.ok());
+  CHECK(*contents == "abc\n");
 }
 
 TEST_CASE("read_file refuses a file over the size limit") {
   TempDir dir;
   std::ofstream(dir.path / "big.txt") << std::string(1000, 'x');
-  std::string contents;
-  const Status status = read_file((dir.path / "big.txt").string(), 100, contents);
-  CHECK_FALSE(status);
-  CHECK(status.message().find("limit") != std::string::npos);
+  const Result<std::string> contents = read_file((dir.path / "big.txt").string(), 100);
+  CHECK_FALSE(contents.ok());
+  CHECK(contents.error().find("limit") != std::string::npos);
 }
 
 TEST_CASE("read_file of a missing file names it") {
-  std::string contents;
-  const Status status = read_file("/nonexistent/attnviz.json", 100, contents);
-  CHECK(status.message().find("/nonexistent/attnviz.json") != std::string::npos);
+  const Result<std::string> contents = read_file("/nonexistent/attnviz.json", 100);
+  CHECK(contents.error().find("/nonexistent/attnviz.json") != std::string::npos);
 }
 
 }  // namespace attnviz

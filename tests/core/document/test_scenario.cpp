@@ -47,14 +47,14 @@ std::string document(std::string_view fields) {
 }
 
 // The load failed with a one-line message containing every given word.
-#define CHECK_ERROR_MENTIONS(load_expr, ...)                                          \
-  do {                                                                                \
-    const ScenarioLoad& load_ = (load_expr);                                          \
-    INFO("error: ", load_.error);                                                     \
-    CHECK_FALSE(load_.ok());                                                          \
-    CHECK(load_.error.find('\n') == std::string::npos);                               \
-    for (const std::string& word_ : std::initializer_list<std::string>{__VA_ARGS__}) \
-      CHECK_MESSAGE(contains(load_.error, word_), "the error does not mention ", word_); \
+#define CHECK_ERROR_MENTIONS(load_expr, ...)                                               \
+  do {                                                                                     \
+    const Result<Scenario>& load_ = (load_expr);                                           \
+    INFO("error: ", load_.error());                                                        \
+    CHECK_FALSE(load_.ok());                                                               \
+    CHECK(load_.error().find('\n') == std::string::npos);                                  \
+    for (const std::string& word_ : std::initializer_list<std::string>{__VA_ARGS__})       \
+      CHECK_MESSAGE(contains(load_.error(), word_), "the error does not mention ", word_); \
   } while (false)
 
 template <typename A, typename B>
@@ -192,11 +192,11 @@ Scenario random_scenario() {
 // The built-in scenario and defaults
 // -----------------------------------------------------------------------------
 TEST_CASE("the built-in scenario parses without warnings and holds the file's values") {
-  const ScenarioLoad load = parse_scenario(builtin_scenario_json());
-  INFO("error: ", load.error);
+  const Result<Scenario> load = parse_scenario(builtin_scenario_json());
+  INFO("error: ", load.error());
   REQUIRE(load.ok());
   CHECK(load.warnings.empty());
-  const Scenario& s = *load.scenario;
+  const Scenario& s = *load;
   CHECK(s.title == "I like to eat apple");
   CHECK(s.config.heads == 2);
   CHECK(s.config.d_model == 8);
@@ -207,11 +207,12 @@ TEST_CASE("the built-in scenario parses without warnings and holds the file's va
 }
 
 TEST_CASE("a minimal file gets every default and weights drawn from seed 7") {
-  const ScenarioLoad load = parse_scenario(R"({"format":"attnviz-scenario","version":1,"target":"a b"})");
-  INFO("error: ", load.error);
+  const Result<Scenario> load =
+      parse_scenario(R"({"format":"attnviz-scenario","version":1,"target":"a b"})");
+  INFO("error: ", load.error());
   REQUIRE(load.ok());
   CHECK(load.warnings.empty());
-  const Scenario& s = *load.scenario;
+  const Scenario& s = *load;
   CHECK(s.target == "a b");
   CHECK(s.config.d_model == 8);
   CHECK(s.config.heads == 2);
@@ -233,15 +234,15 @@ TEST_CASE("a minimal file gets every default and weights drawn from seed 7") {
 }
 
 TEST_CASE("d_k and d_v and d_att default to d_model / heads") {
-  const ScenarioLoad load = parse_scenario(scenario_with(R"("d_model": 12, "heads": 3)"));
-  INFO("error: ", load.error);
+  const Result<Scenario> load = parse_scenario(scenario_with(R"("d_model": 12, "heads": 3)"));
+  INFO("error: ", load.error());
   REQUIRE(load.ok());
-  CHECK(load.scenario->config.d_k == 4);
-  CHECK(load.scenario->config.d_v == 4);
-  CHECK(load.scenario->config.d_att == 4);
-  CHECK(load.scenario->parameters.heads.size() == 3u);
-  CHECK(load.scenario->parameters.heads[2].W_Q.rows() == 12);
-  CHECK(load.scenario->parameters.heads[2].W_Q.cols() == 4);
+  CHECK(load->config.d_k == 4);
+  CHECK(load->config.d_v == 4);
+  CHECK(load->config.d_att == 4);
+  CHECK(load->parameters.heads.size() == 3u);
+  CHECK(load->parameters.heads[2].W_Q.rows() == 12);
+  CHECK(load->parameters.heads[2].W_Q.cols() == 4);
 }
 
 TEST_CASE("d_model not divisible by heads without d_k is an error naming d_k") {
@@ -249,30 +250,31 @@ TEST_CASE("d_model not divisible by heads without d_k is an error naming d_k") {
 }
 
 TEST_CASE("d_model not divisible by heads loads when d_k is given") {
-  const ScenarioLoad load = parse_scenario(scenario_with(R"("d_model": 10, "heads": 3, "d_k": 5)"));
-  INFO("error: ", load.error);
+  const Result<Scenario> load =
+      parse_scenario(scenario_with(R"("d_model": 10, "heads": 3, "d_k": 5)"));
+  INFO("error: ", load.error());
   REQUIRE(load.ok());
-  CHECK(load.scenario->config.d_k == 5);
-  CHECK(load.scenario->config.d_v == 5);
-  CHECK(load.scenario->config.heads == 3);
+  CHECK(load->config.d_k == 5);
+  CHECK(load->config.d_v == 5);
+  CHECK(load->config.heads == 3);
 }
 
 TEST_CASE("line and block comments are accepted") {
-  const ScenarioLoad load = parse_scenario(
+  const Result<Scenario> load = parse_scenario(
       "// a line comment\n{\n  /* a block\n comment */ \"format\": \"attnviz-scenario\",\n"
       "  \"target\": \"a b\", // after a value\n  \"heads\": /* inline */ 4\n}\n");
-  INFO("error: ", load.error);
+  INFO("error: ", load.error());
   REQUIRE(load.ok());
-  CHECK(load.scenario->config.heads == 4);
-  CHECK(load.scenario->config.d_k == 2);
+  CHECK(load->config.heads == 4);
+  CHECK(load->config.d_k == 2);
 }
 
 // -----------------------------------------------------------------------------
 // Unknown keys, format and version
 // -----------------------------------------------------------------------------
 TEST_CASE("an unknown top-level key is a warning naming it and the file still loads") {
-  const ScenarioLoad load = parse_scenario(scenario_with(R"("colour": "blue")"));
-  INFO("error: ", load.error);
+  const Result<Scenario> load = parse_scenario(scenario_with(R"("colour": "blue")"));
+  INFO("error: ", load.error());
   REQUIRE(load.ok());
   REQUIRE(load.warnings.size() == 1u);
   CHECK(contains(load.warnings[0], "colour"));
@@ -280,16 +282,16 @@ TEST_CASE("an unknown top-level key is a warning naming it and the file still lo
 }
 
 TEST_CASE("an unknown key inside weights is a warning naming weights.KEY") {
-  const ScenarioLoad load = parse_scenario(scenario_with(R"("weights": {"W_X": [1]})"));
-  INFO("error: ", load.error);
+  const Result<Scenario> load = parse_scenario(scenario_with(R"("weights": {"W_X": [1]})"));
+  INFO("error: ", load.error());
   REQUIRE(load.ok());
   REQUIRE(load.warnings.size() == 1u);
   CHECK(contains(load.warnings[0], "weights.W_X"));
 }
 
 TEST_CASE("a file without format loads with a warning") {
-  const ScenarioLoad load = parse_scenario(R"({"target": "a b"})");
-  INFO("error: ", load.error);
+  const Result<Scenario> load = parse_scenario(R"({"target": "a b"})");
+  INFO("error: ", load.error());
   REQUIRE(load.ok());
   REQUIRE(load.warnings.size() == 1u);
   CHECK(contains(load.warnings[0], "format"));
@@ -340,10 +342,10 @@ TEST_CASE("deeply nested arrays are an error about nesting and not a crash") {
 
 TEST_CASE("brackets inside strings do not count as nesting") {
   const std::string title(200, '[');
-  const ScenarioLoad load = parse_scenario(scenario_with("\"title\": \"" + title + "\""));
-  INFO("error: ", load.error);
+  const Result<Scenario> load = parse_scenario(scenario_with("\"title\": \"" + title + "\""));
+  INFO("error: ", load.error());
   REQUIRE(load.ok());
-  CHECK(load.scenario->title == title);
+  CHECK(load->title == title);
 }
 
 // -----------------------------------------------------------------------------
@@ -386,11 +388,11 @@ TEST_CASE("heads 0 and 17 are errors naming heads") {
 }
 
 TEST_CASE("16 heads is the largest head count accepted") {
-  const ScenarioLoad load = parse_scenario(scenario_with(R"("d_model": 16, "heads": 16)"));
-  INFO("error: ", load.error);
+  const Result<Scenario> load = parse_scenario(scenario_with(R"("d_model": 16, "heads": 16)"));
+  INFO("error: ", load.error());
   REQUIRE(load.ok());
-  CHECK(load.scenario->config.heads == 16);
-  CHECK(load.scenario->config.d_k == 1);
+  CHECK(load->config.heads == 16);
+  CHECK(load->config.d_k == 1);
 }
 
 TEST_CASE("d_k 0 is an error naming d_k") {
@@ -413,8 +415,9 @@ TEST_CASE("temperatures 0 and -1 and 1e6 are errors naming temperature") {
 TEST_CASE("temperatures at the limits 0.001 and 1000 are accepted") {
   for (const char* value : {"0.001", "1000"}) {
     INFO("temperature: ", std::string(value));
-    const ScenarioLoad load = parse_scenario(scenario_with(std::string("\"temperature\": ") + value));
-    INFO("error: ", load.error);
+    const Result<Scenario> load =
+        parse_scenario(scenario_with(std::string("\"temperature\": ") + value));
+    INFO("error: ", load.error());
     CHECK(load.ok());
   }
 }
@@ -422,11 +425,11 @@ TEST_CASE("temperatures at the limits 0.001 and 1000 are accepted") {
 TEST_CASE("a scenario at the lowest temperature reads back after scenario_to_json") {
   AttentionConfig config;
   config.temperature = Limits::kMinTemperature;
-  REQUIRE(validate(config).empty());
-  const ScenarioLoad load = parse_scenario(scenario_to_json(make_scenario("a b", config, 7)));
-  INFO("error: ", load.error);
+  REQUIRE(validate(config).is_ok());
+  const Result<Scenario> load = parse_scenario(scenario_to_json(make_scenario("a b", config, 7)));
+  INFO("error: ", load.error());
   REQUIRE(load.ok());
-  CHECK(load.scenario->config.temperature == Limits::kMinTemperature);
+  CHECK(load->config.temperature == Limits::kMinTemperature);
 }
 
 TEST_CASE("max_tokens 0 is an error naming max_tokens") {
@@ -454,11 +457,12 @@ TEST_CASE("cross mode without a source is an error naming source") {
 }
 
 TEST_CASE("cross mode with a source loads") {
-  const ScenarioLoad load = parse_scenario(scenario_with(R"("mode": "cross", "source": "x y z")"));
-  INFO("error: ", load.error);
+  const Result<Scenario> load =
+      parse_scenario(scenario_with(R"("mode": "cross", "source": "x y z")"));
+  INFO("error: ", load.error());
   REQUIRE(load.ok());
-  CHECK(load.scenario->mode == Mode::Cross);
-  CHECK(load.scenario->source == "x y z");
+  CHECK(load->mode == Mode::Cross);
+  CHECK(load->source == "x y z");
 }
 
 TEST_CASE("an unknown mode is an error naming mode") {
@@ -477,10 +481,10 @@ TEST_CASE("every compatibility name is read") {
       {"cosine", Compatibility::Cosine}};
   for (const auto& [name, expected] : names) {
     INFO("compatibility: ", std::string(name));
-    const ScenarioLoad load =
+    const Result<Scenario> load =
         parse_scenario(scenario_with(std::string("\"compatibility\": \"") + name + "\""));
     REQUIRE(load.ok());
-    CHECK(load.scenario->config.compatibility == expected);
+    CHECK(load->config.compatibility == expected);
   }
 }
 
@@ -542,11 +546,11 @@ TEST_CASE("a weight of -1e39 is an error: outside the float range") {
 TEST_CASE("a weight of 1e38 loads as the float 1e38") {
   Json w_q = per_head(2, 8, 4, 0.5);
   w_q[0][2][1] = 1e38;
-  const ScenarioLoad load = parse_scenario(scenario_json({{"W_Q", w_q}}).dump());
-  INFO("error: ", load.error);
+  const Result<Scenario> load = parse_scenario(scenario_json({{"W_Q", w_q}}).dump());
+  INFO("error: ", load.error());
   REQUIRE(load.ok());
-  CHECK(load.scenario->parameters.heads[0].W_Q(2, 1) == 1e38f);
-  CHECK(load.scenario->parameters.heads[0].W_Q(2, 0) == 0.5f);
+  CHECK(load->parameters.heads[0].W_Q(2, 1) == 1e38f);
+  CHECK(load->parameters.heads[0].W_Q(2, 0) == 0.5f);
 }
 
 TEST_CASE("the largest float as scenario_to_json writes it reads back") {
@@ -555,11 +559,11 @@ TEST_CASE("the largest float as scenario_to_json writes it reads back") {
   Scenario s = make_scenario("a b", AttentionConfig{}, 7);
   s.parameters.heads[0].W_Q(0, 0) = std::numeric_limits<float>::max();
   s.parameters.heads[1].W_V(2, 3) = std::numeric_limits<float>::lowest();
-  const ScenarioLoad load = parse_scenario(scenario_to_json(s));
-  INFO("error: ", load.error);
+  const Result<Scenario> load = parse_scenario(scenario_to_json(s));
+  INFO("error: ", load.error());
   REQUIRE(load.ok());
-  CHECK(load.scenario->parameters.heads[0].W_Q(0, 0) == std::numeric_limits<float>::max());
-  CHECK(load.scenario->parameters.heads[1].W_V(2, 3) == std::numeric_limits<float>::lowest());
+  CHECK(load->parameters.heads[0].W_Q(0, 0) == std::numeric_limits<float>::max());
+  CHECK(load->parameters.heads[1].W_V(2, 3) == std::numeric_limits<float>::lowest());
 }
 
 TEST_CASE("W_O of the wrong shape is an error naming weights.W_O") {
@@ -578,10 +582,10 @@ TEST_CASE("v_a and W_a and W_1 and W_2 are read from the file") {
   weights["W_1"][1][3][0] = 0.125;
   weights["W_2"] = per_head(2, 4, 4, 0.0);
   weights["W_2"][0][0][3] = 9.0;
-  const ScenarioLoad load = parse_scenario(scenario_json(weights).dump());
-  INFO("error: ", load.error);
+  const Result<Scenario> load = parse_scenario(scenario_json(weights).dump());
+  INFO("error: ", load.error());
   REQUIRE(load.ok());
-  const Parameters& p = load.scenario->parameters;
+  const Parameters& p = load->parameters;
   CHECK(p.heads[1].v_a[2] == 3.5f);
   CHECK(p.heads[0].v_a[0] == 0.25f);
   CHECK(p.heads[0].W_a(1, 2) == -7.25f);
@@ -599,10 +603,10 @@ TEST_CASE("v_a with the wrong length is an error naming its head") {
 TEST_CASE("weights not given are still the seeded values") {
   Json w_q = per_head(2, 8, 4, 0.0);
   w_q[1][7][3] = 2.0;
-  const ScenarioLoad load = parse_scenario(scenario_json({{"W_Q", w_q}}).dump());
-  INFO("error: ", load.error);
+  const Result<Scenario> load = parse_scenario(scenario_json({{"W_Q", w_q}}).dump());
+  INFO("error: ", load.error());
   REQUIRE(load.ok());
-  const Scenario& s = *load.scenario;
+  const Scenario& s = *load;
   const Parameters seeded = seeded_parameters(s.config, 7);
   Matrix expected_w_q = Matrix::Zero(8, 4);
   CHECK(same_matrix(s.parameters.heads[0].W_Q, expected_w_q));
@@ -644,11 +648,11 @@ TEST_CASE("embeddings that are not an object are an error naming embeddings") {
 }
 
 TEST_CASE("an embedding override is stored and becomes the token's row of X") {
-  const ScenarioLoad load = parse_scenario(document(
+  const Result<Scenario> load = parse_scenario(document(
       R"("target": "the cat sat", "embeddings": {"cat": [1, -2, 0.5, 0, 0, 0, 0, 3.25]})"));
-  INFO("error: ", load.error);
+  INFO("error: ", load.error());
   REQUIRE(load.ok());
-  const Scenario& s = *load.scenario;
+  const Scenario& s = *load;
   const std::vector<float> expected = {1, -2, 0.5f, 0, 0, 0, 0, 3.25f};
   REQUIRE(s.embeddings.count("cat") == 1u);
   CHECK(s.embeddings.at("cat") == expected);
@@ -668,11 +672,11 @@ TEST_CASE("an embedding override is stored and becomes the token's row of X") {
 // The custom mask
 // -----------------------------------------------------------------------------
 TEST_CASE("a mask of the right shape loads with each 0 in its cell") {
-  const ScenarioLoad load = parse_scenario(
-      document(R"("target": "a b c", "mask": [[1, 1, 1], [1, 1, 0], [1, 1, 1]])"));
-  INFO("error: ", load.error);
+  const Result<Scenario> load =
+      parse_scenario(document(R"("target": "a b c", "mask": [[1, 1, 1], [1, 1, 0], [1, 1, 1]])"));
+  INFO("error: ", load.error());
   REQUIRE(load.ok());
-  const MaskMatrix& mask = load.scenario->mask;
+  const MaskMatrix& mask = load->mask;
   REQUIRE(mask.rows() == 3);
   REQUIRE(mask.cols() == 3);
   CHECK(mask(1, 2) == 0);
@@ -699,11 +703,11 @@ TEST_CASE("a mask value of 2 is an error naming the cell") {
 }
 
 TEST_CASE("a mask of true and false is accepted") {
-  const ScenarioLoad load = parse_scenario(
-      document(R"("target": "a b", "mask": [[true, false], [false, true]])"));
-  INFO("error: ", load.error);
+  const Result<Scenario> load =
+      parse_scenario(document(R"("target": "a b", "mask": [[true, false], [false, true]])"));
+  INFO("error: ", load.error());
   REQUIRE(load.ok());
-  const MaskMatrix& mask = load.scenario->mask;
+  const MaskMatrix& mask = load->mask;
   REQUIRE(mask.rows() == 2);
   CHECK(mask(0, 0) == 1);
   CHECK(mask(0, 1) == 0);
@@ -712,11 +716,11 @@ TEST_CASE("a mask of true and false is accepted") {
 }
 
 TEST_CASE("in cross mode the mask has a row per target token and a column per source token") {
-  const ScenarioLoad load = parse_scenario(document(
+  const Result<Scenario> load = parse_scenario(document(
       R"("mode": "cross", "target": "a b", "source": "x y z", "mask": [[1, 1, 0], [0, 1, 1]])"));
-  INFO("error: ", load.error);
+  INFO("error: ", load.error());
   REQUIRE(load.ok());
-  const MaskMatrix& mask = load.scenario->mask;
+  const MaskMatrix& mask = load->mask;
   REQUIRE(mask.rows() == 2);
   REQUIRE(mask.cols() == 3);
   CHECK(mask(0, 2) == 0);
@@ -735,11 +739,11 @@ TEST_CASE("in cross mode a mask shaped by the target alone is an error naming ma
 // The view
 // -----------------------------------------------------------------------------
 TEST_CASE("the view object is kept as JSON text") {
-  const ScenarioLoad load =
+  const Result<Scenario> load =
       parse_scenario(scenario_with(R"("view": {"head": 1, "panels": ["weights", "scores"]})"));
-  INFO("error: ", load.error);
+  INFO("error: ", load.error());
   REQUIRE(load.ok());
-  const std::string& view = load.scenario->view_json;
+  const std::string& view = load->view_json;
   REQUIRE_FALSE(view.empty());
   const Json parsed = Json::parse(view);
   CHECK(parsed["head"] == 1);
@@ -754,30 +758,30 @@ TEST_CASE("a view that is not an object is an error naming view") {
 // The round trip
 // -----------------------------------------------------------------------------
 TEST_CASE("the built-in scenario survives scenario_to_json and parse_scenario unchanged") {
-  const ScenarioLoad original = parse_scenario(builtin_scenario_json());
+  const Result<Scenario> original = parse_scenario(builtin_scenario_json());
   REQUIRE(original.ok());
-  const ScenarioLoad again = parse_scenario(scenario_to_json(*original.scenario));
-  INFO("error: ", again.error);
+  const Result<Scenario> again = parse_scenario(scenario_to_json(*original));
+  INFO("error: ", again.error());
   REQUIRE(again.ok());
   CHECK(again.warnings.empty());
-  check_same_scenario(*original.scenario, *again.scenario);
+  check_same_scenario(*original, *again);
 }
 
 TEST_CASE("the built-in scenario computes the same attention after a round trip") {
-  const ScenarioLoad original = parse_scenario(builtin_scenario_json());
+  const Result<Scenario> original = parse_scenario(builtin_scenario_json());
   REQUIRE(original.ok());
-  const ScenarioLoad again = parse_scenario(scenario_to_json(*original.scenario));
+  const Result<Scenario> again = parse_scenario(scenario_to_json(*original));
   REQUIRE(again.ok());
-  check_same_results(*original.scenario, *again.scenario);
+  check_same_results(*original, *again);
 }
 
 TEST_CASE("a random scenario with every feature survives a round trip unchanged") {
   const Scenario original = random_scenario();
-  const ScenarioLoad again = parse_scenario(scenario_to_json(original));
-  INFO("error: ", again.error);
+  const Result<Scenario> again = parse_scenario(scenario_to_json(original));
+  INFO("error: ", again.error());
   REQUIRE(again.ok());
   CHECK(again.warnings.empty());
-  check_same_scenario(original, *again.scenario);
+  check_same_scenario(original, *again);
   // The random weights are not the seeded ones, so the comparison above is not vacuous.
   CHECK_FALSE(same_matrix(original.parameters.W_O,
                           seeded_parameters(original.config, original.seed).W_O));
@@ -785,10 +789,10 @@ TEST_CASE("a random scenario with every feature survives a round trip unchanged"
 
 TEST_CASE("a random scenario computes the same attention after a round trip") {
   const Scenario original = random_scenario();
-  const ScenarioLoad again = parse_scenario(scenario_to_json(original));
-  INFO("error: ", again.error);
+  const Result<Scenario> again = parse_scenario(scenario_to_json(original));
+  INFO("error: ", again.error());
   REQUIRE(again.ok());
-  check_same_results(original, *again.scenario);
+  check_same_results(original, *again);
 }
 
 // -----------------------------------------------------------------------------
@@ -841,22 +845,22 @@ TEST_CASE("a saved file loads back as the same scenario") {
   const fs::path path = folder.path / "new.json";
   const Scenario original = random_scenario();
   REQUIRE(save_scenario_file(path.string(), original).is_ok());
-  const ScenarioLoad load = load_scenario_file(path.string());
-  INFO("error: ", load.error);
+  const Result<Scenario> load = load_scenario_file(path.string());
+  INFO("error: ", load.error());
   REQUIRE(load.ok());
-  check_same_scenario(original, *load.scenario);
+  check_same_scenario(original, *load);
 }
 
 TEST_CASE("loading a missing file is an error with the path and No such file") {
   TemporaryFolder folder;
   const std::string path = (folder.path / "absent.json").string();
-  const ScenarioLoad load = load_scenario_file(path);
+  const Result<Scenario> load = load_scenario_file(path);
   CHECK_ERROR_MENTIONS(load, path, "No such file");
 }
 
 TEST_CASE("loading a folder is an error with the path") {
   TemporaryFolder folder;
-  const ScenarioLoad load = load_scenario_file(folder.path.string());
+  const Result<Scenario> load = load_scenario_file(folder.path.string());
   CHECK_ERROR_MENTIONS(load, folder.path.string(), "folder");
 }
 
@@ -871,7 +875,7 @@ TEST_CASE("warnings from a file name the file") {
   TemporaryFolder folder;
   const fs::path path = folder.path / "warn.json";
   write_whole(path, scenario_with(R"("colour": "blue")"));
-  const ScenarioLoad load = load_scenario_file(path.string());
+  const Result<Scenario> load = load_scenario_file(path.string());
   REQUIRE(load.ok());
   REQUIRE(load.warnings.size() == 1u);
   CHECK(contains(load.warnings[0], path.string()));
@@ -879,16 +883,18 @@ TEST_CASE("warnings from a file name the file") {
 }
 
 TEST_CASE("a number too large for a double such as 1e999 is an error naming it and not a crash") {
-  const ScenarioLoad load = parse_scenario(scenario_with(R"("weights": {"v_a": [[1e999, 0, 0, 0], [0, 0, 0, 0]]})"));
+  const Result<Scenario> load =
+      parse_scenario(scenario_with(R"("weights": {"v_a": [[1e999, 0, 0, 0], [0, 0, 0, 0]]})"));
   CHECK_FALSE(load.ok());
-  CHECK(load.error.find("1e999") != std::string::npos);
-  CHECK(load.error.find("overflow") != std::string::npos);
+  CHECK(load.error().find("1e999") != std::string::npos);
+  CHECK(load.error().find("overflow") != std::string::npos);
 }
 
 TEST_CASE("NaN written in a file is malformed JSON") {
-  const ScenarioLoad load = parse_scenario(scenario_with(R"("embeddings": {"a": [NaN, 0, 0, 0, 0, 0, 0, 0]})"));
+  const Result<Scenario> load =
+      parse_scenario(scenario_with(R"("embeddings": {"a": [NaN, 0, 0, 0, 0, 0, 0, 0]})"));
   CHECK_FALSE(load.ok());
-  CHECK(load.error.find("malformed JSON") != std::string::npos);
+  CHECK(load.error().find("malformed JSON") != std::string::npos);
 }
 
 }  // namespace attnviz

@@ -1,5 +1,6 @@
-// Attention engine tests. Index:
-//   [SECTION] A naive reference (double precision, loops, straight from the formulas)
+// Attention engine tests (the reference they compare against is
+// core/engine/reference_attention.hpp; test_reference_attention.cpp compares every intermediate).
+// Index:
 //   [SECTION] Hand-computed cases, one per compatibility function
 //   [SECTION] Masks, hard attention, cross attention
 //   [SECTION] Softmax properties
@@ -8,6 +9,7 @@
 #include "core/engine/attention.hpp"
 #include "core/engine/attention_stages.hpp"
 #include "core/engine/lanes.hpp"
+#include "core/engine/reference_attention.hpp"
 
 #include <doctest/doctest.h>
 
@@ -63,70 +65,7 @@ double softmax_first(double a, double b) { return std::exp(a) / (std::exp(a) + s
 // Whether this build's 16 lanes are one AVX-512 register (core/engine/lanes.hpp).
 bool lanes_are_registers() { return ATTNVIZ_LANES_AVX512 != 0; }
 
-// -----------------------------------------------------------------------------
-// [SECTION] A naive reference (double precision, loops, straight from the formulas)
-// -----------------------------------------------------------------------------
-using MatrixD = Eigen::MatrixXd;
-
-struct Reference {
-  std::vector<MatrixD> weights;  // per head (n_query, n_key)
-  MatrixD output;                // (n_query, d_model)
-};
-
-Reference reference_attention(const Matrix& Xq_f, const Matrix& Xk_f, const Parameters& p,
-                              const AttentionConfig& c, const MaskMatrix* mask) {
-  const MatrixD Xq = Xq_f.cast<double>(), Xk = Xk_f.cast<double>();
-  const Eigen::Index nq = Xq.rows(), nk = Xk.rows();
-  Reference ref;
-  MatrixD concat(nq, c.heads * c.d_v);
-  for (int h = 0; h < c.heads; ++h) {
-    const HeadParameters& hp = p.heads[static_cast<std::size_t>(h)];
-    const MatrixD Q = Xq * hp.W_Q.cast<double>(), K = Xk * hp.W_K.cast<double>(),
-                  V = Xk * hp.W_V.cast<double>();
-    MatrixD alpha = MatrixD::Zero(nq, nk);
-    for (Eigen::Index i = 0; i < nq; ++i) {
-      std::vector<double> s(static_cast<std::size_t>(nk));
-      std::vector<bool> allowed(static_cast<std::size_t>(nk));
-      for (Eigen::Index j = 0; j < nk; ++j) {
-        double score = 0;
-        const Eigen::RowVectorXd q = Q.row(i), k = K.row(j);
-        switch (c.compatibility) {
-          case Compatibility::Dot: score = q.dot(k); break;
-          case Compatibility::ScaledDot: score = q.dot(k) / std::sqrt(double(c.d_k)); break;
-          case Compatibility::General: score = q * hp.W_a.cast<double>() * k.transpose(); break;
-          case Compatibility::Additive: {
-            const Eigen::RowVectorXd hidden =
-                (q * hp.W_1.cast<double>() + k * hp.W_2.cast<double>()).array().tanh().matrix();
-            score = hidden.dot(hp.v_a.cast<double>());
-            break;
-          }
-          case Compatibility::Cosine:
-            score = (q.norm() * k.norm()) > 0 ? q.dot(k) / (q.norm() * k.norm()) : 0;
-            break;
-        }
-        s[size_t(j)] = score / c.temperature;
-        allowed[size_t(j)] = !(c.causal && j > i) && !(mask && (*mask)(i, j) == 0);
-      }
-      double best = -1e300;
-      Eigen::Index argmax = -1;
-      for (Eigen::Index j = 0; j < nk; ++j)
-        if (allowed[size_t(j)] && s[size_t(j)] > best) best = s[size_t(j)], argmax = j;
-      if (argmax < 0) continue;
-      if (c.hard) {
-        alpha(i, argmax) = 1;
-        continue;
-      }
-      double sum = 0;
-      for (Eigen::Index j = 0; j < nk; ++j)
-        if (allowed[size_t(j)]) sum += alpha(i, j) = std::exp(s[size_t(j)] - best);
-      alpha.row(i) /= sum;
-    }
-    concat.middleCols(h * c.d_v, c.d_v) = alpha * V;
-    ref.weights.push_back(alpha);
-  }
-  ref.output = concat * p.W_O.cast<double>();
-  return ref;
-}
+using MatrixD = ReferenceMatrix;
 
 }  // namespace
 
@@ -547,10 +486,13 @@ TEST_CASE("every compatibility function agrees with the double-precision referen
       const bool use_mask = trial % 4 == 0;
       AttentionEngine engine;
       REQUIRE(engine.compute(Xq, Xk, p, config, use_mask ? &mask : nullptr));
-      const Reference ref = reference_attention(Xq, Xk, p, config, use_mask ? &mask : nullptr);
+      const ReferenceResult ref =
+          reference_attention(Xq, Xk, p, config, use_mask ? &mask : nullptr);
       for (int h = 0; h < config.heads; ++h) {
-        const double dw = (engine.result().heads[size_t(h)].weights.cast<double>() - ref.weights[size_t(h)])
-                              .cwiseAbs().maxCoeff();
+        const double dw =
+            (engine.result().heads[size_t(h)].weights.cast<double>() - ref.heads[size_t(h)].weights)
+                .cwiseAbs()
+                .maxCoeff();
         if (config.hard && dw > 0) continue;  // float vs double can break a near-tie
         worst_weights = std::max(worst_weights, dw);
       }
@@ -601,10 +543,11 @@ TEST_CASE("many keys (several bands of queries) and wide products agree with the
         for (Eigen::Index j = 0; j < c.n_key; ++j) mask(i, j) = random() % 5 != 0;
       AttentionEngine engine;
       REQUIRE(engine.compute(Xq, c.self ? Xq : Xk, p, config, &mask));
-      const Reference ref = reference_attention(Xq, Xk, p, config, &mask);
+      const ReferenceResult ref = reference_attention(Xq, Xk, p, config, &mask);
       for (int h = 0; h < config.heads; ++h) {
         const HeadResult& head = engine.result().heads[size_t(h)];
-        CHECK((head.weights.cast<double>() - ref.weights[size_t(h)]).cwiseAbs().maxCoeff() < 1e-5);
+        CHECK((head.weights.cast<double>() - ref.heads[size_t(h)].weights).cwiseAbs().maxCoeff() <
+              1e-5);
         // Every query's row was computed: masked scores are -inf exactly where the mask says.
         for (Eigen::Index i = 0; i < c.n_query; i += 37)
           for (Eigen::Index j = 0; j < c.n_key; j += 13)
@@ -647,10 +590,11 @@ struct ComputedCase {
 
   // The weights of every head and the output against the double-precision reference.
   void check_against_reference() const {
-    const Reference ref = reference_attention(Xq, Xk, parameters, config, nullptr);
+    const ReferenceResult ref = reference_attention(Xq, Xk, parameters, config, nullptr);
     for (int h = 0; h < config.heads; ++h)
-      CHECK((engine.result().heads[size_t(h)].weights.cast<double>() - ref.weights[size_t(h)]).cwiseAbs().maxCoeff() <
-            1e-5);
+      CHECK((engine.result().heads[size_t(h)].weights.cast<double>() - ref.heads[size_t(h)].weights)
+                .cwiseAbs()
+                .maxCoeff() < 1e-5);
     CHECK((engine.result().output.cast<double>() - ref.output).cwiseAbs().maxCoeff() < 1e-4);
   }
 };
@@ -787,7 +731,7 @@ TEST_CASE("an engine moving between in-place and packed projections gives the re
     const Parameters p = seeded_parameters(config, random());
     const Matrix X = Matrix::Random(10, config.d_model);
     REQUIRE(engine.compute(X, X, p, config));
-    const Reference ref = reference_attention(X, X, p, config, nullptr);
+    const ReferenceResult ref = reference_attention(X, X, p, config, nullptr);
     CHECK((engine.result().output.cast<double>() - ref.output).cwiseAbs().maxCoeff() < 1e-4);
   }
 }

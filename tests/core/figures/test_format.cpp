@@ -3,8 +3,21 @@
 #include <doctest/doctest.h>
 
 #include <limits>
+#include <optional>
+#include <string>
 
 namespace attnviz::view {
+namespace {
+
+// The value of a typed number, or none; its warning, or "".
+std::optional<float> value_of(const Result<float>& typed) {
+  return typed ? std::optional<float>(*typed) : std::nullopt;
+}
+std::string note_of(const Result<float>& typed) {
+  return typed.warnings.empty() ? "" : typed.warnings.front();
+}
+
+}  // namespace
 
 TEST_CASE("numbers print with two decimals") {
   CHECK(format_number(0.7412f) == "0.74");
@@ -29,33 +42,36 @@ TEST_CASE("a masked score prints as minus infinity and says masked") {
 }
 
 TEST_CASE("typed numbers: the forms a user types are read") {
-  CHECK(parse_typed_number("0.5").value == 0.5f);
-  CHECK(parse_typed_number(" -1e-3 ").value == -1e-3f);
-  CHECK(parse_typed_number("+2").value == 2.0f);
-  CHECK(parse_typed_number("\xe2\x88\x92" "0.25").value == -0.25f);  // a typographic minus
-  CHECK(parse_typed_number("1,5").value == 1.5f);                      // a decimal comma
-  CHECK(parse_typed_number("1e38").value == 1e38f);
+  CHECK(value_of(parse_typed_number("0.5")) == 0.5f);
+  CHECK(value_of(parse_typed_number(" -1e-3 ")) == -1e-3f);
+  CHECK(value_of(parse_typed_number("+2")) == 2.0f);
+  CHECK(value_of(parse_typed_number("\xe2\x88\x92"
+                                    "0.25")) == -0.25f);  // a typographic minus
+  CHECK(value_of(parse_typed_number("1,5")) == 1.5f);     // a decimal comma
+  CHECK(value_of(parse_typed_number("1e38")) == 1e38f);
 }
 
 TEST_CASE("typed numbers: one too small for a float is 0 and says so") {
-  const TypedNumber tiny = parse_typed_number("3e-50");
-  CHECK(tiny.value == 0.0f);
-  CHECK(tiny.note.find("below the smallest float") != std::string::npos);
-  CHECK(parse_typed_number("0").note.empty());
-  CHECK(parse_typed_number("1e-40").note.empty());  // a denormal float, not 0
-  CHECK(parse_typed_number("1e-400").value == 0.0f);  // past even a double
-  CHECK_FALSE(parse_typed_number("1e-400").note.empty());
+  const Result<float> tiny = parse_typed_number("3e-50");
+  CHECK(value_of(tiny) == 0.0f);
+  CHECK(note_of(tiny).find("below the smallest float") != std::string::npos);
+  CHECK(note_of(parse_typed_number("0")).empty());
+  CHECK(note_of(parse_typed_number("1e-40")).empty());    // a denormal float, not 0
+  CHECK(value_of(parse_typed_number("1e-400")) == 0.0f);  // past even a double
+  CHECK_FALSE(note_of(parse_typed_number("1e-400")).empty());
 }
 
 TEST_CASE("typed numbers: what is not a weight says why") {
-  CHECK(parse_typed_number("abc").problem == "\"abc\" is not a number");
-  CHECK(parse_typed_number("1,000.5").problem == "\"1,000.5\" is not a number");  // a comma with a point: not a decimal comma
-  CHECK(parse_typed_number("1e39").problem.find("too large") != std::string::npos);
-  CHECK(parse_typed_number("1e400").problem.find("too large") != std::string::npos);
-  CHECK(parse_typed_number("nan").problem.find("NaN") != std::string::npos);
-  CHECK(parse_typed_number("-inf").problem.find("infinite") != std::string::npos);
-  CHECK(parse_typed_number("  ").problem == "type a number");
-  for (const char* text : {"abc", "1e39", "nan", "-inf", ""}) CHECK_FALSE(parse_typed_number(text).value);
+  CHECK(parse_typed_number("abc").error() == "\"abc\" is not a number");
+  CHECK(parse_typed_number("1,000.5").error() ==
+        "\"1,000.5\" is not a number");  // a comma with a point: not a decimal comma
+  CHECK(parse_typed_number("1e39").error().find("too large") != std::string::npos);
+  CHECK(parse_typed_number("1e400").error().find("too large") != std::string::npos);
+  CHECK(parse_typed_number("nan").error().find("NaN") != std::string::npos);
+  CHECK(parse_typed_number("-inf").error().find("infinite") != std::string::npos);
+  CHECK(parse_typed_number("  ").error() == "type a number");
+  for (const char* text : {"abc", "1e39", "nan", "-inf", ""})
+    CHECK_FALSE(value_of(parse_typed_number(text)));
 }
 
 }  // namespace attnviz::view

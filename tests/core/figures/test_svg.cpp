@@ -186,9 +186,9 @@ struct Builtin {
   Pipeline pipeline;
   std::vector<std::string> queries, keys;
   Builtin() {
-    ScenarioLoad load = parse_scenario(builtin_scenario_json());
+    Result<Scenario> load = parse_scenario(builtin_scenario_json());
     REQUIRE(load.ok());
-    REQUIRE(pipeline.run(*load.scenario));
+    REQUIRE(pipeline.run(*load));
     for (const Token& t : pipeline.target().tokens) queries.push_back(t.text);
     for (const Token& t : pipeline.keys().tokens) keys.push_back(t.text);
   }

@@ -10,11 +10,11 @@ namespace attnviz {
 namespace {
 
 Lesson load_builtin(const BuiltinLesson& builtin) {
-  LessonLoad load = parse_lesson(builtin.json, std::string(builtin.id));
-  INFO("lesson " << builtin.id << ": " << load.error);
+  Result<Lesson> load = parse_lesson(builtin.json, std::string(builtin.id));
+  INFO("lesson " << builtin.id << ": " << load.error());
   REQUIRE(load.ok());
   for (const std::string& warning : load.warnings) FAIL_CHECK(builtin.id << ": " << warning);
-  return *load.lesson;
+  return *load;
 }
 
 // A one-step lesson around the built-in scenario with the given step fields.
@@ -24,10 +24,10 @@ std::string lesson_with_step(const std::string& step_fields) {
 }
 
 std::vector<std::string> failures_of(const std::string& step_fields) {
-  LessonLoad load = parse_lesson(lesson_with_step(step_fields), "test");
-  INFO(load.error);
+  Result<Lesson> load = parse_lesson(lesson_with_step(step_fields), "test");
+  INFO(load.error());
   REQUIRE(load.ok());
-  const LessonStep& step = load.lesson->steps[0];
+  const LessonStep& step = load->steps[0];
   Pipeline pipeline;
   REQUIRE(pipeline.run(step.scenario));
   return failed_checks(step, pipeline);
@@ -80,9 +80,9 @@ TEST_CASE("a step's scenario patch is merged into the previous step's scenario")
     "scenario": {"target": "a b c", "d_model": 4, "heads": 1, "seed": 3},
     "steps": [{"title": "one"}, {"title": "two", "scenario": {"causal": true}},
               {"title": "three", "scenario": {"target": "x y"}}]})";
-  LessonLoad load = parse_lesson(text, "t");
+  Result<Lesson> load = parse_lesson(text, "t");
   REQUIRE(load.ok());
-  const auto& steps = load.lesson->steps;
+  const auto& steps = load->steps;
   CHECK_FALSE(steps[0].scenario.config.causal);
   CHECK(steps[1].scenario.config.causal);
   CHECK(steps[2].scenario.config.causal);  // kept from step two
@@ -91,14 +91,21 @@ TEST_CASE("a step's scenario patch is merged into the previous step's scenario")
 }
 
 TEST_CASE("a bad lesson names the step and the key") {
-  CHECK(parse_lesson(lesson_with_step(R"("checks": [{"check": "argmx"}])"), "t").error.find("steps[0].checks[0].check") !=
+  CHECK(parse_lesson(lesson_with_step(R"("checks": [{"check": "argmx"}])"), "t")
+            .error()
+            .find("steps[0].checks[0].check") != std::string::npos);
+  CHECK(
+      parse_lesson(lesson_with_step(R"("query": "banana")"), "t").error().find("steps[0].query") !=
+      std::string::npos);
+  CHECK(parse_lesson(lesson_with_step(R"("scenario": {"heads": 0})"), "t")
+            .error()
+            .find("steps[0].scenario") != std::string::npos);
+  CHECK(
+      parse_lesson(lesson_with_step(R"("view": "sideways")"), "t").error().find("steps[0].view") !=
+      std::string::npos);
+  CHECK(parse_lesson(R"({"format": "attnviz-scenario"})", "t").error().find("format") !=
         std::string::npos);
-  CHECK(parse_lesson(lesson_with_step(R"("query": "banana")"), "t").error.find("steps[0].query") != std::string::npos);
-  CHECK(parse_lesson(lesson_with_step(R"("scenario": {"heads": 0})"), "t").error.find("steps[0].scenario") !=
-        std::string::npos);
-  CHECK(parse_lesson(lesson_with_step(R"("view": "sideways")"), "t").error.find("steps[0].view") != std::string::npos);
-  CHECK(parse_lesson(R"({"format": "attnviz-scenario"})", "t").error.find("format") != std::string::npos);
-  CHECK(parse_lesson("{", "t").error.find("malformed JSON") != std::string::npos);
+  CHECK(parse_lesson("{", "t").error().find("malformed JSON") != std::string::npos);
 }
 
 TEST_CASE("argmax and weight checks fail when the claim is false") {
@@ -145,10 +152,10 @@ TEST_CASE("permutation checks tell positions on from positions off") {
 }
 
 TEST_CASE("placeholders are filled with live numbers") {
-  LessonLoad load = parse_lesson(lesson_with_step(R"("text": "x")"), "t");
+  Result<Lesson> load = parse_lesson(lesson_with_step(R"("text": "x")"), "t");
   REQUIRE(load.ok());
   Pipeline pipeline;
-  REQUIRE(pipeline.run(load.lesson->steps[0].scenario));
+  REQUIRE(pipeline.run(load->steps[0].scenario));
   CHECK(expand_lesson_text("{n_query}x{n_key} = {pairs}, d_k {d_k}, {heads} heads", pipeline) == "5x5 = 25, d_k 4, 2 heads");
   CHECK(expand_lesson_text("apple to eat: {alpha:0:apple:eat}, top {argmax:0:apple}", pipeline) ==
         "apple to eat: 0.74, top eat");
@@ -156,9 +163,9 @@ TEST_CASE("placeholders are filled with live numbers") {
 }
 
 TEST_CASE("a placeholder whose token was edited away reads as a dash") {
-  LessonLoad load = parse_lesson(lesson_with_step(R"("text": "x")"), "t");
+  Result<Lesson> load = parse_lesson(lesson_with_step(R"("text": "x")"), "t");
   REQUIRE(load.ok());
-  Scenario edited = load.lesson->steps[0].scenario;
+  Scenario edited = load->steps[0].scenario;
   edited.target = "i like to eat banana";  // "apple" is gone
   Pipeline pipeline;
   REQUIRE(pipeline.run(edited));

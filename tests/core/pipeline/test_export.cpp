@@ -18,9 +18,9 @@ struct Computed {
   Scenario scenario;
   Pipeline pipeline;
   Computed(bool causal) {
-    ScenarioLoad load = parse_scenario(builtin_scenario_json());
+    Result<Scenario> load = parse_scenario(builtin_scenario_json());
     REQUIRE(load.ok());
-    scenario = *load.scenario;
+    scenario = *load;
     scenario.config.causal = causal;
     REQUIRE(pipeline.run(scenario));
   }
@@ -227,12 +227,12 @@ TEST_CASE("CSV headers and row labels are the tokens or the dimensions") {
 }
 
 TEST_CASE("cross attention adds X_source with the source tokens as rows") {
-  ScenarioLoad load = parse_scenario(R"({"format": "attnviz-scenario", "mode": "cross",
+  Result<Scenario> load = parse_scenario(R"({"format": "attnviz-scenario", "mode": "cross",
       "target": "the cat", "source": "le chat noir, ok"})");
   REQUIRE(load.ok());
   Pipeline pipeline;
-  REQUIRE(pipeline.run(*load.scenario));
-  const std::vector<CsvFile> files = matrices_to_csv(*load.scenario, pipeline);
+  REQUIRE(pipeline.run(*load));
+  const std::vector<CsvFile> files = matrices_to_csv(*load, pipeline);
   REQUIRE(find_csv(files, "X_source.csv") != nullptr);
   check_same(files, "X_source.csv", pipeline.X_keys());
   check_same(files, "head0_K.csv", pipeline.result().heads[0].K);

@@ -6,9 +6,9 @@ namespace attnviz {
 namespace {
 
 Scenario builtin() {
-  ScenarioLoad load = parse_scenario(builtin_scenario_json());
+  Result<Scenario> load = parse_scenario(builtin_scenario_json());
   REQUIRE(load.ok());
-  return *load.scenario;
+  return *load;
 }
 
 Eigen::Index argmax_of_row(const Matrix& m, Eigen::Index row) {
@@ -125,9 +125,9 @@ TEST_CASE("a fully masked query produces a warning that names it") {
 namespace attnviz {
 
 TEST_CASE("apply_config keeps existing weights and overrides and seeds the new cells") {
-  ScenarioLoad load = parse_scenario(builtin_scenario_json());
+  Result<Scenario> load = parse_scenario(builtin_scenario_json());
   REQUIRE(load.ok());
-  Scenario scenario = *load.scenario;
+  Scenario scenario = *load;
   scenario.embeddings["apple"] = {1, 2, 3, 4, 5, 6, 7, 8};
   const Matrix W_Q0 = scenario.parameters.heads[0].W_Q;
   AttentionConfig config = scenario.config;

@@ -44,13 +44,13 @@ TEST_CASE("a lesson number too large for an int finds no lesson instead of throw
 TEST_CASE("a permutation entry past the int range is refused instead of read out of bounds") {
   for (const char* entry : {"4294967296", "4294967297", "-4294967295", "18446744073709551615"}) {
     CAPTURE(entry);
-    const LessonLoad load =
+    const Result<Lesson> load =
         parse_lesson(lesson_with_check(R"({"check": "permutation_equivariant", "permutation": [)" +
                                        std::string(entry) + ", 1, 2]}"),
                      "test");
     REQUIRE_FALSE(load.ok());
-    CHECK(
-        contains(load.error, "steps[0].checks[0].permutation: must hold each position 0..2 once"));
+    CHECK(contains(load.error(),
+                   "steps[0].checks[0].permutation: must hold each position 0..2 once"));
   }
 }
 
@@ -64,9 +64,9 @@ TEST_CASE("a quote in a comment does not hide nesting past the limit") {
     const std::string text =
         R"({"target": "a b", )" + comment + R"("view": {"v": )" + nested_lists(40) + "}}";
     CAPTURE(comment);
-    const ScenarioLoad load = parse_scenario(text);
+    const Result<Scenario> load = parse_scenario(text);
     REQUIRE_FALSE(load.ok());
-    CHECK(contains(load.error, "nested deeper than 32 levels"));
+    CHECK(contains(load.error(), "nested deeper than 32 levels"));
   }
 }
 
@@ -74,11 +74,11 @@ TEST_CASE("brackets in comments do not count toward the nesting depth") {
   const std::string text =
       R"({"target": "a b", /* [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[ */ // {{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{
                               "view": {"v": [1, "]]]"]}})";
-  const ScenarioLoad load = parse_scenario(text);
-  INFO(load.error);
+  const Result<Scenario> load = parse_scenario(text);
+  INFO(load.error());
   REQUIRE(load.ok());
-  const ScenarioLoad again = parse_scenario(scenario_to_json(*load.scenario));
-  INFO(again.error);
+  const Result<Scenario> again = parse_scenario(scenario_to_json(*load));
+  INFO(again.error());
   CHECK(again.ok());
 }
 
@@ -89,9 +89,9 @@ TEST_CASE("a lesson nested deeper than the limit is refused before it is copied"
   const std::string text =
       R"({"format": "attnviz-lesson", "title": "t", "scenario": {"target": "a b", "view": {"v": )" +
       nested_lists(300000) + R"(}}, "steps": [{"title": "s"}]})";
-  const LessonLoad load = parse_lesson(text, "test");
+  const Result<Lesson> load = parse_lesson(text, "test");
   REQUIRE_FALSE(load.ok());
-  CHECK(contains(load.error, "nested deeper than 32 levels"));
+  CHECK(contains(load.error(), "nested deeper than 32 levels"));
 }
 
 }  // namespace attnviz
