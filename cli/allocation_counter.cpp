@@ -24,7 +24,8 @@ std::atomic<bool> g_counting{false};
 std::atomic<long> g_allocations{0};
 
 inline void count_one() {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (g_counting.load(std::memory_order_relaxed))
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
 }
 }  // namespace
 
@@ -75,14 +76,18 @@ void* memalign(std::size_t alignment, std::size_t size) {
   count_one();
   return __libc_memalign(alignment, size);
 }
-void* aligned_alloc(std::size_t alignment, std::size_t size) { return memalign(alignment, size); }
+void* aligned_alloc(std::size_t alignment, std::size_t size) {
+  return memalign(alignment, size);
+}
 int posix_memalign(void** out, std::size_t alignment, std::size_t size) {
   void* pointer = memalign(alignment, size);
   if (!pointer) return 12;  // ENOMEM; *out is left alone, as POSIX asks
   *out = pointer;
   return 0;
 }
-void free(void* pointer) { __libc_free(pointer); }
+void free(void* pointer) {
+  __libc_free(pointer);
+}
 }
 
 #else  // sanitizer build: count operator new (every form), keep malloc to ASan
@@ -101,33 +106,81 @@ void* counted_new_aligned(std::size_t size, std::align_val_t alignment) {
 }
 }  // namespace
 
-void* operator new(std::size_t size) { return counted_new(size); }
-void* operator new[](std::size_t size) { return counted_new(size); }
+void* operator new(std::size_t size) {
+  return counted_new(size);
+}
+void* operator new[](std::size_t size) {
+  return counted_new(size);
+}
 void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
-  try { return counted_new(size); } catch (...) { return nullptr; }
+  try {
+    return counted_new(size);
+  } catch (...) {
+    return nullptr;
+  }
 }
 void* operator new[](std::size_t size, const std::nothrow_t&) noexcept {
-  try { return counted_new(size); } catch (...) { return nullptr; }
+  try {
+    return counted_new(size);
+  } catch (...) {
+    return nullptr;
+  }
 }
-void* operator new(std::size_t size, std::align_val_t alignment) { return counted_new_aligned(size, alignment); }
-void* operator new[](std::size_t size, std::align_val_t alignment) { return counted_new_aligned(size, alignment); }
+void* operator new(std::size_t size, std::align_val_t alignment) {
+  return counted_new_aligned(size, alignment);
+}
+void* operator new[](std::size_t size, std::align_val_t alignment) {
+  return counted_new_aligned(size, alignment);
+}
 void* operator new(std::size_t size, std::align_val_t alignment, const std::nothrow_t&) noexcept {
-  try { return counted_new_aligned(size, alignment); } catch (...) { return nullptr; }
+  try {
+    return counted_new_aligned(size, alignment);
+  } catch (...) {
+    return nullptr;
+  }
 }
 void* operator new[](std::size_t size, std::align_val_t alignment, const std::nothrow_t&) noexcept {
-  try { return counted_new_aligned(size, alignment); } catch (...) { return nullptr; }
+  try {
+    return counted_new_aligned(size, alignment);
+  } catch (...) {
+    return nullptr;
+  }
 }
-void operator delete(void* pointer) noexcept { std::free(pointer); }
-void operator delete[](void* pointer) noexcept { std::free(pointer); }
-void operator delete(void* pointer, std::size_t) noexcept { std::free(pointer); }
-void operator delete[](void* pointer, std::size_t) noexcept { std::free(pointer); }
-void operator delete(void* pointer, const std::nothrow_t&) noexcept { std::free(pointer); }
-void operator delete[](void* pointer, const std::nothrow_t&) noexcept { std::free(pointer); }
-void operator delete(void* pointer, std::align_val_t) noexcept { std::free(pointer); }
-void operator delete[](void* pointer, std::align_val_t) noexcept { std::free(pointer); }
-void operator delete(void* pointer, std::size_t, std::align_val_t) noexcept { std::free(pointer); }
-void operator delete[](void* pointer, std::size_t, std::align_val_t) noexcept { std::free(pointer); }
-void operator delete(void* pointer, std::align_val_t, const std::nothrow_t&) noexcept { std::free(pointer); }
-void operator delete[](void* pointer, std::align_val_t, const std::nothrow_t&) noexcept { std::free(pointer); }
+void operator delete(void* pointer) noexcept {
+  std::free(pointer);
+}
+void operator delete[](void* pointer) noexcept {
+  std::free(pointer);
+}
+void operator delete(void* pointer, std::size_t) noexcept {
+  std::free(pointer);
+}
+void operator delete[](void* pointer, std::size_t) noexcept {
+  std::free(pointer);
+}
+void operator delete(void* pointer, const std::nothrow_t&) noexcept {
+  std::free(pointer);
+}
+void operator delete[](void* pointer, const std::nothrow_t&) noexcept {
+  std::free(pointer);
+}
+void operator delete(void* pointer, std::align_val_t) noexcept {
+  std::free(pointer);
+}
+void operator delete[](void* pointer, std::align_val_t) noexcept {
+  std::free(pointer);
+}
+void operator delete(void* pointer, std::size_t, std::align_val_t) noexcept {
+  std::free(pointer);
+}
+void operator delete[](void* pointer, std::size_t, std::align_val_t) noexcept {
+  std::free(pointer);
+}
+void operator delete(void* pointer, std::align_val_t, const std::nothrow_t&) noexcept {
+  std::free(pointer);
+}
+void operator delete[](void* pointer, std::align_val_t, const std::nothrow_t&) noexcept {
+  std::free(pointer);
+}
 
 #endif

@@ -2,9 +2,9 @@
 #include "cli/bench.hpp"
 
 #include "cli/allocation_counter.hpp"
+#include "core/base/rng.hpp"
 #include "core/engine/attention.hpp"
 #include "core/engine/parameters.hpp"
-#include "core/base/rng.hpp"
 
 #include <Eigen/Core>
 

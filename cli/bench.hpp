@@ -10,14 +10,14 @@
 namespace attnviz::cli {
 
 struct BenchOptions {
-  int tokens = 0;   // n_query (and n_key in self-attention)
+  int tokens = 0;  // n_query (and n_key in self-attention)
   int d_model = 0;
   int heads = 0;
-  int d_k = 0;      // 0: d_model / heads
-  int d_v = 0;      // 0: d_k
-  int cross = 0;    // n_key of a separate source sentence; 0: self-attention
+  int d_k = 0;    // 0: d_model / heads
+  int d_v = 0;    // 0: d_k
+  int cross = 0;  // n_key of a separate source sentence; 0: self-attention
   int threads = 1;
-  int repeat = 0;   // 0: enough for about a second, and at least 20
+  int repeat = 0;  // 0: enough for about a second, and at least 20
   Compatibility compatibility = Compatibility::ScaledDot;
   bool causal = false;
 };

@@ -6,20 +6,20 @@
 //   export    every matrix as CSV files (and the JSON of compute)
 //   svg       the heatmap or the arrows as an SVG picture, for papers and slides
 //   bench     times a full recompute of attention (median, p90, heap allocations)
-#include "core/figures/svg.hpp"
 #include "cli/bench.hpp"
-#include "core/pipeline/export.hpp"
-#include "core/document/file_io.hpp"
-#include "core/pipeline/pipeline.hpp"
-#include "core/document/scenario.hpp"
 #include "core/base/version.hpp"
+#include "core/document/file_io.hpp"
+#include "core/document/scenario.hpp"
+#include "core/figures/svg.hpp"
+#include "core/pipeline/export.hpp"
+#include "core/pipeline/pipeline.hpp"
 
 #include <charconv>
 #include <cstdio>
 #include <iostream>
 #include <optional>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -80,7 +80,7 @@ A SCENARIO of "-" reads standard input; --builtin uses the scenario built into A
 On bad input a one-line message goes to standard error, the exit status is 1, and
 no output file is written or touched; a mistake in the command line itself (an unknown
 option, a missing or out-of-range value) exits with status 2. Warnings go to standard
-error (and, for compute, into the JSON). The scenario format is described in README.md.
+error (and, for compute, into the JSON). The scenario format is described in docs/formats.md.
 )";
 
 void print_error(const std::string& message) {
@@ -138,8 +138,10 @@ Status parse_arguments(int argc, char** argv, Arguments& args) {
       auto v = value(arg.c_str());
       if (!v)
         return Status::error(arg + " needs " + (arg == "--csv" ? "a folder name" : "a file name"));
-      (arg == "--csv" ? args.csv_folder : arg == "--json" ? args.json_path
-                                        : arg == "--heatmap" ? args.heatmap_path : args.arrows_path) = *v;
+      (arg == "--csv"       ? args.csv_folder
+       : arg == "--json"    ? args.json_path
+       : arg == "--heatmap" ? args.heatmap_path
+                            : args.arrows_path) = *v;
     } else if (arg == "--all-heads") {
       args.all_heads = true;
     } else if (arg == "--threshold") {
@@ -151,8 +153,10 @@ Status parse_arguments(int argc, char** argv, Arguments& args) {
       args.threshold = t;
     } else if (arg == "--colormap") {
       auto v = value("--colormap");
-      if (v && *v == "sequential") args.colormap = view::ColormapId::Sequential;
-      else if (v && (*v == "color-blind" || *v == "colour-blind")) args.colormap = view::ColormapId::ColorBlindSafe;
+      if (v && *v == "sequential")
+        args.colormap = view::ColormapId::Sequential;
+      else if (v && (*v == "color-blind" || *v == "colour-blind"))
+        args.colormap = view::ColormapId::ColorBlindSafe;
       else
         return Status::error("--colormap needs sequential or color-blind");
     } else if (arg == "--theme") {
@@ -223,7 +227,8 @@ bool load_and_compute(const Arguments& args, Computed& computed) {
   }
   for (const std::vector<std::string>* list :
        {&std::as_const(computed.load_warnings), &computed.pipeline.warnings()})
-    for (const std::string& warning : *list) std::cerr << "attnviz-cli: warning: " << warning << '\n';
+    for (const std::string& warning : *list)
+      std::cerr << "attnviz-cli: warning: " << warning << '\n';
   return true;
 }
 
@@ -297,7 +302,8 @@ int command_export(const Arguments& args) {
   Computed c;
   if (!load_and_compute(args, c)) return kExitBadInput;
   // Everything is computed first; the CSV files go first, as their folder may be missing.
-  const std::string json = args.json_path ? result_to_json(c.scenario, c.pipeline, c.load_warnings) : std::string();
+  const std::string json =
+      args.json_path ? result_to_json(c.scenario, c.pipeline, c.load_warnings) : std::string();
   if (args.csv_folder)
     if (Status status = export_matrices_csv(*args.csv_folder, c.scenario, c.pipeline); !status) {
       print_error(status.message());
@@ -316,8 +322,8 @@ int command_svg(const Arguments& args) {
   if (!load_and_compute(args, c)) return kExitBadInput;
   const int heads = c.scenario.config.heads;
   if (args.head && *args.head >= heads) {
-    print_error("--head " + std::to_string(*args.head) + ": the scenario has " + std::to_string(heads) +
-                " heads (0 to " + std::to_string(heads - 1) + ")");
+    print_error("--head " + std::to_string(*args.head) + ": the scenario has " +
+                std::to_string(heads) + " heads (0 to " + std::to_string(heads - 1) + ")");
     return kExitBadInput;
   }
   const AttentionResult& r = c.pipeline.result();
@@ -326,7 +332,8 @@ int command_svg(const Arguments& args) {
     for (const Token& token : tokenization.tokens) out.push_back(token.text);
     return out;
   };
-  const std::vector<std::string> queries = texts(c.pipeline.target()), keys = texts(c.pipeline.keys());
+  const std::vector<std::string> queries = texts(c.pipeline.target()),
+                                 keys = texts(c.pipeline.keys());
   const std::string suffix = c.scenario.title.empty() ? "" : " \xe2\x80\x94 " + c.scenario.title;
   view::SvgOptions options;
   options.dark = args.dark;
@@ -334,18 +341,23 @@ int command_svg(const Arguments& args) {
   std::string heatmap, arrows;
   if (args.heatmap_path) {
     const int head = args.head.value_or(0);
-    options.title = "\xce\xb1, head " + std::to_string(head) + " of " + std::to_string(heads) + suffix;
+    options.title =
+        "\xce\xb1, head " + std::to_string(head) + " of " + std::to_string(heads) + suffix;
     const Matrix& weights = r.heads[static_cast<std::size_t>(head)].weights;
     if (args.contrast) options.scale_top = view::contrast_scale_top(weights);
-    heatmap = view::heatmap_svg(r.heads[static_cast<std::size_t>(head)].weights, queries, keys, args.colormap, options);
+    heatmap = view::heatmap_svg(r.heads[static_cast<std::size_t>(head)].weights, queries, keys,
+                                args.colormap, options);
   }
   if (args.arrows_path) {
     const int head = args.head.value_or(view::kSvgAllHeads);
-    options.title = (head == view::kSvgAllHeads ? std::string("every head") : "head " + std::to_string(head)) + suffix;
+    options.title =
+        (head == view::kSvgAllHeads ? std::string("every head") : "head " + std::to_string(head)) +
+        suffix;
     options.key_heading = c.pipeline.cross() ? "keys (source)" : "keys (same sentence)";
     arrows = view::arrows_svg(r, queries, keys, head, args.threshold, options);
   }
-  for (const auto& [path, text] : {std::pair{&args.heatmap_path, &heatmap}, std::pair{&args.arrows_path, &arrows}})
+  for (const auto& [path, text] :
+       {std::pair{&args.heatmap_path, &heatmap}, std::pair{&args.arrows_path, &arrows}})
     if (*path)
       if (Status status = write_file_atomic(**path, *text); !status) {
         print_error(status.message());
@@ -364,7 +376,8 @@ int main(int argc, char** argv) {
   const std::string first = argv[1];
   // Help wherever it is asked for: "attnviz-cli bench --help" too.
   for (int i = 1; i < argc; ++i)
-    if (const std::string arg = argv[i]; arg == "--help" || arg == "-h" || (i == 1 && arg == "help")) {
+    if (const std::string arg = argv[i];
+        arg == "--help" || arg == "-h" || (i == 1 && arg == "help")) {
       std::cout << kHelp;
       return kExitOk;
     }
@@ -388,8 +401,8 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   Arguments args;
-  if (first != "compute" && first != "heatmap" && first != "tokens" && first != "init" && first != "export" &&
-      first != "svg") {
+  if (first != "compute" && first != "heatmap" && first != "tokens" && first != "init" &&
+      first != "export" && first != "svg") {
     print_error("unknown command '" + first + "' (see --help)");
     return kExitUsage;
   }

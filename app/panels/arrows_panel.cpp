@@ -7,17 +7,17 @@
 // Cost stays bounded at large sizes: lines with α below the threshold are skipped (at most
 // 1/threshold per query and head, as each row of α sums to 1; the threshold is the view
 // setting, 0.02, or twice an even share, 2/n_key, when that is lower: among 256 keys an even
-// share is 0.004, and the keys a query favours are above 0.008, not 0.02), and past kDenseLines query-key
-// pairs only the kTopKeys strongest keys of each query are drawn. The overview lines are
+// share is 0.004, and the keys a query favours are above 0.008, not 0.02), and past kDenseLines
+// query-key pairs only the kTopKeys strongest keys of each query are drawn. The overview lines are
 // collected once per result (a member buffer), not per frame.
 #include "app/panels/panel.hpp"
 #include "app/panels/registry.hpp"
-#include "app/panels/widgets.hpp"
-#include "app/render/image_texture.hpp"
-#include "core/figures/head_colours.hpp"
-#include "app/raster/canvas.hpp"
 #include "app/panels/theme.hpp"
+#include "app/panels/widgets.hpp"
+#include "app/raster/canvas.hpp"
+#include "app/render/image_texture.hpp"
 #include "core/figures/format.hpp"
+#include "core/figures/head_colours.hpp"
 
 #include <imgui.h>
 
@@ -38,7 +38,8 @@ constexpr int kTokenLines = 6;
 // The `count` (at most kTokenLines) largest of alpha(0 .. n-1) at or above the threshold, largest
 // first, by insertion into a tiny sorted array; returns how many.
 template <class Alpha>
-int strongest(int n, const Alpha& alpha, float threshold, int count, std::array<int, kTokenLines>& best) {
+int strongest(int n, const Alpha& alpha, float threshold, int count,
+              std::array<int, kTokenLines>& best) {
   std::array<float, kTokenLines> best_alpha{};
   int found = 0;
   // What a weight must reach to be considered: the threshold, then, once `count` are found, the
@@ -85,7 +86,8 @@ class ArrowsPanel final : public Panel {
     draw_controls(state, heads, head_selected, dense);
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const ImVec2 available = ImGui::GetContentRegionAvail();
-    if (available.x < ImGui::GetFontSize() * 4 || available.y < ImGui::GetFontSize() * 3) return draw_no_room_note();
+    if (available.x < ImGui::GetFontSize() * 4 || available.y < ImGui::GetFontSize() * 3)
+      return draw_no_room_note();
     draw_view(state, context, {origin.x, origin.y, available.x, available.y}, head_selected);
     ImGui::Dummy(available);
   }
@@ -97,7 +99,7 @@ class ArrowsPanel final : public Panel {
   float overview_threshold_ = -1;
   bool overview_dense_ = false;
   bool overview_capped_ = false;  // more lines than kMaxOverviewLines were above the threshold
-  view::Canvas canvas_;               // the lines, drawn on the CPU when they change
+  view::Canvas canvas_;           // the lines, drawn on the CPU when they change
   render::ImageTexture canvas_texture_;  // ... and shown as one textured quad
 
   // [SECTION] Lines
@@ -113,7 +115,9 @@ class ArrowsPanel final : public Panel {
   void collect_overview(const AppState& state, bool dense) {
     const AttentionResult& r = state.result();
     const float threshold = line_threshold(state);
-    if (overview_version_ == r.version && overview_threshold_ == threshold && overview_dense_ == dense) return;
+    if (overview_version_ == r.version && overview_threshold_ == threshold &&
+        overview_dense_ == dense)
+      return;
     overview_version_ = r.version;
     overview_threshold_ = threshold;
     overview_dense_ = dense;
@@ -128,8 +132,11 @@ class ArrowsPanel final : public Panel {
         }
         // The kTopKeys largest of the row.
         std::array<int, kTokenLines> best;
-        const int count = strongest(static_cast<int>(w.cols()), [&](int j) { return w(i, j); }, threshold, kTopKeys, best);
-        for (int k = 0; k < count; ++k) overview_.push_back({h, i, best[static_cast<std::size_t>(k)], w(i, best[static_cast<std::size_t>(k)])});
+        const int count = strongest(
+            static_cast<int>(w.cols()), [&](int j) { return w(i, j); }, threshold, kTopKeys, best);
+        for (int k = 0; k < count; ++k)
+          overview_.push_back(
+              {h, i, best[static_cast<std::size_t>(k)], w(i, best[static_cast<std::size_t>(k)])});
       }
     }
     overview_capped_ = overview_.size() > kMaxOverviewLines;
@@ -182,11 +189,12 @@ class ArrowsPanel final : public Panel {
       list->AddRectFilled(ImVec2(p0.x, y), ImVec2(p0.x + swatch, y + swatch),
                           head_colour(state.ui.theme, h, shown ? 1.0f : 0.25f), font * 0.15f);
       if (h == head_selected)
-        list->AddRect(ImVec2(p0.x - 2, y - 2), ImVec2(p0.x + swatch + 2, y + swatch + 2), colours.selection,
-                      font * 0.15f, 0, 2.0f);
+        list->AddRect(ImVec2(p0.x - 2, y - 2), ImVec2(p0.x + swatch + 2, y + swatch + 2),
+                      colours.selection, font * 0.15f, 0, 2.0f);
       if (numbered)
-        list->AddText(ImVec2(p0.x + swatch + font * 0.2f, p0.y + (ImGui::GetFrameHeight() - font) * 0.5f),
-                      h == head_selected ? colours.text : colours.text_dim, label);
+        list->AddText(
+            ImVec2(p0.x + swatch + font * 0.2f, p0.y + (ImGui::GetFrameHeight() - font) * 0.5f),
+            h == head_selected ? colours.text : colours.text_dim, label);
     }
     if (dense || overview_capped_) {
       char note[96];
@@ -198,9 +206,10 @@ class ArrowsPanel final : public Panel {
       ImGui::AlignTextToFramePadding();
       ImGui::TextDisabled("%s", note);
       if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("Too many query-key pairs to draw every line: only the strongest are drawn.\n"
-                          "Hover a token to see all of its lines above \xce\xb1 = %s.",
-                          view::format_significant(line_threshold(state)).c_str());
+        ImGui::SetTooltip(
+            "Too many query-key pairs to draw every line: only the strongest are drawn.\n"
+            "Hover a token to see all of its lines above \xce\xb1 = %s.",
+            view::format_significant(line_threshold(state)).c_str());
     }
   }
 
@@ -209,10 +218,11 @@ class ArrowsPanel final : public Panel {
   struct Frame {
     view::ArrowsGeometry g;
     float label_width = 0, font = 0, head_spread = 0;
-    float label_size = 0;  // the tokens' names: the font size, or smaller in tight rows (down to 0.62 of it)
+    float label_size =
+        0;  // the tokens' names: the font size, or smaller in tight rows (down to 0.62 of it)
     int heads = 0;
     bool curved = true;
-    ImVec2 canvas_origin;     // the lines' image covers the area from here
+    ImVec2 canvas_origin;      // the lines' image covers the area from here
     float pixel_scale = 1.0f;  // image pixels per layout unit
   };
 
@@ -222,16 +232,20 @@ class ArrowsPanel final : public Panel {
     return y + (static_cast<float>(head) / static_cast<float>(f.heads - 1) - 0.5f) * f.head_spread;
   }
 
-  void draw_line(const AppState& state, const Frame& f, const Line& l, float strength, float extra_thickness) {
+  void draw_line(const AppState& state, const Frame& f, const Line& l, float strength,
+                 float extra_thickness) {
     const float a = std::clamp(l.alpha, 0.0f, 1.0f);
     const float opacity = (0.12f + 0.88f * a) * strength;
-    const float thickness = 0.8f + a * f.font * (extra_thickness > 0 ? 0.3f : 0.2f) + extra_thickness;
+    const float thickness =
+        0.8f + a * f.font * (extra_thickness > 0 ? 0.3f : 0.2f) + extra_thickness;
     view::Rgba8 colour = view::head_colour(l.head, state.ui.theme == Theme::Dark);
     colour.a = static_cast<std::uint8_t>(std::clamp(opacity, 0.0f, 1.0f) * 255.0f + 0.5f);
     // In the canvas's pixels.
     const float s = f.pixel_scale;
-    const float p0[2] = {(f.g.left_x - f.canvas_origin.x) * s, (line_y(f, true, l.query, l.head) - f.canvas_origin.y) * s};
-    const float p3[2] = {(f.g.right_x - f.canvas_origin.x) * s, (line_y(f, false, l.key, l.head) - f.canvas_origin.y) * s};
+    const float p0[2] = {(f.g.left_x - f.canvas_origin.x) * s,
+                         (line_y(f, true, l.query, l.head) - f.canvas_origin.y) * s};
+    const float p3[2] = {(f.g.right_x - f.canvas_origin.x) * s,
+                         (line_y(f, false, l.key, l.head) - f.canvas_origin.y) * s};
     // The many faint overview lines are straight; the few emphasised lines of a selected or
     // hovered token are curves.
     if (!f.curved || extra_thickness <= 0.0f) {
@@ -241,13 +255,15 @@ class ArrowsPanel final : public Panel {
     const float dx = (p3[0] - p0[0]) * 0.42f;
     const float p1[2] = {p0[0] + dx, p0[1]}, p2[2] = {p3[0] - dx, p3[1]};
     // A segment every ~24 pixels keeps the curve smooth at any size or export scale.
-    const int segments = std::clamp(static_cast<int>((std::abs(p3[0] - p0[0]) + std::abs(p3[1] - p0[1])) / 24.0f), 6, 48);
+    const int segments = std::clamp(
+        static_cast<int>((std::abs(p3[0] - p0[0]) + std::abs(p3[1] - p0[1])) / 24.0f), 6, 48);
     canvas_.curve(p0, p1, p2, p3, thickness * s, colour, segments);
   }
 
   bool head_shown(int head, int head_selected) const { return all_heads_ || head == head_selected; }
 
-  void draw_view(AppState& state, PanelContext& context, const view::Rect& whole, int head_selected) {
+  void draw_view(AppState& state, PanelContext& context, const view::Rect& whole,
+                 int head_selected) {
     const AttentionResult& r = state.result();
     const Palette& colours = palette(state.ui.theme);
     ImDrawList* list = ImGui::GetWindowDrawList();
@@ -263,9 +279,14 @@ class ArrowsPanel final : public Panel {
     view::Rect area{whole.x, whole.y + f.font * 1.3f, whole.w, whole.h - f.font * 1.3f};
     if (area.h < f.font) return;
 
-    for (const Token& t : queries) f.label_width = std::max(f.label_width, ImGui::CalcTextSize(state.frame.visual_text(t.text)).x);
-    for (const Token& t : keys) f.label_width = std::max(f.label_width, ImGui::CalcTextSize(state.frame.visual_text(t.text)).x);
-    f.label_width = std::clamp(f.label_width + f.font * 0.5f, f.font * 1.5f, std::min(f.font * 9.0f, area.w * 0.28f));
+    for (const Token& t : queries)
+      f.label_width =
+          std::max(f.label_width, ImGui::CalcTextSize(state.frame.visual_text(t.text)).x);
+    for (const Token& t : keys)
+      f.label_width =
+          std::max(f.label_width, ImGui::CalcTextSize(state.frame.visual_text(t.text)).x);
+    f.label_width = std::clamp(f.label_width + f.font * 0.5f, f.font * 1.5f,
+                               std::min(f.font * 9.0f, area.w * 0.28f));
     // In a wide, low panel very long flat lines are hard to follow: keep the columns at most
     // about twice as far apart as the area is high, centred.
     const float widest = 2.0f * f.label_width + std::max(area.h * 2.2f, f.font * 18.0f);
@@ -274,31 +295,37 @@ class ArrowsPanel final : public Panel {
       area.w = widest;
     }
     f.g = view::layout_arrows(area, n_query, n_key, f.label_width);
-    const float step = std::min(f.g.left_step > 0 ? f.g.left_step : f.font, f.g.right_step > 0 ? f.g.right_step : f.font);
+    const float step = std::min(f.g.left_step > 0 ? f.g.left_step : f.font,
+                                f.g.right_step > 0 ? f.g.right_step : f.font);
     f.label_size = row_label_size(step);
     // Column headings.
     const char* query_heading = "queries";
     const char* key_heading = state.pipeline().cross() ? "keys (source)" : "keys (same sentence)";
-    list->AddText(ImVec2(std::max(area.x, f.g.left_x - ImGui::CalcTextSize(query_heading).x), whole.y),
-                  colours.text_dim, query_heading);
-    list->AddText(ImVec2(std::min(f.g.right_x, area.right() - ImGui::CalcTextSize(key_heading).x), whole.y),
-                  colours.text_dim, key_heading);
+    list->AddText(
+        ImVec2(std::max(area.x, f.g.left_x - ImGui::CalcTextSize(query_heading).x), whole.y),
+        colours.text_dim, query_heading);
+    list->AddText(
+        ImVec2(std::min(f.g.right_x, area.right() - ImGui::CalcTextSize(key_heading).x), whole.y),
+        colours.text_dim, key_heading);
     f.head_spread = std::min(std::min(f.g.left_step, f.g.right_step) * 0.45f, f.font * 0.5f);
 
     // What is isolated: the token hovered in any view (in the previous frame).
     const TokenRef hovered = state.frame.hovered;
-    const bool isolate_query = hovered.valid() && hovered.side == Side::Query && hovered.index < n_query;
+    const bool isolate_query =
+        hovered.valid() && hovered.side == Side::Query && hovered.index < n_query;
     const bool isolate_key = hovered.valid() && hovered.side == Side::Key && hovered.index < n_key;
     const int selected = state.selection.query;
 
     // Token dots.
-    const float dot = std::clamp(std::min(f.g.left_step, f.g.right_step) * 0.22f, 1.0f, f.font * 0.22f);
+    const float dot =
+        std::clamp(std::min(f.g.left_step, f.g.right_step) * 0.22f, 1.0f, f.font * 0.22f);
     // The lines go into an image drawn on the CPU (see view/canvas.hpp), one pixel per
     // framebuffer pixel (more when a picture is exported at a larger scale).
     const ImGuiIO& io = ImGui::GetIO();
     f.pixel_scale = io.DisplayFramebufferScale.x / std::max(io.FontGlobalScale, 0.01f);
     f.canvas_origin = ImVec2(std::floor(area.x), std::floor(area.y));
-    canvas_.begin(static_cast<int>(std::ceil(area.w * f.pixel_scale)), static_cast<int>(std::ceil(area.h * f.pixel_scale)));
+    canvas_.begin(static_cast<int>(std::ceil(area.w * f.pixel_scale)),
+                  static_cast<int>(std::ceil(area.h * f.pixel_scale)));
     list->PushClipRect(ImVec2(area.x, area.y), ImVec2(area.right(), area.bottom()), true);
     int drawn = 0;
     // A token's lines in a head: all those above the threshold, or when dense its kTokenLines
@@ -308,7 +335,9 @@ class ArrowsPanel final : public Panel {
     const auto token_lines = [&](const Matrix& w, int h, bool query_side, int index, auto&& use) {
       const int n = query_side ? n_key : n_query;
       const auto alpha = [&](int k) { return query_side ? w(index, k) : w(k, index); };
-      const auto line = [&](int k) { return query_side ? Line{h, index, k, w(index, k)} : Line{h, k, index, w(k, index)}; };
+      const auto line = [&](int k) {
+        return query_side ? Line{h, index, k, w(index, k)} : Line{h, k, index, w(k, index)};
+      };
       if (dense) {
         const int count = strongest(n, alpha, threshold, kTokenLines, best);
         for (int k = 0; k < count; ++k) use(line(best[static_cast<std::size_t>(k)]));
@@ -323,7 +352,8 @@ class ArrowsPanel final : public Panel {
       const int index = hovered.index;
       for (int h = 0; h < heads; ++h)
         if (head_shown(h, head_selected))
-          token_lines(r.heads[static_cast<std::size_t>(h)].weights, h, isolate_query, index, [&](const Line&) { ++drawn; });
+          token_lines(r.heads[static_cast<std::size_t>(h)].weights, h, isolate_query, index,
+                      [&](const Line&) { ++drawn; });
       f.curved = drawn <= kCurvedLineLimit;
       for (int h = 0; h < heads; ++h)
         if (head_shown(h, head_selected))
@@ -338,7 +368,8 @@ class ArrowsPanel final : public Panel {
       // Dimmed, more so when there are many or when many heads overlap; a dark background
       // needs a little more.
       const int heads_drawn = all_heads_ ? heads : 1;
-      const float dim = (shown > 400 ? 0.3f : 0.38f) * (state.ui.theme == Theme::Dark ? 1.35f : 1.0f) *
+      const float dim = (shown > 400 ? 0.3f : 0.38f) *
+                        (state.ui.theme == Theme::Dark ? 1.35f : 1.0f) *
                         std::clamp(3.0f / static_cast<float>(heads_drawn), 0.45f, 1.0f);
       // Draw the selected head last, so its lines are on top.
       for (int pass = 0; pass < 2; ++pass)
@@ -349,36 +380,44 @@ class ArrowsPanel final : public Panel {
         }
       drawn = shown;
       f.curved = true;
-      const float strong = std::clamp(std::sqrt(2.0f / static_cast<float>(heads_drawn)), 0.55f, 1.0f);
+      const float strong =
+          std::clamp(std::sqrt(2.0f / static_cast<float>(heads_drawn)), 0.55f, 1.0f);
       for (int h = 0; h < heads; ++h)
         if (head_shown(h, head_selected))
-          token_lines(r.heads[static_cast<std::size_t>(h)].weights, h, true, selected, [&](const Line& l) {
-            draw_line(state, f, l, strong, 0.8f);
-            ++drawn;
-          });
+          token_lines(r.heads[static_cast<std::size_t>(h)].weights, h, true, selected,
+                      [&](const Line& l) {
+                        draw_line(state, f, l, strong, 0.8f);
+                        ++drawn;
+                      });
     }
-    if (canvas_.end()) canvas_texture_.upload_when_drawn(canvas_);  // drawn meanwhile on another thread
-    canvas_texture_.draw(list, f.canvas_origin,
-                         ImVec2(f.canvas_origin.x + static_cast<float>(canvas_.width()) / f.pixel_scale,
-                                f.canvas_origin.y + static_cast<float>(canvas_.height()) / f.pixel_scale));
+    if (canvas_.end())
+      canvas_texture_.upload_when_drawn(canvas_);  // drawn meanwhile on another thread
+    canvas_texture_.draw(
+        list, f.canvas_origin,
+        ImVec2(f.canvas_origin.x + static_cast<float>(canvas_.width()) / f.pixel_scale,
+               f.canvas_origin.y + static_cast<float>(canvas_.height()) / f.pixel_scale));
     // The dots on both sides (skipped when the tokens are packed tighter than a pixel or two).
     if (f.g.left_step >= 2.5f)
       for (int i = 0; i < n_query; ++i)
-        list->AddCircleFilled(ImVec2(f.g.left_x, f.g.left_y(i)), dot, i == selected ? colours.selection : colours.text_dim);
+        list->AddCircleFilled(ImVec2(f.g.left_x, f.g.left_y(i)), dot,
+                              i == selected ? colours.selection : colours.text_dim);
     else
-      list->AddCircleFilled(ImVec2(f.g.left_x, f.g.left_y(selected)), std::max(dot, 2.5f), colours.selection);
+      list->AddCircleFilled(ImVec2(f.g.left_x, f.g.left_y(selected)), std::max(dot, 2.5f),
+                            colours.selection);
     if (f.g.right_step >= 2.5f)
-      for (int j = 0; j < n_key; ++j) list->AddCircleFilled(ImVec2(f.g.right_x, f.g.right_y(j)), dot, colours.text_dim);
+      for (int j = 0; j < n_key; ++j)
+        list->AddCircleFilled(ImVec2(f.g.right_x, f.g.right_y(j)), dot, colours.text_dim);
     list->PopClipRect();
     // A selected query that may attend to no key in any head shown says so by its dot.
     bool selected_masked = true;
     for (int h = 0; h < heads; ++h) {
       const RowFlags& rows = r.heads[static_cast<std::size_t>(h)].fully_masked_rows;
-      if (head_shown(h, head_selected) && !(rows.size() > selected && rows(selected))) selected_masked = false;
+      if (head_shown(h, head_selected) && !(rows.size() > selected && rows(selected)))
+        selected_masked = false;
     }
     if (selected_masked) {
-      list->AddText(ImVec2(f.g.left_x + f.font * 0.5f, f.g.left_y(selected) - f.font * 0.5f), colours.highlight,
-                    "attends to no key (all masked)");
+      list->AddText(ImVec2(f.g.left_x + f.font * 0.5f, f.g.left_y(selected) - f.font * 0.5f),
+                    colours.highlight, "attends to no key (all masked)");
       drawn = std::max(drawn, 1);  // the note above says enough
     }
     if (drawn == 0) {
@@ -391,7 +430,8 @@ class ArrowsPanel final : public Panel {
       const ImVec2 size = ImGui::CalcTextSize(note);
       const float middle = (f.g.left_x + f.g.right_x) * 0.5f;
       const ImVec2 p(middle - size.x * 0.5f, area.y + (area.h - size.y) * 0.5f);
-      list->AddRectFilled(ImVec2(p.x - f.font * 0.3f, p.y), ImVec2(p.x + size.x + f.font * 0.3f, p.y + size.y),
+      list->AddRectFilled(ImVec2(p.x - f.font * 0.3f, p.y),
+                          ImVec2(p.x + size.x + f.font * 0.3f, p.y + size.y),
                           colours.panel_background, f.font * 0.2f);
       list->AddText(p, colours.text_dim, note);
     }
@@ -402,8 +442,9 @@ class ArrowsPanel final : public Panel {
 
   // [SECTION] Labels and the mouse
 
-  void draw_label(ImDrawList* list, const AppState& state, PanelContext& context, const Frame& f, const std::string& name,
-                  float y, bool left, bool highlighted, bool selected) const {
+  void draw_label(ImDrawList* list, const AppState& state, PanelContext& context, const Frame& f,
+                  const std::string& name, float y, bool left, bool highlighted,
+                  bool selected) const {
     const Palette& colours = palette(state.ui.theme);
     const bool bold = selected && context.bold_font;
     if (bold) ImGui::PushFont(context.bold_font);
@@ -412,18 +453,22 @@ class ArrowsPanel final : public Panel {
     const float clip_x1 = left ? f.g.left_x - gap * 0.5f : f.g.area.right();
     // "…" when it is too long (fit_label measures at the font's size: widths scale with the size)
     const float scale = f.label_size / ImGui::GetFontSize();
-    const std::string shown = fit_label(state.frame.visual_text, name, (clip_x1 - clip_x0 - gap * 0.5f) / scale);
+    const std::string shown =
+        fit_label(state.frame.visual_text, name, (clip_x1 - clip_x0 - gap * 0.5f) / scale);
     const char* text = shown.c_str();
     const ImVec2 size = ImGui::GetFont()->CalcTextSizeA(f.label_size, FLT_MAX, 0, text);
     const float x = left ? f.g.left_x - gap - size.x : f.g.right_x + gap;
-    list->PushClipRect(ImVec2(clip_x0, f.g.area.y - f.font), ImVec2(clip_x1, f.g.area.bottom() + f.font), true);
+    list->PushClipRect(ImVec2(clip_x0, f.g.area.y - f.font),
+                       ImVec2(clip_x1, f.g.area.bottom() + f.font), true);
     const ImVec2 p(x, y - size.y * 0.5f);
     if (highlighted) {
       const ImVec2 pad(f.font * 0.25f, f.font * 0.05f);
-      list->AddRectFilled(ImVec2(p.x - pad.x, p.y - pad.y), ImVec2(p.x + size.x + pad.x, p.y + size.y + pad.y),
-                          colours.chip_hover, f.font * 0.25f);
+      list->AddRectFilled(ImVec2(p.x - pad.x, p.y - pad.y),
+                          ImVec2(p.x + size.x + pad.x, p.y + size.y + pad.y), colours.chip_hover,
+                          f.font * 0.25f);
     }
-    list->AddText(ImGui::GetFont(), f.label_size, p, selected ? colours.selection : colours.text, text);
+    list->AddText(ImGui::GetFont(), f.label_size, p, selected ? colours.selection : colours.text,
+                  text);
     list->PopClipRect();
     if (bold) ImGui::PopFont();
   }
@@ -433,24 +478,30 @@ class ArrowsPanel final : public Panel {
     const auto& queries = state.pipeline().target().tokens;
     const auto& keys = state.pipeline().keys().tokens;
     const TokenRef hovered = state.frame.hovered;
-    const int hovered_query = hovered.valid() && state.highlights_query(hovered.index) ? hovered.index : -1;
-    const int hovered_key = hovered.valid() && state.highlights_key(hovered.index) ? hovered.index : -1;
+    const int hovered_query =
+        hovered.valid() && state.highlights_query(hovered.index) ? hovered.index : -1;
+    const int hovered_key =
+        hovered.valid() && state.highlights_key(hovered.index) ? hovered.index : -1;
     const float extent = f.label_size * 1.05f;
     // Every k-th label, plus the selected and hovered ones; a regular label too close to one of
     // those gives way.
-    const auto crowded = [extent](float y, float other_y) { return std::abs(y - other_y) < extent; };
-    for (int i : view::visible_labels(f.g.left_count, f.g.left_step, extent, selected, hovered_query)) {
+    const auto crowded = [extent](float y, float other_y) {
+      return std::abs(y - other_y) < extent;
+    };
+    for (int i :
+         view::visible_labels(f.g.left_count, f.g.left_step, extent, selected, hovered_query)) {
       const bool special = i == selected || i == hovered_query;
       if (!special && (crowded(f.g.left_y(i), f.g.left_y(selected)) ||
                        (hovered_query >= 0 && crowded(f.g.left_y(i), f.g.left_y(hovered_query)))))
         continue;
-      draw_label(list, state, context, f, queries[static_cast<std::size_t>(i)].text, f.g.left_y(i), true,
-                 state.highlights_query(i), i == selected);
+      draw_label(list, state, context, f, queries[static_cast<std::size_t>(i)].text, f.g.left_y(i),
+                 true, state.highlights_query(i), i == selected);
     }
     for (int j : view::visible_labels(f.g.right_count, f.g.right_step, extent, hovered_key)) {
-      if (j != hovered_key && hovered_key >= 0 && crowded(f.g.right_y(j), f.g.right_y(hovered_key))) continue;
-      draw_label(list, state, context, f, keys[static_cast<std::size_t>(j)].text, f.g.right_y(j), false,
-                 state.highlights_key(j), false);
+      if (j != hovered_key && hovered_key >= 0 && crowded(f.g.right_y(j), f.g.right_y(hovered_key)))
+        continue;
+      draw_label(list, state, context, f, keys[static_cast<std::size_t>(j)].text, f.g.right_y(j),
+                 false, state.highlights_key(j), false);
     }
   }
 
@@ -475,11 +526,13 @@ class ArrowsPanel final : public Panel {
     const auto& other = query ? state.pipeline().keys().tokens : state.pipeline().target().tokens;
     const int count = static_cast<int>(query ? r.n_key : r.n_query);
     ImGui::BeginTooltip();
-    ImGui::Text("%s %d: \"%s\"", query ? "query" : "key", index, state.frame.visual_text(own[static_cast<std::size_t>(index)].text));
+    ImGui::Text("%s %d: \"%s\"", query ? "query" : "key", index,
+                state.frame.visual_text(own[static_cast<std::size_t>(index)].text));
     if (query && head.fully_masked_rows.size() > index && head.fully_masked_rows(index)) {
       ImGui::TextUnformatted("this query can attend to no key (every key is masked)");
     } else {
-      ImGui::TextDisabled(query ? "strongest keys, head %d:" : "queries attending most, head %d:", head_selected);
+      ImGui::TextDisabled(query ? "strongest keys, head %d:" : "queries attending most, head %d:",
+                          head_selected);
       // The three largest, by repeated scans (no allocation).
       float last = 2.0f;
       int last_index = -1;
@@ -492,7 +545,8 @@ class ArrowsPanel final : public Panel {
           if (after && a > best_alpha) best = o, best_alpha = a;
         }
         if (best < 0 || best_alpha <= 0) break;
-        ImGui::Text("  %s  \xce\xb1 = %s", state.frame.visual_text(other[static_cast<std::size_t>(best)].text),
+        ImGui::Text("  %s  \xce\xb1 = %s",
+                    state.frame.visual_text(other[static_cast<std::size_t>(best)].text),
                     view::format_number(best_alpha, 2).c_str());
         last = best_alpha;
         last_index = best;

@@ -14,16 +14,16 @@
 //   [SECTION] Drawing one heatmap
 #include "app/panels/panel.hpp"
 #include "app/panels/registry.hpp"
+#include "app/panels/theme.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/render/heatmap_renderer.hpp"
-#include "app/panels/theme.hpp"
 #include "core/figures/format.hpp"
 
 #include <imgui.h>
 
 #include <algorithm>
-#include <cfloat>
 #include <array>
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -42,7 +42,8 @@ namespace {
 // the bottom: the glyphs of the horizontal text are laid out, then their vertices are turned
 // about `bottom_left`. The text is cut to `max_length` pixels instead of being clipped: the
 // clip rectangle would cut the horizontal text before it is turned.
-void add_text_upwards(ImDrawList* list, ImVec2 bottom_left, ImU32 colour, const char* text, float max_length) {
+void add_text_upwards(ImDrawList* list, ImVec2 bottom_left, ImU32 colour, const char* text,
+                      float max_length) {
   ImFont* font = ImGui::GetFont();
   const float height = ImGui::GetFontSize();
   const char* end = nullptr;
@@ -67,8 +68,10 @@ void format_signed(char* out, int size, float value) {
   }
   view::format_significant_into(out + 1, size - 1, value, 2);
   const bool positive = std::isfinite(value) && value > 0;
-  if (positive) out[0] = '+';
-  else std::memmove(out, out + 1, std::strlen(out + 1) + 1);
+  if (positive)
+    out[0] = '+';
+  else
+    std::memmove(out, out + 1, std::strlen(out + 1) + 1);
 }
 
 // Every `stride`-th label fits where a label needs `label` pixels and a cell is `cell` wide.
@@ -114,14 +117,19 @@ class ComparePanel final : public Panel {
     hovered_map_ = -1;
 
     if (mode_ == Mode::Snapshot && !snapshot_.taken) {
-      draw_centred_note(state, "Take a snapshot, then change anything \xe2\x80\x94 a weight, a word, the temperature, "
-                               "a setting \xe2\x80\x94 to see how the attention weights moved.");
+      draw_centred_note(
+          state,
+          "Take a snapshot, then change anything \xe2\x80\x94 a weight, a word, the temperature, "
+          "a setting \xe2\x80\x94 to see how the attention weights moved.");
       return;
     }
     if (mode_ == Mode::Snapshot && head >= static_cast<int>(snapshot_.weights.size())) {
       char note[160];
-      std::snprintf(note, sizeof note, "The snapshot has %d head%s; head %d is not in it. Choose a head below %d, or take a new snapshot.",
-                    static_cast<int>(snapshot_.weights.size()), snapshot_.weights.size() == 1 ? "" : "s", head,
+      std::snprintf(note, sizeof note,
+                    "The snapshot has %d head%s; head %d is not in it. Choose a head below %d, or "
+                    "take a new snapshot.",
+                    static_cast<int>(snapshot_.weights.size()),
+                    snapshot_.weights.size() == 1 ? "" : "s", head,
                     static_cast<int>(snapshot_.weights.size()));
       draw_centred_note(state, note);
       return;
@@ -149,25 +157,31 @@ class ComparePanel final : public Panel {
       a.row_tokens = &snapshot_.query_tokens;
       a.column_tokens = &snapshot_.key_tokens;
     }
-    const bool same_shape = a.values->rows() == b.values->rows() && a.values->cols() == b.values->cols();
+    const bool same_shape =
+        a.values->rows() == b.values->rows() && a.values->cols() == b.values->cols();
     pairs_cells_ = same_shape;
     a.current_tokens = same_shape;
     if (same_shape) update_difference(r, *a.values, *b.values, head_a, head_b);
 
-    // Layout: titles, three heatmaps (the row labels once, on the left, when the rows are the same),
-    // and a summary line.
+    // Layout: titles, three heatmaps (the row labels once, on the left, when the rows are the
+    // same), and a summary line.
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const ImVec2 available = ImGui::GetContentRegionAvail();
     if (available.x < font_ * 10 || available.y < font_ * 6) return;
     // When the snapshot had other words at the same places, B gets its own row labels.
-    const bool same_words = mode_ == Mode::Heads || (same_shape && same_texts(snapshot_.query_tokens, state.pipeline().target().tokens) &&
-                                                     same_texts(snapshot_.key_tokens, state.pipeline().keys().tokens));
+    const bool same_words =
+        mode_ == Mode::Heads ||
+        (same_shape && same_texts(snapshot_.query_tokens, state.pipeline().target().tokens) &&
+         same_texts(snapshot_.key_tokens, state.pipeline().keys().tokens));
     compose_summary(state, same_shape, same_words, *a.values, *b.values);
     const float title_h = font_ * 1.5f, gap = font_ * 0.7f;
     const float summary_h = font_ * (0.4f + 1.3f * static_cast<float>(summary_lines(available.x)));
-    const view::Rect area{origin.x, origin.y + title_h, available.x, available.y - title_h - summary_h};
-    if (!same_shape || !same_words) b.row_tokens = &state.pipeline().target().tokens;
-    else b.row_tokens = nullptr;
+    const view::Rect area{origin.x, origin.y + title_h, available.x,
+                          available.y - title_h - summary_h};
+    if (!same_shape || !same_words)
+      b.row_tokens = &state.pipeline().target().tokens;
+    else
+      b.row_tokens = nullptr;
     HeatmapSpec d;
     d.texture = &difference_texture_;
     d.values = &difference_;
@@ -189,11 +203,15 @@ class ComparePanel final : public Panel {
     layout_all(specs, slots, same_shape ? 3 : 2, g);
 
     char title[96];
-    if (mode_ == Mode::Heads) std::snprintf(title, sizeof title, "A: head %d", head_a);
-    else std::snprintf(title, sizeof title, "A: snapshot");
+    if (mode_ == Mode::Heads)
+      std::snprintf(title, sizeof title, "A: head %d", head_a);
+    else
+      std::snprintf(title, sizeof title, "A: snapshot");
     draw_title(state, g[0], slots[0], origin.y, title, head_colour(state.ui.theme, head_a));
-    if (mode_ == Mode::Heads) std::snprintf(title, sizeof title, "B: head %d", head_b);
-    else std::snprintf(title, sizeof title, "B: now");
+    if (mode_ == Mode::Heads)
+      std::snprintf(title, sizeof title, "B: head %d", head_b);
+    else
+      std::snprintf(title, sizeof title, "B: now");
     draw_title(state, g[1], slots[1], origin.y, title, head_colour(state.ui.theme, head_b));
 
     ImDrawList* list = ImGui::GetWindowDrawList();
@@ -205,17 +223,20 @@ class ComparePanel final : public Panel {
     } else {
       draw_shape_note(state, slots[2], *a.values, *b.values);
     }
-    draw_summary(state, ImVec2(origin.x, origin.y + available.y - summary_h + font_ * 0.3f), available.x);
-    if (hovered_cell_[0] >= 0) draw_cell_tooltip(state, *a.values, *b.values, same_shape, head_a, head_b);
+    draw_summary(state, ImVec2(origin.x, origin.y + available.y - summary_h + font_ * 0.3f),
+                 available.x);
+    if (hovered_cell_[0] >= 0)
+      draw_cell_tooltip(state, *a.values, *b.values, same_shape, head_a, head_b);
     ImGui::SetCursorScreenPos(origin);
     ImGui::Dummy(available);
   }
 
  private:
   float font_ = 16;
-  const view::VisualText* visual_text_ = nullptr;  // this frame's AppState::visual_text, for token labels' widths
+  const view::VisualText* visual_text_ =
+      nullptr;  // this frame's AppState::visual_text, for token labels' widths
   Mode mode_ = Mode::Heads;
-  int chosen_b_ = -1;  // head B as chosen; -1: the head after A
+  int chosen_b_ = -1;                 // head B as chosen; -1: the head after A
   std::vector<const Matrix*> stack_;  // the snapshot's heads, for its texture upload
 
   // The snapshot: copies of every head's weights and of the tokens, and what it was of.
@@ -226,8 +247,8 @@ class ComparePanel final : public Panel {
     std::vector<Token> query_tokens, key_tokens;
     AttentionConfig config;
     bool cross = false;
-    char time[16] = "";    // "16:02:11"
-    char label[160] = "";  // "snapshot of 16:02:11, 2 heads, 5 × 5 tokens"
+    char time[16] = "";         // "16:02:11"
+    char label[160] = "";       // "snapshot of 16:02:11, 2 heads, 5 × 5 tokens"
     char short_label[48] = "";  // "snapshot of 16:02:11"
   } snapshot_;
   render::MatrixStackTexture snapshot_texture_;
@@ -253,7 +274,7 @@ class ComparePanel final : public Panel {
   bool summary_warning_[3] = {};
   int summary_parts_ = 0;
 
-  std::array<int, 2> hovered_cell_ = {-1, -1};  // under the mouse this frame
+  std::array<int, 2> hovered_cell_ = {-1, -1};   // under the mouse this frame
   int hovered_map_ = -1;                         // in which heatmap (0 A, 1 B, 2 A − B)
   std::array<int, 2> previous_cell_ = {-1, -1};  // last frame's: outlined in the other heatmaps
   int previous_map_ = -1;
@@ -299,12 +320,15 @@ class ComparePanel final : public Panel {
         ImGui::PushStyleColor(ImGuiCol_Text, colours.highlight);
         ImGui::TextUnformatted("one head only: A = B");
         ImGui::PopStyleColor();
-        if (ImGui::IsItemHovered()) ImGui::SetTooltip("add heads in Settings, or compare with a snapshot");
+        if (ImGui::IsItemHovered())
+          ImGui::SetTooltip("add heads in Settings, or compare with a snapshot");
       }
       return;
     }
     if (ImGui::Button("Take snapshot")) take_snapshot(state);
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("keep a copy of every head's weights and the tokens, to compare later edits with");
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(
+          "keep a copy of every head's weights and the tokens, to compare later edits with");
     ImGui::SameLine();
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("head");
@@ -313,20 +337,22 @@ class ComparePanel final : public Panel {
     if (snapshot_.taken) {
       // The whole label when it fits on the line, else its time (the tooltip has the rest).
       const bool whole = fits_after_last_item(ImGui::CalcTextSize(snapshot_.label).x + font_);
-      const bool beside = whole || fits_after_last_item(ImGui::CalcTextSize(snapshot_.short_label).x + font_);
-      const char* text = whole || !beside ? snapshot_.label : snapshot_.short_label;  // a line of its own: all of it
+      const bool beside =
+          whole || fits_after_last_item(ImGui::CalcTextSize(snapshot_.short_label).x + font_);
+      const char* text = whole || !beside ? snapshot_.label
+                                          : snapshot_.short_label;  // a line of its own: all of it
       if (beside) ImGui::SameLine(0, font_);
       ImGui::PushStyleColor(ImGuiCol_Text, colours.text_dim);
       ImGui::TextUnformatted(text);
       ImGui::PopStyleColor();
       if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("%s\n%s attention, d_k = %d, d_v = %d, %.*s, temperature %.3g%s%s", snapshot_.label,
-                          snapshot_.cross ? "cross" : "self",
-                          snapshot_.config.d_k, snapshot_.config.d_v,
-                          static_cast<int>(to_string(snapshot_.config.compatibility).size()),
-                          to_string(snapshot_.config.compatibility).data(),
-                          static_cast<double>(snapshot_.config.temperature), snapshot_.config.hard ? ", hard" : "",
-                          snapshot_.config.causal ? ", causal" : "");
+        ImGui::SetTooltip(
+            "%s\n%s attention, d_k = %d, d_v = %d, %.*s, temperature %.3g%s%s", snapshot_.label,
+            snapshot_.cross ? "cross" : "self", snapshot_.config.d_k, snapshot_.config.d_v,
+            static_cast<int>(to_string(snapshot_.config.compatibility).size()),
+            to_string(snapshot_.config.compatibility).data(),
+            static_cast<double>(snapshot_.config.temperature),
+            snapshot_.config.hard ? ", hard" : "", snapshot_.config.causal ? ", causal" : "");
     }
   }
 
@@ -344,10 +370,12 @@ class ComparePanel final : public Panel {
     std::tm local{};
     localtime_r(&now, &local);
     std::strftime(snapshot_.time, sizeof snapshot_.time, "%H:%M:%S", &local);
-    std::snprintf(snapshot_.short_label, sizeof snapshot_.short_label, "snapshot of %s", snapshot_.time);
-    std::snprintf(snapshot_.label, sizeof snapshot_.label, "snapshot of %s, %d head%s, %d \xc3\x97 %d tokens", snapshot_.time,
-                  static_cast<int>(r.heads.size()), r.heads.size() == 1 ? "" : "s", static_cast<int>(r.n_query),
-                  static_cast<int>(r.n_key));
+    std::snprintf(snapshot_.short_label, sizeof snapshot_.short_label, "snapshot of %s",
+                  snapshot_.time);
+    std::snprintf(snapshot_.label, sizeof snapshot_.label,
+                  "snapshot of %s, %d head%s, %d \xc3\x97 %d tokens", snapshot_.time,
+                  static_cast<int>(r.heads.size()), r.heads.size() == 1 ? "" : "s",
+                  static_cast<int>(r.n_query), static_cast<int>(r.n_key));
   }
 
   void upload_snapshot() {
@@ -364,11 +392,16 @@ class ComparePanel final : public Panel {
 
   // Two heads: A − B. A snapshot (A) against now (B): B − A, so that what grew since is positive.
   float signed_difference(float a, float b) const { return mode_ == Mode::Heads ? a - b : b - a; }
-  const char* difference_name() const { return mode_ == Mode::Heads ? "A \xe2\x88\x92 B" : "B \xe2\x88\x92 A"; }
+  const char* difference_name() const {
+    return mode_ == Mode::Heads ? "A \xe2\x88\x92 B" : "B \xe2\x88\x92 A";
+  }
 
-  void update_difference(const AttentionResult& r, const Matrix& a, const Matrix& b, int head_a, int head_b) {
-    const DifferenceKey key{mode_, head_a, head_b, r.version, mode_ == Mode::Snapshot ? snapshot_.id : 0};
-    if (key == difference_key_ && difference_.rows() == a.rows() && difference_.cols() == a.cols()) return;
+  void update_difference(const AttentionResult& r, const Matrix& a, const Matrix& b, int head_a,
+                         int head_b) {
+    const DifferenceKey key{mode_, head_a, head_b, r.version,
+                            mode_ == Mode::Snapshot ? snapshot_.id : 0};
+    if (key == difference_key_ && difference_.rows() == a.rows() && difference_.cols() == a.cols())
+      return;
     difference_key_ = key;
     difference_.resize(a.rows(), a.cols());  // no allocation when the shape is unchanged
     double largest = 0, total = 0;
@@ -379,10 +412,13 @@ class ComparePanel final : public Panel {
         difference_(i, j) = std::isfinite(v) ? v : 0.0f;
         const double m = std::abs(static_cast<double>(difference_(i, j)));
         total += m;
-        if (m > largest) largest = m, difference_at_[0] = static_cast<int>(i), difference_at_[1] = static_cast<int>(j);
+        if (m > largest)
+          largest = m, difference_at_[0] = static_cast<int>(i),
+          difference_at_[1] = static_cast<int>(j);
       }
     difference_max_ = static_cast<float>(largest);
-    difference_mean_ = a.size() > 0 ? static_cast<float>(total / static_cast<double>(a.size())) : 0.0f;
+    difference_mean_ =
+        a.size() > 0 ? static_cast<float>(total / static_cast<double>(a.size())) : 0.0f;
     difference_limit_ = std::max(1e-6f, difference_max_);
     difference_stack_.clear();
     difference_stack_.push_back(&difference_);
@@ -402,7 +438,8 @@ class ComparePanel final : public Panel {
 
   float column_label_width(const std::vector<Token>& tokens) const {
     float widest = 0;
-    for (const Token& t : tokens) widest = std::max(widest, ImGui::CalcTextSize((*visual_text_)(t.text)).x);
+    for (const Token& t : tokens)
+      widest = std::max(widest, ImGui::CalcTextSize((*visual_text_)(t.text)).x);
     return std::min(widest, font_ * 8.0f);
   }
 
@@ -418,7 +455,8 @@ class ComparePanel final : public Panel {
     // The differences ("-0.71") may shrink a little more to fit.
     style.value_text_width = spec.signed_values ? ImGui::CalcTextSize("-0.00").x * kSignedValueScale
                                                 : ImGui::CalcTextSize("0.00").x * kValueScale;
-    style.row_label_width = spec.row_tokens ? row_label_width(*spec.row_tokens) - std::round(font_ * 0.4f) : 0.0f;
+    style.row_label_width =
+        spec.row_tokens ? row_label_width(*spec.row_tokens) - std::round(font_ * 0.4f) : 0.0f;
     style.column_label_width = spec.column_tokens ? column_label_width(*spec.column_tokens) : 0.0f;
     return style;
   }
@@ -434,14 +472,16 @@ class ComparePanel final : public Panel {
     for (int k = 0; k < count; ++k) {
       const HeatmapSpec& s = *specs[k];
       if (s.column_tokens) label_w = std::max(label_w, column_label_width(*s.column_tokens));
-      same_shape = same_shape && s.values->rows() == specs[0]->values->rows() && s.values->cols() == specs[0]->values->cols();
+      same_shape = same_shape && s.values->rows() == specs[0]->values->rows() &&
+                   s.values->cols() == specs[0]->values->cols();
     }
     for (int pass = same_shape ? 0 : 1; pass < 2; ++pass)
       for (int k = 0; k < count; ++k) {
         const HeatmapSpec& s = *specs[k];
         view::HeatmapStyle style = style_for(s, cell_w, cell_h);
         style.column_label_width = label_w;  // the same label band above every heatmap
-        out[k] = view::layout_heatmap(slots[k], static_cast<int>(s.values->rows()), static_cast<int>(s.values->cols()), style);
+        out[k] = view::layout_heatmap(slots[k], static_cast<int>(s.values->rows()),
+                                      static_cast<int>(s.values->cols()), style);
         if (pass == 0 && !out[k].grid.empty()) {
           cell_w = std::min(cell_w, out[k].cell_w);
           cell_h = std::min(cell_h, out[k].cell_h);
@@ -449,12 +489,13 @@ class ComparePanel final : public Panel {
       }
   }
 
-  void draw_title(const AppState& state, const view::HeatmapGeometry& g, const view::Rect& slot, float y, const char* text,
-                  ImU32 swatch) const {
+  void draw_title(const AppState& state, const view::HeatmapGeometry& g, const view::Rect& slot,
+                  float y, const char* text, ImU32 swatch) const {
     const Palette& colours = palette(state.ui.theme);
     ImDrawList* list = ImGui::GetWindowDrawList();
     const float x = g.grid.empty() ? slot.x : g.grid.x;
-    list->AddRectFilled(ImVec2(x, y + font_ * 0.3f), ImVec2(x + font_ * 0.6f, y + font_ * 0.9f), swatch, font_ * 0.1f);
+    list->AddRectFilled(ImVec2(x, y + font_ * 0.3f), ImVec2(x + font_ * 0.6f, y + font_ * 0.9f),
+                        swatch, font_ * 0.1f);
     list->PushClipRect(ImVec2(x, y), ImVec2(slot.right(), y + font_ * 1.5f), true);
     list->AddText(ImVec2(x + font_ * 0.85f, y + font_ * 0.1f), colours.text, text);
     list->PopClipRect();
@@ -462,7 +503,8 @@ class ComparePanel final : public Panel {
 
   // "A − B" above the grid, and its scale under it (or beside the name when there is no room
   // under the grid): −limit (blue, B larger) .. +limit (red, A larger).
-  void draw_difference_title(const AppState& state, const view::HeatmapGeometry& g, const view::Rect& slot, float y) const {
+  void draw_difference_title(const AppState& state, const view::HeatmapGeometry& g,
+                             const view::Rect& slot, float y) const {
     const Palette& colours = palette(state.ui.theme);
     ImDrawList* list = ImGui::GetWindowDrawList();
     const float x = g.grid.empty() ? slot.x : g.grid.x;
@@ -490,20 +532,23 @@ class ComparePanel final : public Panel {
     const int steps = 32;
     for (int k = 0; k < steps; ++k) {
       const float t0 = static_cast<float>(k) / steps, t1 = static_cast<float>(k + 1) / steps;
-      list->AddRectFilled(ImVec2(bx + bar_w * t0, by + font_ * 0.2f), ImVec2(bx + bar_w * t1 + 0.5f, by + font_ * 0.9f),
+      list->AddRectFilled(ImVec2(bx + bar_w * t0, by + font_ * 0.2f),
+                          ImVec2(bx + bar_w * t1 + 0.5f, by + font_ * 0.9f),
                           to_imgui(view::sample(state.ui.diverging(), (t0 + t1) * 0.5f)));
     }
     list->AddText(ImVec2(bx + bar_w + font_ * 0.3f, by), colours.text_dim, high);
-    if (ImGui::IsMouseHoveringRect(ImVec2(x0, by), ImVec2(bx + bar_w + font_ * 0.3f + high_w, by + font_ * 1.2f)) &&
+    if (ImGui::IsMouseHoveringRect(ImVec2(x0, by),
+                                   ImVec2(bx + bar_w + font_ * 0.3f + high_w, by + font_ * 1.2f)) &&
         ImGui::IsWindowHovered())
       ImGui::SetTooltip("%s, %s: the same.\nThe scale is \xc2\xb1 the largest |A \xe2\x88\x92 B|.",
-                        mode_ == Mode::Heads ? "red: A is larger, blue: B is larger"
-                                             : "red: larger now than in the snapshot, blue: smaller now",
+                        mode_ == Mode::Heads
+                            ? "red: A is larger, blue: B is larger"
+                            : "red: larger now than in the snapshot, blue: smaller now",
                         state.ui.theme == Theme::Dark ? "dark grey" : "white");
   }
 
-  void draw_heatmap(AppState& state, PanelContext& context, ImDrawList* list, const HeatmapSpec& spec,
-                    const view::HeatmapGeometry& g, int which) {
+  void draw_heatmap(AppState& state, PanelContext& context, ImDrawList* list,
+                    const HeatmapSpec& spec, const view::HeatmapGeometry& g, int which) {
     if (g.grid.empty()) return;
     const Palette& colours = palette(state.ui.theme);
     const Matrix& values = *spec.values;
@@ -513,20 +558,23 @@ class ComparePanel final : public Panel {
 
     // 1. The cells.
     if (context.heatmaps.ok() && spec.texture && spec.texture->texture()) {
-      context.heatmaps.draw(list, *spec.texture, spec.block, ImVec2(g.grid.x, g.grid.y), ImVec2(g.grid.right(), g.grid.bottom()),
-                            spec.colormap, spec.low, spec.high);
+      context.heatmaps.draw(list, *spec.texture, spec.block, ImVec2(g.grid.x, g.grid.y),
+                            ImVec2(g.grid.right(), g.grid.bottom()), spec.colormap, spec.low,
+                            spec.high);
     } else {
       for (int i = 0; i < rows; ++i)
         for (int j = 0; j < cols; ++j) {
           const view::Rect c = g.cell(i, j);
-          list->AddRectFilled(ImVec2(c.x, c.y), ImVec2(c.right(), c.bottom()), to_imgui(view::sample(spec.colormap, position(values(i, j)))));
+          list->AddRectFilled(ImVec2(c.x, c.y), ImVec2(c.right(), c.bottom()),
+                              to_imgui(view::sample(spec.colormap, position(values(i, j)))));
         }
     }
     draw_cell_grid_lines(list, g, rows, cols, colours.grid);
     // 2. The numbers.
     if (g.show_values && state.ui.show_cell_values) {
       const float widest = ImGui::CalcTextSize(spec.signed_values ? "-0.00" : "0.00").x;
-      const float value_size = font_ * std::min(kValueScale, (g.cell_w - 6.0f) / std::max(1.0f, widest));
+      const float value_size =
+          font_ * std::min(kValueScale, (g.cell_w - 6.0f) / std::max(1.0f, widest));
       char text[32];
       for (int i = 0; i < rows; ++i)
         for (int j = 0; j < cols; ++j) {
@@ -534,8 +582,10 @@ class ComparePanel final : public Panel {
           view::format_number_into(text, sizeof text, v, 2);  // the colour tells the sign too
           const view::Rect c = g.cell(i, j);
           const ImVec2 size = ImGui::GetFont()->CalcTextSizeA(value_size, FLT_MAX, 0.0f, text);
-          list->AddText(ImGui::GetFont(), value_size, ImVec2(c.x + (c.w - size.x) * 0.5f, c.y + (c.h - size.y) * 0.5f),
-                        to_imgui(view::text_colour_on(view::sample(spec.colormap, position(v)))), text);
+          list->AddText(ImGui::GetFont(), value_size,
+                        ImVec2(c.x + (c.w - size.x) * 0.5f, c.y + (c.h - size.y) * 0.5f),
+                        to_imgui(view::text_colour_on(view::sample(spec.colormap, position(v)))),
+                        text);
         }
     }
     // 3. Labels: queries on the left (when this heatmap has them), keys above.
@@ -549,10 +599,13 @@ class ComparePanel final : public Panel {
                          ImVec2(g.row_labels.right(), g.row_labels.bottom() + font_ * 0.5f), true);
       for (int i = 0; i < rows; ++i) {
         if (i % stride != 0 && i != selected && i != hovered_row) continue;
-        const char* text = state.frame.visual_text((*spec.row_tokens)[static_cast<std::size_t>(i)].text);
+        const char* text =
+            state.frame.visual_text((*spec.row_tokens)[static_cast<std::size_t>(i)].text);
         const ImVec2 size = ImGui::CalcTextSize(text);
-        const ImU32 colour = i == hovered_row ? colours.highlight : (i == selected ? colours.selection : colours.text);
-        list->AddText(ImVec2(g.row_labels.right() - size.x, g.grid.y + g.cell_h * (static_cast<float>(i) + 0.5f) - size.y * 0.5f),
+        const ImU32 colour = i == hovered_row ? colours.highlight
+                                              : (i == selected ? colours.selection : colours.text);
+        list->AddText(ImVec2(g.row_labels.right() - size.x,
+                             g.grid.y + g.cell_h * (static_cast<float>(i) + 0.5f) - size.y * 0.5f),
                       colour, text);
       }
       list->PopClipRect();
@@ -561,8 +614,8 @@ class ComparePanel final : public Panel {
       const std::vector<Token>& columns = *spec.column_tokens;
       const float extent = g.vertical_column_labels ? font_ : column_label_width(columns);
       const int stride = label_stride(g.cell_w, extent);
-      list->PushClipRect(ImVec2(g.column_labels.x, g.column_labels.y), ImVec2(g.column_labels.right(), g.column_labels.bottom() + 1),
-                         true);
+      list->PushClipRect(ImVec2(g.column_labels.x, g.column_labels.y),
+                         ImVec2(g.column_labels.right(), g.column_labels.bottom() + 1), true);
       for (int j = 0; j < cols; ++j) {
         if (j % stride != 0 && j != hovered_column) continue;
         const char* text = state.frame.visual_text(columns[static_cast<std::size_t>(j)].text);
@@ -570,10 +623,11 @@ class ComparePanel final : public Panel {
         const ImU32 colour = j == hovered_column ? colours.highlight : colours.text;
         const float centre = g.grid.x + g.cell_w * (static_cast<float>(j) + 0.5f);
         if (g.vertical_column_labels)
-          add_text_upwards(list, ImVec2(centre - size.y * 0.5f, g.column_labels.bottom() - size.y), colour, text,
-                           g.column_labels.h);
+          add_text_upwards(list, ImVec2(centre - size.y * 0.5f, g.column_labels.bottom() - size.y),
+                           colour, text, g.column_labels.h);
         else
-          list->AddText(ImVec2(centre - size.x * 0.5f, g.column_labels.bottom() - size.y), colour, text);
+          list->AddText(ImVec2(centre - size.x * 0.5f, g.column_labels.bottom() - size.y), colour,
+                        text);
       }
       list->PopClipRect();
     }
@@ -581,18 +635,21 @@ class ComparePanel final : public Panel {
     const float thick = std::max(2.0f, font_ * 0.12f);
     if (selected >= 0) {
       const float y = g.grid.y + g.cell_h * static_cast<float>(selected);
-      list->AddRect(ImVec2(g.grid.x, y), ImVec2(g.grid.right(), y + g.cell_h), colours.selection, 0, 0, thick);
+      list->AddRect(ImVec2(g.grid.x, y), ImVec2(g.grid.right(), y + g.cell_h), colours.selection, 0,
+                    0, thick);
     }
     if (hovered_row >= 0 && hovered_row != selected) {
       const float y = g.grid.y + g.cell_h * static_cast<float>(hovered_row);
-      list->AddRect(ImVec2(g.grid.x, y), ImVec2(g.grid.right(), y + g.cell_h), colours.highlight, 0, 0, thick);
+      list->AddRect(ImVec2(g.grid.x, y), ImVec2(g.grid.right(), y + g.cell_h), colours.highlight, 0,
+                    0, thick);
     }
     if (hovered_column >= 0) {
       const float x = g.grid.x + g.cell_w * static_cast<float>(hovered_column);
-      list->AddRect(ImVec2(x, g.grid.y), ImVec2(x + g.cell_w, g.grid.bottom()), colours.highlight, 0, 0, thick);
+      list->AddRect(ImVec2(x, g.grid.y), ImVec2(x + g.cell_w, g.grid.bottom()), colours.highlight,
+                    0, 0, thick);
     }
-    if (previous_cell_[0] >= 0 && previous_map_ != which && previous_cell_[0] < rows && previous_cell_[1] < cols &&
-        (spec.current_tokens || which == 1) && pairs_cells_) {
+    if (previous_cell_[0] >= 0 && previous_map_ != which && previous_cell_[0] < rows &&
+        previous_cell_[1] < cols && (spec.current_tokens || which == 1) && pairs_cells_) {
       const view::Rect c = g.cell(previous_cell_[0], previous_cell_[1]);
       list->AddRect(ImVec2(c.x, c.y), ImVec2(c.right(), c.bottom()), colours.text, 0, 0, thick);
     }
@@ -606,12 +663,17 @@ class ComparePanel final : public Panel {
         state.frame.hovered_next = {Side::Query, (*cell)[0]};
         if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = (*cell)[0];
       }
-    } else if ((spec.current_tokens || which == 1) && g.row_labels.contains(io.MousePos.x, io.MousePos.y)) {
-      const int i = std::clamp(static_cast<int>((io.MousePos.y - g.grid.y) / g.cell_h), 0, rows - 1);
+    } else if ((spec.current_tokens || which == 1) &&
+               g.row_labels.contains(io.MousePos.x, io.MousePos.y)) {
+      const int i =
+          std::clamp(static_cast<int>((io.MousePos.y - g.grid.y) / g.cell_h), 0, rows - 1);
       state.frame.hovered_next = {Side::Query, i};
       if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = i;
-    } else if ((spec.current_tokens || which == 1) && g.column_labels.contains(io.MousePos.x, io.MousePos.y)) {
-      state.frame.hovered_next = {Side::Key, std::clamp(static_cast<int>((io.MousePos.x - g.grid.x) / g.cell_w), 0, cols - 1)};
+    } else if ((spec.current_tokens || which == 1) &&
+               g.column_labels.contains(io.MousePos.x, io.MousePos.y)) {
+      state.frame.hovered_next = {
+          Side::Key,
+          std::clamp(static_cast<int>((io.MousePos.x - g.grid.x) / g.cell_w), 0, cols - 1)};
     }
   }
 
@@ -626,13 +688,17 @@ class ComparePanel final : public Panel {
     return -1;
   }
 
-  void draw_shape_note(const AppState& state, const view::Rect& slot, const Matrix& a, const Matrix& b) const {
+  void draw_shape_note(const AppState& state, const view::Rect& slot, const Matrix& a,
+                       const Matrix& b) const {
     const Palette& colours = palette(state.ui.theme);
     char text[320];
     std::snprintf(text, sizeof text,
-                  "No difference to draw: the tokens changed.\n\nThe snapshot has %d \xc3\x97 %d weights (queries \xc3\x97 keys), "
-                  "now there are %d \xc3\x97 %d, so the cells no longer pair up.\n\nTake a new snapshot to compare from here.",
-                  static_cast<int>(a.rows()), static_cast<int>(a.cols()), static_cast<int>(b.rows()), static_cast<int>(b.cols()));
+                  "No difference to draw: the tokens changed.\n\nThe snapshot has %d \xc3\x97 %d "
+                  "weights (queries \xc3\x97 keys), "
+                  "now there are %d \xc3\x97 %d, so the cells no longer pair up.\n\nTake a new "
+                  "snapshot to compare from here.",
+                  static_cast<int>(a.rows()), static_cast<int>(a.cols()),
+                  static_cast<int>(b.rows()), static_cast<int>(b.cols()));
     ImGui::SetCursorScreenPos(ImVec2(slot.x, slot.y + font_ * 0.5f));
     ImGui::PushTextWrapPos(ImGui::GetCursorPosX() + slot.w);
     ImGui::PushStyleColor(ImGuiCol_Text, colours.highlight);
@@ -657,7 +723,8 @@ class ComparePanel final : public Panel {
 
   // The line (or lines) under the heatmaps: a warning when the words changed, the largest change
   // and the mean change. Written into fixed buffers (no allocation).
-  void compose_summary(const AppState& state, bool same_shape, bool same_words, const Matrix& a, const Matrix& b) {
+  void compose_summary(const AppState& state, bool same_shape, bool same_words, const Matrix& a,
+                       const Matrix& b) {
     summary_parts_ = 0;
     if (!same_shape) return;  // the note in the third slot says it all
     const auto add = [&](bool warning) -> char* {
@@ -665,7 +732,8 @@ class ComparePanel final : public Panel {
       return summary_[summary_parts_++];
     };
     if (!same_words)
-      std::snprintf(add(true), kSummarySize, "some words changed since the snapshot: the cells pair up by position");
+      std::snprintf(add(true), kSummarySize,
+                    "some words changed since the snapshot: the cells pair up by position");
     if (!(difference_max_ > 0)) {
       std::snprintf(add(false), kSummarySize, "A and B are the same in every cell.");
       return;
@@ -676,14 +744,20 @@ class ComparePanel final : public Panel {
     view::format_significant_into(mean, sizeof mean, difference_mean_, 3);
     view::format_significant_into(va, sizeof va, a(i, j), 2);
     view::format_significant_into(vb, sizeof vb, b(i, j), 2);
-    const char* query = state.frame.visual_text(state.pipeline().target().tokens[static_cast<std::size_t>(i)].text);
-    const char* key = state.frame.visual_text(state.pipeline().keys().tokens[static_cast<std::size_t>(j)].text);
+    const char* query =
+        state.frame.visual_text(state.pipeline().target().tokens[static_cast<std::size_t>(i)].text);
+    const char* key =
+        state.frame.visual_text(state.pipeline().keys().tokens[static_cast<std::size_t>(j)].text);
     if (mode_ == Mode::Heads) {  // A − B, as the difference heatmap
-      std::snprintf(add(false), kSummarySize, "largest difference: %s \xe2\x86\x92 %s, %s (A %s, B %s)", query, key,
-                    largest, va, vb);
-    } else {  // B − A, as the difference heatmap: from the snapshot (A) to now (B), a fall reads as a fall
-      std::snprintf(add(false), kSummarySize, "largest change since the snapshot: %s \xe2\x86\x92 %s, %s \xe2\x86\x92 %s (%s)",
-                    query, key, va, vb, largest);
+      std::snprintf(add(false), kSummarySize,
+                    "largest difference: %s \xe2\x86\x92 %s, %s (A %s, B %s)", query, key, largest,
+                    va, vb);
+    } else {  // B − A, as the difference heatmap: from the snapshot (A) to now (B), a fall reads as
+              // a fall
+      std::snprintf(
+          add(false), kSummarySize,
+          "largest change since the snapshot: %s \xe2\x86\x92 %s, %s \xe2\x86\x92 %s (%s)", query,
+          key, va, vb, largest);
     }
     std::snprintf(add(false), kSummarySize, "mean |A \xe2\x88\x92 B| = %s", mean);
   }
@@ -692,7 +766,8 @@ class ComparePanel final : public Panel {
   int summary_lines(float width) const {
     if (summary_parts_ == 0) return 0;
     float total = 0;
-    for (int k = 0; k < summary_parts_; ++k) total += ImGui::CalcTextSize(summary_[k]).x + (k > 0 ? font_ * 1.5f : 0.0f);
+    for (int k = 0; k < summary_parts_; ++k)
+      total += ImGui::CalcTextSize(summary_[k]).x + (k > 0 ? font_ * 1.5f : 0.0f);
     return total <= width ? 1 : summary_parts_;
   }
 
@@ -700,26 +775,33 @@ class ComparePanel final : public Panel {
     const Palette& colours = palette(state.ui.theme);
     ImDrawList* list = ImGui::GetWindowDrawList();
     const bool one_line = summary_lines(width) == 1;
-    list->PushClipRect(at, ImVec2(at.x + width, at.y + font_ * 1.3f * static_cast<float>(summary_parts_)), true);
+    list->PushClipRect(
+        at, ImVec2(at.x + width, at.y + font_ * 1.3f * static_cast<float>(summary_parts_)), true);
     ImVec2 p = at;
     for (int k = 0; k < summary_parts_; ++k) {
       list->AddText(p, summary_warning_[k] ? colours.highlight : colours.text_dim, summary_[k]);
-      if (one_line) p.x += ImGui::CalcTextSize(summary_[k]).x + font_ * 1.5f;
-      else p.y += font_ * 1.3f;
+      if (one_line)
+        p.x += ImGui::CalcTextSize(summary_[k]).x + font_ * 1.5f;
+      else
+        p.y += font_ * 1.3f;
     }
     list->PopClipRect();
   }
 
-  void draw_cell_tooltip(const AppState& state, const Matrix& a, const Matrix& b, bool same_shape, int head_a, int head_b) const {
+  void draw_cell_tooltip(const AppState& state, const Matrix& a, const Matrix& b, bool same_shape,
+                         int head_a, int head_b) const {
     const int i = hovered_cell_[0], j = hovered_cell_[1];
     const bool in_a = hovered_map_ == 0;
     // Without a pairing, a cell of A is read from the snapshot's tokens and one of B from today's.
-    const std::vector<Token>& queries = in_a && !same_shape ? snapshot_.query_tokens : state.pipeline().target().tokens;
-    const std::vector<Token>& keys = in_a && !same_shape ? snapshot_.key_tokens : state.pipeline().keys().tokens;
+    const std::vector<Token>& queries =
+        in_a && !same_shape ? snapshot_.query_tokens : state.pipeline().target().tokens;
+    const std::vector<Token>& keys =
+        in_a && !same_shape ? snapshot_.key_tokens : state.pipeline().keys().tokens;
     if (i >= static_cast<int>(queries.size()) || j >= static_cast<int>(keys.size())) return;
     char text[32];
     ImGui::BeginTooltip();
-    ImGui::Text("query %d \"%s\" \xe2\x86\x92 key %d \"%s\"", i, state.frame.visual_text(queries[static_cast<std::size_t>(i)].text), j,
+    ImGui::Text("query %d \"%s\" \xe2\x86\x92 key %d \"%s\"", i,
+                state.frame.visual_text(queries[static_cast<std::size_t>(i)].text), j,
                 state.frame.visual_text(keys[static_cast<std::size_t>(j)].text));
     ImGui::Separator();
     char name_a[48], name_b[48];
@@ -742,11 +824,14 @@ class ComparePanel final : public Panel {
       format_signed(text, sizeof text, signed_difference(a(i, j), b(i, j)));
       ImGui::Text("%s = %s", difference_name(), text);
       if (mode_ == Mode::Snapshot &&
-          (snapshot_.query_tokens[static_cast<std::size_t>(i)].text != state.pipeline().target().tokens[static_cast<std::size_t>(i)].text ||
-           snapshot_.key_tokens[static_cast<std::size_t>(j)].text != state.pipeline().keys().tokens[static_cast<std::size_t>(j)].text))
-        ImGui::TextDisabled("the snapshot had other words here: \"%s\" \xe2\x86\x92 \"%s\"",
-                            state.frame.visual_text(snapshot_.query_tokens[static_cast<std::size_t>(i)].text),
-                            state.frame.visual_text(snapshot_.key_tokens[static_cast<std::size_t>(j)].text));
+          (snapshot_.query_tokens[static_cast<std::size_t>(i)].text !=
+               state.pipeline().target().tokens[static_cast<std::size_t>(i)].text ||
+           snapshot_.key_tokens[static_cast<std::size_t>(j)].text !=
+               state.pipeline().keys().tokens[static_cast<std::size_t>(j)].text))
+        ImGui::TextDisabled(
+            "the snapshot had other words here: \"%s\" \xe2\x86\x92 \"%s\"",
+            state.frame.visual_text(snapshot_.query_tokens[static_cast<std::size_t>(i)].text),
+            state.frame.visual_text(snapshot_.key_tokens[static_cast<std::size_t>(j)].text));
     } else {
       ImGui::TextDisabled("no A \xe2\x88\x92 B: the token counts differ");
     }

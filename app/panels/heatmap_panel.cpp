@@ -4,29 +4,34 @@
 // it, a thumbnail of every head (a click selects the head).
 #include "app/panels/panel.hpp"
 #include "app/panels/registry.hpp"
-#include "app/panels/widgets.hpp"
-#include "app/view/values.hpp"
-#include "app/render/heatmap_renderer.hpp"
 #include "app/panels/theme.hpp"
+#include "app/panels/widgets.hpp"
+#include "app/render/heatmap_renderer.hpp"
+#include "app/view/values.hpp"
 #include "core/figures/format.hpp"
 
 #include <imgui.h>
 
 #include <algorithm>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 
 namespace attnviz::app {
 namespace {
 
-ImVec2 corner(const view::Rect& r) { return ImVec2(r.x, r.y); }
-ImVec2 far_corner(const view::Rect& r) { return ImVec2(r.right(), r.bottom()); }
+ImVec2 corner(const view::Rect& r) {
+  return ImVec2(r.x, r.y);
+}
+ImVec2 far_corner(const view::Rect& r) {
+  return ImVec2(r.right(), r.bottom());
+}
 
 // Text rotated a quarter turn (reading upwards), ending at `anchor` (the bottom end). It is laid
 // out level at `layout` first, a point inside the clip rectangle with room for it to the right:
 // ImGui leaves out the glyphs of a line that fall outside the clip rectangle before it is turned
 // (the last column's label lost its last letters).
-void add_vertical_text(ImDrawList* list, ImVec2 layout, ImVec2 anchor, ImU32 colour, const char* text) {
+void add_vertical_text(ImDrawList* list, ImVec2 layout, ImVec2 anchor, ImU32 colour,
+                       const char* text) {
   const int first = list->VtxBuffer.Size;
   const float width = ImGui::CalcTextSize(text).x;
   list->AddText(layout, colour, text);
@@ -52,18 +57,22 @@ class HeatmapPanel final : public Panel {
     const float font = ImGui::GetFontSize();
     const int heads = static_cast<int>(r.heads.size());
     // Thumbnails on the right when there is more than one head.
-    const float strip = heads > 1 ? std::clamp(available.x * 0.2f, font * 5.0f, font * 12.0f) : 0.0f;
-    const view::Rect main_area{origin.x, origin.y + font * 1.6f, available.x - strip - (strip > 0 ? font : 0.0f),
+    const float strip =
+        heads > 1 ? std::clamp(available.x * 0.2f, font * 5.0f, font * 12.0f) : 0.0f;
+    const view::Rect main_area{origin.x, origin.y + font * 1.6f,
+                               available.x - strip - (strip > 0 ? font : 0.0f),
                                available.y - font * 1.6f};
     draw_main(state, context, main_area);
     // Cells stop growing at a size (a short sentence in a wide view): the colour scale ends above
     // the grid's right edge, and the thumbnails follow it rather than the far side of the view.
     const view::Rect& grid = state.frame.layout.heatmap.grid;
-    const float used_w = grid.empty() ? main_area.w : std::clamp(grid.right() - origin.x, font * 16.0f, main_area.w);
+    const float used_w =
+        grid.empty() ? main_area.w : std::clamp(grid.right() - origin.x, font * 16.0f, main_area.w);
     draw_header(state, origin, used_w);
     if (strip > 0)
       draw_thumbnails(state, context,
-                      {std::min(origin.x + available.x - strip, origin.x + used_w + font * 1.5f), origin.y, strip, available.y});
+                      {std::min(origin.x + available.x - strip, origin.x + used_w + font * 1.5f),
+                       origin.y, strip, available.y});
     ImGui::Dummy(available);
   }
 
@@ -82,7 +91,8 @@ class HeatmapPanel final : public Panel {
     scale_tops_version_ = r.version;
     scale_tops_contrast_ = state.ui.heatmap_contrast;
     scale_tops_.resize(r.heads.size());
-    for (std::size_t h = 0; h < r.heads.size(); ++h) scale_tops_[h] = state.ui.heatmap_top(r.heads[h].weights);
+    for (std::size_t h = 0; h < r.heads.size(); ++h)
+      scale_tops_[h] = state.ui.heatmap_top(r.heads[h].weights);
   }
 
   void draw_header(AppState& state, ImVec2 origin, float width) {
@@ -101,7 +111,8 @@ class HeatmapPanel final : public Panel {
     // The colour scale, 0 .. 1, at the right: as wide as the room beside the label allows (the
     // label loses "of N" first, then the scale goes).
     const auto room_for_bar = [&] {
-      const float scale_left = origin.x + ImGui::CalcTextSize(label).x + font * 0.6f + font * 0.9f;  // "0" before the bar
+      const float scale_left = origin.x + ImGui::CalcTextSize(label).x + font * 0.6f +
+                               font * 0.9f;  // "0" before the bar
       return std::min({width * 0.35f, font * 10.0f, origin.x + width - top_room - scale_left});
     };
     float bar_w = room_for_bar();
@@ -116,17 +127,20 @@ class HeatmapPanel final : public Panel {
     const int steps = 48;
     for (int i = 0; i < steps; ++i) {
       const float t0 = static_cast<float>(i) / steps, t1 = static_cast<float>(i + 1) / steps;
-      list->AddRectFilled(ImVec2(x0 + bar_w * t0, y0), ImVec2(x0 + bar_w * t1 + 0.5f, y0 + font * 0.8f),
+      list->AddRectFilled(ImVec2(x0 + bar_w * t0, y0),
+                          ImVec2(x0 + bar_w * t1 + 0.5f, y0 + font * 0.8f),
                           to_imgui(view::sample(state.ui.colormap, (t0 + t1) * 0.5f)));
     }
-    list->AddText(ImVec2(x0 + bar_w + font * 0.3f, origin.y), state.ui.heatmap_contrast ? colours.highlight : colours.text_dim, top_text);
+    list->AddText(ImVec2(x0 + bar_w + font * 0.3f, origin.y),
+                  state.ui.heatmap_contrast ? colours.highlight : colours.text_dim, top_text);
   }
 
   void draw_main(AppState& state, PanelContext& context, const view::Rect& area) {
     const AttentionResult& r = state.result();
     const int head_index = state.selection.head;
     const HeadResult& head = r.heads[static_cast<std::size_t>(head_index)];
-    const float top = scale_tops_[static_cast<std::size_t>(head_index)];  // the colour scale: 0 .. top
+    const float top =
+        scale_tops_[static_cast<std::size_t>(head_index)];  // the colour scale: 0 .. top
     const auto& queries = state.pipeline().target().tokens;
     const auto& keys = state.pipeline().keys().tokens;
     const int rows = static_cast<int>(r.n_query), cols = static_cast<int>(r.n_key);
@@ -139,8 +153,12 @@ class HeatmapPanel final : public Panel {
     style.max_cell_w = style.max_cell_h = font * 5.0f;
     style.value_text_width = ImGui::CalcTextSize("0.00").x;
     style.row_label_width = style.column_label_width = 0;
-    for (const Token& t : queries) style.row_label_width = std::max(style.row_label_width, ImGui::CalcTextSize(state.frame.visual_text(t.text)).x);
-    for (const Token& t : keys) style.column_label_width = std::max(style.column_label_width, ImGui::CalcTextSize(state.frame.visual_text(t.text)).x);
+    for (const Token& t : queries)
+      style.row_label_width =
+          std::max(style.row_label_width, ImGui::CalcTextSize(state.frame.visual_text(t.text)).x);
+    for (const Token& t : keys)
+      style.column_label_width = std::max(style.column_label_width,
+                                          ImGui::CalcTextSize(state.frame.visual_text(t.text)).x);
     style.row_label_width = std::min(style.row_label_width, font * 10.0f);
     style.column_label_width = std::min(style.column_label_width, font * 10.0f);
     const view::HeatmapGeometry g = view::layout_heatmap(area, rows, cols, style);
@@ -150,8 +168,8 @@ class HeatmapPanel final : public Panel {
 
     // 1. The cells: one textured quad (or, without the shader, one rectangle per cell).
     if (context.heatmaps.ok()) {
-      context.heatmaps.draw(list, context.heatmaps.weights, head_index, corner(g.grid), far_corner(g.grid),
-                            state.ui.colormap, 0.0f, top);
+      context.heatmaps.draw(list, context.heatmaps.weights, head_index, corner(g.grid),
+                            far_corner(g.grid), state.ui.colormap, 0.0f, top);
     } else {
       for (int i = 0; i < rows; ++i)
         for (int j = 0; j < cols; ++j)
@@ -170,17 +188,23 @@ class HeatmapPanel final : public Panel {
           const view::Rect c = g.cell(i, j);
           const ImVec2 size = ImGui::CalcTextSize(text);
           list->AddText(ImVec2(c.x + (c.w - size.x) * 0.5f, c.y + (c.h - size.y) * 0.5f),
-                        to_imgui(view::text_colour_on(view::sample(state.ui.colormap, w / top))), text);
+                        to_imgui(view::text_colour_on(view::sample(state.ui.colormap, w / top))),
+                        text);
         }
     }
     // 4. Labels: queries down the left, keys across the top.
     const ImGuiIO& io = ImGui::GetIO();
-    const auto row_centre = [&](int i) { return g.grid.y + g.cell_h * (static_cast<float>(i) + 0.5f); };
+    const auto row_centre = [&](int i) {
+      return g.grid.y + g.cell_h * (static_cast<float>(i) + 0.5f);
+    };
     for (int i : view::visible_labels(rows, g.cell_h, font, state.selection.query)) {
       // A label too close to the selected query's gives way to it.
-      if (i != state.selection.query && std::abs(row_centre(i) - row_centre(state.selection.query)) < font) continue;
+      if (i != state.selection.query &&
+          std::abs(row_centre(i) - row_centre(state.selection.query)) < font)
+        continue;
       // A name longer than its room keeps its start, with "…" (cut, its end showed instead).
-      const std::string shown = fit_label(state.frame.visual_text, queries[static_cast<std::size_t>(i)].text, g.row_labels.w);
+      const std::string shown = fit_label(
+          state.frame.visual_text, queries[static_cast<std::size_t>(i)].text, g.row_labels.w);
       const char* text = shown.c_str();
       const ImVec2 size = ImGui::CalcTextSize(text);
       const bool marked = state.highlights_query(i) || state.selection.query == i;
@@ -191,35 +215,45 @@ class HeatmapPanel final : public Panel {
                     marked ? colours.selection : colours.text, text);
       list->PopClipRect();
     }
-    for (int j : view::visible_labels(cols, g.cell_w, g.vertical_column_labels ? font : style.column_label_width)) {
-      const std::string shown = fit_label(state.frame.visual_text, keys[static_cast<std::size_t>(j)].text,
-                                          g.vertical_column_labels ? g.column_labels.h : std::max(g.cell_w, style.column_label_width));
+    for (int j : view::visible_labels(cols, g.cell_w,
+                                      g.vertical_column_labels ? font : style.column_label_width)) {
+      const std::string shown =
+          fit_label(state.frame.visual_text, keys[static_cast<std::size_t>(j)].text,
+                    g.vertical_column_labels ? g.column_labels.h
+                                             : std::max(g.cell_w, style.column_label_width));
       const char* text = shown.c_str();
       const ImVec2 size = ImGui::CalcTextSize(text);
       const ImU32 colour = state.highlights_key(j) ? colours.selection : colours.text;
       const float centre = g.grid.x + g.cell_w * (static_cast<float>(j) + 0.5f);
       // Half a line of room on either side: the first and last of columns narrower than a line.
-      list->PushClipRect(ImVec2(g.column_labels.x - font * 0.5f, g.column_labels.y),
-                         ImVec2(g.column_labels.right() + font * 0.5f, g.column_labels.bottom() + 1), true);
+      list->PushClipRect(
+          ImVec2(g.column_labels.x - font * 0.5f, g.column_labels.y),
+          ImVec2(g.column_labels.right() + font * 0.5f, g.column_labels.bottom() + 1), true);
       if (g.vertical_column_labels)
-        add_vertical_text(list, corner(g.column_labels), ImVec2(centre - size.y * 0.5f, g.column_labels.bottom() - size.x),
-                          colour, text);
+        add_vertical_text(list, corner(g.column_labels),
+                          ImVec2(centre - size.y * 0.5f, g.column_labels.bottom() - size.x), colour,
+                          text);
       else
-        list->AddText(ImVec2(centre - size.x * 0.5f, g.column_labels.bottom() - size.y), colour, text);
+        list->AddText(ImVec2(centre - size.x * 0.5f, g.column_labels.bottom() - size.y), colour,
+                      text);
       list->PopClipRect();
     }
     // 5. The selected query's row, and the hovered token's row or column.
     const float thick = std::max(2.0f, font * 0.12f);
-    const view::Rect row = {g.grid.x, g.grid.y + g.cell_h * static_cast<float>(state.selection.query), g.grid.w, g.cell_h};
+    const view::Rect row = {g.grid.x,
+                            g.grid.y + g.cell_h * static_cast<float>(state.selection.query),
+                            g.grid.w, g.cell_h};
     list->AddRect(corner(row), far_corner(row), colours.selection, 0, 0, thick);
     for (int i = 0; i < rows; ++i)
       if (state.highlights_query(i) && i != state.selection.query) {
-        const view::Rect hr = {g.grid.x, g.grid.y + g.cell_h * static_cast<float>(i), g.grid.w, g.cell_h};
+        const view::Rect hr = {g.grid.x, g.grid.y + g.cell_h * static_cast<float>(i), g.grid.w,
+                               g.cell_h};
         list->AddRect(corner(hr), far_corner(hr), colours.highlight, 0, 0, thick);
       }
     for (int j = 0; j < cols; ++j)
       if (state.highlights_key(j)) {
-        const view::Rect hc = {g.grid.x + g.cell_w * static_cast<float>(j), g.grid.y, g.cell_w, g.grid.h};
+        const view::Rect hc = {g.grid.x + g.cell_w * static_cast<float>(j), g.grid.y, g.cell_w,
+                               g.grid.h};
         list->AddRect(corner(hc), far_corner(hc), colours.highlight, 0, 0, thick);
       }
     // 6. Hover and click.
@@ -230,28 +264,37 @@ class HeatmapPanel final : public Panel {
       if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = i;
       draw_cell_tooltip(state, head, i, j);
     } else if (g.row_labels.contains(io.MousePos.x, io.MousePos.y)) {
-      const int i = std::clamp(static_cast<int>((io.MousePos.y - g.grid.y) / g.cell_h), 0, rows - 1);
+      const int i =
+          std::clamp(static_cast<int>((io.MousePos.y - g.grid.y) / g.cell_h), 0, rows - 1);
       state.frame.hovered_next = {Side::Query, i};
       if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = i;
     } else if (g.column_labels.contains(io.MousePos.x, io.MousePos.y)) {
-      state.frame.hovered_next = {Side::Key, std::clamp(static_cast<int>((io.MousePos.x - g.grid.x) / g.cell_w), 0, cols - 1)};
+      state.frame.hovered_next = {
+          Side::Key,
+          std::clamp(static_cast<int>((io.MousePos.x - g.grid.x) / g.cell_w), 0, cols - 1)};
     }
   }
 
   void draw_cell_tooltip(const AppState& state, const HeadResult& head, int i, int j) {
     const AttentionConfig& c = state.result().config;
-    const char* query = state.frame.visual_text(state.pipeline().target().tokens[static_cast<std::size_t>(i)].text);
-    const char* key = state.frame.visual_text(state.pipeline().keys().tokens[static_cast<std::size_t>(j)].text);
+    const char* query =
+        state.frame.visual_text(state.pipeline().target().tokens[static_cast<std::size_t>(i)].text);
+    const char* key =
+        state.frame.visual_text(state.pipeline().keys().tokens[static_cast<std::size_t>(j)].text);
     ImGui::BeginTooltip();
     // The tokens' places too: a long sentence has many "the"s.
-    ImGui::Text("query %d \"%s\" \xe2\x86\x92 key %d \"%s\"   (head %d)", i, query, j, key, state.selection.head);
+    ImGui::Text("query %d \"%s\" \xe2\x86\x92 key %d \"%s\"   (head %d)", i, query, j, key,
+                state.selection.head);
     ImGui::Separator();
-    ImGui::Text("score %s = %s", compatibility_formula(c.compatibility), view::format_number(head.raw_scores(i, j), 3).c_str());
+    ImGui::Text("score %s = %s", compatibility_formula(c.compatibility),
+                view::format_number(head.raw_scores(i, j), 3).c_str());
     if (c.compatibility == Compatibility::ScaledDot)
-      ImGui::Text("scaled \xc3\xb7\xe2\x88\x9a%d%s = %s", c.d_k, c.temperature != 1.0f ? " \xc3\xb7T" : "",
+      ImGui::Text("scaled \xc3\xb7\xe2\x88\x9a%d%s = %s", c.d_k,
+                  c.temperature != 1.0f ? " \xc3\xb7T" : "",
                   view::format_number(head.scaled_scores(i, j), 3).c_str());
     else if (c.temperature != 1.0f)
-      ImGui::Text("\xc3\xb7T (T = %.2f) = %s", static_cast<double>(c.temperature), view::format_number(head.scaled_scores(i, j), 3).c_str());
+      ImGui::Text("\xc3\xb7T (T = %.2f) = %s", static_cast<double>(c.temperature),
+                  view::format_number(head.scaled_scores(i, j), 3).c_str());
     if (view::is_masked(head.masked_scores(i, j)))
       ImGui::TextUnformatted("masked: this key is hidden from this query");
     ImGui::Text("\xce\xb1 = %s", view::format_significant(head.weights(i, j), 3).c_str());
@@ -261,10 +304,14 @@ class HeatmapPanel final : public Panel {
   static const char* compatibility_formula(Compatibility c) {
     switch (c) {
       case Compatibility::Dot:
-      case Compatibility::ScaledDot: return "q\xc2\xb7k";
-      case Compatibility::General: return "q\xc2\xb7W\xe2\x82\x90\xc2\xb7k";
-      case Compatibility::Additive: return "v\xc2\xb7tanh(qW\xe2\x82\x81+kW\xe2\x82\x82)";
-      case Compatibility::Cosine: return "cos(q, k)";
+      case Compatibility::ScaledDot:
+        return "q\xc2\xb7k";
+      case Compatibility::General:
+        return "q\xc2\xb7W\xe2\x82\x90\xc2\xb7k";
+      case Compatibility::Additive:
+        return "v\xc2\xb7tanh(qW\xe2\x82\x81+kW\xe2\x82\x82)";
+      case Compatibility::Cosine:
+        return "cos(q, k)";
     }
     return "";
   }
@@ -278,30 +325,40 @@ class HeatmapPanel final : public Panel {
     const int columns = heads <= 4 ? 1 : (heads <= 10 ? 2 : 3);
     const int rows_of_thumbs = (heads + columns - 1) / columns;
     const float gap = font * 0.4f;
-    const float size = std::max(8.0f, std::min((area.w - gap * static_cast<float>(columns - 1)) / static_cast<float>(columns),
-                                               area.h / static_cast<float>(rows_of_thumbs) - font - gap));
+    const float size = std::max(
+        8.0f,
+        std::min((area.w - gap * static_cast<float>(columns - 1)) / static_cast<float>(columns),
+                 area.h / static_cast<float>(rows_of_thumbs) - font - gap));
     // The big heatmap's shape (its cells widen when the matrix is far from square: 64 queries by
     // 6 keys), so that a thumbnail is that picture small rather than a strip.
     const view::Rect& big = state.frame.layout.heatmap.grid;
-    const float aspect = big.empty() ? static_cast<float>(r.n_query) / static_cast<float>(std::max<Eigen::Index>(1, r.n_key))
+    const float aspect = big.empty() ? static_cast<float>(r.n_query) /
+                                           static_cast<float>(std::max<Eigen::Index>(1, r.n_key))
                                      : big.h / big.w;
     const float w = aspect > 1.0f ? size / aspect : size, h = aspect > 1.0f ? size : size * aspect;
     const ImGuiIO& io = ImGui::GetIO();
     for (int head = 0; head < heads; ++head) {
       const float x = area.x + static_cast<float>(head % columns) * (size + gap);
       const float y = area.y + static_cast<float>(head / columns) * (size + font + gap);
-      // "head 3" where it fits above the thumbnail, else "h3", else "3" (many heads, a narrow view).
+      // "head 3" where it fits above the thumbnail, else "h3", else "3" (many heads, a narrow
+      // view).
       char label[16];
       std::snprintf(label, sizeof label, "head %d", head);
-      if (ImGui::CalcTextSize(label).x > size + gap * 0.5f) std::snprintf(label, sizeof label, "h%d", head);
-      if (ImGui::CalcTextSize(label).x > size + gap * 0.5f) std::snprintf(label, sizeof label, "%d", head);
-      list->AddText(ImVec2(x, y), head == state.selection.head ? colours.selection : colours.text_dim, label);
+      if (ImGui::CalcTextSize(label).x > size + gap * 0.5f)
+        std::snprintf(label, sizeof label, "h%d", head);
+      if (ImGui::CalcTextSize(label).x > size + gap * 0.5f)
+        std::snprintf(label, sizeof label, "%d", head);
+      list->AddText(ImVec2(x, y),
+                    head == state.selection.head ? colours.selection : colours.text_dim, label);
       const ImVec2 p0(x, y + font), p1(x + w, y + font + h);
       if (context.heatmaps.ok())
         context.heatmaps.draw(list, context.heatmaps.weights, head, p0, p1, state.ui.colormap, 0.0f,
                               scale_tops_[static_cast<std::size_t>(head)]);
-      if (head == state.selection.head) list->AddRect(ImVec2(p0.x - 2, p0.y - 2), ImVec2(p1.x + 2, p1.y + 2), colours.selection, 0, 0, 2.0f);
-      const bool hovered = io.MousePos.x >= x && io.MousePos.x < x + size && io.MousePos.y >= y && io.MousePos.y < y + font + size;
+      if (head == state.selection.head)
+        list->AddRect(ImVec2(p0.x - 2, p0.y - 2), ImVec2(p1.x + 2, p1.y + 2), colours.selection, 0,
+                      0, 2.0f);
+      const bool hovered = io.MousePos.x >= x && io.MousePos.x < x + size && io.MousePos.y >= y &&
+                           io.MousePos.y < y + font + size;
       if (hovered && ImGui::IsWindowHovered()) {
         ImGui::SetTooltip("head %d: click to show it large", head);
         if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.head = head;

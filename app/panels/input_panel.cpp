@@ -1,11 +1,11 @@
 // The Input panel: the sentences (edited live), their tokens, and every attention setting.
 #include "app/panels/panel.hpp"
 #include "app/panels/registry.hpp"
+#include "app/panels/theme.hpp"
 #include "app/panels/token_chips.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/platform/keys.hpp"
 #include "app/session/text_undo.hpp"
-#include "app/panels/theme.hpp"
 
 #include <imgui.h>
 #include <imgui_internal.h>  // GetActiveID, ClearActiveID: Escape in the sentence field
@@ -20,9 +20,10 @@ namespace attnviz::app {
 namespace {
 
 // A sentence field: its own undo (Ctrl+Z and Ctrl+Shift+Z or Ctrl+Y go back and forth a word or
-// a burst at a time, app/session/text_undo.hpp, not ImGui's character at a time), and the text as the
-// field holds it (stand-ins for what ImGui cannot hold, such as emoji: app/view/text_escapes.hpp),
-// made again only when the sentence changed elsewhere (not every frame).
+// a burst at a time, app/session/text_undo.hpp, not ImGui's character at a time), and the text as
+// the field holds it (stand-ins for what ImGui cannot hold, such as emoji:
+// app/view/text_escapes.hpp), made again only when the sentence changed elsewhere (not every
+// frame).
 struct SentenceField {
   TextUndo undo;
   std::string sentence;  // the scenario's text `shown` stands for
@@ -30,7 +31,8 @@ struct SentenceField {
 };
 
 // Draws the field; true when the user changed `text`.
-bool sentence_field(const char* id, const char* hint, const std::string& text, SentenceField& field, view::TextEscapes& escapes) {
+bool sentence_field(const char* id, const char* hint, const std::string& text, SentenceField& field,
+                    view::TextEscapes& escapes) {
   if (text != field.sentence) {
     field.sentence = text;
     field.shown = escapes.escape(text);
@@ -57,8 +59,10 @@ bool sentence_field(const char* id, const char* hint, const std::string& text, S
     std::optional<std::string> next;
     using platform::Key;
     const bool z = platform::key_pressed(Key::Z, /*repeat=*/true);
-    if (z && !io.KeyShift) next = field_undo->undo(in_field);
-    else if (z || platform::key_pressed(Key::Y, /*repeat=*/true)) next = field_undo->redo(in_field);
+    if (z && !io.KeyShift)
+      next = field_undo->undo(in_field);
+    else if (z || platform::key_pressed(Key::Y, /*repeat=*/true))
+      next = field_undo->redo(in_field);
     if (!next) return 0;
     data->DeleteChars(0, data->BufTextLen);
     data->InsertChars(0, next->c_str(), next->c_str() + next->size());
@@ -68,10 +72,12 @@ bool sentence_field(const char* id, const char* hint, const std::string& text, S
   // Escape leaves the field with its text: every letter typed has already changed every view, and
   // ImGui's Escape would take the whole edit back at once (a long sentence lost to one key).
   // Ctrl+Z takes it back a word at a time.
-  if (ImGui::GetActiveID() == ImGui::GetID(id) && ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false))
+  if (ImGui::GetActiveID() == ImGui::GetID(id) &&
+      ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false))
     ImGui::ClearActiveID();
-  const bool changed = ImGui::InputTextWithHint(id, hint, &field.shown, ImGuiInputTextFlags_NoUndoRedo | ImGuiInputTextFlags_CallbackAlways,
-                                                on_keys, &field_context);
+  const bool changed = ImGui::InputTextWithHint(
+      id, hint, &field.shown, ImGuiInputTextFlags_NoUndoRedo | ImGuiInputTextFlags_CallbackAlways,
+      on_keys, &field_context);
   if (ImGui::IsItemActivated()) field.undo.reset(field.shown);
   if (!changed) return false;
   field.undo.changed(field.shown, ImGui::GetTime());  // an undo or redo is what it already holds
@@ -92,7 +98,8 @@ bool integer_setting(const char* label, const char* help, int& value, int low, i
 
 // A field's width: `wanted`, or what the line has left beside its label when the panel is narrow.
 float field_width(const char* label, float wanted) {
-  const float room = ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(label).x - ImGui::GetStyle().ItemInnerSpacing.x;
+  const float room = ImGui::GetContentRegionAvail().x - ImGui::CalcTextSize(label).x -
+                     ImGui::GetStyle().ItemInnerSpacing.x;
   return std::max(ImGui::GetFontSize() * 3.0f, std::min(wanted, room));
 }
 
@@ -102,13 +109,15 @@ void same_line_if_fits(float width) {
 }
 
 float checkbox_width(const char* label) {
-  return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x + ImGui::CalcTextSize(label).x;
+  return ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x +
+         ImGui::CalcTextSize(label).x;
 }
 
 class InputPanel final : public Panel {
  public:
   void draw_content(AppState& state, PanelContext& context) override {
-    if (!state.lesson.active()) draw_title(state, context);  // in a lesson, the lesson band names it
+    if (!state.lesson.active())
+      draw_title(state, context);  // in a lesson, the lesson band names it
     draw_sentences(state, context);
     ImGui::Spacing();
     draw_settings(state);
@@ -122,12 +131,15 @@ class InputPanel final : public Panel {
     if (renaming_) {
       if (rename_frames_++ == 0) ImGui::SetKeyboardFocusHere();
       ImGui::SetNextItemWidth(-1);
-      ImGui::InputTextWithHint("##title", "a title for this scenario", &title_text_, ImGuiInputTextFlags_AutoSelectAll);
+      ImGui::InputTextWithHint("##title", "a title for this scenario", &title_text_,
+                               ImGuiInputTextFlags_AutoSelectAll);
       const bool active = ImGui::IsItemActive();
       if (ImGui::IsItemDeactivated()) {
         renaming_ = false;
-        const std::size_t first = title_text_.find_first_not_of(' '), last = title_text_.find_last_not_of(' ');
-        const std::string title = first == std::string::npos ? "" : title_text_.substr(first, last - first + 1);
+        const std::size_t first = title_text_.find_first_not_of(' '),
+                          last = title_text_.find_last_not_of(' ');
+        const std::string title =
+            first == std::string::npos ? "" : title_text_.substr(first, last - first + 1);
         if (!ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)) && title != s.title)
           state.document.set_title(title);
       } else if (!active && rename_frames_ > 4) {
@@ -136,8 +148,10 @@ class InputPanel final : public Panel {
       return;
     }
     if (context.bold_font) ImGui::PushFont(context.bold_font);
-    if (s.title.empty()) ImGui::TextDisabled("Untitled");
-    else ImGui::TextWrapped("%s", state.frame.visual_text(s.title));
+    if (s.title.empty())
+      ImGui::TextDisabled("Untitled");
+    else
+      ImGui::TextWrapped("%s", state.frame.visual_text(s.title));
     if (context.bold_font) ImGui::PopFont();
     if (ImGui::IsItemHovered()) {
       ImGui::BeginTooltip();
@@ -166,16 +180,20 @@ class InputPanel final : public Panel {
       ImGui::SetTooltip("Cross: queries from the target sentence, keys and values from the source");
     if (mode_changed) state.edit()->set_mode(mode == 1 ? Mode::Cross : Mode::Self);
 
-    text_wrapped_at_spaces(s.mode == Mode::Cross ? "Target sentence (queries)" : "Sentence", ImGui::GetContentRegionAvail().x);
+    text_wrapped_at_spaces(s.mode == Mode::Cross ? "Target sentence (queries)" : "Sentence",
+                           ImGui::GetContentRegionAvail().x);
     ImGui::SetNextItemWidth(-1);
     // An edit is computed at once, so the chips below show the tokens of what was just typed.
-    if (sentence_field("##target", "type a sentence", s.target, target_field_, context.text_escapes))
+    if (sentence_field("##target", "type a sentence", s.target, target_field_,
+                       context.text_escapes))
       state.edit()->set_target(target_field_.sentence);
-    draw_token_chips(state, state.pipeline().target(), state.pipeline().target_sources(), Side::Query);
+    draw_token_chips(state, state.pipeline().target(), state.pipeline().target_sources(),
+                     Side::Query);
     if (s.mode == Mode::Cross) {
       text_wrapped_at_spaces("Source sentence (keys and values)", ImGui::GetContentRegionAvail().x);
       ImGui::SetNextItemWidth(-1);
-      if (sentence_field("##source", "type the source sentence", s.source, source_field_, context.text_escapes))
+      if (sentence_field("##source", "type the source sentence", s.source, source_field_,
+                         context.text_escapes))
         state.edit()->set_source(source_field_.sentence);
       if (state.pipeline().cross())
         draw_token_chips(state, state.pipeline().keys(), state.pipeline().key_sources(), Side::Key);
@@ -187,30 +205,41 @@ class InputPanel final : public Panel {
     if (!ImGui::CollapsingHeader("Settings", ImGuiTreeNodeFlags_DefaultOpen)) return;
     AttentionConfig config = s.config;
     bool shape_changed = false;
-    shape_changed |= integer_setting("d_model", "width of each token's embedding", config.d_model, 1, Limits::kMaxDModel);
-    // The heads side by side may be at most Limits::kMaxHeadsWidth wide: each bound follows the others.
+    shape_changed |= integer_setting("d_model", "width of each token's embedding", config.d_model,
+                                     1, Limits::kMaxDModel);
+    // The heads side by side may be at most Limits::kMaxHeadsWidth wide: each bound follows the
+    // others.
     const int widest = std::max(config.d_k, config.d_v);
-    shape_changed |= integer_setting("heads", "number of attention heads", config.heads, 1,
-                                     std::clamp(Limits::kMaxHeadsWidth / widest, 1, Limits::kMaxHeads));
+    shape_changed |=
+        integer_setting("heads", "number of attention heads", config.heads, 1,
+                        std::clamp(Limits::kMaxHeadsWidth / widest, 1, Limits::kMaxHeads));
     const int head_width = std::min(Limits::kMaxHeadDim, Limits::kMaxHeadsWidth / config.heads);
-    shape_changed |= integer_setting("d_k", "width of queries and keys, per head", config.d_k, 1, head_width);
+    shape_changed |=
+        integer_setting("d_k", "width of queries and keys, per head", config.d_k, 1, head_width);
     shape_changed |= integer_setting("d_v", "width of values, per head", config.d_v, 1, head_width);
 
     static constexpr const char* kCompatibilityLabels[] = {
-        "dot  q\xc2\xb7k", "scaled dot  q\xc2\xb7k/\xe2\x88\x9a" "d_k", "general  q\xc2\xb7W\xe2\x82\x90\xc2\xb7k",
+        "dot  q\xc2\xb7k",
+        "scaled dot  q\xc2\xb7k/\xe2\x88\x9a"
+        "d_k",
+        "general  q\xc2\xb7W\xe2\x82\x90\xc2\xb7k",
         "additive  v\xc2\xb7tanh(qW\xe2\x82\x81+kW\xe2\x82\x82)", "cosine"};
     int compatibility = static_cast<int>(config.compatibility);
     ImGui::SetNextItemWidth(field_width("score", ImGui::GetFontSize() * 12.0f));
-    if (ImGui::Combo("score", &compatibility, kCompatibilityLabels, IM_ARRAYSIZE(kCompatibilityLabels))) {
+    if (ImGui::Combo("score", &compatibility, kCompatibilityLabels,
+                     IM_ARRAYSIZE(kCompatibilityLabels))) {
       config.compatibility = static_cast<Compatibility>(compatibility);
       shape_changed = true;
     }
     if (config.compatibility == Compatibility::Additive)
-      shape_changed |= integer_setting("d_att", "hidden width of the additive scorer", config.d_att, 1, Limits::kMaxHeadDim);
+      shape_changed |= integer_setting("d_att", "hidden width of the additive scorer", config.d_att,
+                                       1, Limits::kMaxHeadDim);
 
     ImGui::SetNextItemWidth(field_width("temperature", ImGui::GetFontSize() * 12.0f));
-    if (ImGui::SliderFloat("temperature", &config.temperature, 0.05f, 20.0f, "%.2f", ImGuiSliderFlags_Logarithmic)) {
-      config.temperature = std::clamp(config.temperature, Limits::kMinTemperature, Limits::kMaxTemperature);
+    if (ImGui::SliderFloat("temperature", &config.temperature, 0.05f, 20.0f, "%.2f",
+                           ImGuiSliderFlags_Logarithmic)) {
+      config.temperature =
+          std::clamp(config.temperature, Limits::kMinTemperature, Limits::kMaxTemperature);
       shape_changed = true;
     }
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("the scores are divided by T before the softmax");
@@ -222,15 +251,19 @@ class InputPanel final : public Panel {
       state.document.set_positional(positional ? Positional::Sinusoidal : Positional::None);
     if (shape_changed && !(config == s.config)) state.document.set_config(config);
 
-    const float button_w = ImGui::CalcTextSize("Draw weights").x + ImGui::GetStyle().FramePadding.x * 2.0f;
-    const float beside_button = ImGui::GetContentRegionAvail().x - button_w - ImGui::GetStyle().ItemSpacing.x -
-                                ImGui::CalcTextSize("seed").x - ImGui::GetStyle().ItemInnerSpacing.x;
-    ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 5.0f, std::min(ImGui::GetFontSize() * 7.0f, beside_button)));
+    const float button_w =
+        ImGui::CalcTextSize("Draw weights").x + ImGui::GetStyle().FramePadding.x * 2.0f;
+    const float beside_button = ImGui::GetContentRegionAvail().x - button_w -
+                                ImGui::GetStyle().ItemSpacing.x - ImGui::CalcTextSize("seed").x -
+                                ImGui::GetStyle().ItemInnerSpacing.x;
+    ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 5.0f,
+                                     std::min(ImGui::GetFontSize() * 7.0f, beside_button)));
     std::uint64_t seed = s.seed;
     if (ImGui::InputScalar("seed", ImGuiDataType_U64, &seed)) state.document.set_seed_quietly(seed);
     same_line_if_fits(button_w);
     if (ImGui::Button("Draw weights")) state.document.draw_weights();
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("replace every weight by values drawn from the seed");
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("replace every weight by values drawn from the seed");
   }
 
   SentenceField target_field_, source_field_;

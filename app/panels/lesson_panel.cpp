@@ -3,9 +3,9 @@
 // the views that would give the answer away stay covered until then.
 #include "app/panels/panel.hpp"
 #include "app/panels/registry.hpp"
+#include "app/panels/theme.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/session/status_line.hpp"
-#include "app/panels/theme.hpp"
 
 #include <imgui.h>
 
@@ -29,20 +29,25 @@ class LessonPanel final : public Panel {
     ImGui::BeginChild("step", ImVec2(-buttons, 0), false);
     // Wrapped as the text below (large text on a projector: the buttons no longer cut it).
     if (context.bold_font) ImGui::PushFont(context.bold_font);
-    text_wrapped_at_spaces(lesson_step_heading(lesson), ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize);
+    text_wrapped_at_spaces(lesson_step_heading(lesson),
+                           ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize);
     if (context.bold_font) ImGui::PopFont();
     text_ = expand_lesson_text(step->text, state.pipeline());
     // The width App::lesson_band_height measures the text at (room for a scrollbar kept).
-    text_wrapped_at_spaces(text_, ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize);
+    text_wrapped_at_spaces(text_,
+                           ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize);
     // The text tells the step as it began: after the student's change it may no longer hold.
     if (const std::vector<std::string>& broken = state.broken_lesson_claims(); !broken.empty()) {
       const char* button = "Back to the step as it began";
-      const float button_w = ImGui::CalcTextSize(button).x + ImGui::GetStyle().FramePadding.x * 2.0f;
-      const std::string note = "\xe2\x9a\xa0 Since your change, the text no longer holds: " + broken.front();
+      const float button_w =
+          ImGui::CalcTextSize(button).x + ImGui::GetStyle().FramePadding.x * 2.0f;
+      const std::string note =
+          "\xe2\x9a\xa0 Since your change, the text no longer holds: " + broken.front();
       ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(colours.highlight));
       ImGui::AlignTextToFramePadding();
-      ImGui::TextUnformatted(
-          fit_text(note, ImGui::GetContentRegionAvail().x - button_w - ImGui::GetStyle().ItemSpacing.x * 2.0f).c_str());
+      ImGui::TextUnformatted(fit_text(note, ImGui::GetContentRegionAvail().x - button_w -
+                                                ImGui::GetStyle().ItemSpacing.x * 2.0f)
+                                 .c_str());
       ImGui::PopStyleColor();
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", note.c_str());
       ImGui::SameLine();
@@ -80,7 +85,8 @@ class LessonPanel final : public Panel {
       for (std::size_t j = 0; j < keys.size(); ++j) {
         if (j > 0) ImGui::SameLine();
         ImGui::PushID(static_cast<int>(j));
-        if (ImGui::Button(state.frame.visual_text(keys[j].text))) state.lesson.prediction = static_cast<int>(j);
+        if (ImGui::Button(state.frame.visual_text(keys[j].text)))
+          state.lesson.prediction = static_cast<int>(j);
         if (ImGui::IsItemHovered()) state.frame.hovered_next = {Side::Key, static_cast<int>(j)};
         ImGui::PopID();
       }
@@ -93,11 +99,17 @@ class LessonPanel final : public Panel {
     const int guess = *state.lesson.prediction;
     const bool right = guess == static_cast<int>(answer);
     char line[256];
-    std::snprintf(line, sizeof line, "%s You chose \"%s\". The largest weight of \"%s\" is on \"%s\" (\xce\xb1 = %.2f).",
-                  right ? "\xe2\x9c\x94 Right!" : "\xe2\x9c\x98 Not quite.", state.frame.visual_text(keys[static_cast<std::size_t>(guess)].text),
-                  state.frame.visual_text(state.pipeline().target().tokens[static_cast<std::size_t>(query)].text),
-                  state.frame.visual_text(keys[static_cast<std::size_t>(answer)].text), static_cast<double>(weights(query, answer)));
-    ImGui::PushStyleColor(ImGuiCol_Text, right ? IM_COL32(30, 150, 60, 255) : IM_COL32(200, 60, 40, 255));
+    std::snprintf(
+        line, sizeof line,
+        "%s You chose \"%s\". The largest weight of \"%s\" is on \"%s\" (\xce\xb1 = %.2f).",
+        right ? "\xe2\x9c\x94 Right!" : "\xe2\x9c\x98 Not quite.",
+        state.frame.visual_text(keys[static_cast<std::size_t>(guess)].text),
+        state.frame.visual_text(
+            state.pipeline().target().tokens[static_cast<std::size_t>(query)].text),
+        state.frame.visual_text(keys[static_cast<std::size_t>(answer)].text),
+        static_cast<double>(weights(query, answer)));
+    ImGui::PushStyleColor(ImGuiCol_Text,
+                          right ? IM_COL32(30, 150, 60, 255) : IM_COL32(200, 60, 40, 255));
     ImGui::TextUnformatted(line);
     ImGui::PopStyleColor();
     state.pinned = {Side::Key, static_cast<int>(answer)};

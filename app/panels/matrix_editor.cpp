@@ -16,7 +16,6 @@
 namespace attnviz::app {
 namespace {
 
-
 // The lines between cells (drawn as the grid's background, showing through 1-pixel gaps).
 ImU32 grid_line_colour(Theme theme) {
   return theme == Theme::Dark ? IM_COL32(70, 72, 82, 255) : IM_COL32(196, 198, 206, 255);
@@ -29,7 +28,8 @@ const char* format_cell(char* buffer, int size, float value, float width) {
     view::format_number_into(buffer, size, value, decimals);
     if (ImGui::CalcTextSize(buffer).x <= width) return buffer;
   }
-  if (std::isfinite(value)) std::snprintf(buffer, static_cast<std::size_t>(size), "%.0e", static_cast<double>(value));
+  if (std::isfinite(value))
+    std::snprintf(buffer, static_cast<std::size_t>(size), "%.0e", static_cast<double>(value));
   return buffer;
 }
 
@@ -46,14 +46,17 @@ TitleParts split_title(const char* title) {
 }
 constexpr float kSubscriptScale = 0.72f;
 // At least 11 px (or the font's size): at a 13 px font a subscript Q of 9 px read as O.
-float subscript_size(float size) { return std::max(size * kSubscriptScale, std::min(size, 11.0f)); }
+float subscript_size(float size) {
+  return std::max(size * kSubscriptScale, std::min(size, 11.0f));
+}
 
 ImVec2 title_size(ImFont* font, const char* title) {
   if (!font) font = ImGui::GetFont();
   const float size = ImGui::GetFontSize();
   const TitleParts parts = split_title(title);
   ImVec2 main = font->CalcTextSizeA(size, FLT_MAX, 0.0f, parts.main_begin, parts.main_end);
-  if (*parts.sub) main.x += font->CalcTextSizeA(subscript_size(size), FLT_MAX, 0.0f, parts.sub).x + 1.0f;
+  if (*parts.sub)
+    main.x += font->CalcTextSizeA(subscript_size(size), FLT_MAX, 0.0f, parts.sub).x + 1.0f;
   return main;
 }
 
@@ -63,13 +66,16 @@ void draw_title(ImDrawList* list, ImFont* font, ImVec2 at, ImU32 colour, const c
   const TitleParts parts = split_title(title);
   list->AddText(font, size, at, colour, parts.main_begin, parts.main_end);
   if (!*parts.sub) return;
-  const float x = at.x + font->CalcTextSizeA(size, FLT_MAX, 0.0f, parts.main_begin, parts.main_end).x + 1.0f;
+  const float x =
+      at.x + font->CalcTextSizeA(size, FLT_MAX, 0.0f, parts.main_begin, parts.main_end).x + 1.0f;
   // Lowered, but not into the accent bar under the title (which cut a Q's tail into an O).
   const float sub = subscript_size(size), drop = std::min(size * 0.38f, size - sub * 0.9f);
   list->AddText(font, sub, ImVec2(x, std::round(at.y + drop)), colour, parts.sub);
 }
 
-bool escape_pressed() { return ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false); }
+bool escape_pressed() {
+  return ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false);
+}
 
 }  // namespace
 
@@ -103,7 +109,8 @@ double MatrixEditor::next_change_in() const {
 
 void MatrixEditor::fit_rows(float height, int max_rows) {
   // Rows share the height; never shorter than the text, never taller than a comfortable cell.
-  const float fit = std::floor((height - header_h_ - 1.0f) / static_cast<float>(std::max(1, max_rows)));
+  const float fit =
+      std::floor((height - header_h_ - 1.0f) / static_cast<float>(std::max(1, max_rows)));
   row_h_ = std::clamp(fit, std::round(font_ * 1.1f), std::round(font_ * 1.6f));
 }
 
@@ -142,14 +149,16 @@ MatrixEditor::Layout MatrixEditor::layout_of(const MatrixGridSpec& spec, ImVec2 
   }
   // The corner holds the bold title and the menu arrow.
   const float title_w = title_size(bold_font_, spec.title).x;
-  l.label_w = std::ceil(std::max(spec.row_label_width + 2.0f * pad_x_, title_w + font_ * 0.9f + 2.0f * pad_x_));
+  l.label_w = std::ceil(
+      std::max(spec.row_label_width + 2.0f * pad_x_, title_w + font_ * 0.9f + 2.0f * pad_x_));
   l.cells_w = l.column_x(l.cols);
   return l;
 }
 
 ImVec2 MatrixEditor::measure(const MatrixGridSpec& spec) {
   const Layout l = layout_of(spec, ImVec2(0, 0));
-  return ImVec2(l.label_w + l.cells_w + 1.0f, header_h_ + row_h_ * static_cast<float>(spec.rows) + 1.0f);
+  return ImVec2(l.label_w + l.cells_w + 1.0f,
+                header_h_ + row_h_ * static_cast<float>(spec.rows) + 1.0f);
 }
 
 // -----------------------------------------------------------------------------
@@ -172,12 +181,16 @@ MatrixGridEvents MatrixEditor::draw(const MatrixGridSpec& spec, ImVec2 origin) {
   if (right + 1.0f < clip_min.x || origin.x > clip_max.x) return events;  // scrolled out of view
 
   // The header row sticks to the top of the view while long matrices scroll under it.
-  const float header_y = std::clamp(clip_min.y, origin.y, std::max(origin.y, cells_top + cells_h - row_h_ - header_h_));
+  const float header_y = std::clamp(clip_min.y, origin.y,
+                                    std::max(origin.y, cells_top + cells_h - row_h_ - header_h_));
   const float view_top = std::max(header_y + header_h_, clip_min.y);
   const float view_bottom = clip_max.y;
-  const int r0 = std::clamp(static_cast<int>(std::floor((view_top - cells_top) / row_h_)), 0, l.rows);
-  const int r1 = std::clamp(static_cast<int>(std::ceil((view_bottom - cells_top) / row_h_)), r0, l.rows);
-  const float view_left = std::max(clip_min.x, cells_x), view_right = std::min(clip_max.x, right + 1.0f);
+  const int r0 =
+      std::clamp(static_cast<int>(std::floor((view_top - cells_top) / row_h_)), 0, l.rows);
+  const int r1 =
+      std::clamp(static_cast<int>(std::ceil((view_bottom - cells_top) / row_h_)), r0, l.rows);
+  const float view_left = std::max(clip_min.x, cells_x),
+              view_right = std::min(clip_max.x, right + 1.0f);
   const int c0 = l.column_at(view_left - cells_x);
   const int c1 = view_right > view_left ? l.column_at(view_right - cells_x - 0.01f) + 1 : c0;
   const auto cell_min = [&](int r, int c) {
@@ -185,7 +198,8 @@ MatrixGridEvents MatrixEditor::draw(const MatrixGridSpec& spec, ImVec2 origin) {
   };
   const auto column_width = [&](int c) { return c < l.wide ? l.wide_w : l.cell_w; };
   const auto value_at = [&](int r, int c) {
-    return spec.values[static_cast<std::size_t>(r) * static_cast<std::size_t>(l.cols) + static_cast<std::size_t>(c)];
+    return spec.values[static_cast<std::size_t>(r) * static_cast<std::size_t>(l.cols) +
+                       static_cast<std::size_t>(c)];
   };
 
   ImGui::PushID(spec.id);
@@ -232,7 +246,8 @@ MatrixGridEvents MatrixEditor::draw(const MatrixGridSpec& spec, ImVec2 origin) {
       }
     }
     // Double-click: type the value.
-    if (spec.editable && cells_hovered && hover_r >= 0 && ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
+    if (spec.editable && cells_hovered && hover_r >= 0 &&
+        ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
       drag_ = {};
       open_typing(grid_id, hover_r, hover_c, value_at(hover_r, hover_c));
     }
@@ -250,11 +265,13 @@ MatrixGridEvents MatrixEditor::draw(const MatrixGridSpec& spec, ImVec2 origin) {
           events.col = drag_.col;
           events.value = drag_.start_value;
         } else {
-          if (!drag_.moving && std::fabs(m.x - io.MouseClickedPos[0].x) >= io.MouseDragThreshold) drag_.moving = true;
+          if (!drag_.moving && std::fabs(m.x - io.MouseClickedPos[0].x) >= io.MouseDragThreshold)
+            drag_.moving = true;
           const float dx = drag_.moving ? io.MouseDelta.x : 0.0f;
           if (dx != 0.0f) {
             const float current = value_at(drag_.row, drag_.col);
-            const float next = std::clamp(current + dx * drag_speed(drag_.limit, io.KeyShift), -FLT_MAX, FLT_MAX);
+            const float next =
+                std::clamp(current + dx * drag_speed(drag_.limit, io.KeyShift), -FLT_MAX, FLT_MAX);
             if (std::isfinite(next) && next != current) {
               events.edited = true;
               events.row = drag_.row;
@@ -265,7 +282,8 @@ MatrixGridEvents MatrixEditor::draw(const MatrixGridSpec& spec, ImVec2 origin) {
         }
       }
     }
-    if (ImGui::IsItemHovered() && ImGui::IsMouseClicked(ImGuiMouseButton_Right)) events.open_menu = true;
+    if (ImGui::IsItemHovered() && ImGui::IsMouseClicked(ImGuiMouseButton_Right))
+      events.open_menu = true;
   }
   if (hover_r >= 0) events.hovered_row = hover_r;
 
@@ -273,27 +291,33 @@ MatrixGridEvents MatrixEditor::draw(const MatrixGridSpec& spec, ImVec2 origin) {
   list->PushClipRect(ImVec2(clip_min.x, view_top), clip_max, true);
   const std::uint32_t* cell_colours = nullptr;  // (r1 - r0, c1 - c0), RGBA
   if (r1 > r0 && c1 > c0) {
-    // The cells' colours as one texel each, stretched over the cells; the 1-pixel grid lines on top.
+    // The cells' colours as one texel each, stretched over the cells; the 1-pixel grid lines on
+    // top.
     CellTexture& cells = cell_textures_[grid_id];
     const int columns = c1 - c0, rows = r1 - r0;
     cells.texels.resize(static_cast<std::size_t>(columns) * static_cast<std::size_t>(rows));
     for (int r = r0; r < r1; ++r)
       for (int c = c0; c < c1; ++c) {
-        const view::Rgba8 colour = view::sample_diverging(value_at(r, c), spec.limit, spec.colormap);
-        cells.texels[static_cast<std::size_t>(r - r0) * static_cast<std::size_t>(columns) + static_cast<std::size_t>(c - c0)] =
+        const view::Rgba8 colour =
+            view::sample_diverging(value_at(r, c), spec.limit, spec.colormap);
+        cells.texels[static_cast<std::size_t>(r - r0) * static_cast<std::size_t>(columns) +
+                     static_cast<std::size_t>(c - c0)] =
             static_cast<std::uint32_t>(colour.r) | static_cast<std::uint32_t>(colour.g) << 8 |
             static_cast<std::uint32_t>(colour.b) << 16 | 0xFF000000u;
       }
     cells.texture.upload(columns, rows, cells.texels.data());
     cell_colours = cells.texels.data();
-    const float top = cells_top + row_h_ * static_cast<float>(r0), bottom = cells_top + row_h_ * static_cast<float>(r1);
+    const float top = cells_top + row_h_ * static_cast<float>(r0),
+                bottom = cells_top + row_h_ * static_cast<float>(r1);
     // Two runs of equal widths at most: the wide columns first, then the rest.
-    for (const auto& [from, to] : {std::pair{c0, std::min(c1, l.wide)}, std::pair{std::max(c0, l.wide), c1}}) {
+    for (const auto& [from, to] :
+         {std::pair{c0, std::min(c1, l.wide)}, std::pair{std::max(c0, l.wide), c1}}) {
       if (to <= from) continue;
       const float u0 = static_cast<float>(from - c0) / static_cast<float>(columns);
       const float u1 = static_cast<float>(to - c0) / static_cast<float>(columns);
-      cells.texture.draw(list, ImVec2(cells_x + l.column_x(from), top), ImVec2(cells_x + l.column_x(to), bottom),
-                         ImVec2(u0, 0.0f), ImVec2(u1, 1.0f));
+      cells.texture.draw(list, ImVec2(cells_x + l.column_x(from), top),
+                         ImVec2(cells_x + l.column_x(to), bottom), ImVec2(u0, 0.0f),
+                         ImVec2(u1, 1.0f));
     }
     const ImU32 line = grid_line_colour(theme_);
     const float right_edge = cells_x + l.column_x(c1) + 1.0f;
@@ -313,19 +337,24 @@ MatrixGridEvents MatrixEditor::draw(const MatrixGridSpec& spec, ImVec2 origin) {
       const float v = value_at(r, c);
       // The cell's colour, as painted above.
       const std::uint32_t texel =
-          cell_colours[static_cast<std::size_t>(r - r0) * static_cast<std::size_t>(c1 - c0) + static_cast<std::size_t>(c - c0)];
-      const view::Rgba8 background{static_cast<std::uint8_t>(texel & 0xFFu), static_cast<std::uint8_t>((texel >> 8) & 0xFFu),
+          cell_colours[static_cast<std::size_t>(r - r0) * static_cast<std::size_t>(c1 - c0) +
+                       static_cast<std::size_t>(c - c0)];
+      const view::Rgba8 background{static_cast<std::uint8_t>(texel & 0xFFu),
+                                   static_cast<std::uint8_t>((texel >> 8) & 0xFFu),
                                    static_cast<std::uint8_t>((texel >> 16) & 0xFFu), 255};
       const ImVec2 p = cell_min(r, c);
       const float w = column_width(c);
       if (typing_.id == grid_id && typing_.row == r && typing_.col == c) continue;
       // An exact zero reads "0", faint, so that the numbers that matter stand out.
       const bool zero = v == 0.0f;
-      if (zero) std::snprintf(text, sizeof text, "0");
-      else format_cell(text, sizeof text, v, w - 4.0f);
+      if (zero)
+        std::snprintf(text, sizeof text, "0");
+      else
+        format_cell(text, sizeof text, v, w - 4.0f);
       const ImVec2 size = ImGui::CalcTextSize(text);
       const view::Rgba8 ink = view::text_colour_on(background);
-      list->AddText(ImVec2(std::round(p.x + 1.0f + (w - 1.0f - size.x) * 0.5f), std::round(p.y + 1.0f + (row_h_ - 1.0f - size.y) * 0.5f)),
+      list->AddText(ImVec2(std::round(p.x + 1.0f + (w - 1.0f - size.x) * 0.5f),
+                           std::round(p.y + 1.0f + (row_h_ - 1.0f - size.y) * 0.5f)),
                     IM_COL32(ink.r, ink.g, ink.b, zero ? 90 : 255), text);
     }
   // The divider between the target's and the source's tokens.
@@ -337,16 +366,19 @@ MatrixGridEvents MatrixEditor::draw(const MatrixGridSpec& spec, ImVec2 origin) {
   const float thick = std::max(2.0f, std::round(font_ * 0.12f));
   if (spec.highlight_row >= 0 && spec.highlight_row < l.rows) {
     const float y = cells_top + row_h_ * static_cast<float>(spec.highlight_row);
-    list->AddRect(ImVec2(origin.x, y), ImVec2(right + 1.0f, y + row_h_ + 1.0f), colours.highlight, 0, 0, thick);
+    list->AddRect(ImVec2(origin.x, y), ImVec2(right + 1.0f, y + row_h_ + 1.0f), colours.highlight,
+                  0, 0, thick);
   }
   const bool dragging_here = drag_.id == grid_id && !drag_.cancelled;
   if (hover_r >= 0 && !dragging_here && spec.editable) {
     const ImVec2 p = cell_min(hover_r, hover_c);
-    list->AddRect(p, ImVec2(p.x + column_width(hover_c) + 1.0f, p.y + row_h_ + 1.0f), colours.text, 0, 0, 1.5f);
+    list->AddRect(p, ImVec2(p.x + column_width(hover_c) + 1.0f, p.y + row_h_ + 1.0f), colours.text,
+                  0, 0, 1.5f);
   }
   if (dragging_here) {
     const ImVec2 p = cell_min(drag_.row, drag_.col);
-    list->AddRect(ImVec2(p.x - 1.0f, p.y - 1.0f), ImVec2(p.x + column_width(drag_.col) + 2.0f, p.y + row_h_ + 2.0f),
+    list->AddRect(ImVec2(p.x - 1.0f, p.y - 1.0f),
+                  ImVec2(p.x + column_width(drag_.col) + 2.0f, p.y + row_h_ + 2.0f),
                   colours.selection, 0, 0, thick);
   }
 
@@ -358,7 +390,7 @@ MatrixGridEvents MatrixEditor::draw(const MatrixGridSpec& spec, ImVec2 origin) {
     const char* label = spec.row_label(spec.label_context, r, text, sizeof text);
     const ImVec2 size = ImGui::CalcTextSize(label);
     const float y = cells_top + row_h_ * static_cast<float>(r) + (row_h_ + 1.0f - size.y) * 0.5f;
-    const ImU32 colour = r == spec.selected_row ? colours.selection
+    const ImU32 colour = r == spec.selected_row                         ? colours.selection
                          : (r == active_row || r == spec.highlight_row) ? colours.text
                                                                         : colours.text_dim;
     list->AddText(ImVec2(std::round(cells_x - pad_x_ - size.x), std::round(y)), colour, label);
@@ -370,14 +402,16 @@ MatrixGridEvents MatrixEditor::draw(const MatrixGridSpec& spec, ImVec2 origin) {
   const ImVec2 labels_max(cells_x, std::min(view_bottom, cells_top + cells_h));
   if (labels_max.x > labels_min.x && labels_max.y > labels_min.y && !ImGui::IsAnyItemActive() &&
       ImGui::IsWindowHovered() && ImGui::IsMouseHoveringRect(labels_min, labels_max)) {
-    const int r = std::clamp(static_cast<int>(std::floor((io.MousePos.y - cells_top) / row_h_)), 0, l.rows - 1);
+    const int r = std::clamp(static_cast<int>(std::floor((io.MousePos.y - cells_top) / row_h_)), 0,
+                             l.rows - 1);
     events.hovered_row = events.label_hovered = r;
     if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) events.label_clicked = r;
     if (ImGui::IsMouseClicked(ImGuiMouseButton_Right)) events.label_menu = r;
   }
 
   // 5. The header: column labels, and the title in the corner (a button: it opens the menu).
-  list->PushClipRect(ImVec2(std::max(clip_min.x, cells_x), header_y), ImVec2(std::min(clip_max.x, right + 1.0f), header_y + header_h_), true);
+  list->PushClipRect(ImVec2(std::max(clip_min.x, cells_x), header_y),
+                     ImVec2(std::min(clip_max.x, right + 1.0f), header_y + header_h_), true);
   for (int c = c0; c < c1 && spec.column_label; ++c) {
     const char* label = spec.column_label(spec.label_context, c, text, sizeof text);
     const ImVec2 size = ImGui::CalcTextSize(label);
@@ -387,23 +421,30 @@ MatrixGridEvents MatrixEditor::draw(const MatrixGridSpec& spec, ImVec2 origin) {
   }
   list->PopClipRect();
   ImGui::SetCursorScreenPos(ImVec2(origin.x, header_y));
-  ImGui::InvisibleButton("##title", ImVec2(l.label_w, header_h_), ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
+  ImGui::InvisibleButton("##title", ImVec2(l.label_w, header_h_),
+                         ImGuiButtonFlags_MouseButtonLeft | ImGuiButtonFlags_MouseButtonRight);
   const bool title_hovered = ImGui::IsItemHovered();
-  if (ImGui::IsItemClicked(ImGuiMouseButton_Left) || ImGui::IsItemClicked(ImGuiMouseButton_Right)) events.open_menu = true;
+  if (ImGui::IsItemClicked(ImGuiMouseButton_Left) || ImGui::IsItemClicked(ImGuiMouseButton_Right))
+    events.open_menu = true;
   if (title_hovered || ImGui::IsPopupOpen("##menu"))
-    list->AddRectFilled(ImVec2(origin.x, header_y), ImVec2(origin.x + l.label_w - 2.0f, header_y + header_h_ - 1.0f),
-                        ImGui::GetColorU32(ImGuiCol_HeaderHovered), ImGui::GetStyle().FrameRounding);
+    list->AddRectFilled(ImVec2(origin.x, header_y),
+                        ImVec2(origin.x + l.label_w - 2.0f, header_y + header_h_ - 1.0f),
+                        ImGui::GetColorU32(ImGuiCol_HeaderHovered),
+                        ImGui::GetStyle().FrameRounding);
   const ImVec2 title_extent = title_size(bold_font_, spec.title);
-  const ImVec2 title_at(std::round(origin.x + pad_x_), std::round(header_y + (header_h_ - font_) * 0.5f - font_ * 0.08f));
+  const ImVec2 title_at(std::round(origin.x + pad_x_),
+                        std::round(header_y + (header_h_ - font_) * 0.5f - font_ * 0.08f));
   draw_title(list, bold_font_, title_at, colours.text, spec.title);
   // ▾: the title opens a menu.
   const float arrow = font_ * 0.28f;
-  const ImVec2 arrow_centre(title_at.x + title_extent.x + font_ * 0.45f, header_y + header_h_ * 0.5f + arrow * 0.3f);
+  const ImVec2 arrow_centre(title_at.x + title_extent.x + font_ * 0.45f,
+                            header_y + header_h_ * 0.5f + arrow * 0.3f);
   list->AddTriangleFilled(ImVec2(arrow_centre.x - arrow, arrow_centre.y - arrow * 0.6f),
                           ImVec2(arrow_centre.x + arrow, arrow_centre.y - arrow * 0.6f),
                           ImVec2(arrow_centre.x, arrow_centre.y + arrow * 0.6f), colours.text_dim);
   if (spec.accent != 0)  // the head's colour, as in the head selector
-    list->AddRectFilled(ImVec2(origin.x + 1.0f, header_y + header_h_ - 3.0f), ImVec2(origin.x + l.label_w - 3.0f, header_y + header_h_ - 1.0f),
+    list->AddRectFilled(ImVec2(origin.x + 1.0f, header_y + header_h_ - 3.0f),
+                        ImVec2(origin.x + l.label_w - 3.0f, header_y + header_h_ - 1.0f),
                         spec.accent, 1.0f);
   if (title_hovered && spec.title_tooltip) {
     ImGui::BeginTooltip();
@@ -417,8 +458,11 @@ MatrixGridEvents MatrixEditor::draw(const MatrixGridSpec& spec, ImVec2 origin) {
   // 6. Tooltips: the dragged value, live; the hovered cell's value after a short rest.
   const auto cell_name = [&](int r, int c, char* out, int size) {
     char row_text[48], col_text[48];
-    const char* rl = spec.row_label ? spec.row_label(spec.label_context, r, row_text, sizeof row_text) : "";
-    const char* cl = spec.column_label ? spec.column_label(spec.label_context, c, col_text, sizeof col_text) : "";
+    const char* rl =
+        spec.row_label ? spec.row_label(spec.label_context, r, row_text, sizeof row_text) : "";
+    const char* cl = spec.column_label
+                         ? spec.column_label(spec.label_context, c, col_text, sizeof col_text)
+                         : "";
     if (l.rows == 1)
       std::snprintf(out, static_cast<std::size_t>(size), "%s[%s]", spec.title, cl);
     else
@@ -427,17 +471,20 @@ MatrixGridEvents MatrixEditor::draw(const MatrixGridSpec& spec, ImVec2 origin) {
   char name[160], value_text[48];
   if (dragging_here && drag_.moving) {
     cell_name(drag_.row, drag_.col, name, sizeof name);
-    view::format_number_into(value_text, sizeof value_text, events.edited ? events.value : value_at(drag_.row, drag_.col), 4);
+    view::format_number_into(value_text, sizeof value_text,
+                             events.edited ? events.value : value_at(drag_.row, drag_.col), 4);
     ImGui::SetTooltip("%s = %s", name, value_text);
   } else if (hover_r >= 0 && drag_.id == 0 && notice_.until < ImGui::GetTime()) {
-    if (hover_.id != grid_id || hover_.row != hover_r || hover_.col != hover_c) hover_ = {grid_id, hover_r, hover_c, ImGui::GetTime()};
+    if (hover_.id != grid_id || hover_.row != hover_r || hover_.col != hover_c)
+      hover_ = {grid_id, hover_r, hover_c, ImGui::GetTime()};
     if (ImGui::GetTime() - hover_.since > kTooltipDelay && typing_.id == 0) {
       cell_name(hover_r, hover_c, name, sizeof name);
       view::format_number_into(value_text, sizeof value_text, value_at(hover_r, hover_c), 4);
       ImGui::BeginTooltip();
       ImGui::Text("%s = %s", name, value_text);
       if (spec.editable)
-        ImGui::TextDisabled("drag sideways to change (Shift: fine, Esc: undo) \xc2\xb7 double-click to type");
+        ImGui::TextDisabled(
+            "drag sideways to change (Shift: fine, Esc: undo) \xc2\xb7 double-click to type");
       ImGui::EndTooltip();
     }
   } else if (hover_.id == grid_id) {
@@ -464,10 +511,12 @@ void MatrixEditor::draw_typing(const MatrixGridSpec& spec, const ImVec2& cell_mi
                                MatrixGridEvents& events) {
   typing_.drawn_frame = frame_;
   // As wide as the cell, and as the text typed so far (it may cover the cells beside it meanwhile).
-  const float w = std::max({width + 1.0f, std::ceil(ImGui::CalcTextSize("-0.0000000").x) + 2.0f * pad_x_,
-                            std::ceil(ImGui::CalcTextSize(typing_.text).x + font_) + 2.0f * pad_x_});
+  const float w =
+      std::max({width + 1.0f, std::ceil(ImGui::CalcTextSize("-0.0000000").x) + 2.0f * pad_x_,
+                std::ceil(ImGui::CalcTextSize(typing_.text).x + font_) + 2.0f * pad_x_});
   ImGui::SetCursorScreenPos(cell_min);
-  ImGui::PushStyleVar(ImGuiStyleVar_FramePadding, ImVec2(pad_x_ * 0.5f, std::max(0.0f, (row_h_ + 1.0f - font_) * 0.5f)));
+  ImGui::PushStyleVar(ImGuiStyleVar_FramePadding,
+                      ImVec2(pad_x_ * 0.5f, std::max(0.0f, (row_h_ + 1.0f - font_) * 0.5f)));
   ImGui::PushStyleVar(ImGuiStyleVar_FrameRounding, 0.0f);
   ImGui::PushStyleVar(ImGuiStyleVar_FrameBorderSize, 1.0f);
   ImGui::PushStyleColor(ImGuiCol_Border, palette(theme_).selection);
@@ -476,8 +525,9 @@ void MatrixEditor::draw_typing(const MatrixGridSpec& spec, const ImVec2& cell_mi
     ImGui::SetWindowFocus();  // the keyboard goes to this window, then to the field
     ImGui::SetKeyboardFocusHere();
   }
-  const bool entered = ImGui::InputText("##type", typing_.text, sizeof typing_.text,
-                                        ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_AutoSelectAll);
+  const bool entered =
+      ImGui::InputText("##type", typing_.text, sizeof typing_.text,
+                       ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_AutoSelectAll);
   const bool active = ImGui::IsItemActive();
   ImGui::PopStyleColor();
   ImGui::PopStyleVar(3);
@@ -490,8 +540,9 @@ void MatrixEditor::draw_typing(const MatrixGridSpec& spec, const ImVec2& cell_mi
     if (!typing_.was_active && typing_.frames > 4) typing_ = {};  // never got the keyboard
     return;
   }
-  const float current = spec.values[static_cast<std::size_t>(typing_.row) * static_cast<std::size_t>(spec.cols) +
-                                    static_cast<std::size_t>(typing_.col)];
+  const float current =
+      spec.values[static_cast<std::size_t>(typing_.row) * static_cast<std::size_t>(spec.cols) +
+                  static_cast<std::size_t>(typing_.col)];
   const Result<float> typed = view::parse_typed_number(typing_.text);
   // What the typing came to, under the cell for a few seconds; an earlier message is old news.
   notice_.until = 0;
@@ -539,8 +590,9 @@ void MatrixEditor::show_notice() {
   ImGui::PushStyleColor(ImGuiCol_Text, IM_COL32(20, 20, 20, 255));
   ImGui::PushStyleColor(ImGuiCol_Border, IM_COL32(150, 100, 10, 255));
   ImGui::Begin("##matrix notice", nullptr,
-               ImGuiWindowFlags_Tooltip | ImGuiWindowFlags_NoInputs | ImGuiWindowFlags_NoDecoration |
-                   ImGuiWindowFlags_AlwaysAutoResize | ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoNav |
+               ImGuiWindowFlags_Tooltip | ImGuiWindowFlags_NoInputs |
+                   ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_AlwaysAutoResize |
+                   ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoNav |
                    ImGuiWindowFlags_NoFocusOnAppearing);
   ImGui::TextUnformatted(notice_.text);
   ImGui::End();

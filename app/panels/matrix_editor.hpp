@@ -15,7 +15,6 @@
 #include <unordered_map>
 #include <vector>
 
-
 namespace attnviz::app {
 
 // Writes the label of row or column `index` into `buffer` and returns the text to show (the
@@ -23,13 +22,14 @@ namespace attnviz::app {
 using LabelFunction = const char* (*)(const void* context, int index, char* buffer, int size);
 
 struct MatrixGridSpec {
-  const char* id = "";                 // unique among the grids of the window
-  const char* title = "";              // drawn bold in the top-left corner
+  const char* id = "";                  // unique among the grids of the window
+  const char* title = "";               // drawn bold in the top-left corner
   const char* title_tooltip = nullptr;  // one line, shown when the title is hovered
   const float* values = nullptr;        // row-major, rows x cols
   int rows = 0, cols = 0;
   float limit = 1.0f;  // colour scale: -limit (blue) .. 0 (white, or dark grey) .. +limit (red)
-  view::ColormapId colormap = view::ColormapId::Diverging;  // or DivergingDark (AppState::ui.diverging())
+  view::ColormapId colormap =
+      view::ColormapId::Diverging;  // or DivergingDark (AppState::ui.diverging())
   LabelFunction row_label = nullptr, column_label = nullptr;
   const void* label_context = nullptr;
   float row_label_width = 0;  // widest row label, measured by the caller
@@ -46,11 +46,11 @@ struct MatrixGridEvents {
   bool edited = false;  // write `value` into (row, col)
   int row = -1, col = -1;
   float value = 0;
-  int hovered_row = -1;        // the mouse is over this row's cells or label
-  bool open_menu = false;      // the title was clicked or the cells right-clicked
-  int label_hovered = -1;      // the mouse is over a row label
-  int label_clicked = -1;      // a row label was clicked
-  int label_menu = -1;         // a row label was right-clicked
+  int hovered_row = -1;    // the mouse is over this row's cells or label
+  bool open_menu = false;  // the title was clicked or the cells right-clicked
+  int label_hovered = -1;  // the mouse is over a row label
+  int label_clicked = -1;  // a row label was clicked
+  int label_menu = -1;     // a row label was right-clicked
 };
 
 class MatrixEditor {
@@ -88,7 +88,8 @@ class MatrixEditor {
   };
   Layout layout_of(const MatrixGridSpec& spec, ImVec2 origin);
   void open_typing(ImGuiID grid_id, int row, int col, float value);
-  void draw_typing(const MatrixGridSpec& spec, const ImVec2& cell_min, float width, MatrixGridEvents& events);
+  void draw_typing(const MatrixGridSpec& spec, const ImVec2& cell_min, float width,
+                   MatrixGridEvents& events);
   void show_notice();
 
   static constexpr double kTooltipDelay = 0.45;  // seconds over a cell before its tooltip shows
@@ -103,8 +104,9 @@ class MatrixEditor {
     ImGuiID id = 0;  // the grid's item
     int row = -1, col = -1;
     float start_value = 0;
-    float limit = 0;  // the matrix's scale when the drag began: the drag does not speed up as it grows
-    bool moving = false;  // past the drag threshold: a click alone changes nothing
+    float limit =
+        0;  // the matrix's scale when the drag began: the drag does not speed up as it grows
+    bool moving = false;     // past the drag threshold: a click alone changes nothing
     bool cancelled = false;  // Escape: the value is back, the rest of the drag is ignored
   } drag_;
 

@@ -12,13 +12,13 @@
 //   [SECTION] The picture
 #include "app/panels/panel.hpp"
 #include "app/panels/registry.hpp"
-#include "app/panels/widgets.hpp"
-#include "app/view/values.hpp"
-#include "app/render/image_texture.hpp"
 #include "app/panels/theme.hpp"
+#include "app/panels/widgets.hpp"
 #include "app/raster/canvas.hpp"
-#include "core/figures/format.hpp"
+#include "app/render/image_texture.hpp"
 #include "app/view/projection.hpp"
+#include "app/view/values.hpp"
+#include "core/figures/format.hpp"
 
 #include <imgui.h>
 
@@ -39,7 +39,8 @@ float weight_of(const Matrix& weights, Eigen::Index i, Eigen::Index j) {
   return std::isfinite(a) ? std::clamp(a, 0.0f, 1.0f) : 0.0f;
 }
 
-void add_star(ImDrawList* list, ImVec2 centre, float radius, ImU32 fill, ImU32 edge, float edge_width) {
+void add_star(ImDrawList* list, ImVec2 centre, float radius, ImU32 fill, ImU32 edge,
+              float edge_width) {
   ImVec2 points[10];
   for (int k = 0; k < 10; ++k) {
     const float angle = -1.5707963f + static_cast<float>(k) * 0.62831853f;
@@ -50,7 +51,8 @@ void add_star(ImDrawList* list, ImVec2 centre, float radius, ImU32 fill, ImU32 e
   ImVec2 inner[5];
   for (int k = 0; k < 5; ++k) inner[k] = points[2 * k + 1];
   list->AddConvexPolyFilled(inner, 5, fill);
-  for (int k = 0; k < 5; ++k) list->AddTriangleFilled(points[(2 * k + 9) % 10], points[2 * k], points[2 * k + 1], fill);
+  for (int k = 0; k < 5; ++k)
+    list->AddTriangleFilled(points[(2 * k + 9) % 10], points[2 * k], points[2 * k + 1], fill);
   list->AddPolyline(points, 10, edge, ImDrawFlags_Closed, edge_width);
 }
 
@@ -70,8 +72,9 @@ class OutputPanel final : public Panel {
       ImGui::TextWrapped("This query can attend to no key: output 0.");
       ImGui::PopStyleColor();
       if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("Every key is masked for this query, so every weight \xce\xb1 is 0\n"
-                          "and the output, \xce\xa3 \xce\xb1\xc2\xb7v, is the zero vector.");
+        ImGui::SetTooltip(
+            "Every key is masked for this query, so every weight \xce\xb1 is 0\n"
+            "and the output, \xce\xa3 \xce\xb1\xc2\xb7v, is the zero vector.");
     }
 
     const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -82,7 +85,8 @@ class OutputPanel final : public Panel {
     const float gap = font * 0.8f;
     view::Rect bars{origin.x, origin.y, available.x, available.y};
     view::Rect picture = bars;
-    const ImVec2 wanted = bars_wanted_size(state, static_cast<int>(h.V.rows()), static_cast<int>(h.V.cols()));
+    const ImVec2 wanted =
+        bars_wanted_size(state, static_cast<int>(h.V.rows()), static_cast<int>(h.V.cols()));
     if (available.x >= available.y * 1.3f) {
       bars.w = std::floor(std::clamp(wanted.x, available.x * 0.4f, available.x * 0.65f));
       picture.x = bars.right() + gap;
@@ -152,7 +156,8 @@ class OutputPanel final : public Panel {
     ImGui::SameLine();
     draw_head_selector(state, "##head");
     const char* sort_label = "sort by \xce\xb1";
-    const float sort_w = ImGui::CalcTextSize(sort_label).x + ImGui::GetFrameHeight() + ImGui::GetStyle().ItemInnerSpacing.x;
+    const float sort_w = ImGui::CalcTextSize(sort_label).x + ImGui::GetFrameHeight() +
+                         ImGui::GetStyle().ItemInnerSpacing.x;
     if (fits_after_last_item(sort_w, font)) {
       ImGui::SameLine(0, font);
       ImGui::Checkbox(sort_label, &sort_rows_);
@@ -177,22 +182,26 @@ class OutputPanel final : public Panel {
   ImVec2 bars_wanted_size(const AppState& state, int n_key, int d_v) const {
     const float font = ImGui::GetFontSize();
     float widest = ImGui::CalcTextSize("key").x;
-    for (const Token& t : state.pipeline().keys().tokens) widest = std::max(widest, ImGui::CalcTextSize(state.frame.visual_text(t.text)).x);
+    for (const Token& t : state.pipeline().keys().tokens)
+      widest = std::max(widest, ImGui::CalcTextSize(state.frame.visual_text(t.text)).x);
     const float label = std::clamp(widest + font * 0.4f, font * 2.0f, font * 7.0f);
-    const float width = label + font * 0.3f + ImGui::CalcTextSize("0.00").x + font * 4.3f + font * 2.2f +
-                        2.0f * static_cast<float>(d_v) * font * 3.2f + font * 0.6f;
+    const float width = label + font * 0.3f + ImGui::CalcTextSize("0.00").x + font * 4.3f +
+                        font * 2.2f + 2.0f * static_cast<float>(d_v) * font * 3.2f + font * 0.6f;
     const float height = font * (1.3f + 1.6f + 0.4f) + static_cast<float>(n_key) * font * 2.0f;
     return ImVec2(width, height);
   }
 
-  Columns layout_columns(const AppState& state, const view::Rect& area, int d_v, float row_h) const {
+  Columns layout_columns(const AppState& state, const view::Rect& area, int d_v,
+                         float row_h) const {
     const float font = ImGui::GetFontSize();
     Columns c{};
     float widest = 0;
-    for (const Token& t : state.pipeline().keys().tokens) widest = std::max(widest, ImGui::CalcTextSize(state.frame.visual_text(t.text)).x);
+    for (const Token& t : state.pipeline().keys().tokens)
+      widest = std::max(widest, ImGui::CalcTextSize(state.frame.visual_text(t.text)).x);
     widest = std::max(widest, ImGui::CalcTextSize("key").x);
     c.label_x = area.x;
-    c.label_w = std::clamp(widest + font * 0.4f, font * 2.0f, std::max(font * 2.0f, std::min(font * 7.0f, area.w * 0.2f)));
+    c.label_w = std::clamp(widest + font * 0.4f, font * 2.0f,
+                           std::max(font * 2.0f, std::min(font * 7.0f, area.w * 0.2f)));
     c.number_w = area.w >= font * 20.0f ? ImGui::CalcTextSize("0.00").x + font * 0.3f : 0.0f;
     const float bar_w = std::clamp(area.w * 0.1f, font * 1.6f, font * 4.0f);
     c.alpha_x = c.label_x + c.label_w + font * 0.3f;
@@ -204,19 +213,21 @@ class OutputPanel final : public Panel {
     c.cell_w = std::min(font * 3.2f, blocks * 0.5f / static_cast<float>(std::max(1, d_v)));
     c.equals_x = c.value_x + c.cell_w * static_cast<float>(d_v);
     c.scaled_x = c.equals_x + c.op_w;
-    c.values_printed = c.cell_w >= ImGui::CalcTextSize("-0.00").x + font * 0.3f && row_h >= font * 1.05f;
+    c.values_printed =
+        c.cell_w >= ImGui::CalcTextSize("-0.00").x + font * 0.3f && row_h >= font * 1.05f;
     return c;
   }
 
   // One row of cells on the shared diverging scale; `scale` multiplies every value (α_j, or 1).
-  void draw_cells(ImDrawList* list, const AppState& state, const Columns& c, float x, float y, float h,
-                  const float* values, int count, float scale) const {
+  void draw_cells(ImDrawList* list, const AppState& state, const Columns& c, float x, float y,
+                  float h, const float* values, int count, float scale) const {
     const Palette& colours = palette(state.ui.theme);
     char text[32];
     for (int k = 0; k < count; ++k) {
       const float v = values[k] * scale;
       const float x0 = x + c.cell_w * static_cast<float>(k);
-      const view::Rgba8 fill = view::sample_diverging(std::isfinite(v) ? v : 0.0f, limit_, state.ui.diverging());
+      const view::Rgba8 fill =
+          view::sample_diverging(std::isfinite(v) ? v : 0.0f, limit_, state.ui.diverging());
       list->AddRectFilled(ImVec2(x0, y), ImVec2(x0 + c.cell_w, y + h), to_imgui(fill));
       if (c.values_printed) {
         view::format_number_into(text, sizeof text, v, 2);
@@ -232,19 +243,21 @@ class OutputPanel final : public Panel {
       }
     }
     if (h >= ImGui::GetFontSize() * 0.8f)
-      list->AddRect(ImVec2(x, y), ImVec2(x + c.cell_w * static_cast<float>(count), y + h), with_alpha(colours.text_dim, 0.5f));
+      list->AddRect(ImVec2(x, y), ImVec2(x + c.cell_w * static_cast<float>(count), y + h),
+                    with_alpha(colours.text_dim, 0.5f));
   }
 
   // `text` centred in the box, at `size` pixels (0: the current font size).
-  void centred_text(ImDrawList* list, float x, float w, float y, float h, ImU32 colour, const char* text,
-                    float size = 0) const {
+  void centred_text(ImDrawList* list, float x, float w, float y, float h, ImU32 colour,
+                    const char* text, float size = 0) const {
     if (size <= 0) size = ImGui::GetFontSize();
     const ImVec2 extent = ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0, text);
-    list->AddText(ImGui::GetFont(), size, ImVec2(x + (w - extent.x) * 0.5f, y + (h - extent.y) * 0.5f), colour, text);
+    list->AddText(ImGui::GetFont(), size,
+                  ImVec2(x + (w - extent.x) * 0.5f, y + (h - extent.y) * 0.5f), colour, text);
   }
 
-  void draw_bars(AppState& state, PanelContext& context, const view::Rect& area, const HeadResult& h, int head,
-                 int query) {
+  void draw_bars(AppState& state, PanelContext& context, const view::Rect& area,
+                 const HeadResult& h, int head, int query) {
     const Palette& colours = palette(state.ui.theme);
     ImDrawList* list = ImGui::GetWindowDrawList();
     const auto& keys = state.pipeline().keys().tokens;
@@ -253,7 +266,8 @@ class OutputPanel final : public Panel {
 
     // Heights: a heading, the rows (scrolling when they do not fit), the sum.
     const float heading_h = font * 1.3f, sum_h = font * 1.6f;
-    const view::Rect rows_area{area.x, area.y + heading_h, area.w, area.h - heading_h - sum_h - font * 0.4f};
+    const view::Rect rows_area{area.x, area.y + heading_h, area.w,
+                               area.h - heading_h - sum_h - font * 0.4f};
     if (rows_area.h < font * 0.5f) return;
     // Rows no thinner than the smallest names (0.62 of the font): past that the rows scroll, so
     // that every row keeps its key's name.
@@ -262,7 +276,9 @@ class OutputPanel final : public Panel {
     const int visible_rows = std::min(n_key, std::max(1, static_cast<int>(rows_area.h / row_h)));
     const bool scrolling = visible_rows < n_key;
     first_row_ = std::clamp(first_row_, 0, n_key - visible_rows);
-    const float gap = row_h >= font ? std::max(1.0f, row_h * 0.12f) : row_h >= 6.0f ? 1.0f : 0.0f;  // between rows
+    const float gap = row_h >= font   ? std::max(1.0f, row_h * 0.12f)
+                      : row_h >= 6.0f ? 1.0f
+                                      : 0.0f;  // between rows
     // Thin rows (many keys in a short panel) get their labels and signs a little smaller, down to
     // 0.62 of the font, before labels are thinned to every k-th.
     const float label_size = row_label_size(row_h);
@@ -274,23 +290,29 @@ class OutputPanel final : public Panel {
     centred_text(list, c.alpha_x, c.alpha_w, area.y, font, dim, "\xce\xb1");
     const float block_w = c.cell_w * static_cast<float>(d_v);
     const char* value_heading = block_w >= ImGui::CalcTextSize("value v").x ? "value v" : "v";
-    const char* scaled_heading = block_w >= ImGui::CalcTextSize("\xce\xb1\xc2\xb7v").x ? "\xce\xb1\xc2\xb7v" : "";
+    const char* scaled_heading =
+        block_w >= ImGui::CalcTextSize("\xce\xb1\xc2\xb7v").x ? "\xce\xb1\xc2\xb7v" : "";
     centred_text(list, c.value_x, block_w, area.y, font, dim, value_heading);
     centred_text(list, c.scaled_x, block_w, area.y, font, dim, scaled_heading);
 
     // The rows.
     const ImGuiIO& io = ImGui::GetIO();
-    const bool mouse_in_rows = ImGui::IsWindowHovered() && rows_area.contains(io.MousePos.x, io.MousePos.y);
+    const bool mouse_in_rows =
+        ImGui::IsWindowHovered() && rows_area.contains(io.MousePos.x, io.MousePos.y);
     if (mouse_in_rows && scrolling && io.MouseWheel != 0.0f)
-      first_row_ = std::clamp(first_row_ - static_cast<int>(io.MouseWheel * 3.0f), 0, n_key - visible_rows);
-    const int label_stride = row_h >= label_size * 0.95f ? 1 : static_cast<int>(std::ceil(label_size * 1.1f / row_h));
+      first_row_ =
+          std::clamp(first_row_ - static_cast<int>(io.MouseWheel * 3.0f), 0, n_key - visible_rows);
+    const int label_stride =
+        row_h >= label_size * 0.95f ? 1 : static_cast<int>(std::ceil(label_size * 1.1f / row_h));
     // Rows whose label is always drawn (highlighted): the others' labels keep clear of them.
     highlighted_rows_.clear();
     for (int row = first_row_; row < first_row_ + visible_rows; ++row)
-      if (state.highlights_key(sort_rows_ ? by_weight_[static_cast<std::size_t>(row)] : row)) highlighted_rows_.push_back(row);
+      if (state.highlights_key(sort_rows_ ? by_weight_[static_cast<std::size_t>(row)] : row))
+        highlighted_rows_.push_back(row);
     const auto clear_of_highlighted = [&](int row) {
-      return std::none_of(highlighted_rows_.begin(), highlighted_rows_.end(),
-                          [&](int other) { return std::abs(other - row) * row_h < label_size * 1.1f; });
+      return std::none_of(highlighted_rows_.begin(), highlighted_rows_.end(), [&](int other) {
+        return std::abs(other - row) * row_h < label_size * 1.1f;
+      });
     };
     list->PushClipRect(ImVec2(area.x, rows_area.y), ImVec2(area.right(), rows_area.bottom()), true);
     int hovered_key = -1;
@@ -301,15 +323,20 @@ class OutputPanel final : public Panel {
       const bool highlighted = state.highlights_key(j);
       if (mouse_in_rows && io.MousePos.y >= y && io.MousePos.y < y + row_h) hovered_key = j;
       if (highlighted)
-        list->AddRectFilled(ImVec2(area.x, y), ImVec2(area.right(), y + row_h), colours.chip_hover, font * 0.2f);
+        list->AddRectFilled(ImVec2(area.x, y), ImVec2(area.right(), y + row_h), colours.chip_hover,
+                            font * 0.2f);
       const float cy = y + gap * 0.5f, ch = row_h - gap;
       // The key's label (every k-th when rows are thin; the highlighted one always).
       if (highlighted || ((row - first_row_) % label_stride == 0 && clear_of_highlighted(row))) {
         // "…" when long (fit_text measures in the current font: the width scales with the size)
-        const std::string text = fit_label(state.frame.visual_text, keys[static_cast<std::size_t>(j)].text, (c.label_w - font * 0.2f) * font / label_size);
+        const std::string text =
+            fit_label(state.frame.visual_text, keys[static_cast<std::size_t>(j)].text,
+                      (c.label_w - font * 0.2f) * font / label_size);
         const ImVec2 size = ImGui::GetFont()->CalcTextSizeA(label_size, FLT_MAX, 0, text.c_str());
-        list->PushClipRect(ImVec2(c.label_x, rows_area.y), ImVec2(c.label_x + c.label_w, rows_area.bottom()), true);
-        const float label_y = std::clamp(y + (row_h - size.y) * 0.5f, rows_area.y, rows_area.bottom() - size.y);
+        list->PushClipRect(ImVec2(c.label_x, rows_area.y),
+                           ImVec2(c.label_x + c.label_w, rows_area.bottom()), true);
+        const float label_y =
+            std::clamp(y + (row_h - size.y) * 0.5f, rows_area.y, rows_area.bottom() - size.y);
         list->AddText(ImGui::GetFont(), label_size, ImVec2(c.label_x + c.label_w - size.x, label_y),
                       alpha > 0 ? colours.text : colours.text_dim, text.c_str());
         list->PopClipRect();
@@ -321,9 +348,12 @@ class OutputPanel final : public Panel {
         list->AddText(ImVec2(c.alpha_x, y + (row_h - font) * 0.5f), colours.text, text);
       }
       const float bar_x = c.alpha_x + c.number_w, bar_w = c.alpha_w - c.number_w;
-      const float bar_h = std::max(1.0f, std::min(ch, font * 0.8f)), bar_y = y + (row_h - bar_h) * 0.5f;
-      list->AddRectFilled(ImVec2(bar_x, bar_y), ImVec2(bar_x + bar_w, bar_y + bar_h), with_alpha(colours.text_dim, 0.18f));
-      list->AddRectFilled(ImVec2(bar_x, bar_y), ImVec2(bar_x + bar_w * alpha, bar_y + bar_h), head_colour(state.ui.theme, head));
+      const float bar_h = std::max(1.0f, std::min(ch, font * 0.8f)),
+                  bar_y = y + (row_h - bar_h) * 0.5f;
+      list->AddRectFilled(ImVec2(bar_x, bar_y), ImVec2(bar_x + bar_w, bar_y + bar_h),
+                          with_alpha(colours.text_dim, 0.18f));
+      list->AddRectFilled(ImVec2(bar_x, bar_y), ImVec2(bar_x + bar_w * alpha, bar_y + bar_h),
+                          head_colour(state.ui.theme, head));
       // v_j, then α_j · v_j.
       const float* v = h.V.row(j).data();
       if (ch >= label_size * 0.8f) {
@@ -335,17 +365,23 @@ class OutputPanel final : public Panel {
     }
     list->PopClipRect();
     if (scrolling) {  // a thin scroll indicator at the right edge
-      const float track = rows_area.h, thumb = std::max(font * 0.6f, track * static_cast<float>(visible_rows) / static_cast<float>(n_key));
-      const float t = static_cast<float>(first_row_) / static_cast<float>(std::max(1, n_key - visible_rows));
+      const float track = rows_area.h,
+                  thumb = std::max(font * 0.6f, track * static_cast<float>(visible_rows) /
+                                                    static_cast<float>(n_key));
+      const float t =
+          static_cast<float>(first_row_) / static_cast<float>(std::max(1, n_key - visible_rows));
       const float x = area.right() - font * 0.25f, y0 = rows_area.y + (track - thumb) * t;
-      list->AddRectFilled(ImVec2(x, rows_area.y), ImVec2(x + font * 0.2f, rows_area.bottom()), with_alpha(colours.text_dim, 0.15f), 2.0f);
-      list->AddRectFilled(ImVec2(x, y0), ImVec2(x + font * 0.2f, y0 + thumb), with_alpha(colours.text_dim, 0.6f), 2.0f);
+      list->AddRectFilled(ImVec2(x, rows_area.y), ImVec2(x + font * 0.2f, rows_area.bottom()),
+                          with_alpha(colours.text_dim, 0.15f), 2.0f);
+      list->AddRectFilled(ImVec2(x, y0), ImVec2(x + font * 0.2f, y0 + thumb),
+                          with_alpha(colours.text_dim, 0.6f), 2.0f);
     }
 
     // The sum: a rule under the contributions, then "output = Σ" and the head's output.
     const float sum_y = rows_area.y + row_h * static_cast<float>(visible_rows) + font * 0.4f;
-    list->AddLine(ImVec2(c.scaled_x - c.op_w * 0.9f, sum_y - font * 0.2f), ImVec2(c.scaled_x + block_w, sum_y - font * 0.2f),
-                  colours.text, std::max(1.0f, font * 0.08f));
+    list->AddLine(ImVec2(c.scaled_x - c.op_w * 0.9f, sum_y - font * 0.2f),
+                  ImVec2(c.scaled_x + block_w, sum_y - font * 0.2f), colours.text,
+                  std::max(1.0f, font * 0.08f));
     const float cell_h = std::min(sum_h, std::max(row_h - gap, font * 1.2f));
     const float sum_cy = sum_y + (sum_h - cell_h) * 0.5f;
     float alpha_sum = 0;
@@ -364,39 +400,49 @@ class OutputPanel final : public Panel {
     char text[48];
     std::snprintf(text, sizeof text, "\xce\xa3 = %s", view::format_number(alpha_sum, 2).c_str());
     const float alpha_text_w = ImGui::CalcTextSize(text).x;
-    if (c.alpha_w >= alpha_text_w && c.alpha_x + (c.alpha_w + alpha_text_w) * 0.5f + font * 0.3f <= output_x)
+    if (c.alpha_w >= alpha_text_w &&
+        c.alpha_x + (c.alpha_w + alpha_text_w) * 0.5f + font * 0.3f <= output_x)
       centred_text(list, c.alpha_x, c.alpha_w, sum_y, sum_h, colours.text_dim, text);
     Columns sum_columns = c;
     sum_columns.values_printed = c.cell_w >= ImGui::CalcTextSize("-0.00").x + font * 0.3f;
-    draw_cells(list, state, sum_columns, c.scaled_x, sum_cy, cell_h, h.output.row(query).data(), d_v, 1.0f);
-    list->AddRect(ImVec2(c.scaled_x - 1, sum_cy - 1), ImVec2(c.scaled_x + block_w + 1, sum_cy + cell_h + 1), colours.text, 0, 0,
+    draw_cells(list, state, sum_columns, c.scaled_x, sum_cy, cell_h, h.output.row(query).data(),
+               d_v, 1.0f);
+    list->AddRect(ImVec2(c.scaled_x - 1, sum_cy - 1),
+                  ImVec2(c.scaled_x + block_w + 1, sum_cy + cell_h + 1), colours.text, 0, 0,
                   std::max(1.0f, font * 0.08f));
 
     // Hover: the shared highlight, and the numbers of the row.
-    const bool mouse_on_sum = ImGui::IsWindowHovered() && io.MousePos.y >= sum_y && io.MousePos.y < sum_y + sum_h &&
-                              io.MousePos.x >= area.x && io.MousePos.x < area.right();
+    const bool mouse_on_sum = ImGui::IsWindowHovered() && io.MousePos.y >= sum_y &&
+                              io.MousePos.y < sum_y + sum_h && io.MousePos.x >= area.x &&
+                              io.MousePos.x < area.right();
     if (hovered_key >= 0) {
       state.frame.hovered_next = {Side::Key, hovered_key};
       draw_row_tooltip(state, h, query, hovered_key);
     } else if (mouse_on_sum) {
       ImGui::BeginTooltip();
-      ImGui::TextUnformatted("output = \xce\xa3 \xce\xb1\xc2\xb7v: the sum of the rows above (column by column)");
+      ImGui::TextUnformatted(
+          "output = \xce\xa3 \xce\xb1\xc2\xb7v: the sum of the rows above (column by column)");
       draw_vector_text("output", h.output.row(query).data(), d_v);
-      ImGui::TextDisabled("colours: blue negative, red positive, scale \xc2\xb1%s (the largest |v|)",
-                          view::format_number(limit_, 2).c_str());
+      ImGui::TextDisabled(
+          "colours: blue negative, red positive, scale \xc2\xb1%s (the largest |v|)",
+          view::format_number(limit_, 2).c_str());
       ImGui::EndTooltip();
     }
   }
 
-  static void draw_vector_text(const char* name, const float* values, int count, float scale = 1.0f) {
+  static void draw_vector_text(const char* name, const float* values, int count,
+                               float scale = 1.0f) {
     char line[256];
     int used = std::snprintf(line, sizeof line, "%s = [", name);
     const int shown = std::min(count, 8);
     for (int k = 0; k < shown && used < static_cast<int>(sizeof line) - 24; ++k) {
-      if (k > 0) used += std::snprintf(line + used, sizeof line - static_cast<std::size_t>(used), ", ");
-      used += view::format_significant_into(line + used, static_cast<int>(sizeof line) - used, values[k] * scale, 2);
+      if (k > 0)
+        used += std::snprintf(line + used, sizeof line - static_cast<std::size_t>(used), ", ");
+      used += view::format_significant_into(line + used, static_cast<int>(sizeof line) - used,
+                                            values[k] * scale, 2);
     }
-    std::snprintf(line + used, sizeof line - static_cast<std::size_t>(used), "%s]", count > shown ? ", \xe2\x80\xa6" : "");
+    std::snprintf(line + used, sizeof line - static_cast<std::size_t>(used), "%s]",
+                  count > shown ? ", \xe2\x80\xa6" : "");
     ImGui::TextUnformatted(line);
   }
 
@@ -404,7 +450,8 @@ class OutputPanel final : public Panel {
     const auto& keys = state.pipeline().keys().tokens;
     const float alpha = weight_of(h.weights, query, key);
     ImGui::BeginTooltip();
-    ImGui::Text("key %d: \"%s\"   \xce\xb1 = %s", key, state.frame.visual_text(keys[static_cast<std::size_t>(key)].text),
+    ImGui::Text("key %d: \"%s\"   \xce\xb1 = %s", key,
+                state.frame.visual_text(keys[static_cast<std::size_t>(key)].text),
                 view::format_significant(alpha, 3).c_str());
     if (view::is_masked(h.masked_scores(query, key)))
       ImGui::TextDisabled("masked: this key is hidden from this query");
@@ -418,17 +465,22 @@ class OutputPanel final : public Panel {
   // -----------------------------------------------------------------------------
 
   bool label_fits(const ImVec4& box, const view::Rect& area) const {
-    if (box.x < area.x + 2 || box.z > area.right() - 2 || box.y < area.y + 2 || box.w > area.bottom() - 2) return false;
-    const float gap = ImGui::GetFontSize() * 0.3f;  // so that two words side by side do not read as one
+    if (box.x < area.x + 2 || box.z > area.right() - 2 || box.y < area.y + 2 ||
+        box.w > area.bottom() - 2)
+      return false;
+    const float gap =
+        ImGui::GetFontSize() * 0.3f;  // so that two words side by side do not read as one
     for (const ImVec4& other : placed_labels_)
-      if (box.x < other.z + gap && other.x < box.z + gap && box.y < other.w && other.y < box.w) return false;
+      if (box.x < other.z + gap && other.x < box.z + gap && box.y < other.w && other.y < box.w)
+        return false;
     return true;
   }
 
   // Writes `text` beside a point (right, left, above, below, then the diagonals) where it fits;
   // when `must`, at the first spot inside the area even if it overlaps. Returns whether it did.
-  bool place_label(ImDrawList* list, const view::Rect& area, ImVec2 p, float radius, const char* text, bool must,
-                   bool highlighted, ImU32 colour, ImU32 background = 0) {
+  bool place_label(ImDrawList* list, const view::Rect& area, ImVec2 p, float radius,
+                   const char* text, bool must, bool highlighted, ImU32 colour,
+                   ImU32 background = 0) {
     const ImVec2 size = ImGui::CalcTextSize(text);
     const float side = radius + 3, up = size.y * 0.5f;
     const ImVec2 spots[8] = {ImVec2(p.x + side, p.y - up),
@@ -442,7 +494,8 @@ class OutputPanel final : public Panel {
     int chosen = -1, first_inside = -1;
     for (int k = 0; k < 8 && chosen < 0; ++k) {
       const ImVec4 box(spots[k].x, spots[k].y, spots[k].x + size.x, spots[k].y + size.y);
-      if (first_inside < 0 && box.x >= area.x && box.z <= area.right() && box.y >= area.y && box.w <= area.bottom())
+      if (first_inside < 0 && box.x >= area.x && box.z <= area.right() && box.y >= area.y &&
+          box.w <= area.bottom())
         first_inside = k;
       if (label_fits(box, area)) chosen = k;
     }
@@ -451,13 +504,15 @@ class OutputPanel final : public Panel {
     const ImVec2 s = spots[chosen];
     const ImVec4 box(s.x, s.y, s.x + size.x, s.y + size.y);
     if (highlighted && background != 0)
-      list->AddRectFilled(ImVec2(box.x - 2, box.y), ImVec2(box.z + 2, box.w), background, ImGui::GetFontSize() * 0.2f);
+      list->AddRectFilled(ImVec2(box.x - 2, box.y), ImVec2(box.z + 2, box.w), background,
+                          ImGui::GetFontSize() * 0.2f);
     list->AddText(s, colour, text);
     placed_labels_.push_back(box);
     return true;
   }
 
-  void draw_picture(AppState& state, const view::Rect& area, const HeadResult& h, int head, int query, bool masked) {
+  void draw_picture(AppState& state, const view::Rect& area, const HeadResult& h, int head,
+                    int query, bool masked) {
     const Palette& colours = palette(state.ui.theme);
     ImDrawList* list = ImGui::GetWindowDrawList();
     const auto& keys = state.pipeline().keys().tokens;
@@ -465,7 +520,8 @@ class OutputPanel final : public Panel {
     const int n_key = static_cast<int>(h.V.rows());
     if (area.w < font * 4 || area.h < font * 3) return;
 
-    list->AddRect(ImVec2(area.x, area.y), ImVec2(area.right(), area.bottom()), with_alpha(colours.text_dim, 0.35f), font * 0.2f);
+    list->AddRect(ImVec2(area.x, area.y), ImVec2(area.right(), area.bottom()),
+                  with_alpha(colours.text_dim, 0.35f), font * 0.2f);
     // Axis captions.
     char x_caption[48], y_caption[48];
     switch (map_.kind) {
@@ -478,19 +534,24 @@ class OutputPanel final : public Panel {
         std::snprintf(y_caption, sizeof y_caption, "v[1]");
         break;
       case view::ProjectionKind::Pca:
-        std::snprintf(x_caption, sizeof x_caption, "PC1 (%d%%)", static_cast<int>(std::lround(map_.explained[0] * 100)));
-        std::snprintf(y_caption, sizeof y_caption, "PC2 (%d%%)", static_cast<int>(std::lround(map_.explained[1] * 100)));
+        std::snprintf(x_caption, sizeof x_caption, "PC1 (%d%%)",
+                      static_cast<int>(std::lround(map_.explained[0] * 100)));
+        std::snprintf(y_caption, sizeof y_caption, "PC2 (%d%%)",
+                      static_cast<int>(std::lround(map_.explained[1] * 100)));
         break;
     }
     // Every value the same (or a single key): no direction to show.
     const bool all_equal = map_.explained[0] + map_.explained[1] <= 0.0;
     if (all_equal) {
-      std::snprintf(x_caption, sizeof x_caption, "%s", n_key == 1 ? "one key: the output is its value" : "every value vector is the same");
+      std::snprintf(
+          x_caption, sizeof x_caption, "%s",
+          n_key == 1 ? "one key: the output is its value" : "every value vector is the same");
       y_caption[0] = '\0';
     }
     const float pad = font * 0.3f;
     const ImVec2 x_size = ImGui::CalcTextSize(x_caption), y_size = ImGui::CalcTextSize(y_caption);
-    const ImVec2 x_at(area.right() - x_size.x - pad, area.bottom() - font - pad), y_at(area.x + pad, area.y + pad);
+    const ImVec2 x_at(area.right() - x_size.x - pad, area.bottom() - font - pad),
+        y_at(area.x + pad, area.y + pad);
     list->AddText(x_at, colours.text_dim, x_caption);
     list->AddText(y_at, colours.text_dim, y_caption);
     const ImVec4 captions[2] = {ImVec4(x_at.x, x_at.y, x_at.x + x_size.x, x_at.y + x_size.y),
@@ -501,8 +562,10 @@ class OutputPanel final : public Panel {
       return;
     }
 
-    const view::Rect inner{area.x + font * 0.5f, area.y + font * 1.2f, area.w - font * 1.0f, area.h - font * 2.4f};
-    const view::Viewport2D viewport = view::fit_to_rect(projected_, &output_point_, inner, font * 0.9f);
+    const view::Rect inner{area.x + font * 0.5f, area.y + font * 1.2f, area.w - font * 1.0f,
+                           area.h - font * 2.4f};
+    const view::Viewport2D viewport =
+        view::fit_to_rect(projected_, &output_point_, inner, font * 0.9f);
     const auto screen = [&](float x, float y) {
       const auto p = viewport.to_screen(x, y);
       return ImVec2(p[0], p[1]);
@@ -525,7 +588,8 @@ class OutputPanel final : public Panel {
       if (alpha < threshold || alpha <= 0) continue;
       const ImVec2 p = screen(projected_(j, 0), projected_(j, 1));
       canvas_.line(canvas_x(out.x), canvas_y(out.y), canvas_x(p.x), canvas_y(p.y),
-                   (1.0f + alpha * font * 0.2f) * pixel_scale, to_rgba8(head_colour(state.ui.theme, head, 0.2f + 0.8f * alpha)));
+                   (1.0f + alpha * font * 0.2f) * pixel_scale,
+                   to_rgba8(head_colour(state.ui.theme, head, 0.2f + 0.8f * alpha)));
     }
     // The values: weak ones first, so the strong ones are on top.
     int hovered_point = -1;
@@ -536,22 +600,28 @@ class OutputPanel final : public Panel {
       const ImVec2 p = screen(projected_(j, 0), projected_(j, 1));
       const float radius = font * (0.14f + 0.36f * std::sqrt(alpha));
       const float x = canvas_x(p.x), y = canvas_y(p.y);
-      canvas_.disc(x, y, radius * pixel_scale, to_rgba8(head_colour(state.ui.theme, head, 0.25f + 0.75f * alpha)));
+      canvas_.disc(x, y, radius * pixel_scale,
+                   to_rgba8(head_colour(state.ui.theme, head, 0.25f + 0.75f * alpha)));
       // The outlines lie just inside their radius, as ImGui draws a circle's.
-      canvas_.ring(x, y, (radius - 0.5f) * pixel_scale, pixel_scale, to_rgba8(with_alpha(colours.text, 0.25f + 0.5f * alpha)));
+      canvas_.ring(x, y, (radius - 0.5f) * pixel_scale, pixel_scale,
+                   to_rgba8(with_alpha(colours.text, 0.25f + 0.5f * alpha)));
       if (state.highlights_key(j))
-        canvas_.ring(x, y, (radius + font * 0.2f - 0.5f) * pixel_scale, std::max(2.0f, font * 0.12f) * pixel_scale,
-                     to_rgba8(colours.highlight));
+        canvas_.ring(x, y, (radius + font * 0.2f - 0.5f) * pixel_scale,
+                     std::max(2.0f, font * 0.12f) * pixel_scale, to_rgba8(colours.highlight));
       const float distance = std::hypot(io.MousePos.x - p.x, io.MousePos.y - p.y);
-      if (distance < std::max(hovered_distance, radius + 2.0f)) hovered_point = j, hovered_distance = distance;
+      if (distance < std::max(hovered_distance, radius + 2.0f))
+        hovered_point = j, hovered_distance = distance;
     }
-    if (canvas_.end()) canvas_texture_.upload_when_drawn(canvas_);  // drawn meanwhile on another thread
-    canvas_texture_.draw(list, canvas_origin,
-                         ImVec2(canvas_origin.x + static_cast<float>(canvas_.width()) / pixel_scale,
-                                canvas_origin.y + static_cast<float>(canvas_.height()) / pixel_scale));
+    if (canvas_.end())
+      canvas_texture_.upload_when_drawn(canvas_);  // drawn meanwhile on another thread
+    canvas_texture_.draw(
+        list, canvas_origin,
+        ImVec2(canvas_origin.x + static_cast<float>(canvas_.width()) / pixel_scale,
+               canvas_origin.y + static_cast<float>(canvas_.height()) / pixel_scale));
     // The output: a star at the weighted average.
     const float star = font * 0.55f;
-    add_star(list, out, star, masked ? colours.text_dim : colours.selection, palette(state.ui.theme).panel_background, 1.5f);
+    add_star(list, out, star, masked ? colours.text_dim : colours.selection,
+             palette(state.ui.theme).panel_background, 1.5f);
 
     // Labels, each where it overlaps neither a point, the star, a caption nor an earlier label:
     // the strong values (α >= 0.1) and the highlighted one first, then the output's (the legend
@@ -569,7 +639,8 @@ class OutputPanel final : public Panel {
     int labelled = 0;
     for (int pass = 0; pass < 3; ++pass) {
       if (pass == 1) {
-        if (place_label(list, area, out, star, "output", false, false, masked ? colours.text_dim : colours.selection))
+        if (place_label(list, area, out, star, "output", false, false,
+                        masked ? colours.text_dim : colours.selection))
           continue;
         // No room by the star: a legend in the top right corner, when the caption leaves room.
         const char* legend = "output";
@@ -590,20 +661,23 @@ class OutputPanel final : public Panel {
         const float alpha = weight_of(h.weights, query, j);
         const bool important = highlighted || alpha >= 0.1f;  // labelled first
         if (important != (pass == 0)) continue;
-        const bool must = highlighted || rank == 0;  // labelled even over another (the strongest key)
+        const bool must =
+            highlighted || rank == 0;  // labelled even over another (the strongest key)
         if (labelled >= label_limit && !highlighted) continue;
         // The same word at the same place (a repeated token has the same value): one label.
         const std::string& name = keys[static_cast<std::size_t>(j)].text;
         bool repeated = false;
         for (int other : labelled_keys_)
           if (keys[static_cast<std::size_t>(other)].text == name &&
-              std::abs(projected_(other, 0) - projected_(j, 0)) + std::abs(projected_(other, 1) - projected_(j, 1)) <=
+              std::abs(projected_(other, 0) - projected_(j, 0)) +
+                      std::abs(projected_(other, 1) - projected_(j, 1)) <=
                   1e-6f * (1.0f + std::abs(projected_(j, 0)) + std::abs(projected_(j, 1))))
             repeated = true;
         if (repeated && !highlighted) continue;
         const ImVec2 p = screen(projected_(j, 0), projected_(j, 1));
         const float radius = font * (0.14f + 0.36f * std::sqrt(alpha));
-        if (place_label(list, area, p, radius, state.frame.visual_text(name), must, highlighted, important ? colours.text : colours.text_dim,
+        if (place_label(list, area, p, radius, state.frame.visual_text(name), must, highlighted,
+                        important ? colours.text : colours.text_dim,
                         highlighted ? colours.chip_hover : 0)) {
           labelled_keys_.push_back(j);
           ++labelled;
@@ -617,16 +691,18 @@ class OutputPanel final : public Panel {
     if (std::hypot(io.MousePos.x - out.x, io.MousePos.y - out.y) < star + 2.0f) {
       ImGui::BeginTooltip();
       ImGui::TextUnformatted(masked ? "output = 0: this query attends to no key"
-                                    : "output = \xce\xa3 \xce\xb1\xc2\xb7v: it sits at the \xce\xb1-weighted average of the value points");
+                                    : "output = \xce\xa3 \xce\xb1\xc2\xb7v: it sits at the "
+                                      "\xce\xb1-weighted average of the value points");
       ImGui::EndTooltip();
     } else if (hovered_point >= 0) {
       state.frame.hovered_next = {Side::Key, hovered_point};
       draw_row_tooltip(state, h, query, hovered_point);
     } else if (map_.kind == view::ProjectionKind::Pca) {
-      ImGui::SetTooltip("The value vectors (d_v = %d) seen along their two directions of largest spread\n"
-                        "(principal components); together they show %d%% of the spread.",
-                        static_cast<int>(map_.dims),
-                        static_cast<int>(std::lround((map_.explained[0] + map_.explained[1]) * 100)));
+      ImGui::SetTooltip(
+          "The value vectors (d_v = %d) seen along their two directions of largest spread\n"
+          "(principal components); together they show %d%% of the spread.",
+          static_cast<int>(map_.dims),
+          static_cast<int>(std::lround((map_.explained[0] + map_.explained[1]) * 100)));
     }
   }
 };

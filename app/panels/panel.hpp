@@ -5,8 +5,8 @@
 // to which its file registers it (app/panels/registry.hpp).
 #pragma once
 
-#include "app/view/text_escapes.hpp"
 #include "app/session/app_state.hpp"
+#include "app/view/text_escapes.hpp"
 
 #include <memory>
 
@@ -28,10 +28,9 @@ struct PanelContext {
 class Panel {
  public:
   virtual ~Panel() = default;
-  // Called only when the pipeline has a result (state.computed.has_result): at least one head, one query
-  // and one key, so a panel need not check for an empty one.
+  // Called only when the pipeline has a result (state.computed.has_result): at least one head, one
+  // query and one key, so a panel need not check for an empty one.
   virtual void draw_content(AppState& state, PanelContext& context) = 0;
 };
-
 
 }  // namespace attnviz::app

@@ -14,11 +14,11 @@
 //   [SECTION] Tooltips
 #include "app/panels/panel.hpp"
 #include "app/panels/registry.hpp"
-#include "app/panels/widgets.hpp"
 #include "app/panels/theme.hpp"
-#include "core/figures/format.hpp"
+#include "app/panels/widgets.hpp"
 #include "app/view/formula.hpp"
 #include "app/view/values.hpp"
+#include "core/figures/format.hpp"
 #include "core/text/lexicon.hpp"
 
 #include <imgui.h>
@@ -90,7 +90,8 @@ class PipelinePanel final : public Panel {
     // Its padding and background are taken as it begins: the tooltips drawn inside keep theirs.
     ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(0, 0));
     ImGui::PushStyleColor(ImGuiCol_ChildBg, IM_COL32(0, 0, 0, 0));
-    const bool open = ImGui::BeginChild("##pipeline_chain", ImVec2(0, 0), false, ImGuiWindowFlags_HorizontalScrollbar);
+    const bool open = ImGui::BeginChild("##pipeline_chain", ImVec2(0, 0), false,
+                                        ImGuiWindowFlags_HorizontalScrollbar);
     ImGui::PopStyleColor();
     ImGui::PopStyleVar();
     if (open) {
@@ -108,8 +109,21 @@ class PipelinePanel final : public Panel {
   // ---------------------------------------------------------------------------
   // [SECTION] Tiles
   // ---------------------------------------------------------------------------
-  enum class Stage { X, XSource, Q, K, V, Scores, Scaled, Masked, Weights, HeadOutput, Concat, Output };
-  enum class Axis { Queries, Keys, Other };  // what a tile's rows or columns stand for
+  enum class Stage {
+    X,
+    XSource,
+    Q,
+    K,
+    V,
+    Scores,
+    Scaled,
+    Masked,
+    Weights,
+    HeadOutput,
+    Concat,
+    Output
+  };
+  enum class Axis { Queries, Keys, Other };    // what a tile's rows or columns stand for
   enum class Connector { Arrow, Gap, Space };  // before a tile: "→", a small gap, a wide gap
 
   struct Tile {
@@ -132,14 +146,14 @@ class PipelinePanel final : public Panel {
   static constexpr int kMaxTiles = 12;
   std::array<Tile, kMaxTiles> tiles_{};
   int tile_count_ = 0;
-  float cell_ = 16;      // the cell size chosen by layout()
+  float cell_ = 16;         // the cell size chosen by layout()
   float widest_label_ = 0;  // the widest token at the full font size
   float label_font_ = 16;   // the token labels' font size, for this cell size
   float label_w_ = 0;       // width of the token labels
   int slot_focus_query_ = 0, slot_focus_concat_ = 0, slot_span_concat_ = 1;
   bool cross_ = false;
-  bool values_ = false;        // cells large enough to print their numbers
-  bool state_values_ = true;   // the View menu's "numbers in cells"
+  bool values_ = false;       // cells large enough to print their numbers
+  bool state_values_ = true;  // the View menu's "numbers in cells"
   float value_font_ = 12;
 
   // Colour limits, per (result version, head): the largest |x| of every signed matrix.
@@ -155,7 +169,8 @@ class PipelinePanel final : public Panel {
     t.rows = rows;
     t.cols = cols;
     t.connector = connector;
-    std::snprintf(t.shape, sizeof t.shape, "%d\xc3\x97%d", static_cast<int>(m.rows()), static_cast<int>(m.cols()));
+    std::snprintf(t.shape, sizeof t.shape, "%d\xc3\x97%d", static_cast<int>(m.rows()),
+                  static_cast<int>(m.cols()));
     return t;
   }
 
@@ -167,51 +182,71 @@ class PipelinePanel final : public Panel {
     tile_count_ = 0;
 
     // Self: X → Q K V. Cross: X target → Q, then X source → K V.
-    Tile& x = add_tile(Stage::X, state.pipeline().X_target(), Axis::Queries, Axis::Other, Connector::Arrow);
+    Tile& x = add_tile(Stage::X, state.pipeline().X_target(), Axis::Queries, Axis::Other,
+                       Connector::Arrow);
     std::snprintf(x.title, sizeof x.title, cross ? "X target" : "X");
-    std::snprintf(add_tile(Stage::Q, h.Q, Axis::Queries, Axis::Other, Connector::Arrow).title, sizeof(Tile::title),
-                  "Q = XW_Q");
+    std::snprintf(add_tile(Stage::Q, h.Q, Axis::Queries, Axis::Other, Connector::Arrow).title,
+                  sizeof(Tile::title), "Q = XW_Q");
     if (cross) {
-      Tile& xs = add_tile(Stage::XSource, state.pipeline().X_keys(), Axis::Keys, Axis::Other, Connector::Space);
+      Tile& xs = add_tile(Stage::XSource, state.pipeline().X_keys(), Axis::Keys, Axis::Other,
+                          Connector::Space);
       std::snprintf(xs.title, sizeof xs.title, "X source");
     }
-    std::snprintf(add_tile(Stage::K, h.K, Axis::Keys, Axis::Other, cross ? Connector::Arrow : Connector::Gap).title,
-                  sizeof(Tile::title), "K = XW_K");
-    std::snprintf(add_tile(Stage::V, h.V, Axis::Keys, Axis::Other, Connector::Gap).title, sizeof(Tile::title),
-                  "V = XW_V");
+    std::snprintf(
+        add_tile(Stage::K, h.K, Axis::Keys, Axis::Other, cross ? Connector::Arrow : Connector::Gap)
+            .title,
+        sizeof(Tile::title), "K = XW_K");
+    std::snprintf(add_tile(Stage::V, h.V, Axis::Keys, Axis::Other, Connector::Gap).title,
+                  sizeof(Tile::title), "V = XW_V");
     const char* score_title = "S = QK\xe2\x8a\xa4";
     switch (c.compatibility) {
       case Compatibility::Dot:
-      case Compatibility::ScaledDot: break;
-      case Compatibility::General: score_title = "S = QW_aK\xe2\x8a\xa4"; break;
-      case Compatibility::Additive: score_title = "S additive"; break;
-      case Compatibility::Cosine: score_title = "S = cosine"; break;
+      case Compatibility::ScaledDot:
+        break;
+      case Compatibility::General:
+        score_title = "S = QW_aK\xe2\x8a\xa4";
+        break;
+      case Compatibility::Additive:
+        score_title = "S additive";
+        break;
+      case Compatibility::Cosine:
+        score_title = "S = cosine";
+        break;
     }
-    std::snprintf(add_tile(Stage::Scores, h.raw_scores, Axis::Queries, Axis::Keys, Connector::Arrow).title,
-                  sizeof(Tile::title), "%s", score_title);
+    std::snprintf(
+        add_tile(Stage::Scores, h.raw_scores, Axis::Queries, Axis::Keys, Connector::Arrow).title,
+        sizeof(Tile::title), "%s", score_title);
     const std::string_view scaling = view::scaling_stage_name(c.compatibility, c.temperature);
-    std::snprintf(add_tile(Stage::Scaled, h.scaled_scores, Axis::Queries, Axis::Keys, Connector::Arrow).title,
-                  sizeof(Tile::title), "%.*s", static_cast<int>(scaling.size()), scaling.data());
+    std::snprintf(
+        add_tile(Stage::Scaled, h.scaled_scores, Axis::Queries, Axis::Keys, Connector::Arrow).title,
+        sizeof(Tile::title), "%.*s", static_cast<int>(scaling.size()), scaling.data());
     const bool custom_mask = state.document.scenario().mask.size() > 0;
-    std::snprintf(add_tile(Stage::Masked, h.masked_scores, Axis::Queries, Axis::Keys, Connector::Arrow).title,
-                  sizeof(Tile::title), "%s",
-                  c.causal ? (custom_mask ? "mask: causal+custom" : "causal mask")
-                           : (custom_mask ? "custom mask" : "mask: none"));
-    Tile& weights = add_tile(Stage::Weights, h.weights, Axis::Queries, Axis::Keys, Connector::Arrow);
-    std::snprintf(weights.title, sizeof weights.title, c.hard ? "\xce\xb1 = argmax" : "\xce\xb1 = softmax");
+    std::snprintf(
+        add_tile(Stage::Masked, h.masked_scores, Axis::Queries, Axis::Keys, Connector::Arrow).title,
+        sizeof(Tile::title), "%s",
+        c.causal ? (custom_mask ? "mask: causal+custom" : "causal mask")
+                 : (custom_mask ? "custom mask" : "mask: none"));
+    Tile& weights =
+        add_tile(Stage::Weights, h.weights, Axis::Queries, Axis::Keys, Connector::Arrow);
+    std::snprintf(weights.title, sizeof weights.title,
+                  c.hard ? "\xce\xb1 = argmax" : "\xce\xb1 = softmax");
     weights.sequential = true;
-    std::snprintf(add_tile(Stage::HeadOutput, h.output, Axis::Queries, Axis::Other, Connector::Arrow).title,
-                  sizeof(Tile::title), "\xce\xb1\xc2\xb7V");
-    std::snprintf(add_tile(Stage::Concat, r.concat, Axis::Queries, Axis::Other, Connector::Arrow).title,
-                  sizeof(Tile::title), "concat");
-    std::snprintf(add_tile(Stage::Output, r.output, Axis::Queries, Axis::Other, Connector::Arrow).title,
-                  sizeof(Tile::title), "\xc2\xb7W_O = output");
+    std::snprintf(
+        add_tile(Stage::HeadOutput, h.output, Axis::Queries, Axis::Other, Connector::Arrow).title,
+        sizeof(Tile::title), "\xce\xb1\xc2\xb7V");
+    std::snprintf(
+        add_tile(Stage::Concat, r.concat, Axis::Queries, Axis::Other, Connector::Arrow).title,
+        sizeof(Tile::title), "concat");
+    std::snprintf(
+        add_tile(Stage::Output, r.output, Axis::Queries, Axis::Other, Connector::Arrow).title,
+        sizeof(Tile::title), "\xc2\xb7W_O = output");
 
     // Colour limits (cached: they scan every entry).
     if (limits_version_ != r.version || limits_head_ != head) {
       for (int k = 0; k < tile_count_; ++k) {
         const Matrix& m = *tiles_[static_cast<std::size_t>(k)].matrix;
-        limits_[static_cast<std::size_t>(k)] = view::largest_magnitude(m.data(), static_cast<std::size_t>(m.size()));
+        limits_[static_cast<std::size_t>(k)] =
+            view::largest_magnitude(m.data(), static_cast<std::size_t>(m.size()));
       }
       limits_version_ = r.version;
       limits_head_ = head;
@@ -229,19 +264,23 @@ class PipelinePanel final : public Panel {
     // Token labels: the widest token (at the full font size).
     widest_label_ = 0;
     for (const Token& token : state.pipeline().target().tokens)
-      widest_label_ = std::max(widest_label_, ImGui::CalcTextSize(state.frame.visual_text(token.text)).x);
+      widest_label_ =
+          std::max(widest_label_, ImGui::CalcTextSize(state.frame.visual_text(token.text)).x);
     for (const Token& token : state.pipeline().keys().tokens)
-      widest_label_ = std::max(widest_label_, ImGui::CalcTextSize(state.frame.visual_text(token.text)).x);
+      widest_label_ =
+          std::max(widest_label_, ImGui::CalcTextSize(state.frame.visual_text(token.text)).x);
   }
 
   // Which rows and columns every tile shows, at most `limit` of each.
   void set_slots(int limit) {
     for (int k = 0; k < tile_count_; ++k) {
       Tile& t = tiles_[static_cast<std::size_t>(k)];
-      const int rows = static_cast<int>(t.matrix->rows()), cols = static_cast<int>(t.matrix->cols());
+      const int rows = static_cast<int>(t.matrix->rows()),
+                cols = static_cast<int>(t.matrix->cols());
       t.row_slots = make_slots(rows, limit, t.rows == Axis::Queries ? slot_focus_query_ : -1);
-      t.col_slots = t.stage == Stage::Concat ? make_slots(cols, limit, slot_focus_concat_, slot_span_concat_)
-                                             : make_slots(cols, limit, -1);
+      t.col_slots = t.stage == Stage::Concat
+                        ? make_slots(cols, limit, slot_focus_concat_, slot_span_concat_)
+                        : make_slots(cols, limit, -1);
     }
   }
 
@@ -251,7 +290,8 @@ class PipelinePanel final : public Panel {
   float title_h() const { return ImGui::GetFontSize() * 1.2f; }
   float shape_h() const { return ImGui::GetFontSize() * 1.05f; }
   float connector_w(Connector c) const {
-    return ImGui::GetFontSize() * (c == Connector::Arrow ? 1.6f : (c == Connector::Space ? 1.4f : 0.5f));
+    return ImGui::GetFontSize() *
+           (c == Connector::Arrow ? 1.6f : (c == Connector::Space ? 1.4f : 0.5f));
   }
   float line_gap() const { return ImGui::GetFontSize() * 0.5f; }
 
@@ -264,7 +304,8 @@ class PipelinePanel final : public Panel {
   void set_label_size(float cell) {
     const float font = ImGui::GetFontSize();
     label_font_ = std::clamp(cell * 1.05f, font * 0.7f, font);
-    label_w_ = std::clamp(widest_label_ * label_font_ / font + font * 0.3f, font * 1.2f, font * 5.0f);
+    label_w_ =
+        std::clamp(widest_label_ * label_font_ / font + font * 0.3f, font * 1.2f, font * 5.0f);
   }
 
   // Whether tile k starts its rows' names: the first tile of a line, and in cross mode a tile
@@ -297,12 +338,14 @@ class PipelinePanel final : public Panel {
       t.labels = wants_labels(k, line_start);
       t.x = x + lead;
       t.y = y;
-      const float grid_w = cell * static_cast<float>(t.col_slots.count) + (t.labels ? label_w_ : 0.0f);
+      const float grid_w =
+          cell * static_cast<float>(t.col_slots.count) + (t.labels ? label_w_ : 0.0f);
       t.grid_x = t.x + (w - grid_w) * 0.5f + (t.labels ? label_w_ : 0.0f);
       t.grid_y = y + title_h();
       x = t.x + w;
       used_w = std::max(used_w, x);
-      line_h = std::max(line_h, title_h() + cell * static_cast<float>(t.row_slots.count) + shape_h());
+      line_h =
+          std::max(line_h, title_h() + cell * static_cast<float>(t.row_slots.count) + shape_h());
       line_start = false;
     }
     return ImVec2(used_w, y + line_h);
@@ -361,7 +404,8 @@ class PipelinePanel final : public Panel {
 
   ImU32 cell_colour(const AppState& state, const Tile& t, float v) const {
     if (t.sequential) return to_imgui(view::sample(state.ui.colormap, std::isfinite(v) ? v : 0.0f));
-    return to_imgui(view::sample_diverging(std::isfinite(v) ? v : 0.0f, t.limit, state.ui.diverging()));
+    return to_imgui(
+        view::sample_diverging(std::isfinite(v) ? v : 0.0f, t.limit, state.ui.diverging()));
   }
 
   void draw_tiles(AppState& state, PanelContext& context, ImVec2 origin, int head, int query) {
@@ -382,7 +426,8 @@ class PipelinePanel final : public Panel {
       const Tile& t = tiles_[static_cast<std::size_t>(k)];
       const Matrix& m = *t.matrix;
       const float gx = origin.x + t.grid_x, gy = origin.y + t.grid_y;
-      const float gw = cell * static_cast<float>(t.col_slots.count), gh = cell * static_cast<float>(t.row_slots.count);
+      const float gw = cell * static_cast<float>(t.col_slots.count),
+                  gh = cell * static_cast<float>(t.row_slots.count);
 
       // The connector before the tile, level with the middle of its grid.
       if (k > 0 || t.x > 0) {
@@ -412,27 +457,33 @@ class PipelinePanel final : public Panel {
           const ImVec2 p0(gx + cell * static_cast<float>(cs), gy + cell * static_cast<float>(rs));
           const ImVec2 p1(p0.x + cell, p0.y + cell);
           if (i < 0 || j < 0) {  // a "…" slot
-            const char* dots = i < 0 && j < 0 ? "\xe2\x8b\xb1" : (i < 0 ? "\xe2\x8b\xae" : "\xe2\x8b\xaf");
+            const char* dots =
+                i < 0 && j < 0 ? "\xe2\x8b\xb1" : (i < 0 ? "\xe2\x8b\xae" : "\xe2\x8b\xaf");
             const ImVec2 size = ImGui::CalcTextSize(dots);
-            list->AddText(ImVec2(p0.x + (cell - size.x) * 0.5f, p0.y + (cell - size.y) * 0.5f), colours.text_dim, dots);
+            list->AddText(ImVec2(p0.x + (cell - size.x) * 0.5f, p0.y + (cell - size.y) * 0.5f),
+                          colours.text_dim, dots);
             continue;
           }
           const float v = m(i, j);
           if (t.stage == Stage::Masked && is_masked(v)) {
             draw_hatched(list, p0, p1, colours);
-            if (values_) centred_value(list, value_font, p0, cell, colours.text_dim, "\xe2\x88\x92\xe2\x88\x9e");
+            if (values_)
+              centred_value(list, value_font, p0, cell, colours.text_dim,
+                            "\xe2\x88\x92\xe2\x88\x9e");
           } else {
             const ImU32 fill = cell_colour(state, t, v);
             list->AddRectFilled(p0, p1, fill);
             if (values_) {
               view::format_number_into(text, sizeof text, v, 2);
               const ImVec4 f = ImGui::ColorConvertU32ToFloat4(fill);
-              const view::Rgba8 rgba{static_cast<std::uint8_t>(f.x * 255.0f), static_cast<std::uint8_t>(f.y * 255.0f),
+              const view::Rgba8 rgba{static_cast<std::uint8_t>(f.x * 255.0f),
+                                     static_cast<std::uint8_t>(f.y * 255.0f),
                                      static_cast<std::uint8_t>(f.z * 255.0f), 255};
               centred_value(list, value_font, p0, cell, to_imgui(view::text_colour_on(rgba)), text);
             }
           }
-          if (hovering && io.MousePos.x >= p0.x && io.MousePos.x < p1.x && io.MousePos.y >= p0.y && io.MousePos.y < p1.y)
+          if (hovering && io.MousePos.x >= p0.x && io.MousePos.x < p1.x && io.MousePos.y >= p0.y &&
+              io.MousePos.y < p1.y)
             hovered_tile = k, hovered_row = i, hovered_col = j;
         }
       }
@@ -447,28 +498,33 @@ class PipelinePanel final : public Panel {
           list->AddLine(ImVec2(gx, ly), ImVec2(gx + gw, ly), colours.grid);
         }
       }
-      list->AddRect(ImVec2(gx - 1, gy - 1), ImVec2(gx + gw + 1, gy + gh + 1), with_alpha(colours.text_dim, 0.5f));
+      list->AddRect(ImVec2(gx - 1, gy - 1), ImVec2(gx + gw + 1, gy + gh + 1),
+                    with_alpha(colours.text_dim, 0.5f));
       // The shape under the grid ("20×64" is the whole matrix, even when a window is shown).
       {
         const float size = font * 0.85f;
         const ImVec2 ts = ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0, t.shape);
-        list->AddText(ImGui::GetFont(), size, ImVec2(gx + gw * 0.5f - ts.x * 0.5f, gy + gh + font * 0.15f), colours.text_dim,
-                      t.shape);
+        list->AddText(ImGui::GetFont(), size,
+                      ImVec2(gx + gw * 0.5f - ts.x * 0.5f, gy + gh + font * 0.15f),
+                      colours.text_dim, t.shape);
       }
       // Token labels left of the grid.
       if (t.labels) {
         const auto& tokens = t.rows == Axis::Queries ? queries : keys;
         // Every label when rows are tall enough, else every k-th, and always the selected and
         // the hovered one (whose neighbours then give way).
-        const int stride = std::max(1, static_cast<int>(std::ceil(label_font_ * 0.95f / std::max(1.0f, cell))));
+        const int stride =
+            std::max(1, static_cast<int>(std::ceil(label_font_ * 0.95f / std::max(1.0f, cell))));
         int special[2] = {-1, -1};
         for (int rs = 0; rs < t.row_slots.count; ++rs) {
           const int i = t.row_slots.index[static_cast<std::size_t>(rs)];
           if (i < 0) continue;
           if (t.rows == Axis::Queries && i == query) special[0] = rs;
-          if (t.rows == Axis::Queries ? state.highlights_query(i) : state.highlights_key(i)) special[1] = rs;
+          if (t.rows == Axis::Queries ? state.highlights_query(i) : state.highlights_key(i))
+            special[1] = rs;
         }
-        list->PushClipRect(ImVec2(gx - label_w_, gy - 1), ImVec2(gx - font * 0.15f, gy + gh + 1), true);
+        list->PushClipRect(ImVec2(gx - label_w_, gy - 1), ImVec2(gx - font * 0.15f, gy + gh + 1),
+                           true);
         for (int rs = 0; rs < t.row_slots.count; ++rs) {
           const int i = t.row_slots.index[static_cast<std::size_t>(rs)];
           if (i < 0) continue;
@@ -483,16 +539,21 @@ class PipelinePanel final : public Panel {
           const char* name = state.frame.visual_text(tokens[static_cast<std::size_t>(i)].text);
           const ImVec2 size = ImGui::GetFont()->CalcTextSizeA(label_font_, FLT_MAX, 0, name);
           list->AddText(ImGui::GetFont(), label_font_,
-                        ImVec2(gx - font * 0.25f - size.x, gy + cell * (static_cast<float>(rs) + 0.5f) - size.y * 0.5f),
-                        selected ? colours.selection : (marked ? colours.highlight : colours.text), name);
+                        ImVec2(gx - font * 0.25f - size.x,
+                               gy + cell * (static_cast<float>(rs) + 0.5f) - size.y * 0.5f),
+                        selected ? colours.selection : (marked ? colours.highlight : colours.text),
+                        name);
         }
         list->PopClipRect();
         const ImVec2 mouse = io.MousePos;
-        if (hovering && mouse.x >= gx - label_w_ && mouse.x < gx && mouse.y >= gy && mouse.y < gy + gh) {
-          const int i = t.row_slots.index[static_cast<std::size_t>(std::clamp(static_cast<int>((mouse.y - gy) / cell), 0, t.row_slots.count - 1))];
+        if (hovering && mouse.x >= gx - label_w_ && mouse.x < gx && mouse.y >= gy &&
+            mouse.y < gy + gh) {
+          const int i = t.row_slots.index[static_cast<std::size_t>(
+              std::clamp(static_cast<int>((mouse.y - gy) / cell), 0, t.row_slots.count - 1))];
           if (i >= 0) {
             state.frame.hovered_next = {t.rows == Axis::Queries ? Side::Query : Side::Key, i};
-            if (t.rows == Axis::Queries && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = i;
+            if (t.rows == Axis::Queries && ImGui::IsMouseClicked(ImGuiMouseButton_Left))
+              state.selection.query = i;
           }
         }
       }
@@ -510,24 +571,29 @@ class PipelinePanel final : public Panel {
         if (first >= 0) {  // a bar over the block's columns
           const float bar = std::max(3.0f, font * 0.2f);
           list->AddRectFilled(ImVec2(gx + cell * static_cast<float>(first), gy - bar - 2),
-                              ImVec2(gx + cell * static_cast<float>(last + 1), gy - 2), head_colour(state.ui.theme, head));
+                              ImVec2(gx + cell * static_cast<float>(last + 1), gy - 2),
+                              head_colour(state.ui.theme, head));
         }
       }
       // The selected query's row, the hovered token's row or column.
       for (int rs = 0; rs < t.row_slots.count; ++rs) {
         const int i = t.row_slots.index[static_cast<std::size_t>(rs)];
         if (i < 0) continue;
-        const ImVec2 p0(gx, gy + cell * static_cast<float>(rs)), p1(gx + gw, gy + cell * static_cast<float>(rs + 1));
-        if (t.rows == Axis::Queries && i == query) list->AddRect(p0, p1, colours.selection, 0, 0, thick);
-        else if ((t.rows == Axis::Queries && state.highlights_query(i)) || (t.rows == Axis::Keys && state.highlights_key(i)))
+        const ImVec2 p0(gx, gy + cell * static_cast<float>(rs)),
+            p1(gx + gw, gy + cell * static_cast<float>(rs + 1));
+        if (t.rows == Axis::Queries && i == query)
+          list->AddRect(p0, p1, colours.selection, 0, 0, thick);
+        else if ((t.rows == Axis::Queries && state.highlights_query(i)) ||
+                 (t.rows == Axis::Keys && state.highlights_key(i)))
           list->AddRect(p0, p1, colours.highlight, 0, 0, thick);
       }
       if (t.cols == Axis::Keys)
         for (int cs = 0; cs < t.col_slots.count; ++cs) {
           const int j = t.col_slots.index[static_cast<std::size_t>(cs)];
           if (j < 0 || !state.highlights_key(j)) continue;
-          list->AddRect(ImVec2(gx + cell * static_cast<float>(cs), gy), ImVec2(gx + cell * static_cast<float>(cs + 1), gy + gh),
-                        colours.highlight, 0, 0, thick);
+          list->AddRect(ImVec2(gx + cell * static_cast<float>(cs), gy),
+                        ImVec2(gx + cell * static_cast<float>(cs + 1), gy + gh), colours.highlight,
+                        0, 0, thick);
         }
     }
 
@@ -536,7 +602,8 @@ class PipelinePanel final : public Panel {
     // The shared hover: a query row, else a key (row of K, V or X source; column of the scores).
     if (t.rows == Axis::Queries) {
       // A cell of a scores grid: its row is the query; the same token's key column is another cell.
-      state.frame.hovered_next = {Side::Query, hovered_row, /*this_side_only=*/t.cols == Axis::Keys};
+      state.frame.hovered_next = {Side::Query, hovered_row,
+                                  /*this_side_only=*/t.cols == Axis::Keys};
       if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = hovered_row;
     } else if (t.rows == Axis::Keys) {
       state.frame.hovered_next = {Side::Key, hovered_row};
@@ -549,13 +616,17 @@ class PipelinePanel final : public Panel {
     const float w = p1.x - p0.x, h = p1.y - p0.y, step = std::max(4.0f, w / 3.0f);
     list->PushClipRect(p0, p1, true);
     for (float d = step * 0.5f; d < w + h; d += step)
-      list->AddLine(ImVec2(p0.x + d, p0.y), ImVec2(p0.x + d - h, p1.y), with_alpha(colours.text_dim, 0.55f), 1.0f);
+      list->AddLine(ImVec2(p0.x + d, p0.y), ImVec2(p0.x + d - h, p1.y),
+                    with_alpha(colours.text_dim, 0.55f), 1.0f);
     list->PopClipRect();
   }
 
-  void centred_value(ImDrawList* list, ImFont* font, ImVec2 p0, float cell, ImU32 colour, const char* text) const {
+  void centred_value(ImDrawList* list, ImFont* font, ImVec2 p0, float cell, ImU32 colour,
+                     const char* text) const {
     const ImVec2 size = font->CalcTextSizeA(value_font_, FLT_MAX, 0, text);
-    list->AddText(font, value_font_, ImVec2(p0.x + (cell - size.x) * 0.5f, p0.y + (cell - size.y) * 0.5f), colour, text);
+    list->AddText(font, value_font_,
+                  ImVec2(p0.x + (cell - size.x) * 0.5f, p0.y + (cell - size.y) * 0.5f), colour,
+                  text);
   }
 
   // ---------------------------------------------------------------------------
@@ -569,8 +640,8 @@ class PipelinePanel final : public Panel {
     if (head < 0 || static_cast<std::size_t>(head) >= p.heads.size()) return nullptr;
     const HeadParameters& hp = p.heads[static_cast<std::size_t>(head)];
     const AttentionConfig& c = state.result().config;
-    if (hp.W_Q.rows() != c.d_model || hp.W_Q.cols() != c.d_k || hp.W_K.rows() != c.d_model || hp.W_K.cols() != c.d_k ||
-        hp.W_V.rows() != c.d_model || hp.W_V.cols() != c.d_v)
+    if (hp.W_Q.rows() != c.d_model || hp.W_Q.cols() != c.d_k || hp.W_K.rows() != c.d_model ||
+        hp.W_K.cols() != c.d_k || hp.W_V.rows() != c.d_model || hp.W_V.cols() != c.d_v)
       return nullptr;
     return &hp;
   }
@@ -588,73 +659,102 @@ class PipelinePanel final : public Panel {
 
     std::string formula;
     char heading[160] = {};
-    const auto query_name = [&](int q) { return state.frame.visual_text(queries[static_cast<std::size_t>(q)].text); };
-    const auto key_name = [&](int k) { return state.frame.visual_text(keys[static_cast<std::size_t>(k)].text); };
+    const auto query_name = [&](int q) {
+      return state.frame.visual_text(queries[static_cast<std::size_t>(q)].text);
+    };
+    const auto key_name = [&](int k) {
+      return state.frame.visual_text(keys[static_cast<std::size_t>(k)].text);
+    };
     switch (t.stage) {
       case Stage::X:
       case Stage::XSource: {
         const bool source = t.stage == Stage::XSource;
         const auto& tokens = source ? keys : queries;
-        const auto& sources = source ? state.pipeline().key_sources() : state.pipeline().target_sources();
+        const auto& sources =
+            source ? state.pipeline().key_sources() : state.pipeline().target_sources();
         const bool lexicon = static_cast<std::size_t>(i) < sources.size() &&
                              sources[static_cast<std::size_t>(i)] == EmbeddingSource::Lexicon;
-        const std::string_view feature =
-            lexicon && static_cast<std::size_t>(j) < kFeatureCount ? kFeatureNames[static_cast<std::size_t>(j)] : std::string_view();
-        std::snprintf(heading, sizeof heading, "embedding of %s %d \"%s\"", source ? "key" : "token", i,
+        const std::string_view feature = lexicon && static_cast<std::size_t>(j) < kFeatureCount
+                                             ? kFeatureNames[static_cast<std::size_t>(j)]
+                                             : std::string_view();
+        std::snprintf(heading, sizeof heading, "embedding of %s %d \"%s\"",
+                      source ? "key" : "token", i,
                       state.frame.visual_text(tokens[static_cast<std::size_t>(i)].text));
-        formula = view::embedding_formula(state.frame.visual_text(tokens[static_cast<std::size_t>(i)].text), i, j, value, feature,
-                                          state.document.scenario().positional == Positional::Sinusoidal);
+        formula = view::embedding_formula(
+            state.frame.visual_text(tokens[static_cast<std::size_t>(i)].text), i, j, value, feature,
+            state.document.scenario().positional == Positional::Sinusoidal);
         break;
       }
       case Stage::Q:
-        std::snprintf(heading, sizeof heading, "query vector of \"%s\", head %d", query_name(i), head);
-        if (p) formula = view::product_formula({"Q", "X", "W_Q", "d"}, state.pipeline().X_target(), p->W_Q, i, j, value);
+        std::snprintf(heading, sizeof heading, "query vector of \"%s\", head %d", query_name(i),
+                      head);
+        if (p)
+          formula = view::product_formula({"Q", "X", "W_Q", "d"}, state.pipeline().X_target(),
+                                          p->W_Q, i, j, value);
         break;
       case Stage::K:
         std::snprintf(heading, sizeof heading, "key vector of \"%s\", head %d", key_name(i), head);
-        if (p) formula = view::product_formula({"K", x_name, "W_K", "d"}, state.pipeline().X_keys(), p->W_K, i, j, value);
+        if (p)
+          formula = view::product_formula({"K", x_name, "W_K", "d"}, state.pipeline().X_keys(),
+                                          p->W_K, i, j, value);
         break;
       case Stage::V:
-        std::snprintf(heading, sizeof heading, "value vector of \"%s\", head %d", key_name(i), head);
-        if (p) formula = view::product_formula({"V", x_name, "W_V", "d"}, state.pipeline().X_keys(), p->W_V, i, j, value);
+        std::snprintf(heading, sizeof heading, "value vector of \"%s\", head %d", key_name(i),
+                      head);
+        if (p)
+          formula = view::product_formula({"V", x_name, "W_V", "d"}, state.pipeline().X_keys(),
+                                          p->W_V, i, j, value);
         break;
       case Stage::Scores:
-        std::snprintf(heading, sizeof heading, "score: query \"%s\" \xe2\x86\x92 key \"%s\"", query_name(i), key_name(j));
-        if (c.compatibility != Compatibility::Additive || p) formula = view::score_formula(c.compatibility, h, p ? *p : kNoParameters, i, j);
+        std::snprintf(heading, sizeof heading, "score: query \"%s\" \xe2\x86\x92 key \"%s\"",
+                      query_name(i), key_name(j));
+        if (c.compatibility != Compatibility::Additive || p)
+          formula = view::score_formula(c.compatibility, h, p ? *p : kNoParameters, i, j);
         break;
       case Stage::Scaled:
-        std::snprintf(heading, sizeof heading, "scaled score: query \"%s\" \xe2\x86\x92 key \"%s\"", query_name(i), key_name(j));
-        formula = view::scaled_formula(c.compatibility, c.d_k, c.temperature, i, j, h.raw_scores(i, j), value);
+        std::snprintf(heading, sizeof heading, "scaled score: query \"%s\" \xe2\x86\x92 key \"%s\"",
+                      query_name(i), key_name(j));
+        formula = view::scaled_formula(c.compatibility, c.d_k, c.temperature, i, j,
+                                       h.raw_scores(i, j), value);
         break;
       case Stage::Masked: {
-        std::snprintf(heading, sizeof heading, "masked score: query \"%s\" \xe2\x86\x92 key \"%s\"", query_name(i), key_name(j));
+        std::snprintf(heading, sizeof heading, "masked score: query \"%s\" \xe2\x86\x92 key \"%s\"",
+                      query_name(i), key_name(j));
         view::MaskReason reason = view::MaskReason::None;
-        if (is_masked(value)) reason = c.causal && j > i ? view::MaskReason::Causal : view::MaskReason::Custom;
+        if (is_masked(value))
+          reason = c.causal && j > i ? view::MaskReason::Causal : view::MaskReason::Custom;
         formula = view::mask_formula(reason, i, j, h.scaled_scores(i, j), value);
         break;
       }
       case Stage::Weights:
-        std::snprintf(heading, sizeof heading, "weight: query \"%s\" \xe2\x86\x92 key \"%s\"", query_name(i), key_name(j));
-        formula = c.hard ? view::hardmax_formula(h.masked_scores.row(i).data(), r.n_key, i, j, value)
-                         : view::softmax_formula(h.masked_scores.row(i).data(), r.n_key, i, j, value);
+        std::snprintf(heading, sizeof heading, "weight: query \"%s\" \xe2\x86\x92 key \"%s\"",
+                      query_name(i), key_name(j));
+        formula = c.hard
+                      ? view::hardmax_formula(h.masked_scores.row(i).data(), r.n_key, i, j, value)
+                      : view::softmax_formula(h.masked_scores.row(i).data(), r.n_key, i, j, value);
         break;
       case Stage::HeadOutput:
         std::snprintf(heading, sizeof heading, "output of head %d for \"%s\"", head, query_name(i));
         formula = view::head_output_formula(h.weights, h.V, i, j, value);
         break;
       case Stage::Concat:
-        std::snprintf(heading, sizeof heading, "every head's output side by side, \"%s\"", query_name(i));
+        std::snprintf(heading, sizeof heading, "every head's output side by side, \"%s\"",
+                      query_name(i));
         formula = view::concat_formula(c.d_v, i, j, value);
         break;
       case Stage::Output:
         std::snprintf(heading, sizeof heading, "the layer's output for \"%s\"", query_name(i));
-        if (!state.computed.error.empty() || state.document.scenario().parameters.W_O.rows() != r.concat.cols() ||
+        if (!state.computed.error.empty() ||
+            state.document.scenario().parameters.W_O.rows() != r.concat.cols() ||
             state.document.scenario().parameters.W_O.cols() != r.output.cols())
           break;
-        formula = view::output_formula(r.concat, state.document.scenario().parameters.W_O, i, j, value);
+        formula =
+            view::output_formula(r.concat, state.document.scenario().parameters.W_O, i, j, value);
         break;
     }
-    if (formula.empty()) formula = "= " + view::format_number(value, 3) + " (the weights changed since this result was computed)";
+    if (formula.empty())
+      formula = "= " + view::format_number(value, 3) +
+                " (the weights changed since this result was computed)";
     draw_formula_tooltip(heading, formula.c_str());
   }
 

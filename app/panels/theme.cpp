@@ -35,18 +35,21 @@ void apply_theme(Theme theme, float scale) {
 
 namespace {
 
-constexpr ImU32 rgb(int r, int g, int b, int a = 255) { return IM_COL32(r, g, b, a); }
+constexpr ImU32 rgb(int r, int g, int b, int a = 255) {
+  return IM_COL32(r, g, b, a);
+}
 
-const Palette kLight = {
-    rgb(25, 25, 30), rgb(110, 110, 120), rgb(255, 255, 255, 160), rgb(230, 120, 0),
-    rgb(20, 90, 200), rgb(225, 228, 236), rgb(255, 214, 153), rgb(247, 247, 245)};
-const Palette kDark = {
-    rgb(235, 235, 240), rgb(150, 150, 160), rgb(0, 0, 0, 140), rgb(255, 170, 60),
-    rgb(110, 170, 255), rgb(52, 56, 66), rgb(120, 90, 40), rgb(28, 28, 33)};
+const Palette kLight = {rgb(25, 25, 30),    rgb(110, 110, 120), rgb(255, 255, 255, 160),
+                        rgb(230, 120, 0),   rgb(20, 90, 200),   rgb(225, 228, 236),
+                        rgb(255, 214, 153), rgb(247, 247, 245)};
+const Palette kDark = {rgb(235, 235, 240), rgb(150, 150, 160), rgb(0, 0, 0, 140), rgb(255, 170, 60),
+                       rgb(110, 170, 255), rgb(52, 56, 66),    rgb(120, 90, 40),  rgb(28, 28, 33)};
 
 }  // namespace
 
-const Palette& palette(Theme theme) { return theme == Theme::Dark ? kDark : kLight; }
+const Palette& palette(Theme theme) {
+  return theme == Theme::Dark ? kDark : kLight;
+}
 
 ImU32 head_colour(Theme theme, int head, float alpha) {
   const view::Rgba8 c = view::head_colour(head, theme == Theme::Dark);

@@ -11,7 +11,8 @@ namespace attnviz::app {
 namespace {
 
 // `label`: the token's text as it is seen (AppState::visual_text).
-void chip_tooltip(const char* label, const Token& token, EmbeddingSource source, int index, Side side) {
+void chip_tooltip(const char* label, const Token& token, EmbeddingSource source, int index,
+                  Side side) {
   ImGui::BeginTooltip();
   ImGui::Text("%s %d: \"%s\"", side == Side::Query ? "query token" : "key token", index, label);
   switch (source) {
@@ -60,7 +61,8 @@ void draw_token_chips(AppState& state, const Tokenization& tokens,
       if (i < sources.size()) chip_tooltip(label, token, sources[i], index, side);
     }
     if (ImGui::IsItemClicked() && side == Side::Query) state.selection.query = index;
-    const bool highlighted = side == Side::Query ? state.highlights_query(index) : state.highlights_key(index);
+    const bool highlighted =
+        side == Side::Query ? state.highlights_query(index) : state.highlights_key(index);
     const bool selected = side == Side::Query && state.selection.query == index;
     const ImVec2 p0 = ImGui::GetItemRectMin(), p1 = ImGui::GetItemRectMax();
     // Chips scrolled out of view cost the renderer nothing: they are not drawn at all.
@@ -72,7 +74,8 @@ void draw_token_chips(AppState& state, const Tokenization& tokens,
     // and a software renderer draws a third of the triangles.
     const ImDrawListFlags flags = draw_list->Flags;
     draw_list->Flags &= ~ImDrawListFlags_AntiAliasedFill;
-    draw_list->AddRectFilled(p0, p1, highlighted || hovered ? colours.chip_hover : colours.chip, rounding);
+    draw_list->AddRectFilled(p0, p1, highlighted || hovered ? colours.chip_hover : colours.chip,
+                             rounding);
     draw_list->Flags = flags;
     if (i < sources.size() && sources[i] == EmbeddingSource::Override)
       draw_list->AddRect(p0, p1, colours.text_dim, rounding, 0, 1.0f);

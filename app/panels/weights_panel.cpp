@@ -7,8 +7,8 @@
 #include "app/panels/panel.hpp"
 #include "app/panels/registry.hpp"
 #include "app/panels/theme.hpp"
-#include "core/text/lexicon.hpp"
 #include "core/base/rng.hpp"
+#include "core/text/lexicon.hpp"
 
 #include <imgui.h>
 
@@ -41,7 +41,8 @@ const char* no_label(const void*, int, char* buffer, int) {
 const char* feature_label(const void*, int index, char* buffer, int size) {
   if (index >= 0 && static_cast<std::size_t>(index) < kFeatureCount) {
     const std::string_view name = kFeatureNames[static_cast<std::size_t>(index)];
-    std::snprintf(buffer, static_cast<std::size_t>(size), "%.*s", static_cast<int>(name.size()), name.data());
+    std::snprintf(buffer, static_cast<std::size_t>(size), "%.*s", static_cast<int>(name.size()),
+                  name.data());
   } else {
     std::snprintf(buffer, static_cast<std::size_t>(size), "%d", index);
   }
@@ -55,7 +56,9 @@ const char* concat_label(const void* context, int index, char* buffer, int size)
   return buffer;
 }
 
-float text_width(const char* text) { return ImGui::CalcTextSize(text).x; }
+float text_width(const char* text) {
+  return ImGui::CalcTextSize(text).x;
+}
 
 float feature_labels_width(int count) {
   char buffer[32];
@@ -72,7 +75,9 @@ float feature_labels_width(int count) {
 struct WeightView {
   const float* data = nullptr;
   int rows = 0, cols = 0;
-  std::size_t size() const { return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols); }
+  std::size_t size() const {
+    return static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+  }
 };
 
 WeightView weight_view(const Parameters& p, ParameterName name, int head) {
@@ -117,9 +122,11 @@ class WeightsPanel final : public Panel {
     const float gap = std::round(font * 0.6f);
 
     ImGui::SetCursorScreenPos(ImVec2(origin.x + strip_w + gap, origin.y));
-    const ImVec2 child_size(std::max(1.0f, available.x - strip_w - gap), std::max(1.0f, available.y));
+    const ImVec2 child_size(std::max(1.0f, available.x - strip_w - gap),
+                            std::max(1.0f, available.y));
     ImGui::PushStyleVar(ImGuiStyleVar_ScrollbarSize, std::round(font * 0.8f));
-    if (ImGui::BeginChild("##grids", child_size, false, ImGuiWindowFlags_HorizontalScrollbar | ImGuiWindowFlags_NoBackground))
+    if (ImGui::BeginChild("##grids", child_size, false,
+                          ImGuiWindowFlags_HorizontalScrollbar | ImGuiWindowFlags_NoBackground))
       draw_grids(state, context, child_size);
     ImGui::EndChild();
     ImGui::PopStyleVar();
@@ -153,8 +160,9 @@ class WeightsPanel final : public Panel {
   // ---------------------------------------------------------------------------
 
   const Token& token_of_row(const AppState& state, int row) const {
-    return row < x_target_rows_ ? state.pipeline().target().tokens[static_cast<std::size_t>(row)]
-                                : state.pipeline().keys().tokens[static_cast<std::size_t>(row - x_target_rows_)];
+    return row < x_target_rows_
+               ? state.pipeline().target().tokens[static_cast<std::size_t>(row)]
+               : state.pipeline().keys().tokens[static_cast<std::size_t>(row - x_target_rows_)];
   }
 
   static const char* token_label(const void* context, int index, char* buffer, int size) {
@@ -166,7 +174,8 @@ class WeightsPanel final : public Panel {
 
   void prepare_embeddings(const AppState& state) {
     const bool positional = state.document.scenario().positional == Positional::Sinusoidal;
-    if (x_version_ == state.computed.version && x_positional_ == positional && x_rows_.size() > 0) return;
+    if (x_version_ == state.computed.version && x_positional_ == positional && x_rows_.size() > 0)
+      return;
     x_version_ = state.computed.version;
     x_positional_ = positional;
     const Pipeline& p = state.pipeline();
@@ -181,17 +190,21 @@ class WeightsPanel final : public Panel {
     } else {
       // The pipeline's X holds the positions; embed the tokens again without them.
       const int d = static_cast<int>(d_model);
-      embed_tokens(p.target().tokens, d, state.document.scenario().embeddings, Positional::None, x_scratch_);
+      embed_tokens(p.target().tokens, d, state.document.scenario().embeddings, Positional::None,
+                   x_scratch_);
       x_rows_.topRows(x_scratch_.rows()) = x_scratch_;
       if (cross) {
-        embed_tokens(p.keys().tokens, d, state.document.scenario().embeddings, Positional::None, x_scratch_);
+        embed_tokens(p.keys().tokens, d, state.document.scenario().embeddings, Positional::None,
+                     x_scratch_);
         x_rows_.bottomRows(x_scratch_.rows()) = x_scratch_;
       }
     }
     x_label_width_ = 0;
     const float cap = ImGui::GetFontSize() * 7.0f;
     for (int r = 0; r < static_cast<int>(rows); ++r)
-      x_label_width_ = std::min(cap, std::max(x_label_width_, text_width(state.frame.visual_text(token_of_row(state, r).text))));
+      x_label_width_ =
+          std::min(cap, std::max(x_label_width_,
+                                 text_width(state.frame.visual_text(token_of_row(state, r).text))));
     limits_version_ = 0;  // X changed: its colour scale too
   }
 
@@ -200,7 +213,8 @@ class WeightsPanel final : public Panel {
     limits_version_ = state.document.version();
     limits_head_ = head_;
     for (int slot = 0; slot < kX; ++slot) {
-      const WeightView w = weight_view(state.document.scenario().parameters, kSlotParameter[static_cast<std::size_t>(slot)], head_);
+      const WeightView w = weight_view(state.document.scenario().parameters,
+                                       kSlotParameter[static_cast<std::size_t>(slot)], head_);
       limits_[static_cast<std::size_t>(slot)] = magnitude(w.data, w.size());
     }
     limits_[kX] = magnitude(x_rows_.data(), static_cast<std::size_t>(x_rows_.size()));
@@ -218,13 +232,15 @@ class WeightsPanel final : public Panel {
     const float caption_h = std::round(font * 1.3f);
     const float button_h = std::round(font * 1.45f), spacing = std::round(font * 0.25f);
     const float help_h = std::round(font * 1.6f);
-    const int fit = std::max(1, static_cast<int>((height - caption_h - help_h + spacing) / (button_h + spacing)));
+    const int fit = std::max(
+        1, static_cast<int>((height - caption_h - help_h + spacing) / (button_h + spacing)));
     const bool compact = heads > fit;  // numbers only, in columns
     const int columns = compact ? (heads + fit - 1) / fit : 1;
     const float swatch = std::round(font * 0.55f);
     const float button_w = compact ? std::ceil(text_width("00")) + font * 1.0f
                                    : std::ceil(text_width("head 00")) + swatch + font * 1.1f;
-    const float width = button_w * static_cast<float>(columns) + spacing * static_cast<float>(columns - 1);
+    const float width =
+        button_w * static_cast<float>(columns) + spacing * static_cast<float>(columns - 1);
 
     list->AddText(ImVec2(origin.x, origin.y + (caption_h - font) * 0.5f), colours.text_dim, "Head");
     char label[24];
@@ -244,24 +260,34 @@ class WeightsPanel final : public Panel {
       if (selected) {
         list->AddRectFilled(p, q, colour, rounding);
       } else {
-        list->AddRectFilled(p, q, ImGui::GetColorU32(hovered ? ImGuiCol_ButtonHovered : ImGuiCol_FrameBg), rounding);
+        list->AddRectFilled(p, q,
+                            ImGui::GetColorU32(hovered ? ImGuiCol_ButtonHovered : ImGuiCol_FrameBg),
+                            rounding);
         list->AddRect(p, q, ImGui::GetColorU32(ImGuiCol_Border), rounding);
         if (compact)  // the head's colour as a bar along the left edge
-          list->AddRectFilled(ImVec2(p.x + 1.0f, p.y + 1.0f), ImVec2(p.x + std::round(font * 0.22f), q.y - 1.0f), colour,
-                              rounding, ImDrawFlags_RoundCornersLeft);
+          list->AddRectFilled(ImVec2(p.x + 1.0f, p.y + 1.0f),
+                              ImVec2(p.x + std::round(font * 0.22f), q.y - 1.0f), colour, rounding,
+                              ImDrawFlags_RoundCornersLeft);
         else
           list->AddRectFilled(ImVec2(p.x + font * 0.35f, p.y + (button_h - swatch) * 0.5f),
-                              ImVec2(p.x + font * 0.35f + swatch, p.y + (button_h + swatch) * 0.5f), colour, 2.0f);
+                              ImVec2(p.x + font * 0.35f + swatch, p.y + (button_h + swatch) * 0.5f),
+                              colour, 2.0f);
       }
       std::snprintf(label, sizeof label, compact ? "%d" : "head %d", h);
-      const view::Rgba8 on_colour = view::text_colour_on({static_cast<std::uint8_t>(colour >> IM_COL32_R_SHIFT),
-                                                          static_cast<std::uint8_t>(colour >> IM_COL32_G_SHIFT),
-                                                          static_cast<std::uint8_t>(colour >> IM_COL32_B_SHIFT), 255});
-      const ImU32 text = selected ? IM_COL32(on_colour.r, on_colour.g, on_colour.b, 255) : colours.text;
-      const float text_x = selected || compact ? p.x + (button_w - text_width(label)) * 0.5f + (compact && !selected ? font * 0.1f : 0.0f)
+      const view::Rgba8 on_colour =
+          view::text_colour_on({static_cast<std::uint8_t>(colour >> IM_COL32_R_SHIFT),
+                                static_cast<std::uint8_t>(colour >> IM_COL32_G_SHIFT),
+                                static_cast<std::uint8_t>(colour >> IM_COL32_B_SHIFT), 255});
+      const ImU32 text =
+          selected ? IM_COL32(on_colour.r, on_colour.g, on_colour.b, 255) : colours.text;
+      const float text_x = selected || compact ? p.x + (button_w - text_width(label)) * 0.5f +
+                                                     (compact && !selected ? font * 0.1f : 0.0f)
                                                : p.x + font * 0.35f + swatch + font * 0.35f;
-      list->AddText(ImVec2(std::round(text_x), std::round(p.y + (button_h - font) * 0.5f)), text, label);
-      if (hovered) ImGui::SetTooltip("head %d: edit its W_Q, W_K, W_V (every view shows the selected head)", h);
+      list->AddText(ImVec2(std::round(text_x), std::round(p.y + (button_h - font) * 0.5f)), text,
+                    label);
+      if (hovered)
+        ImGui::SetTooltip("head %d: edit its W_Q, W_K, W_V (every view shows the selected head)",
+                          h);
     }
     // How to edit, one hover away.
     const ImVec2 help(origin.x, origin.y + height - help_h);
@@ -270,12 +296,18 @@ class WeightsPanel final : public Panel {
     if (ImGui::IsItemHovered()) {
       ImGui::BeginTooltip();
       ImGui::PushTextWrapPos(font * 30.0f);
-      ImGui::TextUnformatted("Every cell is a number the model uses; colour shows its sign and size (blue negative, "
-                             "red positive, scaled to each matrix's largest value).");
-      ImGui::BulletText("Drag a cell sideways to change it; hold Shift for fine steps; Esc undoes the drag.");
+      ImGui::TextUnformatted(
+          "Every cell is a number the model uses; colour shows its sign and size (blue negative, "
+          "red positive, scaled to each matrix's largest value).");
+      ImGui::BulletText(
+          "Drag a cell sideways to change it; hold Shift for fine steps; Esc undoes the drag.");
       ImGui::BulletText("Double-click or Ctrl+click a cell to type a value.");
-      ImGui::BulletText("Click a matrix's name (or right-click it) for randomize, identity, zero, scale and reset.");
-      ImGui::BulletText("In X, hover a token to find it in every view; click to make it the query; right-click to reset it.");
+      ImGui::BulletText(
+          "Click a matrix's name (or right-click it) for randomize, identity, zero, scale and "
+          "reset.");
+      ImGui::BulletText(
+          "In X, hover a token to find it in every view; click to make it the query; right-click "
+          "to reset it.");
       ImGui::PopTextWrapPos();
       ImGui::EndTooltip();
     }
@@ -292,8 +324,8 @@ class WeightsPanel final : public Panel {
     const Theme theme = state.ui.theme;
     d_v_ = c.d_v;
     shown_.fill(false);
-    const auto weights = [&](Slot slot, const char* title, LabelFunction rows, LabelFunction columns, float row_width,
-                             int wide, bool per_head) {
+    const auto weights = [&](Slot slot, const char* title, LabelFunction rows,
+                             LabelFunction columns, float row_width, int wide, bool per_head) {
       const WeightView w = weight_view(s.parameters, kSlotParameter[slot], head_);
       MatrixGridSpec& spec = specs_[slot];
       spec = {};
@@ -321,38 +353,52 @@ class WeightsPanel final : public Panel {
     weights(kWK, "W_K", feature_label, index_label, features_w, 0, true);
     weights(kWV, "W_V", feature_label, index_label, features_w, 0, true);
     std::snprintf(tooltips_[kWQ], sizeof tooltips_[kWQ],
-                  "W_Q (d_model \xc3\x97 d_k = %d \xc3\x97 %d), head %d: turns each token's embedding into its query, Q = X\xc2\xb7W_Q",
+                  "W_Q (d_model \xc3\x97 d_k = %d \xc3\x97 %d), head %d: turns each token's "
+                  "embedding into its query, Q = X\xc2\xb7W_Q",
                   c.d_model, c.d_k, head_);
     std::snprintf(tooltips_[kWK], sizeof tooltips_[kWK],
-                  "W_K (d_model \xc3\x97 d_k = %d \xc3\x97 %d), head %d: turns each token's embedding into its key, K = X\xc2\xb7W_K",
+                  "W_K (d_model \xc3\x97 d_k = %d \xc3\x97 %d), head %d: turns each token's "
+                  "embedding into its key, K = X\xc2\xb7W_K",
                   c.d_model, c.d_k, head_);
     std::snprintf(tooltips_[kWV], sizeof tooltips_[kWV],
-                  "W_V (d_model \xc3\x97 d_v = %d \xc3\x97 %d), head %d: turns each token's embedding into its value, V = X\xc2\xb7W_V",
+                  "W_V (d_model \xc3\x97 d_v = %d \xc3\x97 %d), head %d: turns each token's "
+                  "embedding into its value, V = X\xc2\xb7W_V",
                   c.d_model, c.d_v, head_);
     if (c.compatibility == Compatibility::General) {
       weights(kWa, "W_a", index_label, index_label, k_rows_w, 0, true);
       std::snprintf(tooltips_[kWa], sizeof tooltips_[kWa],
-                    "W_a (d_k \xc3\x97 d_k = %d \xc3\x97 %d), head %d: the general score compares query and key through it, "
-                    "score = q\xc2\xb7W_a\xc2\xb7k\xe1\xb5\x80", c.d_k, c.d_k, head_);
+                    "W_a (d_k \xc3\x97 d_k = %d \xc3\x97 %d), head %d: the general score compares "
+                    "query and key through it, "
+                    "score = q\xc2\xb7W_a\xc2\xb7k\xe1\xb5\x80",
+                    c.d_k, c.d_k, head_);
     } else if (c.compatibility == Compatibility::Additive) {
       weights(kW1, "W_1", index_label, index_label, k_rows_w, 0, true);
       weights(kW2, "W_2", index_label, index_label, k_rows_w, 0, true);
       weights(kVa, "v_a", no_label, index_label, 0, 0, true);
       std::snprintf(tooltips_[kW1], sizeof tooltips_[kW1],
-                    "W_1 (d_k \xc3\x97 d_att = %d \xc3\x97 %d), head %d: projects the query inside the additive score "
-                    "v_a\xc2\xb7tanh(q\xc2\xb7W_1 + k\xc2\xb7W_2)", c.d_k, c.d_att, head_);
+                    "W_1 (d_k \xc3\x97 d_att = %d \xc3\x97 %d), head %d: projects the query inside "
+                    "the additive score "
+                    "v_a\xc2\xb7tanh(q\xc2\xb7W_1 + k\xc2\xb7W_2)",
+                    c.d_k, c.d_att, head_);
       std::snprintf(tooltips_[kW2], sizeof tooltips_[kW2],
-                    "W_2 (d_k \xc3\x97 d_att = %d \xc3\x97 %d), head %d: projects the key inside the additive score "
-                    "v_a\xc2\xb7tanh(q\xc2\xb7W_1 + k\xc2\xb7W_2)", c.d_k, c.d_att, head_);
-      std::snprintf(tooltips_[kVa], sizeof tooltips_[kVa],
-                    "v_a (d_att = %d), head %d: weighs the additive score's %d hidden units into one number", c.d_att, head_,
-                    c.d_att);
+                    "W_2 (d_k \xc3\x97 d_att = %d \xc3\x97 %d), head %d: projects the key inside "
+                    "the additive score "
+                    "v_a\xc2\xb7tanh(q\xc2\xb7W_1 + k\xc2\xb7W_2)",
+                    c.d_k, c.d_att, head_);
+      std::snprintf(
+          tooltips_[kVa], sizeof tooltips_[kVa],
+          "v_a (d_att = %d), head %d: weighs the additive score's %d hidden units into one number",
+          c.d_att, head_, c.d_att);
     }
-    const float concat_w = text_width(concat_label(&d_v_, c.heads * c.d_v - 1, buffer, sizeof buffer));
+    const float concat_w =
+        text_width(concat_label(&d_v_, c.heads * c.d_v - 1, buffer, sizeof buffer));
     weights(kWO, "W_O", concat_label, feature_label, concat_w, named, false);
-    std::snprintf(tooltips_[kWO], sizeof tooltips_[kWO],
-                  "W_O (heads\xc2\xb7" "d_v \xc3\x97 d_model = %d \xc3\x97 %d): mixes the heads' joined outputs back into "
-                  "d_model dimensions, output = concat\xc2\xb7W_O", c.heads * c.d_v, c.d_model);
+    std::snprintf(
+        tooltips_[kWO], sizeof tooltips_[kWO],
+        "W_O (heads\xc2\xb7"
+        "d_v \xc3\x97 d_model = %d \xc3\x97 %d): mixes the heads' joined outputs back into "
+        "d_model dimensions, output = concat\xc2\xb7W_O",
+        c.heads * c.d_v, c.d_model);
 
     // X: the tokens' embeddings.
     MatrixGridSpec& x = specs_[kX];
@@ -376,14 +422,20 @@ class WeightsPanel final : public Panel {
     x.editable = x.cols == c.d_model;
     if (state.frame.hovered.valid()) {
       const int i = state.frame.hovered.index;
-      if (!state.pipeline().cross()) x.highlight_row = state.highlights_query(i) ? i : -1;
-      else if (state.frame.hovered.side == Side::Query) x.highlight_row = state.highlights_query(i) ? i : -1;
-      else x.highlight_row = state.highlights_key(i) ? x_target_rows_ + i : -1;
+      if (!state.pipeline().cross())
+        x.highlight_row = state.highlights_query(i) ? i : -1;
+      else if (state.frame.hovered.side == Side::Query)
+        x.highlight_row = state.highlights_query(i) ? i : -1;
+      else
+        x.highlight_row = state.highlights_key(i) ? x_target_rows_ + i : -1;
     }
-    std::snprintf(tooltips_[kX], sizeof tooltips_[kX],
-                  "X (tokens \xc3\x97 d_model = %d \xc3\x97 %d): each token's embedding, before positional encoding%s. "
-                  "An edit is kept as an override for that word.",
-                  x.rows, x.cols, state.pipeline().cross() ? "; target tokens above the line, source tokens below" : "");
+    std::snprintf(
+        tooltips_[kX], sizeof tooltips_[kX],
+        "X (tokens \xc3\x97 d_model = %d \xc3\x97 %d): each token's embedding, before positional "
+        "encoding%s. "
+        "An edit is kept as an override for that word.",
+        x.rows, x.cols,
+        state.pipeline().cross() ? "; target tokens above the line, source tokens below" : "");
     shown_[kX] = x.rows > 0 && x.cols > 0;
   }
 
@@ -398,29 +450,35 @@ class WeightsPanel final : public Panel {
     // Rows as tall as the tallest grid allows; leave room for the scrollbar when it will show.
     int max_rows = 1;
     for (int slot = 0; slot < kSlotCount; ++slot)
-      if (shown_[static_cast<std::size_t>(slot)]) max_rows = std::max(max_rows, specs_[static_cast<std::size_t>(slot)].rows);
+      if (shown_[static_cast<std::size_t>(slot)])
+        max_rows = std::max(max_rows, specs_[static_cast<std::size_t>(slot)].rows);
     editor_.begin_frame(state.ui.theme, context.bold_font);
     editor_.fit_rows(size.y, max_rows);
     float total_w = 0;
     for (int slot = 0; slot < kSlotCount; ++slot)
       if (shown_[static_cast<std::size_t>(slot)])
-        total_w += editor_.measure(specs_[static_cast<std::size_t>(slot)]).x + (slot == kWO || slot == kX ? group_gap : gap);
+        total_w += editor_.measure(specs_[static_cast<std::size_t>(slot)]).x +
+                   (slot == kWO || slot == kX ? group_gap : gap);
     if (total_w > size.x) editor_.fit_rows(size.y - style.ScrollbarSize, max_rows);
     float tallest = 0;
     for (int slot = 0; slot < kSlotCount; ++slot)
-      if (shown_[static_cast<std::size_t>(slot)]) tallest = std::max(tallest, editor_.measure(specs_[static_cast<std::size_t>(slot)]).y);
+      if (shown_[static_cast<std::size_t>(slot)])
+        tallest = std::max(tallest, editor_.measure(specs_[static_cast<std::size_t>(slot)]).y);
 
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     ImDrawList* list = ImGui::GetWindowDrawList();
-    const ImVec2 view_min = list->GetClipRectMin(), view_max = list->GetClipRectMax();  // what this window shows
-    const float margin = std::round(font * 0.25f) + 2.0f;  // past a grid: its thickest outline's reach
+    const ImVec2 view_min = list->GetClipRectMin(),
+                 view_max = list->GetClipRectMax();  // what this window shows
+    const float margin =
+        std::round(font * 0.25f) + 2.0f;  // past a grid: its thickest outline's reach
     float x = origin.x, content_h = 0;
     for (int slot = 0; slot < kSlotCount; ++slot) {
       const auto index = static_cast<std::size_t>(slot);
       if (!shown_[index]) continue;
       if (slot == kWO || slot == kX) {  // a line between the groups: per head | all heads | tokens
         const float line_x = std::round(x + group_gap * 0.5f - gap * 0.5f);
-        list->AddLine(ImVec2(line_x, origin.y), ImVec2(line_x, origin.y + tallest), ImGui::GetColorU32(ImGuiCol_Separator));
+        list->AddLine(ImVec2(line_x, origin.y), ImVec2(line_x, origin.y + tallest),
+                      ImGui::GetColorU32(ImGuiCol_Separator));
         x += group_gap - gap;
       }
       const MatrixGridSpec& spec = specs_[index];
@@ -430,10 +488,13 @@ class WeightsPanel final : public Panel {
       // past it: drawn within the margin, as far as this window shows.
       ImGui::SetCursorScreenPos(ImVec2(x, origin.y));
       if (ImGui::BeginChild(spec.id, grid, false,
-                            ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse | ImGuiWindowFlags_NoBackground)) {
+                            ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse |
+                                ImGuiWindowFlags_NoBackground)) {
         ImDrawList* grid_list = ImGui::GetWindowDrawList();
-        grid_list->PushClipRect(ImVec2(std::max(view_min.x, x - margin), std::max(view_min.y, origin.y - margin)),
-                                ImVec2(std::min(view_max.x, x + grid.x + margin), std::min(view_max.y, origin.y + grid.y + margin)));
+        grid_list->PushClipRect(
+            ImVec2(std::max(view_min.x, x - margin), std::max(view_min.y, origin.y - margin)),
+            ImVec2(std::min(view_max.x, x + grid.x + margin),
+                   std::min(view_max.y, origin.y + grid.y + margin)));
         const MatrixGridEvents events = editor_.draw(spec, ImVec2(x, origin.y));
         handle(state, static_cast<Slot>(slot), spec, events);
         grid_list->PopClipRect();
@@ -448,8 +509,8 @@ class WeightsPanel final : public Panel {
     ImGui::Dummy(ImVec2(x - origin.x - gap, content_h));
     // A vertical wheel scrolls sideways when there is nothing to scroll vertically.
     const ImGuiIO& io = ImGui::GetIO();
-    if (ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows) && io.MouseWheel != 0.0f && !io.KeyShift &&
-        ImGui::GetScrollMaxY() <= 0.0f)
+    if (ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows) && io.MouseWheel != 0.0f &&
+        !io.KeyShift && ImGui::GetScrollMaxY() <= 0.0f)
       ImGui::SetScrollX(ImGui::GetScrollX() - io.MouseWheel * font * 6.0f);
   }
 
@@ -457,7 +518,8 @@ class WeightsPanel final : public Panel {
   // Edits
   // ---------------------------------------------------------------------------
 
-  void handle(AppState& state, Slot slot, const MatrixGridSpec& spec, const MatrixGridEvents& events) {
+  void handle(AppState& state, Slot slot, const MatrixGridSpec& spec,
+              const MatrixGridEvents& events) {
     if (slot == kX) {
       handle_embeddings(state, spec, events);
       return;
@@ -474,14 +536,16 @@ class WeightsPanel final : public Panel {
       if (ImGui::MenuItem("Randomize")) action = MatrixAction::Randomize;
       if (ImGui::IsItemHovered()) ImGui::SetTooltip("new values drawn from a new seed");
       if (ImGui::MenuItem("Identity-like")) action = MatrixAction::Identity;
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("1 on the diagonal of the top-left square, 0 elsewhere");
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("1 on the diagonal of the top-left square, 0 elsewhere");
       if (ImGui::MenuItem("Zero")) action = MatrixAction::Zero;
       if (ImGui::MenuItem("Scale \xc3\x97 0.5")) action = MatrixAction::Half;
       if (ImGui::MenuItem("Scale \xc3\x97 2")) action = MatrixAction::Double;
       ImGui::Separator();
       if (ImGui::MenuItem("Reset")) action = MatrixAction::Reset;
       if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("back to the values the scenario had when it was opened (new cells: from its seed)");
+        ImGui::SetTooltip(
+            "back to the values the scenario had when it was opened (new cells: from its seed)");
       editor_.end_menu();
       if (action) apply_to_weights(state, name, *action);
     }
@@ -489,20 +553,25 @@ class WeightsPanel final : public Panel {
 
   void apply_to_weights(AppState& state, ParameterName name, MatrixAction action) {
     // Each Randomize draws from the seed plus a count, so that it draws new values every time.
-    const std::uint64_t seed =
-        state.document.scenario().seed + (action == MatrixAction::Randomize ? ++randomize_count_ : 0);
+    const std::uint64_t seed = state.document.scenario().seed +
+                               (action == MatrixAction::Randomize ? ++randomize_count_ : 0);
     state.document.apply_to_matrix(name, head_, action, seed);
   }
 
-  void handle_embeddings(AppState& state, const MatrixGridSpec& spec, const MatrixGridEvents& events) {
+  void handle_embeddings(AppState& state, const MatrixGridSpec& spec,
+                         const MatrixGridEvents& events) {
     const bool cross = state.pipeline().cross();
     if (events.hovered_row >= 0)
-      state.frame.hovered_next = events.hovered_row < x_target_rows_ ? TokenRef{Side::Query, events.hovered_row}
-                                                               : TokenRef{cross ? Side::Key : Side::Query, events.hovered_row - x_target_rows_};
-    if (events.label_clicked >= 0 && events.label_clicked < x_target_rows_) state.selection.query = events.label_clicked;
+      state.frame.hovered_next =
+          events.hovered_row < x_target_rows_
+              ? TokenRef{Side::Query, events.hovered_row}
+              : TokenRef{cross ? Side::Key : Side::Query, events.hovered_row - x_target_rows_};
+    if (events.label_clicked >= 0 && events.label_clicked < x_target_rows_)
+      state.selection.query = events.label_clicked;
     if (events.label_hovered >= 0) label_tooltip(state, events.label_hovered);
 
-    if (events.edited && spec.editable && events.row < x_rows_.rows() && events.col < x_rows_.cols()) {
+    if (events.edited && spec.editable && events.row < x_rows_.rows() &&
+        events.col < x_rows_.cols()) {
       state.document.set_embedding_value(token_of_row(state, events.row), events.col, events.value,
                                          x_rows_.row(events.row).data());
       x_rows_(events.row, events.col) = events.value;  // shown at once; rebuilt after the recompute
@@ -520,7 +589,8 @@ class WeightsPanel final : public Panel {
         ImGui::Separator();
         const EmbeddingOverrides& overrides = state.document.scenario().embeddings;
         const bool has_override = overrides.count(token.text) > 0 || overrides.count(token.key) > 0;
-        if (ImGui::MenuItem("Reset to its embedding when opened", nullptr, false, has_override && spec.editable))
+        if (ImGui::MenuItem("Reset to its embedding when opened", nullptr, false,
+                            has_override && spec.editable))
           state.document.reset_embeddings({&token});
         if (!has_override) ImGui::TextDisabled("(not edited)");
       }
@@ -531,16 +601,24 @@ class WeightsPanel final : public Panel {
       ImGui::TextDisabled("X: the embeddings of these tokens");
       ImGui::Separator();
       std::optional<MatrixAction> action;
-      if (ImGui::MenuItem("Randomize", nullptr, false, spec.editable)) action = MatrixAction::Randomize;
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("new values in [-0.5, 0.5), the same for the same word");
-      if (ImGui::MenuItem("One-hot", nullptr, false, spec.editable)) action = MatrixAction::Identity;
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("token i gets 1 in dimension i and 0 elsewhere");
+      if (ImGui::MenuItem("Randomize", nullptr, false, spec.editable))
+        action = MatrixAction::Randomize;
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("new values in [-0.5, 0.5), the same for the same word");
+      if (ImGui::MenuItem("One-hot", nullptr, false, spec.editable))
+        action = MatrixAction::Identity;
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("token i gets 1 in dimension i and 0 elsewhere");
       if (ImGui::MenuItem("Zero", nullptr, false, spec.editable)) action = MatrixAction::Zero;
-      if (ImGui::MenuItem("Scale \xc3\x97 0.5", nullptr, false, spec.editable)) action = MatrixAction::Half;
-      if (ImGui::MenuItem("Scale \xc3\x97 2", nullptr, false, spec.editable)) action = MatrixAction::Double;
+      if (ImGui::MenuItem("Scale \xc3\x97 0.5", nullptr, false, spec.editable))
+        action = MatrixAction::Half;
+      if (ImGui::MenuItem("Scale \xc3\x97 2", nullptr, false, spec.editable))
+        action = MatrixAction::Double;
       ImGui::Separator();
-      if (ImGui::MenuItem("Reset (embeddings as opened)", nullptr, false, spec.editable)) action = MatrixAction::Reset;
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("these words go back to their lexicon or hashed embeddings");
+      if (ImGui::MenuItem("Reset (embeddings as opened)", nullptr, false, spec.editable))
+        action = MatrixAction::Reset;
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("these words go back to their lexicon or hashed embeddings");
       editor_.end_menu();
       if (action) apply_to_embeddings(state, *action);
     }
@@ -554,19 +632,31 @@ class WeightsPanel final : public Panel {
       state.document.reset_embeddings(tokens);
       return;
     }
-    const std::uint64_t stream_seed = state.document.scenario().seed + (action == MatrixAction::Randomize ? ++randomize_count_ : 0);
+    const std::uint64_t stream_seed = state.document.scenario().seed +
+                                      (action == MatrixAction::Randomize ? ++randomize_count_ : 0);
     Matrix next = x_rows_;
     for (int r = 0; r < rows; ++r) {
       const std::uint64_t stream = rng::combine(stream_seed, rng::hash(token_of_row(state, r).key));
       for (int c = 0; c < cols; ++c) {
         float& v = next(r, c);
         switch (action) {
-          case MatrixAction::Randomize: v = 0.5f * rng::value(stream, static_cast<std::uint64_t>(c)); break;
-          case MatrixAction::Identity: v = r == c ? 1.0f : 0.0f; break;
-          case MatrixAction::Zero: v = 0.0f; break;
-          case MatrixAction::Half: v *= 0.5f; break;
-          case MatrixAction::Double: v = std::clamp(v * 2.0f, -FLT_MAX, FLT_MAX); break;
-          case MatrixAction::Reset: break;
+          case MatrixAction::Randomize:
+            v = 0.5f * rng::value(stream, static_cast<std::uint64_t>(c));
+            break;
+          case MatrixAction::Identity:
+            v = r == c ? 1.0f : 0.0f;
+            break;
+          case MatrixAction::Zero:
+            v = 0.0f;
+            break;
+          case MatrixAction::Half:
+            v *= 0.5f;
+            break;
+          case MatrixAction::Double:
+            v = std::clamp(v * 2.0f, -FLT_MAX, FLT_MAX);
+            break;
+          case MatrixAction::Reset:
+            break;
         }
       }
     }
@@ -577,17 +667,22 @@ class WeightsPanel final : public Panel {
     const bool source = row >= x_target_rows_;
     const int index = source ? row - x_target_rows_ : row;
     const Token& token = token_of_row(state, row);
-    const auto& sources = source ? state.pipeline().key_sources() : state.pipeline().target_sources();
-    const EmbeddingSource from = static_cast<std::size_t>(index) < sources.size() ? sources[static_cast<std::size_t>(index)]
-                                                                                   : EmbeddingSource::Hashed;
-    const char* origin = from == EmbeddingSource::Override  ? "edited (an override in the scenario)"
-                         : from == EmbeddingSource::Lexicon ? "from the teaching lexicon"
-                                                            : "derived from the word itself (not in the lexicon)";
+    const auto& sources =
+        source ? state.pipeline().key_sources() : state.pipeline().target_sources();
+    const EmbeddingSource from = static_cast<std::size_t>(index) < sources.size()
+                                     ? sources[static_cast<std::size_t>(index)]
+                                     : EmbeddingSource::Hashed;
+    const char* origin = from == EmbeddingSource::Override ? "edited (an override in the scenario)"
+                         : from == EmbeddingSource::Lexicon
+                             ? "from the teaching lexicon"
+                             : "derived from the word itself (not in the lexicon)";
     ImGui::BeginTooltip();
     ImGui::Text("\"%s\": %s %d", state.frame.visual_text(token.text),
-                source ? "source token" : (state.pipeline().cross() ? "target token" : "token"), index);
+                source ? "source token" : (state.pipeline().cross() ? "target token" : "token"),
+                index);
     ImGui::Text("embedding %s", origin);
-    ImGui::TextDisabled(source ? "right-click to reset" : "click: make it the query \xc2\xb7 right-click: reset");
+    ImGui::TextDisabled(source ? "right-click to reset"
+                               : "click: make it the query \xc2\xb7 right-click: reset");
     ImGui::EndTooltip();
   }
 };

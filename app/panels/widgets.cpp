@@ -15,7 +15,8 @@ ImU32 with_alpha(ImU32 colour, float alpha) {
   return ImGui::ColorConvertFloat4ToU32(c);
 }
 
-bool draw_query_selector(AppState& state, const char* id, float max_width_em, float max_width_fraction) {
+bool draw_query_selector(AppState& state, const char* id, float max_width_em,
+                         float max_width_fraction) {
   const AttentionResult& r = state.result();
   const auto& queries = state.pipeline().target().tokens;
   const float font = ImGui::GetFontSize();
@@ -24,13 +25,16 @@ bool draw_query_selector(AppState& state, const char* id, float max_width_em, fl
   ImGui::TextUnformatted("query");
   ImGui::SameLine();
   char preview[96];
-  std::snprintf(preview, sizeof preview, "%d: %s", query, state.frame.visual_text(queries[static_cast<std::size_t>(query)].text));
-  ImGui::SetNextItemWidth(std::min(font * max_width_em, ImGui::GetContentRegionAvail().x * max_width_fraction));
+  std::snprintf(preview, sizeof preview, "%d: %s", query,
+                state.frame.visual_text(queries[static_cast<std::size_t>(query)].text));
+  ImGui::SetNextItemWidth(
+      std::min(font * max_width_em, ImGui::GetContentRegionAvail().x * max_width_fraction));
   bool chosen = false;
   if (ImGui::BeginCombo(id, preview, ImGuiComboFlags_HeightLarge)) {
     for (int i = 0; i < n_query; ++i) {
       char item[96];
-      std::snprintf(item, sizeof item, "%d: %s##q%d", i, state.frame.visual_text(queries[static_cast<std::size_t>(i)].text), i);
+      std::snprintf(item, sizeof item, "%d: %s##q%d", i,
+                    state.frame.visual_text(queries[static_cast<std::size_t>(i)].text), i);
       if (ImGui::Selectable(item, i == query)) state.selection.query = i, chosen = true;
       if (ImGui::IsItemHovered()) state.frame.hovered_next = {Side::Query, i};
       if (i == query) ImGui::SetItemDefaultFocus();
@@ -78,7 +82,9 @@ bool fits_after_last_item(float width, float spacing) {
   return ImGui::GetItemRectMax().x + spacing + width <= right;
 }
 
-bool fits_after_last_item(float width) { return fits_after_last_item(width, ImGui::GetStyle().ItemSpacing.x); }
+bool fits_after_last_item(float width) {
+  return fits_after_last_item(width, ImGui::GetStyle().ItemSpacing.x);
+}
 
 void draw_no_room_note() {
   const ImVec2 available = ImGui::GetContentRegionAvail();
@@ -94,7 +100,9 @@ float row_label_size(float row_height) {
 }
 
 std::string wrap_text_at_spaces(std::string_view text, float width) {
-  const auto width_of = [](std::string_view part) { return ImGui::CalcTextSize(part.data(), part.data() + part.size()).x; };
+  const auto width_of = [](std::string_view part) {
+    return ImGui::CalcTextSize(part.data(), part.data() + part.size()).x;
+  };
   std::string wrapped;
   wrapped.reserve(text.size() + 16);
   for (const std::string_view line : view::wrap_at_spaces(text, width, width_of)) {
@@ -107,8 +115,10 @@ std::string wrap_text_at_spaces(std::string_view text, float width) {
 
 void text_wrapped_at_spaces(std::string_view text, float width, bool dimmed) {
   const std::string wrapped = wrap_text_at_spaces(text, width);
-  if (dimmed) ImGui::TextDisabled("%s", wrapped.c_str());
-  else ImGui::TextUnformatted(wrapped.c_str(), wrapped.c_str() + wrapped.size());
+  if (dimmed)
+    ImGui::TextDisabled("%s", wrapped.c_str());
+  else
+    ImGui::TextUnformatted(wrapped.c_str(), wrapped.c_str() + wrapped.size());
 }
 
 void draw_formula_tooltip(const char* heading, const char* formula) {
@@ -119,7 +129,8 @@ void draw_formula_tooltip(const char* heading, const char* formula) {
   ImGui::EndTooltip();
 }
 
-void draw_cell_grid_lines(ImDrawList* list, const view::HeatmapGeometry& g, int rows, int cols, ImU32 colour) {
+void draw_cell_grid_lines(ImDrawList* list, const view::HeatmapGeometry& g, int rows, int cols,
+                          ImU32 colour) {
   // Each way on its own: cells may be wide and thin (many queries, few keys), and lines between
   // rows a pixel tall would cover them.
   if (g.cell_w >= 8.0f)
@@ -135,13 +146,16 @@ void draw_cell_grid_lines(ImDrawList* list, const view::HeatmapGeometry& g, int 
 }
 
 std::string fit_text(std::string_view text, float width) {
-  const auto width_of = [](std::string_view part) { return ImGui::CalcTextSize(part.data(), part.data() + part.size()).x; };
+  const auto width_of = [](std::string_view part) {
+    return ImGui::CalcTextSize(part.data(), part.data() + part.size()).x;
+  };
   if (width_of(text) <= width) return std::string(text);
   constexpr std::string_view kEllipsis = "\xe2\x80\xa6";
   const float room = width - width_of(kEllipsis);
   std::size_t fits = 0;  // bytes of the longest start that fits, at a character's end
   for (std::size_t end = 1; end <= text.size(); ++end) {
-    if (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) continue;  // inside a character
+    if (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80)
+      continue;  // inside a character
     if (width_of(text.substr(0, end)) > room) break;
     fits = end;
   }

@@ -18,10 +18,14 @@ struct HeatmapGeometry;
 
 namespace attnviz::app {
 
-inline ImU32 to_imgui(view::Rgba8 c) { return IM_COL32(c.r, c.g, c.b, c.a); }
+inline ImU32 to_imgui(view::Rgba8 c) {
+  return IM_COL32(c.r, c.g, c.b, c.a);
+}
 inline view::Rgba8 to_rgba8(ImU32 c) {
-  return {static_cast<std::uint8_t>(c >> IM_COL32_R_SHIFT), static_cast<std::uint8_t>(c >> IM_COL32_G_SHIFT),
-          static_cast<std::uint8_t>(c >> IM_COL32_B_SHIFT), static_cast<std::uint8_t>(c >> IM_COL32_A_SHIFT)};
+  return {static_cast<std::uint8_t>(c >> IM_COL32_R_SHIFT),
+          static_cast<std::uint8_t>(c >> IM_COL32_G_SHIFT),
+          static_cast<std::uint8_t>(c >> IM_COL32_B_SHIFT),
+          static_cast<std::uint8_t>(c >> IM_COL32_A_SHIFT)};
 }
 
 // The colour with its opacity multiplied by `alpha` (clamped to [0, 1]).
@@ -30,7 +34,8 @@ ImU32 with_alpha(ImU32 colour, float alpha);
 // "query" and a combo of the queries ("3: apple"), at most `max_width_em` font sizes and
 // `max_width_fraction` of the rest of the line wide. Hovering an entry highlights its token in
 // every view; choosing one selects it. Returns whether a query was chosen.
-bool draw_query_selector(AppState& state, const char* id, float max_width_em, float max_width_fraction);
+bool draw_query_selector(AppState& state, const char* id, float max_width_em,
+                         float max_width_fraction);
 
 // A combo of the heads ("0"; entries "head 0", …), 3.2 font sizes wide. Sets `head` to the
 // head chosen and returns whether one was.
@@ -73,6 +78,7 @@ std::string fit_label(const view::VisualText& shown, const std::string& text, fl
 
 // Lines between a heatmap's cells, between columns when they are 8 px wide or more and between
 // rows when they are 8 px tall or more (each way on its own).
-void draw_cell_grid_lines(ImDrawList* list, const view::HeatmapGeometry& g, int rows, int cols, ImU32 colour);
+void draw_cell_grid_lines(ImDrawList* list, const view::HeatmapGeometry& g, int rows, int cols,
+                          ImU32 colour);
 
 }  // namespace attnviz::app

@@ -3,17 +3,17 @@
 #include "app/platform/gl.hpp"
 
 #include <imgui.h>
-#include <imgui_internal.h>  // ImTextCharFromUtf8
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
+#include <imgui_internal.h>  // ImTextCharFromUtf8
 #include <stb_truetype.h>  // Debian's libstb, which ImGui links: emoji glyphs, drawn into the atlas
 
 #include <algorithm>
 #include <array>
 #include <cfloat>
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -27,7 +27,9 @@ void on_glfw_error(int code, const char* description) {
   g_glfw_error = "GLFW error " + std::to_string(code) + ": " + (description ? description : "");
 }
 
-WindowEvents& events_of(GLFWwindow* window) { return *static_cast<WindowEvents*>(glfwGetWindowUserPointer(window)); }
+WindowEvents& events_of(GLFWwindow* window) {
+  return *static_cast<WindowEvents*>(glfwGetWindowUserPointer(window));
+}
 
 void on_drop(GLFWwindow* window, int count, const char** paths) {
   WindowEvents& events = events_of(window);
@@ -37,22 +39,29 @@ void on_drop(GLFWwindow* window, int count, const char** paths) {
 
 // Every other event is only counted: the frame pacer draws frames after any of them (ImGui's
 // backend reads the input itself, and calls these, installed before it, after its own).
-void count_event(GLFWwindow* window) { ++events_of(window).count; }
+void count_event(GLFWwindow* window) {
+  ++events_of(window).count;
+}
 void on_cursor_position(GLFWwindow* window, double x, double y) {
   count_event(window);
   WindowEvents& events = events_of(window);
   events.pointer_x = x;
   events.pointer_y = y;
 }
-void on_cursor_enter(GLFWwindow* window, int) { count_event(window); }
+void on_cursor_enter(GLFWwindow* window, int) {
+  count_event(window);
+}
 // Where a press happened, in the order the events came: when the pointer has gone on before the
 // frame begins (a drag begun at once), the press is still shown where it was made.
 void on_mouse_button(GLFWwindow* window, int, int action, int) {
   count_event(window);
   WindowEvents& events = events_of(window);
-  if (action == GLFW_PRESS && !events.press_position) events.press_position = {events.pointer_x, events.pointer_y};
+  if (action == GLFW_PRESS && !events.press_position)
+    events.press_position = {events.pointer_x, events.pointer_y};
 }
-void on_scroll(GLFWwindow* window, double, double) { count_event(window); }
+void on_scroll(GLFWwindow* window, double, double) {
+  count_event(window);
+}
 // Called before ImGui's backend updates io.KeysDown (it calls the callback it replaced first).
 void on_key(GLFWwindow* window, int key, int, int action, int) {
   count_event(window);
@@ -66,40 +75,64 @@ void on_char(GLFWwindow* window, unsigned int code_point) {
   count_event(window);
   if (code_point != 0) events_of(window).typed.push_back(code_point);  // as ImGui queues it
 }
-void on_focus(GLFWwindow* window, int) { count_event(window); }
-void on_window_size(GLFWwindow* window, int, int) { count_event(window); }
-void on_refresh(GLFWwindow* window) { count_event(window); }
-void on_content_scale(GLFWwindow* window, float, float) { count_event(window); }
-void on_iconify(GLFWwindow* window, int) { count_event(window); }
+void on_focus(GLFWwindow* window, int) {
+  count_event(window);
+}
+void on_window_size(GLFWwindow* window, int, int) {
+  count_event(window);
+}
+void on_refresh(GLFWwindow* window) {
+  count_event(window);
+}
+void on_content_scale(GLFWwindow* window, float, float) {
+  count_event(window);
+}
+void on_iconify(GLFWwindow* window, int) {
+  count_event(window);
+}
 
 // Glyphs the app prints: Latin, Greek, Cyrillic, Hebrew, Arabic (with the presentation forms
 // app/view/visual_text.hpp joins its letters with), general
 // punctuation, sub/superscripts, arrows, mathematical operators (√ Σ · ⊙ ∞ −), shapes.
 constexpr ImWchar kGlyphRanges[] = {
-    0x0020, 0x024F,  // Basic Latin, Latin-1, Latin Extended-A/B
-    0x0370, 0x03FF,  // Greek
-    0x0400, 0x04FF,  // Cyrillic
-    0x0590, 0x06FF,  // Hebrew, Arabic
-    0x1D00, 0x1DBF,  // Phonetic extensions: modifier letters (superscript T for transpose)
-    0x2000, 0x209F,  // General punctuation, super/subscripts
-    0x2190, 0x21FF,  // Arrows
-    0x2200, 0x22FF,  // Mathematical operators
-    0x2500, 0x25FF,  // Box drawing, blocks, geometric shapes
-    0x2600, 0x27BF,  // Miscellaneous symbols, dingbats: warning sign, check and cross marks
-    0x2C60, 0x2C7F,  // Latin Extended-C: subscript j
-    0xFB1D, 0xFBFF,  // Hebrew and Arabic presentation forms (A, the part of it with letters)
-    0xFE00, 0xFE0F,  // Variation selectors (after ❤ in ❤️, as phones type it): drawn as nothing
-    0xFE70, 0xFEFF,  // Arabic presentation forms B
-    0xFFFD, 0xFFFD,  // Replacement character
+    0x0020,
+    0x024F,  // Basic Latin, Latin-1, Latin Extended-A/B
+    0x0370,
+    0x03FF,  // Greek
+    0x0400,
+    0x04FF,  // Cyrillic
+    0x0590,
+    0x06FF,  // Hebrew, Arabic
+    0x1D00,
+    0x1DBF,  // Phonetic extensions: modifier letters (superscript T for transpose)
+    0x2000,
+    0x209F,  // General punctuation, super/subscripts
+    0x2190,
+    0x21FF,  // Arrows
+    0x2200,
+    0x22FF,  // Mathematical operators
+    0x2500,
+    0x25FF,  // Box drawing, blocks, geometric shapes
+    0x2600,
+    0x27BF,  // Miscellaneous symbols, dingbats: warning sign, check and cross marks
+    0x2C60,
+    0x2C7F,  // Latin Extended-C: subscript j
+    0xFB1D,
+    0xFBFF,  // Hebrew and Arabic presentation forms (A, the part of it with letters)
+    0xFE00,
+    0xFE0F,  // Variation selectors (after ❤ in ❤️, as phones type it): drawn as nothing
+    0xFE70,
+    0xFEFF,  // Arabic presentation forms B
+    0xFFFD,
+    0xFFFD,  // Replacement character
     0,
 };
 
-constexpr std::array<const char*, 3> kFontFiles = {
-    "DejaVuSans.ttf", "DejaVuSans-Bold.ttf", "DejaVuSansMono.ttf"};
-constexpr std::array<const char*, 4> kFontFolders = {"/usr/share/fonts/truetype/dejavu/",
-                                                     "/usr/share/fonts/truetype/droid/",
-                                                     "/usr/share/fonts/truetype/ancient-scripts/",
-                                                     "/usr/local/share/fonts/"};
+constexpr std::array<const char*, 3> kFontFiles = {"DejaVuSans.ttf", "DejaVuSans-Bold.ttf",
+                                                   "DejaVuSansMono.ttf"};
+constexpr std::array<const char*, 4> kFontFolders = {
+    "/usr/share/fonts/truetype/dejavu/", "/usr/share/fonts/truetype/droid/",
+    "/usr/share/fonts/truetype/ancient-scripts/", "/usr/local/share/fonts/"};
 // Merged into every font for the characters DejaVu lacks (Chinese, Japanese, Korean, ...):
 // only those a sentence uses are rasterized (see Backend::add_characters).
 constexpr const char* kFallbackFontFile = "DroidSansFallbackFull.ttf";
@@ -147,7 +180,8 @@ Status Backend::init(const WindowOptions& options) {
   // rectangles as rectangles (render/ui_renderer.cpp).
   glfwWindowHint(GLFW_DEPTH_BITS, 0);
   glfwWindowHint(GLFW_STENCIL_BITS, 0);
-  window_ = glfwCreateWindow(options.width, options.height, options.title.c_str(), nullptr, nullptr);
+  window_ =
+      glfwCreateWindow(options.width, options.height, options.title.c_str(), nullptr, nullptr);
   title_ = options.title;
   if (!window_) {
     return Status::error("cannot create an OpenGL 3.3 core context: " +
@@ -156,7 +190,9 @@ Status Backend::init(const WindowOptions& options) {
   // Below this the panels have no room for their controls (a title a letter a line, buttons on
   // top of one another); the window manager keeps a user's window at least this large. (Headless
   // runs draw at the size asked.)
-  if (options.visible) glfwSetWindowSizeLimits(window_, kMinWindowWidth, kMinWindowHeight, GLFW_DONT_CARE, GLFW_DONT_CARE);
+  if (options.visible)
+    glfwSetWindowSizeLimits(window_, kMinWindowWidth, kMinWindowHeight, GLFW_DONT_CARE,
+                            GLFW_DONT_CARE);
   glfwMakeContextCurrent(window_);
   glfwSwapInterval(options.vsync ? 1 : 0);
   glfwSetWindowUserPointer(window_, &events_);
@@ -237,7 +273,8 @@ Status Backend::load_fonts(float pixel_size, float detail) {
 }
 
 bool Backend::add_characters(const std::string& text) {
-  const ImFont* font = ImGui::GetIO().Fonts->Fonts.empty() ? nullptr : ImGui::GetIO().Fonts->Fonts[0];
+  const ImFont* font =
+      ImGui::GetIO().Fonts->Fonts.empty() ? nullptr : ImGui::GetIO().Fonts->Fonts[0];
   if (!font) return false;
   bool added = false;
   const char* at = text.c_str();
@@ -260,9 +297,12 @@ struct Backend::WideFont {
   stbtt_fontinfo info{};
 };
 
-void Backend::WideFontDeleter::operator()(WideFont* font) const { delete font; }
+void Backend::WideFontDeleter::operator()(WideFont* font) const {
+  delete font;
+}
 
-void Backend::set_wide_characters(std::vector<std::pair<char32_t, char32_t>> stand_in_and_character) {
+void Backend::set_wide_characters(
+    std::vector<std::pair<char32_t, char32_t>> stand_in_and_character) {
   wide_characters_ = std::move(stand_in_and_character);
 }
 
@@ -277,8 +317,8 @@ void Backend::add_wide_glyphs(float size) {
     std::unique_ptr<WideFont, WideFontDeleter> font(new WideFont);
     if (std::ifstream in{path, std::ios::binary}; !path.empty() && in)
       font->data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-    if (!font->data.empty() &&
-        stbtt_InitFont(&font->info, font->data.data(), stbtt_GetFontOffsetForIndex(font->data.data(), 0)))
+    if (!font->data.empty() && stbtt_InitFont(&font->info, font->data.data(),
+                                              stbtt_GetFontOffsetForIndex(font->data.data(), 0)))
       wide_font_ = std::move(font);
   }
   if (!wide_font_) return;
@@ -289,15 +329,17 @@ void Backend::add_wide_glyphs(float size) {
   const float scale = stbtt_ScaleForMappingEmToPixels(&info, size / 1.164f);
   for (const auto& [stand_in, character] : wide_characters_) {
     const int code_point = static_cast<int>(character);
-    if (stand_in > 0xFFFF || stbtt_FindGlyphIndex(&info, code_point) == 0) continue;  // stays the mark
+    if (stand_in > 0xFFFF || stbtt_FindGlyphIndex(&info, code_point) == 0)
+      continue;  // stays the mark
     int x0 = 0, y0 = 0, x1 = 0, y1 = 0, advance = 0, bearing = 0;
     stbtt_GetCodepointBitmapBox(&info, code_point, scale, scale, &x0, &y0, &x1, &y1);
     stbtt_GetCodepointHMetrics(&info, code_point, &advance, &bearing);
     for (ImFont* font : atlas->Fonts) {
       // Offset from the line's top for now (y0 is from the baseline): see draw_wide_glyphs().
-      const int rect = atlas->AddCustomRectFontGlyph(font, static_cast<ImWchar>(stand_in), std::max(1, x1 - x0),
-                                                     std::max(1, y1 - y0), std::round(static_cast<float>(advance) * scale),
-                                                     ImVec2(static_cast<float>(x0), static_cast<float>(y0)));
+      const int rect = atlas->AddCustomRectFontGlyph(
+          font, static_cast<ImWchar>(stand_in), std::max(1, x1 - x0), std::max(1, y1 - y0),
+          std::round(static_cast<float>(advance) * scale),
+          ImVec2(static_cast<float>(x0), static_cast<float>(y0)));
       wide_glyphs_.push_back({rect, character, scale});
     }
   }
@@ -315,8 +357,10 @@ void Backend::draw_wide_glyphs() {
   for (const WideGlyph& glyph : wide_glyphs_) {
     const ImFontAtlasCustomRect* rect = atlas->GetCustomRectByIndex(glyph.rect);
     if (!rect->IsPacked()) continue;
-    stbtt_MakeCodepointBitmap(&wide_font_->info, pixels + static_cast<std::ptrdiff_t>(rect->Y) * width + rect->X, rect->Width,
-                              rect->Height, width, glyph.scale, glyph.scale, static_cast<int>(glyph.character));
+    stbtt_MakeCodepointBitmap(&wide_font_->info,
+                              pixels + static_cast<std::ptrdiff_t>(rect->Y) * width + rect->X,
+                              rect->Width, rect->Height, width, glyph.scale, glyph.scale,
+                              static_cast<int>(glyph.character));
     for (ImFontGlyph& drawn : rect->Font->Glyphs)
       if (drawn.Codepoint == rect->GlyphID) {
         drawn.Y0 += rect->Font->Ascent;
@@ -331,8 +375,12 @@ void Backend::set_title(const std::string& title) {
   glfwSetWindowTitle(window_, title.c_str());
 }
 
-bool Backend::should_close() const { return glfwWindowShouldClose(window_) != 0; }
-void Backend::request_close() { glfwSetWindowShouldClose(window_, GLFW_TRUE); }
+bool Backend::should_close() const {
+  return glfwWindowShouldClose(window_) != 0;
+}
+void Backend::request_close() {
+  glfwSetWindowShouldClose(window_, GLFW_TRUE);
+}
 
 void Backend::new_frame() {
   // ImGui 1.86 reads whether a key is down when a frame begins. A key that went down since the
@@ -362,8 +410,10 @@ void Backend::new_frame() {
   ImGui_ImplOpenGL3_NewFrame();
   ImGui_ImplGlfw_NewFrame();
   if (ignore_mouse_) io.MousePos = ImVec2(-FLT_MAX, -FLT_MAX);
-  if (events_.press_position && io.MousePos.x > -FLT_MAX)  // this frame shows the pointer where it was pressed
-    io.MousePos = ImVec2(static_cast<float>(events_.press_position->first), static_cast<float>(events_.press_position->second));
+  if (events_.press_position &&
+      io.MousePos.x > -FLT_MAX)  // this frame shows the pointer where it was pressed
+    io.MousePos = ImVec2(static_cast<float>(events_.press_position->first),
+                         static_cast<float>(events_.press_position->second));
   events_.press_position.reset();
   press_after_move();
   ImGui::NewFrame();
@@ -400,15 +450,20 @@ void Backend::end_frame() {
   present();
 }
 
-void Backend::present() { glfwSwapBuffers(window_); }
+void Backend::present() {
+  glfwSwapBuffers(window_);
+}
 
-void Backend::finish() { glFinish(); }
+void Backend::finish() {
+  glFinish();
+}
 
 namespace {
 
 // Reads the bound read framebuffer, rows top first.
 std::vector<std::uint8_t> read_rows(int width, int height) {
-  std::vector<std::uint8_t> pixels(static_cast<std::size_t>(width) * static_cast<std::size_t>(height) * 4);
+  std::vector<std::uint8_t> pixels(static_cast<std::size_t>(width) *
+                                   static_cast<std::size_t>(height) * 4);
   glFinish();
   glPixelStorei(GL_PACK_ALIGNMENT, 1);
   glReadPixels(0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, pixels.data());
@@ -434,7 +489,8 @@ Image Backend::read_pixels() const {
 Result<Image> Backend::render_offscreen(int scale) {
   ImDrawData* draw_data = ImGui::GetDrawData();
   const ImVec2 saved_scale = draw_data->FramebufferScale;
-  const ImVec2 fb_scale(saved_scale.x * static_cast<float>(scale), saved_scale.y * static_cast<float>(scale));
+  const ImVec2 fb_scale(saved_scale.x * static_cast<float>(scale),
+                        saved_scale.y * static_cast<float>(scale));
   const int width = static_cast<int>(draw_data->DisplaySize.x * fb_scale.x);
   const int height = static_cast<int>(draw_data->DisplaySize.y * fb_scale.y);
   GLint max_size = 0;
@@ -457,7 +513,8 @@ Result<Image> Backend::render_offscreen(int scale) {
     const ImVec4 clear = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
     glClearColor(clear.x, clear.y, clear.z, 1.0f);
     glClear(GL_COLOR_BUFFER_BIT);
-    draw_data->FramebufferScale = fb_scale;  // geometry and clip rects scale up; the fonts were rasterized larger
+    draw_data->FramebufferScale =
+        fb_scale;  // geometry and clip rects scale up; the fonts were rasterized larger
     ui_renderer_->render(draw_data, false);
     draw_data->FramebufferScale = saved_scale;
     glReadBuffer(GL_COLOR_ATTACHMENT0);
@@ -473,7 +530,9 @@ void Backend::framebuffer_size(int& width, int& height) const {
   glfwGetFramebufferSize(window_, &width, &height);
 }
 
-double Backend::time() const { return glfwGetTime(); }
+double Backend::time() const {
+  return glfwGetTime();
+}
 
 std::vector<std::string> Backend::take_dropped_files() {
   std::vector<std::string> files;

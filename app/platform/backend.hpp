@@ -36,9 +36,10 @@ struct WindowEvents {
   // Since the last frame began: whether a key went down, and the keys that came up after that.
   bool pressed = false;
   std::vector<int> released_after_press;
-  std::vector<unsigned> typed;  // characters typed since the last frame began, in order
+  std::vector<unsigned> typed;          // characters typed since the last frame began, in order
   double pointer_x = 0, pointer_y = 0;  // the pointer, as of the last event that moved it
-  std::optional<std::pair<double, double>> press_position;  // of the first press since the last frame began
+  std::optional<std::pair<double, double>>
+      press_position;  // of the first press since the last frame began
 };
 
 struct Fonts {
@@ -127,27 +128,28 @@ class Backend {
   float content_scale_ = 1.0f;
   WindowEvents events_;
   std::vector<int> held_up_;  // keys that came up before the last frame, shown down to it alone
-  void press_after_move();  // a tap shown to ImGui a frame late
+  void press_after_move();    // a tap shown to ImGui a frame late
   view::TapTiming tap_timing_;
   std::vector<unsigned> typed_;  // see typed_characters()
   static constexpr std::size_t kMaxExtraCharacters = 4096;
   std::set<unsigned short> extra_characters_;  // asked for by add_characters(), kept for good
-  std::vector<unsigned short> extra_ranges_;   // ... as ImGui glyph ranges, alive as long as the fonts
+  std::vector<unsigned short>
+      extra_ranges_;  // ... as ImGui glyph ranges, alive as long as the fonts
   std::vector<std::pair<char32_t, char32_t>> wide_characters_;  // see set_wide_characters()
-  struct WideFont;                        // Symbola, read when the first wide character comes
+  struct WideFont;  // Symbola, read when the first wide character comes
   struct WideFontDeleter {
     void operator()(WideFont* font) const;
   };
   std::unique_ptr<WideFont, WideFontDeleter> wide_font_;
   bool wide_font_tried_ = false;
-  void add_wide_glyphs(float size);       // load_fonts(): before the atlas is built ...
-  void draw_wide_glyphs();                // ... and after
+  void add_wide_glyphs(float size);  // load_fonts(): before the atlas is built ...
+  void draw_wide_glyphs();           // ... and after
   struct WideGlyph {
     int rect = 0;  // ImGui's custom rectangle
     char32_t character = 0;
     float scale = 1;
   };
-  std::vector<WideGlyph> wide_glyphs_;  // of the atlas last built
+  std::vector<WideGlyph> wide_glyphs_;               // of the atlas last built
   std::unique_ptr<render::UiRenderer> ui_renderer_;  // released before the GL context goes
 };
 

@@ -57,8 +57,8 @@ void Canvas::line(float x0, float y0, float x1, float y1, float thickness, Rgba8
   recording_.push_back(Line{x0, y0, x1, y1, thickness, pack(colour), kCapStart | kCapEnd});
 }
 
-void Canvas::curve(const float p0[2], const float p1[2], const float p2[2], const float p3[2], float thickness,
-                       Rgba8 colour, int segments) {
+void Canvas::curve(const float p0[2], const float p1[2], const float p2[2], const float p3[2],
+                   float thickness, Rgba8 colour, int segments) {
   if (colour.a == 0 || !(thickness > 0)) return;
   segments = std::max(segments, 1);
   float previous[2] = {p0[0], p0[1]};
@@ -68,7 +68,8 @@ void Canvas::curve(const float p0[2], const float p1[2], const float p2[2], cons
     const float point[2] = {b0 * p0[0] + b1 * p1[0] + b2 * p2[0] + b3 * p3[0],
                             b0 * p0[1] + b1 * p1[1] + b2 * p2[1] + b3 * p3[1]};
     const std::uint32_t caps = (s == 1 ? kCapStart : 0) | (s == segments ? kCapEnd : 0);
-    recording_.push_back(Line{previous[0], previous[1], point[0], point[1], thickness, pack(colour), caps});
+    recording_.push_back(
+        Line{previous[0], previous[1], point[0], point[1], thickness, pack(colour), caps});
     previous[0] = point[0];
     previous[1] = point[1];
   }
@@ -84,7 +85,9 @@ void Canvas::ring(float centre_x, float centre_y, float radius, float thickness,
   recording_.push_back(Round{centre_x, centre_y, radius, thickness, pack(colour)});
 }
 
-Canvas::~Canvas() { wait(); }
+Canvas::~Canvas() {
+  wait();
+}
 
 void Canvas::wait() const {
   if (drawing_.valid()) drawing_.get();
@@ -111,7 +114,8 @@ bool Canvas::end() {
 }
 
 void Canvas::draw() {
-  const std::size_t count = static_cast<std::size_t>(drawn_width_) * static_cast<std::size_t>(drawn_height_);
+  const std::size_t count =
+      static_cast<std::size_t>(drawn_width_) * static_cast<std::size_t>(drawn_height_);
   try {
     accumulated_.assign(count * 4, 0.0f);
     pixels_.resize(count);
@@ -123,7 +127,9 @@ void Canvas::draw() {
   for (const Shape& shape : drawn_) std::visit([this](const auto& s) { rasterize(s); }, shape);
   for (std::size_t i = 0; i < count; ++i) {
     const float* p = &accumulated_[i * 4];
-    const auto byte = [](float v) { return static_cast<std::uint32_t>(std::clamp(v, 0.0f, 1.0f) * 255.0f + 0.5f); };
+    const auto byte = [](float v) {
+      return static_cast<std::uint32_t>(std::clamp(v, 0.0f, 1.0f) * 255.0f + 0.5f);
+    };
     pixels_[i] = byte(p[0]) | byte(p[1]) << 8 | byte(p[2]) << 16 | byte(p[3]) << 24;
   }
 }
@@ -148,7 +154,8 @@ void Canvas::rasterize(const Line& l) {
   const float origin_major = x_major ? l.x0 : l.y0, origin_minor = x_major ? l.y0 : l.x0;
   const float major0 = std::min(origin_major, x_major ? l.x1 : l.y1);
   const float major1 = std::max(origin_major, x_major ? l.x1 : l.y1);
-  const int major_limit = x_major ? drawn_width_ : drawn_height_, minor_limit = x_major ? drawn_height_ : drawn_width_;
+  const int major_limit = x_major ? drawn_width_ : drawn_height_,
+            minor_limit = x_major ? drawn_height_ : drawn_width_;
   // A thick line's corners reach past its ends by half its width times the sine of its angle.
   const float overhang = half * std::abs(u_minor) + 1.0f;
   const int first = std::max(0, static_cast<int>(std::floor(major0 - overhang)));
@@ -157,20 +164,24 @@ void Canvas::rasterize(const Line& l) {
   // Pixel centres closer to the centre line than half + 0.5 (across it) have some coverage; along
   // the minor axis that is this far from the centre.
   const float reach = (half + 0.5f) / std::abs(u_major);
-  const float along_spread = reach * std::abs(u_minor) + 1.0f;  // how far along a column's pixels differ
+  const float along_spread =
+      reach * std::abs(u_minor) + 1.0f;  // how far along a column's pixels differ
   // Stride of one step along each axis in the pixel array.
   const std::size_t stride_major = x_major ? 4 : static_cast<std::size_t>(drawn_width_) * 4;
   const std::size_t stride_minor = x_major ? static_cast<std::size_t>(drawn_width_) * 4 : 4;
   for (int m = first; m <= last; ++m) {
-    const float pm = static_cast<float>(m) + 0.5f - origin_major;  // from the start, along the major axis
+    const float pm =
+        static_cast<float>(m) + 0.5f - origin_major;  // from the start, along the major axis
     const float centre = origin_minor + pm * slope;
     const int lo = std::max(0, static_cast<int>(std::ceil(centre - reach - 0.5f)));
     const int hi = std::min(minor_limit - 1, static_cast<int>(std::floor(centre + reach - 0.5f)));
     if (hi < lo) continue;
     // The ends need the cap's coverage only in the columns near them.
     const float along_centre = pm * u_major + (centre - origin_minor) * u_minor;
-    const bool near_an_end = along_centre - along_spread < 1.0f || along_centre + along_spread > length - 1.0f;
-    float* pixel = accumulated_.data() + static_cast<std::size_t>(m) * stride_major + static_cast<std::size_t>(lo) * stride_minor;
+    const bool near_an_end =
+        along_centre - along_spread < 1.0f || along_centre + along_spread > length - 1.0f;
+    float* pixel = accumulated_.data() + static_cast<std::size_t>(m) * stride_major +
+                   static_cast<std::size_t>(lo) * stride_minor;
     // Signed distance across the line, stepping by -u_major per pixel along the column.
     float across = pm * u_minor - (static_cast<float>(lo) + 0.5f - origin_minor) * u_major;
     float along = pm * u_major + (static_cast<float>(lo) + 0.5f - origin_minor) * u_minor;
@@ -178,8 +189,10 @@ void Canvas::rasterize(const Line& l) {
       float coverage = std::min(half + 0.5f - std::abs(across), 1.0f);
       if (coverage <= 0.0f) continue;
       if (near_an_end) {
-        const float start = cap_start ? std::clamp(along + 0.5f, 0.0f, 1.0f) : (along >= 0.0f ? 1.0f : 0.0f);
-        const float end = cap_end ? std::clamp(length - along + 0.5f, 0.0f, 1.0f) : (along < length ? 1.0f : 0.0f);
+        const float start =
+            cap_start ? std::clamp(along + 0.5f, 0.0f, 1.0f) : (along >= 0.0f ? 1.0f : 0.0f);
+        const float end = cap_end ? std::clamp(length - along + 0.5f, 0.0f, 1.0f)
+                                  : (along < length ? 1.0f : 0.0f);
         coverage *= std::min(start, end);
         if (coverage <= 0.0f) continue;
       }
@@ -194,7 +207,8 @@ void Canvas::rasterize(const Round& r) {
   for (float value : {r.centre_x, r.centre_y, r.radius, r.thickness})
     if (!(std::abs(value) < kFar)) return;
   const bool is_ring = r.thickness > 0.0f;
-  const float half = is_ring ? std::max(r.thickness, 1.0f) * 0.5f : 0.0f;  // thinner rings: 1 px, fainter
+  const float half =
+      is_ring ? std::max(r.thickness, 1.0f) * 0.5f : 0.0f;  // thinner rings: 1 px, fainter
   const Paint paint = paint_of(r.rgba, is_ring ? std::min(r.thickness, 1.0f) : 1.0f);
   const float reach = r.radius + half + 0.5f;  // beyond this from the centre: no coverage
   const int x_first = std::max(0, static_cast<int>(std::floor(r.centre_x - reach)));
@@ -204,11 +218,14 @@ void Canvas::rasterize(const Round& r) {
   for (int y = y_first; y <= y_last; ++y) {
     const float dy = static_cast<float>(y) + 0.5f - r.centre_y;
     float* pixel = accumulated_.data() +
-                   (static_cast<std::size_t>(y) * static_cast<std::size_t>(drawn_width_) + static_cast<std::size_t>(x_first)) * 4;
+                   (static_cast<std::size_t>(y) * static_cast<std::size_t>(drawn_width_) +
+                    static_cast<std::size_t>(x_first)) *
+                       4;
     for (int x = x_first; x <= x_last; ++x, pixel += 4) {
       const float dx = static_cast<float>(x) + 0.5f - r.centre_x;
       const float distance = std::sqrt(dx * dx + dy * dy);
-      const float edge = is_ring ? half + 0.5f - std::abs(distance - r.radius) : r.radius + 0.5f - distance;
+      const float edge =
+          is_ring ? half + 0.5f - std::abs(distance - r.radius) : r.radius + 0.5f - distance;
       const float coverage = std::min(edge, 1.0f);
       if (coverage > 0.0f) blend(pixel, paint, coverage);
     }

@@ -34,8 +34,8 @@ class Canvas {
   void begin(int width, int height);
   void line(float x0, float y0, float x1, float y1, float thickness, Rgba8 colour);
   // A cubic Bézier curve from p0 to p3 with control points p1, p2, drawn as `segments` lines.
-  void curve(const float p0[2], const float p1[2], const float p2[2], const float p3[2], float thickness,
-             Rgba8 colour, int segments);
+  void curve(const float p0[2], const float p1[2], const float p2[2], const float p3[2],
+             float thickness, Rgba8 colour, int segments);
   // A filled disc, its edge anti-aliased (as ImGui's AddCircleFilled).
   void disc(float centre_x, float centre_y, float radius, Rgba8 colour);
   // A circle's outline `thickness` wide, centred on `radius` (as ImGui's AddCircle); thinner than
@@ -73,8 +73,8 @@ class Canvas {
 
   int width_ = 0, height_ = 0;
   int drawn_width_ = -1, drawn_height_ = -1;
-  std::vector<Shape> recording_;  // this frame's shapes, in drawing order
-  std::vector<Shape> drawn_;      // the shapes the pixels show
+  std::vector<Shape> recording_;    // this frame's shapes, in drawing order
+  std::vector<Shape> drawn_;        // the shapes the pixels show
   std::vector<float> accumulated_;  // premultiplied RGBA in 0..1 while drawing
   std::vector<std::uint32_t> pixels_;
   // The drawing in progress reads drawn_ and writes accumulated_ and pixels_; the caller meanwhile

@@ -63,8 +63,8 @@ void section(const Point* polygon, int count, float y, float& left, float& right
 
 }  // namespace
 
-bool split_convex_into_bands(const Point* polygon, int count, float block, std::vector<Point>& points,
-                             std::vector<unsigned>& triangles) {
+bool split_convex_into_bands(const Point* polygon, int count, float block,
+                             std::vector<Point>& points, std::vector<unsigned>& triangles) {
   if (count < 3 || !(block > 0) || !std::isfinite(block)) return false;
   for (int i = 0; i < count; ++i)
     if (!std::isfinite(polygon[i].x) || !std::isfinite(polygon[i].y)) return false;
@@ -93,7 +93,8 @@ bool split_convex_into_bands(const Point* polygon, int count, float block, std::
   // a taller one that would leave a sliver of a corner the height of the band beside the middle
   // rectangle, dearer than the shared row.
   float x_min = polygon[0].x, x_max = x_min;
-  for (int i = 1; i < count; ++i) x_min = std::min(x_min, polygon[i].x), x_max = std::max(x_max, polygon[i].x);
+  for (int i = 1; i < count; ++i)
+    x_min = std::min(x_min, polygon[i].x), x_max = std::max(x_max, polygon[i].x);
   const bool align = x_max - x_min >= levels.back() - levels.front();
   std::vector<float> cuts{levels.front()};
   for (std::size_t k = 1; k + 1 < levels.size(); ++k) {
@@ -111,7 +112,8 @@ bool split_convex_into_bands(const Point* polygon, int count, float block, std::
     // height in between.
     heights.assign(1, y0);
     while (next_level < levels.size() && levels[next_level] <= y0) ++next_level;
-    for (std::size_t k = next_level; k < levels.size() && levels[k] < y1; ++k) heights.push_back(levels[k]);
+    for (std::size_t k = next_level; k < levels.size() && levels[k] < y1; ++k)
+      heights.push_back(levels[k]);
     heights.push_back(y1);
     lefts.clear();
     rights.clear();

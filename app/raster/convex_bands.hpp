@@ -25,7 +25,7 @@ struct Point {
 // unit), the bands' boundaries falling between its rows of blocks (at multiples of `block`).
 // Returns false, appending nothing, when the polygon is not convex, has fewer than three corners,
 // a corner is not finite, or `block` is not a positive number.
-bool split_convex_into_bands(const Point* polygon, int count, float block, std::vector<Point>& points,
-                             std::vector<unsigned>& triangles);
+bool split_convex_into_bands(const Point* polygon, int count, float block,
+                             std::vector<Point>& points, std::vector<unsigned>& triangles);
 
 }  // namespace attnviz::view

@@ -37,8 +37,8 @@ class TileCover {
 
  private:
   int width_ = 1, height_ = 1, tile_ = 1, columns_ = 1, rows_ = 1;
-  std::vector<unsigned char> marks_;    // (rows, columns)
-  std::vector<std::size_t> open_;       // pieces(): the rectangles that end on the row above
+  std::vector<unsigned char> marks_;  // (rows, columns)
+  std::vector<std::size_t> open_;     // pieces(): the rectangles that end on the row above
 };
 
 }  // namespace attnviz::view

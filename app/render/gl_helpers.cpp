@@ -67,8 +67,22 @@ unsigned create_nearest_texture() {
 void ui_projection(const ImDrawData& draw_data, float projection[16]) {
   const float left = draw_data.DisplayPos.x, right = left + draw_data.DisplaySize.x;
   const float top = draw_data.DisplayPos.y, bottom = top + draw_data.DisplaySize.y;
-  const float matrix[16] = {2.0f / (right - left), 0, 0, 0, 0, 2.0f / (top - bottom), 0, 0, 0, 0, -1, 0,
-                            (right + left) / (left - right), (top + bottom) / (bottom - top), 0, 1};
+  const float matrix[16] = {2.0f / (right - left),
+                            0,
+                            0,
+                            0,
+                            0,
+                            2.0f / (top - bottom),
+                            0,
+                            0,
+                            0,
+                            0,
+                            -1,
+                            0,
+                            (right + left) / (left - right),
+                            (top + bottom) / (bottom - top),
+                            0,
+                            1};
   for (int i = 0; i < 16; ++i) projection[i] = matrix[i];
 }
 

@@ -108,12 +108,14 @@ void HeatmapRenderer::on_draw(const ImDrawList*, const ImDrawCmd* command) {
   params->renderer->bind(*params);
 }
 
-bool HeatmapRenderer::state_of(const ImDrawCmd& command, unsigned& texture, std::array<std::uint64_t, 3>& state) {
+bool HeatmapRenderer::state_of(const ImDrawCmd& command, unsigned& texture,
+                               std::array<std::uint64_t, 3>& state) {
   if (command.UserCallback != &HeatmapRenderer::on_draw) return false;
   const auto* params = static_cast<const DrawParams*>(command.UserCallbackData);
   texture = params->texture;
   state = {params->content_version, static_cast<std::uint64_t>(params->colormap_row),
-           std::uint64_t{std::bit_cast<std::uint32_t>(params->low)} << 32 | std::bit_cast<std::uint32_t>(params->high)};
+           std::uint64_t{std::bit_cast<std::uint32_t>(params->low)} << 32 |
+               std::bit_cast<std::uint32_t>(params->high)};
   return true;
 }
 
@@ -126,7 +128,8 @@ void HeatmapRenderer::bind(const DrawParams& params) {
   glUniformMatrix4fv(uniform_projection_, 1, GL_FALSE, projection);
   glUniform1i(uniform_values_, 0);  // ImGui binds the image's texture to unit 0
   glUniform1i(uniform_colormaps_, 1);
-  glUniform1f(uniform_row_, (static_cast<float>(params.colormap_row) + 0.5f) / view::kColormapCount);
+  glUniform1f(uniform_row_,
+              (static_cast<float>(params.colormap_row) + 0.5f) / view::kColormapCount);
   glUniform2f(uniform_range_, params.low, params.high);
   glActiveTexture(GL_TEXTURE1);
   glBindTexture(GL_TEXTURE_2D, colormaps_);
@@ -134,11 +137,15 @@ void HeatmapRenderer::bind(const DrawParams& params) {
 }
 
 void HeatmapRenderer::draw(ImDrawList* list, const MatrixStackTexture& stack, int block,
-                           const ImVec2& p0, const ImVec2& p1, view::ColormapId colormap,
-                           float low, float high) {
+                           const ImVec2& p0, const ImVec2& p1, view::ColormapId colormap, float low,
+                           float high) {
   if (!stack.texture() || params_used_ >= static_cast<int>(params_.size())) return;
   DrawParams& params = params_[static_cast<std::size_t>(params_used_++)];
-  params = {this, static_cast<int>(colormap), low, high > low ? high : low + 1.0f, stack.texture(),
+  params = {this,
+            static_cast<int>(colormap),
+            low,
+            high > low ? high : low + 1.0f,
+            stack.texture(),
             stack.content_version()};
   const float blocks = static_cast<float>(stack.blocks());
   list->AddCallback(&HeatmapRenderer::on_draw, &params);

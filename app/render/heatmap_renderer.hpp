@@ -6,9 +6,9 @@
 #pragma once
 
 #include "core/base/status.hpp"
-#include "core/figures/colormap.hpp"
 #include "core/base/types.hpp"
 #include "core/engine/attention.hpp"
+#include "core/figures/colormap.hpp"
 
 #include <array>
 #include <cstdint>
@@ -68,7 +68,8 @@ class HeatmapRenderer {
   // the texture that quad shows and what else decides its pixels (the texture's content version,
   // the colormap and the range), so that a list drawing the same heatmaps can be kept as a
   // picture (render/list_cache.hpp).
-  static bool state_of(const ImDrawCmd& command, unsigned& texture, std::array<std::uint64_t, 3>& state);
+  static bool state_of(const ImDrawCmd& command, unsigned& texture,
+                       std::array<std::uint64_t, 3>& state);
 
   MatrixStackTexture weights;  // α of every head, stacked (the views share it)
   // Puts the result's α of every head into `weights` when the result changed since the last time.
@@ -79,7 +80,7 @@ class HeatmapRenderer {
     HeatmapRenderer* renderer;
     int colormap_row;
     float low, high;
-    unsigned texture;                // the stack's
+    unsigned texture;               // the stack's
     std::uint64_t content_version;  // ... and its content's, when drawn
   };
   static void on_draw(const ImDrawList* list, const ImDrawCmd* command);
@@ -88,8 +89,8 @@ class HeatmapRenderer {
 
   unsigned colormaps_ = 0;
   unsigned program_ = 0;
-  int uniform_projection_ = -1, uniform_values_ = -1, uniform_colormaps_ = -1,
-      uniform_row_ = -1, uniform_range_ = -1;
+  int uniform_projection_ = -1, uniform_values_ = -1, uniform_colormaps_ = -1, uniform_row_ = -1,
+      uniform_range_ = -1;
   bool failed_ = false;
   std::string error_;
   std::vector<const Matrix*> weights_stack_;  // for upload_weights: keeps its capacity

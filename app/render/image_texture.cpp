@@ -1,8 +1,8 @@
 #include "app/render/image_texture.hpp"
 
 #include "app/platform/gl.hpp"
-#include "app/render/gl_helpers.hpp"
 #include "app/raster/canvas.hpp"
+#include "app/render/gl_helpers.hpp"
 
 #include <imgui.h>
 
@@ -12,8 +12,9 @@
 namespace attnviz::render {
 
 namespace {
-constexpr std::size_t kComparedTexels = 65536;  // uploads up to this size are compared with the last
-std::uint64_t last_version = 0;                 // the last upload's, of any picture (the GL thread's)
+constexpr std::size_t kComparedTexels =
+    65536;                       // uploads up to this size are compared with the last
+std::uint64_t last_version = 0;  // the last upload's, of any picture (the GL thread's)
 }  // namespace
 
 // Uploads pixels waiting for this drawing, and sets the blending: premultiplied colours (they are
@@ -23,11 +24,15 @@ void ImageTexture::before_drawing(const ImDrawList*, const ImDrawCmd* command) {
   if (const view::Canvas* canvas = texture->pending_) {
     texture->pending_ = nullptr;
     constexpr std::uint32_t kClear = 0;  // no pixels (no memory for them): nothing shows
-    if (const std::uint32_t* pixels = canvas->pixels()) texture->upload(canvas->width(), canvas->height(), pixels);
-    else texture->upload(1, 1, &kClear);
+    if (const std::uint32_t* pixels = canvas->pixels())
+      texture->upload(canvas->width(), canvas->height(), pixels);
+    else
+      texture->upload(1, 1, &kClear);
   }
-  if (texture->alpha_ == Alpha::Opaque) glDisable(GL_BLEND);
-  else glBlendFuncSeparate(GL_ONE, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
+  if (texture->alpha_ == Alpha::Opaque)
+    glDisable(GL_BLEND);
+  else
+    glBlendFuncSeparate(GL_ONE, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
 }
 
 void ImageTexture::upload_when_drawn(const view::Canvas& canvas) {
@@ -50,7 +55,9 @@ void ImageTexture::forget_pixels() {
   version_ = ++last_version;
 }
 
-bool ImageTexture::starts_picture(const ImDrawCmd& command) { return command.UserCallback == &before_drawing; }
+bool ImageTexture::starts_picture(const ImDrawCmd& command) {
+  return command.UserCallback == &before_drawing;
+}
 
 bool ImageTexture::version_of(const ImDrawCmd& command, unsigned& texture, std::uint64_t& version) {
   if (!starts_picture(command)) return false;
@@ -69,10 +76,13 @@ void ImageTexture::upload(int width, int height, const std::uint32_t* pixels) {
   if (width == width_ && height == height_ && uploaded_.size() == count &&
       std::equal(pixels, pixels + count, uploaded_.begin()))
     return;  // the texture holds these already
-  if (count <= kComparedTexels) uploaded_.assign(pixels, pixels + count);
-  else uploaded_.clear();
+  if (count <= kComparedTexels)
+    uploaded_.assign(pixels, pixels + count);
+  else
+    uploaded_.clear();
   version_ = ++last_version;
-  // Nearest: exact at one texel per pixel, sharp cells when stretched, and cheaper for a software GL.
+  // Nearest: exact at one texel per pixel, sharp cells when stretched, and cheaper for a software
+  // GL.
   if (!texture_) texture_ = create_nearest_texture();
   glBindTexture(GL_TEXTURE_2D, texture_);
   glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
@@ -89,10 +99,12 @@ void ImageTexture::draw(ImDrawList* list, const ImVec2& p0, const ImVec2& p1) co
   draw(list, p0, p1, ImVec2(0, 0), ImVec2(1, 1));
 }
 
-void ImageTexture::draw(ImDrawList* list, const ImVec2& p0, const ImVec2& p1, const ImVec2& uv0, const ImVec2& uv1) const {
+void ImageTexture::draw(ImDrawList* list, const ImVec2& p0, const ImVec2& p1, const ImVec2& uv0,
+                        const ImVec2& uv1) const {
   if (empty()) return;
   list->AddCallback(&before_drawing, const_cast<ImageTexture*>(this));
-  list->AddImage(reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(texture_)), p0, p1, uv0, uv1);
+  list->AddImage(reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(texture_)), p0, p1, uv0,
+                 uv1);
   list->AddCallback(ImDrawCallback_ResetRenderState, nullptr);
 }
 

@@ -39,7 +39,8 @@ class ImageTexture {
   // Draws the whole picture, or the part between texture coordinates uv0 and uv1, into [p0, p1]
   // (screen coordinates).
   void draw(ImDrawList* list, const ImVec2& p0, const ImVec2& p1) const;
-  void draw(ImDrawList* list, const ImVec2& p0, const ImVec2& p1, const ImVec2& uv0, const ImVec2& uv1) const;
+  void draw(ImDrawList* list, const ImVec2& p0, const ImVec2& p1, const ImVec2& uv0,
+            const ImVec2& uv1) const;
   bool empty() const { return texture_ == 0 || ((width_ == 0 || height_ == 0) && !pending_); }
 
   // For a draw-list command: whether it is the callback draw() adds before its quad, and if so

@@ -15,22 +15,28 @@ namespace attnviz::render {
 
 namespace {
 
-bool equal(const ImVec4& a, const ImVec4& b) { return a.x == b.x && a.y == b.y && a.z == b.z && a.w == b.w; }
+bool equal(const ImVec4& a, const ImVec4& b) {
+  return a.x == b.x && a.y == b.y && a.z == b.z && a.w == b.w;
+}
 
 // The list's owner: a window's name, or null for lists that belong to no window.
-const char* owner_of(const ImDrawList& list) { return list._OwnerName; }
+const char* owner_of(const ImDrawList& list) {
+  return list._OwnerName;
+}
 
 }  // namespace
 
-ListCache::~ListCache() { clear(); }
-
-bool ListCache::Area::overlaps(const Area& other) const {
-  return !empty() && !other.empty() && x < other.x + other.width && other.x < x + width && y < other.y + other.height &&
-         other.y < y + height;
+ListCache::~ListCache() {
+  clear();
 }
 
-ListCache::Area ListCache::area_of(const ImDrawList& list, const ImDrawData& draw_data, int framebuffer_width,
-                                   int framebuffer_height) {
+bool ListCache::Area::overlaps(const Area& other) const {
+  return !empty() && !other.empty() && x < other.x + other.width && other.x < x + width &&
+         y < other.y + other.height && other.y < y + height;
+}
+
+ListCache::Area ListCache::area_of(const ImDrawList& list, const ImDrawData& draw_data,
+                                   int framebuffer_width, int framebuffer_height) {
   // The bounding box of what each command draws, within its clip rectangle (a window's first
   // command clips to the whole screen, though it draws only the window's frame).
   float x0 = 0, y0 = 0, x1 = 0, y1 = 0;
@@ -65,8 +71,11 @@ ListCache::Area ListCache::area_of(const ImDrawList& list, const ImDrawData& dra
   }
   if (!any) return {};
   const ImVec2 origin = draw_data.DisplayPos, scale = draw_data.FramebufferScale;
-  const float width = static_cast<float>(framebuffer_width), height = static_cast<float>(framebuffer_height);
-  const auto pixel = [](float v, float high) { return static_cast<int>(std::clamp(v, 0.0f, high)); };
+  const float width = static_cast<float>(framebuffer_width),
+              height = static_cast<float>(framebuffer_height);
+  const auto pixel = [](float v, float high) {
+    return static_cast<int>(std::clamp(v, 0.0f, high));
+  };
   Area area;
   area.x = pixel(std::floor((x0 - origin.x) * scale.x), width);
   area.y = pixel(std::floor((y0 - origin.y) * scale.y), height);
@@ -94,14 +103,17 @@ ListCache::Entry* ListCache::find(const ImDrawList& list) {
 bool ListCache::same(const Entry& entry, const ImDrawList& list) {
   const auto bytes_equal = [](const auto& stored, const auto& current) {
     return stored.size() == static_cast<std::size_t>(current.Size) &&
-           (stored.empty() || std::memcmp(stored.data(), current.Data, stored.size() * sizeof(stored[0])) == 0);
+           (stored.empty() ||
+            std::memcmp(stored.data(), current.Data, stored.size() * sizeof(stored[0])) == 0);
   };
-  if (!bytes_equal(entry.vertices, list.VtxBuffer) || !bytes_equal(entry.indices, list.IdxBuffer)) return false;
+  if (!bytes_equal(entry.vertices, list.VtxBuffer) || !bytes_equal(entry.indices, list.IdxBuffer))
+    return false;
   if (entry.commands.size() != static_cast<std::size_t>(list.CmdBuffer.Size)) return false;
   for (int c = 0; c < list.CmdBuffer.Size; ++c) {
     const ImDrawCmd& command = list.CmdBuffer[c];
-    const Command current{command.ClipRect, command.GetTexID(), command.UserCallback, command.UserCallbackData,
-                          command.VtxOffset, command.IdxOffset, command.ElemCount};
+    const Command current{command.ClipRect,         command.GetTexID(), command.UserCallback,
+                          command.UserCallbackData, command.VtxOffset,  command.IdxOffset,
+                          command.ElemCount};
     if (!(entry.commands[static_cast<std::size_t>(c)] == current)) return false;
   }
   return true;
@@ -112,12 +124,13 @@ void ListCache::store(Entry& entry, const ImDrawList& list) {
   entry.indices.assign(list.IdxBuffer.begin(), list.IdxBuffer.end());
   entry.commands.clear();
   for (const ImDrawCmd& command : list.CmdBuffer)
-    entry.commands.push_back({command.ClipRect, command.GetTexID(), command.UserCallback, command.UserCallbackData,
-                              command.VtxOffset, command.IdxOffset, command.ElemCount});
+    entry.commands.push_back({command.ClipRect, command.GetTexID(), command.UserCallback,
+                              command.UserCallbackData, command.VtxOffset, command.IdxOffset,
+                              command.ElemCount});
 }
 
-ListCache::Use ListCache::use(const ImDrawList& list, const ImDrawData& draw_data, const Area& area, bool under,
-                              ImTextureID font_texture) {
+ListCache::Use ListCache::use(const ImDrawList& list, const ImDrawData& draw_data, const Area& area,
+                              bool under, ImTextureID font_texture) {
   Entry* entry = find(list);
   current_ = entry ? static_cast<std::size_t>(entry - entries_.data()) : entries_.size();
   if (!entry) return Use::Draw;
@@ -143,8 +156,10 @@ ListCache::Use ListCache::use(const ImDrawList& list, const ImDrawData& draw_dat
       continue;
     }
     const ImTextureID texture = command.GetTexID();
-    keepable = texture == font_texture ||
-               (callback_texture != 0 && texture == reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(callback_texture)));
+    keepable =
+        texture == font_texture ||
+        (callback_texture != 0 &&
+         texture == reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(callback_texture)));
   }
   if (!keepable) {
     entry->picture_valid = false;
@@ -156,9 +171,11 @@ ListCache::Use ListCache::use(const ImDrawList& list, const ImDrawData& draw_dat
   }
   const ImVec4 background = ImGui::GetStyle().Colors[ImGuiCol_WindowBg];
   const ImVec2 position = draw_data.DisplayPos, scale = draw_data.FramebufferScale;
-  const bool unchanged = same(*entry, list) && entry->callback_states == callback_states_ && entry->area == area && entry->display_position.x == position.x &&
-                         entry->display_position.y == position.y && entry->framebuffer_scale.x == scale.x &&
-                         entry->framebuffer_scale.y == scale.y && equal(entry->background, background);
+  const bool unchanged =
+      same(*entry, list) && entry->callback_states == callback_states_ && entry->area == area &&
+      entry->display_position.x == position.x && entry->display_position.y == position.y &&
+      entry->framebuffer_scale.x == scale.x && entry->framebuffer_scale.y == scale.y &&
+      equal(entry->background, background);
   if (!unchanged) {
     store(*entry, list);
     entry->callback_states = callback_states_;
@@ -182,20 +199,22 @@ void ListCache::record(unsigned framebuffer, int framebuffer_height) {
   if (entry->texture_width != area.width || entry->texture_height != area.height) {
     // BGRA in memory (an unsized format given BGRA texels): llvmpipe copies such a texture into
     // the frame a row at a time, without running a shader.
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA, area.width, area.height, 0, GL_BGRA, GL_UNSIGNED_BYTE, nullptr);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA, area.width, area.height, 0, GL_BGRA, GL_UNSIGNED_BYTE,
+                 nullptr);
     entry->texture_width = area.width;
     entry->texture_height = area.height;
   }
   glBindFramebuffer(GL_READ_FRAMEBUFFER, framebuffer);
   glBindFramebuffer(GL_DRAW_FRAMEBUFFER, entry->framebuffer);
-  glFramebufferTexture2D(GL_DRAW_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, entry->texture, 0);
+  glFramebufferTexture2D(GL_DRAW_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D, entry->texture,
+                         0);
   const bool complete = glCheckFramebufferStatus(GL_DRAW_FRAMEBUFFER) == GL_FRAMEBUFFER_COMPLETE;
   if (complete) {
     // The area's rows bottom up in the frame (GL's y runs upwards), top down into the picture.
     const int bottom = framebuffer_height - area.y - area.height;
     glDisable(GL_SCISSOR_TEST);
-    glBlitFramebuffer(area.x, bottom, area.x + area.width, bottom + area.height, 0, area.height, area.width, 0,
-                      GL_COLOR_BUFFER_BIT, GL_NEAREST);
+    glBlitFramebuffer(area.x, bottom, area.x + area.width, bottom + area.height, 0, area.height,
+                      area.width, 0, GL_COLOR_BUFFER_BIT, GL_NEAREST);
     glEnable(GL_SCISSOR_TEST);
   }
   glBindFramebuffer(GL_DRAW_FRAMEBUFFER, framebuffer);
@@ -255,7 +274,9 @@ void ListCache::end_frame() {
   current_ = entries_.size();
   for (Entry& entry : entries_)
     if (!entry.seen) release(entry);
-  entries_.erase(std::remove_if(entries_.begin(), entries_.end(), [](const Entry& e) { return !e.seen; }), entries_.end());
+  entries_.erase(
+      std::remove_if(entries_.begin(), entries_.end(), [](const Entry& e) { return !e.seen; }),
+      entries_.end());
   for (Entry& entry : entries_) entry.seen = false;
 }
 

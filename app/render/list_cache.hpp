@@ -16,8 +16,8 @@
 // on the CPU (render/image_texture.hpp) and heatmaps (render/heatmap_renderer.hpp) is kept, and
 // only while those pictures' pixels keep their version and the heatmaps their content, colormap
 // and range: no other callbacks, no other textures, whose contents could change under an
-// unchanged list. And only while what lies under it stays as it was: every list drawn earlier in the frame
-// under it must be the same as in the last frame too.
+// unchanged list. And only while what lies under it stays as it was: every list drawn earlier in
+// the frame under it must be the same as in the last frame too.
 #pragma once
 
 #include "app/raster/tile_cover.hpp"
@@ -46,7 +46,8 @@ class ListCache {
   };
   // Where a list draws, in framebuffer pixels on the screen: the bounding box of each command's
   // vertices within its clip rectangle (a callback's whole clip rectangle), all together.
-  static Area area_of(const ImDrawList& list, const ImDrawData& draw_data, int framebuffer_width, int framebuffer_height);
+  static Area area_of(const ImDrawList& list, const ImDrawData& draw_data, int framebuffer_width,
+                      int framebuffer_height);
 
   enum class Use {
     Draw,    // draw the list as usual
@@ -57,7 +58,8 @@ class ListCache {
   // Once per list, in drawing order. `under` is whether a list drawn earlier this frame lies in
   // `area` that was not the same as in the last frame (Use::Draw); `font_texture` the texture of
   // ImGui's geometry. The list it was asked about is the one record() and picture() act on.
-  Use use(const ImDrawList& list, const ImDrawData& draw_data, const Area& area, bool under, ImTextureID font_texture);
+  Use use(const ImDrawList& list, const ImDrawData& draw_data, const Area& area, bool under,
+          ImTextureID font_texture);
   // For Record, once the list is drawn into `framebuffer` (the frame's, still bound, of
   // `framebuffer_height` pixels): copies the list's area of it into the list's picture: the list
   // drawn over the background the frame is cleared to and over what lies under it, which is the
@@ -68,9 +70,10 @@ class ListCache {
   // The picture of the list use() was last asked about, to be shown (Replay); counted as shown
   // this frame.
   struct Picture {
-    unsigned texture = 0;      // BGRA8, nearest filtering, clamped, row 0 at the top of the area
-    Area area;                 // where it goes in the frame
-    const std::vector<view::PixelRect>* pieces = nullptr;  // the parts that are not all background, in the area's pixels
+    unsigned texture = 0;  // BGRA8, nearest filtering, clamped, row 0 at the top of the area
+    Area area;             // where it goes in the frame
+    const std::vector<view::PixelRect>* pieces =
+        nullptr;  // the parts that are not all background, in the area's pixels
   };
   bool picture(Picture& picture);
   // Side of the square tiles pieces are made of: a tile is in a piece when a triangle that is not

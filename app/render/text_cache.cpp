@@ -54,12 +54,16 @@ unsigned TextCache::load_atlas(const unsigned char* alpha, int width, int height
   glBindTexture(GL_TEXTURE_2D, texture_);
   glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
   glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
-  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, width, texture_height_, 0, GL_RGBA, GL_UNSIGNED_BYTE, nullptr);
-  std::vector<std::uint32_t> white(static_cast<std::size_t>(width) * static_cast<std::size_t>(height));
+  glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA8, width, texture_height_, 0, GL_RGBA, GL_UNSIGNED_BYTE,
+               nullptr);
+  std::vector<std::uint32_t> white(static_cast<std::size_t>(width) *
+                                   static_cast<std::size_t>(height));
   for (std::size_t i = 0; i < white.size(); ++i) white[i] = white_with_alpha(alpha[i]);
   glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, white.data());
-  white.assign(static_cast<std::size_t>(width) * static_cast<std::size_t>(kCacheHeight), white_with_alpha(0));
-  glTexSubImage2D(GL_TEXTURE_2D, 0, 0, height, width, kCacheHeight, GL_RGBA, GL_UNSIGNED_BYTE, white.data());
+  white.assign(static_cast<std::size_t>(width) * static_cast<std::size_t>(kCacheHeight),
+               white_with_alpha(0));
+  glTexSubImage2D(GL_TEXTURE_2D, 0, 0, height, width, kCacheHeight, GL_RGBA, GL_UNSIGNED_BYTE,
+                  white.data());
   ready_ = glGetError() == GL_NO_ERROR;
   return ready_ ? texture_ : 0;
 }
@@ -89,14 +93,16 @@ bool TextCache::allocate(int width, int height, Slot& slot) {
 }
 
 float TextCache::sample(float u, float v) const {
-  const float x = u * static_cast<float>(atlas_width_) - 0.5f, y = v * static_cast<float>(atlas_height_) - 0.5f;
+  const float x = u * static_cast<float>(atlas_width_) - 0.5f,
+              y = v * static_cast<float>(atlas_height_) - 0.5f;
   const float fx = std::floor(x), fy = std::floor(y);
   const int x0 = static_cast<int>(fx), y0 = static_cast<int>(fy);
   const float tx = x - fx, ty = y - fy;
   const auto texel = [&](int xi, int yi) -> float {
     xi = std::clamp(xi, 0, atlas_width_ - 1);
     yi = std::clamp(yi, 0, atlas_height_ - 1);
-    return atlas_alpha_[static_cast<std::size_t>(yi) * static_cast<std::size_t>(atlas_width_) + static_cast<std::size_t>(xi)];
+    return atlas_alpha_[static_cast<std::size_t>(yi) * static_cast<std::size_t>(atlas_width_) +
+                        static_cast<std::size_t>(xi)];
   };
   const float top = texel(x0, y0) + (texel(x0 + 1, y0) - texel(x0, y0)) * tx;
   const float bottom = texel(x0, y0 + 1) + (texel(x0 + 1, y0 + 1) - texel(x0, y0 + 1)) * tx;
@@ -106,7 +112,8 @@ float TextCache::sample(float u, float v) const {
 // Each glyph covers the pixels whose centres lie in [x0, x1) x [y0, y1) (GL's fill rule for the
 // two triangles of a quad), sampled where GL would interpolate the texture coordinates; glyphs
 // that overlap are combined as blending one after the other in one colour would.
-void TextCache::rasterize(const GlyphQuad* glyphs, int count, float origin_x, float origin_y, int width, int height) {
+void TextCache::rasterize(const GlyphQuad* glyphs, int count, float origin_x, float origin_y,
+                          int width, int height) {
   std::vector<float>& coverage = coverage_;
   coverage.assign(static_cast<std::size_t>(width) * static_cast<std::size_t>(height), 0.0f);
   for (int g = 0; g < count; ++g) {
@@ -144,14 +151,21 @@ bool TextCache::place(const GlyphQuad* glyphs, int count, Placed& placed) {
   placed.y0 = std::floor(y0);
   placed.x1 = std::ceil(x1);
   placed.y1 = std::ceil(y1);
-  const int width = static_cast<int>(placed.x1 - placed.x0), height = static_cast<int>(placed.y1 - placed.y0);
+  const int width = static_cast<int>(placed.x1 - placed.x0),
+            height = static_cast<int>(placed.y1 - placed.y0);
   if (width <= 0 || height <= 0) return false;
   // The key: every glyph relative to the string's whole-pixel origin.
   std::uint64_t key = 0xcbf29ce484222325ull;
   for (int g = 0; g < count; ++g) {
     const GlyphQuad& q = glyphs[g];
-    const float relative[8] = {q.x0 - placed.x0, q.y0 - placed.y0, q.x1 - placed.x0, q.y1 - placed.y0,
-                               q.u0, q.v0, q.u1, q.v1};
+    const float relative[8] = {q.x0 - placed.x0,
+                               q.y0 - placed.y0,
+                               q.x1 - placed.x0,
+                               q.y1 - placed.y0,
+                               q.u0,
+                               q.v0,
+                               q.u1,
+                               q.v1};
     key = hash_floats(key, relative, 8);
   }
   auto found = slots_.find(key);
@@ -162,12 +176,13 @@ bool TextCache::place(const GlyphQuad* glyphs, int count, Placed& placed) {
     glBindTexture(GL_TEXTURE_2D, texture_);
     glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
     glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
-    glTexSubImage2D(GL_TEXTURE_2D, 0, slot.x, atlas_height_ + slot.y, width, height, GL_RGBA, GL_UNSIGNED_BYTE,
-                    texels_.data());
+    glTexSubImage2D(GL_TEXTURE_2D, 0, slot.x, atlas_height_ + slot.y, width, height, GL_RGBA,
+                    GL_UNSIGNED_BYTE, texels_.data());
     found = slots_.emplace(key, slot).first;
   }
   const Slot& slot = found->second;
-  const float texture_width = static_cast<float>(atlas_width_), texture_height = static_cast<float>(texture_height_);
+  const float texture_width = static_cast<float>(atlas_width_),
+              texture_height = static_cast<float>(texture_height_);
   placed.u0 = static_cast<float>(slot.x) / texture_width;
   placed.u1 = static_cast<float>(slot.x + slot.width) / texture_width;
   placed.v0 = static_cast<float>(atlas_height_ + slot.y) / texture_height;

@@ -38,7 +38,9 @@ class TextCache {
   bool ready() const { return ready_; }
   unsigned texture() const { return texture_; }
   // The font atlas's v coordinates scaled into the texture.
-  float atlas_v_scale() const { return static_cast<float>(atlas_height_) / static_cast<float>(texture_height_); }
+  float atlas_v_scale() const {
+    return static_cast<float>(atlas_height_) / static_cast<float>(texture_height_);
+  }
 
   struct Placed {
     float x0, y0, x1, y1;  // framebuffer pixels: whole pixels around the glyphs
@@ -55,7 +57,8 @@ class TextCache {
     int x, y, width, height;  // in the cache region, texels
   };
   bool allocate(int width, int height, Slot& slot);
-  void rasterize(const GlyphQuad* glyphs, int count, float origin_x, float origin_y, int width, int height);
+  void rasterize(const GlyphQuad* glyphs, int count, float origin_x, float origin_y, int width,
+                 int height);
   float sample(float u, float v) const;  // bilinear, as GL_LINEAR with texel centres at +0.5
 
   unsigned texture_ = 0;
@@ -67,7 +70,7 @@ class TextCache {
   int shelf_x_ = 0, shelf_y_ = 0, shelf_height_ = 0;
   bool full_ = false;  // no room left: cleared at the next frame
   std::unordered_map<std::uint64_t, Slot> slots_;
-  std::vector<float> coverage_;       // one string's coverage while rasterizing
+  std::vector<float> coverage_;        // one string's coverage while rasterizing
   std::vector<std::uint32_t> texels_;  // ... and its texels
 };
 

@@ -9,8 +9,8 @@
 
 #include <algorithm>
 #include <climits>
-#include <string>
 #include <cstdint>
+#include <string>
 
 namespace attnviz::render {
 
@@ -19,14 +19,18 @@ namespace {
 constexpr unsigned kPosition = 0, kUv = 1, kColour = 2;
 constexpr int kMaxRowGlyphs = 64;
 
-bool same(const ImVec2& a, const ImVec2& b) { return a.x == b.x && a.y == b.y; }
+bool same(const ImVec2& a, const ImVec2& b) {
+  return a.x == b.x && a.y == b.y;
+}
 
 // Whether the six indices at `index` draw ImGui's glyph quad: vertices a, a+1, a+2, a+3 as
 // triangles (0 1 2) (0 2 3), an axis-aligned rectangle of one colour, textured left to right
 // and top to bottom from somewhere other than the white texel.
 bool glyph_quad(const ImDrawVert* vertices, const ImDrawIdx* index, const ImVec2& white) {
   const unsigned a = index[0];
-  if (index[1] != a + 1 || index[2] != a + 2 || index[3] != a || index[4] != a + 2 || index[5] != a + 3) return false;
+  if (index[1] != a + 1 || index[2] != a + 2 || index[3] != a || index[4] != a + 2 ||
+      index[5] != a + 3)
+    return false;
   const ImDrawVert& top_left = vertices[a];
   const ImDrawVert& top_right = vertices[a + 1];
   const ImDrawVert& bottom_right = vertices[a + 2];
@@ -36,11 +40,13 @@ bool glyph_quad(const ImDrawVert* vertices, const ImDrawIdx* index, const ImVec2
          top_left.uv.y == top_right.uv.y && bottom_left.uv.y == bottom_right.uv.y &&
          top_left.uv.x == bottom_left.uv.x && top_right.uv.x == bottom_right.uv.x &&
          top_left.pos.x < top_right.pos.x && top_left.pos.y < bottom_left.pos.y &&
-         top_left.uv.x < top_right.uv.x && top_left.uv.y < bottom_left.uv.y && top_left.col == top_right.col &&
-         top_left.col == bottom_right.col && top_left.col == bottom_left.col && !same(top_left.uv, white);
+         top_left.uv.x < top_right.uv.x && top_left.uv.y < bottom_left.uv.y &&
+         top_left.col == top_right.col && top_left.col == bottom_right.col &&
+         top_left.col == bottom_left.col && !same(top_left.uv, white);
 }
 
-// Whether triangles (a b c) (d e f) are ImGui's quad: (0 1 2) (0 2 3) over an axis-aligned rectangle.
+// Whether triangles (a b c) (d e f) are ImGui's quad: (0 1 2) (0 2 3) over an axis-aligned
+// rectangle.
 bool axis_aligned_quad(const ImDrawVert* vertices, const unsigned* index) {
   if (index[3] != index[0] || index[4] != index[2]) return false;
   const ImVec2 p0 = vertices[index[0]].pos, p1 = vertices[index[1]].pos;
@@ -87,9 +93,12 @@ Status UiRenderer::init() {
   glEnableVertexAttribArray(kUv);
   glEnableVertexAttribArray(kColour);
   const auto at = [](std::size_t bytes) { return reinterpret_cast<const void*>(bytes); };
-  glVertexAttribPointer(kPosition, 2, GL_FLOAT, GL_FALSE, sizeof(ImDrawVert), at(offsetof(ImDrawVert, pos)));
-  glVertexAttribPointer(kUv, 2, GL_FLOAT, GL_FALSE, sizeof(ImDrawVert), at(offsetof(ImDrawVert, uv)));
-  glVertexAttribPointer(kColour, 4, GL_UNSIGNED_BYTE, GL_TRUE, sizeof(ImDrawVert), at(offsetof(ImDrawVert, col)));
+  glVertexAttribPointer(kPosition, 2, GL_FLOAT, GL_FALSE, sizeof(ImDrawVert),
+                        at(offsetof(ImDrawVert, pos)));
+  glVertexAttribPointer(kUv, 2, GL_FLOAT, GL_FALSE, sizeof(ImDrawVert),
+                        at(offsetof(ImDrawVert, uv)));
+  glVertexAttribPointer(kColour, 4, GL_UNSIGNED_BYTE, GL_TRUE, sizeof(ImDrawVert),
+                        at(offsetof(ImDrawVert, col)));
   glBindVertexArray(0);
   return Status::ok();
 }
@@ -99,7 +108,8 @@ Status UiRenderer::load_font_atlas() {
   ImFontAtlas* atlas = ImGui::GetIO().Fonts;
   unsigned char* alpha = nullptr;
   int width = 0, height = 0;
-  atlas->GetTexDataAsAlpha8(&alpha, &width, &height);  // builds the atlas if needed; ImGui keeps the bytes
+  atlas->GetTexDataAsAlpha8(&alpha, &width,
+                            &height);  // builds the atlas if needed; ImGui keeps the bytes
   const unsigned texture = text_.load_atlas(alpha, width, height);
   if (!texture)
     return Status::error("cannot create the font texture (" + std::to_string(width) + "x" +
@@ -108,7 +118,8 @@ Status UiRenderer::load_font_atlas() {
   return Status::ok();
 }
 
-void UiRenderer::set_up_state(const ImDrawData* draw_data, int framebuffer_width, int framebuffer_height) {
+void UiRenderer::set_up_state(const ImDrawData* draw_data, int framebuffer_width,
+                              int framebuffer_height) {
   glEnable(GL_BLEND);
   glBlendEquation(GL_FUNC_ADD);
   glBlendFuncSeparate(GL_SRC_ALPHA, GL_ONE_MINUS_SRC_ALPHA, GL_ONE, GL_ONE_MINUS_SRC_ALPHA);
@@ -133,7 +144,8 @@ void UiRenderer::rewrite(const ImDrawList* list, const ImDrawData* draw_data) {
   indices_.clear();
   ranges_.clear();
   const ImFontAtlas* atlas = ImGui::GetIO().Fonts;
-  const bool cache_text = text_cache_on_ && text_.ready();  // else glyph by glyph from the same texture
+  const bool cache_text =
+      text_cache_on_ && text_.ready();  // else glyph by glyph from the same texture
   const float v_scale = text_.atlas_v_scale();
   const ImVec2 origin = draw_data->DisplayPos, scale = draw_data->FramebufferScale;
   for (const ImDrawCmd& command : list->CmdBuffer) {
@@ -159,7 +171,8 @@ void UiRenderer::rewrite(const ImDrawList* list, const ImDrawData* draw_data) {
       ranges_.push_back({first, static_cast<unsigned>(indices_.size()) - first});
       continue;
     }
-    for (unsigned v = base; v < vertices_.size(); ++v) vertices_[v].uv.y *= v_scale;  // the atlas's rows of the texture
+    for (unsigned v = base; v < vertices_.size(); ++v)
+      vertices_[v].uv.y *= v_scale;  // the atlas's rows of the texture
     if (!cache_text) {
       for (unsigned k = 0; k < command.ElemCount; ++k) indices_.push_back(base + indices[k] - low);
       reshape_for_software_gl(first, draw_data);
@@ -175,14 +188,21 @@ void UiRenderer::rewrite(const ImDrawList* list, const ImDrawData* draw_data) {
       TextCache::Placed placed{};
       if (row_.size() >= 2 && text_.place(row_.data(), static_cast<int>(row_.size()), placed)) {
         const auto at = static_cast<unsigned>(vertices_.size());
-        const auto display = [&](float x, float y) { return ImVec2(x / scale.x + origin.x, y / scale.y + origin.y); };
-        vertices_.push_back({display(placed.x0, placed.y0), ImVec2(placed.u0, placed.v0), row_colour});
-        vertices_.push_back({display(placed.x1, placed.y0), ImVec2(placed.u1, placed.v0), row_colour});
-        vertices_.push_back({display(placed.x1, placed.y1), ImVec2(placed.u1, placed.v1), row_colour});
-        vertices_.push_back({display(placed.x0, placed.y1), ImVec2(placed.u0, placed.v1), row_colour});
+        const auto display = [&](float x, float y) {
+          return ImVec2(x / scale.x + origin.x, y / scale.y + origin.y);
+        };
+        vertices_.push_back(
+            {display(placed.x0, placed.y0), ImVec2(placed.u0, placed.v0), row_colour});
+        vertices_.push_back(
+            {display(placed.x1, placed.y0), ImVec2(placed.u1, placed.v0), row_colour});
+        vertices_.push_back(
+            {display(placed.x1, placed.y1), ImVec2(placed.u1, placed.v1), row_colour});
+        vertices_.push_back(
+            {display(placed.x0, placed.y1), ImVec2(placed.u0, placed.v1), row_colour});
         for (unsigned corner : {0u, 1u, 2u, 0u, 2u, 3u}) indices_.push_back(at + corner);
       } else {
-        for (unsigned k = row_first_index; k < end_index; ++k) indices_.push_back(base + indices[k] - low);
+        for (unsigned k = row_first_index; k < end_index; ++k)
+          indices_.push_back(base + indices[k] - low);
       }
       row_.clear();
     };
@@ -191,11 +211,17 @@ void UiRenderer::rewrite(const ImDrawList* list, const ImDrawData* draw_data) {
       if (k + 6 <= command.ElemCount && glyph_quad(vertices, indices + k, atlas->TexUvWhitePixel)) {
         const ImDrawVert& top_left = vertices[indices[k]];
         const ImDrawVert& bottom_right = vertices[indices[k] + 2];
-        const GlyphQuad glyph{(top_left.pos.x - origin.x) * scale.x, (top_left.pos.y - origin.y) * scale.y,
-                              (bottom_right.pos.x - origin.x) * scale.x, (bottom_right.pos.y - origin.y) * scale.y,
-                              top_left.uv.x, top_left.uv.y, bottom_right.uv.x, bottom_right.uv.y};
-        const bool continues = !row_.empty() && top_left.col == row_colour && row_.size() < kMaxRowGlyphs &&
-                               glyph.x0 >= row_.back().x0 && glyph.y0 < row_.back().y1 && glyph.y1 > row_.back().y0 &&
+        const GlyphQuad glyph{(top_left.pos.x - origin.x) * scale.x,
+                              (top_left.pos.y - origin.y) * scale.y,
+                              (bottom_right.pos.x - origin.x) * scale.x,
+                              (bottom_right.pos.y - origin.y) * scale.y,
+                              top_left.uv.x,
+                              top_left.uv.y,
+                              bottom_right.uv.x,
+                              bottom_right.uv.y};
+        const bool continues = !row_.empty() && top_left.col == row_colour &&
+                               row_.size() < kMaxRowGlyphs && glyph.x0 >= row_.back().x0 &&
+                               glyph.y0 < row_.back().y1 && glyph.y1 > row_.back().y0 &&
                                glyph.x0 - row_.back().x1 < 2.0f * (glyph.y1 - glyph.y0);
         if (!continues) {
           flush_row(k);
@@ -230,15 +256,18 @@ void UiRenderer::rewrite(const ImDrawList* list, const ImDrawData* draw_data) {
 //     one corner, each touching a row of blocks across the shape. A solid fan (one colour, the
 //     white texel) bigger than a few blocks is cut into horizontal bands instead, each mostly one
 //     rectangle (view/convex_bands.hpp).
-void UiRenderer::emit_triangle(unsigned a, unsigned b, unsigned c) { reshaped_.insert(reshaped_.end(), {a, b, c}); }
+void UiRenderer::emit_triangle(unsigned a, unsigned b, unsigned c) {
+  reshaped_.insert(reshaped_.end(), {a, b, c});
+}
 
 void UiRenderer::emit_rectangle(const unsigned* six) {
-  if (reshaped_.size() % 6 != 0) reshaped_.insert(reshaped_.end(), {six[0], six[0], six[0]});  // zero area
+  if (reshaped_.size() % 6 != 0)
+    reshaped_.insert(reshaped_.end(), {six[0], six[0], six[0]});  // zero area
   reshaped_.insert(reshaped_.end(), six, six + 6);
 }
 
 bool UiRenderer::split_fan(unsigned first, unsigned end, const ImDrawData* draw_data) {
-  constexpr float kMinBlocks = 8;  // smaller fans touch few blocks anyway
+  constexpr float kMinBlocks = 8;                      // smaller fans touch few blocks anyway
   const ImDrawVert apex = vertices_[indices_[first]];  // a copy: vertices_ grows below
   const ImVec2 origin = draw_data->DisplayPos, scale = draw_data->FramebufferScale;
   // The polygon: the apex, then each triangle's second corner and the last one's third.
@@ -247,7 +276,8 @@ bool UiRenderer::split_fan(unsigned first, unsigned end, const ImDrawData* draw_
   const auto corner = [&](unsigned index) {
     const ImDrawVert& v = vertices_[index];
     if (v.col != apex.col || v.uv.x != apex.uv.x || v.uv.y != apex.uv.y) return false;  // not solid
-    polygon_.push_back({(v.pos.x - origin.x) * scale.x, (v.pos.y - origin.y) * scale.y});  // in framebuffer pixels
+    polygon_.push_back(
+        {(v.pos.x - origin.x) * scale.x, (v.pos.y - origin.y) * scale.y});  // in framebuffer pixels
     x_min = std::min(x_min, v.pos.x), x_max = std::max(x_max, v.pos.x);
     y_min = std::min(y_min, v.pos.y), y_max = std::max(y_max, v.pos.y);
     return true;
@@ -259,12 +289,13 @@ bool UiRenderer::split_fan(unsigned first, unsigned end, const ImDrawData* draw_
   if ((x_max - x_min) * scale.x * (y_max - y_min) * scale.y < kMinBlocks * 16) return false;
   band_points_.clear();
   band_triangles_.clear();
-  if (!view::split_convex_into_bands(polygon_.data(), static_cast<int>(polygon_.size()), 4.0f, band_points_,
-                                     band_triangles_))
+  if (!view::split_convex_into_bands(polygon_.data(), static_cast<int>(polygon_.size()), 4.0f,
+                                     band_points_, band_triangles_))
     return false;
   const auto base = static_cast<unsigned>(vertices_.size());
   for (const view::Point& p : band_points_)
-    vertices_.push_back({ImVec2(p.x / scale.x + origin.x, p.y / scale.y + origin.y), apex.uv, apex.col});
+    vertices_.push_back(
+        {ImVec2(p.x / scale.x + origin.x, p.y / scale.y + origin.y), apex.uv, apex.col});
   for (unsigned& index : band_triangles_) index += base;
   const std::size_t count = band_triangles_.size();
   for (std::size_t t = 0; t < count;) {
@@ -297,8 +328,8 @@ void UiRenderer::reshape_for_software_gl(unsigned first, const ImDrawData* draw_
       return v.col == apex.col && v.uv.x == apex.uv.x && v.uv.y == apex.uv.y;
     };
     unsigned fan_end = k + 3;
-    while (fan_end + 3 <= end && indices_[fan_end] == indices_[k] && indices_[fan_end + 1] == indices_[fan_end - 1] &&
-           same_fill(indices_[fan_end + 2]))
+    while (fan_end + 3 <= end && indices_[fan_end] == indices_[k] &&
+           indices_[fan_end + 1] == indices_[fan_end - 1] && same_fill(indices_[fan_end + 2]))
       fan_end += 3;
     if (fan_end - k >= 9 && split_fan(k, fan_end, draw_data)) {
       k = fan_end;
@@ -307,14 +338,17 @@ void UiRenderer::reshape_for_software_gl(unsigned first, const ImDrawData* draw_
     emit_triangle(indices_[k], indices_[k + 1], indices_[k + 2]);
     k += 3;
   }
-  if (reshaped_.size() % 6 != 0) reshaped_.insert(reshaped_.end(), {indices_[first], indices_[first], indices_[first]});
+  if (reshaped_.size() % 6 != 0)
+    reshaped_.insert(reshaped_.end(), {indices_[first], indices_[first], indices_[first]});
   indices_.resize(first);
   indices_.insert(indices_.end(), reshaped_.begin(), reshaped_.end());
 }
 
 void UiRenderer::render(ImDrawData* draw_data, bool reuse_unchanged) {
-  const int framebuffer_width = static_cast<int>(draw_data->DisplaySize.x * draw_data->FramebufferScale.x);
-  const int framebuffer_height = static_cast<int>(draw_data->DisplaySize.y * draw_data->FramebufferScale.y);
+  const int framebuffer_width =
+      static_cast<int>(draw_data->DisplaySize.x * draw_data->FramebufferScale.x);
+  const int framebuffer_height =
+      static_cast<int>(draw_data->DisplaySize.y * draw_data->FramebufferScale.y);
   if (framebuffer_width <= 0 || framebuffer_height <= 0 || !program_) return;
   GLint target = 0;  // the framebuffer drawn into (the window's, or an offscreen one)
   glGetIntegerv(GL_DRAW_FRAMEBUFFER_BINDING, &target);
@@ -331,8 +365,9 @@ void UiRenderer::render(ImDrawData* draw_data, bool reuse_unchanged) {
       area = ListCache::area_of(*list, *draw_data, framebuffer_width, framebuffer_height);
       // Under it: lists drawn this frame that differ from the last, or cannot be kept. A list
       // that is the same as in the last frame (kept or about to be) draws the same pixels.
-      const bool under = std::any_of(drawn_areas_.begin(), drawn_areas_.end(),
-                                     [&](const ListCache::Area& drawn) { return drawn.overlaps(area); });
+      const bool under =
+          std::any_of(drawn_areas_.begin(), drawn_areas_.end(),
+                      [&](const ListCache::Area& drawn) { return drawn.overlaps(area); });
       use = list_cache_.use(*list, *draw_data, area, under, ImGui::GetIO().Fonts->TexID);
       if (use == ListCache::Use::Draw) drawn_areas_.push_back(area);
     }
@@ -342,13 +377,15 @@ void UiRenderer::render(ImDrawData* draw_data, bool reuse_unchanged) {
     }
     rewrite(list, draw_data);
     glBindBuffer(GL_ARRAY_BUFFER, vertex_buffer_);
-    glBufferData(GL_ARRAY_BUFFER, static_cast<GLsizeiptr>(vertices_.size() * sizeof(ImDrawVert)), vertices_.data(),
-                 GL_STREAM_DRAW);
-    glBufferData(GL_ELEMENT_ARRAY_BUFFER, static_cast<GLsizeiptr>(indices_.size() * sizeof(unsigned)), indices_.data(),
+    glBufferData(GL_ARRAY_BUFFER, static_cast<GLsizeiptr>(vertices_.size() * sizeof(ImDrawVert)),
+                 vertices_.data(), GL_STREAM_DRAW);
+    glBufferData(GL_ELEMENT_ARRAY_BUFFER,
+                 static_cast<GLsizeiptr>(indices_.size() * sizeof(unsigned)), indices_.data(),
                  GL_STREAM_DRAW);
     draw_commands(list, draw_data);
     // Kept from now on: the list's area of the frame, copied as drawn.
-    if (use == ListCache::Use::Record) list_cache_.record(static_cast<unsigned>(target), framebuffer_height);
+    if (use == ListCache::Use::Record)
+      list_cache_.record(static_cast<unsigned>(target), framebuffer_height);
   }
   if (reuse) list_cache_.end_frame();
   glBindVertexArray(0);
@@ -372,17 +409,21 @@ void UiRenderer::draw_picture(const ImDrawData* draw_data) {
     const float x0 = static_cast<float>(piece.x), x1 = static_cast<float>(piece.x + piece.width);
     const float y0 = static_cast<float>(piece.y), y1 = static_cast<float>(piece.y + piece.height);
     const auto corner = [&](float x, float y) {
-      return ImDrawVert{ImVec2((static_cast<float>(area.x) + x) / scale.x + origin.x, (static_cast<float>(area.y) + y) / scale.y + origin.y),
+      return ImDrawVert{ImVec2((static_cast<float>(area.x) + x) / scale.x + origin.x,
+                               (static_cast<float>(area.y) + y) / scale.y + origin.y),
                         ImVec2(x / width, y / height), white};
     };
     const auto at = static_cast<unsigned>(vertices_.size());
-    vertices_.insert(vertices_.end(), {corner(x0, y0), corner(x1, y0), corner(x1, y1), corner(x0, y1)});
-    for (unsigned k : {0u, 1u, 2u, 0u, 2u, 3u}) indices_.push_back(at + k);  // a rectangle llvmpipe draws as one
+    vertices_.insert(vertices_.end(),
+                     {corner(x0, y0), corner(x1, y0), corner(x1, y1), corner(x0, y1)});
+    for (unsigned k : {0u, 1u, 2u, 0u, 2u, 3u})
+      indices_.push_back(at + k);  // a rectangle llvmpipe draws as one
   }
   glBindBuffer(GL_ARRAY_BUFFER, vertex_buffer_);
-  glBufferData(GL_ARRAY_BUFFER, static_cast<GLsizeiptr>(vertices_.size() * sizeof(ImDrawVert)), vertices_.data(), GL_STREAM_DRAW);
-  glBufferData(GL_ELEMENT_ARRAY_BUFFER, static_cast<GLsizeiptr>(indices_.size() * sizeof(unsigned)), indices_.data(),
-               GL_STREAM_DRAW);
+  glBufferData(GL_ARRAY_BUFFER, static_cast<GLsizeiptr>(vertices_.size() * sizeof(ImDrawVert)),
+               vertices_.data(), GL_STREAM_DRAW);
+  glBufferData(GL_ELEMENT_ARRAY_BUFFER, static_cast<GLsizeiptr>(indices_.size() * sizeof(unsigned)),
+               indices_.data(), GL_STREAM_DRAW);
   const int framebuffer_height = static_cast<int>(draw_data->DisplaySize.y * scale.y);
   glScissor(area.x, framebuffer_height - area.y - area.height, area.width, area.height);
   glDisable(GL_BLEND);
@@ -401,8 +442,10 @@ void UiRenderer::use_picture_program(const ImDrawData* draw_data) {
 }
 
 void UiRenderer::draw_commands(const ImDrawList* list, const ImDrawData* draw_data) {
-  const int framebuffer_width = static_cast<int>(draw_data->DisplaySize.x * draw_data->FramebufferScale.x);
-  const int framebuffer_height = static_cast<int>(draw_data->DisplaySize.y * draw_data->FramebufferScale.y);
+  const int framebuffer_width =
+      static_cast<int>(draw_data->DisplaySize.x * draw_data->FramebufferScale.x);
+  const int framebuffer_height =
+      static_cast<int>(draw_data->DisplaySize.y * draw_data->FramebufferScale.y);
   const ImVec2 clip_origin = draw_data->DisplayPos, clip_scale = draw_data->FramebufferScale;
   for (int c = 0; c < list->CmdBuffer.Size; ++c) {
     const ImDrawCmd& command = list->CmdBuffer[c];
@@ -425,9 +468,11 @@ void UiRenderer::draw_commands(const ImDrawList* list, const ImDrawData* draw_da
     if (x1 <= x0 || y1 <= y0) continue;
     glScissor(static_cast<int>(x0), static_cast<int>(static_cast<float>(framebuffer_height) - y1),
               static_cast<int>(x1 - x0), static_cast<int>(y1 - y0));
-    glBindTexture(GL_TEXTURE_2D, static_cast<GLuint>(reinterpret_cast<std::intptr_t>(command.GetTexID())));
-    glDrawElements(GL_TRIANGLES, static_cast<GLsizei>(range.count), GL_UNSIGNED_INT,
-                   reinterpret_cast<const void*>(static_cast<std::size_t>(range.first) * sizeof(unsigned)));
+    glBindTexture(GL_TEXTURE_2D,
+                  static_cast<GLuint>(reinterpret_cast<std::intptr_t>(command.GetTexID())));
+    glDrawElements(
+        GL_TRIANGLES, static_cast<GLsizei>(range.count), GL_UNSIGNED_INT,
+        reinterpret_cast<const void*>(static_cast<std::size_t>(range.first) * sizeof(unsigned)));
   }
 }
 

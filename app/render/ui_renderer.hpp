@@ -9,9 +9,9 @@
 // other callback the commands are drawn with whatever program and blending the callback set.
 #pragma once
 
+#include "app/raster/convex_bands.hpp"
 #include "app/render/list_cache.hpp"
 #include "app/render/text_cache.hpp"
-#include "app/raster/convex_bands.hpp"
 #include "core/base/status.hpp"
 
 #include <string>
@@ -87,14 +87,15 @@ class UiRenderer {
   bool reshape_on_ = true;
   bool list_cache_on_ = true;
   ListCache list_cache_;
-  std::vector<ListCache::Area> drawn_areas_;  // this frame's lists so far that changed (or cannot be kept)
+  std::vector<ListCache::Area>
+      drawn_areas_;  // this frame's lists so far that changed (or cannot be kept)
   // Per draw list, reused every frame.
   std::vector<ImDrawVert> vertices_;
   std::vector<unsigned> indices_;
   struct Range {
     unsigned first, count;  // in indices_
   };
-  std::vector<Range> ranges_;  // one per command
+  std::vector<Range> ranges_;   // one per command
   std::vector<GlyphQuad> row_;  // the glyphs of the text row being collected
   // Scratch for reshape_for_software_gl().
   std::vector<unsigned> reshaped_;

@@ -1,6 +1,5 @@
 #include "app/session/app_state.hpp"
 
-
 #include <algorithm>
 
 namespace attnviz::app {
@@ -17,9 +16,13 @@ float UiSettings::heatmap_top(const Matrix& weights) const {
   return heatmap_contrast ? view::contrast_scale_top(weights) : 1.0f;
 }
 
-DocumentEdit::~DocumentEdit() { state_.recompute_if_needed(); }
+DocumentEdit::~DocumentEdit() {
+  state_.recompute_if_needed();
+}
 
-Document* DocumentEdit::operator->() { return &state_.document; }
+Document* DocumentEdit::operator->() {
+  return &state_.document;
+}
 
 void AppState::recompute_if_needed() {
   if (computed.version != document.version()) {
@@ -55,14 +58,16 @@ namespace {
 
 // In self-attention a token is both a query and a key.
 bool marks(const TokenRef& token, int index, Side side, bool cross) {
-  return token.valid() && token.index == index && (token.side == side || (!cross && !token.this_side_only));
+  return token.valid() && token.index == index &&
+         (token.side == side || (!cross && !token.this_side_only));
 }
 
 }  // namespace
 
 bool AppState::highlights_query(int index) const {
   const bool cross = computed.pipeline.cross();
-  return marks(frame.hovered, index, Side::Query, cross) || marks(pinned, index, Side::Query, cross);
+  return marks(frame.hovered, index, Side::Query, cross) ||
+         marks(pinned, index, Side::Query, cross);
 }
 
 bool AppState::highlights_key(int index) const {
@@ -73,7 +78,8 @@ bool AppState::highlights_key(int index) const {
 void AppState::start_lesson(Lesson next, int step) {
   lesson.lesson = std::move(next);
   ui.heatmap_contrast = false;  // the lessons' words ("the brightest cell") assume the 0 .. 1 scale
-  document.forget_path();  // the lesson's scenario is in no file: Save asks where (never over the file open before)
+  document.forget_path();  // the lesson's scenario is in no file: Save asks where (never over the
+                           // file open before)
   go_to_lesson_step(step);
 }
 
@@ -119,7 +125,8 @@ const std::vector<std::string>& AppState::broken_lesson_claims() {
   const LessonStep* step = lesson.current();
   recompute_if_needed();
   if (step && document.version() != lesson.step_version && computed.error.empty())
-    for (CheckFailure& failure : check_failures(*step, computed.pipeline)) broken_claims.push_back(std::move(failure.reason));
+    for (CheckFailure& failure : check_failures(*step, computed.pipeline))
+      broken_claims.push_back(std::move(failure.reason));
   return broken_claims;
 }
 

@@ -5,19 +5,19 @@
 // the document's version.
 #pragma once
 
-#include "core/figures/colormap.hpp"
 #include "app/session/document.hpp"
 #include "app/view/layout.hpp"
 #include "app/view/visual_text.hpp"
+#include "core/document/scenario.hpp"
+#include "core/figures/colormap.hpp"
 #include "core/lessons/lesson.hpp"
 #include "core/pipeline/pipeline.hpp"
-#include "core/document/scenario.hpp"
 
 #include <cstdint>
 #include <limits>
 #include <optional>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace attnviz::app {
@@ -81,14 +81,15 @@ struct FrameLayout {
 
 // A lesson in progress.
 struct LessonState {
-  std::optional<Lesson> lesson;        // none: free play
+  std::optional<Lesson> lesson;  // none: free play
   int step = 0;
-  std::optional<int> prediction;       // the key the student picked (predict steps)
-  std::uint64_t step_version = 0;      // Document::version() when the step arrived
+  std::optional<int> prediction;   // the key the student picked (predict steps)
+  std::uint64_t step_version = 0;  // Document::version() when the step arrived
   bool active() const { return lesson.has_value(); }
   const LessonStep* current() const {
     return lesson && step >= 0 && step < static_cast<int>(lesson->steps.size())
-               ? &lesson->steps[static_cast<std::size_t>(step)] : nullptr;
+               ? &lesson->steps[static_cast<std::size_t>(step)]
+               : nullptr;
   }
   // A predict step whose answer is still hidden.
   bool awaiting_prediction() const {
@@ -173,8 +174,8 @@ struct AppState {
   void go_to_lesson_step(int step);
   void leave_lesson();
   // After the student changed the scenario a step arrived with: the claims of the step's text
-  // (its checks) that no longer hold, why each fails in words for the student; empty when nothing changed, or when
-  // every claim still holds. Recomputed only when the scenario changes.
+  // (its checks) that no longer hold, why each fails in words for the student; empty when nothing
+  // changed, or when every claim still holds. Recomputed only when the scenario changes.
   const std::vector<std::string>& broken_lesson_claims();
 
   // Convenience for views.

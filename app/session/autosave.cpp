@@ -47,11 +47,14 @@ void Autosave::observe(const AppState& state, double now) {
   if (state.document.version() == written_version_ || now - last_write_ < kInterval) return;
   if (written_path_ != state.document.path()) {  // first where the work came from, then the work
     Status status = Status::ok();
-    if (state.document.path().empty()) std::remove(path_file_.c_str());
-    else status = write_file_atomic(path_file_, state.document.path() + "\n");
+    if (state.document.path().empty())
+      std::remove(path_file_.c_str());
+    else
+      status = write_file_atomic(path_file_, state.document.path() + "\n");
     if (status) written_path_ = state.document.path();
   }
-  if (Status status = write_file_atomic(path_, scenario_to_json(state.document.scenario())); !status) {
+  if (Status status = write_file_atomic(path_, scenario_to_json(state.document.scenario()));
+      !status) {
     error_ = "autosave failed: " + status.message();
   } else {
     error_.clear();

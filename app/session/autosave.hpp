@@ -36,7 +36,7 @@ class Autosave {
 
  private:
   std::string path_;
-  std::string path_file_;             // recovery-path.txt
+  std::string path_file_;                    // recovery-path.txt
   std::optional<std::string> written_path_;  // the scenario path the path file holds ("": none)
   std::uint64_t written_version_ = 0;
   std::uint64_t seen_load_version_ = 0;

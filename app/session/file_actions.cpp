@@ -1,9 +1,9 @@
 #include "app/session/file_actions.hpp"
 
-#include "core/figures/svg.hpp"
 #include "app/session/view_state.hpp"
-#include "core/pipeline/export.hpp"
 #include "core/document/file_io.hpp"
+#include "core/figures/svg.hpp"
+#include "core/pipeline/export.hpp"
 
 #include <filesystem>
 
@@ -18,7 +18,8 @@ std::vector<std::string> labels(const Tokenization& tokens) {
 }
 
 Status need_result(const AppState& state) {
-  return state.computed.has_result ? Status::ok() : Status::error("there is nothing computed to export yet");
+  return state.computed.has_result ? Status::ok()
+                                   : Status::error("there is nothing computed to export yet");
 }
 
 }  // namespace
@@ -26,7 +27,7 @@ Status need_result(const AppState& state) {
 Status open_scenario(AppState& state, RecentFiles& recent, const std::string& path) {
   Result<Scenario> load = load_scenario_file(path);
   if (!load.ok()) {
-    recent.remove(path);  // a recent file that no longer opens leaves the list
+    recent.remove(path);               // a recent file that no longer opens leaves the list
     static_cast<void>(recent.save());  // best effort (recent_files.hpp)
     return Status::error("not opened: " + load.error());
   }
@@ -43,7 +44,8 @@ Status save_scenario(AppState& state, RecentFiles& recent, const std::string& pa
   // A file must open again: a scenario that does not compute (an empty sentence) is not saved;
   // autosave keeps the work meanwhile.
   if (!state.computed.error.empty())
-    return Status::error("not saved: " + state.computed.error + " (fix it first; your work is kept)");
+    return Status::error("not saved: " + state.computed.error +
+                         " (fix it first; your work is kept)");
   Scenario document = state.document.scenario();
   document.view_json = view_state_to_json(state);
   // A custom mask is saved at the size of the current sentences (cells past its edge allowed).
@@ -51,7 +53,8 @@ Status save_scenario(AppState& state, RecentFiles& recent, const std::string& pa
     const auto rows = static_cast<Eigen::Index>(state.pipeline().target().tokens.size());
     const auto cols = static_cast<Eigen::Index>(state.pipeline().keys().tokens.size());
     MaskMatrix fitted = MaskMatrix::Ones(rows, cols);
-    const Eigen::Index r = std::min(rows, document.mask.rows()), c = std::min(cols, document.mask.cols());
+    const Eigen::Index r = std::min(rows, document.mask.rows()),
+                       c = std::min(cols, document.mask.cols());
     fitted.topLeftCorner(r, c) = document.mask.topLeftCorner(r, c);
     document.mask = fitted;
   }
@@ -70,21 +73,24 @@ Status export_heatmap_svg(const AppState& state, const std::string& path) {
   options.title = "Attention weights, head " + std::to_string(head);
   options.dark = state.ui.theme == Theme::Dark;
   options.scale_top = state.ui.heatmap_top(r.heads[static_cast<std::size_t>(head)].weights);
-  return write_file_atomic(path, view::heatmap_svg(r.heads[static_cast<std::size_t>(head)].weights,
-                                                   labels(state.pipeline().target()), labels(state.pipeline().keys()),
-                                                   state.ui.colormap, options));
+  return write_file_atomic(
+      path, view::heatmap_svg(r.heads[static_cast<std::size_t>(head)].weights,
+                              labels(state.pipeline().target()), labels(state.pipeline().keys()),
+                              state.ui.colormap, options));
 }
 
 Status export_arrows_svg(const AppState& state, const std::string& path, bool all_heads) {
   if (Status status = need_result(state); !status) return status;
   view::SvgOptions options;
   options.title = all_heads ? "Queries and the keys they attend to, all heads"
-                            : "Queries and the keys they attend to, head " + std::to_string(state.selection.head);
+                            : "Queries and the keys they attend to, head " +
+                                  std::to_string(state.selection.head);
   options.dark = state.ui.theme == Theme::Dark;
-  return write_file_atomic(path, view::arrows_svg(state.result(), labels(state.pipeline().target()),
-                                                  labels(state.pipeline().keys()),
-                                                  all_heads ? view::kSvgAllHeads : state.selection.head,
-                                                  state.ui.arrow_threshold, options));
+  return write_file_atomic(path,
+                           view::arrows_svg(state.result(), labels(state.pipeline().target()),
+                                            labels(state.pipeline().keys()),
+                                            all_heads ? view::kSvgAllHeads : state.selection.head,
+                                            state.ui.arrow_threshold, options));
 }
 
 Status export_matrices_csv(const AppState& state, const std::string& folder) {

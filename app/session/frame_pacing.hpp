@@ -42,11 +42,12 @@ struct FramePlan {
 
 class FramePacer {
  public:
-  static constexpr int kSettleFrames = 3;          // frames drawn after any input
-  static constexpr int kFramesAfterChange = 1;     // ... after the frame drawn for a change
-  static constexpr double kCaretInterval = 0.1;    // between frames while a caret blinks (its timer unknown)
-  static constexpr double kLongestSleep = 0.5;     // an idle app still looks in this often
-  static constexpr double kSpacing = 0.9;          // of the refresh interval, the least between frames
+  static constexpr int kSettleFrames = 3;       // frames drawn after any input
+  static constexpr int kFramesAfterChange = 1;  // ... after the frame drawn for a change
+  static constexpr double kCaretInterval =
+      0.1;  // between frames while a caret blinks (its timer unknown)
+  static constexpr double kLongestSleep = 0.5;  // an idle app still looks in this often
+  static constexpr double kSpacing = 0.9;       // of the refresh interval, the least between frames
   static constexpr double kDefaultRefreshHz = 60;  // when the display does not say
 
   // `refresh_hz`: the display's refresh rate (0 or less: unknown).

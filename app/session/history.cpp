@@ -9,15 +9,18 @@ namespace {
 template <typename M>
 bool same_matrix(const M& a, const M& b) {
   return a.rows() == b.rows() && a.cols() == b.cols() &&
-         (a.size() == 0 || std::memcmp(a.data(), b.data(), sizeof(*a.data()) * static_cast<std::size_t>(a.size())) == 0);
+         (a.size() == 0 ||
+          std::memcmp(a.data(), b.data(), sizeof(*a.data()) * static_cast<std::size_t>(a.size())) ==
+              0);
 }
 
 // The same document, bit for bit (a weight of -0 is not 0: it prints differently).
 bool same_scenario(const Scenario& a, const Scenario& b) {
-  if (a.title != b.title || a.description != b.description || a.mode != b.mode || a.target != b.target ||
-      a.source != b.source || !(a.config == b.config) || a.positional != b.positional || a.seed != b.seed ||
-      a.max_tokens != b.max_tokens || a.embeddings != b.embeddings || a.view_json != b.view_json ||
-      !same_matrix(a.mask, b.mask) || !same_matrix(a.parameters.W_O, b.parameters.W_O) ||
+  if (a.title != b.title || a.description != b.description || a.mode != b.mode ||
+      a.target != b.target || a.source != b.source || !(a.config == b.config) ||
+      a.positional != b.positional || a.seed != b.seed || a.max_tokens != b.max_tokens ||
+      a.embeddings != b.embeddings || a.view_json != b.view_json || !same_matrix(a.mask, b.mask) ||
+      !same_matrix(a.parameters.W_O, b.parameters.W_O) ||
       a.parameters.heads.size() != b.parameters.heads.size())
     return false;
   for (std::size_t h = 0; h < a.parameters.heads.size(); ++h) {
@@ -37,10 +40,12 @@ History::History(std::size_t byte_budget) : byte_budget_(byte_budget) {}
 std::size_t History::bytes_of(const Scenario& s) {
   std::size_t bytes = sizeof(Scenario) + s.target.size() + s.source.size() + s.view_json.size();
   for (const HeadParameters& h : s.parameters.heads)
-    bytes += sizeof(float) * static_cast<std::size_t>(h.W_Q.size() + h.W_K.size() + h.W_V.size() + h.W_a.size() +
-                                                      h.W_1.size() + h.W_2.size() + h.v_a.size());
+    bytes += sizeof(float) *
+             static_cast<std::size_t>(h.W_Q.size() + h.W_K.size() + h.W_V.size() + h.W_a.size() +
+                                      h.W_1.size() + h.W_2.size() + h.v_a.size());
   bytes += sizeof(float) * static_cast<std::size_t>(s.parameters.W_O.size());
-  for (const auto& [word, vector] : s.embeddings) bytes += word.size() + sizeof(float) * vector.size();
+  for (const auto& [word, vector] : s.embeddings)
+    bytes += word.size() + sizeof(float) * vector.size();
   return bytes + static_cast<std::size_t>(s.mask.size());
 }
 

@@ -20,11 +20,15 @@ Notice NoticeBoard::choose(const NoticeSources& sources, double now) const {
   using Kind = Notice::Kind;
   using Dismiss = Notice::Dismiss;
   if (!sources.compute_error.empty())
-    return {Kind::Error, sources.compute_error + (sources.has_result ? "  \xe2\x80\x94  showing the last good result" : ""),
+    return {Kind::Error,
+            sources.compute_error +
+                (sources.has_result ? "  \xe2\x80\x94  showing the last good result" : ""),
             Dismiss::None, false};
   if (!action_error_.empty() && sources.edit_version == action_error_version_)
     return {Kind::Error, action_error_, Dismiss::ActionError, false};
-  if (sources.exporting) return {Kind::Working, "exporting " + sources.export_path + "\xe2\x80\xa6", Dismiss::None, false};
+  if (sources.exporting)
+    return {Kind::Working, "exporting " + sources.export_path + "\xe2\x80\xa6", Dismiss::None,
+            false};
   if (!done_.empty() && now < done_until_) return {Kind::Done, done_, Dismiss::None, false};
   if (sources.file_warnings && !sources.file_warnings->empty()) {
     const std::vector<std::string>& warnings = *sources.file_warnings;
@@ -34,8 +38,10 @@ Notice NoticeBoard::choose(const NoticeSources& sources, double now) const {
   }
   if (sources.pipeline_warnings && !sources.pipeline_warnings->empty())
     return {Kind::Warning, sources.pipeline_warnings->front(), Dismiss::None, false};
-  if (!sources.font_error.empty()) return {Kind::Warning, sources.font_error, Dismiss::FontError, false};
-  if (!sources.autosave_error.empty()) return {Kind::Warning, sources.autosave_error, Dismiss::AutosaveError, false};
+  if (!sources.font_error.empty())
+    return {Kind::Warning, sources.font_error, Dismiss::FontError, false};
+  if (!sources.autosave_error.empty())
+    return {Kind::Warning, sources.autosave_error, Dismiss::AutosaveError, false};
   return {};
 }
 

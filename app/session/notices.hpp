@@ -3,10 +3,11 @@
 // In order: the engine's error (the views keep the last good result); why the last action failed
 // (an export, a save, a file that would not open), until it is dismissed, another action goes
 // well or the scenario is edited (the user has moved on, and an old "not opened: ... has no
-// tokens" would read as news about the current sentence); a PNG being written; what just went well, for a few seconds; the warnings of the file
-// opened (until dismissed or another file is opened); the engine's warnings (as long as their
-// cause); a missing font; a failed autosave. A later success never hides behind an earlier
-// failure, and an old failure never comes back after a success.
+// tokens" would read as news about the current sentence); a PNG being written; what just went well,
+// for a few seconds; the warnings of the file opened (until dismissed or another file is opened);
+// the engine's warnings (as long as their cause); a missing font; a failed autosave. A later
+// success never hides behind an earlier failure, and an old failure never comes back after a
+// success.
 //
 // No ImGui here: the app draws what choose() says (app.cpp, draw_notice_bar).
 #pragma once
@@ -21,9 +22,9 @@ namespace attnviz::app {
 // What the bar may show besides what the board keeps: the app's live state, this frame.
 struct NoticeSources {
   std::uint64_t edit_version = 0;  // AppState::edit_version: a failure shows until it changes
-  std::string compute_error;  // "" when the result is current
-  bool has_result = false;    // a last good result is shown meanwhile
-  bool exporting = false;     // a PNG is being compressed and written
+  std::string compute_error;       // "" when the result is current
+  bool has_result = false;         // a last good result is shown meanwhile
+  bool exporting = false;          // a PNG is being compressed and written
   std::string export_path;
   const std::vector<std::string>* file_warnings = nullptr;      // of the file opened
   const std::vector<std::string>* pipeline_warnings = nullptr;  // of the engine

@@ -61,12 +61,16 @@ std::string usage() {
   return text;
 }
 
-int default_engine_threads() { return std::thread::hardware_concurrency() >= 4 ? 2 : 1; }
+int default_engine_threads() {
+  return std::thread::hardware_concurrency() >= 4 ? 2 : 1;
+}
 
 Status parse_options(const std::vector<std::string>& args, Options& o) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
-    const auto next = [&]() -> const std::string* { return i + 1 < args.size() ? &args[++i] : nullptr; };
+    const auto next = [&]() -> const std::string* {
+      return i + 1 < args.size() ? &args[++i] : nullptr;
+    };
     if (arg == "--help" || arg == "-h") {
       o.help = true;
     } else if (arg == "--recover") {
@@ -113,8 +117,10 @@ Status parse_options(const std::vector<std::string>& args, Options& o) {
       o.bench_frames = frames;
     } else if (arg == "--theme") {
       const std::string* v = next();
-      if (v && *v == "light") o.theme = Theme::Light;
-      else if (v && *v == "dark") o.theme = Theme::Dark;
+      if (v && *v == "light")
+        o.theme = Theme::Light;
+      else if (v && *v == "dark")
+        o.theme = Theme::Dark;
       else
         return Status::error("--theme needs light or dark");
     } else if (arg == "--font-size") {
@@ -146,8 +152,10 @@ Status parse_options(const std::vector<std::string>& args, Options& o) {
       (arg == "--head" ? o.head : o.query) = value;
     } else if (arg == "--colormap") {
       const std::string* v = next();
-      if (v && *v == "sequential") o.colormap = view::ColormapId::Sequential;
-      else if (v && (*v == "color-blind" || *v == "colour-blind")) o.colormap = view::ColormapId::ColorBlindSafe;
+      if (v && *v == "sequential")
+        o.colormap = view::ColormapId::Sequential;
+      else if (v && (*v == "color-blind" || *v == "colour-blind"))
+        o.colormap = view::ColormapId::ColorBlindSafe;
       else
         return Status::error("--colormap needs sequential or color-blind");
     } else if (arg == "--view") {

@@ -11,24 +11,25 @@
 namespace attnviz::app {
 
 struct Options {
-  std::string scenario_path;               // "" = the built-in scenario
-  std::optional<std::string> screenshot;   // write a PNG of the window and exit
-  std::optional<std::string> layout_out;   // with --screenshot: where things were drawn (JSON)
+  std::string scenario_path;              // "" = the built-in scenario
+  std::optional<std::string> screenshot;  // write a PNG of the window and exit
+  std::optional<std::string> layout_out;  // with --screenshot: where things were drawn (JSON)
   int width = 1280, height = 720;
-  int frames = 3;                          // frames rendered before the screenshot
-  int scale = 1;                           // screenshots: the same layout, N times the pixels
+  int frames = 3;  // frames rendered before the screenshot
+  int scale = 1;   // screenshots: the same layout, N times the pixels
   std::optional<Theme> theme;
   std::optional<float> font_size;
   std::optional<view::PanelVisibility> panels;
   std::optional<int> head, query;
   std::optional<view::ColormapId> colormap;
-  std::optional<CenterView> view;           // the centre view's tab
-  std::string lesson;                       // a lesson to start: a name or a file
-  std::optional<int> step;                  // its step (0-based)
-  std::optional<std::string> screenshot_steps;  // with --lesson: a PNG of every step into this folder
-  std::optional<int> bench_frames;         // time this many frames with every panel open, print, exit
-  std::optional<int> threads;              // the attention engine's threads (default: default_engine_threads())
-  bool recover = false;  // restore the recovery file of an earlier run without asking
+  std::optional<CenterView> view;  // the centre view's tab
+  std::string lesson;              // a lesson to start: a name or a file
+  std::optional<int> step;         // its step (0-based)
+  std::optional<std::string>
+      screenshot_steps;             // with --lesson: a PNG of every step into this folder
+  std::optional<int> bench_frames;  // time this many frames with every panel open, print, exit
+  std::optional<int> threads;  // the attention engine's threads (default: default_engine_threads())
+  bool recover = false;        // restore the recovery file of an earlier run without asking
   bool help = false, version = false;
 };
 

@@ -42,7 +42,8 @@ void RecentFiles::load() {
     if (!item.is_string()) continue;
     const std::string& path = item.get_ref<const std::string&>();
     if (path.empty() || path.front() != '/') continue;
-    if (std::find(entries_.begin(), entries_.end(), path) == entries_.end()) entries_.push_back(path);
+    if (std::find(entries_.begin(), entries_.end(), path) == entries_.end())
+      entries_.push_back(path);
   }
 }
 

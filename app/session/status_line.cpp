@@ -9,16 +9,21 @@ namespace attnviz::app {
 
 namespace {
 
-constexpr const char* kDot = " \xc2\xb7 ";      // " · "
+constexpr const char* kDot = " \xc2\xb7 ";       // " · "
 constexpr const char* kDash = " \xe2\x80\x94 ";  // " — "
 
 std::string compatibility_name(Compatibility compatibility) {
   switch (compatibility) {
-    case Compatibility::Dot: return "dot product";
-    case Compatibility::ScaledDot: return "scaled dot-product";
-    case Compatibility::General: return "general (bilinear)";
-    case Compatibility::Additive: return "additive (Bahdanau)";
-    case Compatibility::Cosine: return "cosine";
+    case Compatibility::Dot:
+      return "dot product";
+    case Compatibility::ScaledDot:
+      return "scaled dot-product";
+    case Compatibility::General:
+      return "general (bilinear)";
+    case Compatibility::Additive:
+      return "additive (Bahdanau)";
+    case Compatibility::Cosine:
+      return "cosine";
   }
   return "?";
 }
@@ -57,20 +62,24 @@ std::string shape_summary(const AppState& state) {
     const AttentionResult& result = state.result();
     text += kDot;
     if (scenario.mode == Mode::Cross)
-      text += count(result.n_query, "query", "queries") + " \xc3\x97 " + count(result.n_key, "key", "keys");
+      text += count(result.n_query, "query", "queries") + " \xc3\x97 " +
+              count(result.n_key, "key", "keys");
     else
       text += count(result.n_query, "token", "tokens");
   }
   text += kDot + std::string("d_model ") + std::to_string(config.d_model);
-  text += kDot + count(config.heads, "head", "heads") + " of d_k " +
-          std::to_string(config.d_k) + ", d_v " + std::to_string(config.d_v);
+  text += kDot + count(config.heads, "head", "heads") + " of d_k " + std::to_string(config.d_k) +
+          ", d_v " + std::to_string(config.d_v);
   text += kDot + compatibility_name(config.compatibility);
-  if (config.compatibility == Compatibility::Additive) text += ", d_att " + std::to_string(config.d_att);
-  if (config.temperature != 1.0f) text += kDot + std::string("temperature ") + shortest(config.temperature);
+  if (config.compatibility == Compatibility::Additive)
+    text += ", d_att " + std::to_string(config.d_att);
+  if (config.temperature != 1.0f)
+    text += kDot + std::string("temperature ") + shortest(config.temperature);
   if (config.hard) text += kDot + std::string("hard (argmax)");
   if (config.causal) text += kDot + std::string("causal");
   if (scenario.mask.size() != 0) text += kDot + std::string("custom mask");
-  if (scenario.positional != Positional::None) text += kDot + std::string(to_string(scenario.positional)) + " positions";
+  if (scenario.positional != Positional::None)
+    text += kDot + std::string(to_string(scenario.positional)) + " positions";
   return text;
 }
 
@@ -91,8 +100,10 @@ std::string file_name_for(std::string_view title) {
     if (name.size() + (dash ? 1 : 0) + length > 60) break;
     if (dash) name += '-';
     dash = false;
-    if (c < 0x80) name += static_cast<char>(std::tolower(c));
-    else name.append(title.substr(i, length));
+    if (c < 0x80)
+      name += static_cast<char>(std::tolower(c));
+    else
+      name.append(title.substr(i, length));
     i += length;
   }
   return (name.empty() ? std::string("scenario") : name) + ".json";

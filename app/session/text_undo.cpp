@@ -6,7 +6,9 @@
 namespace attnviz::app {
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n';
+}
 
 }  // namespace
 
@@ -24,16 +26,23 @@ void TextUndo::changed(const std::string& text, double now) {
   std::size_t start = 0;
   while (start < shorter && text[start] == current_[start]) ++start;
   std::size_t end = 0;
-  while (end < shorter - start && text[text.size() - 1 - end] == current_[current_.size() - 1 - end]) ++end;
+  while (end < shorter - start &&
+         text[text.size() - 1 - end] == current_[current_.size() - 1 - end])
+    ++end;
   const std::size_t removed = current_.size() - start - end, added = text.size() - start - end;
   Kind kind = Kind::Other;  // a replacement or a paste of several characters: a step of its own
-  if (removed == 0 && added == 1) kind = Kind::Typing;
-  else if (added == 0) kind = Kind::Deleting;
+  if (removed == 0 && added == 1)
+    kind = Kind::Typing;
+  else if (added == 0)
+    kind = Kind::Deleting;
   // A new word: a character that is not a space typed after a space (or at the start).
-  const bool new_word = kind == Kind::Typing && !is_space(text[start]) && (start == 0 || is_space(current_[start - 1]));
+  const bool new_word = kind == Kind::Typing && !is_space(text[start]) &&
+                        (start == 0 || is_space(current_[start - 1]));
   // After a pause a step starts too, unless it is a space typed (it ends the word before it).
-  const bool paused = now - last_change_ >= kPause && !(kind == Kind::Typing && is_space(text[start]));
-  const bool stop = last_kind_ == Kind::None || kind != last_kind_ || kind == Kind::Other || new_word || paused;
+  const bool paused =
+      now - last_change_ >= kPause && !(kind == Kind::Typing && is_space(text[start]));
+  const bool stop =
+      last_kind_ == Kind::None || kind != last_kind_ || kind == Kind::Other || new_word || paused;
   if (stop) {
     undo_.push_back(current_);
     if (undo_.size() > kMaxSteps) undo_.erase(undo_.begin());

@@ -31,9 +31,9 @@ class TextUndo {
 
  private:
   enum class Kind { None, Typing, Deleting, Other };
-  std::string current_;             // the text as last reported
-  std::vector<std::string> undo_;   // stops before current_, oldest first
-  std::vector<std::string> redo_;   // stops undone, the next one last
+  std::string current_;            // the text as last reported
+  std::vector<std::string> undo_;  // stops before current_, oldest first
+  std::vector<std::string> redo_;  // stops undone, the next one last
   Kind last_kind_ = Kind::None;
   double last_change_ = 0;
 };

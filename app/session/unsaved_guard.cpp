@@ -5,7 +5,8 @@
 
 namespace attnviz::app {
 
-bool UnsavedGuard::request(const AppState& state, std::string action, std::function<void()> replace) {
+bool UnsavedGuard::request(const AppState& state, std::string action,
+                           std::function<void()> replace) {
   if (!state.unsaved() || state.lesson.active()) {
     pending_ = nullptr;
     replace();
@@ -25,7 +26,9 @@ void UnsavedGuard::discard() {
   if (replace) replace();
 }
 
-void UnsavedGuard::cancel() { pending_ = nullptr; }
+void UnsavedGuard::cancel() {
+  pending_ = nullptr;
+}
 
 void UnsavedGuard::saved(const AppState& state) {
   std::function<void()> replace = std::exchange(pending_, nullptr);
@@ -33,8 +36,10 @@ void UnsavedGuard::saved(const AppState& state) {
 }
 
 std::string UnsavedGuard::document_name(const AppState& state) {
-  if (!state.document.path().empty()) return std::filesystem::path(state.document.path()).filename().string();
-  return state.document.scenario().title.empty() ? "This scenario" : "\"" + state.document.scenario().title + "\"";
+  if (!state.document.path().empty())
+    return std::filesystem::path(state.document.path()).filename().string();
+  return state.document.scenario().title.empty() ? "This scenario"
+                                                 : "\"" + state.document.scenario().title + "\"";
 }
 
 }  // namespace attnviz::app

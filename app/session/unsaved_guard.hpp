@@ -22,7 +22,9 @@ class UnsavedGuard {
   bool asking() const { return static_cast<bool>(pending_); }
   // The question's lines: what has unsaved changes, and what would replace it.
   std::string question(const AppState& state) const;
-  std::string consequence() const { return action_ + " replaces it: save the changes first, or they are lost."; }
+  std::string consequence() const {
+    return action_ + " replaces it: save the changes first, or they are lost.";
+  }
 
   // The user's answers.
   void discard();  // run the replacement: the edits go

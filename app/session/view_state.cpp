@@ -2,6 +2,7 @@
 
 #include "core/document/json.hpp"
 #include "core/document/scenario.hpp"
+#include "core/figures/views.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -31,21 +32,33 @@ std::optional<int> whole_number(const Json& value, int low, int high) {
 
 class Applier {
  public:
-  Applier(AppState& state, std::vector<std::string>& warnings) : state_(state), warnings_(warnings) {}
+  Applier(AppState& state, std::vector<std::string>& warnings)
+      : state_(state), warnings_(warnings) {}
 
   void apply(const Json& root) {
     for (const auto& [key, value] : root.items()) {
-      if (key == "head") head(value);
-      else if (key == "query") query(value);
-      else if (key == "panels") panels(value);
-      else if (key == "center_view") center_view(value);
-      else if (key == "theme") theme(value);
-      else if (key == "font_size") font_size(value);
-      else if (key == "colormap") colormap(value);
-      else if (key == "show_cell_values") show_cell_values(value);
-      else if (key == "heatmap_contrast") heatmap_contrast(value);
-      else if (key == "arrow_threshold") arrow_threshold(value);
-      else warn(key, "unknown key (ignored)");
+      if (key == "head")
+        head(value);
+      else if (key == "query")
+        query(value);
+      else if (key == "panels")
+        panels(value);
+      else if (key == "center_view")
+        center_view(value);
+      else if (key == "theme")
+        theme(value);
+      else if (key == "font_size")
+        font_size(value);
+      else if (key == "colormap")
+        colormap(value);
+      else if (key == "show_cell_values")
+        show_cell_values(value);
+      else if (key == "heatmap_contrast")
+        heatmap_contrast(value);
+      else if (key == "arrow_threshold")
+        arrow_threshold(value);
+      else
+        warn(key, "unknown key (ignored)");
     }
   }
 
@@ -59,14 +72,19 @@ class Applier {
 
   void head(const Json& value) {
     const std::string expected = "a head number from 0 to " + std::to_string(Limits::kMaxHeads - 1);
-    if (const auto head = whole_number(value, 0, Limits::kMaxHeads - 1)) state_.selection.head = *head;
-    else invalid("head", expected, value);
+    if (const auto head = whole_number(value, 0, Limits::kMaxHeads - 1))
+      state_.selection.head = *head;
+    else
+      invalid("head", expected, value);
   }
 
   void query(const Json& value) {
-    const std::string expected = "a token number from 0 to " + std::to_string(Limits::kMaxTokens - 1);
-    if (const auto query = whole_number(value, 0, Limits::kMaxTokens - 1)) state_.selection.query = *query;
-    else invalid("query", expected, value);
+    const std::string expected =
+        "a token number from 0 to " + std::to_string(Limits::kMaxTokens - 1);
+    if (const auto query = whole_number(value, 0, Limits::kMaxTokens - 1))
+      state_.selection.query = *query;
+    else
+      invalid("query", expected, value);
   }
 
   void panels(const Json& value) {
@@ -76,10 +94,11 @@ class Applier {
     bool any = false;
     for (std::size_t i = 0; i < value.size(); ++i) {
       const Json& item = value[i];
-      const auto id = item.is_string() ? view::parse_panel(item.get_ref<const std::string&>())
-                                       : std::nullopt;
+      const auto id =
+          item.is_string() ? view::parse_panel(item.get_ref<const std::string&>()) : std::nullopt;
       if (!id || *id == view::PanelId::Lesson) {
-        invalid("panels[" + std::to_string(i) + "]", "input, weights, heatmaps, arrows or output", item);
+        invalid("panels[" + std::to_string(i) + "]", "input, weights, heatmaps, arrows or output",
+                item);
         continue;
       }
       visible[static_cast<std::size_t>(*id)] = true;
@@ -96,16 +115,21 @@ class Applier {
   }
 
   void center_view(const Json& value) {
-    const auto view = value.is_string() ? parse_center_view(value.get_ref<const std::string&>())
-                                        : std::nullopt;
-    if (view) state_.ui.center_view = *view;
-    else invalid("center_view", "heatmaps, pipeline, neuron, geometry or compare", value);
+    const auto view =
+        value.is_string() ? parse_center_view(value.get_ref<const std::string&>()) : std::nullopt;
+    if (view)
+      state_.ui.center_view = *view;
+    else
+      invalid("center_view", view::centre_view_names(", ", " or "), value);
   }
 
   void theme(const Json& value) {
-    if (value == "light") state_.ui.theme = Theme::Light;
-    else if (value == "dark") state_.ui.theme = Theme::Dark;
-    else invalid("theme", "\"light\" or \"dark\"", value);
+    if (value == "light")
+      state_.ui.theme = Theme::Light;
+    else if (value == "dark")
+      state_.ui.theme = Theme::Dark;
+    else
+      invalid("theme", "\"light\" or \"dark\"", value);
   }
 
   void font_size(const Json& value) {
@@ -119,26 +143,34 @@ class Applier {
   }
 
   void colormap(const Json& value) {
-    if (value == "sequential") state_.ui.colormap = view::ColormapId::Sequential;
+    if (value == "sequential")
+      state_.ui.colormap = view::ColormapId::Sequential;
     else if (value == "color-blind" || value == "colour-blind")
       state_.ui.colormap = view::ColormapId::ColorBlindSafe;
-    else invalid("colormap", "\"sequential\" or \"color-blind\"", value);
+    else
+      invalid("colormap", "\"sequential\" or \"color-blind\"", value);
   }
 
   void heatmap_contrast(const Json& value) {
-    if (value.is_boolean()) state_.ui.heatmap_contrast = value.get<bool>();
-    else invalid("heatmap_contrast", "true or false", value);
+    if (value.is_boolean())
+      state_.ui.heatmap_contrast = value.get<bool>();
+    else
+      invalid("heatmap_contrast", "true or false", value);
   }
 
   void show_cell_values(const Json& value) {
-    if (value.is_boolean()) state_.ui.show_cell_values = value.get<bool>();
-    else invalid("show_cell_values", "true or false", value);
+    if (value.is_boolean())
+      state_.ui.show_cell_values = value.get<bool>();
+    else
+      invalid("show_cell_values", "true or false", value);
   }
 
   void arrow_threshold(const Json& value) {
     const double x = value.is_number() ? value.get<double>() : -1;
-    if (value.is_number() && x >= 0 && x <= 1) state_.ui.arrow_threshold = static_cast<float>(x);
-    else invalid("arrow_threshold", "a weight from 0 to 1", value);
+    if (value.is_number() && x >= 0 && x <= 1)
+      state_.ui.arrow_threshold = static_cast<float>(x);
+    else
+      invalid("arrow_threshold", "a weight from 0 to 1", value);
   }
 
   AppState& state_;

@@ -38,7 +38,7 @@ Status App::start() {
   // built-in scenario, with the reason in the status bar (and on standard error).
   const bool headless = options.screenshot || options.screenshot_steps || options.bench_frames;
   Result<Scenario> load = options.scenario_path.empty() ? parse_scenario(builtin_scenario_json())
-                                                    : load_scenario_file(options.scenario_path);
+                                                        : load_scenario_file(options.scenario_path);
   std::string not_opened;
   if (!load.ok()) {
     if (headless) return load.status();
@@ -87,8 +87,7 @@ Status App::start() {
 
   for (const BuiltinLesson& builtin : builtin_lessons()) {
     const Result<Lesson> lesson = parse_lesson(builtin.json, std::string(builtin.id));
-    if (lesson.ok())
-      shell_.lesson_titles.emplace_back(std::string(builtin.id), lesson->title);
+    if (lesson.ok()) shell_.lesson_titles.emplace_back(std::string(builtin.id), lesson->title);
   }
 
   platform::WindowOptions window;
@@ -177,7 +176,8 @@ void App::frame() {
   const float status_height = draw_status_bar(shell_, commands_);
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   draw_panels(shell_, menu_height, display.y - status_height);
-  state.frame.visual_text.escapes().take_typed();  // emoji typed with no sentence field to take them
+  state.frame.visual_text.escapes()
+      .take_typed();  // emoji typed with no sentence field to take them
   commands_.handle_file_dialog();
   finish_png_export(shell_, commands_, false);
   draw_unsaved_question(shell_, commands_);

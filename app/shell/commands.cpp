@@ -85,7 +85,8 @@ void Commands::save() {
     save_as();
     return;
   }
-  report(save_scenario(state, shell_.recent, state.document.path()), "saved " + state.document.path());
+  report(save_scenario(state, shell_.recent, state.document.path()),
+         "saved " + state.document.path());
   if (!state.unsaved()) shell_.autosave.discard();
 }
 
@@ -95,7 +96,8 @@ void Commands::save_as() {
   const std::filesystem::path current(shell_.state.document.path());
   shell_.file_dialog.open_for_save(
       "Save the scenario", current.empty() ? "" : current.parent_path().string(),
-      current.empty() ? file_name_for(shell_.state.document.scenario().title) : current.filename().string(),
+      current.empty() ? file_name_for(shell_.state.document.scenario().title)
+                      : current.filename().string(),
       ".json");
 }
 

@@ -17,12 +17,15 @@ namespace {
 
 constexpr ImU32 kErrorColour = IM_COL32(210, 50, 50, 255);
 
-char lower(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
+char lower(char c) {
+  return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+}
 
 // True when the name ends with the extension (case-insensitive); never for an empty extension.
 bool has_extension(const std::string& name, std::string_view extension) {
   if (extension.empty() || name.size() <= extension.size()) return false;
-  return std::equal(extension.begin(), extension.end(), name.end() - static_cast<std::ptrdiff_t>(extension.size()),
+  return std::equal(extension.begin(), extension.end(),
+                    name.end() - static_cast<std::ptrdiff_t>(extension.size()),
                     [](char a, char b) { return a == lower(b); });
 }
 
@@ -79,7 +82,8 @@ void FileDialog::open_for_save(std::string title, std::string start_folder, std:
   start(Mode::Save, std::move(title), std::move(start_folder), std::move(file_name));
 }
 
-void FileDialog::start(Mode mode, std::string title, std::string start_folder, std::string file_name) {
+void FileDialog::start(Mode mode, std::string title, std::string start_folder,
+                       std::string file_name) {
   mode_ = mode;
   title_ = std::move(title);
   pending_open_ = true;
@@ -129,7 +133,8 @@ void FileDialog::rescan() {
     std::string name = it->path().filename().string();
     if (name.empty() || (!show_hidden_ && name.front() == '.')) continue;
     std::error_code ignored;
-    if (it->is_directory(ignored)) folders.push_back({std::move(name), true});
+    if (it->is_directory(ignored))
+      folders.push_back({std::move(name), true});
     else if (it->is_regular_file(ignored) && has_extension(name, extension_))
       files.push_back({std::move(name), false});
   }
@@ -175,7 +180,8 @@ void FileDialog::accept() {
   name.erase(name.begin(), std::find_if(name.begin(), name.end(), not_space));
   name.erase(std::find_if(name.rbegin(), name.rend(), not_space).base(), name.end());
   if (name.empty()) {
-    if (selected_ >= 0 && entries_[static_cast<std::size_t>(selected_)].folder) return activate(selected_);
+    if (selected_ >= 0 && entries_[static_cast<std::size_t>(selected_)].folder)
+      return activate(selected_);
     message_ = mode_ == Mode::Save ? "Type a file name." : "Choose a file.";
     return;
   }
@@ -198,7 +204,8 @@ void FileDialog::accept() {
     return finish(typed);
   }
   fs::path path = typed;
-  if (!extension_.empty() && !has_extension(path.filename().string(), extension_)) path += extension_;
+  if (!extension_.empty() && !has_extension(path.filename().string(), extension_))
+    path += extension_;
   const fs::path parent = path.parent_path();
   if (!is_folder(parent)) {
     message_ = "There is no folder '" + parent.string() + "'.";
@@ -272,8 +279,10 @@ std::optional<std::string> FileDialog::draw() {
 
 void FileDialog::handle_keys() {
   if (key_pressed(ImGuiKey_Escape)) {
-    if (confirm_replace_) confirm_replace_.reset();
-    else close();
+    if (confirm_replace_)
+      confirm_replace_.reset();
+    else
+      close();
     return;
   }
   if (ImGui::IsAnyItemActive()) return;  // a field is being typed in: it handles Enter
@@ -283,11 +292,14 @@ void FileDialog::handle_keys() {
     return;
   }
   const int count = static_cast<int>(entries_.size());
-  if (count > 0 && key_pressed(ImGuiKey_DownArrow, true)) select(std::min(selected_ + 1, count - 1));
+  if (count > 0 && key_pressed(ImGuiKey_DownArrow, true))
+    select(std::min(selected_ + 1, count - 1));
   if (count > 0 && key_pressed(ImGuiKey_UpArrow, true)) select(std::max(selected_ - 1, 0));
   if (!enter) return;
-  if (selected_ >= 0 && entries_[static_cast<std::size_t>(selected_)].folder) activate(selected_);
-  else accept();
+  if (selected_ >= 0 && entries_[static_cast<std::size_t>(selected_)].folder)
+    activate(selected_);
+  else
+    accept();
 }
 
 void FileDialog::draw_folder_bar() {
@@ -298,7 +310,8 @@ void FileDialog::draw_folder_bar() {
   const float buttons = ImGui::CalcTextSize("Up").x + ImGui::CalcTextSize("Home").x +
                         style.FramePadding.x * 4.0f + style.ItemSpacing.x * 2.0f;
   ImGui::SetNextItemWidth(-buttons);
-  const bool entered = ImGui::InputText("##folder", &folder_field_, ImGuiInputTextFlags_EnterReturnsTrue);
+  const bool entered =
+      ImGui::InputText("##folder", &folder_field_, ImGuiInputTextFlags_EnterReturnsTrue);
   if (ImGui::IsItemHovered() && !ImGui::IsItemActive())
     ImGui::SetTooltip("Type a folder and press Enter (~ is your home folder)");
   if (entered) {
@@ -334,8 +347,10 @@ void FileDialog::draw_list(float height) {
     scroll_to_selection_ = false;
     const float padding = ImGui::GetStyle().WindowPadding.y;
     const float top = list_top + static_cast<float>(selected_) * row;
-    if (selected_ < 0) ImGui::SetScrollY(0);
-    else if (top - padding < ImGui::GetScrollY()) ImGui::SetScrollY(top - padding);
+    if (selected_ < 0)
+      ImGui::SetScrollY(0);
+    else if (top - padding < ImGui::GetScrollY())
+      ImGui::SetScrollY(top - padding);
     else if (top + row + padding > ImGui::GetScrollY() + ImGui::GetWindowHeight())
       ImGui::SetScrollY(top + row + padding - ImGui::GetWindowHeight());
   }
@@ -348,18 +363,22 @@ void FileDialog::draw_list(float height) {
       ImGui::PushID(i);
       // The name is drawn as text, not as the label, so that "##" in a file name is shown.
       const ImVec2 at = ImGui::GetCursorScreenPos();
-      if (ImGui::Selectable("##entry", selected_ == i,
-                            ImGuiSelectableFlags_AllowDoubleClick | ImGuiSelectableFlags_DontClosePopups)) {
+      if (ImGui::Selectable(
+              "##entry", selected_ == i,
+              ImGuiSelectableFlags_AllowDoubleClick | ImGuiSelectableFlags_DontClosePopups)) {
         select(i);
         if (ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) activated = i;
       }
       const std::string text = entry.folder ? entry.name + "/" : entry.name;
-      ImGui::GetWindowDrawList()->AddText(at, text_colour, text.c_str(), text.c_str() + text.size());
+      ImGui::GetWindowDrawList()->AddText(at, text_colour, text.c_str(),
+                                          text.c_str() + text.size());
       ImGui::PopID();
     }
   }
   const bool only_up = entries_.empty() || (entries_.size() == 1 && entries_.front().name == "..");
-  if (only_up && scan_error_.empty()) ImGui::TextDisabled(extension_.empty() ? "No folders here." : "No folders or matching files here.");
+  if (only_up && scan_error_.empty())
+    ImGui::TextDisabled(extension_.empty() ? "No folders here."
+                                           : "No folders or matching files here.");
   ImGui::EndChild();
   if (activated >= 0) activate(activated);  // after the loop: it may read another folder
 }
@@ -384,20 +403,26 @@ void FileDialog::draw_footer() {
     }
     ImGui::SetNextItemWidth(-FLT_MIN);
     const char* hint = mode_ == Mode::Save ? "name" : "choose a file above, or type its name";
-    if (ImGui::InputTextWithHint("##name", hint, &name_field_,
-                                 ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_AutoSelectAll))
+    if (ImGui::InputTextWithHint(
+            "##name", hint, &name_field_,
+            ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_AutoSelectAll))
       accept();
   }
 
   if (!confirm_replace_ && ImGui::Checkbox("Show hidden", &show_hidden_)) rescan();
-  const float button = std::max({ImGui::CalcTextSize(ok_label).x, ImGui::CalcTextSize(cancel_label).x,
-                                 ImGui::GetFontSize() * 4.0f}) + style.FramePadding.x * 2.0f;
+  const float button =
+      std::max({ImGui::CalcTextSize(ok_label).x, ImGui::CalcTextSize(cancel_label).x,
+                ImGui::GetFontSize() * 4.0f}) +
+      style.FramePadding.x * 2.0f;
   const float right = ImGui::GetWindowContentRegionMax().x;
   if (!confirm_replace_) ImGui::SameLine();
-  ImGui::SetCursorPosX(std::max(ImGui::GetCursorPosX(), right - button * 2.0f - style.ItemSpacing.x));
+  ImGui::SetCursorPosX(
+      std::max(ImGui::GetCursorPosX(), right - button * 2.0f - style.ItemSpacing.x));
   if (ImGui::Button(cancel_label, ImVec2(button, 0))) {
-    if (confirm_replace_) confirm_replace_.reset();
-    else close();
+    if (confirm_replace_)
+      confirm_replace_.reset();
+    else
+      close();
   }
   ImGui::SameLine();
   const bool blank = name_field_.find_first_not_of(" \t") == std::string::npos;
@@ -408,9 +433,12 @@ void FileDialog::draw_footer() {
   const bool ok = ImGui::Button(ok_label, ImVec2(button, 0));
   ImGui::PopStyleColor();
   if (ok) {
-    if (confirm_replace_) finish(*confirm_replace_);
-    else if (blank) activate(selected_);
-    else accept();
+    if (confirm_replace_)
+      finish(*confirm_replace_);
+    else if (blank)
+      activate(selected_);
+    else
+      accept();
   }
   ImGui::EndDisabled();
 }

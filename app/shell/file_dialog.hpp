@@ -62,18 +62,18 @@ class FileDialog {
   std::string title_;
   bool pending_open_ = false;  // OpenPopup on the next draw()
   bool open_ = false;
-  bool focus_name_ = false;    // put the keyboard in the name field on the next frame
+  bool focus_name_ = false;  // put the keyboard in the name field on the next frame
   bool scroll_to_selection_ = false;
   bool show_hidden_ = false;
   std::string extension_ = ".json";
 
   std::filesystem::path folder_;
-  std::string folder_field_;     // the editable path field
-  std::vector<Entry> entries_;   // ".." first when there is a parent, then folders, then files
-  std::string scan_error_;       // why the folder could not be read
+  std::string folder_field_;    // the editable path field
+  std::vector<Entry> entries_;  // ".." first when there is a parent, then folders, then files
+  std::string scan_error_;      // why the folder could not be read
   int selected_ = -1;
   std::string name_field_;
-  std::string message_;          // why the last action was refused
+  std::string message_;                                   // why the last action was refused
   std::optional<std::filesystem::path> confirm_replace_;  // asking before overwriting this file
   std::optional<std::string> result_;
 };

@@ -4,8 +4,8 @@
 
 #include <span>
 
-#include "app/shell/shell.hpp"
 #include "app/panels/theme.hpp"
+#include "app/shell/shell.hpp"
 #include "app/view/text_escapes.hpp"
 
 namespace attnviz::app {

@@ -1,6 +1,6 @@
 // attnviz: the desktop app.
-#include "app/shell/app.hpp"
 #include "app/session/options.hpp"
+#include "app/shell/app.hpp"
 #include "core/base/version.hpp"
 
 #include <iostream>

@@ -11,18 +11,20 @@
 namespace attnviz::view {
 namespace {
 
-constexpr const char* kMinus = "\xe2\x88\x92";          // −
-constexpr const char* kInfinity = "\xe2\x88\x9e";       // ∞
-constexpr const char* kDot = "\xc2\xb7";                // ·
-constexpr const char* kSigma = "\xce\xa3";              // Σ
-constexpr const char* kRoot = "\xe2\x88\x9a";           // √
-constexpr const char* kEllipsis = "\xe2\x80\xa6";       // …
-constexpr const char* kAlpha = "\xce\xb1";              // α
-constexpr const char* kSubscriptK = "\xe2\x82\x96";     // ₖ
-constexpr const char* kSubscriptOne = "\xe2\x82\x81";   // ₁
-constexpr const char* kSubscriptTwo = "\xe2\x82\x82";   // ₂
+constexpr const char* kMinus = "\xe2\x88\x92";         // −
+constexpr const char* kInfinity = "\xe2\x88\x9e";      // ∞
+constexpr const char* kDot = "\xc2\xb7";               // ·
+constexpr const char* kSigma = "\xce\xa3";             // Σ
+constexpr const char* kRoot = "\xe2\x88\x9a";          // √
+constexpr const char* kEllipsis = "\xe2\x80\xa6";      // …
+constexpr const char* kAlpha = "\xce\xb1";             // α
+constexpr const char* kSubscriptK = "\xe2\x82\x96";    // ₖ
+constexpr const char* kSubscriptOne = "\xe2\x82\x81";  // ₁
+constexpr const char* kSubscriptTwo = "\xe2\x82\x82";  // ₂
 
-std::string number(float value) { return format_number(value, 2); }
+std::string number(float value) {
+  return format_number(value, 2);
+}
 
 // A factor after "·" or "−": negative numbers in brackets.
 std::string factor(float value) {
@@ -62,7 +64,9 @@ std::string subscript(Eigen::Index n) {
   return out;
 }
 
-std::string indexed(std::string_view name, Eigen::Index i) { return std::string(name) + subscript(i); }
+std::string indexed(std::string_view name, Eigen::Index i) {
+  return std::string(name) + subscript(i);
+}
 
 std::string indexed(std::string_view name, Eigen::Index i, Eigen::Index j) {
   if (i >= 0 && i < 10 && j >= 0 && j < 10) return std::string(name) + subscript(i) + subscript(j);
@@ -73,8 +77,8 @@ std::string indexed(std::string_view name, Eigen::Index i, Eigen::Index j) {
 // Sums of products
 // -----------------------------------------------------------------------------
 
-std::string products(const float* a, Eigen::Index a_stride, const float* b, Eigen::Index b_stride, Eigen::Index n,
-                     int max_terms) {
+std::string products(const float* a, Eigen::Index a_stride, const float* b, Eigen::Index b_stride,
+                     Eigen::Index n, int max_terms) {
   if (n <= 0) return "0 terms";
   const Eigen::Index listed = n <= max_terms ? n : std::max(1, max_terms);
   std::string out;
@@ -88,12 +92,14 @@ std::string products(const float* a, Eigen::Index a_stride, const float* b, Eige
   return out;
 }
 
-std::string product_formula(const ProductNames& names, const Matrix& A, const Matrix& B, Eigen::Index i,
-                            Eigen::Index j, float value) {
-  const std::string sum = names.index == "k" ? std::string(kSigma) + kSubscriptK : std::string(kSigma) + "_" + std::string(names.index);
-  std::string out = element(names.result, i, j) + " = " + sum + " " + std::string(names.left) + "[" + std::to_string(i) +
-                    "][" + std::string(names.index) + "]" + kDot + std::string(names.right) + "[" +
-                    std::string(names.index) + "][" + std::to_string(j) + "] = ";
+std::string product_formula(const ProductNames& names, const Matrix& A, const Matrix& B,
+                            Eigen::Index i, Eigen::Index j, float value) {
+  const std::string sum = names.index == "k" ? std::string(kSigma) + kSubscriptK
+                                             : std::string(kSigma) + "_" + std::string(names.index);
+  std::string out = element(names.result, i, j) + " = " + sum + " " + std::string(names.left) +
+                    "[" + std::to_string(i) + "][" + std::string(names.index) + "]" + kDot +
+                    std::string(names.right) + "[" + std::string(names.index) + "][" +
+                    std::to_string(j) + "] = ";
   // Row i of A (stride 1 in a row-major matrix) with column j of B (stride B's row length).
   out += products(A.row(i).data(), 1, B.data() + j, B.cols(), std::min(A.cols(), B.rows()));
   out += " = " + number(value);
@@ -106,28 +112,31 @@ std::string product_formula(const ProductNames& names, const Matrix& A, const Ma
 
 std::string embedding_formula(std::string_view token, Eigen::Index i, Eigen::Index d, float value,
                               std::string_view feature, bool with_position) {
-  std::string out = element("X", i, d) + " = " + number(value) + ": \"" + std::string(token) + "\", dimension " +
-                    std::to_string(d);
+  std::string out = element("X", i, d) + " = " + number(value) + ": \"" + std::string(token) +
+                    "\", dimension " + std::to_string(d);
   if (!feature.empty()) out += " (" + std::string(feature) + ")";
   if (with_position) out += ", with its sinusoidal position added";
   return out;
 }
 
-std::string dot_score_formula(const Matrix& Q, const Matrix& K, Eigen::Index i, Eigen::Index j, float score) {
+std::string dot_score_formula(const Matrix& Q, const Matrix& K, Eigen::Index i, Eigen::Index j,
+                              float score) {
   return element("S", i, j) + " = " + indexed("q", i) + kDot + indexed("k", j) + " = " +
          products(Q.row(i).data(), 1, K.row(j).data(), 1, Q.cols()) + " = " + number(score);
 }
 
-std::string general_score_formula(const Matrix& QWa, const Matrix& K, Eigen::Index i, Eigen::Index j, float score) {
+std::string general_score_formula(const Matrix& QWa, const Matrix& K, Eigen::Index i,
+                                  Eigen::Index j, float score) {
   const std::string q = indexed("q", i), k = indexed("k", j);
-  return element("S", i, j) + " = " + q + kDot + "W_a" + kDot + k + " = (" + q + "W_a)" + kDot + k + " = " +
-         products(QWa.row(i).data(), 1, K.row(j).data(), 1, QWa.cols()) + " = " + number(score);
+  return element("S", i, j) + " = " + q + kDot + "W_a" + kDot + k + " = (" + q + "W_a)" + kDot + k +
+         " = " + products(QWa.row(i).data(), 1, K.row(j).data(), 1, QWa.cols()) + " = " +
+         number(score);
 }
 
-std::string additive_score_formula(const RowVector& v_a, const Matrix& QW1, const Matrix& KW2, Eigen::Index i,
-                                   Eigen::Index j, float score) {
-  std::string out = element("S", i, j) + " = v_a" + kDot + "tanh(" + indexed("q", i) + "W" + kSubscriptOne + " + " +
-                    indexed("k", j) + "W" + kSubscriptTwo + ") = ";
+std::string additive_score_formula(const RowVector& v_a, const Matrix& QW1, const Matrix& KW2,
+                                   Eigen::Index i, Eigen::Index j, float score) {
+  std::string out = element("S", i, j) + " = v_a" + kDot + "tanh(" + indexed("q", i) + "W" +
+                    kSubscriptOne + " + " + indexed("k", j) + "W" + kSubscriptTwo + ") = ";
   const Eigen::Index n = std::min({v_a.size(), QW1.cols(), KW2.cols()});
   const Eigen::Index listed = n <= kMaxTerms ? n : kMaxTerms;
   for (Eigen::Index a = 0; a < listed; ++a) {
@@ -140,34 +149,40 @@ std::string additive_score_formula(const RowVector& v_a, const Matrix& QW1, cons
   return out;
 }
 
-std::string cosine_score_formula(const Matrix& Q, const Matrix& K, Eigen::Index i, Eigen::Index j, float score) {
+std::string cosine_score_formula(const Matrix& Q, const Matrix& K, Eigen::Index i, Eigen::Index j,
+                                 float score) {
   const std::string q = indexed("q", i), k = indexed("k", j);
   const float dot = Q.row(i).dot(K.row(j));
   const float q_norm = Q.row(i).norm(), k_norm = K.row(j).norm();
-  std::string out = element("S", i, j) + " = cos(" + q + ", " + k + ") = " + q + kDot + k + " / (|" + q + "|" + kDot +
-                    "|" + k + "|) = ";
+  std::string out = element("S", i, j) + " = cos(" + q + ", " + k + ") = " + q + kDot + k +
+                    " / (|" + q + "|" + kDot + "|" + k + "|) = ";
   if (!(q_norm * k_norm > 0.0f))
-    return out + number(dot) + " / (" + number(q_norm) + kDot + number(k_norm) + ") = " + number(score) +
-           ": a zero vector has no direction, so its cosine is 0";
-  return out + number(dot) + " / (" + number(q_norm) + kDot + number(k_norm) + ") = " + number(score);
+    return out + number(dot) + " / (" + number(q_norm) + kDot + number(k_norm) +
+           ") = " + number(score) + ": a zero vector has no direction, so its cosine is 0";
+  return out + number(dot) + " / (" + number(q_norm) + kDot + number(k_norm) +
+         ") = " + number(score);
 }
 
-std::string score_formula(Compatibility compatibility, const HeadResult& head, const HeadParameters& parameters,
-                          Eigen::Index i, Eigen::Index j) {
+std::string score_formula(Compatibility compatibility, const HeadResult& head,
+                          const HeadParameters& parameters, Eigen::Index i, Eigen::Index j) {
   const float score = head.raw_scores(i, j);
   switch (compatibility) {
     case Compatibility::Dot:
-    case Compatibility::ScaledDot: return dot_score_formula(head.Q, head.K, i, j, score);
-    case Compatibility::General: return general_score_formula(head.query_projection, head.K, i, j, score);
+    case Compatibility::ScaledDot:
+      return dot_score_formula(head.Q, head.K, i, j, score);
+    case Compatibility::General:
+      return general_score_formula(head.query_projection, head.K, i, j, score);
     case Compatibility::Additive:
-      return additive_score_formula(parameters.v_a, head.query_projection, head.key_projection, i, j, score);
-    case Compatibility::Cosine: return cosine_score_formula(head.Q, head.K, i, j, score);
+      return additive_score_formula(parameters.v_a, head.query_projection, head.key_projection, i,
+                                    j, score);
+    case Compatibility::Cosine:
+      return cosine_score_formula(head.Q, head.K, i, j, score);
   }
   return {};
 }
 
-std::string scaled_formula(Compatibility compatibility, int d_k, float temperature, Eigen::Index i, Eigen::Index j,
-                           float raw, float scaled) {
+std::string scaled_formula(Compatibility compatibility, int d_k, float temperature, Eigen::Index i,
+                           Eigen::Index j, float raw, float scaled) {
   const std::string s = indexed("s", i, j), S = indexed("S", i, j);
   const bool root = compatibility == Compatibility::ScaledDot, tempered = temperature != 1.0f;
   std::string symbols = s + " = " + S, numbers = number(raw);
@@ -179,41 +194,51 @@ std::string scaled_formula(Compatibility compatibility, int d_k, float temperatu
     symbols += " / T";
     numbers += " / " + plain(temperature);
   }
-  if (!root && !tempered) return symbols + " = " + number(scaled) + " (" + std::string(to_string(compatibility)) + ": no scaling)";
+  if (!root && !tempered)
+    return symbols + " = " + number(scaled) + " (" + std::string(to_string(compatibility)) +
+           ": no scaling)";
   return symbols + " = " + numbers + " = " + number(scaled);
 }
 
 std::string_view scaling_stage_name(Compatibility compatibility, float temperature) {
   const bool root = compatibility == Compatibility::ScaledDot, tempered = temperature != 1.0f;
-  if (root && tempered) return "\xc3\xb7\xe2\x88\x9a" "d_k \xc3\xb7T";
-  if (root) return "\xc3\xb7\xe2\x88\x9a" "d_k";
+  if (root && tempered)
+    return "\xc3\xb7\xe2\x88\x9a"
+           "d_k \xc3\xb7T";
+  if (root)
+    return "\xc3\xb7\xe2\x88\x9a"
+           "d_k";
   if (tempered) return "\xc3\xb7T";
   return "no scaling";
 }
 
-std::string mask_formula(MaskReason reason, Eigen::Index i, Eigen::Index j, float scaled, float masked) {
+std::string mask_formula(MaskReason reason, Eigen::Index i, Eigen::Index j, float scaled,
+                         float masked) {
   const std::string m = indexed("m", i, j);
   const std::string minus_infinity = std::string(kMinus) + kInfinity;
   switch (reason) {
     case MaskReason::Causal:
-      return m + " = " + minus_infinity + ": key " + std::to_string(j) + " comes after query " + std::to_string(i) +
-             " (causal mask)";
+      return m + " = " + minus_infinity + ": key " + std::to_string(j) + " comes after query " +
+             std::to_string(i) + " (causal mask)";
     case MaskReason::Custom:
-      return m + " = " + minus_infinity + ": the custom mask hides key " + std::to_string(j) + " from query " +
-             std::to_string(i);
-    case MaskReason::None: break;
+      return m + " = " + minus_infinity + ": the custom mask hides key " + std::to_string(j) +
+             " from query " + std::to_string(i);
+    case MaskReason::None:
+      break;
   }
   if (!std::isfinite(scaled))
     return m + " = " + number(masked) + ": the score overflowed the float range and was clamped";
   return m + " = " + indexed("s", i, j) + " = " + number(masked) + " (not masked)";
 }
 
-std::string softmax_formula(const float* masked_row, Eigen::Index n, Eigen::Index i, Eigen::Index j, float alpha) {
+std::string softmax_formula(const float* masked_row, Eigen::Index n, Eigen::Index i, Eigen::Index j,
+                            float alpha) {
   const std::string a = indexed(kAlpha, i, j);
   float row_max = -std::numeric_limits<float>::infinity();
   for (Eigen::Index k = 0; k < n; ++k) row_max = std::max(row_max, masked_row[k]);
   if (is_masked(row_max))
-    return a + " = 0: every key is masked for query " + std::to_string(i) + ", so there is no softmax";
+    return a + " = 0: every key is masked for query " + std::to_string(i) +
+           ", so there is no softmax";
   if (is_masked(masked_row[j])) return a + " = 0: masked (exp(" + kMinus + kInfinity + ") = 0)";
   double sum = 0;
   for (Eigen::Index k = 0; k < n; ++k)
@@ -222,13 +247,15 @@ std::string softmax_formula(const float* masked_row, Eigen::Index n, Eigen::Inde
   std::snprintf(sum_text, sizeof sum_text, "%.3f", sum);
   // The key index of the sum: a subscript k ("s₄ₖ") when i is a single digit.
   const std::string s_ij = indexed("s", i, j);
-  const std::string s_ik = i >= 0 && i < 10 ? "s" + subscript(i) + kSubscriptK : "s[" + std::to_string(i) + "][k]";
-  return a + " = exp(" + s_ij + " " + kMinus + " max) / " + kSigma + kSubscriptK + " exp(" + s_ik + " " + kMinus +
-         " max) = exp(" + number(masked_row[j]) + " " + kMinus + " " + factor(row_max) + ") / " + sum_text + " = " +
-         format_number(alpha, 3);
+  const std::string s_ik =
+      i >= 0 && i < 10 ? "s" + subscript(i) + kSubscriptK : "s[" + std::to_string(i) + "][k]";
+  return a + " = exp(" + s_ij + " " + kMinus + " max) / " + kSigma + kSubscriptK + " exp(" + s_ik +
+         " " + kMinus + " max) = exp(" + number(masked_row[j]) + " " + kMinus + " " +
+         factor(row_max) + ") / " + sum_text + " = " + format_number(alpha, 3);
 }
 
-std::string hardmax_formula(const float* masked_row, Eigen::Index n, Eigen::Index i, Eigen::Index j, float alpha) {
+std::string hardmax_formula(const float* masked_row, Eigen::Index n, Eigen::Index i, Eigen::Index j,
+                            float alpha) {
   const std::string a = indexed(kAlpha, i, j);
   Eigen::Index best = -1;
   float best_score = -std::numeric_limits<float>::infinity();
@@ -237,23 +264,27 @@ std::string hardmax_formula(const float* masked_row, Eigen::Index n, Eigen::Inde
   if (best < 0) return a + " = 0: every key is masked for query " + std::to_string(i);
   if (is_masked(masked_row[j])) return a + " = 0: masked";
   if (best == j)
-    return a + " = " + format_number(alpha, 0) + ": key " + std::to_string(j) + " has the largest score of query " +
-           std::to_string(i) + " (" + number(best_score) + "; hard attention)";
-  return a + " = " + format_number(alpha, 0) + ": key " + std::to_string(best) + " has the largest score (" +
-         number(best_score) + " > " + number(masked_row[j]) + "; hard attention)";
+    return a + " = " + format_number(alpha, 0) + ": key " + std::to_string(j) +
+           " has the largest score of query " + std::to_string(i) + " (" + number(best_score) +
+           "; hard attention)";
+  return a + " = " + format_number(alpha, 0) + ": key " + std::to_string(best) +
+         " has the largest score (" + number(best_score) + " > " + number(masked_row[j]) +
+         "; hard attention)";
 }
 
-std::string head_output_formula(const Matrix& weights, const Matrix& V, Eigen::Index i, Eigen::Index j, float value) {
+std::string head_output_formula(const Matrix& weights, const Matrix& V, Eigen::Index i,
+                                Eigen::Index j, float value) {
   return product_formula({"out", kAlpha, "V", "k"}, weights, V, i, j, value);
 }
 
 std::string concat_formula(int d_v, Eigen::Index i, Eigen::Index c, float value) {
   const Eigen::Index head = d_v > 0 ? c / d_v : 0, column = d_v > 0 ? c % d_v : c;
-  return element("concat", i, c) + " = " + element("out", i, column) + " of head " + std::to_string(head) + " = " +
-         number(value);
+  return element("concat", i, c) + " = " + element("out", i, column) + " of head " +
+         std::to_string(head) + " = " + number(value);
 }
 
-std::string output_formula(const Matrix& concat, const Matrix& W_O, Eigen::Index i, Eigen::Index j, float value) {
+std::string output_formula(const Matrix& concat, const Matrix& W_O, Eigen::Index i, Eigen::Index j,
+                           float value) {
   return product_formula({"output", "concat", "W_O", "c"}, concat, W_O, i, j, value);
 }
 
@@ -261,31 +292,35 @@ std::string output_formula(const Matrix& concat, const Matrix& W_O, Eigen::Index
 // One dimension of a score
 // -----------------------------------------------------------------------------
 
-std::string contribution_formula(std::string_view left, std::string_view right, Eigen::Index d, float a, float b) {
+std::string contribution_formula(std::string_view left, std::string_view right, Eigen::Index d,
+                                 float a, float b) {
   const std::string index = "[" + std::to_string(d) + "]";
-  return std::string(left) + index + kDot + std::string(right) + index + " = " + number(a) + kDot + factor(b) + " = " +
-         number(a * b);
+  return std::string(left) + index + kDot + std::string(right) + index + " = " + number(a) + kDot +
+         factor(b) + " = " + number(a * b);
 }
 
-std::string hidden_unit_formula(Eigen::Index i, Eigen::Index j, Eigen::Index unit, float query_part, float key_part) {
+std::string hidden_unit_formula(Eigen::Index i, Eigen::Index j, Eigen::Index unit, float query_part,
+                                float key_part) {
   const std::string index = "[" + std::to_string(unit) + "]";
-  return "h" + index + " = tanh(" + indexed("q", i) + "W" + kSubscriptOne + index + " + " + indexed("k", j) + "W" +
-         kSubscriptTwo + index + ") = tanh(" + number(query_part) + " + " + factor(key_part) + ") = " +
-         number(std::tanh(query_part + key_part));
+  return "h" + index + " = tanh(" + indexed("q", i) + "W" + kSubscriptOne + index + " + " +
+         indexed("k", j) + "W" + kSubscriptTwo + index + ") = tanh(" + number(query_part) + " + " +
+         factor(key_part) + ") = " + number(std::tanh(query_part + key_part));
 }
 
 // -----------------------------------------------------------------------------
 // Wrapping
 // -----------------------------------------------------------------------------
 
-std::vector<std::string_view> wrap_at_spaces(std::string_view text, float max_width,
-                                             const std::function<float(std::string_view)>& width_of) {
+std::vector<std::string_view> wrap_at_spaces(
+    std::string_view text, float max_width,
+    const std::function<float(std::string_view)>& width_of) {
   std::vector<std::string_view> lines;
   std::size_t paragraph_start = 0;
   while (paragraph_start <= text.size()) {
     const std::size_t newline = text.find('\n', paragraph_start);
     const std::size_t paragraph_end = newline == std::string_view::npos ? text.size() : newline;
-    const std::string_view paragraph = text.substr(paragraph_start, paragraph_end - paragraph_start);
+    const std::string_view paragraph =
+        text.substr(paragraph_start, paragraph_end - paragraph_start);
     // Greedy: extend the line word by word while it fits.
     std::size_t line_start = 0;
     while (true) {

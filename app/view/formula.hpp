@@ -9,8 +9,8 @@
 // index of a sum is k, the transpose is ⊤).
 #pragma once
 
-#include "core/engine/attention.hpp"
 #include "core/base/types.hpp"
+#include "core/engine/attention.hpp"
 
 #include <functional>
 #include <string>
@@ -36,8 +36,8 @@ std::string indexed(std::string_view name, Eigen::Index i, Eigen::Index j);
 // -----------------------------------------------------------------------------
 // "a₀·b₀ + a₁·b₁ + …" for n pairs read with strides: "0.00·3.00 + 1.00·(-0.50)"; past
 // max_terms, "… (n terms)". "0 terms" for n = 0.
-std::string products(const float* a, Eigen::Index a_stride, const float* b, Eigen::Index b_stride, Eigen::Index n,
-                     int max_terms = kMaxTerms);
+std::string products(const float* a, Eigen::Index a_stride, const float* b, Eigen::Index b_stride,
+                     Eigen::Index n, int max_terms = kMaxTerms);
 
 // Entry (i, j) of the product A·B:
 //   "Q[2][1] = Σ_d X[2][d]·W_Q[d][1] = 0.00·3.00 + 1.00·0.00 = 4.00"
@@ -49,8 +49,8 @@ struct ProductNames {
   std::string_view right;   // "W_Q"
   std::string_view index;   // "d"
 };
-std::string product_formula(const ProductNames& names, const Matrix& A, const Matrix& B, Eigen::Index i,
-                            Eigen::Index j, float value);
+std::string product_formula(const ProductNames& names, const Matrix& A, const Matrix& B,
+                            Eigen::Index i, Eigen::Index j, float value);
 
 // -----------------------------------------------------------------------------
 // The stages of one head
@@ -61,24 +61,27 @@ std::string embedding_formula(std::string_view token, Eigen::Index i, Eigen::Ind
                               std::string_view feature, bool with_position);
 
 // dot, scaled_dot: "S[4][3] = q₄·k₃ = 4.00·2.40 + 0.00·1.00 = 9.60"
-std::string dot_score_formula(const Matrix& Q, const Matrix& K, Eigen::Index i, Eigen::Index j, float score);
+std::string dot_score_formula(const Matrix& Q, const Matrix& K, Eigen::Index i, Eigen::Index j,
+                              float score);
 // general (QW_a = Q·W_a): "S[4][3] = q₄·W_a·k₃ = (q₄W_a)·k₃ = 1.00·2.00 + … = 2.00"
-std::string general_score_formula(const Matrix& QWa, const Matrix& K, Eigen::Index i, Eigen::Index j, float score);
+std::string general_score_formula(const Matrix& QWa, const Matrix& K, Eigen::Index i,
+                                  Eigen::Index j, float score);
 // additive (QW1 = Q·W_1, KW2 = K·W_2):
 //   "S[4][3] = v_a·tanh(q₄W₁ + k₃W₂) = 0.50·tanh(0.90) + … = 0.36"
-std::string additive_score_formula(const RowVector& v_a, const Matrix& QW1, const Matrix& KW2, Eigen::Index i,
-                                   Eigen::Index j, float score);
+std::string additive_score_formula(const RowVector& v_a, const Matrix& QW1, const Matrix& KW2,
+                                   Eigen::Index i, Eigen::Index j, float score);
 // cosine: "S[4][3] = cos(q₄, k₃) = q₄·k₃ / (|q₄|·|k₃|) = 6.00 / (5.00·2.00) = 0.60"; with a zero
 // vector, that the cosine is 0 by definition.
-std::string cosine_score_formula(const Matrix& Q, const Matrix& K, Eigen::Index i, Eigen::Index j, float score);
+std::string cosine_score_formula(const Matrix& Q, const Matrix& K, Eigen::Index i, Eigen::Index j,
+                                 float score);
 // Whichever of the four applies to `compatibility`, from the head's intermediates.
-std::string score_formula(Compatibility compatibility, const HeadResult& head, const HeadParameters& parameters,
-                          Eigen::Index i, Eigen::Index j);
+std::string score_formula(Compatibility compatibility, const HeadResult& head,
+                          const HeadParameters& parameters, Eigen::Index i, Eigen::Index j);
 
 // The scaling stage: "s₄₃ = S₄₃ / √d_k = 9.60 / √4 = 4.80", "… / √d_k / T = 9.60 / √4 / 0.5 = …",
 // "s₄₃ = S₄₃ / T = 9.60 / 0.5 = 19.20", or "s₄₃ = S₄₃ = 9.60 (dot: no scaling)".
-std::string scaled_formula(Compatibility compatibility, int d_k, float temperature, Eigen::Index i, Eigen::Index j,
-                           float raw, float scaled);
+std::string scaled_formula(Compatibility compatibility, int d_k, float temperature, Eigen::Index i,
+                           Eigen::Index j, float raw, float scaled);
 // The name of the scaling stage: "÷√d_k", "÷√d_k ÷T", "÷T", "no scaling".
 std::string_view scaling_stage_name(Compatibility compatibility, float temperature);
 
@@ -87,30 +90,38 @@ enum class MaskReason { None, Causal, Custom };
 // "m₄₃ = s₄₃ = 4.80 (not masked)", "m₁₃ = −∞: key 3 comes after query 1 (causal mask)",
 // "m₁₃ = −∞: the custom mask hides key 3 from query 1"; a score that overflowed says that it
 // was clamped.
-std::string mask_formula(MaskReason reason, Eigen::Index i, Eigen::Index j, float scaled, float masked);
+std::string mask_formula(MaskReason reason, Eigen::Index i, Eigen::Index j, float scaled,
+                         float masked);
 
 // α from one row of masked scores (-inf = masked), n entries:
 //   "α₄₃ = exp(s₄₃ − max) / Σₖ exp(s₄ₖ − max) = exp(4.80 − 4.80) / 1.353 = 0.739"
 // masked key: "α₄₃ = 0: masked (exp(−∞) = 0)"; every key masked: says so.
-std::string softmax_formula(const float* masked_row, Eigen::Index n, Eigen::Index i, Eigen::Index j, float alpha);
+std::string softmax_formula(const float* masked_row, Eigen::Index n, Eigen::Index i, Eigen::Index j,
+                            float alpha);
 // Hard attention: "α₄₃ = 1: key 3 has the largest score of query 4 (4.80; hard attention)", or
 // 0 with the winning key named.
-std::string hardmax_formula(const float* masked_row, Eigen::Index n, Eigen::Index i, Eigen::Index j, float alpha);
+std::string hardmax_formula(const float* masked_row, Eigen::Index n, Eigen::Index i, Eigen::Index j,
+                            float alpha);
 
 // The head's output: "out[4][0] = Σₖ α[4][k]·V[k][0] = 0.01·0.00 + … = 0.54".
-std::string head_output_formula(const Matrix& weights, const Matrix& V, Eigen::Index i, Eigen::Index j, float value);
+std::string head_output_formula(const Matrix& weights, const Matrix& V, Eigen::Index i,
+                                Eigen::Index j, float value);
 // concat[i][c] comes from head c / d_v: "concat[4][5] = out[4][1] of head 1 = 0.54".
 std::string concat_formula(int d_v, Eigen::Index i, Eigen::Index c, float value);
 // The final output: "output[4][0] = Σ_c concat[4][c]·W_O[c][0] = … = 0.54".
-std::string output_formula(const Matrix& concat, const Matrix& W_O, Eigen::Index i, Eigen::Index j, float value);
+std::string output_formula(const Matrix& concat, const Matrix& W_O, Eigen::Index i, Eigen::Index j,
+                           float value);
 
 // -----------------------------------------------------------------------------
 // One dimension of a score (the Neuron view)
 // -----------------------------------------------------------------------------
 // "q₄[2]·k₃[2] = 4.00·2.40 = 9.60": one term of a dot product (the product is computed here).
-std::string contribution_formula(std::string_view left, std::string_view right, Eigen::Index d, float a, float b);
-// One hidden unit of the additive scorer: "h[2] = tanh(q₄W₁[2] + k₃W₂[2]) = tanh(0.40 + 0.50) = 0.72".
-std::string hidden_unit_formula(Eigen::Index i, Eigen::Index j, Eigen::Index unit, float query_part, float key_part);
+std::string contribution_formula(std::string_view left, std::string_view right, Eigen::Index d,
+                                 float a, float b);
+// One hidden unit of the additive scorer: "h[2] = tanh(q₄W₁[2] + k₃W₂[2]) = tanh(0.40 + 0.50) =
+// 0.72".
+std::string hidden_unit_formula(Eigen::Index i, Eigen::Index j, Eigen::Index unit, float query_part,
+                                float key_part);
 
 // -----------------------------------------------------------------------------
 // Wrapping
@@ -119,7 +130,7 @@ std::string hidden_unit_formula(Eigen::Index i, Eigen::Index j, Eigen::Index uni
 // and at its own '\n's: a number ("0.30", "-1.20e+38") or a product ("0.50·(-0.54)") is never
 // split, as ImGui's wrapping splits after a '.' or ','. A word wider than the line has a line of
 // its own. Spaces at a break are dropped.
-std::vector<std::string_view> wrap_at_spaces(std::string_view text, float max_width,
-                                             const std::function<float(std::string_view)>& width_of);
+std::vector<std::string_view> wrap_at_spaces(
+    std::string_view text, float max_width, const std::function<float(std::string_view)>& width_of);
 
 }  // namespace attnviz::view

@@ -38,7 +38,8 @@ Box bounding_box(std::span<const Point2> points) {
 // [SECTION] Dot-product geometry
 // -----------------------------------------------------------------------------
 
-DotGeometry dot_geometry(const Eigen::Ref<const RowVector>& q, const Eigen::Ref<const RowVector>& k) {
+DotGeometry dot_geometry(const Eigen::Ref<const RowVector>& q,
+                         const Eigen::Ref<const RowVector>& k) {
   DotGeometry g;
   const Eigen::Index d = std::min(q.size(), k.size());
   double dot = 0, qq = 0, kk = 0;
@@ -77,7 +78,8 @@ bool move_projection(Matrix& W, const Eigen::Ref<const RowVector>& x,
   if (x.size() != W.rows() || delta.size() != W.cols()) return false;
   if (!x.allFinite() || !delta.allFinite()) return false;
   double xx = 0;
-  for (Eigen::Index r = 0; r < x.size(); ++r) xx += static_cast<double>(x(r)) * static_cast<double>(x(r));
+  for (Eigen::Index r = 0; r < x.size(); ++r)
+    xx += static_cast<double>(x(r)) * static_cast<double>(x(r));
   if (!(xx > 0) || !std::isfinite(xx)) return false;
   // Check first, so that a failed update leaves W as it was.
   constexpr double kFloatMax = static_cast<double>(std::numeric_limits<float>::max());
@@ -85,13 +87,16 @@ bool move_projection(Matrix& W, const Eigen::Ref<const RowVector>& x,
     if (x(r) == 0.0f) continue;
     const double weight = static_cast<double>(x(r)) / xx;
     for (Eigen::Index c = 0; c < W.cols(); ++c)
-      if (!(std::abs(static_cast<double>(W(r, c)) + weight * static_cast<double>(delta(c))) <= kFloatMax)) return false;
+      if (!(std::abs(static_cast<double>(W(r, c)) + weight * static_cast<double>(delta(c))) <=
+            kFloatMax))
+        return false;
   }
   for (Eigen::Index r = 0; r < W.rows(); ++r) {
     if (x(r) == 0.0f) continue;
     const double weight = static_cast<double>(x(r)) / xx;
     for (Eigen::Index c = 0; c < W.cols(); ++c)
-      W(r, c) = static_cast<float>(static_cast<double>(W(r, c)) + weight * static_cast<double>(delta(c)));
+      W(r, c) =
+          static_cast<float>(static_cast<double>(W(r, c)) + weight * static_cast<double>(delta(c)));
   }
   return true;
 }
@@ -209,15 +214,18 @@ bool clip_segment(Rect area, ScreenPoint& a, ScreenPoint& b) {
   double t0 = 0, t1 = 1;
   const double p[4] = {-dx, dx, -dy, dy};
   const double q[4] = {static_cast<double>(a[0]) - area.x, static_cast<double>(area.right()) - a[0],
-                       static_cast<double>(a[1]) - area.y, static_cast<double>(area.bottom()) - a[1]};
+                       static_cast<double>(a[1]) - area.y,
+                       static_cast<double>(area.bottom()) - a[1]};
   for (int k = 0; k < 4; ++k) {
     if (p[k] == 0) {
       if (q[k] < 0) return false;  // parallel to this edge and outside it
       continue;
     }
     const double t = q[k] / p[k];
-    if (p[k] < 0) t0 = std::max(t0, t);
-    else t1 = std::min(t1, t);
+    if (p[k] < 0)
+      t0 = std::max(t0, t);
+    else
+      t1 = std::min(t1, t);
     if (t0 > t1) return false;
   }
   const ScreenPoint start = a;

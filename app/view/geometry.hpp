@@ -28,15 +28,16 @@ using ScreenPoint = std::array<float, 2>;
 // q·k = |q| |k| cos θ = |k| × (|q| cos θ): the length of k times the signed length of q's
 // shadow on k's line.
 struct DotGeometry {
-  double dot = 0;                  // q·k
-  double norm_q = 0, norm_k = 0;   // |q|, |k|
-  double cos_theta = 0;            // NaN when q or k is the zero vector (no angle)
-  double angle_degrees = 0;        // θ in [0, 180]; NaN when q or k is the zero vector
-  double projection = 0;           // q's scalar projection on k, |q| cos θ = q·k / |k|; NaN when k = 0
-  double foot = 0;                 // (q·k) / |k|²: the shadow of q on k's line is foot · k; 0 when k = 0
+  double dot = 0;                 // q·k
+  double norm_q = 0, norm_k = 0;  // |q|, |k|
+  double cos_theta = 0;           // NaN when q or k is the zero vector (no angle)
+  double angle_degrees = 0;       // θ in [0, 180]; NaN when q or k is the zero vector
+  double projection = 0;  // q's scalar projection on k, |q| cos θ = q·k / |k|; NaN when k = 0
+  double foot = 0;        // (q·k) / |k|²: the shadow of q on k's line is foot · k; 0 when k = 0
 };
 // q and k have the same length (in double precision; non-finite inputs give NaN fields).
-DotGeometry dot_geometry(const Eigen::Ref<const RowVector>& q, const Eigen::Ref<const RowVector>& k);
+DotGeometry dot_geometry(const Eigen::Ref<const RowVector>& q,
+                         const Eigen::Ref<const RowVector>& k);
 
 // -----------------------------------------------------------------------------
 // [SECTION] Moving one arrow: the minimum-norm update of a projection matrix

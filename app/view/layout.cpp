@@ -9,11 +9,16 @@ namespace attnviz::view {
 // [SECTION] Dashboard
 // -----------------------------------------------------------------------------
 namespace {
-bool shown(const PanelVisibility& v, PanelId id) { return v[static_cast<std::size_t>(id)]; }
-Rect& at(DashboardLayout& layout, PanelId id) { return layout[static_cast<std::size_t>(id)]; }
+bool shown(const PanelVisibility& v, PanelId id) {
+  return v[static_cast<std::size_t>(id)];
+}
+Rect& at(DashboardLayout& layout, PanelId id) {
+  return layout[static_cast<std::size_t>(id)];
+}
 }  // namespace
 
-DashboardLayout layout_dashboard(Rect area, const PanelVisibility& v, float gap, float lesson_height) {
+DashboardLayout layout_dashboard(Rect area, const PanelVisibility& v, float gap,
+                                 float lesson_height) {
   DashboardLayout layout{};
   if (shown(v, PanelId::Lesson)) {
     const float h = std::min(lesson_height, area.h);

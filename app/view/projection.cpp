@@ -59,7 +59,8 @@ void orthonormalise_block(Eigen::MatrixXd& block) {
   for (Eigen::Index c = 0; c < block.cols(); ++c) {
     for (int attempt = 0; attempt <= d; ++attempt) {
       for (int pass = 0; pass < 2; ++pass)
-        for (Eigen::Index e = 0; e < c; ++e) block.col(c) -= block.col(e).dot(block.col(c)) * block.col(e);
+        for (Eigen::Index e = 0; e < c; ++e)
+          block.col(c) -= block.col(e).dot(block.col(c)) * block.col(e);
       const double norm = block.col(c).norm();
       if (norm > 1e-10 && std::isfinite(norm)) {
         block.col(c) /= norm;
@@ -87,15 +88,17 @@ void iterate_top_two(const Eigen::MatrixXd& centred, Projection2D& map) {
   Eigen::Matrix<double, Eigen::Dynamic, 2> previous = block.leftCols(2);
   Eigen::MatrixXd ritz;
   for (int iteration = 0; iteration < kMaxIterations; ++iteration) {
-    map.work_product.noalias() = centred * block;                 // (n, k)
-    block.noalias() = centred.transpose() * map.work_product;     // (d, k)
+    map.work_product.noalias() = centred * block;              // (n, k)
+    block.noalias() = centred.transpose() * map.work_product;  // (d, k)
     orthonormalise_block(block);
     // Rayleigh-Ritz within the block: its top two directions.
     map.work_product.noalias() = centred * block;
     map.work_small.noalias() = map.work_product.transpose() * map.work_product;  // (k, k)
     const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> solver(map.work_small);
-    ritz.noalias() = block * solver.eigenvectors().rightCols(2).rowwise().reverse();  // (d, 2), largest first
-    const double change = 2.0 - std::abs(ritz.col(0).dot(previous.col(0))) - std::abs(ritz.col(1).dot(previous.col(1)));
+    ritz.noalias() =
+        block * solver.eigenvectors().rightCols(2).rowwise().reverse();  // (d, 2), largest first
+    const double change = 2.0 - std::abs(ritz.col(0).dot(previous.col(0))) -
+                          std::abs(ritz.col(1).dot(previous.col(1)));
     previous = ritz;
     if (change < 1e-10) break;
   }
@@ -155,7 +158,8 @@ bool project_to_2d(const Matrix& points, Matrix& out, Projection2D& map) {
   map.origin.setZero(d);
   map.basis.setZero(d, 2);
   map.explained = {0.0, 0.0};
-  map.kind = d <= 1 ? ProjectionKind::Raw1D : (d == 2 ? ProjectionKind::Raw2D : ProjectionKind::Pca);
+  map.kind =
+      d <= 1 ? ProjectionKind::Raw1D : (d == 2 ? ProjectionKind::Raw2D : ProjectionKind::Pca);
   if (d == 0 || !points.allFinite()) return false;
 
   // The variance shares, for every kind (computed on centred, scaled copies: no overflow).
@@ -175,7 +179,8 @@ bool project_to_2d(const Matrix& points, Matrix& out, Projection2D& map) {
       out(r, 1) = d == 2 ? points(r, 1) : 0.0f;
     }
     if (total > 0)
-      for (Eigen::Index k = 0; k < d; ++k) map.explained[static_cast<std::size_t>(k)] = map.work_centred.col(k).squaredNorm() / total;
+      for (Eigen::Index k = 0; k < d; ++k)
+        map.explained[static_cast<std::size_t>(k)] = map.work_centred.col(k).squaredNorm() / total;
     return true;
   }
 
@@ -188,7 +193,8 @@ bool project_to_2d(const Matrix& points, Matrix& out, Projection2D& map) {
   principal_directions(map);
   map.work_product.noalias() = map.work_centred * map.basis;  // (n, 2), in units of `largest`
   for (int k = 0; k < 2; ++k)
-    map.explained[static_cast<std::size_t>(k)] = std::clamp(map.work_product.col(k).squaredNorm() / total, 0.0, 1.0);
+    map.explained[static_cast<std::size_t>(k)] =
+        std::clamp(map.work_product.col(k).squaredNorm() / total, 0.0, 1.0);
   for (Eigen::Index r = 0; r < n; ++r)
     for (int k = 0; k < 2; ++k) out(r, k) = to_float(map.work_product(r, k) * largest);
   return true;
@@ -200,9 +206,11 @@ std::array<float, 2> Viewport2D::to_screen(double x, double y) const {
   return {to_float(sx), to_float(sy)};
 }
 
-Viewport2D fit_to_rect(const Matrix& points, const std::array<float, 2>* extra, Rect area, float margin) {
+Viewport2D fit_to_rect(const Matrix& points, const std::array<float, 2>* extra, Rect area,
+                       float margin) {
   double lo[2] = {std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
-  double hi[2] = {-std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()};
+  double hi[2] = {-std::numeric_limits<double>::infinity(),
+                  -std::numeric_limits<double>::infinity()};
   const auto include = [&](double x, double y) {
     if (!std::isfinite(x) || !std::isfinite(y)) return;
     lo[0] = std::min(lo[0], x), hi[0] = std::max(hi[0], x);

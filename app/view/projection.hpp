@@ -23,9 +23,9 @@ enum class ProjectionKind {
 
 struct Projection2D {
   ProjectionKind kind = ProjectionKind::Raw2D;
-  Eigen::Index dims = 0;            // d
-  Eigen::RowVectorXd origin;        // (d) subtracted before projecting (the mean for PCA, else 0)
-  Eigen::MatrixXd basis;            // (d, 2) orthonormal columns (a zero column for d == 1)
+  Eigen::Index dims = 0;              // d
+  Eigen::RowVectorXd origin;          // (d) subtracted before projecting (the mean for PCA, else 0)
+  Eigen::MatrixXd basis;              // (d, 2) orthonormal columns (a zero column for d == 1)
   std::array<double, 2> explained{};  // share of the total variance along each axis, in [0, 1]
 
   // The projection of one d-vector (a row of `points`, or a head's output). Finite for any

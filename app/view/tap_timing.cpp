@@ -7,7 +7,8 @@ namespace attnviz::view {
 
 TapTiming::Pointer TapTiming::shown(const Pointer& actual) {
   Pointer out = actual;
-  const bool moved = actual.valid && (!seen_ || std::abs(actual.x - last_x_) > 0.5f || std::abs(actual.y - last_y_) > 0.5f);
+  const bool moved = actual.valid && (!seen_ || std::abs(actual.x - last_x_) > 0.5f ||
+                                      std::abs(actual.y - last_y_) > 0.5f);
   const bool pressing_now = press_waiting();
   for (std::size_t b = 0; b < out.down.size(); ++b) {
     if (waiting_[b]) {

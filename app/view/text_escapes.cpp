@@ -22,7 +22,8 @@ bool TextEscapes::may_need_stand_ins(std::string_view text) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     const auto byte = static_cast<unsigned char>(text[i]);
     if (byte >= 0xF0 || byte == 0xEE) return true;  // past U+FFFF; U+E000 to U+EFFF
-    if (byte == 0xEF && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) <= 0xA3) return true;  // to U+F8FF
+    if (byte == 0xEF && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) <= 0xA3)
+      return true;  // to U+F8FF
   }
   return false;
 }
@@ -31,7 +32,8 @@ std::vector<std::pair<char32_t, char32_t>> TextEscapes::wide_characters() const 
   std::vector<std::pair<char32_t, char32_t>> wide;
   wide.reserve(wide_count_);
   for (std::size_t k = 0; k < keys_.size(); ++k)
-    if (keys_[k] > 0xFFFF && keys_[k] < kRawByte) wide.emplace_back(kFirst + static_cast<char32_t>(k), keys_[k]);
+    if (keys_[k] > 0xFFFF && keys_[k] < kRawByte)
+      wide.emplace_back(kFirst + static_cast<char32_t>(k), keys_[k]);
   return wide;
 }
 
@@ -39,14 +41,17 @@ char32_t TextEscapes::stand_in(char32_t code_point) {
   return needs_stand_in(code_point) ? slot(code_point) : code_point;
 }
 
-std::size_t TextEscapes::take_from_queue(std::span<std::uint16_t> queue, std::span<const unsigned> typed) {
+std::size_t TextEscapes::take_from_queue(std::span<std::uint16_t> queue,
+                                         std::span<const unsigned> typed) {
   const std::size_t count = std::min(queue.size(), typed.size());
   const std::size_t first = queue.size() - count;  // the last `count` of each, in the same order
   std::size_t kept = first;
   for (std::size_t k = 0; k < count; ++k) {
     const char32_t code_point = typed[typed.size() - count + k];
-    if (needs_stand_in(code_point)) append_utf8(typed_, slot(code_point));
-    else queue[kept++] = queue[first + k];
+    if (needs_stand_in(code_point))
+      append_utf8(typed_, slot(code_point));
+    else
+      queue[kept++] = queue[first + k];
   }
   return kept;
 }
@@ -85,8 +90,10 @@ std::string TextEscapes::unescape(std::string_view text) const {
     const std::size_t index = code_point - kFirst;
     if (code_point >= kFirst && code_point <= kLast && index < keys_.size()) {
       const char32_t key = keys_[index];
-      if (key >= kRawByte) out.push_back(static_cast<char>(key - kRawByte));
-      else append_utf8(out, key);
+      if (key >= kRawByte)
+        out.push_back(static_cast<char>(key - kRawByte));
+      else
+        append_utf8(out, key);
     } else {
       out.append(text.substr(offset, length));
     }

@@ -61,9 +61,9 @@ class TextEscapes {
   static constexpr char32_t kRawByte = 0x110000;
   char32_t slot(char32_t key);
   std::unordered_map<char32_t, char32_t> slots_;  // key -> stand-in
-  std::vector<char32_t> keys_;                     // stand-in - kFirst -> key
-  std::size_t wide_count_ = 0;                     // keys past U+FFFF
-  std::string typed_;                              // see take_typed()
+  std::vector<char32_t> keys_;                    // stand-in - kFirst -> key
+  std::size_t wide_count_ = 0;                    // keys past U+FFFF
+  std::string typed_;                             // see take_typed()
 };
 
 }  // namespace attnviz::view

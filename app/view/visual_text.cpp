@@ -20,56 +20,81 @@ namespace {
 // [SECTION] Characters: direction, marks, digits
 // -----------------------------------------------------------------------------
 
-bool in(char32_t c, char32_t first, char32_t last) { return c >= first && c <= last; }
+bool in(char32_t c, char32_t first, char32_t last) {
+  return c >= first && c <= last;
+}
 
-bool is_hebrew(char32_t c) { return in(c, 0x0590, 0x05FF) || in(c, 0xFB1D, 0xFB4F); }
+bool is_hebrew(char32_t c) {
+  return in(c, 0x0590, 0x05FF) || in(c, 0xFB1D, 0xFB4F);
+}
 
 bool is_arabic(char32_t c) {
-  return in(c, 0x0600, 0x06FF) || in(c, 0x0750, 0x077F) || in(c, 0x08A0, 0x08FF) || in(c, 0xFB50, 0xFDFF) ||
-         in(c, 0xFE70, 0xFEFF);
+  return in(c, 0x0600, 0x06FF) || in(c, 0x0750, 0x077F) || in(c, 0x08A0, 0x08FF) ||
+         in(c, 0xFB50, 0xFDFF) || in(c, 0xFE70, 0xFEFF);
 }
 
 // Combining marks and joiners: drawn on (or between) the letter before them, never apart.
 bool is_mark(char32_t c) {
   return in(c, 0x0300, 0x036F) || in(c, 0x0591, 0x05BD) || c == 0x05BF || in(c, 0x05C1, 0x05C2) ||
-         in(c, 0x05C4, 0x05C5) || c == 0x05C7 || in(c, 0x0610, 0x061A) || in(c, 0x064B, 0x065F) || c == 0x0670 ||
-         in(c, 0x06D6, 0x06DC) || in(c, 0x06DF, 0x06E4) || in(c, 0x06E7, 0x06E8) || in(c, 0x06EA, 0x06ED) ||
-         in(c, 0x08D3, 0x08FF) || in(c, 0x200C, 0x200D) || in(c, 0x20D0, 0x20FF) || in(c, 0xFE00, 0xFE0F) ||
-         in(c, 0xFE20, 0xFE2F);
+         in(c, 0x05C4, 0x05C5) || c == 0x05C7 || in(c, 0x0610, 0x061A) || in(c, 0x064B, 0x065F) ||
+         c == 0x0670 || in(c, 0x06D6, 0x06DC) || in(c, 0x06DF, 0x06E4) || in(c, 0x06E7, 0x06E8) ||
+         in(c, 0x06EA, 0x06ED) || in(c, 0x08D3, 0x08FF) || in(c, 0x200C, 0x200D) ||
+         in(c, 0x20D0, 0x20FF) || in(c, 0xFE00, 0xFE0F) || in(c, 0xFE20, 0xFE2F);
 }
 
-bool is_arabic_indic_digit(char32_t c) { return in(c, 0x0660, 0x0669); }
-bool is_digit(char32_t c) { return in(c, U'0', U'9') || is_arabic_indic_digit(c) || in(c, 0x06F0, 0x06F9); }
+bool is_arabic_indic_digit(char32_t c) {
+  return in(c, 0x0660, 0x0669);
+}
+bool is_digit(char32_t c) {
+  return in(c, U'0', U'9') || is_arabic_indic_digit(c) || in(c, 0x06F0, 0x06F9);
+}
 // Separators that stay inside a number when digits stand on both sides (3.14, 1,000, 12:30).
-bool is_number_separator(char32_t c) { return c == U'.' || c == U',' || c == U':' || c == U'/' || c == 0x066B || c == 0x066C; }
+bool is_number_separator(char32_t c) {
+  return c == U'.' || c == U',' || c == U':' || c == U'/' || c == 0x066B || c == 0x066C;
+}
 
 enum class Direction : std::uint8_t { Left, Right, Number, Neutral };
 
 Direction direction_of(char32_t c) {
   if (is_digit(c)) return Direction::Number;
   if (is_hebrew(c) || is_arabic(c)) return Direction::Right;
-  if (c < 0x80) return (in(c, U'a', U'z') || in(c, U'A', U'Z')) ? Direction::Left : Direction::Neutral;
+  if (c < 0x80)
+    return (in(c, U'a', U'z') || in(c, U'A', U'Z')) ? Direction::Left : Direction::Neutral;
   if (in(c, 0x80, 0xBF) || c == 0xD7 || c == 0xF7) return Direction::Neutral;  // Latin-1 signs, × ÷
-  if (in(c, 0x2000, 0x2BFF) || in(c, 0x3000, 0x303F) || in(c, 0xFE10, 0xFE1F) || c == 0xFFFD) return Direction::Neutral;
+  if (in(c, 0x2000, 0x2BFF) || in(c, 0x3000, 0x303F) || in(c, 0xFE10, 0xFE1F) || c == 0xFFFD)
+    return Direction::Neutral;
   if (in(c, 0x1F000, 0x1FAFF)) return Direction::Neutral;  // emoji and other symbols
-  return Direction::Left;  // letters of every other script
+  return Direction::Left;                                  // letters of every other script
 }
 
 char32_t mirrored(char32_t c) {
   switch (c) {
-    case U'(': return U')';
-    case U')': return U'(';
-    case U'[': return U']';
-    case U']': return U'[';
-    case U'{': return U'}';
-    case U'}': return U'{';
-    case U'<': return U'>';
-    case U'>': return U'<';
-    case 0x00AB: return 0x00BB;  // « »
-    case 0x00BB: return 0x00AB;
-    case 0x2039: return 0x203A;  // ‹ ›
-    case 0x203A: return 0x2039;
-    default: return c;
+    case U'(':
+      return U')';
+    case U')':
+      return U'(';
+    case U'[':
+      return U']';
+    case U']':
+      return U'[';
+    case U'{':
+      return U'}';
+    case U'}':
+      return U'{';
+    case U'<':
+      return U'>';
+    case U'>':
+      return U'<';
+    case 0x00AB:
+      return 0x00BB;  // « »
+    case 0x00BB:
+      return 0x00AB;
+    case 0x2039:
+      return 0x203A;  // ‹ ›
+    case 0x203A:
+      return 0x2039;
+    default:
+      return c;
   }
 }
 
@@ -90,13 +115,17 @@ struct ArabicLetter {
 
 // U+0621 to U+064A, in order (zeros: no presentation forms).
 constexpr std::array<ArabicLetter, 0x064A - 0x0621 + 1> kBasicLetters = {{
-    {0xFE80, 1}, {0xFE81, 2}, {0xFE83, 2}, {0xFE85, 2}, {0xFE87, 2}, {0xFE89, 4}, {0xFE8D, 2},  // ء آ أ ؤ إ ئ ا
-    {0xFE8F, 4}, {0xFE93, 2}, {0xFE95, 4}, {0xFE99, 4}, {0xFE9D, 4}, {0xFEA1, 4}, {0xFEA5, 4},  // ب ة ت ث ج ح خ
-    {0xFEA9, 2}, {0xFEAB, 2}, {0xFEAD, 2}, {0xFEAF, 2}, {0xFEB1, 4}, {0xFEB5, 4}, {0xFEB9, 4},  // د ذ ر ز س ش ص
-    {0xFEBD, 4}, {0xFEC1, 4}, {0xFEC5, 4}, {0xFEC9, 4}, {0xFECD, 4},                            // ض ط ظ ع غ
-    {0, 0},      {0, 0},      {0, 0},      {0, 0},      {0, 0},      {0, 0},                    // U+063B-0640
-    {0xFED1, 4}, {0xFED5, 4}, {0xFED9, 4}, {0xFEDD, 4}, {0xFEE1, 4}, {0xFEE5, 4}, {0xFEE9, 4},  // ف ق ك ل م ن ه
-    {0xFEED, 2}, {0xFEEF, 2}, {0xFEF1, 4},                                                      // و ى ي
+    {0xFE80, 1}, {0xFE81, 2}, {0xFE83, 2}, {0xFE85, 2}, {0xFE87, 2}, {0xFE89, 4},
+    {0xFE8D, 2},  // ء آ أ ؤ إ ئ ا
+    {0xFE8F, 4}, {0xFE93, 2}, {0xFE95, 4}, {0xFE99, 4}, {0xFE9D, 4}, {0xFEA1, 4},
+    {0xFEA5, 4},  // ب ة ت ث ج ح خ
+    {0xFEA9, 2}, {0xFEAB, 2}, {0xFEAD, 2}, {0xFEAF, 2}, {0xFEB1, 4}, {0xFEB5, 4},
+    {0xFEB9, 4},                                                      // د ذ ر ز س ش ص
+    {0xFEBD, 4}, {0xFEC1, 4}, {0xFEC5, 4}, {0xFEC9, 4}, {0xFECD, 4},  // ض ط ظ ع غ
+    {0, 0},      {0, 0},      {0, 0},      {0, 0},      {0, 0},      {0, 0},  // U+063B-0640
+    {0xFED1, 4}, {0xFED5, 4}, {0xFED9, 4}, {0xFEDD, 4}, {0xFEE1, 4}, {0xFEE5, 4},
+    {0xFEE9, 4},                            // ف ق ك ل م ن ه
+    {0xFEED, 2}, {0xFEEF, 2}, {0xFEF1, 4},  // و ى ي
 }};
 
 // Persian and Urdu letters whose forms DejaVu Sans has (Arabic Presentation Forms-A).
@@ -128,20 +157,28 @@ Joining joining_of(char32_t c) {
   if (c == 0x0640 || c == 0x200D) return Joining::Causing;  // tatweel, zero-width joiner
   if (c != 0x200C && is_mark(c)) return Joining::Transparent;
   switch (arabic_letter(c).forms) {
-    case 4: return Joining::Dual;
-    case 2: return Joining::Right;
-    default: return Joining::None;
+    case 4:
+      return Joining::Dual;
+    case 2:
+      return Joining::Right;
+    default:
+      return Joining::None;
   }
 }
 
 // Lam followed by one of these alefs is one glyph: the ligature's isolated form.
 char32_t lam_alef_ligature(char32_t alef) {
   switch (alef) {
-    case 0x0622: return 0xFEF5;
-    case 0x0623: return 0xFEF7;
-    case 0x0625: return 0xFEF9;
-    case 0x0627: return 0xFEFB;
-    default: return 0;
+    case 0x0622:
+      return 0xFEF5;
+    case 0x0623:
+      return 0xFEF7;
+    case 0x0625:
+      return 0xFEF9;
+    case 0x0627:
+      return 0xFEFB;
+    default:
+      return 0;
   }
 }
 
@@ -151,8 +188,10 @@ void shape_arabic(std::vector<char32_t>& text) {
   std::vector<Joining> joining(n);
   for (std::size_t i = 0; i < n; ++i) joining[i] = joining_of(text[i]);
   const auto neighbour = [&](std::size_t i, int step) -> Joining {  // the nearest non-mark
-    for (std::ptrdiff_t j = static_cast<std::ptrdiff_t>(i) + step; j >= 0 && j < static_cast<std::ptrdiff_t>(n); j += step)
-      if (joining[static_cast<std::size_t>(j)] != Joining::Transparent) return joining[static_cast<std::size_t>(j)];
+    for (std::ptrdiff_t j = static_cast<std::ptrdiff_t>(i) + step;
+         j >= 0 && j < static_cast<std::ptrdiff_t>(n); j += step)
+      if (joining[static_cast<std::size_t>(j)] != Joining::Transparent)
+        return joining[static_cast<std::size_t>(j)];
     return Joining::None;
   };
   std::vector<char32_t> shaped;
@@ -165,15 +204,18 @@ void shape_arabic(std::vector<char32_t>& text) {
       continue;
     }
     const Joining before = neighbour(i, -1);
-    const bool joins_before = letter.forms > 1 && (before == Joining::Dual || before == Joining::Causing);
+    const bool joins_before =
+        letter.forms > 1 && (before == Joining::Dual || before == Joining::Causing);
     if (c == 0x0644 && i + 1 < n && lam_alef_ligature(text[i + 1]) != 0) {
-      shaped.push_back(lam_alef_ligature(text[i + 1]) + (joins_before ? 1 : 0));  // isolated or final
-      ++i;  // the alef is in the ligature
+      shaped.push_back(lam_alef_ligature(text[i + 1]) +
+                       (joins_before ? 1 : 0));  // isolated or final
+      ++i;                                       // the alef is in the ligature
       continue;
     }
     const Joining after = neighbour(i, +1);
     const bool joins_after =
-        letter.forms == 4 && (after == Joining::Dual || after == Joining::Right || after == Joining::Causing);
+        letter.forms == 4 &&
+        (after == Joining::Dual || after == Joining::Right || after == Joining::Causing);
     const char32_t form = joins_before ? (joins_after ? 3 : 1) : (joins_after ? 2 : 0);
     shaped.push_back(letter.first_form + form);
   }
@@ -203,7 +245,8 @@ std::vector<Cluster> clusters_of(const std::vector<char32_t>& text) {
   // A separator between two digits is part of the number.
   for (std::size_t k = 1; k + 1 < clusters.size(); ++k)
     if (clusters[k].direction == Direction::Neutral && clusters[k].end - clusters[k].begin == 1 &&
-        is_number_separator(text[clusters[k].begin]) && clusters[k - 1].direction == Direction::Number &&
+        is_number_separator(text[clusters[k].begin]) &&
+        clusters[k - 1].direction == Direction::Number &&
         clusters[k + 1].direction == Direction::Number)
       clusters[k].direction = Direction::Number;
   return clusters;
@@ -266,7 +309,8 @@ void reorder(std::vector<Cluster>& clusters) {
       }
       std::size_t end = k;
       while (end < clusters.size() && clusters[end].level >= level) ++end;
-      std::reverse(clusters.begin() + static_cast<std::ptrdiff_t>(k), clusters.begin() + static_cast<std::ptrdiff_t>(end));
+      std::reverse(clusters.begin() + static_cast<std::ptrdiff_t>(k),
+                   clusters.begin() + static_cast<std::ptrdiff_t>(end));
       k = end;
     }
 }
@@ -279,8 +323,10 @@ bool may_need_visual_order(std::string_view text) {
     if (byte >= 0xD6 && byte <= 0xDF) return true;  // U+0580 to U+07FF: Hebrew, Arabic, Syriac, ...
     if (i + 1 < text.size()) {
       const auto next = static_cast<unsigned char>(text[i + 1]);
-      if (byte == 0xE0 && (next == 0xA2 || next == 0xA3)) return true;  // U+0880 to U+08FF: Arabic Extended-A
-      if (byte == 0xEF && next >= 0xAC && next <= 0xBB) return true;    // U+FB00 to U+FEFF: presentation forms
+      if (byte == 0xE0 && (next == 0xA2 || next == 0xA3))
+        return true;  // U+0880 to U+08FF: Arabic Extended-A
+      if (byte == 0xEF && next >= 0xAC && next <= 0xBB)
+        return true;  // U+FB00 to U+FEFF: presentation forms
     }
   }
   return false;
@@ -295,7 +341,8 @@ std::string visual_order(std::string_view logical) {
     text.push_back(decode_utf8(logical, offset, length));
     offset += length;
   }
-  if (std::none_of(text.begin(), text.end(), [](char32_t c) { return is_hebrew(c) || is_arabic(c); }))
+  if (std::none_of(text.begin(), text.end(),
+                   [](char32_t c) { return is_hebrew(c) || is_arabic(c); }))
     return std::string(logical);
   shape_arabic(text);
   std::vector<Cluster> clusters = clusters_of(text);
@@ -322,9 +369,11 @@ std::string visual_order(std::string_view logical) {
 // -----------------------------------------------------------------------------
 
 const char* VisualText::operator()(const std::string& logical) const {
-  if (!may_need_visual_order(logical) && !TextEscapes::may_need_stand_ins(logical)) return logical.c_str();
+  if (!may_need_visual_order(logical) && !TextEscapes::may_need_stand_ins(logical))
+    return logical.c_str();
   auto found = shown_.find(logical);
-  if (found == shown_.end()) found = shown_.emplace(logical, escapes_.escape(visual_order(logical))).first;
+  if (found == shown_.end())
+    found = shown_.emplace(logical, escapes_.escape(visual_order(logical))).first;
   return found->second.c_str();
 }
 

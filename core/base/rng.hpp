@@ -27,7 +27,9 @@ constexpr std::uint64_t hash(std::string_view text) {
   return mix(h);
 }
 
-constexpr std::uint64_t combine(std::uint64_t a, std::uint64_t b) { return mix(a ^ mix(b)); }
+constexpr std::uint64_t combine(std::uint64_t a, std::uint64_t b) {
+  return mix(a ^ mix(b));
+}
 
 // Uniform in [-1, 1): the top 24 bits make an exactly representable float.
 constexpr float uniform_symmetric(std::uint64_t bits) {

@@ -16,9 +16,12 @@ bool all_finite(const float* values, Eigen::Index count) {
   Eigen::Index i = 0;
   for (; i + 4 * kLanes <= count; i += 4 * kLanes)
 #pragma GCC unroll 4
-    for (int k = 0; k < 4; ++k) sums[k] = add_finiteness(sums[k], lanes::load(values + i + k * kLanes));
-  for (; i + kLanes <= count; i += kLanes) sums[0] = add_finiteness(sums[0], lanes::load(values + i));
-  if (i < count) sums[1] = add_finiteness(sums[1], lanes::load_partial(values + i, count - i, 0.0f));
+    for (int k = 0; k < 4; ++k)
+      sums[k] = add_finiteness(sums[k], lanes::load(values + i + k * kLanes));
+  for (; i + kLanes <= count; i += kLanes)
+    sums[0] = add_finiteness(sums[0], lanes::load(values + i));
+  if (i < count)
+    sums[1] = add_finiteness(sums[1], lanes::load_partial(values + i, count - i, 0.0f));
   return lanes::all_finite((sums[0] + sums[1]) + (sums[2] + sums[3]));
 }
 
@@ -63,10 +66,18 @@ std::string out_of_range(std::string_view field, int low, int high, int value) {
 
 }  // namespace
 
-std::string_view to_string(Mode mode) { return name_of(kModeNames, mode); }
-std::string_view to_string(Compatibility c) { return name_of(kCompatibilityNames, c); }
-std::string_view to_string(Positional p) { return name_of(kPositionalNames, p); }
-std::optional<Mode> parse_mode(std::string_view text) { return lookup(kModeNames, text); }
+std::string_view to_string(Mode mode) {
+  return name_of(kModeNames, mode);
+}
+std::string_view to_string(Compatibility c) {
+  return name_of(kCompatibilityNames, c);
+}
+std::string_view to_string(Positional p) {
+  return name_of(kPositionalNames, p);
+}
+std::optional<Mode> parse_mode(std::string_view text) {
+  return lookup(kModeNames, text);
+}
 std::optional<Compatibility> parse_compatibility(std::string_view text) {
   return lookup(kCompatibilityNames, text);
 }

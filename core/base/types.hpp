@@ -28,11 +28,16 @@ template <typename Derived>
 bool all_finite(const Eigen::DenseBase<Derived>& m) {
   return !std::isnan((m.derived().array() - m.derived().array()).sum());
 }
-// The same for count floats in a row, 64 at a time with four independent sums (core/base/types.cpp):
-// the engine checks every weight and intermediate it is given or makes, on every recompute.
+// The same for count floats in a row, 64 at a time with four independent sums
+// (core/base/types.cpp): the engine checks every weight and intermediate it is given or makes, on
+// every recompute.
 bool all_finite(const float* values, Eigen::Index count);
-inline bool all_finite(const Matrix& m) { return all_finite(m.data(), m.size()); }
-inline bool all_finite(const RowVector& m) { return all_finite(m.data(), m.size()); }
+inline bool all_finite(const Matrix& m) {
+  return all_finite(m.data(), m.size());
+}
+inline bool all_finite(const RowVector& m) {
+  return all_finite(m.data(), m.size());
+}
 
 enum class Mode { Self, Cross };
 enum class Compatibility { Dot, ScaledDot, General, Additive, Cosine };
@@ -54,12 +59,12 @@ std::optional<Positional> parse_positional(std::string_view text);
 // 256 wide (a lesson shows what a large d_k does to the softmax). `attnviz-cli bench` measures
 // the engine past the token limit (its kMaxBenchTokens).
 struct Limits {
-  static constexpr int kMaxTokens = 512;         // per sentence (the default cap is lower)
+  static constexpr int kMaxTokens = 512;  // per sentence (the default cap is lower)
   static constexpr int kDefaultMaxTokens = 256;
   static constexpr int kMaxDModel = 1024;
   static constexpr int kMaxHeads = 16;
-  static constexpr int kMaxHeadDim = 256;        // d_k, d_v, d_att
-  static constexpr int kMaxHeadsWidth = 1024;    // heads x d_k and heads x d_v
+  static constexpr int kMaxHeadDim = 256;      // d_k, d_v, d_att
+  static constexpr int kMaxHeadsWidth = 1024;  // heads x d_k and heads x d_v
   static constexpr float kMinTemperature = 1e-3f;
   static constexpr float kMaxTemperature = 1e3f;
 };

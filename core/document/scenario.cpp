@@ -105,7 +105,8 @@ class Reader {
       const Json& row = list(value[static_cast<std::size_t>(r)], row_path,
                              static_cast<std::size_t>(cols), "numbers");
       for (Eigen::Index c = 0; c < cols; ++c)
-        out(r, c) = single(row[static_cast<std::size_t>(c)], row_path + "[" + std::to_string(c) + "]");
+        out(r, c) =
+            single(row[static_cast<std::size_t>(c)], row_path + "[" + std::to_string(c) + "]");
     }
   }
 
@@ -127,9 +128,10 @@ class Reader {
 namespace {
 
 const std::set<std::string_view> kTopLevelKeys = {
-    "format", "version", "title", "description", "mode", "target", "source", "d_model",
-    "heads", "d_k", "d_v", "d_att", "compatibility", "temperature", "hard", "causal",
-    "positional", "seed", "max_tokens", "embeddings", "weights", "mask", "view"};
+    "format",        "version",     "title",   "description", "mode",       "target",
+    "source",        "d_model",     "heads",   "d_k",         "d_v",        "d_att",
+    "compatibility", "temperature", "hard",    "causal",      "positional", "seed",
+    "max_tokens",    "embeddings",  "weights", "mask",        "view"};
 
 int dimension(Reader& reader, const Json& root, const char* key, int fallback, int high) {
   const Json* value = reader.find(root, key);
@@ -189,10 +191,12 @@ void parse_embeddings(Reader& reader, const Json& embeddings, Scenario& scenario
 }
 
 void parse_mask(Reader& reader, const Json& mask, Scenario& scenario) {
-  const auto n_query = tokenize(scenario.target, static_cast<std::size_t>(scenario.max_tokens)).tokens.size();
-  const auto n_key = scenario.mode == Mode::Cross
-                         ? tokenize(scenario.source, static_cast<std::size_t>(scenario.max_tokens)).tokens.size()
-                         : n_query;
+  const auto n_query =
+      tokenize(scenario.target, static_cast<std::size_t>(scenario.max_tokens)).tokens.size();
+  const auto n_key =
+      scenario.mode == Mode::Cross
+          ? tokenize(scenario.source, static_cast<std::size_t>(scenario.max_tokens)).tokens.size()
+          : n_query;
   reader.list(mask, "mask", n_query, "rows (one per target token)");
   scenario.mask.resize(static_cast<Eigen::Index>(n_query), static_cast<Eigen::Index>(n_key));
   for (std::size_t i = 0; i < n_query; ++i) {
@@ -202,8 +206,10 @@ void parse_mask(Reader& reader, const Json& mask, Scenario& scenario) {
       const Json& cell = mask[i][j];
       const std::string path = row_path + "[" + std::to_string(j) + "]";
       bool allowed = false;
-      if (cell.is_boolean()) allowed = cell.get<bool>();
-      else allowed = reader.integer(cell, path, 0, 1) == 1;
+      if (cell.is_boolean())
+        allowed = cell.get<bool>();
+      else
+        allowed = reader.integer(cell, path, 0, 1) == 1;
       scenario.mask(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(j)) = allowed ? 1 : 0;
     }
   }
@@ -229,10 +235,12 @@ Scenario parse_root(Reader& reader, const Json& root) {
 
   Scenario s;
   if (const Json* v = reader.find(root, "title")) s.title = reader.string(*v, "title");
-  if (const Json* v = reader.find(root, "description")) s.description = reader.string(*v, "description");
+  if (const Json* v = reader.find(root, "description"))
+    s.description = reader.string(*v, "description");
   if (const Json* v = reader.find(root, "mode")) {
     const auto mode = parse_mode(reader.string(*v, "mode"));
-    if (!mode) Reader::fail("mode", "expected \"self\" or \"cross\", got \"" + v->get<std::string>() + "\"");
+    if (!mode)
+      Reader::fail("mode", "expected \"self\" or \"cross\", got \"" + v->get<std::string>() + "\"");
     s.mode = *mode;
   }
   const Json* target = reader.find(root, "target");
@@ -262,14 +270,17 @@ Scenario parse_root(Reader& reader, const Json& root) {
     const std::string name = reader.string(*v, "compatibility");
     const auto compatibility = parse_compatibility(name);
     if (!compatibility)
-      Reader::fail("compatibility", "expected one of dot, scaled_dot, general, additive, cosine; got \"" + name + "\"");
+      Reader::fail(
+          "compatibility",
+          "expected one of dot, scaled_dot, general, additive, cosine; got \"" + name + "\"");
     c.compatibility = *compatibility;
   }
   if (const Json* v = reader.find(root, "temperature")) {
     const double t = reader.number(*v, "temperature");
     const auto as_float = static_cast<float>(t);  // compared as stored: 0.001 is the float 1e-3f
     if (!(as_float >= Limits::kMinTemperature && as_float <= Limits::kMaxTemperature))
-      Reader::fail("temperature", "must be between 0.001 and 1000, got " + Reader::format_double(t));
+      Reader::fail("temperature",
+                   "must be between 0.001 and 1000, got " + Reader::format_double(t));
     c.temperature = as_float;
   }
   if (const Json* v = reader.find(root, "hard")) c.hard = reader.boolean(*v, "hard");
@@ -277,12 +288,15 @@ Scenario parse_root(Reader& reader, const Json& root) {
   if (const Json* v = reader.find(root, "positional")) {
     const std::string name = reader.string(*v, "positional");
     const auto positional = parse_positional(name);
-    if (!positional) Reader::fail("positional", "expected \"none\" or \"sinusoidal\", got \"" + name + "\"");
+    if (!positional)
+      Reader::fail("positional", "expected \"none\" or \"sinusoidal\", got \"" + name + "\"");
     s.positional = *positional;
   }
   if (const Json* v = reader.find(root, "seed")) {
-    if (v->is_number_unsigned()) s.seed = v->get<std::uint64_t>();
-    else s.seed = static_cast<std::uint64_t>(reader.integer(*v, "seed", 0, std::int64_t{1} << 53));
+    if (v->is_number_unsigned())
+      s.seed = v->get<std::uint64_t>();
+    else
+      s.seed = static_cast<std::uint64_t>(reader.integer(*v, "seed", 0, std::int64_t{1} << 53));
   }
 
   s.parameters = seeded_parameters(c, s.seed);

@@ -4,10 +4,10 @@
 // app's view state.
 #pragma once
 
-#include "core/text/embedding.hpp"
-#include "core/engine/parameters.hpp"
 #include "core/base/status.hpp"
 #include "core/base/types.hpp"
+#include "core/engine/parameters.hpp"
+#include "core/text/embedding.hpp"
 
 #include <cstdint>
 #include <optional>

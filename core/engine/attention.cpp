@@ -7,8 +7,8 @@
 // from each head's own weights at classroom sizes (no packed copy, no copy out); a head's scores
 // are made a band of queries at a time, so that they stay in cache from the product that makes
 // them to the one that uses them; 16 rows at a time go from raw to scaled and masked scores in
-// one pass and to weights in two, 16 floats at a time (core/engine/lanes.hpp), with the 16 rows' maxima
-// and sums reduced together; and no product touches the heap, at any size. Products up to
+// one pass and to weights in two, 16 floats at a time (core/engine/lanes.hpp), with the 16 rows'
+// maxima and sums reduced together; and no product touches the heap, at any size. Products up to
 // kSmallProductFlops multiply-adds (every product of a classroom recompute) skip Eigen's GEMM,
 // whose fixed cost per call exceeds them, for a kernel over blocks of rows by panels of 16-float
 // groups of columns (multiply_by_size()).#include "core/engine/attention.hpp"
@@ -38,7 +38,8 @@ void AttentionEngine::prepare_buffers(Eigen::Index n_query, Eigen::Index n_key,
   // V's rows grouped for the weighted sum (stages::keys_per_value_group()); empty when it is a
   // product over rows of V.
   const Eigen::Index keys_per_group = stages::keys_per_value_group(config, n_query, n_key);
-  const Eigen::Index value_group_rows = keys_per_group > 0 ? (n_key + keys_per_group - 1) / keys_per_group : 0;
+  const Eigen::Index value_group_rows =
+      keys_per_group > 0 ? (n_key + keys_per_group - 1) / keys_per_group : 0;
   result_.heads.resize(static_cast<std::size_t>(config.heads));
   for (HeadResult& head : result_.heads) {
     head.Q.resize(n_query, config.d_k);
@@ -129,7 +130,8 @@ Status AttentionEngine::compute(const Matrix& X_query, const Matrix& X_key,
     weights_finite = stages::check_and_pair_projection_weights(parameters, config, paired_weights_);
   } else {
     paired_weights_.resize(0, 0);
-    packed_weights_.resize(config.d_model, static_cast<Eigen::Index>(config.heads) * (2 * config.d_k + config.d_v));
+    packed_weights_.resize(config.d_model,
+                           static_cast<Eigen::Index>(config.heads) * (2 * config.d_k + config.d_v));
     weights_finite = stages::pack_projection_weights(parameters, config, packed_weights_);
   }
   if (!weights_finite) return check_parameters(parameters, config, ValueCheck::Used);
@@ -157,7 +159,8 @@ Status AttentionEngine::compute(const Matrix& X_query, const Matrix& X_key,
   };
   if (!project_directly_) {
     const int tasks = tasks_for(projection_work);
-    run_tasks(tasks, [&](int t) { project_packed(X_query, X_key, config, self_attention, t, tasks); });
+    run_tasks(tasks,
+              [&](int t) { project_packed(X_query, X_key, config, self_attention, t, tasks); });
   }
   // Ranges of heads (each making its heads' projections when they are made in place), an even
   // number each but the last, so that no pair is split.
@@ -167,12 +170,16 @@ Status AttentionEngine::compute(const Matrix& X_query, const Matrix& X_key,
   run_tasks((config.heads + heads_per_task - 1) / heads_per_task, [&](int t) {
     const int first = t * heads_per_task, last = std::min(config.heads, first + heads_per_task);
     if (project_directly_)
-      stages::project_directly(result_.heads, parameters, paired_weights_, config, X_query, X_key, first, last);
+      stages::project_directly(result_.heads, parameters, paired_weights_, config, X_query, X_key,
+                               first, last);
     for (int h = first; h < last; ++h) {
-      compute_head(h, parameters.heads[static_cast<std::size_t>(h)], config, self_attention, custom_mask);
+      compute_head(h, parameters.heads[static_cast<std::size_t>(h)], config, self_attention,
+                   custom_mask);
       const HeadResult& head = result_.heads[static_cast<std::size_t>(h)];
-      copy_rows(head.output.data(), config.d_v, result_.concat.data() + static_cast<Eigen::Index>(h) * config.d_v,
-                result_.concat.cols(), head.output.rows(), config.d_v);  // concat[:, h·d_v ...] = output (n_query, d_v)
+      copy_rows(head.output.data(), config.d_v,
+                result_.concat.data() + static_cast<Eigen::Index>(h) * config.d_v,
+                result_.concat.cols(), head.output.rows(),
+                config.d_v);  // concat[:, h·d_v ...] = output (n_query, d_v)
     }
   });
   result_.fully_masked_row_count = 0;
@@ -184,7 +191,8 @@ Status AttentionEngine::compute(const Matrix& X_query, const Matrix& X_key,
   const int output_tasks = tasks_for(output_work);
   const Eigen::Index rows_per_task = (n_query + output_tasks - 1) / output_tasks;
   run_tasks(output_tasks, [&](int t) {
-    const Eigen::Index first = std::min(n_query, t * rows_per_task), rows = std::min(rows_per_task, n_query - first);
+    const Eigen::Index first = std::min(n_query, t * rows_per_task),
+                       rows = std::min(rows_per_task, n_query - first);
     if (rows > 0)
       multiply_by_size(result_.concat.middleRows(first, rows), parameters.W_O,
                        result_.output.middleRows(first, rows));  // (rows, d_model)
@@ -206,23 +214,31 @@ void AttentionEngine::set_threads(int threads) {
   if (threads > 1) workers_ = std::make_unique<Workers>(threads);
 }
 
-int AttentionEngine::threads() const { return workers_ ? workers_->threads() : 1; }
+int AttentionEngine::threads() const {
+  return workers_ ? workers_->threads() : 1;
+}
 
 // Task `task` of `tasks` of the packed projections: its band of the columns of each product.
-void AttentionEngine::project_packed(const Matrix& X_query, const Matrix& X_key, const AttentionConfig& config,
-                                     bool self_attention, int task, int tasks) {
-  const auto band = [&](const Matrix& X, Eigen::Index first_column, Eigen::Index columns, Matrix& dst) {
+void AttentionEngine::project_packed(const Matrix& X_query, const Matrix& X_key,
+                                     const AttentionConfig& config, bool self_attention, int task,
+                                     int tasks) {
+  const auto band = [&](const Matrix& X, Eigen::Index first_column, Eigen::Index columns,
+                        Matrix& dst) {
     const Eigen::Index per_task = ((columns + tasks - 1) / tasks + kLanes - 1) / kLanes * kLanes;
-    const Eigen::Index first = std::min(columns, task * per_task), width = std::min(per_task, columns - first);
+    const Eigen::Index first = std::min(columns, task * per_task),
+                       width = std::min(per_task, columns - first);
     if (width > 0)
-      multiply_by_size(X, packed_weights_.middleCols(first_column + first, width), dst.middleCols(first, width));
+      multiply_by_size(X, packed_weights_.middleCols(first_column + first, width),
+                       dst.middleCols(first, width));
   };
   const Eigen::Index query_columns = static_cast<Eigen::Index>(config.heads) * config.d_k;
   if (self_attention) {
-    band(X_query, 0, packed_weights_.cols(), projections_);  // (n, H·(2·d_k + d_v)): [Q … | K … | V …]
+    band(X_query, 0, packed_weights_.cols(),
+         projections_);  // (n, H·(2·d_k + d_v)): [Q … | K … | V …]
   } else {
-    band(X_query, 0, query_columns, query_projections_);                              // (n_query, H·d_k)
-    band(X_key, query_columns, packed_weights_.cols() - query_columns, projections_);  // (n_key, H·(d_k + d_v))
+    band(X_query, 0, query_columns, query_projections_);  // (n_query, H·d_k)
+    band(X_key, query_columns, packed_weights_.cols() - query_columns,
+         projections_);  // (n_key, H·(d_k + d_v))
   }
 }
 
@@ -233,8 +249,10 @@ void AttentionEngine::compute_head(int h, const HeadParameters& parameters,
   // 1. Projections (compute()): made in place, or this head's columns of the products of every
   // head.
   if (!project_directly_) {
-    const Eigen::Index key_offset = self_attention ? static_cast<Eigen::Index>(config.heads) * config.d_k : 0;
-    stages::extract_head_projections(head, h, config, self_attention ? projections_ : query_projections_, 0,
+    const Eigen::Index key_offset =
+        self_attention ? static_cast<Eigen::Index>(config.heads) * config.d_k : 0;
+    stages::extract_head_projections(head, h, config,
+                                     self_attention ? projections_ : query_projections_, 0,
                                      projections_, key_offset);
   }
   // 2 to 6, a band of queries at a time (all of them in a classroom): its scores, from raw to

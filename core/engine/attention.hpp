@@ -18,9 +18,9 @@
 // Buffers are kept between calls: a recompute with unchanged shapes allocates nothing.
 #pragma once
 
-#include "core/engine/parameters.hpp"
 #include "core/base/status.hpp"
 #include "core/base/types.hpp"
+#include "core/engine/parameters.hpp"
 
 #include <cstdint>
 #include <memory>
@@ -33,14 +33,14 @@ class Workers;
 using RowFlags = Eigen::Matrix<std::uint8_t, Eigen::Dynamic, 1>;
 
 struct HeadResult {
-  Matrix Q;              // (n_query, d_k)
-  Matrix K;              // (n_key, d_k)
-  Matrix V;              // (n_key, d_v)
-  Matrix raw_scores;     // (n_query, n_key)  compat(q_i, k_j)
-  Matrix scaled_scores;  // (n_query, n_key)  raw · s / T
-  Matrix masked_scores;  // (n_query, n_key)  -inf where masked; overflow clamped to ±3.4e38
-  Matrix weights;        // (n_query, n_key)  α, rows sum to 1 (or 0 when fully masked)
-  Matrix output;         // (n_query, d_v)    α · V
+  Matrix Q;                    // (n_query, d_k)
+  Matrix K;                    // (n_key, d_k)
+  Matrix V;                    // (n_key, d_v)
+  Matrix raw_scores;           // (n_query, n_key)  compat(q_i, k_j)
+  Matrix scaled_scores;        // (n_query, n_key)  raw · s / T
+  Matrix masked_scores;        // (n_query, n_key)  -inf where masked; overflow clamped to ±3.4e38
+  Matrix weights;              // (n_query, n_key)  α, rows sum to 1 (or 0 when fully masked)
+  Matrix output;               // (n_query, d_v)    α · V
   RowFlags fully_masked_rows;  // (n_query) 1 where every key is masked
   bool overflow = false;       // some score was not finite and was clamped
 
@@ -48,10 +48,10 @@ struct HeadResult {
   Matrix query_projection;  // general: Q·W_a (n_query, d_k); additive: Q·W_1 (n_query, d_att)
   Matrix key_projection;    // additive: K·W_2 (n_key, d_att)
   Matrix key_projection_transposed;  // additive: (K·W_2)ᵀ (d_att, n_key)
-  ColumnVector query_norms;  // cosine (n_query)
-  ColumnVector key_norms;    // cosine (n_key)
-  Matrix key_transposed;     // Kᵀ (d_k, n_key) for small score products; else empty
-  Matrix value_groups;       // V by groups of 16 / d_v keys (stages::weighted_sum); else empty
+  ColumnVector query_norms;          // cosine (n_query)
+  ColumnVector key_norms;            // cosine (n_key)
+  Matrix key_transposed;             // Kᵀ (d_k, n_key) for small score products; else empty
+  Matrix value_groups;  // V by groups of 16 / d_v keys (stages::weighted_sum); else empty
 };
 
 struct AttentionResult {
@@ -59,8 +59,8 @@ struct AttentionResult {
   Eigen::Index n_key = 0;
   AttentionConfig config;
   std::vector<HeadResult> heads;
-  Matrix concat;  // (n_query, heads · d_v)
-  Matrix output;  // (n_query, d_model)
+  Matrix concat;                   // (n_query, heads · d_v)
+  Matrix output;                   // (n_query, d_model)
   int fully_masked_row_count = 0;  // summed over heads
   bool overflow = false;           // some score, output or the final output was not finite
   std::uint64_t version = 0;       // increases with every successful compute

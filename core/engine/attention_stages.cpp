@@ -29,7 +29,8 @@ void transpose_into(const Matrix& src, Matrix& dst) {
     for (Eigen::Index r = 0; r < full; r += kLanes)
       lanes::store(out + r, lanes::load_column(src.data() + r * cols + c, cols));
     if (rest > 0)
-      lanes::store_partial(out + full, lanes::load_column_partial(src.data() + full * cols + c, cols, rest), rest);
+      lanes::store_partial(
+          out + full, lanes::load_column_partial(src.data() + full * cols + c, cols, rest), rest);
   }
 }
 
@@ -49,11 +50,14 @@ void transpose_into(const Matrix& src, Matrix& dst) {
 
 // The pairs of heads of one matrix kind (W_Q, W_K or W_V) whose weights are paired: all of them
 // when the heads are 8 wide, none otherwise.
-Eigen::Index pairs_of(Eigen::Index width, Eigen::Index heads) { return width == 8 ? heads / 2 : 0; }
+Eigen::Index pairs_of(Eigen::Index width, Eigen::Index heads) {
+  return width == 8 ? heads / 2 : 0;
+}
 
 struct ColumnGroup {
-  const float* weights;  // row 0 of the group's weights: a paired block's, or 16 columns of one head's
-  float* results[2];     // row 0 of the group's columns in Q, K or V (two heads: the second's)
+  const float*
+      weights;        // row 0 of the group's weights: a paired block's, or 16 columns of one head's
+  float* results[2];  // row 0 of the group's columns in Q, K or V (two heads: the second's)
 };
 
 // The column groups of the projections (multiply_block()'s Columns): row k of group g's weights,
@@ -75,7 +79,9 @@ struct ProjectionColumns {
     float* second;  // kHalves: the second head's
     Eigen::Index stride;
   };
-  Target target(Eigen::Index g) const { return {groups[g].results[0], groups[g].results[1], width}; }
+  Target target(Eigen::Index g) const {
+    return {groups[g].results[0], groups[g].results[1], width};
+  }
   static void store(const Target& target, Eigen::Index i, Lanes sums) {
     const Eigen::Index offset = i * target.stride;
     if (kHalves)
@@ -115,9 +121,11 @@ class ColumnGroups {
   void project(const Matrix& X) {
     const Eigen::Index rows = X.rows();
     if (width_ == 8)
-      multiply_groups(X.data(), depth_, rows, depth_, ProjectionColumns<true>{groups_, width_}, count_);
+      multiply_groups(X.data(), depth_, rows, depth_, ProjectionColumns<true>{groups_, width_},
+                      count_);
     else
-      multiply_groups(X.data(), depth_, rows, depth_, ProjectionColumns<false>{groups_, width_}, count_);
+      multiply_groups(X.data(), depth_, rows, depth_, ProjectionColumns<false>{groups_, width_},
+                      count_);
     count_ = 0;
   }
 
@@ -165,7 +173,8 @@ float row_maximum(const float* masked_scores, Eigen::Index n) {
   Lanes maximum = lanes::broadcast(-kInfinity);
   for (Eigen::Index j = 0; j < full; j += kLanes)
     maximum = lanes::max(maximum, lanes::load(masked_scores + j));
-  if (rest > 0) maximum = lanes::max(maximum, lanes::load_partial(masked_scores + full, rest, -kInfinity));
+  if (rest > 0)
+    maximum = lanes::max(maximum, lanes::load_partial(masked_scores + full, rest, -kInfinity));
   return lanes::reduce_max(maximum);
 }
 
@@ -195,7 +204,8 @@ void softmax_rows(const float* masked_scores, float* weights, Eigen::Index rows,
       sum = sum + e;
     }
     if (rest > 0) {
-      const Lanes e = lanes::exp_of_nonpositive(lanes::load_partial(s + full, rest, -kInfinity) - shift);
+      const Lanes e =
+          lanes::exp_of_nonpositive(lanes::load_partial(s + full, rest, -kInfinity) - shift);
       lanes::store_partial(a + full, e, rest);
       sum = sum + e;
     }
@@ -213,7 +223,8 @@ void softmax_rows(const float* masked_scores, float* weights, Eigen::Index rows,
     float* a = weights + i * n;
     const Lanes scale = lanes::broadcast(inverse_sum[i]);
     for (Eigen::Index j = 0; j < full; j += kLanes) lanes::store(a + j, lanes::load(a + j) * scale);
-    if (rest > 0) lanes::store_partial(a + full, lanes::load_partial(a + full, rest, 0.0f) * scale, rest);
+    if (rest > 0)
+      lanes::store_partial(a + full, lanes::load_partial(a + full, rest, 0.0f) * scale, rest);
   }
 }
 
@@ -253,11 +264,13 @@ template <typename Queries>
 void key_scores(HeadResult& head, const Eigen::MatrixBase<Queries>& queries, Eigen::Index first,
                 Eigen::Index rows) {
   if (head.key_transposed.size() == 0) {
-    multiply_into(queries, head.K.transpose(), head.raw_scores.middleRows(first, rows));  // (rows, n_key)
+    multiply_into(queries, head.K.transpose(),
+                  head.raw_scores.middleRows(first, rows));  // (rows, n_key)
     return;
   }
   if (first == 0) transpose_into(head.K, head.key_transposed);  // (d_k, n_key)
-  multiply_by_size(queries, head.key_transposed, head.raw_scores.middleRows(first, rows));  // (rows, n_key)
+  multiply_by_size(queries, head.key_transposed,
+                   head.raw_scores.middleRows(first, rows));  // (rows, n_key)
 }
 
 // Each computes rows [first, first + rows) of the raw scores; the work on the keys alone is done
@@ -269,7 +282,7 @@ void dot_scores(HeadResult& head, Eigen::Index first, Eigen::Index rows) {
 void general_scores(HeadResult& head, const HeadParameters& parameters, Eigen::Index first,
                     Eigen::Index rows) {
   multiply_into(head.Q.middleRows(first, rows), parameters.W_a,
-                head.query_projection.middleRows(first, rows));  // (rows, d_k)
+                head.query_projection.middleRows(first, rows));                  // (rows, d_k)
   key_scores(head, head.query_projection.middleRows(first, rows), first, rows);  // (rows, n_key)
 }
 
@@ -278,8 +291,8 @@ void additive_scores(HeadResult& head, const HeadParameters& parameters, Eigen::
   multiply_into(head.Q.middleRows(first, rows), parameters.W_1,
                 head.query_projection.middleRows(first, rows));  // (rows, d_att)
   if (first == 0) {
-    multiply_into(head.K, parameters.W_2, head.key_projection);                // (n_key, d_att)
-    transpose_into(head.key_projection, head.key_projection_transposed);      // (d_att, n_key)
+    multiply_into(head.K, parameters.W_2, head.key_projection);           // (n_key, d_att)
+    transpose_into(head.key_projection, head.key_projection_transposed);  // (d_att, n_key)
   }
   // score(i, j) = Σ_a v_a[a] · tanh(q_i·W_1 + k_j·W_2)[a], 16 keys at a time: row a of
   // (K·W_2)ᵀ plus (q_i·W_1)[a], through tanh, times v_a[a] (the hidden layer is never stored).
@@ -289,7 +302,8 @@ void additive_scores(HeadResult& head, const HeadParameters& parameters, Eigen::
   const auto key_group = [&](const float* query, Eigen::Index j, auto load) {
     Lanes score = lanes::zero();
     for (Eigen::Index a = 0; a < d_att; ++a) {
-      const Lanes keys = load(head.key_projection_transposed.row(a).data() + j);  // (1, 16) of row a
+      const Lanes keys =
+          load(head.key_projection_transposed.row(a).data() + j);  // (1, 16) of row a
       const Lanes hidden = lanes::tanh(keys + lanes::broadcast(query[a]));
       score = lanes::multiply_add(hidden, lanes::broadcast(v_a[a]), score);
     }
@@ -301,16 +315,19 @@ void additive_scores(HeadResult& head, const HeadParameters& parameters, Eigen::
     for (Eigen::Index j = 0; j < full; j += kLanes)
       lanes::store(scores + j, key_group(query, j, [](const float* x) { return lanes::load(x); }));
     if (rest > 0)
-      lanes::store_partial(scores + full,
-                           key_group(query, full, [&](const float* x) { return lanes::load_partial(x, rest, 0.0f); }),
-                           rest);
+      lanes::store_partial(
+          scores + full,
+          key_group(query, full,
+                    [&](const float* x) { return lanes::load_partial(x, rest, 0.0f); }),
+          rest);
   }
 }
 
 void cosine_scores(HeadResult& head, Eigen::Index first, Eigen::Index rows) {
-  key_scores(head, head.Q.middleRows(first, rows), first, rows);                // (rows, n_key)
-  head.query_norms.segment(first, rows) = head.Q.middleRows(first, rows).rowwise().norm();  // (rows)
-  if (first == 0) head.key_norms = head.K.rowwise().norm();                   // (n_key)
+  key_scores(head, head.Q.middleRows(first, rows), first, rows);  // (rows, n_key)
+  head.query_norms.segment(first, rows) =
+      head.Q.middleRows(first, rows).rowwise().norm();       // (rows)
+  if (first == 0) head.key_norms = head.K.rowwise().norm();  // (n_key)
   for (Eigen::Index i = first; i < first + rows; ++i) {
     for (Eigen::Index j = 0; j < head.raw_scores.cols(); ++j) {
       const float norms = head.query_norms[i] * head.key_norms[j];
@@ -327,8 +344,9 @@ void cosine_scores(HeadResult& head, Eigen::Index first, Eigen::Index rows) {
 // masked score (pass 1 of the softmax). One version per kind of mask, so that a row without one
 // costs no masking.
 template <bool kCausal, bool kCustomMask>
-Lanes scale_and_mask_row(const float* raw, float* scaled, float* masked, Eigen::Index n, Lanes scale,
-                         Eigen::Index first_masked, const std::uint8_t* allowed, Lanes& check) {
+Lanes scale_and_mask_row(const float* raw, float* scaled, float* masked, Eigen::Index n,
+                         Lanes scale, Eigen::Index first_masked, const std::uint8_t* allowed,
+                         Lanes& check) {
   const Eigen::Index full = n / kLanes * kLanes, rest = n - full;
   Lanes maximum = lanes::broadcast(-kInfinity);
   for (Eigen::Index j = 0; j < full; j += kLanes) {
@@ -346,7 +364,8 @@ Lanes scale_and_mask_row(const float* raw, float* scaled, float* masked, Eigen::
     lanes::store_partial(scaled + full, s, rest);
     check = lanes::add_finiteness(check, s);
     // The padding lanes are masked too, so that they do not count in the maximum.
-    Lanes m = lanes::set_from_lane(s, kCausal ? std::min(first_masked - full, rest) : rest, -kInfinity);
+    Lanes m =
+        lanes::set_from_lane(s, kCausal ? std::min(first_masked - full, rest) : rest, -kInfinity);
     if (kCustomMask) m = lanes::set_where_zero(m, allowed + full, rest, -kInfinity);
     lanes::store_partial(masked + full, m, rest);
     maximum = lanes::max(maximum, m);
@@ -359,8 +378,9 @@ Lanes scale_and_mask_row(const float* raw, float* scaled, float* masked, Eigen::
 // (softmax_rows()); the largest score of each row and the sums are reduced for all the rows at
 // once.
 template <bool kCausal, bool kCustomMask>
-void scale_mask_softmax_block(HeadResult& head, const AttentionConfig& config, const MaskMatrix* custom_mask,
-                              float scale, Eigen::Index first, Eigen::Index rows) {
+void scale_mask_softmax_block(HeadResult& head, const AttentionConfig& config,
+                              const MaskMatrix* custom_mask, float scale, Eigen::Index first,
+                              Eigen::Index rows) {
   const Eigen::Index n_key = head.raw_scores.cols();
   const Lanes scale_lanes = lanes::broadcast(scale);
   Lanes maxima[kSoftmaxBlockRows];
@@ -368,8 +388,9 @@ void scale_mask_softmax_block(HeadResult& head, const AttentionConfig& config, c
   for (Eigen::Index r = 0; r < rows; ++r) {
     const Eigen::Index i = first + r;
     maxima[r] = scale_and_mask_row<kCausal, kCustomMask>(
-        head.raw_scores.row(i).data(), head.scaled_scores.row(i).data(), head.masked_scores.row(i).data(),
-        n_key, scale_lanes, kCausal ? i + 1 : n_key,  // causal: keys j > i are masked
+        head.raw_scores.row(i).data(), head.scaled_scores.row(i).data(),
+        head.masked_scores.row(i).data(), n_key, scale_lanes,
+        kCausal ? i + 1 : n_key,  // causal: keys j > i are masked
         kCustomMask ? custom_mask->row(i).data() : nullptr, check);
   }
   for (Eigen::Index r = rows; r < kSoftmaxBlockRows; ++r) maxima[r] = lanes::broadcast(-kInfinity);
@@ -384,8 +405,9 @@ void scale_mask_softmax_block(HeadResult& head, const AttentionConfig& config, c
       const float* scaled = head.scaled_scores.row(i).data();
       float* masked = head.masked_scores.row(i).data();
       for (Eigen::Index j = 0; j < n_key; ++j)
-        masked[j] = j >= first_masked || (kCustomMask && (*custom_mask)(i, j) == 0) ? -kInfinity
-                                                                                    : clamp_to_finite(scaled[j]);
+        masked[j] = j >= first_masked || (kCustomMask && (*custom_mask)(i, j) == 0)
+                        ? -kInfinity
+                        : clamp_to_finite(scaled[j]);
       row_max[r] = row_maximum(masked, n_key);
     }
   }
@@ -395,8 +417,8 @@ void scale_mask_softmax_block(HeadResult& head, const AttentionConfig& config, c
       head.fully_masked_rows[i] =
           hardmax_row(head.masked_scores.row(i).data(), head.weights.row(i).data(), n_key) ? 0 : 1;
   } else {
-    softmax_rows(head.masked_scores.row(first).data(), head.weights.row(first).data(), rows, n_key, row_max,
-                 head.fully_masked_rows.data() + first);
+    softmax_rows(head.masked_scores.row(first).data(), head.weights.row(first).data(), rows, n_key,
+                 row_max, head.fully_masked_rows.data() + first);
   }
 }
 
@@ -420,7 +442,8 @@ namespace {
 // group padded with 0s. Returns whether every value was finite.
 template <int kKeys>
 bool group_values(const Matrix& V, Matrix& groups) {
-  const Eigen::Index floats = V.size(), full = floats / kLanes * kLanes;  // V is (n_key, 16 / kKeys), contiguous
+  const Eigen::Index floats = V.size(),
+                     full = floats / kLanes * kLanes;  // V is (n_key, 16 / kKeys), contiguous
   Lanes finiteness = lanes::zero();
   float* group = groups.data();
   for (Eigen::Index f = 0; f < full; f += kLanes, group += kLanes) {
@@ -454,19 +477,22 @@ void weighted_sum_block(const float* weights, Eigen::Index weights_stride, Eigen
     const Lanes values = lanes::load(value_groups);
 #pragma GCC unroll 16
     for (int r = 0; r < kRows; ++r)
-      sums[r] = lanes::multiply_add(lanes::broadcast_keys<kKeys>(weights + r * weights_stride + k), values, sums[r]);
+      sums[r] = lanes::multiply_add(lanes::broadcast_keys<kKeys>(weights + r * weights_stride + k),
+                                    values, sums[r]);
   }
   if (rest > 0) {
     const Lanes values = lanes::load(value_groups);
 #pragma GCC unroll 16
     for (int r = 0; r < kRows; ++r)
-      sums[r] = lanes::multiply_add(lanes::broadcast_keys_partial<kKeys>(weights + r * weights_stride + full, rest),
-                                    values, sums[r]);
+      sums[r] = lanes::multiply_add(
+          lanes::broadcast_keys_partial<kKeys>(weights + r * weights_stride + full, rest), values,
+          sums[r]);
   }
 #pragma GCC unroll 4
   for (int span = 1; span < kKeys; span *= 2)
 #pragma GCC unroll 16
-    for (int r = 0; r < kSums; r += 2 * span) sums[r] = lanes::add_adjacent_pairs(sums[r], sums[r + span]);
+    for (int r = 0; r < kSums; r += 2 * span)
+      sums[r] = lanes::add_adjacent_pairs(sums[r], sums[r + span]);
 #pragma GCC unroll 16
   for (int r = 0; r < kRows; r += kKeys) {
     finiteness = lanes::add_finiteness(finiteness, sums[r]);
@@ -489,8 +515,8 @@ bool weighted_sum_of_groups(HeadResult& head, Eigen::Index first, Eigen::Index r
   Eigen::Index i = 0;
   const auto blocks = [&]<int kRows>(std::integral_constant<int, kRows>) {
     for (; i + kRows <= rows; i += kRows)
-      weighted_sum_block<kKeys, kRows>(weights + i * stride, stride, n_key, groups, output + i * head.V.cols(),
-                                       finiteness);
+      weighted_sum_block<kKeys, kRows>(weights + i * stride, stride, n_key, groups,
+                                       output + i * head.V.cols(), finiteness);
   };
   blocks(std::integral_constant<int, 8>{});
   blocks(std::integral_constant<int, 4>{});
@@ -506,7 +532,9 @@ bool weighted_sum_of_groups(HeadResult& head, Eigen::Index first, Eigen::Index r
 // -----------------------------------------------------------------------------
 namespace stages {
 
-void multiply(const Matrix& lhs, const Matrix& rhs, Matrix& dst) { multiply_by_size(lhs, rhs, dst); }
+void multiply(const Matrix& lhs, const Matrix& rhs, Matrix& dst) {
+  multiply_by_size(lhs, rhs, dst);
+}
 
 bool pack_projection_weights(const Parameters& parameters, const AttentionConfig& config,
                              Matrix& packed) {
@@ -517,9 +545,11 @@ bool pack_projection_weights(const Parameters& parameters, const AttentionConfig
     const HeadParameters& p = parameters.heads[static_cast<std::size_t>(h)];
     // Each matrix is checked, then copied while it is in L1 cache.
     finite = finite && all_finite(p.W_Q) && all_finite(p.W_K) && all_finite(p.W_V);
-    copy_rows(p.W_Q.data(), d_k, packed.data() + h * d_k, stride, d_model, d_k);                    // (d_model, d_k)
-    copy_rows(p.W_K.data(), d_k, packed.data() + (heads + h) * d_k, stride, d_model, d_k);          // (d_model, d_k)
-    copy_rows(p.W_V.data(), d_v, packed.data() + 2 * heads * d_k + h * d_v, stride, d_model, d_v);  // (d_model, d_v)
+    copy_rows(p.W_Q.data(), d_k, packed.data() + h * d_k, stride, d_model, d_k);  // (d_model, d_k)
+    copy_rows(p.W_K.data(), d_k, packed.data() + (heads + h) * d_k, stride, d_model,
+              d_k);  // (d_model, d_k)
+    copy_rows(p.W_V.data(), d_v, packed.data() + 2 * heads * d_k + h * d_v, stride, d_model,
+              d_v);  // (d_model, d_v)
   }
   return finite;
 }
@@ -549,7 +579,8 @@ bool check_and_pair_projection_weights(const Parameters& parameters, const Atten
       for (Eigen::Index h = 0; h < heads; h += 2, block += d_model * kLanes)
         finiteness = finiteness + pair_rows(weights(h), weights(h + 1), d_model, block);
     } else {
-      for (Eigen::Index h = 0; h < heads; ++h) finite = finite && all_finite(weights(h), d_model * width);
+      for (Eigen::Index h = 0; h < heads; ++h)
+        finite = finite && all_finite(weights(h), d_model * width);
     }
   };
   const auto head = [&](Eigen::Index h) -> const HeadParameters& {
@@ -561,14 +592,17 @@ bool check_and_pair_projection_weights(const Parameters& parameters, const Atten
   return finite && lanes::all_finite(finiteness);
 }
 
-void project_directly(std::vector<HeadResult>& heads, const Parameters& parameters, const Matrix& paired,
-                      const AttentionConfig& config, const Matrix& X_query, const Matrix& X_key, int first_head,
-                      int end_head) {
-  const Eigen::Index count = end_head - first_head, d_model = config.d_model, block = d_model * kLanes;
+void project_directly(std::vector<HeadResult>& heads, const Parameters& parameters,
+                      const Matrix& paired, const AttentionConfig& config, const Matrix& X_query,
+                      const Matrix& X_key, int first_head, int end_head) {
+  const Eigen::Index count = end_head - first_head, d_model = config.d_model,
+                     block = d_model * kLanes;
   const auto weights = [&](Eigen::Index h) -> const HeadParameters& {
     return parameters.heads[static_cast<std::size_t>(first_head + h)];
   };
-  const auto head = [&](Eigen::Index h) -> HeadResult& { return heads[static_cast<std::size_t>(first_head + h)]; };
+  const auto head = [&](Eigen::Index h) -> HeadResult& {
+    return heads[static_cast<std::size_t>(first_head + h)];
+  };
   // Heads 8 wide: the block of their pair, among the kind's blocks from first_pair on (paired
   // holds the W_Q blocks, then the W_K blocks, then the W_V blocks); wider: the head's own weights.
   const Eigen::Index query_pairs = pairs_of(config.d_k, config.heads);
@@ -581,10 +615,12 @@ void project_directly(std::vector<HeadResult>& heads, const Parameters& paramete
   groups.add(count, kind(config.d_k, 0, [&](Eigen::Index h) { return weights(h).W_Q.data(); }),
              [&](Eigen::Index h) { return head(h).Q.data(); });  // Q (n_query, d_k) per head
   if (&X_query != &X_key) groups.project(X_query);
-  groups.add(count, kind(config.d_k, query_pairs, [&](Eigen::Index h) { return weights(h).W_K.data(); }),
+  groups.add(count,
+             kind(config.d_k, query_pairs, [&](Eigen::Index h) { return weights(h).W_K.data(); }),
              [&](Eigen::Index h) { return head(h).K.data(); });  // K (n_key, d_k) per head
   const auto add_values = [&](ColumnGroups& to) {
-    to.add(count, kind(config.d_v, 2 * query_pairs, [&](Eigen::Index h) { return weights(h).W_V.data(); }),
+    to.add(count,
+           kind(config.d_v, 2 * query_pairs, [&](Eigen::Index h) { return weights(h).W_V.data(); }),
            [&](Eigen::Index h) { return head(h).V.data(); });  // V (n_key, d_v) per head
   };
   if (config.d_v == config.d_k) {
@@ -605,20 +641,29 @@ void extract_head_projections(HeadResult& head, int h, const AttentionConfig& co
   const Eigen::Index n_query = head.Q.rows(), n_key = head.K.rows();
   copy_rows(queries.data() + query_offset + h * d_k, queries.cols(), head.Q.data(), d_k, n_query,
             d_k);  // (n_query, d_k)
-  copy_rows(keys_values.data() + key_offset + h * d_k, keys_values.cols(), head.K.data(), d_k, n_key,
+  copy_rows(keys_values.data() + key_offset + h * d_k, keys_values.cols(), head.K.data(), d_k,
+            n_key,
             d_k);  // (n_key, d_k)
-  copy_rows(keys_values.data() + key_offset + heads * d_k + h * d_v, keys_values.cols(), head.V.data(),
-            d_v, n_key, d_v);  // (n_key, d_v)
+  copy_rows(keys_values.data() + key_offset + heads * d_k + h * d_v, keys_values.cols(),
+            head.V.data(), d_v, n_key, d_v);  // (n_key, d_v)
 }
 
 void compatibility_scores(HeadResult& head, const HeadParameters& parameters,
                           const AttentionConfig& config, Eigen::Index first, Eigen::Index rows) {
   switch (config.compatibility) {
     case Compatibility::Dot:
-    case Compatibility::ScaledDot: dot_scores(head, first, rows); break;
-    case Compatibility::General: general_scores(head, parameters, first, rows); break;
-    case Compatibility::Additive: additive_scores(head, parameters, first, rows); break;
-    case Compatibility::Cosine: cosine_scores(head, first, rows); break;
+    case Compatibility::ScaledDot:
+      dot_scores(head, first, rows);
+      break;
+    case Compatibility::General:
+      general_scores(head, parameters, first, rows);
+      break;
+    case Compatibility::Additive:
+      additive_scores(head, parameters, first, rows);
+      break;
+    case Compatibility::Cosine:
+      cosine_scores(head, first, rows);
+      break;
   }
 }
 
@@ -628,45 +673,59 @@ Eigen::Index rows_per_band(Eigen::Index n_key) {
 }
 
 void scale_mask_softmax(HeadResult& head, const AttentionConfig& config,
-                        const MaskMatrix* custom_mask, Eigen::Index band_first, Eigen::Index band_rows) {
-  const float scale =
-      (config.compatibility == Compatibility::ScaledDot ? 1.0f / std::sqrt(static_cast<float>(config.d_k))
-                                                        : 1.0f) /
-      config.temperature;
+                        const MaskMatrix* custom_mask, Eigen::Index band_first,
+                        Eigen::Index band_rows) {
+  const float scale = (config.compatibility == Compatibility::ScaledDot
+                           ? 1.0f / std::sqrt(static_cast<float>(config.d_k))
+                           : 1.0f) /
+                      config.temperature;
   if (band_first == 0) head.overflow = false;  // the first band's weighted sum checks V
-  const auto block_function = config.causal ? (custom_mask ? scale_mask_softmax_block<true, true>
-                                                           : scale_mask_softmax_block<true, false>)
-                                            : (custom_mask ? scale_mask_softmax_block<false, true>
-                                                           : scale_mask_softmax_block<false, false>);
+  const auto block_function = config.causal
+                                  ? (custom_mask ? scale_mask_softmax_block<true, true>
+                                                 : scale_mask_softmax_block<true, false>)
+                                  : (custom_mask ? scale_mask_softmax_block<false, true>
+                                                 : scale_mask_softmax_block<false, false>);
   // A block of 16 rows at a time, while it is in L1 cache.
   const Eigen::Index band_end = band_first + band_rows;
   for (Eigen::Index first = band_first; first < band_end; first += kSoftmaxBlockRows)
-    block_function(head, config, custom_mask, scale, first, std::min(kSoftmaxBlockRows, band_end - first));
+    block_function(head, config, custom_mask, scale, first,
+                   std::min(kSoftmaxBlockRows, band_end - first));
 }
 
-Eigen::Index keys_per_value_group(const AttentionConfig& config, Eigen::Index n_query, Eigen::Index n_key) {
+Eigen::Index keys_per_value_group(const AttentionConfig& config, Eigen::Index n_query,
+                                  Eigen::Index n_key) {
   const Eigen::Index d_v = config.d_v;
-  const bool groups = kGroupKeys && d_v < kLanes && kLanes % d_v == 0 && small_product(n_query, n_key, d_v);
+  const bool groups =
+      kGroupKeys && d_v < kLanes && kLanes % d_v == 0 && small_product(n_query, n_key, d_v);
   return groups ? kLanes / d_v : 0;
 }
 
 void weighted_sum(HeadResult& head, Eigen::Index first, Eigen::Index rows) {
   if (head.value_groups.size() == 0) {
     if (first == 0) head.overflow = head.overflow || !all_finite(head.V);
-    multiply_by_size(head.weights.middleRows(first, rows), head.V, head.output.middleRows(first, rows));  // (rows, d_v)
-    head.overflow = head.overflow || !all_finite(head.output.row(first).data(), rows * head.output.cols());
+    multiply_by_size(head.weights.middleRows(first, rows), head.V,
+                     head.output.middleRows(first, rows));  // (rows, d_v)
+    head.overflow =
+        head.overflow || !all_finite(head.output.row(first).data(), rows * head.output.cols());
     return;
   }
   const auto grouped = [&]<int kKeys>(std::integral_constant<int, kKeys>) {
-    if (first == 0) head.overflow = !group_values<kKeys>(head.V, head.value_groups) || head.overflow;
-    head.overflow = !weighted_sum_of_groups<kKeys>(head, first, rows) || head.overflow;  // (rows, d_v)
+    if (first == 0)
+      head.overflow = !group_values<kKeys>(head.V, head.value_groups) || head.overflow;
+    head.overflow =
+        !weighted_sum_of_groups<kKeys>(head, first, rows) || head.overflow;  // (rows, d_v)
   };
   switch (head.V.cols()) {
-    case 8: return grouped(std::integral_constant<int, 2>{});
-    case 4: return grouped(std::integral_constant<int, 4>{});
-    case 2: return grouped(std::integral_constant<int, 8>{});
-    case 1: return grouped(std::integral_constant<int, 16>{});
-    default: break;
+    case 8:
+      return grouped(std::integral_constant<int, 2>{});
+    case 4:
+      return grouped(std::integral_constant<int, 4>{});
+    case 2:
+      return grouped(std::integral_constant<int, 8>{});
+    case 1:
+      return grouped(std::integral_constant<int, 16>{});
+    default:
+      break;
   }
 }
 

@@ -29,9 +29,9 @@ bool projects_directly(const AttentionConfig& config, Eigen::Index n_query, Eige
 Eigen::Index paired_weights_rows(const AttentionConfig& config);
 bool check_and_pair_projection_weights(const Parameters& parameters, const AttentionConfig& config,
                                        Matrix& paired);
-void project_directly(std::vector<HeadResult>& heads, const Parameters& parameters, const Matrix& paired,
-                      const AttentionConfig& config, const Matrix& X_query, const Matrix& X_key, int first_head,
-                      int end_head);
+void project_directly(std::vector<HeadResult>& heads, const Parameters& parameters,
+                      const Matrix& paired, const AttentionConfig& config, const Matrix& X_query,
+                      const Matrix& X_key, int first_head, int end_head);
 
 // Step 1, part 1, otherwise: every head's W_Q, W_K and W_V side by side,
 // [W_Q⁰ … W_Q^{H-1} | W_K⁰ … W_K^{H-1} | W_V⁰ … W_V^{H-1}]   (d_model, H·(2·d_k + d_v)),
@@ -69,7 +69,8 @@ void scale_mask_softmax(HeadResult& head, const AttentionConfig& config,
 // g = keys_per_value_group() > 0 (d_v divides 16, the product is small and a vector is one
 // 16-float register), the first band fills it with V's rows by groups of g keys, and the product
 // goes over those groups, 16 lanes at a time; when it is empty, over the rows of V.
-Eigen::Index keys_per_value_group(const AttentionConfig& config, Eigen::Index n_query, Eigen::Index n_key);
+Eigen::Index keys_per_value_group(const AttentionConfig& config, Eigen::Index n_query,
+                                  Eigen::Index n_key);
 void weighted_sum(HeadResult& head, Eigen::Index first, Eigen::Index rows);
 
 }  // namespace attnviz::stages

@@ -24,8 +24,9 @@ constexpr float kFloatMax = std::numeric_limits<float>::max();
 // -----------------------------------------------------------------------------
 // [SECTION] Helpers: 16-lane loops, copies, products without heap allocation
 // -----------------------------------------------------------------------------
-// Rows of attention are short, so the per-row work is done 16 floats at a time (core/engine/lanes.hpp:
-// one AVX-512 register, or an array the compiler vectorizes), with the last partial group masked.
+// Rows of attention are short, so the per-row work is done 16 floats at a time
+// (core/engine/lanes.hpp: one AVX-512 register, or an array the compiler vectorizes), with the last
+// partial group masked.
 
 // dst = src for (rows, cols) floats with the given row strides: 16 floats at a time, with the
 // last partial group of each row masked (a memcpy call per short row costs more than the copy).
@@ -33,8 +34,8 @@ constexpr float kFloatMax = std::numeric_limits<float>::max();
 // thousand at a time (every head's W_Q, W_K and W_V, or Q, K and V), and a loop that works the
 // width out at run time spends more on that than on the copy.
 template <Eigen::Index kCols>
-void copy_rows_of_width(const float* src, Eigen::Index src_stride, float* dst, Eigen::Index dst_stride,
-                        Eigen::Index rows) {
+void copy_rows_of_width(const float* src, Eigen::Index src_stride, float* dst,
+                        Eigen::Index dst_stride, Eigen::Index rows) {
   constexpr Eigen::Index full = kCols / kLanes * kLanes, rest = kCols - full;
   for (Eigen::Index r = 0; r < rows; ++r, src += src_stride, dst += dst_stride) {
     for (Eigen::Index c = 0; c < full; c += kLanes) lanes::store(dst + c, lanes::load(src + c));
@@ -45,12 +46,18 @@ void copy_rows_of_width(const float* src, Eigen::Index src_stride, float* dst, E
 void copy_rows(const float* src, Eigen::Index src_stride, float* dst, Eigen::Index dst_stride,
                Eigen::Index rows, Eigen::Index cols) {
   switch (cols) {
-    case 4: return copy_rows_of_width<4>(src, src_stride, dst, dst_stride, rows);
-    case 8: return copy_rows_of_width<8>(src, src_stride, dst, dst_stride, rows);
-    case 16: return copy_rows_of_width<16>(src, src_stride, dst, dst_stride, rows);
-    case 32: return copy_rows_of_width<32>(src, src_stride, dst, dst_stride, rows);
-    case 64: return copy_rows_of_width<64>(src, src_stride, dst, dst_stride, rows);
-    default: break;
+    case 4:
+      return copy_rows_of_width<4>(src, src_stride, dst, dst_stride, rows);
+    case 8:
+      return copy_rows_of_width<8>(src, src_stride, dst, dst_stride, rows);
+    case 16:
+      return copy_rows_of_width<16>(src, src_stride, dst, dst_stride, rows);
+    case 32:
+      return copy_rows_of_width<32>(src, src_stride, dst, dst_stride, rows);
+    case 64:
+      return copy_rows_of_width<64>(src, src_stride, dst, dst_stride, rows);
+    default:
+      break;
   }
   const Eigen::Index full = cols / kLanes * kLanes, rest = cols - full;
   for (Eigen::Index r = 0; r < rows; ++r, src += src_stride, dst += dst_stride) {
@@ -69,7 +76,8 @@ template <typename Lhs, typename Rhs, typename Dst>
 void multiply_into(const Eigen::MatrixBase<Lhs>& lhs, const Eigen::MatrixBase<Rhs>& rhs,
                    const Eigen::MatrixBase<Dst>& dst_expression) {
   Eigen::MatrixBase<Dst>& dst = const_cast<Eigen::MatrixBase<Dst>&>(dst_expression);
-  static_assert(static_cast<bool>(Dst::IsRowMajor), "multiply_into() expects a row-major destination");
+  static_assert(static_cast<bool>(Dst::IsRowMajor),
+                "multiply_into() expects a row-major destination");
   constexpr Eigen::Index kStackFloats = EIGEN_STACK_ALLOCATION_LIMIT / sizeof(float);
   const Eigen::Index cols = rhs.cols();
   Eigen::Index kc = lhs.cols(), mc = cols, nc = lhs.rows();
@@ -164,8 +172,8 @@ struct MatrixColumns {
 // Rows [first, first + kRows) of dst, kGroups groups of columns: the block's sums are
 // independent chains that share each load of lhs (rows of lhs from `first`) and of rhs.
 template <Eigen::Index kRows, Eigen::Index kGroups, typename Columns>
-void multiply_block(const float* lhs, Eigen::Index lhs_stride, Eigen::Index depth, const Columns& columns,
-                    Eigen::Index first) {
+void multiply_block(const float* lhs, Eigen::Index lhs_stride, Eigen::Index depth,
+                    const Columns& columns, Eigen::Index first) {
   // Every loop over rows and groups is unrolled, so that the sums stay in registers (GCC keeps
   // an array it indexes at run time in memory, and then stores it on every step of k).
   using Vector = typename Columns::Vector;
@@ -200,21 +208,22 @@ void multiply_block(const float* lhs, Eigen::Index lhs_stride, Eigen::Index dept
 // L1 for the others. (Blocks of rows outside and panels inside read the whole of rhs from L2
 // for every block: at N=32 and d_model=64, 4 times 48 KiB of projection weights.)
 template <Eigen::Index kGroups, typename Columns>
-void multiply_panel(const float* lhs, Eigen::Index lhs_stride, Eigen::Index rows, Eigen::Index depth,
-                    const Columns& columns) {
+void multiply_panel(const float* lhs, Eigen::Index lhs_stride, Eigen::Index rows,
+                    Eigen::Index depth, const Columns& columns) {
   Eigen::Index i = 0;
   for (; i + kSmallRows <= rows; i += kSmallRows)
     multiply_block<kSmallRows, kGroups>(lhs + i * lhs_stride, lhs_stride, depth, columns, i);
   for (; i + 4 <= rows; i += 4)
     multiply_block<4, kGroups>(lhs + i * lhs_stride, lhs_stride, depth, columns, i);
-  for (; i < rows; ++i) multiply_block<1, kGroups>(lhs + i * lhs_stride, lhs_stride, depth, columns, i);
+  for (; i < rows; ++i)
+    multiply_block<1, kGroups>(lhs + i * lhs_stride, lhs_stride, depth, columns, i);
 }
 
 // `count` groups of columns: panels of 3 groups, and 2 + 2 rather than 3 + 1 at the end (a panel
 // of one group does an eighth of the work per load that one of three does).
 template <typename Columns>
-void multiply_groups(const float* lhs, Eigen::Index lhs_stride, Eigen::Index rows, Eigen::Index depth,
-                     const Columns& columns, Eigen::Index count) {
+void multiply_groups(const float* lhs, Eigen::Index lhs_stride, Eigen::Index rows,
+                     Eigen::Index depth, const Columns& columns, Eigen::Index count) {
   Eigen::Index g = 0;
   if constexpr (kSmallGroups == 3)
     for (; g + 3 <= count && count - g != 4; g += 3)
@@ -256,14 +265,16 @@ void multiply_by_size(const Eigen::MatrixBase<Lhs>& lhs, const Eigen::MatrixBase
   const Eigen::Index a_stride = lhs.derived().outerStride(), b_stride = rhs.derived().outerStride();
   const Eigen::Index c_stride = dst.derived().outerStride();
   const Eigen::Index full = cols / kLanes * kLanes, rest = cols - full;
-  multiply_groups(a, a_stride, rows, depth, MatrixColumns<GroupKind::kFull>{b, b_stride, c, c_stride, 0},
-                  full / kLanes);
+  multiply_groups(a, a_stride, rows, depth,
+                  MatrixColumns<GroupKind::kFull>{b, b_stride, c, c_stride, 0}, full / kLanes);
   if (rest > 8)
-    multiply_panel<1>(a, a_stride, rows, depth,
-                      MatrixColumns<GroupKind::kPartial>{b + full, b_stride, c + full, c_stride, rest});
+    multiply_panel<1>(
+        a, a_stride, rows, depth,
+        MatrixColumns<GroupKind::kPartial>{b + full, b_stride, c + full, c_stride, rest});
   else if (rest > 0)
-    multiply_panel<1>(a, a_stride, rows, depth,
-                      MatrixColumns<GroupKind::kUpToEight>{b + full, b_stride, c + full, c_stride, rest});
+    multiply_panel<1>(
+        a, a_stride, rows, depth,
+        MatrixColumns<GroupKind::kUpToEight>{b + full, b_stride, c + full, c_stride, rest});
 }
 
 }  // namespace

@@ -45,19 +45,30 @@ struct Lanes {
 };
 
 // The first n lanes (n in [0, 16]).
-inline __mmask16 first_lanes(Eigen::Index n) { return static_cast<__mmask16>((1u << n) - 1u); }
+inline __mmask16 first_lanes(Eigen::Index n) {
+  return static_cast<__mmask16>((1u << n) - 1u);
+}
 
-inline Lanes zero() { return {_mm512_setzero_ps()}; }
-inline Lanes broadcast(float x) { return {_mm512_set1_ps(x)}; }
-inline Lanes load(const float* x) { return {_mm512_loadu_ps(x)}; }
-inline void store(float* x, Lanes a) { _mm512_storeu_ps(x, a.v); }
+inline Lanes zero() {
+  return {_mm512_setzero_ps()};
+}
+inline Lanes broadcast(float x) {
+  return {_mm512_set1_ps(x)};
+}
+inline Lanes load(const float* x) {
+  return {_mm512_loadu_ps(x)};
+}
+inline void store(float* x, Lanes a) {
+  _mm512_storeu_ps(x, a.v);
+}
 // The first n < 16 floats at x, the other lanes `pad`; and the first n lanes back to x. Up to 8
 // floats go through a 32-byte access: a masked 64-byte store whose footprint crosses a cache
 // line costs about 5 cycles even when the lanes it writes do not (the rows of a head 8 wide, or
 // of a weight matrix, lie at every 32 bytes).
 inline Lanes load_partial(const float* x, Eigen::Index n, float pad) {
   if (n <= 8) {
-    const __m256 low = _mm256_mask_loadu_ps(_mm256_set1_ps(pad), static_cast<__mmask8>(first_lanes(n)), x);
+    const __m256 low =
+        _mm256_mask_loadu_ps(_mm256_set1_ps(pad), static_cast<__mmask8>(first_lanes(n)), x);
     return {_mm512_insertf32x8(_mm512_set1_ps(pad), low, 0)};
   }
   return {_mm512_mask_loadu_ps(_mm512_set1_ps(pad), first_lanes(n), x)};
@@ -78,7 +89,9 @@ inline void store_partial(float* x, Lanes a, Eigen::Index n) {
 struct EightLanes {
   __m256 v;
 };
-inline EightLanes zero_eight() { return {_mm256_setzero_ps()}; }
+inline EightLanes zero_eight() {
+  return {_mm256_setzero_ps()};
+}
 // The first n ≤ 8 floats at x, the other lanes 0; and the first n lanes back to x.
 inline EightLanes load_eight(const float* x, Eigen::Index n) {
   return {_mm256_maskz_loadu_ps(static_cast<__mmask8>(first_lanes(n)), x)};
@@ -127,7 +140,8 @@ inline Lanes load_column(const float* x, Eigen::Index stride) {
   return {_mm512_i32gather_ps(column_offsets(stride), x, 4)};
 }
 inline Lanes load_column_partial(const float* x, Eigen::Index stride, Eigen::Index n) {
-  return {_mm512_mask_i32gather_ps(_mm512_setzero_ps(), first_lanes(n), column_offsets(stride), x, 4)};
+  return {
+      _mm512_mask_i32gather_ps(_mm512_setzero_ps(), first_lanes(n), column_offsets(stride), x, 4)};
 }
 
 // Groups of keys (the weighted sum of a head whose d_v divides 16: kKeys = 16 / d_v keys' values
@@ -138,7 +152,8 @@ template <int kKeys>
 inline Lanes broadcast_keys(const float* x) {
   static_assert(kKeys == 2 || kKeys == 4 || kKeys == 8 || kKeys == 16);
   if constexpr (kKeys == 2)
-    return {_mm512_castsi512_ps(_mm512_broadcastq_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(x))))};
+    return {_mm512_castsi512_ps(
+        _mm512_broadcastq_epi64(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(x))))};
   else if constexpr (kKeys == 4)
     return {_mm512_broadcast_f32x4(_mm_loadu_ps(x))};
   else if constexpr (kKeys == 8)
@@ -148,8 +163,9 @@ inline Lanes broadcast_keys(const float* x) {
 }
 template <int kKeys>
 inline Lanes broadcast_keys_partial(const float* x, Eigen::Index n) {
-  const __m512i repeat = _mm512_and_si512(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                          _mm512_set1_epi32(kKeys - 1));
+  const __m512i repeat =
+      _mm512_and_si512(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                       _mm512_set1_epi32(kKeys - 1));
   return {_mm512_permutexvar_ps(repeat, _mm512_maskz_loadu_ps(first_lanes(n), x))};
 }
 // The 16 lanes as a (kRows, 16 / kRows) row-major matrix, transposed: lane c·kRows + r of the
@@ -169,23 +185,40 @@ inline Lanes transpose(Lanes a) {
 inline Lanes add_adjacent_pairs(Lanes a, Lanes b) {
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
   const __m512i odd = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-  return {_mm512_add_ps(_mm512_permutex2var_ps(a.v, even, b.v), _mm512_permutex2var_ps(a.v, odd, b.v))};
+  return {
+      _mm512_add_ps(_mm512_permutex2var_ps(a.v, even, b.v), _mm512_permutex2var_ps(a.v, odd, b.v))};
 }
 
-inline Lanes operator+(Lanes a, Lanes b) { return {_mm512_add_ps(a.v, b.v)}; }
-inline Lanes operator-(Lanes a, Lanes b) { return {_mm512_sub_ps(a.v, b.v)}; }
-inline Lanes operator*(Lanes a, Lanes b) { return {_mm512_mul_ps(a.v, b.v)}; }
-inline Lanes operator/(Lanes a, Lanes b) { return {_mm512_div_ps(a.v, b.v)}; }
+inline Lanes operator+(Lanes a, Lanes b) {
+  return {_mm512_add_ps(a.v, b.v)};
+}
+inline Lanes operator-(Lanes a, Lanes b) {
+  return {_mm512_sub_ps(a.v, b.v)};
+}
+inline Lanes operator*(Lanes a, Lanes b) {
+  return {_mm512_mul_ps(a.v, b.v)};
+}
+inline Lanes operator/(Lanes a, Lanes b) {
+  return {_mm512_div_ps(a.v, b.v)};
+}
 // a · b + c in one rounding.
-inline Lanes multiply_add(Lanes a, Lanes b, Lanes c) { return {_mm512_fmadd_ps(a.v, b.v, c.v)}; }
+inline Lanes multiply_add(Lanes a, Lanes b, Lanes c) {
+  return {_mm512_fmadd_ps(a.v, b.v, c.v)};
+}
 // a · x[0] + c, the scalar broadcast from memory.
 inline Lanes multiply_add(Lanes a, const float* x, Lanes c) {
   return {_mm512_fmadd_ps(a.v, _mm512_set1_ps(*x), c.v)};
 }
-inline Lanes max(Lanes a, Lanes b) { return {_mm512_max_ps(a.v, b.v)}; }
+inline Lanes max(Lanes a, Lanes b) {
+  return {_mm512_max_ps(a.v, b.v)};
+}
 
-inline float reduce_max(Lanes a) { return _mm512_reduce_max_ps(a.v); }
-inline float reduce_sum(Lanes a) { return _mm512_reduce_add_ps(a.v); }
+inline float reduce_max(Lanes a) {
+  return _mm512_reduce_max_ps(a.v);
+}
+inline float reduce_sum(Lanes a) {
+  return _mm512_reduce_add_ps(a.v);
+}
 
 // Lane i of the result is the sum (the largest) of the 16 lanes of rows[i]: 16 reductions in 15
 // operations and 30 shuffles, where one at a time takes 4 dependent operations and 4 shuffles
@@ -200,7 +233,8 @@ inline Lanes reduce_rows(const Lanes* rows, Operation operation) {
                          _mm512_unpackhi_ps(rows[2 * i].v, rows[2 * i + 1].v));
   for (int i = 0; i < 4; ++i) {
     const __m512d a = _mm512_castps_pd(pairs[2 * i]), b = _mm512_castps_pd(pairs[2 * i + 1]);
-    quads[i] = operation(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)), _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
+    quads[i] = operation(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)),
+                         _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
   }
   for (int i = 0; i < 2; ++i)
     halves[i] = operation(_mm512_shuffle_f32x4(quads[2 * i], quads[2 * i + 1], 0x88),
@@ -224,13 +258,16 @@ inline Lanes set_from_lane(Lanes a, Eigen::Index first, float value) {
 // a with value in each lane j < n where flags[j] == 0.
 inline Lanes set_where_zero(Lanes a, const std::uint8_t* flags, Eigen::Index n, float value) {
   const __m128i bytes = _mm_maskz_loadu_epi8(first_lanes(n), flags);
-  const __mmask16 zero_flags = static_cast<__mmask16>(_mm_testn_epi8_mask(bytes, bytes) & first_lanes(n));
+  const __mmask16 zero_flags =
+      static_cast<__mmask16>(_mm_testn_epi8_mask(bytes, bytes) & first_lanes(n));
   return {_mm512_mask_mov_ps(a.v, zero_flags, _mm512_set1_ps(value))};
 }
 
 // tanh of each lane: Eigen's own (its rational approximation, the one Eigen's array tanh() uses
 // for floats), on the register.
-inline Lanes tanh(Lanes a) { return {Eigen::internal::ptanh(a.v)}; }
+inline Lanes tanh(Lanes a) {
+  return {Eigen::internal::ptanh(a.v)};
+}
 
 // e^x for each lane, for x <= 0 or -inf (the softmax's score - max; not NaN): within 1e-7 in
 // absolute terms, and 1e-7·(1 + |x|) relative (t below is rounded to float); exactly 0 below -87
@@ -242,7 +279,8 @@ inline Lanes tanh(Lanes a) { return {Eigen::internal::ptanh(a.v)}; }
 // (vscalefps). The chain is 11 operations deep: a short row's exps are latency-bound.
 inline Lanes exp_of_nonpositive(Lanes a) {
   const __mmask16 in_range = _mm512_cmp_ps_mask(a.v, _mm512_set1_ps(-87.0f), _CMP_GE_OQ);
-  const __m512 t = _mm512_max_ps(_mm512_mul_ps(a.v, _mm512_set1_ps(1.44269504088896341f)), _mm512_set1_ps(-126.0f));
+  const __m512 t = _mm512_max_ps(_mm512_mul_ps(a.v, _mm512_set1_ps(1.44269504088896341f)),
+                                 _mm512_set1_ps(-126.0f));
   const __m512 f = _mm512_reduce_ps(t, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);  // t - floor(t)
   __m512 p = _mm512_set1_ps(2.170225240e-4f);
   p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.243968872e-3f));
@@ -264,11 +302,17 @@ struct Lanes {
   Eigen::Array<float, 16, 1> v;
 };
 
-inline Lanes zero() { return {Eigen::Array<float, 16, 1>::Zero()}; }
-inline Lanes broadcast(float x) { return {Eigen::Array<float, 16, 1>::Constant(x)}; }
-inline Lanes load(const float* x) { return {Eigen::Map<const Eigen::Array<float, 16, 1>>(x)}; }
+inline Lanes zero() {
+  return {Eigen::Array<float, 16, 1>::Zero()};
+}
+inline Lanes broadcast(float x) {
+  return {Eigen::Array<float, 16, 1>::Constant(x)};
+}
+inline Lanes load(const float* x) {
+  return {Eigen::Map<const Eigen::Array<float, 16, 1> >(x)};
+}
 inline void store(float* x, Lanes a) {
-  Eigen::Map<Eigen::Array<float, 16, 1>> target(x);
+  Eigen::Map<Eigen::Array<float, 16, 1> > target(x);
   target = a.v;
 }
 // A whole group of 8 as one fixed-size copy, the rest a float at a time (a loop over all n
@@ -277,7 +321,7 @@ inline Lanes load_partial(const float* x, Eigen::Index n, float pad) {
   Lanes a = broadcast(pad);
   Eigen::Index j = 0;
   if (n >= 8) {
-    a.v.head<8>() = Eigen::Map<const Eigen::Array<float, 8, 1>>(x);
+    a.v.head<8>() = Eigen::Map<const Eigen::Array<float, 8, 1> >(x);
     j = 8;
   }
   for (; j < n; ++j) a.v[j] = x[j];
@@ -286,7 +330,7 @@ inline Lanes load_partial(const float* x, Eigen::Index n, float pad) {
 inline void store_partial(float* x, Lanes a, Eigen::Index n) {
   Eigen::Index j = 0;
   if (n >= 8) {
-    Eigen::Map<Eigen::Array<float, 8, 1>> target(x);
+    Eigen::Map<Eigen::Array<float, 8, 1> > target(x);
     target = a.v.head<8>();
     j = 8;
   }
@@ -296,24 +340,30 @@ inline void store_partial(float* x, Lanes a, Eigen::Index n) {
 struct EightLanes {
   Eigen::Array<float, 8, 1> v;
 };
-inline EightLanes zero_eight() { return {Eigen::Array<float, 8, 1>::Zero()}; }
+inline EightLanes zero_eight() {
+  return {Eigen::Array<float, 8, 1>::Zero()};
+}
 inline EightLanes load_eight(const float* x, Eigen::Index n) {
-  if (n == 8) return {Eigen::Map<const Eigen::Array<float, 8, 1>>(x)};
+  if (n == 8) return {Eigen::Map<const Eigen::Array<float, 8, 1> >(x)};
   EightLanes a = zero_eight();
   for (Eigen::Index j = 0; j < n; ++j) a.v[j] = x[j];
   return a;
 }
 inline void store_eight(float* x, EightLanes a, Eigen::Index n) {
   if (n == 8) {
-    Eigen::Map<Eigen::Array<float, 8, 1>> target(x);
+    Eigen::Map<Eigen::Array<float, 8, 1> > target(x);
     target = a.v;
     return;
   }
   for (Eigen::Index j = 0; j < n; ++j) x[j] = a.v[j];
 }
-inline EightLanes multiply_add(EightLanes a, const float* x, EightLanes c) { return {a.v * *x + c.v}; }
+inline EightLanes multiply_add(EightLanes a, const float* x, EightLanes c) {
+  return {a.v * *x + c.v};
+}
 
-inline void copy_partial(const float* src, float* dst, Eigen::Index n) { std::copy(src, src + n, dst); }
+inline void copy_partial(const float* src, float* dst, Eigen::Index n) {
+  std::copy(src, src + n, dst);
+}
 
 inline Lanes load_halves(const float* lo, const float* hi) {
   Lanes a;
@@ -367,13 +417,27 @@ inline Lanes add_adjacent_pairs(Lanes a, Lanes b) {
   return c;
 }
 
-inline Lanes operator+(Lanes a, Lanes b) { return {a.v + b.v}; }
-inline Lanes operator-(Lanes a, Lanes b) { return {a.v - b.v}; }
-inline Lanes operator*(Lanes a, Lanes b) { return {a.v * b.v}; }
-inline Lanes operator/(Lanes a, Lanes b) { return {a.v / b.v}; }
-inline Lanes multiply_add(Lanes a, Lanes b, Lanes c) { return {a.v * b.v + c.v}; }
-inline Lanes multiply_add(Lanes a, const float* x, Lanes c) { return {a.v * *x + c.v}; }
-inline Lanes max(Lanes a, Lanes b) { return {a.v.max(b.v)}; }
+inline Lanes operator+(Lanes a, Lanes b) {
+  return {a.v + b.v};
+}
+inline Lanes operator-(Lanes a, Lanes b) {
+  return {a.v - b.v};
+}
+inline Lanes operator*(Lanes a, Lanes b) {
+  return {a.v * b.v};
+}
+inline Lanes operator/(Lanes a, Lanes b) {
+  return {a.v / b.v};
+}
+inline Lanes multiply_add(Lanes a, Lanes b, Lanes c) {
+  return {a.v * b.v + c.v};
+}
+inline Lanes multiply_add(Lanes a, const float* x, Lanes c) {
+  return {a.v * *x + c.v};
+}
+inline Lanes max(Lanes a, Lanes b) {
+  return {a.v.max(b.v)};
+}
 
 // Halves folded together in registers (Eigen's own reductions of a fixed-size array go through
 // memory with GCC 12).
@@ -410,7 +474,9 @@ inline Lanes set_where_zero(Lanes a, const std::uint8_t* flags, Eigen::Index n, 
   return a;
 }
 
-inline Lanes tanh(Lanes a) { return {a.v.tanh()}; }
+inline Lanes tanh(Lanes a) {
+  return {a.v.tanh()};
+}
 
 // Eigen's exp, with results below -87 made exactly 0 as in the AVX-512 path (Eigen's vectorized
 // exp of a very negative x is a denormal, about 1e-39, with SSE or AVX).
@@ -428,7 +494,11 @@ inline Lanes exp_of_nonpositive(Lanes a) {
 
 // sum + a·0, one multiply-add: a·0 is 0 for a finite a (however large) and NaN for ±inf or NaN,
 // so a sum of them stays 0 until it meets one, and then stays NaN (all_finite()).
-inline Lanes add_finiteness(Lanes sum, Lanes a) { return multiply_add(a, zero(), sum); }
-inline bool all_finite(Lanes finiteness_sum) { return !std::isnan(reduce_sum(finiteness_sum)); }
+inline Lanes add_finiteness(Lanes sum, Lanes a) {
+  return multiply_add(a, zero(), sum);
+}
+inline bool all_finite(Lanes finiteness_sum) {
+  return !std::isnan(reduce_sum(finiteness_sum));
+}
 
 }  // namespace attnviz::lanes

@@ -8,28 +8,44 @@ namespace attnviz {
 
 std::string_view to_string(ParameterName name) {
   switch (name) {
-    case ParameterName::W_Q: return "W_Q";
-    case ParameterName::W_K: return "W_K";
-    case ParameterName::W_V: return "W_V";
-    case ParameterName::W_a: return "W_a";
-    case ParameterName::W_1: return "W_1";
-    case ParameterName::W_2: return "W_2";
-    case ParameterName::v_a: return "v_a";
-    case ParameterName::W_O: return "W_O";
+    case ParameterName::W_Q:
+      return "W_Q";
+    case ParameterName::W_K:
+      return "W_K";
+    case ParameterName::W_V:
+      return "W_V";
+    case ParameterName::W_a:
+      return "W_a";
+    case ParameterName::W_1:
+      return "W_1";
+    case ParameterName::W_2:
+      return "W_2";
+    case ParameterName::v_a:
+      return "v_a";
+    case ParameterName::W_O:
+      return "W_O";
   }
   return "?";
 }
 
 Shape expected_shape(ParameterName name, const AttentionConfig& c) {
   switch (name) {
-    case ParameterName::W_Q: return {c.d_model, c.d_k};
-    case ParameterName::W_K: return {c.d_model, c.d_k};
-    case ParameterName::W_V: return {c.d_model, c.d_v};
-    case ParameterName::W_a: return {c.d_k, c.d_k};
-    case ParameterName::W_1: return {c.d_k, c.d_att};
-    case ParameterName::W_2: return {c.d_k, c.d_att};
-    case ParameterName::v_a: return {1, c.d_att};
-    case ParameterName::W_O: return {static_cast<Eigen::Index>(c.heads) * c.d_v, c.d_model};
+    case ParameterName::W_Q:
+      return {c.d_model, c.d_k};
+    case ParameterName::W_K:
+      return {c.d_model, c.d_k};
+    case ParameterName::W_V:
+      return {c.d_model, c.d_v};
+    case ParameterName::W_a:
+      return {c.d_k, c.d_k};
+    case ParameterName::W_1:
+      return {c.d_k, c.d_att};
+    case ParameterName::W_2:
+      return {c.d_k, c.d_att};
+    case ParameterName::v_a:
+      return {1, c.d_att};
+    case ParameterName::W_O:
+      return {static_cast<Eigen::Index>(c.heads) * c.d_v, c.d_model};
   }
   return {};
 }
@@ -42,16 +58,24 @@ auto& parameter_impl(P& parameters, ParameterName name, int head) {
   if (name == ParameterName::W_O) return parameters.W_O;
   auto& h = parameters.heads[static_cast<std::size_t>(head)];
   switch (name) {
-    case ParameterName::W_Q: return h.W_Q;
-    case ParameterName::W_K: return h.W_K;
-    case ParameterName::W_V: return h.W_V;
-    case ParameterName::W_a: return h.W_a;
-    case ParameterName::W_1: return h.W_1;
-    default: return h.W_2;
+    case ParameterName::W_Q:
+      return h.W_Q;
+    case ParameterName::W_K:
+      return h.W_K;
+    case ParameterName::W_V:
+      return h.W_V;
+    case ParameterName::W_a:
+      return h.W_a;
+    case ParameterName::W_1:
+      return h.W_1;
+    default:
+      return h.W_2;
   }
 }
 
-bool is_per_head(ParameterName name) { return name != ParameterName::W_O; }
+bool is_per_head(ParameterName name) {
+  return name != ParameterName::W_O;
+}
 
 Eigen::Index fan_in(ParameterName name, const Shape& shape) {
   return name == ParameterName::v_a ? shape.cols : shape.rows;
@@ -136,15 +160,15 @@ namespace {
 
 // Shape and finiteness of one parameter; builds a message (allocates) only on failure.
 template <typename Dense>
-std::string check_one(const Dense& matrix, const Shape& shape, ParameterName name, int head, bool values) {
+std::string check_one(const Dense& matrix, const Shape& shape, ParameterName name, int head,
+                      bool values) {
   const bool per_head = is_per_head(name);
   const auto prefix = [&] {
     return std::string(to_string(name)) + (per_head ? "[" + std::to_string(head) + "]" : "");
   };
   if (matrix.rows() != shape.rows || matrix.cols() != shape.cols)
-    return prefix() + " is " + std::to_string(matrix.rows()) + "x" +
-           std::to_string(matrix.cols()) + ", expected " + std::to_string(shape.rows) + "x" +
-           std::to_string(shape.cols);
+    return prefix() + " is " + std::to_string(matrix.rows()) + "x" + std::to_string(matrix.cols()) +
+           ", expected " + std::to_string(shape.rows) + "x" + std::to_string(shape.cols);
   if (!values || all_finite(matrix)) return {};
   for (Eigen::Index r = 0; r < matrix.rows(); ++r)
     for (Eigen::Index c = 0; c < matrix.cols(); ++c)
@@ -164,11 +188,13 @@ namespace {
 
 // Whether check_parameters() looks at this parameter's values.
 bool values_checked(ParameterName name, const AttentionConfig& config, ValueCheck values) {
-  const bool projection = name == ParameterName::W_Q || name == ParameterName::W_K || name == ParameterName::W_V;
-  const bool used = projection || name == ParameterName::W_O ||
-                    (name == ParameterName::W_a && config.compatibility == Compatibility::General) ||
-                    ((name == ParameterName::W_1 || name == ParameterName::W_2 || name == ParameterName::v_a) &&
-                     config.compatibility == Compatibility::Additive);
+  const bool projection =
+      name == ParameterName::W_Q || name == ParameterName::W_K || name == ParameterName::W_V;
+  const bool used =
+      projection || name == ParameterName::W_O ||
+      (name == ParameterName::W_a && config.compatibility == Compatibility::General) ||
+      ((name == ParameterName::W_1 || name == ParameterName::W_2 || name == ParameterName::v_a) &&
+       config.compatibility == Compatibility::Additive);
   return values == ValueCheck::All || (values == ValueCheck::Used && used) ||
          (values == ValueCheck::UsedExceptProjections && used && !projection);
 }
@@ -176,15 +202,17 @@ bool values_checked(ParameterName name, const AttentionConfig& config, ValueChec
 // Calls check(matrix, shape, name, head, check_values) for every parameter in order until one
 // returns something that converts to true; returns that, or a default-constructed Result.
 template <typename Result, typename Check>
-Result first_problem(const Parameters& p, const AttentionConfig& config, ValueCheck values, Check check) {
+Result first_problem(const Parameters& p, const AttentionConfig& config, ValueCheck values,
+                     Check check) {
   for (ParameterName name : kAllParameterNames) {
     const Shape shape = expected_shape(name, config);
     const bool check_values = values_checked(name, config, values);
     const int head_count = is_per_head(name) ? config.heads : 1;
     for (int head = 0; head < head_count; ++head) {
-      Result problem = name == ParameterName::v_a
-                           ? check(p.heads[static_cast<std::size_t>(head)].v_a, shape, name, head, check_values)
-                           : check(parameter(p, name, head), shape, name, head, check_values);
+      Result problem =
+          name == ParameterName::v_a
+              ? check(p.heads[static_cast<std::size_t>(head)].v_a, shape, name, head, check_values)
+              : check(parameter(p, name, head), shape, name, head, check_values);
       if (problem) return problem;
     }
   }
@@ -213,10 +241,12 @@ Status check_parameters(const Parameters& p, const AttentionConfig& config, Valu
 
 bool parameters_valid(const Parameters& p, const AttentionConfig& config, ValueCheck values) {
   if (p.heads.size() != static_cast<std::size_t>(config.heads)) return false;
-  return !first_problem<bool>(p, config, values, [](const auto& matrix, const Shape& shape, ParameterName, int,
-                                                   bool check_values) {
-    return matrix.rows() != shape.rows || matrix.cols() != shape.cols || (check_values && !all_finite(matrix));
-  });
+  return !first_problem<bool>(
+      p, config, values,
+      [](const auto& matrix, const Shape& shape, ParameterName, int, bool check_values) {
+        return matrix.rows() != shape.rows || matrix.cols() != shape.cols ||
+               (check_values && !all_finite(matrix));
+      });
 }
 
 }  // namespace attnviz

@@ -58,8 +58,7 @@ void seed_parameter(Parameters& parameters, ParameterName name, int head, std::u
 
 // Resizes to `config`, keeping every existing value whose cell still exists and drawing only
 // the new cells from the seed (heads added, rows or columns added).
-void reshape_parameters(Parameters& parameters, const AttentionConfig& config,
-                        std::uint64_t seed);
+void reshape_parameters(Parameters& parameters, const AttentionConfig& config, std::uint64_t seed);
 
 // Which values check_parameters() looks at (it checks every shape): every parameter's (All);
 // those of the parameters that the config's compatibility function uses (Used: W_Q, W_K, W_V and
@@ -74,7 +73,8 @@ Status check_parameters(const Parameters& parameters, const AttentionConfig& con
 
 // check_parameters(...).is_ok() without building any string: for a caller on every recompute,
 // which asks check_parameters() for the message only when this is false.
-bool parameters_valid(const Parameters& parameters, const AttentionConfig& config, ValueCheck values = ValueCheck::All);
+bool parameters_valid(const Parameters& parameters, const AttentionConfig& config,
+                      ValueCheck values = ValueCheck::All);
 
 // "is NaN", "is +infinity" or "is -infinity".
 std::string describe_non_finite(float value);

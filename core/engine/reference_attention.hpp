@@ -11,8 +11,8 @@
 // a mask of (n_query, n_key) or none).
 #pragma once
 
-#include "core/engine/parameters.hpp"
 #include "core/base/types.hpp"
+#include "core/engine/parameters.hpp"
 
 #include <vector>
 

@@ -48,15 +48,17 @@ Rgba8 from_lch(double L, double C, double hue_degrees) {
   return out;
 }
 
-double mix(double a, double b, double t) { return a + (b - a) * t; }
+double mix(double a, double b, double t) {
+  return a + (b - a) * t;
+}
 
 Colormap make_sequential() {
   Colormap map;
   for (int i = 0; i < kColormapSize; ++i) {
     const double t = i / double(kColormapSize - 1);
     const double L = mix(0.30, 0.93, t);
-    const double hue = mix(295.0, 100.0, t);            // violet -> blue -> teal -> green -> yellow
-    const double C = 0.13 + 0.05 * std::pow(t, 3.0);   // a little more colour at the bright end
+    const double hue = mix(295.0, 100.0, t);          // violet -> blue -> teal -> green -> yellow
+    const double C = 0.13 + 0.05 * std::pow(t, 3.0);  // a little more colour at the bright end
     map[size_t(i)] = from_lch(L, C, hue);
   }
   return map;
@@ -95,10 +97,14 @@ Colormap make_diverging(double zero_lightness, double end_lightness, double end_
 
 std::string_view to_string(ColormapId id) {
   switch (id) {
-    case ColormapId::Sequential: return "sequential";
-    case ColormapId::ColorBlindSafe: return "color-blind safe";
-    case ColormapId::Diverging: return "diverging";
-    case ColormapId::DivergingDark: return "diverging (dark)";
+    case ColormapId::Sequential:
+      return "sequential";
+    case ColormapId::ColorBlindSafe:
+      return "color-blind safe";
+    case ColormapId::Diverging:
+      return "diverging";
+    case ColormapId::DivergingDark:
+      return "diverging (dark)";
   }
   return "?";
 }
@@ -119,8 +125,7 @@ bool oklab_to_srgb(float L, float a, float b, Rgba8& out) {
 
 const Colormap& colormap(ColormapId id) {
   static const std::array<Colormap, kColormapCount> maps = {
-      make_sequential(), make_color_blind_safe(),
-      make_diverging(0.97, 0.52, 0.16),
+      make_sequential(), make_color_blind_safe(), make_diverging(0.97, 0.52, 0.16),
       // The dark theme's window is at OKLab L 0.24: zero a step above it, the ends as light as
       // the light map's are dark, with a little more colour.
       make_diverging(0.32, 0.68, 0.17)};  // immutable tables
@@ -132,7 +137,9 @@ int colormap_index(float t) {
   return std::min(kColormapSize - 1, static_cast<int>(std::lround(t * (kColormapSize - 1))));
 }
 
-Rgba8 sample(ColormapId id, float t) { return colormap(id)[size_t(colormap_index(t))]; }
+Rgba8 sample(ColormapId id, float t) {
+  return colormap(id)[size_t(colormap_index(t))];
+}
 
 float contrast_scale_top(const Matrix& weights) {
   float top = 0.0f;

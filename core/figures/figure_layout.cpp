@@ -37,7 +37,8 @@ HeatmapGeometry layout_heatmap(Rect area, int rows, int cols, const HeatmapStyle
     const float room_h = std::min((area.h - label_h) / static_cast<float>(rows), style.max_cell_h);
     const float square = std::min(room_w, room_h);
     if (rows == cols) return std::array<float, 2>{square, square};
-    return std::array<float, 2>{std::max(square, room_w - square), std::max(square, room_h - square)};
+    return std::array<float, 2>{std::max(square, room_w - square),
+                                std::max(square, room_h - square)};
   };
   // First try horizontal key labels (one line above the grid).
   float label_h = style.line_height + pad;
@@ -54,11 +55,13 @@ HeatmapGeometry layout_heatmap(Rect area, int rows, int cols, const HeatmapStyle
   if (!(cell[0] > 0 && cell[1] > 0)) return g;
   g.cell_w = cell[0];
   g.cell_h = cell[1];
-  const float grid_w = g.cell_w * static_cast<float>(cols), grid_h = g.cell_h * static_cast<float>(rows);
+  const float grid_w = g.cell_w * static_cast<float>(cols),
+              grid_h = g.cell_h * static_cast<float>(rows);
   g.grid = {std::round(area.x + label_w), std::round(area.y + label_h), grid_w, grid_h};
   g.row_labels = {area.x, g.grid.y, label_w - pad, grid_h};
   g.column_labels = {g.grid.x, area.y, grid_w, label_h - pad};
-  g.show_values = std::min(g.cell_w, g.cell_h) >= style.line_height * 1.6f && g.cell_w >= style.value_text_width + 6.0f;
+  g.show_values = std::min(g.cell_w, g.cell_h) >= style.line_height * 1.6f &&
+                  g.cell_w >= style.value_text_width + 6.0f;
   return g;
 }
 
@@ -70,10 +73,9 @@ std::vector<int> visible_labels(int count, float cell_extent, float label_extent
                                 int always_b) {
   std::vector<int> out;
   if (count <= 0) return out;
-  const int stride =
-      cell_extent >= label_extent || cell_extent <= 0
-          ? 1
-          : static_cast<int>(std::ceil(label_extent / cell_extent));
+  const int stride = cell_extent >= label_extent || cell_extent <= 0
+                         ? 1
+                         : static_cast<int>(std::ceil(label_extent / cell_extent));
   for (int i = 0; i < count; i += stride) out.push_back(i);
   for (int extra : {always_a, always_b})
     if (extra >= 0 && extra < count && extra % stride != 0) out.push_back(extra);
@@ -103,16 +105,21 @@ std::vector<SlotLabel> place_slot_labels(float left, float right, float slot_wid
     taken.push_back({x, x + width});
   };
   for (const int i : {always_a, always_b})
-    if (i >= 0 && i < count && labels[static_cast<std::size_t>(i)].form == SlotLabel::Form::Hidden) {
+    if (i >= 0 && i < count &&
+        labels[static_cast<std::size_t>(i)].form == SlotLabel::Form::Hidden) {
       const float width = whole_widths[static_cast<std::size_t>(i)];
       place(i, SlotLabel::Form::Whole, centred(i, width), width);
     }
   for (int i = 0; i < count; ++i) {
     if (i == always_a || i == always_b) continue;
     const float whole = whole_widths[static_cast<std::size_t>(i)];
-    const float cut = i < static_cast<int>(short_widths.size()) ? short_widths[static_cast<std::size_t>(i)] : 0.0f;
-    if (const float x = centred(i, whole); free(x, whole)) place(i, SlotLabel::Form::Whole, x, whole);
-    else if (const float xs = centred(i, cut); cut > 0 && free(xs, cut)) place(i, SlotLabel::Form::Short, xs, cut);
+    const float cut = i < static_cast<int>(short_widths.size())
+                          ? short_widths[static_cast<std::size_t>(i)]
+                          : 0.0f;
+    if (const float x = centred(i, whole); free(x, whole))
+      place(i, SlotLabel::Form::Whole, x, whole);
+    else if (const float xs = centred(i, cut); cut > 0 && free(xs, cut))
+      place(i, SlotLabel::Form::Short, xs, cut);
   }
   return labels;
 }
@@ -139,9 +146,11 @@ ArrowsGeometry layout_arrows(Rect area, int left_count, int right_count, float l
 std::optional<std::array<int, 2>> ArrowsGeometry::hit(float x, float y, float label_width) const {
   if (!area.contains(x, y)) return std::nullopt;
   if (x < area.x + label_width + 8.0f && left_step > 0)
-    return std::array<int, 2>{0, std::clamp(static_cast<int>((y - top) / left_step), 0, left_count - 1)};
+    return std::array<int, 2>{
+        0, std::clamp(static_cast<int>((y - top) / left_step), 0, left_count - 1)};
   if (x > area.right() - label_width - 8.0f && right_step > 0)
-    return std::array<int, 2>{1, std::clamp(static_cast<int>((y - top) / right_step), 0, right_count - 1)};
+    return std::array<int, 2>{
+        1, std::clamp(static_cast<int>((y - top) / right_step), 0, right_count - 1)};
   return std::nullopt;
 }
 

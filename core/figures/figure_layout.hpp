@@ -30,9 +30,9 @@ struct Rect {
 // -----------------------------------------------------------------------------
 struct HeatmapGeometry {
   int rows = 0, cols = 0;
-  Rect grid;              // the cells
-  Rect row_labels;        // to the left of the grid
-  Rect column_labels;     // above the grid
+  Rect grid;           // the cells
+  Rect row_labels;     // to the left of the grid
+  Rect column_labels;  // above the grid
   float cell_w = 0, cell_h = 0;
   bool vertical_column_labels = false;  // when the key labels do not fit across a cell
   bool show_values = false;             // cells big enough to print the weight
@@ -43,17 +43,17 @@ struct HeatmapGeometry {
 };
 
 struct HeatmapStyle {
-  float row_label_width = 80;     // widest query label
-  float column_label_width = 80;  // widest key label (horizontal text)
-  float line_height = 16;         // font height
+  float row_label_width = 80;              // widest query label
+  float column_label_width = 80;           // widest key label (horizontal text)
+  float line_height = 16;                  // font height
   float max_cell_w = 96, max_cell_h = 96;  // cells never grow past these
-  float value_text_width = 36;    // "0.00" in the font
+  float value_text_width = 36;             // "0.00" in the font
 };
 
-// Cells as large as the area allows (up to max_cell_w by max_cell_h), labels outside the grid: square for a
-// square matrix; for another, square unless the matrix's shape is far from the area's, when the
-// long side's cells widen (a strip becomes a readable grid). Under a pixel when the rows or
-// columns outnumber the area's pixels: the grid never leaves the area.
+// Cells as large as the area allows (up to max_cell_w by max_cell_h), labels outside the grid:
+// square for a square matrix; for another, square unless the matrix's shape is far from the area's,
+// when the long side's cells widen (a strip becomes a readable grid). Under a pixel when the rows
+// or columns outnumber the area's pixels: the grid never leaves the area.
 HeatmapGeometry layout_heatmap(Rect area, int rows, int cols, const HeatmapStyle& style);
 
 // -----------------------------------------------------------------------------
@@ -62,15 +62,16 @@ HeatmapGeometry layout_heatmap(Rect area, int rows, int cols, const HeatmapStyle
 // Which of `count` labels to draw along an axis of cells `cell_extent` wide when a label needs
 // `label_extent`: every one when they fit, else every k-th (always the first; the selected
 // and hovered ones are added when given).
-std::vector<int> visible_labels(int count, float cell_extent, float label_extent,
-                                int always_a = -1, int always_b = -1);
+std::vector<int> visible_labels(int count, float cell_extent, float label_extent, int always_a = -1,
+                                int always_b = -1);
 
 // Names under a row of equal slots (a bar chart's bars): slot i spans [left + i·slot_width,
 // left + (i + 1)·slot_width]. Each name is centred under its slot and kept within
 // [left, right]; names never overlap (at least `gap` apart). The `always` slots (the chosen and
 // the hovered one: -1 for none) are placed first, whole. Then, left to right, every other name
 // whole if it fits among those placed, else its short form (`short_widths[i]`: the name cut to
-// its slot with an ellipsis, measured by the caller; 0 when none is worth showing), else not at all.
+// its slot with an ellipsis, measured by the caller; 0 when none is worth showing), else not at
+// all.
 struct SlotLabel {
   enum class Form { Hidden, Whole, Short };
   Form form = Form::Hidden;

@@ -12,12 +12,14 @@
 namespace attnviz::view {
 
 int format_number_into(char* buffer, int size, float value, int decimals) {
-  if (!std::isfinite(value)) return std::snprintf(buffer, static_cast<std::size_t>(size), "overflow");
+  if (!std::isfinite(value))
+    return std::snprintf(buffer, static_cast<std::size_t>(size), "overflow");
   const float magnitude = std::fabs(value);
   if (magnitude >= 1e5f)
-    return std::snprintf(buffer, static_cast<std::size_t>(size), "%.*e", decimals > 0 ? decimals - 1 : 0,
-                         static_cast<double>(value));
-  const int n = std::snprintf(buffer, static_cast<std::size_t>(size), "%.*f", decimals, static_cast<double>(value));
+    return std::snprintf(buffer, static_cast<std::size_t>(size), "%.*e",
+                         decimals > 0 ? decimals - 1 : 0, static_cast<double>(value));
+  const int n = std::snprintf(buffer, static_cast<std::size_t>(size), "%.*f", decimals,
+                              static_cast<double>(value));
   // "-0.00" reads as a sign error to a student.
   if (n > 1 && buffer[0] == '-') {
     bool all_zero = true;
@@ -34,20 +36,22 @@ int format_number_into(char* buffer, int size, float value, int decimals) {
 int format_significant_into(char* buffer, int size, float value, int decimals, int significant) {
   const float magnitude = std::fabs(value);
   // `decimals` show `significant` digits: as format_number.
-  if (!std::isfinite(value) || magnitude >= std::pow(10.0f, static_cast<float>(significant - 1 - decimals)))
+  if (!std::isfinite(value) ||
+      magnitude >= std::pow(10.0f, static_cast<float>(significant - 1 - decimals)))
     return format_number_into(buffer, size, value, decimals);
   if (magnitude == 0.0f) return std::snprintf(buffer, static_cast<std::size_t>(size), "0");
   const int digits = std::max(1, significant);
   if (magnitude < 1e-4f)
-    return std::snprintf(buffer, static_cast<std::size_t>(size), "%.*e", digits - 1, static_cast<double>(value));
+    return std::snprintf(buffer, static_cast<std::size_t>(size), "%.*e", digits - 1,
+                         static_cast<double>(value));
   // The decimals that show `significant` digits, from the exponent of the rounded number: 0.0018
   // is 1.8e-03, three decimals to its first digit.
   char scientific[32];
   std::snprintf(scientific, sizeof scientific, "%.*e", digits - 1, static_cast<double>(magnitude));
   const char* e = std::strchr(scientific, 'e');
   const int exponent = e ? std::atoi(e + 1) : 0;
-  return std::snprintf(buffer, static_cast<std::size_t>(size), "%.*f", std::max(0, -exponent + digits - 1),
-                       static_cast<double>(value));
+  return std::snprintf(buffer, static_cast<std::size_t>(size), "%.*f",
+                       std::max(0, -exponent + digits - 1), static_cast<double>(value));
 }
 
 std::string format_significant(float value, int decimals, int significant) {
@@ -80,7 +84,8 @@ Result<float> parse_typed_number(std::string_view text) {
   const auto blank = [](char c) { return c == ' ' || c == '\t'; };
   while (!text.empty() && blank(text.front())) text.remove_prefix(1);
   while (!text.empty() && blank(text.back())) text.remove_suffix(1);
-  const std::string shown = "\"" + std::string(text.substr(0, 40)) + (text.size() > 40 ? "\xe2\x80\xa6" : "") + "\"";
+  const std::string shown =
+      "\"" + std::string(text.substr(0, 40)) + (text.size() > 40 ? "\xe2\x80\xa6" : "") + "\"";
   std::string number;
   if (text.substr(0, 3) == "\xe2\x88\x92") {  // U+2212 MINUS SIGN
     number = "-";
@@ -94,16 +99,22 @@ Result<float> parse_typed_number(std::string_view text) {
   const char* end = number.data() + number.size();
   double value = 0.0;
   const auto [stop, error] = std::from_chars(start, end, value);
-  if (error == std::errc::result_out_of_range) {  // past a double: too large, or (a negative exponent) too small
+  if (error == std::errc::result_out_of_range) {  // past a double: too large, or (a negative
+                                                  // exponent) too small
     if (number.find("e-") != std::string::npos || number.find("E-") != std::string::npos)
       return zero_with_note(shown);
-    return refused(shown + " is too large: a float reaches \xc2\xb1" "3.4e38");
+    return refused(shown +
+                   " is too large: a float reaches \xc2\xb1"
+                   "3.4e38");
   }
   if (error != std::errc() || stop != end) return refused(shown + " is not a number");
   if (std::isnan(value)) return refused("NaN is not a number a weight can hold");
   if (std::isinf(value)) return refused(shown + " is infinite: a weight must be finite");
-  if (!std::isfinite(value) || std::fabs(value) > static_cast<double>(std::numeric_limits<float>::max()))
-    return refused(shown + " is too large: a float reaches \xc2\xb1" "3.4e38");
+  if (!std::isfinite(value) ||
+      std::fabs(value) > static_cast<double>(std::numeric_limits<float>::max()))
+    return refused(shown +
+                   " is too large: a float reaches \xc2\xb1"
+                   "3.4e38");
   const float as_float = static_cast<float>(value);
   if (as_float == 0.0f && value != 0.0) return zero_with_note(shown);
   return as_float;

@@ -22,7 +22,8 @@ int format_number_into(char* buffer, int size, float value, int decimals = 2);
 // `significant` digits keeps that many: 0.0018 and 3.1e-06, not 0.00 (the weights of 256 keys
 // are a few thousandths each), 0.050. 0 is "0".
 std::string format_significant(float value, int decimals = 2, int significant = 2);
-int format_significant_into(char* buffer, int size, float value, int decimals = 2, int significant = 2);
+int format_significant_into(char* buffer, int size, float value, int decimals = 2,
+                            int significant = 2);
 
 // A number typed into a weight: "0.5", "-1e-3", "+2", " 3 ", "−0.5" (a typographic minus) or
 // "1,5" (a decimal comma, where there is no point). Either the value or why there is none, in

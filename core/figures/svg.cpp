@@ -1,8 +1,8 @@
 #include "core/figures/svg.hpp"
 
+#include "core/figures/figure_layout.hpp"
 #include "core/figures/format.hpp"
 #include "core/figures/head_colours.hpp"
-#include "core/figures/figure_layout.hpp"
 #include "core/text/utf8.hpp"
 
 #include <algorithm>
@@ -35,11 +35,14 @@ std::string hex(Rgba8 c) {
 }
 
 // α for a data attribute: three decimals, "overflow" when not finite (never "nan").
-std::string alpha_text(float value) { return format_number(value, 3); }
+std::string alpha_text(float value) {
+  return format_number(value, 3);
+}
 
 bool is_wide(char32_t c) {
-  return (c >= 0x1100 && c <= 0x115F) || (c >= 0x2E80 && c <= 0xA4CF) || (c >= 0xAC00 && c <= 0xD7A3) ||
-         (c >= 0xF900 && c <= 0xFAFF) || (c >= 0xFE30 && c <= 0xFE4F) || (c >= 0xFF00 && c <= 0xFF60) ||
+  return (c >= 0x1100 && c <= 0x115F) || (c >= 0x2E80 && c <= 0xA4CF) ||
+         (c >= 0xAC00 && c <= 0xD7A3) || (c >= 0xF900 && c <= 0xFAFF) ||
+         (c >= 0xFE30 && c <= 0xFE4F) || (c >= 0xFF00 && c <= 0xFF60) ||
          (c >= 0xFFE0 && c <= 0xFFE6) || (c >= 0x1F000 && c <= 0x1FAFF) || c >= 0x20000;
 }
 
@@ -73,8 +76,10 @@ std::string fit_text(const std::string& text, float max_width, float font) {
   return "\xe2\x80\xa6";
 }
 
-const std::string& label_at(const std::vector<std::string>& labels, int index, std::string& fallback) {
-  if (index >= 0 && static_cast<std::size_t>(index) < labels.size()) return labels[static_cast<std::size_t>(index)];
+const std::string& label_at(const std::vector<std::string>& labels, int index,
+                            std::string& fallback) {
+  if (index >= 0 && static_cast<std::size_t>(index) < labels.size())
+    return labels[static_cast<std::size_t>(index)];
   fallback = "#" + std::to_string(index);
   return fallback;
 }
@@ -96,15 +101,16 @@ float font_of(const SvgOptions& options) {
   return std::isfinite(options.font_size) ? std::clamp(options.font_size, 4.0f, 200.0f) : 14.0f;
 }
 
-void open_document(std::string& out, double width, double height, float font, const SvgOptions& options,
-                   const Colours& colours) {
+void open_document(std::string& out, double width, double height, float font,
+                   const SvgOptions& options, const Colours& colours) {
   out += "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  out += "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" + num(width) + "\" height=\"" +
-         num(height) + "\" viewBox=\"0 0 " + num(width) + " " + num(height) +
-         "\" font-family=\"DejaVu Sans, Verdana, Arial, sans-serif\" font-size=\"" + num(font) + "\">\n";
+  out += "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" + num(width) +
+         "\" height=\"" + num(height) + "\" viewBox=\"0 0 " + num(width) + " " + num(height) +
+         "\" font-family=\"DejaVu Sans, Verdana, Arial, sans-serif\" font-size=\"" + num(font) +
+         "\">\n";
   if (!options.title.empty()) out += "<title>" + xml_escape(options.title) + "</title>\n";
-  out += "<rect class=\"background\" x=\"0\" y=\"0\" width=\"" + num(width) + "\" height=\"" + num(height) +
-         "\" fill=\"" + hex(colours.background) + "\"/>\n";
+  out += "<rect class=\"background\" x=\"0\" y=\"0\" width=\"" + num(width) + "\" height=\"" +
+         num(height) + "\" fill=\"" + hex(colours.background) + "\"/>\n";
 }
 
 void add_text(std::string& out, double x, double y, const std::string& text, Rgba8 colour,
@@ -128,15 +134,28 @@ std::string xml_escape(std::string_view text) {
     std::size_t length = 1;
     const char32_t c = decode_utf8(text, offset, length);
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
       default: {
-        const bool forbidden = (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0xFFFE || c == 0xFFFF;
-        if (forbidden || c == 0xFFFD) append_utf8(out, 0xFFFD);  // also invalid bytes (decoded as U+FFFD)
-        else out.append(text.substr(offset, length));
+        const bool forbidden =
+            (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0xFFFE || c == 0xFFFF;
+        if (forbidden || c == 0xFFFD)
+          append_utf8(out, 0xFFFD);  // also invalid bytes (decoded as U+FFFD)
+        else
+          out.append(text.substr(offset, length));
       }
     }
     offset += length;
@@ -158,9 +177,11 @@ std::string heatmap_svg(const Matrix& weights, const std::vector<std::string>& q
   std::string fallback;
 
   // The same geometry as the app's view, in an area large enough for cells of the chosen size.
-  const float cell = options.cell_size > 0 && std::isfinite(options.cell_size)
-                         ? std::min(options.cell_size, 4096.0f)
-                         : std::clamp(std::floor(900.0f / static_cast<float>(std::max({rows, cols, 1}))), 2.0f, 56.0f);
+  const float cell =
+      options.cell_size > 0 && std::isfinite(options.cell_size)
+          ? std::min(options.cell_size, 4096.0f)
+          : std::clamp(std::floor(900.0f / static_cast<float>(std::max({rows, cols, 1}))), 2.0f,
+                       56.0f);
   const float label_limit = font * 10.0f;  // as the app: labels never take more than 10 em
   HeatmapStyle style;
   style.line_height = font;
@@ -168,9 +189,11 @@ std::string heatmap_svg(const Matrix& weights, const std::vector<std::string>& q
   style.value_text_width = text_width(format_number(0.0f, decimals), font);
   style.row_label_width = style.column_label_width = 0;
   for (int i = 0; i < rows; ++i)
-    style.row_label_width = std::max(style.row_label_width, text_width(label_at(query_labels, i, fallback), font));
+    style.row_label_width =
+        std::max(style.row_label_width, text_width(label_at(query_labels, i, fallback), font));
   for (int j = 0; j < cols; ++j)
-    style.column_label_width = std::max(style.column_label_width, text_width(label_at(key_labels, j, fallback), font));
+    style.column_label_width =
+        std::max(style.column_label_width, text_width(label_at(key_labels, j, fallback), font));
   style.row_label_width = std::min(style.row_label_width, label_limit);
   style.column_label_width = std::min(style.column_label_width, label_limit);
   const float margin = font, header = font * 2.2f;
@@ -179,10 +202,12 @@ std::string heatmap_svg(const Matrix& weights, const std::vector<std::string>& q
 
   // The header: the title on the left, the colour scale 0..1 on the right.
   const float bar_w = font * 8.0f;
-  const float title_w = options.title.empty() ? 0.0f : text_width(options.title, font) + font * 1.5f;
+  const float title_w =
+      options.title.empty() ? 0.0f : text_width(options.title, font) + font * 1.5f;
   const float grid_right = rows > 0 && cols > 0 ? g.grid.right() : margin;
   const float grid_bottom = rows > 0 && cols > 0 ? g.grid.bottom() : margin + header;
-  const double width = std::max(grid_right + margin, margin + title_w + font * 1.2f + bar_w + font * 2.5f + margin);
+  const double width =
+      std::max(grid_right + margin, margin + title_w + font * 1.2f + bar_w + font * 2.5f + margin);
   const double height = grid_bottom + margin;
 
   std::string out;
@@ -195,13 +220,17 @@ std::string heatmap_svg(const Matrix& weights, const std::vector<std::string>& q
   }
   out += "</linearGradient></defs>\n";
   const double baseline = margin + font * 0.9;
-  if (!options.title.empty()) add_text(out, margin, baseline, options.title, colours.text, nullptr, "class=\"title\"");
+  if (!options.title.empty())
+    add_text(out, margin, baseline, options.title, colours.text, nullptr, "class=\"title\"");
   const double bar_x = width - margin - font * 2.2 - bar_w;  // room for "1" or "0.04"
   add_text(out, bar_x - font * 0.3, baseline, "0", colours.text_dim, "end");
-  out += "<rect class=\"colour-scale\" x=\"" + num(bar_x) + "\" y=\"" + num(margin + font * 0.15) + "\" width=\"" +
-         num(bar_w) + "\" height=\"" + num(font * 0.8) + "\" fill=\"url(#colour-scale)\"/>\n";
-  const float top = options.scale_top > 0 && std::isfinite(options.scale_top) ? options.scale_top : 1.0f;
-  add_text(out, bar_x + bar_w + font * 0.3, baseline, top == 1.0f ? std::string("1") : format_number(top, 2), colours.text_dim);
+  out += "<rect class=\"colour-scale\" x=\"" + num(bar_x) + "\" y=\"" + num(margin + font * 0.15) +
+         "\" width=\"" + num(bar_w) + "\" height=\"" + num(font * 0.8) +
+         "\" fill=\"url(#colour-scale)\"/>\n";
+  const float top =
+      options.scale_top > 0 && std::isfinite(options.scale_top) ? options.scale_top : 1.0f;
+  add_text(out, bar_x + bar_w + font * 0.3, baseline,
+           top == 1.0f ? std::string("1") : format_number(top, 2), colours.text_dim);
   if (rows == 0 || cols == 0) {
     out += "</svg>\n";
     return out;
@@ -213,10 +242,10 @@ std::string heatmap_svg(const Matrix& weights, const std::vector<std::string>& q
     for (int j = 0; j < cols; ++j) {
       const Rect c = g.cell(i, j);
       const float w = weights(i, j);
-      out += "<rect class=\"cell\" x=\"" + num(c.x) + "\" y=\"" + num(c.y) + "\" width=\"" + num(c.w) +
-             "\" height=\"" + num(c.h) + "\" fill=\"" + hex(sample(colormap, w / top)) + "\" data-query=\"" +
-             std::to_string(i) + "\" data-key=\"" + std::to_string(j) + "\" data-alpha=\"" + alpha_text(w) +
-             "\"/>\n";
+      out += "<rect class=\"cell\" x=\"" + num(c.x) + "\" y=\"" + num(c.y) + "\" width=\"" +
+             num(c.w) + "\" height=\"" + num(c.h) + "\" fill=\"" + hex(sample(colormap, w / top)) +
+             "\" data-query=\"" + std::to_string(i) + "\" data-key=\"" + std::to_string(j) +
+             "\" data-alpha=\"" + alpha_text(w) + "\"/>\n";
     }
   out += "</g>\n";
   // 2. Grid lines between cells when cells are big enough to separate.
@@ -225,13 +254,13 @@ std::string heatmap_svg(const Matrix& weights, const std::vector<std::string>& q
            num(colours.grid.a / 255.0) + "\" stroke-width=\"1\">\n";
     for (int j = 1; j < cols; ++j) {
       const double x = g.grid.x + g.cell_w * static_cast<float>(j);
-      out += "<line x1=\"" + num(x) + "\" y1=\"" + num(g.grid.y) + "\" x2=\"" + num(x) + "\" y2=\"" +
-             num(g.grid.bottom()) + "\"/>\n";
+      out += "<line x1=\"" + num(x) + "\" y1=\"" + num(g.grid.y) + "\" x2=\"" + num(x) +
+             "\" y2=\"" + num(g.grid.bottom()) + "\"/>\n";
     }
     for (int i = 1; i < rows; ++i) {
       const double y = g.grid.y + g.cell_h * static_cast<float>(i);
-      out += "<line x1=\"" + num(g.grid.x) + "\" y1=\"" + num(y) + "\" x2=\"" + num(g.grid.right()) + "\" y2=\"" +
-             num(y) + "\"/>\n";
+      out += "<line x1=\"" + num(g.grid.x) + "\" y1=\"" + num(y) + "\" x2=\"" +
+             num(g.grid.right()) + "\" y2=\"" + num(y) + "\"/>\n";
     }
     out += "</g>\n";
   }
@@ -251,13 +280,16 @@ std::string heatmap_svg(const Matrix& weights, const std::vector<std::string>& q
   out += "<g class=\"query-labels\" text-anchor=\"end\">\n";
   for (int i : visible_labels(rows, g.cell_h, font)) {
     const std::string text = fit_text(label_at(query_labels, i, fallback), g.row_labels.w, font);
-    add_text(out, g.row_labels.right(), g.grid.y + g.cell_h * (static_cast<float>(i) + 0.5f) + font * 0.35f, text,
-             colours.text, nullptr, "class=\"query-label\" data-query=\"" + std::to_string(i) + "\"");
+    add_text(out, g.row_labels.right(),
+             g.grid.y + g.cell_h * (static_cast<float>(i) + 0.5f) + font * 0.35f, text,
+             colours.text, nullptr,
+             "class=\"query-label\" data-query=\"" + std::to_string(i) + "\"");
   }
   out += "</g>\n";
-  out += std::string("<g class=\"key-labels\" text-anchor=\"") + (g.vertical_column_labels ? "start" : "middle") +
-         "\">\n";
-  for (int j : visible_labels(cols, g.cell_w, g.vertical_column_labels ? font : style.column_label_width)) {
+  out += std::string("<g class=\"key-labels\" text-anchor=\"") +
+         (g.vertical_column_labels ? "start" : "middle") + "\">\n";
+  for (int j :
+       visible_labels(cols, g.cell_w, g.vertical_column_labels ? font : style.column_label_width)) {
     const std::string& label = label_at(key_labels, j, fallback);
     const double centre = g.grid.x + g.cell_w * (static_cast<float>(j) + 0.5f);
     const std::string data = "class=\"key-label\" data-key=\"" + std::to_string(j) + "\"";
@@ -267,8 +299,8 @@ std::string heatmap_svg(const Matrix& weights, const std::vector<std::string>& q
       add_text(out, x, y, fit_text(label, g.column_labels.h, font), colours.text, nullptr,
                data + " transform=\"rotate(-90 " + num(x) + " " + num(y) + ")\"");
     } else {
-      add_text(out, centre, g.column_labels.bottom() - font * 0.25, fit_text(label, label_limit, font), colours.text,
-               nullptr, data);
+      add_text(out, centre, g.column_labels.bottom() - font * 0.25,
+               fit_text(label, label_limit, font), colours.text, nullptr, data);
     }
   }
   out += "</g>\n</svg>\n";
@@ -279,8 +311,8 @@ std::string heatmap_svg(const Matrix& weights, const std::vector<std::string>& q
 // Arrows
 // -----------------------------------------------------------------------------
 
-std::vector<SvgArrow> select_arrows(const AttentionResult& result, int head, float threshold, std::size_t max_arrows,
-                                    std::size_t* total) {
+std::vector<SvgArrow> select_arrows(const AttentionResult& result, int head, float threshold,
+                                    std::size_t max_arrows, std::size_t* total) {
   std::vector<SvgArrow> out;
   const int heads = static_cast<int>(result.heads.size());
   for (int h = 0; h < heads; ++h) {
@@ -293,10 +325,12 @@ std::vector<SvgArrow> select_arrows(const AttentionResult& result, int head, flo
   if (total) *total = out.size();
   if (out.size() > max_arrows) {
     // The strongest; stable, so equal weights keep the earlier (head, query, key).
-    std::stable_sort(out.begin(), out.end(), [](const SvgArrow& a, const SvgArrow& b) { return a.alpha > b.alpha; });
+    std::stable_sort(out.begin(), out.end(),
+                     [](const SvgArrow& a, const SvgArrow& b) { return a.alpha > b.alpha; });
     out.resize(max_arrows);
     std::sort(out.begin(), out.end(), [](const SvgArrow& a, const SvgArrow& b) {
-      return a.head != b.head ? a.head < b.head : (a.query != b.query ? a.query < b.query : a.key < b.key);
+      return a.head != b.head ? a.head < b.head
+                              : (a.query != b.query ? a.query < b.query : a.key < b.key);
     });
   }
   return out;
@@ -316,8 +350,10 @@ std::string arrows_svg(const AttentionResult& result, const std::vector<std::str
   // Sizes: one token every 1.9 em down the taller column; labels at most 9 em; the columns as far
   // apart as is comfortable to follow.
   float widest = 0;
-  for (int i = 0; i < n_query; ++i) widest = std::max(widest, text_width(label_at(query_labels, i, fallback), font));
-  for (int j = 0; j < n_key; ++j) widest = std::max(widest, text_width(label_at(key_labels, j, fallback), font));
+  for (int i = 0; i < n_query; ++i)
+    widest = std::max(widest, text_width(label_at(query_labels, i, fallback), font));
+  for (int j = 0; j < n_key; ++j)
+    widest = std::max(widest, text_width(label_at(key_labels, j, fallback), font));
   const float label_width = std::clamp(widest + font * 0.5f, font * 1.5f, font * 9.0f);
   const float step = font * 1.9f;
   const float column_h = step * static_cast<float>(std::max({n_query, n_key, 1}));
@@ -325,7 +361,8 @@ std::string arrows_svg(const AttentionResult& result, const std::vector<std::str
   const float margin = font;
   const float title_h = options.title.empty() ? 0.0f : font * 2.0f;
   const float legend_h = font * 1.8f, headings_h = font * 1.6f;
-  const Rect area{margin, margin + title_h + legend_h + headings_h, 2.0f * label_width + 16.0f + between, column_h};
+  const Rect area{margin, margin + title_h + legend_h + headings_h,
+                  2.0f * label_width + 16.0f + between, column_h};
   const ArrowsGeometry g = layout_arrows(area, n_query, n_key, label_width);
 
   std::size_t total = 0;
@@ -339,12 +376,14 @@ std::string arrows_svg(const AttentionResult& result, const std::vector<std::str
   if (total > arrows.size())
     note = "strongest " + std::to_string(arrows.size()) + " of " + std::to_string(total) + " lines";
   float legend_w = 0;
-  for (int h : legend_heads) legend_w += font * 1.2f + text_width("head " + std::to_string(h), font) + font * 0.8f;
+  for (int h : legend_heads)
+    legend_w += font * 1.2f + text_width("head " + std::to_string(h), font) + font * 0.8f;
   if (!note.empty()) legend_w += text_width(note, font) + font;
-  const double width =
-      std::max({static_cast<double>(area.right() + margin), static_cast<double>(margin * 2 + legend_w),
-                static_cast<double>(margin * 2 + (options.title.empty() ? 0.0f : text_width(options.title, font))),
-                static_cast<double>(g.right_x + text_width(options.key_heading, font) + margin)});
+  const double width = std::max(
+      {static_cast<double>(area.right() + margin), static_cast<double>(margin * 2 + legend_w),
+       static_cast<double>(margin * 2 +
+                           (options.title.empty() ? 0.0f : text_width(options.title, font))),
+       static_cast<double>(g.right_x + text_width(options.key_heading, font) + margin)});
   const double height = area.bottom() + margin;
 
   std::string out;
@@ -357,26 +396,35 @@ std::string arrows_svg(const AttentionResult& result, const std::vector<std::str
   }
   double x = margin;
   for (int h : legend_heads) {
-    out += "<rect class=\"legend\" data-head=\"" + std::to_string(h) + "\" x=\"" + num(x) + "\" y=\"" +
-           num(y + font * 0.1) + "\" width=\"" + num(font * 0.8) + "\" height=\"" + num(font * 0.8) + "\" rx=\"" +
-           num(font * 0.15) + "\" fill=\"" + hex(head_colour(h, options.dark)) + "\"/>\n";
+    out += "<rect class=\"legend\" data-head=\"" + std::to_string(h) + "\" x=\"" + num(x) +
+           "\" y=\"" + num(y + font * 0.1) + "\" width=\"" + num(font * 0.8) + "\" height=\"" +
+           num(font * 0.8) + "\" rx=\"" + num(font * 0.15) + "\" fill=\"" +
+           hex(head_colour(h, options.dark)) + "\"/>\n";
     const std::string label = "head " + std::to_string(h);
     add_text(out, x + font * 1.1, y + font * 0.85, label, colours.text);
     x += font * 1.2f + text_width(label, font) + font * 0.8f;
   }
-  if (!note.empty()) add_text(out, x + font * 0.2, y + font * 0.85, note, colours.text_dim, nullptr, "class=\"note\"");
+  if (!note.empty())
+    add_text(out, x + font * 0.2, y + font * 0.85, note, colours.text_dim, nullptr,
+             "class=\"note\"");
   y += legend_h;
-  add_text(out, g.left_x, y + font * 0.9, options.query_heading, colours.text_dim, "end", "class=\"heading\"");
-  add_text(out, g.right_x, y + font * 0.9, options.key_heading, colours.text_dim, nullptr, "class=\"heading\"");
+  add_text(out, g.left_x, y + font * 0.9, options.query_heading, colours.text_dim, "end",
+           "class=\"heading\"");
+  add_text(out, g.right_x, y + font * 0.9, options.key_heading, colours.text_dim, nullptr,
+           "class=\"heading\"");
 
   // The lines: width and opacity grow with α as in the app; with several heads each head's lines
   // are offset a little so that they do not hide one another. Weaker lines first, so the
   // strongest are on top.
-  const float spread = all_heads && heads > 1 ? std::min(std::min(g.left_step, g.right_step) * 0.45f, font * 0.5f) : 0.0f;
+  const float spread = all_heads && heads > 1
+                           ? std::min(std::min(g.left_step, g.right_step) * 0.45f, font * 0.5f)
+                           : 0.0f;
   const auto offset = [&](int h) {
-    return spread > 0 ? (static_cast<float>(h) / static_cast<float>(heads - 1) - 0.5f) * spread : 0.0f;
+    return spread > 0 ? (static_cast<float>(h) / static_cast<float>(heads - 1) - 0.5f) * spread
+                      : 0.0f;
   };
-  const float strength = std::clamp(std::sqrt(2.0f / static_cast<float>(std::max(heads_drawn, 1))), 0.55f, 1.0f);
+  const float strength =
+      std::clamp(std::sqrt(2.0f / static_cast<float>(std::max(heads_drawn, 1))), 0.55f, 1.0f);
   std::vector<std::size_t> order(arrows.size());
   for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
   std::stable_sort(order.begin(), order.end(),
@@ -390,38 +438,38 @@ std::string arrows_svg(const AttentionResult& result, const std::vector<std::str
     const double dx = (x3 - x0) * 0.42;
     out += "<path class=\"arrow\" data-head=\"" + std::to_string(l.head) + "\" data-query=\"" +
            std::to_string(l.query) + "\" data-key=\"" + std::to_string(l.key) + "\" data-alpha=\"" +
-           alpha_text(l.alpha) + "\" d=\"M" + num(x0) + " " + num(y0) + " C" + num(x0 + dx) + " " + num(y0) + " " +
-           num(x3 - dx) + " " + num(y3) + " " + num(x3) + " " + num(y3) + "\" stroke=\"" +
-           hex(head_colour(l.head, options.dark)) + "\" stroke-opacity=\"" +
-           num(std::round((0.12f + 0.88f * a) * strength * 100.0f) / 100.0f) + "\" stroke-width=\"" +
-           num(0.8f + a * font * 0.3f) + "\"/>\n";
+           alpha_text(l.alpha) + "\" d=\"M" + num(x0) + " " + num(y0) + " C" + num(x0 + dx) + " " +
+           num(y0) + " " + num(x3 - dx) + " " + num(y3) + " " + num(x3) + " " + num(y3) +
+           "\" stroke=\"" + hex(head_colour(l.head, options.dark)) + "\" stroke-opacity=\"" +
+           num(std::round((0.12f + 0.88f * a) * strength * 100.0f) / 100.0f) +
+           "\" stroke-width=\"" + num(0.8f + a * font * 0.3f) + "\"/>\n";
   }
   out += "</g>\n";
   if (arrows.empty() && n_query > 0 && n_key > 0) {
     char text[64];
     std::snprintf(text, sizeof text, "every \xce\xb1 < %s", format_number(threshold, 2).c_str());
-    add_text(out, (g.left_x + g.right_x) * 0.5, area.y + area.h * 0.5, text, colours.text_dim, "middle",
-             "class=\"note\"");
+    add_text(out, (g.left_x + g.right_x) * 0.5, area.y + area.h * 0.5, text, colours.text_dim,
+             "middle", "class=\"note\"");
   }
 
   // The tokens: a dot and a label on each side.
   const float dot = std::clamp(std::min(g.left_step, g.right_step) * 0.22f, 1.0f, font * 0.22f);
   out += "<g class=\"tokens\">\n";
   for (int i = 0; i < n_query; ++i)
-    out += "<circle cx=\"" + num(g.left_x) + "\" cy=\"" + num(g.left_y(i)) + "\" r=\"" + num(dot) + "\" fill=\"" +
-           hex(colours.text_dim) + "\"/>\n";
+    out += "<circle cx=\"" + num(g.left_x) + "\" cy=\"" + num(g.left_y(i)) + "\" r=\"" + num(dot) +
+           "\" fill=\"" + hex(colours.text_dim) + "\"/>\n";
   for (int j = 0; j < n_key; ++j)
-    out += "<circle cx=\"" + num(g.right_x) + "\" cy=\"" + num(g.right_y(j)) + "\" r=\"" + num(dot) + "\" fill=\"" +
-           hex(colours.text_dim) + "\"/>\n";
+    out += "<circle cx=\"" + num(g.right_x) + "\" cy=\"" + num(g.right_y(j)) + "\" r=\"" +
+           num(dot) + "\" fill=\"" + hex(colours.text_dim) + "\"/>\n";
   const float gap = font * 0.4f, extent = font * 1.05f;
   for (int i : visible_labels(n_query, g.left_step, extent))
     add_text(out, g.left_x - gap, g.left_y(i) + font * 0.35f,
-             fit_text(label_at(query_labels, i, fallback), label_width - font * 0.5f, font), colours.text, "end",
-             "class=\"query-label\" data-query=\"" + std::to_string(i) + "\"");
+             fit_text(label_at(query_labels, i, fallback), label_width - font * 0.5f, font),
+             colours.text, "end", "class=\"query-label\" data-query=\"" + std::to_string(i) + "\"");
   for (int j : visible_labels(n_key, g.right_step, extent))
     add_text(out, g.right_x + gap, g.right_y(j) + font * 0.35f,
-             fit_text(label_at(key_labels, j, fallback), label_width - font * 0.5f, font), colours.text, nullptr,
-             "class=\"key-label\" data-key=\"" + std::to_string(j) + "\"");
+             fit_text(label_at(key_labels, j, fallback), label_width - font * 0.5f, font),
+             colours.text, nullptr, "class=\"key-label\" data-key=\"" + std::to_string(j) + "\"");
   out += "</g>\n</svg>\n";
   return out;
 }

@@ -11,8 +11,8 @@
 // (as the app prints it), never "nan" or "inf".
 #pragma once
 
-#include "core/figures/colormap.hpp"
 #include "core/engine/attention.hpp"
+#include "core/figures/colormap.hpp"
 
 #include <cstddef>
 #include <string>
@@ -27,13 +27,13 @@ inline constexpr std::size_t kSvgMaxArrows = 1000;
 inline constexpr int kSvgAllHeads = -1;
 
 struct SvgOptions {
-  std::string title;          // drawn above the picture (and as the document's <title>); "" for none
-  float font_size = 14;       // px
-  float cell_size = 0;        // heatmap cell side in px; 0: 56, smaller for big matrices (grid <= 900 px)
-  bool show_values = true;    // print the weight in each cell when the cells are big enough
+  std::string title;     // drawn above the picture (and as the document's <title>); "" for none
+  float font_size = 14;  // px
+  float cell_size = 0;  // heatmap cell side in px; 0: 56, smaller for big matrices (grid <= 900 px)
+  bool show_values = true;  // print the weight in each cell when the cells are big enough
   int value_decimals = 2;
-  bool dark = false;          // dark background and light text (the app's dark theme)
-  float scale_top = 1;        // heatmap: the colour scale runs from 0 to this (the app's contrast scale)
+  bool dark = false;    // dark background and light text (the app's dark theme)
+  float scale_top = 1;  // heatmap: the colour scale runs from 0 to this (the app's contrast scale)
   std::size_t max_arrows = kSvgMaxArrows;
   std::string query_heading = "queries";  // arrows: above each column
   std::string key_heading = "keys";
@@ -41,9 +41,9 @@ struct SvgOptions {
 
 // The weights (n_query, n_key) as a grid of coloured cells: rows = queries, columns = keys.
 // Cell colours are colormap entries (sample(colormap, α / options.scale_top)), exactly as the
-// app's shader picks them. Key labels are written vertically when they do not fit across a cell; when the cells
-// are too small for every label, every k-th is written (as in the app). Labels may be any UTF-8:
-// they are XML-escaped.
+// app's shader picks them. Key labels are written vertically when they do not fit across a cell;
+// when the cells are too small for every label, every k-th is written (as in the app). Labels may
+// be any UTF-8: they are XML-escaped.
 std::string heatmap_svg(const Matrix& weights, const std::vector<std::string>& query_labels,
                         const std::vector<std::string>& key_labels, ColormapId colormap,
                         const SvgOptions& options = {});

@@ -27,12 +27,14 @@ std::optional<BuiltinLesson> find_builtin_lesson(std::string_view name) {
   for (const BuiltinLesson& lesson : lessons)
     if (lesson.id == name) return lesson;
   // "5" or "05": the lesson whose id starts with that number.
-  if (!name.empty() && std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+  if (!name.empty() &&
+      std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     int number = 0;
     if (std::from_chars(name.data(), name.data() + name.size(), number).ec != std::errc())
       return std::nullopt;  // too large to be a lesson's number
     for (const BuiltinLesson& lesson : lessons)
-      if (std::atoi(std::string(lesson.id.substr(0, lesson.id.find('-'))).c_str()) == number) return lesson;
+      if (std::atoi(std::string(lesson.id.substr(0, lesson.id.find('-'))).c_str()) == number)
+        return lesson;
     return std::nullopt;
   }
   for (const BuiltinLesson& lesson : lessons)
@@ -45,7 +47,8 @@ int resolve_token(const Tokenization& tokens, std::string_view reference) {
     const std::string_view digits = reference.substr(1);
     std::size_t index = 0;
     const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
-    if (error != std::errc() || end != digits.data() + digits.size()) return -1;  // not a number, or too large
+    if (error != std::errc() || end != digits.data() + digits.size())
+      return -1;  // not a number, or too large
     return index < tokens.tokens.size() ? static_cast<int>(index) : -1;
   }
   const std::string key = lowercase_key(reference);
@@ -83,16 +86,20 @@ constexpr CheckName kCheckNames[] = {
     {"upper_triangle_zero", LessonCheck::Kind::UpperTriangleZero, false, false, false},
     {"heads_disagree", LessonCheck::Kind::HeadsDisagree, true, false, false},
     {"permutation_equivariant", LessonCheck::Kind::PermutationEquivariant, false, false, false},
-    {"not_permutation_equivariant", LessonCheck::Kind::NotPermutationEquivariant, false, false, false},
+    {"not_permutation_equivariant", LessonCheck::Kind::NotPermutationEquivariant, false, false,
+     false},
 };
 
 struct Failure {
   std::string message;
 };
 
-[[noreturn]] void fail(const std::string& path, const std::string& message) { throw Failure{path + ": " + message}; }
+[[noreturn]] void fail(const std::string& path, const std::string& message) {
+  throw Failure{path + ": " + message};
+}
 
-std::string string_at(const Json& object, const char* key, const std::string& path, bool required = false) {
+std::string string_at(const Json& object, const char* key, const std::string& path,
+                      bool required = false) {
   const Json* value = find_member(object, key);
   if (!value) {
     if (required) fail(path + "." + key, "missing");
@@ -102,12 +109,14 @@ std::string string_at(const Json& object, const char* key, const std::string& pa
   return value->get<std::string>();
 }
 
-int int_at(const Json& object, const char* key, const std::string& path, int fallback, int low, int high) {
+int int_at(const Json& object, const char* key, const std::string& path, int fallback, int low,
+           int high) {
   const Json* value = find_member(object, key);
   if (!value) return fallback;
   if (!value->is_number_integer() || value->get<long long>() < low ||
       value->get<long long>() > high)
-    fail(path + "." + key, "expected a whole number from " + std::to_string(low) + " to " + std::to_string(high));
+    fail(path + "." + key,
+         "expected a whole number from " + std::to_string(low) + " to " + std::to_string(high));
   return value->get<int>();
 }
 
@@ -120,8 +129,8 @@ std::string token_at(const Json& object, const char* key, const std::string& pat
   return value->get<std::string>();
 }
 
-void require_token(const Tokenization& tokens, const std::string& reference, const std::string& path,
-                   const char* sentence) {
+void require_token(const Tokenization& tokens, const std::string& reference,
+                   const std::string& path, const char* sentence) {
   if (!reference.empty() && resolve_token(tokens, reference) < 0)
     fail(path, "\"" + reference + "\" is not a token of the " + sentence + " sentence");
 }
@@ -156,13 +165,15 @@ LessonCheck parse_check(const Json& value, const std::string& path, const Scenar
     const auto it = value.find("permutation");
     const auto n = static_cast<int>(queries.tokens.size());
     if (it == value.end() || !it->is_array() || static_cast<int>(it->size()) != n)
-      fail(path + ".permutation", "expected a list of the " + std::to_string(n) + " token positions in a new order");
+      fail(path + ".permutation",
+           "expected a list of the " + std::to_string(n) + " token positions in a new order");
     std::vector<bool> seen(static_cast<std::size_t>(n), false);
     for (const Json& index : *it) {
       // Compared as 64-bit: as an int, 4294967296 would read as 0 and pass.
-      if (!index.is_number_integer() || index.get<std::int64_t>() < 0 || index.get<std::int64_t>() >= n ||
-          seen[index.get<std::size_t>()])
-        fail(path + ".permutation", "must hold each position 0.." + std::to_string(n - 1) + " once");
+      if (!index.is_number_integer() || index.get<std::int64_t>() < 0 ||
+          index.get<std::int64_t>() >= n || seen[index.get<std::size_t>()])
+        fail(path + ".permutation",
+             "must hold each position 0.." + std::to_string(n - 1) + " once");
       seen[index.get<std::size_t>()] = true;
       check.permutation.push_back(index.get<int>());
     }
@@ -174,8 +185,8 @@ LessonCheck parse_check(const Json& value, const std::string& path, const Scenar
 LessonStep parse_step(const Json& value, const std::string& path, Json& scenario_json,
                       std::vector<std::string>& warnings) {
   if (!value.is_object()) fail(path, "expected an object");
-  static const std::set<std::string> kKnown = {"title", "text", "scenario", "panels", "view", "head",
-                                               "query", "key",   "predict",  "checks"};
+  static const std::set<std::string> kKnown = {"title", "text",  "scenario", "panels",  "view",
+                                               "head",  "query", "key",      "predict", "checks"};
   for (const auto& [key, ignored] : value.items())
     if (!kKnown.count(key)) warnings.push_back(path + ": unknown key \"" + key + "\" (ignored)");
   LessonStep step;
@@ -213,11 +224,13 @@ LessonStep parse_step(const Json& value, const std::string& path, Json& scenario
   step.query = token_at(value, "query", path);
   step.key = token_at(value, "key", path);
   require_token(queries, step.query, path + ".query", "target");
-  require_token(keys, step.key, path + ".key", step.scenario.mode == Mode::Cross ? "source" : "target");
+  require_token(keys, step.key, path + ".key",
+                step.scenario.mode == Mode::Cross ? "source" : "target");
 
   if (const auto it = value.find("predict"); it != value.end()) {
     const std::string predict_path = path + ".predict";
-    if (!it->is_object()) fail(predict_path, "expected {\"prompt\": ..., \"query\": ..., \"head\": ...}");
+    if (!it->is_object())
+      fail(predict_path, "expected {\"prompt\": ..., \"query\": ..., \"head\": ...}");
     LessonPredict predict;
     predict.prompt = string_at(*it, "prompt", predict_path, true);
     predict.head = int_at(*it, "head", predict_path, step.head.value_or(0), 0, heads - 1);
@@ -229,8 +242,8 @@ LessonStep parse_step(const Json& value, const std::string& path, Json& scenario
   if (const auto it = value.find("checks"); it != value.end()) {
     if (!it->is_array()) fail(path + ".checks", "expected a list");
     for (std::size_t i = 0; i < it->size(); ++i)
-      step.checks.push_back(parse_check((*it)[i], path + ".checks[" + std::to_string(i) + "]", step.scenario,
-                                        queries, keys));
+      step.checks.push_back(parse_check((*it)[i], path + ".checks[" + std::to_string(i) + "]",
+                                        step.scenario, queries, keys));
   }
   return step;
 }
@@ -251,11 +264,13 @@ Result<Lesson> parse_lesson(std::string_view json_text, std::string id) {
     lesson.title = string_at(root, "title", "lesson", true);
     lesson.summary = string_at(root, "summary", "lesson");
     const auto scenario = root.find("scenario");
-    if (scenario == root.end() || !scenario->is_object()) fail("scenario", "missing: the lesson's starting scenario");
+    if (scenario == root.end() || !scenario->is_object())
+      fail("scenario", "missing: the lesson's starting scenario");
     Json scenario_json = *scenario;
     if (!scenario_json.contains("format")) scenario_json["format"] = kScenarioFormat;
     const auto steps = root.find("steps");
-    if (steps == root.end() || !steps->is_array() || steps->empty()) fail("steps", "expected a list of at least one step");
+    if (steps == root.end() || !steps->is_array() || steps->empty())
+      fail("steps", "expected a list of at least one step");
     for (std::size_t i = 0; i < steps->size(); ++i)
       lesson.steps.push_back(
           parse_step((*steps)[i], "steps[" + std::to_string(i) + "]", scenario_json, warnings));
@@ -318,7 +333,8 @@ Status permutation_problem(const LessonStep& step, const LessonCheck& check,
   const auto& tokens = pipeline.target().tokens;
   Scenario permuted = step.scenario;
   permuted.target.clear();
-  for (int index : check.permutation) permuted.target += tokens[static_cast<std::size_t>(index)].text + " ";
+  for (int index : check.permutation)
+    permuted.target += tokens[static_cast<std::size_t>(index)].text + " ";
   Pipeline other;
   if (Status status = other.run(permuted); !status)
     return Status::error("the permuted sentence does not compute: " + status.message());
@@ -329,8 +345,11 @@ Status permutation_problem(const LessonStep& step, const LessonCheck& check,
   double worst = 0;
   for (std::size_t k = 0; k < check.permutation.size(); ++k)
     worst = std::max(worst, static_cast<double>((shuffled.row(static_cast<Eigen::Index>(k)) -
-                                                 original.row(check.permutation[k])).cwiseAbs().maxCoeff()));
-  const double tolerance = 1e-4 * std::max(1.0, static_cast<double>(original.cwiseAbs().maxCoeff()));
+                                                 original.row(check.permutation[k]))
+                                                    .cwiseAbs()
+                                                    .maxCoeff()));
+  const double tolerance =
+      1e-4 * std::max(1.0, static_cast<double>(original.cwiseAbs().maxCoeff()));
   const bool equivariant = worst <= tolerance;
   if (equivariant == expect_equivariant) return Status::ok();
   return Status::error(expect_equivariant
@@ -414,8 +433,10 @@ Status check_problem(const LessonStep& step, const LessonCheck& check, const Pip
       if (a != b) return Status::ok();
       return Status::error("both heads put the largest weight on " + token_text(keys, a));
     }
-    case Kind::PermutationEquivariant: return permutation_problem(step, check, pipeline, true);
-    case Kind::NotPermutationEquivariant: return permutation_problem(step, check, pipeline, false);
+    case Kind::PermutationEquivariant:
+      return permutation_problem(step, check, pipeline, true);
+    case Kind::NotPermutationEquivariant:
+      return permutation_problem(step, check, pipeline, false);
   }
   return Status::ok();
 }
@@ -432,7 +453,8 @@ std::vector<CheckFailure> check_failures(const LessonStep& step, const Pipeline&
 
 std::vector<std::string> failed_checks(const LessonStep& step, const Pipeline& pipeline) {
   std::vector<std::string> failures;
-  for (const CheckFailure& failure : check_failures(step, pipeline)) failures.push_back(failure.check + ": " + failure.reason);
+  for (const CheckFailure& failure : check_failures(step, pipeline))
+    failures.push_back(failure.check + ": " + failure.reason);
   return failures;
 }
 
@@ -457,7 +479,8 @@ std::string expand_lesson_text(std::string_view text, const Pipeline& pipeline) 
     position = close + 1;
     const auto number = [](double v) {
       char buffer[32];
-      std::snprintf(buffer, sizeof buffer, v == std::floor(v) && std::fabs(v) < 1e15 ? "%.0f" : "%.2f", v);
+      std::snprintf(buffer, sizeof buffer,
+                    v == std::floor(v) && std::fabs(v) < 1e15 ? "%.0f" : "%.2f", v);
       return std::string(buffer);
     };
     std::vector<std::string> parts;
@@ -469,16 +492,26 @@ std::string expand_lesson_text(std::string_view text, const Pipeline& pipeline) 
     }
     std::string value;
     bool needs_tokens = false;  // a known placeholder that names tokens, which edits may remove
-    if (name == "n_query") value = number(static_cast<double>(r.n_query));
-    else if (name == "n_key") value = number(static_cast<double>(r.n_key));
-    else if (name == "pairs" || name == "additive_evaluations") value = number(static_cast<double>(r.n_query * r.n_key));
-    else if (name == "d_model") value = number(c.d_model);
-    else if (name == "d_k") value = number(c.d_k);
-    else if (name == "d_v") value = number(c.d_v);
-    else if (name == "d_att") value = number(c.d_att);
-    else if (name == "heads") value = number(c.heads);
-    else if (name == "sqrt_d_k") value = number(std::sqrt(static_cast<double>(c.d_k)));
-    else if ((parts[0] == "alpha" && parts.size() == 4) || (parts[0] == "argmax" && parts.size() == 3)) {
+    if (name == "n_query")
+      value = number(static_cast<double>(r.n_query));
+    else if (name == "n_key")
+      value = number(static_cast<double>(r.n_key));
+    else if (name == "pairs" || name == "additive_evaluations")
+      value = number(static_cast<double>(r.n_query * r.n_key));
+    else if (name == "d_model")
+      value = number(c.d_model);
+    else if (name == "d_k")
+      value = number(c.d_k);
+    else if (name == "d_v")
+      value = number(c.d_v);
+    else if (name == "d_att")
+      value = number(c.d_att);
+    else if (name == "heads")
+      value = number(c.heads);
+    else if (name == "sqrt_d_k")
+      value = number(std::sqrt(static_cast<double>(c.d_k)));
+    else if ((parts[0] == "alpha" && parts.size() == 4) ||
+             (parts[0] == "argmax" && parts.size() == 3)) {
       needs_tokens = true;
       const int head = std::atoi(parts[1].c_str());
       const int q = resolve_token(pipeline.target(), parts[2]);
@@ -493,7 +526,8 @@ std::string expand_lesson_text(std::string_view text, const Pipeline& pipeline) 
         }
       }
     }
-    if (value.empty()) value = needs_tokens ? "\xe2\x80\x94" : "{" + name + "}";  // the token is gone: a dash
+    if (value.empty())
+      value = needs_tokens ? "\xe2\x80\x94" : "{" + name + "}";  // the token is gone: a dash
     out += value;
   }
   return out;

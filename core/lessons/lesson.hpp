@@ -5,8 +5,8 @@
 // in assets/lessons/ and are compiled into the binaries.
 #pragma once
 
-#include "core/pipeline/pipeline.hpp"
 #include "core/document/scenario.hpp"
+#include "core/pipeline/pipeline.hpp"
 
 #include <optional>
 #include <string>
@@ -46,18 +46,18 @@ struct LessonCheck {
 struct LessonPredict {
   std::string prompt;  // "Which word will 'apple' attend to most?"
   int head = 0;
-  std::string query;   // whose largest weight the student predicts
+  std::string query;  // whose largest weight the student predicts
 };
 
 struct LessonStep {
   std::string title;
-  std::string text;                  // may hold {placeholders}: see expand_lesson_text
-  Scenario scenario;                 // complete: the lesson's scenario with every step's patch so far
-  std::vector<std::string> panels;   // panel names to show ("input", "heatmaps", ...); empty = all
-  std::string view;                  // centre view: "heatmaps", "pipeline", ... ("" = unchanged)
-  std::optional<int> head;           // selected head
-  std::string query;                 // selected query token ("" = unchanged)
-  std::string key;                   // highlighted key token ("" = none)
+  std::string text;   // may hold {placeholders}: see expand_lesson_text
+  Scenario scenario;  // complete: the lesson's scenario with every step's patch so far
+  std::vector<std::string> panels;  // panel names to show ("input", "heatmaps", ...); empty = all
+  std::string view;                 // centre view: "heatmaps", "pipeline", ... ("" = unchanged)
+  std::optional<int> head;          // selected head
+  std::string query;                // selected query token ("" = unchanged)
+  std::string key;                  // highlighted key token ("" = none)
   std::optional<LessonPredict> predict;
   std::vector<LessonCheck> checks;
 };

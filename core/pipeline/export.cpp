@@ -25,11 +25,21 @@ void append_string(std::string& out, std::string_view text) {
   for (char c : text) {
     const auto byte = static_cast<unsigned char>(c);
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
       default:
         if (byte < 0x20) {
           char buffer[8];
@@ -89,9 +99,10 @@ std::string result_to_json(const Scenario& scenario, const Pipeline& pipeline,
   field(out, "version", [&] { out += "1"; });
   field(out, "mode", [&] { append_string(out, to_string(scenario.mode)); });
   field(out, "config", [&] {
-    out += "{\"d_model\": " + std::to_string(c.d_model) + ", \"heads\": " + std::to_string(c.heads) +
-           ", \"d_k\": " + std::to_string(c.d_k) + ", \"d_v\": " + std::to_string(c.d_v) +
-           ", \"d_att\": " + std::to_string(c.d_att) + ", \"compatibility\": ";
+    out += "{\"d_model\": " + std::to_string(c.d_model) +
+           ", \"heads\": " + std::to_string(c.heads) + ", \"d_k\": " + std::to_string(c.d_k) +
+           ", \"d_v\": " + std::to_string(c.d_v) + ", \"d_att\": " + std::to_string(c.d_att) +
+           ", \"compatibility\": ";
     append_string(out, to_string(c.compatibility));
     out += ", \"temperature\": ";
     append_number(out, c.temperature);
@@ -128,24 +139,28 @@ std::string result_to_json(const Scenario& scenario, const Pipeline& pipeline,
           }
         out += ']';
       });
-      field(out, "overflow", [&] { out += head.overflow ? "true" : "false"; }, true);
+      field(
+          out, "overflow", [&] { out += head.overflow ? "true" : "false"; }, true);
       out += "}";
     }
     out += ']';
   });
   field(out, "concat", [&] { append_matrix(out, r.concat); });
   field(out, "output", [&] { append_matrix(out, r.output); });
-  field(out, "warnings", [&] {
-    out += '[';
-    bool first = true;
-    for (const auto* list : {&extra_warnings, &pipeline.warnings()})
-      for (const std::string& warning : *list) {
-        out += first ? "" : ", ";
-        append_string(out, warning);
-        first = false;
-      }
-    out += ']';
-  }, true);
+  field(
+      out, "warnings",
+      [&] {
+        out += '[';
+        bool first = true;
+        for (const auto* list : {&extra_warnings, &pipeline.warnings()})
+          for (const std::string& warning : *list) {
+            out += first ? "" : ", ";
+            append_string(out, warning);
+            first = false;
+          }
+        out += ']';
+      },
+      true);
   out += "}\n";
   return out;
 }
@@ -160,15 +175,18 @@ std::string matrix_to_csv(const Matrix& matrix, const std::vector<std::string>& 
   std::string out;
   if (!column_labels.empty()) {
     if (!row_labels.empty()) out += "\"\",";
-    for (std::size_t c = 0; c < column_labels.size(); ++c) out += (c ? "," : "") + quoted(column_labels[c]);
+    for (std::size_t c = 0; c < column_labels.size(); ++c)
+      out += (c ? "," : "") + quoted(column_labels[c]);
     out += '\n';
   }
   for (Eigen::Index r = 0; r < matrix.rows(); ++r) {
     if (!row_labels.empty()) out += quoted(row_labels[static_cast<std::size_t>(r)]) + ",";
     for (Eigen::Index c = 0; c < matrix.cols(); ++c) {
       if (c) out += ',';
-      if (std::isfinite(matrix(r, c))) append_number(out, matrix(r, c));
-      else out += std::isnan(matrix(r, c)) ? "nan" : (matrix(r, c) > 0 ? "inf" : "-inf");
+      if (std::isfinite(matrix(r, c)))
+        append_number(out, matrix(r, c));
+      else
+        out += std::isnan(matrix(r, c)) ? "nan" : (matrix(r, c) > 0 ? "inf" : "-inf");
     }
     out += '\n';
   }
@@ -194,9 +212,11 @@ std::vector<CsvFile> matrices_to_csv(const Scenario& scenario, const Pipeline& p
 
   std::vector<CsvFile> files;
   files.reserve(4 + r.heads.size() * 8);
-  files.push_back({"X_target.csv", matrix_to_csv(pipeline.X_target(), dimensions(pipeline.X_target().cols()), queries)});
+  files.push_back({"X_target.csv", matrix_to_csv(pipeline.X_target(),
+                                                 dimensions(pipeline.X_target().cols()), queries)});
   if (pipeline.cross())
-    files.push_back({"X_source.csv", matrix_to_csv(pipeline.X_keys(), dimensions(pipeline.X_keys().cols()), keys)});
+    files.push_back({"X_source.csv",
+                     matrix_to_csv(pipeline.X_keys(), dimensions(pipeline.X_keys().cols()), keys)});
   for (std::size_t h = 0; h < r.heads.size(); ++h) {
     const HeadResult& head = r.heads[h];
     const std::string prefix = "head" + std::to_string(h) + "_";
@@ -204,22 +224,27 @@ std::vector<CsvFile> matrices_to_csv(const Scenario& scenario, const Pipeline& p
     files.push_back({prefix + "K.csv", matrix_to_csv(head.K, dimensions(head.K.cols()), keys)});
     files.push_back({prefix + "V.csv", matrix_to_csv(head.V, dimensions(head.V.cols()), keys)});
     files.push_back({prefix + "scores.csv", matrix_to_csv(head.raw_scores, keys, queries)});
-    files.push_back({prefix + "scaled_scores.csv", matrix_to_csv(head.scaled_scores, keys, queries)});
-    files.push_back({prefix + "masked_scores.csv", matrix_to_csv(head.masked_scores, keys, queries)});
+    files.push_back(
+        {prefix + "scaled_scores.csv", matrix_to_csv(head.scaled_scores, keys, queries)});
+    files.push_back(
+        {prefix + "masked_scores.csv", matrix_to_csv(head.masked_scores, keys, queries)});
     files.push_back({prefix + "weights.csv", matrix_to_csv(head.weights, keys, queries)});
-    files.push_back({prefix + "output.csv", matrix_to_csv(head.output, dimensions(head.output.cols()), queries)});
+    files.push_back({prefix + "output.csv",
+                     matrix_to_csv(head.output, dimensions(head.output.cols()), queries)});
   }
   std::vector<std::string> concat_labels;
   concat_labels.reserve(static_cast<std::size_t>(r.concat.cols()));
   for (std::size_t h = 0; h < r.heads.size(); ++h)
-    for (const std::string& d : dimensions(r.heads[h].output.cols(), "head" + std::to_string(h) + "_"))
+    for (const std::string& d :
+         dimensions(r.heads[h].output.cols(), "head" + std::to_string(h) + "_"))
       concat_labels.push_back(d);
   files.push_back({"concat.csv", matrix_to_csv(r.concat, concat_labels, queries)});
   files.push_back({"output.csv", matrix_to_csv(r.output, dimensions(r.output.cols()), queries)});
   return files;
 }
 
-Status export_matrices_csv(const std::string& folder, const Scenario& scenario, const Pipeline& pipeline) {
+Status export_matrices_csv(const std::string& folder, const Scenario& scenario,
+                           const Pipeline& pipeline) {
   const std::vector<CsvFile> files = matrices_to_csv(scenario, pipeline);
   std::error_code error;
   const std::filesystem::file_status status = std::filesystem::status(folder, error);
@@ -246,11 +271,13 @@ std::string weights_to_text(const Pipeline& pipeline, int head) {
     return text + std::string(w < to ? to - w : 0, ' ');
   };
   std::size_t label_width = 5;
-  for (const Token& t : queries) label_width = std::max(label_width, std::min<std::size_t>(width(t.text), 16));
+  for (const Token& t : queries)
+    label_width = std::max(label_width, std::min<std::size_t>(width(t.text), 16));
   static constexpr const char* kShades[] = {" ", "░", "▒", "▓", "█"};
   constexpr std::size_t kCell = 7;
 
-  std::string out = "head " + std::to_string(head) + ": attention weights (rows: queries, columns: keys)\n";
+  std::string out =
+      "head " + std::to_string(head) + ": attention weights (rows: queries, columns: keys)\n";
   out += std::string(label_width + 1, ' ');
   for (const Token& t : keys) {
     std::string label = t.text;
@@ -260,8 +287,10 @@ std::string weights_to_text(const Pipeline& pipeline, int head) {
   out += '\n';
   for (Eigen::Index i = 0; i < weights.rows(); ++i) {
     const std::string& query = queries[static_cast<std::size_t>(i)].text;
-    out += pad(width(query) > label_width ? std::string(utf8_prefix(query, label_width - 1)) + "…" : query,
-               label_width) + " ";
+    out += pad(width(query) > label_width ? std::string(utf8_prefix(query, label_width - 1)) + "…"
+                                          : query,
+               label_width) +
+           " ";
     for (Eigen::Index j = 0; j < weights.cols(); ++j) {
       const float w = weights(i, j);
       const int shade = std::clamp(static_cast<int>(std::lround(w * 4.0f)), 0, 4);

@@ -2,9 +2,9 @@
 // matrix or of every matrix, and a plain-text heatmap for terminals.
 #pragma once
 
-#include "core/pipeline/pipeline.hpp"
-#include "core/document/scenario.hpp"
 #include "core/base/status.hpp"
+#include "core/document/scenario.hpp"
+#include "core/pipeline/pipeline.hpp"
 
 #include <string>
 #include <vector>
@@ -33,14 +33,15 @@ std::string matrix_to_csv(const Matrix& matrix, const std::vector<std::string>& 
 // that read back to the same float (as matrix_to_csv); a masked score is written "-inf", and a
 // number that overflowed "inf", "-inf" or "nan".
 struct CsvFile {
-  std::string name;      // file name, e.g. "head0_weights.csv"
+  std::string name;  // file name, e.g. "head0_weights.csv"
   std::string contents;
 };
 std::vector<CsvFile> matrices_to_csv(const Scenario& scenario, const Pipeline& pipeline);
 
 // Writes matrices_to_csv into an existing folder, each file atomically (write_file_atomic).
 // Everything is computed before the first file is written; an error names the folder or file.
-Status export_matrices_csv(const std::string& folder, const Scenario& scenario, const Pipeline& pipeline);
+Status export_matrices_csv(const std::string& folder, const Scenario& scenario,
+                           const Pipeline& pipeline);
 
 // The attention weights of one head as a text heatmap: query labels down the side, key labels
 // across the top, each cell a shade block and the weight to two decimals.

@@ -4,7 +4,8 @@
 
 namespace attnviz {
 
-void Pipeline::tokenize_cached(const std::string& text, std::size_t max_tokens, CachedTokens& cache) {
+void Pipeline::tokenize_cached(const std::string& text, std::size_t max_tokens,
+                               CachedTokens& cache) {
   if (cache.version > 0 && cache.max_tokens == max_tokens && cache.text == text) return;
   cache.tokenization = tokenize(text, max_tokens);
   cache.text = text;
@@ -12,13 +13,14 @@ void Pipeline::tokenize_cached(const std::string& text, std::size_t max_tokens, 
   ++cache.version;
 }
 
-void Pipeline::embed_cached(const CachedTokens& tokens, const Scenario& scenario, EmbeddedFrom& from, Matrix& X,
-                            std::vector<EmbeddingSource>& sources) {
+void Pipeline::embed_cached(const CachedTokens& tokens, const Scenario& scenario,
+                            EmbeddedFrom& from, Matrix& X, std::vector<EmbeddingSource>& sources) {
   const AttentionConfig& config = scenario.config;
   if (from.tokens_version == tokens.version && from.d_model == config.d_model &&
       from.positional == scenario.positional && from.overrides == scenario.embeddings)
     return;
-  embed_tokens(tokens.tokenization.tokens, config.d_model, scenario.embeddings, scenario.positional, X, &sources);
+  embed_tokens(tokens.tokenization.tokens, config.d_model, scenario.embeddings, scenario.positional,
+               X, &sources);
   from.tokens_version = tokens.version;
   from.d_model = config.d_model;
   from.positional = scenario.positional;
@@ -41,7 +43,8 @@ Status Pipeline::run(const Scenario& scenario) {
   // 1. Tokens, staged in a cache keyed by the text (tokenized only when a sentence changed).
   tokenize_cached(scenario.target, max_tokens, target_cache_);
   if (target_cache_.tokenization.tokens.empty())
-    return Status::error(cross ? "the target sentence has no tokens: type a word" : "the sentence has no tokens: type a word");
+    return Status::error(cross ? "the target sentence has no tokens: type a word"
+                               : "the sentence has no tokens: type a word");
   if (cross) {
     tokenize_cached(scenario.source, max_tokens, source_cache_);
     if (source_cache_.tokenization.tokens.empty())
@@ -50,7 +53,8 @@ Status Pipeline::run(const Scenario& scenario) {
 
   // 2. Embeddings and positions, staged (embedded again only when their inputs changed).
   embed_cached(target_cache_, scenario, target_embedded_, X_target_next_, target_sources_next_);
-  if (cross) embed_cached(source_cache_, scenario, source_embedded_, X_source_next_, source_sources_next_);
+  if (cross)
+    embed_cached(source_cache_, scenario, source_embedded_, X_source_next_, source_sources_next_);
   const Matrix& X_keys_next = cross ? X_source_next_ : X_target_next_;
 
   // 3. The custom mask, fitted to the token counts: cells past the mask's edge are allowed.
@@ -66,7 +70,7 @@ Status Pipeline::run(const Scenario& scenario) {
 
   // 4. Attention, layer by layer (one layer today).
   if (Status status = layers_.front().compute(X_target_next_, X_keys_next, scenario.parameters,
-                                      scenario.config, mask);
+                                              scenario.config, mask);
       !status)
     return status;
   // Commit. Copies into buffers of the same shape allocate nothing; tokens are copied only when
@@ -99,7 +103,8 @@ void Pipeline::collect_warnings(const Scenario& scenario) {
   about("the target", target());
   if (cross_) about("the source", keys());
   const AttentionResult& r = result();
-  if (scenario.mask.size() > 0 && (scenario.mask.rows() != r.n_query || scenario.mask.cols() != r.n_key))
+  if (scenario.mask.size() > 0 &&
+      (scenario.mask.rows() != r.n_query || scenario.mask.cols() != r.n_key))
     warnings_.push_back("the custom mask is " + std::to_string(scenario.mask.rows()) + "x" +
                         std::to_string(scenario.mask.cols()) + " but attention is " +
                         std::to_string(r.n_query) + "x" + std::to_string(r.n_key) +
@@ -109,14 +114,16 @@ void Pipeline::collect_warnings(const Scenario& scenario) {
     const HeadResult& head = r.heads[h];
     for (Eigen::Index i = 0; i < head.fully_masked_rows.size(); ++i)
       if (head.fully_masked_rows[i])
-        warnings_.push_back("head " + std::to_string(h) + ": query " + std::to_string(i) + " \"" +
-                            target().tokens[static_cast<std::size_t>(i)].text +
-                            "\" may attend to no key (every key is masked): its weights and output are 0");
+        warnings_.push_back(
+            "head " + std::to_string(h) + ": query " + std::to_string(i) + " \"" +
+            target().tokens[static_cast<std::size_t>(i)].text +
+            "\" may attend to no key (every key is masked): its weights and output are 0");
     head_overflow = head_overflow || head.overflow;
     if (head.overflow)
-      warnings_.push_back("head " + std::to_string(h) +
-                          ": some numbers exceed the float range (about ±3.4e38); they are shown as "
-                          "overflow and the scores were clamped before the softmax");
+      warnings_.push_back(
+          "head " + std::to_string(h) +
+          ": some numbers exceed the float range (about ±3.4e38); they are shown as "
+          "overflow and the scores were clamped before the softmax");
   }
   if (r.overflow && !head_overflow)
     warnings_.push_back("the output exceeds the float range (about ±3.4e38)");

@@ -4,10 +4,10 @@
 // shapes allocates nothing. On error the previous state is kept intact.
 #pragma once
 
+#include "core/base/status.hpp"
+#include "core/document/scenario.hpp"
 #include "core/engine/attention.hpp"
 #include "core/text/embedding.hpp"
-#include "core/document/scenario.hpp"
-#include "core/base/status.hpp"
 #include "core/text/tokenizer.hpp"
 
 #include <cstdint>
@@ -66,8 +66,8 @@ class Pipeline {
     EmbeddingOverrides overrides;
   };
   static void tokenize_cached(const std::string& text, std::size_t max_tokens, CachedTokens& cache);
-  static void embed_cached(const CachedTokens& tokens, const Scenario& scenario, EmbeddedFrom& from, Matrix& X,
-                           std::vector<EmbeddingSource>& sources);
+  static void embed_cached(const CachedTokens& tokens, const Scenario& scenario, EmbeddedFrom& from,
+                           Matrix& X, std::vector<EmbeddingSource>& sources);
   static void commit_tokens(const CachedTokens& cache, CommittedTokens& committed);
   void collect_warnings(const Scenario& scenario);
 

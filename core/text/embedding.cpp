@@ -1,7 +1,7 @@
 #include "core/text/embedding.hpp"
 
-#include "core/text/lexicon.hpp"
 #include "core/base/rng.hpp"
+#include "core/text/lexicon.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,9 +10,12 @@ namespace attnviz {
 
 std::string_view to_string(EmbeddingSource source) {
   switch (source) {
-    case EmbeddingSource::Override: return "override";
-    case EmbeddingSource::Lexicon: return "lexicon";
-    case EmbeddingSource::Hashed: return "hashed";
+    case EmbeddingSource::Override:
+      return "override";
+    case EmbeddingSource::Lexicon:
+      return "lexicon";
+    case EmbeddingSource::Hashed:
+      return "hashed";
   }
   return "?";
 }
@@ -45,7 +48,8 @@ void embed_tokens(const std::vector<Token>& tokens, int d_model,
     auto found = overrides.find(token.text);
     if (found == overrides.end()) found = overrides.find(token.key);
     if (found != overrides.end()) {
-      const auto count = std::min<std::size_t>(found->second.size(), static_cast<std::size_t>(d_model));
+      const auto count =
+          std::min<std::size_t>(found->second.size(), static_cast<std::size_t>(d_model));
       std::copy_n(found->second.begin(), count, out);
       source = EmbeddingSource::Override;
     }

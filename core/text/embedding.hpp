@@ -9,8 +9,8 @@
 //      [-0.5, 0.5), the same on every run and machine, and the same prefix for every d_model.
 #pragma once
 
-#include "core/text/tokenizer.hpp"
 #include "core/base/types.hpp"
+#include "core/text/tokenizer.hpp"
 
 #include <map>
 #include <string>

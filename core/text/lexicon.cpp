@@ -44,8 +44,7 @@ Status parse_features(std::string_view spec, FeatureVector& features) {
     seen[index] = true;
     float value = 0.0f;
     const auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
-    if (ec != std::errc() || ptr != number.data() + number.size() || value < -1.0f ||
-        value > 1.0f)
+    if (ec != std::errc() || ptr != number.data() + number.size() || value < -1.0f || value > 1.0f)
       return Status::error("feature '" + std::string(name) + "' has a bad value '" +
                            std::string(number) + "'");
     features[index] = value;

@@ -15,8 +15,8 @@ namespace attnviz {
 // first d_model of them.
 inline constexpr std::size_t kFeatureCount = 12;
 inline constexpr std::array<std::string_view, kFeatureCount> kFeatureNames = {
-    "person", "food",     "company",  "place",  "action", "quality",
-    "function", "animal", "time",     "positive", "plural", "thing"};
+    "person",   "food",   "company", "place",    "action", "quality",
+    "function", "animal", "time",    "positive", "plural", "thing"};
 
 using FeatureVector = std::array<float, kFeatureCount>;
 

@@ -9,10 +9,10 @@ namespace {
 
 char32_t lowercase(char32_t cp) {
   if (cp >= 'A' && cp <= 'Z') return cp + 32;
-  if (cp >= 0xC0 && cp <= 0xDE && cp != 0xD7) return cp + 32;                  // Latin-1
-  if (cp >= 0x391 && cp <= 0x3AB && cp != 0x3A2) return cp + 32;               // Greek
-  if (cp >= 0x410 && cp <= 0x42F) return cp + 32;                              // Cyrillic
-  if (cp >= 0x400 && cp <= 0x40F) return cp + 80;                              // Ѐ..Џ
+  if (cp >= 0xC0 && cp <= 0xDE && cp != 0xD7) return cp + 32;     // Latin-1
+  if (cp >= 0x391 && cp <= 0x3AB && cp != 0x3A2) return cp + 32;  // Greek
+  if (cp >= 0x410 && cp <= 0x42F) return cp + 32;                 // Cyrillic
+  if (cp >= 0x400 && cp <= 0x40F) return cp + 80;                 // Ѐ..Џ
   return cp;
 }
 
@@ -46,12 +46,14 @@ enum class CharClass {
   Hyphen,      // - U+2010 U+2011: likewise
   NumberDot,   // . and , : inside a number when between digits
   Punctuation,
-  Symbol,      // emoji and pictographs
-  Regional,    // regional indicator letters: pairs form flags
-  Ideograph,   // CJK ideographs: one token each
+  Symbol,     // emoji and pictographs
+  Regional,   // regional indicator letters: pairs form flags
+  Ideograph,  // CJK ideographs: one token each
 };
 
-bool in(char32_t cp, char32_t low, char32_t high) { return cp >= low && cp <= high; }
+bool in(char32_t cp, char32_t low, char32_t high) {
+  return cp >= low && cp <= high;
+}
 
 CharClass classify(char32_t cp) {
   if (cp < 0x80) {
@@ -68,9 +70,9 @@ CharClass classify(char32_t cp) {
       cp == 0x2029 || cp == 0x202F || cp == 0x205F || cp == 0x3000)
     return CharClass::Space;
   if (cp == 0x200C || cp == 0x200D) return CharClass::Joiner;
-  if (cp == 0xAD || in(cp, 0x80, 0x9F) || cp == 0x200E || cp == 0x200F ||
-      in(cp, 0x202A, 0x202E) || in(cp, 0x2060, 0x2064) || in(cp, 0x2066, 0x206F) ||
-      cp == 0xFEFF || cp == 0xFFFE || cp == 0xFFFF)
+  if (cp == 0xAD || in(cp, 0x80, 0x9F) || cp == 0x200E || cp == 0x200F || in(cp, 0x202A, 0x202E) ||
+      in(cp, 0x2060, 0x2064) || in(cp, 0x2066, 0x206F) || cp == 0xFEFF || cp == 0xFFFE ||
+      cp == 0xFFFF)
     return CharClass::Ignorable;
   if (in(cp, 0x300, 0x36F) || in(cp, 0x483, 0x489) || in(cp, 0x591, 0x5BD) ||
       in(cp, 0x610, 0x61A) || in(cp, 0x64B, 0x65F) || in(cp, 0x1AB0, 0x1AFF) ||
@@ -79,7 +81,8 @@ CharClass classify(char32_t cp) {
       in(cp, 0xE0100, 0xE01EF))
     return CharClass::Extend;
   if (cp == 0x2019) return CharClass::Apostrophe;
-  if (cp == 0x2010 || cp == 0x2011 || cp == 0x05BE) return CharClass::Hyphen;  // ‐ ‑ and Hebrew's maqaf
+  if (cp == 0x2010 || cp == 0x2011 || cp == 0x05BE)
+    return CharClass::Hyphen;  // ‐ ‑ and Hebrew's maqaf
   if (in(cp, 0x1F1E6, 0x1F1FF)) return CharClass::Regional;
   if (in(cp, 0x1F000, 0x1FAFF) || in(cp, 0x2600, 0x27BF) || in(cp, 0x2B00, 0x2BFF) ||
       in(cp, 0x2190, 0x21FF) || in(cp, 0x2300, 0x23FF) || in(cp, 0x25A0, 0x25FF))
@@ -99,7 +102,9 @@ CharClass classify(char32_t cp) {
   return CharClass::Word;  // letters of every script, and U+FFFD in place of invalid bytes
 }
 
-bool is_word_class(CharClass c) { return c == CharClass::Word || c == CharClass::Digit; }
+bool is_word_class(CharClass c) {
+  return c == CharClass::Word || c == CharClass::Digit;
+}
 
 }  // namespace
 

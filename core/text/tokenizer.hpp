@@ -36,8 +36,8 @@ struct Token {
 };
 
 struct Tokenization {
-  std::vector<Token> tokens;        // at most max_tokens
-  std::size_t total_tokens = 0;     // how many the text holds; > tokens.size() when truncated
+  std::vector<Token> tokens;     // at most max_tokens
+  std::size_t total_tokens = 0;  // how many the text holds; > tokens.size() when truncated
   std::size_t invalid_utf8_bytes = 0;
 
   bool truncated() const { return total_tokens > tokens.size(); }

@@ -30,7 +30,7 @@ Scenario scenario_of(int words, int d_model, int heads, int d_k, Compatibility c
 long steady_state_allocations(Scenario scenario, int threads = 1) {
   Pipeline pipeline;
   pipeline.set_threads(threads);
-  REQUIRE(pipeline.run(scenario));  // the first run allocates the buffers
+  REQUIRE(pipeline.run(scenario));                 // the first run allocates the buffers
   scenario.parameters.heads[0].W_Q(0, 0) += 0.5f;  // an edit, as a drag makes
   return count_allocations([&] { REQUIRE(pipeline.run(scenario)); });
 }
@@ -38,7 +38,10 @@ long steady_state_allocations(Scenario scenario, int threads = 1) {
 }  // namespace
 
 TEST_CASE("the allocation counter sees allocations") {
-  CHECK(count_allocations([] { Matrix m(100, 100); m.setZero(); }) >= 1);
+  CHECK(count_allocations([] {
+          Matrix m(100, 100);
+          m.setZero();
+        }) >= 1);
 }
 
 TEST_CASE("a classroom recompute allocates nothing (scaled dot with 32 tokens and 8 heads)") {
@@ -59,7 +62,8 @@ TEST_CASE("every compatibility function recomputes without allocating") {
 }
 
 TEST_CASE("cross attention recomputes without allocating") {
-  CHECK(steady_state_allocations(scenario_of(10, 16, 2, 4, Compatibility::ScaledDot, Mode::Cross)) == 0);
+  CHECK(steady_state_allocations(
+            scenario_of(10, 16, 2, 4, Compatibility::ScaledDot, Mode::Cross)) == 0);
 }
 
 TEST_CASE("causal masking and hard attention recompute without allocating") {

@@ -1,23 +1,24 @@
-// Google Benchmark micro benchmarks of the attention engine's stages (core/engine/attention_stages.hpp),
-// of a full recompute (AttentionEngine::compute) and of a pipeline run (tokenize, embed,
-// compute). Built only when libbenchmark-dev is installed; run by `make bench`, not by ctest.
+// Google Benchmark micro benchmarks of the attention engine's stages
+// (core/engine/attention_stages.hpp), of a full recompute (AttentionEngine::compute) and of a
+// pipeline run (tokenize, embed, compute). Built only when libbenchmark-dev is installed; run by
+// `make bench`, not by ctest.
 //
 // Shapes are (tokens, d_model, heads) with d_k = d_v = d_model / heads:
 //   classroom (8, 32, 4) and (32, 64, 8), medium (128, 256, 4), large (1024, 768, 12).
 // Timings are per call, on one thread.
+#include "core/base/rng.hpp"
+#include "core/document/scenario.hpp"
 #include "core/engine/attention.hpp"
 #include "core/engine/attention_stages.hpp"
 #include "core/engine/parameters.hpp"
 #include "core/pipeline/pipeline.hpp"
-#include "core/base/rng.hpp"
-#include "core/document/scenario.hpp"
 
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
-#include <vector>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -39,7 +40,8 @@ struct Fixture {
     parameters = seeded_parameters(config, 1);
     X.resize(tokens, config.d_model);
     const std::uint64_t stream = rng::hash("micro benchmark X");
-    for (Eigen::Index i = 0; i < X.size(); ++i) X.data()[i] = rng::value(stream, static_cast<std::uint64_t>(i));
+    for (Eigen::Index i = 0; i < X.size(); ++i)
+      X.data()[i] = rng::value(stream, static_cast<std::uint64_t>(i));
     if (!engine.compute(X, X, parameters, config)) throw std::runtime_error("compute failed");
   }
   // A copy of head 0 of the result: every buffer of the right shape and filled.
@@ -53,20 +55,22 @@ void shapes(benchmark::internal::Benchmark* b) {
 
 // Step 1: every head's Q, K and V, as the engine makes them: when the heads are 8 (in pairs) or a
 // multiple of 16 wide and the product is small (stages::projects_directly; every shape here but
-// the large one), the weights checked, those of heads 8 wide paired (two heads' rows side by side), and each
-// head's Q, K and V made in place from them; else the weights packed side by side (checked on
-// the way) and one product X · packed.
+// the large one), the weights checked, those of heads 8 wide paired (two heads' rows side by side),
+// and each head's Q, K and V made in place from them; else the weights packed side by side (checked
+// on the way) and one product X · packed.
 void BM_Projections(benchmark::State& state) {
   Fixture f(state);
   std::vector<HeadResult> heads = f.engine.result().heads;
   const bool in_place = stages::projects_directly(f.config, f.X.rows(), f.X.rows());
   state.SetLabel(in_place ? "in place" : "packed");
   Matrix paired(in_place ? stages::paired_weights_rows(f.config) : 0, 16);
-  Matrix packed(f.config.d_model, static_cast<Eigen::Index>(f.config.heads) * (2 * f.config.d_k + f.config.d_v));
+  Matrix packed(f.config.d_model,
+                static_cast<Eigen::Index>(f.config.heads) * (2 * f.config.d_k + f.config.d_v));
   Matrix projections(f.X.rows(), packed.cols());
   for (auto _ : state) {
     if (in_place) {
-      benchmark::DoNotOptimize(stages::check_and_pair_projection_weights(f.parameters, f.config, paired));
+      benchmark::DoNotOptimize(
+          stages::check_and_pair_projection_weights(f.parameters, f.config, paired));
       stages::project_directly(heads, f.parameters, paired, f.config, f.X, f.X, 0, f.config.heads);
     } else {
       benchmark::DoNotOptimize(stages::pack_projection_weights(f.parameters, f.config, packed));
@@ -78,16 +82,19 @@ void BM_Projections(benchmark::State& state) {
 }
 BENCHMARK(BM_Projections)->Apply(shapes);
 
-// Step 1's check and copy of the weights alone: paired when heads are 8 wide (in place), packed, as above.
+// Step 1's check and copy of the weights alone: paired when heads are 8 wide (in place), packed, as
+// above.
 void BM_CopyProjectionWeights(benchmark::State& state) {
   Fixture f(state);
   const bool in_place = stages::projects_directly(f.config, f.X.rows(), f.X.rows());
   state.SetLabel(in_place ? "paired" : "packed");
   Matrix paired(in_place ? stages::paired_weights_rows(f.config) : 0, 16);
-  Matrix packed(f.config.d_model, static_cast<Eigen::Index>(f.config.heads) * (2 * f.config.d_k + f.config.d_v));
+  Matrix packed(f.config.d_model,
+                static_cast<Eigen::Index>(f.config.heads) * (2 * f.config.d_k + f.config.d_v));
   for (auto _ : state) {
     if (in_place)
-      benchmark::DoNotOptimize(stages::check_and_pair_projection_weights(f.parameters, f.config, paired));
+      benchmark::DoNotOptimize(
+          stages::check_and_pair_projection_weights(f.parameters, f.config, paired));
     else
       benchmark::DoNotOptimize(stages::pack_projection_weights(f.parameters, f.config, packed));
     benchmark::DoNotOptimize(paired.data());
@@ -96,7 +103,8 @@ void BM_CopyProjectionWeights(benchmark::State& state) {
 }
 BENCHMARK(BM_CopyProjectionWeights)->Apply(shapes);
 
-// Step 2 for one head, per compatibility function (scaled_dot is dot's product; the scale is step 3).
+// Step 2 for one head, per compatibility function (scaled_dot is dot's product; the scale is step
+// 3).
 void BM_Scores(benchmark::State& state, Compatibility compatibility) {
   Fixture f(state, compatibility);
   HeadResult head = f.head();
@@ -128,7 +136,8 @@ void BM_SoftmaxRows(benchmark::State& state) {
   HeadResult head = f.head();
   for (auto _ : state) {
     for (Eigen::Index i = 0; i < head.masked_scores.rows(); ++i)
-      softmax_row(head.masked_scores.row(i).data(), head.weights.row(i).data(), head.masked_scores.cols());
+      softmax_row(head.masked_scores.row(i).data(), head.weights.row(i).data(),
+                  head.masked_scores.cols());
     benchmark::DoNotOptimize(head.weights.data());
   }
 }
@@ -157,7 +166,8 @@ void BM_OutputProjection(benchmark::State& state) {
 }
 BENCHMARK(BM_OutputProjection)->Apply(shapes);
 
-// A full recompute: every intermediate of every head, concat and W_O (what `attnviz-cli bench` times).
+// A full recompute: every intermediate of every head, concat and W_O (what `attnviz-cli bench`
+// times).
 void BM_Compute(benchmark::State& state) {
   Fixture f(state);
   for (auto _ : state) {
@@ -192,7 +202,11 @@ void BM_PipelineRun(benchmark::State& state) {
   }
 }
 // A pipeline runs a scenario, whose sentences hold at most Limits::kMaxTokens (512) tokens.
-BENCHMARK(BM_PipelineRun)->Args({8, 32, 4})->Args({32, 64, 8})->Args({128, 256, 4})->Args({512, 768, 12});
+BENCHMARK(BM_PipelineRun)
+    ->Args({8, 32, 4})
+    ->Args({32, 64, 8})
+    ->Args({128, 256, 4})
+    ->Args({512, 768, 12});
 
 }  // namespace
 

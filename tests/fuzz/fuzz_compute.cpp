@@ -8,8 +8,8 @@
 // Bounds, so that runs stay fast: inputs whose weights would hold more than 65,536 numbers
 // (kMaxParameterCount) or whose sentences have more than 64 tokens (kMaxTokensPerSentence) are
 // skipped.
-#include "core/pipeline/pipeline.hpp"
 #include "core/document/scenario.hpp"
+#include "core/pipeline/pipeline.hpp"
 #include "core/text/tokenizer.hpp"
 
 #include "tests/fuzz/fuzz_common.hpp"

@@ -1,15 +1,15 @@
 // The app as a user runs it: `attnviz --screenshot` under Xvfb, then the PNG is read back and
 // checked pixel by pixel at the positions the layout code reports (--layout-out). What each
 // cell should show comes from the engine, which is tested against PyTorch elsewhere.
+#include "core/document/scenario.hpp"
 #include "core/figures/colormap.hpp"
 #include "core/lessons/lesson.hpp"
 #include "core/pipeline/pipeline.hpp"
-#include "core/document/scenario.hpp"
 #include "tests/support/temp_dir.hpp"
 
 #include <doctest/doctest.h>
-#include <nlohmann/json.hpp>
 #include <stb_image.h>
+#include <nlohmann/json.hpp>
 
 #include <cctype>
 #include <cstdlib>
@@ -35,7 +35,9 @@ std::string app_path() {
 
 using testing::TempDir;
 
-std::string quoted(const std::string& text) { return "'" + text + "'"; }
+std::string quoted(const std::string& text) {
+  return "'" + text + "'";
+}
 
 struct Run {
   int status = -1;
@@ -48,8 +50,10 @@ struct Run {
 Run run_app(const std::vector<std::string>& args, const fs::path& dir, bool with_display = true,
             const std::string& environment = "") {
   std::string command = environment.empty() ? "" : "env " + environment + " ";
-  if (with_display) command += "xvfb-run -a -s '-screen 0 3900x2300x24' ";
-  else command += "env -u DISPLAY -u WAYLAND_DISPLAY ";
+  if (with_display)
+    command += "xvfb-run -a -s '-screen 0 3900x2300x24' ";
+  else
+    command += "env -u DISPLAY -u WAYLAND_DISPLAY ";
   command += quoted(app_path());
   for (const std::string& arg : args) command += " " + quoted(arg);
   const fs::path errors = dir / "stderr.txt", output = dir / "stdout.txt";
@@ -88,7 +92,8 @@ Json load_json(const fs::path& path) {
 }
 
 bool close(view::Rgba8 a, view::Rgba8 b, int tolerance = 2) {
-  return std::abs(a.r - b.r) <= tolerance && std::abs(a.g - b.g) <= tolerance && std::abs(a.b - b.b) <= tolerance;
+  return std::abs(a.r - b.r) <= tolerance && std::abs(a.g - b.g) <= tolerance &&
+         std::abs(a.b - b.b) <= tolerance;
 }
 
 std::string describe(view::Rgba8 c) {
@@ -136,8 +141,8 @@ Screenshot one_word_heatmaps(const fs::path& dir, const char* word) {
   Scenario scenario = builtin();
   scenario.target = word;
   scenario.title = "";
-  Screenshot shot =
-      screenshot(dir, {"--scenario", write_scenario(dir, scenario).string(), "--panels", "heatmaps", "--size", "800x600"});
+  Screenshot shot = screenshot(dir, {"--scenario", write_scenario(dir, scenario).string(),
+                                     "--panels", "heatmaps", "--size", "800x600"});
   REQUIRE(shot.layout["heatmap"]["rows"] == 1);
   return shot;
 }
@@ -164,7 +169,8 @@ TEST_CASE("the app starts on the built-in scenario and writes a screenshot") {
 
 // Renders the built-in scenario with hard attention and checks every cell of one head: the chosen
 // key in the colormap's top colour, every other key in its bottom colour.
-void check_hard_attention_cells(int head, view::ColormapId colormap, const std::vector<std::string>& flags) {
+void check_hard_attention_cells(int head, view::ColormapId colormap,
+                                const std::vector<std::string>& flags) {
   TempDir dir;
   Scenario scenario = builtin();
   scenario.config.hard = true;
@@ -180,12 +186,15 @@ void check_hard_attention_cells(int head, view::ColormapId colormap, const std::
     for (int j = 0; j < 5; ++j) {
       const view::Rgba8 expected = weights(i, j) == 1.0f ? map.back() : map.front();
       const view::Rgba8 seen = cell_colour(shot, i, j);
-      INFO("cell " << i << "," << j << " expected " << describe(expected) << " saw " << describe(seen));
+      INFO("cell " << i << "," << j << " expected " << describe(expected) << " saw "
+                   << describe(seen));
       CHECK(close(seen, expected));
     }
 }
 
-TEST_CASE("with hard attention the chosen key's cell has the top colour and the others the bottom colour") {
+TEST_CASE(
+    "with hard attention the chosen key's cell has the top colour and the others the bottom "
+    "colour") {
   check_hard_attention_cells(0, view::ColormapId::Sequential, {});
 }
 
@@ -195,7 +204,8 @@ TEST_CASE("the colour-blind-safe colormap is the one drawn when chosen") {
 
 // View ▸ "Heatmap colours up to the largest α": the scale runs from 0 to the head's largest
 // weight, which gets the colormap's top colour; every cell is coloured by α / that largest.
-TEST_CASE("with the contrast scale each cell is coloured by its share of the head's largest weight") {
+TEST_CASE(
+    "with the contrast scale each cell is coloured by its share of the head's largest weight") {
   TempDir dir;
   Scenario scenario = builtin();
   scenario.view_json = R"({"heatmap_contrast": true})";
@@ -210,7 +220,8 @@ TEST_CASE("with the contrast scale each cell is coloured by its share of the hea
     for (int j = 0; j < 5; ++j) {
       const view::Rgba8 expected = view::sample(view::ColormapId::Sequential, weights(i, j) / top);
       const view::Rgba8 seen = cell_colour(shot, i, j);
-      INFO("cell " << i << "," << j << " expected " << describe(expected) << " saw " << describe(seen));
+      INFO("cell " << i << "," << j << " expected " << describe(expected) << " saw "
+                   << describe(seen));
       CHECK(close(seen, expected, 3));
     }
 }
@@ -286,14 +297,19 @@ TEST_CASE("a malformed scenario file exits with a message and writes no screensh
 // opens the window, on the built-in scenario, with the reason in the status bar.
 TEST_CASE("a malformed scenario file opened by a user opens the window and says why") {
   TempDir dir;
-  const fs::path bad = dir.path / "bad.json", errors = dir.path / "stderr.txt", title = dir.path / "title.txt";
+  const fs::path bad = dir.path / "bad.json", errors = dir.path / "stderr.txt",
+                 title = dir.path / "title.txt";
   std::ofstream(bad) << "{\"target\": ";
   const fs::path script = dir.path / "session.sh";
-  std::ofstream(script) << "export ATTNVIZ_STATE_DIR=" << quoted((dir.path / "state").string()) << "\n"
-                        << quoted(app_path()) << " " << quoted(bad.string()) << " 2>" << quoted(errors.string()) << " & pid=$!\n"
-                        << "timeout 10 xdotool search --sync --onlyvisible --name AttnViz getwindowname > " << quoted(title.string()) << "\n"
-                        << "kill $pid\n";
-  const std::string command = "xvfb-run -a -s '-screen 0 1280x800x24' sh " + quoted(script.string()) + " > /dev/null 2>&1";
+  std::ofstream(script)
+      << "export ATTNVIZ_STATE_DIR=" << quoted((dir.path / "state").string()) << "\n"
+      << quoted(app_path()) << " " << quoted(bad.string()) << " 2>" << quoted(errors.string())
+      << " & pid=$!\n"
+      << "timeout 10 xdotool search --sync --onlyvisible --name AttnViz getwindowname > "
+      << quoted(title.string()) << "\n"
+      << "kill $pid\n";
+  const std::string command =
+      "xvfb-run -a -s '-screen 0 1280x800x24' sh " + quoted(script.string()) + " > /dev/null 2>&1";
   REQUIRE(std::system(command.c_str()) == 0);
   CHECK(testing::read_whole_file(title).find("AttnViz") != std::string::npos);  // a window opened
   CHECK(testing::read_whole_file(errors).find("malformed JSON") != std::string::npos);
@@ -314,7 +330,8 @@ TEST_CASE("every step of every built-in lesson renders") {
     Result<Lesson> lesson = parse_lesson(builtin.json, std::string(builtin.id));
     REQUIRE(lesson.ok());
     TempDir dir;
-    const Run run = run_app({"--lesson", std::string(builtin.id), "--screenshot-steps", dir.path.string()}, dir.path);
+    const Run run = run_app(
+        {"--lesson", std::string(builtin.id), "--screenshot-steps", dir.path.string()}, dir.path);
     INFO("stderr: " << run.errors);
     REQUIRE(run.status == 0);
     for (std::size_t step = 0; step < lesson->steps.size(); ++step) {
@@ -329,7 +346,8 @@ TEST_CASE("every step of every built-in lesson renders") {
 
 TEST_CASE("an unknown lesson is an error before any window opens") {
   TempDir dir;
-  const Run run = run_app({"--lesson", "99", "--screenshot", (dir.path / "x.png").string()}, dir.path, false);
+  const Run run =
+      run_app({"--lesson", "99", "--screenshot", (dir.path / "x.png").string()}, dir.path, false);
   CHECK(run.status == 1);
   CHECK(run.errors.find("no built-in lesson") != std::string::npos);
 }
@@ -338,20 +356,21 @@ TEST_CASE("an unknown lesson is an error before any window opens") {
 // built-in one), xdotool clicks into the end of the sentence field and runs `keys` (xdotool
 // commands, one per line), and after the autosave interval the process is killed with SIGKILL.
 // Returns the scenario the recovery file holds.
-std::optional<Scenario> sentence_session(const TempDir& dir, const fs::path& state, const std::string& keys,
+std::optional<Scenario> sentence_session(const TempDir& dir, const fs::path& state,
+                                         const std::string& keys,
                                          const std::string& scenario = "") {
   const fs::path script = dir.path / "session.sh";
   std::ofstream(script) << "export ATTNVIZ_STATE_DIR=" << quoted(state.string()) << "\n"
-                        << quoted(app_path()) << (scenario.empty() ? "" : " " + quoted(scenario)) << " 2>/dev/null & pid=$!\n"
+                        << quoted(app_path()) << (scenario.empty() ? "" : " " + quoted(scenario))
+                        << " 2>/dev/null & pid=$!\n"
                         << "xdotool search --sync --onlyvisible --name AttnViz >/dev/null\n"
                         << "sleep 1.5\n"
                         << "xdotool mousemove 250 136 click 1\n"  // the end of the sentence field
                         << "sleep 0.5\n"
-                        << keys
-                        << "sleep 4\n"  // longer than the autosave interval
+                        << keys << "sleep 4\n"  // longer than the autosave interval
                         << "kill -9 $pid\n";
-  const std::string command = "xvfb-run -a -s '-screen 0 1280x800x24' sh " + quoted(script.string()) +
-                              " > /dev/null 2>&1";
+  const std::string command =
+      "xvfb-run -a -s '-screen 0 1280x800x24' sh " + quoted(script.string()) + " > /dev/null 2>&1";
   REQUIRE(std::system(command.c_str()) == 0);
   const fs::path recovery = state / "recovery.json";
   REQUIRE_MESSAGE(fs::exists(recovery), "no recovery file after SIGKILL");
@@ -363,7 +382,8 @@ std::optional<Scenario> sentence_session(const TempDir& dir, const fs::path& sta
 TEST_CASE("a killed app leaves a recovery file that restores the edits") {
   TempDir dir;
   const fs::path state = dir.path / "state";
-  const std::optional<Scenario> recovered = sentence_session(dir, state, "xdotool type --delay 60 ' pie'\n");
+  const std::optional<Scenario> recovered =
+      sentence_session(dir, state, "xdotool type --delay 60 ' pie'\n");
   CHECK(recovered->target == "i like to eat apple pie");
 
   // The next start restores it.
@@ -381,7 +401,8 @@ TEST_CASE("a killed app leaves a recovery file that restores the edits") {
 TEST_CASE("shortcuts pressed quickly between frames reach the text field") {
   TempDir dir;
   std::string keys;
-  for (int i = 0; i < 4; ++i) keys += "xdotool key ctrl+BackSpace\nsleep 0.3\n";  // each deletes a word
+  for (int i = 0; i < 4; ++i)
+    keys += "xdotool key ctrl+BackSpace\nsleep 0.3\n";  // each deletes a word
   const std::optional<Scenario> recovered = sentence_session(dir, dir.path / "state", keys);
   CHECK(recovered->target == "i ");  // "i like to eat apple" less its last four words
 }
@@ -390,8 +411,9 @@ TEST_CASE("shortcuts pressed quickly between frames reach the text field") {
 // back a word (app/session/text_undo.hpp).
 TEST_CASE("Ctrl+Z in the sentence field takes back a word at a time") {
   TempDir dir;
-  const std::string keys = "xdotool type --delay 80 ' pie is good'\nsleep 0.5\n"
-                           "xdotool key ctrl+z\nsleep 0.3\nxdotool key ctrl+z\nsleep 0.3\n";
+  const std::string keys =
+      "xdotool type --delay 80 ' pie is good'\nsleep 0.5\n"
+      "xdotool key ctrl+z\nsleep 0.3\nxdotool key ctrl+z\nsleep 0.3\n";
   const std::optional<Scenario> recovered = sentence_session(dir, dir.path / "state", keys);
   CHECK(recovered->target == "i like to eat apple pie ");
 }
@@ -402,21 +424,24 @@ TEST_CASE("editing a sentence with emoji keeps them") {
   TempDir dir;
   Result<Scenario> load = parse_scenario(builtin_scenario_json());
   REQUIRE(load.ok());
-  const std::string sentence = "I \xf0\x9f\x8d\x95 and \xf0\x9f\x91\x8d\xf0\x9f\x8f\xbd caf\xc3\xa9";  // I 🍕 and 👍🏽 café
+  const std::string sentence =
+      "I \xf0\x9f\x8d\x95 and \xf0\x9f\x91\x8d\xf0\x9f\x8f\xbd caf\xc3\xa9";  // I 🍕 and 👍🏽
+                                                                              // café
   load->target = sentence;
   const fs::path scenario = dir.path / "emoji.json";
   REQUIRE(save_scenario_file(scenario.string(), *load));
-  const std::optional<Scenario> recovered =
-      sentence_session(dir, dir.path / "state", "xdotool key End\nsleep 0.3\nxdotool type --delay 80 ' x'\nsleep 0.3\n",
-                       scenario.string());
+  const std::optional<Scenario> recovered = sentence_session(
+      dir, dir.path / "state",
+      "xdotool key End\nsleep 0.3\nxdotool type --delay 80 ' x'\nsleep 0.3\n", scenario.string());
   CHECK(recovered->target == sentence + " x");
 }
 
 // ImGui's Escape takes a text field's whole edit back; every letter had already changed the views.
 TEST_CASE("Escape leaves the sentence field with what was typed") {
   TempDir dir;
-  const std::optional<Scenario> recovered =
-      sentence_session(dir, dir.path / "state", "xdotool type --delay 60 ' pie'\nsleep 0.3\nxdotool key Escape\nsleep 0.3\n");
+  const std::optional<Scenario> recovered = sentence_session(
+      dir, dir.path / "state",
+      "xdotool type --delay 60 ' pie'\nsleep 0.3\nxdotool key Escape\nsleep 0.3\n");
   CHECK(recovered->target == "i like to eat apple pie");
 }
 
@@ -425,7 +450,8 @@ TEST_CASE("Escape leaves the sentence field with what was typed") {
 TEST_CASE("an emoji typed into the sentence field is kept") {
   TempDir dir;
   const std::optional<Scenario> recovered =
-      sentence_session(dir, dir.path / "state", "xdotool type --delay 150 ' \xf0\x9f\x8d\x95 x'\nsleep 0.3\n");  // " 🍕 x"
+      sentence_session(dir, dir.path / "state",
+                       "xdotool type --delay 150 ' \xf0\x9f\x8d\x95 x'\nsleep 0.3\n");  // " 🍕 x"
   CHECK(recovered->target == "i like to eat apple \xf0\x9f\x8d\x95 x");
 }
 
@@ -440,22 +466,25 @@ TEST_CASE("Return in the Open dialog leaves the unsaved-changes question to be a
   REQUIRE(save_scenario_file(other.string(), builtin()));
   const std::string before = testing::read_whole_file(scenario);
   const fs::path script = dir.path / "session.sh";
-  std::ofstream(script) << "export ATTNVIZ_STATE_DIR=" << quoted((dir.path / "state").string()) << "\n"
-                        << quoted(app_path()) << " " << quoted(scenario.string()) << " 2>/dev/null & pid=$!\n"
-                        << "xdotool search --sync --onlyvisible --name AttnViz >/dev/null\n"
-                        << "sleep 1.5\n"
-                        << "xdotool mousemove 250 136 click 1\nsleep 0.5\n"  // the end of the sentence field
-                        << "xdotool type --delay 80 ' pie'\nsleep 0.5\n"
-                        << "xdotool key ctrl+o\nsleep 1\n"
-                        << "xdotool mousemove 650 549 click 1\nsleep 0.3\n"  // the dialog's File field
-                        << "xdotool type --delay 40 " << quoted(other.string()) << "\nsleep 0.3\n"
-                        << "xdotool key Return\nsleep 1\n"
-                        << "cp " << quoted(scenario.string()) << " " << quoted(after_first.string()) << "\n"
-                        << "xdotool key Return\nsleep 1\n"  // Save first
-                        << "kill -9 $pid\n";
-  const std::string command = "xvfb-run -a -s '-screen 0 1280x800x24' sh " + quoted(script.string()) + " > /dev/null 2>&1";
+  std::ofstream(script)
+      << "export ATTNVIZ_STATE_DIR=" << quoted((dir.path / "state").string()) << "\n"
+      << quoted(app_path()) << " " << quoted(scenario.string()) << " 2>/dev/null & pid=$!\n"
+      << "xdotool search --sync --onlyvisible --name AttnViz >/dev/null\n"
+      << "sleep 1.5\n"
+      << "xdotool mousemove 250 136 click 1\nsleep 0.5\n"  // the end of the sentence field
+      << "xdotool type --delay 80 ' pie'\nsleep 0.5\n"
+      << "xdotool key ctrl+o\nsleep 1\n"
+      << "xdotool mousemove 650 549 click 1\nsleep 0.3\n"  // the dialog's File field
+      << "xdotool type --delay 40 " << quoted(other.string()) << "\nsleep 0.3\n"
+      << "xdotool key Return\nsleep 1\n"
+      << "cp " << quoted(scenario.string()) << " " << quoted(after_first.string()) << "\n"
+      << "xdotool key Return\nsleep 1\n"  // Save first
+      << "kill -9 $pid\n";
+  const std::string command =
+      "xvfb-run -a -s '-screen 0 1280x800x24' sh " + quoted(script.string()) + " > /dev/null 2>&1";
   REQUIRE(std::system(command.c_str()) == 0);
-  CHECK_MESSAGE(testing::read_whole_file(after_first) == before, "week3.json was written without asking");
+  CHECK_MESSAGE(testing::read_whole_file(after_first) == before,
+                "week3.json was written without asking");
   Result<Scenario> saved = load_scenario_file(scenario.string());
   REQUIRE(saved.ok());
   CHECK(saved->target == "i like to eat apple pie");  // the answer "Save first"
@@ -463,15 +492,17 @@ TEST_CASE("Return in the Open dialog leaves the unsaved-changes question to be a
 
 TEST_CASE("an idle app sleeps between the frames it needs") {
   // Nothing happens for 3 s: the first frames settle the layout, then the app sleeps until input
-  // comes, looking in twice a second (app/session/frame_pacing.hpp). An app drawing as fast as it can,
-  // as this one did, draws hundreds of frames here even with a software GL.
+  // comes, looking in twice a second (app/session/frame_pacing.hpp). An app drawing as fast as it
+  // can, as this one did, draws hundreds of frames here even with a software GL.
   TempDir dir;
-  const Run run = run_app({"--size", "1280x720"}, dir.path, true,
-                          "ATTNVIZ_EXIT_AFTER=3 ATTNVIZ_STATE_DIR=" + quoted((dir.path / "state").string()));
+  const Run run =
+      run_app({"--size", "1280x720"}, dir.path, true,
+              "ATTNVIZ_EXIT_AFTER=3 ATTNVIZ_STATE_DIR=" + quoted((dir.path / "state").string()));
   INFO("stderr: " << run.errors);
   REQUIRE(run.status == 0);
   std::smatch match;
-  REQUIRE(std::regex_search(run.errors, match, std::regex(R"(attnviz: ([0-9]+) frames in ([0-9.]+) s)")));
+  REQUIRE(std::regex_search(run.errors, match,
+                            std::regex(R"(attnviz: ([0-9]+) frames in ([0-9.]+) s)")));
   const int frames = std::stoi(match[1]);
   CHECK(std::stod(match[2]) >= 3.0);
   CHECK(frames >= 4);   // the frames that settle the layout
@@ -482,7 +513,8 @@ TEST_CASE("--recover without unsaved work says so") {
   TempDir dir;
   const std::string command = "ATTNVIZ_STATE_DIR=" + quoted((dir.path / "empty").string()) + " " +
                               quoted(app_path()) + " --recover --screenshot " +
-                              quoted((dir.path / "x.png").string()) + " 2> " + quoted((dir.path / "err").string());
+                              quoted((dir.path / "x.png").string()) + " 2> " +
+                              quoted((dir.path / "err").string());
   const int raw = std::system(command.c_str());
   CHECK(WEXITSTATUS(raw) == 1);
   CHECK(testing::read_whole_file(dir.path / "err").find("no unsaved work") != std::string::npos);
@@ -500,8 +532,11 @@ TEST_CASE("a bad command-line option is a usage error") {
 TEST_CASE("text drawn from the string cache looks the same as glyph by glyph") {
   TempDir dir;
   const fs::path cached = dir.path / "cached.png", glyphs = dir.path / "glyphs.png";
-  for (const auto& [png, environment] : {std::pair{cached, std::string()}, std::pair{glyphs, std::string("ATTNVIZ_NO_TEXT_CACHE=1")}}) {
-    const Run run = run_app({"--screenshot", png.string(), "--size", "1280x720"}, dir.path, true, environment);
+  for (const auto& [png, environment] :
+       {std::pair{cached, std::string()},
+        std::pair{glyphs, std::string("ATTNVIZ_NO_TEXT_CACHE=1")}}) {
+    const Run run =
+        run_app({"--screenshot", png.string(), "--size", "1280x720"}, dir.path, true, environment);
     INFO("stderr: " << run.errors);
     REQUIRE(run.status == 0);
   }
@@ -538,7 +573,8 @@ TEST_CASE("a notice in the status bar leaves the panels where they were") {
   REQUIRE(json.front() == '{');
   const fs::path plain = dir.path / "plain.json", warned = dir.path / "warned.json";
   std::ofstream(plain) << json;
-  std::ofstream(warned) << "{\"colour\": \"blue\", " << json.substr(1);  // an unknown key: a warning
+  std::ofstream(warned) << "{\"colour\": \"blue\", "
+                        << json.substr(1);  // an unknown key: a warning
   const Screenshot quiet = screenshot(dir.path, {plain.string(), "--size", "1280x720"});
   const Screenshot noticed = screenshot(dir.path, {warned.string(), "--size", "1280x720"});
   const int bar = static_cast<int>(quiet.layout["status_bar_y"].get<float>());
@@ -553,15 +589,20 @@ TEST_CASE("a notice in the status bar leaves the panels where they were") {
   CHECK(below > 1000);  // the notice is there: amber where the status line was
 }
 
-std::string bench_scenario() { return (fs::path(ATTNVIZ_SOURCE_DIR) / "tests/bench/scenarios/n64-h8.json").string(); }
+std::string bench_scenario() {
+  return (fs::path(ATTNVIZ_SOURCE_DIR) / "tests/bench/scenarios/n64-h8.json").string();
+}
 
 // The renderer cuts solid fans into bands and pairs rectangles for a software GL (see
 // render/ui_renderer.cpp); the picture must be the one ImGui's triangles give.
 TEST_CASE("triangles reshaped for a software GL draw the same picture as ImGui's") {
   TempDir dir;
   const fs::path reshaped = dir.path / "reshaped.png", as_made = dir.path / "as_made.png";
-  for (const auto& [png, environment] : {std::pair{reshaped, std::string()}, std::pair{as_made, std::string("ATTNVIZ_NO_RESHAPE=1")}}) {
-    const Run run = run_app({"--screenshot", png.string(), "--size", "1280x720", "--scenario", bench_scenario()}, dir.path, true, environment);
+  for (const auto& [png, environment] : {std::pair{reshaped, std::string()},
+                                         std::pair{as_made, std::string("ATTNVIZ_NO_RESHAPE=1")}}) {
+    const Run run = run_app(
+        {"--screenshot", png.string(), "--size", "1280x720", "--scenario", bench_scenario()},
+        dir.path, true, environment);
     INFO("stderr: " << run.errors);
     REQUIRE(run.status == 0);
   }
@@ -578,14 +619,17 @@ TEST_CASE("windows shown from kept pictures look the same as drawn afresh") {
   const fs::path kept = dir.path / "kept.png", fresh = dir.path / "fresh.png";
   int shown_from_pictures[2] = {-1, -1};
   int run_index = 0;
-  for (const auto& [png, environment] : {std::pair{kept, std::string()}, std::pair{fresh, std::string("ATTNVIZ_NO_LIST_CACHE=1")}}) {
+  for (const auto& [png, environment] :
+       {std::pair{kept, std::string()}, std::pair{fresh, std::string("ATTNVIZ_NO_LIST_CACHE=1")}}) {
     const fs::path layout = dir.path / "layout.json";
-    const Run run = run_app({"--screenshot", png.string(), "--size", "1280x720", "--frames", "4", "--scenario", bench_scenario(),
-                             "--layout-out", layout.string()},
+    const Run run = run_app({"--screenshot", png.string(), "--size", "1280x720", "--frames", "4",
+                             "--scenario", bench_scenario(), "--layout-out", layout.string()},
                             dir.path, true, environment);
     INFO("stderr: " << run.errors);
     REQUIRE(run.status == 0);
-    shown_from_pictures[run_index++] = nlohmann::json::parse(testing::read_whole_file(layout))["windows_from_kept_pictures"].get<int>();
+    shown_from_pictures[run_index++] =
+        nlohmann::json::parse(testing::read_whole_file(layout))["windows_from_kept_pictures"]
+            .get<int>();
   }
   CHECK(shown_from_pictures[0] >= 2);  // the sentence's tokens and the menu bar at least
   CHECK(shown_from_pictures[1] == 0);
@@ -597,15 +641,18 @@ TEST_CASE("windows shown from kept pictures look the same as drawn afresh") {
 // of them is kept while the texture's content, the colormap and the range stay the same.
 TEST_CASE("a window of heatmaps that did not change is shown from a kept picture") {
   TempDir dir;
-  const fs::path kept = dir.path / "kept.png", fresh = dir.path / "fresh.png", layout = dir.path / "layout.json";
-  for (const auto& [png, environment] : {std::pair{kept, std::string()}, std::pair{fresh, std::string("ATTNVIZ_NO_LIST_CACHE=1")}}) {
-    const Run run = run_app({"--screenshot", png.string(), "--size", "1280x720", "--frames", "4", "--panels", "heatmaps",
-                             "--layout-out", layout.string()},
+  const fs::path kept = dir.path / "kept.png", fresh = dir.path / "fresh.png",
+                 layout = dir.path / "layout.json";
+  for (const auto& [png, environment] :
+       {std::pair{kept, std::string()}, std::pair{fresh, std::string("ATTNVIZ_NO_LIST_CACHE=1")}}) {
+    const Run run = run_app({"--screenshot", png.string(), "--size", "1280x720", "--frames", "4",
+                             "--panels", "heatmaps", "--layout-out", layout.string()},
                             dir.path, true, environment);
     INFO("stderr: " << run.errors);
     REQUIRE(run.status == 0);
     if (png == kept)  // the menu bar, the centre views and the status bar
-      CHECK(nlohmann::json::parse(testing::read_whole_file(layout))["windows_from_kept_pictures"].get<int>() == 3);
+      CHECK(nlohmann::json::parse(testing::read_whole_file(layout))["windows_from_kept_pictures"]
+                .get<int>() == 3);
   }
   const int different = pixels_differing(load_png(kept), load_png(fresh), 0);
   CHECK_MESSAGE(different == 0, different << " pixels differ");
@@ -625,13 +672,16 @@ int windows_from_kept_pictures(const std::string& bench_line) {
 // The bench moves one weight of W_K: the sentence's tokens, the menu bar, the Weights window's
 // frame and the grids of W_Q and W_V (each a window of its own, its cells a picture made on the
 // CPU whose pixels did not change) stay as they were.
-TEST_CASE("while a weight moves every frame the windows it does not change are shown from kept pictures") {
+TEST_CASE(
+    "while a weight moves every frame the windows it does not change are shown from kept "
+    "pictures") {
   TempDir dir;
   const Run kept = run_app({"--bench-frames", "5", "--scenario", bench_scenario()}, dir.path);
   INFO("stderr: " << kept.errors);
   REQUIRE(kept.status == 0);
   CHECK(windows_from_kept_pictures(kept.errors) >= 5);
-  const Run fresh = run_app({"--bench-frames", "5", "--scenario", bench_scenario()}, dir.path, true, "ATTNVIZ_NO_LIST_CACHE=1");
+  const Run fresh = run_app({"--bench-frames", "5", "--scenario", bench_scenario()}, dir.path, true,
+                            "ATTNVIZ_NO_LIST_CACHE=1");
   REQUIRE(fresh.status == 0);
   CHECK(windows_from_kept_pictures(fresh.errors) == 0);
 }
@@ -646,8 +696,11 @@ TEST_CASE("every lesson step with kept pictures is the picture drawn afresh") {
   const fs::path kept = dir.path / "kept", fresh = dir.path / "fresh";
   fs::create_directories(kept);
   fs::create_directories(fresh);
-  for (const auto& [folder, environment] : {std::pair{kept, std::string()}, std::pair{fresh, std::string("ATTNVIZ_NO_LIST_CACHE=1")}}) {
-    const Run run = run_app({"--lesson", std::string(builtin.id), "--screenshot-steps", folder.string()}, dir.path, true, environment);
+  for (const auto& [folder, environment] :
+       {std::pair{kept, std::string()}, std::pair{fresh, std::string("ATTNVIZ_NO_LIST_CACHE=1")}}) {
+    const Run run =
+        run_app({"--lesson", std::string(builtin.id), "--screenshot-steps", folder.string()},
+                dir.path, true, environment);
     INFO("stderr: " << run.errors);
     REQUIRE(run.status == 0);
   }
@@ -687,9 +740,10 @@ TEST_CASE("Chinese characters in a sentence are drawn, not replaced by a mark") 
     scenario.target = word;
     scenario.title = "";
     const fs::path png = dir.path / "cjk.png";
-    const Run run = run_app({"--screenshot", png.string(), "--scenario", write_scenario(dir.path, scenario).string(),
-                             "--panels", "input", "--size", "800x600"},
-                            dir.path);
+    const Run run = run_app(
+        {"--screenshot", png.string(), "--scenario", write_scenario(dir.path, scenario).string(),
+         "--panels", "input", "--size", "800x600"},
+        dir.path);
     INFO("stderr: " << run.errors);
     REQUIRE(run.status == 0);
     shots.push_back(load_png(png));
@@ -716,23 +770,27 @@ TEST_CASE("emoji in a sentence are drawn, not replaced by a mark") {
 // letter, the same for "אבבבב" (alef, then bets) as for "אאאאא" and not for "בבבבא".
 TEST_CASE("a Hebrew word's first letter is drawn at its right end") {
   TempDir dir;
-  const auto last_glyph = [&](const char* word) {  // the 14 columns left of the grid, on the query's row
-    const Screenshot shot = one_word_heatmaps(dir.path, word);
-    const Json& h = shot.layout["heatmap"];
-    const int right = h["x"].get<int>(), top = h["y"].get<int>(), bottom = top + h["cell_h"].get<int>();
-    Image band{14, bottom - top, {}};
-    for (int y = top; y < bottom; ++y)
-      for (int x = right - 14; x < right; ++x) {
-        const view::Rgba8 pixel = shot.image.at(x, y);
-        band.pixels.insert(band.pixels.end(), {pixel.r, pixel.g, pixel.b, pixel.a});
-      }
-    return band;
-  };
+  const auto last_glyph =
+      [&](const char* word) {  // the 14 columns left of the grid, on the query's row
+        const Screenshot shot = one_word_heatmaps(dir.path, word);
+        const Json& h = shot.layout["heatmap"];
+        const int right = h["x"].get<int>(), top = h["y"].get<int>(),
+                  bottom = top + h["cell_h"].get<int>();
+        Image band{14, bottom - top, {}};
+        for (int y = top; y < bottom; ++y)
+          for (int x = right - 14; x < right; ++x) {
+            const view::Rgba8 pixel = shot.image.at(x, y);
+            band.pixels.insert(band.pixels.end(), {pixel.r, pixel.g, pixel.b, pixel.a});
+          }
+        return band;
+      };
   const Image alefs = last_glyph("\xd7\x90\xd7\x90\xd7\x90\xd7\x90\xd7\x90");       // אאאאא
   const Image alef_first = last_glyph("\xd7\x90\xd7\x91\xd7\x91\xd7\x91\xd7\x91");  // אבבבב
   const Image alef_last = last_glyph("\xd7\x91\xd7\x91\xd7\x91\xd7\x91\xd7\x90");   // בבבבא
-  const int first_vs_alefs = pixels_unlike(alef_first, alefs), last_vs_alefs = pixels_unlike(alef_last, alefs);
-  INFO("pixels unlike the alefs' last glyph: alef first " << first_vs_alefs << ", alef last " << last_vs_alefs);
+  const int first_vs_alefs = pixels_unlike(alef_first, alefs),
+            last_vs_alefs = pixels_unlike(alef_last, alefs);
+  INFO("pixels unlike the alefs' last glyph: alef first " << first_vs_alefs << ", alef last "
+                                                          << last_vs_alefs);
   CHECK(last_vs_alefs > 20);
   CHECK(first_vs_alefs * 3 < last_vs_alefs);
 }
@@ -742,9 +800,11 @@ TEST_CASE("a Hebrew word's first letter is drawn at its right end") {
 // three stand-alone behs (U+FE8F).
 TEST_CASE("Arabic letters are drawn joined") {
   TempDir dir;
-  const Image typed = one_word_heatmaps(dir.path, "\xd8\xa8\xd8\xa8\xd8\xa8").image;                // ببب
-  const Image joined = one_word_heatmaps(dir.path, "\xef\xba\x91\xef\xba\x92\xef\xba\x90").image;  // ﺑﺒﺐ
-  const Image apart = one_word_heatmaps(dir.path, "\xef\xba\x8f\xef\xba\x8f\xef\xba\x8f").image;   // ﺏﺏﺏ
+  const Image typed = one_word_heatmaps(dir.path, "\xd8\xa8\xd8\xa8\xd8\xa8").image;  // ببب
+  const Image joined =
+      one_word_heatmaps(dir.path, "\xef\xba\x91\xef\xba\x92\xef\xba\x90").image;  // ﺑﺒﺐ
+  const Image apart =
+      one_word_heatmaps(dir.path, "\xef\xba\x8f\xef\xba\x8f\xef\xba\x8f").image;  // ﺏﺏﺏ
   CHECK(pixels_unlike(typed, joined) == 0);
   CHECK(pixels_unlike(typed, apart) > 30);
 }

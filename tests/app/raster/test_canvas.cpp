@@ -16,8 +16,8 @@ struct Pixel {
 
 Pixel at(const Canvas& canvas, int x, int y) {
   const std::uint32_t p = canvas.pixels()[y * canvas.width() + x];
-  return {static_cast<int>(p & 0xFF), static_cast<int>((p >> 8) & 0xFF), static_cast<int>((p >> 16) & 0xFF),
-          static_cast<int>(p >> 24)};
+  return {static_cast<int>(p & 0xFF), static_cast<int>((p >> 8) & 0xFF),
+          static_cast<int>((p >> 16) & 0xFF), static_cast<int>(p >> 24)};
 }
 
 constexpr Rgba8 kRed{255, 0, 0, 255};
@@ -83,8 +83,8 @@ TEST_CASE("canvas: a diagonal line covers the pixels along it") {
   canvas.line(2.0f, 2.0f, 30.0f, 30.0f, 2.0f, kRed);
   REQUIRE(canvas.end());
   for (int i = 4; i < 28; ++i) {
-    CHECK(at(canvas, i, i).a > 200);          // on the line
-    CHECK(at(canvas, i, i + 4).a == 0);       // well below it
+    CHECK(at(canvas, i, i).a > 200);     // on the line
+    CHECK(at(canvas, i, i + 4).a == 0);  // well below it
   }
 }
 
@@ -115,7 +115,8 @@ TEST_CASE("canvas: a curve's joints are covered once") {
   canvas.curve(p0, p1, p2, p3, 2.0f, Rgba8{255, 0, 0, 128}, 8);
   REQUIRE(canvas.end());
   // Semi-transparent: a pixel covered twice would be more opaque than the rest.
-  for (int x = 4; x < 60; ++x) CHECK_MESSAGE(at(canvas, x, 8).a == doctest::Approx(128).epsilon(0.02), "x = " << x);
+  for (int x = 4; x < 60; ++x)
+    CHECK_MESSAGE(at(canvas, x, 8).a == doctest::Approx(128).epsilon(0.02), "x = " << x);
 }
 
 TEST_CASE("canvas: lines outside, huge, NaN or invisible draw nothing and do not crash") {
@@ -138,14 +139,16 @@ TEST_CASE("canvas: lines outside, huge, NaN or invisible draw nothing and do not
 TEST_CASE("canvas: a disc covers its inside fully, nothing a pixel past its edge, and its area") {
   Canvas canvas;
   canvas.begin(40, 40);
-  canvas.disc(20.5f, 20.5f, 8.0f, kRed);  // centred on pixel (20, 20): pixel x is x - 20 away on its row
+  canvas.disc(20.5f, 20.5f, 8.0f,
+              kRed);  // centred on pixel (20, 20): pixel x is x - 20 away on its row
   REQUIRE(canvas.end());
   CHECK(at(canvas, 20, 20).a == 255);
   CHECK(at(canvas, 20, 20).r == 255);
-  CHECK(at(canvas, 27, 20).a == 255);                                 // 7 away: inside
-  CHECK(at(canvas, 28, 20).a == doctest::Approx(128).epsilon(0.02));  // 8 away: on the edge, half covered
-  CHECK(at(canvas, 29, 20).a == 0);                                   // 9 away: outside
-  CHECK(at(canvas, 20, 11).a == 0);                                   // above, 9 away
+  CHECK(at(canvas, 27, 20).a == 255);  // 7 away: inside
+  CHECK(at(canvas, 28, 20).a ==
+        doctest::Approx(128).epsilon(0.02));  // 8 away: on the edge, half covered
+  CHECK(at(canvas, 29, 20).a == 0);           // 9 away: outside
+  CHECK(at(canvas, 20, 11).a == 0);           // above, 9 away
   const double area = covered_area(canvas);
   MESSAGE("disc area " << area << " against " << kPi * 64);
   CHECK(area == doctest::Approx(kPi * 64).epsilon(0.02));
@@ -160,7 +163,7 @@ TEST_CASE("canvas: a ring covers a band around its radius and leaves its middle 
   CHECK(at(canvas, 25, 20).a == 0);                                   // 5 away
   CHECK(at(canvas, 28, 20).a == 0);                                   // 8 away
   CHECK(at(canvas, 29, 20).a == doctest::Approx(128).epsilon(0.02));  // 9 away: the inner edge
-  CHECK(at(canvas, 30, 20).a == 255);                                 // 10 away: the middle of the band
+  CHECK(at(canvas, 30, 20).a == 255);  // 10 away: the middle of the band
   CHECK(at(canvas, 31, 20).a == doctest::Approx(128).epsilon(0.02));  // 11 away: the outer edge
   CHECK(at(canvas, 32, 20).a == 0);                                   // 12 away
   const double area = covered_area(canvas);
@@ -204,7 +207,9 @@ TEST_CASE("canvas: a disc that moves redraws, the same disc again does not") {
   CHECK(at(canvas, 15, 15).a == 255);
 }
 
-TEST_CASE("canvas: discs and rings outside, huge, NaN, empty or invisible draw nothing and do not crash") {
+TEST_CASE(
+    "canvas: discs and rings outside, huge, NaN, empty or invisible draw nothing and do not "
+    "crash") {
   Canvas canvas;
   canvas.begin(16, 16);
   const float nan = std::numeric_limits<float>::quiet_NaN();
@@ -225,7 +230,8 @@ TEST_CASE("canvas: discs and rings outside, huge, NaN, empty or invisible draw n
   check_blank(canvas);
 }
 
-TEST_CASE("canvas: recording the next frame while the last one draws leaves the last one's pixels") {
+TEST_CASE(
+    "canvas: recording the next frame while the last one draws leaves the last one's pixels") {
   Canvas canvas;
   canvas.begin(20, 10);
   canvas.line(0.0f, 5.0f, 20.0f, 5.0f, 2.0f, kRed);

@@ -16,15 +16,19 @@ constexpr float kPi = 3.14159265f;
 
 // A rounded rectangle as ImGui builds one: each corner an arc of `steps` segments, clockwise on
 // screen (y down) from the top-left corner's arc.
-std::vector<Point> rounded_rectangle(float x0, float y0, float x1, float y1, float radius, int steps) {
+std::vector<Point> rounded_rectangle(float x0, float y0, float x1, float y1, float radius,
+                                     int steps) {
   std::vector<Point> corners;
-  const Point centres[4] = {{x0 + radius, y0 + radius}, {x1 - radius, y0 + radius},
-                            {x1 - radius, y1 - radius}, {x0 + radius, y1 - radius}};
+  const Point centres[4] = {{x0 + radius, y0 + radius},
+                            {x1 - radius, y0 + radius},
+                            {x1 - radius, y1 - radius},
+                            {x0 + radius, y1 - radius}};
   for (int c = 0; c < 4; ++c) {
     const float start = kPi * (1.0f + 0.5f * static_cast<float>(c));
     for (int s = 0; s <= steps; ++s) {
       const float angle = start + 0.5f * kPi * static_cast<float>(s) / static_cast<float>(steps);
-      corners.push_back({centres[c].x + radius * std::cos(angle), centres[c].y + radius * std::sin(angle)});
+      corners.push_back(
+          {centres[c].x + radius * std::cos(angle), centres[c].y + radius * std::sin(angle)});
     }
   }
   return corners;
@@ -41,19 +45,24 @@ double polygon_area(const std::vector<Point>& polygon) {
 }
 
 double triangle_area(const Point& a, const Point& b, const Point& c) {
-  return std::abs((static_cast<double>(b.x) - a.x) * (c.y - a.y) - (static_cast<double>(c.x) - a.x) * (b.y - a.y)) / 2;
+  return std::abs((static_cast<double>(b.x) - a.x) * (c.y - a.y) -
+                  (static_cast<double>(c.x) - a.x) * (b.y - a.y)) /
+         2;
 }
 
 struct Pieces {
   std::vector<Point> points;
   std::vector<unsigned> triangles;
-  const Point& corner(std::size_t triangle, int k) const { return points[triangles[triangle * 3 + static_cast<std::size_t>(k)]]; }
+  const Point& corner(std::size_t triangle, int k) const {
+    return points[triangles[triangle * 3 + static_cast<std::size_t>(k)]];
+  }
   std::size_t count() const { return triangles.size() / 3; }
 };
 
 Pieces split(const std::vector<Point>& polygon) {
   Pieces pieces;
-  REQUIRE(split_convex_into_bands(polygon.data(), static_cast<int>(polygon.size()), 4.0f, pieces.points, pieces.triangles));
+  REQUIRE(split_convex_into_bands(polygon.data(), static_cast<int>(polygon.size()), 4.0f,
+                                  pieces.points, pieces.triangles));
   return pieces;
 }
 
@@ -64,16 +73,20 @@ Pieces split(const std::vector<Point>& polygon) {
 int side_of(const Point& p, const Point* corners, std::size_t count, double margin) {
   double area = 0;
   for (std::size_t i = 0; i < count; ++i)
-    area += static_cast<double>(corners[i].x) * corners[(i + 1) % count].y - static_cast<double>(corners[(i + 1) % count].x) * corners[i].y;
+    area += static_cast<double>(corners[i].x) * corners[(i + 1) % count].y -
+            static_cast<double>(corners[(i + 1) % count].x) * corners[i].y;
   const double orientation = area > 0 ? 1 : -1;
   bool strictly_inside = true;
   for (std::size_t i = 0; i < count; ++i) {
     const Point& u = corners[i];
     const Point& v = corners[(i + 1) % count];
-    const double length = std::hypot(static_cast<double>(v.x) - u.x, static_cast<double>(v.y) - u.y);
+    const double length =
+        std::hypot(static_cast<double>(v.x) - u.x, static_cast<double>(v.y) - u.y);
     if (length == 0) continue;
-    const double distance =
-        orientation * ((static_cast<double>(v.x) - u.x) * (p.y - u.y) - (static_cast<double>(v.y) - u.y) * (p.x - u.x)) / length;
+    const double distance = orientation *
+                            ((static_cast<double>(v.x) - u.x) * (p.y - u.y) -
+                             (static_cast<double>(v.y) - u.y) * (p.x - u.x)) /
+                            length;
     if (distance < -margin) return -1;
     if (distance < margin) strictly_inside = false;
   }
@@ -120,14 +133,18 @@ long blocks_touched(const Pieces& pieces, bool pair_rectangles) {
                                 pieces.triangles[t * 3 + 3] == pieces.triangles[t * 3] &&
                                 pieces.triangles[t * 3 + 4] == pieces.triangles[t * 3 + 2] &&
                                 corner[0].y == corner[1].y && corner[1].x == corner[2].x;
-    float x0 = std::min({corner[0].x, corner[1].x, corner[2].x}), x1 = std::max({corner[0].x, corner[1].x, corner[2].x});
-    float y0 = std::min({corner[0].y, corner[1].y, corner[2].y}), y1 = std::max({corner[0].y, corner[1].y, corner[2].y});
+    float x0 = std::min({corner[0].x, corner[1].x, corner[2].x}),
+          x1 = std::max({corner[0].x, corner[1].x, corner[2].x});
+    float y0 = std::min({corner[0].y, corner[1].y, corner[2].y}),
+          y1 = std::max({corner[0].y, corner[1].y, corner[2].y});
     if (rectangle_pair) {
       const Point& d = pieces.corner(t + 1, 2);
-      x0 = std::min(x0, d.x), x1 = std::max(x1, d.x), y0 = std::min(y0, d.y), y1 = std::max(y1, d.y);
+      x0 = std::min(x0, d.x), x1 = std::max(x1, d.x), y0 = std::min(y0, d.y),
+      y1 = std::max(y1, d.y);
     }
-    const double orientation = (static_cast<double>(corner[1].x) - corner[0].x) * (corner[2].y - corner[0].y) -
-                               (static_cast<double>(corner[2].x) - corner[0].x) * (corner[1].y - corner[0].y);
+    const double orientation =
+        (static_cast<double>(corner[1].x) - corner[0].x) * (corner[2].y - corner[0].y) -
+        (static_cast<double>(corner[2].x) - corner[0].x) * (corner[1].y - corner[0].y);
     for (float by = std::floor(y0 / 4) * 4; by < y1; by += 4)
       for (float bx = std::floor(x0 / 4) * 4; bx < x1; bx += 4) {
         bool excluded = false;
@@ -136,8 +153,11 @@ long blocks_touched(const Pieces& pieces, bool pair_rectangles) {
           const Point& b = corner[(e + 1) % 3];
           int out = 0;
           for (int k = 0; k < 4; ++k) {
-            const float x = bx + static_cast<float>(k & 1) * 4, y = by + static_cast<float>(k >> 1) * 4;
-            const double side = ((static_cast<double>(b.x) - a.x) * (y - a.y) - (static_cast<double>(b.y) - a.y) * (x - a.x)) * orientation;
+            const float x = bx + static_cast<float>(k & 1) * 4,
+                        y = by + static_cast<float>(k >> 1) * 4;
+            const double side = ((static_cast<double>(b.x) - a.x) * (y - a.y) -
+                                 (static_cast<double>(b.y) - a.y) * (x - a.x)) *
+                                orientation;
             out += side < 0;
           }
           excluded = out == 4;
@@ -152,7 +172,8 @@ long blocks_touched(const Pieces& pieces, bool pair_rectangles) {
 Pieces fan_of(const std::vector<Point>& polygon) {
   Pieces fan;
   fan.points = polygon;
-  for (unsigned i = 2; i < polygon.size(); ++i) fan.triangles.insert(fan.triangles.end(), {0u, i - 1, i});
+  for (unsigned i = 2; i < polygon.size(); ++i)
+    fan.triangles.insert(fan.triangles.end(), {0u, i - 1, i});
   return fan;
 }
 
@@ -162,7 +183,8 @@ TEST_CASE("convex bands: a rounded rectangle keeps its area and its pixels") {
   const std::vector<Point> chip = rounded_rectangle(10.3f, 20.6f, 70.8f, 42.2f, 4.8f, 3);
   const Pieces pieces = split(chip);
   double area = 0;
-  for (std::size_t t = 0; t < pieces.count(); ++t) area += triangle_area(pieces.corner(t, 0), pieces.corner(t, 1), pieces.corner(t, 2));
+  for (std::size_t t = 0; t < pieces.count(); ++t)
+    area += triangle_area(pieces.corner(t, 0), pieces.corner(t, 1), pieces.corner(t, 2));
   CHECK(area == doctest::Approx(polygon_area(chip)).epsilon(1e-5));
   check_same_coverage(chip, pieces);
 }
@@ -182,7 +204,8 @@ TEST_CASE("convex bands: a rounded rectangle's middle is one rectangle between r
   CHECK(found);
 }
 
-TEST_CASE("convex bands: a rounded rectangle touches under 60 percent of the 4x4 blocks its fan does") {
+TEST_CASE(
+    "convex bands: a rounded rectangle touches under 60 percent of the 4x4 blocks its fan does") {
   const std::vector<Point> chip = rounded_rectangle(10.3f, 20.6f, 70.8f, 42.2f, 4.8f, 3);
   const long fan = blocks_touched(fan_of(chip), false);
   const long bands = blocks_touched(split(chip), true);
@@ -197,7 +220,8 @@ TEST_CASE("convex bands: shapes with pointed tops and bottoms keep their pixels"
   check_same_coverage(diamond, split(diamond));
   std::vector<Point> circle;
   for (int k = 0; k < 24; ++k)
-    circle.push_back({50.0f + 17.3f * std::cos(2 * kPi * static_cast<float>(k) / 24), 40.0f + 17.3f * std::sin(2 * kPi * static_cast<float>(k) / 24)});
+    circle.push_back({50.0f + 17.3f * std::cos(2 * kPi * static_cast<float>(k) / 24),
+                      40.0f + 17.3f * std::sin(2 * kPi * static_cast<float>(k) / 24)});
   check_same_coverage(circle, split(circle));
 }
 
@@ -207,10 +231,12 @@ TEST_CASE("convex bands: repeated corners and a sliver of a shape keep their pix
   chip.insert(chip.begin() + 4, chip[4]);
   chip.insert(chip.begin() + 9, chip[9]);
   check_same_coverage(chip, split(chip));
-  const std::vector<Point> sliver = {{0.0f, 10.0f}, {40.0f, 10.0f}, {40.0f, 10.01f}, {0.0f, 10.01f}};
+  const std::vector<Point> sliver = {
+      {0.0f, 10.0f}, {40.0f, 10.0f}, {40.0f, 10.01f}, {0.0f, 10.01f}};
   const Pieces pieces = split(sliver);
   double area = 0;
-  for (std::size_t t = 0; t < pieces.count(); ++t) area += triangle_area(pieces.corner(t, 0), pieces.corner(t, 1), pieces.corner(t, 2));
+  for (std::size_t t = 0; t < pieces.count(); ++t)
+    area += triangle_area(pieces.corner(t, 0), pieces.corner(t, 1), pieces.corner(t, 2));
   CHECK(area == doctest::Approx(0.4).epsilon(1e-3));
 }
 
@@ -220,7 +246,8 @@ TEST_CASE("convex bands: either winding gives the same pieces' area") {
   std::reverse(chip.begin(), chip.end());
   const Pieces pieces = split(chip);
   double area = 0;
-  for (std::size_t t = 0; t < pieces.count(); ++t) area += triangle_area(pieces.corner(t, 0), pieces.corner(t, 1), pieces.corner(t, 2));
+  for (std::size_t t = 0; t < pieces.count(); ++t)
+    area += triangle_area(pieces.corner(t, 0), pieces.corner(t, 1), pieces.corner(t, 2));
   CHECK(area == doctest::Approx(forward).epsilon(1e-5));
   check_same_coverage(chip, pieces);
 }
@@ -229,17 +256,24 @@ TEST_CASE("convex bands: anything but a finite convex polygon is refused and not
   std::vector<Point> points{{1.0f, 1.0f}};
   std::vector<unsigned> triangles{7u};
   const auto refused = [&](const std::vector<Point>& polygon) {
-    const bool ok = split_convex_into_bands(polygon.data(), static_cast<int>(polygon.size()), 4.0f, points, triangles);
+    const bool ok = split_convex_into_bands(polygon.data(), static_cast<int>(polygon.size()), 4.0f,
+                                            points, triangles);
     return !ok && points.size() == 1 && triangles.size() == 1;
   };
   CHECK(refused({}));
   CHECK(refused({{0.0f, 0.0f}, {1.0f, 1.0f}}));
-  CHECK(refused({{0.0f, 0.0f}, {1.0f, 1.0f}, {2.0f, 2.0f}, {3.0f, 3.0f}}));                      // a line
-  CHECK(refused({{0.0f, 5.0f}, {10.0f, 5.0f}, {20.0f, 5.0f}}));                                     // no height
-  CHECK(refused({{0.0f, 0.0f}, {10.0f, 0.0f}, {10.0f, 4.0f}, {4.0f, 4.0f}, {4.0f, 10.0f}, {0.0f, 10.0f}}));  // an L
+  CHECK(refused({{0.0f, 0.0f}, {1.0f, 1.0f}, {2.0f, 2.0f}, {3.0f, 3.0f}}));  // a line
+  CHECK(refused({{0.0f, 5.0f}, {10.0f, 5.0f}, {20.0f, 5.0f}}));              // no height
+  CHECK(refused({{0.0f, 0.0f},
+                 {10.0f, 0.0f},
+                 {10.0f, 4.0f},
+                 {4.0f, 4.0f},
+                 {4.0f, 10.0f},
+                 {0.0f, 10.0f}}));  // an L
   std::vector<Point> pentagram;
   for (int k = 0; k < 5; ++k)
-    pentagram.push_back({10.0f * std::cos(4 * kPi * static_cast<float>(k) / 5), 10.0f * std::sin(4 * kPi * static_cast<float>(k) / 5)});
+    pentagram.push_back({10.0f * std::cos(4 * kPi * static_cast<float>(k) / 5),
+                         10.0f * std::sin(4 * kPi * static_cast<float>(k) / 5)});
   CHECK(refused(pentagram));  // turns one way, but twice round
   const float nan = std::numeric_limits<float>::quiet_NaN();
   CHECK(refused({{0.0f, 0.0f}, {10.0f, 0.0f}, {nan, 10.0f}}));

@@ -20,13 +20,15 @@ struct Box {
 
 // Which tiles the boxes touch, found pixel by pixel: the pixels [floor(x0), ceil(x1)) x
 // [floor(y0), ceil(y1)) inside the area, each marking its tile.
-std::vector<unsigned char> tiles_by_pixels(int width, int height, int tile, const std::vector<Box>& boxes) {
+std::vector<unsigned char> tiles_by_pixels(int width, int height, int tile,
+                                           const std::vector<Box>& boxes) {
   const int columns = (width + tile - 1) / tile, rows = (height + tile - 1) / tile;
   std::vector<unsigned char> marks(static_cast<std::size_t>(columns * rows), 0);
   for (const Box& box : boxes)
     for (int y = 0; y < height; ++y)
       for (int x = 0; x < width; ++x)
-        if (x >= std::floor(box.x0) && x < std::ceil(box.x1) && y >= std::floor(box.y0) && y < std::ceil(box.y1))
+        if (x >= std::floor(box.x0) && x < std::ceil(box.x1) && y >= std::floor(box.y0) &&
+            y < std::ceil(box.y1))
           marks[static_cast<std::size_t>((y / tile) * columns + x / tile)] = 1;
   return marks;
 }
@@ -44,7 +46,8 @@ std::vector<PixelRect> pieces_of(int width, int height, int tile, const std::vec
 int marked_count(const TileCover& cover) {
   int count = 0;
   for (int row = 0; row < cover.rows(); ++row)
-    for (int column = 0; column < cover.columns(); ++column) count += cover.marked(column, row) ? 1 : 0;
+    for (int column = 0; column < cover.columns(); ++column)
+      count += cover.marked(column, row) ? 1 : 0;
   return count;
 }
 
@@ -71,11 +74,11 @@ TEST_CASE("tile cover: an empty box or one outside the area or with a NaN marks 
   const float nan = std::numeric_limits<float>::quiet_NaN();
   TileCover cover;
   cover.reset(100, 50, 16);
-  cover.add(-10.0f, -10.0f, 0.0f, 0.0f);      // above and left, touching the corner
-  cover.add(100.0f, 0.0f, 120.0f, 10.0f);     // right of the area
-  cover.add(0.0f, 50.0f, 10.0f, 60.0f);       // below it
-  cover.add(5.0f, 5.0f, 5.0f, 10.0f);         // no width
-  cover.add(8.0f, 5.0f, 4.0f, 10.0f);         // inside out
+  cover.add(-10.0f, -10.0f, 0.0f, 0.0f);   // above and left, touching the corner
+  cover.add(100.0f, 0.0f, 120.0f, 10.0f);  // right of the area
+  cover.add(0.0f, 50.0f, 10.0f, 60.0f);    // below it
+  cover.add(5.0f, 5.0f, 5.0f, 10.0f);      // no width
+  cover.add(8.0f, 5.0f, 4.0f, 10.0f);      // inside out
   cover.add(nan, 0.0f, 10.0f, 10.0f);
   cover.add(0.0f, 0.0f, 10.0f, nan);
   CHECK(marked_count(cover) == 0);
@@ -111,7 +114,8 @@ TEST_CASE("tile cover: a tile in the last column and row is cut at the area's ed
 
 TEST_CASE("tile cover: runs over different columns on consecutive rows stay separate rectangles") {
   // Row 0: tiles 0 and 1; row 1: tile 0.
-  const std::vector<PixelRect> pieces = pieces_of(64, 32, 16, {{0.0f, 0.0f, 32.0f, 1.0f}, {0.0f, 16.0f, 16.0f, 17.0f}});
+  const std::vector<PixelRect> pieces =
+      pieces_of(64, 32, 16, {{0.0f, 0.0f, 32.0f, 1.0f}, {0.0f, 16.0f, 16.0f, 17.0f}});
   REQUIRE(pieces.size() == 2);
   CHECK(pieces[0] == PixelRect{0, 0, 32, 16});
   CHECK(pieces[1] == PixelRect{0, 16, 16, 16});
@@ -124,7 +128,8 @@ TEST_CASE("tile cover: the rectangles cover exactly the pixels of the tiles the 
   std::mt19937 random(20261122);
   std::uniform_real_distribution<float> coordinate(-20.0f, 140.0f), extent(0.0f, 40.0f);
   std::uniform_int_distribution<int> count_of(0, 12);
-  for (const auto& [width, height, tile] : {std::tuple{100, 50, 16}, std::tuple{64, 64, 16}, std::tuple{37, 91, 8}}) {
+  for (const auto& [width, height, tile] :
+       {std::tuple{100, 50, 16}, std::tuple{64, 64, 16}, std::tuple{37, 91, 8}}) {
     for (int trial = 0; trial < 50; ++trial) {
       std::vector<Box> boxes;
       const int count = count_of(random);
@@ -138,7 +143,8 @@ TEST_CASE("tile cover: the rectangles cover exactly the pixels of the tiles the 
       const std::vector<unsigned char> expected = tiles_by_pixels(width, height, tile, boxes);
       for (int row = 0; row < cover.rows(); ++row)
         for (int column = 0; column < cover.columns(); ++column)
-          CHECK(cover.marked(column, row) == (expected[static_cast<std::size_t>(row * cover.columns() + column)] != 0));
+          CHECK(cover.marked(column, row) ==
+                (expected[static_cast<std::size_t>(row * cover.columns() + column)] != 0));
       std::vector<PixelRect> pieces;
       cover.pieces(pieces);
       std::vector<int> coverage(static_cast<std::size_t>(width * height), 0);
@@ -150,7 +156,8 @@ TEST_CASE("tile cover: the rectangles cover exactly the pixels of the tiles the 
         REQUIRE(piece.x + piece.width <= width);
         REQUIRE(piece.y + piece.height <= height);
         for (int y = piece.y; y < piece.y + piece.height; ++y)
-          for (int x = piece.x; x < piece.x + piece.width; ++x) ++coverage[static_cast<std::size_t>(y * width + x)];
+          for (int x = piece.x; x < piece.x + piece.width; ++x)
+            ++coverage[static_cast<std::size_t>(y * width + x)];
       }
       int wrong = 0;
       for (int y = 0; y < height; ++y)
@@ -158,7 +165,8 @@ TEST_CASE("tile cover: the rectangles cover exactly the pixels of the tiles the 
           const int want = cover.marked(x / tile, y / tile) ? 1 : 0;
           wrong += coverage[static_cast<std::size_t>(y * width + x)] != want ? 1 : 0;
         }
-      CHECK_MESSAGE(wrong == 0, wrong << " pixels covered wrongly, " << width << "x" << height << " tile " << tile);
+      CHECK_MESSAGE(wrong == 0, wrong << " pixels covered wrongly, " << width << "x" << height
+                                      << " tile " << tile);
     }
   }
 }

@@ -10,7 +10,9 @@ namespace {
 
 using testing::builtin_lesson;
 
-bool shown(const AppState& state, view::PanelId id) { return state.ui.visible[static_cast<std::size_t>(id)]; }
+bool shown(const AppState& state, view::PanelId id) {
+  return state.ui.visible[static_cast<std::size_t>(id)];
+}
 
 }  // namespace
 
@@ -28,7 +30,8 @@ TEST_CASE("a lesson step selects its head and query and pins its key") {
   AppState state;
   state.start_lesson(builtin_lesson("self-attention"), 2);  // head 0, query apple, key eat
   CHECK(state.selection.head == 0);
-  CHECK(state.pipeline().target().tokens[static_cast<std::size_t>(state.selection.query)].text == "apple");
+  CHECK(state.pipeline().target().tokens[static_cast<std::size_t>(state.selection.query)].text ==
+        "apple");
   CHECK(state.highlights_key(3));  // "eat"
   CHECK_FALSE(state.highlights_key(1));
 }
@@ -165,7 +168,8 @@ TEST_CASE("the heatmap scale tops at 1 or at the head's largest finite weight") 
   CHECK(ui.heatmap_top(weights) == 1.0f);
 }
 
-TEST_CASE("in self-attention a hovered token marks its query and its key, a heatmap row its query only") {
+TEST_CASE(
+    "in self-attention a hovered token marks its query and its key, a heatmap row its query only") {
   AppState state;
   testing::load_builtin_scenario(state);
   state.recompute_if_needed();
@@ -180,8 +184,10 @@ TEST_CASE("in self-attention a hovered token marks its query and its key, a heat
 TEST_CASE("a lesson step's claims are checked again once the student changes the scenario") {
   AppState state;
   state.start_lesson(builtin_lesson("causal-mask"), 4);  // "Unmasked, loves gives ... to bread"
-  CHECK(state.broken_lesson_claims().empty());  // as the step began
-  state.document.edit([](Scenario& s) { s.config.causal = true; });  // "Toggle the causal mask in the Input panel to compare."
+  CHECK(state.broken_lesson_claims().empty());           // as the step began
+  state.document.edit([](Scenario& s) {
+    s.config.causal = true;
+  });  // "Toggle the causal mask in the Input panel to compare."
   REQUIRE_FALSE(state.broken_lesson_claims().empty());
   state.go_to_lesson_step(4);  // back to the step as it began
   CHECK(state.broken_lesson_claims().empty());

@@ -5,9 +5,9 @@
 
 #include <doctest/doctest.h>
 
-#include <fstream>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <fstream>
 
 namespace attnviz::app {
 namespace {
@@ -44,7 +44,8 @@ TEST_CASE("save then open gives the same scenario and view and engine output") {
   AppState reopened = builtin_state();
   REQUIRE(open_scenario(reopened, recent, path));
   reopened.recompute_if_needed();
-  CHECK(scenario_to_json(reopened.document.scenario()) == scenario_to_json(state.document.scenario()));
+  CHECK(scenario_to_json(reopened.document.scenario()) ==
+        scenario_to_json(state.document.scenario()));
   CHECK(reopened.ui.theme == Theme::Dark);
   CHECK(reopened.ui.center_view == CenterView::Pipeline);
   CHECK(reopened.selection.head == 1);
@@ -122,7 +123,8 @@ TEST_CASE("opening a file that is not a scenario keeps the state and says why") 
   const Status status = open_scenario(state, recent, bad.string());
   CHECK_FALSE(status);
   CHECK(status.message().find("format") != std::string::npos);
-  CHECK(status.message().rfind("not opened: ", 0) == 0);  // not taken for the current scenario's error
+  CHECK(status.message().rfind("not opened: ", 0) ==
+        0);  // not taken for the current scenario's error
   CHECK(state.document.scenario().target == "i like to eat apple");
 }
 
@@ -135,10 +137,13 @@ TEST_CASE("exports write the heatmap and arrows as SVG and every matrix as CSV a
   REQUIRE(export_result_json(state, (dir.path / "r.json").string()));
   const std::string heatmap = testing::read_whole_file(dir.path / "h.svg");
   std::size_t cells = 0;
-  for (std::size_t at = heatmap.find("class=\"cell\""); at != std::string::npos; at = heatmap.find("class=\"cell\"", at + 1)) ++cells;
+  for (std::size_t at = heatmap.find("class=\"cell\""); at != std::string::npos;
+       at = heatmap.find("class=\"cell\"", at + 1))
+    ++cells;
   CHECK(cells == 25);
   CHECK(fs::exists(dir.path / "csv" / "head1_weights.csv"));
-  CHECK(testing::read_whole_file(dir.path / "r.json").find("\"target_tokens\"") != std::string::npos);
+  CHECK(testing::read_whole_file(dir.path / "r.json").find("\"target_tokens\"") !=
+        std::string::npos);
 }
 
 }  // namespace attnviz::app

@@ -20,9 +20,7 @@ struct Fixture {
     now += 1.0 / 60.0;
     history.observe(state, busy, now);
   }
-  void edit_weight(float value) {
-    state.document.set_weight(ParameterName::W_Q, 0, 0, 0, value);
-  }
+  void edit_weight(float value) { state.document.set_weight(ParameterName::W_Q, 0, 0, 0, value); }
   std::string json() const { return scenario_to_json(state.document.scenario()); }
 };
 
@@ -41,9 +39,9 @@ TEST_CASE("a drag over many frames is one undo step") {
   CHECK(f.json() == before);
 }
 
-// The sentence field has its own Ctrl+Z (app/session/text_undo.hpp): a word typed and taken back there
-// leaves the scenario as it was before the word. That is the word's step undone: Ctrl+Z outside
-// the field then goes further back instead of bringing the word again.
+// The sentence field has its own Ctrl+Z (app/session/text_undo.hpp): a word typed and taken back
+// there leaves the scenario as it was before the word. That is the word's step undone: Ctrl+Z
+// outside the field then goes further back instead of bringing the word again.
 TEST_CASE("an edit back to the state before the last step undoes that step") {
   Fixture f;
   f.state.document.edit([](Scenario& s) { s.config.causal = true; });  // an earlier step
@@ -102,7 +100,8 @@ TEST_CASE("an edit after an undo drops the steps that were undone") {
 TEST_CASE("typing is one step until a pause ends it") {
   Fixture f;
   const std::string original = f.state.document.scenario().target;
-  for (const char* text : {"i like to eat apple p", "i like to eat apple pi", "i like to eat apple pie"}) {
+  for (const char* text :
+       {"i like to eat apple p", "i like to eat apple pi", "i like to eat apple pie"}) {
     f.state.document.set_target(text);
     f.frame(true);  // the text field stays active while typing
   }

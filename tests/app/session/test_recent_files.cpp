@@ -30,12 +30,16 @@ class EnvVar {
  public:
   EnvVar(const char* name, const char* value) : name_(name) {
     if (const char* old = std::getenv(name)) old_ = old;
-    if (value) ::setenv(name, value, 1);
-    else ::unsetenv(name);
+    if (value)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
   }
   ~EnvVar() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
   }
   EnvVar(const EnvVar&) = delete;
   EnvVar& operator=(const EnvVar&) = delete;
@@ -53,7 +57,8 @@ TEST_CASE("recent files: most recent first, as absolute paths") {
   recent.add("/data/a.json");
   recent.add("/data/b.json");
   recent.add("/data/sub/../c.json");
-  CHECK(recent.entries() == std::vector<std::string>{"/data/c.json", "/data/b.json", "/data/a.json"});
+  CHECK(recent.entries() ==
+        std::vector<std::string>{"/data/c.json", "/data/b.json", "/data/a.json"});
   recent.add("relative.json");
   REQUIRE(recent.entries().size() == 4);
   CHECK(recent.entries()[0] == (fs::current_path() / "relative.json").string());
@@ -144,7 +149,8 @@ TEST_CASE("recent files: a missing or corrupt store is an empty list") {
 TEST_CASE("recent files: odd entries of a stored list are dropped") {
   TempDir dir;
   const fs::path store = dir.path / "recent.json";
-  write_text(store, R"(["/f/a.json", 3, null, "relative.json", "", "/f/a.json", {"x": 1}, "/f/b.json"])");
+  write_text(store,
+             R"(["/f/a.json", 3, null, "relative.json", "", "/f/a.json", {"x": 1}, "/f/b.json"])");
   RecentFiles recent(store.string());
   recent.load();
   CHECK(recent.entries() == std::vector<std::string>{"/f/a.json", "/f/b.json"});
@@ -154,7 +160,8 @@ TEST_CASE("recent files: a store of more than ten keeps the first ten") {
   TempDir dir;
   const fs::path store = dir.path / "recent.json";
   std::string text = "[";
-  for (int i = 0; i < 12; ++i) text += std::string(i ? "," : "") + "\"/f/" + std::to_string(i) + ".json\"";
+  for (int i = 0; i < 12; ++i)
+    text += std::string(i ? "," : "") + "\"/f/" + std::to_string(i) + ".json\"";
   write_text(store, text + "]");
   RecentFiles recent(store.string());
   recent.load();
@@ -187,7 +194,8 @@ TEST_CASE("app_state_dir: ATTNVIZ_STATE_DIR, then XDG_STATE_HOME, then HOME; cre
   const std::string xdg = (dir.path / "xdg").string();
   const std::string home = (dir.path / "home").string();
   {
-    EnvVar a("ATTNVIZ_STATE_DIR", own.c_str()), x("XDG_STATE_HOME", xdg.c_str()), h("HOME", home.c_str());
+    EnvVar a("ATTNVIZ_STATE_DIR", own.c_str()), x("XDG_STATE_HOME", xdg.c_str()),
+        h("HOME", home.c_str());
     CHECK(app_state_dir() == own);
     CHECK(fs::is_directory(own));
     CHECK(default_recent_files_path() == own + "/recent-files.json");
@@ -198,7 +206,8 @@ TEST_CASE("app_state_dir: ATTNVIZ_STATE_DIR, then XDG_STATE_HOME, then HOME; cre
     CHECK(fs::is_directory(xdg + "/attnviz"));
   }
   {
-    EnvVar a("ATTNVIZ_STATE_DIR", nullptr), x("XDG_STATE_HOME", "relative/state"), h("HOME", home.c_str());
+    EnvVar a("ATTNVIZ_STATE_DIR", nullptr), x("XDG_STATE_HOME", "relative/state"),
+        h("HOME", home.c_str());
     CHECK(app_state_dir() == home + "/.local/state/attnviz");  // a relative XDG path is ignored
     CHECK(fs::is_directory(home + "/.local/state/attnviz"));
   }

@@ -21,7 +21,9 @@ Scenario sentence(std::string target) {
   return make_scenario(std::move(target), config, 7);
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
 
 }  // namespace
 
@@ -62,8 +64,9 @@ TEST_CASE("a lesson's scenario keeps the lesson's name after the lesson") {
 
 TEST_CASE("the summary gives the shape of self-attention") {
   const AppState state = opened(sentence("the cat sat on the mat"), "");
-  CHECK(shape_summary(state) == "self-attention \xc2\xb7 6 tokens \xc2\xb7 d_model 8 \xc2\xb7 2 heads of d_k 4, d_v 4"
-                                " \xc2\xb7 scaled dot-product");
+  CHECK(shape_summary(state) ==
+        "self-attention \xc2\xb7 6 tokens \xc2\xb7 d_model 8 \xc2\xb7 2 heads of d_k 4, d_v 4"
+        " \xc2\xb7 scaled dot-product");
 }
 
 TEST_CASE("the summary counts queries and keys in cross-attention") {
@@ -111,7 +114,8 @@ TEST_CASE("before any result the summary has no token count") {
 TEST_CASE("a file name is proposed from the title") {
   CHECK(file_name_for("Week 3: attention") == "week-3-attention.json");
   CHECK(file_name_for("  I like to eat apple!  ") == "i-like-to-eat-apple.json");
-  CHECK(file_name_for("Caf\xc3\xa9 / na\xc3\xafve") == "caf\xc3\xa9-na\xc3\xafve.json");  // letters of other scripts kept, no '/'
+  CHECK(file_name_for("Caf\xc3\xa9 / na\xc3\xafve") ==
+        "caf\xc3\xa9-na\xc3\xafve.json");  // letters of other scripts kept, no '/'
   CHECK(file_name_for("") == "scenario.json");
   CHECK(file_name_for("?!") == "scenario.json");
   const std::string long_title(100, 'a');

@@ -13,9 +13,7 @@ struct Fixture {
   UnsavedGuard guard;
   int replaced = 0;
   Fixture() { testing::load_builtin_scenario(state); }
-  void edit() {
-    state.document.set_target("the cat sat");
-  }
+  void edit() { state.document.set_target("the cat sat"); }
   bool request() {
     return guard.request(state, "Opening other.json", [this] { ++replaced; });
   }
@@ -117,8 +115,10 @@ TEST_CASE("the question says what would replace the scenario") {
   f.request();
   REQUIRE(f.guard.asking());
   CHECK(f.guard.question(f.state) == "week3.json has changes that are not saved.");
-  CHECK(f.guard.consequence() == "Opening other.json replaces it: save the changes first, or they are lost.");
-  f.guard.request(f.state, "The built-in scenario", [] {});  // the later request is the one asked about
+  CHECK(f.guard.consequence() ==
+        "Opening other.json replaces it: save the changes first, or they are lost.");
+  f.guard.request(f.state, "The built-in scenario",
+                  [] {});  // the later request is the one asked about
   CHECK(f.guard.consequence().rfind("The built-in scenario replaces it", 0) == 0);
 }
 

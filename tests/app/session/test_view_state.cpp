@@ -181,8 +181,8 @@ TEST_CASE("view state: the other spellings the command line accepts") {
 }
 
 TEST_CASE("view state: malformed JSON gives one warning and changes nothing") {
-  const char* inputs[] = {"{\"theme\": \"dark\"", "{theme: dark}", "[1, 2", "\xff\xfe", "{\"a\": 1,}",
-                          "nul"};
+  const char* inputs[] = {
+      "{\"theme\": \"dark\"", "{theme: dark}", "[1, 2", "\xff\xfe", "{\"a\": 1,}", "nul"};
   for (const char* input : inputs) {
     CAPTURE(input);
     AppState state = customized();

@@ -32,7 +32,9 @@ TEST_CASE("one index is always a subscript") {
   CHECK(indexed("q", 15) == "q₁₅");
 }
 
-TEST_CASE("two single digit indices are subscripts") { CHECK(indexed("s", 4, 3) == "s₄₃"); }
+TEST_CASE("two single digit indices are subscripts") {
+  CHECK(indexed("s", 4, 3) == "s₄₃");
+}
 
 TEST_CASE("two indices with a long one use brackets") {
   CHECK(indexed("s", 12, 3) == "s[12][3]");
@@ -59,7 +61,8 @@ TEST_CASE("products lists eight terms of a long sum and then counts them") {
   float a[10], b[10];
   for (int t = 0; t < 10; ++t) a[t] = 1, b[t] = static_cast<float>(t);
   CHECK(products(a, 1, b, 1, 10) ==
-        "1.00·0.00 + 1.00·1.00 + 1.00·2.00 + 1.00·3.00 + 1.00·4.00 + 1.00·5.00 + 1.00·6.00 + 1.00·7.00 + … (10 terms)");
+        "1.00·0.00 + 1.00·1.00 + 1.00·2.00 + 1.00·3.00 + 1.00·4.00 + 1.00·5.00 + 1.00·6.00 + "
+        "1.00·7.00 + … (10 terms)");
 }
 
 TEST_CASE("products never prints NaN as a number") {
@@ -76,7 +79,8 @@ TEST_CASE("a projection entry is the sum over d of X row times W column") {
 }
 
 TEST_CASE("an embedding entry names its token and feature") {
-  CHECK(embedding_formula("eat", 2, 4, 1.0f, "action", false) == "X[2][4] = 1.00: \"eat\", dimension 4 (action)");
+  CHECK(embedding_formula("eat", 2, 4, 1.0f, "action", false) ==
+        "X[2][4] = 1.00: \"eat\", dimension 4 (action)");
 }
 
 TEST_CASE("an embedding entry with positions says the position is added") {
@@ -112,14 +116,16 @@ TEST_CASE("a cosine score divides the dot product by the norms") {
   // q = (3, 4), k = (2, 0): 6 / (5·2) = 0.6.
   const Matrix Q = matrix(1, 2, {3, 4});
   const Matrix K = matrix(1, 2, {2, 0});
-  CHECK(cosine_score_formula(Q, K, 0, 0, 0.6f) == "S[0][0] = cos(q₀, k₀) = q₀·k₀ / (|q₀|·|k₀|) = 6.00 / (5.00·2.00) = 0.60");
+  CHECK(cosine_score_formula(Q, K, 0, 0, 0.6f) ==
+        "S[0][0] = cos(q₀, k₀) = q₀·k₀ / (|q₀|·|k₀|) = 6.00 / (5.00·2.00) = 0.60");
 }
 
 TEST_CASE("a cosine with a zero vector says it is 0 by definition") {
   const Matrix Q = matrix(1, 2, {0, 0});
   const Matrix K = matrix(1, 2, {2, 0});
   CHECK(cosine_score_formula(Q, K, 0, 0, 0.0f) ==
-        "S[0][0] = cos(q₀, k₀) = q₀·k₀ / (|q₀|·|k₀|) = 0.00 / (0.00·2.00) = 0.00: a zero vector has no direction, so "
+        "S[0][0] = cos(q₀, k₀) = q₀·k₀ / (|q₀|·|k₀|) = 0.00 / (0.00·2.00) = 0.00: a zero vector "
+        "has no direction, so "
         "its cosine is 0");
 }
 
@@ -135,7 +141,8 @@ TEST_CASE("score_formula picks the general formula from the head's projection") 
 }
 
 TEST_CASE("a scaled dot score is divided by the root of d_k") {
-  CHECK(scaled_formula(Compatibility::ScaledDot, 4, 1.0f, 4, 3, 9.6f, 4.8f) == "s₄₃ = S₄₃ / √d_k = 9.60 / √4 = 4.80");
+  CHECK(scaled_formula(Compatibility::ScaledDot, 4, 1.0f, 4, 3, 9.6f, 4.8f) ==
+        "s₄₃ = S₄₃ / √d_k = 9.60 / √4 = 4.80");
 }
 
 TEST_CASE("a temperature other than 1 divides the scaled dot score again") {
@@ -145,11 +152,13 @@ TEST_CASE("a temperature other than 1 divides the scaled dot score again") {
 }
 
 TEST_CASE("a dot score is divided by the temperature only") {
-  CHECK(scaled_formula(Compatibility::Dot, 4, 2.0f, 0, 1, 3.0f, 1.5f) == "s₀₁ = S₀₁ / T = 3.00 / 2 = 1.50");
+  CHECK(scaled_formula(Compatibility::Dot, 4, 2.0f, 0, 1, 3.0f, 1.5f) ==
+        "s₀₁ = S₀₁ / T = 3.00 / 2 = 1.50");
 }
 
 TEST_CASE("a dot score at temperature 1 says it is not scaled") {
-  CHECK(scaled_formula(Compatibility::Dot, 4, 1.0f, 0, 1, 3.0f, 3.0f) == "s₀₁ = S₀₁ = 3.00 (dot: no scaling)");
+  CHECK(scaled_formula(Compatibility::Dot, 4, 1.0f, 0, 1, 3.0f, 3.0f) ==
+        "s₀₁ = S₀₁ = 3.00 (dot: no scaling)");
 }
 
 TEST_CASE("the scaling stage is named by what it divides by") {
@@ -174,7 +183,8 @@ TEST_CASE("an unmasked score passes through the mask") {
 }
 
 TEST_CASE("an overflowed score says it was clamped") {
-  CHECK(mask_formula(MaskReason::None, 0, 0, std::numeric_limits<float>::infinity(), std::numeric_limits<float>::max()) ==
+  CHECK(mask_formula(MaskReason::None, 0, 0, std::numeric_limits<float>::infinity(),
+                     std::numeric_limits<float>::max()) ==
         "m₀₀ = 3.4e+38: the score overflowed the float range and was clamped");
 }
 
@@ -199,24 +209,28 @@ TEST_CASE("softmax of a masked key is zero") {
 
 TEST_CASE("softmax of a fully masked row says every key is masked") {
   const float row[] = {kMinusInfinity, kMinusInfinity};
-  CHECK(softmax_formula(row, 2, 5, 1, 0.0f) == "α₅₁ = 0: every key is masked for query 5, so there is no softmax");
+  CHECK(softmax_formula(row, 2, 5, 1, 0.0f) ==
+        "α₅₁ = 0: every key is masked for query 5, so there is no softmax");
 }
 
 TEST_CASE("hard attention gives 1 to the largest score") {
   const float row[] = {1, 3, 2};
-  CHECK(hardmax_formula(row, 3, 0, 1, 1.0f) == "α₀₁ = 1: key 1 has the largest score of query 0 (3.00; hard attention)");
+  CHECK(hardmax_formula(row, 3, 0, 1, 1.0f) ==
+        "α₀₁ = 1: key 1 has the largest score of query 0 (3.00; hard attention)");
 }
 
 TEST_CASE("hard attention gives 0 to the other keys and names the winner") {
   const float row[] = {1, 3, 2};
-  CHECK(hardmax_formula(row, 3, 0, 0, 0.0f) == "α₀₀ = 0: key 1 has the largest score (3.00 > 1.00; hard attention)");
+  CHECK(hardmax_formula(row, 3, 0, 0, 0.0f) ==
+        "α₀₀ = 0: key 1 has the largest score (3.00 > 1.00; hard attention)");
 }
 
 TEST_CASE("a head output is the alpha weighted sum of a value column") {
   // α₀ = (0.25, 0.75), V column 0 = (2, 4): 0.25·2 + 0.75·4 = 3.5.
   const Matrix weights = matrix(1, 2, {0.25f, 0.75f});
   const Matrix V = matrix(2, 2, {2, 0, 4, 1});
-  CHECK(head_output_formula(weights, V, 0, 0, 3.5f) == "out[0][0] = Σₖ α[0][k]·V[k][0] = 0.25·2.00 + 0.75·4.00 = 3.50");
+  CHECK(head_output_formula(weights, V, 0, 0, 3.5f) ==
+        "out[0][0] = Σₖ α[0][k]·V[k][0] = 0.25·2.00 + 0.75·4.00 = 3.50");
 }
 
 TEST_CASE("a concat column names its head and the head's column") {
@@ -242,18 +256,22 @@ TEST_CASE("a negative contribution keeps its sign") {
 
 TEST_CASE("a hidden unit is tanh of the query part plus the key part") {
   // tanh(0.4 + 0.5) = tanh(0.9) = 0.716.
-  CHECK(hidden_unit_formula(4, 3, 2, 0.4f, 0.5f) == "h[2] = tanh(q₄W₁[2] + k₃W₂[2]) = tanh(0.40 + 0.50) = 0.72");
+  CHECK(hidden_unit_formula(4, 3, 2, 0.4f, 0.5f) ==
+        "h[2] = tanh(q₄W₁[2] + k₃W₂[2]) = tanh(0.40 + 0.50) = 0.72");
 }
 
 }  // namespace
 namespace {
 // One unit per byte: lines are measured in characters.
-float characters(std::string_view text) { return static_cast<float>(text.size()); }
+float characters(std::string_view text) {
+  return static_cast<float>(text.size());
+}
 }  // namespace
 
 TEST_CASE("wrapping breaks at spaces and never inside a number") {
   // 19 bytes fit before "0.30" (the "·" is two): ImGui's wrap would end the line with "0." there.
-  const std::vector<std::string_view> lines = wrap_at_spaces("a = 0.50\xc2\xb7(-0.54) + 0.30 = 0.03", 21, characters);
+  const std::vector<std::string_view> lines =
+      wrap_at_spaces("a = 0.50\xc2\xb7(-0.54) + 0.30 = 0.03", 21, characters);
   REQUIRE(lines.size() == 2);
   CHECK(lines[0] == "a = 0.50\xc2\xb7(-0.54) +");
   CHECK(lines[1] == "0.30 = 0.03");
@@ -268,7 +286,8 @@ TEST_CASE("wrapping keeps a long word whole and the text's own line breaks") {
 }
 
 TEST_CASE("wrapping text that fits gives it back whole") {
-  const std::vector<std::string_view> lines = wrap_at_spaces("q \xc2\xb7 k = 7.24", 100, characters);
+  const std::vector<std::string_view> lines =
+      wrap_at_spaces("q \xc2\xb7 k = 7.24", 100, characters);
   REQUIRE(lines.size() == 1);
   CHECK(lines[0] == "q \xc2\xb7 k = 7.24");
 }

@@ -134,7 +134,8 @@ TEST_CASE("the update is smaller than any other change that moves the vector as 
   const double minimum = static_cast<double>((W - W0).norm());
   // Another solution: add a change N with x·N = 0 (columns orthogonal to x).
   Matrix N = random_matrix(6, 2, 7);
-  for (Eigen::Index c = 0; c < 2; ++c) N.col(c) -= x.transpose() * (x.dot(N.col(c).transpose()) / x.squaredNorm());
+  for (Eigen::Index c = 0; c < 2; ++c)
+    N.col(c) -= x.transpose() * (x.dot(N.col(c).transpose()) / x.squaredNorm());
   CHECK((x * N).norm() < 1e-5f);
   CHECK(static_cast<double>((W - W0 + N).norm()) > minimum);
 }
@@ -147,7 +148,8 @@ TEST_CASE("other vectors move by their overlap with x") {
   REQUIRE(move_projection(W, X.row(0), delta));
   const float share = X.row(1).dot(X.row(0)) / X.row(0).squaredNorm();
   const RowVector other_after = X.row(1) * W;
-  for (Eigen::Index c = 0; c < 2; ++c) CHECK(other_after(c) == doctest::Approx(other_before(c) + share * delta(c)).epsilon(1e-4));
+  for (Eigen::Index c = 0; c < 2; ++c)
+    CHECK(other_after(c) == doctest::Approx(other_before(c) + share * delta(c)).epsilon(1e-4));
 }
 
 TEST_CASE("a zero embedding cannot move its vector and leaves the weights unchanged") {

@@ -12,7 +12,9 @@ bool inside(const Rect& inner, const Rect& outer) {
   return inner.x >= outer.x && inner.y >= outer.y && inner.right() <= outer.right() + 0.01f &&
          inner.bottom() <= outer.bottom() + 0.01f;
 }
-const Rect& of(const DashboardLayout& layout, PanelId id) { return layout[size_t(id)]; }
+const Rect& of(const DashboardLayout& layout, PanelId id) {
+  return layout[size_t(id)];
+}
 
 }  // namespace
 
@@ -24,7 +26,8 @@ TEST_CASE("the dashboard tiles every panel inside the area without overlap") {
   for (int a = 0; a < kPanelCount; ++a) {
     CHECK_FALSE(layout[size_t(a)].empty());
     CHECK(inside(layout[size_t(a)], area));
-    for (int b = a + 1; b < kPanelCount; ++b) CHECK_FALSE(overlap(layout[size_t(a)], layout[size_t(b)]));
+    for (int b = a + 1; b < kPanelCount; ++b)
+      CHECK_FALSE(overlap(layout[size_t(a)], layout[size_t(b)]));
   }
 }
 
@@ -146,8 +149,8 @@ TEST_CASE("labels that do not fit are thinned to every k-th plus the selected on
 namespace {
 using Form = SlotLabel::Form;
 // No two placed names closer than `gap`, and every one within [left, right].
-void check_apart(const std::vector<SlotLabel>& labels, const std::vector<float>& whole, const std::vector<float>& cut,
-                 float left, float right, float gap) {
+void check_apart(const std::vector<SlotLabel>& labels, const std::vector<float>& whole,
+                 const std::vector<float>& cut, float left, float right, float gap) {
   for (std::size_t i = 0; i < labels.size(); ++i) {
     if (labels[i].form == Form::Hidden) continue;
     const float wi = labels[i].form == Form::Whole ? whole[i] : cut[i];
@@ -156,7 +159,8 @@ void check_apart(const std::vector<SlotLabel>& labels, const std::vector<float>&
     for (std::size_t j = i + 1; j < labels.size(); ++j) {
       if (labels[j].form == Form::Hidden) continue;
       const float wj = labels[j].form == Form::Whole ? whole[j] : cut[j];
-      CHECK((labels[i].x + wi + gap <= labels[j].x + 1e-3f || labels[j].x + wj + gap <= labels[i].x + 1e-3f));
+      CHECK((labels[i].x + wi + gap <= labels[j].x + 1e-3f ||
+             labels[j].x + wj + gap <= labels[i].x + 1e-3f));
     }
   }
 }
@@ -167,8 +171,8 @@ TEST_CASE("slot names that fit their slots are all whole and centred") {
   const std::vector<SlotLabel> labels = place_slot_labels(0, 150, 50, whole, cut, 4);
   REQUIRE(labels.size() == 3);
   for (const SlotLabel& label : labels) CHECK(label.form == Form::Whole);
-  CHECK(labels[0].x == doctest::Approx(15));  // centre 25
-  CHECK(labels[1].x == doctest::Approx(60));  // centre 75
+  CHECK(labels[0].x == doctest::Approx(15));   // centre 25
+  CHECK(labels[1].x == doctest::Approx(60));   // centre 75
   CHECK(labels[2].x == doctest::Approx(120));  // centre 125
 }
 
@@ -185,7 +189,7 @@ TEST_CASE("a name wider than its slot spills into free room beside it") {
 TEST_CASE("a name that would overlap its neighbour is cut to its slot or left out") {
   const std::vector<float> whole{45, 45, 45, 45}, cut{28, 28, 0, 28};
   const std::vector<SlotLabel> labels = place_slot_labels(0, 120, 30, whole, cut, 4);
-  CHECK(labels[0].form == Form::Whole);   // first come, and clamped to the left edge
+  CHECK(labels[0].form == Form::Whole);  // first come, and clamped to the left edge
   CHECK(labels[0].x == doctest::Approx(0));
   CHECK(labels[1].form == Form::Hidden);  // its cut form (28 of 30) is still too close to name 0
   CHECK(labels[2].form == Form::Whole);

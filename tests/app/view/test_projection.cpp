@@ -1,8 +1,8 @@
 // 2-D projection of value vectors (app/view/projection.hpp), one behaviour per case.
 #include "app/view/projection.hpp"
 
-#include <Eigen/Eigenvalues>
 #include <doctest/doctest.h>
+#include <Eigen/Eigenvalues>
 
 #include <cmath>
 #include <limits>
@@ -24,13 +24,16 @@ double distance(const Matrix& m, Eigen::Index a, Eigen::Index b) {
   return static_cast<double>((m.row(a) - m.row(b)).norm());
 }
 
-bool all_finite(const Matrix& m) { return m.allFinite(); }
+bool all_finite(const Matrix& m) {
+  return m.allFinite();
+}
 
 // Every pairwise distance of `projected` equals the one of `original`.
 void check_distances_preserved(const Matrix& original, const Matrix& projected, double tolerance) {
   for (Eigen::Index a = 0; a < original.rows(); ++a)
     for (Eigen::Index b = a + 1; b < original.rows(); ++b)
-      CHECK(distance(projected, a, b) == doctest::Approx(distance(original, a, b)).epsilon(tolerance));
+      CHECK(distance(projected, a, b) ==
+            doctest::Approx(distance(original, a, b)).epsilon(tolerance));
 }
 
 TEST_CASE("points on a line in five dimensions keep their distances along the first axis") {
@@ -50,7 +53,8 @@ TEST_CASE("points on a line in five dimensions keep their distances along the fi
   // Distances along the line are kept, up to a sign of the axis.
   const float sign = out(5, 0) > out(0, 0) ? 1.0f : -1.0f;
   for (int r = 1; r < 6; ++r)
-    CHECK(sign * (out(r, 0) - out(0, 0)) == doctest::Approx(t_values[r] - t_values[0]).epsilon(1e-5));
+    CHECK(sign * (out(r, 0) - out(0, 0)) ==
+          doctest::Approx(t_values[r] - t_values[0]).epsilon(1e-5));
   CHECK(map.explained[0] == doctest::Approx(1.0).epsilon(1e-6));
 }
 
@@ -60,12 +64,14 @@ TEST_CASE("points on a line in many dimensions keep their distances with the ite
   Matrix direction = random_points(1, d, 3);
   direction /= direction.norm();
   Matrix points(n, d);
-  for (Eigen::Index r = 0; r < n; ++r) points.row(r) = (static_cast<float>(r) * 0.01f - 1.0f) * direction.row(0);
+  for (Eigen::Index r = 0; r < n; ++r)
+    points.row(r) = (static_cast<float>(r) * 0.01f - 1.0f) * direction.row(0);
   Matrix out;
   Projection2D map;
   REQUIRE(project_to_2d(points, out, map));
   for (Eigen::Index r = 0; r < n; ++r) CHECK(std::abs(out(r, 1)) < 1e-4f);
-  CHECK(std::abs(out(n - 1, 0) - out(0, 0)) == doctest::Approx(0.01 * static_cast<double>(n - 1)).epsilon(1e-4));
+  CHECK(std::abs(out(n - 1, 0) - out(0, 0)) ==
+        doctest::Approx(0.01 * static_cast<double>(n - 1)).epsilon(1e-4));
 }
 
 TEST_CASE("two dimensional points come back with their pairwise distances") {
@@ -204,7 +210,8 @@ TEST_CASE("the first principal axis carries at least as much variance as the sec
 TEST_CASE("the iterative solver finds the same principal axes as an exact eigensolver") {
   // n and d above the exact-solver limit; columns of uneven spread.
   Matrix points = random_points(200, 150, 31);
-  for (Eigen::Index c = 0; c < points.cols(); ++c) points.col(c) *= 1.0f + 0.02f * static_cast<float>(c % 40);
+  for (Eigen::Index c = 0; c < points.cols(); ++c)
+    points.col(c) *= 1.0f + 0.02f * static_cast<float>(c % 40);
   Matrix out;
   Projection2D map;
   REQUIRE(project_to_2d(points, out, map));
@@ -212,9 +219,12 @@ TEST_CASE("the iterative solver finds the same principal axes as an exact eigens
   centred.rowwise() -= centred.colwise().mean().eval();
   const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> exact(centred.transpose() * centred);
   const Eigen::Index d = points.cols();
-  CHECK(std::abs(map.basis.col(0).dot(exact.eigenvectors().col(d - 1))) == doctest::Approx(1.0).epsilon(1e-6));
-  CHECK(std::abs(map.basis.col(1).dot(exact.eigenvectors().col(d - 2))) == doctest::Approx(1.0).epsilon(1e-6));
-  CHECK(map.explained[0] == doctest::Approx(exact.eigenvalues()(d - 1) / centred.squaredNorm()).epsilon(1e-6));
+  CHECK(std::abs(map.basis.col(0).dot(exact.eigenvectors().col(d - 1))) ==
+        doctest::Approx(1.0).epsilon(1e-6));
+  CHECK(std::abs(map.basis.col(1).dot(exact.eigenvectors().col(d - 2))) ==
+        doctest::Approx(1.0).epsilon(1e-6));
+  CHECK(map.explained[0] ==
+        doctest::Approx(exact.eigenvalues()(d - 1) / centred.squaredNorm()).epsilon(1e-6));
 }
 
 TEST_CASE("the basis of a principal projection is orthonormal") {

@@ -40,7 +40,7 @@ TEST_CASE("a tap released before the next frame is still a click") {
   TapTiming timing;
   timing.shown(at(10, 10, false));
   CHECK_FALSE(timing.shown(at(200, 50, true)).down[0]);
-  CHECK(timing.shown(at(200, 50, false)).down[0]);   // down for one frame
+  CHECK(timing.shown(at(200, 50, false)).down[0]);  // down for one frame
   CHECK_FALSE(timing.shown(at(200, 50, false)).down[0]);
 }
 

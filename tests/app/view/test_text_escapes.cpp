@@ -13,7 +13,8 @@ bool fits_16_bits(const std::string& text) {
   for (std::size_t offset = 0; offset < text.size();) {
     std::size_t length = 0;
     const char32_t c = decode_utf8(text, offset, length);
-    if (c > 0xFFFF || (c == 0xFFFD && text.compare(offset, length, "\xef\xbf\xbd") != 0)) return false;
+    if (c > 0xFFFF || (c == 0xFFFD && text.compare(offset, length, "\xef\xbf\xbd") != 0))
+      return false;
     offset += length;
   }
   return true;
@@ -23,8 +24,9 @@ bool fits_16_bits(const std::string& text) {
 
 TEST_CASE("emoji go through a text field and come back") {
   TextEscapes escapes;
-  const std::string sentence = "I \xe2\x9d\xa4\xef\xb8\x8f \xf0\x9f\x8d\x95 and \xf0\x9f\x91\x8d\xf0\x9f\x8f\xbd "
-                               "\xe6\x97\xa5\xe6\x9c\xac caf\xc3\xa9";  // I ❤️ 🍕 and 👍🏽 日本 café
+  const std::string sentence =
+      "I \xe2\x9d\xa4\xef\xb8\x8f \xf0\x9f\x8d\x95 and \xf0\x9f\x91\x8d\xf0\x9f\x8f\xbd "
+      "\xe6\x97\xa5\xe6\x9c\xac caf\xc3\xa9";  // I ❤️ 🍕 and 👍🏽 日本 café
   const std::string in_field = escapes.escape(sentence);
   CHECK(fits_16_bits(in_field));
   CHECK(in_field != sentence);
@@ -45,7 +47,8 @@ TEST_CASE("the same emoji takes the same stand-in") {
 
 TEST_CASE("invalid UTF-8 bytes and private-use characters come back byte for byte") {
   TextEscapes escapes;
-  const std::string odd = std::string("a\xff b\xc3") + " \xee\x80\x80 \xef\xbf\xbd";  // bad bytes, U+E000, U+FFFD
+  const std::string odd =
+      std::string("a\xff b\xc3") + " \xee\x80\x80 \xef\xbf\xbd";  // bad bytes, U+E000, U+FFFD
   const std::string in_field = escapes.escape(odd);
   CHECK(fits_16_bits(in_field));
   CHECK(escapes.unescape(in_field) == odd);
@@ -63,7 +66,7 @@ TEST_CASE("an emoji typed into the window leaves ImGui's queue and waits as its 
   CHECK(queue[2] == 'b');
   const std::string waiting = escapes.take_typed();
   CHECK(escapes.unescape(waiting) == "\xf0\x9f\x8d\x95");  // 🍕
-  CHECK(escapes.take_typed().empty());  // taken once
+  CHECK(escapes.take_typed().empty());                     // taken once
 }
 
 TEST_CASE("a typed U+FFFD stays in ImGui's queue") {
@@ -86,13 +89,15 @@ TEST_CASE("the byte test finds every character that needs a stand-in") {
   CHECK(TextEscapes::may_need_stand_ins("a\xf0\x9f\x8d\x95"));  // 🍕
   CHECK(TextEscapes::may_need_stand_ins("\xee\x80\x80"));       // U+E000
   CHECK(TextEscapes::may_need_stand_ins("\xef\xa3\xbf"));       // U+F8FF
-  CHECK_FALSE(TextEscapes::may_need_stand_ins("\xef\xa4\x80"));  // U+F900, a CJK compatibility ideograph
+  CHECK_FALSE(
+      TextEscapes::may_need_stand_ins("\xef\xa4\x80"));  // U+F900, a CJK compatibility ideograph
   CHECK_FALSE(TextEscapes::may_need_stand_ins("\xef\xbf\xbd"));  // U+FFFD
 }
 
 TEST_CASE("the characters past U+FFFF are listed with their stand-ins, for the glyphs") {
   TextEscapes escapes;
-  escapes.escape("\xee\x80\x80 \xf0\x9f\x8d\x95 \xff \xf0\x9f\xa4\x96");  // U+E000, 🍕, a bad byte, 🤖
+  escapes.escape(
+      "\xee\x80\x80 \xf0\x9f\x8d\x95 \xff \xf0\x9f\xa4\x96");  // U+E000, 🍕, a bad byte, 🤖
   CHECK(escapes.wide_count() == 2);
   const std::vector<std::pair<char32_t, char32_t>> wide = escapes.wide_characters();
   REQUIRE(wide.size() == 2);

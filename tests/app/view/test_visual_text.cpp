@@ -20,7 +20,8 @@ std::string utf8(std::u32string_view code_points) {
 }  // namespace
 
 TEST_CASE("text without Hebrew or Arabic comes back as it is") {
-  for (const std::string text : {"", "apple", "caf\xc3\xa9 (x) 12.5", "\xe6\x97\xa5\xe6\x9c\xac", "\xf0\x9f\x8d\x95"}) {
+  for (const std::string text :
+       {"", "apple", "caf\xc3\xa9 (x) 12.5", "\xe6\x97\xa5\xe6\x9c\xac", "\xf0\x9f\x8d\x95"}) {
     CHECK_FALSE(may_need_visual_order(text));
     CHECK(visual_order(text) == text);
   }
@@ -30,7 +31,8 @@ TEST_CASE("text without Hebrew or Arabic comes back as it is") {
 }
 
 TEST_CASE("a Hebrew word is drawn last letter first") {
-  CHECK(visual_order(utf8(U"\u05E9\u05DC\u05D5\u05DD")) == utf8(U"\u05DD\u05D5\u05DC\u05E9"));  // שלום
+  CHECK(visual_order(utf8(U"\u05E9\u05DC\u05D5\u05DD")) ==
+        utf8(U"\u05DD\u05D5\u05DC\u05E9"));  // שלום
 }
 
 TEST_CASE("Hebrew points come just before the letter they sit on") {
@@ -92,9 +94,11 @@ TEST_CASE("digits keep their order inside right-to-left text") {
 
 TEST_CASE("a left-to-right line keeps its words in place and turns only the Hebrew") {
   // key "שלום": the label reads left to right, the word inside the quotes right to left.
-  CHECK(visual_order(utf8(U"key \"\u05E9\u05DC\u05D5\u05DD\"")) == utf8(U"key \"\u05DD\u05D5\u05DC\u05E9\""));
+  CHECK(visual_order(utf8(U"key \"\u05E9\u05DC\u05D5\u05DD\"")) ==
+        utf8(U"key \"\u05DD\u05D5\u05DC\u05E9\""));
   // Two Hebrew words in a left-to-right line: the pair is turned, the space between them with it.
-  CHECK(visual_order(utf8(U"a \u05D0\u05D1 \u05D2\u05D3 b")) == utf8(U"a \u05D3\u05D2 \u05D1\u05D0 b"));
+  CHECK(visual_order(utf8(U"a \u05D0\u05D1 \u05D2\u05D3 b")) ==
+        utf8(U"a \u05D3\u05D2 \u05D1\u05D0 b"));
   // A number after a Hebrew word in a left-to-right line belongs to the Hebrew run.
   CHECK(visual_order(utf8(U"a \u05D0\u05D1 12 b")) == utf8(U"a 12 \u05D1\u05D0 b"));
   // After a Latin letter a number is left to right.

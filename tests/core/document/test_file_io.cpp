@@ -15,7 +15,9 @@ namespace fs = std::filesystem;
 
 using testing::TempDir;
 
-std::string slurp(const fs::path& path) { return testing::read_whole_file(path); }
+std::string slurp(const fs::path& path) {
+  return testing::read_whole_file(path);
+}
 
 }  // namespace
 

@@ -1,192 +1,9 @@
-// Scenario files: parsing (defaults, validation with a key path in every message), writing,
-// the round trip and saving/loading whole files.
-#include "core/engine/parameters.hpp"
-#include "core/pipeline/pipeline.hpp"
-#include "core/document/scenario.hpp"
-
-#include "tests/support/temp_dir.hpp"
-
-#include <doctest/doctest.h>
-#include <nlohmann/json.hpp>
-
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <initializer_list>
-#include <iterator>
-#include <limits>
-#include <random>
-#include <sstream>
-#include <string>
-#include <string_view>
-#include <vector>
+// Scenario files: parsing (defaults, validation with a key path in every message) and the view
+// object. Writing, the round trip and whole files: test_scenario_files.cpp.
+#include "tests/core/document/scenario_fixtures.hpp"
 
 namespace attnviz {
-namespace {
-
-using Json = nlohmann::json;
-namespace fs = std::filesystem;
-
-bool contains(std::string_view text, std::string_view part) {
-  return text.find(part) != std::string_view::npos;
-}
-
-// A version-1 scenario with the target "a b" and the given extra fields.
-std::string scenario_with(std::string_view fields) {
-  std::string text = R"({"format": "attnviz-scenario", "version": 1, "target": "a b")";
-  if (!fields.empty()) text += ", " + std::string(fields);
-  return text + "}";
-}
-
-// A version-1 scenario made only of the given fields (no default target).
-std::string document(std::string_view fields) {
-  return R"({"format": "attnviz-scenario", "version": 1, )" + std::string(fields) + "}";
-}
-
-// The load failed with a one-line message containing every given word.
-#define CHECK_ERROR_MENTIONS(load_expr, ...)                                               \
-  do {                                                                                     \
-    const Result<Scenario>& load_ = (load_expr);                                           \
-    INFO("error: ", load_.error());                                                        \
-    CHECK_FALSE(load_.ok());                                                               \
-    CHECK(load_.error().find('\n') == std::string::npos);                                  \
-    for (const std::string& word_ : std::initializer_list<std::string>{__VA_ARGS__})       \
-      CHECK_MESSAGE(contains(load_.error(), word_), "the error does not mention ", word_); \
-  } while (false)
-
-template <typename A, typename B>
-bool same_matrix(const A& a, const B& b) {
-  return a.rows() == b.rows() && a.cols() == b.cols() && (a.array() == b.array()).all();
-}
-
-void check_same_parameters(const Parameters& a, const Parameters& b, int heads) {
-  REQUIRE(a.heads.size() == static_cast<std::size_t>(heads));
-  REQUIRE(b.heads.size() == static_cast<std::size_t>(heads));
-  for (ParameterName name : kAllParameterNames)
-    for (int head = 0; head < (name == ParameterName::W_O ? 1 : heads); ++head) {
-      INFO("parameter ", to_string(name), " head ", head);
-      if (name == ParameterName::v_a)
-        CHECK(same_matrix(a.heads[static_cast<std::size_t>(head)].v_a,
-                          b.heads[static_cast<std::size_t>(head)].v_a));
-      else
-        CHECK(same_matrix(parameter(a, name, head), parameter(b, name, head)));
-    }
-}
-
-// A JSON list of (rows, cols) matrices, one per head, every cell `value`.
-Json per_head(int heads, int rows, int cols, double value) {
-  Json list = Json::array();
-  for (int h = 0; h < heads; ++h) list.push_back(Json(rows, Json(cols, value)));
-  return list;
-}
-
-Json scenario_json(const Json& weights) {
-  return Json{{"format", "attnviz-scenario"}, {"version", 1}, {"target", "a b"}, {"weights", weights}};
-}
-
-// A temporary folder, removed with everything in it at the end of the test.
-using TemporaryFolder = testing::TempDir;
-
-std::string read_whole(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void write_whole(const fs::path& path, std::string_view contents) {
-  std::ofstream out(path, std::ios::binary);
-  out << contents;
-}
-
-std::vector<std::string> folder_entries(const fs::path& folder) {
-  std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(folder)) names.push_back(entry.path().filename());
-  return names;
-}
-
-// Every field of the two scenarios is equal (floats exactly).
-void check_same_scenario(const Scenario& a, const Scenario& b) {
-  CHECK(a.title == b.title);
-  CHECK(a.description == b.description);
-  CHECK(a.mode == b.mode);
-  CHECK(a.target == b.target);
-  CHECK(a.source == b.source);
-  CHECK(a.config == b.config);
-  CHECK(a.positional == b.positional);
-  CHECK(a.seed == b.seed);
-  CHECK(a.max_tokens == b.max_tokens);
-  CHECK(a.embeddings == b.embeddings);
-  CHECK(same_matrix(a.mask, b.mask));
-  CHECK(a.view_json.empty() == b.view_json.empty());
-  if (!a.view_json.empty() && !b.view_json.empty())
-    CHECK(Json::parse(a.view_json) == Json::parse(b.view_json));
-  check_same_parameters(a.parameters, b.parameters, a.config.heads);
-}
-
-// Both scenarios compute exactly the same attention.
-void check_same_results(const Scenario& a, const Scenario& b) {
-  Pipeline pa, pb;
-  REQUIRE(pa.run(a).is_ok());
-  REQUIRE(pb.run(b).is_ok());
-  const AttentionResult& ra = pa.result();
-  const AttentionResult& rb = pb.result();
-  REQUIRE(ra.heads.size() == rb.heads.size());
-  for (std::size_t h = 0; h < ra.heads.size(); ++h) {
-    INFO("head ", h);
-    CHECK(same_matrix(ra.heads[h].weights, rb.heads[h].weights));
-    CHECK(same_matrix(ra.heads[h].output, rb.heads[h].output));
-  }
-  CHECK(same_matrix(ra.concat, rb.concat));
-  CHECK(same_matrix(ra.output, rb.output));
-}
-
-// A scenario with every feature used and every weight random (wide magnitudes).
-Scenario random_scenario() {
-  AttentionConfig config;
-  config.d_model = 6;
-  config.heads = 3;
-  config.d_k = 2;
-  config.d_v = 3;
-  config.d_att = 5;
-  config.compatibility = Compatibility::Additive;
-  config.temperature = 0.7f;
-  config.hard = true;
-  config.causal = true;
-  Scenario s = make_scenario("The cat sat on the mat", config, 987654321);
-  s.mode = Mode::Cross;
-  s.source = "a dog ran home";
-  s.positional = Positional::Sinusoidal;
-  s.max_tokens = 100;
-  s.title = "A random scenario";
-  s.description = "Every feature, \"quoted\" and\nmulti-line.";
-  s.view_json = R"({"head": 1, "panel": "weights", "zoom": 1.25})";
-
-  std::mt19937 rng(20240601);
-  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
-  std::uniform_int_distribution<int> exponent(-12, 4);
-  const auto draw = [&] { return unit(rng) * std::pow(10.0f, static_cast<float>(exponent(rng))); };
-  for (ParameterName name : kAllParameterNames)
-    for (int head = 0; head < (name == ParameterName::W_O ? 1 : config.heads); ++head) {
-      if (name == ParameterName::v_a) {
-        for (auto& x : additive_vector(s.parameters, head)) x = draw();
-      } else {
-        Matrix& m = parameter(s.parameters, name, head);
-        for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = draw();
-      }
-    }
-  s.parameters.heads[0].W_Q(0, 0) = std::numeric_limits<float>::denorm_min();
-  s.parameters.heads[1].W_K(1, 1) = 0.1f;
-  s.embeddings["cat"] = {0.1f, -2.5f, 1e-7f, 3.0f, draw(), draw()};
-  s.embeddings["dog"] = {draw(), draw(), draw(), draw(), draw(), draw()};
-  s.mask.resize(6, 4);
-  for (Eigen::Index i = 0; i < s.mask.size(); ++i) s.mask.data()[i] = (rng() % 3 != 0) ? 1 : 0;
-  s.mask(2, 1) = 0;
-  return s;
-}
-
-}  // namespace
+using namespace scenario_fixtures;  // the helpers of these tests
 
 // -----------------------------------------------------------------------------
 // The built-in scenario and defaults
@@ -298,7 +115,8 @@ TEST_CASE("a file without format loads with a warning") {
 }
 
 TEST_CASE("a different format string is an error naming format") {
-  CHECK_ERROR_MENTIONS(parse_scenario(R"({"format": "attnviz-result", "target": "a b"})"), "format");
+  CHECK_ERROR_MENTIONS(parse_scenario(R"({"format": "attnviz-result", "target": "a b"})"),
+                       "format");
 }
 
 TEST_CASE("a format that is not a string is an error naming format") {
@@ -306,8 +124,9 @@ TEST_CASE("a format that is not a string is an error naming format") {
 }
 
 TEST_CASE("version 2 is an error naming version") {
-  CHECK_ERROR_MENTIONS(parse_scenario(R"({"format": "attnviz-scenario", "version": 2, "target": "a b"})"),
-                       "version", "2");
+  CHECK_ERROR_MENTIONS(
+      parse_scenario(R"({"format": "attnviz-scenario", "version": 2, "target": "a b"})"), "version",
+      "2");
 }
 
 // -----------------------------------------------------------------------------
@@ -383,7 +202,8 @@ TEST_CASE("out-of-range d_model values are errors naming d_model") {
 TEST_CASE("heads 0 and 17 are errors naming heads") {
   for (const char* value : {"0", "17"}) {
     INFO("heads: ", std::string(value));
-    CHECK_ERROR_MENTIONS(parse_scenario(scenario_with(std::string("\"heads\": ") + value)), "heads");
+    CHECK_ERROR_MENTIONS(parse_scenario(scenario_with(std::string("\"heads\": ") + value)),
+                         "heads");
   }
 }
 
@@ -453,7 +273,8 @@ TEST_CASE("a whitespace-only target is an error naming target") {
 
 TEST_CASE("cross mode without a source is an error naming source") {
   CHECK_ERROR_MENTIONS(parse_scenario(scenario_with(R"("mode": "cross")")), "source");
-  CHECK_ERROR_MENTIONS(parse_scenario(scenario_with(R"("mode": "cross", "source": "  ")")), "source");
+  CHECK_ERROR_MENTIONS(parse_scenario(scenario_with(R"("mode": "cross", "source": "  ")")),
+                       "source");
 }
 
 TEST_CASE("cross mode with a source loads") {
@@ -475,10 +296,11 @@ TEST_CASE("an unknown compatibility is an error naming compatibility") {
 }
 
 TEST_CASE("every compatibility name is read") {
-  const std::pair<const char*, Compatibility> names[] = {
-      {"dot", Compatibility::Dot},           {"scaled_dot", Compatibility::ScaledDot},
-      {"general", Compatibility::General},   {"additive", Compatibility::Additive},
-      {"cosine", Compatibility::Cosine}};
+  const std::pair<const char*, Compatibility> names[] = {{"dot", Compatibility::Dot},
+                                                         {"scaled_dot", Compatibility::ScaledDot},
+                                                         {"general", Compatibility::General},
+                                                         {"additive", Compatibility::Additive},
+                                                         {"cosine", Compatibility::Cosine}};
   for (const auto& [name, expected] : names) {
     INFO("compatibility: ", std::string(name));
     const Result<Scenario> load =
@@ -518,8 +340,8 @@ TEST_CASE("a row of W_Q with the wrong length is an error naming the row") {
 TEST_CASE("a string in a W_Q cell is an error naming the cell") {
   Json w_q = per_head(2, 8, 4, 0.5);
   w_q[0][2][1] = "x";
-  CHECK_ERROR_MENTIONS(parse_scenario(scenario_json({{"W_Q", w_q}}).dump()),
-                       "weights.W_Q[0][2][1]", "number");
+  CHECK_ERROR_MENTIONS(parse_scenario(scenario_json({{"W_Q", w_q}}).dump()), "weights.W_Q[0][2][1]",
+                       "number");
 }
 
 TEST_CASE("a weight in the second head is named with its head index") {
@@ -532,15 +354,15 @@ TEST_CASE("a weight in the second head is named with its head index") {
 TEST_CASE("a weight of 1e39 is an error: outside the float range") {
   Json w_q = per_head(2, 8, 4, 0.5);
   w_q[0][2][1] = 1e39;
-  CHECK_ERROR_MENTIONS(parse_scenario(scenario_json({{"W_Q", w_q}}).dump()),
-                       "weights.W_Q[0][2][1]", "outside the float range");
+  CHECK_ERROR_MENTIONS(parse_scenario(scenario_json({{"W_Q", w_q}}).dump()), "weights.W_Q[0][2][1]",
+                       "outside the float range");
 }
 
 TEST_CASE("a weight of -1e39 is an error: outside the float range") {
   Json w_q = per_head(2, 8, 4, 0.5);
   w_q[1][0][0] = -1e39;
-  CHECK_ERROR_MENTIONS(parse_scenario(scenario_json({{"W_Q", w_q}}).dump()),
-                       "weights.W_Q[1][0][0]", "outside the float range");
+  CHECK_ERROR_MENTIONS(parse_scenario(scenario_json({{"W_Q", w_q}}).dump()), "weights.W_Q[1][0][0]",
+                       "outside the float range");
 }
 
 TEST_CASE("a weight of 1e38 loads as the float 1e38") {
@@ -567,10 +389,10 @@ TEST_CASE("the largest float as scenario_to_json writes it reads back") {
 }
 
 TEST_CASE("W_O of the wrong shape is an error naming weights.W_O") {
-  CHECK_ERROR_MENTIONS(
-      parse_scenario(scenario_json({{"W_O", Json(7, Json(8, 1.0))}}).dump()), "weights.W_O", "rows");
-  CHECK_ERROR_MENTIONS(
-      parse_scenario(scenario_json({{"W_O", Json(8, Json(9, 1.0))}}).dump()), "weights.W_O[0]");
+  CHECK_ERROR_MENTIONS(parse_scenario(scenario_json({{"W_O", Json(7, Json(8, 1.0))}}).dump()),
+                       "weights.W_O", "rows");
+  CHECK_ERROR_MENTIONS(parse_scenario(scenario_json({{"W_O", Json(8, Json(9, 1.0))}}).dump()),
+                       "weights.W_O[0]");
 }
 
 TEST_CASE("v_a and W_a and W_1 and W_2 are read from the file") {
@@ -752,149 +574,6 @@ TEST_CASE("the view object is kept as JSON text") {
 
 TEST_CASE("a view that is not an object is an error naming view") {
   CHECK_ERROR_MENTIONS(parse_scenario(scenario_with(R"("view": 3)")), "view");
-}
-
-// -----------------------------------------------------------------------------
-// The round trip
-// -----------------------------------------------------------------------------
-TEST_CASE("the built-in scenario survives scenario_to_json and parse_scenario unchanged") {
-  const Result<Scenario> original = parse_scenario(builtin_scenario_json());
-  REQUIRE(original.ok());
-  const Result<Scenario> again = parse_scenario(scenario_to_json(*original));
-  INFO("error: ", again.error());
-  REQUIRE(again.ok());
-  CHECK(again.warnings.empty());
-  check_same_scenario(*original, *again);
-}
-
-TEST_CASE("the built-in scenario computes the same attention after a round trip") {
-  const Result<Scenario> original = parse_scenario(builtin_scenario_json());
-  REQUIRE(original.ok());
-  const Result<Scenario> again = parse_scenario(scenario_to_json(*original));
-  REQUIRE(again.ok());
-  check_same_results(*original, *again);
-}
-
-TEST_CASE("a random scenario with every feature survives a round trip unchanged") {
-  const Scenario original = random_scenario();
-  const Result<Scenario> again = parse_scenario(scenario_to_json(original));
-  INFO("error: ", again.error());
-  REQUIRE(again.ok());
-  CHECK(again.warnings.empty());
-  check_same_scenario(original, *again);
-  // The random weights are not the seeded ones, so the comparison above is not vacuous.
-  CHECK_FALSE(same_matrix(original.parameters.W_O,
-                          seeded_parameters(original.config, original.seed).W_O));
-}
-
-TEST_CASE("a random scenario computes the same attention after a round trip") {
-  const Scenario original = random_scenario();
-  const Result<Scenario> again = parse_scenario(scenario_to_json(original));
-  INFO("error: ", again.error());
-  REQUIRE(again.ok());
-  check_same_results(original, *again);
-}
-
-// -----------------------------------------------------------------------------
-// Saving and loading files
-// -----------------------------------------------------------------------------
-TEST_CASE("saving into a folder that does not exist is an error naming the path") {
-  TemporaryFolder folder;
-  const std::string path = (folder.path / "missing" / "scenario.json").string();
-  const Status status = save_scenario_file(path, make_scenario("a b", AttentionConfig{}, 7));
-  INFO("message: ", status.message());
-  CHECK_FALSE(status.is_ok());
-  CHECK(contains(status.message(), path));
-  CHECK_FALSE(fs::exists(folder.path / "missing"));
-}
-
-TEST_CASE("a failed save into a read-only folder leaves the old file byte-identical") {
-  if (::geteuid() == 0) {
-    MESSAGE("skipped: running as root, which ignores folder permissions");
-    return;
-  }
-  TemporaryFolder folder;
-  const fs::path path = folder.path / "scenario.json";
-  const std::string old_contents = "{\"old\": true}\n";
-  write_whole(path, old_contents);
-  REQUIRE(::chmod(folder.path.c_str(), 0555) == 0);
-  const Status status = save_scenario_file(path.string(), make_scenario("a b", AttentionConfig{}, 7));
-  ::chmod(folder.path.c_str(), 0755);
-  INFO("message: ", status.message());
-  CHECK_FALSE(status.is_ok());
-  CHECK(contains(status.message(), path.string()));
-  CHECK(read_whole(path) == old_contents);
-  CHECK(folder_entries(folder.path) == std::vector<std::string>{"scenario.json"});
-}
-
-TEST_CASE("saving over an existing file replaces it and leaves no temporary file") {
-  TemporaryFolder folder;
-  const fs::path path = folder.path / "scenario.json";
-  write_whole(path, std::string(100000, 'x'));
-  Scenario s = make_scenario("a b c", AttentionConfig{}, 11);
-  s.title = "saved";
-  const Status status = save_scenario_file(path.string(), s);
-  INFO("message: ", status.message());
-  REQUIRE(status.is_ok());
-  CHECK(read_whole(path) == scenario_to_json(s));
-  CHECK(folder_entries(folder.path) == std::vector<std::string>{"scenario.json"});
-}
-
-TEST_CASE("a saved file loads back as the same scenario") {
-  TemporaryFolder folder;
-  const fs::path path = folder.path / "new.json";
-  const Scenario original = random_scenario();
-  REQUIRE(save_scenario_file(path.string(), original).is_ok());
-  const Result<Scenario> load = load_scenario_file(path.string());
-  INFO("error: ", load.error());
-  REQUIRE(load.ok());
-  check_same_scenario(original, *load);
-}
-
-TEST_CASE("loading a missing file is an error with the path and No such file") {
-  TemporaryFolder folder;
-  const std::string path = (folder.path / "absent.json").string();
-  const Result<Scenario> load = load_scenario_file(path);
-  CHECK_ERROR_MENTIONS(load, path, "No such file");
-}
-
-TEST_CASE("loading a folder is an error with the path") {
-  TemporaryFolder folder;
-  const Result<Scenario> load = load_scenario_file(folder.path.string());
-  CHECK_ERROR_MENTIONS(load, folder.path.string(), "folder");
-}
-
-TEST_CASE("a file with an error names the file and the key") {
-  TemporaryFolder folder;
-  const fs::path path = folder.path / "bad.json";
-  write_whole(path, scenario_with(R"("heads": 0)"));
-  CHECK_ERROR_MENTIONS(load_scenario_file(path.string()), path.string(), "heads");
-}
-
-TEST_CASE("warnings from a file name the file") {
-  TemporaryFolder folder;
-  const fs::path path = folder.path / "warn.json";
-  write_whole(path, scenario_with(R"("colour": "blue")"));
-  const Result<Scenario> load = load_scenario_file(path.string());
-  REQUIRE(load.ok());
-  REQUIRE(load.warnings.size() == 1u);
-  CHECK(contains(load.warnings[0], path.string()));
-  CHECK(contains(load.warnings[0], "colour"));
-}
-
-TEST_CASE("a number too large for a double such as 1e999 is an error naming it and not a crash") {
-  const Result<Scenario> load =
-      parse_scenario(scenario_with(R"("weights": {"v_a": [[1e999, 0, 0, 0], [0, 0, 0, 0]]})"));
-  CHECK_FALSE(load.ok());
-  CHECK(load.error().find("1e999") != std::string::npos);
-  CHECK(load.error().find("overflow") != std::string::npos);
-}
-
-TEST_CASE("NaN written in a file is malformed JSON") {
-  const Result<Scenario> load =
-      parse_scenario(scenario_with(R"("embeddings": {"a": [NaN, 0, 0, 0, 0, 0, 0, 0]})"));
-  CHECK_FALSE(load.ok());
-  CHECK(load.error().find("malformed JSON") != std::string::npos);
 }
 
 }  // namespace attnviz

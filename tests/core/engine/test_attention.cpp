@@ -60,10 +60,14 @@ struct Tiny {
   AttentionEngine engine;
 };
 
-double softmax_first(double a, double b) { return std::exp(a) / (std::exp(a) + std::exp(b)); }
+double softmax_first(double a, double b) {
+  return std::exp(a) / (std::exp(a) + std::exp(b));
+}
 
 // Whether this build's 16 lanes are one AVX-512 register (core/engine/lanes.hpp).
-bool lanes_are_registers() { return ATTNVIZ_LANES_AVX512 != 0; }
+bool lanes_are_registers() {
+  return ATTNVIZ_LANES_AVX512 != 0;
+}
 
 using MatrixD = ReferenceMatrix;
 
@@ -161,7 +165,8 @@ TEST_CASE("the weighted sum over groups of keys and over rows of V agree with th
           head.weights.resize(n_query, n_key);
           head.output.setConstant(n_query, d_v, std::numeric_limits<float>::quiet_NaN());
           for (Eigen::Index i = 0; i < head.V.size(); ++i) head.V.data()[i] = value(random);
-          for (Eigen::Index i = 0; i < head.weights.size(); ++i) head.weights.data()[i] = weight(random);
+          for (Eigen::Index i = 0; i < head.weights.size(); ++i)
+            head.weights.data()[i] = weight(random);
           const Eigen::Index keys = 16 / d_v;
           if (grouped) head.value_groups.resize((n_key + keys - 1) / keys, 16);
           // Two bands: rows [0, n_query / 2) then the rest, as compute_head() runs them.
@@ -185,7 +190,7 @@ TEST_CASE("a value that is not finite makes the weighted sum over groups of keys
     CAPTURE(bad);
     HeadResult head;
     head.V.setConstant(9, 8, 1.0f);
-    head.V(8, 7) = bad;  // in the last, partial group
+    head.V(8, 7) = bad;                                      // in the last, partial group
     if (std::isfinite(bad)) head.V.col(7).setConstant(bad);  // finite values whose sum is not
     head.weights.setConstant(4, 9, 1.0f);
     head.output.resize(4, 8);
@@ -197,7 +202,8 @@ TEST_CASE("a value that is not finite makes the weighted sum over groups of keys
   }
 }
 
-TEST_CASE("the weighted sum goes over groups of keys only for small products whose d_v divides 16") {
+TEST_CASE(
+    "the weighted sum goes over groups of keys only for small products whose d_v divides 16") {
   AttentionConfig config;
   config.d_model = 64;
   config.heads = 8;
@@ -399,7 +405,8 @@ TEST_CASE("1e38 in W_Q and W_K overflows the scores but never the weights") {
   CHECK(r.heads[0].overflow);
   CHECK(r.overflow);
   CHECK(r.heads[0].weights.allFinite());
-  for (Eigen::Index i = 0; i < 3; ++i) CHECK(r.heads[0].weights.row(i).sum() == doctest::Approx(1.0));
+  for (Eigen::Index i = 0; i < 3; ++i)
+    CHECK(r.heads[0].weights.row(i).sum() == doctest::Approx(1.0));
 }
 
 TEST_CASE("1e38 in a single weight gives finite and sharp weights") {
@@ -432,7 +439,9 @@ TEST_CASE("an infinite weight is rejected with the entry named") {
   CHECK(status.message().rfind("W_V[0][1][0] is +infinity", 0) == 0);
 }
 
-TEST_CASE("a non-finite weight that the compatibility function does not use is no error until it is used") {
+TEST_CASE(
+    "a non-finite weight that the compatibility function does not use is no error until it is "
+    "used") {
   Tiny dot(Compatibility::ScaledDot);
   dot.parameters.heads[0].W_a(1, 0) = std::numeric_limits<float>::quiet_NaN();
   dot.parameters.heads[0].v_a[0] = kInf;
@@ -449,7 +458,8 @@ TEST_CASE("a non-finite weight that the compatibility function does not use is n
 TEST_CASE("no tokens or a wrong embedding width or a wrong mask shape are errors") {
   Tiny tiny(Compatibility::Dot);
   CHECK_FALSE(tiny.engine.compute(Matrix(0, 2), Matrix(0, 2), tiny.parameters, tiny.config));
-  CHECK_FALSE(tiny.engine.compute(Matrix::Zero(2, 3), Matrix::Zero(2, 3), tiny.parameters, tiny.config));
+  CHECK_FALSE(
+      tiny.engine.compute(Matrix::Zero(2, 3), Matrix::Zero(2, 3), tiny.parameters, tiny.config));
   const MaskMatrix mask = MaskMatrix::Ones(3, 2);
   const Status status = tiny.engine.compute(Matrix::Zero(2, 2), Matrix::Zero(2, 2), tiny.parameters,
                                             tiny.config, &mask);
@@ -463,9 +473,9 @@ TEST_CASE("no tokens or a wrong embedding width or a wrong mask shape are errors
 TEST_CASE("every compatibility function agrees with the double-precision reference") {
   std::mt19937 random(7);
   double worst_weights = 0, worst_output = 0;
-  for (Compatibility compatibility : {Compatibility::Dot, Compatibility::ScaledDot,
-                                      Compatibility::General, Compatibility::Additive,
-                                      Compatibility::Cosine}) {
+  for (Compatibility compatibility :
+       {Compatibility::Dot, Compatibility::ScaledDot, Compatibility::General,
+        Compatibility::Additive, Compatibility::Cosine}) {
     for (int trial = 0; trial < 25; ++trial) {
       AttentionConfig config;
       config.compatibility = compatibility;
@@ -479,7 +489,8 @@ TEST_CASE("every compatibility function agrees with the double-precision referen
       config.hard = random() % 7 == 0;
       const Parameters p = seeded_parameters(config, random());
       const Eigen::Index nq = 1 + random() % 12, nk = trial % 2 ? nq : 1 + random() % 12;
-      const Matrix Xq = Matrix::Random(nq, config.d_model), Xk = trial % 2 ? Xq : Matrix::Random(nk, config.d_model);
+      const Matrix Xq = Matrix::Random(nq, config.d_model),
+                   Xk = trial % 2 ? Xq : Matrix::Random(nk, config.d_model);
       MaskMatrix mask = MaskMatrix::Ones(nq, nk);
       for (Eigen::Index i = 0; i < nq; ++i)
         for (Eigen::Index j = 0; j < nk; ++j) mask(i, j) = random() % 5 != 0;
@@ -497,8 +508,9 @@ TEST_CASE("every compatibility function agrees with the double-precision referen
         worst_weights = std::max(worst_weights, dw);
       }
       if (!config.hard)
-        worst_output = std::max(worst_output,
-                                (engine.result().output.cast<double>() - ref.output).cwiseAbs().maxCoeff());
+        worst_output =
+            std::max(worst_output,
+                     (engine.result().output.cast<double>() - ref.output).cwiseAbs().maxCoeff());
     }
   }
   MESSAGE("max |Δ| vs double reference: weights " << worst_weights << ", output " << worst_output);
@@ -606,11 +618,11 @@ struct ComputedCase {
 TEST_CASE("small products and mixed small and GEMM products agree with the reference") {
   std::mt19937 random(13);
   const ShapeCase cases[] = {
-      {32, 32, 64, 8, 8, 8, true},      // (32, 64, 8): the classroom shape, d_v = 8 < 16
-      {32, 32, 64, 1, 64, 64, true},    // 4 full groups of 16 columns per score row
-      {17, 33, 48, 3, 16, 20, false},   // cross attention, rows not a multiple of 4, d_v = 16 + 4
-      {64, 64, 64, 1, 64, 64, true},    // projections by GEMM, the head's products small
-      {96, 96, 128, 2, 64, 64, true},   // everything by GEMM
+      {32, 32, 64, 8, 8, 8, true},     // (32, 64, 8): the classroom shape, d_v = 8 < 16
+      {32, 32, 64, 1, 64, 64, true},   // 4 full groups of 16 columns per score row
+      {17, 33, 48, 3, 16, 20, false},  // cross attention, rows not a multiple of 4, d_v = 16 + 4
+      {64, 64, 64, 1, 64, 64, true},   // projections by GEMM, the head's products small
+      {96, 96, 128, 2, 64, 64, true},  // everything by GEMM
   };
   for (const ShapeCase& c : cases) {
     for (Compatibility compatibility : {Compatibility::ScaledDot, Compatibility::General,
@@ -636,14 +648,14 @@ struct PathCase {
 TEST_CASE("projections made in place and through packed weights agree with the reference") {
   std::mt19937 random(17);
   const PathCase cases[] = {
-      {{32, 32, 64, 8, 8, 8, true}, true},     // pairs of heads 8 wide: Q, K and V in one list
-      {{13, 13, 64, 4, 16, 16, true}, true},   // one head per group of 16
-      {{9, 21, 40, 2, 8, 32, false}, true},    // cross: Q from X_query, K and V (8 and 32) apart
-      {{32, 48, 64, 8, 8, 8, false}, true},    // cross: each product small, not the two together
-      {{12, 12, 24, 2, 32, 8, true}, true},    // d_k 32, d_v 8
-      {{20, 20, 48, 3, 8, 8, true}, false},    // 3 heads 8 wide: one has no pair, packed
-      {{16, 16, 32, 4, 4, 4, true}, false},    // 4 wide, packed
-      {{7, 7, 30, 2, 24, 16, true}, false},    // 24 wide, packed
+      {{32, 32, 64, 8, 8, 8, true}, true},    // pairs of heads 8 wide: Q, K and V in one list
+      {{13, 13, 64, 4, 16, 16, true}, true},  // one head per group of 16
+      {{9, 21, 40, 2, 8, 32, false}, true},   // cross: Q from X_query, K and V (8 and 32) apart
+      {{32, 48, 64, 8, 8, 8, false}, true},   // cross: each product small, not the two together
+      {{12, 12, 24, 2, 32, 8, true}, true},   // d_k 32, d_v 8
+      {{20, 20, 48, 3, 8, 8, true}, false},   // 3 heads 8 wide: one has no pair, packed
+      {{16, 16, 32, 4, 4, 4, true}, false},   // 4 wide, packed
+      {{7, 7, 30, 2, 24, 16, true}, false},   // 24 wide, packed
   };
   for (const PathCase& c : cases) {
     CAPTURE(c.shape.d_model);
@@ -659,9 +671,10 @@ TEST_CASE("projections made in place and through packed weights agree with the r
       const MatrixD Q = computed.Xq.cast<double>() * hp.W_Q.cast<double>();
       const MatrixD K = computed.Xk.cast<double>() * hp.W_K.cast<double>();
       const MatrixD V = computed.Xk.cast<double>() * hp.W_V.cast<double>();
-      worst_projection = std::max({worst_projection, (head.Q.cast<double>() - Q).cwiseAbs().maxCoeff(),
-                                   (head.K.cast<double>() - K).cwiseAbs().maxCoeff(),
-                                   (head.V.cast<double>() - V).cwiseAbs().maxCoeff()});
+      worst_projection =
+          std::max({worst_projection, (head.Q.cast<double>() - Q).cwiseAbs().maxCoeff(),
+                    (head.K.cast<double>() - K).cwiseAbs().maxCoeff(),
+                    (head.V.cast<double>() - V).cwiseAbs().maxCoeff()});
     }
     MESSAGE("max |Δ| of Q, K and V vs double: " << worst_projection);
     CHECK(worst_projection < 1e-5);
@@ -673,14 +686,16 @@ TEST_CASE("projections made in place and through packed weights agree with the r
 // wide on the in-place path, packed on the other) or where they are (wider heads in place), not by
 // check_parameters(): a bad entry in any of them, in any head, on either path, must still be an
 // error that names it and keeps the last result.
-TEST_CASE("a non-finite W_Q W_K or W_V entry on either projection path is an error that keeps the last result") {
+TEST_CASE(
+    "a non-finite W_Q W_K or W_V entry on either projection path is an error that keeps the last "
+    "result") {
   std::mt19937 random(23);
   const PathCase cases[] = {
-      {{8, 8, 32, 4, 8, 8, true}, true},     // heads 8 wide in pairs
-      {{6, 6, 32, 2, 16, 32, true}, true},   // 16 and 32 wide
-      {{5, 7, 32, 4, 8, 8, false}, true},    // cross attention
-      {{6, 6, 24, 3, 8, 8, true}, false},    // 3 heads 8 wide
-      {{6, 6, 24, 2, 4, 12, true}, false},   // 4 and 12 wide
+      {{8, 8, 32, 4, 8, 8, true}, true},    // heads 8 wide in pairs
+      {{6, 6, 32, 2, 16, 32, true}, true},  // 16 and 32 wide
+      {{5, 7, 32, 4, 8, 8, false}, true},   // cross attention
+      {{6, 6, 24, 3, 8, 8, true}, false},   // 3 heads 8 wide
+      {{6, 6, 24, 2, 4, 12, true}, false},  // 4 and 12 wide
   };
   const float bad_values[] = {std::numeric_limits<float>::quiet_NaN(), kInf, -kInf};
   for (const PathCase& c : cases) {
@@ -719,7 +734,8 @@ TEST_CASE("a non-finite W_Q W_K or W_V entry on either projection path is an err
 
 // A recompute whose shapes change between the two paths reuses the engine: each result must be
 // the reference's, with nothing left over from the other path.
-TEST_CASE("an engine moving between in-place and packed projections gives the reference each time") {
+TEST_CASE(
+    "an engine moving between in-place and packed projections gives the reference each time") {
   std::mt19937 random(19);
   AttentionEngine engine;
   for (int heads : {8, 3, 8, 1, 2}) {
@@ -792,7 +808,8 @@ TEST_CASE("two and three threads give the results of one") {
           CHECK(same(x.K, y.K));
           CHECK(same(x.V, y.V));
           CHECK(same(x.raw_scores, y.raw_scores));
-          CHECK(x.masked_scores.array().isInf().cast<int>().sum() == y.masked_scores.array().isInf().cast<int>().sum());
+          CHECK(x.masked_scores.array().isInf().cast<int>().sum() ==
+                y.masked_scores.array().isInf().cast<int>().sum());
           CHECK(same(x.weights, y.weights));
           CHECK(same(x.output, y.output));
         }

@@ -1,8 +1,8 @@
-// core/engine/lanes.hpp: the 16-float operations the engine is written in. `make test` runs these twice:
-// built for this machine (AVX-512 here) and in the sanitizer build, which is portable (the Eigen
-// array path). Each is compared with plain scalar code.
-#include "core/engine/lanes.hpp"
+// core/engine/lanes.hpp: the 16-float operations the engine is written in. `make test` runs these
+// twice: built for this machine (AVX-512 here) and in the sanitizer build, which is portable (the
+// Eigen array path). Each is compared with plain scalar code.
 #include "core/base/types.hpp"
+#include "core/engine/lanes.hpp"
 
 #include <doctest/doctest.h>
 
@@ -97,12 +97,13 @@ TEST_CASE("lanes: a column is every stride-th float") {
   for (size_t i = 0; i < matrix.size(); ++i) matrix[i] = float(i);
   const std::array<float, 16> column = to_array(lanes::load_column(matrix.data() + 2, 5));
   for (int j = 0; j < 16; ++j) CHECK(column[size_t(j)] == float(j * 5 + 2));
-  const std::array<float, 16> partial = to_array(lanes::load_column_partial(matrix.data() + 4, 5, 3));
+  const std::array<float, 16> partial =
+      to_array(lanes::load_column_partial(matrix.data() + 4, 5, 3));
   for (int j = 0; j < 16; ++j) CHECK(partial[size_t(j)] == (j < 3 ? float(j * 5 + 4) : 0.0f));
 }
 
-// The weighted sum over groups of keys (core/engine/attention.cpp): kKeys weights repeated across the
-// lanes, a (kKeys, 16 / kKeys) block of values transposed, and lanes added in adjacent pairs.
+// The weighted sum over groups of keys (core/engine/attention.cpp): kKeys weights repeated across
+// the lanes, a (kKeys, 16 / kKeys) block of values transposed, and lanes added in adjacent pairs.
 template <int kKeys>
 void check_key_groups() {
   CAPTURE(kKeys);
@@ -112,14 +113,19 @@ void check_key_groups() {
   for (int l = 0; l < 16; ++l) CHECK(repeated[size_t(l)] == float(l % kKeys + 1));
   for (int n = 0; n < kKeys; ++n) {
     CAPTURE(n);
-    const std::array<float, 16> partial = to_array(lanes::broadcast_keys_partial<kKeys>(source.data(), n));
-    for (int l = 0; l < 16; ++l) CHECK(partial[size_t(l)] == (l % kKeys < n ? float(l % kKeys + 1) : 0.0f));
+    const std::array<float, 16> partial =
+        to_array(lanes::broadcast_keys_partial<kKeys>(source.data(), n));
+    for (int l = 0; l < 16; ++l)
+      CHECK(partial[size_t(l)] == (l % kKeys < n ? float(l % kKeys + 1) : 0.0f));
   }
-  // source as a (kKeys, 16 / kKeys) matrix: entry (r, c) = r·(16 / kKeys) + c + 1, at lane c·kKeys + r after.
+  // source as a (kKeys, 16 / kKeys) matrix: entry (r, c) = r·(16 / kKeys) + c + 1, at lane c·kKeys
+  // + r after.
   constexpr int kCols = 16 / kKeys;
-  const std::array<float, 16> transposed = to_array(lanes::transpose<kKeys>(lanes::load(source.data())));
+  const std::array<float, 16> transposed =
+      to_array(lanes::transpose<kKeys>(lanes::load(source.data())));
   for (int r = 0; r < kKeys; ++r)
-    for (int c = 0; c < kCols; ++c) CHECK(transposed[size_t(c * kKeys + r)] == float(r * kCols + c + 1));
+    for (int c = 0; c < kCols; ++c)
+      CHECK(transposed[size_t(c * kKeys + r)] == float(r * kCols + c + 1));
 }
 
 TEST_CASE("lanes: keys repeated across the lanes and a block of values transposed") {
@@ -129,13 +135,15 @@ TEST_CASE("lanes: keys repeated across the lanes and a block of values transpose
   check_key_groups<16>();
 }
 
-TEST_CASE("lanes: adjacent lanes added in pairs fill the low half from a and the high half from b") {
+TEST_CASE(
+    "lanes: adjacent lanes added in pairs fill the low half from a and the high half from b") {
   std::array<float, 16> a{}, b{};
   for (int j = 0; j < 16; ++j) {
     a[size_t(j)] = float(j * j);
     b[size_t(j)] = float(1000 + 3 * j);
   }
-  const std::array<float, 16> pairs = to_array(lanes::add_adjacent_pairs(lanes::load(a.data()), lanes::load(b.data())));
+  const std::array<float, 16> pairs =
+      to_array(lanes::add_adjacent_pairs(lanes::load(a.data()), lanes::load(b.data())));
   for (int m = 0; m < 8; ++m) {
     CHECK(pairs[size_t(m)] == a[size_t(2 * m)] + a[size_t(2 * m + 1)]);
     CHECK(pairs[size_t(8 + m)] == b[size_t(2 * m)] + b[size_t(2 * m + 1)]);
@@ -148,7 +156,8 @@ TEST_CASE("lanes: tanh is within 2e-6 of std::tanh from -20 to 20 and odd") {
   for (int step = 0; step < 4000; step += 16) {
     for (int l = 0; l < 16; ++l) x[size_t(l)] = -20.0f + 40.0f * float(step + l) / 4000.0f;
     const std::array<float, 16> y = to_array(lanes::tanh(lanes::load(x.data())));
-    const std::array<float, 16> minus_y = to_array(lanes::tanh(lanes::broadcast(0.0f) - lanes::load(x.data())));
+    const std::array<float, 16> minus_y =
+        to_array(lanes::tanh(lanes::broadcast(0.0f) - lanes::load(x.data())));
     for (int l = 0; l < 16; ++l) {
       worst = std::max(worst, std::abs(double(y[size_t(l)]) - std::tanh(double(x[size_t(l)]))));
       CHECK(minus_y[size_t(l)] == -y[size_t(l)]);
@@ -166,11 +175,13 @@ TEST_CASE("lanes: masking from a lane and where a flag is 0") {
   for (Eigen::Index first : {-3, 0, 1, 9, 15, 16, 40}) {
     CAPTURE(first);
     const std::array<float, 16> masked = to_array(lanes::set_from_lane(ones, first, -kInf));
-    for (Eigen::Index j = 0; j < kLanes; ++j) CHECK(masked[size_t(j)] == (j >= first ? -kInf : 1.0f));
+    for (Eigen::Index j = 0; j < kLanes; ++j)
+      CHECK(masked[size_t(j)] == (j >= first ? -kInf : 1.0f));
   }
   std::array<std::uint8_t, 16> flags{};
   for (int j = 0; j < 16; ++j) flags[size_t(j)] = j % 3 == 0 ? 0 : 1;
-  const std::array<float, 16> masked = to_array(lanes::set_where_zero(ones, flags.data(), 10, -kInf));
+  const std::array<float, 16> masked =
+      to_array(lanes::set_where_zero(ones, flags.data(), 10, -kInf));
   for (int j = 0; j < 16; ++j) CHECK(masked[size_t(j)] == (j < 10 && j % 3 == 0 ? -kInf : 1.0f));
 }
 
@@ -195,8 +206,10 @@ TEST_CASE("lanes: sixteen rows reduced at once give each row's sum and largest i
       sum += values[size_t(i)][size_t(j)];
       maximum = std::max(maximum, values[size_t(i)][size_t(j)]);
     }
-    if (i == 3) CHECK(std::isinf(sums[size_t(i)]));
-    else CHECK(std::abs(sums[size_t(i)] - sum) < 1e-3);
+    if (i == 3)
+      CHECK(std::isinf(sums[size_t(i)]));
+    else
+      CHECK(std::abs(sums[size_t(i)] - sum) < 1e-3);
     CHECK(maxima[size_t(i)] == maximum);
     CHECK(lanes::reduce_max(rows[size_t(i)]) == maximum);
   }
@@ -223,8 +236,8 @@ TEST_CASE("lanes: e^x of x <= 0 is within 1e-7 times 1 + |x| relative and exactl
       worst_scaled = std::max(worst_scaled, error / expected / (1.0 - double(x[size_t(j)])));
     }
   }
-  MESSAGE("exp over [-87, 0]: max relative error / (1 + |x|) " << worst_scaled << ", max absolute error "
-                                                               << worst_absolute);
+  MESSAGE("exp over [-87, 0]: max relative error / (1 + |x|) "
+          << worst_scaled << ", max absolute error " << worst_absolute);
   CHECK(worst_scaled < 1e-7);
   CHECK(worst_absolute < 1e-7);
   std::array<float, 16> special{};

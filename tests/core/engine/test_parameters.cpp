@@ -124,7 +124,8 @@ TEST_CASE("a parameter the compatibility function does not use is checked for va
   Parameters p = seeded_parameters(config, 1);
   p.heads[1].W_a(0, 0) = std::numeric_limits<float>::quiet_NaN();
   p.heads[0].v_a[1] = std::numeric_limits<float>::infinity();
-  for (Compatibility unused : {Compatibility::Dot, Compatibility::ScaledDot, Compatibility::Cosine}) {
+  for (Compatibility unused :
+       {Compatibility::Dot, Compatibility::ScaledDot, Compatibility::Cosine}) {
     config.compatibility = unused;
     CHECK(check_parameters(p, config, ValueCheck::Used).is_ok());
     CHECK(check_parameters(p, config, ValueCheck::UsedExceptProjections).is_ok());
@@ -148,7 +149,8 @@ TEST_CASE("a parameter the compatibility function does not use is checked for va
 
 TEST_CASE("parameters_valid is true exactly when check_parameters finds nothing") {
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  for (const Compatibility compatibility : {Compatibility::ScaledDot, Compatibility::General, Compatibility::Additive}) {
+  for (const Compatibility compatibility :
+       {Compatibility::ScaledDot, Compatibility::General, Compatibility::Additive}) {
     AttentionConfig config = small_config();
     config.compatibility = compatibility;
     const Parameters good = seeded_parameters(config, 3);
@@ -157,8 +159,10 @@ TEST_CASE("parameters_valid is true exactly when check_parameters finds nothing"
       for (ParameterName name : kAllParameterNames) {
         if (name == ParameterName::W_O && head > 0) continue;  // one W_O for all heads
         Parameters bad_value = good;
-        if (name == ParameterName::v_a) bad_value.heads[static_cast<std::size_t>(head)].v_a(0, 0) = nan;
-        else parameter(bad_value, name, head)(0, 0) = nan;
+        if (name == ParameterName::v_a)
+          bad_value.heads[static_cast<std::size_t>(head)].v_a(0, 0) = nan;
+        else
+          parameter(bad_value, name, head)(0, 0) = nan;
         cases.push_back(bad_value);
         if (name == ParameterName::v_a) continue;
         Parameters bad_shape = good;
@@ -170,7 +174,8 @@ TEST_CASE("parameters_valid is true exactly when check_parameters finds nothing"
     fewer_heads.heads.pop_back();
     cases.push_back(fewer_heads);
     for (const Parameters& p : cases)
-      for (const ValueCheck values : {ValueCheck::All, ValueCheck::Used, ValueCheck::UsedExceptProjections})
+      for (const ValueCheck values :
+           {ValueCheck::All, ValueCheck::Used, ValueCheck::UsedExceptProjections})
         CHECK(parameters_valid(p, config, values) == check_parameters(p, config, values).is_ok());
   }
 }

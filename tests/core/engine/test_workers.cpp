@@ -60,7 +60,8 @@ TEST_CASE("workers: the tasks of a run may run on different threads") {
   auto task = [&](int) {
     started.fetch_add(1);
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (started.load() < 2 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+    while (started.load() < 2 && std::chrono::steady_clock::now() < give_up)
+      std::this_thread::yield();
   };
   workers.run(2, task);
   CHECK(started.load() == 2);

@@ -6,7 +6,8 @@
 
 namespace attnviz::view {
 
-TEST_CASE("sequential and colour-blind-safe maps never get darker and always lighter over 4 steps") {
+TEST_CASE(
+    "sequential and colour-blind-safe maps never get darker and always lighter over 4 steps") {
   // Neighbouring entries may round to the same 8-bit colour; lightness must never fall.
   for (ColormapId id : {ColormapId::Sequential, ColormapId::ColorBlindSafe}) {
     CAPTURE(to_string(id));
@@ -44,9 +45,11 @@ TEST_CASE("the diverging map is light at zero and dark at both ends with differe
   CHECK(positive.r > positive.b);  // red above
 }
 
-TEST_CASE("the dark theme's diverging map is dark at zero and light at both ends with different hues") {
+TEST_CASE(
+    "the dark theme's diverging map is dark at zero and light at both ends with different hues") {
   const ColormapId dark = ColormapId::DivergingDark;
-  const Rgba8 negative = sample_diverging(-1.0f, 1.0f, dark), zero = sample_diverging(0.0f, 1.0f, dark),
+  const Rgba8 negative = sample_diverging(-1.0f, 1.0f, dark),
+              zero = sample_diverging(0.0f, 1.0f, dark),
               positive = sample_diverging(1.0f, 1.0f, dark);
   const Rgba8 window{28, 28, 33, 255};  // the dark theme's window background (app/panels/theme.cpp)
   CHECK(relative_luminance(zero) < 0.06f);
@@ -65,11 +68,16 @@ TEST_CASE("both diverging maps change lightness steadily away from zero on eithe
     const float sign = id == ColormapId::Diverging ? -1.0f : 1.0f;  // the direction lightness goes
     const int centre = kColormapSize / 2;
     for (int i = centre + 1; i < kColormapSize; ++i)
-      REQUIRE(sign * (relative_luminance(map[size_t(i)]) - relative_luminance(map[size_t(i - 1)])) >= -1e-3f);
+      REQUIRE(sign *
+                  (relative_luminance(map[size_t(i)]) - relative_luminance(map[size_t(i - 1)])) >=
+              -1e-3f);
     for (int i = centre - 2; i >= 0; --i)
-      REQUIRE(sign * (relative_luminance(map[size_t(i)]) - relative_luminance(map[size_t(i + 1)])) >= -1e-3f);
+      REQUIRE(sign *
+                  (relative_luminance(map[size_t(i)]) - relative_luminance(map[size_t(i + 1)])) >=
+              -1e-3f);
     CHECK(sign * (relative_luminance(map.back()) - relative_luminance(map[size_t(centre)])) > 0.1f);
-    CHECK(sign * (relative_luminance(map.front()) - relative_luminance(map[size_t(centre)])) > 0.1f);
+    CHECK(sign * (relative_luminance(map.front()) - relative_luminance(map[size_t(centre)])) >
+          0.1f);
   }
 }
 

@@ -81,7 +81,7 @@ namespace attnviz::view {
 TEST_CASE("small numbers keep two significant digits where two decimals would show fewer") {
   CHECK(format_significant(0.74f) == "0.74");
   CHECK(format_significant(0.05f) == "0.050");
-  CHECK(format_significant(0.0018f) == "0.0018");    // not 0.00
+  CHECK(format_significant(0.0018f) == "0.0018");  // not 0.00
   CHECK(format_significant(-0.0018f) == "-0.0018");
   CHECK(format_significant(0.001f) == "0.0010");
   CHECK(format_significant(0.000999999f) == "0.0010");  // rounds up a decade

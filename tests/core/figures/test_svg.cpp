@@ -1,8 +1,8 @@
 #include "core/figures/svg.hpp"
 
+#include "core/document/scenario.hpp"
 #include "core/figures/colormap.hpp"
 #include "core/pipeline/pipeline.hpp"
-#include "core/document/scenario.hpp"
 
 #include <doctest/doctest.h>
 
@@ -51,8 +51,8 @@ struct XmlDocument {
 };
 
 bool is_name_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == ':' || c == '.' ||
-         static_cast<unsigned char>(c) >= 0x80;
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == ':' ||
+         c == '.' || static_cast<unsigned char>(c) >= 0x80;
 }
 
 // Unescapes text; false on a bare '&', an unknown entity or a '<'.
@@ -67,12 +67,18 @@ bool unescape(const std::string& in, std::string& out) {
     const std::size_t end = in.find(';', i);
     if (end == std::string::npos) return false;
     const std::string entity = in.substr(i + 1, end - i - 1);
-    if (entity == "amp") out += '&';
-    else if (entity == "lt") out += '<';
-    else if (entity == "gt") out += '>';
-    else if (entity == "quot") out += '"';
-    else if (entity == "apos") out += '\'';
-    else return false;  // (numeric references are not written by svg.cpp)
+    if (entity == "amp")
+      out += '&';
+    else if (entity == "lt")
+      out += '<';
+    else if (entity == "gt")
+      out += '>';
+    else if (entity == "quot")
+      out += '"';
+    else if (entity == "apos")
+      out += '\'';
+    else
+      return false;  // (numeric references are not written by svg.cpp)
     i = end;
   }
   return true;
@@ -90,11 +96,13 @@ XmlDocument parse_xml(const std::string& text) {
   while (i < text.size()) {
     if (text[i] != '<') {
       const std::size_t next = text.find('<', i);
-      const std::string raw = text.substr(i, next == std::string::npos ? std::string::npos : next - i);
+      const std::string raw =
+          text.substr(i, next == std::string::npos ? std::string::npos : next - i);
       std::string plain;
       if (!unescape(raw, plain)) return fail("bad text");
       if (open.empty()) {
-        if (raw.find_first_not_of(" \t\r\n") != std::string::npos) return fail("text outside the root");
+        if (raw.find_first_not_of(" \t\r\n") != std::string::npos)
+          return fail("text outside the root");
       } else {
         doc.elements[open.back()].text += plain;
       }
@@ -121,7 +129,8 @@ XmlDocument parse_xml(const std::string& text) {
       const std::string name = text.substr(i + 2, j - i - 2);
       while (j < text.size() && text[j] == ' ') ++j;
       if (j >= text.size() || text[j] != '>') return fail("bad end tag");
-      if (open.empty() || doc.elements[open.back()].name != name) return fail("unbalanced </" + name + ">");
+      if (open.empty() || doc.elements[open.back()].name != name)
+        return fail("unbalanced </" + name + ">");
       open.pop_back();
       i = j + 1;
       continue;
@@ -156,8 +165,10 @@ XmlDocument parse_xml(const std::string& text) {
       const std::size_t value_end = text.find(quote, j + 2);
       if (value_end == std::string::npos) return fail("unterminated attribute " + attribute);
       std::string value;
-      if (!unescape(text.substr(j + 2, value_end - j - 2), value)) return fail("bad attribute value " + attribute);
-      if (!element.attributes.emplace(attribute, value).second) return fail("repeated attribute " + attribute);
+      if (!unescape(text.substr(j + 2, value_end - j - 2), value))
+        return fail("bad attribute value " + attribute);
+      if (!element.attributes.emplace(attribute, value).second)
+        return fail("repeated attribute " + attribute);
       j = value_end + 1;
     }
     if (open.empty()) {
@@ -227,7 +238,8 @@ TEST_CASE("the test XML reader rejects broken documents") {
 // Heatmap
 // -----------------------------------------------------------------------------
 TEST_CASE("the heatmap SVG is well-formed XML with an svg root") {
-  const std::string svg = heatmap_svg(sample_weights(), kQueries, kKeys, ColormapId::Sequential, {});
+  const std::string svg =
+      heatmap_svg(sample_weights(), kQueries, kKeys, ColormapId::Sequential, {});
   const XmlDocument doc = parse_xml(svg);
   REQUIRE_MESSAGE(doc.ok(), doc.error);
   CHECK(doc.elements.front().name == "svg");
@@ -235,7 +247,8 @@ TEST_CASE("the heatmap SVG is well-formed XML with an svg root") {
 }
 
 TEST_CASE("the heatmap has one cell rect per query and key") {
-  const XmlDocument doc = parse_xml(heatmap_svg(sample_weights(), kQueries, kKeys, ColormapId::Sequential, {}));
+  const XmlDocument doc =
+      parse_xml(heatmap_svg(sample_weights(), kQueries, kKeys, ColormapId::Sequential, {}));
   REQUIRE(doc.ok());
   const auto cells = doc.with_class("cell", "rect");
   CHECK(cells.size() == 12);
@@ -265,27 +278,32 @@ TEST_CASE("with a scale up to the largest weight each cell is coloured by its sh
   weights.row(1) << 0.4f, 0.3f, 0.2f, 0.1f;  // no weight of 1: the largest is 0.49
   SvgOptions options;
   options.scale_top = weights.maxCoeff();
-  const XmlDocument doc = parse_xml(heatmap_svg(weights, kQueries, kKeys, ColormapId::Sequential, options));
+  const XmlDocument doc =
+      parse_xml(heatmap_svg(weights, kQueries, kKeys, ColormapId::Sequential, options));
   REQUIRE(doc.ok());
   for (const Element* cell : doc.with_class("cell", "rect")) {
     const int i = std::stoi(cell->get("data-query")), j = std::stoi(cell->get("data-key"));
     CAPTURE(i);
     CAPTURE(j);
-    CHECK(cell->get("fill") == hex(sample(ColormapId::Sequential, weights(i, j) / options.scale_top)));
+    CHECK(cell->get("fill") ==
+          hex(sample(ColormapId::Sequential, weights(i, j) / options.scale_top)));
   }
 }
 
 TEST_CASE("each cell carries its weight to three decimals") {
-  const XmlDocument doc = parse_xml(heatmap_svg(sample_weights(), kQueries, kKeys, ColormapId::Sequential, {}));
+  const XmlDocument doc =
+      parse_xml(heatmap_svg(sample_weights(), kQueries, kKeys, ColormapId::Sequential, {}));
   REQUIRE(doc.ok());
   for (const Element* cell : doc.with_class("cell", "rect"))
-    if (cell->get("data-query") == "2" && cell->get("data-key") == "2") CHECK(cell->get("data-alpha") == "0.490");
+    if (cell->get("data-query") == "2" && cell->get("data-key") == "2")
+      CHECK(cell->get("data-alpha") == "0.490");
 }
 
 TEST_CASE("the weights are printed in big cells and not in small ones") {
   SvgOptions big;
   big.cell_size = 60;
-  const XmlDocument with = parse_xml(heatmap_svg(sample_weights(), kQueries, kKeys, ColormapId::Sequential, big));
+  const XmlDocument with =
+      parse_xml(heatmap_svg(sample_weights(), kQueries, kKeys, ColormapId::Sequential, big));
   REQUIRE(with.ok());
   int numbers = 0;
   for (const Element& e : with.elements)
@@ -294,16 +312,19 @@ TEST_CASE("the weights are printed in big cells and not in small ones") {
 
   SvgOptions small = big;
   small.cell_size = 12;
-  const std::string tiny = heatmap_svg(sample_weights(), kQueries, kKeys, ColormapId::Sequential, small);
+  const std::string tiny =
+      heatmap_svg(sample_weights(), kQueries, kKeys, ColormapId::Sequential, small);
   CHECK(tiny.find(">0.49<") == std::string::npos);
   SvgOptions off = big;
   off.show_values = false;
-  const std::string hidden = heatmap_svg(sample_weights(), kQueries, kKeys, ColormapId::Sequential, off);
+  const std::string hidden =
+      heatmap_svg(sample_weights(), kQueries, kKeys, ColormapId::Sequential, off);
   CHECK(hidden.find(">0.49<") == std::string::npos);
 }
 
 TEST_CASE("the heatmap labels both axes with the tokens") {
-  const XmlDocument doc = parse_xml(heatmap_svg(sample_weights(), kQueries, kKeys, ColormapId::Sequential, {}));
+  const XmlDocument doc =
+      parse_xml(heatmap_svg(sample_weights(), kQueries, kKeys, ColormapId::Sequential, {}));
   REQUIRE(doc.ok());
   const auto rows = doc.with_class("query-label"), columns = doc.with_class("key-label");
   REQUIRE(rows.size() == 3);
@@ -316,13 +337,15 @@ TEST_CASE("key labels too wide for a cell are rotated") {
   const std::vector<std::string> long_keys = {"extraordinarily", "uncharacteristic", "w", "x"};
   SvgOptions options;
   options.cell_size = 30;
-  const XmlDocument doc = parse_xml(heatmap_svg(sample_weights(), kQueries, long_keys, ColormapId::Sequential, options));
+  const XmlDocument doc = parse_xml(
+      heatmap_svg(sample_weights(), kQueries, long_keys, ColormapId::Sequential, options));
   REQUIRE(doc.ok());
   const auto columns = doc.with_class("key-label");
   REQUIRE(!columns.empty());
   for (const Element* label : columns) CHECK(label->get("transform").find("rotate(-90") == 0);
   // Short keys in big cells stay horizontal.
-  const XmlDocument flat = parse_xml(heatmap_svg(sample_weights(), kQueries, kKeys, ColormapId::Sequential, {}));
+  const XmlDocument flat =
+      parse_xml(heatmap_svg(sample_weights(), kQueries, kKeys, ColormapId::Sequential, {}));
   for (const Element* label : flat.with_class("key-label")) CHECK_FALSE(label->has("transform"));
 }
 
@@ -331,8 +354,8 @@ TEST_CASE("labels and the title are escaped and read back unchanged") {
   const std::string apostrophe = "it's";
   SvgOptions options;
   options.title = "A & B <title>";
-  const std::string svg =
-      heatmap_svg(sample_weights(), {nasty, apostrophe, "c"}, {"w", nasty, "y", "z"}, ColormapId::Sequential, options);
+  const std::string svg = heatmap_svg(sample_weights(), {nasty, apostrophe, "c"},
+                                      {"w", nasty, "y", "z"}, ColormapId::Sequential, options);
   CHECK(svg.find(nasty) == std::string::npos);
   CHECK(svg.find("&lt;b&amp;&quot;x&quot;&gt;") != std::string::npos);
   const XmlDocument doc = parse_xml(svg);
@@ -344,9 +367,10 @@ TEST_CASE("labels and the title are escaped and read back unchanged") {
 }
 
 TEST_CASE("UTF-8 labels are kept as they are") {
-  const std::string cafe = "caf\xc3\xa9", kanji = "\xe6\x97\xa5\xe6\x9c\xac", emoji = "\xf0\x9f\x8d\x8e";
-  const XmlDocument doc =
-      parse_xml(heatmap_svg(sample_weights(), {cafe, kanji, emoji}, kKeys, ColormapId::Sequential, {}));
+  const std::string cafe = "caf\xc3\xa9", kanji = "\xe6\x97\xa5\xe6\x9c\xac",
+                    emoji = "\xf0\x9f\x8d\x8e";
+  const XmlDocument doc = parse_xml(
+      heatmap_svg(sample_weights(), {cafe, kanji, emoji}, kKeys, ColormapId::Sequential, {}));
   REQUIRE(doc.ok());
   const auto rows = doc.with_class("query-label");
   REQUIRE(rows.size() == 3);
@@ -360,7 +384,8 @@ TEST_CASE("invalid UTF-8 and control characters become replacement characters") 
   CHECK(xml_escape("a\xff") == "a\xef\xbf\xbd");
   CHECK(xml_escape("tab\there") == "tab\there");
   CHECK(xml_escape("'") == "&apos;");
-  const std::string svg = heatmap_svg(sample_weights(), {"\x02", "\xc3", "ok"}, kKeys, ColormapId::Sequential, {});
+  const std::string svg =
+      heatmap_svg(sample_weights(), {"\x02", "\xc3", "ok"}, kKeys, ColormapId::Sequential, {});
   CHECK(parse_xml(svg).ok());
 }
 
@@ -371,7 +396,8 @@ TEST_CASE("non-finite weights never print nan") {
   SvgOptions options;
   options.cell_size = 80;
   options.font_size = std::numeric_limits<float>::quiet_NaN();
-  const std::string svg = heatmap_svg(weights, {"p", "q"}, {"r", "s", "t"}, ColormapId::Sequential, options);
+  const std::string svg =
+      heatmap_svg(weights, {"p", "q"}, {"r", "s", "t"}, ColormapId::Sequential, options);
   CHECK(svg.find("nan") == std::string::npos);
   CHECK(svg.find("\"inf") == std::string::npos);
   const XmlDocument doc = parse_xml(svg);
@@ -395,7 +421,8 @@ TEST_CASE("an empty matrix gives a valid document without cells") {
 // -----------------------------------------------------------------------------
 TEST_CASE("the arrows SVG is well-formed XML") {
   const Builtin b;
-  const XmlDocument doc = parse_xml(arrows_svg(b.result(), b.queries, b.keys, kSvgAllHeads, 0.02f, {}));
+  const XmlDocument doc =
+      parse_xml(arrows_svg(b.result(), b.queries, b.keys, kSvgAllHeads, 0.02f, {}));
   REQUIRE_MESSAGE(doc.ok(), doc.error);
   CHECK(doc.elements.front().name == "svg");
 }
@@ -411,7 +438,8 @@ TEST_CASE("one arrow is drawn per pair at or above the threshold in every head")
           const float a = b.result().heads[static_cast<std::size_t>(h)].weights(i, j);
           if (a >= threshold && a > 0) expected.insert({h, i, j});
         }
-    const XmlDocument doc = parse_xml(arrows_svg(b.result(), b.queries, b.keys, kSvgAllHeads, threshold, {}));
+    const XmlDocument doc =
+        parse_xml(arrows_svg(b.result(), b.queries, b.keys, kSvgAllHeads, threshold, {}));
     REQUIRE(doc.ok());
     std::set<std::tuple<int, int, int>> drawn;
     for (const Element* arrow : doc.with_class("arrow"))
@@ -424,7 +452,8 @@ TEST_CASE("one arrow is drawn per pair at or above the threshold in every head")
 
 TEST_CASE("one head draws only that head's arrows in its colour") {
   const Builtin b;
-  const XmlDocument all = parse_xml(arrows_svg(b.result(), b.queries, b.keys, kSvgAllHeads, 0.1f, {}));
+  const XmlDocument all =
+      parse_xml(arrows_svg(b.result(), b.queries, b.keys, kSvgAllHeads, 0.1f, {}));
   const XmlDocument one = parse_xml(arrows_svg(b.result(), b.queries, b.keys, 1, 0.1f, {}));
   REQUIRE(one.ok());
   std::size_t in_head_1 = 0;
@@ -467,7 +496,8 @@ TEST_CASE("past the cap only the strongest arrows are drawn") {
   CHECK(total == 50);
   REQUIRE(selected.size() == 6);
   for (const SvgArrow& a : selected) CHECK(a.alpha >= all[5]);
-  const XmlDocument doc = parse_xml(arrows_svg(b.result(), b.queries, b.keys, kSvgAllHeads, 0.0f, options));
+  const XmlDocument doc =
+      parse_xml(arrows_svg(b.result(), b.queries, b.keys, kSvgAllHeads, 0.0f, options));
   REQUIRE(doc.ok());
   CHECK(doc.with_class("arrow").size() == 6);
   REQUIRE(doc.with_class("note").size() == 1);
@@ -476,7 +506,8 @@ TEST_CASE("past the cap only the strongest arrows are drawn") {
 
 TEST_CASE("arrows label the queries and the keys") {
   const Builtin b;
-  const XmlDocument doc = parse_xml(arrows_svg(b.result(), b.queries, b.keys, kSvgAllHeads, 0.02f, {}));
+  const XmlDocument doc =
+      parse_xml(arrows_svg(b.result(), b.queries, b.keys, kSvgAllHeads, 0.02f, {}));
   REQUIRE(doc.ok());
   const auto queries = doc.with_class("query-label"), keys = doc.with_class("key-label");
   REQUIRE(queries.size() == 5);
@@ -499,7 +530,8 @@ TEST_CASE("arrow labels are escaped") {
 
 TEST_CASE("weights all below the threshold draw no arrow and say so") {
   const Builtin b;
-  const XmlDocument doc = parse_xml(arrows_svg(b.result(), b.queries, b.keys, kSvgAllHeads, 0.99f, {}));
+  const XmlDocument doc =
+      parse_xml(arrows_svg(b.result(), b.queries, b.keys, kSvgAllHeads, 0.99f, {}));
   REQUIRE(doc.ok());
   CHECK(doc.with_class("arrow").empty());
   REQUIRE(doc.with_class("note").size() == 1);
@@ -523,7 +555,8 @@ TEST_CASE("non-finite arrow weights never print nan") {
   // NaN is never at or above a threshold; +inf is (and is written "overflow"), -inf is not.
   CHECK(doc.with_class("arrow").size() == 5);
   int overflow = 0;
-  for (const Element* arrow : doc.with_class("arrow")) overflow += arrow->get("data-alpha") == "overflow";
+  for (const Element* arrow : doc.with_class("arrow"))
+    overflow += arrow->get("data-alpha") == "overflow";
   CHECK(overflow == 1);
 }
 

@@ -19,8 +19,9 @@ Lesson load_builtin(const BuiltinLesson& builtin) {
 
 // A one-step lesson around the built-in scenario with the given step fields.
 std::string lesson_with_step(const std::string& step_fields) {
-  return R"({"format": "attnviz-lesson", "title": "t", "scenario": )" + std::string(builtin_scenario_json()) +
-         R"(, "steps": [{"title": "s", )" + step_fields + "}]}";
+  return R"({"format": "attnviz-lesson", "title": "t", "scenario": )" +
+         std::string(builtin_scenario_json()) + R"(, "steps": [{"title": "s", )" + step_fields +
+         "}]}";
 }
 
 std::vector<std::string> failures_of(const std::string& step_fields) {
@@ -60,8 +61,10 @@ TEST_CASE("every claim of every step of every built-in lesson holds on the engin
       // Every placeholder in the text is filled, none with the dash of a token that is not there.
       const std::string text = expand_lesson_text(step.text, pipeline);
       CHECK_MESSAGE(text.find('{') == std::string::npos, "unfilled placeholder in: " << text);
-      const bool dash_filled = text.find("\xe2\x80\x94") != std::string::npos && step.text.find("\xe2\x80\x94") == std::string::npos;
-      CHECK_MESSAGE(!dash_filled, "a placeholder names a token or head the step does not have: " << text);
+      const bool dash_filled = text.find("\xe2\x80\x94") != std::string::npos &&
+                               step.text.find("\xe2\x80\x94") == std::string::npos;
+      CHECK_MESSAGE(!dash_filled,
+                    "a placeholder names a token or head the step does not have: " << text);
     }
   }
   MESSAGE("lesson claims checked: " << checked);
@@ -110,12 +113,23 @@ TEST_CASE("a bad lesson names the step and the key") {
 
 TEST_CASE("argmax and weight checks fail when the claim is false") {
   // In the built-in scenario apple attends most to eat in head 0 (0.74).
-  CHECK(failures_of(R"("checks": [{"check": "argmax", "head": 0, "query": "apple", "key": "eat"}])").empty());
-  CHECK(failures_of(R"("checks": [{"check": "argmax", "head": 0, "query": "apple", "key": "like"}])").size() == 1);
-  CHECK(failures_of(R"("checks": [{"check": "weight_above", "query": "apple", "key": "eat", "value": 0.9}])").size() == 1);
-  CHECK(failures_of(R"("checks": [{"check": "weight_below", "query": "apple", "key": "eat", "value": 0.9}])").empty());
-  CHECK(failures_of(R"("checks": [{"check": "max_weight_above", "query": "apple", "value": 0.7}])").empty());
-  CHECK(failures_of(R"("checks": [{"check": "max_weight_below", "query": "apple", "value": 0.7}])").size() == 1);
+  CHECK(failures_of(R"("checks": [{"check": "argmax", "head": 0, "query": "apple", "key": "eat"}])")
+            .empty());
+  CHECK(
+      failures_of(R"("checks": [{"check": "argmax", "head": 0, "query": "apple", "key": "like"}])")
+          .size() == 1);
+  CHECK(
+      failures_of(
+          R"("checks": [{"check": "weight_above", "query": "apple", "key": "eat", "value": 0.9}])")
+          .size() == 1);
+  CHECK(
+      failures_of(
+          R"("checks": [{"check": "weight_below", "query": "apple", "key": "eat", "value": 0.9}])")
+          .empty());
+  CHECK(failures_of(R"("checks": [{"check": "max_weight_above", "query": "apple", "value": 0.7}])")
+            .empty());
+  CHECK(failures_of(R"("checks": [{"check": "max_weight_below", "query": "apple", "value": 0.7}])")
+            .size() == 1);
 }
 
 TEST_CASE("an argmax claim resting on a tie fails") {
@@ -130,25 +144,39 @@ TEST_CASE("an argmax claim resting on a tie fails") {
 TEST_CASE("structural checks fail when the claim is false") {
   CHECK(failures_of(R"("checks": [{"check": "diagonal_dominates", "head": 0}])").size() == 1);
   CHECK(failures_of(R"("checks": [{"check": "one_hot", "head": 0}])").size() == 1);
-  CHECK(failures_of(R"("scenario": {"hard": true}, "checks": [{"check": "one_hot", "head": 0}])").empty());
+  CHECK(failures_of(R"("scenario": {"hard": true}, "checks": [{"check": "one_hot", "head": 0}])")
+            .empty());
   CHECK(failures_of(R"("checks": [{"check": "upper_triangle_zero", "head": 0}])").size() == 1);
-  CHECK(failures_of(R"("scenario": {"causal": true}, "checks": [{"check": "upper_triangle_zero", "head": 1}])").empty());
-  CHECK(failures_of(R"("checks": [{"check": "heads_disagree", "head": 0, "head_b": 1, "query": "eat"}])").empty());
-  CHECK(failures_of(R"("checks": [{"check": "heads_disagree", "head": 0, "head_b": 0, "query": "eat"}])").size() == 1);
+  CHECK(
+      failures_of(
+          R"("scenario": {"causal": true}, "checks": [{"check": "upper_triangle_zero", "head": 1}])")
+          .empty());
+  CHECK(failures_of(
+            R"("checks": [{"check": "heads_disagree", "head": 0, "head_b": 1, "query": "eat"}])")
+            .empty());
+  CHECK(failures_of(
+            R"("checks": [{"check": "heads_disagree", "head": 0, "head_b": 0, "query": "eat"}])")
+            .size() == 1);
 }
 
 TEST_CASE("output_equals_value holds for hard attention and fails for soft attention") {
-  const std::string check = R"("checks": [{"check": "output_equals_value", "head": 1, "query": "eat", "key": "apple"}])";
+  const std::string check =
+      R"("checks": [{"check": "output_equals_value", "head": 1, "query": "eat", "key": "apple"}])";
   CHECK(failures_of(R"("scenario": {"hard": true}, )" + check).empty());
   CHECK(failures_of(check).size() == 1);
 }
 
 TEST_CASE("permutation checks tell positions on from positions off") {
   const std::string shuffle = R"("permutation": [4, 0, 3, 1, 2])";
-  CHECK(failures_of(R"("checks": [{"check": "permutation_equivariant", )" + shuffle + "}]").empty());
-  CHECK(failures_of(R"("checks": [{"check": "not_permutation_equivariant", )" + shuffle + "}]").size() == 1);
-  CHECK(failures_of(R"("scenario": {"positional": "sinusoidal"}, "checks": [{"check": "not_permutation_equivariant", )" +
-                    shuffle + "}]").empty());
+  CHECK(
+      failures_of(R"("checks": [{"check": "permutation_equivariant", )" + shuffle + "}]").empty());
+  CHECK(failures_of(R"("checks": [{"check": "not_permutation_equivariant", )" + shuffle + "}]")
+            .size() == 1);
+  CHECK(
+      failures_of(
+          R"("scenario": {"positional": "sinusoidal"}, "checks": [{"check": "not_permutation_equivariant", )" +
+          shuffle + "}]")
+          .empty());
 }
 
 TEST_CASE("placeholders are filled with live numbers") {
@@ -156,7 +184,8 @@ TEST_CASE("placeholders are filled with live numbers") {
   REQUIRE(load.ok());
   Pipeline pipeline;
   REQUIRE(pipeline.run(load->steps[0].scenario));
-  CHECK(expand_lesson_text("{n_query}x{n_key} = {pairs}, d_k {d_k}, {heads} heads", pipeline) == "5x5 = 25, d_k 4, 2 heads");
+  CHECK(expand_lesson_text("{n_query}x{n_key} = {pairs}, d_k {d_k}, {heads} heads", pipeline) ==
+        "5x5 = 25, d_k 4, 2 heads");
   CHECK(expand_lesson_text("apple to eat: {alpha:0:apple:eat}, top {argmax:0:apple}", pipeline) ==
         "apple to eat: 0.74, top eat");
   CHECK(expand_lesson_text("{unknown} {", pipeline) == "{unknown} {");
@@ -169,8 +198,11 @@ TEST_CASE("a placeholder whose token was edited away reads as a dash") {
   edited.target = "i like to eat banana";  // "apple" is gone
   Pipeline pipeline;
   REQUIRE(pipeline.run(edited));
-  CHECK(expand_lesson_text("eat to apple: {alpha:0:eat:apple}, top of apple {argmax:0:apple}, head 9 {argmax:9:eat}",
-                           pipeline) == "eat to apple: \xe2\x80\x94, top of apple \xe2\x80\x94, head 9 \xe2\x80\x94");
+  CHECK(
+      expand_lesson_text(
+          "eat to apple: {alpha:0:eat:apple}, top of apple {argmax:0:apple}, head 9 {argmax:9:eat}",
+          pipeline) ==
+      "eat to apple: \xe2\x80\x94, top of apple \xe2\x80\x94, head 9 \xe2\x80\x94");
 }
 
 TEST_CASE("tokens are referred to by text or by index") {

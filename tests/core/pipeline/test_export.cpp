@@ -77,9 +77,12 @@ std::vector<std::string> csv_fields(const std::string& line) {
   for (std::size_t i = 0; i < line.size(); ++i) {
     const char c = line[i];
     if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') fields.back() += '"', ++i;
-      else if (c == '"') quoted = false;
-      else fields.back() += c;
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"')
+        fields.back() += '"', ++i;
+      else if (c == '"')
+        quoted = false;
+      else
+        fields.back() += c;
     } else if (c == '"') {
       quoted = true;
     } else if (c == ',') {
@@ -143,7 +146,8 @@ void check_same(const std::vector<CsvFile>& files, const std::string& name, cons
   REQUIRE(csv.values.size() == static_cast<std::size_t>(matrix.rows()));
   REQUIRE(csv.header.size() == static_cast<std::size_t>(matrix.cols()));
   for (Eigen::Index r = 0; r < matrix.rows(); ++r) {
-    REQUIRE(csv.values[static_cast<std::size_t>(r)].size() == static_cast<std::size_t>(matrix.cols()));
+    REQUIRE(csv.values[static_cast<std::size_t>(r)].size() ==
+            static_cast<std::size_t>(matrix.cols()));
     for (Eigen::Index c = 0; c < matrix.cols(); ++c) {
       CAPTURE(r);
       CAPTURE(c);
@@ -167,7 +171,8 @@ TEST_CASE("every matrix has a CSV file named after it") {
   for (const CsvFile& file : files) names.push_back(file.name);
   std::vector<std::string> expected = {"X_target.csv"};
   for (int h = 0; h < 2; ++h)
-    for (const char* m : {"Q", "K", "V", "scores", "scaled_scores", "masked_scores", "weights", "output"})
+    for (const char* m :
+         {"Q", "K", "V", "scores", "scaled_scores", "masked_scores", "weights", "output"})
       expected.push_back("head" + std::to_string(h) + "_" + m + ".csv");
   expected.push_back("concat.csv");
   expected.push_back("output.csv");
@@ -202,7 +207,8 @@ TEST_CASE("masked scores are written as -inf in CSV") {
   REQUIRE(file != nullptr);
   // The second line is the first query's row: it sees key 0 only.
   const std::size_t first = file->contents.find('\n') + 1;
-  const std::vector<std::string> row = csv_fields(file->contents.substr(first, file->contents.find('\n', first) - first));
+  const std::vector<std::string> row =
+      csv_fields(file->contents.substr(first, file->contents.find('\n', first) - first));
   REQUIRE(row.size() == 6);
   CHECK(row[0] == "i");
   CHECK(row[1] != "-inf");

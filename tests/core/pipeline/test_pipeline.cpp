@@ -116,7 +116,8 @@ TEST_CASE("a fully masked query produces a warning that names it") {
   Pipeline pipeline;
   REQUIRE(pipeline.run(scenario));
   bool named = false;
-  for (const std::string& w : pipeline.warnings()) named = named || w.find("\"to\"") != std::string::npos;
+  for (const std::string& w : pipeline.warnings())
+    named = named || w.find("\"to\"") != std::string::npos;
   CHECK(named);
 }
 
@@ -178,7 +179,8 @@ TEST_CASE("invalid UTF-8 in the sentence computes and is warned about") {
   Pipeline pipeline;
   REQUIRE(pipeline.run(scenario));
   bool warned = false;
-  for (const std::string& w : pipeline.warnings()) warned = warned || w.find("invalid UTF-8") != std::string::npos;
+  for (const std::string& w : pipeline.warnings())
+    warned = warned || w.find("invalid UTF-8") != std::string::npos;
   CHECK(warned);
 }
 

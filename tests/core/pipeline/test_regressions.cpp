@@ -1,8 +1,8 @@
 // Regression tests for crashes found while fuzzing (tests/fuzz/, `make fuzz`): each case replays
 // the input that failed and states the behaviour that is now expected. Where a case was found by
 // reading the code while writing the fuzz targets rather than by a fuzzer, it says so.
-#include "core/lessons/lesson.hpp"
 #include "core/document/scenario.hpp"
+#include "core/lessons/lesson.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,6 @@
+#include "core/base/rng.hpp"
 #include "core/text/embedding.hpp"
 #include "core/text/lexicon.hpp"
-#include "core/base/rng.hpp"
 
 #include <doctest/doctest.h>
 
@@ -74,9 +74,9 @@ TEST_CASE("the built-in lexicon parses without errors and has a few hundred word
 TEST_CASE("lexicon words carry their features in the named dimensions") {
   // assets: "apple" is food 1 and company 0.8; "jane" is a person.
   const RowVector apple = embedding_of("apple", 12);
-  CHECK(apple[1] == doctest::Approx(1.0));    // food
-  CHECK(apple[2] == doctest::Approx(0.8));    // company
-  CHECK(apple[0] == doctest::Approx(0.0));    // person
+  CHECK(apple[1] == doctest::Approx(1.0));  // food
+  CHECK(apple[2] == doctest::Approx(0.8));  // company
+  CHECK(apple[0] == doctest::Approx(0.0));  // person
   CHECK(embedding_of("jane", 12)[0] == doctest::Approx(1.0));
   CHECK(kFeatureNames[1] == "food");
 }

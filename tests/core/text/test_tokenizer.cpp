@@ -58,8 +58,10 @@ TEST_CASE("an apostrophe or hyphen between letters stays inside the word") {
 }
 
 TEST_CASE("Hebrew's maqaf joins two words into one, as a hyphen does") {
-  CHECK(texts("\xd7\x91\xd7\x99\xd7\xaa\xd6\xbe\xd7\xa1\xd7\xa4\xd7\xa8 \xd7\x92\xd7\x93\xd7\x95\xd7\x9c") ==
-        Texts{"\xd7\x91\xd7\x99\xd7\xaa\xd6\xbe\xd7\xa1\xd7\xa4\xd7\xa8", "\xd7\x92\xd7\x93\xd7\x95\xd7\x9c"});  // בית־ספר גדול
+  CHECK(texts("\xd7\x91\xd7\x99\xd7\xaa\xd6\xbe\xd7\xa1\xd7\xa4\xd7\xa8 "
+              "\xd7\x92\xd7\x93\xd7\x95\xd7\x9c") ==
+        Texts{"\xd7\x91\xd7\x99\xd7\xaa\xd6\xbe\xd7\xa1\xd7\xa4\xd7\xa8",
+              "\xd7\x92\xd7\x93\xd7\x95\xd7\x9c"});  // בית־ספר גדול
 }
 
 TEST_CASE("quotes and dashes around words are separate tokens") {
@@ -115,7 +117,7 @@ TEST_CASE("invalid UTF-8 becomes U+FFFD and is counted") {
 }
 
 TEST_CASE("overlong encodings and surrogates are invalid") {
-  CHECK(tokenize("\xC0\xAF", 256).invalid_utf8_bytes == 2);     // overlong '/'
+  CHECK(tokenize("\xC0\xAF", 256).invalid_utf8_bytes == 2);      // overlong '/'
   CHECK(tokenize("\xED\xA0\x80", 256).invalid_utf8_bytes == 3);  // U+D800
 }
 
