@@ -144,7 +144,7 @@ constexpr int kMinWindowWidth = 640, kMinWindowHeight = 420;
 
 std::string find_font(const char* file) {
   for (const char* folder : kFontFolders) {
-    const std::string path = std::string(folder) + file;
+    std::string path = std::string(folder) + file;
     if (std::filesystem::exists(path)) return path;
   }
   return {};

@@ -12,7 +12,7 @@ constexpr std::size_t kMaxPathBytes = 1 << 16;
 
 }  // namespace
 
-Autosave::Autosave(std::string folder) {
+Autosave::Autosave(const std::string& folder) {
   if (folder.empty()) return;
   std::error_code error;
   std::filesystem::create_directories(folder, error);

@@ -16,7 +16,7 @@ class Autosave {
 
   // `folder` (usually app_state_dir()) holds recovery.json, and beside it recovery-path.txt with
   // the path of the file the scenario was opened from or saved to, if any; "" disables autosave.
-  explicit Autosave(std::string folder);
+  explicit Autosave(const std::string& folder);
   const std::string& path() const { return path_; }
 
   struct Recovered {

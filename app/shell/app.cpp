@@ -76,8 +76,12 @@ Status App::start() {
   Result<std::optional<Autosave::Recovered>> recovery = shell_.autosave.recoverable();
   std::optional<Autosave::Recovered> recovered =
       recovery.ok() ? std::move(*recovery) : std::nullopt;
+  std::optional<Autosave::Recovered> to_restore;  // --recover: restored once the window is open
   if (recovered) {
-    if (!options.recover && !headless) shell_.recovery_offer = std::move(recovered);
+    if (options.recover)
+      to_restore = std::move(recovered);
+    else if (!headless)
+      shell_.recovery_offer = std::move(recovered);
   } else if (options.recover) {
     return Status::error(recovery.ok() ? "--recover: there is no unsaved work to restore (" +
                                              shell_.autosave.path() + ")"
@@ -98,8 +102,8 @@ Status App::start() {
   if (Status status = shell_.backend.init(window); !status) return status;
   shell_.backend.set_ignore_mouse(headless);
   if (Status status = shell_.heatmaps.init(); !status) return status;
-  if (recovered && options.recover)
-    commands_.restore_recovered(std::move(*recovered));  // its notice needs the clock
+  if (to_restore)
+    commands_.restore_recovered(std::move(*to_restore));  // its notice needs the clock
   state.recompute_if_needed();
   if (!not_opened.empty()) shell_.notices.failed(not_opened, state.document.version());
   return Status::ok();

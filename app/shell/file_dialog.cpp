@@ -71,18 +71,18 @@ void error_text(const std::string& text) {
 
 }  // namespace
 
-void FileDialog::open_for_open(std::string title, std::string start_folder) {
+void FileDialog::open_for_open(std::string title, const std::string& start_folder) {
   extension_ = ".json";
-  start(Mode::Open, std::move(title), std::move(start_folder), {});
+  start(Mode::Open, std::move(title), start_folder, {});
 }
 
-void FileDialog::open_for_save(std::string title, std::string start_folder, std::string file_name,
-                               std::string extension) {
+void FileDialog::open_for_save(std::string title, const std::string& start_folder,
+                               std::string file_name, std::string extension) {
   extension_ = std::move(extension);  // before start(): it filters the first scan
-  start(Mode::Save, std::move(title), std::move(start_folder), std::move(file_name));
+  start(Mode::Save, std::move(title), start_folder, std::move(file_name));
 }
 
-void FileDialog::start(Mode mode, std::string title, std::string start_folder,
+void FileDialog::start(Mode mode, std::string title, const std::string& start_folder,
                        std::string file_name) {
   mode_ = mode;
   title_ = std::move(title);

@@ -21,12 +21,12 @@ class FileDialog {
  public:
   // `start_folder` "" (or not a folder) starts where this dialog was last, else in the working
   // folder; a file's path starts in its folder with it selected.
-  void open_for_open(std::string title, std::string start_folder);
+  void open_for_open(std::string title, const std::string& start_folder);
   // The file name is proposed in the name field; ".json" is appended when missing; an
   // existing file is replaced only once the user confirms.
   // `extension` (".json", ".svg", ".png"; "" to pick a folder name) filters the list and is
   // appended to the name when missing.
-  void open_for_save(std::string title, std::string start_folder, std::string file_name,
+  void open_for_save(std::string title, const std::string& start_folder, std::string file_name,
                      std::string extension = ".json");
 
   // Call every frame, inside or outside a window. Returns the chosen absolute path on the
@@ -44,7 +44,7 @@ class FileDialog {
     bool folder = false;
   };
 
-  void start(Mode mode, std::string title, std::string start_folder, std::string file_name);
+  void start(Mode mode, std::string title, const std::string& start_folder, std::string file_name);
   bool navigate(const std::filesystem::path& folder);  // false (and a message) if not a folder
   void rescan();
   void select(int index);

@@ -36,7 +36,8 @@ class [[nodiscard]] Result {
   Result(T value, std::vector<std::string> found = {})  // NOLINT(google-explicit-constructor)
       : value_(std::move(value)), warnings(std::move(found)) {}
   // Failure: `status` must not be ok.
-  Result(Status status, std::vector<std::string> found = {})  // NOLINT(google-explicit-constructor)
+  Result(const Status& status,
+         std::vector<std::string> found = {})  // NOLINT(google-explicit-constructor)
       : error_(status.message()), warnings(std::move(found)) {}
   static Result failure(std::string message) { return Result(Status::error(std::move(message))); }
 

@@ -51,7 +51,7 @@ Result<std::string> read_file(const std::string& path, std::size_t max_bytes) {
     if (got == 0) break;
     if (got < 0) {
       if (errno == EINTR) continue;
-      const Status status = Status::error(system_error("cannot read", path));
+      Status status = Status::error(system_error("cannot read", path));
       ::close(fd);
       return status;
     }
@@ -75,7 +75,7 @@ Status write_file_atomic(const std::string& path, std::string_view contents) {
   const int fd = ::mkstemp(temporary.data());
   if (fd < 0) return Status::error(system_error("cannot save into the folder of", path));
   const auto fail = [&](const std::string& what) {
-    const Status status = Status::error(system_error(what, path));
+    Status status = Status::error(system_error(what, path));
     ::close(fd);
     ::unlink(temporary.c_str());
     return status;
@@ -95,12 +95,12 @@ Status write_file_atomic(const std::string& path, std::string_view contents) {
   if (::fchmod(fd, mode) != 0) return fail("cannot set permissions for");
   if (::fsync(fd) != 0) return fail("cannot flush");
   if (::close(fd) != 0) {
-    const Status status = Status::error(system_error("cannot close", path));
+    Status status = Status::error(system_error("cannot close", path));
     ::unlink(temporary.c_str());
     return status;
   }
   if (::rename(temporary.c_str(), path.c_str()) != 0) {
-    const Status status = Status::error(system_error("cannot replace", path));
+    Status status = Status::error(system_error("cannot replace", path));
     ::unlink(temporary.c_str());
     return status;
   }

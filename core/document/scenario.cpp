@@ -40,7 +40,7 @@ class Reader {
   void warn_unknown_keys(const Json& object, const std::string& path,
                          const std::set<std::string_view>& known) {
     for (const auto& [key, value] : object.items())
-      if (!known.count(key))
+      if (!known.contains(key))
         warnings_.push_back("unknown key \"" + (path.empty() ? "" : path + ".") + key +
                             "\" (ignored)");
   }

@@ -188,7 +188,7 @@ LessonStep parse_step(const Json& value, const std::string& path, Json& scenario
   static const std::set<std::string> kKnown = {"title", "text",  "scenario", "panels",  "view",
                                                "head",  "query", "key",      "predict", "checks"};
   for (const auto& [key, ignored] : value.items())
-    if (!kKnown.count(key)) warnings.push_back(path + ": unknown key \"" + key + "\" (ignored)");
+    if (!kKnown.contains(key)) warnings.push_back(path + ": unknown key \"" + key + "\" (ignored)");
   LessonStep step;
   step.title = string_at(value, "title", path, true);
   step.text = string_at(value, "text", path);

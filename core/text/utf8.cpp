@@ -32,7 +32,8 @@ char32_t decode_utf8(std::string_view text, std::size_t offset, std::size_t& len
   return code_point;
 }
 
-void append_utf8(std::string& out, char32_t cp) {
+void append_utf8(std::string& out, char32_t code_point) {
+  const char32_t cp = code_point;
   if (cp < 0x80) {
     out += static_cast<char>(cp);
   } else if (cp < 0x800) {

@@ -107,7 +107,7 @@ Scenario builtin() {
 }
 
 fs::path write_scenario(const fs::path& dir, const Scenario& scenario) {
-  const fs::path path = dir / "scenario.json";
+  fs::path path = dir / "scenario.json";
   std::ofstream(path) << scenario_to_json(scenario);
   return path;
 }

@@ -219,6 +219,7 @@ TEST_CASE("convex bands: shapes with pointed tops and bottoms keep their pixels"
   const std::vector<Point> diamond = {{20.0f, 0.0f}, {40.0f, 20.0f}, {20.0f, 40.0f}, {0.0f, 20.0f}};
   check_same_coverage(diamond, split(diamond));
   std::vector<Point> circle;
+  circle.reserve(24);
   for (int k = 0; k < 24; ++k)
     circle.push_back({50.0f + 17.3f * std::cos(2 * kPi * static_cast<float>(k) / 24),
                       40.0f + 17.3f * std::sin(2 * kPi * static_cast<float>(k) / 24)});
@@ -271,6 +272,7 @@ TEST_CASE("convex bands: anything but a finite convex polygon is refused and not
                  {4.0f, 10.0f},
                  {0.0f, 10.0f}}));  // an L
   std::vector<Point> pentagram;
+  pentagram.reserve(5);
   for (int k = 0; k < 5; ++k)
     pentagram.push_back({10.0f * std::cos(4 * kPi * static_cast<float>(k) / 5),
                          10.0f * std::sin(4 * kPi * static_cast<float>(k) / 5)});

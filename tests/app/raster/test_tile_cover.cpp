@@ -128,8 +128,10 @@ TEST_CASE("tile cover: the rectangles cover exactly the pixels of the tiles the 
   std::mt19937 random(20261122);
   std::uniform_real_distribution<float> coordinate(-20.0f, 140.0f), extent(0.0f, 40.0f);
   std::uniform_int_distribution<int> count_of(0, 12);
-  for (const auto& [width, height, tile] :
+  for (const auto& size :
        {std::tuple{100, 50, 16}, std::tuple{64, 64, 16}, std::tuple{37, 91, 8}}) {
+    // Named copies, not a structured binding: doctest's messages capture them in a lambda.
+    const int width = std::get<0>(size), height = std::get<1>(size), tile = std::get<2>(size);
     for (int trial = 0; trial < 50; ++trial) {
       std::vector<Box> boxes;
       const int count = count_of(random);

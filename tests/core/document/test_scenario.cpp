@@ -301,7 +301,10 @@ TEST_CASE("every compatibility name is read") {
                                                          {"general", Compatibility::General},
                                                          {"additive", Compatibility::Additive},
                                                          {"cosine", Compatibility::Cosine}};
-  for (const auto& [name, expected] : names) {
+  for (const auto& entry : names) {
+    // Named copies, not a structured binding: doctest's INFO captures them in a lambda.
+    const char* const name = entry.first;
+    const Compatibility expected = entry.second;
     INFO("compatibility: ", std::string(name));
     const Result<Scenario> load =
         parse_scenario(scenario_with(std::string("\"compatibility\": \"") + name + "\""));

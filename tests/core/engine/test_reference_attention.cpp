@@ -62,11 +62,11 @@ Difference difference(const Matrix& fast, const ReferenceMatrix& reference, bool
 // scores 1e-4 relative.
 constexpr double kWeightTolerance = 1e-5, kOutputTolerance = 1e-4, kScoreTolerance = 1e-4;
 
-#define CHECK_CLOSE(name, fast, reference, tolerance, relative)                    \
-  do {                                                                             \
-    const Difference found = difference((fast), (reference), (relative));          \
-    CHECK_MESSAGE(found.largest <= (tolerance), name << ": " << found.describe()); \
-    worst = std::max(worst, found.largest);                                        \
+#define CHECK_CLOSE(name, fast, reference, tolerance, relative)                      \
+  do {                                                                               \
+    const Difference found = difference((fast), (reference), (relative));            \
+    CHECK_MESSAGE(found.largest <= (tolerance), (name) << ": " << found.describe()); \
+    worst = std::max(worst, found.largest);                                          \
   } while (false)
 
 // Hard attention in float and in double can pick different keys of a near-tie: a row of

@@ -30,7 +30,7 @@ struct Element {
   std::string name;
   std::map<std::string, std::string> attributes;  // unescaped values
   std::string text;                               // unescaped direct text
-  bool has(const char* attribute) const { return attributes.count(attribute) != 0; }
+  bool has(const char* attribute) const { return attributes.contains(attribute); }
   std::string get(const char* attribute) const {
     const auto it = attributes.find(attribute);
     return it == attributes.end() ? std::string() : it->second;

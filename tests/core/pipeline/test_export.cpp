@@ -168,6 +168,7 @@ TEST_CASE("every matrix has a CSV file named after it") {
   Computed c(false);
   const std::vector<CsvFile> files = matrices_to_csv(c.scenario, c.pipeline);
   std::vector<std::string> names;
+  names.reserve(files.size());
   for (const CsvFile& file : files) names.push_back(file.name);
   std::vector<std::string> expected = {"X_target.csv"};
   for (int h = 0; h < 2; ++h)
