@@ -165,7 +165,10 @@ class WeightsPanel final : public Panel {
                : state.pipeline().keys().tokens[static_cast<std::size_t>(row - x_target_rows_)];
   }
 
-  static const char* token_label(const void* context, int index, char* buffer, int size) {
+  // The matrix editor's label callback (its type gives a buffer that this one does not need).
+  static const char* token_label(const void* context, int index,
+                                 char* buffer,  // NOLINT(readability-non-const-parameter)
+                                 int size) {
     const auto* self = static_cast<const std::pair<const WeightsPanel*, const AppState*>*>(context);
     (void)buffer;
     (void)size;
@@ -588,7 +591,7 @@ class WeightsPanel final : public Panel {
         ImGui::TextDisabled("\"%s\"", state.frame.visual_text(token.text));
         ImGui::Separator();
         const EmbeddingOverrides& overrides = state.document.scenario().embeddings;
-        const bool has_override = overrides.count(token.text) > 0 || overrides.count(token.key) > 0;
+        const bool has_override = overrides.contains(token.text) || overrides.contains(token.key);
         if (ImGui::MenuItem("Reset to its embedding when opened", nullptr, false,
                             has_override && spec.editable))
           state.document.reset_embeddings({&token});
@@ -627,6 +630,7 @@ class WeightsPanel final : public Panel {
   void apply_to_embeddings(AppState& state, MatrixAction action) {
     const int rows = static_cast<int>(x_rows_.rows()), cols = static_cast<int>(x_rows_.cols());
     std::vector<const Token*> tokens;  // (rows)
+    tokens.reserve(static_cast<std::size_t>(rows));
     for (int r = 0; r < rows; ++r) tokens.push_back(&token_of_row(state, r));
     if (action == MatrixAction::Reset) {
       state.document.reset_embeddings(tokens);

@@ -167,10 +167,10 @@ struct AppState {
   // of the result (the one place it is kept in range: views use it as it is).
   void recompute_if_needed();
   // Sets a new scenario (a file opened, a preset), keeping the UI settings.
-  void load(Scenario scenario, std::string path, std::vector<std::string> warnings);
+  void load(Scenario next, std::string path, std::vector<std::string> warnings);
 
   // Lessons: start one at a step, move between steps, leave (keeping the current state).
-  void start_lesson(Lesson lesson, int step);
+  void start_lesson(Lesson next, int step);
   void go_to_lesson_step(int step);
   void leave_lesson();
   // After the student changed the scenario a step arrived with: the claims of the step's text
