@@ -375,6 +375,37 @@ void Backend::set_title(const std::string& title) {
   glfwSetWindowTitle(window_, title.c_str());
 }
 
+void Backend::set_fullscreen(bool fullscreen) {
+  if (!window_ || fullscreen == this->fullscreen()) return;
+  if (fullscreen) {
+    WindowedPlace place;
+    glfwGetWindowPos(window_, &place.x, &place.y);
+    glfwGetWindowSize(window_, &place.width, &place.height);
+    // The monitor under the window's centre, else the primary one.
+    GLFWmonitor* monitor = glfwGetPrimaryMonitor();
+    int count = 0;
+    GLFWmonitor** monitors = glfwGetMonitors(&count);
+    for (int i = 0; i < count; ++i) {
+      int mx = 0, my = 0;
+      glfwGetMonitorPos(monitors[i], &mx, &my);
+      const GLFWvidmode* mode = glfwGetVideoMode(monitors[i]);
+      const int cx = place.x + place.width / 2, cy = place.y + place.height / 2;
+      if (mode && cx >= mx && cx < mx + mode->width && cy >= my && cy < my + mode->height)
+        monitor = monitors[i];
+    }
+    const GLFWvidmode* mode = monitor ? glfwGetVideoMode(monitor) : nullptr;
+    if (!mode) return;  // no monitor to fill: stay as it is
+    windowed_ = place;
+    glfwSetWindowMonitor(window_, monitor, 0, 0, mode->width, mode->height, mode->refreshRate);
+  } else {
+    const WindowedPlace place = *windowed_;
+    windowed_.reset();
+    glfwSetWindowMonitor(window_, nullptr, place.x, place.y, place.width, place.height,
+                         GLFW_DONT_CARE);
+  }
+  ++events_.count;  // a frame follows at once
+}
+
 bool Backend::should_close() const {
   return glfwWindowShouldClose(window_) != 0;
 }

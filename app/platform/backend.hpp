@@ -65,6 +65,10 @@ class Backend {
   bool should_close() const;
   void set_title(const std::string& title);  // only when it changed
   void request_close();
+  // Full screen on the monitor the window is on (or the primary one), and back to the window's
+  // size and place before.
+  void set_fullscreen(bool fullscreen);
+  bool fullscreen() const { return windowed_.has_value(); }
   void new_frame();  // polls events, starts an ImGui frame
   // Waits until `earliest` (time()), then for an event or until `latest` (infinity: for an
   // event), whichever comes first; events already waiting end the second wait at once. A key
@@ -124,6 +128,10 @@ class Backend {
   GLFWwindow* window_ = nullptr;
   bool imgui_ready_ = false;
   std::string title_;
+  struct WindowedPlace {
+    int x = 0, y = 0, width = 0, height = 0;
+  };
+  std::optional<WindowedPlace> windowed_;  // while full screen: where the window was
   bool ignore_mouse_ = false;
   float content_scale_ = 1.0f;
   WindowEvents events_;

@@ -32,6 +32,22 @@ int imgui_key_index(Key key) {
       return GLFW_KEY_KP_ADD;
     case Key::F1:
       return GLFW_KEY_F1;
+    case Key::F5:
+      return GLFW_KEY_F5;
+    case Key::F11:
+      return GLFW_KEY_F11;
+    case Key::PageUp:
+      return GLFW_KEY_PAGE_UP;
+    case Key::PageDown:
+      return GLFW_KEY_PAGE_DOWN;
+    case Key::Left:
+      return GLFW_KEY_LEFT;
+    case Key::Right:
+      return GLFW_KEY_RIGHT;
+    case Key::Up:
+      return GLFW_KEY_UP;
+    case Key::Down:
+      return GLFW_KEY_DOWN;
     case Key::Escape:
       return GLFW_KEY_ESCAPE;
     case Key::Enter:

@@ -23,6 +23,15 @@ enum class Key {
   Escape,
   Enter,
   KeypadEnter,
+  // Presenter mode: in and out, full screen; and the keys a presentation clicker sends.
+  F5,
+  F11,
+  PageUp,
+  PageDown,
+  Left,
+  Right,
+  Up,
+  Down,
 };
 
 // ImGui 1.86's index of the key in io.KeysDown (ImGui::IsKeyPressed takes it): the GLFW key code,

@@ -54,6 +54,16 @@ std::optional<CenterView> parse_center_view(std::string_view name);  // centre t
 struct UiSettings {
   Theme theme = Theme::Light;
   float font_size = 16;  // pixels, before the monitor's content scale
+  // The text size follows the window's size (view::suited_font_size) until one is chosen: with
+  // Ctrl+=/-, --font-size or a file's view state. Ctrl+0 lets it follow again.
+  bool font_size_chosen = false;
+  // Presenter mode: one view fills the window, under the sentence (and the lesson's text), in
+  // larger text (presenter_font_size); font_size is the dashboard's meanwhile.
+  bool presenter = false;
+  float presenter_font_size = 24;
+  bool presenter_font_size_chosen = false;
+  // The size text is drawn at now.
+  float text_size() const { return presenter ? presenter_font_size : font_size; }
   view::ColormapId colormap = view::ColormapId::Sequential;
   view::PanelVisibility visible = view::kAllPanels;
   CenterView center_view = CenterView::Heatmaps;
@@ -74,8 +84,9 @@ struct UiSettings {
 
 // What the last frame drew where, for hit-testing and for tests (--layout-out).
 struct FrameLayout {
-  view::DashboardLayout panels{};
-  view::HeatmapGeometry heatmap;  // the selected head's big heatmap
+  view::DashboardLayout dashboard;  // the panels' windows (presenter mode: the lesson, the view)
+  view::PresenterLayout presenter;  // in presenter mode
+  view::HeatmapGeometry heatmap;    // the selected head's big heatmap
   int heatmap_head = -1;
 };
 

@@ -32,13 +32,16 @@ Options:
   --lesson NAME       start a lesson: a built-in lesson's name or number, or a lesson file
   --step N            start the lesson at step N (0-based)
   --screenshot-steps DIR  with --lesson: write DIR/step-NN.png for every step, exit
-  --layout-out FILE   with --screenshot: write where the heatmap cells were drawn, where the
-                      status bar begins and how many windows were shown from pictures kept
-                      from earlier frames (JSON)
+  --layout-out FILE   with --screenshot (else as the app exits): write where the heatmap cells
+                      were drawn, where the status bar begins, how many windows were shown
+                      from pictures kept from earlier frames, the text size and the panels'
+                      windows (JSON)
   --bench-frames N    render N frames with vsync off, editing one weight every frame, and print
                       p50_ms= p99_ms= max_ms= of the CPU frame time (with --scenario, --size)
   --threads N         threads for the attention engine, 1-16 (default 2 with 4 or more hardware
                       threads, else 1); the numbers are the same for any N
+  --presenter         presenter mode: one view fills the window, under the sentence, in large
+                      text (--font-size sets that text's size); F5 in the app
   --recover           restore the work an earlier run left unsaved (after a crash) without asking
   --help, --version
 )";
@@ -75,6 +78,8 @@ Status parse_options(const std::vector<std::string>& args, Options& o) {
       o.help = true;
     } else if (arg == "--recover") {
       o.recover = true;
+    } else if (arg == "--presenter") {
+      o.presenter = true;
     } else if (arg == "--version") {
       o.version = true;
     } else if (arg == "--scenario") {
@@ -184,7 +189,8 @@ Status parse_options(const std::vector<std::string>& args, Options& o) {
       return Status::error("unexpected argument '" + arg + "' (see --help)");
     }
   }
-  if (o.layout_out && !o.screenshot) return Status::error("--layout-out goes with --screenshot");
+  if (o.layout_out && (o.screenshot_steps || o.bench_frames))
+    return Status::error("--layout-out goes with --screenshot, or alone (written at exit)");
   if (o.bench_frames && (o.screenshot || o.screenshot_steps))
     return Status::error("--bench-frames does not go with --screenshot or --screenshot-steps");
   if (o.screenshot_steps && o.lesson.empty())

@@ -29,6 +29,7 @@ struct Options {
       screenshot_steps;             // with --lesson: a PNG of every step into this folder
   std::optional<int> bench_frames;  // time this many frames with every panel open, print, exit
   std::optional<int> threads;  // the attention engine's threads (default: default_engine_threads())
+  bool presenter = false;      // start in presenter mode
   bool recover = false;        // restore the recovery file of an earlier run without asking
   bool help = false, version = false;
 };

@@ -140,6 +140,7 @@ class Applier {
       warn("font_size",
            json_shown(value) + " is outside 10 to 64; using " + json_shown(Json(clamped)));
     state_.ui.font_size = static_cast<float>(clamped);
+    state_.ui.font_size_chosen = true;
   }
 
   void colormap(const Json& value) {
@@ -193,10 +194,13 @@ std::string view_state_to_json(const AppState& state) {
   view["panels"] = std::move(panels);
   view["center_view"] = std::string(to_string(ui.center_view));
   view["theme"] = ui.theme == Theme::Dark ? "dark" : "light";
-  if (ui.font_size == std::floor(ui.font_size) && std::abs(ui.font_size) < 1e6f)
-    view["font_size"] = static_cast<int>(ui.font_size);
-  else
-    view["font_size"] = shortest(ui.font_size);
+  // Only a size chosen: one that follows the window is the next window's to choose.
+  if (ui.font_size_chosen) {
+    if (ui.font_size == std::floor(ui.font_size) && std::abs(ui.font_size) < 1e6f)
+      view["font_size"] = static_cast<int>(ui.font_size);
+    else
+      view["font_size"] = shortest(ui.font_size);
+  }
   view["colormap"] = ui.colormap == view::ColormapId::ColorBlindSafe ? "color-blind" : "sequential";
   view["show_cell_values"] = ui.show_cell_values;
   view["heatmap_contrast"] = ui.heatmap_contrast;

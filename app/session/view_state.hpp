@@ -17,7 +17,8 @@ inline constexpr float kMinViewFontSize = 10;
 inline constexpr float kMaxViewFontSize = 64;
 
 // The "view" object's JSON text (compact, keys in the order above). The lesson band is not a
-// panel one chooses, so "panels" never lists it.
+// panel one chooses, so "panels" never lists it; "font_size" is written only when a size was
+// chosen (UiSettings::font_size_chosen), not one that follows the window.
 std::string view_state_to_json(const AppState& state);
 
 // Applies every valid entry of a "view" object to the selection and the UI settings. Anything

@@ -62,10 +62,17 @@ Status App::start() {
   if (options.view) state.ui.center_view = *options.view;
   if (options.head) state.selection.head = *options.head;
   if (options.query) state.selection.query = *options.query;
-  // A readable default for the window: 16 px at 720 lines, growing with the window.
-  state.ui.font_size = options.font_size.value_or(
-      std::clamp(std::round(static_cast<float>(options.height) / 45.0f), 13.0f, 44.0f));
-  shell_.start_font_size = state.ui.font_size;
+  // A readable default for the window: 16 px at 720 lines, growing with the window, and following
+  // it as it is resized until a size is chosen.
+  const float height = static_cast<float>(options.height);
+  // With --presenter, --font-size is presenter mode's text size.
+  const std::optional<float> dashboard_size = options.presenter ? std::nullopt : options.font_size;
+  const std::optional<float> presenter_size = options.presenter ? options.font_size : std::nullopt;
+  state.ui.font_size = dashboard_size.value_or(view::suited_font_size(height));
+  state.ui.font_size_chosen = dashboard_size.has_value();
+  state.ui.presenter_font_size = presenter_size.value_or(view::suited_presenter_font_size(height));
+  state.ui.presenter_font_size_chosen = presenter_size.has_value();
+  state.ui.presenter = options.presenter;
   // --scale: the same layout rendered offscreen at N times the pixels, glyphs rasterized to match.
   shell_.fonts.detail = static_cast<float>(options.scale);
 
@@ -145,6 +152,9 @@ int App::run() {
   if (exit_after > 0)
     std::fprintf(stderr, "attnviz: %ld frames in %.1f s\n", frames_drawn,
                  backend.time() - loop_start);
+  if (options.layout_out)
+    if (Status status = write_layout(shell_); !status)
+      std::cerr << "attnviz: error: " << status.message() << '\n';
   // A clean exit keeps the recovery file only while there are unsaved edits, and then with the
   // last of them (typed just before Ctrl+Q, within the autosave's interval).
   if (!shell_.state.unsaved() && !shell_.recovery_offer)
@@ -163,6 +173,7 @@ void App::frame() {
   platform::Backend& backend = shell_.backend;
   frame_start_ = backend.time();
   state.frame.redraw_in = std::numeric_limits<double>::infinity();
+  commands_.follow_window_size();
   apply_theme_and_fonts(shell_);
   for (const std::string& path : backend.take_dropped_files()) commands_.open_dropped_file(path);
   backend.new_frame();
@@ -175,9 +186,13 @@ void App::frame() {
 
   handle_shortcuts(shell_, commands_);
   backend.set_title(window_title(state));
-  draw_main_menu(shell_, commands_);
-  const float menu_height = ImGui::GetFrameHeight();
-  const float status_height = draw_status_bar(shell_, commands_);
+  // Presenter mode: no menu or status bar, only what the class is to look at.
+  float menu_height = 0, status_height = 0;
+  if (!state.ui.presenter) {
+    draw_main_menu(shell_, commands_);
+    menu_height = ImGui::GetFrameHeight();
+    status_height = draw_status_bar(shell_, commands_);
+  }
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   draw_panels(shell_, menu_height, display.y - status_height);
   state.frame.visual_text.escapes()

@@ -274,9 +274,36 @@ void Commands::quit() {
   shell_.backend.request_close();
 }
 
+// The largest text size offered: every panel still usable in this window (app/view/layout.hpp),
+float Commands::largest_text_size() const {
+  const ImVec2 display = ImGui::GetIO().DisplaySize;
+  const float largest = view::largest_usable_font_size(display.x, display.y);
+  return std::clamp(largest, kMinViewFontSize, kMaxViewFontSize);
+}
+
 void Commands::change_text_size(float step) {
-  shell_.state.ui.font_size =
-      std::clamp(shell_.state.ui.font_size + step, kMinViewFontSize, kMaxViewFontSize);
+  UiSettings& ui = shell_.state.ui;
+  float& size = ui.presenter ? ui.presenter_font_size : ui.font_size;
+  const float largest = largest_text_size();
+  const float wanted = size + step;
+  if (step > 0 && wanted > largest) {
+    shell_.notices.succeeded(
+        "The text is as large as this window allows with every panel usable (" +
+            std::to_string(static_cast<int>(largest)) +
+            " px): a larger window, or fewer panels, take larger text.",
+        shell_.backend.time());
+  }
+  size = std::clamp(wanted, kMinViewFontSize, std::max(largest, size));
+  if (ui.presenter)
+    ui.presenter_font_size_chosen = true;
+  else
+    ui.font_size_chosen = true;
+}
+void Commands::set_text_size(float size) {
+  UiSettings& ui = shell_.state.ui;
+  (ui.presenter ? ui.presenter_font_size : ui.font_size) =
+      std::clamp(size, kMinViewFontSize, kMaxViewFontSize);
+  (ui.presenter ? ui.presenter_font_size_chosen : ui.font_size_chosen) = true;
 }
 void Commands::larger_text() {
   change_text_size(+2.0f);
@@ -285,7 +312,49 @@ void Commands::smaller_text() {
   change_text_size(-2.0f);
 }
 void Commands::reset_text_size() {
-  shell_.state.ui.font_size = shell_.start_font_size;
+  UiSettings& ui = shell_.state.ui;
+  if (ui.presenter)
+    ui.presenter_font_size_chosen = false;
+  else
+    ui.font_size_chosen = false;
+  follow_window_size();
+}
+void Commands::follow_window_size() {
+  UiSettings& ui = shell_.state.ui;
+  const float height = ImGui::GetIO().DisplaySize.y;
+  if (height <= 0) return;
+  if (!ui.font_size_chosen) ui.font_size = view::suited_font_size(height);
+  if (!ui.presenter_font_size_chosen)
+    ui.presenter_font_size = view::suited_presenter_font_size(height);
+}
+
+// -----------------------------------------------------------------------------
+// [SECTION] Presenter mode
+// -----------------------------------------------------------------------------
+
+void Commands::toggle_presenter() {
+  if (shell_.state.ui.presenter)
+    leave_presenter();
+  else
+    shell_.state.ui.presenter = true;
+}
+void Commands::leave_presenter() {
+  shell_.state.ui.presenter = false;
+  shell_.backend.set_fullscreen(false);
+}
+void Commands::toggle_fullscreen() {
+  shell_.backend.set_fullscreen(!shell_.backend.fullscreen());
+}
+void Commands::step_presentation(int direction) {
+  AppState& state = shell_.state;
+  if (state.lesson.active()) {
+    state.go_to_lesson_step(state.lesson.step + direction);
+    return;
+  }
+  // No lesson: the next or previous query, so a class walks through the sentence.
+  const int queries = state.computed.has_result ? static_cast<int>(state.result().n_query) : 0;
+  if (queries > 0)
+    state.selection.query = std::clamp(state.selection.query + direction, 0, queries - 1);
 }
 
 void Commands::toggle_shortcuts() {

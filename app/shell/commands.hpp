@@ -50,8 +50,18 @@ class Commands {
   void quit();
   void larger_text();
   void smaller_text();
-  void reset_text_size();  // as at start
+  void reset_text_size();          // the size that suits the window, and follow its size again
+  void set_text_size(float size);  // chosen: it no longer follows the window
+  void follow_window_size();       // every frame: the text size, unless one was chosen
   void toggle_shortcuts();
+  float largest_text_size() const;  // for this window (app/view/layout.hpp)
+
+  // Presenter mode (F5): one view fills the window; F11 full screen; Escape leaves.
+  void toggle_presenter();
+  void leave_presenter();
+  void toggle_fullscreen();
+  // A presentation clicker's next (+1) or previous (-1): the lesson's step, else the query.
+  void step_presentation(int direction);
 
   // The unsaved-changes question's "Save first"; while the Save As it opened is open, true (and
   // when that dialog closed without saving, the question's replacement is cancelled).

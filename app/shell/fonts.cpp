@@ -38,15 +38,15 @@ void apply_theme_and_fonts(Shell& shell) {
   }
   fonts.checked_version = state.document.version();
   // Fonts can only be rebuilt between frames.
-  if (state.ui.font_size != fonts.loaded_size || fonts.detail != fonts.loaded_detail) {
-    const Status loaded = backend.load_fonts(state.ui.font_size, fonts.detail);
+  if (state.ui.text_size() != fonts.loaded_size || fonts.detail != fonts.loaded_detail) {
+    const Status loaded = backend.load_fonts(state.ui.text_size(), fonts.detail);
     fonts.error = loaded.message();
-    fonts.loaded_size = state.ui.font_size;
+    fonts.loaded_size = state.ui.text_size();
     fonts.loaded_detail = fonts.detail;
     fonts.theme_ever_applied = false;  // sizes in the style scale with the font
   }
   if (!fonts.theme_ever_applied || fonts.theme_applied != state.ui.theme) {
-    apply_theme(state.ui.theme, backend.content_scale() * state.ui.font_size / 16.0f);
+    apply_theme(state.ui.theme, backend.content_scale() * state.ui.text_size() / 16.0f);
     fonts.theme_applied = state.ui.theme;
     fonts.theme_ever_applied = true;
   }

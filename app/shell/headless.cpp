@@ -63,7 +63,50 @@ nlohmann::ordered_json layout_json(Shell& shell, int width, int height) {
   layout["colormap"] = std::string(view::to_string(shell.state.ui.colormap));
   layout["windows_from_kept_pictures"] = shell.backend.windows_reused();
   layout["status_bar_y"] = layout_number(ImGui::GetIO().DisplaySize.y - status_bar_height());
+  // The text size and how the panels were arranged for it: each window, and the panels in it
+  // (more than one: as tabs). Presenter mode: the lesson band and the view.
+  const AppState& state = shell.state;
+  layout["text_size"] = layout_number(state.ui.text_size());
+  layout["presenter"] = state.ui.presenter;
+  layout["fullscreen"] = shell.backend.fullscreen();
+  layout["lesson_step"] = state.lesson.active() ? state.lesson.step : -1;
+  layout["query"] = state.selection.query;
+  layout["arrangement"] =
+      state.ui.presenter ? "presenter"
+                         : std::string(view::to_string(state.frame.layout.dashboard.arrangement));
+  nlohmann::ordered_json windows = nlohmann::ordered_json::array();
+  const auto add_window = [&](const view::Rect& r, std::vector<std::string> panels) {
+    if (r.empty()) return;
+    nlohmann::ordered_json window;
+    window["x"] = layout_number(r.x);
+    window["y"] = layout_number(r.y);
+    window["w"] = layout_number(r.w);
+    window["h"] = layout_number(r.h);
+    window["panels"] = std::move(panels);
+    windows.push_back(std::move(window));
+  };
+  if (state.ui.presenter) {
+    const view::PresenterLayout& p = state.frame.layout.presenter;
+    add_window(p.lesson, {"lesson"});
+    add_window(p.sentence, {"sentence"});
+    add_window(p.view, {"heatmaps", "arrows", "output"});
+  } else {
+    for (const view::DashboardWindow& w : state.frame.layout.dashboard.windows) {
+      std::vector<std::string> panels;
+      for (const view::Slot slot : w.panels) panels.emplace_back(view::slot_name(slot));
+      add_window(w.rect, std::move(panels));
+    }
+  }
+  layout["windows"] = std::move(windows);
   return layout;
+}
+
+Status write_layout_file(Shell& shell, int width, int height) {
+  const std::string& path = *shell.options.layout_out;
+  std::ofstream out(path);
+  out << layout_json(shell, width, height).dump() << '\n';
+  if (!out) return Status::error("cannot write " + path);
+  return Status::ok();
 }
 
 // Renders the frame built last and writes it (and --layout-out); the process's exit status.
@@ -77,10 +120,8 @@ int write_screenshot(Shell& shell, const std::string& path) {
     return 1;
   }
   if (shell.options.layout_out) {
-    std::ofstream out(*shell.options.layout_out);
-    out << layout_json(shell, width, height).dump() << '\n';
-    if (!out) {
-      std::cerr << "attnviz: error: cannot write " << *shell.options.layout_out << '\n';
+    if (Status status = write_layout_file(shell, width, height); !status) {
+      std::cerr << "attnviz: error: " << status.message() << '\n';
       return 1;
     }
   }
@@ -174,6 +215,12 @@ int run_lesson_screenshots(Shell& shell, const FrameFunction& frame) {
 // Renders `frames` frames with vsync off as fast as it can, each frame editing one weight as a
 // drag would (so every frame recomputes attention and redraws every view), and prints the CPU
 // time per frame: from the start of the frame to the GL having finished drawing it.
+Status write_layout(Shell& shell) {
+  int width = 0, height = 0;
+  shell.backend.framebuffer_size(width, height);
+  return write_layout_file(shell, width, height);
+}
+
 int run_bench(Shell& shell, const FrameFunction& frame, int frames) {
   using Clock = std::chrono::steady_clock;
   AppState& state = shell.state;

@@ -17,4 +17,7 @@ int run_screenshot(Shell& shell, const FrameFunction& frame);
 int run_lesson_screenshots(Shell& shell, const FrameFunction& frame);
 int run_bench(Shell& shell, const FrameFunction& frame, int frames);
 
+// --layout-out without --screenshot: where the last frame drew things, written as the app exits.
+Status write_layout(Shell& shell);
+
 }  // namespace attnviz::app

@@ -24,7 +24,7 @@ void draw_export_menu(Shell& shell, Commands& commands) {
   if (ImGui::MenuItem("Window as PNG\xe2\x80\xa6")) commands.export_png({});
   if (ImGui::BeginMenu("Panel as PNG")) {
     for (const view::SlotInfo& slot : view::kSlots) {
-      const view::Rect r = shell.state.frame.layout.panels[static_cast<std::size_t>(slot.slot)];
+      const view::Rect r = shell.state.frame.layout.dashboard[slot.slot];
       if (!r.empty() && ImGui::MenuItem(slot.label)) commands.export_png(r);
     }
     ImGui::EndMenu();
@@ -90,9 +90,18 @@ void draw_lessons_menu(Shell& shell, Commands& commands) {
 
 // The views (core/figures/views.hpp, in its order: each centre tab shows or hides the centre),
 // the theme, the colormap and how heatmaps are coloured.
-void draw_view_menu(Shell& shell) {
+void draw_view_menu(Shell& shell, Commands& commands) {
   if (!ImGui::BeginMenu("View")) return;
   UiSettings& ui = shell.state.ui;
+  if (ImGui::MenuItem("Presenter mode", "F5", ui.presenter)) commands.toggle_presenter();
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "One view fills the window, under the sentence, in large text: for a projector.\n"
+        "Page Down / Page Up (a presentation clicker) or the arrow keys step the lesson, or\n"
+        "move the selected query; F11 full screen; Escape leaves.");
+  if (ImGui::MenuItem("Full screen", "F11", shell.backend.fullscreen()))
+    commands.toggle_fullscreen();
+  ImGui::Separator();
   for (const HostedPanel& hosted : shell.panels) {
     bool& shown = ui.visible[static_cast<std::size_t>(hosted.view->slot)];
     ImGui::MenuItem(hosted.view->title, nullptr, &shown);
@@ -133,7 +142,26 @@ void draw_text_size(Shell& shell, Commands& commands) {
   ImGui::SameLine(std::max(ImGui::GetCursorPosX(), ImGui::GetWindowContentRegionMax().x - group_w));
   ImGui::TextUnformatted("Text size");
   ImGui::SameLine();
-  ImGui::TextUnformatted(size_text);
+  // The size: a click lists the sizes this window offers, and the one that suits it.
+  if (ImGui::Selectable(size_text, false, 0, ImGui::CalcTextSize(size_text)))
+    ImGui::OpenPopup("text sizes");
+  if (ImGui::IsItemHovered()) ImGui::SetTooltip("choose a text size");
+  if (ImGui::BeginPopup("text sizes")) {
+    UiSettings& ui = shell.state.ui;
+    const float suited = view::suited_font_size(ImGui::GetIO().DisplaySize.y);
+    char label[64];
+    std::snprintf(label, sizeof label, "Suits this window: %d px", static_cast<int>(suited));
+    if (ImGui::MenuItem(label, "Ctrl+0", !ui.font_size_chosen)) commands.reset_text_size();
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("follows the window's size as it is resized");
+    ImGui::Separator();
+    const float largest = commands.largest_text_size();
+    for (float size = 12; size <= largest; size += 2) {
+      std::snprintf(label, sizeof label, "%d px", static_cast<int>(size));
+      if (ImGui::MenuItem(label, nullptr, ui.font_size_chosen && ui.font_size == size))
+        commands.set_text_size(size);
+    }
+    ImGui::EndPopup();
+  }
   ImGui::SameLine(ImGui::GetWindowContentRegionMax().x - button_w * 2.0f -
                   style.ItemInnerSpacing.x);
   if (ImGui::Button(minus, ImVec2(button_w, 0))) commands.smaller_text();
@@ -150,7 +178,7 @@ void draw_main_menu(Shell& shell, Commands& commands) {
   draw_file_menu(shell, commands);
   draw_edit_menu(shell, commands);
   draw_lessons_menu(shell, commands);
-  draw_view_menu(shell);
+  draw_view_menu(shell, commands);
   if (ImGui::BeginMenu("Help")) {
     if (ImGui::MenuItem("Keyboard shortcuts", "F1", shell.show_shortcuts))
       commands.toggle_shortcuts();

@@ -4,8 +4,13 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
 
+#include "app/panels/token_chips.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/session/status_line.hpp"
 #include "app/shell/shell.hpp"
@@ -60,30 +65,240 @@ void draw_cover() {
   ImGui::PopTextWrapPos();
 }
 
-void draw_centre_views(Shell& shell, PanelContext& context) {
-  // The views share the centre as tabs. A change made elsewhere (a lesson step, --view) selects
-  // its tab once; after that the tab bar follows the user's clicks.
-  AppState& state = shell.state;
-  const bool select_programmatically = state.ui.center_view != shell.centre_view_shown;
-  Panel* active = nullptr;
-  if (ImGui::BeginTabBar(
-          "views", ImGuiTabBarFlags_FittingPolicyScroll)) {  // whole names at large text sizes
-    for (const HostedPanel& hosted : shell.panels) {
-      if (!hosted.view->centre_tab) continue;
-      const CenterView view = hosted.view->id;
-      const ImGuiTabItemFlags tab_flags = select_programmatically && view == state.ui.center_view
-                                              ? ImGuiTabItemFlags_SetSelected
-                                              : 0;
-      if (ImGui::BeginTabItem(hosted.view->title, nullptr, tab_flags)) {
-        active = hosted.panel.get();
-        if (!select_programmatically) state.ui.center_view = view;
-        ImGui::EndTabItem();
-      }
-    }
-    ImGui::EndTabBar();
+// The views a window shows: a panel's own view, or for the centre every centre view; in the
+// order of core/figures/views.hpp.
+std::vector<const HostedPanel*> views_of(const Shell& shell, const std::vector<view::Slot>& slots) {
+  std::vector<const HostedPanel*> views;
+  for (const HostedPanel& hosted : shell.panels)
+    if (std::find(slots.begin(), slots.end(), hosted.view->slot) != slots.end())
+      views.push_back(&hosted);
+  return views;
+}
+
+// A row of tabs that wraps onto more rows rather than hiding a tab behind scroll arrows (large
+// text in a narrow window). Returns the view clicked, if any.
+std::optional<view::ViewId> draw_tab_row(const std::vector<const HostedPanel*>& views,
+                                         view::ViewId active) {
+  std::optional<view::ViewId> clicked;
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
+  ImGui::PushStyleVar(ImGuiStyleVar_ItemSpacing,
+                      ImVec2(style.ItemInnerSpacing.x, style.ItemSpacing.y * 0.5f));
+  for (std::size_t i = 0; i < views.size(); ++i) {
+    const view::ViewInfo& info = *views[i]->view;
+    const char* label = info.centre_tab ? info.title : info.short_title;
+    const float width = ImGui::CalcTextSize(label).x + style.FramePadding.x * 2.0f;
+    if (i > 0 && ImGui::GetItemRectMax().x + style.ItemInnerSpacing.x + width <= right)
+      ImGui::SameLine();
+    const bool is_active = info.id == active;
+    ImGui::PushStyleColor(ImGuiCol_Button,
+                          ImGui::GetStyleColorVec4(is_active ? ImGuiCol_TabActive : ImGuiCol_Tab));
+    ImGui::PushStyleColor(ImGuiCol_ButtonHovered, ImGui::GetStyleColorVec4(ImGuiCol_TabHovered));
+    ImGui::PushStyleColor(ImGuiCol_ButtonActive, ImGui::GetStyleColorVec4(ImGuiCol_TabActive));
+    ImGui::PushID(static_cast<int>(info.id));
+    if (ImGui::Button(label)) clicked = info.id;
+    if (!info.centre_tab && ImGui::IsItemHovered() && info.title != info.short_title)
+      ImGui::SetTooltip("%s", info.title);
+    ImGui::PopID();
+    ImGui::PopStyleColor(3);
   }
-  shell.centre_view_shown = state.ui.center_view;
-  if (active) active->draw_content(state, context);
+  ImGui::PopStyleVar();
+  // The line under the tabs, as a tab bar draws it.
+  const ImVec2 below(ImGui::GetWindowPos().x, ImGui::GetItemRectMax().y);
+  ImGui::GetWindowDrawList()->AddLine(
+      ImVec2(below.x + style.WindowPadding.x * 0.5f, below.y + 1.0f), ImVec2(right, below.y + 1.0f),
+      ImGui::GetColorU32(ImGuiCol_TabActive), 1.0f);
+  ImGui::Dummy(ImVec2(0, style.ItemSpacing.y * 0.25f));
+  return clicked;
+}
+
+// The window's title: the view's, or its short one when that does not fit.
+std::string window_title(const view::ViewInfo& info, float window_width) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const bool fits =
+      ImGui::CalcTextSize(info.title).x + style.FramePadding.x * 2.0f + style.WindowPadding.x <=
+      window_width;
+  return std::string(fits ? info.title : info.short_title) + "###" + std::string(info.name);
+}
+
+// Which view a window of tabs shows: the one last clicked in it; the centre's view as chosen
+// elsewhere (a lesson step, --view) when that changed since the last frame.
+view::ViewId active_view(Shell& shell, const std::vector<const HostedPanel*>& views,
+                         view::Slot first_slot) {
+  const AppState& state = shell.state;
+  const auto holds = [&](view::ViewId id) {
+    return std::any_of(views.begin(), views.end(),
+                       [&](const HostedPanel* hosted) { return hosted->view->id == id; });
+  };
+  std::optional<view::ViewId>& remembered = shell.window_tab[static_cast<std::size_t>(first_slot)];
+  const bool centre_changed = state.ui.center_view != shell.centre_view_shown;
+  if (holds(state.ui.center_view) && (centre_changed || !remembered || !holds(*remembered)))
+    return state.ui.center_view;
+  if (remembered && holds(*remembered)) return *remembered;
+  return views.front()->view->id;
+}
+
+// One window of the dashboard: a panel with its title bar, or panels (and the centre's views) as
+// tabs.
+// `awaiting`: a lesson's prediction is awaited, and the views that would show the answer stay
+// covered until then ("predict, then reveal"); the editors and the lesson band do not.
+void draw_window(Shell& shell, PanelContext& context, const view::DashboardWindow& window,
+                 ImGuiWindowFlags flags, bool awaiting) {
+  AppState& state = shell.state;
+  const view::Rect r = window.rect;
+  const std::vector<const HostedPanel*> views = views_of(shell, window.panels);
+  if (views.empty()) return;
+  ImGui::SetNextWindowPos(ImVec2(r.x, r.y));
+  ImGui::SetNextWindowSize(ImVec2(r.w, r.h));
+  const auto draw_view = [&](const HostedPanel& hosted) {
+    const view::Slot slot = hosted.view->slot;
+    if (awaiting && slot != view::Slot::Input && slot != view::Slot::Weights &&
+        slot != view::Slot::Lesson)
+      draw_cover();
+    else
+      hosted.panel->draw_content(state, context);
+  };
+  const bool with_tabs = views.size() > 1;
+  if (!with_tabs) {
+    const view::ViewInfo& info = *views.front()->view;
+    if (ImGui::Begin(window_title(info, r.w).c_str(), nullptr, flags) && state.computed.has_result)
+      draw_view(*views.front());
+    ImGui::End();
+    return;
+  }
+  std::string name = "Views";
+  for (const view::Slot slot : window.panels) name += "." + std::string(view::slot_name(slot));
+  const view::Slot first_slot = window.panels.front();
+  view::ViewId active = active_view(shell, views, first_slot);
+  if (ImGui::Begin(name.c_str(), nullptr, flags | ImGuiWindowFlags_NoTitleBar) &&
+      state.computed.has_result) {
+    if (const std::optional<view::ViewId> clicked = draw_tab_row(views, active)) active = *clicked;
+    for (const HostedPanel* hosted : views) {
+      if (hosted->view->id != active) continue;
+      if (hosted->view->centre_tab) {
+        state.ui.center_view = active;
+        shell.centre_view_shown = active;
+      }
+      draw_view(*hosted);
+    }
+  }
+  ImGui::End();
+  shell.window_tab[static_cast<std::size_t>(first_slot)] = active;
+}
+
+// The order windows are drawn in: by the slot of the view each shows, as core/figures/views.hpp
+// orders them (editors first, so that every view shows this frame's edits).
+std::vector<const view::DashboardWindow*> windows_in_drawing_order(
+    const Shell& shell, const std::vector<view::DashboardWindow>& windows) {
+  const std::array<view::Slot, view::kSlotCount> order = view::slots_in_drawing_order();
+  const auto rank = [&](const view::DashboardWindow& window) {
+    view::Slot slot = window.panels.front();
+    if (window.tabs()) {
+      const std::optional<view::ViewId>& shown =
+          shell.window_tab[static_cast<std::size_t>(window.panels.front())];
+      if (shown) slot = view::view_info(*shown).slot;
+    }
+    return std::find(order.begin(), order.end(), slot) - order.begin();
+  };
+  std::vector<const view::DashboardWindow*> sorted;
+  for (const view::DashboardWindow& window : windows) sorted.push_back(&window);
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [&](const auto* a, const auto* b) { return rank(*a) < rank(*b); });
+  return sorted;
+}
+
+// The panels tile the window and their background is the colour the frame is cleared to, so
+// they draw none: a software renderer pays for every pixel of every layer.
+constexpr ImGuiWindowFlags kPanelFlags =
+    ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse |
+    ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus |
+    ImGuiWindowFlags_NoBackground;
+
+PanelContext panel_context(Shell& shell) {
+  ImGuiIO& io = ImGui::GetIO();
+  return PanelContext{shell.heatmaps, shell.state.frame.visual_text.escapes(),
+                      io.Fonts->Fonts.Size > 1 ? io.Fonts->Fonts[1] : nullptr,
+                      io.Fonts->Fonts.Size > 2 ? io.Fonts->Fonts[2] : nullptr};
+}
+
+// -----------------------------------------------------------------------------
+// [SECTION] Presenter mode
+// -----------------------------------------------------------------------------
+
+// The sentence as token chips: rows of chips as wide as the window allows.
+float sentence_strip_height(const AppState& state, float width) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  const float font = ImGui::GetFontSize();
+  const float chip_h = font * 1.36f, spacing = font * 0.3f;
+  const float usable = width - style.WindowPadding.x * 2.0f - style.ScrollbarSize;
+  int rows = 0;
+  const auto count_rows = [&](const Tokenization& tokens, const char* caption) {
+    float x = ImGui::CalcTextSize(caption).x + style.ItemSpacing.x;
+    rows += 1;
+    for (const Token& token : tokens.tokens) {
+      const float w = ImGui::CalcTextSize(token.text.c_str()).x + font * 0.8f;
+      if (x > 0 && x + w > usable) {
+        ++rows;
+        x = 0;
+      }
+      x += w + spacing;
+    }
+  };
+  count_rows(state.pipeline().target(), "queries");
+  if (state.pipeline().cross()) count_rows(state.pipeline().keys(), "keys");
+  return std::round(static_cast<float>(rows) * (chip_h + style.ItemSpacing.y) +
+                    style.WindowPadding.y * 2.0f);
+}
+
+void draw_sentence_strip(AppState& state) {
+  const auto strip = [&](const Tokenization& tokens, const std::vector<EmbeddingSource>& sources,
+                         Side side, const char* caption) {
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextDisabled("%s", caption);
+    ImGui::SameLine();
+    draw_token_chips(state, tokens, sources, side);
+  };
+  const Pipeline& pipeline = state.pipeline();
+  strip(pipeline.target(), pipeline.target_sources(), Side::Query, "queries");
+  if (pipeline.cross()) strip(pipeline.keys(), pipeline.key_sources(), Side::Key, "keys");
+}
+
+void draw_presenter(Shell& shell, const view::Rect& area, float gap) {
+  AppState& state = shell.state;
+  PanelContext context = panel_context(shell);
+  const bool lesson = state.lesson.active();
+  const view::PresenterLayout layout =
+      view::layout_presenter(area, gap, lesson ? lesson_band_height(shell) : 0.0f,
+                             state.computed.has_result ? sentence_strip_height(state, area.w) : 0);
+  state.frame.layout.dashboard = {};
+  state.frame.layout.dashboard.panels[static_cast<std::size_t>(view::Slot::Lesson)] = layout.lesson;
+  state.frame.layout.dashboard.panels[static_cast<std::size_t>(view::Slot::Centre)] = layout.view;
+  state.frame.layout.presenter = layout;
+  if (lesson)
+    draw_window(shell, context, {layout.lesson, {view::Slot::Lesson}}, kPanelFlags, false);
+  if (!layout.sentence.empty() && state.computed.has_result) {
+    ImGui::SetNextWindowPos(ImVec2(layout.sentence.x, layout.sentence.y));
+    ImGui::SetNextWindowSize(ImVec2(layout.sentence.w, layout.sentence.h));
+    if (ImGui::Begin("Sentence##presenter", nullptr, kPanelFlags | ImGuiWindowFlags_NoTitleBar)) {
+      // How to leave, small and quiet in the corner, for the teacher.
+      const char* hint = "Esc leaves \xc2\xb7 F11 full screen";
+      ImFont* font = ImGui::GetFont();
+      const float size = std::round(ImGui::GetFontSize() * 0.6f);
+      const ImVec2 extent = font->CalcTextSizeA(size, FLT_MAX, 0.0f, hint);
+      ImGui::GetWindowDrawList()->AddText(
+          font, size,
+          ImVec2(layout.sentence.right() - extent.x - ImGui::GetStyle().WindowPadding.x,
+                 layout.sentence.bottom() - extent.y - 2.0f),
+          ImGui::GetColorU32(ImGuiCol_TextDisabled), hint);
+      draw_sentence_strip(state);
+    }
+    ImGui::End();
+  }
+  state.recompute_if_needed();
+  // The views (not the editors) as tabs of one window.
+  draw_window(shell, context,
+              {layout.view, {view::Slot::Centre, view::Slot::Arrows, view::Slot::Output}},
+              kPanelFlags, state.lesson.awaiting_prediction());
 }
 
 }  // namespace
@@ -94,49 +309,19 @@ void draw_panels(Shell& shell, float top, float bottom) {
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   const float gap = panel_gap(shell.backend);
   const view::Rect area{gap, top + gap, display.x - 2 * gap, bottom - top - 2 * gap};
-  state.frame.layout.panels =
-      view::layout_dashboard(area, state.ui.visible, gap, lesson_band_height(shell));
-  ImGuiIO& io = ImGui::GetIO();
-  PanelContext context{shell.heatmaps, state.frame.visual_text.escapes(),
-                       io.Fonts->Fonts.Size > 1 ? io.Fonts->Fonts[1] : nullptr,
-                       io.Fonts->Fonts.Size > 2 ? io.Fonts->Fonts[2] : nullptr};
-  // The panels tile the window and their background is the colour the frame is cleared to, so
-  // they draw none: a software renderer pays for every pixel of every layer.
-  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize |
-                                 ImGuiWindowFlags_NoCollapse | ImGuiWindowFlags_NoSavedSettings |
-                                 ImGuiWindowFlags_NoBringToFrontOnFocus |
-                                 ImGuiWindowFlags_NoBackground;
-  for (const view::Slot slot : view::slots_in_drawing_order()) {
-    const view::Rect r = state.frame.layout.panels[static_cast<std::size_t>(slot)];
-    if (r.empty() || !state.ui.visible[static_cast<std::size_t>(slot)]) continue;
+  if (state.ui.presenter) {
+    draw_presenter(shell, area, gap);
+    return;
+  }
+  state.frame.layout.presenter = {};
+  state.frame.layout.dashboard = view::layout_dashboard(
+      area, state.ui.visible, gap, lesson_band_height(shell), ImGui::GetFontSize());
+  PanelContext context = panel_context(shell);
+  const bool awaiting = state.lesson.awaiting_prediction();
+  for (const view::DashboardWindow* window :
+       windows_in_drawing_order(shell, state.frame.layout.dashboard.windows)) {
     state.recompute_if_needed();  // edits made by earlier panels show in this one
-    ImGui::SetNextWindowPos(ImVec2(r.x, r.y));
-    ImGui::SetNextWindowSize(ImVec2(r.w, r.h));
-    // "Predict, then reveal": the views that would show the answer stay covered until then.
-    const bool covered =
-        state.lesson.awaiting_prediction() &&
-        (slot == view::Slot::Centre || slot == view::Slot::Arrows || slot == view::Slot::Output);
-    if (slot == view::Slot::Centre) {
-      if (ImGui::Begin("Views##centre", nullptr, flags | ImGuiWindowFlags_NoTitleBar) &&
-          state.computed.has_result) {
-        if (covered)
-          draw_cover();
-        else
-          draw_centre_views(shell, context);
-      }
-      ImGui::End();
-      continue;
-    }
-    for (const HostedPanel& hosted : shell.panels) {
-      if (hosted.view->slot != slot) continue;
-      if (ImGui::Begin(hosted.view->title, nullptr, flags) && state.computed.has_result) {
-        if (covered)
-          draw_cover();
-        else
-          hosted.panel->draw_content(state, context);
-      }
-      ImGui::End();
-    }
+    draw_window(shell, context, *window, kPanelFlags, awaiting);
   }
 }
 

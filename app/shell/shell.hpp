@@ -15,6 +15,7 @@
 //   headless.cpp          --screenshot, --screenshot-steps, --bench-frames, --layout-out
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <future>
 #include <optional>
@@ -83,10 +84,11 @@ struct Shell {
   FontState fonts;
   PngExport png;
   std::vector<std::pair<std::string, std::string>> lesson_titles;  // built-in lessons: id, title
-  float start_font_size = 16;                                      // Ctrl+0 goes back to it
   bool show_shortcuts = false;
   int unsaved_question_frame = 0;                       // the ImGui frame the question came up in
-  CenterView centre_view_shown = CenterView::Heatmaps;  // the tab the tab bar last showed
+  CenterView centre_view_shown = CenterView::Heatmaps;  // the centre view last shown
+  // The view each window of tabs showed last, by the window's first slot (panel_host.cpp).
+  std::array<std::optional<view::ViewId>, view::kSlotCount> window_tab{};
 };
 
 class Commands;

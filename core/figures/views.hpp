@@ -68,8 +68,9 @@ inline constexpr int kViewCount = static_cast<int>(ViewId::Count);
 
 struct ViewInfo {
   ViewId id;
-  std::string_view name;  // as a user types it (--view, a lesson step's "view"; centre tabs)
-  const char* title;      // the window's or the tab's title, and the View menu's item
+  std::string_view name;    // as a user types it (--view, a lesson step's "view"; centre tabs)
+  const char* title;        // the window's or the tab's title, and the View menu's item
+  const char* short_title;  // where the title does not fit: a narrow window, a tab
   Slot slot;
   bool centre_tab;  // a tab of the centre slot (slot == Slot::Centre)
 };
@@ -78,19 +79,19 @@ struct ViewInfo {
 // editors first, then the views, so that every view shows the edits made earlier in the same
 // frame. A slot is drawn when its first view comes; the centre's tabs follow this order.
 inline constexpr std::array<ViewInfo, kViewCount> kViews = {{
-    {ViewId::Lesson, "lesson", "Lesson", Slot::Lesson, false},
-    {ViewId::Input, "input", "Input", Slot::Input, false},
-    {ViewId::Weights, "weights", "Weights", Slot::Weights, false},
-    {ViewId::Heatmaps, "heatmaps", "Heatmaps", Slot::Centre, true},
-    {ViewId::Pipeline, "pipeline", "Pipeline", Slot::Centre, true},
-    {ViewId::Neuron, "neuron", "Neuron", Slot::Centre, true},
-    {ViewId::Geometry, "geometry", "Geometry", Slot::Centre, true},
-    {ViewId::Compare, "compare", "Compare", Slot::Centre, true},
-    {ViewId::Arrows, "arrows", "Arrows: each query \xe2\x86\x92 the keys it attends to",
+    {ViewId::Lesson, "lesson", "Lesson", "Lesson", Slot::Lesson, false},
+    {ViewId::Input, "input", "Input", "Input", Slot::Input, false},
+    {ViewId::Weights, "weights", "Weights", "Weights", Slot::Weights, false},
+    {ViewId::Heatmaps, "heatmaps", "Heatmaps", "Heatmaps", Slot::Centre, true},
+    {ViewId::Pipeline, "pipeline", "Pipeline", "Pipeline", Slot::Centre, true},
+    {ViewId::Neuron, "neuron", "Neuron", "Neuron", Slot::Centre, true},
+    {ViewId::Geometry, "geometry", "Geometry", "Geometry", Slot::Centre, true},
+    {ViewId::Compare, "compare", "Compare", "Compare", Slot::Centre, true},
+    {ViewId::Arrows, "arrows", "Arrows: each query \xe2\x86\x92 the keys it attends to", "Arrows",
      Slot::Arrows, false},
     {ViewId::Output, "output",
-     "Output = \xce\xa3 \xce\xb1\xc2\xb7v: the weighted average of the values", Slot::Output,
-     false},
+     "Output = \xce\xa3 \xce\xb1\xc2\xb7v: the weighted average of the values",
+     "Output = \xce\xa3 \xce\xb1\xc2\xb7v", Slot::Output, false},
 }};
 
 const ViewInfo& view_info(ViewId id);

@@ -11,11 +11,11 @@
 namespace attnviz::app {
 namespace {
 
-bool same_ui(const UiSettings& a, const UiSettings& b) {
-  return a.theme == b.theme && a.font_size == b.font_size && a.colormap == b.colormap &&
-         a.visible == b.visible && a.center_view == b.center_view &&
-         a.show_cell_values == b.show_cell_values && a.arrow_threshold == b.arrow_threshold &&
-         a.heatmap_contrast == b.heatmap_contrast;
+// All but the text size (see the tests of font_size below).
+bool same_ui_but_text_size(const UiSettings& a, const UiSettings& b) {
+  return a.theme == b.theme && a.colormap == b.colormap && a.visible == b.visible &&
+         a.center_view == b.center_view && a.show_cell_values == b.show_cell_values &&
+         a.arrow_threshold == b.arrow_threshold && a.heatmap_contrast == b.heatmap_contrast;
 }
 
 bool same_selection(const Selection& a, const Selection& b) {
@@ -32,6 +32,7 @@ AppState customized() {
   state.selection = {.head = 1, .query = 3};
   state.ui.theme = Theme::Dark;
   state.ui.font_size = 18.5f;
+  state.ui.font_size_chosen = true;
   state.ui.colormap = view::ColormapId::ColorBlindSafe;
   state.ui.visible = {true, false, true, false, true, false};
   state.ui.center_view = CenterView::Pipeline;
@@ -49,7 +50,9 @@ TEST_CASE("view state: a round trip gives the same settings and selection") {
   std::vector<std::string> warnings;
   apply_view_state(view_state_to_json(before), after, warnings);
   CHECK(warnings.empty());
-  CHECK(same_ui(before.ui, after.ui));
+  CHECK(same_ui_but_text_size(before.ui, after.ui));
+  CHECK(after.ui.font_size == before.ui.font_size);
+  CHECK(after.ui.font_size_chosen);
   CHECK(same_selection(before.selection, after.selection));
 }
 
@@ -59,8 +62,22 @@ TEST_CASE("view state: the defaults round-trip too, onto a changed state") {
   std::vector<std::string> warnings;
   apply_view_state(view_state_to_json(defaults), after, warnings);
   CHECK(warnings.empty());
-  CHECK(same_ui(defaults.ui, after.ui));
+  CHECK(same_ui_but_text_size(defaults.ui, after.ui));
+  CHECK(after.ui.font_size == 18.5f);  // a text size that follows the window is not written
   CHECK(same_selection(defaults.selection, after.selection));
+}
+
+TEST_CASE("view state: a chosen text size is kept in the file, one that follows the window not") {
+  AppState state;
+  state.ui.font_size = 22;
+  CHECK(view_state_to_json(state).find("font_size") == std::string::npos);
+  state.ui.font_size_chosen = true;
+  CHECK(view_state_to_json(state).find(R"("font_size":22,)") != std::string::npos);
+  AppState opened;
+  std::vector<std::string> warnings;
+  apply_view_state(view_state_to_json(state), opened, warnings);
+  CHECK(opened.ui.font_size == 22);
+  CHECK(opened.ui.font_size_chosen);  // it stays as the file says when the window is resized
 }
 
 TEST_CASE("view state: the JSON holds readable names and short numbers") {
@@ -71,6 +88,7 @@ TEST_CASE("view state: the JSON holds readable names and short numbers") {
         R"("heatmap_contrast":true,"arrow_threshold":0.15})");
   AppState state;
   state.ui.font_size = 18;
+  state.ui.font_size_chosen = true;
   CHECK(view_state_to_json(state).find(R"("font_size":18,)") != std::string::npos);
   CHECK(view_state_to_json(state).find(R"("arrow_threshold":0.02})") != std::string::npos);
 }
@@ -137,7 +155,7 @@ TEST_CASE("view state: each bad value warns, names its key and keeps the setting
     apply_view_state(c.json, state, warnings);
     REQUIRE(warnings.size() == 1);
     CHECK(warnings[0].rfind(std::string(c.key) + ": ", 0) == 0);
-    CHECK(same_ui(state.ui, before.ui));
+    CHECK(same_ui_but_text_size(state.ui, before.ui));
     CHECK(same_selection(state.selection, before.selection));
   }
 }
@@ -190,7 +208,7 @@ TEST_CASE("view state: malformed JSON gives one warning and changes nothing") {
     apply_view_state(input, state, warnings);
     REQUIRE(warnings.size() == 1);
     CHECK(warnings[0].rfind("view: malformed JSON", 0) == 0);
-    CHECK(same_ui(state.ui, customized().ui));
+    CHECK(same_ui_but_text_size(state.ui, customized().ui));
   }
 }
 
@@ -207,7 +225,7 @@ TEST_CASE("view state: not an object, too deep, or empty") {
   apply_view_state("  \n", state, warnings);
   apply_view_state("{}", state, warnings);
   CHECK(warnings.empty());
-  CHECK(same_ui(state.ui, customized().ui));
+  CHECK(same_ui_but_text_size(state.ui, customized().ui));
 }
 
 TEST_CASE("view state: the JSON a scenario file keeps is accepted as it is") {

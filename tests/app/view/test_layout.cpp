@@ -2,6 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
 namespace attnviz::view {
 namespace {
 
@@ -13,7 +17,7 @@ bool inside(const Rect& inner, const Rect& outer) {
          inner.bottom() <= outer.bottom() + 0.01f;
 }
 const Rect& of(const DashboardLayout& layout, PanelId id) {
-  return layout[size_t(id)];
+  return layout[id];
 }
 
 }  // namespace
@@ -22,18 +26,19 @@ TEST_CASE("the dashboard tiles every panel inside the area without overlap") {
   const Rect area{4, 24, 1272, 690};
   PanelVisibility every{};
   every.fill(true);
-  const DashboardLayout layout = layout_dashboard(area, every, 4, 120);
+  const DashboardLayout layout = layout_dashboard(area, every, 4, 120, 16);
+  CHECK(layout.arrangement == Arrangement::Dashboard);
   for (int a = 0; a < kPanelCount; ++a) {
-    CHECK_FALSE(layout[size_t(a)].empty());
-    CHECK(inside(layout[size_t(a)], area));
+    CHECK_FALSE(layout[PanelId(a)].empty());
+    CHECK(inside(layout[PanelId(a)], area));
     for (int b = a + 1; b < kPanelCount; ++b)
-      CHECK_FALSE(overlap(layout[size_t(a)], layout[size_t(b)]));
+      CHECK_FALSE(overlap(layout[PanelId(a)], layout[PanelId(b)]));
   }
 }
 
 TEST_CASE("the weights band spans the width under the other panels") {
   const Rect area{0, 0, 1000, 600};
-  const DashboardLayout layout = layout_dashboard(area, kAllPanels, 4);
+  const DashboardLayout layout = layout_dashboard(area, kAllPanels, 4, 0, 16);
   CHECK(of(layout, PanelId::Weights).w == 1000);
   CHECK(of(layout, PanelId::Weights).bottom() == 600);
   CHECK(of(layout, PanelId::Centre).bottom() < of(layout, PanelId::Weights).y);
@@ -44,7 +49,7 @@ TEST_CASE("a hidden panel gets no room and its neighbours take it") {
   PanelVisibility visible = kAllPanels;
   visible[size_t(PanelId::Weights)] = false;
   visible[size_t(PanelId::Output)] = false;
-  const DashboardLayout layout = layout_dashboard(area, visible, 4);
+  const DashboardLayout layout = layout_dashboard(area, visible, 4, 0, 16);
   CHECK(of(layout, PanelId::Weights).empty());
   CHECK(of(layout, PanelId::Output).empty());
   CHECK(of(layout, PanelId::Centre).h == 600);
@@ -54,20 +59,138 @@ TEST_CASE("a hidden panel gets no room and its neighbours take it") {
 TEST_CASE("the lesson band spans the top and the other panels start below it") {
   PanelVisibility every{};
   every.fill(true);
-  const DashboardLayout layout = layout_dashboard({0, 0, 1000, 600}, every, 4, 100);
+  const DashboardLayout layout = layout_dashboard({0, 0, 1000, 600}, every, 4, 100, 16);
   CHECK(of(layout, PanelId::Lesson) == Rect{0, 0, 1000, 100});
   CHECK(of(layout, PanelId::Input).y == 104);
 }
 
 TEST_CASE("the lesson band is hidden by default") {
-  CHECK(of(layout_dashboard({0, 0, 1000, 600}, kAllPanels, 4, 100), PanelId::Lesson).empty());
+  CHECK(of(layout_dashboard({0, 0, 1000, 600}, kAllPanels, 4, 100, 16), PanelId::Lesson).empty());
 }
 
 TEST_CASE("a single visible panel fills the area") {
   PanelVisibility visible{};
   visible[size_t(PanelId::Centre)] = true;
   const Rect area{10, 20, 800, 500};
-  CHECK(of(layout_dashboard(area, visible, 4), PanelId::Centre) == area);
+  CHECK(of(layout_dashboard(area, visible, 4, 0, 16), PanelId::Centre) == area);
+}
+
+namespace {
+// The room the dashboard has in a window: less the menu and status bars (a line and a half of
+// text each) and the gaps.
+Rect dashboard_area(float width, float height, float font) {
+  const float bar = std::round(font * 1.5f);
+  return {4, bar + 4, width - 8, height - 2 * bar - 8};
+}
+
+// Every shown panel is in exactly one window, every window inside the area, none overlapping,
+// and each at least as large as what its panels need.
+void check_usable(const DashboardLayout& layout, const PanelVisibility& visible, const Rect& area,
+                  float font) {
+  for (int p = 0; p < kPanelCount; ++p) {
+    const PanelId id = PanelId(p);
+    if (id == PanelId::Lesson) continue;
+    int windows = 0;
+    for (const DashboardWindow& w : layout.windows)
+      windows += static_cast<int>(std::count(w.panels.begin(), w.panels.end(), id));
+    CHECK(windows == (visible[size_t(p)] ? 1 : 0));
+  }
+  for (std::size_t a = 0; a < layout.windows.size(); ++a) {
+    const DashboardWindow& w = layout.windows[a];
+    CHECK(inside(w.rect, area));
+    for (std::size_t b = a + 1; b < layout.windows.size(); ++b)
+      CHECK_FALSE(overlap(w.rect, layout.windows[b].rect));
+    for (const PanelId id : w.panels) {
+      if (id == PanelId::Lesson) continue;
+      const Size needs = panel_needs(id, font);
+      INFO("font ", font, " panel ", panel_name(id), " in ", to_string(layout.arrangement));
+      CHECK(w.rect.w >= needs.w);
+      CHECK(w.rect.h >= needs.h + (w.tabs() ? 2 * font : 0.0f) - 0.01f);
+    }
+  }
+}
+}  // namespace
+
+TEST_CASE("every text size offered leaves every panel usable at 1280x720 and 1920x1080") {
+  for (const auto [width, height] : {std::pair{1280.0f, 720.0f}, std::pair{1920.0f, 1080.0f}}) {
+    const float largest = largest_usable_font_size(width, height);
+    CHECK(largest >= 28);  // the sizes the class needs are offered
+    for (float font = 10; font <= largest; font += 1) {
+      const Rect area = dashboard_area(width, height, font);
+      check_usable(layout_dashboard(area, kAllPanels, 4, 0, font), kAllPanels, area, font);
+      PanelVisibility every{};
+      every.fill(true);  // and with a lesson's band
+      const DashboardLayout with_lesson = layout_dashboard(area, every, 4, font * 5, font);
+      CHECK_FALSE(with_lesson[PanelId::Lesson].empty());
+    }
+  }
+}
+
+TEST_CASE("panels give way in order as the text grows: right tabs, two columns, one, all tabs") {
+  const auto arrangement = [](float font) {
+    return layout_dashboard(dashboard_area(1280, 720, font), kAllPanels, 4, 0, font).arrangement;
+  };
+  CHECK(arrangement(16) == Arrangement::Dashboard);
+  Arrangement last = Arrangement::Dashboard;
+  for (float font = 10; font <= 64; font += 2) {
+    const Arrangement now = arrangement(font);
+    CHECK(static_cast<int>(now) >= static_cast<int>(last));  // never back to more windows
+    last = now;
+  }
+  CHECK(last == Arrangement::AllTabs);
+  // 22 px at 1280x720: Arrows and Output no longer each get a usable half of a column.
+  CHECK(arrangement(22) != Arrangement::Dashboard);
+  // The same text in a larger window keeps the dashboard.
+  CHECK(layout_dashboard(dashboard_area(1920, 1080, 24), kAllPanels, 4, 0, 24).arrangement ==
+        Arrangement::Dashboard);
+}
+
+TEST_CASE("panels become tabs only when shown") {
+  PanelVisibility visible = kAllPanels;
+  visible[size_t(PanelId::Arrows)] = false;
+  visible[size_t(PanelId::Weights)] = false;
+  const Rect area = dashboard_area(1280, 720, 30);
+  const DashboardLayout layout = layout_dashboard(area, visible, 4, 0, 30);
+  check_usable(layout, visible, area, 30);
+  CHECK(of(layout, PanelId::Arrows).empty());
+  CHECK(of(layout, PanelId::Weights).empty());
+}
+
+TEST_CASE("a window too small for any arrangement still gets every panel, as tabs") {
+  const Rect area{0, 0, 300, 200};
+  const DashboardLayout layout = layout_dashboard(area, kAllPanels, 4, 0, 40);
+  CHECK(layout.arrangement == Arrangement::AllTabs);
+  REQUIRE(layout.windows.size() == 1);
+  CHECK(layout.windows[0].rect == area);
+  CHECK(layout.windows[0].panels.size() == 5);
+}
+
+TEST_CASE("a long lesson text takes at most half the window") {
+  PanelVisibility every{};
+  every.fill(true);
+  const DashboardLayout layout = layout_dashboard({0, 0, 1000, 600}, every, 4, 5000, 16);
+  CHECK(of(layout, PanelId::Lesson).h == 300);
+}
+
+TEST_CASE("the text size that suits a window grows with its height") {
+  CHECK(suited_font_size(720) == 16);
+  CHECK(suited_font_size(1080) == 24);
+  CHECK(suited_font_size(100) == 13);  // never unreadably small
+  CHECK(suited_presenter_font_size(720) == 24);
+  CHECK(suited_presenter_font_size(1080) == 36);
+  CHECK(suited_presenter_font_size(1080) > suited_font_size(1080));
+}
+
+TEST_CASE("presenter mode: the lesson, the sentence, then one view filling the rest") {
+  const Rect area{0, 0, 1280, 720};
+  const PresenterLayout p = layout_presenter(area, 4, 100, 50);
+  CHECK(p.lesson == Rect{0, 0, 1280, 100});
+  CHECK(p.sentence == Rect{0, 104, 1280, 50});
+  CHECK(p.view == Rect{0, 158, 1280, 562});
+  const PresenterLayout no_lesson = layout_presenter(area, 4, 0, 50);
+  CHECK(no_lesson.lesson.empty());
+  CHECK(no_lesson.sentence.y == 0);
+  CHECK(no_lesson.view.bottom() == 720);
 }
 
 TEST_CASE("heatmap cells are square and the grid fits in the area") {
