@@ -33,7 +33,7 @@ Size panel_needs(PanelId id, float font) {
     case PanelId::Input:  // "[ 8 ] [-][+] d_model"; "hard (argmax)  causal mask"
       return {17 * font, 12 * font};
     case PanelId::Centre:  // the tabs' row, the head's caption, a few rows of cells
-      return {26 * font, 13 * font};
+      return {26 * font, 12 * font};
     case PanelId::Arrows:  // "(o) all heads  ( ) selected head", a few lines
       return {16 * font, 8 * font};
     case PanelId::Output:  // "query [0: The v] head [0 v]", a few rows, the sum, the plot
