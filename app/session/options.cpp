@@ -28,7 +28,8 @@ Options:
   --head H            selected head (0-based)
   --query Q           selected query token (0-based)
   --colormap NAME     sequential | color-blind
-  --view NAME         centre view: {views}
+  --view NAME         centre view: {views}; or arrows, output (their tab, when
+                      they are tabs: large text, presenter mode)
   --lesson NAME       start a lesson: a built-in lesson's name or number, or a lesson file
   --step N            start the lesson at step N (0-based)
   --screenshot-steps DIR  with --lesson: write DIR/step-NN.png for every step, exit
@@ -166,8 +167,14 @@ Status parse_options(const std::vector<std::string>& args, Options& o) {
     } else if (arg == "--view") {
       const std::string* v = next();
       const auto view = v ? parse_center_view(*v) : std::nullopt;
-      if (!view) return Status::error("--view needs " + view::centre_view_names(", ", " or "));
-      o.view = view;
+      if (view) {
+        o.view = view;
+      } else if (v && (*v == "arrows" || *v == "output")) {  // shown as a tab when panels give way
+        o.tab = *v == "arrows" ? view::ViewId::Arrows : view::ViewId::Output;
+      } else {
+        return Status::error("--view needs " + view::centre_view_names(", ", ", ") +
+                             ", arrows or output");
+      }
     } else if (arg == "--lesson") {
       const std::string* v = next();
       if (!v) return Status::error("--lesson needs a lesson name, number or file");

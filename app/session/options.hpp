@@ -22,9 +22,10 @@ struct Options {
   std::optional<view::PanelVisibility> panels;
   std::optional<int> head, query;
   std::optional<view::ColormapId> colormap;
-  std::optional<CenterView> view;  // the centre view's tab
-  std::string lesson;              // a lesson to start: a name or a file
-  std::optional<int> step;         // its step (0-based)
+  std::optional<CenterView> view;   // the centre view's tab
+  std::optional<view::ViewId> tab;  // --view arrows | output: their tab, where they are tabs
+  std::string lesson;               // a lesson to start: a name or a file
+  std::optional<int> step;          // its step (0-based)
   std::optional<std::string>
       screenshot_steps;             // with --lesson: a PNG of every step into this folder
   std::optional<int> bench_frames;  // time this many frames with every panel open, print, exit

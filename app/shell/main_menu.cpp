@@ -23,9 +23,16 @@ void draw_export_menu(Shell& shell, Commands& commands) {
   }
   if (ImGui::MenuItem("Window as PNG\xe2\x80\xa6")) commands.export_png({});
   if (ImGui::BeginMenu("Panel as PNG")) {
-    for (const view::SlotInfo& slot : view::kSlots) {
-      const view::Rect r = shell.state.frame.layout.dashboard[slot.slot];
-      if (!r.empty() && ImGui::MenuItem(slot.label)) commands.export_png(r);
+    // Each window once: a panel, or the view a window of tabs shows.
+    int index = 0;
+    for (const view::DashboardWindow& window : shell.state.frame.layout.dashboard.windows) {
+      const std::optional<view::ViewId>& shown =
+          shell.window_tab[static_cast<std::size_t>(window.panels.front())];
+      const char* label = window.tabs() && shown ? view::view_info(*shown).short_title
+                                                 : view::slot_info(window.panels.front()).label;
+      ImGui::PushID(index++);
+      if (!window.rect.empty() && ImGui::MenuItem(label)) commands.export_png(window.rect);
+      ImGui::PopID();
     }
     ImGui::EndMenu();
   }

@@ -130,6 +130,7 @@ view::ViewId active_view(Shell& shell, const std::vector<const HostedPanel*>& vi
     return std::any_of(views.begin(), views.end(),
                        [&](const HostedPanel* hosted) { return hosted->view->id == id; });
   };
+  if (shell.requested_tab && holds(*shell.requested_tab)) return *shell.requested_tab;
   std::optional<view::ViewId>& remembered = shell.window_tab[static_cast<std::size_t>(first_slot)];
   const bool centre_changed = state.ui.center_view != shell.centre_view_shown;
   if (holds(state.ui.center_view) && (centre_changed || !remembered || !holds(*remembered)))
@@ -172,7 +173,10 @@ void draw_window(Shell& shell, PanelContext& context, const view::DashboardWindo
   view::ViewId active = active_view(shell, views, first_slot);
   if (ImGui::Begin(name.c_str(), nullptr, flags | ImGuiWindowFlags_NoTitleBar) &&
       state.computed.has_result) {
-    if (const std::optional<view::ViewId> clicked = draw_tab_row(views, active)) active = *clicked;
+    if (const std::optional<view::ViewId> clicked = draw_tab_row(views, active)) {
+      active = *clicked;
+      shell.requested_tab.reset();
+    }
     for (const HostedPanel* hosted : views) {
       if (hosted->view->id != active) continue;
       if (hosted->view->centre_tab) {

@@ -89,6 +89,7 @@ struct Shell {
   CenterView centre_view_shown = CenterView::Heatmaps;  // the centre view last shown
   // The view each window of tabs showed last, by the window's first slot (panel_host.cpp).
   std::array<std::optional<view::ViewId>, view::kSlotCount> window_tab{};
+  std::optional<view::ViewId> requested_tab;  // --view arrows|output: shown until a tab is clicked
 };
 
 class Commands;
