@@ -163,6 +163,7 @@ void App::frame() {
   platform::Backend& backend = shell_.backend;
   frame_start_ = backend.time();
   state.frame.redraw_in = std::numeric_limits<double>::infinity();
+  state.frame.layout.labels = {};
   apply_theme_and_fonts(shell_);
   for (const std::string& path : backend.take_dropped_files()) commands_.open_dropped_file(path);
   backend.new_frame();
