@@ -75,6 +75,7 @@ class HeatmapPanel final : public Panel {
       draw_thumbnails(state, context,
                       {std::min(origin.x + available.x - strip, origin.x + used_w + font * 1.5f),
                        origin.y, strip, available.y});
+    ImGui::SetCursorScreenPos(origin);
     ImGui::Dummy(available);
   }
 

@@ -95,8 +95,7 @@ void draw_no_room_note() {
 }
 
 float row_label_size(float row_height) {
-  const float font = ImGui::GetFontSize();
-  return std::clamp(row_height * 0.95f, std::min(font, std::max(8.0f, font * 0.62f)), font);
+  return view::token_label_size(row_height, ImGui::GetFontSize());
 }
 
 std::string wrap_text_at_spaces(std::string_view text, float width) {

@@ -149,7 +149,7 @@ std::vector<int> visible_labels(int count, float cell_extent, float label_extent
 
 float token_label_size(float row_height, float font) {
   const float smallest = std::max(1.0f, font - 2.0f);
-  return std::clamp(row_height * 0.95f, smallest, std::max(smallest, font));
+  return std::clamp(row_height, smallest, std::max(smallest, font));
 }
 
 std::vector<SlotLabel> place_slot_labels(float left, float right, float slot_width,

@@ -93,8 +93,8 @@ std::vector<int> visible_labels(int count, float cell_extent, float label_extent
                                 int always_b = -1);
 
 // The size to write tokens' names at in rows `row_height` apart (the Arrows, Output and Pipeline
-// views): the font's size, a little smaller in rows thinner than a line, but never below
-// font - 2 px (one step of the text size): rows that thin scroll instead.
+// views): the font's size, as tall as the row in rows thinner than a line, but never below
+// font - 2 px (one step of the text size): rows thinner than that scroll instead.
 float token_label_size(float row_height, float font);
 
 // Names under a row of equal slots (a bar chart's bars): slot i spans [left + i·slot_width,
