@@ -85,9 +85,11 @@ class ArrowsPanel final : public Panel {
 
     draw_controls(state, heads, head_selected, dense);
     const ImVec2 origin = ImGui::GetCursorScreenPos();
-    const ImVec2 available = ImGui::GetContentRegionAvail();
-    if (available.x < ImGui::GetFontSize() * 4 || available.y < ImGui::GetFontSize() * 3)
-      return draw_no_room_note();
+    ImVec2 available = ImGui::GetContentRegionAvail();
+    if (available.x < ImGui::GetFontSize() * 4) return draw_no_room_note();
+    // Lower than a heading and a few tokens (large text in a small panel): the panel scrolls
+    // down to them.
+    available.y = std::max(available.y, ImGui::GetFontSize() * 5.0f);
     draw_view(state, context, {origin.x, origin.y, available.x, available.y}, head_selected);
     ImGui::SetCursorScreenPos(origin);
     ImGui::Dummy(available);

@@ -78,9 +78,12 @@ class OutputPanel final : public Panel {
     }
 
     const ImVec2 origin = ImGui::GetCursorScreenPos();
-    const ImVec2 available = ImGui::GetContentRegionAvail();
+    ImVec2 available = ImGui::GetContentRegionAvail();
     const float font = ImGui::GetFontSize();
-    if (available.x < font * 6 || available.y < font * 3) return draw_no_room_note();
+    if (available.x < font * 6) return draw_no_room_note();
+    // Lower than the headings, two rows and the sum (large text in a small panel): the panel
+    // scrolls down to them.
+    available.y = std::max(available.y, font * 6.0f);
     // Side by side when the panel is wide, else the arithmetic above the picture.
     const float gap = font * 0.8f;
     view::Rect bars{origin.x, origin.y, available.x, available.y};
