@@ -424,16 +424,21 @@ class ArrowsPanel final : public Panel {
         ImVec2(f.canvas_origin.x + static_cast<float>(canvas_.width()) / f.pixel_scale,
                f.canvas_origin.y + static_cast<float>(canvas_.height()) / f.pixel_scale));
     // The dots on both sides (skipped when the tokens are packed tighter than a pixel or two).
+    // Only those in sight (a long sentence scrolls).
+    const auto in_sight = [&](float y) { return y >= seen.y - dot && y <= seen.bottom() + dot; };
     if (f.g.left_step >= 2.5f)
-      for (int i = 0; i < n_query; ++i)
+      for (int i = 0; i < n_query; ++i) {
+        if (!in_sight(f.g.left_y(i))) continue;
         list->AddCircleFilled(ImVec2(f.g.left_x, f.g.left_y(i)), dot,
                               i == selected ? colours.selection : colours.text_dim);
+      }
     else
       list->AddCircleFilled(ImVec2(f.g.left_x, f.g.left_y(selected)), std::max(dot, 2.5f),
                             colours.selection);
     if (f.g.right_step >= 2.5f)
       for (int j = 0; j < n_key; ++j)
-        list->AddCircleFilled(ImVec2(f.g.right_x, f.g.right_y(j)), dot, colours.text_dim);
+        if (in_sight(f.g.right_y(j)))
+          list->AddCircleFilled(ImVec2(f.g.right_x, f.g.right_y(j)), dot, colours.text_dim);
     list->PopClipRect();
     // A selected query that may attend to no key in any head shown says so by its dot.
     bool selected_masked = true;
