@@ -85,10 +85,13 @@ class ArrowsPanel final : public Panel {
 
     draw_controls(state, heads, head_selected, dense);
     const ImVec2 origin = ImGui::GetCursorScreenPos();
-    const ImVec2 available = ImGui::GetContentRegionAvail();
-    if (available.x < ImGui::GetFontSize() * 4 || available.y < ImGui::GetFontSize() * 3)
-      return draw_no_room_note();
+    ImVec2 available = ImGui::GetContentRegionAvail();
+    if (available.x < ImGui::GetFontSize() * 4) return draw_no_room_note();
+    // Lower than a heading and a few tokens (large text in a small panel): the panel scrolls
+    // down to them.
+    available.y = std::max(available.y, ImGui::GetFontSize() * 5.0f);
     draw_view(state, context, {origin.x, origin.y, available.x, available.y}, head_selected);
+    ImGui::SetCursorScreenPos(origin);
     ImGui::Dummy(available);
   }
 
@@ -218,8 +221,8 @@ class ArrowsPanel final : public Panel {
   struct Frame {
     view::ArrowsGeometry g;
     float label_width = 0, font = 0, head_spread = 0;
-    float label_size =
-        0;  // the tokens' names: the font size, or smaller in tight rows (down to 0.62 of it)
+    float label_size = 0;  // the tokens' names: the font size (never under font - 2)
+    view::Rect visible;    // where the tokens are seen (the area, or the scrolled window's)
     int heads = 0;
     bool curved = true;
     ImVec2 canvas_origin;      // the lines' image covers the area from here
@@ -294,10 +297,14 @@ class ArrowsPanel final : public Panel {
       area.x += std::floor((area.w - widest) * 0.5f);
       area.w = widest;
     }
-    f.g = view::layout_arrows(area, n_query, n_key, f.label_width);
-    const float step = std::min(f.g.left_step > 0 ? f.g.left_step : f.font,
-                                f.g.right_step > 0 ? f.g.right_step : f.font);
-    f.label_size = row_label_size(step);
+    // Tokens a line apart at least, so that every name is written at the text size: a longer
+    // sentence scrolls (a child window, its scroll bar taking from the width).
+    f.g = view::layout_arrows(area, n_query, n_key, f.label_width, f.font);
+    if (f.g.scrolls) {
+      area.w -= ImGui::GetStyle().ScrollbarSize;
+      f.g = view::layout_arrows(area, n_query, n_key, f.label_width, f.font);
+    }
+    f.visible = area;
     // Column headings.
     const char* query_heading = "queries";
     const char* key_heading = state.pipeline().cross() ? "keys (source)" : "keys (same sentence)";
@@ -307,6 +314,25 @@ class ArrowsPanel final : public Panel {
     list->AddText(
         ImVec2(std::min(f.g.right_x, area.right() - ImGui::CalcTextSize(key_heading).x), whole.y),
         colours.text_dim, key_heading);
+    const bool scrolling = f.g.scrolls;
+    if (scrolling) {
+      ImGui::SetCursorScreenPos(ImVec2(area.x, area.y));
+      ImGui::SetNextWindowContentSize(ImVec2(0.0f, f.g.content_h));
+      ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(0, 0));
+      ImGui::PushStyleColor(ImGuiCol_ChildBg, IM_COL32(0, 0, 0, 0));
+      ImGui::BeginChild("##arrows_tokens", ImVec2(area.w + ImGui::GetStyle().ScrollbarSize, area.h),
+                        false, ImGuiWindowFlags_None);
+      ImGui::PopStyleColor();
+      ImGui::PopStyleVar();
+      list = ImGui::GetWindowDrawList();
+      // Laid out in the scrolled content: everything below moves with the scroll.
+      const ImVec2 content = ImGui::GetCursorScreenPos();
+      f.g = view::layout_arrows({content.x, content.y, area.w, area.h}, n_query, n_key,
+                                f.label_width, f.font);
+    }
+    const float step = std::min(f.g.left_step > 0 ? f.g.left_step : f.font,
+                                f.g.right_step > 0 ? f.g.right_step : f.font);
+    f.label_size = row_label_size(step);
     f.head_spread = std::min(std::min(f.g.left_step, f.g.right_step) * 0.45f, f.font * 0.5f);
 
     // What is isolated: the token hovered in any view (in the previous frame).
@@ -323,10 +349,11 @@ class ArrowsPanel final : public Panel {
     // framebuffer pixel (more when a picture is exported at a larger scale).
     const ImGuiIO& io = ImGui::GetIO();
     f.pixel_scale = io.DisplayFramebufferScale.x / std::max(io.FontGlobalScale, 0.01f);
-    f.canvas_origin = ImVec2(std::floor(area.x), std::floor(area.y));
-    canvas_.begin(static_cast<int>(std::ceil(area.w * f.pixel_scale)),
-                  static_cast<int>(std::ceil(area.h * f.pixel_scale)));
-    list->PushClipRect(ImVec2(area.x, area.y), ImVec2(area.right(), area.bottom()), true);
+    const view::Rect& seen = f.visible;
+    f.canvas_origin = ImVec2(std::floor(seen.x), std::floor(seen.y));
+    canvas_.begin(static_cast<int>(std::ceil(seen.w * f.pixel_scale)),
+                  static_cast<int>(std::ceil(seen.h * f.pixel_scale)));
+    list->PushClipRect(ImVec2(seen.x, seen.y), ImVec2(seen.right(), seen.bottom()), true);
     int drawn = 0;
     // A token's lines in a head: all those above the threshold, or when dense its kTokenLines
     // strongest (a row or column of 256 weights has up to 128 above 2/n).
@@ -397,16 +424,21 @@ class ArrowsPanel final : public Panel {
         ImVec2(f.canvas_origin.x + static_cast<float>(canvas_.width()) / f.pixel_scale,
                f.canvas_origin.y + static_cast<float>(canvas_.height()) / f.pixel_scale));
     // The dots on both sides (skipped when the tokens are packed tighter than a pixel or two).
+    // Only those in sight (a long sentence scrolls).
+    const auto in_sight = [&](float y) { return y >= seen.y - dot && y <= seen.bottom() + dot; };
     if (f.g.left_step >= 2.5f)
-      for (int i = 0; i < n_query; ++i)
+      for (int i = 0; i < n_query; ++i) {
+        if (!in_sight(f.g.left_y(i))) continue;
         list->AddCircleFilled(ImVec2(f.g.left_x, f.g.left_y(i)), dot,
                               i == selected ? colours.selection : colours.text_dim);
+      }
     else
       list->AddCircleFilled(ImVec2(f.g.left_x, f.g.left_y(selected)), std::max(dot, 2.5f),
                             colours.selection);
     if (f.g.right_step >= 2.5f)
       for (int j = 0; j < n_key; ++j)
-        list->AddCircleFilled(ImVec2(f.g.right_x, f.g.right_y(j)), dot, colours.text_dim);
+        if (in_sight(f.g.right_y(j)))
+          list->AddCircleFilled(ImVec2(f.g.right_x, f.g.right_y(j)), dot, colours.text_dim);
     list->PopClipRect();
     // A selected query that may attend to no key in any head shown says so by its dot.
     bool selected_masked = true;
@@ -429,7 +461,7 @@ class ArrowsPanel final : public Panel {
         std::snprintf(note, sizeof note, "every \xce\xb1 < %s", below.c_str());
       const ImVec2 size = ImGui::CalcTextSize(note);
       const float middle = (f.g.left_x + f.g.right_x) * 0.5f;
-      const ImVec2 p(middle - size.x * 0.5f, area.y + (area.h - size.y) * 0.5f);
+      const ImVec2 p(middle - size.x * 0.5f, seen.y + (seen.h - size.y) * 0.5f);
       list->AddRectFilled(ImVec2(p.x - f.font * 0.3f, p.y),
                           ImVec2(p.x + size.x + f.font * 0.3f, p.y + size.y),
                           colours.panel_background, f.font * 0.2f);
@@ -438,6 +470,7 @@ class ArrowsPanel final : public Panel {
 
     draw_labels(state, context, f, selected);
     handle_mouse(state, f, head_selected);
+    if (scrolling) ImGui::EndChild();
   }
 
   // [SECTION] Labels and the mouse
@@ -473,36 +506,28 @@ class ArrowsPanel final : public Panel {
     if (bold) ImGui::PopFont();
   }
 
-  void draw_labels(const AppState& state, PanelContext& context, const Frame& f, int selected) {
+  void draw_labels(AppState& state, PanelContext& context, const Frame& f, int selected) {
     ImDrawList* list = ImGui::GetWindowDrawList();
     const auto& queries = state.pipeline().target().tokens;
     const auto& keys = state.pipeline().keys().tokens;
-    const TokenRef hovered = state.frame.hovered;
-    const int hovered_query =
-        hovered.valid() && state.highlights_query(hovered.index) ? hovered.index : -1;
-    const int hovered_key =
-        hovered.valid() && state.highlights_key(hovered.index) ? hovered.index : -1;
-    const float extent = f.label_size * 1.05f;
-    // Every k-th label, plus the selected and hovered ones; a regular label too close to one of
-    // those gives way.
-    const auto crowded = [extent](float y, float other_y) {
-      return std::abs(y - other_y) < extent;
-    };
-    for (int i :
-         view::visible_labels(f.g.left_count, f.g.left_step, extent, selected, hovered_query)) {
-      const bool special = i == selected || i == hovered_query;
-      if (!special && (crowded(f.g.left_y(i), f.g.left_y(selected)) ||
-                       (hovered_query >= 0 && crowded(f.g.left_y(i), f.g.left_y(hovered_query)))))
-        continue;
+    // Every name (the tokens are a line apart at least); those scrolled out of sight are written
+    // when scrolled to.
+    const float low = f.visible.y - f.font, high = f.visible.bottom() + f.font;
+    int labelled = 0;
+    for (int i = 0; i < f.g.left_count; ++i) {
+      ++labelled;
+      if (f.g.left_y(i) < low || f.g.left_y(i) > high) continue;
       draw_label(list, state, context, f, queries[static_cast<std::size_t>(i)].text, f.g.left_y(i),
                  true, state.highlights_query(i), i == selected);
     }
-    for (int j : view::visible_labels(f.g.right_count, f.g.right_step, extent, hovered_key)) {
-      if (j != hovered_key && hovered_key >= 0 && crowded(f.g.right_y(j), f.g.right_y(hovered_key)))
-        continue;
+    for (int j = 0; j < f.g.right_count; ++j) {
+      ++labelled;
+      if (f.g.right_y(j) < low || f.g.right_y(j) > high) continue;
       draw_label(list, state, context, f, keys[static_cast<std::size_t>(j)].text, f.g.right_y(j),
                  false, state.highlights_key(j), false);
     }
+    state.frame.layout.labels_of(view::ViewId::Arrows)
+        .add(f.g.left_count + f.g.right_count, labelled, f.label_size, f.g.scrolls);
   }
 
   void handle_mouse(AppState& state, const Frame& f, int head_selected) {

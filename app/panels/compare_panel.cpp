@@ -40,14 +40,16 @@ namespace {
 
 // Draws `text` turned a quarter turn anticlockwise (read bottom to top), its first character at
 // the bottom: the glyphs of the horizontal text are laid out, then their vertices are turned
-// about `bottom_left`. The text is cut to `max_length` pixels instead of being clipped: the
-// clip rectangle would cut the horizontal text before it is turned.
+// about `bottom_left`. The text is cut to `max_length` pixels: it is laid out unclipped (the clip
+// rectangle would cut the horizontal text before it is turned), and the turned glyphs are drawn
+// clipped to the caller's clip rectangle (a scrolled window's).
 void add_text_upwards(ImDrawList* list, ImVec2 bottom_left, ImU32 colour, const char* text,
                       float max_length) {
   ImFont* font = ImGui::GetFont();
   const float height = ImGui::GetFontSize();
   const char* end = nullptr;
   font->CalcTextSizeA(height, max_length, 0.0f, text, nullptr, &end);
+  const ImVec2 clip_min = list->GetClipRectMin(), clip_max = list->GetClipRectMax();
   list->PushClipRectFullScreen();
   const int begin = list->VtxBuffer.Size;
   list->AddText(font, height, bottom_left, colour, text, end);
@@ -56,6 +58,7 @@ void add_text_upwards(ImDrawList* list, ImVec2 bottom_left, ImU32 colour, const 
     const float along = p.x - bottom_left.x, across = p.y - bottom_left.y;
     p = ImVec2(bottom_left.x + across, bottom_left.y + height - along);
   }
+  list->CmdBuffer.back().ClipRect = ImVec4(clip_min.x, clip_min.y, clip_max.x, clip_max.y);
   list->PopClipRect();
 }
 
@@ -104,6 +107,7 @@ class ComparePanel final : public Panel {
   void draw_content(AppState& state, PanelContext& context) override {
     const AttentionResult& r = state.result();
     font_ = ImGui::GetFontSize();
+    label_tokens_ = labelled_ = 0;
     visual_text_ = &state.frame.visual_text;
     // The current weights of every head, in the texture the views share (uploaded once per result).
     context.heatmaps.upload_weights(r);
@@ -176,8 +180,7 @@ class ComparePanel final : public Panel {
     compose_summary(state, same_shape, same_words, *a.values, *b.values);
     const float title_h = font_ * 1.5f, gap = font_ * 0.7f;
     const float summary_h = font_ * (0.4f + 1.3f * static_cast<float>(summary_lines(available.x)));
-    const view::Rect area{origin.x, origin.y + title_h, available.x,
-                          available.y - title_h - summary_h};
+    view::Rect area{origin.x, origin.y + title_h, available.x, available.y - title_h - summary_h};
     if (!same_shape || !same_words)
       b.row_tokens = &state.pipeline().target().tokens;
     else
@@ -194,35 +197,75 @@ class ComparePanel final : public Panel {
     const float label_a = row_label_width(*a.row_tokens);
     const float label_b = b.row_tokens ? row_label_width(*b.row_tokens) : 0.0f;
     const float share = std::max(font_ * 2.0f, (area.w - label_a - label_b - 2.0f * gap) / 3.0f);
+    float widths[3] = {label_a + share, label_b + share, share};
     view::Rect slots[3];
-    slots[0] = {area.x, area.y, label_a + share, area.h};
-    slots[1] = {slots[0].right() + gap, area.y, label_b + share, area.h};
-    slots[2] = {slots[1].right() + gap, area.y, share, area.h};
+    const auto place_slots = [&] {
+      float x = area.x;
+      for (int k = 0; k < 3; ++k) {
+        slots[k] = {x, area.y, widths[k], area.h};
+        x = slots[k].right() + gap;
+      }
+    };
+    place_slots();
     const HeatmapSpec* specs[3] = {&a, &b, &d};
+    const int count = same_shape ? 3 : 2;
     view::HeatmapGeometry g[3];
-    layout_all(specs, slots, same_shape ? 3 : 2, g);
+    layout_all(specs, slots, count, g);
+    // Cells a line at least, so that every name is written: when the heatmaps need more room
+    // than the view has, each slot takes what its grid needs and the three scroll together (a
+    // child window over them and their titles; the summary stays under it).
+    bool scrolling = false;
+    for (int k = 0; k < count; ++k) scrolling = scrolling || g[k].scrolls_x || g[k].scrolls_y;
+    ImVec2 top_left = origin;
+    if (scrolling) {
+      float needed_h = area.h;
+      for (int k = 0; k < count; ++k) {
+        widths[k] = std::max(widths[k], g[k].grid.right() - slots[k].x);
+        needed_h = std::max(needed_h, g[k].grid.bottom() - area.y + font_ * 2.0f);
+      }
+      ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(0, 0));
+      ImGui::PushStyleColor(ImGuiCol_ChildBg, IM_COL32(0, 0, 0, 0));
+      ImGui::BeginChild("##compare_maps", ImVec2(available.x, available.y - summary_h), false,
+                        ImGuiWindowFlags_HorizontalScrollbar);
+      ImGui::PopStyleColor();
+      ImGui::PopStyleVar();
+      top_left = ImGui::GetCursorScreenPos();  // scrolled
+      area = {top_left.x, top_left.y + title_h, area.w, needed_h};
+      place_slots();
+      layout_all(specs, slots, count, g);
+    }
 
     char title[96];
     if (mode_ == Mode::Heads)
       std::snprintf(title, sizeof title, "A: head %d", head_a);
     else
       std::snprintf(title, sizeof title, "A: snapshot");
-    draw_title(state, g[0], slots[0], origin.y, title, head_colour(state.ui.theme, head_a));
+    draw_title(state, g[0], slots[0], top_left.y, title, head_colour(state.ui.theme, head_a));
     if (mode_ == Mode::Heads)
       std::snprintf(title, sizeof title, "B: head %d", head_b);
     else
       std::snprintf(title, sizeof title, "B: now");
-    draw_title(state, g[1], slots[1], origin.y, title, head_colour(state.ui.theme, head_b));
+    draw_title(state, g[1], slots[1], top_left.y, title, head_colour(state.ui.theme, head_b));
 
     ImDrawList* list = ImGui::GetWindowDrawList();
     draw_heatmap(state, context, list, a, g[0], 0);
     draw_heatmap(state, context, list, b, g[1], 1);
     if (same_shape) {
-      draw_difference_title(state, g[2], slots[2], origin.y);
+      draw_difference_title(state, g[2], slots[2], top_left.y);
       draw_heatmap(state, context, list, d, g[2], 2);
     } else {
       draw_shape_note(state, slots[2], *a.values, *b.values);
     }
+    if (scrolling) {
+      // The content's extent: every slot, and the tallest grid with room for a scale under it.
+      float bottom = area.bottom();
+      for (int k = 0; k < count; ++k) bottom = std::max(bottom, g[k].grid.bottom() + font_ * 2.0f);
+      ImGui::SetCursorScreenPos(top_left);
+      ImGui::Dummy(ImVec2(slots[count - 1].right() - top_left.x, bottom - top_left.y));
+      ImGui::EndChild();
+    }
+    state.frame.layout.labels_of(view::ViewId::Compare)
+        .add(label_tokens_, labelled_, font_, scrolling);
     draw_summary(state, ImVec2(origin.x, origin.y + available.y - summary_h + font_ * 0.3f),
                  available.x);
     if (hovered_cell_[0] >= 0)
@@ -233,6 +276,7 @@ class ComparePanel final : public Panel {
 
  private:
   float font_ = 16;
+  int label_tokens_ = 0, labelled_ = 0;  // this frame's token names: to write, and written
   const view::VisualText* visual_text_ =
       nullptr;  // this frame's AppState::visual_text, for token labels' widths
   Mode mode_ = Mode::Heads;
@@ -452,6 +496,8 @@ class ComparePanel final : public Panel {
     style.line_height = font_;
     style.max_cell_w = max_cell_w;
     style.max_cell_h = max_cell_h;
+    // A line at least, so that every name fits beside its row (past that the maps scroll).
+    style.min_cell_w = style.min_cell_h = font_;
     // The differences ("-0.71") may shrink a little more to fit.
     style.value_text_width = spec.signed_values ? ImGui::CalcTextSize("-0.00").x * kSignedValueScale
                                                 : ImGui::CalcTextSize("0.00").x * kValueScale;
@@ -593,12 +639,14 @@ class ComparePanel final : public Panel {
     const int hovered_column = spec.current_tokens || which == 1 ? hovered_key(state, cols) : -1;
     const int selected = spec.current_tokens || which == 1 ? state.selection.query : -1;
     if (spec.row_tokens) {
+      label_tokens_ += rows;
       const int stride = label_stride(g.cell_h, font_);
       // Half a line of room above and below, for the first and last labels of small rows.
       list->PushClipRect(ImVec2(g.row_labels.x, g.row_labels.y - font_ * 0.5f),
                          ImVec2(g.row_labels.right(), g.row_labels.bottom() + font_ * 0.5f), true);
       for (int i = 0; i < rows; ++i) {
         if (i % stride != 0 && i != selected && i != hovered_row) continue;
+        ++labelled_;
         const char* text =
             state.frame.visual_text((*spec.row_tokens)[static_cast<std::size_t>(i)].text);
         const ImVec2 size = ImGui::CalcTextSize(text);
@@ -612,12 +660,14 @@ class ComparePanel final : public Panel {
     }
     if (spec.column_tokens) {
       const std::vector<Token>& columns = *spec.column_tokens;
+      label_tokens_ += cols;
       const float extent = g.vertical_column_labels ? font_ : column_label_width(columns);
       const int stride = label_stride(g.cell_w, extent);
       list->PushClipRect(ImVec2(g.column_labels.x, g.column_labels.y),
                          ImVec2(g.column_labels.right(), g.column_labels.bottom() + 1), true);
       for (int j = 0; j < cols; ++j) {
         if (j % stride != 0 && j != hovered_column) continue;
+        ++labelled_;
         const char* text = state.frame.visual_text(columns[static_cast<std::size_t>(j)].text);
         const ImVec2 size = ImGui::CalcTextSize(text);
         const ImU32 colour = j == hovered_column ? colours.highlight : colours.text;

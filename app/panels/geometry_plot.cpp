@@ -568,6 +568,7 @@ void GeometryPanel::draw_side(AppState& state, const view::Rect& side, int head,
       if (column == 3 && ImGui::IsItemHovered())
         ImGui::SetTooltip("q\xc2\xb7k = |q| |k| cos \xce\xb8");
     }
+    int named = 0;
     for (int j = 0; j < n_key_; ++j) {
       const view::DotGeometry g = view::dot_geometry(h.Q.row(query), h.K.row(j));
       ImGui::TableNextRow();
@@ -579,6 +580,7 @@ void GeometryPanel::draw_side(AppState& state, const view::Rect& side, int head,
       ImGui::TableSetColumnIndex(0);
       ImGui::PushID(j);
       ImGui::PushStyleColor(ImGuiCol_Text, state.highlights_key(j) ? colours.highlight : ac.key);
+      ++named;
       if (ImGui::Selectable(state.frame.visual_text(keys[static_cast<std::size_t>(j)].text), false,
                             ImGuiSelectableFlags_SpanAllColumns))
         pinned_key_ = pinned_key_ == j ? -1 : j;
@@ -616,6 +618,9 @@ void GeometryPanel::draw_side(AppState& state, const view::Rect& side, int head,
     }
     shown_projected_ = projected;
     ImGui::EndTable();
+    // Every key named in its row at the text size (the table scrolls when they do not fit).
+    state.frame.layout.labels_of(view::ViewId::Geometry)
+        .add(n_key_, named, font_, rows_h > table_size.y + 0.5f);
   }
 
   // The explanation for the chosen key: dot product = length × projection.

@@ -13,6 +13,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 
@@ -65,14 +66,16 @@ class HeatmapPanel final : public Panel {
     draw_main(state, context, main_area);
     // Cells stop growing at a size (a short sentence in a wide view): the colour scale ends above
     // the grid's right edge, and the thumbnails follow it rather than the far side of the view.
-    const view::Rect& grid = state.frame.layout.heatmap.grid;
-    const float used_w =
-        grid.empty() ? main_area.w : std::clamp(grid.right() - origin.x, font * 16.0f, main_area.w);
+    const view::HeatmapGeometry& drawn = state.frame.layout.heatmap;
+    const float used_w = drawn.grid.empty() ? main_area.w
+                                            : std::clamp(drawn.scroll_window().right() - origin.x,
+                                                         font * 16.0f, main_area.w);
     draw_header(state, origin, used_w);
     if (strip > 0)
       draw_thumbnails(state, context,
                       {std::min(origin.x + available.x - strip, origin.x + used_w + font * 1.5f),
                        origin.y, strip, available.y});
+    ImGui::SetCursorScreenPos(origin);
     ImGui::Dummy(available);
   }
 
@@ -82,6 +85,8 @@ class HeatmapPanel final : public Panel {
   std::vector<float> scale_tops_;
   std::uint64_t scale_tops_version_ = 0;
   bool scale_tops_contrast_ = false;
+  // The mouse wheel turned over the names (across, down): scrolls the cells in the next frame.
+  std::array<float, 2> label_wheel_{};
 
   void update_scale_tops(const AppState& state) {
     const AttentionResult& r = state.result();
@@ -138,14 +143,9 @@ class HeatmapPanel final : public Panel {
   void draw_main(AppState& state, PanelContext& context, const view::Rect& area) {
     const AttentionResult& r = state.result();
     const int head_index = state.selection.head;
-    const HeadResult& head = r.heads[static_cast<std::size_t>(head_index)];
-    const float top =
-        scale_tops_[static_cast<std::size_t>(head_index)];  // the colour scale: 0 .. top
     const auto& queries = state.pipeline().target().tokens;
     const auto& keys = state.pipeline().keys().tokens;
     const int rows = static_cast<int>(r.n_query), cols = static_cast<int>(r.n_key);
-    const Palette& colours = palette(state.ui.theme);
-    ImDrawList* list = ImGui::GetWindowDrawList();
     const float font = ImGui::GetFontSize();
 
     view::HeatmapStyle style;
@@ -161,11 +161,60 @@ class HeatmapPanel final : public Panel {
                                           ImGui::CalcTextSize(state.frame.visual_text(t.text)).x);
     style.row_label_width = std::min(style.row_label_width, font * 10.0f);
     style.column_label_width = std::min(style.column_label_width, font * 10.0f);
-    const view::HeatmapGeometry g = view::layout_heatmap(area, rows, cols, style);
-    state.frame.layout.heatmap = g;
+    // Cells a line tall and wide at least, so that every name fits beside its row and under its
+    // column: past that the cells scroll (a child window over them; the names follow).
+    style.min_cell_w = style.min_cell_h = font;
+    style.scrollbar = ImGui::GetStyle().ScrollbarSize;
+    style.widen_for_values = state.ui.show_cell_values;
+    const view::HeatmapGeometry laid = view::layout_heatmap(area, rows, cols, style);
+    state.frame.layout.heatmap = laid;
     state.frame.layout.heatmap_head = head_index;
-    if (g.grid.empty()) return;
+    if (laid.grid.empty()) return;
 
+    const bool scrolling = laid.scrolls_x || laid.scrolls_y;
+    if (!scrolling) {
+      draw_cells(state, context, laid, ImGui::GetWindowDrawList());
+      draw_labels(state, laid, style, false);
+      return;
+    }
+    const view::Rect window = laid.scroll_window();
+    ImGui::SetCursorScreenPos(corner(window));
+    ImGui::SetNextWindowContentSize(ImVec2(laid.grid.w, laid.grid.h));
+    ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(0, 0));
+    ImGui::PushStyleColor(ImGuiCol_ChildBg, IM_COL32(0, 0, 0, 0));
+    const bool open = ImGui::BeginChild(
+        "##heatmap_cells", ImVec2(window.w, window.h), false,
+        laid.scrolls_x ? ImGuiWindowFlags_HorizontalScrollbar : ImGuiWindowFlags_None);
+    ImGui::PopStyleColor();
+    ImGui::PopStyleVar();
+    view::HeatmapGeometry g = laid;
+    if (open) {
+      // The wheel turned over the names scrolls the cells too (from the next frame).
+      if (label_wheel_[0] != 0.0f)
+        ImGui::SetScrollX(ImGui::GetScrollX() - label_wheel_[0] * g.cell_w * 3.0f);
+      if (label_wheel_[1] != 0.0f)
+        ImGui::SetScrollY(ImGui::GetScrollY() - label_wheel_[1] * g.cell_h * 3.0f);
+      g = laid.scrolled(ImGui::GetScrollX(), ImGui::GetScrollY());
+      state.frame.layout.heatmap = g;
+      draw_cells(state, context, g, ImGui::GetWindowDrawList());
+    }
+    label_wheel_ = {0.0f, 0.0f};
+    ImGui::EndChild();
+    draw_labels(state, g, style, true);
+  }
+
+  // The cells, their numbers and outlines, and the mouse over them, in `list` (the panel's, or
+  // the child window's that scrolls them).
+  void draw_cells(AppState& state, PanelContext& context, const view::HeatmapGeometry& g,
+                  ImDrawList* list) {
+    const AttentionResult& r = state.result();
+    const int head_index = state.selection.head;
+    const HeadResult& head = r.heads[static_cast<std::size_t>(head_index)];
+    const float top =
+        scale_tops_[static_cast<std::size_t>(head_index)];  // the colour scale: 0 .. top
+    const int rows = static_cast<int>(r.n_query), cols = static_cast<int>(r.n_key);
+    const Palette& colours = palette(state.ui.theme);
+    const float font = ImGui::GetFontSize();
     // 1. The cells: one textured quad (or, without the shader, one rectangle per cell).
     if (context.heatmaps.ok()) {
       context.heatmaps.draw(list, context.heatmaps.weights, head_index, corner(g.grid),
@@ -178,11 +227,13 @@ class HeatmapPanel final : public Panel {
     }
     // 2. Grid lines between cells when cells are big enough to separate.
     draw_cell_grid_lines(list, g, rows, cols, colours.grid);
-    // 3. Numbers in the cells.
+    // 3. Numbers in the cells (those in sight).
     if (g.show_values && state.ui.show_cell_values) {
       char text[32];
-      for (int i = 0; i < rows; ++i)
-        for (int j = 0; j < cols; ++j) {
+      const auto [first_row, last_row] = g.visible_rows();
+      const auto [first_col, last_col] = g.visible_cols();
+      for (int i = first_row; i < last_row; ++i)
+        for (int j = first_col; j < last_col; ++j) {
           const float w = head.weights(i, j);
           view::format_number_into(text, sizeof text, w, 2);
           const view::Rect c = g.cell(i, j);
@@ -192,53 +243,7 @@ class HeatmapPanel final : public Panel {
                         text);
         }
     }
-    // 4. Labels: queries down the left, keys across the top.
-    const ImGuiIO& io = ImGui::GetIO();
-    const auto row_centre = [&](int i) {
-      return g.grid.y + g.cell_h * (static_cast<float>(i) + 0.5f);
-    };
-    for (int i : view::visible_labels(rows, g.cell_h, font, state.selection.query)) {
-      // A label too close to the selected query's gives way to it.
-      if (i != state.selection.query &&
-          std::abs(row_centre(i) - row_centre(state.selection.query)) < font)
-        continue;
-      // A name longer than its room keeps its start, with "…" (cut, its end showed instead).
-      const std::string shown = fit_label(
-          state.frame.visual_text, queries[static_cast<std::size_t>(i)].text, g.row_labels.w);
-      const char* text = shown.c_str();
-      const ImVec2 size = ImGui::CalcTextSize(text);
-      const bool marked = state.highlights_query(i) || state.selection.query == i;
-      // Half a line of room above and below: the first and last labels of rows thinner than a line.
-      list->PushClipRect(ImVec2(g.row_labels.x, g.row_labels.y - font * 0.5f),
-                         ImVec2(g.row_labels.right(), g.row_labels.bottom() + font * 0.5f), true);
-      list->AddText(ImVec2(g.row_labels.right() - size.x, row_centre(i) - size.y * 0.5f),
-                    marked ? colours.selection : colours.text, text);
-      list->PopClipRect();
-    }
-    for (int j : view::visible_labels(cols, g.cell_w,
-                                      g.vertical_column_labels ? font : style.column_label_width)) {
-      const std::string shown =
-          fit_label(state.frame.visual_text, keys[static_cast<std::size_t>(j)].text,
-                    g.vertical_column_labels ? g.column_labels.h
-                                             : std::max(g.cell_w, style.column_label_width));
-      const char* text = shown.c_str();
-      const ImVec2 size = ImGui::CalcTextSize(text);
-      const ImU32 colour = state.highlights_key(j) ? colours.selection : colours.text;
-      const float centre = g.grid.x + g.cell_w * (static_cast<float>(j) + 0.5f);
-      // Half a line of room on either side: the first and last of columns narrower than a line.
-      list->PushClipRect(
-          ImVec2(g.column_labels.x - font * 0.5f, g.column_labels.y),
-          ImVec2(g.column_labels.right() + font * 0.5f, g.column_labels.bottom() + 1), true);
-      if (g.vertical_column_labels)
-        add_vertical_text(list, corner(g.column_labels),
-                          ImVec2(centre - size.y * 0.5f, g.column_labels.bottom() - size.x), colour,
-                          text);
-      else
-        list->AddText(ImVec2(centre - size.x * 0.5f, g.column_labels.bottom() - size.y), colour,
-                      text);
-      list->PopClipRect();
-    }
-    // 5. The selected query's row, and the hovered token's row or column.
+    // 4. The selected query's row, and the hovered token's row or column.
     const float thick = std::max(2.0f, font * 0.12f);
     const view::Rect row = {g.grid.x,
                             g.grid.y + g.cell_h * static_cast<float>(state.selection.query),
@@ -256,22 +261,90 @@ class HeatmapPanel final : public Panel {
                                g.grid.h};
         list->AddRect(corner(hc), far_corner(hc), colours.highlight, 0, 0, thick);
       }
-    // 6. Hover and click.
+    // 5. Hover and click.
     if (!ImGui::IsWindowHovered()) return;
+    const ImGuiIO& io = ImGui::GetIO();
     if (const auto cell = g.hit(io.MousePos.x, io.MousePos.y)) {
       const int i = (*cell)[0], j = (*cell)[1];
       state.frame.hovered_next = {Side::Query, i, /*this_side_only=*/true};
       if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = i;
       draw_cell_tooltip(state, head, i, j);
-    } else if (g.row_labels.contains(io.MousePos.x, io.MousePos.y)) {
+    }
+  }
+
+  // Queries down the left, keys across the top, every one (the cells are a line at least), in
+  // step with the cells; hovering one highlights its token, clicking a query selects it.
+  void draw_labels(AppState& state, const view::HeatmapGeometry& g, const view::HeatmapStyle& style,
+                   bool scrolling) {
+    const auto& queries = state.pipeline().target().tokens;
+    const auto& keys = state.pipeline().keys().tokens;
+    const int rows = g.rows, cols = g.cols;
+    const Palette& colours = palette(state.ui.theme);
+    ImDrawList* list = ImGui::GetWindowDrawList();
+    const float font = ImGui::GetFontSize();
+    const view::Rect row_labels = g.visible_row_labels(), column_labels = g.visible_column_labels();
+    const auto [first_row, last_row] = g.visible_rows();
+    const auto [first_col, last_col] = g.visible_cols();
+    int labelled = 0;  // names written, or scrolled out of sight (written when scrolled to)
+    list->PushClipRect(corner(row_labels), far_corner(row_labels), true);
+    for (int i = 0; i < rows; ++i) {
+      if (i < first_row || i >= last_row) {
+        ++labelled;
+        continue;
+      }
+      // A name longer than its room keeps its start, with "…" (cut, its end showed instead).
+      const std::string shown = fit_label(
+          state.frame.visual_text, queries[static_cast<std::size_t>(i)].text, g.row_labels.w);
+      const char* text = shown.c_str();
+      const ImVec2 size = ImGui::CalcTextSize(text);
+      const bool marked = state.highlights_query(i) || state.selection.query == i;
+      const float centre = g.grid.y + g.cell_h * (static_cast<float>(i) + 0.5f);
+      list->AddText(ImVec2(g.row_labels.right() - size.x, centre - size.y * 0.5f),
+                    marked ? colours.selection : colours.text, text);
+      ++labelled;
+    }
+    list->PopClipRect();
+    list->PushClipRect(corner(column_labels),
+                       ImVec2(column_labels.right(), column_labels.bottom() + 1), true);
+    for (int j = 0; j < cols; ++j) {
+      if (j < first_col || j >= last_col) {
+        ++labelled;
+        continue;
+      }
+      const std::string shown =
+          fit_label(state.frame.visual_text, keys[static_cast<std::size_t>(j)].text,
+                    g.vertical_column_labels ? g.column_labels.h
+                                             : std::max(g.cell_w, style.column_label_width));
+      const char* text = shown.c_str();
+      const ImVec2 size = ImGui::CalcTextSize(text);
+      const ImU32 colour = state.highlights_key(j) ? colours.selection : colours.text;
+      const float centre = g.grid.x + g.cell_w * (static_cast<float>(j) + 0.5f);
+      if (g.vertical_column_labels)
+        add_vertical_text(list, corner(column_labels),
+                          ImVec2(centre - size.y * 0.5f, g.column_labels.bottom() - size.x), colour,
+                          text);
+      else
+        list->AddText(ImVec2(centre - size.x * 0.5f, g.column_labels.bottom() - size.y), colour,
+                      text);
+      ++labelled;
+    }
+    list->PopClipRect();
+    state.frame.layout.labels_of(view::ViewId::Heatmaps)
+        .add(rows + cols, labelled, font, scrolling);
+    // Hover and click on the names.
+    if (!ImGui::IsWindowHovered()) return;
+    const ImGuiIO& io = ImGui::GetIO();
+    if (row_labels.contains(io.MousePos.x, io.MousePos.y)) {
       const int i =
           std::clamp(static_cast<int>((io.MousePos.y - g.grid.y) / g.cell_h), 0, rows - 1);
       state.frame.hovered_next = {Side::Query, i};
       if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = i;
-    } else if (g.column_labels.contains(io.MousePos.x, io.MousePos.y)) {
+      if (scrolling) label_wheel_[1] = io.MouseWheel;
+    } else if (column_labels.contains(io.MousePos.x, io.MousePos.y)) {
       state.frame.hovered_next = {
           Side::Key,
           std::clamp(static_cast<int>((io.MousePos.x - g.grid.x) / g.cell_w), 0, cols - 1)};
+      if (scrolling) label_wheel_[0] = io.MouseWheel != 0.0f ? io.MouseWheel : io.MouseWheelH;
     }
   }
 

@@ -84,14 +84,29 @@ class NeuronPanel final : public Panel {
     record_history(r, h, head, query, key);
     fill_vectors(state, h, head, query, key);
 
-    const ImVec2 origin = ImGui::GetCursorScreenPos();
-    const ImVec2 available = ImGui::GetContentRegionAvail();
+    ImVec2 origin = ImGui::GetCursorScreenPos();
+    ImVec2 available = ImGui::GetContentRegionAvail();
     const float font = ImGui::GetFontSize();
-    if (available.x < font * 8 || available.y < font * 6) return;
-    // Heights: the vectors, the chain with its sparklines, then the row of α takes the rest.
+    if (available.x < font * 8 || available.y < font * 2) return;
+    // Heights: the vectors, the chain with its sparklines, then the row of α takes the rest, and
+    // at least room for its bars and two lines of names: else the view scrolls down to it.
     const float vectors_h = vectors_height();
     const float chain_h = font * 5.4f;
     const float gap = font * 0.6f;
+    const float row_least = font * 7.0f;
+    const float needed = vectors_h + gap + chain_h + gap + row_least;
+    const bool scrolling = needed > available.y + 0.5f;
+    const ImVec2 panel_origin = origin, panel_available = available;
+    if (scrolling) {
+      ImGui::SetNextWindowContentSize(ImVec2(0.0f, needed));
+      ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(0, 0));
+      ImGui::PushStyleColor(ImGuiCol_ChildBg, IM_COL32(0, 0, 0, 0));
+      ImGui::BeginChild("##neuron_scroll", available, false);
+      ImGui::PopStyleColor();
+      ImGui::PopStyleVar();
+      origin = ImGui::GetCursorScreenPos();  // scrolled
+      available = ImVec2(available.x - ImGui::GetStyle().ScrollbarSize, needed);
+    }
     float y = origin.y;
     draw_vectors(state, context, {origin.x, y, available.x, vectors_h}, query, key);
     y += vectors_h + gap;
@@ -99,8 +114,13 @@ class NeuronPanel final : public Panel {
     y += chain_h + gap;
     const float rest = origin.y + available.y - y;
     if (rest >= font * 4.0f) draw_row(state, {origin.x, y, available.x, rest}, h, head, query, key);
-    ImGui::SetCursorScreenPos(origin);
-    ImGui::Dummy(available);
+    if (scrolling) {
+      ImGui::SetCursorScreenPos(origin);
+      ImGui::Dummy(available);
+      ImGui::EndChild();
+    }
+    ImGui::SetCursorScreenPos(panel_origin);
+    ImGui::Dummy(panel_available);
   }
 
  private:
@@ -135,8 +155,7 @@ class NeuronPanel final : public Panel {
   std::array<Tip, 6> row_kinds_{};
   bool additive_ok_ = true;  // the additive weights match the result (else no hidden units)
   // The α chart's key names, kept between frames (one allocation per shape).
-  std::vector<float> label_widths_, short_widths_;
-  std::vector<std::string> short_names_;
+  std::vector<float> label_widths_;
   char note_[256] = {};  // a line under the vectors (cosine: the division by the norms)
 
   static int strongest_key(const HeadResult& h, int query) {
@@ -671,39 +690,60 @@ class NeuronPanel final : public Panel {
     list->AddText(ImVec2(area.x, area.y), fully_masked ? colours.highlight : colours.text_dim,
                   heading);
     const float small = std::max(8.0f, std::round(font * 0.78f));
-    const float top = area.y + font * 1.3f + small, label_h = font * 1.2f;
-    const float chart_h = area.bottom() - top - label_h;
-    if (chart_h < font) return;
-    const float bw = std::min(font * 3.0f, area.w / static_cast<float>(n_key));
-    const float gap = bw >= 8.0f ? std::max(1.0f, bw * 0.12f) : 0.0f;
-    const float base = top + chart_h;
-    list->AddLine(ImVec2(area.x, base), ImVec2(area.x + bw * static_cast<float>(n_key), base),
-                  with_alpha(colours.text_dim, 0.6f));
-    const bool scores_fit =
-        bw >= ImGui::GetFont()->CalcTextSizeA(small, FLT_MAX, 0, "-0.00").x + 2.0f;
     int hovered = -1, hovered_key = -1;
     for (int j = 0; j < n_key; ++j)
       if (state.highlights_key(j)) hovered_key = j;
-    // The keys' names under the bars: whole where they fit, else cut to the bar with an ellipsis.
+    // The keys' names under the bars, every one whole: on one line where they fit, else
+    // staggered on two; the bars widen for them, and scroll sideways past the view's width.
     label_widths_.resize(static_cast<std::size_t>(n_key));
-    short_widths_.resize(static_cast<std::size_t>(n_key));
-    short_names_.resize(static_cast<std::size_t>(n_key));
+    float widest = 0;
     for (int j = 0; j < n_key; ++j) {
       const std::size_t k = static_cast<std::size_t>(j);
       label_widths_[k] = ImGui::CalcTextSize(state.frame.visual_text(keys[k].text)).x;
-      // As seen; measured once: a name that fits is not measured again to be cut.
-      short_names_[k] = label_widths_[k] <= bw - 2.0f
-                            ? state.frame.visual_text(keys[k].text)
-                            : fit_label(state.frame.visual_text, keys[k].text, bw - 2.0f);
-      const bool worth_it = short_names_[k].size() >
-                            std::string_view("\xe2\x80\xa6").size() + 1;  // a letter or two, then …
-      short_widths_[k] = worth_it ? ImGui::CalcTextSize(short_names_[k].c_str()).x : 0.0f;
+      widest = std::max(widest, label_widths_[k]);
     }
-    const std::vector<view::SlotLabel> labels = view::place_slot_labels(
-        area.x, area.right(), bw, label_widths_, short_widths_, font * 0.3f, key, hovered_key);
+    const float name_gap = font * 0.3f;
+    float bw = std::min(font * 3.0f, area.w / static_cast<float>(n_key));
+    std::vector<view::SlotLabel> labels = view::place_staggered_slot_labels(
+        0.0f, bw * static_cast<float>(n_key), bw, label_widths_, name_gap, key, hovered_key);
+    const bool two_lines = std::any_of(labels.begin(), labels.end(),
+                                       [](const view::SlotLabel& l) { return l.line > 0; });
+    if (two_lines && bw < view::staggered_slot_width(widest, name_gap)) {
+      bw = view::staggered_slot_width(widest, name_gap);
+      labels = view::place_staggered_slot_labels(0.0f, bw * static_cast<float>(n_key), bw,
+                                                 label_widths_, name_gap, key, hovered_key);
+    }
+    const float row_w = bw * static_cast<float>(n_key);
+    const bool scrolling = row_w > area.w + 0.5f;
+    const float scrollbar = scrolling ? ImGui::GetStyle().ScrollbarSize : 0.0f;
+    const float label_h = font * (two_lines ? 2.25f : 1.2f);
+    const float chart_top = area.y + font * 1.3f;  // under the heading: scrolls sideways
+    const float top = chart_top + small;
+    const float chart_h = area.bottom() - top - label_h - scrollbar;
+    if (chart_h < font) return;
+    float left = area.x;
+    if (scrolling) {
+      ImGui::SetCursorScreenPos(ImVec2(area.x, chart_top));
+      ImGui::SetNextWindowContentSize(ImVec2(row_w, 0.0f));
+      ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(0, 0));
+      ImGui::PushStyleColor(ImGuiCol_ChildBg, IM_COL32(0, 0, 0, 0));
+      ImGui::BeginChild("##neuron_row", ImVec2(area.w, area.bottom() - chart_top), false,
+                        ImGuiWindowFlags_HorizontalScrollbar);
+      ImGui::PopStyleColor();
+      ImGui::PopStyleVar();
+      list = ImGui::GetWindowDrawList();
+      left = ImGui::GetCursorScreenPos().x;  // scrolled
+    }
+    const float gap = bw >= 8.0f ? std::max(1.0f, bw * 0.12f) : 0.0f;
+    const float base = top + chart_h;
+    list->AddLine(ImVec2(left, base), ImVec2(left + row_w, base),
+                  with_alpha(colours.text_dim, 0.6f));
+    const bool scores_fit =
+        bw >= ImGui::GetFont()->CalcTextSizeA(small, FLT_MAX, 0, "-0.00").x + 2.0f;
     char text[32];
+    int labelled = 0;
     for (int j = 0; j < n_key; ++j) {
-      const float x = area.x + bw * static_cast<float>(j);
+      const float x = left + bw * static_cast<float>(j);
       const float alpha =
           std::isfinite(h.weights(query, j)) ? std::clamp(h.weights(query, j), 0.0f, 1.0f) : 0.0f;
       const bool chosen = j == key, marked = state.highlights_key(j);
@@ -730,18 +770,17 @@ class NeuronPanel final : public Panel {
                       colours.text_dim, text);
       }
       const view::SlotLabel& label = labels[static_cast<std::size_t>(j)];
-      if (label.form != view::SlotLabel::Form::Hidden) {
-        const char* name = label.form == view::SlotLabel::Form::Whole
-                               ? state.frame.visual_text(keys[static_cast<std::size_t>(j)].text)
-                               : short_names_[static_cast<std::size_t>(j)].c_str();
-        list->AddText(ImVec2(label.x, base + font * 0.1f),
-                      chosen ? colours.selection : (marked ? colours.highlight : colours.text),
-                      name);
-      }
+      list->AddText(
+          ImVec2(left + label.x, base + font * (0.1f + 1.05f * static_cast<float>(label.line))),
+          chosen ? colours.selection : (marked ? colours.highlight : colours.text),
+          state.frame.visual_text(keys[static_cast<std::size_t>(j)].text));
+      ++labelled;
       if (ImGui::IsWindowHovered() && io.MousePos.x >= x && io.MousePos.x < x + bw &&
           io.MousePos.y >= top && io.MousePos.y < base + label_h)
         hovered = j;
     }
+    if (scrolling) ImGui::EndChild();
+    state.frame.layout.labels_of(view::ViewId::Neuron).add(n_key, labelled, font, scrolling);
     if (hovered < 0) return;
     state.frame.hovered_next = {Side::Key, hovered};
     if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) key_ = hovered;

@@ -78,9 +78,12 @@ class OutputPanel final : public Panel {
     }
 
     const ImVec2 origin = ImGui::GetCursorScreenPos();
-    const ImVec2 available = ImGui::GetContentRegionAvail();
+    ImVec2 available = ImGui::GetContentRegionAvail();
     const float font = ImGui::GetFontSize();
-    if (available.x < font * 6 || available.y < font * 3) return draw_no_room_note();
+    if (available.x < font * 6) return draw_no_room_note();
+    // Lower than the headings, two rows and the sum (large text in a small panel): the panel
+    // scrolls down to them.
+    available.y = std::max(available.y, font * 6.0f);
     // Side by side when the panel is wide, else the arithmetic above the picture.
     const float gap = font * 0.8f;
     view::Rect bars{origin.x, origin.y, available.x, available.y};
@@ -116,13 +119,12 @@ class OutputPanel final : public Panel {
   std::vector<int> by_weight_;
   std::vector<ImVec4> placed_labels_;  // label boxes of the picture, to avoid overlaps
   std::vector<int> labelled_keys_;     // keys labelled in the picture this frame
-  std::vector<int> highlighted_rows_;  // rows of highlighted keys in view, this frame
   // The picture's lines and points, drawn on the CPU when they change (see view/canvas.hpp: an
   // anti-aliased circle is ~30 triangles to a software GL, and there is one per key) ...
   view::Canvas canvas_;
   render::ImageTexture canvas_texture_;  // ... and shown as one textured quad
   bool sort_rows_ = false;
-  int first_row_ = 0;  // scroll position of the rows, when they do not all fit
+  bool rows_to_top_ = false;  // the rows scroll back to the first (another query was chosen)
 
   void update_cache(const AttentionResult& r, int head, int query) {
     const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
@@ -138,7 +140,7 @@ class OutputPanel final : public Panel {
         return weight_of(h.weights, query, a) > weight_of(h.weights, query, b);
       });
       output_point_ = map_.apply(h.output.row(query).data());
-      if (cached_query_ != query) first_row_ = 0;
+      if (cached_query_ != query) rows_to_top_ = true;
     }
     cached_version_ = r.version;
     cached_head_ = head;
@@ -201,7 +203,7 @@ class OutputPanel final : public Panel {
     widest = std::max(widest, ImGui::CalcTextSize("key").x);
     c.label_x = area.x;
     c.label_w = std::clamp(widest + font * 0.4f, font * 2.0f,
-                           std::max(font * 2.0f, std::min(font * 7.0f, area.w * 0.2f)));
+                           std::max(font * 2.0f, std::min(font * 7.0f, area.w * 0.28f)));
     c.number_w = area.w >= font * 20.0f ? ImGui::CalcTextSize("0.00").x + font * 0.3f : 0.0f;
     const float bar_w = std::clamp(area.w * 0.1f, font * 1.6f, font * 4.0f);
     c.alpha_x = c.label_x + c.label_w + font * 0.3f;
@@ -269,20 +271,20 @@ class OutputPanel final : public Panel {
     const view::Rect rows_area{area.x, area.y + heading_h, area.w,
                                area.h - heading_h - sum_h - font * 0.4f};
     if (rows_area.h < font * 0.5f) return;
-    // Rows no thinner than the smallest names (0.62 of the font): past that the rows scroll, so
-    // that every row keeps its key's name.
-    const float min_row = std::max(8.0f, font * 0.65f), max_row = font * 2.0f;
+    // Rows a line tall at least, so that every key's name is written at the text size: past that
+    // the rows scroll (a child window; its scroll bar takes from the width of the cells).
+    const float min_row = font, max_row = font * 2.0f;
     const float row_h = std::clamp(rows_area.h / static_cast<float>(n_key), min_row, max_row);
-    const int visible_rows = std::min(n_key, std::max(1, static_cast<int>(rows_area.h / row_h)));
-    const bool scrolling = visible_rows < n_key;
-    first_row_ = std::clamp(first_row_, 0, n_key - visible_rows);
+    const float rows_h = row_h * static_cast<float>(n_key);
+    const bool scrolling = rows_h > rows_area.h + 0.5f;
+    const float shown_h = scrolling ? rows_area.h : rows_h;
     const float gap = row_h >= font   ? std::max(1.0f, row_h * 0.12f)
                       : row_h >= 6.0f ? 1.0f
                                       : 0.0f;  // between rows
-    // Thin rows (many keys in a short panel) get their labels and signs a little smaller, down to
-    // 0.62 of the font, before labels are thinned to every k-th.
     const float label_size = row_label_size(row_h);
-    const Columns c = layout_columns(state, area, d_v, row_h - gap);
+    const float scrollbar = scrolling ? ImGui::GetStyle().ScrollbarSize : 0.0f;
+    const Columns c =
+        layout_columns(state, {area.x, area.y, area.w - scrollbar, area.h}, d_v, row_h - gap);
 
     // Column headings.
     const ImU32 dim = colours.text_dim;
@@ -297,28 +299,29 @@ class OutputPanel final : public Panel {
 
     // The rows.
     const ImGuiIO& io = ImGui::GetIO();
+    float rows_top = rows_area.y;
+    if (scrolling) {
+      ImGui::SetCursorScreenPos(ImVec2(rows_area.x, rows_area.y));
+      ImGui::SetNextWindowContentSize(ImVec2(0.0f, rows_h));
+      ImGui::PushStyleVar(ImGuiStyleVar_WindowPadding, ImVec2(0, 0));
+      ImGui::PushStyleColor(ImGuiCol_ChildBg, IM_COL32(0, 0, 0, 0));
+      ImGui::BeginChild("##output_rows", ImVec2(rows_area.w, rows_area.h), false);
+      ImGui::PopStyleColor();
+      ImGui::PopStyleVar();
+      if (rows_to_top_) ImGui::SetScrollY(0.0f);
+      list = ImGui::GetWindowDrawList();
+      rows_top = ImGui::GetCursorScreenPos().y;  // scrolled
+    }
+    rows_to_top_ = false;
     const bool mouse_in_rows =
         ImGui::IsWindowHovered() && rows_area.contains(io.MousePos.x, io.MousePos.y);
-    if (mouse_in_rows && scrolling && io.MouseWheel != 0.0f)
-      first_row_ =
-          std::clamp(first_row_ - static_cast<int>(io.MouseWheel * 3.0f), 0, n_key - visible_rows);
-    const int label_stride =
-        row_h >= label_size * 0.95f ? 1 : static_cast<int>(std::ceil(label_size * 1.1f / row_h));
-    // Rows whose label is always drawn (highlighted): the others' labels keep clear of them.
-    highlighted_rows_.clear();
-    for (int row = first_row_; row < first_row_ + visible_rows; ++row)
-      if (state.highlights_key(sort_rows_ ? by_weight_[static_cast<std::size_t>(row)] : row))
-        highlighted_rows_.push_back(row);
-    const auto clear_of_highlighted = [&](int row) {
-      return std::none_of(highlighted_rows_.begin(), highlighted_rows_.end(), [&](int other) {
-        return std::abs(other - row) * row_h < label_size * 1.1f;
-      });
-    };
     list->PushClipRect(ImVec2(area.x, rows_area.y), ImVec2(area.right(), rows_area.bottom()), true);
-    int hovered_key = -1;
-    for (int row = first_row_; row < first_row_ + visible_rows; ++row) {
+    int hovered_key = -1, labelled = 0;
+    for (int row = 0; row < n_key; ++row) {
       const int j = sort_rows_ ? by_weight_[static_cast<std::size_t>(row)] : row;
-      const float y = rows_area.y + row_h * static_cast<float>(row - first_row_);
+      const float y = rows_top + row_h * static_cast<float>(row);
+      ++labelled;  // written below, or when scrolled to
+      if (y + row_h < rows_area.y || y > rows_area.bottom()) continue;
       const float alpha = weight_of(h.weights, query, j);
       const bool highlighted = state.highlights_key(j);
       if (mouse_in_rows && io.MousePos.y >= y && io.MousePos.y < y + row_h) hovered_key = j;
@@ -326,18 +329,17 @@ class OutputPanel final : public Panel {
         list->AddRectFilled(ImVec2(area.x, y), ImVec2(area.right(), y + row_h), colours.chip_hover,
                             font * 0.2f);
       const float cy = y + gap * 0.5f, ch = row_h - gap;
-      // The key's label (every k-th when rows are thin; the highlighted one always).
-      if (highlighted || ((row - first_row_) % label_stride == 0 && clear_of_highlighted(row))) {
-        // "…" when long (fit_text measures in the current font: the width scales with the size)
+      // The key's name, every one ("…" when long: fit_label measures in the current font, and the
+      // width scales with the size).
+      {
         const std::string text =
             fit_label(state.frame.visual_text, keys[static_cast<std::size_t>(j)].text,
                       (c.label_w - font * 0.2f) * font / label_size);
         const ImVec2 size = ImGui::GetFont()->CalcTextSizeA(label_size, FLT_MAX, 0, text.c_str());
         list->PushClipRect(ImVec2(c.label_x, rows_area.y),
                            ImVec2(c.label_x + c.label_w, rows_area.bottom()), true);
-        const float label_y =
-            std::clamp(y + (row_h - size.y) * 0.5f, rows_area.y, rows_area.bottom() - size.y);
-        list->AddText(ImGui::GetFont(), label_size, ImVec2(c.label_x + c.label_w - size.x, label_y),
+        list->AddText(ImGui::GetFont(), label_size,
+                      ImVec2(c.label_x + c.label_w - size.x, y + (row_h - size.y) * 0.5f),
                       alpha > 0 ? colours.text : colours.text_dim, text.c_str());
         list->PopClipRect();
       }
@@ -364,21 +366,14 @@ class OutputPanel final : public Panel {
       draw_cells(list, state, c, c.scaled_x, cy, ch, v, d_v, alpha);
     }
     list->PopClipRect();
-    if (scrolling) {  // a thin scroll indicator at the right edge
-      const float track = rows_area.h,
-                  thumb = std::max(font * 0.6f, track * static_cast<float>(visible_rows) /
-                                                    static_cast<float>(n_key));
-      const float t =
-          static_cast<float>(first_row_) / static_cast<float>(std::max(1, n_key - visible_rows));
-      const float x = area.right() - font * 0.25f, y0 = rows_area.y + (track - thumb) * t;
-      list->AddRectFilled(ImVec2(x, rows_area.y), ImVec2(x + font * 0.2f, rows_area.bottom()),
-                          with_alpha(colours.text_dim, 0.15f), 2.0f);
-      list->AddRectFilled(ImVec2(x, y0), ImVec2(x + font * 0.2f, y0 + thumb),
-                          with_alpha(colours.text_dim, 0.6f), 2.0f);
+    if (scrolling) {
+      ImGui::EndChild();
+      list = ImGui::GetWindowDrawList();
     }
+    state.frame.layout.labels_of(view::ViewId::Output).add(n_key, labelled, label_size, scrolling);
 
     // The sum: a rule under the contributions, then "output = Σ" and the head's output.
-    const float sum_y = rows_area.y + row_h * static_cast<float>(visible_rows) + font * 0.4f;
+    const float sum_y = rows_area.y + shown_h + font * 0.4f;
     list->AddLine(ImVec2(c.scaled_x - c.op_w * 0.9f, sum_y - font * 0.2f),
                   ImVec2(c.scaled_x + block_w, sum_y - font * 0.2f), colours.text,
                   std::max(1.0f, font * 0.08f));

@@ -98,6 +98,7 @@ class PipelinePanel final : public Panel {
       const ImVec2 origin = ImGui::GetCursorScreenPos();
       const ImVec2 available = ImGui::GetContentRegionAvail();
       const ImVec2 size = layout(available.x, available.y);
+      scrolls_ = size.x > available.x + 0.5f || size.y > available.y + 0.5f;
       draw_tiles(state, context, origin, head, query);
       ImGui::SetCursorScreenPos(origin);
       ImGui::Dummy(ImVec2(std::max(1.0f, size.x), std::max(1.0f, size.y)));
@@ -155,6 +156,7 @@ class PipelinePanel final : public Panel {
   bool values_ = false;       // cells large enough to print their numbers
   bool state_values_ = true;  // the View menu's "numbers in cells"
   float value_font_ = 12;
+  bool scrolls_ = false;  // the chain is larger than the view: it scrolls
 
   // Colour limits, per (result version, head): the largest |x| of every signed matrix.
   std::uint64_t limits_version_ = 0;
@@ -300,10 +302,10 @@ class PipelinePanel final : public Panel {
     return std::max({grid, t.title_w + ImGui::GetFontSize() * 0.5f, t.shape_w});
   }
 
-  // Token labels scale with the cells (down to 70 % of the font), so that thin rows keep them.
+  // Token labels about as tall as the cells, never under font - 2 px (the cells never are).
   void set_label_size(float cell) {
     const float font = ImGui::GetFontSize();
-    label_font_ = std::clamp(cell * 1.05f, font * 0.7f, font);
+    label_font_ = view::token_label_size(cell * 1.05f, font);
     label_w_ =
         std::clamp(widest_label_ * label_font_ / font + font * 0.3f, font * 1.2f, font * 5.0f);
   }
@@ -352,11 +354,12 @@ class PipelinePanel final : public Panel {
   }
 
   // The most rows and columns per matrix (12, else fewer) and the largest cell size (within
-  // limits) with which the chain fits the area; when nothing fits, the smallest, scrolled.
+  // limits) with which the chain fits the area; when nothing fits, the smallest, scrolled. Cells
+  // are never under font - 2 px, so that every row's token name is written at that size at least.
   ImVec2 layout(float width, float height) {
     const float font = ImGui::GetFontSize();
-    const float largest = std::floor(font * 2.6f), readable = std::floor(font * 0.65f);
-    const float smallest = std::max(4.0f, std::floor(font * 0.55f));
+    const float largest = std::floor(font * 2.6f);
+    const float readable = std::ceil(view::token_label_size(0.0f, font)), smallest = readable;
     constexpr int kLimits[] = {kMaxSlots, 10, 8, 6};
     ImVec2 size;
     bool fits = false;
@@ -511,11 +514,10 @@ class PipelinePanel final : public Panel {
       // Token labels left of the grid.
       if (t.labels) {
         const auto& tokens = t.rows == Axis::Queries ? queries : keys;
-        // Every label when rows are tall enough, else every k-th, and always the selected and
-        // the hovered one (whose neighbours then give way).
-        const int stride =
-            std::max(1, static_cast<int>(std::ceil(label_font_ * 0.95f / std::max(1.0f, cell))));
+        // Every row's name (the rows are as tall as the names); the selected and the hovered one
+        // in their colours.
         int special[2] = {-1, -1};
+        int tokens_shown = 0, labelled = 0;
         for (int rs = 0; rs < t.row_slots.count; ++rs) {
           const int i = t.row_slots.index[static_cast<std::size_t>(rs)];
           if (i < 0) continue;
@@ -528,16 +530,11 @@ class PipelinePanel final : public Panel {
         for (int rs = 0; rs < t.row_slots.count; ++rs) {
           const int i = t.row_slots.index[static_cast<std::size_t>(rs)];
           if (i < 0) continue;
+          ++tokens_shown;
           const bool selected = rs == special[0], marked = rs == special[1];
-          if (!selected && !marked) {
-            if (rs % stride != 0) continue;
-            bool crowded = false;
-            for (const int other : special)
-              if (other >= 0 && std::abs(other - rs) < stride) crowded = true;
-            if (crowded) continue;
-          }
           const char* name = state.frame.visual_text(tokens[static_cast<std::size_t>(i)].text);
           const ImVec2 size = ImGui::GetFont()->CalcTextSizeA(label_font_, FLT_MAX, 0, name);
+          ++labelled;
           list->AddText(ImGui::GetFont(), label_font_,
                         ImVec2(gx - font * 0.25f - size.x,
                                gy + cell * (static_cast<float>(rs) + 0.5f) - size.y * 0.5f),
@@ -545,6 +542,8 @@ class PipelinePanel final : public Panel {
                         name);
         }
         list->PopClipRect();
+        state.frame.layout.labels_of(view::ViewId::Pipeline)
+            .add(tokens_shown, labelled, label_font_, scrolls_);
         const ImVec2 mouse = io.MousePos;
         if (hovering && mouse.x >= gx - label_w_ && mouse.x < gx && mouse.y >= gy &&
             mouse.y < gy + gh) {

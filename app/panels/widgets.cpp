@@ -95,8 +95,7 @@ void draw_no_room_note() {
 }
 
 float row_label_size(float row_height) {
-  const float font = ImGui::GetFontSize();
-  return std::clamp(row_height * 0.95f, std::min(font, std::max(8.0f, font * 0.62f)), font);
+  return view::token_label_size(row_height, ImGui::GetFontSize());
 }
 
 std::string wrap_text_at_spaces(std::string_view text, float width) {
@@ -132,15 +131,19 @@ void draw_formula_tooltip(const char* heading, const char* formula) {
 void draw_cell_grid_lines(ImDrawList* list, const view::HeatmapGeometry& g, int rows, int cols,
                           ImU32 colour) {
   // Each way on its own: cells may be wide and thin (many queries, few keys), and lines between
-  // rows a pixel tall would cover them.
+  // rows a pixel tall would cover them. Only the lines inside the clip rectangle (a scrolled grid
+  // is larger than what is seen of it).
+  const ImVec2 clip_min = list->GetClipRectMin(), clip_max = list->GetClipRectMax();
   if (g.cell_w >= 8.0f)
     for (int j = 1; j < cols; ++j) {
       const float x = g.grid.x + g.cell_w * static_cast<float>(j);
+      if (x < clip_min.x - 1.0f || x > clip_max.x + 1.0f) continue;
       list->AddLine(ImVec2(x, g.grid.y), ImVec2(x, g.grid.bottom()), colour);
     }
   if (g.cell_h >= 8.0f)
     for (int i = 1; i < rows; ++i) {
       const float y = g.grid.y + g.cell_h * static_cast<float>(i);
+      if (y < clip_min.y - 1.0f || y > clip_max.y + 1.0f) continue;
       list->AddLine(ImVec2(g.grid.x, y), ImVec2(g.grid.right(), y), colour);
     }
 }

@@ -55,8 +55,7 @@ bool fits_after_last_item(float width);
 void draw_no_room_note();
 
 // The size to write tokens' names at in rows `row_height` apart (the Arrows and Output views):
-// the font's size, or smaller in tight rows, down to 0.62 of it (and 8 px), before a view
-// thins the names out.
+// view::token_label_size at the font's size (never under font - 2: thinner rows scroll).
 float row_label_size(float row_height);
 
 // Text wrapped at `width` pixels (the current font), breaking only at spaces

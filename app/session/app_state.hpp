@@ -13,6 +13,8 @@
 #include "core/lessons/lesson.hpp"
 #include "core/pipeline/pipeline.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -83,11 +85,32 @@ struct UiSettings {
 };
 
 // What the last frame drew where, for hit-testing and for tests (--layout-out).
+// What a view wrote of the tokens' names in a frame, for the GUI tests (--layout-out): every
+// name the view has a row or column for is written, never smaller than the text size less a step.
+struct LabelRecord {
+  bool drawn = false;     // the view wrote names this frame
+  int tokens = 0;         // names it has rows or columns for (the Pipeline: the rows it shows)
+  int labelled = 0;       // names it wrote, scrolled out of sight or not
+  float smallest_px = 0;  // the smallest size it wrote one at
+  bool scrolls = false;   // the names do not all fit: the view scrolls
+  // `written` names of `token_count`, at `size_px`.
+  void add(int token_count, int written, float size_px, bool scrolling) {
+    if (written > 0) smallest_px = labelled > 0 ? std::min(smallest_px, size_px) : size_px;
+    drawn = true;
+    tokens += token_count;
+    labelled += written;
+    scrolls = scrolls || scrolling;
+  }
+};
+
 struct FrameLayout {
   view::DashboardLayout dashboard;  // the panels' windows (presenter mode: the lesson, the view)
   view::PresenterLayout presenter;  // in presenter mode
   view::HeatmapGeometry heatmap;    // the selected head's big heatmap
   int heatmap_head = -1;
+  // Per view (view::ViewId), what it wrote of the tokens' names; reset every frame.
+  std::array<LabelRecord, view::kViewCount> labels{};
+  LabelRecord& labels_of(view::ViewId id) { return labels[static_cast<std::size_t>(id)]; }
 };
 
 // A lesson in progress.

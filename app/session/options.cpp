@@ -34,9 +34,9 @@ Options:
   --step N            start the lesson at step N (0-based)
   --screenshot-steps DIR  with --lesson: write DIR/step-NN.png for every step, exit
   --layout-out FILE   with --screenshot (else as the app exits): write where the heatmap cells
-                      were drawn, where the status bar begins, how many windows were shown
-                      from pictures kept from earlier frames, the text size and the panels'
-                      windows (JSON)
+                      were drawn, the token names each view wrote, where the status bar
+                      begins, how many windows were shown from pictures kept from earlier
+                      frames, the text size and the panels' windows (JSON)
   --bench-frames N    render N frames with vsync off, editing one weight every frame, and print
                       p50_ms= p99_ms= max_ms= of the CPU frame time (with --scenario, --size)
   --threads N         threads for the attention engine, 1-16 (default 2 with 4 or more hardware

@@ -175,6 +175,7 @@ void App::frame() {
   frame_start_ = backend.time();
   state.frame.redraw_in = std::numeric_limits<double>::infinity();
   commands_.follow_window_size();
+  state.frame.layout.labels = {};
   apply_theme_and_fonts(shell_);
   for (const std::string& path : backend.take_dropped_files()) commands_.open_dropped_file(path);
   backend.new_frame();

@@ -63,6 +63,19 @@ nlohmann::ordered_json layout_json(Shell& shell, int width, int height) {
   layout["colormap"] = std::string(view::to_string(shell.state.ui.colormap));
   layout["windows_from_kept_pictures"] = shell.backend.windows_reused();
   layout["status_bar_y"] = layout_number(ImGui::GetIO().DisplaySize.y - status_bar_height());
+  // The tokens' names each view wrote (the views that wrote none are left out).
+  nlohmann::ordered_json labels = nlohmann::ordered_json::object();
+  for (const view::ViewInfo& info : view::kViews) {
+    const LabelRecord& r = shell.state.frame.layout.labels[static_cast<std::size_t>(info.id)];
+    if (!r.drawn) continue;
+    nlohmann::ordered_json record;
+    record["tokens"] = r.tokens;
+    record["labelled"] = r.labelled;
+    record["smallest_px"] = layout_number(r.smallest_px);
+    record["scrolls"] = r.scrolls;
+    labels[std::string(info.name)] = std::move(record);
+  }
+  layout["labels"] = std::move(labels);
   // The text size and how the panels were arranged for it: each window, and the panels in it
   // (more than one: as tabs). Presenter mode: the lesson band and the view.
   const AppState& state = shell.state;
