@@ -50,8 +50,9 @@ Commands:
   compute   Computes every intermediate (X, and per head Q, K, V, scores, scaled and
             masked scores, weights, output; then concat and the final output) and writes
             them as JSON to OUT.json, or to standard output.
-  heatmap   Prints the attention weights of one head (default: every head) as a text
-            heatmap: queries down the side, keys across the top.
+  heatmap   Prints the scenario's title (an untitled one's is its sentence), then the
+            attention weights of one head (default: every head) as a text heatmap:
+            queries down the side, keys across the top.
   tokens    Prints the tokens of TEXT, one per line, with their kind and where their
             embedding comes from (lexicon or hashed), and the first embedding values.
   init      Writes the scenario back with every weight filled in (those missing from
@@ -256,7 +257,7 @@ int command_heatmap(const Arguments& args) {
                 std::to_string(heads) + " heads (0 to " + std::to_string(heads - 1) + ")");
     return kExitBadInput;
   }
-  if (!c.scenario.title.empty()) std::cout << c.scenario.title << "\n\n";
+  std::cout << scenario_title(c.scenario) << "\n\n";  // an untitled scenario's: its sentence
   for (int head = 0; head < heads; ++head)
     if (!args.head || *args.head == head) std::cout << weights_to_text(c.pipeline, head) << '\n';
   return kExitOk;
@@ -334,7 +335,7 @@ int command_svg(const Arguments& args) {
   };
   const std::vector<std::string> queries = texts(c.pipeline.target()),
                                  keys = texts(c.pipeline.keys());
-  const std::string suffix = c.scenario.title.empty() ? "" : " \xe2\x80\x94 " + c.scenario.title;
+  const std::string suffix = " \xe2\x80\x94 " + scenario_title(c.scenario);
   view::SvgOptions options;
   options.dark = args.dark;
   // Everything is drawn before anything is written.

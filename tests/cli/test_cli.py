@@ -327,6 +327,22 @@ class CausalTest(TempDirTest):
             with self.subTest(head=h, row=0):
                 self.assertEqual(head["weights"][0][0], 1)  # the first query sees only itself
 
+    def test_in_cross_mode_a_file_asking_for_it_loads_without_it_and_a_warning(self):
+        # Cross-attention has no causal mask: the source is written whole before any query.
+        result = self.compute_doc(scenario(mode="cross", target="one two three four",
+                                           source="un deux trois", causal=True))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        warning_lines = [l for l in result.stderr.splitlines() if "warning" in l]
+        self.assertEqual(len(warning_lines), 1, result.stderr)
+        self.assertIn("causal", warning_lines[0])
+        self.assertIn("cross", warning_lines[0])
+        doc = json.loads(result.stdout)
+        self.assertFalse(doc["config"]["causal"])
+        self.assertEqual(len(doc["warnings"]), 1, doc["warnings"])
+        for head in doc["heads"]:
+            self.assertTrue(all(x is not None for row in head["masked_scores"] for x in row))
+            self.assertTrue(all(x > 0 for row in head["weights"] for x in row))
+
 
 class FullyMaskedRowTest(TempDirTest):
     MASKED_ROW = 2
