@@ -33,12 +33,12 @@ constexpr int kExitUsage = 2;
 constexpr const char* kHelp = R"(attnviz-cli — compute attention the way AttnViz shows it
 
 Usage:
-  attnviz-cli compute  (SCENARIO.json | --builtin) [-o OUT.json]
-  attnviz-cli heatmap  (SCENARIO.json | --builtin) [--head H]
-  attnviz-cli tokens   [--max-tokens N] [--d-model D] TEXT...
-  attnviz-cli init     (SCENARIO.json | --builtin) [-o OUT.json]
-  attnviz-cli export   (SCENARIO.json | --builtin) [--csv DIR] [--json OUT.json]
-  attnviz-cli svg      (SCENARIO.json | --builtin) [--heatmap OUT.svg] [--arrows OUT.svg]
+  attnviz-cli compute  [SCENARIO] [-o OUT.json]
+  attnviz-cli heatmap  [SCENARIO] [--head H]
+  attnviz-cli tokens   [--max-tokens N] [--d-model D] (TEXT... | --text TEXT)
+  attnviz-cli init     [SCENARIO] [-o OUT.json]
+  attnviz-cli export   [SCENARIO] [--csv DIR] [--json OUT.json]
+  attnviz-cli svg      [SCENARIO] [--heatmap OUT.svg] [--arrows OUT.svg]
                        [--head H | --all-heads] [--threshold T]
                        [--colormap sequential|color-blind] [--theme light|dark] [--contrast]
   attnviz-cli bench    --tokens N --d-model D --heads H [--d-k K] [--d-v K] [--cross M]
@@ -46,14 +46,26 @@ Usage:
                        [--threads T] [--repeat R]
   attnviz-cli --help | --version
 
+SCENARIO is a file (SCENARIO.json, or - for standard input) or --builtin, the scenario built
+into AttnViz, then any of:
+  --text SENTENCE    the sentence (the target, whose words ask the queries) in place of the
+                     scenario's
+  --mode self|cross  self- or cross-attention; cross starts with the sentence as its source
+                     when the scenario has none, and has no causal mask
+  --source SENTENCE  the source sentence (keys and values) of cross-attention
+--text, --mode or --source alone use the built-in scenario: heatmap --text "the animal was
+tired" prints what the app shows after that sentence is typed into it.
+
 Commands:
   compute   Computes every intermediate (X, and per head Q, K, V, scores, scaled and
             masked scores, weights, output; then concat and the final output) and writes
             them as JSON to OUT.json, or to standard output.
-  heatmap   Prints the attention weights of one head (default: every head) as a text
-            heatmap: queries down the side, keys across the top.
-  tokens    Prints the tokens of TEXT, one per line, with their kind and where their
-            embedding comes from (lexicon or hashed), and the first embedding values.
+  heatmap   Prints the scenario's title (an untitled one's is its sentence), then the
+            attention weights of one head (default: every head) as a text heatmap:
+            queries down the side, keys across the top.
+  tokens    Prints the tokens of TEXT, one per line under a line naming the columns: the
+            token's number, the token, its kind, where its embedding comes from (lexicon
+            or hashed), and the embedding's first values.
   init      Writes the scenario back with every weight filled in (those missing from
             the file are drawn from its seed): a complete file to edit by hand.
   export    --csv DIR writes every matrix as a CSV file into the folder DIR (which must
@@ -76,10 +88,10 @@ Commands:
             recomputes (default: about a second's worth, at least 20); --threads T runs
             the engine on T threads, this one included (1-16, default 1).
 
-A SCENARIO of "-" reads standard input; --builtin uses the scenario built into AttnViz.
 On bad input a one-line message goes to standard error, the exit status is 1, and
 no output file is written or touched; a mistake in the command line itself (an unknown
-option, a missing or out-of-range value) exits with status 2. Warnings go to standard
+option, a missing or out-of-range value, an empty --text, --source for self-attention) exits
+with status 2. Warnings go to standard
 error (and, for compute, into the JSON). The scenario format is described in docs/formats.md.
 )";
 
@@ -105,6 +117,9 @@ struct Arguments {
   int max_tokens = Limits::kDefaultMaxTokens;
   int d_model = 8;
   std::vector<std::string> words;
+  // The scenario's sentences and mode, replaced (--text, --source, --mode).
+  std::optional<std::string> text, source;
+  std::optional<Mode> mode;
 };
 
 bool parse_int(const std::string& text, int low, int high, int& out) {
@@ -171,6 +186,18 @@ Status parse_arguments(int argc, char** argv, Arguments& args) {
       if (!v || !parse_int(*v, 1, Limits::kMaxTokens, args.max_tokens))
         return Status::error("--max-tokens needs a number from 1 to " +
                              std::to_string(Limits::kMaxTokens));
+    } else if (arg == "--text" || arg == "--source") {
+      auto v = value(arg.c_str());
+      if (!v) return Status::error(arg + " needs a sentence");
+      if (tokenize(*v, 1).total_tokens == 0)
+        return Status::error(arg + " needs a sentence with at least one word, got " +
+                             (v->empty() ? "an empty one" : "only spaces"));
+      (arg == "--text" ? args.text : args.source) = *v;
+    } else if (arg == "--mode") {
+      auto v = value("--mode");
+      const std::optional<Mode> mode = v ? parse_mode(*v) : std::nullopt;
+      if (!mode) return Status::error("--mode needs self or cross");
+      args.mode = mode;
     } else if (arg == "--d-model") {
       auto v = value("--d-model");
       if (!v || !parse_int(*v, 1, Limits::kMaxDModel, args.d_model))
@@ -186,12 +213,21 @@ Status parse_arguments(int argc, char** argv, Arguments& args) {
       return Status::error("unexpected argument '" + arg + "' (see --help)");
     }
   }
-  if (args.command == "tokens")
+  if (args.command == "tokens") {
+    if (args.source || args.mode)
+      return Status::error("tokens takes the text alone: --source and --mode are for a scenario");
+    if (args.text) args.words.push_back(*args.text);
     return args.words.empty() ? Status::error("tokens needs some text") : Status::ok();
+  }
   if (args.builtin && args.scenario_path)
     return Status::error("give a scenario file or --builtin, not both");
+  if (!args.scenario_path && (args.text || args.source || args.mode))
+    args.builtin = true;  // a sentence of one's own in the built-in scenario, as the app starts
   if (!args.builtin && !args.scenario_path)
-    return Status::error(args.command + " needs a scenario file (or --builtin)");
+    return Status::error(args.command + " needs a scenario file, --builtin or --text SENTENCE");
+  if (args.source && args.mode == Mode::Self)
+    return Status::error(
+        "--source is the source sentence of cross-attention: not with --mode self");
   if (args.command == "export" && !args.csv_folder && !args.json_path)
     return Status::error("export needs --csv DIR or --json FILE");
   if (args.command == "svg") {
@@ -211,25 +247,49 @@ struct Computed {
   std::vector<std::string> load_warnings;
 };
 
-// Loads the scenario and computes it; prints warnings. Returns false after printing the error.
-bool load_and_compute(const Arguments& args, Computed& computed) {
+// The sentences and mode of the command line in place of the scenario's, as the app's Input panel
+// changes them: the sentence, then the mode (cross starts with that sentence as its source when
+// there is none, and turns the causal mask off: a warning), then the source. The error is a usage
+// error: --source for a scenario in self mode.
+Status apply_sentences(const Arguments& args, Scenario& scenario,
+                       std::vector<std::string>& warnings) {
+  if (args.text) scenario.target = *args.text;
+  if (args.mode && set_mode(scenario, *args.mode))
+    warnings.push_back("--mode cross: " + std::string(kCausalOffInCross));
+  if (args.source) {
+    if (scenario.mode != Mode::Cross)
+      return Status::error(
+          "--source is the source sentence of cross-attention, and the scenario is "
+          "self-attention: add --mode cross");
+    scenario.source = *args.source;
+  }
+  return Status::ok();
+}
+
+// Loads the scenario, puts in the sentences of the command line and computes it; prints
+// warnings. Returns kExitOk, or the exit status after printing the error.
+int load_and_compute(const Arguments& args, Computed& computed) {
   Result<Scenario> load = args.builtin ? parse_scenario(builtin_scenario_json())
                                        : load_scenario_file(*args.scenario_path);
   if (!load.ok()) {
     print_error(load.error());
-    return false;
+    return kExitBadInput;
   }
   computed.scenario = std::move(*load);
   computed.load_warnings = std::move(load.warnings);
+  if (Status status = apply_sentences(args, computed.scenario, computed.load_warnings); !status) {
+    print_error(status.message());
+    return kExitUsage;
+  }
   if (Status status = computed.pipeline.run(computed.scenario); !status) {
     print_error(status.message());
-    return false;
+    return kExitBadInput;
   }
   for (const std::vector<std::string>* list :
        {&std::as_const(computed.load_warnings), &computed.pipeline.warnings()})
     for (const std::string& warning : *list)
       std::cerr << "attnviz-cli: warning: " << warning << '\n';
-  return true;
+  return kExitOk;
 }
 
 // Writes text to the output path (standard output by default), atomically.
@@ -243,20 +303,20 @@ int write_output(const Arguments& args, const std::string& text) {
 
 int command_compute(const Arguments& args) {
   Computed c;
-  if (!load_and_compute(args, c)) return kExitBadInput;
+  if (const int status = load_and_compute(args, c); status != kExitOk) return status;
   return write_output(args, result_to_json(c.scenario, c.pipeline, c.load_warnings));
 }
 
 int command_heatmap(const Arguments& args) {
   Computed c;
-  if (!load_and_compute(args, c)) return kExitBadInput;
+  if (const int status = load_and_compute(args, c); status != kExitOk) return status;
   const int heads = c.scenario.config.heads;
   if (args.head && *args.head >= heads) {
     print_error("--head " + std::to_string(*args.head) + ": the scenario has " +
                 std::to_string(heads) + " heads (0 to " + std::to_string(heads - 1) + ")");
     return kExitBadInput;
   }
-  if (!c.scenario.title.empty()) std::cout << c.scenario.title << "\n\n";
+  std::cout << scenario_title(c.scenario) << "\n\n";  // an untitled scenario's: its sentence
   for (int head = 0; head < heads; ++head)
     if (!args.head || *args.head == head) std::cout << weights_to_text(c.pipeline, head) << '\n';
   return kExitOk;
@@ -270,17 +330,24 @@ int command_tokens(const Arguments& args) {
   std::vector<EmbeddingSource> sources;
   embed_tokens(tokenization.tokens, args.d_model, {}, Positional::None, X, &sources);
   static constexpr const char* kKinds[] = {"word", "punctuation", "symbol", "ideograph"};
+  constexpr Eigen::Index kValuesShown = 8;
+  // The columns, named: "from" is where the embedding comes from (lexicon or hashed).
+  const std::string values_heading = X.cols() > kValuesShown
+                                         ? "embedding (first " + std::to_string(kValuesShown) +
+                                               " of d_model " + std::to_string(X.cols()) + ")"
+                                         : "embedding (d_model " + std::to_string(X.cols()) + ")";
+  std::printf("%3s  %-16s %-12s %-8s %s\n", "#", "token", "kind", "from", values_heading.c_str());
   for (std::size_t i = 0; i < tokenization.tokens.size(); ++i) {
     const Token& token = tokenization.tokens[i];
     // Padded by characters, not bytes: a Hebrew, Arabic or accented word lines up too.
     const int pad = std::max(0, 16 - static_cast<int>(utf8_length(token.text)));
     std::printf("%3zu  %s%*s %-12s %-8s [", i, token.text.c_str(), pad, "",
                 kKinds[static_cast<int>(token.kind)], std::string(to_string(sources[i])).c_str());
-    for (Eigen::Index d = 0; d < std::min<Eigen::Index>(X.cols(), 8); ++d) {
+    for (Eigen::Index d = 0; d < std::min(X.cols(), kValuesShown); ++d) {
       const double value = X(static_cast<Eigen::Index>(i), d);
       std::printf("%s%.2f", d ? " " : "", std::abs(value) < 0.005 ? 0.0 : value);  // never "-0.00"
     }
-    std::printf("%s]\n", X.cols() > 8 ? " ..." : "");
+    std::printf("%s]\n", X.cols() > kValuesShown ? " ..." : "");
   }
   std::printf("%zu tokens\n", tokenization.tokens.size());
   if (tokenization.truncated())
@@ -294,13 +361,13 @@ int command_tokens(const Arguments& args) {
 
 int command_init(const Arguments& args) {
   Computed c;
-  if (!load_and_compute(args, c)) return kExitBadInput;
+  if (const int status = load_and_compute(args, c); status != kExitOk) return status;
   return write_output(args, scenario_to_json(c.scenario));
 }
 
 int command_export(const Arguments& args) {
   Computed c;
-  if (!load_and_compute(args, c)) return kExitBadInput;
+  if (const int status = load_and_compute(args, c); status != kExitOk) return status;
   // Everything is computed first; the CSV files go first, as their folder may be missing.
   const std::string json =
       args.json_path ? result_to_json(c.scenario, c.pipeline, c.load_warnings) : std::string();
@@ -319,7 +386,7 @@ int command_export(const Arguments& args) {
 
 int command_svg(const Arguments& args) {
   Computed c;
-  if (!load_and_compute(args, c)) return kExitBadInput;
+  if (const int status = load_and_compute(args, c); status != kExitOk) return status;
   const int heads = c.scenario.config.heads;
   if (args.head && *args.head >= heads) {
     print_error("--head " + std::to_string(*args.head) + ": the scenario has " +
@@ -334,7 +401,7 @@ int command_svg(const Arguments& args) {
   };
   const std::vector<std::string> queries = texts(c.pipeline.target()),
                                  keys = texts(c.pipeline.keys());
-  const std::string suffix = c.scenario.title.empty() ? "" : " \xe2\x80\x94 " + c.scenario.title;
+  const std::string suffix = " \xe2\x80\x94 " + scenario_title(c.scenario);
   view::SvgOptions options;
   options.dark = args.dark;
   // Everything is drawn before anything is written.

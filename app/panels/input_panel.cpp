@@ -124,8 +124,9 @@ class InputPanel final : public Panel {
   }
 
  private:
-  // The scenario's title, bold (the window's title when it is in no file); double-click to
-  // rename it: Return or a click elsewhere keeps the new one, Escape the old.
+  // The scenario's title, bold (the window's title when it is in no file; an untitled scenario's
+  // is its sentence, scenario_title); double-click to rename it: Return or a click elsewhere keeps
+  // the new one (none: untitled again), Escape the old.
   void draw_title(AppState& state, PanelContext& context) {
     const Scenario& s = state.document.scenario();
     if (renaming_) {
@@ -148,10 +149,11 @@ class InputPanel final : public Panel {
       return;
     }
     if (context.bold_font) ImGui::PushFont(context.bold_font);
-    if (s.title.empty())
+    const std::string title = scenario_title(s);  // an untitled scenario's: its sentence
+    if (title.empty())
       ImGui::TextDisabled("Untitled");
     else
-      ImGui::TextWrapped("%s", state.frame.visual_text(s.title));
+      ImGui::TextWrapped("%s", state.frame.visual_text(title));
     if (context.bold_font) ImGui::PopFont();
     if (ImGui::IsItemHovered()) {
       ImGui::BeginTooltip();
@@ -245,7 +247,22 @@ class InputPanel final : public Panel {
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("the scores are divided by T before the softmax");
     shape_changed |= ImGui::Checkbox("hard (argmax)", &config.hard);
     same_line_if_fits(checkbox_width("causal mask"));
+    // Cross mode has no causal mask (core/document/scenario.hpp, kCausalOffInCross): the box is
+    // unavailable there, and says why.
+    const bool cross = s.mode == Mode::Cross;
+    if (cross) ImGui::BeginDisabled();
     shape_changed |= ImGui::Checkbox("causal mask", &config.causal);
+    if (cross) ImGui::EndDisabled();
+    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) {
+      ImGui::BeginTooltip();
+      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 24.0f);
+      ImGui::TextUnformatted(cross ? "No causal mask in cross-attention: a decoder hides the later "
+                                     "words of its own sentence, but the source is written whole "
+                                     "before the first query."
+                                   : "Each word attends only to itself and the words before it.");
+      ImGui::PopTextWrapPos();
+      ImGui::EndTooltip();
+    }
     bool positional = s.positional == Positional::Sinusoidal;
     if (ImGui::Checkbox("sinusoidal positions", &positional))
       state.document.set_positional(positional ? Positional::Sinusoidal : Positional::None);

@@ -7,9 +7,22 @@
 
 namespace attnviz::app {
 
+namespace {
+
+constexpr const char* kCausalOffNotice =
+    "Causal mask off: cross-attention has none (the source is written whole before the first "
+    "query)";
+
+}  // namespace
+
+void Document::keep_rules() {
+  if (turn_off_causal_in_cross(scenario_)) notice_ = kCausalOffNotice;
+}
+
 void Document::load(Scenario scenario, std::string path) {
-  opened_ = scenario;
   scenario_ = std::move(scenario);
+  keep_rules();
+  opened_ = scenario_;
   path_ = std::move(path);
   ++load_version_;
   ++version_;
@@ -18,6 +31,7 @@ void Document::load(Scenario scenario, std::string path) {
 
 void Document::replace(Scenario scenario) {
   scenario_ = std::move(scenario);
+  keep_rules();
   ++version_;
 }
 
@@ -33,8 +47,7 @@ void Document::set_title(std::string title) {
 }
 
 void Document::set_mode(Mode mode) {
-  scenario_.mode = mode;
-  if (mode == Mode::Cross && scenario_.source.empty()) scenario_.source = scenario_.target;
+  if (attnviz::set_mode(scenario_, mode)) notice_ = kCausalOffNotice;
   ++version_;
 }
 
@@ -50,6 +63,7 @@ void Document::set_source(const std::string& text) {
 
 void Document::set_config(const AttentionConfig& config) {
   apply_config(scenario_, config);
+  keep_rules();
   ++version_;
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "core/document/scenario.hpp"
 #include "core/engine/parameters.hpp"
@@ -46,11 +47,13 @@ class Document {
 
   // Edits. Each applies one change and bumps version().
   void set_title(std::string title);
-  // Self or cross attention; cross starts with the target as its source when it has none.
+  // Self or cross attention; cross starts with the target as its source when it has none, and
+  // turns the causal mask off (cross mode has none: kCausalOffInCross), saying so in notice().
   void set_mode(Mode mode);
   void set_target(const std::string& text);
   void set_source(const std::string& text);
-  // The shapes and settings (apply_config: weights whose cells remain are kept).
+  // The shapes and settings (apply_config: weights whose cells remain are kept); in cross mode
+  // with the causal mask off whatever `config` says.
   void set_config(const AttentionConfig& config);
   void set_positional(Positional positional);
   // The seed is not an edit by itself: typing one neither marks the scenario unsaved nor makes
@@ -78,10 +81,18 @@ class Document {
   template <typename Change>
   void edit(Change&& change) {
     change(scenario_);
+    keep_rules();
     ++version_;
   }
 
+  // What the edits since it was last taken did besides what was asked (switching to cross mode
+  // turned the causal mask off), for the notice bar; "" when nothing. Taking it clears it.
+  std::string take_notice() { return std::exchange(notice_, {}); }
+
  private:
+  // Every scenario the document holds keeps "cross mode has no causal mask" (a scenario made in
+  // code, a recovered one); turning the mask off is said in the notice.
+  void keep_rules();
   void reset_weights(ParameterName name, int head);
   void write_embedding(const Token& token, const float* values);
   void reset_embedding(const Token& token);
@@ -89,6 +100,7 @@ class Document {
   Scenario scenario_;
   Scenario opened_;
   std::string path_;
+  std::string notice_;
   std::uint64_t version_ = 1;
   std::uint64_t load_version_ = 0;
   std::uint64_t saved_version_ = 0;

@@ -47,7 +47,8 @@ std::string window_title(const AppState& state) {
   } else if (!state.document.path().empty()) {
     name = std::filesystem::path(state.document.path()).filename().string();
   } else {
-    name = state.document.scenario().title.empty() ? "Untitled" : state.document.scenario().title;
+    name = scenario_title(state.document.scenario());  // an untitled one's sentence
+    if (name.empty()) name = "Untitled";
   }
   // In a lesson the steps themselves change the scenario: nothing there asks to be saved
   // until the student edits it, and then the mark is as true as anywhere.
@@ -107,6 +108,12 @@ std::string file_name_for(std::string_view title) {
     i += length;
   }
   return (name.empty() ? std::string("scenario") : name) + ".json";
+}
+
+std::string save_as_file_name(const AppState& state) {
+  if (!state.document.path().empty())
+    return std::filesystem::path(state.document.path()).filename().string();
+  return file_name_for(scenario_title(state.document.scenario()));
 }
 
 std::string lesson_step_heading(const LessonState& lesson) {

@@ -11,7 +11,8 @@
 namespace attnviz::app {
 
 // "lecture.json — AttnViz", with a leading "• " while there are unsaved changes; a lesson's
-// title while one runs; the scenario's own title for the built-in one (or "Untitled").
+// title while one runs; for a scenario in no file its title (scenario_title: an untitled one's
+// sentence, as it is typed), or "Untitled" when the sentence is empty too.
 std::string window_title(const AppState& state);
 
 // The shape of what is shown, e.g. "self-attention · 5 tokens · d_model 8 · 2 heads of d_k 4,
@@ -28,5 +29,9 @@ std::string lesson_step_heading(const LessonState& lesson);
 // or digit one '-', letters of other scripts kept, at most 60 bytes before ".json", never
 // cutting a character); "scenario.json" when nothing is left.
 std::string file_name_for(std::string_view title);
+
+// The file name Save As proposes: the file's own, else one from the scenario's title
+// (file_name_for(scenario_title): an untitled scenario's from its sentence as it is now).
+std::string save_as_file_name(const AppState& state);
 
 }  // namespace attnviz::app

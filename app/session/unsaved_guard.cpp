@@ -38,8 +38,8 @@ void UnsavedGuard::saved(const AppState& state) {
 std::string UnsavedGuard::document_name(const AppState& state) {
   if (!state.document.path().empty())
     return std::filesystem::path(state.document.path()).filename().string();
-  return state.document.scenario().title.empty() ? "This scenario"
-                                                 : "\"" + state.document.scenario().title + "\"";
+  const std::string title = scenario_title(state.document.scenario());
+  return title.empty() ? "This scenario" : "\"" + title + "\"";
 }
 
 }  // namespace attnviz::app

@@ -197,6 +197,9 @@ void App::frame() {
   }
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   draw_panels(shell_, menu_height, display.y - status_height);
+  // What an edit did besides what was asked (cross mode turned the causal mask off).
+  if (std::string notice = state.document.take_notice(); !notice.empty())
+    shell_.notices.succeeded(std::move(notice), backend.time());
   state.frame.visual_text.escapes()
       .take_typed();  // emoji typed with no sentence field to take them
   commands_.handle_file_dialog();

@@ -94,11 +94,9 @@ void Commands::save_as() {
   file_action_ = FileAction::SaveAs;
   // In the file's folder, its name proposed (a folder browsed to then is where it goes).
   const std::filesystem::path current(shell_.state.document.path());
-  shell_.file_dialog.open_for_save(
-      "Save the scenario", current.empty() ? "" : current.parent_path().string(),
-      current.empty() ? file_name_for(shell_.state.document.scenario().title)
-                      : current.filename().string(),
-      ".json");
+  shell_.file_dialog.open_for_save("Save the scenario",
+                                   current.empty() ? "" : current.parent_path().string(),
+                                   save_as_file_name(shell_.state), ".json");
 }
 
 void Commands::ask_for_export(FileAction action, const char* title, const char* name,

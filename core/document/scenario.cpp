@@ -7,6 +7,7 @@
 #include "core/document/file_io.hpp"
 #include "core/document/json.hpp"
 #include "core/text/tokenizer.hpp"
+#include "core/text/utf8.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -299,6 +300,8 @@ Scenario parse_root(Reader& reader, const Json& root) {
       s.seed = static_cast<std::uint64_t>(reader.integer(*v, "seed", 0, std::int64_t{1} << 53));
   }
 
+  if (turn_off_causal_in_cross(s)) reader.warning(std::string(kCausalOffInCross));
+
   s.parameters = seeded_parameters(c, s.seed);
   if (const Json* v = reader.find(root, "weights")) parse_weights(reader, *v, s);
   if (const Json* v = reader.find(root, "embeddings")) parse_embeddings(reader, *v, s);
@@ -339,6 +342,58 @@ Result<Scenario> load_scenario_file(const std::string& path) {
   if (!load.ok())
     return Result<Scenario>(Status::error(name + ": " + load.error()), std::move(load.warnings));
   return load;
+}
+
+std::string scenario_title(const Scenario& scenario) {
+  if (!scenario.title.empty()) return scenario.title;
+  // The sentence's characters (an invalid byte as U+FFFD), every run of spaces, tabs and line
+  // breaks one space, none at either end; `cut` remembers where a cut at a space would go.
+  std::string title;
+  std::size_t characters = 0, cut = std::string::npos;
+  bool space_owed = false, longer = false;
+  const std::string_view text = scenario.target;
+  for (std::size_t i = 0; i < text.size();) {
+    std::size_t length = 1;
+    char32_t c = decode_utf8(text, i, length);
+    i += length;
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
+      space_owed = !title.empty();
+      continue;
+    }
+    if (characters + (space_owed ? 1 : 0) + 1 > kMaxSentenceTitleLength) {
+      longer = true;
+      break;
+    }
+    if (space_owed) {
+      cut = title.size();
+      title += ' ';
+      ++characters;
+      space_owed = false;
+    }
+    if (title.empty() && c >= 'a' && c <= 'z') c = c - 'a' + 'A';
+    append_utf8(title, c);
+    ++characters;
+  }
+  if (longer) {
+    // At the last space, unless that leaves less than half: then inside the word.
+    if (cut != std::string::npos &&
+        utf8_length(std::string_view(title).substr(0, cut)) >= kMaxSentenceTitleLength / 2)
+      title.resize(cut);
+    title += "\xe2\x80\xa6";  // …
+  }
+  return title;
+}
+
+bool turn_off_causal_in_cross(Scenario& scenario) {
+  if (scenario.mode != Mode::Cross || !scenario.config.causal) return false;
+  scenario.config.causal = false;
+  return true;
+}
+
+bool set_mode(Scenario& scenario, Mode mode) {
+  scenario.mode = mode;
+  if (mode == Mode::Cross && scenario.source.empty()) scenario.source = scenario.target;
+  return turn_off_causal_in_cross(scenario);
 }
 
 Scenario make_scenario(std::string target, const AttentionConfig& config, std::uint64_t seed) {

@@ -22,7 +22,7 @@ inline constexpr int kScenarioVersion = 1;
 inline constexpr std::size_t kMaxScenarioBytes = 64u << 20;  // 64 MiB
 
 struct Scenario {
-  std::string title;
+  std::string title;  // "" for an untitled scenario: its title is its sentence (scenario_title)
   std::string description;
   Mode mode = Mode::Self;
   std::string target;  // the sentence the queries come from
@@ -37,8 +37,31 @@ struct Scenario {
   std::string view_json;          // the app's "view" object as JSON text ("" when none)
 };
 
+// The title a scenario is shown under (the app's window and Input panel, the name Save As proposes,
+// the CLI's headings): its own, or, for an untitled one, its target sentence with its spaces run
+// together and a capital first letter, cut at a space with "…" past 60 characters. So an
+// untitled scenario's title follows its sentence as it is typed, until the user names it. ""
+// only when the sentence is empty too. Untitled scenarios are saved with no "title".
+inline constexpr std::size_t kMaxSentenceTitleLength = 60;  // characters, before the "…"
+std::string scenario_title(const Scenario& scenario);
+
+// The causal mask belongs to self-attention: a word may not look at the words after it in its
+// own sentence (a decoder has not written them yet). In cross-attention the keys are the source
+// sentence, written whole before the first query: none of it lies ahead, so cross mode has no
+// causal mask. A file that asks for both is read with the mask off and this warning; the app's
+// checkbox is unavailable in cross mode; the pipeline refuses the two together.
+inline constexpr std::string_view kCausalOffInCross =
+    "causal: turned off, as cross-attention has no causal mask (it hides the later words of a "
+    "sentence from its own words; the source is written whole)";
+
+// Keeps "cross mode has no causal mask": turns the mask off in cross mode; true when it did.
+bool turn_off_causal_in_cross(Scenario& scenario);
+// Self or cross attention, as the app's switch does it: cross starts with the target as its source
+// when it has none, and has no causal mask (true when the mask was on and is now off).
+bool set_mode(Scenario& scenario, Mode mode);
+
 // The scenario, or one line naming the key that is wrong; the warnings are unknown keys and
-// other non-fatal findings.
+// other non-fatal findings (a causal mask asked for in cross mode: kCausalOffInCross).
 Result<Scenario> parse_scenario(std::string_view json_text);
 // `path` may be "-" for standard input. Errors are prefixed with the path.
 Result<Scenario> load_scenario_file(const std::string& path);

@@ -39,6 +39,9 @@ Status Pipeline::run(const Scenario& scenario) {
   if (scenario.max_tokens < 1 || scenario.max_tokens > Limits::kMaxTokens)
     return Status::error("max_tokens must be between 1 and " + std::to_string(Limits::kMaxTokens));
   if (Status status = validate(scenario.config); !status) return status;
+  if (cross && scenario.config.causal)  // parse_scenario and the app's edits never make this
+    return Status::error(
+        "the causal mask is for self-attention: cross mode has none (turn causal off)");
 
   // 1. Tokens, staged in a cache keyed by the text (tokenized only when a sentence changed).
   tokenize_cached(scenario.target, max_tokens, target_cache_);

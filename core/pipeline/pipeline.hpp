@@ -18,6 +18,7 @@ namespace attnviz {
 
 class Pipeline {
  public:
+  // Fails on an empty sentence, a bad shape, or a causal mask in cross mode (kCausalOffInCross).
   Status run(const Scenario& scenario);
 
   const Tokenization& target() const { return target_.tokenization; }

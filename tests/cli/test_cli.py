@@ -327,6 +327,22 @@ class CausalTest(TempDirTest):
             with self.subTest(head=h, row=0):
                 self.assertEqual(head["weights"][0][0], 1)  # the first query sees only itself
 
+    def test_in_cross_mode_a_file_asking_for_it_loads_without_it_and_a_warning(self):
+        # Cross-attention has no causal mask: the source is written whole before any query.
+        result = self.compute_doc(scenario(mode="cross", target="one two three four",
+                                           source="un deux trois", causal=True))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        warning_lines = [l for l in result.stderr.splitlines() if "warning" in l]
+        self.assertEqual(len(warning_lines), 1, result.stderr)
+        self.assertIn("causal", warning_lines[0])
+        self.assertIn("cross", warning_lines[0])
+        doc = json.loads(result.stdout)
+        self.assertFalse(doc["config"]["causal"])
+        self.assertEqual(len(doc["warnings"]), 1, doc["warnings"])
+        for head in doc["heads"]:
+            self.assertTrue(all(x is not None for row in head["masked_scores"] for x in row))
+            self.assertTrue(all(x > 0 for row in head["weights"] for x in row))
+
 
 class FullyMaskedRowTest(TempDirTest):
     MASKED_ROW = 2
@@ -439,6 +455,159 @@ class TokensTest(unittest.TestCase):
         self.assertIn("9 tokens", result.stdout)
         for token in ["Natural", "Processing", ",", "lot", "!"]:
             self.assertIn(token, result.stdout)
+
+    def test_a_first_line_names_the_columns_above_them(self):
+        result = run("tokens", "I like Natural Language Processing, a lot!")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        lines = result.stdout.splitlines()
+        self.assertEqual(lines[0].split()[:5], ["#", "token", "kind", "from", "embedding"])
+        self.assertIn("d_model 8", lines[0])
+        # Each name stands above its column: "Natural" under "token", "word" under "kind", ...
+        natural = lines[3]
+        self.assertEqual(natural.split()[:4], ["2", "Natural", "word", "hashed"])
+        for name, value in (("token", "Natural"), ("kind", "word"), ("from", "hashed"),
+                            ("embedding", "[")):
+            with self.subTest(column=name):
+                self.assertEqual(lines[0].index(name), natural.index(value))
+        self.assertEqual(len(lines), 1 + 9 + 1)  # the names, a line per token, the count
+
+    def test_the_heading_says_when_only_the_first_values_are_shown(self):
+        result = run("tokens", "--d-model", "12", "apple")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("first 8 of d_model 12", result.stdout.splitlines()[0])
+
+    def test_text_may_be_given_with_text(self):
+        result = run("tokens", "--text", "the animal was tired")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("4 tokens", result.stdout)
+        self.assertNotIn("--text", result.stdout)
+
+
+# -----------------------------------------------------------------------------
+# --text, --mode and --source: the scenario's sentences from the command line
+# -----------------------------------------------------------------------------
+class SentenceOptionsTest(TempDirTest):
+    def assertUsageError(self, result, *words):
+        self.assertEqual(result.returncode, 2, result.stderr)
+        lines = result.stderr.splitlines()
+        self.assertEqual(len(lines), 1, result.stderr)
+        self.assertTrue(lines[0].startswith(ERROR_PREFIX), lines[0])
+        for word in words:
+            self.assertIn(word, lines[0])
+        self.assertEqual(result.stdout, "")
+
+    def builtin_with(self, name="typed.json", **fields):
+        """The built-in scenario, complete, with the given fields changed, written to a file."""
+        doc = builtin_scenario()
+        doc.update(fields)
+        write(self.path(name), json.dumps(doc))
+        return self.path(name)
+
+    def test_text_is_the_builtin_scenario_with_that_sentence(self):
+        # What the app shows after the sentence is typed into the built-in scenario.
+        result = run("compute", "--text", "the animal was tired")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        doc = json.loads(result.stdout)
+        self.assertEqual(doc["target_tokens"], ["the", "animal", "was", "tired"])
+        typed = run("compute", self.builtin_with(target="the animal was tired"))
+        self.assertEqual(typed.returncode, 0, typed.stderr)
+        self.assertEqual(doc, json.loads(typed.stdout))
+        self.assertNotEqual(doc["heads"][0]["weights"], builtin_result()["heads"][0]["weights"])
+
+    def test_heatmap_of_a_sentence_is_headed_by_that_sentence(self):
+        result = run("heatmap", "--text", "the animal was tired")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        lines = result.stdout.splitlines()
+        self.assertEqual(lines[0], "The animal was tired")
+        self.assertNotIn("apple", result.stdout)
+        for token in ("the", "animal", "was", "tired"):
+            self.assertIn(token, lines[3])
+
+    def test_heatmap_header_is_the_builtin_sentence_or_a_files_title(self):
+        self.assertEqual(run("heatmap", "--builtin").stdout.splitlines()[0], "I like to eat apple")
+        # An untitled file is headed by its sentence, a named one by its name.
+        untitled = run("heatmap", self.builtin_with(target="the cat sat"))
+        self.assertEqual(untitled.stdout.splitlines()[0], "The cat sat")
+        named = run("heatmap", self.builtin_with(target="the cat sat", title="Week 3"))
+        self.assertEqual(named.stdout.splitlines()[0], "Week 3")
+        # --text in a named scenario keeps its name.
+        renamed = run("heatmap", self.path("typed.json"), "--text", "a dog ran")
+        self.assertEqual(renamed.returncode, 0, renamed.stderr)
+        self.assertEqual(renamed.stdout.splitlines()[0], "Week 3")
+        self.assertIn("dog", renamed.stdout)
+
+    def test_svg_and_export_take_the_sentence_too(self):
+        result = run("svg", "--text", "the animal was tired", "--heatmap", self.path("h.svg"))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        root = ElementTree.parse(self.path("h.svg")).getroot()
+        self.assertEqual(len([e for e in root.iter(SVG_NS + "rect") if e.get("class") == "cell"]), 16)
+        self.assertIn("The animal was tired", ElementTree.tostring(root, encoding="unicode"))
+        result = run("export", "--text", "the animal was tired", "--json", self.path("r.json"))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(self.path("r.json"), encoding="utf-8") as f:
+            self.assertEqual(json.load(f)["target_tokens"], ["the", "animal", "was", "tired"])
+
+    def test_cross_mode_takes_the_source_for_keys_and_values(self):
+        result = run("compute", "--mode", "cross", "--text", "je mange une pomme", "--source",
+                     "i eat an apple")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        doc = json.loads(result.stdout)
+        self.assertEqual(doc["target_tokens"], ["je", "mange", "une", "pomme"])
+        self.assertEqual(doc["source_tokens"], ["i", "eat", "an", "apple"])
+        self.assertEqual(shape(doc["heads"][0]["weights"]), (4, 4))
+        self.assertEqual(result.stderr, "")
+
+    def test_cross_mode_without_a_source_starts_with_the_sentence_as_the_app_does(self):
+        result = run("compute", "--mode", "cross", "--text", "a b c")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        doc = json.loads(result.stdout)
+        self.assertEqual(doc["source_tokens"], ["a", "b", "c"])
+
+    def test_source_of_a_cross_file_is_replaced(self):
+        path = self.builtin_with(mode="cross", source="je mange une pomme")
+        result = run("compute", path, "--source", "le chat")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(json.loads(result.stdout)["source_tokens"], ["le", "chat"])
+
+    def test_cross_mode_of_a_causal_scenario_turns_the_mask_off_with_a_warning(self):
+        path = self.builtin_with(causal=True)
+        result = run("compute", path, "--mode", "cross", "--source", "le chat noir")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        doc = json.loads(result.stdout)
+        self.assertIn("causal", result.stderr)
+        self.assertTrue(any("causal" in w for w in doc["warnings"]), doc["warnings"])
+        self.assertFalse(doc["config"]["causal"])
+        for head in doc["heads"]:
+            self.assertTrue(all(x is not None for row in head["masked_scores"] for x in row))
+
+    def test_empty_or_blank_text_is_a_usage_error(self):
+        outputs = {"compute": [], "heatmap": [], "export": ["--json", self.path("x.json")],
+                   "svg": ["--heatmap", self.path("x.svg")], "tokens": []}
+        for command, output in outputs.items():
+            for text in ("", "   "):
+                with self.subTest(command=command, text=text):
+                    self.assertUsageError(run(command, "--text", text, *output), "--text")
+        self.assertEqual(os.listdir(self.dir), [])
+        self.assertUsageError(run("heatmap", "--text"), "--text", "sentence")
+        self.assertUsageError(run("compute", "--mode", "cross", "--source", ""), "--source")
+
+    def test_source_without_cross_mode_is_a_usage_error_and_writes_nothing(self):
+        result = run("compute", "--text", "le chat", "--source", "the cat", "-o", self.path("o.json"))
+        self.assertUsageError(result, "--source", "--mode cross")
+        self.assertFalse(os.path.exists(self.path("o.json")))
+        self.assertUsageError(run("heatmap", "--mode", "self", "--source", "x"), "--source",
+                              "--mode self")
+        # A file in self mode: found once it is read.
+        result = run("heatmap", self.builtin_with(), "--source", "x")
+        self.assertUsageError(result, "--source", "self-attention")
+
+    def test_a_bad_mode_an_unknown_option_and_source_for_tokens_are_usage_errors(self):
+        self.assertUsageError(run("heatmap", "--mode", "both"), "--mode", "self or cross")
+        self.assertUsageError(run("heatmap", "--txt", "a b"), "--txt")
+        self.assertUsageError(run("compute", "--text", "a b", "--sentence", "c"), "--sentence")
+        self.assertUsageError(run("tokens", "--source", "a b"), "--source")
+        self.assertUsageError(run("heatmap", self.builtin_with(), "--builtin", "--text", "a"),
+                              "not both")
 
 
 class InitTest(TempDirTest):

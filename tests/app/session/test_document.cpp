@@ -143,4 +143,75 @@ TEST_CASE("the editors' head follows the document when its last compute failed")
   CHECK(state.edited_head() == 0);   // the weights editor shows the document
 }
 
+// Cross-attention has no causal mask (core/document/scenario.hpp, kCausalOffInCross).
+TEST_CASE("switching to cross mode turns the causal mask off, as one edit, and says so once") {
+  AppState state;
+  testing::load_builtin_scenario(state);
+  AttentionConfig causal = state.document.scenario().config;
+  causal.causal = true;
+  state.edit()->set_config(causal);
+  CHECK(state.document.take_notice().empty());  // self-attention keeps its mask
+  const std::uint64_t version = state.document.version();
+  state.edit()->set_mode(Mode::Cross);
+  CHECK(state.document.version() == version + 1);  // one edit: one undo step
+  CHECK(state.document.scenario().mode == Mode::Cross);
+  CHECK_FALSE(state.document.scenario().config.causal);
+  CHECK(state.computed.error.empty());  // it computes
+  const std::string notice = state.document.take_notice();
+  CHECK(notice.rfind("Causal mask off", 0) == 0);  // what was done, first
+  CHECK(notice.find("cross-attention") != std::string::npos);
+  CHECK(state.document.take_notice().empty());  // said once
+  state.edit()->set_mode(Mode::Self);
+  CHECK_FALSE(state.document.scenario().config.causal);  // it stays off
+  CHECK(state.document.take_notice().empty());
+}
+
+TEST_CASE("in cross mode no edit turns the causal mask on") {
+  AppState state;
+  testing::load_builtin_scenario(state);
+  state.edit()->set_mode(Mode::Cross);
+  AttentionConfig causal = state.document.scenario().config;
+  causal.causal = true;
+  causal.hard = true;
+  state.edit()->set_config(causal);
+  CHECK_FALSE(state.document.scenario().config.causal);
+  CHECK(state.document.scenario().config.hard);  // the rest of the settings are taken
+  CHECK_FALSE(state.document.take_notice().empty());
+  state.document.edit([](Scenario& s) { s.config.causal = true; });
+  CHECK_FALSE(state.document.scenario().config.causal);
+  state.recompute_if_needed();
+  CHECK(state.computed.error.empty());
+}
+
+TEST_CASE("a cross scenario with the causal mask, loaded or put back, has it off") {
+  Result<Scenario> load = parse_scenario(builtin_scenario_json());
+  REQUIRE(load.ok());
+  Scenario both = *load;
+  both.mode = Mode::Cross;
+  both.source = "je mange une pomme";
+  both.config.causal = true;  // made in code: parse_scenario would have turned it off
+  Document document;
+  document.load(both, "");
+  CHECK_FALSE(document.scenario().config.causal);
+  CHECK_FALSE(document.opened().config.causal);
+  CHECK_FALSE(document.unsaved());
+  CHECK_FALSE(document.take_notice().empty());
+  document.replace(both);
+  CHECK_FALSE(document.scenario().config.causal);
+}
+
+// An untitled scenario is called by its sentence (scenario_title) until the user names it.
+TEST_CASE("an untitled scenario's title follows its sentence; a named one's stays") {
+  Document document = builtin_document();
+  REQUIRE(document.scenario().title.empty());
+  CHECK(scenario_title(document.scenario()) == "I like to eat apple");
+  document.set_target("the animal was tired");
+  CHECK(scenario_title(document.scenario()) == "The animal was tired");
+  document.set_title("Pronouns");
+  document.set_target("the cat sat");
+  CHECK(scenario_title(document.scenario()) == "Pronouns");
+  document.set_title("");  // renamed to nothing: untitled again
+  CHECK(scenario_title(document.scenario()) == "The cat sat");
+}
+
 }  // namespace attnviz::app

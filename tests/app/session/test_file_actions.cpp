@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <fstream>
+#include <iterator>
 
 namespace attnviz::app {
 namespace {
@@ -112,6 +113,47 @@ TEST_CASE("a custom mask is saved at the size of the current sentence") {
   REQUIRE_MESSAGE(load.ok(), load.error());
   CHECK(load->mask.rows() == 6);
   CHECK(load->mask(4, 0) == 0);
+}
+
+TEST_CASE("an untitled scenario is saved under its sentence as typed; a named one under its name") {
+  TempDir dir;
+  RecentFiles recent("");
+  AppState state = builtin_state();  // untitled: "I like to eat apple", its sentence
+  state.edit()->set_target("the animal was tired");
+  const std::string path = (dir.path / "untitled.json").string();
+  REQUIRE(save_scenario(state, recent, path));
+  std::ifstream file(path);
+  const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  CHECK(text.find("I like to eat apple") == std::string::npos);
+  CHECK(text.find("\"title\"") == std::string::npos);  // untitled it stays: it follows its sentence
+  Result<Scenario> load = load_scenario_file(path);
+  REQUIRE_MESSAGE(load.ok(), load.error());
+  CHECK(scenario_title(*load) == "The animal was tired");
+
+  state.edit()->set_title("Pronouns");
+  state.edit()->set_target("the cat sat");
+  REQUIRE(save_scenario(state, recent, path));
+  load = load_scenario_file(path);
+  REQUIRE_MESSAGE(load.ok(), load.error());
+  CHECK(load->title == "Pronouns");
+  CHECK(scenario_title(*load) == "Pronouns");
+}
+
+TEST_CASE("a file in cross mode with the causal mask opens with it off and a warning") {
+  TempDir dir;
+  RecentFiles recent("");
+  AppState state = builtin_state();
+  const fs::path both = dir.path / "both.json";
+  std::ofstream(both) << R"({"format": "attnviz-scenario", "mode": "cross", "target": "a b",
+                            "source": "c d e", "causal": true})";
+  REQUIRE(open_scenario(state, recent, both.string()));
+  CHECK(state.document.scenario().mode == Mode::Cross);
+  CHECK_FALSE(state.document.scenario().config.causal);
+  REQUIRE(state.file_warnings.size() == 1);
+  CHECK(state.file_warnings[0].find(std::string(kCausalOffInCross)) != std::string::npos);
+  CHECK_FALSE(state.unsaved());  // as opened; the warning says what was done
+  state.recompute_if_needed();
+  CHECK(state.computed.error.empty());
 }
 
 TEST_CASE("opening a file that is not a scenario keeps the state and says why") {

@@ -139,6 +139,26 @@ TEST_CASE("loading a scenario starts a new history") {
   CHECK(f.history.steps() == 1);
 }
 
+TEST_CASE("undoing the switch to cross mode brings back self-attention and its causal mask") {
+  Fixture f;
+  AttentionConfig causal = f.state.document.scenario().config;
+  causal.causal = true;
+  f.state.edit()->set_config(causal);
+  f.frame(false);
+  const std::string self_causal = f.json();
+  f.state.edit()->set_mode(Mode::Cross);  // turns the mask off: cross mode has none
+  f.frame(false);
+  const std::string cross = f.json();
+  CHECK_FALSE(f.state.document.scenario().config.causal);
+  REQUIRE(f.history.undo(f.state, f.now));
+  CHECK(f.json() == self_causal);
+  CHECK(f.state.document.scenario().mode == Mode::Self);
+  CHECK(f.state.document.scenario().config.causal);
+  REQUIRE(f.history.redo(f.state));
+  CHECK(f.json() == cross);
+  CHECK_FALSE(f.state.document.scenario().config.causal);  // never cross with the mask
+}
+
 TEST_CASE("undo restores the engine's output too") {
   Fixture f;
   f.state.recompute_if_needed();

@@ -38,11 +38,40 @@ TEST_CASE("the title marks unsaved changes") {
   CHECK(window_title(state) == "\xe2\x80\xa2 lecture.json \xe2\x80\x94 AttnViz");
 }
 
-TEST_CASE("a scenario in no file is named by its title or as untitled") {
+TEST_CASE("a scenario in no file is named by its title, an untitled one by its sentence") {
   Scenario titled = sentence("the cat sat");
   titled.title = "Pronouns";
   CHECK(window_title(opened(titled, "")) == "Pronouns \xe2\x80\x94 AttnViz");
-  CHECK(window_title(opened(sentence("the cat sat"), "")) == "Untitled \xe2\x80\x94 AttnViz");
+  CHECK(window_title(opened(sentence("the cat sat"), "")) == "The cat sat \xe2\x80\x94 AttnViz");
+  AppState empty;
+  empty.document.load(sentence(""), "");
+  CHECK(window_title(empty) == "Untitled \xe2\x80\x94 AttnViz");
+}
+
+TEST_CASE("an untitled scenario's window title follows the sentence typed; a named one's stays") {
+  AppState state;
+  testing::load_builtin_scenario(state);
+  CHECK(window_title(state) == "I like to eat apple \xe2\x80\x94 AttnViz");
+  state.edit()->set_target("the animal was tired");
+  CHECK(window_title(state) == "\xe2\x80\xa2 The animal was tired \xe2\x80\x94 AttnViz");
+  state.edit()->set_title("Pronouns");
+  state.edit()->set_target("the cat sat");
+  CHECK(window_title(state) == "\xe2\x80\xa2 Pronouns \xe2\x80\x94 AttnViz");
+}
+
+TEST_CASE("Save As proposes a name from the sentence as it is now, the title, or the file's") {
+  AppState state;
+  testing::load_builtin_scenario(state);
+  CHECK(save_as_file_name(state) == "i-like-to-eat-apple.json");
+  state.edit()->set_target("the animal was tired");
+  CHECK(save_as_file_name(state) == "the-animal-was-tired.json");
+  state.edit()->set_target("");
+  CHECK(save_as_file_name(state) == "scenario.json");
+  state.edit()->set_title("Week 3: pronouns");
+  state.edit()->set_target("the cat sat");
+  CHECK(save_as_file_name(state) == "week-3-pronouns.json");
+  state.load(state.document.scenario(), "/home/teacher/lessons/lecture.json", {});
+  CHECK(save_as_file_name(state) == "lecture.json");
 }
 
 TEST_CASE("during a lesson the title is the lesson's") {

@@ -97,14 +97,18 @@ TEST_CASE("a lesson's edits are replaced without asking") {
   CHECK(f.replaced == 1);
 }
 
-TEST_CASE("the question names the file or else the scenario's title") {
+TEST_CASE("the question names the file, else the scenario's title (an untitled one's sentence)") {
   Fixture f;
   f.state.document.set_title("Dogs and cats");
   CHECK(UnsavedGuard::document_name(f.state) == "\"Dogs and cats\"");
   f.state.load(f.state.document.scenario(), "/home/teacher/lessons/week3.json", {});
   CHECK(UnsavedGuard::document_name(f.state) == "week3.json");
   f.state.document.forget_path();
-  f.state.document.set_title("");
+  f.state.document.set_title("");  // untitled: called by its sentence
+  CHECK(UnsavedGuard::document_name(f.state) == "\"I like to eat apple\"");
+  f.state.document.set_target("the animal was tired");
+  CHECK(UnsavedGuard::document_name(f.state) == "\"The animal was tired\"");
+  f.state.document.set_target("");
   CHECK(UnsavedGuard::document_name(f.state) == "This scenario");
 }
 

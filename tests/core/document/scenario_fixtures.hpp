@@ -144,8 +144,9 @@ inline void check_same_results(const Scenario& a, const Scenario& b) {
   CHECK(same_matrix(ra.output, rb.output));
 }
 
-// A scenario with every feature used and every weight random (wide magnitudes).
-inline Scenario random_scenario() {
+// A scenario with every feature used and every weight random (wide magnitudes): in cross mode
+// with a source sentence, or in self mode with the causal mask (cross mode has none).
+inline Scenario random_scenario(Mode mode = Mode::Cross) {
   AttentionConfig config;
   config.d_model = 6;
   config.heads = 3;
@@ -155,10 +156,10 @@ inline Scenario random_scenario() {
   config.compatibility = Compatibility::Additive;
   config.temperature = 0.7f;
   config.hard = true;
-  config.causal = true;
+  config.causal = mode == Mode::Self;
   Scenario s = make_scenario("The cat sat on the mat", config, 987654321);
-  s.mode = Mode::Cross;
-  s.source = "a dog ran home";
+  s.mode = mode;
+  if (mode == Mode::Cross) s.source = "a dog ran home";
   s.positional = Positional::Sinusoidal;
   s.max_tokens = 100;
   s.title = "A random scenario";
@@ -182,7 +183,7 @@ inline Scenario random_scenario() {
   s.parameters.heads[1].W_K(1, 1) = 0.1f;
   s.embeddings["cat"] = {0.1f, -2.5f, 1e-7f, 3.0f, draw(), draw()};
   s.embeddings["dog"] = {draw(), draw(), draw(), draw(), draw(), draw()};
-  s.mask.resize(6, 4);
+  s.mask.resize(6, mode == Mode::Cross ? 4 : 6);
   for (Eigen::Index i = 0; i < s.mask.size(); ++i) s.mask.data()[i] = (rng() % 3 != 0) ? 1 : 0;
   s.mask(2, 1) = 0;
   return s;

@@ -27,23 +27,29 @@ TEST_CASE("the built-in scenario computes the same attention after a round trip"
 }
 
 TEST_CASE("a random scenario with every feature survives a round trip unchanged") {
-  const Scenario original = random_scenario();
-  const Result<Scenario> again = parse_scenario(scenario_to_json(original));
-  INFO("error: ", again.error());
-  REQUIRE(again.ok());
-  CHECK(again.warnings.empty());
-  check_same_scenario(original, *again);
-  // The random weights are not the seeded ones, so the comparison above is not vacuous.
-  CHECK_FALSE(
-      same_matrix(original.parameters.W_O, seeded_parameters(original.config, original.seed).W_O));
+  for (const Mode mode : {Mode::Cross, Mode::Self}) {
+    CAPTURE(to_string(mode));
+    const Scenario original = random_scenario(mode);
+    const Result<Scenario> again = parse_scenario(scenario_to_json(original));
+    INFO("error: ", again.error());
+    REQUIRE(again.ok());
+    CHECK(again.warnings.empty());
+    check_same_scenario(original, *again);
+    // The random weights are not the seeded ones, so the comparison above is not vacuous.
+    CHECK_FALSE(same_matrix(original.parameters.W_O,
+                            seeded_parameters(original.config, original.seed).W_O));
+  }
 }
 
 TEST_CASE("a random scenario computes the same attention after a round trip") {
-  const Scenario original = random_scenario();
-  const Result<Scenario> again = parse_scenario(scenario_to_json(original));
-  INFO("error: ", again.error());
-  REQUIRE(again.ok());
-  check_same_results(original, *again);
+  for (const Mode mode : {Mode::Cross, Mode::Self}) {
+    CAPTURE(to_string(mode));
+    const Scenario original = random_scenario(mode);
+    const Result<Scenario> again = parse_scenario(scenario_to_json(original));
+    INFO("error: ", again.error());
+    REQUIRE(again.ok());
+    check_same_results(original, *again);
+  }
 }
 
 // -----------------------------------------------------------------------------
