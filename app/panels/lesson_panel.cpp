@@ -37,8 +37,9 @@ class LessonPanel final : public Panel {
     text_wrapped_at_spaces(text_,
                            ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize);
     // The text tells the step as it began: after the student's change, what changed and which of
-    // its claims no longer hold (a change the step asks for is said to be one).
-    if (const StudentChange& change = state.lesson_change(); !change.message.empty()) {
+    // its claims no longer hold (a change the step asks for is said to be one). As of the start of
+    // the frame (panel_host.cpp: held while a drag goes on).
+    if (const StudentChange& change = state.lesson_change_seen; !change.message.empty()) {
       ImGui::PushStyleColor(ImGuiCol_Text, change.invited ? colours.selection : colours.highlight);
       text_wrapped_at_spaces(change.message,
                              ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize);

@@ -95,6 +95,8 @@ void AppState::go_to_lesson_step(int step) {
   load(std::move(step_scenario), document.path(), {});
   recompute_if_needed();
   lesson.step_version = document.version();
+  lesson_change_seen = {};  // the step as it begins: nothing changed
+  lesson_change_version = document.version();
   // Panels: those the step names (all when it names none), and the lesson band.
   if (s.panels.empty()) {
     ui.visible = view::kAllPanels;
@@ -131,6 +133,7 @@ const StudentChange& AppState::lesson_change() {
 
 void AppState::leave_lesson() {
   lesson = {};
+  lesson_change_seen = {};
   pinned = {};
   ui.visible = view::kAllPanels;
 }

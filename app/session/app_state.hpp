@@ -154,7 +154,7 @@ struct AppState {
   TokenRef pinned;  // highlighted until changed (a lesson step's key)
   LessonState lesson;
   UiSettings ui;
-  StudentChange lesson_change_seen;  // lesson_change(), as of lesson_change_version
+  StudentChange lesson_change_seen;  // lesson_change() as last computed, at lesson_change_version
   std::uint64_t lesson_change_version = 0;
 
   // Per frame.

@@ -42,8 +42,7 @@ float lesson_band_height(const Shell& shell) {
                                                  std::max(wrap, font * 10.0f));
     height += ImGui::CalcTextSize(text.c_str()).y;
     // What the student's change did (lesson_panel.cpp: wrapped as the text, then a button).
-    if (const StudentChange& change = state.lesson_change_seen;
-        !change.message.empty() && state.lesson_change_version == state.document.version())
+    if (const StudentChange& change = state.lesson_change_seen; !change.message.empty())
       height += ImGui::CalcTextSize(
                     wrap_text_at_spaces(change.message, std::max(wrap, font * 10.0f)).c_str())
                     .y +
@@ -94,7 +93,10 @@ void draw_centre_views(Shell& shell, PanelContext& context) {
 
 void draw_panels(Shell& shell, float top, float bottom) {
   AppState& state = shell.state;
-  if (state.lesson.active()) state.lesson_change();  // the lesson band grows for the note
+  // The note on the student's change, for the lesson band (which grows to hold it): not while
+  // the mouse is held, so that the panel a weight is being dragged in stays under the mouse; the
+  // note follows when the drag ends.
+  if (state.lesson.active() && !ImGui::IsMouseDown(ImGuiMouseButton_Left)) state.lesson_change();
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   const float gap = panel_gap(shell.backend);
   const view::Rect area{gap, top + gap, display.x - 2 * gap, bottom - top - 2 * gap};
