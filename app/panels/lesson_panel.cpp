@@ -36,22 +36,15 @@ class LessonPanel final : public Panel {
     // The width App::lesson_band_height measures the text at (room for a scrollbar kept).
     text_wrapped_at_spaces(text_,
                            ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize);
-    // The text tells the step as it began: after the student's change it may no longer hold.
-    if (const std::vector<std::string>& broken = state.broken_lesson_claims(); !broken.empty()) {
-      const char* button = "Back to the step as it began";
-      const float button_w =
-          ImGui::CalcTextSize(button).x + ImGui::GetStyle().FramePadding.x * 2.0f;
-      const std::string note =
-          "\xe2\x9a\xa0 Since your change, the text no longer holds: " + broken.front();
-      ImGui::PushStyleColor(ImGuiCol_Text, ImGui::ColorConvertU32ToFloat4(colours.highlight));
-      ImGui::AlignTextToFramePadding();
-      ImGui::TextUnformatted(fit_text(note, ImGui::GetContentRegionAvail().x - button_w -
-                                                ImGui::GetStyle().ItemSpacing.x * 2.0f)
-                                 .c_str());
+    // The text tells the step as it began: after the student's change, what changed and which of
+    // its claims no longer hold (a change the step asks for is said to be one). As of the start of
+    // the frame (panel_host.cpp: held while a drag goes on).
+    if (const StudentChange& change = state.lesson_change_seen; !change.message.empty()) {
+      ImGui::PushStyleColor(ImGuiCol_Text, change.invited ? colours.selection : colours.highlight);
+      text_wrapped_at_spaces(change.message,
+                             ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize);
       ImGui::PopStyleColor();
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", note.c_str());
-      ImGui::SameLine();
-      if (ImGui::SmallButton(button)) state.go_to_lesson_step(lesson.step);
+      if (ImGui::SmallButton("Back to the step as it began")) state.go_to_lesson_step(lesson.step);
     }
     if (step->predict) draw_prediction(state, *step, colours);
     ImGui::EndChild();

@@ -37,21 +37,40 @@ const char* no_label(const void*, int, char* buffer, int) {
   return buffer;
 }
 
-// d_model dimensions: the lexicon's feature names, then numbers.
-const char* feature_label(const void*, int index, char* buffer, int size) {
-  if (index >= 0 && static_cast<std::size_t>(index) < kFeatureCount) {
-    const std::string_view name = kFeatureNames[static_cast<std::size_t>(index)];
+class WeightsPanel;
+
+// What the label functions read through MatrixGridSpec::label_context: W_O's d_v, the scenario
+// (its dimension names), and for X's rows the panel and the state.
+struct LabelContext {
+  int d_v = 1;
+  const Scenario* scenario = nullptr;
+  const WeightsPanel* panel = nullptr;
+  const AppState* state = nullptr;
+};
+
+// d_model dimensions: the scenario's names (or the lexicon's feature names), then numbers.
+const char* feature_label(const void* context, int index, char* buffer, int size) {
+  const auto* labels = static_cast<const LabelContext*>(context);
+  const std::string_view name =
+      labels && labels->scenario ? dimension_name(*labels->scenario, index) : std::string_view();
+  if (!name.empty())
     std::snprintf(buffer, static_cast<std::size_t>(size), "%.*s", static_cast<int>(name.size()),
                   name.data());
-  } else {
+  else
     std::snprintf(buffer, static_cast<std::size_t>(size), "%d", index);
-  }
   return buffer;
+}
+
+// How many of the first d_model dimensions have names (their columns are drawn wide).
+int named_dimensions(const Scenario& scenario) {
+  const std::size_t names =
+      scenario.dimension_names.empty() ? kFeatureCount : scenario.dimension_names.size();
+  return static_cast<int>(std::min(names, static_cast<std::size_t>(scenario.config.d_model)));
 }
 
 // W_O's rows: the concatenated head outputs, "h1·3" = head 1, value dimension 3.
 const char* concat_label(const void* context, int index, char* buffer, int size) {
-  const int d_v = std::max(1, *static_cast<const int*>(context));
+  const int d_v = std::max(1, static_cast<const LabelContext*>(context)->d_v);
   std::snprintf(buffer, static_cast<std::size_t>(size), "h%d\xc2\xb7%d", index / d_v, index % d_v);
   return buffer;
 }
@@ -60,11 +79,12 @@ float text_width(const char* text) {
   return ImGui::CalcTextSize(text).x;
 }
 
-float feature_labels_width(int count) {
-  char buffer[32];
+float feature_labels_width(const LabelContext& labels) {
+  char buffer[64];
+  const int count = labels.scenario->config.d_model;
   float width = text_width(index_label(nullptr, std::max(0, count - 1), buffer, sizeof buffer));
-  for (int i = 0; i < count && static_cast<std::size_t>(i) < kFeatureCount; ++i)
-    width = std::max(width, text_width(feature_label(nullptr, i, buffer, sizeof buffer)));
+  for (int i = 0; i < named_dimensions(*labels.scenario); ++i)
+    width = std::max(width, text_width(feature_label(&labels, i, buffer, sizeof buffer)));
   return width;
 }
 
@@ -140,7 +160,7 @@ class WeightsPanel final : public Panel {
   std::array<MatrixGridSpec, kSlotCount> specs_{};
   std::array<bool, kSlotCount> shown_{};
   std::array<char[200], kSlotCount> tooltips_{};
-  int d_v_ = 1;  // for W_O's row labels
+  LabelContext labels_;  // every grid's label_context
 
   // Colour scales (largest magnitude), recomputed when the scenario or the head changes.
   std::array<float, kSlotCount> limits_{};
@@ -169,10 +189,11 @@ class WeightsPanel final : public Panel {
   static const char* token_label(const void* context, int index,
                                  char* buffer,  // NOLINT(readability-non-const-parameter)
                                  int size) {
-    const auto* self = static_cast<const std::pair<const WeightsPanel*, const AppState*>*>(context);
+    const auto* labels = static_cast<const LabelContext*>(context);
     (void)buffer;
     (void)size;
-    return self->second->frame.visual_text(self->first->token_of_row(*self->second, index).text);
+    return labels->state->frame.visual_text(
+        labels->panel->token_of_row(*labels->state, index).text);
   }
 
   void prepare_embeddings(const AppState& state) {
@@ -325,7 +346,7 @@ class WeightsPanel final : public Panel {
     const Scenario& s = state.document.scenario();
     const AttentionConfig& c = s.config;
     const Theme theme = state.ui.theme;
-    d_v_ = c.d_v;
+    labels_ = {c.d_v, &s, this, &state};
     shown_.fill(false);
     const auto weights = [&](Slot slot, const char* title, LabelFunction rows,
                              LabelFunction columns, float row_width, int wide, bool per_head) {
@@ -342,16 +363,16 @@ class WeightsPanel final : public Panel {
       spec.colormap = state.ui.diverging();
       spec.row_label = rows;
       spec.column_label = columns;
-      spec.label_context = &d_v_;
+      spec.label_context = &labels_;
       spec.row_label_width = row_width;
       spec.wide_columns = wide;
       spec.accent = per_head ? head_colour(theme, head_) : 0;
       shown_[slot] = true;
     };
     char buffer[32];
-    const float features_w = feature_labels_width(c.d_model);
+    const float features_w = feature_labels_width(labels_);
     const float k_rows_w = text_width(index_label(nullptr, c.d_k - 1, buffer, sizeof buffer));
-    const int named = std::min(c.d_model, static_cast<int>(kFeatureCount));
+    const int named = named_dimensions(s);
     weights(kWQ, "W_Q", feature_label, index_label, features_w, 0, true);
     weights(kWK, "W_K", feature_label, index_label, features_w, 0, true);
     weights(kWV, "W_V", feature_label, index_label, features_w, 0, true);
@@ -394,7 +415,7 @@ class WeightsPanel final : public Panel {
           c.d_att, head_, c.d_att);
     }
     const float concat_w =
-        text_width(concat_label(&d_v_, c.heads * c.d_v - 1, buffer, sizeof buffer));
+        text_width(concat_label(&labels_, c.heads * c.d_v - 1, buffer, sizeof buffer));
     weights(kWO, "W_O", concat_label, feature_label, concat_w, named, false);
     std::snprintf(
         tooltips_[kWO], sizeof tooltips_[kWO],
@@ -416,10 +437,9 @@ class WeightsPanel final : public Panel {
     x.colormap = state.ui.diverging();
     x.row_label = token_label;
     x.column_label = feature_label;
-    label_context_ = {this, &state};
-    x.label_context = &label_context_;
+    x.label_context = &labels_;
     x.row_label_width = x_label_width_;
-    x.wide_columns = std::min(x.cols, static_cast<int>(kFeatureCount));
+    x.wide_columns = std::min(x.cols, named);
     x.divider_row = state.pipeline().cross() ? x_target_rows_ : -1;
     x.selected_row = state.selection.query;
     x.editable = x.cols == c.d_model;
@@ -441,8 +461,6 @@ class WeightsPanel final : public Panel {
         state.pipeline().cross() ? "; target tokens above the line, source tokens below" : "");
     shown_[kX] = x.rows > 0 && x.cols > 0;
   }
-
-  std::pair<const WeightsPanel*, const AppState*> label_context_{this, nullptr};
 
   void draw_grids(AppState& state, PanelContext& context, ImVec2 size) {
     const float font = ImGui::GetFontSize();

@@ -95,6 +95,8 @@ void AppState::go_to_lesson_step(int step) {
   load(std::move(step_scenario), document.path(), {});
   recompute_if_needed();
   lesson.step_version = document.version();
+  lesson_change_seen = {};  // the step as it begins: nothing changed
+  lesson_change_version = document.version();
   // Panels: those the step names (all when it names none), and the lesson band.
   if (s.panels.empty()) {
     ui.visible = view::kAllPanels;
@@ -118,20 +120,20 @@ void AppState::go_to_lesson_step(int step) {
   }
 }
 
-const std::vector<std::string>& AppState::broken_lesson_claims() {
-  if (claims_version == document.version()) return broken_claims;
-  claims_version = document.version();
-  broken_claims.clear();
+const StudentChange& AppState::lesson_change() {
+  if (lesson_change_version == document.version()) return lesson_change_seen;
+  lesson_change_version = document.version();
+  lesson_change_seen = {};
   const LessonStep* step = lesson.current();
   recompute_if_needed();
   if (step && document.version() != lesson.step_version && computed.error.empty())
-    for (CheckFailure& failure : check_failures(*step, computed.pipeline))
-      broken_claims.push_back(std::move(failure.reason));
-  return broken_claims;
+    lesson_change_seen = student_change(*step, document.scenario(), computed.pipeline);
+  return lesson_change_seen;
 }
 
 void AppState::leave_lesson() {
   lesson = {};
+  lesson_change_seen = {};
   pinned = {};
   ui.visible = view::kAllPanels;
 }

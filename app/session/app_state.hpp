@@ -188,8 +188,8 @@ struct AppState {
   TokenRef pinned;  // highlighted until changed (a lesson step's key)
   LessonState lesson;
   UiSettings ui;
-  std::vector<std::string> broken_claims;  // broken_lesson_claims(), as of claims_version
-  std::uint64_t claims_version = 0;
+  StudentChange lesson_change_seen;  // lesson_change() as last computed, at lesson_change_version
+  std::uint64_t lesson_change_version = 0;
 
   // Per frame.
   FrameScratch frame;
@@ -207,10 +207,11 @@ struct AppState {
   void start_lesson(Lesson next, int step);
   void go_to_lesson_step(int step);
   void leave_lesson();
-  // After the student changed the scenario a step arrived with: the claims of the step's text
-  // (its checks) that no longer hold, why each fails in words for the student; empty when nothing
-  // changed, or when every claim still holds. Recomputed only when the scenario changes.
-  const std::vector<std::string>& broken_lesson_claims();
+  // After the student changed the scenario a step arrived with: what they changed, whether the
+  // step invited it, the claims of the step's text (its checks) that no longer hold and the note
+  // that says so (core/lessons/lesson.hpp, student_change); empty when nothing changed, or when
+  // every claim still holds. Recomputed only when the scenario changes.
+  const StudentChange& lesson_change();
 
   // Convenience for views.
   const Pipeline& pipeline() const { return computed.pipeline; }

@@ -19,7 +19,8 @@ bool same_scenario(const Scenario& a, const Scenario& b) {
   if (a.title != b.title || a.description != b.description || a.mode != b.mode ||
       a.target != b.target || a.source != b.source || !(a.config == b.config) ||
       a.positional != b.positional || a.seed != b.seed || a.max_tokens != b.max_tokens ||
-      a.embeddings != b.embeddings || a.view_json != b.view_json || !same_matrix(a.mask, b.mask) ||
+      a.embeddings != b.embeddings || a.dimension_names != b.dimension_names ||
+      a.view_json != b.view_json || !same_matrix(a.mask, b.mask) ||
       !same_matrix(a.parameters.W_O, b.parameters.W_O) ||
       a.parameters.heads.size() != b.parameters.heads.size())
     return false;
@@ -46,6 +47,7 @@ std::size_t History::bytes_of(const Scenario& s) {
   bytes += sizeof(float) * static_cast<std::size_t>(s.parameters.W_O.size());
   for (const auto& [word, vector] : s.embeddings)
     bytes += word.size() + sizeof(float) * vector.size();
+  for (const std::string& name : s.dimension_names) bytes += name.size();
   return bytes + static_cast<std::size_t>(s.mask.size());
 }
 

@@ -46,9 +46,12 @@ float lesson_band_height(const Shell& shell) {
     const std::string text = wrap_text_at_spaces(expand_lesson_text(step->text, state.pipeline()),
                                                  std::max(wrap, font * 10.0f));
     height += ImGui::CalcTextSize(text.c_str()).y;
-    if (!state.broken_claims.empty() && state.claims_version == state.document.version())
-      height +=
-          ImGui::GetFrameHeightWithSpacing();  // "Since your change, the text no longer holds"
+    // What the student's change did (lesson_panel.cpp: wrapped as the text, then a button).
+    if (const StudentChange& change = state.lesson_change_seen; !change.message.empty())
+      height += ImGui::CalcTextSize(
+                    wrap_text_at_spaces(change.message, std::max(wrap, font * 10.0f)).c_str())
+                    .y +
+                style.ItemSpacing.y + ImGui::GetFrameHeightWithSpacing();
     if (step->predict) height += font * 1.4f + ImGui::GetFrameHeightWithSpacing() * 1.1f;
   }
   return std::round(std::max(height, ImGui::GetFrameHeightWithSpacing() * 3.2f + font));
@@ -309,7 +312,10 @@ void draw_presenter(Shell& shell, const view::Rect& area, float gap) {
 
 void draw_panels(Shell& shell, float top, float bottom) {
   AppState& state = shell.state;
-  if (state.lesson.active()) state.broken_lesson_claims();  // the lesson band grows for the note
+  // The note on the student's change, for the lesson band (which grows to hold it): not while
+  // the mouse is held, so that the panel a weight is being dragged in stays under the mouse; the
+  // note follows when the drag ends.
+  if (state.lesson.active() && !ImGui::IsMouseDown(ImGuiMouseButton_Left)) state.lesson_change();
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   const float gap = panel_gap(shell.backend);
   const view::Rect area{gap, top + gap, display.x - 2 * gap, bottom - top - 2 * gap};

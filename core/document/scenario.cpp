@@ -6,6 +6,7 @@
 
 #include "core/document/file_io.hpp"
 #include "core/document/json.hpp"
+#include "core/text/lexicon.hpp"
 #include "core/text/tokenizer.hpp"
 #include "core/text/utf8.hpp"
 
@@ -132,7 +133,7 @@ const std::set<std::string_view> kTopLevelKeys = {
     "format",        "version",     "title",   "description", "mode",       "target",
     "source",        "d_model",     "heads",   "d_k",         "d_v",        "d_att",
     "compatibility", "temperature", "hard",    "causal",      "positional", "seed",
-    "max_tokens",    "embeddings",  "weights", "mask",        "view"};
+    "max_tokens",    "embeddings",  "weights", "mask",        "view",       "dimension_names"};
 
 int dimension(Reader& reader, const Json& root, const char* key, int fallback, int high) {
   const Json* value = reader.find(root, key);
@@ -188,6 +189,22 @@ void parse_embeddings(Reader& reader, const Json& embeddings, Scenario& scenario
     for (std::size_t d = 0; d < values.size(); ++d)
       values[d] = reader.single(vector[d], path + "[" + std::to_string(d) + "]");
     scenario.embeddings[word] = std::move(values);
+  }
+}
+
+void parse_dimension_names(Reader& reader, const Json& names, Scenario& scenario) {
+  const auto d_model = static_cast<std::size_t>(scenario.config.d_model);
+  if (!names.is_array())
+    Reader::fail("dimension_names", "expected a list of names (one per embedding dimension), got " +
+                                        json_type_name(names));
+  if (names.size() > d_model)
+    Reader::fail("dimension_names", std::to_string(names.size()) + " names, but d_model is " +
+                                        std::to_string(d_model) + " (at most one per dimension)");
+  for (std::size_t d = 0; d < names.size(); ++d) {
+    const std::string path = "dimension_names[" + std::to_string(d) + "]";
+    std::string name = reader.string(names[d], path);
+    if (name.find_first_not_of(' ') == std::string::npos) Reader::fail(path, "the name is empty");
+    scenario.dimension_names.push_back(std::move(name));
   }
 }
 
@@ -305,6 +322,7 @@ Scenario parse_root(Reader& reader, const Json& root) {
   s.parameters = seeded_parameters(c, s.seed);
   if (const Json* v = reader.find(root, "weights")) parse_weights(reader, *v, s);
   if (const Json* v = reader.find(root, "embeddings")) parse_embeddings(reader, *v, s);
+  if (const Json* v = reader.find(root, "dimension_names")) parse_dimension_names(reader, *v, s);
   if (const Json* v = reader.find(root, "mask")) parse_mask(reader, *v, s);
   if (const Json* v = reader.find(root, "view")) {
     if (!v->is_object()) Reader::fail("view", "expected an object, got " + json_type_name(*v));
@@ -410,6 +428,8 @@ void apply_config(Scenario& scenario, const AttentionConfig& config) {
   scenario.config = config;
   reshape_parameters(scenario.parameters, config, scenario.seed);
   if (config.d_model == old_d_model) return;
+  if (scenario.dimension_names.size() > static_cast<std::size_t>(config.d_model))
+    scenario.dimension_names.resize(static_cast<std::size_t>(config.d_model));
   std::vector<float> defaults(static_cast<std::size_t>(config.d_model));
   for (auto& [word, vector] : scenario.embeddings) {
     const std::size_t kept = std::min(vector.size(), defaults.size());
@@ -417,6 +437,15 @@ void apply_config(Scenario& scenario, const AttentionConfig& config) {
     std::copy(vector.begin(), vector.begin() + static_cast<std::ptrdiff_t>(kept), defaults.begin());
     vector = defaults;
   }
+}
+
+std::string_view dimension_name(const Scenario& scenario, int index) {
+  if (index < 0) return {};
+  const auto d = static_cast<std::size_t>(index);
+  if (!scenario.dimension_names.empty())
+    return d < scenario.dimension_names.size() ? std::string_view(scenario.dimension_names[d])
+                                               : std::string_view();
+  return d < kFeatureCount ? kFeatureNames[d] : std::string_view();
 }
 
 // -----------------------------------------------------------------------------
@@ -520,6 +549,7 @@ std::string scenario_to_json(const Scenario& s) {
     }
     root["embeddings"] = std::move(embeddings);
   }
+  if (!s.dimension_names.empty()) root["dimension_names"] = s.dimension_names;
   OrderedJson weights = OrderedJson::object();
   for (ParameterName name : kAllParameterNames) {
     const std::string key(to_string(name));

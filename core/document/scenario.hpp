@@ -35,6 +35,9 @@ struct Scenario {
   Parameters parameters;          // complete: shapes always match config
   MaskMatrix mask;                // empty, or (n_target tokens, n_key tokens); 1 = allowed
   std::string view_json;          // the app's "view" object as JSON text ("" when none)
+  // What each embedding dimension stands for, as the views label it ("alice", "extension"):
+  // at most d_model names; empty = the teaching lexicon's features (person, food, ...).
+  std::vector<std::string> dimension_names;
 };
 
 // The title a scenario is shown under (the app's window and Input panel, the name Save As proposes,
@@ -73,6 +76,11 @@ Scenario make_scenario(std::string target, const AttentionConfig& config, std::u
 // existing weight and embedding-override value whose cell still exists; new cells are drawn from
 // the seed (weights) or from the word's default embedding (overrides).
 void apply_config(Scenario& scenario, const AttentionConfig& config);
+
+// The label of embedding dimension `index` (0 .. d_model - 1): the scenario's own name, else (when
+// the scenario names none) the teaching lexicon's feature; "" when neither names it (label it by
+// its number).
+std::string_view dimension_name(const Scenario& scenario, int index);
 
 // The complete scenario as JSON (every weight written; rows on one line each).
 std::string scenario_to_json(const Scenario& scenario);

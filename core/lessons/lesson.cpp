@@ -2,6 +2,7 @@
 //   [SECTION] Built-in lessons
 //   [SECTION] Parse
 //   [SECTION] Checks
+//   [SECTION] What the student changed
 //   [SECTION] Text placeholders
 #include "core/lessons/lesson.hpp"
 
@@ -94,6 +95,14 @@ struct Failure {
   std::string message;
 };
 
+// "mode, target, ...": what a step may invite, for messages.
+std::string scenario_part_names() {
+  std::string names;
+  for (std::string_view part : kScenarioParts)
+    names += (names.empty() ? "" : ", ") + std::string(part);
+  return names;
+}
+
 [[noreturn]] void fail(const std::string& path, const std::string& message) {
   throw Failure{path + ": " + message};
 }
@@ -185,8 +194,9 @@ LessonCheck parse_check(const Json& value, const std::string& path, const Scenar
 LessonStep parse_step(const Json& value, const std::string& path, Json& scenario_json,
                       std::vector<std::string>& warnings) {
   if (!value.is_object()) fail(path, "expected an object");
-  static const std::set<std::string> kKnown = {"title", "text",  "scenario", "panels",  "view",
-                                               "head",  "query", "key",      "predict", "checks"};
+  static const std::set<std::string> kKnown = {"title",   "text",   "scenario", "panels",
+                                               "view",    "head",   "query",    "key",
+                                               "predict", "checks", "invites"};
   for (const auto& [key, ignored] : value.items())
     if (!kKnown.contains(key)) warnings.push_back(path + ": unknown key \"" + key + "\" (ignored)");
   LessonStep step;
@@ -238,6 +248,17 @@ LessonStep parse_step(const Json& value, const std::string& path, Json& scenario
     if (predict.query.empty()) fail(predict_path + ".query", "missing");
     require_token(queries, predict.query, predict_path + ".query", "target");
     step.predict = predict;
+  }
+  if (const auto it = value.find("invites"); it != value.end()) {
+    if (!it->is_array()) fail(path + ".invites", "expected a list of scenario keys");
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      const Json& part = (*it)[i];
+      const std::string part_path = path + ".invites[" + std::to_string(i) + "]";
+      if (!part.is_string() || std::find(std::begin(kScenarioParts), std::end(kScenarioParts),
+                                         part.get<std::string>()) == std::end(kScenarioParts))
+        fail(part_path, "unknown part " + part.dump() + " (" + scenario_part_names() + ")");
+      step.invites.push_back(part.get<std::string>());
+    }
   }
   if (const auto it = value.find("checks"); it != value.end()) {
     if (!it->is_array()) fail(path + ".checks", "expected a list");
@@ -320,26 +341,40 @@ std::string token_text(const Tokenization& tokens, Eigen::Index index) {
   return "\"" + tokens.tokens[static_cast<std::size_t>(index)].text + "\"";
 }
 
+// A number as the views print it: two decimals (never "nan": the engine's numbers are finite).
 std::string format(double value) {
   char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.4g", value);
+  std::snprintf(buffer, sizeof buffer, "%.2f", value);
   return buffer;
 }
 
+// Why a claim does not hold, as a clause for a student ("\"al\" attends most to ..."), and
+// whether it is about words the sentence no longer has.
+struct Problem {
+  std::string reason;
+  bool words_gone = false;
+};
+using MaybeProblem = std::optional<Problem>;
+
 // Whether the outputs follow the target sentence's tokens when they are reordered (or, with
-// expect_equivariant false, do not): ok, or why not.
-Status permutation_problem(const LessonStep& step, const LessonCheck& check,
-                           const Pipeline& pipeline, bool expect_equivariant) {
+// expect_equivariant false, do not); `pipeline` computed `scenario`.
+MaybeProblem permutation_problem(const Scenario& scenario, const LessonCheck& check,
+                                 const Pipeline& pipeline, bool expect_equivariant) {
   const auto& tokens = pipeline.target().tokens;
-  Scenario permuted = step.scenario;
+  // The student may have typed another sentence: the claim reorders words that are gone.
+  if (check.permutation.size() != tokens.size() || pipeline.cross())
+    return Problem{"the sentence no longer has the " + std::to_string(check.permutation.size()) +
+                       " words the text reorders",
+                   true};
+  Scenario permuted = scenario;
   permuted.target.clear();
   for (int index : check.permutation)
     permuted.target += tokens[static_cast<std::size_t>(index)].text + " ";
   Pipeline other;
   if (Status status = other.run(permuted); !status)
-    return Status::error("the permuted sentence does not compute: " + status.message());
+    return Problem{"the reordered sentence does not compute: " + status.message()};
   if (other.target().tokens.size() != tokens.size())
-    return Status::error("the permuted sentence tokenizes differently");
+    return Problem{"the reordered sentence splits into other words", true};
   const Matrix& original = pipeline.result().output;
   const Matrix& shuffled = other.result().output;
   double worst = 0;
@@ -351,104 +386,158 @@ Status permutation_problem(const LessonStep& step, const LessonCheck& check,
   const double tolerance =
       1e-4 * std::max(1.0, static_cast<double>(original.cwiseAbs().maxCoeff()));
   const bool equivariant = worst <= tolerance;
-  if (equivariant == expect_equivariant) return Status::ok();
-  return Status::error(expect_equivariant
-                           ? "the outputs are not permuted with the tokens (max |Δ| " +
-                                 format(worst) + ")"
-                           : "the outputs are permuted with the tokens although positions are on");
+  if (equivariant == expect_equivariant) return std::nullopt;
+  return Problem{expect_equivariant
+                     ? "reordering the words changes each word's output, not just the order of "
+                       "the outputs"
+                     : "reordering the words only reorders the outputs: each word's output "
+                       "stays the same"};
 }
 
-// Whether a check's claim holds: ok, or why not, in words for a student.
-Status check_problem(const LessonStep& step, const LessonCheck& check, const Pipeline& pipeline) {
+// Whether the query's output equals the value of `key` (to float precision).
+bool output_is_value(const HeadResult& head, Eigen::Index query, Eigen::Index key) {
+  const double difference = (head.output.row(query) - head.V.row(key)).cwiseAbs().maxCoeff();
+  return difference <= 1e-5 * std::max(1.0f, head.V.row(key).cwiseAbs().maxCoeff());
+}
+
+// Whether a check's claim holds on `pipeline`, which computed `scenario`: nothing, or why not, in
+// words for a student.
+MaybeProblem check_problem(const Scenario& scenario, const LessonCheck& check,
+                           const Pipeline& pipeline) {
   const AttentionResult& r = pipeline.result();
-  if (check.head >= static_cast<int>(r.heads.size())) return Status::error("no such head");
+  if (check.head >= static_cast<int>(r.heads.size()))
+    return Problem{"there is no head " + std::to_string(check.head)};
   const HeadResult& head = r.heads[static_cast<std::size_t>(check.head)];
   const Tokenization& queries = pipeline.target();
   const Tokenization& keys = pipeline.keys();
   const int q = check.query.empty() ? -1 : resolve_token(queries, check.query);
   const int k = check.key.empty() ? -1 : resolve_token(keys, check.key);
-  if ((!check.query.empty() && q < 0) || (!check.key.empty() && k < 0))
-    return Status::error("a token is missing");
+  const auto gone = [&](const std::string& word, bool source) {
+    const std::string sentence = source ? "the source sentence" : "the sentence";
+    return Problem{
+        word[0] == '#' ? sentence + " has no word " + word : sentence + " has no \"" + word + "\"",
+        true};
+  };
+  if (!check.query.empty() && q < 0) return gone(check.query, false);
+  if (!check.key.empty() && k < 0) return gone(check.key, pipeline.cross());
   using Kind = LessonCheck::Kind;
   switch (check.kind) {
     case Kind::Argmax: {
       const Eigen::Index best = row_argmax(head.weights, q);
       if (best == k) {
         const Eigen::Index tie = tied_with(head.weights, q, k);
-        if (tie < 0) return Status::ok();
-        return Status::error(token_text(keys, k) + " (" + format(head.weights(q, k)) +
-                             ") is tied with " + token_text(keys, tie) + " (" +
-                             format(head.weights(q, tie)) + ")");
+        if (tie < 0) return std::nullopt;
+        return Problem{token_text(queries, q) + " attends as much to " + token_text(keys, tie) +
+                       " (" + format(head.weights(q, tie)) + ") as to " + token_text(keys, k) +
+                       " (" + format(head.weights(q, k)) + ")"};
       }
-      return Status::error("the largest weight is on " + token_text(keys, best) + " (" +
-                           format(head.weights(q, best)) + "), not on " + token_text(keys, k) +
-                           " (" + format(head.weights(q, k)) + ")");
+      return Problem{token_text(queries, q) + " attends most to " + token_text(keys, best) + " (" +
+                     format(head.weights(q, best)) + "), not to " + token_text(keys, k) + " (" +
+                     format(head.weights(q, k)) + ")"};
     }
     case Kind::WeightAbove:
     case Kind::WeightBelow: {
       const double w = head.weights(q, k);
-      const bool holds = check.kind == Kind::WeightAbove ? w > check.value : w < check.value;
-      if (holds) return Status::ok();
-      return Status::error("the weight is " + format(w));
+      const bool above = check.kind == Kind::WeightAbove;
+      if (above ? w > check.value : w < check.value) return std::nullopt;
+      return Problem{token_text(queries, q) + " gives " + token_text(keys, k) + " " + format(w) +
+                     ", not " + (above ? "more" : "less") + " than " + format(check.value)};
     }
     case Kind::MaxWeightAbove:
     case Kind::MaxWeightBelow: {
-      const double w = head.weights.row(q).maxCoeff();
-      const bool holds = check.kind == Kind::MaxWeightAbove ? w > check.value : w < check.value;
-      if (holds) return Status::ok();
-      return Status::error("the largest weight is " + format(w));
+      const Eigen::Index best = row_argmax(head.weights, q);
+      const double w = head.weights(q, best);
+      if (check.kind == Kind::MaxWeightAbove) {
+        if (w > check.value) return std::nullopt;
+        return Problem{token_text(queries, q) + " gives at most " + format(w) + " (to " +
+                       token_text(keys, best) + "), not more than " + format(check.value)};
+      }
+      if (w < check.value) return std::nullopt;
+      return Problem{token_text(queries, q) + " gives " + token_text(keys, best) + " " + format(w) +
+                     ", not less than " + format(check.value)};
     }
     case Kind::DiagonalDominates:
+      // A claim about self-attention; switched to cross-attention, the diagonal means nothing (and
+      // the source may have fewer words than the target).
+      if (pipeline.cross())
+        return Problem{
+            "the queries and the keys come from two different sentences: no word meets "
+            "itself"};
       for (Eigen::Index i = 0; i < head.weights.rows(); ++i)
         if (row_argmax(head.weights, i) != i)
-          return Status::error(token_text(queries, i) + " attends most to " +
-                               token_text(keys, row_argmax(head.weights, i)));
+          return Problem{token_text(queries, i) + " attends most to " +
+                         token_text(keys, row_argmax(head.weights, i)) + ", not to itself"};
         else if (const Eigen::Index tie = tied_with(head.weights, i, i); tie >= 0)
-          return Status::error(token_text(queries, i) + " attends as much to " +
-                               token_text(keys, tie) + " as to itself");
-      return Status::ok();
+          return Problem{token_text(queries, i) + " attends as much to " + token_text(keys, tie) +
+                         " as to itself"};
+      return std::nullopt;
     case Kind::OneHot:
       for (Eigen::Index i = 0; i < head.weights.rows(); ++i)
-        if (head.weights.row(i).maxCoeff() != 1.0f || head.weights.row(i).sum() != 1.0f)
-          return Status::error("row " + token_text(queries, i) + " is not one-hot");
-      return Status::ok();
+        if (head.weights.row(i).maxCoeff() != 1.0f || head.weights.row(i).sum() != 1.0f) {
+          const Eigen::Index best = row_argmax(head.weights, i);
+          return Problem{token_text(queries, i) +
+                         " spreads its weight over several keys (at most " +
+                         format(head.weights(i, best)) + ", on " + token_text(keys, best) + ")"};
+        }
+      return std::nullopt;
     case Kind::OutputEqualsValue: {
-      const double difference = (head.output.row(q) - head.V.row(k)).cwiseAbs().maxCoeff();
-      if (difference <= 1e-5 * std::max(1.0f, head.V.row(k).cwiseAbs().maxCoeff()))
-        return Status::ok();
-      return Status::error("the output differs from the value by up to " + format(difference));
+      if (output_is_value(head, q, k)) return std::nullopt;
+      Eigen::Index equal = -1;  // the key whose value the output is instead, if any
+      for (Eigen::Index j = 0; j < head.V.rows() && equal < 0; ++j)
+        if (output_is_value(head, q, j)) equal = j;
+      // One number per value (d_v = 1): the views print it, and so does the message.
+      const bool one_number = head.V.cols() == 1;
+      const auto number = [&](const Matrix& m, Eigen::Index row) {
+        return one_number ? " (" + format(m(row, 0)) + ")" : std::string();
+      };
+      const std::string output = "the output of " + token_text(queries, q);
+      if (equal >= 0)
+        return Problem{output + " is the value of " + token_text(keys, equal) +
+                       number(head.V, equal) + ", not that of " + token_text(keys, k) +
+                       number(head.V, k)};
+      return Problem{output + number(head.output, q) +
+                     " is a blend of several values, not exactly the value of " +
+                     token_text(keys, k) + number(head.V, k)};
     }
     case Kind::UpperTriangleZero:
       for (Eigen::Index i = 0; i < head.weights.rows(); ++i)
         for (Eigen::Index j = i + 1; j < head.weights.cols(); ++j)
           if (head.weights(i, j) != 0.0f)
-            return Status::error(token_text(queries, i) + " gives weight " +
-                                 format(head.weights(i, j)) + " to the later " +
-                                 token_text(keys, j));
-      return Status::ok();
+            return Problem{token_text(queries, i) + " gives " + format(head.weights(i, j)) +
+                           " to " + token_text(keys, j) + ", a word after it"};
+      return std::nullopt;
     case Kind::HeadsDisagree: {
-      if (check.head_b >= static_cast<int>(r.heads.size())) return Status::error("no such head");
+      if (check.head_b >= static_cast<int>(r.heads.size()))
+        return Problem{"there is no head " + std::to_string(check.head_b)};
       const Eigen::Index a = row_argmax(head.weights, q);
       const Eigen::Index b = row_argmax(r.heads[static_cast<std::size_t>(check.head_b)].weights, q);
-      if (a != b) return Status::ok();
-      return Status::error("both heads put the largest weight on " + token_text(keys, a));
+      if (a != b) return std::nullopt;
+      return Problem{token_text(queries, q) + " attends most to " + token_text(keys, a) +
+                     " in both head " + std::to_string(check.head) + " and head " +
+                     std::to_string(check.head_b)};
     }
     case Kind::PermutationEquivariant:
-      return permutation_problem(step, check, pipeline, true);
+      return permutation_problem(scenario, check, pipeline, true);
     case Kind::NotPermutationEquivariant:
-      return permutation_problem(step, check, pipeline, false);
+      return permutation_problem(scenario, check, pipeline, false);
   }
-  return Status::ok();
+  return std::nullopt;
+}
+
+// The step's claims that do not hold on `pipeline`, which computed `scenario`.
+std::vector<CheckFailure> failures_on(const LessonStep& step, const Scenario& scenario,
+                                      const Pipeline& pipeline) {
+  std::vector<CheckFailure> failures;
+  for (const LessonCheck& check : step.checks)
+    if (MaybeProblem problem = check_problem(scenario, check, pipeline))
+      failures.push_back({check.description, std::move(problem->reason), problem->words_gone});
+  return failures;
 }
 
 }  // namespace
 
 std::vector<CheckFailure> check_failures(const LessonStep& step, const Pipeline& pipeline) {
-  std::vector<CheckFailure> failures;
-  for (const LessonCheck& check : step.checks)
-    if (Status status = check_problem(step, check, pipeline); !status)
-      failures.push_back({check.description, status.message()});
-  return failures;
+  return failures_on(step, step.scenario, pipeline);
 }
 
 std::vector<std::string> failed_checks(const LessonStep& step, const Pipeline& pipeline) {
@@ -456,6 +545,131 @@ std::vector<std::string> failed_checks(const LessonStep& step, const Pipeline& p
   for (const CheckFailure& failure : check_failures(step, pipeline))
     failures.push_back(failure.check + ": " + failure.reason);
   return failures;
+}
+
+// -----------------------------------------------------------------------------
+// [SECTION] What the student changed
+// -----------------------------------------------------------------------------
+namespace {
+
+template <typename A, typename B>
+bool same_values(const A& a, const B& b) {
+  return a.rows() == b.rows() && a.cols() == b.cols() && a == b;
+}
+template <typename A, typename B>
+bool same_shape(const A& a, const B& b) {
+  return a.rows() == b.rows() && a.cols() == b.cols();
+}
+
+// The weight matrices whose values changed while their shapes stayed ("W_Q", "W_O").
+std::vector<std::string> changed_weights(const Parameters& before, const Parameters& now) {
+  std::vector<std::string> names;
+  if (before.heads.size() == now.heads.size())
+    for (ParameterName name : kAllParameterNames) {
+      if (name == ParameterName::W_O) continue;
+      for (std::size_t h = 0; h < now.heads.size(); ++h) {
+        const HeadParameters &a = before.heads[h], &b = now.heads[h];
+        const bool changed = name == ParameterName::v_a
+                                 ? same_shape(a.v_a, b.v_a) && !same_values(a.v_a, b.v_a)
+                                 : same_shape(parameter(before, name, static_cast<int>(h)),
+                                              parameter(now, name, static_cast<int>(h))) &&
+                                       !same_values(parameter(before, name, static_cast<int>(h)),
+                                                    parameter(now, name, static_cast<int>(h)));
+        if (changed) {
+          names.emplace_back(to_string(name));
+          break;
+        }
+      }
+    }
+  if (same_shape(before.W_O, now.W_O) && !same_values(before.W_O, now.W_O))
+    names.emplace_back("W_O");
+  return names;
+}
+
+// A part as the student sees it named on screen.
+std::string part_in_words(const std::string& part, const Scenario& before, const Scenario& now) {
+  if (part == "mode") return "Self / Cross";
+  if (part == "target") return now.mode == Mode::Cross ? "the target sentence" : "the sentence";
+  if (part == "source") return "the source sentence";
+  if (part == "heads") return "the number of heads";
+  if (part == "compatibility") return "the score";
+  if (part == "temperature") return "the temperature";
+  if (part == "hard") return "hard (argmax)";
+  if (part == "causal") return "the causal mask";
+  if (part == "positional") return "the positions";
+  if (part == "seed") return "the seed";
+  if (part == "embeddings") return "X (the embeddings)";
+  if (part == "mask") return "the mask";
+  if (part == "weights") {
+    std::string names;
+    for (const std::string& name : changed_weights(before.parameters, now.parameters))
+      names += (names.empty() ? "" : ", ") + name;
+    return "the weights (" + names + ")";
+  }
+  return part;  // d_model, d_k, d_v, d_att, max_tokens: as the Input panel names them
+}
+
+// "a", "a and b", "a, b and c".
+std::string listed(const std::vector<std::string>& items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> changed_parts(const Scenario& before, const Scenario& now) {
+  std::vector<std::string> parts;
+  const AttentionConfig &a = before.config, &b = now.config;
+  const auto add_if = [&](bool changed, const char* part) {
+    if (changed) parts.emplace_back(part);
+  };
+  add_if(before.mode != now.mode, "mode");
+  add_if(before.target != now.target, "target");
+  add_if(before.source != now.source, "source");
+  add_if(a.d_model != b.d_model, "d_model");
+  add_if(a.heads != b.heads, "heads");
+  add_if(a.d_k != b.d_k, "d_k");
+  add_if(a.d_v != b.d_v, "d_v");
+  add_if(a.d_att != b.d_att, "d_att");
+  add_if(a.compatibility != b.compatibility, "compatibility");
+  add_if(a.temperature != b.temperature, "temperature");
+  add_if(a.hard != b.hard, "hard");
+  add_if(a.causal != b.causal, "causal");
+  add_if(before.positional != now.positional, "positional");
+  add_if(before.seed != now.seed, "seed");
+  add_if(before.max_tokens != now.max_tokens, "max_tokens");
+  add_if(a.d_model == b.d_model && before.embeddings != now.embeddings, "embeddings");
+  add_if(!changed_weights(before.parameters, now.parameters).empty(), "weights");
+  add_if(same_shape(before.mask, now.mask) && !same_values(before.mask, now.mask), "mask");
+  return parts;
+}
+
+StudentChange student_change(const LessonStep& step, const Scenario& now,
+                             const Pipeline& pipeline) {
+  StudentChange change;
+  change.parts = changed_parts(step.scenario, now);
+  if (change.parts.empty()) return change;
+  change.invited = std::all_of(change.parts.begin(), change.parts.end(), [&](const auto& part) {
+    return std::find(step.invites.begin(), step.invites.end(), part) != step.invites.end();
+  });
+  change.failures = failures_on(step, now, pipeline);
+  // After a change the step asks for, a claim about words the student typed away says nothing
+  // new: the text's numbers for them already read as a dash.
+  const auto told =
+      std::find_if(change.failures.begin(), change.failures.end(),
+                   [&](const CheckFailure& f) { return !(change.invited && f.words_gone); });
+  if (told == change.failures.end()) return change;
+  // One claim, the first the step makes (its most telling): the band stays short.
+  std::vector<std::string> parts;
+  for (const std::string& part : change.parts)
+    parts.push_back(part_in_words(part, step.scenario, now));
+  change.message = "You changed " + listed(parts) +
+                   (change.invited ? ", as the step suggests. Now "
+                                   : ": the text above describes the step as it began. Now ") +
+                   told->reason + ".";
+  return change;
 }
 
 // -----------------------------------------------------------------------------

@@ -49,6 +49,13 @@ struct LessonPredict {
   std::string query;  // whose largest weight the student predicts
 };
 
+// The parts of a scenario a student can change, by their keys in the scenario file: what a
+// step's "invites" names.
+inline constexpr std::string_view kScenarioParts[] = {
+    "mode",       "target", "source",        "d_model",     "heads",   "d_k",
+    "d_v",        "d_att",  "compatibility", "temperature", "hard",    "causal",
+    "positional", "seed",   "max_tokens",    "embeddings",  "weights", "mask"};
+
 struct LessonStep {
   std::string title;
   std::string text;   // may hold {placeholders}: see expand_lesson_text
@@ -59,7 +66,10 @@ struct LessonStep {
   std::string query;                // selected query token ("" = unchanged)
   std::string key;                  // highlighted key token ("" = none)
   std::optional<LessonPredict> predict;
-  std::vector<LessonCheck> checks;
+  std::vector<LessonCheck> checks;  // claims of the text about the step as it begins
+  // The parts of the scenario (kScenarioParts) the text asks the student to change ("drag ...",
+  // "toggle ..."): changing them is what the step wants, not a departure from it.
+  std::vector<std::string> invites;
 };
 
 struct Lesson {
@@ -91,10 +101,28 @@ int resolve_token(const Tokenization& tokens, std::string_view reference);
 std::vector<std::string> failed_checks(const LessonStep& step, const Pipeline& pipeline);
 // The same, split: the check as written (JSON) and why it fails, in words for a student.
 struct CheckFailure {
-  std::string check;   // {"check":"argmax","key":"bread","query":"loves"}
-  std::string reason;  // the largest weight is on "dog" (0.8345), not on "bread" (0.0000)
+  std::string check;        // {"check":"argmax","key":"bread","query":"loves"}
+  std::string reason;       // "loves" attends most to "dog" (0.83), not to "bread" (0.00)
+  bool words_gone = false;  // the claim is about words the sentence no longer has
 };
 std::vector<CheckFailure> check_failures(const LessonStep& step, const Pipeline& pipeline);
+
+// The parts of `now` (kScenarioParts) that differ from `before`. Weights, embeddings and the mask
+// count only when their shapes are the same: reshaped by a change of d_model, d_k, ... or of the
+// sentence, they follow that change.
+std::vector<std::string> changed_parts(const Scenario& before, const Scenario& now);
+
+// What a lesson step says once the student has changed its scenario: what they changed, whether
+// the step invited that, and which claims of its text no longer hold, as one message for the
+// student ("" when there is nothing to say: nothing changed, or every claim still holds).
+struct StudentChange {
+  std::vector<std::string> parts;      // changed_parts(step.scenario, now)
+  bool invited = false;                // every part is one the step invites
+  std::vector<CheckFailure> failures;  // the claims that no longer hold
+  std::string message;
+};
+// `pipeline` has computed `now`.
+StudentChange student_change(const LessonStep& step, const Scenario& now, const Pipeline& pipeline);
 
 // Fills the placeholders of a step's text with live numbers:
 //   {n_query} {n_key} {pairs} (= n_query·n_key) {d_model} {d_k} {d_v} {d_att} {heads}

@@ -62,6 +62,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!load.ok()) return 0;
   FUZZ_CHECK(!load->steps.empty());
 
+  // The step before, computed: what a student who changed this step into it would see.
+  const attnviz::Scenario* previous = nullptr;
+  attnviz::Pipeline previous_pipeline;
   for (const attnviz::LessonStep& step : load->steps) {
     if (!small_enough(step.scenario)) continue;
     attnviz::Pipeline pipeline;
@@ -69,6 +72,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!status) std::fprintf(stderr, "step does not compute: %s\n", status.message().c_str());
     FUZZ_CHECK(static_cast<bool>(status));
     (void)attnviz::failed_checks(step, pipeline);
+    if (previous) {
+      const attnviz::StudentChange change =
+          attnviz::student_change(step, *previous, previous_pipeline);
+      FUZZ_CHECK(change.message.empty() || !change.failures.empty());
+    }
+    previous = &step.scenario;
+    (void)previous_pipeline.run(step.scenario);
     (void)attnviz::expand_lesson_text(step.text, pipeline);
     (void)attnviz::expand_lesson_text(step.title, pipeline);
     // Token references the lesson validated resolve to tokens the app can index.

@@ -184,13 +184,41 @@ TEST_CASE(
 TEST_CASE("a lesson step's claims are checked again once the student changes the scenario") {
   AppState state;
   state.start_lesson(builtin_lesson("causal-mask"), 4);  // "Unmasked, loves gives ... to bread"
-  CHECK(state.broken_lesson_claims().empty());           // as the step began
+  CHECK(state.lesson_change().message.empty());          // as the step began
+  state.document.edit([](Scenario& s) {
+    s.parameters.heads[0].W_K(0, 0) += 5.0f;  // not what the step asks
+  });
+  const StudentChange& change = state.lesson_change();
+  INFO(change.message);
+  CHECK_FALSE(change.invited);
+  CHECK(change.message.find("describes the step as it began") != std::string::npos);
+  state.go_to_lesson_step(4);  // back to the step as it began
+  CHECK(state.lesson_change().message.empty());
+}
+
+TEST_CASE("the change a lesson step asks for is told as what it did, not as a broken text") {
+  AppState state;
+  state.start_lesson(builtin_lesson("causal-mask"), 4);
   state.document.edit([](Scenario& s) {
     s.config.causal = true;
   });  // "Toggle the causal mask in the Input panel to compare."
-  REQUIRE_FALSE(state.broken_lesson_claims().empty());
-  state.go_to_lesson_step(4);  // back to the step as it began
-  CHECK(state.broken_lesson_claims().empty());
+  const StudentChange& toggled = state.lesson_change();
+  INFO(toggled.message);
+  CHECK(toggled.invited);
+  CHECK(toggled.message.find("as the step suggests") != std::string::npos);
+  CHECK(toggled.message.find("no longer holds") == std::string::npos);
+
+  // Lesson 1, step 6: drag the first number of the row "al" of X below 0.50, as the Weights panel
+  // does.
+  state.start_lesson(builtin_lesson("retrieval"), 5);
+  const Token& al = state.pipeline().target().tokens[0];
+  REQUIRE(al.text == "al");
+  const std::vector<float> row = state.document.scenario().embeddings.at("al");
+  state.document.set_embedding_value(al, 0, 0.45f, row.data());
+  const StudentChange& dragged = state.lesson_change();
+  INFO(dragged.message);
+  CHECK(dragged.invited);
+  CHECK(dragged.message.find("\"al\" is the value of \"alan\" (38.00)") != std::string::npos);
 }
 
 }  // namespace attnviz::app

@@ -120,6 +120,7 @@ inline void check_same_scenario(const Scenario& a, const Scenario& b) {
   CHECK(a.seed == b.seed);
   CHECK(a.max_tokens == b.max_tokens);
   CHECK(a.embeddings == b.embeddings);
+  CHECK(a.dimension_names == b.dimension_names);
   CHECK(same_matrix(a.mask, b.mask));
   CHECK(a.view_json.empty() == b.view_json.empty());
   if (!a.view_json.empty() && !b.view_json.empty())
@@ -183,6 +184,7 @@ inline Scenario random_scenario(Mode mode = Mode::Cross) {
   s.parameters.heads[1].W_K(1, 1) = 0.1f;
   s.embeddings["cat"] = {0.1f, -2.5f, 1e-7f, 3.0f, draw(), draw()};
   s.embeddings["dog"] = {draw(), draw(), draw(), draw(), draw(), draw()};
+  s.dimension_names = {"animal", "size", "naming \"it\"", "é"};  // fewer than d_model
   s.mask.resize(6, mode == Mode::Cross ? 4 : 6);
   for (Eigen::Index i = 0; i < s.mask.size(); ++i) s.mask.data()[i] = (rng() % 3 != 0) ? 1 : 0;
   s.mask(2, 1) = 0;

@@ -495,6 +495,61 @@ TEST_CASE("an embedding override is stored and becomes the token's row of X") {
 }
 
 // -----------------------------------------------------------------------------
+// Dimension names
+// -----------------------------------------------------------------------------
+TEST_CASE("dimension names label the first dimensions and the rest by number") {
+  const Result<Scenario> load =
+      parse_scenario(document(R"("target": "alice", "d_model": 4, "heads": 1,
+                  "dimension_names": ["alice", "alan", "bob"])"));
+  INFO("error: ", load.error());
+  REQUIRE(load.ok());
+  CHECK(load.warnings.empty());
+  CHECK(dimension_name(*load, 0) == "alice");
+  CHECK(dimension_name(*load, 2) == "bob");
+  CHECK(dimension_name(*load, 3).empty());  // not named: the views label it "3"
+  CHECK(dimension_name(*load, -1).empty());
+}
+
+TEST_CASE("without dimension names the dimensions are the lexicon's features") {
+  const Result<Scenario> load = parse_scenario(scenario_with(R"("d_model": 14, "heads": 1)"));
+  REQUIRE(load.ok());
+  CHECK(dimension_name(*load, 0) == "person");
+  CHECK(dimension_name(*load, 1) == "food");
+  CHECK(dimension_name(*load, 13).empty());  // the lexicon has 12 features
+}
+
+TEST_CASE("bad dimension names are errors naming dimension_names") {
+  CHECK_ERROR_MENTIONS(parse_scenario(scenario_with(
+                           R"("d_model": 2, "heads": 1, "dimension_names": ["a", "b", "c"])")),
+                       "dimension_names", "3 names", "d_model is 2");
+  CHECK_ERROR_MENTIONS(parse_scenario(scenario_with(R"("dimension_names": ["a", 2])")),
+                       "dimension_names[1]", "string");
+  CHECK_ERROR_MENTIONS(parse_scenario(scenario_with(R"("dimension_names": ["a", "  "])")),
+                       "dimension_names[1]", "empty");
+  CHECK_ERROR_MENTIONS(parse_scenario(scenario_with(R"("dimension_names": "a")")),
+                       "dimension_names", "list");
+}
+
+TEST_CASE("a smaller d_model drops the names of the dimensions it removes") {
+  Result<Scenario> load = parse_scenario(
+      scenario_with(R"("d_model": 4, "heads": 1, "dimension_names": ["w", "x", "y", "z"])"));
+  REQUIRE(load.ok());
+  Scenario s = *load;
+  AttentionConfig smaller = s.config;
+  smaller.d_model = 2;
+  apply_config(s, smaller);
+  CHECK(s.dimension_names == std::vector<std::string>{"w", "x"});
+  AttentionConfig larger = s.config;
+  larger.d_model = 6;
+  apply_config(s, larger);
+  CHECK(s.dimension_names == std::vector<std::string>{"w", "x"});  // the new ones by number
+  CHECK(dimension_name(s, 4).empty());
+  const Result<Scenario> again = parse_scenario(scenario_to_json(s));
+  INFO("error: ", again.error());
+  CHECK(again.ok());  // never more names than dimensions
+}
+
+// -----------------------------------------------------------------------------
 // The custom mask
 // -----------------------------------------------------------------------------
 TEST_CASE("a mask of the right shape loads with each 0 in its cell") {

@@ -4,6 +4,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cctype>
+#include <functional>
 #include <string>
 
 namespace attnviz {
@@ -138,7 +141,26 @@ TEST_CASE("an argmax claim resting on a tie fails") {
   const std::vector<std::string> failures =
       failures_of(R"("checks": [{"check": "argmax", "head": 0, "query": "i", "key": "like"}])");
   REQUIRE(failures.size() == 1);
-  CHECK(failures[0].find("tied with \"eat\"") != std::string::npos);
+  CHECK(failures[0].find("\"i\" attends as much to \"eat\" (0.44) as to \"like\" (0.44)") !=
+        std::string::npos);
+}
+
+TEST_CASE("a claim that fails says so in words, with the numbers the views print") {
+  // In the built-in scenario "apple" gives eat 0.74 and like 0.12 in head 0.
+  const std::vector<std::string> argmax =
+      failures_of(R"("checks": [{"check": "argmax", "head": 0, "query": "apple", "key": "like"}])");
+  REQUIRE(argmax.size() == 1);
+  CHECK(argmax[0].find("\"apple\" attends most to \"eat\" (0.74), not to \"like\" (0.12)") !=
+        std::string::npos);
+  const std::vector<std::string> above = failures_of(
+      R"("checks": [{"check": "weight_above", "query": "apple", "key": "eat", "value": 0.9}])");
+  REQUIRE(above.size() == 1);
+  CHECK(above[0].find("\"apple\" gives \"eat\" 0.74, not more than 0.90") != std::string::npos);
+  const std::vector<std::string> output = failures_of(
+      R"("checks": [{"check": "output_equals_value", "head": 1, "query": "eat", "key": "apple"}])");
+  REQUIRE(output.size() == 1);
+  CHECK(output[0].find("the output of \"eat\" is a blend of several values, not exactly the value "
+                       "of \"apple\"") != std::string::npos);
 }
 
 TEST_CASE("structural checks fail when the claim is false") {
@@ -177,6 +199,193 @@ TEST_CASE("permutation checks tell positions on from positions off") {
           R"("scenario": {"positional": "sinusoidal"}, "checks": [{"check": "not_permutation_equivariant", )" +
           shuffle + "}]")
           .empty());
+}
+
+// -----------------------------------------------------------------------------
+// What the student changed
+// -----------------------------------------------------------------------------
+namespace {
+
+Lesson builtin_named(std::string_view name) {
+  const std::optional<BuiltinLesson> builtin = find_builtin_lesson(name);
+  REQUIRE(builtin);
+  return load_builtin(*builtin);
+}
+
+// The step's scenario with `change` made, computed, as the student's edit leaves it.
+StudentChange change_of(const LessonStep& step, const std::function<void(Scenario&)>& change) {
+  Scenario now = step.scenario;
+  change(now);
+  Pipeline pipeline;
+  REQUIRE(pipeline.run(now));
+  return student_change(step, now, pipeline);
+}
+
+bool has(const std::string& text, std::string_view part) {
+  return text.find(part) != std::string::npos;
+}
+
+// Lesson 1: "al" lies between alice [1 0 0 0] and alan [0 1 0 0]; its first number below 0.50
+// moves it nearer alan.
+void al_nearer_alan(Scenario& s) {
+  s.embeddings.at("al")[0] = 0.45f;
+}
+
+}  // namespace
+
+TEST_CASE("the change a step asks for is not reported as breaking its text") {
+  // Lesson 1, step 6: "drag the first number of the row "al" (0.60) below 0.50: the hard answer
+  // jumps from one income to the other".
+  const Lesson lesson = builtin_named("retrieval");
+  const LessonStep& step = lesson.steps[5];
+  REQUIRE(step.scenario.config.hard);
+  const StudentChange change = change_of(step, al_nearer_alan);
+  CHECK(change.parts == std::vector<std::string>{"embeddings"});
+  CHECK(change.invited);
+  CHECK_FALSE(change.failures.empty());  // the claims as the step began no longer hold ...
+  INFO(change.message);                  // ... and the note says what the change did, plainly
+  CHECK(has(change.message, "You changed X (the embeddings), as the step suggests."));
+  CHECK(has(change.message,
+            "the output of \"al\" is the value of \"alan\" (38.00), not that of \"alice\" "
+            "(52.00)"));
+  CHECK_FALSE(has(change.message, "describes the step as it began"));
+  CHECK_FALSE(has(change.message, "differs"));
+  CHECK_FALSE(has(change.message, "{"));  // no check as written (JSON)
+}
+
+TEST_CASE(
+    "the same change on a step that does not ask for it says the text is of the step before") {
+  // Lesson 1, step 5 (soft attention): "al gives 0.59 to alice and 0.36 to alan".
+  const Lesson lesson = builtin_named("retrieval");
+  const LessonStep& step = lesson.steps[4];
+  REQUIRE(step.invites.empty());
+  const StudentChange change = change_of(step, al_nearer_alan);
+  CHECK_FALSE(change.invited);
+  INFO(change.message);
+  CHECK(has(change.message,
+            "You changed X (the embeddings): the text above describes the step as it began."));
+  CHECK(has(change.message, "Now \"al\" attends most to \"alan\""));
+}
+
+TEST_CASE("a change that keeps every claim of the text says nothing") {
+  const Lesson lesson = builtin_named("retrieval");
+  const StudentChange change = change_of(lesson.steps[5], [](Scenario& s) {
+    s.embeddings.at("al")[0] = 0.55f;  // still nearer alice
+  });
+  CHECK(change.parts == std::vector<std::string>{"embeddings"});
+  CHECK(change.failures.empty());
+  CHECK(change.message.empty());
+  CHECK(change_of(lesson.steps[5], [](Scenario&) {}).message.empty());  // no change at all
+}
+
+TEST_CASE("a change the step invites and one it does not: the note says the text is of before") {
+  // Lesson 6, step 5 invites toggling the causal mask, not editing the weights.
+  const Lesson lesson = builtin_named("causal-mask");
+  const LessonStep& step = lesson.steps[4];
+  const StudentChange invited = change_of(step, [](Scenario& s) { s.config.causal = true; });
+  CHECK(invited.invited);
+  CHECK(has(invited.message, "You changed the causal mask, as the step suggests."));
+  const StudentChange both = change_of(step, [](Scenario& s) {
+    s.config.causal = true;
+    s.parameters.heads[0].W_V(0, 0) += 1.0f;
+  });
+  CHECK_FALSE(both.invited);
+  INFO(both.message);
+  CHECK(has(both.message,
+            "You changed the causal mask and the weights (W_V): the text above "
+            "describes the step as it began."));
+}
+
+TEST_CASE("changed parts: reshaped weights and embeddings follow the setting that reshaped them") {
+  const Lesson lesson = builtin_named("retrieval");
+  const Scenario& before = lesson.steps[0].scenario;
+  Scenario wider = before;
+  AttentionConfig config = wider.config;
+  config.d_model = 5;
+  config.d_k = 6;
+  apply_config(wider, config);
+  CHECK(changed_parts(before, wider) == std::vector<std::string>{"d_model", "d_k"});
+  Scenario edited = before;
+  edited.target = "al";
+  edited.parameters.W_O(0, 1) = 3.0f;
+  edited.config.temperature = 2.0f;
+  CHECK(changed_parts(before, edited) ==
+        std::vector<std::string>{"target", "temperature", "weights"});
+  CHECK(changed_parts(before, before).empty());
+}
+
+TEST_CASE("after the student types another sentence, a claim about its words says they are gone") {
+  // Lesson 10, step 3 reorders the 4 words of "mouse chased a dog"; the student keeps 2.
+  const Lesson lesson = builtin_named("order");
+  const LessonStep& step = lesson.steps[2];
+  const StudentChange change = change_of(step, [](Scenario& s) { s.target = "mouse chased"; });
+  REQUIRE_FALSE(change.failures.empty());
+  bool reorder_gone = false;
+  for (const CheckFailure& failure : change.failures)
+    reorder_gone |= failure.words_gone && has(failure.reason, "no longer has the 4 words");
+  CHECK(reorder_gone);
+  CHECK(has(change.message, "the sentence has no \"dog\""));
+}
+
+TEST_CASE("a self-attention claim after a switch to cross-attention says the sentences differ") {
+  // Lesson 7, step 4 invites Self / Cross; its claim that every word attends most to itself is
+  // about self-attention. The source, shorter than the target, has no column for the last words.
+  const Lesson lesson = builtin_named("cross-attention");
+  const LessonStep& step = lesson.steps[3];
+  const StudentChange change = change_of(step, [](Scenario& s) {
+    s.mode = Mode::Cross;
+    s.source = "le chat";
+  });
+  bool told = false;
+  for (const CheckFailure& failure : change.failures)
+    told |= has(failure.reason, "two different sentences: no word meets itself");
+  CHECK(told);
+  const StudentChange toggled = change_of(step, [](Scenario& s) { s.mode = Mode::Cross; });
+  CHECK(toggled.invited);
+  CHECK(has(toggled.message,
+            "You changed Self / Cross, as the step suggests. Now the queries and "
+            "the keys come from two different sentences"));
+}
+
+TEST_CASE("a step that invites the sentence says nothing of the words typed away") {
+  // Lesson 4, step 6: "Type your own sentence with a pronoun."
+  const Lesson lesson = builtin_named("why-project");
+  const LessonStep& step = lesson.steps[5];
+  REQUIRE(std::find(step.invites.begin(), step.invites.end(), "target") != step.invites.end());
+  const StudentChange change =
+      change_of(step, [](Scenario& s) { s.target = "tom said he was hungry"; });
+  CHECK(change.invited);
+  CHECK_FALSE(change.failures.empty());
+  CHECK(change.message.empty());
+}
+
+TEST_CASE("a step invites only parts of a scenario") {
+  CHECK(parse_lesson(lesson_with_step(R"("invites": ["hard", "embeddings"])"), "t").ok());
+  const std::string error =
+      parse_lesson(lesson_with_step(R"("invites": ["hard", "colour"])"), "t").error();
+  CHECK(has(error, "steps[0].invites[1]"));
+  CHECK(has(error, "unknown part \"colour\""));
+  CHECK(
+      has(parse_lesson(lesson_with_step(R"("invites": "hard")"), "t").error(), "steps[0].invites"));
+}
+
+TEST_CASE("every built-in step whose text asks the student to change something invites it") {
+  // The verbs of the lessons' instructions that change the scenario (hovering and clicking a head
+  // do not).
+  const char* verbs[] = {"drag ", "type ", "toggle ", "untick ", "tick ", "raise ", "lower "};
+  for (const BuiltinLesson& builtin : builtin_lessons()) {
+    const Lesson lesson = load_builtin(builtin);
+    for (std::size_t s = 0; s < lesson.steps.size(); ++s) {
+      std::string text = lesson.steps[s].text;
+      std::transform(text.begin(), text.end(), text.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      for (const char* verb : verbs) {
+        const bool asked_but_not_invited = has(text, verb) && lesson.steps[s].invites.empty();
+        CHECK_MESSAGE(!asked_but_not_invited, builtin.id << " step " << s + 1 << " asks to \""
+                                                         << verb << "\" but invites nothing");
+      }
+    }
+  }
 }
 
 TEST_CASE("placeholders are filled with live numbers") {
