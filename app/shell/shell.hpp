@@ -85,7 +85,11 @@ struct Shell {
   std::vector<std::pair<std::string, std::string>> lesson_titles;  // built-in lessons: id, title
   float start_font_size = 16;                                      // Ctrl+0 goes back to it
   bool show_shortcuts = false;
-  int unsaved_question_frame = 0;                       // the ImGui frame the question came up in
+  int unsaved_question_frame = 0;  // the ImGui frame the question came up in
+  // Quitting (Commands::quit): the user agreed, or nothing would be lost; and whether the edits
+  // were discarded on the way ("Quit without saving": no recovery file is kept for them).
+  bool quit_agreed = false;
+  bool quit_discards_edits = false;
   CenterView centre_view_shown = CenterView::Heatmaps;  // the tab the tab bar last showed
 };
 

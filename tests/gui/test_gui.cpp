@@ -490,6 +490,45 @@ TEST_CASE("Return in the Open dialog leaves the unsaved-changes question to be a
   CHECK(saved->target == "i like to eat apple pie");  // the answer "Save first"
 }
 
+// Ctrl+Q with unsaved edits asks first, as New and Open do: the app stays open until the question
+// is answered (Escape cancels it; Return saves first, then quits).
+TEST_CASE("Ctrl+Q with unsaved edits asks before quitting") {
+  TempDir dir;
+  const fs::path scenario = dir.path / "week3.json";
+  REQUIRE(save_scenario_file(scenario.string(), builtin()));
+  const fs::path open_after_asking = dir.path / "open-after-asking",
+                 open_after_cancel = dir.path / "open-after-cancel",
+                 closed_after_saving = dir.path / "closed-after-saving";
+  const fs::path script = dir.path / "session.sh";
+  std::ofstream(script) << "export ATTNVIZ_STATE_DIR=" << quoted((dir.path / "state").string())
+                        << "\n"
+                        << quoted(app_path()) << " " << quoted(scenario.string())
+                        << " 2>/dev/null & pid=$!\n"
+                        << "xdotool search --sync --onlyvisible --name AttnViz >/dev/null\n"
+                        << "sleep 1.5\n"
+                        << "xdotool mousemove 250 136 click 1\nsleep 0.5\n"  // the sentence field
+                        << "xdotool type --delay 80 ' pie'\nsleep 0.5\n"
+                        << "xdotool key ctrl+q\nsleep 1\n"
+                        << "kill -0 $pid && touch " << quoted(open_after_asking.string()) << "\n"
+                        << "xdotool key Escape\nsleep 1\n"  // Cancel
+                        << "kill -0 $pid && touch " << quoted(open_after_cancel.string()) << "\n"
+                        << "xdotool key ctrl+q\nsleep 1\n"
+                        << "xdotool key Return\nsleep 1.5\n"  // Save first
+                        << "kill -0 $pid 2>/dev/null || touch "
+                        << quoted(closed_after_saving.string()) << "\n"
+                        << "kill -9 $pid 2>/dev/null\n"
+                        << "exit 0\n";
+  const std::string command =
+      "xvfb-run -a -s '-screen 0 1280x800x24' sh " + quoted(script.string()) + " > /dev/null 2>&1";
+  REQUIRE(std::system(command.c_str()) == 0);
+  CHECK_MESSAGE(fs::exists(open_after_asking), "Ctrl+Q quit without asking");
+  CHECK_MESSAGE(fs::exists(open_after_cancel), "Escape (Cancel) quit");
+  CHECK_MESSAGE(fs::exists(closed_after_saving), "the app stayed open after Save first");
+  Result<Scenario> saved = load_scenario_file(scenario.string());
+  REQUIRE(saved.ok());
+  CHECK(saved->target == "i like to eat apple pie");
+}
+
 TEST_CASE("an idle app sleeps between the frames it needs") {
   // Nothing happens for 3 s: the first frames settle the layout, then the app sleeps until input
   // comes, looking in twice a second (app/session/frame_pacing.hpp). An app drawing as fast as it
