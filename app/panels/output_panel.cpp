@@ -58,6 +58,7 @@ void add_star(ImDrawList* list, ImVec2 centre, float radius, ImU32 fill, ImU32 e
 
 class OutputPanel final : public Panel {
  public:
+  void reset_view() override { first_row_ = 0; }
   void draw_content(AppState& state, PanelContext& context) override {
     const AttentionResult& r = state.result();
     draw_selectors(state);

@@ -31,6 +31,9 @@ class Panel {
   // Called only when the pipeline has a result (state.computed.has_result): at least one head, one
   // query and one key, so a panel need not check for an empty one.
   virtual void draw_content(AppState& state, PanelContext& context) = 0;
+  // A new document or lesson step is shown (AppState::view_generation moved): the panel's own
+  // scroll positions go back to the start. The shell scrolls its ImGui windows itself.
+  virtual void reset_view() {}
 };
 
 }  // namespace attnviz::app

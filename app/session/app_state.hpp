@@ -154,6 +154,9 @@ struct AppState {
   TokenRef pinned;  // highlighted until changed (a lesson step's key)
   LessonState lesson;
   UiSettings ui;
+  // Moves whenever what the panels show is replaced (a file opened, New, a lesson step, leaving a
+  // lesson): the panel host then starts every panel at its top left, scrolled nowhere.
+  std::uint64_t view_generation = 0;
   std::vector<std::string> broken_claims;  // broken_lesson_claims(), as of claims_version
   std::uint64_t claims_version = 0;
 

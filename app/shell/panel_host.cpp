@@ -2,6 +2,7 @@
 // slot's window drawn in the order of core/figures/views.hpp (editors first, then views, with a
 // recompute before each, so that views show this frame's edits), and the centre's views as tabs.
 #include <imgui.h>
+#include <imgui_internal.h>  // every window and its root, to scroll them back
 
 #include <algorithm>
 #include <cmath>
@@ -12,6 +13,8 @@
 
 namespace attnviz::app {
 namespace {
+
+constexpr const char* kCentreWindow = "Views##centre";
 
 // Between the panels and around them.
 float panel_gap(const platform::Backend& backend) {
@@ -86,11 +89,32 @@ void draw_centre_views(Shell& shell, PanelContext& context) {
   if (active) active->draw_content(state, context);
 }
 
+// A new document or lesson step: every panel's window, and every window inside one (the Weights
+// strip, the Pipeline's chain, tables), starts scrolled to its top left, and each panel resets
+// what it scrolls itself. Set before the windows begin, the scroll applies in this frame.
+void reset_panel_scrolling(Shell& shell) {
+  std::vector<const ImGuiWindow*> roots;
+  roots.push_back(ImGui::FindWindowByName(kCentreWindow));
+  for (const HostedPanel& hosted : shell.panels) {
+    roots.push_back(ImGui::FindWindowByName(hosted.view->title));
+    hosted.panel->reset_view();
+  }
+  for (ImGuiWindow* window : ImGui::GetCurrentContext()->Windows)
+    if (std::find(roots.begin(), roots.end(), window->RootWindow) != roots.end()) {
+      ImGui::SetScrollX(window, 0.0f);
+      ImGui::SetScrollY(window, 0.0f);
+    }
+}
+
 }  // namespace
 
 void draw_panels(Shell& shell, float top, float bottom) {
   AppState& state = shell.state;
   if (state.lesson.active()) state.broken_lesson_claims();  // the lesson band grows for the note
+  if (state.view_generation != shell.view_generation_shown) {
+    shell.view_generation_shown = state.view_generation;
+    reset_panel_scrolling(shell);
+  }
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   const float gap = panel_gap(shell.backend);
   const view::Rect area{gap, top + gap, display.x - 2 * gap, bottom - top - 2 * gap};
@@ -117,7 +141,7 @@ void draw_panels(Shell& shell, float top, float bottom) {
         state.lesson.awaiting_prediction() &&
         (slot == view::Slot::Centre || slot == view::Slot::Arrows || slot == view::Slot::Output);
     if (slot == view::Slot::Centre) {
-      if (ImGui::Begin("Views##centre", nullptr, flags | ImGuiWindowFlags_NoTitleBar) &&
+      if (ImGui::Begin(kCentreWindow, nullptr, flags | ImGuiWindowFlags_NoTitleBar) &&
           state.computed.has_result) {
         if (covered)
           draw_cover();

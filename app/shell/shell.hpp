@@ -91,6 +91,7 @@ struct Shell {
   bool quit_agreed = false;
   bool quit_discards_edits = false;
   CenterView centre_view_shown = CenterView::Heatmaps;  // the tab the tab bar last showed
+  std::uint64_t view_generation_shown = 0;  // AppState::view_generation the panels were reset at
 };
 
 class Commands;
