@@ -126,10 +126,10 @@ class ComparePanel final : public Panel {
     if (mode_ == Mode::Snapshot && head >= static_cast<int>(snapshot_.weights.size())) {
       char note[160];
       std::snprintf(note, sizeof note,
-                    "The snapshot has %d head%s; head %d is not in it. Choose a head below %d, or "
+                    "The snapshot has %d head%s; head %d is not in it. Choose a head up to %d, or "
                     "take a new snapshot.",
                     static_cast<int>(snapshot_.weights.size()),
-                    snapshot_.weights.size() == 1 ? "" : "s", head,
+                    snapshot_.weights.size() == 1 ? "" : "s", view::shown_number(head),
                     static_cast<int>(snapshot_.weights.size()));
       draw_centred_note(state, note);
       return;
@@ -204,12 +204,12 @@ class ComparePanel final : public Panel {
 
     char title[96];
     if (mode_ == Mode::Heads)
-      std::snprintf(title, sizeof title, "A: head %d", head_a);
+      std::snprintf(title, sizeof title, "A: head %d", view::shown_number(head_a));
     else
       std::snprintf(title, sizeof title, "A: snapshot");
     draw_title(state, g[0], slots[0], origin.y, title, head_colour(state.ui.theme, head_a));
     if (mode_ == Mode::Heads)
-      std::snprintf(title, sizeof title, "B: head %d", head_b);
+      std::snprintf(title, sizeof title, "B: head %d", view::shown_number(head_b));
     else
       std::snprintf(title, sizeof title, "B: now");
     draw_title(state, g[1], slots[1], origin.y, title, head_colour(state.ui.theme, head_b));
@@ -800,14 +800,15 @@ class ComparePanel final : public Panel {
     if (i >= static_cast<int>(queries.size()) || j >= static_cast<int>(keys.size())) return;
     char text[32];
     ImGui::BeginTooltip();
-    ImGui::Text("query %d \"%s\" \xe2\x86\x92 key %d \"%s\"", i,
-                state.frame.visual_text(queries[static_cast<std::size_t>(i)].text), j,
+    ImGui::Text("query %d \"%s\" \xe2\x86\x92 key %d \"%s\"", view::shown_number(i),
+                state.frame.visual_text(queries[static_cast<std::size_t>(i)].text),
+                view::shown_number(j),
                 state.frame.visual_text(keys[static_cast<std::size_t>(j)].text));
     ImGui::Separator();
     char name_a[48], name_b[48];
     if (mode_ == Mode::Heads) {
-      std::snprintf(name_a, sizeof name_a, "A (head %d)", head_a);
-      std::snprintf(name_b, sizeof name_b, "B (head %d)", head_b);
+      std::snprintf(name_a, sizeof name_a, "A (head %d)", view::shown_number(head_a));
+      std::snprintf(name_b, sizeof name_b, "B (head %d)", view::shown_number(head_b));
     } else {
       std::snprintf(name_a, sizeof name_a, "A (snapshot %s)", snapshot_.time);
       std::snprintf(name_b, sizeof name_b, "B (now)");

@@ -100,7 +100,8 @@ class HeatmapPanel final : public Panel {
     ImDrawList* list = ImGui::GetWindowDrawList();
     const float font = ImGui::GetFontSize();
     char label[96];
-    std::snprintf(label, sizeof label, "\xce\xb1, head %d of %d", state.selection.head,
+    std::snprintf(label, sizeof label, "\xce\xb1, head %d of %d",
+                  view::shown_number(state.selection.head),
                   static_cast<int>(state.result().heads.size()));
     // The top of the scale: 1, or the head's largest α (View menu).
     const int head = state.selection.head;
@@ -117,7 +118,8 @@ class HeatmapPanel final : public Panel {
     };
     float bar_w = room_for_bar();
     if (bar_w < font * 2.0f) {
-      std::snprintf(label, sizeof label, "\xce\xb1, head %d", state.selection.head);
+      std::snprintf(label, sizeof label, "\xce\xb1, head %d",
+                    view::shown_number(state.selection.head));
       bar_w = room_for_bar();
     }
     list->AddText(origin, colours.text, label);
@@ -283,8 +285,8 @@ class HeatmapPanel final : public Panel {
         state.frame.visual_text(state.pipeline().keys().tokens[static_cast<std::size_t>(j)].text);
     ImGui::BeginTooltip();
     // The tokens' places too: a long sentence has many "the"s.
-    ImGui::Text("query %d \"%s\" \xe2\x86\x92 key %d \"%s\"   (head %d)", i, query, j, key,
-                state.selection.head);
+    ImGui::Text("query %d \"%s\" \xe2\x86\x92 key %d \"%s\"   (head %d)", view::shown_number(i),
+                query, view::shown_number(j), key, view::shown_number(state.selection.head));
     ImGui::Separator();
     ImGui::Text("score %s = %s", compatibility_formula(c.compatibility),
                 view::format_number(head.raw_scores(i, j), 3).c_str());
@@ -343,11 +345,12 @@ class HeatmapPanel final : public Panel {
       // "head 3" where it fits above the thumbnail, else "h3", else "3" (many heads, a narrow
       // view).
       char label[16];
-      std::snprintf(label, sizeof label, "head %d", head);
+      const int number = view::shown_number(head);
+      std::snprintf(label, sizeof label, "head %d", number);
       if (ImGui::CalcTextSize(label).x > size + gap * 0.5f)
-        std::snprintf(label, sizeof label, "h%d", head);
+        std::snprintf(label, sizeof label, "h%d", number);
       if (ImGui::CalcTextSize(label).x > size + gap * 0.5f)
-        std::snprintf(label, sizeof label, "%d", head);
+        std::snprintf(label, sizeof label, "%d", number);
       list->AddText(ImVec2(x, y),
                     head == state.selection.head ? colours.selection : colours.text_dim, label);
       const ImVec2 p0(x, y + font), p1(x + w, y + font + h);
@@ -360,7 +363,7 @@ class HeatmapPanel final : public Panel {
       const bool hovered = io.MousePos.x >= x && io.MousePos.x < x + size && io.MousePos.y >= y &&
                            io.MousePos.y < y + font + size;
       if (hovered && ImGui::IsWindowHovered()) {
-        ImGui::SetTooltip("head %d: click to show it large", head);
+        ImGui::SetTooltip("head %d: click to show it large", view::shown_number(head));
         if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.head = head;
       }
     }

@@ -161,16 +161,18 @@ class NeuronPanel final : public Panel {
     ImGui::SameLine();
     ImGui::TextUnformatted("key");
     ImGui::SameLine();
-    std::snprintf(preview, sizeof preview, "%d: %s", key_,
+    std::snprintf(preview, sizeof preview, "%d: %s", view::shown_number(key_),
                   state.frame.visual_text(keys[static_cast<std::size_t>(key_)].text));
     ImGui::SetNextItemWidth(std::min(font * 7.5f, ImGui::GetContentRegionAvail().x * 0.35f));
     if (ImGui::BeginCombo("##neuron_key", preview, ImGuiComboFlags_HeightLarge)) {
       if (ImGui::Selectable("the largest \xce\xb1")) key_ = strongest_key(h, query);
       ImGui::Separator();
       for (int j = 0; j < n_key; ++j) {
-        std::snprintf(item, sizeof item, "%d: %s   \xce\xb1 = %.2f##k%d", j,
-                      state.frame.visual_text(keys[static_cast<std::size_t>(j)].text),
-                      static_cast<double>(h.weights(query, j)), j);
+        char alpha[16] = "masked";
+        if (!is_masked(h.masked_scores(query, j)))
+          view::format_number_into(alpha, sizeof alpha, h.weights(query, j), 2);
+        std::snprintf(item, sizeof item, "%d: %s   \xce\xb1 = %s##k%d", view::shown_number(j),
+                      state.frame.visual_text(keys[static_cast<std::size_t>(j)].text), alpha, j);
         if (ImGui::Selectable(item, j == key_)) key_ = j;
         if (ImGui::IsItemHovered()) state.frame.hovered_next = {Side::Key, j};
         if (j == key_) ImGui::SetItemDefaultFocus();
@@ -431,7 +433,8 @@ class NeuronPanel final : public Panel {
         default: {
           char value[48];
           view::format_number_into(value, sizeof value, row.values[hovered_dim], 3);
-          line = std::string(row.name) + "[" + std::to_string(hovered_dim) + "] = " + value;
+          line = std::string(row.name) + "[" + std::to_string(view::shown_number(hovered_dim)) +
+                 "] = " + value;
           break;
         }
       }
@@ -753,7 +756,8 @@ class NeuronPanel final : public Panel {
                                        h.weights(query, hovered));
     char tip_heading[256];
     std::snprintf(tip_heading, sizeof tip_heading, "key %d \"%s\": click to look at this key",
-                  hovered, state.frame.visual_text(keys[static_cast<std::size_t>(hovered)].text));
+                  view::shown_number(hovered),
+                  state.frame.visual_text(keys[static_cast<std::size_t>(hovered)].text));
     draw_formula_tooltip(tip_heading, formula.c_str());
   }
 

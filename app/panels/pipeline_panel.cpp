@@ -678,7 +678,7 @@ class PipelinePanel final : public Panel {
                                              ? kFeatureNames[static_cast<std::size_t>(j)]
                                              : std::string_view();
         std::snprintf(heading, sizeof heading, "embedding of %s %d \"%s\"",
-                      source ? "key" : "token", i,
+                      source ? "key" : "token", view::shown_number(i),
                       state.frame.visual_text(tokens[static_cast<std::size_t>(i)].text));
         formula = view::embedding_formula(
             state.frame.visual_text(tokens[static_cast<std::size_t>(i)].text), i, j, value, feature,
@@ -687,20 +687,21 @@ class PipelinePanel final : public Panel {
       }
       case Stage::Q:
         std::snprintf(heading, sizeof heading, "query vector of \"%s\", head %d", query_name(i),
-                      head);
+                      view::shown_number(head));
         if (p)
           formula = view::product_formula({"Q", "X", "W_Q", "d"}, state.pipeline().X_target(),
                                           p->W_Q, i, j, value);
         break;
       case Stage::K:
-        std::snprintf(heading, sizeof heading, "key vector of \"%s\", head %d", key_name(i), head);
+        std::snprintf(heading, sizeof heading, "key vector of \"%s\", head %d", key_name(i),
+                      view::shown_number(head));
         if (p)
           formula = view::product_formula({"K", x_name, "W_K", "d"}, state.pipeline().X_keys(),
                                           p->W_K, i, j, value);
         break;
       case Stage::V:
         std::snprintf(heading, sizeof heading, "value vector of \"%s\", head %d", key_name(i),
-                      head);
+                      view::shown_number(head));
         if (p)
           formula = view::product_formula({"V", x_name, "W_V", "d"}, state.pipeline().X_keys(),
                                           p->W_V, i, j, value);
@@ -734,7 +735,8 @@ class PipelinePanel final : public Panel {
                       : view::softmax_formula(h.masked_scores.row(i).data(), r.n_key, i, j, value);
         break;
       case Stage::HeadOutput:
-        std::snprintf(heading, sizeof heading, "output of head %d for \"%s\"", head, query_name(i));
+        std::snprintf(heading, sizeof heading, "output of head %d for \"%s\"",
+                      view::shown_number(head), query_name(i));
         formula = view::head_output_formula(h.weights, h.V, i, j, value);
         break;
       case Stage::Concat:

@@ -3,6 +3,7 @@
 #include "app/panels/theme.hpp"
 #include "app/view/formula.hpp"
 #include "app/view/layout.hpp"
+#include "core/figures/format.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -25,7 +26,7 @@ bool draw_query_selector(AppState& state, const char* id, float max_width_em,
   ImGui::TextUnformatted("query");
   ImGui::SameLine();
   char preview[96];
-  std::snprintf(preview, sizeof preview, "%d: %s", query,
+  std::snprintf(preview, sizeof preview, "%d: %s", view::shown_number(query),
                 state.frame.visual_text(queries[static_cast<std::size_t>(query)].text));
   ImGui::SetNextItemWidth(
       std::min(font * max_width_em, ImGui::GetContentRegionAvail().x * max_width_fraction));
@@ -33,7 +34,7 @@ bool draw_query_selector(AppState& state, const char* id, float max_width_em,
   if (ImGui::BeginCombo(id, preview, ImGuiComboFlags_HeightLarge)) {
     for (int i = 0; i < n_query; ++i) {
       char item[96];
-      std::snprintf(item, sizeof item, "%d: %s##q%d", i,
+      std::snprintf(item, sizeof item, "%d: %s##q%d", view::shown_number(i),
                     state.frame.visual_text(queries[static_cast<std::size_t>(i)].text), i);
       if (ImGui::Selectable(item, i == query)) state.selection.query = i, chosen = true;
       if (ImGui::IsItemHovered()) state.frame.hovered_next = {Side::Query, i};
@@ -46,13 +47,13 @@ bool draw_query_selector(AppState& state, const char* id, float max_width_em,
 
 bool draw_head_combo(const char* id, int heads, int& head) {
   char preview[16];
-  std::snprintf(preview, sizeof preview, "%d", head);
+  std::snprintf(preview, sizeof preview, "%d", view::shown_number(head));
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 3.2f);
   bool chosen = false;
   if (ImGui::BeginCombo(id, preview)) {
     for (int k = 0; k < heads; ++k) {
       char item[32];
-      std::snprintf(item, sizeof item, "head %d", k);
+      std::snprintf(item, sizeof item, "head %d", view::shown_number(k));
       if (ImGui::Selectable(item, k == head)) head = k, chosen = true;
       if (k == head) ImGui::SetItemDefaultFocus();
     }

@@ -31,13 +31,14 @@ inline view::Rgba8 to_rgba8(ImU32 c) {
 // The colour with its opacity multiplied by `alpha` (clamped to [0, 1]).
 ImU32 with_alpha(ImU32 colour, float alpha);
 
-// "query" and a combo of the queries ("3: apple"), at most `max_width_em` font sizes and
-// `max_width_fraction` of the rest of the line wide. Hovering an entry highlights its token in
-// every view; choosing one selects it. Returns whether a query was chosen.
+// "query" and a combo of the queries ("3: apple", counted from 1 as everywhere), at most
+// `max_width_em` font sizes and `max_width_fraction` of the rest of the line wide. Hovering an
+// entry highlights its token in every view; choosing one selects it. Returns whether a query was
+// chosen.
 bool draw_query_selector(AppState& state, const char* id, float max_width_em,
                          float max_width_fraction);
 
-// A combo of the heads ("0"; entries "head 0", …), 3.2 font sizes wide. Sets `head` to the
+// A combo of the heads ("1"; entries "head 1", …), 3.2 font sizes wide. Sets `head` to the
 // head chosen and returns whether one was.
 bool draw_head_combo(const char* id, int heads, int& head);
 
