@@ -422,7 +422,10 @@ void GeometryPanel::draw_plot_tooltip(AppState& state, const HeadResult& h, int 
                 state.frame.visual_text(keys[static_cast<std::size_t>(index)].text), vector, a);
     format_double(a, sizeof a, g.dot, 2);
     format_angle(b, sizeof b, g.angle_degrees);
-    view::format_number_into(c, sizeof c, h.weights(query, index), 2);
+    if (view::is_masked(h.masked_scores(query, index)))
+      std::snprintf(c, sizeof c, "0 (masked)");
+    else
+      view::format_number_into(c, sizeof c, h.weights(query, index), 2);
     ImGui::Text("with \"%s\":  q\xc2\xb7k = %s   \xce\xb8 = %s   \xce\xb1 = %s",
                 state.frame.visual_text(queries[static_cast<std::size_t>(query)].text), a, b, c);
     ImGui::TextDisabled("click to keep its projection drawn; drag the tip to change W_K of head %d",

@@ -712,8 +712,12 @@ class NeuronPanel final : public Panel {
       const bool chosen = j == key, marked = state.highlights_key(j);
       const ImU32 fill = chosen ? head_colour(state.ui.theme, head)
                                 : with_alpha(colours.text_dim, marked ? 0.8f : 0.45f);
-      list->AddRectFilled(ImVec2(x + gap * 0.5f, base - chart_h * alpha),
-                          ImVec2(x + bw - gap * 0.5f, base), fill);
+      if (is_masked(h.masked_scores(query, j)))  // no weight: the masked look, a block tall
+        draw_masked_cell(list, ImVec2(x + gap * 0.5f, base - std::min(chart_h, font)),
+                         ImVec2(x + bw - gap * 0.5f, base), state.ui.theme);
+      else
+        list->AddRectFilled(ImVec2(x + gap * 0.5f, base - chart_h * alpha),
+                            ImVec2(x + bw - gap * 0.5f, base), fill);
       if (marked)
         list->AddRect(ImVec2(x, top), ImVec2(x + bw, base + label_h), colours.highlight, 0, 0,
                       2.0f);
@@ -729,7 +733,9 @@ class NeuronPanel final : public Panel {
           view::format_number_into(text, sizeof text, h.scaled_scores(query, j), 2);
         const ImVec2 size = ImGui::GetFont()->CalcTextSizeA(small, FLT_MAX, 0, text);
         list->AddText(ImGui::GetFont(), small,
-                      ImVec2(x + (bw - size.x) * 0.5f, base - chart_h * alpha - size.y - 1.0f),
+                      ImVec2(x + (bw - size.x) * 0.5f,
+                             base - (is_masked(m) ? std::min(chart_h, font) : chart_h * alpha) -
+                                 size.y - 1.0f),
                       colours.text_dim, text);
       }
       const view::SlotLabel& label = labels[static_cast<std::size_t>(j)];

@@ -16,6 +16,7 @@
 #include "app/panels/widgets.hpp"
 #include "app/raster/canvas.hpp"
 #include "app/render/image_texture.hpp"
+#include "app/view/formula.hpp"
 #include "app/view/projection.hpp"
 #include "app/view/values.hpp"
 #include "core/figures/format.hpp"
@@ -342,8 +343,10 @@ class OutputPanel final : public Panel {
                       alpha > 0 ? colours.text : colours.text_dim, text.c_str());
         list->PopClipRect();
       }
-      // α: the number and a bar from 0 to 1.
-      if (c.number_w > 0 && ch >= font * 0.8f) {
+      // α: the number and a bar from 0 to 1; for a masked key, which has no weight, the masked
+      // look and no number.
+      const bool masked_key = view::is_masked(h.masked_scores(query, j));
+      if (c.number_w > 0 && ch >= font * 0.8f && !masked_key) {
         char text[16];
         view::format_number_into(text, sizeof text, alpha, 2);
         list->AddText(ImVec2(c.alpha_x, y + (row_h - font) * 0.5f), colours.text, text);
@@ -351,10 +354,15 @@ class OutputPanel final : public Panel {
       const float bar_x = c.alpha_x + c.number_w, bar_w = c.alpha_w - c.number_w;
       const float bar_h = std::max(1.0f, std::min(ch, font * 0.8f)),
                   bar_y = y + (row_h - bar_h) * 0.5f;
-      list->AddRectFilled(ImVec2(bar_x, bar_y), ImVec2(bar_x + bar_w, bar_y + bar_h),
-                          with_alpha(colours.text_dim, 0.18f));
-      list->AddRectFilled(ImVec2(bar_x, bar_y), ImVec2(bar_x + bar_w * alpha, bar_y + bar_h),
-                          head_colour(state.ui.theme, head));
+      if (masked_key) {
+        draw_masked_cell(list, ImVec2(bar_x, bar_y), ImVec2(bar_x + bar_w, bar_y + bar_h),
+                         state.ui.theme);
+      } else {
+        list->AddRectFilled(ImVec2(bar_x, bar_y), ImVec2(bar_x + bar_w, bar_y + bar_h),
+                            with_alpha(colours.text_dim, 0.18f));
+        list->AddRectFilled(ImVec2(bar_x, bar_y), ImVec2(bar_x + bar_w * alpha, bar_y + bar_h),
+                            head_colour(state.ui.theme, head));
+      }
       // v_j, then α_j · v_j.
       const float* v = h.V.row(j).data();
       if (ch >= label_size * 0.8f) {
@@ -451,11 +459,14 @@ class OutputPanel final : public Panel {
     const auto& keys = state.pipeline().keys().tokens;
     const float alpha = weight_of(h.weights, query, key);
     ImGui::BeginTooltip();
+    const bool masked = view::is_masked(h.masked_scores(query, key));
     ImGui::Text("key %d: \"%s\"   \xce\xb1 = %s", view::shown_number(key),
                 state.frame.visual_text(keys[static_cast<std::size_t>(key)].text),
-                view::format_significant(alpha, 3).c_str());
-    if (view::is_masked(h.masked_scores(query, key)))
-      ImGui::TextDisabled("masked: this key is hidden from this query");
+                masked ? "0 (masked)" : view::format_significant(alpha, 3).c_str());
+    if (masked)
+      ImGui::TextDisabled(
+          "%s", view::masked_cell_note(view::mask_reason(state.result().config.causal, query, key))
+                    .c_str());
     draw_vector_text("v", h.V.row(key).data(), static_cast<int>(h.V.cols()));
     draw_vector_text("\xce\xb1\xc2\xb7v", h.V.row(key).data(), static_cast<int>(h.V.cols()), alpha);
     ImGui::EndTooltip();

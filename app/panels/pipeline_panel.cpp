@@ -465,11 +465,15 @@ class PipelinePanel final : public Panel {
             continue;
           }
           const float v = m(i, j);
+          // A masked score is −∞, and its weight no weight at all (not a weight of 0): both are
+          // drawn as the heatmaps draw a masked cell.
+          const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
           if (t.stage == Stage::Masked && is_masked(v)) {
-            draw_hatched(list, p0, p1, colours);
+            draw_masked_cell(list, p0, p1, state.ui.theme);
             if (values_)
-              centred_value(list, value_font, p0, cell, colours.text_dim,
-                            "\xe2\x88\x92\xe2\x88\x9e");
+              centred_value(list, value_font, p0, cell, colours.text, "\xe2\x88\x92\xe2\x88\x9e");
+          } else if (t.stage == Stage::Weights && is_masked(h.masked_scores(i, j))) {
+            draw_masked_cell(list, p0, p1, state.ui.theme);
           } else {
             const ImU32 fill = cell_colour(state, t, v);
             list->AddRectFilled(p0, p1, fill);
@@ -611,16 +615,6 @@ class PipelinePanel final : public Panel {
     draw_tooltip(state, t, head, hovered_row, hovered_col);
   }
 
-  static void draw_hatched(ImDrawList* list, ImVec2 p0, ImVec2 p1, const Palette& colours) {
-    list->AddRectFilled(p0, p1, with_alpha(colours.text_dim, 0.12f));
-    const float w = p1.x - p0.x, h = p1.y - p0.y, step = std::max(4.0f, w / 3.0f);
-    list->PushClipRect(p0, p1, true);
-    for (float d = step * 0.5f; d < w + h; d += step)
-      list->AddLine(ImVec2(p0.x + d, p0.y), ImVec2(p0.x + d - h, p1.y),
-                    with_alpha(colours.text_dim, 0.55f), 1.0f);
-    list->PopClipRect();
-  }
-
   void centred_value(ImDrawList* list, ImFont* font, ImVec2 p0, float cell, ImU32 colour,
                      const char* text) const {
     const ImVec2 size = font->CalcTextSizeA(value_font_, FLT_MAX, 0, text);
@@ -721,9 +715,8 @@ class PipelinePanel final : public Panel {
       case Stage::Masked: {
         std::snprintf(heading, sizeof heading, "masked score: query \"%s\" \xe2\x86\x92 key \"%s\"",
                       query_name(i), key_name(j));
-        view::MaskReason reason = view::MaskReason::None;
-        if (is_masked(value))
-          reason = c.causal && j > i ? view::MaskReason::Causal : view::MaskReason::Custom;
+        const view::MaskReason reason =
+            is_masked(value) ? view::mask_reason(c.causal, i, j) : view::MaskReason::None;
         formula = view::mask_formula(reason, i, j, h.scaled_scores(i, j), value);
         break;
       }

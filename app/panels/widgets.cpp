@@ -6,6 +6,7 @@
 #include "core/figures/format.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace attnviz::app {
@@ -128,6 +129,22 @@ void draw_formula_tooltip(const char* heading, const char* formula) {
   text_wrapped_at_spaces(heading, width, true);
   text_wrapped_at_spaces(formula, width);
   ImGui::EndTooltip();
+}
+
+void draw_masked_cell(ImDrawList* list, ImVec2 p0, ImVec2 p1, Theme theme) {
+  const view::MaskedLook look = view::masked_look(theme == Theme::Dark);
+  list->AddRectFilled(p0, p1, to_imgui(look.base));
+  const float w = p1.x - p0.x, h = p1.y - p0.y;
+  if (w <= 0 || h <= 0) return;
+  list->PushClipRect(p0, p1, true);
+  // Lines from the top edge down to the left at 45°, every period along the diagonal, starting
+  // where the shader's stripes would (x + y a multiple of the period).
+  const float period = view::kMaskedStripePeriod;
+  const float first = period - std::fmod(p0.x + p0.y, period);
+  for (float d = first; d < w + h + period; d += period)
+    list->AddLine(ImVec2(p0.x + d, p0.y), ImVec2(p0.x + d - h, p1.y), to_imgui(look.stripe),
+                  view::kMaskedStripeWidth * 0.75f);
+  list->PopClipRect();
 }
 
 void draw_cell_grid_lines(ImDrawList* list, const view::HeatmapGeometry& g, int rows, int cols,

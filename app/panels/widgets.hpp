@@ -77,6 +77,10 @@ std::string fit_text(std::string_view text, float width);
 // that fits in `width`; else cut by fit_text() in reading order, then turned.
 std::string fit_label(const view::VisualText& shown, const std::string& text, float width);
 
+// A masked cell (no weight: the mask hides the key from the query) in [p0, p1], hatched in the
+// theme's greys as the heatmap shader draws it (core/figures/colormap.hpp: masked_look).
+void draw_masked_cell(ImDrawList* list, ImVec2 p0, ImVec2 p1, Theme theme);
+
 // Lines between a heatmap's cells, between columns when they are 8 px wide or more and between
 // rows when they are 8 px tall or more (each way on its own).
 void draw_cell_grid_lines(ImDrawList* list, const view::HeatmapGeometry& g, int rows, int cols,

@@ -172,7 +172,7 @@ void App::frame() {
   for (const std::string& path : backend.take_dropped_files()) commands_.open_dropped_file(path);
   backend.new_frame();
   stand_in_for_wide_characters(shell_);
-  shell_.heatmaps.begin_frame();
+  shell_.heatmaps.begin_frame(state.ui.theme == Theme::Dark);
   state.frame.visual_text.new_frame();
   state.frame.hovered = state.frame.hovered_next;
   state.frame.hovered_next = {};

@@ -240,6 +240,22 @@ std::string mask_formula(MaskReason reason, Eigen::Index i, Eigen::Index j, floa
   return m + " = " + indexed("s", i, j) + " = " + number(masked) + " (not masked)";
 }
 
+MaskReason mask_reason(bool causal, Eigen::Index i, Eigen::Index j) {
+  return causal && j > i ? MaskReason::Causal : MaskReason::Custom;
+}
+
+std::string masked_cell_note(MaskReason reason) {
+  switch (reason) {
+    case MaskReason::Causal:
+      return "masked (causal mask: a query does not see later tokens)";
+    case MaskReason::Custom:
+      return "masked (the scenario's mask hides this key from this query)";
+    case MaskReason::None:
+      break;
+  }
+  return {};
+}
+
 std::string softmax_formula(const float* masked_row, Eigen::Index n, Eigen::Index i, Eigen::Index j,
                             float alpha) {
   const std::string a = indexed(kAlpha, i, j);

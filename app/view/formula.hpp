@@ -93,6 +93,12 @@ enum class MaskReason { None, Causal, Custom };
 // was clamped.
 std::string mask_formula(MaskReason reason, Eigen::Index i, Eigen::Index j, float scaled,
                          float masked);
+// Why a masked score (query i, key j) is masked: with a causal mask a key after the query is
+// hidden by it; any other by the scenario's own mask.
+MaskReason mask_reason(bool causal, Eigen::Index i, Eigen::Index j);
+// What a masked cell says when it is hovered: "masked (causal mask: a query does not see later
+// tokens)", "masked (the scenario's mask hides this key from this query)"; "" for None.
+std::string masked_cell_note(MaskReason reason);
 
 // α from one row of masked scores (-inf = masked), n entries:
 //   "α₄₃ = exp(s₄₃ − max) / Σₖ exp(s₄ₖ − max) = exp(4.80 − 4.80) / 1.353 = 0.739"

@@ -226,16 +226,48 @@ TEST_CASE(
     }
 }
 
-TEST_CASE("a causal scenario's upper triangle is the bottom colour") {
+// Whether cell (i, j) of the big heatmap is drawn as a masked cell: a 12-pixel square inside it
+// holds only the theme's two masked greys, and both (the stripes).
+bool drawn_masked(const Screenshot& shot, int i, int j, bool dark) {
+  const view::MaskedLook look = view::masked_look(dark);
+  const Json& h = shot.layout["heatmap"];
+  const int x0 = static_cast<int>(h["x"].get<float>() + h["cell_w"].get<float>() * j) + 5;
+  const int y0 = static_cast<int>(h["y"].get<float>() + h["cell_h"].get<float>() * i) + 5;
+  bool base = false, stripe = false;
+  for (int y = y0; y < y0 + 12; ++y)
+    for (int x = x0; x < x0 + 12; ++x) {
+      const view::Rgba8 seen = shot.image.at(x, y);
+      if (close(seen, look.base, 3))
+        base = true;
+      else if (close(seen, look.stripe, 3))
+        stripe = true;
+      else
+        return false;
+    }
+  return base && stripe;
+}
+
+// A masked cell holds no weight: it is hatched in grey, not drawn as a weight of 0 (the bottom
+// colour, which it was), in either theme.
+TEST_CASE("a causal scenario's upper triangle is drawn masked, not as weights of 0") {
   TempDir dir;
   Scenario scenario = builtin();
   scenario.config.causal = true;
   const fs::path file = write_scenario(dir.path, scenario);
-  const Screenshot shot = screenshot(dir.path, {"--scenario", file.string()});
-  const view::Colormap& map = view::colormap(view::ColormapId::Sequential);
-  for (int i = 0; i < 5; ++i)
-    for (int j = i + 1; j < 5; ++j) CHECK(close(cell_colour(shot, i, j), map.front()));
-  CHECK(close(cell_colour(shot, 0, 0), map.back()));  // the first query can only see itself
+  for (const bool dark : {false, true}) {
+    CAPTURE(dark);
+    const Screenshot shot =
+        screenshot(dir.path, {"--scenario", file.string(), "--theme", dark ? "dark" : "light"});
+    const view::Colormap& map = view::colormap(view::ColormapId::Sequential);
+    for (int i = 0; i < 5; ++i)
+      for (int j = 0; j < 5; ++j) {
+        CAPTURE(i);
+        CAPTURE(j);
+        CHECK(drawn_masked(shot, i, j, dark) == (j > i));
+        if (j > i) CHECK_FALSE(close(cell_colour(shot, i, j), map.front(), 20));
+      }
+    CHECK(close(cell_colour(shot, 0, 0), map.back()));  // the first query can only see itself
+  }
 }
 
 TEST_CASE("cross attention draws target rows and source columns") {

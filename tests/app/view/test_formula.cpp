@@ -191,6 +191,17 @@ TEST_CASE("an overflowed score says it was clamped") {
         "m₁₁ = 3.4e+38: the score overflowed the float range and was clamped");
 }
 
+TEST_CASE("a masked cell says why it is masked") {
+  CHECK(mask_reason(true, 1, 3) == MaskReason::Causal);   // key 4 after query 2
+  CHECK(mask_reason(true, 3, 1) == MaskReason::Custom);   // before the query: not the causal mask
+  CHECK(mask_reason(false, 1, 3) == MaskReason::Custom);  // no causal mask
+  CHECK(masked_cell_note(MaskReason::Causal) ==
+        "masked (causal mask: a query does not see later tokens)");
+  CHECK(masked_cell_note(MaskReason::Custom) ==
+        "masked (the scenario's mask hides this key from this query)");
+  CHECK(masked_cell_note(MaskReason::None).empty());
+}
+
 TEST_CASE("softmax shows the shifted exponent and the row sum") {
   // Row (1, 0, -inf): max 1; exp(0) + exp(-1) = 1.368; α₀₀ = 1 / 1.368 = 0.731.
   const float row[] = {1, 0, kMinusInfinity};
