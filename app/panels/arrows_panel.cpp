@@ -333,7 +333,7 @@ class ArrowsPanel final : public Panel {
     canvas_.begin(static_cast<int>(std::ceil(area.w * f.pixel_scale)),
                   static_cast<int>(std::ceil(area.h * f.pixel_scale)));
     list->PushClipRect(ImVec2(area.x, area.y), ImVec2(area.right(), area.bottom()), true);
-    int drawn = 0;  // lines, for the choice of curves
+    int drawn = 0;  // a hovered token's lines, for the choice of curves
     // A token's lines in a head: all those above the threshold, or when dense its kTokenLines
     // strongest (a row or column of 256 weights has up to 128 above 2/n).
     const bool dense = static_cast<long>(n_query) * n_key > kDenseLines;
@@ -384,17 +384,13 @@ class ArrowsPanel final : public Panel {
           if ((l.head == head_selected) != (pass == 1)) continue;
           draw_line(state, f, l, dim, 0.0f);
         }
-      drawn = shown;
       f.curved = true;
       const float strong =
           std::clamp(std::sqrt(2.0f / static_cast<float>(heads_drawn)), 0.55f, 1.0f);
       for (int h = 0; h < heads; ++h)
         if (head_shown(h, head_selected))
           token_lines(r.heads[static_cast<std::size_t>(h)].weights, h, true, selected,
-                      [&](const Line& l) {
-                        draw_line(state, f, l, strong, 0.8f);
-                        ++drawn;
-                      });
+                      [&](const Line& l) { draw_line(state, f, l, strong, 0.8f); });
     }
     if (canvas_.end())
       canvas_texture_.upload_when_drawn(canvas_);  // drawn meanwhile on another thread
