@@ -10,6 +10,7 @@
 #include "core/base/version.hpp"
 #include "core/document/file_io.hpp"
 #include "core/document/scenario.hpp"
+#include "core/figures/format.hpp"
 #include "core/figures/svg.hpp"
 #include "core/pipeline/export.hpp"
 #include "core/pipeline/pipeline.hpp"
@@ -408,8 +409,9 @@ int command_svg(const Arguments& args) {
   std::string heatmap, arrows;
   if (args.heatmap_path) {
     const int head = args.head.value_or(0);
-    options.title =
-        "\xce\xb1, head " + std::to_string(head) + " of " + std::to_string(heads) + suffix;
+    options.title = "\xce\xb1, head " + std::to_string(view::shown_number(head)) + " of " +
+                    std::to_string(heads) +
+                    suffix;  // the figure counts as the app does: --head 0 is head 1
     const Matrix& weights = r.heads[static_cast<std::size_t>(head)].weights;
     if (args.contrast) options.scale_top = view::contrast_scale_top(weights);
     heatmap = view::heatmap_svg(r.heads[static_cast<std::size_t>(head)].weights, queries, keys,
@@ -418,7 +420,8 @@ int command_svg(const Arguments& args) {
   if (args.arrows_path) {
     const int head = args.head.value_or(view::kSvgAllHeads);
     options.title =
-        (head == view::kSvgAllHeads ? std::string("every head") : "head " + std::to_string(head)) +
+        (head == view::kSvgAllHeads ? std::string("every head")
+                                    : "head " + std::to_string(view::shown_number(head))) +
         suffix;
     options.key_heading = c.pipeline.cross() ? "keys (source)" : "keys (same sentence)";
     arrows = view::arrows_svg(r, queries, keys, head, args.threshold, options);

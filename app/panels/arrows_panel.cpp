@@ -16,6 +16,7 @@
 #include "app/panels/widgets.hpp"
 #include "app/raster/canvas.hpp"
 #include "app/render/image_texture.hpp"
+#include "app/view/arrows_notes.hpp"
 #include "core/figures/format.hpp"
 #include "core/figures/head_colours.hpp"
 
@@ -81,9 +82,8 @@ class ArrowsPanel final : public Panel {
     const int heads = static_cast<int>(r.heads.size());
     const int head_selected = state.selection.head;
     const bool dense = static_cast<long>(n_query) * n_key > kDenseLines;
-    collect_overview(state, dense);
-
     draw_controls(state, heads, head_selected, dense);
+    collect_overview(state, dense);
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     ImVec2 available = ImGui::GetContentRegionAvail();
     if (available.x < ImGui::GetFontSize() * 4) return draw_no_room_note();
@@ -101,6 +101,7 @@ class ArrowsPanel final : public Panel {
   std::uint64_t overview_version_ = 0;
   float overview_threshold_ = -1;
   bool overview_dense_ = false;
+  int overview_heads_ = -2;       // the heads it holds: -1 all, else the selected one
   bool overview_capped_ = false;  // more lines than kMaxOverviewLines were above the threshold
   view::Canvas canvas_;           // the lines, drawn on the CPU when they change
   render::ImageTexture canvas_texture_;  // ... and shown as one textured quad
@@ -113,19 +114,24 @@ class ArrowsPanel final : public Panel {
     return std::min(state.ui.arrow_threshold, 2.0f / static_cast<float>(keys));
   }
 
-  // Every line above the threshold, or each query's kTopKeys strongest (above the threshold)
-  // when dense; recomputed only when the result or the threshold changes.
+  // Every line above the threshold in the heads shown, or each query's kTopKeys strongest (above
+  // the threshold) when dense; recomputed only when the result, the threshold or the heads shown
+  // change. (Of every head, the strongest kMaxOverviewLines could all be another head's, and the
+  // head shown drew none of its lines.)
   void collect_overview(const AppState& state, bool dense) {
     const AttentionResult& r = state.result();
     const float threshold = line_threshold(state);
+    const int heads_shown = all_heads_ ? -1 : state.selection.head;
     if (overview_version_ == r.version && overview_threshold_ == threshold &&
-        overview_dense_ == dense)
+        overview_dense_ == dense && overview_heads_ == heads_shown)
       return;
     overview_version_ = r.version;
     overview_threshold_ = threshold;
     overview_dense_ = dense;
+    overview_heads_ = heads_shown;
     overview_.clear();
     for (int h = 0; h < static_cast<int>(r.heads.size()); ++h) {
+      if (!head_shown(h, state.selection.head)) continue;
       const Matrix& w = r.heads[static_cast<std::size_t>(h)].weights;
       for (int i = 0; i < static_cast<int>(w.rows()); ++i) {
         if (!dense) {
@@ -169,12 +175,12 @@ class ArrowsPanel final : public Panel {
     char label[16];
     float numbered_width = 0;
     for (int h = 0; h < heads; ++h) {
-      std::snprintf(label, sizeof label, "%d", h);
+      std::snprintf(label, sizeof label, "%d", view::shown_number(h));
       numbered_width += swatch + font * 0.55f + ImGui::CalcTextSize(label).x;
     }
     const bool numbered = heads == 1 || fits_after_last_item(numbered_width, font * 0.8f);
     for (int h = 0; h < heads; ++h) {
-      std::snprintf(label, sizeof label, "%d", h);
+      std::snprintf(label, sizeof label, "%d", view::shown_number(h));
       const float width = numbered ? swatch + font * 0.2f + ImGui::CalcTextSize(label).x : swatch;
       if (h > 0 || heads > 1) {
         const float spacing = h == 0 ? font * 0.8f : (numbered ? font * 0.35f : font * 0.3f);
@@ -184,7 +190,7 @@ class ArrowsPanel final : public Panel {
       ImGui::InvisibleButton("head", ImVec2(width, ImGui::GetFrameHeight()));
       const bool hovered = ImGui::IsItemHovered();
       if (ImGui::IsItemClicked()) state.selection.head = h;
-      if (hovered) ImGui::SetTooltip("head %d: click to select it", h);
+      if (hovered) ImGui::SetTooltip("head %d: click to select it", view::shown_number(h));
       ImGui::PopID();
       const ImVec2 p0 = ImGui::GetItemRectMin();
       const float y = p0.y + (ImGui::GetFrameHeight() - swatch) * 0.5f;
@@ -354,7 +360,7 @@ class ArrowsPanel final : public Panel {
     canvas_.begin(static_cast<int>(std::ceil(seen.w * f.pixel_scale)),
                   static_cast<int>(std::ceil(seen.h * f.pixel_scale)));
     list->PushClipRect(ImVec2(seen.x, seen.y), ImVec2(seen.right(), seen.bottom()), true);
-    int drawn = 0;
+    int drawn = 0;  // a hovered token's lines, for the choice of curves
     // A token's lines in a head: all those above the threshold, or when dense its kTokenLines
     // strongest (a row or column of 256 weights has up to 128 above 2/n).
     const bool dense = static_cast<long>(n_query) * n_key > kDenseLines;
@@ -405,17 +411,13 @@ class ArrowsPanel final : public Panel {
           if ((l.head == head_selected) != (pass == 1)) continue;
           draw_line(state, f, l, dim, 0.0f);
         }
-      drawn = shown;
       f.curved = true;
       const float strong =
           std::clamp(std::sqrt(2.0f / static_cast<float>(heads_drawn)), 0.55f, 1.0f);
       for (int h = 0; h < heads; ++h)
         if (head_shown(h, head_selected))
           token_lines(r.heads[static_cast<std::size_t>(h)].weights, h, true, selected,
-                      [&](const Line& l) {
-                        draw_line(state, f, l, strong, 0.8f);
-                        ++drawn;
-                      });
+                      [&](const Line& l) { draw_line(state, f, l, strong, 0.8f); });
     }
     if (canvas_.end())
       canvas_texture_.upload_when_drawn(canvas_);  // drawn meanwhile on another thread
@@ -447,25 +449,36 @@ class ArrowsPanel final : public Panel {
       if (head_shown(h, head_selected) && !(rows.size() > selected && rows(selected)))
         selected_masked = false;
     }
-    if (selected_masked) {
+    const bool overview = !isolate_query && !isolate_key;
+    if (selected_masked && overview)
       list->AddText(ImVec2(f.g.left_x + f.font * 0.5f, f.g.left_y(selected) - f.font * 0.5f),
                     colours.highlight, "attends to no key (all masked)");
-      drawn = std::max(drawn, 1);  // the note above says enough
-    }
-    if (drawn == 0) {
-      // Between the columns: every weight is below the threshold (attention spread thin).
-      char note[64];
-      const std::string below = view::format_significant(threshold);
-      std::snprintf(note, sizeof note, "every \xce\xb1 < %s: attention spread thin", below.c_str());
-      if (ImGui::CalcTextSize(note).x > f.g.right_x - f.g.left_x - f.font)
-        std::snprintf(note, sizeof note, "every \xce\xb1 < %s", below.c_str());
-      const ImVec2 size = ImGui::CalcTextSize(note);
+    // Between the columns, when no line is drawn: why, for what is looked at (view/arrows_notes).
+    view::ArrowsScope scope;
+    scope.focus = isolate_query ? view::ArrowsFocus::Query
+                                : (isolate_key ? view::ArrowsFocus::Key : view::ArrowsFocus::None);
+    scope.index = hovered.index;
+    if (!overview)
+      scope.name = state.frame.visual_text(
+          (isolate_query ? queries : keys)[static_cast<std::size_t>(hovered.index)].text);
+    for (int h = 0; h < heads; ++h)
+      if (head_shown(h, head_selected)) scope.heads.push_back(h);
+    scope.all_heads = static_cast<int>(scope.heads.size()) == heads;
+    scope.threshold = threshold;
+    const view::ArrowsNote note =
+        selected_masked && overview ? view::ArrowsNote{} : view::arrows_empty_note(r, scope);
+    if (!note.empty()) {
+      const char* text =
+          ImGui::CalcTextSize(note.full.c_str()).x > f.g.right_x - f.g.left_x - f.font
+              ? note.brief.c_str()
+              : note.full.c_str();
+      const ImVec2 size = ImGui::CalcTextSize(text);
       const float middle = (f.g.left_x + f.g.right_x) * 0.5f;
       const ImVec2 p(middle - size.x * 0.5f, seen.y + (seen.h - size.y) * 0.5f);
       list->AddRectFilled(ImVec2(p.x - f.font * 0.3f, p.y),
                           ImVec2(p.x + size.x + f.font * 0.3f, p.y + size.y),
                           colours.panel_background, f.font * 0.2f);
-      list->AddText(p, colours.text_dim, note);
+      list->AddText(p, colours.text_dim, text);
     }
 
     draw_labels(state, context, f, selected);
@@ -549,33 +562,23 @@ class ArrowsPanel final : public Panel {
     const HeadResult& head = r.heads[static_cast<std::size_t>(head_selected)];
     const auto& own = query ? state.pipeline().target().tokens : state.pipeline().keys().tokens;
     const auto& other = query ? state.pipeline().keys().tokens : state.pipeline().target().tokens;
-    const int count = static_cast<int>(query ? r.n_key : r.n_query);
     ImGui::BeginTooltip();
-    ImGui::Text("%s %d: \"%s\"", query ? "query" : "key", index,
+    ImGui::Text("%s %d: \"%s\"", query ? "query" : "key", view::shown_number(index),
                 state.frame.visual_text(own[static_cast<std::size_t>(index)].text));
+    const int shown_head = view::shown_number(head_selected);
+    const std::vector<view::Connection> strongest = view::strongest_connections(
+        head.weights, query ? view::ArrowsFocus::Query : view::ArrowsFocus::Key, index, 3);
     if (query && head.fully_masked_rows.size() > index && head.fully_masked_rows(index)) {
       ImGui::TextUnformatted("this query can attend to no key (every key is masked)");
+    } else if (strongest.empty()) {
+      ImGui::TextDisabled("no query attends to it in head %d", shown_head);
     } else {
       ImGui::TextDisabled(query ? "strongest keys, head %d:" : "queries attending most, head %d:",
-                          head_selected);
-      // The three largest, by repeated scans (no allocation).
-      float last = 2.0f;
-      int last_index = -1;
-      for (int k = 0; k < 3; ++k) {
-        int best = -1;
-        float best_alpha = -1;
-        for (int o = 0; o < count; ++o) {
-          const float a = query ? head.weights(index, o) : head.weights(o, index);
-          const bool after = a < last || (a == last && o > last_index);
-          if (after && a > best_alpha) best = o, best_alpha = a;
-        }
-        if (best < 0 || best_alpha <= 0) break;
+                          shown_head);
+      for (const view::Connection& c : strongest)
         ImGui::Text("  %s  \xce\xb1 = %s",
-                    state.frame.visual_text(other[static_cast<std::size_t>(best)].text),
-                    view::format_number(best_alpha, 2).c_str());
-        last = best_alpha;
-        last_index = best;
-      }
+                    state.frame.visual_text(other[static_cast<std::size_t>(c.index)].text),
+                    view::format_significant(c.alpha, 2).c_str());
     }
     if (query) ImGui::TextDisabled("click to select this query");
     ImGui::EndTooltip();

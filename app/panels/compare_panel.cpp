@@ -17,6 +17,7 @@
 #include "app/panels/theme.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/render/heatmap_renderer.hpp"
+#include "app/view/values.hpp"
 #include "core/figures/format.hpp"
 
 #include <imgui.h>
@@ -94,6 +95,7 @@ struct HeatmapSpec {
   const render::MatrixStackTexture* texture = nullptr;
   int block = 0;
   const Matrix* values = nullptr;
+  const Matrix* masked = nullptr;  // the scores, -inf where a cell is masked (no weight); or none
   const std::vector<Token>* row_tokens = nullptr;  // nullptr: no row labels (shared with the left)
   const std::vector<Token>* column_tokens = nullptr;
   view::ColormapId colormap = view::ColormapId::Sequential;
@@ -130,10 +132,10 @@ class ComparePanel final : public Panel {
     if (mode_ == Mode::Snapshot && head >= static_cast<int>(snapshot_.weights.size())) {
       char note[160];
       std::snprintf(note, sizeof note,
-                    "The snapshot has %d head%s; head %d is not in it. Choose a head below %d, or "
+                    "The snapshot has %d head%s; head %d is not in it. Choose a head up to %d, or "
                     "take a new snapshot.",
                     static_cast<int>(snapshot_.weights.size()),
-                    snapshot_.weights.size() == 1 ? "" : "s", head,
+                    snapshot_.weights.size() == 1 ? "" : "s", view::shown_number(head),
                     static_cast<int>(snapshot_.weights.size()));
       draw_centred_note(state, note);
       return;
@@ -147,17 +149,20 @@ class ComparePanel final : public Panel {
     b.texture = &context.heatmaps.weights;
     b.block = head_b;
     b.values = &r.heads[static_cast<std::size_t>(head_b)].weights;
+    b.masked = &r.heads[static_cast<std::size_t>(head_b)].masked_scores;
     b.row_tokens = &state.pipeline().target().tokens;
     b.column_tokens = &state.pipeline().keys().tokens;
     if (mode_ == Mode::Heads) {
       a = b;
       a.block = head_a;
       a.values = &r.heads[static_cast<std::size_t>(head_a)].weights;
+      a.masked = &r.heads[static_cast<std::size_t>(head_a)].masked_scores;
     } else {
       upload_snapshot();
       a.texture = &snapshot_texture_;
       a.block = head_a;
       a.values = &snapshot_.weights[static_cast<std::size_t>(head_a)];
+      a.masked = &snapshot_.masked_scores[static_cast<std::size_t>(head_a)];
       a.row_tokens = &snapshot_.query_tokens;
       a.column_tokens = &snapshot_.key_tokens;
     }
@@ -237,12 +242,12 @@ class ComparePanel final : public Panel {
 
     char title[96];
     if (mode_ == Mode::Heads)
-      std::snprintf(title, sizeof title, "A: head %d", head_a);
+      std::snprintf(title, sizeof title, "A: head %d", view::shown_number(head_a));
     else
       std::snprintf(title, sizeof title, "A: snapshot");
     draw_title(state, g[0], slots[0], top_left.y, title, head_colour(state.ui.theme, head_a));
     if (mode_ == Mode::Heads)
-      std::snprintf(title, sizeof title, "B: head %d", head_b);
+      std::snprintf(title, sizeof title, "B: head %d", view::shown_number(head_b));
     else
       std::snprintf(title, sizeof title, "B: now");
     draw_title(state, g[1], slots[1], top_left.y, title, head_colour(state.ui.theme, head_b));
@@ -268,8 +273,10 @@ class ComparePanel final : public Panel {
         .add(label_tokens_, labelled_, font_, scrolling);
     draw_summary(state, ImVec2(origin.x, origin.y + available.y - summary_h + font_ * 0.3f),
                  available.x);
-    if (hovered_cell_[0] >= 0)
+    if (hovered_cell_[0] >= 0) {
+      masked_a_ = a.masked, masked_b_ = b.masked;
       draw_cell_tooltip(state, *a.values, *b.values, same_shape, head_a, head_b);
+    }
     ImGui::SetCursorScreenPos(origin);
     ImGui::Dummy(available);
   }
@@ -288,6 +295,8 @@ class ComparePanel final : public Panel {
     bool taken = false;
     std::uint64_t id = 0;  // increases with every snapshot (the texture's version)
     std::vector<Matrix> weights;
+    std::vector<Matrix> masked_scores;  // -inf where masked
+    std::vector<Matrix> shown_weights;  // the weights with masked cells marked, for the texture
     std::vector<Token> query_tokens, key_tokens;
     AttentionConfig config;
     bool cross = false;
@@ -296,6 +305,8 @@ class ComparePanel final : public Panel {
     char short_label[48] = "";  // "snapshot of 16:02:11"
   } snapshot_;
   render::MatrixStackTexture snapshot_texture_;
+  const Matrix* masked_a_ = nullptr;  // this frame's masked scores of A and B, for the tooltip
+  const Matrix* masked_b_ = nullptr;
   std::uint64_t snapshot_uploaded_ = 0;
 
   // A − B, recomputed when its inputs change.
@@ -403,7 +414,14 @@ class ComparePanel final : public Panel {
   void take_snapshot(const AppState& state) {
     const AttentionResult& r = state.result();
     snapshot_.weights.resize(r.heads.size());
-    for (std::size_t h = 0; h < r.heads.size(); ++h) snapshot_.weights[h] = r.heads[h].weights;
+    snapshot_.masked_scores.resize(r.heads.size());
+    snapshot_.shown_weights.resize(r.heads.size());
+    for (std::size_t h = 0; h < r.heads.size(); ++h) {
+      snapshot_.weights[h] = r.heads[h].weights;
+      snapshot_.masked_scores[h] = r.heads[h].masked_scores;
+      view::mark_masked_cells(r.heads[h].weights, r.heads[h].masked_scores,
+                              snapshot_.shown_weights[h]);
+    }
     snapshot_.query_tokens = state.pipeline().target().tokens;
     snapshot_.key_tokens = state.pipeline().keys().tokens;
     snapshot_.config = r.config;
@@ -425,8 +443,8 @@ class ComparePanel final : public Panel {
   void upload_snapshot() {
     if (snapshot_uploaded_ == snapshot_.id) return;
     stack_.clear();
-    for (const Matrix& m : snapshot_.weights) stack_.push_back(&m);
-    snapshot_texture_.update(stack_, snapshot_.id);
+    for (const Matrix& m : snapshot_.shown_weights) stack_.push_back(&m);
+    snapshot_texture_.update(stack_, snapshot_.id, true);
     snapshot_uploaded_ = snapshot_.id;
   }
 
@@ -593,6 +611,11 @@ class ComparePanel final : public Panel {
                         state.ui.theme == Theme::Dark ? "dark grey" : "white");
   }
 
+  static bool masked_cell(const HeatmapSpec& spec, int i, int j) {
+    return spec.masked && i < spec.masked->rows() && j < spec.masked->cols() &&
+           view::is_masked((*spec.masked)(i, j));
+  }
+
   void draw_heatmap(AppState& state, PanelContext& context, ImDrawList* list,
                     const HeatmapSpec& spec, const view::HeatmapGeometry& g, int which) {
     if (g.grid.empty()) return;
@@ -611,8 +634,11 @@ class ComparePanel final : public Panel {
       for (int i = 0; i < rows; ++i)
         for (int j = 0; j < cols; ++j) {
           const view::Rect c = g.cell(i, j);
-          list->AddRectFilled(ImVec2(c.x, c.y), ImVec2(c.right(), c.bottom()),
-                              to_imgui(view::sample(spec.colormap, position(values(i, j)))));
+          if (masked_cell(spec, i, j))
+            draw_masked_cell(list, ImVec2(c.x, c.y), ImVec2(c.right(), c.bottom()), state.ui.theme);
+          else
+            list->AddRectFilled(ImVec2(c.x, c.y), ImVec2(c.right(), c.bottom()),
+                                to_imgui(view::sample(spec.colormap, position(values(i, j)))));
         }
     }
     draw_cell_grid_lines(list, g, rows, cols, colours.grid);
@@ -624,6 +650,7 @@ class ComparePanel final : public Panel {
       char text[32];
       for (int i = 0; i < rows; ++i)
         for (int j = 0; j < cols; ++j) {
+          if (masked_cell(spec, i, j)) continue;  // no weight: no number
           const float v = values(i, j);
           view::format_number_into(text, sizeof text, v, 2);  // the colour tells the sign too
           const view::Rect c = g.cell(i, j);
@@ -850,25 +877,29 @@ class ComparePanel final : public Panel {
     if (i >= static_cast<int>(queries.size()) || j >= static_cast<int>(keys.size())) return;
     char text[32];
     ImGui::BeginTooltip();
-    ImGui::Text("query %d \"%s\" \xe2\x86\x92 key %d \"%s\"", i,
-                state.frame.visual_text(queries[static_cast<std::size_t>(i)].text), j,
+    ImGui::Text("query %d \"%s\" \xe2\x86\x92 key %d \"%s\"", view::shown_number(i),
+                state.frame.visual_text(queries[static_cast<std::size_t>(i)].text),
+                view::shown_number(j),
                 state.frame.visual_text(keys[static_cast<std::size_t>(j)].text));
     ImGui::Separator();
     char name_a[48], name_b[48];
     if (mode_ == Mode::Heads) {
-      std::snprintf(name_a, sizeof name_a, "A (head %d)", head_a);
-      std::snprintf(name_b, sizeof name_b, "B (head %d)", head_b);
+      std::snprintf(name_a, sizeof name_a, "A (head %d)", view::shown_number(head_a));
+      std::snprintf(name_b, sizeof name_b, "B (head %d)", view::shown_number(head_b));
     } else {
       std::snprintf(name_a, sizeof name_a, "A (snapshot %s)", snapshot_.time);
       std::snprintf(name_b, sizeof name_b, "B (now)");
     }
+    const auto masked = [&](const Matrix* scores) {
+      return scores && i < scores->rows() && j < scores->cols() && view::is_masked((*scores)(i, j));
+    };
     if (same_shape || in_a) {
       view::format_significant_into(text, sizeof text, a(i, j), 3);
-      ImGui::Text("%s  \xce\xb1 = %s", name_a, text);
+      ImGui::Text("%s  \xce\xb1 = %s", name_a, masked(masked_a_) ? "0 (masked)" : text);
     }
     if (same_shape || !in_a) {
       view::format_significant_into(text, sizeof text, b(i, j), 3);
-      ImGui::Text("%s  \xce\xb1 = %s", name_b, text);
+      ImGui::Text("%s  \xce\xb1 = %s", name_b, masked(masked_b_) ? "0 (masked)" : text);
     }
     if (same_shape) {
       format_signed(text, sizeof text, signed_difference(a(i, j), b(i, j)));

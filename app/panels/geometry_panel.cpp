@@ -5,8 +5,8 @@
 // perpendicular and the angle θ, so that "dot product = length × projection" is visible.
 // Dragging an arrow's tip edits W_Q (a query) or W_K (a key) of the head by the smallest change
 // that moves that tip exactly under the mouse (app/view/geometry.hpp); every other arrow follows.
-// With d_k > 3 the view explains why it needs 2 or 3 and offers to set d_k, or to draw dims 0
-// and 1 as a labelled approximation.
+// With d_k > 3 the view explains why it needs 2 or 3 and offers to set d_k, or to draw dims 1
+// and 2 as a labelled approximation.
 // The class is in geometry_panel.hpp; the plot, the table and the explanation are drawn in
 // geometry_plot.cpp.
 //   [SECTION] Layout
@@ -112,7 +112,7 @@ void GeometryPanel::draw_selectors(AppState& state) {
              state.result().config.d_k != 2) {  // d_k = 1, or d_k > 3 approximated
     ImGui::SameLine(0, font_);
     if (ImGui::SmallButton("Set d_k = 2")) set_d_k(state, 2);
-    const char* label = mode_ == PlotMode::Approximate ? "dims 0 and 1" : "on a line";
+    const char* label = mode_ == PlotMode::Approximate ? "dims 1 and 2" : "on a line";
     if (fits_after_last_item(ImGui::CalcTextSize(label).x + font_ * 2)) {
       ImGui::SameLine();
       ImGui::Checkbox(label, &approximate_);
@@ -174,11 +174,11 @@ void GeometryPanel::draw_dk_message(AppState& state) {
     if (ImGui::Button("Show them on a line")) approximate_ = true;
   } else {
     ImGui::TextWrapped(
-        "Or keep d_k = %d and look at dims 0 and 1 only: an approximation, in which the lengths "
+        "Or keep d_k = %d and look at dims 1 and 2 only: an approximation, in which the lengths "
         "and "
         "angles drawn are not the real ones (the table still uses all %d dims).",
         d_k, d_k);
-    if (ImGui::Button("Show dims 0 and 1 (approximation)")) approximate_ = true;
+    if (ImGui::Button("Show dims 1 and 2 (approximation)")) approximate_ = true;
   }
   ImGui::PopTextWrapPos();
   ImGui::Unindent(indent);

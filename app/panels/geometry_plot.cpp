@@ -37,7 +37,7 @@ ArrowColours arrow_colours(Theme theme) {
   return {IM_COL32(30, 95, 205, 255), IM_COL32(25, 135, 60, 255)};
 }
 
-constexpr const char* kAxisNames[3] = {"dim 0", "dim 1", "dim 2"};
+constexpr const char* kAxisNames[3] = {"dim 1", "dim 2", "dim 3"};  // counted from 1
 
 }  // namespace
 
@@ -229,9 +229,9 @@ void GeometryPanel::draw_plot(AppState& state, const view::Rect& plot, int head,
   // The approximation, said where it cannot be missed.
   if (mode_ == PlotMode::Approximate) {
     char banner[96];
-    std::snprintf(banner, sizeof banner, "approximation: dims 0 and 1 of d_k = %d", r.config.d_k);
+    std::snprintf(banner, sizeof banner, "approximation: dims 1 and 2 of d_k = %d", r.config.d_k);
     if (ImGui::CalcTextSize(banner).x > plot.w - font_ * 0.8f)
-      std::snprintf(banner, sizeof banner, "approximation: dims 0, 1 of %d", r.config.d_k);
+      std::snprintf(banner, sizeof banner, "approximation: dims 1, 2 of %d", r.config.d_k);
     const ImVec2 size = ImGui::CalcTextSize(banner);
     const ImVec2 at(plot.x + std::max(font_ * 0.3f, (plot.w - size.x) * 0.5f),
                     plot.y + font_ * 0.3f);
@@ -395,7 +395,7 @@ void GeometryPanel::draw_plot_tooltip(AppState& state, const HeadResult& h, int 
                 vector);
     view::format_number_into(a, sizeof a, static_cast<float>(drag_x_norm_), 2);
     ImGui::Text("%s of head %d changes by x^T\xc2\xb7\xce\x94 / |x|\xc2\xb2   (|x| = %s),",
-                is_query ? "W_Q" : "W_K", head, a);
+                is_query ? "W_Q" : "W_K", view::shown_number(head), a);
     ImGui::TextUnformatted("the smallest change that moves this tip by exactly \xce\x94;");
     ImGui::Text("every other %s moves by (x'\xc2\xb7x / |x|\xc2\xb2)\xc2\xb7\xce\x94.   Esc: undo",
                 is_query ? "query" : "key");
@@ -413,7 +413,7 @@ void GeometryPanel::draw_plot_tooltip(AppState& state, const HeadResult& h, int 
     ImGui::Text("query \"%s\"   q = %s   |q| = %s",
                 state.frame.visual_text(queries[static_cast<std::size_t>(index)].text), vector, a);
     ImGui::TextDisabled(index == query ? "the selected query" : "click to select this query");
-    ImGui::TextDisabled("drag the tip to change W_Q of head %d", head);
+    ImGui::TextDisabled("drag the tip to change W_Q of head %d", view::shown_number(head));
   } else {
     const view::DotGeometry g = view::dot_geometry(h.Q.row(query), h.K.row(index));
     format_vector(vector, sizeof vector, h.K.row(index));
@@ -422,11 +422,14 @@ void GeometryPanel::draw_plot_tooltip(AppState& state, const HeadResult& h, int 
                 state.frame.visual_text(keys[static_cast<std::size_t>(index)].text), vector, a);
     format_double(a, sizeof a, g.dot, 2);
     format_angle(b, sizeof b, g.angle_degrees);
-    view::format_number_into(c, sizeof c, h.weights(query, index), 2);
+    if (view::is_masked(h.masked_scores(query, index)))
+      std::snprintf(c, sizeof c, "0 (masked)");
+    else
+      view::format_number_into(c, sizeof c, h.weights(query, index), 2);
     ImGui::Text("with \"%s\":  q\xc2\xb7k = %s   \xce\xb8 = %s   \xce\xb1 = %s",
                 state.frame.visual_text(queries[static_cast<std::size_t>(query)].text), a, b, c);
     ImGui::TextDisabled("click to keep its projection drawn; drag the tip to change W_K of head %d",
-                        head);
+                        view::shown_number(head));
   }
   ImGui::EndTooltip();
 }

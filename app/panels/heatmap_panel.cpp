@@ -7,6 +7,7 @@
 #include "app/panels/theme.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/render/heatmap_renderer.hpp"
+#include "app/view/formula.hpp"
 #include "app/view/values.hpp"
 #include "core/figures/format.hpp"
 
@@ -60,10 +61,13 @@ class HeatmapPanel final : public Panel {
     // Thumbnails on the right when there is more than one head.
     const float strip =
         heads > 1 ? std::clamp(available.x * 0.2f, font * 5.0f, font * 12.0f) : 0.0f;
-    const view::Rect main_area{origin.x, origin.y + font * 1.6f,
+    // Under the header, a line saying which way the queries and the keys go.
+    const float header_h = font * 1.6f, axes_h = font * 1.2f;
+    const view::Rect main_area{origin.x, origin.y + header_h + axes_h,
                                available.x - strip - (strip > 0 ? font : 0.0f),
-                               available.y - font * 1.6f};
+                               available.y - header_h - axes_h};
     draw_main(state, context, main_area);
+    draw_axis_captions(state, origin.x, main_area.y - axes_h);
     // Cells stop growing at a size (a short sentence in a wide view): the colour scale ends above
     // the grid's right edge, and the thumbnails follow it rather than the far side of the view.
     const view::HeatmapGeometry& drawn = state.frame.layout.heatmap;
@@ -105,7 +109,8 @@ class HeatmapPanel final : public Panel {
     ImDrawList* list = ImGui::GetWindowDrawList();
     const float font = ImGui::GetFontSize();
     char label[96];
-    std::snprintf(label, sizeof label, "\xce\xb1, head %d of %d", state.selection.head,
+    std::snprintf(label, sizeof label, "\xce\xb1, head %d of %d",
+                  view::shown_number(state.selection.head),
                   static_cast<int>(state.result().heads.size()));
     // The top of the scale: 1, or the head's largest α (View menu).
     const int head = state.selection.head;
@@ -122,7 +127,8 @@ class HeatmapPanel final : public Panel {
     };
     float bar_w = room_for_bar();
     if (bar_w < font * 2.0f) {
-      std::snprintf(label, sizeof label, "\xce\xb1, head %d", state.selection.head);
+      std::snprintf(label, sizeof label, "\xce\xb1, head %d",
+                    view::shown_number(state.selection.head));
       bar_w = room_for_bar();
     }
     list->AddText(origin, colours.text, label);
@@ -138,6 +144,23 @@ class HeatmapPanel final : public Panel {
     }
     list->AddText(ImVec2(x0 + bar_w + font * 0.3f, origin.y),
                   state.ui.heatmap_contrast ? colours.highlight : colours.text_dim, top_text);
+  }
+
+  // "queries ↓" over the row labels (rows are queries) and "keys →" over the column labels, on the
+  // line at `y`.
+  static void draw_axis_captions(const AppState& state, float left, float y) {
+    const view::HeatmapGeometry& g = state.frame.layout.heatmap;
+    if (g.grid.empty()) return;
+    const Palette& colours = palette(state.ui.theme);
+    ImDrawList* list = ImGui::GetWindowDrawList();
+    const float font = ImGui::GetFontSize();
+    const char* queries = "queries \xe2\x86\x93";  // ↓
+    const char* keys = "keys \xe2\x86\x92";        // →
+    const float queries_w = ImGui::CalcTextSize(queries).x;
+    const float queries_x = std::max(left, g.row_labels.right() - queries_w);
+    const float keys_x = std::max(g.grid.x, queries_x + queries_w + font * 0.8f);
+    list->AddText(ImVec2(queries_x, y), colours.text_dim, queries);
+    list->AddText(ImVec2(keys_x, y), colours.text_dim, keys);
   }
 
   void draw_main(AppState& state, PanelContext& context, const view::Rect& area) {
@@ -222,18 +245,24 @@ class HeatmapPanel final : public Panel {
     } else {
       for (int i = 0; i < rows; ++i)
         for (int j = 0; j < cols; ++j)
-          list->AddRectFilled(corner(g.cell(i, j)), far_corner(g.cell(i, j)),
-                              to_imgui(view::sample(state.ui.colormap, head.weights(i, j) / top)));
+          if (view::is_masked(head.masked_scores(i, j)))
+            draw_masked_cell(list, corner(g.cell(i, j)), far_corner(g.cell(i, j)), state.ui.theme);
+          else
+            list->AddRectFilled(
+                corner(g.cell(i, j)), far_corner(g.cell(i, j)),
+                to_imgui(view::sample(state.ui.colormap, head.weights(i, j) / top)));
     }
     // 2. Grid lines between cells when cells are big enough to separate.
     draw_cell_grid_lines(list, g, rows, cols, colours.grid);
-    // 3. Numbers in the cells (those in sight).
+    // 3. Numbers in the cells in sight (none in a masked cell: it holds no weight, not a weight
+    // of 0).
     if (g.show_values && state.ui.show_cell_values) {
       char text[32];
       const auto [first_row, last_row] = g.visible_rows();
       const auto [first_col, last_col] = g.visible_cols();
       for (int i = first_row; i < last_row; ++i)
         for (int j = first_col; j < last_col; ++j) {
+          if (view::is_masked(head.masked_scores(i, j))) continue;
           const float w = head.weights(i, j);
           view::format_number_into(text, sizeof text, w, 2);
           const view::Rect c = g.cell(i, j);
@@ -356,8 +385,8 @@ class HeatmapPanel final : public Panel {
         state.frame.visual_text(state.pipeline().keys().tokens[static_cast<std::size_t>(j)].text);
     ImGui::BeginTooltip();
     // The tokens' places too: a long sentence has many "the"s.
-    ImGui::Text("query %d \"%s\" \xe2\x86\x92 key %d \"%s\"   (head %d)", i, query, j, key,
-                state.selection.head);
+    ImGui::Text("query %d \"%s\" \xe2\x86\x92 key %d \"%s\"   (head %d)", view::shown_number(i),
+                query, view::shown_number(j), key, view::shown_number(state.selection.head));
     ImGui::Separator();
     ImGui::Text("score %s = %s", compatibility_formula(c.compatibility),
                 view::format_number(head.raw_scores(i, j), 3).c_str());
@@ -368,9 +397,12 @@ class HeatmapPanel final : public Panel {
     else if (c.temperature != 1.0f)
       ImGui::Text("\xc3\xb7T (T = %.2f) = %s", static_cast<double>(c.temperature),
                   view::format_number(head.scaled_scores(i, j), 3).c_str());
-    if (view::is_masked(head.masked_scores(i, j)))
-      ImGui::TextUnformatted("masked: this key is hidden from this query");
-    ImGui::Text("\xce\xb1 = %s", view::format_significant(head.weights(i, j), 3).c_str());
+    if (view::is_masked(head.masked_scores(i, j))) {
+      ImGui::TextUnformatted(view::masked_cell_note(view::mask_reason(c.causal, i, j)).c_str());
+      ImGui::TextUnformatted("\xce\xb1 = 0: the softmax leaves it out");
+    } else {
+      ImGui::Text("\xce\xb1 = %s", view::format_significant(head.weights(i, j), 3).c_str());
+    }
     ImGui::EndTooltip();
   }
 
@@ -416,11 +448,12 @@ class HeatmapPanel final : public Panel {
       // "head 3" where it fits above the thumbnail, else "h3", else "3" (many heads, a narrow
       // view).
       char label[16];
-      std::snprintf(label, sizeof label, "head %d", head);
+      const int number = view::shown_number(head);
+      std::snprintf(label, sizeof label, "head %d", number);
       if (ImGui::CalcTextSize(label).x > size + gap * 0.5f)
-        std::snprintf(label, sizeof label, "h%d", head);
+        std::snprintf(label, sizeof label, "h%d", number);
       if (ImGui::CalcTextSize(label).x > size + gap * 0.5f)
-        std::snprintf(label, sizeof label, "%d", head);
+        std::snprintf(label, sizeof label, "%d", number);
       list->AddText(ImVec2(x, y),
                     head == state.selection.head ? colours.selection : colours.text_dim, label);
       const ImVec2 p0(x, y + font), p1(x + w, y + font + h);
@@ -433,7 +466,7 @@ class HeatmapPanel final : public Panel {
       const bool hovered = io.MousePos.x >= x && io.MousePos.x < x + size && io.MousePos.y >= y &&
                            io.MousePos.y < y + font + size;
       if (hovered && ImGui::IsWindowHovered()) {
-        ImGui::SetTooltip("head %d: click to show it large", head);
+        ImGui::SetTooltip("head %d: click to show it large", view::shown_number(head));
         if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.head = head;
       }
     }

@@ -6,12 +6,14 @@
 #include "app/panels/widgets.hpp"
 #include "app/platform/keys.hpp"
 #include "app/session/text_undo.hpp"
+#include "core/figures/format.hpp"
 
 #include <imgui.h>
 #include <imgui_internal.h>  // GetActiveID, ClearActiveID: Escape in the sentence field
 #include <imgui_stdlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -237,14 +239,30 @@ class InputPanel final : public Panel {
       shape_changed |= integer_setting("d_att", "hidden width of the additive scorer", config.d_att,
                                        1, Limits::kMaxHeadDim);
 
-    ImGui::SetNextItemWidth(field_width("temperature", ImGui::GetFontSize() * 12.0f));
-    if (ImGui::SliderFloat("temperature", &config.temperature, 0.05f, 20.0f, "%.2f",
-                           ImGuiSliderFlags_Logarithmic)) {
-      config.temperature =
-          std::clamp(config.temperature, Limits::kMinTemperature, Limits::kMaxTemperature);
-      shape_changed = true;
+    // The number beside the slider, not in it: at T = 1, the middle of its logarithmic range, the
+    // slider's handle sat on the number.
+    {
+      const std::string number = view::format_significant(config.temperature, 2);
+      const float spacing = ImGui::GetStyle().ItemInnerSpacing.x;
+      const float number_w =
+          std::max(ImGui::CalcTextSize("20.00").x, ImGui::CalcTextSize(number.c_str()).x);
+      ImGui::SetNextItemWidth(
+          std::max(ImGui::GetFontSize() * 3.0f,
+                   field_width("temperature", ImGui::GetFontSize() * 12.0f) - number_w - spacing));
+      if (ImGui::SliderFloat("##temperature", &config.temperature, 0.05f, 20.0f, "",
+                             ImGuiSliderFlags_Logarithmic)) {
+        config.temperature = std::clamp(std::round(config.temperature * 100.0f) / 100.0f,
+                                        Limits::kMinTemperature, Limits::kMaxTemperature);
+        shape_changed = true;
+      }
+      const bool hovered = ImGui::IsItemHovered();
+      ImGui::SameLine(0, spacing);
+      ImGui::TextUnformatted(number.c_str());
+      ImGui::SameLine(0, spacing);
+      ImGui::TextUnformatted("temperature");
+      if (hovered || ImGui::IsItemHovered())
+        ImGui::SetTooltip("the scores are divided by T before the softmax");
     }
-    if (ImGui::IsItemHovered()) ImGui::SetTooltip("the scores are divided by T before the softmax");
     shape_changed |= ImGui::Checkbox("hard (argmax)", &config.hard);
     same_line_if_fits(checkbox_width("causal mask"));
     // Cross mode has no causal mask (core/document/scenario.hpp, kCausalOffInCross): the box is

@@ -180,16 +180,18 @@ class NeuronPanel final : public Panel {
     ImGui::SameLine();
     ImGui::TextUnformatted("key");
     ImGui::SameLine();
-    std::snprintf(preview, sizeof preview, "%d: %s", key_,
+    std::snprintf(preview, sizeof preview, "%d: %s", view::shown_number(key_),
                   state.frame.visual_text(keys[static_cast<std::size_t>(key_)].text));
     ImGui::SetNextItemWidth(std::min(font * 7.5f, ImGui::GetContentRegionAvail().x * 0.35f));
     if (ImGui::BeginCombo("##neuron_key", preview, ImGuiComboFlags_HeightLarge)) {
       if (ImGui::Selectable("the largest \xce\xb1")) key_ = strongest_key(h, query);
       ImGui::Separator();
       for (int j = 0; j < n_key; ++j) {
-        std::snprintf(item, sizeof item, "%d: %s   \xce\xb1 = %.2f##k%d", j,
-                      state.frame.visual_text(keys[static_cast<std::size_t>(j)].text),
-                      static_cast<double>(h.weights(query, j)), j);
+        char alpha[16] = "masked";
+        if (!is_masked(h.masked_scores(query, j)))
+          view::format_number_into(alpha, sizeof alpha, h.weights(query, j), 2);
+        std::snprintf(item, sizeof item, "%d: %s   \xce\xb1 = %s##k%d", view::shown_number(j),
+                      state.frame.visual_text(keys[static_cast<std::size_t>(j)].text), alpha, j);
         if (ImGui::Selectable(item, j == key_)) key_ = j;
         if (ImGui::IsItemHovered()) state.frame.hovered_next = {Side::Key, j};
         if (j == key_) ImGui::SetItemDefaultFocus();
@@ -450,7 +452,8 @@ class NeuronPanel final : public Panel {
         default: {
           char value[48];
           view::format_number_into(value, sizeof value, row.values[hovered_dim], 3);
-          line = std::string(row.name) + "[" + std::to_string(hovered_dim) + "] = " + value;
+          line = std::string(row.name) + "[" + std::to_string(view::shown_number(hovered_dim)) +
+                 "] = " + value;
           break;
         }
       }
@@ -749,8 +752,12 @@ class NeuronPanel final : public Panel {
       const bool chosen = j == key, marked = state.highlights_key(j);
       const ImU32 fill = chosen ? head_colour(state.ui.theme, head)
                                 : with_alpha(colours.text_dim, marked ? 0.8f : 0.45f);
-      list->AddRectFilled(ImVec2(x + gap * 0.5f, base - chart_h * alpha),
-                          ImVec2(x + bw - gap * 0.5f, base), fill);
+      if (is_masked(h.masked_scores(query, j)))  // no weight: the masked look, a block tall
+        draw_masked_cell(list, ImVec2(x + gap * 0.5f, base - std::min(chart_h, font)),
+                         ImVec2(x + bw - gap * 0.5f, base), state.ui.theme);
+      else
+        list->AddRectFilled(ImVec2(x + gap * 0.5f, base - chart_h * alpha),
+                            ImVec2(x + bw - gap * 0.5f, base), fill);
       if (marked)
         list->AddRect(ImVec2(x, top), ImVec2(x + bw, base + label_h), colours.highlight, 0, 0,
                       2.0f);
@@ -766,7 +773,9 @@ class NeuronPanel final : public Panel {
           view::format_number_into(text, sizeof text, h.scaled_scores(query, j), 2);
         const ImVec2 size = ImGui::GetFont()->CalcTextSizeA(small, FLT_MAX, 0, text);
         list->AddText(ImGui::GetFont(), small,
-                      ImVec2(x + (bw - size.x) * 0.5f, base - chart_h * alpha - size.y - 1.0f),
+                      ImVec2(x + (bw - size.x) * 0.5f,
+                             base - (is_masked(m) ? std::min(chart_h, font) : chart_h * alpha) -
+                                 size.y - 1.0f),
                       colours.text_dim, text);
       }
       const view::SlotLabel& label = labels[static_cast<std::size_t>(j)];
@@ -792,7 +801,8 @@ class NeuronPanel final : public Panel {
                                        h.weights(query, hovered));
     char tip_heading[256];
     std::snprintf(tip_heading, sizeof tip_heading, "key %d \"%s\": click to look at this key",
-                  hovered, state.frame.visual_text(keys[static_cast<std::size_t>(hovered)].text));
+                  view::shown_number(hovered),
+                  state.frame.visual_text(keys[static_cast<std::size_t>(hovered)].text));
     draw_formula_tooltip(tip_heading, formula.c_str());
   }
 

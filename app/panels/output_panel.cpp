@@ -16,6 +16,7 @@
 #include "app/panels/widgets.hpp"
 #include "app/raster/canvas.hpp"
 #include "app/render/image_texture.hpp"
+#include "app/view/formula.hpp"
 #include "app/view/projection.hpp"
 #include "app/view/values.hpp"
 #include "core/figures/format.hpp"
@@ -343,8 +344,10 @@ class OutputPanel final : public Panel {
                       alpha > 0 ? colours.text : colours.text_dim, text.c_str());
         list->PopClipRect();
       }
-      // α: the number and a bar from 0 to 1.
-      if (c.number_w > 0 && ch >= font * 0.8f) {
+      // α: the number and a bar from 0 to 1; for a masked key, which has no weight, the masked
+      // look and no number.
+      const bool masked_key = view::is_masked(h.masked_scores(query, j));
+      if (c.number_w > 0 && ch >= font * 0.8f && !masked_key) {
         char text[16];
         view::format_number_into(text, sizeof text, alpha, 2);
         list->AddText(ImVec2(c.alpha_x, y + (row_h - font) * 0.5f), colours.text, text);
@@ -352,10 +355,15 @@ class OutputPanel final : public Panel {
       const float bar_x = c.alpha_x + c.number_w, bar_w = c.alpha_w - c.number_w;
       const float bar_h = std::max(1.0f, std::min(ch, font * 0.8f)),
                   bar_y = y + (row_h - bar_h) * 0.5f;
-      list->AddRectFilled(ImVec2(bar_x, bar_y), ImVec2(bar_x + bar_w, bar_y + bar_h),
-                          with_alpha(colours.text_dim, 0.18f));
-      list->AddRectFilled(ImVec2(bar_x, bar_y), ImVec2(bar_x + bar_w * alpha, bar_y + bar_h),
-                          head_colour(state.ui.theme, head));
+      if (masked_key) {
+        draw_masked_cell(list, ImVec2(bar_x, bar_y), ImVec2(bar_x + bar_w, bar_y + bar_h),
+                         state.ui.theme);
+      } else {
+        list->AddRectFilled(ImVec2(bar_x, bar_y), ImVec2(bar_x + bar_w, bar_y + bar_h),
+                            with_alpha(colours.text_dim, 0.18f));
+        list->AddRectFilled(ImVec2(bar_x, bar_y), ImVec2(bar_x + bar_w * alpha, bar_y + bar_h),
+                            head_colour(state.ui.theme, head));
+      }
       // v_j, then α_j · v_j.
       const float* v = h.V.row(j).data();
       if (ch >= label_size * 0.8f) {
@@ -445,11 +453,14 @@ class OutputPanel final : public Panel {
     const auto& keys = state.pipeline().keys().tokens;
     const float alpha = weight_of(h.weights, query, key);
     ImGui::BeginTooltip();
-    ImGui::Text("key %d: \"%s\"   \xce\xb1 = %s", key,
+    const bool masked = view::is_masked(h.masked_scores(query, key));
+    ImGui::Text("key %d: \"%s\"   \xce\xb1 = %s", view::shown_number(key),
                 state.frame.visual_text(keys[static_cast<std::size_t>(key)].text),
-                view::format_significant(alpha, 3).c_str());
-    if (view::is_masked(h.masked_scores(query, key)))
-      ImGui::TextDisabled("masked: this key is hidden from this query");
+                masked ? "0 (masked)" : view::format_significant(alpha, 3).c_str());
+    if (masked)
+      ImGui::TextDisabled(
+          "%s", view::masked_cell_note(view::mask_reason(state.result().config.causal, query, key))
+                    .c_str());
     draw_vector_text("v", h.V.row(key).data(), static_cast<int>(h.V.cols()));
     draw_vector_text("\xce\xb1\xc2\xb7v", h.V.row(key).data(), static_cast<int>(h.V.cols()), alpha);
     ImGui::EndTooltip();
@@ -517,23 +528,40 @@ class OutputPanel final : public Panel {
 
     list->AddRect(ImVec2(area.x, area.y), ImVec2(area.right(), area.bottom()),
                   with_alpha(colours.text_dim, 0.35f), font * 0.2f);
-    // Axis captions.
+    // Axis captions: the values' dimensions (counted from 1), or in words the two directions
+    // along which they differ most (principal components, said so in the tooltip), each with its
+    // share of the spread; shorter when the picture is narrow.
     char x_caption[48], y_caption[48];
+    const float caption_room = area.w - font * 0.6f;
     switch (map_.kind) {
       case view::ProjectionKind::Raw1D:
-        std::snprintf(x_caption, sizeof x_caption, "v[0]");
+        std::snprintf(x_caption, sizeof x_caption, "v[1]");
         y_caption[0] = '\0';
         break;
       case view::ProjectionKind::Raw2D:
-        std::snprintf(x_caption, sizeof x_caption, "v[0]");
-        std::snprintf(y_caption, sizeof y_caption, "v[1]");
+        std::snprintf(x_caption, sizeof x_caption, "v[1]");
+        std::snprintf(y_caption, sizeof y_caption, "v[2]");
         break;
-      case view::ProjectionKind::Pca:
-        std::snprintf(x_caption, sizeof x_caption, "PC1 (%d%%)",
-                      static_cast<int>(std::lround(map_.explained[0] * 100)));
-        std::snprintf(y_caption, sizeof y_caption, "PC2 (%d%%)",
-                      static_cast<int>(std::lround(map_.explained[1] * 100)));
+      case view::ProjectionKind::Pca: {
+        const int first = static_cast<int>(std::lround(map_.explained[0] * 100)),
+                  second = static_cast<int>(std::lround(map_.explained[1] * 100));
+        // The words before the shares: "widest spread" says more than "44%".
+        std::snprintf(x_caption, sizeof x_caption, "widest spread of the values: %d%%", first);
+        if (ImGui::CalcTextSize(x_caption).x > caption_room)
+          std::snprintf(x_caption, sizeof x_caption, "widest spread: %d%%", first);
+        if (ImGui::CalcTextSize(x_caption).x > caption_room)
+          std::snprintf(x_caption, sizeof x_caption, "widest spread");
+        if (ImGui::CalcTextSize(x_caption).x > caption_room)
+          std::snprintf(x_caption, sizeof x_caption, "widest");
+        std::snprintf(y_caption, sizeof y_caption, "next widest, across it: %d%%", second);
+        if (ImGui::CalcTextSize(y_caption).x > caption_room)
+          std::snprintf(y_caption, sizeof y_caption, "next widest: %d%%", second);
+        if (ImGui::CalcTextSize(y_caption).x > caption_room)
+          std::snprintf(y_caption, sizeof y_caption, "next widest");
+        if (ImGui::CalcTextSize(y_caption).x > caption_room)
+          std::snprintf(y_caption, sizeof y_caption, "next");
         break;
+      }
     }
     // Every value the same (or a single key): no direction to show.
     const bool all_equal = map_.explained[0] + map_.explained[1] <= 0.0;
@@ -694,8 +722,9 @@ class OutputPanel final : public Panel {
       draw_row_tooltip(state, h, query, hovered_point);
     } else if (map_.kind == view::ProjectionKind::Pca) {
       ImGui::SetTooltip(
-          "The value vectors (d_v = %d) seen along their two directions of largest spread\n"
-          "(principal components); together they show %d%% of the spread.",
+          "Each dot is a key's value vector (d_v = %d numbers), drawn flat: across, the\n"
+          "direction in which the values differ most; up, the next (at right angles to it).\n"
+          "Together the two show %d%% of how the values differ (principal components 1 and 2).",
           static_cast<int>(map_.dims),
           static_cast<int>(std::lround((map_.explained[0] + map_.explained[1]) * 100)));
     }

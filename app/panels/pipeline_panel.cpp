@@ -468,11 +468,15 @@ class PipelinePanel final : public Panel {
             continue;
           }
           const float v = m(i, j);
+          // A masked score is −∞, and its weight no weight at all (not a weight of 0): both are
+          // drawn as the heatmaps draw a masked cell.
+          const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
           if (t.stage == Stage::Masked && is_masked(v)) {
-            draw_hatched(list, p0, p1, colours);
+            draw_masked_cell(list, p0, p1, state.ui.theme);
             if (values_)
-              centred_value(list, value_font, p0, cell, colours.text_dim,
-                            "\xe2\x88\x92\xe2\x88\x9e");
+              centred_value(list, value_font, p0, cell, colours.text, "\xe2\x88\x92\xe2\x88\x9e");
+          } else if (t.stage == Stage::Weights && is_masked(h.masked_scores(i, j))) {
+            draw_masked_cell(list, p0, p1, state.ui.theme);
           } else {
             const ImU32 fill = cell_colour(state, t, v);
             list->AddRectFilled(p0, p1, fill);
@@ -610,16 +614,6 @@ class PipelinePanel final : public Panel {
     draw_tooltip(state, t, head, hovered_row, hovered_col);
   }
 
-  static void draw_hatched(ImDrawList* list, ImVec2 p0, ImVec2 p1, const Palette& colours) {
-    list->AddRectFilled(p0, p1, with_alpha(colours.text_dim, 0.12f));
-    const float w = p1.x - p0.x, h = p1.y - p0.y, step = std::max(4.0f, w / 3.0f);
-    list->PushClipRect(p0, p1, true);
-    for (float d = step * 0.5f; d < w + h; d += step)
-      list->AddLine(ImVec2(p0.x + d, p0.y), ImVec2(p0.x + d - h, p1.y),
-                    with_alpha(colours.text_dim, 0.55f), 1.0f);
-    list->PopClipRect();
-  }
-
   void centred_value(ImDrawList* list, ImFont* font, ImVec2 p0, float cell, ImU32 colour,
                      const char* text) const {
     const ImVec2 size = font->CalcTextSizeA(value_font_, FLT_MAX, 0, text);
@@ -677,7 +671,7 @@ class PipelinePanel final : public Panel {
                                              ? kFeatureNames[static_cast<std::size_t>(j)]
                                              : std::string_view();
         std::snprintf(heading, sizeof heading, "embedding of %s %d \"%s\"",
-                      source ? "key" : "token", i,
+                      source ? "key" : "token", view::shown_number(i),
                       state.frame.visual_text(tokens[static_cast<std::size_t>(i)].text));
         formula = view::embedding_formula(
             state.frame.visual_text(tokens[static_cast<std::size_t>(i)].text), i, j, value, feature,
@@ -686,20 +680,21 @@ class PipelinePanel final : public Panel {
       }
       case Stage::Q:
         std::snprintf(heading, sizeof heading, "query vector of \"%s\", head %d", query_name(i),
-                      head);
+                      view::shown_number(head));
         if (p)
           formula = view::product_formula({"Q", "X", "W_Q", "d"}, state.pipeline().X_target(),
                                           p->W_Q, i, j, value);
         break;
       case Stage::K:
-        std::snprintf(heading, sizeof heading, "key vector of \"%s\", head %d", key_name(i), head);
+        std::snprintf(heading, sizeof heading, "key vector of \"%s\", head %d", key_name(i),
+                      view::shown_number(head));
         if (p)
           formula = view::product_formula({"K", x_name, "W_K", "d"}, state.pipeline().X_keys(),
                                           p->W_K, i, j, value);
         break;
       case Stage::V:
         std::snprintf(heading, sizeof heading, "value vector of \"%s\", head %d", key_name(i),
-                      head);
+                      view::shown_number(head));
         if (p)
           formula = view::product_formula({"V", x_name, "W_V", "d"}, state.pipeline().X_keys(),
                                           p->W_V, i, j, value);
@@ -719,9 +714,8 @@ class PipelinePanel final : public Panel {
       case Stage::Masked: {
         std::snprintf(heading, sizeof heading, "masked score: query \"%s\" \xe2\x86\x92 key \"%s\"",
                       query_name(i), key_name(j));
-        view::MaskReason reason = view::MaskReason::None;
-        if (is_masked(value))
-          reason = c.causal && j > i ? view::MaskReason::Causal : view::MaskReason::Custom;
+        const view::MaskReason reason =
+            is_masked(value) ? view::mask_reason(c.causal, i, j) : view::MaskReason::None;
         formula = view::mask_formula(reason, i, j, h.scaled_scores(i, j), value);
         break;
       }
@@ -733,7 +727,8 @@ class PipelinePanel final : public Panel {
                       : view::softmax_formula(h.masked_scores.row(i).data(), r.n_key, i, j, value);
         break;
       case Stage::HeadOutput:
-        std::snprintf(heading, sizeof heading, "output of head %d for \"%s\"", head, query_name(i));
+        std::snprintf(heading, sizeof heading, "output of head %d for \"%s\"",
+                      view::shown_number(head), query_name(i));
         formula = view::head_output_formula(h.weights, h.V, i, j, value);
         break;
       case Stage::Concat:

@@ -1,6 +1,7 @@
 #include "app/panels/token_chips.hpp"
 
 #include "app/panels/theme.hpp"
+#include "core/figures/format.hpp"
 #include "core/text/lexicon.hpp"
 
 #include <imgui.h>
@@ -14,7 +15,8 @@ namespace {
 void chip_tooltip(const char* label, const Token& token, EmbeddingSource source, int index,
                   Side side) {
   ImGui::BeginTooltip();
-  ImGui::Text("%s %d: \"%s\"", side == Side::Query ? "query token" : "key token", index, label);
+  ImGui::Text("%s %d: \"%s\"", side == Side::Query ? "query token" : "key token",
+              view::shown_number(index), label);
   switch (source) {
     case EmbeddingSource::Override:
       ImGui::TextUnformatted("embedding: given in the scenario");

@@ -8,6 +8,7 @@
 #include "app/panels/registry.hpp"
 #include "app/panels/theme.hpp"
 #include "core/base/rng.hpp"
+#include "core/figures/format.hpp"
 #include "core/text/lexicon.hpp"
 
 #include <imgui.h>
@@ -24,11 +25,12 @@ namespace attnviz::app {
 namespace {
 
 // -----------------------------------------------------------------------------
-// Labels (written into the caller's buffer; no allocation)
+// Labels (written into the caller's buffer; no allocation); rows, columns and heads counted from
+// 1, as everywhere in the app (view::shown_number)
 // -----------------------------------------------------------------------------
 
 const char* index_label(const void*, int index, char* buffer, int size) {
-  std::snprintf(buffer, static_cast<std::size_t>(size), "%d", index);
+  std::snprintf(buffer, static_cast<std::size_t>(size), "%d", view::shown_number(index));
   return buffer;
 }
 
@@ -57,7 +59,7 @@ const char* feature_label(const void* context, int index, char* buffer, int size
     std::snprintf(buffer, static_cast<std::size_t>(size), "%.*s", static_cast<int>(name.size()),
                   name.data());
   else
-    std::snprintf(buffer, static_cast<std::size_t>(size), "%d", index);
+    std::snprintf(buffer, static_cast<std::size_t>(size), "%d", view::shown_number(index));
   return buffer;
 }
 
@@ -68,10 +70,11 @@ int named_dimensions(const Scenario& scenario) {
   return static_cast<int>(std::min(names, static_cast<std::size_t>(scenario.config.d_model)));
 }
 
-// W_O's rows: the concatenated head outputs, "h1·3" = head 1, value dimension 3.
+// W_O's rows: the concatenated head outputs, "h2·3" = head 2, value dimension 3.
 const char* concat_label(const void* context, int index, char* buffer, int size) {
   const int d_v = std::max(1, static_cast<const LabelContext*>(context)->d_v);
-  std::snprintf(buffer, static_cast<std::size_t>(size), "h%d\xc2\xb7%d", index / d_v, index % d_v);
+  std::snprintf(buffer, static_cast<std::size_t>(size), "h%d\xc2\xb7%d",
+                view::shown_number(index / d_v), view::shown_number(index % d_v));
   return buffer;
 }
 
@@ -297,7 +300,7 @@ class WeightsPanel final : public Panel {
                               ImVec2(p.x + font * 0.35f + swatch, p.y + (button_h + swatch) * 0.5f),
                               colour, 2.0f);
       }
-      std::snprintf(label, sizeof label, compact ? "%d" : "head %d", h);
+      std::snprintf(label, sizeof label, compact ? "%d" : "head %d", view::shown_number(h));
       const view::Rgba8 on_colour =
           view::text_colour_on({static_cast<std::uint8_t>(colour >> IM_COL32_R_SHIFT),
                                 static_cast<std::uint8_t>(colour >> IM_COL32_G_SHIFT),
@@ -311,7 +314,7 @@ class WeightsPanel final : public Panel {
                     label);
       if (hovered)
         ImGui::SetTooltip("head %d: edit its W_Q, W_K, W_V (every view shows the selected head)",
-                          h);
+                          view::shown_number(h));
     }
     // How to edit, one hover away.
     const ImVec2 help(origin.x, origin.y + height - help_h);
@@ -379,22 +382,22 @@ class WeightsPanel final : public Panel {
     std::snprintf(tooltips_[kWQ], sizeof tooltips_[kWQ],
                   "W_Q (d_model \xc3\x97 d_k = %d \xc3\x97 %d), head %d: turns each token's "
                   "embedding into its query, Q = X\xc2\xb7W_Q",
-                  c.d_model, c.d_k, head_);
+                  c.d_model, c.d_k, view::shown_number(head_));
     std::snprintf(tooltips_[kWK], sizeof tooltips_[kWK],
                   "W_K (d_model \xc3\x97 d_k = %d \xc3\x97 %d), head %d: turns each token's "
                   "embedding into its key, K = X\xc2\xb7W_K",
-                  c.d_model, c.d_k, head_);
+                  c.d_model, c.d_k, view::shown_number(head_));
     std::snprintf(tooltips_[kWV], sizeof tooltips_[kWV],
                   "W_V (d_model \xc3\x97 d_v = %d \xc3\x97 %d), head %d: turns each token's "
                   "embedding into its value, V = X\xc2\xb7W_V",
-                  c.d_model, c.d_v, head_);
+                  c.d_model, c.d_v, view::shown_number(head_));
     if (c.compatibility == Compatibility::General) {
       weights(kWa, "W_a", index_label, index_label, k_rows_w, 0, true);
       std::snprintf(tooltips_[kWa], sizeof tooltips_[kWa],
                     "W_a (d_k \xc3\x97 d_k = %d \xc3\x97 %d), head %d: the general score compares "
                     "query and key through it, "
                     "score = q\xc2\xb7W_a\xc2\xb7k\xe1\xb5\x80",
-                    c.d_k, c.d_k, head_);
+                    c.d_k, c.d_k, view::shown_number(head_));
     } else if (c.compatibility == Compatibility::Additive) {
       weights(kW1, "W_1", index_label, index_label, k_rows_w, 0, true);
       weights(kW2, "W_2", index_label, index_label, k_rows_w, 0, true);
@@ -403,16 +406,16 @@ class WeightsPanel final : public Panel {
                     "W_1 (d_k \xc3\x97 d_att = %d \xc3\x97 %d), head %d: projects the query inside "
                     "the additive score "
                     "v_a\xc2\xb7tanh(q\xc2\xb7W_1 + k\xc2\xb7W_2)",
-                    c.d_k, c.d_att, head_);
+                    c.d_k, c.d_att, view::shown_number(head_));
       std::snprintf(tooltips_[kW2], sizeof tooltips_[kW2],
                     "W_2 (d_k \xc3\x97 d_att = %d \xc3\x97 %d), head %d: projects the key inside "
                     "the additive score "
                     "v_a\xc2\xb7tanh(q\xc2\xb7W_1 + k\xc2\xb7W_2)",
-                    c.d_k, c.d_att, head_);
+                    c.d_k, c.d_att, view::shown_number(head_));
       std::snprintf(
           tooltips_[kVa], sizeof tooltips_[kVa],
           "v_a (d_att = %d), head %d: weighs the additive score's %d hidden units into one number",
-          c.d_att, head_, c.d_att);
+          c.d_att, view::shown_number(head_), c.d_att);
     }
     const float concat_w =
         text_width(concat_label(&labels_, c.heads * c.d_v - 1, buffer, sizeof buffer));
@@ -551,7 +554,7 @@ class WeightsPanel final : public Panel {
       if (name == ParameterName::W_O)
         ImGui::TextDisabled("W_O (all heads)");
       else
-        ImGui::TextDisabled("%s, head %d", spec.title, head_);
+        ImGui::TextDisabled("%s, head %d", spec.title, view::shown_number(head_));
       ImGui::Separator();
       std::optional<MatrixAction> action;
       if (ImGui::MenuItem("Randomize")) action = MatrixAction::Randomize;
@@ -701,7 +704,7 @@ class WeightsPanel final : public Panel {
     ImGui::BeginTooltip();
     ImGui::Text("\"%s\": %s %d", state.frame.visual_text(token.text),
                 source ? "source token" : (state.pipeline().cross() ? "target token" : "token"),
-                index);
+                view::shown_number(index));
     ImGui::Text("embedding %s", origin);
     ImGui::TextDisabled(source ? "right-click to reset"
                                : "click: make it the query \xc2\xb7 right-click: reset");

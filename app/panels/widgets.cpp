@@ -3,8 +3,10 @@
 #include "app/panels/theme.hpp"
 #include "app/view/formula.hpp"
 #include "app/view/layout.hpp"
+#include "core/figures/format.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace attnviz::app {
@@ -25,7 +27,7 @@ bool draw_query_selector(AppState& state, const char* id, float max_width_em,
   ImGui::TextUnformatted("query");
   ImGui::SameLine();
   char preview[96];
-  std::snprintf(preview, sizeof preview, "%d: %s", query,
+  std::snprintf(preview, sizeof preview, "%d: %s", view::shown_number(query),
                 state.frame.visual_text(queries[static_cast<std::size_t>(query)].text));
   ImGui::SetNextItemWidth(
       std::min(font * max_width_em, ImGui::GetContentRegionAvail().x * max_width_fraction));
@@ -33,7 +35,7 @@ bool draw_query_selector(AppState& state, const char* id, float max_width_em,
   if (ImGui::BeginCombo(id, preview, ImGuiComboFlags_HeightLarge)) {
     for (int i = 0; i < n_query; ++i) {
       char item[96];
-      std::snprintf(item, sizeof item, "%d: %s##q%d", i,
+      std::snprintf(item, sizeof item, "%d: %s##q%d", view::shown_number(i),
                     state.frame.visual_text(queries[static_cast<std::size_t>(i)].text), i);
       if (ImGui::Selectable(item, i == query)) state.selection.query = i, chosen = true;
       if (ImGui::IsItemHovered()) state.frame.hovered_next = {Side::Query, i};
@@ -46,13 +48,13 @@ bool draw_query_selector(AppState& state, const char* id, float max_width_em,
 
 bool draw_head_combo(const char* id, int heads, int& head) {
   char preview[16];
-  std::snprintf(preview, sizeof preview, "%d", head);
+  std::snprintf(preview, sizeof preview, "%d", view::shown_number(head));
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 3.2f);
   bool chosen = false;
   if (ImGui::BeginCombo(id, preview)) {
     for (int k = 0; k < heads; ++k) {
       char item[32];
-      std::snprintf(item, sizeof item, "head %d", k);
+      std::snprintf(item, sizeof item, "head %d", view::shown_number(k));
       if (ImGui::Selectable(item, k == head)) head = k, chosen = true;
       if (k == head) ImGui::SetItemDefaultFocus();
     }
@@ -126,6 +128,22 @@ void draw_formula_tooltip(const char* heading, const char* formula) {
   text_wrapped_at_spaces(heading, width, true);
   text_wrapped_at_spaces(formula, width);
   ImGui::EndTooltip();
+}
+
+void draw_masked_cell(ImDrawList* list, ImVec2 p0, ImVec2 p1, Theme theme) {
+  const view::MaskedLook look = view::masked_look(theme == Theme::Dark);
+  list->AddRectFilled(p0, p1, to_imgui(look.base));
+  const float w = p1.x - p0.x, h = p1.y - p0.y;
+  if (w <= 0 || h <= 0) return;
+  list->PushClipRect(p0, p1, true);
+  // Lines from the top edge down to the left at 45°, every period along the diagonal, starting
+  // where the shader's stripes would (x + y a multiple of the period).
+  const float period = view::kMaskedStripePeriod;
+  const float first = period - std::fmod(p0.x + p0.y, period);
+  for (float d = first; d < w + h + period; d += period)
+    list->AddLine(ImVec2(p0.x + d, p0.y), ImVec2(p0.x + d - h, p1.y), to_imgui(look.stripe),
+                  view::kMaskedStripeWidth * 0.75f);
+  list->PopClipRect();
 }
 
 void draw_cell_grid_lines(ImDrawList* list, const view::HeatmapGeometry& g, int rows, int cols,

@@ -31,13 +31,14 @@ inline view::Rgba8 to_rgba8(ImU32 c) {
 // The colour with its opacity multiplied by `alpha` (clamped to [0, 1]).
 ImU32 with_alpha(ImU32 colour, float alpha);
 
-// "query" and a combo of the queries ("3: apple"), at most `max_width_em` font sizes and
-// `max_width_fraction` of the rest of the line wide. Hovering an entry highlights its token in
-// every view; choosing one selects it. Returns whether a query was chosen.
+// "query" and a combo of the queries ("3: apple", counted from 1 as everywhere), at most
+// `max_width_em` font sizes and `max_width_fraction` of the rest of the line wide. Hovering an
+// entry highlights its token in every view; choosing one selects it. Returns whether a query was
+// chosen.
 bool draw_query_selector(AppState& state, const char* id, float max_width_em,
                          float max_width_fraction);
 
-// A combo of the heads ("0"; entries "head 0", …), 3.2 font sizes wide. Sets `head` to the
+// A combo of the heads ("1"; entries "head 1", …), 3.2 font sizes wide. Sets `head` to the
 // head chosen and returns whether one was.
 bool draw_head_combo(const char* id, int heads, int& head);
 
@@ -74,6 +75,10 @@ std::string fit_text(std::string_view text, float width);
 // A token's name as it is seen (AppState::visual_text: Hebrew and Arabic right to left) when
 // that fits in `width`; else cut by fit_text() in reading order, then turned.
 std::string fit_label(const view::VisualText& shown, const std::string& text, float width);
+
+// A masked cell (no weight: the mask hides the key from the query) in [p0, p1], hatched in the
+// theme's greys as the heatmap shader draws it (core/figures/colormap.hpp: masked_look).
+void draw_masked_cell(ImDrawList* list, ImVec2 p0, ImVec2 p1, Theme theme);
 
 // Lines between a heatmap's cells, between columns when they are 8 px wide or more and between
 // rows when they are 8 px tall or more (each way on its own).

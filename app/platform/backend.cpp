@@ -412,6 +412,9 @@ bool Backend::should_close() const {
 void Backend::request_close() {
   glfwSetWindowShouldClose(window_, GLFW_TRUE);
 }
+void Backend::cancel_close() {
+  glfwSetWindowShouldClose(window_, GLFW_FALSE);
+}
 
 void Backend::new_frame() {
   // ImGui 1.86 reads whether a key is down when a frame begins. A key that went down since the

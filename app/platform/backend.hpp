@@ -69,7 +69,8 @@ class Backend {
   // size and place before.
   void set_fullscreen(bool fullscreen);
   bool fullscreen() const { return windowed_.has_value(); }
-  void new_frame();  // polls events, starts an ImGui frame
+  void cancel_close();  // the close asked for (the window's button) waits for an answer
+  void new_frame();     // polls events, starts an ImGui frame
   // Waits until `earliest` (time()), then for an event or until `latest` (infinity: for an
   // event), whichever comes first; events already waiting end the second wait at once. A key
   // going down ends the first one too: ImGui 1.86 sees a key only if a frame begins while it is

@@ -3,6 +3,7 @@
 #include "app/platform/gl.hpp"
 #include "app/render/gl_helpers.hpp"
 #include "app/render/shader_sources.hpp"
+#include "app/view/values.hpp"
 
 #include <imgui.h>
 
@@ -26,13 +27,23 @@ MatrixStackTexture::~MatrixStackTexture() {
 }
 
 void HeatmapRenderer::upload_weights(const AttentionResult& result) {
-  weights_stack_.clear();  // keeps its capacity: no allocation per frame
-  for (const HeadResult& head : result.heads) weights_stack_.push_back(&head.weights);
-  weights.update(weights_stack_, result.version);
+  if (weights.texture() && result.version == weights_version_) return;
+  weights_version_ = result.version;
+  // Copies that keep their storage while the shapes do: no allocation per result.
+  shown_weights_.resize(result.heads.size());
+  weights_stack_.clear();
+  for (std::size_t h = 0; h < result.heads.size(); ++h) {
+    view::mark_masked_cells(result.heads[h].weights, result.heads[h].masked_scores,
+                            shown_weights_[h]);
+    weights_stack_.push_back(&shown_weights_[h]);
+  }
+  weights.update(weights_stack_, result.version, true);
 }
 
-void MatrixStackTexture::update(const std::vector<const Matrix*>& stack, std::uint64_t version) {
+void MatrixStackTexture::update(const std::vector<const Matrix*>& stack, std::uint64_t version,
+                                bool marks_masked) {
   if (uploaded_ && version == version_) return;
+  marks_masked_ = marks_masked;
   if (stack.empty() || stack[0]->size() == 0) return;
   const int rows = static_cast<int>(stack[0]->rows()), cols = static_cast<int>(stack[0]->cols());
   const int blocks = static_cast<int>(stack.size());
@@ -100,6 +111,10 @@ bool HeatmapRenderer::link_program() {
   uniform_colormaps_ = glGetUniformLocation(program_, "Colormaps");
   uniform_row_ = glGetUniformLocation(program_, "ColormapRow");
   uniform_range_ = glGetUniformLocation(program_, "Range");
+  uniform_masked_marked_ = glGetUniformLocation(program_, "MaskedMarked");
+  uniform_masked_base_ = glGetUniformLocation(program_, "MaskedBase");
+  uniform_masked_stripe_ = glGetUniformLocation(program_, "MaskedStripe");
+  uniform_stripe_ = glGetUniformLocation(program_, "Stripe");
   return true;
 }
 
@@ -113,7 +128,9 @@ bool HeatmapRenderer::state_of(const ImDrawCmd& command, unsigned& texture,
   if (command.UserCallback != &HeatmapRenderer::on_draw) return false;
   const auto* params = static_cast<const DrawParams*>(command.UserCallbackData);
   texture = params->texture;
-  state = {params->content_version, static_cast<std::uint64_t>(params->colormap_row),
+  state = {params->content_version,
+           static_cast<std::uint64_t>(params->colormap_row) |
+               std::uint64_t{params->masked_marked} << 32 | std::uint64_t{params->dark} << 33,
            std::uint64_t{std::bit_cast<std::uint32_t>(params->low)} << 32 |
                std::bit_cast<std::uint32_t>(params->high)};
   return true;
@@ -131,6 +148,15 @@ void HeatmapRenderer::bind(const DrawParams& params) {
   glUniform1f(uniform_row_,
               (static_cast<float>(params.colormap_row) + 0.5f) / view::kColormapCount);
   glUniform2f(uniform_range_, params.low, params.high);
+  const view::MaskedLook look = view::masked_look(params.dark);
+  glUniform1f(uniform_masked_marked_, params.masked_marked ? 1.0f : 0.0f);
+  glUniform3f(uniform_masked_base_, look.base.r / 255.0f, look.base.g / 255.0f,
+              look.base.b / 255.0f);
+  glUniform3f(uniform_masked_stripe_, look.stripe.r / 255.0f, look.stripe.g / 255.0f,
+              look.stripe.b / 255.0f);
+  // The stripes in framebuffer pixels: as wide on a picture exported at a larger scale.
+  const float scale = std::max(1.0f, ImGui::GetDrawData()->FramebufferScale.x);
+  glUniform2f(uniform_stripe_, view::kMaskedStripePeriod * scale, view::kMaskedStripeWidth * scale);
   glActiveTexture(GL_TEXTURE1);
   glBindTexture(GL_TEXTURE_2D, colormaps_);
   glActiveTexture(GL_TEXTURE0);
@@ -141,12 +167,8 @@ void HeatmapRenderer::draw(ImDrawList* list, const MatrixStackTexture& stack, in
                            float high) {
   if (!stack.texture() || params_used_ >= static_cast<int>(params_.size())) return;
   DrawParams& params = params_[static_cast<std::size_t>(params_used_++)];
-  params = {this,
-            static_cast<int>(colormap),
-            low,
-            high > low ? high : low + 1.0f,
-            stack.texture(),
-            stack.content_version()};
+  params = {this, static_cast<int>(colormap),     stack.marks_masked(), dark_,
+            low,  high > low ? high : low + 1.0f, stack.texture(),      stack.content_version()};
   const float blocks = static_cast<float>(stack.blocks());
   list->AddCallback(&HeatmapRenderer::on_draw, &params);
   list->AddImage(reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(stack.texture())), p0, p1,

@@ -52,6 +52,7 @@ void AppState::load(Scenario next, std::string path, std::vector<std::string> wa
   file_warnings = std::move(warnings);
   selection = {};
   frame.hovered = frame.hovered_next = {};
+  ++view_generation;
 }
 
 namespace {
@@ -136,6 +137,7 @@ void AppState::leave_lesson() {
   lesson_change_seen = {};
   pinned = {};
   ui.visible = view::kAllPanels;
+  ++view_generation;  // the panels change places: none keeps a scroll position from the lesson
 }
 
 }  // namespace attnviz::app

@@ -190,6 +190,9 @@ struct AppState {
   UiSettings ui;
   StudentChange lesson_change_seen;  // lesson_change() as last computed, at lesson_change_version
   std::uint64_t lesson_change_version = 0;
+  // Moves whenever what the panels show is replaced (a file opened, New, a lesson step, leaving a
+  // lesson): the panel host then starts every panel at its top left, scrolled nowhere.
+  std::uint64_t view_generation = 0;
 
   // Per frame.
   FrameScratch frame;

@@ -2,6 +2,7 @@
 
 #include "app/session/view_state.hpp"
 #include "core/document/file_io.hpp"
+#include "core/figures/format.hpp"
 #include "core/figures/svg.hpp"
 #include "core/pipeline/export.hpp"
 
@@ -70,7 +71,7 @@ Status export_heatmap_svg(const AppState& state, const std::string& path) {
   const AttentionResult& r = state.result();
   const int head = state.selection.head;  // in range: AppState::recompute_if_needed keeps it so
   view::SvgOptions options;
-  options.title = "Attention weights, head " + std::to_string(head);
+  options.title = "Attention weights, head " + std::to_string(view::shown_number(head));
   options.dark = state.ui.theme == Theme::Dark;
   options.scale_top = state.ui.heatmap_top(r.heads[static_cast<std::size_t>(head)].weights);
   return write_file_atomic(
@@ -84,7 +85,7 @@ Status export_arrows_svg(const AppState& state, const std::string& path, bool al
   view::SvgOptions options;
   options.title = all_heads ? "Queries and the keys they attend to, all heads"
                             : "Queries and the keys they attend to, head " +
-                                  std::to_string(state.selection.head);
+                                  std::to_string(view::shown_number(state.selection.head));
   options.dark = state.ui.theme == Theme::Dark;
   return write_file_atomic(path,
                            view::arrows_svg(state.result(), labels(state.pipeline().target()),

@@ -25,13 +25,13 @@ Options:
   --theme light|dark  colour theme
   --font-size PX      font size in pixels (default: from the window height)
   --panels LIST       panels to show, comma-separated: {panels}
-  --head H            selected head (0-based)
-  --query Q           selected query token (0-based)
+  --head H            selected head, counted from 0 (the app shows it as head H+1)
+  --query Q           selected query token, counted from 0 (shown as query Q+1)
   --colormap NAME     sequential | color-blind
   --view NAME         centre view: {views}; or arrows, output (their tab, when
                       they are tabs: large text, presenter mode)
   --lesson NAME       start a lesson: a built-in lesson's name or number, or a lesson file
-  --step N            start the lesson at step N (0-based)
+  --step N            start the lesson at step N, counted from 0 (shown as step N+1)
   --screenshot-steps DIR  with --lesson: write DIR/step-NN.png for every step, exit
   --layout-out FILE   with --screenshot (else as the app exits): write where the heatmap cells
                       were drawn, the token names each view wrote, where the status bar

@@ -14,7 +14,23 @@ bool UnsavedGuard::request(const AppState& state, std::string action,
   }
   pending_ = std::move(replace);
   action_ = std::move(action);
+  quitting_ = false;
   return false;
+}
+
+bool UnsavedGuard::request_quit(const AppState& state, std::function<void()> quit) {
+  const bool done = request(state, "Quitting AttnViz", std::move(quit));
+  quitting_ = !done;
+  return done;
+}
+
+std::string UnsavedGuard::consequence() const {
+  return action_ + (quitting_ ? " closes it" : " replaces it") +
+         ": save the changes first, or they are lost.";
+}
+
+std::string UnsavedGuard::discard_label() const {
+  return quitting_ ? "Quit without saving" : "Discard the changes";
 }
 
 std::string UnsavedGuard::question(const AppState& state) const {

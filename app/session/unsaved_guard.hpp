@@ -1,6 +1,7 @@
 // Edits are never thrown away unasked: File > New, Open, Open recent, a dropped file and starting
-// a lesson replace the scenario, and when it has unsaved edits the replacement waits for the
-// user's choice (save first, discard the edits, or cancel). A lesson's own steps replace each
+// a lesson replace the scenario, and quitting (Ctrl+Q, File > Quit, the window's close button)
+// closes it; when it has unsaved edits the replacement or the quit waits for the user's choice
+// (save first, discard the edits, or cancel). A lesson's own steps replace each
 // other freely: what a student changes in a lesson is an experiment, not a document.
 //
 // No ImGui here: the app shows the question while asking() is true and reports the answer.
@@ -19,12 +20,15 @@ class UnsavedGuard {
   // request while another waits takes its place. `action` names what would replace the scenario
   // for the question ("Opening apple.json"). Returns whether it ran.
   bool request(const AppState& state, std::string action, std::function<void()> replace);
+  // The same for quitting: `quit` closes the app now, or once the user chose.
+  bool request_quit(const AppState& state, std::function<void()> quit);
   bool asking() const { return static_cast<bool>(pending_); }
-  // The question's lines: what has unsaved changes, and what would replace it.
+  bool asking_to_quit() const { return asking() && quitting_; }
+  // The question's lines: what has unsaved changes, and what would replace or close it.
   std::string question(const AppState& state) const;
-  std::string consequence() const {
-    return action_ + " replaces it: save the changes first, or they are lost.";
-  }
+  std::string consequence() const;
+  // The answer that loses the edits: "Discard the changes", or "Quit without saving".
+  std::string discard_label() const;
 
   // The user's answers.
   void discard();  // run the replacement: the edits go
@@ -39,6 +43,7 @@ class UnsavedGuard {
  private:
   std::function<void()> pending_;
   std::string action_;
+  bool quitting_ = false;  // the request waiting is to quit
 };
 
 }  // namespace attnviz::app

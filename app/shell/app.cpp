@@ -135,7 +135,13 @@ int App::run() {
   const double exit_after = exit_after_text ? std::strtod(exit_after_text, nullptr) : 0.0;
   const double loop_start = backend.time();
   long frames_drawn = 0;
-  while (!backend.should_close()) {
+  while (true) {
+    // The window's close button, as Ctrl+Q: unsaved edits are asked about first.
+    if (backend.should_close() && !shell_.quit_agreed) {
+      backend.cancel_close();
+      commands_.quit();
+    }
+    if (shell_.quit_agreed) break;
     this->frame();
     if (shell_.png.request) {
       capture_png_if_requested(shell_,
@@ -145,10 +151,8 @@ int App::run() {
       backend.end_frame();
     }
     ++frames_drawn;
-    if (exit_after > 0 && backend.time() - loop_start >= exit_after)
-      backend.request_close();
-    else
-      wait_for_next_frame();
+    if (exit_after > 0 && backend.time() - loop_start >= exit_after) shell_.quit_agreed = true;
+    if (!shell_.quit_agreed) wait_for_next_frame();
   }
   if (exit_after > 0)
     std::fprintf(stderr, "attnviz: %ld frames in %.1f s\n", frames_drawn,
@@ -156,9 +160,10 @@ int App::run() {
   if (options.layout_out)
     if (Status status = write_layout(shell_); !status)
       std::cerr << "attnviz: error: " << status.message() << '\n';
-  // A clean exit keeps the recovery file only while there are unsaved edits, and then with the
-  // last of them (typed just before Ctrl+Q, within the autosave's interval).
-  if (!shell_.state.unsaved() && !shell_.recovery_offer)
+  // A clean exit keeps the recovery file only while there are unsaved edits the user did not
+  // choose to discard, and then with the last of them (typed just before Ctrl+Q, within the
+  // autosave's interval; or a lesson's, which quits without asking).
+  if ((!shell_.state.unsaved() || shell_.quit_discards_edits) && !shell_.recovery_offer)
     shell_.autosave.discard();
   else
     shell_.autosave.observe(shell_.state, std::numeric_limits<double>::infinity());
@@ -180,7 +185,7 @@ void App::frame() {
   for (const std::string& path : backend.take_dropped_files()) commands_.open_dropped_file(path);
   backend.new_frame();
   stand_in_for_wide_characters(shell_);
-  shell_.heatmaps.begin_frame();
+  shell_.heatmaps.begin_frame(state.ui.theme == Theme::Dark);
   state.frame.visual_text.new_frame();
   state.frame.hovered = state.frame.hovered_next;
   state.frame.hovered_next = {};

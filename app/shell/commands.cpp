@@ -269,7 +269,13 @@ void Commands::leave_lesson() {
 }
 
 void Commands::quit() {
-  shell_.backend.request_close();
+  shell_.unsaved_guard.request_quit(shell_.state, [this] {
+    shell_.quit_agreed = true;
+    // Unsaved here only after "Quit without saving" (a lesson's edits quit without asking, and
+    // its recovery file stays).
+    shell_.quit_discards_edits = shell_.state.unsaved() && !shell_.state.lesson.active();
+    shell_.backend.request_close();
+  });
 }
 
 // The largest text size offered: every panel still usable in this window (app/view/layout.hpp),

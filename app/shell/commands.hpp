@@ -47,7 +47,7 @@ class Commands {
   void leave_lesson();
 
   // The window.
-  void quit();
+  void quit();  // asks first when unsaved edits would be lost (as new and open do)
   void larger_text();
   void smaller_text();
   void reset_text_size();          // the size that suits the window, and follow its size again

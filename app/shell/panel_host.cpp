@@ -2,6 +2,7 @@
 // slot's window drawn in the order of core/figures/views.hpp (editors first, then views, with a
 // recompute before each, so that views show this frame's edits), and the centre's views as tabs.
 #include <imgui.h>
+#include <imgui_internal.h>  // every window and its root, to scroll them back
 
 #include <algorithm>
 #include <cfloat>
@@ -308,6 +309,19 @@ void draw_presenter(Shell& shell, const view::Rect& area, float gap) {
               kPanelFlags, state.lesson.awaiting_prediction());
 }
 
+// A new document or lesson step: every panel's window, and every window inside one (the Weights
+// strip, the Pipeline's chain, tables), starts scrolled to its top left, and each panel resets
+// what it scrolls itself. Set before the windows begin, the scroll applies in this frame.
+// Every panel's window, and every window inside one (the Weights strip, a view's scrolled cells
+// or rows), back to its top left. Set before the windows begin, the scroll applies in this frame.
+void reset_panel_scrolling() {
+  for (ImGuiWindow* window : ImGui::GetCurrentContext()->Windows)
+    if (window->RootWindow && (window->RootWindow->Flags & kPanelFlags) == kPanelFlags) {
+      ImGui::SetScrollX(window, 0.0f);
+      ImGui::SetScrollY(window, 0.0f);
+    }
+}
+
 }  // namespace
 
 void draw_panels(Shell& shell, float top, float bottom) {
@@ -316,6 +330,10 @@ void draw_panels(Shell& shell, float top, float bottom) {
   // the mouse is held, so that the panel a weight is being dragged in stays under the mouse; the
   // note follows when the drag ends.
   if (state.lesson.active() && !ImGui::IsMouseDown(ImGuiMouseButton_Left)) state.lesson_change();
+  if (state.view_generation != shell.view_generation_shown) {
+    shell.view_generation_shown = state.view_generation;
+    reset_panel_scrolling();
+  }
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   const float gap = panel_gap(shell.backend);
   const view::Rect area{gap, top + gap, display.x - 2 * gap, bottom - top - 2 * gap};

@@ -85,11 +85,16 @@ struct Shell {
   PngExport png;
   std::vector<std::pair<std::string, std::string>> lesson_titles;  // built-in lessons: id, title
   bool show_shortcuts = false;
-  int unsaved_question_frame = 0;                       // the ImGui frame the question came up in
+  int unsaved_question_frame = 0;  // the ImGui frame the question came up in
+  // Quitting (Commands::quit): the user agreed, or nothing would be lost; and whether the edits
+  // were discarded on the way ("Quit without saving": no recovery file is kept for them).
+  bool quit_agreed = false;
+  bool quit_discards_edits = false;
   CenterView centre_view_shown = CenterView::Heatmaps;  // the centre view last shown
   // The view each window of tabs showed last, by the window's first slot (panel_host.cpp).
   std::array<std::optional<view::ViewId>, view::kSlotCount> window_tab{};
   std::optional<view::ViewId> requested_tab;  // --view arrows|output: shown until a tab is clicked
+  std::uint64_t view_generation_shown = 0;    // AppState::view_generation the panels were reset at
 };
 
 class Commands;

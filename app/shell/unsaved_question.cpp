@@ -1,5 +1,5 @@
-// The question before unsaved edits are replaced (app/session/unsaved_guard.hpp): save them
-// first, discard them, or cancel.
+// The question before unsaved edits are replaced or the app quits (app/session/unsaved_guard.hpp):
+// save them first, discard them, or cancel.
 #include <imgui.h>
 
 #include "app/platform/keys.hpp"
@@ -39,7 +39,7 @@ void draw_unsaved_question(Shell& shell, Commands& commands) {
     commands.save_first();
   }
   ImGui::SameLine();
-  if (ImGui::Button("Discard the changes")) {
+  if (ImGui::Button(guard.discard_label().c_str())) {
     ImGui::CloseCurrentPopup();
     guard.discard();
   }

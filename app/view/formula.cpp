@@ -41,8 +41,13 @@ std::string plain(float value) {
   return buffer;
 }
 
+// An index as it is shown: counted from 1 (core/figures/format.hpp).
+std::string shown(Eigen::Index i) {
+  return std::to_string(shown_number(i));
+}
+
 std::string element(std::string_view name, Eigen::Index i, Eigen::Index j) {
-  return std::string(name) + "[" + std::to_string(i) + "][" + std::to_string(j) + "]";
+  return std::string(name) + "[" + shown(i) + "][" + shown(j) + "]";
 }
 
 }  // namespace
@@ -65,11 +70,15 @@ std::string subscript(Eigen::Index n) {
 }
 
 std::string indexed(std::string_view name, Eigen::Index i) {
-  return std::string(name) + subscript(i);
+  return std::string(name) + subscript(shown_number(i));
 }
 
 std::string indexed(std::string_view name, Eigen::Index i, Eigen::Index j) {
-  if (i >= 0 && i < 10 && j >= 0 && j < 10) return std::string(name) + subscript(i) + subscript(j);
+  const auto one_digit = [](Eigen::Index k) {
+    return shown_number(k) >= 0 && shown_number(k) < 10;
+  };
+  if (one_digit(i) && one_digit(j))
+    return std::string(name) + subscript(shown_number(i)) + subscript(shown_number(j));
   return element(name, i, j);
 }
 
@@ -97,9 +106,9 @@ std::string product_formula(const ProductNames& names, const Matrix& A, const Ma
   const std::string sum = names.index == "k" ? std::string(kSigma) + kSubscriptK
                                              : std::string(kSigma) + "_" + std::string(names.index);
   std::string out = element(names.result, i, j) + " = " + sum + " " + std::string(names.left) +
-                    "[" + std::to_string(i) + "][" + std::string(names.index) + "]" + kDot +
-                    std::string(names.right) + "[" + std::string(names.index) + "][" +
-                    std::to_string(j) + "] = ";
+                    "[" + shown(i) + "][" + std::string(names.index) + "]" + kDot +
+                    std::string(names.right) + "[" + std::string(names.index) + "][" + shown(j) +
+                    "] = ";
   // Row i of A (stride 1 in a row-major matrix) with column j of B (stride B's row length).
   out += products(A.row(i).data(), 1, B.data() + j, B.cols(), std::min(A.cols(), B.rows()));
   out += " = " + number(value);
@@ -113,7 +122,7 @@ std::string product_formula(const ProductNames& names, const Matrix& A, const Ma
 std::string embedding_formula(std::string_view token, Eigen::Index i, Eigen::Index d, float value,
                               std::string_view feature, bool with_position) {
   std::string out = element("X", i, d) + " = " + number(value) + ": \"" + std::string(token) +
-                    "\", dimension " + std::to_string(d);
+                    "\", dimension " + shown(d);
   if (!feature.empty()) out += " (" + std::string(feature) + ")";
   if (with_position) out += ", with its sinusoidal position added";
   return out;
@@ -218,11 +227,11 @@ std::string mask_formula(MaskReason reason, Eigen::Index i, Eigen::Index j, floa
   const std::string minus_infinity = std::string(kMinus) + kInfinity;
   switch (reason) {
     case MaskReason::Causal:
-      return m + " = " + minus_infinity + ": key " + std::to_string(j) + " comes after query " +
-             std::to_string(i) + " (causal mask)";
+      return m + " = " + minus_infinity + ": key " + shown(j) + " comes after query " + shown(i) +
+             " (causal mask)";
     case MaskReason::Custom:
-      return m + " = " + minus_infinity + ": the custom mask hides key " + std::to_string(j) +
-             " from query " + std::to_string(i);
+      return m + " = " + minus_infinity + ": the custom mask hides key " + shown(j) +
+             " from query " + shown(i);
     case MaskReason::None:
       break;
   }
@@ -231,14 +240,29 @@ std::string mask_formula(MaskReason reason, Eigen::Index i, Eigen::Index j, floa
   return m + " = " + indexed("s", i, j) + " = " + number(masked) + " (not masked)";
 }
 
+MaskReason mask_reason(bool causal, Eigen::Index i, Eigen::Index j) {
+  return causal && j > i ? MaskReason::Causal : MaskReason::Custom;
+}
+
+std::string masked_cell_note(MaskReason reason) {
+  switch (reason) {
+    case MaskReason::Causal:
+      return "masked (causal mask: a query does not see later tokens)";
+    case MaskReason::Custom:
+      return "masked (the scenario's mask hides this key from this query)";
+    case MaskReason::None:
+      break;
+  }
+  return {};
+}
+
 std::string softmax_formula(const float* masked_row, Eigen::Index n, Eigen::Index i, Eigen::Index j,
                             float alpha) {
   const std::string a = indexed(kAlpha, i, j);
   float row_max = -std::numeric_limits<float>::infinity();
   for (Eigen::Index k = 0; k < n; ++k) row_max = std::max(row_max, masked_row[k]);
   if (is_masked(row_max))
-    return a + " = 0: every key is masked for query " + std::to_string(i) +
-           ", so there is no softmax";
+    return a + " = 0: every key is masked for query " + shown(i) + ", so there is no softmax";
   if (is_masked(masked_row[j])) return a + " = 0: masked (exp(" + kMinus + kInfinity + ") = 0)";
   double sum = 0;
   for (Eigen::Index k = 0; k < n; ++k)
@@ -247,8 +271,9 @@ std::string softmax_formula(const float* masked_row, Eigen::Index n, Eigen::Inde
   std::snprintf(sum_text, sizeof sum_text, "%.3f", sum);
   // The key index of the sum: a subscript k ("s₄ₖ") when i is a single digit.
   const std::string s_ij = indexed("s", i, j);
-  const std::string s_ik =
-      i >= 0 && i < 10 ? "s" + subscript(i) + kSubscriptK : "s[" + std::to_string(i) + "][k]";
+  const std::string s_ik = shown_number(i) >= 0 && shown_number(i) < 10
+                               ? "s" + subscript(shown_number(i)) + kSubscriptK
+                               : "s[" + shown(i) + "][k]";
   return a + " = exp(" + s_ij + " " + kMinus + " max) / " + kSigma + kSubscriptK + " exp(" + s_ik +
          " " + kMinus + " max) = exp(" + number(masked_row[j]) + " " + kMinus + " " +
          factor(row_max) + ") / " + sum_text + " = " + format_number(alpha, 3);
@@ -261,15 +286,14 @@ std::string hardmax_formula(const float* masked_row, Eigen::Index n, Eigen::Inde
   float best_score = -std::numeric_limits<float>::infinity();
   for (Eigen::Index k = 0; k < n; ++k)
     if (masked_row[k] > best_score) best_score = masked_row[k], best = k;
-  if (best < 0) return a + " = 0: every key is masked for query " + std::to_string(i);
+  if (best < 0) return a + " = 0: every key is masked for query " + shown(i);
   if (is_masked(masked_row[j])) return a + " = 0: masked";
   if (best == j)
-    return a + " = " + format_number(alpha, 0) + ": key " + std::to_string(j) +
-           " has the largest score of query " + std::to_string(i) + " (" + number(best_score) +
+    return a + " = " + format_number(alpha, 0) + ": key " + shown(j) +
+           " has the largest score of query " + shown(i) + " (" + number(best_score) +
            "; hard attention)";
-  return a + " = " + format_number(alpha, 0) + ": key " + std::to_string(best) +
-         " has the largest score (" + number(best_score) + " > " + number(masked_row[j]) +
-         "; hard attention)";
+  return a + " = " + format_number(alpha, 0) + ": key " + shown(best) + " has the largest score (" +
+         number(best_score) + " > " + number(masked_row[j]) + "; hard attention)";
 }
 
 std::string head_output_formula(const Matrix& weights, const Matrix& V, Eigen::Index i,
@@ -279,8 +303,8 @@ std::string head_output_formula(const Matrix& weights, const Matrix& V, Eigen::I
 
 std::string concat_formula(int d_v, Eigen::Index i, Eigen::Index c, float value) {
   const Eigen::Index head = d_v > 0 ? c / d_v : 0, column = d_v > 0 ? c % d_v : c;
-  return element("concat", i, c) + " = " + element("out", i, column) + " of head " +
-         std::to_string(head) + " = " + number(value);
+  return element("concat", i, c) + " = " + element("out", i, column) + " of head " + shown(head) +
+         " = " + number(value);
 }
 
 std::string output_formula(const Matrix& concat, const Matrix& W_O, Eigen::Index i, Eigen::Index j,
@@ -294,14 +318,14 @@ std::string output_formula(const Matrix& concat, const Matrix& W_O, Eigen::Index
 
 std::string contribution_formula(std::string_view left, std::string_view right, Eigen::Index d,
                                  float a, float b) {
-  const std::string index = "[" + std::to_string(d) + "]";
+  const std::string index = "[" + shown(d) + "]";
   return std::string(left) + index + kDot + std::string(right) + index + " = " + number(a) + kDot +
          factor(b) + " = " + number(a * b);
 }
 
 std::string hidden_unit_formula(Eigen::Index i, Eigen::Index j, Eigen::Index unit, float query_part,
                                 float key_part) {
-  const std::string index = "[" + std::to_string(unit) + "]";
+  const std::string index = "[" + shown(unit) + "]";
   return "h" + index + " = tanh(" + indexed("q", i) + "W" + kSubscriptOne + index + " + " +
          indexed("k", j) + "W" + kSubscriptTwo + index + ") = tanh(" + number(query_part) + " + " +
          factor(key_part) + ") = " + number(std::tanh(query_part + key_part));

@@ -4,9 +4,10 @@
 //
 // Conventions: numbers print as view::format_number prints them (never "nan" or "inf" as a
 // number); a negative factor after "·" is put in brackets; at most kMaxTerms terms of a sum are
-// listed, then "… (n terms)". Indices are subscripts where they stay readable (s₄₃), brackets
-// otherwise (s[12][3]). Only glyphs the app's font atlas holds are used (no ᵀ or ⱼ: the key
-// index of a sum is k, the transpose is ⊤).
+// listed, then "… (n terms)". Indices are the engine's (from 0) and print as the app counts, from 1
+// (core/figures/format.hpp: shown_number): row 0 of Q is "Q[1]", query 0's vector "q₁". They are
+// subscripts where they stay readable (s₄₃), brackets otherwise (s[12][3]). Only glyphs the app's
+// font atlas holds are used (no ᵀ or ⱼ: the key index of a sum is k, the transpose is ⊤).
 #pragma once
 
 #include "core/base/types.hpp"
@@ -26,9 +27,9 @@ inline constexpr int kMaxTerms = 8;
 // -----------------------------------------------------------------------------
 // "₁₂" for 12: Unicode subscript digits.
 std::string subscript(Eigen::Index n);
-// "q₄": one index, as a subscript.
+// "q₄" for index 3: one index, as a subscript (counted from 1).
 std::string indexed(std::string_view name, Eigen::Index i);
-// "s₄₃" when both indices are single digits, else "s[12][3]".
+// "s₄₃" for indices 3 and 2, when both shown numbers are single digits, else "s[12][3]".
 std::string indexed(std::string_view name, Eigen::Index i, Eigen::Index j);
 
 // -----------------------------------------------------------------------------
@@ -55,7 +56,7 @@ std::string product_formula(const ProductNames& names, const Matrix& A, const Ma
 // -----------------------------------------------------------------------------
 // The stages of one head
 // -----------------------------------------------------------------------------
-// X[i][d]: "X[2][3] = 1.00: "eat", dimension 3 (action)". `feature` may be empty;
+// X[i][d]: "X[3][5] = 1.00: "eat", dimension 5 (action)" for i = 2, d = 4. `feature` may be empty;
 // `with_position` adds that the sinusoidal position is included.
 std::string embedding_formula(std::string_view token, Eigen::Index i, Eigen::Index d, float value,
                               std::string_view feature, bool with_position);
@@ -92,6 +93,12 @@ enum class MaskReason { None, Causal, Custom };
 // was clamped.
 std::string mask_formula(MaskReason reason, Eigen::Index i, Eigen::Index j, float scaled,
                          float masked);
+// Why a masked score (query i, key j) is masked: with a causal mask a key after the query is
+// hidden by it; any other by the scenario's own mask.
+MaskReason mask_reason(bool causal, Eigen::Index i, Eigen::Index j);
+// What a masked cell says when it is hovered: "masked (causal mask: a query does not see later
+// tokens)", "masked (the scenario's mask hides this key from this query)"; "" for None.
+std::string masked_cell_note(MaskReason reason);
 
 // α from one row of masked scores (-inf = masked), n entries:
 //   "α₄₃ = exp(s₄₃ − max) / Σₖ exp(s₄ₖ − max) = exp(4.80 − 4.80) / 1.353 = 0.739"
@@ -103,12 +110,12 @@ std::string softmax_formula(const float* masked_row, Eigen::Index n, Eigen::Inde
 std::string hardmax_formula(const float* masked_row, Eigen::Index n, Eigen::Index i, Eigen::Index j,
                             float alpha);
 
-// The head's output: "out[4][0] = Σₖ α[4][k]·V[k][0] = 0.01·0.00 + … = 0.54".
+// The head's output: "out[4][1] = Σₖ α[4][k]·V[k][1] = 0.01·0.00 + … = 0.54".
 std::string head_output_formula(const Matrix& weights, const Matrix& V, Eigen::Index i,
                                 Eigen::Index j, float value);
-// concat[i][c] comes from head c / d_v: "concat[4][5] = out[4][1] of head 1 = 0.54".
+// concat[i][c] comes from head c / d_v: "concat[4][5] = out[4][1] of head 2 = 0.54" (d_v = 4).
 std::string concat_formula(int d_v, Eigen::Index i, Eigen::Index c, float value);
-// The final output: "output[4][0] = Σ_c concat[4][c]·W_O[c][0] = … = 0.54".
+// The final output: "output[4][1] = Σ_c concat[4][c]·W_O[c][1] = … = 0.54".
 std::string output_formula(const Matrix& concat, const Matrix& W_O, Eigen::Index i, Eigen::Index j,
                            float value);
 

@@ -148,6 +148,13 @@ float contrast_scale_top(const Matrix& weights) {
   return top > 1e-6f ? top : 1.0f;
 }
 
+MaskedLook masked_look(bool dark) {
+  // Light: lighter than every weight colour but the brightest, darker than the window (247).
+  // Dark: between the window (28) and the sequential map's darkest entry, with light stripes.
+  return dark ? MaskedLook{{58, 58, 58, 255}, {118, 118, 118, 255}}
+              : MaskedLook{{226, 226, 226, 255}, {160, 160, 160, 255}};
+}
+
 Rgba8 sample_diverging(float value, float limit, ColormapId map) {
   const float t = limit > 0.0f ? 0.5f + 0.5f * std::clamp(value / limit, -1.0f, 1.0f) : 0.5f;
   return sample(map, t);

@@ -45,6 +45,17 @@ float contrast_scale_top(const Matrix& weights);
 // For a value in [-limit, limit] on a diverging map (Diverging or DivergingDark).
 Rgba8 sample_diverging(float value, float limit, ColormapId map = ColormapId::Diverging);
 
+// A masked cell (a key the mask hides from a query) holds no weight, so no colormap colour: it is
+// drawn hatched, diagonal stripes of `stripe` kMaskedStripeWidth pixels wide every
+// kMaskedStripePeriod pixels on `base`: two neutral greys per theme, never "0.00" in the colour of
+// a weight of 0.
+struct MaskedLook {
+  Rgba8 base, stripe;
+};
+MaskedLook masked_look(bool dark);
+inline constexpr float kMaskedStripePeriod = 6.0f;
+inline constexpr float kMaskedStripeWidth = 2.0f;
+
 // Black or white, whichever reads better on the background.
 Rgba8 text_colour_on(Rgba8 background);
 

@@ -10,6 +10,14 @@
 
 namespace attnviz::view {
 
+// The number a person reads for an index: of a head, a query, a key, a token, a row, a column or
+// a dimension. The app and its figures count from 1, as they count lessons and steps ("head 1 of
+// 2", "query 1: the", W_Q's columns 1 to d_k); files and command-line options (a scenario's
+// "view", a lesson's "head", --head, --query, --step) count from 0, as the engine does.
+constexpr int shown_number(long long index) {
+  return static_cast<int>(index) + 1;
+}
+
 // "0.74", "-1.20", "1.2e+38"; "overflow" for ±inf or NaN produced by overflow; "masked" for a
 // masked score (-inf where `masked_is_minus_infinity`).
 std::string format_number(float value, int decimals = 2);

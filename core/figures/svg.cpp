@@ -377,7 +377,8 @@ std::string arrows_svg(const AttentionResult& result, const std::vector<std::str
     note = "strongest " + std::to_string(arrows.size()) + " of " + std::to_string(total) + " lines";
   float legend_w = 0;
   for (int h : legend_heads)
-    legend_w += font * 1.2f + text_width("head " + std::to_string(h), font) + font * 0.8f;
+    legend_w +=
+        font * 1.2f + text_width("head " + std::to_string(shown_number(h)), font) + font * 0.8f;
   if (!note.empty()) legend_w += text_width(note, font) + font;
   const double width = std::max(
       {static_cast<double>(area.right() + margin), static_cast<double>(margin * 2 + legend_w),
@@ -400,7 +401,7 @@ std::string arrows_svg(const AttentionResult& result, const std::vector<std::str
            "\" y=\"" + num(y + font * 0.1) + "\" width=\"" + num(font * 0.8) + "\" height=\"" +
            num(font * 0.8) + "\" rx=\"" + num(font * 0.15) + "\" fill=\"" +
            hex(head_colour(h, options.dark)) + "\"/>\n";
-    const std::string label = "head " + std::to_string(h);
+    const std::string label = "head " + std::to_string(shown_number(h));  // data-head: from 0
     add_text(out, x + font * 1.1, y + font * 0.85, label, colours.text);
     x += font * 1.2f + text_width(label, font) + font * 0.8f;
   }

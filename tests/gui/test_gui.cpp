@@ -226,16 +226,48 @@ TEST_CASE(
     }
 }
 
-TEST_CASE("a causal scenario's upper triangle is the bottom colour") {
+// Whether cell (i, j) of the big heatmap is drawn as a masked cell: a 12-pixel square inside it
+// holds only the theme's two masked greys, and both (the stripes).
+bool drawn_masked(const Screenshot& shot, int i, int j, bool dark) {
+  const view::MaskedLook look = view::masked_look(dark);
+  const Json& h = shot.layout["heatmap"];
+  const int x0 = static_cast<int>(h["x"].get<float>() + h["cell_w"].get<float>() * j) + 5;
+  const int y0 = static_cast<int>(h["y"].get<float>() + h["cell_h"].get<float>() * i) + 5;
+  bool base = false, stripe = false;
+  for (int y = y0; y < y0 + 12; ++y)
+    for (int x = x0; x < x0 + 12; ++x) {
+      const view::Rgba8 seen = shot.image.at(x, y);
+      if (close(seen, look.base, 3))
+        base = true;
+      else if (close(seen, look.stripe, 3))
+        stripe = true;
+      else
+        return false;
+    }
+  return base && stripe;
+}
+
+// A masked cell holds no weight: it is hatched in grey, not drawn as a weight of 0 (the bottom
+// colour, which it was), in either theme.
+TEST_CASE("a causal scenario's upper triangle is drawn masked, not as weights of 0") {
   TempDir dir;
   Scenario scenario = builtin();
   scenario.config.causal = true;
   const fs::path file = write_scenario(dir.path, scenario);
-  const Screenshot shot = screenshot(dir.path, {"--scenario", file.string()});
-  const view::Colormap& map = view::colormap(view::ColormapId::Sequential);
-  for (int i = 0; i < 5; ++i)
-    for (int j = i + 1; j < 5; ++j) CHECK(close(cell_colour(shot, i, j), map.front()));
-  CHECK(close(cell_colour(shot, 0, 0), map.back()));  // the first query can only see itself
+  for (const bool dark : {false, true}) {
+    CAPTURE(dark);
+    const Screenshot shot =
+        screenshot(dir.path, {"--scenario", file.string(), "--theme", dark ? "dark" : "light"});
+    const view::Colormap& map = view::colormap(view::ColormapId::Sequential);
+    for (int i = 0; i < 5; ++i)
+      for (int j = 0; j < 5; ++j) {
+        CAPTURE(i);
+        CAPTURE(j);
+        CHECK(drawn_masked(shot, i, j, dark) == (j > i));
+        if (j > i) CHECK_FALSE(close(cell_colour(shot, i, j), map.front(), 20));
+      }
+    CHECK(close(cell_colour(shot, 0, 0), map.back()));  // the first query can only see itself
+  }
 }
 
 TEST_CASE("cross attention draws target rows and source columns") {
@@ -488,6 +520,45 @@ TEST_CASE("Return in the Open dialog leaves the unsaved-changes question to be a
   Result<Scenario> saved = load_scenario_file(scenario.string());
   REQUIRE(saved.ok());
   CHECK(saved->target == "i like to eat apple pie");  // the answer "Save first"
+}
+
+// Ctrl+Q with unsaved edits asks first, as New and Open do: the app stays open until the question
+// is answered (Escape cancels it; Return saves first, then quits).
+TEST_CASE("Ctrl+Q with unsaved edits asks before quitting") {
+  TempDir dir;
+  const fs::path scenario = dir.path / "week3.json";
+  REQUIRE(save_scenario_file(scenario.string(), builtin()));
+  const fs::path open_after_asking = dir.path / "open-after-asking",
+                 open_after_cancel = dir.path / "open-after-cancel",
+                 closed_after_saving = dir.path / "closed-after-saving";
+  const fs::path script = dir.path / "session.sh";
+  std::ofstream(script) << "export ATTNVIZ_STATE_DIR=" << quoted((dir.path / "state").string())
+                        << "\n"
+                        << quoted(app_path()) << " " << quoted(scenario.string())
+                        << " 2>/dev/null & pid=$!\n"
+                        << "xdotool search --sync --onlyvisible --name AttnViz >/dev/null\n"
+                        << "sleep 1.5\n"
+                        << "xdotool mousemove 250 136 click 1\nsleep 0.5\n"  // the sentence field
+                        << "xdotool type --delay 80 ' pie'\nsleep 0.5\n"
+                        << "xdotool key ctrl+q\nsleep 1\n"
+                        << "kill -0 $pid && touch " << quoted(open_after_asking.string()) << "\n"
+                        << "xdotool key Escape\nsleep 1\n"  // Cancel
+                        << "kill -0 $pid && touch " << quoted(open_after_cancel.string()) << "\n"
+                        << "xdotool key ctrl+q\nsleep 1\n"
+                        << "xdotool key Return\nsleep 1.5\n"  // Save first
+                        << "kill -0 $pid 2>/dev/null || touch "
+                        << quoted(closed_after_saving.string()) << "\n"
+                        << "kill -9 $pid 2>/dev/null\n"
+                        << "exit 0\n";
+  const std::string command =
+      "xvfb-run -a -s '-screen 0 1280x800x24' sh " + quoted(script.string()) + " > /dev/null 2>&1";
+  REQUIRE(std::system(command.c_str()) == 0);
+  CHECK_MESSAGE(fs::exists(open_after_asking), "Ctrl+Q quit without asking");
+  CHECK_MESSAGE(fs::exists(open_after_cancel), "Escape (Cancel) quit");
+  CHECK_MESSAGE(fs::exists(closed_after_saving), "the app stayed open after Save first");
+  Result<Scenario> saved = load_scenario_file(scenario.string());
+  REQUIRE(saved.ok());
+  CHECK(saved->target == "i like to eat apple pie");
 }
 
 TEST_CASE("an idle app sleeps between the frames it needs") {

@@ -79,6 +79,31 @@ TEST_CASE("a lesson started over an opened file leaves that file alone") {
   CHECK(state.document.path().empty());
 }
 
+// The panel host starts every panel at its top left when the generation moves (panel_host.cpp): a
+// scroll position kept from another document hid the sentence or the Weights' row labels.
+TEST_CASE("opening a document or a lesson step starts the views afresh; an edit does not") {
+  AppState state;
+  testing::load_builtin_scenario(state);
+  std::uint64_t generation = state.view_generation;
+  const auto moved = [&] {
+    const bool changed = state.view_generation != generation;
+    generation = state.view_generation;
+    return changed;
+  };
+  state.edit()->set_target("the cat sat");
+  CHECK_FALSE(moved());
+  testing::load_builtin_scenario(state, "/home/teacher/week3.json");  // File > Open, New
+  CHECK(moved());
+  state.start_lesson(builtin_lesson("self-attention"), 0);
+  CHECK(moved());
+  state.go_to_lesson_step(1);
+  CHECK(moved());
+  state.selection.query = 2;
+  CHECK_FALSE(moved());
+  state.leave_lesson();  // the panels change places
+  CHECK(moved());
+}
+
 TEST_CASE("an edit recomputes once and a failed edit keeps the last result") {
   AppState state;
   Result<Scenario> load = parse_scenario(builtin_scenario_json());

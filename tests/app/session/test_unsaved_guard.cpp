@@ -126,4 +126,49 @@ TEST_CASE("the question says what would replace the scenario") {
   CHECK(f.guard.consequence().rfind("The built-in scenario replaces it", 0) == 0);
 }
 
+TEST_CASE("quitting with unsaved edits waits for the answer, as opening does") {
+  Fixture f;
+  int quits = 0;
+  CHECK(f.guard.request_quit(f.state, [&] { ++quits; }));  // nothing to lose: at once
+  CHECK(quits == 1);
+  f.edit();
+  CHECK_FALSE(f.guard.request_quit(f.state, [&] { ++quits; }));
+  CHECK(quits == 1);
+  CHECK(f.guard.asking_to_quit());
+  f.guard.cancel();  // the app stays open with the edits
+  CHECK(quits == 1);
+  CHECK_FALSE(f.guard.asking());
+  f.guard.request_quit(f.state, [&] { ++quits; });
+  f.guard.discard();  // "Quit without saving"
+  CHECK(quits == 2);
+  f.guard.request_quit(f.state, [&] { ++quits; });
+  f.state.document.mark_saved();  // "Save first", which worked
+  f.guard.saved(f.state);
+  CHECK(quits == 3);
+}
+
+TEST_CASE("the question before quitting says that quitting closes the scenario") {
+  Fixture f;
+  f.state.load(f.state.document.scenario(), "/home/teacher/lessons/week3.json", {});
+  f.edit();
+  f.guard.request_quit(f.state, [] {});
+  CHECK(f.guard.question(f.state) == "week3.json has changes that are not saved.");
+  CHECK(f.guard.consequence() ==
+        "Quitting AttnViz closes it: save the changes first, or they are lost.");
+  CHECK(f.guard.discard_label() == "Quit without saving");
+  f.request();  // a later request to open a file takes its place, and is asked about as one
+  CHECK_FALSE(f.guard.asking_to_quit());
+  CHECK(f.guard.consequence().rfind("Opening other.json replaces it", 0) == 0);
+  CHECK(f.guard.discard_label() == "Discard the changes");
+}
+
+TEST_CASE("quitting a lesson does not ask") {
+  Fixture f;
+  f.state.start_lesson(testing::builtin_lesson("self-attention"), 0);
+  f.edit();
+  int quits = 0;
+  CHECK(f.guard.request_quit(f.state, [&] { ++quits; }));
+  CHECK(quits == 1);
+}
+
 }  // namespace attnviz::app

@@ -1,5 +1,6 @@
 // Formulas filled with numbers (app/view/formula.hpp), one behaviour per case. Every expected
-// string is worked out by hand from the inputs written next to it.
+// string is worked out by hand from the inputs written next to it; indices print counted from 1
+// (index 0 is "1").
 #include "app/view/formula.hpp"
 
 #include <doctest/doctest.h>
@@ -28,17 +29,19 @@ TEST_CASE("subscript writes every digit as a Unicode subscript") {
 }
 
 TEST_CASE("one index is always a subscript") {
-  CHECK(indexed("q", 4) == "q₄");
-  CHECK(indexed("q", 15) == "q₁₅");
+  CHECK(indexed("q", 4) == "q₅");  // index 4 is the fifth: counted from 1
+  CHECK(indexed("q", 15) == "q₁₆");
 }
 
 TEST_CASE("two single digit indices are subscripts") {
-  CHECK(indexed("s", 4, 3) == "s₄₃");
+  CHECK(indexed("s", 4, 3) == "s₅₄");
+  CHECK(indexed("s", 8, 0) == "s₉₁");
 }
 
 TEST_CASE("two indices with a long one use brackets") {
-  CHECK(indexed("s", 12, 3) == "s[12][3]");
-  CHECK(indexed("s", 1, 10) == "s[1][10]");
+  CHECK(indexed("s", 12, 3) == "s[13][4]");
+  CHECK(indexed("s", 9, 0) == "s[10][1]");  // index 9 is shown as 10
+  CHECK(indexed("s", 1, 10) == "s[2][11]");
 }
 
 TEST_CASE("products lists every term of a short sum") {
@@ -75,24 +78,24 @@ TEST_CASE("a projection entry is the sum over d of X row times W column") {
   const Matrix X = matrix(3, 3, {9, 9, 9, 9, 9, 9, 0, 1, 2});
   const Matrix W = matrix(3, 2, {9, 3, 9, 0, 9, 1});
   CHECK(product_formula({"Q", "X", "W_Q", "d"}, X, W, 2, 1, 2.0f) ==
-        "Q[2][1] = Σ_d X[2][d]·W_Q[d][1] = 0.00·3.00 + 1.00·0.00 + 2.00·1.00 = 2.00");
+        "Q[3][2] = Σ_d X[3][d]·W_Q[d][2] = 0.00·3.00 + 1.00·0.00 + 2.00·1.00 = 2.00");
 }
 
 TEST_CASE("an embedding entry names its token and feature") {
   CHECK(embedding_formula("eat", 2, 4, 1.0f, "action", false) ==
-        "X[2][4] = 1.00: \"eat\", dimension 4 (action)");
+        "X[3][5] = 1.00: \"eat\", dimension 5 (action)");
 }
 
 TEST_CASE("an embedding entry with positions says the position is added") {
   CHECK(embedding_formula("zyx", 0, 9, -0.25f, "", true) ==
-        "X[0][9] = -0.25: \"zyx\", dimension 9, with its sinusoidal position added");
+        "X[1][10] = -0.25: \"zyx\", dimension 10, with its sinusoidal position added");
 }
 
 TEST_CASE("a dot score is q times k summed") {
   // q₁ = (4, 0), k₀ = (2.4, 1): 4·2.4 + 0·1 = 9.6.
   const Matrix Q = matrix(2, 2, {9, 9, 4, 0});
   const Matrix K = matrix(1, 2, {2.4f, 1});
-  CHECK(dot_score_formula(Q, K, 1, 0, 9.6f) == "S[1][0] = q₁·k₀ = 4.00·2.40 + 0.00·1.00 = 9.60");
+  CHECK(dot_score_formula(Q, K, 1, 0, 9.6f) == "S[2][1] = q₂·k₁ = 4.00·2.40 + 0.00·1.00 = 9.60");
 }
 
 TEST_CASE("a general score multiplies q W_a by k") {
@@ -100,7 +103,7 @@ TEST_CASE("a general score multiplies q W_a by k") {
   const Matrix QWa = matrix(1, 2, {1, 3});
   const Matrix K = matrix(1, 2, {2, -1});
   CHECK(general_score_formula(QWa, K, 0, 0, -1.0f) ==
-        "S[0][0] = q₀·W_a·k₀ = (q₀W_a)·k₀ = 1.00·2.00 + 3.00·(-1.00) = -1.00");
+        "S[1][1] = q₁·W_a·k₁ = (q₁W_a)·k₁ = 1.00·2.00 + 3.00·(-1.00) = -1.00");
 }
 
 TEST_CASE("an additive score sums v_a times tanh of the hidden units") {
@@ -109,7 +112,7 @@ TEST_CASE("an additive score sums v_a times tanh of the hidden units") {
   const Matrix QW1 = matrix(1, 2, {0.4f, -1});
   const Matrix KW2 = matrix(2, 2, {9, 9, 0.5f, 1});
   CHECK(additive_score_formula(v_a, QW1, KW2, 0, 1, 0.358f) ==
-        "S[0][1] = v_a·tanh(q₀W₁ + k₁W₂) = 0.50·tanh(0.90) + 2.00·tanh(0.00) = 0.36");
+        "S[1][2] = v_a·tanh(q₁W₁ + k₂W₂) = 0.50·tanh(0.90) + 2.00·tanh(0.00) = 0.36");
 }
 
 TEST_CASE("a cosine score divides the dot product by the norms") {
@@ -117,14 +120,14 @@ TEST_CASE("a cosine score divides the dot product by the norms") {
   const Matrix Q = matrix(1, 2, {3, 4});
   const Matrix K = matrix(1, 2, {2, 0});
   CHECK(cosine_score_formula(Q, K, 0, 0, 0.6f) ==
-        "S[0][0] = cos(q₀, k₀) = q₀·k₀ / (|q₀|·|k₀|) = 6.00 / (5.00·2.00) = 0.60");
+        "S[1][1] = cos(q₁, k₁) = q₁·k₁ / (|q₁|·|k₁|) = 6.00 / (5.00·2.00) = 0.60");
 }
 
 TEST_CASE("a cosine with a zero vector says it is 0 by definition") {
   const Matrix Q = matrix(1, 2, {0, 0});
   const Matrix K = matrix(1, 2, {2, 0});
   CHECK(cosine_score_formula(Q, K, 0, 0, 0.0f) ==
-        "S[0][0] = cos(q₀, k₀) = q₀·k₀ / (|q₀|·|k₀|) = 0.00 / (0.00·2.00) = 0.00: a zero vector "
+        "S[1][1] = cos(q₁, k₁) = q₁·k₁ / (|q₁|·|k₁|) = 0.00 / (0.00·2.00) = 0.00: a zero vector "
         "has no direction, so "
         "its cosine is 0");
 }
@@ -137,28 +140,28 @@ TEST_CASE("score_formula picks the general formula from the head's projection") 
   head.raw_scores = matrix(1, 1, {-1});
   const HeadParameters parameters;
   CHECK(score_formula(Compatibility::General, head, parameters, 0, 0) ==
-        "S[0][0] = q₀·W_a·k₀ = (q₀W_a)·k₀ = 1.00·2.00 + 3.00·(-1.00) = -1.00");
+        "S[1][1] = q₁·W_a·k₁ = (q₁W_a)·k₁ = 1.00·2.00 + 3.00·(-1.00) = -1.00");
 }
 
 TEST_CASE("a scaled dot score is divided by the root of d_k") {
   CHECK(scaled_formula(Compatibility::ScaledDot, 4, 1.0f, 4, 3, 9.6f, 4.8f) ==
-        "s₄₃ = S₄₃ / √d_k = 9.60 / √4 = 4.80");
+        "s₅₄ = S₅₄ / √d_k = 9.60 / √4 = 4.80");
 }
 
 TEST_CASE("a temperature other than 1 divides the scaled dot score again") {
   // 9.6 / 2 / 0.5 = 9.6.
   CHECK(scaled_formula(Compatibility::ScaledDot, 4, 0.5f, 4, 3, 9.6f, 9.6f) ==
-        "s₄₃ = S₄₃ / √d_k / T = 9.60 / √4 / 0.5 = 9.60");
+        "s₅₄ = S₅₄ / √d_k / T = 9.60 / √4 / 0.5 = 9.60");
 }
 
 TEST_CASE("a dot score is divided by the temperature only") {
   CHECK(scaled_formula(Compatibility::Dot, 4, 2.0f, 0, 1, 3.0f, 1.5f) ==
-        "s₀₁ = S₀₁ / T = 3.00 / 2 = 1.50");
+        "s₁₂ = S₁₂ / T = 3.00 / 2 = 1.50");
 }
 
 TEST_CASE("a dot score at temperature 1 says it is not scaled") {
   CHECK(scaled_formula(Compatibility::Dot, 4, 1.0f, 0, 1, 3.0f, 3.0f) ==
-        "s₀₁ = S₀₁ = 3.00 (dot: no scaling)");
+        "s₁₂ = S₁₂ = 3.00 (dot: no scaling)");
 }
 
 TEST_CASE("the scaling stage is named by what it divides by") {
@@ -170,59 +173,70 @@ TEST_CASE("the scaling stage is named by what it divides by") {
 
 TEST_CASE("a causally masked score says the key comes later") {
   CHECK(mask_formula(MaskReason::Causal, 1, 3, 2.0f, kMinusInfinity) ==
-        "m₁₃ = −∞: key 3 comes after query 1 (causal mask)");
+        "m₂₄ = −∞: key 4 comes after query 2 (causal mask)");
 }
 
 TEST_CASE("a custom masked score names the custom mask") {
   CHECK(mask_formula(MaskReason::Custom, 2, 0, 2.0f, kMinusInfinity) ==
-        "m₂₀ = −∞: the custom mask hides key 0 from query 2");
+        "m₃₁ = −∞: the custom mask hides key 1 from query 3");
 }
 
 TEST_CASE("an unmasked score passes through the mask") {
-  CHECK(mask_formula(MaskReason::None, 4, 3, 4.8f, 4.8f) == "m₄₃ = s₄₃ = 4.80 (not masked)");
+  CHECK(mask_formula(MaskReason::None, 4, 3, 4.8f, 4.8f) == "m₅₄ = s₅₄ = 4.80 (not masked)");
 }
 
 TEST_CASE("an overflowed score says it was clamped") {
   CHECK(mask_formula(MaskReason::None, 0, 0, std::numeric_limits<float>::infinity(),
                      std::numeric_limits<float>::max()) ==
-        "m₀₀ = 3.4e+38: the score overflowed the float range and was clamped");
+        "m₁₁ = 3.4e+38: the score overflowed the float range and was clamped");
+}
+
+TEST_CASE("a masked cell says why it is masked") {
+  CHECK(mask_reason(true, 1, 3) == MaskReason::Causal);   // key 4 after query 2
+  CHECK(mask_reason(true, 3, 1) == MaskReason::Custom);   // before the query: not the causal mask
+  CHECK(mask_reason(false, 1, 3) == MaskReason::Custom);  // no causal mask
+  CHECK(masked_cell_note(MaskReason::Causal) ==
+        "masked (causal mask: a query does not see later tokens)");
+  CHECK(masked_cell_note(MaskReason::Custom) ==
+        "masked (the scenario's mask hides this key from this query)");
+  CHECK(masked_cell_note(MaskReason::None).empty());
 }
 
 TEST_CASE("softmax shows the shifted exponent and the row sum") {
   // Row (1, 0, -inf): max 1; exp(0) + exp(-1) = 1.368; α₀₀ = 1 / 1.368 = 0.731.
   const float row[] = {1, 0, kMinusInfinity};
   CHECK(softmax_formula(row, 3, 0, 0, 0.7311f) ==
-        "α₀₀ = exp(s₀₀ − max) / Σₖ exp(s₀ₖ − max) = exp(1.00 − 1.00) / 1.368 = 0.731");
+        "α₁₁ = exp(s₁₁ − max) / Σₖ exp(s₁ₖ − max) = exp(1.00 − 1.00) / 1.368 = 0.731");
 }
 
 TEST_CASE("softmax puts a negative maximum in brackets") {
   // Row (-1, -2): max -1; sum 1 + exp(-1) = 1.368; α₀₁ = exp(-1) / 1.368 = 0.269.
   const float row[] = {-1, -2};
   CHECK(softmax_formula(row, 2, 0, 1, 0.2689f) ==
-        "α₀₁ = exp(s₀₁ − max) / Σₖ exp(s₀ₖ − max) = exp(-2.00 − (-1.00)) / 1.368 = 0.269");
+        "α₁₂ = exp(s₁₂ − max) / Σₖ exp(s₁ₖ − max) = exp(-2.00 − (-1.00)) / 1.368 = 0.269");
 }
 
 TEST_CASE("softmax of a masked key is zero") {
   const float row[] = {1, 0, kMinusInfinity};
-  CHECK(softmax_formula(row, 3, 0, 2, 0.0f) == "α₀₂ = 0: masked (exp(−∞) = 0)");
+  CHECK(softmax_formula(row, 3, 0, 2, 0.0f) == "α₁₃ = 0: masked (exp(−∞) = 0)");
 }
 
 TEST_CASE("softmax of a fully masked row says every key is masked") {
   const float row[] = {kMinusInfinity, kMinusInfinity};
   CHECK(softmax_formula(row, 2, 5, 1, 0.0f) ==
-        "α₅₁ = 0: every key is masked for query 5, so there is no softmax");
+        "α₆₂ = 0: every key is masked for query 6, so there is no softmax");
 }
 
 TEST_CASE("hard attention gives 1 to the largest score") {
   const float row[] = {1, 3, 2};
   CHECK(hardmax_formula(row, 3, 0, 1, 1.0f) ==
-        "α₀₁ = 1: key 1 has the largest score of query 0 (3.00; hard attention)");
+        "α₁₂ = 1: key 2 has the largest score of query 1 (3.00; hard attention)");
 }
 
 TEST_CASE("hard attention gives 0 to the other keys and names the winner") {
   const float row[] = {1, 3, 2};
   CHECK(hardmax_formula(row, 3, 0, 0, 0.0f) ==
-        "α₀₀ = 0: key 1 has the largest score (3.00 > 1.00; hard attention)");
+        "α₁₁ = 0: key 2 has the largest score (3.00 > 1.00; hard attention)");
 }
 
 TEST_CASE("a head output is the alpha weighted sum of a value column") {
@@ -230,12 +244,12 @@ TEST_CASE("a head output is the alpha weighted sum of a value column") {
   const Matrix weights = matrix(1, 2, {0.25f, 0.75f});
   const Matrix V = matrix(2, 2, {2, 0, 4, 1});
   CHECK(head_output_formula(weights, V, 0, 0, 3.5f) ==
-        "out[0][0] = Σₖ α[0][k]·V[k][0] = 0.25·2.00 + 0.75·4.00 = 3.50");
+        "out[1][1] = Σₖ α[1][k]·V[k][1] = 0.25·2.00 + 0.75·4.00 = 3.50");
 }
 
 TEST_CASE("a concat column names its head and the head's column") {
   // d_v = 4: column 5 is head 1's column 1.
-  CHECK(concat_formula(4, 2, 5, 0.54f) == "concat[2][5] = out[2][1] of head 1 = 0.54");
+  CHECK(concat_formula(4, 2, 5, 0.54f) == "concat[3][6] = out[3][2] of head 2 = 0.54");
 }
 
 TEST_CASE("an output entry is the concat row times a W_O column") {
@@ -243,21 +257,21 @@ TEST_CASE("an output entry is the concat row times a W_O column") {
   const Matrix concat = matrix(1, 2, {1, 2});
   const Matrix W_O = matrix(2, 2, {0.5f, 0, 1, 3});
   CHECK(output_formula(concat, W_O, 0, 1, 6.0f) ==
-        "output[0][1] = Σ_c concat[0][c]·W_O[c][1] = 1.00·0.00 + 2.00·3.00 = 6.00");
+        "output[1][2] = Σ_c concat[1][c]·W_O[c][2] = 1.00·0.00 + 2.00·3.00 = 6.00");
 }
 
 TEST_CASE("a contribution multiplies one dimension of both vectors") {
-  CHECK(contribution_formula("q₄", "k₃", 2, 4.0f, 2.4f) == "q₄[2]·k₃[2] = 4.00·2.40 = 9.60");
+  CHECK(contribution_formula("q₄", "k₃", 2, 4.0f, 2.4f) == "q₄[3]·k₃[3] = 4.00·2.40 = 9.60");
 }
 
 TEST_CASE("a negative contribution keeps its sign") {
-  CHECK(contribution_formula("q₀", "k₁", 0, 0.5f, -3.0f) == "q₀[0]·k₁[0] = 0.50·(-3.00) = -1.50");
+  CHECK(contribution_formula("q₁", "k₂", 0, 0.5f, -3.0f) == "q₁[1]·k₂[1] = 0.50·(-3.00) = -1.50");
 }
 
 TEST_CASE("a hidden unit is tanh of the query part plus the key part") {
   // tanh(0.4 + 0.5) = tanh(0.9) = 0.716.
   CHECK(hidden_unit_formula(4, 3, 2, 0.4f, 0.5f) ==
-        "h[2] = tanh(q₄W₁[2] + k₃W₂[2]) = tanh(0.40 + 0.50) = 0.72");
+        "h[3] = tanh(q₅W₁[3] + k₄W₂[3]) = tanh(0.40 + 0.50) = 0.72");
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <limits>
 
 namespace attnviz::view {
@@ -16,6 +18,29 @@ TEST_CASE(
       REQUIRE(relative_luminance(map[size_t(i)]) >= relative_luminance(map[size_t(i - 1)]));
     for (int i = 4; i < kColormapSize; ++i)
       REQUIRE(relative_luminance(map[size_t(i)]) > relative_luminance(map[size_t(i - 4)]));
+  }
+}
+
+// A masked cell is hatched in two greys: neither may pass for a weight's colour, least of all the
+// colour of a weight of 0 (the bottom entry), in either theme.
+TEST_CASE("a masked cell's greys are neutral and unlike any weight's colour") {
+  const auto distance = [](Rgba8 a, Rgba8 b) {
+    return std::max({std::abs(a.r - b.r), std::abs(a.g - b.g), std::abs(a.b - b.b)});
+  };
+  for (const bool dark : {false, true}) {
+    CAPTURE(dark);
+    const MaskedLook look = masked_look(dark);
+    for (const Rgba8 grey : {look.base, look.stripe}) {
+      CHECK(grey.r == grey.g);
+      CHECK(grey.g == grey.b);
+      for (ColormapId id : {ColormapId::Sequential, ColormapId::ColorBlindSafe}) {
+        CHECK(distance(grey, colormap(id).front()) > 40);
+        int nearest = 255;
+        for (const Rgba8& entry : colormap(id)) nearest = std::min(nearest, distance(grey, entry));
+        CHECK(nearest > 8);
+      }
+    }
+    CHECK(distance(look.base, look.stripe) >= 40);
   }
 }
 

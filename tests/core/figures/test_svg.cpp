@@ -468,6 +468,21 @@ TEST_CASE("one head draws only that head's arrows in its colour") {
   CHECK(one.with_class("legend").size() == 1);
 }
 
+// The legend names heads as the app does, from 1 (core/figures/format.hpp: shown_number); the
+// data-head attributes keep the engine's index, from 0, as the files do.
+TEST_CASE("the arrows' legend counts heads from 1") {
+  const Builtin b;
+  const XmlDocument one = parse_xml(arrows_svg(b.result(), b.queries, b.keys, 1, 0.1f, {}));
+  REQUIRE(one.ok());
+  REQUIRE(one.with_class("legend").size() == 1);
+  CHECK(one.with_class("legend")[0]->get("data-head") == "1");
+  std::vector<std::string> texts;
+  for (const Element& e : one.elements)
+    if (e.name == "text") texts.push_back(e.text);
+  CHECK(std::find(texts.begin(), texts.end(), "head 2") != texts.end());
+  CHECK(std::find(texts.begin(), texts.end(), "head 1") == texts.end());
+}
+
 TEST_CASE("stronger arrows are wider and more opaque") {
   const Builtin b;
   const XmlDocument doc = parse_xml(arrows_svg(b.result(), b.queries, b.keys, 0, 0.0f, {}));
