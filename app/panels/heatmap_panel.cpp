@@ -273,7 +273,7 @@ class HeatmapPanel final : public Panel {
         }
     }
     // 4. The selected query's row, and the hovered token's row or column.
-    const float thick = std::max(2.0f, font * 0.12f);
+    const float thick = highlight_width(state.ui, font);
     const view::Rect row = {g.grid.x,
                             g.grid.y + g.cell_h * static_cast<float>(state.selection.query),
                             g.grid.w, g.cell_h};

@@ -81,7 +81,11 @@ void draw_token_chips(AppState& state, const Tokenization& tokens,
     draw_list->Flags = flags;
     if (i < sources.size() && sources[i] == EmbeddingSource::Override)
       draw_list->AddRect(p0, p1, colours.text_dim, rounding, 0, 1.0f);
-    if (selected) draw_list->AddRect(p0, p1, colours.selection, rounding, 0, 2.0f);
+    const float outline = highlight_width(state.ui, font);
+    if (selected)
+      draw_list->AddRect(p0, p1, colours.selection, rounding, 0, outline);
+    else if (highlighted && state.ui.presenter)  // seen from the back of the room
+      draw_list->AddRect(p0, p1, colours.highlight, rounding, 0, outline);
     draw_list->AddText(ImVec2(p0.x + padding.x, p0.y + padding.y), colours.text, label);
     ImGui::PopID();
   }
