@@ -78,6 +78,19 @@ def builtin_scenario():
     return json.loads(json.dumps(_cache["init"]))  # a fresh copy
 
 
+class UsageErrorAssertion:
+    """A usage error: status 2, one line on stderr naming `words`, nothing on stdout."""
+
+    def assertUsageError(self, result, *words):
+        self.assertEqual(result.returncode, 2, result.stderr)
+        lines = result.stderr.splitlines()
+        self.assertEqual(len(lines), 1, result.stderr)
+        self.assertTrue(lines[0].startswith(ERROR_PREFIX), lines[0])
+        for word in words:
+            self.assertIn(word, lines[0])
+        self.assertEqual(result.stdout, "")
+
+
 class TempDirTest(unittest.TestCase):
     def setUp(self):
         self._tmp = tempfile.TemporaryDirectory(prefix="attnviz-cli-test-")
@@ -486,16 +499,7 @@ class TokensTest(unittest.TestCase):
 # -----------------------------------------------------------------------------
 # --text, --mode and --source: the scenario's sentences from the command line
 # -----------------------------------------------------------------------------
-class SentenceOptionsTest(TempDirTest):
-    def assertUsageError(self, result, *words):
-        self.assertEqual(result.returncode, 2, result.stderr)
-        lines = result.stderr.splitlines()
-        self.assertEqual(len(lines), 1, result.stderr)
-        self.assertTrue(lines[0].startswith(ERROR_PREFIX), lines[0])
-        for word in words:
-            self.assertIn(word, lines[0])
-        self.assertEqual(result.stdout, "")
-
+class SentenceOptionsTest(UsageErrorAssertion, TempDirTest):
     def builtin_with(self, name="typed.json", **fields):
         """The built-in scenario, complete, with the given fields changed, written to a file."""
         doc = builtin_scenario()
@@ -836,7 +840,7 @@ class SvgTest(TempDirTest):
 BENCH_LINE = re.compile(r"^median_us=(\d+(?:\.\d+)?) p90_us=(\d+(?:\.\d+)?) allocations=(\d+)\n$")
 
 
-class BenchTest(unittest.TestCase):
+class BenchTest(UsageErrorAssertion, unittest.TestCase):
     """attnviz-cli bench: one line, no heap allocation in the steady state. Nothing is timed."""
 
     def bench(self, *args):
@@ -849,14 +853,6 @@ class BenchTest(unittest.TestCase):
         self.assertGreaterEqual(p90, median)
         return allocations
 
-    def assertUsageError(self, result, *words):
-        self.assertEqual(result.returncode, 2, result.stderr)
-        lines = result.stderr.splitlines()
-        self.assertEqual(len(lines), 1, result.stderr)
-        self.assertTrue(lines[0].startswith(ERROR_PREFIX), lines[0])
-        for word in words:
-            self.assertIn(word, lines[0])
-        self.assertEqual(result.stdout, "")
 
     def test_prints_one_line_and_a_recompute_allocates_nothing(self):
         self.assertEqual(self.bench("--tokens", "8", "--d-model", "32", "--heads", "4", "--repeat", "50"), 0)
