@@ -314,7 +314,7 @@ class HeatmapPanel final : public Panel {
     const view::Rect row_labels = g.visible_row_labels(), column_labels = g.visible_column_labels();
     const auto [first_row, last_row] = g.visible_rows();
     const auto [first_col, last_col] = g.visible_cols();
-    int labelled = 0;  // names written, or scrolled out of sight (written when scrolled to)
+    int labelled = 0;  // names written whole, or scrolled out of sight (written when scrolled to)
     list->PushClipRect(corner(row_labels), far_corner(row_labels), true);
     for (int i = 0; i < rows; ++i) {
       if (i < first_row || i >= last_row) {
@@ -330,7 +330,7 @@ class HeatmapPanel final : public Panel {
       const float centre = g.grid.y + g.cell_h * (static_cast<float>(i) + 0.5f);
       list->AddText(ImVec2(g.row_labels.right() - size.x, centre - size.y * 0.5f),
                     marked ? colours.selection : colours.text, text);
-      ++labelled;
+      labelled += shown == state.frame.visual_text(queries[static_cast<std::size_t>(i)].text);
     }
     list->PopClipRect();
     list->PushClipRect(corner(column_labels),
@@ -355,7 +355,7 @@ class HeatmapPanel final : public Panel {
       else
         list->AddText(ImVec2(centre - size.x * 0.5f, g.column_labels.bottom() - size.y), colour,
                       text);
-      ++labelled;
+      labelled += shown == state.frame.visual_text(keys[static_cast<std::size_t>(j)].text);
     }
     list->PopClipRect();
     state.frame.layout.labels_of(view::ViewId::Heatmaps)

@@ -32,12 +32,12 @@ Size panel_needs(PanelId id, float font) {
   switch (id) {
     case PanelId::Input:  // "[ 8 ] [-][+] d_model"; "hard (argmax)  causal mask"
       return {17 * font, 12 * font};
-    case PanelId::Centre:  // the tabs' row, the head's caption, a few rows of cells
-      return {26 * font, 12 * font};
-    case PanelId::Arrows:  // "(o) all heads  ( ) selected head", a few lines
-      return {16 * font, 8 * font};
-    case PanelId::Output:  // "query [0: The v] head [0 v]", a few rows, the sum, the plot
-      return {19 * font, 12 * font};
+    case PanelId::Centre:  // the head's caption, the axes, the keys' names, a few rows of cells
+      return {26 * font, 14 * font};
+    case PanelId::Arrows:  // "(o) all heads  ( ) selected head", six lines of tokens
+      return {16 * font, 10 * font};
+    case PanelId::Output:  // "query [1: The v] head [1 v]", a few rows, the sum, the plot
+      return {19 * font, 14 * font};
     case PanelId::Weights:  // the heads' list and one matrix with its dimensions' names
       return {30 * font, 8 * font};
     case PanelId::Lesson:

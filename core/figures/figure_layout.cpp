@@ -94,9 +94,12 @@ HeatmapGeometry layout_heatmap(Rect area, int rows, int cols, const HeatmapStyle
   float label_h = style.line_height + pad;
   std::array<float, 2> cell = cells(label_h);
   if (cell[0] < style.column_label_width + pad * 0.5f) {
-    // Keys do not fit across a cell: write them vertically, up to the widest label.
+    // Keys do not fit across a cell: write them vertically, up to the widest label, as long as
+    // three rows of cells stay in sight (the grid scrolls for the others).
     g.vertical_column_labels = true;
-    label_h = std::min(style.column_label_width, area.h * 0.3f) + pad;
+    const float three_rows = 3.0f * std::max(style.min_cell_h, style.line_height);
+    label_h =
+        std::min(style.column_label_width, std::max(area.h * 0.3f, area.h - three_rows)) + pad;
     cell = cells(label_h);
   }
   // Whole pixels; a cell under a pixel (hundreds of tokens in a small area) stays a fraction, so

@@ -112,19 +112,20 @@ void Pipeline::collect_warnings(const Scenario& scenario) {
                         std::to_string(scenario.mask.cols()) + " but attention is " +
                         std::to_string(r.n_query) + "x" + std::to_string(r.n_key) +
                         ": cells outside the mask are allowed");
+  // Heads and queries counted from 1, as the app shows them.
   bool head_overflow = false;
   for (std::size_t h = 0; h < r.heads.size(); ++h) {
     const HeadResult& head = r.heads[h];
     for (Eigen::Index i = 0; i < head.fully_masked_rows.size(); ++i)
       if (head.fully_masked_rows[i])
         warnings_.push_back(
-            "head " + std::to_string(h) + ": query " + std::to_string(i) + " \"" +
+            "head " + std::to_string(h + 1) + ": query " + std::to_string(i + 1) + " \"" +
             target().tokens[static_cast<std::size_t>(i)].text +
             "\" may attend to no key (every key is masked): its weights and output are 0");
     head_overflow = head_overflow || head.overflow;
     if (head.overflow)
       warnings_.push_back(
-          "head " + std::to_string(h) +
+          "head " + std::to_string(h + 1) +
           ": some numbers exceed the float range (about ±3.4e38); they are shown as "
           "overflow and the scores were clamped before the softmax");
   }

@@ -421,16 +421,18 @@ class HeatmapTest(unittest.TestCase):
     def test_shows_every_head_with_the_token_labels(self):
         result = run("heatmap", "--builtin")
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertIn("head 0", result.stdout)
-        self.assertIn("head 1", result.stdout)
+        # Headed as the app counts heads, from 1 (--head counts from 0, as the files do).
+        self.assertIn("head 1:", result.stdout)
+        self.assertIn("head 2:", result.stdout)
+        self.assertNotIn("head 0:", result.stdout)
         for token in TARGET_TOKENS:
             self.assertIn(token, result.stdout)
 
     def test_head_option_shows_only_that_head(self):
         result = run("heatmap", "--builtin", "--head", "1")
         self.assertEqual(result.returncode, 0, result.stderr)
-        self.assertIn("head 1", result.stdout)
-        self.assertNotIn("head 0", result.stdout)
+        self.assertIn("head 2:", result.stdout)
+        self.assertNotIn("head 1:", result.stdout)
 
     def test_head_past_the_last_is_an_error(self):
         result = run("heatmap", "--builtin", "--head", "5")

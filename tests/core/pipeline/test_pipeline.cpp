@@ -119,6 +119,9 @@ TEST_CASE("a fully masked query produces a warning that names it") {
   for (const std::string& w : pipeline.warnings())
     named = named || w.find("\"to\"") != std::string::npos;
   CHECK(named);
+  // Counted from 1, as the app counts heads and queries: "to" is the third query.
+  REQUIRE_FALSE(pipeline.warnings().empty());
+  CHECK(pipeline.warnings().front().rfind("head 1: query 3 \"to\"", 0) == 0);
 }
 
 }  // namespace attnviz
