@@ -173,7 +173,8 @@ class HeatmapPanel final : public Panel {
 
     view::HeatmapStyle style;
     style.line_height = font;
-    style.max_cell_w = style.max_cell_h = font * 5.0f;
+    // Presenter mode gives the view the whole window: a short sentence's cells may grow larger.
+    style.max_cell_w = style.max_cell_h = font * (state.ui.presenter ? 8.0f : 5.0f);
     style.value_text_width = ImGui::CalcTextSize("0.00").x;
     style.row_label_width = style.column_label_width = 0;
     for (const Token& t : queries)

@@ -102,7 +102,7 @@ nlohmann::ordered_json layout_json(Shell& shell, int width, int height) {
     const view::PresenterLayout& p = state.frame.layout.presenter;
     add_window(p.lesson, {"lesson"});
     add_window(p.sentence, {"sentence"});
-    add_window(p.view, {"heatmaps", "arrows", "output"});
+    add_window(p.view, {"input", "weights", "heatmaps", "arrows", "output"});
   } else {
     for (const view::DashboardWindow& w : state.frame.layout.dashboard.windows) {
       std::vector<std::string> panels;

@@ -291,7 +291,7 @@ void draw_presenter(Shell& shell, const view::Rect& area, float gap) {
       // How to leave, small and quiet in the corner, for the teacher.
       const char* hint = "Esc leaves \xc2\xb7 F11 full screen";
       ImFont* font = ImGui::GetFont();
-      const float size = std::round(ImGui::GetFontSize() * 0.6f);
+      const float size = std::round(ImGui::GetFontSize() * 0.75f);
       const ImVec2 extent = font->CalcTextSizeA(size, FLT_MAX, 0.0f, hint);
       ImGui::GetWindowDrawList()->AddText(
           font, size,
@@ -303,9 +303,12 @@ void draw_presenter(Shell& shell, const view::Rect& area, float gap) {
     ImGui::End();
   }
   state.recompute_if_needed();
-  // The views (not the editors) as tabs of one window.
+  // Every panel as a tab of one window, the view chosen shown first: the editors too, for a
+  // lesson's step that asks for a change ("untick hard (argmax) in the Input panel").
   draw_window(shell, context,
-              {layout.view, {view::Slot::Centre, view::Slot::Arrows, view::Slot::Output}},
+              {layout.view,
+               {view::Slot::Input, view::Slot::Weights, view::Slot::Centre, view::Slot::Arrows,
+                view::Slot::Output}},
               kPanelFlags, state.lesson.awaiting_prediction());
 }
 
