@@ -29,6 +29,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -170,7 +171,7 @@ class ComparePanel final : public Panel {
         a.values->rows() == b.values->rows() && a.values->cols() == b.values->cols();
     pairs_cells_ = same_shape;
     a.current_tokens = same_shape;
-    if (same_shape) update_difference(r, *a.values, *b.values, head_a, head_b);
+    if (same_shape) update_difference(r, a, b, head_a, head_b);
 
     // Layout: titles, three heatmaps (the row labels once, on the left, when the rows are the
     // same), and a summary line.
@@ -197,6 +198,7 @@ class ComparePanel final : public Panel {
     d.low = -difference_limit_;
     d.high = difference_limit_;
     d.signed_values = true;
+    d.masked = &difference_masked_;
     d.column_tokens = b.column_tokens;
 
     const float label_a = row_label_width(*a.row_tokens);
@@ -311,6 +313,7 @@ class ComparePanel final : public Panel {
 
   // A − B, recomputed when its inputs change.
   Matrix difference_;
+  Matrix difference_masked_;  // -inf where A and B are both masked (no weight to compare)
   float difference_limit_ = 1e-6f;
   float difference_max_ = 0, difference_mean_ = 0;
   int difference_at_[2] = {0, 0};  // the cell of the largest |A − B|
@@ -458,29 +461,44 @@ class ComparePanel final : public Panel {
     return mode_ == Mode::Heads ? "A \xe2\x88\x92 B" : "B \xe2\x88\x92 A";
   }
 
-  void update_difference(const AttentionResult& r, const Matrix& a, const Matrix& b, int head_a,
-                         int head_b) {
+  // A − B (or B − A) cell by cell. A cell masked in both is no difference of weights but no
+  // weight at all: it is marked masked (drawn hatched, no number) and left out of the largest
+  // difference and the mean, which are over the cells a query can see.
+  void update_difference(const AttentionResult& r, const HeatmapSpec& spec_a,
+                         const HeatmapSpec& spec_b, int head_a, int head_b) {
+    const Matrix& a = *spec_a.values;
+    const Matrix& b = *spec_b.values;
     const DifferenceKey key{mode_, head_a, head_b, r.version,
                             mode_ == Mode::Snapshot ? snapshot_.id : 0};
     if (key == difference_key_ && difference_.rows() == a.rows() && difference_.cols() == a.cols())
       return;
     difference_key_ = key;
     difference_.resize(a.rows(), a.cols());  // no allocation when the shape is unchanged
+    difference_masked_.resize(a.rows(), a.cols());
+    const auto masked_in = [](const HeatmapSpec& spec, Eigen::Index i, Eigen::Index j) {
+      return spec.masked && i < spec.masked->rows() && j < spec.masked->cols() &&
+             view::is_masked((*spec.masked)(i, j));
+    };
     double largest = 0, total = 0;
+    Eigen::Index counted = 0;
     difference_at_[0] = difference_at_[1] = 0;
     for (Eigen::Index i = 0; i < a.rows(); ++i)
       for (Eigen::Index j = 0; j < a.cols(); ++j) {
-        const float v = signed_difference(a(i, j), b(i, j));
+        const bool masked = masked_in(spec_a, i, j) && masked_in(spec_b, i, j);
+        difference_masked_(i, j) = masked ? -std::numeric_limits<float>::infinity() : 0.0f;
+        const float v = masked ? 0.0f : signed_difference(a(i, j), b(i, j));
         difference_(i, j) = std::isfinite(v) ? v : 0.0f;
+        if (masked) continue;
         const double m = std::abs(static_cast<double>(difference_(i, j)));
         total += m;
+        ++counted;
         if (m > largest)
           largest = m, difference_at_[0] = static_cast<int>(i),
           difference_at_[1] = static_cast<int>(j);
       }
     difference_max_ = static_cast<float>(largest);
     difference_mean_ =
-        a.size() > 0 ? static_cast<float>(total / static_cast<double>(a.size())) : 0.0f;
+        counted > 0 ? static_cast<float>(total / static_cast<double>(counted)) : 0.0f;
     difference_limit_ = std::max(1e-6f, difference_max_);
     difference_stack_.clear();
     difference_stack_.push_back(&difference_);
@@ -630,6 +648,16 @@ class ComparePanel final : public Panel {
       context.heatmaps.draw(list, *spec.texture, spec.block, ImVec2(g.grid.x, g.grid.y),
                             ImVec2(g.grid.right(), g.grid.bottom()), spec.colormap, spec.low,
                             spec.high);
+      // The difference's texture holds signed numbers, not marked cells: its masked cells
+      // hatched over it (the weights' textures mark and hatch their own).
+      if (spec.signed_values && spec.masked)
+        for (int i = 0; i < rows; ++i)
+          for (int j = 0; j < cols; ++j)
+            if (masked_cell(spec, i, j)) {
+              const view::Rect c = g.cell(i, j);
+              draw_masked_cell(list, ImVec2(c.x, c.y), ImVec2(c.right(), c.bottom()),
+                               state.ui.theme);
+            }
     } else {
       for (int i = 0; i < rows; ++i)
         for (int j = 0; j < cols; ++j) {
