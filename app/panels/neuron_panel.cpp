@@ -752,8 +752,10 @@ class NeuronPanel final : public Panel {
       const bool chosen = j == key, marked = state.highlights_key(j);
       const ImU32 fill = chosen ? head_colour(state.ui.theme, head)
                                 : with_alpha(colours.text_dim, marked ? 0.8f : 0.45f);
-      if (is_masked(h.masked_scores(query, j)))  // no weight: the masked look, a block tall
-        draw_masked_cell(list, ImVec2(x + gap * 0.5f, base - std::min(chart_h, font)),
+      // No weight: the masked look as a thin band on the base line, not a bar a weight could be.
+      const float masked_h = std::min(chart_h, std::max(3.0f, font * 0.3f));
+      if (is_masked(h.masked_scores(query, j)))
+        draw_masked_cell(list, ImVec2(x + gap * 0.5f, base - masked_h),
                          ImVec2(x + bw - gap * 0.5f, base), state.ui.theme);
       else
         list->AddRectFilled(ImVec2(x + gap * 0.5f, base - chart_h * alpha),
@@ -774,8 +776,7 @@ class NeuronPanel final : public Panel {
         const ImVec2 size = ImGui::GetFont()->CalcTextSizeA(small, FLT_MAX, 0, text);
         list->AddText(ImGui::GetFont(), small,
                       ImVec2(x + (bw - size.x) * 0.5f,
-                             base - (is_masked(m) ? std::min(chart_h, font) : chart_h * alpha) -
-                                 size.y - 1.0f),
+                             base - (is_masked(m) ? masked_h : chart_h * alpha) - size.y - 1.0f),
                       colours.text_dim, text);
       }
       const view::SlotLabel& label = labels[static_cast<std::size_t>(j)];
