@@ -20,4 +20,5 @@ run --screenshot "$out/neuron-1280x720.png" --view neuron --query 4
 run --screenshot "$out/geometry-1280x720.png" --lesson why-project --step 4
 run --screenshot "$out/compare-1280x720.png" --view compare
 run --screenshot "$out/lesson-1280x720.png" --lesson self-attention --step 2
+run --screenshot "$out/presenter-1280x720.png" --presenter --lesson cross-attention --step 2
 echo "screenshots written to $out/"
