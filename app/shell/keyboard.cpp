@@ -59,8 +59,11 @@ void handle_shortcuts(Shell& shell, Commands& commands) {
   if (io.KeyCtrl && key_pressed(Key::Q)) commands.quit();
   if (shell.unsaved_guard.asking()) return;  // the question is answered first
   if (key_pressed(Key::F1)) commands.toggle_shortcuts();
-  if (key_pressed(Key::Escape) && !close_menus(shell) && shell.state.ui.presenter)
-    commands.leave_presenter();  // nothing else to close
+  // Escape leaves presenter mode when it has nothing else to do: no menu to close, no text
+  // field to leave.
+  const bool typing = io.WantTextInput;
+  if (key_pressed(Key::Escape) && !close_menus(shell) && !typing && shell.state.ui.presenter)
+    commands.leave_presenter();
   presentation_keys(shell, commands);
   if (!io.KeyCtrl) return;
   if (key_pressed(Key::N)) commands.new_scenario();
@@ -71,7 +74,8 @@ void handle_shortcuts(Shell& shell, Commands& commands) {
     else
       commands.save();
   }
-  // Text size, as in a browser: Ctrl+= or Ctrl++ larger, Ctrl+- smaller, Ctrl+0 as at start.
+  // Text size, as in a browser: Ctrl+= or Ctrl++ larger, Ctrl+- smaller, Ctrl+0 the size that
+  // suits the window.
   if (key_pressed(Key::Equal, true) || key_pressed(Key::KeypadAdd, true)) commands.larger_text();
   if (key_pressed(Key::Minus, true) || key_pressed(Key::KeypadSubtract, true))
     commands.smaller_text();
