@@ -88,14 +88,14 @@ nlohmann::ordered_json layout_json(Shell& shell, int width, int height) {
       state.ui.presenter ? "presenter"
                          : std::string(view::to_string(state.frame.layout.dashboard.arrangement));
   nlohmann::ordered_json windows = nlohmann::ordered_json::array();
-  const auto add_window = [&](const view::Rect& r, std::vector<std::string> panels) {
+  const auto add_window = [&](const view::Rect& r, const std::vector<std::string>& panels) {
     if (r.empty()) return;
     nlohmann::ordered_json window;
     window["x"] = layout_number(r.x);
     window["y"] = layout_number(r.y);
     window["w"] = layout_number(r.w);
     window["h"] = layout_number(r.h);
-    window["panels"] = std::move(panels);
+    window["panels"] = panels;
     windows.push_back(std::move(window));
   };
   if (state.ui.presenter) {
@@ -107,7 +107,7 @@ nlohmann::ordered_json layout_json(Shell& shell, int width, int height) {
     for (const view::DashboardWindow& w : state.frame.layout.dashboard.windows) {
       std::vector<std::string> panels;
       for (const view::Slot slot : w.panels) panels.emplace_back(view::slot_name(slot));
-      add_window(w.rect, std::move(panels));
+      add_window(w.rect, panels);
     }
   }
   layout["windows"] = std::move(windows);

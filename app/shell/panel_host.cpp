@@ -209,6 +209,7 @@ std::vector<const view::DashboardWindow*> windows_in_drawing_order(
     return std::find(order.begin(), order.end(), slot) - order.begin();
   };
   std::vector<const view::DashboardWindow*> sorted;
+  sorted.reserve(windows.size());
   for (const view::DashboardWindow& window : windows) sorted.push_back(&window);
   std::stable_sort(sorted.begin(), sorted.end(),
                    [&](const auto* a, const auto* b) { return rank(*a) < rank(*b); });

@@ -91,25 +91,24 @@ std::vector<Column> top_columns(Arrangement arrangement, const PanelVisibility& 
     column.share = share;
     if (!column.windows.empty()) columns.push_back(std::move(column));
   };
-  using enum PanelId;
   switch (arrangement) {
     case Arrangement::Dashboard:
-      add({only_shown({Input})}, 0.25f);
-      add({only_shown({Centre})}, 0.42f);
-      add({only_shown({Arrows}), only_shown({Output})}, 0.33f);
+      add({only_shown({PanelId::Input})}, 0.25f);
+      add({only_shown({PanelId::Centre})}, 0.42f);
+      add({only_shown({PanelId::Arrows}), only_shown({PanelId::Output})}, 0.33f);
       break;
     case Arrangement::RightTabs:
-      add({only_shown({Input})}, 0.25f);
-      add({only_shown({Centre})}, 0.42f);
-      add({only_shown({Arrows, Output})}, 0.33f);
+      add({only_shown({PanelId::Input})}, 0.25f);
+      add({only_shown({PanelId::Centre})}, 0.42f);
+      add({only_shown({PanelId::Arrows, PanelId::Output})}, 0.33f);
       break;
     case Arrangement::TwoColumns:
-      add({only_shown({Input})}, 0.25f);
-      add({only_shown({Centre, Arrows, Output})}, 0.75f);
+      add({only_shown({PanelId::Input})}, 0.25f);
+      add({only_shown({PanelId::Centre, PanelId::Arrows, PanelId::Output})}, 0.75f);
       break;
     case Arrangement::OneColumn:
     case Arrangement::AllTabs:
-      add({only_shown({Input, Centre, Arrows, Output})}, 1.0f);
+      add({only_shown({PanelId::Input, PanelId::Centre, PanelId::Arrows, PanelId::Output})}, 1.0f);
       break;
   }
   return columns;

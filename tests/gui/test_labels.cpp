@@ -46,7 +46,7 @@ fs::path write_sentence(const fs::path& dir, int tokens) {
   AttentionConfig config = scenario.config;
   config.d_k = 2;
   apply_config(scenario, config);
-  const fs::path path = dir / ("sentence-" + std::to_string(tokens) + ".json");
+  fs::path path = dir / ("sentence-" + std::to_string(tokens) + ".json");
   std::ofstream(path) << scenario_to_json(scenario);
   return path;
 }
@@ -110,11 +110,13 @@ void check_every_name_written(const std::string& size) {
             const std::string alone = window["panels"][0].get<std::string>();
             if (alone == "arrows" || alone == "output") CHECK(labels.contains(alone));
           }
-        for (const auto& [name, record] : labels.items()) {
+        for (const auto& item : labels.items()) {
+          const std::string& name = item.key();
+          const Json& record = item.value();
           CAPTURE(name);
           seen.insert(name);
           const int names = record["tokens"].get<int>();
-          if (expected.count(name) != 0) CHECK(names == expected.at(name));
+          if (expected.contains(name)) CHECK(names == expected.at(name));
           CHECK(names > 0);
           CHECK(record["labelled"].get<int>() == names);
           CHECK(record["smallest_px"].get<float>() >= static_cast<float>(font - 2));
