@@ -277,8 +277,8 @@ std::string weights_to_text(const Pipeline& pipeline, int head) {
   constexpr std::size_t kCell = 7;
 
   // The head counted from 1, as the app and the SVG figures count it.
-  std::string out = "head " + std::to_string(head + 1) +
-                    ": attention weights (rows: queries, columns: keys)\n";
+  std::string out =
+      "head " + std::to_string(head + 1) + ": attention weights (rows: queries, columns: keys)\n";
   out += std::string(label_width + 1, ' ');
   for (const Token& t : keys) {
     std::string label = t.text;
