@@ -1,0 +1,41 @@
+// llama2.c's tokenizer (tokenizer.bin): a vocabulary of byte strings with merge scores.
+//   int32 max_token_length, then per token: float32 score, int32 length, the bytes.
+// Encoding: BOS (id 1) first, a leading space, the text's characters as tokens where the
+// vocabulary has them and as byte tokens ("<0xHH>", id = byte + 3) where it does not, then the
+// adjacent pair whose merge scores best merged again and again. Every length is checked
+// against the file before it is read.
+#pragma once
+
+#include "core/base/status.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attnviz {
+
+class Llama2cTokenizer {
+ public:
+  static constexpr int kBos = 1;
+  static constexpr int kEos = 2;
+
+  // `vocab_size`: the model's, which the file must hold exactly.
+  static Result<Llama2cTokenizer> load(const std::string& path, int vocab_size);
+
+  int size() const { return static_cast<int>(pieces_.size()); }
+  const std::string& piece(int id) const { return pieces_[static_cast<std::size_t>(id)]; }
+
+  // The ids of `text`, BOS first.
+  std::vector<int> encode(std::string_view text) const;
+  // What `token` adds to the text after `previous`, as run.c prints it: a raw byte for
+  // "<0xHH>", the leading space dropped right after BOS.
+  std::string decode(int previous, int token) const;
+
+ private:
+  std::vector<std::string> pieces_;
+  std::vector<float> scores_;
+  int lookup(std::string_view piece) const;  // -1 when absent
+  std::vector<int> sorted_;                  // ids by piece, for lookup
+};
+
+}  // namespace attnviz

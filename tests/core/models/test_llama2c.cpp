@@ -1,0 +1,172 @@
+// stories260K, a real pretrained Llama-architecture model (assets/models/stories260K/), read and
+// run: greedy generation from an empty prompt must print exactly what llama2.c's own run.c
+// prints (EXPECTED-greedy.txt: its first two paragraphs, recorded with run.c -t 0); damaged files
+// give clear errors.
+#include "core/models/llama2c.hpp"
+#include "core/models/llama2c_tokenizer.hpp"
+#include "core/models/llama_forward.hpp"
+#include "tests/support/temp_dir.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <vector>
+
+namespace attnviz {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kModelDir = fs::path(ATTNVIZ_SOURCE_DIR) / "assets/models/stories260K";
+
+Llama2cModel load_model(const fs::path& path = kModelDir / "stories260K.bin") {
+  Result<Llama2cModel> model = Llama2cModel::load(path.string());
+  REQUIRE_MESSAGE(model.ok(), model.error());
+  return std::move(*model);
+}
+
+// The file with `edit` applied to its bytes, written into `dir`.
+fs::path damaged(const testing::TempDir& dir, const std::function<void(std::string&)>& edit) {
+  std::string bytes = testing::read_whole_file(kModelDir / "stories260K.bin");
+  edit(bytes);
+  const fs::path path = dir.path / "damaged.bin";
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+std::string load_error(const fs::path& path) {
+  Result<Llama2cModel> model = Llama2cModel::load(path.string());
+  REQUIRE_FALSE(model.ok());
+  return model.error();
+}
+
+void set_header(std::string& bytes, int index, std::int32_t value) {
+  std::memcpy(bytes.data() + 4 * index, &value, 4);
+}
+
+}  // namespace
+
+TEST_CASE("stories260K: the header read as the model card says") {
+  const Llama2cModel model = load_model();
+  const Llama2cConfig& c = model.config();
+  CHECK(c.dim == 64);
+  CHECK(c.n_layers == 5);
+  CHECK(c.n_heads == 8);
+  CHECK(c.n_kv_heads == 4);
+  CHECK(c.hidden_dim == 172);
+  CHECK(c.vocab_size == 512);
+  CHECK(c.seq_len == 512);
+  CHECK(c.shared_classifier);
+}
+
+TEST_CASE("stories260K: greedy generation from an empty prompt is llama2.c's, word for word") {
+  const Llama2cModel model = load_model();
+  Result<Llama2cTokenizer> tokenizer =
+      Llama2cTokenizer::load((kModelDir / "tok512.bin").string(), model.config().vocab_size);
+  REQUIRE_MESSAGE(tokenizer.ok(), tokenizer.error());
+  // run.c: BOS, then the most likely token each step, printed as decoded, until BOS comes
+  // again or 256 positions; then a newline.
+  LlamaForward forward(model);
+  std::string text;
+  int token = Llama2cTokenizer::kBos;
+  for (int position = 0; position < 256; ++position) {
+    Result<std::vector<float>> logits = forward.step(token, position);
+    REQUIRE(logits.ok());
+    const int next = argmax(*logits);
+    if (next == Llama2cTokenizer::kBos) break;
+    text += tokenizer->decode(token, next);
+    token = next;
+  }
+  // EXPECTED-greedy.txt holds its first two paragraphs (what llama2.c documents for the model).
+  const std::size_t first = text.find('\n');
+  REQUIRE(first != std::string::npos);
+  const std::size_t second = text.find('\n', first + 1);
+  REQUIRE(second != std::string::npos);
+  CHECK(text.substr(0, second + 1) == testing::read_whole_file(kModelDir / "EXPECTED-greedy.txt"));
+  // Every head's attention over the tokens so far is kept, and is a distribution.
+  const int last = forward.positions() - 1;
+  REQUIRE(last > 10);
+  for (int layer = 0; layer < 5; ++layer)
+    for (int head = 0; head < 8; ++head) {
+      const std::vector<float>& alpha = forward.attention(layer, head, last);
+      REQUIRE(alpha.size() == static_cast<std::size_t>(last + 1));
+      CHECK(std::accumulate(alpha.begin(), alpha.end(), 0.0) == doctest::Approx(1.0).epsilon(1e-5));
+    }
+}
+
+TEST_CASE("stories260K's tokenizer: text in, the same text out; unknown characters as bytes") {
+  const Llama2cModel model = load_model();
+  Result<Llama2cTokenizer> tokenizer =
+      Llama2cTokenizer::load((kModelDir / "tok512.bin").string(), model.config().vocab_size);
+  REQUIRE(tokenizer.ok());
+  for (const std::string text : {"Once upon a time, there was a little girl named Lily.",
+                                 "caf\xc3\xa9 \xe2\x9c\x93", "  two  spaces"}) {
+    const std::vector<int> ids = tokenizer->encode(text);
+    REQUIRE(ids.size() > 1);
+    CHECK(ids.front() == Llama2cTokenizer::kBos);
+    std::string back;
+    for (std::size_t i = 1; i < ids.size(); ++i) back += tokenizer->decode(ids[i - 1], ids[i]);
+    CHECK(back == text);
+  }
+  // Merges happen: far fewer tokens than characters for plain English.
+  CHECK(tokenizer->encode("Once upon a time").size() < 10);
+}
+
+TEST_CASE("a damaged checkpoint is refused with a message naming the file and the fault") {
+  testing::TempDir dir;
+  CHECK(load_error(dir.path / "missing.bin").find("cannot open") != std::string::npos);
+  const std::string truncated =
+      load_error(damaged(dir, [](std::string& b) { b.resize(b.size() - 100); }));
+  CHECK(truncated.find("truncated") != std::string::npos);
+  CHECK(truncated.find("damaged.bin") != std::string::npos);
+  CHECK(load_error(damaged(dir, [](std::string& b) { b += "extra"; })).find("trailing") !=
+        std::string::npos);
+  CHECK(load_error(damaged(dir, [](std::string& b) { b.resize(10); })).find("too short") !=
+        std::string::npos);
+  // Absurd sizes: never used to size anything.
+  CHECK(load_error(damaged(dir, [](std::string& b) { set_header(b, 0, -64); })).find("dim") !=
+        std::string::npos);
+  CHECK(load_error(damaged(dir, [](std::string& b) {
+          set_header(b, 2, 1 << 30);
+        })).find("n_layers") != std::string::npos);
+  CHECK(load_error(damaged(dir, [](std::string& b) {
+          set_header(b, 5, std::numeric_limits<std::int32_t>::min());
+        })).find("vocab_size") != std::string::npos);
+  CHECK(load_error(damaged(dir, [](std::string& b) { set_header(b, 4, 3); })).find("evenly") !=
+        std::string::npos);
+  // A weight that is not a number.
+  CHECK(load_error(damaged(dir, [](std::string& b) {
+          const float nan = std::numeric_limits<float>::quiet_NaN();
+          std::memcpy(b.data() + 28 + 4 * 1000, &nan, 4);
+        })).find("not a finite number") != std::string::npos);
+}
+
+TEST_CASE("a damaged tokenizer file is refused") {
+  testing::TempDir dir;
+  std::string bytes = testing::read_whole_file(kModelDir / "tok512.bin");
+  const fs::path short_path = dir.path / "short.bin";
+  std::ofstream(short_path, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  Result<Llama2cTokenizer> cut = Llama2cTokenizer::load(short_path.string(), 512);
+  REQUIRE_FALSE(cut.ok());
+  CHECK(cut.error().find("short.bin") != std::string::npos);
+  // A vocabulary of another size than the model's.
+  CHECK_FALSE(Llama2cTokenizer::load((kModelDir / "tok512.bin").string(), 500).ok());
+}
+
+TEST_CASE("the forward pass refuses tokens out of order, past the context or the vocabulary") {
+  const Llama2cModel model = load_model();
+  LlamaForward forward(model);
+  CHECK_FALSE(forward.step(600, 0).ok());
+  CHECK_FALSE(forward.step(1, 3).ok());
+  CHECK(forward.step(1, 0).ok());
+}
+
+}  // namespace attnviz
