@@ -135,4 +135,70 @@ Result<Llama2cModel> Llama2cModel::load(const std::string& path) {
   return model;
 }
 
+Result<Transformer> Llama2cModel::to_transformer() && {
+  const Llama2cConfig& c = config_;
+  const Llama2cWeights& w = weights_;
+  Transformer model;
+  TransformerConfig config;
+  config.architecture = "llama";
+  config.d_model = c.dim;
+  config.n_layers = c.n_layers;
+  config.n_heads = c.n_heads;
+  config.n_kv_heads = c.n_kv_heads;
+  config.d_head = c.head_size();
+  config.d_ff = c.hidden_dim;
+  config.vocab_size = c.vocab_size;
+  config.context = c.seq_len;
+  config.norm = NormKind::RMSNorm;
+  config.norm_epsilon = 1e-5f;
+  config.positions = PositionKind::Rotary;
+  config.feed_forward = FeedForwardKind::SwiGLU;
+
+  // W (out, in) row-major in the file -> Wᵀ (in, out) row-major, owned.
+  const auto transposed = [&model](const float* source, int out, int in) {
+    float* target = model.allocate(static_cast<std::size_t>(out) * static_cast<std::size_t>(in));
+    for (int o = 0; o < out; ++o)
+      for (int i = 0; i < in; ++i)
+        target[static_cast<std::ptrdiff_t>(i) * out + o] =
+            source[static_cast<std::ptrdiff_t>(o) * in + i];
+    return MatrixView{target, in, out, out};
+  };
+  const auto row = [](const float* base, int layer, int size) {
+    return VectorView{base + static_cast<std::ptrdiff_t>(layer) * size, size};
+  };
+  TransformerWeights weights;
+  weights.token_embedding = MatrixView{w.token_embedding, c.vocab_size, c.dim, c.dim};
+  const int d = c.dim, kv = c.kv_dim(), hidden = c.hidden_dim;
+  for (int l = 0; l < c.n_layers; ++l) {
+    const auto at = [l](const float* base, int rows, int cols) {
+      return base + static_cast<std::ptrdiff_t>(l) * rows * cols;
+    };
+    TransformerLayer layer;
+    layer.attention_norm_weight = row(w.rms_att, l, d);
+    layer.query = transposed(at(w.wq, d, d), d, d);    // (d_model, n_heads · d_head)
+    layer.key = transposed(at(w.wk, kv, d), kv, d);    // (d_model, n_kv_heads · d_head)
+    layer.value = transposed(at(w.wv, kv, d), kv, d);  // (d_model, n_kv_heads · d_head)
+    layer.output = transposed(at(w.wo, d, d), d, d);   // (n_heads · d_head, d_model)
+    layer.mlp_norm_weight = row(w.rms_ffn, l, d);
+    layer.gate = transposed(at(w.w1, hidden, d), hidden, d);  // (d_model, d_ff)
+    layer.up = transposed(at(w.w3, hidden, d), hidden, d);    // (d_model, d_ff)
+    layer.down = transposed(at(w.w2, d, hidden), d, hidden);  // (d_ff, d_model)
+    weights.layers.push_back(layer);
+  }
+  weights.final_norm_weight = VectorView{w.rms_final, d};
+  weights.unembedding = MatrixView{w.classifier, c.vocab_size, d, d};
+  std::string source = file_.path();
+  model.keep_file(std::move(file_));
+  Status checked =
+      model.set_weights(std::move(config), std::move(weights), source, "llama2.c version 0, fp32");
+  if (!checked) return checked;
+  return model;
+}
+
+Result<Transformer> load_llama2c(const std::string& path) {
+  Result<Llama2cModel> checkpoint = Llama2cModel::load(path);
+  if (!checkpoint) return checkpoint.status();
+  return std::move(*checkpoint).to_transformer();
+}
+
 }  // namespace attnviz

@@ -10,6 +10,7 @@
 
 #include "core/base/status.hpp"
 #include "core/models/mapped_file.hpp"
+#include "core/models/transformer.hpp"
 
 #include <string>
 
@@ -53,10 +54,18 @@ class Llama2cModel {
   const Llama2cWeights& weights() const { return weights_; }
   const std::string& path() const { return file_.path(); }
 
+  // The model as the engine runs it: the embedding, norms and classifier stay in the mapped
+  // file; the matrices, stored (out, in), are transposed into buffers the Transformer owns.
+  // Consumes the checkpoint (the Transformer keeps its file mapped).
+  Result<Transformer> to_transformer() &&;
+
  private:
   MappedFile file_;
   Llama2cConfig config_;
   Llama2cWeights weights_;
 };
+
+// A llama2.c checkpoint, loaded and made a Transformer.
+Result<Transformer> load_llama2c(const std::string& path);
 
 }  // namespace attnviz

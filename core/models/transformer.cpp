@@ -1,0 +1,213 @@
+#include "core/models/transformer.hpp"
+
+#include <cmath>
+#include <cstring>
+
+namespace attnviz {
+namespace {
+
+// The error for a view whose shape is not what the configuration says, or "" when it is.
+std::string check_matrix(const MatrixView& m, const std::string& name, int rows, int cols,
+                         bool optional = false) {
+  if (m.empty()) return optional ? std::string() : name + ": missing";
+  if (m.rows != rows || m.cols != cols || m.stride < cols)
+    return name + ": shape (" + std::to_string(m.rows) + ", " + std::to_string(m.cols) +
+           "), expected (" + std::to_string(rows) + ", " + std::to_string(cols) + ")";
+  return {};
+}
+
+std::string check_vector(const VectorView& v, const std::string& name, int size, bool wanted) {
+  if (!wanted) return v.empty() ? std::string() : name + ": not expected in this architecture";
+  if (v.empty()) return name + ": missing";
+  if (v.size != size)
+    return name + ": " + std::to_string(v.size) + " values, expected " + std::to_string(size);
+  return {};
+}
+
+std::string check_config(const TransformerConfig& c) {
+  if (c.d_model < 1 || c.n_layers < 1 || c.n_heads < 1 || c.n_kv_heads < 1 || c.d_head < 1 ||
+      c.d_ff < 1 || c.vocab_size < 1 || c.context < 1)
+    return "every size must be at least 1";
+  if (c.n_heads % c.n_kv_heads != 0)
+    return std::to_string(c.n_heads) + " query heads do not share " + std::to_string(c.n_kv_heads) +
+           " key/value heads evenly";
+  if (c.positions == PositionKind::Rotary && c.d_head % 2 != 0)
+    return "RoPE needs an even head width, not " + std::to_string(c.d_head);
+  if (!(c.norm_epsilon >= 0.0f && c.norm_epsilon < 1.0f)) return "the norm's epsilon is not small";
+  return {};
+}
+
+}  // namespace
+
+float* Transformer::allocate(std::size_t count) {
+  owned_.push_back(std::make_unique<float[]>(count));  // value-initialized: zeros
+  return owned_.back().get();
+}
+
+Status Transformer::set_weights(TransformerConfig config, TransformerWeights weights,
+                                std::string source, std::string format) {
+  const TransformerConfig& c = config;
+  std::string problem = check_config(c);
+  const bool layer_norm = c.norm == NormKind::LayerNorm;
+  const bool gpt2_biases = c.feed_forward == FeedForwardKind::GeluTanh;
+  const int q_width = c.n_heads * c.d_head, kv_width = c.n_kv_heads * c.d_head;
+  const auto first = [&problem](std::string found) {
+    if (problem.empty()) problem = std::move(found);
+  };
+  if (problem.empty()) {
+    first(check_matrix(weights.token_embedding, "token embedding", c.vocab_size, c.d_model));
+    if (c.positions == PositionKind::Learned)
+      first(check_matrix(weights.position_embedding, "position embedding", c.context, c.d_model));
+    else if (!weights.position_embedding.empty())
+      first("position embedding: not expected with RoPE");
+    if (static_cast<int>(weights.layers.size()) != c.n_layers)
+      first(std::to_string(weights.layers.size()) + " layers, expected " +
+            std::to_string(c.n_layers));
+    for (std::size_t i = 0; i < weights.layers.size() && problem.empty(); ++i) {
+      const TransformerLayer& l = weights.layers[i];
+      const std::string at = "layer " + std::to_string(i) + ": ";
+      first(check_vector(l.attention_norm_weight, at + "attention norm weight", c.d_model, true));
+      first(check_vector(l.attention_norm_bias, at + "attention norm bias", c.d_model, layer_norm));
+      first(check_matrix(l.query, at + "W_Q", c.d_model, q_width));
+      first(check_matrix(l.key, at + "W_K", c.d_model, kv_width));
+      first(check_matrix(l.value, at + "W_V", c.d_model, kv_width));
+      first(check_vector(l.query_bias, at + "query bias", q_width, gpt2_biases));
+      first(check_vector(l.key_bias, at + "key bias", kv_width, gpt2_biases));
+      first(check_vector(l.value_bias, at + "value bias", kv_width, gpt2_biases));
+      first(check_matrix(l.output, at + "W_O", q_width, c.d_model));
+      first(check_vector(l.output_bias, at + "output bias", c.d_model, gpt2_biases));
+      first(check_vector(l.mlp_norm_weight, at + "MLP norm weight", c.d_model, true));
+      first(check_vector(l.mlp_norm_bias, at + "MLP norm bias", c.d_model, layer_norm));
+      first(check_matrix(l.up, at + "MLP up", c.d_model, c.d_ff));
+      if (c.feed_forward == FeedForwardKind::SwiGLU)
+        first(check_matrix(l.gate, at + "MLP gate", c.d_model, c.d_ff));
+      else if (!l.gate.empty())
+        first(at + "MLP gate: not expected in a GELU MLP");
+      first(check_matrix(l.down, at + "MLP down", c.d_ff, c.d_model));
+      first(check_vector(l.up_bias, at + "MLP up bias", c.d_ff, gpt2_biases));
+      first(check_vector(l.down_bias, at + "MLP down bias", c.d_model, gpt2_biases));
+    }
+    first(check_vector(weights.final_norm_weight, "final norm weight", c.d_model, true));
+    first(check_vector(weights.final_norm_bias, "final norm bias", c.d_model, layer_norm));
+    first(check_matrix(weights.unembedding, "unembedding", c.vocab_size, c.d_model));
+  }
+  if (!problem.empty()) return Status::error(source + ": " + problem);
+  config_ = std::move(config);
+  weights_ = std::move(weights);
+  original_weights_ = weights_;
+  source_ = std::move(source);
+  format_ = std::move(format);
+  return Status::ok();
+}
+
+std::size_t Transformer::parameter_count() const {
+  const auto size = [](const MatrixView& m) {
+    return m.empty() ? std::size_t{0} : static_cast<std::size_t>(m.rows) * m.cols;
+  };
+  const auto length = [](const VectorView& v) { return static_cast<std::size_t>(v.size); };
+  const TransformerWeights& w = original_weights_;
+  std::size_t count = size(w.token_embedding) + size(w.position_embedding) +
+                      length(w.final_norm_weight) + length(w.final_norm_bias);
+  if (w.unembedding.data != w.token_embedding.data) count += size(w.unembedding);
+  for (const TransformerLayer& l : w.layers)
+    count += length(l.attention_norm_weight) + length(l.attention_norm_bias) + size(l.query) +
+             size(l.key) + size(l.value) + length(l.query_bias) + length(l.key_bias) +
+             length(l.value_bias) + size(l.output) + length(l.output_bias) +
+             length(l.mlp_norm_weight) + length(l.mlp_norm_bias) + size(l.up) + size(l.gate) +
+             size(l.down) + length(l.up_bias) + length(l.down_bias);
+  return count;
+}
+
+MatrixView& Transformer::attention_matrix(int layer, HeadMatrix matrix) {
+  TransformerLayer& l = weights_.layers[static_cast<std::size_t>(layer)];
+  switch (matrix) {
+    case HeadMatrix::Query:
+      return l.query;
+    case HeadMatrix::Key:
+      return l.key;
+    case HeadMatrix::Value:
+      return l.value;
+    case HeadMatrix::Output:
+      break;
+  }
+  return l.output;
+}
+
+namespace {
+
+// Where W[row, col] of head `head`'s block lies in the layer's whole matrix.
+struct Cell {
+  int row, col;
+};
+
+Cell head_cell(const TransformerConfig& c, int head, HeadMatrix matrix, int row, int col) {
+  switch (matrix) {
+    case HeadMatrix::Query:
+      return {row, head * c.d_head + col};
+    case HeadMatrix::Key:
+    case HeadMatrix::Value:
+      return {row, c.kv_head_of(head) * c.d_head + col};
+    case HeadMatrix::Output:
+      break;
+  }
+  return {head * c.d_head + row, col};
+}
+
+}  // namespace
+
+float Transformer::head_weight(int layer, int head, HeadMatrix matrix, int row, int col) const {
+  const Cell cell = head_cell(config_, head, matrix, row, col);
+  return const_cast<Transformer*>(this)->attention_matrix(layer, matrix).at(cell.row, cell.col);
+}
+
+Status Transformer::set_head_weight(int layer, int head, HeadMatrix matrix, int row, int col,
+                                    float value) {
+  const TransformerConfig& c = config_;
+  if (layer < 0 || layer >= c.n_layers)
+    return Status::error("layer " + std::to_string(layer) + " is not one of the model's " +
+                         std::to_string(c.n_layers));
+  if (head < 0 || head >= c.n_heads)
+    return Status::error("head " + std::to_string(head) + " is not one of the layer's " +
+                         std::to_string(c.n_heads));
+  const int rows = matrix == HeadMatrix::Output ? c.d_head : c.d_model;
+  const int cols = matrix == HeadMatrix::Output ? c.d_model : c.d_head;
+  if (row < 0 || row >= rows || col < 0 || col >= cols)
+    return Status::error("(" + std::to_string(row) + ", " + std::to_string(col) +
+                         ") is outside the head's " + std::to_string(rows) + " × " +
+                         std::to_string(cols) + " matrix");
+  if (!std::isfinite(value)) return Status::error("a weight must be a finite number");
+  MatrixView& view = attention_matrix(layer, matrix);
+  const MatrixView& on_disk = [&]() -> const MatrixView& {
+    const TransformerLayer& l = original_weights_.layers[static_cast<std::size_t>(layer)];
+    switch (matrix) {
+      case HeadMatrix::Query:
+        return l.query;
+      case HeadMatrix::Key:
+        return l.key;
+      case HeadMatrix::Value:
+        return l.value;
+      case HeadMatrix::Output:
+        break;
+    }
+    return l.output;
+  }();
+  if (view.data == on_disk.data) {  // first edit of this matrix: copy it out of the file
+    const std::size_t count = static_cast<std::size_t>(view.rows) * view.cols;
+    edited_.push_back(std::make_unique<float[]>(count));
+    float* copy = edited_.back().get();
+    for (int r = 0; r < view.rows; ++r)
+      std::memcpy(copy + static_cast<std::ptrdiff_t>(r) * view.cols, view.data + r * view.stride,
+                  sizeof(float) * static_cast<std::size_t>(view.cols));
+    view = MatrixView{copy, view.rows, view.cols, view.cols};
+  }
+  const Cell cell = head_cell(c, head, matrix, row, col);
+  const_cast<float*>(view.data)[cell.row * view.stride + cell.col] = value;
+  return Status::ok();
+}
+
+void Transformer::reset_weights() {
+  weights_ = original_weights_;
+  edited_.clear();
+}
+
+}  // namespace attnviz

@@ -1,0 +1,140 @@
+// A decoder-only transformer as the engine runs it, whatever file it came from: GPT-2 (LayerNorm,
+// learned positions, a GELU MLP, biases) or Llama (RMSNorm, RoPE, a SwiGLU MLP, grouped-query
+// attention). Every weight is a view in the row-vector convention of the rest of the engine
+// (y = x · W + b, W as (in, out), row-major with a stride), into either a mapped file (GPT-2's
+// Conv1D weights are stored so) or a buffer the model owns (weights converted from F16 or BF16,
+// transposed from (out, in) as llama2.c stores them, or edited by a user).
+//
+// The loaders (llama2c_model.hpp, hf_gpt2.hpp) check every shape against the file before they
+// build a Transformer; `Transformer::check` checks the views against the configuration once
+// more, so the forward pass can trust them.
+#pragma once
+
+#include "core/base/status.hpp"
+#include "core/models/mapped_file.hpp"
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attnviz {
+
+enum class NormKind { LayerNorm, RMSNorm };
+enum class PositionKind { Learned, Rotary };
+enum class FeedForwardKind { GeluTanh, SwiGLU };
+
+struct TransformerConfig {
+  std::string architecture;  // "gpt2" or "llama", as a person reads it
+  int d_model = 0;
+  int n_layers = 0;
+  int n_heads = 0;     // query heads
+  int n_kv_heads = 0;  // key/value heads (= n_heads unless grouped-query attention)
+  int d_head = 0;      // per head: queries, keys and values alike
+  int d_ff = 0;        // the MLP's hidden width
+  int vocab_size = 0;
+  int context = 0;  // the longest sequence the model was made for
+  NormKind norm = NormKind::LayerNorm;
+  float norm_epsilon = 1e-5f;
+  PositionKind positions = PositionKind::Learned;
+  float rope_theta = 10000.0f;  // RoPE's base: frequency theta^(-2i / d_head) of pair i
+  FeedForwardKind feed_forward = FeedForwardKind::GeluTanh;
+
+  int queries_per_kv_head() const { return n_heads / n_kv_heads; }
+  // The key/value head that query head `head` reads (grouped-query attention).
+  int kv_head_of(int head) const { return head / queries_per_kv_head(); }
+};
+
+// A row-major matrix somewhere in memory: element (r, c) at data[r · stride + c].
+struct MatrixView {
+  const float* data = nullptr;
+  int rows = 0;
+  int cols = 0;
+  std::ptrdiff_t stride = 0;
+  bool empty() const { return data == nullptr; }
+  float at(int row, int col) const { return data[row * stride + col]; }
+};
+
+struct VectorView {
+  const float* data = nullptr;
+  int size = 0;
+  bool empty() const { return data == nullptr; }
+};
+
+struct TransformerLayer {
+  VectorView attention_norm_weight, attention_norm_bias;  // (d_model); no bias under RMSNorm
+  MatrixView query;                                       // (d_model, n_heads · d_head)
+  MatrixView key;                                         // (d_model, n_kv_heads · d_head)
+  MatrixView value;                                       // (d_model, n_kv_heads · d_head)
+  VectorView query_bias, key_bias, value_bias;            // GPT-2 only
+  MatrixView output;                                      // (n_heads · d_head, d_model): W_O
+  VectorView output_bias;                                 // (d_model), GPT-2 only
+  VectorView mlp_norm_weight, mlp_norm_bias;              // (d_model)
+  // GPT-2: down(gelu(x · up + up_bias)) + down_bias.   Llama: down(silu(x · gate) ⊙ (x · up)).
+  MatrixView up;    // (d_model, d_ff)
+  MatrixView gate;  // (d_model, d_ff), SwiGLU only
+  MatrixView down;  // (d_ff, d_model)
+  VectorView up_bias, down_bias;
+};
+
+struct TransformerWeights {
+  MatrixView token_embedding;     // (vocab_size, d_model)
+  MatrixView position_embedding;  // (context, d_model); empty under RoPE
+  std::vector<TransformerLayer> layers;
+  VectorView final_norm_weight, final_norm_bias;  // (d_model)
+  MatrixView unembedding;  // (vocab_size, d_model): logits = final_norm(x) · unembeddingᵀ
+};
+
+// Which of a layer's attention matrices a weight edit names.
+enum class HeadMatrix { Query, Key, Value, Output };
+
+class Transformer {
+ public:
+  Transformer() = default;
+  Transformer(const Transformer&) = delete;
+  Transformer& operator=(const Transformer&) = delete;
+  Transformer(Transformer&&) = default;
+  Transformer& operator=(Transformer&&) = default;
+
+  const TransformerConfig& config() const { return config_; }
+  const TransformerWeights& weights() const { return weights_; }
+  // Where the model came from ("stories260K.bin"), and its format as a person reads it
+  // ("llama2.c version 0, fp32").
+  const std::string& source() const { return source_; }
+  const std::string& format() const { return format_; }
+  std::size_t parameter_count() const;
+
+  // Sets W[row, col] of `matrix` for query head `head` of `layer` (Query and Output: the head's
+  // own columns or rows; Key and Value: the columns of the key/value head it reads, which the
+  // other query heads of its group share). Row and column count from 0 within the head's block:
+  // Query/Key/Value (d_model, d_head), Output (d_head, d_model). The matrix is copied out of the
+  // file the first time it is edited; the file is never written.
+  Status set_head_weight(int layer, int head, HeadMatrix matrix, int row, int col, float value);
+  float head_weight(int layer, int head, HeadMatrix matrix, int row, int col) const;
+  // Back to the weights on disk.
+  void reset_weights();
+  bool edited() const { return !edited_.empty(); }
+
+  // ---- For the loaders ----
+  // A buffer the model keeps (converted or transposed weights), zeroed.
+  float* allocate(std::size_t count);
+  void keep_file(MappedFile file) {
+    files_.push_back(std::make_shared<MappedFile>(std::move(file)));
+  }
+  // Checks the views against the configuration (every shape, every pointer set) and records
+  // them as the weights on disk. An error names what disagrees.
+  Status set_weights(TransformerConfig config, TransformerWeights weights, std::string source,
+                     std::string format);
+
+ private:
+  TransformerConfig config_;
+  TransformerWeights weights_;           // what the forward pass reads (edits included)
+  TransformerWeights original_weights_;  // the weights on disk
+  std::string source_, format_;
+  std::vector<std::shared_ptr<MappedFile>> files_;
+  std::vector<std::unique_ptr<float[]>> owned_;
+  std::vector<std::unique_ptr<float[]>> edited_;  // copies made for edits, dropped on reset
+  MatrixView& attention_matrix(int layer, HeadMatrix matrix);
+};
+
+}  // namespace attnviz
