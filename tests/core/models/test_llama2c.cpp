@@ -4,7 +4,8 @@
 // give clear errors.
 #include "core/models/llama2c.hpp"
 #include "core/models/llama2c_tokenizer.hpp"
-#include "core/models/llama_forward.hpp"
+#include "core/models/reference_forward.hpp"
+#include "core/models/transformer_forward.hpp"
 #include "tests/support/temp_dir.hpp"
 
 #include <doctest/doctest.h>
@@ -31,6 +32,30 @@ Llama2cModel load_model(const fs::path& path = kModelDir / "stories260K.bin") {
   Result<Llama2cModel> model = Llama2cModel::load(path.string());
   REQUIRE_MESSAGE(model.ok(), model.error());
   return std::move(*model);
+}
+
+Transformer load_transformer() {
+  Result<Transformer> model = load_llama2c((kModelDir / "stories260K.bin").string());
+  REQUIRE_MESSAGE(model.ok(), model.error());
+  return std::move(*model);
+}
+
+// run.c's greedy loop: BOS, then the most likely token each step, printed as decoded, until BOS
+// comes again or 256 positions. `next_logits(token)` gives the logits after `token`.
+std::string greedy_text(const Llama2cTokenizer& tokenizer,
+                        const std::function<std::vector<float>(int)>& next_logits) {
+  std::string text;
+  int token = Llama2cTokenizer::kBos;
+  for (int position = 0; position < 256; ++position) {
+    const int next = argmax(next_logits(token));
+    if (next == Llama2cTokenizer::kBos) break;
+    text += tokenizer.decode(token, next);
+    token = next;
+  }
+  // EXPECTED-greedy.txt holds its first two paragraphs (what llama2.c documents for the model).
+  const std::size_t first = text.find('\n');
+  const std::size_t second = first == std::string::npos ? first : text.find('\n', first + 1);
+  return second == std::string::npos ? text : text.substr(0, second + 1);
 }
 
 // The file with `edit` applied to its bytes, written into `dir`.
@@ -68,38 +93,41 @@ TEST_CASE("stories260K: the header read as the model card says") {
 }
 
 TEST_CASE("stories260K: greedy generation from an empty prompt is llama2.c's, word for word") {
-  const Llama2cModel model = load_model();
+  const Transformer model = load_transformer();
   Result<Llama2cTokenizer> tokenizer =
       Llama2cTokenizer::load((kModelDir / "tok512.bin").string(), model.config().vocab_size);
   REQUIRE_MESSAGE(tokenizer.ok(), tokenizer.error());
-  // run.c: BOS, then the most likely token each step, printed as decoded, until BOS comes
-  // again or 256 positions; then a newline.
-  LlamaForward forward(model);
-  std::string text;
-  int token = Llama2cTokenizer::kBos;
-  for (int position = 0; position < 256; ++position) {
-    Result<std::vector<float>> logits = forward.step(token, position);
-    REQUIRE(logits.ok());
-    const int next = argmax(*logits);
-    if (next == Llama2cTokenizer::kBos) break;
-    text += tokenizer->decode(token, next);
-    token = next;
+  const std::string expected = testing::read_whole_file(kModelDir / "EXPECTED-greedy.txt");
+
+  SUBCASE("the plain reference, one token at a time") {
+    ReferenceForward forward(model);
+    CHECK(greedy_text(*tokenizer, [&](int token) {
+            Result<std::vector<float>> logits = forward.step(token);
+            REQUIRE(logits.ok());
+            return *logits;
+          }) == expected);
+    // Every head's attention over the tokens so far is kept, and is a distribution.
+    const int last = forward.positions() - 1;
+    REQUIRE(last > 10);
+    for (int layer = 0; layer < 5; ++layer)
+      for (int head = 0; head < 8; ++head) {
+        const std::vector<float>& alpha = forward.row(last, layer).attention[head];
+        REQUIRE(alpha.size() == static_cast<std::size_t>(last + 1));
+        CHECK(std::accumulate(alpha.begin(), alpha.end(), 0.0) ==
+              doctest::Approx(1.0).epsilon(1e-5));
+      }
   }
-  // EXPECTED-greedy.txt holds its first two paragraphs (what llama2.c documents for the model).
-  const std::size_t first = text.find('\n');
-  REQUIRE(first != std::string::npos);
-  const std::size_t second = text.find('\n', first + 1);
-  REQUIRE(second != std::string::npos);
-  CHECK(text.substr(0, second + 1) == testing::read_whole_file(kModelDir / "EXPECTED-greedy.txt"));
-  // Every head's attention over the tokens so far is kept, and is a distribution.
-  const int last = forward.positions() - 1;
-  REQUIRE(last > 10);
-  for (int layer = 0; layer < 5; ++layer)
-    for (int head = 0; head < 8; ++head) {
-      const std::vector<float>& alpha = forward.attention(layer, head, last);
-      REQUIRE(alpha.size() == static_cast<std::size_t>(last + 1));
-      CHECK(std::accumulate(alpha.begin(), alpha.end(), 0.0) == doctest::Approx(1.0).epsilon(1e-5));
-    }
+  SUBCASE("the fast pass, the text growing by a token each run (its key/value cache)") {
+    TransformerForward forward(model);
+    std::vector<int> tokens;
+    CHECK(greedy_text(*tokenizer, [&](int token) {
+            tokens.push_back(token);
+            REQUIRE(forward.run(tokens).ok());
+            CHECK(forward.last_work().first_position == static_cast<int>(tokens.size()) - 1);
+            const RowVector logits = forward.last_logits();
+            return std::vector<float>(logits.data(), logits.data() + logits.size());
+          }) == expected);
+  }
 }
 
 TEST_CASE("stories260K's tokenizer: text in, the same text out; unknown characters as bytes") {
@@ -161,12 +189,20 @@ TEST_CASE("a damaged tokenizer file is refused") {
   CHECK_FALSE(Llama2cTokenizer::load((kModelDir / "tok512.bin").string(), 500).ok());
 }
 
-TEST_CASE("the forward pass refuses tokens out of order, past the context or the vocabulary") {
-  const Llama2cModel model = load_model();
-  LlamaForward forward(model);
-  CHECK_FALSE(forward.step(600, 0).ok());
-  CHECK_FALSE(forward.step(1, 3).ok());
-  CHECK(forward.step(1, 0).ok());
+TEST_CASE("the forward passes refuse ids outside the vocabulary and texts past the context") {
+  const Transformer model = load_transformer();
+  ReferenceForward reference(model);
+  CHECK_FALSE(reference.step(600).ok());
+  CHECK_FALSE(reference.step(-1).ok());
+  CHECK(reference.step(1).ok());
+  TransformerForward forward(model);
+  const std::vector<int> bad = {1, 600};
+  const Status refused = forward.run(bad);
+  REQUIRE_FALSE(refused.is_ok());
+  CHECK(refused.message() == "token 1 has id 600, outside the vocabulary of 512");
+  CHECK(forward.size() == 0);  // nothing changed
+  const std::vector<int> too_long(513, 1);
+  CHECK(forward.run(too_long).message() == "513 tokens: the model's context holds 512");
 }
 
 }  // namespace attnviz

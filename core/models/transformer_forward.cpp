@@ -1,0 +1,301 @@
+#include "core/models/transformer_forward.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace attnviz {
+namespace {
+
+using ConstMatrixMap = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
+using MatrixMap = Eigen::Map<Matrix, 0, Eigen::OuterStride<>>;
+using ConstRowMap = Eigen::Map<const RowVector>;
+
+ConstMatrixMap map(const MatrixView& m) {
+  return {m.data, m.rows, m.cols, Eigen::OuterStride<>(m.stride)};
+}
+ConstRowMap map(const VectorView& v) {
+  return {v.data, v.size};
+}
+
+// rows[i] = norm(rows[i]) · weight (+ bias), for rows first.. of `in` into `out`.
+void normalize(const TransformerConfig& c, const RowMatrix& in, RowMatrix& out, int first,
+               const VectorView& weight, const VectorView& bias) {
+  const int d = c.d_model;
+  for (int i = first; i < in.rows(); ++i) {
+    const float* x = in.row(i);
+    float* y = out.row(i);
+    if (c.norm == NormKind::LayerNorm) {
+      float mean = 0.0f;
+      for (int j = 0; j < d; ++j) mean += x[j];
+      mean /= static_cast<float>(d);
+      float variance = 0.0f;
+      for (int j = 0; j < d; ++j) variance += (x[j] - mean) * (x[j] - mean);
+      variance /= static_cast<float>(d);
+      const float inverse = 1.0f / std::sqrt(variance + c.norm_epsilon);
+      for (int j = 0; j < d; ++j) y[j] = (x[j] - mean) * inverse * weight.data[j] + bias.data[j];
+    } else {
+      float mean_square = 0.0f;
+      for (int j = 0; j < d; ++j) mean_square += x[j] * x[j];
+      mean_square /= static_cast<float>(d);
+      const float inverse = 1.0f / std::sqrt(mean_square + c.norm_epsilon);
+      for (int j = 0; j < d; ++j) y[j] = weight.data[j] * (inverse * x[j]);
+    }
+  }
+}
+
+// Turns each adjacent pair (2i, 2i + 1) of every head of `row` by position · θ^(−2i / d_head),
+// as llama2.c does.
+void rotate(float* row, int width, int d_head, int position, float theta) {
+  for (int i = 0; i < width; i += 2) {
+    const int within_head = i % d_head;
+    const float frequency =
+        1.0f / std::pow(theta, static_cast<float>(within_head) / static_cast<float>(d_head));
+    const float angle = static_cast<float>(position) * frequency;
+    const float cos_a = std::cos(angle), sin_a = std::sin(angle);
+    const float v0 = row[i], v1 = row[i + 1];
+    row[i] = v0 * cos_a - v1 * sin_a;
+    row[i + 1] = v0 * sin_a + v1 * cos_a;
+  }
+}
+
+float gelu_tanh(float x) {
+  constexpr float kSqrt2OverPi = 0.7978845608028654f;
+  return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * (x + 0.044715f * x * x * x)));
+}
+
+std::size_t triangle(int rows) {
+  return static_cast<std::size_t>(rows) * static_cast<std::size_t>(rows + 1) / 2;
+}
+
+}  // namespace
+
+TransformerForward::TransformerForward(const Transformer& model)
+    : model_(model), dirty_layer_(model.config().n_layers) {
+  const TransformerConfig& c = model.config();
+  interventions_.assign(static_cast<std::size_t>(c.n_layers) * c.n_heads, HeadIntervention{});
+  embedded_.set_cols(c.d_model);
+  final_.set_cols(c.d_model);
+  layers_.resize(static_cast<std::size_t>(c.n_layers));
+  for (LayerActivations& a : layers_) {
+    a.normalized.set_cols(c.d_model);
+    a.queries.set_cols(c.n_heads * c.d_head);
+    a.keys.set_cols(c.n_kv_heads * c.d_head);
+    a.values.set_cols(c.n_kv_heads * c.d_head);
+    a.attention.resize(static_cast<std::size_t>(c.n_heads));
+    a.head_outputs.set_cols(c.n_heads * c.d_head);
+    a.attention_output.set_cols(c.d_model);
+    a.residual_mid.set_cols(c.d_model);
+    a.mlp_output.set_cols(c.d_model);
+    a.residual_out.set_cols(c.d_model);
+  }
+}
+
+void TransformerForward::set_intervention(int layer, int head, HeadIntervention intervention) {
+  HeadIntervention& slot =
+      interventions_[static_cast<std::size_t>(layer) * model_.config().n_heads + head];
+  if (slot == intervention) return;
+  slot = intervention;
+  dirty_layer_ = std::min(dirty_layer_, layer);
+}
+
+const HeadIntervention& TransformerForward::intervention(int layer, int head) const {
+  return interventions_[static_cast<std::size_t>(layer) * model_.config().n_heads + head];
+}
+
+void TransformerForward::clear_interventions() {
+  for (int l = 0; l < model_.config().n_layers; ++l)
+    for (int h = 0; h < model_.config().n_heads; ++h) set_intervention(l, h, HeadIntervention{});
+}
+
+void TransformerForward::weights_changed(int layer) {
+  dirty_layer_ = std::min(dirty_layer_, std::max(layer, 0));
+}
+
+const LayerActivations& TransformerForward::layer(int layer) const {
+  return layers_[static_cast<std::size_t>(layer)];
+}
+
+std::span<const float> TransformerForward::attention_row(int layer, int head, int query) const {
+  const std::vector<float>& weights =
+      layers_[static_cast<std::size_t>(layer)].attention[static_cast<std::size_t>(head)];
+  return {weights.data() + triangle(query), static_cast<std::size_t>(query) + 1};
+}
+
+Matrix TransformerForward::attention(int layer, int head) const {
+  const int n = size();
+  Matrix weights = Matrix::Zero(n, n);  // (n_query, n_key)
+  for (int i = 0; i < n; ++i) {
+    const std::span<const float> row = attention_row(layer, head, i);
+    std::copy(row.begin(), row.end(), weights.row(i).data());
+  }
+  return weights;
+}
+
+Matrix TransformerForward::raw_scores(int layer, int head) const {
+  const TransformerConfig& c = model_.config();
+  const LayerActivations& a = layers_[static_cast<std::size_t>(layer)];
+  const int n = size(), d_head = c.d_head, kv_head = c.kv_head_of(head);
+  const Eigen::Map<const Matrix, 0, Eigen::OuterStride<>> queries(
+      a.queries.row(0) + head * d_head, n, d_head, Eigen::OuterStride<>(a.queries.cols()));
+  const Eigen::Map<const Matrix, 0, Eigen::OuterStride<>> keys(
+      a.keys.row(0) + kv_head * d_head, n, d_head, Eigen::OuterStride<>(a.keys.cols()));
+  Matrix scores = queries * keys.transpose();  // (n_query, n_key)
+  for (int i = 0; i < n; ++i)
+    for (int t = i + 1; t < n; ++t) scores(i, t) = -std::numeric_limits<float>::infinity();
+  return scores;
+}
+
+RowVector TransformerForward::logits(int position) const {
+  const MatrixView& unembedding = model_.weights().unembedding;
+  const ConstRowMap hidden(final_.row(position), final_.cols());
+  return hidden * map(unembedding).transpose();  // (vocab_size)
+}
+
+Status TransformerForward::run(std::span<const int> tokens) {
+  const TransformerConfig& c = model_.config();
+  const TransformerWeights& w = model_.weights();
+  if (static_cast<long long>(tokens.size()) > c.context)
+    return Status::error(std::to_string(tokens.size()) + " tokens: the model's context holds " +
+                         std::to_string(c.context));
+  for (std::size_t i = 0; i < tokens.size(); ++i)
+    if (tokens[i] < 0 || tokens[i] >= c.vocab_size)
+      return Status::error("token " + std::to_string(i) + " has id " + std::to_string(tokens[i]) +
+                           ", outside the vocabulary of " + std::to_string(c.vocab_size));
+  const int n = static_cast<int>(tokens.size());
+  int shared = 0;
+  while (shared < n && shared < size() &&
+         tokens_[static_cast<std::size_t>(shared)] == tokens[static_cast<std::size_t>(shared)])
+    ++shared;
+  tokens_.assign(tokens.begin(), tokens.end());
+  work_ = Work{shared, dirty_layer_};
+
+  // 0. The residual stream's start: token embedding + position embedding (learned positions).
+  embedded_.resize_rows(n);
+  for (int i = shared; i < n; ++i) {
+    const float* token =
+        w.token_embedding.data + tokens_[static_cast<std::size_t>(i)] * w.token_embedding.stride;
+    float* row = embedded_.row(i);
+    std::copy(token, token + c.d_model, row);
+    if (c.positions == PositionKind::Learned) {
+      const float* position = w.position_embedding.data + i * w.position_embedding.stride;
+      for (int j = 0; j < c.d_model; ++j) row[j] += position[j];
+    }
+  }
+  for (int l = 0; l < c.n_layers; ++l) compute_layer(l, l >= dirty_layer_ ? 0 : shared);
+  const int first_final = c.n_layers - 1 >= dirty_layer_ ? 0 : shared;
+  dirty_layer_ = c.n_layers;
+  final_.resize_rows(n);
+  normalize(c, layers_.back().residual_out, final_, first_final, w.final_norm_weight,
+            w.final_norm_bias);
+  return Status::ok();
+}
+
+void TransformerForward::compute_layer(int l, int first) {
+  const TransformerConfig& c = model_.config();
+  const TransformerLayer& w = model_.weights().layers[static_cast<std::size_t>(l)];
+  LayerActivations& a = layers_[static_cast<std::size_t>(l)];
+  const RowMatrix& input =
+      l == 0 ? embedded_ : layers_[static_cast<std::size_t>(l) - 1].residual_out;
+  const int n = input.rows(), rows = n - first, d_head = c.d_head;
+  for (RowMatrix* m : {&a.normalized, &a.queries, &a.keys, &a.values, &a.head_outputs,
+                       &a.attention_output, &a.residual_mid, &a.mlp_output, &a.residual_out})
+    m->resize_rows(n);
+  if (rows <= 0) {
+    for (std::vector<float>& weights : a.attention) weights.resize(triangle(n));
+    return;
+  }
+
+  // 1. The normalized input.
+  normalize(c, input, a.normalized, first, w.attention_norm_weight, w.attention_norm_bias);
+  const auto normalized = a.normalized.rows_from(first);  // (rows, d_model)
+
+  // 2. Queries, keys and values of the new rows; RoPE by position.
+  a.queries.rows_from(first).noalias() = normalized * map(w.query);  // (rows, heads · d_head)
+  a.keys.rows_from(first).noalias() = normalized * map(w.key);       // (rows, kv_heads · d_head)
+  a.values.rows_from(first).noalias() = normalized * map(w.value);   // (rows, kv_heads · d_head)
+  if (!w.query_bias.empty()) {
+    a.queries.rows_from(first).rowwise() += map(w.query_bias);
+    a.keys.rows_from(first).rowwise() += map(w.key_bias);
+    a.values.rows_from(first).rowwise() += map(w.value_bias);
+  }
+  if (c.positions == PositionKind::Rotary)
+    for (int i = first; i < n; ++i) {
+      rotate(a.queries.row(i), a.queries.cols(), d_head, i, c.rope_theta);
+      rotate(a.keys.row(i), a.keys.cols(), d_head, i, c.rope_theta);
+    }
+
+  // 3. Each query head: scores against every key so far, the causal mask, the softmax (or the
+  // intervention's pattern), the weighted sum of the values, scaled.
+  const float inverse_sqrt = 1.0f / std::sqrt(static_cast<float>(d_head));
+  for (int h = 0; h < c.n_heads; ++h) {
+    const HeadIntervention& intervention = this->intervention(l, h);
+    const int kv = c.kv_head_of(h);
+    const Eigen::Map<const Matrix, 0, Eigen::OuterStride<>> queries(
+        a.queries.row(first) + h * d_head, rows, d_head, Eigen::OuterStride<>(a.queries.cols()));
+    const Eigen::Map<const Matrix, 0, Eigen::OuterStride<>> keys(
+        a.keys.row(0) + kv * d_head, n, d_head, Eigen::OuterStride<>(a.keys.cols()));
+    const Eigen::Map<const Matrix, 0, Eigen::OuterStride<>> values(
+        a.values.row(0) + kv * d_head, n, d_head, Eigen::OuterStride<>(a.values.cols()));
+    block_scores_.resize(rows, n);  // (rows, n_key)
+    block_scores_.noalias() = (queries * keys.transpose()) * inverse_sqrt;
+    std::vector<float>& kept = a.attention[static_cast<std::size_t>(h)];
+    kept.resize(triangle(n));
+    for (int r = 0; r < rows; ++r) {
+      const int i = first + r;  // the query's position: keys 0..i are visible
+      float* row = block_scores_.row(r).data();
+      switch (intervention.pattern) {
+        case HeadIntervention::Pattern::Computed: {
+          const float largest = *std::max_element(row, row + i + 1);
+          float sum = 0.0f;
+          for (int t = 0; t <= i; ++t) {
+            row[t] = std::exp(row[t] - largest);
+            sum += row[t];
+          }
+          for (int t = 0; t <= i; ++t) row[t] /= sum;
+          break;
+        }
+        case HeadIntervention::Pattern::Uniform:
+          std::fill(row, row + i + 1, 1.0f / static_cast<float>(i + 1));
+          break;
+        case HeadIntervention::Pattern::PreviousToken:
+          std::fill(row, row + i + 1, 0.0f);
+          row[std::max(i - 1, 0)] = 1.0f;
+          break;
+      }
+      std::fill(row + i + 1, row + n, 0.0f);  // masked
+      std::copy(row, row + i + 1, kept.data() + triangle(i));
+    }
+    MatrixMap head_output(a.head_outputs.row(first) + h * d_head, rows, d_head,
+                          Eigen::OuterStride<>(a.head_outputs.cols()));
+    head_output.noalias() = block_scores_ * values;  // (rows, d_head)
+    if (intervention.output_scale != 1.0f) head_output *= intervention.output_scale;
+  }
+
+  // 4. W_O and the residual.
+  auto attention_output = a.attention_output.rows_from(first);  // (rows, d_model)
+  attention_output.noalias() = a.head_outputs.rows_from(first) * map(w.output);
+  if (!w.output_bias.empty()) attention_output.rowwise() += map(w.output_bias);
+  a.residual_mid.rows_from(first) = input.matrix().bottomRows(rows) + attention_output;
+
+  // 5. The MLP on the normalized residual, and the residual again (a.residual_out holds the
+  // normalized input for a moment).
+  normalize(c, a.residual_mid, a.residual_out, first, w.mlp_norm_weight, w.mlp_norm_bias);
+  const auto mlp_input = a.residual_out.rows_from(first);  // (rows, d_model)
+  hidden_.resize(rows, c.d_ff);
+  hidden_.noalias() = mlp_input * map(w.up);  // (rows, d_ff)
+  if (c.feed_forward == FeedForwardKind::GeluTanh) {
+    hidden_.rowwise() += map(w.up_bias);
+    hidden_ = hidden_.unaryExpr([](float x) { return gelu_tanh(x); });
+  } else {
+    gate_.resize(rows, c.d_ff);
+    gate_.noalias() = mlp_input * map(w.gate);                           // (rows, d_ff)
+    hidden_.array() *= gate_.array() / (1.0f + (-gate_.array()).exp());  // silu(gate) ⊙ up
+  }
+  auto mlp_output = a.mlp_output.rows_from(first);  // (rows, d_model)
+  mlp_output.noalias() = hidden_ * map(w.down);
+  if (!w.down_bias.empty()) mlp_output.rowwise() += map(w.down_bias);
+  a.residual_out.rows_from(first) = a.residual_mid.rows_from(first) + mlp_output;
+}
+
+}  // namespace attnviz

@@ -1,0 +1,341 @@
+// The fast forward pass (transformer_forward.hpp) against the plain reference
+// (reference_forward.hpp), on a random GPT-2-architecture model built here and on stories260K:
+// every intermediate, every layer; its key/value cache and partial recomputes against a full
+// run; interventions and weight edits.
+#include "core/base/rng.hpp"
+#include "core/models/llama2c.hpp"
+#include "core/models/reference_forward.hpp"
+#include "core/models/transformer_forward.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace attnviz {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A GPT-2-architecture model with seeded random weights of a sensible scale.
+Transformer random_gpt2(std::uint64_t seed, int d_model = 24, int n_layers = 3, int n_heads = 4,
+                        int vocab = 50, int context = 40) {
+  Transformer model;
+  std::uint64_t stream = 0;
+  const auto fill = [&](int count, float scale, float offset) {
+    float* values = model.allocate(static_cast<std::size_t>(count));
+    const std::uint64_t key = rng::combine(seed, ++stream);
+    for (int i = 0; i < count; ++i)
+      values[i] = offset + scale * rng::value(key, static_cast<std::uint64_t>(i));
+    return values;
+  };
+  const auto matrix = [&](int rows, int cols, float scale) {
+    return MatrixView{fill(rows * cols, scale, 0.0f), rows, cols, cols};
+  };
+  const auto vector = [&](int size, float scale, float offset) {
+    return VectorView{fill(size, scale, offset), size};
+  };
+  TransformerConfig c;
+  c.architecture = "gpt2";
+  c.d_model = d_model;
+  c.n_layers = n_layers;
+  c.n_heads = n_heads;
+  c.n_kv_heads = n_heads;
+  c.d_head = d_model / n_heads;
+  c.d_ff = 4 * d_model;
+  c.vocab_size = vocab;
+  c.context = context;
+  TransformerWeights w;
+  w.token_embedding = matrix(vocab, d_model, 1.0f);
+  w.position_embedding = matrix(context, d_model, 0.5f);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d_model));
+  for (int l = 0; l < n_layers; ++l) {
+    TransformerLayer layer;
+    layer.attention_norm_weight = vector(d_model, 0.2f, 1.0f);
+    layer.attention_norm_bias = vector(d_model, 0.1f, 0.0f);
+    // c_attn as GPT-2 stores it: one (d, 3d) matrix, split into three views with stride 3d.
+    const MatrixView qkv = matrix(d_model, 3 * d_model, 2.0f * scale);
+    layer.query = MatrixView{qkv.data, d_model, d_model, 3 * d_model};
+    layer.key = MatrixView{qkv.data + d_model, d_model, d_model, 3 * d_model};
+    layer.value = MatrixView{qkv.data + 2 * d_model, d_model, d_model, 3 * d_model};
+    layer.query_bias = vector(d_model, 0.1f, 0.0f);
+    layer.key_bias = vector(d_model, 0.1f, 0.0f);
+    layer.value_bias = vector(d_model, 0.1f, 0.0f);
+    layer.output = matrix(d_model, d_model, scale);
+    layer.output_bias = vector(d_model, 0.1f, 0.0f);
+    layer.mlp_norm_weight = vector(d_model, 0.2f, 1.0f);
+    layer.mlp_norm_bias = vector(d_model, 0.1f, 0.0f);
+    layer.up = matrix(d_model, 4 * d_model, scale);
+    layer.up_bias = vector(4 * d_model, 0.1f, 0.0f);
+    layer.down = matrix(4 * d_model, d_model, 0.5f * scale);
+    layer.down_bias = vector(d_model, 0.1f, 0.0f);
+    w.layers.push_back(layer);
+  }
+  w.final_norm_weight = vector(d_model, 0.2f, 1.0f);
+  w.final_norm_bias = vector(d_model, 0.1f, 0.0f);
+  w.unembedding = w.token_embedding;  // tied, as GPT-2
+  const Status set = model.set_weights(c, w, "random GPT-2", "built by the test");
+  REQUIRE_MESSAGE(set.is_ok(), set.message());
+  return model;
+}
+
+Transformer stories260k() {
+  Result<Transformer> model = load_llama2c(
+      (fs::path(ATTNVIZ_SOURCE_DIR) / "assets/models/stories260K/stories260K.bin").string());
+  REQUIRE_MESSAGE(model.ok(), model.error());
+  return std::move(*model);
+}
+
+std::vector<int> seeded_tokens(int count, int vocab, std::uint64_t seed) {
+  std::vector<int> tokens;
+  for (int i = 0; i < count; ++i)
+    tokens.push_back(static_cast<int>(rng::combine(seed, static_cast<std::uint64_t>(i)) %
+                                      static_cast<std::uint64_t>(vocab)));
+  return tokens;
+}
+
+// The largest |a − b| over the largest |b| (1 when b is all zeros): a difference relative to the
+// vector's scale, as the issue asks.
+double relative_difference(const float* a, const float* b, int count) {
+  double largest_difference = 0.0, scale = 0.0;
+  for (int i = 0; i < count; ++i) {
+    largest_difference = std::max(largest_difference, std::fabs(double{a[i]} - double{b[i]}));
+    scale = std::max(scale, std::fabs(double{b[i]}));
+  }
+  return largest_difference / std::max(scale, 1e-30);
+}
+
+// Every intermediate of `fast` against `reference`, position by position, layer by layer;
+// returns the largest relative difference and prints where it was.
+double compare(const TransformerForward& fast, const ReferenceForward& reference) {
+  const TransformerConfig& c = fast.model().config();
+  double worst = 0.0;
+  std::string where;
+  const auto check = [&](const std::string& name, const float* a, const std::vector<float>& b) {
+    const double difference = relative_difference(a, b.data(), static_cast<int>(b.size()));
+    if (difference > worst) {
+      worst = difference;
+      where = name;
+    }
+  };
+  for (int i = 0; i < fast.size(); ++i) {
+    for (int l = 0; l < c.n_layers; ++l) {
+      const LayerActivations& a = fast.layer(l);
+      const ReferenceForward::LayerRow& r = reference.row(i, l);
+      const std::string at = "position " + std::to_string(i) + " layer " + std::to_string(l);
+      check(at + " normalized", a.normalized.row(i), r.normalized);
+      check(at + " queries", a.queries.row(i), r.queries);
+      check(at + " keys", a.keys.row(i), r.keys);
+      check(at + " values", a.values.row(i), r.values);
+      for (int h = 0; h < c.n_heads; ++h)
+        check(at + " attention of head " + std::to_string(h), fast.attention_row(l, h, i).data(),
+              r.attention[static_cast<std::size_t>(h)]);
+      check(at + " head outputs", a.head_outputs.row(i), r.head_outputs);
+      check(at + " attention output", a.attention_output.row(i), r.attention_output);
+      check(at + " residual after attention", a.residual_mid.row(i), r.residual_mid);
+      check(at + " MLP output", a.mlp_output.row(i), r.mlp_output);
+      check(at + " residual after the MLP", a.residual_out.row(i), r.residual_out);
+    }
+    check("position " + std::to_string(i) + " final norm", fast.final_normalized().row(i),
+          reference.final_normalized(i));
+    check("position " + std::to_string(i) + " logits", fast.logits(i).data(), reference.logits(i));
+  }
+  MESSAGE("largest relative difference " << worst << " (" << where << ")");
+  return worst;
+}
+
+void run_reference(ReferenceForward& reference, const std::vector<int>& tokens) {
+  for (const int token : tokens) REQUIRE(reference.step(token).ok());
+}
+
+// Layers below `layer` of two runs are bit for bit the same.
+bool same_bits(const RowMatrix& a, const RowMatrix& b) {
+  return a.rows() == b.rows() && a.cols() == b.cols() &&
+         std::memcmp(a.row(0), b.row(0),
+                     sizeof(float) * static_cast<std::size_t>(a.rows()) *
+                         static_cast<std::size_t>(a.cols())) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("the fast forward pass equals the plain reference, every intermediate of every layer") {
+  SUBCASE("a random GPT-2 (LayerNorm, biases, learned positions, GELU; c_attn split by stride)") {
+    const Transformer model = random_gpt2(7);
+    const std::vector<int> tokens = seeded_tokens(33, model.config().vocab_size, 11);
+    TransformerForward fast(model);
+    REQUIRE(fast.run(tokens).ok());
+    ReferenceForward reference(model);
+    run_reference(reference, tokens);
+    CHECK(compare(fast, reference) < 1e-4);
+  }
+  SUBCASE("stories260K (RMSNorm, RoPE, grouped-query attention, SwiGLU)") {
+    const Transformer model = stories260k();
+    const std::vector<int> tokens = seeded_tokens(70, model.config().vocab_size, 12);
+    TransformerForward fast(model);
+    REQUIRE(fast.run(tokens).ok());
+    ReferenceForward reference(model);
+    run_reference(reference, tokens);
+    CHECK(compare(fast, reference) < 1e-4);
+  }
+}
+
+TEST_CASE("the cache: typing at the end computes only the new positions, and equals a full run") {
+  const Transformer model = random_gpt2(8);
+  const std::vector<int> tokens = seeded_tokens(30, model.config().vocab_size, 13);
+  TransformerForward whole(model);
+  REQUIRE(whole.run(tokens).ok());
+  TransformerForward typed(model);
+  for (int n = 1; n <= 30; n += 7) {
+    REQUIRE(typed.run(std::span(tokens).first(static_cast<std::size_t>(n))).ok());
+    CHECK(typed.last_work().first_position == (n == 1 ? 0 : n - 7));
+  }
+  REQUIRE(typed.run(tokens).ok());
+  CHECK(typed.last_work().first_position == 29);
+  ReferenceForward reference(model);
+  run_reference(reference, tokens);
+  CHECK(compare(typed, reference) < 1e-4);
+  for (int l = 0; l < model.config().n_layers; ++l)
+    for (int h = 0; h < model.config().n_heads; ++h)
+      CHECK((typed.attention(l, h) - whole.attention(l, h)).cwiseAbs().maxCoeff() < 1e-6f);
+  CHECK((typed.last_logits() - whole.last_logits()).cwiseAbs().maxCoeff() < 1e-4f);
+
+  // An edit in the middle recomputes from there; a shorter text drops the end.
+  std::vector<int> edited = tokens;
+  edited[12] = (edited[12] + 1) % model.config().vocab_size;
+  REQUIRE(typed.run(edited).ok());
+  CHECK(typed.last_work().first_position == 12);
+  REQUIRE(typed.run(std::span(edited).first(5)).ok());
+  CHECK(typed.size() == 5);
+  CHECK(typed.attention(0, 0).rows() == 5);
+  TransformerForward fresh(model);
+  REQUIRE(fresh.run(std::span(edited).first(5)).ok());
+  CHECK((typed.last_logits() - fresh.last_logits()).cwiseAbs().maxCoeff() < 1e-4f);
+}
+
+TEST_CASE(
+    "interventions: ablating, scaling and replacing a head's pattern match the reference; "
+    "layers below are not computed again") {
+  const Transformer model = random_gpt2(9);
+  const std::vector<int> tokens = seeded_tokens(25, model.config().vocab_size, 14);
+  TransformerForward fast(model);
+  REQUIRE(fast.run(tokens).ok());
+  const TransformerForward before = [&] {
+    TransformerForward copy(model);
+    REQUIRE(copy.run(tokens).ok());
+    return copy;
+  }();
+
+  HeadIntervention ablate;
+  ablate.output_scale = 0.0f;
+  HeadIntervention scale;
+  scale.output_scale = 2.5f;
+  HeadIntervention uniform;
+  uniform.pattern = HeadIntervention::Pattern::Uniform;
+  HeadIntervention previous;
+  previous.pattern = HeadIntervention::Pattern::PreviousToken;
+  fast.set_intervention(1, 2, ablate);
+  fast.set_intervention(2, 0, scale);
+  fast.set_intervention(2, 1, uniform);
+  fast.set_intervention(2, 3, previous);
+  REQUIRE(fast.run(tokens).ok());
+  CHECK(fast.last_work().first_layer_redone == 1);
+  ReferenceForward reference(model);
+  reference.set_intervention(1, 2, ablate);
+  reference.set_intervention(2, 0, scale);
+  reference.set_intervention(2, 1, uniform);
+  reference.set_intervention(2, 3, previous);
+  run_reference(reference, tokens);
+  CHECK(compare(fast, reference) < 1e-4);
+
+  // The ablated head adds nothing; the patterns are what they say.
+  const int d_head = model.config().d_head;
+  for (int i = 0; i < fast.size(); ++i) {
+    for (int j = 0; j < d_head; ++j)
+      CHECK(fast.layer(1).head_outputs.row(i)[2 * d_head + j] == 0.0f);
+    CHECK(fast.attention_row(2, 1, i)[0] == doctest::Approx(1.0 / (i + 1)));
+    CHECK(fast.attention_row(2, 3, i)[static_cast<std::size_t>(std::max(i - 1, 0))] == 1.0f);
+  }
+  // Layer 0 was not touched: bit for bit as before; layer 1 changed.
+  CHECK(same_bits(fast.layer(0).residual_out, before.layer(0).residual_out));
+  CHECK_FALSE(same_bits(fast.layer(1).residual_out, before.layer(1).residual_out));
+
+  // Only the last layer changed: only it is computed again.
+  fast.set_intervention(2, 3, HeadIntervention{});
+  REQUIRE(fast.run(tokens).ok());
+  CHECK(fast.last_work().first_layer_redone == 2);
+  // Nothing changed: nothing computed.
+  REQUIRE(fast.run(tokens).ok());
+  CHECK(fast.last_work().first_layer_redone == 3);
+  CHECK(fast.last_work().first_position == 25);
+  // Cleared: the model's own numbers again.
+  fast.clear_interventions();
+  REQUIRE(fast.run(tokens).ok());
+  CHECK((fast.last_logits() - before.last_logits()).cwiseAbs().maxCoeff() == 0.0f);
+}
+
+TEST_CASE(
+    "a weight edit changes its layer and above, the file's weights stay, and reset restores") {
+  Transformer model = stories260k();
+  const std::vector<int> tokens = seeded_tokens(20, model.config().vocab_size, 15);
+  TransformerForward fast(model);
+  REQUIRE(fast.run(tokens).ok());
+  const RowVector logits_before = fast.last_logits();
+  const RowMatrix layer1_before = fast.layer(1).residual_out;
+  const float* file_query = model.weights().layers[3].query.data;
+
+  // Key head 1 of layer 3 is shared by query heads 2 and 3 (8 query heads over 4 key heads).
+  const float old_value = model.head_weight(3, 2, HeadMatrix::Key, 5, 1);
+  REQUIRE(model.set_head_weight(3, 2, HeadMatrix::Key, 5, 1, old_value + 3.0f).is_ok());
+  CHECK(model.head_weight(3, 3, HeadMatrix::Key, 5, 1) == old_value + 3.0f);
+  CHECK(model.edited());
+  REQUIRE(model.set_head_weight(3, 0, HeadMatrix::Query, 0, 0, 2.0f).is_ok());
+  CHECK(model.weights().layers[3].query.data != file_query);  // copied out, not written
+  fast.weights_changed(3);
+  REQUIRE(fast.run(tokens).ok());
+  CHECK(fast.last_work().first_layer_redone == 3);
+  CHECK(same_bits(fast.layer(1).residual_out, layer1_before));
+  CHECK((fast.last_logits() - logits_before).cwiseAbs().maxCoeff() > 1e-4f);
+  ReferenceForward reference(model);
+  run_reference(reference, tokens);
+  CHECK(compare(fast, reference) < 1e-4);
+
+  CHECK(model.set_head_weight(3, 8, HeadMatrix::Query, 0, 0, 1.0f).message() ==
+        "head 8 is not one of the layer's 8");
+  CHECK(model.set_head_weight(5, 0, HeadMatrix::Query, 0, 0, 1.0f).message() ==
+        "layer 5 is not one of the model's 5");
+  CHECK(model.set_head_weight(0, 0, HeadMatrix::Output, 8, 0, 1.0f).message() ==
+        "(8, 0) is outside the head's 8 × 64 matrix");
+  CHECK(model.set_head_weight(0, 0, HeadMatrix::Value, 0, 0, std::nanf("")).message() ==
+        "a weight must be a finite number");
+
+  model.reset_weights();
+  CHECK_FALSE(model.edited());
+  CHECK(model.weights().layers[3].query.data == file_query);
+  fast.weights_changed(0);
+  REQUIRE(fast.run(tokens).ok());
+  CHECK((fast.last_logits() - logits_before).cwiseAbs().maxCoeff() == 0.0f);
+}
+
+TEST_CASE("a Transformer refuses views that disagree with its configuration") {
+  Transformer model = random_gpt2(10);
+  TransformerConfig config = model.config();
+  TransformerWeights weights = model.weights();
+  Transformer other;
+  weights.layers[1].key.cols = 23;
+  CHECK(other.set_weights(config, weights, "m", "f").message() ==
+        "m: layer 1: W_K: shape (24, 23), expected (24, 24)");
+  weights = model.weights();
+  weights.layers[2].mlp_norm_bias = VectorView{};
+  CHECK(other.set_weights(config, weights, "m", "f").message() ==
+        "m: layer 2: MLP norm bias: missing");
+  weights = model.weights();
+  config.n_kv_heads = 3;
+  CHECK(other.set_weights(config, weights, "m", "f").message() ==
+        "m: 4 query heads do not share 3 key/value heads evenly");
+}
+
+}  // namespace attnviz
