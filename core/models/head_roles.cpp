@@ -1,0 +1,137 @@
+#include "core/models/head_roles.hpp"
+
+#include "core/base/rng.hpp"
+#include "core/models/transformer_forward.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace attnviz {
+
+std::string_view to_string(HeadRole role) {
+  switch (role) {
+    case HeadRole::Induction:
+      return "induction";
+    case HeadRole::PreviousToken:
+      return "previous-token";
+    case HeadRole::FirstToken:
+      return "first-token";
+    case HeadRole::Self:
+      return "self";
+    case HeadRole::Broad:
+      return "broad";
+    case HeadRole::Positional:
+      return "positional";
+    case HeadRole::Mixed:
+      break;
+  }
+  return "mixed";
+}
+
+float role_threshold(HeadRole role) {
+  switch (role) {
+    case HeadRole::Induction:
+      return 0.3f;
+    case HeadRole::PreviousToken:
+      return 0.4f;
+    case HeadRole::FirstToken:
+      return 0.5f;
+    case HeadRole::Self:
+      return 0.5f;
+    case HeadRole::Broad:
+      return 0.8f;
+    case HeadRole::Positional:
+      return 0.9f;
+    case HeadRole::Mixed:
+      break;
+  }
+  return 1.0f;
+}
+
+namespace {
+
+std::vector<int> random_tokens(const HeadRoleProbe& probe, int vocab, std::uint64_t stream,
+                               int count) {
+  const auto range = static_cast<std::uint64_t>(std::max(vocab - probe.first_random_token, 1));
+  std::vector<int> tokens;
+  for (int i = 0; i < count; ++i)
+    tokens.push_back(
+        probe.first_random_token +
+        static_cast<int>(
+            rng::combine(rng::combine(probe.seed, stream), static_cast<std::uint64_t>(i)) % range));
+  return tokens;
+}
+
+}  // namespace
+
+Result<std::vector<HeadScores>> detect_head_roles(const Transformer& model,
+                                                  const HeadRoleProbe& probe) {
+  const TransformerConfig& c = model.config();
+  const int m = probe.random_length;
+  if (probe.text.size() < 2)
+    return Status::error("the head detectors need a text of 2 tokens or more");
+  if (m < 2 || 2 * m > c.context)
+    return Status::error("the random texts (2 × " + std::to_string(m) +
+                         " tokens) must fit the model's context of " + std::to_string(c.context));
+  if (probe.first_random_token < 0 || probe.first_random_token >= c.vocab_size)
+    return Status::error("the random tokens start past the vocabulary");
+
+  TransformerForward text(model);
+  if (Status ran = text.run(probe.text); !ran) return ran;
+  std::vector<int> repeated = random_tokens(probe, c.vocab_size, 1, m);
+  repeated.insert(repeated.end(), repeated.begin(), repeated.end());
+  TransformerForward induction(model);
+  if (Status ran = induction.run(repeated); !ran) return ran;
+  TransformerForward other(model);
+  if (Status ran = other.run(random_tokens(probe, c.vocab_size, 2, 2 * m)); !ran) return ran;
+
+  std::vector<HeadScores> heads;
+  const int n = text.size();
+  for (int l = 0; l < c.n_layers; ++l)
+    for (int h = 0; h < c.n_heads; ++h) {
+      HeadScores s;
+      s.layer = l;
+      s.head = h;
+      double previous = 0.0, first = 0.0, self = 0.0, entropy = 0.0;
+      for (int i = 1; i < n; ++i) {
+        const std::span<const float> row = text.attention_row(l, h, i);
+        previous += row[static_cast<std::size_t>(i - 1)];
+        first += row[0];
+        self += row[static_cast<std::size_t>(i)];
+        double row_entropy = 0.0;
+        for (const float a : row)
+          if (a > 0.0f) row_entropy -= a * std::log(double{a});
+        entropy += row_entropy / std::log(static_cast<double>(i + 1));
+      }
+      const auto mean = [n](double sum) { return static_cast<float>(sum / (n - 1)); };
+      double copied = 0.0;
+      for (int i = m; i < 2 * m; ++i)
+        copied += induction.attention_row(l, h, i)[static_cast<std::size_t>(i - m + 1)];
+      double distance = 0.0;
+      for (int i = 1; i < 2 * m; ++i) {
+        const std::span<const float> a = induction.attention_row(l, h, i);
+        const std::span<const float> b = other.attention_row(l, h, i);
+        double row_distance = 0.0;
+        for (std::size_t t = 0; t < a.size(); ++t) row_distance += std::fabs(a[t] - b[t]);
+        distance += row_distance / 2.0;
+      }
+      s.scores[static_cast<std::size_t>(HeadRole::Induction)] = static_cast<float>(copied / m);
+      s.scores[static_cast<std::size_t>(HeadRole::PreviousToken)] = mean(previous);
+      s.scores[static_cast<std::size_t>(HeadRole::FirstToken)] = mean(first);
+      s.scores[static_cast<std::size_t>(HeadRole::Self)] = mean(self);
+      s.scores[static_cast<std::size_t>(HeadRole::Positional)] =
+          static_cast<float>(1.0 - distance / (2 * m - 1));
+      s.scores[static_cast<std::size_t>(HeadRole::Broad)] = mean(entropy);
+      for (int r = 0; r < kHeadRoleScores; ++r) {
+        const auto role = static_cast<HeadRole>(r);
+        if (s.score(role) >= role_threshold(role)) {
+          s.role = role;
+          break;
+        }
+      }
+      heads.push_back(s);
+    }
+  return heads;
+}
+
+}  // namespace attnviz

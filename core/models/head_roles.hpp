@@ -1,0 +1,54 @@
+// What each head of a trained model does, measured on its attention weights (the detectors the
+// issue names; a score is a mean of attention weights, so it lies in [0, 1]):
+//   previous-token  mean α on key i − 1, over queries i ≥ 1 of a text
+//   first-token     mean α on key 0 (a "sink"), over queries i ≥ 1 of a text
+//   self            mean α on key i itself, over queries i ≥ 1 of a text
+//   broad           mean entropy of a row over its largest possible, log(i + 1), queries i ≥ 1
+//   induction       on m random tokens written twice, mean α from each position i of the
+//                   second copy (i ≥ m) onto key i − m + 1, the token after the earlier
+//                   occurrence of token i (uniform attention would give about 1 / (m + i))
+//   positional      1 − the mean total variation distance between the head's rows on two
+//                   different random texts of the same length: 1 when content changes nothing
+// A head's role is the first of induction, previous-token, first-token, self, broad, positional
+// whose score passes its threshold (role_threshold), or "mixed".
+#pragma once
+
+#include "core/base/status.hpp"
+#include "core/models/transformer.hpp"
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace attnviz {
+
+enum class HeadRole { Induction, PreviousToken, FirstToken, Self, Broad, Positional, Mixed };
+inline constexpr int kHeadRoleScores = 6;  // every role but Mixed has a score
+
+std::string_view to_string(HeadRole role);  // "induction", "previous-token", ...
+float role_threshold(HeadRole role);
+
+struct HeadScores {
+  int layer = 0, head = 0;
+  std::array<float, kHeadRoleScores> scores{};  // by HeadRole
+  HeadRole role = HeadRole::Mixed;
+  float score(HeadRole which) const { return scores[static_cast<std::size_t>(which)]; }
+};
+
+struct HeadRoleProbe {
+  std::vector<int> text;       // ids of a text (for previous-token, first-token, self, broad)
+  int random_length = 48;      // m: random tokens, written twice, for induction; two random texts
+                               // of 2m for positional
+  int first_random_token = 0;  // random tokens are drawn from [first_random_token, vocab)
+  std::uint64_t seed = 1;
+};
+
+// Every head's scores and role, from three runs of the model (the text, the repeated random
+// tokens, a second random text). An error for an empty or too long text, or random texts longer
+// than the model's context.
+Result<std::vector<HeadScores>> detect_head_roles(const Transformer& model,
+                                                  const HeadRoleProbe& probe);
+
+}  // namespace attnviz
