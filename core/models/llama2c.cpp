@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 namespace attnviz {
 namespace {
@@ -29,23 +30,44 @@ Result<Llama2cModel> Llama2cModel::load(const std::string& path) {
   Llama2cModel model;
   model.file_ = std::move(*mapped);
   const MappedFile& file = model.file_;
-  constexpr std::size_t kHeaderBytes = 7 * sizeof(std::int32_t);
-  if (file.size() < kHeaderBytes)
-    return Status::error(path + ": too short for a llama2.c header (" +
-                         std::to_string(file.size()) + " bytes)");
-  std::int32_t header[7];
-  std::memcpy(header, file.data(), kHeaderBytes);
-  if (static_cast<std::uint32_t>(header[0]) == 0x616b3432u)
-    return Status::error(path +
-                         ": a llama2.c checkpoint of version 1 or later (\"ak42\"); only version "
-                         "0 is read so far");
   Llama2cConfig& c = model.config_;
+
+  // The header: version 0's 7 int32, or version 1's magic, version, 7 int32 and a byte, padded
+  // to 256 bytes.
+  constexpr std::uint32_t kMagic = 0x616b3432u;  // "ak42"
+  constexpr std::size_t kVersion0Header = 7 * sizeof(std::int32_t);
+  constexpr std::size_t kVersion1Header = 256;
+  std::uint32_t magic = 0;
+  if (file.size() >= sizeof magic) std::memcpy(&magic, file.data(), sizeof magic);
+  std::size_t header_bytes = kVersion0Header;
+  std::int32_t header[7];
+  if (magic == kMagic) {
+    if (file.size() < kVersion1Header)
+      return Status::error(path + ": too short for a llama2.c version 1 header (" +
+                           std::to_string(file.size()) + " bytes)");
+    std::int32_t version = 0;
+    std::memcpy(&version, file.data() + 4, sizeof version);
+    if (version != 1)
+      return Status::error(path + ": a llama2.c checkpoint of version " + std::to_string(version) +
+                           (version == 2 ? " (int8-quantized weights)" : "") +
+                           "; versions 0 and 1 (fp32) are read");
+    c.version = 1;
+    std::memcpy(header, file.data() + 8, sizeof header);
+    c.shared_classifier = file.data()[8 + sizeof header] != 0;
+    header_bytes = kVersion1Header;
+  } else {
+    if (file.size() < kVersion0Header)
+      return Status::error(path + ": too short for a llama2.c header (" +
+                           std::to_string(file.size()) + " bytes)");
+    std::memcpy(header, file.data(), sizeof header);
+    c.version = 0;
+    c.shared_classifier = header[5] > 0;  // version 0: a negative vocab_size, an own classifier
+  }
   c.dim = header[0];
   c.hidden_dim = header[1];
   c.n_layers = header[2];
   c.n_heads = header[3];
   c.n_kv_heads = header[4];
-  c.shared_classifier = header[5] > 0;
   c.vocab_size = header[5] == std::numeric_limits<std::int32_t>::min() ? 0 : std::abs(header[5]);
   c.seq_len = header[6];
   const auto bad = [&](const char* what, std::int64_t value, std::int64_t limit) {
@@ -70,68 +92,67 @@ Result<Llama2cModel> Llama2cModel::load(const std::string& path) {
                          " query heads cannot share " + std::to_string(c.n_kv_heads) +
                          " key/value heads evenly");
 
-  // The floats each array takes, in file order, and the file's size they add up to.
+  // The arrays in file order: how many floats each takes, and where its pointer goes (none for
+  // version 0's legacy RoPE tables, which are skipped).
   const std::int64_t L = c.n_layers, d = c.dim, h = c.hidden_dim, kv = c.kv_dim(), v = c.vocab_size,
                      s = c.seq_len, hs = c.head_size();
-  const std::int64_t counts[] = {
-      times(v, d),                            // token_embedding
-      times(L, d),                            // rms_att
-      times(L, times(d, d)),                  // wq
-      times(L, times(kv, d)),                 // wk
-      times(L, times(kv, d)),                 // wv
-      times(L, times(d, d)),                  // wo
-      times(L, d),                            // rms_ffn
-      times(L, times(h, d)),                  // w1
-      times(L, times(d, h)),                  // w2
-      times(L, times(h, d)),                  // w3
-      d,                                      // rms_final
-      times(s, hs / 2),                       // legacy RoPE table (real)
-      times(s, hs / 2),                       // legacy RoPE table (imaginary)
-      c.shared_classifier ? 0 : times(v, d),  // classifier
+  Llama2cWeights& w = model.weights_;
+  struct Array {
+    std::int64_t floats;
+    const float** target;
   };
+  const Array embedding{times(v, d), &w.token_embedding}, rms_att{times(L, d), &w.rms_att},
+      wq{times(L, times(d, d)), &w.wq}, wk{times(L, times(kv, d)), &w.wk},
+      wv{times(L, times(kv, d)), &w.wv}, wo{times(L, times(d, d)), &w.wo},
+      rms_ffn{times(L, d), &w.rms_ffn}, w1{times(L, times(h, d)), &w.w1},
+      w2{times(L, times(d, h)), &w.w2}, w3{times(L, times(h, d)), &w.w3},
+      rms_final{d, &w.rms_final}, classifier{c.shared_classifier ? 0 : times(v, d), &w.classifier};
+  std::vector<Array> arrays;
+  if (c.version == 0)
+    arrays = {embedding,
+              rms_att,
+              wq,
+              wk,
+              wv,
+              wo,
+              rms_ffn,
+              w1,
+              w2,
+              w3,
+              rms_final,
+              Array{times(s, hs / 2), nullptr},
+              Array{times(s, hs / 2), nullptr},
+              classifier};
+  else
+    arrays = {rms_att, rms_ffn, rms_final, embedding, wq, wk, wv, wo, w1, w2, w3, classifier};
   std::int64_t floats = 0;
-  for (const std::int64_t count : counts) {
-    if (count < 0 || floats > std::numeric_limits<std::int64_t>::max() / 8 - count)
+  for (const Array& array : arrays) {
+    if (array.floats < 0 || floats > std::numeric_limits<std::int64_t>::max() / 8 - array.floats)
       return Status::error(path + ": header: sizes too large for any file");
-    floats += count;
+    floats += array.floats;
   }
-  const std::int64_t needed = static_cast<std::int64_t>(kHeaderBytes) + 4 * floats;
+  const std::int64_t needed = static_cast<std::int64_t>(header_bytes) + 4 * floats;
   if (static_cast<std::int64_t>(file.size()) != needed)
     return Status::error(
         path + ": " + std::to_string(file.size()) + " bytes, but its header (dim " +
         std::to_string(c.dim) + ", " + std::to_string(c.n_layers) + " layers, vocabulary " +
         std::to_string(c.vocab_size) + ") needs " + std::to_string(needed) +
         (static_cast<std::int64_t>(file.size()) < needed ? ": truncated" : ": trailing data"));
-  // The data starts at byte 28: floats are read with memcpy-safe alignment only if the map's
-  // base is aligned (it is: a page), and 28 is a multiple of 4.
-  const auto* base = reinterpret_cast<const float*>(file.data() + kHeaderBytes);
-  const float* at = base;
-  const float* arrays[14];
-  for (int i = 0; i < 14; ++i) {
-    arrays[i] = at;
-    at += counts[i];
+  // The data starts at byte 28 or 256, multiples of 4 from a page-aligned map.
+  const float* at = reinterpret_cast<const float*>(file.data() + header_bytes);
+  for (const Array& array : arrays) {
+    // NaN or infinity in a weight would reach every number shown: refuse the file.
+    if (array.target != nullptr)
+      for (std::int64_t i = 0; i < array.floats; ++i)
+        if (!std::isfinite(at[i]))
+          return Status::error(
+              path + ": a weight is not a finite number (float " +
+              std::to_string(at - reinterpret_cast<const float*>(file.data() + header_bytes) + i) +
+              " of the data)");
+    if (array.target != nullptr) *array.target = at;
+    at += array.floats;
   }
-  Llama2cWeights& w = model.weights_;
-  w.token_embedding = arrays[0];
-  w.rms_att = arrays[1];
-  w.wq = arrays[2];
-  w.wk = arrays[3];
-  w.wv = arrays[4];
-  w.wo = arrays[5];
-  w.rms_ffn = arrays[6];
-  w.w1 = arrays[7];
-  w.w2 = arrays[8];
-  w.w3 = arrays[9];
-  w.rms_final = arrays[10];
-  w.classifier = c.shared_classifier ? arrays[0] : arrays[13];
-  // NaN or infinity in a weight would reach every number shown: refuse the file.
-  for (std::int64_t i = 0; i < floats - counts[11] - counts[12] - counts[13]; ++i)
-    if (!std::isfinite(base[i]))
-      return Status::error(path + ": a weight is not a finite number (float " + std::to_string(i) +
-                           " of the data)");
-  for (std::int64_t i = 0; i < counts[13]; ++i)
-    if (!std::isfinite(arrays[13][i]))
-      return Status::error(path + ": a classifier weight is not a finite number");
+  if (c.shared_classifier) w.classifier = w.token_embedding;
   return model;
 }
 
@@ -189,8 +210,8 @@ Result<Transformer> Llama2cModel::to_transformer() && {
   weights.unembedding = MatrixView{w.classifier, c.vocab_size, d, d};
   std::string source = file_.path();
   model.keep_file(std::move(file_));
-  Status checked =
-      model.set_weights(std::move(config), std::move(weights), source, "llama2.c version 0, fp32");
+  Status checked = model.set_weights(std::move(config), std::move(weights), source,
+                                     "llama2.c version " + std::to_string(c.version) + ", fp32");
   if (!checked) return checked;
   return model;
 }

@@ -1,11 +1,15 @@
-// A llama2.c checkpoint (Karpathy's llama2.c, format version 0): a Llama-architecture model
+// A llama2.c checkpoint (Karpathy's llama2.c, versions 0 and 1): a Llama-architecture model
 // (RMSNorm, RoPE, grouped-query attention, SwiGLU), memory-mapped. The header's sizes are
 // checked, and the size the weights need computed without overflow and compared with the file's,
 // before any weight is read. Matrices are (out, in), row-major: y = W·x.
 //   Version 0: 7 int32 (dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, seq_len; a
 //   negative vocab_size: the classifier is not the embedding), then fp32 arrays in the order of
 //   Llama2cWeights below, two legacy RoPE tables (skipped), then the classifier when unshared.
-// Not built yet: version 1 (the "ak42" header) and version 2 (int8).
+//   Version 1: uint32 magic "ak42" (0x616b3432), int32 version 1, the same 7 int32 (vocab_size
+//   positive), a byte: 1 when the classifier is the embedding; zeros to byte 256. Then fp32:
+//   rms_att, rms_ffn, rms_final, token_embedding, wq, wk, wv, wo, w1, w2, w3, the classifier
+//   when unshared.
+// Version 2 (int8-quantized) is refused with a message saying so.
 #pragma once
 
 #include "core/base/status.hpp"
@@ -25,6 +29,7 @@ struct Llama2cConfig {
   int vocab_size = 0;
   int seq_len = 0;                // the longest context
   bool shared_classifier = true;  // logits = token_embedding · x
+  int version = 0;                // of the file: 0 (legacy) or 1 ("ak42")
   int head_size() const { return dim / n_heads; }
   int kv_dim() const { return head_size() * n_kv_heads; }
 };

@@ -177,6 +177,64 @@ TEST_CASE("a damaged checkpoint is refused with a message naming the file and th
         })).find("not a finite number") != std::string::npos);
 }
 
+// stories260K rewritten as llama2.c's export.py writes version 1: the "ak42" header padded to 256
+// bytes, then the arrays in version 1's order (norms first, no RoPE tables).
+std::string as_version1(const std::string& v0, int version = 1) {
+  std::int32_t h[7];
+  std::memcpy(h, v0.data(), sizeof h);
+  const std::size_t L = 5, d = 64, hidden = 172, kv = 32, V = 512, S = 512, hs = 8;
+  // Version 0's arrays, in floats: emb, rms_att, wq, wk, wv, wo, rms_ffn, w1, w2, w3, rms_final.
+  const std::size_t sizes[] = {V * d,          L * d,          L * d * d, L * kv * d,
+                               L * kv * d,     L * d * d,      L * d,     L * hidden * d,
+                               L * d * hidden, L * hidden * d, d};
+  std::vector<std::string> parts;
+  std::size_t at = 28;
+  for (const std::size_t floats : sizes) {
+    parts.push_back(v0.substr(at, 4 * floats));
+    at += 4 * floats;
+  }
+  at += 2 * 4 * S * hs / 2;  // the legacy RoPE tables
+  REQUIRE(at == v0.size());  // shared classifier: nothing after
+  std::string out(256, '\0');
+  const std::uint32_t magic = 0x616b3432u;
+  std::memcpy(out.data(), &magic, 4);
+  std::memcpy(out.data() + 4, &version, 4);
+  std::memcpy(out.data() + 8, h, sizeof h);
+  out[8 + sizeof h] = 1;  // shared classifier
+  for (const int i : {1, 6, 10, 0, 2, 3, 4, 5, 7, 8, 9}) out += parts[static_cast<std::size_t>(i)];
+  return out;
+}
+
+TEST_CASE("llama2.c version 1 (\"ak42\") reads as the same model; version 2 is refused by name") {
+  testing::TempDir dir;
+  const std::string v0 = testing::read_whole_file(kModelDir / "stories260K.bin");
+  const fs::path v1_path = dir.path / "stories260K-v1.bin";
+  std::ofstream(v1_path, std::ios::binary) << as_version1(v0);
+  Result<Transformer> v1 = load_llama2c(v1_path.string());
+  REQUIRE_MESSAGE(v1.ok(), v1.error());
+  CHECK(v1->format() == "llama2.c version 1, fp32");
+  const Transformer original = load_transformer();
+  CHECK(original.format() == "llama2.c version 0, fp32");
+  // The same numbers: the same logits for the same text.
+  TransformerForward a(original), b(*v1);
+  const std::vector<int> tokens = {1, 403, 407, 261, 378, 381};
+  REQUIRE(a.run(tokens).ok());
+  REQUIRE(b.run(tokens).ok());
+  CHECK((a.last_logits() - b.last_logits()).cwiseAbs().maxCoeff() == 0.0f);
+
+  std::string cut = as_version1(v0);
+  cut.resize(cut.size() - 4);
+  std::ofstream(dir.path / "cut.bin", std::ios::binary) << cut;
+  CHECK(load_error(dir.path / "cut.bin").find("truncated") != std::string::npos);
+  std::ofstream(dir.path / "short.bin", std::ios::binary) << as_version1(v0).substr(0, 100);
+  CHECK(load_error(dir.path / "short.bin").find("too short for a llama2.c version 1 header") !=
+        std::string::npos);
+  std::ofstream(dir.path / "v2.bin", std::ios::binary) << as_version1(v0, 2);
+  CHECK(load_error(dir.path / "v2.bin")
+            .find("version 2 (int8-quantized weights); versions 0 and "
+                  "1 (fp32) are read") != std::string::npos);
+}
+
 TEST_CASE("a damaged tokenizer file is refused") {
   testing::TempDir dir;
   std::string bytes = testing::read_whole_file(kModelDir / "tok512.bin");
