@@ -1,5 +1,7 @@
 #include "core/models/transformer_forward.hpp"
 
+#include "core/models/blas.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -7,16 +9,7 @@
 namespace attnviz {
 namespace {
 
-using ConstMatrixMap = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
 using MatrixMap = Eigen::Map<Matrix, 0, Eigen::OuterStride<>>;
-using ConstRowMap = Eigen::Map<const RowVector>;
-
-ConstMatrixMap map(const MatrixView& m) {
-  return {m.data, m.rows, m.cols, Eigen::OuterStride<>(m.stride)};
-}
-ConstRowMap map(const VectorView& v) {
-  return {v.data, v.size};
-}
 
 // rows[i] = norm(rows[i]) · weight (+ bias), for rows first.. of `in` into `out`.
 void normalize(const TransformerConfig& c, const RowMatrix& in, RowMatrix& out, int first,
@@ -59,9 +52,13 @@ void rotate(float* row, int width, int d_head, int position, float theta) {
   }
 }
 
-float gelu_tanh(float x) {
-  constexpr float kSqrt2OverPi = 0.7978845608028654f;
-  return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * (x + 0.044715f * x * x * x)));
+// out[first..] = in[first..] · W (+ bias): rows of RowMatrix `in` (or any rows) through a weight.
+void multiply(const float* in, std::ptrdiff_t in_stride, int rows, const MatrixView& w, float* out,
+              std::ptrdiff_t out_stride, const VectorView& bias) {
+  blas::gemm(rows, w.cols, w.rows, in, in_stride, w.data, w.stride, out, out_stride);
+  if (!bias.empty())
+    for (int r = 0; r < rows; ++r)
+      for (int j = 0; j < w.cols; ++j) out[r * out_stride + j] += bias.data[j];
 }
 
 std::size_t triangle(int rows) {
@@ -147,9 +144,12 @@ Matrix TransformerForward::raw_scores(int layer, int head) const {
 }
 
 RowVector TransformerForward::logits(int position) const {
-  const MatrixView& unembedding = model_.weights().unembedding;
-  const ConstRowMap hidden(final_.row(position), final_.cols());
-  return hidden * map(unembedding).transpose();  // (vocab_size)
+  const MatrixView& unembedding = model_.weights().unembedding;  // (vocab_size, d_model)
+  RowVector logits(unembedding.rows);                            // (vocab_size)
+  blas::gemm(1, unembedding.rows, unembedding.cols, final_.row(position), final_.cols(),
+             unembedding.data, unembedding.stride, logits.data(), logits.size(),
+             /*transpose_b=*/true);
+  return logits;
 }
 
 Status TransformerForward::run(std::span<const int> tokens) {
@@ -208,17 +208,16 @@ void TransformerForward::compute_layer(int l, int first) {
 
   // 1. The normalized input.
   normalize(c, input, a.normalized, first, w.attention_norm_weight, w.attention_norm_bias);
-  const auto normalized = a.normalized.rows_from(first);  // (rows, d_model)
 
   // 2. Queries, keys and values of the new rows; RoPE by position.
-  a.queries.rows_from(first).noalias() = normalized * map(w.query);  // (rows, heads · d_head)
-  a.keys.rows_from(first).noalias() = normalized * map(w.key);       // (rows, kv_heads · d_head)
-  a.values.rows_from(first).noalias() = normalized * map(w.value);   // (rows, kv_heads · d_head)
-  if (!w.query_bias.empty()) {
-    a.queries.rows_from(first).rowwise() += map(w.query_bias);
-    a.keys.rows_from(first).rowwise() += map(w.key_bias);
-    a.values.rows_from(first).rowwise() += map(w.value_bias);
-  }
+  const float* normalized = a.normalized.row(first);  // (rows, d_model)
+  const int d = c.d_model;
+  multiply(normalized, d, rows, w.query, a.queries.row(first), a.queries.cols(),
+           w.query_bias);  // (rows, heads · d_head)
+  multiply(normalized, d, rows, w.key, a.keys.row(first), a.keys.cols(),
+           w.key_bias);  // (rows, kv_heads · d_head)
+  multiply(normalized, d, rows, w.value, a.values.row(first), a.values.cols(),
+           w.value_bias);  // (rows, kv_heads · d_head)
   if (c.positions == PositionKind::Rotary)
     for (int i = first; i < n; ++i) {
       rotate(a.queries.row(i), a.queries.cols(), d_head, i, c.rope_theta);
@@ -231,14 +230,10 @@ void TransformerForward::compute_layer(int l, int first) {
   for (int h = 0; h < c.n_heads; ++h) {
     const HeadIntervention& intervention = this->intervention(l, h);
     const int kv = c.kv_head_of(h);
-    const Eigen::Map<const Matrix, 0, Eigen::OuterStride<>> queries(
-        a.queries.row(first) + h * d_head, rows, d_head, Eigen::OuterStride<>(a.queries.cols()));
-    const Eigen::Map<const Matrix, 0, Eigen::OuterStride<>> keys(
-        a.keys.row(0) + kv * d_head, n, d_head, Eigen::OuterStride<>(a.keys.cols()));
-    const Eigen::Map<const Matrix, 0, Eigen::OuterStride<>> values(
-        a.values.row(0) + kv * d_head, n, d_head, Eigen::OuterStride<>(a.values.cols()));
     block_scores_.resize(rows, n);  // (rows, n_key)
-    block_scores_.noalias() = (queries * keys.transpose()) * inverse_sqrt;
+    blas::gemm(rows, n, d_head, a.queries.row(first) + h * d_head, a.queries.cols(),
+               a.keys.row(0) + kv * d_head, a.keys.cols(), block_scores_.data(), n,
+               /*transpose_b=*/true);
     std::vector<float>& kept = a.attention[static_cast<std::size_t>(h)];
     kept.resize(triangle(n));
     for (int r = 0; r < rows; ++r) {
@@ -246,13 +241,10 @@ void TransformerForward::compute_layer(int l, int first) {
       float* row = block_scores_.row(r).data();
       switch (intervention.pattern) {
         case HeadIntervention::Pattern::Computed: {
-          const float largest = *std::max_element(row, row + i + 1);
-          float sum = 0.0f;
-          for (int t = 0; t <= i; ++t) {
-            row[t] = std::exp(row[t] - largest);
-            sum += row[t];
-          }
-          for (int t = 0; t <= i; ++t) row[t] /= sum;
+          Eigen::Map<Eigen::ArrayXf> visible(row, i + 1);  // keys 0..i
+          visible *= inverse_sqrt;
+          visible = (visible - visible.maxCoeff()).exp();
+          visible /= visible.sum();
           break;
         }
         case HeadIntervention::Pattern::Uniform:
@@ -266,35 +258,39 @@ void TransformerForward::compute_layer(int l, int first) {
       std::fill(row + i + 1, row + n, 0.0f);  // masked
       std::copy(row, row + i + 1, kept.data() + triangle(i));
     }
-    MatrixMap head_output(a.head_outputs.row(first) + h * d_head, rows, d_head,
-                          Eigen::OuterStride<>(a.head_outputs.cols()));
-    head_output.noalias() = block_scores_ * values;  // (rows, d_head)
-    if (intervention.output_scale != 1.0f) head_output *= intervention.output_scale;
+    float* head_output = a.head_outputs.row(first) + h * d_head;  // (rows, d_head)
+    blas::gemm(rows, d_head, n, block_scores_.data(), n, a.values.row(0) + kv * d_head,
+               a.values.cols(), head_output, a.head_outputs.cols());
+    if (intervention.output_scale != 1.0f)
+      MatrixMap(head_output, rows, d_head, Eigen::OuterStride<>(a.head_outputs.cols())) *=
+          intervention.output_scale;
   }
 
   // 4. W_O and the residual.
-  auto attention_output = a.attention_output.rows_from(first);  // (rows, d_model)
-  attention_output.noalias() = a.head_outputs.rows_from(first) * map(w.output);
-  if (!w.output_bias.empty()) attention_output.rowwise() += map(w.output_bias);
-  a.residual_mid.rows_from(first) = input.matrix().bottomRows(rows) + attention_output;
+  multiply(a.head_outputs.row(first), a.head_outputs.cols(), rows, w.output,
+           a.attention_output.row(first), d, w.output_bias);  // (rows, d_model)
+  a.residual_mid.rows_from(first) =
+      input.matrix().bottomRows(rows) + a.attention_output.rows_from(first);
 
   // 5. The MLP on the normalized residual, and the residual again (a.residual_out holds the
   // normalized input for a moment).
   normalize(c, a.residual_mid, a.residual_out, first, w.mlp_norm_weight, w.mlp_norm_bias);
-  const auto mlp_input = a.residual_out.rows_from(first);  // (rows, d_model)
-  hidden_.resize(rows, c.d_ff);
-  hidden_.noalias() = mlp_input * map(w.up);  // (rows, d_ff)
+  const float* mlp_input = a.residual_out.row(first);  // (rows, d_model)
+  hidden_.resize(rows, c.d_ff);                        // (rows, d_ff)
+  multiply(mlp_input, d, rows, w.up, hidden_.data(), c.d_ff, w.up_bias);
   if (c.feed_forward == FeedForwardKind::GeluTanh) {
-    hidden_.rowwise() += map(w.up_bias);
-    hidden_ = hidden_.unaryExpr([](float x) { return gelu_tanh(x); });
+    // gelu(x) = x/2 · (1 + tanh(√(2/π) · (x + 0.044715 x³))), with Eigen's vectorized tanh.
+    constexpr float kSqrt2OverPi = 0.7978845608028654f;
+    auto x = hidden_.array();
+    x = 0.5f * x * (1.0f + (kSqrt2OverPi * (x + 0.044715f * x.cube())).tanh());
   } else {
-    gate_.resize(rows, c.d_ff);
-    gate_.noalias() = mlp_input * map(w.gate);                           // (rows, d_ff)
+    gate_.resize(rows, c.d_ff);  // (rows, d_ff)
+    multiply(mlp_input, d, rows, w.gate, gate_.data(), c.d_ff, VectorView{});
     hidden_.array() *= gate_.array() / (1.0f + (-gate_.array()).exp());  // silu(gate) ⊙ up
   }
-  auto mlp_output = a.mlp_output.rows_from(first);  // (rows, d_model)
-  mlp_output.noalias() = hidden_ * map(w.down);
-  if (!w.down_bias.empty()) mlp_output.rowwise() += map(w.down_bias);
+  multiply(hidden_.data(), c.d_ff, rows, w.down, a.mlp_output.row(first), d,
+           w.down_bias);  // (rows, d_model)
+  const auto mlp_output = a.mlp_output.rows_from(first);
   a.residual_out.rows_from(first) = a.residual_mid.rows_from(first) + mlp_output;
 }
 

@@ -1,0 +1,124 @@
+#include "core/models/blas.hpp"
+
+#include "core/base/types.hpp"
+
+#include <dlfcn.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <mutex>
+#include <string_view>
+
+namespace attnviz::blas {
+namespace {
+
+// cblas_sgemm's signature and constants, as OpenBLAS's cblas.h declares them (no header or
+// link dependency: the library is loaded at run time).
+using SgemmFunction = void (*)(int order, int transpose_a, int transpose_b, int m, int n, int k,
+                               float alpha, const float* a, int lda, const float* b, int ldb,
+                               float beta, float* c, int ldc);
+using SetThreadsFunction = void (*)(int);
+using ConfigFunction = char* (*)();
+using CoreNameFunction = char* (*)();
+constexpr int kRowMajor = 101, kNoTranspose = 111, kTranspose = 112;
+
+struct Library {
+  SgemmFunction sgemm = nullptr;
+  std::string name = "Eigen";
+};
+
+std::string_view kernels_for_this_cpu() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+    return "SkylakeX";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+#endif
+  return {};
+}
+
+Library load() {
+  Library library;
+  const char* wanted = std::getenv("ATTNVIZ_BLAS");
+  if (wanted != nullptr && std::string_view(wanted) == "eigen") {
+    library.name = "Eigen (ATTNVIZ_BLAS=eigen)";
+    return library;
+  }
+  // The kernels are chosen from the environment when the library is loaded.
+  if (std::getenv("OPENBLAS_CORETYPE") == nullptr) {
+    const std::string_view kernels = kernels_for_this_cpu();
+    if (!kernels.empty()) setenv("OPENBLAS_CORETYPE", std::string(kernels).c_str(), 0);
+  }
+  void* handle = nullptr;
+  for (const char* file : {"libopenblas.so.0", "libopenblas.so"}) {
+    handle = dlopen(file, RTLD_NOW | RTLD_LOCAL);
+    if (handle != nullptr) break;
+  }
+  if (handle == nullptr) {
+    library.name = "Eigen (OpenBLAS is not installed: libopenblas0)";
+    return library;
+  }
+  auto sgemm = reinterpret_cast<SgemmFunction>(dlsym(handle, "cblas_sgemm"));
+  auto set_threads =
+      reinterpret_cast<SetThreadsFunction>(dlsym(handle, "openblas_set_num_threads"));
+  auto config = reinterpret_cast<ConfigFunction>(dlsym(handle, "openblas_get_config"));
+  auto core_name = reinterpret_cast<CoreNameFunction>(dlsym(handle, "openblas_get_corename"));
+  if (sgemm == nullptr) {
+    library.name = "Eigen (the OpenBLAS found has no cblas_sgemm)";
+    return library;
+  }
+  if (set_threads != nullptr) set_threads(1);  // one thread: the app's other core draws
+  // A product whose answer is known: [1 2; 3 4] · [5 6; 7 8] = [19 22; 43 50].
+  const float a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8};
+  float c[4] = {0, 0, 0, 0};
+  sgemm(kRowMajor, kNoTranspose, kNoTranspose, 2, 2, 2, 1.0f, a, 2, b, 2, 0.0f, c, 2);
+  if (c[0] != 19 || c[1] != 22 || c[2] != 43 || c[3] != 50) {
+    library.name = "Eigen (OpenBLAS failed its check)";
+    return library;
+  }
+  library.sgemm = sgemm;
+  std::string version = config != nullptr ? config() : "OpenBLAS";
+  if (const std::size_t space = version.find(' ', version.find(' ') + 1);
+      space != std::string::npos)
+    version.resize(space);  // "OpenBLAS 0.3.21"
+  library.name =
+      version + " (" + (core_name != nullptr ? core_name() : "its own") + " kernels, 1 thread)";
+  return library;
+}
+
+const Library& library() {
+  static const Library loaded = load();
+  return loaded;
+}
+
+}  // namespace
+
+void gemm(int m, int n, int k, const float* a, std::ptrdiff_t lda, const float* b,
+          std::ptrdiff_t ldb, float* c, std::ptrdiff_t ldc, bool transpose_b) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {  // an empty sum
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) c[i * ldc + j] = 0.0f;
+    return;
+  }
+  const Library& blas = library();
+  if (blas.sgemm != nullptr) {
+    blas.sgemm(kRowMajor, kNoTranspose, transpose_b ? kTranspose : kNoTranspose, m, n, k, 1.0f, a,
+               static_cast<int>(lda), b, static_cast<int>(ldb), 0.0f, c, static_cast<int>(ldc));
+    return;
+  }
+  using Map = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
+  Eigen::Map<Matrix, 0, Eigen::OuterStride<>> product(c, m, n, Eigen::OuterStride<>(ldc));
+  const Map left(a, m, k, Eigen::OuterStride<>(lda));
+  if (transpose_b)
+    product.noalias() = left * Map(b, n, k, Eigen::OuterStride<>(ldb)).transpose();
+  else
+    product.noalias() = left * Map(b, k, n, Eigen::OuterStride<>(ldb));
+}
+
+std::string backend() {
+  return library().name;
+}
+
+}  // namespace attnviz::blas

@@ -1,0 +1,26 @@
+// The matrix products of the models' forward pass: OpenBLAS's sgemm when Debian's OpenBLAS is
+// installed (libopenblas0, loaded at the first product, not linked), Eigen's product otherwise.
+//
+// Why load it by hand: OpenBLAS 0.3.21 picks its kernels from the CPU when it is loaded, and
+// misdetects recent CPUs (an AMD Zen 5 with AVX-512 gets its Zen kernels, AVX2: about a third of
+// what its SkylakeX kernels reach on the same core; see docs/performance.md). Loading it
+// ourselves lets the engine name the kernels first: OPENBLAS_CORETYPE when the user set it,
+// otherwise SkylakeX on a CPU with AVX-512 (F, BW, DQ, VL), Haswell on one with AVX2 and FMA,
+// and OpenBLAS's own choice elsewhere. A 2 × 2 product checks the library before it is used.
+// ATTNVIZ_BLAS=eigen (or an OpenBLAS that is absent or fails the check) keeps Eigen.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace attnviz::blas {
+
+// C (m, n) = A (m, k) · B (k, n)   or, with transpose_b, A · Bᵀ for B stored (n, k);
+// row-major, each with its row stride (leading dimension). C's rows may not alias A or B.
+void gemm(int m, int n, int k, const float* a, std::ptrdiff_t lda, const float* b,
+          std::ptrdiff_t ldb, float* c, std::ptrdiff_t ldc, bool transpose_b = false);
+
+// What multiplies: "OpenBLAS 0.3.21 (SkylakeX kernels, 1 thread)" or "Eigen (...)".
+std::string backend();
+
+}  // namespace attnviz::blas
