@@ -1,5 +1,6 @@
 #include "core/pipeline/export.hpp"
 
+#include "core/base/json_text.hpp"
 #include "core/document/file_io.hpp"
 
 #include <charconv>
@@ -11,60 +12,16 @@ namespace attnviz {
 namespace {
 
 void append_number(std::string& out, float value) {
-  if (!std::isfinite(value)) {
-    out += "null";
-    return;
-  }
-  char buffer[32];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
-  out.append(buffer, result.ptr);
+  append_json_number(out, value);
 }
 
 void append_string(std::string& out, std::string_view text) {
-  out += '"';
-  for (char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (byte < 0x20) {
-          char buffer[8];
-          std::snprintf(buffer, sizeof buffer, "\\u%04x", byte);
-          out += buffer;
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
+  append_json_string(out, text);
 }
 
 template <typename Dense>
 void append_matrix(std::string& out, const Dense& matrix) {
-  out += '[';
-  for (Eigen::Index r = 0; r < matrix.rows(); ++r) {
-    out += r ? ",\n    [" : "\n    [";
-    for (Eigen::Index c = 0; c < matrix.cols(); ++c) {
-      if (c) out += ',';
-      append_number(out, static_cast<float>(matrix(r, c)));
-    }
-    out += ']';
-  }
-  out += matrix.rows() ? "\n  ]" : "]";
+  append_json_matrix(out, matrix, 4);
 }
 
 void append_tokens(std::string& out, const Tokenization& tokenization) {
