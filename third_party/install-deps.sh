@@ -5,6 +5,7 @@
 #   third_party/install-deps.sh fuzz    build + what `make fuzz` needs (clang 14 with libFuzzer)
 #   third_party/install-deps.sh bench   build + what `make bench` needs (Google Benchmark, PyTorch)
 #   third_party/install-deps.sh lint    build + what `make lint` needs (clang-tidy 14)
+#   third_party/install-deps.sh train   only what models/train/train_gpt2.py needs (run by hand)
 # Runs apt-get as root, or through sudo otherwise; does nothing when everything is present.
 set -euo pipefail
 
@@ -21,6 +22,9 @@ fuzz_packages=(clang-14 libclang-rt-14-dev)
 # would make the comparison of make bench meaningless.
 bench_packages=(libbenchmark-dev python3 python3-torch libopenblas0-pthread)
 lint_packages=(clang-tidy-14)
+# models/train/train_gpt2.py: PyTorch on OpenBLAS, the regex module (GPT-2's pre-tokenizer needs
+# \p{L} and \p{N}) and its corpus, the King James Bible (the `bible` program reads bible-kjv-text).
+train_packages=(python3 python3-torch python3-numpy python3-regex libopenblas0-pthread bible-kjv bible-kjv-text)
 
 case "$profile" in
   build) wanted=("${build_packages[@]}") ;;
@@ -28,7 +32,8 @@ case "$profile" in
   fuzz)  wanted=("${build_packages[@]}" "${fuzz_packages[@]}") ;;
   bench) wanted=("${build_packages[@]}" "${bench_packages[@]}") ;;
   lint)  wanted=("${build_packages[@]}" "${lint_packages[@]}") ;;
-  *) echo "install-deps: unknown profile '$profile' (use: build | test | fuzz | bench | lint)" >&2; exit 2 ;;
+  train) wanted=("${train_packages[@]}") ;;
+  *) echo "install-deps: unknown profile '$profile' (use: build | test | fuzz | bench | lint | train)" >&2; exit 2 ;;
 esac
 
 missing=()
