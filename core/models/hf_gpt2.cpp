@@ -5,10 +5,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <set>
 #include <vector>
@@ -26,6 +28,12 @@ constexpr std::int64_t kMaxPositions = 1 << 20;
 constexpr std::int64_t kMaxVocab = 1 << 22;
 constexpr std::int64_t kMaxInner = 4 * kMaxEmbd;
 constexpr std::size_t kMaxConfigBytes = 1 << 20;
+
+// A JSON value or a name from a file as a message shows it: at most 80 characters.
+std::string shown(std::string text) {
+  if (text.size() > 80) text = text.substr(0, 77) + "...";
+  return text;
+}
 
 struct Gpt2Config {
   int n_embd = 0, n_layer = 0, n_head = 0, n_positions = 0, vocab_size = 0, n_inner = 0;
@@ -54,14 +62,17 @@ Result<Gpt2Config> read_config(const fs::path& config_path) {
                          std::int64_t high) -> std::optional<std::int64_t> {
     const Json& value = config.at(key);
     std::optional<std::int64_t> n;
-    if (value.is_number_integer())
+    if (value.is_number_unsigned())  // past int64's range: as large as int64 goes
+      n = static_cast<std::int64_t>(std::min<std::uint64_t>(
+          value.get<std::uint64_t>(), std::numeric_limits<std::int64_t>::max()));
+    else if (value.is_number_integer())
       n = value.get<std::int64_t>();
     else if (value.is_number_float() && std::isfinite(value.get<double>()) &&
              std::floor(value.get<double>()) == value.get<double>() &&
              std::fabs(value.get<double>()) < 1e15)
       n = static_cast<std::int64_t>(value.get<double>());
     if (!n) {
-      problem = std::string(key) + ": " + value.dump() + " is not a whole number";
+      problem = std::string(key) + ": " + shown(value.dump()) + " is not a whole number";
       return std::nullopt;
     }
     if (*n < low || *n > high) {
@@ -83,7 +94,7 @@ Result<Gpt2Config> read_config(const fs::path& config_path) {
   Gpt2Config c;
   if (config.contains("model_type") &&
       !(config["model_type"].is_string() && config["model_type"] == "gpt2"))
-    return fail("model_type: " + config["model_type"].dump() +
+    return fail("model_type: " + shown(config["model_type"].dump()) +
                 ", not \"gpt2\" (AttnViz reads GPT-2 models in the Hugging Face layout)");
   if (!required("n_embd", kMaxEmbd, c.n_embd) || !required("n_layer", kMaxLayers, c.n_layer) ||
       !required("n_head", c.n_embd, c.n_head) || !required("vocab_size", kMaxVocab, c.vocab_size))
@@ -109,10 +120,11 @@ Result<Gpt2Config> read_config(const fs::path& config_path) {
   }
   if (config.contains("layer_norm_epsilon")) {
     const Json& eps = config["layer_norm_epsilon"];
-    if (!eps.is_number()) return fail("layer_norm_epsilon: " + eps.dump() + " is not a number");
+    if (!eps.is_number())
+      return fail("layer_norm_epsilon: " + shown(eps.dump()) + " is not a number");
     const double value = eps.get<double>();
     if (!(value >= 1e-12 && value <= 0.1))
-      return fail("layer_norm_epsilon = " + eps.dump() + " (expected 1e-12 to 0.1)");
+      return fail("layer_norm_epsilon = " + shown(eps.dump()) + " (expected 1e-12 to 0.1)");
     c.layer_norm_epsilon = static_cast<float>(value);
   }
   if (config.contains("activation_function")) {
@@ -121,7 +133,7 @@ Result<Gpt2Config> read_config(const fs::path& config_path) {
     const std::string name = activation.get<std::string>();
     // Both are GELU's tanh approximation, which the engine computes.
     if (name != "gelu_new" && name != "gelu_pytorch_tanh")
-      return fail("activation_function \"" + name +
+      return fail("activation_function \"" + shown(name) +
                   "\" is not supported (AttnViz computes GELU's tanh approximation: gelu_new or "
                   "gelu_pytorch_tanh)");
   }
@@ -284,11 +296,11 @@ Result<Transformer> load_hf_gpt2(const std::string& path) {
         tensor.name.rfind(prefix, 0) == 0 ? tensor.name.substr(prefix.size()) : tensor.name;
     const std::int64_t layer = layer_of(bare);
     if (layer >= c.n_layer)
-      return fail("tensor " + tensor.name + " belongs to layer " + std::to_string(layer) +
+      return fail("tensor " + shown(tensor.name) + " belongs to layer " + std::to_string(layer) +
                   ", but " + config_name + " says n_layer = " + std::to_string(c.n_layer));
     const bool mask_buffer =
         layer >= 0 && (bare.ends_with(".attn.bias") || bare.ends_with(".attn.masked_bias"));
-    if (!mask_buffer) warnings.push_back(file_name + ": tensor " + tensor.name + " ignored");
+    if (!mask_buffer) warnings.push_back(file_name + ": tensor " + shown(tensor.name) + " ignored");
   }
 
   Transformer model;
@@ -371,11 +383,13 @@ Result<Transformer> load_hf_gpt2(const std::string& path) {
       weights.unembedding = MatrixView{head, c.vocab_size, n, n};  // untied: its own
   }
 
-  std::string format = "Hugging Face GPT-2, safetensors";
-  bool first = true;
+  // "F16", "F16 and F32", "F16, BF16 and F32"
+  std::string format = "Hugging Face GPT-2, safetensors ";
+  std::size_t written = 0;
   for (const SafetensorsDtype dtype : dtypes) {
-    format += std::string(first ? " " : " and ") + dtype_name(dtype);
-    first = false;
+    if (written > 0) format += written + 1 == dtypes.size() ? " and " : ", ";
+    format += dtype_name(dtype);
+    ++written;
   }
   model.keep_file(std::move(*opened).release());
   Status checked =

@@ -76,6 +76,13 @@ std::optional<std::uint64_t> whole_number(const Json& value) {
   return std::nullopt;
 }
 
+// A JSON value as a message shows it: at most 80 characters.
+std::string shown_json(const Json& value) {
+  std::string text = value.dump();
+  if (text.size() > 80) text = text.substr(0, 77) + "...";
+  return text;
+}
+
 // The name as a message shows it: quoted, with control characters escaped.
 std::string shown_name(std::string_view name) {
   std::string out = "\"";
@@ -219,9 +226,10 @@ Result<SafetensorsFile> SafetensorsFile::open(const std::string& path) {
     for (const Json& dimension : *shape) {
       const std::optional<std::uint64_t> n = whole_number(dimension);
       if (!n || *n > kCap)
-        return fail(at + "shape: " + dimension.dump() + " is not a size (a whole number >= 0)");
+        return fail(at + "shape: " + shown_json(dimension) +
+                    " is not a size (a whole number >= 0)");
       if (*n != 0 && elements > kCap / *n)
-        return fail(at + "shape " + shape->dump() + " holds more elements than any file");
+        return fail(at + "shape " + shown_json(*shape) + " holds more elements than any file");
       elements *= *n;
       tensor.shape.push_back(static_cast<std::int64_t>(*n));
     }
@@ -233,15 +241,15 @@ Result<SafetensorsFile> SafetensorsFile::open(const std::string& path) {
     const std::optional<std::uint64_t> begin = whole_number((*offsets)[0]);
     const std::optional<std::uint64_t> end = whole_number((*offsets)[1]);
     if (!begin || !end)
-      return fail(at + "data_offsets " + offsets->dump() + " are not whole numbers >= 0");
+      return fail(at + "data_offsets " + shown_json(*offsets) + " are not whole numbers >= 0");
     if (*begin > *end)
-      return fail(at + "data_offsets " + offsets->dump() + " end before they begin");
+      return fail(at + "data_offsets " + shown_json(*offsets) + " end before they begin");
     if (*end > data_size)
-      return fail(at + "data_offsets " + offsets->dump() + " pass the end of the data (" +
+      return fail(at + "data_offsets " + shown_json(*offsets) + " pass the end of the data (" +
                   std::to_string(data_size) + " bytes): the file is truncated or damaged");
     const std::uint64_t needed = elements * static_cast<std::uint64_t>(dtype_size(tensor.dtype));
     if (*end - *begin != needed)
-      return fail(at + "data_offsets " + offsets->dump() + " hold " +
+      return fail(at + "data_offsets " + shown_json(*offsets) + " hold " +
                   std::to_string(*end - *begin) + " bytes, but shape " + tensor.shape_text() +
                   " of " + dtype_name(tensor.dtype) + " needs " + std::to_string(needed));
     tensor.begin = static_cast<std::size_t>(*begin);

@@ -426,9 +426,13 @@ TEST_CASE("a tiny GPT-2: mixed dtypes are named in the format") {
   testing::TempDir dir;
   std::vector<TestTensor> tensors = tiny_tensors(s, "F16", "");
   tensor_named(tensors, "ln_f.bias").dtype = "F32";
-  const Transformer model = load(write_model(dir, tiny_config(s), tensors));
-  CHECK(model.format() == "Hugging Face GPT-2, safetensors F16 and F32");
-  check_tiny_values(model, tensors, s);
+  const Transformer two = load(write_model(dir, tiny_config(s), tensors, "two"));
+  CHECK(two.format() == "Hugging Face GPT-2, safetensors F16 and F32");
+  check_tiny_values(two, tensors, s);
+  tensor_named(tensors, "wpe.weight").dtype = "BF16";
+  const Transformer three = load(write_model(dir, tiny_config(s), tensors, "three"));
+  CHECK(three.format() == "Hugging Face GPT-2, safetensors F16, BF16 and F32");
+  check_tiny_values(three, tensors, s);
 }
 
 TEST_CASE("a tiny GPT-2: the mask buffers are ignored, other strays are warned of") {
@@ -520,6 +524,13 @@ TEST_CASE("safetensors: a damaged header is refused, naming the file and what is
             "tensor \"w\": shape: -2 is not a size"));
   CHECK(has(error_of(with_header("{\"w\":" + entry("F32", "[1.5]", "[0, 8]") + "}", data)),
             "tensor \"w\": shape: 1.5 is not a size"));
+  // A long value or name is cut short in the message.
+  const std::string long_dimension = error_of(with_header(
+      "{\"" + std::string(5000, 'n') +
+          "\":" + entry("F32", "[\"" + std::string(100000, 'x') + "\"]", "[0, 8]") + "}",
+      data));
+  CHECK(has(long_dimension, "nnnn...\": shape: \"xxxx"));
+  CHECK(long_dimension.size() < 500);
   CHECK(has(
       error_of(with_header("{\"w\":" + entry("F32", "[1,1,1,1,1,1,1,1,1]", "[0, 4]") + "}", data)),
       "tensor \"w\": shape has 9 dimensions"));
@@ -699,6 +710,13 @@ TEST_CASE("a config.json that is not JSON, or has absurd or unsupported values, 
   CHECK(has(error_of_text(std::string(2 << 20, ' ')), "too large"));
   CHECK(has(error_with([](Json& c) { c["n_embd"] = 1000000000000; }),
             "n_embd = 1000000000000 (expected 1 to 65536)"));
+  CHECK(has(error_with([](Json& c) { c["n_embd"] = 18446744073709551615ull; }),
+            "n_embd = 9223372036854775807 (expected 1 to 65536)"));
+  const std::string long_value =
+      error_with([](Json& c) { c["vocab_size"] = std::string(100000, 'x'); });
+  CHECK(has(long_value, "vocab_size: \"xxxxxxxx"));
+  CHECK(has(long_value, "... is not a whole number"));
+  CHECK(long_value.size() < config_path.size() + 150);
   CHECK(has(error_with([](Json& c) { c["n_layer"] = -1; }), "n_layer = -1 (expected 1 to 1024)"));
   CHECK(has(error_with([](Json& c) { c["n_layer"] = 0; }), "n_layer = 0"));
   CHECK(has(error_with([](Json& c) { c["vocab_size"] = "big"; }),
