@@ -142,3 +142,91 @@ write("fuzz_lesson", "regression_permutation_past_int.json",
                                           "permutation": [4294967296] + list(range(1, 11))}]}]))
 write("fuzz_scenario", "regression_comment_quote_depth.json",
       '{"target": "a", // "\n "view": {"v": ' + "[" * 40 + "1" + "]" * 40 + "}}")
+
+# --- fuzz_safetensors: byte 0 even: a safetensors file; odd: a GPT-2 folder ----------------------
+# (two little-endian bytes: config.json's length, then config.json, then model.safetensors).
+import struct
+
+
+def safetensors(tensors, metadata=None, pad=True):
+    """tensors: [(name, dtype, shape, raw bytes)] -> the file's bytes."""
+    header, data = {}, b""
+    for name, dtype, shape, raw in tensors:
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    text = json.dumps(header, separators=(",", ":")).encode()
+    while pad and len(text) % 8:
+        text += b" "
+    return struct.pack("<Q", len(text)) + text + data
+
+
+def values(dtype, count, k):
+    """count small values of tensor k: multiples of 1/32, exact in F16 and BF16."""
+    floats = [((k * 13 + i * 7) % 33 - 16) / 32 for i in range(count)]
+    if dtype == "F32":
+        return struct.pack(f"<{count}f", *floats)
+    if dtype == "F16":
+        return struct.pack(f"<{count}e", *floats)
+    return b"".join(struct.pack("<f", v)[2:] for v in floats)  # BF16: the float's top half
+
+
+def tiny_gpt2(dtype="F32", prefix="", d=4, layers=1, vocab=5, positions=3, inner=None):
+    inner = inner or 4 * d
+    shapes = [("wte.weight", [vocab, d]), ("wpe.weight", [positions, d])]
+    for i in range(layers):
+        h = f"h.{i}."
+        shapes += [(h + "ln_1.weight", [d]), (h + "ln_1.bias", [d]),
+                   (h + "attn.c_attn.weight", [d, 3 * d]), (h + "attn.c_attn.bias", [3 * d]),
+                   (h + "attn.c_proj.weight", [d, d]), (h + "attn.c_proj.bias", [d]),
+                   (h + "ln_2.weight", [d]), (h + "ln_2.bias", [d]),
+                   (h + "mlp.c_fc.weight", [d, inner]), (h + "mlp.c_fc.bias", [inner]),
+                   (h + "mlp.c_proj.weight", [inner, d]), (h + "mlp.c_proj.bias", [d])]
+    shapes += [("ln_f.weight", [d]), ("ln_f.bias", [d])]
+    tensors = []
+    for k, (name, shape) in enumerate(shapes):
+        count = 1
+        for n in shape:
+            count *= n
+        tensors.append((prefix + name, dtype, shape, values(dtype, count, k)))
+    config = {"model_type": "gpt2", "n_embd": d, "n_head": 2, "n_layer": layers,
+              "n_positions": positions, "n_ctx": positions, "vocab_size": vocab, "n_inner": None,
+              "activation_function": "gelu_new", "layer_norm_epsilon": 1e-5}
+    return json.dumps(config).encode(), tensors
+
+
+def gpt2_input(config, tensors):
+    return b"\x01" + struct.pack("<H", len(config)) + config + safetensors(tensors)
+
+
+for dtype in ("F32", "F16", "BF16"):
+    for prefix in ("", "transformer."):
+        config, tensors = tiny_gpt2(dtype, prefix)
+        label = dtype.lower() + ("_prefixed" if prefix else "")
+        write("fuzz_safetensors", f"gpt2_{label}", gpt2_input(config, tensors))
+config, tensors = tiny_gpt2("F32", "transformer.", layers=2, inner=6)
+tensors.append(("transformer.h.0.attn.bias", "F32", [1, 1, 3, 3], values("F32", 9, 99)))
+tensors.append(("lm_head.weight", "F32", [5, 4], tensors[0][3]))
+write("fuzz_safetensors", "gpt2_two_layers_mask_lm_head", gpt2_input(config, tensors))
+config, tensors = tiny_gpt2("F16")
+write("fuzz_safetensors", "gpt2_config_disagrees", gpt2_input(config.replace(b'"n_embd": 4', b'"n_embd": 8'), tensors))
+write("fuzz_safetensors", "gpt2_config_not_json", gpt2_input(b'{"n_embd": 4,', tensors))
+
+SAFETENSORS = {
+    "one_f32": safetensors([("w", "F32", [2, 2], struct.pack("<4f", 1.5, -2, 0.25, 3))],
+                           {"format": "pt"}),
+    "f16_special": safetensors([("h", "F16", [6], struct.pack("<6H", 0x3C00, 0x7BFF, 0x0001,
+                                                               0x8000, 0x7C00, 0x7E00))]),
+    "bf16_unaligned": safetensors([("b", "BF16", [2], struct.pack("<2H", 0x3F80, 0xC049))],
+                                  pad=False),
+    "int_and_empty": safetensors([("i", "I64", [1], struct.pack("<q", 7)),
+                                  ("e", "F32", [0, 4], b""), ("s", "U8", [], b"\x05")]),
+    "empty_header": safetensors([]),
+    "bad_overlap": struct.pack("<Q", 100) + (json.dumps(
+        {"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+         "b": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}}).encode().ljust(100)) + bytes(12),
+    "bad_terabyte": struct.pack("<Q", 1 << 40) + b"{}",
+}
+for name, data in SAFETENSORS.items():
+    write("fuzz_safetensors", name, b"\x00" + data)

@@ -14,7 +14,7 @@ fuzz_dir="$root/tests/fuzz"
 build="${FUZZ_BUILD_DIR:-$root/build-fuzz}"
 seconds="${FUZZ_SECONDS:-60}"
 jobs="${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}"
-all_targets=(fuzz_tokenizer fuzz_scenario fuzz_compute fuzz_lesson)
+all_targets=(fuzz_tokenizer fuzz_scenario fuzz_compute fuzz_lesson fuzz_safetensors)
 targets=("${@:-${all_targets[@]}}")
 
 if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [[ "$seconds" -lt 1 ]]; then
@@ -36,6 +36,7 @@ dictionary_of() {
   case "$1" in
     fuzz_scenario|fuzz_compute) echo "$fuzz_dir/scenario.dict" ;;
     fuzz_lesson) echo "$fuzz_dir/lesson.dict" ;;
+    fuzz_safetensors) echo "$fuzz_dir/safetensors.dict" ;;
     *) echo "" ;;
   esac
 }

@@ -1,0 +1,133 @@
+#include "core/models/model_files.hpp"
+
+#include "core/models/hf_gpt2.hpp"
+#include "core/models/llama2c.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+namespace attnviz {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool is_folder(const fs::path& path) {
+  std::error_code error;
+  return fs::is_directory(path, error);
+}
+
+bool is_file(const fs::path& path) {
+  std::error_code error;
+  return fs::is_regular_file(path, error);
+}
+
+bool present(const fs::path& path) {
+  std::error_code error;
+  return fs::exists(path, error);
+}
+
+std::string parent_of(const fs::path& path) {
+  return path.parent_path().empty() ? std::string(".") : path.parent_path().string();
+}
+
+// What the path holds, or an error naming it.
+Result<ModelLocation> locate_path(const fs::path& path) {
+  if (is_folder(path)) {
+    if (present(path / "config.json"))
+      return ModelLocation{ModelFormat::HuggingFaceGpt2, path.string(), path.string()};
+    // stories260K/stories260K.bin: a folder named after the checkpoint it holds.
+    fs::path name = path.filename();
+    if (name.empty()) name = path.parent_path().filename();  // "stories260K/"
+    const fs::path checkpoint = path / (name.string() + ".bin");
+    if (!name.empty() && is_file(checkpoint))
+      return ModelLocation{ModelFormat::Llama2c, checkpoint.string(), path.string()};
+    return Status::error(path.string() +
+                         ": not a model folder (no config.json of a Hugging Face GPT-2 model, "
+                         "and no " +
+                         (name.empty() ? std::string("<name>") : name.string()) +
+                         ".bin llama2.c checkpoint)");
+  }
+  if (is_file(path)) {
+    const std::string file_name = path.filename().string();
+    if (path.extension() == ".safetensors" || file_name == "config.json")
+      return ModelLocation{ModelFormat::HuggingFaceGpt2, path.string(), parent_of(path)};
+    if (file_name == "pytorch_model.bin")
+      return Status::error(path.string() +
+                           ": PyTorch's pickle format, which AttnViz does not read: download "
+                           "model.safetensors (with config.json) instead");
+    if (path.extension() == ".bin")
+      return ModelLocation{ModelFormat::Llama2c, path.string(), parent_of(path)};
+    return Status::error(path.string() +
+                         ": not a model file AttnViz reads (a Hugging Face GPT-2 folder or its "
+                         "model.safetensors, or a llama2.c .bin checkpoint)");
+  }
+  if (present(path)) return Status::error(path.string() + ": not a file or a folder");
+  return Status::error(path.string() + ": no such file or folder");
+}
+
+}  // namespace
+
+std::vector<std::string> shipped_model_folders() {
+  std::vector<fs::path> candidates;
+  if (const char* env = std::getenv("ATTNVIZ_MODELS_DIR"); env && *env)
+    candidates.emplace_back(env);
+  std::error_code error;
+  const fs::path executable = fs::read_symlink("/proc/self/exe", error);
+  if (!error && executable.has_parent_path()) {
+    candidates.push_back(executable.parent_path() / "assets" / "models");
+    candidates.push_back(executable.parent_path().parent_path() / "assets" / "models");
+  }
+#ifdef ATTNVIZ_SHIPPED_MODELS_DIR
+  candidates.emplace_back(ATTNVIZ_SHIPPED_MODELS_DIR);
+#endif
+  std::vector<std::string> folders;
+  for (const fs::path& candidate : candidates) {
+    if (!is_folder(candidate)) continue;
+    const fs::path canonical = fs::weakly_canonical(candidate, error);
+    const std::string text = error ? candidate.string() : canonical.string();
+    if (std::find(folders.begin(), folders.end(), text) == folders.end()) folders.push_back(text);
+  }
+  return folders;
+}
+
+Result<ModelLocation> locate_model(const std::string& path_or_name) {
+  if (path_or_name.empty()) return Status::error("no model named (an empty path)");
+  const fs::path path(path_or_name);
+  const bool bare_name =
+      path_or_name.find('/') == std::string::npos && path_or_name != "." && path_or_name != "..";
+  if (present(path) || !bare_name) return locate_path(path);
+
+  // A shipped model: assets/models/<name>/ (or a file <name> there).
+  const std::vector<std::string> folders = shipped_model_folders();
+  for (const std::string& folder : folders) {
+    const fs::path candidate = fs::path(folder) / path_or_name;
+    if (present(candidate)) return locate_path(candidate);
+  }
+  std::string known;
+  if (!folders.empty()) {
+    std::vector<std::string> names;
+    std::error_code error;
+    for (const fs::directory_entry& entry : fs::directory_iterator(folders.front(), error))
+      names.push_back(entry.path().filename().string());
+    std::sort(names.begin(), names.end());
+    for (const std::string& name : names) known += (known.empty() ? "" : ", ") + name;
+  }
+  return Status::error(path_or_name + ": no such file or folder, and no model of that name ships " +
+                       (folders.empty() ? std::string("(no assets/models folder found)")
+                                        : "(the shipped models: " + known + ")"));
+}
+
+Result<Transformer> load_model(const std::string& path_or_name) {
+  Result<ModelLocation> location = locate_model(path_or_name);
+  if (!location) return location.status();
+  switch (location->format) {
+    case ModelFormat::HuggingFaceGpt2:
+      return load_hf_gpt2(location->path);
+    case ModelFormat::Llama2c:
+      break;
+  }
+  return load_llama2c(location->path);
+}
+
+}  // namespace attnviz

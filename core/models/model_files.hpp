@@ -1,0 +1,39 @@
+// Which reader a model needs, from what the user named: a folder or file path, or the name of a
+// model that ships with AttnViz (assets/models/<name>/).
+//   a folder with config.json                  Hugging Face GPT-2 (hf_gpt2.hpp)
+//   a model.safetensors or config.json file    Hugging Face GPT-2, the folder it is in
+//   a folder <name>/ holding <name>.bin        llama2.c (stories260K/stories260K.bin)
+//   a .bin file                                llama2.c checkpoint (llama2c.hpp)
+//   a bare name (no '/') that is no path       the shipped model of that name
+// An existing path wins over a shipped model's name.
+#pragma once
+
+#include "core/base/status.hpp"
+#include "core/models/transformer.hpp"
+
+#include <string>
+#include <vector>
+
+namespace attnviz {
+
+enum class ModelFormat { HuggingFaceGpt2, Llama2c };
+
+struct ModelLocation {
+  ModelFormat format = ModelFormat::HuggingFaceGpt2;
+  std::string path;    // what the reader opens: the GPT-2 folder or file, the llama2.c .bin
+  std::string folder;  // where the model's other files (its tokenizer) lie
+};
+
+// The folders a shipped model's name is looked up in, in order: $ATTNVIZ_MODELS_DIR when set;
+// assets/models beside the executable, or one folder up from it (a build folder inside the
+// source tree); the source tree's assets/models the binary was built from. Only the ones that
+// exist.
+std::vector<std::string> shipped_model_folders();
+
+// Where the model `path_or_name` is and which reader it needs, or an error saying why not.
+Result<ModelLocation> locate_model(const std::string& path_or_name);
+
+// The model, loaded by the reader its location needs.
+Result<Transformer> load_model(const std::string& path_or_name);
+
+}  // namespace attnviz
