@@ -7,6 +7,7 @@
 #pragma once
 
 #include "core/base/status.hpp"
+#include "core/models/model_tokens.hpp"
 
 #include <string>
 #include <string_view>
@@ -30,12 +31,20 @@ class Llama2cTokenizer {
   // What `token` adds to the text after `previous`, as run.c prints it: a raw byte for
   // "<0xHH>", the leading space dropped right after BOS.
   std::string decode(int previous, int token) const;
+  // encode(), with each token's bytes, the text bytes it covers and how it reads
+  // (model_tokens.hpp): BOS is special ("<s>") with an empty range at 0; the leading space
+  // encode() adds is part of the first token's bytes but covers no text byte; a byte token
+  // "<0xHH>" is its one byte. An error only for a text longer than kMaxTokenizedTextBytes.
+  Result<std::vector<ModelToken>> tokenize(std::string_view text) const;
 
  private:
   std::vector<std::string> pieces_;
   std::vector<float> scores_;
   int lookup(std::string_view piece) const;  // -1 when absent
-  std::vector<int> sorted_;                  // ids by piece, for lookup
+  // encode(), and for each token the number of text bytes it covers.
+  void encode_covering(std::string_view text, std::vector<int>& ids,
+                       std::vector<std::size_t>& covered) const;
+  std::vector<int> sorted_;  // ids by piece, for lookup
 };
 
 }  // namespace attnviz
