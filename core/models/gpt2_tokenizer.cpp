@@ -274,18 +274,30 @@ Result<Gpt2Tokenizer> Gpt2Tokenizer::load_folder(const std::string& folder) {
 
 Result<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string& vocab_path,
                                           const std::string& merges_path) {
-  const CompiledPattern& pattern = gpt2_pattern();
-  if (pattern.code == nullptr) return Status::error(pattern.error);
-
-  // The vocabulary.
   Result<std::string> vocab_text = read_capped(vocab_path);
   if (!vocab_text) return vocab_text.status();
+  Result<std::string> merges_text = read_capped(merges_path);
+  if (!merges_text) return merges_text.status();
+  return parse(*vocab_text, *merges_text, vocab_path, merges_path);
+}
+
+Result<Gpt2Tokenizer> Gpt2Tokenizer::parse(std::string_view vocab_text,
+                                           std::string_view merges_text,
+                                           const std::string& vocab_path,
+                                           const std::string& merges_path) {
+  const CompiledPattern& pattern = gpt2_pattern();
+  if (pattern.code == nullptr) return Status::error(pattern.error);
+  if (vocab_text.size() > kMaxFileBytes || merges_text.size() > kMaxFileBytes)
+    return Status::error((vocab_text.size() > kMaxFileBytes ? vocab_path : merges_path) +
+                         ": more than the " + std::to_string(kMaxFileBytes >> 20) +
+                         " MiB a tokenizer file may have");
+
+  // The vocabulary.
   VocabularyReader reader;
-  const bool parsed = nlohmann::json::sax_parse(*vocab_text, &reader);
+  const bool parsed = nlohmann::json::sax_parse(vocab_text, &reader);
   if (!parsed || !reader.error.empty())
     return Status::error(vocab_path + ": " +
                          (reader.error.empty() ? std::string("not valid JSON") : reader.error));
-  vocab_text = std::string();
   const std::size_t count = reader.entries.size();
   if (count == 0) return Status::error(vocab_path + ": no tokens");
 
@@ -334,9 +346,7 @@ Result<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string& vocab_path,
   tokenizer.end_of_text_ = tokenizer.find(kEndOfText);
 
   // The merges, in order of rank.
-  Result<std::string> merges_text = read_capped(merges_path);
-  if (!merges_text) return merges_text.status();
-  const std::string_view text = *merges_text;
+  const std::string_view text = merges_text;
   int line_number = 0;
   std::unordered_map<std::uint64_t, int> line_of_merge;
   for (std::size_t at = 0; at < text.size();) {

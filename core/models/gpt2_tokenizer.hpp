@@ -57,6 +57,9 @@ class Gpt2Tokenizer {
   // (OpenAI); the first pair when it has both.
   static Result<Gpt2Tokenizer> load_folder(const std::string& folder);
   static Result<Gpt2Tokenizer> load(const std::string& vocab_path, const std::string& merges_path);
+  // The same from the files' contents; the paths only name them in messages.
+  static Result<Gpt2Tokenizer> parse(std::string_view vocab_text, std::string_view merges_text,
+                                     const std::string& vocab_path, const std::string& merges_path);
 
   int size() const { return static_cast<int>(token_bytes_.size()); }
   int merge_count() const { return static_cast<int>(merges_.size()); }

@@ -14,7 +14,17 @@ namespace attnviz {
 Result<Llama2cTokenizer> Llama2cTokenizer::load(const std::string& path, int vocab_size) {
   Result<MappedFile> mapped = MappedFile::open(path);
   if (!mapped) return mapped.status();
-  const MappedFile& file = *mapped;
+  return parse(std::string_view(reinterpret_cast<const char*>(mapped->data()), mapped->size()),
+               path, vocab_size);
+}
+
+Result<Llama2cTokenizer> Llama2cTokenizer::parse(std::string_view file, const std::string& path,
+                                                 int vocab_size) {
+  if (vocab_size < kMinVocabSize || vocab_size > kMaxVocabSize)
+    return Status::error(path + ": a vocabulary of " + std::to_string(vocab_size) +
+                         " tokens (a llama2.c tokenizer has " + std::to_string(kMinVocabSize) +
+                         " ... " + std::to_string(kMaxVocabSize) +
+                         ": <unk>, BOS, EOS, the 256 bytes, then merged tokens)");
   std::size_t at = 0;
   const auto read = [&](void* into, std::size_t bytes) {
     if (file.size() - at < bytes) return false;
@@ -27,8 +37,10 @@ Result<Llama2cTokenizer> Llama2cTokenizer::load(const std::string& path, int voc
     return Status::error(path + ": not a llama2.c tokenizer (its longest token: " +
                          std::to_string(max_length) + " bytes)");
   Llama2cTokenizer tokenizer;
-  tokenizer.pieces_.reserve(static_cast<std::size_t>(vocab_size));
-  tokenizer.scores_.reserve(static_cast<std::size_t>(vocab_size));
+  // Each token takes at least 8 bytes of the file: no more are reserved than it can hold.
+  const std::size_t fits = std::min(static_cast<std::size_t>(vocab_size), file.size() / 8);
+  tokenizer.pieces_.reserve(fits);
+  tokenizer.scores_.reserve(fits);
   for (int id = 0; id < vocab_size; ++id) {
     float score = 0;
     std::int32_t length = 0;
@@ -48,6 +60,14 @@ Result<Llama2cTokenizer> Llama2cTokenizer::load(const std::string& path, int voc
   if (at != file.size())
     return Status::error(path + ": " + std::to_string(file.size() - at) +
                          " bytes after the last of " + std::to_string(vocab_size) + " tokens");
+  // Byte fallback encodes byte b as token b + 3: those 256 tokens must be the bytes.
+  for (int byte = 0; byte < 256; ++byte) {
+    char name[8];
+    std::snprintf(name, sizeof name, "<0x%02X>", byte);
+    if (tokenizer.pieces_[static_cast<std::size_t>(byte) + 3] != name)
+      return Status::error(path + ": token " + std::to_string(byte + 3) + " is not the byte " +
+                           name + " (llama2.c's tokens 3 ... 258 are the 256 bytes)");
+  }
   tokenizer.sorted_.resize(tokenizer.pieces_.size());
   std::iota(tokenizer.sorted_.begin(), tokenizer.sorted_.end(), 0);
   std::stable_sort(tokenizer.sorted_.begin(), tokenizer.sorted_.end(), [&](int a, int b) {

@@ -19,9 +19,14 @@ class Llama2cTokenizer {
  public:
   static constexpr int kBos = 1;
   static constexpr int kEos = 2;
+  static constexpr int kMinVocabSize = 259;      // <unk>, BOS, EOS and the 256 byte tokens
+  static constexpr int kMaxVocabSize = 1 << 22;  // as llama2c.cpp's limit on the header
 
   // `vocab_size`: the model's, which the file must hold exactly.
   static Result<Llama2cTokenizer> load(const std::string& path, int vocab_size);
+  // The same from the file's bytes; `path` only names it in messages.
+  static Result<Llama2cTokenizer> parse(std::string_view bytes, const std::string& path,
+                                        int vocab_size);
 
   int size() const { return static_cast<int>(pieces_.size()); }
   const std::string& piece(int id) const { return pieces_[static_cast<std::size_t>(id)]; }

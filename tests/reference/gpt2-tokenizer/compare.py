@@ -6,7 +6,8 @@ OpenAI's own encoder.json and vocab.bpe), fetched by `npm ci` into the build fol
 (fetch_reference.sh, a CTest fixture). The texts: generate_lines.py (a fixed seed). Both sides
 encode every text; the ids must be equal. Also checked: the published vector "hello world" ->
 [31373, 995] on both sides, the vocabulary's size (50,257 tokens, 50,000 merges, <|endoftext|>
-= 50256), and the same files under Hugging Face's names (vocab.json, merges.txt).
+= 50256), the same files under Hugging Face's names (vocab.json, merges.txt), and a few texts'
+tokens as a person reads them.
 
     compare.py --tool attnviz_gpt2_encode --reference BUILD/gpt2-reference --work DIR [--node node]
 
@@ -27,6 +28,16 @@ import generate_lines  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 PUBLISHED = {"hello world": [31373, 995]}  # GPT-2's own example, in every GPT-2 tokenizer's docs
 EXPECTED_HEADER = "# tokens=50257 merges=50000 end_of_text=50256"
+# Tokens as a person reads them (core/models/model_tokens.hpp), written by hand from that
+# convention and the reference's tokens: 東京 is 東's first two bytes, its third, then 京 alike;
+# 🤗 is F0 9F, A4, 97; a space is ␣, a newline ↵, a tab →.
+SHOWN = {
+    "hello world": ["hello", "\u2423world"],
+    "\u6771\u4eac": ["\u6771", "\u22ef", "\u4eac", "\u22ef"],
+    "\U0001f917": ["\U0001f917", "\u22ef", "\u22ef"],
+    "caf\u00e9 \u00e9t\u00e9": ["c", "af", "\u00e9", "\u2423", "\u00e9t", "\u00e9"],
+    "a\n\tb": ["a", "\u21b5", "\u2192", "b"],
+}
 
 
 def run(command):
@@ -106,6 +117,19 @@ def main():
     if renamed[0] != EXPECTED_HEADER or [json.loads(l) for l in renamed[1:]] != ours[:200]:
         print("compare: vocab.json + merges.txt do not give what encoder.json + vocab.bpe give")
         failures += 1
+
+    # Tokens as shown, from GPT-2's real vocabulary.
+    shown_path = os.path.join(args.work, "shown.jsonl")
+    with open(shown_path, "w", encoding="utf-8") as out:
+        for text in SHOWN:
+            out.write(json.dumps(text) + "\n")
+    shown = [json.loads(line) for line in run([args.tool, "--shown", package, shown_path])[1:]]
+    for (text, expected), got in zip(SHOWN.items(), shown):
+        if got != expected:
+            print(f"compare: {json.dumps(text, ensure_ascii=False)} is shown as "
+                  f"{json.dumps(got, ensure_ascii=False)}, not "
+                  f"{json.dumps(expected, ensure_ascii=False)}")
+            failures += 1
 
     tokens = sum(len(ids) for ids in ours)
     print(f"compare: {len(texts)} texts ({tokens} tokens) compared with gpt-3-encoder 1.1.4: "

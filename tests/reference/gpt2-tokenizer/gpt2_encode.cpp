@@ -4,6 +4,7 @@
 // the reference cannot tell: decoding gives the text back, and tokenize() agrees with encode()
 // (the same ids, the tokens' bytes joined are the text, their byte ranges tile it).
 //   attnviz_gpt2_encode FOLDER TEXTS.jsonl > IDS.jsonl
+//   attnviz_gpt2_encode --shown FOLDER TEXTS.jsonl   each text's tokens as shown, not its ids
 // First line of output: "# tokens=N merges=M end_of_text=E". Exit status 1 on any fault.
 #include "core/models/gpt2_tokenizer.hpp"
 
@@ -27,10 +28,12 @@ int fail(int line, const std::string& text, const std::string& what) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::cerr << "usage: attnviz_gpt2_encode FOLDER TEXTS.jsonl\n";
+  const bool shown = argc == 4 && std::string(argv[1]) == "--shown";
+  if (argc != 3 && !shown) {
+    std::cerr << "usage: attnviz_gpt2_encode [--shown] FOLDER TEXTS.jsonl\n";
     return 2;
   }
+  if (shown) ++argv;
   attnviz::Result<attnviz::Gpt2Tokenizer> tokenizer = attnviz::Gpt2Tokenizer::load_folder(argv[1]);
   if (!tokenizer) {
     std::cerr << "attnviz_gpt2_encode: " << tokenizer.error() << "\n";
@@ -75,7 +78,13 @@ int main(int argc, char** argv) {
     }
     if (joined != text || at != static_cast<int>(text.size()))
       return fail(number, text, "the tokens' bytes are not the text");
-    std::cout << nlohmann::json(ids).dump() << "\n";
+    if (shown) {
+      std::vector<std::string> names;
+      for (const attnviz::ModelToken& token : *tokens) names.push_back(token.shown);
+      std::cout << nlohmann::json(names).dump() << "\n";
+    } else {
+      std::cout << nlohmann::json(ids).dump() << "\n";
+    }
   }
   return 0;
 }
