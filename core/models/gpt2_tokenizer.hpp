@@ -86,6 +86,8 @@ class Gpt2Tokenizer {
   static std::uint32_t byte_symbol(unsigned char byte);
 
  private:
+  Gpt2Tokenizer() = default;  // only load() and parse() make one, complete
+
   struct Merge {
     int rank;
     int merged;  // the id of the two tokens joined
