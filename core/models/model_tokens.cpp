@@ -1,5 +1,8 @@
 #include "core/models/model_tokens.hpp"
 
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
 #include <cstdint>
 #include <cstdio>
 
@@ -47,6 +50,94 @@ void append_utf8(std::string& out, std::uint32_t code_point) {
   }
 }
 
+// Unicode's classes of a non-ASCII character, as PCRE2 knows them: characters that show no
+// glyph of their own (format characters, spaces other than U+0020, line and paragraph
+// separators, C1 controls, variation selectors), and combining marks.
+class CharacterClasses {
+ public:
+  enum Kind { kVisible, kInvisible, kCombining };
+
+  CharacterClasses() {
+    int error_code = 0;
+    PCRE2_SIZE error_offset = 0;
+    const char* pattern =
+        "\\A(?:([\\p{Cf}\\p{Z}\\p{Cc}\\x{FE00}-\\x{FE0F}\\x{E0100}-\\x{E01EF}])|(\\p{M}))";
+    code_ = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern), PCRE2_ZERO_TERMINATED,
+                          PCRE2_UTF | PCRE2_UCP, &error_code, &error_offset, nullptr);
+  }
+  ~CharacterClasses() { pcre2_code_free(code_); }
+  CharacterClasses(const CharacterClasses&) = delete;
+  CharacterClasses& operator=(const CharacterClasses&) = delete;
+
+  // `character`: one valid UTF-8 character.
+  Kind kind(std::string_view character) const {
+    if (code_ == nullptr) return kVisible;
+    pcre2_match_data* match = pcre2_match_data_create_from_pattern(code_, nullptr);
+    if (match == nullptr) return kVisible;
+    const int found = pcre2_match(code_, reinterpret_cast<PCRE2_SPTR>(character.data()),
+                                  character.size(), 0, PCRE2_NO_UTF_CHECK, match, nullptr);
+    Kind kind = kVisible;
+    if (found == 2) kind = kInvisible;
+    if (found == 3) kind = kCombining;
+    pcre2_match_data_free(match);
+    return kind;
+  }
+
+ private:
+  pcre2_code* code_ = nullptr;
+};
+
+const CharacterClasses& character_classes() {
+  static const CharacterClasses instance;
+  return instance;
+}
+
+std::uint32_t decode_code_point(std::string_view character) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(character[k]); };
+  switch (character.size()) {
+    case 1:
+      return byte(0);
+    case 2:
+      return (byte(0) & 0x1Fu) << 6 | (byte(1) & 0x3Fu);
+    case 3:
+      return (byte(0) & 0x0Fu) << 12 | (byte(1) & 0x3Fu) << 6 | (byte(2) & 0x3Fu);
+    default:
+      return (byte(0) & 0x07u) << 18 | (byte(1) & 0x3Fu) << 12 | (byte(2) & 0x3Fu) << 6 |
+             (byte(3) & 0x3Fu);
+  }
+}
+
+// The name an invisible character is shown by: a short one people know, or its code point.
+std::string invisible_name(std::uint32_t code_point) {
+  switch (code_point) {
+    case 0x00A0:
+      return "<NBSP>";
+    case 0x00AD:
+      return "<SHY>";
+    case 0x200B:
+      return "<ZWSP>";
+    case 0x200C:
+      return "<ZWNJ>";
+    case 0x200D:
+      return "<ZWJ>";
+    case 0x200E:
+      return "<LRM>";
+    case 0x200F:
+      return "<RLM>";
+    case 0xFE0E:
+      return "<VS15>";
+    case 0xFE0F:
+      return "<VS16>";
+    case 0xFEFF:
+      return "<BOM>";
+    default:
+      break;
+  }
+  char name[16];
+  std::snprintf(name, sizeof name, "<U+%04X>", static_cast<unsigned>(code_point));
+  return name;
+}
+
 // One character (`length` bytes at `at`, valid UTF-8) as a person reads it.
 void append_shown_character(std::string& out, std::string_view stream, std::size_t at,
                             std::size_t length) {
@@ -57,8 +148,21 @@ void append_shown_character(std::string& out, std::string_view stream, std::size
     if (byte == '\t') return append_utf8(out, 0x2192);        // →
     if (byte < 0x20) return append_utf8(out, 0x2400 + byte);  // ␀ … ␟ (␍ for '\r')
     if (byte == 0x7F) return append_utf8(out, 0x2421);        // ␡
+    out += static_cast<char>(byte);
+    return;
   }
-  out.append(stream.substr(at, length));
+  const std::string_view character = stream.substr(at, length);
+  switch (character_classes().kind(character)) {
+    case CharacterClasses::kInvisible:
+      out += invisible_name(decode_code_point(character));
+      return;
+    case CharacterClasses::kCombining:
+      if (out.empty()) append_utf8(out, 0x25CC);  // ◌: the mark has nothing to sit on
+      break;
+    case CharacterClasses::kVisible:
+      break;
+  }
+  out.append(character);
 }
 
 constexpr const char* kContinuation = "\xE2\x8B\xAF";  // ⋯ U+22EF

@@ -17,6 +17,11 @@
 //     byte; a token holding later bytes of a character begun in an earlier token shows "⋯"
 //     (U+22EF) once in their place. No token shows a replacement character for a split
 //     character;
+//   - a character that shows no glyph of its own (format characters, spaces other than U+0020,
+//     line separators, C1 controls, variation selectors) is named in angle brackets: "<NBSP>",
+//     "<ZWJ>", "<ZWSP>", "<ZWNJ>", "<LRM>", "<RLM>", "<SHY>", "<BOM>", "<VS15>", "<VS16>", or
+//     its code point ("<U+3000>"); a combining mark that begins what a token shows is put on
+//     a dotted circle ("◌́"), as typography shows a mark alone;
 //   - a byte that is part of no valid UTF-8 character (the input was not valid UTF-8) is
 //     "<0xHH>", as llama2.c names its byte tokens;
 //   - a special token (BOS, <|endoftext|>) is shown by its name ("<s>", "<|endoftext|>").

@@ -507,6 +507,22 @@ TEST_CASE("show_tokens: the convention on its own") {
         "y");
   CHECK(tokens[3].shown == "<|endoftext|>");
   CHECK(tokens[4].shown == "!");
+  // Characters that show no glyph are named; a combining mark alone sits on a dotted circle.
+  std::vector<ModelToken> invisible = {token("a\xC2\xA0"),
+                                       token("\xE2\x80\x8D"),
+                                       token("\xE3\x80\x80"),
+                                       token("\xC2\x85"),
+                                       token("\xEF\xBB\xBF\xF3\xA0\x84\x80"),
+                                       token("\xCC\x81"),
+                                       token("e\xCC\x81")};
+  show_tokens(invisible);
+  CHECK(invisible[0].shown == "a<NBSP>");
+  CHECK(invisible[1].shown == "<ZWJ>");
+  CHECK(invisible[2].shown == "<U+3000>");        // the ideographic space
+  CHECK(invisible[3].shown == "<U+0085>");        // a C1 control
+  CHECK(invisible[4].shown == "<BOM><U+E0100>");  // a variation selector of the last plane
+  CHECK(invisible[5].shown == "\xE2\x97\x8C\xCC\x81");
+  CHECK(invisible[6].shown == "e\xCC\x81");
   // A character cut by the end of the run is bytes of no character.
   std::vector<ModelToken> cut = {token("\xE4\xBD")};
   show_tokens(cut);
