@@ -3,7 +3,7 @@
 // Encoding: BOS (id 1) first, a leading space, the text's characters as tokens where the
 // vocabulary has them and as byte tokens ("<0xHH>", id = byte + 3) where it does not, then the
 // adjacent pair whose merge scores best merged again and again. Every length is checked
-// against the file before it is read.
+// against the file before it is read, and tokens 3 ... 258 must be the 256 byte tokens.
 #pragma once
 
 #include "core/base/status.hpp"

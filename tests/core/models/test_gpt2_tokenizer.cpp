@@ -486,6 +486,21 @@ TEST_CASE("llama2.c's tokens as a person reads them: BOS, the leading space, byt
   }
 }
 
+TEST_CASE("llama2.c's tokenizer file: a vocabulary too small or without its byte tokens") {
+  const fs::path path = fs::path(ATTNVIZ_SOURCE_DIR) / "assets/models/stories260K/tok512.bin";
+  std::string bytes = testing::read_whole_file(path);
+  Result<Llama2cTokenizer> small = Llama2cTokenizer::parse(bytes, "tok.bin", 100);
+  REQUIRE_FALSE(small.ok());
+  CHECK(small.error().find("tok.bin: a vocabulary of 100 tokens") != std::string::npos);
+  // Token 3 must be the byte 0x00, where byte fallback looks for it.
+  const std::size_t at = bytes.find("<0x00>");
+  REQUIRE(at != std::string::npos);
+  bytes.replace(at, 6, "<0xZZ>");
+  Result<Llama2cTokenizer> moved = Llama2cTokenizer::parse(bytes, "tok.bin", 512);
+  REQUIRE_FALSE(moved.ok());
+  CHECK(moved.error().find("tok.bin: token 3 is not the byte <0x00>") != std::string::npos);
+}
+
 TEST_CASE("show_tokens: the convention on its own") {
   const auto token = [](std::string bytes) {
     ModelToken t;
