@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 
 // Aborts with the failed condition when an invariant does not hold.
 #define FUZZ_CHECK(condition)                                                                  \
@@ -19,6 +20,40 @@
   } while (0)
 
 namespace attnviz::fuzz {
+
+// Strict UTF-8 (RFC 3629): no overlongs, surrogates or code points past U+10FFFF. Written here,
+// independently of core/text/ and core/models/, so that the check does not share the code it
+// checks.
+inline bool valid_utf8(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    std::size_t length = 0;
+    unsigned low = 0x80, high = 0xBF;  // the allowed range of the second byte
+    if (lead < 0x80) {
+      length = 1;
+    } else if (lead >= 0xC2 && lead <= 0xDF) {
+      length = 2;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+      length = 3;
+      if (lead == 0xE0) low = 0xA0;   // overlong below U+0800
+      if (lead == 0xED) high = 0x9F;  // surrogates U+D800..U+DFFF
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+      length = 4;
+      if (lead == 0xF0) low = 0x90;   // overlong below U+10000
+      if (lead == 0xF4) high = 0x8F;  // past U+10FFFF
+    } else {
+      return false;
+    }
+    if (i + length > text.size()) return false;
+    for (std::size_t k = 1; k < length; ++k) {
+      const auto byte = static_cast<unsigned char>(text[i + k]);
+      if (byte < (k == 1 ? low : 0x80u) || byte > (k == 1 ? high : 0xBFu)) return false;
+    }
+    i += length;
+  }
+  return true;
+}
 
 // Inputs whose weights would hold more numbers than this are skipped (return 0) before they
 // are parsed: a scenario may legally ask for 16 heads of 1024x1024 matrices (hundreds of MB),

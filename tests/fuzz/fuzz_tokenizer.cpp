@@ -16,39 +16,6 @@
 
 namespace {
 
-// Strict UTF-8 (RFC 3629): no overlongs, surrogates or code points past U+10FFFF. Written here,
-// independently of core/text/tokenizer.cpp, so that the check does not share the code it checks.
-bool valid_utf8(std::string_view text) {
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const auto lead = static_cast<unsigned char>(text[i]);
-    std::size_t length = 0;
-    unsigned low = 0x80, high = 0xBF;  // the allowed range of the second byte
-    if (lead < 0x80) {
-      length = 1;
-    } else if (lead >= 0xC2 && lead <= 0xDF) {
-      length = 2;
-    } else if (lead >= 0xE0 && lead <= 0xEF) {
-      length = 3;
-      if (lead == 0xE0) low = 0xA0;   // overlong below U+0800
-      if (lead == 0xED) high = 0x9F;  // surrogates U+D800..U+DFFF
-    } else if (lead >= 0xF0 && lead <= 0xF4) {
-      length = 4;
-      if (lead == 0xF0) low = 0x90;   // overlong below U+10000
-      if (lead == 0xF4) high = 0x8F;  // past U+10FFFF
-    } else {
-      return false;
-    }
-    if (i + length > text.size()) return false;
-    for (std::size_t k = 1; k < length; ++k) {
-      const auto byte = static_cast<unsigned char>(text[i + k]);
-      if (byte < (k == 1 ? low : 0x80u) || byte > (k == 1 ? high : 0xBFu)) return false;
-    }
-    i += length;
-  }
-  return true;
-}
-
 void check_tokenization(const attnviz::Tokenization& t, std::string_view text,
                         std::size_t max_tokens) {
   FUZZ_CHECK(t.tokens.size() <= max_tokens);
@@ -58,8 +25,8 @@ void check_tokenization(const attnviz::Tokenization& t, std::string_view text,
   for (const attnviz::Token& token : t.tokens) {
     FUZZ_CHECK(!token.text.empty());
     FUZZ_CHECK(!token.key.empty());
-    FUZZ_CHECK(valid_utf8(token.text));
-    FUZZ_CHECK(valid_utf8(token.key));
+    FUZZ_CHECK(attnviz::fuzz::valid_utf8(token.text));
+    FUZZ_CHECK(attnviz::fuzz::valid_utf8(token.key));
     FUZZ_CHECK(token.byte_begin < token.byte_end);
     FUZZ_CHECK(token.byte_end <= text.size());
     FUZZ_CHECK(token.byte_begin >= previous_end);
@@ -91,7 +58,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   FUZZ_CHECK(limited.tokens.size() == std::min(max_tokens, all.tokens.size()));
 
   // The UTF-8 helpers the tokenizer is built on.
-  FUZZ_CHECK(valid_utf8(attnviz::lowercase_key(text)));
+  FUZZ_CHECK(attnviz::fuzz::valid_utf8(attnviz::lowercase_key(text)));
   const std::string_view prefix = attnviz::utf8_prefix(text, max_tokens);
   FUZZ_CHECK(prefix.size() <= text.size());
   FUZZ_CHECK(attnviz::utf8_length(prefix) ==

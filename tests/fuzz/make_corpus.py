@@ -230,3 +230,55 @@ SAFETENSORS = {
 }
 for name, data in SAFETENSORS.items():
     write("fuzz_safetensors", name, b"\x00" + data)
+
+# --- fuzz_gpt2_tokenizer: VOCAB \0 MERGES \0 TEXT, or TEXT alone for the target's fixed tokenizer --
+def gpt2_symbols(data):
+    """encoder.py's bytes_to_unicode(), applied to `data`."""
+    printable = [b for b in range(256) if 0x21 <= b <= 0x7E or 0xA1 <= b <= 0xAC or b >= 0xAE]
+    table, extra = {}, 0
+    for b in range(256):
+        if b in printable:
+            table[b] = chr(b)
+        else:
+            table[b] = chr(0x100 + extra)
+            extra += 1
+    return "".join(table[b] for b in data)
+
+
+def gpt2_files(words):
+    tokens = [bytes([b]) for b in range(256)]
+    merges = ["#version: 0.2"]
+    for word in words:
+        data = word.encode("utf-8")
+        for n in range(2, len(data) + 1):
+            if data[:n] not in tokens:
+                tokens.append(data[:n])
+                merges.append(gpt2_symbols(data[:n - 1]) + " " + gpt2_symbols(data[n - 1:n]))
+    vocab = {gpt2_symbols(t): i for i, t in enumerate(tokens)}
+    vocab["<|endoftext|>"] = len(tokens)
+    return json.dumps(vocab, ensure_ascii=False), "\n".join(merges) + "\n"
+
+
+GPT2_VOCAB, GPT2_MERGES = gpt2_files(["hello", " world", " the", "ing", "  ", "\u00e9t\u00e9"])
+for name, text in {"hello": "hello world", "contractions": "it's we'll I'M",
+                   "special": "a<|endoftext|>b", "spaces": "a  b\n\n c \t",
+                   "accents_cjk_emoji": "\u00e9t\u00e9 \u6771\u4eac \U0001F469\u200D\U0001F4BB"}.items():
+    write("fuzz_gpt2_tokenizer", f"files_{name}",
+          (GPT2_VOCAB + "\0" + GPT2_MERGES + "\0" + text).encode("utf-8"))
+write("fuzz_gpt2_tokenizer", "files_bad_merge",
+      (GPT2_VOCAB + "\0h e\nh x y\n\0hello").encode("utf-8"))
+write("fuzz_gpt2_tokenizer", "files_bad_id", ('{"a": 7}\0\0a').encode("utf-8"))
+for name, (_, sentence) in SENTENCES.items():
+    write("fuzz_gpt2_tokenizer", f"text_{name}", sentence.encode("utf-8"))
+for name, data in INVALID.items():
+    write("fuzz_gpt2_tokenizer", f"text_{name}", data)
+
+# --- fuzz_llama2c_tokenizer: u16 vocabulary size - 1, u16 file length, the file, the text ---------
+TOK512 = (ROOT / "assets/models/stories260K/tok512.bin").read_bytes()
+for name, text in {"story": "Once upon a time, there was a little girl named Lily.",
+                   "bytes": "caf\u00e9 \u2713 \U0001F600", "empty": "", "spaces": "  two  spaces\n"}.items():
+    write("fuzz_llama2c_tokenizer", f"tok512_{name}",
+          (511).to_bytes(2, "little") + len(TOK512).to_bytes(2, "little") + TOK512 +
+          text.encode("utf-8"))
+write("fuzz_llama2c_tokenizer", "tok512_cut",
+      (511).to_bytes(2, "little") + (3000).to_bytes(2, "little") + TOK512[:3000] + b"x")

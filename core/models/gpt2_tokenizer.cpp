@@ -1,0 +1,599 @@
+#include "core/models/gpt2_tokenizer.hpp"
+
+#include "core/models/mapped_file.hpp"
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <mutex>
+#include <queue>
+#include <system_error>
+
+namespace attnviz {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// GPT-2's bytes_to_unicode(): the printable bytes ('!'..'~', '¡'..'¬', '®'..'ÿ') stand for
+// themselves; the 68 others, in order, for U+0100 upward.
+struct ByteAlphabet {
+  std::array<std::uint32_t, 256> symbol{};
+  std::array<int, 0x144> byte{};  // code point -> byte, -1 for none (every symbol < U+0144)
+
+  ByteAlphabet() {
+    byte.fill(-1);
+    std::uint32_t next = 0x100;
+    for (unsigned b = 0; b < 256; ++b) {
+      const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
+      symbol[b] = printable ? b : next++;
+      byte[symbol[b]] = static_cast<int>(b);
+    }
+  }
+};
+
+const ByteAlphabet& alphabet() {
+  static const ByteAlphabet instance;
+  return instance;
+}
+
+// Decodes the code point of the valid UTF-8 character of `length` bytes at `at`.
+std::uint32_t code_point_at(std::string_view text, std::size_t at, std::size_t length) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[at + k]); };
+  switch (length) {
+    case 1:
+      return byte(0);
+    case 2:
+      return (byte(0) & 0x1Fu) << 6 | (byte(1) & 0x3Fu);
+    case 3:
+      return (byte(0) & 0x0Fu) << 12 | (byte(1) & 0x3Fu) << 6 | (byte(2) & 0x3Fu);
+    default:
+      return (byte(0) & 0x07u) << 18 | (byte(1) & 0x3Fu) << 12 | (byte(2) & 0x3Fu) << 6 |
+             (byte(3) & 0x3Fu);
+  }
+}
+
+std::string json_quoted(std::string_view text) {
+  std::string shown = nlohmann::json(std::string(text))
+                          .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  constexpr std::size_t kLongest = 60;
+  if (shown.size() > kLongest) shown = shown.substr(0, kLongest) + "...\"";
+  return shown;
+}
+
+std::string code_point_name(std::uint32_t code_point) {
+  char name[16];
+  std::snprintf(name, sizeof name, "U+%04X", static_cast<unsigned>(code_point));
+  return name;
+}
+
+// A token written in GPT-2's byte alphabet -> its raw bytes, or the first character that is
+// not one of the 256 byte symbols.
+Result<std::string> symbols_to_bytes(std::string_view symbols) {
+  std::string bytes;
+  for (std::size_t at = 0; at < symbols.size();) {
+    const std::size_t length = utf8_character_length(symbols, at);
+    if (length == 0) return Status::error("it is not valid UTF-8");
+    const std::uint32_t code_point = code_point_at(symbols, at, length);
+    const int byte = code_point < alphabet().byte.size() ? alphabet().byte[code_point] : -1;
+    if (byte < 0)
+      return Status::error("its character " + code_point_name(code_point) +
+                           " is not one of GPT-2's 256 byte symbols");
+    bytes += static_cast<char>(byte);
+    at += length;
+  }
+  return bytes;
+}
+
+std::string bytes_to_symbols(std::string_view bytes) {
+  std::string symbols;
+  for (const char c : bytes) {
+    const std::uint32_t code_point = alphabet().symbol[static_cast<unsigned char>(c)];
+    if (code_point < 0x80) {
+      symbols += static_cast<char>(code_point);
+    } else {
+      symbols += static_cast<char>(0xC0 | (code_point >> 6));
+      symbols += static_cast<char>(0x80 | (code_point & 0x3F));
+    }
+  }
+  return symbols;
+}
+
+// Reads the vocabulary's JSON object {"token": id, ...} as a stream of events: no document is
+// built, every key and value is checked as it comes, and the count is capped.
+class VocabularyReader : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  struct Entry {
+    std::string symbols;  // the key as written
+    std::int64_t id;
+  };
+  std::vector<Entry> entries;
+  std::string error;  // the first fault, "" when none
+
+  bool null() override { return value_is("null"); }
+  bool boolean(bool) override { return value_is("true or false"); }
+  bool number_integer(number_integer_t value) override { return id(value); }
+  bool number_unsigned(number_unsigned_t value) override {
+    return id(value > static_cast<number_unsigned_t>(INT64_MAX) ? INT64_MAX
+                                                                : static_cast<std::int64_t>(value));
+  }
+  bool number_float(number_float_t, const string_t& written) override {
+    return value_is("the number " + written + ", not a whole number");
+  }
+  bool string(string_t&) override { return value_is("a string"); }
+  bool binary(binary_t&) override { return value_is("binary"); }
+  bool start_object(std::size_t) override {
+    if (depth_++ == 0) return true;
+    return value_is("an object");
+  }
+  bool key(string_t& key) override {
+    key_ = key;
+    return true;
+  }
+  bool end_object() override {
+    --depth_;
+    return true;
+  }
+  bool start_array(std::size_t) override {
+    if (depth_ == 0) return fail("not a JSON object of tokens and their ids (an array)");
+    return value_is("an array");
+  }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t position, const std::string&,
+                   const nlohmann::detail::exception& exception) override {
+    std::string what = exception.what();
+    // "[json.exception.parse_error.101] parse error at line 1, column 2: ..." -> the reason.
+    if (const std::size_t colon = what.find(": "); colon != std::string::npos)
+      what = what.substr(colon + 2);
+    return fail("not valid JSON (at byte " + std::to_string(position) + "): " + what);
+  }
+
+ private:
+  int depth_ = 0;
+  std::string key_;
+
+  bool fail(std::string message) {
+    if (error.empty()) error = std::move(message);
+    return false;
+  }
+  bool value_is(const std::string& what) {
+    if (depth_ == 0) return fail("not a JSON object of tokens and their ids");
+    return fail("the value of " + json_quoted(key_) + " is " + what + ", not a token id");
+  }
+  bool id(std::int64_t value) {
+    if (depth_ == 0) return fail("not a JSON object of tokens and their ids (a number)");
+    if (entries.size() >= Gpt2Tokenizer::kMaxTokens)
+      return fail("more than " + std::to_string(Gpt2Tokenizer::kMaxTokens) + " tokens");
+    entries.push_back({key_, value});
+    return true;
+  }
+};
+
+// GPT-2's pattern, with \s spelled as Unicode's White_Space (what Python's `regex` module
+// gives \s, and so encoder.py), independent of PCRE2's own idea of \s.
+constexpr const char* kWhiteSpace =
+    "\\t\\n\\x{0B}\\f\\r \\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}"
+    "\\x{202F}\\x{205F}\\x{3000}";
+
+struct CompiledPattern {
+  pcre2_code* code = nullptr;
+  std::string error;
+
+  CompiledPattern() {
+    const std::string ws = kWhiteSpace;
+    const std::string pattern = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^" + ws +
+                                "\\p{L}\\p{N}]+|[" + ws + "]+(?![^" + ws + "])|[" + ws + "]+";
+    int error_code = 0;
+    PCRE2_SIZE error_offset = 0;
+    code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
+                         PCRE2_UTF | PCRE2_UCP, &error_code, &error_offset, nullptr);
+    if (code == nullptr) {
+      PCRE2_UCHAR message[256];
+      pcre2_get_error_message(error_code, message, sizeof message);
+      error = "GPT-2's pattern does not compile in PCRE2: " +
+              std::string(reinterpret_cast<const char*>(message));
+      return;
+    }
+    pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);  // faster when it can; matches alike without
+  }
+  ~CompiledPattern() { pcre2_code_free(code); }
+  CompiledPattern(const CompiledPattern&) = delete;
+  CompiledPattern& operator=(const CompiledPattern&) = delete;
+};
+
+const CompiledPattern& gpt2_pattern() {
+  static const CompiledPattern instance;
+  return instance;
+}
+
+struct MatchData {
+  pcre2_match_data* data;
+  explicit MatchData(const pcre2_code* code)
+      : data(pcre2_match_data_create_from_pattern(code, nullptr)) {}
+  ~MatchData() { pcre2_match_data_free(data); }
+  MatchData(const MatchData&) = delete;
+  MatchData& operator=(const MatchData&) = delete;
+};
+
+Result<std::string> read_capped(const std::string& path) {
+  std::error_code error;
+  const auto bytes = fs::file_size(path, error);
+  if (!error && bytes > Gpt2Tokenizer::kMaxFileBytes)
+    return Status::error(path + ": " + std::to_string(bytes) + " bytes, more than the " +
+                         std::to_string(Gpt2Tokenizer::kMaxFileBytes >> 20) +
+                         " MiB a tokenizer file may have");
+  if (!error && bytes == 0 && fs::is_regular_file(path, error)) return std::string();
+  Result<MappedFile> mapped = MappedFile::open(path);
+  if (!mapped) return mapped.status();
+  if (mapped->size() > Gpt2Tokenizer::kMaxFileBytes)
+    return Status::error(path + ": more than the " +
+                         std::to_string(Gpt2Tokenizer::kMaxFileBytes >> 20) +
+                         " MiB a tokenizer file may have");
+  return std::string(reinterpret_cast<const char*>(mapped->data()), mapped->size());
+}
+
+std::uint64_t pair_key(int left, int right) {
+  return static_cast<std::uint64_t>(static_cast<std::uint32_t>(left)) << 32 |
+         static_cast<std::uint32_t>(right);
+}
+
+}  // namespace
+
+struct Gpt2Tokenizer::Cache {
+  static constexpr std::size_t kMaxEntries = 1 << 16;
+  static constexpr std::size_t kMaxPieceBytes = 256;
+  std::mutex mutex;
+  std::unordered_map<std::string, std::vector<int>> ids_of_piece;
+};
+
+std::uint32_t Gpt2Tokenizer::byte_symbol(unsigned char byte) {
+  return alphabet().symbol[byte];
+}
+
+Result<Gpt2Tokenizer> Gpt2Tokenizer::load_folder(const std::string& folder) {
+  std::error_code error;
+  if (!fs::is_directory(folder, error))
+    return Status::error(folder + ": not a folder (a GPT-2 tokenizer is a folder with " +
+                         "vocab.json and merges.txt, or encoder.json and vocab.bpe)");
+  const auto has = [&](const char* name) { return fs::exists(fs::path(folder) / name, error); };
+  const auto path = [&](const char* name) { return (fs::path(folder) / name).string(); };
+  for (const auto& [vocab, merges] :
+       {std::pair{"vocab.json", "merges.txt"}, std::pair{"encoder.json", "vocab.bpe"}}) {
+    if (has(vocab) && has(merges)) return load(path(vocab), path(merges));
+    if (has(vocab) != has(merges))
+      return Status::error(folder + ": has " + (has(vocab) ? vocab : merges) + " but not " +
+                           (has(vocab) ? merges : vocab));
+  }
+  return Status::error(folder + ": no GPT-2 tokenizer: expected vocab.json and merges.txt " +
+                       "(Hugging Face's names) or encoder.json and vocab.bpe (OpenAI's)");
+}
+
+Result<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string& vocab_path,
+                                          const std::string& merges_path) {
+  Result<std::string> vocab_text = read_capped(vocab_path);
+  if (!vocab_text) return vocab_text.status();
+  Result<std::string> merges_text = read_capped(merges_path);
+  if (!merges_text) return merges_text.status();
+  return parse(*vocab_text, *merges_text, vocab_path, merges_path);
+}
+
+Result<Gpt2Tokenizer> Gpt2Tokenizer::parse(std::string_view vocab_text,
+                                           std::string_view merges_text,
+                                           const std::string& vocab_path,
+                                           const std::string& merges_path) {
+  const CompiledPattern& pattern = gpt2_pattern();
+  if (pattern.code == nullptr) return Status::error(pattern.error);
+  if (vocab_text.size() > kMaxFileBytes || merges_text.size() > kMaxFileBytes)
+    return Status::error((vocab_text.size() > kMaxFileBytes ? vocab_path : merges_path) +
+                         ": more than the " + std::to_string(kMaxFileBytes >> 20) +
+                         " MiB a tokenizer file may have");
+
+  // The vocabulary.
+  VocabularyReader reader;
+  const bool parsed = nlohmann::json::sax_parse(vocab_text, &reader);
+  if (!parsed || !reader.error.empty())
+    return Status::error(vocab_path + ": " +
+                         (reader.error.empty() ? std::string("not valid JSON") : reader.error));
+  const std::size_t count = reader.entries.size();
+  if (count == 0) return Status::error(vocab_path + ": no tokens");
+
+  Gpt2Tokenizer tokenizer;
+  tokenizer.token_bytes_.resize(count);
+  std::vector<bool> id_taken(count, false);
+  std::vector<const std::string*> symbols_of_id(count, nullptr);
+  tokenizer.id_of_.reserve(count);
+  for (const VocabularyReader::Entry& entry : reader.entries) {
+    const std::string key = json_quoted(entry.symbols);
+    if (entry.id < 0 || entry.id >= static_cast<std::int64_t>(count))
+      return Status::error(vocab_path + ": " + key + " has the id " + std::to_string(entry.id) +
+                           ", outside 0 ... " + std::to_string(count - 1) + " (the file has " +
+                           std::to_string(count) + " tokens)");
+    const auto id = static_cast<std::size_t>(entry.id);
+    if (id_taken[id])
+      return Status::error(vocab_path + ": " + json_quoted(*symbols_of_id[id]) + " and " + key +
+                           " both have the id " + std::to_string(id));
+    if (entry.symbols.empty()) return Status::error(vocab_path + ": an empty token (\"\")");
+    if (entry.symbols.size() > 2 * kMaxTokenBytes)
+      return Status::error(vocab_path + ": " + key + " is longer than " +
+                           std::to_string(kMaxTokenBytes) + " bytes");
+    Result<std::string> bytes = symbols_to_bytes(entry.symbols);
+    if (!bytes) return Status::error(vocab_path + ": " + key + ": " + bytes.error());
+    if (bytes->size() > kMaxTokenBytes)
+      return Status::error(vocab_path + ": " + key + " is longer than " +
+                           std::to_string(kMaxTokenBytes) + " bytes");
+    if (const auto [where, added] = tokenizer.id_of_.emplace(*bytes, static_cast<int>(id)); !added)
+      return Status::error(vocab_path + ": " + key + " is in the file twice (ids " +
+                           std::to_string(where->second) + " and " + std::to_string(id) + ")");
+    id_taken[id] = true;
+    symbols_of_id[id] = &entry.symbols;
+    tokenizer.token_bytes_[id] = std::move(*bytes);
+  }
+  for (unsigned b = 0; b < 256; ++b) {
+    const int id = tokenizer.find(std::string(1, static_cast<char>(b)));
+    if (id < 0) {
+      char name[8];
+      std::snprintf(name, sizeof name, "0x%02X", b);
+      return Status::error(vocab_path + ": no token for the byte " + name + " (" +
+                           json_quoted(bytes_to_symbols(std::string(1, static_cast<char>(b)))) +
+                           "): byte-level BPE needs one for each of the 256 bytes");
+    }
+    tokenizer.byte_ids_[b] = id;
+  }
+  tokenizer.end_of_text_ = tokenizer.find(kEndOfText);
+
+  // The merges, in order of rank.
+  const std::string_view text = merges_text;
+  int line_number = 0;
+  std::unordered_map<std::uint64_t, int> line_of_merge;
+  for (std::size_t at = 0; at < text.size();) {
+    std::size_t end = text.find('\n', at);
+    const bool last_line = end == std::string_view::npos;
+    if (last_line) end = text.size();
+    std::string_view line = text.substr(at, end - at);
+    at = last_line ? text.size() : end + 1;
+    ++line_number;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    const std::string where = merges_path + " line " + std::to_string(line_number) + ": ";
+    if (line_number == 1 && line.substr(0, 8) == "#version") continue;
+    if (line.empty()) {
+      if (at == text.size()) break;  // the file's final newline
+      return Status::error(where + "empty (each line is two tokens separated by a space)");
+    }
+    const std::size_t space = line.find(' ');
+    if (space == std::string_view::npos || space == 0 || space + 1 == line.size() ||
+        line.find(' ', space + 1) != std::string_view::npos ||
+        line.find('\t') != std::string_view::npos)
+      return Status::error(where + json_quoted(line) + " is not two tokens separated by one space");
+    if (tokenizer.merges_.size() >= kMaxMerges)
+      return Status::error(merges_path + ": more than " + std::to_string(kMaxMerges) + " merges");
+    int ids[2] = {-1, -1};
+    std::string joined;
+    for (int part = 0; part < 2; ++part) {
+      const std::string_view symbols = part == 0 ? line.substr(0, space) : line.substr(space + 1);
+      Result<std::string> bytes = symbols_to_bytes(symbols);
+      if (!bytes) return Status::error(where + json_quoted(symbols) + ": " + bytes.error());
+      ids[part] = tokenizer.find(*bytes);
+      if (ids[part] < 0)
+        return Status::error(where + json_quoted(symbols) + " is not a token of " + vocab_path);
+      joined += *bytes;
+    }
+    const int merged = tokenizer.find(joined);
+    if (merged < 0)
+      return Status::error(where + "the merge of " + json_quoted(line) + ", " +
+                           json_quoted(bytes_to_symbols(joined)) + ", is not a token of " +
+                           vocab_path);
+    const std::uint64_t key = pair_key(ids[0], ids[1]);
+    if (const auto [previous, added] = line_of_merge.emplace(key, line_number); !added)
+      return Status::error(where + json_quoted(line) + " repeats line " +
+                           std::to_string(previous->second));
+    tokenizer.merges_.emplace(key, Merge{static_cast<int>(tokenizer.merges_.size()), merged});
+  }
+  tokenizer.cache_ = std::make_shared<Cache>();
+  return tokenizer;
+}
+
+int Gpt2Tokenizer::find(std::string_view bytes) const {
+  const auto found = id_of_.find(std::string(bytes));
+  return found == id_of_.end() ? -1 : found->second;
+}
+
+std::vector<std::pair<std::size_t, std::size_t>> Gpt2Tokenizer::split(std::string_view text) const {
+  std::vector<std::pair<std::size_t, std::size_t>> pieces;
+  if (text.empty()) return pieces;
+  // PCRE2 matches valid UTF-8 only: each invalid byte is matched as U+FFFD stands, and the
+  // pieces are mapped back to the original bytes.
+  std::string replaced;
+  std::vector<std::size_t> original;  // replaced offset -> text offset, at character starts
+  bool valid = true;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t length = utf8_character_length(text, at);
+    if (length == 0) {
+      valid = false;
+      break;
+    }
+    at += length;
+  }
+  std::string_view subject = text;
+  if (!valid) {
+    original.reserve(text.size() * 3 + 1);
+    for (std::size_t at = 0; at < text.size();) {
+      const std::size_t length = utf8_character_length(text, at);
+      if (length == 0) {
+        replaced += "\xEF\xBF\xBD";
+        original.insert(original.end(), 3, at);
+        ++at;
+      } else {
+        replaced.append(text.substr(at, length));
+        original.insert(original.end(), length, at);
+        at += length;
+      }
+    }
+    original.push_back(text.size());
+    subject = replaced;
+  }
+  const auto to_text = [&](std::size_t offset) { return valid ? offset : original[offset]; };
+  const pcre2_code* code = gpt2_pattern().code;
+  MatchData match(code);
+  const auto* data = reinterpret_cast<PCRE2_SPTR>(subject.data());
+  std::size_t at = 0;
+  while (at < subject.size()) {
+    int found =
+        pcre2_match(code, data, subject.size(), at, PCRE2_NO_UTF_CHECK, match.data, nullptr);
+    if (found < 0 && found != PCRE2_ERROR_NOMATCH)  // a JIT limit: the interpreter then
+      found = pcre2_match(code, data, subject.size(), at, PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT,
+                          match.data, nullptr);
+    std::size_t begin = subject.size(), end = subject.size();
+    if (found >= 0) {
+      const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match.data);
+      begin = ovector[0];
+      end = ovector[1];
+    }
+    // Every character matches one of the alternatives, so the matches tile the text; were a
+    // character ever skipped, it would still be a piece of its own, never dropped.
+    if (begin > at) pieces.emplace_back(to_text(at), to_text(begin));
+    if (end <= begin) {
+      if (begin >= subject.size()) break;
+      end = begin + std::max<std::size_t>(1, utf8_character_length(subject, begin));
+    }
+    pieces.emplace_back(to_text(begin), to_text(end));
+    at = end;
+  }
+  return pieces;
+}
+
+void Gpt2Tokenizer::merge_piece(std::string_view piece, std::vector<int>& out) const {
+  if (piece.size() == 1) {
+    out.push_back(byte_ids_[static_cast<unsigned char>(piece[0])]);
+    return;
+  }
+  const bool cacheable = piece.size() <= Cache::kMaxPieceBytes;
+  if (cacheable) {
+    const std::lock_guard<std::mutex> lock(cache_->mutex);
+    const auto found = cache_->ids_of_piece.find(std::string(piece));
+    if (found != cache_->ids_of_piece.end()) {
+      out.insert(out.end(), found->second.begin(), found->second.end());
+      return;
+    }
+  }
+  // encoder.py's bpe(): find the adjacent pair whose merge ranks first, merge every occurrence
+  // of it from left to right, repeat. Here with a heap of (rank, position) and a linked list:
+  // all the heap's entries of the first rank are taken at once and merged in position order
+  // (merging a pair never makes another occurrence of the same pair, so they are exactly the
+  // occurrences reference merges in that round), then the next rank.
+  const std::size_t n = piece.size();
+  std::vector<int> ids(n), next(n), previous(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    ids[i] = byte_ids_[static_cast<unsigned char>(piece[i])];
+    next[i] = i + 1 < n ? static_cast<int>(i + 1) : -1;
+    previous[i] = static_cast<int>(i) - 1;
+  }
+  using Entry = std::pair<int, int>;  // (rank, position of the pair's left token)
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap;
+  const auto push_pair = [&](int left) {
+    if (left < 0 || next[left] < 0) return;
+    const auto found = merges_.find(pair_key(ids[left], ids[next[left]]));
+    if (found != merges_.end()) heap.emplace(found->second.rank, left);
+  };
+  for (std::size_t i = 0; i + 1 < n; ++i) push_pair(static_cast<int>(i));
+  std::vector<int> round;
+  while (!heap.empty()) {
+    const int rank = heap.top().first;
+    round.clear();
+    while (!heap.empty() && heap.top().first == rank) {
+      round.push_back(heap.top().second);
+      heap.pop();
+    }
+    for (const int left : round) {
+      const int right = next[left];
+      if (ids[left] < 0 || right < 0) continue;  // gone, or now last
+      const auto found = merges_.find(pair_key(ids[left], ids[right]));
+      if (found == merges_.end() || found->second.rank != rank) continue;  // changed since
+      ids[left] = found->second.merged;
+      ids[right] = -1;
+      next[left] = next[right];
+      if (next[left] >= 0) previous[next[left]] = left;
+      push_pair(previous[left]);
+      push_pair(left);
+    }
+  }
+  const std::size_t first_out = out.size();
+  for (int i = 0; i >= 0; i = next[i]) out.push_back(ids[i]);
+  if (cacheable) {
+    const std::lock_guard<std::mutex> lock(cache_->mutex);
+    if (cache_->ids_of_piece.size() >= Cache::kMaxEntries) cache_->ids_of_piece.clear();
+    cache_->ids_of_piece.emplace(
+        std::string(piece),
+        std::vector<int>(out.begin() + static_cast<std::ptrdiff_t>(first_out), out.end()));
+  }
+}
+
+template <class Emit>
+void Gpt2Tokenizer::encode_into(std::string_view text, SpecialText special, Emit&& emit) const {
+  std::vector<int> ids;
+  const auto ordinary = [&](std::size_t offset, std::string_view part) {
+    for (const auto& [begin, end] : split(part)) {
+      ids.clear();
+      merge_piece(part.substr(begin, end - begin), ids);
+      std::size_t at = offset + begin;
+      for (const int id : ids) {
+        const std::size_t length = token_bytes(id).size();
+        emit(id, at, at + length, false);
+        at += length;
+      }
+    }
+  };
+  std::size_t at = 0;
+  if (special == SpecialText::kAsSpecial && end_of_text_ >= 0) {
+    for (std::size_t found = text.find(kEndOfText); found != std::string_view::npos;
+         found = text.find(kEndOfText, at)) {
+      ordinary(at, text.substr(at, found - at));
+      emit(end_of_text_, found, found + kEndOfText.size(), true);
+      at = found + kEndOfText.size();
+    }
+  }
+  ordinary(at, text.substr(at));
+}
+
+std::vector<int> Gpt2Tokenizer::encode(std::string_view text, SpecialText special) const {
+  std::vector<int> ids;
+  encode_into(text, special, [&](int id, std::size_t, std::size_t, bool) { ids.push_back(id); });
+  return ids;
+}
+
+Result<std::string> Gpt2Tokenizer::decode(const std::vector<int>& ids) const {
+  std::string text;
+  for (const int id : ids) {
+    if (id < 0 || id >= size())
+      return Status::error("token id " + std::to_string(id) + " is not in the vocabulary (0 ... " +
+                           std::to_string(size() - 1) + ")");
+    text += token_bytes(id);
+  }
+  return text;
+}
+
+Result<std::vector<ModelToken>> Gpt2Tokenizer::tokenize(std::string_view text,
+                                                        SpecialText special) const {
+  if (text.size() > kMaxTokenizedTextBytes)
+    return Status::error("the text is " + std::to_string(text.size()) +
+                         " bytes; a model's tokens are shown for at most " +
+                         std::to_string(kMaxTokenizedTextBytes >> 20) + " MiB");
+  std::vector<ModelToken> tokens;
+  encode_into(text, special, [&](int id, std::size_t begin, std::size_t end, bool is_special) {
+    ModelToken token;
+    token.id = id;
+    token.bytes = token_bytes(id);
+    token.byte_begin = static_cast<int>(begin);
+    token.byte_end = static_cast<int>(end);
+    token.special = is_special;
+    if (token.special) token.shown = std::string(kEndOfText);
+    tokens.push_back(std::move(token));
+  });
+  show_tokens(tokens);
+  return tokens;
+}
+
+}  // namespace attnviz
