@@ -6,7 +6,9 @@
 //   export    every matrix as CSV files (and the JSON of compute)
 //   svg       the heatmap or the arrows as an SVG picture, for papers and slides
 //   bench     times a full recompute of attention (median, p90, heap allocations)
+//   model     real trained models: info, tokens, attention, predict, generate, heads, bench
 #include "cli/bench.hpp"
+#include "cli/model_commands.hpp"
 #include "core/base/version.hpp"
 #include "core/document/file_io.hpp"
 #include "core/document/scenario.hpp"
@@ -45,6 +47,14 @@ Usage:
   attnviz-cli bench    --tokens N --d-model D --heads H [--d-k K] [--d-v K] [--cross M]
                        [--compat dot|scaled_dot|general|additive|cosine] [--causal]
                        [--threads T] [--repeat R]
+  attnviz-cli model info      MODEL
+  attnviz-cli model tokens    MODEL --text TEXT
+  attnviz-cli model attention MODEL --text TEXT [-o OUT.json] [--weights-only]
+  attnviz-cli model predict   MODEL --text TEXT [--top N] [SAMPLING]
+  attnviz-cli model generate  MODEL [--prompt TEXT] [--tokens N] [SAMPLING] [--seed S]
+  attnviz-cli model heads     MODEL [--text TEXT]
+  attnviz-cli model bench     MODEL --tokens N [--mode full|append|last-layer]
+                              [--all-logits] [--threads T] [--repeat R]
   attnviz-cli --help | --version
 
 SCENARIO is a file (SCENARIO.json, or - for standard input) or --builtin, the scenario built
@@ -88,6 +98,21 @@ Commands:
             --cross M gives the keys and values a source of M tokens; --repeat R times R
             recomputes (default: about a second's worth, at least 20); --threads T runs
             the engine on T threads, this one included (1-16, default 1).
+  model     Real trained models. MODEL is a model folder (Hugging Face GPT-2: config.json,
+            model.safetensors, vocab.json, merges.txt), a llama2.c checkpoint (.bin, its
+            tokenizer beside it), or a shipped model's name: stories260K, gpt2-kjv-tiny.
+            info prints the architecture and sizes; tokens how the model's tokenizer cuts
+            TEXT (ids, tokens as read, byte ranges); attention writes every layer's and
+            head's weights and intermediates as JSON (--weights-only: the weights alone);
+            predict lists the most likely next tokens (--top N, default 10); generate
+            continues --prompt (default: an empty text) by --tokens N (default 64), greedy
+            unless a SAMPLING option is given; heads lists each head's detected role and
+            scores on TEXT (a built-in text by default); bench times the forward pass at
+            --tokens N and prints median_us=... p90_us=... allocations=... (--mode full: every
+            layer again, append: one token added with the cache, last-layer: an ablation in
+            the last layer; --all-logits: every position's next-token logits).
+            SAMPLING: --temperature T (0: the most likely), --top-k K, --top-p P.
+            --ablate L.H (repeatable; layer and head from 0) knocks heads out in any of them.
 
 On bad input a one-line message goes to standard error, the exit status is 1, and
 no output file is written or touched; a mistake in the command line itself (an unknown
@@ -455,6 +480,7 @@ int main(int argc, char** argv) {
     std::cout << "attnviz-cli " << attnviz::kVersion << '\n';
     return kExitOk;
   }
+  if (first == "model") return attnviz::cli::run_model_command(argc, argv);
   if (first == "bench") {
     attnviz::cli::BenchOptions options;
     if (attnviz::Status status = attnviz::cli::parse_bench_options(argc, argv, options); !status) {

@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <mutex>
@@ -24,6 +25,7 @@ constexpr int kRowMajor = 101, kNoTranspose = 111, kTranspose = 112;
 
 struct Library {
   SgemmFunction sgemm = nullptr;
+  SetThreadsFunction set_threads = nullptr;
   std::string name = "Eigen";
 };
 
@@ -78,12 +80,12 @@ Library load() {
     return library;
   }
   library.sgemm = sgemm;
+  library.set_threads = set_threads;
   std::string version = config != nullptr ? config() : "OpenBLAS";
   if (const std::size_t space = version.find(' ', version.find(' ') + 1);
       space != std::string::npos)
     version.resize(space);  // "OpenBLAS 0.3.21"
-  library.name =
-      version + " (" + (core_name != nullptr ? core_name() : "its own") + " kernels, 1 thread)";
+  library.name = version + " (" + (core_name != nullptr ? core_name() : "its own") + " kernels)";
   return library;
 }
 
@@ -119,6 +121,19 @@ void gemm(int m, int n, int k, const float* a, std::ptrdiff_t lda, const float* 
 
 std::string backend() {
   return library().name;
+}
+
+namespace {
+int thread_count = 1;
+}
+
+void set_threads(int count) {
+  thread_count = std::max(count, 1);
+  if (library().set_threads != nullptr) library().set_threads(thread_count);
+}
+
+int threads() {
+  return thread_count;
 }
 
 }  // namespace attnviz::blas

@@ -20,7 +20,12 @@ namespace attnviz::blas {
 void gemm(int m, int n, int k, const float* a, std::ptrdiff_t lda, const float* b,
           std::ptrdiff_t ldb, float* c, std::ptrdiff_t ldc, bool transpose_b = false);
 
-// What multiplies: "OpenBLAS 0.3.21 (SkylakeX kernels, 1 thread)" or "Eigen (...)".
+// What multiplies: "OpenBLAS 0.3.21 (SkylakeX kernels)" or "Eigen (...)".
 std::string backend();
+
+// The threads OpenBLAS may use for one product (1 by default: the app's renderer needs the other
+// core). No effect on Eigen.
+void set_threads(int threads);
+int threads();
 
 }  // namespace attnviz::blas

@@ -144,12 +144,21 @@ Matrix TransformerForward::raw_scores(int layer, int head) const {
 }
 
 RowVector TransformerForward::logits(int position) const {
-  const MatrixView& unembedding = model_.weights().unembedding;  // (vocab_size, d_model)
-  RowVector logits(unembedding.rows);                            // (vocab_size)
-  blas::gemm(1, unembedding.rows, unembedding.cols, final_.row(position), final_.cols(),
-             unembedding.data, unembedding.stride, logits.data(), logits.size(),
-             /*transpose_b=*/true);
+  RowVector logits(model_.config().vocab_size);  // (vocab_size)
+  this->logits(position, logits.data());
   return logits;
+}
+
+void TransformerForward::logits(int position, float* out) const {
+  const MatrixView& unembedding = model_.weights().unembedding;  // (vocab_size, d_model)
+  blas::gemm(1, unembedding.rows, unembedding.cols, final_.row(position), final_.cols(),
+             unembedding.data, unembedding.stride, out, unembedding.rows, /*transpose_b=*/true);
+}
+
+void TransformerForward::all_logits(float* out) const {
+  const MatrixView& unembedding = model_.weights().unembedding;  // (vocab_size, d_model)
+  blas::gemm(size(), unembedding.rows, unembedding.cols, final_.row(0), final_.cols(),
+             unembedding.data, unembedding.stride, out, unembedding.rows, /*transpose_b=*/true);
 }
 
 Status TransformerForward::run(std::span<const int> tokens) {

@@ -114,6 +114,10 @@ class TransformerForward {
   // The next-token logits after position `position` (the last by default).     (vocab_size)
   RowVector logits(int position) const;
   RowVector last_logits() const { return logits(size() - 1); }
+  // The same into `out` (vocab_size floats), allocating nothing.
+  void logits(int position, float* out) const;
+  // Every position's logits into `out` (size() × vocab_size, row-major), in one product.
+  void all_logits(float* out) const;
 
   // What the last run computed (for the tests of the cache and of partial recomputes).
   struct Work {

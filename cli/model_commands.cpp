@@ -1,0 +1,502 @@
+#include "cli/model_commands.hpp"
+
+#include "cli/allocation_counter.hpp"
+#include "core/document/file_io.hpp"
+#include "core/models/blas.hpp"
+#include "core/models/head_roles.hpp"
+#include "core/models/model.hpp"
+#include "core/models/model_export.hpp"
+#include "core/models/sampling.hpp"
+#include "core/models/transformer_forward.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnviz::cli {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitBadInput = 1;
+constexpr int kExitUsage = 2;
+
+void print_error(const std::string& message) {
+  std::string line = message;
+  for (char& c : line)
+    if (c == '\n' || c == '\r') c = ' ';
+  std::cerr << "attnviz-cli: error: " << line << '\n';
+}
+
+struct Ablation {
+  int layer = 0, head = 0;
+};
+
+struct ModelArguments {
+  std::string command;  // info, tokens, attention, predict, generate, heads, bench
+  std::string model;
+  std::optional<std::string> text;  // --text, or --prompt for generate
+  std::string output;               // -o
+  bool weights_only = false;
+  int top = 10;
+  SamplingSettings sampling;
+  bool sampling_given = false;
+  int tokens = -1;  // generate: how many; bench: the text's length
+  std::uint64_t seed = 1;
+  int threads = 1;
+  int repeat = 0;
+  bool all_logits = false;
+  std::string bench_mode = "full";  // full | append | last-layer
+  std::vector<Ablation> ablations;
+};
+
+constexpr const char* kCommands[] = {"info",     "tokens", "attention", "predict",
+                                     "generate", "heads",  "bench"};
+
+template <typename T>
+bool parse_number(const std::string& text, T& value) {
+  const char* end = text.data() + text.size();
+  const auto result = std::from_chars(text.data(), end, value);
+  return result.ec == std::errc() && result.ptr == end;
+}
+
+Status parse(int argc, char** argv, ModelArguments& args) {
+  if (argc < 3)
+    return Status::error(
+        "model needs a command: info, tokens, attention, predict, generate, heads or bench");
+  args.command = argv[2];
+  if (std::find(std::begin(kCommands), std::end(kCommands), args.command) == std::end(kCommands))
+    return Status::error("unknown model command '" + args.command + "' (see --help)");
+  for (int i = 3; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const auto value = [&](std::string& out) {
+      if (i + 1 >= argc) return Status::error(arg + " needs a value");
+      out = argv[++i];
+      return Status::ok();
+    };
+    std::string text;
+    const auto integer = [&](int& out, int low, int high) {
+      if (Status got = value(text); !got) return got;
+      if (!parse_number(text, out) || out < low || out > high)
+        return Status::error(arg + " " + text + ": expected a whole number from " +
+                             std::to_string(low) + " to " + std::to_string(high));
+      return Status::ok();
+    };
+    const auto real = [&](float& out) {
+      if (Status got = value(text); !got) return got;
+      if (!parse_number(text, out) || !std::isfinite(out))
+        return Status::error(arg + " " + text + ": expected a number");
+      return Status::ok();
+    };
+    Status problem = Status::ok();
+    if (arg == "--text" || arg == "--prompt") {
+      std::string given;
+      problem = value(given);
+      args.text = given;
+    } else if (arg == "-o" || arg == "--output") {
+      problem = value(args.output);
+    } else if (arg == "--weights-only") {
+      args.weights_only = true;
+    } else if (arg == "--top") {
+      problem = integer(args.top, 1, 1000);
+    } else if (arg == "--temperature") {
+      problem = real(args.sampling.temperature);
+      args.sampling_given = true;
+    } else if (arg == "--top-k") {
+      problem = integer(args.sampling.top_k, 0, 1 << 24);
+      args.sampling_given = true;
+    } else if (arg == "--top-p") {
+      problem = real(args.sampling.top_p);
+      args.sampling_given = true;
+    } else if (arg == "--tokens") {
+      problem = integer(args.tokens, 1, 1 << 20);
+    } else if (arg == "--seed") {
+      if (problem = value(text); problem && !parse_number(text, args.seed))
+        problem = Status::error("--seed " + text + ": expected a whole number of 0 or more");
+    } else if (arg == "--threads") {
+      problem = integer(args.threads, 1, 64);
+    } else if (arg == "--repeat") {
+      problem = integer(args.repeat, 1, 1 << 20);
+    } else if (arg == "--all-logits") {
+      args.all_logits = true;
+    } else if (arg == "--mode") {
+      problem = value(args.bench_mode);
+      if (problem && args.bench_mode != "full" && args.bench_mode != "append" &&
+          args.bench_mode != "last-layer")
+        problem =
+            Status::error("--mode " + args.bench_mode + ": expected full, append or last-layer");
+    } else if (arg == "--ablate") {
+      problem = value(text);
+      Ablation ablation;
+      const std::size_t dot = text.find('.');
+      if (problem &&
+          (dot == std::string::npos || !parse_number(text.substr(0, dot), ablation.layer) ||
+           !parse_number(text.substr(dot + 1), ablation.head) || ablation.layer < 0 ||
+           ablation.head < 0))
+        problem = Status::error("--ablate " + text +
+                                ": expected LAYER.HEAD, counted from 0 (--ablate 1.3)");
+      args.ablations.push_back(ablation);
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      problem = Status::error("unknown option '" + arg + "' (see --help)");
+    } else if (args.model.empty()) {
+      args.model = arg;
+    } else {
+      problem = Status::error("unexpected argument '" + arg + "' (see --help)");
+    }
+    if (!problem) return problem;
+  }
+  if (args.model.empty()) return Status::error("model " + args.command + " needs a MODEL");
+  const bool needs_text =
+      args.command == "tokens" || args.command == "attention" || args.command == "predict";
+  if (needs_text && !args.text)
+    return Status::error("model " + args.command + " needs --text TEXT");
+  if (args.command == "bench" && args.tokens < 1)
+    return Status::error("model bench needs --tokens N");
+  if (Status checked = check(args.sampling); !checked) return checked;
+  return Status::ok();
+}
+
+// The model with the ablations applied to a forward pass of it.
+Status apply_ablations(const ModelArguments& args, TransformerForward& forward) {
+  const TransformerConfig& c = forward.model().config();
+  for (const Ablation& a : args.ablations) {
+    if (a.layer >= c.n_layers || a.head >= c.n_heads)
+      return Status::error("--ablate " + std::to_string(a.layer) + "." + std::to_string(a.head) +
+                           ": the model has " + std::to_string(c.n_layers) + " layers of " +
+                           std::to_string(c.n_heads) + " heads (counted from 0)");
+    HeadIntervention knocked_out;
+    knocked_out.output_scale = 0.0f;
+    forward.set_intervention(a.layer, a.head, knocked_out);
+  }
+  return Status::ok();
+}
+
+std::vector<int> ids_of(const std::vector<ModelToken>& tokens) {
+  std::vector<int> ids;
+  for (const ModelToken& t : tokens) ids.push_back(t.id);
+  return ids;
+}
+
+// The tokens of --text, or of the start token alone when the text gives none.
+Result<std::vector<ModelToken>> text_tokens(const Model& model, const std::string& text) {
+  Result<std::vector<ModelToken>> tokens = model.tokenizer.tokenize(text);
+  if (!tokens) return tokens;
+  if (tokens->empty() && model.tokenizer.start_token() >= 0) {
+    ModelToken start;
+    start.id = model.tokenizer.start_token();
+    start.shown = model.tokenizer.shown(start.id);
+    start.special = true;
+    tokens->push_back(start);
+  }
+  if (tokens->empty()) return Status::error("the text gives no tokens");
+  const int context = model.transformer.config().context;
+  if (static_cast<int>(tokens->size()) > context)
+    return Status::error("the text is " + std::to_string(tokens->size()) +
+                         " tokens; the model reads at most " + std::to_string(context));
+  return tokens;
+}
+
+std::string thousands(std::size_t value) {
+  std::string digits = std::to_string(value), out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+int command_info(const Model& model) {
+  const TransformerConfig& c = model.transformer.config();
+  const bool llama = c.architecture == "llama";
+  std::printf("model         %s\n", model.name.c_str());
+  std::printf("file          %s (%s)\n", model.transformer.source().c_str(),
+              model.transformer.format().c_str());
+  std::printf("architecture  %s: %s\n", c.architecture.c_str(),
+              llama ? "RMSNorm, rotary positions (RoPE), SwiGLU MLP"
+                    : "LayerNorm, learned positions, GELU MLP");
+  std::printf("layers        %d\n", c.n_layers);
+  if (c.n_kv_heads != c.n_heads)
+    std::printf(
+        "heads         %d per layer, %d wide; every %d share one key/value head "
+        "(grouped-query attention: %d key/value heads)\n",
+        c.n_heads, c.d_head, c.queries_per_kv_head(), c.n_kv_heads);
+  else
+    std::printf("heads         %d per layer, %d wide\n", c.n_heads, c.d_head);
+  std::printf("d_model       %d\n", c.d_model);
+  std::printf("MLP width     %d\n", c.d_ff);
+  std::printf("vocabulary    %d tokens\n", c.vocab_size);
+  std::printf("context       %d tokens\n", c.context);
+  std::printf("parameters    %s\n", thousands(model.transformer.parameter_count()).c_str());
+  std::printf("tokenizer     %s\n", model.tokenizer.description().c_str());
+  return kExitOk;
+}
+
+int command_tokens(const Model& model, const ModelArguments& args) {
+  Result<std::vector<ModelToken>> tokens = model.tokenizer.tokenize(*args.text);
+  if (!tokens) {
+    print_error(tokens.error());
+    return kExitBadInput;
+  }
+  std::printf("%5s  %7s  %-20s %s\n", "#", "id", "token", "bytes");
+  for (std::size_t i = 0; i < tokens->size(); ++i) {
+    const ModelToken& t = (*tokens)[i];
+    // Padded by characters, not bytes.
+    int characters = 0;
+    for (const char ch : t.shown) characters += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
+    std::printf("%5zu  %7d  %s%*s %d-%d%s\n", i, t.id, t.shown.c_str(),
+                std::max(0, 20 - characters), "", t.byte_begin, t.byte_end,
+                t.special ? "  (special)" : "");
+  }
+  std::printf("%zu tokens\n", tokens->size());
+  return kExitOk;
+}
+
+int command_attention(const Model& model, const ModelArguments& args) {
+  Result<std::vector<ModelToken>> tokens = text_tokens(model, *args.text);
+  if (!tokens) {
+    print_error(tokens.error());
+    return kExitBadInput;
+  }
+  TransformerForward forward(model.transformer);
+  if (Status status = apply_ablations(args, forward); !status) {
+    print_error(status.message());
+    return kExitBadInput;
+  }
+  if (Status status = forward.run(ids_of(*tokens)); !status) {
+    print_error(status.message());
+    return kExitBadInput;
+  }
+  AttentionExportOptions options;
+  options.intermediates = !args.weights_only;
+  const std::string json = attention_to_json(forward, *tokens, options);
+  if (args.output.empty() || args.output == "-") {
+    std::fwrite(json.data(), 1, json.size(), stdout);
+    return kExitOk;
+  }
+  if (Status status = write_file_atomic(args.output, json); !status) {
+    print_error(status.message());
+    return kExitBadInput;
+  }
+  return kExitOk;
+}
+
+int command_predict(const Model& model, const ModelArguments& args) {
+  Result<std::vector<ModelToken>> tokens = text_tokens(model, *args.text);
+  if (!tokens) {
+    print_error(tokens.error());
+    return kExitBadInput;
+  }
+  TransformerForward forward(model.transformer);
+  if (Status status = apply_ablations(args, forward); !status) {
+    print_error(status.message());
+    return kExitBadInput;
+  }
+  if (Status status = forward.run(ids_of(*tokens)); !status) {
+    print_error(status.message());
+    return kExitBadInput;
+  }
+  const RowVector logits = forward.last_logits();
+  const std::vector<float> probabilities =
+      next_token_probabilities(std::span(logits.data(), logits.size()), args.sampling);
+  std::printf("after \"%s\" (%zu tokens), the next token:\n", tokens->back().shown.c_str(),
+              tokens->size());
+  std::printf("%4s  %7s  %-20s %s\n", "rank", "id", "token", "probability");
+  int rank = 1;
+  for (const Candidate& candidate : top_candidates(probabilities, args.top)) {
+    if (candidate.probability <= 0.0f) break;
+    const std::string shown = model.tokenizer.shown(candidate.token);
+    int characters = 0;
+    for (const char ch : shown) characters += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
+    std::printf("%4d  %7d  %s%*s %.4f\n", rank++, candidate.token, shown.c_str(),
+                std::max(0, 20 - characters), "", candidate.probability);
+  }
+  return kExitOk;
+}
+
+int command_generate(const Model& model, const ModelArguments& args) {
+  Result<std::vector<ModelToken>> tokens = text_tokens(model, args.text.value_or(""));
+  if (!tokens) {
+    print_error(tokens.error());
+    return kExitBadInput;
+  }
+  TransformerForward forward(model.transformer);
+  if (Status status = apply_ablations(args, forward); !status) {
+    print_error(status.message());
+    return kExitBadInput;
+  }
+  if (Status status = forward.run(ids_of(*tokens)); !status) {
+    print_error(status.message());
+    return kExitBadInput;
+  }
+  SamplingSettings settings = args.sampling;
+  if (!args.sampling_given) settings.temperature = 0.0f;  // greedy unless asked otherwise
+  const int count = args.tokens > 0 ? args.tokens : 64;
+  Result<std::vector<int>> added =
+      generate(forward, count, settings, args.seed, model.tokenizer.stop_token());
+  if (!added) {
+    print_error(added.error());
+    return kExitBadInput;
+  }
+  std::string text = args.text.value_or("");
+  int previous = tokens->back().id;
+  for (const int id : *added) {
+    text += model.tokenizer.text_of(previous, id);
+    previous = id;
+  }
+  std::printf("%s\n", text.c_str());
+  return kExitOk;
+}
+
+int command_heads(const Model& model, const ModelArguments& args) {
+  const std::string text = args.text.value_or(
+      model.transformer.config().architecture == "llama"
+          ? "Once upon a time, there was a little girl named Lily. She loved to play outside in "
+            "the park with her friends. One day, she saw a big red ball."
+          : "In the beginning God created the heaven and the earth. And the earth was without "
+            "form, and void; and darkness was upon the face of the deep.");
+  Result<std::vector<ModelToken>> tokens = text_tokens(model, text);
+  if (!tokens) {
+    print_error(tokens.error());
+    return kExitBadInput;
+  }
+  if (!args.ablations.empty()) {
+    print_error("--ablate: heads measures the model as it is");
+    return kExitUsage;
+  }
+  HeadRoleProbe probe;
+  probe.text = ids_of(*tokens);
+  probe.random_length = std::min(48, model.transformer.config().context / 2);
+  probe.first_random_token = model.transformer.config().architecture == "llama" ? 3 : 0;
+  Result<std::vector<HeadScores>> heads = detect_head_roles(model.transformer, probe);
+  if (!heads) {
+    print_error(heads.error());
+    return kExitBadInput;
+  }
+  std::printf("%5s %4s  %-15s %6s  %9s %8s %6s %5s %6s %10s  %s\n", "layer", "head", "role",
+              "score", "induction", "previous", "first", "self", "broad", "positional", "--ablate");
+  for (const HeadScores& s : *heads) {
+    const float score = s.role == HeadRole::Mixed ? 0.0f : s.score(s.role);
+    std::printf("%5d %4d  %-15s %6s  %9.2f %8.2f %6.2f %5.2f %6.2f %10.2f  %d.%d\n", s.layer + 1,
+                s.head + 1, std::string(to_string(s.role)).c_str(),
+                s.role == HeadRole::Mixed ? "-" : (std::to_string(score).substr(0, 4)).c_str(),
+                s.score(HeadRole::Induction), s.score(HeadRole::PreviousToken),
+                s.score(HeadRole::FirstToken), s.score(HeadRole::Self), s.score(HeadRole::Broad),
+                s.score(HeadRole::Positional), s.layer, s.head);
+  }
+  std::printf(
+      "layers and heads count from 1; --ablate counts from 0. Measured on %zu tokens of "
+      "text and %d random tokens written twice.\n",
+      tokens->size(), probe.random_length);
+  return kExitOk;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+int command_bench(const Model& model, const ModelArguments& args) {
+  const TransformerConfig& c = model.transformer.config();
+  if (args.tokens > c.context) {
+    print_error("--tokens " + std::to_string(args.tokens) + ": the model reads at most " +
+                std::to_string(c.context));
+    return kExitUsage;
+  }
+  blas::set_threads(args.threads);
+  std::vector<int> tokens;
+  for (int i = 0; i < args.tokens; ++i)  // deterministic ids spread over the vocabulary
+    tokens.push_back(static_cast<int>((static_cast<long long>(i) * 7919 + 13) % c.vocab_size));
+  const std::span<const int> all(tokens), but_last = all.first(tokens.size() - 1);
+  TransformerForward forward(model.transformer);
+  if (Status status = apply_ablations(args, forward); !status) {
+    print_error(status.message());
+    return kExitBadInput;
+  }
+  std::vector<float> logits(static_cast<std::size_t>(c.vocab_size) *
+                            (args.all_logits ? tokens.size() : 1));
+  bool toggle = false;
+  // One timed step: what the app does after a change, all of the forward pass it needs.
+  const auto step = [&]() -> Status {
+    if (args.bench_mode == "append") {
+      if (Status s = forward.run(but_last); !s) return s;  // drops the last position: no work
+    } else if (args.bench_mode == "last-layer") {
+      HeadIntervention scaled;
+      scaled.output_scale = toggle ? 0.0f : 1.0f;  // an ablation switched on and off
+      toggle = !toggle;
+      forward.set_intervention(c.n_layers - 1, 0, scaled);
+    } else {
+      forward.weights_changed(0);  // every layer, every position again
+    }
+    if (Status s = forward.run(all); !s) return s;
+    if (args.all_logits)
+      forward.all_logits(logits.data());
+    else
+      forward.logits(forward.size() - 1, logits.data());
+    return Status::ok();
+  };
+  // Warm-up: the first run sizes every buffer.
+  const auto warm_start = std::chrono::steady_clock::now();
+  int warm_runs = 0;
+  do {
+    if (args.bench_mode == "append" && warm_runs == 0) (void)forward.run(all);
+    if (Status s = step(); !s) {
+      print_error(s.message());
+      return kExitBadInput;
+    }
+    ++warm_runs;
+  } while (warm_runs < 2 || (warm_runs < 100 && seconds_since(warm_start) < 0.2));
+  const double per_run = seconds_since(warm_start) / warm_runs;
+  const int repeat =
+      args.repeat > 0 ? args.repeat : static_cast<int>(std::clamp(1.0 / per_run, 5.0, 1e5));
+  std::vector<double> samples(static_cast<std::size_t>(repeat));
+  start_counting_allocations();
+  bool ok = true;
+  for (double& sample : samples) {
+    const auto start = std::chrono::steady_clock::now();
+    ok = step().is_ok() && ok;
+    sample = seconds_since(start) * 1e6;
+  }
+  const long allocations = stop_counting_allocations();
+  if (!ok) {
+    print_error("a forward pass failed");
+    return kExitBadInput;
+  }
+  std::sort(samples.begin(), samples.end());
+  const auto quantile = [&](double q) {
+    return samples[static_cast<std::size_t>(q * static_cast<double>(samples.size() - 1) + 0.5)];
+  };
+  std::printf("median_us=%.2f p90_us=%.2f allocations=%ld repeat=%d blas=\"%s\" threads=%d\n",
+              quantile(0.5), quantile(0.9), allocations, repeat, blas::backend().c_str(),
+              args.threads);
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_model_command(int argc, char** argv) {
+  ModelArguments args;
+  if (Status status = parse(argc, argv, args); !status) {
+    print_error(status.message());
+    return kExitUsage;
+  }
+  Result<Model> model = open_model(args.model);
+  if (!model) {
+    print_error(model.error());
+    return kExitBadInput;
+  }
+  for (const std::string& warning : model.warnings)
+    std::cerr << "attnviz-cli: warning: " << warning << '\n';
+  if (args.command == "info") return command_info(*model);
+  if (args.command == "tokens") return command_tokens(*model, args);
+  if (args.command == "attention") return command_attention(*model, args);
+  if (args.command == "predict") return command_predict(*model, args);
+  if (args.command == "generate") return command_generate(*model, args);
+  if (args.command == "heads") return command_heads(*model, args);
+  return command_bench(*model, args);
+}
+
+}  // namespace attnviz::cli

@@ -1,0 +1,62 @@
+// A model as the CLI and the app open it: the Transformer, its tokenizer, and its name.
+//   llama2.c: the checkpoint's folder holds tokenizer.bin, or tok<vocab_size>.bin (stories260K's
+//             tok512.bin); a text starts with BOS, and generation stops when BOS comes again
+//             (as llama2.c's run.c).
+//   GPT-2:    the folder holds vocab.json + merges.txt (or encoder.json + vocab.bpe); an empty
+//             text starts with <|endoftext|>, which also ends generation.
+#pragma once
+
+#include "core/base/status.hpp"
+#include "core/models/gpt2_tokenizer.hpp"
+#include "core/models/llama2c_tokenizer.hpp"
+#include "core/models/model_files.hpp"
+#include "core/models/model_tokens.hpp"
+#include "core/models/transformer.hpp"
+
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace attnviz {
+
+class ModelTokenizer {
+ public:
+  // The tokenizer beside the model at `location`, checked against its vocabulary size.
+  static Result<ModelTokenizer> load(const ModelLocation& location, int vocab_size);
+
+  // The text's tokens as the model reads them (llama2.c: BOS first; GPT-2: "<|endoftext|>" in
+  // the text is the special token).
+  Result<std::vector<ModelToken>> tokenize(std::string_view text) const;
+  // The token an empty text starts with, and the one that ends a generated text (-1: none).
+  int start_token() const;
+  int stop_token() const;
+  // The bytes token `id` adds to a text after `previous` (llama2.c drops the space it puts
+  // before a text, as run.c prints).
+  std::string text_of(int previous, int id) const;
+  // Token `id` alone, as a person reads it (model_tokens.hpp).
+  std::string shown(int id) const;
+  int size() const;
+  // "GPT-2 byte-level BPE: 512 tokens, 255 merges (vocab.json, merges.txt)", ...
+  std::string description() const;
+
+ private:
+  std::variant<Llama2cTokenizer, Gpt2Tokenizer> tokenizer_;
+  std::string files_;
+  explicit ModelTokenizer(std::variant<Llama2cTokenizer, Gpt2Tokenizer> tokenizer,
+                          std::string files)
+      : tokenizer_(std::move(tokenizer)), files_(std::move(files)) {}
+};
+
+struct Model {
+  std::string name;  // what a person calls it: the folder's or file's name ("stories260K")
+  ModelLocation location;
+  Transformer transformer;
+  ModelTokenizer tokenizer;
+};
+
+// The model `path_or_name` names (model_files.hpp) with its tokenizer, or an error saying what
+// is missing or wrong.
+Result<Model> open_model(const std::string& path_or_name);
+
+}  // namespace attnviz
