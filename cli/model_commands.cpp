@@ -357,8 +357,9 @@ int command_heads(const Model& model, const ModelArguments& args) {
       model.transformer.config().architecture == "llama"
           ? "Once upon a time, there was a little girl named Lily. She loved to play outside in "
             "the park with her friends. One day, she saw a big red ball."
-          : "In the beginning God created the heaven and the earth. And the earth was without "
-            "form, and void; and darkness was upon the face of the deep.");
+          : "And he heard the words of Laban's sons, saying, Jacob hath taken away all that was "
+            "our father's; and of that which was our father's hath he gotten all this glory.\nAnd "
+            "Jacob beheld the countenance of Laban, and, behold, it was not toward him as before.");
   Result<std::vector<ModelToken>> tokens = text_tokens(model, text);
   if (!tokens) {
     print_error(tokens.error());

@@ -5,6 +5,7 @@
 #include "core/base/rng.hpp"
 #include "core/models/head_roles.hpp"
 #include "core/models/llama2c.hpp"
+#include "core/models/model.hpp"
 #include "core/models/reference_forward.hpp"
 #include "core/models/sampling.hpp"
 
@@ -169,6 +170,45 @@ TEST_CASE(
   probe.random_length = 300;
   CHECK(detect_head_roles(model, probe).error() ==
         "the random texts (2 × 300 tokens) must fit the model's context of 512");
+}
+
+TEST_CASE(
+    "gpt2-kjv-tiny, trained here, has the heads its training was for: a previous-token "
+    "head (≥ 0.5 on held-out text) and an induction head (≥ 0.3)") {
+  Result<Model> model =
+      open_model((fs::path(ATTNVIZ_SOURCE_DIR) / "assets/models/gpt2-kjv-tiny").string());
+  REQUIRE_MESSAGE(model.ok(), model.error());
+  // Held-out text: every 20th chapter from the 11th was left out of training (PROVENANCE.md);
+  // Genesis 31:1-2.
+  Result<std::vector<ModelToken>> text = model->tokenizer.tokenize(
+      "And he heard the words of Laban's sons, saying, Jacob hath taken away all that was our "
+      "father's; and of that which was our father's hath he gotten all this glory.\nAnd Jacob "
+      "beheld the countenance of Laban, and, behold, it was not toward him as before.");
+  REQUIRE(text.ok());
+  HeadRoleProbe probe;
+  for (const ModelToken& token : *text) probe.text.push_back(token.id);
+  probe.random_length = 48;
+  Result<std::vector<HeadScores>> roles = detect_head_roles(model->transformer, probe);
+  REQUIRE_MESSAGE(roles.ok(), roles.error());
+  float best_previous = 0.0f, best_induction = 0.0f;
+  for (const HeadScores& s : *roles) {
+    best_previous = std::max(best_previous, s.score(HeadRole::PreviousToken));
+    best_induction = std::max(best_induction, s.score(HeadRole::Induction));
+  }
+  const HeadScores& previous = (*roles)[0 * 4 + 2];   // layer 0, head 2 (train.log)
+  const HeadScores& induction = (*roles)[1 * 4 + 1];  // layer 1, head 1
+  MESSAGE("layer 0 head 2: previous-token " << previous.score(HeadRole::PreviousToken)
+                                            << "; layer 1 head 1: induction "
+                                            << induction.score(HeadRole::Induction));
+  CHECK(previous.score(HeadRole::PreviousToken) >= 0.5f);
+  CHECK(previous.role == HeadRole::PreviousToken);
+  CHECK(induction.score(HeadRole::Induction) >= 0.3f);
+  CHECK(induction.role == HeadRole::Induction);
+  CHECK(best_previous == previous.score(HeadRole::PreviousToken));
+  CHECK(best_induction == induction.score(HeadRole::Induction));
+  // Layer 0 has no induction head: it cannot, without a previous-token head before it.
+  for (int head = 0; head < 4; ++head)
+    CHECK((*roles)[static_cast<std::size_t>(head)].score(HeadRole::Induction) < 0.1f);
 }
 
 }  // namespace attnviz
