@@ -161,19 +161,11 @@ Status parse(int argc, char** argv, ModelArguments& args) {
   return Status::ok();
 }
 
-// The model with the ablations applied to a forward pass of it.
-Status apply_ablations(const ModelArguments& args, TransformerForward& forward) {
-  const TransformerConfig& c = forward.model().config();
-  for (const Ablation& a : args.ablations) {
-    if (a.layer >= c.n_layers || a.head >= c.n_heads)
-      return Status::error("--ablate " + std::to_string(a.layer) + "." + std::to_string(a.head) +
-                           ": the model has " + std::to_string(c.n_layers) + " layers of " +
-                           std::to_string(c.n_heads) + " heads (counted from 0)");
-    HeadIntervention knocked_out;
-    knocked_out.output_scale = 0.0f;
-    forward.set_intervention(a.layer, a.head, knocked_out);
-  }
-  return Status::ok();
+// The ablations (checked against the model's shape already) applied to a forward pass.
+void apply_ablations(const ModelArguments& args, TransformerForward& forward) {
+  HeadIntervention knocked_out;
+  knocked_out.output_scale = 0.0f;
+  for (const Ablation& a : args.ablations) forward.set_intervention(a.layer, a.head, knocked_out);
 }
 
 std::vector<int> ids_of(const std::vector<ModelToken>& tokens) {
@@ -263,10 +255,7 @@ int command_attention(const Model& model, const ModelArguments& args) {
     return kExitBadInput;
   }
   TransformerForward forward(model.transformer);
-  if (Status status = apply_ablations(args, forward); !status) {
-    print_error(status.message());
-    return kExitBadInput;
-  }
+  apply_ablations(args, forward);
   if (Status status = forward.run(ids_of(*tokens)); !status) {
     print_error(status.message());
     return kExitBadInput;
@@ -292,10 +281,7 @@ int command_predict(const Model& model, const ModelArguments& args) {
     return kExitBadInput;
   }
   TransformerForward forward(model.transformer);
-  if (Status status = apply_ablations(args, forward); !status) {
-    print_error(status.message());
-    return kExitBadInput;
-  }
+  apply_ablations(args, forward);
   if (Status status = forward.run(ids_of(*tokens)); !status) {
     print_error(status.message());
     return kExitBadInput;
@@ -325,10 +311,7 @@ int command_generate(const Model& model, const ModelArguments& args) {
     return kExitBadInput;
   }
   TransformerForward forward(model.transformer);
-  if (Status status = apply_ablations(args, forward); !status) {
-    print_error(status.message());
-    return kExitBadInput;
-  }
+  apply_ablations(args, forward);
   if (Status status = forward.run(ids_of(*tokens)); !status) {
     print_error(status.message());
     return kExitBadInput;
@@ -413,10 +396,7 @@ int command_bench(const Model& model, const ModelArguments& args) {
     tokens.push_back(static_cast<int>((static_cast<long long>(i) * 7919 + 13) % c.vocab_size));
   const std::span<const int> all(tokens), but_last = all.first(tokens.size() - 1);
   TransformerForward forward(model.transformer);
-  if (Status status = apply_ablations(args, forward); !status) {
-    print_error(status.message());
-    return kExitBadInput;
-  }
+  apply_ablations(args, forward);
   std::vector<float> logits(static_cast<std::size_t>(c.vocab_size) *
                             (args.all_logits ? tokens.size() : 1));
   bool toggle = false;
@@ -491,6 +471,14 @@ int run_model_command(int argc, char** argv) {
   }
   for (const std::string& warning : model.warnings)
     std::cerr << "attnviz-cli: warning: " << warning << '\n';
+  const TransformerConfig& c = model->transformer.config();
+  for (const Ablation& a : args.ablations)
+    if (a.layer >= c.n_layers || a.head >= c.n_heads) {
+      print_error("--ablate " + std::to_string(a.layer) + "." + std::to_string(a.head) +
+                  ": the model has " + std::to_string(c.n_layers) + " layers of " +
+                  std::to_string(c.n_heads) + " heads (counted from 0)");
+      return kExitUsage;
+    }
   if (args.command == "info") return command_info(*model);
   if (args.command == "tokens") return command_tokens(*model, args);
   if (args.command == "attention") return command_attention(*model, args);
