@@ -170,6 +170,7 @@ void apply_ablations(const ModelArguments& args, TransformerForward& forward) {
 
 std::vector<int> ids_of(const std::vector<ModelToken>& tokens) {
   std::vector<int> ids;
+  ids.reserve(tokens.size());
   for (const ModelToken& t : tokens) ids.push_back(t.id);
   return ids;
 }
@@ -392,6 +393,7 @@ int command_bench(const Model& model, const ModelArguments& args) {
   }
   blas::set_threads(args.threads);
   std::vector<int> tokens;
+  tokens.reserve(static_cast<std::size_t>(args.tokens));
   for (int i = 0; i < args.tokens; ++i)  // deterministic ids spread over the vocabulary
     tokens.push_back(static_cast<int>((static_cast<long long>(i) * 7919 + 13) % c.vocab_size));
   const std::span<const int> all(tokens), but_last = all.first(tokens.size() - 1);

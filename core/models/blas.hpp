@@ -25,7 +25,7 @@ std::string backend();
 
 // The threads OpenBLAS may use for one product (1 by default: the app's renderer needs the other
 // core). No effect on Eigen.
-void set_threads(int threads);
+void set_threads(int count);
 int threads();
 
 }  // namespace attnviz::blas

@@ -54,6 +54,7 @@ std::vector<int> random_tokens(const HeadRoleProbe& probe, int vocab, std::uint6
                                int count) {
   const auto range = static_cast<std::uint64_t>(std::max(vocab - probe.first_random_token, 1));
   std::vector<int> tokens;
+  tokens.reserve(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i)
     tokens.push_back(
         probe.first_random_token +

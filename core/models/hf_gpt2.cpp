@@ -291,7 +291,7 @@ Result<Transformer> load_hf_gpt2(const std::string& path) {
   // the file disagree); the attention's mask buffers, ignored; anything else, a warning.
   std::vector<std::string> warnings;
   for (const SafetensorsTensor& tensor : file.tensors()) {
-    if (used.count(tensor.name)) continue;
+    if (used.contains(tensor.name)) continue;
     const std::string bare =
         tensor.name.rfind(prefix, 0) == 0 ? tensor.name.substr(prefix.size()) : tensor.name;
     const std::int64_t layer = layer_of(bare);

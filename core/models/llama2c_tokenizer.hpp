@@ -25,7 +25,7 @@ class Llama2cTokenizer {
   // `vocab_size`: the model's, which the file must hold exactly.
   static Result<Llama2cTokenizer> load(const std::string& path, int vocab_size);
   // The same from the file's bytes; `path` only names it in messages.
-  static Result<Llama2cTokenizer> parse(std::string_view bytes, const std::string& path,
+  static Result<Llama2cTokenizer> parse(std::string_view file, const std::string& path,
                                         int vocab_size);
 
   int size() const { return static_cast<int>(pieces_.size()); }

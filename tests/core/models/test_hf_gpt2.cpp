@@ -207,7 +207,7 @@ TestTensor& tensor_named(std::vector<TestTensor>& tensors, const std::string& na
 // A folder holding config.json and model.safetensors.
 fs::path write_model(const testing::TempDir& dir, const Json& config,
                      const std::vector<TestTensor>& tensors, const std::string& name = "model") {
-  const fs::path folder = dir.path / name;
+  fs::path folder = dir.path / name;
   fs::create_directories(folder);
   write_file(folder / "config.json", config.dump(2));
   write_file(folder / "model.safetensors", safetensors_file(tensors));
@@ -596,7 +596,7 @@ TEST_CASE("a GPT-2 folder with a damaged model.safetensors names the file and th
   const auto error_with = [&](const std::function<void(std::vector<TestTensor>&)>& edit) {
     std::vector<TestTensor> tensors = good;
     edit(tensors);
-    const std::string error = load_error(write_model(dir, config, tensors));
+    std::string error = load_error(write_model(dir, config, tensors));
     CHECK(has(error, (dir.path / "model" / "model.safetensors").string()));
     return error;
   };
@@ -665,7 +665,7 @@ TEST_CASE("a config.json that disagrees with the tensors names both") {
   const auto error_with = [&](const std::function<void(Json&)>& edit) {
     Json config = tiny_config(s);
     edit(config);
-    const std::string error = load_error(write_model(dir, config, tensors));
+    std::string error = load_error(write_model(dir, config, tensors));
     CHECK(has(error, "model.safetensors"));
     return error;
   };
@@ -696,7 +696,7 @@ TEST_CASE("a config.json that is not JSON, or has absurd or unsupported values, 
   const std::string config_path = (folder / "config.json").string();
   const auto error_of_text = [&](const std::string& text) {
     write_file(folder / "config.json", text);
-    const std::string error = load_error(folder);
+    std::string error = load_error(folder);
     CHECK(has(error, config_path + ": "));
     return error;
   };

@@ -62,7 +62,7 @@ std::string greedy_text(const Llama2cTokenizer& tokenizer,
 fs::path damaged(const testing::TempDir& dir, const std::function<void(std::string&)>& edit) {
   std::string bytes = testing::read_whole_file(kModelDir / "stories260K.bin");
   edit(bytes);
-  const fs::path path = dir.path / "damaged.bin";
+  fs::path path = dir.path / "damaged.bin";
   std::ofstream(path, std::ios::binary) << bytes;
   return path;
 }

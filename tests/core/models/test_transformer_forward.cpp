@@ -92,6 +92,7 @@ Transformer stories260k() {
 
 std::vector<int> seeded_tokens(int count, int vocab, std::uint64_t seed) {
   std::vector<int> tokens;
+  tokens.reserve(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i)
     tokens.push_back(static_cast<int>(rng::combine(seed, static_cast<std::uint64_t>(i)) %
                                       static_cast<std::uint64_t>(vocab)));
