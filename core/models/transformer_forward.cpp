@@ -143,6 +143,10 @@ Matrix TransformerForward::raw_scores(int layer, int head) const {
   return scores;
 }
 
+Matrix TransformerForward::scaled_scores(int layer, int head) const {
+  return raw_scores(layer, head) / std::sqrt(static_cast<float>(model_.config().d_head));
+}
+
 RowVector TransformerForward::logits(int position) const {
   RowVector logits(model_.config().vocab_size);  // (vocab_size)
   this->logits(position, logits.data());

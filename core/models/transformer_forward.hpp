@@ -110,6 +110,8 @@ class TransformerForward {
   // The scores before the softmax (q · k, not yet divided by √d_head); masked entries −inf.
   // Computed on request from the kept queries and keys.                      (n_query, n_key)
   Matrix raw_scores(int layer, int head) const;
+  // The same divided by √d_head: what the softmax takes (masked entries −inf).   (n_query, n_key)
+  Matrix scaled_scores(int layer, int head) const;
   const RowMatrix& final_normalized() const { return final_; }  // (n, d_model)
   // The next-token logits after position `position` (the last by default).     (vocab_size)
   RowVector logits(int position) const;

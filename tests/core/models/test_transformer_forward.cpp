@@ -172,6 +172,21 @@ TEST_CASE("the fast forward pass equals the plain reference, every intermediate 
     ReferenceForward reference(model);
     run_reference(reference, tokens);
     CHECK(compare(fast, reference) < 1e-4);
+    // The scores the softmax took: q · k / √d_head, masked above the diagonal.
+    const Matrix scaled = fast.scaled_scores(1, 2);  // (n_query, n_key)
+    const int d_head = model.config().d_head;
+    for (int i = 0; i < fast.size(); ++i)
+      for (int t = 0; t < fast.size(); ++t) {
+        if (t > i) {
+          CHECK(std::isinf(scaled(i, t)));
+          continue;
+        }
+        double dot = 0.0;
+        for (int j = 0; j < d_head; ++j)
+          dot += double{reference.row(i, 1).queries[static_cast<std::size_t>(2 * d_head + j)]} *
+                 reference.row(t, 1).keys[static_cast<std::size_t>(2 * d_head + j)];
+        CHECK(scaled(i, t) == doctest::Approx(dot / std::sqrt(double{d_head})).epsilon(1e-4));
+      }
   }
   SUBCASE("stories260K (RMSNorm, RoPE, grouped-query attention, SwiGLU)") {
     const Transformer model = stories260k();
