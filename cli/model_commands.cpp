@@ -165,7 +165,9 @@ Status parse(int argc, char** argv, ModelArguments& args) {
 void apply_ablations(const ModelArguments& args, TransformerForward& forward) {
   HeadIntervention knocked_out;
   knocked_out.output_scale = 0.0f;
-  for (const Ablation& a : args.ablations) forward.set_intervention(a.layer, a.head, knocked_out);
+  for (const Ablation& a : args.ablations)  // in range: checked when the model was opened
+    if (Status set = forward.set_intervention(a.layer, a.head, knocked_out); !set)
+      print_error(set.message());
 }
 
 std::vector<int> ids_of(const std::vector<ModelToken>& tokens) {
@@ -410,7 +412,7 @@ int command_bench(const Model& model, const ModelArguments& args) {
       HeadIntervention scaled;
       scaled.output_scale = toggle ? 0.0f : 1.0f;  // an ablation switched on and off
       toggle = !toggle;
-      forward.set_intervention(c.n_layers - 1, 0, scaled);
+      if (Status set = forward.set_intervention(c.n_layers - 1, 0, scaled); !set) return set;
     } else {
       forward.weights_changed(0);  // every layer, every position again
     }

@@ -88,12 +88,19 @@ TransformerForward::TransformerForward(const Transformer& model)
   }
 }
 
-void TransformerForward::set_intervention(int layer, int head, HeadIntervention intervention) {
-  HeadIntervention& slot =
-      interventions_[static_cast<std::size_t>(layer) * model_.config().n_heads + head];
-  if (slot == intervention) return;
+Status TransformerForward::set_intervention(int layer, int head, HeadIntervention intervention) {
+  const TransformerConfig& c = model_.config();
+  if (layer < 0 || layer >= c.n_layers || head < 0 || head >= c.n_heads)
+    return Status::error("layer " + std::to_string(layer) + ", head " + std::to_string(head) +
+                         ": the model has " + std::to_string(c.n_layers) + " layers of " +
+                         std::to_string(c.n_heads) + " heads (counted from 0)");
+  if (!std::isfinite(intervention.output_scale))
+    return Status::error("a head's scale must be a finite number");
+  HeadIntervention& slot = interventions_[static_cast<std::size_t>(layer) * c.n_heads + head];
+  if (slot == intervention) return Status::ok();
   slot = intervention;
   dirty_layer_ = std::min(dirty_layer_, layer);
+  return Status::ok();
 }
 
 const HeadIntervention& TransformerForward::intervention(int layer, int head) const {
@@ -101,8 +108,12 @@ const HeadIntervention& TransformerForward::intervention(int layer, int head) co
 }
 
 void TransformerForward::clear_interventions() {
-  for (int l = 0; l < model_.config().n_layers; ++l)
-    for (int h = 0; h < model_.config().n_heads; ++h) set_intervention(l, h, HeadIntervention{});
+  const int heads = model_.config().n_heads;
+  for (std::size_t i = 0; i < interventions_.size(); ++i)
+    if (interventions_[i].changes_anything()) {
+      interventions_[i] = HeadIntervention{};
+      dirty_layer_ = std::min(dirty_layer_, static_cast<int>(i) / heads);
+    }
 }
 
 void TransformerForward::weights_changed(int layer) {

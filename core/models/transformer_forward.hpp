@@ -90,8 +90,9 @@ class TransformerForward {
   // many tokens.
   Status run(std::span<const int> tokens);
 
-  // Interventions take effect at the next run.
-  void set_intervention(int layer, int head, HeadIntervention intervention);
+  // Interventions take effect at the next run. An error (nothing changed) for a layer or head
+  // the model does not have, or a scale that is not a finite number.
+  Status set_intervention(int layer, int head, HeadIntervention intervention);
   const HeadIntervention& intervention(int layer, int head) const;
   void clear_interventions();
   void weights_changed(int layer);

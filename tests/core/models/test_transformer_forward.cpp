@@ -6,6 +6,7 @@
 #include "core/models/llama2c.hpp"
 #include "core/models/reference_forward.hpp"
 #include "core/models/transformer_forward.hpp"
+#include "tests/support/random_models.hpp"
 
 #include <doctest/doctest.h>
 
@@ -20,68 +21,6 @@ namespace attnviz {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A GPT-2-architecture model with seeded random weights of a sensible scale.
-Transformer random_gpt2(std::uint64_t seed, int d_model = 24, int n_layers = 3, int n_heads = 4,
-                        int vocab = 50, int context = 40) {
-  Transformer model;
-  std::uint64_t stream = 0;
-  const auto fill = [&](int count, float scale, float offset) {
-    float* values = model.allocate(static_cast<std::size_t>(count));
-    const std::uint64_t key = rng::combine(seed, ++stream);
-    for (int i = 0; i < count; ++i)
-      values[i] = offset + scale * rng::value(key, static_cast<std::uint64_t>(i));
-    return values;
-  };
-  const auto matrix = [&](int rows, int cols, float scale) {
-    return MatrixView{fill(rows * cols, scale, 0.0f), rows, cols, cols};
-  };
-  const auto vector = [&](int size, float scale, float offset) {
-    return VectorView{fill(size, scale, offset), size};
-  };
-  TransformerConfig c;
-  c.architecture = "gpt2";
-  c.d_model = d_model;
-  c.n_layers = n_layers;
-  c.n_heads = n_heads;
-  c.n_kv_heads = n_heads;
-  c.d_head = d_model / n_heads;
-  c.d_ff = 4 * d_model;
-  c.vocab_size = vocab;
-  c.context = context;
-  TransformerWeights w;
-  w.token_embedding = matrix(vocab, d_model, 1.0f);
-  w.position_embedding = matrix(context, d_model, 0.5f);
-  const float scale = 1.0f / std::sqrt(static_cast<float>(d_model));
-  for (int l = 0; l < n_layers; ++l) {
-    TransformerLayer layer;
-    layer.attention_norm_weight = vector(d_model, 0.2f, 1.0f);
-    layer.attention_norm_bias = vector(d_model, 0.1f, 0.0f);
-    // c_attn as GPT-2 stores it: one (d, 3d) matrix, split into three views with stride 3d.
-    const MatrixView qkv = matrix(d_model, 3 * d_model, 2.0f * scale);
-    layer.query = MatrixView{qkv.data, d_model, d_model, 3 * d_model};
-    layer.key = MatrixView{qkv.data + d_model, d_model, d_model, 3 * d_model};
-    layer.value = MatrixView{qkv.data + 2 * d_model, d_model, d_model, 3 * d_model};
-    layer.query_bias = vector(d_model, 0.1f, 0.0f);
-    layer.key_bias = vector(d_model, 0.1f, 0.0f);
-    layer.value_bias = vector(d_model, 0.1f, 0.0f);
-    layer.output = matrix(d_model, d_model, scale);
-    layer.output_bias = vector(d_model, 0.1f, 0.0f);
-    layer.mlp_norm_weight = vector(d_model, 0.2f, 1.0f);
-    layer.mlp_norm_bias = vector(d_model, 0.1f, 0.0f);
-    layer.up = matrix(d_model, 4 * d_model, scale);
-    layer.up_bias = vector(4 * d_model, 0.1f, 0.0f);
-    layer.down = matrix(4 * d_model, d_model, 0.5f * scale);
-    layer.down_bias = vector(d_model, 0.1f, 0.0f);
-    w.layers.push_back(layer);
-  }
-  w.final_norm_weight = vector(d_model, 0.2f, 1.0f);
-  w.final_norm_bias = vector(d_model, 0.1f, 0.0f);
-  w.unembedding = w.token_embedding;  // tied, as GPT-2
-  const Status set = model.set_weights(c, w, "random GPT-2", "built by the test");
-  REQUIRE_MESSAGE(set.is_ok(), set.message());
-  return model;
-}
 
 Transformer stories260k() {
   Result<Transformer> model = load_llama2c(
@@ -165,7 +104,7 @@ bool same_bits(const RowMatrix& a, const RowMatrix& b) {
 
 TEST_CASE("the fast forward pass equals the plain reference, every intermediate of every layer") {
   SUBCASE("a random GPT-2 (LayerNorm, biases, learned positions, GELU; c_attn split by stride)") {
-    const Transformer model = random_gpt2(7);
+    const Transformer model = testing::random_gpt2(7);
     const std::vector<int> tokens = seeded_tokens(33, model.config().vocab_size, 11);
     TransformerForward fast(model);
     REQUIRE(fast.run(tokens).ok());
@@ -185,7 +124,8 @@ TEST_CASE("the fast forward pass equals the plain reference, every intermediate 
         for (int j = 0; j < d_head; ++j)
           dot += double{reference.row(i, 1).queries[static_cast<std::size_t>(2 * d_head + j)]} *
                  reference.row(t, 1).keys[static_cast<std::size_t>(2 * d_head + j)];
-        CHECK(scaled(i, t) == doctest::Approx(dot / std::sqrt(double{d_head})).epsilon(1e-4));
+        CHECK(scaled(i, t) ==
+              doctest::Approx(dot / std::sqrt(static_cast<double>(d_head))).epsilon(1e-4));
       }
   }
   SUBCASE("stories260K (RMSNorm, RoPE, grouped-query attention, SwiGLU)") {
@@ -200,7 +140,7 @@ TEST_CASE("the fast forward pass equals the plain reference, every intermediate 
 }
 
 TEST_CASE("the cache: typing at the end computes only the new positions, and equals a full run") {
-  const Transformer model = random_gpt2(8);
+  const Transformer model = testing::random_gpt2(8);
   const std::vector<int> tokens = seeded_tokens(30, model.config().vocab_size, 13);
   TransformerForward whole(model);
   REQUIRE(whole.run(tokens).ok());
@@ -235,7 +175,7 @@ TEST_CASE("the cache: typing at the end computes only the new positions, and equ
 TEST_CASE(
     "interventions: ablating, scaling and replacing a head's pattern match the reference; "
     "layers below are not computed again") {
-  const Transformer model = random_gpt2(9);
+  const Transformer model = testing::random_gpt2(9);
   const std::vector<int> tokens = seeded_tokens(25, model.config().vocab_size, 14);
   TransformerForward fast(model);
   REQUIRE(fast.run(tokens).ok());
@@ -253,10 +193,10 @@ TEST_CASE(
   uniform.pattern = HeadIntervention::Pattern::Uniform;
   HeadIntervention previous;
   previous.pattern = HeadIntervention::Pattern::PreviousToken;
-  fast.set_intervention(1, 2, ablate);
-  fast.set_intervention(2, 0, scale);
-  fast.set_intervention(2, 1, uniform);
-  fast.set_intervention(2, 3, previous);
+  REQUIRE(fast.set_intervention(1, 2, ablate).is_ok());
+  REQUIRE(fast.set_intervention(2, 0, scale).is_ok());
+  REQUIRE(fast.set_intervention(2, 1, uniform).is_ok());
+  REQUIRE(fast.set_intervention(2, 3, previous).is_ok());
   REQUIRE(fast.run(tokens).ok());
   CHECK(fast.last_work().first_layer_redone == 1);
   ReferenceForward reference(model);
@@ -280,13 +220,24 @@ TEST_CASE(
   CHECK_FALSE(same_bits(fast.layer(1).residual_out, before.layer(1).residual_out));
 
   // Only the last layer changed: only it is computed again.
-  fast.set_intervention(2, 3, HeadIntervention{});
+  REQUIRE(fast.set_intervention(2, 3, HeadIntervention{}).is_ok());
   REQUIRE(fast.run(tokens).ok());
   CHECK(fast.last_work().first_layer_redone == 2);
   // Nothing changed: nothing computed.
   REQUIRE(fast.run(tokens).ok());
   CHECK(fast.last_work().first_layer_redone == 3);
   CHECK(fast.last_work().first_position == 25);
+  // A head the model does not have, a scale that is no number: refused, nothing changed.
+  CHECK(fast.set_intervention(3, 0, ablate).message() ==
+        "layer 3, head 0: the model has 3 layers of 4 heads (counted from 0)");
+  CHECK_FALSE(fast.set_intervention(0, 4, ablate).is_ok());
+  CHECK_FALSE(fast.set_intervention(0, -1, ablate).is_ok());
+  HeadIntervention not_a_number;
+  not_a_number.output_scale = std::nanf("");
+  CHECK(fast.set_intervention(0, 0, not_a_number).message() ==
+        "a head's scale must be a finite number");
+  REQUIRE(fast.run(tokens).ok());
+  CHECK(fast.last_work().first_layer_redone == 3);
   // Cleared: the model's own numbers again.
   fast.clear_interventions();
   REQUIRE(fast.run(tokens).ok());
@@ -337,7 +288,7 @@ TEST_CASE(
 }
 
 TEST_CASE("a Transformer refuses views that disagree with its configuration") {
-  Transformer model = random_gpt2(10);
+  Transformer model = testing::random_gpt2(10);
   TransformerConfig config = model.config();
   TransformerWeights weights = model.weights();
   Transformer other;

@@ -1,0 +1,84 @@
+#include "core/models/across_layers.hpp"
+
+#include "core/models/blas.hpp"
+
+#include <cmath>
+
+namespace attnviz {
+
+Matrix residual_norms(const TransformerForward& forward) {
+  const int layers = forward.model().config().n_layers, n = forward.size();
+  Matrix norms(layers + 1, n);  // (n_layers + 1, n)
+  for (int i = 0; i < n; ++i) {
+    norms(0, i) =
+        Eigen::Map<const RowVector>(forward.embedded().row(i), forward.embedded().cols()).norm();
+    for (int l = 0; l < layers; ++l) {
+      const RowMatrix& out = forward.layer(l).residual_out;
+      norms(l + 1, i) = Eigen::Map<const RowVector>(out.row(i), out.cols()).norm();
+    }
+  }
+  return norms;
+}
+
+std::vector<std::vector<LensPrediction>> logit_lens(const TransformerForward& forward) {
+  const Transformer& model = forward.model();
+  const TransformerConfig& c = model.config();
+  const TransformerWeights& w = model.weights();
+  const int n = forward.size(), d = c.d_model, vocab = c.vocab_size;
+  std::vector<std::vector<LensPrediction>> lens(static_cast<std::size_t>(c.n_layers));
+  std::vector<float> normalized(static_cast<std::size_t>(d));
+  RowVector logits(vocab);  // (vocab_size)
+  for (int l = 0; l < c.n_layers; ++l) {
+    const RowMatrix& stream = forward.layer(l).residual_out;  // (n, d_model)
+    for (int i = 0; i < n; ++i) {
+      // 1. The final norm, as the model applies it after its last layer.
+      const float* x = stream.row(i);
+      if (c.norm == NormKind::LayerNorm) {
+        float mean = 0.0f, variance = 0.0f;
+        for (int j = 0; j < d; ++j) mean += x[j];
+        mean /= static_cast<float>(d);
+        for (int j = 0; j < d; ++j) variance += (x[j] - mean) * (x[j] - mean);
+        variance /= static_cast<float>(d);
+        const float inverse = 1.0f / std::sqrt(variance + c.norm_epsilon);
+        for (int j = 0; j < d; ++j)
+          normalized[j] =
+              (x[j] - mean) * inverse * w.final_norm_weight.data[j] + w.final_norm_bias.data[j];
+      } else {
+        float mean_square = 0.0f;
+        for (int j = 0; j < d; ++j) mean_square += x[j] * x[j];
+        mean_square /= static_cast<float>(d);
+        const float inverse = 1.0f / std::sqrt(mean_square + c.norm_epsilon);
+        for (int j = 0; j < d; ++j) normalized[j] = w.final_norm_weight.data[j] * (inverse * x[j]);
+      }
+      // 2. The unembedding; 3. the most likely token and its probability.
+      blas::gemm(1, vocab, d, normalized.data(), d, w.unembedding.data, w.unembedding.stride,
+                 logits.data(), vocab, /*transpose_b=*/true);
+      Eigen::Index best = 0;
+      const float largest = logits.maxCoeff(&best);
+      const double sum = (logits.array() - largest).exp().cast<double>().sum();
+      lens[static_cast<std::size_t>(l)].push_back(
+          {static_cast<int>(best), static_cast<float>(1.0 / sum)});
+    }
+  }
+  return lens;
+}
+
+std::vector<Matrix> attention_rollout(const TransformerForward& forward) {
+  const TransformerConfig& c = forward.model().config();
+  const int n = forward.size();
+  std::vector<Matrix> rollout;
+  Matrix product = Matrix::Identity(n, n);  // (n_query, n_key)
+  for (int l = 0; l < c.n_layers; ++l) {
+    // Â = ½ · mean over heads of α + ½ · I, rows summing to 1.
+    Matrix mixed = Matrix::Zero(n, n);  // (n_query, n_key)
+    for (int h = 0; h < c.n_heads; ++h) mixed += forward.attention(l, h);
+    mixed *= 0.5f / static_cast<float>(c.n_heads);
+    mixed.diagonal().array() += 0.5f;
+    for (int i = 0; i < n; ++i) mixed.row(i) /= mixed.row(i).sum();
+    product = mixed * product;
+    rollout.push_back(product);
+  }
+  return rollout;
+}
+
+}  // namespace attnviz
