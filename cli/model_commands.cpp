@@ -157,7 +157,9 @@ Status parse(int argc, char** argv, ModelArguments& args) {
     return Status::error("model " + args.command + " needs --text TEXT");
   if (args.command == "bench" && args.tokens < 1)
     return Status::error("model bench needs --tokens N");
-  if (Status checked = check(args.sampling); !checked) return checked;
+  // Named as the options are spelled: "--temperature: expected a number of 0 or more ...".
+  if (Status checked = check(args.sampling); !checked)
+    return Status::error("--" + checked.message());
   return Status::ok();
 }
 

@@ -118,8 +118,10 @@ class Gpt2:
     def gelu_tanh(x):
         return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
 
-    def forward(self, ids):
-        """Every intermediate, as torch tensors, in the layout the module docstring gives."""
+    def forward(self, ids, head_mask=None):
+        """Every intermediate, as torch tensors, in the layout the module docstring gives.
+        head_mask[(layer, head)] = factor multiplies that head's output (0 removes it)."""
+        head_mask = head_mask or {}
         n = len(ids)
         w = self.w
         x = w["wte.weight"][torch.tensor(ids)] + w["wpe.weight"][:n]  # (n, d)
@@ -140,7 +142,7 @@ class Gpt2:
                 scaled = scores / math.sqrt(self.d_head)
                 masked = scaled.masked_fill(~seen, float("-inf"))
                 alpha = torch.softmax(masked, dim=-1)
-                head_out = alpha @ v  # (n, d_head)
+                head_out = (alpha @ v) * head_mask.get((i, head), 1.0)  # (n, d_head)
                 heads.append({"q": q, "k": k, "v": v, "scores": scores, "scaled_scores": scaled,
                               "mask": seen, "weights": alpha, "output": head_out})
                 outputs.append(head_out)
