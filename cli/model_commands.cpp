@@ -172,13 +172,6 @@ void apply_ablations(const ModelArguments& args, TransformerForward& forward) {
       print_error(set.message());
 }
 
-std::vector<int> ids_of(const std::vector<ModelToken>& tokens) {
-  std::vector<int> ids;
-  ids.reserve(tokens.size());
-  for (const ModelToken& t : tokens) ids.push_back(t.id);
-  return ids;
-}
-
 // The tokens of --text, or of the start token alone when the text gives none.
 Result<std::vector<ModelToken>> text_tokens(const Model& model, const std::string& text) {
   Result<std::vector<ModelToken>> tokens = model.tokenizer.tokenize(text);
@@ -196,6 +189,28 @@ Result<std::vector<ModelToken>> text_tokens(const Model& model, const std::strin
     return Status::error("the text is " + std::to_string(tokens->size()) +
                          " tokens; the model reads at most " + std::to_string(context));
   return tokens;
+}
+
+std::vector<int> ids_of(const std::vector<ModelToken>& tokens) {
+  std::vector<int> ids;
+  ids.reserve(tokens.size());
+  for (const ModelToken& t : tokens) ids.push_back(t.id);
+  return ids;
+}
+
+// The model run on `text`, the ablations applied: the forward pass and the text's tokens.
+struct TextRun {
+  std::vector<ModelToken> tokens;
+  TransformerForward forward;
+};
+Result<TextRun> run_on_text(const Model& model, const ModelArguments& args,
+                            const std::string& text) {
+  Result<std::vector<ModelToken>> tokens = text_tokens(model, text);
+  if (!tokens) return tokens.status();
+  TextRun run{std::move(*tokens), TransformerForward(model.transformer)};
+  apply_ablations(args, run.forward);
+  if (Status status = run.forward.run(ids_of(run.tokens)); !status) return status;
+  return run;
 }
 
 std::string thousands(std::size_t value) {
@@ -254,20 +269,16 @@ int command_tokens(const Model& model, const ModelArguments& args) {
 }
 
 int command_attention(const Model& model, const ModelArguments& args) {
-  Result<std::vector<ModelToken>> tokens = text_tokens(model, *args.text);
-  if (!tokens) {
-    print_error(tokens.error());
+  Result<TextRun> run = run_on_text(model, args, *args.text);
+  if (!run) {
+    print_error(run.error());
     return kExitBadInput;
   }
-  TransformerForward forward(model.transformer);
-  apply_ablations(args, forward);
-  if (Status status = forward.run(ids_of(*tokens)); !status) {
-    print_error(status.message());
-    return kExitBadInput;
-  }
+  TransformerForward& forward = run->forward;
+  const std::vector<ModelToken>& tokens = run->tokens;
   AttentionExportOptions options;
   options.intermediates = !args.weights_only;
-  const std::string json = attention_to_json(forward, *tokens, options);
+  const std::string json = attention_to_json(forward, tokens, options);
   if (args.output.empty() || args.output == "-") {
     std::fwrite(json.data(), 1, json.size(), stdout);
     return kExitOk;
@@ -280,22 +291,18 @@ int command_attention(const Model& model, const ModelArguments& args) {
 }
 
 int command_predict(const Model& model, const ModelArguments& args) {
-  Result<std::vector<ModelToken>> tokens = text_tokens(model, *args.text);
-  if (!tokens) {
-    print_error(tokens.error());
+  Result<TextRun> run = run_on_text(model, args, *args.text);
+  if (!run) {
+    print_error(run.error());
     return kExitBadInput;
   }
-  TransformerForward forward(model.transformer);
-  apply_ablations(args, forward);
-  if (Status status = forward.run(ids_of(*tokens)); !status) {
-    print_error(status.message());
-    return kExitBadInput;
-  }
+  TransformerForward& forward = run->forward;
+  const std::vector<ModelToken>& tokens = run->tokens;
   const RowVector logits = forward.last_logits();
   const std::vector<float> probabilities =
       next_token_probabilities(std::span(logits.data(), logits.size()), args.sampling);
-  std::printf("after \"%s\" (%zu tokens), the next token:\n", tokens->back().shown.c_str(),
-              tokens->size());
+  std::printf("after \"%s\" (%zu tokens), the next token:\n", tokens.back().shown.c_str(),
+              tokens.size());
   std::printf("%4s  %7s  %-20s %s\n", "rank", "id", "token", "probability");
   int rank = 1;
   for (const Candidate& candidate : top_candidates(probabilities, args.top)) {
@@ -310,17 +317,13 @@ int command_predict(const Model& model, const ModelArguments& args) {
 }
 
 int command_generate(const Model& model, const ModelArguments& args) {
-  Result<std::vector<ModelToken>> tokens = text_tokens(model, args.text.value_or(""));
-  if (!tokens) {
-    print_error(tokens.error());
+  Result<TextRun> run = run_on_text(model, args, args.text.value_or(""));
+  if (!run) {
+    print_error(run.error());
     return kExitBadInput;
   }
-  TransformerForward forward(model.transformer);
-  apply_ablations(args, forward);
-  if (Status status = forward.run(ids_of(*tokens)); !status) {
-    print_error(status.message());
-    return kExitBadInput;
-  }
+  TransformerForward& forward = run->forward;
+  const std::vector<ModelToken>& tokens = run->tokens;
   SamplingSettings settings = args.sampling;
   if (!args.sampling_given) settings.temperature = 0.0f;  // greedy unless asked otherwise
   const int count = args.tokens > 0 ? args.tokens : 64;
@@ -331,7 +334,7 @@ int command_generate(const Model& model, const ModelArguments& args) {
     return kExitBadInput;
   }
   std::string text = args.text.value_or("");
-  int previous = tokens->back().id;
+  int previous = tokens.back().id;
   for (const int id : *added) {
     text += model.tokenizer.text_of(previous, id);
     previous = id;

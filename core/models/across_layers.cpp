@@ -1,6 +1,7 @@
 #include "core/models/across_layers.hpp"
 
 #include "core/models/blas.hpp"
+#include "core/models/norms.hpp"
 
 #include <cmath>
 
@@ -32,24 +33,7 @@ std::vector<std::vector<LensPrediction>> logit_lens(const TransformerForward& fo
     const RowMatrix& stream = forward.layer(l).residual_out;  // (n, d_model)
     for (int i = 0; i < n; ++i) {
       // 1. The final norm, as the model applies it after its last layer.
-      const float* x = stream.row(i);
-      if (c.norm == NormKind::LayerNorm) {
-        float mean = 0.0f, variance = 0.0f;
-        for (int j = 0; j < d; ++j) mean += x[j];
-        mean /= static_cast<float>(d);
-        for (int j = 0; j < d; ++j) variance += (x[j] - mean) * (x[j] - mean);
-        variance /= static_cast<float>(d);
-        const float inverse = 1.0f / std::sqrt(variance + c.norm_epsilon);
-        for (int j = 0; j < d; ++j)
-          normalized[j] =
-              (x[j] - mean) * inverse * w.final_norm_weight.data[j] + w.final_norm_bias.data[j];
-      } else {
-        float mean_square = 0.0f;
-        for (int j = 0; j < d; ++j) mean_square += x[j] * x[j];
-        mean_square /= static_cast<float>(d);
-        const float inverse = 1.0f / std::sqrt(mean_square + c.norm_epsilon);
-        for (int j = 0; j < d; ++j) normalized[j] = w.final_norm_weight.data[j] * (inverse * x[j]);
-      }
+      normalize_row(c, stream.row(i), w.final_norm_weight, w.final_norm_bias, normalized.data());
       // 2. The unembedding; 3. the most likely token and its probability.
       blas::gemm(1, vocab, d, normalized.data(), d, w.unembedding.data, w.unembedding.stride,
                  logits.data(), vocab, /*transpose_b=*/true);

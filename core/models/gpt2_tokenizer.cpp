@@ -41,22 +41,6 @@ const ByteAlphabet& alphabet() {
   return instance;
 }
 
-// Decodes the code point of the valid UTF-8 character of `length` bytes at `at`.
-std::uint32_t code_point_at(std::string_view text, std::size_t at, std::size_t length) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[at + k]); };
-  switch (length) {
-    case 1:
-      return byte(0);
-    case 2:
-      return (byte(0) & 0x1Fu) << 6 | (byte(1) & 0x3Fu);
-    case 3:
-      return (byte(0) & 0x0Fu) << 12 | (byte(1) & 0x3Fu) << 6 | (byte(2) & 0x3Fu);
-    default:
-      return (byte(0) & 0x07u) << 18 | (byte(1) & 0x3Fu) << 12 | (byte(2) & 0x3Fu) << 6 |
-             (byte(3) & 0x3Fu);
-  }
-}
-
 std::string json_quoted(std::string_view text) {
   std::string shown = nlohmann::json(std::string(text))
                           .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -78,7 +62,7 @@ Result<std::string> symbols_to_bytes(std::string_view symbols) {
   for (std::size_t at = 0; at < symbols.size();) {
     const std::size_t length = utf8_character_length(symbols, at);
     if (length == 0) return Status::error("it is not valid UTF-8");
-    const std::uint32_t code_point = code_point_at(symbols, at, length);
+    const std::uint32_t code_point = decode_code_point(symbols.substr(at, length));
     const int byte = code_point < alphabet().byte.size() ? alphabet().byte[code_point] : -1;
     if (byte < 0)
       return Status::error("its character " + code_point_name(code_point) +

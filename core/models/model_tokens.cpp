@@ -8,6 +8,21 @@
 
 namespace attnviz {
 
+std::uint32_t decode_code_point(std::string_view character) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(character[k]); };
+  switch (character.size()) {
+    case 1:
+      return byte(0);
+    case 2:
+      return (byte(0) & 0x1Fu) << 6 | (byte(1) & 0x3Fu);
+    case 3:
+      return (byte(0) & 0x0Fu) << 12 | (byte(1) & 0x3Fu) << 6 | (byte(2) & 0x3Fu);
+    default:
+      return (byte(0) & 0x07u) << 18 | (byte(1) & 0x3Fu) << 12 | (byte(2) & 0x3Fu) << 6 |
+             (byte(3) & 0x3Fu);
+  }
+}
+
 std::size_t utf8_character_length(std::string_view text, std::size_t at) {
   if (at >= text.size()) return 0;
   const auto lead = static_cast<unsigned char>(text[at]);
@@ -90,21 +105,6 @@ class CharacterClasses {
 const CharacterClasses& character_classes() {
   static const CharacterClasses instance;
   return instance;
-}
-
-std::uint32_t decode_code_point(std::string_view character) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(character[k]); };
-  switch (character.size()) {
-    case 1:
-      return byte(0);
-    case 2:
-      return (byte(0) & 0x1Fu) << 6 | (byte(1) & 0x3Fu);
-    case 3:
-      return (byte(0) & 0x0Fu) << 12 | (byte(1) & 0x3Fu) << 6 | (byte(2) & 0x3Fu);
-    default:
-      return (byte(0) & 0x07u) << 18 | (byte(1) & 0x3Fu) << 12 | (byte(2) & 0x3Fu) << 6 |
-             (byte(3) & 0x3Fu);
-  }
 }
 
 // The name an invisible character is shown by: a short one people know, or its code point.

@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,8 @@ inline constexpr std::size_t kMaxTokenizedTextBytes = std::size_t{1} << 30;
 // The length of the valid UTF-8 character (RFC 3629: no overlong forms, surrogates or code
 // points past U+10FFFF) that starts at `at`, or 0 when the bytes there are not one.
 std::size_t utf8_character_length(std::string_view text, std::size_t at);
+// The code point of a valid UTF-8 character (1 to 4 bytes, as utf8_character_length found).
+std::uint32_t decode_code_point(std::string_view character);
 
 // Writes each non-special token's `shown` from the `bytes` of the tokens in order (see above).
 // Special tokens keep the `shown` they have, and a character never spans one.

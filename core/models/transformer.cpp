@@ -118,19 +118,27 @@ std::size_t Transformer::parameter_count() const {
   return count;
 }
 
-MatrixView& Transformer::attention_matrix(int layer, HeadMatrix matrix) {
-  TransformerLayer& l = weights_.layers[static_cast<std::size_t>(layer)];
+namespace {
+
+// The layer's whole matrix that `matrix` names.
+MatrixView& matrix_of(TransformerLayer& layer, HeadMatrix matrix) {
   switch (matrix) {
     case HeadMatrix::Query:
-      return l.query;
+      return layer.query;
     case HeadMatrix::Key:
-      return l.key;
+      return layer.key;
     case HeadMatrix::Value:
-      return l.value;
+      return layer.value;
     case HeadMatrix::Output:
       break;
   }
-  return l.output;
+  return layer.output;
+}
+
+}  // namespace
+
+MatrixView& Transformer::attention_matrix(int layer, HeadMatrix matrix) {
+  return matrix_of(weights_.layers[static_cast<std::size_t>(layer)], matrix);
 }
 
 namespace {
@@ -177,20 +185,8 @@ Status Transformer::set_head_weight(int layer, int head, HeadMatrix matrix, int 
                          std::to_string(cols) + " matrix");
   if (!std::isfinite(value)) return Status::error("a weight must be a finite number");
   MatrixView& view = attention_matrix(layer, matrix);
-  const MatrixView& on_disk = [&]() -> const MatrixView& {
-    const TransformerLayer& l = original_weights_.layers[static_cast<std::size_t>(layer)];
-    switch (matrix) {
-      case HeadMatrix::Query:
-        return l.query;
-      case HeadMatrix::Key:
-        return l.key;
-      case HeadMatrix::Value:
-        return l.value;
-      case HeadMatrix::Output:
-        break;
-    }
-    return l.output;
-  }();
+  const MatrixView& on_disk =
+      matrix_of(original_weights_.layers[static_cast<std::size_t>(layer)], matrix);
   if (view.data == on_disk.data) {  // first edit of this matrix: copy it out of the file
     const std::size_t count = static_cast<std::size_t>(view.rows) * view.cols;
     edited_.push_back(std::make_unique<float[]>(count));

@@ -1,6 +1,7 @@
 #include "core/models/transformer_forward.hpp"
 
 #include "core/models/blas.hpp"
+#include "core/models/norms.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,27 +15,7 @@ using MatrixMap = Eigen::Map<Matrix, 0, Eigen::OuterStride<>>;
 // rows[i] = norm(rows[i]) · weight (+ bias), for rows first.. of `in` into `out`.
 void normalize(const TransformerConfig& c, const RowMatrix& in, RowMatrix& out, int first,
                const VectorView& weight, const VectorView& bias) {
-  const int d = c.d_model;
-  for (int i = first; i < in.rows(); ++i) {
-    const float* x = in.row(i);
-    float* y = out.row(i);
-    if (c.norm == NormKind::LayerNorm) {
-      float mean = 0.0f;
-      for (int j = 0; j < d; ++j) mean += x[j];
-      mean /= static_cast<float>(d);
-      float variance = 0.0f;
-      for (int j = 0; j < d; ++j) variance += (x[j] - mean) * (x[j] - mean);
-      variance /= static_cast<float>(d);
-      const float inverse = 1.0f / std::sqrt(variance + c.norm_epsilon);
-      for (int j = 0; j < d; ++j) y[j] = (x[j] - mean) * inverse * weight.data[j] + bias.data[j];
-    } else {
-      float mean_square = 0.0f;
-      for (int j = 0; j < d; ++j) mean_square += x[j] * x[j];
-      mean_square /= static_cast<float>(d);
-      const float inverse = 1.0f / std::sqrt(mean_square + c.norm_epsilon);
-      for (int j = 0; j < d; ++j) y[j] = weight.data[j] * (inverse * x[j]);
-    }
-  }
+  for (int i = first; i < in.rows(); ++i) normalize_row(c, in.row(i), weight, bias, out.row(i));
 }
 
 // Turns each adjacent pair (2i, 2i + 1) of every head of `row` by position · θ^(−2i / d_head),

@@ -3,7 +3,7 @@
 // by hand where every head attends uniformly).
 #include "core/models/across_layers.hpp"
 #include "core/models/reference_forward.hpp"
-#include "tests/support/random_models.hpp"
+#include "tests/support/test_models.hpp"
 
 #include <doctest/doctest.h>
 

@@ -9,6 +9,8 @@
 #include "core/models/reference_forward.hpp"
 #include "core/models/sampling.hpp"
 
+#include "tests/support/test_models.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -19,13 +21,6 @@ namespace attnviz {
 namespace {
 
 namespace fs = std::filesystem;
-
-Transformer stories260k() {
-  Result<Transformer> model = load_llama2c(
-      (fs::path(ATTNVIZ_SOURCE_DIR) / "assets/models/stories260K/stories260K.bin").string());
-  REQUIRE_MESSAGE(model.ok(), model.error());
-  return std::move(*model);
-}
 
 std::vector<float> probabilities(const std::vector<float>& logits, float temperature, int top_k = 0,
                                  float top_p = 1.0f) {
@@ -86,7 +81,7 @@ TEST_CASE("seeded sampling: the same seed, the same tokens; frequencies follow t
 }
 
 TEST_CASE("generation: greedy continues as the reference's argmax; seeded runs repeat") {
-  const Transformer model = stories260k();
+  const Transformer model = testing::stories260k();
   TransformerForward forward(model);
   const std::vector<int> prompt = {1};  // BOS
   REQUIRE(forward.run(prompt).ok());
@@ -119,7 +114,7 @@ TEST_CASE("generation: greedy continues as the reference's argmax; seeded runs r
 TEST_CASE(
     "head detectors: a head made uniform by hand is broad; stories260K's previous-token "
     "heads are found") {
-  Transformer model = stories260k();
+  Transformer model = testing::stories260k();
   // A TinyStories-like text, in stories260K's own vocabulary (ids from its tokenizer would do as
   // well; these are the model's own greedy tokens, which it reads as natural text).
   TransformerForward forward(model);

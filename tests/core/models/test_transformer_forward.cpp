@@ -6,7 +6,7 @@
 #include "core/models/llama2c.hpp"
 #include "core/models/reference_forward.hpp"
 #include "core/models/transformer_forward.hpp"
-#include "tests/support/random_models.hpp"
+#include "tests/support/test_models.hpp"
 
 #include <doctest/doctest.h>
 
@@ -21,13 +21,6 @@ namespace attnviz {
 namespace {
 
 namespace fs = std::filesystem;
-
-Transformer stories260k() {
-  Result<Transformer> model = load_llama2c(
-      (fs::path(ATTNVIZ_SOURCE_DIR) / "assets/models/stories260K/stories260K.bin").string());
-  REQUIRE_MESSAGE(model.ok(), model.error());
-  return std::move(*model);
-}
 
 std::vector<int> seeded_tokens(int count, int vocab, std::uint64_t seed) {
   std::vector<int> tokens;
@@ -129,7 +122,7 @@ TEST_CASE("the fast forward pass equals the plain reference, every intermediate 
       }
   }
   SUBCASE("stories260K (RMSNorm, RoPE, grouped-query attention, SwiGLU)") {
-    const Transformer model = stories260k();
+    const Transformer model = testing::stories260k();
     const std::vector<int> tokens = seeded_tokens(70, model.config().vocab_size, 12);
     TransformerForward fast(model);
     REQUIRE(fast.run(tokens).ok());
@@ -246,7 +239,7 @@ TEST_CASE(
 
 TEST_CASE(
     "a weight edit changes its layer and above, the file's weights stay, and reset restores") {
-  Transformer model = stories260k();
+  Transformer model = testing::stories260k();
   const std::vector<int> tokens = seeded_tokens(20, model.config().vocab_size, 15);
   TransformerForward fast(model);
   REQUIRE(fast.run(tokens).ok());

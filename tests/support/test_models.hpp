@@ -1,16 +1,27 @@
-// Models for the tests, built in memory from seeded random weights (core/base/rng.hpp): the
-// same seed, the same model, on every machine.
+// Models for the tests: stories260K as shipped, and GPT-2-architecture models built in memory
+// from seeded random weights (core/base/rng.hpp): the same seed, the same model, everywhere.
 #pragma once
 
 #include "core/base/rng.hpp"
+#include "core/models/llama2c.hpp"
 #include "core/models/transformer.hpp"
 
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 
 namespace attnviz::testing {
+
+// assets/models/stories260K/stories260K.bin, made a Transformer.
+inline Transformer stories260k() {
+  Result<Transformer> model = load_llama2c(
+      (std::filesystem::path(ATTNVIZ_SOURCE_DIR) / "assets/models/stories260K/stories260K.bin")
+          .string());
+  REQUIRE_MESSAGE(model.ok(), model.error());
+  return std::move(*model);
+}
 
 // A GPT-2-architecture model with seeded random weights of a sensible scale.
 inline Transformer random_gpt2(std::uint64_t seed, int d_model = 24, int n_layers = 3,
