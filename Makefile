@@ -65,7 +65,9 @@ valgrind: deps-test
 # PyTorch if missing, builds attnviz-cli and the micro benchmarks (Release), runs the micro
 # benchmarks, then times the same attention in AttnViz and in torch on the same shapes
 # (tests/bench/torch_compare.py), BENCH_THREADS threads each (default 1), keeping each side's
-# best median of BENCH_ROUNDS alternating rounds (default 3, as in docs/performance.md). A few minutes.
+# best median of BENCH_ROUNDS alternating rounds (default 3, as in docs/performance.md), then a
+# GPT-2-small-shaped model's forward pass against torch's, one thread each, at the best OpenBLAS
+# core type (tests/bench/model_compare.py; writes a 500 MB model into BUILD_DIR once). About ten minutes.
 BENCH_THREADS ?= 1
 BENCH_ROUNDS ?= 3
 bench:
@@ -74,6 +76,7 @@ bench:
 	@cmake --build $(BUILD_DIR) -j $(JOBS) --target attnviz-cli attnviz_micro_benchmarks
 	$(BUILD_DIR)/attnviz_micro_benchmarks --benchmark_min_time=0.2
 	/usr/bin/python3 tests/bench/torch_compare.py --cli $(BUILD_DIR)/attnviz-cli --threads $(BENCH_THREADS) --rounds $(BENCH_ROUNDS)
+	/usr/bin/python3 tests/bench/model_compare.py --cli $(BUILD_DIR)/attnviz-cli --build-dir $(BUILD_DIR) --rounds $(BENCH_ROUNDS)
 
 # Style. The check is a test of `make test` (tests/tools/check_format.sh); this formats in place.
 format:

@@ -54,7 +54,7 @@ Usage:
   attnviz-cli model generate  MODEL [--prompt TEXT] [--tokens N] [SAMPLING] [--seed S]
   attnviz-cli model heads     MODEL [--text TEXT]
   attnviz-cli model bench     MODEL --tokens N [--mode full|append|last-layer]
-                              [--all-logits] [--threads T] [--repeat R]
+                              [--all-logits] [--threads T] [--repeat R] [--products]
   attnviz-cli --help | --version
 
 SCENARIO is a file (SCENARIO.json, or - for standard input) or --builtin, the scenario built
@@ -110,7 +110,8 @@ Commands:
             scores on TEXT (a built-in text by default); bench times the forward pass at
             --tokens N and prints median_us=... p90_us=... allocations=... (--mode full: every
             layer again, append: one token added with the cache, last-layer: an ablation in
-            the last layer; --all-logits: every position's next-token logits).
+            the last layer; --all-logits: every position's next-token logits; --products:
+            a second line, the time and GFLOP/s of the weight products and of the others).
             SAMPLING: --temperature T (0: the most likely), --top-k K, --top-p P.
             --ablate L.H (repeatable; layer and head from 0) knocks heads out in any of them.
 

@@ -51,6 +51,7 @@ struct ModelArguments {
   int threads = 1;
   int repeat = 0;
   bool all_logits = false;
+  bool count_products = false;      // bench --products
   std::string bench_mode = "full";  // full | append | last-layer
   std::vector<Ablation> ablations;
 };
@@ -124,6 +125,8 @@ Status parse(int argc, char** argv, ModelArguments& args) {
       problem = integer(args.repeat, 1, 1 << 20);
     } else if (arg == "--all-logits") {
       args.all_logits = true;
+    } else if (arg == "--products") {
+      args.count_products = true;
     } else if (arg == "--mode") {
       problem = value(args.bench_mode);
       if (problem && args.bench_mode != "full" && args.bench_mode != "append" &&
@@ -462,6 +465,29 @@ int command_bench(const Model& model, const ModelArguments& args) {
   std::printf("median_us=%.2f p90_us=%.2f allocations=%ld repeat=%d blas=\"%s\" threads=%d\n",
               quantile(0.5), quantile(0.9), allocations, repeat, blas::backend().c_str(),
               args.threads);
+  if (args.count_products) {
+    // As many runs again, each product timed (apart from the runs above: reading the clock
+    // around every product costs a little): what the products take of a run, per run.
+    blas::count_products(true);
+    const auto start = std::chrono::steady_clock::now();
+    for (int r = 0; r < repeat; ++r) ok = step().is_ok() && ok;
+    const double run_us = seconds_since(start) * 1e6 / repeat;
+    const blas::ProductCounts counts = blas::product_counts();
+    blas::count_products(false);
+    if (!ok) {
+      print_error("a forward pass failed");
+      return kExitBadInput;
+    }
+    const auto gflops = [](double flops, double seconds) {
+      return seconds > 0.0 ? flops / seconds * 1e-9 : 0.0;
+    };
+    std::printf(
+        "run_us=%.2f weight_products=%lld weight_us=%.2f weight_gflops=%.2f other_products=%lld "
+        "other_us=%.2f other_gflops=%.2f\n",
+        run_us, counts.weight_products / repeat, counts.weight_seconds * 1e6 / repeat,
+        gflops(counts.weight_flops, counts.weight_seconds), counts.other_products / repeat,
+        counts.other_seconds * 1e6 / repeat, gflops(counts.other_flops, counts.other_seconds));
+  }
   return kExitOk;
 }
 

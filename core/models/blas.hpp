@@ -28,4 +28,19 @@ std::string backend();
 void set_threads(int count);
 int threads();
 
+// Counting the weight products, for `attnviz-cli model bench --products`: while counting is on,
+// every product whose inner and outer widths are both at least kWeightProductWidth (a layer's
+// projections, its MLP, the logits; not a head's scores or weighted sum, 64 wide in GPT-2) adds
+// its 2·m·n·k floating-point operations and the time it took; the others add theirs to
+// `other_*`. Off by default (it reads the clock twice per product). Not thread-safe: count only
+// while one thread multiplies.
+constexpr int kWeightProductWidth = 256;
+struct ProductCounts {
+  long long weight_products = 0, other_products = 0;
+  double weight_flops = 0.0, weight_seconds = 0.0;
+  double other_flops = 0.0, other_seconds = 0.0;
+};
+void count_products(bool on);  // turning it on starts the counts from zero
+ProductCounts product_counts();
+
 }  // namespace attnviz::blas

@@ -230,45 +230,53 @@ void TransformerForward::compute_layer(int l, int first) {
     }
 
   // 3. Each query head: scores against every key so far, the causal mask, the softmax (or the
-  // intervention's pattern), the weighted sum of the values, scaled.
+  // intervention's pattern), the weighted sum of the values, scaled. The rows go in blocks of
+  // kQueryBlock queries, each against the keys it can see (0 .. its last query): the masked
+  // scores above the diagonal are not computed, nor multiplied by the values.
+  constexpr int kQueryBlock = 128;
   const float inverse_sqrt = 1.0f / std::sqrt(static_cast<float>(d_head));
   for (int h = 0; h < c.n_heads; ++h) {
     const HeadIntervention& intervention = this->intervention(l, h);
     const int kv = c.kv_head_of(h);
-    block_scores_.resize(rows, n);  // (rows, n_key)
-    blas::gemm(rows, n, d_head, a.queries.row(first) + h * d_head, a.queries.cols(),
-               a.keys.row(0) + kv * d_head, a.keys.cols(), block_scores_.data(), n,
-               /*transpose_b=*/true);
+    block_scores_.resize(std::min(rows, kQueryBlock), n);  // (block rows, n_key)
     std::vector<float>& kept = a.attention[static_cast<std::size_t>(h)];
     kept.resize(triangle(n));
-    for (int r = 0; r < rows; ++r) {
-      const int i = first + r;  // the query's position: keys 0..i are visible
-      float* row = block_scores_.row(r).data();
-      switch (intervention.pattern) {
-        case HeadIntervention::Pattern::Computed: {
-          Eigen::Map<Eigen::ArrayXf> visible(row, i + 1);  // keys 0..i
-          visible *= inverse_sqrt;
-          visible = (visible - visible.maxCoeff()).exp();
-          visible /= visible.sum();
-          break;
+    for (int block = 0; block < rows; block += kQueryBlock) {
+      const int block_rows = std::min(kQueryBlock, rows - block);
+      const int visible_keys = first + block + block_rows;  // keys 0 .. the block's last query
+      blas::gemm(block_rows, visible_keys, d_head, a.queries.row(first + block) + h * d_head,
+                 a.queries.cols(), a.keys.row(0) + kv * d_head, a.keys.cols(), block_scores_.data(),
+                 n, /*transpose_b=*/true);
+      for (int r = 0; r < block_rows; ++r) {
+        const int i = first + block + r;  // the query's position: keys 0..i are visible
+        float* row = block_scores_.row(r).data();
+        switch (intervention.pattern) {
+          case HeadIntervention::Pattern::Computed: {
+            Eigen::Map<Eigen::ArrayXf> visible(row, i + 1);  // keys 0..i
+            visible *= inverse_sqrt;
+            visible = (visible - visible.maxCoeff()).exp();
+            visible /= visible.sum();
+            break;
+          }
+          case HeadIntervention::Pattern::Uniform:
+            std::fill(row, row + i + 1, 1.0f / static_cast<float>(i + 1));
+            break;
+          case HeadIntervention::Pattern::PreviousToken:
+            std::fill(row, row + i + 1, 0.0f);
+            row[std::max(i - 1, 0)] = 1.0f;
+            break;
         }
-        case HeadIntervention::Pattern::Uniform:
-          std::fill(row, row + i + 1, 1.0f / static_cast<float>(i + 1));
-          break;
-        case HeadIntervention::Pattern::PreviousToken:
-          std::fill(row, row + i + 1, 0.0f);
-          row[std::max(i - 1, 0)] = 1.0f;
-          break;
+        std::fill(row + i + 1, row + visible_keys, 0.0f);  // masked
+        std::copy(row, row + i + 1, kept.data() + triangle(i));
       }
-      std::fill(row + i + 1, row + n, 0.0f);  // masked
-      std::copy(row, row + i + 1, kept.data() + triangle(i));
+      float* head_output = a.head_outputs.row(first + block) + h * d_head;  // (block rows, d_head)
+      blas::gemm(block_rows, d_head, visible_keys, block_scores_.data(), n,
+                 a.values.row(0) + kv * d_head, a.values.cols(), head_output,
+                 a.head_outputs.cols());
+      if (intervention.output_scale != 1.0f)
+        MatrixMap(head_output, block_rows, d_head, Eigen::OuterStride<>(a.head_outputs.cols())) *=
+            intervention.output_scale;
     }
-    float* head_output = a.head_outputs.row(first) + h * d_head;  // (rows, d_head)
-    blas::gemm(rows, d_head, n, block_scores_.data(), n, a.values.row(0) + kv * d_head,
-               a.values.cols(), head_output, a.head_outputs.cols());
-    if (intervention.output_scale != 1.0f)
-      MatrixMap(head_output, rows, d_head, Eigen::OuterStride<>(a.head_outputs.cols())) *=
-          intervention.output_scale;
   }
 
   // 4. W_O and the residual.

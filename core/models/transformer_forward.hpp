@@ -138,7 +138,7 @@ class TransformerForward {
   std::vector<LayerActivations> layers_;
   RowMatrix final_;
   Work work_;
-  Matrix block_scores_;  // scratch: (rows computed, n)
+  Matrix block_scores_;  // scratch: (a block of at most 128 query rows, n)
   Matrix hidden_;        // scratch: (rows computed, d_ff)
   Matrix gate_;          // scratch: (rows computed, d_ff)
 

@@ -282,3 +282,46 @@ for name, text in {"story": "Once upon a time, there was a little girl named Lil
           text.encode("utf-8"))
 write("fuzz_llama2c_tokenizer", "tok512_cut",
       (511).to_bytes(2, "little") + (3000).to_bytes(2, "little") + TOK512[:3000] + b"x")
+
+
+# --- fuzz_llama2c: the bytes are the checkpoint ----------------------------------------------------
+def llama2c_checkpoint(version, dim=4, hidden=6, layers=1, heads=2, kv_heads=1, vocab=5, seq=3,
+                       shared=True):
+    """A tiny llama2.c checkpoint with small, varied weights (llama2.c's export.py's layout)."""
+    count = [0]
+
+    def floats(n):
+        values = [((count[0] + i) % 7 - 3) * 0.125 for i in range(n)]
+        count[0] += n
+        return struct.pack(f"<{n}f", *values)
+
+    head = dim // heads
+    kv = head * kv_heads
+    embedding = floats(vocab * dim)
+    rms_att, rms_ffn = floats(layers * dim), floats(layers * dim)
+    wq, wk, wv = floats(layers * dim * dim), floats(layers * kv * dim), floats(layers * kv * dim)
+    wo = floats(layers * dim * dim)
+    w1, w2, w3 = (floats(layers * hidden * dim) for _ in range(3))
+    rms_final = floats(dim)
+    classifier = b"" if shared else floats(vocab * dim)
+    sizes = [dim, hidden, layers, heads, kv_heads, vocab if (shared or version == 1) else -vocab,
+             seq]
+    if version == 0:
+        return (struct.pack("<7i", *sizes) + embedding + rms_att + wq + wk + wv + wo + rms_ffn +
+                w1 + w2 + w3 + rms_final + floats(seq * head // 2) + floats(seq * head // 2) +
+                classifier)
+    header = struct.pack("<Ii7iB", 0x616B3432, 1, *sizes, 1 if shared else 0)
+    return (header.ljust(256, b"\0") + rms_att + rms_ffn + rms_final + embedding + wq + wk + wv +
+            wo + w1 + w2 + w3 + classifier)
+
+
+write("fuzz_llama2c", "v0_shared", llama2c_checkpoint(0))
+write("fuzz_llama2c", "v0_own_classifier_two_layers", llama2c_checkpoint(0, layers=2, shared=False))
+write("fuzz_llama2c", "v1_shared", llama2c_checkpoint(1))
+write("fuzz_llama2c", "v1_own_classifier", llama2c_checkpoint(1, heads=2, kv_heads=2, shared=False))
+write("fuzz_llama2c", "v0_truncated", llama2c_checkpoint(0)[:-4])
+write("fuzz_llama2c", "v1_trailing", llama2c_checkpoint(1) + b"\0\0\0\0")
+write("fuzz_llama2c", "v1_nan", llama2c_checkpoint(1)[:-4] + struct.pack("<f", float("nan")))
+write("fuzz_llama2c", "v2_refused", struct.pack("<Ii", 0x616B3432, 2).ljust(256, b"\0"))
+write("fuzz_llama2c", "v0_absurd_sizes", struct.pack("<7i", 1 << 30, 1 << 30, 1 << 20, 1, 1,
+                                                     -(1 << 31), 1 << 30))

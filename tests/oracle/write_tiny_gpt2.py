@@ -9,19 +9,28 @@ with the engine's reader. Conv1D weights are (in, out), as GPT-2 stores them.
 Usage:
   /usr/bin/python3 tests/oracle/write_tiny_gpt2.py OUT_DIR [--seed 1] [--dtype F32|F16|BF16]
       [--prefix] [--d-model 16] [--heads 4] [--layers 2] [--vocab 23] [--positions 12]
-      [--inner N] [--lm-head] [--mask-buffers]
+      [--inner N] [--lm-head] [--mask-buffers] [--scale 0.3] [--tokenizer-from FOLDER]
 
 --prefix names every tensor "transformer.<name>" (as GPT2LMHeadModel's files do);
 --lm-head adds lm_head.weight, a copy of wte (the tied head, saved explicitly);
 --mask-buffers adds h.{i}.attn.bias and h.{i}.attn.masked_bias (the causal mask buffers older
 files hold; a reader must ignore them).
-Values are drawn from numpy's default_rng(seed): weights N(0, 0.3²), biases N(0, 0.1²), LayerNorm
-gains 1 + N(0, 0.1²), then rounded to the dtype (F16, BF16: round to nearest even).
+--tokenizer-from copies vocab.json and merges.txt from another GPT-2 folder (its vocabulary must
+be no larger than --vocab), so that the folder opens as a model with its tokenizer.
+Values are drawn from numpy's default_rng(seed): weights N(0, scale²) (--scale, 0.3 by default;
+GPT-2's own initialization is 0.02), biases N(0, 0.1²), LayerNorm gains 1 + N(0, 0.1²), then
+rounded to the dtype (F16, BF16: round to nearest even).
+
+A GPT-2-small shape (124 M parameters, about 500 MB of F32), as tests/bench/model_compare.py
+writes it:
+  write_tiny_gpt2.py OUT --d-model 768 --heads 12 --layers 12 --vocab 50257 --positions 1024
+      --scale 0.02 --tokenizer-from assets/models/gpt2-kjv-tiny
 """
 
 import argparse
 import json
 import pathlib
+import shutil
 import struct
 import sys
 
@@ -66,13 +75,14 @@ def write_safetensors(path, tensors, metadata=None):
             out.write(raw)
 
 
-def tiny_gpt2(seed=1, d_model=16, heads=4, layers=2, vocab=23, positions=12, inner=None):
+def tiny_gpt2(seed=1, d_model=16, heads=4, layers=2, vocab=23, positions=12, inner=None,
+              scale=0.3):
     """The weights of a tiny GPT-2 as float32 arrays, by their names without a prefix."""
     rng = np.random.default_rng(seed)
     inner = inner or 4 * d_model
 
     def weight(*shape):
-        return (0.3 * rng.standard_normal(shape)).astype(np.float32)
+        return (scale * rng.standard_normal(shape)).astype(np.float32)
 
     def bias(n):
         return (0.1 * rng.standard_normal(n)).astype(np.float32)
@@ -152,13 +162,22 @@ def main(argv=None):
     parser.add_argument("--lm-head", action="store_true", help="add lm_head.weight (= wte)")
     parser.add_argument("--mask-buffers", action="store_true",
                         help="add the h.{i}.attn.bias / masked_bias buffers")
+    parser.add_argument("--scale", type=float, default=0.3, help="the weights' standard deviation")
+    parser.add_argument("--tokenizer-from", default=None,
+                        help="copy vocab.json and merges.txt from this GPT-2 folder")
     args = parser.parse_args(argv)
     if args.d_model % args.heads:
         parser.error("--d-model must be a multiple of --heads")
+    if not args.scale > 0:
+        parser.error("--scale must be positive")
     write_tiny_gpt2(args.out_dir, seed=args.seed, dtype=args.dtype, prefix=args.prefix,
                     lm_head=args.lm_head, mask_buffers=args.mask_buffers, d_model=args.d_model,
                     heads=args.heads, layers=args.layers, vocab=args.vocab,
-                    positions=args.positions, inner=args.inner)
+                    positions=args.positions, inner=args.inner, scale=args.scale)
+    if args.tokenizer_from:
+        for name in ("vocab.json", "merges.txt"):
+            shutil.copyfile(pathlib.Path(args.tokenizer_from) / name,
+                            pathlib.Path(args.out_dir) / name)
     return 0
 
 

@@ -6,14 +6,19 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <utility>
 #include <vector>
 
 namespace attnviz {
 
 TEST_CASE("blas::gemm equals a plain loop, with strides and with B transposed") {
   MESSAGE("products by " << blas::backend());
-  for (const bool transpose_b : {false, true}) {
-    const int m = 37, n = 29, k = 53;
+  // m = 1 goes through sgemv (a token appended, the last position's logits).
+  for (const auto& [m, transpose_b] :
+       {std::pair{37, false}, std::pair{37, true}, std::pair{1, false}, std::pair{1, true}}) {
+    CAPTURE(m);
+    CAPTURE(transpose_b);
+    const int n = 29, k = 53;
     const std::ptrdiff_t lda = k + 3, ldb = (transpose_b ? k : n) + 5, ldc = n + 2;
     std::vector<float> a(static_cast<std::size_t>(m * lda)),
         b(static_cast<std::size_t>((transpose_b ? n : k) * ldb)),
@@ -36,6 +41,27 @@ TEST_CASE("blas::gemm equals a plain loop, with strides and with B transposed") 
   std::vector<float> c(4, 3.0f);
   blas::gemm(2, 2, 0, nullptr, 0, nullptr, 2, c.data(), 2);  // an empty sum is 0
   CHECK(c == std::vector<float>(4, 0.0f));
+}
+
+TEST_CASE("blas::count_products counts the weight products apart from the others") {
+  const int wide = blas::kWeightProductWidth;
+  std::vector<float> a(static_cast<std::size_t>(4 * wide), 0.5f),
+      b(static_cast<std::size_t>(wide * wide), 0.25f), c(static_cast<std::size_t>(4 * wide));
+  blas::gemm(4, wide, wide, a.data(), wide, b.data(), wide, c.data(), wide);  // not counted
+  blas::count_products(true);
+  CHECK(blas::product_counts().weight_products == 0);
+  blas::gemm(4, wide, wide, a.data(), wide, b.data(), wide, c.data(), wide);      // a weight's
+  blas::gemm(4, 64, wide, a.data(), wide, b.data(), wide, c.data(), wide);        // a head's
+  blas::gemm(4, wide, 64, a.data(), wide, b.data(), wide, c.data(), wide, true);  // a head's
+  blas::count_products(false);
+  blas::gemm(4, wide, wide, a.data(), wide, b.data(), wide, c.data(), wide);  // not counted
+  const blas::ProductCounts counts = blas::product_counts();
+  CHECK(counts.weight_products == 1);
+  CHECK(counts.weight_flops == 2.0 * 4 * wide * wide);
+  CHECK(counts.other_products == 2);
+  CHECK(counts.other_flops == 2.0 * 4 * 64 * wide * 2);
+  CHECK(counts.weight_seconds >= 0.0);
+  CHECK(c[0] == doctest::Approx(0.5 * 0.25 * wide));
 }
 
 }  // namespace attnviz

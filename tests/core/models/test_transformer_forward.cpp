@@ -132,6 +132,42 @@ TEST_CASE("the fast forward pass equals the plain reference, every intermediate 
   }
 }
 
+TEST_CASE("long texts: the queries go in blocks of 128, each against the keys it can see") {
+  // 290 positions: blocks of 128, 128 and 34 queries; then 90 typed after 200 (blocks that
+  // start past the first key), and a head's pattern replaced, scaled or computed in each.
+  const Transformer model = random_gpt2(9, 24, 2, 4, 50, 300);
+  const std::vector<int> tokens = seeded_tokens(290, model.config().vocab_size, 14);
+  ReferenceForward reference(model);
+  run_reference(reference, tokens);
+  TransformerForward whole(model);
+  REQUIRE(whole.run(tokens).ok());
+  CHECK(compare(whole, reference) < 1e-4);
+  TransformerForward typed(model);
+  REQUIRE(typed.run(std::span(tokens).first(200)).ok());
+  REQUIRE(typed.run(tokens).ok());
+  CHECK(typed.last_work().first_position == 200);
+  CHECK(compare(typed, reference) < 1e-4);
+
+  HeadIntervention uniform, previous, scaled;
+  uniform.pattern = HeadIntervention::Pattern::Uniform;
+  previous.pattern = HeadIntervention::Pattern::PreviousToken;
+  scaled.output_scale = 0.5f;
+  whole.set_intervention(0, 1, uniform);
+  whole.set_intervention(1, 2, previous);
+  whole.set_intervention(1, 3, scaled);
+  REQUIRE(whole.run(tokens).ok());
+  ReferenceForward intervened(model);
+  intervened.set_intervention(0, 1, uniform);
+  intervened.set_intervention(1, 2, previous);
+  intervened.set_intervention(1, 3, scaled);
+  run_reference(intervened, tokens);
+  CHECK(compare(whole, intervened) < 1e-4);
+  for (const int i : {0, 127, 128, 200, 289}) {
+    CHECK(whole.attention_row(0, 1, i)[0] == doctest::Approx(1.0 / (i + 1)));
+    CHECK(whole.attention_row(1, 2, i)[static_cast<std::size_t>(std::max(i - 1, 0))] == 1.0f);
+  }
+}
+
 TEST_CASE("the cache: typing at the end computes only the new positions, and equals a full run") {
   const Transformer model = testing::random_gpt2(8);
   const std::vector<int> tokens = seeded_tokens(30, model.config().vocab_size, 13);
