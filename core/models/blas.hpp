@@ -2,9 +2,11 @@
 // installed (libopenblas0, loaded at the first product, not linked), Eigen's product otherwise.
 //
 // Why load it by hand: OpenBLAS 0.3.21 picks its kernels from the CPU when it is loaded, and
-// misdetects recent CPUs (an AMD Zen 5 with AVX-512 gets its Zen kernels, AVX2: about a third of
-// what its SkylakeX kernels reach on the same core; see docs/performance.md). Loading it
-// ourselves lets the engine name the kernels first: OPENBLAS_CORETYPE when the user set it,
+// can pick badly: on an Intel Xeon of the machine kind issue 24 was written on, its default ran
+// a 1024² product at 15 GFLOP/s against 112 with its Cooperlake kernels (on this project's AMD
+// Zen 5 it picks Cooperlake itself; its AVX2 kernels, Haswell or Zen, run at half that: see
+// docs/performance.md). Loading it ourselves lets the engine name the kernels first:
+// OPENBLAS_CORETYPE when the environment sets it (a shell that sets Haswell gets Haswell),
 // otherwise SkylakeX on a CPU with AVX-512 (F, BW, DQ, VL), Haswell on one with AVX2 and FMA,
 // and OpenBLAS's own choice elsewhere. A 2 × 2 product checks the library before it is used.
 // ATTNVIZ_BLAS=eigen (or an OpenBLAS that is absent or fails the check) keeps Eigen.

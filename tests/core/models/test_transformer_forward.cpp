@@ -135,7 +135,7 @@ TEST_CASE("the fast forward pass equals the plain reference, every intermediate 
 TEST_CASE("long texts: the queries go in blocks of 128, each against the keys it can see") {
   // 290 positions: blocks of 128, 128 and 34 queries; then 90 typed after 200 (blocks that
   // start past the first key), and a head's pattern replaced, scaled or computed in each.
-  const Transformer model = random_gpt2(9, 24, 2, 4, 50, 300);
+  const Transformer model = testing::random_gpt2(9, 24, 2, 4, 50, 300);
   const std::vector<int> tokens = seeded_tokens(290, model.config().vocab_size, 14);
   ReferenceForward reference(model);
   run_reference(reference, tokens);
@@ -152,9 +152,9 @@ TEST_CASE("long texts: the queries go in blocks of 128, each against the keys it
   uniform.pattern = HeadIntervention::Pattern::Uniform;
   previous.pattern = HeadIntervention::Pattern::PreviousToken;
   scaled.output_scale = 0.5f;
-  whole.set_intervention(0, 1, uniform);
-  whole.set_intervention(1, 2, previous);
-  whole.set_intervention(1, 3, scaled);
+  REQUIRE(whole.set_intervention(0, 1, uniform).is_ok());
+  REQUIRE(whole.set_intervention(1, 2, previous).is_ok());
+  REQUIRE(whole.set_intervention(1, 3, scaled).is_ok());
   REQUIRE(whole.run(tokens).ok());
   ReferenceForward intervened(model);
   intervened.set_intervention(0, 1, uniform);
