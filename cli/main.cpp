@@ -112,12 +112,15 @@ Commands:
             layer again, append: one token added with the cache, last-layer: an ablation in
             the last layer; --all-logits: every position's next-token logits; --products:
             a second line, the time and GFLOP/s of the weight products and of the others).
-            SAMPLING: --temperature T (0: the most likely), --top-k K, --top-p P.
-            --ablate L.H (repeatable; layer and head from 0) knocks heads out in any of them.
+            SAMPLING: --temperature T (0: the most likely), --top-k K (0: every token),
+            --top-p P; --seed S alone samples at temperature 1. --ablate L.H (repeatable;
+            layer and head from 0) knocks heads out in attention, predict, generate and
+            bench. An option a subcommand does not take is a usage error.
 
 On bad input a one-line message goes to standard error, the exit status is 1, and
 no output file is written or touched; a mistake in the command line itself (an unknown
-option, a missing or out-of-range value, an empty --text, --source for self-attention) exits
+option, a missing or out-of-range value, an empty --text of a scenario command, --source for
+self-attention) exits
 with status 2. Warnings go to standard
 error (and, for compute, into the JSON). The scenario format is described in docs/formats.md.
 )";

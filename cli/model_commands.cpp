@@ -59,6 +59,23 @@ struct ModelArguments {
 constexpr const char* kCommands[] = {"info",     "tokens", "attention", "predict",
                                      "generate", "heads",  "bench"};
 
+// The options each command takes (any other is a usage error, not silently ignored).
+bool takes(const std::string& command, const std::string& option) {
+  const auto in = [&](std::initializer_list<const char*> options) {
+    return std::any_of(options.begin(), options.end(), [&](const char* o) { return option == o; });
+  };
+  const bool sampling = in({"--temperature", "--top-k", "--top-p"});
+  if (command == "tokens" || command == "heads") return option == "--text";
+  if (command == "attention") return in({"--text", "-o", "--output", "--weights-only", "--ablate"});
+  if (command == "predict") return sampling || in({"--text", "--top", "--ablate"});
+  if (command == "generate")
+    return sampling || in({"--text", "--prompt", "--tokens", "--seed", "--ablate"});
+  if (command == "bench")
+    return in(
+        {"--tokens", "--mode", "--all-logits", "--threads", "--repeat", "--products", "--ablate"});
+  return false;  // info
+}
+
 template <typename T>
 bool parse_number(const std::string& text, T& value) {
   const char* end = text.data() + text.size();
@@ -88,39 +105,54 @@ Status parse(int argc, char** argv, ModelArguments& args) {
                              std::to_string(low) + " to " + std::to_string(high));
       return Status::ok();
     };
-    const auto real = [&](float& out) {
+    const auto real = [&](float& out, float low, float high, const char* range) {
       if (Status got = value(text); !got) return got;
-      if (!parse_number(text, out) || !std::isfinite(out))
-        return Status::error(arg + " " + text + ": expected a number");
+      double number = 0.0;  // read as a double: 1e300 is out of range, not "not a number"
+      if (!parse_number(text, number) || !std::isfinite(number) || number < low || number > high)
+        return Status::error(arg + " " + text + ": expected a number " + range);
+      out = static_cast<float>(number);
       return Status::ok();
     };
     Status problem = Status::ok();
+    const bool known_option = arg.size() > 1 && arg[0] == '-' &&
+                              std::any_of(std::begin(kCommands), std::end(kCommands),
+                                          [&](const char* command) { return takes(command, arg); });
+    if (known_option && !takes(args.command, arg))
+      return Status::error(arg + " does not apply to model " + args.command + " (see --help)");
     if (arg == "--text" || arg == "--prompt") {
       std::string given;
       problem = value(given);
+      if (problem && args.text)
+        problem = Status::error("the text is given twice (--text, --prompt)");
       args.text = given;
     } else if (arg == "-o" || arg == "--output") {
       problem = value(args.output);
+      if (problem && args.output.empty()) problem = Status::error(arg + " needs a file name");
     } else if (arg == "--weights-only") {
       args.weights_only = true;
     } else if (arg == "--top") {
       problem = integer(args.top, 1, 1000);
     } else if (arg == "--temperature") {
-      problem = real(args.sampling.temperature);
+      problem =
+          real(args.sampling.temperature, 0.0f, 1000.0f, "from 0 (the most likely token) to 1000");
       args.sampling_given = true;
     } else if (arg == "--top-k") {
       problem = integer(args.sampling.top_k, 0, 1 << 24);
       args.sampling_given = true;
     } else if (arg == "--top-p") {
-      problem = real(args.sampling.top_p);
+      problem = real(args.sampling.top_p, 0.0f, 1.0f, "above 0 and at most 1");
+      if (problem && !(args.sampling.top_p > 0.0f))
+        problem = Status::error("--top-p " + text + ": expected a number above 0 and at most 1");
       args.sampling_given = true;
     } else if (arg == "--tokens") {
       problem = integer(args.tokens, 1, 1 << 20);
-    } else if (arg == "--seed") {
+    } else if (arg == "--seed") {  // a seed asks for sampling (at temperature 1 by default)
       if (problem = value(text); problem && !parse_number(text, args.seed))
-        problem = Status::error("--seed " + text + ": expected a whole number of 0 or more");
+        problem = Status::error("--seed " + text +
+                                ": expected a whole number from 0 to 18446744073709551615");
+      args.sampling_given = true;
     } else if (arg == "--threads") {
-      problem = integer(args.threads, 1, 64);
+      problem = integer(args.threads, 1, 16);
     } else if (arg == "--repeat") {
       problem = integer(args.repeat, 1, 1 << 20);
     } else if (arg == "--all-logits") {
@@ -216,6 +248,49 @@ Result<TextRun> run_on_text(const Model& model, const ModelArguments& args,
   return run;
 }
 
+// The columns `text` takes in a terminal: East Asian wide characters and emoji take two.
+int display_width(const std::string& text) {
+  int width = 0;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t length = std::max<std::size_t>(utf8_character_length(text, at), 1);
+    const std::uint32_t c =
+        length > 1 ? decode_code_point(std::string_view(text).substr(at, length)) : 0;
+    const bool wide = (c >= 0x1100 && c <= 0x115F) || (c >= 0x2E80 && c <= 0xA4CF) ||
+                      (c >= 0xAC00 && c <= 0xD7A3) || (c >= 0xF900 && c <= 0xFAFF) ||
+                      (c >= 0xFE30 && c <= 0xFE4F) || (c >= 0xFF00 && c <= 0xFF60) ||
+                      (c >= 0xFFE0 && c <= 0xFFE6) || (c >= 0x1F300 && c <= 0x1FAFF) ||
+                      (c >= 0x20000 && c <= 0x3FFFD);
+    const bool combining =
+        (c >= 0x0300 && c <= 0x036F) || c == 0x200D || (c >= 0xFE00 && c <= 0xFE0F);
+    width += combining ? 0 : wide ? 2 : 1;
+    at += length;
+  }
+  return width;
+}
+
+// `text` with each byte that is part of no UTF-8 character replaced by U+FFFD; `replaced`
+// counts them.
+std::string valid_utf8(const std::string& text, int& replaced) {
+  std::string out;
+  replaced = 0;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t length = utf8_character_length(text, at);
+    if (length == 0) {
+      out += "\xEF\xBF\xBD";
+      ++replaced;
+      ++at;
+    } else {
+      out.append(text, at, length);
+      at += length;
+    }
+  }
+  return out;
+}
+
+std::string count_of(std::size_t count, const char* one, const char* many) {
+  return std::to_string(count) + " " + (count == 1 ? one : many);
+}
+
 std::string thousands(std::size_t value) {
   std::string digits = std::to_string(value), out;
   for (std::size_t i = 0; i < digits.size(); ++i) {
@@ -261,13 +336,12 @@ int command_tokens(const Model& model, const ModelArguments& args) {
   for (std::size_t i = 0; i < tokens->size(); ++i) {
     const ModelToken& t = (*tokens)[i];
     // Padded by characters, not bytes.
-    int characters = 0;
-    for (const char ch : t.shown) characters += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
+    const int characters = display_width(t.shown);
     std::printf("%5zu  %7d  %s%*s %d-%d%s\n", i, t.id, t.shown.c_str(),
                 std::max(0, 20 - characters), "", t.byte_begin, t.byte_end,
                 t.special ? "  (special)" : "");
   }
-  std::printf("%zu tokens\n", tokens->size());
+  std::printf("%s\n", count_of(tokens->size(), "token", "tokens").c_str());
   return kExitOk;
 }
 
@@ -304,15 +378,23 @@ int command_predict(const Model& model, const ModelArguments& args) {
   const RowVector logits = forward.last_logits();
   const std::vector<float> probabilities =
       next_token_probabilities(std::span(logits.data(), logits.size()), args.sampling);
-  std::printf("after \"%s\" (%zu tokens), the next token:\n", tokens.back().shown.c_str(),
-              tokens.size());
+  // The end of the text, as the model reads it, and what was knocked out.
+  std::string tail;
+  for (std::size_t i = tokens.size() > 3 ? tokens.size() - 3 : 0; i < tokens.size(); ++i)
+    tail += tokens[i].shown;
+  std::string knocked_out;
+  for (const Ablation& a : args.ablations)
+    knocked_out +=
+        (knocked_out.empty() ? "" : ", ") + std::to_string(a.layer) + "." + std::to_string(a.head);
+  std::printf("after \"%s%s\" (%s%s), the next token:\n", tokens.size() > 3 ? "…" : "",
+              tail.c_str(), count_of(tokens.size(), "token", "tokens").c_str(),
+              knocked_out.empty() ? "" : ("; --ablate " + knocked_out).c_str());
   std::printf("%4s  %7s  %-20s %s\n", "rank", "id", "token", "probability");
   int rank = 1;
   for (const Candidate& candidate : top_candidates(probabilities, args.top)) {
     if (candidate.probability <= 0.0f) break;
     const std::string shown = model.tokenizer.shown(candidate.token);
-    int characters = 0;
-    for (const char ch : shown) characters += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
+    const int characters = display_width(shown);
     std::printf("%4d  %7d  %s%*s %.4f\n", rank++, candidate.token, shown.c_str(),
                 std::max(0, 20 - characters), "", candidate.probability);
   }
@@ -342,7 +424,17 @@ int command_generate(const Model& model, const ModelArguments& args) {
     text += model.tokenizer.text_of(previous, id);
     previous = id;
   }
-  std::printf("%s\n", text.c_str());
+  // Tokens drawn at random may end inside a character, or join bytes that make none.
+  int replaced = 0;
+  std::printf("%s\n", valid_utf8(text, replaced).c_str());
+  if (replaced > 0)
+    std::cerr << "attnviz-cli: warning: "
+              << count_of(static_cast<std::size_t>(replaced), "byte", "bytes")
+              << " of the generated text form no character: shown as U+FFFD\n";
+  const int context = model.transformer.config().context;
+  if (static_cast<int>(added->size()) < count && forward.size() >= context)
+    std::cerr << "attnviz-cli: note: stopped after " << added->size()
+              << " tokens: the model's context of " << context << " tokens is full\n";
   return kExitOk;
 }
 
@@ -358,10 +450,6 @@ int command_heads(const Model& model, const ModelArguments& args) {
   if (!tokens) {
     print_error(tokens.error());
     return kExitBadInput;
-  }
-  if (!args.ablations.empty()) {
-    print_error("--ablate: heads measures the model as it is");
-    return kExitUsage;
   }
   HeadRoleProbe probe;
   probe.text = ids_of(*tokens);

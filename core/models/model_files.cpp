@@ -4,6 +4,7 @@
 #include "core/models/llama2c.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 
@@ -27,6 +28,26 @@ bool present(const fs::path& path) {
   return fs::exists(path, error);
 }
 
+// llama2.c's tokenizer files: tokenizer.bin, tok512.bin, ...
+bool is_llama2c_tokenizer(const fs::path& path) {
+  const std::string name = path.filename().string();
+  if (name == "tokenizer.bin") return true;
+  if (name.size() <= 7 || name.rfind("tok", 0) != 0 || path.extension() != ".bin") return false;
+  return std::all_of(name.begin() + 3, name.end() - 4, [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// The .bin files of a folder that are not tokenizers: the llama2.c checkpoints it may hold.
+std::vector<fs::path> checkpoints_in(const fs::path& folder) {
+  std::vector<fs::path> found;
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(folder, error))
+    if (entry.path().extension() == ".bin" && is_file(entry.path()) &&
+        !is_llama2c_tokenizer(entry.path()) && entry.path().filename() != "pytorch_model.bin")
+      found.push_back(entry.path());
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
 std::string parent_of(const fs::path& path) {
   return path.parent_path().empty() ? std::string(".") : path.parent_path().string();
 }
@@ -42,11 +63,18 @@ Result<ModelLocation> locate_path(const fs::path& path) {
     const fs::path checkpoint = path / (name.string() + ".bin");
     if (!name.empty() && is_file(checkpoint))
       return ModelLocation{ModelFormat::Llama2c, checkpoint.string(), path.string()};
+    // A folder renamed or copied: its one checkpoint, whatever its name.
+    const std::vector<fs::path> checkpoints = checkpoints_in(path);
+    if (checkpoints.size() == 1)
+      return ModelLocation{ModelFormat::Llama2c, checkpoints.front().string(), path.string()};
+    if (checkpoints.size() > 1)
+      return Status::error(path.string() + ": holds " + std::to_string(checkpoints.size()) +
+                           " llama2.c checkpoints (" + checkpoints[0].filename().string() + ", " +
+                           checkpoints[1].filename().string() +
+                           (checkpoints.size() > 2 ? ", ..." : "") + "): name the one to open");
     return Status::error(path.string() +
                          ": not a model folder (no config.json of a Hugging Face GPT-2 model, "
-                         "and no " +
-                         (name.empty() ? std::string("<name>") : name.string()) +
-                         ".bin llama2.c checkpoint)");
+                         "and no .bin llama2.c checkpoint)");
   }
   if (is_file(path)) {
     const std::string file_name = path.filename().string();
@@ -56,6 +84,12 @@ Result<ModelLocation> locate_path(const fs::path& path) {
       return Status::error(path.string() +
                            ": PyTorch's pickle format, which AttnViz does not read: download "
                            "model.safetensors (with config.json) instead");
+    if (is_llama2c_tokenizer(path)) {
+      const std::vector<fs::path> beside = checkpoints_in(fs::path(parent_of(path)));
+      return Status::error(path.string() +
+                           ": a llama2.c tokenizer, not a model: name the checkpoint beside it" +
+                           (beside.size() == 1 ? " (" + beside.front().string() + ")" : ""));
+    }
     if (path.extension() == ".bin")
       return ModelLocation{ModelFormat::Llama2c, path.string(), parent_of(path)};
     return Status::error(path.string() +
@@ -105,14 +139,26 @@ Result<ModelLocation> locate_model(const std::string& path_or_name) {
     if (present(candidate)) return locate_path(candidate);
   }
   std::string known;
+  std::string near;  // the same name but for case: stories260k -> stories260K
   if (!folders.empty()) {
     std::vector<std::string> names;
     std::error_code error;
     for (const fs::directory_entry& entry : fs::directory_iterator(folders.front(), error))
       names.push_back(entry.path().filename().string());
     std::sort(names.begin(), names.end());
-    for (const std::string& name : names) known += (known.empty() ? "" : ", ") + name;
+    const auto lower = [](std::string text) {
+      for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return text;
+    };
+    for (const std::string& name : names) {
+      known += (known.empty() ? "" : ", ") + name;
+      if (lower(name) == lower(path_or_name)) near = name;
+    }
   }
+  if (!near.empty())
+    return Status::error(
+        path_or_name + ": no such file or folder, and no model of that name ships; did you mean " +
+        near + "?");
   return Status::error(path_or_name + ": no such file or folder, and no model of that name ships " +
                        (folders.empty() ? std::string("(no assets/models folder found)")
                                         : "(the shipped models: " + known + ")"));
