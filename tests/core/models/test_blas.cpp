@@ -14,8 +14,10 @@ namespace attnviz {
 TEST_CASE("blas::gemm equals a plain loop, with strides and with B transposed") {
   MESSAGE("products by " << blas::backend());
   // m = 1 goes through sgemv (a token appended, the last position's logits).
-  for (const auto& [m, transpose_b] :
+  for (const auto& shape :
        {std::pair{37, false}, std::pair{37, true}, std::pair{1, false}, std::pair{1, true}}) {
+    const int m = shape.first;
+    const bool transpose_b = shape.second;
     CAPTURE(m);
     CAPTURE(transpose_b);
     const int n = 29, k = 53;

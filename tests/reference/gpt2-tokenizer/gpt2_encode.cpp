@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <exception>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -25,9 +26,7 @@ int fail(int line, const std::string& text, const std::string& what) {
   return 1;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   const bool shown = argc == 4 && std::string(argv[1]) == "--shown";
   if (argc != 3 && !shown) {
     std::cerr << "usage: attnviz_gpt2_encode [--shown] FOLDER TEXTS.jsonl\n";
@@ -87,4 +86,15 @@ int main(int argc, char** argv) {
     }
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& error) {  // out of memory, a stream that throws
+    std::cerr << "attnviz_gpt2_encode: " << error.what() << "\n";
+    return 1;
+  }
 }
