@@ -201,6 +201,32 @@ Status Transformer::set_head_weight(int layer, int head, HeadMatrix matrix, int 
   return Status::ok();
 }
 
+Status Transformer::set_token_embedding(int token, int dimension, float value) {
+  const TransformerConfig& c = config_;
+  if (token < 0 || token >= c.vocab_size)
+    return Status::error("token " + std::to_string(token) + " is not in the vocabulary of " +
+                         std::to_string(c.vocab_size));
+  if (dimension < 0 || dimension >= c.d_model)
+    return Status::error("dimension " + std::to_string(dimension) + " is not one of the " +
+                         std::to_string(c.d_model) + " of an embedding");
+  if (!std::isfinite(value)) return Status::error("a weight must be a finite number");
+  MatrixView& embedding = weights_.token_embedding;
+  if (embedding.data == original_weights_.token_embedding.data) {  // first edit: copy it out
+    const bool tied = weights_.unembedding.data == embedding.data;
+    const std::size_t count = static_cast<std::size_t>(embedding.rows) * embedding.cols;
+    edited_.push_back(std::make_unique<float[]>(count));
+    float* copy = edited_.back().get();
+    for (int r = 0; r < embedding.rows; ++r)
+      std::memcpy(copy + static_cast<std::ptrdiff_t>(r) * embedding.cols,
+                  embedding.data + r * embedding.stride,
+                  sizeof(float) * static_cast<std::size_t>(embedding.cols));
+    embedding = MatrixView{copy, embedding.rows, embedding.cols, embedding.cols};
+    if (tied) weights_.unembedding = embedding;
+  }
+  const_cast<float*>(embedding.data)[token * embedding.stride + dimension] = value;
+  return Status::ok();
+}
+
 void Transformer::reset_weights() {
   weights_ = original_weights_;
   edited_.clear();

@@ -98,6 +98,8 @@ class Transformer {
 
   const TransformerConfig& config() const { return config_; }
   const TransformerWeights& weights() const { return weights_; }
+  // The weights as the files hold them, whatever has been edited since.
+  const TransformerWeights& weights_on_disk() const { return original_weights_; }
   // Where the model came from ("stories260K.bin"), and its format as a person reads it
   // ("llama2.c version 0, fp32").
   const std::string& source() const { return source_; }
@@ -111,6 +113,11 @@ class Transformer {
   // file the first time it is edited; the file is never written.
   Status set_head_weight(int layer, int head, HeadMatrix matrix, int row, int col, float value);
   float head_weight(int layer, int head, HeadMatrix matrix, int row, int col) const;
+  // Sets value `dimension` of token `token`'s embedding. The embedding matrix is copied out of
+  // the file on its first edit; a model whose unembedding is its embedding (tied, as GPT-2 and
+  // stories260K) keeps them one matrix, so the edit changes that token's logit too. A forward
+  // pass must be told: TransformerForward::embeddings_changed().
+  Status set_token_embedding(int token, int dimension, float value);
   // Back to the weights on disk.
   void reset_weights();
   bool edited() const { return !edited_.empty(); }

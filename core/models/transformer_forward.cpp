@@ -101,6 +101,11 @@ void TransformerForward::weights_changed(int layer) {
   dirty_layer_ = std::min(dirty_layer_, std::max(layer, 0));
 }
 
+void TransformerForward::embeddings_changed() {
+  embeddings_dirty_ = true;
+  dirty_layer_ = 0;
+}
+
 const LayerActivations& TransformerForward::layer(int layer) const {
   return layers_[static_cast<std::size_t>(layer)];
 }
@@ -172,6 +177,8 @@ Status TransformerForward::run(std::span<const int> tokens) {
   while (shared < n && shared < size() &&
          tokens_[static_cast<std::size_t>(shared)] == tokens[static_cast<std::size_t>(shared)])
     ++shared;
+  if (embeddings_dirty_) shared = 0;  // every position's embedding may have changed
+  embeddings_dirty_ = false;
   tokens_.assign(tokens.begin(), tokens.end());
   work_ = Work{shared, dirty_layer_};
 

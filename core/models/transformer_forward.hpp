@@ -96,6 +96,8 @@ class TransformerForward {
   const HeadIntervention& intervention(int layer, int head) const;
   void clear_interventions();
   void weights_changed(int layer);
+  // After Transformer::set_token_embedding: every position is embedded and computed again.
+  void embeddings_changed();
 
   const Transformer& model() const { return model_; }
   const std::vector<int>& tokens() const { return tokens_; }
@@ -134,6 +136,7 @@ class TransformerForward {
   std::vector<int> tokens_;
   std::vector<HeadIntervention> interventions_;  // (n_layers · n_heads)
   int dirty_layer_;                              // the lowest layer changed since the last run
+  bool embeddings_dirty_ = false;                // the embeddings changed since the last run
   RowMatrix embedded_;
   std::vector<LayerActivations> layers_;
   RowMatrix final_;

@@ -316,6 +316,46 @@ TEST_CASE(
   CHECK((fast.last_logits() - logits_before).cwiseAbs().maxCoeff() == 0.0f);
 }
 
+TEST_CASE(
+    "a token's embedding edited: every position computed again, the tied unembedding "
+    "follows, the file's weights stay, reset restores") {
+  Transformer model = testing::random_gpt2(12);
+  const std::vector<int> tokens = {4, 9, 4, 17, 30, 4, 2};
+  TransformerForward fast(model);
+  REQUIRE(fast.run(tokens).ok());
+  const RowVector logits_before = fast.last_logits();
+  const float* on_disk = model.weights_on_disk().token_embedding.data;
+  REQUIRE(model.weights().unembedding.data == on_disk);  // tied
+
+  const float old_value = model.weights().token_embedding.at(4, 3);
+  REQUIRE(model.set_token_embedding(4, 3, old_value + 2.0f).is_ok());
+  CHECK(model.weights().token_embedding.data != on_disk);  // copied out, not written
+  CHECK(model.weights_on_disk().token_embedding.at(4, 3) == old_value);
+  CHECK(model.weights().token_embedding.at(4, 3) == old_value + 2.0f);
+  CHECK(model.weights().unembedding.data == model.weights().token_embedding.data);  // still tied
+  fast.embeddings_changed();
+  REQUIRE(fast.run(tokens).ok());
+  CHECK(fast.last_work().first_position == 0);
+  CHECK(fast.last_work().first_layer_redone == 0);
+  CHECK((fast.last_logits() - logits_before).cwiseAbs().maxCoeff() > 1e-4f);
+  ReferenceForward reference(model);
+  run_reference(reference, tokens);
+  CHECK(compare(fast, reference) < 1e-4);
+
+  CHECK(model.set_token_embedding(50, 0, 1.0f).message() ==
+        "token 50 is not in the vocabulary of 50");
+  CHECK(model.set_token_embedding(0, 24, 1.0f).message() ==
+        "dimension 24 is not one of the 24 of an embedding");
+  CHECK(model.set_token_embedding(0, 0, INFINITY).message() == "a weight must be a finite number");
+
+  model.reset_weights();
+  CHECK(model.weights().token_embedding.data == on_disk);
+  CHECK(model.weights().unembedding.data == on_disk);
+  fast.embeddings_changed();
+  REQUIRE(fast.run(tokens).ok());
+  CHECK((fast.last_logits() - logits_before).cwiseAbs().maxCoeff() == 0.0f);
+}
+
 TEST_CASE("a Transformer refuses views that disagree with its configuration") {
   Transformer model = testing::random_gpt2(10);
   TransformerConfig config = model.config();
