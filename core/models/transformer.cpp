@@ -187,15 +187,7 @@ Status Transformer::set_head_weight(int layer, int head, HeadMatrix matrix, int 
   MatrixView& view = attention_matrix(layer, matrix);
   const MatrixView& on_disk =
       matrix_of(original_weights_.layers[static_cast<std::size_t>(layer)], matrix);
-  if (view.data == on_disk.data) {  // first edit of this matrix: copy it out of the file
-    const std::size_t count = static_cast<std::size_t>(view.rows) * view.cols;
-    edited_.push_back(std::make_unique<float[]>(count));
-    float* copy = edited_.back().get();
-    for (int r = 0; r < view.rows; ++r)
-      std::memcpy(copy + static_cast<std::ptrdiff_t>(r) * view.cols, view.data + r * view.stride,
-                  sizeof(float) * static_cast<std::size_t>(view.cols));
-    view = MatrixView{copy, view.rows, view.cols, view.cols};
-  }
+  if (view.data == on_disk.data) view = copy_for_edits(view);  // first edit: out of the file
   const Cell cell = head_cell(c, head, matrix, row, col);
   const_cast<float*>(view.data)[cell.row * view.stride + cell.col] = value;
   return Status::ok();
@@ -213,18 +205,21 @@ Status Transformer::set_token_embedding(int token, int dimension, float value) {
   MatrixView& embedding = weights_.token_embedding;
   if (embedding.data == original_weights_.token_embedding.data) {  // first edit: copy it out
     const bool tied = weights_.unembedding.data == embedding.data;
-    const std::size_t count = static_cast<std::size_t>(embedding.rows) * embedding.cols;
-    edited_.push_back(std::make_unique<float[]>(count));
-    float* copy = edited_.back().get();
-    for (int r = 0; r < embedding.rows; ++r)
-      std::memcpy(copy + static_cast<std::ptrdiff_t>(r) * embedding.cols,
-                  embedding.data + r * embedding.stride,
-                  sizeof(float) * static_cast<std::size_t>(embedding.cols));
-    embedding = MatrixView{copy, embedding.rows, embedding.cols, embedding.cols};
+    embedding = copy_for_edits(embedding);
     if (tied) weights_.unembedding = embedding;
   }
   const_cast<float*>(embedding.data)[token * embedding.stride + dimension] = value;
   return Status::ok();
+}
+
+MatrixView Transformer::copy_for_edits(const MatrixView& view) {
+  const std::size_t count = static_cast<std::size_t>(view.rows) * view.cols;
+  edited_.push_back(std::make_unique<float[]>(count));
+  float* copy = edited_.back().get();
+  for (int r = 0; r < view.rows; ++r)
+    std::memcpy(copy + static_cast<std::ptrdiff_t>(r) * view.cols, view.data + r * view.stride,
+                sizeof(float) * static_cast<std::size_t>(view.cols));
+  return MatrixView{copy, view.rows, view.cols, view.cols};
 }
 
 void Transformer::reset_weights() {

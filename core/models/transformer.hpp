@@ -142,6 +142,8 @@ class Transformer {
   std::vector<std::unique_ptr<float[]>> owned_;
   std::vector<std::unique_ptr<float[]>> edited_;  // copies made for edits, dropped on reset
   MatrixView& attention_matrix(int layer, HeadMatrix matrix);
+  // A copy of `view` the model owns (contiguous), kept until reset_weights.
+  MatrixView copy_for_edits(const MatrixView& view);
 };
 
 }  // namespace attnviz
