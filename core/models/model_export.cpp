@@ -3,6 +3,7 @@
 #include "core/base/json_text.hpp"
 
 #include <cmath>
+#include <utility>
 
 namespace attnviz {
 namespace {
@@ -41,20 +42,14 @@ std::string attention_to_json(const TransformerForward& forward,
   out += ", ";
   append_key(out, "architecture");
   append_json_string(out, c.architecture);
-  out += ", ";
-  append_int(out, "layers", c.n_layers);
-  out += ", ";
-  append_int(out, "heads", c.n_heads);
-  out += ", ";
-  append_int(out, "kv_heads", c.n_kv_heads);
-  out += ", ";
-  append_int(out, "d_model", c.d_model);
-  out += ", ";
-  append_int(out, "d_head", c.d_head);
-  out += ", ";
-  append_int(out, "vocab_size", c.vocab_size);
-  out += ", ";
-  append_int(out, "context", c.context);
+  const std::pair<const char*, int> sizes[] = {
+      {"layers", c.n_layers}, {"heads", c.n_heads}, {"kv_heads", c.n_kv_heads},
+      {"d_model", c.d_model}, {"d_head", c.d_head}, {"vocab_size", c.vocab_size},
+      {"context", c.context}};
+  for (const auto& [key, value] : sizes) {
+    out += ", ";
+    append_int(out, key, value);
+  }
   out += "},\n  ";
 
   append_key(out, "tokens");
