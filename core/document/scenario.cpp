@@ -10,6 +10,7 @@
 #include "core/text/tokenizer.hpp"
 #include "core/text/utf8.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -133,7 +134,8 @@ const std::set<std::string_view> kTopLevelKeys = {
     "format",        "version",     "title",   "description", "mode",       "target",
     "source",        "d_model",     "heads",   "d_k",         "d_v",        "d_att",
     "compatibility", "temperature", "hard",    "causal",      "positional", "seed",
-    "max_tokens",    "embeddings",  "weights", "mask",        "view",       "dimension_names"};
+    "max_tokens",    "embeddings",  "weights", "mask",        "view",       "dimension_names",
+    "model"};
 
 int dimension(Reader& reader, const Json& root, const char* key, int fallback, int high) {
   const Json* value = reader.find(root, key);
@@ -208,6 +210,59 @@ void parse_dimension_names(Reader& reader, const Json& names, Scenario& scenario
   }
 }
 
+ModelSpec parse_model(Reader& reader, const Json& model) {
+  if (!model.is_object())
+    Reader::fail("model", "expected an object with the model's \"name\", got " +
+                              json_type_name(model));
+  reader.warn_unknown_keys(model, "model", {"name", "interventions"});
+  ModelSpec spec;
+  const Json* name = reader.find(model, "name");
+  if (!name) Reader::fail("model.name", "missing (a shipped model's name or a model's path)");
+  spec.model = reader.string(*name, "model.name");
+  if (spec.model.find_first_not_of(' ') == std::string::npos)
+    Reader::fail("model.name", "the name is empty");
+  const Json* changes = reader.find(model, "interventions");
+  if (!changes) return spec;
+  if (!changes->is_array())
+    Reader::fail("model.interventions",
+                 "expected a list of changes to heads, got " + json_type_name(*changes));
+  for (std::size_t i = 0; i < changes->size(); ++i) {
+    const std::string path = "model.interventions[" + std::to_string(i) + "]";
+    const Json& change = (*changes)[i];
+    if (!change.is_object())
+      Reader::fail(path, "expected an object such as {\"layer\": 0, \"head\": 1, \"scale\": 0}, got " +
+                             json_type_name(change));
+    reader.warn_unknown_keys(change, path, {"layer", "head", "scale", "pattern"});
+    const Json* layer = reader.find(change, "layer");
+    const Json* head = reader.find(change, "head");
+    if (!layer || !head) Reader::fail(path, "needs a \"layer\" and a \"head\" (counted from 0)");
+    ModelHeadChange entry;
+    entry.layer = static_cast<int>(reader.integer(*layer, path + ".layer", 0, 4095));
+    entry.head = static_cast<int>(reader.integer(*head, path + ".head", 0, 4095));
+    if (const Json* scale = reader.find(change, "scale")) {
+      const double value = reader.number(*scale, path + ".scale");
+      if (!(std::abs(value) <= 1000))
+        Reader::fail(path + ".scale", "must be between -1000 and 1000 (0 knocks the head out), got " +
+                                          Reader::format_double(value));
+      entry.change.output_scale = static_cast<float>(value);
+    }
+    if (const Json* pattern = reader.find(change, "pattern")) {
+      const std::string pattern_name = reader.string(*pattern, path + ".pattern");
+      const auto parsed = parse_head_pattern(pattern_name);
+      if (!parsed)
+        Reader::fail(path + ".pattern",
+                     "expected \"computed\", \"uniform\" or \"previous_token\", got \"" +
+                         pattern_name + "\"");
+      entry.change.pattern = *parsed;
+    }
+    if (spec.intervention(entry.layer, entry.head).changes_anything())
+      Reader::fail(path, "layer " + std::to_string(entry.layer) + ", head " +
+                             std::to_string(entry.head) + " is changed twice");
+    spec.set_intervention(entry.layer, entry.head, entry.change);
+  }
+  return spec;
+}
+
 void parse_mask(Reader& reader, const Json& mask, Scenario& scenario) {
   const auto n_query =
       tokenize(scenario.target, static_cast<std::size_t>(scenario.max_tokens)).tokens.size();
@@ -246,12 +301,14 @@ Scenario parse_root(Reader& reader, const Json& root) {
   }
   if (const Json* version = reader.find(root, "version")) {
     const auto v = reader.integer(*version, "version", 1, 1000000);
-    if (v > kScenarioVersion)
+    if (v > kModelScenarioVersion)
       Reader::fail("version", "version " + std::to_string(v) +
-                                  " was written by a newer AttnViz; this one reads version 1");
+                                  " was written by a newer AttnViz; this one reads versions 1 "
+                                  "and 2");
   }
 
   Scenario s;
+  if (const Json* v = reader.find(root, "model")) s.model = parse_model(reader, *v);
   if (const Json* v = reader.find(root, "title")) s.title = reader.string(*v, "title");
   if (const Json* v = reader.find(root, "description"))
     s.description = reader.string(*v, "description");
@@ -267,7 +324,7 @@ Scenario parse_root(Reader& reader, const Json& root) {
   if (const Json* v = reader.find(root, "source")) s.source = reader.string(*v, "source");
   if (const Json* v = reader.find(root, "max_tokens"))
     s.max_tokens = static_cast<int>(reader.integer(*v, "max_tokens", 1, Limits::kMaxTokens));
-  if (tokenize(s.target, 1).total_tokens == 0)
+  if (!s.model && tokenize(s.target, 1).total_tokens == 0)
     Reader::fail("target", "the sentence has no tokens (it is empty or only spaces)");
   if (s.mode == Mode::Cross && tokenize(s.source, 1).total_tokens == 0)
     Reader::fail("source", "cross mode needs a source sentence with at least one token");
@@ -360,6 +417,28 @@ Result<Scenario> load_scenario_file(const std::string& path) {
   if (!load.ok())
     return Result<Scenario>(Status::error(name + ": " + load.error()), std::move(load.warnings));
   return load;
+}
+
+HeadIntervention ModelSpec::intervention(int layer, int head) const {
+  for (const ModelHeadChange& entry : interventions)
+    if (entry.layer == layer && entry.head == head) return entry.change;
+  return {};
+}
+
+void ModelSpec::set_intervention(int layer, int head, const HeadIntervention& change) {
+  const auto before = [](const ModelHeadChange& entry, std::pair<int, int> at) {
+    return std::pair(entry.layer, entry.head) < at;
+  };
+  auto it = std::lower_bound(interventions.begin(), interventions.end(), std::pair(layer, head),
+                             before);
+  const bool present = it != interventions.end() && it->layer == layer && it->head == head;
+  if (!change.changes_anything()) {
+    if (present) interventions.erase(it);
+  } else if (present) {
+    it->change = change;
+  } else {
+    interventions.insert(it, ModelHeadChange{layer, head, change});
+  }
 }
 
 std::string scenario_title(const Scenario& scenario) {
@@ -516,14 +595,44 @@ void write_pretty(const OrderedJson& value, int indent, std::string& out) {
   }
 }
 
+
+// A scenario in model mode: the model, its changes and the text (the one-layer settings and
+// weights are not the model's: they are not written).
+std::string model_scenario_to_json(const Scenario& s, OrderedJson root) {
+  OrderedJson model = OrderedJson::object();
+  model["name"] = s.model->model;
+  if (!s.model->interventions.empty()) {
+    OrderedJson changes = OrderedJson::array();
+    for (const ModelHeadChange& entry : s.model->interventions) {
+      OrderedJson change = OrderedJson::object();
+      change["layer"] = entry.layer;
+      change["head"] = entry.head;
+      if (entry.change.output_scale != 1.0f) change["scale"] = shortest(entry.change.output_scale);
+      if (entry.change.pattern != HeadIntervention::Pattern::Computed)
+        change["pattern"] = to_string(entry.change.pattern);
+      changes.push_back(std::move(change));
+    }
+    model["interventions"] = std::move(changes);
+  }
+  root["model"] = std::move(model);
+  root["target"] = s.target;
+  if (s.max_tokens != Limits::kDefaultMaxTokens) root["max_tokens"] = s.max_tokens;
+  if (!s.view_json.empty()) root["view"] = OrderedJson::parse(Json::parse(s.view_json).dump());
+  std::string out;
+  write_pretty(root, 0, out);
+  out += '\n';
+  return out;
+}
+
 }  // namespace
 
 std::string scenario_to_json(const Scenario& s) {
   OrderedJson root;
   root["format"] = kScenarioFormat;
-  root["version"] = kScenarioVersion;
+  root["version"] = s.model ? kModelScenarioVersion : kScenarioVersion;
   if (!s.title.empty()) root["title"] = s.title;
   if (!s.description.empty()) root["description"] = s.description;
+  if (s.model) return model_scenario_to_json(s, std::move(root));
   root["mode"] = to_string(s.mode);
   root["target"] = s.target;
   if (s.mode == Mode::Cross || !s.source.empty()) root["source"] = s.source;

@@ -7,6 +7,7 @@
 #include "core/base/status.hpp"
 #include "core/base/types.hpp"
 #include "core/engine/parameters.hpp"
+#include "core/models/head_intervention.hpp"
 #include "core/text/embedding.hpp"
 
 #include <cstdint>
@@ -19,7 +20,36 @@ namespace attnviz {
 
 inline constexpr std::string_view kScenarioFormat = "attnviz-scenario";
 inline constexpr int kScenarioVersion = 1;
+// A file that names a real model is written as version 2, so that an AttnViz older than model
+// mode refuses it ("written by a newer AttnViz") instead of opening a wrong one-layer scenario.
+// Files without a model stay version 1, byte for byte.
+inline constexpr int kModelScenarioVersion = 2;
 inline constexpr std::size_t kMaxScenarioBytes = 64u << 20;  // 64 MiB
+
+// What a teacher did to one head of the model.
+struct ModelHeadChange {
+  int layer = 0;  // from 0, as in files and the CLI
+  int head = 0;
+  HeadIntervention change;
+  bool operator==(const ModelHeadChange&) const = default;
+};
+
+// A real trained model instead of the one-layer teaching model: the scenario's `target` is the
+// text the model reads; the one-layer settings and weights are not used (nor saved).
+struct ModelSpec {
+  // A shipped model's name ("stories260K") or the path of a model's folder or file, as
+  // open_model (core/models/model.hpp) takes it.
+  std::string model;
+  // At most one per head, each changing something, sorted by (layer, head). Whether the model has
+  // the layer and head is known only when it is opened: a change it cannot make is an error then.
+  std::vector<ModelHeadChange> interventions;
+  bool operator==(const ModelSpec&) const = default;
+
+  // The change of head (layer, head): none (computed, scale 1) when there is none.
+  HeadIntervention intervention(int layer, int head) const;
+  // Sets it, keeping `interventions` sorted; a change to nothing removes the entry.
+  void set_intervention(int layer, int head, const HeadIntervention& change);
+};
 
 struct Scenario {
   std::string title;  // "" for an untitled scenario: its title is its sentence (scenario_title)
@@ -38,6 +68,8 @@ struct Scenario {
   // What each embedding dimension stands for, as the views label it ("alice", "extension"):
   // at most d_model names; empty = the teaching lexicon's features (person, food, ...).
   std::vector<std::string> dimension_names;
+  // Model mode (a real trained model) when set; the one-layer scenario when not.
+  std::optional<ModelSpec> model;
 };
 
 // The title a scenario is shown under (the app's window and Input panel, the name Save As proposes,

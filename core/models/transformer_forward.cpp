@@ -8,6 +8,22 @@
 #include <limits>
 
 namespace attnviz {
+
+std::string_view to_string(HeadIntervention::Pattern pattern) {
+  switch (pattern) {
+    case HeadIntervention::Pattern::Uniform: return "uniform";
+    case HeadIntervention::Pattern::PreviousToken: return "previous_token";
+    case HeadIntervention::Pattern::Computed: break;
+  }
+  return "computed";
+}
+
+std::optional<HeadIntervention::Pattern> parse_head_pattern(std::string_view name) {
+  for (auto pattern : {HeadIntervention::Pattern::Computed, HeadIntervention::Pattern::Uniform,
+                       HeadIntervention::Pattern::PreviousToken})
+    if (to_string(pattern) == name) return pattern;
+  return std::nullopt;
+}
 namespace {
 
 using MatrixMap = Eigen::Map<Matrix, 0, Eigen::OuterStride<>>;

@@ -23,27 +23,13 @@
 
 #include "core/base/status.hpp"
 #include "core/base/types.hpp"
+#include "core/models/head_intervention.hpp"
 #include "core/models/transformer.hpp"
 
 #include <span>
 #include <vector>
 
 namespace attnviz {
-
-// What a teacher does to one head.
-struct HeadIntervention {
-  enum class Pattern {
-    Computed,       // the softmax of the scores, as the model computes it
-    Uniform,        // every visible key alike: 1 / (i + 1)
-    PreviousToken,  // all on key i − 1 (the first token on itself)
-  };
-  Pattern pattern = Pattern::Computed;
-  float output_scale = 1.0f;  // multiplies the head's output; 0 knocks the head out (ablation)
-
-  bool ablated() const { return output_scale == 0.0f; }
-  bool changes_anything() const { return pattern != Pattern::Computed || output_scale != 1.0f; }
-  bool operator==(const HeadIntervention&) const = default;
-};
 
 // A matrix that grows and shrinks by rows, keeping its rows (row-major, (rows, cols)).
 class RowMatrix {

@@ -33,7 +33,25 @@ void Pipeline::commit_tokens(const CachedTokens& cache, CommittedTokens& committ
   committed.version = cache.version;
 }
 
+Status Pipeline::run_model(const Scenario& scenario) {
+  if (scenario.max_tokens < 1 || scenario.max_tokens > Limits::kMaxTokens)
+    return Status::error("max_tokens must be between 1 and " + std::to_string(Limits::kMaxTokens));
+  if (!model_) model_ = std::make_unique<ModelRun>();
+  std::vector<std::string> warnings;
+  if (Status status = model_->run(*scenario.model, scenario.target, scenario.max_tokens, warnings);
+      !status)
+    return status;
+  model_mode_ = true;
+  cross_ = false;
+  const RowMatrix& embedded = model_->forward().embedded();
+  X_target_ = embedded.matrix();  // (n, d_model)
+  target_sources_.clear();
+  warnings_ = std::move(warnings);
+  return Status::ok();
+}
+
 Status Pipeline::run(const Scenario& scenario) {
+  if (scenario.model) return run_model(scenario);
   const bool cross = scenario.mode == Mode::Cross;
   const auto max_tokens = static_cast<std::size_t>(scenario.max_tokens);
   if (scenario.max_tokens < 1 || scenario.max_tokens > Limits::kMaxTokens)
@@ -87,6 +105,7 @@ Status Pipeline::run(const Scenario& scenario) {
     commit_tokens(source_cache_, source_);
   }
   cross_ = cross;
+  model_mode_ = false;
   collect_warnings(scenario);
   return Status::ok();
 }

@@ -7,25 +7,48 @@
 #include "core/base/status.hpp"
 #include "core/document/scenario.hpp"
 #include "core/engine/attention.hpp"
+#include "core/pipeline/model_run.hpp"
 #include "core/text/embedding.hpp"
 #include "core/text/tokenizer.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace attnviz {
 
+// A scenario in model mode (Scenario::model) runs a real trained model instead (ModelRun): the
+// same accessors then give the model's tokens and, per layer, its attention as an
+// AttentionResult; there are no embedding sources, no cross mode and no custom mask.
 class Pipeline {
  public:
-  // Fails on an empty sentence, a bad shape, or a causal mask in cross mode (kCausalOffInCross).
+  // Fails on an empty sentence, a bad shape, or a causal mask in cross mode (kCausalOffInCross);
+  // in model mode, on a model that cannot be opened or a change it cannot make.
   Status run(const Scenario& scenario);
 
-  const Tokenization& target() const { return target_.tokenization; }
+  // The last successful run was of a real model (model() holds it).
+  bool model_mode() const { return model_mode_; }
+  const ModelRun* model() const { return model_mode_ ? model_.get() : nullptr; }
+
+  const Tokenization& target() const {
+    return model_mode_ ? model_->tokenization() : target_.tokenization;
+  }
   // The key/value sentence: the source in cross mode, the target itself in self mode.
-  const Tokenization& keys() const { return cross_ ? source_.tokenization : target_.tokenization; }
-  const Matrix& X_target() const { return X_target_; }  // (n_target, d_model), with positions
+  const Tokenization& keys() const {
+    return cross_ ? source_.tokenization : target();
+  }
+  // The embedded tokens, with positions.  (n_target, d_model)
+  const Matrix& X_target() const { return X_target_; }
   const Matrix& X_keys() const { return cross_ ? X_source_ : X_target_; }  // (n_key, d_model)
+  // What layer `layer`'s W_Q and W_K, W_V multiply: X_target / X_keys in the one-layer scenario;
+  // in a model, the layer's normalized residual stream.       (n_target or n_key, d_model)
+  const Matrix& attention_input(int layer) const {
+    return model_mode_ ? model_->layer_input(layer) : X_target_;
+  }
+  const Matrix& attention_input_keys(int layer) const {
+    return model_mode_ ? model_->layer_input(layer) : X_keys();
+  }
   const std::vector<EmbeddingSource>& target_sources() const { return target_sources_; }
   const std::vector<EmbeddingSource>& key_sources() const {
     return cross_ ? source_sources_ : target_sources_;
@@ -33,12 +56,14 @@ class Pipeline {
   bool cross() const { return cross_; }
   // The computed layers, a stack: a scenario is one layer of attention today; a model with many
   // layers gives one result per layer, bottom first.
-  int layer_count() const { return static_cast<int>(layers_.size()); }
+  int layer_count() const {
+    return model_mode_ ? model_->layer_count() : static_cast<int>(layers_.size());
+  }
   const AttentionResult& layer(int index) const {
-    return layers_[static_cast<std::size_t>(index)].result();
+    return model_mode_ ? model_->layer(index) : layers_[static_cast<std::size_t>(index)].result();
   }
   // The top layer's result: what the scenario's attention outputs.
-  const AttentionResult& result() const { return layers_.back().result(); }
+  const AttentionResult& result() const { return layer(layer_count() - 1); }
   // The engines' threads (AttentionEngine::set_threads); results do not depend on them.
   void set_threads(int threads) {
     for (AttentionEngine& engine : layers_) engine.set_threads(threads);
@@ -71,6 +96,7 @@ class Pipeline {
                            Matrix& X, std::vector<EmbeddingSource>& sources);
   static void commit_tokens(const CachedTokens& cache, CommittedTokens& committed);
   void collect_warnings(const Scenario& scenario);
+  Status run_model(const Scenario& scenario);
 
   // One engine per layer, each keeping its result and buffers between runs (no allocation when
   // the shapes stay). A stack of one today.
@@ -85,6 +111,10 @@ class Pipeline {
   EmbeddedFrom target_embedded_, source_embedded_;  // what the staged X_*_next_ hold
   MaskMatrix mask_;  // the custom mask fitted to the current token counts
   std::vector<std::string> warnings_;
+  // Model mode: the model (kept when the scenario leaves model mode, so that undo returns to it
+  // without opening it again).
+  std::unique_ptr<ModelRun> model_;
+  bool model_mode_ = false;
 };
 
 }  // namespace attnviz

@@ -124,10 +124,10 @@ TEST_CASE("a format that is not a string is an error naming format") {
   CHECK_ERROR_MENTIONS(parse_scenario(R"({"format": 1, "target": "a b"})"), "format");
 }
 
-TEST_CASE("version 2 is an error naming version") {
+TEST_CASE("version 3 is an error naming version") {
   CHECK_ERROR_MENTIONS(
-      parse_scenario(R"({"format": "attnviz-scenario", "version": 2, "target": "a b"})"), "version",
-      "2");
+      parse_scenario(R"({"format": "attnviz-scenario", "version": 3, "target": "a b"})"), "version",
+      "3");
 }
 
 // -----------------------------------------------------------------------------

@@ -1,0 +1,180 @@
+#include "core/pipeline/model_run.hpp"
+
+#include <cmath>
+#include <limits>
+#include <utility>
+
+namespace attnviz {
+
+namespace {
+
+// Adapted layers' versions start far above any AttentionEngine's (which count from 1 in each
+// engine), so that a view's cache never mistakes a model layer for a one-layer result.
+constexpr std::uint64_t kFirstModelVersion = std::uint64_t{1} << 48;
+
+Status check_interventions(const ModelSpec& spec, const TransformerConfig& config,
+                           const std::string& name) {
+  for (const ModelHeadChange& entry : spec.interventions) {
+    const std::string where =
+        "layer " + std::to_string(entry.layer) + ", head " + std::to_string(entry.head);
+    if (entry.layer < 0 || entry.layer >= config.n_layers)
+      return Status::error(where + ": " + name + " has " + std::to_string(config.n_layers) +
+                           " layers (0 to " + std::to_string(config.n_layers - 1) + ")");
+    if (entry.head < 0 || entry.head >= config.n_heads)
+      return Status::error(where + ": " + name + " has " + std::to_string(config.n_heads) +
+                           " heads per layer (0 to " + std::to_string(config.n_heads - 1) + ")");
+    if (!std::isfinite(entry.change.output_scale))
+      return Status::error(where + ": the scale is not a number");
+  }
+  return Status::ok();
+}
+
+Tokenization as_tokenization(const std::vector<ModelToken>& tokens, std::size_t total) {
+  Tokenization out;
+  out.tokens.reserve(tokens.size());
+  for (const ModelToken& t : tokens) {
+    Token token;
+    token.text = t.shown;
+    token.key = t.shown;
+    token.byte_begin = static_cast<std::size_t>(t.byte_begin);
+    token.byte_end = static_cast<std::size_t>(t.byte_end);
+    token.kind = t.special ? TokenKind::Symbol : TokenKind::Word;
+    out.tokens.push_back(std::move(token));
+  }
+  out.total_tokens = total;
+  return out;
+}
+
+}  // namespace
+
+ModelRun::ModelRun() : next_version_(kFirstModelVersion) {}
+ModelRun::~ModelRun() = default;
+
+Status ModelRun::run(const ModelSpec& spec, const std::string& text, int max_tokens,
+                     std::vector<std::string>& warnings) {
+  // 1. The model: opened again only when the spec names another one.
+  std::unique_ptr<Model> opened;
+  if (!model_ || opened_as_ != spec.model) {
+    Result<Model> model = open_model(spec.model);
+    if (!model) return Status::error("the model \"" + spec.model + "\": " + model.status().message());
+    opened = std::make_unique<Model>(std::move(*model));
+  }
+  const Model& model = opened ? *opened : *model_;
+  const TransformerConfig& config = model.transformer.config();
+  if (Status status = check_interventions(spec, config, model.name); !status) return status;
+
+  // 2. The tokens, at most max_tokens and the model's context.
+  Result<std::vector<ModelToken>> tokens = model.tokenizer.tokenize(text);
+  if (!tokens) return tokens.status();
+  if (tokens->empty() && model.tokenizer.start_token() >= 0) {
+    ModelToken start;
+    start.id = model.tokenizer.start_token();
+    start.shown = model.tokenizer.shown(start.id);
+    start.special = true;
+    tokens->push_back(std::move(start));
+  }
+  if (tokens->empty()) return Status::error("the text has no tokens: type a word");
+  const std::size_t total = tokens->size();
+  const std::size_t limit = static_cast<std::size_t>(
+      std::max(1, std::min(max_tokens, config.context)));
+  if (total > limit) {
+    tokens->resize(limit);
+    warnings.push_back("the text has " + std::to_string(total) + " tokens: " + model.name +
+                       " reads the first " + std::to_string(limit) +
+                       (limit == static_cast<std::size_t>(config.context) ? " (its context)"
+                                                                          : ""));
+  }
+
+  // 3. Commit the model, then the interventions that differ, then run.
+  if (opened) {
+    forward_.reset();
+    model_ = std::move(opened);
+    forward_ = std::make_unique<TransformerForward>(model_->transformer);
+    opened_as_ = spec.model;
+    layers_.assign(static_cast<std::size_t>(config.n_layers), AdaptedLayer{});
+  }
+  for (int layer = 0; layer < config.n_layers; ++layer)
+    for (int head = 0; head < config.n_heads; ++head) {
+      const HeadIntervention wanted = spec.intervention(layer, head);
+      if (!(forward_->intervention(layer, head) == wanted))
+        if (Status status = forward_->set_intervention(layer, head, wanted); !status) return status;
+    }
+  std::vector<int> ids(tokens->size());
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = (*tokens)[i].id;
+  if (Status status = forward_->run(ids); !status) return status;
+  tokens_ = std::move(*tokens);
+  tokenization_ = as_tokenization(tokens_, total);
+  ++run_count_;
+  return Status::ok();
+}
+
+int ModelRun::layer_count() const {
+  return model_ ? model_->transformer.config().n_layers : 0;
+}
+
+const AttentionResult& ModelRun::layer(int index) const {
+  return adapted(index).result;
+}
+
+const Matrix& ModelRun::layer_input(int index) const {
+  return adapted(index).input;
+}
+
+const ModelRun::AdaptedLayer& ModelRun::adapted(int index) const {
+  AdaptedLayer& out = layers_[static_cast<std::size_t>(index)];
+  if (out.run == run_count_) return out;
+  const TransformerConfig& config = model_->transformer.config();
+  const LayerActivations& activations = forward_->layer(index);
+  const int n = forward_->size();
+  const int d_head = config.d_head;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d_head));
+
+  AttentionResult& r = out.result;
+  r.n_query = n;
+  r.n_key = n;
+  r.config.d_model = config.d_model;
+  r.config.heads = config.n_heads;
+  r.config.d_k = r.config.d_v = r.config.d_att = d_head;
+  r.config.compatibility = Compatibility::ScaledDot;
+  r.config.temperature = 1.0f;
+  r.config.hard = false;
+  r.config.causal = true;
+  r.heads.resize(static_cast<std::size_t>(config.n_heads));
+  r.fully_masked_row_count = 0;
+  r.overflow = false;
+  const auto queries = activations.queries.matrix();  // (n, n_heads · d_head)
+  const auto keys = activations.keys.matrix();        // (n, n_kv_heads · d_head)
+  const auto values = activations.values.matrix();    // (n, n_kv_heads · d_head)
+  const auto head_outputs = activations.head_outputs.matrix();  // (n, n_heads · d_head)
+  for (int h = 0; h < config.n_heads; ++h) {
+    HeadResult& head = r.heads[static_cast<std::size_t>(h)];
+    const int g = config.kv_head_of(h);
+    // 1. This head's queries, and the keys and values of the key/value head it reads.
+    head.Q = queries.middleCols(h * d_head, d_head);  // (n, d_head)
+    head.K = keys.middleCols(g * d_head, d_head);     // (n, d_head)
+    head.V = values.middleCols(g * d_head, d_head);   // (n, d_head)
+    // 2. Every score, the masked ones too (the views show what the mask hides).
+    head.raw_scores.noalias() = head.Q * head.K.transpose();  // (n, n)
+    head.scaled_scores = head.raw_scores * scale;             // (n, n)
+    // 3. The causal mask.
+    head.masked_scores = head.scaled_scores;
+    for (int i = 0; i < n; ++i)
+      for (int j = i + 1; j < n; ++j)
+        head.masked_scores(i, j) = -std::numeric_limits<float>::infinity();
+    // 4. The attention the model used.
+    head.weights = forward_->attention(index, h);  // (n, n), masked entries 0
+    // 5. The head's output as the model added it.
+    head.output = head_outputs.middleCols(h * d_head, d_head);  // (n, d_head)
+    head.fully_masked_rows = RowFlags::Zero(n);
+    head.overflow = !head.raw_scores.allFinite();
+    r.overflow = r.overflow || head.overflow;
+  }
+  r.concat = head_outputs;                       // (n, n_heads · d_head)
+  r.output = activations.attention_output.matrix();  // (n, d_model)
+  r.version = next_version_++;
+  out.input = activations.normalized.matrix();  // (n, d_model)
+  out.run = run_count_;
+  return out;
+}
+
+}  // namespace attnviz

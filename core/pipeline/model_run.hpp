@@ -1,0 +1,83 @@
+// A real trained model as the views see it: the model a ModelSpec names, opened once, its forward
+// pass (core/models/transformer_forward.hpp) over the scenario's text, and each layer adapted to
+// what the one-layer views read: an AttentionResult of its heads, the tokens as a Tokenization,
+// and the layer's attention input. Pipeline::run uses it for a scenario in model mode.
+//
+// A layer is adapted when it is first asked for after a run, in passes, per head h reading the
+// key/value head g (grouped-query attention: g = h / (n_heads / n_kv_heads)):
+//   1. Q = queries[:, h], K = keys[:, g], V = values[:, g]         (n, d_head) each, after RoPE
+//   2. raw_scores = Q · Kᵀ (every cell), scaled_scores = raw_scores / √d_head      (n, n)
+//   3. masked_scores = scaled_scores, −inf where key j > query i (the causal mask)    (n, n)
+//   4. weights = the attention the model used (the softmax, or an intervention's pattern)
+//   5. output = the head's output as the model added it (× the intervention's scale) (n, d_head)
+// then concat = every head's output side by side, and output = the attention output after W_O
+// and its bias (n, d_model).
+#pragma once
+
+#include "core/base/status.hpp"
+#include "core/base/types.hpp"
+#include "core/document/scenario.hpp"
+#include "core/engine/attention.hpp"
+#include "core/models/model.hpp"
+#include "core/models/transformer_forward.hpp"
+#include "core/text/tokenizer.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attnviz {
+
+class ModelRun {
+ public:
+  ModelRun();
+  ~ModelRun();
+  ModelRun(const ModelRun&) = delete;
+  ModelRun& operator=(const ModelRun&) = delete;
+
+  // Opens the model `spec` names when it is not the one open, sets its interventions, tokenizes
+  // `text` (at most `max_tokens` tokens and the model's context; the rest is dropped with a
+  // warning) and runs the forward pass (only what changed since the last run). An error, and
+  // nothing changed, when the model cannot be opened, an intervention names a layer or head the
+  // model lacks, or the text cannot be read.
+  Status run(const ModelSpec& spec, const std::string& text, int max_tokens,
+             std::vector<std::string>& warnings);
+
+  bool has_model() const { return model_ != nullptr; }
+  const Model& model() const { return *model_; }
+  const TransformerForward& forward() const { return *forward_; }
+  // The spec's model name the open model was opened by.
+  const std::string& opened_as() const { return opened_as_; }
+  // The tokens as the model reads them, and as the views list them (`text` is how a person reads
+  // the token: ␣ for a space, and so on; special tokens have an empty byte range).
+  const std::vector<ModelToken>& model_tokens() const { return tokens_; }
+  const Tokenization& tokenization() const { return tokenization_; }
+
+  int layer_count() const;
+  // Layer `index` (0 .. layer_count() − 1) as an AttentionResult, adapted on the first request
+  // after a run. Its version is new whenever its numbers may have changed, and never repeats an
+  // AttentionEngine's (the views key their caches on it).
+  const AttentionResult& layer(int index) const;
+  // The layer's attention input: the normalized residual stream.                  (n, d_model)
+  const Matrix& layer_input(int index) const;
+
+ private:
+  struct AdaptedLayer {
+    std::uint64_t run = 0;  // run_count_ when adapted; 0: never
+    AttentionResult result;
+    Matrix input;  // (n, d_model)
+  };
+  const AdaptedLayer& adapted(int index) const;
+
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<TransformerForward> forward_;
+  std::string opened_as_;
+  std::vector<ModelToken> tokens_;
+  Tokenization tokenization_;
+  std::uint64_t run_count_ = 0;
+  mutable std::vector<AdaptedLayer> layers_;
+  mutable std::uint64_t next_version_;
+};
+
+}  // namespace attnviz

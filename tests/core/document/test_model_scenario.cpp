@@ -1,0 +1,120 @@
+// Scenario files that name a real model (docs/formats.md, "A model in a scenario").
+#include "core/document/scenario.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+namespace attnviz {
+namespace {
+
+const char* kModelFile = R"({
+  "format": "attnviz-scenario",
+  "version": 2,
+  "model": {
+    "name": "gpt2-kjv-tiny",
+    "interventions": [
+      {"layer": 1, "head": 1, "scale": 0},
+      {"layer": 0, "head": 2, "pattern": "previous_token"},
+      {"layer": 0, "head": 0, "scale": 0.5, "pattern": "uniform"}
+    ]
+  },
+  "target": "In the beginning God created"
+})";
+
+std::string error_of(const std::string& json) {
+  Result<Scenario> parsed = parse_scenario(json);
+  REQUIRE(!parsed.ok());
+  return parsed.status().message();
+}
+
+}  // namespace
+
+TEST_CASE("a scenario naming a model reads its interventions, sorted by layer and head") {
+  Result<Scenario> parsed = parse_scenario(kModelFile);
+  REQUIRE(parsed.ok());
+  CHECK(parsed.warnings.empty());
+  REQUIRE(parsed->model.has_value());
+  const ModelSpec& spec = *parsed->model;
+  CHECK(spec.model == "gpt2-kjv-tiny");
+  REQUIRE(spec.interventions.size() == 3);
+  CHECK(spec.interventions[0].layer == 0);
+  CHECK(spec.interventions[0].head == 0);
+  CHECK(spec.interventions[0].change.output_scale == 0.5f);
+  CHECK(spec.interventions[0].change.pattern == HeadIntervention::Pattern::Uniform);
+  CHECK(spec.interventions[1].change.pattern == HeadIntervention::Pattern::PreviousToken);
+  CHECK(spec.intervention(1, 1).ablated());
+  CHECK(!spec.intervention(1, 0).changes_anything());
+  CHECK(parsed->target == "In the beginning God created");
+}
+
+TEST_CASE("a model scenario is written as version 2 with only the model's keys, and reads back") {
+  Result<Scenario> parsed = parse_scenario(kModelFile);
+  REQUIRE(parsed.ok());
+  const std::string json = scenario_to_json(*parsed);
+  CHECK(json.find("\"version\": 2") != std::string::npos);
+  CHECK(json.find("\"weights\"") == std::string::npos);  // the one-layer model is not the model's
+  CHECK(json.find("\"d_model\"") == std::string::npos);
+  CHECK(json.find("\"scale\": 0.0") != std::string::npos);  // knocked out
+  Result<Scenario> again = parse_scenario(json);
+  REQUIRE(again.ok());
+  CHECK(again->model == parsed->model);
+  CHECK(again->target == parsed->target);
+  CHECK(scenario_to_json(*again) == json);
+
+  // Without a model, version 1 as before.
+  Scenario plain = *parsed;
+  plain.model.reset();
+  plain.target = "the cat sat";
+  CHECK(scenario_to_json(plain).find("\"version\": 1") != std::string::npos);
+}
+
+TEST_CASE("set_intervention keeps one entry per head and drops a change back to nothing") {
+  ModelSpec spec{"stories260K", {}};
+  HeadIntervention ablate;
+  ablate.output_scale = 0;
+  spec.set_intervention(2, 3, ablate);
+  spec.set_intervention(0, 5, ablate);
+  spec.set_intervention(2, 3, ablate);
+  REQUIRE(spec.interventions.size() == 2);
+  CHECK(spec.interventions[0].layer == 0);
+  spec.set_intervention(0, 5, HeadIntervention{});
+  REQUIRE(spec.interventions.size() == 1);
+  CHECK(spec.interventions[0].layer == 2);
+}
+
+TEST_CASE("a model scenario may have an empty text: the model starts from its start token") {
+  Result<Scenario> parsed =
+      parse_scenario(R"({"format": "attnviz-scenario", "version": 2, "model": {"name": "x"},
+                         "target": ""})");
+  REQUIRE(parsed.ok());
+  CHECK(parsed->target.empty());
+}
+
+TEST_CASE("malformed model sections are refused with the key that is wrong") {
+  const std::string head = R"({"format": "attnviz-scenario", "version": 2, "target": "a", )";
+  CHECK(error_of(head + R"("model": "gpt2"})").find("model: expected an object") !=
+        std::string::npos);
+  CHECK(error_of(head + R"("model": {}})").find("model.name: missing") != std::string::npos);
+  CHECK(error_of(head + R"("model": {"name": "  "}})").find("the name is empty") !=
+        std::string::npos);
+  CHECK(error_of(head + R"("model": {"name": "m", "interventions": [{"layer": 0}]}})")
+            .find("needs a \"layer\" and a \"head\"") != std::string::npos);
+  CHECK(error_of(head + R"("model": {"name": "m", "interventions": [{"layer": -1, "head": 0,
+                           "scale": 0}]}})")
+            .find("interventions[0].layer") != std::string::npos);
+  CHECK(error_of(head + R"("model": {"name": "m", "interventions": [{"layer": 0, "head": 0,
+                           "scale": 1e38}]}})")
+            .find("between -1000 and 1000") != std::string::npos);
+  CHECK(error_of(head + R"("model": {"name": "m", "interventions": [{"layer": 0, "head": 0,
+                           "pattern": "random"}]}})")
+            .find("expected \"computed\", \"uniform\" or \"previous_token\"") != std::string::npos);
+  CHECK(error_of(head + R"("model": {"name": "m", "interventions": [
+                           {"layer": 0, "head": 0, "scale": 0},
+                           {"layer": 0, "head": 0, "scale": 2}]}})")
+            .find("changed twice") != std::string::npos);
+  CHECK(error_of(R"({"format": "attnviz-scenario", "version": 3, "target": "a"})")
+            .find("reads versions 1 and 2") != std::string::npos);
+}
+
+}  // namespace attnviz
