@@ -209,16 +209,8 @@ void apply_ablations(const ModelArguments& args, TransformerForward& forward) {
 
 // The tokens of --text, or of the start token alone when the text gives none.
 Result<std::vector<ModelToken>> text_tokens(const Model& model, const std::string& text) {
-  Result<std::vector<ModelToken>> tokens = model.tokenizer.tokenize(text);
+  Result<std::vector<ModelToken>> tokens = read_text(model, text);
   if (!tokens) return tokens;
-  if (tokens->empty() && model.tokenizer.start_token() >= 0) {
-    ModelToken start;
-    start.id = model.tokenizer.start_token();
-    start.shown = model.tokenizer.shown(start.id);
-    start.special = true;
-    tokens->push_back(start);
-  }
-  if (tokens->empty()) return Status::error("the text gives no tokens");
   const int context = model.transformer.config().context;
   if (static_cast<int>(tokens->size()) > context)
     return Status::error("the text is " + std::to_string(tokens->size()) +
@@ -439,23 +431,13 @@ int command_generate(const Model& model, const ModelArguments& args) {
 }
 
 int command_heads(const Model& model, const ModelArguments& args) {
-  const std::string text = args.text.value_or(
-      model.transformer.config().architecture == "llama"
-          ? "Once upon a time, there was a little girl named Lily. She loved to play outside in "
-            "the park with her friends. One day, she saw a big red ball."
-          : "And he heard the words of Laban's sons, saying, Jacob hath taken away all that was "
-            "our father's; and of that which was our father's hath he gotten all this glory.\nAnd "
-            "Jacob beheld the countenance of Laban, and, behold, it was not toward him as before.");
-  Result<std::vector<ModelToken>> tokens = text_tokens(model, text);
-  if (!tokens) {
-    print_error(tokens.error());
+  const std::string text = args.text.value_or(std::string(default_role_text(model)));
+  Result<HeadRoleProbe> probe = role_probe(model, text);
+  if (!probe) {
+    print_error(probe.error());
     return kExitBadInput;
   }
-  HeadRoleProbe probe;
-  probe.text = ids_of(*tokens);
-  probe.random_length = std::min(48, model.transformer.config().context / 2);
-  probe.first_random_token = model.transformer.config().architecture == "llama" ? 3 : 0;
-  Result<std::vector<HeadScores>> heads = detect_head_roles(model.transformer, probe);
+  Result<std::vector<HeadScores>> heads = detect_head_roles(model.transformer, *probe);
   if (!heads) {
     print_error(heads.error());
     return kExitBadInput;
@@ -474,7 +456,7 @@ int command_heads(const Model& model, const ModelArguments& args) {
   std::printf(
       "layers and heads count from 1; --ablate counts from 0. Measured on %zu tokens of "
       "text and %d random tokens written twice.\n",
-      tokens->size(), probe.random_length);
+      probe->text.size(), probe->random_length);
   return kExitOk;
 }
 

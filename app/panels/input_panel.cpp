@@ -7,6 +7,7 @@
 #include "app/platform/keys.hpp"
 #include "app/session/text_undo.hpp"
 #include "core/figures/format.hpp"
+#include "core/pipeline/model_run.hpp"
 
 #include <imgui.h>
 #include <imgui_internal.h>  // GetActiveID, ClearActiveID: Escape in the sentence field
@@ -120,6 +121,12 @@ class InputPanel final : public Panel {
   void draw_content(AppState& state, PanelContext& context) override {
     if (!state.lesson.active())
       draw_title(state, context);  // in a lesson, the lesson band names it
+    if (const ModelRun* model = state.pipeline().model()) {
+      draw_model_text(state, context, *model);
+      ImGui::Spacing();
+      draw_model_settings(state, *model);
+      return;
+    }
     draw_sentences(state, context);
     ImGui::Spacing();
     draw_settings(state);
@@ -170,6 +177,86 @@ class InputPanel final : public Panel {
         title_text_ = s.title;
       }
     }
+  }
+
+  // Model mode: which model, the text it reads and its tokens as it reads them.
+  void draw_model_text(AppState& state, PanelContext& context, const ModelRun& run) {
+    const Model& model = run.model();
+    const TransformerConfig& c = model.transformer.config();
+    ImGui::TextUnformatted("Model:");
+    ImGui::SameLine();
+    if (context.bold_font) ImGui::PushFont(context.bold_font);
+    ImGui::TextUnformatted(model.name.c_str());
+    if (context.bold_font) ImGui::PopFont();
+    if (ImGui::IsItemHovered()) {
+      ImGui::BeginTooltip();
+      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
+      ImGui::Text("%s: %d layers, %d heads each", c.architecture.c_str(), c.n_layers, c.n_heads);
+      if (c.n_kv_heads != c.n_heads)
+        ImGui::Text("grouped-query attention: %d query heads share each key and value head",
+                    c.queries_per_kv_head());
+      ImGui::Text("d_model %d, d_head %d, vocabulary %d tokens, context %d", c.d_model, c.d_head,
+                  c.vocab_size, c.context);
+      std::string count = std::to_string(model.transformer.parameter_count());
+      for (int at = static_cast<int>(count.size()) - 3; at > 0; at -= 3)
+        count.insert(static_cast<std::size_t>(at), ",");
+      ImGui::Text("%s parameters", count.c_str());
+      ImGui::TextDisabled("%s (%s)", model.transformer.source().c_str(),
+                          model.transformer.format().c_str());
+      ImGui::PopTextWrapPos();
+      ImGui::EndTooltip();
+    }
+    text_wrapped_at_spaces("Text (the model reads it as the tokens below)",
+                           ImGui::GetContentRegionAvail().x);
+    ImGui::SetNextItemWidth(-1);
+    if (sentence_field("##target", "type a text", state.document.scenario().target, target_field_,
+                       context.text_escapes))
+      state.edit()->set_target(target_field_.sentence);
+    draw_token_chips(state, state.pipeline().target(), state.pipeline().target_sources(),
+                     Side::Query);
+  }
+
+  // Model mode: the layer and head the views show, and what is done to that head.
+  void draw_model_settings(AppState& state, const ModelRun& run) {
+    if (!ImGui::CollapsingHeader("Layer and head", ImGuiTreeNodeFlags_DefaultOpen)) return;
+    draw_head_selector(state, "##input_head");
+    const int layer = state.selection.layer, head = state.selection.head;
+    const ModelSpec& spec = *state.document.scenario().model;
+    HeadIntervention change = spec.intervention(layer, head);
+    bool knocked_out = change.ablated();
+    if (ImGui::Checkbox("knock out", &knocked_out)) {
+      change.output_scale = knocked_out ? 0.0f : 1.0f;
+      state.edit()->set_head_intervention(layer, head, change);
+    }
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Ablate the head: its output is multiplied by 0, so every later layer and "
+                        "the prediction go on without it (Ctrl+K)");
+    same_line_if_fits(ImGui::GetFontSize() * 11.0f);
+    float scale = change.output_scale;
+    ImGui::SetNextItemWidth(field_width("scale", ImGui::GetFontSize() * 7.0f));
+    if (ImGui::SliderFloat("scale", &scale, 0.0f, 3.0f, "%.2f")) {
+      change.output_scale = std::isfinite(scale) ? std::clamp(scale, -1000.0f, 1000.0f) : 1.0f;
+      state.edit()->set_head_intervention(layer, head, change);
+    }
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Multiplies the head's output before W_O (1: as trained; 0: knocked out)");
+    static constexpr const char* kPatterns[] = {"as computed", "uniform", "previous token"};
+    int pattern = static_cast<int>(change.pattern);
+    ImGui::SetNextItemWidth(field_width("pattern", ImGui::GetFontSize() * 9.0f));
+    if (ImGui::Combo("pattern", &pattern, kPatterns, IM_ARRAYSIZE(kPatterns))) {
+      change.pattern = static_cast<HeadIntervention::Pattern>(pattern);
+      state.edit()->set_head_intervention(layer, head, change);
+    }
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("The head's attention: the softmax of its scores as trained, every visible "
+                        "token alike, or all of it on the token before");
+    const std::size_t changed = spec.interventions.size();
+    if (changed > 0) {
+      ImGui::TextDisabled("%zu head%s changed", changed, changed == 1 ? "" : "s");
+      ImGui::SameLine();
+      if (ImGui::SmallButton("Restore every head")) state.edit()->clear_interventions();
+    }
+    static_cast<void>(run);
   }
 
   void draw_sentences(AppState& state, PanelContext& context) {

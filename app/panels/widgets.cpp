@@ -63,7 +63,36 @@ bool draw_head_combo(const char* id, int heads, int& head) {
   return chosen;
 }
 
+bool draw_layer_combo(const char* id, int layers, int& layer) {
+  char preview[16];
+  std::snprintf(preview, sizeof preview, "%d", view::shown_number(layer));
+  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 3.2f);
+  bool chosen = false;
+  if (ImGui::BeginCombo(id, preview)) {
+    for (int k = 0; k < layers; ++k) {
+      char item[32];
+      std::snprintf(item, sizeof item, "layer %d", view::shown_number(k));
+      if (ImGui::Selectable(item, k == layer)) layer = k, chosen = true;
+      if (k == layer) ImGui::SetItemDefaultFocus();
+    }
+    ImGui::EndCombo();
+  }
+  return chosen;
+}
+
+void draw_layer_selector(AppState& state, const char* id) {
+  const int layers = state.pipeline().layer_count();
+  if (layers < 2) return;
+  int layer = state.selection.layer;
+  ImGui::TextUnformatted("layer");
+  ImGui::SameLine();
+  const std::string combo_id = std::string(id) + "_layer";
+  if (draw_layer_combo(combo_id.c_str(), layers, layer)) state.selection.layer = layer;
+  ImGui::SameLine();
+}
+
 void draw_head_selector(AppState& state, const char* id) {
+  draw_layer_selector(state, id);
   const int heads = static_cast<int>(state.result().heads.size());
   int head = state.selection.head;
   const float font = ImGui::GetFontSize();

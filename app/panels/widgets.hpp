@@ -42,8 +42,14 @@ bool draw_query_selector(AppState& state, const char* id, float max_width_em,
 // head chosen and returns whether one was.
 bool draw_head_combo(const char* id, int heads, int& head);
 
-// "head", the selected head's colour swatch (as in the Arrows panel) and draw_head_combo, which
-// selects the head chosen.
+// A combo of a model's layers ("1"; entries "layer 1", …), 3.2 font sizes wide.
+bool draw_layer_combo(const char* id, int layers, int& layer);
+// "layer" and draw_layer_combo, selecting the layer chosen, then SameLine; nothing when the result
+// has one layer (the one-layer scenario).
+void draw_layer_selector(AppState& state, const char* id);
+
+// The layer selector (a model's), "head", the selected head's colour swatch (as in the Arrows
+// panel) and draw_head_combo, which selects the head chosen.
 void draw_head_selector(AppState& state, const char* id);
 
 // Whether an item `width` wide still fits on the line after the last item, `spacing` after it

@@ -111,6 +111,8 @@ constexpr ImWchar kGlyphRanges[] = {
     0x21FF,  // Arrows
     0x2200,
     0x22FF,  // Mathematical operators
+    0x2400,
+    0x243F,  // Control pictures: how a model's tokens show a space (␣), a return (␍), ...
     0x2500,
     0x25FF,  // Box drawing, blocks, geometric shapes
     0x2600,

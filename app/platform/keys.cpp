@@ -8,6 +8,8 @@ namespace attnviz::platform {
 
 int imgui_key_index(Key key) {
   switch (key) {
+    case Key::K:
+      return GLFW_KEY_K;
     case Key::N:
       return GLFW_KEY_N;
     case Key::O:

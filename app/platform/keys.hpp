@@ -6,6 +6,7 @@ namespace attnviz::platform {
 
 enum class Key {
   // With Ctrl: new, open, quit, save, redo, undo.
+  K,
   N,
   O,
   Q,

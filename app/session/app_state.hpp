@@ -103,10 +103,18 @@ struct LabelRecord {
   }
 };
 
+// The Model view's grid as drawn: tile (layer, head) is tile × tile pixels at
+// (x + head · column, y + layer · row).
+struct ModelGridGeometry {
+  float x = 0, y = 0, column = 0, row = 0, tile = 0;
+  int layers = 0, heads = 0;
+};
+
 struct FrameLayout {
   view::DashboardLayout dashboard;  // the panels' windows (presenter mode: the lesson, the view)
   view::PresenterLayout presenter;  // in presenter mode
   view::HeatmapGeometry heatmap;    // the selected head's big heatmap
+  ModelGridGeometry model_grid;     // the Model view's, when it was drawn
   int heatmap_head = -1;
   // Per view (view::ViewId), what it wrote of the tokens' names; reset every frame.
   std::array<LabelRecord, view::kViewCount> labels{};

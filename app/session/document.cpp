@@ -56,6 +56,24 @@ void Document::set_target(const std::string& text) {
   ++version_;
 }
 
+void Document::set_model(std::optional<ModelSpec> model) {
+  if (scenario_.model == model) return;
+  scenario_.model = std::move(model);
+  ++version_;
+}
+
+void Document::set_head_intervention(int layer, int head, const HeadIntervention& change) {
+  if (!scenario_.model || scenario_.model->intervention(layer, head) == change) return;
+  scenario_.model->set_intervention(layer, head, change);
+  ++version_;
+}
+
+void Document::clear_interventions() {
+  if (!scenario_.model || scenario_.model->interventions.empty()) return;
+  scenario_.model->interventions.clear();
+  ++version_;
+}
+
 void Document::set_source(const std::string& text) {
   scenario_.source = text;
   ++version_;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -76,6 +77,16 @@ class Document {
   void set_embedding_value(const Token& token, int col, float value, const float* row_as_shown);
   // The tokens' embeddings back to the overrides the scenario was opened with (or none).
   void reset_embeddings(const std::vector<const Token*>& tokens);
+
+  // Model mode. A real model (its name or path) for the scenario's text, or none: back to the
+  // one-layer scenario, whose settings and weights were kept meanwhile. Opening a model keeps
+  // the text (the target sentence) and starts with no interventions.
+  void set_model(std::optional<ModelSpec> model);
+  // What is done to one head of the model (nothing: as the model computes it). No edit outside
+  // model mode or when it changes nothing.
+  void set_head_intervention(int layer, int head, const HeadIntervention& change);
+  // Every head as the model computes it.
+  void clear_interventions();
 
   // For benchmarks and tests that change what no panel edits (the mask).
   template <typename Change>

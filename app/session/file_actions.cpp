@@ -4,6 +4,7 @@
 #include "core/document/file_io.hpp"
 #include "core/figures/format.hpp"
 #include "core/figures/svg.hpp"
+#include "core/models/model_files.hpp"
 #include "core/pipeline/export.hpp"
 
 #include <filesystem>
@@ -25,8 +26,59 @@ Status need_result(const AppState& state) {
 
 }  // namespace
 
+Status prepare_model_scenario(AppState& state, Scenario& scenario, const std::string& file_path) {
+  if (!scenario.model) return Status::ok();
+  ModelSpec& spec = *scenario.model;
+  std::error_code error;
+  const std::filesystem::path beside = std::filesystem::path(file_path).parent_path() / spec.model;
+  if (!file_path.empty() && std::filesystem::path(spec.model).is_relative() &&
+      std::filesystem::exists(beside, error))
+    spec.model = beside.string();
+  Pipeline trial;
+  trial.set_threads(state.computed.pipeline.threads());
+  if (Status status = trial.run(scenario); !status) return status;
+  state.computed.pipeline = std::move(trial);
+  state.computed.version = 0;  // computed again (at once: the model is open) on the next look
+  return Status::ok();
+}
+
+std::string recorded_model_name(const std::string& path_or_name) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const fs::path given = fs::weakly_canonical(fs::path(path_or_name), error);
+  if (error || !fs::exists(given, error)) return path_or_name;
+  const fs::path folder = fs::is_directory(given, error) ? given : given.parent_path();
+  for (const std::string& shipped : shipped_model_folders()) {
+    const fs::path root = fs::weakly_canonical(fs::path(shipped), error);
+    if (!error && folder.parent_path() == root) return folder.filename().string();
+  }
+  return path_or_name;
+}
+
+Status open_model(AppState& state, const std::string& path_or_name) {
+  Scenario candidate = state.document.scenario();
+  candidate.model = ModelSpec{recorded_model_name(path_or_name), {}};
+  if (Status status = prepare_model_scenario(state, candidate, ""); !status)
+    return Status::error("not opened: " + status.message());
+  if (state.lesson.active()) state.leave_lesson();
+  state.edit()->set_model(candidate.model);
+  state.selection.layer = 0;
+  ++state.view_generation;
+  return Status::ok();
+}
+
+void leave_model(AppState& state) {
+  if (!state.document.scenario().model) return;
+  state.edit()->set_model(std::nullopt);
+  state.selection.layer = 0;
+  ++state.view_generation;
+}
+
 Status open_scenario(AppState& state, RecentFiles& recent, const std::string& path) {
   Result<Scenario> load = load_scenario_file(path);
+  if (load.ok())  // a model that does not open opens nothing
+    if (Status status = prepare_model_scenario(state, *load, path); !status)
+      return Status::error("not opened: " + path + ": " + status.message());
   if (!load.ok()) {
     recent.remove(path);               // a recent file that no longer opens leaves the list
     static_cast<void>(recent.save());  // best effort (recent_files.hpp)

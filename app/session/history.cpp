@@ -20,7 +20,7 @@ bool same_scenario(const Scenario& a, const Scenario& b) {
       a.target != b.target || a.source != b.source || !(a.config == b.config) ||
       a.positional != b.positional || a.seed != b.seed || a.max_tokens != b.max_tokens ||
       a.embeddings != b.embeddings || a.dimension_names != b.dimension_names ||
-      a.view_json != b.view_json || !same_matrix(a.mask, b.mask) ||
+      a.view_json != b.view_json || a.model != b.model || !same_matrix(a.mask, b.mask) ||
       !same_matrix(a.parameters.W_O, b.parameters.W_O) ||
       a.parameters.heads.size() != b.parameters.heads.size())
     return false;
@@ -48,6 +48,8 @@ std::size_t History::bytes_of(const Scenario& s) {
   for (const auto& [word, vector] : s.embeddings)
     bytes += word.size() + sizeof(float) * vector.size();
   for (const std::string& name : s.dimension_names) bytes += name.size();
+  if (s.model)
+    bytes += s.model->model.size() + sizeof(ModelHeadChange) * s.model->interventions.size();
   return bytes + static_cast<std::size_t>(s.mask.size());
 }
 

@@ -1,6 +1,7 @@
 #include "app/session/options.hpp"
 
 #include "core/engine/attention.hpp"
+#include "core/models/model_files.hpp"
 
 #include <charconv>
 #include <thread>
@@ -30,6 +31,8 @@ Options:
   --colormap NAME     sequential | color-blind
   --view NAME         centre view: {views}; or arrows, output (their tab, when
                       they are tabs: large text, presenter mode)
+  --model MODEL       open a real trained model for the scenario's text: a shipped model's name
+                      ({models}) or a model's folder or file
   --lesson NAME       start a lesson: a built-in lesson's name or number, or a lesson file
   --step N            start the lesson at step N, counted from 0 (shown as step N+1)
   --screenshot-steps DIR  with --lesson: write DIR/step-NN.png for every step, exit
@@ -62,6 +65,9 @@ std::string usage() {
   std::string text = kUsageTemplate;
   replace_once(text, "{panels}", view::user_slot_names(","));
   replace_once(text, "{views}", view::centre_view_names(" | ", " | "));
+  std::string models;
+  for (const std::string& name : shipped_model_names()) models += (models.empty() ? "" : ", ") + name;
+  replace_once(text, "{models}", models.empty() ? "none found" : models);
   return text;
 }
 
@@ -175,6 +181,10 @@ Status parse_options(const std::vector<std::string>& args, Options& o) {
         return Status::error("--view needs " + view::centre_view_names(", ", ", ") +
                              ", arrows or output");
       }
+    } else if (arg == "--model") {
+      const std::string* v = next();
+      if (!v || v->empty()) return Status::error("--model needs a model's name, folder or file");
+      o.model = *v;
     } else if (arg == "--lesson") {
       const std::string* v = next();
       if (!v) return Status::error("--lesson needs a lesson name, number or file");
@@ -200,6 +210,8 @@ Status parse_options(const std::vector<std::string>& args, Options& o) {
     return Status::error("--layout-out goes with --screenshot, or alone (written at exit)");
   if (o.bench_frames && (o.screenshot || o.screenshot_steps))
     return Status::error("--bench-frames does not go with --screenshot or --screenshot-steps");
+  if (o.model && !o.lesson.empty())
+    return Status::error("--model does not go with --lesson (a lesson names its scenarios)");
   if (o.screenshot_steps && o.lesson.empty())
     return Status::error("--screenshot-steps goes with --lesson");
   return Status::ok();

@@ -24,6 +24,7 @@ struct Options {
   std::optional<view::ColormapId> colormap;
   std::optional<CenterView> view;   // the centre view's tab
   std::optional<view::ViewId> tab;  // --view arrows | output: their tab, where they are tabs
+  std::optional<std::string> model;  // a real model for the scenario's text: a name or a path
   std::string lesson;               // a lesson to start: a name or a file
   std::optional<int> step;          // its step (0-based)
   std::optional<std::string>

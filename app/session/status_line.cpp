@@ -50,12 +50,38 @@ std::string window_title(const AppState& state) {
     name = scenario_title(state.document.scenario());  // an untitled one's sentence
     if (name.empty()) name = "Untitled";
   }
+  // Model mode says which model: "Once upon a time — stories260K — AttnViz".
+  if (const ModelRun* model = state.pipeline().model()) name += kDash + model->model().name;
   // In a lesson the steps themselves change the scenario: nothing there asks to be saved
   // until the student edits it, and then the mark is as true as anywhere.
   return (state.unsaved() ? "\xe2\x80\xa2 " : "") + name + kDash + "AttnViz";
 }
 
+namespace {
+
+std::string model_summary(const AppState& state, const ModelRun& model) {
+  const TransformerConfig& c = model.model().transformer.config();
+  std::string text = model.model().name + kDot + c.architecture;
+  text += kDot + count(static_cast<long long>(model.model_tokens().size()), "token", "tokens");
+  text += kDot + count(c.n_layers, "layer", "layers") + " \xc3\x97 " +
+          count(c.n_heads, "head", "heads");
+  if (c.n_kv_heads != c.n_heads)
+    text += " (" + count(c.n_kv_heads, "key/value head", "key/value heads") + ")";
+  text += kDot + std::string("d_model ") + std::to_string(c.d_model) + ", d_head " +
+          std::to_string(c.d_head);
+  text += kDot + std::string("showing layer ") + std::to_string(state.selection.layer + 1);
+  if (const ModelSpec* spec = state.document.scenario().model ? &*state.document.scenario().model
+                                                                : nullptr;
+      spec && !spec->interventions.empty())
+    text += kDot + count(static_cast<long long>(spec->interventions.size()), "head changed",
+                         "heads changed");
+  return text;
+}
+
+}  // namespace
+
 std::string shape_summary(const AppState& state) {
+  if (const ModelRun* model = state.pipeline().model()) return model_summary(state, *model);
   const Scenario& scenario = state.document.scenario();
   const AttentionConfig& config = scenario.config;
   std::string text = scenario.mode == Mode::Cross ? "cross-attention" : "self-attention";

@@ -10,14 +10,16 @@
 
 namespace attnviz::app {
 
-// "lecture.json — AttnViz", with a leading "• " while there are unsaved changes; a lesson's
+// "lecture.json — AttnViz" ("… — stories260K — AttnViz" in model mode), with a leading "• " while there are unsaved changes; a lesson's
 // title while one runs; for a scenario in no file its title (scenario_title: an untitled one's
 // sentence, as it is typed), or "Untitled" when the sentence is empty too.
 std::string window_title(const AppState& state);
 
 // The shape of what is shown, e.g. "self-attention · 5 tokens · d_model 8 · 2 heads of d_k 4,
 // d_v 4 · scaled dot-product · causal": the numbers the views are made of, at a glance.
-// Token counts come from the last good result (none before the first).
+// Token counts come from the last good result (none before the first). In model mode: "stories260K
+// · llama · 12 tokens · 5 layers × 8 heads (4 key/value heads) · d_model 64, d_head 8 · showing
+// layer 2 · 1 head changed".
 std::string shape_summary(const AppState& state);
 
 // The lesson band's heading: "Self-attention on real sentences  ·  step 5 of 6: Jane visits

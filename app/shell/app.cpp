@@ -2,6 +2,8 @@
 // panels, and the commands they all call, are in the files shell.hpp lists.
 #include "app/shell/app.hpp"
 
+#include "app/session/file_actions.hpp"
+
 #include <imgui.h>
 #include <imgui_internal.h>  // the caret blink timer of the text field being typed into
 
@@ -46,8 +48,16 @@ Status App::start() {
     not_opened = "not opened: " + load.error();
     load = parse_scenario(builtin_scenario_json());
   }
-  const std::string view_json = load->view_json;
   state.computed.pipeline.set_threads(options.threads.value_or(default_engine_threads()));
+  // A model: --model's, or the file's. One that does not open is as a bad file.
+  if (options.model) load->model = ModelSpec{recorded_model_name(*options.model), {}};
+  if (Status status = prepare_model_scenario(state, *load, options.scenario_path); !status) {
+    if (headless) return status;
+    std::cerr << "attnviz: error: " << status.message() << '\n';
+    not_opened = "not opened: " + status.message();
+    load = parse_scenario(builtin_scenario_json());
+  }
+  const std::string view_json = load->view_json;
   state.load(std::move(*load), not_opened.empty() ? options.scenario_path : "",
              std::move(load.warnings));
   apply_view_state(view_json, state, state.file_warnings);
@@ -181,6 +191,7 @@ void App::frame() {
   state.frame.redraw_in = std::numeric_limits<double>::infinity();
   commands_.follow_window_size();
   state.frame.layout.labels = {};
+  state.frame.layout.model_grid = {};
   apply_theme_and_fonts(shell_);
   for (const std::string& path : backend.take_dropped_files()) commands_.open_dropped_file(path);
   backend.new_frame();

@@ -7,6 +7,7 @@
 
 #include "app/session/file_actions.hpp"
 #include "app/session/status_line.hpp"
+#include "core/models/model_files.hpp"
 #include "app/session/view_state.hpp"
 #include "core/document/file_io.hpp"
 #include "core/lessons/lesson.hpp"
@@ -60,7 +61,49 @@ void Commands::open_file(const std::string& path) {
   });
 }
 
+void Commands::open_model() {
+  file_action_ = FileAction::OpenModel;
+  const std::vector<std::string> shipped = shipped_model_folders();
+  shell_.file_dialog.open_for_model("Open a model", shipped.empty() ? "" : shipped.front());
+}
+
+void Commands::open_model_named(const std::string& path_or_name) {
+  AppState& state = shell_.state;
+  const Status status = attnviz::app::open_model(state, path_or_name);
+  if (status && state.pipeline().model())
+    report(status, "opened the model " + state.pipeline().model()->model().name +
+                       " (Ctrl+Z goes back to the one-layer scenario)");
+  else
+    report(status, "");
+}
+
+void Commands::leave_model() {
+  if (!shell_.state.document.scenario().model) return;
+  attnviz::app::leave_model(shell_.state);
+  report(Status::ok(), "back to the one-layer scenario (Ctrl+Z returns to the model)");
+}
+
+void Commands::toggle_knock_out() {
+  AppState& state = shell_.state;
+  if (!state.document.scenario().model || !state.pipeline().model()) return;
+  const int layer = state.selection.layer, head = state.selection.head;
+  HeadIntervention change = state.document.scenario().model->intervention(layer, head);
+  change.output_scale = change.ablated() ? 1.0f : 0.0f;
+  state.edit()->set_head_intervention(layer, head, change);
+  report(Status::ok(), std::string(change.ablated() ? "knocked out" : "restored") + " layer " +
+                           std::to_string(layer + 1) + ", head " + std::to_string(head + 1));
+}
+
 void Commands::open_dropped_file(const std::string& path) {
+  // A model: a folder, a llama2.c .bin or a .safetensors file.
+  std::error_code error;
+  const std::filesystem::path dropped(path);
+  const std::string extension = dropped.extension().string();
+  if (std::filesystem::is_directory(dropped, error) || extension == ".bin" ||
+      extension == ".safetensors") {
+    open_model_named(path);
+    return;
+  }
   const Result<std::string> text = read_file(path, kMaxScenarioBytes);
   if (!text) {
     report(text.status(), "");
@@ -151,6 +194,9 @@ void Commands::handle_file_dialog() {
   switch (action) {
     case FileAction::Open:
       open_file(*chosen);
+      break;
+    case FileAction::OpenModel:
+      open_model_named(*chosen);
       break;
     case FileAction::SaveAs:
       if (Status status = save_scenario(state, shell_.recent, *chosen); status) {

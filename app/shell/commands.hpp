@@ -33,6 +33,12 @@ class Commands {
   void export_png(const view::Rect& crop);  // asks for a file; crop empty: the whole window
   void clear_recent_files();
 
+  // Models (model mode).
+  void open_model();                                 // asks for a model's folder or file
+  void open_model_named(const std::string& path_or_name);  // a shipped model, a dropped folder
+  void leave_model();                                // back to the one-layer scenario
+  void toggle_knock_out();  // the selected head of the selected layer (Ctrl+K)
+
   // Edits.
   void undo();
   void redo();
@@ -75,7 +81,7 @@ class Commands {
 
  private:
   // What the file dialog was opened for.
-  enum class FileAction { None, Open, SaveAs, Export, Png };
+  enum class FileAction { None, Open, OpenModel, SaveAs, Export, Png };
   void ask_for_export(FileAction action, const char* title, const char* name,
                       const char* extension);
   void change_text_size(float step);  // within app/session/view_state.hpp's limits

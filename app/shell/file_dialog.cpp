@@ -76,6 +76,11 @@ void FileDialog::open_for_open(std::string title, const std::string& start_folde
   start(Mode::Open, std::move(title), start_folder, {});
 }
 
+void FileDialog::open_for_model(std::string title, const std::string& start_folder) {
+  extension_ = ".bin";  // and .safetensors (rescan)
+  start(Mode::Model, std::move(title), start_folder, {});
+}
+
 void FileDialog::open_for_save(std::string title, const std::string& start_folder,
                                std::string file_name, std::string extension) {
   extension_ = std::move(extension);  // before start(): it filters the first scan
@@ -135,7 +140,9 @@ void FileDialog::rescan() {
     std::error_code ignored;
     if (it->is_directory(ignored))
       folders.push_back({std::move(name), true});
-    else if (it->is_regular_file(ignored) && has_extension(name, extension_))
+    else if (it->is_regular_file(ignored) &&
+             (has_extension(name, extension_) ||
+              (mode_ == Mode::Model && has_extension(name, ".safetensors"))))
       files.push_back({std::move(name), false});
   }
   if (error) scan_error_ = "Cannot read this folder: " + error.message();
@@ -196,7 +203,7 @@ void FileDialog::accept() {
     return;
   }
   std::error_code error;
-  if (mode_ == Mode::Open) {
+  if (mode_ != Mode::Save) {
     if (!fs::is_regular_file(typed, error)) {
       message_ = "There is no file '" + typed.string() + "'.";
       return;
@@ -410,6 +417,13 @@ void FileDialog::draw_footer() {
   }
 
   if (!confirm_replace_ && ImGui::Checkbox("Show hidden", &show_hidden_)) rescan();
+  if (mode_ == Mode::Model) {
+    ImGui::SameLine();
+    if (ImGui::Button("Open this folder")) finish(folder_);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("A Hugging Face GPT-2 model's folder (config.json, model.safetensors,\n"
+                        "vocab.json, merges.txt), or a llama2.c model's folder");
+  }
   const float button =
       std::max({ImGui::CalcTextSize(ok_label).x, ImGui::CalcTextSize(cancel_label).x,
                 ImGui::GetFontSize() * 4.0f}) +

@@ -22,6 +22,9 @@ class FileDialog {
   // `start_folder` "" (or not a folder) starts where this dialog was last, else in the working
   // folder; a file's path starts in its folder with it selected.
   void open_for_open(std::string title, const std::string& start_folder);
+  // A model to open: lists folders, *.bin and *.safetensors; "Open this folder" chooses the
+  // folder shown (a Hugging Face GPT-2 folder), Open the file chosen (a llama2.c .bin).
+  void open_for_model(std::string title, const std::string& start_folder);
   // The file name is proposed in the name field; ".json" is appended when missing; an
   // existing file is replaced only once the user confirms.
   // `extension` (".json", ".svg", ".png"; "" to pick a folder name) filters the list and is
@@ -38,7 +41,7 @@ class FileDialog {
   std::string folder() const { return folder_.string(); }
 
  private:
-  enum class Mode { Open, Save };
+  enum class Mode { Open, Save, Model };
   struct Entry {
     std::string name;
     bool folder = false;

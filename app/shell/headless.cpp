@@ -84,6 +84,22 @@ nlohmann::ordered_json layout_json(Shell& shell, int width, int height) {
   layout["fullscreen"] = shell.backend.fullscreen();
   layout["lesson_step"] = state.lesson.active() ? state.lesson.step : -1;
   layout["query"] = state.selection.query;
+  layout["layer"] = state.selection.layer;
+  layout["head"] = state.selection.head;
+  layout["model"] = state.pipeline().model() ? state.pipeline().model()->model().name : "";
+  layout["tokens"] = state.pipeline().target().tokens.size();
+  const ModelGridGeometry& grid = state.frame.layout.model_grid;
+  if (grid.layers > 0) {
+    nlohmann::ordered_json model_grid;
+    model_grid["x"] = layout_number(grid.x);
+    model_grid["y"] = layout_number(grid.y);
+    model_grid["column"] = layout_number(grid.column);
+    model_grid["row"] = layout_number(grid.row);
+    model_grid["tile"] = layout_number(grid.tile);
+    model_grid["layers"] = grid.layers;
+    model_grid["heads"] = grid.heads;
+    layout["model_grid"] = std::move(model_grid);
+  }
   layout["arrangement"] =
       state.ui.presenter ? "presenter"
                          : std::string(view::to_string(state.frame.layout.dashboard.arrangement));

@@ -22,6 +22,7 @@ void draw_help_window(bool& show) {
         {"F11", "full screen"},
         {"Page Down / Page Up", "the lesson's next / previous step (else the next query)"},
         {"arrow keys", "in presenter mode: as Page Down / Page Up"},
+        {"Ctrl+K", "a real model: knock out the selected head, or restore it"},
         {"Ctrl+Q", "quit"},
         {"F1", "this list"},
         {"Escape",

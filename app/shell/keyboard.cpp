@@ -80,6 +80,7 @@ void handle_shortcuts(Shell& shell, Commands& commands) {
   if (key_pressed(Key::Minus, true) || key_pressed(Key::KeypadSubtract, true))
     commands.smaller_text();
   if (key_pressed(Key::Zero)) commands.reset_text_size();
+  if (key_pressed(Key::K)) commands.toggle_knock_out();
   if (io.WantTextInput) return;  // a text field has its own undo
   if (key_pressed(Key::Z, true) && !io.KeyShift) commands.undo();
   if ((key_pressed(Key::Z, true) && io.KeyShift) || key_pressed(Key::Y, true)) commands.redo();

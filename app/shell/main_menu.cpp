@@ -8,6 +8,8 @@
 #include <cstdlib>
 
 #include "app/shell/commands.hpp"
+#include "core/models/model_files.hpp"
+#include "core/pipeline/model_run.hpp"
 
 namespace attnviz::app {
 namespace {
@@ -76,6 +78,28 @@ void draw_edit_menu(Shell& shell, Commands& commands) {
   if (ImGui::MenuItem("Undo", "Ctrl+Z", false, shell.history.can_undo(shell.state)))
     commands.undo();
   if (ImGui::MenuItem("Redo", "Ctrl+Shift+Z", false, shell.history.can_redo())) commands.redo();
+  ImGui::EndMenu();
+}
+
+// Real trained models: the shipped ones, any other from a folder or file, and back.
+void draw_models_menu(Shell& shell, Commands& commands) {
+  if (!ImGui::BeginMenu("Models")) return;
+  const ModelRun* open = shell.state.pipeline().model();
+  if (shell.model_names.empty()) shell.model_names = shipped_model_names();
+  for (const std::string& name : shell.model_names)
+    if (ImGui::MenuItem(name.c_str(), nullptr, open && open->model().name == name))
+      commands.open_model_named(name);
+  if (shell.model_names.empty()) ImGui::TextDisabled("no shipped models found");
+  if (ImGui::MenuItem("Open a model\xe2\x80\xa6")) commands.open_model();
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("A llama2.c .bin, or a Hugging Face GPT-2 folder (config.json,\n"
+                      "model.safetensors, vocab.json, merges.txt): docs/formats.md");
+  ImGui::Separator();
+  if (ImGui::MenuItem("Knock out the selected head", "Ctrl+K", false, open != nullptr))
+    commands.toggle_knock_out();
+  if (ImGui::MenuItem("Back to the one-layer scenario", nullptr, false,
+                      shell.state.document.scenario().model.has_value()))
+    commands.leave_model();
   ImGui::EndMenu();
 }
 
@@ -184,6 +208,7 @@ void draw_main_menu(Shell& shell, Commands& commands) {
   if (!ImGui::BeginMainMenuBar()) return;
   draw_file_menu(shell, commands);
   draw_edit_menu(shell, commands);
+  draw_models_menu(shell, commands);
   draw_lessons_menu(shell, commands);
   draw_view_menu(shell, commands);
   if (ImGui::BeginMenu("Help")) {

@@ -143,6 +143,24 @@ view::ViewId active_view(Shell& shell, const std::vector<const HostedPanel*>& vi
   return views.front()->view->id;
 }
 
+// In place of a view that does not show the app's mode (core/figures/views.hpp): what it shows,
+// and where to look instead.
+void draw_mode_note(const view::ViewInfo& info, bool model_mode) {
+  std::string note;
+  if (model_mode) {
+    note = std::string(info.short_title) +
+           " shows the one-layer teaching model: a real model's is not in this version. Its "
+           "attention is in Heatmaps, Model, Next token, Neuron, Compare, Arrows and Output. "
+           "Models \xe2\x96\xb8 Back to the one-layer scenario returns to the teaching model.";
+  } else {
+    note = std::string(info.short_title) +
+           " shows a real trained model. Open one from the Models menu (or drop a model's "
+           "folder on the window); your text stays.";
+  }
+  ImGui::Spacing();
+  text_wrapped_at_spaces(note, ImGui::GetContentRegionAvail().x, true);
+}
+
 // One window of the dashboard: a panel with its title bar, or panels (and the centre's views) as
 // tabs.
 // `awaiting`: a lesson's prediction is awaited, and the views that would show the answer stay
@@ -157,9 +175,12 @@ void draw_window(Shell& shell, PanelContext& context, const view::DashboardWindo
   ImGui::SetNextWindowSize(ImVec2(r.w, r.h));
   const auto draw_view = [&](const HostedPanel& hosted) {
     const view::Slot slot = hosted.view->slot;
+    const bool model_mode = state.pipeline().model_mode();
     if (awaiting && slot != view::Slot::Input && slot != view::Slot::Weights &&
         slot != view::Slot::Lesson)
       draw_cover();
+    else if (model_mode ? !hosted.view->real_model : !hosted.view->one_layer)
+      draw_mode_note(*hosted.view, model_mode);
     else
       hosted.panel->draw_content(state, context);
   };
@@ -346,8 +367,13 @@ void draw_panels(Shell& shell, float top, float bottom) {
     return;
   }
   state.frame.layout.presenter = {};
-  state.frame.layout.dashboard = view::layout_dashboard(
-      area, state.ui.visible, gap, lesson_band_height(shell), ImGui::GetFontSize());
+  view::PanelVisibility visible = state.ui.visible;  // less the slots the mode has no view for
+  for (int slot = 0; slot < view::kSlotCount; ++slot)
+    if (!view::slot_shows_mode(static_cast<view::Slot>(slot), state.pipeline().model_mode()))
+      visible[static_cast<std::size_t>(slot)] = false;
+  state.frame.layout.dashboard = view::layout_dashboard(area, visible, gap,
+                                                        lesson_band_height(shell),
+                                                        ImGui::GetFontSize());
   PanelContext context = panel_context(shell);
   const bool awaiting = state.lesson.awaiting_prediction();
   for (const view::DashboardWindow* window :

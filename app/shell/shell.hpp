@@ -84,6 +84,7 @@ struct Shell {
   FontState fonts;
   PngExport png;
   std::vector<std::pair<std::string, std::string>> lesson_titles;  // built-in lessons: id, title
+  std::vector<std::string> model_names;  // the shipped models (the Models menu), found once
   bool show_shortcuts = false;
   int unsaved_question_frame = 0;  // the ImGui frame the question came up in
   // Quitting (Commands::quit): the user agreed, or nothing would be lost; and whether the edits

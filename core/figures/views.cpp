@@ -86,4 +86,10 @@ std::array<Slot, kSlotCount> slots_in_drawing_order() {
   return order;  // every slot has a view (tests/core/figures/test_views.cpp)
 }
 
+bool slot_shows_mode(Slot slot, bool real_model) {
+  for (const ViewInfo& row : kViews)
+    if (row.slot == slot && (real_model ? row.real_model : row.one_layer)) return true;
+  return false;
+}
+
 }  // namespace attnviz::view

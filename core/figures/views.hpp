@@ -60,6 +60,8 @@ enum class ViewId {
   Neuron,
   Geometry,
   Compare,
+  Model,
+  NextToken,
   Arrows,
   Output,
   Count
@@ -73,6 +75,10 @@ struct ViewInfo {
   const char* short_title;  // where the title does not fit: a narrow window, a tab
   Slot slot;
   bool centre_tab;  // a tab of the centre slot (slot == Slot::Centre)
+  // What it shows in each of the app's two modes: the one-layer teaching scenario, and a real
+  // trained model (Scenario::model). In a mode it does not show, its place says so.
+  bool one_layer = true;
+  bool real_model = true;
 };
 
 // In ViewId order, which is the View menu's order and the order in which the panels are drawn:
@@ -81,12 +87,14 @@ struct ViewInfo {
 inline constexpr std::array<ViewInfo, kViewCount> kViews = {{
     {ViewId::Lesson, "lesson", "Lesson", "Lesson", Slot::Lesson, false},
     {ViewId::Input, "input", "Input", "Input", Slot::Input, false},
-    {ViewId::Weights, "weights", "Weights", "Weights", Slot::Weights, false},
+    {ViewId::Weights, "weights", "Weights", "Weights", Slot::Weights, false, true, false},
     {ViewId::Heatmaps, "heatmaps", "Heatmaps", "Heatmaps", Slot::Centre, true},
-    {ViewId::Pipeline, "pipeline", "Pipeline", "Pipeline", Slot::Centre, true},
+    {ViewId::Pipeline, "pipeline", "Pipeline", "Pipeline", Slot::Centre, true, true, false},
     {ViewId::Neuron, "neuron", "Neuron", "Neuron", Slot::Centre, true},
-    {ViewId::Geometry, "geometry", "Geometry", "Geometry", Slot::Centre, true},
+    {ViewId::Geometry, "geometry", "Geometry", "Geometry", Slot::Centre, true, true, false},
     {ViewId::Compare, "compare", "Compare", "Compare", Slot::Centre, true},
+    {ViewId::Model, "model", "Model: every layer and head", "Model", Slot::Centre, true},
+    {ViewId::NextToken, "next", "Next token", "Next", Slot::Centre, true, false, true},
     {ViewId::Arrows, "arrows", "Arrows: each query \xe2\x86\x92 the keys it attends to", "Arrows",
      Slot::Arrows, false},
     {ViewId::Output, "output",
@@ -101,6 +109,10 @@ std::optional<ViewId> parse_centre_view(std::string_view name);
 // `last_separator` " or ": "heatmaps, pipeline, neuron, geometry or compare".
 std::string centre_view_names(std::string_view separator = ", ",
                               std::string_view last_separator = ", ");
+
+// Whether a view in `slot` shows the mode (the one-layer scenario, or a real model): a slot none of
+// whose views does is left out of the dashboard (a real model's has no Weights panel yet).
+bool slot_shows_mode(Slot slot, bool real_model);
 
 // The slots in the order they are drawn: each at its first view in kViews.
 std::array<Slot, kSlotCount> slots_in_drawing_order();

@@ -1,5 +1,6 @@
 #include "core/models/model.hpp"
 
+#include <algorithm>
 #include <filesystem>
 
 namespace attnviz {
@@ -106,6 +107,45 @@ Result<Model> open_model(const std::string& path_or_name) {
   return Result<Model>(
       Model{std::move(name), std::move(*location), std::move(*transformer), std::move(*tokenizer)},
       std::move(warnings));
+}
+
+Result<std::vector<ModelToken>> read_text(const Model& model, std::string_view text) {
+  Result<std::vector<ModelToken>> tokens = model.tokenizer.tokenize(text);
+  if (!tokens) return tokens;
+  if (tokens->empty() && model.tokenizer.start_token() >= 0) {
+    ModelToken start;
+    start.id = model.tokenizer.start_token();
+    start.shown = model.tokenizer.shown(start.id);
+    start.special = true;
+    tokens->push_back(std::move(start));
+  }
+  if (tokens->empty()) return Status::error("the text gives no tokens");
+  return tokens;
+}
+
+std::string_view default_role_text(const Model& model) {
+  return model.transformer.config().architecture == "llama"
+             ? "Once upon a time, there was a little girl named Lily. She loved to play outside in "
+               "the park with her friends. One day, she saw a big red ball."
+             : "And he heard the words of Laban's sons, saying, Jacob hath taken away all that was "
+               "our father's; and of that which was our father's hath he gotten all this glory.\n"
+               "And Jacob beheld the countenance of Laban, and, behold, it was not toward him as "
+               "before.";
+}
+
+Result<HeadRoleProbe> role_probe(const Model& model, std::string_view text) {
+  Result<std::vector<ModelToken>> tokens = read_text(model, text);
+  if (!tokens) return tokens.status();
+  const TransformerConfig& config = model.transformer.config();
+  if (static_cast<int>(tokens->size()) > config.context)
+    return Status::error("the text is " + std::to_string(tokens->size()) +
+                         " tokens; the model reads at most " + std::to_string(config.context));
+  HeadRoleProbe probe;
+  probe.text.reserve(tokens->size());
+  for (const ModelToken& token : *tokens) probe.text.push_back(token.id);
+  probe.random_length = std::min(48, config.context / 2);
+  probe.first_random_token = config.architecture == "llama" ? 3 : 0;
+  return probe;
 }
 
 }  // namespace attnviz

@@ -8,6 +8,7 @@
 
 #include "core/base/status.hpp"
 #include "core/models/gpt2_tokenizer.hpp"
+#include "core/models/head_roles.hpp"
 #include "core/models/llama2c_tokenizer.hpp"
 #include "core/models/model_files.hpp"
 #include "core/models/model_tokens.hpp"
@@ -58,5 +59,16 @@ struct Model {
 // The model `path_or_name` names (model_files.hpp) with its tokenizer, or an error saying what
 // is missing or wrong.
 Result<Model> open_model(const std::string& path_or_name);
+
+// The tokens the model reads for `text`: an empty text is the start token alone (when the
+// tokenizer has one). No limit is applied: the caller keeps to the context.
+Result<std::vector<ModelToken>> read_text(const Model& model, std::string_view text);
+
+// The text head roles are measured on when none is given: a children's story for llama2.c
+// models (stories260K was trained on such), verses of the King James Bible for GPT-2's.
+std::string_view default_role_text(const Model& model);
+// detect_head_roles' probe for `text`: its tokens, 48 random tokens written twice (fewer in a
+// short context), drawn from past llama2.c's special tokens.
+Result<HeadRoleProbe> role_probe(const Model& model, std::string_view text);
 
 }  // namespace attnviz

@@ -125,6 +125,21 @@ std::vector<std::string> shipped_model_folders() {
   return folders;
 }
 
+std::vector<std::string> shipped_model_names() {
+  std::vector<std::string> names;
+  for (const std::string& folder : shipped_model_folders()) {
+    std::error_code error;
+    for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
+      std::string name = it->path().filename().string();
+      if (!is_folder(it->path()) || name.empty() || name.front() == '.') continue;
+      if (!locate_model(it->path().string()).ok()) continue;
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 Result<ModelLocation> locate_model(const std::string& path_or_name) {
   if (path_or_name.empty()) return Status::error("no model named (an empty path)");
   const fs::path path(path_or_name);

@@ -64,16 +64,8 @@ Status ModelRun::run(const ModelSpec& spec, const std::string& text, int max_tok
   if (Status status = check_interventions(spec, config, model.name); !status) return status;
 
   // 2. The tokens, at most max_tokens and the model's context.
-  Result<std::vector<ModelToken>> tokens = model.tokenizer.tokenize(text);
+  Result<std::vector<ModelToken>> tokens = read_text(model, text);
   if (!tokens) return tokens.status();
-  if (tokens->empty() && model.tokenizer.start_token() >= 0) {
-    ModelToken start;
-    start.id = model.tokenizer.start_token();
-    start.shown = model.tokenizer.shown(start.id);
-    start.special = true;
-    tokens->push_back(std::move(start));
-  }
-  if (tokens->empty()) return Status::error("the text has no tokens: type a word");
   const std::size_t total = tokens->size();
   const std::size_t limit = static_cast<std::size_t>(
       std::max(1, std::min(max_tokens, config.context)));
@@ -92,6 +84,12 @@ Status ModelRun::run(const ModelSpec& spec, const std::string& text, int max_tok
     forward_ = std::make_unique<TransformerForward>(model_->transformer);
     opened_as_ = spec.model;
     layers_.assign(static_cast<std::size_t>(config.n_layers), AdaptedLayer{});
+    // Each head's role, measured once on the model as trained (its own passes, no interventions).
+    roles_.clear();
+    if (Result<HeadRoleProbe> probe = role_probe(*model_, default_role_text(*model_)); probe)
+      if (Result<std::vector<HeadScores>> roles = detect_head_roles(model_->transformer, *probe);
+          roles)
+        roles_ = std::move(*roles);
   }
   for (int layer = 0; layer < config.n_layers; ++layer)
     for (int head = 0; head < config.n_heads; ++head) {
@@ -106,6 +104,15 @@ Status ModelRun::run(const ModelSpec& spec, const std::string& text, int max_tok
   tokenization_ = as_tokenization(tokens_, total);
   ++run_count_;
   return Status::ok();
+}
+
+const HeadScores* ModelRun::role_of(int layer, int head) const {
+  if (!model_) return nullptr;
+  const std::size_t at = static_cast<std::size_t>(layer) *
+                             static_cast<std::size_t>(model_->transformer.config().n_heads) +
+                         static_cast<std::size_t>(head);
+  return at < roles_.size() && roles_[at].layer == layer && roles_[at].head == head ? &roles_[at]
+                                                                                   : nullptr;
 }
 
 int ModelRun::layer_count() const {

@@ -54,6 +54,13 @@ class ModelRun {
   const std::vector<ModelToken>& model_tokens() const { return tokens_; }
   const Tokenization& tokenization() const { return tokenization_; }
 
+  // Every head's detected role and scores (core/models/head_roles.hpp), measured when the model
+  // was opened on default_role_text; by layer, then head. Empty when they could not be measured.
+  const std::vector<HeadScores>& roles() const { return roles_; }
+  const HeadScores* role_of(int layer, int head) const;
+  // Counts the runs: changes whenever anything the model computed may have changed.
+  std::uint64_t run_count() const { return run_count_; }
+
   int layer_count() const;
   // Layer `index` (0 .. layer_count() − 1) as an AttentionResult, adapted on the first request
   // after a run. Its version is new whenever its numbers may have changed, and never repeats an
@@ -75,6 +82,7 @@ class ModelRun {
   std::string opened_as_;
   std::vector<ModelToken> tokens_;
   Tokenization tokenization_;
+  std::vector<HeadScores> roles_;
   std::uint64_t run_count_ = 0;
   mutable std::vector<AdaptedLayer> layers_;
   mutable std::uint64_t next_version_;

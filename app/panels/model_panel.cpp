@@ -1,0 +1,360 @@
+// The Model view: every layer × head of the model as a small heatmap of its attention (rows:
+// layers, bottom first at the top; columns: heads), each with its detected role as a badge. A
+// click selects the head for every other view; the right button knocks it out or replaces its
+// pattern; a filter shows one role only. The one-layer scenario is one row of it.
+//
+// Each layer's heads are one float texture (render::MatrixStackTexture) drawn by the heatmap
+// shader: a layer costs one upload when the model ran again, a head one quad.
+#include "app/panels/panel.hpp"
+#include "app/panels/registry.hpp"
+#include "app/panels/theme.hpp"
+#include "app/panels/widgets.hpp"
+#include "app/render/heatmap_renderer.hpp"
+#include "core/figures/format.hpp"
+#include "core/pipeline/model_run.hpp"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace attnviz::app {
+namespace {
+
+// A role's badge where room is short: "prev", "ind", ...
+const char* short_role(HeadRole role) {
+  switch (role) {
+    case HeadRole::Induction: return "induction";
+    case HeadRole::PreviousToken: return "previous";
+    case HeadRole::FirstToken: return "first/sink";
+    case HeadRole::Self: return "self";
+    case HeadRole::Broad: return "broad";
+    case HeadRole::Positional: return "positional";
+    case HeadRole::Mixed: break;
+  }
+  return "";
+}
+
+const char* tiny_role(HeadRole role) {
+  switch (role) {
+    case HeadRole::Induction: return "ind";
+    case HeadRole::PreviousToken: return "prev";
+    case HeadRole::FirstToken: return "sink";
+    case HeadRole::Self: return "self";
+    case HeadRole::Broad: return "broad";
+    case HeadRole::Positional: return "pos";
+    case HeadRole::Mixed: break;
+  }
+  return "";
+}
+
+// What each role means, for the badges' tooltips.
+const char* role_meaning(HeadRole role) {
+  switch (role) {
+    case HeadRole::Induction:
+      return "induction: on a repeated sequence it attends to the token after the earlier "
+             "copy of the current one (and so helps predict what came next last time)";
+    case HeadRole::PreviousToken: return "previous-token: attends to the token just before";
+    case HeadRole::FirstToken:
+      return "first-token (a sink): puts its weight on the first token when it has nothing "
+             "better to do";
+    case HeadRole::Self: return "self: attends to the token itself";
+    case HeadRole::Broad: return "broad: spreads its weight over many tokens";
+    case HeadRole::Positional:
+      return "positional: attends by position, whatever the words are";
+    case HeadRole::Mixed: break;
+  }
+  return "mixed: no one pattern passes its threshold";
+}
+
+constexpr std::array<HeadRole, 7> kFilterRoles = {
+    HeadRole::Induction, HeadRole::PreviousToken, HeadRole::FirstToken, HeadRole::Self,
+    HeadRole::Broad,     HeadRole::Positional,    HeadRole::Mixed};
+
+class ModelPanel final : public Panel {
+ public:
+  void draw_content(AppState& state, PanelContext& context) override {
+    const Pipeline& pipeline = state.pipeline();
+    const ModelRun* model = pipeline.model();
+    const int layers = pipeline.layer_count();
+    const int heads = static_cast<int>(state.result().heads.size());
+    upload(state, context, layers);
+    draw_header(state, model);
+
+    const float font = ImGui::GetFontSize();
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const ImVec2 available = ImGui::GetContentRegionAvail();
+    const float label_w = ImGui::CalcTextSize("layer 99").x + font * 0.5f;
+    const float head_label_h = font * 1.2f;
+    const float badge_h = model ? font * 1.1f : 0.0f;
+    const float gap = std::max(3.0f, font * 0.3f);
+    // Tiles as large as the view allows, at least 2.5 lines (the view scrolls past that).
+    const float by_width =
+        (available.x - label_w) / static_cast<float>(heads) - gap;  // per column
+    const float by_height =
+        (available.y - head_label_h) / static_cast<float>(layers) - gap - badge_h;
+    const float tile = std::max(font * 2.5f, std::min({by_width, by_height, font * 12.0f}));
+    const float column = tile + gap, row = tile + gap + badge_h;
+    ImDrawList* list = ImGui::GetWindowDrawList();
+    const Palette& colours = palette(state.ui.theme);
+    const ImGuiIO& io = ImGui::GetIO();
+
+    for (int head = 0; head < heads; ++head) {
+      char label[24];
+      std::snprintf(label, sizeof label, tile > font * 3.5f ? "head %d" : "%d",
+                    view::shown_number(head));
+      const float x = origin.x + label_w + static_cast<float>(head) * column;
+      list->AddText(ImVec2(x, origin.y), head == state.selection.head ? colours.selection
+                                                                      : colours.text_dim,
+                    label);
+    }
+    hovered_ = {-1, -1};
+    for (int layer = 0; layer < layers; ++layer) {
+      const float y = origin.y + head_label_h + static_cast<float>(layer) * row;
+      char label[24];
+      std::snprintf(label, sizeof label, "layer %d", view::shown_number(layer));
+      list->AddText(ImVec2(origin.x, y + (tile - font) * 0.5f),
+                    layer == state.selection.layer ? colours.selection : colours.text_dim, label);
+      for (int head = 0; head < heads; ++head) {
+        const ImVec2 p0(origin.x + label_w + static_cast<float>(head) * column, y);
+        const ImVec2 p1(p0.x + tile, p0.y + tile);
+        draw_tile(state, context, model, layer, head, p0, p1, list, colours);
+        if (model) draw_badge(state, *model, layer, head, p0, tile, list, colours);
+        const bool hovered = io.MousePos.x >= p0.x && io.MousePos.x < p1.x &&
+                             io.MousePos.y >= p0.y && io.MousePos.y < p1.y + badge_h &&
+                             ImGui::IsWindowHovered();
+        if (hovered) hovered_ = {layer, head};
+      }
+    }
+    // The whole grid, so the window scrolls when the tiles do not fit.
+    const float grid_w = label_w + static_cast<float>(heads) * column;
+    const float grid_h = head_label_h + static_cast<float>(layers) * row;
+    state.frame.layout.model_grid = {origin.x + label_w, origin.y + head_label_h, column, row,
+                                     tile, layers, heads};
+    ImGui::SetCursorScreenPos(origin);
+    ImGui::Dummy(ImVec2(std::max(grid_w, available.x * 0.5f), grid_h));
+    handle_mouse(state, model);
+  }
+
+ private:
+  struct Hovered {
+    int layer = -1, head = -1;
+  };
+  // One texture per layer: its heads' α stacked.
+  std::vector<std::unique_ptr<render::MatrixStackTexture>> textures_;
+  std::vector<std::vector<Matrix>> layer_weights_;  // (n, n) per head, per layer
+  std::vector<std::vector<float>> tops_;            // each head's colour-scale top
+  std::uint64_t uploaded_ = 0;                      // what was uploaded (see upload)
+  bool uploaded_contrast_ = false;
+  int filter_ = -1;  // an index into kFilterRoles, or -1: every head
+  Hovered hovered_;
+  Hovered menu_head_;  // the head the context menu is for
+
+  // Each layer's α into its texture, when the model ran again (or the one-layer result changed).
+  void upload(AppState& state, PanelContext& context, int layers) {
+    const ModelRun* model = state.pipeline().model();
+    const std::uint64_t version =
+        model ? model->run_count() : (state.result().version ^ (std::uint64_t{1} << 63));
+    if (version == uploaded_ && uploaded_contrast_ == state.ui.heatmap_contrast &&
+        static_cast<int>(textures_.size()) == layers)
+      return;
+    uploaded_ = version;
+    uploaded_contrast_ = state.ui.heatmap_contrast;
+    while (static_cast<int>(textures_.size()) < layers)
+      textures_.push_back(std::make_unique<render::MatrixStackTexture>());
+    textures_.resize(static_cast<std::size_t>(layers));
+    layer_weights_.resize(static_cast<std::size_t>(layers));
+    tops_.resize(static_cast<std::size_t>(layers));
+    std::vector<const Matrix*> stack;
+    for (int layer = 0; layer < layers; ++layer) {
+      const auto l = static_cast<std::size_t>(layer);
+      const AttentionResult* r = model ? nullptr : &state.pipeline().layer(layer);
+      const int heads = model ? model->model().transformer.config().n_heads
+                              : static_cast<int>(r->heads.size());
+      layer_weights_[l].resize(static_cast<std::size_t>(heads));
+      tops_[l].resize(static_cast<std::size_t>(heads));
+      stack.clear();
+      for (int head = 0; head < heads; ++head) {
+        Matrix& weights = layer_weights_[l][static_cast<std::size_t>(head)];
+        if (model)
+          weights = model->forward().attention(layer, head);  // (n, n), masked entries 0
+        else
+          weights = r->heads[static_cast<std::size_t>(head)].weights;  // (n_query, n_key)
+        tops_[l][static_cast<std::size_t>(head)] = state.ui.heatmap_top(weights);
+        stack.push_back(&weights);
+      }
+      if (context.heatmaps.ok()) textures_[l]->update(stack, version + 1);
+    }
+  }
+
+  void draw_header(AppState& state, const ModelRun* model) {
+    const float font = ImGui::GetFontSize();
+    if (model) {
+      ImGui::TextUnformatted("show");
+      ImGui::SameLine();
+      ImGui::SetNextItemWidth(font * 9.0f);
+      const char* preview =
+          filter_ < 0 ? "every head" : short_role(kFilterRoles[static_cast<std::size_t>(filter_)]);
+      if (filter_ >= 0 && kFilterRoles[static_cast<std::size_t>(filter_)] == HeadRole::Mixed)
+        preview = "mixed";
+      if (ImGui::BeginCombo("##model_role_filter", preview)) {
+        if (ImGui::Selectable("every head", filter_ < 0)) filter_ = -1;
+        for (int i = 0; i < static_cast<int>(kFilterRoles.size()); ++i) {
+          const HeadRole role = kFilterRoles[static_cast<std::size_t>(i)];
+          const std::string item = std::string(to_string(role)) + " heads";
+          if (ImGui::Selectable(item.c_str(), filter_ == i)) filter_ = i;
+          if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", role_meaning(role));
+        }
+        ImGui::EndCombo();
+      }
+      if (model->roles().empty() && ImGui::IsItemHovered())
+        ImGui::SetTooltip("the roles could not be measured on this model");
+      ImGui::SameLine(0, font);
+    }
+    const char* hint = model ? "click: select \xc2\xb7 right-click: knock out, patterns"
+                             : "each head of the one layer; click one to select it";
+    if (fits_after_last_item(ImGui::CalcTextSize(hint).x) || !model)
+      ImGui::TextDisabled("%s", hint);
+    else
+      ImGui::NewLine();
+    static_cast<void>(state);
+  }
+
+  bool filtered_out(const ModelRun& model, int layer, int head) const {
+    if (filter_ < 0) return false;
+    const HeadScores* scores = model.role_of(layer, head);
+    return !scores || scores->role != kFilterRoles[static_cast<std::size_t>(filter_)];
+  }
+
+  void draw_tile(AppState& state, PanelContext& context, const ModelRun* model, int layer,
+                 int head, ImVec2 p0, ImVec2 p1, ImDrawList* list, const Palette& colours) {
+    const auto l = static_cast<std::size_t>(layer);
+    if (context.heatmaps.ok() && l < textures_.size())
+      context.heatmaps.draw(list, *textures_[l], head, p0, p1, state.ui.colormap, 0.0f,
+                            tops_[l][static_cast<std::size_t>(head)]);
+    else
+      list->AddRectFilled(p0, p1, colours.chip);
+    const float font = ImGui::GetFontSize();
+    if (model) {
+      const HeadIntervention change =
+          state.document.scenario().model ? state.document.scenario().model->intervention(layer, head)
+                                          : HeadIntervention{};
+      if (change.ablated()) {  // greyed out and crossed
+        list->AddRectFilled(p0, p1, IM_COL32(128, 128, 128, 200));
+        list->AddLine(p0, p1, colours.text, 2.0f);
+        list->AddLine(ImVec2(p0.x, p1.y), ImVec2(p1.x, p0.y), colours.text, 2.0f);
+        list->AddText(ImVec2(p0.x + font * 0.2f, p0.y + font * 0.1f), colours.text, "off");
+      } else if (change.changes_anything()) {
+        char mark[24];
+        if (change.pattern == HeadIntervention::Pattern::Uniform)
+          std::snprintf(mark, sizeof mark, "uniform");
+        else if (change.pattern == HeadIntervention::Pattern::PreviousToken)
+          std::snprintf(mark, sizeof mark, "prev");
+        else
+          std::snprintf(mark, sizeof mark, "\xc3\x97%s",
+                        view::format_number(change.output_scale, 2).c_str());
+        const ImVec2 size = ImGui::CalcTextSize(mark);
+        list->AddRectFilled(p0, ImVec2(p0.x + size.x + font * 0.3f, p0.y + size.y),
+                            colours.panel_background);
+        list->AddText(ImVec2(p0.x + font * 0.15f, p0.y), colours.highlight, mark);
+      }
+      if (filtered_out(*model, layer, head))
+        list->AddRectFilled(p0, p1, with_alpha(colours.panel_background, 0.8f));
+    }
+    if (layer == state.selection.layer && head == state.selection.head)
+      list->AddRect(ImVec2(p0.x - 2, p0.y - 2), ImVec2(p1.x + 2, p1.y + 2), colours.selection, 0,
+                    0, highlight_width(state.ui, font));
+  }
+
+  void draw_badge(AppState& state, const ModelRun& model, int layer, int head, ImVec2 p0,
+                  float tile, ImDrawList* list, const Palette& colours) {
+    const HeadScores* scores = model.role_of(layer, head);
+    if (!scores || scores->role == HeadRole::Mixed) return;
+    char badge[32];
+    const float score = scores->score(scores->role);
+    std::snprintf(badge, sizeof badge, "%s %s", short_role(scores->role),
+                  view::format_number(score, 2).c_str());
+    if (ImGui::CalcTextSize(badge).x > tile + ImGui::GetFontSize() * 0.2f)
+      std::snprintf(badge, sizeof badge, "%s %s", tiny_role(scores->role),
+                    view::format_number(score, 2).c_str());
+    if (ImGui::CalcTextSize(badge).x > tile + ImGui::GetFontSize() * 0.2f)
+      std::snprintf(badge, sizeof badge, "%s", tiny_role(scores->role));
+    const bool dim = filtered_out(model, layer, head);
+    list->AddText(ImVec2(p0.x, p0.y + tile + 1.0f),
+                  dim ? colours.text_dim : head_colour(state.ui.theme, static_cast<int>(scores->role)),
+                  badge);
+  }
+
+  void handle_mouse(AppState& state, const ModelRun* model) {
+    if (hovered_.layer >= 0) {
+      const Hovered h = hovered_;
+      ImGui::BeginTooltip();
+      ImGui::Text("layer %d, head %d", view::shown_number(h.layer), view::shown_number(h.head));
+      if (model) {
+        if (const HeadScores* scores = model->role_of(h.layer, h.head)) {
+          ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
+          ImGui::TextUnformatted(role_meaning(scores->role));
+          ImGui::PopTextWrapPos();
+          ImGui::TextDisabled(
+              "induction %.2f  previous %.2f  first %.2f  self %.2f  broad %.2f  positional %.2f",
+              scores->score(HeadRole::Induction), scores->score(HeadRole::PreviousToken),
+              scores->score(HeadRole::FirstToken), scores->score(HeadRole::Self),
+              scores->score(HeadRole::Broad), scores->score(HeadRole::Positional));
+        }
+        ImGui::TextDisabled("click: show it in every view \xc2\xb7 right-click: change it");
+      }
+      ImGui::EndTooltip();
+      if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
+        state.selection.layer = h.layer;
+        state.selection.head = h.head;
+      }
+      if (model && ImGui::IsMouseClicked(ImGuiMouseButton_Right)) {
+        menu_head_ = h;
+        ImGui::OpenPopup("##model_head_menu");
+      }
+    }
+    if (!model || !ImGui::BeginPopup("##model_head_menu")) return;
+    const Hovered h = menu_head_;
+    ImGui::TextDisabled("layer %d, head %d", view::shown_number(h.layer),
+                        view::shown_number(h.head));
+    const ModelSpec* spec = state.document.scenario().model ? &*state.document.scenario().model
+                                                              : nullptr;
+    const HeadIntervention now = spec ? spec->intervention(h.layer, h.head) : HeadIntervention{};
+    HeadIntervention next = now;
+    bool chosen = false;
+    if (ImGui::MenuItem("Knock out", "Ctrl+K", now.ablated())) {
+      next.output_scale = now.ablated() ? 1.0f : 0.0f;
+      chosen = true;
+    }
+    if (ImGui::MenuItem("Uniform attention", nullptr,
+                        now.pattern == HeadIntervention::Pattern::Uniform)) {
+      next.pattern = HeadIntervention::Pattern::Uniform;
+      chosen = true;
+    }
+    if (ImGui::MenuItem("All on the previous token", nullptr,
+                        now.pattern == HeadIntervention::Pattern::PreviousToken)) {
+      next.pattern = HeadIntervention::Pattern::PreviousToken;
+      chosen = true;
+    }
+    if (ImGui::MenuItem("As trained", nullptr, !now.changes_anything())) {
+      next = HeadIntervention{};
+      chosen = true;
+    }
+    if (chosen) {
+      state.selection.layer = h.layer;
+      state.selection.head = h.head;
+      state.edit()->set_head_intervention(h.layer, h.head, next);
+    }
+    ImGui::EndPopup();
+  }
+};
+
+}  // namespace
+
+ATTNVIZ_REGISTER_PANEL(view::ViewId::Model, ModelPanel);
+
+}  // namespace attnviz::app

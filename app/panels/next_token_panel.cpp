@@ -1,0 +1,186 @@
+// The Next token view (model mode): what the model predicts after a position of the text (the
+// last by default), as its most likely tokens with their probabilities; the temperature, top-k
+// and top-p that shape the distribution; and Step, which appends the top token or one drawn from
+// the distribution to the text (the model then computes only the new position).
+#include "app/panels/panel.hpp"
+#include "app/panels/registry.hpp"
+#include "app/panels/theme.hpp"
+#include "app/panels/widgets.hpp"
+#include "core/figures/format.hpp"
+#include "core/models/sampling.hpp"
+#include "core/pipeline/model_run.hpp"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace attnviz::app {
+namespace {
+
+constexpr int kCandidates = 10;
+
+class NextTokenPanel final : public Panel {
+ public:
+  void draw_content(AppState& state, PanelContext& context) override {
+    const ModelRun* model = state.pipeline().model();
+    if (!model) return;  // the panel host shows this view in model mode only
+    static_cast<void>(context);
+    const auto& tokens = model->model_tokens();
+    const int n = static_cast<int>(tokens.size());
+    const int position = position_ < 0 || position_ >= n ? n - 1 : position_;
+    draw_position(state, *model, position);
+    draw_settings();
+    update(*model, position);
+    draw_candidates(state, *model);
+    draw_step(state, *model, position);
+  }
+
+ private:
+  int position_ = -1;  // the position predicted after; -1: the last
+  SamplingSettings settings_;
+  std::uint64_t seed_ = 1, draws_ = 0;
+  // What the candidates were computed for.
+  std::uint64_t run_ = 0;
+  int computed_position_ = -1;
+  SamplingSettings computed_settings_;
+  std::vector<float> logits_;
+  std::vector<Candidate> candidates_;
+  std::vector<float> probabilities_;
+
+  void draw_position(AppState& state, const ModelRun& model, int position) {
+    const auto& tokens = model.model_tokens();
+    const float font = ImGui::GetFontSize();
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("after");
+    ImGui::SameLine();
+    const std::string preview = std::to_string(position + 1) + ": " +
+                                state.frame.visual_text(tokens[static_cast<std::size_t>(position)].shown);
+    ImGui::SetNextItemWidth(std::min(font * 12.0f, ImGui::GetContentRegionAvail().x * 0.5f));
+    if (ImGui::BeginCombo("##next_position", preview.c_str())) {
+      for (int i = 0; i < static_cast<int>(tokens.size()); ++i) {
+        const std::string item = std::to_string(i + 1) + ": " +
+                                 state.frame.visual_text(tokens[static_cast<std::size_t>(i)].shown);
+        if (ImGui::Selectable(item.c_str(), i == position))
+          position_ = i == static_cast<int>(tokens.size()) - 1 ? -1 : i;
+        if (ImGui::IsItemHovered()) state.frame.hovered_next = {Side::Query, i};
+      }
+      ImGui::EndCombo();
+    }
+    ImGui::SameLine();
+    ImGui::TextDisabled(position_ < 0 ? "(the last token: the text's next)"
+                                      : "(what the model guessed would follow it)");
+  }
+
+  void draw_settings() {
+    const float font = ImGui::GetFontSize();
+    ImGui::SetNextItemWidth(font * 7.0f);
+    ImGui::SliderFloat("temperature", &settings_.temperature, 0.0f, 2.0f, "%.2f");
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Divides the logits before the softmax: below 1 the likely tokens gain, "
+                        "above 1 the distribution flattens; 0 puts everything on the top token");
+    ImGui::SameLine(0, font);
+    ImGui::SetNextItemWidth(font * 5.0f);
+    ImGui::InputInt("top-k", &settings_.top_k, 1, 10);
+    settings_.top_k = std::clamp(settings_.top_k, 0, 100000);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Only the k most likely tokens can be drawn (0: every token)");
+    ImGui::SameLine(0, font);
+    ImGui::SetNextItemWidth(font * 6.0f);
+    ImGui::SliderFloat("top-p", &settings_.top_p, 0.01f, 1.0f, "%.2f");
+    settings_.top_p = std::clamp(settings_.top_p, 0.01f, 1.0f);
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Only the fewest most likely tokens whose probabilities add up to p can "
+                        "be drawn (1: every token)");
+    settings_.temperature = std::clamp(settings_.temperature, 0.0f, 100.0f);
+  }
+
+  void update(const ModelRun& model, int position) {
+    if (run_ == model.run_count() && computed_position_ == position &&
+        computed_settings_.temperature == settings_.temperature &&
+        computed_settings_.top_k == settings_.top_k && computed_settings_.top_p == settings_.top_p)
+      return;
+    run_ = model.run_count();
+    computed_position_ = position;
+    computed_settings_ = settings_;
+    logits_.resize(static_cast<std::size_t>(model.model().transformer.config().vocab_size));
+    model.forward().logits(position, logits_.data());
+    if (!check(settings_)) {
+      candidates_.clear();
+      return;
+    }
+    probabilities_ = next_token_probabilities(logits_, settings_);
+    candidates_ = top_candidates(probabilities_, kCandidates);
+  }
+
+  void draw_candidates(AppState& state, const ModelRun& model) {
+    const Palette& colours = palette(state.ui.theme);
+    const float font = ImGui::GetFontSize();
+    ImGui::Spacing();
+    if (candidates_.empty()) {
+      ImGui::TextDisabled("no distribution: check the settings");
+      return;
+    }
+    ImDrawList* list = ImGui::GetWindowDrawList();
+    const float token_w = font * 8.0f;
+    const float bar_w = std::max(font * 4.0f, ImGui::GetContentRegionAvail().x - token_w -
+                                                  font * 5.0f);
+    for (const Candidate& candidate : candidates_) {
+      const std::string shown = state.frame.visual_text(model.model().tokenizer.shown(candidate.token));
+      const ImVec2 p = ImGui::GetCursorScreenPos();
+      const float line = ImGui::GetTextLineHeightWithSpacing();
+      list->AddRectFilled(p, ImVec2(p.x + token_w - font * 0.4f, p.y + line - 2.0f), colours.chip,
+                          font * 0.2f);
+      const std::string fitted = fit_text(shown, token_w - font * 0.8f);
+      list->AddText(ImVec2(p.x + font * 0.2f, p.y), colours.text, fitted.c_str());
+      const float x = p.x + token_w;
+      const float filled = bar_w * std::clamp(candidate.probability, 0.0f, 1.0f);
+      list->AddRectFilled(ImVec2(x, p.y + 2.0f), ImVec2(x + filled, p.y + line - 3.0f),
+                          colours.highlight);
+      list->AddRect(ImVec2(x, p.y + 2.0f), ImVec2(x + bar_w, p.y + line - 3.0f), colours.grid);
+      char percent[24];
+      std::snprintf(percent, sizeof percent, "%s%%",
+                    view::format_number(candidate.probability * 100.0f, 1).c_str());
+      list->AddText(ImVec2(x + bar_w + font * 0.4f, p.y), colours.text, percent);
+      ImGui::Dummy(ImVec2(token_w + bar_w + font * 4.0f, line));
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("token %d \"%s\": logit %s, probability %s", candidate.token,
+                          shown.c_str(),
+                          view::format_number(logits_[static_cast<std::size_t>(candidate.token)], 2)
+                              .c_str(),
+                          view::format_number(candidate.probability, 4).c_str());
+    }
+  }
+
+  void draw_step(AppState& state, const ModelRun& model, int position) {
+    ImGui::Spacing();
+    const int n = static_cast<int>(model.model_tokens().size());
+    const bool at_end = position == n - 1;
+    const bool full = n >= std::min(state.document.scenario().max_tokens,
+                                    model.model().transformer.config().context);
+    ImGui::BeginDisabled(!at_end || full || candidates_.empty());
+    int chosen = -1;
+    if (ImGui::Button("Step: append the top token")) chosen = candidates_.front().token;
+    ImGui::SameLine();
+    if (ImGui::Button("Step: draw one")) chosen = sample(probabilities_, seed_, draws_++);
+    ImGui::EndDisabled();
+    if (!at_end)
+      ImGui::TextDisabled("Step adds to the end of the text: choose the last token above.");
+    else if (full)
+      ImGui::TextDisabled("The text is as long as the model reads (its context or max_tokens).");
+    if (chosen < 0) return;
+    const int previous = model.model_tokens().back().id;
+    const std::string text = state.document.scenario().target +
+                             model.model().tokenizer.text_of(previous, chosen);
+    state.edit()->set_target(text);
+    state.selection.query = static_cast<int>(model.model_tokens().size()) - 1;
+  }
+};
+
+}  // namespace
+
+ATTNVIZ_REGISTER_PANEL(view::ViewId::NextToken, NextTokenPanel);
+
+}  // namespace attnviz::app
