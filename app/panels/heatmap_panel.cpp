@@ -109,7 +109,11 @@ class HeatmapPanel final : public Panel {
     ImDrawList* list = ImGui::GetWindowDrawList();
     const float font = ImGui::GetFontSize();
     char label[96];
-    std::snprintf(label, sizeof label, "\xce\xb1, head %d of %d",
+    // A model's: "α, layer 2, head 3 of 12".
+    char layer[32] = "";
+    if (state.pipeline().layer_count() > 1)
+      std::snprintf(layer, sizeof layer, "layer %d, ", view::shown_number(state.selection.layer));
+    std::snprintf(label, sizeof label, "\xce\xb1, %shead %d of %d", layer,
                   view::shown_number(state.selection.head),
                   static_cast<int>(state.result().heads.size()));
     // The top of the scale: 1, or the head's largest α (View menu).
@@ -127,7 +131,7 @@ class HeatmapPanel final : public Panel {
     };
     float bar_w = room_for_bar();
     if (bar_w < font * 2.0f) {
-      std::snprintf(label, sizeof label, "\xce\xb1, head %d",
+      std::snprintf(label, sizeof label, "\xce\xb1, %shead %d", layer,
                     view::shown_number(state.selection.head));
       bar_w = room_for_bar();
     }

@@ -125,6 +125,9 @@ class NextTokenPanel final : public Panel {
     }
     ImDrawList* list = ImGui::GetWindowDrawList();
     const float token_w = font * 8.0f;
+    state.frame.layout.labels_of(view::ViewId::NextToken)
+        .add(static_cast<int>(candidates_.size()), static_cast<int>(candidates_.size()), font,
+             false);
     const float bar_w = std::max(font * 4.0f, ImGui::GetContentRegionAvail().x - token_w -
                                                   font * 5.0f);
     for (const Candidate& candidate : candidates_) {

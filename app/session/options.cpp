@@ -26,6 +26,7 @@ Options:
   --theme light|dark  colour theme
   --font-size PX      font size in pixels (default: from the window height)
   --panels LIST       panels to show, comma-separated: {panels}
+  --layer L           a model's selected layer, counted from 0 (shown as layer L+1)
   --head H            selected head, counted from 0 (the app shows it as head H+1)
   --query Q           selected query token, counted from 0 (shown as query Q+1)
   --colormap NAME     sequential | color-blind
@@ -157,11 +158,11 @@ Status parse_options(const std::vector<std::string>& args, Options& o) {
         start = comma + 1;
       }
       o.panels = visible;
-    } else if (arg == "--head" || arg == "--query") {
+    } else if (arg == "--head" || arg == "--query" || arg == "--layer") {
       const std::string* v = next();
       int value = 0;
       if (!v || !parse_int(*v, 0, 100000, value)) return Status::error(arg + " needs a number");
-      (arg == "--head" ? o.head : o.query) = value;
+      (arg == "--head" ? o.head : arg == "--query" ? o.query : o.layer) = value;
     } else if (arg == "--colormap") {
       const std::string* v = next();
       if (v && *v == "sequential")

@@ -20,7 +20,7 @@ struct Options {
   std::optional<Theme> theme;
   std::optional<float> font_size;
   std::optional<view::PanelVisibility> panels;
-  std::optional<int> head, query;
+  std::optional<int> layer, head, query;
   std::optional<view::ColormapId> colormap;
   std::optional<CenterView> view;   // the centre view's tab
   std::optional<view::ViewId> tab;  // --view arrows | output: their tab, where they are tabs

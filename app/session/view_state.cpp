@@ -37,7 +37,9 @@ class Applier {
 
   void apply(const Json& root) {
     for (const auto& [key, value] : root.items()) {
-      if (key == "head")
+      if (key == "layer")
+        layer(value);
+      else if (key == "head")
         head(value);
       else if (key == "query")
         query(value);
@@ -68,6 +70,13 @@ class Applier {
   }
   void invalid(const std::string& key, const std::string& expected, const Json& value) {
     warn(key, "expected " + expected + ", got " + json_shown(value) + " (ignored)");
+  }
+
+  void layer(const Json& value) {  // a model's (the one-layer scenario has layer 0 only)
+    if (const auto layer = whole_number(value, 0, 4095))
+      state_.selection.layer = *layer;
+    else
+      invalid("layer", "a layer number from 0 to 4095", value);
   }
 
   void head(const Json& value) {
@@ -183,6 +192,7 @@ class Applier {
 std::string view_state_to_json(const AppState& state) {
   const UiSettings& ui = state.ui;
   OrderedJson view = OrderedJson::object();
+  if (state.selection.layer != 0) view["layer"] = state.selection.layer;  // a model's
   view["head"] = state.selection.head;
   view["query"] = state.selection.query;
   OrderedJson panels = OrderedJson::array();

@@ -71,6 +71,7 @@ Status App::start() {
   }
   if (options.view) state.ui.center_view = *options.view;
   shell_.requested_tab = options.tab;
+  if (options.layer) state.selection.layer = *options.layer;
   if (options.head) state.selection.head = *options.head;
   if (options.query) state.selection.query = *options.query;
   // A readable default for the window: 16 px at 720 lines, growing with the window, and following

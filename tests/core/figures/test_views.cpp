@@ -22,9 +22,11 @@ TEST_CASE("slot names are the --panels names, and parse back") {
 }
 
 TEST_CASE("the centre tabs are the --view names, in the tab bar's order") {
-  CHECK(centre_view_names() == "heatmaps, pipeline, neuron, geometry, compare");
-  CHECK(centre_view_names(", ", " or ") == "heatmaps, pipeline, neuron, geometry or compare");
-  CHECK(centre_view_names(" | ", " | ") == "heatmaps | pipeline | neuron | geometry | compare");
+  CHECK(centre_view_names() == "heatmaps, pipeline, neuron, geometry, compare, model, next");
+  CHECK(centre_view_names(", ", " or ") ==
+        "heatmaps, pipeline, neuron, geometry, compare, model or next");
+  CHECK(centre_view_names(" | ", " | ") ==
+        "heatmaps | pipeline | neuron | geometry | compare | model | next");
   CHECK(parse_centre_view("pipeline") == ViewId::Pipeline);
   CHECK(parse_centre_view("heatmaps") == ViewId::Heatmaps);
   CHECK_FALSE(parse_centre_view("input"));  // a view, but not a tab
@@ -40,10 +42,21 @@ TEST_CASE("views: unique names and titles; the View menu's order; every slot dra
     menu += std::string(row.name) + " ";
     CHECK(row.centre_tab == (row.slot == Slot::Centre));
   }
-  CHECK(menu == "lesson input weights heatmaps pipeline neuron geometry compare arrows output ");
+  CHECK(menu == "lesson input weights heatmaps pipeline neuron geometry compare model next arrows output ");
   CHECK(std::string(view_info(ViewId::Arrows).title) ==
         "Arrows: each query \xe2\x86\x92 the keys it attends to");
   const std::array<Slot, kSlotCount> order = slots_in_drawing_order();
   CHECK(order == std::array<Slot, kSlotCount>{Slot::Lesson, Slot::Input, Slot::Weights,
                                               Slot::Centre, Slot::Arrows, Slot::Output});
+}
+
+TEST_CASE("a real model's dashboard has no Weights panel yet; the Next token view is a model's") {
+  CHECK(slot_shows_mode(Slot::Weights, false));
+  CHECK_FALSE(slot_shows_mode(Slot::Weights, true));
+  CHECK(slot_shows_mode(Slot::Centre, true));
+  CHECK(slot_shows_mode(Slot::Input, true));
+  CHECK_FALSE(view_info(ViewId::NextToken).one_layer);
+  CHECK(view_info(ViewId::Model).one_layer);
+  CHECK(view_info(ViewId::Model).real_model);
+  CHECK_FALSE(view_info(ViewId::Pipeline).real_model);
 }

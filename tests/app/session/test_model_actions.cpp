@@ -1,0 +1,164 @@
+// Model mode without a window: opening a shipped model for the text typed so far, knocking a head
+// out, undo back to the one-layer scenario, saving and reopening a model's scenario with its
+// interventions and selected layer, and models that cannot be opened.
+#include "app/session/file_actions.hpp"
+#include "app/session/history.hpp"
+#include "app/session/status_line.hpp"
+#include "app/session/view_state.hpp"
+#include "core/models/model_files.hpp"
+#include "tests/support/builtin_state.hpp"
+#include "tests/support/temp_dir.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace attnviz::app {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+struct Fixture {
+  AppState state;
+  History history;
+  RecentFiles recent{""};
+  double now = 0;
+  Fixture() {
+    testing::load_builtin_scenario(state);
+    state.recompute_if_needed();
+    frame();
+  }
+  void frame() {
+    now += 1.0;
+    history.observe(state, false, now);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("opening a shipped model keeps the text, is one undo step, and names the model") {
+  Fixture f;
+  const std::string one_layer = scenario_to_json(f.state.document.scenario());
+  const std::string text = f.state.document.scenario().target;
+  REQUIRE(open_model(f.state, "stories260K"));
+  f.frame();
+  REQUIRE(f.state.pipeline().model_mode());
+  CHECK(f.state.document.scenario().model->model == "stories260K");
+  CHECK(f.state.document.scenario().target == text);
+  CHECK(f.state.pipeline().layer_count() == 5);
+  CHECK(f.state.pipeline().target().tokens.front().text == "<s>");
+  CHECK(window_title(f.state).find("stories260K") != std::string::npos);
+  CHECK(shape_summary(f.state).find("5 layers \xc3\x97 8 heads (4 key/value heads)") !=
+        std::string::npos);
+
+  REQUIRE(f.history.undo(f.state, f.now));
+  f.state.recompute_if_needed();
+  CHECK_FALSE(f.state.pipeline().model_mode());
+  CHECK(scenario_to_json(f.state.document.scenario()) == one_layer);
+  CHECK(f.state.pipeline().layer_count() == 1);
+  REQUIRE(f.history.redo(f.state));
+  f.state.recompute_if_needed();
+  CHECK(f.state.pipeline().model_mode());
+}
+
+TEST_CASE("a knocked-out head changes the layers above and the prediction; undo restores both") {
+  Fixture f;
+  REQUIRE(open_model(f.state, "gpt2-kjv-tiny"));
+  f.state.edit()->set_target("And God said, Let there be light: and there was light. And God");
+  f.frame();
+  const ModelRun& run = *f.state.pipeline().model();
+  const RowVector before = run.forward().last_logits();
+  const Matrix layer0 = f.state.pipeline().layer(0).output;
+  const Matrix layer1 = f.state.pipeline().layer(1).output;
+  HeadIntervention ablate;
+  ablate.output_scale = 0;
+  f.state.edit()->set_head_intervention(0, 2, ablate);
+  f.frame();
+  CHECK(f.state.pipeline().layer(0).heads[2].output.cwiseAbs().maxCoeff() == 0.0f);
+  CHECK((f.state.pipeline().layer(0).output - layer0).cwiseAbs().maxCoeff() > 0.0f);
+  CHECK((f.state.pipeline().layer(1).output - layer1).cwiseAbs().maxCoeff() > 0.0f);
+  CHECK((run.forward().last_logits() - before).cwiseAbs().maxCoeff() > 1e-3f);
+  CHECK(shape_summary(f.state).find("1 head changed") != std::string::npos);
+
+  REQUIRE(f.history.undo(f.state, f.now));
+  f.state.recompute_if_needed();
+  CHECK(f.state.document.scenario().model->interventions.empty());
+  CHECK((run.forward().last_logits() - before).cwiseAbs().maxCoeff() == 0.0f);
+}
+
+TEST_CASE("a model's scenario saves and opens again with its interventions and selected layer") {
+  TempDir dir;
+  Fixture f;
+  REQUIRE(open_model(f.state, "gpt2-kjv-tiny"));
+  HeadIntervention uniform;
+  uniform.pattern = HeadIntervention::Pattern::Uniform;
+  f.state.edit()->set_head_intervention(1, 3, uniform);
+  f.state.selection.layer = 1;
+  f.state.selection.head = 3;
+  const std::string path = (dir.path / "kjv.json").string();
+  REQUIRE(save_scenario(f.state, f.recent, path));
+  const std::string saved = testing::read_whole_file(path);
+  CHECK(saved.find("\"version\": 2") != std::string::npos);
+  CHECK(saved.find("\"name\": \"gpt2-kjv-tiny\"") != std::string::npos);  // portable: the name
+  CHECK(saved.find("\"layer\": 1") != std::string::npos);
+
+  Fixture other;
+  REQUIRE(open_scenario(other.state, other.recent, path));
+  other.state.recompute_if_needed();
+  CHECK(other.state.pipeline().model_mode());
+  CHECK(other.state.document.scenario().model == f.state.document.scenario().model);
+  CHECK(other.state.selection.layer == 1);
+  CHECK(other.state.selection.head == 3);
+  CHECK_FALSE(other.state.unsaved());
+}
+
+TEST_CASE("a model path inside the shipped models' folder is recorded as the model's name") {
+  const std::vector<std::string> folders = shipped_model_folders();
+  REQUIRE_FALSE(folders.empty());
+  const fs::path folder = fs::path(folders.front()) / "stories260K";
+  CHECK(recorded_model_name(folder.string()) == "stories260K");
+  CHECK(recorded_model_name((folder / "stories260K.bin").string()) == "stories260K");
+  CHECK(recorded_model_name("/somewhere/else/model.bin") == "/somewhere/else/model.bin");
+}
+
+TEST_CASE("a model that cannot be opened changes nothing and says why") {
+  TempDir dir;
+  Fixture f;
+  const std::string before = scenario_to_json(f.state.document.scenario());
+  const std::uint64_t version = f.state.document.version();
+  Status status = open_model(f.state, (dir.path / "nothing-here").string());
+  CHECK_FALSE(status);
+  CHECK(status.message().find("nothing-here") != std::string::npos);
+  const fs::path broken = dir.path / "broken.bin";
+  std::ofstream(broken) << "not a model";
+  status = open_model(f.state, broken.string());
+  CHECK_FALSE(status);
+  CHECK(status.message().find("not opened") == 0);
+  CHECK(f.state.document.version() == version);
+  CHECK(scenario_to_json(f.state.document.scenario()) == before);
+  CHECK_FALSE(f.state.pipeline().model_mode());
+
+  // A file naming a missing model: the state keeps what it had.
+  const fs::path file = dir.path / "missing.json";
+  std::ofstream(file) << R"({"version": 2, "model": {"name": "gpt-17"}, "target": "hello"})";
+  status = open_scenario(f.state, f.recent, file.string());
+  CHECK_FALSE(status);
+  CHECK(status.message().find("gpt-17") != std::string::npos);
+  CHECK(scenario_to_json(f.state.document.scenario()) == before);
+}
+
+TEST_CASE("leaving the model returns to the one-layer scenario as it was") {
+  Fixture f;
+  const std::string one_layer = scenario_to_json(f.state.document.scenario());
+  REQUIRE(open_model(f.state, "stories260K"));
+  f.state.selection.layer = 3;
+  leave_model(f.state);
+  f.state.recompute_if_needed();
+  CHECK_FALSE(f.state.pipeline().model_mode());
+  CHECK(f.state.selection.layer == 0);
+  CHECK(scenario_to_json(f.state.document.scenario()) == one_layer);
+}
+
+}  // namespace attnviz::app
