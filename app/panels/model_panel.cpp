@@ -10,6 +10,7 @@
 #include "app/panels/theme.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/render/heatmap_renderer.hpp"
+#include "app/view/attention_pool.hpp"
 #include "core/figures/format.hpp"
 #include "core/pipeline/model_run.hpp"
 
@@ -70,6 +71,9 @@ const char* role_meaning(HeadRole role) {
   }
   return "mixed: no one pattern passes its threshold";
 }
+
+// A tile shows a model's α pooled to at most this many cells across (app/view/attention_pool.hpp).
+constexpr int kMostCellsAcross = 64;
 
 constexpr std::array<HeadRole, 7> kFilterRoles = {
     HeadRole::Induction, HeadRole::PreviousToken, HeadRole::FirstToken, HeadRole::Self,
@@ -178,10 +182,15 @@ class ModelPanel final : public Panel {
       layer_weights_[l].resize(static_cast<std::size_t>(heads));
       tops_[l].resize(static_cast<std::size_t>(heads));
       stack.clear();
+      const int n = model ? model->forward().size() : 0;
+      const int factor = view::pool_factor(n, kMostCellsAcross);
       for (int head = 0; head < heads; ++head) {
         Matrix& weights = layer_weights_[l][static_cast<std::size_t>(head)];
-        if (model)
-          weights = model->forward().attention(layer, head);  // (n, n), masked entries 0
+        if (model)  // (blocks, blocks): the largest α of each block of queries and keys
+          view::max_pool_causal(
+              n, factor,
+              [&](int query) { return model->forward().attention_row(layer, head, query); },
+              weights);
         else
           weights = r->heads[static_cast<std::size_t>(head)].weights;  // (n_query, n_key)
         tops_[l][static_cast<std::size_t>(head)] = state.ui.heatmap_top(weights);

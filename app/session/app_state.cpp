@@ -25,7 +25,10 @@ Document* DocumentEdit::operator->() {
 }
 
 void AppState::recompute_if_needed() {
-  if (computed.version != document.version()) {
+  if (document.scenario().model) {
+    if (computed.version != document.version() || computed.computing()) recompute_model();
+  } else if (computed.version != document.version()) {
+    computed.version_in_flight = 0;  // a model's result still to come is no longer wanted
     computed.version = document.version();
     const Status status = computed.pipeline.run(document.scenario());
     computed.error = status ? std::string() : status.message();
@@ -40,6 +43,42 @@ void AppState::recompute_if_needed() {
   selection.head = std::clamp(selection.head, 0, static_cast<int>(r.heads.size()) - 1);
   selection.query = std::clamp(selection.query, 0, static_cast<int>(r.n_query) - 1);
   selection.key = std::clamp(selection.key, -1, static_cast<int>(r.n_key) - 1);
+}
+
+void AppState::recompute_model() {
+  using Clock = std::chrono::steady_clock;
+  if (!computed.computing() && computed.model_ms < ComputedState::kModelMsOnThisThread) {
+    const Clock::time_point start = Clock::now();  // a quick model: here and now
+    computed.version = document.version();
+    const Status status = computed.pipeline.run(document.scenario());
+    computed.model_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    computed.error = status ? std::string() : status.message();
+    computed.has_result = computed.has_result || status.is_ok();
+    return;
+  }
+  if (!computed.worker)
+    computed.worker = std::make_unique<ComputeWorker>(computed.pipeline.threads());
+  if (computed.version != document.version()) {
+    computed.worker->request(document.scenario(), document.version());
+    computed.version_in_flight = document.version();
+  }
+  // Every finished computation newer than what is shown is shown, the latest request's last.
+  const Clock::time_point deadline = Clock::now() + computed.wait_for_model;
+  while (std::optional<ComputeWorker::Finished> done = computed.worker->collect(
+             computed.pipeline, std::max(std::chrono::nanoseconds(0), deadline - Clock::now()),
+             computed.version + 1)) {
+    if (done->version <= computed.version) continue;  // older than what is shown: dropped
+    computed.model_ms = done->milliseconds;
+    computed.error = done->status ? std::string() : done->status.message();
+    computed.has_result = computed.has_result || done->status.is_ok();
+    computed.version = done->version;
+    if (done->version == computed.version_in_flight) {
+      computed.version_in_flight = 0;
+      break;
+    }
+  }
+  // Until the latest arrives, the frames keep coming to show it.
+  if (computed.computing()) frame.redraw_within(1.0 / 60.0);
 }
 
 int AppState::edited_head() const {

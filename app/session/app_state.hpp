@@ -5,6 +5,7 @@
 // the document's version.
 #pragma once
 
+#include "app/session/compute_worker.hpp"
 #include "app/session/document.hpp"
 #include "app/view/layout.hpp"
 #include "app/view/visual_text.hpp"
@@ -15,8 +16,10 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -146,6 +149,17 @@ struct ComputedState {
   std::uint64_t version = 0;  // the Document::version() the pipeline last ran on
   std::string error;          // why the last run failed; "" when the result is current
   bool has_result = false;    // the pipeline has computed at least once
+  // A real model whose last recompute took longer than kModelMsOnThisThread is computed off the
+  // UI thread (compute_worker.hpp); recompute_if_needed waits this long for it, so that a quick
+  // result still shows in the frame of the edit. The app sets 8 ms; the default waits for every
+  // result (screenshots, tests). A quicker model is computed on this thread, at once.
+  static constexpr double kModelMsOnThisThread = 4.0;
+  std::unique_ptr<ComputeWorker> worker;
+  std::chrono::nanoseconds wait_for_model = std::chrono::hours(1);
+  double model_ms = 0;  // how long the model's last recompute took
+  // A model's recompute is running: the views show the result before it.
+  bool computing() const { return version_in_flight != 0; }
+  std::uint64_t version_in_flight = 0;
 };
 
 // What one frame collects for the next, or for tests: never saved, never an edit.
@@ -211,6 +225,8 @@ struct AppState {
   // Runs the pipeline if anything changed since the last run, and keeps the selection in range
   // of the result (the one place it is kept in range: views use it as it is).
   void recompute_if_needed();
+  // Model mode's part of it: the request to the worker, and what has come back.
+  void recompute_model();
   // Sets a new scenario (a file opened, a preset), keeping the UI settings.
   void load(Scenario next, std::string path, std::vector<std::string> warnings);
 

@@ -70,6 +70,7 @@ std::string model_summary(const AppState& state, const ModelRun& model) {
   text += kDot + std::string("d_model ") + std::to_string(c.d_model) + ", d_head " +
           std::to_string(c.d_head);
   text += kDot + std::string("showing layer ") + std::to_string(state.selection.layer + 1);
+  if (state.computed.computing()) text += kDot + std::string("computing\xe2\x80\xa6");
   if (const ModelSpec* spec = state.document.scenario().model ? &*state.document.scenario().model
                                                                 : nullptr;
       spec && !spec->interventions.empty())

@@ -49,6 +49,10 @@ Status App::start() {
     load = parse_scenario(builtin_scenario_json());
   }
   state.computed.pipeline.set_threads(options.threads.value_or(default_engine_threads()));
+  // A real model's recompute runs off this thread: a frame waits 8 ms for it, then shows the last
+  // result until it arrives. Pictures wait for every result.
+  if (!options.screenshot && !options.screenshot_steps)
+    state.computed.wait_for_model = std::chrono::milliseconds(8);
   // A model: --model's, or the file's. One that does not open is as a bad file.
   if (options.model) load->model = ModelSpec{recorded_model_name(*options.model), {}};
   if (Status status = prepare_model_scenario(state, *load, options.scenario_path); !status) {

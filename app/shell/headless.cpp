@@ -261,17 +261,31 @@ int run_bench(Shell& shell, const FrameFunction& frame, int frames) {
       0;  // the part of the frame spent before rendering: events, recompute, panels
   std::vector<double> frame_ms;
   frame_ms.reserve(static_cast<std::size_t>(frames));
+  HeadIntervention knocked_out;
+  knocked_out.output_scale = 0.0f;
   for (int i = 0; i < kWarmUpFrames + frames; ++i) {
     const Clock::time_point start = Clock::now();
     // One weight of the selected head moves by a little each frame, back and forth: a key's, so
     // that every query's scores change and with them every view of the head (a query's weight
     // leaves alone the queries whose tokens have 0 in its feature, and the Output view's query 0
     // is one in the benchmark scenarios).
-    const int head = state.selection.head;
-    const float weight =
-        state.document.scenario().parameters.heads[static_cast<std::size_t>(head)].W_K(0, 0);
-    state.document.set_weight(ParameterName::W_K, head, 0, 0,
-                              weight + (i % 2 == 0 ? 1e-3f : -1e-3f));
+    if (state.document.scenario().model) {
+      // A real model: a keystroke at the end of the text and a knocked-out head in turn, each
+      // undone four frames later: the new token's position, then every layer from the first.
+      const std::string& text = state.document.scenario().target;
+      switch (i % 4) {
+        case 0: state.document.set_target(text + "s"); break;
+        case 1: state.document.set_head_intervention(0, 0, knocked_out); break;
+        case 2: state.document.set_target(text.substr(0, text.size() - 1)); break;
+        default: state.document.set_head_intervention(0, 0, HeadIntervention{}); break;
+      }
+    } else {
+      const int head = state.selection.head;
+      const float weight =
+          state.document.scenario().parameters.heads[static_cast<std::size_t>(head)].W_K(0, 0);
+      state.document.set_weight(ParameterName::W_K, head, 0, 0,
+                                weight + (i % 2 == 0 ? 1e-3f : -1e-3f));
+    }
     frame();
     const Clock::time_point built = Clock::now();
     backend.end_frame();
@@ -290,7 +304,7 @@ int run_bench(Shell& shell, const FrameFunction& frame, int frames) {
   const AttentionResult& r = state.result();
   std::fprintf(
       stderr,
-      "attnviz: bench: %d frames (after %d warm-up) at %dx%d, %s view, %lld queries x %lld keys, "
+      "attnviz: bench: %d frames (after %d warm-up) at %dx%d, %s view, %s%lld queries x %lld keys, "
       "%d heads, "
       "d_model %d; mean %.2f ms building the frame (recompute and panels), the rest drawing it; "
       "%.2f ms of CPU per frame in all threads (the renderer's too); %d vertices, %d triangles, %d "
@@ -298,7 +312,13 @@ int run_bench(Shell& shell, const FrameFunction& frame, int frames) {
       "%d windows shown from kept pictures; "
       "first frame %.0f ms after start; peak resident memory %.0f MB%s%s\n",
       frames, kWarmUpFrames, shell.options.width, shell.options.height,
-      std::string(to_string(state.ui.center_view)).c_str(), static_cast<long long>(r.n_query),
+      std::string(to_string(state.ui.center_view)).c_str(),
+      state.pipeline().model()
+          ? (state.pipeline().model()->model().name + " (a keystroke and a knocked-out head in "
+                                                      "turn), ")
+                .c_str()
+          : "",
+      static_cast<long long>(r.n_query),
       static_cast<long long>(r.n_key), r.config.heads, r.config.d_model, build_ms_total / frames,
       cpu_ms_per_frame, ImGui::GetIO().MetricsRenderVertices,
       ImGui::GetIO().MetricsRenderIndices / 3, draw_call_count(), backend.windows_reused(),

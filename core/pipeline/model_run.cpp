@@ -1,6 +1,9 @@
 #include "core/pipeline/model_run.hpp"
 
+#include <atomic>
 #include <cmath>
+#include <map>
+#include <mutex>
 #include <limits>
 #include <utility>
 
@@ -8,9 +11,11 @@ namespace attnviz {
 
 namespace {
 
-// Adapted layers' versions start far above any AttentionEngine's (which count from 1 in each
+// Adapted layers' versions and run numbers, from process-wide counters: never the same twice,
+// in any ModelRun. Versions start far above any AttentionEngine's (which count from 1 in each
 // engine), so that a view's cache never mistakes a model layer for a one-layer result.
-constexpr std::uint64_t kFirstModelVersion = std::uint64_t{1} << 48;
+std::atomic<std::uint64_t> next_layer_version{std::uint64_t{1} << 48};
+std::atomic<std::uint64_t> next_run{1};
 
 Status check_interventions(const ModelSpec& spec, const TransformerConfig& config,
                            const std::string& name) {
@@ -47,19 +52,36 @@ Tokenization as_tokenization(const std::vector<ModelToken>& tokens, std::size_t 
 
 }  // namespace
 
-ModelRun::ModelRun() : next_version_(kFirstModelVersion) {}
+Result<std::shared_ptr<const OpenedModel>> shared_model(const std::string& name) {
+  static std::mutex mutex;
+  static std::map<std::string, std::weak_ptr<const OpenedModel>> opened;
+  std::lock_guard<std::mutex> lock(mutex);  // one model opened at a time
+  if (std::shared_ptr<const OpenedModel> kept = opened[name].lock()) return kept;
+  Result<Model> model = open_model(name);
+  if (!model) return model.status();
+  auto made = std::make_shared<OpenedModel>(OpenedModel{std::move(*model), {}});
+  // Each head's role, measured once on the model as trained (its own passes, no interventions).
+  if (Result<HeadRoleProbe> probe = role_probe(made->model, default_role_text(made->model)); probe)
+    if (Result<std::vector<HeadScores>> roles = detect_head_roles(made->model.transformer, *probe);
+        roles)
+      made->roles = std::move(*roles);
+  opened[name] = made;
+  return std::shared_ptr<const OpenedModel>(std::move(made));
+}
+
 ModelRun::~ModelRun() = default;
 
 Status ModelRun::run(const ModelSpec& spec, const std::string& text, int max_tokens,
                      std::vector<std::string>& warnings) {
   // 1. The model: opened again only when the spec names another one.
-  std::unique_ptr<Model> opened;
-  if (!model_ || opened_as_ != spec.model) {
-    Result<Model> model = open_model(spec.model);
-    if (!model) return Status::error("the model \"" + spec.model + "\": " + model.status().message());
-    opened = std::make_unique<Model>(std::move(*model));
+  std::shared_ptr<const OpenedModel> opened;
+  if (!opened_ || opened_as_ != spec.model) {
+    Result<std::shared_ptr<const OpenedModel>> shared = shared_model(spec.model);
+    if (!shared)
+      return Status::error("the model \"" + spec.model + "\": " + shared.status().message());
+    opened = std::move(*shared);
   }
-  const Model& model = opened ? *opened : *model_;
+  const Model& model = opened ? opened->model : opened_->model;
   const TransformerConfig& config = model.transformer.config();
   if (Status status = check_interventions(spec, config, model.name); !status) return status;
 
@@ -80,16 +102,10 @@ Status ModelRun::run(const ModelSpec& spec, const std::string& text, int max_tok
   // 3. Commit the model, then the interventions that differ, then run.
   if (opened) {
     forward_.reset();
-    model_ = std::move(opened);
-    forward_ = std::make_unique<TransformerForward>(model_->transformer);
+    opened_ = std::move(opened);
+    forward_ = std::make_unique<TransformerForward>(opened_->model.transformer);
     opened_as_ = spec.model;
     layers_.assign(static_cast<std::size_t>(config.n_layers), AdaptedLayer{});
-    // Each head's role, measured once on the model as trained (its own passes, no interventions).
-    roles_.clear();
-    if (Result<HeadRoleProbe> probe = role_probe(*model_, default_role_text(*model_)); probe)
-      if (Result<std::vector<HeadScores>> roles = detect_head_roles(model_->transformer, *probe);
-          roles)
-        roles_ = std::move(*roles);
   }
   for (int layer = 0; layer < config.n_layers; ++layer)
     for (int head = 0; head < config.n_heads; ++head) {
@@ -102,21 +118,22 @@ Status ModelRun::run(const ModelSpec& spec, const std::string& text, int max_tok
   if (Status status = forward_->run(ids); !status) return status;
   tokens_ = std::move(*tokens);
   tokenization_ = as_tokenization(tokens_, total);
-  ++run_count_;
+  run_count_ = next_run++;
   return Status::ok();
 }
 
 const HeadScores* ModelRun::role_of(int layer, int head) const {
-  if (!model_) return nullptr;
+  if (!opened_) return nullptr;
+  const std::vector<HeadScores>& roles = opened_->roles;
   const std::size_t at = static_cast<std::size_t>(layer) *
-                             static_cast<std::size_t>(model_->transformer.config().n_heads) +
+                             static_cast<std::size_t>(model().transformer.config().n_heads) +
                          static_cast<std::size_t>(head);
-  return at < roles_.size() && roles_[at].layer == layer && roles_[at].head == head ? &roles_[at]
-                                                                                   : nullptr;
+  return at < roles.size() && roles[at].layer == layer && roles[at].head == head ? &roles[at]
+                                                                                 : nullptr;
 }
 
 int ModelRun::layer_count() const {
-  return model_ ? model_->transformer.config().n_layers : 0;
+  return opened_ ? model().transformer.config().n_layers : 0;
 }
 
 const AttentionResult& ModelRun::layer(int index) const {
@@ -130,7 +147,7 @@ const Matrix& ModelRun::layer_input(int index) const {
 const ModelRun::AdaptedLayer& ModelRun::adapted(int index) const {
   AdaptedLayer& out = layers_[static_cast<std::size_t>(index)];
   if (out.run == run_count_) return out;
-  const TransformerConfig& config = model_->transformer.config();
+  const TransformerConfig& config = model().transformer.config();
   const LayerActivations& activations = forward_->layer(index);
   const int n = forward_->size();
   const int d_head = config.d_head;
@@ -178,7 +195,7 @@ const ModelRun::AdaptedLayer& ModelRun::adapted(int index) const {
   }
   r.concat = head_outputs;                       // (n, n_heads · d_head)
   r.output = activations.attention_output.matrix();  // (n, d_model)
-  r.version = next_version_++;
+  r.version = next_layer_version++;
   out.input = activations.normalized.matrix();  // (n, d_model)
   out.run = run_count_;
   return out;

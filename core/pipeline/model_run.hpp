@@ -29,9 +29,21 @@
 
 namespace attnviz {
 
+// A model as opened for the views: the model and its heads' roles, measured once. Two ModelRuns
+// of one model (the app's front and back pipelines, app/session/compute_worker.hpp) share it:
+// each has its own forward pass over the same weights, which neither changes.
+struct OpenedModel {
+  Model model;
+  std::vector<HeadScores> roles;  // by layer, then head; empty when they could not be measured
+};
+
+// The model `name` opened, shared while any holder keeps it (a process-wide cache of weak
+// references, safe from any thread). Opened, and its roles measured, on the first request.
+Result<std::shared_ptr<const OpenedModel>> shared_model(const std::string& name);
+
 class ModelRun {
  public:
-  ModelRun();
+  ModelRun() = default;
   ~ModelRun();
   ModelRun(const ModelRun&) = delete;
   ModelRun& operator=(const ModelRun&) = delete;
@@ -44,8 +56,8 @@ class ModelRun {
   Status run(const ModelSpec& spec, const std::string& text, int max_tokens,
              std::vector<std::string>& warnings);
 
-  bool has_model() const { return model_ != nullptr; }
-  const Model& model() const { return *model_; }
+  bool has_model() const { return opened_ != nullptr; }
+  const Model& model() const { return opened_->model; }
   const TransformerForward& forward() const { return *forward_; }
   // The spec's model name the open model was opened by.
   const std::string& opened_as() const { return opened_as_; }
@@ -56,9 +68,10 @@ class ModelRun {
 
   // Every head's detected role and scores (core/models/head_roles.hpp), measured when the model
   // was opened on default_role_text; by layer, then head. Empty when they could not be measured.
-  const std::vector<HeadScores>& roles() const { return roles_; }
+  const std::vector<HeadScores>& roles() const { return opened_->roles; }
   const HeadScores* role_of(int layer, int head) const;
-  // Counts the runs: changes whenever anything the model computed may have changed.
+  // The last run's number: new whenever anything the model computed may have changed, and never
+  // the same in two ModelRuns (views key their caches on it).
   std::uint64_t run_count() const { return run_count_; }
 
   int layer_count() const;
@@ -77,15 +90,13 @@ class ModelRun {
   };
   const AdaptedLayer& adapted(int index) const;
 
-  std::unique_ptr<Model> model_;
+  std::shared_ptr<const OpenedModel> opened_;
   std::unique_ptr<TransformerForward> forward_;
   std::string opened_as_;
   std::vector<ModelToken> tokens_;
   Tokenization tokenization_;
-  std::vector<HeadScores> roles_;
   std::uint64_t run_count_ = 0;
   mutable std::vector<AdaptedLayer> layers_;
-  mutable std::uint64_t next_version_;
 };
 
 }  // namespace attnviz

@@ -1,0 +1,67 @@
+// A real model's recompute, off the UI thread: the window never freezes while a long one runs
+// (GPT-2 small on 256 tokens), and the views show the last result until the next arrives.
+//
+// The worker owns a second Pipeline, the back one, and computes requests on it; the views read
+// the front one (ComputedState::pipeline). When a computation has finished, collect() swaps the
+// two, on the UI thread, while the worker waits: so the front one is never written while a view
+// reads it, and the back one never read while the worker writes it. The latest request wins: one
+// made while another runs replaces any that has not started. Each pipeline keeps its own forward
+// pass and cache over one shared model (core/pipeline/model_run.hpp, shared_model).
+#pragma once
+
+#include "core/base/status.hpp"
+#include "core/document/scenario.hpp"
+#include "core/pipeline/pipeline.hpp"
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+namespace attnviz::app {
+
+class ComputeWorker {
+ public:
+  explicit ComputeWorker(int engine_threads);
+  ~ComputeWorker();  // waits for the computation in flight, then stops
+  ComputeWorker(const ComputeWorker&) = delete;
+  ComputeWorker& operator=(const ComputeWorker&) = delete;
+
+  // Asks for `scenario` to be computed as the document's `version`; nothing when that version is
+  // already asked for.
+  void request(const Scenario& scenario, std::uint64_t version);
+
+  struct Finished {
+    std::uint64_t version = 0;  // the document's version it computed
+    Status status;              // on failure `front` was left as it was
+    double milliseconds = 0;    // how long it took
+  };
+  // A finished computation, waiting up to `wait` for the one in flight: its pipeline swapped
+  // into `front` (when it succeeded and computed `oldest` or a later version: an older one is
+  // dropped, as `front` is newer). None when nothing has finished yet.
+  std::optional<Finished> collect(Pipeline& front, std::chrono::nanoseconds wait,
+                                  std::uint64_t oldest);
+  // A request not yet collected.
+  bool pending() const;
+
+ private:
+  struct Job {
+    Scenario scenario;
+    std::uint64_t version = 0;
+  };
+  void loop();
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  Pipeline back_;
+  std::optional<Job> next_;            // asked for, not started
+  bool running_ = false;               // a job is being computed on back_
+  std::optional<Finished> finished_;   // computed on back_, not collected
+  std::uint64_t requested_ = 0;        // the version last asked for
+  bool stopping_ = false;
+  std::thread thread_;                 // last: started once the rest is ready
+};
+
+}  // namespace attnviz::app

@@ -1,0 +1,118 @@
+// A real model's recompute off the UI thread (app/session/compute_worker.hpp): the front pipeline
+// keeps the last result until the next arrives, the latest request wins, and a result that comes
+// after the document left model mode is not shown.
+#include "app/session/app_state.hpp"
+#include "app/session/compute_worker.hpp"
+#include "app/session/file_actions.hpp"
+#include "tests/support/builtin_state.hpp"
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+namespace attnviz::app {
+namespace {
+
+Scenario kjv(std::string text) {
+  Scenario scenario;
+  scenario.target = std::move(text);
+  scenario.model = ModelSpec{"gpt2-kjv-tiny", {}};
+  return scenario;
+}
+
+std::string shown_text(const Pipeline& pipeline) {
+  std::string text;
+  for (const Token& token : pipeline.target().tokens) text += token.text;
+  return text;
+}
+
+// Calls recompute_if_needed as frames would until the model's result is in (or 20 s pass).
+void frames_until_computed(AppState& state) {
+  for (int frame = 0; frame < 2000 && (state.computed.computing() ||
+                                       state.computed.version != state.document.version());
+       ++frame) {
+    state.recompute_if_needed();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  REQUIRE_FALSE(state.computed.computing());
+}
+
+}  // namespace
+
+TEST_CASE("the worker computes on its own pipeline and swaps it in; the latest request wins") {
+  ComputeWorker worker(1);
+  Pipeline front;
+  worker.request(kjv("And God said"), 1);
+  std::optional<ComputeWorker::Finished> done = worker.collect(front, std::chrono::seconds(20), 1);
+  REQUIRE(done);
+  CHECK(done->version == 1);
+  CHECK(done->status);
+  CHECK(front.model_mode());
+  CHECK(shown_text(front) == "And\xe2\x90\xa3God\xe2\x90\xa3said");  // ␣ for the spaces
+
+  // Three requests at once: the second never starts (the third replaced it).
+  worker.request(kjv("And God said, Let"), 2);
+  worker.request(kjv("And God said, Let there"), 3);
+  worker.request(kjv("And God said, Let there be light"), 4);
+  std::uint64_t last = 0;
+  int collected = 0;
+  while (last != 4) {
+    done = worker.collect(front, std::chrono::seconds(20), last + 1);
+    REQUIRE(done);
+    CHECK(done->version != 3);
+    last = done->version;
+    ++collected;
+  }
+  CHECK(collected <= 2);
+  CHECK(shown_text(front).find("light") != std::string::npos);
+  CHECK_FALSE(worker.pending());
+
+  // A failure leaves the front as it was.
+  worker.request(kjv("x"), 5);
+  Scenario missing = kjv("x");
+  missing.model->model = "no-such-model";
+  done = worker.collect(front, std::chrono::seconds(20), 5);
+  worker.request(missing, 6);
+  done = worker.collect(front, std::chrono::seconds(20), 6);
+  REQUIRE(done);
+  CHECK_FALSE(done->status);
+  CHECK(shown_text(front) == "x");
+}
+
+TEST_CASE("a slow model's edit returns at once; the views keep the last result until it comes") {
+  AppState state;
+  testing::load_builtin_scenario(state);
+  REQUIRE(open_model(state, "gpt2-kjv-tiny"));
+  state.recompute_if_needed();
+  const std::string before = shown_text(state.pipeline());
+  state.computed.model_ms = 1000;  // as if each run took a second: off this thread
+  state.computed.wait_for_model = std::chrono::nanoseconds(0);
+  state.edit()->set_target("And the earth was without form, and void");
+  // The edit did not wait: unless the worker was quicker than this line, the old text is shown.
+  if (state.computed.computing()) CHECK(shown_text(state.pipeline()) == before);
+  frames_until_computed(state);
+  CHECK(shown_text(state.pipeline()).find("void") != std::string::npos);
+  CHECK(state.computed.version == state.document.version());
+  CHECK(state.computed.error.empty());
+}
+
+TEST_CASE("leaving model mode while a model computes: its result is not shown") {
+  AppState state;
+  testing::load_builtin_scenario(state);
+  REQUIRE(open_model(state, "gpt2-kjv-tiny"));
+  state.recompute_if_needed();
+  state.computed.model_ms = 1000;
+  state.computed.wait_for_model = std::chrono::nanoseconds(0);
+  state.edit()->set_target("And the earth was without form");
+  leave_model(state);
+  state.recompute_if_needed();
+  CHECK_FALSE(state.pipeline().model_mode());
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the model's result is in by now
+  for (int frame = 0; frame < 5; ++frame) state.recompute_if_needed();
+  CHECK_FALSE(state.pipeline().model_mode());
+  CHECK(state.pipeline().layer_count() == 1);
+}
+
+}  // namespace attnviz::app
