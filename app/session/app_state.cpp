@@ -47,23 +47,32 @@ void AppState::recompute_if_needed() {
 
 void AppState::recompute_model() {
   using Clock = std::chrono::steady_clock;
-  if (!computed.computing() && computed.model_ms < ComputedState::kModelMsOnThisThread) {
-    const Clock::time_point start = Clock::now();  // a quick model: here and now
+  // A full recompute of the model shown, as measured (a keystroke costs less, a knocked-out head
+  // in the first layer that much): short enough, it runs here and now.
+  const ModelRun* shown = computed.pipeline.model();
+  const double full_ms =
+      shown ? shown->full_run_ms_per_token() * static_cast<double>(shown->forward().size() + 1)
+            : 0.0;
+  if (!computed.computing() && full_ms < computed.on_this_thread_ms) {
     computed.version = document.version();
     const Status status = computed.pipeline.run(document.scenario());
-    computed.model_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     computed.error = status ? std::string() : status.message();
     computed.has_result = computed.has_result || status.is_ok();
     return;
   }
   if (!computed.worker)
     computed.worker = std::make_unique<ComputeWorker>(computed.pipeline.threads());
-  if (computed.version != document.version()) {
-    computed.worker->request(document.scenario(), document.version());
+  // The frame of an edit waits a little for its result; the frames after it only look.
+  std::chrono::nanoseconds wait(0);
+  if (computed.version != document.version() &&
+      computed.version_in_flight != document.version()) {
+    computed.worker->request(document.scenario(), document.version(), selection.layer);
     computed.version_in_flight = document.version();
+    wait = computed.wait_for_model;
   }
+  if (computed.wait_for_model > std::chrono::seconds(1)) wait = computed.wait_for_model;
   // Every finished computation newer than what is shown is shown, the latest request's last.
-  const Clock::time_point deadline = Clock::now() + computed.wait_for_model;
+  const Clock::time_point deadline = Clock::now() + wait;
   while (std::optional<ComputeWorker::Finished> done = computed.worker->collect(
              computed.pipeline, std::max(std::chrono::nanoseconds(0), deadline - Clock::now()),
              computed.version + 1)) {

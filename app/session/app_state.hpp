@@ -149,14 +149,15 @@ struct ComputedState {
   std::uint64_t version = 0;  // the Document::version() the pipeline last ran on
   std::string error;          // why the last run failed; "" when the result is current
   bool has_result = false;    // the pipeline has computed at least once
-  // A real model whose last recompute took longer than kModelMsOnThisThread is computed off the
-  // UI thread (compute_worker.hpp); recompute_if_needed waits this long for it, so that a quick
-  // result still shows in the frame of the edit. The app sets 8 ms; the default waits for every
-  // result (screenshots, tests). A quicker model is computed on this thread, at once.
-  static constexpr double kModelMsOnThisThread = 4.0;
+  // A real model whose full recompute would take longer than `on_this_thread_ms` (as measured on
+  // its last full one) is computed off the UI thread (compute_worker.hpp), and recompute_if_needed
+  // waits `wait_for_model` for it, so that a quick result still shows in the frame of the edit. The
+  // app waits 8 ms; the default waits for every result (screenshots, tests). A quicker model is
+  // computed on this thread, at once.
   std::unique_ptr<ComputeWorker> worker;
+  double on_this_thread_ms = 4.0;
   std::chrono::nanoseconds wait_for_model = std::chrono::hours(1);
-  double model_ms = 0;  // how long the model's last recompute took
+  double model_ms = 0;  // how long the model's last recompute off the UI thread took
   // A model's recompute is running: the views show the result before it.
   bool computing() const { return version_in_flight != 0; }
   std::uint64_t version_in_flight = 0;

@@ -18,12 +18,12 @@ ComputeWorker::~ComputeWorker() {
   thread_.join();
 }
 
-void ComputeWorker::request(const Scenario& scenario, std::uint64_t version) {
+void ComputeWorker::request(const Scenario& scenario, std::uint64_t version, int shown_layer) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (version == requested_) return;
     requested_ = version;
-    next_ = Job{scenario, version};
+    next_ = Job{scenario, version, shown_layer};
   }
   changed_.notify_all();
 }
@@ -43,26 +43,53 @@ std::optional<ComputeWorker::Finished> ComputeWorker::collect(Pipeline& front,
   Finished done = std::move(*finished_);
   finished_.reset();
   // The worker waits for finished_ to be collected before it starts again: back_ is idle here.
-  if (done.status && done.version >= oldest) std::swap(front, back_);
+  if (done.status && done.version >= oldest) {
+    std::swap(front, back_);
+    catch_up_ = true;
+  }
   lock.unlock();
   changed_.notify_all();  // the next job may start
   return done;
 }
 
+void ComputeWorker::wait_until_idle() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [this] {
+    return !running_ && !catching_up_ && (finished_ || (!next_ && !catch_up_));
+  });
+}
+
 void ComputeWorker::loop() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    changed_.wait(lock, [this] { return stopping_ || (next_ && !finished_); });
+    changed_.wait(lock, [this] {
+      return stopping_ || (!finished_ && (next_ || catch_up_));
+    });
     if (stopping_) return;
+    if (!next_) {  // nothing asked: bring back_ up to what the views show
+      catch_up_ = false;
+      catching_up_ = true;
+      const Scenario scenario = last_computed_;
+      lock.unlock();
+      static_cast<void>(back_.run(scenario));
+      lock.lock();
+      catching_up_ = false;
+      changed_.notify_all();
+      continue;
+    }
     Job job = std::move(*next_);
     next_.reset();
+    catch_up_ = false;  // the job computes it all
     running_ = true;
     lock.unlock();
     const auto start = std::chrono::steady_clock::now();
     Status status = back_.run(job.scenario);  // the long part, unlocked
+    if (status && job.shown_layer >= 0 && job.shown_layer < back_.layer_count())
+      static_cast<void>(back_.layer(job.shown_layer));
     const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
     lock.lock();
     running_ = false;
+    if (status) last_computed_ = std::move(job.scenario);
     finished_ = Finished{job.version, std::move(status), took.count()};
     changed_.notify_all();
   }

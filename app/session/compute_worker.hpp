@@ -7,6 +7,11 @@
 // reads it, and the back one never read while the worker writes it. The latest request wins: one
 // made while another runs replaces any that has not started. Each pipeline keeps its own forward
 // pass and cache over one shared model (core/pipeline/model_run.hpp, shared_model).
+//
+// After a swap the back pipeline is one computation behind: while nothing else is asked, the worker
+// computes that one again on it, so that the next request computes only what it changes (a
+// keystroke: its new position) rather than what the one before it changed too (a head knocked
+// out: every position of every layer).
 #pragma once
 
 #include "core/base/status.hpp"
@@ -29,9 +34,10 @@ class ComputeWorker {
   ComputeWorker(const ComputeWorker&) = delete;
   ComputeWorker& operator=(const ComputeWorker&) = delete;
 
-  // Asks for `scenario` to be computed as the document's `version`; nothing when that version is
-  // already asked for.
-  void request(const Scenario& scenario, std::uint64_t version);
+  // Asks for `scenario` to be computed as the document's `version`, with layer `shown_layer` made
+  // ready for the views (a model's layers are adapted on first use: this one is, off the UI
+  // thread); nothing when that version is already asked for.
+  void request(const Scenario& scenario, std::uint64_t version, int shown_layer);
 
   struct Finished {
     std::uint64_t version = 0;  // the document's version it computed
@@ -45,11 +51,14 @@ class ComputeWorker {
                                   std::uint64_t oldest);
   // A request not yet collected.
   bool pending() const;
+  // Waits until the worker has nothing to do (for tests).
+  void wait_until_idle();
 
  private:
   struct Job {
     Scenario scenario;
     std::uint64_t version = 0;
+    int shown_layer = 0;
   };
   void loop();
 
@@ -59,6 +68,9 @@ class ComputeWorker {
   std::optional<Job> next_;            // asked for, not started
   bool running_ = false;               // a job is being computed on back_
   std::optional<Finished> finished_;   // computed on back_, not collected
+  Scenario last_computed_;             // what the last finished job computed
+  bool catch_up_ = false;              // back_ is one behind: compute last_computed_ on it
+  bool catching_up_ = false;
   std::uint64_t requested_ = 0;        // the version last asked for
   bool stopping_ = false;
   std::thread thread_;                 // last: started once the rest is ready

@@ -7,7 +7,6 @@
 #include "core/models/model_files.hpp"
 #include "core/pipeline/export.hpp"
 
-#include <chrono>
 #include <filesystem>
 
 namespace attnviz::app {
@@ -37,16 +36,9 @@ Status prepare_model_scenario(AppState& state, Scenario& scenario, const std::st
     spec.model = beside.string();
   Pipeline trial;
   trial.set_threads(state.computed.pipeline.threads());
-  const auto start = std::chrono::steady_clock::now();
   if (Status status = trial.run(scenario); !status) return status;
   state.computed.pipeline = std::move(trial);
   state.computed.version = 0;  // computed again (at once: the model is open) on the next look
-  // The first run opened the model and measured its heads: the next, computed again from the
-  // first token, is a better guess of how long one takes.
-  state.computed.model_ms = std::chrono::duration<double, std::milli>(
-                                std::chrono::steady_clock::now() - start)
-                                .count() /
-                            2;
   return Status::ok();
 }
 

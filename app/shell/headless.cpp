@@ -263,6 +263,10 @@ int run_bench(Shell& shell, const FrameFunction& frame, int frames) {
   frame_ms.reserve(static_cast<std::size_t>(frames));
   HeadIntervention knocked_out;
   knocked_out.output_scale = 0.0f;
+  int edits = 0;
+  bool last_edit_typed = false;
+  Clock::time_point edit_time;
+  std::vector<double> keystroke_ms, ablation_ms;  // a model's: edit to result shown
   for (int i = 0; i < kWarmUpFrames + frames; ++i) {
     const Clock::time_point start = Clock::now();
     // One weight of the selected head moves by a little each frame, back and forth: a key's, so
@@ -270,14 +274,26 @@ int run_bench(Shell& shell, const FrameFunction& frame, int frames) {
     // leaves alone the queries whose tokens have 0 in its feature, and the Output view's query 0
     // is one in the benchmark scenarios).
     if (state.document.scenario().model) {
-      // A real model: a keystroke at the end of the text and a knocked-out head in turn, each
-      // undone four frames later: the new token's position, then every layer from the first.
-      const std::string& text = state.document.scenario().target;
-      switch (i % 4) {
-        case 0: state.document.set_target(text + "s"); break;
-        case 1: state.document.set_head_intervention(0, 0, knocked_out); break;
-        case 2: state.document.set_target(text.substr(0, text.size() - 1)); break;
-        default: state.document.set_head_intervention(0, 0, HeadIntervention{}); break;
+      // A real model: keystrokes at the end of the text for the first half of the frames (a
+      // letter typed, then taken back: the last token's position), then a head of the first
+      // layer knocked out and restored (every position of every layer). An edit waits for the
+      // last one's result (a slow model's frames go on meanwhile); how long each result took to
+      // show is kept.
+      const bool shown = !state.computed.computing() &&
+                         state.computed.version == state.document.version();
+      if (shown) {
+        if (edits > 0 && i >= kWarmUpFrames)
+          (last_edit_typed ? keystroke_ms : ablation_ms)
+              .push_back(std::chrono::duration<double, std::milli>(start - edit_time).count());
+        const std::string& text = state.document.scenario().target;
+        last_edit_typed = i < kWarmUpFrames + frames / 2;
+        if (last_edit_typed)
+          state.document.set_target(edits % 2 == 0 ? text + "s" : text.substr(0, text.size() - 1));
+        else
+          state.document.set_head_intervention(0, 0, edits % 2 == 0 ? knocked_out
+                                                                    : HeadIntervention{});
+        ++edits;
+        edit_time = start;
       }
     } else {
       const int head = state.selection.head;
@@ -301,6 +317,14 @@ int run_bench(Shell& shell, const FrameFunction& frame, int frames) {
   const double max_ms = *std::max_element(frame_ms.begin(), frame_ms.end());
   std::printf("p50_ms=%.3f p99_ms=%.3f max_ms=%.3f\n", percentile(frame_ms, 0.50),
               percentile(frame_ms, 0.99), max_ms);
+  if (!keystroke_ms.empty() && !ablation_ms.empty())
+    std::fprintf(stderr,
+                 "attnviz: bench: from an edit to its result on screen: a keystroke p50 %.1f ms, "
+                 "max %.1f ms (%zu); a knocked-out head p50 %.1f ms, max %.1f ms (%zu)\n",
+                 percentile(keystroke_ms, 0.5),
+                 *std::max_element(keystroke_ms.begin(), keystroke_ms.end()), keystroke_ms.size(),
+                 percentile(ablation_ms, 0.5),
+                 *std::max_element(ablation_ms.begin(), ablation_ms.end()), ablation_ms.size());
   const AttentionResult& r = state.result();
   std::fprintf(
       stderr,
@@ -314,8 +338,7 @@ int run_bench(Shell& shell, const FrameFunction& frame, int frames) {
       frames, kWarmUpFrames, shell.options.width, shell.options.height,
       std::string(to_string(state.ui.center_view)).c_str(),
       state.pipeline().model()
-          ? (state.pipeline().model()->model().name + " (a keystroke and a knocked-out head in "
-                                                      "turn), ")
+          ? (state.pipeline().model()->model().name + " (keystrokes, then knocked-out heads), ")
                 .c_str()
           : "",
       static_cast<long long>(r.n_query),

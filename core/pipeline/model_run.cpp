@@ -1,6 +1,7 @@
 #include "core/pipeline/model_run.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -115,7 +116,13 @@ Status ModelRun::run(const ModelSpec& spec, const std::string& text, int max_tok
     }
   std::vector<int> ids(tokens->size());
   for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = (*tokens)[i].id;
+  const auto start = std::chrono::steady_clock::now();
   if (Status status = forward_->run(ids); !status) return status;
+  const TransformerForward::Work& work = forward_->last_work();
+  if ((work.first_layer_redone == 0 || work.first_position == 0) && !ids.empty()) {  // all of it
+    const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
+    full_run_ms_per_token_ = took.count() / static_cast<double>(ids.size());
+  }
   tokens_ = std::move(*tokens);
   tokenization_ = as_tokenization(tokens_, total);
   run_count_ = next_run++;

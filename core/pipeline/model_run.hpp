@@ -74,6 +74,11 @@ class ModelRun {
   // the same in two ModelRuns (views key their caches on it).
   std::uint64_t run_count() const { return run_count_; }
 
+  // How long a full forward pass takes here, per token: measured on the last run that computed
+  // every position of every layer (0 before one has). The app decides from it whether a
+  // recompute can run on the UI thread.
+  double full_run_ms_per_token() const { return full_run_ms_per_token_; }
+
   int layer_count() const;
   // Layer `index` (0 .. layer_count() − 1) as an AttentionResult, adapted on the first request
   // after a run. Its version is new whenever its numbers may have changed, and never repeats an
@@ -96,6 +101,7 @@ class ModelRun {
   std::vector<ModelToken> tokens_;
   Tokenization tokenization_;
   std::uint64_t run_count_ = 0;
+  double full_run_ms_per_token_ = 0;
   mutable std::vector<AdaptedLayer> layers_;
 };
 

@@ -44,7 +44,7 @@ void frames_until_computed(AppState& state) {
 TEST_CASE("the worker computes on its own pipeline and swaps it in; the latest request wins") {
   ComputeWorker worker(1);
   Pipeline front;
-  worker.request(kjv("And God said"), 1);
+  worker.request(kjv("And God said"), 1, 0);
   std::optional<ComputeWorker::Finished> done = worker.collect(front, std::chrono::seconds(20), 1);
   REQUIRE(done);
   CHECK(done->version == 1);
@@ -53,9 +53,9 @@ TEST_CASE("the worker computes on its own pipeline and swaps it in; the latest r
   CHECK(shown_text(front) == "And\xe2\x90\xa3God\xe2\x90\xa3said");  // ␣ for the spaces
 
   // Three requests at once: the second never starts (the third replaced it).
-  worker.request(kjv("And God said, Let"), 2);
-  worker.request(kjv("And God said, Let there"), 3);
-  worker.request(kjv("And God said, Let there be light"), 4);
+  worker.request(kjv("And God said, Let"), 2, 0);
+  worker.request(kjv("And God said, Let there"), 3, 0);
+  worker.request(kjv("And God said, Let there be light"), 4, 0);
   std::uint64_t last = 0;
   int collected = 0;
   while (last != 4) {
@@ -70,15 +70,35 @@ TEST_CASE("the worker computes on its own pipeline and swaps it in; the latest r
   CHECK_FALSE(worker.pending());
 
   // A failure leaves the front as it was.
-  worker.request(kjv("x"), 5);
+  worker.request(kjv("x"), 5, 0);
   Scenario missing = kjv("x");
   missing.model->model = "no-such-model";
   done = worker.collect(front, std::chrono::seconds(20), 5);
-  worker.request(missing, 6);
+  worker.request(missing, 6, 0);
   done = worker.collect(front, std::chrono::seconds(20), 6);
   REQUIRE(done);
   CHECK_FALSE(done->status);
   CHECK(shown_text(front) == "x");
+}
+
+TEST_CASE("after a swap the worker catches up: the next request computes only its new positions") {
+  ComputeWorker worker(1);
+  Pipeline front;
+  Scenario scenario = kjv("And God said, Let there be light: and there was light.");
+  HeadIntervention ablate;
+  ablate.output_scale = 0;
+  scenario.model->set_intervention(0, 1, ablate);
+  worker.request(scenario, 1, 0);
+  REQUIRE(worker.collect(front, std::chrono::seconds(20), 1));
+  worker.wait_until_idle();  // the back pipeline computed version 1 too
+  scenario.target += " And God saw";
+  worker.request(scenario, 2, 0);
+  REQUIRE(worker.collect(front, std::chrono::seconds(20), 2));
+  const ModelRun& run = *front.model();
+  // Only the positions after the old text were computed, in every layer.
+  CHECK(run.forward().last_work().first_layer_redone == run.layer_count());
+  CHECK(run.forward().last_work().first_position > 10);
+  CHECK(run.forward().intervention(0, 1).ablated());
 }
 
 TEST_CASE("a slow model's edit returns at once; the views keep the last result until it comes") {
@@ -87,7 +107,7 @@ TEST_CASE("a slow model's edit returns at once; the views keep the last result u
   REQUIRE(open_model(state, "gpt2-kjv-tiny"));
   state.recompute_if_needed();
   const std::string before = shown_text(state.pipeline());
-  state.computed.model_ms = 1000;  // as if each run took a second: off this thread
+  state.computed.on_this_thread_ms = 0;  // as if every run were slow: off this thread
   state.computed.wait_for_model = std::chrono::nanoseconds(0);
   state.edit()->set_target("And the earth was without form, and void");
   // The edit did not wait: unless the worker was quicker than this line, the old text is shown.
@@ -103,7 +123,7 @@ TEST_CASE("leaving model mode while a model computes: its result is not shown") 
   testing::load_builtin_scenario(state);
   REQUIRE(open_model(state, "gpt2-kjv-tiny"));
   state.recompute_if_needed();
-  state.computed.model_ms = 1000;
+  state.computed.on_this_thread_ms = 0;
   state.computed.wait_for_model = std::chrono::nanoseconds(0);
   state.edit()->set_target("And the earth was without form");
   leave_model(state);
