@@ -159,11 +159,13 @@ void AppState::go_to_lesson_step(int step) {
     ui.center_view = *view;
     ui.visible[static_cast<std::size_t>(view::PanelId::Centre)] = true;
   }
+  if (s.layer) selection.layer = *s.layer;
   if (s.head) selection.head = *s.head;
   if (!s.query.empty()) selection.query = std::max(0, resolve_token(pipeline().target(), s.query));
   pinned = {};
   if (!s.key.empty()) pinned = {Side::Key, resolve_token(pipeline().keys(), s.key)};
   if (s.predict) {
+    selection.layer = s.predict->layer;
     selection.head = s.predict->head;
     selection.query = std::max(0, resolve_token(pipeline().target(), s.predict->query));
   }

@@ -9,6 +9,7 @@
 #include "core/document/file_io.hpp"
 #include "core/document/json.hpp"
 #include "core/figures/views.hpp"
+#include "core/models/sampling.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -89,7 +90,23 @@ constexpr CheckName kCheckNames[] = {
     {"permutation_equivariant", LessonCheck::Kind::PermutationEquivariant, false, false, false},
     {"not_permutation_equivariant", LessonCheck::Kind::NotPermutationEquivariant, false, false,
      false},
+    {"role", LessonCheck::Kind::Role, false, false, false},
+    {"top_token", LessonCheck::Kind::TopToken, false, false, false},
+    {"ablation_changes_top", LessonCheck::Kind::AblationChangesTop, false, false, false},
+    {"ablation_keeps_top", LessonCheck::Kind::AblationKeepsTop, false, false, false},
+    {"kv_shared", LessonCheck::Kind::KvShared, false, false, false},
+    {"kv_separate", LessonCheck::Kind::KvSeparate, false, false, false},
 };
+
+bool needs_model(LessonCheck::Kind kind) {
+  using Kind = LessonCheck::Kind;
+  return kind == Kind::Role || kind == Kind::TopToken || kind == Kind::AblationChangesTop ||
+         kind == Kind::AblationKeepsTop || kind == Kind::KvShared || kind == Kind::KvSeparate;
+}
+
+// A real model's layers and heads are known once it is open: a lesson names them freely, and a
+// check on one the model lacks fails when it is evaluated.
+constexpr int kMostModelLayersOrHeads = 4096;
 
 struct Failure {
   std::string message;
@@ -155,15 +172,38 @@ LessonCheck parse_check(const Json& value, const std::string& path, const Scenar
   if (!found) fail(path + ".check", "unknown check \"" + name + "\"");
   check.kind = found->kind;
   check.description = value.dump();
-  const int heads = scenario.config.heads;
+  const bool model = scenario.model.has_value();
+  if (needs_model(check.kind) && !model)
+    fail(path + ".check", "\"" + name + "\" is about a real model: the scenario names none");
+  const int heads = model ? kMostModelLayersOrHeads : scenario.config.heads;
+  check.layer = int_at(value, "layer", path, 0, 0, model ? kMostModelLayersOrHeads - 1 : 0);
   check.head = int_at(value, "head", path, 0, 0, heads - 1);
   check.head_b = int_at(value, "head_b", path, std::min(1, heads - 1), 0, heads - 1);
   check.query = token_at(value, "query", path);
   check.key = token_at(value, "key", path);
+  check.role = string_at(value, "role", path, check.kind == LessonCheck::Kind::Role);
+  check.token = string_at(value, "token", path, check.kind == LessonCheck::Kind::TopToken);
+  if (check.kind == LessonCheck::Kind::Role) {
+    bool known = false;
+    for (int r = 0; r <= static_cast<int>(HeadRole::Mixed); ++r)
+      known = known || to_string(static_cast<HeadRole>(r)) == check.role;
+    if (!known)
+      fail(path + ".role", "unknown role \"" + check.role +
+                               "\" (induction, previous-token, first-token, self, broad, "
+                               "positional, mixed)");
+  }
   if (found->needs_query && check.query.empty()) fail(path + ".query", "missing");
   if (found->needs_key && check.key.empty()) fail(path + ".key", "missing");
-  require_token(queries, check.query, path + ".query", "target");
-  require_token(keys, check.key, path + ".key", scenario.mode == Mode::Cross ? "source" : "target");
+  if (!model) {  // a model's tokens are known once it is open: checked when evaluated
+    require_token(queries, check.query, path + ".query", "target");
+    require_token(keys, check.key, path + ".key",
+                  scenario.mode == Mode::Cross ? "source" : "target");
+  }
+  if (check.kind == LessonCheck::Kind::TopToken) {
+    const auto it = value.find("value");
+    if (it != value.end() && !it->is_number()) fail(path + ".value", "expected a number");
+    check.value = it != value.end() ? it->get<double>() : 0.0;
+  }
   if (found->needs_value) {
     const auto it = value.find("value");
     if (it == value.end() || !it->is_number()) fail(path + ".value", "expected a number");
@@ -194,9 +234,9 @@ LessonCheck parse_check(const Json& value, const std::string& path, const Scenar
 LessonStep parse_step(const Json& value, const std::string& path, Json& scenario_json,
                       std::vector<std::string>& warnings) {
   if (!value.is_object()) fail(path, "expected an object");
-  static const std::set<std::string> kKnown = {"title",   "text",   "scenario", "panels",
-                                               "view",    "head",   "query",    "key",
-                                               "predict", "checks", "invites"};
+  static const std::set<std::string> kKnown = {"title",  "text",    "scenario", "panels",
+                                               "view",   "layer",   "head",     "query",
+                                               "key",    "predict", "checks",   "invites"};
   for (const auto& [key, ignored] : value.items())
     if (!kKnown.contains(key)) warnings.push_back(path + ": unknown key \"" + key + "\" (ignored)");
   LessonStep step;
@@ -229,13 +269,18 @@ LessonStep parse_step(const Json& value, const std::string& path, Json& scenario
   const Tokenization queries = tokenize(step.scenario.target, max_tokens);
   const Tokenization keys =
       step.scenario.mode == Mode::Cross ? tokenize(step.scenario.source, max_tokens) : queries;
-  const int heads = step.scenario.config.heads;
+  const bool model = step.scenario.model.has_value();
+  const int heads = model ? kMostModelLayersOrHeads : step.scenario.config.heads;
+  if (value.contains("layer"))
+    step.layer = int_at(value, "layer", path, 0, 0, model ? kMostModelLayersOrHeads - 1 : 0);
   if (value.contains("head")) step.head = int_at(value, "head", path, 0, 0, heads - 1);
   step.query = token_at(value, "query", path);
   step.key = token_at(value, "key", path);
-  require_token(queries, step.query, path + ".query", "target");
-  require_token(keys, step.key, path + ".key",
-                step.scenario.mode == Mode::Cross ? "source" : "target");
+  if (!model) {  // a model's tokens are known once it is open
+    require_token(queries, step.query, path + ".query", "target");
+    require_token(keys, step.key, path + ".key",
+                  step.scenario.mode == Mode::Cross ? "source" : "target");
+  }
 
   if (const auto it = value.find("predict"); it != value.end()) {
     const std::string predict_path = path + ".predict";
@@ -243,10 +288,12 @@ LessonStep parse_step(const Json& value, const std::string& path, Json& scenario
       fail(predict_path, "expected {\"prompt\": ..., \"query\": ..., \"head\": ...}");
     LessonPredict predict;
     predict.prompt = string_at(*it, "prompt", predict_path, true);
+    predict.layer = int_at(*it, "layer", predict_path, step.layer.value_or(0), 0,
+                           model ? kMostModelLayersOrHeads - 1 : 0);
     predict.head = int_at(*it, "head", predict_path, step.head.value_or(0), 0, heads - 1);
     predict.query = token_at(*it, "query", predict_path);
     if (predict.query.empty()) fail(predict_path + ".query", "missing");
-    require_token(queries, predict.query, predict_path + ".query", "target");
+    if (!model) require_token(queries, predict.query, predict_path + ".query", "target");
     step.predict = predict;
   }
   if (const auto it = value.find("invites"); it != value.end()) {
@@ -400,13 +447,108 @@ bool output_is_value(const HeadResult& head, Eigen::Index query, Eigen::Index ke
   return difference <= 1e-5 * std::max(1.0f, head.V.row(key).cwiseAbs().maxCoeff());
 }
 
+// "layer 2, head 3": as the app counts them.
+std::string layer_head(int layer, int head) {
+  return "layer " + std::to_string(layer + 1) + ", head " + std::to_string(head + 1);
+}
+
+// A token of the model's vocabulary as it reads in a text: its bytes, spaces around them aside.
+std::string token_words(const Model& model, int previous, int id) {
+  std::string text = model.tokenizer.text_of(previous, id);
+  const std::size_t first = text.find_first_not_of(" \t\n\r");
+  if (first == std::string::npos) return "";
+  return text.substr(first, text.find_last_not_of(" \t\n\r") - first + 1);
+}
+
+int argmax_of(const RowVector& logits) {
+  Eigen::Index best = 0;
+  logits.maxCoeff(&best);
+  return static_cast<int>(best);
+}
+
+// The checks on a real model (LessonCheck::needs_model): `run` computed `scenario`.
+MaybeProblem model_problem(const Scenario& scenario, const LessonCheck& check,
+                           const ModelRun& run) {
+  using Kind = LessonCheck::Kind;
+  const Model& model = run.model();
+  const TransformerConfig& config = model.transformer.config();
+  const std::vector<int>& tokens = run.forward().tokens();
+  const int n = static_cast<int>(tokens.size());
+  const int q = check.query.empty() ? n - 1 : resolve_token(run.tokenization(), check.query);
+  if (q < 0) return Problem{"the text has no \"" + check.query + "\"", true};
+  const auto shown = [&](int id) { return "\"" + model.tokenizer.shown(id) + "\""; };
+  switch (check.kind) {
+    case Kind::Role: {
+      const HeadScores* scores = run.role_of(check.layer, check.head);
+      if (!scores) return Problem{"the heads' roles could not be measured"};
+      if (to_string(scores->role) == check.role) return std::nullopt;
+      return Problem{layer_head(check.layer, check.head) + " is a " +
+                     std::string(to_string(scores->role)) + " head, not a " + check.role + " one"};
+    }
+    case Kind::TopToken: {
+      const RowVector logits = run.forward().logits(q);
+      const int top = argmax_of(logits);
+      const std::vector<float> p = next_token_probabilities(
+          std::span<const float>(logits.data(), static_cast<std::size_t>(logits.size())), {});
+      const float probability = p[static_cast<std::size_t>(top)];
+      const std::string words = token_words(model, tokens[static_cast<std::size_t>(q)], top);
+      if (words != check.token)
+        return Problem{"after " + shown(tokens[static_cast<std::size_t>(q)]) +
+                       " the model's most likely next token is " + shown(top) + " (" +
+                       format(probability) + "), not \"" + check.token + "\""};
+      if (probability <= check.value)
+        return Problem{"the model gives " + shown(top) + " " + format(probability) +
+                       ", not more than " + format(check.value)};
+      return std::nullopt;
+    }
+    case Kind::AblationChangesTop:
+    case Kind::AblationKeepsTop: {
+      TransformerForward knocked(model.transformer);
+      for (const ModelHeadChange& entry : scenario.model->interventions)
+        static_cast<void>(knocked.set_intervention(entry.layer, entry.head, entry.change));
+      HeadIntervention ablate;
+      ablate.output_scale = 0.0f;
+      if (Status status = knocked.set_intervention(check.layer, check.head, ablate); !status)
+        return Problem{status.message()};
+      if (Status status = knocked.run(tokens); !status) return Problem{status.message()};
+      const int before = argmax_of(run.forward().logits(q));
+      const int after = argmax_of(knocked.logits(q));
+      const bool changes = before != after;
+      if (changes == (check.kind == Kind::AblationChangesTop)) return std::nullopt;
+      return Problem{changes ? "knocking out " + layer_head(check.layer, check.head) +
+                                   " changes the prediction from " + shown(before) + " to " +
+                                   shown(after)
+                             : "knocking out " + layer_head(check.layer, check.head) +
+                                   " leaves the prediction at " + shown(before)};
+    }
+    case Kind::KvShared:
+    case Kind::KvSeparate: {
+      if (check.head_b >= config.n_heads)
+        return Problem{"there is no head " + std::to_string(check.head_b + 1)};
+      const bool shared = config.kv_head_of(check.head) == config.kv_head_of(check.head_b);
+      if (shared == (check.kind == Kind::KvShared)) return std::nullopt;
+      return Problem{layer_head(check.layer, check.head) + " and head " +
+                     std::to_string(check.head_b + 1) +
+                     (shared ? " read the same keys and values" : " read different keys and values")};
+    }
+    default:
+      break;
+  }
+  return std::nullopt;
+}
+
 // Whether a check's claim holds on `pipeline`, which computed `scenario`: nothing, or why not, in
 // words for a student.
 MaybeProblem check_problem(const Scenario& scenario, const LessonCheck& check,
                            const Pipeline& pipeline) {
-  const AttentionResult& r = pipeline.result();
+  if (needs_model(check.kind) && !pipeline.model())
+    return Problem{"the scenario runs no real model"};
+  if (check.layer >= pipeline.layer_count())
+    return Problem{"there is no layer " + std::to_string(check.layer + 1)};
+  const AttentionResult& r = pipeline.layer(pipeline.model() ? check.layer : pipeline.layer_count() - 1);
   if (check.head >= static_cast<int>(r.heads.size()))
     return Problem{"there is no head " + std::to_string(check.head)};
+  if (needs_model(check.kind)) return model_problem(scenario, check, *pipeline.model());
   const HeadResult& head = r.heads[static_cast<std::size_t>(check.head)];
   const Tokenization& queries = pipeline.target();
   const Tokenization& keys = pipeline.keys();
@@ -520,6 +662,13 @@ MaybeProblem check_problem(const Scenario& scenario, const LessonCheck& check,
       return permutation_problem(scenario, check, pipeline, true);
     case Kind::NotPermutationEquivariant:
       return permutation_problem(scenario, check, pipeline, false);
+    case Kind::Role:
+    case Kind::TopToken:
+    case Kind::AblationChangesTop:
+    case Kind::AblationKeepsTop:
+    case Kind::KvShared:
+    case Kind::KvSeparate:
+      break;  // model_problem
   }
   return std::nullopt;
 }
@@ -643,6 +792,7 @@ std::vector<std::string> changed_parts(const Scenario& before, const Scenario& n
   add_if(a.d_model == b.d_model && before.embeddings != now.embeddings, "embeddings");
   add_if(!changed_weights(before.parameters, now.parameters).empty(), "weights");
   add_if(same_shape(before.mask, now.mask) && !same_values(before.mask, now.mask), "mask");
+  add_if(before.model != now.model, "model");
   return parts;
 }
 

@@ -30,12 +30,23 @@ struct LessonCheck {
     OutputEqualsValue,         // the head output of query equals the value vector of key
     UpperTriangleZero,         // α(i, j) = 0 for every key j after query i
     HeadsDisagree,             // head and head_b put query's largest weight on different keys
-    PermutationEquivariant,    // permuting the tokens permutes the outputs the same way
-    NotPermutationEquivariant  // ... and it does not (positions break the symmetry)
+    PermutationEquivariant,     // permuting the tokens permutes the outputs the same way
+    NotPermutationEquivariant,  // ... and it does not (positions break the symmetry)
+    // A real model's (the scenario names one):
+    Role,                // the head's detected role is `role` (core/models/head_roles.hpp)
+    TopToken,            // the most likely next token after query (the last: none given) is
+                         // `token` (its text, spaces around it aside), with probability > value
+    AblationChangesTop,  // knocking out the head changes the most likely next token after query
+    AblationKeepsTop,    // ... and it does not
+    KvShared,            // query heads head and head_b read the same keys and values (GQA)
+    KvSeparate           // ... they read different ones
   };
   Kind kind = Kind::Argmax;
+  int layer = 0;  // a real model's layer (the one-layer scenario has layer 0 only)
   int head = 0;
   int head_b = 1;
+  std::string role;   // Role: "previous-token", "induction", ...
+  std::string token;  // TopToken
   std::string query;  // a token: its text (first match, case-insensitive) or "#3" for index 3
   std::string key;
   double value = 0;
@@ -45,6 +56,7 @@ struct LessonCheck {
 
 struct LessonPredict {
   std::string prompt;  // "Which word will 'apple' attend to most?"
+  int layer = 0;
   int head = 0;
   std::string query;  // whose largest weight the student predicts
 };
@@ -54,7 +66,8 @@ struct LessonPredict {
 inline constexpr std::string_view kScenarioParts[] = {
     "mode",       "target", "source",        "d_model",     "heads",   "d_k",
     "d_v",        "d_att",  "compatibility", "temperature", "hard",    "causal",
-    "positional", "seed",   "max_tokens",    "embeddings",  "weights", "mask"};
+    "positional", "seed",   "max_tokens",    "embeddings",  "weights", "mask",
+    "model"};  // a real model's: which one, and what is done to its heads
 
 struct LessonStep {
   std::string title;
@@ -62,6 +75,7 @@ struct LessonStep {
   Scenario scenario;  // complete: the lesson's scenario with every step's patch so far
   std::vector<std::string> panels;  // panel names to show ("input", "heatmaps", ...); empty = all
   std::string view;                 // centre view: "heatmaps", "pipeline", ... ("" = unchanged)
+  std::optional<int> layer;         // selected layer (a real model's)
   std::optional<int> head;          // selected head
   std::string query;                // selected query token ("" = unchanged)
   std::string key;                  // highlighted key token ("" = none)
