@@ -62,6 +62,7 @@ enum class ViewId {
   Compare,
   Model,
   NextToken,
+  Layers,
   Arrows,
   Output,
   Count
@@ -95,6 +96,7 @@ inline constexpr std::array<ViewInfo, kViewCount> kViews = {{
     {ViewId::Compare, "compare", "Compare", "Compare", Slot::Centre, true},
     {ViewId::Model, "model", "Model: every layer and head", "Model", Slot::Centre, true},
     {ViewId::NextToken, "next", "Next token", "Next", Slot::Centre, true, false, true},
+    {ViewId::Layers, "layers", "Across layers", "Layers", Slot::Centre, true, false, true},
     {ViewId::Arrows, "arrows", "Arrows: each query \xe2\x86\x92 the keys it attends to", "Arrows",
      Slot::Arrows, false},
     {ViewId::Output, "output",

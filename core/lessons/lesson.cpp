@@ -9,6 +9,7 @@
 #include "core/document/file_io.hpp"
 #include "core/document/json.hpp"
 #include "core/figures/views.hpp"
+#include "core/models/across_layers.hpp"
 #include "core/models/sampling.hpp"
 
 #include <algorithm>
@@ -96,12 +97,14 @@ constexpr CheckName kCheckNames[] = {
     {"ablation_keeps_top", LessonCheck::Kind::AblationKeepsTop, false, false, false},
     {"kv_shared", LessonCheck::Kind::KvShared, false, false, false},
     {"kv_separate", LessonCheck::Kind::KvSeparate, false, false, false},
+    {"lens_top", LessonCheck::Kind::LensTop, false, false, false},
 };
 
 bool needs_model(LessonCheck::Kind kind) {
   using Kind = LessonCheck::Kind;
   return kind == Kind::Role || kind == Kind::TopToken || kind == Kind::AblationChangesTop ||
-         kind == Kind::AblationKeepsTop || kind == Kind::KvShared || kind == Kind::KvSeparate;
+         kind == Kind::AblationKeepsTop || kind == Kind::KvShared || kind == Kind::KvSeparate ||
+         kind == Kind::LensTop;
 }
 
 // A real model's layers and heads are known once it is open: a lesson names them freely, and a
@@ -182,7 +185,9 @@ LessonCheck parse_check(const Json& value, const std::string& path, const Scenar
   check.query = token_at(value, "query", path);
   check.key = token_at(value, "key", path);
   check.role = string_at(value, "role", path, check.kind == LessonCheck::Kind::Role);
-  check.token = string_at(value, "token", path, check.kind == LessonCheck::Kind::TopToken);
+  check.token = string_at(value, "token", path,
+                          check.kind == LessonCheck::Kind::TopToken ||
+                              check.kind == LessonCheck::Kind::LensTop);
   if (check.kind == LessonCheck::Kind::Role) {
     bool known = false;
     for (int r = 0; r <= static_cast<int>(HeadRole::Mixed); ++r)
@@ -521,6 +526,16 @@ MaybeProblem model_problem(const Scenario& scenario, const LessonCheck& check,
                              : "knocking out " + layer_head(check.layer, check.head) +
                                    " leaves the prediction at " + shown(before)};
     }
+    case Kind::LensTop: {
+      const std::vector<std::vector<LensPrediction>> lens = logit_lens(run.forward());
+      const LensPrediction& p =
+          lens[static_cast<std::size_t>(check.layer)][static_cast<std::size_t>(q)];
+      if (token_words(model, tokens[static_cast<std::size_t>(q)], p.token) == check.token)
+        return std::nullopt;
+      return Problem{"after layer " + std::to_string(check.layer + 1) + " the stream at " +
+                     shown(tokens[static_cast<std::size_t>(q)]) + " predicts " + shown(p.token) +
+                     " (" + format(p.probability) + "), not \"" + check.token + "\""};
+    }
     case Kind::KvShared:
     case Kind::KvSeparate: {
       if (check.head_b >= config.n_heads)
@@ -668,6 +683,7 @@ MaybeProblem check_problem(const Scenario& scenario, const LessonCheck& check,
     case Kind::AblationKeepsTop:
     case Kind::KvShared:
     case Kind::KvSeparate:
+    case Kind::LensTop:
       break;  // model_problem
   }
   return std::nullopt;

@@ -39,14 +39,15 @@ struct LessonCheck {
     AblationChangesTop,  // knocking out the head changes the most likely next token after query
     AblationKeepsTop,    // ... and it does not
     KvShared,            // query heads head and head_b read the same keys and values (GQA)
-    KvSeparate           // ... they read different ones
+    KvSeparate,          // ... they read different ones
+    LensTop              // the logit lens after `layer` predicts `token` after query (the last)
   };
   Kind kind = Kind::Argmax;
   int layer = 0;  // a real model's layer (the one-layer scenario has layer 0 only)
   int head = 0;
   int head_b = 1;
   std::string role;   // Role: "previous-token", "induction", ...
-  std::string token;  // TopToken
+  std::string token;  // TopToken, LensTop
   std::string query;  // a token: its text (first match, case-insensitive) or "#3" for index 3
   std::string key;
   double value = 0;

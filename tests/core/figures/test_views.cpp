@@ -22,11 +22,11 @@ TEST_CASE("slot names are the --panels names, and parse back") {
 }
 
 TEST_CASE("the centre tabs are the --view names, in the tab bar's order") {
-  CHECK(centre_view_names() == "heatmaps, pipeline, neuron, geometry, compare, model, next");
+  CHECK(centre_view_names() == "heatmaps, pipeline, neuron, geometry, compare, model, next, layers");
   CHECK(centre_view_names(", ", " or ") ==
-        "heatmaps, pipeline, neuron, geometry, compare, model or next");
+        "heatmaps, pipeline, neuron, geometry, compare, model, next or layers");
   CHECK(centre_view_names(" | ", " | ") ==
-        "heatmaps | pipeline | neuron | geometry | compare | model | next");
+        "heatmaps | pipeline | neuron | geometry | compare | model | next | layers");
   CHECK(parse_centre_view("pipeline") == ViewId::Pipeline);
   CHECK(parse_centre_view("heatmaps") == ViewId::Heatmaps);
   CHECK_FALSE(parse_centre_view("input"));  // a view, but not a tab
@@ -42,7 +42,7 @@ TEST_CASE("views: unique names and titles; the View menu's order; every slot dra
     menu += std::string(row.name) + " ";
     CHECK(row.centre_tab == (row.slot == Slot::Centre));
   }
-  CHECK(menu == "lesson input weights heatmaps pipeline neuron geometry compare model next arrows output ");
+  CHECK(menu == "lesson input weights heatmaps pipeline neuron geometry compare model next layers arrows output ");
   CHECK(std::string(view_info(ViewId::Arrows).title) ==
         "Arrows: each query \xe2\x86\x92 the keys it attends to");
   const std::array<Slot, kSlotCount> order = slots_in_drawing_order();

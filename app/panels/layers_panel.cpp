@@ -1,0 +1,224 @@
+// The Across layers view (model mode): what the layers do together, for the text as it is.
+//   Logit lens   each layer's residual stream read out as if it were the last: the token it
+//                would predict at each position, shaded by its probability (the last row is the
+//                model's own prediction);
+//   Rollout      attention rollout (Abnar & Zuidema, 2020) after the selected layer: how much
+//                each position draws on each input token, through attention and the residual;
+//   Residual     the residual stream's size ‖x‖ at the selected token, at the input and after
+//                each layer.
+// All three come from core/models/across_layers.hpp, computed when the view is shown and the
+// model has run again.
+#include "app/panels/panel.hpp"
+#include "app/panels/registry.hpp"
+#include "app/panels/theme.hpp"
+#include "app/panels/widgets.hpp"
+#include "app/render/heatmap_renderer.hpp"
+#include "core/figures/format.hpp"
+#include "core/models/across_layers.hpp"
+#include "core/pipeline/model_run.hpp"
+
+#include <imgui.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace attnviz::app {
+namespace {
+
+// The lens reads every layer's stream through the unembedding at every position: for a large
+// model on a long text that is minutes of work, not a frame's. Past this many multiply-adds it is
+// not computed (the view says so).
+constexpr double kMostLensWork = 2e9;
+
+class LayersPanel final : public Panel {
+ public:
+  void draw_content(AppState& state, PanelContext& context) override {
+    const ModelRun* model = state.pipeline().model();
+    if (!model) return;  // the panel host shows this view in model mode only
+    ImGui::RadioButton("Logit lens", &section_, 0);
+    ImGui::SameLine();
+    ImGui::RadioButton("Rollout", &section_, 1);
+    ImGui::SameLine();
+    ImGui::RadioButton("Residual stream", &section_, 2);
+    update(*model);
+    if (section_ == 0) draw_lens(state, *model);
+    if (section_ == 1) draw_rollout(state, context, *model);
+    if (section_ == 2) draw_residual(state, *model);
+  }
+
+ private:
+  int section_ = 0;
+  std::uint64_t computed_run_ = 0;
+  int computed_section_ = -1;
+  bool lens_too_large_ = false;
+  std::vector<std::vector<LensPrediction>> lens_;  // (n_layers) × (n)
+  std::vector<Matrix> rollout_;                    // per layer (n, n)
+  Matrix norms_;                                   // (n_layers + 1, n)
+  render::MatrixStackTexture rollout_texture_;
+
+  void update(const ModelRun& model) {
+    if (computed_run_ == model.run_count() && computed_section_ == section_) return;
+    computed_run_ = model.run_count();
+    computed_section_ = section_;
+    const TransformerForward& forward = model.forward();
+    const TransformerConfig& c = model.model().transformer.config();
+    if (section_ == 0) {
+      const double work = static_cast<double>(c.n_layers) * forward.size() * c.vocab_size * c.d_model;
+      lens_too_large_ = work > kMostLensWork;
+      if (lens_too_large_)
+        lens_.clear();
+      else
+        lens_ = logit_lens(forward);
+    } else if (section_ == 1) {
+      rollout_ = attention_rollout(forward);
+      std::vector<const Matrix*> stack;
+      for (const Matrix& m : rollout_) stack.push_back(&m);
+      rollout_texture_.update(stack, computed_run_);
+    } else {
+      norms_ = residual_norms(forward);
+    }
+  }
+
+  void draw_lens(AppState& state, const ModelRun& model) {
+    text_wrapped_at_spaces(
+        "Each row reads a layer's residual stream as if it were the last layer's: the token it "
+        "would predict next at each position, darker the surer. The last row is the model's own "
+        "prediction.",
+        ImGui::GetContentRegionAvail().x, true);
+    if (lens_too_large_) {
+      text_wrapped_at_spaces(
+          "This model is too large for the lens on a text this long: shorten the text.",
+          ImGui::GetContentRegionAvail().x, true);
+      return;
+    }
+    const auto& tokens = model.model_tokens();
+    const int n = static_cast<int>(tokens.size());
+    const int layers = static_cast<int>(lens_.size());
+    const float font = ImGui::GetFontSize();
+    const Palette& colours = palette(state.ui.theme);
+    if (!ImGui::BeginTable("##lens", n + 1,
+                           ImGuiTableFlags_ScrollX | ImGuiTableFlags_ScrollY |
+                               ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit))
+      return;
+    ImGui::TableSetupScrollFreeze(1, 1);
+    ImGui::TableSetupColumn("after", ImGuiTableColumnFlags_WidthFixed, font * 4.5f);
+    for (int i = 0; i < n; ++i)
+      ImGui::TableSetupColumn(state.frame.visual_text(tokens[static_cast<std::size_t>(i)].shown),
+                              ImGuiTableColumnFlags_WidthFixed, font * 4.0f);
+    ImGui::TableHeadersRow();
+    int labelled = 0;
+    for (int l = 0; l < layers; ++l) {
+      ImGui::TableNextRow();
+      ImGui::TableSetColumnIndex(0);
+      ImGui::Text("layer %d", l + 1);
+      for (int i = 0; i < n; ++i) {
+        ImGui::TableSetColumnIndex(i + 1);
+        const LensPrediction& p = lens_[static_cast<std::size_t>(l)][static_cast<std::size_t>(i)];
+        const float shade = std::clamp(p.probability, 0.0f, 1.0f);
+        ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg,
+                               with_alpha(colours.highlight, 0.08f + 0.6f * shade));
+        const std::string shown = state.frame.visual_text(model.model().tokenizer.shown(p.token));
+        ImGui::TextUnformatted(fit_text(shown, font * 3.8f).c_str());
+        ++labelled;
+        if (ImGui::IsItemHovered()) {
+          ImGui::SetTooltip("after layer %d, at \"%s\": \"%s\" (%s)", l + 1,
+                            state.frame.visual_text(tokens[static_cast<std::size_t>(i)].shown),
+                            shown.c_str(), view::format_number(p.probability, 2).c_str());
+          state.frame.hovered_next = {Side::Query, i};
+        }
+      }
+    }
+    ImGui::EndTable();
+    state.frame.layout.labels_of(view::ViewId::Layers).add(n, n, font, n * 4 > 40);
+    static_cast<void>(labelled);
+  }
+
+  void draw_rollout(AppState& state, PanelContext& context, const ModelRun& model) {
+    const int layers = static_cast<int>(rollout_.size());
+    if (layers == 0) return;
+    int layer = std::clamp(state.selection.layer, 0, layers - 1);
+    ImGui::TextUnformatted("after layer");
+    ImGui::SameLine();
+    if (draw_layer_combo("##rollout_layer", layers, layer)) state.selection.layer = layer;
+    ImGui::SameLine();
+    ImGui::TextDisabled("rows: positions \xc2\xb7 columns: the input tokens they draw on");
+    const auto& tokens = model.model_tokens();
+    const int n = static_cast<int>(tokens.size());
+    const float font = ImGui::GetFontSize();
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const ImVec2 available = ImGui::GetContentRegionAvail();
+    const float label_w = font * 5.0f;
+    const float side = std::max(font * 4.0f, std::min(available.x - label_w, available.y - font));
+    const float cell = side / static_cast<float>(n);
+    ImDrawList* list = ImGui::GetWindowDrawList();
+    const Palette& colours = palette(state.ui.theme);
+    const ImVec2 p0(origin.x + label_w, origin.y), p1(p0.x + side, p0.y + side);
+    if (context.heatmaps.ok())
+      context.heatmaps.draw(list, rollout_texture_, layer, p0, p1, state.ui.colormap, 0.0f, 1.0f);
+    // Row names where a row is tall enough for text.
+    int labelled = 0;
+    if (cell >= font * 0.9f)
+      for (int i = 0; i < n; ++i) {
+        const std::string name = fit_label(state.frame.visual_text,
+                                           tokens[static_cast<std::size_t>(i)].shown,
+                                           label_w - font * 0.3f);
+        list->AddText(ImVec2(origin.x, p0.y + cell * static_cast<float>(i) + (cell - font) * 0.5f),
+                      colours.text, name.c_str());
+        ++labelled;
+      }
+    state.frame.layout.labels_of(view::ViewId::Layers).add(n, labelled, font, false);
+    ImGui::Dummy(ImVec2(label_w + side, side));
+    const ImVec2 mouse = ImGui::GetIO().MousePos;
+    if (ImGui::IsItemHovered() && mouse.x >= p0.x && mouse.y >= p0.y) {
+      const int i = std::min(n - 1, static_cast<int>((mouse.y - p0.y) / cell));
+      const int j = std::min(n - 1, static_cast<int>((mouse.x - p0.x) / cell));
+      ImGui::SetTooltip("after layer %d, \"%s\" draws %s on input \"%s\"", layer + 1,
+                        state.frame.visual_text(tokens[static_cast<std::size_t>(i)].shown),
+                        view::format_number(rollout_[static_cast<std::size_t>(layer)](i, j), 2)
+                            .c_str(),
+                        state.frame.visual_text(tokens[static_cast<std::size_t>(j)].shown));
+      state.frame.hovered_next = {Side::Query, i};
+    }
+  }
+
+  void draw_residual(AppState& state, const ModelRun& model) {
+    const auto& tokens = model.model_tokens();
+    const int n = static_cast<int>(tokens.size());
+    const int query = std::clamp(state.selection.query, 0, n - 1);
+    draw_query_selector(state, "##residual_query", 8.0f, 0.4f);
+    ImGui::SameLine();
+    ImGui::TextDisabled("\xe2\x80\x96x\xe2\x80\x96 of the residual stream, layer by layer");
+    const float font = ImGui::GetFontSize();
+    const Palette& colours = palette(state.ui.theme);
+    ImDrawList* list = ImGui::GetWindowDrawList();
+    const int rows = static_cast<int>(norms_.rows());
+    const float largest = std::max(1e-6f, norms_.col(query).maxCoeff());
+    const float label_w = font * 5.0f;
+    const float bar_w = std::max(font * 4.0f, ImGui::GetContentRegionAvail().x - label_w - font * 4.0f);
+    for (int r = 0; r < rows; ++r) {
+      const ImVec2 p = ImGui::GetCursorScreenPos();
+      const float line = ImGui::GetTextLineHeightWithSpacing();
+      char label[32];
+      if (r == 0)
+        std::snprintf(label, sizeof label, "input");
+      else
+        std::snprintf(label, sizeof label, "layer %d", r);
+      list->AddText(p, colours.text_dim, label);
+      const float value = norms_(r, query);
+      list->AddRectFilled(ImVec2(p.x + label_w, p.y + 2.0f),
+                          ImVec2(p.x + label_w + bar_w * value / largest, p.y + line - 3.0f),
+                          colours.highlight);
+      const std::string number = view::format_number(value, 1);
+      list->AddText(ImVec2(p.x + label_w + bar_w + font * 0.4f, p.y), colours.text, number.c_str());
+      ImGui::Dummy(ImVec2(label_w + bar_w + font * 3.0f, line));
+    }
+  }
+};
+
+}  // namespace
+
+ATTNVIZ_REGISTER_PANEL(view::ViewId::Layers, LayersPanel);
+
+}  // namespace attnviz::app

@@ -1,0 +1,84 @@
+// The lesson checks on a real model (core/lessons/lesson.hpp): each one fails, with the numbers in
+// words, when its claim is false, and a lesson that asks them of no model is refused.
+#include "core/lessons/lesson.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+namespace attnviz {
+namespace {
+
+// A one-step lesson on gpt2-kjv-tiny with `checks`, its failures on the engine's numbers.
+std::vector<std::string> failures_of(const std::string& checks, const std::string& text) {
+  const std::string json = R"({"format": "attnviz-lesson", "title": "t",
+    "scenario": {"version": 2, "model": {"name": "gpt2-kjv-tiny"}, "target": ")" +
+                           text + R"("},
+    "steps": [{"title": "s", "checks": [)" + checks + "]}]}";
+  Result<Lesson> lesson = parse_lesson(json, "test");
+  INFO(lesson.status().message());
+  REQUIRE(lesson.ok());
+  Pipeline pipeline;
+  REQUIRE(pipeline.run(lesson->steps[0].scenario));
+  return failed_checks(lesson->steps[0], pipeline);
+}
+
+const char* kMadeUp = "xqz plov wrim. xqz plo";
+
+}  // namespace
+
+TEST_CASE("true claims about a model hold") {
+  CHECK(failures_of(R"({"check": "role", "layer": 1, "head": 3, "role": "induction"},
+                       {"check": "top_token", "token": "v"},
+                       {"check": "ablation_changes_top", "layer": 1, "head": 3},
+                       {"check": "ablation_keeps_top", "layer": 1, "head": 0},
+                       {"check": "kv_shared", "layer": 0, "head": 1, "head_b": 1},
+                       {"check": "kv_separate", "layer": 0, "head": 1, "head_b": 2},
+                       {"check": "argmax", "layer": 1, "head": 3, "query": "#15", "key": "#5"})",
+                    kMadeUp)
+            .empty());
+}
+
+TEST_CASE("each model check fails when its claim is false, saying why") {
+  const auto one = [](const std::string& check) {
+    const std::vector<std::string> failures = failures_of(check, kMadeUp);
+    REQUIRE(failures.size() == 1);
+    return failures[0];
+  };
+  CHECK(one(R"({"check": "role", "layer": 1, "head": 3, "role": "previous-token"})")
+            .find("layer 2, head 4 is a induction head, not a previous-token one") !=
+        std::string::npos);
+  CHECK(one(R"({"check": "top_token", "token": "w"})")
+            .find("most likely next token is \"v\"") != std::string::npos);
+  CHECK(one(R"({"check": "top_token", "token": "v", "value": 0.9})").find("not more than 0.90") !=
+        std::string::npos);
+  CHECK(one(R"({"check": "ablation_keeps_top", "layer": 1, "head": 3})")
+            .find("changes the prediction from \"v\" to \"t\"") != std::string::npos);
+  CHECK(one(R"({"check": "ablation_changes_top", "layer": 1, "head": 0})")
+            .find("leaves the prediction at \"v\"") != std::string::npos);
+  CHECK(one(R"({"check": "kv_separate", "layer": 0, "head": 1, "head_b": 1})")
+            .find("read the same keys and values") != std::string::npos);
+  CHECK(one(R"({"check": "lens_top", "layer": 1, "token": "w"})").find("predicts \"v\"") !=
+        std::string::npos);
+  CHECK(one(R"({"check": "argmax", "layer": 7, "head": 0, "query": "#1", "key": "#0"})")
+            .find("there is no layer 8") != std::string::npos);
+  CHECK(one(R"({"check": "argmax", "layer": 1, "head": 3, "query": "#15", "key": "#4"})")
+            .find("attends most to") != std::string::npos);
+}
+
+TEST_CASE("a model check in a lesson without a model, or an unknown role, is refused") {
+  Result<Lesson> no_model = parse_lesson(R"({"format": "attnviz-lesson", "title": "t",
+    "scenario": {"target": "a b c"},
+    "steps": [{"title": "s", "checks": [{"check": "top_token", "token": "b"}]}]})",
+                                         "test");
+  REQUIRE_FALSE(no_model.ok());
+  CHECK(no_model.status().message().find("the scenario names none") != std::string::npos);
+  Result<Lesson> bad_role = parse_lesson(R"({"format": "attnviz-lesson", "title": "t",
+    "scenario": {"version": 2, "model": {"name": "gpt2-kjv-tiny"}, "target": "a"},
+    "steps": [{"title": "s", "checks": [{"check": "role", "head": 0, "role": "copier"}]}]})",
+                                         "test");
+  REQUIRE_FALSE(bad_role.ok());
+  CHECK(bad_role.status().message().find("unknown role \"copier\"") != std::string::npos);
+}
+
+}  // namespace attnviz
