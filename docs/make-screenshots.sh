@@ -21,4 +21,7 @@ run --screenshot "$out/geometry-1280x720.png" --lesson why-project --step 4
 run --screenshot "$out/compare-1280x720.png" --view compare
 run --screenshot "$out/lesson-1280x720.png" --lesson self-attention --step 2
 run --screenshot "$out/presenter-1280x720.png" --presenter --lesson cross-attention --step 2
+run --screenshot "$out/model-1280x720.png" --lesson trained-heads --step 0
+run --screenshot "$out/next-token-1280x720.png" --lesson induction-heads --step 0
+run --screenshot "$out/layers-1280x720.png" --lesson depth --step 0
 echo "screenshots written to $out/"

@@ -229,8 +229,9 @@ class InputPanel final : public Panel {
       state.edit()->set_head_intervention(layer, head, change);
     }
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("Ablate the head: its output is multiplied by 0, so every later layer and "
-                        "the prediction go on without it (Ctrl+K)");
+      ImGui::SetTooltip(
+          "Ablate the head: its output is multiplied by 0, so every later layer and "
+          "the prediction go on without it (Ctrl+K)");
     same_line_if_fits(ImGui::GetFontSize() * 11.0f);
     float scale = change.output_scale;
     ImGui::SetNextItemWidth(field_width("scale", ImGui::GetFontSize() * 7.0f));
@@ -248,8 +249,9 @@ class InputPanel final : public Panel {
       state.edit()->set_head_intervention(layer, head, change);
     }
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("The head's attention: the softmax of its scores as trained, every visible "
-                        "token alike, or all of it on the token before");
+      ImGui::SetTooltip(
+          "The head's attention: the softmax of its scores as trained, every visible "
+          "token alike, or all of it on the token before");
     const std::size_t changed = spec.interventions.size();
     if (changed > 0) {
       ImGui::TextDisabled("%zu head%s changed", changed, changed == 1 ? "" : "s");

@@ -53,6 +53,7 @@ class LayersPanel final : public Panel {
   std::uint64_t computed_run_ = 0;
   int computed_section_ = -1;
   bool lens_too_large_ = false;
+  bool scroll_to_last_ = true;  // the lens opens on its last positions: the prediction's
   std::vector<std::vector<LensPrediction>> lens_;  // (n_layers) × (n)
   std::vector<Matrix> rollout_;                    // per layer (n, n)
   Matrix norms_;                                   // (n_layers + 1, n)
@@ -62,10 +63,12 @@ class LayersPanel final : public Panel {
     if (computed_run_ == model.run_count() && computed_section_ == section_) return;
     computed_run_ = model.run_count();
     computed_section_ = section_;
+    scroll_to_last_ = true;
     const TransformerForward& forward = model.forward();
     const TransformerConfig& c = model.model().transformer.config();
     if (section_ == 0) {
-      const double work = static_cast<double>(c.n_layers) * forward.size() * c.vocab_size * c.d_model;
+      const double work =
+          static_cast<double>(c.n_layers) * forward.size() * c.vocab_size * c.d_model;
       lens_too_large_ = work > kMostLensWork;
       if (lens_too_large_)
         lens_.clear();
@@ -122,6 +125,10 @@ class LayersPanel final : public Panel {
         const std::string shown = state.frame.visual_text(model.model().tokenizer.shown(p.token));
         ImGui::TextUnformatted(fit_text(shown, font * 3.8f).c_str());
         ++labelled;
+        if (scroll_to_last_ && l == layers - 1 && i == n - 1) {
+          ImGui::SetScrollHereX(1.0f);
+          scroll_to_last_ = false;
+        }
         if (ImGui::IsItemHovered()) {
           ImGui::SetTooltip("after layer %d, at \"%s\": \"%s\" (%s)", l + 1,
                             state.frame.visual_text(tokens[static_cast<std::size_t>(i)].shown),
@@ -161,9 +168,9 @@ class LayersPanel final : public Panel {
     int labelled = 0;
     if (cell >= font * 0.9f)
       for (int i = 0; i < n; ++i) {
-        const std::string name = fit_label(state.frame.visual_text,
-                                           tokens[static_cast<std::size_t>(i)].shown,
-                                           label_w - font * 0.3f);
+        const std::string name =
+            fit_label(state.frame.visual_text, tokens[static_cast<std::size_t>(i)].shown,
+                      label_w - font * 0.3f);
         list->AddText(ImVec2(origin.x, p0.y + cell * static_cast<float>(i) + (cell - font) * 0.5f),
                       colours.text, name.c_str());
         ++labelled;
@@ -174,11 +181,11 @@ class LayersPanel final : public Panel {
     if (ImGui::IsItemHovered() && mouse.x >= p0.x && mouse.y >= p0.y) {
       const int i = std::min(n - 1, static_cast<int>((mouse.y - p0.y) / cell));
       const int j = std::min(n - 1, static_cast<int>((mouse.x - p0.x) / cell));
-      ImGui::SetTooltip("after layer %d, \"%s\" draws %s on input \"%s\"", layer + 1,
-                        state.frame.visual_text(tokens[static_cast<std::size_t>(i)].shown),
-                        view::format_number(rollout_[static_cast<std::size_t>(layer)](i, j), 2)
-                            .c_str(),
-                        state.frame.visual_text(tokens[static_cast<std::size_t>(j)].shown));
+      ImGui::SetTooltip(
+          "after layer %d, \"%s\" draws %s on input \"%s\"", layer + 1,
+          state.frame.visual_text(tokens[static_cast<std::size_t>(i)].shown),
+          view::format_number(rollout_[static_cast<std::size_t>(layer)](i, j), 2).c_str(),
+          state.frame.visual_text(tokens[static_cast<std::size_t>(j)].shown));
       state.frame.hovered_next = {Side::Query, i};
     }
   }
@@ -196,7 +203,8 @@ class LayersPanel final : public Panel {
     const int rows = static_cast<int>(norms_.rows());
     const float largest = std::max(1e-6f, norms_.col(query).maxCoeff());
     const float label_w = font * 5.0f;
-    const float bar_w = std::max(font * 4.0f, ImGui::GetContentRegionAvail().x - label_w - font * 4.0f);
+    const float bar_w =
+        std::max(font * 4.0f, ImGui::GetContentRegionAvail().x - label_w - font * 4.0f);
     for (int r = 0; r < rows; ++r) {
       const ImVec2 p = ImGui::GetCursorScreenPos();
       const float line = ImGui::GetTextLineHeightWithSpacing();

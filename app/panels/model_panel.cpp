@@ -29,26 +29,40 @@ namespace {
 // A role's badge where room is short: "prev", "ind", ...
 const char* short_role(HeadRole role) {
   switch (role) {
-    case HeadRole::Induction: return "induction";
-    case HeadRole::PreviousToken: return "previous";
-    case HeadRole::FirstToken: return "first/sink";
-    case HeadRole::Self: return "self";
-    case HeadRole::Broad: return "broad";
-    case HeadRole::Positional: return "positional";
-    case HeadRole::Mixed: break;
+    case HeadRole::Induction:
+      return "induction";
+    case HeadRole::PreviousToken:
+      return "previous";
+    case HeadRole::FirstToken:
+      return "first/sink";
+    case HeadRole::Self:
+      return "self";
+    case HeadRole::Broad:
+      return "broad";
+    case HeadRole::Positional:
+      return "positional";
+    case HeadRole::Mixed:
+      break;
   }
   return "";
 }
 
 const char* tiny_role(HeadRole role) {
   switch (role) {
-    case HeadRole::Induction: return "ind";
-    case HeadRole::PreviousToken: return "prev";
-    case HeadRole::FirstToken: return "sink";
-    case HeadRole::Self: return "self";
-    case HeadRole::Broad: return "broad";
-    case HeadRole::Positional: return "pos";
-    case HeadRole::Mixed: break;
+    case HeadRole::Induction:
+      return "ind";
+    case HeadRole::PreviousToken:
+      return "prev";
+    case HeadRole::FirstToken:
+      return "sink";
+    case HeadRole::Self:
+      return "self";
+    case HeadRole::Broad:
+      return "broad";
+    case HeadRole::Positional:
+      return "pos";
+    case HeadRole::Mixed:
+      break;
   }
   return "";
 }
@@ -59,15 +73,19 @@ const char* role_meaning(HeadRole role) {
     case HeadRole::Induction:
       return "induction: on a repeated sequence it attends to the token after the earlier "
              "copy of the current one (and so helps predict what came next last time)";
-    case HeadRole::PreviousToken: return "previous-token: attends to the token just before";
+    case HeadRole::PreviousToken:
+      return "previous-token: attends to the token just before";
     case HeadRole::FirstToken:
       return "first-token (a sink): puts its weight on the first token when it has nothing "
              "better to do";
-    case HeadRole::Self: return "self: attends to the token itself";
-    case HeadRole::Broad: return "broad: spreads its weight over many tokens";
+    case HeadRole::Self:
+      return "self: attends to the token itself";
+    case HeadRole::Broad:
+      return "broad: spreads its weight over many tokens";
     case HeadRole::Positional:
       return "positional: attends by position, whatever the words are";
-    case HeadRole::Mixed: break;
+    case HeadRole::Mixed:
+      break;
   }
   return "mixed: no one pattern passes its threshold";
 }
@@ -97,8 +115,7 @@ class ModelPanel final : public Panel {
     const float badge_h = model ? font * 1.1f : 0.0f;
     const float gap = std::max(3.0f, font * 0.3f);
     // Tiles as large as the view allows, at least 2.5 lines (the view scrolls past that).
-    const float by_width =
-        (available.x - label_w) / static_cast<float>(heads) - gap;  // per column
+    const float by_width = (available.x - label_w) / static_cast<float>(heads) - gap;  // per column
     const float by_height =
         (available.y - head_label_h) / static_cast<float>(layers) - gap - badge_h;
     const float tile = std::max(font * 2.5f, std::min({by_width, by_height, font * 12.0f}));
@@ -112,9 +129,8 @@ class ModelPanel final : public Panel {
       std::snprintf(label, sizeof label, tile > font * 3.5f ? "head %d" : "%d",
                     view::shown_number(head));
       const float x = origin.x + label_w + static_cast<float>(head) * column;
-      list->AddText(ImVec2(x, origin.y), head == state.selection.head ? colours.selection
-                                                                      : colours.text_dim,
-                    label);
+      list->AddText(ImVec2(x, origin.y),
+                    head == state.selection.head ? colours.selection : colours.text_dim, label);
     }
     hovered_ = {-1, -1};
     for (int layer = 0; layer < layers; ++layer) {
@@ -137,8 +153,8 @@ class ModelPanel final : public Panel {
     // The whole grid, so the window scrolls when the tiles do not fit.
     const float grid_w = label_w + static_cast<float>(heads) * column;
     const float grid_h = head_label_h + static_cast<float>(layers) * row;
-    state.frame.layout.model_grid = {origin.x + label_w, origin.y + head_label_h, column, row,
-                                     tile, layers, heads};
+    state.frame.layout.model_grid = {
+        origin.x + label_w, origin.y + head_label_h, column, row, tile, layers, heads};
     ImGui::SetCursorScreenPos(origin);
     ImGui::Dummy(ImVec2(std::max(grid_w, available.x * 0.5f), grid_h));
     handle_mouse(state, model);
@@ -177,8 +193,8 @@ class ModelPanel final : public Panel {
     for (int layer = 0; layer < layers; ++layer) {
       const auto l = static_cast<std::size_t>(layer);
       const AttentionResult* r = model ? nullptr : &state.pipeline().layer(layer);
-      const int heads = model ? model->model().transformer.config().n_heads
-                              : static_cast<int>(r->heads.size());
+      const int heads =
+          model ? model->model().transformer.config().n_heads : static_cast<int>(r->heads.size());
       layer_weights_[l].resize(static_cast<std::size_t>(heads));
       tops_[l].resize(static_cast<std::size_t>(heads));
       stack.clear();
@@ -239,8 +255,8 @@ class ModelPanel final : public Panel {
     return !scores || scores->role != kFilterRoles[static_cast<std::size_t>(filter_)];
   }
 
-  void draw_tile(AppState& state, PanelContext& context, const ModelRun* model, int layer,
-                 int head, ImVec2 p0, ImVec2 p1, ImDrawList* list, const Palette& colours) {
+  void draw_tile(AppState& state, PanelContext& context, const ModelRun* model, int layer, int head,
+                 ImVec2 p0, ImVec2 p1, ImDrawList* list, const Palette& colours) {
     const auto l = static_cast<std::size_t>(layer);
     if (context.heatmaps.ok() && l < textures_.size())
       context.heatmaps.draw(list, *textures_[l], head, p0, p1, state.ui.colormap, 0.0f,
@@ -250,8 +266,9 @@ class ModelPanel final : public Panel {
     const float font = ImGui::GetFontSize();
     if (model) {
       const HeadIntervention change =
-          state.document.scenario().model ? state.document.scenario().model->intervention(layer, head)
-                                          : HeadIntervention{};
+          state.document.scenario().model
+              ? state.document.scenario().model->intervention(layer, head)
+              : HeadIntervention{};
       if (change.ablated()) {  // greyed out and crossed
         list->AddRectFilled(p0, p1, IM_COL32(128, 128, 128, 200));
         list->AddLine(p0, p1, colours.text, 2.0f);
@@ -275,8 +292,8 @@ class ModelPanel final : public Panel {
         list->AddRectFilled(p0, p1, with_alpha(colours.panel_background, 0.8f));
     }
     if (layer == state.selection.layer && head == state.selection.head)
-      list->AddRect(ImVec2(p0.x - 2, p0.y - 2), ImVec2(p1.x + 2, p1.y + 2), colours.selection, 0,
-                    0, highlight_width(state.ui, font));
+      list->AddRect(ImVec2(p0.x - 2, p0.y - 2), ImVec2(p1.x + 2, p1.y + 2), colours.selection, 0, 0,
+                    highlight_width(state.ui, font));
   }
 
   void draw_badge(AppState& state, const ModelRun& model, int layer, int head, ImVec2 p0,
@@ -293,9 +310,10 @@ class ModelPanel final : public Panel {
     if (ImGui::CalcTextSize(badge).x > tile + ImGui::GetFontSize() * 0.2f)
       std::snprintf(badge, sizeof badge, "%s", tiny_role(scores->role));
     const bool dim = filtered_out(model, layer, head);
-    list->AddText(ImVec2(p0.x, p0.y + tile + 1.0f),
-                  dim ? colours.text_dim : head_colour(state.ui.theme, static_cast<int>(scores->role)),
-                  badge);
+    list->AddText(
+        ImVec2(p0.x, p0.y + tile + 1.0f),
+        dim ? colours.text_dim : head_colour(state.ui.theme, static_cast<int>(scores->role)),
+        badge);
   }
 
   void handle_mouse(AppState& state, const ModelRun* model) {
@@ -330,8 +348,8 @@ class ModelPanel final : public Panel {
     const Hovered h = menu_head_;
     ImGui::TextDisabled("layer %d, head %d", view::shown_number(h.layer),
                         view::shown_number(h.head));
-    const ModelSpec* spec = state.document.scenario().model ? &*state.document.scenario().model
-                                                              : nullptr;
+    const ModelSpec* spec =
+        state.document.scenario().model ? &*state.document.scenario().model : nullptr;
     const HeadIntervention now = spec ? spec->intervention(h.layer, h.head) : HeadIntervention{};
     HeadIntervention next = now;
     bool chosen = false;

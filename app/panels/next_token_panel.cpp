@@ -56,8 +56,9 @@ class NextTokenPanel final : public Panel {
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("after");
     ImGui::SameLine();
-    const std::string preview = std::to_string(position + 1) + ": " +
-                                state.frame.visual_text(tokens[static_cast<std::size_t>(position)].shown);
+    const std::string preview =
+        std::to_string(position + 1) + ": " +
+        state.frame.visual_text(tokens[static_cast<std::size_t>(position)].shown);
     ImGui::SetNextItemWidth(std::min(font * 12.0f, ImGui::GetContentRegionAvail().x * 0.5f));
     if (ImGui::BeginCombo("##next_position", preview.c_str())) {
       for (int i = 0; i < static_cast<int>(tokens.size()); ++i) {
@@ -79,8 +80,9 @@ class NextTokenPanel final : public Panel {
     ImGui::SetNextItemWidth(font * 7.0f);
     ImGui::SliderFloat("temperature", &settings_.temperature, 0.0f, 2.0f, "%.2f");
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("Divides the logits before the softmax: below 1 the likely tokens gain, "
-                        "above 1 the distribution flattens; 0 puts everything on the top token");
+      ImGui::SetTooltip(
+          "Divides the logits before the softmax: below 1 the likely tokens gain, "
+          "above 1 the distribution flattens; 0 puts everything on the top token");
     ImGui::SameLine(0, font);
     ImGui::SetNextItemWidth(font * 5.0f);
     ImGui::InputInt("top-k", &settings_.top_k, 1, 10);
@@ -92,8 +94,9 @@ class NextTokenPanel final : public Panel {
     ImGui::SliderFloat("top-p", &settings_.top_p, 0.01f, 1.0f, "%.2f");
     settings_.top_p = std::clamp(settings_.top_p, 0.01f, 1.0f);
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("Only the fewest most likely tokens whose probabilities add up to p can "
-                        "be drawn (1: every token)");
+      ImGui::SetTooltip(
+          "Only the fewest most likely tokens whose probabilities add up to p can "
+          "be drawn (1: every token)");
     settings_.temperature = std::clamp(settings_.temperature, 0.0f, 100.0f);
   }
 
@@ -128,10 +131,11 @@ class NextTokenPanel final : public Panel {
     state.frame.layout.labels_of(view::ViewId::NextToken)
         .add(static_cast<int>(candidates_.size()), static_cast<int>(candidates_.size()), font,
              false);
-    const float bar_w = std::max(font * 4.0f, ImGui::GetContentRegionAvail().x - token_w -
-                                                  font * 5.0f);
+    const float bar_w =
+        std::max(font * 4.0f, ImGui::GetContentRegionAvail().x - token_w - font * 5.0f);
     for (const Candidate& candidate : candidates_) {
-      const std::string shown = state.frame.visual_text(model.model().tokenizer.shown(candidate.token));
+      const std::string shown =
+          state.frame.visual_text(model.model().tokenizer.shown(candidate.token));
       const ImVec2 p = ImGui::GetCursorScreenPos();
       const float line = ImGui::GetTextLineHeightWithSpacing();
       list->AddRectFilled(p, ImVec2(p.x + token_w - font * 0.4f, p.y + line - 2.0f), colours.chip,
@@ -149,11 +153,10 @@ class NextTokenPanel final : public Panel {
       list->AddText(ImVec2(x + bar_w + font * 0.4f, p.y), colours.text, percent);
       ImGui::Dummy(ImVec2(token_w + bar_w + font * 4.0f, line));
       if (ImGui::IsItemHovered())
-        ImGui::SetTooltip("token %d \"%s\": logit %s, probability %s", candidate.token,
-                          shown.c_str(),
-                          view::format_number(logits_[static_cast<std::size_t>(candidate.token)], 2)
-                              .c_str(),
-                          view::format_number(candidate.probability, 4).c_str());
+        ImGui::SetTooltip(
+            "token %d \"%s\": logit %s, probability %s", candidate.token, shown.c_str(),
+            view::format_number(logits_[static_cast<std::size_t>(candidate.token)], 2).c_str(),
+            view::format_number(candidate.probability, 4).c_str());
     }
   }
 
@@ -175,8 +178,8 @@ class NextTokenPanel final : public Panel {
       ImGui::TextDisabled("The text is as long as the model reads (its context or max_tokens).");
     if (chosen < 0) return;
     const int previous = model.model_tokens().back().id;
-    const std::string text = state.document.scenario().target +
-                             model.model().tokenizer.text_of(previous, chosen);
+    const std::string text =
+        state.document.scenario().target + model.model().tokenizer.text_of(previous, chosen);
     state.edit()->set_target(text);
     state.selection.query = static_cast<int>(model.model_tokens().size()) - 1;
   }

@@ -109,7 +109,8 @@ class HeatmapRenderer {
   std::vector<const Matrix*> weights_stack_;  // for upload_weights: keeps its capacity
   std::vector<Matrix> shown_weights_;         // ... and the weights with masked cells marked
   std::uint64_t weights_version_ = 0;         // the result's version they were made for
-  std::array<DrawParams, 512> params_{};  // heatmaps per frame: the Model view of GPT-2 small has 144
+  std::array<DrawParams, 512>
+      params_{};  // heatmaps per frame: the Model view of GPT-2 small has 144
   int params_used_ = 0;
 };
 

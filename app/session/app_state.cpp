@@ -64,8 +64,7 @@ void AppState::recompute_model() {
     computed.worker = std::make_unique<ComputeWorker>(computed.pipeline.threads());
   // The frame of an edit waits a little for its result; the frames after it only look.
   std::chrono::nanoseconds wait(0);
-  if (computed.version != document.version() &&
-      computed.version_in_flight != document.version()) {
+  if (computed.version != document.version() && computed.version_in_flight != document.version()) {
     computed.worker->request(document.scenario(), document.version(), selection.layer);
     computed.version_in_flight = document.version();
     wait = computed.wait_for_model;

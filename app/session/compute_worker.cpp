@@ -54,17 +54,14 @@ std::optional<ComputeWorker::Finished> ComputeWorker::collect(Pipeline& front,
 
 void ComputeWorker::wait_until_idle() {
   std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait(lock, [this] {
-    return !running_ && !catching_up_ && (finished_ || (!next_ && !catch_up_));
-  });
+  changed_.wait(
+      lock, [this] { return !running_ && !catching_up_ && (finished_ || (!next_ && !catch_up_)); });
 }
 
 void ComputeWorker::loop() {
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    changed_.wait(lock, [this] {
-      return stopping_ || (!finished_ && (next_ || catch_up_));
-    });
+    changed_.wait(lock, [this] { return stopping_ || (!finished_ && (next_ || catch_up_)); });
     if (stopping_) return;
     if (!next_) {  // nothing asked: bring back_ up to what the views show
       catch_up_ = false;

@@ -65,15 +65,15 @@ class ComputeWorker {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   Pipeline back_;
-  std::optional<Job> next_;            // asked for, not started
-  bool running_ = false;               // a job is being computed on back_
-  std::optional<Finished> finished_;   // computed on back_, not collected
-  Scenario last_computed_;             // what the last finished job computed
-  bool catch_up_ = false;              // back_ is one behind: compute last_computed_ on it
+  std::optional<Job> next_;           // asked for, not started
+  bool running_ = false;              // a job is being computed on back_
+  std::optional<Finished> finished_;  // computed on back_, not collected
+  Scenario last_computed_;            // what the last finished job computed
+  bool catch_up_ = false;             // back_ is one behind: compute last_computed_ on it
   bool catching_up_ = false;
-  std::uint64_t requested_ = 0;        // the version last asked for
+  std::uint64_t requested_ = 0;  // the version last asked for
   bool stopping_ = false;
-  std::thread thread_;                 // last: started once the rest is ready
+  std::thread thread_;  // last: started once the rest is ready
 };
 
 }  // namespace attnviz::app

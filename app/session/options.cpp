@@ -67,7 +67,8 @@ std::string usage() {
   replace_once(text, "{panels}", view::user_slot_names(","));
   replace_once(text, "{views}", view::centre_view_names(" | ", " | "));
   std::string models;
-  for (const std::string& name : shipped_model_names()) models += (models.empty() ? "" : ", ") + name;
+  for (const std::string& name : shipped_model_names())
+    models += (models.empty() ? "" : ", ") + name;
   replace_once(text, "{models}", models.empty() ? "none found" : models);
   return text;
 }

@@ -22,11 +22,11 @@ struct Options {
   std::optional<view::PanelVisibility> panels;
   std::optional<int> layer, head, query;
   std::optional<view::ColormapId> colormap;
-  std::optional<CenterView> view;   // the centre view's tab
-  std::optional<view::ViewId> tab;  // --view arrows | output: their tab, where they are tabs
+  std::optional<CenterView> view;    // the centre view's tab
+  std::optional<view::ViewId> tab;   // --view arrows | output: their tab, where they are tabs
   std::optional<std::string> model;  // a real model for the scenario's text: a name or a path
-  std::string lesson;               // a lesson to start: a name or a file
-  std::optional<int> step;          // its step (0-based)
+  std::string lesson;                // a lesson to start: a name or a file
+  std::optional<int> step;           // its step (0-based)
   std::optional<std::string>
       screenshot_steps;             // with --lesson: a PNG of every step into this folder
   std::optional<int> bench_frames;  // time this many frames with every panel open, print, exit

@@ -71,8 +71,8 @@ std::string model_summary(const AppState& state, const ModelRun& model) {
           std::to_string(c.d_head);
   text += kDot + std::string("showing layer ") + std::to_string(state.selection.layer + 1);
   if (state.computed.computing()) text += kDot + std::string("computing\xe2\x80\xa6");
-  if (const ModelSpec* spec = state.document.scenario().model ? &*state.document.scenario().model
-                                                                : nullptr;
+  if (const ModelSpec* spec =
+          state.document.scenario().model ? &*state.document.scenario().model : nullptr;
       spec && !spec->interventions.empty())
     text += kDot + count(static_cast<long long>(spec->interventions.size()), "head changed",
                          "heads changed");

@@ -10,9 +10,10 @@
 
 namespace attnviz::app {
 
-// "lecture.json — AttnViz" ("… — stories260K — AttnViz" in model mode), with a leading "• " while there are unsaved changes; a lesson's
-// title while one runs; for a scenario in no file its title (scenario_title: an untitled one's
-// sentence, as it is typed), or "Untitled" when the sentence is empty too.
+// "lecture.json — AttnViz" ("… — stories260K — AttnViz" in model mode), with a leading "• " while
+// there are unsaved changes; a lesson's title while one runs; for a scenario in no file its title
+// (scenario_title: an untitled one's sentence, as it is typed), or "Untitled" when the sentence is
+// empty too.
 std::string window_title(const AppState& state);
 
 // The shape of what is shown, e.g. "self-attention · 5 tokens · d_model 8 · 2 heads of d_k 4,

@@ -7,10 +7,10 @@
 
 #include "app/session/file_actions.hpp"
 #include "app/session/status_line.hpp"
-#include "core/models/model_files.hpp"
 #include "app/session/view_state.hpp"
 #include "core/document/file_io.hpp"
 #include "core/lessons/lesson.hpp"
+#include "core/models/model_files.hpp"
 
 namespace attnviz::app {
 

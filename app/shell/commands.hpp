@@ -34,9 +34,9 @@ class Commands {
   void clear_recent_files();
 
   // Models (model mode).
-  void open_model();                                 // asks for a model's folder or file
+  void open_model();                                       // asks for a model's folder or file
   void open_model_named(const std::string& path_or_name);  // a shipped model, a dropped folder
-  void leave_model();                                // back to the one-layer scenario
+  void leave_model();                                      // back to the one-layer scenario
   void toggle_knock_out();  // the selected head of the selected layer (Ctrl+K)
 
   // Edits.

@@ -421,8 +421,9 @@ void FileDialog::draw_footer() {
     ImGui::SameLine();
     if (ImGui::Button("Open this folder")) finish(folder_);
     if (ImGui::IsItemHovered())
-      ImGui::SetTooltip("A Hugging Face GPT-2 model's folder (config.json, model.safetensors,\n"
-                        "vocab.json, merges.txt), or a llama2.c model's folder");
+      ImGui::SetTooltip(
+          "A Hugging Face GPT-2 model's folder (config.json, model.safetensors,\n"
+          "vocab.json, merges.txt), or a llama2.c model's folder");
   }
   const float button =
       std::max({ImGui::CalcTextSize(ok_label).x, ImGui::CalcTextSize(cancel_label).x,

@@ -279,8 +279,8 @@ int run_bench(Shell& shell, const FrameFunction& frame, int frames) {
       // layer knocked out and restored (every position of every layer). An edit waits for the
       // last one's result (a slow model's frames go on meanwhile); how long each result took to
       // show is kept.
-      const bool shown = !state.computed.computing() &&
-                         state.computed.version == state.document.version();
+      const bool shown =
+          !state.computed.computing() && state.computed.version == state.document.version();
       if (shown) {
         if (edits > 0 && i >= kWarmUpFrames)
           (last_edit_typed ? keystroke_ms : ablation_ms)
@@ -290,8 +290,8 @@ int run_bench(Shell& shell, const FrameFunction& frame, int frames) {
         if (last_edit_typed)
           state.document.set_target(edits % 2 == 0 ? text + "s" : text.substr(0, text.size() - 1));
         else
-          state.document.set_head_intervention(0, 0, edits % 2 == 0 ? knocked_out
-                                                                    : HeadIntervention{});
+          state.document.set_head_intervention(0, 0,
+                                               edits % 2 == 0 ? knocked_out : HeadIntervention{});
         ++edits;
         edit_time = start;
       }
@@ -341,11 +341,10 @@ int run_bench(Shell& shell, const FrameFunction& frame, int frames) {
           ? (state.pipeline().model()->model().name + " (keystrokes, then knocked-out heads), ")
                 .c_str()
           : "",
-      static_cast<long long>(r.n_query),
-      static_cast<long long>(r.n_key), r.config.heads, r.config.d_model, build_ms_total / frames,
-      cpu_ms_per_frame, ImGui::GetIO().MetricsRenderVertices,
-      ImGui::GetIO().MetricsRenderIndices / 3, draw_call_count(), backend.windows_reused(),
-      first_frame_ms, peak_resident_mb(),
+      static_cast<long long>(r.n_query), static_cast<long long>(r.n_key), r.config.heads,
+      r.config.d_model, build_ms_total / frames, cpu_ms_per_frame,
+      ImGui::GetIO().MetricsRenderVertices, ImGui::GetIO().MetricsRenderIndices / 3,
+      draw_call_count(), backend.windows_reused(), first_frame_ms, peak_resident_mb(),
       state.computed.error.empty() ? "" : "; error: ", state.computed.error.c_str());
   return state.computed.error.empty() ? 0 : 1;
 }

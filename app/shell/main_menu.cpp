@@ -92,8 +92,9 @@ void draw_models_menu(Shell& shell, Commands& commands) {
   if (shell.model_names.empty()) ImGui::TextDisabled("no shipped models found");
   if (ImGui::MenuItem("Open a model\xe2\x80\xa6")) commands.open_model();
   if (ImGui::IsItemHovered())
-    ImGui::SetTooltip("A llama2.c .bin, or a Hugging Face GPT-2 folder (config.json,\n"
-                      "model.safetensors, vocab.json, merges.txt): docs/formats.md");
+    ImGui::SetTooltip(
+        "A llama2.c .bin, or a Hugging Face GPT-2 folder (config.json,\n"
+        "model.safetensors, vocab.json, merges.txt): docs/formats.md");
   ImGui::Separator();
   if (ImGui::MenuItem("Knock out the selected head", "Ctrl+K", false, open != nullptr))
     commands.toggle_knock_out();

@@ -371,9 +371,8 @@ void draw_panels(Shell& shell, float top, float bottom) {
   for (int slot = 0; slot < view::kSlotCount; ++slot)
     if (!view::slot_shows_mode(static_cast<view::Slot>(slot), state.pipeline().model_mode()))
       visible[static_cast<std::size_t>(slot)] = false;
-  state.frame.layout.dashboard = view::layout_dashboard(area, visible, gap,
-                                                        lesson_band_height(shell),
-                                                        ImGui::GetFontSize());
+  state.frame.layout.dashboard =
+      view::layout_dashboard(area, visible, gap, lesson_band_height(shell), ImGui::GetFontSize());
   PanelContext context = panel_context(shell);
   const bool awaiting = state.lesson.awaiting_prediction();
   for (const view::DashboardWindow* window :

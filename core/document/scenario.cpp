@@ -131,11 +131,11 @@ class Reader {
 namespace {
 
 const std::set<std::string_view> kTopLevelKeys = {
-    "format",        "version",     "title",   "description", "mode",       "target",
-    "source",        "d_model",     "heads",   "d_k",         "d_v",        "d_att",
-    "compatibility", "temperature", "hard",    "causal",      "positional", "seed",
-    "max_tokens",    "embeddings",  "weights", "mask",        "view",       "dimension_names",
-    "model"};
+    "format",  "version",    "title",         "description",     "mode",
+    "target",  "source",     "d_model",       "heads",           "d_k",
+    "d_v",     "d_att",      "compatibility", "temperature",     "hard",
+    "causal",  "positional", "seed",          "max_tokens",      "embeddings",
+    "weights", "mask",       "view",          "dimension_names", "model"};
 
 int dimension(Reader& reader, const Json& root, const char* key, int fallback, int high) {
   const Json* value = reader.find(root, key);
@@ -212,8 +212,8 @@ void parse_dimension_names(Reader& reader, const Json& names, Scenario& scenario
 
 ModelSpec parse_model(Reader& reader, const Json& model) {
   if (!model.is_object())
-    Reader::fail("model", "expected an object with the model's \"name\", got " +
-                              json_type_name(model));
+    Reader::fail("model",
+                 "expected an object with the model's \"name\", got " + json_type_name(model));
   reader.warn_unknown_keys(model, "model", {"name", "interventions"});
   ModelSpec spec;
   const Json* name = reader.find(model, "name");
@@ -230,8 +230,9 @@ ModelSpec parse_model(Reader& reader, const Json& model) {
     const std::string path = "model.interventions[" + std::to_string(i) + "]";
     const Json& change = (*changes)[i];
     if (!change.is_object())
-      Reader::fail(path, "expected an object such as {\"layer\": 0, \"head\": 1, \"scale\": 0}, got " +
-                             json_type_name(change));
+      Reader::fail(path,
+                   "expected an object such as {\"layer\": 0, \"head\": 1, \"scale\": 0}, got " +
+                       json_type_name(change));
     reader.warn_unknown_keys(change, path, {"layer", "head", "scale", "pattern"});
     const Json* layer = reader.find(change, "layer");
     const Json* head = reader.find(change, "head");
@@ -242,8 +243,9 @@ ModelSpec parse_model(Reader& reader, const Json& model) {
     if (const Json* scale = reader.find(change, "scale")) {
       const double value = reader.number(*scale, path + ".scale");
       if (!(std::abs(value) <= 1000))
-        Reader::fail(path + ".scale", "must be between -1000 and 1000 (0 knocks the head out), got " +
-                                          Reader::format_double(value));
+        Reader::fail(path + ".scale",
+                     "must be between -1000 and 1000 (0 knocks the head out), got " +
+                         Reader::format_double(value));
       entry.change.output_scale = static_cast<float>(value);
     }
     if (const Json* pattern = reader.find(change, "pattern")) {
@@ -429,8 +431,8 @@ void ModelSpec::set_intervention(int layer, int head, const HeadIntervention& ch
   const auto before = [](const ModelHeadChange& entry, std::pair<int, int> at) {
     return std::pair(entry.layer, entry.head) < at;
   };
-  auto it = std::lower_bound(interventions.begin(), interventions.end(), std::pair(layer, head),
-                             before);
+  auto it =
+      std::lower_bound(interventions.begin(), interventions.end(), std::pair(layer, head), before);
   const bool present = it != interventions.end() && it->layer == layer && it->head == head;
   if (!change.changes_anything()) {
     if (present) interventions.erase(it);
@@ -594,7 +596,6 @@ void write_pretty(const OrderedJson& value, int indent, std::string& out) {
     out += line;
   }
 }
-
 
 // A scenario in model mode: the model, its changes and the text (the one-layer settings and
 // weights are not the model's: they are not written).

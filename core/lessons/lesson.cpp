@@ -185,9 +185,9 @@ LessonCheck parse_check(const Json& value, const std::string& path, const Scenar
   check.query = token_at(value, "query", path);
   check.key = token_at(value, "key", path);
   check.role = string_at(value, "role", path, check.kind == LessonCheck::Kind::Role);
-  check.token = string_at(value, "token", path,
-                          check.kind == LessonCheck::Kind::TopToken ||
-                              check.kind == LessonCheck::Kind::LensTop);
+  check.token = string_at(
+      value, "token", path,
+      check.kind == LessonCheck::Kind::TopToken || check.kind == LessonCheck::Kind::LensTop);
   if (check.kind == LessonCheck::Kind::Role) {
     bool known = false;
     for (int r = 0; r <= static_cast<int>(HeadRole::Mixed); ++r)
@@ -239,9 +239,9 @@ LessonCheck parse_check(const Json& value, const std::string& path, const Scenar
 LessonStep parse_step(const Json& value, const std::string& path, Json& scenario_json,
                       std::vector<std::string>& warnings) {
   if (!value.is_object()) fail(path, "expected an object");
-  static const std::set<std::string> kKnown = {"title",  "text",    "scenario", "panels",
-                                               "view",   "layer",   "head",     "query",
-                                               "key",    "predict", "checks",   "invites"};
+  static const std::set<std::string> kKnown = {"title", "text",    "scenario", "panels",
+                                               "view",  "layer",   "head",     "query",
+                                               "key",   "predict", "checks",   "invites"};
   for (const auto& [key, ignored] : value.items())
     if (!kKnown.contains(key)) warnings.push_back(path + ": unknown key \"" + key + "\" (ignored)");
   LessonStep step;
@@ -542,9 +542,9 @@ MaybeProblem model_problem(const Scenario& scenario, const LessonCheck& check,
         return Problem{"there is no head " + std::to_string(check.head_b + 1)};
       const bool shared = config.kv_head_of(check.head) == config.kv_head_of(check.head_b);
       if (shared == (check.kind == Kind::KvShared)) return std::nullopt;
-      return Problem{layer_head(check.layer, check.head) + " and head " +
-                     std::to_string(check.head_b + 1) +
-                     (shared ? " read the same keys and values" : " read different keys and values")};
+      return Problem{
+          layer_head(check.layer, check.head) + " and head " + std::to_string(check.head_b + 1) +
+          (shared ? " read the same keys and values" : " read different keys and values")};
     }
     default:
       break;
@@ -560,7 +560,8 @@ MaybeProblem check_problem(const Scenario& scenario, const LessonCheck& check,
     return Problem{"the scenario runs no real model"};
   if (check.layer >= pipeline.layer_count())
     return Problem{"there is no layer " + std::to_string(check.layer + 1)};
-  const AttentionResult& r = pipeline.layer(pipeline.model() ? check.layer : pipeline.layer_count() - 1);
+  const AttentionResult& r =
+      pipeline.layer(pipeline.model() ? check.layer : pipeline.layer_count() - 1);
   if (check.head >= static_cast<int>(r.heads.size()))
     return Problem{"there is no head " + std::to_string(check.head)};
   if (needs_model(check.kind)) return model_problem(scenario, check, *pipeline.model());

@@ -20,16 +20,16 @@ inline constexpr std::string_view kLessonFormat = "attnviz-lesson";
 // A claim about the computed numbers of a step.
 struct LessonCheck {
   enum class Kind {
-    Argmax,                    // query's largest weight (in head) is on key
-    WeightAbove,               // α(query, key) > value
-    WeightBelow,               // α(query, key) < value
-    MaxWeightAbove,            // the largest weight of query's row > value
-    MaxWeightBelow,            // the largest weight of query's row < value
-    DiagonalDominates,         // every query's largest weight is on itself (self-attention)
-    OneHot,                    // every row of the head's weights is one-hot
-    OutputEqualsValue,         // the head output of query equals the value vector of key
-    UpperTriangleZero,         // α(i, j) = 0 for every key j after query i
-    HeadsDisagree,             // head and head_b put query's largest weight on different keys
+    Argmax,                     // query's largest weight (in head) is on key
+    WeightAbove,                // α(query, key) > value
+    WeightBelow,                // α(query, key) < value
+    MaxWeightAbove,             // the largest weight of query's row > value
+    MaxWeightBelow,             // the largest weight of query's row < value
+    DiagonalDominates,          // every query's largest weight is on itself (self-attention)
+    OneHot,                     // every row of the head's weights is one-hot
+    OutputEqualsValue,          // the head output of query equals the value vector of key
+    UpperTriangleZero,          // α(i, j) = 0 for every key j after query i
+    HeadsDisagree,              // head and head_b put query's largest weight on different keys
     PermutationEquivariant,     // permuting the tokens permutes the outputs the same way
     NotPermutationEquivariant,  // ... and it does not (positions break the symmetry)
     // A real model's (the scenario names one):
@@ -64,11 +64,14 @@ struct LessonPredict {
 
 // The parts of a scenario a student can change, by their keys in the scenario file: what a
 // step's "invites" names.
-inline constexpr std::string_view kScenarioParts[] = {
-    "mode",       "target", "source",        "d_model",     "heads",   "d_k",
-    "d_v",        "d_att",  "compatibility", "temperature", "hard",    "causal",
-    "positional", "seed",   "max_tokens",    "embeddings",  "weights", "mask",
-    "model"};  // a real model's: which one, and what is done to its heads
+inline constexpr std::string_view kScenarioParts[] = {"mode",        "target",  "source",
+                                                      "d_model",     "heads",   "d_k",
+                                                      "d_v",         "d_att",   "compatibility",
+                                                      "temperature", "hard",    "causal",
+                                                      "positional",  "seed",    "max_tokens",
+                                                      "embeddings",  "weights", "mask",
+                                                      "model"};  // a real model's: which one, and
+                                                                 // what is done to its heads
 
 struct LessonStep {
   std::string title;

@@ -11,9 +11,12 @@ namespace attnviz {
 
 std::string_view to_string(HeadIntervention::Pattern pattern) {
   switch (pattern) {
-    case HeadIntervention::Pattern::Uniform: return "uniform";
-    case HeadIntervention::Pattern::PreviousToken: return "previous_token";
-    case HeadIntervention::Pattern::Computed: break;
+    case HeadIntervention::Pattern::Uniform:
+      return "uniform";
+    case HeadIntervention::Pattern::PreviousToken:
+      return "previous_token";
+    case HeadIntervention::Pattern::Computed:
+      break;
   }
   return "computed";
 }

@@ -3,9 +3,9 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <mutex>
-#include <limits>
 #include <utility>
 
 namespace attnviz {
@@ -90,14 +90,13 @@ Status ModelRun::run(const ModelSpec& spec, const std::string& text, int max_tok
   Result<std::vector<ModelToken>> tokens = read_text(model, text);
   if (!tokens) return tokens.status();
   const std::size_t total = tokens->size();
-  const std::size_t limit = static_cast<std::size_t>(
-      std::max(1, std::min(max_tokens, config.context)));
+  const std::size_t limit =
+      static_cast<std::size_t>(std::max(1, std::min(max_tokens, config.context)));
   if (total > limit) {
     tokens->resize(limit);
     warnings.push_back("the text has " + std::to_string(total) + " tokens: " + model.name +
                        " reads the first " + std::to_string(limit) +
-                       (limit == static_cast<std::size_t>(config.context) ? " (its context)"
-                                                                          : ""));
+                       (limit == static_cast<std::size_t>(config.context) ? " (its context)" : ""));
   }
 
   // 3. Commit the model, then the interventions that differ, then run.
@@ -173,9 +172,9 @@ const ModelRun::AdaptedLayer& ModelRun::adapted(int index) const {
   r.heads.resize(static_cast<std::size_t>(config.n_heads));
   r.fully_masked_row_count = 0;
   r.overflow = false;
-  const auto queries = activations.queries.matrix();  // (n, n_heads · d_head)
-  const auto keys = activations.keys.matrix();        // (n, n_kv_heads · d_head)
-  const auto values = activations.values.matrix();    // (n, n_kv_heads · d_head)
+  const auto queries = activations.queries.matrix();            // (n, n_heads · d_head)
+  const auto keys = activations.keys.matrix();                  // (n, n_kv_heads · d_head)
+  const auto values = activations.values.matrix();              // (n, n_kv_heads · d_head)
   const auto head_outputs = activations.head_outputs.matrix();  // (n, n_heads · d_head)
   for (int h = 0; h < config.n_heads; ++h) {
     HeadResult& head = r.heads[static_cast<std::size_t>(h)];
@@ -200,7 +199,7 @@ const ModelRun::AdaptedLayer& ModelRun::adapted(int index) const {
     head.overflow = !head.raw_scores.allFinite();
     r.overflow = r.overflow || head.overflow;
   }
-  r.concat = head_outputs;                       // (n, n_heads · d_head)
+  r.concat = head_outputs;                           // (n, n_heads · d_head)
   r.output = activations.attention_output.matrix();  // (n, d_model)
   r.version = next_layer_version++;
   out.input = activations.normalized.matrix();  // (n, d_model)

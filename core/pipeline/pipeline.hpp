@@ -35,9 +35,7 @@ class Pipeline {
     return model_mode_ ? model_->tokenization() : target_.tokenization;
   }
   // The key/value sentence: the source in cross mode, the target itself in self mode.
-  const Tokenization& keys() const {
-    return cross_ ? source_.tokenization : target();
-  }
+  const Tokenization& keys() const { return cross_ ? source_.tokenization : target(); }
   // The embedded tokens, with positions.  (n_target, d_model)
   const Matrix& X_target() const { return X_target_; }
   const Matrix& X_keys() const { return cross_ ? X_source_ : X_target_; }  // (n_key, d_model)

@@ -76,7 +76,8 @@ bool same(const std::vector<view::Rgba8>& a, const std::vector<view::Rgba8>& b) 
 
 }  // namespace
 
-TEST_CASE("--model: the Model view draws every layer and head's attention as the model computes it") {
+TEST_CASE(
+    "--model: the Model view draws every layer and head's attention as the model computes it") {
   TempDir dir;
   const Shot shot =
       testing::take_shot(dir, {"--model", "gpt2-kjv-tiny", "--view", "model", "--font-size", "14"});
@@ -117,8 +118,9 @@ TEST_CASE("--model: the Model view draws every layer and head's attention as the
   CHECK(checked == config.n_layers * config.n_heads * n * n);
 }
 
-TEST_CASE("a scenario file with a knocked-out head: its tile is crossed, later layers change, "
-          "earlier ones do not") {
+TEST_CASE(
+    "a scenario file with a knocked-out head: its tile is crossed, later layers change, "
+    "earlier ones do not") {
   TempDir dir;
   const auto scenario = [&](const std::string& interventions) {
     const fs::path path = dir.path / "model.json";
@@ -127,14 +129,13 @@ TEST_CASE("a scenario file with a knocked-out head: its tile is crossed, later l
                         << R"(]}, "target": ")" << kText << R"("})";
     return path.string();
   };
-  const Shot before = testing::take_shot(
-      dir, {scenario(""), "--view", "model", "--font-size", "14"});
+  const Shot before =
+      testing::take_shot(dir, {scenario(""), "--view", "model", "--font-size", "14"});
   INFO("stderr: " << before.errors);
   REQUIRE(before.status == 0);
   const int n = before.layout["tokens"].get<int>();
-  const Shot after = testing::take_shot(
-      dir, {scenario(R"({"layer": 0, "head": 2, "scale": 0})"), "--view", "model",
-            "--font-size", "14"});
+  const Shot after = testing::take_shot(dir, {scenario(R"({"layer": 0, "head": 2, "scale": 0})"),
+                                              "--view", "model", "--font-size", "14"});
   REQUIRE(after.status == 0);
   const auto a = tiles(before, n), b = tiles(after, n);
   const int heads = before.layout["model_grid"]["heads"].get<int>();
@@ -142,9 +143,9 @@ TEST_CASE("a scenario file with a knocked-out head: its tile is crossed, later l
   for (int k = 0; k < static_cast<int>(a.size()); ++k) {
     const int layer = k / heads, head = k % heads;
     INFO("layer " << layer << ", head " << head);
-    if (layer == 0 && head != 2) CHECK(same(a[k], b[k]));  // below the change: as before
+    if (layer == 0 && head != 2) CHECK(same(a[k], b[k]));        // below the change: as before
     if (layer == 0 && head == 2) CHECK_FALSE(same(a[k], b[k]));  // greyed and crossed
-    if (layer > 0) CHECK_FALSE(same(a[k], b[k]));  // its input lost the head's output
+    if (layer > 0) CHECK_FALSE(same(a[k], b[k]));                // its input lost the head's output
   }
 }
 
@@ -196,6 +197,17 @@ TEST_CASE("the Next token view and the heatmap of a model's second layer") {
     INFO("row " << i << ": drawn " << shown(drawn) << ", expected " << shown(expected));
     CHECK(near(drawn, expected, 6));
   }
+}
+
+TEST_CASE("the Across layers view names every token of the text in its logit lens") {
+  TempDir dir;
+  const Shot shot = testing::take_shot(dir, {"--model", "gpt2-kjv-tiny", "--view", "layers"});
+  INFO("stderr: " << shot.errors);
+  REQUIRE(shot.status == 0);
+  const int n = shot.layout["tokens"].get<int>();
+  REQUIRE(shot.layout["labels"].contains("layers"));
+  CHECK(shot.layout["labels"]["layers"]["tokens"] == n);
+  CHECK(shot.layout["labels"]["layers"]["labelled"] == n);
 }
 
 }  // namespace attnviz

@@ -98,7 +98,8 @@ inline nlohmann::json run_session(const TempDir& dir, const std::vector<std::str
                         << "xdotool search --sync --onlyvisible --name AttnViz >/dev/null\n"
                         << "sleep 1.5\n"
                         << keys << "sleep 0.5\nxdotool key ctrl+q\n"
-                        << (quit_answer.empty() ? "" : "sleep 0.5\nxdotool key " + quit_answer + "\n")
+                        << (quit_answer.empty() ? ""
+                                                : "sleep 0.5\nxdotool key " + quit_answer + "\n")
                         << "for i in $(seq 50); do kill -0 $pid 2>/dev/null || exit 0; "
                            "sleep 0.2; done\nkill -9 $pid; exit 1\n";
   const std::string command = "xvfb-run -a -s '-screen 0 2000x1200x24' sh " +

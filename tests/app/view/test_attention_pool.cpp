@@ -23,13 +23,14 @@ TEST_CASE("max pooling keeps a previous-token diagonal that nearest sampling wou
     rows[static_cast<std::size_t>(i)][static_cast<std::size_t>(i == 0 ? 0 : i - 1)] = 1.0f;
   }
   Matrix pooled;
-  max_pool_causal(n, 2, [&](int i) { return std::span<const float>(rows[static_cast<std::size_t>(i)]); },
-                  pooled);
+  max_pool_causal(
+      n, 2, [&](int i) { return std::span<const float>(rows[static_cast<std::size_t>(i)]); },
+      pooled);
   REQUIRE(pooled.rows() == 4);
   REQUIRE(pooled.cols() == 4);
   for (int b = 0; b < 4; ++b) {
-    CHECK(pooled(b, b) == 1.0f);                       // rows 2b, 2b+1 reach keys 2b−1, 2b
-    if (b > 0) CHECK(pooled(b, b - 1) == 1.0f);        // key 2b − 1 lies in block b − 1
+    CHECK(pooled(b, b) == 1.0f);                 // rows 2b, 2b+1 reach keys 2b−1, 2b
+    if (b > 0) CHECK(pooled(b, b - 1) == 1.0f);  // key 2b − 1 lies in block b − 1
     for (int c = b + 1; c < 4; ++c) CHECK(pooled(b, c) == 0.0f);  // masked: nothing
   }
   // Nearest sampling of rows 0, 2, 4, 6 and keys 0, 2, 4, 6 would see only key 0 of row 0.
@@ -41,11 +42,12 @@ TEST_CASE("an odd number of tokens: the last block is partial") {
   for (int i = 0; i < n; ++i)
     rows[static_cast<std::size_t>(i)].assign(static_cast<std::size_t>(i + 1), 1.0f / (i + 1));
   Matrix pooled;
-  max_pool_causal(n, 2, [&](int i) { return std::span<const float>(rows[static_cast<std::size_t>(i)]); },
-                  pooled);
+  max_pool_causal(
+      n, 2, [&](int i) { return std::span<const float>(rows[static_cast<std::size_t>(i)]); },
+      pooled);
   REQUIRE(pooled.rows() == 3);
-  CHECK(pooled(0, 0) == 1.0f);     // row 0: all on key 0
-  CHECK(pooled(2, 2) == 0.2f);     // row 4 (alone in its block): 1/5 on key 4
+  CHECK(pooled(0, 0) == 1.0f);  // row 0: all on key 0
+  CHECK(pooled(2, 2) == 0.2f);  // row 4 (alone in its block): 1/5 on key 4
   CHECK(pooled(2, 0) == 0.2f);
   CHECK(pooled(1, 0) == doctest::Approx(1.0f / 3));  // rows 2 and 3 on keys 0, 1: 1/3 and 1/4
 }

@@ -22,7 +22,8 @@ TEST_CASE("slot names are the --panels names, and parse back") {
 }
 
 TEST_CASE("the centre tabs are the --view names, in the tab bar's order") {
-  CHECK(centre_view_names() == "heatmaps, pipeline, neuron, geometry, compare, model, next, layers");
+  CHECK(centre_view_names() ==
+        "heatmaps, pipeline, neuron, geometry, compare, model, next, layers");
   CHECK(centre_view_names(", ", " or ") ==
         "heatmaps, pipeline, neuron, geometry, compare, model, next or layers");
   CHECK(centre_view_names(" | ", " | ") ==
@@ -42,7 +43,9 @@ TEST_CASE("views: unique names and titles; the View menu's order; every slot dra
     menu += std::string(row.name) + " ";
     CHECK(row.centre_tab == (row.slot == Slot::Centre));
   }
-  CHECK(menu == "lesson input weights heatmaps pipeline neuron geometry compare model next layers arrows output ");
+  CHECK(menu ==
+        "lesson input weights heatmaps pipeline neuron geometry compare model next layers arrows "
+        "output ");
   CHECK(std::string(view_info(ViewId::Arrows).title) ==
         "Arrows: each query \xe2\x86\x92 the keys it attends to");
   const std::array<Slot, kSlotCount> order = slots_in_drawing_order();

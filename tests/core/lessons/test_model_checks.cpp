@@ -14,7 +14,8 @@ std::vector<std::string> failures_of(const std::string& checks, const std::strin
   const std::string json = R"({"format": "attnviz-lesson", "title": "t",
     "scenario": {"version": 2, "model": {"name": "gpt2-kjv-tiny"}, "target": ")" +
                            text + R"("},
-    "steps": [{"title": "s", "checks": [)" + checks + "]}]}";
+    "steps": [{"title": "s", "checks": [)" +
+                           checks + "]}]}";
   Result<Lesson> lesson = parse_lesson(json, "test");
   INFO(lesson.status().message());
   REQUIRE(lesson.ok());
@@ -48,8 +49,8 @@ TEST_CASE("each model check fails when its claim is false, saying why") {
   CHECK(one(R"({"check": "role", "layer": 1, "head": 3, "role": "previous-token"})")
             .find("layer 2, head 4 is a induction head, not a previous-token one") !=
         std::string::npos);
-  CHECK(one(R"({"check": "top_token", "token": "w"})")
-            .find("most likely next token is \"v\"") != std::string::npos);
+  CHECK(one(R"({"check": "top_token", "token": "w"})").find("most likely next token is \"v\"") !=
+        std::string::npos);
   CHECK(one(R"({"check": "top_token", "token": "v", "value": 0.9})").find("not more than 0.90") !=
         std::string::npos);
   CHECK(one(R"({"check": "ablation_keeps_top", "layer": 1, "head": 3})")

@@ -136,8 +136,10 @@ TEST_CASE("model mode: a missing model or a head it lacks is an error, and the l
   CHECK(pipeline.target().tokens.size() == tokens);
 }
 
-TEST_CASE("model mode: a text longer than max_tokens is cut with a warning, and back to one layer") {
-  Scenario scenario = model_scenario("gpt2-kjv-tiny", "And God said, let there be light: and there was light.");
+TEST_CASE(
+    "model mode: a text longer than max_tokens is cut with a warning, and back to one layer") {
+  Scenario scenario =
+      model_scenario("gpt2-kjv-tiny", "And God said, let there be light: and there was light.");
   scenario.max_tokens = 4;
   Pipeline pipeline;
   REQUIRE(pipeline.run(scenario));
