@@ -56,9 +56,9 @@ inline nlohmann::json read_json(const std::filesystem::path& path) {
 
 struct Shot {
   int status = -1;
-  std::string errors;  // what the app wrote to standard error
-  Picture picture;     // when it succeeded
-  nlohmann::json layout;
+  std::string errors;     // what the app wrote to standard error
+  Picture picture;        // when it succeeded
+  nlohmann::json layout;  // when it succeeded
 };
 
 // `attnviz ARGS --screenshot --layout-out` at 1280x720 unless ARGS give --size.
@@ -72,14 +72,10 @@ inline Shot take_shot(const TempDir& dir, const std::vector<std::string>& args) 
   for (const std::string& arg : args) command += " " + shell_quoted(arg);
   command += " --screenshot " + shell_quoted(png.string()) + " --layout-out " +
              shell_quoted(layout.string()) + " > /dev/null 2> " + shell_quoted(errors.string());
-  Shot shot;
   const int raw = std::system(command.c_str());
-  shot.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  shot.errors = read_whole_file(errors);
-  if (shot.status != 0) return shot;
-  shot.picture = read_png(png);
-  shot.layout = read_json(layout);
-  return shot;
+  const int status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  if (status != 0) return {status, read_whole_file(errors), Picture{}, nlohmann::json::object()};
+  return {status, read_whole_file(errors), read_png(png), read_json(layout)};
 }
 
 // An interactive session: the app opens a 1280x720 window with `args`, xdotool runs `keys` (one
