@@ -214,6 +214,27 @@ class InputPanel final : public Panel {
       state.edit()->set_target(target_field_.sentence);
     draw_token_chips(state, state.pipeline().target(), state.pipeline().target_sources(),
                      Side::Query);
+    // Special tokens (<s>) soak up attention and darken the rest: the views may leave them out.
+    const auto& tokens = run.model_tokens();
+    const bool has_special =
+        std::any_of(tokens.begin(), tokens.end(), [](const ModelToken& t) { return t.special; });
+    bool hide = state.document.scenario().model->hide_special_tokens;
+    if (has_special || hide) {
+      if (ImGui::Checkbox("hide special tokens", &hide))
+        state.edit()->set_hide_special_tokens(hide);
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "Leave the model's special tokens (%s) out of the attention views: "
+            "they take much of the attention and darken the rest. The model still "
+            "reads them; a head's output is then shown as the sum over the tokens "
+            "shown.",
+            has_special ? "<s>, <|endoftext|>" : "none in this text");
+      if (run.hides_tokens()) {
+        ImGui::SameLine();
+        ImGui::TextDisabled("(%zu hidden)",
+                            run.model_tokens().size() - run.shown_positions().size());
+      }
+    }
   }
 
   // Model mode: the layer and head the views show, and what is done to that head.

@@ -20,6 +20,7 @@
 #include <array>
 #include <cstdio>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -168,6 +169,7 @@ class ModelPanel final : public Panel {
   std::vector<std::unique_ptr<render::MatrixStackTexture>> textures_;
   std::vector<std::vector<Matrix>> layer_weights_;  // (n, n) per head, per layer
   std::vector<std::vector<float>> tops_;            // each head's colour-scale top
+  std::vector<float> gathered_;                     // a row over the shown keys (upload)
   std::uint64_t uploaded_ = 0;                      // what was uploaded (see upload)
   bool uploaded_contrast_ = false;
   int filter_ = -1;  // an index into kFilterRoles, or -1: every head
@@ -179,6 +181,7 @@ class ModelPanel final : public Panel {
     const ModelRun* model = state.pipeline().model();
     const std::uint64_t version =
         model ? model->run_count() : (state.result().version ^ (std::uint64_t{1} << 63));
+    // (hiding special tokens is an edit: the model runs again, and run_count() moves)
     if (version == uploaded_ && uploaded_contrast_ == state.ui.heatmap_contrast &&
         static_cast<int>(textures_.size()) == layers)
       return;
@@ -198,15 +201,25 @@ class ModelPanel final : public Panel {
       layer_weights_[l].resize(static_cast<std::size_t>(heads));
       tops_[l].resize(static_cast<std::size_t>(heads));
       stack.clear();
-      const int n = model ? model->forward().size() : 0;
+      // The shown tokens (special ones may be hidden): query i's row over the shown keys.
+      const std::vector<int> none;
+      const std::vector<int>& shown = model ? model->shown_positions() : none;
+      const int n = static_cast<int>(shown.size());
       const int factor = view::pool_factor(n, kMostCellsAcross);
       for (int head = 0; head < heads; ++head) {
         Matrix& weights = layer_weights_[l][static_cast<std::size_t>(head)];
+        const auto row = [&](int query) {
+          const std::span<const float> all =
+              model->forward().attention_row(layer, head, shown[static_cast<std::size_t>(query)]);
+          if (!model->hides_tokens()) return all;
+          gathered_.resize(static_cast<std::size_t>(query) + 1);
+          for (int key = 0; key <= query; ++key)
+            gathered_[static_cast<std::size_t>(key)] =
+                all[static_cast<std::size_t>(shown[static_cast<std::size_t>(key)])];
+          return std::span<const float>(gathered_);
+        };
         if (model)  // (blocks, blocks): the largest α of each block of queries and keys
-          view::max_pool_causal(
-              n, factor,
-              [&](int query) { return model->forward().attention_row(layer, head, query); },
-              weights);
+          view::max_pool_causal(n, factor, row, weights);
         else
           weights = r->heads[static_cast<std::size_t>(head)].weights;  // (n_query, n_key)
         tops_[l][static_cast<std::size_t>(head)] = state.ui.heatmap_top(weights);

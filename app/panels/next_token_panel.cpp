@@ -66,7 +66,8 @@ class NextTokenPanel final : public Panel {
                                  state.frame.visual_text(tokens[static_cast<std::size_t>(i)].shown);
         if (ImGui::Selectable(item.c_str(), i == position))
           position_ = i == static_cast<int>(tokens.size()) - 1 ? -1 : i;
-        if (ImGui::IsItemHovered()) state.frame.hovered_next = {Side::Query, i};
+        if (ImGui::IsItemHovered() && model.shown_index(i) >= 0)
+          state.frame.hovered_next = {Side::Query, model.shown_index(i)};
       }
       ImGui::EndCombo();
     }
@@ -181,7 +182,9 @@ class NextTokenPanel final : public Panel {
     const std::string text =
         state.document.scenario().target + model.model().tokenizer.text_of(previous, chosen);
     state.edit()->set_target(text);
-    state.selection.query = static_cast<int>(model.model_tokens().size()) - 1;
+    // The new token, selected in every view (the model shown may be another pipeline's now).
+    if (const ModelRun* shown = state.pipeline().model())
+      state.selection.query = static_cast<int>(shown->shown_positions().size()) - 1;
   }
 };
 

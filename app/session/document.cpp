@@ -74,6 +74,12 @@ void Document::clear_interventions() {
   ++version_;
 }
 
+void Document::set_hide_special_tokens(bool hide) {
+  if (!scenario_.model || scenario_.model->hide_special_tokens == hide) return;
+  scenario_.model->hide_special_tokens = hide;
+  ++version_;
+}
+
 void Document::set_source(const std::string& text) {
   scenario_.source = text;
   ++version_;

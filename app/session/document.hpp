@@ -87,6 +87,8 @@ class Document {
   void set_head_intervention(int layer, int head, const HeadIntervention& change);
   // Every head as the model computes it.
   void clear_interventions();
+  // Whether the attention views leave out the model's special tokens (ModelSpec).
+  void set_hide_special_tokens(bool hide);
 
   // For benchmarks and tests that change what no panel edits (the mask).
   template <typename Change>

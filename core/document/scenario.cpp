@@ -214,13 +214,15 @@ ModelSpec parse_model(Reader& reader, const Json& model) {
   if (!model.is_object())
     Reader::fail("model",
                  "expected an object with the model's \"name\", got " + json_type_name(model));
-  reader.warn_unknown_keys(model, "model", {"name", "interventions"});
+  reader.warn_unknown_keys(model, "model", {"name", "interventions", "hide_special_tokens"});
   ModelSpec spec;
   const Json* name = reader.find(model, "name");
   if (!name) Reader::fail("model.name", "missing (a shipped model's name or a model's path)");
   spec.model = reader.string(*name, "model.name");
   if (spec.model.find_first_not_of(' ') == std::string::npos)
     Reader::fail("model.name", "the name is empty");
+  if (const Json* hide = reader.find(model, "hide_special_tokens"))
+    spec.hide_special_tokens = reader.boolean(*hide, "model.hide_special_tokens");
   const Json* changes = reader.find(model, "interventions");
   if (!changes) return spec;
   if (!changes->is_array())
@@ -615,6 +617,7 @@ std::string model_scenario_to_json(const Scenario& s, OrderedJson root) {
     }
     model["interventions"] = std::move(changes);
   }
+  if (s.model->hide_special_tokens) model["hide_special_tokens"] = true;
   root["model"] = std::move(model);
   root["target"] = s.target;
   if (s.max_tokens != Limits::kDefaultMaxTokens) root["max_tokens"] = s.max_tokens;

@@ -43,6 +43,9 @@ struct ModelSpec {
   // At most one per head, each changing something, sorted by (layer, head). Whether the model has
   // the layer and head is known only when it is opened: a change it cannot make is an error then.
   std::vector<ModelHeadChange> interventions;
+  // The attention views leave out special tokens (llama2.c's <s>, GPT-2's <|endoftext|>): they
+  // soak up attention and hide the rest. The model still reads them.
+  bool hide_special_tokens = false;
   bool operator==(const ModelSpec&) const = default;
 
   // The change of head (layer, head): none (computed, scale 1) when there is none.

@@ -35,10 +35,13 @@ Status check_interventions(const ModelSpec& spec, const TransformerConfig& confi
   return Status::ok();
 }
 
-Tokenization as_tokenization(const std::vector<ModelToken>& tokens, std::size_t total) {
+// The tokens at `positions`, as the views list them.
+Tokenization as_tokenization(const std::vector<ModelToken>& tokens,
+                             const std::vector<int>& positions, std::size_t total) {
   Tokenization out;
-  out.tokens.reserve(tokens.size());
-  for (const ModelToken& t : tokens) {
+  out.tokens.reserve(positions.size());
+  for (int position : positions) {
+    const ModelToken& t = tokens[static_cast<std::size_t>(position)];
     Token token;
     token.text = t.shown;
     token.key = t.shown;
@@ -123,7 +126,13 @@ Status ModelRun::run(const ModelSpec& spec, const std::string& text, int max_tok
     full_run_ms_per_token_ = took.count() / static_cast<double>(ids.size());
   }
   tokens_ = std::move(*tokens);
-  tokenization_ = as_tokenization(tokens_, total);
+  shown_.clear();
+  for (int i = 0; i < static_cast<int>(tokens_.size()); ++i)
+    if (!spec.hide_special_tokens || !tokens_[static_cast<std::size_t>(i)].special)
+      shown_.push_back(i);
+  if (shown_.empty())  // nothing but special tokens: they are all there is to show
+    for (int i = 0; i < static_cast<int>(tokens_.size()); ++i) shown_.push_back(i);
+  tokenization_ = as_tokenization(tokens_, shown_, total - (tokens_.size() - shown_.size()));
   run_count_ = next_run++;
   return Status::ok();
 }
@@ -136,6 +145,11 @@ const HeadScores* ModelRun::role_of(int layer, int head) const {
                          static_cast<std::size_t>(head);
   return at < roles.size() && roles[at].layer == layer && roles[at].head == head ? &roles[at]
                                                                                  : nullptr;
+}
+
+int ModelRun::shown_index(int position) const {
+  const auto it = std::lower_bound(shown_.begin(), shown_.end(), position);
+  return it != shown_.end() && *it == position ? static_cast<int>(it - shown_.begin()) : -1;
 }
 
 int ModelRun::layer_count() const {
@@ -155,7 +169,8 @@ const ModelRun::AdaptedLayer& ModelRun::adapted(int index) const {
   if (out.run == run_count_) return out;
   const TransformerConfig& config = model().transformer.config();
   const LayerActivations& activations = forward_->layer(index);
-  const int n = forward_->size();
+  const int n = static_cast<int>(shown_.size());  // the shown tokens (all, unless some are hidden)
+  const bool hiding = hides_tokens();
   const int d_head = config.d_head;
   const float scale = 1.0f / std::sqrt(static_cast<float>(d_head));
 
@@ -172,10 +187,12 @@ const ModelRun::AdaptedLayer& ModelRun::adapted(int index) const {
   r.heads.resize(static_cast<std::size_t>(config.n_heads));
   r.fully_masked_row_count = 0;
   r.overflow = false;
-  const auto queries = activations.queries.matrix();            // (n, n_heads · d_head)
-  const auto keys = activations.keys.matrix();                  // (n, n_kv_heads · d_head)
-  const auto values = activations.values.matrix();              // (n, n_kv_heads · d_head)
-  const auto head_outputs = activations.head_outputs.matrix();  // (n, n_heads · d_head)
+  // The shown rows of everything kept.
+  const Matrix queries = activations.queries.matrix()(shown_, Eigen::all);  // (n, n_heads · d_head)
+  const Matrix keys = activations.keys.matrix()(shown_, Eigen::all);  // (n, n_kv_heads · d_head)
+  const Matrix values =
+      activations.values.matrix()(shown_, Eigen::all);               // (n, n_kv_heads · d_head)
+  r.concat = activations.head_outputs.matrix()(shown_, Eigen::all);  // (n, n_heads · d_head)
   for (int h = 0; h < config.n_heads; ++h) {
     HeadResult& head = r.heads[static_cast<std::size_t>(h)];
     const int g = config.kv_head_of(h);
@@ -186,23 +203,29 @@ const ModelRun::AdaptedLayer& ModelRun::adapted(int index) const {
     // 2. Every score, the masked ones too (the views show what the mask hides).
     head.raw_scores.noalias() = head.Q * head.K.transpose();  // (n, n)
     head.scaled_scores = head.raw_scores * scale;             // (n, n)
-    // 3. The causal mask.
+    // 3. The causal mask (shown positions keep their order: a later key is a later token).
     head.masked_scores = head.scaled_scores;
     for (int i = 0; i < n; ++i)
       for (int j = i + 1; j < n; ++j)
         head.masked_scores(i, j) = -std::numeric_limits<float>::infinity();
     // 4. The attention the model used.
-    head.weights = forward_->attention(index, h);  // (n, n), masked entries 0
-    // 5. The head's output as the model added it.
-    head.output = head_outputs.middleCols(h * d_head, d_head);  // (n, d_head)
+    head.weights = forward_->attention(index, h)(shown_, shown_);  // (n, n), masked entries 0
+    // 5. The head's output as the model added it; with tokens hidden, the sum over the shown
+    //    values alone (× the head's scale, as the model applies it).
+    if (hiding) {
+      head.output.noalias() = head.weights * head.V;  // (n, d_head)
+      head.output *= forward_->intervention(index, h).output_scale;
+      r.concat.middleCols(h * d_head, d_head) = head.output;
+    } else {
+      head.output = r.concat.middleCols(h * d_head, d_head);  // (n, d_head)
+    }
     head.fully_masked_rows = RowFlags::Zero(n);
     head.overflow = !head.raw_scores.allFinite();
     r.overflow = r.overflow || head.overflow;
   }
-  r.concat = head_outputs;                           // (n, n_heads · d_head)
-  r.output = activations.attention_output.matrix();  // (n, d_model)
+  r.output = activations.attention_output.matrix()(shown_, Eigen::all);  // (n, d_model)
   r.version = next_layer_version++;
-  out.input = activations.normalized.matrix();  // (n, d_model)
+  out.input = activations.normalized.matrix()(shown_, Eigen::all);  // (n, d_model)
   out.run = run_count_;
   return out;
 }

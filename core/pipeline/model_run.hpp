@@ -64,7 +64,13 @@ class ModelRun {
   // The tokens as the model reads them, and as the views list them (`text` is how a person reads
   // the token: ␣ for a space, and so on; special tokens have an empty byte range).
   const std::vector<ModelToken>& model_tokens() const { return tokens_; }
+  // The tokens the attention views show: every one, or, with the spec's hide_special_tokens,
+  // the others (when there are others). tokenization(), layer() and layer_input() count these.
   const Tokenization& tokenization() const { return tokenization_; }
+  const std::vector<int>& shown_positions() const { return shown_; }  // model positions
+  bool hides_tokens() const { return shown_.size() != tokens_.size(); }
+  // The shown index of model position `position`; -1 when it is hidden.
+  int shown_index(int position) const;
 
   // Every head's detected role and scores (core/models/head_roles.hpp), measured when the model
   // was opened on default_role_text; by layer, then head. Empty when they could not be measured.
@@ -81,8 +87,11 @@ class ModelRun {
 
   int layer_count() const;
   // Layer `index` (0 .. layer_count() − 1) as an AttentionResult, adapted on the first request
-  // after a run. Its version is new whenever its numbers may have changed, and never repeats an
-  // AttentionEngine's (the views key their caches on it).
+  // after a run. With tokens hidden, its rows and columns are the shown tokens' and each head's
+  // output is the weighted sum of the shown values (the hidden ones' share left out, as the
+  // Output view's arithmetic shows it); the layer's output stays the model's. Its version is new
+  // whenever its numbers may have changed, and never repeats an AttentionEngine's (the views key
+  // their caches on it).
   const AttentionResult& layer(int index) const;
   // The layer's attention input: the normalized residual stream.                  (n, d_model)
   const Matrix& layer_input(int index) const;
@@ -100,6 +109,7 @@ class ModelRun {
   std::string opened_as_;
   std::vector<ModelToken> tokens_;
   Tokenization tokenization_;
+  std::vector<int> shown_;
   std::uint64_t run_count_ = 0;
   double full_run_ms_per_token_ = 0;
   mutable std::vector<AdaptedLayer> layers_;

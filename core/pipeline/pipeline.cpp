@@ -44,7 +44,7 @@ Status Pipeline::run_model(const Scenario& scenario) {
   model_mode_ = true;
   cross_ = false;
   const RowMatrix& embedded = model_->forward().embedded();
-  X_target_ = embedded.matrix();  // (n, d_model)
+  X_target_ = embedded.matrix()(model_->shown_positions(), Eigen::all);  // (n shown, d_model)
   target_sources_.clear();
   warnings_ = std::move(warnings);
   return Status::ok();

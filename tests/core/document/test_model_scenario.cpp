@@ -69,6 +69,22 @@ TEST_CASE("a model scenario is written as version 2 with only the model's keys, 
   CHECK(scenario_to_json(plain).find("\"version\": 1") != std::string::npos);
 }
 
+TEST_CASE("hiding special tokens is kept in the file, and absent means shown") {
+  Result<Scenario> parsed = parse_scenario(
+      R"({"version": 2, "model": {"name": "m", "hide_special_tokens": true}, "target": "a"})");
+  REQUIRE(parsed.ok());
+  CHECK(parsed->model->hide_special_tokens);
+  const std::string json = scenario_to_json(*parsed);
+  CHECK(json.find("\"hide_special_tokens\": true") != std::string::npos);
+  Result<Scenario> shown = parse_scenario(kModelFile);
+  REQUIRE(shown.ok());
+  CHECK_FALSE(shown->model->hide_special_tokens);
+  CHECK(scenario_to_json(*shown).find("hide_special_tokens") == std::string::npos);
+  CHECK(error_of(R"({"version": 2, "model": {"name": "m", "hide_special_tokens": 1},
+                     "target": "a"})")
+            .find("model.hide_special_tokens") != std::string::npos);
+}
+
 TEST_CASE("set_intervention keeps one entry per head and drops a change back to nothing") {
   ModelSpec spec{"stories260K", {}};
   HeadIntervention ablate;

@@ -158,4 +158,47 @@ TEST_CASE(
   CHECK(pipeline.result().n_query == 5);
 }
 
+TEST_CASE("model mode: special tokens hidden from the views, as the model read them") {
+  Scenario scenario = model_scenario("stories260K", "Once upon a time there was a cat");
+  Pipeline all;
+  REQUIRE(all.run(scenario));
+  const auto n = static_cast<Eigen::Index>(all.target().tokens.size());
+  REQUIRE(all.target().tokens.front().text == "<s>");
+  scenario.model->hide_special_tokens = true;
+  Pipeline hidden;
+  REQUIRE(hidden.run(scenario));
+  const ModelRun& run = *hidden.model();
+  CHECK(run.hides_tokens());
+  CHECK(static_cast<Eigen::Index>(hidden.target().tokens.size()) == n - 1);
+  CHECK(hidden.target().tokens.front().text == all.target().tokens[1].text);
+  CHECK(run.shown_index(0) == -1);
+  CHECK(run.shown_index(1) == 0);
+  CHECK(run.model_tokens().size() == static_cast<std::size_t>(n));  // the model read them all
+  for (int layer = 0; layer < hidden.layer_count(); ++layer) {
+    const AttentionResult& shown = hidden.layer(layer);
+    const AttentionResult& full = all.layer(layer);
+    REQUIRE(shown.n_query == n - 1);
+    for (std::size_t h = 0; h < shown.heads.size(); ++h) {
+      const HeadResult& head = shown.heads[h];
+      // The rows and columns of the shown tokens, as the model computed them...
+      CHECK(largest_difference(head.weights,
+                               full.heads[h].weights.bottomRightCorner(n - 1, n - 1)) == 0.0f);
+      CHECK(largest_difference(head.K, full.heads[h].K.bottomRows(n - 1)) == 0.0f);
+      // ... and the output the Output view adds up: the shown values only.
+      CHECK(largest_difference(head.output, head.weights * head.V) < 1e-5f);
+      CHECK(largest_difference(shown.concat.middleCols(static_cast<Eigen::Index>(h) * head.V.cols(),
+                                                       head.V.cols()),
+                               head.output) == 0.0f);
+    }
+    CHECK(largest_difference(shown.output, full.output.bottomRows(n - 1)) == 0.0f);
+  }
+  // A text of special tokens only: they are all there is to show.
+  Scenario empty = model_scenario("stories260K", "");
+  empty.model->hide_special_tokens = true;
+  Pipeline only;
+  REQUIRE(only.run(empty));
+  CHECK(only.target().tokens.size() == 1);
+  CHECK_FALSE(only.model()->hides_tokens());
+}
+
 }  // namespace attnviz
