@@ -9,6 +9,8 @@
 
 #include <imgui.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 namespace attnviz::app {
@@ -71,12 +73,21 @@ class LessonPanel final : public Panel {
     const int query = resolve_token(state.pipeline().target(), predict.query);
     const auto& keys = state.pipeline().keys().tokens;
     if (query < 0 || keys.empty()) return;
+    // The head the question is about (a real model's: in the step's layer).
+    const int layer = std::clamp(predict.layer, 0, state.pipeline().layer_count() - 1);
+    const AttentionResult& result = state.pipeline().layer(layer);
+    if (predict.head >= static_cast<int>(result.heads.size()) || query >= result.n_query) return;
+    const HeadResult& head = result.heads[static_cast<std::size_t>(predict.head)];
     ImGui::PushStyleColor(ImGuiCol_Text, colours.selection);
     ImGui::TextUnformatted(predict.prompt.c_str());
     ImGui::PopStyleColor();
     if (!state.lesson.prediction) {
+      bool first = true;
       for (std::size_t j = 0; j < keys.size(); ++j) {
-        if (j > 0) ImGui::SameLine();
+        // Only the keys the query may attend to (a causal mask hides the later ones).
+        if (!std::isfinite(head.masked_scores(query, static_cast<Eigen::Index>(j)))) continue;
+        if (!first) ImGui::SameLine();
+        first = false;
         ImGui::PushID(static_cast<int>(j));
         if (ImGui::Button(state.frame.visual_text(keys[j].text)))
           state.lesson.prediction = static_cast<int>(j);
@@ -86,7 +97,7 @@ class LessonPanel final : public Panel {
       return;
     }
     // Reveal: the engine's answer next to the guess.
-    const Matrix& weights = state.result().heads[static_cast<std::size_t>(predict.head)].weights;
+    const Matrix& weights = head.weights;
     Eigen::Index answer = 0;
     weights.row(query).maxCoeff(&answer);
     const int guess = *state.lesson.prediction;

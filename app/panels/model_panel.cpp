@@ -27,68 +27,32 @@
 namespace attnviz::app {
 namespace {
 
-// A role's badge where room is short: "prev", "ind", ...
-const char* short_role(HeadRole role) {
-  switch (role) {
-    case HeadRole::Induction:
-      return "induction";
-    case HeadRole::PreviousToken:
-      return "previous";
-    case HeadRole::FirstToken:
-      return "first/sink";
-    case HeadRole::Self:
-      return "self";
-    case HeadRole::Broad:
-      return "broad";
-    case HeadRole::Positional:
-      return "positional";
-    case HeadRole::Mixed:
-      break;
-  }
-  return "";
-}
+// How a role is named on a tile's badge (in full, and where room is short) and in its tooltip.
+struct RoleLabel {
+  HeadRole role;
+  const char* badge;
+  const char* tiny;
+  const char* meaning;
+};
+constexpr std::array<RoleLabel, 7> kRoleLabels = {{
+    {HeadRole::Induction, "induction", "ind",
+     "induction: on a repeated sequence it attends to the token after the earlier copy of the "
+     "current one (and so helps predict what came next last time)"},
+    {HeadRole::PreviousToken, "previous", "prev",
+     "previous-token: attends to the token just before"},
+    {HeadRole::FirstToken, "first/sink", "sink",
+     "first-token (a sink): puts its weight on the first token when it has nothing better to do"},
+    {HeadRole::Self, "self", "self", "self: attends to the token itself"},
+    {HeadRole::Broad, "broad", "broad", "broad: spreads its weight over many tokens"},
+    {HeadRole::Positional, "positional", "pos",
+     "positional: attends by position, whatever the words are"},
+    {HeadRole::Mixed, "", "", "mixed: no one pattern passes its threshold"},
+}};
 
-const char* tiny_role(HeadRole role) {
-  switch (role) {
-    case HeadRole::Induction:
-      return "ind";
-    case HeadRole::PreviousToken:
-      return "prev";
-    case HeadRole::FirstToken:
-      return "sink";
-    case HeadRole::Self:
-      return "self";
-    case HeadRole::Broad:
-      return "broad";
-    case HeadRole::Positional:
-      return "pos";
-    case HeadRole::Mixed:
-      break;
-  }
-  return "";
-}
-
-// What each role means, for the badges' tooltips.
-const char* role_meaning(HeadRole role) {
-  switch (role) {
-    case HeadRole::Induction:
-      return "induction: on a repeated sequence it attends to the token after the earlier "
-             "copy of the current one (and so helps predict what came next last time)";
-    case HeadRole::PreviousToken:
-      return "previous-token: attends to the token just before";
-    case HeadRole::FirstToken:
-      return "first-token (a sink): puts its weight on the first token when it has nothing "
-             "better to do";
-    case HeadRole::Self:
-      return "self: attends to the token itself";
-    case HeadRole::Broad:
-      return "broad: spreads its weight over many tokens";
-    case HeadRole::Positional:
-      return "positional: attends by position, whatever the words are";
-    case HeadRole::Mixed:
-      break;
-  }
-  return "mixed: no one pattern passes its threshold";
+const RoleLabel& label_of(HeadRole role) {
+  for (const RoleLabel& label : kRoleLabels)
+    if (label.role == role) return label;
+  return kRoleLabels.back();
 }
 
 // A tile shows a model's α pooled to at most this many cells across (app/view/attention_pool.hpp).
@@ -235,8 +199,9 @@ class ModelPanel final : public Panel {
       ImGui::TextUnformatted("show");
       ImGui::SameLine();
       ImGui::SetNextItemWidth(font * 9.0f);
-      const char* preview =
-          filter_ < 0 ? "every head" : short_role(kFilterRoles[static_cast<std::size_t>(filter_)]);
+      const char* preview = filter_ < 0
+                                ? "every head"
+                                : label_of(kFilterRoles[static_cast<std::size_t>(filter_)]).badge;
       if (filter_ >= 0 && kFilterRoles[static_cast<std::size_t>(filter_)] == HeadRole::Mixed)
         preview = "mixed";
       if (ImGui::BeginCombo("##model_role_filter", preview)) {
@@ -245,7 +210,7 @@ class ModelPanel final : public Panel {
           const HeadRole role = kFilterRoles[static_cast<std::size_t>(i)];
           const std::string item = std::string(to_string(role)) + " heads";
           if (ImGui::Selectable(item.c_str(), filter_ == i)) filter_ = i;
-          if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", role_meaning(role));
+          if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", label_of(role).meaning);
         }
         ImGui::EndCombo();
       }
@@ -315,13 +280,13 @@ class ModelPanel final : public Panel {
     if (!scores || scores->role == HeadRole::Mixed) return;
     char badge[32];
     const float score = scores->score(scores->role);
-    std::snprintf(badge, sizeof badge, "%s %s", short_role(scores->role),
-                  view::format_number(score, 2).c_str());
+    const RoleLabel& label = label_of(scores->role);
+    std::snprintf(badge, sizeof badge, "%s %s", label.badge, view::format_number(score, 2).c_str());
     if (ImGui::CalcTextSize(badge).x > tile + ImGui::GetFontSize() * 0.2f)
-      std::snprintf(badge, sizeof badge, "%s %s", tiny_role(scores->role),
+      std::snprintf(badge, sizeof badge, "%s %s", label.tiny,
                     view::format_number(score, 2).c_str());
     if (ImGui::CalcTextSize(badge).x > tile + ImGui::GetFontSize() * 0.2f)
-      std::snprintf(badge, sizeof badge, "%s", tiny_role(scores->role));
+      std::snprintf(badge, sizeof badge, "%s", label.tiny);
     const bool dim = filtered_out(model, layer, head);
     list->AddText(
         ImVec2(p0.x, p0.y + tile + 1.0f),
@@ -337,7 +302,7 @@ class ModelPanel final : public Panel {
       if (model) {
         if (const HeadScores* scores = model->role_of(h.layer, h.head)) {
           ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
-          ImGui::TextUnformatted(role_meaning(scores->role));
+          ImGui::TextUnformatted(label_of(scores->role).meaning);
           ImGui::PopTextWrapPos();
           ImGui::TextDisabled(
               "induction %.2f  previous %.2f  first %.2f  self %.2f  broad %.2f  positional %.2f",

@@ -46,38 +46,34 @@ bool draw_query_selector(AppState& state, const char* id, float max_width_em,
   return chosen;
 }
 
-bool draw_head_combo(const char* id, int heads, int& head) {
+namespace {
+
+// A combo of `count` things numbered from 1: "3" shown, entries `item` ("head %d") for each.
+bool draw_numbered_combo(const char* id, int count, int& value, const char* item_format) {
   char preview[16];
-  std::snprintf(preview, sizeof preview, "%d", view::shown_number(head));
+  std::snprintf(preview, sizeof preview, "%d", view::shown_number(value));
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 3.2f);
   bool chosen = false;
   if (ImGui::BeginCombo(id, preview)) {
-    for (int k = 0; k < heads; ++k) {
+    for (int k = 0; k < count; ++k) {
       char item[32];
-      std::snprintf(item, sizeof item, "head %d", view::shown_number(k));
-      if (ImGui::Selectable(item, k == head)) head = k, chosen = true;
-      if (k == head) ImGui::SetItemDefaultFocus();
+      std::snprintf(item, sizeof item, item_format, view::shown_number(k));
+      if (ImGui::Selectable(item, k == value)) value = k, chosen = true;
+      if (k == value) ImGui::SetItemDefaultFocus();
     }
     ImGui::EndCombo();
   }
   return chosen;
 }
 
+}  // namespace
+
+bool draw_head_combo(const char* id, int heads, int& head) {
+  return draw_numbered_combo(id, heads, head, "head %d");
+}
+
 bool draw_layer_combo(const char* id, int layers, int& layer) {
-  char preview[16];
-  std::snprintf(preview, sizeof preview, "%d", view::shown_number(layer));
-  ImGui::SetNextItemWidth(ImGui::GetFontSize() * 3.2f);
-  bool chosen = false;
-  if (ImGui::BeginCombo(id, preview)) {
-    for (int k = 0; k < layers; ++k) {
-      char item[32];
-      std::snprintf(item, sizeof item, "layer %d", view::shown_number(k));
-      if (ImGui::Selectable(item, k == layer)) layer = k, chosen = true;
-      if (k == layer) ImGui::SetItemDefaultFocus();
-    }
-    ImGui::EndCombo();
-  }
-  return chosen;
+  return draw_numbered_combo(id, layers, layer, "layer %d");
 }
 
 void draw_layer_selector(AppState& state, const char* id) {
