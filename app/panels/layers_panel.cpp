@@ -53,7 +53,9 @@ class LayersPanel final : public Panel {
   std::uint64_t computed_run_ = 0;
   int computed_section_ = -1;
   bool lens_too_large_ = false;
-  bool scroll_to_last_ = true;  // the lens opens on its last positions: the prediction's
+  // The lens opens on its last positions (the prediction's): asked for a few frames, as the
+  // table's width is known only once it has been laid out.
+  int scroll_to_last_ = 3;
   std::vector<std::vector<LensPrediction>> lens_;  // (n_layers) × (n)
   std::vector<Matrix> rollout_;                    // per layer (n, n)
   Matrix norms_;                                   // (n_layers + 1, n)
@@ -63,7 +65,7 @@ class LayersPanel final : public Panel {
     if (computed_run_ == model.run_count() && computed_section_ == section_) return;
     computed_run_ = model.run_count();
     computed_section_ = section_;
-    scroll_to_last_ = true;
+    scroll_to_last_ = 3;
     const TransformerForward& forward = model.forward();
     const TransformerConfig& c = model.model().transformer.config();
     if (section_ == 0) {
@@ -125,10 +127,7 @@ class LayersPanel final : public Panel {
         const std::string shown = state.frame.visual_text(model.model().tokenizer.shown(p.token));
         ImGui::TextUnformatted(fit_text(shown, font * 3.8f).c_str());
         ++labelled;
-        if (scroll_to_last_ && l == layers - 1 && i == n - 1) {
-          ImGui::SetScrollHereX(1.0f);
-          scroll_to_last_ = false;
-        }
+
         if (ImGui::IsItemHovered()) {
           ImGui::SetTooltip("after layer %d, at \"%s\": \"%s\" (%s)", l + 1,
                             state.frame.visual_text(tokens[static_cast<std::size_t>(i)].shown),
@@ -136,6 +135,10 @@ class LayersPanel final : public Panel {
           state.frame.hovered_next = {Side::Query, i};
         }
       }
+    }
+    if (scroll_to_last_ > 0) {  // the table's own window: its far right
+      ImGui::SetScrollX(ImGui::GetScrollMaxX());
+      --scroll_to_last_;
     }
     ImGui::EndTable();
     state.frame.layout.labels_of(view::ViewId::Layers).add(n, n, font, n * 4 > 40);

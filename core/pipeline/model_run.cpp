@@ -210,15 +210,13 @@ const ModelRun::AdaptedLayer& ModelRun::adapted(int index) const {
         head.masked_scores(i, j) = -std::numeric_limits<float>::infinity();
     // 4. The attention the model used.
     head.weights = forward_->attention(index, h)(shown_, shown_);  // (n, n), masked entries 0
-    // 5. The head's output as the model added it; with tokens hidden, the sum over the shown
-    //    values alone (× the head's scale, as the model applies it).
-    if (hiding) {
-      head.output.noalias() = head.weights * head.V;  // (n, d_head)
-      head.output *= forward_->intervention(index, h).output_scale;
-      r.concat.middleCols(h * d_head, d_head) = head.output;
-    } else {
-      head.output = r.concat.middleCols(h * d_head, d_head);  // (n, d_head)
-    }
+    // 5. The head's output: the weighted sum of the values, as the Output view adds it up (with
+    //    tokens hidden, of the shown values alone). A knocked-out or scaled head's contribution
+    //    is its output × its scale: that is what concat holds, and W_O reads.
+    head.output.noalias() = head.weights * head.V;  // (n, d_head)
+    if (hiding)
+      r.concat.middleCols(h * d_head, d_head) =
+          head.output * forward_->intervention(index, h).output_scale;
     head.fully_masked_rows = RowFlags::Zero(n);
     head.overflow = !head.raw_scores.allFinite();
     r.overflow = r.overflow || head.overflow;

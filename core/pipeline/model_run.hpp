@@ -9,9 +9,9 @@
 //   2. raw_scores = Q · Kᵀ (every cell), scaled_scores = raw_scores / √d_head      (n, n)
 //   3. masked_scores = scaled_scores, −inf where key j > query i (the causal mask)    (n, n)
 //   4. weights = the attention the model used (the softmax, or an intervention's pattern)
-//   5. output = the head's output as the model added it (× the intervention's scale) (n, d_head)
-// then concat = every head's output side by side, and output = the attention output after W_O
-// and its bias (n, d_model).
+//   5. output = weights · V, the head's weighted sum of the values                   (n, d_head)
+// then concat = what each head added, side by side: its output × its intervention's scale (0 for
+// a knocked-out head), and output = the attention output after W_O and its bias (n, d_model).
 #pragma once
 
 #include "core/base/status.hpp"

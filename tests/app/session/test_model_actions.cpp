@@ -78,7 +78,9 @@ TEST_CASE("a knocked-out head changes the layers above and the prediction; undo 
   ablate.output_scale = 0;
   f.state.edit()->set_head_intervention(0, 2, ablate);
   f.frame();
-  CHECK(f.state.pipeline().layer(0).heads[2].output.cwiseAbs().maxCoeff() == 0.0f);
+  const AttentionResult& knocked = f.state.pipeline().layer(0);  // head 2 adds nothing now
+  const Eigen::Index d_head = knocked.heads[2].V.cols();
+  CHECK(knocked.concat.middleCols(2 * d_head, d_head).cwiseAbs().maxCoeff() == 0.0f);
   CHECK((f.state.pipeline().layer(0).output - layer0).cwiseAbs().maxCoeff() > 0.0f);
   CHECK((f.state.pipeline().layer(1).output - layer1).cwiseAbs().maxCoeff() > 0.0f);
   CHECK((last_logits() - before).cwiseAbs().maxCoeff() > 1e-3f);

@@ -100,7 +100,13 @@ TEST_CASE("model mode: an ablation in the spec zeroes the head and leaves the la
   ablate.output_scale = 0.0f;
   scenario.model->set_intervention(1, 1, ablate);
   REQUIRE(pipeline.run(scenario));
-  CHECK(pipeline.layer(1).heads[1].output.cwiseAbs().maxCoeff() == 0.0f);
+  // The head still attends (its weighted sum is shown); what it adds, in concat, is 0.
+  const AttentionResult& knocked = pipeline.layer(1);
+  const Eigen::Index d_head = knocked.heads[1].V.cols();
+  CHECK(knocked.concat.middleCols(d_head, d_head).cwiseAbs().maxCoeff() == 0.0f);
+  CHECK(largest_difference(knocked.heads[1].output, knocked.heads[1].weights * knocked.heads[1].V) <
+        1e-5f);
+  CHECK(knocked.heads[1].output.cwiseAbs().maxCoeff() > 0.0f);
   CHECK(pipeline.layer(1).version != version_before);
   CHECK(largest_difference(pipeline.layer(0).output, below) == 0.0f);
 
