@@ -2,6 +2,7 @@
 
 #include "cli/allocation_counter.hpp"
 #include "core/document/file_io.hpp"
+#include "core/figures/format.hpp"
 #include "core/models/blas.hpp"
 #include "core/models/head_roles.hpp"
 #include "core/models/model.hpp"
@@ -283,15 +284,6 @@ std::string count_of(std::size_t count, const char* one, const char* many) {
   return std::to_string(count) + " " + (count == 1 ? one : many);
 }
 
-std::string thousands(std::size_t value) {
-  std::string digits = std::to_string(value), out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 int command_info(const Model& model) {
   const TransformerConfig& c = model.transformer.config();
   const bool llama = c.architecture == "llama";
@@ -313,7 +305,8 @@ int command_info(const Model& model) {
   std::printf("MLP width     %d\n", c.d_ff);
   std::printf("vocabulary    %d tokens\n", c.vocab_size);
   std::printf("context       %d tokens\n", c.context);
-  std::printf("parameters    %s\n", thousands(model.transformer.parameter_count()).c_str());
+  std::printf("parameters    %s\n",
+              view::format_thousands(model.transformer.parameter_count()).c_str());
   std::printf("tokenizer     %s\n", model.tokenizer.description().c_str());
   return kExitOk;
 }

@@ -124,7 +124,7 @@ class InputPanel final : public Panel {
     if (const ModelRun* model = state.pipeline().model()) {
       draw_model_text(state, context, *model);
       ImGui::Spacing();
-      draw_model_settings(state, *model);
+      draw_model_settings(state);
       return;
     }
     draw_sentences(state, context);
@@ -197,10 +197,8 @@ class InputPanel final : public Panel {
                     c.queries_per_kv_head());
       ImGui::Text("d_model %d, d_head %d, vocabulary %d tokens, context %d", c.d_model, c.d_head,
                   c.vocab_size, c.context);
-      std::string count = std::to_string(model.transformer.parameter_count());
-      for (int at = static_cast<int>(count.size()) - 3; at > 0; at -= 3)
-        count.insert(static_cast<std::size_t>(at), ",");
-      ImGui::Text("%s parameters", count.c_str());
+      ImGui::Text("%s parameters",
+                  view::format_thousands(model.transformer.parameter_count()).c_str());
       ImGui::TextDisabled("%s (%s)", model.transformer.source().c_str(),
                           model.transformer.format().c_str());
       ImGui::PopTextWrapPos();
@@ -238,7 +236,7 @@ class InputPanel final : public Panel {
   }
 
   // Model mode: the layer and head the views show, and what is done to that head.
-  void draw_model_settings(AppState& state, const ModelRun& run) {
+  void draw_model_settings(AppState& state) {
     if (!ImGui::CollapsingHeader("Layer and head", ImGuiTreeNodeFlags_DefaultOpen)) return;
     draw_head_selector(state, "##input_head");
     const int layer = state.selection.layer, head = state.selection.head;
@@ -279,7 +277,6 @@ class InputPanel final : public Panel {
       ImGui::SameLine();
       if (ImGui::SmallButton("Restore every head")) state.edit()->clear_interventions();
     }
-    static_cast<void>(run);
   }
 
   void draw_sentences(AppState& state, PanelContext& context) {

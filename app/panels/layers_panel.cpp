@@ -27,10 +27,10 @@
 namespace attnviz::app {
 namespace {
 
-// The lens reads every layer's stream through the unembedding at every position: for a large
-// model on a long text that is minutes of work, not a frame's. Past this many multiply-adds it is
-// not computed (the view says so).
-constexpr double kMostLensWork = 2e9;
+// The lens reads every layer's stream through the unembedding at every position, on the UI
+// thread: for a large model on a long text that is seconds of work, not a frame's. Past this many
+// multiply-adds (some tens of milliseconds here) it is not computed (the view says so).
+constexpr double kMostLensWork = 2e8;
 
 class LayersPanel final : public Panel {
  public:
@@ -113,7 +113,6 @@ class LayersPanel final : public Panel {
       ImGui::TableSetupColumn(state.frame.visual_text(tokens[static_cast<std::size_t>(i)].shown),
                               ImGuiTableColumnFlags_WidthFixed, font * 4.0f);
     ImGui::TableHeadersRow();
-    int labelled = 0;
     for (int l = 0; l < layers; ++l) {
       ImGui::TableNextRow();
       ImGui::TableSetColumnIndex(0);
@@ -126,7 +125,6 @@ class LayersPanel final : public Panel {
                                with_alpha(colours.highlight, 0.08f + 0.6f * shade));
         const std::string shown = state.frame.visual_text(model.model().tokenizer.shown(p.token));
         ImGui::TextUnformatted(fit_text(shown, font * 3.8f).c_str());
-        ++labelled;
 
         if (ImGui::IsItemHovered()) {
           ImGui::SetTooltip("after layer %d, at \"%s\": \"%s\" (%s)", l + 1,
@@ -142,7 +140,6 @@ class LayersPanel final : public Panel {
     }
     ImGui::EndTable();
     state.frame.layout.labels_of(view::ViewId::Layers).add(n, n, font, n * 4 > 40);
-    static_cast<void>(labelled);
   }
 
   void draw_rollout(AppState& state, PanelContext& context, const ModelRun& model) {

@@ -70,7 +70,7 @@ class ModelPanel final : public Panel {
     const int layers = pipeline.layer_count();
     const int heads = static_cast<int>(state.result().heads.size());
     upload(state, context, layers);
-    draw_header(state, model);
+    draw_header(model);
 
     const float font = ImGui::GetFontSize();
     const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -193,7 +193,7 @@ class ModelPanel final : public Panel {
     }
   }
 
-  void draw_header(AppState& state, const ModelRun* model) {
+  void draw_header(const ModelRun* model) {
     const float font = ImGui::GetFontSize();
     if (model) {
       ImGui::TextUnformatted("show");
@@ -224,7 +224,6 @@ class ModelPanel final : public Panel {
       ImGui::TextDisabled("%s", hint);
     else
       ImGui::NewLine();
-    static_cast<void>(state);
   }
 
   bool filtered_out(const ModelRun& model, int layer, int head) const {

@@ -76,7 +76,6 @@ void AppState::recompute_model() {
              computed.pipeline, std::max(std::chrono::nanoseconds(0), deadline - Clock::now()),
              computed.version + 1)) {
     if (done->version <= computed.version) continue;  // older than what is shown: dropped
-    computed.model_ms = done->milliseconds;
     computed.error = done->status ? std::string() : done->status.message();
     computed.has_result = computed.has_result || done->status.is_ok();
     computed.version = done->version;

@@ -157,7 +157,6 @@ struct ComputedState {
   std::unique_ptr<ComputeWorker> worker;
   double on_this_thread_ms = 4.0;
   std::chrono::nanoseconds wait_for_model = std::chrono::hours(1);
-  double model_ms = 0;  // how long the model's last recompute off the UI thread took
   // A model's recompute is running: the views show the result before it.
   bool computing() const { return version_in_flight != 0; }
   std::uint64_t version_in_flight = 0;

@@ -79,15 +79,13 @@ void ComputeWorker::loop() {
     catch_up_ = false;  // the job computes it all
     running_ = true;
     lock.unlock();
-    const auto start = std::chrono::steady_clock::now();
     Status status = back_.run(job.scenario);  // the long part, unlocked
     if (status && job.shown_layer >= 0 && job.shown_layer < back_.layer_count())
       static_cast<void>(back_.layer(job.shown_layer));
-    const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
     lock.lock();
     running_ = false;
     if (status) last_computed_ = std::move(job.scenario);
-    finished_ = Finished{job.version, std::move(status), took.count()};
+    finished_ = Finished{job.version, std::move(status)};
     changed_.notify_all();
   }
 }

@@ -42,7 +42,6 @@ class ComputeWorker {
   struct Finished {
     std::uint64_t version = 0;  // the document's version it computed
     Status status;              // on failure `front` was left as it was
-    double milliseconds = 0;    // how long it took
   };
   // A finished computation, waiting up to `wait` for the one in flight: its pipeline swapped
   // into `front` (when it succeeded and computed `oldest` or a later version: an older one is

@@ -54,6 +54,16 @@ int format_significant_into(char* buffer, int size, float value, int decimals, i
                        std::max(0, -exponent + digits - 1), static_cast<double>(value));
 }
 
+std::string format_thousands(std::size_t value) {
+  const std::string digits = std::to_string(value);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
 std::string format_significant(float value, int decimals, int significant) {
   char buffer[48];
   const int n = format_significant_into(buffer, sizeof buffer, value, decimals, significant);

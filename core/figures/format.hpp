@@ -23,6 +23,9 @@ constexpr int shown_number(long long index) {
 std::string format_number(float value, int decimals = 2);
 std::string format_score(float value, int decimals = 2);  // -inf -> "−∞ (masked)"
 
+// A count with its thousands separated: 124439808 -> "124,439,808" (a model's parameters).
+std::string format_thousands(std::size_t value);
+
 // Writes into a fixed buffer (no allocation, for per-cell drawing); returns the length.
 int format_number_into(char* buffer, int size, float value, int decimals = 2);
 

@@ -56,11 +56,8 @@ class ModelRun {
   Status run(const ModelSpec& spec, const std::string& text, int max_tokens,
              std::vector<std::string>& warnings);
 
-  bool has_model() const { return opened_ != nullptr; }
   const Model& model() const { return opened_->model; }
   const TransformerForward& forward() const { return *forward_; }
-  // The spec's model name the open model was opened by.
-  const std::string& opened_as() const { return opened_as_; }
   // The tokens as the model reads them, and as the views list them (`text` is how a person reads
   // the token: ␣ for a space, and so on; special tokens have an empty byte range).
   const std::vector<ModelToken>& model_tokens() const { return tokens_; }

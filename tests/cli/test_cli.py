@@ -16,6 +16,8 @@ import tempfile
 import unittest
 import xml.etree.ElementTree as ElementTree
 
+import cli_harness  # tests/cli/cli_harness.py, beside this script
+
 CLI = None  # set from --cli before the tests run
 
 TARGET_TOKENS = ["i", "like", "to", "eat", "apple"]
@@ -926,34 +928,10 @@ class BenchTest(UsageErrorAssertion, unittest.TestCase):
 def main():
     global CLI
     argv = list(sys.argv)
-    if "--cli" in argv:
-        at = argv.index("--cli")
-        if at + 1 >= len(argv):
-            print("--cli needs the path of attnviz-cli", file=sys.stderr)
-            return 2
-        CLI = os.path.abspath(argv[at + 1])
-        del argv[at:at + 2]
-    else:
-        for arg in argv:
-            if arg.startswith("--cli="):
-                CLI = os.path.abspath(arg[len("--cli="):])
-                argv.remove(arg)
-                break
-    if not CLI or not os.access(CLI, os.X_OK):
-        print("usage: test_cli.py --cli PATH/TO/attnviz-cli (got %r)" % CLI, file=sys.stderr)
+    CLI = cli_harness.take_cli_path(argv, CLI)
+    if not cli_harness.usable(CLI, "test_cli.py"):
         return 2
-    program = unittest.main(argv=argv, exit=False, verbosity=2)
-    result = program.result
-    # A test with failing subtests appears once per failing subtest: count tests, not entries.
-    failed_ids = set()
-    for test, _ in result.failures + result.errors:
-        failed_ids.add(getattr(test, "test_case", test).id())
-    for test in result.unexpectedSuccesses:
-        failed_ids.add(test.id())
-    failed = len(failed_ids)
-    passed = max(result.testsRun - failed - len(result.skipped), 0)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed or result.testsRun == 0 else 0
+    return cli_harness.run_tests(argv)
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ import sys
 import tempfile
 import unittest
 
+import cli_harness  # tests/cli/cli_harness.py, beside this script
+
 # The engine picks OpenBLAS's kernels for the CPU, as on a user's machine, unless this is set: a
 # shell that sets it (this project's machines set Haswell) would hide what the engine does.
 os.environ.pop("OPENBLAS_CORETYPE", None)
@@ -327,22 +329,10 @@ class Errors(ModelCliCase):
 def main():
     global CLI
     argv = list(sys.argv)
-    if "--cli" in argv:
-        at = argv.index("--cli")
-        if at + 1 >= len(argv):
-            print("--cli needs the path of attnviz-cli", file=sys.stderr)
-            return 2
-        CLI = os.path.abspath(argv[at + 1])
-        del argv[at:at + 2]
-    if not CLI or not os.access(CLI, os.X_OK):
-        print("usage: test_model_cli.py --cli PATH/TO/attnviz-cli (got %r)" % CLI, file=sys.stderr)
+    CLI = cli_harness.take_cli_path(argv, CLI)
+    if not cli_harness.usable(CLI, "test_model_cli.py"):
         return 2
-    program = unittest.main(argv=argv, exit=False, verbosity=2)
-    result = program.result
-    failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
-    passed = max(result.testsRun - failed - len(result.skipped), 0)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed or result.testsRun == 0 else 0
+    return cli_harness.run_tests(argv)
 
 
 if __name__ == "__main__":

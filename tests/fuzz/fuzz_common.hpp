@@ -5,10 +5,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include <stdlib.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <string_view>
+#include <vector>
 
 // Aborts with the failed condition when an invariant does not hold.
 #define FUZZ_CHECK(condition)                                                                  \
@@ -20,6 +24,27 @@
   } while (0)
 
 namespace attnviz::fuzz {
+
+// A folder of the process's own under /tmp, for the files a target writes (the model readers take
+// paths), made on the first call. It is removed, with the `files` named in it, when the process
+// exits. A target calls it with the same arguments every time.
+inline const std::string& scratch_folder(const char* name, std::vector<std::string> files) {
+  struct Folder {
+    std::string path;
+    std::vector<std::string> files;
+    ~Folder() {
+      for (const std::string& file : files) std::remove((path + "/" + file).c_str());
+      std::remove(path.c_str());
+    }
+  };
+  static const Folder folder = [&] {
+    std::string pattern = std::string("/tmp/attnviz-fuzz-") + name + "-XXXXXX";
+    const char* made = ::mkdtemp(pattern.data());
+    FUZZ_CHECK(made != nullptr);
+    return Folder{made, std::move(files)};
+  }();
+  return folder.path;
+}
 
 // Strict UTF-8 (RFC 3629): no overlongs, surrogates or code points past U+10FFFF. Written here,
 // independently of core/text/ and core/models/, so that the check does not share the code it

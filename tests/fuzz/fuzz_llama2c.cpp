@@ -23,24 +23,9 @@
 
 namespace {
 
-const std::string& scratch_folder();
-
-void remove_scratch_folder() {
-  const std::string& folder = scratch_folder();
-  std::remove((folder + "/fuzz.bin").c_str());
-  std::remove(folder.c_str());
-}
-
+// The folder this target writes its files in.
 const std::string& scratch_folder() {
-  static const std::string folder = [] {
-    char pattern[] = "/tmp/attnviz-fuzz-llama2c-XXXXXX";
-    const char* made = ::mkdtemp(pattern);
-    FUZZ_CHECK(made != nullptr);
-    return std::string(made);
-  }();
-  static const bool cleanup_registered = std::atexit(remove_scratch_folder) == 0;
-  (void)cleanup_registered;
-  return folder;
+  return attnviz::fuzz::scratch_folder("llama2c", {"fuzz.bin"});
 }
 
 bool starts_with(const std::string& text, const std::string& prefix) {

@@ -26,26 +26,10 @@
 
 namespace {
 
-const std::string& scratch_folder();
-
-// The scratch folder and its files, removed when the process exits.
-void remove_scratch_folder() {
-  const std::string& folder = scratch_folder();
-  for (const char* name : {"/fuzz.safetensors", "/config.json", "/model.safetensors"})
-    std::remove((folder + name).c_str());
-  std::remove(folder.c_str());
-}
-
+// The folder this target writes its files in.
 const std::string& scratch_folder() {
-  static const std::string folder = [] {
-    char pattern[] = "/tmp/attnviz-fuzz-safetensors-XXXXXX";
-    const char* made = ::mkdtemp(pattern);
-    FUZZ_CHECK(made != nullptr);
-    return std::string(made);
-  }();
-  static const bool cleanup_registered = std::atexit(remove_scratch_folder) == 0;
-  (void)cleanup_registered;
-  return folder;
+  return attnviz::fuzz::scratch_folder("safetensors",
+                                       {"fuzz.safetensors", "config.json", "model.safetensors"});
 }
 
 void write_file(const std::string& path, const std::uint8_t* data, std::size_t size) {

@@ -92,4 +92,11 @@ TEST_CASE("small numbers keep two significant digits where two decimals would sh
   CHECK(format_significant(12.5f) == "12.50");
 }
 
+TEST_CASE("counts print with their thousands separated") {
+  CHECK(format_thousands(0) == "0");
+  CHECK(format_thousands(999) == "999");
+  CHECK(format_thousands(1000) == "1,000");
+  CHECK(format_thousands(124439808) == "124,439,808");
+}
+
 }  // namespace attnviz::view
