@@ -24,4 +24,6 @@ run --screenshot "$out/presenter-1280x720.png" --presenter --lesson cross-attent
 run --screenshot "$out/model-1280x720.png" --lesson trained-heads --step 0
 run --screenshot "$out/next-token-1280x720.png" --lesson induction-heads --step 0
 run --screenshot "$out/layers-1280x720.png" --lesson depth --step 0
+run --screenshot "$out/model-pipeline-1920x1080.png" --size 1920x1080 --model stories260K \
+  --view pipeline --layer 2 --head 3
 echo "screenshots written to $out/"

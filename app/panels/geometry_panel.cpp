@@ -38,7 +38,9 @@ void GeometryPanel::draw_content(AppState& state, PanelContext& context) {
   font_ = ImGui::GetFontSize();
   bold_ = context.bold_font;
   const int d_k = r.config.d_k;
-  if (d_k == 2)
+  if (state.pipeline().model_mode())
+    mode_ = PlotMode::Plane;
+  else if (d_k == 2)
     mode_ = PlotMode::Flat;
   else if (d_k == 3)
     mode_ = PlotMode::Space;
@@ -76,6 +78,16 @@ void GeometryPanel::draw_content(AppState& state, PanelContext& context) {
     side = {origin.x, plot.bottom() + gap, available.x, available.y - s - gap};
   }
 
+  if (mode_ == PlotMode::Plane) {  // the plane of q and the clicked key, else the top α's
+    int key = pinned_key_;
+    if (key < 0 || key >= r.n_key) {
+      const Matrix& w = r.heads[static_cast<std::size_t>(head)].weights;
+      key = 0;
+      for (int j = 1; j < r.n_key; ++j)
+        if (w(query, j) > w(query, key)) key = j;
+    }
+    update_plane(r, head, query, key);
+  }
   update_arrows(r, head);
   update_frame(plot, head);
   handle_mouse(state, r, plot, head);  // may edit the weights and recompute
@@ -94,6 +106,7 @@ void GeometryPanel::draw_selectors(AppState& state) {
   const int heads = static_cast<int>(state.result().heads.size());
   int head = state.selection.head;
   ImGui::AlignTextToFramePadding();
+  draw_layer_selector(state, "##geometry");  // a real model's
   ImGui::TextUnformatted("head");
   ImGui::SameLine();
   if (draw_head_combo("##geometry_head", heads, head)) state.selection.head = head;
@@ -108,7 +121,7 @@ void GeometryPanel::draw_selectors(AppState& state) {
       if (ImGui::IsItemHovered())
         ImGui::SetTooltip("back to the oblique view (or double-click empty space)");
     }
-  } else if (mode_ != PlotMode::None &&
+  } else if (mode_ != PlotMode::None && mode_ != PlotMode::Plane &&
              state.result().config.d_k != 2) {  // d_k = 1, or d_k > 3 approximated
     ImGui::SameLine(0, font_);
     if (ImGui::SmallButton("Set d_k = 2")) set_d_k(state, 2);
@@ -121,7 +134,8 @@ void GeometryPanel::draw_selectors(AppState& state) {
   }
   const char* hint = mode_ == PlotMode::Space
                          ? "drag a tip to edit W_Q / W_K \xc2\xb7 drag empty space to turn"
-                         : "drag a tip to edit W_Q / W_K";
+                     : mode_ == PlotMode::Plane ? "click a key: the plane of q and that key"
+                                                : "drag a tip to edit W_Q / W_K";
   if (mode_ != PlotMode::None && fits_after_last_item(ImGui::CalcTextSize(hint).x + font_)) {
     ImGui::SameLine(0, font_);
     ImGui::PushStyleColor(ImGuiCol_Text, colours.text_dim);
@@ -201,7 +215,7 @@ void GeometryPanel::update_arrows(const AttentionResult& r, int head) {
   for (int a = 0; a < n_query_ + n_key_; ++a) {
     const Matrix& m = a < n_query_ ? h.Q : h.K;
     const Eigen::Index row = a < n_query_ ? a : a - n_query_;
-    const double x = component(m, row, 0), y = component(m, row, 1), z = component(m, row, 2);
+    const double x = coordinate(m, row, 0), y = coordinate(m, row, 1), z = coordinate(m, row, 2);
     view::Point2& p = plane_[static_cast<std::size_t>(a)];
     if (mode_ == PlotMode::Space) {
       const auto v = orbit_.to_view(x, y, z);
@@ -219,6 +233,12 @@ void GeometryPanel::update_arrows(const AttentionResult& r, int head) {
     std::stable_sort(order_.begin(), order_.end(), [&](int a, int b) {
       return depth_[static_cast<std::size_t>(a)] < depth_[static_cast<std::size_t>(b)];
     });
+}
+
+void GeometryPanel::update_plane(const AttentionResult& r, int head, int query, int key) {
+  const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
+  basis_ = view::plane_basis(h.Q.row(query), h.K.row(key));  // (d_head, 2)
+  plane_key_ = key;
 }
 
 void GeometryPanel::update_frame(const view::Rect& plot, int head) {
@@ -291,17 +311,23 @@ void GeometryPanel::start_tip_drag(AppState& state, int arrow, int head) {
   const Matrix& X = side == Side::Query ? state.pipeline().X_target() : state.pipeline().X_keys();
   const auto& tokens =
       side == Side::Query ? state.pipeline().target().tokens : state.pipeline().keys().tokens;
-  if (head >= static_cast<int>(state.document.scenario().parameters.heads.size()) ||
-      index >= X.rows())
+  // A real model's weights are not dragged here (the Plane mode): a press is a click only.
+  const bool plane = mode_ == PlotMode::Plane;
+  if (!plane && (head >= static_cast<int>(state.document.scenario().parameters.heads.size()) ||
+                 index >= X.rows()))
     return;
-  drag_x_ = X.row(index);
-  drag_x_norm_ = static_cast<double>(drag_x_.norm());
   drag_ = {};
   drag_.kind = DragKind::Tip;
   drag_.side = side;
   drag_.index = index;
   drag_.head = head;
   drag_.press = ImGui::GetIO().MousePos;
+  if (plane) {
+    if (side == Side::Query) state.selection.query = index;
+    return;
+  }
+  drag_x_ = X.row(index);
+  drag_x_norm_ = static_cast<double>(drag_x_.norm());
   drag_start_W_ = weight_matrix(state, side, head);
   delta_.setZero(drag_start_W_.cols());
   if (side == Side::Query)
@@ -360,6 +386,7 @@ void GeometryPanel::handle_mouse(AppState& state, const AttentionResult& r, cons
 }
 
 void GeometryPanel::drag_tip(AppState& state, const AttentionResult& r, int head, ImVec2 m) {
+  if (mode_ == PlotMode::Plane) return;  // a click, not a drag (start_tip_drag)
   const ImGuiIO& io = ImGui::GetIO();
   if (!drag_.moved &&
       length(ImVec2(m.x - drag_.press.x, m.y - drag_.press.y)) >= io.MouseDragThreshold)

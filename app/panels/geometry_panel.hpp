@@ -17,6 +17,9 @@ enum class PlotMode {
   Flat,         // d_k = 1 or 2: the plane (d_k = 1 on the horizontal axis)
   Space,        // d_k = 3: an oblique view of space
   Approximate,  // d_k > 3: dims 0 and 1 only, labelled as an approximation
+  Plane,        // a real model (d_head of 8 to 128): the plane through the selected query q and
+                // one key k (clicked, else the one with the largest α), where q, k, their angle
+                // and q·k are exact; every other arrow is its shadow on that plane
 };
 
 class GeometryPanel final : public Panel {
@@ -82,6 +85,17 @@ class GeometryPanel final : public Panel {
   static double component(const Matrix& m, Eigen::Index row, int dim) {
     return dim < m.cols() ? static_cast<double>(m(row, dim)) : 0.0;
   }
+  // Where row `row` is drawn along axis `dim`: its component, or in the Plane mode its
+  // coordinate along the plane's basis vector `dim` (0 or 1; 0 for dim 2).
+  double coordinate(const Matrix& m, Eigen::Index row, int dim) const {
+    if (mode_ != PlotMode::Plane) return component(m, row, dim);
+    if (dim > 1 || basis_.rows() != m.cols()) return 0.0;
+    return m.row(row).cast<double>().dot(basis_.col(dim));
+  }
+  // The Plane mode's basis (view::plane_basis of q and k).                          (d_head, 2)
+  void update_plane(const AttentionResult& r, int head, int query, int key);
+  Eigen::MatrixXd basis_;
+  int plane_key_ = -1;  // the key k of the plane
   void update_arrows(const AttentionResult& r, int head);
   float plot_margin() const { return font_ * 2.2f; }
   void update_frame(const view::Rect& plot, int head);

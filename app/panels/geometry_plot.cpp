@@ -38,6 +38,8 @@ ArrowColours arrow_colours(Theme theme) {
 }
 
 constexpr const char* kAxisNames[3] = {"dim 1", "dim 2", "dim 3"};  // counted from 1
+// The Plane mode's axes: along q, and at right angles to it (towards k).
+constexpr const char* kPlaneAxisNames[2] = {"along q", "\xe2\x8a\xa5 q"};
 
 }  // namespace
 
@@ -87,17 +89,20 @@ void GeometryPanel::draw_grid(const AppState& state, ImDrawList* list, const vie
     add_clipped_line(list, plot, ImVec2(o.x, plot.y), ImVec2(o.x, plot.bottom()), axis,
                      thin * 1.5f);
     const int d_k = state.result().config.d_k;
+    const char* const* names = mode_ == PlotMode::Plane ? kPlaneAxisNames : kAxisNames;
     // Axis names, kept clear of the tokens' labels.
-    const ImVec2 size = ImGui::CalcTextSize(kAxisNames[0]);
+    const ImVec2 size = ImGui::CalcTextSize(names[0]);
     if (o.y > plot.y && o.y < plot.bottom()) {
       const ImVec2 at(plot.right() - size.x - font_ * 0.3f, o.y - size.y - font_ * 0.1f);
-      list->AddText(at, colours.text_dim, kAxisNames[0]);
+      list->AddText(at, colours.text_dim, names[0]);
       placed_.push_back(ImVec4(at.x, at.y, at.x + size.x, at.y + size.y));
     }
     if (d_k >= 2 && o.x > plot.x && o.x < plot.right()) {
-      const ImVec2 at(o.x + font_ * 0.3f,
-                      plot.y + font_ * (mode_ == PlotMode::Approximate ? 1.6f : 0.2f));
-      list->AddText(at, colours.text_dim, kAxisNames[1]);
+      const ImVec2 at(
+          o.x + font_ * 0.3f,
+          plot.y +
+              font_ * (mode_ == PlotMode::Approximate || mode_ == PlotMode::Plane ? 1.6f : 0.2f));
+      list->AddText(at, colours.text_dim, names[1]);
       placed_.push_back(ImVec4(at.x, at.y, at.x + size.x, at.y + size.y));
     }
     return;
@@ -227,11 +232,24 @@ void GeometryPanel::draw_plot(AppState& state, const view::Rect& plot, int head,
   placed_.clear();  // label boxes: the axis names, the banner, the tips, then the labels
   draw_grid(state, list, plot);
   // The approximation, said where it cannot be missed.
-  if (mode_ == PlotMode::Approximate) {
-    char banner[96];
-    std::snprintf(banner, sizeof banner, "approximation: dims 1 and 2 of d_k = %d", r.config.d_k);
-    if (ImGui::CalcTextSize(banner).x > plot.w - font_ * 0.8f)
-      std::snprintf(banner, sizeof banner, "approximation: dims 1, 2 of %d", r.config.d_k);
+  if (mode_ == PlotMode::Approximate || mode_ == PlotMode::Plane) {
+    char banner[128];
+    const char* key_name =
+        plane_key_ >= 0 && plane_key_ < static_cast<int>(state.pipeline().keys().tokens.size())
+            ? state.frame.visual_text(
+                  state.pipeline().keys().tokens[static_cast<std::size_t>(plane_key_)].text)
+            : "";
+    if (mode_ == PlotMode::Plane)
+      std::snprintf(banner, sizeof banner, "the plane of q and \"%s\": the others are shadows",
+                    key_name);
+    else
+      std::snprintf(banner, sizeof banner, "approximation: dims 1 and 2 of d_k = %d", r.config.d_k);
+    if (ImGui::CalcTextSize(banner).x > plot.w - font_ * 0.8f) {
+      if (mode_ == PlotMode::Plane)
+        std::snprintf(banner, sizeof banner, "plane of q and \"%s\"", key_name);
+      else
+        std::snprintf(banner, sizeof banner, "approximation: dims 1, 2 of %d", r.config.d_k);
+    }
     const ImVec2 size = ImGui::CalcTextSize(banner);
     const ImVec2 at(plot.x + std::max(font_ * 0.3f, (plot.w - size.x) * 0.5f),
                     plot.y + font_ * 0.3f);
@@ -259,11 +277,14 @@ void GeometryPanel::draw_plot(AppState& state, const view::Rect& plot, int head,
   const int q_arrow = query, k_arrow = n_query_ + projected;
   const view::DotGeometry g = view::dot_geometry(h.Q.row(query), h.K.row(projected));
   const bool has_shadow = std::isfinite(g.foot) && g.norm_k > 0;
+  // True angles only on the plane, and in the Plane mode for the key that spans it with q.
+  const bool exact_angles =
+      mode_ == PlotMode::Flat || (mode_ == PlotMode::Plane && projected == plane_key_);
   if (has_shadow) {
     const double t = g.foot;
     const ImVec2 foot =
-        to_screen(t * component(h.K, projected, 0), t * component(h.K, projected, 1),
-                  t * component(h.K, projected, 2));
+        to_screen(t * coordinate(h.K, projected, 0), t * coordinate(h.K, projected, 1),
+                  t * coordinate(h.K, projected, 2));
     const ImVec2 tip_q = tips_[static_cast<std::size_t>(q_arrow)],
                  tip_k = tips_[static_cast<std::size_t>(k_arrow)];
     // k's line, dashed, where the shadow reaches past k or behind the origin.
@@ -276,7 +297,7 @@ void GeometryPanel::draw_plot(AppState& state, const view::Rect& plot, int head,
     add_clipped_line(list, plot, tip_q, foot, colours.text_dim, 1.5f, font_ * 0.25f);
     const ImVec2 along(o.x - foot.x, o.y - foot.y), up(tip_q.x - foot.x, tip_q.y - foot.y);
     const float la = length(along), lu = length(up), mark = font_ * 0.4f;
-    if (mode_ == PlotMode::Flat && la > mark * 1.5f && lu > mark * 1.5f) {
+    if (exact_angles && la > mark * 1.5f && lu > mark * 1.5f) {
       const ImVec2 a(along.x / la * mark, along.y / la * mark),
           b(up.x / lu * mark, up.y / lu * mark);
       const ImVec2 corner_points[3] = {ImVec2(foot.x + a.x, foot.y + a.y),
@@ -286,7 +307,7 @@ void GeometryPanel::draw_plot(AppState& state, const view::Rect& plot, int head,
     }
     // The angle θ at the origin (true angles only on the plane).
     const ImVec2 dq(tip_q.x - o.x, tip_q.y - o.y), dk(tip_k.x - o.x, tip_k.y - o.y);
-    if (mode_ == PlotMode::Flat && !std::isnan(g.angle_degrees) && g.angle_degrees >= 3.0 &&
+    if (exact_angles && !std::isnan(g.angle_degrees) && g.angle_degrees >= 3.0 &&
         g.angle_degrees <= 177.0 && length(dq) > font_ * 2 && length(dk) > font_ * 2) {
       float a0 = std::atan2(dk.y, dk.x), a1 = std::atan2(dq.y, dq.x);
       float sweep = a1 - a0;
@@ -511,14 +532,18 @@ void GeometryPanel::draw_side(AppState& state, const view::Rect& side, int head,
     ImGui::Dummy(ImVec2(font_ * 0.9f, font_));
     ImGui::SameLine(0, font_ * 0.3f);
   };
+  // A real model's q and k come from the normalized residual stream n (and RoPE, when it has it:
+  // the Pipeline view shows how).
+  const bool model = state.pipeline().model_mode();
+  const char* queries_are = model ? "queries q (of n\xc2\xb7W_Q)" : "queries q = x\xc2\xb7W_Q";
+  const char* keys_are = model ? "keys k (of n\xc2\xb7W_K)" : "keys k = x\xc2\xb7W_K";
   swatch(ac.query);
-  ImGui::TextUnformatted("queries q = x\xc2\xb7W_Q");
+  ImGui::TextUnformatted(queries_are);
   ImGui::SameLine(0, font_);
-  if (ImGui::GetContentRegionAvail().x <
-      ImGui::CalcTextSize("keys k = x\xc2\xb7W_K").x + font_ * 1.3f)
+  if (ImGui::GetContentRegionAvail().x < ImGui::CalcTextSize(keys_are).x + font_ * 1.3f)
     ImGui::NewLine();
   swatch(ac.key);
-  ImGui::TextUnformatted("keys k = x\xc2\xb7W_K");
+  ImGui::TextUnformatted(keys_are);
   view::format_number_into(a, sizeof a, h.Q.row(query).norm(), 2);
   if (bold_) ImGui::PushFont(bold_);
   ImGui::PushStyleColor(ImGuiCol_Text, ac.query);

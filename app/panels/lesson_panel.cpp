@@ -34,7 +34,7 @@ class LessonPanel final : public Panel {
     text_wrapped_at_spaces(lesson_step_heading(lesson),
                            ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize);
     if (context.bold_font) ImGui::PopFont();
-    text_ = expand_lesson_text(step->text, state.pipeline());
+    text_ = expand_lesson_text(step->text, state.pipeline(), step->layer.value_or(0));
     // The width App::lesson_band_height measures the text at (room for a scrollbar kept).
     text_wrapped_at_spaces(text_,
                            ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize);

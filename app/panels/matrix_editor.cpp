@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <string_view>
 
 namespace attnviz::app {
 namespace {
@@ -33,16 +34,19 @@ const char* format_cell(char* buffer, int size, float value, float width) {
   return buffer;
 }
 
-// "W_Q" is drawn as W with a subscript Q: the part after '_' at a smaller size, lowered.
+// "W_Q" is drawn as W with a subscript Q: the part after '_' up to a space at a smaller size,
+// lowered; what follows the space (" (kv head 2)") at the full size again.
 struct TitleParts {
-  const char* main_begin;
-  const char* main_end;
-  const char* sub;  // "" when there is no subscript
+  std::string_view main, sub, rest;  // sub and rest "" when there are none
 };
 TitleParts split_title(const char* title) {
-  const char* underscore = std::strchr(title, '_');
-  if (!underscore) return {title, title + std::strlen(title), ""};
-  return {title, underscore, underscore + 1};
+  const std::string_view text(title);
+  const std::size_t underscore = text.find('_');
+  if (underscore == std::string_view::npos) return {text, {}, {}};
+  const std::size_t space = text.find(' ', underscore);
+  const std::size_t sub_end = space == std::string_view::npos ? text.size() : space;
+  return {text.substr(0, underscore), text.substr(underscore + 1, sub_end - underscore - 1),
+          text.substr(sub_end)};
 }
 constexpr float kSubscriptScale = 0.72f;
 // At least 11 px (or the font's size): at a 13 px font a subscript Q of 9 px read as O.
@@ -50,13 +54,18 @@ float subscript_size(float size) {
   return std::max(size * kSubscriptScale, std::min(size, 11.0f));
 }
 
+float text_width(ImFont* font, float size, std::string_view text) {
+  return font->CalcTextSizeA(size, FLT_MAX, 0.0f, text.data(), text.data() + text.size()).x;
+}
+
 ImVec2 title_size(ImFont* font, const char* title) {
   if (!font) font = ImGui::GetFont();
   const float size = ImGui::GetFontSize();
   const TitleParts parts = split_title(title);
-  ImVec2 main = font->CalcTextSizeA(size, FLT_MAX, 0.0f, parts.main_begin, parts.main_end);
-  if (*parts.sub)
-    main.x += font->CalcTextSizeA(subscript_size(size), FLT_MAX, 0.0f, parts.sub).x + 1.0f;
+  ImVec2 main = font->CalcTextSizeA(size, FLT_MAX, 0.0f, parts.main.data(),
+                                    parts.main.data() + parts.main.size());
+  if (!parts.sub.empty()) main.x += text_width(font, subscript_size(size), parts.sub) + 1.0f;
+  if (!parts.rest.empty()) main.x += text_width(font, size, parts.rest);
   return main;
 }
 
@@ -64,13 +73,17 @@ void draw_title(ImDrawList* list, ImFont* font, ImVec2 at, ImU32 colour, const c
   if (!font) font = ImGui::GetFont();
   const float size = ImGui::GetFontSize();
   const TitleParts parts = split_title(title);
-  list->AddText(font, size, at, colour, parts.main_begin, parts.main_end);
-  if (!*parts.sub) return;
-  const float x =
-      at.x + font->CalcTextSizeA(size, FLT_MAX, 0.0f, parts.main_begin, parts.main_end).x + 1.0f;
+  list->AddText(font, size, at, colour, parts.main.data(), parts.main.data() + parts.main.size());
+  if (parts.sub.empty()) return;
+  float x = at.x + text_width(font, size, parts.main) + 1.0f;
   // Lowered, but not into the accent bar under the title (which cut a Q's tail into an O).
   const float sub = subscript_size(size), drop = std::min(size * 0.38f, size - sub * 0.9f);
-  list->AddText(font, sub, ImVec2(x, std::round(at.y + drop)), colour, parts.sub);
+  list->AddText(font, sub, ImVec2(x, std::round(at.y + drop)), colour, parts.sub.data(),
+                parts.sub.data() + parts.sub.size());
+  if (parts.rest.empty()) return;
+  x += text_width(font, sub, parts.sub);
+  list->AddText(font, size, ImVec2(x, at.y), colour, parts.rest.data(),
+                parts.rest.data() + parts.rest.size());
 }
 
 bool escape_pressed() {
@@ -105,6 +118,70 @@ double MatrixEditor::next_change_in() const {
     in = hover_.since + kTooltipDelay - now + kMargin;
   if (notice_.until >= now) in = std::min(in, notice_.until - now + kMargin);
   return in;
+}
+
+const char* number_label(const void*, int index, char* buffer, int size) {
+  std::snprintf(buffer, static_cast<std::size_t>(size), "%d", view::shown_number(index));
+  return buffer;
+}
+
+void MatrixEditor::draw_strip(std::span<const StripGrid> grids, ImVec2 size,
+                              const StripHandler& handle) {
+  const float font = ImGui::GetFontSize();
+  const float gap = std::round(font * 1.0f), group_gap = std::round(font * 2.0f);
+  const ImGuiStyle& style = ImGui::GetStyle();
+  // Rows as tall as the tallest grid allows; leave room for the scrollbar when it will show.
+  int max_rows = 1;
+  for (const StripGrid& grid : grids) max_rows = std::max(max_rows, grid.spec->rows);
+  fit_rows(size.y, max_rows);
+  float total_w = 0;
+  for (const StripGrid& grid : grids)
+    total_w += measure(*grid.spec).x + (grid.starts_group ? group_gap : gap);
+  if (total_w > size.x) fit_rows(size.y - style.ScrollbarSize, max_rows);
+  float tallest = 0;
+  for (const StripGrid& grid : grids) tallest = std::max(tallest, measure(*grid.spec).y);
+
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  ImDrawList* list = ImGui::GetWindowDrawList();
+  const ImVec2 view_min = list->GetClipRectMin(),
+               view_max = list->GetClipRectMax();  // what this window shows
+  const float margin =
+      std::round(font * 0.25f) + 2.0f;  // past a grid: its thickest outline's reach
+  float x = origin.x, content_h = 0;
+  for (std::size_t index = 0; index < grids.size(); ++index) {
+    const MatrixGridSpec& spec = *grids[index].spec;
+    if (grids[index].starts_group && index > 0) {  // a line between the groups
+      const float line_x = std::round(x + group_gap * 0.5f - gap * 0.5f);
+      list->AddLine(ImVec2(line_x, origin.y), ImVec2(line_x, origin.y + tallest),
+                    ImGui::GetColorU32(ImGuiCol_Separator));
+      x += group_gap - gap;
+    }
+    const ImVec2 grid = measure(spec);
+    // Its outlines may reach a little past it: drawn within the margin, as far as the window shows.
+    ImGui::SetCursorScreenPos(ImVec2(x, origin.y));
+    if (ImGui::BeginChild(spec.id, grid, false,
+                          ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse |
+                              ImGuiWindowFlags_NoBackground)) {
+      ImDrawList* grid_list = ImGui::GetWindowDrawList();
+      grid_list->PushClipRect(
+          ImVec2(std::max(view_min.x, x - margin), std::max(view_min.y, origin.y - margin)),
+          ImVec2(std::min(view_max.x, x + grid.x + margin),
+                 std::min(view_max.y, origin.y + grid.y + margin)));
+      const MatrixGridEvents events = draw(spec, ImVec2(x, origin.y));
+      handle(static_cast<int>(index), spec, events);
+      grid_list->PopClipRect();
+    }
+    ImGui::EndChild();
+    content_h = std::max(content_h, grid.y);
+    x += grid.x + gap;
+  }
+  // The scrolling extent.
+  ImGui::SetCursorScreenPos(origin);
+  ImGui::Dummy(ImVec2(x - origin.x - gap, content_h));
+  const ImGuiIO& io = ImGui::GetIO();
+  if (ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows) && io.MouseWheel != 0.0f &&
+      !io.KeyShift && ImGui::GetScrollMaxY() <= 0.0f)
+    ImGui::SetScrollX(ImGui::GetScrollX() - io.MouseWheel * font * 6.0f);
 }
 
 void MatrixEditor::fit_rows(float height, int max_rows) {

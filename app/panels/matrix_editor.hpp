@@ -12,6 +12,8 @@
 #include <imgui.h>
 
 #include <cstdint>
+#include <functional>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -20,6 +22,8 @@ namespace attnviz::app {
 // Writes the label of row or column `index` into `buffer` and returns the text to show (the
 // buffer, or a string that lives through the frame such as a token's text).
 using LabelFunction = const char* (*)(const void* context, int index, char* buffer, int size);
+// Rows and columns by number, from 1 as everywhere in the app (view::shown_number).
+const char* number_label(const void* context, int index, char* buffer, int size);
 
 struct MatrixGridSpec {
   const char* id = "";                  // unique among the grids of the window
@@ -65,6 +69,19 @@ class MatrixEditor {
   // Draws the grid with its top-left corner at `origin` (screen coordinates, inside the current
   // window) and handles the mouse.
   MatrixGridEvents draw(const MatrixGridSpec& spec, ImVec2 origin);
+
+  // Grids side by side from the cursor, in the current window (which scrolls both ways): each in
+  // a child window of its own (so that one that did not change is drawn from a kept picture while
+  // another is edited), a line before each that starts a group, rows fitted to `size`'s height.
+  // `handle` gets each grid's index in `grids` and its events, inside its child (where its menus
+  // open). A vertical wheel scrolls sideways when there is nothing to scroll vertically.
+  struct StripGrid {
+    const MatrixGridSpec* spec = nullptr;
+    bool starts_group = false;
+  };
+  using StripHandler =
+      std::function<void(int index, const MatrixGridSpec& spec, const MatrixGridEvents& events)>;
+  void draw_strip(std::span<const StripGrid> grids, ImVec2 size, const StripHandler& handle);
 
   // The grid's action menu (opened by its title or a right-click): when this returns true, add
   // menu items, then call end_menu().

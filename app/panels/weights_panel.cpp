@@ -4,6 +4,7 @@
 // scores), then W_O, then the embeddings X of the sentence's tokens. Dragging or typing a cell
 // edits the scenario and every view follows on the same frame.
 #include "app/panels/matrix_editor.hpp"
+#include "app/panels/model_weights.hpp"
 #include "app/panels/panel.hpp"
 #include "app/panels/registry.hpp"
 #include "app/panels/theme.hpp"
@@ -28,11 +29,6 @@ namespace {
 // Labels (written into the caller's buffer; no allocation); rows, columns and heads counted from
 // 1, as everywhere in the app (view::shown_number)
 // -----------------------------------------------------------------------------
-
-const char* index_label(const void*, int index, char* buffer, int size) {
-  std::snprintf(buffer, static_cast<std::size_t>(size), "%d", view::shown_number(index));
-  return buffer;
-}
 
 const char* no_label(const void*, int, char* buffer, int) {
   buffer[0] = '\0';
@@ -85,7 +81,7 @@ float text_width(const char* text) {
 float feature_labels_width(const LabelContext& labels) {
   char buffer[64];
   const int count = labels.scenario->config.d_model;
-  float width = text_width(index_label(nullptr, std::max(0, count - 1), buffer, sizeof buffer));
+  float width = text_width(number_label(nullptr, std::max(0, count - 1), buffer, sizeof buffer));
   for (int i = 0; i < named_dimensions(*labels.scenario); ++i)
     width = std::max(width, text_width(feature_label(&labels, i, buffer, sizeof buffer)));
   return width;
@@ -132,6 +128,10 @@ constexpr std::array<ParameterName, kX> kSlotParameter = {
 class WeightsPanel final : public Panel {
  public:
   void draw_content(AppState& state, PanelContext& context) override {
+    if (state.pipeline().model_mode()) {  // a real model's weights: app/panels/model_weights.hpp
+      model_weights_.draw(state, context);
+      return;
+    }
     if (state.document.scenario().parameters.heads.empty()) return;
     head_ = state.edited_head();
 
@@ -157,6 +157,7 @@ class WeightsPanel final : public Panel {
 
  private:
   MatrixEditor editor_;
+  ModelWeights model_weights_;
   int head_ = 0;
   std::uint64_t randomize_count_ = 0;  // each Randomize draws from seed + this count
 
@@ -374,11 +375,11 @@ class WeightsPanel final : public Panel {
     };
     char buffer[32];
     const float features_w = feature_labels_width(labels_);
-    const float k_rows_w = text_width(index_label(nullptr, c.d_k - 1, buffer, sizeof buffer));
+    const float k_rows_w = text_width(number_label(nullptr, c.d_k - 1, buffer, sizeof buffer));
     const int named = named_dimensions(s);
-    weights(kWQ, "W_Q", feature_label, index_label, features_w, 0, true);
-    weights(kWK, "W_K", feature_label, index_label, features_w, 0, true);
-    weights(kWV, "W_V", feature_label, index_label, features_w, 0, true);
+    weights(kWQ, "W_Q", feature_label, number_label, features_w, 0, true);
+    weights(kWK, "W_K", feature_label, number_label, features_w, 0, true);
+    weights(kWV, "W_V", feature_label, number_label, features_w, 0, true);
     std::snprintf(tooltips_[kWQ], sizeof tooltips_[kWQ],
                   "W_Q (d_model \xc3\x97 d_k = %d \xc3\x97 %d), head %d: turns each token's "
                   "embedding into its query, Q = X\xc2\xb7W_Q",
@@ -392,16 +393,16 @@ class WeightsPanel final : public Panel {
                   "embedding into its value, V = X\xc2\xb7W_V",
                   c.d_model, c.d_v, view::shown_number(head_));
     if (c.compatibility == Compatibility::General) {
-      weights(kWa, "W_a", index_label, index_label, k_rows_w, 0, true);
+      weights(kWa, "W_a", number_label, number_label, k_rows_w, 0, true);
       std::snprintf(tooltips_[kWa], sizeof tooltips_[kWa],
                     "W_a (d_k \xc3\x97 d_k = %d \xc3\x97 %d), head %d: the general score compares "
                     "query and key through it, "
                     "score = q\xc2\xb7W_a\xc2\xb7k\xe1\xb5\x80",
                     c.d_k, c.d_k, view::shown_number(head_));
     } else if (c.compatibility == Compatibility::Additive) {
-      weights(kW1, "W_1", index_label, index_label, k_rows_w, 0, true);
-      weights(kW2, "W_2", index_label, index_label, k_rows_w, 0, true);
-      weights(kVa, "v_a", no_label, index_label, 0, 0, true);
+      weights(kW1, "W_1", number_label, number_label, k_rows_w, 0, true);
+      weights(kW2, "W_2", number_label, number_label, k_rows_w, 0, true);
+      weights(kVa, "v_a", no_label, number_label, 0, 0, true);
       std::snprintf(tooltips_[kW1], sizeof tooltips_[kW1],
                     "W_1 (d_k \xc3\x97 d_att = %d \xc3\x97 %d), head %d: projects the query inside "
                     "the additive score "
@@ -466,76 +467,20 @@ class WeightsPanel final : public Panel {
   }
 
   void draw_grids(AppState& state, PanelContext& context, ImVec2 size) {
-    const float font = ImGui::GetFontSize();
-    const float gap = std::round(font * 1.0f), group_gap = std::round(font * 2.0f);
-    const ImGuiStyle& style = ImGui::GetStyle();
     build_specs(state);
-
-    // Rows as tall as the tallest grid allows; leave room for the scrollbar when it will show.
-    int max_rows = 1;
+    std::vector<MatrixEditor::StripGrid> grids;  // per head | all heads (W_O) | tokens (X)
+    std::vector<Slot> slots;
     for (int slot = 0; slot < kSlotCount; ++slot)
-      if (shown_[static_cast<std::size_t>(slot)])
-        max_rows = std::max(max_rows, specs_[static_cast<std::size_t>(slot)].rows);
+      if (shown_[static_cast<std::size_t>(slot)]) {
+        grids.push_back({&specs_[static_cast<std::size_t>(slot)], slot == kWO || slot == kX});
+        slots.push_back(static_cast<Slot>(slot));
+      }
     editor_.begin_frame(state.ui.theme, context.bold_font);
-    editor_.fit_rows(size.y, max_rows);
-    float total_w = 0;
-    for (int slot = 0; slot < kSlotCount; ++slot)
-      if (shown_[static_cast<std::size_t>(slot)])
-        total_w += editor_.measure(specs_[static_cast<std::size_t>(slot)]).x +
-                   (slot == kWO || slot == kX ? group_gap : gap);
-    if (total_w > size.x) editor_.fit_rows(size.y - style.ScrollbarSize, max_rows);
-    float tallest = 0;
-    for (int slot = 0; slot < kSlotCount; ++slot)
-      if (shown_[static_cast<std::size_t>(slot)])
-        tallest = std::max(tallest, editor_.measure(specs_[static_cast<std::size_t>(slot)]).y);
-
-    const ImVec2 origin = ImGui::GetCursorScreenPos();
-    ImDrawList* list = ImGui::GetWindowDrawList();
-    const ImVec2 view_min = list->GetClipRectMin(),
-                 view_max = list->GetClipRectMax();  // what this window shows
-    const float margin =
-        std::round(font * 0.25f) + 2.0f;  // past a grid: its thickest outline's reach
-    float x = origin.x, content_h = 0;
-    for (int slot = 0; slot < kSlotCount; ++slot) {
-      const auto index = static_cast<std::size_t>(slot);
-      if (!shown_[index]) continue;
-      if (slot == kWO || slot == kX) {  // a line between the groups: per head | all heads | tokens
-        const float line_x = std::round(x + group_gap * 0.5f - gap * 0.5f);
-        list->AddLine(ImVec2(line_x, origin.y), ImVec2(line_x, origin.y + tallest),
-                      ImGui::GetColorU32(ImGuiCol_Separator));
-        x += group_gap - gap;
-      }
-      const MatrixGridSpec& spec = specs_[index];
-      const ImVec2 grid = editor_.measure(spec);
-      // Each grid in a window of its own, so that a grid that did not change is shown from a kept
-      // picture (render/list_cache.hpp) while another is edited. Its outlines may reach a little
-      // past it: drawn within the margin, as far as this window shows.
-      ImGui::SetCursorScreenPos(ImVec2(x, origin.y));
-      if (ImGui::BeginChild(spec.id, grid, false,
-                            ImGuiWindowFlags_NoScrollbar | ImGuiWindowFlags_NoScrollWithMouse |
-                                ImGuiWindowFlags_NoBackground)) {
-        ImDrawList* grid_list = ImGui::GetWindowDrawList();
-        grid_list->PushClipRect(
-            ImVec2(std::max(view_min.x, x - margin), std::max(view_min.y, origin.y - margin)),
-            ImVec2(std::min(view_max.x, x + grid.x + margin),
-                   std::min(view_max.y, origin.y + grid.y + margin)));
-        const MatrixGridEvents events = editor_.draw(spec, ImVec2(x, origin.y));
-        handle(state, static_cast<Slot>(slot), spec, events);
-        grid_list->PopClipRect();
-      }
-      ImGui::EndChild();
-      content_h = std::max(content_h, grid.y);
-      x += grid.x + gap;
-    }
+    editor_.draw_strip(grids, size,
+                       [&](int index, const MatrixGridSpec& spec, const MatrixGridEvents& events) {
+                         handle(state, slots[static_cast<std::size_t>(index)], spec, events);
+                       });
     state.frame.redraw_within(editor_.next_change_in());
-    // The scrolling extent.
-    ImGui::SetCursorScreenPos(origin);
-    ImGui::Dummy(ImVec2(x - origin.x - gap, content_h));
-    // A vertical wheel scrolls sideways when there is nothing to scroll vertically.
-    const ImGuiIO& io = ImGui::GetIO();
-    if (ImGui::IsWindowHovered(ImGuiHoveredFlags_ChildWindows) && io.MouseWheel != 0.0f &&
-        !io.KeyShift && ImGui::GetScrollMaxY() <= 0.0f)
-      ImGui::SetScrollX(ImGui::GetScrollX() - io.MouseWheel * font * 6.0f);
   }
 
   // ---------------------------------------------------------------------------

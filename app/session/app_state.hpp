@@ -119,6 +119,8 @@ struct FrameLayout {
   view::HeatmapGeometry heatmap;    // the selected head's big heatmap
   ModelGridGeometry model_grid;     // the Model view's, when it was drawn
   int heatmap_head = -1;
+  // The Pipeline view's tiles' titles in order, when it was drawn (the GUI tests read them).
+  std::vector<std::string> pipeline_titles;
   // Per view (view::ViewId), what it wrote of the tokens' names; reset every frame.
   std::array<LabelRecord, view::kViewCount> labels{};
   LabelRecord& labels_of(view::ViewId id) { return labels[static_cast<std::size_t>(id)]; }

@@ -80,6 +80,50 @@ void Document::set_hide_special_tokens(bool hide) {
   ++version_;
 }
 
+void Document::set_model_weight(const ModelWeightEdit& edit) {
+  if (!scenario_.model || !std::isfinite(edit.value)) return;
+  scenario_.model->set_weight(edit);
+  ++version_;
+}
+
+void Document::set_model_weight_block(int layer, HeadMatrix matrix, int head, int rows, int cols,
+                                      const float* values) {
+  if (!scenario_.model) return;
+  std::vector<ModelWeightEdit> cells;
+  if (values) {
+    cells.reserve(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols));
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c) {
+        const float value = values[static_cast<std::size_t>(r) * static_cast<std::size_t>(cols) +
+                                   static_cast<std::size_t>(c)];
+        if (!std::isfinite(value)) return;  // no edit at all
+        cells.push_back({layer, matrix, head, r, c, value});
+      }
+  }
+  scenario_.model->set_weight_block(layer, matrix, head, std::move(cells));
+  ++version_;
+}
+
+void Document::set_model_embedding(const ModelEmbeddingEdit& edit) {
+  if (!scenario_.model || !std::isfinite(edit.value)) return;
+  scenario_.model->set_embedding(edit);
+  ++version_;
+}
+
+void Document::reset_model_embeddings(const std::vector<int>& tokens) {
+  if (!scenario_.model) return;
+  const std::size_t before = scenario_.model->embedding_edits.size();
+  for (int token : tokens) scenario_.model->reset_embedding(token);
+  if (scenario_.model->embedding_edits.size() != before) ++version_;
+}
+
+void Document::reset_model_weights() {
+  if (!scenario_.model || !scenario_.model->weights_edited()) return;
+  scenario_.model->weight_edits.clear();
+  scenario_.model->embedding_edits.clear();
+  ++version_;
+}
+
 void Document::set_source(const std::string& text) {
   scenario_.source = text;
   ++version_;

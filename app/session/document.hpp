@@ -89,6 +89,19 @@ class Document {
   void clear_interventions();
   // Whether the attention views leave out the model's special tokens (ModelSpec).
   void set_hide_special_tokens(bool hide);
+  // One weight of the model (ModelWeightEdit: W_K and W_V by key/value head); a value that is not
+  // finite is no edit. The weights on disk are never written: the scenario records the change.
+  void set_model_weight(const ModelWeightEdit& edit);
+  // A whole block (`values`, rows × cols, row-major: its cells from (0, 0)) at once, as the
+  // matrix menu does; no values: the block as on disk.
+  void set_model_weight_block(int layer, HeadMatrix matrix, int head, int rows, int cols,
+                              const float* values);
+  // One number of a token's embedding (by its id); a value that is not finite is no edit.
+  void set_model_embedding(const ModelEmbeddingEdit& edit);
+  // Tokens' embeddings as on disk.
+  void reset_model_embeddings(const std::vector<int>& tokens);
+  // Every weight and embedding as on disk (Reset model).
+  void reset_model_weights();
 
   // For benchmarks and tests that change what no panel edits (the mask).
   template <typename Change>

@@ -57,7 +57,7 @@ std::string recorded_model_name(const std::string& path_or_name) {
 
 Status open_model(AppState& state, const std::string& path_or_name) {
   Scenario candidate = state.document.scenario();
-  candidate.model = ModelSpec{recorded_model_name(path_or_name), {}};
+  candidate.model = ModelSpec::named(recorded_model_name(path_or_name));
   if (Status status = prepare_model_scenario(state, candidate, ""); !status)
     return Status::error("not opened: " + status.message());
   if (state.lesson.active()) state.leave_lesson();

@@ -71,11 +71,17 @@ std::string model_summary(const AppState& state, const ModelRun& model) {
           std::to_string(c.d_head);
   text += kDot + std::string("showing layer ") + std::to_string(state.selection.layer + 1);
   if (state.computed.computing()) text += kDot + std::string("computing\xe2\x80\xa6");
-  if (const ModelSpec* spec =
-          state.document.scenario().model ? &*state.document.scenario().model : nullptr;
-      spec && !spec->interventions.empty())
+  const ModelSpec* spec =
+      state.document.scenario().model ? &*state.document.scenario().model : nullptr;
+  if (spec && !spec->interventions.empty())
     text += kDot + count(static_cast<long long>(spec->interventions.size()), "head changed",
                          "heads changed");
+  if (spec && !spec->weight_edits.empty())
+    text += kDot + count(static_cast<long long>(spec->weight_edits.size()), "weight edited",
+                         "weights edited");
+  if (spec && !spec->embedding_edits.empty())
+    text += kDot + count(static_cast<long long>(spec->embedding_edits.size()),
+                         "embedding number edited", "embedding numbers edited");
   return text;
 }
 

@@ -54,7 +54,7 @@ Status App::start() {
   if (!options.screenshot && !options.screenshot_steps)
     state.computed.wait_for_model = std::chrono::milliseconds(8);
   // A model: --model's, or the file's. One that does not open is as a bad file.
-  if (options.model) load->model = ModelSpec{recorded_model_name(*options.model), {}};
+  if (options.model) load->model = ModelSpec::named(recorded_model_name(*options.model));
   if (Status status = prepare_model_scenario(state, *load, options.scenario_path); !status) {
     if (headless) return status;
     std::cerr << "attnviz: error: " << status.message() << '\n';
@@ -197,6 +197,7 @@ void App::frame() {
   commands_.follow_window_size();
   state.frame.layout.labels = {};
   state.frame.layout.model_grid = {};
+  state.frame.layout.pipeline_titles.clear();
   apply_theme_and_fonts(shell_);
   for (const std::string& path : backend.take_dropped_files()) commands_.open_dropped_file(path);
   backend.new_frame();

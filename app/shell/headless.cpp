@@ -100,6 +100,7 @@ nlohmann::ordered_json layout_json(Shell& shell, int width, int height) {
     model_grid["heads"] = grid.heads;
     layout["model_grid"] = std::move(model_grid);
   }
+  layout["pipeline_titles"] = state.frame.layout.pipeline_titles;
   layout["arrangement"] =
       state.ui.presenter ? "presenter"
                          : std::string(view::to_string(state.frame.layout.dashboard.arrangement));

@@ -44,8 +44,9 @@ float lesson_band_height(const Shell& shell) {
         wrap_text_at_spaces(lesson_step_heading(state.lesson), std::max(wrap, font * 10.0f));
     height += ImGui::CalcTextSize(heading.c_str()).y + style.ItemSpacing.y;
     if (bold) ImGui::PopFont();
-    const std::string text = wrap_text_at_spaces(expand_lesson_text(step->text, state.pipeline()),
-                                                 std::max(wrap, font * 10.0f));
+    const std::string text = wrap_text_at_spaces(
+        expand_lesson_text(step->text, state.pipeline(), step->layer.value_or(0)),
+        std::max(wrap, font * 10.0f));
     height += ImGui::CalcTextSize(text.c_str()).y;
     // What the student's change did (lesson_panel.cpp: wrapped as the text, then a button).
     if (const StudentChange& change = state.lesson_change_seen; !change.message.empty())

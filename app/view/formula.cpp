@@ -313,6 +313,39 @@ std::string output_formula(const Matrix& concat, const Matrix& W_O, Eigen::Index
 }
 
 // -----------------------------------------------------------------------------
+// A real model's block
+// -----------------------------------------------------------------------------
+
+std::string norm_formula(bool layer_norm, const float* row, Eigen::Index n, Eigen::Index i,
+                         Eigen::Index d, float gamma, float beta, float epsilon, float value) {
+  double mean = 0, squares = 0;
+  for (Eigen::Index k = 0; k < n; ++k) mean += row[k];
+  mean = n > 0 ? mean / static_cast<double>(n) : 0.0;
+  for (Eigen::Index k = 0; k < n; ++k) {
+    const double centred = layer_norm ? row[k] - mean : row[k];
+    squares += centred * centred;
+  }
+  const double spread =
+      std::sqrt((n > 0 ? squares / static_cast<double>(n) : 0.0) + static_cast<double>(epsilon));
+  const std::string x = element("x", i, d), g = "\xce\xb3" + subscript(d + 1);
+  const float x_value = row[d];
+  if (!layer_norm)
+    return element("n", i, d) + " = " + x + " / rms" + kDot + g + " = " + number(x_value) + " / " +
+           number(static_cast<float>(spread)) + kDot + factor(gamma) + " = " + number(value);
+  const std::string b = "\xce\xb2" + subscript(d + 1);
+  return element("n", i, d) + " = (" + x + " \xe2\x88\x92 \xce\xbc) / \xcf\x83" + kDot + g + " + " +
+         b + " = (" + number(x_value) + " \xe2\x88\x92 " + factor(static_cast<float>(mean)) +
+         ") / " + number(static_cast<float>(spread)) + kDot + factor(gamma) + " + " + factor(beta) +
+         " = " + number(value);
+}
+
+std::string sum_formula(std::string_view result, std::string_view left, std::string_view right,
+                        Eigen::Index i, Eigen::Index j, float a, float b, float value) {
+  return element(result, i, j) + " = " + element(left, i, j) + " + " + element(right, i, j) +
+         " = " + number(a) + " + " + factor(b) + " = " + number(value);
+}
+
+// -----------------------------------------------------------------------------
 // One dimension of a score
 // -----------------------------------------------------------------------------
 

@@ -120,6 +120,20 @@ std::string output_formula(const Matrix& concat, const Matrix& W_O, Eigen::Index
                            float value);
 
 // -----------------------------------------------------------------------------
+// A real model's block (the Pipeline view in model mode)
+// -----------------------------------------------------------------------------
+// One entry of a normalized row, from the row itself (`row`, n entries), the norm's weight γ_d
+// and (LayerNorm) bias β_d:
+//   LayerNorm: "n[4][2] = (x[4][2] − μ) / σ · γ₂ + β₂ = (0.52 − 0.01) / 0.98 · 1.02 + 0.00 = 0.53"
+//   RMSNorm:   "n[4][2] = x[4][2] / rms · γ₂ = 0.52 / 0.98 · 1.02 = 0.54"
+// with μ, σ = √(var + ε) or rms = √(mean(x²) + ε) computed here (in double).
+std::string norm_formula(bool layer_norm, const float* row, Eigen::Index n, Eigen::Index i,
+                         Eigen::Index d, float gamma, float beta, float epsilon, float value);
+// A sum of two matrices' entries: "x′[4][2] = x[4][2] + attn[4][2] = 0.50 + 0.20 = 0.70".
+std::string sum_formula(std::string_view result, std::string_view left, std::string_view right,
+                        Eigen::Index i, Eigen::Index j, float a, float b, float value);
+
+// -----------------------------------------------------------------------------
 // One dimension of a score (the Neuron view)
 // -----------------------------------------------------------------------------
 // "q₄[2]·k₃[2] = 4.00·2.40 = 9.60": one term of a dot product (the product is computed here).

@@ -235,3 +235,28 @@ bool clip_segment(Rect area, ScreenPoint& a, ScreenPoint& b) {
 }
 
 }  // namespace attnviz::view
+
+namespace attnviz::view {
+
+Eigen::MatrixXd plane_basis(const Eigen::Ref<const RowVector>& q,
+                            const Eigen::Ref<const RowVector>& k) {
+  const Eigen::Index d = q.size();
+  Eigen::MatrixXd basis = Eigen::MatrixXd::Zero(d, 2);
+  if (d == 0) return basis;
+  const Eigen::VectorXd qd = q.transpose().cast<double>(), kd = k.transpose().cast<double>();
+  Eigen::VectorXd e1 = Eigen::VectorXd::Unit(d, 0);
+  if (qd.allFinite() && qd.norm() > 0) e1 = qd / qd.norm();
+  basis.col(0) = e1;
+  if (d < 2) return basis;
+  Eigen::VectorXd e2 = Eigen::VectorXd::Zero(d);
+  if (kd.allFinite()) e2 = kd - kd.dot(e1) * e1;
+  if (!(e2.norm() > 1e-9 * std::max(1.0, kd.allFinite() ? kd.norm() : 1.0))) {
+    Eigen::Index least = 0;
+    e1.cwiseAbs().minCoeff(&least);
+    e2 = Eigen::VectorXd::Unit(d, least) - e1(least) * e1;
+  }
+  basis.col(1) = e2 / e2.norm();
+  return basis;
+}
+
+}  // namespace attnviz::view

@@ -39,6 +39,13 @@ struct DotGeometry {
 DotGeometry dot_geometry(const Eigen::Ref<const RowVector>& q,
                          const Eigen::Ref<const RowVector>& k);
 
+// The plane through two vectors q and k (a real model's Geometry view): an orthonormal basis
+// (e₁ along q, e₂ the part of k at right angles to q), in which q and k keep their lengths,
+// their angle and q·k exactly. A zero q takes dimension 1 for e₁; a k along q (or zero, or not
+// finite) takes for e₂ the dimension least along e₁, made perpendicular.   (d, 2); d ≥ 2
+Eigen::MatrixXd plane_basis(const Eigen::Ref<const RowVector>& q,
+                            const Eigen::Ref<const RowVector>& k);
+
 // -----------------------------------------------------------------------------
 // [SECTION] Moving one arrow: the minimum-norm update of a projection matrix
 // -----------------------------------------------------------------------------

@@ -210,11 +210,121 @@ void parse_dimension_names(Reader& reader, const Json& names, Scenario& scenario
   }
 }
 
+// Indices in a model file are checked against the model when it is opened; here only that they
+// are whole numbers in a range no model reaches.
+constexpr std::int64_t kMaxModelIndex = (std::int64_t{1} << 24) - 1;
+
+// "weights": [{"layer": 0, "matrix": "W_Q", "head": 1, "cells": [[row, col, value], ...]}, ...]
+// (W_K and W_V name their key/value head as "kv_head"). Sorted, one entry per cell.
+std::vector<ModelWeightEdit> parse_weight_edits(Reader& reader, const Json& blocks) {
+  if (!blocks.is_array())
+    Reader::fail("model.weights",
+                 "expected a list of changed matrices, got " + json_type_name(blocks));
+  std::vector<ModelWeightEdit> edits;
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    const std::string path = "model.weights[" + std::to_string(b) + "]";
+    const Json& block = blocks[b];
+    if (!block.is_object())
+      Reader::fail(path,
+                   "expected an object such as {\"layer\": 0, \"matrix\": \"W_Q\", \"head\": "
+                   "1, \"cells\": [[0, 0, 0.5]]}, got " +
+                       json_type_name(block));
+    reader.warn_unknown_keys(block, path, {"layer", "matrix", "head", "kv_head", "cells"});
+    const Json* layer = reader.find(block, "layer");
+    const Json* matrix = reader.find(block, "matrix");
+    const Json* cells = reader.find(block, "cells");
+    if (!layer || !matrix || !cells)
+      Reader::fail(path, "needs a \"layer\", a \"matrix\" and its \"cells\"");
+    ModelWeightEdit edit;
+    edit.layer = static_cast<int>(reader.integer(*layer, path + ".layer", 0, 4095));
+    const std::string matrix_name = reader.string(*matrix, path + ".matrix");
+    const std::optional<HeadMatrix> parsed = parse_head_matrix(matrix_name);
+    if (!parsed)
+      Reader::fail(path + ".matrix",
+                   "expected \"W_Q\", \"W_K\", \"W_V\" or \"W_O\", got \"" + matrix_name + "\"");
+    edit.matrix = *parsed;
+    const bool shared = edit.matrix == HeadMatrix::Key || edit.matrix == HeadMatrix::Value;
+    const char* head_key = shared ? "kv_head" : "head";
+    const Json* head = reader.find(block, head_key);
+    if (!head)
+      Reader::fail(path, std::string("needs a \"") + head_key + "\"" +
+                             (shared ? " (W_K and W_V belong to a key/value head)" : ""));
+    edit.head = static_cast<int>(reader.integer(*head, path + "." + head_key, 0, 4095));
+    if (!cells->is_array())
+      Reader::fail(path + ".cells",
+                   "expected a list of [row, column, value], got " + json_type_name(*cells));
+    for (std::size_t i = 0; i < cells->size(); ++i) {
+      const std::string cell_path = path + ".cells[" + std::to_string(i) + "]";
+      const Json& cell = (*cells)[i];
+      reader.list(cell, cell_path, 3, "numbers: [row, column, value]");
+      edit.row = static_cast<int>(reader.integer(cell[0], cell_path + "[0]", 0, kMaxModelIndex));
+      edit.col = static_cast<int>(reader.integer(cell[1], cell_path + "[1]", 0, kMaxModelIndex));
+      edit.value = reader.single(cell[2], cell_path + "[2]");
+      edits.push_back(edit);
+    }
+  }
+  std::stable_sort(edits.begin(), edits.end(),
+                   [](const auto& a, const auto& b) { return a.key() < b.key(); });
+  for (std::size_t i = 1; i < edits.size(); ++i)
+    if (edits[i].key() == edits[i - 1].key()) {
+      const ModelWeightEdit& e = edits[i];
+      Reader::fail("model.weights",
+                   "layer " + std::to_string(e.layer) + ", " + std::string(to_string(e.matrix)) +
+                       " of head " + std::to_string(e.head) + ", cell [" + std::to_string(e.row) +
+                       ", " + std::to_string(e.col) + "] is given twice");
+    }
+  return edits;
+}
+
+// "embeddings": [{"token": 317, "cells": [[dimension, value], ...]}, ...]. Sorted, one entry per
+// number.
+std::vector<ModelEmbeddingEdit> parse_embedding_edits(Reader& reader, const Json& tokens) {
+  if (!tokens.is_array())
+    Reader::fail("model.embeddings",
+                 "expected a list of changed embeddings, got " + json_type_name(tokens));
+  std::vector<ModelEmbeddingEdit> edits;
+  for (std::size_t t = 0; t < tokens.size(); ++t) {
+    const std::string path = "model.embeddings[" + std::to_string(t) + "]";
+    const Json& entry = tokens[t];
+    if (!entry.is_object())
+      Reader::fail(path,
+                   "expected an object such as {\"token\": 317, \"cells\": [[0, 0.5]]}, got " +
+                       json_type_name(entry));
+    reader.warn_unknown_keys(entry, path, {"token", "text", "cells"});
+    const Json* token = reader.find(entry, "token");
+    const Json* cells = reader.find(entry, "cells");
+    if (!token || !cells)
+      Reader::fail(path, "needs a \"token\" (its id in the model's vocabulary) and its \"cells\"");
+    ModelEmbeddingEdit edit;
+    edit.token = static_cast<int>(reader.integer(*token, path + ".token", 0, kMaxModelIndex));
+    if (!cells->is_array())
+      Reader::fail(path + ".cells",
+                   "expected a list of [dimension, value], got " + json_type_name(*cells));
+    for (std::size_t i = 0; i < cells->size(); ++i) {
+      const std::string cell_path = path + ".cells[" + std::to_string(i) + "]";
+      const Json& cell = (*cells)[i];
+      reader.list(cell, cell_path, 2, "numbers: [dimension, value]");
+      edit.dimension =
+          static_cast<int>(reader.integer(cell[0], cell_path + "[0]", 0, kMaxModelIndex));
+      edit.value = reader.single(cell[1], cell_path + "[1]");
+      edits.push_back(edit);
+    }
+  }
+  std::stable_sort(edits.begin(), edits.end(),
+                   [](const auto& a, const auto& b) { return a.key() < b.key(); });
+  for (std::size_t i = 1; i < edits.size(); ++i)
+    if (edits[i].key() == edits[i - 1].key())
+      Reader::fail("model.embeddings", "token " + std::to_string(edits[i].token) + ", dimension " +
+                                           std::to_string(edits[i].dimension) + " is given twice");
+  return edits;
+}
+
 ModelSpec parse_model(Reader& reader, const Json& model) {
   if (!model.is_object())
     Reader::fail("model",
                  "expected an object with the model's \"name\", got " + json_type_name(model));
-  reader.warn_unknown_keys(model, "model", {"name", "interventions", "hide_special_tokens"});
+  reader.warn_unknown_keys(
+      model, "model", {"name", "interventions", "hide_special_tokens", "weights", "embeddings"});
   ModelSpec spec;
   const Json* name = reader.find(model, "name");
   if (!name) Reader::fail("model.name", "missing (a shipped model's name or a model's path)");
@@ -223,6 +333,10 @@ ModelSpec parse_model(Reader& reader, const Json& model) {
     Reader::fail("model.name", "the name is empty");
   if (const Json* hide = reader.find(model, "hide_special_tokens"))
     spec.hide_special_tokens = reader.boolean(*hide, "model.hide_special_tokens");
+  if (const Json* weights = reader.find(model, "weights"))
+    spec.weight_edits = parse_weight_edits(reader, *weights);
+  if (const Json* embeddings = reader.find(model, "embeddings"))
+    spec.embedding_edits = parse_embedding_edits(reader, *embeddings);
   const Json* changes = reader.find(model, "interventions");
   if (!changes) return spec;
   if (!changes->is_array())
@@ -429,6 +543,52 @@ HeadIntervention ModelSpec::intervention(int layer, int head) const {
   return {};
 }
 
+void ModelSpec::set_weight(const ModelWeightEdit& edit) {
+  auto it = std::lower_bound(weight_edits.begin(), weight_edits.end(), edit,
+                             [](const auto& a, const auto& b) { return a.key() < b.key(); });
+  if (it != weight_edits.end() && it->key() == edit.key())
+    it->value = edit.value;
+  else
+    weight_edits.insert(it, edit);
+}
+
+void ModelSpec::set_weight_block(int layer, HeadMatrix matrix, int head,
+                                 std::vector<ModelWeightEdit> cells) {
+  const auto block = [&](const ModelWeightEdit& e) {
+    return std::tuple(e.layer, e.matrix, e.head);
+  };
+  const auto at = std::tuple(layer, matrix, head);
+  const auto first = std::lower_bound(weight_edits.begin(), weight_edits.end(), at,
+                                      [&](const auto& e, const auto& b) { return block(e) < b; });
+  const auto last = std::upper_bound(first, weight_edits.end(), at,
+                                     [&](const auto& b, const auto& e) { return b < block(e); });
+  for (ModelWeightEdit& cell : cells) {
+    cell.layer = layer;
+    cell.matrix = matrix;
+    cell.head = head;
+  }
+  std::sort(cells.begin(), cells.end(),
+            [](const auto& a, const auto& b) { return a.key() < b.key(); });
+  cells.erase(std::unique(cells.begin(), cells.end(),
+                          [](const auto& a, const auto& b) { return a.key() == b.key(); }),
+              cells.end());
+  const auto position = weight_edits.erase(first, last);
+  weight_edits.insert(position, cells.begin(), cells.end());
+}
+
+void ModelSpec::set_embedding(const ModelEmbeddingEdit& edit) {
+  auto it = std::lower_bound(embedding_edits.begin(), embedding_edits.end(), edit,
+                             [](const auto& a, const auto& b) { return a.key() < b.key(); });
+  if (it != embedding_edits.end() && it->key() == edit.key())
+    it->value = edit.value;
+  else
+    embedding_edits.insert(it, edit);
+}
+
+void ModelSpec::reset_embedding(int token) {
+  std::erase_if(embedding_edits, [&](const ModelEmbeddingEdit& e) { return e.token == token; });
+}
+
 void ModelSpec::set_intervention(int layer, int head, const HeadIntervention& change) {
   const auto before = [](const ModelHeadChange& entry, std::pair<int, int> at) {
     return std::pair(entry.layer, entry.head) < at;
@@ -618,6 +778,41 @@ std::string model_scenario_to_json(const Scenario& s, OrderedJson root) {
     model["interventions"] = std::move(changes);
   }
   if (s.model->hide_special_tokens) model["hide_special_tokens"] = true;
+  if (!s.model->weight_edits.empty()) {  // a block per matrix of a head, its cells in order
+    OrderedJson blocks = OrderedJson::array();
+    const std::vector<ModelWeightEdit>& edits = s.model->weight_edits;
+    for (std::size_t i = 0; i < edits.size();) {
+      const ModelWeightEdit& first = edits[i];
+      const bool shared = first.matrix == HeadMatrix::Key || first.matrix == HeadMatrix::Value;
+      OrderedJson block = OrderedJson::object();
+      block["layer"] = first.layer;
+      block["matrix"] = to_string(first.matrix);
+      block[shared ? "kv_head" : "head"] = first.head;
+      OrderedJson cells = OrderedJson::array();
+      for (; i < edits.size() && edits[i].layer == first.layer && edits[i].matrix == first.matrix &&
+             edits[i].head == first.head;
+           ++i)
+        cells.push_back(OrderedJson::array({edits[i].row, edits[i].col, shortest(edits[i].value)}));
+      block["cells"] = std::move(cells);
+      blocks.push_back(std::move(block));
+    }
+    model["weights"] = std::move(blocks);
+  }
+  if (!s.model->embedding_edits.empty()) {  // one entry per token
+    OrderedJson tokens = OrderedJson::array();
+    const std::vector<ModelEmbeddingEdit>& edits = s.model->embedding_edits;
+    for (std::size_t i = 0; i < edits.size();) {
+      const int token = edits[i].token;
+      OrderedJson cells = OrderedJson::array();
+      for (; i < edits.size() && edits[i].token == token; ++i)
+        cells.push_back(OrderedJson::array({edits[i].dimension, shortest(edits[i].value)}));
+      OrderedJson entry = OrderedJson::object();
+      entry["token"] = token;
+      entry["cells"] = std::move(cells);
+      tokens.push_back(std::move(entry));
+    }
+    model["embeddings"] = std::move(tokens);
+  }
   root["model"] = std::move(model);
   root["target"] = s.target;
   if (s.max_tokens != Limits::kDefaultMaxTokens) root["max_tokens"] = s.max_tokens;

@@ -14,6 +14,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace attnviz {
@@ -34,6 +36,31 @@ struct ModelHeadChange {
   bool operator==(const ModelHeadChange&) const = default;
 };
 
+// One weight of a real model changed by hand: cell (row, col) of the block that `matrix` has for
+// `head` of `layer` (Transformer::set_head_weight's blocks: W_Q, W_K, W_V (d_model, d_head);
+// W_O (d_head, d_model)). For W_K and W_V, `head` is the key/value head, which every query head
+// of its group reads (grouped-query attention); for W_Q and W_O, the query head.
+struct ModelWeightEdit {
+  int layer = 0;
+  HeadMatrix matrix = HeadMatrix::Query;
+  int head = 0;
+  int row = 0, col = 0;
+  float value = 0;
+  bool operator==(const ModelWeightEdit&) const = default;
+  // The order edits are kept in: a block's cells are together, row by row.
+  auto key() const { return std::tuple(layer, matrix, head, row, col); }
+};
+
+// One number of a token's embedding changed by hand (the token by its id in the model's
+// vocabulary; `dimension` < d_model).
+struct ModelEmbeddingEdit {
+  int token = 0;
+  int dimension = 0;
+  float value = 0;
+  bool operator==(const ModelEmbeddingEdit&) const = default;
+  auto key() const { return std::pair(token, dimension); }
+};
+
 // A real trained model instead of the one-layer teaching model: the scenario's `target` is the
 // text the model reads; the one-layer settings and weights are not used (nor saved).
 struct ModelSpec {
@@ -46,12 +73,34 @@ struct ModelSpec {
   // The attention views leave out special tokens (llama2.c's <s>, GPT-2's <|endoftext|>): they
   // soak up attention and hide the rest. The model still reads them.
   bool hide_special_tokens = false;
+  // The weights and embeddings changed by hand: the values that replace the model's, kept sorted
+  // by key() with at most one entry per cell (the weights on disk are never written). Whether
+  // the model has the cell is known only when it is opened, as for the interventions.
+  std::vector<ModelWeightEdit> weight_edits;
+  std::vector<ModelEmbeddingEdit> embedding_edits;
   bool operator==(const ModelSpec&) const = default;
+
+  // The model `model` as it is, nothing changed.
+  static ModelSpec named(std::string model) {
+    ModelSpec spec;
+    spec.model = std::move(model);
+    return spec;
+  }
 
   // The change of head (layer, head): none (computed, scale 1) when there is none.
   HeadIntervention intervention(int layer, int head) const;
   // Sets it, keeping `interventions` sorted; a change to nothing removes the entry.
   void set_intervention(int layer, int head, const HeadIntervention& change);
+
+  bool weights_edited() const { return !weight_edits.empty() || !embedding_edits.empty(); }
+  // Sets one cell's value (its entry added or replaced).
+  void set_weight(const ModelWeightEdit& edit);
+  // Replaces every edit of one block (`layer`, `matrix`, `head`) with `cells` (any order; one per
+  // cell); no cells: the block as on disk.
+  void set_weight_block(int layer, HeadMatrix matrix, int head, std::vector<ModelWeightEdit> cells);
+  void set_embedding(const ModelEmbeddingEdit& edit);
+  // Token `token`'s embedding back as on disk.
+  void reset_embedding(int token);
 };
 
 struct Scenario {

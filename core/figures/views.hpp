@@ -88,11 +88,11 @@ struct ViewInfo {
 inline constexpr std::array<ViewInfo, kViewCount> kViews = {{
     {ViewId::Lesson, "lesson", "Lesson", "Lesson", Slot::Lesson, false},
     {ViewId::Input, "input", "Input", "Input", Slot::Input, false},
-    {ViewId::Weights, "weights", "Weights", "Weights", Slot::Weights, false, true, false},
+    {ViewId::Weights, "weights", "Weights", "Weights", Slot::Weights, false},
     {ViewId::Heatmaps, "heatmaps", "Heatmaps", "Heatmaps", Slot::Centre, true},
-    {ViewId::Pipeline, "pipeline", "Pipeline", "Pipeline", Slot::Centre, true, true, false},
+    {ViewId::Pipeline, "pipeline", "Pipeline", "Pipeline", Slot::Centre, true},
     {ViewId::Neuron, "neuron", "Neuron", "Neuron", Slot::Centre, true},
-    {ViewId::Geometry, "geometry", "Geometry", "Geometry", Slot::Centre, true, true, false},
+    {ViewId::Geometry, "geometry", "Geometry", "Geometry", Slot::Centre, true},
     {ViewId::Compare, "compare", "Compare", "Compare", Slot::Centre, true},
     {ViewId::Model, "model", "Model: every layer and head", "Model", Slot::Centre, true},
     {ViewId::NextToken, "next", "Next token", "Next", Slot::Centre, true, false, true},
@@ -113,7 +113,7 @@ std::string centre_view_names(std::string_view separator = ", ",
                               std::string_view last_separator = ", ");
 
 // Whether a view in `slot` shows the mode (the one-layer scenario, or a real model): a slot none of
-// whose views does is left out of the dashboard (a real model's has no Weights panel yet).
+// whose views does is left out of the dashboard.
 bool slot_shows_mode(Slot slot, bool real_model);
 
 // The slots in the order they are drawn: each at its first view in kViews.

@@ -843,8 +843,8 @@ StudentChange student_change(const LessonStep& step, const Scenario& now,
 // [SECTION] Text placeholders
 // -----------------------------------------------------------------------------
 
-std::string expand_lesson_text(std::string_view text, const Pipeline& pipeline) {
-  const AttentionResult& r = pipeline.result();
+std::string expand_lesson_text(std::string_view text, const Pipeline& pipeline, int layer) {
+  const AttentionResult& r = pipeline.layer(std::clamp(layer, 0, pipeline.layer_count() - 1));
   const AttentionConfig& c = r.config;
   std::string out;
   std::size_t position = 0;

@@ -148,7 +148,8 @@ StudentChange student_change(const LessonStep& step, const Scenario& now, const 
 //   {alpha:H:QUERY:KEY}  the weight, two decimals
 //   {argmax:H:QUERY}     the token with QUERY's largest weight in head H
 // When their tokens or head are not there any more (the student edited the sentence), these two
-// read as a dash. An unknown placeholder is left as it is.
-std::string expand_lesson_text(std::string_view text, const Pipeline& pipeline);
+// read as a dash. An unknown placeholder is left as it is. They read layer `layer` of a real model
+// (the step's layer: LessonStep::layer; clamped to the model's), the one-layer scenario's layer.
+std::string expand_lesson_text(std::string_view text, const Pipeline& pipeline, int layer = 0);
 
 }  // namespace attnviz

@@ -1,5 +1,6 @@
 // What a teacher does to one head of a real model: the pattern it attends with and the scale of
-// its output. TransformerForward applies it; scenario files record it (core/document).
+// its output (TransformerForward applies it), and which of its matrices a weight edit names
+// (Transformer::set_head_weight). Scenario files record both (core/document).
 #pragma once
 
 #include <optional>
@@ -25,5 +26,11 @@ struct HeadIntervention {
 // "computed", "uniform", "previous_token" (the names scenario files and the CLI use).
 std::string_view to_string(HeadIntervention::Pattern pattern);
 std::optional<HeadIntervention::Pattern> parse_head_pattern(std::string_view name);
+
+// Which of a layer's attention matrices a weight edit names.
+enum class HeadMatrix { Query, Key, Value, Output };
+// "W_Q", "W_K", "W_V", "W_O" (the names the app and scenario files use).
+std::string_view to_string(HeadMatrix matrix);
+std::optional<HeadMatrix> parse_head_matrix(std::string_view name);
 
 }  // namespace attnviz

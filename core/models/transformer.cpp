@@ -118,9 +118,6 @@ std::size_t Transformer::parameter_count() const {
   return count;
 }
 
-namespace {
-
-// The layer's whole matrix that `matrix` names.
 MatrixView& matrix_of(TransformerLayer& layer, HeadMatrix matrix) {
   switch (matrix) {
     case HeadMatrix::Query:
@@ -135,7 +132,9 @@ MatrixView& matrix_of(TransformerLayer& layer, HeadMatrix matrix) {
   return layer.output;
 }
 
-}  // namespace
+const MatrixView& matrix_of(const TransformerLayer& layer, HeadMatrix matrix) {
+  return matrix_of(const_cast<TransformerLayer&>(layer), matrix);
+}
 
 MatrixView& Transformer::attention_matrix(int layer, HeadMatrix matrix) {
   return matrix_of(weights_.layers[static_cast<std::size_t>(layer)], matrix);

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "core/base/status.hpp"
+#include "core/models/head_intervention.hpp"
 #include "core/models/mapped_file.hpp"
 
 #include <cstddef>
@@ -77,6 +78,11 @@ struct TransformerLayer {
   VectorView up_bias, down_bias;
 };
 
+// The layer's whole matrix that `matrix` names (W_Q, W_K, W_V: (d_model, heads · d_head);
+// W_O: (n_heads · d_head, d_model)).
+MatrixView& matrix_of(TransformerLayer& layer, HeadMatrix matrix);
+const MatrixView& matrix_of(const TransformerLayer& layer, HeadMatrix matrix);
+
 struct TransformerWeights {
   MatrixView token_embedding;     // (vocab_size, d_model)
   MatrixView position_embedding;  // (context, d_model); empty under RoPE
@@ -84,9 +90,6 @@ struct TransformerWeights {
   VectorView final_norm_weight, final_norm_bias;  // (d_model)
   MatrixView unembedding;  // (vocab_size, d_model): logits = final_norm(x) · unembeddingᵀ
 };
-
-// Which of a layer's attention matrices a weight edit names.
-enum class HeadMatrix { Query, Key, Value, Output };
 
 class Transformer {
  public:

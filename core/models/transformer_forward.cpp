@@ -27,6 +27,27 @@ std::optional<HeadIntervention::Pattern> parse_head_pattern(std::string_view nam
     if (to_string(pattern) == name) return pattern;
   return std::nullopt;
 }
+
+std::string_view to_string(HeadMatrix matrix) {
+  switch (matrix) {
+    case HeadMatrix::Key:
+      return "W_K";
+    case HeadMatrix::Value:
+      return "W_V";
+    case HeadMatrix::Output:
+      return "W_O";
+    case HeadMatrix::Query:
+      break;
+  }
+  return "W_Q";
+}
+
+std::optional<HeadMatrix> parse_head_matrix(std::string_view name) {
+  for (auto matrix : {HeadMatrix::Query, HeadMatrix::Key, HeadMatrix::Value, HeadMatrix::Output})
+    if (to_string(matrix) == name) return matrix;
+  return std::nullopt;
+}
+
 namespace {
 
 using MatrixMap = Eigen::Map<Matrix, 0, Eigen::OuterStride<>>;

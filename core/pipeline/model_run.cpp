@@ -35,6 +35,73 @@ Status check_interventions(const ModelSpec& spec, const TransformerConfig& confi
   return Status::ok();
 }
 
+// Whether the model has every cell the spec edits (so that applying them cannot fail half-way).
+Status check_edits(const ModelSpec& spec, const TransformerConfig& config,
+                   const std::string& name) {
+  for (const ModelWeightEdit& e : spec.weight_edits) {
+    const bool shared = e.matrix == HeadMatrix::Key || e.matrix == HeadMatrix::Value;
+    const int heads = shared ? config.n_kv_heads : config.n_heads;
+    const int rows = e.matrix == HeadMatrix::Output ? config.d_head : config.d_model;
+    const int cols = e.matrix == HeadMatrix::Output ? config.d_model : config.d_head;
+    const std::string where = "layer " + std::to_string(e.layer) + ", " +
+                              std::string(to_string(e.matrix)) + " of " +
+                              (shared ? "key/value head " : "head ") + std::to_string(e.head);
+    if (e.layer < 0 || e.layer >= config.n_layers)
+      return Status::error(where + ": " + name + " has " + std::to_string(config.n_layers) +
+                           " layers");
+    if (e.head < 0 || e.head >= heads)
+      return Status::error(where + ": " + name + " has " + std::to_string(heads) +
+                           (shared ? " key/value heads" : " heads") + " per layer");
+    if (e.row < 0 || e.row >= rows || e.col < 0 || e.col >= cols)
+      return Status::error(where + ": cell [" + std::to_string(e.row) + ", " +
+                           std::to_string(e.col) + "] is outside its " + std::to_string(rows) +
+                           " × " + std::to_string(cols) + " matrix");
+    if (!std::isfinite(e.value)) return Status::error(where + ": a weight is not a number");
+  }
+  for (const ModelEmbeddingEdit& e : spec.embedding_edits) {
+    if (e.token < 0 || e.token >= config.vocab_size)
+      return Status::error("embedding of token " + std::to_string(e.token) + ": " + name +
+                           "'s vocabulary has " + std::to_string(config.vocab_size) + " tokens");
+    if (e.dimension < 0 || e.dimension >= config.d_model)
+      return Status::error("embedding of token " + std::to_string(e.token) + ": dimension " +
+                           std::to_string(e.dimension) + " is not one of its " +
+                           std::to_string(config.d_model));
+    if (!std::isfinite(e.value))
+      return Status::error("embedding of token " + std::to_string(e.token) + ": not a number");
+  }
+  return Status::ok();
+}
+
+// The lowest layer whose weights differ between two sorted edit lists; n_layers when none.
+int lowest_changed_layer(const std::vector<ModelWeightEdit>& a,
+                         const std::vector<ModelWeightEdit>& b, int n_layers) {
+  int lowest = n_layers;
+  std::size_t i = 0, j = 0;
+  while (i < a.size() || j < b.size()) {
+    if (j == b.size() || (i < a.size() && a[i].key() < b[j].key())) {
+      lowest = std::min(lowest, a[i++].layer);
+    } else if (i == a.size() || b[j].key() < a[i].key()) {
+      lowest = std::min(lowest, b[j++].layer);
+    } else {
+      if (a[i].value != b[j].value) lowest = std::min(lowest, a[i].layer);
+      ++i;
+      ++j;
+    }
+  }
+  return lowest;
+}
+
+// Whether every entry of `before` is in `after` (by cell): nothing was taken back.
+template <typename Edit>
+bool only_added(const std::vector<Edit>& before, const std::vector<Edit>& after) {
+  std::size_t j = 0;
+  for (const Edit& edit : before) {
+    while (j < after.size() && after[j].key() < edit.key()) ++j;
+    if (j == after.size() || !(after[j].key() == edit.key())) return false;
+  }
+  return true;
+}
+
 // The tokens at `positions`, as the views list them.
 Tokenization as_tokenization(const std::vector<ModelToken>& tokens,
                              const std::vector<int>& positions, std::size_t total) {
@@ -88,6 +155,7 @@ Status ModelRun::run(const ModelSpec& spec, const std::string& text, int max_tok
   const Model& model = opened ? opened->model : opened_->model;
   const TransformerConfig& config = model.transformer.config();
   if (Status status = check_interventions(spec, config, model.name); !status) return status;
+  if (Status status = check_edits(spec, config, model.name); !status) return status;
 
   // 2. The tokens, at most max_tokens and the model's context.
   Result<std::vector<ModelToken>> tokens = read_text(model, text);
@@ -105,11 +173,16 @@ Status ModelRun::run(const ModelSpec& spec, const std::string& text, int max_tok
   // 3. Commit the model, then the interventions that differ, then run.
   if (opened) {
     forward_.reset();
+    own_.reset();
+    applied_weights_.clear();
+    applied_embeddings_.clear();
     opened_ = std::move(opened);
     forward_ = std::make_unique<TransformerForward>(opened_->model.transformer);
     opened_as_ = spec.model;
     layers_.assign(static_cast<std::size_t>(config.n_layers), AdaptedLayer{});
+    streams_.assign(static_cast<std::size_t>(config.n_layers), KeptStream{});
   }
+  if (Status status = apply_edits(spec); !status) return status;
   for (int layer = 0; layer < config.n_layers; ++layer)
     for (int head = 0; head < config.n_heads; ++head) {
       const HeadIntervention wanted = spec.intervention(layer, head);
@@ -134,6 +207,49 @@ Status ModelRun::run(const ModelSpec& spec, const std::string& text, int max_tok
     for (int i = 0; i < static_cast<int>(tokens_.size()); ++i) shown_.push_back(i);
   tokenization_ = as_tokenization(tokens_, shown_, total - (tokens_.size() - shown_.size()));
   run_count_ = next_run++;
+  return Status::ok();
+}
+
+Status ModelRun::apply_edits(const ModelSpec& spec) {
+  if (!own_ && !spec.weights_edited()) return Status::ok();  // the shared model, as on disk
+  if (!own_) {  // the first edit: a copy of the model of our own, read from the files again
+    Result<Model> copy = open_model(spec.model);
+    if (!copy) return Status::error("the model \"" + spec.model + "\": " + copy.status().message());
+    own_ = std::make_unique<Model>(std::move(*copy));
+    forward_ = std::make_unique<TransformerForward>(own_->transformer);
+  }
+  Transformer& transformer = own_->transformer;
+  const int n_layers = transformer.config().n_layers;
+  const int lowest = lowest_changed_layer(applied_weights_, spec.weight_edits, n_layers);
+  const bool embeddings_differ = applied_embeddings_ != spec.embedding_edits;
+  if (lowest == n_layers && !embeddings_differ) return Status::ok();
+  // Cells only set: set the new values. A cell taken back: every weight as on disk, then the
+  // spec's edits again (the cells check_edits has checked, so none fails).
+  const bool reset = !only_added(applied_weights_, spec.weight_edits) ||
+                     !only_added(applied_embeddings_, spec.embedding_edits);
+  if (reset) transformer.reset_weights();
+  const auto shared = [](HeadMatrix m) { return m == HeadMatrix::Key || m == HeadMatrix::Value; };
+  const int per_kv_head = transformer.config().queries_per_kv_head();
+  std::size_t j = 0;
+  for (const ModelWeightEdit& e : spec.weight_edits) {
+    if (!reset) {  // skip the cells that hold this value already
+      while (j < applied_weights_.size() && applied_weights_[j].key() < e.key()) ++j;
+      if (j < applied_weights_.size() && applied_weights_[j] == e) continue;
+    }
+    // set_head_weight takes a query head: the first of the key/value head's group.
+    const int head = shared(e.matrix) ? e.head * per_kv_head : e.head;
+    if (Status status = transformer.set_head_weight(e.layer, head, e.matrix, e.row, e.col, e.value);
+        !status)
+      return status;
+  }
+  if (reset || embeddings_differ)
+    for (const ModelEmbeddingEdit& e : spec.embedding_edits)
+      if (Status status = transformer.set_token_embedding(e.token, e.dimension, e.value); !status)
+        return status;
+  applied_weights_ = spec.weight_edits;
+  applied_embeddings_ = spec.embedding_edits;
+  if (embeddings_differ) forward_->embeddings_changed();
+  if (lowest < n_layers) forward_->weights_changed(lowest);
   return Status::ok();
 }
 
@@ -162,6 +278,20 @@ const AttentionResult& ModelRun::layer(int index) const {
 
 const Matrix& ModelRun::layer_input(int index) const {
   return adapted(index).input;
+}
+
+const ModelRun::LayerStream& ModelRun::stream(int index) const {
+  KeptStream& kept = streams_[static_cast<std::size_t>(index)];
+  if (kept.run == run_count_) return kept.stream;
+  const LayerActivations& activations = forward_->layer(index);
+  const RowMatrix& input =
+      index == 0 ? forward_->embedded() : forward_->layer(index - 1).residual_out;
+  kept.stream.residual_in = input.matrix()(shown_, Eigen::all);                      // (n, d_model)
+  kept.stream.residual_mid = activations.residual_mid.matrix()(shown_, Eigen::all);  // (n, d_model)
+  kept.stream.mlp_output = activations.mlp_output.matrix()(shown_, Eigen::all);      // (n, d_model)
+  kept.stream.residual_out = activations.residual_out.matrix()(shown_, Eigen::all);  // (n, d_model)
+  kept.run = run_count_;
+  return kept.stream;
 }
 
 const ModelRun::AdaptedLayer& ModelRun::adapted(int index) const {

@@ -53,10 +53,16 @@ class ModelRun {
   // warning) and runs the forward pass (only what changed since the last run). An error, and
   // nothing changed, when the model cannot be opened, an intervention names a layer or head the
   // model lacks, or the text cannot be read.
+  // The spec's weight and embedding edits are made in a copy of the model this run owns (opened
+  // at the first edit; the shared one is never changed): only the cells that changed since the
+  // last run, from the lowest layer they touch (every layer after an embedding edit).
   Status run(const ModelSpec& spec, const std::string& text, int max_tokens,
              std::vector<std::string>& warnings);
 
-  const Model& model() const { return opened_->model; }
+  // The model as the last run computed it: the shared one, or, once the spec has edited its
+  // weights, this run's own copy with the edits (model().transformer.weights_on_disk() holds the
+  // weights as the files have them).
+  const Model& model() const { return own_ ? *own_ : opened_->model; }
   const TransformerForward& forward() const { return *forward_; }
   // The tokens as the model reads them, and as the views list them (`text` is how a person reads
   // the token: ␣ for a space, and so on; special tokens have an empty byte range).
@@ -93,6 +99,16 @@ class ModelRun {
   // The layer's attention input: the normalized residual stream.                  (n, d_model)
   const Matrix& layer_input(int index) const;
 
+  // The residual stream through layer `index`, the shown tokens' rows (the Pipeline view's
+  // block), taken from the forward pass on the first request after a run:
+  struct LayerStream {
+    Matrix residual_in;   // (n, d_model): what enters the layer (layer 0: embeddings + positions)
+    Matrix residual_mid;  // (n, d_model): residual_in + the attention output
+    Matrix mlp_output;    // (n, d_model): the MLP of norm₂(residual_mid)
+    Matrix residual_out;  // (n, d_model): residual_mid + mlp_output, the next layer's input
+  };
+  const LayerStream& stream(int index) const;
+
  private:
   struct AdaptedLayer {
     std::uint64_t run = 0;  // run_count_ when adapted; 0: never
@@ -101,7 +117,14 @@ class ModelRun {
   };
   const AdaptedLayer& adapted(int index) const;
 
+  // Makes the spec's weight and embedding edits in own_, opening it first (the forward pass then
+  // reads it); says which layers must be computed again.
+  Status apply_edits(const ModelSpec& spec);
+
   std::shared_ptr<const OpenedModel> opened_;
+  std::unique_ptr<Model> own_;  // a copy that takes the spec's edits; null while there are none
+  std::vector<ModelWeightEdit> applied_weights_;        // the edits own_ holds
+  std::vector<ModelEmbeddingEdit> applied_embeddings_;  // likewise
   std::unique_ptr<TransformerForward> forward_;
   std::string opened_as_;
   std::vector<ModelToken> tokens_;
@@ -110,6 +133,11 @@ class ModelRun {
   std::uint64_t run_count_ = 0;
   double full_run_ms_per_token_ = 0;
   mutable std::vector<AdaptedLayer> layers_;
+  struct KeptStream {
+    std::uint64_t run = 0;  // run_count_ when taken; 0: never
+    LayerStream stream;
+  };
+  mutable std::vector<KeptStream> streams_;
 };
 
 }  // namespace attnviz

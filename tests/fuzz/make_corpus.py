@@ -97,6 +97,15 @@ for target in ("fuzz_scenario", "fuzz_compute"):
         write(target, name, text)
 for name, text in MALFORMED.items():
     write("fuzz_scenario", name, text)
+# A model's scenario with edited weights and embeddings (the parser only: fuzz_compute skips models).
+write("fuzz_scenario", "model_edits.json", json.dumps({
+    "format": "attnviz-scenario", "version": 2,
+    "model": {"name": "stories260K",
+              "interventions": [{"layer": 0, "head": 1, "scale": 0}],
+              "weights": [{"layer": 0, "matrix": "W_Q", "head": 2, "cells": [[0, 5, 0.25]]},
+                          {"layer": 1, "matrix": "W_K", "kv_head": 0, "cells": [[7, 7, 0]]}],
+              "embeddings": [{"token": 317, "cells": [[4, 1.2]]}]},
+    "target": "Once upon a time"}, indent=1))
 
 # --- fuzz_lesson: the built-in lessons and a few small ones ---------------------------------------
 for path in sorted((ROOT / "assets/lessons").glob("*.json")):

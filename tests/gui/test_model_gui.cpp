@@ -74,6 +74,16 @@ bool same(const std::vector<view::Rgba8>& a, const std::vector<view::Rgba8>& b) 
   return true;
 }
 
+// The Model view of gpt2-kjv-tiny reading kText, from a scenario file whose "model" object has
+// `model_keys` besides its name ("interventions": [...], "weights": [...]).
+Shot model_view_of(const TempDir& dir, const std::string& model_keys) {
+  const fs::path path = dir.path / "model.json";
+  std::ofstream(path) << R"({"format": "attnviz-scenario", "version": 2, "model": {"name": )"
+                      << R"("gpt2-kjv-tiny")" << (model_keys.empty() ? "" : ", " + model_keys)
+                      << R"(}, "target": ")" << kText << R"("})";
+  return testing::take_shot(dir, {path.string(), "--view", "model", "--font-size", "14"});
+}
+
 }  // namespace
 
 TEST_CASE(
@@ -122,20 +132,12 @@ TEST_CASE(
     "a scenario file with a knocked-out head: its tile is crossed, later layers change, "
     "earlier ones do not") {
   TempDir dir;
-  const auto scenario = [&](const std::string& interventions) {
-    const fs::path path = dir.path / "model.json";
-    std::ofstream(path) << R"({"format": "attnviz-scenario", "version": 2, "model": {"name": )"
-                        << R"("gpt2-kjv-tiny", "interventions": [)" << interventions
-                        << R"(]}, "target": ")" << kText << R"("})";
-    return path.string();
-  };
-  const Shot before =
-      testing::take_shot(dir, {scenario(""), "--view", "model", "--font-size", "14"});
+  const Shot before = model_view_of(dir, "");
   INFO("stderr: " << before.errors);
   REQUIRE(before.status == 0);
   const int n = before.layout["tokens"].get<int>();
-  const Shot after = testing::take_shot(dir, {scenario(R"({"layer": 0, "head": 2, "scale": 0})"),
-                                              "--view", "model", "--font-size", "14"});
+  const Shot after =
+      model_view_of(dir, R"("interventions": [{"layer": 0, "head": 2, "scale": 0}])");
   REQUIRE(after.status == 0);
   const auto a = tiles(before, n), b = tiles(after, n);
   const int heads = before.layout["model_grid"]["heads"].get<int>();
@@ -208,6 +210,110 @@ TEST_CASE("the Across layers view names every token of the text in its logit len
   REQUIRE(shot.layout["labels"].contains("layers"));
   CHECK(shot.layout["labels"]["layers"]["tokens"] == n);
   CHECK(shot.layout["labels"]["layers"]["labelled"] == n);
+}
+
+}  // namespace attnviz
+
+namespace attnviz {
+
+// The Weights panel in model mode, as a student uses it: a cell of W_Q typed into, then Ctrl+S.
+// The file records the edit (the model's own files are not written).
+TEST_CASE("a weight of a real model typed into the Weights panel is saved in the scenario") {
+  TempDir dir;
+  const fs::path path = dir.path / "edit.json";
+  std::ofstream(path) << R"({"format": "attnviz-scenario", "version": 2,
+                            "model": {"name": "stories260K"}, "target": "i like to eat apple"})";
+  const fs::path model = fs::path(ATTNVIZ_SOURCE_DIR) / "assets/models/stories260K";
+  const std::string model_bytes = testing::read_whole_file(model / "stories260K.bin");
+  // W_Q's cell (1, 1) at 1280x720: the Weights panel's first grid, under its header row.
+  testing::run_session(dir, {path.string()},
+                       "xdotool mousemove 86 536 click --repeat 2 --delay 120 1\nsleep 0.4\n"
+                       "xdotool type 5\nxdotool key Return\nsleep 0.4\n"
+                       "xdotool key ctrl+s\nsleep 0.6\n");
+  Result<Scenario> saved = load_scenario_file(path.string());
+  REQUIRE(saved.ok());
+  REQUIRE(saved->model);
+  REQUIRE(saved->model->weight_edits.size() == 1);
+  CHECK(saved->model->weight_edits[0] == ModelWeightEdit{0, HeadMatrix::Query, 0, 0, 0, 5.0f});
+  CHECK(testing::read_whole_file(model / "stories260K.bin") == model_bytes);
+}
+
+// Weights changed in a file: the tiles of the layers below the change are as before, those of the
+// changed layer's head and of every later layer are not.
+TEST_CASE("a scenario file with an edited W_Q changes that head and the layers above it only") {
+  TempDir dir;
+  const Shot before = model_view_of(dir, "");
+  INFO("stderr: " << before.errors);
+  REQUIRE(before.status == 0);
+  const int n = before.layout["tokens"].get<int>();
+  std::string cells;
+  for (int row = 0; row < 16; ++row)
+    for (int col = 0; col < 4; ++col)
+      cells += (cells.empty() ? "" : ", ") + std::string("[") + std::to_string(row) + ", " +
+               std::to_string(col) + ", " + (row % 2 ? "3" : "-3") + "]";
+  const Shot after = model_view_of(
+      dir, R"("weights": [{"layer": 1, "matrix": "W_Q", "head": 1, "cells": [)" + cells + "]}]");
+  INFO("stderr: " << after.errors);
+  REQUIRE(after.status == 0);
+  const auto a = tiles(before, n), b = tiles(after, n);
+  const int heads = before.layout["model_grid"]["heads"].get<int>();
+  REQUIRE(a.size() == b.size());
+  for (int k = 0; k < static_cast<int>(a.size()); ++k) {
+    const int layer = k / heads, head = k % heads;
+    INFO("layer " << layer << ", head " << head);
+    if (layer == 0 || (layer == 1 && head != 1)) CHECK(same(a[k], b[k]));
+    if (layer == 1 && head == 1) CHECK_FALSE(same(a[k], b[k]));
+  }
+}
+
+}  // namespace attnviz
+
+namespace attnviz {
+
+// The Pipeline view of a real model's block, for a head whose keys and values are its key/value
+// head's (stories260K: heads 3 and 4 share key/value head 2), and for GPT-2's biases.
+TEST_CASE("the Pipeline view shows a real model's whole block, with the shared key/value head") {
+  TempDir dir;
+  const Shot llama = testing::take_shot(
+      dir, {"--model", "stories260K", "--view", "pipeline", "--layer", "2", "--head", "3"});
+  INFO("stderr: " << llama.errors);
+  REQUIRE(llama.status == 0);
+  const std::vector<std::string> titles = llama.layout["pipeline_titles"];
+  const std::vector<std::string> expected = {"x (layer 2's output)",
+                                             "n = RMSNorm(x)",
+                                             "Q = RoPE(nW_Q)",
+                                             "K = RoPE(nW_K) (kv 2)",
+                                             "V = nW_V (kv 2)",
+                                             "S = QK\xe2\x8a\xa4",
+                                             "\xc3\xb7\xe2\x88\x9a"
+                                             "d_k",
+                                             "causal mask",
+                                             "\xce\xb1 = softmax",
+                                             "\xce\xb1\xc2\xb7V",
+                                             "concat",
+                                             "attn = \xc2\xb7W_O",
+                                             "x\xe2\x80\xb2 = x + attn",
+                                             "m = MLP(norm\xe2\x82\x82(x\xe2\x80\xb2))",
+                                             "x\xe2\x80\xb3 = x\xe2\x80\xb2 + m"};
+  CHECK(titles == expected);
+  CHECK(llama.layout["labels"]["pipeline"]["tokens"].get<int>() > 0);
+
+  const fs::path path = dir.path / "gpt2.json";
+  std::ofstream(path)
+      << R"({"format": "attnviz-scenario", "version": 2, "model": {"name": )"
+      << R"("gpt2-kjv-tiny", "interventions": [{"layer": 0, "head": 1, "scale": 0}]},)"
+      << R"("target": ")" << kText << R"("})";
+  const Shot gpt2 = testing::take_shot(dir, {path.string(), "--view", "pipeline", "--head", "1"});
+  REQUIRE(gpt2.status == 0);
+  const std::vector<std::string> gpt2_titles = gpt2.layout["pipeline_titles"];
+  REQUIRE(gpt2_titles.size() == expected.size());
+  CHECK(gpt2_titles[0] == "x = embed + position");
+  CHECK(gpt2_titles[1] == "n = LayerNorm(x)");
+  CHECK(gpt2_titles[3] == "K = nW_K + b");
+  CHECK(gpt2_titles[10] ==
+        "concat (\xc3\x97"
+        "0.00)");
+  CHECK(gpt2_titles[11] == "attn = \xc2\xb7W_O + b");
 }
 
 }  // namespace attnviz

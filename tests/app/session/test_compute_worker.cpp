@@ -18,7 +18,7 @@ namespace {
 Scenario kjv(std::string text) {
   Scenario scenario;
   scenario.target = std::move(text);
-  scenario.model = ModelSpec{"gpt2-kjv-tiny", {}};
+  scenario.model = ModelSpec::named("gpt2-kjv-tiny");
   return scenario;
 }
 

@@ -166,3 +166,75 @@ TEST_CASE("leaving the model returns to the one-layer scenario as it was") {
 }
 
 }  // namespace attnviz::app
+
+namespace attnviz::app {
+
+TEST_CASE(
+    "editing a model's weights: views follow, undo and Reset model take it back, Save keeps it") {
+  TempDir dir;
+  Fixture f;
+  REQUIRE(open_model(f.state, "stories260K"));
+  f.state.edit()->set_target("Once upon a time there was a little girl");
+  f.frame();
+  const auto last_logits = [&] { return f.state.pipeline().model()->forward().last_logits(); };
+  const RowVector before = last_logits();
+  const Matrix layer1 = f.state.pipeline().layer(1).heads[2].weights;
+
+  // A weight of layer 2's W_Q, head 3: layer 1 stays, layer 2's head 3 and the prediction change.
+  // (The result may come from the other pipeline, which computed the text in one pass rather than
+  // as it was typed: the same numbers to float rounding, hence the tolerances.)
+  f.state.edit()->set_model_weight({2, HeadMatrix::Query, 3, 0, 0, 4.0f});
+  f.frame();
+  CHECK(f.state.unsaved());
+  CHECK((f.state.pipeline().layer(1).heads[2].weights - layer1).cwiseAbs().maxCoeff() < 1e-5f);
+  CHECK((last_logits() - before).cwiseAbs().maxCoeff() > 1e-4f);
+  CHECK(f.state.pipeline().model()->model().transformer.head_weight(2, 3, HeadMatrix::Query, 0,
+                                                                    0) == 4.0f);
+  CHECK(shape_summary(f.state).find("1 weight edited") != std::string::npos);
+  // What is not a number is no edit.
+  const std::uint64_t version = f.state.document.version();
+  f.state.edit()->set_model_weight({2, HeadMatrix::Query, 3, 0, 1, std::nanf("")});
+  f.state.edit()->set_model_embedding({5, 0, std::numeric_limits<float>::infinity()});
+  CHECK(f.state.document.version() == version);
+
+  REQUIRE(f.history.undo(f.state, f.now));
+  f.state.recompute_if_needed();
+  CHECK_FALSE(f.state.document.scenario().model->weights_edited());
+  CHECK((last_logits() - before).cwiseAbs().maxCoeff() < 1e-4f);
+  REQUIRE(f.history.redo(f.state));
+  f.state.recompute_if_needed();
+  f.frame();
+
+  // A whole block (the matrix menu) and an embedding, saved and opened again.
+  std::vector<float> zeros(64 * 8, 0.0f);
+  f.state.edit()->set_model_weight_block(0, HeadMatrix::Value, 1, 64, 8, zeros.data());
+  f.frame();
+  const int token = f.state.pipeline().model()->model_tokens()[3].id;
+  f.state.edit()->set_model_embedding({token, 7, -1.25f});
+  f.frame();
+  CHECK(f.state.document.scenario().model->weight_edits.size() == 1 + 64 * 8);
+  const RowVector edited = last_logits();
+  const std::string path = (dir.path / "edited.json").string();
+  REQUIRE(save_scenario(f.state, f.recent, path));
+  const std::string saved = testing::read_whole_file(path);
+  CHECK(saved.find("\"kv_head\": 1") != std::string::npos);
+  CHECK(saved.find("\"token\": " + std::to_string(token)) != std::string::npos);
+  Fixture other;
+  REQUIRE(open_scenario(other.state, other.recent, path));
+  other.state.recompute_if_needed();
+  CHECK(other.state.document.scenario().model == f.state.document.scenario().model);
+  CHECK((other.state.pipeline().model()->forward().last_logits() - edited).cwiseAbs().maxCoeff() <
+        1e-4f);
+
+  // Reset model: every weight as trained, one undo step.
+  f.state.edit()->reset_model_weights();
+  f.frame();
+  f.state.recompute_if_needed();
+  CHECK_FALSE(f.state.document.scenario().model->weights_edited());
+  CHECK((last_logits() - before).cwiseAbs().maxCoeff() < 1e-4f);
+  REQUIRE(f.history.undo(f.state, f.now));
+  f.state.recompute_if_needed();
+  CHECK((last_logits() - edited).cwiseAbs().maxCoeff() < 1e-4f);
+}
+
+}  // namespace attnviz::app

@@ -307,3 +307,23 @@ TEST_CASE("wrapping text that fits gives it back whole") {
 }
 
 }  // namespace attnviz::view
+
+namespace attnviz::view {
+
+TEST_CASE("a normalized entry shows the mean and spread of its row, computed from the row") {
+  const float row[4] = {1.0f, 3.0f, -1.0f, 1.0f};  // mean 1, variance 2, mean square 3
+  CHECK(norm_formula(true, row, 4, 2, 1, 2.0f, 0.5f, 0.0f, 1.9142f) ==
+        "n[3][2] = (x[3][2] \xe2\x88\x92 \xce\xbc) / \xcf\x83\xc2\xb7\xce\xb3\xe2\x82\x82 + "
+        "\xce\xb2\xe2\x82\x82 = (3.00 \xe2\x88\x92 1.00) / 1.41\xc2\xb7"
+        "2.00 + 0.50 = 1.91");
+  CHECK(norm_formula(false, row, 4, 0, 2, 1.0f, 0.0f, 0.0f, -0.577f) ==
+        "n[1][3] = x[1][3] / rms\xc2\xb7\xce\xb3\xe2\x82\x83 = -1.00 / 1.73\xc2\xb7"
+        "1.00 = -0.58");
+}
+
+TEST_CASE("a residual sum names both terms") {
+  CHECK(sum_formula("x\xe2\x80\xb2", "x", "attn", 3, 1, 0.5f, -0.2f, 0.3f) ==
+        "x\xe2\x80\xb2[4][2] = x[4][2] + attn[4][2] = 0.50 + (-0.20) = 0.30");
+}
+
+}  // namespace attnviz::view

@@ -378,3 +378,39 @@ TEST_CASE("clipping rejects a segment outside the area") {
 }
 
 }  // namespace attnviz::view
+
+namespace attnviz::view {
+
+TEST_CASE("the plane of q and k keeps both exactly: lengths, angle and dot product") {
+  RowVector q(4), k(4);
+  q << 3.0f, 0.0f, 4.0f, 0.0f;
+  k << 1.0f, 2.0f, -1.0f, 2.0f;
+  const Eigen::MatrixXd basis = plane_basis(q, k);  // (4, 2)
+  REQUIRE(basis.rows() == 4);
+  CHECK(basis.col(0).norm() == doctest::Approx(1.0));
+  CHECK(basis.col(1).norm() == doctest::Approx(1.0));
+  CHECK(std::abs(basis.col(0).dot(basis.col(1))) < 1e-12);
+  const Eigen::RowVector2d q2 = q.cast<double>() * basis, k2 = k.cast<double>() * basis;
+  CHECK(q2(0) == doctest::Approx(5.0));  // along e₁, all of it
+  CHECK(q2(1) == doctest::Approx(0.0).epsilon(1e-12));
+  CHECK(k2.norm() == doctest::Approx(static_cast<double>(k.norm())));
+  CHECK(q2.dot(k2) == doctest::Approx(static_cast<double>(q.dot(k))));  // 3 - 4 = -1
+  CHECK(k2(1) > 0);                                                     // e₂ points towards k
+}
+
+TEST_CASE("the plane of q and a k along it, or of a zero q, is still a plane") {
+  RowVector q(3), k(3);
+  q << 0.0f, 2.0f, 0.0f;
+  k << 0.0f, -1.0f, 0.0f;
+  Eigen::MatrixXd basis = plane_basis(q, k);
+  CHECK(basis.col(1).norm() == doctest::Approx(1.0));
+  CHECK(std::abs(basis.col(0).dot(basis.col(1))) < 1e-12);
+  q.setZero();
+  k << 1.0f, 0.0f, 0.0f;
+  basis = plane_basis(q, k);
+  CHECK(basis.col(0).norm() == doctest::Approx(1.0));
+  CHECK(basis.col(1).norm() == doctest::Approx(1.0));
+  CHECK(basis.allFinite());
+}
+
+}  // namespace attnviz::view

@@ -112,7 +112,7 @@ void check_usable(const DashboardLayout& layout, const PanelVisibility& visible,
 }  // namespace
 
 TEST_CASE("every text size offered leaves every panel usable at 1280x720 and 1920x1080") {
-  for (const auto [width, height] : {std::pair{1280.0f, 720.0f}, std::pair{1920.0f, 1080.0f}}) {
+  for (const auto& [width, height] : {std::pair{1280.0f, 720.0f}, std::pair{1920.0f, 1080.0f}}) {
     const float largest = largest_usable_font_size(width, height);
     CHECK(largest >= 28);  // the sizes the class needs are offered
     for (float font = 10; font <= largest; font += 1) {

@@ -86,7 +86,7 @@ TEST_CASE("hiding special tokens is kept in the file, and absent means shown") {
 }
 
 TEST_CASE("set_intervention keeps one entry per head and drops a change back to nothing") {
-  ModelSpec spec{"stories260K", {}};
+  ModelSpec spec = ModelSpec::named("stories260K");
   HeadIntervention ablate;
   ablate.output_scale = 0;
   spec.set_intervention(2, 3, ablate);
@@ -131,6 +131,87 @@ TEST_CASE("malformed model sections are refused with the key that is wrong") {
             .find("changed twice") != std::string::npos);
   CHECK(error_of(R"({"format": "attnviz-scenario", "version": 3, "target": "a"})")
             .find("reads versions 1 and 2") != std::string::npos);
+}
+
+}  // namespace attnviz
+
+namespace attnviz {
+
+TEST_CASE("weight and embedding edits are saved per matrix and token, and read back sorted") {
+  Result<Scenario> parsed = parse_scenario(R"({"format": "attnviz-scenario", "version": 2,
+    "model": {"name": "stories260K",
+      "weights": [
+        {"layer": 1, "matrix": "W_K", "kv_head": 0, "cells": [[2, 3, 0.5]]},
+        {"layer": 0, "matrix": "W_O", "head": 3, "cells": [[1, 4, -0.75], [0, 2, 1e-3]]}
+      ],
+      "embeddings": [{"token": 40, "cells": [[5, 1.5], [0, -2]]}]},
+    "target": "Once upon a time"})");
+  REQUIRE(parsed.ok());
+  const ModelSpec& spec = *parsed->model;
+  REQUIRE(spec.weight_edits.size() == 3);
+  CHECK(spec.weight_edits[0] == ModelWeightEdit{0, HeadMatrix::Output, 3, 0, 2, 1e-3f});
+  CHECK(spec.weight_edits[1] == ModelWeightEdit{0, HeadMatrix::Output, 3, 1, 4, -0.75f});
+  CHECK(spec.weight_edits[2] == ModelWeightEdit{1, HeadMatrix::Key, 0, 2, 3, 0.5f});
+  REQUIRE(spec.embedding_edits.size() == 2);
+  CHECK(spec.embedding_edits[0] == ModelEmbeddingEdit{40, 0, -2.0f});
+  const std::string json = scenario_to_json(*parsed);
+  CHECK(json.find(R"("matrix": "W_K",)") != std::string::npos);
+  CHECK(json.find(R"("kv_head": 0,)") != std::string::npos);
+  CHECK(json.find("[1, 4, -0.75]") != std::string::npos);
+  Result<Scenario> again = parse_scenario(json);
+  REQUIRE(again.ok());
+  CHECK(*again->model == spec);
+}
+
+TEST_CASE("set_weight_block replaces one block's cells and leaves the others") {
+  ModelSpec spec = ModelSpec::named("m");
+  spec.set_weight({0, HeadMatrix::Query, 1, 0, 0, 1.0f});
+  spec.set_weight({0, HeadMatrix::Query, 2, 0, 0, 2.0f});
+  spec.set_weight({0, HeadMatrix::Query, 2, 0, 0, 3.0f});  // the same cell: replaced
+  REQUIRE(spec.weight_edits.size() == 2);
+  spec.set_weight_block(
+      0, HeadMatrix::Query, 1,
+      {{0, HeadMatrix::Query, 1, 1, 1, 5.0f}, {0, HeadMatrix::Query, 1, 0, 1, 4.0f}});
+  REQUIRE(spec.weight_edits.size() == 3);
+  CHECK(spec.weight_edits[0].col == 1);  // the old (0, 0) of head 1 is gone
+  CHECK(spec.weight_edits[1].row == 1);
+  CHECK(spec.weight_edits[2].value == 3.0f);
+  spec.set_weight_block(0, HeadMatrix::Query, 1, {});
+  REQUIRE(spec.weight_edits.size() == 1);
+  CHECK(spec.weight_edits[0].head == 2);
+  spec.set_embedding({7, 1, 1.0f});
+  spec.set_embedding({3, 0, 1.0f});
+  spec.reset_embedding(7);
+  REQUIRE(spec.embedding_edits.size() == 1);
+  CHECK(spec.embedding_edits[0].token == 3);
+}
+
+TEST_CASE("malformed weight edits are refused with the key that is wrong") {
+  const std::string head =
+      R"({"format": "attnviz-scenario", "version": 2, "target": "a", "model": {"name": "m", )";
+  const auto error = [&](const std::string& rest) {
+    Result<Scenario> parsed = parse_scenario(head + rest + "}}");
+    REQUIRE(!parsed.ok());
+    return parsed.status().message();
+  };
+  CHECK(error(R"("weights": {})").find("model.weights: expected a list") != std::string::npos);
+  CHECK(error(R"("weights": [{"layer": 0, "matrix": "W_X", "head": 0, "cells": []}])")
+            .find("expected \"W_Q\", \"W_K\", \"W_V\" or \"W_O\"") != std::string::npos);
+  CHECK(error(R"("weights": [{"layer": 0, "matrix": "W_K", "head": 0, "cells": []}])")
+            .find("needs a \"kv_head\"") != std::string::npos);
+  CHECK(error(R"("weights": [{"layer": 0, "matrix": "W_Q", "head": 0, "cells": [[0, 1]]}])")
+            .find("model.weights[0].cells[0]") != std::string::npos);
+  CHECK(error(R"("weights": [{"layer": 0, "matrix": "W_Q", "head": 0, "cells": [[0, 1, 1e39]]}])")
+            .find("outside the float range") != std::string::npos);
+  CHECK(error(R"("weights": [{"layer": 0, "matrix": "W_Q", "head": 0,
+                              "cells": [[0, -1, 1]]}])")
+            .find("cells[0][1]") != std::string::npos);
+  CHECK(error(R"("weights": [{"layer": 0, "matrix": "W_Q", "head": 0, "cells": [[0, 1, 1]]},
+                             {"layer": 0, "matrix": "W_Q", "head": 0, "cells": [[0, 1, 2]]}])")
+            .find("given twice") != std::string::npos);
+  CHECK(error(R"("embeddings": [{"token": 3}])").find("needs a \"token\"") != std::string::npos);
+  CHECK(error(R"("embeddings": [{"token": 3, "cells": [[0, 1], [0, 2]]}])")
+            .find("token 3, dimension 0 is given twice") != std::string::npos);
 }
 
 }  // namespace attnviz

@@ -53,13 +53,14 @@ TEST_CASE("views: unique names and titles; the View menu's order; every slot dra
                                               Slot::Centre, Slot::Arrows, Slot::Output});
 }
 
-TEST_CASE("a real model's dashboard has no Weights panel yet; the Next token view is a model's") {
+TEST_CASE("a real model's dashboard has its Weights panel; the Next token view is a model's") {
   CHECK(slot_shows_mode(Slot::Weights, false));
-  CHECK_FALSE(slot_shows_mode(Slot::Weights, true));
+  CHECK(slot_shows_mode(Slot::Weights, true));
   CHECK(slot_shows_mode(Slot::Centre, true));
   CHECK(slot_shows_mode(Slot::Input, true));
   CHECK_FALSE(view_info(ViewId::NextToken).one_layer);
   CHECK(view_info(ViewId::Model).one_layer);
   CHECK(view_info(ViewId::Model).real_model);
-  CHECK_FALSE(view_info(ViewId::Pipeline).real_model);
+  CHECK(view_info(ViewId::Pipeline).real_model);
+  CHECK(view_info(ViewId::Geometry).real_model);
 }

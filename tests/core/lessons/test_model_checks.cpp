@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <string>
 
 namespace attnviz {
@@ -65,6 +66,26 @@ TEST_CASE("each model check fails when its claim is false, saying why") {
             .find("there is no layer 8") != std::string::npos);
   CHECK(one(R"({"check": "argmax", "layer": 1, "head": 3, "query": "#15", "key": "#4"})")
             .find("attends most to") != std::string::npos);
+}
+
+TEST_CASE("a lesson step's numbers in its text read the step's layer of the model") {
+  Result<Lesson> lesson = parse_lesson(R"({"format": "attnviz-lesson", "title": "t",
+    "scenario": {"version": 2, "model": {"name": "gpt2-kjv-tiny"}, "target": "xqz plov wrim."},
+    "steps": [{"title": "s", "layer": 0, "text": "{alpha:3:#4:#3}"},
+              {"title": "s", "layer": 1, "text": "{alpha:3:#4:#3}"}]})",
+                                       "test");
+  REQUIRE(lesson.ok());
+  Pipeline pipeline;
+  REQUIRE(pipeline.run(lesson->steps[0].scenario));
+  for (int layer = 0; layer < 2; ++layer) {
+    const LessonStep& step = lesson->steps[static_cast<std::size_t>(layer)];
+    REQUIRE(step.layer == layer);
+    char expected[32];
+    std::snprintf(expected, sizeof expected, "%.2f",
+                  static_cast<double>(pipeline.layer(layer).heads[3].weights(4, 3)));
+    CHECK(expand_lesson_text(step.text, pipeline, *step.layer) == expected);
+  }
+  CHECK(pipeline.layer(0).heads[3].weights(4, 3) != pipeline.layer(1).heads[3].weights(4, 3));
 }
 
 TEST_CASE("a model check in a lesson without a model, or an unknown role, is refused") {

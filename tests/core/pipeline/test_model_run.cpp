@@ -20,7 +20,7 @@ std::string shipped(const char* name) {
 Scenario model_scenario(const char* name, std::string text) {
   Scenario scenario;
   scenario.target = std::move(text);
-  scenario.model = ModelSpec{shipped(name), {}};
+  scenario.model = ModelSpec::named(shipped(name));
   return scenario;
 }
 
@@ -205,6 +205,145 @@ TEST_CASE("model mode: special tokens hidden from the views, as the model read t
   REQUIRE(only.run(empty));
   CHECK(only.target().tokens.size() == 1);
   CHECK_FALSE(only.model()->hides_tokens());
+}
+
+}  // namespace attnviz
+
+namespace attnviz {
+namespace {
+
+// The model opened afresh with `spec`'s edits made directly, and run from scratch: what a run
+// that made them one by one, as they came, must agree with.
+RowVector fresh_logits(const ModelSpec& spec, const std::vector<int>& tokens) {
+  Result<Model> model = open_model(spec.model);
+  REQUIRE(model.ok());
+  Transformer& transformer = model->transformer;
+  const int per_kv_head = transformer.config().queries_per_kv_head();
+  for (const ModelWeightEdit& e : spec.weight_edits) {
+    const bool shared = e.matrix == HeadMatrix::Key || e.matrix == HeadMatrix::Value;
+    REQUIRE(transformer
+                .set_head_weight(e.layer, shared ? e.head * per_kv_head : e.head, e.matrix, e.row,
+                                 e.col, e.value)
+                .is_ok());
+  }
+  for (const ModelEmbeddingEdit& e : spec.embedding_edits)
+    REQUIRE(transformer.set_token_embedding(e.token, e.dimension, e.value).is_ok());
+  TransformerForward forward(transformer);
+  REQUIRE(forward.run(tokens).is_ok());
+  return forward.last_logits();
+}
+
+}  // namespace
+
+TEST_CASE("model mode: weight edits change a copy of the model, from the layer they touch") {
+  Scenario scenario = model_scenario("stories260K", "Once upon a time there was a cat");
+  Pipeline pipeline, untouched;
+  REQUIRE(pipeline.run(scenario));
+  REQUIRE(untouched.run(scenario));
+  const std::vector<int> tokens = pipeline.model()->forward().tokens();
+  const RowVector original = pipeline.model()->forward().last_logits();
+  const Matrix layer0 = pipeline.layer(0).output;
+  const TransformerConfig& config = pipeline.model()->model().transformer.config();
+  REQUIRE(config.n_kv_heads < config.n_heads);
+
+  // One cell of layer 1's W_K, key/value head 0: both query heads of its group read it.
+  const float on_disk =
+      pipeline.model()->model().transformer.head_weight(1, 0, HeadMatrix::Key, 2, 3);
+  scenario.model->set_weight({1, HeadMatrix::Key, 0, 2, 3, on_disk + 2.0f});
+  REQUIRE(pipeline.run(scenario));
+  const ModelRun& run = *pipeline.model();
+  CHECK(run.forward().last_work().first_layer_redone == 1);
+  CHECK(run.model().transformer.head_weight(1, 1, HeadMatrix::Key, 2, 3) == on_disk + 2.0f);
+  CHECK(run.model().transformer.weights_on_disk().layers[1].key.at(2, 3) == on_disk);
+  CHECK(largest_difference(pipeline.layer(0).output, layer0) == 0.0f);
+  CHECK(largest_difference(pipeline.layer(1).heads[0].K, pipeline.layer(1).heads[1].K) == 0.0f);
+  const RowVector edited = run.forward().last_logits();
+  CHECK((edited - original).cwiseAbs().maxCoeff() > 1e-4f);
+  CHECK((edited - fresh_logits(*scenario.model, tokens)).cwiseAbs().maxCoeff() < 1e-5f);
+
+  // A second edit (W_O of head 3, layer 0) and an embedding: made on top of the first.
+  scenario.model->set_weight({0, HeadMatrix::Output, 3, 1, 4, -0.75f});
+  scenario.model->set_embedding({tokens[2], 5, 1.5f});
+  REQUIRE(pipeline.run(scenario));
+  CHECK(pipeline.model()->forward().last_work().first_layer_redone == 0);
+  CHECK((pipeline.model()->forward().last_logits() - fresh_logits(*scenario.model, tokens))
+            .cwiseAbs()
+            .maxCoeff() < 1e-5f);
+
+  // Taken back (undo, Reset): the numbers are the model's own again, exactly.
+  scenario.model->weight_edits.clear();
+  scenario.model->embedding_edits.clear();
+  REQUIRE(pipeline.run(scenario));
+  CHECK((pipeline.model()->forward().last_logits() - original).cwiseAbs().maxCoeff() == 0.0f);
+  // The shared model was never changed.
+  REQUIRE(untouched.run(scenario));
+  CHECK((untouched.model()->forward().last_logits() - original).cwiseAbs().maxCoeff() == 0.0f);
+}
+
+TEST_CASE("model mode: an edit of a cell the model lacks is an error, and nothing changes") {
+  Scenario scenario = model_scenario("stories260K", "Once upon a time");
+  Pipeline pipeline;
+  REQUIRE(pipeline.run(scenario));
+  const RowVector before = pipeline.model()->forward().last_logits();
+  const TransformerConfig& config = pipeline.model()->model().transformer.config();
+
+  Scenario wrong = scenario;
+  wrong.model->set_weight({0, HeadMatrix::Query, 0, 0, 0, 1.0f});  // a good one first
+  wrong.model->set_weight({0, HeadMatrix::Value, config.n_kv_heads, 0, 0, 1.0f});
+  Status status = pipeline.run(wrong);
+  REQUIRE(!status);
+  CHECK(status.message() == "layer 0, W_V of key/value head " + std::to_string(config.n_kv_heads) +
+                                ": stories260K has " + std::to_string(config.n_kv_heads) +
+                                " key/value heads per layer");
+  wrong = scenario;
+  wrong.model->set_weight({0, HeadMatrix::Output, 0, config.d_head, 0, 1.0f});
+  status = pipeline.run(wrong);
+  REQUIRE(!status);
+  CHECK(status.message().find("is outside its") != std::string::npos);
+  wrong = scenario;
+  wrong.model->set_embedding({config.vocab_size, 0, 1.0f});
+  status = pipeline.run(wrong);
+  REQUIRE(!status);
+  CHECK(status.message().find("vocabulary has") != std::string::npos);
+  CHECK((pipeline.model()->forward().last_logits() - before).cwiseAbs().maxCoeff() == 0.0f);
+}
+
+}  // namespace attnviz
+
+namespace attnviz {
+
+// The Pipeline view's block: each layer's residual stream adds up, and the attention input is the
+// norm of what enters (RMSNorm for stories260K, computed here from its definition).
+TEST_CASE("model mode: the residual stream through a layer adds up, and n is its RMSNorm") {
+  Pipeline pipeline;
+  REQUIRE(pipeline.run(model_scenario("stories260K", "Once upon a time there was a cat")));
+  const ModelRun& run = *pipeline.model();
+  const Transformer& transformer = run.model().transformer;
+  const TransformerConfig& config = transformer.config();
+  REQUIRE(config.norm == NormKind::RMSNorm);
+  for (int layer = 0; layer < config.n_layers; ++layer) {
+    CAPTURE(layer);
+    const ModelRun::LayerStream& s = run.stream(layer);
+    CHECK(largest_difference(s.residual_mid, s.residual_in + pipeline.layer(layer).output) < 1e-5f);
+    CHECK(largest_difference(s.residual_out, s.residual_mid + s.mlp_output) < 1e-5f);
+    if (layer + 1 < config.n_layers)
+      CHECK(largest_difference(run.stream(layer + 1).residual_in, s.residual_out) == 0.0f);
+    const VectorView& gamma =
+        transformer.weights().layers[static_cast<std::size_t>(layer)].attention_norm_weight;
+    Matrix expected = s.residual_in;  // (n, d_model)
+    for (Eigen::Index i = 0; i < expected.rows(); ++i) {
+      const float rms =
+          std::sqrt(expected.row(i).squaredNorm() / float(config.d_model) + config.norm_epsilon);
+      for (Eigen::Index d = 0; d < expected.cols(); ++d)
+        expected(i, d) = expected(i, d) / rms * gamma.data[d];
+    }
+    CHECK(largest_difference(run.layer_input(layer), expected) < 1e-5f);
+  }
+  // Layer 0's input is the tokens' embeddings (positions enter through RoPE).
+  const int first = run.forward().tokens()[1];
+  const Matrix& x0 = run.stream(0).residual_in;
+  for (int d = 0; d < config.d_model; ++d)
+    CHECK(x0(1, d) == transformer.weights().token_embedding.at(first, d));
 }
 
 }  // namespace attnviz
