@@ -77,6 +77,12 @@ struct Line {
 class ArrowsPanel final : public Panel {
  public:
   void draw_content(AppState& state, PanelContext& context) override {
+    // A real model opens on the selected head (its layer has many, whose lines would hide one
+    // another); the one-layer scenario on all of them. Either can be chosen after.
+    if (const bool model = state.pipeline().model_mode(); model != model_mode_) {
+      model_mode_ = model;
+      all_heads_ = !model;
+    }
     const AttentionResult& r = state.result();
     const int n_query = static_cast<int>(r.n_query), n_key = static_cast<int>(r.n_key);
     const int heads = static_cast<int>(r.heads.size());
@@ -97,6 +103,7 @@ class ArrowsPanel final : public Panel {
 
  private:
   bool all_heads_ = true;
+  bool model_mode_ = false;     // the mode all_heads_ was last set for
   std::vector<Line> overview_;  // the lines drawn when nothing is isolated (capacity kept)
   std::uint64_t overview_version_ = 0;
   float overview_threshold_ = -1;

@@ -243,13 +243,17 @@ class ComparePanel final : public Panel {
     }
 
     char title[96];
+    // A real model's heads are named with their layer ("A: layer 2, head 3").
+    char layer[24] = "";
+    if (state.pipeline().layer_count() > 1)
+      std::snprintf(layer, sizeof layer, "layer %d, ", view::shown_number(state.selection.layer));
     if (mode_ == Mode::Heads)
-      std::snprintf(title, sizeof title, "A: head %d", view::shown_number(head_a));
+      std::snprintf(title, sizeof title, "A: %shead %d", layer, view::shown_number(head_a));
     else
       std::snprintf(title, sizeof title, "A: snapshot");
     draw_title(state, g[0], slots[0], top_left.y, title, head_colour(state.ui.theme, head_a));
     if (mode_ == Mode::Heads)
-      std::snprintf(title, sizeof title, "B: head %d", view::shown_number(head_b));
+      std::snprintf(title, sizeof title, "B: %shead %d", layer, view::shown_number(head_b));
     else
       std::snprintf(title, sizeof title, "B: now");
     draw_title(state, g[1], slots[1], top_left.y, title, head_colour(state.ui.theme, head_b));
@@ -355,9 +359,13 @@ class ComparePanel final : public Panel {
     if (ImGui::RadioButton("two heads", mode_ == Mode::Heads)) mode_ = Mode::Heads;
     ImGui::SameLine();
     if (ImGui::RadioButton("snapshot vs now", mode_ == Mode::Snapshot)) mode_ = Mode::Snapshot;
-    ImGui::SameLine(0, font_ * 1.2f);
+    // The selectors beside the switch when they fit (a model's layer selector too), else under it.
+    const float selectors_w =
+        font_ * (mode_ == Mode::Heads && state.pipeline().layer_count() > 1 ? 21.0f : 15.0f);
+    if (fits_after_last_item(selectors_w, font_ * 1.2f)) ImGui::SameLine(0, font_ * 1.2f);
     if (mode_ == Mode::Heads) {
       ImGui::AlignTextToFramePadding();
+      draw_layer_selector(state, "##compare");  // a real model's: both heads are of that layer
       ImGui::TextUnformatted("A: head");
       ImGui::SameLine();
       if (draw_head_combo("##compare_a", heads, head)) state.selection.head = head;

@@ -37,11 +37,14 @@ class LayersPanel final : public Panel {
   void draw_content(AppState& state, PanelContext& context) override {
     const ModelRun* model = state.pipeline().model();
     if (!model) return;  // the panel host shows this view in model mode only
+    // The section is a UI setting, saved with the view (app/session/view_state.hpp).
+    section_ = static_cast<int>(state.ui.layers_section);
     ImGui::RadioButton("Logit lens", &section_, 0);
     ImGui::SameLine();
     ImGui::RadioButton("Rollout", &section_, 1);
     ImGui::SameLine();
     ImGui::RadioButton("Residual stream", &section_, 2);
+    state.ui.layers_section = static_cast<UiSettings::LayersSection>(section_);
     update(*model);
     if (section_ == 0) draw_lens(state, *model);
     if (section_ == 1) draw_rollout(state, context, *model);
@@ -49,7 +52,7 @@ class LayersPanel final : public Panel {
   }
 
  private:
-  int section_ = 0;
+  int section_ = 0;  // state.ui.layers_section, as the radio buttons take it
   std::uint64_t computed_run_ = 0;
   int computed_section_ = -1;
   bool lens_too_large_ = false;

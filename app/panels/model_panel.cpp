@@ -76,7 +76,11 @@ class ModelPanel final : public Panel {
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const ImVec2 available = ImGui::GetContentRegionAvail();
     const float label_w = ImGui::CalcTextSize("layer 99").x + font * 0.5f;
-    const float head_label_h = font * 1.2f;
+    // Under grouped-query attention, a line over each group of heads that read one key/value head.
+    const TransformerConfig* config = model ? &model->model().transformer.config() : nullptr;
+    const bool grouped = config && config->n_kv_heads < config->n_heads;
+    const float group_label_h = grouped ? font * 1.25f : 0.0f;
+    const float head_label_h = font * 1.2f + group_label_h;
     const float badge_h = model ? font * 1.1f : 0.0f;
     const float gap = std::max(3.0f, font * 0.3f);
     // Tiles as large as the view allows, at least 2.5 lines (the view scrolls past that).
@@ -89,12 +93,38 @@ class ModelPanel final : public Panel {
     const Palette& colours = palette(state.ui.theme);
     const ImGuiIO& io = ImGui::GetIO();
 
+    if (grouped) {
+      const int per_group = config->queries_per_kv_head();
+      for (int group = 0; group < config->n_kv_heads; ++group) {
+        const float x0 = origin.x + label_w + static_cast<float>(group * per_group) * column;
+        const float x1 = x0 + static_cast<float>(per_group) * column - gap;
+        const float line_y = std::round(origin.y + group_label_h - font * 0.2f);
+        list->AddLine(ImVec2(x0, line_y), ImVec2(x1, line_y), colours.text_dim, 1.0f);
+        list->AddLine(ImVec2(x0, line_y), ImVec2(x0, line_y - font * 0.3f), colours.text_dim, 1.0f);
+        list->AddLine(ImVec2(x1, line_y), ImVec2(x1, line_y - font * 0.3f), colours.text_dim, 1.0f);
+        char label[32];
+        std::snprintf(label, sizeof label, "key/value head %d", view::shown_number(group));
+        if (ImGui::CalcTextSize(label).x > x1 - x0)
+          std::snprintf(label, sizeof label, "kv %d", view::shown_number(group));
+        const float w = ImGui::CalcTextSize(label).x;
+        if (w <= x1 - x0 + gap)
+          list->AddText(ImVec2(std::round((x0 + x1 - w) * 0.5f), origin.y), colours.text_dim,
+                        label);
+        if (ImGui::IsWindowHovered() &&
+            ImGui::IsMouseHoveringRect(ImVec2(x0, origin.y), ImVec2(x1, line_y + 2.0f)))
+          ImGui::SetTooltip(
+              "heads %d to %d share key/value head %d: one W_K and one W_V, so their keys and "
+              "values are the same (grouped-query attention); each has its own W_Q",
+              view::shown_number(group * per_group),
+              view::shown_number(group * per_group + per_group - 1), view::shown_number(group));
+      }
+    }
     for (int head = 0; head < heads; ++head) {
       char label[24];
       std::snprintf(label, sizeof label, tile > font * 3.5f ? "head %d" : "%d",
                     view::shown_number(head));
       const float x = origin.x + label_w + static_cast<float>(head) * column;
-      list->AddText(ImVec2(x, origin.y),
+      list->AddText(ImVec2(x, origin.y + group_label_h),
                     head == state.selection.head ? colours.selection : colours.text_dim, label);
     }
     hovered_ = {-1, -1};

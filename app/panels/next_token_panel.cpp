@@ -32,15 +32,14 @@ class NextTokenPanel final : public Panel {
     const int n = static_cast<int>(tokens.size());
     const int position = position_ < 0 || position_ >= n ? n - 1 : position_;
     draw_position(state, *model, position);
-    draw_settings();
-    update(*model, position);
+    draw_settings(state.ui.sampling);  // saved with the view (app/session/view_state.hpp)
+    update(*model, position, state.ui.sampling);
     draw_candidates(state, *model);
     draw_step(state, *model, position);
   }
 
  private:
   int position_ = -1;  // the position predicted after; -1: the last
-  SamplingSettings settings_;
   std::uint64_t seed_ = 1, draws_ = 0;
   // What the candidates were computed for.
   std::uint64_t run_ = 0;
@@ -76,46 +75,46 @@ class NextTokenPanel final : public Panel {
                                       : "(what the model guessed would follow it)");
   }
 
-  void draw_settings() {
+  void draw_settings(SamplingSettings& settings) {
     const float font = ImGui::GetFontSize();
     ImGui::SetNextItemWidth(font * 7.0f);
-    ImGui::SliderFloat("temperature", &settings_.temperature, 0.0f, 2.0f, "%.2f");
+    ImGui::SliderFloat("temperature", &settings.temperature, 0.0f, 2.0f, "%.2f");
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip(
           "Divides the logits before the softmax: below 1 the likely tokens gain, "
           "above 1 the distribution flattens; 0 puts everything on the top token");
     ImGui::SameLine(0, font);
     ImGui::SetNextItemWidth(font * 5.0f);
-    ImGui::InputInt("top-k", &settings_.top_k, 1, 10);
-    settings_.top_k = std::clamp(settings_.top_k, 0, 100000);
+    ImGui::InputInt("top-k", &settings.top_k, 1, 10);
+    settings.top_k = std::clamp(settings.top_k, 0, 100000);
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Only the k most likely tokens can be drawn (0: every token)");
     ImGui::SameLine(0, font);
     ImGui::SetNextItemWidth(font * 6.0f);
-    ImGui::SliderFloat("top-p", &settings_.top_p, 0.01f, 1.0f, "%.2f");
-    settings_.top_p = std::clamp(settings_.top_p, 0.01f, 1.0f);
+    ImGui::SliderFloat("top-p", &settings.top_p, 0.01f, 1.0f, "%.2f");
+    settings.top_p = std::clamp(settings.top_p, 0.01f, 1.0f);
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip(
           "Only the fewest most likely tokens whose probabilities add up to p can "
           "be drawn (1: every token)");
-    settings_.temperature = std::clamp(settings_.temperature, 0.0f, 100.0f);
+    settings.temperature = std::clamp(settings.temperature, 0.0f, 100.0f);
   }
 
-  void update(const ModelRun& model, int position) {
+  void update(const ModelRun& model, int position, const SamplingSettings& settings) {
     if (run_ == model.run_count() && computed_position_ == position &&
-        computed_settings_.temperature == settings_.temperature &&
-        computed_settings_.top_k == settings_.top_k && computed_settings_.top_p == settings_.top_p)
+        computed_settings_.temperature == settings.temperature &&
+        computed_settings_.top_k == settings.top_k && computed_settings_.top_p == settings.top_p)
       return;
     run_ = model.run_count();
     computed_position_ = position;
-    computed_settings_ = settings_;
+    computed_settings_ = settings;
     logits_.resize(static_cast<std::size_t>(model.model().transformer.config().vocab_size));
     model.forward().logits(position, logits_.data());
-    if (!check(settings_)) {
+    if (!check(settings)) {
       candidates_.clear();
       return;
     }
-    probabilities_ = next_token_probabilities(logits_, settings_);
+    probabilities_ = next_token_probabilities(logits_, settings);
     candidates_ = top_candidates(probabilities_, kCandidates);
   }
 

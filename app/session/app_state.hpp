@@ -12,6 +12,7 @@
 #include "core/document/scenario.hpp"
 #include "core/figures/colormap.hpp"
 #include "core/lessons/lesson.hpp"
+#include "core/models/sampling.hpp"
 #include "core/pipeline/pipeline.hpp"
 
 #include <algorithm>
@@ -77,6 +78,11 @@ struct UiSettings {
   // contrast when many keys share the weight (40 tokens: every α near 0.025, every cell dark).
   bool heatmap_contrast = false;
   float arrow_threshold = 0.02f;  // lines for weights below this are not drawn
+  // A real model's: how the Next token view shapes the distribution, and which part of the Across
+  // layers view shows.
+  SamplingSettings sampling;
+  enum class LayersSection { Lens, Rollout, Residual };
+  LayersSection layers_section = LayersSection::Lens;
 
   // The top of a head's heatmap colour scale (see heatmap_contrast): 1, or its largest finite α.
   float heatmap_top(const Matrix& weights) const;
@@ -121,6 +127,10 @@ struct FrameLayout {
   int heatmap_head = -1;
   // The Pipeline view's tiles' titles in order, when it was drawn (the GUI tests read them).
   std::vector<std::string> pipeline_titles;
+  // The Geometry view's plot, when it was drawn: "flat", "space", "approximate" or "plane" (a
+  // real model's: the plane of the selected query and key `geometry_plane_key`).
+  std::string geometry_mode;
+  int geometry_plane_key = -1;
   // Per view (view::ViewId), what it wrote of the tokens' names; reset every frame.
   std::array<LabelRecord, view::kViewCount> labels{};
   LabelRecord& labels_of(view::ViewId id) { return labels[static_cast<std::size_t>(id)]; }

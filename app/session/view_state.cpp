@@ -59,6 +59,10 @@ class Applier {
         heatmap_contrast(value);
       else if (key == "arrow_threshold")
         arrow_threshold(value);
+      else if (key == "sampling")
+        sampling(value);
+      else if (key == "layers_view")
+        layers_view(value);
       else
         warn(key, "unknown key (ignored)");
     }
@@ -175,6 +179,45 @@ class Applier {
       invalid("show_cell_values", "true or false", value);
   }
 
+  // {"temperature": 0.7, "top_k": 40, "top_p": 0.9}: each key optional, each checked alone.
+  void sampling(const Json& value) {
+    if (!value.is_object()) {
+      invalid("sampling", "an object such as {\"temperature\": 0.7, \"top_k\": 40}", value);
+      return;
+    }
+    SamplingSettings& s = state_.ui.sampling;
+    for (const auto& [key, entry] : value.items()) {
+      const double x = entry.is_number() ? entry.get<double>() : -1;
+      if (key == "temperature" && entry.is_number() && x >= 0 && x <= 100)
+        s.temperature = static_cast<float>(x);
+      else if (key == "top_k" && whole_number(entry, 0, 100000))
+        s.top_k = *whole_number(entry, 0, 100000);
+      else if (key == "top_p" && entry.is_number() && x > 0 && x <= 1)
+        s.top_p = static_cast<float>(x);
+      else if (key == "temperature" || key == "top_k" || key == "top_p")
+        invalid("sampling." + key,
+                key == "temperature" ? "a number from 0 to 100"
+                : key == "top_k"     ? "a whole number from 0 (every token) to 100000"
+                                     : "a number above 0, at most 1",
+                entry);
+      else
+        warn("sampling." + key, "unknown key (ignored)");
+    }
+  }
+
+  void layers_view(const Json& value) {
+    using Section = UiSettings::LayersSection;
+    const std::string name = value.is_string() ? value.get<std::string>() : "";
+    if (name == "lens")
+      state_.ui.layers_section = Section::Lens;
+    else if (name == "rollout")
+      state_.ui.layers_section = Section::Rollout;
+    else if (name == "residual")
+      state_.ui.layers_section = Section::Residual;
+    else
+      invalid("layers_view", "\"lens\", \"rollout\" or \"residual\"", value);
+  }
+
   void arrow_threshold(const Json& value) {
     const double x = value.is_number() ? value.get<double>() : -1;
     if (value.is_number() && x >= 0 && x <= 1)
@@ -215,6 +258,19 @@ std::string view_state_to_json(const AppState& state) {
   view["show_cell_values"] = ui.show_cell_values;
   view["heatmap_contrast"] = ui.heatmap_contrast;
   view["arrow_threshold"] = shortest(ui.arrow_threshold);
+  // A real model's settings, when they are not the defaults (files before them stay as they were).
+  const SamplingSettings defaults;
+  if (ui.sampling.temperature != defaults.temperature || ui.sampling.top_k != defaults.top_k ||
+      ui.sampling.top_p != defaults.top_p) {
+    OrderedJson sampling = OrderedJson::object();
+    sampling["temperature"] = shortest(ui.sampling.temperature);
+    sampling["top_k"] = ui.sampling.top_k;
+    sampling["top_p"] = shortest(ui.sampling.top_p);
+    view["sampling"] = std::move(sampling);
+  }
+  using Section = UiSettings::LayersSection;
+  if (ui.layers_section != Section::Lens)
+    view["layers_view"] = ui.layers_section == Section::Rollout ? "rollout" : "residual";
   return view.dump();
 }
 

@@ -101,6 +101,10 @@ nlohmann::ordered_json layout_json(Shell& shell, int width, int height) {
     layout["model_grid"] = std::move(model_grid);
   }
   layout["pipeline_titles"] = state.frame.layout.pipeline_titles;
+  if (!state.frame.layout.geometry_mode.empty()) {
+    layout["geometry_mode"] = state.frame.layout.geometry_mode;
+    layout["geometry_plane_key"] = state.frame.layout.geometry_plane_key;
+  }
   layout["arrangement"] =
       state.ui.presenter ? "presenter"
                          : std::string(view::to_string(state.frame.layout.dashboard.arrangement));

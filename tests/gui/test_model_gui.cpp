@@ -9,9 +9,11 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -314,6 +316,35 @@ TEST_CASE("the Pipeline view shows a real model's whole block, with the shared k
         "concat (\xc3\x97"
         "0.00)");
   CHECK(gpt2_titles[11] == "attn = \xc2\xb7W_O + b");
+}
+
+}  // namespace attnviz
+
+namespace attnviz {
+
+// A real model's queries and keys have d_head dimensions: the Geometry view draws them in the
+// plane of the selected query and the key it attends to most, which the test finds on the
+// engine's own attention.
+TEST_CASE("the Geometry view of a real model is the plane of q and its most attended key") {
+  TempDir dir;
+  const int layer = 1, head = 2, query = 8;
+  const Shot shot = testing::take_shot(
+      dir, {"--model", "gpt2-kjv-tiny", "--view", "geometry", "--layer", std::to_string(layer),
+            "--head", std::to_string(head), "--query", std::to_string(query)});
+  INFO("stderr: " << shot.errors);
+  REQUIRE(shot.status == 0);
+  CHECK(shot.layout["geometry_mode"] == "plane");
+  Result<Model> model = open_model("gpt2-kjv-tiny");
+  REQUIRE(model.ok());
+  Result<std::vector<ModelToken>> tokens = read_text(*model, builtin_text());
+  REQUIRE(tokens.ok());
+  std::vector<int> ids;
+  for (const ModelToken& token : *tokens) ids.push_back(token.id);
+  TransformerForward forward(model->transformer);
+  REQUIRE(forward.run(ids).is_ok());
+  const std::span<const float> row = forward.attention_row(layer, head, query);
+  const int most = static_cast<int>(std::max_element(row.begin(), row.end()) - row.begin());
+  CHECK(shot.layout["geometry_plane_key"].get<int>() == most);
 }
 
 }  // namespace attnviz

@@ -239,3 +239,47 @@ TEST_CASE("view state: the JSON a scenario file keeps is accepted as it is") {
 }
 
 }  // namespace attnviz::app
+
+namespace attnviz::app {
+
+TEST_CASE("view state: a model's sampling settings and Across layers section round-trip") {
+  AppState state;
+  const std::string defaults = view_state_to_json(state);
+  CHECK(defaults.find("sampling") == std::string::npos);  // files without them stay as they were
+  CHECK(defaults.find("layers_view") == std::string::npos);
+  state.ui.sampling = {0.7f, 40, 0.9f};
+  state.ui.layers_section = UiSettings::LayersSection::Rollout;
+  const std::string json = view_state_to_json(state);
+  CHECK(json.find(R"("sampling":{"temperature":0.7,"top_k":40,"top_p":0.9})") != std::string::npos);
+  CHECK(json.find(R"("layers_view":"rollout")") != std::string::npos);
+  AppState other;
+  std::vector<std::string> warnings;
+  apply_view_state(json, other, warnings);
+  CHECK(warnings.empty());
+  CHECK(other.ui.sampling.temperature == 0.7f);
+  CHECK(other.ui.sampling.top_k == 40);
+  CHECK(other.ui.sampling.top_p == 0.9f);
+  CHECK(other.ui.layers_section == UiSettings::LayersSection::Rollout);
+}
+
+TEST_CASE("view state: bad sampling values and sections warn and keep the setting") {
+  AppState state;
+  std::vector<std::string> warnings;
+  apply_view_state(R"({"sampling": {"temperature": -1, "top_k": 2.5, "top_p": 0, "seed": 3},
+                       "layers_view": "attention"})",
+                   state, warnings);
+  CHECK(warnings.size() == 5);
+  CHECK(any_names(warnings, "view.sampling.temperature"));
+  CHECK(any_names(warnings, "view.sampling.top_k"));
+  CHECK(any_names(warnings, "view.sampling.top_p"));
+  CHECK(any_names(warnings, "view.sampling.seed: unknown key"));
+  CHECK(any_names(warnings, "view.layers_view"));
+  CHECK(state.ui.sampling.temperature == 1.0f);
+  CHECK(state.ui.sampling.top_k == 0);
+  CHECK(state.ui.layers_section == UiSettings::LayersSection::Lens);
+  warnings.clear();
+  apply_view_state(R"({"sampling": [1, 2]})", state, warnings);
+  CHECK(any_names(warnings, "view.sampling: expected an object"));
+}
+
+}  // namespace attnviz::app
