@@ -13,6 +13,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -46,6 +47,26 @@ std::string builtin_text() {
   return builtin->target;
 }
 
+// The engine's own forward pass of model `name` over the text the app opens with.
+struct EngineRun {
+  std::unique_ptr<Model> model;
+  std::unique_ptr<TransformerForward> forward;
+  int tokens = 0;
+};
+EngineRun engine_on_builtin_text(const char* name) {
+  Result<Model> model = open_model(name);
+  REQUIRE(model.ok());
+  EngineRun run{std::make_unique<Model>(std::move(*model)), nullptr, 0};
+  Result<std::vector<ModelToken>> tokens = read_text(*run.model, builtin_text());
+  REQUIRE(tokens.ok());
+  std::vector<int> ids;
+  for (const ModelToken& token : *tokens) ids.push_back(token.id);
+  run.forward = std::make_unique<TransformerForward>(run.model->transformer);
+  REQUIRE(run.forward->run(ids).is_ok());
+  run.tokens = static_cast<int>(ids.size());
+  return run;
+}
+
 bool near(view::Rgba8 a, view::Rgba8 b, int tolerance = 3) {
   return std::abs(a.r - b.r) <= tolerance && std::abs(a.g - b.g) <= tolerance &&
          std::abs(a.b - b.b) <= tolerance;
@@ -74,6 +95,18 @@ bool same(const std::vector<view::Rgba8>& a, const std::vector<view::Rgba8>& b) 
   for (std::size_t k = 0; k < a.size(); ++k)
     if (!near(a[k], b[k], 0)) return false;
   return true;
+}
+
+// Whether each tile differs between two shots of the same text: [layer][head].
+std::vector<std::vector<bool>> changed_tiles(const Shot& before, const Shot& after) {
+  const int n = before.layout["tokens"].get<int>();
+  const int heads = before.layout["model_grid"]["heads"].get<int>();
+  const auto a = tiles(before, n), b = tiles(after, n);
+  REQUIRE(a.size() == b.size());
+  std::vector<std::vector<bool>> changed(a.size() / static_cast<std::size_t>(heads));
+  for (std::size_t k = 0; k < a.size(); ++k)
+    changed[k / static_cast<std::size_t>(heads)].push_back(!same(a[k], b[k]));
+  return changed;
 }
 
 // The Model view of gpt2-kjv-tiny reading kText, from a scenario file whose "model" object has
@@ -137,20 +170,17 @@ TEST_CASE(
   const Shot before = model_view_of(dir, "");
   INFO("stderr: " << before.errors);
   REQUIRE(before.status == 0);
-  const int n = before.layout["tokens"].get<int>();
   const Shot after =
       model_view_of(dir, R"("interventions": [{"layer": 0, "head": 2, "scale": 0}])");
   REQUIRE(after.status == 0);
-  const auto a = tiles(before, n), b = tiles(after, n);
-  const int heads = before.layout["model_grid"]["heads"].get<int>();
-  REQUIRE(a.size() == b.size());
-  for (int k = 0; k < static_cast<int>(a.size()); ++k) {
-    const int layer = k / heads, head = k % heads;
-    INFO("layer " << layer << ", head " << head);
-    if (layer == 0 && head != 2) CHECK(same(a[k], b[k]));        // below the change: as before
-    if (layer == 0 && head == 2) CHECK_FALSE(same(a[k], b[k]));  // greyed and crossed
-    if (layer > 0) CHECK_FALSE(same(a[k], b[k]));                // its input lost the head's output
-  }
+  // Below the change: as before; the head itself greyed and crossed; above, its input lost the
+  // head's output.
+  const std::vector<std::vector<bool>> changed = changed_tiles(before, after);
+  for (std::size_t layer = 0; layer < changed.size(); ++layer)
+    for (std::size_t head = 0; head < changed[layer].size(); ++head) {
+      INFO("layer " << layer << ", head " << head);
+      CHECK(changed[layer][head] == (layer > 0 || head == 2));
+    }
 }
 
 TEST_CASE("a scenario naming a model that is not there opens nothing and says which") {
@@ -181,18 +211,11 @@ TEST_CASE("the Next token view and the heatmap of a model's second layer") {
       dir, {"--model", "stories260K", "--view", "heatmaps", "--layer", "1", "--head", "2"});
   REQUIRE(heatmap.status == 0);
   CHECK(heatmap.layout["layer"] == 1);
-  Result<Model> model = open_model("stories260K");
-  REQUIRE(model.ok());
-  Result<std::vector<ModelToken>> tokens = read_text(*model, builtin_text());
-  REQUIRE(tokens.ok());
-  std::vector<int> ids;
-  for (const ModelToken& token : *tokens) ids.push_back(token.id);
-  TransformerForward forward(model->transformer);
-  REQUIRE(forward.run(ids));
-  const Matrix alpha = forward.attention(1, 2);
+  const EngineRun engine = engine_on_builtin_text("stories260K");
+  const Matrix alpha = engine.forward->attention(1, 2);
   const nlohmann::json& h = heatmap.layout["heatmap"];
-  REQUIRE(h["rows"] == static_cast<int>(ids.size()));
-  for (int i = 0; i < static_cast<int>(ids.size()); ++i) {
+  REQUIRE(h["rows"] == engine.tokens);
+  for (int i = 0; i < engine.tokens; ++i) {
     const int j = 0;  // the first token's column: never masked
     const float x = h["x"].get<float>() + h["cell_w"].get<float>() * static_cast<float>(j) + 5;
     const float y = h["y"].get<float>() + h["cell_h"].get<float>() * static_cast<float>(i) + 5;
@@ -240,14 +263,13 @@ TEST_CASE("a weight of a real model typed into the Weights panel is saved in the
   CHECK(testing::read_whole_file(model / "stories260K.bin") == model_bytes);
 }
 
-// Weights changed in a file: the tiles of the layers below the change are as before, those of the
-// changed layer's head and of every later layer are not.
-TEST_CASE("a scenario file with an edited W_Q changes that head and the layers above it only") {
+// Weights changed in a file: the tiles of the layer below the change and of the other heads of its
+// layer are as before, the edited head's is not (gpt2-kjv-tiny has no layer above it).
+TEST_CASE("a scenario file with an edited W_Q changes that head and no tile below or beside it") {
   TempDir dir;
   const Shot before = model_view_of(dir, "");
   INFO("stderr: " << before.errors);
   REQUIRE(before.status == 0);
-  const int n = before.layout["tokens"].get<int>();
   std::string cells;
   for (int row = 0; row < 16; ++row)
     for (int col = 0; col < 4; ++col)
@@ -257,14 +279,12 @@ TEST_CASE("a scenario file with an edited W_Q changes that head and the layers a
       dir, R"("weights": [{"layer": 1, "matrix": "W_Q", "head": 1, "cells": [)" + cells + "]}]");
   INFO("stderr: " << after.errors);
   REQUIRE(after.status == 0);
-  const auto a = tiles(before, n), b = tiles(after, n);
-  const int heads = before.layout["model_grid"]["heads"].get<int>();
-  REQUIRE(a.size() == b.size());
-  for (int k = 0; k < static_cast<int>(a.size()); ++k) {
-    const int layer = k / heads, head = k % heads;
-    INFO("layer " << layer << ", head " << head);
-    if (layer == 0 || (layer == 1 && head != 1)) CHECK(same(a[k], b[k]));
-    if (layer == 1 && head == 1) CHECK_FALSE(same(a[k], b[k]));
+  const std::vector<std::vector<bool>> changed = changed_tiles(before, after);
+  REQUIRE(changed.size() == 2);
+  for (std::size_t head = 0; head < changed[0].size(); ++head) {
+    INFO("head " << head);
+    CHECK_FALSE(changed[0][head]);
+    CHECK(changed[1][head] == (head == 1));
   }
 }
 
@@ -334,15 +354,8 @@ TEST_CASE("the Geometry view of a real model is the plane of q and its most atte
   INFO("stderr: " << shot.errors);
   REQUIRE(shot.status == 0);
   CHECK(shot.layout["geometry_mode"] == "plane");
-  Result<Model> model = open_model("gpt2-kjv-tiny");
-  REQUIRE(model.ok());
-  Result<std::vector<ModelToken>> tokens = read_text(*model, builtin_text());
-  REQUIRE(tokens.ok());
-  std::vector<int> ids;
-  for (const ModelToken& token : *tokens) ids.push_back(token.id);
-  TransformerForward forward(model->transformer);
-  REQUIRE(forward.run(ids).is_ok());
-  const std::span<const float> row = forward.attention_row(layer, head, query);
+  const EngineRun engine = engine_on_builtin_text("gpt2-kjv-tiny");
+  const std::span<const float> row = engine.forward->attention_row(layer, head, query);
   const int most = static_cast<int>(std::max_element(row.begin(), row.end()) - row.begin());
   CHECK(shot.layout["geometry_plane_key"].get<int>() == most);
 }
