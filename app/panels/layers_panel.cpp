@@ -126,7 +126,9 @@ class LayersPanel final : public Panel {
         const float shade = std::clamp(p.probability, 0.0f, 1.0f);
         ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg,
                                with_alpha(colours.highlight, 0.08f + 0.6f * shade));
-        const std::string shown = state.frame.visual_text(model.model().tokenizer.shown(p.token));
+        const std::string shown =  // a dash where the numbers overflowed: no prediction
+            p.token < 0 ? std::string("\xe2\x80\x94")
+                        : state.frame.visual_text(model.model().tokenizer.shown(p.token));
         ImGui::TextUnformatted(fit_text(shown, font * 3.8f).c_str());
 
         if (ImGui::IsItemHovered()) {

@@ -13,6 +13,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -45,6 +46,7 @@ class NextTokenPanel final : public Panel {
   std::uint64_t run_ = 0;
   int computed_position_ = -1;
   SamplingSettings computed_settings_;
+  bool not_finite_ = false;  // the logits overflowed (a weight edited far too large)
   std::vector<float> logits_;
   std::vector<Candidate> candidates_;
   std::vector<float> probabilities_;
@@ -110,7 +112,11 @@ class NextTokenPanel final : public Panel {
     computed_settings_ = settings;
     logits_.resize(static_cast<std::size_t>(model.model().transformer.config().vocab_size));
     model.forward().logits(position, logits_.data());
-    if (!check(settings)) {
+    // A weight typed huge (1e38) can make the numbers overflow: no distribution, and the view
+    // says why rather than list tokens at "overflow%".
+    not_finite_ = !std::all_of(logits_.begin(), logits_.end(),
+                               [](float logit) { return std::isfinite(logit); });
+    if (!check(settings) || not_finite_) {
       candidates_.clear();
       return;
     }
@@ -123,7 +129,13 @@ class NextTokenPanel final : public Panel {
     const float font = ImGui::GetFontSize();
     ImGui::Spacing();
     if (candidates_.empty()) {
-      ImGui::TextDisabled("no distribution: check the settings");
+      if (not_finite_)
+        text_wrapped_at_spaces(
+            "No prediction: the model's numbers overflowed (a weight or an embedding is too large "
+            "for a float). Undo the edit, or Reset model in the Weights panel.",
+            ImGui::GetContentRegionAvail().x, true);
+      else
+        ImGui::TextDisabled("no distribution: check the settings");
       return;
     }
     ImDrawList* list = ImGui::GetWindowDrawList();

@@ -563,6 +563,13 @@ class OutputPanel final : public Panel {
         break;
       }
     }
+    if (!projection_ok_) {  // no captions either: they would name directions there are none of
+      const char* note = "the values are not finite: no picture";
+      for (const char* shorter : {"values not finite: no picture", "not finite"})
+        if (ImGui::CalcTextSize(note).x > area.w - font * 0.6f) note = shorter;
+      centred_text(list, area.x, area.w, area.y, area.h, colours.text_dim, note);
+      return;
+    }
     // Every value the same (or a single key): no direction to show.
     const bool all_equal = map_.explained[0] + map_.explained[1] <= 0.0;
     if (all_equal) {
@@ -579,12 +586,6 @@ class OutputPanel final : public Panel {
     list->AddText(y_at, colours.text_dim, y_caption);
     const ImVec4 captions[2] = {ImVec4(x_at.x, x_at.y, x_at.x + x_size.x, x_at.y + x_size.y),
                                 ImVec4(y_at.x, y_at.y, y_at.x + y_size.x, y_at.y + y_size.y)};
-    if (!projection_ok_) {
-      const char* note = "the values are not finite: no picture";
-      centred_text(list, area.x, area.w, area.y, area.h, colours.text_dim, note);
-      return;
-    }
-
     const view::Rect inner{area.x + font * 0.5f, area.y + font * 1.2f, area.w - font * 1.0f,
                            area.h - font * 2.4f};
     const view::Viewport2D viewport =

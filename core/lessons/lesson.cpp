@@ -530,6 +530,9 @@ MaybeProblem model_problem(const Scenario& scenario, const LessonCheck& check,
       const std::vector<std::vector<LensPrediction>> lens = logit_lens(run.forward());
       const LensPrediction& p =
           lens[static_cast<std::size_t>(check.layer)][static_cast<std::size_t>(q)];
+      if (p.token < 0)
+        return Problem{"after layer " + std::to_string(check.layer + 1) +
+                       " the numbers overflowed: no prediction"};
       if (token_words(model, tokens[static_cast<std::size_t>(q)], p.token) == check.token)
         return std::nullopt;
       return Problem{"after layer " + std::to_string(check.layer + 1) + " the stream at " +

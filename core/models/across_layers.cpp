@@ -37,6 +37,10 @@ std::vector<std::vector<LensPrediction>> logit_lens(const TransformerForward& fo
       // 2. The unembedding; 3. the most likely token and its probability.
       blas::gemm(1, vocab, d, normalized.data(), d, w.unembedding.data, w.unembedding.stride,
                  logits.data(), vocab, /*transpose_b=*/true);
+      if (!logits.allFinite()) {  // the stream overflowed (a weight edited far too large)
+        lens[static_cast<std::size_t>(l)].push_back({-1, 0.0f});
+        continue;
+      }
       Eigen::Index best = 0;
       const float largest = logits.maxCoeff(&best);
       const double sum = (logits.array() - largest).exp().cast<double>().sum();

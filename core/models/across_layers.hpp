@@ -23,7 +23,7 @@ namespace attnviz {
 Matrix residual_norms(const TransformerForward& forward);
 
 struct LensPrediction {
-  int token = 0;             // the most likely next token
+  int token = 0;             // the most likely next token; -1 when the logits are not finite
   float probability = 0.0f;  // its probability (softmax of the lens's logits)
 };
 // (n_layers) × (n): what each layer's residual stream after it predicts at each position. The

@@ -67,6 +67,23 @@ TEST_CASE("the logit lens at layer â„“ predicts what the model cut after layer â
   }
 }
 
+TEST_CASE("the logit lens names no token where a huge weight made the stream overflow") {
+  Transformer model = testing::random_gpt2(23);
+  // W_V of layer 1 at 3e38: every value of its heads, and every stream above, is not finite.
+  for (int row = 0; row < model.config().d_model; ++row)
+    REQUIRE(model.set_head_weight(1, 0, HeadMatrix::Value, row, 0, 3e38f).is_ok());
+  const std::vector<int> tokens = {1, 7, 2, 40};
+  TransformerForward forward(model);
+  REQUIRE(forward.run(tokens).ok());
+  const std::vector<std::vector<LensPrediction>> lens = logit_lens(forward);
+  for (const LensPrediction& p : lens[0]) CHECK(p.token >= 0);  // below the edit: a prediction
+  for (std::size_t l = 1; l < lens.size(); ++l)
+    for (const LensPrediction& p : lens[l]) {
+      CHECK(p.token == -1);
+      CHECK(p.probability == 0.0f);
+    }
+}
+
 TEST_CASE("attention rollout, worked out by hand where every head attends uniformly") {
   const Transformer model = testing::random_gpt2(23);
   TransformerForward forward(model);
