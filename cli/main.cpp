@@ -16,10 +16,14 @@
 #include "core/figures/svg.hpp"
 #include "core/pipeline/export.hpp"
 #include "core/pipeline/pipeline.hpp"
+#include "core/pipeline/variants_run.hpp"
 
+#include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -37,6 +41,7 @@ constexpr const char* kHelp = R"(attnviz-cli — compute attention the way AttnV
 
 Usage:
   attnviz-cli compute  [SCENARIO] [-o OUT.json]
+                       [--variant METHOD [--head H] [VARIANT OPTIONS]]
   attnviz-cli heatmap  [SCENARIO] [--head H]
   attnviz-cli tokens   [--max-tokens N] [--d-model D] (TEXT... | --text TEXT)
   attnviz-cli init     [SCENARIO] [-o OUT.json]
@@ -71,6 +76,16 @@ Commands:
   compute   Computes every intermediate (X, and per head Q, K, V, scores, scaled and
             masked scores, weights, output; then concat and the final output) and writes
             them as JSON to OUT.json, or to standard output.
+            --variant METHOD adds a "variant" object: a cheaper attention method on head H
+            (--head, default 0), its intermediates, its output beside the full attention it
+            stands for, the largest difference, and the pairs it computed. METHOD and its
+            options (dot-product scores only):
+              flash      --tile QxK (queries x keys per tile; default 4x4)
+              linformer  --k K summary keys (default 4) [--share-projection] [--seed S]
+              reformer   --buckets B (1 or even) --chunk C --rounds R [--seed S]
+              window     --width W            dilated  --width W --dilation D
+              blocks     --block B            (these three: [--global I,J,...], from 0)
+              decode     one token at a time with a KV cache (self-attention)
   heatmap   Prints the scenario's title (an untitled one's is its sentence), then the
             attention weights of one head (default: every head) as a text heatmap:
             queries down the side, keys across the top.
@@ -150,11 +165,26 @@ struct Arguments {
   // The scenario's sentences and mode, replaced (--text, --source, --mode).
   std::optional<std::string> text, source;
   std::optional<Mode> mode;
+  // compute --variant: a cheaper attention method on one head (core/pipeline/variants_run.hpp).
+  std::optional<VariantRequest> variant;
+  std::vector<std::string> variant_options;  // its options given (--tile, --k, ...)
+  bool variant_named = false;                // --variant was given
 };
 
 bool parse_int(const std::string& text, int low, int high, int& out) {
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
   return ec == std::errc() && ptr == text.data() + text.size() && out >= low && out <= high;
+}
+
+// "3x2" → 3 and 2; "4" → 4 and 4.
+bool parse_tile(const std::string& text, int& queries, int& keys) {
+  const std::size_t x = text.find('x');
+  if (x == std::string::npos) {
+    keys = queries = 0;
+    return parse_int(text, 1, Limits::kMaxTokens, queries) && (keys = queries) > 0;
+  }
+  return parse_int(text.substr(0, x), 1, Limits::kMaxTokens, queries) &&
+         parse_int(text.substr(x + 1), 1, Limits::kMaxTokens, keys);
 }
 
 // Reads the arguments after the command into args; an error says which is wrong.
@@ -228,6 +258,58 @@ Status parse_arguments(int argc, char** argv, Arguments& args) {
       const std::optional<Mode> mode = v ? parse_mode(*v) : std::nullopt;
       if (!mode) return Status::error("--mode needs self or cross");
       args.mode = mode;
+    } else if (arg == "--variant") {
+      auto v = value("--variant");
+      const std::optional<VariantMethod> method = v ? parse_variant_method(*v) : std::nullopt;
+      if (!method) return Status::error("--variant needs one of " + variant_method_names());
+      if (!args.variant) args.variant = VariantRequest{};
+      args.variant->method = *method;
+      args.variant_named = true;
+    } else if (arg == "--tile" || arg == "--k" || arg == "--buckets" || arg == "--chunk" ||
+               arg == "--rounds" || arg == "--width" || arg == "--dilation" || arg == "--block" ||
+               arg == "--global" || arg == "--seed" || arg == "--share-projection") {
+      if (!args.variant) args.variant = VariantRequest{};
+      args.variant_options.push_back(arg);
+      VariantRequest& request = *args.variant;
+      if (arg == "--share-projection") {
+        request.share_projection = true;
+        continue;
+      }
+      auto v = value(arg.c_str());
+      if (!v) return Status::error(arg + " needs a value");
+      int number = 0;
+      const auto whole = [&](int low, int high) { return parse_int(*v, low, high, number); };
+      // The methods check their settings' ranges and name them; here, only that they are numbers.
+      if (arg == "--tile") {
+        if (!parse_tile(*v, request.flash.query_block, request.flash.key_block))
+          return Status::error("--tile needs QUERIESxKEYS (each 1 to " +
+                               std::to_string(Limits::kMaxTokens) + "), or one number, got '" + *v +
+                               "'");
+      } else if (arg == "--global") {
+        request.global_tokens.clear();
+        for (std::size_t start = 0; start <= v->size();) {
+          const std::size_t comma = std::min(v->find(',', start), v->size());
+          if (!parse_int(v->substr(start, comma - start), 0, Limits::kMaxTokens - 1, number))
+            return Status::error("--global needs token numbers from 0, separated by commas");
+          request.global_tokens.push_back(number);
+          start = comma + 1;
+        }
+      } else if (arg == "--seed") {
+        if (!whole(0, std::numeric_limits<int>::max()))
+          return Status::error("--seed needs a whole number");
+        request.seed = static_cast<std::uint64_t>(number);
+        request.reformer.seed = request.seed;
+      } else if (!whole(-1000000, 1000000)) {
+        return Status::error(arg + " needs a whole number");
+      } else {
+        (arg == "--k"          ? request.summaries
+         : arg == "--buckets"  ? request.reformer.buckets
+         : arg == "--chunk"    ? request.reformer.chunk
+         : arg == "--rounds"   ? request.reformer.rounds
+         : arg == "--width"    ? request.width
+         : arg == "--dilation" ? request.dilation
+                               : request.block) = number;
+      }
     } else if (arg == "--d-model") {
       auto v = value("--d-model");
       if (!v || !parse_int(*v, 1, Limits::kMaxDModel, args.d_model))
@@ -258,6 +340,11 @@ Status parse_arguments(int argc, char** argv, Arguments& args) {
   if (args.source && args.mode == Mode::Self)
     return Status::error(
         "--source is the source sentence of cross-attention: not with --mode self");
+  if (args.variant && args.command != "compute")
+    return Status::error("--variant and its options go with compute");
+  if (!args.variant_named && !args.variant_options.empty())
+    return Status::error(args.variant_options.front() +
+                         " is a setting of a variant: give --variant NAME too");
   if (args.command == "export" && !args.csv_folder && !args.json_path)
     return Status::error("export needs --csv DIR or --json FILE");
   if (args.command == "svg") {
@@ -334,7 +421,19 @@ int write_output(const Arguments& args, const std::string& text) {
 int command_compute(const Arguments& args) {
   Computed c;
   if (const int status = load_and_compute(args, c); status != kExitOk) return status;
-  return write_output(args, result_to_json(c.scenario, c.pipeline, c.load_warnings));
+  std::string json = result_to_json(c.scenario, c.pipeline, c.load_warnings);
+  if (args.variant) {  // the result document gains a "variant" object
+    VariantRequest request = *args.variant;
+    request.head = args.head.value_or(0);
+    Result<std::string> variant = variant_to_json(c.scenario, c.pipeline, request);
+    if (!variant) {
+      print_error("--variant " + std::string(to_string(request.method)) + ": " + variant.error());
+      return kExitBadInput;
+    }
+    const std::size_t end = json.rfind('}');
+    json.insert(end, "  ,\"variant\": " + *variant + "\n");
+  }
+  return write_output(args, json);
 }
 
 int command_heatmap(const Arguments& args) {

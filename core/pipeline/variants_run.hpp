@@ -1,0 +1,55 @@
+// A cheaper attention method (core/variants/) run on one head of a computed one-layer scenario,
+// beside the full attention the engine computed, as `attnviz-cli compute --variant` writes it.
+// Each method takes the head's Q, K and V and the scenario's score scale (dot-product scores:
+// `dot` and `scaled_dot`, with the temperature), and is compared with the full attention it
+// stands for:
+//   flash      the engine's head output (its causal and custom masks included)
+//   linformer  full attention without a mask (Linformer has none)
+//   reformer   full attention over the shared keys (self-attention; the causal mask honoured)
+//   window, dilated, blocks (with optional global tokens)
+//              the scenario's attention with that mask instead of its own (causal kept)
+//   decode     the full causal computation of the head (self-attention), row by row
+#pragma once
+
+#include "core/base/status.hpp"
+#include "core/pipeline/pipeline.hpp"
+#include "core/variants/flash_attention.hpp"
+#include "core/variants/reformer.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attnviz {
+
+enum class VariantMethod { Flash, Linformer, Reformer, Window, Dilated, Blocks, Decode };
+std::string_view to_string(VariantMethod method);
+std::optional<VariantMethod> parse_variant_method(std::string_view name);
+// "flash, linformer, reformer, window, dilated, blocks, decode"
+std::string variant_method_names();
+
+struct VariantRequest {
+  VariantMethod method = VariantMethod::Flash;
+  int head = 0;
+  FlashSettings flash;             // flash
+  int summaries = 4;               // linformer: k (clamped to n when larger? no: an error)
+  bool share_projection = false;   // linformer: F = E
+  ReformerSettings reformer;       // reformer
+  int width = 3;                   // window, dilated
+  int dilation = 2;                // dilated
+  int block = 4;                   // blocks
+  std::vector<int> global_tokens;  // window, dilated, blocks: from 0
+  std::uint64_t seed = 7;          // linformer's projections
+};
+
+// The "variant" object of the result document (docs/cli.md): the method, its settings, its
+// intermediates, its output, the full attention it stands for, the largest difference between
+// the two, and the pairs it computed against the full count. An error that names the problem for
+// a head the scenario lacks, a score function that is not a dot product, a mode or mask the
+// method does not take, or bad settings.
+Result<std::string> variant_to_json(const Scenario& scenario, const Pipeline& pipeline,
+                                    const VariantRequest& request);
+
+}  // namespace attnviz
