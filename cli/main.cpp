@@ -45,7 +45,7 @@ Usage:
   attnviz-cli heatmap  [SCENARIO] [--head H]
   attnviz-cli tokens   [--max-tokens N] [--d-model D] (TEXT... | --text TEXT)
   attnviz-cli init     [SCENARIO] [-o OUT.json]
-  attnviz-cli export   [SCENARIO] [--csv DIR] [--json OUT.json]
+  attnviz-cli export   [SCENARIO] [--csv DIR] [--json OUT.json [--variant METHOD ...]]
   attnviz-cli svg      [SCENARIO] [--heatmap OUT.svg] [--arrows OUT.svg]
                        [--head H | --all-heads] [--threshold T]
                        [--colormap sequential|color-blind] [--theme light|dark] [--contrast]
@@ -100,7 +100,7 @@ Commands:
             head{h}_masked_scores.csv, head{h}_weights.csv, head{h}_output.csv, then
             concat.csv and output.csv; tokens or dimensions label the first row and
             column; masked scores are written -inf. --json OUT.json writes what compute
-            writes.
+            writes (with --variant, its variant object too).
   svg       --heatmap OUT.svg draws the weights of one head (--head, default 0) as a
             heatmap; --arrows OUT.svg draws a line from each query to each key with
             weight >= T (--threshold, default 0.02; at most the strongest 1000), for
@@ -340,8 +340,8 @@ Status parse_arguments(int argc, char** argv, Arguments& args) {
   if (args.source && args.mode == Mode::Self)
     return Status::error(
         "--source is the source sentence of cross-attention: not with --mode self");
-  if (args.variant && args.command != "compute")
-    return Status::error("--variant and its options go with compute");
+  if (args.variant && args.command != "compute" && !(args.command == "export" && args.json_path))
+    return Status::error("--variant and its options go with compute, or export --json");
   if (!args.variant_named && !args.variant_options.empty())
     return Status::error(args.variant_options.front() +
                          " is a setting of a variant: give --variant NAME too");
@@ -418,22 +418,27 @@ int write_output(const Arguments& args, const std::string& text) {
   return kExitOk;
 }
 
+// The result document, with the "variant" object when --variant asks for one; an error printed
+// (and "" returned) when the variant cannot run.
+std::optional<std::string> result_document(const Arguments& args, const Computed& c) {
+  std::string json = result_to_json(c.scenario, c.pipeline, c.load_warnings);
+  if (!args.variant) return json;
+  VariantRequest request = *args.variant;
+  request.head = args.head.value_or(0);
+  Result<std::string> variant = variant_to_json(c.scenario, c.pipeline, request);
+  if (!variant) {
+    print_error("--variant " + std::string(to_string(request.method)) + ": " + variant.error());
+    return std::nullopt;
+  }
+  json.insert(json.rfind('}'), "  ,\"variant\": " + *variant + "\n");
+  return json;
+}
+
 int command_compute(const Arguments& args) {
   Computed c;
   if (const int status = load_and_compute(args, c); status != kExitOk) return status;
-  std::string json = result_to_json(c.scenario, c.pipeline, c.load_warnings);
-  if (args.variant) {  // the result document gains a "variant" object
-    VariantRequest request = *args.variant;
-    request.head = args.head.value_or(0);
-    Result<std::string> variant = variant_to_json(c.scenario, c.pipeline, request);
-    if (!variant) {
-      print_error("--variant " + std::string(to_string(request.method)) + ": " + variant.error());
-      return kExitBadInput;
-    }
-    const std::size_t end = json.rfind('}');
-    json.insert(end, "  ,\"variant\": " + *variant + "\n");
-  }
-  return write_output(args, json);
+  const std::optional<std::string> json = result_document(args, c);
+  return json ? write_output(args, *json) : kExitBadInput;
 }
 
 int command_heatmap(const Arguments& args) {
@@ -498,8 +503,12 @@ int command_export(const Arguments& args) {
   Computed c;
   if (const int status = load_and_compute(args, c); status != kExitOk) return status;
   // Everything is computed first; the CSV files go first, as their folder may be missing.
-  const std::string json =
-      args.json_path ? result_to_json(c.scenario, c.pipeline, c.load_warnings) : std::string();
+  std::string json;
+  if (args.json_path) {
+    const std::optional<std::string> document = result_document(args, c);
+    if (!document) return kExitBadInput;
+    json = *document;
+  }
   if (args.csv_folder)
     if (Status status = export_matrices_csv(*args.csv_folder, c.scenario, c.pipeline); !status) {
       print_error(status.message());

@@ -100,6 +100,20 @@ class VariantsCliCase(unittest.TestCase):
                 self.assertEqual(variant["pairs_computed"], sum(map(sum, mask)))
                 self.assertEqual(variant["pairs_of_full_attention"], n * n)
 
+    def test_export_json_writes_the_variant_too(self):
+        tmp = pathlib.Path(tempfile.mkdtemp(prefix="attnviz-variants-"))
+        try:
+            out = tmp / "flash.json"
+            result = run("export", "--builtin", "--json", out, "--variant", "flash", "--tile",
+                         "2")
+            self.assertEqual(result.returncode, 0, result.stderr)
+            document = json.loads(out.read_text())
+            self.assertEqual(document["variant"]["method"], "flash")
+            self.assertEqual(document["variant"]["query_block"], 2)
+            self.assertIn("heads", document)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
     def test_decode_is_the_causal_computation(self):
         _, head, variant = self.compute("--variant", "decode")
         n = len(head["Q"])
@@ -153,6 +167,9 @@ class VariantsCliCase(unittest.TestCase):
                       self.fails(USAGE, "compute", "--builtin", "--variant", "lightning"))
         self.assertIn("go with compute",
                       self.fails(USAGE, "heatmap", "--builtin", "--variant", "flash"))
+        self.assertIn("go with compute",
+                      self.fails(USAGE, "export", "--builtin", "--csv", ".", "--variant",
+                                 "flash"))
         self.assertIn("must be between 1 and n = 5, got 9",
                       self.fails(BAD_INPUT, "compute", "--builtin", "--variant", "linformer",
                                  "--k", "9"))
