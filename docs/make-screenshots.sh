@@ -26,4 +26,6 @@ run --screenshot "$out/next-token-1280x720.png" --lesson induction-heads --step 
 run --screenshot "$out/layers-1280x720.png" --lesson depth --step 0
 run --screenshot "$out/model-pipeline-1920x1080.png" --size 1920x1080 --model stories260K \
   --view pipeline --layer 2 --head 3
+run --screenshot "$out/flash-1920x1080.png" --size 1920x1080 --scenario docs/scenarios/flash.json \
+  --view cheaper
 echo "screenshots written to $out/"

@@ -107,6 +107,8 @@ constexpr ImWchar kGlyphRanges[] = {
     0x1DBF,  // Phonetic extensions: modifier letters (superscript T for transpose)
     0x2000,
     0x209F,  // General punctuation, super/subscripts
+    0x2100,
+    0x214F,  // Letterlike symbols: ℓ (FlashAttention's running sum)
     0x2190,
     0x21FF,  // Arrows
     0x2200,

@@ -131,6 +131,10 @@ struct FrameLayout {
   // real model's: the plane of the selected query and key `geometry_plane_key`).
   std::string geometry_mode;
   int geometry_plane_key = -1;
+  // The Cheaper attention view's FlashAttention stepper, when it was drawn: the tile shown (from
+  // 0) of how many, and the largest difference of its output from full attention.
+  int flash_step = -1, flash_tiles = 0;
+  float flash_difference = 0;
   // Per view (view::ViewId), what it wrote of the tokens' names; reset every frame.
   std::array<LabelRecord, view::kViewCount> labels{};
   LabelRecord& labels_of(view::ViewId id) { return labels[static_cast<std::size_t>(id)]; }

@@ -101,6 +101,13 @@ nlohmann::ordered_json layout_json(Shell& shell, int width, int height) {
     layout["model_grid"] = std::move(model_grid);
   }
   layout["pipeline_titles"] = state.frame.layout.pipeline_titles;
+  if (state.frame.layout.flash_step >= 0) {
+    nlohmann::ordered_json flash;
+    flash["step"] = state.frame.layout.flash_step;
+    flash["tiles"] = state.frame.layout.flash_tiles;
+    flash["largest_difference"] = layout_number(state.frame.layout.flash_difference);
+    layout["flash"] = std::move(flash);
+  }
   if (!state.frame.layout.geometry_mode.empty()) {
     layout["geometry_mode"] = state.frame.layout.geometry_mode;
     layout["geometry_plane_key"] = state.frame.layout.geometry_plane_key;

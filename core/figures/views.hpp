@@ -63,6 +63,7 @@ enum class ViewId {
   Model,
   NextToken,
   Layers,
+  Cheaper,
   Arrows,
   Output,
   Count
@@ -97,6 +98,7 @@ inline constexpr std::array<ViewInfo, kViewCount> kViews = {{
     {ViewId::Model, "model", "Model: every layer and head", "Model", Slot::Centre, true},
     {ViewId::NextToken, "next", "Next token", "Next", Slot::Centre, true, false, true},
     {ViewId::Layers, "layers", "Across layers", "Layers", Slot::Centre, true, false, true},
+    {ViewId::Cheaper, "cheaper", "Cheaper attention", "Cheaper", Slot::Centre, true, true, false},
     {ViewId::Arrows, "arrows", "Arrows: each query \xe2\x86\x92 the keys it attends to", "Arrows",
      Slot::Arrows, false},
     {ViewId::Output, "output",

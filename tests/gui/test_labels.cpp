@@ -78,11 +78,12 @@ Json layout_of(const fs::path& dir, const fs::path& scenario, const std::string&
 
 // The names each view must write for a sentence of n tokens (self-attention): the heatmap's
 // queries and keys, the arrows' two columns, the output's and the neuron view's keys, the
-// geometry table's keys, and the comparison's queries once and the keys over each of its three
-// maps. The Pipeline shows a window of at most 12 rows per matrix: its own count is checked.
+// geometry table's keys, the comparison's queries once and the keys over each of its three
+// maps, and the Cheaper attention view's queries. The Pipeline shows a window of at most 12 rows
+// per matrix: its own count is checked.
 std::map<std::string, int> names_expected(int n) {
-  return {{"heatmaps", 2 * n}, {"arrows", 2 * n}, {"output", n},
-          {"neuron", n},       {"geometry", n},   {"compare", 4 * n}};
+  return {{"heatmaps", 2 * n}, {"arrows", 2 * n},  {"output", n}, {"neuron", n},
+          {"geometry", n},     {"compare", 4 * n}, {"cheaper", n}};
 }
 
 void check_every_name_written(const std::string& size) {
@@ -92,8 +93,8 @@ void check_every_name_written(const std::string& size) {
     const fs::path scenario = write_sentence(dir.path, tokens);
     const std::map<std::string, int> expected = names_expected(tokens);
     for (const int font : {16, 22, 28})
-      for (const std::string view :
-           {"heatmaps", "pipeline", "neuron", "geometry", "compare", "arrows", "output"}) {
+      for (const std::string view : {"heatmaps", "pipeline", "neuron", "geometry", "compare",
+                                     "cheaper", "arrows", "output"}) {
         CAPTURE(size);
         CAPTURE(tokens);
         CAPTURE(font);
@@ -125,7 +126,7 @@ void check_every_name_written(const std::string& size) {
   }
   // Every view was checked somewhere.
   for (const char* view :
-       {"heatmaps", "pipeline", "neuron", "geometry", "compare", "arrows", "output"})
+       {"heatmaps", "pipeline", "neuron", "geometry", "compare", "cheaper", "arrows", "output"})
     CHECK(seen.count(view) == 1);
 }
 

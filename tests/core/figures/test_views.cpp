@@ -23,11 +23,11 @@ TEST_CASE("slot names are the --panels names, and parse back") {
 
 TEST_CASE("the centre tabs are the --view names, in the tab bar's order") {
   CHECK(centre_view_names() ==
-        "heatmaps, pipeline, neuron, geometry, compare, model, next, layers");
+        "heatmaps, pipeline, neuron, geometry, compare, model, next, layers, cheaper");
   CHECK(centre_view_names(", ", " or ") ==
-        "heatmaps, pipeline, neuron, geometry, compare, model, next or layers");
+        "heatmaps, pipeline, neuron, geometry, compare, model, next, layers or cheaper");
   CHECK(centre_view_names(" | ", " | ") ==
-        "heatmaps | pipeline | neuron | geometry | compare | model | next | layers");
+        "heatmaps | pipeline | neuron | geometry | compare | model | next | layers | cheaper");
   CHECK(parse_centre_view("pipeline") == ViewId::Pipeline);
   CHECK(parse_centre_view("heatmaps") == ViewId::Heatmaps);
   CHECK_FALSE(parse_centre_view("input"));  // a view, but not a tab
