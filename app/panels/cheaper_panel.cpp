@@ -213,13 +213,14 @@ class CheaperPanel final : public Panel {
       for (Eigen::Index j = 0; j < scores_.cols(); ++j)
         if (std::isfinite(scores_(i, j))) limit = std::max(limit, std::fabs(scores_(i, j)));
     char text[16];
-    for (int j = 0; j < n_key; ++j) {  // key numbers across the top
+    float numbers_end = -FLT_MAX;  // key numbers across the top, none over another
+    for (int j = 0; j < n_key; ++j) {
       std::snprintf(text, sizeof text, "%d", view::shown_number(j));
       const ImVec2 ts = ImGui::CalcTextSize(text);
-      if (ts.x <= cell * 1.2f || j % 5 == 4)
-        list->AddText(
-            ImVec2(grid.x + cell * (static_cast<float>(j) + 0.5f) - ts.x * 0.5f, origin.y),
-            colours.text_dim, text);
+      const float x = grid.x + cell * (static_cast<float>(j) + 0.5f) - ts.x * 0.5f;
+      if (x < numbers_end + font_ * 0.25f) continue;
+      list->AddText(ImVec2(x, origin.y), colours.text_dim, text);
+      numbers_end = x + ts.x;
     }
     int labelled = 0;
     const float label_size = std::min(font_, std::max(font_ - 2.0f, cell));
