@@ -48,8 +48,10 @@ std::size_t History::bytes_of(const Scenario& s) {
   for (const auto& [word, vector] : s.embeddings)
     bytes += word.size() + sizeof(float) * vector.size();
   for (const std::string& name : s.dimension_names) bytes += name.size();
-  if (s.model)
-    bytes += s.model->model.size() + sizeof(ModelHeadChange) * s.model->interventions.size();
+  if (s.model)  // a real model's changes: a block edited whole is thousands of cells
+    bytes += s.model->model.size() + sizeof(ModelHeadChange) * s.model->interventions.size() +
+             sizeof(ModelWeightEdit) * s.model->weight_edits.size() +
+             sizeof(ModelEmbeddingEdit) * s.model->embedding_edits.size();
   return bytes + static_cast<std::size_t>(s.mask.size());
 }
 

@@ -238,3 +238,28 @@ TEST_CASE(
 }
 
 }  // namespace attnviz::app
+
+namespace attnviz::app {
+
+// A block edited whole is hundreds of cells: the undo history counts them against its budget, and
+// drops its oldest steps rather than grow past it.
+TEST_CASE("the undo history's memory budget counts a model's weight edits") {
+  Fixture f;
+  REQUIRE(open_model(f.state, "stories260K"));
+  f.state.recompute_if_needed();
+  History small(std::size_t{256} << 10);  // 256 KiB
+  double now = 0;
+  small.observe(f.state, false, now);
+  const std::vector<float> values(64 * 8, 0.5f);  // a whole W_Q block: 512 cells, 12 KiB
+  for (int head = 0; head < 8; ++head)
+    for (int layer = 0; layer < 5; ++layer) {
+      f.state.edit()->set_model_weight_block(layer, HeadMatrix::Query, head, 64, 8, values.data());
+      now += 2.0;
+      small.observe(f.state, false, now);
+    }
+  // 40 steps of up to 480 KiB each would be past the budget: the oldest went.
+  CHECK(small.steps() < 20);
+  CHECK(small.steps() >= 2);
+}
+
+}  // namespace attnviz::app
