@@ -142,11 +142,7 @@ class CheaperPanel final : public Panel {
         (c.compatibility == Compatibility::ScaledDot ? 1.0f / std::sqrt(static_cast<float>(c.d_k))
                                                      : 1.0f) /
         c.temperature;
-    const MaskMatrix* mask = state.document.scenario().mask.size() > 0 &&
-                                     state.document.scenario().mask.rows() == r.n_query &&
-                                     state.document.scenario().mask.cols() == r.n_key
-                                 ? &state.document.scenario().mask
-                                 : nullptr;
+    const MaskMatrix* mask = state.pipeline().mask();  // the custom mask or the pattern's
     Result<FlashResult> flash =
         flash_attention(h.Q, h.K, h.V, scale, c.causal, mask, settings_, true);
     if (!flash) {

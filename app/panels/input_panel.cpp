@@ -311,6 +311,58 @@ class InputPanel final : public Panel {
     }
   }
 
+  // A sparse or local mask pattern (core/variants/sparse_masks.hpp): none, a window, a dilated
+  // window or blocks, with its number; a custom mask from a file shows as such.
+  static void draw_mask_pattern(AppState& state) {
+    const Scenario& s = state.document.scenario();
+    static constexpr const char* kChoices[] = {"no pattern", "window", "dilated window", "blocks"};
+    int choice = s.mask_pattern ? 1 + static_cast<int>(s.mask_pattern->kind) : 0;
+    const float font = ImGui::GetFontSize();
+    ImGui::SetNextItemWidth(font * 8.5f);
+    const char* preview = !s.mask_pattern && s.mask.size() > 0 ? "custom mask" : kChoices[choice];
+    if (ImGui::BeginCombo("##mask pattern", preview)) {
+      for (int k = 0; k < 4; ++k)
+        if (ImGui::Selectable(kChoices[k], k == choice && (k > 0 || s.mask.size() == 0))) {
+          if (k == 0) {
+            state.document.set_mask_pattern(std::nullopt);
+          } else {
+            MaskPattern pattern = s.mask_pattern.value_or(MaskPattern{});
+            pattern.kind = static_cast<MaskPattern::Kind>(k - 1);
+            state.document.set_mask_pattern(pattern);
+          }
+        }
+      ImGui::EndCombo();
+    }
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(
+          "Sparse attention: each query sees only some keys, fewer pairs to compute.\n"
+          "window: the w keys around it; dilated: the same w keys d apart; blocks: its own\n"
+          "block of b (Child et al., 2019; Longformer). Hidden cells are hatched in the views.");
+    if (!s.mask_pattern) {
+      ImGui::SameLine();
+      ImGui::TextUnformatted("mask");
+      return;
+    }
+    MaskPattern pattern = *s.mask_pattern;
+    const auto number = [&](const char* id, const char* label, int& value, const char* tip) {
+      ImGui::SameLine();
+      ImGui::SetNextItemWidth(font * 4.5f);
+      int v = value;
+      if (ImGui::InputInt(id, &v, 1, 1)) value = std::clamp(v, 1, Limits::kMaxTokens);
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
+      ImGui::SameLine(0, font * 0.25f);
+      ImGui::TextUnformatted(label);
+    };
+    if (pattern.kind == MaskPattern::Kind::Blocks) {
+      number("##mask block", "b", pattern.block, "positions per block");
+    } else {
+      number("##mask width", "w", pattern.width, "keys each query sees, around its own position");
+      if (pattern.kind == MaskPattern::Kind::Dilated)
+        number("##mask dilation", "d", pattern.dilation, "positions between those keys");
+    }
+    if (!(pattern == *s.mask_pattern)) state.document.set_mask_pattern(pattern);
+  }
+
   void draw_settings(AppState& state) {
     const Scenario& s = state.document.scenario();
     if (!ImGui::CollapsingHeader("Settings", ImGuiTreeNodeFlags_DefaultOpen)) return;
@@ -388,6 +440,7 @@ class InputPanel final : public Panel {
       ImGui::PopTextWrapPos();
       ImGui::EndTooltip();
     }
+    draw_mask_pattern(state);
     bool positional = s.positional == Positional::Sinusoidal;
     if (ImGui::Checkbox("sinusoidal positions", &positional))
       state.document.set_positional(positional ? Positional::Sinusoidal : Positional::None);

@@ -362,7 +362,7 @@ class PipelinePanel final : public Panel {
         score_title = "S = cosine";
         break;
     }
-    const bool custom_mask = state.document.scenario().mask.size() > 0;
+    const bool custom_mask = state.pipeline().mask() != nullptr;  // a file's, or a pattern's
     add_head_tiles(r, head, score_title,
                    c.causal ? (custom_mask ? "mask: causal+custom" : "causal mask")
                             : (custom_mask ? "custom mask" : "mask: none"),

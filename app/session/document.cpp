@@ -80,6 +80,13 @@ void Document::set_hide_special_tokens(bool hide) {
   ++version_;
 }
 
+void Document::set_mask_pattern(std::optional<MaskPattern> pattern) {
+  if (scenario_.mask_pattern == pattern && (!pattern || scenario_.mask.size() == 0)) return;
+  if (pattern) scenario_.mask.resize(0, 0);  // never both
+  scenario_.mask_pattern = std::move(pattern);
+  ++version_;
+}
+
 void Document::set_model_weight(const ModelWeightEdit& edit) {
   if (!scenario_.model || !std::isfinite(edit.value)) return;
   scenario_.model->set_weight(edit);

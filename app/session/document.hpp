@@ -75,6 +75,8 @@ class Document {
   // One number of a token's embedding; `row_as_shown` (d_model) is the rest of it, for a token
   // that has no override yet.
   void set_embedding_value(const Token& token, int col, float value, const float* row_as_shown);
+  // A sparse or local mask pattern, or none; a pattern replaces a custom mask the scenario had.
+  void set_mask_pattern(std::optional<MaskPattern> pattern);
   // The tokens' embeddings back to the overrides the scenario was opened with (or none).
   void reset_embeddings(const std::vector<const Token*>& tokens);
 

@@ -21,7 +21,7 @@ bool same_scenario(const Scenario& a, const Scenario& b) {
       a.positional != b.positional || a.seed != b.seed || a.max_tokens != b.max_tokens ||
       a.embeddings != b.embeddings || a.dimension_names != b.dimension_names ||
       a.view_json != b.view_json || a.model != b.model || !same_matrix(a.mask, b.mask) ||
-      !same_matrix(a.parameters.W_O, b.parameters.W_O) ||
+      a.mask_pattern != b.mask_pattern || !same_matrix(a.parameters.W_O, b.parameters.W_O) ||
       a.parameters.heads.size() != b.parameters.heads.size())
     return false;
   for (std::size_t h = 0; h < a.parameters.heads.size(); ++h) {

@@ -112,6 +112,16 @@ std::string shape_summary(const AppState& state) {
   if (config.hard) text += kDot + std::string("hard (argmax)");
   if (config.causal) text += kDot + std::string("causal");
   if (scenario.mask.size() != 0) text += kDot + std::string("custom mask");
+  if (const auto& p = scenario.mask_pattern)
+    text +=
+        kDot + std::string(to_string(p->kind)) + " mask (" +
+        (p->kind == MaskPattern::Kind::Blocks ? "b " + std::to_string(p->block)
+                                              : "w " + std::to_string(p->width)) +
+        (p->kind == MaskPattern::Kind::Dilated ? ", d " + std::to_string(p->dilation) : "") +
+        (p->global_tokens.empty() ? ""
+                                  : ", " + count(static_cast<long long>(p->global_tokens.size()),
+                                                 "global token", "global tokens")) +
+        ")";
   if (scenario.positional != Positional::None)
     text += kDot + std::string(to_string(scenario.positional)) + " positions";
   return text;

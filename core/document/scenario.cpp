@@ -131,11 +131,11 @@ class Reader {
 namespace {
 
 const std::set<std::string_view> kTopLevelKeys = {
-    "format",  "version",    "title",         "description",     "mode",
-    "target",  "source",     "d_model",       "heads",           "d_k",
-    "d_v",     "d_att",      "compatibility", "temperature",     "hard",
-    "causal",  "positional", "seed",          "max_tokens",      "embeddings",
-    "weights", "mask",       "view",          "dimension_names", "model"};
+    "format",        "version",     "title",   "description", "mode",       "target",
+    "source",        "d_model",     "heads",   "d_k",         "d_v",        "d_att",
+    "compatibility", "temperature", "hard",    "causal",      "positional", "seed",
+    "max_tokens",    "embeddings",  "weights", "mask",        "view",       "dimension_names",
+    "model",         "mask_pattern"};
 
 int dimension(Reader& reader, const Json& root, const char* key, int fallback, int high) {
   const Json* value = reader.find(root, key);
@@ -381,6 +381,44 @@ ModelSpec parse_model(Reader& reader, const Json& model) {
   return spec;
 }
 
+// "mask_pattern": {"kind": "window", "width": 3, "global": [0]} (docs/formats.md).
+MaskPattern parse_mask_pattern(Reader& reader, const Json& value) {
+  if (!value.is_object())
+    Reader::fail("mask_pattern",
+                 "expected an object such as {\"kind\": \"window\", \"width\": 3}, got " +
+                     json_type_name(value));
+  reader.warn_unknown_keys(value, "mask_pattern", {"kind", "width", "dilation", "block", "global"});
+  MaskPattern pattern;
+  const Json* kind = reader.find(value, "kind");
+  if (!kind) Reader::fail("mask_pattern.kind", "missing (window, dilated or blocks)");
+  const std::string name = reader.string(*kind, "mask_pattern.kind");
+  bool known = false;
+  for (const auto k :
+       {MaskPattern::Kind::Window, MaskPattern::Kind::Dilated, MaskPattern::Kind::Blocks})
+    if (to_string(k) == name) pattern.kind = k, known = true;
+  if (!known)
+    Reader::fail("mask_pattern.kind",
+                 "expected \"window\", \"dilated\" or \"blocks\", got \"" + name + "\"");
+  const auto whole = [&](const char* key, int& out) {
+    if (const Json* v = reader.find(value, key))
+      out = static_cast<int>(
+          reader.integer(*v, std::string("mask_pattern.") + key, 1, Limits::kMaxTokens));
+  };
+  whole("width", pattern.width);
+  whole("dilation", pattern.dilation);
+  whole("block", pattern.block);
+  if (const Json* global = reader.find(value, "global")) {
+    if (!global->is_array())
+      Reader::fail("mask_pattern.global",
+                   "expected a list of token positions (from 0), got " + json_type_name(*global));
+    for (std::size_t i = 0; i < global->size(); ++i)
+      pattern.global_tokens.push_back(static_cast<int>(
+          reader.integer((*global)[i], "mask_pattern.global[" + std::to_string(i) + "]", 0,
+                         Limits::kMaxTokens - 1)));
+  }
+  return pattern;
+}
+
 void parse_mask(Reader& reader, const Json& mask, Scenario& scenario) {
   const auto n_query =
       tokenize(scenario.target, static_cast<std::size_t>(scenario.max_tokens)).tokens.size();
@@ -499,6 +537,11 @@ Scenario parse_root(Reader& reader, const Json& root) {
   if (const Json* v = reader.find(root, "embeddings")) parse_embeddings(reader, *v, s);
   if (const Json* v = reader.find(root, "dimension_names")) parse_dimension_names(reader, *v, s);
   if (const Json* v = reader.find(root, "mask")) parse_mask(reader, *v, s);
+  if (const Json* v = reader.find(root, "mask_pattern")) {
+    if (s.mask.size() > 0)
+      Reader::fail("mask_pattern", "the scenario has a mask too: give mask or mask_pattern");
+    s.mask_pattern = parse_mask_pattern(reader, *v);
+  }
   if (const Json* v = reader.find(root, "view")) {
     if (!v->is_object()) Reader::fail("view", "expected an object, got " + json_type_name(*v));
     s.view_json = v->dump();
@@ -535,6 +578,18 @@ Result<Scenario> load_scenario_file(const std::string& path) {
   if (!load.ok())
     return Result<Scenario>(Status::error(name + ": " + load.error()), std::move(load.warnings));
   return load;
+}
+
+std::string_view to_string(MaskPattern::Kind kind) {
+  switch (kind) {
+    case MaskPattern::Kind::Dilated:
+      return "dilated";
+    case MaskPattern::Kind::Blocks:
+      return "blocks";
+    case MaskPattern::Kind::Window:
+      break;
+  }
+  return "window";
 }
 
 HeadIntervention ModelSpec::intervention(int layer, int head) const {
@@ -883,6 +938,19 @@ std::string scenario_to_json(const Scenario& s) {
       mask.push_back(std::move(row));
     }
     root["mask"] = std::move(mask);
+  }
+  if (s.mask_pattern) {
+    const MaskPattern& p = *s.mask_pattern;
+    OrderedJson pattern = OrderedJson::object();
+    pattern["kind"] = to_string(p.kind);
+    if (p.kind == MaskPattern::Kind::Blocks) {
+      pattern["block"] = p.block;
+    } else {
+      pattern["width"] = p.width;
+      if (p.kind == MaskPattern::Kind::Dilated) pattern["dilation"] = p.dilation;
+    }
+    if (!p.global_tokens.empty()) pattern["global"] = p.global_tokens;
+    root["mask_pattern"] = std::move(pattern);
   }
   // The view object is written with sorted keys, as the reader keeps it: a file reads back
   // exactly as written.

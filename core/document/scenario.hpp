@@ -103,6 +103,21 @@ struct ModelSpec {
   void reset_embedding(int token);
 };
 
+// A sparse or local attention pattern as the scenario's mask (core/variants/sparse_masks.hpp):
+// made for the sentences as they are, so that it follows the text as it is typed. Positions of
+// global tokens count from 0; those past the sentence are left out until it reaches them.
+struct MaskPattern {
+  enum class Kind { Window, Dilated, Blocks };
+  Kind kind = Kind::Window;
+  int width = 3;     // window, dilated: the keys each query sees
+  int dilation = 2;  // dilated: positions between them
+  int block = 4;     // blocks: positions per block
+  std::vector<int> global_tokens;
+  bool operator==(const MaskPattern&) const = default;
+};
+// "window", "dilated", "blocks" (the names scenario files and the app use).
+std::string_view to_string(MaskPattern::Kind kind);
+
 struct Scenario {
   std::string title;  // "" for an untitled scenario: its title is its sentence (scenario_title)
   std::string description;
@@ -116,7 +131,8 @@ struct Scenario {
   EmbeddingOverrides embeddings;  // token text -> d_model numbers
   Parameters parameters;          // complete: shapes always match config
   MaskMatrix mask;                // empty, or (n_target tokens, n_key tokens); 1 = allowed
-  std::string view_json;          // the app's "view" object as JSON text ("" when none)
+  std::optional<MaskPattern> mask_pattern;  // a pattern instead of `mask` (never both)
+  std::string view_json;                    // the app's "view" object as JSON text ("" when none)
   // What each embedding dimension stands for, as the views label it ("alice", "extension"):
   // at most d_model names; empty = the teaching lexicon's features (person, food, ...).
   std::vector<std::string> dimension_names;

@@ -811,7 +811,9 @@ std::vector<std::string> changed_parts(const Scenario& before, const Scenario& n
   add_if(before.max_tokens != now.max_tokens, "max_tokens");
   add_if(a.d_model == b.d_model && before.embeddings != now.embeddings, "embeddings");
   add_if(!changed_weights(before.parameters, now.parameters).empty(), "weights");
-  add_if(same_shape(before.mask, now.mask) && !same_values(before.mask, now.mask), "mask");
+  add_if((same_shape(before.mask, now.mask) && !same_values(before.mask, now.mask)) ||
+             before.mask_pattern != now.mask_pattern,
+         "mask");  // a custom mask, or a mask pattern
   add_if(before.model != now.model, "model");
   return parts;
 }

@@ -1,5 +1,7 @@
 #include "core/pipeline/pipeline.hpp"
 
+#include "core/variants/sparse_masks.hpp"
+
 #include <utility>
 
 namespace attnviz {
@@ -78,9 +80,25 @@ Status Pipeline::run(const Scenario& scenario) {
     embed_cached(source_cache_, scenario, source_embedded_, X_source_next_, source_sources_next_);
   const Matrix& X_keys_next = cross ? X_source_next_ : X_target_next_;
 
-  // 3. The custom mask, fitted to the token counts: cells past the mask's edge are allowed.
+  // 3. The custom mask, fitted to the token counts: cells past the mask's edge are allowed; or
+  //    the mask pattern, made for them.
   const MaskMatrix* mask = nullptr;
-  if (scenario.mask.size() > 0) {
+  if (scenario.mask_pattern) {
+    const MaskPattern& p = *scenario.mask_pattern;
+    const int n_query = static_cast<int>(X_target_next_.rows());
+    const int n_key = static_cast<int>(X_keys_next.rows());
+    Result<MaskMatrix> made =
+        p.kind == MaskPattern::Kind::Blocks   ? block_mask(n_query, n_key, p.block)
+        : p.kind == MaskPattern::Kind::Window ? window_mask(n_query, n_key, p.width)
+                                              : dilated_mask(n_query, n_key, p.width, p.dilation);
+    std::vector<int> present;  // the global tokens the sentences reach
+    for (const int token : p.global_tokens)
+      if (token < std::max(n_query, n_key)) present.push_back(token);
+    if (made && !present.empty()) made = with_global_tokens(std::move(*made), present);
+    if (!made) return Status::error("mask_pattern: " + made.error());
+    mask_ = std::move(*made);
+    mask = &mask_;
+  } else if (scenario.mask.size() > 0) {
     mask_.resize(X_target_next_.rows(), X_keys_next.rows());
     mask_.setOnes();
     const Eigen::Index rows = std::min(mask_.rows(), scenario.mask.rows());
@@ -106,6 +124,7 @@ Status Pipeline::run(const Scenario& scenario) {
   }
   cross_ = cross;
   model_mode_ = false;
+  has_mask_ = mask != nullptr;
   collect_warnings(scenario);
   return Status::ok();
 }

@@ -52,6 +52,9 @@ class Pipeline {
     return cross_ ? source_sources_ : target_sources_;
   }
   bool cross() const { return cross_; }
+  // The mask the last one-layer run used besides the causal one: the custom mask fitted to the
+  // sentences, or the mask pattern's (Scenario::mask_pattern); null when none.  (n_query, n_key)
+  const MaskMatrix* mask() const { return !model_mode_ && has_mask_ ? &mask_ : nullptr; }
   // The computed layers, a stack: a scenario is one layer of attention today; a model with many
   // layers gives one result per layer, bottom first.
   int layer_count() const {
@@ -107,7 +110,8 @@ class Pipeline {
   std::vector<EmbeddingSource> target_sources_, source_sources_;
   std::vector<EmbeddingSource> target_sources_next_, source_sources_next_;
   EmbeddedFrom target_embedded_, source_embedded_;  // what the staged X_*_next_ hold
-  MaskMatrix mask_;  // the custom mask fitted to the current token counts
+  MaskMatrix mask_;        // the custom mask fitted to the current token counts, or the pattern's
+  bool has_mask_ = false;  // the last run used mask_
   std::vector<std::string> warnings_;
   // Model mode: the model (kept when the scenario leaves model mode, so that undo returns to it
   // without opening it again).

@@ -114,7 +114,7 @@ Result<std::string> variant_to_json(const Scenario& scenario, const Pipeline& pi
       (c.compatibility == Compatibility::ScaledDot ? 1.0f / std::sqrt(static_cast<float>(c.d_k))
                                                    : 1.0f) /
       c.temperature;
-  const MaskMatrix* custom = scenario.mask.size() > 0 ? &scenario.mask : nullptr;
+  const MaskMatrix* custom = pipeline.mask();  // the custom mask fitted, or the pattern's
   const bool self = !pipeline.cross();
   const std::string method(to_string(request.method));
   const auto refuse_mask = [&](const char* why) -> Status {

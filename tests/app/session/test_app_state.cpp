@@ -81,7 +81,7 @@ TEST_CASE("a lesson started over an opened file leaves that file alone") {
 
 // The panel host starts every panel at its top left when the generation moves (panel_host.cpp): a
 // scroll position kept from another document hid the sentence or the Weights' row labels.
-TEST_CASE("opening a document or a lesson step starts the views afresh; an edit does not") {
+TEST_CASE("opening a document or a lesson step starts the views afresh, an edit does not") {
   AppState state;
   testing::load_builtin_scenario(state);
   std::uint64_t generation = state.view_generation;

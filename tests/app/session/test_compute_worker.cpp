@@ -41,7 +41,7 @@ void frames_until_computed(AppState& state) {
 
 }  // namespace
 
-TEST_CASE("the worker computes on its own pipeline and swaps it in; the latest request wins") {
+TEST_CASE("the worker computes on its own pipeline and swaps it in, the latest request wins") {
   ComputeWorker worker(1);
   Pipeline front;
   worker.request(kjv("And God said"), 1, 0);
@@ -101,7 +101,7 @@ TEST_CASE("after a swap the worker catches up: the next request computes only it
   CHECK(run.forward().intervention(0, 1).ablated());
 }
 
-TEST_CASE("a slow model's edit returns at once; the views keep the last result until it comes") {
+TEST_CASE("a slow model's edit returns at once, the views keep the last result until it comes") {
   AppState state;
   testing::load_builtin_scenario(state);
   REQUIRE(open_model(state, "gpt2-kjv-tiny"));

@@ -22,7 +22,7 @@ Document builtin_document(const std::string& path = "") {
 
 }  // namespace
 
-TEST_CASE("a loaded document is saved; an edit makes it unsaved and bumps the version") {
+TEST_CASE("a loaded document is saved, an edit makes it unsaved and bumps the version") {
   Document document = builtin_document("/tmp/week3.json");
   CHECK(document.path() == "/tmp/week3.json");
   CHECK_FALSE(document.unsaved());
@@ -201,7 +201,7 @@ TEST_CASE("a cross scenario with the causal mask, loaded or put back, has it off
 }
 
 // An untitled scenario is called by its sentence (scenario_title) until the user names it.
-TEST_CASE("an untitled scenario's title follows its sentence; a named one's stays") {
+TEST_CASE("an untitled scenario's title follows its sentence, a named one's stays") {
   Document document = builtin_document();
   REQUIRE(document.scenario().title.empty());
   CHECK(scenario_title(document.scenario()) == "I like to eat apple");

@@ -115,7 +115,7 @@ TEST_CASE("a custom mask is saved at the size of the current sentence") {
   CHECK(load->mask(4, 0) == 0);
 }
 
-TEST_CASE("an untitled scenario is saved under its sentence as typed; a named one under its name") {
+TEST_CASE("an untitled scenario is saved under its sentence as typed, a named one under its name") {
   TempDir dir;
   RecentFiles recent("");
   AppState state = builtin_state();  // untitled: "I like to eat apple", its sentence

@@ -63,7 +63,7 @@ TEST_CASE("opening a shipped model keeps the text, is one undo step, and names t
   CHECK(f.state.pipeline().model_mode());
 }
 
-TEST_CASE("a knocked-out head changes the layers above and the prediction; undo restores both") {
+TEST_CASE("a knocked-out head changes the layers above and the prediction, undo restores both") {
   Fixture f;
   REQUIRE(open_model(f.state, "gpt2-kjv-tiny"));
   f.state.edit()->set_target("And God said, Let there be light: and there was light. And God");
@@ -260,6 +260,30 @@ TEST_CASE("the undo history's memory budget counts a model's weight edits") {
   // 40 steps of up to 480 KiB each would be past the budget: the oldest went.
   CHECK(small.steps() < 20);
   CHECK(small.steps() >= 2);
+}
+
+}  // namespace attnviz::app
+
+namespace attnviz::app {
+
+TEST_CASE("a mask pattern replaces a custom mask, and undo brings the mask back") {
+  Fixture f;
+  f.state.edit()->edit([](Scenario& s) { s.mask = MaskMatrix::Ones(2, 2); });
+  f.frame();
+  MaskPattern blocks;
+  blocks.kind = MaskPattern::Kind::Blocks;
+  blocks.block = 2;
+  f.state.edit()->set_mask_pattern(blocks);
+  f.frame();
+  CHECK(f.state.document.scenario().mask.size() == 0);
+  CHECK(f.state.document.scenario().mask_pattern == blocks);
+  REQUIRE(f.state.pipeline().mask() != nullptr);
+  CHECK((*f.state.pipeline().mask())(0, 2) == 0);  // another block
+  CHECK(shape_summary(f.state).find("blocks mask (b 2)") != std::string::npos);
+  REQUIRE(f.history.undo(f.state, f.now));
+  f.state.recompute_if_needed();
+  CHECK(f.state.document.scenario().mask.size() == 4);
+  CHECK_FALSE(f.state.document.scenario().mask_pattern);
 }
 
 }  // namespace attnviz::app

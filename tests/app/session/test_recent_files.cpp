@@ -188,7 +188,7 @@ TEST_CASE("recent files: saving without a store, or into an unwritable one, says
   }
 }
 
-TEST_CASE("app_state_dir: ATTNVIZ_STATE_DIR, then XDG_STATE_HOME, then HOME; created on demand") {
+TEST_CASE("app_state_dir: ATTNVIZ_STATE_DIR, then XDG_STATE_HOME, then HOME, created on demand") {
   TempDir dir;
   const std::string own = (dir.path / "own" / "deeper").string();
   const std::string xdg = (dir.path / "xdg").string();

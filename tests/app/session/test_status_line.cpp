@@ -48,7 +48,7 @@ TEST_CASE("a scenario in no file is named by its title, an untitled one by its s
   CHECK(window_title(empty) == "Untitled \xe2\x80\x94 AttnViz");
 }
 
-TEST_CASE("an untitled scenario's window title follows the sentence typed; a named one's stays") {
+TEST_CASE("an untitled scenario's window title follows the sentence typed, a named one's stays") {
   AppState state;
   testing::load_builtin_scenario(state);
   CHECK(window_title(state) == "I like to eat apple \xe2\x80\x94 AttnViz");

@@ -51,7 +51,7 @@ TEST_CASE("loading a file in cross mode with the causal mask warns with the file
   CHECK(load.warnings[0] == path.string() + ": " + std::string(kCausalOffInCross));
 }
 
-TEST_CASE("switching to cross mode turns the causal mask off; back to self it stays off") {
+TEST_CASE("switching to cross mode turns the causal mask off, back to self it stays off") {
   AttentionConfig config;
   config.causal = true;
   Scenario s = make_scenario("the cat sat", config, 7);

@@ -31,7 +31,7 @@ TEST_CASE("seeded parameters have the configured shapes") {
   CHECK(p.W_O.cols() == 6);
 }
 
-TEST_CASE("the same seed gives the same parameters; another seed different ones") {
+TEST_CASE("the same seed gives the same parameters, another seed different ones") {
   const AttentionConfig config = small_config();
   CHECK(seeded_parameters(config, 3).heads[1].W_K == seeded_parameters(config, 3).heads[1].W_K);
   CHECK(seeded_parameters(config, 3).heads[1].W_K != seeded_parameters(config, 4).heads[1].W_K);

@@ -158,7 +158,7 @@ TEST_CASE("token names are never written smaller than one step under the font") 
     }
 }
 
-TEST_CASE("arrows' tokens are at least the least step apart; past the area it grows and scrolls") {
+TEST_CASE("arrows' tokens are at least the least step apart, past the area it grows and scrolls") {
   const Rect area{0, 0, 400, 100};
   const ArrowsGeometry short_one = layout_arrows(area, 5, 5, 60, 16);
   CHECK_FALSE(short_one.scrolls);

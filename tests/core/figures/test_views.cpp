@@ -34,7 +34,7 @@ TEST_CASE("the centre tabs are the --view names, in the tab bar's order") {
   CHECK_FALSE(parse_centre_view("3d"));
 }
 
-TEST_CASE("views: unique names and titles; the View menu's order; every slot drawn once") {
+TEST_CASE("views: unique names and titles, the View menu's order, every slot drawn once") {
   std::set<std::string> names, titles;
   std::string menu;
   for (const ViewInfo& row : kViews) {
@@ -44,8 +44,8 @@ TEST_CASE("views: unique names and titles; the View menu's order; every slot dra
     CHECK(row.centre_tab == (row.slot == Slot::Centre));
   }
   CHECK(menu ==
-        "lesson input weights heatmaps pipeline neuron geometry compare model next layers arrows "
-        "output ");
+        "lesson input weights heatmaps pipeline neuron geometry compare model next layers cheaper "
+        "arrows output ");
   CHECK(std::string(view_info(ViewId::Arrows).title) ==
         "Arrows: each query \xe2\x86\x92 the keys it attends to");
   const std::array<Slot, kSlotCount> order = slots_in_drawing_order();
@@ -53,7 +53,7 @@ TEST_CASE("views: unique names and titles; the View menu's order; every slot dra
                                               Slot::Centre, Slot::Arrows, Slot::Output});
 }
 
-TEST_CASE("a real model's dashboard has its Weights panel; the Next token view is a model's") {
+TEST_CASE("a real model's dashboard has its Weights panel, the Next token view is a model's") {
   CHECK(slot_shows_mode(Slot::Weights, false));
   CHECK(slot_shows_mode(Slot::Weights, true));
   CHECK(slot_shows_mode(Slot::Centre, true));

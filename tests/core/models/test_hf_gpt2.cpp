@@ -401,7 +401,7 @@ TEST_CASE("a tiny GPT-2 in F32, F16 and BF16, with and without the prefix, read 
     }
 }
 
-TEST_CASE("a tiny GPT-2: the model.safetensors path names the model; n_ctx, n_inner, epsilon") {
+TEST_CASE("a tiny GPT-2: the model.safetensors path names the model, n_ctx, n_inner, epsilon") {
   TinyShape s;
   s.inner = 20;
   s.positions = 5;
@@ -450,7 +450,7 @@ TEST_CASE("a tiny GPT-2: the mask buffers are ignored, other strays are warned o
   CHECK(has(model.warnings[0], "ignored"));
 }
 
-TEST_CASE("a tiny GPT-2: lm_head.weight equal to wte is tied; a different one is the unembedding") {
+TEST_CASE("a tiny GPT-2: lm_head.weight equal to wte is tied, a different one is the unembedding") {
   const TinyShape s;
   for (const bool tied : {true, false}) {
     CAPTURE(tied);

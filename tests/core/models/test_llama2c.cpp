@@ -130,7 +130,7 @@ TEST_CASE("stories260K: greedy generation from an empty prompt is llama2.c's, wo
   }
 }
 
-TEST_CASE("stories260K's tokenizer: text in, the same text out; unknown characters as bytes") {
+TEST_CASE("stories260K's tokenizer: text in, the same text out, unknown characters as bytes") {
   const Llama2cModel model = load_model();
   Result<Llama2cTokenizer> tokenizer =
       Llama2cTokenizer::load((kModelDir / "tok512.bin").string(), model.config().vocab_size);
@@ -205,7 +205,7 @@ std::string as_version1(const std::string& v0, int version = 1) {
   return out;
 }
 
-TEST_CASE("llama2.c version 1 (\"ak42\") reads as the same model; version 2 is refused by name") {
+TEST_CASE("llama2.c version 1 (\"ak42\") reads as the same model, version 2 is refused by name") {
   testing::TempDir dir;
   const std::string v0 = testing::read_whole_file(kModelDir / "stories260K.bin");
   const fs::path v1_path = dir.path / "stories260K-v1.bin";

@@ -62,7 +62,7 @@ TEST_CASE("next-token probabilities: temperature, top-k and top-p as worked out 
   CHECK_FALSE(check({1.0f, 0, 1.5f}).is_ok());
 }
 
-TEST_CASE("seeded sampling: the same seed, the same tokens; frequencies follow the probabilities") {
+TEST_CASE("seeded sampling: the same seed, the same tokens, frequencies follow the probabilities") {
   const std::vector<float> p = {0.2f, 0.0f, 0.3f, 0.5f};
   std::vector<int> counts(4, 0);
   constexpr int kDraws = 20000;
@@ -80,7 +80,7 @@ TEST_CASE("seeded sampling: the same seed, the same tokens; frequencies follow t
   CHECK(differs);
 }
 
-TEST_CASE("generation: greedy continues as the reference's argmax; seeded runs repeat") {
+TEST_CASE("generation: greedy continues as the reference's argmax, seeded runs repeat") {
   const Transformer model = testing::stories260k();
   TransformerForward forward(model);
   const std::vector<int> prompt = {1};  // BOS
@@ -112,7 +112,7 @@ TEST_CASE("generation: greedy continues as the reference's argmax; seeded runs r
 }
 
 TEST_CASE(
-    "head detectors: a head made uniform by hand is broad; stories260K's previous-token "
+    "head detectors: a head made uniform by hand is broad, stories260K's previous-token "
     "heads are found") {
   Transformer model = testing::stories260k();
   // A TinyStories-like text, in stories260K's own vocabulary (ids from its tokenizer would do as

@@ -202,7 +202,7 @@ TEST_CASE("the cache: typing at the end computes only the new positions, and equ
 }
 
 TEST_CASE(
-    "interventions: ablating, scaling and replacing a head's pattern match the reference; "
+    "interventions: ablating, scaling and replacing a head's pattern match the reference, "
     "layers below are not computed again") {
   const Transformer model = testing::random_gpt2(9);
   const std::vector<int> tokens = seeded_tokens(25, model.config().vocab_size, 14);

@@ -81,7 +81,7 @@ TEST_CASE("a combining mark at the start of the text is kept and not dropped") {
   CHECK(texts("\xCC\x81x") == Texts{"\xCC\x81x"});
 }
 
-TEST_CASE("each CJK ideograph is a token; kana runs stay together") {
+TEST_CASE("each CJK ideograph is a token, kana runs stay together") {
   CHECK(texts("我喜欢吃苹果") == Texts{"我", "喜", "欢", "吃", "苹", "果"});
   CHECK(texts("すし。") == Texts{"すし", "。"});
 }
@@ -97,7 +97,7 @@ TEST_CASE("right-to-left words are tokens like any other") {
   CHECK(texts("مرحبا، عالم") == Texts{"مرحبا", "،", "عالم"});
 }
 
-TEST_CASE("a zero-width space separates; bidi controls and soft hyphens are dropped") {
+TEST_CASE("a zero-width space separates, bidi controls and soft hyphens are dropped") {
   CHECK(texts("a\u200Bb") == Texts{"a", "b"});
   CHECK(texts("\u202Eabc\u202C") == Texts{"abc"});
   CHECK(texts("co\u00ADop") == Texts{"coop"});
