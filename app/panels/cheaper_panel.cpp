@@ -6,8 +6,9 @@
 // that rescales what the earlier tiles added up. Under them, the scores held at once against the
 // full matrix, and at the last tile the output O / ℓ against full attention.
 //
-// Linformer, Reformer, the sparse patterns and KV-cache decoding are computed by the engine
-// (attnviz-cli compute --variant); their views are not built yet.
+// Linformer is its second part (app/panels/linformer_view.hpp). Reformer and KV-cache decoding
+// are computed by the engine (attnviz-cli compute --variant); their views are not built yet.
+#include "app/panels/linformer_view.hpp"
 #include "app/panels/panel.hpp"
 #include "app/panels/registry.hpp"
 #include "app/panels/theme.hpp"
@@ -27,11 +28,18 @@
 namespace attnviz::app {
 namespace {
 
+enum class Method { Flash, Linformer };
+
 class CheaperPanel final : public Panel {
  public:
   void draw_content(AppState& state, PanelContext& /*context*/) override {
     const AttentionResult& r = state.result();
     font_ = ImGui::GetFontSize();
+    draw_method(state);
+    if (method_ == Method::Linformer) {
+      linformer_.draw(state);
+      return;
+    }
     draw_header(state);
     if (!update(state)) {
       ImGui::Spacing();
@@ -74,6 +82,8 @@ class CheaperPanel final : public Panel {
 
  private:
   float font_ = 16;
+  Method method_ = Method::Flash;
+  LinformerView linformer_;
   FlashSettings settings_{4, 4};
   int step_ = 0;  // the tile shown: 0 .. tiles − 1
   // What the trace was computed for.
@@ -86,16 +96,29 @@ class CheaperPanel final : public Panel {
   Matrix scores_;  // (n_query, n_key): the scores the tiles compute, for colour
 
   // ---------------------------------------------------------------------------------------------
-  void draw_header(AppState& state) {
+  // The method and the head, on one line; each method's settings follow.
+  void draw_method(AppState& state) {
+    static constexpr const char* kMethods[] = {"FlashAttention", "Linformer"};
+    int method = static_cast<int>(method_);
     ImGui::AlignTextToFramePadding();
-    ImGui::TextUnformatted("FlashAttention");
+    ImGui::SetNextItemWidth(font_ * 8.5f);
+    if (ImGui::Combo("##cheaper_method", &method, kMethods, IM_ARRAYSIZE(kMethods)))
+      method_ = static_cast<Method>(method);
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip(
-          "Dao et al., 2022: attention computed tile by tile, keeping per query row only a\n"
-          "running maximum m, a running sum \xe2\x84\x93 and a running output, never the whole\n"
-          "matrix of scores. The result is exactly full attention.");
+          method_ == Method::Flash
+              ? "Dao et al., 2022: attention computed tile by tile, keeping per query row only a\n"
+                "running maximum m, a running sum \xe2\x84\x93 and a running output, never the "
+                "whole\nmatrix of scores. The result is exactly full attention."
+              : "Wang et al., 2020: the n keys and values projected to k summary rows, so each\n"
+                "query computes k scores instead of n. An approximation: how close, the view\n"
+                "shows for every k.");
     ImGui::SameLine(0, font_);
     draw_head_selector(state, "##cheaper_head");
+  }
+
+  void draw_header(AppState& state) {
+    (void)state;
     ImGui::SameLine(0, font_);
     ImGui::TextUnformatted("tile");
     ImGui::SameLine();

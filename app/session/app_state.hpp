@@ -135,6 +135,10 @@ struct FrameLayout {
   // 0) of how many, and the largest difference of its output from full attention.
   int flash_step = -1, flash_tiles = 0;
   float flash_difference = 0;
+  // Its Linformer part, when it was drawn: k, and the output's largest difference from full
+  // attention.
+  int linformer_k = -1;
+  float linformer_difference = 0;
   // Per view (view::ViewId), what it wrote of the tokens' names; reset every frame.
   std::array<LabelRecord, view::kViewCount> labels{};
   LabelRecord& labels_of(view::ViewId id) { return labels[static_cast<std::size_t>(id)]; }

@@ -201,6 +201,7 @@ void App::frame() {
   state.frame.layout.geometry_mode.clear();
   state.frame.layout.geometry_plane_key = -1;
   state.frame.layout.flash_step = -1;
+  state.frame.layout.linformer_k = -1;
   apply_theme_and_fonts(shell_);
   for (const std::string& path : backend.take_dropped_files()) commands_.open_dropped_file(path);
   backend.new_frame();

@@ -108,6 +108,12 @@ nlohmann::ordered_json layout_json(Shell& shell, int width, int height) {
     flash["largest_difference"] = layout_number(state.frame.layout.flash_difference);
     layout["flash"] = std::move(flash);
   }
+  if (state.frame.layout.linformer_k >= 0) {
+    nlohmann::ordered_json linformer;
+    linformer["k"] = state.frame.layout.linformer_k;
+    linformer["largest_difference"] = layout_number(state.frame.layout.linformer_difference);
+    layout["linformer"] = std::move(linformer);
+  }
   if (!state.frame.layout.geometry_mode.empty()) {
     layout["geometry_mode"] = state.frame.layout.geometry_mode;
     layout["geometry_plane_key"] = state.frame.layout.geometry_plane_key;

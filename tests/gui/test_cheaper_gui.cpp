@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace attnviz {
@@ -34,6 +35,25 @@ TEST_CASE("the FlashAttention view steps tile by tile and ends on full attention
       dir, {scenario, "--view", "cheaper"}, "xdotool mousemove 542 150 click 1\nsleep 0.4\n");
   CHECK(last["flash"]["step"] == 8);
   CHECK(last["flash"]["largest_difference"].get<double>() < 1e-5);
+}
+
+// Linformer chosen in the method list: k summary keys (4 at first), and an output that differs
+// from full attention (its projections are random), shown as a number.
+TEST_CASE("the Cheaper attention view's Linformer part: k summaries and the difference") {
+  testing::TempDir dir;
+  const fs::path path = dir.path / "linformer.json";
+  std::ofstream(path) << R"({"format": "attnviz-scenario", "target": ")"
+                      << "the animal did not cross the street because it was too tired"
+                      << R"("})";
+  const nlohmann::json layout = testing::run_session(
+      dir, {path.string(), "--view", "cheaper"},
+      "xdotool mousemove 400 123 click 1\nsleep 0.5\nxdotool mousemove 400 170 click 1\n"
+      "sleep 0.6\n");
+  REQUIRE(layout.contains("linformer"));
+  CHECK(layout["linformer"]["k"] == 4);
+  CHECK(layout["linformer"]["largest_difference"].get<double>() > 1e-3);
+  CHECK(layout["labels"]["cheaper"]["tokens"] == 12);
+  CHECK_FALSE(layout.contains("flash"));
 }
 
 }  // namespace attnviz

@@ -1,0 +1,218 @@
+#include "app/panels/linformer_view.hpp"
+
+#include "app/panels/widgets.hpp"
+#include "core/figures/colormap.hpp"
+#include "core/figures/format.hpp"
+#include "core/variants/flash_attention.hpp"
+#include "core/variants/linformer.hpp"
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+
+namespace attnviz::app {
+
+namespace {
+
+// The most k the sweep computes (past it, k is sampled evenly): each is a whole Linformer pass.
+constexpr int kMostSweep = 64;
+
+}  // namespace
+
+void LinformerView::draw(AppState& state) {
+  font_ = ImGui::GetFontSize();
+  const int n_key = static_cast<int>(state.result().n_key);
+  ImGui::SameLine(0, font_);
+  ImGui::TextUnformatted("k");
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(font_ * 7.0f);
+  int k = std::clamp(k_, 1, std::max(1, n_key));
+  if (ImGui::SliderInt("##linformer_k", &k, 1, std::max(1, n_key))) k_ = k;
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("summary keys: the n keys and values are projected to k rows (E·K, F·V)");
+  ImGui::SameLine(0, font_);
+  ImGui::Checkbox("F = E", &shared_);
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip("the paper's key-value sharing: one projection for the keys and the values");
+  if (!update(state)) {
+    ImGui::Spacing();
+    text_wrapped_at_spaces(error_, ImGui::GetContentRegionAvail().x, true);
+    return;
+  }
+  const Palette& colours = palette(state.ui.theme);
+  if (!ImGui::BeginChild("##linformer_body", ImVec2(0, 0), false)) {
+    ImGui::EndChild();
+    return;
+  }
+  const ImVec2 available = ImGui::GetContentRegionAvail();
+  const float line = ImGui::GetTextLineHeightWithSpacing();
+  const ImVec2 origin = ImGui::GetCursorScreenPos();
+  const float sweep_w = std::min(available.x * 0.45f, font_ * 22.0f);
+  const float body_h = std::max(font_ * 8.0f, available.y - line * 3.2f);
+  draw_weights(state, origin, ImVec2(available.x - sweep_w - font_, body_h));
+  draw_sweep(ImVec2(origin.x + available.x - sweep_w, origin.y), ImVec2(sweep_w, body_h), colours);
+  ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + body_h + line * 0.4f));
+  char text[420];
+  std::snprintf(
+      text, sizeof text,
+      "Scores computed: n \xc2\xb7 k = %lld, against n\xc2\xb2 = %lld for full attention. "
+      "Largest difference of the output from full attention at k = %d: %s (E and F are "
+      "random: even k = n is not exact, as E = F = I would be).",
+      static_cast<long long>(pairs_), static_cast<long long>(pairs_full_), computed_k_,
+      view::format_number(difference_, 3).c_str());
+  text_wrapped_at_spaces(text, available.x);
+  ImGui::EndChild();
+  state.frame.layout.linformer_k = computed_k_;
+  state.frame.layout.linformer_difference = difference_;
+  state.frame.layout.labels_of(view::ViewId::Cheaper)
+      .add(static_cast<int>(weights_.rows()), static_cast<int>(weights_.rows()), font_ - 2.0f,
+           false);
+}
+
+bool LinformerView::update(const AppState& state) {
+  const AttentionResult& r = state.result();
+  const int head = state.selection.head;
+  const int n = static_cast<int>(r.n_key);
+  const int k = std::clamp(k_, 1, std::max(1, n));
+  if (version_ == r.version && head_ == head && computed_k_ == k && computed_shared_ == shared_)
+    return error_.empty();
+  const bool same_sweep = version_ == r.version && head_ == head && computed_shared_ == shared_;
+  version_ = r.version;
+  head_ = head;
+  computed_k_ = k;
+  computed_shared_ = shared_;
+  error_.clear();
+  const AttentionConfig& c = r.config;
+  if (c.compatibility != Compatibility::Dot && c.compatibility != Compatibility::ScaledDot) {
+    error_ =
+        "Linformer projects dot-product attention: set the score function to dot or scaled "
+        "dot in the Input panel.";
+    return false;
+  }
+  if (c.hard) {
+    error_ = "Linformer computes a softmax: turn hard attention off in the Input panel.";
+    return false;
+  }
+  if (c.causal || state.pipeline().mask()) {
+    error_ =
+        "Linformer has no causal or custom mask: a summary key mixes every position, the "
+        "later ones too. Turn the causal mask and the mask pattern off in the Input panel.";
+    return false;
+  }
+  const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
+  const float scale =
+      (c.compatibility == Compatibility::ScaledDot ? 1.0f / std::sqrt(static_cast<float>(c.d_k))
+                                                   : 1.0f) /
+      c.temperature;
+  // Full attention, for the differences: the head's own output (no mask here).
+  const Matrix& full = h.output;  // (n_query, d_v)
+  const auto run = [&](int summaries, Matrix* weights) -> Result<float> {
+    const Matrix E = linformer_projection(summaries, n, seed_);
+    const Matrix F = shared_ ? E : linformer_projection(summaries, n, seed_ + 1);
+    Result<LinformerResult> lin = linformer_attention(h.Q, h.K, h.V, E, F, scale);
+    if (!lin) return lin.status();
+    if (weights) *weights = lin->weights;
+    return (lin->output - full).cwiseAbs().maxCoeff();
+  };
+  Result<float> now = run(k, &weights_);
+  if (!now) {
+    error_ = now.error();
+    return false;
+  }
+  difference_ = *now;
+  pairs_ = static_cast<std::int64_t>(r.n_query) * k;
+  pairs_full_ = static_cast<std::int64_t>(r.n_query) * n;
+  if (!same_sweep) {  // every k (sampled past kMostSweep), once per result
+    differences_.clear();
+    sweep_k_.clear();
+    const int step = std::max(1, (n + kMostSweep - 1) / kMostSweep);
+    for (int s = 1; s <= n; s += step) {
+      Result<float> d = run(s, nullptr);
+      differences_.push_back(d ? *d : 0.0f);
+      sweep_k_.push_back(s);
+    }
+  }
+  return true;
+}
+
+void LinformerView::draw_weights(AppState& state, ImVec2 origin, ImVec2 size) {
+  const Palette& colours = palette(state.ui.theme);
+  ImDrawList* list = ImGui::GetWindowDrawList();
+  const auto& queries = state.pipeline().target().tokens;
+  const int rows = static_cast<int>(weights_.rows()), cols = static_cast<int>(weights_.cols());
+  float label_w = 0;
+  for (const Token& token : queries)
+    label_w = std::max(label_w, ImGui::CalcTextSize(state.frame.visual_text(token.text)).x);
+  label_w = std::min(label_w + font_ * 0.4f, font_ * 7.0f);
+  const float header_h = font_ * 1.3f;
+  const float cell = std::clamp(std::min((size.x - label_w) / static_cast<float>(cols),
+                                         (size.y - header_h) / static_cast<float>(rows)),
+                                font_ * 1.15f, font_ * 2.2f);
+  const ImVec2 grid(origin.x + label_w, origin.y + header_h);
+  list->AddText(ImVec2(grid.x, origin.y), colours.text_dim, "\xce\xb1 over the k summaries");
+  for (int i = 0; i < rows; ++i) {
+    const char* name = state.frame.visual_text(queries[static_cast<std::size_t>(i)].text);
+    const float label_size = font_ - 2.0f;
+    const ImVec2 ts = ImGui::GetFont()->CalcTextSizeA(label_size, FLT_MAX, 0, name);
+    list->AddText(ImGui::GetFont(), label_size,
+                  ImVec2(grid.x - font_ * 0.3f - ts.x,
+                         grid.y + cell * (static_cast<float>(i) + 0.5f) - ts.y * 0.5f),
+                  colours.text, name);
+    for (int j = 0; j < cols; ++j) {
+      const ImVec2 p0(grid.x + cell * static_cast<float>(j), grid.y + cell * static_cast<float>(i));
+      list->AddRectFilled(p0, ImVec2(p0.x + cell, p0.y + cell),
+                          to_imgui(view::sample(state.ui.colormap, weights_(i, j))));
+    }
+  }
+  const float grid_w = cell * static_cast<float>(cols), grid_h = cell * static_cast<float>(rows);
+  list->AddRect(ImVec2(grid.x - 1, grid.y - 1), ImVec2(grid.x + grid_w + 1, grid.y + grid_h + 1),
+                with_alpha(colours.text_dim, 0.5f));
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  if (ImGui::IsWindowHovered() && mouse.x >= grid.x && mouse.x < grid.x + grid_w &&
+      mouse.y >= grid.y && mouse.y < grid.y + grid_h) {
+    const int i = std::clamp(static_cast<int>((mouse.y - grid.y) / cell), 0, rows - 1);
+    const int j = std::clamp(static_cast<int>((mouse.x - grid.x) / cell), 0, cols - 1);
+    ImGui::SetTooltip(
+        "\"%s\" gives summary key %d a weight of %s\n(a summary key is a mix of "
+        "every key, E's row %d)",
+        state.frame.visual_text(queries[static_cast<std::size_t>(i)].text), j + 1,
+        view::format_number(weights_(i, j), 3).c_str(), j + 1);
+    state.frame.hovered_next = {Side::Query, i};
+  }
+  ImGui::SetCursorScreenPos(origin);
+  ImGui::Dummy(ImVec2(label_w + grid_w, header_h + grid_h));
+}
+
+void LinformerView::draw_sweep(ImVec2 origin, ImVec2 size, const Palette& colours) {
+  ImDrawList* list = ImGui::GetWindowDrawList();
+  const float title_h = font_ * 1.3f, axis_h = font_ * 1.3f;
+  list->AddText(origin, colours.text_dim, "largest difference, k = 1 \xe2\x80\xa6 n");
+  const ImVec2 plot(origin.x, origin.y + title_h);
+  const float plot_w = size.x, plot_h = std::max(font_ * 3.0f, size.y - title_h - axis_h);
+  float top = 1e-6f;
+  for (const float d : differences_) top = std::max(top, d);
+  const int count = static_cast<int>(differences_.size());
+  const float bar = plot_w / static_cast<float>(std::max(1, count));
+  for (int b = 0; b < count; ++b) {
+    const float height = plot_h * differences_[static_cast<std::size_t>(b)] / top;
+    const bool current =
+        sweep_k_[static_cast<std::size_t>(b)] <= computed_k_ &&
+        (b + 1 == count || sweep_k_[static_cast<std::size_t>(b) + 1] > computed_k_);
+    const ImVec2 p0(plot.x + bar * static_cast<float>(b) + 1.0f, plot.y + plot_h - height);
+    list->AddRectFilled(p0, ImVec2(p0.x + std::max(1.0f, bar - 2.0f), plot.y + plot_h),
+                        current ? colours.selection : with_alpha(colours.text_dim, 0.5f));
+  }
+  list->AddLine(ImVec2(plot.x, plot.y + plot_h), ImVec2(plot.x + plot_w, plot.y + plot_h),
+                colours.text_dim);
+  char text[48];
+  std::snprintf(text, sizeof text, "k = 1");
+  list->AddText(ImVec2(plot.x, plot.y + plot_h + 2.0f), colours.text_dim, text);
+  std::snprintf(text, sizeof text, "k = %d", sweep_k_.empty() ? 1 : sweep_k_.back());
+  list->AddText(ImVec2(plot.x + plot_w - ImGui::CalcTextSize(text).x, plot.y + plot_h + 2.0f),
+                colours.text_dim, text);
+  std::snprintf(text, sizeof text, "%s", view::format_number(top, 2).c_str());
+  list->AddText(ImVec2(plot.x + 2.0f, plot.y), colours.text_dim, text);
+}
+
+}  // namespace attnviz::app
