@@ -15,6 +15,7 @@
 #include "app/panels/widgets.hpp"
 #include "core/figures/colormap.hpp"
 #include "core/figures/format.hpp"
+#include "core/pipeline/variants_run.hpp"
 #include "core/variants/flash_attention.hpp"
 
 #include <imgui.h>
@@ -150,24 +151,15 @@ class CheaperPanel final : public Panel {
     computed_ = settings_;
     error_.clear();
     const AttentionConfig& c = r.config;
-    if (c.compatibility != Compatibility::Dot && c.compatibility != Compatibility::ScaledDot) {
-      error_ =
-          "FlashAttention tiles dot-product scores: set the score function to dot or scaled dot "
-          "in the Input panel.";
-      return false;
-    }
-    if (c.hard) {
-      error_ = "FlashAttention computes a softmax: turn hard attention off in the Input panel.";
+    Result<float> scale = variant_score_scale(c, "FlashAttention");
+    if (!scale) {
+      error_ = scale.error() + " (in the Input panel).";
       return false;
     }
     const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
-    const float scale =
-        (c.compatibility == Compatibility::ScaledDot ? 1.0f / std::sqrt(static_cast<float>(c.d_k))
-                                                     : 1.0f) /
-        c.temperature;
     const MaskMatrix* mask = state.pipeline().mask();  // the custom mask or the pattern's
     Result<FlashResult> flash =
-        flash_attention(h.Q, h.K, h.V, scale, c.causal, mask, settings_, true);
+        flash_attention(h.Q, h.K, h.V, *scale, c.causal, mask, settings_, true);
     if (!flash) {
       error_ = flash.error();
       return false;

@@ -3,6 +3,7 @@
 #include "app/panels/widgets.hpp"
 #include "core/figures/colormap.hpp"
 #include "core/figures/format.hpp"
+#include "core/pipeline/variants_run.hpp"
 #include "core/variants/flash_attention.hpp"
 #include "core/variants/linformer.hpp"
 
@@ -84,14 +85,9 @@ bool LinformerView::update(const AppState& state) {
   computed_shared_ = shared_;
   error_.clear();
   const AttentionConfig& c = r.config;
-  if (c.compatibility != Compatibility::Dot && c.compatibility != Compatibility::ScaledDot) {
-    error_ =
-        "Linformer projects dot-product attention: set the score function to dot or scaled "
-        "dot in the Input panel.";
-    return false;
-  }
-  if (c.hard) {
-    error_ = "Linformer computes a softmax: turn hard attention off in the Input panel.";
+  Result<float> scaled = variant_score_scale(c, "Linformer");
+  if (!scaled) {
+    error_ = scaled.error() + " (in the Input panel).";
     return false;
   }
   if (c.causal || state.pipeline().mask()) {
@@ -101,10 +97,7 @@ bool LinformerView::update(const AppState& state) {
     return false;
   }
   const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
-  const float scale =
-      (c.compatibility == Compatibility::ScaledDot ? 1.0f / std::sqrt(static_cast<float>(c.d_k))
-                                                   : 1.0f) /
-      c.temperature;
+  const float scale = *scaled;
   // Full attention, for the differences: the head's own output (no mask here).
   const Matrix& full = h.output;  // (n_query, d_v)
   const auto run = [&](int summaries, Matrix* weights) -> Result<float> {

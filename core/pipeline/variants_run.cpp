@@ -96,6 +96,20 @@ std::string variant_method_names() {
   return out;
 }
 
+Result<float> variant_score_scale(const AttentionConfig& config, std::string_view method) {
+  if (config.compatibility != Compatibility::Dot &&
+      config.compatibility != Compatibility::ScaledDot)
+    return Status::error(std::string(method) +
+                         " computes dot-product scores: set the score function to dot or scaled "
+                         "dot");
+  if (config.hard)
+    return Status::error(std::string(method) + " computes a softmax: turn hard attention off");
+  const float scale = config.compatibility == Compatibility::ScaledDot
+                          ? 1.0f / std::sqrt(static_cast<float>(config.d_k))
+                          : 1.0f;
+  return scale / config.temperature;
+}
+
 Result<std::string> variant_to_json(const Scenario& scenario, const Pipeline& pipeline,
                                     const VariantRequest& request) {
   if (pipeline.model_mode())
@@ -105,15 +119,10 @@ Result<std::string> variant_to_json(const Scenario& scenario, const Pipeline& pi
   if (request.head < 0 || request.head >= static_cast<int>(r.heads.size()))
     return Status::error("the scenario has " + std::to_string(r.heads.size()) +
                          " heads: --head must be 0 to " + std::to_string(r.heads.size() - 1));
-  if (c.compatibility != Compatibility::Dot && c.compatibility != Compatibility::ScaledDot)
-    return Status::error(
-        "the variants compute dot-product scores: set the score function to dot or scaled_dot");
-  if (c.hard) return Status::error("the variants compute a softmax: turn hard attention off");
+  Result<float> scaled = variant_score_scale(c, to_string(request.method));
+  if (!scaled) return scaled.status();
+  const float scale = *scaled;
   const HeadResult& h = r.heads[static_cast<std::size_t>(request.head)];
-  const float scale =
-      (c.compatibility == Compatibility::ScaledDot ? 1.0f / std::sqrt(static_cast<float>(c.d_k))
-                                                   : 1.0f) /
-      c.temperature;
   const MaskMatrix* custom = pipeline.mask();  // the custom mask fitted, or the pattern's
   const bool self = !pipeline.cross();
   const std::string method(to_string(request.method));

@@ -30,6 +30,11 @@ std::optional<VariantMethod> parse_variant_method(std::string_view name);
 // "flash, linformer, reformer, window, dilated, blocks, decode"
 std::string variant_method_names();
 
+// The scale of a head's dot-product scores (1/√d_k for scaled_dot, 1 for dot, divided by the
+// temperature), as each variant computes them; an error naming `method` for another score
+// function or for hard attention (the variants compute a softmax).
+Result<float> variant_score_scale(const AttentionConfig& config, std::string_view method);
+
 struct VariantRequest {
   VariantMethod method = VariantMethod::Flash;
   int head = 0;
