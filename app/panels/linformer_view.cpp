@@ -134,10 +134,7 @@ void LinformerView::draw_weights(AppState& state, ImVec2 origin, ImVec2 size) {
   ImDrawList* list = ImGui::GetWindowDrawList();
   const auto& queries = state.pipeline().target().tokens;
   const int rows = static_cast<int>(weights_.rows()), cols = static_cast<int>(weights_.cols());
-  float label_w = 0;
-  for (const Token& token : queries)
-    label_w = std::max(label_w, ImGui::CalcTextSize(state.frame.visual_text(token.text)).x);
-  label_w = std::min(label_w + font_ * 0.4f, font_ * 7.0f);
+  const float label_w = std::min(widest_token(state, queries) + font_ * 0.4f, font_ * 7.0f);
   const float header_h = font_ * 1.3f;
   const float cell = std::clamp(std::min((size.x - label_w) / static_cast<float>(cols),
                                          (size.y - header_h) / static_cast<float>(rows)),

@@ -123,14 +123,15 @@ void ModelWeights::draw_header(AppState& state, const ModelRun& run) {
     ImGui::TextDisabled("as trained: drag or type a cell to change %s", run.model().name.c_str());
     return;
   }
-  std::set<int> tokens;
-  for (const ModelEmbeddingEdit& e : spec->embedding_edits) tokens.insert(e.token);
+  std::size_t tokens = 0;  // the edits are sorted by token: count where the token changes
+  for (std::size_t i = 0; i < spec->embedding_edits.size(); ++i)
+    if (i == 0 || spec->embedding_edits[i].token != spec->embedding_edits[i - 1].token) ++tokens;
   char text[160];
   std::snprintf(text, sizeof text, "changed: %s weight%s, %s token embedding%s",
                 view::format_thousands(static_cast<long long>(spec->weight_edits.size())).c_str(),
                 spec->weight_edits.size() == 1 ? "" : "s",
-                view::format_thousands(static_cast<long long>(tokens.size())).c_str(),
-                tokens.size() == 1 ? "" : "s");
+                view::format_thousands(static_cast<long long>(tokens)).c_str(),
+                tokens == 1 ? "" : "s");
   ImGui::TextColored(ImGui::GetStyleColorVec4(ImGuiCol_PlotHistogram), "%s", text);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(

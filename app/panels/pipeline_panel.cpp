@@ -222,13 +222,8 @@ class PipelinePanel final : public Panel {
     slot_span_concat_ = c.d_v;
     cross_ = cross;
     // Token labels: the widest token (at the full font size).
-    widest_label_ = 0;
-    for (const Token& token : state.pipeline().target().tokens)
-      widest_label_ =
-          std::max(widest_label_, ImGui::CalcTextSize(state.frame.visual_text(token.text)).x);
-    for (const Token& token : state.pipeline().keys().tokens)
-      widest_label_ =
-          std::max(widest_label_, ImGui::CalcTextSize(state.frame.visual_text(token.text)).x);
+    widest_label_ = std::max(widest_token(state, state.pipeline().target().tokens),
+                             widest_token(state, state.pipeline().keys().tokens));
   }
 
   // The stages that both chains share, from the scores to the head's output: S → scaled → masked

@@ -155,6 +155,13 @@ void draw_formula_tooltip(const char* heading, const char* formula) {
   ImGui::EndTooltip();
 }
 
+float widest_token(const AppState& state, const std::vector<Token>& tokens) {
+  float widest = 0;
+  for (const Token& token : tokens)
+    widest = std::max(widest, ImGui::CalcTextSize(state.frame.visual_text(token.text)).x);
+  return widest;
+}
+
 void draw_masked_cell(ImDrawList* list, ImVec2 p0, ImVec2 p1, Theme theme) {
   const view::MaskedLook look = view::masked_look(theme == Theme::Dark);
   list->AddRectFilled(p0, p1, to_imgui(look.base));

@@ -82,6 +82,10 @@ std::string fit_text(std::string_view text, float width);
 // that fits in `width`; else cut by fit_text() in reading order, then turned.
 std::string fit_label(const view::VisualText& shown, const std::string& text, float width);
 
+// The width of the widest of `tokens`' names as the views write them (their visual text), at the
+// current font size.
+float widest_token(const AppState& state, const std::vector<Token>& tokens);
+
 // A masked cell (no weight: the mask hides the key from the query) in [p0, p1], hatched in the
 // theme's greys as the heatmap shader draws it (core/figures/colormap.hpp: masked_look).
 void draw_masked_cell(ImDrawList* list, ImVec2 p0, ImVec2 p1, Theme theme);

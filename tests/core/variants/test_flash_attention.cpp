@@ -5,23 +5,17 @@
 #include "core/engine/attention.hpp"
 #include "core/variants/flash_attention.hpp"
 
+#include "tests/support/random_matrix.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <limits>
-#include <random>
 
 namespace attnviz {
 namespace {
 
-Matrix random_matrix(Eigen::Index rows, Eigen::Index cols, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
-  Matrix m(rows, cols);
-  for (Eigen::Index r = 0; r < rows; ++r)
-    for (Eigen::Index c = 0; c < cols; ++c) m(r, c) = uniform(generator);
-  return m;
-}
+using testing::random_matrix;
 
 // Full attention as a textbook writes it: every score, the softmax of each row over its allowed
 // keys (a row with none: output 0), α·V. Double precision.

@@ -4,22 +4,16 @@
 #include "core/engine/attention.hpp"
 #include "core/variants/kv_cache.hpp"
 
+#include "tests/support/random_matrix.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <random>
 
 namespace attnviz {
 namespace {
 
-Matrix random_matrix(Eigen::Index rows, Eigen::Index cols, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  Matrix m(rows, cols);
-  for (Eigen::Index r = 0; r < rows; ++r)
-    for (Eigen::Index c = 0; c < cols; ++c) m(r, c) = uniform(generator);
-  return m;
-}
+using testing::random_matrix;
 
 }  // namespace
 
@@ -31,7 +25,7 @@ TEST_CASE("the cached decoder's rows are the full causal computation's") {
   config.d_v = 3;
   config.d_att = 4;
   config.causal = true;
-  const Matrix X = random_matrix(10, 8, 1);
+  const Matrix X = random_matrix(10, 8, 1, 1.0f);
   const Parameters parameters = seeded_parameters(config, 5);
   AttentionEngine engine;
   REQUIRE(engine.compute(X, X, parameters, config).ok());
@@ -58,9 +52,9 @@ TEST_CASE("the cached decoder's rows are the full causal computation's") {
 }
 
 TEST_CASE("a bad step is refused and the cache stays as it was") {
-  KvCacheDecoder decoder(random_matrix(4, 2, 2), random_matrix(4, 2, 3), random_matrix(4, 2, 4),
-                         1.0f);
-  REQUIRE(decoder.step(random_matrix(1, 4, 5).row(0)).ok());
+  KvCacheDecoder decoder(random_matrix(4, 2, 2, 1.0f), random_matrix(4, 2, 3, 1.0f),
+                         random_matrix(4, 2, 4, 1.0f), 1.0f);
+  REQUIRE(decoder.step(random_matrix(1, 4, 5, 1.0f).row(0)).ok());
   CHECK(decoder.step(RowVector::Zero(3)).error() ==
         "the token's embedding has 3 numbers, the head reads 4");
   RowVector nan = RowVector::Zero(4);

@@ -4,22 +4,16 @@
 // with the variance the method needs; bad k and shapes are refused by name.
 #include "core/variants/linformer.hpp"
 
+#include "tests/support/random_matrix.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <random>
 
 namespace attnviz {
 namespace {
 
-Matrix random_matrix(Eigen::Index rows, Eigen::Index cols, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
-  Matrix m(rows, cols);
-  for (Eigen::Index r = 0; r < rows; ++r)
-    for (Eigen::Index c = 0; c < cols; ++c) m(r, c) = uniform(generator);
-  return m;
-}
+using testing::random_matrix;
 
 // Full attention, no mask, in double: softmax(scale · Q·Kᵀ) · V.
 Eigen::MatrixXd full_attention(const Matrix& Q, const Matrix& K, const Matrix& V, double scale) {

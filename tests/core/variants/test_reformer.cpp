@@ -4,23 +4,17 @@
 // lies in the same or the previous chunk; rows sum to 1; bad settings are refused by name.
 #include "core/variants/reformer.hpp"
 
+#include "tests/support/random_matrix.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <random>
 #include <vector>
 
 namespace attnviz {
 namespace {
 
-Matrix random_matrix(Eigen::Index rows, Eigen::Index cols, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> uniform(-2.0f, 2.0f);
-  Matrix m(rows, cols);
-  for (Eigen::Index r = 0; r < rows; ++r)
-    for (Eigen::Index c = 0; c < cols; ++c) m(r, c) = uniform(generator);
-  return m;
-}
+using testing::random_matrix;
 
 // Full attention of Q over K = Q's rows at unit length, in double, no self-exclusion.
 Eigen::MatrixXd full_shared_qk(const Matrix& Q, const Matrix& V, double scale, bool causal) {
