@@ -28,4 +28,8 @@ run --screenshot "$out/model-pipeline-1920x1080.png" --size 1920x1080 --model st
   --view pipeline --layer 2 --head 3
 run --screenshot "$out/flash-1920x1080.png" --size 1920x1080 --scenario docs/scenarios/flash.json \
   --view cheaper
+run --screenshot "$out/reformer-1920x1080.png" --size 1920x1080 --lesson reformer --step 2
+run --screenshot "$out/shared-keys-1920x1080.png" --size 1920x1080 --lesson sparse-and-shared-keys \
+  --step 2
+run --screenshot "$out/decoding-1920x1080.png" --size 1920x1080 --lesson kv-cache --step 2
 echo "screenshots written to $out/"

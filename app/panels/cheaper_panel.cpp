@@ -6,11 +6,17 @@
 // that rescales what the earlier tiles added up. Under them, the scores held at once against the
 // full matrix, and at the last tile the output O / ℓ against full attention.
 //
-// Linformer is its second part (app/panels/linformer_view.hpp). Reformer and KV-cache decoding
-// are computed by the engine (attnviz-cli compute --variant); their views are not built yet.
+// Its other parts, chosen in the method list (state.ui.cheaper_method, saved in the view state):
+// Linformer (linformer_view.hpp), Reformer (reformer_view.hpp), sparse patterns
+// (sparse_view.hpp), shared keys: multi-query and grouped-query attention (shared_keys_view.hpp),
+// and decoding with a KV cache (decoding_view.hpp).
+#include "app/panels/decoding_view.hpp"
 #include "app/panels/linformer_view.hpp"
 #include "app/panels/panel.hpp"
+#include "app/panels/reformer_view.hpp"
 #include "app/panels/registry.hpp"
+#include "app/panels/shared_keys_view.hpp"
+#include "app/panels/sparse_view.hpp"
 #include "app/panels/theme.hpp"
 #include "app/panels/widgets.hpp"
 #include "core/figures/colormap.hpp"
@@ -29,7 +35,7 @@
 namespace attnviz::app {
 namespace {
 
-enum class Method { Flash, Linformer };
+using Method = UiSettings::CheaperMethod;
 
 class CheaperPanel final : public Panel {
  public:
@@ -37,9 +43,24 @@ class CheaperPanel final : public Panel {
     const AttentionResult& r = state.result();
     font_ = ImGui::GetFontSize();
     draw_method(state);
-    if (method_ == Method::Linformer) {
-      linformer_.draw(state);
-      return;
+    switch (state.ui.cheaper_method) {
+      case Method::Flash:
+        break;
+      case Method::Linformer:
+        linformer_.draw(state);
+        return;
+      case Method::Reformer:
+        reformer_.draw(state);
+        return;
+      case Method::Sparse:
+        sparse_.draw(state);
+        return;
+      case Method::SharedKeys:
+        shared_keys_.draw(state);
+        return;
+      case Method::Decoding:
+        decoding_.draw(state);
+        return;
     }
     draw_header(state);
     if (!update(state)) {
@@ -47,6 +68,7 @@ class CheaperPanel final : public Panel {
       text_wrapped_at_spaces(error_, ImGui::GetContentRegionAvail().x, true);
       return;
     }
+    follow_query(state);
     draw_controls();
     state.frame.layout.flash_step = step_;
     state.frame.layout.flash_tiles = static_cast<int>(flash_.tiles.size());
@@ -83,10 +105,14 @@ class CheaperPanel final : public Panel {
 
  private:
   float font_ = 16;
-  Method method_ = Method::Flash;
   LinformerView linformer_;
+  ReformerView reformer_;
+  SparseView sparse_;
+  SharedKeysView shared_keys_;
+  DecodingView decoding_;
   FlashSettings settings_{4, 4};
-  int step_ = 0;  // the tile shown: 0 .. tiles − 1
+  int step_ = 0;             // the tile shown: 0 .. tiles − 1
+  int followed_query_ = -1;  // the selected query when step_ last followed it
   // What the trace was computed for.
   std::uint64_t version_ = 0;
   int head_ = -1;
@@ -99,21 +125,29 @@ class CheaperPanel final : public Panel {
   // ---------------------------------------------------------------------------------------------
   // The method and the head, on one line; each method's settings follow.
   void draw_method(AppState& state) {
-    static constexpr const char* kMethods[] = {"FlashAttention", "Linformer"};
-    int method = static_cast<int>(method_);
+    static constexpr const char* kMethods[] = {"FlashAttention",  "Linformer",   "Reformer",
+                                               "Sparse patterns", "Shared keys", "Decoding"};
+    static constexpr const char* kAbout[] = {
+        "Dao et al., 2022: attention computed tile by tile, keeping per query row only a\n"
+        "running maximum m, a running sum \xe2\x84\x93 and a running output, never the whole\n"
+        "matrix of scores. The result is exactly full attention.",
+        "Wang et al., 2020: the n keys and values projected to k summary rows, so each\n"
+        "query computes k scores instead of n. An approximation: how close, the view\n"
+        "shows for every k.",
+        "Kitaev et al., 2020: queries and keys hashed into buckets by random rotations;\n"
+        "a query only meets the keys of its own bucket (in its chunk and the one before).",
+        "Child et al., 2019; Longformer, 2020: each query sees a window, a dilated window or\n"
+        "its block of keys, and a few global tokens see (and are seen by) everything.",
+        "Multi-query (Shazeer, 2019) and grouped-query attention (Ainslie et al., 2023):\n"
+        "heads share keys and values, so fewer weights and a smaller K/V cache.",
+        "A decoder generates one token at a time: each step adds one key and one value to a\n"
+        "cache, and only the new query is computed. Every row equals full causal attention."};
+    int method = static_cast<int>(state.ui.cheaper_method);
     ImGui::AlignTextToFramePadding();
-    ImGui::SetNextItemWidth(font_ * 8.5f);
+    ImGui::SetNextItemWidth(font_ * 9.0f);
     if (ImGui::Combo("##cheaper_method", &method, kMethods, IM_ARRAYSIZE(kMethods)))
-      method_ = static_cast<Method>(method);
-    if (ImGui::IsItemHovered())
-      ImGui::SetTooltip(
-          method_ == Method::Flash
-              ? "Dao et al., 2022: attention computed tile by tile, keeping per query row only a\n"
-                "running maximum m, a running sum \xe2\x84\x93 and a running output, never the "
-                "whole\nmatrix of scores. The result is exactly full attention."
-              : "Wang et al., 2020: the n keys and values projected to k summary rows, so each\n"
-                "query computes k scores instead of n. An approximation: how close, the view\n"
-                "shows for every k.");
+      state.ui.cheaper_method = static_cast<Method>(method);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", kAbout[method]);
     ImGui::SameLine(0, font_);
     draw_head_selector(state, "##cheaper_head");
   }
@@ -173,21 +207,23 @@ class CheaperPanel final : public Panel {
     return true;
   }
 
+  // When another query is selected (a click on a token, a lesson step), the stepper goes to the
+  // first tile of that query's row.
+  void follow_query(const AppState& state) {
+    const int query = state.selection.query;
+    if (query == followed_query_) return;
+    followed_query_ = query;
+    const auto& tiles = flash_.tiles;
+    for (std::size_t t = 0; t < tiles.size(); ++t)
+      if (query >= tiles[t].query_begin && query < tiles[t].query_end) {
+        step_ = static_cast<int>(t);
+        return;
+      }
+  }
+
   void draw_controls() {
     const int tiles = static_cast<int>(flash_.tiles.size());
-    ImGui::BeginDisabled(step_ == 0);
-    if (ImGui::Button("|\xe2\x97\x80")) step_ = 0;
-    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("first tile");
-    ImGui::SameLine();
-    if (ImGui::Button("\xe2\x97\x80 back")) --step_;
-    ImGui::EndDisabled();
-    ImGui::SameLine();
-    ImGui::BeginDisabled(step_ + 1 >= tiles);
-    if (ImGui::Button("next tile \xe2\x96\xb6")) ++step_;
-    ImGui::SameLine();
-    if (ImGui::Button("\xe2\x96\xb6|")) step_ = tiles - 1;
-    if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("last tile");
-    ImGui::EndDisabled();
+    draw_stepper("##flash_steps", step_, tiles, "next tile \xe2\x96\xb6", "tile");
     ImGui::SameLine(0, font_);
     const FlashTile& tile = flash_.tiles[static_cast<std::size_t>(step_)];
     ImGui::AlignTextToFramePadding();

@@ -311,56 +311,43 @@ class InputPanel final : public Panel {
     }
   }
 
-  // A sparse or local mask pattern (core/variants/sparse_masks.hpp): none, a window, a dilated
-  // window or blocks, with its number; a custom mask from a file shows as such.
-  static void draw_mask_pattern(AppState& state) {
-    const Scenario& s = state.document.scenario();
-    static constexpr const char* kChoices[] = {"no pattern", "window", "dilated window", "blocks"};
-    int choice = s.mask_pattern ? 1 + static_cast<int>(s.mask_pattern->kind) : 0;
-    const float font = ImGui::GetFontSize();
-    ImGui::SetNextItemWidth(font * 8.5f);
-    const char* preview = !s.mask_pattern && s.mask.size() > 0 ? "custom mask" : kChoices[choice];
-    if (ImGui::BeginCombo("##mask pattern", preview)) {
-      for (int k = 0; k < 4; ++k)
-        if (ImGui::Selectable(kChoices[k], k == choice && (k > 0 || s.mask.size() == 0))) {
-          if (k == 0) {
-            state.document.set_mask_pattern(std::nullopt);
-          } else {
-            MaskPattern pattern = s.mask_pattern.value_or(MaskPattern{});
-            pattern.kind = static_cast<MaskPattern::Kind>(k - 1);
-            state.document.set_mask_pattern(pattern);
-          }
+  // Grouped-query attention: how many key/value heads the heads share, from the divisors of
+  // heads (all of them: multi-head; one: multi-query). True when it changed.
+  static bool kv_groups_setting(AttentionConfig& config) {
+    const int groups = kv_group_count(config);
+    char current[40];
+    const auto label = [&](int g, char* buffer, std::size_t size) {
+      std::snprintf(buffer, size, "%d%s", g,
+                    g == config.heads ? " (multi-head)"
+                    : g == 1          ? " (multi-query)"
+                                      : "");
+    };
+    label(groups, current, sizeof current);
+    bool changed = false;
+    ImGui::SetNextItemWidth(field_width("kv groups", ImGui::GetFontSize() * 9.0f));
+    if (ImGui::BeginCombo("kv groups", current)) {
+      for (int g = config.heads; g >= 1; --g) {
+        if (config.heads % g != 0) continue;
+        char option[40];
+        label(g, option, sizeof option);
+        if (ImGui::Selectable(option, g == groups) && g != groups) {
+          config.kv_groups = g == config.heads ? 0 : g;
+          changed = true;
         }
+      }
       ImGui::EndCombo();
     }
-    if (ImGui::IsItemHovered())
-      ImGui::SetTooltip(
-          "Sparse attention: each query sees only some keys, fewer pairs to compute.\n"
-          "window: the w keys around it; dilated: the same w keys d apart; blocks: its own\n"
-          "block of b (Child et al., 2019; Longformer). Hidden cells are hatched in the views.");
-    if (!s.mask_pattern) {
-      ImGui::SameLine();
-      ImGui::TextUnformatted("mask");
-      return;
+    if (ImGui::IsItemHovered()) {
+      ImGui::BeginTooltip();
+      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 24.0f);
+      ImGui::TextUnformatted(
+          "Key/value heads (grouped-query attention): the heads of a group share one W_K and "
+          "W_V, so one key and one value per token. Fewer groups: fewer weights, and a smaller "
+          "K/V cache when a model decodes. 1 group is multi-query attention.");
+      ImGui::PopTextWrapPos();
+      ImGui::EndTooltip();
     }
-    MaskPattern pattern = *s.mask_pattern;
-    const auto number = [&](const char* id, const char* label, int& value, const char* tip) {
-      ImGui::SameLine();
-      ImGui::SetNextItemWidth(font * 4.5f);
-      int v = value;
-      if (ImGui::InputInt(id, &v, 1, 1)) value = std::clamp(v, 1, Limits::kMaxTokens);
-      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
-      ImGui::SameLine(0, font * 0.25f);
-      ImGui::TextUnformatted(label);
-    };
-    if (pattern.kind == MaskPattern::Kind::Blocks) {
-      number("##mask block", "b", pattern.block, "positions per block");
-    } else {
-      number("##mask width", "w", pattern.width, "keys each query sees, around its own position");
-      if (pattern.kind == MaskPattern::Kind::Dilated)
-        number("##mask dilation", "d", pattern.dilation, "positions between those keys");
-    }
-    if (!(pattern == *s.mask_pattern)) state.document.set_mask_pattern(pattern);
+    return changed;
   }
 
   void draw_settings(AppState& state) {
@@ -376,6 +363,7 @@ class InputPanel final : public Panel {
     shape_changed |=
         integer_setting("heads", "number of attention heads", config.heads, 1,
                         std::clamp(Limits::kMaxHeadsWidth / widest, 1, Limits::kMaxHeads));
+    if (config.heads > 1) shape_changed |= kv_groups_setting(config);
     const int head_width = std::min(Limits::kMaxHeadDim, Limits::kMaxHeadsWidth / config.heads);
     shape_changed |=
         integer_setting("d_k", "width of queries and keys, per head", config.d_k, 1, head_width);
@@ -440,7 +428,7 @@ class InputPanel final : public Panel {
       ImGui::PopTextWrapPos();
       ImGui::EndTooltip();
     }
-    draw_mask_pattern(state);
+    draw_mask_pattern_controls(state);
     bool positional = s.positional == Positional::Sinusoidal;
     if (ImGui::Checkbox("sinusoidal positions", &positional))
       state.document.set_positional(positional ? Positional::Sinusoidal : Positional::None);

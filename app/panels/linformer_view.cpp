@@ -19,6 +19,11 @@ namespace {
 // The most k the sweep computes (past it, k is sampled evenly): each is a whole Linformer pass.
 constexpr int kMostSweep = 64;
 
+bool mouse_in(float x, float y, float w, float h) {
+  const ImVec2 mouse = ImGui::GetIO().MousePos;
+  return mouse.x >= x && mouse.x < x + w && mouse.y >= y && mouse.y < y + h;
+}
+
 }  // namespace
 
 void LinformerView::draw(AppState& state) {
@@ -101,11 +106,13 @@ bool LinformerView::update(const AppState& state) {
   // Full attention, for the differences: the head's own output (no mask here).
   const Matrix& full = h.output;  // (n_query, d_v)
   const auto run = [&](int summaries, Matrix* weights) -> Result<float> {
-    const Matrix E = linformer_projection(summaries, n, seed_);
-    const Matrix F = shared_ ? E : linformer_projection(summaries, n, seed_ + 1);
-    Result<LinformerResult> lin = linformer_attention(h.Q, h.K, h.V, E, F, scale);
+    Result<LinformerResult> lin = seeded_linformer(h.Q, h.K, h.V, scale, summaries, seed_, shared_);
     if (!lin) return lin.status();
-    if (weights) *weights = lin->weights;
+    if (weights) {
+      *weights = lin->weights;
+      const ColumnVector moved = (lin->output - full).cwiseAbs().rowwise().maxCoeff();
+      moved_.assign(moved.data(), moved.data() + moved.size());
+    }
     return (lin->output - full).cwiseAbs().maxCoeff();
   };
   Result<float> now = run(k, &weights_);
@@ -135,10 +142,11 @@ void LinformerView::draw_weights(AppState& state, ImVec2 origin, ImVec2 size) {
   const auto& queries = state.pipeline().target().tokens;
   const int rows = static_cast<int>(weights_.rows()), cols = static_cast<int>(weights_.cols());
   const float label_w = std::min(widest_token(state, queries) + font_ * 0.4f, font_ * 7.0f);
-  const float header_h = font_ * 1.3f;
-  const float cell = std::clamp(std::min((size.x - label_w) / static_cast<float>(cols),
-                                         (size.y - header_h) / static_cast<float>(rows)),
-                                font_ * 1.15f, font_ * 2.2f);
+  const float header_h = font_ * 2.5f;  // the title, then the key numbers and "moved"
+  const float cell =
+      std::clamp(std::min((size.x - label_w - font_ * 7.0f) / static_cast<float>(cols),
+                          (size.y - header_h) / static_cast<float>(rows)),
+                 font_ * 1.15f, font_ * 2.2f);
   const ImVec2 grid(origin.x + label_w, origin.y + header_h);
   list->AddText(ImVec2(grid.x, origin.y), colours.text_dim, "\xce\xb1 over the k summaries");
   for (int i = 0; i < rows; ++i) {
@@ -158,6 +166,38 @@ void LinformerView::draw_weights(AppState& state, ImVec2 origin, ImVec2 size) {
   const float grid_w = cell * static_cast<float>(cols), grid_h = cell * static_cast<float>(rows);
   list->AddRect(ImVec2(grid.x - 1, grid.y - 1), ImVec2(grid.x + grid_w + 1, grid.y + grid_h + 1),
                 with_alpha(colours.text_dim, 0.5f));
+  // Beside the grid: how far each query's output moved from full attention, as a bar (the
+  // largest outlined).
+  const float bars_x = grid.x + grid_w + font_ * 0.6f;
+  const float bars_w = std::min(font_ * 6.0f, origin.x + size.x - bars_x - font_ * 0.2f);
+  float moved_w = 0;
+  if (bars_w > font_ * 1.5f && static_cast<int>(moved_.size()) == rows) {
+    moved_w = bars_w + font_ * 0.6f;
+    list->AddText(ImVec2(bars_x, origin.y + font_ * 1.25f), colours.text_dim, "moved");
+    float top = 1e-6f;
+    int most = 0;
+    for (int i = 0; i < rows; ++i) {
+      if (moved_[static_cast<std::size_t>(i)] > top) most = i;
+      top = std::max(top, moved_[static_cast<std::size_t>(i)]);
+    }
+    for (int i = 0; i < rows; ++i) {
+      const float y = grid.y + cell * static_cast<float>(i);
+      const ImVec2 p0(bars_x, y + cell * 0.2f);
+      const ImVec2 p1(bars_x + bars_w * moved_[static_cast<std::size_t>(i)] / top, y + cell * 0.8f);
+      list->AddRectFilled(p0, p1, with_alpha(colours.text_dim, 0.55f));
+      if (i == most) list->AddRect(p0, p1, colours.selection, 0.0f, 0, 2.0f);
+    }
+    if (ImGui::IsWindowHovered() && mouse_in(bars_x, grid.y, bars_w, grid_h)) {
+      const int i =
+          std::clamp(static_cast<int>((ImGui::GetIO().MousePos.y - grid.y) / cell), 0, rows - 1);
+      ImGui::SetTooltip(
+          "\"%s\": its output moved %s from full attention (the largest "
+          "difference of its numbers)",
+          state.frame.visual_text(queries[static_cast<std::size_t>(i)].text),
+          view::format_number(moved_[static_cast<std::size_t>(i)], 3).c_str());
+      state.frame.hovered_next = {Side::Query, i};
+    }
+  }
   const ImVec2 mouse = ImGui::GetIO().MousePos;
   if (ImGui::IsWindowHovered() && mouse.x >= grid.x && mouse.x < grid.x + grid_w &&
       mouse.y >= grid.y && mouse.y < grid.y + grid_h) {
@@ -171,7 +211,7 @@ void LinformerView::draw_weights(AppState& state, ImVec2 origin, ImVec2 size) {
     state.frame.hovered_next = {Side::Query, i};
   }
   ImGui::SetCursorScreenPos(origin);
-  ImGui::Dummy(ImVec2(label_w + grid_w, header_h + grid_h));
+  ImGui::Dummy(ImVec2(label_w + grid_w + moved_w, header_h + grid_h));
 }
 
 void LinformerView::draw_sweep(ImVec2 origin, ImVec2 size, const Palette& colours) {

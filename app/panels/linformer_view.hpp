@@ -6,6 +6,7 @@
 
 #include "app/panels/theme.hpp"
 #include "app/session/app_state.hpp"
+#include "core/variants/linformer.hpp"
 
 #include <imgui.h>
 
@@ -27,7 +28,7 @@ class LinformerView {
 
   int k_ = 4;
   bool shared_ = false;
-  std::uint64_t seed_ = 7;
+  std::uint64_t seed_ = kLinformerSeed;
   // What was computed.
   std::uint64_t version_ = 0;
   int head_ = -1, computed_k_ = -1;
@@ -37,6 +38,7 @@ class LinformerView {
   std::vector<float> differences_;  // the largest |output − full| for k = 1 .. n (sampled past 64)
   std::vector<int> sweep_k_;        // the k of each entry of differences_
   float difference_ = 0;            // at k_
+  std::vector<float> moved_;        // (n_query): each output's largest difference from full, at k_
   std::int64_t pairs_ = 0, pairs_full_ = 0;
   float font_ = 16;
 };

@@ -99,7 +99,16 @@ struct WeightView {
   }
 };
 
-WeightView weight_view(const Parameters& p, ParameterName name, int head) {
+// The head whose matrix `name` the selected head uses: under grouped-query attention W_K and W_V
+// belong to the first head of its group (kv_source_head), which every head of the group edits.
+int weight_head(const AttentionConfig& config, ParameterName name, int head) {
+  const bool key_value = name == ParameterName::W_K || name == ParameterName::W_V;
+  return key_value ? kv_source_head(config, head) : head;
+}
+
+WeightView weight_view(const Parameters& p, const AttentionConfig& config, ParameterName name,
+                       int head) {
+  head = weight_head(config, name, head);
   if (name == ParameterName::v_a) {
     const RowVector& v = p.heads[static_cast<std::size_t>(head)].v_a;  // (1, d_att)
     return {v.data(), 1, static_cast<int>(v.cols())};
@@ -164,7 +173,8 @@ class WeightsPanel final : public Panel {
   std::array<MatrixGridSpec, kSlotCount> specs_{};
   std::array<bool, kSlotCount> shown_{};
   std::array<char[200], kSlotCount> tooltips_{};
-  LabelContext labels_;  // every grid's label_context
+  std::array<char[24], kSlotCount> titles_{};  // W_K and W_V: "W_K (kv 1)" when heads share them
+  LabelContext labels_;                        // every grid's label_context
 
   // Colour scales (largest magnitude), recomputed when the scenario or the head changes.
   std::array<float, kSlotCount> limits_{};
@@ -241,7 +251,8 @@ class WeightsPanel final : public Panel {
     limits_version_ = state.document.version();
     limits_head_ = head_;
     for (int slot = 0; slot < kX; ++slot) {
-      const WeightView w = weight_view(state.document.scenario().parameters,
+      const Scenario& s = state.document.scenario();
+      const WeightView w = weight_view(s.parameters, s.config,
                                        kSlotParameter[static_cast<std::size_t>(slot)], head_);
       limits_[static_cast<std::size_t>(slot)] = magnitude(w.data, w.size());
     }
@@ -354,7 +365,7 @@ class WeightsPanel final : public Panel {
     shown_.fill(false);
     const auto weights = [&](Slot slot, const char* title, LabelFunction rows,
                              LabelFunction columns, float row_width, int wide, bool per_head) {
-      const WeightView w = weight_view(s.parameters, kSlotParameter[slot], head_);
+      const WeightView w = weight_view(s.parameters, c, kSlotParameter[slot], head_);
       MatrixGridSpec& spec = specs_[slot];
       spec = {};
       spec.id = title;
@@ -378,20 +389,37 @@ class WeightsPanel final : public Panel {
     const float k_rows_w = text_width(number_label(nullptr, c.d_k - 1, buffer, sizeof buffer));
     const int named = named_dimensions(s);
     weights(kWQ, "W_Q", feature_label, number_label, features_w, 0, true);
-    weights(kWK, "W_K", feature_label, number_label, features_w, 0, true);
-    weights(kWV, "W_V", feature_label, number_label, features_w, 0, true);
+    // Under grouped-query attention W_K and W_V are the group's: "W_K (kv 1)", as for a model.
+    const int group = head_ / std::max(1, c.heads / kv_group_count(c));
+    for (const auto& [slot, name] : {std::pair{kWK, "W_K"}, std::pair{kWV, "W_V"}}) {
+      if (shares_keys(c))
+        std::snprintf(titles_[slot], sizeof titles_[slot], "%s (kv %d)", name,
+                      view::shown_number(group));
+      else
+        std::snprintf(titles_[slot], sizeof titles_[slot], "%s", name);
+      weights(slot, titles_[slot], feature_label, number_label, features_w, 0, true);
+    }
     std::snprintf(tooltips_[kWQ], sizeof tooltips_[kWQ],
                   "W_Q (d_model \xc3\x97 d_k = %d \xc3\x97 %d), head %d: turns each token's "
                   "embedding into its query, Q = X\xc2\xb7W_Q",
                   c.d_model, c.d_k, view::shown_number(head_));
+    // Who uses W_K and W_V: this head, or (grouped-query) every head of its group.
+    char users[80];
+    const int per_group = c.heads / kv_group_count(c), first = group * per_group;
+    if (shares_keys(c))
+      std::snprintf(users, sizeof users, "kv group %d, shared by heads %d\xe2\x80\x93%d",
+                    view::shown_number(group), view::shown_number(first),
+                    view::shown_number(first + per_group - 1));
+    else
+      std::snprintf(users, sizeof users, "head %d", view::shown_number(head_));
     std::snprintf(tooltips_[kWK], sizeof tooltips_[kWK],
-                  "W_K (d_model \xc3\x97 d_k = %d \xc3\x97 %d), head %d: turns each token's "
+                  "W_K (d_model \xc3\x97 d_k = %d \xc3\x97 %d), %s: turns each token's "
                   "embedding into its key, K = X\xc2\xb7W_K",
-                  c.d_model, c.d_k, view::shown_number(head_));
+                  c.d_model, c.d_k, users);
     std::snprintf(tooltips_[kWV], sizeof tooltips_[kWV],
-                  "W_V (d_model \xc3\x97 d_v = %d \xc3\x97 %d), head %d: turns each token's "
+                  "W_V (d_model \xc3\x97 d_v = %d \xc3\x97 %d), %s: turns each token's "
                   "embedding into its value, V = X\xc2\xb7W_V",
-                  c.d_model, c.d_v, view::shown_number(head_));
+                  c.d_model, c.d_v, users);
     if (c.compatibility == Compatibility::General) {
       weights(kWa, "W_a", number_label, number_label, k_rows_w, 0, true);
       std::snprintf(tooltips_[kWa], sizeof tooltips_[kWa],
@@ -494,12 +522,13 @@ class WeightsPanel final : public Panel {
       return;
     }
     const ParameterName name = kSlotParameter[slot];
-    if (events.edited) state.document.set_weight(name, head_, events.row, events.col, events.value);
+    const int head = weight_head(state.document.scenario().config, name, head_);
+    if (events.edited) state.document.set_weight(name, head, events.row, events.col, events.value);
     if (editor_.begin_menu(spec, events.open_menu)) {
       if (name == ParameterName::W_O)
         ImGui::TextDisabled("W_O (all heads)");
       else
-        ImGui::TextDisabled("%s, head %d", spec.title, view::shown_number(head_));
+        ImGui::TextDisabled("%s, head %d", spec.title, view::shown_number(head));
       ImGui::Separator();
       std::optional<MatrixAction> action;
       if (ImGui::MenuItem("Randomize")) action = MatrixAction::Randomize;
@@ -524,7 +553,8 @@ class WeightsPanel final : public Panel {
     // Each Randomize draws from the seed plus a count, so that it draws new values every time.
     const std::uint64_t seed = state.document.scenario().seed +
                                (action == MatrixAction::Randomize ? ++randomize_count_ : 0);
-    state.document.apply_to_matrix(name, head_, action, seed);
+    state.document.apply_to_matrix(name, weight_head(state.document.scenario().config, name, head_),
+                                   action, seed);
   }
 
   void handle_embeddings(AppState& state, const MatrixGridSpec& spec,

@@ -113,6 +113,30 @@ bool fits_after_last_item(float width) {
   return fits_after_last_item(width, ImGui::GetStyle().ItemSpacing.x);
 }
 
+void continue_line_if_fits(float width, float spacing) {
+  if (fits_after_last_item(width, spacing)) ImGui::SameLine(0, spacing);
+}
+
+void draw_stepper(const char* id, int& step, int count, const char* next_label, const char* unit) {
+  ImGui::PushID(id);
+  ImGui::BeginDisabled(step <= 0);
+  if (ImGui::Button("|\xe2\x97\x80")) step = 0;
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
+    ImGui::SetTooltip("first %s", unit);
+  ImGui::SameLine();
+  if (ImGui::Button("\xe2\x97\x80 back")) --step;
+  ImGui::EndDisabled();
+  ImGui::SameLine();
+  ImGui::BeginDisabled(step + 1 >= count);
+  if (ImGui::Button(next_label)) ++step;
+  ImGui::SameLine();
+  if (ImGui::Button("\xe2\x96\xb6|")) step = count - 1;
+  if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled)) ImGui::SetTooltip("last %s", unit);
+  ImGui::EndDisabled();
+  ImGui::PopID();
+  step = std::clamp(step, 0, std::max(0, count - 1));
+}
+
 void draw_no_room_note() {
   const ImVec2 available = ImGui::GetContentRegionAvail();
   if (available.x < ImGui::GetFontSize() * 2.0f || available.y < ImGui::GetTextLineHeight()) return;
@@ -220,6 +244,56 @@ std::string fit_label(const view::VisualText& shown, const std::string& text, fl
   if (ImGui::CalcTextSize(seen).x <= width) return seen;
   const std::string fitted = fit_text(text, width);
   return shown(fitted);  // copied before `fitted` goes
+}
+
+void draw_mask_pattern_controls(AppState& state) {
+  const Scenario& s = state.document.scenario();
+  static constexpr const char* kChoices[] = {"no pattern", "window", "dilated window", "blocks"};
+  int choice = s.mask_pattern ? 1 + static_cast<int>(s.mask_pattern->kind) : 0;
+  const float font = ImGui::GetFontSize();
+  ImGui::SetNextItemWidth(font * 8.5f);
+  const char* preview = !s.mask_pattern && s.mask.size() > 0 ? "custom mask" : kChoices[choice];
+  if (ImGui::BeginCombo("##mask pattern", preview)) {
+    for (int k = 0; k < 4; ++k)
+      if (ImGui::Selectable(kChoices[k], k == choice && (k > 0 || s.mask.size() == 0))) {
+        if (k == 0) {
+          state.document.set_mask_pattern(std::nullopt);
+        } else {
+          MaskPattern pattern = s.mask_pattern.value_or(MaskPattern{});
+          pattern.kind = static_cast<MaskPattern::Kind>(k - 1);
+          state.document.set_mask_pattern(pattern);
+        }
+      }
+    ImGui::EndCombo();
+  }
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "Sparse attention: each query sees only some keys, fewer pairs to compute.\n"
+        "window: the w keys around it; dilated: the same w keys d apart; blocks: its own\n"
+        "block of b (Child et al., 2019; Longformer). Hidden cells are hatched in the views.");
+  if (!s.mask_pattern) {
+    ImGui::SameLine();
+    ImGui::TextUnformatted("mask");
+    return;
+  }
+  MaskPattern pattern = *s.mask_pattern;
+  const auto number = [&](const char* id, const char* label, int& value, const char* tip) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(font * 4.5f);
+    int v = value;
+    if (ImGui::InputInt(id, &v, 1, 1)) value = std::clamp(v, 1, Limits::kMaxTokens);
+    if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", tip);
+    ImGui::SameLine(0, font * 0.25f);
+    ImGui::TextUnformatted(label);
+  };
+  if (pattern.kind == MaskPattern::Kind::Blocks) {
+    number("##mask block", "b", pattern.block, "positions per block");
+  } else {
+    number("##mask width", "w", pattern.width, "keys each query sees, around its own position");
+    if (pattern.kind == MaskPattern::Kind::Dilated)
+      number("##mask dilation", "d", pattern.dilation, "positions between those keys");
+  }
+  if (!(pattern == *s.mask_pattern)) state.document.set_mask_pattern(pattern);
 }
 
 }  // namespace attnviz::app

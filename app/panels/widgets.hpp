@@ -56,6 +56,14 @@ void draw_head_selector(AppState& state, const char* id);
 // (ImGui's item spacing when not given).
 bool fits_after_last_item(float width, float spacing);
 bool fits_after_last_item(float width);
+// ImGui::SameLine(0, spacing) when an item `width` wide still fits after the last one; else the
+// next item starts a new line. For the settings lines that must wrap in a narrow panel.
+void continue_line_if_fits(float width, float spacing);
+
+// A stepper on one line: |◀ (to the first), ◀ back, `next_label` ▶, ▶| (to the last), each
+// disabled where it cannot go; `unit` names a step in the end buttons' tooltips ("first tile").
+// Moves `step` within 0 .. count − 1.
+void draw_stepper(const char* id, int& step, int count, const char* next_label, const char* unit);
 
 // In a panel left too little room to draw its view (large text in a small window): says so and
 // how to make room, instead of an empty area. Draws at the cursor, within what is available.
@@ -94,5 +102,10 @@ void draw_masked_cell(ImDrawList* list, ImVec2 p0, ImVec2 p1, Theme theme);
 // rows when they are 8 px tall or more (each way on its own).
 void draw_cell_grid_lines(ImDrawList* list, const view::HeatmapGeometry& g, int rows, int cols,
                           ImU32 colour);
+
+// The scenario's sparse or local mask pattern (core/variants/sparse_masks.hpp) on one line: none,
+// a window, a dilated window or blocks, with its numbers; a custom mask from a file shows as
+// such. The Input panel and the Cheaper attention view's sparse part both draw it.
+void draw_mask_pattern_controls(AppState& state);
 
 }  // namespace attnviz::app

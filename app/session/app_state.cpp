@@ -157,6 +157,9 @@ void AppState::go_to_lesson_step(int step) {
     ui.center_view = *view;
     ui.visible[static_cast<std::size_t>(view::PanelId::Centre)] = true;
   }
+  for (std::size_t m = 0; m < view::kCheaperMethods.size(); ++m)
+    if (s.method == view::kCheaperMethods[m])
+      ui.cheaper_method = static_cast<UiSettings::CheaperMethod>(m);
   if (s.layer) selection.layer = *s.layer;
   if (s.head) selection.head = *s.head;
   if (!s.query.empty()) selection.query = std::max(0, resolve_token(pipeline().target(), s.query));

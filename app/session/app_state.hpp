@@ -83,6 +83,9 @@ struct UiSettings {
   SamplingSettings sampling;
   enum class LayersSection { Lens, Rollout, Residual };
   LayersSection layers_section = LayersSection::Lens;
+  // The Cheaper attention view's method (view state "cheaper_method": view::kCheaperMethods).
+  enum class CheaperMethod { Flash, Linformer, Reformer, Sparse, SharedKeys, Decoding };
+  CheaperMethod cheaper_method = CheaperMethod::Flash;
 
   // The top of a head's heatmap colour scale (see heatmap_contrast): 1, or its largest finite α.
   float heatmap_top(const Matrix& weights) const;
@@ -139,6 +142,15 @@ struct FrameLayout {
   // attention.
   int linformer_k = -1;
   float linformer_difference = 0;
+  // Its other parts, when drawn: the method's name (kCheaperMethodNames), the pairs of scores it
+  // computed and full attention's count, and its output's largest difference from full attention
+  // (-1: none is shown). Decoding: the step shown (from 0); shared keys: the K/V cache per token.
+  // The method is named as in view::kCheaperMethods.
+  std::string cheaper_method;
+  long long cheaper_pairs = 0, cheaper_pairs_full = 0;
+  float cheaper_difference = -1;
+  int decoding_step = -1;
+  long long cache_per_token = 0;
   // Per view (view::ViewId), what it wrote of the tokens' names; reset every frame.
   std::array<LabelRecord, view::kViewCount> labels{};
   LabelRecord& labels_of(view::ViewId id) { return labels[static_cast<std::size_t>(id)]; }

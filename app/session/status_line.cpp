@@ -104,6 +104,10 @@ std::string shape_summary(const AppState& state) {
   text += kDot + std::string("d_model ") + std::to_string(config.d_model);
   text += kDot + count(config.heads, "head", "heads") + " of d_k " + std::to_string(config.d_k) +
           ", d_v " + std::to_string(config.d_v);
+  if (shares_keys(config))
+    text += ", " + (config.kv_groups == 1
+                        ? std::string("one shared key/value head (multi-query)")
+                        : count(config.kv_groups, "key/value head", "key/value heads"));
   text += kDot + compatibility_name(config.compatibility);
   if (config.compatibility == Compatibility::Additive)
     text += ", d_att " + std::to_string(config.d_att);

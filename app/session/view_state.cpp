@@ -63,6 +63,8 @@ class Applier {
         sampling(value);
       else if (key == "layers_view")
         layers_view(value);
+      else if (key == "cheaper_method")
+        cheaper_method(value);
       else
         warn(key, "unknown key (ignored)");
     }
@@ -218,6 +220,19 @@ class Applier {
       invalid("layers_view", "\"lens\", \"rollout\" or \"residual\"", value);
   }
 
+  void cheaper_method(const Json& value) {
+    const std::string name = value.is_string() ? value.get<std::string>() : "";
+    for (std::size_t i = 0; i < view::kCheaperMethods.size(); ++i)
+      if (name == view::kCheaperMethods[i]) {
+        state_.ui.cheaper_method = static_cast<UiSettings::CheaperMethod>(i);
+        return;
+      }
+    invalid("cheaper_method",
+            "\"flash\", \"linformer\", \"reformer\", \"sparse\", \"shared_keys\" or "
+            "\"decoding\"",
+            value);
+  }
+
   void arrow_threshold(const Json& value) {
     const double x = value.is_number() ? value.get<double>() : -1;
     if (value.is_number() && x >= 0 && x <= 1)
@@ -271,6 +286,9 @@ std::string view_state_to_json(const AppState& state) {
   using Section = UiSettings::LayersSection;
   if (ui.layers_section != Section::Lens)
     view["layers_view"] = ui.layers_section == Section::Rollout ? "rollout" : "residual";
+  if (ui.cheaper_method != UiSettings::CheaperMethod::Flash)
+    view["cheaper_method"] =
+        std::string(view::kCheaperMethods[static_cast<std::size_t>(ui.cheaper_method)]);
   return view.dump();
 }
 

@@ -202,6 +202,9 @@ void App::frame() {
   state.frame.layout.geometry_plane_key = -1;
   state.frame.layout.flash_step = -1;
   state.frame.layout.linformer_k = -1;
+  state.frame.layout.cheaper_method.clear();
+  state.frame.layout.cheaper_difference = -1;
+  state.frame.layout.decoding_step = -1;
   apply_theme_and_fonts(shell_);
   for (const std::string& path : backend.take_dropped_files()) commands_.open_dropped_file(path);
   backend.new_frame();

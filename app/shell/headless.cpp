@@ -114,6 +114,18 @@ nlohmann::ordered_json layout_json(Shell& shell, int width, int height) {
     linformer["largest_difference"] = layout_number(state.frame.layout.linformer_difference);
     layout["linformer"] = std::move(linformer);
   }
+  if (!state.frame.layout.cheaper_method.empty()) {
+    const FrameLayout& f = state.frame.layout;
+    nlohmann::ordered_json cheaper;
+    cheaper["method"] = f.cheaper_method;
+    cheaper["pairs"] = f.cheaper_pairs;
+    cheaper["pairs_full"] = f.cheaper_pairs_full;
+    if (f.cheaper_difference >= 0)
+      cheaper["largest_difference"] = layout_number(f.cheaper_difference);
+    if (f.decoding_step >= 0) cheaper["step"] = f.decoding_step;
+    if (f.cache_per_token > 0) cheaper["cache_per_token"] = f.cache_per_token;
+    layout["cheaper"] = std::move(cheaper);
+  }
   if (!state.frame.layout.geometry_mode.empty()) {
     layout["geometry_mode"] = state.frame.layout.geometry_mode;
     layout["geometry_plane_key"] = state.frame.layout.geometry_plane_key;

@@ -85,6 +85,12 @@ std::optional<Positional> parse_positional(std::string_view text) {
   return lookup(kPositionalNames, text);
 }
 
+void normalize_kv_groups(AttentionConfig& config) {
+  if (config.kv_groups <= 0 || config.kv_groups >= config.heads ||
+      config.heads % config.kv_groups != 0)
+    config.kv_groups = 0;
+}
+
 Status validate(const AttentionConfig& config) {
   if (config.d_model < 1 || config.d_model > Limits::kMaxDModel)
     return Status::error(out_of_range("d_model", 1, Limits::kMaxDModel, config.d_model));
@@ -102,6 +108,12 @@ Status validate(const AttentionConfig& config) {
           std::string("heads x ") + name + " is " + std::to_string(config.heads) + " x " +
           std::to_string(width) + " = " + std::to_string(config.heads * width) + "; at most " +
           std::to_string(Limits::kMaxHeadsWidth) + " (fewer heads or a smaller " + name + ")");
+  if (config.kv_groups < 0 || config.kv_groups > config.heads)
+    return Status::error(out_of_range("kv_groups", 0, config.heads, config.kv_groups));
+  if (config.kv_groups > 0 && config.heads % config.kv_groups != 0)
+    return Status::error("kv_groups must divide heads: " + std::to_string(config.heads) +
+                         " heads cannot be shared out among " + std::to_string(config.kv_groups) +
+                         " key/value groups");
   if (!(config.temperature >= Limits::kMinTemperature &&
         config.temperature <= Limits::kMaxTemperature))
     return Status::error("temperature must be between 0.001 and 1000, got " +

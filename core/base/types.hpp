@@ -79,9 +79,31 @@ struct AttentionConfig {
   float temperature = 1.0f;  // divides the scores before the softmax
   bool hard = false;         // one-hot argmax instead of the softmax
   bool causal = false;       // query i may only see keys j <= i
+  // Grouped-query attention: the heads share this many key/value heads, head h using the W_K and
+  // W_V of the first head of its group (h / (heads / kv_groups)) · (heads / kv_groups). 0 (or
+  // `heads`) is ordinary multi-head attention, 1 is multi-query. Must divide `heads`.
+  int kv_groups = 0;
 
   bool operator==(const AttentionConfig&) const = default;
 };
+
+// The number of key/value heads: kv_groups, or `heads` when it is 0.
+inline int kv_group_count(const AttentionConfig& config) {
+  return config.kv_groups > 0 ? config.kv_groups : config.heads;
+}
+// The head whose W_K and W_V head h uses: the first head of h's group (h itself without groups).
+inline int kv_source_head(const AttentionConfig& config, int h) {
+  const int per_group = config.heads / kv_group_count(config);
+  return per_group > 0 ? h / per_group * per_group : h;
+}
+// True when some heads share keys and values (fewer groups than heads).
+inline bool shares_keys(const AttentionConfig& config) {
+  return kv_group_count(config) < config.heads;
+}
+
+// kv_groups made valid for `heads`: 0 when it equals heads or does not divide them (after the
+// number of heads changed), so that one config has one spelling.
+void normalize_kv_groups(AttentionConfig& config);
 
 // Checks every field against Limits: ok, or a message that names the field ("heads must be
 // between 1 and 16, got 0").

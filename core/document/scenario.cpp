@@ -131,11 +131,11 @@ class Reader {
 namespace {
 
 const std::set<std::string_view> kTopLevelKeys = {
-    "format",        "version",     "title",   "description", "mode",       "target",
-    "source",        "d_model",     "heads",   "d_k",         "d_v",        "d_att",
-    "compatibility", "temperature", "hard",    "causal",      "positional", "seed",
-    "max_tokens",    "embeddings",  "weights", "mask",        "view",       "dimension_names",
-    "model",         "mask_pattern"};
+    "format",        "version",      "title",    "description", "mode",       "target",
+    "source",        "d_model",      "heads",    "d_k",         "d_v",        "d_att",
+    "compatibility", "temperature",  "hard",     "causal",      "positional", "seed",
+    "max_tokens",    "embeddings",   "weights",  "mask",        "view",       "dimension_names",
+    "model",         "mask_pattern", "kv_groups"};
 
 int dimension(Reader& reader, const Json& root, const char* key, int fallback, int high) {
   const Json* value = reader.find(root, key);
@@ -514,6 +514,14 @@ Scenario parse_root(Reader& reader, const Json& root) {
                    "must be between 0.001 and 1000, got " + Reader::format_double(t));
     c.temperature = as_float;
   }
+  if (const Json* v = reader.find(root, "kv_groups")) {
+    c.kv_groups = static_cast<int>(reader.integer(*v, "kv_groups", 1, c.heads));
+    if (c.heads % c.kv_groups != 0)
+      Reader::fail("kv_groups", "must divide heads: " + std::to_string(c.heads) +
+                                    " heads cannot be shared out among " +
+                                    std::to_string(c.kv_groups) + " key/value groups");
+    if (c.kv_groups == c.heads) c.kv_groups = 0;  // one group per head: ordinary multi-head
+  }
   if (const Json* v = reader.find(root, "hard")) c.hard = reader.boolean(*v, "hard");
   if (const Json* v = reader.find(root, "causal")) c.causal = reader.boolean(*v, "causal");
   if (const Json* v = reader.find(root, "positional")) {
@@ -724,6 +732,7 @@ Scenario make_scenario(std::string target, const AttentionConfig& config, std::u
 void apply_config(Scenario& scenario, const AttentionConfig& config) {
   const int old_d_model = scenario.config.d_model;
   scenario.config = config;
+  normalize_kv_groups(scenario.config);
   reshape_parameters(scenario.parameters, config, scenario.seed);
   if (config.d_model == old_d_model) return;
   if (scenario.dimension_names.size() > static_cast<std::size_t>(config.d_model))
@@ -896,6 +905,7 @@ std::string scenario_to_json(const Scenario& s) {
   root["d_k"] = c.d_k;
   root["d_v"] = c.d_v;
   root["d_att"] = c.d_att;
+  if (shares_keys(c)) root["kv_groups"] = c.kv_groups;
   root["compatibility"] = to_string(c.compatibility);
   root["temperature"] = shortest(c.temperature);
   root["hard"] = c.hard;

@@ -89,10 +89,25 @@ void AttentionEngine::prepare_buffers(Eigen::Index n_query, Eigen::Index n_key,
 }
 
 Status AttentionEngine::compute(const Matrix& X_query, const Matrix& X_key,
-                                const Parameters& parameters, const AttentionConfig& config,
+                                const Parameters& given_parameters, const AttentionConfig& config,
                                 const MaskMatrix* custom_mask) {
   // Validate everything before touching the result, so that an error keeps the last one.
   if (Status status = validate(config); !status) return status;
+  if (given_parameters.heads.size() != static_cast<std::size_t>(config.heads))
+    return check_parameters(given_parameters, config, ValueCheck::Used);
+  // Grouped-query attention: every head of a group takes its W_K and W_V from the group's first
+  // head (kv_source_head), copied into shared_parameters_ (its buffers kept between calls). Each
+  // head still computes its own K and V from them, so the rest of the engine is unchanged.
+  if (shares_keys(config)) {
+    shared_parameters_ = given_parameters;
+    for (int h = 0; h < config.heads; ++h) {
+      const auto source = static_cast<std::size_t>(kv_source_head(config, h));
+      HeadParameters& head = shared_parameters_.heads[static_cast<std::size_t>(h)];
+      head.W_K = given_parameters.heads[source].W_K;  // (d_model, d_k)
+      head.W_V = given_parameters.heads[source].W_V;  // (d_model, d_v)
+    }
+  }
+  const Parameters& parameters = shares_keys(config) ? shared_parameters_ : given_parameters;
   if (X_query.rows() == 0) return Status::error("there are no query tokens");
   if (X_key.rows() == 0) return Status::error("there are no key tokens");
   if (X_query.cols() != config.d_model || X_key.cols() != config.d_model)

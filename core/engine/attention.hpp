@@ -11,6 +11,8 @@
 //   output        = α · V                         (n_query, d_v)
 // then concat = [output_0 | ... | output_{H-1}] (n_query, H·d_v) and
 // output = concat · W_O (n_query, d_model).
+// Grouped-query attention (config.kv_groups): the heads of a group use the W_K and W_V of the
+// group's first head, so they share K and V (each head's HeadResult still holds its own copy).
 //
 // Numerics: the softmax subtracts the row maximum; a row whose every key is masked gets α = 0
 // and output 0 and is flagged; scores that overflow float (|x| > 3.4e38) are clamped before the
@@ -111,6 +113,7 @@ class AttentionEngine {
   // buffer of the path in use has a size.
   Matrix packed_weights_;
   Matrix paired_weights_;
+  Parameters shared_parameters_;  // under grouped-query attention: W_K, W_V copied from the groups
   Matrix projections_;
   Matrix query_projections_;
   bool project_directly_ = false;

@@ -86,16 +86,18 @@ double compatibility(const ReferenceHead& head, const HeadParameters& parameters
   return 0;
 }
 
+// `key_value` is the head whose W_K and W_V this head uses: itself, or the first head of its
+// group under grouped-query attention.
 ReferenceHead reference_head(const ReferenceMatrix& X_query, const ReferenceMatrix& X_key,
-                             const HeadParameters& parameters, const AttentionConfig& config,
-                             const MaskMatrix* custom_mask) {
+                             const HeadParameters& parameters, const HeadParameters& key_value,
+                             const AttentionConfig& config, const MaskMatrix* custom_mask) {
   const Eigen::Index n_query = X_query.rows(), n_key = X_key.rows();
   ReferenceHead head;
 
   // Pass 1: project Q, K, V.
   head.Q = product(X_query, widen(parameters.W_Q));  // (n_query, d_k)
-  head.K = product(X_key, widen(parameters.W_K));    // (n_key, d_k)
-  head.V = product(X_key, widen(parameters.W_V));    // (n_key, d_v)
+  head.K = product(X_key, widen(key_value.W_K));     // (n_key, d_k)
+  head.V = product(X_key, widen(key_value.W_V));     // (n_key, d_v)
 
   // Pass 2: the compatibility of every query with every key.
   head.raw_scores.resize(n_query, n_key);  // (n_query, n_key)
@@ -169,10 +171,16 @@ ReferenceResult reference_attention(const Matrix& X_query, const Matrix& X_key,
   const Eigen::Index n_query = Xq.rows();
   ReferenceResult result;
 
-  // Passes 1 to 6, head by head.
-  for (int h = 0; h < config.heads; ++h)
-    result.heads.push_back(
-        reference_head(Xq, Xk, parameters.heads[static_cast<std::size_t>(h)], config, custom_mask));
+  // Passes 1 to 6, head by head. Under grouped-query attention the heads of a group all take
+  // their keys and values from the group's first head.
+  for (int h = 0; h < config.heads; ++h) {
+    const int group_head = (config.kv_groups > 0 ? h / (config.heads / config.kv_groups) *
+                                                       (config.heads / config.kv_groups)
+                                                 : h);
+    result.heads.push_back(reference_head(Xq, Xk, parameters.heads[static_cast<std::size_t>(h)],
+                                          parameters.heads[static_cast<std::size_t>(group_head)],
+                                          config, custom_mask));
+  }
 
   // Pass 7: concatenate the heads' outputs side by side, [output_0 | ... | output_{H-1}].
   result.concat.resize(n_query,

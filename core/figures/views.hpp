@@ -107,6 +107,11 @@ inline constexpr std::array<ViewInfo, kViewCount> kViews = {{
 }};
 
 const ViewInfo& view_info(ViewId id);
+
+// The Cheaper attention view's parts by name (the view state's "cheaper_method", a lesson step's
+// "method"), in the order of its method list.
+inline constexpr std::array<std::string_view, 6> kCheaperMethods = {
+    "flash", "linformer", "reformer", "sparse", "shared_keys", "decoding"};
 // A centre tab by name ("heatmaps", "pipeline", ...); other views are not chosen by name.
 std::optional<ViewId> parse_centre_view(std::string_view name);
 // The centre tabs' names for a message: "heatmaps, pipeline, neuron, geometry, compare", or with

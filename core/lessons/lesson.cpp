@@ -11,6 +11,12 @@
 #include "core/figures/views.hpp"
 #include "core/models/across_layers.hpp"
 #include "core/models/sampling.hpp"
+#include "core/pipeline/variants_run.hpp"
+#include "core/variants/flash_attention.hpp"
+#include "core/variants/kv_cache.hpp"
+#include "core/variants/linformer.hpp"
+#include "core/variants/reformer.hpp"
+#include "core/variants/sparse_masks.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -98,13 +104,29 @@ constexpr CheckName kCheckNames[] = {
     {"kv_shared", LessonCheck::Kind::KvShared, false, false, false},
     {"kv_separate", LessonCheck::Kind::KvSeparate, false, false, false},
     {"lens_top", LessonCheck::Kind::LensTop, false, false, false},
+    {"flash_exact", LessonCheck::Kind::FlashExact, false, false, false},
+    {"flash_raises_max", LessonCheck::Kind::FlashRaisesMax, true, false, false},
+    {"linformer_most_changed", LessonCheck::Kind::LinformerMostChanged, true, false, false},
+    {"same_bucket", LessonCheck::Kind::SameBucket, true, true, false},
+    {"different_bucket", LessonCheck::Kind::DifferentBucket, true, true, false},
+    {"decode_matches_full", LessonCheck::Kind::DecodeMatchesFull, false, false, false},
+    {"pattern_hides", LessonCheck::Kind::PatternHides, true, true, false},
+    {"pairs_below", LessonCheck::Kind::PairsBelow, false, false, true},
 };
 
 bool needs_model(LessonCheck::Kind kind) {
   using Kind = LessonCheck::Kind;
   return kind == Kind::Role || kind == Kind::TopToken || kind == Kind::AblationChangesTop ||
-         kind == Kind::AblationKeepsTop || kind == Kind::KvShared || kind == Kind::KvSeparate ||
-         kind == Kind::LensTop;
+         kind == Kind::AblationKeepsTop || kind == Kind::LensTop;
+}
+
+// The cheaper-attention checks: about the one-layer scenario (a real model is refused).
+bool is_variant_check(LessonCheck::Kind kind) {
+  using Kind = LessonCheck::Kind;
+  return kind == Kind::FlashExact || kind == Kind::FlashRaisesMax ||
+         kind == Kind::LinformerMostChanged || kind == Kind::SameBucket ||
+         kind == Kind::DifferentBucket || kind == Kind::DecodeMatchesFull ||
+         kind == Kind::PatternHides || kind == Kind::PairsBelow;
 }
 
 // A real model's layers and heads are known once it is open: a lesson names them freely, and a
@@ -178,6 +200,35 @@ LessonCheck parse_check(const Json& value, const std::string& path, const Scenar
   const bool model = scenario.model.has_value();
   if (needs_model(check.kind) && !model)
     fail(path + ".check", "\"" + name + "\" is about a real model: the scenario names none");
+  if (is_variant_check(check.kind) && model)
+    fail(path + ".check", "\"" + name + "\" is about the one-layer scenario, not a real model");
+  using Kind = LessonCheck::Kind;
+  if (check.kind == Kind::FlashExact || check.kind == Kind::FlashRaisesMax)
+    check.size = int_at(value, "tile", path, 4, 1, Limits::kMaxTokens);
+  if (check.kind == Kind::LinformerMostChanged)
+    check.size = int_at(value, "k", path, 4, 1, Limits::kMaxTokens);
+  if (check.kind == Kind::SameBucket || check.kind == Kind::DifferentBucket) {
+    check.size = int_at(value, "buckets", path, 4, 1, 64);
+    if (check.size != 1 && check.size % 2 != 0)
+      fail(path + ".buckets", "must be 1 or an even number up to 64");
+    if (scenario.mode != Mode::Self) fail(path, "Reformer's buckets need self-attention");
+  }
+  if (check.kind == Kind::FlashRaisesMax) {
+    const auto it = value.find("tiles");
+    if (it == value.end() || !it->is_array())
+      fail(path + ".tiles", "expected a list of key tiles, from 0");
+    for (const Json& tile : *it) {
+      if (!tile.is_number_integer() || tile.get<std::int64_t>() < 0 ||
+          tile.get<std::int64_t>() >= Limits::kMaxTokens)
+        fail(path + ".tiles", "expected key tiles from 0, got " + tile.dump());
+      check.tiles.push_back(tile.get<int>());
+    }
+  }
+  if ((check.kind == Kind::PatternHides || check.kind == Kind::PairsBelow) &&
+      !scenario.mask_pattern)
+    fail(path + ".check", "\"" + name + "\" is about the mask pattern: the scenario has none");
+  if (check.kind == Kind::DecodeMatchesFull && scenario.mode != Mode::Self)
+    fail(path + ".check", "decoding needs self-attention");
   const int heads = model ? kMostModelLayersOrHeads : scenario.config.heads;
   check.layer = int_at(value, "layer", path, 0, 0, model ? kMostModelLayersOrHeads - 1 : 0);
   check.head = int_at(value, "head", path, 0, 0, heads - 1);
@@ -239,9 +290,9 @@ LessonCheck parse_check(const Json& value, const std::string& path, const Scenar
 LessonStep parse_step(const Json& value, const std::string& path, Json& scenario_json,
                       std::vector<std::string>& warnings) {
   if (!value.is_object()) fail(path, "expected an object");
-  static const std::set<std::string> kKnown = {"title", "text",    "scenario", "panels",
-                                               "view",  "layer",   "head",     "query",
-                                               "key",   "predict", "checks",   "invites"};
+  static const std::set<std::string> kKnown = {"title",   "text",   "scenario", "panels", "view",
+                                               "method",  "layer",  "head",     "query",  "key",
+                                               "predict", "checks", "invites"};
   for (const auto& [key, ignored] : value.items())
     if (!kKnown.contains(key)) warnings.push_back(path + ": unknown key \"" + key + "\" (ignored)");
   LessonStep step;
@@ -269,6 +320,14 @@ LessonStep parse_step(const Json& value, const std::string& path, Json& scenario
   step.view = string_at(value, "view", path);
   if (!step.view.empty() && !view::parse_centre_view(step.view))
     fail(path + ".view", "unknown view \"" + step.view + "\" (" + view::centre_view_names() + ")");
+  step.method = string_at(value, "method", path);
+  if (!step.method.empty()) {
+    if (step.view != "cheaper") fail(path + ".method", "a method belongs to \"view\": \"cheaper\"");
+    if (std::find(view::kCheaperMethods.begin(), view::kCheaperMethods.end(), step.method) ==
+        view::kCheaperMethods.end())
+      fail(path + ".method", "unknown method \"" + step.method +
+                                 "\" (flash, linformer, reformer, sparse, shared_keys, decoding)");
+  }
 
   const std::size_t max_tokens = static_cast<std::size_t>(step.scenario.max_tokens);
   const Tokenization queries = tokenize(step.scenario.target, max_tokens);
@@ -555,6 +614,117 @@ MaybeProblem model_problem(const Scenario& scenario, const LessonCheck& check,
   return std::nullopt;
 }
 
+// The cheaper-attention claims and kv_shared/kv_separate on the one-layer scenario: each method
+// run on the head's Q, K and V as the Cheaper attention view runs it.
+MaybeProblem variant_problem(const Scenario& scenario, const LessonCheck& check,
+                             const Pipeline& pipeline, const HeadResult& head, int q, int k) {
+  using Kind = LessonCheck::Kind;
+  const AttentionConfig& config = pipeline.result().config;
+  const Tokenization& queries = pipeline.target();
+  const Tokenization& keys = pipeline.keys();
+  if (check.kind == Kind::KvShared || check.kind == Kind::KvSeparate) {
+    const bool shared = kv_source_head(config, check.head) == kv_source_head(config, check.head_b);
+    if (shared == (check.kind == Kind::KvShared)) return std::nullopt;
+    return Problem{"head " + std::to_string(check.head + 1) + " and head " +
+                   std::to_string(check.head_b + 1) +
+                   (shared ? " read the same keys and values" : " read different keys and values")};
+  }
+  if (check.kind == Kind::PatternHides || check.kind == Kind::PairsBelow) {
+    const MaskMatrix* mask = pipeline.mask();
+    if (!mask) return Problem{"the scenario has no mask pattern"};
+    if (check.kind == Kind::PatternHides) {
+      if ((*mask)(q, k) == 0) return std::nullopt;
+      return Problem{token_text(queries, q) + " still sees " + token_text(keys, k)};
+    }
+    const PairCount count = count_pairs(*mask, config.causal);
+    const double share = static_cast<double>(count.computed) /
+                         static_cast<double>(std::max<std::int64_t>(1, count.full));
+    if (share < check.value) return std::nullopt;
+    return Problem{"the pattern computes " + std::to_string(count.computed) + " of " +
+                   std::to_string(count.full) + " pairs (" + format(share) + ")"};
+  }
+  Result<float> scale = variant_score_scale(config, "this check");
+  if (!scale) return Problem{scale.error()};
+  switch (check.kind) {
+    case Kind::FlashExact:
+    case Kind::FlashRaisesMax: {
+      Result<FlashResult> flash =
+          flash_attention(head.Q, head.K, head.V, *scale, config.causal, pipeline.mask(),
+                          {check.size, check.size}, check.kind == Kind::FlashRaisesMax);
+      if (!flash) return Problem{flash.error()};
+      if (check.kind == Kind::FlashExact) {
+        const float difference = (flash->output - head.output).cwiseAbs().maxCoeff();
+        if (difference <= 1e-5f) return std::nullopt;
+        return Problem{"FlashAttention's output differs from full attention by " +
+                       format(difference)};
+      }
+      std::vector<int> raised;  // the key tiles, in order, that raise row q's maximum
+      for (const FlashTile& tile : flash->tiles) {
+        if (q < tile.query_begin || q >= tile.query_end || tile.skipped) continue;
+        const auto row = static_cast<std::size_t>(q - tile.query_begin);
+        if (tile.max_after[row] > tile.max_before[row])
+          raised.push_back(tile.key_begin / check.size);
+      }
+      if (raised == check.tiles) return std::nullopt;
+      std::string list;
+      for (const int t : raised) list += (list.empty() ? "" : ", ") + std::to_string(t + 1);
+      return Problem{"the running maximum of " + token_text(queries, q) + " rises at key tile" +
+                     (raised.size() == 1 ? " " : "s ") + list};
+    }
+    case Kind::LinformerMostChanged: {
+      if (config.causal || pipeline.mask()) return Problem{"Linformer takes no mask"};
+      Result<LinformerResult> lin =
+          seeded_linformer(head.Q, head.K, head.V, *scale, check.size, kLinformerSeed, false);
+      if (!lin) return Problem{lin.error()};
+      const ColumnVector moved = (lin->output - head.output).cwiseAbs().rowwise().maxCoeff();
+      Eigen::Index most = 0;
+      moved.maxCoeff(&most);
+      if (most == q) return std::nullopt;
+      return Problem{"with k = " + std::to_string(check.size) + ", the output of " +
+                     token_text(queries, most) + " moves most (" + format(moved(most)) +
+                     "), not that of " + token_text(queries, q) + " (" + format(moved(q)) + ")"};
+    }
+    case Kind::SameBucket:
+    case Kind::DifferentBucket: {
+      ReformerSettings settings;
+      settings.buckets = check.size;
+      Result<ReformerResult> lsh =
+          reformer_attention(head.Q, head.V, *scale, config.causal, settings);
+      if (!lsh) return Problem{lsh.error()};
+      const std::vector<int>& bucket = lsh->rounds.front().bucket;
+      const bool same = bucket[static_cast<std::size_t>(q)] == bucket[static_cast<std::size_t>(k)];
+      if (same == (check.kind == Kind::SameBucket)) return std::nullopt;
+      return Problem{token_text(queries, q) + " lands in bucket " +
+                     std::to_string(bucket[static_cast<std::size_t>(q)] + 1) + " and " +
+                     token_text(keys, k) + " in bucket " +
+                     std::to_string(bucket[static_cast<std::size_t>(k)] + 1)};
+    }
+    case Kind::DecodeMatchesFull: {
+      const auto& heads = scenario.parameters.heads;
+      const HeadParameters& own = heads[static_cast<std::size_t>(check.head)];
+      const HeadParameters& kv =
+          heads[static_cast<std::size_t>(kv_source_head(config, check.head))];
+      KvCacheDecoder decoder(own.W_Q, kv.W_K, kv.W_V, *scale);
+      Result<FlashResult> full = flash_attention(head.Q, head.K, head.V, *scale, true, nullptr,
+                                                 {Limits::kMaxTokens, Limits::kMaxTokens}, false);
+      if (!full) return Problem{full.error()};
+      float difference = 0;
+      for (Eigen::Index t = 0; t < pipeline.X_target().rows(); ++t) {
+        Result<DecodeStep> step = decoder.step(pipeline.X_target().row(t));
+        if (!step) return Problem{step.error()};
+        difference =
+            std::max(difference, (step->output - full->output.row(t)).cwiseAbs().maxCoeff());
+      }
+      if (difference <= 1e-5f) return std::nullopt;
+      return Problem{"the decoder's rows differ from the full causal computation by " +
+                     format(difference)};
+    }
+    default:
+      break;
+  }
+  return std::nullopt;
+}
+
 // Whether a check's claim holds on `pipeline`, which computed `scenario`: nothing, or why not, in
 // words for a student.
 MaybeProblem check_problem(const Scenario& scenario, const LessonCheck& check,
@@ -567,7 +737,10 @@ MaybeProblem check_problem(const Scenario& scenario, const LessonCheck& check,
       pipeline.layer(pipeline.model() ? check.layer : pipeline.layer_count() - 1);
   if (check.head >= static_cast<int>(r.heads.size()))
     return Problem{"there is no head " + std::to_string(check.head)};
-  if (needs_model(check.kind)) return model_problem(scenario, check, *pipeline.model());
+  using Kind = LessonCheck::Kind;
+  const bool kv_check = check.kind == Kind::KvShared || check.kind == Kind::KvSeparate;
+  if (needs_model(check.kind) || (kv_check && pipeline.model()))
+    return model_problem(scenario, check, *pipeline.model());
   const HeadResult& head = r.heads[static_cast<std::size_t>(check.head)];
   const Tokenization& queries = pipeline.target();
   const Tokenization& keys = pipeline.keys();
@@ -581,7 +754,8 @@ MaybeProblem check_problem(const Scenario& scenario, const LessonCheck& check,
   };
   if (!check.query.empty() && q < 0) return gone(check.query, false);
   if (!check.key.empty() && k < 0) return gone(check.key, pipeline.cross());
-  using Kind = LessonCheck::Kind;
+  if (kv_check || is_variant_check(check.kind))
+    return variant_problem(scenario, check, pipeline, head, q, k);
   switch (check.kind) {
     case Kind::Argmax: {
       const Eigen::Index best = row_argmax(head.weights, q);
@@ -689,6 +863,8 @@ MaybeProblem check_problem(const Scenario& scenario, const LessonCheck& check,
     case Kind::KvSeparate:
     case Kind::LensTop:
       break;  // model_problem
+    default:
+      break;  // variant_problem
   }
   return std::nullopt;
 }
@@ -765,6 +941,7 @@ std::string part_in_words(const std::string& part, const Scenario& before, const
   if (part == "temperature") return "the temperature";
   if (part == "hard") return "hard (argmax)";
   if (part == "causal") return "the causal mask";
+  if (part == "kv_groups") return "the key/value groups";
   if (part == "positional") return "the positions";
   if (part == "seed") return "the seed";
   if (part == "embeddings") return "X (the embeddings)";
@@ -806,6 +983,7 @@ std::vector<std::string> changed_parts(const Scenario& before, const Scenario& n
   add_if(a.temperature != b.temperature, "temperature");
   add_if(a.hard != b.hard, "hard");
   add_if(a.causal != b.causal, "causal");
+  add_if(a.kv_groups != b.kv_groups, "kv_groups");
   add_if(before.positional != now.positional, "positional");
   add_if(before.seed != now.seed, "seed");
   add_if(before.max_tokens != now.max_tokens, "max_tokens");

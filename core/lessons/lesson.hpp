@@ -40,7 +40,17 @@ struct LessonCheck {
     AblationKeepsTop,    // ... and it does not
     KvShared,            // query heads head and head_b read the same keys and values (GQA)
     KvSeparate,          // ... they read different ones
-    LensTop              // the logit lens after `layer` predicts `token` after query (the last)
+    LensTop,             // the logit lens after `layer` predicts `token` after query (the last)
+    // Cheaper attention (core/variants/), on the one-layer scenario's head, with the settings the
+    // Cheaper attention view starts with (tiles of 4 × 4, k = 4, 4 buckets, seed 7):
+    FlashExact,            // FlashAttention with tiles of `size` equals the engine's output
+    FlashRaisesMax,        // the key tiles (`tiles`, from 0) where query's running maximum rises
+    LinformerMostChanged,  // with k = `size` summaries, query's output moves most from full
+    SameBucket,            // Reformer's first hash round (`size` buckets) puts query and key in
+    DifferentBucket,       // ... the same bucket, or not
+    DecodeMatchesFull,     // the KV-cache decoder's rows equal the full causal computation
+    PatternHides,          // the scenario's mask pattern hides key from query
+    PairsBelow             // the share of the pairs the mask pattern computes is below value
   };
   Kind kind = Kind::Argmax;
   int layer = 0;  // a real model's layer (the one-layer scenario has layer 0 only)
@@ -52,6 +62,8 @@ struct LessonCheck {
   std::string key;
   double value = 0;
   std::vector<int> permutation;  // new order of the target's tokens
+  int size = 4;                  // FlashExact, FlashRaisesMax: "tile"; Linformer: "k"; buckets
+  std::vector<int> tiles;        // FlashRaisesMax: key tiles, from 0
   std::string description;       // the check as written, for messages
 };
 
@@ -64,14 +76,12 @@ struct LessonPredict {
 
 // The parts of a scenario a student can change, by their keys in the scenario file: what a
 // step's "invites" names.
-inline constexpr std::string_view kScenarioParts[] = {"mode",        "target",  "source",
-                                                      "d_model",     "heads",   "d_k",
-                                                      "d_v",         "d_att",   "compatibility",
-                                                      "temperature", "hard",    "causal",
-                                                      "positional",  "seed",    "max_tokens",
-                                                      "embeddings",  "weights", "mask",
-                                                      "model"};  // a real model's: which one, and
-                                                                 // what is done to its heads
+inline constexpr std::string_view kScenarioParts[] = {
+    "mode",  "target",        "source",      "d_model", "heads",  "d_k",       "d_v",
+    "d_att", "compatibility", "temperature", "hard",    "causal", "kv_groups", "positional",
+    "seed",  "max_tokens",    "embeddings",  "weights", "mask",   "model"};  // a real model's:
+                                                                             // which one, and what
+                                                                             // is done to its heads
 
 struct LessonStep {
   std::string title;
@@ -79,6 +89,7 @@ struct LessonStep {
   Scenario scenario;  // complete: the lesson's scenario with every step's patch so far
   std::vector<std::string> panels;  // panel names to show ("input", "heatmaps", ...); empty = all
   std::string view;                 // centre view: "heatmaps", "pipeline", ... ("" = unchanged)
+  std::string method;               // with view "cheaper": its part (view::kCheaperMethods)
   std::optional<int> layer;         // selected layer (a real model's)
   std::optional<int> head;          // selected head
   std::string query;                // selected query token ("" = unchanged)

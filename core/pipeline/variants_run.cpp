@@ -265,8 +265,11 @@ Result<std::string> variant_to_json(const Scenario& scenario, const Pipeline& pi
     case VariantMethod::Decode: {
       if (!self) return Status::error("decode feeds a sentence to itself: it needs self-attention");
       if (Status status = refuse_mask("a decoder sees every earlier token"); !status) return status;
-      const HeadParameters& p = scenario.parameters.heads[static_cast<std::size_t>(request.head)];
-      KvCacheDecoder decoder(p.W_Q, p.W_K, p.W_V, scale);
+      // Under grouped-query attention the head's keys and values are its group's.
+      const auto& heads = scenario.parameters.heads;
+      const HeadParameters& p = heads[static_cast<std::size_t>(request.head)];
+      const HeadParameters& kv = heads[static_cast<std::size_t>(kv_source_head(c, request.head))];
+      KvCacheDecoder decoder(p.W_Q, kv.W_K, kv.W_V, scale);
       const Matrix& X = pipeline.X_target();  // (n, d_model), positions included
       output.resize(X.rows(), h.V.cols());
       std::vector<std::int64_t> work, work_without_cache;

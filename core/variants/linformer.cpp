@@ -56,4 +56,15 @@ Result<LinformerResult> linformer_attention(const Matrix& Q, const Matrix& K, co
   return out;
 }
 
+Result<LinformerResult> seeded_linformer(const Matrix& Q, const Matrix& K, const Matrix& V,
+                                         float scale, int k, std::uint64_t seed, bool share) {
+  const auto n = static_cast<int>(K.rows());
+  if (k < 1 || k > n)
+    return Status::error("k, the number of summary keys, must be between 1 and n = " +
+                         std::to_string(n) + ", got " + std::to_string(k));
+  const Matrix E = linformer_projection(k, n, seed);                  // (k, n)
+  const Matrix F = share ? E : linformer_projection(k, n, seed + 1);  // (k, n)
+  return linformer_attention(Q, K, V, E, F, scale);
+}
+
 }  // namespace attnviz

@@ -37,4 +37,12 @@ struct LinformerResult {
 Result<LinformerResult> linformer_attention(const Matrix& Q, const Matrix& K, const Matrix& V,
                                             const Matrix& E, const Matrix& F, float scale);
 
+// The seed the app, the CLI and the lessons draw E and F from unless told otherwise.
+inline constexpr std::uint64_t kLinformerSeed = 7;
+
+// Linformer with k summaries and the seeded projections: E from `seed`, F from seed + 1, or
+// F = E with `share` (the paper's key-value sharing). An error for k outside 1..n_key.
+Result<LinformerResult> seeded_linformer(const Matrix& Q, const Matrix& K, const Matrix& V,
+                                         float scale, int k, std::uint64_t seed, bool share);
+
 }  // namespace attnviz

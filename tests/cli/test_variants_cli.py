@@ -129,6 +129,26 @@ class VariantsCliCase(unittest.TestCase):
         self.assertEqual(len(steps), 1)
         self.assertGreater(without[-1] - without[-2], with_cache[-1] - with_cache[-2])
 
+    def test_decode_under_grouped_query_attention_uses_the_groups_keys(self):
+        # 4 heads sharing 2 key/value heads: head 1 takes head 0's K and V, head 2 its own.
+        with tempfile.TemporaryDirectory() as folder:
+            path = pathlib.Path(folder) / "grouped.json"
+            path.write_text(json.dumps({
+                "format": "attnviz-scenario", "version": 1, "target": TEXT, "d_model": 8,
+                "heads": 4, "d_k": 2, "d_v": 2, "kv_groups": 2, "causal": True}))
+            result = run("compute", path, "--variant", "decode", "--head", "1")
+            self.assertEqual(result.returncode, 0, result.stderr)
+            document = json.loads(result.stdout)
+        heads, variant = document["heads"], document["variant"]
+        self.assertEqual(heads[1]["K"], heads[0]["K"])
+        self.assertEqual(heads[1]["V"], heads[0]["V"])
+        self.assertNotEqual(heads[2]["K"], heads[1]["K"])
+        self.assertNotEqual(heads[1]["Q"], heads[0]["Q"])
+        expected = attention(heads[1]["Q"], heads[0]["K"], heads[0]["V"], variant["scale"],
+                             lambda i, j: j <= i)
+        self.assertLess(largest_difference(variant["output"], expected), 1e-5)
+        self.assertLess(largest_difference(heads[1]["output"], expected), 1e-5)
+
     def test_linformer_is_attention_over_its_summaries(self):
         _, head, variant = self.compute("--variant", "linformer", "--k", "3",
                                         "--share-projection")

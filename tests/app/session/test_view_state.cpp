@@ -282,4 +282,25 @@ TEST_CASE("view state: bad sampling values and sections warn and keep the settin
   CHECK(any_names(warnings, "view.sampling: expected an object"));
 }
 
+TEST_CASE("view state: the Cheaper attention view's method round-trips, and a bad one warns") {
+  AppState state;
+  CHECK(view_state_to_json(state).find("cheaper_method") == std::string::npos);
+  for (std::size_t m = 0; m < view::kCheaperMethods.size(); ++m) {
+    CAPTURE(view::kCheaperMethods[m]);
+    state.ui.cheaper_method = static_cast<UiSettings::CheaperMethod>(m);
+    const std::string json = view_state_to_json(state);
+    AppState other;
+    std::vector<std::string> warnings;
+    apply_view_state(json, other, warnings);
+    CHECK(warnings.empty());
+    CHECK(other.ui.cheaper_method == state.ui.cheaper_method);
+  }
+  std::vector<std::string> warnings;
+  AppState other;
+  other.ui.cheaper_method = UiSettings::CheaperMethod::Reformer;
+  apply_view_state(R"({"cheaper_method": "performer"})", other, warnings);
+  CHECK(any_names(warnings, "view.cheaper_method"));
+  CHECK(other.ui.cheaper_method == UiSettings::CheaperMethod::Reformer);
+}
+
 }  // namespace attnviz::app

@@ -635,4 +635,27 @@ TEST_CASE("a view that is not an object is an error naming view") {
   CHECK_ERROR_MENTIONS(parse_scenario(scenario_with(R"("view": 3)")), "view");
 }
 
+TEST_CASE("kv_groups: read, written back, and refused where it does not divide the heads") {
+  const Result<Scenario> load =
+      parse_scenario(scenario_with(R"("d_model": 8, "heads": 4, "kv_groups": 2)"));
+  INFO("error: ", load.error());
+  REQUIRE(load.ok());
+  CHECK(load.value().config.kv_groups == 2);
+  const Result<Scenario> again = parse_scenario(scenario_to_json(load.value()));
+  REQUIRE(again.ok());
+  CHECK(again.value().config.kv_groups == 2);
+  // As many groups as heads is ordinary multi-head attention, with one spelling.
+  const Result<Scenario> all =
+      parse_scenario(scenario_with(R"("d_model": 8, "heads": 4, "kv_groups": 4)"));
+  REQUIRE(all.ok());
+  CHECK(all.value().config.kv_groups == 0);
+  CHECK(scenario_to_json(all.value()).find("kv_groups") == std::string::npos);
+  for (const char* value : {"3", "0", "5", "-2", "\"two\"", "1.5"}) {
+    INFO("kv_groups: ", std::string(value));
+    CHECK_ERROR_MENTIONS(parse_scenario(scenario_with(
+                             std::string(R"("d_model": 8, "heads": 4, "kv_groups": )") + value)),
+                         "kv_groups");
+  }
+}
+
 }  // namespace attnviz

@@ -184,6 +184,9 @@ TEST_CASE("the engine agrees with the reference on every intermediate") {
         config.causal = causal;
         config.hard = compared % 7 == 3;
         config.temperature = compared % 3 == 0 ? 0.5f : 1.0f;
+        // Grouped-query attention on some: multi-query (1 group), or 2 groups where they divide.
+        if (shape.heads > 1 && compared % 4 == 1) config.kv_groups = 1;
+        if (shape.heads > 2 && shape.heads % 2 == 0 && compared % 4 == 2) config.kv_groups = 2;
         ++compared;
         const Parameters parameters = seeded_parameters(config, random());
         const Matrix Xq = Matrix::Random(shape.n_query, shape.d_model);
@@ -207,6 +210,7 @@ TEST_CASE("the engine agrees with the reference on every intermediate") {
           CAPTURE(to_string(compatibility));
           CAPTURE(to_string(mask_kind));
           CAPTURE(config.hard);
+          CAPTURE(config.kv_groups);
           CAPTURE(threads);
           AttentionEngine engine;
           engine.set_threads(threads);
@@ -242,6 +246,88 @@ TEST_CASE("the reference computes the hand-made case") {
   CHECK(masked.fully_masked_row_count == 1);
   CHECK(masked.heads[0].masked_scores(1, 0) == -kInfinity);
   CHECK(masked.output.row(1).isZero());
+}
+
+}  // namespace attnviz
+
+namespace attnviz {
+
+TEST_CASE("grouped-query attention: the heads of a group share the first head's K and V") {
+  AttentionConfig config{.d_model = 8, .heads = 4, .d_k = 3, .d_v = 2, .causal = true};
+  const Parameters parameters = seeded_parameters(config, 7);
+  const Matrix X = Matrix::Random(6, 8);
+  for (int groups : {1, 2}) {
+    CAPTURE(groups);
+    config.kv_groups = groups;
+    const ReferenceResult reference = reference_attention(X, X, parameters, config);
+    const int per_group = config.heads / groups;
+    for (int h = 0; h < config.heads; ++h) {
+      CAPTURE(h);
+      const int first = h / per_group * per_group;
+      // K and V written out from the first head's weights; Q from the head's own.
+      const ReferenceMatrix K = X.cast<double>() * parameters.heads[first].W_K.cast<double>();
+      const ReferenceMatrix V = X.cast<double>() * parameters.heads[first].W_V.cast<double>();
+      const ReferenceMatrix Q = X.cast<double>() * parameters.heads[h].W_Q.cast<double>();
+      CHECK((reference.heads[h].K - K).cwiseAbs().maxCoeff() < 1e-12);
+      CHECK((reference.heads[h].V - V).cwiseAbs().maxCoeff() < 1e-12);
+      CHECK((reference.heads[h].Q - Q).cwiseAbs().maxCoeff() < 1e-12);
+    }
+    AttentionEngine engine;
+    REQUIRE(engine.compute(X, X, parameters, config));
+    for (int h = 1; h < config.heads; ++h)
+      CHECK((engine.result().heads[h].K == engine.result().heads[h - 1].K) == (h % per_group != 0));
+  }
+}
+
+TEST_CASE("grouped-query attention with as many groups as heads is multi-head attention") {
+  AttentionConfig config{.d_model = 8, .heads = 4, .d_k = 2, .d_v = 2};
+  const Parameters parameters = seeded_parameters(config, 11);
+  const Matrix X = Matrix::Random(5, 8);
+  AttentionEngine multi_head, grouped;
+  REQUIRE(multi_head.compute(X, X, parameters, config));
+  config.kv_groups = config.heads;
+  REQUIRE(validate(config));
+  REQUIRE(grouped.compute(X, X, parameters, config));
+  CHECK(grouped.result().output == multi_head.result().output);
+  const ReferenceResult reference = reference_attention(X, X, parameters, config);
+  config.kv_groups = 0;
+  const ReferenceResult reference_multi_head = reference_attention(X, X, parameters, config);
+  CHECK(reference.output == reference_multi_head.output);
+  // And with fewer groups the output is not the same (the test can tell them apart).
+  config.kv_groups = 1;
+  REQUIRE(grouped.compute(X, X, parameters, config));
+  CHECK(!(grouped.result().output == multi_head.result().output));
+}
+
+TEST_CASE("kv_groups that do not divide the heads are refused with a message") {
+  AttentionConfig config{.d_model = 6, .heads = 6, .d_k = 1, .d_v = 1};
+  const Parameters parameters = seeded_parameters(config, 3);
+  const Matrix X = Matrix::Random(3, 6);
+  for (int groups : {4, 5, -1, 7}) {
+    CAPTURE(groups);
+    config.kv_groups = groups;
+    const Status status = validate(config);
+    REQUIRE(!status);
+    MESSAGE(status.message());
+    CHECK(status.message().find("kv_groups") != std::string::npos);
+    AttentionEngine engine;
+    CHECK(!engine.compute(X, X, parameters, config));
+  }
+  config.kv_groups = 4;
+  CHECK(validate(config).message() ==
+        "kv_groups must divide heads: 6 heads cannot be shared out among 4 key/value groups");
+  for (int groups : {0, 1, 2, 3, 6}) {
+    config.kv_groups = groups;
+    CHECK(validate(config));
+  }
+  // A change of heads makes the groups valid again.
+  config.heads = 4;
+  config.kv_groups = 3;
+  normalize_kv_groups(config);
+  CHECK(config.kv_groups == 0);
+  config.kv_groups = 2;
+  normalize_kv_groups(config);
+  CHECK(config.kv_groups == 2);
 }
 
 }  // namespace attnviz

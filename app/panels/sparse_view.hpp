@@ -1,0 +1,34 @@
+// The Cheaper attention view's sparse part: the scenario's mask pattern (window, dilated, blocks,
+// with global tokens; core/variants/sparse_masks.hpp) on the selected head. The pattern and its
+// numbers on one line, the tokens as chips (click one to make it global: it sees every key and
+// every query sees it), the weights with the pairs the pattern skips hatched, the pairs computed
+// against full attention's, and what the selected query can no longer see, with the weight full
+// attention gave those keys.
+#pragma once
+
+#include "app/session/app_state.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace attnviz::app {
+
+class SparseView {
+ public:
+  void draw(AppState& state);
+
+ private:
+  bool update(const AppState& state);  // false: error_ says why there is nothing to show
+  void draw_lost(AppState& state, float width);
+
+  std::uint64_t version_ = 0;
+  int head_ = -1;
+  std::string error_;
+  MaskMatrix allowed_;   // (n_query, n_key): the pattern and the causal mask together
+  Matrix full_weights_;  // (n_query, n_key): α of the same head without the pattern; empty: none
+  long long pairs_ = 0, pairs_full_ = 0;
+  float font_ = 16;
+};
+
+}  // namespace attnviz::app
