@@ -303,10 +303,17 @@ int GeometryPanel::arrow_under(ImVec2 mouse, const view::Rect& plot) const {
   return best;
 }
 
+// The head whose W_Q (a query) or W_K (a key) moves `head`'s arrow: under grouped-query attention
+// a key's W_K is its group's (the first head of the group), shared by the group's other heads.
+int GeometryPanel::weight_head(const AppState& state, Side side, int head) {
+  return side == Side::Key ? kv_source_head(state.document.scenario().config, head) : head;
+}
+
 const Matrix& GeometryPanel::weight_matrix(const AppState& state, Side side,
                                            int head) {  // (d_model, d_k)
   const HeadParameters& p =
-      state.document.scenario().parameters.heads[static_cast<std::size_t>(head)];
+      state.document.scenario()
+          .parameters.heads[static_cast<std::size_t>(weight_head(state, side, head))];
   return side == Side::Query ? p.W_Q : p.W_K;
 }
 
@@ -405,7 +412,8 @@ void GeometryPanel::drag_tip(AppState& state, const AttentionResult& r, int head
     return;
   }
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) {  // put the matrix back
-    state.edit()->set_projection(weight_name(drag_.side), drag_.head, drag_start_W_);
+    state.edit()->set_projection(weight_name(drag_.side),
+                                 weight_head(state, drag_.side, drag_.head), drag_start_W_);
     drag_.cancelled = true;
     update_arrows(r, head);
     update_tips();
@@ -428,7 +436,8 @@ void GeometryPanel::drag_tip(AppState& state, const AttentionResult& r, int head
   if (!view::move_projection(drag_next_W_, drag_x_, delta_)) return;
   last_delta_ = delta_;
   // Computed at once: this frame shows the moved arrows.
-  state.edit()->set_projection(weight_name(drag_.side), drag_.head, drag_next_W_);
+  state.edit()->set_projection(weight_name(drag_.side), weight_head(state, drag_.side, drag_.head),
+                               drag_next_W_);
   update_arrows(r, head);
   update_tips();
 }

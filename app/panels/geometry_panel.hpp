@@ -104,6 +104,7 @@ class GeometryPanel final : public Panel {
 
   // Mouse: hover, drag a tip, turn the view (geometry_panel.cpp).
   int arrow_under(ImVec2 mouse, const view::Rect& plot) const;
+  static int weight_head(const AppState& state, Side side, int head);
   static const Matrix& weight_matrix(const AppState& state, Side side, int head);  // (d_model, d_k)
   static ParameterName weight_name(Side side) {
     return side == Side::Query ? ParameterName::W_Q : ParameterName::W_K;

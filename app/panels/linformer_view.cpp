@@ -41,6 +41,13 @@ void LinformerView::draw(AppState& state) {
   ImGui::Checkbox("F = E", &shared_);
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("the paper's key-value sharing: one projection for the keys and the values");
+  continue_line_if_fits(ImGui::CalcTextSize("New E, F").x + font_, font_);
+  if (ImGui::Button("New E, F")) seed_ += 2;  // E from seed_, F from seed_ + 1
+  if (ImGui::IsItemHovered())
+    ImGui::SetTooltip(
+        "draw other random projections (seed %llu; the lessons and the CLI's "
+        "default use 7)",
+        static_cast<unsigned long long>(seed_));
   if (!update(state)) {
     ImGui::Spacing();
     text_wrapped_at_spaces(error_, ImGui::GetContentRegionAvail().x, true);
@@ -81,9 +88,12 @@ bool LinformerView::update(const AppState& state) {
   const int head = state.selection.head;
   const int n = static_cast<int>(r.n_key);
   const int k = std::clamp(k_, 1, std::max(1, n));
-  if (version_ == r.version && head_ == head && computed_k_ == k && computed_shared_ == shared_)
+  if (version_ == r.version && head_ == head && computed_k_ == k && computed_shared_ == shared_ &&
+      computed_seed_ == seed_)
     return error_.empty();
-  const bool same_sweep = version_ == r.version && head_ == head && computed_shared_ == shared_;
+  const bool same_sweep = version_ == r.version && head_ == head && computed_shared_ == shared_ &&
+                          computed_seed_ == seed_;
+  computed_seed_ = seed_;
   version_ = r.version;
   head_ = head;
   computed_k_ = k;

@@ -33,6 +33,7 @@ class LinformerView {
   std::uint64_t version_ = 0;
   int head_ = -1, computed_k_ = -1;
   bool computed_shared_ = false;
+  std::uint64_t computed_seed_ = 0;
   std::string error_;
   Matrix weights_;                  // (n_query, k)
   std::vector<float> differences_;  // the largest |output − full| for k = 1 .. n (sampled past 64)

@@ -336,12 +336,17 @@ class PipelinePanel final : public Panel {
                           Connector::Space);
       std::snprintf(xs.title, sizeof xs.title, "X source");
     }
+    // Under grouped-query attention K and V are the group's: "K = XW_K (kv 1)", as for a model.
+    char group[24] = "";
+    if (shares_keys(c))
+      std::snprintf(group, sizeof group, " (kv %d)",
+                    view::shown_number(head / (c.heads / kv_group_count(c))));
     std::snprintf(
         add_tile(Stage::K, h.K, Axis::Keys, Axis::Other, cross ? Connector::Arrow : Connector::Gap)
             .title,
-        sizeof(Tile::title), "K = XW_K");
+        sizeof(Tile::title), "K = XW_K%s", group);
     std::snprintf(add_tile(Stage::V, h.V, Axis::Keys, Axis::Other, Connector::Gap).title,
-                  sizeof(Tile::title), "V = XW_V");
+                  sizeof(Tile::title), "V = XW_V%s", group);
     const char* score_title = "S = QK\xe2\x8a\xa4";
     switch (c.compatibility) {
       case Compatibility::Dot:
@@ -744,6 +749,8 @@ class PipelinePanel final : public Panel {
     const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
     const AttentionConfig& c = r.config;
     const HeadParameters* p = parameters_of(state, head);
+    // K and V come from the W_K and W_V of the head's key/value group (itself without groups).
+    const HeadParameters* kv = parameters_of(state, kv_source_head(c, head));
     const auto& queries = state.pipeline().target().tokens;
     const auto& keys = state.pipeline().keys().tokens;
     const bool cross = state.pipeline().cross();
@@ -799,16 +806,16 @@ class PipelinePanel final : public Panel {
       case Stage::K:
         std::snprintf(heading, sizeof heading, "key vector of \"%s\", head %d", key_name(i),
                       view::shown_number(head));
-        if (p)
+        if (kv)
           formula = view::product_formula({"K", x_name, "W_K", "d"}, state.pipeline().X_keys(),
-                                          p->W_K, i, j, value);
+                                          kv->W_K, i, j, value);
         break;
       case Stage::V:
         std::snprintf(heading, sizeof heading, "value vector of \"%s\", head %d", key_name(i),
                       view::shown_number(head));
-        if (p)
+        if (kv)
           formula = view::product_formula({"V", x_name, "W_V", "d"}, state.pipeline().X_keys(),
-                                          p->W_V, i, j, value);
+                                          kv->W_V, i, j, value);
         break;
       case Stage::Scores:
         std::snprintf(heading, sizeof heading, "score: query \"%s\" \xe2\x86\x92 key \"%s\"",

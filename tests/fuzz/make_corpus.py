@@ -60,6 +60,7 @@ SCENARIOS = {
     "mask_pattern.json": scenario(target="the animal did not cross the street", causal=True,
                                   mask_pattern={"kind": "dilated", "width": 3, "dilation": 2,
                                                 "global": [0, 40]}),
+    "grouped_query.json": scenario(heads=4, d_k=2, d_v=2, kv_groups=2, causal=True),
     "cross_mask.json": scenario(mode="cross", source="je mange une pomme", causal=True,
                                 mask=[[1, 0, 1, 1], [0, 0, 0, 0], [True, False, True, True],
                                       [1, 1, 1, 1], [0, 1, 0, 1]]),

@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -142,6 +143,20 @@ TEST_CASE("the decoding part steps one token at a time and matches the causal ro
   CHECK(stepped["cheaper"]["step"] == 2);
   CHECK(stepped["cheaper"]["pairs"] == 1 + 2 + 3);
   CHECK(stepped["cheaper"]["largest_difference"].get<double>() < 1e-5);
+}
+
+// Under grouped-query attention the Pipeline view names the key/value group of K and V.
+TEST_CASE("the Pipeline view titles K and V with their key/value group") {
+  testing::TempDir dir;
+  const std::string scenario =
+      cheaper_scenario(dir, "shared_keys", R"(, "heads": 4, "d_k": 2, "d_v": 2, "kv_groups": 2)");
+  const testing::Shot shot =
+      testing::take_shot(dir, {scenario, "--view", "pipeline", "--head", "3"});
+  INFO("stderr: " << shot.errors);
+  REQUIRE(shot.status == 0);
+  const auto& titles = shot.layout["pipeline_titles"];
+  CHECK(std::find(titles.begin(), titles.end(), "K = XW_K (kv 2)") != titles.end());
+  CHECK(std::find(titles.begin(), titles.end(), "V = XW_V (kv 2)") != titles.end());
 }
 
 }  // namespace attnviz
