@@ -700,6 +700,8 @@ MaybeProblem variant_problem(const Scenario& scenario, const LessonCheck& check,
                      std::to_string(bucket[static_cast<std::size_t>(k)] + 1)};
     }
     case Kind::DecodeMatchesFull: {
+      if (pipeline.cross())
+        return Problem{"a decoder feeds a sentence to itself: it needs self-attention"};
       const auto& heads = scenario.parameters.heads;
       const HeadParameters& own = heads[static_cast<std::size_t>(check.head)];
       const HeadParameters& kv =

@@ -111,6 +111,17 @@ TEST_CASE("decode_matches_full holds for every head, grouped keys included") {
   CHECK(!lesson_with(R"(, "mode": "cross", "source": "a b")",
                      R"("checks": [{"check": "decode_matches_full"}])")
              .ok());
+  // A student who switches the step to cross-attention: the claim no longer applies, and says so.
+  Result<Lesson> load = lesson_with("", R"("checks": [{"check": "decode_matches_full"}])");
+  REQUIRE(load.ok());
+  Scenario cross = load->steps[0].scenario;
+  cross.mode = Mode::Cross;
+  cross.source = "un animal fatigue";
+  Pipeline pipeline;
+  REQUIRE(pipeline.run(cross));
+  const std::vector<std::string> failures = failed_checks(load->steps[0], pipeline);
+  REQUIRE(failures.size() == 1);
+  CHECK(failures[0].find("needs self-attention") != std::string::npos);
 }
 
 TEST_CASE("pattern_hides and pairs_below: a window of 3 over 12 tokens computes 34 of 144 pairs") {
