@@ -79,13 +79,15 @@ Commands:
             --variant METHOD adds a "variant" object: a cheaper attention method on head H
             (--head, default 0), its intermediates, its output beside the full attention it
             stands for, the largest difference, and the pairs it computed. METHOD and its
-            options (dot-product scores only):
+            options (dot-product scores, but for shared_keys):
               flash      --tile QxK (queries x keys per tile; default 4x4)
               linformer  --k K summary keys (default 4) [--share-projection] [--seed S]
               reformer   --buckets B (1 or even) --chunk C --rounds R [--seed S]
               window     --width W            dilated  --width W --dilation D
               blocks     --block B            (these three: [--global I,J,...], from 0)
               decode     one token at a time with a KV cache (self-attention)
+              shared_keys  the scenario's kv_groups against every head its own K and V,
+                         and the weights and K/V cache per token of every number of groups
   heatmap   Prints the scenario's title (an untitled one's is its sentence), then the
             attention weights of one head (default: every head) as a text heatmap:
             queries down the side, keys across the top.

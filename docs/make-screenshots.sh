@@ -28,6 +28,9 @@ run --screenshot "$out/model-pipeline-1920x1080.png" --size 1920x1080 --model st
   --view pipeline --layer 2 --head 3
 run --screenshot "$out/flash-1920x1080.png" --size 1920x1080 --scenario docs/scenarios/flash.json \
   --view cheaper
+run --screenshot "$out/linformer-1920x1080.png" --size 1920x1080 --lesson linformer --step 2
+run --screenshot "$out/sparse-1920x1080.png" --size 1920x1080 --lesson sparse-and-shared-keys \
+  --step 1
 run --screenshot "$out/reformer-1920x1080.png" --size 1920x1080 --lesson reformer --step 2
 run --screenshot "$out/shared-keys-1920x1080.png" --size 1920x1080 --lesson sparse-and-shared-keys \
   --step 2

@@ -1,6 +1,8 @@
 #include "core/pipeline/variants_run.hpp"
 
 #include "core/base/json_text.hpp"
+#include "core/engine/attention.hpp"
+#include "core/variants/grouped_query.hpp"
 #include "core/variants/kv_cache.hpp"
 #include "core/variants/linformer.hpp"
 #include "core/variants/sparse_masks.hpp"
@@ -14,7 +16,7 @@ namespace attnviz {
 
 namespace {
 
-constexpr std::array<std::pair<VariantMethod, std::string_view>, 7> kMethods = {{
+constexpr std::array<std::pair<VariantMethod, std::string_view>, 8> kMethods = {{
     {VariantMethod::Flash, "flash"},
     {VariantMethod::Linformer, "linformer"},
     {VariantMethod::Reformer, "reformer"},
@@ -22,6 +24,7 @@ constexpr std::array<std::pair<VariantMethod, std::string_view>, 7> kMethods = {
     {VariantMethod::Dilated, "dilated"},
     {VariantMethod::Blocks, "blocks"},
     {VariantMethod::Decode, "decode"},
+    {VariantMethod::SharedKeys, "shared_keys"},
 }};
 
 // The variant object, written field by field: `"key": value` lines, indented by four spaces.
@@ -119,7 +122,9 @@ Result<std::string> variant_to_json(const Scenario& scenario, const Pipeline& pi
   if (request.head < 0 || request.head >= static_cast<int>(r.heads.size()))
     return Status::error("the scenario has " + std::to_string(r.heads.size()) +
                          " heads: --head must be 0 to " + std::to_string(r.heads.size() - 1));
-  Result<float> scaled = variant_score_scale(c, to_string(request.method));
+  // Every method but shared keys computes dot-product scores itself; shared keys is the engine's.
+  const bool own_scores = request.method != VariantMethod::SharedKeys;
+  Result<float> scaled = own_scores ? variant_score_scale(c, to_string(request.method)) : 1.0f;
   if (!scaled) return scaled.status();
   const float scale = *scaled;
   const HeadResult& h = r.heads[static_cast<std::size_t>(request.head)];
@@ -134,7 +139,7 @@ Result<std::string> variant_to_json(const Scenario& scenario, const Pipeline& pi
   Writer w;
   w.text("method", method);
   w.integer("head", request.head);
-  w.number("scale", scale);
+  if (own_scores) w.number("scale", scale);
   Matrix output, full;  // (n_query, d_v)
   std::int64_t pairs = 0, pairs_full = 0;
   switch (request.method) {
@@ -260,6 +265,40 @@ Result<std::string> variant_to_json(const Scenario& scenario, const Pipeline& pi
       const PairCount count = count_pairs(*mask, c.causal);
       pairs = count.computed;
       pairs_full = count.full;
+      break;
+    }
+    case VariantMethod::SharedKeys: {
+      // The scenario as it is (its kv_groups) against every head having its own K and V.
+      const int groups = kv_group_count(c);
+      w.integer("kv_groups", groups);
+      w.integer("key_value_head", kv_source_head(c, request.head));
+      w.field("choices", [&](std::string& out) {
+        out += '[';
+        bool first = true;
+        for (const int g : kv_group_choices(c.heads)) {
+          const Result<GroupedQueryCost> cost = grouped_query_cost(c, g);
+          if (!cost) continue;
+          out += first ? "\n      {" : ",\n      {";
+          first = false;
+          out += "\"groups\": " + std::to_string(g) +
+                 ", \"query_weights\": " + std::to_string(cost->query_weights) +
+                 ", \"key_value_weights\": " + std::to_string(cost->key_value_weights) +
+                 ", \"output_weights\": " + std::to_string(cost->output_weights) +
+                 ", \"cache_per_token\": " + std::to_string(cost->cache_per_token) + "}";
+        }
+        out += "\n    ]";
+      });
+      AttentionConfig own = c;
+      own.kv_groups = 0;
+      AttentionEngine multi_head;
+      const Matrix& keys = self ? pipeline.X_target() : pipeline.X_keys();
+      if (Status status =
+              multi_head.compute(pipeline.X_target(), keys, scenario.parameters, own, custom);
+          !status)
+        return status;
+      output = h.output;
+      full = multi_head.result().heads[static_cast<std::size_t>(request.head)].output;
+      pairs = r.n_query * r.n_key;
       break;
     }
     case VariantMethod::Decode: {

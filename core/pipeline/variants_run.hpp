@@ -9,6 +9,8 @@
 //   window, dilated, blocks (with optional global tokens)
 //              the scenario's attention with that mask instead of its own (causal kept)
 //   decode     the full causal computation of the head (self-attention), row by row
+//   shared_keys the scenario with every head its own K and V (kv_groups left out), any score;
+//              with the weights and K/V cache per token of every number of groups
 #pragma once
 
 #include "core/base/status.hpp"
@@ -24,7 +26,16 @@
 
 namespace attnviz {
 
-enum class VariantMethod { Flash, Linformer, Reformer, Window, Dilated, Blocks, Decode };
+enum class VariantMethod {
+  Flash,
+  Linformer,
+  Reformer,
+  Window,
+  Dilated,
+  Blocks,
+  Decode,
+  SharedKeys
+};
 std::string_view to_string(VariantMethod method);
 std::optional<VariantMethod> parse_variant_method(std::string_view name);
 // "flash, linformer, reformer, window, dilated, blocks, decode"

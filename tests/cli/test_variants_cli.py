@@ -149,6 +149,31 @@ class VariantsCliCase(unittest.TestCase):
         self.assertLess(largest_difference(variant["output"], expected), 1e-5)
         self.assertLess(largest_difference(heads[1]["output"], expected), 1e-5)
 
+    def test_shared_keys_counts_by_hand_and_differs_from_multi_head(self):
+        def grouped(extra, head):
+            with tempfile.TemporaryDirectory() as folder:
+                path = pathlib.Path(folder) / "grouped.json"
+                path.write_text(json.dumps({
+                    "format": "attnviz-scenario", "version": 1, "target": TEXT, "d_model": 8,
+                    "heads": 4, "d_k": 2, "d_v": 3, "compatibility": "additive", **extra}))
+                result = run("compute", path, "--variant", "shared_keys", "--head", head)
+                self.assertEqual(result.returncode, 0, result.stderr)
+                return json.loads(result.stdout)["variant"]
+        variant = grouped({"kv_groups": 2}, 1)
+        self.assertEqual(variant["kv_groups"], 2)
+        self.assertEqual(variant["key_value_head"], 0)
+        # 4 heads, d_model 8, d_k 2, d_v 3: W_K and W_V of G groups are G * 8 * (2 + 3); the
+        # cache keeps G * (2 + 3) numbers per token.
+        self.assertEqual([(c["groups"], c["key_value_weights"], c["cache_per_token"])
+                          for c in variant["choices"]],
+                         [(4, 160, 20), (2, 80, 10), (1, 40, 5)])
+        self.assertTrue(all(c["query_weights"] == 64 and c["output_weights"] == 96
+                            for c in variant["choices"]))
+        self.assertGreater(variant["largest_difference"], 1e-3)  # head 1 lost its own keys
+        # The first head of a group keeps its own keys: nothing changes for it.
+        self.assertEqual(grouped({"kv_groups": 2}, 0)["largest_difference"], 0)
+        self.assertEqual(grouped({}, 1)["largest_difference"], 0)
+
     def test_linformer_is_attention_over_its_summaries(self):
         _, head, variant = self.compute("--variant", "linformer", "--k", "3",
                                         "--share-projection")
