@@ -9,6 +9,7 @@
 //   model     real trained models: info, tokens, attention, predict, generate, heads, bench
 #include "cli/bench.hpp"
 #include "cli/model_commands.hpp"
+#include "core/base/float_text.hpp"
 #include "core/base/version.hpp"
 #include "core/document/file_io.hpp"
 #include "core/document/scenario.hpp"
@@ -225,7 +226,7 @@ Status parse_arguments(int argc, char** argv, Arguments& args) {
       auto v = value("--threshold");
       float t = 0;
       const char* end = v ? v->data() + v->size() : nullptr;
-      if (!v || std::from_chars(v->data(), end, t).ptr != end || !(t >= 0.0f && t <= 1.0f))
+      if (!v || parse_number(v->data(), end, t).ptr != end || !(t >= 0.0f && t <= 1.0f))
         return Status::error("--threshold needs a number from 0 to 1");
       args.threshold = t;
     } else if (arg == "--colormap") {

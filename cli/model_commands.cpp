@@ -1,6 +1,7 @@
 #include "cli/model_commands.hpp"
 
 #include "cli/allocation_counter.hpp"
+#include "core/base/float_text.hpp"
 #include "core/document/file_io.hpp"
 #include "core/figures/format.hpp"
 #include "core/models/blas.hpp"
@@ -80,7 +81,11 @@ bool takes(const std::string& command, const std::string& option) {
 template <typename T>
 bool parse_number(const std::string& text, T& value) {
   const char* end = text.data() + text.size();
-  const auto result = std::from_chars(text.data(), end, value);
+  std::from_chars_result result;
+  if constexpr (std::is_floating_point_v<T>)
+    result = attnviz::parse_number(text.data(), end, value);
+  else
+    result = std::from_chars(text.data(), end, value);
   return result.ec == std::errc() && result.ptr == end;
 }
 

@@ -1,6 +1,7 @@
 #include "app/panels/matrix_editor.hpp"
 
 #include "app/panels/theme.hpp"
+#include "core/base/float_text.hpp"
 #include "core/figures/colormap.hpp"
 #include "core/figures/format.hpp"
 
@@ -580,7 +581,7 @@ void MatrixEditor::open_typing(ImGuiID grid_id, int row, int col, float value) {
   typing_.col = col;
   typing_.drawn_frame = frame_;
   // The shortest text that reads back to the same float: "0.57", not "0.569999992847".
-  const auto result = std::to_chars(typing_.text, typing_.text + sizeof typing_.text - 1, value);
+  const auto result = write_shortest(typing_.text, typing_.text + sizeof typing_.text - 1, value);
   *result.ptr = '\0';
 }
 

@@ -4,6 +4,7 @@
 #include "app/render/gl_helpers.hpp"
 #include "app/render/shader_sources.hpp"
 #include "app/view/values.hpp"
+#include "core/base/float_text.hpp"
 
 #include <imgui.h>
 
@@ -131,8 +132,7 @@ bool HeatmapRenderer::state_of(const ImDrawCmd& command, unsigned& texture,
   state = {params->content_version,
            static_cast<std::uint64_t>(params->colormap_row) |
                std::uint64_t{params->masked_marked} << 32 | std::uint64_t{params->dark} << 33,
-           std::uint64_t{std::bit_cast<std::uint32_t>(params->low)} << 32 |
-               std::bit_cast<std::uint32_t>(params->high)};
+           std::uint64_t{float_bits(params->low)} << 32 | float_bits(params->high)};
   return true;
 }
 

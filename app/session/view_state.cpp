@@ -1,5 +1,6 @@
 #include "app/session/view_state.hpp"
 
+#include "core/base/float_text.hpp"
 #include "core/document/json.hpp"
 #include "core/document/scenario.hpp"
 #include "core/figures/views.hpp"
@@ -16,11 +17,7 @@ using OrderedJson = nlohmann::ordered_json;
 
 // The float written as the shortest decimal that reads back to it (0.02, not 0.0199999995).
 double shortest(float value) {
-  char buffer[32];
-  const auto written = std::to_chars(buffer, buffer + sizeof buffer, value);
-  double out = value;
-  std::from_chars(buffer, written.ptr, out);
-  return out;
+  return shortest_as_double(value);
 }
 
 std::optional<int> whole_number(const Json& value, int low, int high) {

@@ -1,6 +1,7 @@
 #include "core/base/json_text.hpp"
 
-#include <charconv>
+#include "core/base/float_text.hpp"
+
 #include <cmath>
 #include <cstdio>
 
@@ -12,7 +13,7 @@ void append_json_number(std::string& out, float value) {
     return;
   }
   char buffer[32];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+  const auto result = write_shortest(buffer, buffer + sizeof buffer, value);
   out.append(buffer, result.ptr);
 }
 

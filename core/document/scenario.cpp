@@ -4,6 +4,7 @@
 //   [SECTION] Write
 #include "core/document/scenario.hpp"
 
+#include "core/base/float_text.hpp"
 #include "core/document/file_io.hpp"
 #include "core/document/json.hpp"
 #include "core/text/lexicon.hpp"
@@ -113,11 +114,7 @@ class Reader {
     }
   }
 
-  static std::string format_double(double x) {
-    char buffer[32];
-    const auto result = std::to_chars(buffer, buffer + sizeof buffer, x);
-    return std::string(buffer, result.ptr);
-  }
+  static std::string format_double(double x) { return shortest_text(x); }
 
  private:
   std::vector<std::string>& warnings_;
@@ -763,11 +760,7 @@ namespace {
 // A float as the shortest decimal that reads back to the same float, held as a double that
 // prints the same way (0.1f is written "0.1", not "0.10000000149011612").
 double shortest(float value) {
-  char buffer[32];
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
-  double as_double = 0.0;
-  std::from_chars(buffer, result.ptr, as_double);
-  return as_double;
+  return shortest_as_double(value);
 }
 
 template <typename Dense>

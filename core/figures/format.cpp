@@ -1,5 +1,7 @@
 #include "core/figures/format.hpp"
 
+#include "core/base/float_text.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -108,7 +110,7 @@ Result<float> parse_typed_number(std::string_view text) {
   const char* start = number.data() + (number[0] == '+' ? 1 : 0);
   const char* end = number.data() + number.size();
   double value = 0.0;
-  const auto [stop, error] = std::from_chars(start, end, value);
+  const auto [stop, error] = parse_number(start, end, value);
   if (error == std::errc::result_out_of_range) {  // past a double: too large, or (a negative
                                                   // exponent) too small
     if (number.find("e-") != std::string::npos || number.find("E-") != std::string::npos)

@@ -1,9 +1,10 @@
 #include "core/models/safetensors.hpp"
 
+#include "core/base/float_text.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <bit>
 #include <cstring>
 #include <limits>
 #include <optional>
@@ -140,11 +141,11 @@ float half_to_float(std::uint16_t bits) {
     }
     out = sign | (e << 23) | ((mantissa & 0x3FFu) << 13);
   }
-  return std::bit_cast<float>(out);
+  return float_from_bits(out);
 }
 
 float bfloat16_to_float(std::uint16_t bits) {
-  return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
+  return float_from_bits(static_cast<std::uint32_t>(bits) << 16);
 }
 
 const SafetensorsTensor* SafetensorsFile::find(const std::string& name) const {

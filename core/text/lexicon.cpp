@@ -1,5 +1,6 @@
 #include "core/text/lexicon.hpp"
 
+#include "core/base/float_text.hpp"
 #include "core/base/status.hpp"
 
 #include <algorithm>
@@ -43,7 +44,7 @@ Status parse_features(std::string_view spec, FeatureVector& features) {
     if (seen[index]) return Status::error("feature '" + std::string(name) + "' given twice");
     seen[index] = true;
     float value = 0.0f;
-    const auto [ptr, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+    const auto [ptr, ec] = parse_number(number.data(), number.data() + number.size(), value);
     if (ec != std::errc() || ptr != number.data() + number.size() || value < -1.0f || value > 1.0f)
       return Status::error("feature '" + std::string(name) + "' has a bad value '" +
                            std::string(number) + "'");
