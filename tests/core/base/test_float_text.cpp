@@ -26,10 +26,12 @@ std::string standard_text(T value) {
 }
 
 std::vector<float> floats_to_try() {
-  std::vector<float> values = {0.0f, -0.0f, 0.1f, 0.2f, 0.3f, 1.0f, -1.0f, 0.5f, 1e20f, 1e-20f,
-                               3.4028235e38f, 1.17549435e-38f, 1.4e-45f, 123456.0f, 1234567.0f,
-                               12345678.0f, 0.001f, 0.0001f, 1e-5f, 100000.0f, 1e6f, 1e7f,
-                               16777216.0f, 0.57f, 2.5f, 9.999999e-5f, 33554432.0f};
+  std::vector<float> values = {
+      0.0f,     -0.0f,        0.1f,       0.2f,        0.3f,          1.0f,
+      -1.0f,    0.5f,         1e20f,      1e-20f,      3.4028235e38f, 1.17549435e-38f,
+      1.4e-45f, 123456.0f,    1234567.0f, 12345678.0f, 0.001f,        0.0001f,
+      1e-5f,    100000.0f,    1e6f,       1e7f,        16777216.0f,   0.57f,
+      2.5f,     9.999999e-5f, 33554432.0f};
   for (int e = -149; e <= 127; ++e) {
     const float p = std::ldexp(1.0f, e);
     values.push_back(p);
@@ -69,8 +71,16 @@ TEST_CASE("write_shortest writes what std::to_chars writes, for every float trie
 TEST_CASE("write_shortest writes what std::to_chars writes, for doubles") {
   std::mt19937_64 random(27);
   int differ = 0;
-  std::vector<double> values = {0.0, -0.0, 0.1, 1e300, 1e-300, 5e-324, 1.7976931348623157e308,
-                                0.3, 2.0 / 3.0, 123456789012345678.0};
+  std::vector<double> values = {0.0,
+                                -0.0,
+                                0.1,
+                                1e300,
+                                1e-300,
+                                5e-324,
+                                1.7976931348623157e308,
+                                0.3,
+                                2.0 / 3.0,
+                                123456789012345678.0};
   for (int i = 0; i < 50000; ++i) {
     std::uint64_t bits = random();
     double x = 0;
@@ -94,11 +104,44 @@ TEST_CASE("write_shortest says when the text does not fit, and fits in 32 charac
 }
 
 TEST_CASE("parse_number reads what std::from_chars reads, and stops where it stops") {
-  const char* texts[] = {"0", "-0", "1", "0.5", ".5", "5.", "1e10", "1E-3", "1e", "1e+", "1e+5x",
-                         "-2.5e-3", "+1", " 1", "", "-", ".", "e5", "inf", "-INF", "Infinity",
-                         "infinit", "nan", "NaN(123)", "nan(", "1e40", "-1e40", "1e-50", "1e-46",
-                         "1e-45", "1e-39", "3.4028235e38", "3.4028236e38", "0x10", "12abc",
-                         "00012", "1.5.5", "0.1000000000000000055511151231257827",
+  const char* texts[] = {"0",
+                         "-0",
+                         "1",
+                         "0.5",
+                         ".5",
+                         "5.",
+                         "1e10",
+                         "1E-3",
+                         "1e",
+                         "1e+",
+                         "1e+5x",
+                         "-2.5e-3",
+                         "+1",
+                         " 1",
+                         "",
+                         "-",
+                         ".",
+                         "e5",
+                         "inf",
+                         "-INF",
+                         "Infinity",
+                         "infinit",
+                         "nan",
+                         "NaN(123)",
+                         "nan(",
+                         "1e40",
+                         "-1e40",
+                         "1e-50",
+                         "1e-46",
+                         "1e-45",
+                         "1e-39",
+                         "3.4028235e38",
+                         "3.4028236e38",
+                         "0x10",
+                         "12abc",
+                         "00012",
+                         "1.5.5",
+                         "0.1000000000000000055511151231257827",
                          "123456789012345678901234567890"};
   for (const char* text : texts) {
     CAPTURE(text);
