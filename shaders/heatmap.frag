@@ -1,4 +1,3 @@
-#version 330 core
 // Heatmap fragment shader: one float texel per cell, coloured through a colormap row; a masked
 // cell (marked below -0.5 in a stack of weights, which are never negative) hatched in two greys.
 uniform sampler2D Values;     // R32F, one texel per cell (nearest)

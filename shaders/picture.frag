@@ -1,4 +1,3 @@
-#version 330 core
 // A kept picture, copied: the texel and nothing else.
 uniform sampler2D Picture;
 in vec2 Frag_UV;

@@ -1,4 +1,3 @@
-#version 330 core
 // A kept picture's rectangles: position and texture coordinate, no colour.
 uniform mat4 ProjMtx;
 in vec2 Position;

@@ -1,4 +1,3 @@
-#version 330 core
 // The UI: the vertex colour times the texture (the font atlas with the cached text, or an image).
 uniform sampler2D Texture;
 in vec2 Frag_UV;

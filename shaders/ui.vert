@@ -1,4 +1,3 @@
-#version 330 core
 // The UI's vertex shader: Dear ImGui's vertex layout (position, uv, colour) and projection.
 uniform mat4 ProjMtx;
 in vec2 Position;

@@ -17,8 +17,9 @@ build_packages=(
 )
 # clang-format 14: the format check (tests/tools/check_format.sh) uses that version.
 # nodejs and npm: GPT-2's reference tokenizer (tests/reference/gpt2-tokenizer/), fetched by npm.
+# glslang-tools: the shaders compiled as GLSL 3.30 and GLSL ES 3.00 (tests/tools/check_shaders.py).
 test_packages=(python3 python3-torch xvfb xauth libgl1-mesa-dri xdotool valgrind clang-format-14
-               nodejs npm)
+               nodejs npm glslang-tools)
 fuzz_packages=(clang-14 libclang-rt-14-dev)
 # OpenBLAS: without it Debian's torch multiplies through the reference BLAS (libblas3), which
 # would make the comparison of make bench meaningless.

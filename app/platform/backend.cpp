@@ -220,7 +220,7 @@ Status Backend::init(const WindowOptions& options) {
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
   ImGui::GetIO().IniFilename = nullptr;  // the layout is computed, not saved
-  if (!ImGui_ImplGlfw_InitForOpenGL(window_, true) || !ImGui_ImplOpenGL3_Init("#version 330 core"))
+  if (!ImGui_ImplGlfw_InitForOpenGL(window_, true) || !ImGui_ImplOpenGL3_Init(kGlslVersion))
     return Status::error("cannot initialise Dear ImGui's GLFW/OpenGL backends");
   imgui_ready_ = true;
   // The backend's shader and buffers now, with its font texture for ImGui's tiny default font

@@ -8,9 +8,11 @@ namespace attnviz::render {
 
 namespace {
 
+// The platform's GLSL header (its #version line), then the source from shaders/.
 Result<unsigned> compile(const char* what, GLenum kind, const char* source) {
   const unsigned shader = glCreateShader(kind);
-  glShaderSource(shader, 1, &source, nullptr);
+  const char* const parts[] = {platform::kGlslHeader, source};
+  glShaderSource(shader, 2, parts, nullptr);
   glCompileShader(shader);
   GLint ok = 0;
   glGetShaderiv(shader, GL_COMPILE_STATUS, &ok);
