@@ -12,6 +12,7 @@
 // and decoding with a KV cache (decoding_view.hpp).
 #include "app/panels/decoding_view.hpp"
 #include "app/panels/linformer_view.hpp"
+#include "app/panels/pair_grid.hpp"
 #include "app/panels/panel.hpp"
 #include "app/panels/reformer_view.hpp"
 #include "app/panels/registry.hpp"
@@ -185,15 +186,12 @@ class CheaperPanel final : public Panel {
     computed_ = settings_;
     error_.clear();
     const AttentionConfig& c = r.config;
-    Result<float> scale = variant_score_scale(c, "FlashAttention");
-    if (!scale) {
-      error_ = scale.error() + " (in the Input panel).";
-      return false;
-    }
+    float scale = 1;
+    if (!score_scale_or_error(c, "FlashAttention", scale, error_)) return false;
     const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
     const MaskMatrix* mask = state.pipeline().mask();  // the custom mask or the pattern's
     Result<FlashResult> flash =
-        flash_attention(h.Q, h.K, h.V, *scale, c.causal, mask, settings_, true);
+        flash_attention(h.Q, h.K, h.V, scale, c.causal, mask, settings_, true);
     if (!flash) {
       error_ = flash.error();
       return false;

@@ -95,11 +95,8 @@ bool DecodingView::update(const AppState& state) {
   error_.clear();
   steps_.clear();
   const AttentionConfig& c = r.config;
-  Result<float> scale = variant_score_scale(c, "Decoding");
-  if (!scale) {
-    error_ = scale.error() + " (in the Input panel).";
-    return false;
-  }
+  float scale = 1;
+  if (!score_scale_or_error(c, "Decoding", scale, error_)) return false;
   const Pipeline& p = state.pipeline();
   if (p.cross() || p.mask()) {
     error_ =
@@ -107,25 +104,17 @@ bool DecodingView::update(const AppState& state) {
         "self-attention without a mask pattern (the Input panel).";
     return false;
   }
-  const auto& heads = state.document.scenario().parameters.heads;
-  const HeadParameters& own = heads[static_cast<std::size_t>(head)];
-  const HeadParameters& kv = heads[static_cast<std::size_t>(kv_source_head(c, head))];
-  KvCacheDecoder decoder(own.W_Q, kv.W_K, kv.W_V, *scale);
-  const Matrix& X = p.X_target();  // (n, d_model), positions included
-  for (Eigen::Index t = 0; t < X.rows(); ++t) {
-    Result<DecodeStep> step = decoder.step(X.row(t));
-    if (!step) {
-      error_ = step.error();
-      steps_.clear();
-      return false;
-    }
-    steps_.push_back(std::move(*step));
+  Result<DecodedSentence> decoded =
+      decode_sentence(state.document.scenario().parameters, c, head, p.X_target(), scale);
+  if (!decoded) {
+    error_ = decoded.error();
+    return false;
   }
-  keys_ = decoder.keys();
-  values_ = decoder.values();
+  steps_ = std::move(decoded->steps);
+  keys_ = std::move(decoded->keys);
+  values_ = std::move(decoded->values);
   const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
-  Result<FlashResult> full = flash_attention(h.Q, h.K, h.V, *scale, true, nullptr,
-                                             {Limits::kMaxTokens, Limits::kMaxTokens}, false);
+  Result<FlashResult> full = full_attention(h.Q, h.K, h.V, scale, true, nullptr);
   if (!full) {
     error_ = full.error();
     steps_.clear();

@@ -1,5 +1,6 @@
 #include "app/panels/linformer_view.hpp"
 
+#include "app/panels/pair_grid.hpp"
 #include "app/panels/widgets.hpp"
 #include "core/figures/colormap.hpp"
 #include "core/figures/format.hpp"
@@ -100,11 +101,8 @@ bool LinformerView::update(const AppState& state) {
   computed_shared_ = shared_;
   error_.clear();
   const AttentionConfig& c = r.config;
-  Result<float> scaled = variant_score_scale(c, "Linformer");
-  if (!scaled) {
-    error_ = scaled.error() + " (in the Input panel).";
-    return false;
-  }
+  float scale = 1;
+  if (!score_scale_or_error(c, "Linformer", scale, error_)) return false;
   if (c.causal || state.pipeline().mask()) {
     error_ =
         "Linformer has no causal or custom mask: a summary key mixes every position, the "
@@ -112,7 +110,6 @@ bool LinformerView::update(const AppState& state) {
     return false;
   }
   const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
-  const float scale = *scaled;
   // Full attention, for the differences: the head's own output (no mask here).
   const Matrix& full = h.output;  // (n_query, d_v)
   const auto run = [&](int summaries, Matrix* weights) -> Result<float> {

@@ -4,6 +4,7 @@
 #include "app/panels/widgets.hpp"
 #include "core/figures/colormap.hpp"
 #include "core/figures/format.hpp"
+#include "core/pipeline/variants_run.hpp"
 
 #include <algorithm>
 #include <cfloat>
@@ -104,6 +105,17 @@ PairGridHover draw_pair_grid(AppState& state, const PairGridSpec& spec, ImVec2 o
   ImGui::SetCursorScreenPos(origin);
   ImGui::Dummy(hover.size);
   return hover;
+}
+
+bool score_scale_or_error(const AttentionConfig& config, const char* method, float& scale,
+                          std::string& error) {
+  const Result<float> scaled = variant_score_scale(config, method);
+  if (!scaled) {
+    error = scaled.error() + " (in the Input panel).";
+    return false;
+  }
+  scale = *scaled;
+  return true;
 }
 
 int draw_coloured_chips(AppState& state, const char* id, const std::vector<Token>& tokens,

@@ -31,6 +31,11 @@ struct PairGridHover {
 // Draws at `origin` within `size` (cells no smaller than readable rows: it may reach past).
 PairGridHover draw_pair_grid(AppState& state, const PairGridSpec& spec, ImVec2 origin, ImVec2 size);
 
+// The scale of the head's dot-product scores as the cheaper methods compute them
+// (variant_score_scale), or false with `error` saying why not and where to change it.
+bool score_scale_or_error(const AttentionConfig& config, const char* method, float& scale,
+                          std::string& error);
+
 // Tokens as chips on wrapping lines, each filled with its colour (0: the theme's chip) and an
 // optional small badge after its text ("b2"); `outlined` marks one. Returns the clicked chip's
 // index, or -1. Hovering a chip marks the query in every view.

@@ -134,11 +134,8 @@ bool ReformerView::update(const AppState& state) {
   computed_ = settings_;
   error_.clear();
   const AttentionConfig& c = r.config;
-  Result<float> scale = variant_score_scale(c, "Reformer");
-  if (!scale) {
-    error_ = scale.error() + " (in the Input panel).";
-    return false;
-  }
+  float scale = 1;
+  if (!score_scale_or_error(c, "Reformer", scale, error_)) return false;
   if (state.pipeline().cross()) {
     error_ =
         "Reformer shares one vector for a token's query and key: it needs self-attention "
@@ -152,15 +149,14 @@ bool ReformerView::update(const AppState& state) {
     return false;
   }
   const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
-  Result<ReformerResult> lsh = reformer_attention(h.Q, h.V, *scale, c.causal, settings_);
+  Result<ReformerResult> lsh = reformer_attention(h.Q, h.V, scale, c.causal, settings_);
   if (!lsh) {
     error_ = lsh.error();
     return false;
   }
   lsh_ = std::move(*lsh);
   // Full attention over the same shared keys, for the difference.
-  Result<FlashResult> full = flash_attention(h.Q, lsh_.keys, h.V, *scale, c.causal, nullptr,
-                                             {Limits::kMaxTokens, Limits::kMaxTokens}, false);
+  Result<FlashResult> full = full_attention(h.Q, lsh_.keys, h.V, scale, c.causal, nullptr);
   difference_ = full ? (lsh_.output - full->output).cwiseAbs().maxCoeff() : 0.0f;
   bucket_colours_.clear();
   for (const ReformerRound& round : lsh_.rounds) {

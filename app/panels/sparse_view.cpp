@@ -120,8 +120,7 @@ bool SparseView::update(const AppState& state) {
   full_weights_.resize(0, 0);
   const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
   if (Result<float> scale = variant_score_scale(r.config, "the sparse view"); scale && mask) {
-    Result<FlashResult> full = flash_attention(h.Q, h.K, h.V, *scale, r.config.causal, nullptr,
-                                               {Limits::kMaxTokens, Limits::kMaxTokens}, false);
+    Result<FlashResult> full = full_attention(h.Q, h.K, h.V, *scale, r.config.causal, nullptr);
     if (full) {
       // α = exp(score − m) / ℓ, from the trace's final row maxima and sums.
       full_weights_.resize(n_query, n_key);

@@ -702,21 +702,15 @@ MaybeProblem variant_problem(const Scenario& scenario, const LessonCheck& check,
     case Kind::DecodeMatchesFull: {
       if (pipeline.cross())
         return Problem{"a decoder feeds a sentence to itself: it needs self-attention"};
-      const auto& heads = scenario.parameters.heads;
-      const HeadParameters& own = heads[static_cast<std::size_t>(check.head)];
-      const HeadParameters& kv =
-          heads[static_cast<std::size_t>(kv_source_head(config, check.head))];
-      KvCacheDecoder decoder(own.W_Q, kv.W_K, kv.W_V, *scale);
-      Result<FlashResult> full = flash_attention(head.Q, head.K, head.V, *scale, true, nullptr,
-                                                 {Limits::kMaxTokens, Limits::kMaxTokens}, false);
+      Result<DecodedSentence> decoded =
+          decode_sentence(scenario.parameters, config, check.head, pipeline.X_target(), *scale);
+      if (!decoded) return Problem{decoded.error()};
+      Result<FlashResult> full = full_attention(head.Q, head.K, head.V, *scale, true, nullptr);
       if (!full) return Problem{full.error()};
       float difference = 0;
-      for (Eigen::Index t = 0; t < pipeline.X_target().rows(); ++t) {
-        Result<DecodeStep> step = decoder.step(pipeline.X_target().row(t));
-        if (!step) return Problem{step.error()};
-        difference =
-            std::max(difference, (step->output - full->output.row(t)).cwiseAbs().maxCoeff());
-      }
+      for (const DecodeStep& step : decoded->steps)
+        difference = std::max(
+            difference, (step.output - full->output.row(step.position)).cwiseAbs().maxCoeff());
       if (difference <= 1e-5f) return std::nullopt;
       return Problem{"the decoder's rows differ from the full causal computation by " +
                      format(difference)};

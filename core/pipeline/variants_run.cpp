@@ -113,6 +113,23 @@ Result<float> variant_score_scale(const AttentionConfig& config, std::string_vie
   return scale / config.temperature;
 }
 
+Result<DecodedSentence> decode_sentence(const Parameters& parameters, const AttentionConfig& config,
+                                        int head, const Matrix& X, float scale) {
+  const HeadParameters& own = parameters.heads[static_cast<std::size_t>(head)];
+  const HeadParameters& kv =
+      parameters.heads[static_cast<std::size_t>(kv_source_head(config, head))];
+  KvCacheDecoder decoder(own.W_Q, kv.W_K, kv.W_V, scale);
+  DecodedSentence decoded;
+  for (Eigen::Index t = 0; t < X.rows(); ++t) {
+    Result<DecodeStep> step = decoder.step(X.row(t));
+    if (!step) return step.status();
+    decoded.steps.push_back(std::move(*step));
+  }
+  decoded.keys = decoder.keys();
+  decoded.values = decoder.values();
+  return decoded;
+}
+
 Result<std::string> variant_to_json(const Scenario& scenario, const Pipeline& pipeline,
                                     const VariantRequest& request) {
   if (pipeline.model_mode())
@@ -198,8 +215,7 @@ Result<std::string> variant_to_json(const Scenario& scenario, const Pipeline& pi
       w.matrix("summary_values", lin->summary_values);
       w.matrix("weights", lin->weights);
       output = lin->output;
-      Result<FlashResult> plain = flash_attention(h.Q, h.K, h.V, scale, false, nullptr,
-                                                  {Limits::kMaxTokens, Limits::kMaxTokens}, false);
+      Result<FlashResult> plain = full_attention(h.Q, h.K, h.V, scale, false, nullptr);
       if (!plain) return plain.status();
       full = plain->output;
       pairs = lin->pairs;
@@ -226,8 +242,7 @@ Result<std::string> variant_to_json(const Scenario& scenario, const Pipeline& pi
       w.matrix("pairs_mask", mask_as_matrix(lsh->pairs));
       w.matrix("weights", lsh->weights);
       output = lsh->output;
-      Result<FlashResult> plain = flash_attention(h.Q, lsh->keys, h.V, scale, c.causal, nullptr,
-                                                  {Limits::kMaxTokens, Limits::kMaxTokens}, false);
+      Result<FlashResult> plain = full_attention(h.Q, lsh->keys, h.V, scale, c.causal, nullptr);
       if (!plain) return plain.status();
       full = plain->output;
       pairs = lsh->pairs_computed;
@@ -247,8 +262,7 @@ Result<std::string> variant_to_json(const Scenario& scenario, const Pipeline& pi
         mask = with_global_tokens(*mask, request.global_tokens);
         if (!mask) return mask.status();
       }
-      Result<FlashResult> sparse = flash_attention(h.Q, h.K, h.V, scale, c.causal, &*mask,
-                                                   {Limits::kMaxTokens, Limits::kMaxTokens}, false);
+      Result<FlashResult> sparse = full_attention(h.Q, h.K, h.V, scale, c.causal, &*mask);
       if (!sparse) return sparse.status();
       if (request.method == VariantMethod::Blocks)
         w.integer("block", request.block);
@@ -258,8 +272,7 @@ Result<std::string> variant_to_json(const Scenario& scenario, const Pipeline& pi
       w.list("global_tokens", request.global_tokens);
       w.matrix("mask", mask_as_matrix(*mask));
       output = sparse->output;
-      Result<FlashResult> plain = flash_attention(h.Q, h.K, h.V, scale, c.causal, nullptr,
-                                                  {Limits::kMaxTokens, Limits::kMaxTokens}, false);
+      Result<FlashResult> plain = full_attention(h.Q, h.K, h.V, scale, c.causal, nullptr);
       if (!plain) return plain.status();
       full = plain->output;
       const PairCount count = count_pairs(*mask, c.causal);
@@ -304,26 +317,20 @@ Result<std::string> variant_to_json(const Scenario& scenario, const Pipeline& pi
     case VariantMethod::Decode: {
       if (!self) return Status::error("decode feeds a sentence to itself: it needs self-attention");
       if (Status status = refuse_mask("a decoder sees every earlier token"); !status) return status;
-      // Under grouped-query attention the head's keys and values are its group's.
-      const auto& heads = scenario.parameters.heads;
-      const HeadParameters& p = heads[static_cast<std::size_t>(request.head)];
-      const HeadParameters& kv = heads[static_cast<std::size_t>(kv_source_head(c, request.head))];
-      KvCacheDecoder decoder(p.W_Q, kv.W_K, kv.W_V, scale);
-      const Matrix& X = pipeline.X_target();  // (n, d_model), positions included
-      output.resize(X.rows(), h.V.cols());
+      Result<DecodedSentence> decoded =
+          decode_sentence(scenario.parameters, c, request.head, pipeline.X_target(), scale);
+      if (!decoded) return decoded.status();
+      output.resize(static_cast<Eigen::Index>(decoded->steps.size()), h.V.cols());
       std::vector<std::int64_t> work, work_without_cache;
-      for (Eigen::Index t = 0; t < X.rows(); ++t) {
-        Result<DecodeStep> step = decoder.step(X.row(t));
-        if (!step) return step.status();
-        output.row(t) = step->output;
-        work.push_back(step->work);
-        work_without_cache.push_back(step->work_without_cache);
-        pairs += step->cache_length;
+      for (const DecodeStep& step : decoded->steps) {
+        output.row(step.position) = step.output;
+        work.push_back(step.work);
+        work_without_cache.push_back(step.work_without_cache);
+        pairs += step.cache_length;
       }
       w.list("work_per_step", work);
       w.list("work_per_step_without_cache", work_without_cache);
-      Result<FlashResult> plain = flash_attention(h.Q, h.K, h.V, scale, true, nullptr,
-                                                  {Limits::kMaxTokens, Limits::kMaxTokens}, false);
+      Result<FlashResult> plain = full_attention(h.Q, h.K, h.V, scale, true, nullptr);
       if (!plain) return plain.status();
       full = plain->output;
       pairs_full = r.n_query * (r.n_query + 1) / 2;

@@ -16,6 +16,7 @@
 #include "core/base/status.hpp"
 #include "core/pipeline/pipeline.hpp"
 #include "core/variants/flash_attention.hpp"
+#include "core/variants/kv_cache.hpp"
 #include "core/variants/reformer.hpp"
 
 #include <cstdint>
@@ -45,6 +46,16 @@ std::string variant_method_names();
 // temperature), as each variant computes them; an error naming `method` for another score
 // function or for hard attention (the variants compute a softmax).
 Result<float> variant_score_scale(const AttentionConfig& config, std::string_view method);
+
+// Head `head` decoding X (n, d_model; the target's embeddings, positions included) one token at
+// a time with a KV cache: its own W_Q, its group's W_K and W_V (grouped-query attention). Every
+// step, and the caches after the last; an error from the step that failed.
+struct DecodedSentence {
+  std::vector<DecodeStep> steps;
+  Matrix keys, values;  // (n, d_k), (n, d_v)
+};
+Result<DecodedSentence> decode_sentence(const Parameters& parameters, const AttentionConfig& config,
+                                        int head, const Matrix& X, float scale);
 
 struct VariantRequest {
   VariantMethod method = VariantMethod::Flash;

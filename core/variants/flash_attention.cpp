@@ -127,4 +127,10 @@ Result<FlashResult> flash_attention(const Matrix& Q, const Matrix& K, const Matr
   return out;
 }
 
+Result<FlashResult> full_attention(const Matrix& Q, const Matrix& K, const Matrix& V, float scale,
+                                   bool causal, const MaskMatrix* mask) {
+  return flash_attention(Q, K, V, scale, causal, mask, {Limits::kMaxTokens, Limits::kMaxTokens},
+                         false);
+}
+
 }  // namespace attnviz

@@ -64,4 +64,9 @@ Result<FlashResult> flash_attention(const Matrix& Q, const Matrix& K, const Matr
                                     bool causal, const MaskMatrix* mask,
                                     const FlashSettings& settings, bool trace);
 
+// Full attention with the same scores: one tile holding every query and key, no trace. What each
+// cheaper method is compared with.
+Result<FlashResult> full_attention(const Matrix& Q, const Matrix& K, const Matrix& V, float scale,
+                                   bool causal, const MaskMatrix* mask);
+
 }  // namespace attnviz

@@ -59,6 +59,16 @@ class VariantsCliCase(unittest.TestCase):
         head = document["heads"][document["variant"]["head"]]
         return document, head, document["variant"]
 
+    def compute_scenario(self, fields, *args):
+        """`compute` on a scenario file holding TEXT and `fields`: the whole document."""
+        with tempfile.TemporaryDirectory() as folder:
+            path = pathlib.Path(folder) / "scenario.json"
+            path.write_text(json.dumps({"format": "attnviz-scenario", "version": 1,
+                                        "target": TEXT, **fields}))
+            result = run("compute", path, *args)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        return json.loads(result.stdout)
+
     def fails(self, status, *args):
         result = run(*args)
         self.assertEqual(result.returncode, status, f"{args}: {result.stderr}")
@@ -131,14 +141,9 @@ class VariantsCliCase(unittest.TestCase):
 
     def test_decode_under_grouped_query_attention_uses_the_groups_keys(self):
         # 4 heads sharing 2 key/value heads: head 1 takes head 0's K and V, head 2 its own.
-        with tempfile.TemporaryDirectory() as folder:
-            path = pathlib.Path(folder) / "grouped.json"
-            path.write_text(json.dumps({
-                "format": "attnviz-scenario", "version": 1, "target": TEXT, "d_model": 8,
-                "heads": 4, "d_k": 2, "d_v": 2, "kv_groups": 2, "causal": True}))
-            result = run("compute", path, "--variant", "decode", "--head", "1")
-            self.assertEqual(result.returncode, 0, result.stderr)
-            document = json.loads(result.stdout)
+        document = self.compute_scenario(
+            {"d_model": 8, "heads": 4, "d_k": 2, "d_v": 2, "kv_groups": 2, "causal": True},
+            "--variant", "decode", "--head", "1")
         heads, variant = document["heads"], document["variant"]
         self.assertEqual(heads[1]["K"], heads[0]["K"])
         self.assertEqual(heads[1]["V"], heads[0]["V"])
@@ -151,14 +156,9 @@ class VariantsCliCase(unittest.TestCase):
 
     def test_shared_keys_counts_by_hand_and_differs_from_multi_head(self):
         def grouped(extra, head):
-            with tempfile.TemporaryDirectory() as folder:
-                path = pathlib.Path(folder) / "grouped.json"
-                path.write_text(json.dumps({
-                    "format": "attnviz-scenario", "version": 1, "target": TEXT, "d_model": 8,
-                    "heads": 4, "d_k": 2, "d_v": 3, "compatibility": "additive", **extra}))
-                result = run("compute", path, "--variant", "shared_keys", "--head", head)
-                self.assertEqual(result.returncode, 0, result.stderr)
-                return json.loads(result.stdout)["variant"]
+            fields = {"d_model": 8, "heads": 4, "d_k": 2, "d_v": 3, "compatibility": "additive"}
+            return self.compute_scenario({**fields, **extra}, "--variant", "shared_keys",
+                                         "--head", head)["variant"]
         variant = grouped({"kv_groups": 2}, 1)
         self.assertEqual(variant["kv_groups"], 2)
         self.assertEqual(variant["key_value_head"], 0)

@@ -19,8 +19,8 @@ using testing::random_matrix;
 
 // Full attention as a textbook writes it: every score, the softmax of each row over its allowed
 // keys (a row with none: output 0), α·V. Double precision.
-Eigen::MatrixXd full_attention(const Matrix& Q, const Matrix& K, const Matrix& V, double scale,
-                               bool causal, const MaskMatrix* mask) {
+Eigen::MatrixXd plain_attention(const Matrix& Q, const Matrix& K, const Matrix& V, double scale,
+                                bool causal, const MaskMatrix* mask) {
   Eigen::MatrixXd out = Eigen::MatrixXd::Zero(Q.rows(), V.cols());
   for (Eigen::Index i = 0; i < Q.rows(); ++i) {
     std::vector<double> scores;
@@ -59,7 +59,7 @@ TEST_CASE("FlashAttention equals full attention for every tile size, causal or n
         Result<FlashResult> flash =
             flash_attention(Q, K, V, scale, causal, nullptr, {block_q, block_k}, false);
         REQUIRE(flash.ok());
-        CHECK(largest_difference(flash->output, full_attention(Q, K, V, scale, causal, nullptr)) <
+        CHECK(largest_difference(flash->output, plain_attention(Q, K, V, scale, causal, nullptr)) <
               1e-5);
         CHECK(flash->scores_held == std::min(block_q, 11) * std::min(block_k, 11));
       }
@@ -76,7 +76,7 @@ TEST_CASE("FlashAttention with a custom mask: a row with every key masked gets 0
     CAPTURE(block);
     Result<FlashResult> flash = flash_attention(Q, K, V, 0.4f, false, &mask, {block, block}, true);
     REQUIRE(flash.ok());
-    const Eigen::MatrixXd full = full_attention(Q, K, V, 0.4, false, &mask);
+    const Eigen::MatrixXd full = plain_attention(Q, K, V, 0.4, false, &mask);
     CHECK(largest_difference(flash->output, full) < 1e-5);
     CHECK(flash->output.row(2).isZero());
     CHECK(flash->row_sum[2] == 0.0f);

@@ -16,7 +16,7 @@ namespace {
 using testing::random_matrix;
 
 // Full attention, no mask, in double: softmax(scale · Q·Kᵀ) · V.
-Eigen::MatrixXd full_attention(const Matrix& Q, const Matrix& K, const Matrix& V, double scale) {
+Eigen::MatrixXd plain_attention(const Matrix& Q, const Matrix& K, const Matrix& V, double scale) {
   Eigen::MatrixXd scores = scale * Q.cast<double>() * K.cast<double>().transpose();
   for (Eigen::Index i = 0; i < scores.rows(); ++i) {
     scores.row(i) = (scores.row(i).array() - scores.row(i).maxCoeff()).exp().matrix();
@@ -29,7 +29,7 @@ Eigen::MatrixXd full_attention(const Matrix& Q, const Matrix& K, const Matrix& V
 
 TEST_CASE("Linformer with k = n and E = F = I, or a permutation, is full attention") {
   const Matrix Q = random_matrix(6, 4, 1), K = random_matrix(8, 4, 2), V = random_matrix(8, 3, 3);
-  const Eigen::MatrixXd full = full_attention(Q, K, V, 0.5);
+  const Eigen::MatrixXd full = plain_attention(Q, K, V, 0.5);
   const Matrix I = Matrix::Identity(8, 8);
   Result<LinformerResult> same = linformer_attention(Q, K, V, I, I, 0.5f);
   REQUIRE(same.ok());
@@ -64,7 +64,7 @@ TEST_CASE("Linformer's scores, weights and output are the plain formulas on the 
   const Eigen::MatrixXd summary_keys = E.cast<double>() * K.cast<double>();
   const Eigen::MatrixXd summary_values = E.cast<double>() * V.cast<double>();
   const Eigen::MatrixXd expected =
-      full_attention(Q, summary_keys.cast<float>(), summary_values.cast<float>(), 0.7);
+      plain_attention(Q, summary_keys.cast<float>(), summary_values.cast<float>(), 0.7);
   CHECK((shared->output.cast<double>() - expected).cwiseAbs().maxCoeff() < 1e-5);
   CHECK((shared->summary_keys.cast<double>() - summary_keys).cwiseAbs().maxCoeff() < 1e-5);
   for (Eigen::Index i = 0; i < 4; ++i) CHECK(shared->weights.row(i).sum() == doctest::Approx(1.0f));
