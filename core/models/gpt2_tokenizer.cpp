@@ -2,8 +2,9 @@
 
 #include "core/models/mapped_file.hpp"
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
+#include "core/base/unicode_classes.hpp"
+#include "core/models/model_tokens.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -157,51 +158,21 @@ class VocabularyReader : public nlohmann::json_sax<nlohmann::json> {
   }
 };
 
-// GPT-2's pattern, with \s spelled as Unicode's White_Space (what Python's `regex` module
-// gives \s, and so encoder.py), independent of PCRE2's own idea of \s.
-constexpr const char* kWhiteSpace =
-    "\\t\\n\\x{0B}\\f\\r \\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}"
-    "\\x{202F}\\x{205F}\\x{3000}";
+// What GPT-2's pattern asks of a character: \s is Unicode's White_Space (what Python's `regex`
+// module gives \s, and so encoder.py); [^\s\p{L}\p{N}] is everything else.
+enum class PieceClass { kLetter, kNumber, kSpace, kOther };
 
-struct CompiledPattern {
-  pcre2_code* code = nullptr;
-  std::string error;
-
-  CompiledPattern() {
-    const std::string ws = kWhiteSpace;
-    const std::string pattern = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^" + ws +
-                                "\\p{L}\\p{N}]+|[" + ws + "]+(?![^" + ws + "])|[" + ws + "]+";
-    int error_code = 0;
-    PCRE2_SIZE error_offset = 0;
-    code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-                         PCRE2_UTF | PCRE2_UCP, &error_code, &error_offset, nullptr);
-    if (code == nullptr) {
-      PCRE2_UCHAR message[256];
-      pcre2_get_error_message(error_code, message, sizeof message);
-      error = "GPT-2's pattern does not compile in PCRE2: " +
-              std::string(reinterpret_cast<const char*>(message));
-      return;
-    }
-    pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);  // faster when it can; matches alike without
+PieceClass piece_class(std::uint32_t code_point) {
+  if (is_white_space(code_point)) return PieceClass::kSpace;
+  switch (unicode_class(code_point)) {
+    case UnicodeClass::kLetter:
+      return PieceClass::kLetter;
+    case UnicodeClass::kNumber:
+      return PieceClass::kNumber;
+    default:
+      return PieceClass::kOther;
   }
-  ~CompiledPattern() { pcre2_code_free(code); }
-  CompiledPattern(const CompiledPattern&) = delete;
-  CompiledPattern& operator=(const CompiledPattern&) = delete;
-};
-
-const CompiledPattern& gpt2_pattern() {
-  static const CompiledPattern instance;
-  return instance;
 }
-
-struct MatchData {
-  pcre2_match_data* data;
-  explicit MatchData(const pcre2_code* code)
-      : data(pcre2_match_data_create_from_pattern(code, nullptr)) {}
-  ~MatchData() { pcre2_match_data_free(data); }
-  MatchData(const MatchData&) = delete;
-  MatchData& operator=(const MatchData&) = delete;
-};
 
 Result<std::string> read_capped(const std::string& path) {
   std::error_code error;
@@ -269,8 +240,6 @@ Result<Gpt2Tokenizer> Gpt2Tokenizer::parse(std::string_view vocab_text,
                                            std::string_view merges_text,
                                            const std::string& vocab_path,
                                            const std::string& merges_path) {
-  const CompiledPattern& pattern = gpt2_pattern();
-  if (pattern.code == nullptr) return Status::error(pattern.error);
   if (vocab_text.size() > kMaxFileBytes || merges_text.size() > kMaxFileBytes)
     return Status::error((vocab_text.size() > kMaxFileBytes ? vocab_path : merges_path) +
                          ": more than the " + std::to_string(kMaxFileBytes >> 20) +
@@ -386,64 +355,59 @@ int Gpt2Tokenizer::find(std::string_view bytes) const {
 }
 
 std::vector<std::pair<std::size_t, std::size_t>> Gpt2Tokenizer::split(std::string_view text) const {
-  std::vector<std::pair<std::size_t, std::size_t>> pieces;
-  if (text.empty()) return pieces;
-  // PCRE2 matches valid UTF-8 only: each invalid byte is matched as U+FFFD stands, and the
-  // pieces are mapped back to the original bytes.
-  std::string replaced;
-  std::vector<std::size_t> original;  // replaced offset -> text offset, at character starts
-  bool valid = true;
+  // GPT-2's pattern, matched by hand as a regular expression engine would (the first
+  // alternative that matches at a position wins, each one greedy):
+  //   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+  // Pass 1: the characters, with their classes. An invalid byte is one character, U+FFFD (a
+  // symbol), as a regex engine sees it once the text is made valid UTF-8.
+  struct Character {
+    std::size_t begin;  // byte offset in text
+    std::uint32_t code_point;
+    PieceClass kind;
+  };
+  std::vector<Character> characters;  // (n_characters + 1): the last one marks the end
+  characters.reserve(text.size() + 1);
   for (std::size_t at = 0; at < text.size();) {
     const std::size_t length = utf8_character_length(text, at);
-    if (length == 0) {
-      valid = false;
-      break;
-    }
-    at += length;
+    const std::uint32_t code_point =
+        length == 0 ? std::uint32_t{0xFFFD} : decode_code_point(text.substr(at, length));
+    characters.push_back({at, code_point, piece_class(code_point)});
+    at += std::max<std::size_t>(length, 1);
   }
-  std::string_view subject = text;
-  if (!valid) {
-    original.reserve(text.size() * 3 + 1);
-    for (std::size_t at = 0; at < text.size();) {
-      const std::size_t length = utf8_character_length(text, at);
-      if (length == 0) {
-        replaced += "\xEF\xBF\xBD";
-        original.insert(original.end(), 3, at);
-        ++at;
-      } else {
-        replaced.append(text.substr(at, length));
-        original.insert(original.end(), length, at);
-        at += length;
-      }
+  const std::size_t count = characters.size();
+  characters.push_back({text.size(), 0, PieceClass::kOther});
+
+  // Pass 2: the pieces, each one the first alternative that matches where the last one ended.
+  const auto run_end = [&](std::size_t from, PieceClass kind) {
+    while (from < count && characters[from].kind == kind) ++from;
+    return from;
+  };
+  std::vector<std::pair<std::size_t, std::size_t>> pieces;
+  for (std::size_t at = 0; at < count;) {
+    std::size_t end = at;  // in characters
+    // 's 't 're 've 'm 'll 'd
+    if (characters[at].code_point == '\'') {
+      const std::string_view rest = text.substr(characters[at].begin + 1);
+      for (const std::string_view suffix : {"s", "t", "re", "ve", "m", "ll", "d"})
+        if (rest.starts_with(suffix)) {
+          end = at + 1 + suffix.size();  // ASCII: one character a byte
+          break;
+        }
     }
-    original.push_back(text.size());
-    subject = replaced;
-  }
-  const auto to_text = [&](std::size_t offset) { return valid ? offset : original[offset]; };
-  const pcre2_code* code = gpt2_pattern().code;
-  MatchData match(code);
-  const auto* data = reinterpret_cast<PCRE2_SPTR>(subject.data());
-  std::size_t at = 0;
-  while (at < subject.size()) {
-    int found =
-        pcre2_match(code, data, subject.size(), at, PCRE2_NO_UTF_CHECK, match.data, nullptr);
-    if (found < 0 && found != PCRE2_ERROR_NOMATCH)  // a JIT limit: the interpreter then
-      found = pcre2_match(code, data, subject.size(), at, PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT,
-                          match.data, nullptr);
-    std::size_t begin = subject.size(), end = subject.size();
-    if (found >= 0) {
-      const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match.data);
-      begin = ovector[0];
-      end = ovector[1];
+    //  ?\p{L}+   ?\p{N}+   ?[^\s\p{L}\p{N}]+
+    for (const PieceClass kind : {PieceClass::kLetter, PieceClass::kNumber, PieceClass::kOther}) {
+      if (end > at) break;
+      if (characters[at].code_point == ' ' && at + 1 < count && characters[at + 1].kind == kind)
+        end = run_end(at + 1, kind);
+      else if (characters[at].kind == kind)
+        end = run_end(at, kind);
     }
-    // Every character matches one of the alternatives, so the matches tile the text; were a
-    // character ever skipped, it would still be a piece of its own, never dropped.
-    if (begin > at) pieces.emplace_back(to_text(at), to_text(begin));
-    if (end <= begin) {
-      if (begin >= subject.size()) break;
-      end = begin + std::max<std::size_t>(1, utf8_character_length(subject, begin));
+    // \s+(?!\S), which backs off one space from a run followed by a non-space; else \s+.
+    if (end == at) {
+      end = run_end(at, PieceClass::kSpace);
+      if (end < count && end - at > 1) --end;
     }
-    pieces.emplace_back(to_text(begin), to_text(end));
+    pieces.emplace_back(characters[at].begin, characters[end].begin);
     at = end;
   }
   return pieces;

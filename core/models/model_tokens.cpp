@@ -1,7 +1,6 @@
 #include "core/models/model_tokens.hpp"
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
+#include "core/base/unicode_classes.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -65,46 +64,25 @@ void append_utf8(std::string& out, std::uint32_t code_point) {
   }
 }
 
-// Unicode's classes of a non-ASCII character, as PCRE2 knows them: characters that show no
-// glyph of their own (format characters, spaces other than U+0020, line and paragraph
-// separators, C1 controls, variation selectors), and combining marks.
-class CharacterClasses {
- public:
-  enum Kind { kVisible, kInvisible, kCombining };
+// How a non-ASCII character is shown: characters that show no glyph of their own (format
+// characters, spaces other than U+0020, line and paragraph separators, C1 controls, variation
+// selectors) by name, combining marks on what precedes them.
+enum class CharacterKind { kVisible, kInvisible, kCombining };
 
-  CharacterClasses() {
-    int error_code = 0;
-    PCRE2_SIZE error_offset = 0;
-    const char* pattern =
-        "\\A(?:([\\p{Cf}\\p{Z}\\p{Cc}\\x{FE00}-\\x{FE0F}\\x{E0100}-\\x{E01EF}])|(\\p{M}))";
-    code_ = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern), PCRE2_ZERO_TERMINATED,
-                          PCRE2_UTF | PCRE2_UCP, &error_code, &error_offset, nullptr);
+CharacterKind character_kind(std::uint32_t code_point) {
+  if ((code_point >= 0xFE00 && code_point <= 0xFE0F) ||
+      (code_point >= 0xE0100 && code_point <= 0xE01EF))
+    return CharacterKind::kInvisible;  // variation selectors (marks, shown by name)
+  switch (unicode_class(code_point)) {
+    case UnicodeClass::kFormat:
+    case UnicodeClass::kSeparator:
+    case UnicodeClass::kControl:
+      return CharacterKind::kInvisible;
+    case UnicodeClass::kMark:
+      return CharacterKind::kCombining;
+    default:
+      return CharacterKind::kVisible;
   }
-  ~CharacterClasses() { pcre2_code_free(code_); }
-  CharacterClasses(const CharacterClasses&) = delete;
-  CharacterClasses& operator=(const CharacterClasses&) = delete;
-
-  // `character`: one valid UTF-8 character.
-  Kind kind(std::string_view character) const {
-    if (code_ == nullptr) return kVisible;
-    pcre2_match_data* match = pcre2_match_data_create_from_pattern(code_, nullptr);
-    if (match == nullptr) return kVisible;
-    const int found = pcre2_match(code_, reinterpret_cast<PCRE2_SPTR>(character.data()),
-                                  character.size(), 0, PCRE2_NO_UTF_CHECK, match, nullptr);
-    Kind kind = kVisible;
-    if (found == 2) kind = kInvisible;
-    if (found == 3) kind = kCombining;
-    pcre2_match_data_free(match);
-    return kind;
-  }
-
- private:
-  pcre2_code* code_ = nullptr;
-};
-
-const CharacterClasses& character_classes() {
-  static const CharacterClasses instance;
-  return instance;
 }
 
 // The name an invisible character is shown by: a short one people know, or its code point.
@@ -152,14 +130,15 @@ void append_shown_character(std::string& out, std::string_view stream, std::size
     return;
   }
   const std::string_view character = stream.substr(at, length);
-  switch (character_classes().kind(character)) {
-    case CharacterClasses::kInvisible:
-      out += invisible_name(decode_code_point(character));
+  const std::uint32_t code_point = decode_code_point(character);
+  switch (character_kind(code_point)) {
+    case CharacterKind::kInvisible:
+      out += invisible_name(code_point);
       return;
-    case CharacterClasses::kCombining:
+    case CharacterKind::kCombining:
       if (out.empty()) append_utf8(out, 0x25CC);  // ◌: the mark has nothing to sit on
       break;
-    case CharacterClasses::kVisible:
+    case CharacterKind::kVisible:
       break;
   }
   out.append(character);

@@ -3,13 +3,17 @@
 // algorithm (the pre-tokenizer's pieces also checked once with Python's `regex` module);
 // damaged files refused with messages naming the file and the line or key; and the tokens as
 // a person reads them (model_tokens.hpp), for GPT-2 and for llama2.c's tokenizer.
+// The pre-tokenizer is also compared with PCRE2 on random texts.
 // GPT-2's real files are compared with the reference encoder by tests/reference/gpt2-tokenizer/.
+#include "core/base/rng.hpp"
 #include "core/models/gpt2_tokenizer.hpp"
 #include "core/models/llama2c_tokenizer.hpp"
 #include "core/models/model_tokens.hpp"
 #include "tests/support/temp_dir.hpp"
 
+#define PCRE2_CODE_UNIT_WIDTH 8
 #include <doctest/doctest.h>
+#include <pcre2.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -542,6 +546,155 @@ TEST_CASE("show_tokens: the convention on its own") {
   std::vector<ModelToken> cut = {token("\xE4\xBD")};
   show_tokens(cut);
   CHECK(cut[0].shown == "<0xE4><0xBD>");
+}
+
+namespace {
+
+// The pre-tokenizer's reference: GPT-2's pattern compiled by PCRE2 (which split() used before it
+// was matched by hand, so that the browser build needs no regular expression library).
+using Ranges = std::vector<std::pair<std::size_t, std::size_t>>;
+
+// The length of the valid UTF-8 character at `at`, or 0 (RFC 3629), written again here.
+std::size_t valid_length(const std::string& text, std::size_t at) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(at);
+  std::size_t length = 0;
+  std::uint32_t low = 0;
+  if (lead < 0x80) return 1;
+  if (lead >= 0xC2 && lead <= 0xDF)
+    length = 2, low = 0x80;
+  else if (lead >= 0xE0 && lead <= 0xEF)
+    length = 3, low = 0x800;
+  else if (lead >= 0xF0 && lead <= 0xF4)
+    length = 4, low = 0x10000;
+  else
+    return 0;
+  if (at + length > text.size()) return 0;
+  std::uint32_t code_point = lead & (0x7F >> length);
+  for (std::size_t k = 1; k < length; ++k) {
+    if ((byte(at + k) & 0xC0) != 0x80) return 0;
+    code_point = code_point << 6 | (byte(at + k) & 0x3F);
+  }
+  if (code_point < low || code_point > 0x10FFFF || (code_point >= 0xD800 && code_point <= 0xDFFF))
+    return 0;
+  return length;
+}
+
+// GPT-2's pattern in PCRE2, \s spelled as Unicode's White_Space; an invalid byte replaced by
+// U+FFFD before matching and the pieces mapped back to the text's bytes.
+Ranges pcre2_pieces(const std::string& text) {
+  const std::string ws =
+      "\\t\\n\\x{0B}\\f\\r \\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}"
+      "\\x{202F}\\x{205F}\\x{3000}";
+  const std::string pattern = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^" + ws +
+                              "\\p{L}\\p{N}]+|[" + ws + "]+(?![^" + ws + "])|[" + ws + "]+";
+  int error_code = 0;
+  PCRE2_SIZE error_offset = 0;
+  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
+                                   PCRE2_UTF | PCRE2_UCP, &error_code, &error_offset, nullptr);
+  REQUIRE(code != nullptr);
+  std::string subject;
+  std::vector<std::size_t> original;  // subject offset -> text offset
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t length = valid_length(text, at);
+    if (length == 0) {
+      subject += "\xEF\xBF\xBD";
+      original.insert(original.end(), 3, at);
+      ++at;
+    } else {
+      subject.append(text, at, length);
+      original.insert(original.end(), length, at);
+      at += length;
+    }
+  }
+  original.push_back(text.size());
+  pcre2_match_data* match = pcre2_match_data_create_from_pattern(code, nullptr);
+  Ranges pieces;
+  for (std::size_t at = 0; at < subject.size();) {
+    const int found = pcre2_match(code, reinterpret_cast<PCRE2_SPTR>(subject.data()),
+                                  subject.size(), at, 0, match, nullptr);
+    REQUIRE(found > 0);
+    const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match);
+    REQUIRE(ovector[0] == at);  // the matches tile the text
+    REQUIRE(ovector[1] > at);
+    pieces.emplace_back(original[ovector[0]], original[ovector[1]]);
+    at = ovector[1];
+  }
+  pcre2_match_data_free(match);
+  pcre2_code_free(code);
+  return pieces;
+}
+
+// Every kind of character the pattern tells apart, and the bytes that are none.
+const std::vector<std::string> kParts = {
+    "a",
+    "Z",
+    "\xC3\xA9",
+    "\xCE\xB1",
+    "\xE4\xB8\xAD",
+    "\xF0\x9D\x90\x80",  // letters (𝐀)
+    "1",
+    "\xD9\xA3",
+    "\xC2\xBD",
+    "\xE2\x85\xA2",  // numbers: ٣ ½ Ⅲ
+    " ",
+    " ",
+    " ",
+    "\t",
+    "\n",
+    "\r",
+    "\x0B",
+    "\xC2\x85",
+    "\xC2\xA0",  // white space
+    "\xE2\x80\x80",
+    "\xE3\x80\x80",
+    "\xE2\x80\xA8",  // U+2000 U+3000 U+2028
+    "'",
+    "s",
+    "t",
+    "re",
+    "ve",
+    "m",
+    "ll",
+    "d",
+    "S",  // contractions' parts
+    "!",
+    ".",
+    "-",
+    "\xE2\x80\x94",
+    "\xF0\x9F\x98\x80",
+    "\xE2\x82\xAC",  // symbols: — 😀 €
+    "\xCC\x81",
+    "\xE2\x80\x8B",
+    "\xEF\xBB\xBF",
+    "\x1C",
+    std::string(1, '\0'),  // mark, ZWSP, BOM, FS, NUL
+    "\xEF\xBF\xBD",
+    "\xFF",
+    "\xC0",
+    "\xE2\x82",
+    "\xED\xA0\x80",  // U+FFFD, invalid
+};
+
+}  // namespace
+
+TEST_CASE("GPT-2's pre-tokenizer: the pieces of 20000 random texts are PCRE2's") {
+  const Gpt2Tokenizer tokenizer = hand_tokenizer();
+  int differences = 0;
+  for (std::uint64_t text_index = 0; text_index < 20000; ++text_index) {
+    std::string text;
+    const std::uint64_t parts = 1 + rng::mix(text_index) % 12;
+    for (std::uint64_t k = 0; k < parts; ++k)
+      text += kParts[rng::mix(rng::combine(text_index, k)) % kParts.size()];
+    const Ranges ours = tokenizer.split(text);
+    const Ranges reference = pcre2_pieces(text);
+    if (ours != reference && differences++ < 5) {
+      std::string hex;
+      for (const char c : text) hex += " " + std::to_string(static_cast<unsigned char>(c));
+      FAIL_CHECK("the pieces differ for the bytes" << hex);
+    }
+  }
+  CHECK(differences == 0);
 }
 
 }  // namespace attnviz
