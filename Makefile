@@ -5,11 +5,15 @@
 #   make bench  the engine's benchmarks: micro benchmarks, then AttnViz against PyTorch
 #   make format format every C++ file with clang-format 14 (make test fails on one that is not)
 #   make lint   clang-tidy 14 (.clang-tidy) on every translation unit; fails on any finding
+#   make web    the browser build (WebAssembly, Emscripten): a folder of static files in
+#               build-web/site/ that any web server can serve (docs/browser.md)
+#   make web-serve  make web, then serve it on http://localhost:8000/ to try it
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps deps-test configure build run test test-asan asan-run valgrind clean fuzz bench format lint
+.PHONY: all deps deps-test configure build run test test-asan asan-run valgrind clean fuzz bench format lint \
+        web web-build web-serve
 
 all: build
 
@@ -30,6 +34,7 @@ run: build
 
 test: deps-test configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
+	@$(MAKE) --no-print-directory web-build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 	@$(MAKE) --no-print-directory asan-run
 
@@ -92,4 +97,23 @@ lint:
 	    '^$(CURDIR)/(?!cli/allocation_counter\.cpp)(core|app|cli|tests)/'
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_BUILD_DIR) $(WEB_BUILD_DIR)
+
+# The browser build (issue 27): the same sources compiled to WebAssembly by Debian's Emscripten,
+# in $(WEB_BUILD_DIR)/ (the site in $(WEB_BUILD_DIR)/site/; attnviz-cli.js for Node beside it, which
+# the tests compare with the native engine). web.cmake downloads Dear ImGui's sources from
+# Debian's archive once. `make test` builds it and tests it in headless Chromium.
+WEB_BUILD_DIR ?= build-web
+WEB_PORT ?= 8000
+web:
+	@third_party/install-deps.sh web
+	@$(MAKE) --no-print-directory web-build
+	@echo "The browser build is in $(WEB_BUILD_DIR)/site/: copy that folder to any web server (make web-serve tries it)."
+
+web-build:
+	@emcmake cmake -S . -B $(WEB_BUILD_DIR) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake --build $(WEB_BUILD_DIR) -j $(JOBS)
+
+web-serve: web
+	@echo "AttnViz on http://localhost:$(WEB_PORT)/ (Ctrl+C stops it)"
+	python3 -m http.server $(WEB_PORT) --bind 127.0.0.1 --directory $(WEB_BUILD_DIR)/site

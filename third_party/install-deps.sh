@@ -6,6 +6,8 @@
 #   third_party/install-deps.sh bench   build + what `make bench` needs (Google Benchmark, PyTorch)
 #   third_party/install-deps.sh lint    build + what `make lint` needs (clang-tidy 14)
 #   third_party/install-deps.sh train   only what models/train/train_gpt2.py needs (run by hand)
+#   third_party/install-deps.sh web     build + what `make web` needs (the browser build)
+# `test` includes `web`: make test builds the browser build and tests it in headless Chromium.
 # Runs apt-get as root, or through sudo otherwise; does nothing when everything is present.
 set -euo pipefail
 
@@ -26,18 +28,23 @@ fuzz_packages=(clang-14 libclang-rt-14-dev)
 # would make the comparison of make bench meaningless.
 bench_packages=(libbenchmark-dev python3 python3-torch libopenblas0-pthread)
 lint_packages=(clang-tidy-14)
+# The browser build (make web, issue 27): Emscripten (with Debian's clang, binaryen and
+# node-acorn), xz-utils to unpack Dear ImGui's source package (downloaded from Debian's archive
+# by third_party/web/web.cmake), and Chromium to test the page headless.
+web_packages=(emscripten xz-utils chromium)
 # models/train/train_gpt2.py: PyTorch on OpenBLAS, the regex module (GPT-2's pre-tokenizer needs
 # \p{L} and \p{N}) and its corpus, the King James Bible (the `bible` program reads bible-kjv-text).
 train_packages=(python3 python3-torch python3-numpy python3-regex libopenblas0-pthread bible-kjv bible-kjv-text)
 
 case "$profile" in
   build) wanted=("${build_packages[@]}") ;;
-  test)  wanted=("${build_packages[@]}" "${test_packages[@]}") ;;
+  test)  wanted=("${build_packages[@]}" "${test_packages[@]}" "${web_packages[@]}") ;;
   fuzz)  wanted=("${build_packages[@]}" "${fuzz_packages[@]}") ;;
   bench) wanted=("${build_packages[@]}" "${bench_packages[@]}") ;;
   lint)  wanted=("${build_packages[@]}" "${lint_packages[@]}") ;;
   train) wanted=("${train_packages[@]}") ;;
-  *) echo "install-deps: unknown profile '$profile' (use: build | test | fuzz | bench | lint | train)" >&2; exit 2 ;;
+  web)   wanted=("${build_packages[@]}" "${web_packages[@]}") ;;
+  *) echo "install-deps: unknown profile '$profile' (use: build | test | fuzz | bench | lint | train | web)" >&2; exit 2 ;;
 esac
 
 missing=()

@@ -371,8 +371,8 @@ class InputPanel final : public Panel {
 
     static constexpr const char* kCompatibilityLabels[] = {
         "dot  q\xc2\xb7k",
-        "scaled dot  q\xc2\xb7k/\xe2\x88\x9a"
-        "d_k",
+        ("scaled dot  q\xc2\xb7k/\xe2\x88\x9a"
+         "d_k"),  // (the \x escape must end before the d)
         "general  q\xc2\xb7W\xe2\x82\x90\xc2\xb7k",
         "additive  v\xc2\xb7tanh(qW\xe2\x82\x81+kW\xe2\x82\x82)", "cosine"};
     int compatibility = static_cast<int>(config.compatibility);

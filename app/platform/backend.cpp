@@ -2,6 +2,10 @@
 
 #include "app/platform/gl.hpp"
 
+#ifdef __EMSCRIPTEN__
+#include "app/platform/browser.hpp"
+#endif
+
 #include <imgui.h>
 #include <imgui_impl_glfw.h>
 #include <imgui_impl_opengl3.h>
@@ -84,9 +88,11 @@ void on_window_size(GLFWwindow* window, int, int) {
 void on_refresh(GLFWwindow* window) {
   count_event(window);
 }
+#ifndef __EMSCRIPTEN__
 void on_content_scale(GLFWwindow* window, float, float) {
   count_event(window);
 }
+#endif
 void on_iconify(GLFWwindow* window, int) {
   count_event(window);
 }
@@ -175,20 +181,28 @@ Status Backend::init(const WindowOptions& options) {
                          " (is DISPLAY set? for headless use run under xvfb-run)");
   }
   glfwWindowHint(GLFW_CONTEXT_VERSION_MAJOR, 3);
+#ifdef __EMSCRIPTEN__
+  glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 0);  // OpenGL ES 3.0: WebGL 2
+  // The canvas fills the page, at the screen's own pixels: the window is the canvas.
+  int width = options.width, height = options.height;
+  browser::canvas_pixel_size(width, height);
+#else
   glfwWindowHint(GLFW_CONTEXT_VERSION_MINOR, 3);
   glfwWindowHint(GLFW_OPENGL_PROFILE, GLFW_OPENGL_CORE_PROFILE);
   glfwWindowHint(GLFW_OPENGL_FORWARD_COMPAT, GLFW_TRUE);
   glfwWindowHint(GLFW_VISIBLE, options.visible ? GLFW_TRUE : GLFW_FALSE);
   glfwWindowHint(GLFW_SCALE_TO_MONITOR, GLFW_TRUE);
+  const int width = options.width, height = options.height;
+#endif
   // Nothing is depth-tested or stenciled; and without those buffers Mesa's software GL may draw
   // rectangles as rectangles (render/ui_renderer.cpp).
   glfwWindowHint(GLFW_DEPTH_BITS, 0);
   glfwWindowHint(GLFW_STENCIL_BITS, 0);
-  window_ =
-      glfwCreateWindow(options.width, options.height, options.title.c_str(), nullptr, nullptr);
+  window_ = glfwCreateWindow(width, height, options.title.c_str(), nullptr, nullptr);
   title_ = options.title;
   if (!window_) {
-    return Status::error("cannot create an OpenGL 3.3 core context: " +
+    return Status::error(std::string(kBrowser ? "cannot create a WebGL 2 context: "
+                                              : "cannot create an OpenGL 3.3 core context: ") +
                          (g_glfw_error.empty() ? std::string("unknown reason") : g_glfw_error));
   }
   // Below this the panels have no room for their controls (a title a letter a line, buttons on
@@ -211,11 +225,16 @@ Status Backend::init(const WindowOptions& options) {
   glfwSetWindowFocusCallback(window_, on_focus);
   glfwSetFramebufferSizeCallback(window_, on_window_size);
   glfwSetWindowRefreshCallback(window_, on_refresh);
-  glfwSetWindowContentScaleCallback(window_, on_content_scale);
   glfwSetWindowIconifyCallback(window_, on_iconify);
+#ifdef __EMSCRIPTEN__
+  // GLFW 3.2 has no content scale: the page's devicePixelRatio is it (browser::fit_canvas()).
+  content_scale_ = std::max(1.0f, browser::device_pixel_ratio());
+#else
+  glfwSetWindowContentScaleCallback(window_, on_content_scale);
   float scale_x = 1.0f, scale_y = 1.0f;
   glfwGetWindowContentScale(window_, &scale_x, &scale_y);
   content_scale_ = std::max(1.0f, scale_y);
+#endif
 
   IMGUI_CHECKVERSION();
   ImGui::CreateContext();
@@ -238,6 +257,9 @@ Status Backend::init(const WindowOptions& options) {
 Status Backend::load_fonts(float pixel_size, float detail) {
   ImGuiIO& io = ImGui::GetIO();
   io.Fonts->Clear();
+  // The atlas as tall as its glyphs, not the next power of two: at twice the pixels (a HiDPI
+  // screen) that is 4096 x ~5000 texels rather than 4096 x 8192, which WebGL may not allow.
+  io.Fonts->Flags |= ImFontAtlasFlags_NoPowerOfTwoHeight;
   const float size = std::round(pixel_size * content_scale_ * detail);
   std::string missing;  // the last font not found
   const std::string fallback_path = find_font(kFallbackFontFile);
@@ -578,7 +600,21 @@ std::vector<std::string> Backend::take_dropped_files() {
   return files;
 }
 
+#ifndef __EMSCRIPTEN__  // the browser's are in browser.cpp
+void offer_download(const std::string&) {}
+void pick_file_to_open(bool) {}
+#endif
+
+void Backend::follow_page() {
+#ifdef __EMSCRIPTEN__
+  // The page's size and zoom, which the browser changes without an event GLFW 3.2 sees.
+  if (window_ && browser::fit_canvas(window_, content_scale_)) ++events_.count;
+#endif
+}
+
 void Backend::wait(double earliest, double latest) {
+  // The browser calls each frame (emscripten_set_main_loop): there is no waiting in a page.
+  if constexpr (kBrowser) return;
   const std::uint64_t key_presses = events_.key_presses;
   for (double early = earliest - time(); early > 0; early = earliest - time()) {
     glfwWaitEventsTimeout(early);

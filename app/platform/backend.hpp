@@ -76,6 +76,9 @@ class Backend {
   // going down ends the first one too: ImGui 1.86 sees a key only if a frame begins while it is
   // down (a shortcut typed quickly would otherwise go down and up within one wait).
   void wait(double earliest, double latest);
+  // The browser's page: gives the canvas the pixels it covers and the content scale the page's
+  // devicePixelRatio, counting a change as an event. Nothing on the desktop.
+  void follow_page();
   // Events of any kind so far: input, resizing, focus, exposure, files dropped.
   std::uint64_t input_events() const { return events_.count; }
   // A mouse press held back for the next frame: it came with the pointer's move (a tap).

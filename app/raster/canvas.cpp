@@ -1,5 +1,7 @@
 #include "app/raster/canvas.hpp"
 
+#include "core/base/threads.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <new>
@@ -106,7 +108,7 @@ bool Canvas::end() {
   drawn_width_ = width_;
   drawn_height_ = height_;
   try {
-    drawing_ = std::async(std::launch::async, [this] { draw(); });
+    drawing_ = std::async(kAsyncLaunch, [this] { draw(); });
   } catch (const std::system_error&) {  // no thread to be had: draw here
     draw();
   }

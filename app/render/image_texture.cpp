@@ -88,7 +88,8 @@ void ImageTexture::upload(int width, int height, const std::uint32_t* pixels) {
   glPixelStorei(GL_UNPACK_ALIGNMENT, 4);
   glPixelStorei(GL_UNPACK_ROW_LENGTH, 0);
   if (width != width_ || height != height_) {  // a new size: reallocate once, BGRA in memory
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA, width, height, 0, GL_BGRA, GL_UNSIGNED_BYTE, nullptr);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA, width, height, 0, platform::kTextureLayout,
+                 GL_UNSIGNED_BYTE, nullptr);
     width_ = width;
     height_ = height;
   }

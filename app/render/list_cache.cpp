@@ -199,8 +199,8 @@ void ListCache::record(unsigned framebuffer, int framebuffer_height) {
   if (entry->texture_width != area.width || entry->texture_height != area.height) {
     // BGRA in memory (an unsized format given BGRA texels): llvmpipe copies such a texture into
     // the frame a row at a time, without running a shader.
-    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA, area.width, area.height, 0, GL_BGRA, GL_UNSIGNED_BYTE,
-                 nullptr);
+    glTexImage2D(GL_TEXTURE_2D, 0, GL_RGBA, area.width, area.height, 0, platform::kTextureLayout,
+                 GL_UNSIGNED_BYTE, nullptr);
     entry->texture_width = area.width;
     entry->texture_height = area.height;
   }

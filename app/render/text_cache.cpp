@@ -39,7 +39,13 @@ unsigned TextCache::load_atlas(const unsigned char* alpha, int width, int height
   atlas_alpha_ = alpha;
   atlas_width_ = width;
   atlas_height_ = height;
-  texture_height_ = height + kCacheHeight;
+  // The cache's rows below the atlas, as many as the GL's largest texture leaves room for (WebGL's
+  // is often 8192: an atlas at twice the pixels, on a HiDPI screen, may leave fewer than
+  // kCacheHeight, or none, and strings are then drawn glyph by glyph).
+  GLint max_size = 0;
+  glGetIntegerv(GL_MAX_TEXTURE_SIZE, &max_size);
+  cache_height_ = std::clamp(max_size - height, 0, kCacheHeight);
+  texture_height_ = height + cache_height_;
   slots_.clear();
   shelf_x_ = shelf_y_ = shelf_height_ = 0;
   full_ = false;
@@ -60,10 +66,11 @@ unsigned TextCache::load_atlas(const unsigned char* alpha, int width, int height
                                    static_cast<std::size_t>(height));
   for (std::size_t i = 0; i < white.size(); ++i) white[i] = white_with_alpha(alpha[i]);
   glTexSubImage2D(GL_TEXTURE_2D, 0, 0, 0, width, height, GL_RGBA, GL_UNSIGNED_BYTE, white.data());
-  white.assign(static_cast<std::size_t>(width) * static_cast<std::size_t>(kCacheHeight),
+  white.assign(static_cast<std::size_t>(width) * static_cast<std::size_t>(cache_height_),
                white_with_alpha(0));
-  glTexSubImage2D(GL_TEXTURE_2D, 0, 0, height, width, kCacheHeight, GL_RGBA, GL_UNSIGNED_BYTE,
-                  white.data());
+  if (cache_height_ > 0)
+    glTexSubImage2D(GL_TEXTURE_2D, 0, 0, height, width, cache_height_, GL_RGBA, GL_UNSIGNED_BYTE,
+                    white.data());
   ready_ = glGetError() == GL_NO_ERROR;
   return ready_ ? texture_ : 0;
 }
@@ -76,13 +83,13 @@ void TextCache::begin_frame() {
 }
 
 bool TextCache::allocate(int width, int height, Slot& slot) {
-  if (width > atlas_width_ || height > kCacheHeight) return false;
+  if (width > atlas_width_ || height > cache_height_) return false;
   if (shelf_x_ + width > atlas_width_) {  // next shelf
     shelf_y_ += shelf_height_;
     shelf_x_ = 0;
     shelf_height_ = 0;
   }
-  if (shelf_y_ + height > kCacheHeight) {
+  if (shelf_y_ + height > cache_height_) {
     full_ = true;
     return false;
   }

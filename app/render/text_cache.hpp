@@ -65,7 +65,8 @@ class TextCache {
   bool ready_ = false;  // the texture holds the current atlas
   const unsigned char* atlas_alpha_ = nullptr;
   int atlas_width_ = 0, atlas_height_ = 0, texture_height_ = 0;
-  static constexpr int kCacheHeight = 1024;  // texel rows for strings below the atlas
+  static constexpr int kCacheHeight = 1024;  // texel rows for strings below the atlas, at most
+  int cache_height_ = 0;                     // ... as many as the GL allows
   // Shelf packing: strings fill rows left to right; a new shelf starts below the tallest.
   int shelf_x_ = 0, shelf_y_ = 0, shelf_height_ = 0;
   bool full_ = false;  // no room left: cleared at the next frame

@@ -127,7 +127,9 @@ void UiRenderer::set_up_state(const ImDrawData* draw_data, int framebuffer_width
   glDisable(GL_DEPTH_TEST);
   glDisable(GL_STENCIL_TEST);
   glEnable(GL_SCISSOR_TEST);
+#ifndef __EMSCRIPTEN__  // OpenGL ES has filled polygons only, and no glPolygonMode
   glPolygonMode(GL_FRONT_AND_BACK, GL_FILL);
+#endif
   glViewport(0, 0, framebuffer_width, framebuffer_height);
   float projection[16];
   ui_projection(*draw_data, projection);

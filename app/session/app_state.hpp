@@ -151,6 +151,12 @@ struct FrameLayout {
   float cheaper_difference = -1;
   int decoding_step = -1;
   long long cache_per_token = 0;
+  // The tab buttons drawn, each with its view and where (the tests click them); reset every frame.
+  struct Tab {
+    view::ViewId view;
+    float x = 0, y = 0, w = 0, h = 0;
+  };
+  std::vector<Tab> tabs;
   // Per view (view::ViewId), what it wrote of the tokens' names; reset every frame.
   std::array<LabelRecord, view::kViewCount> labels{};
   LabelRecord& labels_of(view::ViewId id) { return labels[static_cast<std::size_t>(id)]; }

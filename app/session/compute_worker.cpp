@@ -1,12 +1,14 @@
 #include "app/session/compute_worker.hpp"
 
+#include "core/base/threads.hpp"
+
 #include <utility>
 
 namespace attnviz::app {
 
 ComputeWorker::ComputeWorker(int engine_threads) {
   back_.set_threads(engine_threads);
-  thread_ = std::thread([this] { loop(); });
+  if (kHasThreads) thread_ = std::thread([this] { loop(); });
 }
 
 ComputeWorker::~ComputeWorker() {
@@ -15,7 +17,7 @@ ComputeWorker::~ComputeWorker() {
     stopping_ = true;
   }
   changed_.notify_all();
-  thread_.join();
+  if (thread_.joinable()) thread_.join();
 }
 
 void ComputeWorker::request(const Scenario& scenario, std::uint64_t version, int shown_layer) {
@@ -36,6 +38,10 @@ bool ComputeWorker::pending() const {
 std::optional<ComputeWorker::Finished> ComputeWorker::collect(Pipeline& front,
                                                               std::chrono::nanoseconds wait,
                                                               std::uint64_t oldest) {
+  if (!kHasThreads) {  // no worker: the request is computed here, now
+    (void)wait;
+    if (next_ && !finished_) run_next();
+  }
   std::unique_lock<std::mutex> lock(mutex_);
   if (!finished_ && (running_ || next_))
     changed_.wait_for(lock, wait, [this] { return finished_.has_value(); });
@@ -53,6 +59,7 @@ std::optional<ComputeWorker::Finished> ComputeWorker::collect(Pipeline& front,
 }
 
 void ComputeWorker::wait_until_idle() {
+  if (!kHasThreads) return;  // nothing runs but on the caller's own thread
   std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait(
       lock, [this] { return !running_ && !catching_up_ && (finished_ || (!next_ && !catch_up_)); });
@@ -74,20 +81,27 @@ void ComputeWorker::loop() {
       changed_.notify_all();
       continue;
     }
-    Job job = std::move(*next_);
-    next_.reset();
-    catch_up_ = false;  // the job computes it all
-    running_ = true;
     lock.unlock();
-    Status status = back_.run(job.scenario);  // the long part, unlocked
-    if (status && job.shown_layer >= 0 && job.shown_layer < back_.layer_count())
-      static_cast<void>(back_.layer(job.shown_layer));
+    run_next();
     lock.lock();
-    running_ = false;
-    if (status) last_computed_ = std::move(job.scenario);
-    finished_ = Finished{job.version, std::move(status)};
-    changed_.notify_all();
   }
+}
+
+void ComputeWorker::run_next() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  Job job = std::move(*next_);
+  next_.reset();
+  catch_up_ = false;  // the job computes it all
+  running_ = true;
+  lock.unlock();
+  Status status = back_.run(job.scenario);  // the long part, unlocked
+  if (status && job.shown_layer >= 0 && job.shown_layer < back_.layer_count())
+    static_cast<void>(back_.layer(job.shown_layer));
+  lock.lock();
+  running_ = false;
+  if (status) last_computed_ = std::move(job.scenario);
+  finished_ = Finished{job.version, std::move(status)};
+  changed_.notify_all();
 }
 
 }  // namespace attnviz::app

@@ -8,6 +8,9 @@
 // made while another runs replaces any that has not started. Each pipeline keeps its own forward
 // pass and cache over one shared model (core/pipeline/model_run.hpp, shared_model).
 //
+// Without threads (core/base/threads.hpp: the browser build) there is no worker: collect()
+// computes the request itself, on the UI thread, and the catch-up below is skipped.
+//
 // After a swap the back pipeline is one computation behind: while nothing else is asked, the worker
 // computes that one again on it, so that the next request computes only what it changes (a
 // keystroke: its new position) rather than what the one before it changed too (a head knocked
@@ -60,6 +63,7 @@ class ComputeWorker {
     int shown_layer = 0;
   };
   void loop();
+  void run_next();  // computes next_ (there is one) on back_; the mutex not held
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;
@@ -72,7 +76,7 @@ class ComputeWorker {
   bool catching_up_ = false;
   std::uint64_t requested_ = 0;  // the version last asked for
   bool stopping_ = false;
-  std::thread thread_;  // last: started once the rest is ready
+  std::thread thread_;  // last: started once the rest is ready (none without threads)
 };
 
 }  // namespace attnviz::app

@@ -1,5 +1,6 @@
 #include "app/session/options.hpp"
 
+#include "core/base/threads.hpp"
 #include "core/engine/attention.hpp"
 #include "core/models/model_files.hpp"
 
@@ -74,6 +75,7 @@ std::string usage() {
 }
 
 int default_engine_threads() {
+  if (!kHasThreads) return 1;
   return std::thread::hardware_concurrency() >= 4 ? 2 : 1;
 }
 

@@ -4,6 +4,12 @@
 
 #include "app/session/file_actions.hpp"
 
+#ifdef __EMSCRIPTEN__
+#include "app/platform/browser.hpp"
+
+#include <emscripten/emscripten.h>
+#endif
+
 #include <imgui.h>
 #include <imgui_internal.h>  // the caret blink timer of the text field being typed into
 
@@ -135,6 +141,9 @@ Status App::start() {
 int App::run() {
   if (Status status = start(); !status) {
     std::cerr << "attnviz: error: " << status.message() << '\n';
+#ifdef __EMSCRIPTEN__
+    platform::browser::show_error("AttnViz could not start: " + status.message());
+#endif
     return 1;
   }
   const Options& options = shell_.options;
@@ -147,31 +156,47 @@ int App::run() {
   // ATTNVIZ_EXIT_AFTER=SECONDS closes the window after that long and reports how many frames were
   // drawn (the tests check that an idle app sleeps).
   const char* exit_after_text = std::getenv("ATTNVIZ_EXIT_AFTER");
-  const double exit_after = exit_after_text ? std::strtod(exit_after_text, nullptr) : 0.0;
-  const double loop_start = backend.time();
-  long frames_drawn = 0;
-  while (true) {
-    // The window's close button, as Ctrl+Q: unsaved edits are asked about first.
-    if (backend.should_close() && !shell_.quit_agreed) {
-      backend.cancel_close();
-      commands_.quit();
-    }
-    if (shell_.quit_agreed) break;
-    this->frame();
-    if (shell_.png.request) {
-      capture_png_if_requested(shell_,
-                               commands_);  // renders this frame into the back buffer and reads it
-      backend.present();
-    } else {
-      backend.end_frame();
-    }
-    ++frames_drawn;
-    if (exit_after > 0 && backend.time() - loop_start >= exit_after) shell_.quit_agreed = true;
-    if (!shell_.quit_agreed) wait_for_next_frame();
+  exit_after_ = exit_after_text ? std::strtod(exit_after_text, nullptr) : 0.0;
+  loop_start_ = backend.time();
+#ifdef __EMSCRIPTEN__
+  // The page calls a pass for every frame it shows (requestAnimationFrame); main() returns and
+  // the app lives on (main.cpp keeps it).
+  emscripten_set_main_loop_arg([](void* app) { static_cast<App*>(app)->browser_pass(); }, this, 0,
+                               false);
+  return 0;
+#else
+  while (interactive_pass()) wait_for_next_frame();
+  return finish_interactive();
+#endif
+}
+
+bool App::interactive_pass() {
+  platform::Backend& backend = shell_.backend;
+  // The window's close button, as Ctrl+Q: unsaved edits are asked about first.
+  if (backend.should_close() && !shell_.quit_agreed) {
+    backend.cancel_close();
+    commands_.quit();
   }
-  if (exit_after > 0)
-    std::fprintf(stderr, "attnviz: %ld frames in %.1f s\n", frames_drawn,
-                 backend.time() - loop_start);
+  if (shell_.quit_agreed) return false;
+  this->frame();
+  if (shell_.png.request) {
+    capture_png_if_requested(shell_,
+                             commands_);  // renders this frame into the back buffer and reads it
+    backend.present();
+  } else {
+    backend.end_frame();
+  }
+  ++frames_drawn_;
+  if (exit_after_ > 0 && backend.time() - loop_start_ >= exit_after_) shell_.quit_agreed = true;
+  return !shell_.quit_agreed;
+}
+
+int App::finish_interactive() {
+  const Options& options = shell_.options;
+  platform::Backend& backend = shell_.backend;
+  if (exit_after_ > 0)
+    std::fprintf(stderr, "attnviz: %ld frames in %.1f s\n", frames_drawn_,
+                 backend.time() - loop_start_);
   if (options.layout_out)
     if (Status status = write_layout(shell_); !status)
       std::cerr << "attnviz: error: " << status.message() << '\n';
@@ -184,6 +209,37 @@ int App::run() {
     shell_.autosave.observe(shell_.state, std::numeric_limits<double>::infinity());
   return 0;
 }
+
+// The browser's frame: a pass when the plan says one is due (input since it was made, or a change
+// due by itself), so that an idle page draws nothing. Quitting ends the loop.
+void App::browser_pass() {
+  platform::Backend& backend = shell_.backend;
+  backend.follow_page();
+  const double now = backend.time();
+  const bool input = backend.input_events() != events_at_plan_;
+  if (frames_drawn_ > 0 && (now < next_plan_.earliest || (!input && now < next_plan_.latest)))
+    return;
+  if (!interactive_pass()) {
+#ifdef __EMSCRIPTEN__
+    emscripten_cancel_main_loop();
+#endif
+    finish_interactive();
+    return;
+  }
+  next_plan_ = plan_next_frame();
+  events_at_plan_ = backend.input_events();
+#ifdef __EMSCRIPTEN__
+  if (frames_drawn_ == 1) platform::browser::first_frame_drawn();
+#endif
+}
+
+#ifdef __EMSCRIPTEN__
+std::string App::layout_text() {
+  int width = 0, height = 0;
+  shell_.backend.framebuffer_size(width, height);
+  return layout_json_text(shell_, width, height);
+}
+#endif
 
 // -----------------------------------------------------------------------------
 // [SECTION] Frame
@@ -198,6 +254,7 @@ void App::frame() {
   state.frame.layout.labels = {};
   state.frame.layout.model_grid = {};
   state.frame.layout.pipeline_titles.clear();
+  state.frame.layout.tabs.clear();
   state.frame.layout.geometry_mode.clear();
   state.frame.layout.geometry_plane_key = -1;
   state.frame.layout.flash_step = -1;
@@ -206,7 +263,8 @@ void App::frame() {
   state.frame.layout.cheaper_difference = -1;
   state.frame.layout.decoding_step = -1;
   apply_theme_and_fonts(shell_);
-  for (const std::string& path : backend.take_dropped_files()) commands_.open_dropped_file(path);
+  if (const std::vector<std::string> dropped = backend.take_dropped_files(); !dropped.empty())
+    commands_.open_dropped_files(dropped);
   backend.new_frame();
   stand_in_for_wide_characters(shell_);
   shell_.heatmaps.begin_frame(state.ui.theme == Theme::Dark);
@@ -242,9 +300,9 @@ void App::frame() {
   shell_.autosave.observe(state, backend.time());
 }
 
-// Sleeps until the next frame is due: at once while the user is doing something, after input for
-// a few frames, when something drawn changes by itself, else when input comes.
-void App::wait_for_next_frame() {
+// When the next frame is due: at once while the user is doing something, after input for a few
+// frames, when something drawn changes by itself, else when input comes.
+FramePlan App::plan_next_frame() {
   platform::Backend& backend = shell_.backend;
   const ImGuiIO& io = ImGui::GetIO();
   FrameActivity activity;
@@ -275,8 +333,13 @@ void App::wait_for_next_frame() {
     activity.next_change = std::min(activity.next_change, frame_start_ + toggle_in + 0.01);
   }
   activity.next_change = std::min(activity.next_change, shell_.notices.changes_at(activity.now));
-  const FramePlan plan = pacer_.plan(activity);
-  backend.wait(plan.earliest, plan.latest);
+  return pacer_.plan(activity);
+}
+
+// Sleeps until the next frame is due.
+void App::wait_for_next_frame() {
+  const FramePlan plan = plan_next_frame();
+  shell_.backend.wait(plan.earliest, plan.latest);
 }
 
 }  // namespace attnviz::app

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "app/platform/platform.hpp"
 #include "app/session/file_actions.hpp"
+#include "app/session/state_dir.hpp"
 #include "app/session/status_line.hpp"
 #include "app/session/view_state.hpp"
 #include "core/document/file_io.hpp"
@@ -24,6 +26,60 @@ Result<Lesson> load_lesson(const std::string& name) {
   }
   return load_lesson_file(name);
 }
+
+// -----------------------------------------------------------------------------
+// [SECTION] Files in the browser
+// -----------------------------------------------------------------------------
+// A page has no file system the user sees. Open and Open model use the browser's file picker
+// (the file arrives as one dropped on the page); every file the app writes is written into the
+// page's memory, then offered as a download. Scenarios and lessons the user opens or saves are
+// kept in the state folder's files/ (this browser's IndexedDB), so that Open recent finds them
+// after a reload; exports go to /downloads/.
+
+namespace {
+
+std::string browser_files_folder() {
+  const std::string state = app_state_dir();
+  const std::filesystem::path folder =
+      std::filesystem::path(state.empty() ? "/tmp" : state) / "files";
+  std::error_code error;
+  std::filesystem::create_directories(folder, error);
+  return folder.string();
+}
+
+std::string browser_download_path(const std::string& name, const std::string& extension) {
+  std::error_code error;
+  std::filesystem::create_directories("/downloads", error);
+  std::string file = name;
+  if (!extension.empty() && !file.ends_with(extension)) file += extension;
+  return (std::filesystem::path("/downloads") / file).string();
+}
+
+// A file dropped on the page (or picked), copied into files/ so that it outlives the page.
+std::string kept_in_browser(const std::string& path) {
+  const std::filesystem::path kept =
+      std::filesystem::path(browser_files_folder()) / std::filesystem::path(path).filename();
+  std::error_code error;
+  if (std::filesystem::equivalent(path, kept, error)) return path;
+  std::filesystem::copy_file(path, kept, std::filesystem::copy_options::overwrite_existing, error);
+  return error ? path : kept.string();
+}
+
+// Every file an export wrote: the file, or a folder's files (the matrices as CSV).
+void offer_written(const std::string& path) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(path, error)) {
+    platform::offer_download(path);
+    return;
+  }
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(path, error))
+    if (entry.is_regular_file(error)) files.push_back(entry.path().string());
+  std::sort(files.begin(), files.end());
+  for (const std::string& file : files) platform::offer_download(file);
+}
+
+}  // namespace
 
 void Commands::report(const Status& status, const std::string& success) {
   if (status)
@@ -51,6 +107,10 @@ void Commands::new_scenario() {
 }
 
 void Commands::open() {
+  if (platform::kBrowser) {
+    platform::pick_file_to_open(false);
+    return;
+  }
   file_action_ = FileAction::Open;
   shell_.file_dialog.open_for_open("Open a scenario", "");
 }
@@ -62,6 +122,10 @@ void Commands::open_file(const std::string& path) {
 }
 
 void Commands::open_model() {
+  if (platform::kBrowser) {
+    platform::pick_file_to_open(true);
+    return;
+  }
   file_action_ = FileAction::OpenModel;
   const std::vector<std::string> shipped = shipped_model_folders();
   shell_.file_dialog.open_for_model("Open a model", shipped.empty() ? "" : shipped.front());
@@ -94,6 +158,27 @@ void Commands::toggle_knock_out() {
                            std::to_string(layer + 1) + ", head " + std::to_string(head + 1));
 }
 
+void Commands::open_dropped_files(const std::vector<std::string>& paths) {
+  // A model's files dropped (or picked) together, as a folder's are in the browser: the model is
+  // the largest .bin or .safetensors; its tokenizer and config are found beside it.
+  std::optional<std::string> model;
+  std::uintmax_t model_bytes = 0;
+  for (const std::string& path : paths) {
+    const std::string extension = std::filesystem::path(path).extension().string();
+    std::error_code error;
+    const std::uintmax_t bytes = std::filesystem::file_size(path, error);
+    if ((extension == ".bin" || extension == ".safetensors") && !error && bytes >= model_bytes) {
+      model = path;
+      model_bytes = bytes;
+    }
+  }
+  if (model && paths.size() > 1) {
+    open_model_named(*model);
+    return;
+  }
+  for (const std::string& path : paths) open_dropped_file(path);
+}
+
 void Commands::open_dropped_file(const std::string& path) {
   // A model: a folder, a llama2.c .bin or a .safetensors file.
   std::error_code error;
@@ -109,7 +194,15 @@ void Commands::open_dropped_file(const std::string& path) {
     report(text.status(), "");
     return;
   }
-  if (text->find(kLessonFormat) != std::string::npos) {  // a lesson file
+  if (platform::kBrowser) {  // kept beyond the page, for Open recent
+    open_kept_file(kept_in_browser(path), *text);
+    return;
+  }
+  open_kept_file(path, *text);
+}
+
+void Commands::open_kept_file(const std::string& path, const std::string& text) {
+  if (text.find(kLessonFormat) != std::string::npos) {  // a lesson file
     Result<Lesson> lesson = load_lesson_file(path);
     if (lesson.ok())
       replace_scenario(
@@ -128,12 +221,22 @@ void Commands::save() {
     save_as();
     return;
   }
-  report(save_scenario(state, shell_.recent, state.document.path()),
-         "saved " + state.document.path());
+  const Status status = save_scenario(state, shell_.recent, state.document.path());
+  report(status, platform::kBrowser
+                     ? "saved " + std::filesystem::path(state.document.path()).filename().string() +
+                           " (downloaded)"
+                     : "saved " + state.document.path());
+  if (status && platform::kBrowser) platform::offer_download(state.document.path());
   if (!state.unsaved()) shell_.autosave.discard();
 }
 
 void Commands::save_as() {
+  if (platform::kBrowser) {  // kept in this browser and downloaded, under the name proposed
+    act_on_file(
+        FileAction::SaveAs,
+        (std::filesystem::path(browser_files_folder()) / save_as_file_name(shell_.state)).string());
+    return;
+  }
   file_action_ = FileAction::SaveAs;
   // In the file's folder, its name proposed (a folder browsed to then is where it goes).
   const std::filesystem::path current(shell_.state.document.path());
@@ -144,6 +247,10 @@ void Commands::save_as() {
 
 void Commands::ask_for_export(FileAction action, const char* title, const char* name,
                               const char* extension) {
+  if (platform::kBrowser) {  // written into the page's memory, then downloaded
+    act_on_file(action, browser_download_path(name, extension));
+    return;
+  }
   file_action_ = action;
   shell_.file_dialog.open_for_save(title, "", name, extension);
 }
@@ -190,19 +297,29 @@ void Commands::handle_file_dialog() {
   if (!chosen) return;
   const FileAction action = file_action_;
   file_action_ = FileAction::None;
+  act_on_file(action, *chosen);
+}
+
+void Commands::act_on_file(FileAction action, const std::string& path) {
   AppState& state = shell_.state;
+  // The browser downloads what was written (a PNG once it is written: png_export.cpp).
+  const auto written = [&](const Status& status, const std::string& success) {
+    if (!platform::kBrowser) return report(status, success);
+    report(status, "downloaded " + std::filesystem::path(path).filename().string());
+    if (status) offer_written(path);
+  };
   switch (action) {
     case FileAction::Open:
-      open_file(*chosen);
+      open_file(path);
       break;
     case FileAction::OpenModel:
-      open_model_named(*chosen);
+      open_model_named(path);
       break;
     case FileAction::SaveAs:
-      if (Status status = save_scenario(state, shell_.recent, *chosen); status) {
+      if (Status status = save_scenario(state, shell_.recent, path); status) {
         state.leave_lesson();
         shell_.autosave.discard();
-        report(status, "saved " + *chosen);
+        written(status, "saved " + path);
       } else {
         report(status, "");
       }
@@ -214,24 +331,24 @@ void Commands::handle_file_dialog() {
     case FileAction::Export:
       switch (export_format_) {
         case ExportFormat::HeatmapSvg:
-          report(export_heatmap_svg(state, *chosen), "exported " + *chosen);
+          written(export_heatmap_svg(state, path), "exported " + path);
           break;
         case ExportFormat::ArrowsSvg:
-          report(export_arrows_svg(state, *chosen, false), "exported " + *chosen);
+          written(export_arrows_svg(state, path, false), "exported " + path);
           break;
         case ExportFormat::AllHeadsArrowsSvg:
-          report(export_arrows_svg(state, *chosen, true), "exported " + *chosen);
+          written(export_arrows_svg(state, path, true), "exported " + path);
           break;
         case ExportFormat::MatricesCsv:
-          report(export_matrices_csv(state, *chosen), "exported the matrices into " + *chosen);
+          written(export_matrices_csv(state, path), "exported the matrices into " + path);
           break;
         case ExportFormat::ResultJson:
-          report(export_result_json(state, *chosen), "exported " + *chosen);
+          written(export_result_json(state, path), "exported " + path);
           break;
       }
       break;
     case FileAction::Png:
-      shell_.png.request = PngRequest{*chosen, png_crop_, shell_.png.scale, ImGui::GetFrameCount()};
+      shell_.png.request = PngRequest{path, png_crop_, shell_.png.scale, ImGui::GetFrameCount()};
       break;
     case FileAction::None:
       break;
@@ -371,7 +488,10 @@ void Commands::reset_text_size() {
 }
 void Commands::follow_window_size() {
   UiSettings& ui = shell_.state.ui;
-  const float height = ImGui::GetIO().DisplaySize.y;
+  // In the content scale's units (the text sizes are, before it multiplies them): a HiDPI screen
+  // or page at twice the pixels gets the same layout, twice as sharp.
+  const float height =
+      ImGui::GetIO().DisplaySize.y / std::max(1.0f, shell_.backend.content_scale());
   if (height <= 0) return;
   if (!ui.font_size_chosen) ui.font_size = view::suited_font_size(height);
   if (!ui.presenter_font_size_chosen)

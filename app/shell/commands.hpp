@@ -73,6 +73,9 @@ class Commands {
   // when that dialog closed without saving, the question's replacement is cancelled).
   void save_first();
   bool saving_first();
+  // Files dropped on the window (or picked in the browser), in order; a model's files together
+  // open the model.
+  void open_dropped_files(const std::vector<std::string>& paths);
   // Every frame: the file dialog, and the command waiting for its answer.
   void handle_file_dialog();
 
@@ -89,6 +92,11 @@ class Commands {
   // the unsaved-changes question ("Opening apple.json").
   void replace_scenario(std::string action, std::function<void()> replace);
   void start_loaded_lesson(const std::string& id);
+  // What a chosen file is for: opened, saved, exported (the dialog's answer; in the browser, the
+  // page's own path for it).
+  void act_on_file(FileAction action, const std::string& path);
+  // A dropped or picked scenario or lesson file (`text` its contents), where it is kept.
+  void open_kept_file(const std::string& path, const std::string& text);
 
   Shell& shell_;
   FileAction file_action_ = FileAction::None;

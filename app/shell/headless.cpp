@@ -101,6 +101,18 @@ nlohmann::ordered_json layout_json(Shell& shell, int width, int height) {
     layout["model_grid"] = std::move(model_grid);
   }
   layout["pipeline_titles"] = state.frame.layout.pipeline_titles;
+  layout["centre_view"] = std::string(to_string(state.ui.center_view));
+  nlohmann::ordered_json tabs = nlohmann::ordered_json::array();
+  for (const FrameLayout::Tab& tab : state.frame.layout.tabs) {
+    nlohmann::ordered_json record;
+    record["view"] = std::string(view::view_info(tab.view).name);
+    record["x"] = layout_number(tab.x);
+    record["y"] = layout_number(tab.y);
+    record["w"] = layout_number(tab.w);
+    record["h"] = layout_number(tab.h);
+    tabs.push_back(std::move(record));
+  }
+  layout["tabs"] = std::move(tabs);
   if (state.frame.layout.flash_step >= 0) {
     nlohmann::ordered_json flash;
     flash["step"] = state.frame.layout.flash_step;
@@ -274,6 +286,10 @@ int run_lesson_screenshots(Shell& shell, const FrameFunction& frame) {
 // Renders `frames` frames with vsync off as fast as it can, each frame editing one weight as a
 // drag would (so every frame recomputes attention and redraws every view), and prints the CPU
 // time per frame: from the start of the frame to the GL having finished drawing it.
+std::string layout_json_text(Shell& shell, int width, int height) {
+  return layout_json(shell, width, height).dump();
+}
+
 Status write_layout(Shell& shell) {
   int width = 0, height = 0;
   shell.backend.framebuffer_size(width, height);

@@ -19,5 +19,7 @@ int run_bench(Shell& shell, const FrameFunction& frame, int frames);
 
 // --layout-out without --screenshot: where the last frame drew things, written as the app exits.
 Status write_layout(Shell& shell);
+// The same JSON as text, for a frame of `width` x `height` pixels.
+std::string layout_json_text(Shell& shell, int width, int height);
 
 }  // namespace attnviz::app

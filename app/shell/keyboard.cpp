@@ -4,6 +4,7 @@
 #include <imgui_internal.h>  // the popup stack, for Escape
 
 #include "app/platform/keys.hpp"
+#include "app/platform/platform.hpp"
 #include "app/shell/commands.hpp"
 
 namespace attnviz::app {
@@ -56,7 +57,8 @@ void presentation_keys(Shell& shell, Commands& commands) {
 
 void handle_shortcuts(Shell& shell, Commands& commands) {
   const ImGuiIO& io = ImGui::GetIO();
-  if (io.KeyCtrl && key_pressed(Key::Q)) commands.quit();
+  if (io.KeyCtrl && key_pressed(Key::Q) && !platform::kBrowser)
+    commands.quit();                         // a page is closed as a page
   if (shell.unsaved_guard.asking()) return;  // the question is answered first
   if (key_pressed(Key::F1)) commands.toggle_shortcuts();
   // Escape leaves presenter mode when it has nothing else to do: no menu to close, no text

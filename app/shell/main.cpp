@@ -7,6 +7,22 @@
 #include <string>
 #include <vector>
 
+#ifdef __EMSCRIPTEN__
+#include <emscripten/emscripten.h>
+
+namespace {
+attnviz::app::App* g_app = nullptr;
+std::string g_layout;
+}  // namespace
+
+// For the browser build's tests (tests/web/): where the last frame drew things, as JSON ("" before
+// the app has started).
+extern "C" EMSCRIPTEN_KEEPALIVE const char* attnviz_layout_json() {
+  g_layout = g_app ? g_app->layout_text() : std::string();
+  return g_layout.c_str();
+}
+#endif
+
 int main(int argc, char** argv) {
   using namespace attnviz::app;
   Options options;
@@ -23,6 +39,12 @@ int main(int argc, char** argv) {
     std::cout << "attnviz " << attnviz::kVersion << '\n';
     return 0;
   }
+#ifdef __EMSCRIPTEN__
+  // The page calls the app's frames after main() returns (app.cpp): it lives as long as the page.
+  g_app = new App(std::move(options));  // NOLINT(cppcoreguidelines-owning-memory)
+  return g_app->run();
+#else
   App app(std::move(options));
   return app.run();
+#endif
 }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "app/platform/platform.hpp"
 #include "app/shell/commands.hpp"
 #include "core/models/model_files.hpp"
 #include "core/pipeline/model_run.hpp"
@@ -69,7 +70,8 @@ void draw_file_menu(Shell& shell, Commands& commands) {
   ImGui::Separator();
   draw_export_menu(shell, commands);
   ImGui::Separator();
-  if (ImGui::MenuItem("Quit", "Ctrl+Q")) commands.quit();
+  if (!platform::kBrowser && ImGui::MenuItem("Quit", "Ctrl+Q"))  // a page is closed as a page
+    commands.quit();
   ImGui::EndMenu();
 }
 

@@ -83,7 +83,7 @@ std::vector<const HostedPanel*> views_of(const Shell& shell, const std::vector<v
 // A row of tabs that wraps onto more rows rather than hiding a tab behind scroll arrows (large
 // text in a narrow window). Returns the view clicked, if any.
 std::optional<view::ViewId> draw_tab_row(const std::vector<const HostedPanel*>& views,
-                                         view::ViewId active) {
+                                         view::ViewId active, std::vector<FrameLayout::Tab>& tabs) {
   std::optional<view::ViewId> clicked;
   const ImGuiStyle& style = ImGui::GetStyle();
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
@@ -102,6 +102,8 @@ std::optional<view::ViewId> draw_tab_row(const std::vector<const HostedPanel*>& 
     ImGui::PushStyleColor(ImGuiCol_ButtonActive, ImGui::GetStyleColorVec4(ImGuiCol_TabActive));
     ImGui::PushID(static_cast<int>(info.id));
     if (ImGui::Button(label)) clicked = info.id;
+    const ImVec2 min = ImGui::GetItemRectMin(), max = ImGui::GetItemRectMax();
+    tabs.push_back({info.id, min.x, min.y, max.x - min.x, max.y - min.y});
     if (!info.centre_tab && ImGui::IsItemHovered() && info.title != info.short_title)
       ImGui::SetTooltip("%s", info.title);
     ImGui::PopID();
@@ -199,7 +201,8 @@ void draw_window(Shell& shell, PanelContext& context, const view::DashboardWindo
   view::ViewId active = active_view(shell, views, first_slot);
   if (ImGui::Begin(name.c_str(), nullptr, flags | ImGuiWindowFlags_NoTitleBar) &&
       state.computed.has_result) {
-    if (const std::optional<view::ViewId> clicked = draw_tab_row(views, active)) {
+    if (const std::optional<view::ViewId> clicked =
+            draw_tab_row(views, active, state.frame.layout.tabs)) {
       active = *clicked;
       shell.requested_tab.reset();
     }

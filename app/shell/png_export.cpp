@@ -9,7 +9,9 @@
 #include <chrono>
 #include <cstdio>
 
+#include "app/platform/platform.hpp"
 #include "app/shell/commands.hpp"
+#include "core/base/threads.hpp"
 
 namespace attnviz::app {
 
@@ -83,7 +85,7 @@ void capture_png_if_requested(Shell& shell, Commands& commands) {
     finish_png_export(shell, commands, true);  // one at a time
     png.writing_path = png.request->path;
     png.writing =
-        std::async(std::launch::async, [picture = std::move(*picture), path = png.request->path] {
+        std::async(kAsyncLaunch, [picture = std::move(*picture), path = png.request->path] {
           return save_picture(picture, path);
         });
   }
@@ -94,11 +96,14 @@ void capture_png_if_requested(Shell& shell, Commands& commands) {
 void finish_png_export(Shell& shell, Commands& commands, bool wait) {
   std::future<Status>& writing = shell.png.writing;
   if (!writing.valid()) return;
-  if (!wait && writing.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+  // Without threads (kAsyncLaunch) the future is deferred: writing.get() writes it now.
+  if (!wait && writing.wait_for(std::chrono::seconds(0)) == std::future_status::timeout) {
     shell.state.frame.redraw_within(0.05);  // look again soon
     return;
   }
-  commands.report(writing.get(), "exported " + shell.png.writing_path);
+  const Status status = writing.get();
+  commands.report(status, "exported " + shell.png.writing_path);
+  if (status && platform::kBrowser) platform::offer_download(shell.png.writing_path);
 }
 
 }  // namespace attnviz::app

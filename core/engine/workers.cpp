@@ -1,5 +1,7 @@
 #include "core/engine/workers.hpp"
 
+#include "core/base/threads.hpp"
+
 #include <chrono>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -23,6 +25,7 @@ constexpr auto kSpin = std::chrono::microseconds(100);
 }  // namespace
 
 Workers::Workers(int threads) {
+  if (!kHasThreads) threads = 1;  // every run on the calling thread
   for (int i = 1; i < threads; ++i) helpers_.emplace_back([this] { helper_loop(); });
 }
 

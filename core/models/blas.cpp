@@ -52,6 +52,11 @@ Library load() {
     library.name = "Eigen (ATTNVIZ_BLAS=eigen)";
     return library;
   }
+#ifdef __EMSCRIPTEN__
+  // WebAssembly loads no shared library (the browser build): Eigen's products.
+  library.name = "Eigen (WebAssembly)";
+  return library;
+#endif
   // The kernels are chosen from the environment when the library is loaded.
   if (std::getenv("OPENBLAS_CORETYPE") == nullptr) {
     const std::string_view kernels = kernels_for_this_cpu();

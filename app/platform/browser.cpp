@@ -1,0 +1,105 @@
+#include "app/platform/browser.hpp"
+
+#include "app/platform/gl.hpp"
+#include "app/platform/platform.hpp"
+
+#include <emscripten/emscripten.h>
+#include <emscripten/html5.h>
+
+#include <cmath>
+
+namespace attnviz::platform::browser {
+
+// clang-format off
+EM_JS(void, js_download, (const char* path), {
+  const name = UTF8ToString(path);
+  const bytes = FS.readFile(name);
+  const link = document.createElement("a");
+  link.href = URL.createObjectURL(new Blob([bytes]));
+  link.download = name.split("/").pop();
+  document.body.appendChild(link);
+  link.click();
+  setTimeout(() => { URL.revokeObjectURL(link.href); link.remove(); }, 1000);
+});
+
+EM_JS(void, js_pick_file, (int model), {
+  const input = document.createElement("input");
+  input.type = "file";
+  // A model: a llama2.c .bin (with its tokenizer), or a GPT-2 folder's files chosen together.
+  input.accept = model ? ".bin,.safetensors,.json,.txt" : ".json";
+  input.multiple = !!model;
+  // As if dropped on the canvas: GLFW copies the files into the page's memory, then calls the
+  // window's drop callback with their paths.
+  input.onchange = () => {
+    if (input.files.length) GLFW.onDrop({dataTransfer: {files: input.files}, preventDefault() {}});
+  };
+  input.click();
+});
+EM_JS(void, js_show_error, (const char* text), {
+  const message = document.getElementById("message");
+  if (!message) return;
+  message.textContent = UTF8ToString(text);
+  message.className = "error";
+  message.style.display = "block";
+});
+
+EM_JS(void, js_first_frame_drawn, (), {
+  Module.attnvizFirstFrameMs = performance.now();
+  console.log("AttnViz: first frame after " + Math.round(Module.attnvizFirstFrameMs) + " ms");
+});
+// clang-format on
+
+float device_pixel_ratio() {
+  const double ratio = emscripten_get_device_pixel_ratio();
+  return std::isfinite(ratio) && ratio > 0 ? static_cast<float>(ratio) : 1.0f;
+}
+
+void canvas_pixel_size(int& width, int& height) {
+  double css_width = 0, css_height = 0;
+  if (emscripten_get_element_css_size("#canvas", &css_width, &css_height) !=
+      EMSCRIPTEN_RESULT_SUCCESS)
+    return;
+  const double ratio = device_pixel_ratio();
+  if (!(css_width >= 1 && css_height >= 1)) return;
+  width = static_cast<int>(std::lround(std::min(css_width * ratio, 16384.0)));
+  height = static_cast<int>(std::lround(std::min(css_height * ratio, 16384.0)));
+}
+
+bool fit_canvas(GLFWwindow* window, float& content_scale) {
+  bool changed = false;
+  if (const float ratio = std::max(1.0f, device_pixel_ratio()); ratio != content_scale) {
+    content_scale = ratio;
+    changed = true;
+  }
+  int window_width = 0, window_height = 0;
+  glfwGetWindowSize(window, &window_width, &window_height);
+  int width = window_width, height = window_height;
+  canvas_pixel_size(width, height);
+  if (width != window_width || height != window_height) {
+    glfwSetWindowSize(window, width, height);
+    changed = true;
+  }
+  return changed;
+}
+
+void show_error(const std::string& text) {
+  js_show_error(text.c_str());
+}
+
+void first_frame_drawn() {
+  js_first_frame_drawn();
+}
+
+}  // namespace attnviz::platform::browser
+
+namespace attnviz::platform {
+
+void offer_download(const std::string& path) {
+  browser::js_download(path.c_str());
+}
+
+void pick_file_to_open(bool model) {
+  browser::js_pick_file(model ? 1 : 0);
+}
+
+}  // namespace attnviz::platform

@@ -1,0 +1,35 @@
+// The browser build's platform (issue 27): what a page has that a desktop window has otherwise.
+// Compiled only by Emscripten (app/platform/browser.cpp); the page around it is
+// app/platform/web/index.html.
+#pragma once
+
+#include <string>
+
+struct GLFWwindow;
+
+namespace attnviz::platform::browser {
+
+// The page's devicePixelRatio: screen pixels per CSS pixel (2 on most phones and HiDPI laptops,
+// more when the page is zoomed in).
+float device_pixel_ratio();
+// The canvas's size on the page in screen pixels (its CSS size times the ratio); `width` and
+// `height` unchanged when the page has not laid it out yet.
+void canvas_pixel_size(int& width, int& height);
+// Gives the canvas as many pixels as it covers on the screen, so that text is as sharp as the
+// screen allows, and `content_scale` the ratio; true when either changed.
+bool fit_canvas(GLFWwindow* window, float& content_scale);
+
+// platform.hpp's offer_download() and pick_file_to_open() are defined here for the browser: a
+// download of the file in the page's memory, named after it; the browser's own file picker,
+// whose files GLFW copies into the page's memory and hands over as files dropped on the window.
+
+// Shows `text` over the page (the app could not start: a bad address, no WebGL 2).
+void show_error(const std::string& text);
+// Notes that the first frame is on the screen: the page's Module.attnvizFirstFrameMs, the time
+// from the page's start (performance.now()), and a line in the console.
+void first_frame_drawn();
+
+// What the app remembers between runs (autosave, recent files) is kept in the page's IndexedDB:
+// index.html mounts it at the state folder before main() and writes it back after changes.
+
+}  // namespace attnviz::platform::browser

@@ -1,0 +1,395 @@
+#!/usr/bin/python3
+"""The browser build (make web, issue 27) as a student's browser runs it: the page served from a
+local web server into headless Chromium (SwiftShader's WebGL 2), driven through the DevTools
+protocol (chromium.py), and checked as the desktop GUI tests check the app: the heatmap's cells
+at the positions the app's layout reports, against the colours the native CLI's SVG gives the
+same weights; a lesson step from the page's address; a click and a tap on a tab; a HiDPI
+screen. The engine's numbers built for Node are compared with the native build's within 2 ulp.
+
+    test_web.py --site build-web/site --test page
+    test_web.py --node-cli build-web/attnviz-cli.js --cli build/attnviz-cli --test engine
+
+Each --test is one CTest test (tests/CMakeLists.txt); the first frame's time is printed, never
+asserted.
+"""
+import argparse
+import contextlib
+import gzip
+import http.server
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zlib
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from chromium import Chromium  # noqa: E402
+
+failures = []
+
+
+def check(condition, message):
+    if not condition:
+        failures.append(message)
+        print("FAIL:", message)
+    return condition
+
+
+# --- serving the page --------------------------------------------------------------------------
+@contextlib.contextmanager
+def serve(site, extra_dir=None):
+    """The site folder at http://127.0.0.1:PORT/, and extra_dir's files under /test/."""
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, directory=site, **kwargs)
+
+        def translate_path(self, path):
+            if extra_dir and path.startswith("/test/"):
+                return os.path.join(extra_dir, os.path.basename(path.split("?")[0]))
+            return super().translate_path(path)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def open_app(browser, url):
+    """Opens the page and waits for the app's first frame and one more."""
+    page = browser.open(url)
+    page.wait_for("typeof Module !== 'undefined' && Module.attnvizFirstFrameMs", timeout=60)
+    first_frame = page.evaluate("Module.attnvizFirstFrameMs")
+    time.sleep(0.3)
+    return page, first_frame
+
+
+def layout(page):
+    text = page.evaluate("Module.UTF8ToString(Module._attnviz_layout_json())")
+    return json.loads(text)
+
+
+# --- pictures ----------------------------------------------------------------------------------
+def decode_png(data):
+    """RGB(A) 8-bit PNG -> (height, width, channels) uint8 array (any filter)."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat = 8, b""
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        pos += 12 + length
+        if kind == b"IHDR":
+            width, height, depth, colour_type, _, _, interlace = struct.unpack(">IIBBBBB", body)
+            assert depth == 8 and colour_type in (2, 6) and interlace == 0, "unexpected PNG format"
+        elif kind == b"IDAT":
+            idat += body
+    channels = 4 if colour_type == 6 else 3
+    stride = width * channels
+    raw = np.frombuffer(zlib.decompress(idat), dtype=np.uint8).reshape(height, stride + 1)
+    out = np.zeros((height, stride), dtype=np.uint8)
+    previous = np.zeros(stride, dtype=np.uint8)
+    for y in range(height):
+        kind, line = raw[y, 0], raw[y, 1:].astype(np.int32)
+        if kind == 0:
+            row = line
+        elif kind == 1:  # Sub: a running sum per channel
+            row = np.cumsum(line.reshape(width, channels), axis=0).reshape(-1)
+        elif kind == 2:  # Up
+            row = line + previous
+        else:  # Average, Paeth: byte by byte
+            row = np.zeros(stride, dtype=np.int32)
+            up = previous.astype(np.int32)
+            for i in range(stride):
+                left = row[i - channels] if i >= channels else 0
+                upper_left = up[i - channels] if i >= channels else 0
+                if kind == 3:
+                    predictor = (left + up[i]) // 2
+                else:
+                    p = left + up[i] - upper_left
+                    pa, pb, pc = abs(p - left), abs(p - up[i]), abs(p - upper_left)
+                    predictor = left if pa <= pb and pa <= pc else (up[i] if pb <= pc else upper_left)
+                row[i] = (line[i] + predictor) & 0xFF
+        out[y] = np.asarray(row, dtype=np.int64) & 0xFF
+        previous = out[y]
+    return out.reshape(height, width, channels)
+
+
+def screenshot(page):
+    import base64
+    data = page.send("Page.captureScreenshot", {"format": "png", "optimizeForSpeed": True})["data"]
+    return decode_png(base64.b64decode(data))
+
+
+def svg_cell_colours(cli, scenario_args, head):
+    """The heatmap cells' colours of the native CLI's SVG: {(query, key): (r, g, b)}."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "heatmap.svg")
+        subprocess.run([cli, "svg", *scenario_args, "--head", str(head), "--heatmap", path], check=True)
+        with open(path, encoding="utf-8") as svg:
+            text = svg.read()
+    cells = {}
+    for match in re.finditer(r'<rect class="cell"[^>]*fill="#([0-9a-f]{6})"[^>]*data-query="(\d+)" '
+                             r'data-key="(\d+)"', text):
+        colour, query, key = match.groups()
+        cells[(int(query), int(key))] = tuple(int(colour[i:i + 2], 16) for i in (0, 2, 4))
+    return cells
+
+
+def check_heatmap(picture, frame_layout, expected, label):
+    """Each cell's colour, just inside its top-left corner, is the SVG's for the same weight."""
+    heatmap = frame_layout["heatmap"]
+    check(heatmap["rows"] * heatmap["cols"] == len(expected),
+          f"{label}: the heatmap has {heatmap['rows']}x{heatmap['cols']} cells, the SVG {len(expected)}")
+    wrong = 0
+    for (query, key), colour in expected.items():
+        x = int(heatmap["x"] + heatmap["cell_w"] * key + 5)
+        y = int(heatmap["y"] + heatmap["cell_h"] * query + 5)
+        seen = tuple(int(v) for v in picture[y, x, :3])
+        if max(abs(a - b) for a, b in zip(seen, colour)) > 3:
+            wrong += 1
+            print(f"  {label}: cell ({query}, {key}) at ({x}, {y}) is {seen}, the SVG's {colour}")
+    check(wrong == 0, f"{label}: {wrong} of {len(expected)} cells not the colour of their weight")
+
+
+# --- the tests ---------------------------------------------------------------------------------
+def test_site(args):
+    """The folder a teacher copies to a web server, and what a student downloads (gzipped)."""
+    names = ["index.html", "index.js", "index.wasm", "index.data"]
+    total = 0
+    for name in names:
+        path = os.path.join(args.site, name)
+        if not check(os.path.isfile(path), f"{path} is missing: run make web"):
+            continue
+        with open(path, "rb") as file:
+            data = file.read()
+        packed = len(gzip.compress(data, 9))
+        total += packed
+        print(f"{name}: {len(data) / 1e6:.2f} MB, {packed / 1e6:.2f} MB gzipped")
+    print(f"download before any optional font or model: {total / 1e6:.2f} MB gzipped")
+    check(total < 3.0e6, f"the download is {total / 1e6:.2f} MB gzipped, more than the 3 MB budget")
+    with open(os.path.join(args.site, "index.html"), encoding="utf-8") as page:
+        html = page.read()
+    check('src="index.js"' in html or "src=\"index.js\"" in html, "index.html does not load index.js")
+    check("WebGL 2" in html, "index.html has no message for a browser without WebGL 2")
+
+
+def test_page(args):
+    """The built-in scenario: the first frame, the heatmap's cells, the status bar."""
+    with serve(args.site) as url, Chromium(1280, 720) as browser:
+        page, first_frame = open_app(browser, url + "index.html")
+        print(f"first frame {first_frame:.0f} ms after the page started loading (headless Chromium, "
+              "SwiftShader)")
+        frame_layout = layout(page)
+        check(frame_layout["width"] == 1280 and frame_layout["height"] == 720,
+              f"the canvas is {frame_layout['width']}x{frame_layout['height']} pixels, not the page's 1280x720")
+        check(frame_layout["tokens"] == 5, "the built-in sentence is not 5 tokens")
+        picture = screenshot(page)
+        check_heatmap(picture, frame_layout, svg_cell_colours(args.cli, ["--builtin"], 0), "built-in, head 1")
+        # Not a blank frame: the status bar's text is drawn (dark pixels on its light band).
+        status = picture[int(frame_layout["status_bar_y"]) + 4:, :400, :3]
+        check((status.min(axis=2) < 100).sum() > 200, "the status bar shows no text")
+        errors = [line for line in browser.console if "exception" in line or "Aborted" in line]
+        check(not errors, f"the console shows errors: {errors}")
+
+
+def test_scenario(args):
+    """A scenario file beside the page (?scenario=...), another head (?head=1), dark theme."""
+    scenario = {"format": "attnviz-scenario", "version": 1, "mode": "self",
+                "target": "the quick brown fox jumps over the lazy dog",
+                "d_model": 16, "heads": 3, "d_k": 4, "d_v": 4, "seed": 5}
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "class.json")
+        with open(path, "w", encoding="utf-8") as file:
+            json.dump(scenario, file)
+        with serve(args.site, folder) as url, Chromium(1280, 720) as browser:
+            page, _ = open_app(browser, url + "index.html?scenario=test/class.json&head=1&theme=dark")
+            frame_layout = layout(page)
+            check(frame_layout["tokens"] == 9, f"the served scenario's sentence is not shown "
+                                               f"({frame_layout['tokens']} tokens)")
+            check(frame_layout["head"] == 1, "?head=1 did not select head 2")
+            check_heatmap(screenshot(page), frame_layout,
+                          svg_cell_colours(args.cli, [path, "--theme", "dark"], 1), "served scenario, head 2")
+            # A file that is not there: the app opens on the built-in scenario and says why.
+            page, _ = open_app(browser, url + "index.html?scenario=test/missing.json")
+            check(layout(page)["tokens"] == 5, "with a missing scenario the built-in one is not shown")
+
+
+def test_lesson(args):
+    """A lesson step from the page's address, as a teacher links it."""
+    with serve(args.site) as url, Chromium(1280, 720) as browser:
+        page, _ = open_app(browser, url + "index.html?lesson=1&step=2")
+        first = layout(page)
+        check(first["lesson_step"] == 2, f"?lesson=1&step=2 shows step {first['lesson_step']}")
+        lesson_picture = screenshot(page)
+        page, _ = open_app(browser, url + "index.html")
+        check(layout(page)["lesson_step"] == -1, "without ?lesson a lesson is shown")
+        free_picture = screenshot(page)
+        differing = (np.abs(lesson_picture.astype(int) - free_picture.astype(int)).max(axis=2) > 30).mean()
+        check(differing > 0.05, f"the lesson's page looks like the free one ({differing:.1%} of pixels differ)")
+
+
+def click_tab(page, frame_layout, view, tap=False):
+    tabs = {tab["view"]: tab for tab in frame_layout["tabs"]}
+    if not check(view in tabs, f"no {view} tab was drawn (tabs: {sorted(tabs)})"):
+        return None
+    tab = tabs[view]
+    x, y = tab["x"] + tab["w"] / 2, tab["y"] + tab["h"] / 2
+    if tap:
+        page.tap(x, y)
+    else:
+        page.click(x, y)
+    time.sleep(0.4)
+    return layout(page)
+
+
+def test_click(args):
+    """A click on the Pipeline tab, and a finger's tap on the Geometry tab, change the view."""
+    with serve(args.site) as url, Chromium(1280, 720, extra_args=["--touch-events=enabled"]) as browser:
+        page, _ = open_app(browser, url + "index.html")
+        before = layout(page)
+        check(before["centre_view"] == "heatmaps", f"the app opens on {before['centre_view']}")
+        after = click_tab(page, before, "pipeline")
+        if after:
+            check(after["centre_view"] == "pipeline", f"a click on Pipeline shows {after['centre_view']}")
+            check(len(after["pipeline_titles"]) > 0, "the Pipeline view drew no tiles")
+            tapped = click_tab(page, after, "geometry", tap=True)
+            if tapped:
+                check(tapped["centre_view"] == "geometry", f"a tap on Geometry shows {tapped['centre_view']}")
+
+
+def test_hidpi(args):
+    """A screen of two pixels per CSS pixel: twice the canvas pixels, the same layout, sharp."""
+    with serve(args.site) as url, Chromium(1280, 720, scale=2) as browser:
+        page, _ = open_app(browser, url + "index.html")
+        frame_layout = layout(page)
+        check(frame_layout["width"] == 2560 and frame_layout["height"] == 1440,
+              f"at devicePixelRatio 2 the canvas is {frame_layout['width']}x{frame_layout['height']}")
+        check(frame_layout["text_size"] == 16, f"the text size is {frame_layout['text_size']}, not 16 as at 1x")
+        picture = screenshot(page)
+        check(picture.shape[:2] == (1440, 2560), f"the screenshot is {picture.shape[1]}x{picture.shape[0]}")
+        check_heatmap(picture, frame_layout, svg_cell_colours(args.cli, ["--builtin"], 0), "HiDPI")
+
+
+def ulp(value):
+    """The spacing of float32 numbers at `value`."""
+    value = np.float32(abs(value))
+    return float(np.spacing(value)) if value > 0 else float(np.finfo(np.float32).smallest_subnormal)
+
+
+def leaves(value, path=""):
+    """Every number of a JSON value with its path, and each list of numbers (a row) whole."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from leaves(item, f"{path}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from leaves(item, f"{path}[{i}]")
+    else:
+        yield path, value
+
+
+def scale_of(path):
+    """The matrix (or vector) the number at `path` belongs to: its path without the indices."""
+    return re.sub(r"(\[\d+\])+$", "", path)
+
+
+def compare_numbers(native, web, label):
+    """Every number within 2 ulp of the largest magnitude of its matrix (a sum of products loses
+    its last bits where terms cancel: 0.0046 from terms of 0.5 is compared in 0.5's ulps), and
+    everything else equal. A difference of two computations (a "difference" key) is compared
+    in absolute terms (within 1e-6). Returns the worst case."""
+    native_leaves, web_leaves = list(leaves(native)), list(leaves(web))
+    if not check([p for p, _ in native_leaves] == [p for p, _ in web_leaves], f"{label}: the JSON differs in shape"):
+        return 0.0, 0.0, ""
+    scales = {}
+    for path, value in native_leaves:
+        if isinstance(value, float):
+            matrix = scale_of(path)
+            scales[matrix] = max(scales.get(matrix, 0.0), abs(value))
+    worst = (0.0, 0.0, "")  # ulps, the same as a share of the matrix's largest value, where
+    for (path, a), (_, b) in zip(native_leaves, web_leaves):
+        if isinstance(a, float) or isinstance(b, float):
+            if a is None or b is None or isinstance(a, str) or isinstance(b, str):
+                check(a == b, f"{label}: {path} is {a!r} natively, {b!r} in Node")
+                continue
+            if "difference" in path:
+                check(abs(a - b) <= 1e-6, f"{label}: {path} is {a!r} natively, {b!r} in Node")
+                continue
+            scale = scales[scale_of(path)]
+            ulps = abs(a - b) / ulp(scale)
+            if ulps > worst[0]:
+                worst = (ulps, abs(a - b) / scale if scale > 0 else 0.0, f"{path} ({a!r} against {b!r})")
+        else:
+            check(a == b, f"{label}: {path} is {a!r} natively, {b!r} in Node")
+    return worst
+
+
+def test_engine(args):
+    """attnviz-cli built for Node against this native build's (the one users run, -march=native
+    with its AVX-512 and FMA where the CPU has them; OpenBLAS for a model's products where it is
+    installed). The one-layer engine: every number within 2 ulp of its matrix's largest value.
+    A real model's layers add their rounding up (LayerNorm, GELU, exp from another maths
+    library, products summed in another order): every intermediate of every layer within 1e-4 of
+    its matrix's largest value, as the PyTorch oracle holds the native engine (tests/oracle/),
+    the largest difference printed."""
+    runs = [["compute", "--builtin"],
+            ["compute", "--text", "the animal did not cross the street because it was tired"],
+            ["compute", "--mode", "cross", "--text", "the cat sat", "--source", "le chat est assis"],
+            ["compute", "--builtin", "--variant", "flash", "--head", "1"],
+            ["model", "attention", "gpt2-kjv-tiny", "--text", "In the beginning God created"],
+            ["model", "attention", "stories260K", "--text", "Once upon a time"]]
+    for run in runs:
+        model = run[0] == "model"
+        native = subprocess.run([args.cli, *run], capture_output=True, text=True)
+        web = subprocess.run(["node", args.node_cli, *run], capture_output=True, text=True)
+        label = " ".join(run)
+        if not check(native.returncode == 0 and web.returncode == 0,
+                     f"{label}: exit {native.returncode} (native), {web.returncode} (Node): {web.stderr[-500:]}"):
+            continue
+        ulps, relative, where = compare_numbers(json.loads(native.stdout), json.loads(web.stdout), label)
+        print(f"{label}: largest difference {ulps:.2f} ulp of its matrix's largest value (about "
+              f"{relative:.1e} of it)" + (f", at {where}" if ulps else ""))
+        if model:
+            check(relative <= 1e-4, f"{label}: {relative:.2g} of the matrix's largest value apart at {where}")
+        else:
+            check(ulps <= 2, f"{label}: {ulps:.2f} ulp apart at {where}")
+
+
+TESTS = {"site": test_site, "page": test_page, "scenario": test_scenario, "lesson": test_lesson,
+         "click": test_click, "hidpi": test_hidpi, "engine": test_engine}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--site", help="the browser build's site folder (build-web/site)")
+    parser.add_argument("--cli", help="the native attnviz-cli")
+    parser.add_argument("--node-cli", help="attnviz-cli built for Node (build-web/attnviz-cli.js)")
+    parser.add_argument("--test", choices=sorted(TESTS), required=True)
+    args = parser.parse_args()
+    if args.site and not os.path.isfile(os.path.join(args.site, "index.html")):
+        print(f"{args.site}/index.html not found: build the browser build first (make web)")
+        return 1
+    TESTS[args.test](args)
+    if failures:
+        print(f"{len(failures)} check(s) failed")
+        return 1
+    print("passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
