@@ -160,6 +160,16 @@ std::string find_font(const char* file) {
   return {};
 }
 
+// A font that is needed now: found, or (in the browser, whose page holds only DejaVu) fetched
+// from beside the page for the next load_fonts(), the first time a sentence needs it.
+std::string find_needed_font(const char* file) {
+  std::string path = find_font(file);
+#ifdef __EMSCRIPTEN__
+  if (path.empty()) browser::fetch_font(file);
+#endif
+  return path;
+}
+
 }  // namespace
 
 Backend::~Backend() {
@@ -262,7 +272,8 @@ Status Backend::load_fonts(float pixel_size, float detail) {
   io.Fonts->Flags |= ImFontAtlasFlags_NoPowerOfTwoHeight;
   const float size = std::round(pixel_size * content_scale_ * detail);
   std::string missing;  // the last font not found
-  const std::string fallback_path = find_font(kFallbackFontFile);
+  const std::string fallback_path =
+      extra_characters_.empty() ? std::string() : find_needed_font(kFallbackFontFile);
   extra_ranges_.clear();
   if (!extra_characters_.empty()) {
     ImFontGlyphRangesBuilder builder;
@@ -338,8 +349,8 @@ void Backend::add_wide_glyphs(float size) {
   wide_glyphs_.clear();
   if (wide_characters_.empty()) return;
   if (!wide_font_tried_) {
-    wide_font_tried_ = true;
-    const std::string path = find_font(kWideFontFile);
+    const std::string path = find_needed_font(kWideFontFile);
+    wide_font_tried_ = !path.empty() || !kBrowser;  // the browser's tries again once it arrives
     std::unique_ptr<WideFont, WideFontDeleter> font(new WideFont);
     if (std::ifstream in{path, std::ios::binary}; !path.empty() && in)
       font->data.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -603,12 +614,21 @@ std::vector<std::string> Backend::take_dropped_files() {
 #ifndef __EMSCRIPTEN__  // the browser's are in browser.cpp
 void offer_download(const std::string&) {}
 void pick_file_to_open(bool) {}
+bool model_files_ready(const std::string&) {
+  return true;
+}
 #endif
 
 void Backend::follow_page() {
 #ifdef __EMSCRIPTEN__
   // The page's size and zoom, which the browser changes without an event GLFW 3.2 sees.
   if (window_ && browser::fit_canvas(window_, content_scale_)) ++events_.count;
+  // A font fetched for a sentence (Chinese, emoji) has arrived: the fonts are loaded again.
+  if (const int fonts = browser::fonts_arrived(); fonts != fonts_arrived_) {
+    fonts_arrived_ = fonts;
+    fonts_changed_ = true;
+    ++events_.count;
+  }
 #endif
 }
 

@@ -79,6 +79,9 @@ class Backend {
   // The browser's page: gives the canvas the pixels it covers and the content scale the page's
   // devicePixelRatio, counting a change as an event. Nothing on the desktop.
   void follow_page();
+  // Whether a font has arrived since the last call (the browser fetches the large fallback fonts
+  // when a sentence first needs them): the fonts are to be loaded again.
+  bool take_fonts_changed() { return std::exchange(fonts_changed_, false); }
   // Events of any kind so far: input, resizing, focus, exposure, files dropped.
   std::uint64_t input_events() const { return events_.count; }
   // A mouse press held back for the next frame: it came with the pointer's move (a tap).
@@ -154,6 +157,8 @@ class Backend {
   };
   std::unique_ptr<WideFont, WideFontDeleter> wide_font_;
   bool wide_font_tried_ = false;
+  int fonts_arrived_ = 0;  // the browser's fonts fetched so far
+  bool fonts_changed_ = false;
   void add_wide_glyphs(float size);  // load_fonts(): before the atlas is built ...
   void draw_wide_glyphs();           // ... and after
   struct WideGlyph {

@@ -7,6 +7,8 @@
 #include <emscripten/html5.h>
 
 #include <cmath>
+#include <filesystem>
+#include <system_error>
 
 namespace attnviz::platform::browser {
 
@@ -35,6 +37,18 @@ EM_JS(void, js_pick_file, (int model), {
   };
   input.click();
 });
+EM_JS(void, js_fetch_model, (const char* name), {
+  Module.attnvizFetchModel(UTF8ToString(name));
+});
+
+EM_JS(void, js_fetch_font, (const char* file), {
+  Module.attnvizFetchFont(UTF8ToString(file));
+});
+
+EM_JS(int, js_fonts_arrived, (), {
+  return Module.attnvizFontsArrived || 0;
+});
+
 EM_JS(void, js_show_error, (const char* text), {
   const message = document.getElementById("message");
   if (!message) return;
@@ -82,6 +96,14 @@ bool fit_canvas(GLFWwindow* window, float& content_scale) {
   return changed;
 }
 
+void fetch_font(const char* file) {
+  js_fetch_font(file);
+}
+
+int fonts_arrived() {
+  return js_fonts_arrived();
+}
+
 void show_error(const std::string& text) {
   js_show_error(text.c_str());
 }
@@ -96,6 +118,15 @@ namespace attnviz::platform {
 
 void offer_download(const std::string& path) {
   browser::js_download(path.c_str());
+}
+
+bool model_files_ready(const std::string& model) {
+  if (model.empty() || model.find('/') != std::string::npos) return true;
+  // index.html writes the list of a model's files there until they have all arrived.
+  std::error_code error;
+  if (!std::filesystem::exists("/assets/models/" + model + "/.download", error)) return true;
+  browser::js_fetch_model(model.c_str());
+  return false;
 }
 
 void pick_file_to_open(bool model) {

@@ -23,6 +23,11 @@ bool fit_canvas(GLFWwindow* window, float& content_scale);
 // download of the file in the page's memory, named after it; the browser's own file picker,
 // whose files GLFW copies into the page's memory and hands over as files dropped on the window.
 
+// Starts fetching a font file from beside the page (fonts/), once, into the folder the desktop
+// finds it in (/usr/share/fonts/truetype/...); fonts_arrived() counts those that have arrived.
+void fetch_font(const char* file);
+int fonts_arrived();
+
 // Shows `text` over the page (the app could not start: a bad address, no WebGL 2).
 void show_error(const std::string& text);
 // Notes that the first frame is on the screen: the page's Module.attnvizFirstFrameMs, the time

@@ -25,6 +25,13 @@ Document* DocumentEdit::operator->() {
 }
 
 void AppState::recompute_if_needed() {
+  const std::optional<ModelSpec>& model = document.scenario().model;
+  if (model && computed.model_files_ready && !computed.model_files_ready(model->model)) {
+    computed.downloading = model->model;
+    frame.redraw_within(0.1);  // until the files are there
+    return;
+  }
+  computed.downloading.clear();
   if (document.scenario().model) {
     if (computed.version != document.version() || computed.computing()) recompute_model();
   } else if (computed.version != document.version()) {

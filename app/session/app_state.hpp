@@ -19,6 +19,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -198,6 +199,12 @@ struct ComputedState {
   // A model's recompute is running: the views show the result before it.
   bool computing() const { return version_in_flight != 0; }
   std::uint64_t version_in_flight = 0;
+  // The browser build's shipped models are fetched from beside the page the first time they are
+  // needed (app/platform/browser.cpp): this says whether a model's files are there, and starts
+  // fetching them when not. Until they are, nothing is computed and `downloading` names the
+  // model. Unset on the desktop, where every shipped model is on the disk.
+  std::function<bool(const std::string& model)> model_files_ready;
+  std::string downloading;
 };
 
 // What one frame collects for the next, or for tests: never saved, never an edit.

@@ -34,6 +34,10 @@ Status prepare_model_scenario(AppState& state, Scenario& scenario, const std::st
   if (!file_path.empty() && std::filesystem::path(spec.model).is_relative() &&
       std::filesystem::exists(beside, error))
     spec.model = beside.string();
+  // A shipped model the browser build has still to fetch: computed once its files are there (a
+  // model that does not open then says so in the status bar).
+  if (state.computed.model_files_ready && !state.computed.model_files_ready(spec.model))
+    return Status::ok();
   Pipeline trial;
   trial.set_threads(state.computed.pipeline.threads());
   if (Status status = trial.run(scenario); !status) return status;

@@ -88,6 +88,8 @@ std::string model_summary(const AppState& state, const ModelRun& model) {
 }  // namespace
 
 std::string shape_summary(const AppState& state) {
+  if (!state.computed.downloading.empty())
+    return "downloading the model " + state.computed.downloading + "\xe2\x80\xa6";
   if (const ModelRun* model = state.pipeline().model()) return model_summary(state, *model);
   const Scenario& scenario = state.document.scenario();
   const AttentionConfig& config = scenario.config;

@@ -2,6 +2,7 @@
 // panels, and the commands they all call, are in the files shell.hpp lists.
 #include "app/shell/app.hpp"
 
+#include "app/platform/platform.hpp"
 #include "app/session/file_actions.hpp"
 
 #ifdef __EMSCRIPTEN__
@@ -55,6 +56,7 @@ Status App::start() {
     load = parse_scenario(builtin_scenario_json());
   }
   state.computed.pipeline.set_threads(options.threads.value_or(default_engine_threads()));
+  if (platform::kBrowser) state.computed.model_files_ready = platform::model_files_ready;
   // A real model's recompute runs off this thread: a frame waits 8 ms for it, then shows the last
   // result until it arrives. Pictures wait for every result.
   if (!options.screenshot && !options.screenshot_steps)

@@ -37,6 +37,7 @@ void apply_theme_and_fonts(Shell& shell) {
     fonts.loaded_size = 0;
   }
   fonts.checked_version = state.document.version();
+  if (backend.take_fonts_changed()) fonts.loaded_size = 0;
   // Fonts can only be rebuilt between frames.
   if (state.ui.text_size() != fonts.loaded_size || fonts.detail != fonts.loaded_detail) {
     const Status loaded = backend.load_fonts(state.ui.text_size(), fonts.detail);

@@ -1,6 +1,7 @@
 #include "app/shell/headless.hpp"
 
 #include <imgui.h>
+#include <imgui_internal.h>  // ImTextCharFromUtf8
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -102,6 +103,24 @@ nlohmann::ordered_json layout_json(Shell& shell, int width, int height) {
   }
   layout["pipeline_titles"] = state.frame.layout.pipeline_titles;
   layout["centre_view"] = std::string(to_string(state.ui.center_view));
+  // The sentence's characters the loaded fonts have no glyph for (drawn as ImGui's missing-glyph
+  // box): a Chinese sentence without the fallback font, an emoji without Symbola.
+  {
+    const std::string shown =
+        shell.state.frame.visual_text.escapes().escape(state.document.scenario().target);
+    int missing = 0;
+    const ImFont* font =
+        ImGui::GetIO().Fonts->Fonts.empty() ? nullptr : ImGui::GetIO().Fonts->Fonts[0];
+    for (const char* at = shown.c_str(); font != nullptr && *at != '\0';) {
+      unsigned int character = 0;
+      const int length = ImTextCharFromUtf8(&character, at, nullptr);
+      if (length <= 0) break;
+      at += length;
+      if (character > ' ' && font->FindGlyphNoFallback(static_cast<ImWchar>(character)) == nullptr)
+        ++missing;
+    }
+    layout["missing_glyphs"] = missing;
+  }
   nlohmann::ordered_json tabs = nlohmann::ordered_json::array();
   for (const FrameLayout::Tab& tab : state.frame.layout.tabs) {
     nlohmann::ordered_json record;

@@ -112,6 +112,9 @@ std::vector<std::string> shipped_model_folders() {
     candidates.push_back(executable.parent_path() / "assets" / "models");
     candidates.push_back(executable.parent_path().parent_path() / "assets" / "models");
   }
+#ifdef __EMSCRIPTEN__
+  candidates.emplace_back("/assets/models");  // the browser build's page (index.html makes it)
+#endif
 #ifdef ATTNVIZ_SHIPPED_MODELS_DIR
   candidates.emplace_back(ATTNVIZ_SHIPPED_MODELS_DIR);
 #endif

@@ -242,6 +242,55 @@ def test_lesson(args):
         check(differing > 0.05, f"the lesson's page looks like the free one ({differing:.1%} of pixels differ)")
 
 
+def test_model(args):
+    """The shipped models, fetched from beside the page the first time one is needed: by a lesson
+    (lesson 11 opens gpt2-kjv-tiny) and by the address (?model=stories260K)."""
+    with serve(args.site) as url, Chromium(1280, 720) as browser:
+        with open(os.path.join(args.site, "models", "index.json"), encoding="utf-8") as index:
+            models = json.load(index)
+        check(sorted(models) == ["gpt2-kjv-tiny", "stories260K"], f"models/index.json lists {sorted(models)}")
+        page, _ = open_app(browser, url + "index.html?lesson=11")
+        page.wait_for("JSON.parse(Module.UTF8ToString(Module._attnviz_layout_json())).model !== ''",
+                      timeout=60)
+        time.sleep(0.3)
+        frame_layout = layout(page)
+        check(frame_layout["model"] == "gpt2-kjv-tiny", f"lesson 11 shows the model {frame_layout['model']!r}")
+        grid = frame_layout.get("model_grid", {})
+        check(grid.get("layers") == 2 and grid.get("heads") == 4,
+              f"the Model view's grid is {grid.get('layers')} layers x {grid.get('heads')} heads, not 2 x 4")
+        check(any("downloading the model gpt2-kjv-tiny" in line for line in browser.console),
+              "the model was not downloaded when the lesson needed it")
+        check(not any("stories260K" in line for line in browser.console),
+              "a model no one asked for was downloaded")
+        page, _ = open_app(browser, url + "index.html?model=stories260K")
+        check(layout(page)["model"] == "stories260K", "?model=stories260K did not open it")
+
+
+def test_fonts(args):
+    """The fallback fonts, fetched the first time a sentence needs them: Chinese characters and
+    an emoji drawn from their glyphs, not the missing-glyph box; a Latin sentence fetches none."""
+    scenario = {"format": "attnviz-scenario", "version": 1, "mode": "self",
+                "target": "\u6211 \u7231 \u732b \U0001F600", "d_model": 8, "heads": 2, "d_k": 4, "d_v": 4}
+    with tempfile.TemporaryDirectory() as folder:
+        with open(os.path.join(folder, "cjk.json"), "w", encoding="utf-8") as file:
+            json.dump(scenario, file, ensure_ascii=False)
+        with serve(args.site, folder) as url, Chromium(1280, 720) as browser:
+            page, _ = open_app(browser, url + "index.html")
+            check(layout(page)["missing_glyphs"] == 0, "the built-in sentence lacks glyphs")
+            check(not any("downloading the font" in line for line in browser.console),
+                  "a font was downloaded for a Latin sentence")
+            page, _ = open_app(browser, url + "index.html?scenario=test/cjk.json")
+            page.wait_for("Module.attnvizFontsArrived >= 2", timeout=60)
+            time.sleep(0.5)
+            frame_layout = layout(page)
+            check(frame_layout["tokens"] == 4, f"the Chinese sentence is {frame_layout['tokens']} tokens, not 4")
+            check(frame_layout["missing_glyphs"] == 0,
+                  f"{frame_layout['missing_glyphs']} characters still drawn as the missing-glyph box")
+            for font in ("DroidSansFallbackFull.ttf", "Symbola_hint.ttf"):
+                check(any("downloading the font " + font in line for line in browser.console),
+                      f"{font} was not downloaded")
+
+
 def click_tab(page, frame_layout, view, tap=False):
     tabs = {tab["view"]: tab for tab in frame_layout["tabs"]}
     if not check(view in tabs, f"no {view} tab was drawn (tabs: {sorted(tabs)})"):
@@ -370,6 +419,7 @@ def test_engine(args):
 
 
 TESTS = {"site": test_site, "page": test_page, "scenario": test_scenario, "lesson": test_lesson,
+         "model": test_model, "fonts": test_fonts,
          "click": test_click, "hidpi": test_hidpi, "engine": test_engine}
 
 
