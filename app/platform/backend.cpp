@@ -252,6 +252,10 @@ Status Backend::init(const WindowOptions& options) {
   if (!ImGui_ImplGlfw_InitForOpenGL(window_, true) || !ImGui_ImplOpenGL3_Init(kGlslVersion))
     return Status::error("cannot initialise Dear ImGui's GLFW/OpenGL backends");
   imgui_ready_ = true;
+#ifdef __EMSCRIPTEN__
+  ImGui::GetIO().SetClipboardTextFn = [](void*, const char* text) { browser::set_clipboard(text); };
+  ImGui::GetIO().GetClipboardTextFn = [](void*) { return browser::clipboard(); };
+#endif
   // The backend's shader and buffers now, with its font texture for ImGui's tiny default font
   // dropped at once: the UI renderer draws and owns the font texture (one byte per texel).
   ImGui_ImplOpenGL3_CreateDeviceObjects();

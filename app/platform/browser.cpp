@@ -7,6 +7,8 @@
 #include <emscripten/html5.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <filesystem>
 #include <system_error>
 
@@ -47,6 +49,23 @@ EM_JS(void, js_fetch_font, (const char* file), {
 
 EM_JS(int, js_fonts_arrived, (), {
   return Module.attnvizFontsArrived || 0;
+});
+
+// The clipboard: what the app copies goes to the system's clipboard (where the browser allows
+// it) and is kept for the app's own pastes; what the user pastes (Ctrl+V, a paste event on the
+// page: index.html) is what the app pastes next.
+EM_JS(void, js_set_clipboard, (const char* text), {
+  Module.attnvizClipboard = UTF8ToString(text);
+  if (navigator.clipboard && navigator.clipboard.writeText)
+    navigator.clipboard.writeText(Module.attnvizClipboard).catch(() => {});
+});
+
+EM_JS(char*, js_clipboard, (), {
+  const text = Module.attnvizClipboard || "";
+  const bytes = lengthBytesUTF8(text) + 1;
+  const copy = _malloc(bytes);
+  stringToUTF8(text, copy, bytes);
+  return copy;
 });
 
 EM_JS(void, js_show_error, (const char* text), {
@@ -94,6 +113,18 @@ bool fit_canvas(GLFWwindow* window, float& content_scale) {
     changed = true;
   }
   return changed;
+}
+
+void set_clipboard(const char* text) {
+  js_set_clipboard(text != nullptr ? text : "");
+}
+
+const char* clipboard() {
+  static std::string text;  // ImGui copies it at once
+  char* copy = js_clipboard();
+  text = copy != nullptr ? copy : "";
+  std::free(copy);
+  return text.c_str();
 }
 
 void fetch_font(const char* file) {

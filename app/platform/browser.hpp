@@ -28,6 +28,12 @@ bool fit_canvas(GLFWwindow* window, float& content_scale);
 void fetch_font(const char* file);
 int fonts_arrived();
 
+// The clipboard, for ImGui's Ctrl+C and Ctrl+V (Emscripten's GLFW has none): set_clipboard()
+// writes the system clipboard too where the browser allows; clipboard() is the last text pasted
+// into the page or copied from it.
+void set_clipboard(const char* text);
+const char* clipboard();
+
 // Shows `text` over the page (the app could not start: a bad address, no WebGL 2).
 void show_error(const std::string& text);
 // Notes that the first frame is on the screen: the page's Module.attnvizFirstFrameMs, the time

@@ -197,10 +197,20 @@ class Page:
             self.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
             time.sleep(0.1)
 
-    def key(self, key, code, text=None, modifiers=0):
-        down = {"type": "keyDown", "key": key, "code": code,
-                "modifiers": modifiers, "windowsVirtualKeyCode": ord(key.upper()) if len(key) == 1 else 0}
-        if text is not None:
-            down["text"] = text
-        self.send("Input.dispatchKeyEvent", down)
-        self.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": key, "code": code, "modifiers": modifiers})
+    def key_down(self, key, code, key_code, modifiers=0):
+        self.send("Input.dispatchKeyEvent", {"type": "rawKeyDown", "key": key, "code": code,
+                                             "windowsVirtualKeyCode": key_code, "modifiers": modifiers})
+        time.sleep(0.08)
+
+    def key_up(self, key, code, key_code, modifiers=0):
+        self.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": key, "code": code,
+                                             "windowsVirtualKeyCode": key_code, "modifiers": modifiers})
+        time.sleep(0.08)
+
+    def ctrl(self, letter):
+        """Ctrl+letter, as a user presses it: Control down, the letter down and up, Control up."""
+        upper = letter.upper()
+        self.key_down("Control", "ControlLeft", 17, 2)
+        self.key_down(letter, "Key" + upper, ord(upper), 2)
+        self.key_up(letter, "Key" + upper, ord(upper), 2)
+        self.key_up("Control", "ControlLeft", 17, 0)

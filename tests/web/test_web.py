@@ -291,6 +291,29 @@ def test_fonts(args):
                       f"{font} was not downloaded")
 
 
+def test_clipboard(args):
+    """Ctrl+C in the sentence field copies to the system's clipboard; a paste into the page
+    (Ctrl+V) gives the field the text pasted."""
+    with serve(args.site) as url, Chromium(1280, 720) as browser:
+        browser.send("Browser.grantPermissions", {"origin": url.rstrip("/"),
+                                                  "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]})
+        page, _ = open_app(browser, url + "index.html")
+        page.click(250, 136)  # the end of the sentence field at 1280x720, as the desktop tests click it
+        page.ctrl("a")
+        page.ctrl("c")
+        time.sleep(0.3)
+        check(page.evaluate("Module.attnvizClipboard") == "i like to eat apple",
+              f"Ctrl+C copied {page.evaluate('Module.attnvizClipboard')!r}")
+        system = page.evaluate("navigator.clipboard.readText().catch((e) => 'refused: ' + e)")
+        check(system == "i like to eat apple", f"the system's clipboard holds {system!r}")
+        # Another program copies a text; Ctrl+V in the field pastes it (the browser's paste event).
+        page.evaluate("navigator.clipboard.writeText('the cat sat')")
+        page.ctrl("a")
+        page.ctrl("v")
+        time.sleep(0.4)
+        check(layout(page)["tokens"] == 3, f"after pasting 'the cat sat' the sentence is {layout(page)['tokens']} tokens")
+
+
 def click_tab(page, frame_layout, view, tap=False):
     tabs = {tab["view"]: tab for tab in frame_layout["tabs"]}
     if not check(view in tabs, f"no {view} tab was drawn (tabs: {sorted(tabs)})"):
@@ -419,7 +442,7 @@ def test_engine(args):
 
 
 TESTS = {"site": test_site, "page": test_page, "scenario": test_scenario, "lesson": test_lesson,
-         "model": test_model, "fonts": test_fonts,
+         "model": test_model, "fonts": test_fonts, "clipboard": test_clipboard,
          "click": test_click, "hidpi": test_hidpi, "engine": test_engine}
 
 
