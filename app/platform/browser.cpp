@@ -8,8 +8,8 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <string>
 #include <filesystem>
+#include <string>
 #include <system_error>
 
 namespace attnviz::platform::browser {

@@ -238,7 +238,9 @@ double ms_since_process_start() {
   std::ifstream stat("/proc/self/stat");
   std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
   // Field 22, starttime in clock ticks since boot, counted after the ")" that ends field 2.
-  std::istringstream fields(text.substr(text.rfind(')') + 2));
+  const std::size_t name_end = text.rfind(')');
+  if (name_end == std::string::npos || name_end + 2 > text.size()) return -1.0;  // no /proc
+  std::istringstream fields(text.substr(name_end + 2));
   std::string field;
   for (int i = 3; i <= 22 && fields >> field; ++i) {
   }

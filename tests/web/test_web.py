@@ -314,6 +314,61 @@ def test_clipboard(args):
         check(layout(page)["tokens"] == 3, f"after pasting 'the cat sat' the sentence is {layout(page)['tokens']} tokens")
 
 
+def test_bench(args):
+    """A weight edited every frame, as a drag does, on 64 tokens and 8 heads (?bench-frames, the
+    desktop's --bench-frames): every frame is built and drawn. The times are printed, never
+    asserted (docs/performance.md)."""
+    scenario = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench", "scenarios")
+    with serve(args.site, scenario) as url, Chromium(1280, 720) as browser:
+        browser.open(url + "index.html?bench-frames=60&scenario=test/n64-h8.json")
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and not any("attnviz: bench:" in line for line in browser.console):
+            browser.pump(0.5)
+        report = [line for line in browser.console if "attnviz: bench:" in line or "p50_ms" in line]
+        for line in report:
+            print(line)
+        check(any("64 queries x 64 keys, 8 heads" in line for line in report),
+              "the benchmark did not run on 64 tokens and 8 heads: " + " | ".join(browser.console[-5:]))
+
+
+def test_offline(args):
+    """Once opened, the page opens again with the network gone (its service worker, sw.js), a
+    lesson's model too once it has been fetched."""
+    with serve(args.site) as url, Chromium(1280, 720) as browser:
+        page, _ = open_app(browser, url + "index.html?lesson=11")
+        page.wait_for("navigator.serviceWorker.controller !== null || "
+                      "navigator.serviceWorker.ready.then(() => navigator.serviceWorker.controller !== null)",
+                      timeout=30)
+        page.wait_for("JSON.parse(Module.UTF8ToString(Module._attnviz_layout_json())).model !== ''", timeout=60)
+        time.sleep(0.5)  # the model's files into the cache
+        page.send("Network.enable")
+        page.send("Network.emulateNetworkConditions", {"offline": True, "latency": 0,
+                                                       "downloadThroughput": -1, "uploadThroughput": -1})
+        page.send("Page.navigate", {"url": url + "index.html?lesson=11&step=1"})
+        time.sleep(0.5)
+        page.wait_for("typeof Module !== 'undefined' && Module.attnvizFirstFrameMs", timeout=60)
+        page.wait_for("JSON.parse(Module.UTF8ToString(Module._attnviz_layout_json())).model !== ''", timeout=30)
+        offline = layout(page)
+        check(offline["lesson_step"] == 1 and offline["model"] == "gpt2-kjv-tiny",
+              f"offline, lesson 11 step 2 shows step {offline['lesson_step']} with {offline['model']!r}")
+
+
+def test_messages(args):
+    """Where the app cannot run, the page says why and what to do: opened from a folder
+    (file://, where browsers load no WebAssembly), and in a browser without WebGL 2."""
+    shown = "((document.getElementById('message') || {}).textContent || '')"
+    with Chromium(1280, 720) as browser:
+        page = browser.open("file://" + os.path.abspath(os.path.join(args.site, "index.html")))
+        text = page.wait_for(f"{shown}.includes('web server') && {shown}", timeout=30)
+        check("python3 -m http.server" in text, f"opened from a folder, the page says: {text!r}")
+    with serve(args.site) as url, Chromium(1280, 720, extra_args=["--disable-3d-apis"]) as browser:
+        page = browser.open(url + "index.html")
+        text = page.wait_for(f"{shown}.includes('WebGL') && {shown}", timeout=30)
+        check("needs WebGL 2" in text, f"without WebGL the page says: {text!r}")
+        time.sleep(1)
+        check(page.evaluate(shown) == text, "the WebGL message was replaced by " + repr(page.evaluate(shown)))
+
+
 def click_tab(page, frame_layout, view, tap=False):
     tabs = {tab["view"]: tab for tab in frame_layout["tabs"]}
     if not check(view in tabs, f"no {view} tab was drawn (tabs: {sorted(tabs)})"):
@@ -442,7 +497,8 @@ def test_engine(args):
 
 
 TESTS = {"site": test_site, "page": test_page, "scenario": test_scenario, "lesson": test_lesson,
-         "model": test_model, "fonts": test_fonts, "clipboard": test_clipboard,
+         "model": test_model, "fonts": test_fonts, "clipboard": test_clipboard, "bench": test_bench,
+         "offline": test_offline, "messages": test_messages,
          "click": test_click, "hidpi": test_hidpi, "engine": test_engine}
 
 
