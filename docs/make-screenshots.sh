@@ -35,4 +35,10 @@ run --screenshot "$out/reformer-1920x1080.png" --size 1920x1080 --lesson reforme
 run --screenshot "$out/shared-keys-1920x1080.png" --size 1920x1080 --lesson sparse-and-shared-keys \
   --step 2
 run --screenshot "$out/decoding-1920x1080.png" --size 1920x1080 --lesson kv-cache --step 2
+# The browser build (make web), in headless Chromium, when it is built.
+site="${WEB_SITE:-build-web/site}"
+if [[ -f "$site/index.html" ]]; then
+  /usr/bin/python3 tests/web/page_screenshot.py --site "$site" --out "$out/browser-1280x720.png" \
+    --options "lesson=trained-heads"
+fi
 echo "screenshots written to $out/"
