@@ -34,9 +34,14 @@ EM_JS(void, js_pick_file, (int model), {
   input.multiple = !!model;
   // As if dropped on the canvas: GLFW copies the files into the page's memory, then calls the
   // window's drop callback with their paths.
+  // In the page (hidden) while it is open: some browsers open no picker for a detached input.
+  input.style.display = "none";
+  document.body.appendChild(input);
   input.onchange = () => {
     if (input.files.length) GLFW.onDrop({dataTransfer: {files: input.files}, preventDefault() {}});
+    input.remove();
   };
+  input.oncancel = () => input.remove();
   input.click();
 });
 EM_JS(void, js_fetch_model, (const char* name), {

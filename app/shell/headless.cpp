@@ -103,6 +103,11 @@ nlohmann::ordered_json layout_json(Shell& shell, int width, int height) {
   }
   layout["pipeline_titles"] = state.frame.layout.pipeline_titles;
   layout["centre_view"] = std::string(to_string(state.ui.center_view));
+  // What the app remembers between runs: the recent files, and unsaved work offered back.
+  layout["recent_files"] = shell.recent.entries();
+  layout["recovery_offered"] = shell.recovery_offer.has_value();
+  layout["document"] = state.document.path();
+  layout["unsaved"] = state.unsaved();
   // The sentence's characters the loaded fonts have no glyph for (drawn as ImGui's missing-glyph
   // box): a Chinese sentence without the fallback font, an emoji without Symbola.
   {

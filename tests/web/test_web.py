@@ -369,6 +369,92 @@ def test_messages(args):
         check(page.evaluate(shown) == text, "the WebGL message was replaced by " + repr(page.evaluate(shown)))
 
 
+def wait_for_event(browser, method, timeout=20):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for event in browser.events:
+            if event.get("method") == method:
+                browser.events.remove(event)
+                return event["params"]
+        browser.pump(0.2)
+    return None
+
+
+def type_text(page, text):
+    for character in text:
+        page.send("Input.dispatchKeyEvent", {"type": "keyDown", "key": character, "text": character})
+        page.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": character})
+        time.sleep(0.03)
+
+
+def test_files(args):
+    """Files as a student has them: File ▸ Open through the browser's file picker, a lesson file
+    dropped on the page, File ▸ Save as a download that opens again, Open recent and unsaved work
+    still there after a reload (the browser's storage)."""
+    scenario = {"format": "attnviz-scenario", "version": 1, "mode": "self",
+                "target": "my own scenario from the disk", "d_model": 8, "heads": 2, "d_k": 4, "d_v": 4}
+    with tempfile.TemporaryDirectory() as folder:
+        scenario_path = os.path.join(folder, "week3.json")
+        with open(scenario_path, "w", encoding="utf-8") as file:
+            json.dump(scenario, file)
+        downloads = os.path.join(folder, "downloads")
+        os.mkdir(downloads)
+        with serve(args.site) as url, Chromium(1280, 720) as browser:
+            browser.send("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": downloads,
+                                                         "eventsEnabled": True})
+            page, _ = open_app(browser, url + "index.html")
+            # Ctrl+O: the browser's file picker, answered with a file from the disk.
+            page.send("Page.setInterceptFileChooserDialog", {"enabled": True})
+            page.ctrl("o")
+            chooser = wait_for_event(browser, "Page.fileChooserOpened")
+            if check(chooser is not None, "Ctrl+O opened no file picker"):
+                page.send("DOM.setFileInputFiles", {"files": [scenario_path], "backendNodeId": chooser["backendNodeId"]})
+                page.wait_for("JSON.parse(Module.UTF8ToString(Module._attnviz_layout_json()))"
+                              ".document.endsWith('week3.json')", timeout=20)
+                opened = layout(page)
+                check(opened["document"].endswith("/files/week3.json"),
+                      f"the opened file is kept as {opened['document']!r}, not in the browser's files/")
+                check(opened["tokens"] == 6, f"the opened scenario shows {opened['tokens']} tokens, not 6")
+            # A lesson file dropped on the page starts the lesson.
+            with open(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                   "assets", "lessons", "01-retrieval.json"), encoding="utf-8") as lesson:
+                lesson_text = lesson.read()
+            page.evaluate("(() => { const data = new DataTransfer(); data.items.add(new File([" +
+                          json.dumps(lesson_text) + "], 'lesson.json', {type: 'application/json'}));"
+                          "Module.canvas.dispatchEvent(new DragEvent('drop', {dataTransfer: data, bubbles: true,"
+                          " cancelable: true})); })()")
+            page.wait_for("JSON.parse(Module.UTF8ToString(Module._attnviz_layout_json())).lesson_step === 0",
+                          timeout=20)
+            # Back to the scenario: File ▸ Open recent lists it; Ctrl+S downloads it.
+            page, _ = open_app(browser, url + "index.html")
+            recent = layout(page)["recent_files"]
+            check(any(path.endswith("/files/week3.json") for path in recent),
+                  f"after a reload Open recent lists {recent}")
+            page.click(250, 136)
+            page.ctrl("a")
+            type_text(page, "a sentence of my own")
+            page.key_down("Escape", "Escape", 27)
+            page.key_up("Escape", "Escape", 27)
+            page.ctrl("s")
+            deadline = time.monotonic() + 20
+            saved = []
+            while time.monotonic() < deadline and not saved:
+                saved = [name for name in os.listdir(downloads) if name.endswith(".json")]
+                time.sleep(0.2)
+            if check(saved, "Ctrl+S downloaded nothing"):
+                path = os.path.join(downloads, saved[0])
+                result = subprocess.run([args.cli, "compute", path], capture_output=True, text=True)
+                check(result.returncode == 0, f"the downloaded {saved[0]} does not open: {result.stderr}")
+                with open(path, encoding="utf-8") as file:
+                    check("a sentence of my own" in file.read(), f"{saved[0]} does not hold the sentence typed")
+            # Unsaved work is offered back after a reload.
+            page.click(250, 136)
+            type_text(page, " and more")
+            time.sleep(5)  # the autosave (every 2 s), then the page's storage (every 2 s)
+            page, _ = open_app(browser, url + "index.html")
+            check(layout(page)["recovery_offered"], "after a reload the unsaved work is not offered back")
+
+
 def click_tab(page, frame_layout, view, tap=False):
     tabs = {tab["view"]: tab for tab in frame_layout["tabs"]}
     if not check(view in tabs, f"no {view} tab was drawn (tabs: {sorted(tabs)})"):
@@ -498,7 +584,7 @@ def test_engine(args):
 
 TESTS = {"site": test_site, "page": test_page, "scenario": test_scenario, "lesson": test_lesson,
          "model": test_model, "fonts": test_fonts, "clipboard": test_clipboard, "bench": test_bench,
-         "offline": test_offline, "messages": test_messages,
+         "offline": test_offline, "messages": test_messages, "files": test_files,
          "click": test_click, "hidpi": test_hidpi, "engine": test_engine}
 
 
