@@ -416,8 +416,21 @@ void Backend::set_title(const std::string& title) {
   glfwSetWindowTitle(window_, title.c_str());
 }
 
+bool Backend::fullscreen() const {
+#ifdef __EMSCRIPTEN__
+  return browser::page_fullscreen();
+#else
+  return windowed_.has_value();
+#endif
+}
+
 void Backend::set_fullscreen(bool fullscreen) {
   if (!window_ || fullscreen == this->fullscreen()) return;
+#ifdef __EMSCRIPTEN__
+  browser::set_page_fullscreen(fullscreen);  // the page's canvas follows (follow_page())
+  ++events_.count;
+  return;
+#endif
   if (fullscreen) {
     WindowedPlace place;
     glfwGetWindowPos(window_, &place.x, &place.y);

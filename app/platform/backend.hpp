@@ -68,7 +68,7 @@ class Backend {
   // Full screen on the monitor the window is on (or the primary one), and back to the window's
   // size and place before.
   void set_fullscreen(bool fullscreen);
-  bool fullscreen() const { return windowed_.has_value(); }
+  bool fullscreen() const;
   void cancel_close();  // the close asked for (the window's button) waits for an answer
   void new_frame();     // polls events, starts an ImGui frame
   // Waits until `earliest` (time()), then for an event or until `latest` (infinity: for an

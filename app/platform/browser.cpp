@@ -17,10 +17,18 @@ namespace attnviz::platform::browser {
 // clang-format off
 EM_JS(void, js_download, (const char* path), {
   const name = UTF8ToString(path);
-  const bytes = FS.readFile(name);
+  let blob, file = name.split("/").pop();
+  if (FS.isDir(FS.stat(name).mode)) {  // a folder: one ZIP of its files (index.html)
+    const files = FS.readdir(name).filter((entry) => entry !== "." && entry !== "..").sort()
+      .map((entry) => ({name: file + "/" + entry, bytes: FS.readFile(name + "/" + entry)}));
+    blob = Module.attnvizZip(files);
+    file += ".zip";
+  } else {
+    blob = new Blob([FS.readFile(name)]);
+  }
   const link = document.createElement("a");
-  link.href = URL.createObjectURL(new Blob([bytes]));
-  link.download = name.split("/").pop();
+  link.href = URL.createObjectURL(blob);
+  link.download = file;
   document.body.appendChild(link);
   link.click();
   setTimeout(() => { URL.revokeObjectURL(link.href); link.remove(); }, 1000);
@@ -73,6 +81,29 @@ EM_JS(char*, js_clipboard, (), {
   return copy;
 });
 
+EM_JS(int, js_page_fullscreen, (), {
+  return document.fullscreenElement ? 1 : 0;
+});
+
+EM_JS(void, js_set_page_fullscreen, (int on), {
+  const done = (error) => console.warn("AttnViz: full screen: " + error.message);
+  if (on && !document.fullscreenElement)
+    document.documentElement.requestFullscreen().catch(done);
+  else if (!on && document.fullscreenElement)
+    document.exitFullscreen().catch(done);
+});
+
+// The canvas resized to the page: as glfwSetWindowSize, without its full-screen request when the
+// size is the screen's (refused outside a user's gesture, and asked again every frame).
+EM_JS(void, js_resize_canvas, (int width, int height), {
+  if (!GLFW.active) return;
+  Browser.setCanvasSize(width, height, true);
+  GLFW.active.width = width;
+  GLFW.active.height = height;
+  GLFW.onWindowSizeChanged();
+  GLFW.onFramebufferSizeChanged();
+});
+
 EM_JS(void, js_show_error, (const char* text), {
   const message = document.getElementById("message");
   if (!message) return;
@@ -114,7 +145,7 @@ bool fit_canvas(GLFWwindow* window, float& content_scale) {
   int width = window_width, height = window_height;
   canvas_pixel_size(width, height);
   if (width != window_width || height != window_height) {
-    glfwSetWindowSize(window, width, height);
+    js_resize_canvas(width, height);
     changed = true;
   }
   return changed;
@@ -138,6 +169,14 @@ void fetch_font(const char* file) {
 
 int fonts_arrived() {
   return js_fonts_arrived();
+}
+
+bool page_fullscreen() {
+  return js_page_fullscreen() != 0;
+}
+
+void set_page_fullscreen(bool fullscreen) {
+  js_set_page_fullscreen(fullscreen ? 1 : 0);
 }
 
 void show_error(const std::string& text) {

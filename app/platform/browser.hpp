@@ -34,6 +34,10 @@ int fonts_arrived();
 void set_clipboard(const char* text);
 const char* clipboard();
 
+// The page in full screen (the browser's Fullscreen API; F11 and View > Full screen), or not.
+bool page_fullscreen();
+void set_page_fullscreen(bool fullscreen);
+
 // Shows `text` over the page (the app could not start: a bad address, no WebGL 2).
 void show_error(const std::string& text);
 // Notes that the first frame is on the screen: the page's Module.attnvizFirstFrameMs, the time

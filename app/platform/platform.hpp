@@ -12,8 +12,8 @@ inline constexpr bool kBrowser = true;
 inline constexpr bool kBrowser = false;
 #endif
 
-// Offers a file the app wrote to the user: in the browser as a download (browser.hpp); on the
-// desktop it is where the user chose, and nothing more is done.
+// Offers a file the app wrote to the user: in the browser as a download (browser.hpp), a folder
+// as one ZIP of its files; on the desktop it is where the user chose, and nothing more is done.
 void offer_download(const std::string& path);
 // The browser build: whether a shipped model's files are in the page's memory; when not, starts
 // fetching them from beside the page (models/, once) and returns false. A path is the user's own

@@ -44,6 +44,12 @@ void Autosave::observe(const AppState& state, double now) {
     written_version_ = state.document.version();
     return;
   }
+  // Saved since the last edit (a save within kInterval of it): nothing is left to recover, and
+  // the recovery file the save removed is not written again.
+  if (!state.unsaved()) {
+    written_version_ = state.document.version();
+    return;
+  }
   if (state.document.version() == written_version_ || now - last_write_ < kInterval) return;
   if (written_path_ != state.document.path()) {  // first where the work came from, then the work
     Status status = Status::ok();

@@ -1,14 +1,12 @@
 #include "app/session/compute_worker.hpp"
 
-#include "core/base/threads.hpp"
-
 #include <utility>
 
 namespace attnviz::app {
 
-ComputeWorker::ComputeWorker(int engine_threads) {
+ComputeWorker::ComputeWorker(int engine_threads, bool own_thread) {
   back_.set_threads(engine_threads);
-  if (kHasThreads) thread_ = std::thread([this] { loop(); });
+  if (own_thread) thread_ = std::thread([this] { loop(); });
 }
 
 ComputeWorker::~ComputeWorker() {
@@ -38,7 +36,7 @@ bool ComputeWorker::pending() const {
 std::optional<ComputeWorker::Finished> ComputeWorker::collect(Pipeline& front,
                                                               std::chrono::nanoseconds wait,
                                                               std::uint64_t oldest) {
-  if (!kHasThreads) {  // no worker: the request is computed here, now
+  if (!thread_.joinable()) {  // no worker: the request is computed here, now
     (void)wait;
     if (next_ && !finished_) run_next();
   }
@@ -59,7 +57,7 @@ std::optional<ComputeWorker::Finished> ComputeWorker::collect(Pipeline& front,
 }
 
 void ComputeWorker::wait_until_idle() {
-  if (!kHasThreads) return;  // nothing runs but on the caller's own thread
+  if (!thread_.joinable()) return;  // nothing runs but on the caller's own thread
   std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait(
       lock, [this] { return !running_ && !catching_up_ && (finished_ || (!next_ && !catch_up_)); });

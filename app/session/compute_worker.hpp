@@ -8,8 +8,8 @@
 // made while another runs replaces any that has not started. Each pipeline keeps its own forward
 // pass and cache over one shared model (core/pipeline/model_run.hpp, shared_model).
 //
-// Without threads (core/base/threads.hpp: the browser build) there is no worker: collect()
-// computes the request itself, on the UI thread, and the catch-up below is skipped.
+// Without a thread of its own (the browser build, core/base/threads.hpp) there is no worker:
+// collect() computes the request itself, on the UI thread, and the catch-up below is skipped.
 //
 // After a swap the back pipeline is one computation behind: while nothing else is asked, the worker
 // computes that one again on it, so that the next request computes only what it changes (a
@@ -18,6 +18,7 @@
 #pragma once
 
 #include "core/base/status.hpp"
+#include "core/base/threads.hpp"
 #include "core/document/scenario.hpp"
 #include "core/pipeline/pipeline.hpp"
 
@@ -32,7 +33,9 @@ namespace attnviz::app {
 
 class ComputeWorker {
  public:
-  explicit ComputeWorker(int engine_threads);
+  // `own_thread` false (the default where no thread may start, core/base/threads.hpp): no
+  // worker thread; collect() computes the request itself.
+  explicit ComputeWorker(int engine_threads, bool own_thread = kHasThreads);
   ~ComputeWorker();  // waits for the computation in flight, then stops
   ComputeWorker(const ComputeWorker&) = delete;
   ComputeWorker& operator=(const ComputeWorker&) = delete;

@@ -65,18 +65,9 @@ std::string kept_in_browser(const std::string& path) {
   return error ? path : kept.string();
 }
 
-// Every file an export wrote: the file, or a folder's files (the matrices as CSV).
+// What an export wrote: a file, or a folder (the matrices as CSV: one ZIP of its files).
 void offer_written(const std::string& path) {
-  std::error_code error;
-  if (!std::filesystem::is_directory(path, error)) {
-    platform::offer_download(path);
-    return;
-  }
-  std::vector<std::string> files;
-  for (const auto& entry : std::filesystem::directory_iterator(path, error))
-    if (entry.is_regular_file(error)) files.push_back(entry.path().string());
-  std::sort(files.begin(), files.end());
-  for (const std::string& file : files) platform::offer_download(file);
+  platform::offer_download(path);
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 // The list of keys and shortcuts (Help > Keyboard shortcuts, F1).
 #include <imgui.h>
 
+#include <string_view>
+
+#include "app/platform/platform.hpp"
 #include "app/shell/shell.hpp"
 
 namespace attnviz::app {
@@ -39,6 +42,9 @@ void draw_help_window(bool& show) {
           ImGui::CalcTextSize("drop a file on the window").x + ImGui::GetFontSize());
       ImGui::TableSetupColumn("what", ImGuiTableColumnFlags_WidthStretch);
       for (const auto& [keys, what] : kShortcuts) {
+        // In a page the browser keeps Ctrl+N (a new window) and there is nothing to quit.
+        const std::string_view key = keys;
+        if (platform::kBrowser && (key == "Ctrl+N" || key == "Ctrl+Q")) continue;
         ImGui::TableNextRow();
         ImGui::TableNextColumn();
         ImGui::TextUnformatted(keys);

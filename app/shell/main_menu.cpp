@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 #include "app/platform/platform.hpp"
 #include "app/shell/commands.hpp"
@@ -54,12 +55,17 @@ void draw_export_menu(Shell& shell, Commands& commands) {
 
 void draw_file_menu(Shell& shell, Commands& commands) {
   if (!ImGui::BeginMenu("File")) return;
-  if (ImGui::MenuItem("New (the built-in scenario)", "Ctrl+N")) commands.new_scenario();
+  if (ImGui::MenuItem("New (the built-in scenario)", platform::kBrowser ? nullptr : "Ctrl+N"))
+    commands.new_scenario();
   if (ImGui::MenuItem("Open\xe2\x80\xa6", "Ctrl+O")) commands.open();
   if (ImGui::BeginMenu("Open recent", !shell.recent.entries().empty())) {
     std::optional<std::string> chosen;
-    for (const std::string& path : shell.recent.entries())
-      if (ImGui::MenuItem(path.c_str())) chosen = path;
+    for (const std::string& path : shell.recent.entries()) {
+      // In the browser the files are kept in its storage: their names say which they are.
+      const std::string shown =
+          platform::kBrowser ? std::filesystem::path(path).filename().string() : path;
+      if (ImGui::MenuItem(shown.c_str())) chosen = path;
+    }
     ImGui::Separator();
     if (ImGui::MenuItem("Clear the list")) commands.clear_recent_files();
     ImGui::EndMenu();

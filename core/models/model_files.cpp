@@ -135,7 +135,11 @@ std::vector<std::string> shipped_model_names() {
     for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
       std::string name = it->path().filename().string();
       if (!is_folder(it->path()) || name.empty() || name.front() == '.') continue;
-      if (!locate_model(it->path().string()).ok()) continue;
+      // A folder whose files are still to come counts: its .download lists them (the browser
+      // build fetches a shipped model's files the first time it is needed).
+      std::error_code missing;
+      if (!locate_model(it->path().string()).ok() && !fs::exists(it->path() / ".download", missing))
+        continue;
       if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
     }
   }

@@ -29,8 +29,9 @@ struct ModelLocation {
 // source tree); the source tree's assets/models the binary was built from. Only the ones that
 // exist.
 std::vector<std::string> shipped_model_folders();
-// The shipped models' names (the sub-folders of those folders that hold a model), sorted, each
-// once: what the app's Models menu lists.
+// The shipped models' names (the sub-folders of those folders that hold a model, or whose
+// `.download` lists the files still to come: the browser build's), sorted, each once: what the
+// app's Models menu lists.
 std::vector<std::string> shipped_model_names();
 
 // Where the model `path_or_name` is and which reader it needs, or an error saying why not.

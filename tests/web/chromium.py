@@ -191,6 +191,10 @@ class Page:
             self.send("Input.dispatchMouseEvent", params)
             time.sleep(0.05)
 
+    def move(self, x, y):
+        self.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": x, "y": y})
+        time.sleep(0.3)
+
     def tap(self, x, y):
         for kind in ("touchStart", "touchEnd"):
             points = [{"x": x, "y": y}] if kind == "touchStart" else []

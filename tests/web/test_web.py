@@ -353,6 +353,45 @@ def test_offline(args):
               f"offline, lesson 11 step 2 shows step {offline['lesson_step']} with {offline['model']!r}")
 
 
+def test_resize(args):
+    """The canvas follows the page: a smaller window, one the size of the screen (the page in the
+    browser's full screen: GLFW would ask for full screen again every frame), a larger one; and
+    F11 puts the page in full screen."""
+    with serve(args.site) as url, Chromium(1280, 720) as browser:
+        page, _ = open_app(browser, url + "index.html")
+        screen = page.evaluate("[screen.width, screen.height]")
+        for width, height in ((1024, 640), tuple(screen), (1100, 700)):
+            page.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": height,
+                                                             "deviceScaleFactor": 1, "mobile": False})
+            time.sleep(0.6)
+            frame_layout = layout(page)
+            check((frame_layout["width"], frame_layout["height"]) == (width, height),
+                  f"in a {width}x{height} page the canvas is {frame_layout['width']}x{frame_layout['height']}")
+        errors = [line for line in browser.console if "Permissions check failed" in line or "exception" in line]
+        check(not errors, f"resizing wrote errors: {errors[:3]}")
+        page.key_down("F11", "F11", 122)
+        page.key_up("F11", "F11", 122)
+        time.sleep(0.5)
+        check(page.evaluate("document.fullscreenElement !== null"), "F11 did not put the page in full screen")
+        check(layout(page)["fullscreen"], "the app does not know the page is in full screen")
+
+
+def test_keys(args):
+    """The app's shortcuts are kept from the browser (F5 would reload the page, Ctrl+S save it,
+    Ctrl+= zoom it); copy and paste's are left to it."""
+    with serve(args.site) as url, Chromium(1280, 720) as browser:
+        page, _ = open_app(browser, url + "index.html")
+        for key, ctrl, kept in (("F5", False, True), ("F1", False, True), ("F11", False, True),
+                                ("s", True, True), ("o", True, True), ("=", True, True), ("-", True, True),
+                                ("0", True, True), ("k", True, True), ("c", True, False), ("v", True, False),
+                                ("a", True, False), ("x", True, False), ("F12", False, False)):
+            prevented = page.evaluate(f"(() => {{ const event = new KeyboardEvent('keydown', {{key: '{key}', "
+                                      f"ctrlKey: {str(ctrl).lower()}, cancelable: true, bubbles: true}}); "
+                                      "Module.canvas.dispatchEvent(event); return event.defaultPrevented; })()")
+            name = ("Ctrl+" if ctrl else "") + key
+            check(prevented == kept, f"{name}: the browser's own action is {'kept from' if prevented else 'left to'} it")
+
+
 def test_messages(args):
     """Where the app cannot run, the page says why and what to do: opened from a folder
     (file://, where browsers load no WebAssembly), and in a browser without WebGL 2."""
@@ -447,6 +486,28 @@ def test_files(args):
                 check(result.returncode == 0, f"the downloaded {saved[0]} does not open: {result.stderr}")
                 with open(path, encoding="utf-8") as file:
                     check("a sentence of my own" in file.read(), f"{saved[0]} does not hold the sentence typed")
+            # File > Export > Every matrix as CSV: one ZIP of the folder's files (the menu at the
+            # positions it has at 1280x720, as the desktop tests click it).
+            page.click(25, 11)
+            for x, y in ((40, 147), (200, 147), (340, 147), (400, 280)):
+                page.move(x, y)
+            page.click(400, 280)
+            deadline = time.monotonic() + 20
+            archives = []
+            while time.monotonic() < deadline and not archives:
+                archives = [name for name in os.listdir(downloads) if name.endswith(".zip")]
+                time.sleep(0.2)
+            if check(archives == ["attnviz-matrices.zip"], f"the CSV export downloaded {os.listdir(downloads)}"):
+                import zipfile
+                time.sleep(0.5)
+                with zipfile.ZipFile(os.path.join(downloads, archives[0])) as archive:
+                    check(archive.testzip() is None, "the ZIP's files do not match their CRCs")
+                    names = archive.namelist()
+                    written = page.evaluate("FS.readdir('/downloads/attnviz-matrices').length - 2")
+                    check(len(names) == written and all(name.endswith(".csv") for name in names),
+                          f"the ZIP holds {len(names)} files, the export wrote {written}")
+                    first = archive.read(sorted(names)[0]).decode()
+                    check("," in first and len(first.splitlines()) > 1, "the ZIP's first CSV is not a table")
             # Unsaved work is offered back after a reload.
             page.click(250, 136)
             type_text(page, " and more")
@@ -585,6 +646,7 @@ def test_engine(args):
 TESTS = {"site": test_site, "page": test_page, "scenario": test_scenario, "lesson": test_lesson,
          "model": test_model, "fonts": test_fonts, "clipboard": test_clipboard, "bench": test_bench,
          "offline": test_offline, "messages": test_messages, "files": test_files,
+         "resize": test_resize, "keys": test_keys,
          "click": test_click, "hidpi": test_hidpi, "engine": test_engine}
 
 

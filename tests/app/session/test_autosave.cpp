@@ -46,6 +46,24 @@ TEST_CASE("recovered work keeps the file it was opened from") {
   CHECK(recovered->scenario.parameters.heads[0].W_Q(0, 0) == 0.75f);
 }
 
+// A save soon after an edit, before the autosave's interval has passed: the edit is saved, and
+// the recovery file the save removed is not written again (the next start offered it back).
+TEST_CASE("work saved within the autosave's interval leaves nothing to recover") {
+  Session s;
+  s.load("/home/teacher/lessons/apple pie.json");
+  s.edit(0.25f);  // written
+  s.state.document.set_weight(ParameterName::W_Q, 0, 0, 0, 0.75f);
+  s.autosave.observe(s.state, s.now += 0.5);  // within the interval: not written yet
+  s.state.document.mark_saved();              // Ctrl+S
+  s.autosave.discard();
+  s.autosave.observe(s.state, s.now += Autosave::kInterval + 1);
+  CHECK_FALSE(s.next_start());
+  s.edit(0.5f);  // the next edit is recovered again
+  const std::optional<Autosave::Recovered> recovered = s.next_start();
+  REQUIRE(recovered);
+  CHECK(recovered->scenario.parameters.heads[0].W_Q(0, 0) == 0.5f);
+}
+
 TEST_CASE("recovered work that was in no file has no path") {
   Session s;
   s.load("/tmp/old.json");

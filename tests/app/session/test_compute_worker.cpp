@@ -135,4 +135,32 @@ TEST_CASE("leaving model mode while a model computes: its result is not shown") 
   CHECK(state.pipeline().layer_count() == 1);
 }
 
+// The browser build's worker (no thread may start there): collect() computes the latest request
+// itself, at once, whatever the wait, and the results are the threaded worker's.
+TEST_CASE("without a thread of its own the worker computes the latest request when collected") {
+  ComputeWorker worker(1, false);
+  Pipeline front;
+  CHECK_FALSE(worker.collect(front, std::chrono::seconds(0), 1));  // nothing asked
+  worker.request(kjv("And God said"), 1, 0);
+  worker.request(kjv("And God said, Let there be light"), 2, 0);  // replaces the first
+  CHECK(worker.pending());
+  std::optional<ComputeWorker::Finished> done = worker.collect(front, std::chrono::seconds(0), 1);
+  REQUIRE(done);
+  CHECK(done->version == 2);
+  CHECK(done->status);
+  CHECK_FALSE(worker.pending());
+  const std::string space = "\xe2\x90\xa3";  // ␣
+  CHECK(shown_text(front) == "And" + space + "God" + space + "said," + space + "Let" + space +
+                                 "there" + space + "be" + space + "light");
+  worker.wait_until_idle();  // returns at once: nothing runs elsewhere
+  CHECK_FALSE(worker.collect(front, std::chrono::seconds(0), 3));
+
+  // The same text through the threaded worker gives the same numbers.
+  ComputeWorker threaded(1, true);
+  Pipeline threaded_front;
+  threaded.request(kjv("And God said, Let there be light"), 1, 0);
+  REQUIRE(threaded.collect(threaded_front, std::chrono::seconds(20), 1));
+  CHECK(threaded_front.layer(0).heads[0].weights.isApprox(front.layer(0).heads[0].weights, 0.0f));
+}
+
 }  // namespace attnviz::app
