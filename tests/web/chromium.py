@@ -52,6 +52,7 @@ class Chromium:
                 "--no-first-run", "--no-default-browser-check", "--disable-extensions",
                 "--disable-background-networking", "--disable-component-update",
                 "--disable-renderer-backgrounding", "--disable-background-timer-throttling",
+                "--disable-dev-shm-usage",  # a container's small /dev/shm would crash it
                 "--disable-backgrounding-occluded-windows", "--mute-audio",
                 f"--user-data-dir={self.profile}",
                 f"--window-size={self.width},{self.height}",
