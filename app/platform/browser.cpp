@@ -104,6 +104,10 @@ EM_JS(void, js_resize_canvas, (int width, int height), {
   GLFW.onFramebufferSizeChanged();
 });
 
+EM_JS(void, js_follow_text_input, (int wanted), {
+  if (Module.attnvizFollowTextInput) Module.attnvizFollowTextInput(wanted !== 0);
+});
+
 EM_JS(void, js_show_error, (const char* text), {
   const message = document.getElementById("message");
   if (!message) return;
@@ -177,6 +181,13 @@ bool page_fullscreen() {
 
 void set_page_fullscreen(bool fullscreen) {
   js_set_page_fullscreen(fullscreen ? 1 : 0);
+}
+
+void follow_text_input(bool wanted) {
+  static int last = -1;  // asked only when it changes: the page's focus is the user's otherwise
+  if (static_cast<int>(wanted) == last) return;
+  last = static_cast<int>(wanted);
+  js_follow_text_input(wanted ? 1 : 0);
 }
 
 void show_error(const std::string& text) {

@@ -38,6 +38,10 @@ const char* clipboard();
 bool page_fullscreen();
 void set_page_fullscreen(bool fullscreen);
 
+// While a text field is edited (ImGui's WantTextInput), the page's hidden text box has the
+// keyboard focus, so that an on-screen keyboard opens and input methods work (index.html).
+void follow_text_input(bool wanted);
+
 // Shows `text` over the page (the app could not start: a bad address, no WebGL 2).
 void show_error(const std::string& text);
 // Notes that the first frame is on the screen: the page's Module.attnvizFirstFrameMs, the time

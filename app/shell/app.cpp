@@ -232,10 +232,23 @@ void App::browser_pass() {
   events_at_plan_ = backend.input_events();
 #ifdef __EMSCRIPTEN__
   if (frames_drawn_ == 1) platform::browser::first_frame_drawn();
+  platform::browser::follow_text_input(ImGui::GetIO().WantTextInput);
 #endif
 }
 
 #ifdef __EMSCRIPTEN__
+void App::run_frames_now(int frames) {
+  for (int i = 0; i < frames && !shell_.quit_agreed; ++i) {
+    if (!interactive_pass()) return;
+    next_plan_ = plan_next_frame();
+    events_at_plan_ = shell_.backend.input_events();
+  }
+}
+
+bool App::wants_text() const {
+  return ImGui::GetIO().WantTextInput;
+}
+
 std::string App::layout_text() {
   int width = 0, height = 0;
   shell_.backend.framebuffer_size(width, height);

@@ -17,6 +17,10 @@ class App {
 #ifdef __EMSCRIPTEN__
   // Where the last frame drew things (--layout-out's JSON), for the browser build's tests.
   std::string layout_text();
+  // Up to `frames` passes drawn at once, whatever the frame pacer says (a tap's frames, from the
+  // page's touch handler); whether a text field is being edited.
+  void run_frames_now(int frames);
+  bool wants_text() const;
 #endif
 
  private:

@@ -107,6 +107,7 @@ nlohmann::ordered_json layout_json(Shell& shell, int width, int height) {
   layout["recent_files"] = shell.recent.entries();
   layout["recovery_offered"] = shell.recovery_offer.has_value();
   layout["document"] = state.document.path();
+  layout["sentence"] = state.document.scenario().target;
   layout["unsaved"] = state.unsaved();
   // The sentence's characters the loaded fonts have no glyph for (drawn as ImGui's missing-glyph
   // box): a Chinese sentence without the fallback font, an emoji without Symbola.

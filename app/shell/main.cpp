@@ -21,6 +21,16 @@ extern "C" EMSCRIPTEN_KEEPALIVE const char* attnviz_layout_json() {
   g_layout = g_app ? g_app->layout_text() : std::string();
   return g_layout.c_str();
 }
+
+// For the page's touch handler (app/platform/web/index.html): the frames of a tap drawn now, then
+// whether a text field is being edited (the page's hidden text box then takes the keyboard
+// within the touch's own handler, where iOS opens its on-screen keyboard).
+extern "C" EMSCRIPTEN_KEEPALIVE void attnviz_run_frames(int frames) {
+  if (g_app) g_app->run_frames_now(frames);
+}
+extern "C" EMSCRIPTEN_KEEPALIVE int attnviz_wants_text() {
+  return g_app && g_app->wants_text() ? 1 : 0;
+}
 #endif
 
 int main(int argc, char** argv) {

@@ -142,7 +142,14 @@ class Chromium:
                 raise
 
     def open(self, url):
+        """A new page at `url`; the page opened before is closed (as a reload leaves one page)."""
+        if getattr(self, "target", None):
+            try:
+                self.send("Target.closeTarget", {"targetId": self.target})
+            except ChromiumError:
+                pass
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+        self.target = target
         session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         page = Page(self, session)
         page.send("Runtime.enable")

@@ -83,6 +83,17 @@ def layout(page):
     return json.loads(text)
 
 
+def settle(page, key, expected, timeout=15):
+    """The layout once its `key` is `expected`, or as it is after `timeout` seconds (a loaded
+    machine draws frames late: the tests wait for what they check rather than sleep)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        frame_layout = layout(page)
+        if frame_layout.get(key) == expected or time.monotonic() > deadline:
+            return frame_layout
+        time.sleep(0.1)
+
+
 # --- pictures ----------------------------------------------------------------------------------
 def decode_png(data):
     """RGB(A) 8-bit PNG -> (height, width, channels) uint8 array (any filter)."""
@@ -250,10 +261,7 @@ def test_model(args):
             models = json.load(index)
         check(sorted(models) == ["gpt2-kjv-tiny", "stories260K"], f"models/index.json lists {sorted(models)}")
         page, _ = open_app(browser, url + "index.html?lesson=11")
-        page.wait_for("JSON.parse(Module.UTF8ToString(Module._attnviz_layout_json())).model !== ''",
-                      timeout=60)
-        time.sleep(0.3)
-        frame_layout = layout(page)
+        frame_layout = settle(page, "model", "gpt2-kjv-tiny", timeout=60)
         check(frame_layout["model"] == "gpt2-kjv-tiny", f"lesson 11 shows the model {frame_layout['model']!r}")
         grid = frame_layout.get("model_grid", {})
         check(grid.get("layers") == 2 and grid.get("heads") == 4,
@@ -281,8 +289,7 @@ def test_fonts(args):
                   "a font was downloaded for a Latin sentence")
             page, _ = open_app(browser, url + "index.html?scenario=test/cjk.json")
             page.wait_for("Module.attnvizFontsArrived >= 2", timeout=60)
-            time.sleep(0.5)
-            frame_layout = layout(page)
+            frame_layout = settle(page, "missing_glyphs", 0)
             check(frame_layout["tokens"] == 4, f"the Chinese sentence is {frame_layout['tokens']} tokens, not 4")
             check(frame_layout["missing_glyphs"] == 0,
                   f"{frame_layout['missing_glyphs']} characters still drawn as the missing-glyph box")
@@ -301,7 +308,7 @@ def test_clipboard(args):
         page.click(250, 136)  # the end of the sentence field at 1280x720, as the desktop tests click it
         page.ctrl("a")
         page.ctrl("c")
-        time.sleep(0.3)
+        page.wait_for("Module.attnvizClipboard === 'i like to eat apple'", timeout=15)
         check(page.evaluate("Module.attnvizClipboard") == "i like to eat apple",
               f"Ctrl+C copied {page.evaluate('Module.attnvizClipboard')!r}")
         system = page.evaluate("navigator.clipboard.readText().catch((e) => 'refused: ' + e)")
@@ -310,8 +317,8 @@ def test_clipboard(args):
         page.evaluate("navigator.clipboard.writeText('the cat sat')")
         page.ctrl("a")
         page.ctrl("v")
-        time.sleep(0.4)
-        check(layout(page)["tokens"] == 3, f"after pasting 'the cat sat' the sentence is {layout(page)['tokens']} tokens")
+        tokens = settle(page, "tokens", 3)["tokens"]
+        check(tokens == 3, f"after pasting 'the cat sat' the sentence is {tokens} tokens")
 
 
 def test_bench(args):
@@ -340,17 +347,55 @@ def test_offline(args):
                       "navigator.serviceWorker.ready.then(() => navigator.serviceWorker.controller !== null)",
                       timeout=30)
         page.wait_for("JSON.parse(Module.UTF8ToString(Module._attnviz_layout_json())).model !== ''", timeout=60)
-        time.sleep(0.5)  # the model's files into the cache
+        page.wait_for("caches.keys().then(async (names) => { for (const name of names) if (await (await "
+                      "caches.open(name)).match('models/gpt2-kjv-tiny/model.safetensors')) return true; "
+                      "return false; })", timeout=30)  # the model's files in the cache
         page.send("Network.enable")
         page.send("Network.emulateNetworkConditions", {"offline": True, "latency": 0,
                                                        "downloadThroughput": -1, "uploadThroughput": -1})
         page.send("Page.navigate", {"url": url + "index.html?lesson=11&step=1"})
-        time.sleep(0.5)
-        page.wait_for("typeof Module !== 'undefined' && Module.attnvizFirstFrameMs", timeout=60)
+        page.wait_for("location.search.includes('step=1') && typeof Module !== 'undefined' && "
+                      "Module.attnvizFirstFrameMs", timeout=60)
         page.wait_for("JSON.parse(Module.UTF8ToString(Module._attnviz_layout_json())).model !== ''", timeout=30)
         offline = layout(page)
         check(offline["lesson_step"] == 1 and offline["model"] == "gpt2-kjv-tiny",
               f"offline, lesson 11 step 2 shows step {offline['lesson_step']} with {offline['model']!r}")
+
+
+def test_typing(args):
+    """Typing as a tablet types: a finger's tap on the sentence field gives the page's hidden text
+    box the keyboard within the tap (where iOS opens its on-screen keyboard), text inserted into
+    it (as an on-screen keyboard or an input method inserts it) reaches the field, its Backspace
+    takes a character back; leaving the field gives the keyboard back."""
+    with serve(args.site) as url, Chromium(1280, 720, extra_args=["--touch-events=enabled"]) as browser:
+        page, _ = open_app(browser, url + "index.html")
+        page.tap(250, 136)  # the end of the sentence field at 1280x720
+        check(page.evaluate("document.activeElement.id") == "keyboard",
+              f"after a tap on the sentence field the focus is on {page.evaluate('document.activeElement.id')!r}")
+        page.send("Input.insertText", {"text": " pie"})
+        tokens = settle(page, "tokens", 6)["tokens"]
+        check(tokens == 6, f"after ' pie' was typed the sentence is {tokens} tokens")
+        page.send("Input.insertText", {"text": "\u4f60"})  # a character an input method gives
+        tokens = settle(page, "tokens", 7)["tokens"]
+        check(tokens == 7, f"after a Chinese character (a token of its own) the sentence is {tokens} tokens, not 7")
+        # An on-screen keyboard's Backspace, five times ("你", "pie", " "): a key it cannot name,
+        # then the text box's deletion.
+        for _ in range(5):
+            page.send("Input.dispatchKeyEvent", {"type": "rawKeyDown", "key": "Unidentified",
+                                                 "windowsVirtualKeyCode": 229})
+            page.evaluate("(() => { const box = document.getElementById('keyboard');"
+                          " box.value = ''; box.dispatchEvent(new InputEvent('input',"
+                          " {inputType: 'deleteContentBackward', bubbles: true})); })()")
+            page.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": "Unidentified", "windowsVirtualKeyCode": 229})
+            length = len(layout(page)["sentence"])
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and len(layout(page)["sentence"]) == length:
+                time.sleep(0.05)  # each Backspace's frame, before the next
+        sentence = settle(page, "sentence", "i like to eat apple")["sentence"]
+        check(sentence == "i like to eat apple", f"after five Backspaces the sentence is {sentence!r}")
+        page.tap(700, 400)  # the heatmap: the field is left
+        page.wait_for("document.activeElement.id !== 'keyboard'", timeout=15)
+        check(page.evaluate("document.activeElement.id") != "keyboard", "the text box kept the keyboard")
 
 
 def test_resize(args):
@@ -363,17 +408,16 @@ def test_resize(args):
         for width, height in ((1024, 640), tuple(screen), (1100, 700)):
             page.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": height,
                                                              "deviceScaleFactor": 1, "mobile": False})
-            time.sleep(0.6)
-            frame_layout = layout(page)
+            frame_layout = settle(page, "width", width)
+            frame_layout = settle(page, "height", height)
             check((frame_layout["width"], frame_layout["height"]) == (width, height),
                   f"in a {width}x{height} page the canvas is {frame_layout['width']}x{frame_layout['height']}")
         errors = [line for line in browser.console if "Permissions check failed" in line or "exception" in line]
         check(not errors, f"resizing wrote errors: {errors[:3]}")
         page.key_down("F11", "F11", 122)
         page.key_up("F11", "F11", 122)
-        time.sleep(0.5)
+        check(settle(page, "fullscreen", True)["fullscreen"], "the app does not know the page is in full screen")
         check(page.evaluate("document.fullscreenElement !== null"), "F11 did not put the page in full screen")
-        check(layout(page)["fullscreen"], "the app does not know the page is in full screen")
 
 
 def test_keys(args):
@@ -464,7 +508,9 @@ def test_files(args):
                           " cancelable: true})); })()")
             page.wait_for("JSON.parse(Module.UTF8ToString(Module._attnviz_layout_json())).lesson_step === 0",
                           timeout=20)
-            # Back to the scenario: File ▸ Open recent lists it; Ctrl+S downloads it.
+            # Back to the scenario: File ▸ Open recent lists it (the page's storage written, as it is
+            # every 2 s); Ctrl+S downloads it.
+            page.evaluate("new Promise((done) => FS.syncfs(false, done)).then(() => true)")
             page, _ = open_app(browser, url + "index.html")
             recent = layout(page)["recent_files"]
             check(any(path.endswith("/files/week3.json") for path in recent),
@@ -472,6 +518,8 @@ def test_files(args):
             page.click(250, 136)
             page.ctrl("a")
             type_text(page, "a sentence of my own")
+            page.wait_for("JSON.parse(Module.UTF8ToString(Module._attnviz_layout_json())).sentence === "
+                          "'a sentence of my own'", timeout=20)  # every letter's frame drawn
             page.key_down("Escape", "Escape", 27)
             page.key_up("Escape", "Escape", 27)
             page.ctrl("s")
@@ -485,7 +533,9 @@ def test_files(args):
                 result = subprocess.run([args.cli, "compute", path], capture_output=True, text=True)
                 check(result.returncode == 0, f"the downloaded {saved[0]} does not open: {result.stderr}")
                 with open(path, encoding="utf-8") as file:
-                    check("a sentence of my own" in file.read(), f"{saved[0]} does not hold the sentence typed")
+                    text = file.read()
+                    check("a sentence of my own" in text, f"{saved[0]} does not hold the sentence typed: "
+                                                          f"{json.loads(text).get('target')!r}")
             # File > Export > Every matrix as CSV: one ZIP of the folder's files (the menu at the
             # positions it has at 1280x720, as the desktop tests click it).
             page.click(25, 11)
@@ -511,9 +561,19 @@ def test_files(args):
             # Unsaved work is offered back after a reload.
             page.click(250, 136)
             type_text(page, " and more")
-            time.sleep(5)  # the autosave (every 2 s), then the page's storage (every 2 s)
+            page.wait_for("JSON.parse(Module.UTF8ToString(Module._attnviz_layout_json())).sentence === "
+                          "'a sentence of my own and more'", timeout=20)
+            # The autosave (within 2 s), then the page's storage (every 2 s; here at once).
+            page.wait_for("FS.analyzePath('/state/recovery.json').exists", timeout=20)
+            page.evaluate("new Promise((done) => FS.syncfs(false, done)).then(() => true)")
             page, _ = open_app(browser, url + "index.html")
             check(layout(page)["recovery_offered"], "after a reload the unsaved work is not offered back")
+            # The page writes its storage by itself, every 2 s.
+            page.evaluate("FS.writeFile('/state/probe.txt', 'kept')")
+            time.sleep(5)
+            page, _ = open_app(browser, url + "index.html")
+            check(page.evaluate("FS.analyzePath('/state/probe.txt').exists"),
+                  "a file written into the state folder was not kept by the page's own saving")
 
 
 def click_tab(page, frame_layout, view, tap=False):
@@ -526,8 +586,7 @@ def click_tab(page, frame_layout, view, tap=False):
         page.tap(x, y)
     else:
         page.click(x, y)
-    time.sleep(0.4)
-    return layout(page)
+    return settle(page, "centre_view", view)
 
 
 def test_click(args):
@@ -646,7 +705,7 @@ def test_engine(args):
 TESTS = {"site": test_site, "page": test_page, "scenario": test_scenario, "lesson": test_lesson,
          "model": test_model, "fonts": test_fonts, "clipboard": test_clipboard, "bench": test_bench,
          "offline": test_offline, "messages": test_messages, "files": test_files,
-         "resize": test_resize, "keys": test_keys,
+         "resize": test_resize, "keys": test_keys, "typing": test_typing,
          "click": test_click, "hidpi": test_hidpi, "engine": test_engine}
 
 
