@@ -88,6 +88,12 @@ bool sentence_field(const char* id, const char* hint, const std::string& text, S
   return true;
 }
 
+// Where the sentence field was drawn (the item just drawn), for the tests that click into it.
+void note_sentence_field(AppState& state) {
+  const ImVec2 min = ImGui::GetItemRectMin(), max = ImGui::GetItemRectMax();
+  state.frame.layout.sentence_field = {min.x, min.y, max.x - min.x, max.y - min.y};
+}
+
 bool integer_setting(const char* label, const char* help, int& value, int low, int high) {
   int edited = value;
   ImGui::SetNextItemWidth(ImGui::GetFontSize() * 7.0f);
@@ -210,6 +216,7 @@ class InputPanel final : public Panel {
     if (sentence_field("##target", "type a text", state.document.scenario().target, target_field_,
                        context.text_escapes))
       state.edit()->set_target(target_field_.sentence);
+    note_sentence_field(state);
     draw_token_chips(state, state.pipeline().target(), state.pipeline().target_sources(),
                      Side::Query);
     // Special tokens (<s>) soak up attention and darken the rest: the views may leave them out.
@@ -298,6 +305,7 @@ class InputPanel final : public Panel {
     if (sentence_field("##target", "type a sentence", s.target, target_field_,
                        context.text_escapes))
       state.edit()->set_target(target_field_.sentence);
+    note_sentence_field(state);
     draw_token_chips(state, state.pipeline().target(), state.pipeline().target_sources(),
                      Side::Query);
     if (s.mode == Mode::Cross) {

@@ -634,6 +634,10 @@ void pick_file_to_open(bool) {}
 bool model_files_ready(const std::string&) {
   return true;
 }
+void run_page_frames(const PageHooks&) {}
+void stop_page_frames() {}
+void after_page_frame(long, bool) {}
+void show_start_error(const std::string&) {}
 #endif
 
 void Backend::follow_page() {

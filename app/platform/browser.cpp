@@ -202,6 +202,29 @@ void first_frame_drawn() {
 
 namespace attnviz::platform {
 
+namespace {
+PageHooks g_hooks;     // the app's, from run_page_frames()
+std::string g_layout;  // the last attnviz_layout_json(), alive until the next
+}  // namespace
+
+void run_page_frames(const PageHooks& hooks) {
+  g_hooks = hooks;
+  emscripten_set_main_loop_arg(hooks.frame, hooks.app, 0, false);
+}
+
+void stop_page_frames() {
+  emscripten_cancel_main_loop();
+}
+
+void after_page_frame(long frames_drawn, bool wants_text) {
+  if (frames_drawn == 1) browser::first_frame_drawn();
+  browser::follow_text_input(wants_text);
+}
+
+void show_start_error(const std::string& message) {
+  browser::show_error("AttnViz could not start: " + message);
+}
+
 void offer_download(const std::string& path) {
   browser::js_download(path.c_str());
 }
@@ -220,3 +243,22 @@ void pick_file_to_open(bool model) {
 }
 
 }  // namespace attnviz::platform
+
+// The page's calls into the app (app/platform/web/index.html) and its tests' (tests/web/).
+// Where the last frame drew things, as JSON ("" before the app has started).
+extern "C" EMSCRIPTEN_KEEPALIVE const char* attnviz_layout_json() {
+  using namespace attnviz::platform;
+  g_layout = g_hooks.layout_json ? g_hooks.layout_json(g_hooks.app) : std::string();
+  return g_layout.c_str();
+}
+// The touch handler's: the frames of a tap drawn now, then whether a text field is being edited
+// (the page's hidden text box then takes the keyboard within the touch's own handler, where iOS
+// opens its on-screen keyboard).
+extern "C" EMSCRIPTEN_KEEPALIVE void attnviz_run_frames(int frames) {
+  using namespace attnviz::platform;
+  if (g_hooks.run_frames_now) g_hooks.run_frames_now(g_hooks.app, frames);
+}
+extern "C" EMSCRIPTEN_KEEPALIVE int attnviz_wants_text() {
+  using namespace attnviz::platform;
+  return g_hooks.wants_text && g_hooks.wants_text(g_hooks.app) ? 1 : 0;
+}

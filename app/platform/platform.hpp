@@ -12,6 +12,25 @@ inline constexpr bool kBrowser = true;
 inline constexpr bool kBrowser = false;
 #endif
 
+// The browser's frames: after run_page_frames() the page calls `frame` for every frame it shows
+// (requestAnimationFrame), and main() returns; the other hooks answer the page (index.html: a
+// tap's frames drawn at once, whether a text field is edited) and its tests (where the last
+// frame drew things). Never called on the desktop, whose loop is the app's own.
+struct PageHooks {
+  void* app = nullptr;
+  void (*frame)(void* app) = nullptr;
+  void (*run_frames_now)(void* app, int frames) = nullptr;
+  bool (*wants_text)(void* app) = nullptr;
+  std::string (*layout_json)(void* app) = nullptr;
+};
+void run_page_frames(const PageHooks& hooks);
+void stop_page_frames();  // the app quit
+// After each frame the page shows: the first one's time noted, and the page's text box given the
+// keyboard while a text field is edited (browser.hpp).
+void after_page_frame(long frames_drawn, bool wants_text);
+// Tells the user why the app could not start, over the page (on the desktop, standard error has).
+void show_start_error(const std::string& message);
+
 // Offers a file the app wrote to the user: in the browser as a download (browser.hpp), a folder
 // as one ZIP of its files; on the desktop it is where the user chose, and nothing more is done.
 void offer_download(const std::string& path);

@@ -158,6 +158,7 @@ struct FrameLayout {
     float x = 0, y = 0, w = 0, h = 0;
   };
   std::vector<Tab> tabs;
+  view::Rect sentence_field;  // the Input panel's sentence field, when it was drawn
   // Per view (view::ViewId), what it wrote of the tokens' names; reset every frame.
   std::array<LabelRecord, view::kViewCount> labels{};
   LabelRecord& labels_of(view::ViewId id) { return labels[static_cast<std::size_t>(id)]; }

@@ -5,12 +5,6 @@
 #include "app/platform/platform.hpp"
 #include "app/session/file_actions.hpp"
 
-#ifdef __EMSCRIPTEN__
-#include "app/platform/browser.hpp"
-
-#include <emscripten/emscripten.h>
-#endif
-
 #include <imgui.h>
 #include <imgui_internal.h>  // the caret blink timer of the text field being typed into
 
@@ -143,9 +137,7 @@ Status App::start() {
 int App::run() {
   if (Status status = start(); !status) {
     std::cerr << "attnviz: error: " << status.message() << '\n';
-#ifdef __EMSCRIPTEN__
-    platform::browser::show_error("AttnViz could not start: " + status.message());
-#endif
+    platform::show_start_error(status.message());
     return 1;
   }
   const Options& options = shell_.options;
@@ -160,16 +152,22 @@ int App::run() {
   const char* exit_after_text = std::getenv("ATTNVIZ_EXIT_AFTER");
   exit_after_ = exit_after_text ? std::strtod(exit_after_text, nullptr) : 0.0;
   loop_start_ = backend.time();
-#ifdef __EMSCRIPTEN__
-  // The page calls a pass for every frame it shows (requestAnimationFrame); main() returns and
-  // the app lives on (main.cpp keeps it).
-  emscripten_set_main_loop_arg([](void* app) { static_cast<App*>(app)->browser_pass(); }, this, 0,
-                               false);
-  return 0;
-#else
+  if (platform::kBrowser) {
+    // The page calls a pass for every frame it shows (requestAnimationFrame); main() returns and
+    // the app lives on (main.cpp keeps it).
+    platform::PageHooks hooks;
+    hooks.app = this;
+    hooks.frame = [](void* app) { static_cast<App*>(app)->browser_pass(); };
+    hooks.run_frames_now = [](void* app, int frames) {
+      static_cast<App*>(app)->run_frames_now(frames);
+    };
+    hooks.wants_text = [](void*) { return ImGui::GetIO().WantTextInput; };
+    hooks.layout_json = [](void* app) { return static_cast<App*>(app)->layout_text(); };
+    platform::run_page_frames(hooks);
+    return 0;
+  }
   while (interactive_pass()) wait_for_next_frame();
   return finish_interactive();
-#endif
 }
 
 bool App::interactive_pass() {
@@ -222,21 +220,15 @@ void App::browser_pass() {
   if (frames_drawn_ > 0 && (now < next_plan_.earliest || (!input && now < next_plan_.latest)))
     return;
   if (!interactive_pass()) {
-#ifdef __EMSCRIPTEN__
-    emscripten_cancel_main_loop();
-#endif
+    platform::stop_page_frames();
     finish_interactive();
     return;
   }
   next_plan_ = plan_next_frame();
   events_at_plan_ = backend.input_events();
-#ifdef __EMSCRIPTEN__
-  if (frames_drawn_ == 1) platform::browser::first_frame_drawn();
-  platform::browser::follow_text_input(ImGui::GetIO().WantTextInput);
-#endif
+  platform::after_page_frame(frames_drawn_, ImGui::GetIO().WantTextInput);
 }
 
-#ifdef __EMSCRIPTEN__
 void App::run_frames_now(int frames) {
   for (int i = 0; i < frames && !shell_.quit_agreed; ++i) {
     if (!interactive_pass()) return;
@@ -245,16 +237,11 @@ void App::run_frames_now(int frames) {
   }
 }
 
-bool App::wants_text() const {
-  return ImGui::GetIO().WantTextInput;
-}
-
 std::string App::layout_text() {
   int width = 0, height = 0;
   shell_.backend.framebuffer_size(width, height);
   return layout_json_text(shell_, width, height);
 }
-#endif
 
 // -----------------------------------------------------------------------------
 // [SECTION] Frame
@@ -270,6 +257,7 @@ void App::frame() {
   state.frame.layout.model_grid = {};
   state.frame.layout.pipeline_titles.clear();
   state.frame.layout.tabs.clear();
+  state.frame.layout.sentence_field = {};
   state.frame.layout.geometry_mode.clear();
   state.frame.layout.geometry_plane_key = -1;
   state.frame.layout.flash_step = -1;

@@ -14,14 +14,6 @@ class App {
   explicit App(Options options);
   // Returns the process exit status. In the browser it returns once the page calls the frames.
   int run();
-#ifdef __EMSCRIPTEN__
-  // Where the last frame drew things (--layout-out's JSON), for the browser build's tests.
-  std::string layout_text();
-  // Up to `frames` passes drawn at once, whatever the frame pacer says (a tap's frames, from the
-  // page's touch handler); whether a text field is being edited.
-  void run_frames_now(int frames);
-  bool wants_text() const;
-#endif
 
  private:
   Status start();
@@ -34,6 +26,11 @@ class App {
   FramePlan plan_next_frame();  // when the next pass is due (app/session/frame_pacing.hpp)
   void wait_for_next_frame();   // the desktop's pause between passes, as planned
   void browser_pass();          // a pass if one is due, else nothing
+  // Up to `frames` passes drawn at once, whatever the frame pacer says (a tap's frames, from the
+  // page's touch handler).
+  void run_frames_now(int frames);
+  // Where the last frame drew things (--layout-out's JSON), for the browser build's tests.
+  std::string layout_text();
 
   Shell shell_;
   Commands commands_{shell_};

@@ -108,6 +108,14 @@ nlohmann::ordered_json layout_json(Shell& shell, int width, int height) {
   layout["recovery_offered"] = shell.recovery_offer.has_value();
   layout["document"] = state.document.path();
   layout["sentence"] = state.document.scenario().target;
+  if (const view::Rect& field = state.frame.layout.sentence_field; !field.empty()) {
+    nlohmann::ordered_json rect;
+    rect["x"] = layout_number(field.x);
+    rect["y"] = layout_number(field.y);
+    rect["w"] = layout_number(field.w);
+    rect["h"] = layout_number(field.h);
+    layout["sentence_field"] = std::move(rect);
+  }
   layout["unsaved"] = state.unsaved();
   // The sentence's characters the loaded fonts have no glyph for (drawn as ImGui's missing-glyph
   // box): a Chinese sentence without the fallback font, an emoji without Symbola.

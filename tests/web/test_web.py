@@ -83,6 +83,19 @@ def layout(page):
     return json.loads(text)
 
 
+def click_sentence_field(page, tap=False):
+    """A click (or a finger's tap) at the end of the Input panel's sentence field, where the last
+    frame drew it (a bar above the panels, the recovery offer's, moves it down)."""
+    field = layout(page).get("sentence_field")
+    if not check(field is not None, "the sentence field was not drawn"):
+        return
+    x, y = field["x"] + field["w"] - 6, field["y"] + field["h"] / 2
+    if tap:
+        page.tap(x, y)
+    else:
+        page.click(x, y)
+
+
 def settle(page, key, expected, timeout=15):
     """The layout once its `key` is `expected`, or as it is after `timeout` seconds (a loaded
     machine draws frames late: the tests wait for what they check rather than sleep)."""
@@ -305,7 +318,7 @@ def test_clipboard(args):
         browser.send("Browser.grantPermissions", {"origin": url.rstrip("/"),
                                                   "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]})
         page, _ = open_app(browser, url + "index.html")
-        page.click(250, 136)  # the end of the sentence field at 1280x720, as the desktop tests click it
+        click_sentence_field(page)
         page.ctrl("a")
         page.ctrl("c")
         page.wait_for("Module.attnvizClipboard === 'i like to eat apple'", timeout=15)
@@ -369,7 +382,7 @@ def test_typing(args):
     takes a character back; leaving the field gives the keyboard back."""
     with serve(args.site) as url, Chromium(1280, 720, extra_args=["--touch-events=enabled"]) as browser:
         page, _ = open_app(browser, url + "index.html")
-        page.tap(250, 136)  # the end of the sentence field at 1280x720
+        click_sentence_field(page, tap=True)
         check(page.evaluate("document.activeElement.id") == "keyboard",
               f"after a tap on the sentence field the focus is on {page.evaluate('document.activeElement.id')!r}")
         page.send("Input.insertText", {"text": " pie"})
@@ -515,7 +528,7 @@ def test_files(args):
             recent = layout(page)["recent_files"]
             check(any(path.endswith("/files/week3.json") for path in recent),
                   f"after a reload Open recent lists {recent}")
-            page.click(250, 136)
+            click_sentence_field(page)
             page.ctrl("a")
             type_text(page, "a sentence of my own")
             page.wait_for("JSON.parse(Module.UTF8ToString(Module._attnviz_layout_json())).sentence === "
@@ -559,7 +572,7 @@ def test_files(args):
                     first = archive.read(sorted(names)[0]).decode()
                     check("," in first and len(first.splitlines()) > 1, "the ZIP's first CSV is not a table")
             # Unsaved work is offered back after a reload.
-            page.click(250, 136)
+            click_sentence_field(page)
             type_text(page, " and more")
             page.wait_for("JSON.parse(Module.UTF8ToString(Module._attnviz_layout_json())).sentence === "
                           "'a sentence of my own and more'", timeout=20)
