@@ -65,11 +65,6 @@ std::string kept_in_browser(const std::string& path) {
   return error ? path : kept.string();
 }
 
-// What an export wrote: a file, or a folder (the matrices as CSV: one ZIP of its files).
-void offer_written(const std::string& path) {
-  platform::offer_download(path);
-}
-
 }  // namespace
 
 void Commands::report(const Status& status, const std::string& success) {
@@ -297,7 +292,7 @@ void Commands::act_on_file(FileAction action, const std::string& path) {
   const auto written = [&](const Status& status, const std::string& success) {
     if (!platform::kBrowser) return report(status, success);
     report(status, "downloaded " + std::filesystem::path(path).filename().string());
-    if (status) offer_written(path);
+    if (status) platform::offer_download(path);  // a folder (the CSV export): one ZIP
   };
   switch (action) {
     case FileAction::Open:

@@ -1,6 +1,7 @@
 // The generated table of Unicode's classes against PCRE2's own (Debian 12's PCRE2 10.42 and
 // Python 3.11's unicodedata are both Unicode 14.0.0), code point by code point.
 #include "core/base/unicode_classes.hpp"
+#include "core/text/utf8.hpp"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <doctest/doctest.h>
@@ -13,23 +14,10 @@
 namespace attnviz {
 namespace {
 
+// A code point as UTF-8, by the project's own encoder (core/text/utf8.hpp).
 std::string utf8(char32_t code_point) {
   std::string out;
-  if (code_point < 0x80) {
-    out += static_cast<char>(code_point);
-  } else if (code_point < 0x800) {
-    out += static_cast<char>(0xC0 | (code_point >> 6));
-    out += static_cast<char>(0x80 | (code_point & 0x3F));
-  } else if (code_point < 0x10000) {
-    out += static_cast<char>(0xE0 | (code_point >> 12));
-    out += static_cast<char>(0x80 | ((code_point >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (code_point & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (code_point >> 18));
-    out += static_cast<char>(0x80 | ((code_point >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((code_point >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (code_point & 0x3F));
-  }
+  append_utf8(out, code_point);
   return out;
 }
 
