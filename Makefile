@@ -1,7 +1,8 @@
 # AttnViz — the two set-up commands:
 #   make run    install what is missing, build, open the app on the built-in scenario
 #   make test   install what is missing, build, run every test through CTest, then the unit,
-#               view and CLI tests again under ASan + UBSan (make test-asan: only those)
+#               view and CLI tests again under ASan + UBSan, with a minute of the app driving
+#               itself at random there (make test-asan: only those)
 #   make bench  the engine's benchmarks: micro benchmarks, then AttnViz against PyTorch
 #   make format format every C++ file with clang-format 14 (make test fails on one that is not)
 #   make lint   clang-tidy 14 (.clang-tidy) on every translation unit; fails on any finding
@@ -12,7 +13,7 @@ BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps deps-test configure build run test test-asan asan-run valgrind clean fuzz bench format lint \
+.PHONY: all deps deps-test configure build run test test-asan asan-run valgrind clean fuzz monkey bench format lint \
         web web-build web-serve
 
 all: build
@@ -39,7 +40,8 @@ test: deps-test configure
 	@$(MAKE) --no-print-directory asan-run
 
 # The unit, view and CLI tests again, built with ASan + UBSan in $(ASAN_BUILD_DIR)/ (no GUI,
-# allocation or PyTorch tests there: see tests/CMakeLists.txt). Any sanitizer report fails.
+# allocation or PyTorch tests there: see tests/CMakeLists.txt), and the app, which the
+# random-action test drives for a minute (tests/monkey/). Any sanitizer report fails.
 # Debug (-O0, asserts and Eigen's index checks on): with the sanitizers it compiles in half the
 # time of -O1, and the tests run about as fast.
 ASAN_BUILD_DIR ?= build-asan
@@ -54,10 +56,21 @@ asan-run:
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
 
 # libFuzzer targets (clang, ASan + UBSan) built in build-fuzz/, each run for FUZZ_SECONDS
-# (default 60); fails on any finding. Not part of `make test`.
+# (default 60); then the random-action test at length: the app of $(ASAN_BUILD_DIR)/ driving itself
+# (--monkey) for MONKEY_ACTIONS actions from each of MONKEY_SEEDS (5 to 10 minutes a seed). Fails
+# on any finding. Not part of `make test` (which runs the random-action test for a minute).
+MONKEY_SEEDS ?= 11 12 13 14
+MONKEY_ACTIONS ?= 3000
 fuzz:
 	@third_party/install-deps.sh fuzz
 	@FUZZ_SECONDS="$(FUZZ_SECONDS)" tests/fuzz/run.sh
+	@$(MAKE) --no-print-directory monkey
+
+monkey: deps-test
+	@cmake -S . -B $(ASAN_BUILD_DIR) -DATTNVIZ_SANITIZE=ON -DATTNVIZ_NATIVE=OFF \
+	       -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	@cmake --build $(ASAN_BUILD_DIR) -j $(JOBS) --target attnviz
+	tests/monkey/run_monkey.sh $(ASAN_BUILD_DIR)/attnviz $(MONKEY_ACTIONS) $(MONKEY_SEEDS)
 
 # The app headless under valgrind memcheck (a portable build: valgrind lacks AVX-512). Slow:
 # about a minute per run; not part of `make test`.

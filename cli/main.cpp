@@ -98,11 +98,12 @@ Commands:
   init      Writes the scenario back with every weight filled in (those missing from
             the file are drawn from its seed): a complete file to edit by hand.
   export    --csv DIR writes every matrix as a CSV file into the folder DIR (which must
-            exist): X_target.csv, X_source.csv (cross mode), per head h head{h}_Q.csv,
+            exist): X_target.csv, X_source.csv (cross mode), per head h (counted from 1,
+            as the app and the SVG figures count heads: --head 0 is head1) head{h}_Q.csv,
             head{h}_K.csv, head{h}_V.csv, head{h}_scores.csv, head{h}_scaled_scores.csv,
             head{h}_masked_scores.csv, head{h}_weights.csv, head{h}_output.csv, then
-            concat.csv and output.csv; tokens or dimensions label the first row and
-            column; masked scores are written -inf. --json OUT.json writes what compute
+            concat.csv and output.csv; tokens or dimensions (d1, d2, ...) label the first
+            row and column; masked scores are written -inf. --json OUT.json writes what compute
             writes (with --variant, its variant object too).
   svg       --heatmap OUT.svg draws the weights of one head (--head, default 0) as a
             heatmap; --arrows OUT.svg draws a line from each query to each key with
@@ -134,6 +135,12 @@ Commands:
             --top-p P; --seed S alone samples at temperature 1. --ablate L.H (repeatable;
             layer and head from 0) knocks heads out in attention, predict, generate and
             bench. An option a subcommand does not take is a usage error.
+
+Every OUT file may be - (standard output), /dev/stdout, /dev/stderr or /dev/fd/N (the
+stream itself), a device or a named pipe (written into, never replaced), or a symbolic link
+(the file it names is written; the link stays). A file is written whole or not at all: a
+temporary file beside it is renamed over it (docs/formats.md). --csv names a folder: - is
+refused there.
 
 On bad input a one-line message goes to standard error, the exit status is 1, and
 no output file is written or touched; a mistake in the command line itself (an unknown
@@ -216,6 +223,10 @@ Status parse_arguments(int argc, char** argv, Arguments& args) {
       auto v = value(arg.c_str());
       if (!v)
         return Status::error(arg + " needs " + (arg == "--csv" ? "a folder name" : "a file name"));
+      if (arg == "--csv" && *v == "-")
+        return Status::error(
+            "--csv writes a folder of files, which standard output ('-') cannot hold: name a "
+            "folder");
       (arg == "--csv"       ? args.csv_folder
        : arg == "--json"    ? args.json_path
        : arg == "--heatmap" ? args.heatmap_path
@@ -414,7 +425,7 @@ int load_and_compute(const Arguments& args, Computed& computed) {
 
 // Writes text to the output path (standard output by default), atomically.
 int write_output(const Arguments& args, const std::string& text) {
-  if (Status status = write_file_atomic(args.output_path.value_or("-"), text); !status) {
+  if (Status status = write_file(args.output_path.value_or("-"), text); !status) {
     print_error(status.message());
     return kExitBadInput;
   }
@@ -518,7 +529,7 @@ int command_export(const Arguments& args) {
       return kExitBadInput;
     }
   if (args.json_path)
-    if (Status status = write_file_atomic(*args.json_path, json); !status) {
+    if (Status status = write_file(*args.json_path, json); !status) {
       print_error(status.message());
       return kExitBadInput;
     }
@@ -569,7 +580,7 @@ int command_svg(const Arguments& args) {
   for (const auto& [path, text] :
        {std::pair{&args.heatmap_path, &heatmap}, std::pair{&args.arrows_path, &arrows}})
     if (*path)
-      if (Status status = write_file_atomic(**path, *text); !status) {
+      if (Status status = write_file(**path, *text); !status) {
         print_error(status.message());
         return kExitBadInput;
       }

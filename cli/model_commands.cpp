@@ -346,11 +346,7 @@ int command_attention(const Model& model, const ModelArguments& args) {
   AttentionExportOptions options;
   options.intermediates = !args.weights_only;
   const std::string json = attention_to_json(forward, tokens, options);
-  if (args.output.empty() || args.output == "-") {
-    std::fwrite(json.data(), 1, json.size(), stdout);
-    return kExitOk;
-  }
-  if (Status status = write_file_atomic(args.output, json); !status) {
+  if (Status status = write_file(args.output.empty() ? "-" : args.output, json); !status) {
     print_error(status.message());
     return kExitBadInput;
   }

@@ -450,7 +450,7 @@ class InputPanel final : public Panel {
     ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 5.0f,
                                      std::min(ImGui::GetFontSize() * 7.0f, beside_button)));
     std::uint64_t seed = s.seed;
-    if (ImGui::InputScalar("seed", ImGuiDataType_U64, &seed)) state.document.set_seed_quietly(seed);
+    if (ImGui::InputScalar("seed", ImGuiDataType_U64, &seed)) state.document.set_seed(seed);
     same_line_if_fits(button_w);
     if (ImGui::Button("Draw weights")) state.document.draw_weights();
     if (ImGui::IsItemHovered())

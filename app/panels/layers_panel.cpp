@@ -106,13 +106,18 @@ class LayersPanel final : public Panel {
     const int layers = static_cast<int>(lens_.size());
     const float font = ImGui::GetFontSize();
     const Palette& colours = palette(state.ui.theme);
-    if (!ImGui::BeginTable("##lens", n + 1,
+    // An ImGui table has at most 64 columns: a longer text shows its last 63 positions (the
+    // prediction's end), after the layers' names.
+    constexpr int kMostPositions = 63;
+    const int first = std::max(0, n - kMostPositions);
+    if (first > 0) ImGui::TextDisabled("the last %d of %d positions", n - first, n);
+    if (!ImGui::BeginTable("##lens", n - first + 1,
                            ImGuiTableFlags_ScrollX | ImGuiTableFlags_ScrollY |
                                ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_SizingFixedFit))
       return;
     ImGui::TableSetupScrollFreeze(1, 1);
     ImGui::TableSetupColumn("after", ImGuiTableColumnFlags_WidthFixed, font * 4.5f);
-    for (int i = 0; i < n; ++i)
+    for (int i = first; i < n; ++i)
       ImGui::TableSetupColumn(state.frame.visual_text(tokens[static_cast<std::size_t>(i)].shown),
                               ImGuiTableColumnFlags_WidthFixed, font * 4.0f);
     ImGui::TableHeadersRow();
@@ -120,8 +125,8 @@ class LayersPanel final : public Panel {
       ImGui::TableNextRow();
       ImGui::TableSetColumnIndex(0);
       ImGui::Text("layer %d", l + 1);
-      for (int i = 0; i < n; ++i) {
-        ImGui::TableSetColumnIndex(i + 1);
+      for (int i = first; i < n; ++i) {
+        ImGui::TableSetColumnIndex(i - first + 1);
         const LensPrediction& p = lens_[static_cast<std::size_t>(l)][static_cast<std::size_t>(i)];
         const float shade = std::clamp(p.probability, 0.0f, 1.0f);
         ImGui::TableSetBgColor(ImGuiTableBgTarget_CellBg,
@@ -144,7 +149,7 @@ class LayersPanel final : public Panel {
       --scroll_to_last_;
     }
     ImGui::EndTable();
-    state.frame.layout.labels_of(view::ViewId::Layers).add(n, n, font, n * 4 > 40);
+    state.frame.layout.labels_of(view::ViewId::Layers).add(n, n - first, font, n * 4 > 40);
   }
 
   void draw_rollout(AppState& state, PanelContext& context, const ModelRun& model) {

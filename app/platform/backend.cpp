@@ -460,6 +460,12 @@ void Backend::set_fullscreen(bool fullscreen) {
   ++events_.count;  // a frame follows at once
 }
 
+void Backend::set_window_size(int width, int height) {
+  if (!window_ || fullscreen()) return;
+  glfwSetWindowSize(window_, std::max(width, 200), std::max(height, 200));
+  ++events_.count;
+}
+
 bool Backend::should_close() const {
   return glfwWindowShouldClose(window_) != 0;
 }
@@ -504,6 +510,7 @@ void Backend::new_frame() {
                          static_cast<float>(events_.press_position->second));
   events_.press_position.reset();
   press_after_move();
+  if (input_hook_) input_hook_(typed_);
   ImGui::NewFrame();
 }
 
@@ -619,7 +626,7 @@ void Backend::framebuffer_size(int& width, int& height) const {
 }
 
 double Backend::time() const {
-  return glfwGetTime();
+  return clock_ ? *clock_ : glfwGetTime();
 }
 
 std::vector<std::string> Backend::take_dropped_files() {

@@ -8,6 +8,7 @@
 #include "core/base/status.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -69,6 +70,9 @@ class Backend {
   // size and place before.
   void set_fullscreen(bool fullscreen);
   bool fullscreen() const;
+  // The window's size, as a user dragging its border sets it (--monkey; no smaller than the
+  // headless sizes, 200 x 200).
+  void set_window_size(int width, int height);
   void cancel_close();  // the close asked for (the window's button) waits for an answer
   void new_frame();     // polls events, starts an ImGui frame
   // Waits until `earliest` (time()), then for an event or until `latest` (infinity: for an
@@ -124,7 +128,14 @@ class Backend {
   // Windows shown from pictures kept from earlier frames in the last frame (render/list_cache.hpp).
   int windows_reused() const { return ui_renderer_ ? ui_renderer_->lists_replayed() : 0; }
   void framebuffer_size(int& width, int& height) const;
-  double time() const;
+  double time() const;  // seconds since the start, or the clock set by set_clock()
+  // Input the app makes up itself (--monkey, app/shell/monkey.hpp): called in new_frame() after
+  // the window's events, just before ImGui's frame begins, so that what it sets in ImGuiIO is
+  // what the frame sees; characters it types go to ImGui and into `typed` (typed_characters()).
+  using InputHook = std::function<void(std::vector<unsigned>& typed)>;
+  void set_input_hook(InputHook hook) { input_hook_ = std::move(hook); }
+  // A clock of the caller's (--monkey: a frame is 1/60 s): time() returns it while it is set.
+  void set_clock(std::optional<double> seconds) { clock_ = seconds; }
   // Files dropped onto the window since the last call.
   std::vector<std::string> take_dropped_files();
   // The characters typed for this frame, as code points, in order: the last of ImGui's input
@@ -146,6 +157,8 @@ class Backend {
   void press_after_move();    // a tap shown to ImGui a frame late
   view::TapTiming tap_timing_;
   std::vector<unsigned> typed_;  // see typed_characters()
+  InputHook input_hook_;
+  std::optional<double> clock_;
   static constexpr std::size_t kMaxExtraCharacters = 4096;
   std::set<unsigned short> extra_characters_;  // asked for by add_characters(), kept for good
   std::vector<unsigned short>

@@ -120,6 +120,15 @@ EM_JS(void, js_first_frame_drawn, (), {
   Module.attnvizFirstFrameMs = performance.now();
   console.log("AttnViz: first frame after " + Math.round(Module.attnvizFirstFrameMs) + " ms");
 });
+
+EM_JS(void, js_frame_drawn, (double frames, int settled), {
+  Module.attnvizFrames = frames;
+  Module.attnvizSettled = settled !== 0;
+  if (settled && !Module.attnvizReady) {
+    Module.attnvizReady = performance.now();
+    console.log("AttnViz: ready after " + Math.round(Module.attnvizReady) + " ms");
+  }
+});
 // clang-format on
 
 float device_pixel_ratio() {
@@ -198,6 +207,10 @@ void first_frame_drawn() {
   js_first_frame_drawn();
 }
 
+void frame_drawn(long frames, bool settled) {
+  js_frame_drawn(static_cast<double>(frames), settled ? 1 : 0);
+}
+
 }  // namespace attnviz::platform::browser
 
 namespace attnviz::platform {
@@ -218,6 +231,7 @@ void stop_page_frames() {
 
 void after_page_frame(long frames_drawn, bool wants_text) {
   if (frames_drawn == 1) browser::first_frame_drawn();
+  browser::frame_drawn(frames_drawn, g_hooks.settled != nullptr && g_hooks.settled(g_hooks.app));
   browser::follow_text_input(wants_text);
 }
 

@@ -47,6 +47,12 @@ void show_error(const std::string& text);
 // Notes that the first frame is on the screen: the page's Module.attnvizFirstFrameMs, the time
 // from the page's start (performance.now()), and a line in the console.
 void first_frame_drawn();
+// After every frame the page shows: Module.attnvizFrames, the frames drawn so far;
+// Module.attnvizSettled, whether that frame left nothing to draw until the next input (no frame
+// due by itself: no settling frames, computation or download pending); and, the first time it
+// is, Module.attnvizReady, the time from the page's start (performance.now()) at which the app
+// had started and drawn everything it had to (the tests wait for it, not for a fixed time).
+void frame_drawn(long frames, bool settled);
 
 // What the app remembers between runs (autosave, recent files) is kept in the page's IndexedDB:
 // index.html mounts it at the state folder before main() and writes it back after changes.

@@ -22,11 +22,15 @@ struct PageHooks {
   void (*run_frames_now)(void* app, int frames) = nullptr;
   bool (*wants_text)(void* app) = nullptr;
   std::string (*layout_json)(void* app) = nullptr;
+  // Whether the frame just drawn left nothing to draw until the next input (the page's "ready"
+  // signal for its tests: browser.hpp's frame_drawn()).
+  bool (*settled)(void* app) = nullptr;
 };
 void run_page_frames(const PageHooks& hooks);
 void stop_page_frames();  // the app quit
-// After each frame the page shows: the first one's time noted, and the page's text box given the
-// keyboard while a text field is edited (browser.hpp).
+// After each frame the page shows: the first one's time noted, the frames counted and the page
+// told when the app has settled (ready), and the page's text box given the keyboard while a text
+// field is edited (browser.hpp).
 void after_page_frame(long frames_drawn, bool wants_text);
 // Tells the user why the app could not start, over the page (on the desktop, standard error has).
 void show_start_error(const std::string& message);

@@ -147,6 +147,12 @@ void Document::set_positional(Positional positional) {
   ++version_;
 }
 
+void Document::set_seed(std::uint64_t seed) {
+  if (scenario_.seed == seed) return;
+  scenario_.seed = seed;
+  ++version_;
+}
+
 void Document::draw_weights() {
   scenario_.parameters = seeded_parameters(scenario_.config, scenario_.seed);
   ++version_;

@@ -57,9 +57,10 @@ class Document {
   // with the causal mask off whatever `config` says.
   void set_config(const AttentionConfig& config);
   void set_positional(Positional positional);
-  // The seed is not an edit by itself: typing one neither marks the scenario unsaved nor makes
-  // an undo step (as before the seam); it takes effect through draw_weights().
-  void set_seed_quietly(std::uint64_t seed) { scenario_.seed = seed; }
+  // The seed (the Input panel's field): an edit as any other, saved with the scenario and undone
+  // as a step of its own; the same seed is no edit. The weights are drawn from it again only by
+  // draw_weights() (and new cells, Reset and Randomize read it).
+  void set_seed(std::uint64_t seed);
   // Every weight drawn again from the seed.
   void draw_weights();
   // One cell of a weight matrix (v_a: row 0); a cell outside it or a value not finite is no edit.

@@ -130,7 +130,7 @@ Status export_heatmap_svg(const AppState& state, const std::string& path) {
   options.title = "Attention weights, head " + std::to_string(view::shown_number(head));
   options.dark = state.ui.theme == Theme::Dark;
   options.scale_top = state.ui.heatmap_top(r.heads[static_cast<std::size_t>(head)].weights);
-  return write_file_atomic(
+  return write_file(
       path, view::heatmap_svg(r.heads[static_cast<std::size_t>(head)].weights,
                               labels(state.pipeline().target()), labels(state.pipeline().keys()),
                               state.ui.colormap, options));
@@ -143,11 +143,10 @@ Status export_arrows_svg(const AppState& state, const std::string& path, bool al
                             : "Queries and the keys they attend to, head " +
                                   std::to_string(view::shown_number(state.selection.head));
   options.dark = state.ui.theme == Theme::Dark;
-  return write_file_atomic(path,
-                           view::arrows_svg(state.result(), labels(state.pipeline().target()),
-                                            labels(state.pipeline().keys()),
-                                            all_heads ? view::kSvgAllHeads : state.selection.head,
-                                            state.ui.arrow_threshold, options));
+  return write_file(path, view::arrows_svg(state.result(), labels(state.pipeline().target()),
+                                           labels(state.pipeline().keys()),
+                                           all_heads ? view::kSvgAllHeads : state.selection.head,
+                                           state.ui.arrow_threshold, options));
 }
 
 Status export_matrices_csv(const AppState& state, const std::string& folder) {
@@ -160,7 +159,7 @@ Status export_matrices_csv(const AppState& state, const std::string& folder) {
 
 Status export_result_json(const AppState& state, const std::string& path) {
   if (Status status = need_result(state); !status) return status;
-  return write_file_atomic(path, result_to_json(state.document.scenario(), state.pipeline()));
+  return write_file(path, result_to_json(state.document.scenario(), state.pipeline()));
 }
 
 }  // namespace attnviz::app

@@ -37,7 +37,8 @@ Options:
                       ({models}) or a model's folder or file
   --lesson NAME       start a lesson: a built-in lesson's name or number, or a lesson file
   --step N            start the lesson at step N, counted from 0 (shown as step N+1)
-  --screenshot-steps DIR  with --lesson: write DIR/step-NN.png for every step, exit
+  --screenshot-steps DIR  with --lesson: write DIR/step-NN.png for every step (DIR is made
+                      if missing), exit
   --layout-out FILE   with --screenshot (else as the app exits): write where the heatmap cells
                       were drawn, the token names each view wrote, where the status bar
                       begins, how many windows were shown from pictures kept from earlier
@@ -49,6 +50,9 @@ Options:
   --presenter         presenter mode: one view fills the window, under the sentence, in large
                       text (--font-size sets that text's size); F5 in the app
   --recover           restore the work an earlier run left unsaved (after a crash) without asking
+  --monkey SEED       the random-action test: seeded random clicks, drags, keys, typing, menu
+                      picks, lessons, models and weight edits in a temporary folder (its own
+                      state folder too), then exit; with --monkey-actions N (default 1000)
   --help, --version
 )";
 
@@ -197,6 +201,18 @@ Status parse_options(const std::vector<std::string>& args, Options& o) {
       const std::string* v = next();
       if (!v) return Status::error("--screenshot-steps needs a folder");
       o.screenshot_steps = *v;
+    } else if (arg == "--monkey") {
+      const std::string* v = next();
+      std::uint64_t seed = 0;
+      const auto [ptr, ec] =
+          v ? std::from_chars(v->data(), v->data() + v->size(), seed) : std::from_chars_result{};
+      if (!v || v->empty() || ec != std::errc() || ptr != v->data() + v->size())
+        return Status::error("--monkey needs a seed (a whole number from 0)");
+      o.monkey = seed;
+    } else if (arg == "--monkey-actions") {
+      const std::string* v = next();
+      if (!v || !parse_int(*v, 1, 10000000, o.monkey_actions))
+        return Status::error("--monkey-actions needs a number from 1 to 10000000");
     } else if (arg == "--step") {
       const std::string* v = next();
       int step = 0;
@@ -216,6 +232,9 @@ Status parse_options(const std::vector<std::string>& args, Options& o) {
     return Status::error("--bench-frames does not go with --screenshot or --screenshot-steps");
   if (o.model && !o.lesson.empty())
     return Status::error("--model does not go with --lesson (a lesson names its scenarios)");
+  if (o.monkey && (o.screenshot || o.screenshot_steps || o.bench_frames || o.recover))
+    return Status::error(
+        "--monkey does not go with --screenshot, --screenshot-steps, --bench-frames or --recover");
   if (o.screenshot_steps && o.lesson.empty())
     return Status::error("--screenshot-steps goes with --lesson");
   return Status::ok();

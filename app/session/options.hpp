@@ -4,6 +4,7 @@
 #include "app/session/app_state.hpp"
 #include "core/base/status.hpp"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,8 +32,12 @@ struct Options {
       screenshot_steps;             // with --lesson: a PNG of every step into this folder
   std::optional<int> bench_frames;  // time this many frames with every panel open, print, exit
   std::optional<int> threads;  // the attention engine's threads (default: default_engine_threads())
-  bool presenter = false;      // start in presenter mode
-  bool recover = false;        // restore the recovery file of an earlier run without asking
+  // --monkey SEED: the random-action test (app/shell/monkey.hpp): that many seeded random actions
+  // (--monkey-actions), in a folder of its own, then exit.
+  std::optional<std::uint64_t> monkey;
+  int monkey_actions = 1000;
+  bool presenter = false;  // start in presenter mode
+  bool recover = false;    // restore the recovery file of an earlier run without asking
   bool help = false, version = false;
 };
 

@@ -76,7 +76,7 @@ Status RecentFiles::save() const {
     } catch (const nlohmann::json::type_error&) {
     }
   }
-  return write_file_atomic(storage_path_, list.dump(2) + "\n");
+  return write_file(storage_path_, list.dump(2) + "\n");
 }
 
 }  // namespace attnviz::app

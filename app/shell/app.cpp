@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <iterator>
 #include <limits>
@@ -53,7 +54,8 @@ Status App::start() {
   if (platform::kBrowser) state.computed.model_files_ready = platform::model_files_ready;
   // A real model's recompute runs off this thread: a frame waits 8 ms for it, then shows the last
   // result until it arrives. Pictures wait for every result.
-  if (!options.screenshot && !options.screenshot_steps)
+  // (So does the random-action test: a seed makes the same run.)
+  if (!options.screenshot && !options.screenshot_steps && !options.monkey)
     state.computed.wait_for_model = std::chrono::milliseconds(8);
   // A model: --model's, or the file's. One that does not open is as a bad file.
   if (options.model) load->model = ModelSpec::named(recorded_model_name(*options.model));
@@ -94,10 +96,16 @@ Status App::start() {
   // --scale: the same layout rendered offscreen at N times the pixels, glyphs rasterized to match.
   shell_.fonts.detail = static_cast<float>(options.scale);
 
-  // Recovery: an earlier run's unsaved work. Screenshots never write it; --recover restores it.
+  // Recovery: earlier runs' unsaved work, the oldest offered first. It is set aside first, so
+  // that this run's autosave protects the new work while the offer waits without ever writing
+  // over the earlier work. Screenshots never write, move or remove any of it; --recover restores
+  // it.
   shell_.autosave = Autosave(app_state_dir());
+  shell_.autosave.set_read_only(headless);
   shell_.recent = RecentFiles(default_recent_files_path());
   shell_.recent.load();
+  if (Status kept = shell_.autosave.keep_earlier_work(); !kept)
+    std::cerr << "attnviz: warning: " << kept.message() << '\n';
   Result<std::optional<Autosave::Recovered>> recovery = shell_.autosave.recoverable();
   std::optional<Autosave::Recovered> recovered =
       recovery.ok() ? std::move(*recovery) : std::nullopt;
@@ -112,7 +120,6 @@ Status App::start() {
                                              shell_.autosave.path() + ")"
                                        : recovery.error());
   }
-  shell_.autosave.pause(headless || shell_.recovery_offer.has_value());
 
   for (const BuiltinLesson& builtin : builtin_lessons()) {
     const Result<Lesson> lesson = parse_lesson(builtin.json, std::string(builtin.id));
@@ -122,19 +129,40 @@ Status App::start() {
   platform::WindowOptions window;
   window.width = options.width;
   window.height = options.height;
-  window.vsync = !headless;
+  window.vsync = !headless && !options.monkey;
   window.title = "AttnViz";
   if (Status status = shell_.backend.init(window); !status) return status;
-  shell_.backend.set_ignore_mouse(headless);
+  shell_.backend.set_ignore_mouse(headless || options.monkey);
   if (Status status = shell_.heatmaps.init(); !status) return status;
-  if (to_restore)
+  if (to_restore) {
     commands_.restore_recovered(std::move(*to_restore));  // its notice needs the clock
+    if (!headless) commands_.offer_next_recovery();       // an earlier run's work besides
+  }
   state.recompute_if_needed();
   if (!not_opened.empty()) shell_.notices.failed(not_opened, state.document.version());
   return Status::ok();
 }
 
 int App::run() {
+  if (shell_.options.monkey) {  // before start(): its own folder, and state folder, first
+    // Files named on the command line are found from where it was typed, not the monkey's folder.
+    Options& named = shell_.options;
+    const auto absolute = [](std::string& path) {
+      std::error_code error;
+      if (!path.empty()) path = std::filesystem::absolute(path, error).string();
+    };
+    absolute(named.scenario_path);
+    if (named.model && named.model->find('/') != std::string::npos) absolute(*named.model);
+    if (named.lesson.find('/') != std::string::npos || named.lesson.ends_with(".json"))
+      absolute(named.lesson);
+    monkey_ = std::make_unique<Monkey>(shell_, commands_, *shell_.options.monkey,
+                                       shell_.options.monkey_actions);
+    if (Status status = monkey_->prepare(); !status) {
+      std::cerr << "attnviz: error: " << status.message() << '\n';
+      return 1;
+    }
+    shell_.backend.set_clock(0.0);
+  }
   if (Status status = start(); !status) {
     std::cerr << "attnviz: error: " << status.message() << '\n';
     platform::show_start_error(status.message());
@@ -145,6 +173,7 @@ int App::run() {
   if (options.screenshot_steps) return run_lesson_screenshots(shell_, frame);
   if (options.bench_frames) return run_bench(shell_, frame, *options.bench_frames);
   if (options.screenshot) return run_screenshot(shell_, frame);
+  if (monkey_) return run_monkey();
   platform::Backend& backend = shell_.backend;
   pacer_ = FramePacer(backend.refresh_rate());
   // ATTNVIZ_EXIT_AFTER=SECONDS closes the window after that long and reports how many frames were
@@ -163,6 +192,9 @@ int App::run() {
     };
     hooks.wants_text = [](void*) { return ImGui::GetIO().WantTextInput; };
     hooks.layout_json = [](void* app) { return static_cast<App*>(app)->layout_text(); };
+    hooks.settled = [](void* app) {
+      return static_cast<App*>(app)->next_plan_.sleeps_until_input();
+    };
     platform::run_page_frames(hooks);
     return 0;
   }
@@ -202,12 +234,32 @@ int App::finish_interactive() {
       std::cerr << "attnviz: error: " << status.message() << '\n';
   // A clean exit keeps the recovery file only while there are unsaved edits the user did not
   // choose to discard, and then with the last of them (typed just before Ctrl+Q, within the
-  // autosave's interval; or a lesson's, which quits without asking).
-  if ((!shell_.state.unsaved() || shell_.quit_discards_edits) && !shell_.recovery_offer)
+  // autosave's interval; or a lesson's, which quits without asking). An earlier run's work still
+  // offered is kept apart, and offered again at the next start.
+  if (!shell_.state.unsaved() || shell_.quit_discards_edits)
     shell_.autosave.discard();
   else
     shell_.autosave.observe(shell_.state, std::numeric_limits<double>::infinity());
   return 0;
+}
+
+int App::run_monkey() {
+  platform::Backend& backend = shell_.backend;
+  backend.set_input_hook([this](std::vector<unsigned>& typed) { monkey_->give_input(typed); });
+  while (!monkey_->done()) {
+    backend.set_clock(monkey_->clock());
+    monkey_->before_frame();
+    if (!interactive_pass()) {  // Quit, and its question answered: the run goes on
+      monkey_->quit_agreed();
+      shell_.quit_agreed = false;
+      shell_.quit_discards_edits = false;
+      backend.cancel_close();
+    }
+  }
+  const int status = finish_interactive();
+  std::cerr << monkey_->summary() << '\n';
+  backend.set_input_hook({});
+  return status;
 }
 
 // The browser's frame: a pass when the plan says one is due (input since it was made, or a change

@@ -5,7 +5,10 @@
 #include "app/session/frame_pacing.hpp"
 #include "app/session/options.hpp"
 #include "app/shell/commands.hpp"
+#include "app/shell/monkey.hpp"
 #include "app/shell/shell.hpp"
+
+#include <memory>
 
 namespace attnviz::app {
 
@@ -31,9 +34,12 @@ class App {
   void run_frames_now(int frames);
   // Where the last frame drew things (--layout-out's JSON), for the browser build's tests.
   std::string layout_text();
+  // --monkey: the interactive loop driven by the random-action test (monkey.hpp).
+  int run_monkey();
 
   Shell shell_;
   Commands commands_{shell_};
+  std::unique_ptr<Monkey> monkey_;  // --monkey
   FramePacer pacer_;
   double frame_start_ = 0;  // when the frame being drawn began (the backend's clock)
   // The interactive loop's bookkeeping.

@@ -55,14 +55,15 @@ std::string browser_download_path(const std::string& name, const std::string& ex
   return (std::filesystem::path("/downloads") / file).string();
 }
 
-// A file dropped on the page (or picked), copied into files/ so that it outlives the page.
-std::string kept_in_browser(const std::string& path) {
+// A file dropped on the page (or picked), kept in files/ so that it outlives the page; its
+// text was read already. Written as every file is (a kept file of the same name is replaced
+// whole, never half-way).
+std::string kept_in_browser(const std::string& path, const std::string& text) {
   const std::filesystem::path kept =
       std::filesystem::path(browser_files_folder()) / std::filesystem::path(path).filename();
   std::error_code error;
   if (std::filesystem::equivalent(path, kept, error)) return path;
-  std::filesystem::copy_file(path, kept, std::filesystem::copy_options::overwrite_existing, error);
-  return error ? path : kept.string();
+  return write_file(kept.string(), text) ? kept.string() : path;
 }
 
 }  // namespace
@@ -181,7 +182,7 @@ void Commands::open_dropped_file(const std::string& path) {
     return;
   }
   if (platform::kBrowser) {  // kept beyond the page, for Open recent
-    open_kept_file(kept_in_browser(path), *text);
+    open_kept_file(kept_in_browser(path, *text), *text);
     return;
   }
   open_kept_file(path, *text);
@@ -207,6 +208,7 @@ void Commands::save() {
     save_as();
     return;
   }
+  if (Status allowed = writable(state.document.path()); !allowed) return report(allowed, "");
   const Status status = save_scenario(state, shell_.recent, state.document.path());
   report(status, platform::kBrowser
                      ? "saved " + std::filesystem::path(state.document.path()).filename().string() +
@@ -286,8 +288,31 @@ void Commands::handle_file_dialog() {
   act_on_file(action, *chosen);
 }
 
+Status Commands::writable(const std::string& path) const {
+  if (shell_.write_folder.empty()) return Status::ok();
+  std::error_code error;
+  const std::filesystem::path folder =
+      std::filesystem::weakly_canonical(shell_.write_folder, error);
+  const std::filesystem::path target = std::filesystem::weakly_canonical(path, error);
+  if (!error && std::mismatch(folder.begin(), folder.end(), target.begin(), target.end()).first ==
+                    folder.end())
+    return Status::ok();
+  return Status::error("not written: the random-action test writes only into " +
+                       shell_.write_folder + " (" + path + ")");
+}
+
 void Commands::act_on_file(FileAction action, const std::string& path) {
   AppState& state = shell_.state;
+  const bool writes =
+      action == FileAction::SaveAs || action == FileAction::Export || action == FileAction::Png;
+  if (Status allowed = writes ? writable(path) : Status::ok(); !allowed) {
+    report(allowed, "");
+    if (saving_first_) {  // what the save was for waits for a save that was not made
+      saving_first_ = false;
+      shell_.unsaved_guard.cancel();
+    }
+    return;
+  }
   // The browser downloads what was written (a PNG once it is written: png_export.cpp).
   const auto written = [&](const Status& status, const std::string& success) {
     if (!platform::kBrowser) return report(status, success);
@@ -376,10 +401,12 @@ void Commands::redo() {
 }
 
 // The work an earlier run left unsaved, with the file it belongs to (Save writes there); unsaved.
+// It becomes this run's recovery file at once; then its earlier file goes.
 void Commands::restore_recovered(Autosave::Recovered recovered) {
   const std::string name = std::filesystem::path(recovered.path).filename().string();
   shell_.state.load(std::move(recovered.scenario), std::move(recovered.path), {});
   shell_.state.document.mark_never_saved();  // not in its file yet
+  shell_.autosave.restored(recovered.file, shell_.state);
   report(Status::ok(), name.empty()
                            ? "restored the work an earlier run left unsaved"
                            : "restored the unsaved changes to " + name + ": save to keep them");
@@ -389,15 +416,25 @@ void Commands::restore_offered() {  // edits made meanwhile are asked about firs
                                     // till then)
   replace_scenario("Restoring the earlier work", [this] {
     if (!shell_.recovery_offer) return;
-    restore_recovered(std::move(*shell_.recovery_offer));
+    Autosave::Recovered offer = std::move(*shell_.recovery_offer);
     shell_.recovery_offer.reset();
-    shell_.autosave.pause(false);
+    restore_recovered(std::move(offer));
+    offer_next_recovery();
   });
 }
 
+// Only the offered work's files go: this run's recovery file keeps protecting the work done
+// meanwhile.
 void Commands::discard_offered() {
-  shell_.autosave.discard();
+  if (!shell_.recovery_offer) return;
+  shell_.autosave.declined(shell_.recovery_offer->file);
   shell_.recovery_offer.reset();
+  offer_next_recovery();
+}
+
+void Commands::offer_next_recovery() {
+  Result<std::optional<Autosave::Recovered>> next = shell_.autosave.recoverable();
+  if (next.ok() && *next) shell_.recovery_offer = std::move(*next);
 }
 
 void Commands::start_lesson(const std::string& id, const std::string& title) {

@@ -47,6 +47,7 @@ class Commands {
   void restore_recovered(Autosave::Recovered recovered);
   void restore_offered();  // the offer's Restore: asks about edits made meanwhile first
   void discard_offered();
+  void offer_next_recovery();  // the oldest earlier run's work still unanswered, if any
 
   // Lessons.
   void start_lesson(const std::string& id, const std::string& title);  // a built-in one
@@ -97,6 +98,9 @@ class Commands {
   void act_on_file(FileAction action, const std::string& path);
   // A dropped or picked scenario or lesson file (`text` its contents), where it is kept.
   void open_kept_file(const std::string& path, const std::string& text);
+  // Whether a file may be written at `path`: always, except under --monkey outside its folder
+  // (Shell::write_folder).
+  Status writable(const std::string& path) const;
 
   Shell& shell_;
   FileAction file_action_ = FileAction::None;

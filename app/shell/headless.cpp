@@ -11,11 +11,14 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
+
+#include "core/document/file_io.hpp"
 
 namespace attnviz::app {
 namespace {
@@ -206,11 +209,7 @@ nlohmann::ordered_json layout_json(Shell& shell, int width, int height) {
 }
 
 Status write_layout_file(Shell& shell, int width, int height) {
-  const std::string& path = *shell.options.layout_out;
-  std::ofstream out(path);
-  out << layout_json(shell, width, height).dump() << '\n';
-  if (!out) return Status::error("cannot write " + path);
-  return Status::ok();
+  return write_file(*shell.options.layout_out, layout_json(shell, width, height).dump() + "\n");
 }
 
 // Renders the frame built last and writes it (and --layout-out); the process's exit status.
@@ -303,6 +302,15 @@ int run_lesson_screenshots(Shell& shell, const FrameFunction& frame) {
   if (!state.lesson.active()) {
     std::cerr << "attnviz: error: --screenshot-steps needs --lesson\n";
     return 2;
+  }
+  // The folder is made when it is not there, its parents too.
+  const std::string& folder = *shell.options.screenshot_steps;
+  std::error_code error;
+  std::filesystem::create_directories(folder, error);
+  if (error || !std::filesystem::is_directory(folder)) {
+    std::cerr << "attnviz: error: cannot make the folder " << folder << " for --screenshot-steps: "
+              << (error ? error.message() : std::string("something else has that name")) << '\n';
+    return 1;
   }
   const int count = static_cast<int>(state.lesson.lesson->steps.size());
   for (int step = 0; step < count; ++step) {

@@ -4,6 +4,7 @@
 #include "app/shell/app.hpp"
 #include "core/base/version.hpp"
 
+#include <csignal>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -11,6 +12,9 @@
 
 int main(int argc, char** argv) {
   using namespace attnviz::app;
+  // An export into a named pipe or a socket whose reader has gone is a failed export ("Broken
+  // pipe" in the status bar), not the end of the app and of the class's unsaved work.
+  std::signal(SIGPIPE, SIG_IGN);
   Options options;
   const std::vector<std::string> args(argv + 1, argv + argc);
   if (const attnviz::Status parsed = parse_options(args, options); !parsed) {

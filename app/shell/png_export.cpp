@@ -12,6 +12,7 @@
 #include "app/platform/platform.hpp"
 #include "app/shell/commands.hpp"
 #include "core/base/threads.hpp"
+#include "core/document/file_io.hpp"
 
 namespace attnviz::app {
 
@@ -40,18 +41,16 @@ Status save_picture(const Picture& picture, const std::string& path) {
       (static_cast<std::size_t>(picture.y) * static_cast<std::size_t>(picture.stride) +
        static_cast<std::size_t>(picture.x)) *
           4;
-  // stb writes straight to the path: write a sibling temporary file and rename it into place.
-  const std::string temporary = path + ".partial";
-  if (!stbi_write_png(temporary.c_str(), picture.width, picture.height, 4, first,
-                      picture.stride * 4)) {
-    std::remove(temporary.c_str());
-    return Status::error("cannot write the PNG to " + path);
-  }
-  if (std::rename(temporary.c_str(), path.c_str()) != 0) {
-    std::remove(temporary.c_str());
-    return Status::error("cannot write the PNG to " + path);
-  }
-  return Status::ok();
+  // Compressed in memory, then written as every file is (core/document/file_io.hpp).
+  std::string png;
+  const auto append = [](void* context, void* data, int size) {
+    static_cast<std::string*>(context)->append(static_cast<const char*>(data),
+                                               static_cast<std::size_t>(size));
+  };
+  if (!stbi_write_png_to_func(append, &png, picture.width, picture.height, 4, first,
+                              picture.stride * 4))
+    return Status::error("cannot make the PNG for " + path);
+  return write_file(path, png);
 }
 
 Status write_png(platform::Backend& backend, const std::string& path, const view::Rect& crop,

@@ -13,6 +13,7 @@
 //   fonts.cpp             fonts and theme between frames, characters typed past U+FFFF
 //   png_export.cpp        pictures: taken after a frame renders, written on a thread
 //   headless.cpp          --screenshot, --screenshot-steps, --bench-frames, --layout-out
+//   monkey.cpp            --monkey: the random-action test
 #pragma once
 
 #include <array>
@@ -86,6 +87,9 @@ struct Shell {
   std::vector<std::pair<std::string, std::string>> lesson_titles;  // built-in lessons: id, title
   std::vector<std::string> model_names;  // the shipped models (the Models menu), found once
   bool show_shortcuts = false;
+  // --monkey: files are written only inside this folder, wherever the file dialog was clicked to
+  // (commands.cpp refuses the rest); "" writes anywhere.
+  std::string write_folder;
   int unsaved_question_frame = 0;  // the ImGui frame the question came up in
   // Quitting (Commands::quit): the user agreed, or nothing would be lost; and whether the edits
   // were discarded on the way ("Quit without saving": no recovery file is kept for them).

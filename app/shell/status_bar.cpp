@@ -57,19 +57,25 @@ void end_bar() {
 void draw_recovery_offer(Shell& shell, Commands& commands) {
   const ImVec4 theme_text =
       begin_bar("##recovery", IM_COL32(40, 110, 200, 255), IM_COL32(255, 255, 255, 255));
-  if (shell.recovery_offer->path.empty()) {
-    ImGui::TextUnformatted("AttnViz closed last time with unsaved work. Restore it?");
+  // Earlier runs' work is offered oldest first, one at a time (not always the last run's).
+  const Autosave::Recovered& offer = *shell.recovery_offer;
+  if (offer.path.empty()) {
+    ImGui::TextUnformatted("An earlier run of AttnViz left unsaved work. Restore it?");
   } else {
-    const std::string name = std::filesystem::path(shell.recovery_offer->path).filename().string();
-    ImGui::Text("AttnViz closed last time with unsaved changes to %s. Restore them?", name.c_str());
-    if (ImGui::IsItemHovered()) bar_tooltip(theme_text, shell.recovery_offer->path.c_str());
+    const std::string name = std::filesystem::path(offer.path).filename().string();
+    ImGui::Text("An earlier run of AttnViz left unsaved changes to %s. Restore them?",
+                name.c_str());
+    if (ImGui::IsItemHovered()) bar_tooltip(theme_text, offer.path.c_str());
   }
   ImGui::SameLine();
   if (ImGui::Button("Restore")) commands.restore_offered();
   ImGui::SameLine();
   if (shell.recovery_offer && ImGui::Button("Discard")) commands.discard_offered();
+  if (shell.recovery_offer && shell.recovery_offer->more > 0) {
+    ImGui::SameLine();
+    ImGui::Text("(%d more after this)", shell.recovery_offer->more);
+  }
   end_bar();
-  if (!shell.recovery_offer) shell.autosave.pause(false);
 }
 
 // The notice, as NoticeBoard::choose() gives it: red for an error, green for what went well,

@@ -1,5 +1,5 @@
-// Reading and writing whole files, with clear messages and without ever leaving a
-// half-written file behind.
+// Reading and writing whole files, with clear messages, without ever leaving a half-written
+// file behind, and without ever replacing what a path points at.
 #pragma once
 
 #include "core/base/status.hpp"
@@ -13,9 +13,23 @@ namespace attnviz {
 // The contents of a file (or of standard input for "-") of at most max_bytes, or why not.
 Result<std::string> read_file(const std::string& path, std::size_t max_bytes);
 
-// Writes a temporary file in the target's folder, flushes it to disk, then renames it over the
-// target: a crash or a full disk leaves either the old file or the new one, never a mix.
-// On failure the old file is untouched and the message says why.
-Status write_file_atomic(const std::string& path, std::string_view contents);
+// Writes `contents` to `path` the way every save and export of AttnViz does (docs/formats.md,
+// "How AttnViz writes a file"):
+//  - "-" is standard output; /dev/stdout, /dev/stderr, /dev/fd/N and /proc/self/fd/N are
+//    written to that descriptor, so they reach the stream it is (a pipe, a terminal, a file
+//    opened by the shell), at its position.
+//  - Symbolic links are followed (a chain too; a dangling link creates the file it names): the
+//    link stays a link and the file it names gets the contents.
+//  - A regular file, or a path that does not exist yet: a temporary file is written in the
+//    folder of the final target, flushed to disk and renamed over it, so a crash or a full disk
+//    leaves either the old file or the new one, never a mix. An existing file keeps its
+//    permission bits (and, where the process may, its owner); a new one gets 0666 less the
+//    umask. A file with several hard links gets a new inode: the other names keep the old
+//    contents.
+//  - A character or block device, a named pipe or a socket is opened and written to directly:
+//    never renamed over, unlinked or truncated.
+//  - A folder, a missing or read-only folder, a full disk: an error naming the path; no
+//    temporary file is left behind and the old file is unchanged.
+Status write_file(const std::string& path, std::string_view contents);
 
 }  // namespace attnviz

@@ -965,7 +965,7 @@ std::string scenario_to_json(const Scenario& s) {
 }
 
 Status save_scenario_file(const std::string& path, const Scenario& scenario) {
-  return write_file_atomic(path, scenario_to_json(scenario));
+  return write_file(path, scenario_to_json(scenario));
 }
 
 }  // namespace attnviz

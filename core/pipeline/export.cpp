@@ -159,12 +159,15 @@ std::vector<CsvFile> matrices_to_csv(const Scenario& scenario, const Pipeline& p
     for (const Token& token : tokenization.tokens) out.push_back(token.text);
     return out;
   };
+  // Heads and dimensions are counted from 1 in the names and labels, as the app shows them (its
+  // head 1 is head1_*.csv, its dimension 1 the column d1): a teacher reads the files beside it.
   const auto dimensions = [](Eigen::Index count, const std::string& prefix = "") {
     std::vector<std::string> out;
     out.reserve(static_cast<std::size_t>(count));
-    for (Eigen::Index d = 0; d < count; ++d) out.push_back(prefix + "d" + std::to_string(d));
+    for (Eigen::Index d = 1; d <= count; ++d) out.push_back(prefix + "d" + std::to_string(d));
     return out;
   };
+  const auto head_name = [](std::size_t h) { return "head" + std::to_string(h + 1) + "_"; };
   const std::vector<std::string> queries = texts(pipeline.target()), keys = texts(pipeline.keys());
 
   std::vector<CsvFile> files;
@@ -176,7 +179,7 @@ std::vector<CsvFile> matrices_to_csv(const Scenario& scenario, const Pipeline& p
                      matrix_to_csv(pipeline.X_keys(), dimensions(pipeline.X_keys().cols()), keys)});
   for (std::size_t h = 0; h < r.heads.size(); ++h) {
     const HeadResult& head = r.heads[h];
-    const std::string prefix = "head" + std::to_string(h) + "_";
+    const std::string prefix = head_name(h);
     files.push_back({prefix + "Q.csv", matrix_to_csv(head.Q, dimensions(head.Q.cols()), queries)});
     files.push_back({prefix + "K.csv", matrix_to_csv(head.K, dimensions(head.K.cols()), keys)});
     files.push_back({prefix + "V.csv", matrix_to_csv(head.V, dimensions(head.V.cols()), keys)});
@@ -192,8 +195,7 @@ std::vector<CsvFile> matrices_to_csv(const Scenario& scenario, const Pipeline& p
   std::vector<std::string> concat_labels;
   concat_labels.reserve(static_cast<std::size_t>(r.concat.cols()));
   for (std::size_t h = 0; h < r.heads.size(); ++h)
-    for (const std::string& d :
-         dimensions(r.heads[h].output.cols(), "head" + std::to_string(h) + "_"))
+    for (const std::string& d : dimensions(r.heads[h].output.cols(), head_name(h)))
       concat_labels.push_back(d);
   files.push_back({"concat.csv", matrix_to_csv(r.concat, concat_labels, queries)});
   files.push_back({"output.csv", matrix_to_csv(r.output, dimensions(r.output.cols()), queries)});
@@ -211,7 +213,7 @@ Status export_matrices_csv(const std::string& folder, const Scenario& scenario,
     return Status::error("cannot export into '" + folder + "': it is not a folder");
   for (const CsvFile& file : files) {
     const std::string path = (std::filesystem::path(folder) / file.name).string();
-    if (Status written = write_file_atomic(path, file.contents); !written) return written;
+    if (Status written = write_file(path, file.contents); !written) return written;
   }
   return Status::ok();
 }

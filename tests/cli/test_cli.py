@@ -656,8 +656,9 @@ def read_csv(path):
 
 
 def expected_csv_names(heads, cross=False):
+    """Heads counted from 1 in the names, as the app shows them (the JSON's heads[0] is head1)."""
     names = ["X_target.csv"] + (["X_source.csv"] if cross else [])
-    for h in range(heads):
+    for h in range(1, heads + 1):
         names += ["head%d_%s.csv" % (h, m) for m in HEAD_MATRICES]
     return names + ["concat.csv", "output.csv"]
 
@@ -687,11 +688,11 @@ class ExportTest(TempDirTest):
             expected = [[-math.inf if x is None else x for x in row] for row in matrix]
             self.assertEqual(values, expected, name)
 
-        dims = lambda n: ["d%d" % d for d in range(n)]
+        dims = lambda n: ["d%d" % d for d in range(1, n + 1)]  # counted from 1, as the app does
         same("X_target.csv", doc["X_target"], TARGET_TOKENS, dims(8))
         for h, head in enumerate(doc["heads"]):
             with self.subTest(head=h):
-                p = "head%d_" % h
+                p = "head%d_" % (h + 1)  # the JSON's heads[h] is the app's head h + 1
                 same(p + "Q.csv", head["Q"], TARGET_TOKENS, dims(4))
                 same(p + "K.csv", head["K"], TARGET_TOKENS, dims(4))
                 same(p + "V.csv", head["V"], TARGET_TOKENS, dims(4))
@@ -699,7 +700,7 @@ class ExportTest(TempDirTest):
                     same(p + key + ".csv", head[key], TARGET_TOKENS, TARGET_TOKENS)
                 same(p + "output.csv", head["output"], TARGET_TOKENS, dims(4))
         same("concat.csv", doc["concat"], TARGET_TOKENS,
-             ["head%d_d%d" % (h, d) for h in range(2) for d in range(4)])
+             ["head%d_d%d" % (h, d) for h in range(1, 3) for d in range(1, 5)])
         same("output.csv", doc["output"], TARGET_TOKENS, dims(8))
 
     def test_masked_scores_are_minus_inf_in_csv(self):
@@ -708,7 +709,7 @@ class ExportTest(TempDirTest):
         write(source, scenario(target="one two three", causal=True))
         result = run("export", source, "--csv", folder)
         self.assertEqual(result.returncode, 0, result.stderr)
-        _, _, values = read_csv(os.path.join(folder, "head0_masked_scores.csv"))
+        _, _, values = read_csv(os.path.join(folder, "head1_masked_scores.csv"))
         self.assertEqual(values[0][1:], [-math.inf, -math.inf])
         self.assertTrue(math.isfinite(values[0][0]))
 

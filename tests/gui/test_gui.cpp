@@ -376,6 +376,38 @@ TEST_CASE("every step of every built-in lesson renders") {
   }
 }
 
+// The folder of --screenshot-steps is made when it is not there (its parents too); where it
+// cannot be, the app says which folder and why, and writes nothing.
+TEST_CASE("--screenshot-steps makes its folder, and names it when it cannot") {
+  const BuiltinLesson& builtin = builtin_lessons().front();
+  Result<Lesson> lesson = parse_lesson(builtin.json, std::string(builtin.id));
+  REQUIRE(lesson.ok());
+  TempDir dir;
+  const fs::path folder = dir.path / "not" / "there" / "yet";
+  const Run run = run_app(
+      {"--lesson", std::string(builtin.id), "--screenshot-steps", folder.string()}, dir.path);
+  INFO("stderr: " << run.errors);
+  REQUIRE(run.status == 0);
+  for (std::size_t step = 0; step < lesson->steps.size(); ++step) {
+    char name[32];
+    std::snprintf(name, sizeof name, "step-%02zu.png", step);
+    CHECK(fs::is_regular_file(folder / name));
+  }
+  // A file where the folder, or one of its parents, would be.
+  const fs::path file = dir.path / "a-file";
+  std::ofstream(file) << "not a folder";
+  for (const fs::path& blocked : {file, file / "steps"}) {
+    CAPTURE(blocked);
+    const Run refused = run_app(
+        {"--lesson", std::string(builtin.id), "--screenshot-steps", blocked.string()}, dir.path);
+    CHECK(refused.status == 1);
+    CHECK(refused.errors.find("cannot make the folder " + blocked.string() +
+                              " for --screenshot-steps: ") != std::string::npos);
+    CHECK(refused.errors.find('\n') == refused.errors.size() - 1);  // one line
+  }
+  CHECK(testing::read_whole_file(file) == "not a folder");
+}
+
 TEST_CASE("an unknown lesson is an error before any window opens") {
   TempDir dir;
   const Run run =

@@ -4,8 +4,11 @@
 // app reports, per view, the names it has rows or columns for, the names it wrote and the smallest
 // size it wrote one at (--layout-out, "labels"); every name must be written, none under the text
 // size less one step (2 px), however small the panel: a view that lacks the room scrolls.
+// One test case per window size and text size (32 runs of the app each), all of a case's runs on
+// one virtual screen: a case takes 10 to 20 s on a quiet 2-core machine, of the 120 s allowed.
 #include "core/document/scenario.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/virtual_screen.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -51,19 +54,18 @@ fs::path write_sentence(const fs::path& dir, int tokens) {
   return path;
 }
 
-// The layout the app wrote for a screenshot of `view`.
-Json layout_of(const fs::path& dir, const fs::path& scenario, const std::string& size, int font,
-               const std::string& view) {
+// The layout the app wrote for a screenshot of `view`, drawn on `screen`.
+Json layout_of(const testing::VirtualScreen& screen, const fs::path& dir, const fs::path& scenario,
+               const std::string& size, int font, const std::string& view) {
   const char* app = std::getenv("ATTNVIZ_APP");
   REQUIRE_MESSAGE(app != nullptr, "set ATTNVIZ_APP to the attnviz binary");
   const fs::path png = dir / "shot.png", layout = dir / "layout.json", errors = dir / "stderr.txt";
   fs::remove(layout);
-  const std::string command = "env ATTNVIZ_STATE_DIR='" + (dir / "state").string() +
-                              "' xvfb-run -a -s '-screen 0 3900x2300x24' '" + app +
-                              "' --scenario '" + scenario.string() + "' --size " + size +
-                              " --font-size " + std::to_string(font) + " --view " + view +
-                              " --screenshot '" + png.string() + "' --layout-out '" +
-                              layout.string() + "' > /dev/null 2> '" + errors.string() + "'";
+  const std::string command =
+      "env ATTNVIZ_STATE_DIR='" + (dir / "state").string() + "' DISPLAY='" + screen.display() +
+      "' '" + app + "' --scenario '" + scenario.string() + "' --size " + size + " --font-size " +
+      std::to_string(font) + " --view " + view + " --screenshot '" + png.string() +
+      "' --layout-out '" + layout.string() + "' > /dev/null 2> '" + errors.string() + "'";
   const int status = std::system(command.c_str());
   std::ifstream error_text(errors);
   std::stringstream said;
@@ -86,43 +88,43 @@ std::map<std::string, int> names_expected(int n) {
           {"geometry", n},     {"compare", 4 * n}, {"cheaper", n}};
 }
 
-void check_every_name_written(const std::string& size) {
+void check_every_name_written(const std::string& size, int font) {
   testing::TempDir dir;
+  const testing::VirtualScreen screen("3900x2300x24");
   std::set<std::string> seen;
   for (const int tokens : {8, 12, 16, 20}) {
     const fs::path scenario = write_sentence(dir.path, tokens);
     const std::map<std::string, int> expected = names_expected(tokens);
-    for (const int font : {16, 22, 28})
-      for (const std::string view : {"heatmaps", "pipeline", "neuron", "geometry", "compare",
-                                     "cheaper", "arrows", "output"}) {
-        CAPTURE(size);
-        CAPTURE(tokens);
-        CAPTURE(font);
-        CAPTURE(view);
-        const Json layout = layout_of(dir.path, scenario, size, font, view);
-        if (view == "heatmaps") REQUIRE(layout["heatmap"]["rows"] == tokens);
-        const Json& labels = layout["labels"];
-        // The view asked for writes names at every size, scrolled if need be; so do the Arrows
-        // and Output panels when they have windows of their own (at large text they are tabs,
-        // and their turn comes when they are asked for).
-        CHECK(labels.contains(view));
-        for (const Json& window : layout["windows"])
-          if (window["panels"].size() == 1) {
-            const std::string alone = window["panels"][0].get<std::string>();
-            if (alone == "arrows" || alone == "output") CHECK(labels.contains(alone));
-          }
-        for (const auto& item : labels.items()) {
-          const std::string& name = item.key();
-          const Json& record = item.value();
-          CAPTURE(name);
-          seen.insert(name);
-          const int names = record["tokens"].get<int>();
-          if (expected.contains(name)) CHECK(names == expected.at(name));
-          CHECK(names > 0);
-          CHECK(record["labelled"].get<int>() == names);
-          CHECK(record["smallest_px"].get<float>() >= static_cast<float>(font - 2));
+    for (const std::string view :
+         {"heatmaps", "pipeline", "neuron", "geometry", "compare", "cheaper", "arrows", "output"}) {
+      CAPTURE(size);
+      CAPTURE(tokens);
+      CAPTURE(font);
+      CAPTURE(view);
+      const Json layout = layout_of(screen, dir.path, scenario, size, font, view);
+      if (view == "heatmaps") REQUIRE(layout["heatmap"]["rows"] == tokens);
+      const Json& labels = layout["labels"];
+      // The view asked for writes names at every size, scrolled if need be; so do the Arrows
+      // and Output panels when they have windows of their own (at large text they are tabs,
+      // and their turn comes when they are asked for).
+      CHECK(labels.contains(view));
+      for (const Json& window : layout["windows"])
+        if (window["panels"].size() == 1) {
+          const std::string alone = window["panels"][0].get<std::string>();
+          if (alone == "arrows" || alone == "output") CHECK(labels.contains(alone));
         }
+      for (const auto& item : labels.items()) {
+        const std::string& name = item.key();
+        const Json& record = item.value();
+        CAPTURE(name);
+        seen.insert(name);
+        const int names = record["tokens"].get<int>();
+        if (expected.contains(name)) CHECK(names == expected.at(name));
+        CHECK(names > 0);
+        CHECK(record["labelled"].get<int>() == names);
+        CHECK(record["smallest_px"].get<float>() >= static_cast<float>(font - 2));
       }
+    }
   }
   // Every view was checked somewhere.
   for (const char* view :
@@ -132,12 +134,40 @@ void check_every_name_written(const std::string& size) {
 
 }  // namespace
 
-TEST_CASE("every token's name is written in every view at 1280x720, none under a step smaller") {
-  check_every_name_written("1280x720");
+TEST_CASE(
+    "every token's name is written in every view at 1280x720, text size 16, none under a step "
+    "smaller") {
+  check_every_name_written("1280x720", 16);
 }
 
-TEST_CASE("every token's name is written in every view at 1920x1080, none under a step smaller") {
-  check_every_name_written("1920x1080");
+TEST_CASE(
+    "every token's name is written in every view at 1280x720, text size 22, none under a step "
+    "smaller") {
+  check_every_name_written("1280x720", 22);
+}
+
+TEST_CASE(
+    "every token's name is written in every view at 1280x720, text size 28, none under a step "
+    "smaller") {
+  check_every_name_written("1280x720", 28);
+}
+
+TEST_CASE(
+    "every token's name is written in every view at 1920x1080, text size 16, none under a step "
+    "smaller") {
+  check_every_name_written("1920x1080", 16);
+}
+
+TEST_CASE(
+    "every token's name is written in every view at 1920x1080, text size 22, none under a step "
+    "smaller") {
+  check_every_name_written("1920x1080", 22);
+}
+
+TEST_CASE(
+    "every token's name is written in every view at 1920x1080, text size 28, none under a step "
+    "smaller") {
+  check_every_name_written("1920x1080", 28);
 }
 
 }  // namespace attnviz

@@ -2,6 +2,7 @@
 #include "app/session/file_actions.hpp"
 #include "app/session/view_state.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/write_targets.hpp"
 
 #include <doctest/doctest.h>
 
@@ -62,7 +63,7 @@ TEST_CASE("a failed save says why and keeps the state and the old file") {
   state.document.set_target("edited sentence");
   const Status status = save_scenario(state, recent, (dir.path / "missing" / "x.json").string());
   CHECK_FALSE(status);
-  CHECK(status.message().find("No such file") != std::string::npos);
+  CHECK(status.message().find("does not exist") != std::string::npos);
   CHECK(state.unsaved());
   CHECK(state.document.scenario().target == "edited sentence");
 }
@@ -183,9 +184,65 @@ TEST_CASE("exports write the heatmap and arrows as SVG and every matrix as CSV a
        at = heatmap.find("class=\"cell\"", at + 1))
     ++cells;
   CHECK(cells == 25);
+  // Heads counted from 1, as the app shows them: the built-in scenario's two are head1, head2.
   CHECK(fs::exists(dir.path / "csv" / "head1_weights.csv"));
+  CHECK(fs::exists(dir.path / "csv" / "head2_weights.csv"));
+  CHECK_FALSE(fs::exists(dir.path / "csv" / "head0_weights.csv"));
   CHECK(testing::read_whole_file(dir.path / "r.json").find("\"target_tokens\"") !=
         std::string::npos);
+}
+
+// Issue 36: Save, Save as and every export write through links, into pipes, descriptors and
+// devices, and never replace what the path points at (tests/support/write_targets.hpp).
+TEST_CASE("Save writes through every kind of target and replaces none") {
+  AppState state = builtin_state();
+  RecentFiles recent("");
+  testing::check_every_write_target(
+      [&](const std::string& path) { return save_scenario(state, recent, path); });
+}
+
+TEST_CASE("the heatmap's SVG export writes through every kind of target") {
+  const AppState state = builtin_state();
+  testing::check_every_write_target(
+      [&](const std::string& path) { return export_heatmap_svg(state, path); });
+}
+
+TEST_CASE("the arrows' SVG export writes through every kind of target") {
+  const AppState state = builtin_state();
+  testing::check_every_write_target(
+      [&](const std::string& path) { return export_arrows_svg(state, path, false); });
+}
+
+TEST_CASE("the result's JSON export writes through every kind of target") {
+  const AppState state = builtin_state();
+  testing::check_every_write_target(
+      [&](const std::string& path) { return export_result_json(state, path); });
+}
+
+TEST_CASE("the CSV export writes into a linked folder and through a linked file") {
+  TempDir dir;
+  const AppState state = builtin_state();
+  fs::create_directory(dir.path / "real");
+  fs::create_directory_symlink("real", dir.path / "linked");
+  { std::ofstream(dir.path / "elsewhere.csv") << "old"; }
+  fs::create_symlink("../elsewhere.csv", dir.path / "real" / "output.csv");
+  REQUIRE(export_matrices_csv(state, (dir.path / "linked").string()));
+  CHECK(fs::is_symlink(dir.path / "linked"));
+  CHECK(fs::is_symlink(dir.path / "real" / "output.csv"));
+  CHECK(testing::read_whole_file(dir.path / "elsewhere.csv").rfind("\"\",", 0) == 0);
+  CHECK(fs::exists(dir.path / "real" / "head1_weights.csv"));
+  for (const std::string& name : testing::names_in(dir.path / "real"))
+    CHECK_MESSAGE(name.ends_with(".csv"), name);  // no temporary file left
+}
+
+TEST_CASE("the CSV export into a file where a folder is expected says so") {
+  TempDir dir;
+  const AppState state = builtin_state();
+  { std::ofstream(dir.path / "file.csv") << "old"; }
+  const Status status = export_matrices_csv(state, (dir.path / "file.csv").string());
+  REQUIRE_FALSE(status);
+  CHECK(status.message().find("file.csv") != std::string::npos);
+  CHECK(testing::read_whole_file(dir.path / "file.csv") == "old");
 }
 
 }  // namespace attnviz::app

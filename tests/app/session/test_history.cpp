@@ -233,4 +233,32 @@ TEST_CASE("the history keeps within its memory budget") {
   CHECK_FALSE(history.undo(state, now));
 }
 
+// The Input panel's seed field edits the document as every other field does (issue 36): typing a
+// seed marks the scenario unsaved and is one undo step ("change the seed"), which takes it back.
+TEST_CASE("typing a seed marks the scenario unsaved and is one undo step") {
+  Fixture f;
+  REQUIRE_FALSE(f.state.unsaved());
+  const std::string before = f.json();
+  const std::uint64_t seed = f.state.document.scenario().seed;
+  const std::uint64_t version = f.state.document.version();
+  f.state.document.set_seed(seed);  // the same seed: no edit
+  CHECK(f.state.document.version() == version);
+  for (const std::uint64_t typed : {4u, 42u, 421u}) {  // digit by digit, the field being typed in
+    f.state.document.set_seed(typed);
+    f.frame(true);
+  }
+  f.frame(false);  // the field let go
+  CHECK(f.state.document.scenario().seed == 421);
+  CHECK(f.state.document.version() > version);
+  CHECK(f.state.unsaved());
+  CHECK(f.history.steps() == 2);
+  REQUIRE(f.history.undo(f.state, f.now));
+  CHECK(f.state.document.scenario().seed == seed);
+  CHECK(f.json() == before);
+  CHECK_FALSE(f.state.unsaved());  // back to the scenario as opened
+  REQUIRE(f.history.redo(f.state));
+  CHECK(f.state.document.scenario().seed == 421);
+  CHECK(f.state.unsaved());
+}
+
 }  // namespace attnviz::app

@@ -224,4 +224,19 @@ TEST_CASE("app_state_dir: ATTNVIZ_STATE_DIR, then XDG_STATE_HOME, then HOME, cre
   }
 }
 
+TEST_CASE("a recent-files list kept behind a symbolic link is written through it") {
+  // A teacher's dotfiles often link the state files into a folder of their own (issue 36).
+  TempDir dir;
+  fs::create_directory(dir.path / "dotfiles");
+  write_text(dir.path / "dotfiles" / "recent-files.json", "[]\n");
+  fs::create_symlink(dir.path / "dotfiles" / "recent-files.json", dir.path / "recent-files.json");
+  RecentFiles recent((dir.path / "recent-files.json").string());
+  recent.add("/home/teacher/week1.json");
+  REQUIRE(recent.save());
+  CHECK(fs::is_symlink(dir.path / "recent-files.json"));
+  RecentFiles reread((dir.path / "dotfiles" / "recent-files.json").string());
+  reread.load();
+  CHECK(reread.entries() == std::vector<std::string>{"/home/teacher/week1.json"});
+}
+
 }  // namespace attnviz::app

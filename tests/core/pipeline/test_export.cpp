@@ -171,7 +171,7 @@ TEST_CASE("every matrix has a CSV file named after it") {
   names.reserve(files.size());
   for (const CsvFile& file : files) names.push_back(file.name);
   std::vector<std::string> expected = {"X_target.csv"};
-  for (int h = 0; h < 2; ++h)
+  for (int h = 1; h <= 2; ++h)  // heads counted from 1, as the app shows them
     for (const char* m :
          {"Q", "K", "V", "scores", "scaled_scores", "masked_scores", "weights", "output"})
       expected.push_back("head" + std::to_string(h) + "_" + m + ".csv");
@@ -187,7 +187,7 @@ TEST_CASE("CSV values equal the engine's numbers exactly") {
   check_same(files, "X_target.csv", c.pipeline.X_target());
   for (std::size_t h = 0; h < r.heads.size(); ++h) {
     const HeadResult& head = r.heads[h];
-    const std::string p = "head" + std::to_string(h) + "_";
+    const std::string p = "head" + std::to_string(h + 1) + "_";  // the app's head h + 1
     check_same(files, p + "Q.csv", head.Q);
     check_same(files, p + "K.csv", head.K);
     check_same(files, p + "V.csv", head.V);
@@ -204,7 +204,7 @@ TEST_CASE("CSV values equal the engine's numbers exactly") {
 TEST_CASE("masked scores are written as -inf in CSV") {
   Computed c(true);
   const std::vector<CsvFile> files = matrices_to_csv(c.scenario, c.pipeline);  // outlives `file`
-  const CsvFile* file = find_csv(files, "head0_masked_scores.csv");
+  const CsvFile* file = find_csv(files, "head1_masked_scores.csv");
   REQUIRE(file != nullptr);
   // The second line is the first query's row: it sees key 0 only.
   const std::size_t first = file->contents.find('\n') + 1;
@@ -221,16 +221,44 @@ TEST_CASE("CSV headers and row labels are the tokens or the dimensions") {
   Computed c(false);
   const std::vector<CsvFile> files = matrices_to_csv(c.scenario, c.pipeline);
   const std::vector<std::string> tokens = {"i", "like", "to", "eat", "apple"};
-  const Csv weights = parse_csv(find_csv(files, "head1_weights.csv")->contents);
+  const Csv weights = parse_csv(find_csv(files, "head2_weights.csv")->contents);
   CHECK(weights.header == tokens);
   CHECK(weights.row_labels == tokens);
-  const Csv q = parse_csv(find_csv(files, "head0_Q.csv")->contents);
-  CHECK(q.header == std::vector<std::string>{"d0", "d1", "d2", "d3"});
+  const Csv q = parse_csv(find_csv(files, "head1_Q.csv")->contents);
+  CHECK(q.header == std::vector<std::string>{"d1", "d2", "d3", "d4"});
   CHECK(q.row_labels == tokens);
   const Csv concat = parse_csv(find_csv(files, "concat.csv")->contents);
   REQUIRE(concat.header.size() == 8);
-  CHECK(concat.header[0] == "head0_d0");
-  CHECK(concat.header[7] == "head1_d3");
+  CHECK(concat.header[0] == "head1_d1");
+  CHECK(concat.header[7] == "head2_d4");
+}
+
+// A teacher reads the files beside the app, which counts heads and dimensions from 1 (the
+// Heatmaps view's "head 1", the Weights panel's rows 1, 2, ..., W_O's "h2·3"): the app's head 1
+// is head1_*.csv, and the app's dimension 1 is the column d1.
+TEST_CASE("CSV files and labels count heads and dimensions from 1, as the app does") {
+  Computed c(false);
+  const std::vector<CsvFile> files = matrices_to_csv(c.scenario, c.pipeline);
+  const AttentionResult& r = c.pipeline.result();
+  for (const CsvFile& file : files) {
+    CAPTURE(file.name);
+    CHECK(file.name.rfind("head0_", 0) == std::string::npos);
+    CHECK(file.contents.find("\"d0\"") == std::string::npos);
+    CHECK(file.contents.find("_d0\"") == std::string::npos);
+  }
+  // The app's head 2 (the engine's heads[1]) is head2_*.csv.
+  const CsvFile* head2 = find_csv(files, "head2_weights.csv");
+  REQUIRE(head2 != nullptr);
+  const Csv weights = parse_csv(head2->contents);
+  REQUIRE(weights.values.size() == 5);
+  CHECK(weights.values[4][0] == r.heads[1].weights(4, 0));
+  CHECK(find_csv(files, "head3_weights.csv") == nullptr);
+  const Csv x = parse_csv(find_csv(files, "X_target.csv")->contents);
+  REQUIRE(x.header.size() == 8);
+  CHECK(x.header.front() == "d1");
+  CHECK(x.header.back() == "d8");
+  const Csv output = parse_csv(find_csv(files, "output.csv")->contents);
+  CHECK(output.header.back() == "d8");
 }
 
 TEST_CASE("cross attention adds X_source with the source tokens as rows") {
@@ -242,10 +270,10 @@ TEST_CASE("cross attention adds X_source with the source tokens as rows") {
   const std::vector<CsvFile> files = matrices_to_csv(*load, pipeline);
   REQUIRE(find_csv(files, "X_source.csv") != nullptr);
   check_same(files, "X_source.csv", pipeline.X_keys());
-  check_same(files, "head0_K.csv", pipeline.result().heads[0].K);
+  check_same(files, "head1_K.csv", pipeline.result().heads[0].K);
   const Csv x_source = parse_csv(find_csv(files, "X_source.csv")->contents);
   CHECK(x_source.row_labels == token_texts(pipeline.keys()));  // "," survives the quoting
-  const Csv weights = parse_csv(find_csv(files, "head0_weights.csv")->contents);
+  const Csv weights = parse_csv(find_csv(files, "head1_weights.csv")->contents);
   CHECK(weights.header == token_texts(pipeline.keys()));
   CHECK(weights.row_labels == token_texts(pipeline.target()));
 }
@@ -273,7 +301,7 @@ TEST_CASE("export_matrices_csv into a missing folder fails naming it and writes 
   CHECK(std::filesystem::is_empty(dir.path));
   // A file where the folder should be.
   const std::string file = (dir.path / "a-file").string();
-  REQUIRE(write_file_atomic(file, "x"));
+  REQUIRE(write_file(file, "x"));
   const Status not_folder = export_matrices_csv(file, c.scenario, c.pipeline);
   CHECK_FALSE(not_folder);
   CHECK(not_folder.message().find("not a folder") != std::string::npos);
