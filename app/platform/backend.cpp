@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <utility>
 
 namespace attnviz::platform {
 namespace {
@@ -481,17 +482,27 @@ void Backend::new_frame() {
   // last frame began must be seen with the keys that were down with it: those that came up after
   // it (the key itself, tapped; the Ctrl of a Ctrl+A let go first) are shown down for this frame
   // and up from the next, as ImGui's GLFW backend does for mouse buttons.
+  // A key tapped again while it is shown down (twice between two frames, or once more while the
+  // frame that shows the first tap is drawn: an on-screen keyboard's Backspace, repeated) waits
+  // for the frame after: ImGui counts a press only where a frame sees the key up, then down.
   ImGuiIO& io = ImGui::GetIO();
-  const bool held_before = !held_up_.empty();
-  for (int key : held_up_) io.KeysDown[key] = false;
-  held_up_.clear();
+  const std::vector<int> shown_down = std::exchange(held_up_, {});
+  for (int key : shown_down) io.KeysDown[key] = false;
   glfwPollEvents();
-  for (int key : events_.released_after_press)
-    if (!io.KeysDown[key]) {
+  std::vector<int> taps = std::exchange(waiting_keys_, {});
+  taps.insert(taps.end(), events_.released_after_press.begin(), events_.released_after_press.end());
+  const auto among = [](const std::vector<int>& keys, int key) {
+    return std::find(keys.begin(), keys.end(), key) != keys.end();
+  };
+  for (int key : taps) {
+    if (among(shown_down, key) || among(held_up_, key) || among(waiting_keys_, key)) {
+      waiting_keys_.push_back(key);
+    } else if (!io.KeysDown[key]) {
       io.KeysDown[key] = true;
       held_up_.push_back(key);
     }
-  if (held_before || !held_up_.empty()) {  // the modifiers, as the backend sets them from the keys
+  }
+  if (!shown_down.empty() || !held_up_.empty()) {  // the modifiers, as the backend sets them
     io.KeyCtrl = io.KeysDown[GLFW_KEY_LEFT_CONTROL] || io.KeysDown[GLFW_KEY_RIGHT_CONTROL];
     io.KeyShift = io.KeysDown[GLFW_KEY_LEFT_SHIFT] || io.KeysDown[GLFW_KEY_RIGHT_SHIFT];
     io.KeyAlt = io.KeysDown[GLFW_KEY_LEFT_ALT] || io.KeysDown[GLFW_KEY_RIGHT_ALT];

@@ -88,8 +88,9 @@ class Backend {
   bool take_fonts_changed() { return std::exchange(fonts_changed_, false); }
   // Events of any kind so far: input, resizing, focus, exposure, files dropped.
   std::uint64_t input_events() const { return events_.count; }
-  // A mouse press held back for the next frame: it came with the pointer's move (a tap).
-  bool press_waiting() const { return tap_timing_.press_waiting(); }
+  // A press held back for the next frame: a mouse press that came with the pointer's move (a
+  // tap), or a key tapped again while it was shown down (new_frame()).
+  bool press_waiting() const { return tap_timing_.press_waiting() || !waiting_keys_.empty(); }
   // The primary display's refresh rate in Hz; 0 when it does not say.
   double refresh_rate() const;
   // Screenshots must not depend on where the pointer happens to be (Xvfb puts it mid-screen).
@@ -154,7 +155,8 @@ class Backend {
   float content_scale_ = 1.0f;
   WindowEvents events_;
   std::vector<int> held_up_;  // keys that came up before the last frame, shown down to it alone
-  void press_after_move();    // a tap shown to ImGui a frame late
+  std::vector<int> waiting_keys_;  // taps to show in a frame to come, oldest first
+  void press_after_move();         // a tap shown to ImGui a frame late
   view::TapTiming tap_timing_;
   std::vector<unsigned> typed_;  // see typed_characters()
   InputHook input_hook_;

@@ -5,6 +5,7 @@
 #include "core/figures/colormap.hpp"
 #include "core/lessons/lesson.hpp"
 #include "core/pipeline/pipeline.hpp"
+#include "tests/support/gui_app.hpp"
 #include "tests/support/temp_dir.hpp"
 
 #include <doctest/doctest.h>
@@ -428,10 +429,12 @@ std::optional<Scenario> sentence_session(const TempDir& dir, const fs::path& sta
                         << quoted(app_path()) << (scenario.empty() ? "" : " " + quoted(scenario))
                         << " 2>/dev/null & pid=$!\n"
                         << "xdotool search --sync --onlyvisible --name AttnViz >/dev/null\n"
-                        << "sleep 1.5\n"
-                        << "xdotool mousemove 250 136 click 1\n"  // the end of the sentence field
-                        << "sleep 0.5\n"
-                        << keys << "sleep 4\n"  // longer than the autosave interval
+                        << testing::paced(
+                               "sleep 1.5\n"
+                               "xdotool mousemove 250 136 click 1\n"  // the end of
+                               "sleep 0.5\n" +                        // the sentence field
+                               keys +
+                               "sleep 4\n")  // longer than autosave's interval
                         << "kill -9 $pid\n";
   const std::string command =
       "xvfb-run -a -s '-screen 0 1280x800x24' sh " + quoted(script.string()) + " > /dev/null 2>&1";
@@ -534,15 +537,16 @@ TEST_CASE("Return in the Open dialog leaves the unsaved-changes question to be a
       << "export ATTNVIZ_STATE_DIR=" << quoted((dir.path / "state").string()) << "\n"
       << quoted(app_path()) << " " << quoted(scenario.string()) << " 2>/dev/null & pid=$!\n"
       << "xdotool search --sync --onlyvisible --name AttnViz >/dev/null\n"
-      << "sleep 1.5\n"
-      << "xdotool mousemove 250 136 click 1\nsleep 0.5\n"  // the end of the sentence field
-      << "xdotool type --delay 80 ' pie'\nsleep 0.5\n"
-      << "xdotool key ctrl+o\nsleep 1\n"
-      << "xdotool mousemove 650 549 click 1\nsleep 0.3\n"  // the dialog's File field
-      << "xdotool type --delay 40 " << quoted(other.string()) << "\nsleep 0.3\n"
-      << "xdotool key Return\nsleep 1\n"
+      << testing::paced(
+             "sleep 1.5\n"
+             "xdotool mousemove 250 136 click 1\nsleep 0.5\n"  // the sentence's end
+             "xdotool type --delay 80 ' pie'\nsleep 0.5\n"
+             "xdotool key ctrl+o\nsleep 1\n"
+             "xdotool mousemove 650 549 click 1\nsleep 0.3\n"  // the File field
+             "xdotool type --delay 40 " +
+             quoted(other.string()) + "\nsleep 0.3\n" + "xdotool key Return\nsleep 1\n")
       << "cp " << quoted(scenario.string()) << " " << quoted(after_first.string()) << "\n"
-      << "xdotool key Return\nsleep 1\n"  // Save first
+      << testing::paced("xdotool key Return\nsleep 1\n")  // Save first
       << "kill -9 $pid\n";
   const std::string command =
       "xvfb-run -a -s '-screen 0 1280x800x24' sh " + quoted(script.string()) + " > /dev/null 2>&1";

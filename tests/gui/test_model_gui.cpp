@@ -250,9 +250,11 @@ TEST_CASE("a weight of a real model typed into the Weights panel is saved in the
                             "model": {"name": "stories260K"}, "target": "i like to eat apple"})";
   const fs::path model = fs::path(ATTNVIZ_SOURCE_DIR) / "assets/models/stories260K";
   const std::string model_bytes = testing::read_whole_file(model / "stories260K.bin");
-  // W_Q's cell (1, 1) at 1280x720: the Weights panel's first grid, under its header row.
+  // W_Q's cell (1, 1) at 1280x720: the Weights panel's first grid, under its header row;
+  // Ctrl+click types into it, as a double-click does (one click: the same on a busy machine,
+  // whose slow frames may split a double-click in two).
   testing::run_session(dir, {path.string()},
-                       "xdotool mousemove 86 536 click --repeat 2 --delay 120 1\nsleep 0.4\n"
+                       "xdotool mousemove 86 536 keydown ctrl click 1 keyup ctrl\nsleep 0.4\n"
                        "xdotool type 5\nxdotool key Return\nsleep 0.4\n"
                        "xdotool key ctrl+s\nsleep 0.6\n");
   Result<Scenario> saved = load_scenario_file(path.string());

@@ -10,9 +10,13 @@
 #include <stb_image.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -26,6 +30,54 @@ inline std::string app_binary() {
   const char* path = std::getenv("ATTNVIZ_APP");
   REQUIRE_MESSAGE(path != nullptr, "set ATTNVIZ_APP to the attnviz binary");
   return path;
+}
+
+// How many times slower than a quiet machine this one is now: how long the app takes to start
+// under Xvfb and write a picture at 1280x720, against kQuietStartSeconds (0.5 s measured on a quiet
+// 2-core machine; about 1 s beside two busy loops). At least 1, at most 6; measured once per test
+// process (a GUI test case is a process of its own).
+inline double machine_pace() {
+  static const double pace = [] {
+    constexpr double kQuietStartSeconds = 0.5;
+    TempDir dir;
+    const std::string command = "ATTNVIZ_STATE_DIR=" + shell_quoted((dir.path / "state").string()) +
+                                " xvfb-run -a -s '-screen 0 1280x800x24' " +
+                                shell_quoted(app_binary()) + " --size 1280x720 --screenshot " +
+                                shell_quoted((dir.path / "pace.png").string()) +
+                                " > /dev/null 2>&1";
+    const auto start = std::chrono::steady_clock::now();
+    const int status = std::system(command.c_str());
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double measured = status == 0 ? std::clamp(seconds / kQuietStartSeconds, 1.0, 6.0) : 1.0;
+    MESSAGE("the machine's pace: " << measured << " (the app started in " << seconds << " s)");
+    return measured;
+  }();
+  return pace;
+}
+
+// A session's script with every line "sleep S" waiting S × machine_pace(): xdotool's next step
+// comes once the app has drawn what the last one caused, on a busy machine too.
+inline std::string paced(const std::string& script) {
+  std::istringstream lines(script);
+  std::ostringstream out;
+  std::string line;
+  while (std::getline(lines, line)) {
+    double seconds = 0;
+    std::size_t used = 0;
+    if (line.rfind("sleep ", 0) == 0) {
+      try {
+        seconds = std::stod(line.substr(6), &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+    }
+    if (used > 0 && used == line.size() - 6)
+      out << "sleep " << std::ceil(seconds * machine_pace() * 10.0) / 10.0 << '\n';
+    else
+      out << line << '\n';
+  }
+  return out.str();
 }
 
 struct Picture {
@@ -87,17 +139,17 @@ inline nlohmann::json run_session(const TempDir& dir, const std::vector<std::str
                               layout = dir.path / "exit-layout.json";
   std::string command_line = shell_quoted(app_binary()) + " --size 1280x720";
   for (const std::string& arg : args) command_line += " " + shell_quoted(arg);
-  std::ofstream(script) << "export ATTNVIZ_STATE_DIR="
-                        << shell_quoted((dir.path / "state").string()) << "\n"
-                        << command_line << " --layout-out " << shell_quoted(layout.string())
-                        << " 2>/dev/null & pid=$!\n"
-                        << "xdotool search --sync --onlyvisible --name AttnViz >/dev/null\n"
-                        << "sleep 1.5\n"
-                        << keys << "sleep 0.5\nxdotool key ctrl+q\n"
-                        << (quit_answer.empty() ? ""
-                                                : "sleep 0.5\nxdotool key " + quit_answer + "\n")
-                        << "for i in $(seq 50); do kill -0 $pid 2>/dev/null || exit 0; "
-                           "sleep 0.2; done\nkill -9 $pid; exit 1\n";
+  const int quit_checks = static_cast<int>(std::ceil(50 * machine_pace()));  // 10 s, paced
+  std::ofstream(script)
+      << "export ATTNVIZ_STATE_DIR=" << shell_quoted((dir.path / "state").string()) << "\n"
+      << command_line << " --layout-out " << shell_quoted(layout.string())
+      << " 2>/dev/null & pid=$!\n"
+      << "xdotool search --sync --onlyvisible --name AttnViz >/dev/null\n"
+      << paced("sleep 1.5\n" + keys + "sleep 0.5\n") << "xdotool key ctrl+q\n"
+      << (quit_answer.empty() ? "" : paced("sleep 0.5\n") + "xdotool key " + quit_answer + "\n")
+      << "for i in $(seq " << quit_checks
+      << "); do kill -0 $pid 2>/dev/null || exit 0; "
+         "sleep 0.2; done\nkill -9 $pid; exit 1\n";
   const std::string command = "xvfb-run -a -s '-screen 0 2000x1200x24' sh " +
                               shell_quoted(script.string()) + " > /dev/null 2>&1";
   REQUIRE_MESSAGE(std::system(command.c_str()) == 0, "the app did not quit on Ctrl+Q");
