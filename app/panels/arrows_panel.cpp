@@ -77,9 +77,9 @@ struct Line {
 class ArrowsPanel final : public Panel {
  public:
   void draw_content(AppState& state, PanelContext& context) override {
-    // A real model opens on the selected head (its layer has many, whose lines would hide one
-    // another); the one-layer scenario on all of them. Either can be chosen after.
-    if (const bool model = state.pipeline().model_mode(); model != model_mode_) {
+    // A model of many layers opens on the selected head (its heads' lines would hide one
+    // another); a run of one layer on all of them. Either can be chosen after.
+    if (const bool model = state.pipeline().layer_count() > 1; model != model_mode_) {
       model_mode_ = model;
       all_heads_ = !model;
     }

@@ -38,7 +38,9 @@ void GeometryPanel::draw_content(AppState& state, PanelContext& context) {
   font_ = ImGui::GetFontSize();
   bold_ = context.bold_font;
   const int d_k = r.config.d_k;
-  if (state.pipeline().model_mode())
+  // The flat and space plots drag q and k by editing W_Q and W_K: a run without weights of its
+  // own to edit shows the plane of the selected query and key.
+  if (!state.pipeline().can(Capability::EditableParameters))
     mode_ = PlotMode::Plane;
   else if (d_k == 2)
     mode_ = PlotMode::Flat;

@@ -532,9 +532,9 @@ void GeometryPanel::draw_side(AppState& state, const view::Rect& side, int head,
     ImGui::Dummy(ImVec2(font_ * 0.9f, font_));
     ImGui::SameLine(0, font_ * 0.3f);
   };
-  // A real model's q and k come from the normalized residual stream n (and RoPE, when it has it:
-  // the Pipeline view shows how).
-  const bool model = state.pipeline().model_mode();
+  // A block with a residual stream computes q and k from its normalized stream n (and RoPE, when
+  // it has it: the Pipeline view shows how).
+  const bool model = state.pipeline().can(Capability::ResidualStream);
   const char* queries_are = model ? "queries q (of n\xc2\xb7W_Q)" : "queries q = x\xc2\xb7W_Q";
   const char* keys_are = model ? "keys k (of n\xc2\xb7W_K)" : "keys k = x\xc2\xb7W_K";
   swatch(ac.query);

@@ -7,7 +7,7 @@
 #include "app/platform/keys.hpp"
 #include "app/session/text_undo.hpp"
 #include "core/figures/format.hpp"
-#include "core/pipeline/model_run.hpp"
+#include "core/models/model.hpp"
 
 #include <imgui.h>
 #include <imgui_internal.h>  // GetActiveID, ClearActiveID: Escape in the sentence field
@@ -127,10 +127,11 @@ class InputPanel final : public Panel {
   void draw_content(AppState& state, PanelContext& context) override {
     if (!state.lesson.active())
       draw_title(state, context);  // in a lesson, the lesson band names it
-    if (const ModelRun* model = state.pipeline().model()) {
-      draw_model_text(state, context, *model);
+    // A model's text, read as its tokenizer reads it; the layer and head settings.
+    if (const Run& run = state.pipeline().current(); !run.can(Capability::EditableParameters)) {
+      draw_model_text(state, context, run);
       ImGui::Spacing();
-      draw_model_settings(state);
+      draw_model_settings(state, run);
       return;
     }
     draw_sentences(state, context);
@@ -186,15 +187,20 @@ class InputPanel final : public Panel {
   }
 
   // Model mode: which model, the text it reads and its tokens as it reads them.
-  void draw_model_text(AppState& state, PanelContext& context, const ModelRun& run) {
-    const Model& model = run.model();
-    const TransformerConfig& c = model.transformer.config();
+  void draw_model_text(AppState& state, PanelContext& context, const Run& run) {
+    const Model* trained = run.trained_model();
+    const std::string& name = trained ? trained->name
+                              : state.document.scenario().model
+                                  ? state.document.scenario().model->model
+                                  : state.document.scenario().title;
     ImGui::TextUnformatted("Model:");
     ImGui::SameLine();
     if (context.bold_font) ImGui::PushFont(context.bold_font);
-    ImGui::TextUnformatted(model.name.c_str());
+    ImGui::TextUnformatted(name.c_str());
     if (context.bold_font) ImGui::PopFont();
-    if (ImGui::IsItemHovered()) {
+    if (trained && ImGui::IsItemHovered()) {
+      const Model& model = *trained;
+      const TransformerConfig& c = model.transformer.config();
       ImGui::BeginTooltip();
       ImGui::PushTextWrapPos(ImGui::GetFontSize() * 30.0f);
       ImGui::Text("%s: %d layers, %d heads each", c.architecture.c_str(), c.n_layers, c.n_heads);
@@ -223,8 +229,9 @@ class InputPanel final : public Panel {
     const auto& tokens = run.model_tokens();
     const bool has_special =
         std::any_of(tokens.begin(), tokens.end(), [](const ModelToken& t) { return t.special; });
-    bool hide = state.document.scenario().model->hide_special_tokens;
-    if (has_special || hide) {
+    bool hide =
+        state.document.scenario().model && state.document.scenario().model->hide_special_tokens;
+    if (run.can(Capability::HidesSpecialTokens) && (has_special || hide)) {
       if (ImGui::Checkbox("hide special tokens", &hide))
         state.edit()->set_hide_special_tokens(hide);
       if (ImGui::IsItemHovered())
@@ -243,9 +250,10 @@ class InputPanel final : public Panel {
   }
 
   // Model mode: the layer and head the views show, and what is done to that head.
-  void draw_model_settings(AppState& state) {
+  void draw_model_settings(AppState& state, const Run& run) {
     if (!ImGui::CollapsingHeader("Layer and head", ImGuiTreeNodeFlags_DefaultOpen)) return;
     draw_head_selector(state, "##input_head");
+    if (!run.can(Capability::HeadInterventions) || !state.document.scenario().model) return;
     const int layer = state.selection.layer, head = state.selection.head;
     const ModelSpec& spec = *state.document.scenario().model;
     HeadIntervention change = spec.intervention(layer, head);

@@ -15,7 +15,8 @@
 #include "app/render/heatmap_renderer.hpp"
 #include "core/figures/format.hpp"
 #include "core/models/across_layers.hpp"
-#include "core/pipeline/model_run.hpp"
+#include "core/models/model.hpp"
+#include "core/models/transformer_forward.hpp"
 
 #include <imgui.h>
 
@@ -35,8 +36,10 @@ constexpr double kMostLensWork = 2e8;
 class LayersPanel final : public Panel {
  public:
   void draw_content(AppState& state, PanelContext& context) override {
-    const ModelRun* model = state.pipeline().model();
-    if (!model) return;  // the panel host shows this view in model mode only
+    // The panel host shows this view for a run with a residual stream that predicts (its needs
+    // in core/figures/views.hpp): a trained model's forward pass holds every layer's stream.
+    const Run* model = &state.pipeline().current();
+    if (!model->trained_forward() || !model->trained_model()) return;
     // The section is a UI setting, saved with the view (app/session/view_state.hpp).
     section_ = static_cast<int>(state.ui.layers_section);
     ImGui::RadioButton("Logit lens", &section_, 0);
@@ -64,13 +67,13 @@ class LayersPanel final : public Panel {
   Matrix norms_;                                   // (n_layers + 1, n)
   render::MatrixStackTexture rollout_texture_;
 
-  void update(const ModelRun& model) {
+  void update(const Run& model) {
     if (computed_run_ == model.run_count() && computed_section_ == section_) return;
     computed_run_ = model.run_count();
     computed_section_ = section_;
     scroll_to_last_ = 3;
-    const TransformerForward& forward = model.forward();
-    const TransformerConfig& c = model.model().transformer.config();
+    const TransformerForward& forward = *model.trained_forward();
+    const TransformerConfig& c = model.trained_model()->transformer.config();
     if (section_ == 0) {
       const double work =
           static_cast<double>(c.n_layers) * forward.size() * c.vocab_size * c.d_model;
@@ -89,7 +92,7 @@ class LayersPanel final : public Panel {
     }
   }
 
-  void draw_lens(AppState& state, const ModelRun& model) {
+  void draw_lens(AppState& state, const Run& model) {
     text_wrapped_at_spaces(
         "Each row reads a layer's residual stream as if it were the last layer's: the token it "
         "would predict next at each position, darker the surer. The last row is the model's own "
@@ -133,7 +136,7 @@ class LayersPanel final : public Panel {
                                with_alpha(colours.highlight, 0.08f + 0.6f * shade));
         const std::string shown =  // a dash where the numbers overflowed: no prediction
             p.token < 0 ? std::string("\xe2\x80\x94")
-                        : state.frame.visual_text(model.model().tokenizer.shown(p.token));
+                        : state.frame.visual_text(model.trained_model()->tokenizer.shown(p.token));
         ImGui::TextUnformatted(fit_text(shown, font * 3.8f).c_str());
 
         if (ImGui::IsItemHovered()) {
@@ -152,7 +155,7 @@ class LayersPanel final : public Panel {
     state.frame.layout.labels_of(view::ViewId::Layers).add(n, n - first, font, n * 4 > 40);
   }
 
-  void draw_rollout(AppState& state, PanelContext& context, const ModelRun& model) {
+  void draw_rollout(AppState& state, PanelContext& context, const Run& model) {
     const int layers = static_cast<int>(rollout_.size());
     if (layers == 0) return;
     int layer = std::clamp(state.selection.layer, 0, layers - 1);
@@ -200,7 +203,7 @@ class LayersPanel final : public Panel {
     }
   }
 
-  void draw_residual(AppState& state, const ModelRun& model) {
+  void draw_residual(AppState& state, const Run& model) {
     const auto& tokens = model.model_tokens();
     const int n = static_cast<int>(tokens.size());
     const int query = std::clamp(state.selection.query, 0, n - 1);

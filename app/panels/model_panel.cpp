@@ -12,7 +12,9 @@
 #include "app/render/heatmap_renderer.hpp"
 #include "app/view/attention_pool.hpp"
 #include "core/figures/format.hpp"
-#include "core/pipeline/model_run.hpp"
+#include "core/models/head_roles.hpp"
+#include "core/models/model.hpp"
+#include "core/models/transformer_forward.hpp"
 
 #include <imgui.h>
 
@@ -66,22 +68,24 @@ class ModelPanel final : public Panel {
  public:
   void draw_content(AppState& state, PanelContext& context) override {
     const Pipeline& pipeline = state.pipeline();
-    const ModelRun* model = pipeline.model();
+    const Run& run = pipeline.current();
+    const bool roles = run.can(Capability::HeadRoles);
     const int layers = pipeline.layer_count();
     const int heads = static_cast<int>(state.result().heads.size());
     upload(state, context, layers);
-    draw_header(model);
+    draw_header(run);
 
     const float font = ImGui::GetFontSize();
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const ImVec2 available = ImGui::GetContentRegionAvail();
     const float label_w = ImGui::CalcTextSize("layer 99").x + font * 0.5f;
     // Under grouped-query attention, a line over each group of heads that read one key/value head.
-    const TransformerConfig* config = model ? &model->model().transformer.config() : nullptr;
+    const TransformerConfig* config =
+        run.trained_model() ? &run.trained_model()->transformer.config() : nullptr;
     const bool grouped = config && config->n_kv_heads < config->n_heads;
     const float group_label_h = grouped ? font * 1.25f : 0.0f;
     const float head_label_h = font * 1.2f + group_label_h;
-    const float badge_h = model ? font * 1.1f : 0.0f;
+    const float badge_h = roles ? font * 1.1f : 0.0f;
     const float gap = std::max(3.0f, font * 0.3f);
     // Tiles as large as the view allows, at least 2.5 lines (the view scrolls past that).
     const float by_width = (available.x - label_w) / static_cast<float>(heads) - gap;  // per column
@@ -137,8 +141,8 @@ class ModelPanel final : public Panel {
       for (int head = 0; head < heads; ++head) {
         const ImVec2 p0(origin.x + label_w + static_cast<float>(head) * column, y);
         const ImVec2 p1(p0.x + tile, p0.y + tile);
-        draw_tile(state, context, model, layer, head, p0, p1, list, colours);
-        if (model) draw_badge(state, *model, layer, head, p0, tile, list, colours);
+        draw_tile(state, context, run, layer, head, p0, p1, list, colours);
+        if (roles) draw_badge(state, run, layer, head, p0, tile, list, colours);
         const bool hovered = io.MousePos.x >= p0.x && io.MousePos.x < p1.x &&
                              io.MousePos.y >= p0.y && io.MousePos.y < p1.y + badge_h &&
                              ImGui::IsWindowHovered();
@@ -152,7 +156,7 @@ class ModelPanel final : public Panel {
         origin.x + label_w, origin.y + head_label_h, column, row, tile, layers, heads};
     ImGui::SetCursorScreenPos(origin);
     ImGui::Dummy(ImVec2(std::max(grid_w, available.x * 0.5f), grid_h));
-    handle_mouse(state, model);
+    handle_mouse(state, run);
   }
 
  private:
@@ -170,11 +174,12 @@ class ModelPanel final : public Panel {
   Hovered hovered_;
   Hovered menu_head_;  // the head the context menu is for
 
-  // Each layer's α into its texture, when the model ran again (or the one-layer result changed).
+  // Each layer's α into its texture, when the run computed again. A trained model's rows come
+  // from its forward pass, pooled, without adapting every layer (its context may be long).
   void upload(AppState& state, PanelContext& context, int layers) {
-    const ModelRun* model = state.pipeline().model();
-    const std::uint64_t version =
-        model ? model->run_count() : (state.result().version ^ (std::uint64_t{1} << 63));
+    const Run& run = state.pipeline().current();
+    const TransformerForward* model = run.trained_forward();
+    const std::uint64_t version = run.run_count();
     // (hiding special tokens is an edit: the model runs again, and run_count() moves)
     if (version == uploaded_ && uploaded_contrast_ == state.ui.heatmap_contrast &&
         static_cast<int>(textures_.size()) == layers)
@@ -190,22 +195,22 @@ class ModelPanel final : public Panel {
     for (int layer = 0; layer < layers; ++layer) {
       const auto l = static_cast<std::size_t>(layer);
       const AttentionResult* r = model ? nullptr : &state.pipeline().layer(layer);
-      const int heads =
-          model ? model->model().transformer.config().n_heads : static_cast<int>(r->heads.size());
+      const int heads = model ? run.trained_model()->transformer.config().n_heads
+                              : static_cast<int>(r->heads.size());
       layer_weights_[l].resize(static_cast<std::size_t>(heads));
       tops_[l].resize(static_cast<std::size_t>(heads));
       stack.clear();
       // The shown tokens (special ones may be hidden): query i's row over the shown keys.
       const std::vector<int> none;
-      const std::vector<int>& shown = model ? model->shown_positions() : none;
+      const std::vector<int>& shown = model ? run.shown_positions() : none;
       const int n = static_cast<int>(shown.size());
       const int factor = view::pool_factor(n, kMostCellsAcross);
       for (int head = 0; head < heads; ++head) {
         Matrix& weights = layer_weights_[l][static_cast<std::size_t>(head)];
         const auto row = [&](int query) {
           const std::span<const float> all =
-              model->forward().attention_row(layer, head, shown[static_cast<std::size_t>(query)]);
-          if (!model->hides_tokens()) return all;
+              model->attention_row(layer, head, shown[static_cast<std::size_t>(query)]);
+          if (!run.hides_tokens()) return all;
           gathered_.resize(static_cast<std::size_t>(query) + 1);
           for (int key = 0; key <= query; ++key)
             gathered_[static_cast<std::size_t>(key)] =
@@ -223,9 +228,10 @@ class ModelPanel final : public Panel {
     }
   }
 
-  void draw_header(const ModelRun* model) {
+  void draw_header(const Run& run) {
     const float font = ImGui::GetFontSize();
-    if (model) {
+    const bool changes = run.can(Capability::HeadInterventions);
+    if (run.can(Capability::HeadRoles)) {
       ImGui::TextUnformatted("show");
       ImGui::SameLine();
       ImGui::SetNextItemWidth(font * 9.0f);
@@ -244,25 +250,27 @@ class ModelPanel final : public Panel {
         }
         ImGui::EndCombo();
       }
-      if (model->roles().empty() && ImGui::IsItemHovered())
+      if (run.roles().empty() && ImGui::IsItemHovered())
         ImGui::SetTooltip("the roles could not be measured on this model");
       ImGui::SameLine(0, font);
     }
-    const char* hint = model ? "click: select \xc2\xb7 right-click: knock out, patterns"
-                             : "each head of the one layer; click one to select it";
-    if (fits_after_last_item(ImGui::CalcTextSize(hint).x) || !model)
+    const char* hint = changes ? "click: select \xc2\xb7 right-click: knock out, patterns"
+                       : run.layer_count() == 1
+                           ? "each head of the one layer; click one to select it"
+                           : "each head of every layer; click one to select it";
+    if (fits_after_last_item(ImGui::CalcTextSize(hint).x) || !changes)
       ImGui::TextDisabled("%s", hint);
     else
       ImGui::NewLine();
   }
 
-  bool filtered_out(const ModelRun& model, int layer, int head) const {
+  bool filtered_out(const Run& run, int layer, int head) const {
     if (filter_ < 0) return false;
-    const HeadScores* scores = model.role_of(layer, head);
+    const HeadScores* scores = run.role_of(layer, head);
     return !scores || scores->role != kFilterRoles[static_cast<std::size_t>(filter_)];
   }
 
-  void draw_tile(AppState& state, PanelContext& context, const ModelRun* model, int layer, int head,
+  void draw_tile(AppState& state, PanelContext& context, const Run& run, int layer, int head,
                  ImVec2 p0, ImVec2 p1, ImDrawList* list, const Palette& colours) {
     const auto l = static_cast<std::size_t>(layer);
     if (context.heatmaps.ok() && l < textures_.size())
@@ -271,7 +279,7 @@ class ModelPanel final : public Panel {
     else
       list->AddRectFilled(p0, p1, colours.chip);
     const float font = ImGui::GetFontSize();
-    if (model) {
+    if (run.can(Capability::HeadInterventions)) {
       const HeadIntervention change =
           state.document.scenario().model
               ? state.document.scenario().model->intervention(layer, head)
@@ -295,17 +303,17 @@ class ModelPanel final : public Panel {
                             colours.panel_background);
         list->AddText(ImVec2(p0.x + font * 0.15f, p0.y), colours.highlight, mark);
       }
-      if (filtered_out(*model, layer, head))
-        list->AddRectFilled(p0, p1, with_alpha(colours.panel_background, 0.8f));
     }
+    if (filtered_out(run, layer, head))
+      list->AddRectFilled(p0, p1, with_alpha(colours.panel_background, 0.8f));
     if (layer == state.selection.layer && head == state.selection.head)
       list->AddRect(ImVec2(p0.x - 2, p0.y - 2), ImVec2(p1.x + 2, p1.y + 2), colours.selection, 0, 0,
                     highlight_width(state.ui, font));
   }
 
-  void draw_badge(AppState& state, const ModelRun& model, int layer, int head, ImVec2 p0,
-                  float tile, ImDrawList* list, const Palette& colours) {
-    const HeadScores* scores = model.role_of(layer, head);
+  void draw_badge(AppState& state, const Run& run, int layer, int head, ImVec2 p0, float tile,
+                  ImDrawList* list, const Palette& colours) {
+    const HeadScores* scores = run.role_of(layer, head);
     if (!scores || scores->role == HeadRole::Mixed) return;
     char badge[32];
     const float score = scores->score(scores->role);
@@ -316,42 +324,42 @@ class ModelPanel final : public Panel {
                     view::format_number(score, 2).c_str());
     if (ImGui::CalcTextSize(badge).x > tile + ImGui::GetFontSize() * 0.2f)
       std::snprintf(badge, sizeof badge, "%s", label.tiny);
-    const bool dim = filtered_out(model, layer, head);
+    const bool dim = filtered_out(run, layer, head);
     list->AddText(
         ImVec2(p0.x, p0.y + tile + 1.0f),
         dim ? colours.text_dim : head_colour(state.ui.theme, static_cast<int>(scores->role)),
         badge);
   }
 
-  void handle_mouse(AppState& state, const ModelRun* model) {
+  void handle_mouse(AppState& state, const Run& run) {
+    const bool changes = run.can(Capability::HeadInterventions);
     if (hovered_.layer >= 0) {
       const Hovered h = hovered_;
       ImGui::BeginTooltip();
       ImGui::Text("layer %d, head %d", view::shown_number(h.layer), view::shown_number(h.head));
-      if (model) {
-        if (const HeadScores* scores = model->role_of(h.layer, h.head)) {
-          ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
-          ImGui::TextUnformatted(label_of(scores->role).meaning);
-          ImGui::PopTextWrapPos();
-          ImGui::TextDisabled(
-              "induction %.2f  previous %.2f  first %.2f  self %.2f  broad %.2f  positional %.2f",
-              scores->score(HeadRole::Induction), scores->score(HeadRole::PreviousToken),
-              scores->score(HeadRole::FirstToken), scores->score(HeadRole::Self),
-              scores->score(HeadRole::Broad), scores->score(HeadRole::Positional));
-        }
-        ImGui::TextDisabled("click: show it in every view \xc2\xb7 right-click: change it");
+      if (const HeadScores* scores = run.role_of(h.layer, h.head)) {
+        ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
+        ImGui::TextUnformatted(label_of(scores->role).meaning);
+        ImGui::PopTextWrapPos();
+        ImGui::TextDisabled(
+            "induction %.2f  previous %.2f  first %.2f  self %.2f  broad %.2f  positional %.2f",
+            scores->score(HeadRole::Induction), scores->score(HeadRole::PreviousToken),
+            scores->score(HeadRole::FirstToken), scores->score(HeadRole::Self),
+            scores->score(HeadRole::Broad), scores->score(HeadRole::Positional));
       }
+      if (changes)
+        ImGui::TextDisabled("click: show it in every view \xc2\xb7 right-click: change it");
       ImGui::EndTooltip();
       if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
         state.selection.layer = h.layer;
         state.selection.head = h.head;
       }
-      if (model && ImGui::IsMouseClicked(ImGuiMouseButton_Right)) {
+      if (changes && ImGui::IsMouseClicked(ImGuiMouseButton_Right)) {
         menu_head_ = h;
         ImGui::OpenPopup("##model_head_menu");
       }
     }
-    if (!model || !ImGui::BeginPopup("##model_head_menu")) return;
+    if (!changes || !ImGui::BeginPopup("##model_head_menu")) return;
     const Hovered h = menu_head_;
     ImGui::TextDisabled("layer %d, head %d", view::shown_number(h.layer),
                         view::shown_number(h.head));

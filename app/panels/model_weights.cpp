@@ -3,7 +3,8 @@
 #include "app/panels/theme.hpp"
 #include "app/panels/widgets.hpp"
 #include "core/figures/format.hpp"
-#include "core/pipeline/model_run.hpp"
+#include "core/models/model.hpp"
+#include "core/pipeline/run.hpp"
 
 #include <imgui.h>
 
@@ -66,15 +67,15 @@ const char* ModelWeights::token_label(const void* context, int index,
   const auto* self = static_cast<const ModelWeights*>(context);
   (void)buffer;
   (void)size;
-  const ModelRun& run = *self->run_;
+  const Run& run = *self->run_;
   const int position = run.shown_positions()[static_cast<std::size_t>(index)];
   return self->state_->frame.visual_text(
       run.model_tokens()[static_cast<std::size_t>(position)].shown);
 }
 
 void ModelWeights::draw(AppState& state, PanelContext& context) {
-  const ModelRun* run = state.pipeline().model();
-  if (!run) return;
+  const Run* run = &state.pipeline().current();
+  if (!run->trained_model()) return;
   state_ = &state;
   run_ = run;
   draw_header(state, *run);
@@ -106,7 +107,7 @@ void ModelWeights::draw(AppState& state, PanelContext& context) {
   ImGui::PopStyleVar();
 }
 
-void ModelWeights::draw_header(AppState& state, const ModelRun& run) {
+void ModelWeights::draw_header(AppState& state, const Run& run) {
   draw_head_selector(state, "##model weights head");
   const ModelSpec* spec =
       state.document.scenario().model ? &*state.document.scenario().model : nullptr;
@@ -120,7 +121,8 @@ void ModelWeights::draw_header(AppState& state, const ModelRun& run) {
         "every weight and embedding back as trained (the model's files are never written)");
   ImGui::SameLine();
   if (!edited) {
-    ImGui::TextDisabled("as trained: drag or type a cell to change %s", run.model().name.c_str());
+    ImGui::TextDisabled("as trained: drag or type a cell to change %s",
+                        run.trained_model()->name.c_str());
     return;
   }
   std::size_t tokens = 0;  // the edits are sorted by token: count where the token changes
@@ -138,8 +140,8 @@ void ModelWeights::draw_header(AppState& state, const ModelRun& run) {
         "Save writes them into the scenario file; the model on disk stays as trained");
 }
 
-void ModelWeights::update(const AppState& state, const ModelRun& run) {
-  const Transformer& transformer = run.model().transformer;
+void ModelWeights::update(const AppState& state, const Run& run) {
+  const Transformer& transformer = run.trained_model()->transformer;
   const TransformerConfig& config = transformer.config();
   const int layer = std::clamp(state.selection.layer, 0, config.n_layers - 1);
   const int head = std::clamp(state.selection.head, 0, config.n_heads - 1);
@@ -215,8 +217,8 @@ void ModelWeights::update(const AppState& state, const ModelRun& run) {
   x_limit_ = magnitude(x_rows_);
 }
 
-void ModelWeights::build_specs(const AppState& state, const ModelRun& run) {
-  const TransformerConfig& config = run.model().transformer.config();
+void ModelWeights::build_specs(const AppState& state, const Run& run) {
+  const TransformerConfig& config = run.trained_model()->transformer.config();
   const int layer = built_layer_, head = built_head_;
   const int group = config.queries_per_kv_head();
   for (std::size_t i = 0; i < blocks_.size(); ++i) {
@@ -282,8 +284,8 @@ void ModelWeights::build_specs(const AppState& state, const ModelRun& run) {
                 "the embedding matrix (before positions). An edit changes that token wherever it "
                 "appears%s.%s",
                 x.rows, x.cols,
-                run.model().transformer.weights().unembedding.data ==
-                        run.model().transformer.weights().token_embedding.data
+                run.trained_model()->transformer.weights().unembedding.data ==
+                        run.trained_model()->transformer.weights().token_embedding.data
                     ? ", and its score as the next token (the model reads its "
                       "embeddings out again)"
                     : "",
@@ -320,8 +322,8 @@ void ModelWeights::handle_block(AppState& state, Block& block, const MatrixGridS
                                        next.data());
 }
 
-void ModelWeights::handle_embeddings(AppState& state, const ModelRun& run,
-                                     const MatrixGridSpec& spec, const MatrixGridEvents& events) {
+void ModelWeights::handle_embeddings(AppState& state, const Run& run, const MatrixGridSpec& spec,
+                                     const MatrixGridEvents& events) {
   const int rows = static_cast<int>(x_rows_.rows());
   if (events.hovered_row >= 0) state.frame.hovered_next = TokenRef{Side::Query, events.hovered_row};
   if (events.label_clicked >= 0 && events.label_clicked < rows)
@@ -352,7 +354,7 @@ void ModelWeights::handle_embeddings(AppState& state, const ModelRun& run,
     ImGui::EndPopup();
   }
   if (!editor_.begin_menu(spec, events.open_menu)) return;
-  ImGui::TextDisabled("X: the embeddings of the tokens of %s", run.model().name.c_str());
+  ImGui::TextDisabled("X: the embeddings of the tokens of %s", run.trained_model()->name.c_str());
   ImGui::Separator();
   const bool reset = ImGui::MenuItem("Reset these tokens (as trained)");
   if (ImGui::IsItemHovered())

@@ -14,7 +14,7 @@
 #include <vector>
 
 namespace attnviz {
-class ModelRun;
+class Run;
 }
 
 namespace attnviz::app {
@@ -35,12 +35,12 @@ class ModelWeights {
     char tooltip[240] = {};
   };
 
-  void draw_header(AppState& state, const ModelRun& run);
-  void update(const AppState& state, const ModelRun& run);
-  void build_specs(const AppState& state, const ModelRun& run);
+  void draw_header(AppState& state, const Run& run);
+  void update(const AppState& state, const Run& run);
+  void build_specs(const AppState& state, const Run& run);
   void handle_block(AppState& state, Block& block, const MatrixGridSpec& spec,
                     const MatrixGridEvents& events);
-  void handle_embeddings(AppState& state, const ModelRun& run, const MatrixGridSpec& spec,
+  void handle_embeddings(AppState& state, const Run& run, const MatrixGridSpec& spec,
                          const MatrixGridEvents& events);
 
   MatrixEditor editor_;
@@ -54,7 +54,7 @@ class ModelWeights {
   int x_menu_row_ = -1;
   std::array<MatrixGridSpec, 5> specs_{};
   const AppState* state_ = nullptr;  // while drawing: the token labels read it
-  const ModelRun* run_ = nullptr;
+  const Run* run_ = nullptr;
   static const char* token_label(const void* context, int index, char* buffer, int size);
 
   // What the grids were built from.

@@ -7,8 +7,9 @@
 #include "app/panels/theme.hpp"
 #include "app/panels/widgets.hpp"
 #include "core/figures/format.hpp"
+#include "core/models/model.hpp"
 #include "core/models/sampling.hpp"
-#include "core/pipeline/model_run.hpp"
+#include "core/models/transformer_forward.hpp"
 
 #include <imgui.h>
 
@@ -26,8 +27,10 @@ constexpr int kCandidates = 10;
 class NextTokenPanel final : public Panel {
  public:
   void draw_content(AppState& state, PanelContext& context) override {
-    const ModelRun* model = state.pipeline().model();
-    if (!model) return;  // the panel host shows this view in model mode only
+    // The panel host shows this view for a run that predicts the next token (its needs in
+    // core/figures/views.hpp): a trained model's forward pass gives the logits.
+    const Run* model = &state.pipeline().current();
+    if (!model->trained_forward() || !model->trained_model()) return;
     static_cast<void>(context);
     const auto& tokens = model->model_tokens();
     const int n = static_cast<int>(tokens.size());
@@ -51,7 +54,7 @@ class NextTokenPanel final : public Panel {
   std::vector<Candidate> candidates_;
   std::vector<float> probabilities_;
 
-  void draw_position(AppState& state, const ModelRun& model, int position) {
+  void draw_position(AppState& state, const Run& model, int position) {
     const auto& tokens = model.model_tokens();
     const float font = ImGui::GetFontSize();
     ImGui::AlignTextToFramePadding();
@@ -102,7 +105,7 @@ class NextTokenPanel final : public Panel {
     settings.temperature = std::clamp(settings.temperature, 0.0f, 100.0f);
   }
 
-  void update(const ModelRun& model, int position, const SamplingSettings& settings) {
+  void update(const Run& model, int position, const SamplingSettings& settings) {
     if (run_ == model.run_count() && computed_position_ == position &&
         computed_settings_.temperature == settings.temperature &&
         computed_settings_.top_k == settings.top_k && computed_settings_.top_p == settings.top_p)
@@ -110,8 +113,9 @@ class NextTokenPanel final : public Panel {
     run_ = model.run_count();
     computed_position_ = position;
     computed_settings_ = settings;
-    logits_.resize(static_cast<std::size_t>(model.model().transformer.config().vocab_size));
-    model.forward().logits(position, logits_.data());
+    logits_.resize(
+        static_cast<std::size_t>(model.trained_model()->transformer.config().vocab_size));
+    model.trained_forward()->logits(position, logits_.data());
     // A weight typed huge (1e38) can make the numbers overflow: no distribution, and the view
     // says why rather than list tokens at "overflow%".
     not_finite_ = !std::all_of(logits_.begin(), logits_.end(),
@@ -124,7 +128,7 @@ class NextTokenPanel final : public Panel {
     candidates_ = top_candidates(probabilities_, kCandidates);
   }
 
-  void draw_candidates(AppState& state, const ModelRun& model) {
+  void draw_candidates(AppState& state, const Run& model) {
     const Palette& colours = palette(state.ui.theme);
     const float font = ImGui::GetFontSize();
     ImGui::Spacing();
@@ -147,7 +151,7 @@ class NextTokenPanel final : public Panel {
         std::max(font * 4.0f, ImGui::GetContentRegionAvail().x - token_w - font * 5.0f);
     for (const Candidate& candidate : candidates_) {
       const std::string shown =
-          state.frame.visual_text(model.model().tokenizer.shown(candidate.token));
+          state.frame.visual_text(model.trained_model()->tokenizer.shown(candidate.token));
       const ImVec2 p = ImGui::GetCursorScreenPos();
       const float line = ImGui::GetTextLineHeightWithSpacing();
       list->AddRectFilled(p, ImVec2(p.x + token_w - font * 0.4f, p.y + line - 2.0f), colours.chip,
@@ -172,12 +176,12 @@ class NextTokenPanel final : public Panel {
     }
   }
 
-  void draw_step(AppState& state, const ModelRun& model, int position) {
+  void draw_step(AppState& state, const Run& model, int position) {
     ImGui::Spacing();
     const int n = static_cast<int>(model.model_tokens().size());
     const bool at_end = position == n - 1;
     const bool full = n >= std::min(state.document.scenario().max_tokens,
-                                    model.model().transformer.config().context);
+                                    model.trained_model()->transformer.config().context);
     ImGui::BeginDisabled(!at_end || full || candidates_.empty());
     int chosen = -1;
     if (ImGui::Button("Step: append the top token")) chosen = candidates_.front().token;
@@ -190,12 +194,12 @@ class NextTokenPanel final : public Panel {
       ImGui::TextDisabled("The text is as long as the model reads (its context or max_tokens).");
     if (chosen < 0) return;
     const int previous = model.model_tokens().back().id;
-    const std::string text =
-        state.document.scenario().target + model.model().tokenizer.text_of(previous, chosen);
+    const std::string text = state.document.scenario().target +
+                             model.trained_model()->tokenizer.text_of(previous, chosen);
     state.edit()->set_target(text);
     // The new token, selected in every view (the model shown may be another pipeline's now).
-    if (const ModelRun* shown = state.pipeline().model())
-      state.selection.query = static_cast<int>(shown->shown_positions().size()) - 1;
+    state.selection.query =
+        static_cast<int>(state.pipeline().current().shown_positions().size()) - 1;
   }
 };
 

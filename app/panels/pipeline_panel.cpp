@@ -21,7 +21,6 @@
 #include "app/view/formula.hpp"
 #include "app/view/values.hpp"
 #include "core/figures/format.hpp"
-#include "core/pipeline/model_run.hpp"
 #include "core/text/lexicon.hpp"
 
 #include <imgui.h>
@@ -115,31 +114,14 @@ class PipelinePanel final : public Panel {
   // ---------------------------------------------------------------------------
   // [SECTION] Tiles
   // ---------------------------------------------------------------------------
-  enum class Stage {
-    X,
-    XSource,
-    Q,
-    K,
-    V,
-    Scores,
-    Scaled,
-    Masked,
-    Weights,
-    HeadOutput,
-    Concat,
-    Output,
-    // A real model's block (model mode) besides the stages above:
-    Residual,     // x: the residual stream entering the layer
-    Norm,         // n = norm₁(x): what Q, K and V are computed from
-    ResidualMid,  // x′ = x + the attention output
-    Mlp,          // m = MLP(norm₂(x′))
-    ResidualOut   // x″ = x′ + m: the layer's output
-  };
-  enum class Axis { Queries, Keys, Other };    // what a tile's rows or columns stand for
-  enum class Connector { Arrow, Gap, Space };  // before a tile: "→", a small gap, a wide gap
+  // The stages come from the run (Run::block_stages): one table for every family of model.
+  using Stage = StageId;
+  using Axis = StageAxis;
+  using Connector = StageJoin;
 
   struct Tile {
     Stage stage = Stage::X;
+    int source = 0;  // its entry of stages_
     const Matrix* matrix = nullptr;
     char title[48] = {};
     char shape[32] = {};
@@ -157,6 +139,7 @@ class PipelinePanel final : public Panel {
   };
 
   static constexpr int kMaxTiles = 20;
+  std::vector<BlockStage> stages_;  // the run's, for the selected layer and head
   std::array<Tile, kMaxTiles> tiles_{};
   int tile_count_ = 0;
   float cell_ = 16;         // the cell size chosen by layout()
@@ -193,10 +176,14 @@ class PipelinePanel final : public Panel {
     const AttentionConfig& c = r.config;
     const bool cross = state.pipeline().cross();
     tile_count_ = 0;
-    if (const ModelRun* model = state.pipeline().model())
-      add_model_tiles(state, *model, head);
-    else
-      add_one_layer_tiles(state, head);
+    state.pipeline().current().block_stages(state.selection.layer, head, stages_);
+    for (std::size_t k = 0; k < stages_.size() && k < kMaxTiles; ++k) {
+      const BlockStage& stage = stages_[k];
+      Tile& t = add_tile(stage.id, *stage.matrix, stage.rows, stage.cols, stage.join);
+      t.source = static_cast<int>(k);
+      t.sequential = stage.probabilities;
+      std::snprintf(t.title, sizeof t.title, "%s", stage.title.c_str());
+    }
 
     // Colour limits (cached: they scan every entry).
     if (limits_version_ != r.version || limits_head_ != head) {
@@ -224,155 +211,6 @@ class PipelinePanel final : public Panel {
     // Token labels: the widest token (at the full font size).
     widest_label_ = std::max(widest_token(state, state.pipeline().target().tokens),
                              widest_token(state, state.pipeline().keys().tokens));
-  }
-
-  // The stages that both chains share, from the scores to the head's output: S → scaled → masked
-  // → α → α·V. `weights_title` names how α was made.
-  void add_head_tiles(const AttentionResult& r, int head, const char* score_title,
-                      const char* mask_title, const char* weights_title) {
-    const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
-    const AttentionConfig& c = r.config;
-    std::snprintf(
-        add_tile(Stage::Scores, h.raw_scores, Axis::Queries, Axis::Keys, Connector::Arrow).title,
-        sizeof(Tile::title), "%s", score_title);
-    const std::string_view scaling = view::scaling_stage_name(c.compatibility, c.temperature);
-    std::snprintf(
-        add_tile(Stage::Scaled, h.scaled_scores, Axis::Queries, Axis::Keys, Connector::Arrow).title,
-        sizeof(Tile::title), "%.*s", static_cast<int>(scaling.size()), scaling.data());
-    std::snprintf(
-        add_tile(Stage::Masked, h.masked_scores, Axis::Queries, Axis::Keys, Connector::Arrow).title,
-        sizeof(Tile::title), "%s", mask_title);
-    Tile& weights =
-        add_tile(Stage::Weights, h.weights, Axis::Queries, Axis::Keys, Connector::Arrow);
-    std::snprintf(weights.title, sizeof weights.title, "%s", weights_title);
-    weights.sequential = true;
-    std::snprintf(
-        add_tile(Stage::HeadOutput, h.output, Axis::Queries, Axis::Other, Connector::Arrow).title,
-        sizeof(Tile::title), "\xce\xb1\xc2\xb7V");
-  }
-
-  // A real model's block: x → n → Q K V → the head's stages → concat → ·W_O → x′ → m → x″.
-  void add_model_tiles(const AppState& state, const ModelRun& model, int head) {
-    const int layer = state.selection.layer;
-    const AttentionResult& r = state.result();
-    const TransformerConfig& config = model.model().transformer.config();
-    const ModelRun::LayerStream& stream = model.stream(layer);
-    const bool rotary = config.positions == PositionKind::Rotary;
-    const bool biases = !model.model()
-                             .transformer.weights()
-                             .layers[static_cast<std::size_t>(layer)]
-                             .query_bias.empty();
-    const HeadIntervention& change = model.forward().intervention(layer, head);
-    const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
-
-    Tile& x =
-        add_tile(Stage::Residual, stream.residual_in, Axis::Queries, Axis::Other, Connector::Arrow);
-    if (layer == 0)
-      std::snprintf(x.title, sizeof x.title, rotary ? "x = embedding" : "x = embed + position");
-    else
-      std::snprintf(x.title, sizeof x.title, "x (layer %d's output)",
-                    view::shown_number(layer - 1));
-    std::snprintf(add_tile(Stage::Norm, model.layer_input(layer), Axis::Queries, Axis::Other,
-                           Connector::Arrow)
-                      .title,
-                  sizeof(Tile::title), "n = %s(x)",
-                  config.norm == NormKind::LayerNorm ? "LayerNorm" : "RMSNorm");
-    const char* form = rotary ? "RoPE(nW_%s)" : (biases ? "nW_%s + b" : "nW_%s");
-    char text[32];
-    std::snprintf(text, sizeof text, form, "Q");
-    std::snprintf(add_tile(Stage::Q, h.Q, Axis::Queries, Axis::Other, Connector::Arrow).title,
-                  sizeof(Tile::title), "Q = %s", text);
-    // Under grouped-query attention K and V are the key/value head's, which its group shares.
-    char shared[24] = "";
-    if (config.n_kv_heads != config.n_heads)
-      std::snprintf(shared, sizeof shared, " (kv %d)", view::shown_number(config.kv_head_of(head)));
-    std::snprintf(text, sizeof text, form, "K");
-    std::snprintf(add_tile(Stage::K, h.K, Axis::Keys, Axis::Other, Connector::Gap).title,
-                  sizeof(Tile::title), "K = %s%s", text, shared);
-    std::snprintf(text, sizeof text, biases ? "nW_%s + b" : "nW_%s", "V");  // V is not turned
-    std::snprintf(add_tile(Stage::V, h.V, Axis::Keys, Axis::Other, Connector::Gap).title,
-                  sizeof(Tile::title), "V = %s%s", text, shared);
-    const char* weights_title =
-        change.pattern == HeadIntervention::Pattern::Uniform         ? "\xce\xb1 = uniform (set)"
-        : change.pattern == HeadIntervention::Pattern::PreviousToken ? "\xce\xb1 = previous (set)"
-                                                                     : "\xce\xb1 = softmax";
-    add_head_tiles(r, head, "S = QK\xe2\x8a\xa4", "causal mask", weights_title);
-    Tile& concat = add_tile(Stage::Concat, r.concat, Axis::Queries, Axis::Other, Connector::Arrow);
-    if (change.output_scale != 1.0f)
-      std::snprintf(concat.title, sizeof concat.title, "concat (\xc3\x97%s)",
-                    view::format_number(change.output_scale, 2).c_str());
-    else
-      std::snprintf(concat.title, sizeof concat.title, "concat");
-    std::snprintf(
-        add_tile(Stage::Output, r.output, Axis::Queries, Axis::Other, Connector::Arrow).title,
-        sizeof(Tile::title), biases ? "attn = \xc2\xb7W_O + b" : "attn = \xc2\xb7W_O");
-    std::snprintf(add_tile(Stage::ResidualMid, stream.residual_mid, Axis::Queries, Axis::Other,
-                           Connector::Arrow)
-                      .title,
-                  sizeof(Tile::title), "x\xe2\x80\xb2 = x + attn");
-    std::snprintf(
-        add_tile(Stage::Mlp, stream.mlp_output, Axis::Queries, Axis::Other, Connector::Arrow).title,
-        sizeof(Tile::title), "m = MLP(norm\xe2\x82\x82(x\xe2\x80\xb2))");
-    std::snprintf(add_tile(Stage::ResidualOut, stream.residual_out, Axis::Queries, Axis::Other,
-                           Connector::Arrow)
-                      .title,
-                  sizeof(Tile::title), "x\xe2\x80\xb3 = x\xe2\x80\xb2 + m");
-  }
-
-  void add_one_layer_tiles(const AppState& state, int head) {
-    const AttentionResult& r = state.result();
-    const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
-    const AttentionConfig& c = r.config;
-    const bool cross = state.pipeline().cross();
-
-    // Self: X → Q K V. Cross: X target → Q, then X source → K V.
-    Tile& x = add_tile(Stage::X, state.pipeline().X_target(), Axis::Queries, Axis::Other,
-                       Connector::Arrow);
-    std::snprintf(x.title, sizeof x.title, cross ? "X target" : "X");
-    std::snprintf(add_tile(Stage::Q, h.Q, Axis::Queries, Axis::Other, Connector::Arrow).title,
-                  sizeof(Tile::title), "Q = XW_Q");
-    if (cross) {
-      Tile& xs = add_tile(Stage::XSource, state.pipeline().X_keys(), Axis::Keys, Axis::Other,
-                          Connector::Space);
-      std::snprintf(xs.title, sizeof xs.title, "X source");
-    }
-    // Under grouped-query attention K and V are the group's: "K = XW_K (kv 1)", as for a model.
-    char group[24] = "";
-    if (shares_keys(c))
-      std::snprintf(group, sizeof group, " (kv %d)",
-                    view::shown_number(head / (c.heads / kv_group_count(c))));
-    std::snprintf(
-        add_tile(Stage::K, h.K, Axis::Keys, Axis::Other, cross ? Connector::Arrow : Connector::Gap)
-            .title,
-        sizeof(Tile::title), "K = XW_K%s", group);
-    std::snprintf(add_tile(Stage::V, h.V, Axis::Keys, Axis::Other, Connector::Gap).title,
-                  sizeof(Tile::title), "V = XW_V%s", group);
-    const char* score_title = "S = QK\xe2\x8a\xa4";
-    switch (c.compatibility) {
-      case Compatibility::Dot:
-      case Compatibility::ScaledDot:
-        break;
-      case Compatibility::General:
-        score_title = "S = QW_aK\xe2\x8a\xa4";
-        break;
-      case Compatibility::Additive:
-        score_title = "S additive";
-        break;
-      case Compatibility::Cosine:
-        score_title = "S = cosine";
-        break;
-    }
-    const bool custom_mask = state.pipeline().mask() != nullptr;  // a file's, or a pattern's
-    add_head_tiles(r, head, score_title,
-                   c.causal ? (custom_mask ? "mask: causal+custom" : "causal mask")
-                            : (custom_mask ? "custom mask" : "mask: none"),
-                   c.hard ? "\xce\xb1 = argmax" : "\xce\xb1 = softmax");
-    std::snprintf(
-        add_tile(Stage::Concat, r.concat, Axis::Queries, Axis::Other, Connector::Arrow).title,
-        sizeof(Tile::title), "concat");
-    std::snprintf(
-        add_tile(Stage::Output, r.output, Axis::Queries, Axis::Other, Connector::Arrow).title,
-        sizeof(Tile::title), "\xc2\xb7W_O = output");
   }
 
   // Which rows and columns every tile shows, at most `limit` of each.
@@ -716,7 +554,7 @@ class PipelinePanel final : public Panel {
     } else if (t.rows == Axis::Keys) {
       state.frame.hovered_next = {Side::Key, hovered_row};
     }
-    draw_tooltip(state, t, head, hovered_row, hovered_col);
+    draw_tooltip(state, t, hovered_row, hovered_col);
   }
 
   void centred_value(ImDrawList* list, ImFont* font, ImVec2 p0, float cell, ImU32 colour,
@@ -730,341 +568,16 @@ class PipelinePanel final : public Panel {
   // ---------------------------------------------------------------------------
   // [SECTION] Tooltips
   // ---------------------------------------------------------------------------
-  // The weights the result was computed with, when the document still matches it (an edit that
-  // failed to compute leaves the last good result on screen with newer weights).
-  static const HeadParameters* parameters_of(const AppState& state, int head) {
-    if (!state.computed.error.empty() || state.pipeline().model_mode()) return nullptr;
-    const Parameters& p = state.document.scenario().parameters;
-    if (head < 0 || static_cast<std::size_t>(head) >= p.heads.size()) return nullptr;
-    const HeadParameters& hp = p.heads[static_cast<std::size_t>(head)];
-    const AttentionConfig& c = state.result().config;
-    if (hp.W_Q.rows() != c.d_model || hp.W_Q.cols() != c.d_k || hp.W_K.rows() != c.d_model ||
-        hp.W_K.cols() != c.d_k || hp.W_V.rows() != c.d_model || hp.W_V.cols() != c.d_v)
-      return nullptr;
-    return &hp;
-  }
-
-  void draw_tooltip(const AppState& state, const Tile& t, int head, int i, int j) const {
-    const AttentionResult& r = state.result();
-    const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
-    const AttentionConfig& c = r.config;
-    const HeadParameters* p = parameters_of(state, head);
-    // K and V come from the W_K and W_V of the head's key/value group (itself without groups).
-    const HeadParameters* kv = parameters_of(state, kv_source_head(c, head));
+  // What the hovered cell is and how it was computed, from its stage's recipe.
+  void draw_tooltip(const AppState& state, const Tile& t, int i, int j) const {
     const auto& queries = state.pipeline().target().tokens;
     const auto& keys = state.pipeline().keys().tokens;
-    const bool cross = state.pipeline().cross();
-    const char* x_name = cross ? "X_src" : "X";
-    const float value = (*t.matrix)(i, j);
-
-    std::string formula;
-    char heading[160] = {};
-    const auto query_name = [&](int q) {
-      return state.frame.visual_text(queries[static_cast<std::size_t>(q)].text);
-    };
-    const auto key_name = [&](int k) {
-      return state.frame.visual_text(keys[static_cast<std::size_t>(k)].text);
-    };
-    if (const ModelRun* model = state.pipeline().model();
-        model && model_formula(state, *model, t, head, i, j, heading, sizeof heading, formula)) {
-      draw_formula_tooltip(heading, formula.c_str());
-      return;
-    }
-    switch (t.stage) {
-      case Stage::Residual:
-      case Stage::Norm:
-      case Stage::ResidualMid:
-      case Stage::Mlp:
-      case Stage::ResidualOut:
-        break;  // a real model's: model_formula
-      case Stage::X:
-      case Stage::XSource: {
-        const bool source = t.stage == Stage::XSource;
-        const auto& tokens = source ? keys : queries;
-        const auto& sources =
-            source ? state.pipeline().key_sources() : state.pipeline().target_sources();
-        const bool lexicon = static_cast<std::size_t>(i) < sources.size() &&
-                             sources[static_cast<std::size_t>(i)] == EmbeddingSource::Lexicon;
-        const std::string_view feature = lexicon && static_cast<std::size_t>(j) < kFeatureCount
-                                             ? kFeatureNames[static_cast<std::size_t>(j)]
-                                             : std::string_view();
-        std::snprintf(heading, sizeof heading, "embedding of %s %d \"%s\"",
-                      source ? "key" : "token", view::shown_number(i),
-                      state.frame.visual_text(tokens[static_cast<std::size_t>(i)].text));
-        formula = view::embedding_formula(
-            state.frame.visual_text(tokens[static_cast<std::size_t>(i)].text), i, j, value, feature,
-            state.document.scenario().positional == Positional::Sinusoidal);
-        break;
-      }
-      case Stage::Q:
-        std::snprintf(heading, sizeof heading, "query vector of \"%s\", head %d", query_name(i),
-                      view::shown_number(head));
-        if (p)
-          formula = view::product_formula({"Q", "X", "W_Q", "d"}, state.pipeline().X_target(),
-                                          p->W_Q, i, j, value);
-        break;
-      case Stage::K:
-        std::snprintf(heading, sizeof heading, "key vector of \"%s\", head %d", key_name(i),
-                      view::shown_number(head));
-        if (kv)
-          formula = view::product_formula({"K", x_name, "W_K", "d"}, state.pipeline().X_keys(),
-                                          kv->W_K, i, j, value);
-        break;
-      case Stage::V:
-        std::snprintf(heading, sizeof heading, "value vector of \"%s\", head %d", key_name(i),
-                      view::shown_number(head));
-        if (kv)
-          formula = view::product_formula({"V", x_name, "W_V", "d"}, state.pipeline().X_keys(),
-                                          kv->W_V, i, j, value);
-        break;
-      case Stage::Scores:
-        std::snprintf(heading, sizeof heading, "score: query \"%s\" \xe2\x86\x92 key \"%s\"",
-                      query_name(i), key_name(j));
-        if (c.compatibility != Compatibility::Additive || p)
-          formula = view::score_formula(c.compatibility, h, p ? *p : kNoParameters, i, j);
-        break;
-      case Stage::Scaled:
-        std::snprintf(heading, sizeof heading, "scaled score: query \"%s\" \xe2\x86\x92 key \"%s\"",
-                      query_name(i), key_name(j));
-        formula = view::scaled_formula(c.compatibility, c.d_k, c.temperature, i, j,
-                                       h.raw_scores(i, j), value);
-        break;
-      case Stage::Masked: {
-        std::snprintf(heading, sizeof heading, "masked score: query \"%s\" \xe2\x86\x92 key \"%s\"",
-                      query_name(i), key_name(j));
-        const view::MaskReason reason =
-            is_masked(value) ? view::mask_reason(c.causal, i, j) : view::MaskReason::None;
-        formula = view::mask_formula(reason, i, j, h.scaled_scores(i, j), value);
-        break;
-      }
-      case Stage::Weights:
-        std::snprintf(heading, sizeof heading, "weight: query \"%s\" \xe2\x86\x92 key \"%s\"",
-                      query_name(i), key_name(j));
-        formula = c.hard
-                      ? view::hardmax_formula(h.masked_scores.row(i).data(), r.n_key, i, j, value)
-                      : view::softmax_formula(h.masked_scores.row(i).data(), r.n_key, i, j, value);
-        break;
-      case Stage::HeadOutput:
-        std::snprintf(heading, sizeof heading, "output of head %d for \"%s\"",
-                      view::shown_number(head), query_name(i));
-        formula = view::head_output_formula(h.weights, h.V, i, j, value);
-        break;
-      case Stage::Concat:
-        std::snprintf(heading, sizeof heading, "every head's output side by side, \"%s\"",
-                      query_name(i));
-        formula = view::concat_formula(c.d_v, i, j, value);
-        break;
-      case Stage::Output:
-        std::snprintf(heading, sizeof heading, "the layer's output for \"%s\"", query_name(i));
-        if (!state.computed.error.empty() ||
-            state.document.scenario().parameters.W_O.rows() != r.concat.cols() ||
-            state.document.scenario().parameters.W_O.cols() != r.output.cols())
-          break;
-        formula =
-            view::output_formula(r.concat, state.document.scenario().parameters.W_O, i, j, value);
-        break;
-    }
-    if (formula.empty())
-      formula = "= " + view::format_number(value, 3) +
-                " (the weights changed since this result was computed)";
-    draw_formula_tooltip(heading, formula.c_str());
-  }
-
-  static inline const HeadParameters kNoParameters{};
-
-  // The selected layer's weights a real model's formulas read (with the document's edits, as the
-  // last run computed them), copied into matrices when a cell is first hovered.
-  struct ModelWeightsCopy {
-    std::uint64_t run = 0;
-    int layer = -1, head = -1;
-    Matrix W_Q, W_K, W_V;  // (d_model, d_head): the head's block (W_K, W_V: its key/value head's)
-    Matrix W_O;            // (n_heads · d_head, d_model)
-    RowVector b_Q, b_K, b_V, b_O;  // empty without biases
-  };
-  mutable ModelWeightsCopy weights_copy_;
-
-  const ModelWeightsCopy& model_weights(const ModelRun& model, int layer, int head) const {
-    ModelWeightsCopy& w = weights_copy_;
-    if (w.run == model.run_count() && w.layer == layer && w.head == head) return w;
-    const TransformerConfig& config = model.model().transformer.config();
-    const TransformerLayer& l =
-        model.model().transformer.weights().layers[static_cast<std::size_t>(layer)];
-    const int d = config.d_head, q0 = head * d, kv0 = config.kv_head_of(head) * d;
-    const auto block = [&](const MatrixView& m, int row0, int col0, int rows, int cols) {
-      Matrix out(rows, cols);
-      for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < cols; ++c) out(r, c) = m.at(row0 + r, col0 + c);
-      return out;
-    };
-    const auto slice = [](const VectorView& v, int first, int count) {
-      RowVector out;
-      if (!v.empty()) out = Eigen::Map<const RowVector>(v.data + first, count);
-      return out;
-    };
-    w.W_Q = block(l.query, 0, q0, config.d_model, d);
-    w.W_K = block(l.key, 0, kv0, config.d_model, d);
-    w.W_V = block(l.value, 0, kv0, config.d_model, d);
-    w.W_O = block(l.output, 0, 0, l.output.rows, l.output.cols);
-    w.b_Q = slice(l.query_bias, q0, d);
-    w.b_K = slice(l.key_bias, kv0, d);
-    w.b_V = slice(l.value_bias, kv0, d);
-    w.b_O = slice(l.output_bias, 0, config.d_model);
-    w.run = model.run_count();
-    w.layer = layer;
-    w.head = head;
-    return w;
-  }
-
-  // The formula of a cell of a real model's block; false for the stages the one-layer formulas
-  // explain as they are (the scores, their scaling and mask, α·V).
-  bool model_formula(const AppState& state, const ModelRun& model, const Tile& t, int head, int i,
-                     int j, char* heading, std::size_t heading_size, std::string& formula) const {
-    const int layer = state.selection.layer;
-    const AttentionResult& r = state.result();
-    const TransformerConfig& config = model.model().transformer.config();
-    const ModelRun::LayerStream& stream = model.stream(layer);
-    const Matrix& normalized = model.layer_input(layer);  // (n, d_model)
-    const HeadIntervention& change = model.forward().intervention(layer, head);
-    const auto& tokens = state.pipeline().target().tokens;
-    const char* name = state.frame.visual_text(tokens[static_cast<std::size_t>(i)].text);
-    const float value = (*t.matrix)(i, j);
-    const bool rotary = config.positions == PositionKind::Rotary;
-    // Q, K, V: n·W (+ b), then for Q and K under RoPE the turn by position.
-    const auto projection = [&](const char* result, const char* weight, const Matrix& W,
-                                const RowVector& bias, bool turned) {
-      const float product = normalized.row(i).dot(W.col(j));
-      formula = view::product_formula({result, "n", weight, "d"}, normalized, W, i, j, product);
-      if (bias.size() > 0)  // a negative term in brackets, as the formulas write it
-        formula += "\n + b[" + std::to_string(view::shown_number(j)) +
-                   "] = " + view::format_number(product, 2) + " + " +
-                   (bias(j) < 0 ? "(" + view::format_number(bias(j), 2) + ")"
-                                : view::format_number(bias(j), 2)) +
-                   " = " + view::format_number(product + bias(j), 2);
-      if (turned) {  // the pair (2m, 2m + 1) turned by position · θ^(−2m / d_head)
-        const int first = j - j % 2, d_head = static_cast<int>(W.cols());
-        const auto before = [&](int col) {
-          return normalized.row(i).dot(W.col(col)) + (bias.size() > 0 ? bias(col) : 0.0f);
-        };
-        const int position = model.shown_positions()[static_cast<std::size_t>(i)];
-        const double angle =
-            position * std::pow(static_cast<double>(config.rope_theta),
-                                -static_cast<double>(first) / static_cast<double>(d_head));
-        const std::string a = view::format_number(before(first), 2),
-                          b = view::format_number(before(first + 1), 2);
-        char turn[200];
-        std::snprintf(turn, sizeof turn,
-                      "\nthen RoPE turns the pair (%s, %s) of dimensions %d, %d by position %d "
-                      "\xc3\x97 %g^(\xe2\x88\x92%d/%d) = %.2f rad: %s",
-                      a.c_str(), b.c_str(), view::shown_number(first),
-                      view::shown_number(first + 1), position,
-                      static_cast<double>(config.rope_theta), first, d_head, angle,
-                      j % 2 == 0 ? "a\xc2\xb7"
-                                   "cos \xe2\x88\x92 b\xc2\xb7sin"
-                                 : "a\xc2\xb7sin + b\xc2\xb7"
-                                   "cos");
-        formula += std::string(turn) + " = " + view::format_number(value, 2);
-      }
-    };
-    switch (t.stage) {
-      case Stage::Residual:
-        std::snprintf(heading, heading_size, "\"%s\" entering layer %d", name,
-                      view::shown_number(layer));
-        formula = "x[" + std::to_string(view::shown_number(i)) + "][" +
-                  std::to_string(view::shown_number(j)) + "] = " + view::format_number(value, 3) +
-                  (layer > 0 ? ": the residual stream after layer " +
-                                   std::to_string(view::shown_number(layer - 1))
-                   : rotary ? ": the token's embedding (positions enter through RoPE)"
-                            : ": the token's embedding + its position's");
-        return true;
-      case Stage::Norm: {
-        const TransformerLayer& l =
-            model.model().transformer.weights().layers[static_cast<std::size_t>(layer)];
-        const bool layer_norm = config.norm == NormKind::LayerNorm;
-        std::snprintf(heading, heading_size, "\"%s\" normalized (%s)", name,
-                      layer_norm ? "LayerNorm" : "RMSNorm");
-        formula =
-            view::norm_formula(layer_norm, stream.residual_in.row(i).data(),
-                               stream.residual_in.cols(), i, j, l.attention_norm_weight.data[j],
-                               l.attention_norm_bias.empty() ? 0.0f : l.attention_norm_bias.data[j],
-                               config.norm_epsilon, value);
-        return true;
-      }
-      case Stage::Q: {
-        const ModelWeightsCopy& w = model_weights(model, layer, head);
-        std::snprintf(heading, heading_size, "query vector of \"%s\", layer %d, head %d", name,
-                      view::shown_number(layer), view::shown_number(head));
-        projection("Q", "W_Q", w.W_Q, w.b_Q, rotary);
-        return true;
-      }
-      case Stage::K:
-      case Stage::V: {
-        const ModelWeightsCopy& w = model_weights(model, layer, head);
-        const bool key = t.stage == Stage::K;
-        std::snprintf(heading, heading_size, "%s vector of \"%s\", layer %d, %s %d",
-                      key ? "key" : "value", name, view::shown_number(layer),
-                      config.n_kv_heads != config.n_heads ? "key/value head" : "head",
-                      view::shown_number(config.kv_head_of(head)));
-        projection(key ? "K" : "V", key ? "W_K" : "W_V", key ? w.W_K : w.W_V, key ? w.b_K : w.b_V,
-                   key && rotary);
-        return true;
-      }
-      case Stage::Weights:
-        if (change.pattern == HeadIntervention::Pattern::Computed) return false;
-        std::snprintf(heading, heading_size, "weight: query \"%s\", set by hand", name);
-        formula = "\xce\xb1[" + std::to_string(view::shown_number(i)) + "][" +
-                  std::to_string(view::shown_number(j)) + "] = " + view::format_number(value, 3) +
-                  (change.pattern == HeadIntervention::Pattern::Uniform
-                       ? ": every key up to the query alike (the pattern was set to uniform)"
-                       : ": all on the previous token (the pattern was set to previous token)");
-        return true;
-      case Stage::Concat: {
-        const int d = config.d_head;
-        const int of = j / d;
-        const float scale = model.forward().intervention(layer, of).output_scale;
-        std::snprintf(heading, heading_size, "every head's output side by side, \"%s\"", name);
-        formula = view::concat_formula(d, i, j, value);
-        if (scale != 1.0f)
-          formula += "\n(head " + std::to_string(view::shown_number(of)) + "'s output \xc3\x97 " +
-                     view::format_number(scale, 2) + (scale == 0.0f ? ": knocked out)" : ")");
-        return true;
-      }
-      case Stage::Output: {
-        const ModelWeightsCopy& w = model_weights(model, layer, head);
-        std::snprintf(heading, heading_size, "the attention output for \"%s\", layer %d", name,
-                      view::shown_number(layer));
-        const float bias = w.b_O.size() > 0 ? w.b_O(j) : 0.0f;
-        formula = view::output_formula(r.concat, w.W_O, i, j, value - bias);
-        if (w.b_O.size() > 0)
-          formula += "\n + b_O[" + std::to_string(view::shown_number(j)) + "] (" +
-                     view::format_number(bias, 2) + ") = " + view::format_number(value, 2);
-        return true;
-      }
-      case Stage::ResidualMid:
-        std::snprintf(heading, heading_size, "\"%s\" after attention, layer %d", name,
-                      view::shown_number(layer));
-        formula = view::sum_formula("x\xe2\x80\xb2", "x", "attn", i, j, stream.residual_in(i, j),
-                                    r.output(i, j), value);
-        return true;
-      case Stage::Mlp:
-        std::snprintf(heading, heading_size, "the MLP's output for \"%s\", layer %d", name,
-                      view::shown_number(layer));
-        formula = "m[" + std::to_string(view::shown_number(i)) + "][" +
-                  std::to_string(view::shown_number(j)) + "] = " + view::format_number(value, 3) +
-                  ": norm\xe2\x82\x82(x\xe2\x80\xb2) through " + std::to_string(config.d_ff) +
-                  " hidden units (" +
-                  (config.feed_forward == FeedForwardKind::SwiGLU ? "SwiGLU" : "GELU") +
-                  ") and back to " + std::to_string(config.d_model) +
-                  " dimensions, for this token alone";
-        return true;
-      case Stage::ResidualOut:
-        std::snprintf(heading, heading_size, "\"%s\" leaving layer %d", name,
-                      view::shown_number(layer));
-        formula = view::sum_formula("x\xe2\x80\xb3", "x\xe2\x80\xb2", "m", i, j,
-                                    stream.residual_mid(i, j), stream.mlp_output(i, j), value);
-        return true;
-      default:
-        return false;
-    }
+    const view::ExplainedCell cell = view::explain_cell(
+        stages_[static_cast<std::size_t>(t.source)], i, j, [&](Axis axis, Eigen::Index k) {
+          const auto& tokens = axis == Axis::Keys ? keys : queries;
+          return std::string(state.frame.visual_text(tokens[static_cast<std::size_t>(k)].text));
+        });
+    draw_formula_tooltip(cell.heading.c_str(), cell.formula.c_str());
   }
 };
 

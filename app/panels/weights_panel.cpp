@@ -137,8 +137,13 @@ constexpr std::array<ParameterName, kX> kSlotParameter = {
 class WeightsPanel final : public Panel {
  public:
   void draw_content(AppState& state, PanelContext& context) override {
-    if (state.pipeline().model_mode()) {  // a real model's weights: app/panels/model_weights.hpp
+    // A trained model's per-head blocks and embeddings: app/panels/model_weights.hpp.
+    if (state.pipeline().can(Capability::EditableModelWeights)) {
       model_weights_.draw(state, context);
+      return;
+    }
+    if (!state.pipeline().can(Capability::EditableParameters)) {
+      ImGui::TextDisabled("this model's weights are not editable here");
       return;
     }
     if (state.document.scenario().parameters.heads.empty()) return;

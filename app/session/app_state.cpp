@@ -56,10 +56,9 @@ void AppState::recompute_model() {
   using Clock = std::chrono::steady_clock;
   // A full recompute of the model shown, as measured (a keystroke costs less, a knocked-out head
   // in the first layer that much): short enough, it runs here and now.
-  const ModelRun* shown = computed.pipeline.model();
+  const Run& shown = computed.pipeline.current();
   const double full_ms =
-      shown ? shown->full_run_ms_per_token() * static_cast<double>(shown->forward().size() + 1)
-            : 0.0;
+      shown.full_run_ms_per_token() * static_cast<double>(shown.sequence_length() + 1);
   if (!computed.computing() && full_ms < computed.on_this_thread_ms) {
     computed.version = document.version();
     const Status status = computed.pipeline.run(document.scenario());

@@ -1,5 +1,7 @@
 #include "app/session/status_line.hpp"
 
+#include "core/models/model.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -51,7 +53,7 @@ std::string window_title(const AppState& state) {
     if (name.empty()) name = "Untitled";
   }
   // Model mode says which model: "Once upon a time — stories260K — AttnViz".
-  if (const ModelRun* model = state.pipeline().model()) name += kDash + model->model().name;
+  if (const Model* model = state.pipeline().current().trained_model()) name += kDash + model->name;
   // In a lesson the steps themselves change the scenario: nothing there asks to be saved
   // until the student edits it, and then the mark is as true as anywhere.
   return (state.unsaved() ? "\xe2\x80\xa2 " : "") + name + kDash + "AttnViz";
@@ -59,10 +61,10 @@ std::string window_title(const AppState& state) {
 
 namespace {
 
-std::string model_summary(const AppState& state, const ModelRun& model) {
-  const TransformerConfig& c = model.model().transformer.config();
-  std::string text = model.model().name + kDot + c.architecture;
-  text += kDot + count(static_cast<long long>(model.model_tokens().size()), "token", "tokens");
+std::string model_summary(const AppState& state, const Run& run, const Model& model) {
+  const TransformerConfig& c = model.transformer.config();
+  std::string text = model.name + kDot + c.architecture;
+  text += kDot + count(static_cast<long long>(run.model_tokens().size()), "token", "tokens");
   text += kDot + count(c.n_layers, "layer", "layers") + " \xc3\x97 " +
           count(c.n_heads, "head", "heads");
   if (c.n_kv_heads != c.n_heads)
@@ -90,7 +92,8 @@ std::string model_summary(const AppState& state, const ModelRun& model) {
 std::string shape_summary(const AppState& state) {
   if (!state.computed.downloading.empty())
     return "downloading the model " + state.computed.downloading + "\xe2\x80\xa6";
-  if (const ModelRun* model = state.pipeline().model()) return model_summary(state, *model);
+  if (const Model* model = state.pipeline().current().trained_model())
+    return model_summary(state, state.pipeline().current(), *model);
   const Scenario& scenario = state.document.scenario();
   const AttentionConfig& config = scenario.config;
   std::string text = scenario.mode == Mode::Cross ? "cross-attention" : "self-attention";

@@ -1,5 +1,7 @@
 #include "app/shell/commands.hpp"
 
+#include "core/models/model.hpp"
+
 #include <imgui.h>
 
 #include <algorithm>
@@ -121,9 +123,9 @@ void Commands::open_model() {
 void Commands::open_model_named(const std::string& path_or_name) {
   AppState& state = shell_.state;
   const Status status = attnviz::app::open_model(state, path_or_name);
-  if (status && state.pipeline().model())
-    report(status, "opened the model " + state.pipeline().model()->model().name +
-                       " (Ctrl+Z goes back to the one-layer scenario)");
+  if (const Model* model = state.pipeline().current().trained_model(); status && model)
+    report(status,
+           "opened the model " + model->name + " (Ctrl+Z goes back to the one-layer scenario)");
   else
     report(status, "");
 }
@@ -136,7 +138,8 @@ void Commands::leave_model() {
 
 void Commands::toggle_knock_out() {
   AppState& state = shell_.state;
-  if (!state.document.scenario().model || !state.pipeline().model()) return;
+  if (!state.document.scenario().model || !state.pipeline().can(Capability::HeadInterventions))
+    return;
   const int layer = state.selection.layer, head = state.selection.head;
   HeadIntervention change = state.document.scenario().model->intervention(layer, head);
   change.output_scale = change.ablated() ? 1.0f : 0.0f;

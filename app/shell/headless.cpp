@@ -1,5 +1,7 @@
 #include "app/shell/headless.hpp"
 
+#include "core/models/model.hpp"
+
 #include <imgui.h>
 #include <imgui_internal.h>  // ImTextCharFromUtf8
 #include <sys/resource.h>
@@ -90,7 +92,8 @@ nlohmann::ordered_json layout_json(Shell& shell, int width, int height) {
   layout["query"] = state.selection.query;
   layout["layer"] = state.selection.layer;
   layout["head"] = state.selection.head;
-  layout["model"] = state.pipeline().model() ? state.pipeline().model()->model().name : "";
+  const Model* model = state.pipeline().current().trained_model();
+  layout["model"] = model ? model->name : "";
   layout["tokens"] = state.pipeline().target().tokens.size();
   const ModelGridGeometry& grid = state.frame.layout.model_grid;
   if (grid.layers > 0) {
@@ -426,8 +429,9 @@ int run_bench(Shell& shell, const FrameFunction& frame, int frames) {
       "first frame %.0f ms after start; peak resident memory %.0f MB%s%s\n",
       frames, kWarmUpFrames, shell.options.width, shell.options.height,
       std::string(to_string(state.ui.center_view)).c_str(),
-      state.pipeline().model()
-          ? (state.pipeline().model()->model().name + " (keystrokes, then knocked-out heads), ")
+      state.pipeline().current().trained_model()
+          ? (state.pipeline().current().trained_model()->name +
+             " (keystrokes, then knocked-out heads), ")
                 .c_str()
           : "",
       static_cast<long long>(r.n_query), static_cast<long long>(r.n_key), r.config.heads,

@@ -94,9 +94,9 @@ void draw_models_menu(Shell& shell, Commands& commands) {
   if (!ImGui::BeginMenu("Models")) return;
   if (shell.model_names.empty()) shell.model_names = shipped_model_names();
   // The model open is asked for at each item: one chosen above replaced it (and freed the last).
-  const auto open = [&] { return shell.state.pipeline().model(); };
+  const auto open = [&] { return shell.state.pipeline().current().trained_model(); };
   for (const std::string& name : shell.model_names)
-    if (ImGui::MenuItem(name.c_str(), nullptr, open() && open()->model().name == name))
+    if (ImGui::MenuItem(name.c_str(), nullptr, open() && open()->name == name))
       commands.open_model_named(name);
   if (shell.model_names.empty()) ImGui::TextDisabled("no shipped models found");
   if (ImGui::MenuItem("Open a model\xe2\x80\xa6")) commands.open_model();
@@ -105,7 +105,8 @@ void draw_models_menu(Shell& shell, Commands& commands) {
         "A llama2.c .bin, or a Hugging Face GPT-2 folder (config.json,\n"
         "model.safetensors, vocab.json, merges.txt): docs/formats.md");
   ImGui::Separator();
-  if (ImGui::MenuItem("Knock out the selected head", "Ctrl+K", false, open() != nullptr))
+  if (ImGui::MenuItem("Knock out the selected head", "Ctrl+K", false,
+                      shell.state.pipeline().can(Capability::HeadInterventions)))
     commands.toggle_knock_out();
   if (ImGui::MenuItem("Back to the one-layer scenario", nullptr, false,
                       shell.state.document.scenario().model.has_value()))

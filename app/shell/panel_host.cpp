@@ -146,11 +146,11 @@ view::ViewId active_view(Shell& shell, const std::vector<const HostedPanel*>& vi
   return views.front()->view->id;
 }
 
-// In place of a view that does not show the app's mode (core/figures/views.hpp): what it shows,
-// and where to look instead.
-void draw_mode_note(const view::ViewInfo& info, bool model_mode) {
+// In place of a view whose needs the run lacks (core/figures/views.hpp): what it shows, and
+// where to look instead.
+void draw_needs_note(const view::ViewInfo& info) {
   std::string note;
-  if (model_mode) {
+  if (info.needs.has(Capability::EditableParameters)) {
     note = std::string(info.short_title) +
            " shows the one-layer teaching model: a real model's is not in this version. Its "
            "attention is in Heatmaps, Model, Next token, Neuron, Compare, Arrows and Output. "
@@ -178,12 +178,11 @@ void draw_window(Shell& shell, PanelContext& context, const view::DashboardWindo
   ImGui::SetNextWindowSize(ImVec2(r.w, r.h));
   const auto draw_view = [&](const HostedPanel& hosted) {
     const view::Slot slot = hosted.view->slot;
-    const bool model_mode = state.pipeline().model_mode();
     if (awaiting && slot != view::Slot::Input && slot != view::Slot::Weights &&
         slot != view::Slot::Lesson)
       draw_cover();
-    else if (model_mode ? !hosted.view->real_model : !hosted.view->one_layer)
-      draw_mode_note(*hosted.view, model_mode);
+    else if (!view::view_shows(*hosted.view, state.pipeline().current().capabilities()))
+      draw_needs_note(*hosted.view);
     else
       hosted.panel->draw_content(state, context);
   };
@@ -373,7 +372,7 @@ void draw_panels(Shell& shell, float top, float bottom) {
   state.frame.layout.presenter = {};
   view::PanelVisibility visible = state.ui.visible;  // less the slots the mode has no view for
   for (int slot = 0; slot < view::kSlotCount; ++slot)
-    if (!view::slot_shows_mode(static_cast<view::Slot>(slot), state.pipeline().model_mode()))
+    if (!view::slot_shows(static_cast<view::Slot>(slot), state.pipeline().current().capabilities()))
       visible[static_cast<std::size_t>(slot)] = false;
   state.frame.layout.dashboard =
       view::layout_dashboard(area, visible, gap, lesson_band_height(shell), ImGui::GetFontSize());

@@ -2,6 +2,7 @@
 
 #include "app/view/values.hpp"
 #include "core/figures/format.hpp"
+#include "core/text/lexicon.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -209,18 +210,6 @@ std::string scaled_formula(Compatibility compatibility, int d_k, float temperatu
   return symbols + " = " + numbers + " = " + number(scaled);
 }
 
-std::string_view scaling_stage_name(Compatibility compatibility, float temperature) {
-  const bool root = compatibility == Compatibility::ScaledDot, tempered = temperature != 1.0f;
-  if (root && tempered)
-    return "\xc3\xb7\xe2\x88\x9a"
-           "d_k \xc3\xb7T";
-  if (root)
-    return "\xc3\xb7\xe2\x88\x9a"
-           "d_k";
-  if (tempered) return "\xc3\xb7T";
-  return "no scaling";
-}
-
 std::string mask_formula(MaskReason reason, Eigen::Index i, Eigen::Index j, float scaled,
                          float masked) {
   const std::string m = indexed("m", i, j);
@@ -399,6 +388,212 @@ std::vector<std::string_view> wrap_at_spaces(
     paragraph_start = newline + 1;
   }
   return lines;
+}
+
+// -----------------------------------------------------------------------------
+// A cell of any stage of a block
+// -----------------------------------------------------------------------------
+namespace {
+
+// Q, K, V: input·W (+ b), then for Q and K under RoPE the turn of the pair by position.
+std::string projection_formula(const StageRecipe& recipe, Eigen::Index i, Eigen::Index j,
+                               float value) {
+  const Matrix& input = *recipe.input;
+  const Matrix& W = *recipe.weight;
+  const bool biased = recipe.bias && recipe.bias->size() > 0;
+  // A one-layer run's: the engine's own value; a model's: the product recomputed here, then the
+  // bias and the turn added to it.
+  if (recipe.layer < 0 && !biased && !recipe.rotary)
+    return product_formula({recipe.result_name, recipe.input_name, recipe.weight_name, "d"}, input,
+                           W, i, j, value);
+  const float product = input.row(i).dot(W.col(j));
+  std::string formula = product_formula(
+      {recipe.result_name, recipe.input_name, recipe.weight_name, "d"}, input, W, i, j, product);
+  const RowVector& bias = *recipe.bias;
+  if (biased)  // a negative term in brackets, as the formulas write it
+    formula += "\n + b[" + std::to_string(shown_number(j)) + "] = " + format_number(product, 2) +
+               " + " +
+               (bias(j) < 0 ? "(" + format_number(bias(j), 2) + ")" : format_number(bias(j), 2)) +
+               " = " + format_number(product + bias(j), 2);
+  if (recipe.rotary && recipe.positions) {  // the pair (2m, 2m + 1) turned by position · θ^(−2m/d)
+    const Eigen::Index first = j - j % 2;
+    const int d_head = static_cast<int>(W.cols());
+    const auto before = [&](Eigen::Index col) {
+      return input.row(i).dot(W.col(col)) + (biased ? bias(col) : 0.0f);
+    };
+    const int position = (*recipe.positions)[static_cast<std::size_t>(i)];
+    const double angle = position * std::pow(static_cast<double>(recipe.rope_theta),
+                                             -static_cast<double>(first) / d_head);
+    const std::string a = format_number(before(first), 2), b = format_number(before(first + 1), 2);
+    char turn[200];
+    std::snprintf(turn, sizeof turn,
+                  "\nthen RoPE turns the pair (%s, %s) of dimensions %d, %d by position %d "
+                  "\xc3\x97 %g^(\xe2\x88\x92%d/%d) = %.2f rad: %s",
+                  a.c_str(), b.c_str(), shown_number(first), shown_number(first + 1), position,
+                  static_cast<double>(recipe.rope_theta), static_cast<int>(first), d_head, angle,
+                  j % 2 == 0 ? "a\xc2\xb7"
+                               "cos \xe2\x88\x92 b\xc2\xb7sin"
+                             : "a\xc2\xb7sin + b\xc2\xb7"
+                               "cos");
+    formula += std::string(turn) + " = " + format_number(value, 2);
+  }
+  return formula;
+}
+
+std::string cell_name(std::string_view matrix, Eigen::Index i, Eigen::Index j) {
+  return std::string(matrix) + "[" + std::to_string(shown_number(i)) + "][" +
+         std::to_string(shown_number(j)) + "]";
+}
+
+}  // namespace
+
+ExplainedCell explain_cell(const BlockStage& stage, Eigen::Index i, Eigen::Index j,
+                           const std::function<std::string(StageAxis, Eigen::Index)>& token_name) {
+  using Kind = StageRecipe::Kind;
+  const StageRecipe& recipe = stage.recipe;
+  const float value = (*stage.matrix)(i, j);
+  const std::string query = token_name(StageAxis::Queries, i);
+  const auto key = [&] { return token_name(StageAxis::Keys, j); };
+  const auto row_name = [&] { return token_name(stage.rows, i); };
+  // ", layer 2": the layer, in a run of more than one.
+  const std::string in_layer =
+      recipe.layer >= 0 ? ", layer " + std::to_string(shown_number(recipe.layer)) : "";
+  const std::string pair = "query \"" + query + "\" \xe2\x86\x92 key \"" + key() + "\"";
+  const HeadResult* h = recipe.head_result;
+  const AttentionConfig* c = recipe.config;
+  ExplainedCell out;
+  switch (recipe.kind) {
+    case Kind::None:
+      break;
+    case Kind::Embedding: {
+      const bool source = stage.rows == StageAxis::Keys;
+      const bool lexicon =
+          recipe.sources && static_cast<std::size_t>(i) < recipe.sources->size() &&
+          (*recipe.sources)[static_cast<std::size_t>(i)] == EmbeddingSource::Lexicon;
+      const std::string_view feature = lexicon && static_cast<std::size_t>(j) < kFeatureCount
+                                           ? kFeatureNames[static_cast<std::size_t>(j)]
+                                           : std::string_view();
+      out.heading = std::string("embedding of ") + (source ? "key" : "token") + " " +
+                    std::to_string(shown_number(i)) + " \"" + row_name() + "\"";
+      out.formula = embedding_formula(row_name(), i, j, value, feature, recipe.with_position);
+      break;
+    }
+    case Kind::Residual:
+      out.heading =
+          "\"" + query + "\" entering layer " + std::to_string(shown_number(recipe.layer));
+      out.formula = cell_name("x", i, j) + " = " + format_number(value, 3) +
+                    (recipe.layer > 0 ? ": the residual stream after layer " +
+                                            std::to_string(shown_number(recipe.layer - 1))
+                     : recipe.rotary ? ": the token's embedding (positions enter through RoPE)"
+                                     : ": the token's embedding + its position's");
+      break;
+    case Kind::Norm:
+      out.heading =
+          "\"" + query + "\" normalized (" + (recipe.layer_norm ? "LayerNorm" : "RMSNorm") + ")";
+      if (recipe.input && recipe.gamma)
+        out.formula = norm_formula(recipe.layer_norm, recipe.input->row(i).data(),
+                                   recipe.input->cols(), i, j, recipe.gamma[j],
+                                   recipe.beta ? recipe.beta[j] : 0.0f, recipe.epsilon, value);
+      break;
+    case Kind::Projection: {
+      const bool query_side = stage.id == StageId::Q;
+      const char* what = query_side ? "query" : (stage.id == StageId::K ? "key" : "value");
+      out.heading =
+          std::string(what) + " vector of \"" + row_name() + "\"" + in_layer + ", " +
+          (recipe.kv_head >= 0 ? "key/value head " : "head ") +
+          std::to_string(shown_number(recipe.kv_head >= 0 ? recipe.kv_head : recipe.head));
+      if (recipe.input && recipe.weight) out.formula = projection_formula(recipe, i, j, value);
+      break;
+    }
+    case Kind::Scores: {
+      static const HeadParameters no_parameters{};
+      out.heading = "score: " + pair;
+      if (h && c && (c->compatibility != Compatibility::Additive || recipe.parameters))
+        out.formula = score_formula(c->compatibility, *h,
+                                    recipe.parameters ? *recipe.parameters : no_parameters, i, j);
+      break;
+    }
+    case Kind::Scaling:
+      out.heading = "scaled score: " + pair;
+      if (h && c)
+        out.formula = scaled_formula(c->compatibility, c->d_k, c->temperature, i, j,
+                                     h->raw_scores(i, j), value);
+      break;
+    case Kind::Mask: {
+      out.heading = "masked score: " + pair;
+      if (h && c) {
+        const MaskReason reason =
+            is_masked(value) ? mask_reason(c->causal, i, j) : MaskReason::None;
+        out.formula = mask_formula(reason, i, j, h->scaled_scores(i, j), value);
+      }
+      break;
+    }
+    case Kind::Softmax:
+    case Kind::Hardmax:
+      out.heading = "weight: " + pair;
+      if (h)
+        out.formula = recipe.kind == Kind::Hardmax
+                          ? hardmax_formula(h->masked_scores.row(i).data(), h->masked_scores.cols(),
+                                            i, j, value)
+                          : softmax_formula(h->masked_scores.row(i).data(), h->masked_scores.cols(),
+                                            i, j, value);
+      break;
+    case Kind::SetPattern:
+      out.heading = "weight: query \"" + query + "\", set by hand";
+      out.formula = "\xce\xb1" + cell_name("", i, j) + " = " + format_number(value, 3) +
+                    (recipe.pattern == HeadIntervention::Pattern::Uniform
+                         ? ": every key up to the query alike (the pattern was set to uniform)"
+                         : ": all on the previous token (the pattern was set to previous token)");
+      break;
+    case Kind::WeightedSum:
+      out.heading =
+          "output of head " + std::to_string(shown_number(recipe.head)) + " for \"" + query + "\"";
+      if (h) out.formula = head_output_formula(h->weights, h->V, i, j, value);
+      break;
+    case Kind::Concat: {
+      out.heading = "every head's output side by side, \"" + query + "\"";
+      out.formula = concat_formula(recipe.d_v, i, j, value);
+      const std::size_t of = recipe.d_v > 0 ? static_cast<std::size_t>(j / recipe.d_v) : 0;
+      const float scale = of < recipe.head_scales.size() ? recipe.head_scales[of] : 1.0f;
+      if (scale != 1.0f)
+        out.formula += "\n(head " + std::to_string(shown_number(static_cast<Eigen::Index>(of))) +
+                       "'s output \xc3\x97 " + format_number(scale, 2) +
+                       (scale == 0.0f ? ": knocked out)" : ")");
+      break;
+    }
+    case Kind::OutputProjection: {
+      out.heading = recipe.layer >= 0 ? "the attention output for \"" + query + "\"" + in_layer
+                                      : "the layer's output for \"" + query + "\"";
+      if (!recipe.other || !recipe.weight) break;
+      const bool biased = recipe.bias && recipe.bias->size() > 0;
+      const float bias = biased ? (*recipe.bias)(j) : 0.0f;
+      out.formula = output_formula(*recipe.other, *recipe.weight, i, j, value - bias);
+      if (biased)
+        out.formula += "\n + b_O[" + std::to_string(shown_number(j)) + "] (" +
+                       format_number(bias, 2) + ") = " + format_number(value, 2);
+      break;
+    }
+    case Kind::Sum:
+      out.heading =
+          stage.id == StageId::ResidualOut
+              ? "\"" + query + "\" leaving layer " + std::to_string(shown_number(recipe.layer))
+              : "\"" + query + "\" after attention" + in_layer;
+      if (recipe.input && recipe.other)
+        out.formula = sum_formula(recipe.result_name, recipe.input_name, recipe.other_name, i, j,
+                                  (*recipe.input)(i, j), (*recipe.other)(i, j), value);
+      break;
+    case Kind::Mlp:
+      out.heading = "the MLP's output for \"" + query + "\"" + in_layer;
+      out.formula = cell_name("m", i, j) + " = " + format_number(value, 3) +
+                    ": norm\xe2\x82\x82(x\xe2\x80\xb2) through " + std::to_string(recipe.d_ff) +
+                    " hidden units (" + (recipe.swiglu ? "SwiGLU" : "GELU") + ") and back to " +
+                    std::to_string(recipe.d_model) + " dimensions, for this token alone";
+      break;
+  }
+  if (out.formula.empty())
+    out.formula =
+        "= " + format_number(value, 3) + " (the weights changed since this result was computed)";
+  return out;
 }
 
 }  // namespace attnviz::view

@@ -12,6 +12,7 @@
 
 #include "core/base/types.hpp"
 #include "core/engine/attention.hpp"
+#include "core/pipeline/run.hpp"
 
 #include <functional>
 #include <string>
@@ -83,8 +84,8 @@ std::string score_formula(Compatibility compatibility, const HeadResult& head,
 // "s₄₃ = S₄₃ / T = 9.60 / 0.5 = 19.20", or "s₄₃ = S₄₃ = 9.60 (dot: no scaling)".
 std::string scaled_formula(Compatibility compatibility, int d_k, float temperature, Eigen::Index i,
                            Eigen::Index j, float raw, float scaled);
-// The name of the scaling stage: "÷√d_k", "÷√d_k ÷T", "÷T", "no scaling".
-std::string_view scaling_stage_name(Compatibility compatibility, float temperature);
+// The name of the scaling stage (core/base/types.hpp): "÷√d_k", "÷√d_k ÷T", "÷T", "no scaling".
+using attnviz::scaling_stage_name;
 
 // Why a score is masked.
 enum class MaskReason { None, Causal, Custom };
@@ -143,6 +144,20 @@ std::string contribution_formula(std::string_view left, std::string_view right, 
 // 0.72".
 std::string hidden_unit_formula(Eigen::Index i, Eigen::Index j, Eigen::Index unit, float query_part,
                                 float key_part);
+
+// -----------------------------------------------------------------------------
+// A cell of any stage of a block (the Pipeline view), from how the stage was computed
+// -----------------------------------------------------------------------------
+// The heading and formula of cell (i, j) of `stage`, for every family of model alike: the
+// stage's recipe (core/pipeline/run.hpp) says which operands made it. `token_name(axis, k)` is
+// how token k of the queries (StageAxis::Queries) or of the keys (StageAxis::Keys) reads. A
+// recipe without its operands gives the number alone, and says why.
+struct ExplainedCell {
+  std::string heading;
+  std::string formula;
+};
+ExplainedCell explain_cell(const BlockStage& stage, Eigen::Index i, Eigen::Index j,
+                           const std::function<std::string(StageAxis, Eigen::Index)>& token_name);
 
 // -----------------------------------------------------------------------------
 // Wrapping

@@ -121,4 +121,16 @@ Status validate(const AttentionConfig& config) {
   return Status::ok();
 }
 
+std::string_view scaling_stage_name(Compatibility compatibility, float temperature) {
+  const bool root = compatibility == Compatibility::ScaledDot, tempered = temperature != 1.0f;
+  if (root && tempered)
+    return "\xc3\xb7\xe2\x88\x9a"
+           "d_k \xc3\xb7T";
+  if (root)
+    return "\xc3\xb7\xe2\x88\x9a"
+           "d_k";
+  if (tempered) return "\xc3\xb7T";
+  return "no scaling";
+}
+
 }  // namespace attnviz

@@ -101,6 +101,9 @@ inline bool shares_keys(const AttentionConfig& config) {
   return kv_group_count(config) < config.heads;
 }
 
+// The name of the stage that scales the scores: "÷√d_k", "÷√d_k ÷T", "÷T", "no scaling".
+std::string_view scaling_stage_name(Compatibility compatibility, float temperature);
+
 // kv_groups made valid for `heads`: 0 when it equals heads or does not divide them (after the
 // number of heads changed), so that one config has one spelling.
 void normalize_kv_groups(AttentionConfig& config);

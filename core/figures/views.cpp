@@ -86,9 +86,9 @@ std::array<Slot, kSlotCount> slots_in_drawing_order() {
   return order;  // every slot has a view (tests/core/figures/test_views.cpp)
 }
 
-bool slot_shows_mode(Slot slot, bool real_model) {
+bool slot_shows(Slot slot, Capabilities can) {
   for (const ViewInfo& row : kViews)
-    if (row.slot == slot && (real_model ? row.real_model : row.one_layer)) return true;
+    if (row.slot == slot && view_shows(row, can)) return true;
   return false;
 }
 

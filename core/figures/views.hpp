@@ -7,6 +7,8 @@
 // registers itself for that id (app/panels/registry.hpp).
 #pragma once
 
+#include "core/base/capabilities.hpp"
+
 #include <array>
 #include <optional>
 #include <string>
@@ -77,10 +79,9 @@ struct ViewInfo {
   const char* short_title;  // where the title does not fit: a narrow window, a tab
   Slot slot;
   bool centre_tab;  // a tab of the centre slot (slot == Slot::Centre)
-  // What it shows in each of the app's two modes: the one-layer teaching scenario, and a real
-  // trained model (Scenario::model). In a mode it does not show, its place says so.
-  bool one_layer = true;
-  bool real_model = true;
+  // What the run must be able to do for the view to show it (core/base/capabilities.hpp): a
+  // view whose needs the run lacks says so in its place.
+  Capabilities needs{};
 };
 
 // In ViewId order, which is the View menu's order and the order in which the panels are drawn:
@@ -96,9 +97,27 @@ inline constexpr std::array<ViewInfo, kViewCount> kViews = {{
     {ViewId::Geometry, "geometry", "Geometry", "Geometry", Slot::Centre, true},
     {ViewId::Compare, "compare", "Compare", "Compare", Slot::Centre, true},
     {ViewId::Model, "model", "Model: every layer and head", "Model", Slot::Centre, true},
-    {ViewId::NextToken, "next", "Next token", "Next", Slot::Centre, true, false, true},
-    {ViewId::Layers, "layers", "Across layers", "Layers", Slot::Centre, true, false, true},
-    {ViewId::Cheaper, "cheaper", "Cheaper attention", "Cheaper", Slot::Centre, true, true, false},
+    {ViewId::NextToken,
+     "next",
+     "Next token",
+     "Next",
+     Slot::Centre,
+     true,
+     {Capability::PredictsNextToken}},
+    {ViewId::Layers,
+     "layers",
+     "Across layers",
+     "Layers",
+     Slot::Centre,
+     true,
+     {Capability::ResidualStream, Capability::PredictsNextToken}},
+    {ViewId::Cheaper,
+     "cheaper",
+     "Cheaper attention",
+     "Cheaper",
+     Slot::Centre,
+     true,
+     {Capability::EditableParameters}},
     {ViewId::Arrows, "arrows", "Arrows: each query \xe2\x86\x92 the keys it attends to", "Arrows",
      Slot::Arrows, false},
     {ViewId::Output, "output",
@@ -119,9 +138,13 @@ std::optional<ViewId> parse_centre_view(std::string_view name);
 std::string centre_view_names(std::string_view separator = ", ",
                               std::string_view last_separator = ", ");
 
-// Whether a view in `slot` shows the mode (the one-layer scenario, or a real model): a slot none of
-// whose views does is left out of the dashboard.
-bool slot_shows_mode(Slot slot, bool real_model);
+// Whether a run that can do `can` has what the view needs.
+inline bool view_shows(const ViewInfo& info, Capabilities can) {
+  return can.has_all(info.needs);
+}
+// Whether some view in `slot` shows such a run: a slot none of whose views does is left out of
+// the dashboard.
+bool slot_shows(Slot slot, Capabilities can);
 
 // The slots in the order they are drawn: each at its first view in kViews.
 std::array<Slot, kSlotCount> slots_in_drawing_order();

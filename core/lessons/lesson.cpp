@@ -10,6 +10,8 @@
 #include "core/document/json.hpp"
 #include "core/figures/views.hpp"
 #include "core/models/across_layers.hpp"
+#include "core/models/head_roles.hpp"
+#include "core/models/model.hpp"
 #include "core/models/sampling.hpp"
 #include "core/pipeline/variants_run.hpp"
 #include "core/variants/flash_attention.hpp"
@@ -531,14 +533,14 @@ int argmax_of(const RowVector& logits) {
 }
 
 // The checks on a real model (LessonCheck::needs_model): `run` computed `scenario`.
-MaybeProblem model_problem(const Scenario& scenario, const LessonCheck& check,
-                           const ModelRun& run) {
+MaybeProblem model_problem(const Scenario& scenario, const LessonCheck& check, const Run& run) {
   using Kind = LessonCheck::Kind;
-  const Model& model = run.model();
+  const Model& model = *run.trained_model();
+  const TransformerForward& forward = *run.trained_forward();
   const TransformerConfig& config = model.transformer.config();
-  const std::vector<int>& tokens = run.forward().tokens();
+  const std::vector<int>& tokens = forward.tokens();
   const int n = static_cast<int>(tokens.size());
-  const int q = check.query.empty() ? n - 1 : resolve_token(run.tokenization(), check.query);
+  const int q = check.query.empty() ? n - 1 : resolve_token(run.target(), check.query);
   if (q < 0) return Problem{"the text has no \"" + check.query + "\"", true};
   const auto shown = [&](int id) { return "\"" + model.tokenizer.shown(id) + "\""; };
   switch (check.kind) {
@@ -550,7 +552,7 @@ MaybeProblem model_problem(const Scenario& scenario, const LessonCheck& check,
                      std::string(to_string(scores->role)) + " head, not a " + check.role + " one"};
     }
     case Kind::TopToken: {
-      const RowVector logits = run.forward().logits(q);
+      const RowVector logits = forward.logits(q);
       const int top = argmax_of(logits);
       const std::vector<float> p = next_token_probabilities(
           std::span<const float>(logits.data(), static_cast<std::size_t>(logits.size())), {});
@@ -575,7 +577,7 @@ MaybeProblem model_problem(const Scenario& scenario, const LessonCheck& check,
       if (Status status = knocked.set_intervention(check.layer, check.head, ablate); !status)
         return Problem{status.message()};
       if (Status status = knocked.run(tokens); !status) return Problem{status.message()};
-      const int before = argmax_of(run.forward().logits(q));
+      const int before = argmax_of(forward.logits(q));
       const int after = argmax_of(knocked.logits(q));
       const bool changes = before != after;
       if (changes == (check.kind == Kind::AblationChangesTop)) return std::nullopt;
@@ -586,7 +588,7 @@ MaybeProblem model_problem(const Scenario& scenario, const LessonCheck& check,
                                    " leaves the prediction at " + shown(before)};
     }
     case Kind::LensTop: {
-      const std::vector<std::vector<LensPrediction>> lens = logit_lens(run.forward());
+      const std::vector<std::vector<LensPrediction>> lens = logit_lens(forward);
       const LensPrediction& p =
           lens[static_cast<std::size_t>(check.layer)][static_cast<std::size_t>(q)];
       if (p.token < 0)
@@ -725,18 +727,17 @@ MaybeProblem variant_problem(const Scenario& scenario, const LessonCheck& check,
 // words for a student.
 MaybeProblem check_problem(const Scenario& scenario, const LessonCheck& check,
                            const Pipeline& pipeline) {
-  if (needs_model(check.kind) && !pipeline.model())
-    return Problem{"the scenario runs no real model"};
+  const bool trained = pipeline.can(Capability::TrainedWeights);
+  if (needs_model(check.kind) && !trained) return Problem{"the scenario runs no real model"};
   if (check.layer >= pipeline.layer_count())
     return Problem{"there is no layer " + std::to_string(check.layer + 1)};
-  const AttentionResult& r =
-      pipeline.layer(pipeline.model() ? check.layer : pipeline.layer_count() - 1);
+  const AttentionResult& r = pipeline.layer(trained ? check.layer : pipeline.layer_count() - 1);
   if (check.head >= static_cast<int>(r.heads.size()))
     return Problem{"there is no head " + std::to_string(check.head)};
   using Kind = LessonCheck::Kind;
   const bool kv_check = check.kind == Kind::KvShared || check.kind == Kind::KvSeparate;
-  if (needs_model(check.kind) || (kv_check && pipeline.model()))
-    return model_problem(scenario, check, *pipeline.model());
+  if (needs_model(check.kind) || (kv_check && trained))
+    return model_problem(scenario, check, pipeline.current());
   const HeadResult& head = r.heads[static_cast<std::size_t>(check.head)];
   const Tokenization& queries = pipeline.target();
   const Tokenization& keys = pipeline.keys();

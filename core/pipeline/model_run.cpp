@@ -1,8 +1,11 @@
 #include "core/pipeline/model_run.hpp"
 
+#include "core/figures/format.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -16,7 +19,6 @@ namespace {
 // in any ModelRun. Versions start far above any AttentionEngine's (which count from 1 in each
 // engine), so that a view's cache never mistakes a model layer for a one-layer result.
 std::atomic<std::uint64_t> next_layer_version{std::uint64_t{1} << 48};
-std::atomic<std::uint64_t> next_run{1};
 
 Status check_interventions(const ModelSpec& spec, const TransformerConfig& config,
                            const std::string& name) {
@@ -206,8 +208,29 @@ Status ModelRun::run(const ModelSpec& spec, const std::string& text, int max_tok
   if (shown_.empty())  // nothing but special tokens: they are all there is to show
     for (int i = 0; i < static_cast<int>(tokens_.size()); ++i) shown_.push_back(i);
   tokenization_ = as_tokenization(tokens_, shown_, total - (tokens_.size() - shown_.size()));
-  run_count_ = next_run++;
+  run_count_ = next_run_number();
+  stack_.layers = config.n_layers;
+  stack_.heads = config.n_heads;
   return Status::ok();
+}
+
+Status ModelRun::run(const Scenario& scenario) {
+  if (scenario.max_tokens < 1 || scenario.max_tokens > Limits::kMaxTokens)
+    return Status::error("max_tokens must be between 1 and " + std::to_string(Limits::kMaxTokens));
+  if (!scenario.model) return Status::error("the scenario names no model");
+  std::vector<std::string> warnings;
+  if (Status status = run(*scenario.model, scenario.target, scenario.max_tokens, warnings); !status)
+    return status;
+  X_ = forward_->embedded().matrix()(shown_, Eigen::all);  // (n shown, d_model)
+  warnings_ = std::move(warnings);
+  return Status::ok();
+}
+
+Capabilities ModelRun::capabilities() const {
+  return {Capability::TrainedWeights,    Capability::EditableModelWeights,
+          Capability::HeadInterventions, Capability::PredictsNextToken,
+          Capability::ResidualStream,    Capability::HeadRoles,
+          Capability::HidesSpecialTokens};
 }
 
 Status ModelRun::apply_edits(const ModelSpec& spec) {
@@ -280,7 +303,7 @@ const Matrix& ModelRun::layer_input(int index) const {
   return adapted(index).input;
 }
 
-const ModelRun::LayerStream& ModelRun::stream(int index) const {
+const LayerStream& ModelRun::stream(int index) const {
   KeptStream& kept = streams_[static_cast<std::size_t>(index)];
   if (kept.run == run_count_) return kept.stream;
   const LayerActivations& activations = forward_->layer(index);
@@ -356,6 +379,189 @@ const ModelRun::AdaptedLayer& ModelRun::adapted(int index) const {
   out.input = activations.normalized.matrix()(shown_, Eigen::all);  // (n, d_model)
   out.run = run_count_;
   return out;
+}
+
+}  // namespace attnviz
+
+namespace attnviz {
+
+const ModelRun::HeadWeights& ModelRun::head_weights(int layer, int head) const {
+  HeadWeights& w = head_weights_;
+  if (w.run == run_count_ && w.layer == layer && w.head == head) return w;
+  const TransformerConfig& config = model().transformer.config();
+  const TransformerLayer& l = model().transformer.weights().layers[static_cast<std::size_t>(layer)];
+  const int d = config.d_head, q0 = head * d, kv0 = config.kv_head_of(head) * d;
+  const auto block = [&](const MatrixView& m, int row0, int col0, int rows, int cols) {
+    Matrix out(rows, cols);
+    for (int r = 0; r < rows; ++r)
+      for (int c = 0; c < cols; ++c) out(r, c) = m.at(row0 + r, col0 + c);
+    return out;
+  };
+  const auto slice = [](const VectorView& v, int first, int count) {
+    RowVector out;
+    if (!v.empty()) out = Eigen::Map<const RowVector>(v.data + first, count);
+    return out;
+  };
+  w.W_Q = block(l.query, 0, q0, config.d_model, d);
+  w.W_K = block(l.key, 0, kv0, config.d_model, d);
+  w.W_V = block(l.value, 0, kv0, config.d_model, d);
+  w.W_O = block(l.output, 0, 0, l.output.rows, l.output.cols);
+  w.b_Q = slice(l.query_bias, q0, d);
+  w.b_K = slice(l.key_bias, kv0, d);
+  w.b_V = slice(l.value_bias, kv0, d);
+  w.b_O = slice(l.output_bias, 0, config.d_model);
+  w.run = run_count_;
+  w.layer = layer;
+  w.head = head;
+  return w;
+}
+
+// The whole block of a layer around the head's chain:
+//   x → n = norm₁(x) → Q K V (RoPE; the shared key/value head) → S → scaled → masked → α → α·V
+//     → concat → ·W_O + b → x′ = x + attn → m = MLP(norm₂(x′)) → x″ = x′ + m
+void ModelRun::block_stages(int layer, int head, std::vector<BlockStage>& stages) const {
+  stages.clear();
+  if (!opened_ || layer < 0 || layer >= layer_count()) return;
+  const AttentionResult& r = this->layer(layer);
+  if (head < 0 || static_cast<std::size_t>(head) >= r.heads.size()) return;
+  const TransformerConfig& config = model().transformer.config();
+  const TransformerLayer& weights =
+      model().transformer.weights().layers[static_cast<std::size_t>(layer)];
+  const LayerStream& s = stream(layer);
+  const bool rotary = config.positions == PositionKind::Rotary;
+  const bool biases = !weights.query_bias.empty();
+  const HeadIntervention change = forward_->intervention(layer, head);
+  const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
+  const HeadWeights& w = head_weights(layer, head);
+  const auto add = [&](StageId id, std::string title, const Matrix& m, StageAxis rows,
+                       StageAxis cols, StageJoin join) -> BlockStage& {
+    BlockStage& stage = stages.emplace_back();
+    stage.id = id;
+    stage.title = std::move(title);
+    stage.matrix = &m;
+    stage.rows = rows;
+    stage.cols = cols;
+    stage.join = join;
+    stage.recipe.layer = layer;
+    stage.recipe.head = head;
+    stage.recipe.config = &r.config;
+    stage.recipe.head_result = &h;
+    return stage;
+  };
+  const auto n = [](int index) { return std::to_string(index + 1); };  // as the app counts
+
+  BlockStage& x = add(StageId::Residual,
+                      layer == 0 ? (rotary ? "x = embedding" : "x = embed + position")
+                                 : "x (layer " + n(layer - 1) + "'s output)",
+                      s.residual_in, StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
+  x.recipe.kind = StageRecipe::Kind::Residual;
+  x.recipe.rotary = rotary;
+  const bool layer_norm = config.norm == NormKind::LayerNorm;
+  BlockStage& norm =
+      add(StageId::Norm, std::string("n = ") + (layer_norm ? "LayerNorm" : "RMSNorm") + "(x)",
+          layer_input(layer), StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
+  norm.recipe.kind = StageRecipe::Kind::Norm;
+  norm.recipe.input = &s.residual_in;
+  norm.recipe.layer_norm = layer_norm;
+  norm.recipe.gamma = weights.attention_norm_weight.data;
+  norm.recipe.beta =
+      weights.attention_norm_bias.empty() ? nullptr : weights.attention_norm_bias.data;
+  norm.recipe.epsilon = config.norm_epsilon;
+
+  const auto form = [&](const char* m, bool turned) {
+    return std::string(turned ? "RoPE(nW_" : "nW_") + m + (turned ? ")" : (biases ? " + b" : ""));
+  };
+  // Under grouped-query attention K and V are the key/value head's, which its group shares.
+  const bool grouped = config.n_kv_heads != config.n_heads;
+  const std::string shared = grouped ? " (kv " + n(config.kv_head_of(head)) + ")" : "";
+  const auto projection = [&](BlockStage& stage, const Matrix& W, const RowVector& bias,
+                              std::string_view result, std::string_view weight, bool turned) {
+    stage.recipe.kind = StageRecipe::Kind::Projection;
+    stage.recipe.input = &layer_input(layer);
+    stage.recipe.weight = &W;
+    stage.recipe.bias = &bias;
+    stage.recipe.result_name = result;
+    stage.recipe.input_name = "n";
+    stage.recipe.weight_name = weight;
+    stage.recipe.rotary = turned;
+    stage.recipe.rope_theta = config.rope_theta;
+    stage.recipe.positions = &shown_;
+  };
+  projection(add(StageId::Q, "Q = " + form("Q", rotary), h.Q, StageAxis::Queries, StageAxis::Other,
+                 StageJoin::Arrow),
+             w.W_Q, w.b_Q, "Q", "W_Q", rotary);
+  BlockStage& k = add(StageId::K, "K = " + form("K", rotary) + shared, h.K, StageAxis::Keys,
+                      StageAxis::Other, StageJoin::Gap);
+  projection(k, w.W_K, w.b_K, "K", "W_K", rotary);
+  k.recipe.kv_head = grouped ? config.kv_head_of(head) : -1;
+  BlockStage& v = add(StageId::V, "V = " + form("V", false) + shared, h.V, StageAxis::Keys,
+                      StageAxis::Other, StageJoin::Gap);  // V is not turned
+  projection(v, w.W_V, w.b_V, "V", "W_V", false);
+  v.recipe.kv_head = k.recipe.kv_head;
+
+  add(StageId::Scores, "S = QK\xe2\x8a\xa4", h.raw_scores, StageAxis::Queries, StageAxis::Keys,
+      StageJoin::Arrow)
+      .recipe.kind = StageRecipe::Kind::Scores;
+  add(StageId::Scaled,
+      std::string(scaling_stage_name(r.config.compatibility, r.config.temperature)),
+      h.scaled_scores, StageAxis::Queries, StageAxis::Keys, StageJoin::Arrow)
+      .recipe.kind = StageRecipe::Kind::Scaling;
+  add(StageId::Masked, "causal mask", h.masked_scores, StageAxis::Queries, StageAxis::Keys,
+      StageJoin::Arrow)
+      .recipe.kind = StageRecipe::Kind::Mask;
+  BlockStage& alpha =
+      add(StageId::Weights,
+          change.pattern == HeadIntervention::Pattern::Uniform         ? "\xce\xb1 = uniform (set)"
+          : change.pattern == HeadIntervention::Pattern::PreviousToken ? "\xce\xb1 = previous (set)"
+                                                                       : "\xce\xb1 = softmax",
+          h.weights, StageAxis::Queries, StageAxis::Keys, StageJoin::Arrow);
+  alpha.probabilities = true;
+  alpha.recipe.kind = change.pattern == HeadIntervention::Pattern::Computed
+                          ? StageRecipe::Kind::Softmax
+                          : StageRecipe::Kind::SetPattern;
+  alpha.recipe.pattern = change.pattern;
+  add(StageId::HeadOutput, "\xce\xb1\xc2\xb7V", h.output, StageAxis::Queries, StageAxis::Other,
+      StageJoin::Arrow)
+      .recipe.kind = StageRecipe::Kind::WeightedSum;
+  std::string concat_title = "concat";
+  if (change.output_scale != 1.0f) {
+    concat_title = "concat (\xc3\x97" + view::format_number(change.output_scale, 2) + ")";
+  }
+  BlockStage& concat = add(StageId::Concat, concat_title, r.concat, StageAxis::Queries,
+                           StageAxis::Other, StageJoin::Arrow);
+  concat.recipe.kind = StageRecipe::Kind::Concat;
+  concat.recipe.d_v = config.d_head;
+  for (int of = 0; of < config.n_heads; ++of)
+    concat.recipe.head_scales.push_back(forward_->intervention(layer, of).output_scale);
+  BlockStage& output =
+      add(StageId::Output, biases ? "attn = \xc2\xb7W_O + b" : "attn = \xc2\xb7W_O", r.output,
+          StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
+  output.recipe.kind = StageRecipe::Kind::OutputProjection;
+  output.recipe.other = &r.concat;
+  output.recipe.weight = &w.W_O;
+  output.recipe.bias = &w.b_O;
+  BlockStage& mid = add(StageId::ResidualMid, "x\xe2\x80\xb2 = x + attn", s.residual_mid,
+                        StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
+  mid.recipe.kind = StageRecipe::Kind::Sum;
+  mid.recipe.input = &s.residual_in;
+  mid.recipe.other = &r.output;
+  mid.recipe.result_name = "x\xe2\x80\xb2";
+  mid.recipe.input_name = "x";
+  mid.recipe.other_name = "attn";
+  BlockStage& mlp = add(StageId::Mlp, "m = MLP(norm\xe2\x82\x82(x\xe2\x80\xb2))", s.mlp_output,
+                        StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
+  mlp.recipe.kind = StageRecipe::Kind::Mlp;
+  mlp.recipe.d_ff = config.d_ff;
+  mlp.recipe.d_model = config.d_model;
+  mlp.recipe.swiglu = config.feed_forward == FeedForwardKind::SwiGLU;
+  BlockStage& out = add(StageId::ResidualOut, "x\xe2\x80\xb3 = x\xe2\x80\xb2 + m", s.residual_out,
+                        StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
+  out.recipe.kind = StageRecipe::Kind::Sum;
+  out.recipe.input = &s.residual_mid;
+  out.recipe.other = &s.mlp_output;
+  out.recipe.result_name = "x\xe2\x80\xb3";
+  out.recipe.input_name = "x\xe2\x80\xb2";
+  out.recipe.other_name = "m";
 }
 
 }  // namespace attnviz

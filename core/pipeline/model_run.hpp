@@ -20,6 +20,7 @@
 #include "core/engine/attention.hpp"
 #include "core/models/model.hpp"
 #include "core/models/transformer_forward.hpp"
+#include "core/pipeline/run.hpp"
 #include "core/text/tokenizer.hpp"
 
 #include <cstdint>
@@ -41,10 +42,11 @@ struct OpenedModel {
 // references, safe from any thread). Opened, and its roles measured, on the first request.
 Result<std::shared_ptr<const OpenedModel>> shared_model(const std::string& name);
 
-class ModelRun {
+// A trained transformer as a Run: a scenario that names a model (Scenario::model).
+class ModelRun final : public Run {
  public:
   ModelRun() = default;
-  ~ModelRun();
+  ~ModelRun() override;
   ModelRun(const ModelRun&) = delete;
   ModelRun& operator=(const ModelRun&) = delete;
 
@@ -58,55 +60,73 @@ class ModelRun {
   // last run, from the lowest layer they touch (every layer after an embedding edit).
   Status run(const ModelSpec& spec, const std::string& text, int max_tokens,
              std::vector<std::string>& warnings);
+  // The same for a scenario in model mode (its text and max_tokens); the warnings kept.
+  Status run(const Scenario& scenario) override;
+
+  // --- Run ----------------------------------------------------------------------------------
+  Capabilities capabilities() const override;
+  std::span<const AttentionStack> stacks() const override { return {&stack_, 1}; }
+  const Tokenization& target() const override { return tokenization_; }
+  const Tokenization& keys() const override { return tokenization_; }
+  const Matrix& attention_input(int index) const override { return layer_input(index); }
+  // The shown tokens' embeddings (+ positions, without RoPE).                 (n, d_model)
+  const Matrix& X_target() const override { return X_; }
+  const std::vector<std::string>& warnings() const override { return warnings_; }
+  void block_stages(int layer, int head, std::vector<BlockStage>& stages) const override;
+  void set_threads(int threads) override { threads_ = threads; }
+  int threads() const override { return threads_; }
+  std::span<const HeadScores> roles() const override {
+    return opened_ ? std::span<const HeadScores>(opened_->roles) : std::span<const HeadScores>();
+  }
+  HeadIntervention intervention(int layer, int head) const override {
+    return forward_->intervention(layer, head);
+  }
+  const LayerStream* stream_of(int index) const override { return &stream(index); }
+  std::size_t sequence_length() const override { return tokens_.size(); }
 
   // The model as the last run computed it: the shared one, or, once the spec has edited its
   // weights, this run's own copy with the edits (model().transformer.weights_on_disk() holds the
   // weights as the files have them).
   const Model& model() const { return own_ ? *own_ : opened_->model; }
   const TransformerForward& forward() const { return *forward_; }
+  const Model* trained_model() const override { return opened_ ? &model() : nullptr; }
+  const TransformerForward* trained_forward() const override { return forward_.get(); }
   // The tokens as the model reads them, and as the views list them (`text` is how a person reads
   // the token: ␣ for a space, and so on; special tokens have an empty byte range).
-  const std::vector<ModelToken>& model_tokens() const { return tokens_; }
+  std::span<const ModelToken> model_tokens() const override { return tokens_; }
   // The tokens the attention views show: every one, or, with the spec's hide_special_tokens,
   // the others (when there are others). tokenization(), layer() and layer_input() count these.
   const Tokenization& tokenization() const { return tokenization_; }
-  const std::vector<int>& shown_positions() const { return shown_; }  // model positions
-  bool hides_tokens() const { return shown_.size() != tokens_.size(); }
+  const std::vector<int>& shown_positions() const override { return shown_; }  // model positions
+  bool hides_tokens() const override { return shown_.size() != tokens_.size(); }
   // The shown index of model position `position`; -1 when it is hidden.
-  int shown_index(int position) const;
+  int shown_index(int position) const override;
 
   // Every head's detected role and scores (core/models/head_roles.hpp), measured when the model
   // was opened on default_role_text; by layer, then head. Empty when they could not be measured.
-  const std::vector<HeadScores>& roles() const { return opened_->roles; }
-  const HeadScores* role_of(int layer, int head) const;
+  const HeadScores* role_of(int layer, int head) const override;
   // The last run's number: new whenever anything the model computed may have changed, and never
   // the same in two ModelRuns (views key their caches on it).
-  std::uint64_t run_count() const { return run_count_; }
+  std::uint64_t run_count() const override { return run_count_; }
 
   // How long a full forward pass takes here, per token: measured on the last run that computed
   // every position of every layer (0 before one has). The app decides from it whether a
   // recompute can run on the UI thread.
-  double full_run_ms_per_token() const { return full_run_ms_per_token_; }
+  double full_run_ms_per_token() const override { return full_run_ms_per_token_; }
 
-  int layer_count() const;
+  int layer_count() const override;
   // Layer `index` (0 .. layer_count() − 1) as an AttentionResult, adapted on the first request
   // after a run. With tokens hidden, its rows and columns are the shown tokens' and each head's
   // output is the weighted sum of the shown values (the hidden ones' share left out, as the
   // Output view's arithmetic shows it); the layer's output stays the model's. Its version is new
   // whenever its numbers may have changed, and never repeats an AttentionEngine's (the views key
   // their caches on it).
-  const AttentionResult& layer(int index) const;
+  const AttentionResult& layer(int index) const override;
   // The layer's attention input: the normalized residual stream.                  (n, d_model)
   const Matrix& layer_input(int index) const;
 
   // The residual stream through layer `index`, the shown tokens' rows (the Pipeline view's
   // block), taken from the forward pass on the first request after a run:
-  struct LayerStream {
-    Matrix residual_in;   // (n, d_model): what enters the layer (layer 0: embeddings + positions)
-    Matrix residual_mid;  // (n, d_model): residual_in + the attention output
-    Matrix mlp_output;    // (n, d_model): the MLP of norm₂(residual_mid)
-    Matrix residual_out;  // (n, d_model): residual_mid + mlp_output, the next layer's input
-  };
   const LayerStream& stream(int index) const;
 
  private:
@@ -132,6 +152,21 @@ class ModelRun {
   std::vector<int> shown_;
   std::uint64_t run_count_ = 0;
   double full_run_ms_per_token_ = 0;
+  Matrix X_;  // the shown tokens' embeddings (n, d_model)
+  std::vector<std::string> warnings_;
+  AttentionStack stack_{"decoder self-attention", StackKind::CausalSelf, 0, 0, 0,
+                        TokenSide::Target,        TokenSide::Target};
+  int threads_ = 1;
+  // The selected head's weights the formulas read, copied from the model when first asked.
+  struct HeadWeights {
+    std::uint64_t run = 0;
+    int layer = -1, head = -1;
+    Matrix W_Q, W_K, W_V;  // (d_model, d_head): the head's block (W_K, W_V: its key/value head's)
+    Matrix W_O;            // (n_heads · d_head, d_model)
+    RowVector b_Q, b_K, b_V, b_O;  // empty without biases
+  };
+  const HeadWeights& head_weights(int layer, int head) const;
+  mutable HeadWeights head_weights_;
   mutable std::vector<AdaptedLayer> layers_;
   struct KeptStream {
     std::uint64_t run = 0;  // run_count_ when taken; 0: never

@@ -132,7 +132,7 @@ Result<DecodedSentence> decode_sentence(const Parameters& parameters, const Atte
 
 Result<std::string> variant_to_json(const Scenario& scenario, const Pipeline& pipeline,
                                     const VariantRequest& request) {
-  if (pipeline.model_mode())
+  if (!pipeline.can(Capability::EditableParameters))
     return Status::error("the variants run on the one-layer scenario, not on a real model");
   const AttentionResult& r = pipeline.result();
   const AttentionConfig& c = r.config;

@@ -40,7 +40,7 @@ std::string quoted(const std::string& text) {
   return "'" + text + "'";
 }
 
-struct Run {
+struct AppRun {
   int status = -1;
   std::string errors;
   std::string output;
@@ -48,8 +48,8 @@ struct Run {
 
 // Runs attnviz with the arguments on a virtual screen big enough for the window; `environment`
 // is put before the command ("NAME=value ...").
-Run run_app(const std::vector<std::string>& args, const fs::path& dir, bool with_display = true,
-            const std::string& environment = "") {
+AppRun run_app(const std::vector<std::string>& args, const fs::path& dir, bool with_display = true,
+               const std::string& environment = "") {
   std::string command = environment.empty() ? "" : "env " + environment + " ";
   if (with_display)
     command += "xvfb-run -a -s '-screen 0 3900x2300x24' ";
@@ -59,7 +59,7 @@ Run run_app(const std::vector<std::string>& args, const fs::path& dir, bool with
   for (const std::string& arg : args) command += " " + quoted(arg);
   const fs::path errors = dir / "stderr.txt", output = dir / "stdout.txt";
   command += " > " + quoted(output.string()) + " 2> " + quoted(errors.string());
-  Run run;
+  AppRun run;
   const int raw = std::system(command.c_str());
   run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
   run.errors = testing::read_whole_file(errors);
@@ -121,7 +121,7 @@ struct Screenshot {
 Screenshot screenshot(const fs::path& dir, std::vector<std::string> args) {
   const fs::path png = dir / "shot.png", layout = dir / "layout.json";
   args.insert(args.end(), {"--screenshot", png.string(), "--layout-out", layout.string()});
-  const Run run = run_app(args, dir);
+  const AppRun run = run_app(args, dir);
   INFO("stderr: " << run.errors);
   REQUIRE(run.status == 0);
   return {load_png(png), load_json(layout)};
@@ -320,7 +320,7 @@ TEST_CASE("a malformed scenario file exits with a message and writes no screensh
   const fs::path bad = dir.path / "bad.json";
   std::ofstream(bad) << "{\"target\": ";
   const fs::path png = dir.path / "shot.png";
-  const Run run = run_app({"--scenario", bad.string(), "--screenshot", png.string()}, dir.path);
+  const AppRun run = run_app({"--scenario", bad.string(), "--screenshot", png.string()}, dir.path);
   CHECK(run.status == 1);
   CHECK(run.errors.find("malformed JSON") != std::string::npos);
   CHECK_FALSE(fs::exists(png));
@@ -351,7 +351,7 @@ TEST_CASE("a malformed scenario file opened by a user opens the window and says 
 TEST_CASE("without a display the app says how to run headless") {
   TempDir dir;
   const fs::path png = dir.path / "shot.png";
-  const Run run = run_app({"--screenshot", png.string()}, dir.path, /*with_display=*/false);
+  const AppRun run = run_app({"--screenshot", png.string()}, dir.path, /*with_display=*/false);
   CHECK(run.status != 0);
   CHECK(run.errors.find("xvfb-run") != std::string::npos);
   CHECK_FALSE(fs::exists(png));
@@ -363,7 +363,7 @@ TEST_CASE("every step of every built-in lesson renders") {
     Result<Lesson> lesson = parse_lesson(builtin.json, std::string(builtin.id));
     REQUIRE(lesson.ok());
     TempDir dir;
-    const Run run = run_app(
+    const AppRun run = run_app(
         {"--lesson", std::string(builtin.id), "--screenshot-steps", dir.path.string()}, dir.path);
     INFO("stderr: " << run.errors);
     REQUIRE(run.status == 0);
@@ -385,7 +385,7 @@ TEST_CASE("--screenshot-steps makes its folder, and names it when it cannot") {
   REQUIRE(lesson.ok());
   TempDir dir;
   const fs::path folder = dir.path / "not" / "there" / "yet";
-  const Run run = run_app(
+  const AppRun run = run_app(
       {"--lesson", std::string(builtin.id), "--screenshot-steps", folder.string()}, dir.path);
   INFO("stderr: " << run.errors);
   REQUIRE(run.status == 0);
@@ -399,7 +399,7 @@ TEST_CASE("--screenshot-steps makes its folder, and names it when it cannot") {
   std::ofstream(file) << "not a folder";
   for (const fs::path& blocked : {file, file / "steps"}) {
     CAPTURE(blocked);
-    const Run refused = run_app(
+    const AppRun refused = run_app(
         {"--lesson", std::string(builtin.id), "--screenshot-steps", blocked.string()}, dir.path);
     CHECK(refused.status == 1);
     CHECK(refused.errors.find("cannot make the folder " + blocked.string() +
@@ -411,7 +411,7 @@ TEST_CASE("--screenshot-steps makes its folder, and names it when it cannot") {
 
 TEST_CASE("an unknown lesson is an error before any window opens") {
   TempDir dir;
-  const Run run =
+  const AppRun run =
       run_app({"--lesson", "99", "--screenshot", (dir.path / "x.png").string()}, dir.path, false);
   CHECK(run.status == 1);
   CHECK(run.errors.find("no built-in lesson") != std::string::npos);
@@ -602,7 +602,7 @@ TEST_CASE("an idle app sleeps between the frames it needs") {
   // comes, looking in twice a second (app/session/frame_pacing.hpp). An app drawing as fast as it
   // can, as this one did, draws hundreds of frames here even with a software GL.
   TempDir dir;
-  const Run run =
+  const AppRun run =
       run_app({"--size", "1280x720"}, dir.path, true,
               "ATTNVIZ_EXIT_AFTER=3 ATTNVIZ_STATE_DIR=" + quoted((dir.path / "state").string()));
   INFO("stderr: " << run.errors);
@@ -629,7 +629,7 @@ TEST_CASE("--recover without unsaved work says so") {
 
 TEST_CASE("a bad command-line option is a usage error") {
   TempDir dir;
-  const Run run = run_app({"--size", "12"}, dir.path, false);
+  const AppRun run = run_app({"--size", "12"}, dir.path, false);
   CHECK(run.status == 2);
   CHECK(run.errors.find("--size") != std::string::npos);
 }
@@ -642,7 +642,7 @@ TEST_CASE("text drawn from the string cache looks the same as glyph by glyph") {
   for (const auto& [png, environment] :
        {std::pair{cached, std::string()},
         std::pair{glyphs, std::string("ATTNVIZ_NO_TEXT_CACHE=1")}}) {
-    const Run run =
+    const AppRun run =
         run_app({"--screenshot", png.string(), "--size", "1280x720"}, dir.path, true, environment);
     INFO("stderr: " << run.errors);
     REQUIRE(run.status == 0);
@@ -707,7 +707,7 @@ TEST_CASE("triangles reshaped for a software GL draw the same picture as ImGui's
   const fs::path reshaped = dir.path / "reshaped.png", as_made = dir.path / "as_made.png";
   for (const auto& [png, environment] : {std::pair{reshaped, std::string()},
                                          std::pair{as_made, std::string("ATTNVIZ_NO_RESHAPE=1")}}) {
-    const Run run = run_app(
+    const AppRun run = run_app(
         {"--screenshot", png.string(), "--size", "1280x720", "--scenario", bench_scenario()},
         dir.path, true, environment);
     INFO("stderr: " << run.errors);
@@ -729,9 +729,9 @@ TEST_CASE("windows shown from kept pictures look the same as drawn afresh") {
   for (const auto& [png, environment] :
        {std::pair{kept, std::string()}, std::pair{fresh, std::string("ATTNVIZ_NO_LIST_CACHE=1")}}) {
     const fs::path layout = dir.path / "layout.json";
-    const Run run = run_app({"--screenshot", png.string(), "--size", "1280x720", "--frames", "4",
-                             "--scenario", bench_scenario(), "--layout-out", layout.string()},
-                            dir.path, true, environment);
+    const AppRun run = run_app({"--screenshot", png.string(), "--size", "1280x720", "--frames", "4",
+                                "--scenario", bench_scenario(), "--layout-out", layout.string()},
+                               dir.path, true, environment);
     INFO("stderr: " << run.errors);
     REQUIRE(run.status == 0);
     shown_from_pictures[run_index++] =
@@ -752,9 +752,9 @@ TEST_CASE("a window of heatmaps that did not change is shown from a kept picture
                  layout = dir.path / "layout.json";
   for (const auto& [png, environment] :
        {std::pair{kept, std::string()}, std::pair{fresh, std::string("ATTNVIZ_NO_LIST_CACHE=1")}}) {
-    const Run run = run_app({"--screenshot", png.string(), "--size", "1280x720", "--frames", "4",
-                             "--panels", "heatmaps", "--layout-out", layout.string()},
-                            dir.path, true, environment);
+    const AppRun run = run_app({"--screenshot", png.string(), "--size", "1280x720", "--frames", "4",
+                                "--panels", "heatmaps", "--layout-out", layout.string()},
+                               dir.path, true, environment);
     INFO("stderr: " << run.errors);
     REQUIRE(run.status == 0);
     if (png == kept)  // the menu bar, the centre views and the status bar
@@ -783,12 +783,12 @@ TEST_CASE(
     "while a weight moves every frame the windows it does not change are shown from kept "
     "pictures") {
   TempDir dir;
-  const Run kept = run_app({"--bench-frames", "5", "--scenario", bench_scenario()}, dir.path);
+  const AppRun kept = run_app({"--bench-frames", "5", "--scenario", bench_scenario()}, dir.path);
   INFO("stderr: " << kept.errors);
   REQUIRE(kept.status == 0);
   CHECK(windows_from_kept_pictures(kept.errors) >= 5);
-  const Run fresh = run_app({"--bench-frames", "5", "--scenario", bench_scenario()}, dir.path, true,
-                            "ATTNVIZ_NO_LIST_CACHE=1");
+  const AppRun fresh = run_app({"--bench-frames", "5", "--scenario", bench_scenario()}, dir.path,
+                               true, "ATTNVIZ_NO_LIST_CACHE=1");
   REQUIRE(fresh.status == 0);
   CHECK(windows_from_kept_pictures(fresh.errors) == 0);
 }
@@ -805,7 +805,7 @@ TEST_CASE("every lesson step with kept pictures is the picture drawn afresh") {
   fs::create_directories(fresh);
   for (const auto& [folder, environment] :
        {std::pair{kept, std::string()}, std::pair{fresh, std::string("ATTNVIZ_NO_LIST_CACHE=1")}}) {
-    const Run run =
+    const AppRun run =
         run_app({"--lesson", std::string(builtin.id), "--screenshot-steps", folder.string()},
                 dir.path, true, environment);
     INFO("stderr: " << run.errors);
@@ -822,7 +822,7 @@ TEST_CASE("every lesson step with kept pictures is the picture drawn afresh") {
 
 TEST_CASE("--bench-frames prints the frame-time line") {
   TempDir dir;
-  const Run run = run_app({"--bench-frames", "5", "--size", "800x600"}, dir.path);
+  const AppRun run = run_app({"--bench-frames", "5", "--size", "800x600"}, dir.path);
   INFO("stderr: " << run.errors);
   REQUIRE(run.status == 0);
   const std::regex line(R"(p50_ms=[0-9.]+ p99_ms=[0-9.]+ max_ms=[0-9.]+\n)");
@@ -847,7 +847,7 @@ TEST_CASE("Chinese characters in a sentence are drawn, not replaced by a mark") 
     scenario.target = word;
     scenario.title = "";
     const fs::path png = dir.path / "cjk.png";
-    const Run run = run_app(
+    const AppRun run = run_app(
         {"--screenshot", png.string(), "--scenario", write_scenario(dir.path, scenario).string(),
          "--panels", "input", "--size", "800x600"},
         dir.path);

@@ -49,7 +49,7 @@ TEST_CASE("the worker computes on its own pipeline and swaps it in, the latest r
   REQUIRE(done);
   CHECK(done->version == 1);
   CHECK(done->status);
-  CHECK(front.model_mode());
+  CHECK(front.can(Capability::TrainedWeights));
   CHECK(shown_text(front) == "And\xe2\x90\xa3God\xe2\x90\xa3said");  // ␣ for the spaces
 
   // Three requests at once: the second never starts (the third replaced it).
@@ -94,11 +94,13 @@ TEST_CASE("after a swap the worker catches up: the next request computes only it
   scenario.target += " And God saw";
   worker.request(scenario, 2, 0);
   REQUIRE(worker.collect(front, std::chrono::seconds(20), 2));
-  const ModelRun& run = *front.model();
+  const Run& run = front.current();
+  REQUIRE(run.trained_forward());
+  const TransformerForward& forward = *run.trained_forward();
   // Only the positions after the old text were computed, in every layer.
-  CHECK(run.forward().last_work().first_layer_redone == run.layer_count());
-  CHECK(run.forward().last_work().first_position > 10);
-  CHECK(run.forward().intervention(0, 1).ablated());
+  CHECK(forward.last_work().first_layer_redone == run.layer_count());
+  CHECK(forward.last_work().first_position > 10);
+  CHECK(forward.intervention(0, 1).ablated());
 }
 
 TEST_CASE("a slow model's edit returns at once, the views keep the last result until it comes") {
@@ -128,10 +130,10 @@ TEST_CASE("leaving model mode while a model computes: its result is not shown") 
   state.edit()->set_target("And the earth was without form");
   leave_model(state);
   state.recompute_if_needed();
-  CHECK_FALSE(state.pipeline().model_mode());
+  CHECK_FALSE(state.pipeline().can(Capability::TrainedWeights));
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the model's result is in by now
   for (int frame = 0; frame < 5; ++frame) state.recompute_if_needed();
-  CHECK_FALSE(state.pipeline().model_mode());
+  CHECK_FALSE(state.pipeline().can(Capability::TrainedWeights));
   CHECK(state.pipeline().layer_count() == 1);
 }
 

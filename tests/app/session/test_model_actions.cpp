@@ -11,6 +11,8 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/support/model_run_of.hpp"
+
 #include <filesystem>
 #include <fstream>
 
@@ -44,7 +46,7 @@ TEST_CASE("opening a shipped model keeps the text, is one undo step, and names t
   const std::string text = f.state.document.scenario().target;
   REQUIRE(open_model(f.state, "stories260K"));
   f.frame();
-  REQUIRE(f.state.pipeline().model_mode());
+  REQUIRE(f.state.pipeline().can(Capability::TrainedWeights));
   CHECK(f.state.document.scenario().model->model == "stories260K");
   CHECK(f.state.document.scenario().target == text);
   CHECK(f.state.pipeline().layer_count() == 5);
@@ -55,12 +57,12 @@ TEST_CASE("opening a shipped model keeps the text, is one undo step, and names t
 
   REQUIRE(f.history.undo(f.state, f.now));
   f.state.recompute_if_needed();
-  CHECK_FALSE(f.state.pipeline().model_mode());
+  CHECK_FALSE(f.state.pipeline().can(Capability::TrainedWeights));
   CHECK(scenario_to_json(f.state.document.scenario()) == one_layer);
   CHECK(f.state.pipeline().layer_count() == 1);
   REQUIRE(f.history.redo(f.state));
   f.state.recompute_if_needed();
-  CHECK(f.state.pipeline().model_mode());
+  CHECK(f.state.pipeline().can(Capability::TrainedWeights));
 }
 
 TEST_CASE("a knocked-out head changes the layers above and the prediction, undo restores both") {
@@ -70,7 +72,9 @@ TEST_CASE("a knocked-out head changes the layers above and the prediction, undo 
   f.frame();
   // The pipeline the views read may be another after a recompute (app/session/compute_worker.hpp):
   // it is asked for each time.
-  const auto last_logits = [&] { return f.state.pipeline().model()->forward().last_logits(); };
+  const auto last_logits = [&] {
+    return model_run_of(f.state.pipeline())->forward().last_logits();
+  };
   const RowVector before = last_logits();
   const Matrix layer0 = f.state.pipeline().layer(0).output;
   const Matrix layer1 = f.state.pipeline().layer(1).output;
@@ -111,7 +115,7 @@ TEST_CASE("a model's scenario saves and opens again with its interventions and s
   Fixture other;
   REQUIRE(open_scenario(other.state, other.recent, path));
   other.state.recompute_if_needed();
-  CHECK(other.state.pipeline().model_mode());
+  CHECK(other.state.pipeline().can(Capability::TrainedWeights));
   CHECK(other.state.document.scenario().model == f.state.document.scenario().model);
   CHECK(other.state.selection.layer == 1);
   CHECK(other.state.selection.head == 3);
@@ -142,7 +146,7 @@ TEST_CASE("a model that cannot be opened changes nothing and says why") {
   CHECK(status.message().find("not opened") == 0);
   CHECK(f.state.document.version() == version);
   CHECK(scenario_to_json(f.state.document.scenario()) == before);
-  CHECK_FALSE(f.state.pipeline().model_mode());
+  CHECK_FALSE(f.state.pipeline().can(Capability::TrainedWeights));
 
   // A file naming a missing model: the state keeps what it had.
   const fs::path file = dir.path / "missing.json";
@@ -160,7 +164,7 @@ TEST_CASE("leaving the model returns to the one-layer scenario as it was") {
   f.state.selection.layer = 3;
   leave_model(f.state);
   f.state.recompute_if_needed();
-  CHECK_FALSE(f.state.pipeline().model_mode());
+  CHECK_FALSE(f.state.pipeline().can(Capability::TrainedWeights));
   CHECK(f.state.selection.layer == 0);
   CHECK(scenario_to_json(f.state.document.scenario()) == one_layer);
 }
@@ -176,7 +180,9 @@ TEST_CASE(
   REQUIRE(open_model(f.state, "stories260K"));
   f.state.edit()->set_target("Once upon a time there was a little girl");
   f.frame();
-  const auto last_logits = [&] { return f.state.pipeline().model()->forward().last_logits(); };
+  const auto last_logits = [&] {
+    return model_run_of(f.state.pipeline())->forward().last_logits();
+  };
   const RowVector before = last_logits();
   const Matrix layer1 = f.state.pipeline().layer(1).heads[2].weights;
 
@@ -188,8 +194,9 @@ TEST_CASE(
   CHECK(f.state.unsaved());
   CHECK((f.state.pipeline().layer(1).heads[2].weights - layer1).cwiseAbs().maxCoeff() < 1e-5f);
   CHECK((last_logits() - before).cwiseAbs().maxCoeff() > 1e-4f);
-  CHECK(f.state.pipeline().model()->model().transformer.head_weight(2, 3, HeadMatrix::Query, 0,
-                                                                    0) == 4.0f);
+  CHECK(model_run_of(f.state.pipeline())
+            ->model()
+            .transformer.head_weight(2, 3, HeadMatrix::Query, 0, 0) == 4.0f);
   CHECK(shape_summary(f.state).find("1 weight edited") != std::string::npos);
   // What is not a number is no edit.
   const std::uint64_t version = f.state.document.version();
@@ -209,7 +216,7 @@ TEST_CASE(
   std::vector<float> zeros(64 * 8, 0.0f);
   f.state.edit()->set_model_weight_block(0, HeadMatrix::Value, 1, 64, 8, zeros.data());
   f.frame();
-  const int token = f.state.pipeline().model()->model_tokens()[3].id;
+  const int token = model_run_of(f.state.pipeline())->model_tokens()[3].id;
   f.state.edit()->set_model_embedding({token, 7, -1.25f});
   f.frame();
   CHECK(f.state.document.scenario().model->weight_edits.size() == 1 + 64 * 8);
@@ -223,8 +230,9 @@ TEST_CASE(
   REQUIRE(open_scenario(other.state, other.recent, path));
   other.state.recompute_if_needed();
   CHECK(other.state.document.scenario().model == f.state.document.scenario().model);
-  CHECK((other.state.pipeline().model()->forward().last_logits() - edited).cwiseAbs().maxCoeff() <
-        1e-4f);
+  CHECK((model_run_of(other.state.pipeline())->forward().last_logits() - edited)
+            .cwiseAbs()
+            .maxCoeff() < 1e-4f);
 
   // Reset model: every weight as trained, one undo step.
   f.state.edit()->reset_model_weights();

@@ -6,8 +6,13 @@
 #include <string>
 
 #include "core/figures/views.hpp"
+#include "core/pipeline/model_run.hpp"
+#include "core/pipeline/one_layer_run.hpp"
 
 using namespace attnviz::view;
+using attnviz::Capabilities;
+using attnviz::ModelRun;
+using attnviz::OneLayerRun;
 
 TEST_CASE("slot names are the --panels names, and parse back") {
   std::string all;
@@ -54,13 +59,22 @@ TEST_CASE("views: unique names and titles, the View menu's order, every slot dra
 }
 
 TEST_CASE("a real model's dashboard has its Weights panel, the Next token view is a model's") {
-  CHECK(slot_shows_mode(Slot::Weights, false));
-  CHECK(slot_shows_mode(Slot::Weights, true));
-  CHECK(slot_shows_mode(Slot::Centre, true));
-  CHECK(slot_shows_mode(Slot::Input, true));
-  CHECK_FALSE(view_info(ViewId::NextToken).one_layer);
-  CHECK(view_info(ViewId::Model).one_layer);
-  CHECK(view_info(ViewId::Model).real_model);
-  CHECK(view_info(ViewId::Pipeline).real_model);
-  CHECK(view_info(ViewId::Geometry).real_model);
+  // What the two built-in runs can do, as they say it (core/pipeline/run.hpp).
+  const Capabilities one_layer = OneLayerRun().capabilities();
+  const Capabilities model = ModelRun().capabilities();
+  CHECK(slot_shows(Slot::Weights, one_layer));
+  CHECK(slot_shows(Slot::Weights, model));
+  CHECK(slot_shows(Slot::Centre, model));
+  CHECK(slot_shows(Slot::Input, model));
+  CHECK_FALSE(view_shows(view_info(ViewId::NextToken), one_layer));
+  CHECK(view_shows(view_info(ViewId::NextToken), model));
+  CHECK_FALSE(view_shows(view_info(ViewId::Layers), one_layer));
+  CHECK(view_shows(view_info(ViewId::Cheaper), one_layer));
+  CHECK_FALSE(view_shows(view_info(ViewId::Cheaper), model));
+  for (const ViewId id : {ViewId::Model, ViewId::Pipeline, ViewId::Geometry, ViewId::Heatmaps}) {
+    CHECK(view_shows(view_info(id), one_layer));
+    CHECK(view_shows(view_info(id), model));
+    // A run that can do nothing in particular (a toy family) still has these views.
+    CHECK(view_shows(view_info(id), Capabilities{}));
+  }
 }

@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/support/model_run_of.hpp"
+
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -35,8 +37,8 @@ float largest_difference(const Matrix& a, const Matrix& b) {
 TEST_CASE("model mode: stories260K's layers are adapted head by head, grouped-query heads shared") {
   Pipeline pipeline;
   REQUIRE(pipeline.run(model_scenario("stories260K", "Once upon a time there was a cat")));
-  REQUIRE(pipeline.model_mode());
-  const ModelRun& run = *pipeline.model();
+  REQUIRE(pipeline.can(Capability::TrainedWeights));
+  const ModelRun& run = *model_run_of(pipeline);
   const TransformerConfig& config = run.model().transformer.config();
   CHECK(pipeline.layer_count() == config.n_layers);
   const auto n = static_cast<Eigen::Index>(pipeline.target().tokens.size());
@@ -128,7 +130,7 @@ TEST_CASE("model mode: a missing model or a head it lacks is an error, and the l
   Status status = pipeline.run(missing);
   REQUIRE(!status);
   CHECK(status.message().find("no-such-model") != std::string::npos);
-  CHECK(pipeline.model_mode());
+  CHECK(pipeline.can(Capability::TrainedWeights));
   CHECK(pipeline.target().tokens.size() == tokens);
 
   Scenario wrong_layer = model_scenario("gpt2-kjv-tiny", "And God said, let there be light");
@@ -157,8 +159,8 @@ TEST_CASE(
   Result<Scenario> one_layer = parse_scenario(builtin_scenario_json());
   REQUIRE(one_layer.ok());
   REQUIRE(pipeline.run(*one_layer));
-  CHECK(!pipeline.model_mode());
-  CHECK(pipeline.model() == nullptr);
+  CHECK(!pipeline.can(Capability::TrainedWeights));
+  CHECK(model_run_of(pipeline) == nullptr);
   CHECK(pipeline.layer_count() == 1);
   CHECK(pipeline.target().tokens.size() == 5);
   CHECK(pipeline.result().n_query == 5);
@@ -173,7 +175,7 @@ TEST_CASE("model mode: special tokens hidden from the views, as the model read t
   scenario.model->hide_special_tokens = true;
   Pipeline hidden;
   REQUIRE(hidden.run(scenario));
-  const ModelRun& run = *hidden.model();
+  const ModelRun& run = *model_run_of(hidden);
   CHECK(run.hides_tokens());
   CHECK(static_cast<Eigen::Index>(hidden.target().tokens.size()) == n - 1);
   CHECK(hidden.target().tokens.front().text == all.target().tokens[1].text);
@@ -204,7 +206,7 @@ TEST_CASE("model mode: special tokens hidden from the views, as the model read t
   Pipeline only;
   REQUIRE(only.run(empty));
   CHECK(only.target().tokens.size() == 1);
-  CHECK_FALSE(only.model()->hides_tokens());
+  CHECK_FALSE(model_run_of(only)->hides_tokens());
 }
 
 }  // namespace attnviz
@@ -240,18 +242,18 @@ TEST_CASE("model mode: weight edits change a copy of the model, from the layer t
   Pipeline pipeline, untouched;
   REQUIRE(pipeline.run(scenario));
   REQUIRE(untouched.run(scenario));
-  const std::vector<int> tokens = pipeline.model()->forward().tokens();
-  const RowVector original = pipeline.model()->forward().last_logits();
+  const std::vector<int> tokens = model_run_of(pipeline)->forward().tokens();
+  const RowVector original = model_run_of(pipeline)->forward().last_logits();
   const Matrix layer0 = pipeline.layer(0).output;
-  const TransformerConfig& config = pipeline.model()->model().transformer.config();
+  const TransformerConfig& config = model_run_of(pipeline)->model().transformer.config();
   REQUIRE(config.n_kv_heads < config.n_heads);
 
   // One cell of layer 1's W_K, key/value head 0: both query heads of its group read it.
   const float on_disk =
-      pipeline.model()->model().transformer.head_weight(1, 0, HeadMatrix::Key, 2, 3);
+      model_run_of(pipeline)->model().transformer.head_weight(1, 0, HeadMatrix::Key, 2, 3);
   scenario.model->set_weight({1, HeadMatrix::Key, 0, 2, 3, on_disk + 2.0f});
   REQUIRE(pipeline.run(scenario));
-  const ModelRun& run = *pipeline.model();
+  const ModelRun& run = *model_run_of(pipeline);
   CHECK(run.forward().last_work().first_layer_redone == 1);
   CHECK(run.model().transformer.head_weight(1, 1, HeadMatrix::Key, 2, 3) == on_disk + 2.0f);
   CHECK(run.model().transformer.weights_on_disk().layers[1].key.at(2, 3) == on_disk);
@@ -265,8 +267,8 @@ TEST_CASE("model mode: weight edits change a copy of the model, from the layer t
   scenario.model->set_weight({0, HeadMatrix::Output, 3, 1, 4, -0.75f});
   scenario.model->set_embedding({tokens[2], 5, 1.5f});
   REQUIRE(pipeline.run(scenario));
-  CHECK(pipeline.model()->forward().last_work().first_layer_redone == 0);
-  CHECK((pipeline.model()->forward().last_logits() - fresh_logits(*scenario.model, tokens))
+  CHECK(model_run_of(pipeline)->forward().last_work().first_layer_redone == 0);
+  CHECK((model_run_of(pipeline)->forward().last_logits() - fresh_logits(*scenario.model, tokens))
             .cwiseAbs()
             .maxCoeff() < 1e-5f);
 
@@ -274,18 +276,19 @@ TEST_CASE("model mode: weight edits change a copy of the model, from the layer t
   scenario.model->weight_edits.clear();
   scenario.model->embedding_edits.clear();
   REQUIRE(pipeline.run(scenario));
-  CHECK((pipeline.model()->forward().last_logits() - original).cwiseAbs().maxCoeff() == 0.0f);
+  CHECK((model_run_of(pipeline)->forward().last_logits() - original).cwiseAbs().maxCoeff() == 0.0f);
   // The shared model was never changed.
   REQUIRE(untouched.run(scenario));
-  CHECK((untouched.model()->forward().last_logits() - original).cwiseAbs().maxCoeff() == 0.0f);
+  CHECK((model_run_of(untouched)->forward().last_logits() - original).cwiseAbs().maxCoeff() ==
+        0.0f);
 }
 
 TEST_CASE("model mode: an edit of a cell the model lacks is an error, and nothing changes") {
   Scenario scenario = model_scenario("stories260K", "Once upon a time");
   Pipeline pipeline;
   REQUIRE(pipeline.run(scenario));
-  const RowVector before = pipeline.model()->forward().last_logits();
-  const TransformerConfig& config = pipeline.model()->model().transformer.config();
+  const RowVector before = model_run_of(pipeline)->forward().last_logits();
+  const TransformerConfig& config = model_run_of(pipeline)->model().transformer.config();
 
   Scenario wrong = scenario;
   wrong.model->set_weight({0, HeadMatrix::Query, 0, 0, 0, 1.0f});  // a good one first
@@ -305,7 +308,7 @@ TEST_CASE("model mode: an edit of a cell the model lacks is an error, and nothin
   status = pipeline.run(wrong);
   REQUIRE(!status);
   CHECK(status.message().find("vocabulary has") != std::string::npos);
-  CHECK((pipeline.model()->forward().last_logits() - before).cwiseAbs().maxCoeff() == 0.0f);
+  CHECK((model_run_of(pipeline)->forward().last_logits() - before).cwiseAbs().maxCoeff() == 0.0f);
 }
 
 }  // namespace attnviz
@@ -317,13 +320,13 @@ namespace attnviz {
 TEST_CASE("model mode: the residual stream through a layer adds up, and n is its RMSNorm") {
   Pipeline pipeline;
   REQUIRE(pipeline.run(model_scenario("stories260K", "Once upon a time there was a cat")));
-  const ModelRun& run = *pipeline.model();
+  const ModelRun& run = *model_run_of(pipeline);
   const Transformer& transformer = run.model().transformer;
   const TransformerConfig& config = transformer.config();
   REQUIRE(config.norm == NormKind::RMSNorm);
   for (int layer = 0; layer < config.n_layers; ++layer) {
     CAPTURE(layer);
-    const ModelRun::LayerStream& s = run.stream(layer);
+    const LayerStream& s = run.stream(layer);
     CHECK(largest_difference(s.residual_mid, s.residual_in + pipeline.layer(layer).output) < 1e-5f);
     CHECK(largest_difference(s.residual_out, s.residual_mid + s.mlp_output) < 1e-5f);
     if (layer + 1 < config.n_layers)

@@ -1,0 +1,58 @@
+#include "core/pipeline/run.hpp"
+
+#include "core/document/scenario.hpp"
+
+#include <atomic>
+#include <mutex>
+
+namespace attnviz {
+
+const std::vector<EmbeddingSource>& Run::target_sources() const {
+  static const std::vector<EmbeddingSource> none;
+  return none;
+}
+
+const std::vector<int>& Run::shown_positions() const {
+  const std::size_t n = sequence_length();
+  if (identity_positions_.size() != n) {
+    identity_positions_.resize(n);
+    for (std::size_t i = 0; i < n; ++i) identity_positions_[i] = static_cast<int>(i);
+  }
+  return identity_positions_;
+}
+
+namespace {
+
+struct Families {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<RunFamily>> registered;  // in the order they came; never removed
+};
+
+Families& families() {
+  static Families instance;
+  return instance;
+}
+
+}  // namespace
+
+void register_run_family(RunFamily family) {
+  Families& all = families();
+  const std::lock_guard lock(all.mutex);
+  all.registered.push_back(std::make_unique<RunFamily>(std::move(family)));
+}
+
+std::vector<const RunFamily*> run_families() {
+  Families& all = families();
+  const std::lock_guard lock(all.mutex);
+  std::vector<const RunFamily*> out;
+  for (auto it = all.registered.rbegin(); it != all.registered.rend(); ++it)
+    out.push_back(it->get());
+  return out;
+}
+
+std::uint64_t next_run_number() {
+  static std::atomic<std::uint64_t> next{1};
+  return next++;
+}
+
+}  // namespace attnviz
