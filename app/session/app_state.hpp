@@ -131,6 +131,9 @@ struct FrameLayout {
   int heatmap_head = -1;
   // The Pipeline view's tiles' titles in order, when it was drawn (the GUI tests read them).
   std::vector<std::string> pipeline_titles;
+  // The views drawn this frame (by name), and those whose needs the run lacks, which said so in
+  // their place (core/figures/views.hpp).
+  std::vector<std::string> views_drawn, views_lacking;
   // The Geometry view's plot, when it was drawn: "flat", "space", "approximate" or "plane" (a
   // real model's: the plane of the selected query and key `geometry_plane_key`).
   std::string geometry_mode;

@@ -87,13 +87,34 @@ std::string model_summary(const AppState& state, const Run& run, const Model& mo
   return text;
 }
 
+// Any other run, from what every run says of itself: its stacks and the selected layer's shapes
+// ("random self-attention · 5 tokens · 2 layers × 3 heads · d_model 4, d_head 2 · showing
+// layer 1").
+std::string run_summary(const AppState& state, const Run& run) {
+  std::string text;
+  for (const AttentionStack& stack : run.stacks()) text += (text.empty() ? "" : ", ") + stack.name;
+  text += kDot + count(static_cast<long long>(run.target().tokens.size()), "token", "tokens");
+  const int layers = run.layer_count();
+  const AttentionConfig& c = run.layer(std::clamp(state.selection.layer, 0, layers - 1)).config;
+  text += kDot + count(layers, "layer", "layers") + " \xc3\x97 " + count(c.heads, "head", "heads");
+  text += kDot + std::string("d_model ") + std::to_string(c.d_model) + ", d_head " +
+          std::to_string(c.d_k);
+  if (layers > 1)
+    text += kDot + std::string("showing layer ") + std::to_string(state.selection.layer + 1);
+  return text;
+}
+
 }  // namespace
 
 std::string shape_summary(const AppState& state) {
   if (!state.computed.downloading.empty())
     return "downloading the model " + state.computed.downloading + "\xe2\x80\xa6";
-  if (const Model* model = state.pipeline().current().trained_model())
-    return model_summary(state, state.pipeline().current(), *model);
+  const Run& run = state.pipeline().current();
+  if (const Model* model = run.trained_model()) return model_summary(state, run, *model);
+  if (!run.can(Capability::EditableParameters)) {
+    if (!state.computed.has_result) return "";
+    return run_summary(state, run);
+  }
   const Scenario& scenario = state.document.scenario();
   const AttentionConfig& config = scenario.config;
   std::string text = scenario.mode == Mode::Cross ? "cross-attention" : "self-attention";

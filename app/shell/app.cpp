@@ -308,6 +308,8 @@ void App::frame() {
   state.frame.layout.labels = {};
   state.frame.layout.model_grid = {};
   state.frame.layout.pipeline_titles.clear();
+  state.frame.layout.views_drawn.clear();
+  state.frame.layout.views_lacking.clear();
   state.frame.layout.tabs.clear();
   state.frame.layout.sentence_field = {};
   state.frame.layout.geometry_mode.clear();

@@ -108,6 +108,8 @@ nlohmann::ordered_json layout_json(Shell& shell, int width, int height) {
     layout["model_grid"] = std::move(model_grid);
   }
   layout["pipeline_titles"] = state.frame.layout.pipeline_titles;
+  layout["views_drawn"] = state.frame.layout.views_drawn;
+  layout["views_lacking"] = state.frame.layout.views_lacking;
   layout["centre_view"] = std::string(to_string(state.ui.center_view));
   // What the app remembers between runs: the recent files, and unsaved work offered back.
   layout["recent_files"] = shell.recent.entries();

@@ -181,10 +181,13 @@ void draw_window(Shell& shell, PanelContext& context, const view::DashboardWindo
     if (awaiting && slot != view::Slot::Input && slot != view::Slot::Weights &&
         slot != view::Slot::Lesson)
       draw_cover();
-    else if (!view::view_shows(*hosted.view, state.pipeline().current().capabilities()))
+    else if (!view::view_shows(*hosted.view, state.pipeline().current().capabilities())) {
       draw_needs_note(*hosted.view);
-    else
+      state.frame.layout.views_lacking.emplace_back(hosted.view->name);
+    } else {
       hosted.panel->draw_content(state, context);
+      state.frame.layout.views_drawn.emplace_back(hosted.view->name);
+    }
   };
   const bool with_tabs = views.size() > 1;
   if (!with_tabs) {

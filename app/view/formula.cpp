@@ -452,13 +452,15 @@ ExplainedCell explain_cell(const BlockStage& stage, Eigen::Index i, Eigen::Index
   using Kind = StageRecipe::Kind;
   const StageRecipe& recipe = stage.recipe;
   const float value = (*stage.matrix)(i, j);
-  const std::string query = token_name(StageAxis::Queries, i);
+  // Token i of the rows, token j of the columns: asked only where rows or columns are tokens.
+  const auto query = [&] { return token_name(StageAxis::Queries, i); };
   const auto key = [&] { return token_name(StageAxis::Keys, j); };
   const auto row_name = [&] { return token_name(stage.rows, i); };
   // ", layer 2": the layer, in a run of more than one.
   const std::string in_layer =
       recipe.layer >= 0 ? ", layer " + std::to_string(shown_number(recipe.layer)) : "";
-  const std::string pair = "query \"" + query + "\" \xe2\x86\x92 key \"" + key() + "\"";
+  // Only for stages whose columns are keys: another stage's column j is no token.
+  const auto pair = [&] { return "query \"" + query() + "\" \xe2\x86\x92 key \"" + key() + "\""; };
   const HeadResult* h = recipe.head_result;
   const AttentionConfig* c = recipe.config;
   ExplainedCell out;
@@ -480,7 +482,7 @@ ExplainedCell explain_cell(const BlockStage& stage, Eigen::Index i, Eigen::Index
     }
     case Kind::Residual:
       out.heading =
-          "\"" + query + "\" entering layer " + std::to_string(shown_number(recipe.layer));
+          "\"" + query() + "\" entering layer " + std::to_string(shown_number(recipe.layer));
       out.formula = cell_name("x", i, j) + " = " + format_number(value, 3) +
                     (recipe.layer > 0 ? ": the residual stream after layer " +
                                             std::to_string(shown_number(recipe.layer - 1))
@@ -489,7 +491,7 @@ ExplainedCell explain_cell(const BlockStage& stage, Eigen::Index i, Eigen::Index
       break;
     case Kind::Norm:
       out.heading =
-          "\"" + query + "\" normalized (" + (recipe.layer_norm ? "LayerNorm" : "RMSNorm") + ")";
+          "\"" + query() + "\" normalized (" + (recipe.layer_norm ? "LayerNorm" : "RMSNorm") + ")";
       if (recipe.input && recipe.gamma)
         out.formula = norm_formula(recipe.layer_norm, recipe.input->row(i).data(),
                                    recipe.input->cols(), i, j, recipe.gamma[j],
@@ -507,20 +509,20 @@ ExplainedCell explain_cell(const BlockStage& stage, Eigen::Index i, Eigen::Index
     }
     case Kind::Scores: {
       static const HeadParameters no_parameters{};
-      out.heading = "score: " + pair;
+      out.heading = "score: " + pair();
       if (h && c && (c->compatibility != Compatibility::Additive || recipe.parameters))
         out.formula = score_formula(c->compatibility, *h,
                                     recipe.parameters ? *recipe.parameters : no_parameters, i, j);
       break;
     }
     case Kind::Scaling:
-      out.heading = "scaled score: " + pair;
+      out.heading = "scaled score: " + pair();
       if (h && c)
         out.formula = scaled_formula(c->compatibility, c->d_k, c->temperature, i, j,
                                      h->raw_scores(i, j), value);
       break;
     case Kind::Mask: {
-      out.heading = "masked score: " + pair;
+      out.heading = "masked score: " + pair();
       if (h && c) {
         const MaskReason reason =
             is_masked(value) ? mask_reason(c->causal, i, j) : MaskReason::None;
@@ -530,7 +532,7 @@ ExplainedCell explain_cell(const BlockStage& stage, Eigen::Index i, Eigen::Index
     }
     case Kind::Softmax:
     case Kind::Hardmax:
-      out.heading = "weight: " + pair;
+      out.heading = "weight: " + pair();
       if (h)
         out.formula = recipe.kind == Kind::Hardmax
                           ? hardmax_formula(h->masked_scores.row(i).data(), h->masked_scores.cols(),
@@ -539,19 +541,19 @@ ExplainedCell explain_cell(const BlockStage& stage, Eigen::Index i, Eigen::Index
                                             i, j, value);
       break;
     case Kind::SetPattern:
-      out.heading = "weight: query \"" + query + "\", set by hand";
+      out.heading = "weight: query \"" + query() + "\", set by hand";
       out.formula = "\xce\xb1" + cell_name("", i, j) + " = " + format_number(value, 3) +
                     (recipe.pattern == HeadIntervention::Pattern::Uniform
                          ? ": every key up to the query alike (the pattern was set to uniform)"
                          : ": all on the previous token (the pattern was set to previous token)");
       break;
     case Kind::WeightedSum:
-      out.heading =
-          "output of head " + std::to_string(shown_number(recipe.head)) + " for \"" + query + "\"";
+      out.heading = "output of head " + std::to_string(shown_number(recipe.head)) + " for \"" +
+                    query() + "\"";
       if (h) out.formula = head_output_formula(h->weights, h->V, i, j, value);
       break;
     case Kind::Concat: {
-      out.heading = "every head's output side by side, \"" + query + "\"";
+      out.heading = "every head's output side by side, \"" + query() + "\"";
       out.formula = concat_formula(recipe.d_v, i, j, value);
       const std::size_t of = recipe.d_v > 0 ? static_cast<std::size_t>(j / recipe.d_v) : 0;
       const float scale = of < recipe.head_scales.size() ? recipe.head_scales[of] : 1.0f;
@@ -562,8 +564,8 @@ ExplainedCell explain_cell(const BlockStage& stage, Eigen::Index i, Eigen::Index
       break;
     }
     case Kind::OutputProjection: {
-      out.heading = recipe.layer >= 0 ? "the attention output for \"" + query + "\"" + in_layer
-                                      : "the layer's output for \"" + query + "\"";
+      out.heading = recipe.layer >= 0 ? "the attention output for \"" + query() + "\"" + in_layer
+                                      : "the layer's output for \"" + query() + "\"";
       if (!recipe.other || !recipe.weight) break;
       const bool biased = recipe.bias && recipe.bias->size() > 0;
       const float bias = biased ? (*recipe.bias)(j) : 0.0f;
@@ -576,14 +578,14 @@ ExplainedCell explain_cell(const BlockStage& stage, Eigen::Index i, Eigen::Index
     case Kind::Sum:
       out.heading =
           stage.id == StageId::ResidualOut
-              ? "\"" + query + "\" leaving layer " + std::to_string(shown_number(recipe.layer))
-              : "\"" + query + "\" after attention" + in_layer;
+              ? "\"" + query() + "\" leaving layer " + std::to_string(shown_number(recipe.layer))
+              : "\"" + query() + "\" after attention" + in_layer;
       if (recipe.input && recipe.other)
         out.formula = sum_formula(recipe.result_name, recipe.input_name, recipe.other_name, i, j,
                                   (*recipe.input)(i, j), (*recipe.other)(i, j), value);
       break;
     case Kind::Mlp:
-      out.heading = "the MLP's output for \"" + query + "\"" + in_layer;
+      out.heading = "the MLP's output for \"" + query() + "\"" + in_layer;
       out.formula = cell_name("m", i, j) + " = " + format_number(value, 3) +
                     ": norm\xe2\x82\x82(x\xe2\x80\xb2) through " + std::to_string(recipe.d_ff) +
                     " hidden units (" + (recipe.swiglu ? "SwiGLU" : "GELU") + ") and back to " +

@@ -420,7 +420,7 @@ const ModelRun::HeadWeights& ModelRun::head_weights(int layer, int head) const {
 //   x → n = norm₁(x) → Q K V (RoPE; the shared key/value head) → S → scaled → masked → α → α·V
 //     → concat → ·W_O + b → x′ = x + attn → m = MLP(norm₂(x′)) → x″ = x′ + m
 void ModelRun::block_stages(int layer, int head, std::vector<BlockStage>& stages) const {
-  stages.clear();
+  stages.clear();  // (also when the layer or head is not there)
   if (!opened_ || layer < 0 || layer >= layer_count()) return;
   const AttentionResult& r = this->layer(layer);
   if (head < 0 || static_cast<std::size_t>(head) >= r.heads.size()) return;
@@ -433,33 +433,19 @@ void ModelRun::block_stages(int layer, int head, std::vector<BlockStage>& stages
   const HeadIntervention change = forward_->intervention(layer, head);
   const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
   const HeadWeights& w = head_weights(layer, head);
-  const auto add = [&](StageId id, std::string title, const Matrix& m, StageAxis rows,
-                       StageAxis cols, StageJoin join) -> BlockStage& {
-    BlockStage& stage = stages.emplace_back();
-    stage.id = id;
-    stage.title = std::move(title);
-    stage.matrix = &m;
-    stage.rows = rows;
-    stage.cols = cols;
-    stage.join = join;
-    stage.recipe.layer = layer;
-    stage.recipe.head = head;
-    stage.recipe.config = &r.config;
-    stage.recipe.head_result = &h;
-    return stage;
-  };
+  StageList list(stages, layer, head, r);
   const auto n = [](int index) { return std::to_string(index + 1); };  // as the app counts
 
-  BlockStage& x = add(StageId::Residual,
-                      layer == 0 ? (rotary ? "x = embedding" : "x = embed + position")
-                                 : "x (layer " + n(layer - 1) + "'s output)",
-                      s.residual_in, StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
+  BlockStage& x = list.add(StageId::Residual,
+                           layer == 0 ? (rotary ? "x = embedding" : "x = embed + position")
+                                      : "x (layer " + n(layer - 1) + "'s output)",
+                           s.residual_in, StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
   x.recipe.kind = StageRecipe::Kind::Residual;
   x.recipe.rotary = rotary;
   const bool layer_norm = config.norm == NormKind::LayerNorm;
   BlockStage& norm =
-      add(StageId::Norm, std::string("n = ") + (layer_norm ? "LayerNorm" : "RMSNorm") + "(x)",
-          layer_input(layer), StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
+      list.add(StageId::Norm, std::string("n = ") + (layer_norm ? "LayerNorm" : "RMSNorm") + "(x)",
+               layer_input(layer), StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
   norm.recipe.kind = StageRecipe::Kind::Norm;
   norm.recipe.input = &s.residual_in;
   norm.recipe.layer_norm = layer_norm;
@@ -487,75 +473,76 @@ void ModelRun::block_stages(int layer, int head, std::vector<BlockStage>& stages
     stage.recipe.rope_theta = config.rope_theta;
     stage.recipe.positions = &shown_;
   };
-  projection(add(StageId::Q, "Q = " + form("Q", rotary), h.Q, StageAxis::Queries, StageAxis::Other,
-                 StageJoin::Arrow),
+  projection(list.add(StageId::Q, "Q = " + form("Q", rotary), h.Q, StageAxis::Queries,
+                      StageAxis::Other, StageJoin::Arrow),
              w.W_Q, w.b_Q, "Q", "W_Q", rotary);
-  BlockStage& k = add(StageId::K, "K = " + form("K", rotary) + shared, h.K, StageAxis::Keys,
-                      StageAxis::Other, StageJoin::Gap);
+  BlockStage& k = list.add(StageId::K, "K = " + form("K", rotary) + shared, h.K, StageAxis::Keys,
+                           StageAxis::Other, StageJoin::Gap);
   projection(k, w.W_K, w.b_K, "K", "W_K", rotary);
   k.recipe.kv_head = grouped ? config.kv_head_of(head) : -1;
-  BlockStage& v = add(StageId::V, "V = " + form("V", false) + shared, h.V, StageAxis::Keys,
-                      StageAxis::Other, StageJoin::Gap);  // V is not turned
+  BlockStage& v = list.add(StageId::V, "V = " + form("V", false) + shared, h.V, StageAxis::Keys,
+                           StageAxis::Other, StageJoin::Gap);  // V is not turned
   projection(v, w.W_V, w.b_V, "V", "W_V", false);
   v.recipe.kv_head = k.recipe.kv_head;
 
-  add(StageId::Scores, "S = QK\xe2\x8a\xa4", h.raw_scores, StageAxis::Queries, StageAxis::Keys,
-      StageJoin::Arrow)
+  list.add(StageId::Scores, "S = QK\xe2\x8a\xa4", h.raw_scores, StageAxis::Queries, StageAxis::Keys,
+           StageJoin::Arrow)
       .recipe.kind = StageRecipe::Kind::Scores;
-  add(StageId::Scaled,
-      std::string(scaling_stage_name(r.config.compatibility, r.config.temperature)),
-      h.scaled_scores, StageAxis::Queries, StageAxis::Keys, StageJoin::Arrow)
+  list.add(StageId::Scaled,
+           std::string(scaling_stage_name(r.config.compatibility, r.config.temperature)),
+           h.scaled_scores, StageAxis::Queries, StageAxis::Keys, StageJoin::Arrow)
       .recipe.kind = StageRecipe::Kind::Scaling;
-  add(StageId::Masked, "causal mask", h.masked_scores, StageAxis::Queries, StageAxis::Keys,
-      StageJoin::Arrow)
+  list.add(StageId::Masked, "causal mask", h.masked_scores, StageAxis::Queries, StageAxis::Keys,
+           StageJoin::Arrow)
       .recipe.kind = StageRecipe::Kind::Mask;
-  BlockStage& alpha =
-      add(StageId::Weights,
-          change.pattern == HeadIntervention::Pattern::Uniform         ? "\xce\xb1 = uniform (set)"
-          : change.pattern == HeadIntervention::Pattern::PreviousToken ? "\xce\xb1 = previous (set)"
-                                                                       : "\xce\xb1 = softmax",
-          h.weights, StageAxis::Queries, StageAxis::Keys, StageJoin::Arrow);
+  BlockStage& alpha = list.add(
+      StageId::Weights,
+      change.pattern == HeadIntervention::Pattern::Uniform         ? "\xce\xb1 = uniform (set)"
+      : change.pattern == HeadIntervention::Pattern::PreviousToken ? "\xce\xb1 = previous (set)"
+                                                                   : "\xce\xb1 = softmax",
+      h.weights, StageAxis::Queries, StageAxis::Keys, StageJoin::Arrow);
   alpha.probabilities = true;
   alpha.recipe.kind = change.pattern == HeadIntervention::Pattern::Computed
                           ? StageRecipe::Kind::Softmax
                           : StageRecipe::Kind::SetPattern;
   alpha.recipe.pattern = change.pattern;
-  add(StageId::HeadOutput, "\xce\xb1\xc2\xb7V", h.output, StageAxis::Queries, StageAxis::Other,
-      StageJoin::Arrow)
+  list.add(StageId::HeadOutput, "\xce\xb1\xc2\xb7V", h.output, StageAxis::Queries, StageAxis::Other,
+           StageJoin::Arrow)
       .recipe.kind = StageRecipe::Kind::WeightedSum;
   std::string concat_title = "concat";
   if (change.output_scale != 1.0f) {
     concat_title = "concat (\xc3\x97" + view::format_number(change.output_scale, 2) + ")";
   }
-  BlockStage& concat = add(StageId::Concat, concat_title, r.concat, StageAxis::Queries,
-                           StageAxis::Other, StageJoin::Arrow);
+  BlockStage& concat = list.add(StageId::Concat, concat_title, r.concat, StageAxis::Queries,
+                                StageAxis::Other, StageJoin::Arrow);
   concat.recipe.kind = StageRecipe::Kind::Concat;
   concat.recipe.d_v = config.d_head;
   for (int of = 0; of < config.n_heads; ++of)
     concat.recipe.head_scales.push_back(forward_->intervention(layer, of).output_scale);
   BlockStage& output =
-      add(StageId::Output, biases ? "attn = \xc2\xb7W_O + b" : "attn = \xc2\xb7W_O", r.output,
-          StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
+      list.add(StageId::Output, biases ? "attn = \xc2\xb7W_O + b" : "attn = \xc2\xb7W_O", r.output,
+               StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
   output.recipe.kind = StageRecipe::Kind::OutputProjection;
   output.recipe.other = &r.concat;
   output.recipe.weight = &w.W_O;
   output.recipe.bias = &w.b_O;
-  BlockStage& mid = add(StageId::ResidualMid, "x\xe2\x80\xb2 = x + attn", s.residual_mid,
-                        StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
+  BlockStage& mid = list.add(StageId::ResidualMid, "x\xe2\x80\xb2 = x + attn", s.residual_mid,
+                             StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
   mid.recipe.kind = StageRecipe::Kind::Sum;
   mid.recipe.input = &s.residual_in;
   mid.recipe.other = &r.output;
   mid.recipe.result_name = "x\xe2\x80\xb2";
   mid.recipe.input_name = "x";
   mid.recipe.other_name = "attn";
-  BlockStage& mlp = add(StageId::Mlp, "m = MLP(norm\xe2\x82\x82(x\xe2\x80\xb2))", s.mlp_output,
-                        StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
+  BlockStage& mlp = list.add(StageId::Mlp, "m = MLP(norm\xe2\x82\x82(x\xe2\x80\xb2))", s.mlp_output,
+                             StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
   mlp.recipe.kind = StageRecipe::Kind::Mlp;
   mlp.recipe.d_ff = config.d_ff;
   mlp.recipe.d_model = config.d_model;
   mlp.recipe.swiglu = config.feed_forward == FeedForwardKind::SwiGLU;
-  BlockStage& out = add(StageId::ResidualOut, "x\xe2\x80\xb3 = x\xe2\x80\xb2 + m", s.residual_out,
-                        StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
+  BlockStage& out =
+      list.add(StageId::ResidualOut, "x\xe2\x80\xb3 = x\xe2\x80\xb2 + m", s.residual_out,
+               StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
   out.recipe.kind = StageRecipe::Kind::Sum;
   out.recipe.input = &s.residual_mid;
   out.recipe.other = &s.mlp_output;

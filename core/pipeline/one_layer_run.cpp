@@ -185,20 +185,7 @@ void OneLayerRun::block_stages(int /*layer*/, int head, std::vector<BlockStage>&
   const HeadParameters* p = weights_of(head);
   // K and V come from the W_K and W_V of the head's key/value group (itself without groups).
   const HeadParameters* kv = weights_of(kv_source_head(c, head));
-  const auto add = [&](StageId id, std::string title, const Matrix& m, StageAxis rows,
-                       StageAxis cols, StageJoin join) -> BlockStage& {
-    BlockStage& stage = stages.emplace_back();
-    stage.id = id;
-    stage.title = std::move(title);
-    stage.matrix = &m;
-    stage.rows = rows;
-    stage.cols = cols;
-    stage.join = join;
-    stage.recipe.head = head;
-    stage.recipe.config = &c;
-    stage.recipe.head_result = &h;
-    return stage;
-  };
+  StageList list(stages, -1, head, r);  // a run of one layer: headings name no layer
   const auto embedding = [&](BlockStage& stage, TokenSide side) {
     stage.recipe.kind = StageRecipe::Kind::Embedding;
     stage.recipe.side = side;
@@ -216,16 +203,16 @@ void OneLayerRun::block_stages(int /*layer*/, int head, std::vector<BlockStage>&
     stage.recipe.weight_name = weight_name;
   };
 
-  embedding(add(StageId::X, cross_ ? "X target" : "X", X_target_, StageAxis::Queries,
-                StageAxis::Other, StageJoin::Arrow),
+  embedding(list.add(StageId::X, cross_ ? "X target" : "X", X_target_, StageAxis::Queries,
+                     StageAxis::Other, StageJoin::Arrow),
             TokenSide::Target);
   BlockStage& q =
-      add(StageId::Q, "Q = XW_Q", h.Q, StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
+      list.add(StageId::Q, "Q = XW_Q", h.Q, StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
   projection(q, X_target_, p ? &p->W_Q : nullptr, "Q", "X", "W_Q");
   q.recipe.side = TokenSide::Target;
   if (cross_)
-    embedding(add(StageId::XSource, "X source", X_source_, StageAxis::Keys, StageAxis::Other,
-                  StageJoin::Space),
+    embedding(list.add(StageId::XSource, "X source", X_source_, StageAxis::Keys, StageAxis::Other,
+                       StageJoin::Space),
               TokenSide::Source);
   // Under grouped-query attention K and V are the group's: "K = XW_K (kv 1)", as for a model.
   std::string group;
@@ -234,12 +221,12 @@ void OneLayerRun::block_stages(int /*layer*/, int head, std::vector<BlockStage>&
   const std::string_view x_name = cross_ ? "X_src" : "X";
   const Matrix& X_keys = cross_ ? X_source_ : X_target_;
   const TokenSide key_side = cross_ ? TokenSide::Source : TokenSide::Target;
-  BlockStage& k = add(StageId::K, "K = XW_K" + group, h.K, StageAxis::Keys, StageAxis::Other,
-                      cross_ ? StageJoin::Arrow : StageJoin::Gap);
+  BlockStage& k = list.add(StageId::K, "K = XW_K" + group, h.K, StageAxis::Keys, StageAxis::Other,
+                           cross_ ? StageJoin::Arrow : StageJoin::Gap);
   projection(k, X_keys, kv ? &kv->W_K : nullptr, "K", x_name, "W_K");
   k.recipe.side = key_side;
-  BlockStage& v =
-      add(StageId::V, "V = XW_V" + group, h.V, StageAxis::Keys, StageAxis::Other, StageJoin::Gap);
+  BlockStage& v = list.add(StageId::V, "V = XW_V" + group, h.V, StageAxis::Keys, StageAxis::Other,
+                           StageJoin::Gap);
   projection(v, X_keys, kv ? &kv->W_V : nullptr, "V", x_name, "W_V");
   v.recipe.side = key_side;
 
@@ -258,32 +245,33 @@ void OneLayerRun::block_stages(int /*layer*/, int head, std::vector<BlockStage>&
       score_title = "S = cosine";
       break;
   }
-  BlockStage& scores = add(StageId::Scores, score_title, h.raw_scores, StageAxis::Queries,
-                           StageAxis::Keys, StageJoin::Arrow);
+  BlockStage& scores = list.add(StageId::Scores, score_title, h.raw_scores, StageAxis::Queries,
+                                StageAxis::Keys, StageJoin::Arrow);
   scores.recipe.kind = StageRecipe::Kind::Scores;
   scores.recipe.parameters = p;
-  add(StageId::Scaled, std::string(scaling_stage_name(c.compatibility, c.temperature)),
-      h.scaled_scores, StageAxis::Queries, StageAxis::Keys, StageJoin::Arrow)
+  list.add(StageId::Scaled, std::string(scaling_stage_name(c.compatibility, c.temperature)),
+           h.scaled_scores, StageAxis::Queries, StageAxis::Keys, StageJoin::Arrow)
       .recipe.kind = StageRecipe::Kind::Scaling;
   const bool custom_mask = has_mask_;  // a file's, or a pattern's
-  add(StageId::Masked,
-      c.causal ? (custom_mask ? "mask: causal+custom" : "causal mask")
-               : (custom_mask ? "custom mask" : "mask: none"),
-      h.masked_scores, StageAxis::Queries, StageAxis::Keys, StageJoin::Arrow)
+  list.add(StageId::Masked,
+           c.causal ? (custom_mask ? "mask: causal+custom" : "causal mask")
+                    : (custom_mask ? "custom mask" : "mask: none"),
+           h.masked_scores, StageAxis::Queries, StageAxis::Keys, StageJoin::Arrow)
       .recipe.kind = StageRecipe::Kind::Mask;
-  BlockStage& weights = add(StageId::Weights, c.hard ? "\xce\xb1 = argmax" : "\xce\xb1 = softmax",
-                            h.weights, StageAxis::Queries, StageAxis::Keys, StageJoin::Arrow);
+  BlockStage& weights =
+      list.add(StageId::Weights, c.hard ? "\xce\xb1 = argmax" : "\xce\xb1 = softmax", h.weights,
+               StageAxis::Queries, StageAxis::Keys, StageJoin::Arrow);
   weights.probabilities = true;
   weights.recipe.kind = c.hard ? StageRecipe::Kind::Hardmax : StageRecipe::Kind::Softmax;
-  add(StageId::HeadOutput, "\xce\xb1\xc2\xb7V", h.output, StageAxis::Queries, StageAxis::Other,
-      StageJoin::Arrow)
+  list.add(StageId::HeadOutput, "\xce\xb1\xc2\xb7V", h.output, StageAxis::Queries, StageAxis::Other,
+           StageJoin::Arrow)
       .recipe.kind = StageRecipe::Kind::WeightedSum;
-  BlockStage& concat = add(StageId::Concat, "concat", r.concat, StageAxis::Queries,
-                           StageAxis::Other, StageJoin::Arrow);
+  BlockStage& concat = list.add(StageId::Concat, "concat", r.concat, StageAxis::Queries,
+                                StageAxis::Other, StageJoin::Arrow);
   concat.recipe.kind = StageRecipe::Kind::Concat;
   concat.recipe.d_v = c.d_v;
-  BlockStage& output = add(StageId::Output, "\xc2\xb7W_O = output", r.output, StageAxis::Queries,
-                           StageAxis::Other, StageJoin::Arrow);
+  BlockStage& output = list.add(StageId::Output, "\xc2\xb7W_O = output", r.output,
+                                StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
   output.recipe.kind = StageRecipe::Kind::OutputProjection;
   output.recipe.other = &r.concat;
   output.recipe.weight =

@@ -21,6 +21,22 @@ const std::vector<int>& Run::shown_positions() const {
   return identity_positions_;
 }
 
+BlockStage& StageList::add(StageId id, std::string title, const Matrix& matrix, StageAxis rows,
+                           StageAxis cols, StageJoin join) {
+  BlockStage& stage = stages_.emplace_back();
+  stage.id = id;
+  stage.title = std::move(title);
+  stage.matrix = &matrix;
+  stage.rows = rows;
+  stage.cols = cols;
+  stage.join = join;
+  stage.recipe.layer = layer_;
+  stage.recipe.head = head_;
+  stage.recipe.config = &result_.config;
+  stage.recipe.head_result = &result_.heads[static_cast<std::size_t>(head_)];
+  return stage;
+}
+
 namespace {
 
 struct Families {

@@ -162,6 +162,24 @@ struct BlockStage {
   StageRecipe recipe;
 };
 
+// Appends a block's stages to `stages`, each with the head's part of its recipe filled in: the
+// layer headings name (−1: none, a run of one layer), the head, the result's config and the
+// head's intermediates. What a run's block_stages builds its list with.
+class StageList {
+ public:
+  StageList(std::vector<BlockStage>& stages, int layer, int head, const AttentionResult& result)
+      : stages_(stages), layer_(layer), head_(head), result_(result) {
+    stages_.clear();
+  }
+  BlockStage& add(StageId id, std::string title, const Matrix& matrix, StageAxis rows,
+                  StageAxis cols, StageJoin join = StageJoin::Arrow);
+
+ private:
+  std::vector<BlockStage>& stages_;
+  int layer_, head_;
+  const AttentionResult& result_;
+};
+
 // The residual stream through one layer of a block with an MLP (ResidualStream).
 struct LayerStream {
   Matrix residual_in;   // (n, d_model): what enters the layer (layer 0: embeddings + positions)

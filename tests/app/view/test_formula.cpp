@@ -326,4 +326,114 @@ TEST_CASE("a residual sum names both terms") {
         "x\xe2\x80\xb2[4][2] = x[4][2] + attn[4][2] = 0.50 + (-0.20) = 0.30");
 }
 
+// -----------------------------------------------------------------------------
+// A cell of any stage, from its recipe (explain_cell): the Pipeline view's tooltips
+// -----------------------------------------------------------------------------
+std::string token(StageAxis axis, Eigen::Index k) {
+  static const char* const queries[] = {"the", "cat", "sat"};
+  static const char* const keys[] = {"le", "chat", "dort"};
+  return (axis == StageAxis::Keys ? keys : queries)[k];
+}
+
+TEST_CASE("a model's query cell: its layer and head, the product, then the bias") {
+  // n row 1 = (1, 2); W_Q column 1 = (0.5, 1): 1·0.5 + 2·1 = 2.5, + b = 0.25: 2.75.
+  const Matrix n = matrix(2, 2, {9, 9, 1, 2});
+  const Matrix W = matrix(2, 1, {0.5f, 1});
+  const RowVector b = RowVector::Constant(1, 0.25f);
+  const Matrix Q = matrix(2, 1, {9, 2.75f});
+  BlockStage stage;
+  stage.id = StageId::Q;
+  stage.matrix = &Q;
+  stage.rows = StageAxis::Queries;
+  stage.recipe.kind = StageRecipe::Kind::Projection;
+  stage.recipe.layer = 1;
+  stage.recipe.head = 2;
+  stage.recipe.input = &n;
+  stage.recipe.weight = &W;
+  stage.recipe.bias = &b;
+  stage.recipe.result_name = "Q";
+  stage.recipe.input_name = "n";
+  stage.recipe.weight_name = "W_Q";
+  const ExplainedCell cell = explain_cell(stage, 1, 0, token);
+  CHECK(cell.heading == "query vector of \"cat\", layer 2, head 3");
+  CHECK(cell.formula ==
+        "Q[2][1] = Σ_d n[2][d]·W_Q[d][1] = 1.00·0.50 + 2.00·1.00 = 2.50\n + b[1] = 2.50 + 0.25 = "
+        "2.75");
+  // The same stage in a run of one layer, without a bias: no layer named, the engine's value.
+  stage.recipe.layer = -1;
+  stage.recipe.bias = nullptr;
+  CHECK(explain_cell(stage, 1, 0, token).heading == "query vector of \"cat\", head 3");
+  CHECK(explain_cell(stage, 1, 0, token).formula ==
+        "Q[2][1] = Σ_d n[2][d]·W_Q[d][1] = 1.00·0.50 + 2.00·1.00 = 2.75");
+}
+
+TEST_CASE("a key cell under grouped-query attention names its key/value head and key token") {
+  const Matrix X = matrix(1, 1, {2});
+  const Matrix W = matrix(1, 1, {3});
+  const Matrix K = matrix(1, 1, {6});
+  BlockStage stage;
+  stage.id = StageId::K;
+  stage.matrix = &K;
+  stage.rows = StageAxis::Keys;
+  stage.recipe.kind = StageRecipe::Kind::Projection;
+  stage.recipe.layer = 0;
+  stage.recipe.head = 3;
+  stage.recipe.kv_head = 1;
+  stage.recipe.input = &X;
+  stage.recipe.weight = &W;
+  stage.recipe.result_name = "K";
+  stage.recipe.input_name = "n";
+  stage.recipe.weight_name = "W_K";
+  CHECK(explain_cell(stage, 0, 0, token).heading ==
+        "key vector of \"le\", layer 1, key/value head 2");
+}
+
+TEST_CASE("a concat cell of a knocked-out head says so; a set α says how it was set") {
+  const Matrix concat = matrix(1, 4, {0.1f, 0.2f, 0, 0});
+  BlockStage stage;
+  stage.id = StageId::Concat;
+  stage.matrix = &concat;
+  stage.rows = StageAxis::Queries;
+  stage.recipe.kind = StageRecipe::Kind::Concat;
+  stage.recipe.d_v = 2;
+  stage.recipe.head_scales = {1.0f, 0.0f};
+  const ExplainedCell cell = explain_cell(stage, 0, 3, token);
+  CHECK(cell.heading == "every head's output side by side, \"the\"");
+  CHECK(cell.formula == concat_formula(2, 0, 3, 0.0f) + "\n(head 2's output × 0.00: knocked out)");
+  CHECK(explain_cell(stage, 0, 1, token).formula == concat_formula(2, 0, 1, 0.2f));
+
+  const Matrix alpha = matrix(2, 2, {1, 0, 1, 0});
+  BlockStage set;
+  set.id = StageId::Weights;
+  set.matrix = &alpha;
+  set.rows = StageAxis::Queries;
+  set.cols = StageAxis::Keys;
+  set.recipe.kind = StageRecipe::Kind::SetPattern;
+  set.recipe.pattern = HeadIntervention::Pattern::PreviousToken;
+  CHECK(explain_cell(set, 1, 0, token).heading == "weight: query \"cat\", set by hand");
+  CHECK(explain_cell(set, 1, 0, token).formula ==
+        "α[2][1] = 1.000: all on the previous token (the pattern was set to previous token)");
+}
+
+TEST_CASE("a residual cell, and a stage whose operands are gone, still give the number") {
+  const Matrix x = matrix(1, 1, {0.5f}), attn = matrix(1, 1, {-0.2f}), sum = matrix(1, 1, {0.3f});
+  BlockStage stage;
+  stage.id = StageId::ResidualMid;
+  stage.matrix = &sum;
+  stage.rows = StageAxis::Queries;
+  stage.recipe.kind = StageRecipe::Kind::Sum;
+  stage.recipe.layer = 3;
+  stage.recipe.input = &x;
+  stage.recipe.other = &attn;
+  stage.recipe.result_name = "x\xe2\x80\xb2";
+  stage.recipe.input_name = "x";
+  stage.recipe.other_name = "attn";
+  CHECK(explain_cell(stage, 0, 0, token).heading == "\"the\" after attention, layer 4");
+  CHECK(explain_cell(stage, 0, 0, token).formula ==
+        sum_formula("x\xe2\x80\xb2", "x", "attn", 0, 0, 0.5f, -0.2f, 0.3f));
+  stage.recipe.other = nullptr;  // an operand the run no longer has
+  CHECK(explain_cell(stage, 0, 0, token).formula ==
+        "= 0.300 (the weights changed since this result was computed)");
+}
+
 }  // namespace attnviz::view
