@@ -156,7 +156,7 @@ class ModelPanel final : public Panel {
         origin.x + label_w, origin.y + head_label_h, column, row, tile, layers, heads};
     ImGui::SetCursorScreenPos(origin);
     ImGui::Dummy(ImVec2(std::max(grid_w, available.x * 0.5f), grid_h));
-    handle_mouse(state, run);
+    handle_mouse(state, context, run);
   }
 
  private:
@@ -331,7 +331,7 @@ class ModelPanel final : public Panel {
         badge);
   }
 
-  void handle_mouse(AppState& state, const Run& run) {
+  void handle_mouse(AppState& state, PanelContext& context, const Run& run) {
     const bool changes = run.can(Capability::HeadInterventions);
     if (hovered_.layer >= 0) {
       const Hovered h = hovered_;
@@ -356,6 +356,8 @@ class ModelPanel final : public Panel {
       }
       if (changes && ImGui::IsMouseClicked(ImGuiMouseButton_Right)) {
         menu_head_ = h;
+        state.selection.layer = h.layer;
+        state.selection.head = h.head;
         ImGui::OpenPopup("##model_head_menu");
       }
     }
@@ -363,34 +365,12 @@ class ModelPanel final : public Panel {
     const Hovered h = menu_head_;
     ImGui::TextDisabled("layer %d, head %d", view::shown_number(h.layer),
                         view::shown_number(h.head));
-    const ModelSpec* spec =
-        state.document.scenario().model ? &*state.document.scenario().model : nullptr;
-    const HeadIntervention now = spec ? spec->intervention(h.layer, h.head) : HeadIntervention{};
-    HeadIntervention next = now;
-    bool chosen = false;
-    if (ImGui::MenuItem("Knock out", "Ctrl+K", now.ablated())) {
-      next.output_scale = now.ablated() ? 1.0f : 0.0f;
-      chosen = true;
-    }
-    if (ImGui::MenuItem("Uniform attention", nullptr,
-                        now.pattern == HeadIntervention::Pattern::Uniform)) {
-      next.pattern = HeadIntervention::Pattern::Uniform;
-      chosen = true;
-    }
-    if (ImGui::MenuItem("All on the previous token", nullptr,
-                        now.pattern == HeadIntervention::Pattern::PreviousToken)) {
-      next.pattern = HeadIntervention::Pattern::PreviousToken;
-      chosen = true;
-    }
-    if (ImGui::MenuItem("As trained", nullptr, !now.changes_anything())) {
-      next = HeadIntervention{};
-      chosen = true;
-    }
-    if (chosen) {
-      state.selection.layer = h.layer;
-      state.selection.head = h.head;
-      state.edit()->set_head_intervention(h.layer, h.head, next);
-    }
+    // The head the menu is for is the selected one (a right-click selects it): each item is the
+    // app's command on the selected head, as in the Models menu (Ctrl+K knocks out).
+    command_menu_item(context.commands, "model.knock_out", "Knock out");
+    command_menu_item(context.commands, "model.uniform_attention");
+    command_menu_item(context.commands, "model.previous_token");
+    command_menu_item(context.commands, "model.as_trained");
     ImGui::EndPopup();
   }
 };

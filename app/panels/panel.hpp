@@ -5,6 +5,7 @@
 // to which its file registers it (app/panels/registry.hpp).
 #pragma once
 
+#include "app/panels/command_source.hpp"
 #include "app/session/app_state.hpp"
 #include "app/view/text_escapes.hpp"
 
@@ -21,6 +22,7 @@ namespace attnviz::app {
 struct PanelContext {
   render::HeatmapRenderer& heatmaps;
   view::TextEscapes& text_escapes;  // for text fields: what ImGui cannot hold (emoji)
+  CommandSource& commands;          // the app's commands, for context menus (command_menu_item)
   ImFont* bold_font = nullptr;
   ImFont* mono_font = nullptr;
 };

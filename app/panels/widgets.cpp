@@ -171,6 +171,15 @@ void text_wrapped_at_spaces(std::string_view text, float width, bool dimmed) {
     ImGui::TextUnformatted(wrapped.c_str(), wrapped.c_str() + wrapped.size());
 }
 
+bool command_menu_item(CommandSource& commands, std::string_view id, const char* label) {
+  const char* keys = commands.keys(id);
+  if (!ImGui::MenuItem(label ? label : commands.label(id), keys[0] ? keys : nullptr,
+                       commands.checked(id), commands.enabled(id)))
+    return false;
+  commands.run(id);
+  return true;
+}
+
 void draw_formula_tooltip(const char* heading, const char* formula) {
   const float width = ImGui::GetFontSize() * 36.0f;
   ImGui::BeginTooltip();

@@ -4,6 +4,7 @@
 // distinct per panel.
 #pragma once
 
+#include "app/panels/command_source.hpp"
 #include "app/session/app_state.hpp"
 #include "core/figures/colormap.hpp"
 
@@ -82,6 +83,10 @@ void text_wrapped_at_spaces(std::string_view text, float width, bool dimmed = fa
 // A tooltip with a dimmed heading and, under it, the formula that produced a number, wrapped at
 // 36 font sizes.
 void draw_formula_tooltip(const char* heading, const char* formula);
+
+// A menu item for a command of the app's table (app/panels/command_source.hpp): its label (or
+// `label`), keys, check mark and whether it may run now; runs it when chosen. True when chosen.
+bool command_menu_item(CommandSource& commands, std::string_view id, const char* label = nullptr);
 
 // The text, or as much of its start as fits in `width` (pixels, the current font) followed by
 // "…"; never splits a character.

@@ -340,7 +340,7 @@ void App::frame() {
     status_height = draw_status_bar(shell_, commands_);
   }
   const ImVec2 display = ImGui::GetIO().DisplaySize;
-  draw_panels(shell_, menu_height, display.y - status_height);
+  draw_panels(shell_, commands_, menu_height, display.y - status_height);
   // What an edit did besides what was asked (cross mode turned the causal mask off).
   if (std::string notice = state.document.take_notice(); !notice.empty())
     shell_.notices.succeeded(std::move(notice), backend.time());
@@ -349,7 +349,7 @@ void App::frame() {
   commands_.handle_file_dialog();
   finish_png_export(shell_, commands_, false);
   draw_unsaved_question(shell_, commands_);
-  draw_help_window(shell_.show_shortcuts);
+  draw_help_window(shell_, commands_);
   // One undo step per gesture: a drag or a burst of typing counts once it comes to rest.
   // (--bench-frames edits a weight every frame as one long drag would: one gesture.)
   shell_.history.observe(state, ImGui::IsAnyItemActive() || shell_.options.bench_frames.has_value(),

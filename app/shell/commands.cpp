@@ -148,6 +148,23 @@ void Commands::toggle_knock_out() {
                            std::to_string(layer + 1) + ", head " + std::to_string(head + 1));
 }
 
+void Commands::set_head_pattern(HeadIntervention::Pattern pattern) {
+  AppState& state = shell_.state;
+  if (!state.document.scenario().model || !state.pipeline().can(Capability::HeadInterventions))
+    return;
+  const int layer = state.selection.layer, head = state.selection.head;
+  HeadIntervention change = state.document.scenario().model->intervention(layer, head);
+  change.pattern = pattern;
+  state.edit()->set_head_intervention(layer, head, change);
+}
+
+void Commands::restore_head() {
+  AppState& state = shell_.state;
+  if (!state.document.scenario().model || !state.pipeline().can(Capability::HeadInterventions))
+    return;
+  state.edit()->set_head_intervention(state.selection.layer, state.selection.head, {});
+}
+
 void Commands::open_dropped_files(const std::vector<std::string>& paths) {
   // A model's files dropped (or picked) together, as a folder's are in the browser: the model is
   // the largest .bin or .safetensors; its tokenizer and config are found beside it.

@@ -38,6 +38,10 @@ class Commands {
   void open_model_named(const std::string& path_or_name);  // a shipped model, a dropped folder
   void leave_model();                                      // back to the one-layer scenario
   void toggle_knock_out();  // the selected head of the selected layer (Ctrl+K)
+  // The selected head's attention set by hand (uniform, all on the previous token), or as the
+  // model computes it; as trained: every change to the head taken back.
+  void set_head_pattern(HeadIntervention::Pattern pattern);
+  void restore_head();
 
   // Edits.
   void undo();

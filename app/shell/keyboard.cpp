@@ -1,11 +1,12 @@
-// The keyboard shortcuts: each calls the command its menu item calls (commands.hpp); the help
-// window (help_window.cpp) lists them.
+// The keyboard: every command's keys, from the one table of commands (command_table.hpp), which
+// the menus and the help window (help_window.cpp) read too; and what is no command of its own
+// (Escape closing menus, the arrow keys of presenter mode).
 #include <imgui.h>
 #include <imgui_internal.h>  // the popup stack, for Escape
 
 #include "app/platform/keys.hpp"
 #include "app/platform/platform.hpp"
-#include "app/shell/commands.hpp"
+#include "app/shell/command_table.hpp"
 
 namespace attnviz::app {
 namespace {
@@ -35,57 +36,29 @@ bool close_menus(Shell& shell) {
   return context.OpenPopupStack.Size > 0;
 }
 
-// Presenter mode, and the keys a presentation clicker sends: Page Down / Page Up (most
-// clickers), or the arrow keys (some); they step the lesson, else move the selected query.
-void presentation_keys(Shell& shell, Commands& commands) {
+// In presenter mode the arrow keys step too (some presentation clickers send them); on the
+// dashboard they belong to the widgets.
+void presenter_arrows(Shell& shell, CommandRunner& runner) {
   const ImGuiIO& io = ImGui::GetIO();
-  if (key_pressed(Key::F5)) commands.toggle_presenter();
-  if (key_pressed(Key::F11)) commands.toggle_fullscreen();
-  if (io.WantTextInput || io.KeyCtrl || io.KeyAlt) return;  // a text field has the keys
-  int direction = 0;
-  if (key_pressed(Key::PageDown)) direction = +1;
-  if (key_pressed(Key::PageUp)) direction = -1;
-  // The arrows only in presenter mode: on the dashboard they belong to the widgets.
-  if (shell.state.ui.presenter && !ImGui::IsAnyItemActive()) {
-    if (key_pressed(Key::Right) || key_pressed(Key::Down)) direction = +1;
-    if (key_pressed(Key::Left) || key_pressed(Key::Up)) direction = -1;
-  }
-  if (direction != 0) commands.step_presentation(direction);
+  if (!shell.state.ui.presenter || io.WantTextInput || io.KeyCtrl || io.KeyAlt ||
+      ImGui::IsAnyItemActive())
+    return;
+  if (key_pressed(Key::Right) || key_pressed(Key::Down)) runner.run("present.next");
+  if (key_pressed(Key::Left) || key_pressed(Key::Up)) runner.run("present.previous");
 }
 
 }  // namespace
 
 void handle_shortcuts(Shell& shell, Commands& commands) {
-  const ImGuiIO& io = ImGui::GetIO();
-  if (io.KeyCtrl && key_pressed(Key::Q) && !platform::kBrowser)
-    commands.quit();                         // a page is closed as a page
+  CommandRunner runner(shell, commands);
+  runner.run_shortcuts();                    // every command's keys (app/shell/command_table.cpp)
   if (shell.unsaved_guard.asking()) return;  // the question is answered first
-  if (key_pressed(Key::F1)) commands.toggle_shortcuts();
   // Escape leaves presenter mode when it has nothing else to do: no menu to close, no text
   // field to leave.
-  const bool typing = io.WantTextInput;
+  const bool typing = ImGui::GetIO().WantTextInput;
   if (key_pressed(Key::Escape) && !close_menus(shell) && !typing && shell.state.ui.presenter)
     commands.leave_presenter();
-  presentation_keys(shell, commands);
-  if (!io.KeyCtrl) return;
-  if (key_pressed(Key::N)) commands.new_scenario();
-  if (key_pressed(Key::O)) commands.open();
-  if (key_pressed(Key::S)) {
-    if (io.KeyShift)
-      commands.save_as();
-    else
-      commands.save();
-  }
-  // Text size, as in a browser: Ctrl+= or Ctrl++ larger, Ctrl+- smaller, Ctrl+0 the size that
-  // suits the window.
-  if (key_pressed(Key::Equal, true) || key_pressed(Key::KeypadAdd, true)) commands.larger_text();
-  if (key_pressed(Key::Minus, true) || key_pressed(Key::KeypadSubtract, true))
-    commands.smaller_text();
-  if (key_pressed(Key::Zero)) commands.reset_text_size();
-  if (key_pressed(Key::K)) commands.toggle_knock_out();
-  if (io.WantTextInput) return;  // a text field has its own undo
-  if (key_pressed(Key::Z, true) && !io.KeyShift) commands.undo();
-  if ((key_pressed(Key::Z, true) && io.KeyShift) || key_pressed(Key::Y, true)) commands.redo();
+  presenter_arrows(shell, runner);
 }
 
 }  // namespace attnviz::app

@@ -1,5 +1,6 @@
-// The menu bar: File, Edit, Lessons, View, Help, and the text size against the right edge. Its
-// items call the commands (commands.hpp); the View menu's settings are set here.
+// The menu bar: File, Edit, Models, Lessons, View, Help, and the text size against the right
+// edge. Its items are the commands of the one table (command_table.hpp); the View menu's
+// settings are set here.
 #include <imgui.h>
 
 #include <algorithm>
@@ -8,10 +9,11 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "app/panels/widgets.hpp"
 #include "app/platform/platform.hpp"
-#include "app/shell/commands.hpp"
+#include "app/shell/command_table.hpp"
+#include "core/models/model.hpp"
 #include "core/models/model_files.hpp"
-#include "core/pipeline/model_run.hpp"
 
 namespace attnviz::app {
 namespace {
@@ -25,7 +27,8 @@ void draw_export_menu(Shell& shell, Commands& commands) {
     std::snprintf(label, sizeof label, "%d\xc3\x97", scale);
     if (ImGui::RadioButton(label, shell.png.scale == scale)) shell.png.scale = scale;
   }
-  if (ImGui::MenuItem("Window as PNG\xe2\x80\xa6")) commands.export_png({});
+  CommandRunner runner(shell, commands);
+  command_menu_item(runner, "export.window_png");
   if (ImGui::BeginMenu("Panel as PNG")) {
     // Each window once: a panel, or the view a window of tabs shows.
     int index = 0;
@@ -40,24 +43,17 @@ void draw_export_menu(Shell& shell, Commands& commands) {
     }
     ImGui::EndMenu();
   }
-  if (ImGui::MenuItem("Heatmap of the selected head as SVG\xe2\x80\xa6"))
-    commands.export_file(ExportFormat::HeatmapSvg);
-  if (ImGui::MenuItem("Arrows of the selected head as SVG\xe2\x80\xa6"))
-    commands.export_file(ExportFormat::ArrowsSvg);
-  if (ImGui::MenuItem("Arrows of all heads as SVG\xe2\x80\xa6"))
-    commands.export_file(ExportFormat::AllHeadsArrowsSvg);
-  if (ImGui::MenuItem("Every matrix as CSV files\xe2\x80\xa6"))
-    commands.export_file(ExportFormat::MatricesCsv);
-  if (ImGui::MenuItem("Every matrix as JSON\xe2\x80\xa6"))
-    commands.export_file(ExportFormat::ResultJson);
+  for (const char* id : {"export.heatmap_svg", "export.arrows_svg", "export.all_arrows_svg",
+                         "export.csv", "export.json"})
+    command_menu_item(runner, id);
   ImGui::EndMenu();
 }
 
 void draw_file_menu(Shell& shell, Commands& commands) {
   if (!ImGui::BeginMenu("File")) return;
-  if (ImGui::MenuItem("New (the built-in scenario)", platform::kBrowser ? nullptr : "Ctrl+N"))
-    commands.new_scenario();
-  if (ImGui::MenuItem("Open\xe2\x80\xa6", "Ctrl+O")) commands.open();
+  CommandRunner runner(shell, commands);
+  command_menu_item(runner, "file.new");
+  command_menu_item(runner, "file.open");
   if (ImGui::BeginMenu("Open recent", !shell.recent.entries().empty())) {
     std::optional<std::string> chosen;
     for (const std::string& path : shell.recent.entries()) {
@@ -71,21 +67,20 @@ void draw_file_menu(Shell& shell, Commands& commands) {
     ImGui::EndMenu();
     if (chosen) commands.open_file(*chosen);
   }
-  if (ImGui::MenuItem("Save", "Ctrl+S")) commands.save();
-  if (ImGui::MenuItem("Save as\xe2\x80\xa6", "Ctrl+Shift+S")) commands.save_as();
+  command_menu_item(runner, "file.save");
+  command_menu_item(runner, "file.save_as");
   ImGui::Separator();
   draw_export_menu(shell, commands);
   ImGui::Separator();
-  if (!platform::kBrowser && ImGui::MenuItem("Quit", "Ctrl+Q"))  // a page is closed as a page
-    commands.quit();
+  if (!platform::kBrowser) command_menu_item(runner, "app.quit");  // a page is closed as a page
   ImGui::EndMenu();
 }
 
 void draw_edit_menu(Shell& shell, Commands& commands) {
   if (!ImGui::BeginMenu("Edit")) return;
-  if (ImGui::MenuItem("Undo", "Ctrl+Z", false, shell.history.can_undo(shell.state)))
-    commands.undo();
-  if (ImGui::MenuItem("Redo", "Ctrl+Shift+Z", false, shell.history.can_redo())) commands.redo();
+  CommandRunner runner(shell, commands);
+  command_menu_item(runner, "edit.undo");
+  command_menu_item(runner, "edit.redo");
   ImGui::EndMenu();
 }
 
@@ -99,18 +94,15 @@ void draw_models_menu(Shell& shell, Commands& commands) {
     if (ImGui::MenuItem(name.c_str(), nullptr, open() && open()->name == name))
       commands.open_model_named(name);
   if (shell.model_names.empty()) ImGui::TextDisabled("no shipped models found");
-  if (ImGui::MenuItem("Open a model\xe2\x80\xa6")) commands.open_model();
+  CommandRunner runner(shell, commands);
+  command_menu_item(runner, "model.open");
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(
         "A llama2.c .bin, or a Hugging Face GPT-2 folder (config.json,\n"
         "model.safetensors, vocab.json, merges.txt): docs/formats.md");
   ImGui::Separator();
-  if (ImGui::MenuItem("Knock out the selected head", "Ctrl+K", false,
-                      shell.state.pipeline().can(Capability::HeadInterventions)))
-    commands.toggle_knock_out();
-  if (ImGui::MenuItem("Back to the one-layer scenario", nullptr, false,
-                      shell.state.document.scenario().model.has_value()))
-    commands.leave_model();
+  command_menu_item(runner, "model.knock_out");
+  command_menu_item(runner, "model.leave");
   ImGui::EndMenu();
 }
 
@@ -125,7 +117,8 @@ void draw_lessons_menu(Shell& shell, Commands& commands) {
   }
   if (state.lesson.active()) {
     ImGui::Separator();
-    if (ImGui::MenuItem("Leave the lesson")) commands.leave_lesson();
+    CommandRunner runner(shell, commands);
+    command_menu_item(runner, "lesson.leave");
   }
   ImGui::EndMenu();
 }
@@ -135,14 +128,14 @@ void draw_lessons_menu(Shell& shell, Commands& commands) {
 void draw_view_menu(Shell& shell, Commands& commands) {
   if (!ImGui::BeginMenu("View")) return;
   UiSettings& ui = shell.state.ui;
-  if (ImGui::MenuItem("Presenter mode", "F5", ui.presenter)) commands.toggle_presenter();
+  CommandRunner runner(shell, commands);
+  command_menu_item(runner, "view.presenter");
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(
         "One view fills the window, under the sentence, in large text: for a projector.\n"
         "Page Down / Page Up (a presentation clicker) or the arrow keys step the lesson, or\n"
         "move the selected query; F11 full screen; Escape leaves.");
-  if (ImGui::MenuItem("Full screen", "F11", shell.backend.fullscreen()))
-    commands.toggle_fullscreen();
+  command_menu_item(runner, "view.fullscreen");
   ImGui::Separator();
   for (const HostedPanel& hosted : shell.panels) {
     bool& shown = ui.visible[static_cast<std::size_t>(hosted.view->slot)];
@@ -193,7 +186,8 @@ void draw_text_size(Shell& shell, Commands& commands) {
     const float suited = view::suited_font_size(ImGui::GetIO().DisplaySize.y);
     char label[64];
     std::snprintf(label, sizeof label, "Suits this window: %d px", static_cast<int>(suited));
-    if (ImGui::MenuItem(label, "Ctrl+0", !ui.font_size_chosen)) commands.reset_text_size();
+    CommandRunner runner(shell, commands);
+    command_menu_item(runner, "view.suited_text", label);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("follows the window's size as it is resized");
     ImGui::Separator();
     const float largest = commands.largest_text_size();
@@ -223,8 +217,8 @@ void draw_main_menu(Shell& shell, Commands& commands) {
   draw_lessons_menu(shell, commands);
   draw_view_menu(shell, commands);
   if (ImGui::BeginMenu("Help")) {
-    if (ImGui::MenuItem("Keyboard shortcuts", "F1", shell.show_shortcuts))
-      commands.toggle_shortcuts();
+    CommandRunner runner(shell, commands);
+    command_menu_item(runner, "help.shortcuts");
     ImGui::EndMenu();
   }
   draw_text_size(shell, commands);

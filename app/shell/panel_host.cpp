@@ -14,6 +14,7 @@
 #include "app/panels/token_chips.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/session/status_line.hpp"
+#include "app/shell/command_table.hpp"
 #include "app/shell/shell.hpp"
 
 namespace attnviz::app {
@@ -250,9 +251,9 @@ constexpr ImGuiWindowFlags kPanelFlags =
     ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus |
     ImGuiWindowFlags_NoBackground;
 
-PanelContext panel_context(Shell& shell) {
+PanelContext panel_context(Shell& shell, CommandSource& commands) {
   ImGuiIO& io = ImGui::GetIO();
-  return PanelContext{shell.heatmaps, shell.state.frame.visual_text.escapes(),
+  return PanelContext{shell.heatmaps, shell.state.frame.visual_text.escapes(), commands,
                       io.Fonts->Fonts.Size > 1 ? io.Fonts->Fonts[1] : nullptr,
                       io.Fonts->Fonts.Size > 2 ? io.Fonts->Fonts[2] : nullptr};
 }
@@ -299,9 +300,9 @@ void draw_sentence_strip(AppState& state) {
   if (pipeline.cross()) strip(pipeline.keys(), pipeline.key_sources(), Side::Key, "keys");
 }
 
-void draw_presenter(Shell& shell, const view::Rect& area, float gap) {
+void draw_presenter(Shell& shell, CommandSource& commands, const view::Rect& area, float gap) {
   AppState& state = shell.state;
-  PanelContext context = panel_context(shell);
+  PanelContext context = panel_context(shell, commands);
   const bool lesson = state.lesson.active();
   const view::PresenterLayout layout =
       view::layout_presenter(area, gap, lesson ? lesson_band_height(shell) : 0.0f,
@@ -355,7 +356,8 @@ void reset_panel_scrolling() {
 
 }  // namespace
 
-void draw_panels(Shell& shell, float top, float bottom) {
+void draw_panels(Shell& shell, Commands& commands, float top, float bottom) {
+  CommandRunner runner(shell, commands);  // the panels' context menus offer commands
   AppState& state = shell.state;
   // The note on the student's change, for the lesson band (which grows to hold it): not while
   // the mouse is held, so that the panel a weight is being dragged in stays under the mouse; the
@@ -369,7 +371,7 @@ void draw_panels(Shell& shell, float top, float bottom) {
   const float gap = panel_gap(shell.backend);
   const view::Rect area{gap, top + gap, display.x - 2 * gap, bottom - top - 2 * gap};
   if (state.ui.presenter) {
-    draw_presenter(shell, area, gap);
+    draw_presenter(shell, runner, area, gap);
     return;
   }
   state.frame.layout.presenter = {};
@@ -379,7 +381,7 @@ void draw_panels(Shell& shell, float top, float bottom) {
       visible[static_cast<std::size_t>(slot)] = false;
   state.frame.layout.dashboard =
       view::layout_dashboard(area, visible, gap, lesson_band_height(shell), ImGui::GetFontSize());
-  PanelContext context = panel_context(shell);
+  PanelContext context = panel_context(shell, runner);
   const bool awaiting = state.lesson.awaiting_prediction();
   for (const view::DashboardWindow* window :
        windows_in_drawing_order(shell, state.frame.layout.dashboard.windows)) {

@@ -115,13 +115,13 @@ float draw_status_bar(Shell& shell, Commands& commands);  // returns its height
 float status_bar_height();
 
 // panel_host.cpp
-void draw_panels(Shell& shell, float top, float bottom);
+void draw_panels(Shell& shell, Commands& commands, float top, float bottom);
 
 // unsaved_question.cpp
 void draw_unsaved_question(Shell& shell, Commands& commands);
 
 // help_window.cpp
-void draw_help_window(bool& show);
+void draw_help_window(Shell& shell, Commands& commands);
 
 // fonts.cpp
 void apply_theme_and_fonts(Shell& shell);         // between frames

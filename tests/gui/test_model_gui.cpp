@@ -363,3 +363,51 @@ TEST_CASE("the Geometry view of a real model is the plane of q and its most atte
 }
 
 }  // namespace attnviz
+
+namespace attnviz {
+
+// The commands of the one table (app/shell/command_table.cpp) from the keyboard and from the
+// Model view's context menu: each knocks out the selected head, and the file records it.
+TEST_CASE("Ctrl+K and the Model view's context menu knock out a head: one command, two ways in") {
+  TempDir dir;
+  const fs::path path = dir.path / "knock.json";
+  const auto write = [&] {
+    std::ofstream(path) << R"({"format": "attnviz-scenario", "version": 2,
+                              "model": {"name": "gpt2-kjv-tiny"}, "target": "And God said"})";
+  };
+  write();
+  testing::run_session(dir, {path.string(), "--layer", "1", "--head", "2"},
+                       "xdotool key ctrl+k\nsleep 0.4\nxdotool key ctrl+s\nsleep 0.6\n");
+  Result<Scenario> saved = load_scenario_file(path.string());
+  REQUIRE(saved.ok());
+  REQUIRE(saved->model);
+  REQUIRE(saved->model->interventions.size() == 1);
+  CHECK(saved->model->interventions[0].layer == 1);
+  CHECK(saved->model->interventions[0].head == 2);
+  CHECK(saved->model->interventions[0].change.ablated());
+
+  // The context menu of a tile of the Model view: a right-click selects the head and opens the
+  // menu at the pointer; its first item after the heading is Knock out.
+  write();
+  const Shot shot = take_shot(dir, {path.string(), "--view", "model"});
+  REQUIRE(shot.status == 0);
+  const auto& grid = shot.layout["model_grid"];
+  REQUIRE(grid["layers"] == 2);
+  const double tile = grid["tile"], column = grid["column"], row = grid["row"];
+  const int x = static_cast<int>(static_cast<double>(grid["x"]) + 3 * column + tile / 2);  // head 4
+  const int y = static_cast<int>(static_cast<double>(grid["y"]) + 0 * row + tile / 2);  // layer 1
+  const std::string at = std::to_string(x) + " " + std::to_string(y);
+  const std::string item = std::to_string(x + 30) + " " + std::to_string(y + 36);
+  testing::run_session(dir, {path.string(), "--view", "model"},
+                       "xdotool mousemove " + at + " click 3\nsleep 0.5\nxdotool mousemove " +
+                           item + " click 1\nsleep 0.5\nxdotool key ctrl+s\nsleep 0.6\n");
+  saved = load_scenario_file(path.string());
+  REQUIRE(saved.ok());
+  REQUIRE(saved->model);
+  REQUIRE(saved->model->interventions.size() == 1);
+  CHECK(saved->model->interventions[0].layer == 0);
+  CHECK(saved->model->interventions[0].head == 3);
+  CHECK(saved->model->interventions[0].change.ablated());
+}
+
+}  // namespace attnviz

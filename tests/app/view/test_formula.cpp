@@ -388,7 +388,7 @@ TEST_CASE("a key cell under grouped-query attention names its key/value head and
         "key vector of \"le\", layer 1, key/value head 2");
 }
 
-TEST_CASE("a concat cell of a knocked-out head says so; a set α says how it was set") {
+TEST_CASE("a concat cell of a knocked-out head says so, a set α says how it was set") {
   const Matrix concat = matrix(1, 4, {0.1f, 0.2f, 0, 0});
   BlockStage stage;
   stage.id = StageId::Concat;
