@@ -385,14 +385,18 @@ struct Computed {
 Status apply_sentences(const Arguments& args, Scenario& scenario,
                        std::vector<std::string>& warnings) {
   if (args.text) scenario.target = *args.text;
-  if (args.mode && set_mode(scenario, *args.mode))
+  OneLayerSpec* one = scenario.edit_one_layer();
+  if ((args.mode || args.source) && !one)
+    return Status::error(
+        "--mode and --source are the one-layer scenario's, and this scenario names a model");
+  if (args.mode && set_mode(*one, *args.mode, scenario.target))
     warnings.push_back("--mode cross: " + std::string(kCausalOffInCross));
   if (args.source) {
-    if (scenario.mode != Mode::Cross)
+    if (one->mode != Mode::Cross)
       return Status::error(
           "--source is the source sentence of cross-attention, and the scenario is "
           "self-attention: add --mode cross");
-    scenario.source = *args.source;
+    one->source = *args.source;
   }
   return Status::ok();
 }
@@ -458,7 +462,7 @@ int command_compute(const Arguments& args) {
 int command_heatmap(const Arguments& args) {
   Computed c;
   if (const int status = load_and_compute(args, c); status != kExitOk) return status;
-  const int heads = c.scenario.config.heads;
+  const int heads = c.scenario.one_layer().config.heads;
   if (args.head && *args.head >= heads) {
     print_error("--head " + std::to_string(*args.head) + ": the scenario has " +
                 std::to_string(heads) + " heads (0 to " + std::to_string(heads - 1) + ")");
@@ -539,7 +543,7 @@ int command_export(const Arguments& args) {
 int command_svg(const Arguments& args) {
   Computed c;
   if (const int status = load_and_compute(args, c); status != kExitOk) return status;
-  const int heads = c.scenario.config.heads;
+  const int heads = c.scenario.one_layer().config.heads;
   if (args.head && *args.head >= heads) {
     print_error("--head " + std::to_string(*args.head) + ": the scenario has " +
                 std::to_string(heads) + " heads (0 to " + std::to_string(heads - 1) + ")");

@@ -104,8 +104,8 @@ bool DecodingView::update(const AppState& state) {
         "self-attention without a mask pattern (the Input panel).";
     return false;
   }
-  Result<DecodedSentence> decoded =
-      decode_sentence(state.document.scenario().parameters, c, head, p.X_target(), scale);
+  Result<DecodedSentence> decoded = decode_sentence(
+      state.document.scenario().one_layer().parameters, c, head, p.X_target(), scale);
   if (!decoded) {
     error_ = decoded.error();
     return false;

@@ -152,7 +152,7 @@ void GeometryPanel::draw_selectors(AppState& state) {
 }
 
 void GeometryPanel::set_d_k(AppState& state, int d_k) {
-  AttentionConfig config = state.document.scenario().config;
+  AttentionConfig config = state.document.scenario().one_layer().config;
   config.d_k = d_k;  // d_v, d_att and the rest stay as they are
   state.document.set_config(config);
 }
@@ -308,13 +308,15 @@ int GeometryPanel::arrow_under(ImVec2 mouse, const view::Rect& plot) const {
 // The head whose W_Q (a query) or W_K (a key) moves `head`'s arrow: under grouped-query attention
 // a key's W_K is its group's (the first head of the group), shared by the group's other heads.
 int GeometryPanel::weight_head(const AppState& state, Side side, int head) {
-  return side == Side::Key ? kv_source_head(state.document.scenario().config, head) : head;
+  return side == Side::Key ? kv_source_head(state.document.scenario().one_layer().config, head)
+                           : head;
 }
 
 const Matrix& GeometryPanel::weight_matrix(const AppState& state, Side side,
                                            int head) {  // (d_model, d_k)
   const HeadParameters& p =
       state.document.scenario()
+          .one_layer()
           .parameters.heads[static_cast<std::size_t>(weight_head(state, side, head))];
   return side == Side::Query ? p.W_Q : p.W_K;
 }
@@ -327,8 +329,9 @@ void GeometryPanel::start_tip_drag(AppState& state, int arrow, int head) {
       side == Side::Query ? state.pipeline().target().tokens : state.pipeline().keys().tokens;
   // A real model's weights are not dragged here (the Plane mode): a press is a click only.
   const bool plane = mode_ == PlotMode::Plane;
-  if (!plane && (head >= static_cast<int>(state.document.scenario().parameters.heads.size()) ||
-                 index >= X.rows()))
+  if (!plane &&
+      (head >= static_cast<int>(state.document.scenario().one_layer().parameters.heads.size()) ||
+       index >= X.rows()))
     return;
   drag_ = {};
   drag_.kind = DragKind::Tip;

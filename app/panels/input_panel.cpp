@@ -190,8 +190,8 @@ class InputPanel final : public Panel {
   void draw_model_text(AppState& state, PanelContext& context, const Run& run) {
     const Model* trained = run.trained_model();
     const std::string& name = trained ? trained->name
-                              : state.document.scenario().model
-                                  ? state.document.scenario().model->model
+                              : state.document.scenario().model()
+                                  ? state.document.scenario().model()->model
                                   : state.document.scenario().title;
     ImGui::TextUnformatted("Model:");
     ImGui::SameLine();
@@ -230,7 +230,7 @@ class InputPanel final : public Panel {
     const bool has_special =
         std::any_of(tokens.begin(), tokens.end(), [](const ModelToken& t) { return t.special; });
     bool hide =
-        state.document.scenario().model && state.document.scenario().model->hide_special_tokens;
+        state.document.scenario().model() && state.document.scenario().model()->hide_special_tokens;
     if (run.can(Capability::HidesSpecialTokens) && (has_special || hide)) {
       if (ImGui::Checkbox("hide special tokens", &hide))
         state.edit()->set_hide_special_tokens(hide);
@@ -253,9 +253,9 @@ class InputPanel final : public Panel {
   void draw_model_settings(AppState& state, const Run& run) {
     if (!ImGui::CollapsingHeader("Layer and head", ImGuiTreeNodeFlags_DefaultOpen)) return;
     draw_head_selector(state, "##input_head");
-    if (!run.can(Capability::HeadInterventions) || !state.document.scenario().model) return;
+    if (!run.can(Capability::HeadInterventions) || !state.document.scenario().model()) return;
     const int layer = state.selection.layer, head = state.selection.head;
-    const ModelSpec& spec = *state.document.scenario().model;
+    const ModelSpec& spec = *state.document.scenario().model();
     HeadIntervention change = spec.intervention(layer, head);
     bool knocked_out = change.ablated();
     if (ImGui::Checkbox("knock out", &knocked_out)) {
@@ -296,7 +296,7 @@ class InputPanel final : public Panel {
 
   void draw_sentences(AppState& state, PanelContext& context) {
     const Scenario& s = state.document.scenario();
-    int mode = s.mode == Mode::Cross ? 1 : 0;
+    int mode = s.one_layer().mode == Mode::Cross ? 1 : 0;
     ImGui::TextUnformatted("Attention:");
     ImGui::SameLine();
     bool mode_changed = ImGui::RadioButton("Self", &mode, 0);
@@ -306,8 +306,9 @@ class InputPanel final : public Panel {
       ImGui::SetTooltip("Cross: queries from the target sentence, keys and values from the source");
     if (mode_changed) state.edit()->set_mode(mode == 1 ? Mode::Cross : Mode::Self);
 
-    text_wrapped_at_spaces(s.mode == Mode::Cross ? "Target sentence (queries)" : "Sentence",
-                           ImGui::GetContentRegionAvail().x);
+    text_wrapped_at_spaces(
+        s.one_layer().mode == Mode::Cross ? "Target sentence (queries)" : "Sentence",
+        ImGui::GetContentRegionAvail().x);
     ImGui::SetNextItemWidth(-1);
     // An edit is computed at once, so the chips below show the tokens of what was just typed.
     if (sentence_field("##target", "type a sentence", s.target, target_field_,
@@ -316,11 +317,11 @@ class InputPanel final : public Panel {
     note_sentence_field(state);
     draw_token_chips(state, state.pipeline().target(), state.pipeline().target_sources(),
                      Side::Query);
-    if (s.mode == Mode::Cross) {
+    if (s.one_layer().mode == Mode::Cross) {
       text_wrapped_at_spaces("Source sentence (keys and values)", ImGui::GetContentRegionAvail().x);
       ImGui::SetNextItemWidth(-1);
-      if (sentence_field("##source", "type the source sentence", s.source, source_field_,
-                         context.text_escapes))
+      if (sentence_field("##source", "type the source sentence", s.one_layer().source,
+                         source_field_, context.text_escapes))
         state.edit()->set_source(source_field_.sentence);
       if (state.pipeline().cross())
         draw_token_chips(state, state.pipeline().keys(), state.pipeline().key_sources(), Side::Key);
@@ -369,7 +370,7 @@ class InputPanel final : public Panel {
   void draw_settings(AppState& state) {
     const Scenario& s = state.document.scenario();
     if (!ImGui::CollapsingHeader("Settings", ImGuiTreeNodeFlags_DefaultOpen)) return;
-    AttentionConfig config = s.config;
+    AttentionConfig config = s.one_layer().config;
     bool shape_changed = false;
     shape_changed |= integer_setting("d_model", "width of each token's embedding", config.d_model,
                                      1, Limits::kMaxDModel);
@@ -430,7 +431,7 @@ class InputPanel final : public Panel {
     same_line_if_fits(checkbox_width("causal mask"));
     // Cross mode has no causal mask (core/document/scenario.hpp, kCausalOffInCross): the box is
     // unavailable there, and says why.
-    const bool cross = s.mode == Mode::Cross;
+    const bool cross = s.one_layer().mode == Mode::Cross;
     if (cross) ImGui::BeginDisabled();
     shape_changed |= ImGui::Checkbox("causal mask", &config.causal);
     if (cross) ImGui::EndDisabled();
@@ -445,10 +446,10 @@ class InputPanel final : public Panel {
       ImGui::EndTooltip();
     }
     draw_mask_pattern_controls(state);
-    bool positional = s.positional == Positional::Sinusoidal;
+    bool positional = s.one_layer().positional == Positional::Sinusoidal;
     if (ImGui::Checkbox("sinusoidal positions", &positional))
       state.document.set_positional(positional ? Positional::Sinusoidal : Positional::None);
-    if (shape_changed && !(config == s.config)) state.document.set_config(config);
+    if (shape_changed && !(config == s.one_layer().config)) state.document.set_config(config);
 
     const float button_w =
         ImGui::CalcTextSize("Draw weights").x + ImGui::GetStyle().FramePadding.x * 2.0f;
@@ -457,7 +458,7 @@ class InputPanel final : public Panel {
                                 ImGui::GetStyle().ItemInnerSpacing.x;
     ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 5.0f,
                                      std::min(ImGui::GetFontSize() * 7.0f, beside_button)));
-    std::uint64_t seed = s.seed;
+    std::uint64_t seed = s.one_layer().seed;
     if (ImGui::InputScalar("seed", ImGuiDataType_U64, &seed)) state.document.set_seed(seed);
     same_line_if_fits(button_w);
     if (ImGui::Button("Draw weights")) state.document.draw_weights();

@@ -281,8 +281,8 @@ class ModelPanel final : public Panel {
     const float font = ImGui::GetFontSize();
     if (run.can(Capability::HeadInterventions)) {
       const HeadIntervention change =
-          state.document.scenario().model
-              ? state.document.scenario().model->intervention(layer, head)
+          state.document.scenario().model()
+              ? state.document.scenario().model()->intervention(layer, head)
               : HeadIntervention{};
       if (change.ablated()) {  // greyed out and crossed
         list->AddRectFilled(p0, p1, IM_COL32(128, 128, 128, 200));

@@ -110,7 +110,7 @@ void ModelWeights::draw(AppState& state, PanelContext& context) {
 void ModelWeights::draw_header(AppState& state, const Run& run) {
   draw_head_selector(state, "##model weights head");
   const ModelSpec* spec =
-      state.document.scenario().model ? &*state.document.scenario().model : nullptr;
+      state.document.scenario().model() ? &*state.document.scenario().model() : nullptr;
   const bool edited = spec && spec->weights_edited();
   ImGui::SameLine(0, ImGui::GetFontSize() * 1.2f);
   ImGui::BeginDisabled(!edited);
@@ -155,7 +155,7 @@ void ModelWeights::update(const AppState& state, const Run& run) {
   built_model_ = &transformer;
   static const ModelSpec kNothingChanged;
   const ModelSpec& spec =
-      state.document.scenario().model ? *state.document.scenario().model : kNothingChanged;
+      state.document.scenario().model() ? *state.document.scenario().model() : kNothingChanged;
   const TransformerWeights& on_disk = transformer.weights_on_disk();
   const TransformerLayer& disk_layer = on_disk.layers[static_cast<std::size_t>(layer)];
   const int d = config.d_head;

@@ -208,7 +208,7 @@ class NeuronPanel final : public Panel {
 
   static const HeadParameters* parameters_of(const AppState& state, int head) {
     if (!state.computed.error.empty()) return nullptr;  // the result is older than the weights
-    const Parameters& p = state.document.scenario().parameters;
+    const Parameters& p = state.document.scenario().one_layer().parameters;
     if (head < 0 || static_cast<std::size_t>(head) >= p.heads.size()) return nullptr;
     return &p.heads[static_cast<std::size_t>(head)];
   }

@@ -16,7 +16,7 @@ namespace attnviz::app {
 void SharedKeysView::draw(AppState& state) {
   font_ = ImGui::GetFontSize();
   const Scenario& s = state.document.scenario();
-  const AttentionConfig& c = s.config;
+  const AttentionConfig& c = s.one_layer().config;
   continue_line_if_fits(ImGui::CalcTextSize("key/value groups").x, font_);
   ImGui::AlignTextToFramePadding();
   ImGui::TextUnformatted("key/value groups");
@@ -78,7 +78,7 @@ void SharedKeysView::draw(AppState& state) {
 
 // The query heads in a row over the K/V heads they read, a line from each to its group's.
 void SharedKeysView::draw_diagram(AppState& state, float width) {
-  const AttentionConfig& c = state.document.scenario().config;
+  const AttentionConfig& c = state.document.scenario().one_layer().config;
   const Palette& colours = palette(state.ui.theme);
   ImDrawList* list = ImGui::GetWindowDrawList();
   const int heads = c.heads, groups = kv_group_count(c), per_group = heads / groups;
@@ -128,7 +128,7 @@ void SharedKeysView::draw_diagram(AppState& state, float width) {
 
 // Per choice of groups: the layer's weights and the K/V cache per token and for this sentence.
 void SharedKeysView::draw_costs(AppState& state) {
-  const AttentionConfig& c = state.document.scenario().config;
+  const AttentionConfig& c = state.document.scenario().one_layer().config;
   const long long n = state.result().n_key;
   const int groups = kv_group_count(c);
   const ImGuiTableFlags flags =
@@ -177,7 +177,8 @@ void SharedKeysView::update_difference(const AppState& state) {
   own.kv_groups = 0;
   const Pipeline& p = state.pipeline();
   const Matrix& keys = p.cross() ? p.X_keys() : p.X_target();
-  if (multi_head_.compute(p.X_target(), keys, state.document.scenario().parameters, own, p.mask()))
+  if (multi_head_.compute(p.X_target(), keys, state.document.scenario().one_layer().parameters, own,
+                          p.mask()))
     difference_ = (multi_head_.result().output - r.output).cwiseAbs().maxCoeff();
 }
 

@@ -39,18 +39,19 @@ void SparseView::draw(AppState& state) {
   // Global tokens: filled chips; a click adds or removes one.
   std::vector<ImU32> fills(tokens.size(), 0);
   const std::vector<int> none;
-  const std::vector<int>& global = s.mask_pattern ? s.mask_pattern->global_tokens : none;
+  const std::vector<int>& global =
+      s.one_layer().mask_pattern ? s.one_layer().mask_pattern->global_tokens : none;
   for (const int g : global)
     if (g >= 0 && static_cast<std::size_t>(g) < fills.size())
       fills[static_cast<std::size_t>(g)] = head_colour(state.ui.theme, 1, 0.5f);
-  text_wrapped_at_spaces(s.mask_pattern
+  text_wrapped_at_spaces(s.one_layer().mask_pattern
                              ? "Global tokens (Longformer): click a token to make it see every "
                                "key, and be seen by every query."
                              : "Choose a pattern above; then click tokens to make them global.",
                          width, true);
   const int clicked = draw_coloured_chips(state, "##global", tokens, fills, {}, -1);
-  if (clicked >= 0 && s.mask_pattern) {
-    MaskPattern pattern = *s.mask_pattern;
+  if (clicked >= 0 && s.one_layer().mask_pattern) {
+    MaskPattern pattern = *s.one_layer().mask_pattern;
     auto& list = pattern.global_tokens;
     const auto found = std::find(list.begin(), list.end(), clicked);
     if (found != list.end())

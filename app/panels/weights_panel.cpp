@@ -49,8 +49,9 @@ struct LabelContext {
 // d_model dimensions: the scenario's names (or the lexicon's feature names), then numbers.
 const char* feature_label(const void* context, int index, char* buffer, int size) {
   const auto* labels = static_cast<const LabelContext*>(context);
-  const std::string_view name =
-      labels && labels->scenario ? dimension_name(*labels->scenario, index) : std::string_view();
+  const std::string_view name = labels && labels->scenario
+                                    ? dimension_name(labels->scenario->one_layer(), index)
+                                    : std::string_view();
   if (!name.empty())
     std::snprintf(buffer, static_cast<std::size_t>(size), "%.*s", static_cast<int>(name.size()),
                   name.data());
@@ -61,9 +62,11 @@ const char* feature_label(const void* context, int index, char* buffer, int size
 
 // How many of the first d_model dimensions have names (their columns are drawn wide).
 int named_dimensions(const Scenario& scenario) {
-  const std::size_t names =
-      scenario.dimension_names.empty() ? kFeatureCount : scenario.dimension_names.size();
-  return static_cast<int>(std::min(names, static_cast<std::size_t>(scenario.config.d_model)));
+  const std::size_t names = scenario.one_layer().dimension_names.empty()
+                                ? kFeatureCount
+                                : scenario.one_layer().dimension_names.size();
+  return static_cast<int>(
+      std::min(names, static_cast<std::size_t>(scenario.one_layer().config.d_model)));
 }
 
 // W_O's rows: the concatenated head outputs, "h2·3" = head 2, value dimension 3.
@@ -80,7 +83,7 @@ float text_width(const char* text) {
 
 float feature_labels_width(const LabelContext& labels) {
   char buffer[64];
-  const int count = labels.scenario->config.d_model;
+  const int count = labels.scenario->one_layer().config.d_model;
   float width = text_width(number_label(nullptr, std::max(0, count - 1), buffer, sizeof buffer));
   for (int i = 0; i < named_dimensions(*labels.scenario); ++i)
     width = std::max(width, text_width(feature_label(&labels, i, buffer, sizeof buffer)));
@@ -146,7 +149,7 @@ class WeightsPanel final : public Panel {
       ImGui::TextDisabled("this model's weights are not editable here");
       return;
     }
-    if (state.document.scenario().parameters.heads.empty()) return;
+    if (state.document.scenario().one_layer().parameters.heads.empty()) return;
     head_ = state.edited_head();
 
     const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -216,7 +219,8 @@ class WeightsPanel final : public Panel {
   }
 
   void prepare_embeddings(const AppState& state) {
-    const bool positional = state.document.scenario().positional == Positional::Sinusoidal;
+    const bool positional =
+        state.document.scenario().one_layer().positional == Positional::Sinusoidal;
     if (x_version_ == state.computed.version && x_positional_ == positional && x_rows_.size() > 0)
       return;
     x_version_ = state.computed.version;
@@ -233,12 +237,12 @@ class WeightsPanel final : public Panel {
     } else {
       // The pipeline's X holds the positions; embed the tokens again without them.
       const int d = static_cast<int>(d_model);
-      embed_tokens(p.target().tokens, d, state.document.scenario().embeddings, Positional::None,
-                   x_scratch_);
+      embed_tokens(p.target().tokens, d, state.document.scenario().one_layer().embeddings,
+                   Positional::None, x_scratch_);
       x_rows_.topRows(x_scratch_.rows()) = x_scratch_;
       if (cross) {
-        embed_tokens(p.keys().tokens, d, state.document.scenario().embeddings, Positional::None,
-                     x_scratch_);
+        embed_tokens(p.keys().tokens, d, state.document.scenario().one_layer().embeddings,
+                     Positional::None, x_scratch_);
         x_rows_.bottomRows(x_scratch_.rows()) = x_scratch_;
       }
     }
@@ -257,7 +261,7 @@ class WeightsPanel final : public Panel {
     limits_head_ = head_;
     for (int slot = 0; slot < kX; ++slot) {
       const Scenario& s = state.document.scenario();
-      const WeightView w = weight_view(s.parameters, s.config,
+      const WeightView w = weight_view(s.one_layer().parameters, s.one_layer().config,
                                        kSlotParameter[static_cast<std::size_t>(slot)], head_);
       limits_[static_cast<std::size_t>(slot)] = magnitude(w.data, w.size());
     }
@@ -272,7 +276,8 @@ class WeightsPanel final : public Panel {
     const Palette& colours = palette(state.ui.theme);
     ImDrawList* list = ImGui::GetWindowDrawList();
     const float font = ImGui::GetFontSize();
-    const int heads = static_cast<int>(state.document.scenario().parameters.heads.size());
+    const int heads =
+        static_cast<int>(state.document.scenario().one_layer().parameters.heads.size());
     const float caption_h = std::round(font * 1.3f);
     const float button_h = std::round(font * 1.45f), spacing = std::round(font * 0.25f);
     const float help_h = std::round(font * 1.6f);
@@ -364,13 +369,13 @@ class WeightsPanel final : public Panel {
 
   void build_specs(AppState& state) {
     const Scenario& s = state.document.scenario();
-    const AttentionConfig& c = s.config;
+    const AttentionConfig& c = s.one_layer().config;
     const Theme theme = state.ui.theme;
     labels_ = {c.d_v, &s, this, &state};
     shown_.fill(false);
     const auto weights = [&](Slot slot, const char* title, LabelFunction rows,
                              LabelFunction columns, float row_width, int wide, bool per_head) {
-      const WeightView w = weight_view(s.parameters, c, kSlotParameter[slot], head_);
+      const WeightView w = weight_view(s.one_layer().parameters, c, kSlotParameter[slot], head_);
       MatrixGridSpec& spec = specs_[slot];
       spec = {};
       spec.id = title;
@@ -527,7 +532,7 @@ class WeightsPanel final : public Panel {
       return;
     }
     const ParameterName name = kSlotParameter[slot];
-    const int head = weight_head(state.document.scenario().config, name, head_);
+    const int head = weight_head(state.document.scenario().one_layer().config, name, head_);
     if (events.edited) state.document.set_weight(name, head, events.row, events.col, events.value);
     if (editor_.begin_menu(spec, events.open_menu)) {
       if (name == ParameterName::W_O)
@@ -556,10 +561,10 @@ class WeightsPanel final : public Panel {
 
   void apply_to_weights(AppState& state, ParameterName name, MatrixAction action) {
     // Each Randomize draws from the seed plus a count, so that it draws new values every time.
-    const std::uint64_t seed = state.document.scenario().seed +
+    const std::uint64_t seed = state.document.scenario().one_layer().seed +
                                (action == MatrixAction::Randomize ? ++randomize_count_ : 0);
-    state.document.apply_to_matrix(name, weight_head(state.document.scenario().config, name, head_),
-                                   action, seed);
+    state.document.apply_to_matrix(
+        name, weight_head(state.document.scenario().one_layer().config, name, head_), action, seed);
   }
 
   void handle_embeddings(AppState& state, const MatrixGridSpec& spec,
@@ -591,7 +596,7 @@ class WeightsPanel final : public Panel {
         const Token& token = token_of_row(state, x_menu_row_);
         ImGui::TextDisabled("\"%s\"", state.frame.visual_text(token.text));
         ImGui::Separator();
-        const EmbeddingOverrides& overrides = state.document.scenario().embeddings;
+        const EmbeddingOverrides& overrides = state.document.scenario().one_layer().embeddings;
         const bool has_override = overrides.contains(token.text) || overrides.contains(token.key);
         if (ImGui::MenuItem("Reset to its embedding when opened", nullptr, false,
                             has_override && spec.editable))
@@ -637,7 +642,7 @@ class WeightsPanel final : public Panel {
       state.document.reset_embeddings(tokens);
       return;
     }
-    const std::uint64_t stream_seed = state.document.scenario().seed +
+    const std::uint64_t stream_seed = state.document.scenario().one_layer().seed +
                                       (action == MatrixAction::Randomize ? ++randomize_count_ : 0);
     Matrix next = x_rows_;
     for (int r = 0; r < rows; ++r) {

@@ -258,17 +258,21 @@ std::string fit_label(const view::VisualText& shown, const std::string& text, fl
 void draw_mask_pattern_controls(AppState& state) {
   const Scenario& s = state.document.scenario();
   static constexpr const char* kChoices[] = {"no pattern", "window", "dilated window", "blocks"};
-  int choice = s.mask_pattern ? 1 + static_cast<int>(s.mask_pattern->kind) : 0;
+  int choice =
+      s.one_layer().mask_pattern ? 1 + static_cast<int>(s.one_layer().mask_pattern->kind) : 0;
   const float font = ImGui::GetFontSize();
   ImGui::SetNextItemWidth(font * 8.5f);
-  const char* preview = !s.mask_pattern && s.mask.size() > 0 ? "custom mask" : kChoices[choice];
+  const char* preview = !s.one_layer().mask_pattern && s.one_layer().mask.size() > 0
+                            ? "custom mask"
+                            : kChoices[choice];
   if (ImGui::BeginCombo("##mask pattern", preview)) {
     for (int k = 0; k < 4; ++k)
-      if (ImGui::Selectable(kChoices[k], k == choice && (k > 0 || s.mask.size() == 0))) {
+      if (ImGui::Selectable(kChoices[k],
+                            k == choice && (k > 0 || s.one_layer().mask.size() == 0))) {
         if (k == 0) {
           state.document.set_mask_pattern(std::nullopt);
         } else {
-          MaskPattern pattern = s.mask_pattern.value_or(MaskPattern{});
+          MaskPattern pattern = s.one_layer().mask_pattern.value_or(MaskPattern{});
           pattern.kind = static_cast<MaskPattern::Kind>(k - 1);
           state.document.set_mask_pattern(pattern);
         }
@@ -280,12 +284,12 @@ void draw_mask_pattern_controls(AppState& state) {
         "Sparse attention: each query sees only some keys, fewer pairs to compute.\n"
         "window: the w keys around it; dilated: the same w keys d apart; blocks: its own\n"
         "block of b (Child et al., 2019; Longformer). Hidden cells are hatched in the views.");
-  if (!s.mask_pattern) {
+  if (!s.one_layer().mask_pattern) {
     ImGui::SameLine();
     ImGui::TextUnformatted("mask");
     return;
   }
-  MaskPattern pattern = *s.mask_pattern;
+  MaskPattern pattern = *s.one_layer().mask_pattern;
   const auto number = [&](const char* id, const char* label, int& value, const char* tip) {
     ImGui::SameLine();
     ImGui::SetNextItemWidth(font * 4.5f);
@@ -302,7 +306,7 @@ void draw_mask_pattern_controls(AppState& state) {
     if (pattern.kind == MaskPattern::Kind::Dilated)
       number("##mask dilation", "d", pattern.dilation, "positions between those keys");
   }
-  if (!(pattern == *s.mask_pattern)) state.document.set_mask_pattern(pattern);
+  if (!(pattern == *s.one_layer().mask_pattern)) state.document.set_mask_pattern(pattern);
 }
 
 }  // namespace attnviz::app

@@ -25,14 +25,14 @@ Document* DocumentEdit::operator->() {
 }
 
 void AppState::recompute_if_needed() {
-  const std::optional<ModelSpec>& model = document.scenario().model;
+  const ModelSpec* model = document.scenario().model();
   if (model && computed.model_files_ready && !computed.model_files_ready(model->model)) {
     computed.downloading = model->model;
     frame.redraw_within(0.1);  // until the files are there
     return;
   }
   computed.downloading.clear();
-  if (document.scenario().model) {
+  if (document.scenario().model()) {
     if (computed.version != document.version() || computed.computing()) recompute_model();
   } else if (computed.version != document.version()) {
     computed.version_in_flight = 0;  // a model's result still to come is no longer wanted
@@ -95,7 +95,7 @@ void AppState::recompute_model() {
 }
 
 int AppState::edited_head() const {
-  const int heads = static_cast<int>(document.scenario().parameters.heads.size());
+  const int heads = static_cast<int>(document.scenario().one_layer().parameters.heads.size());
   return std::clamp(selection.head, 0, std::max(0, heads - 1));
 }
 

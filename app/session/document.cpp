@@ -16,11 +16,13 @@ constexpr const char* kCausalOffNotice =
 }  // namespace
 
 void Document::keep_rules() {
-  if (turn_off_causal_in_cross(scenario_)) notice_ = kCausalOffNotice;
+  if (OneLayerSpec* one = scenario_.edit_one_layer(); one && turn_off_causal_in_cross(*one))
+    notice_ = kCausalOffNotice;
 }
 
 void Document::load(Scenario scenario, std::string path) {
   scenario_ = std::move(scenario);
+  one_layer_aside_.reset();  // another document's
   keep_rules();
   opened_ = scenario_;
   path_ = std::move(path);
@@ -47,7 +49,9 @@ void Document::set_title(std::string title) {
 }
 
 void Document::set_mode(Mode mode) {
-  if (attnviz::set_mode(scenario_, mode)) notice_ = kCausalOffNotice;
+  OneLayerSpec* one = scenario_.edit_one_layer();
+  if (!one) return;
+  if (attnviz::set_mode(*one, mode, scenario_.target)) notice_ = kCausalOffNotice;
   ++version_;
 }
 
@@ -57,45 +61,61 @@ void Document::set_target(const std::string& text) {
 }
 
 void Document::set_model(std::optional<ModelSpec> model) {
-  if (scenario_.model == model) return;
-  scenario_.model = std::move(model);
+  const ModelSpec* now = scenario_.model();
+  if (model ? now && *now == *model : !now) return;
+  if (model) {
+    // The one-layer model is set aside, to come back as it was when the model is left.
+    if (OneLayerSpec* one = scenario_.edit_one_layer()) one_layer_aside_ = std::move(*one);
+    scenario_.spec = std::move(*model);
+  } else {
+    scenario_.spec = one_layer_aside_ ? std::move(*one_layer_aside_)
+                                      : OneLayerSpec::seeded(AttentionConfig{}, 7);
+    one_layer_aside_.reset();
+  }
   ++version_;
 }
 
 void Document::set_head_intervention(int layer, int head, const HeadIntervention& change) {
-  if (!scenario_.model || scenario_.model->intervention(layer, head) == change) return;
-  scenario_.model->set_intervention(layer, head, change);
+  ModelSpec* model = scenario_.edit_model();
+  if (!model || model->intervention(layer, head) == change) return;
+  model->set_intervention(layer, head, change);
   ++version_;
 }
 
 void Document::clear_interventions() {
-  if (!scenario_.model || scenario_.model->interventions.empty()) return;
-  scenario_.model->interventions.clear();
+  ModelSpec* model = scenario_.edit_model();
+  if (!model || model->interventions.empty()) return;
+  model->interventions.clear();
   ++version_;
 }
 
 void Document::set_hide_special_tokens(bool hide) {
-  if (!scenario_.model || scenario_.model->hide_special_tokens == hide) return;
-  scenario_.model->hide_special_tokens = hide;
+  ModelSpec* model = scenario_.edit_model();
+  if (!model || model->hide_special_tokens == hide) return;
+  model->hide_special_tokens = hide;
   ++version_;
 }
 
 void Document::set_mask_pattern(std::optional<MaskPattern> pattern) {
-  if (scenario_.mask_pattern == pattern && (!pattern || scenario_.mask.size() == 0)) return;
-  if (pattern) scenario_.mask.resize(0, 0);  // never both
-  scenario_.mask_pattern = std::move(pattern);
+  OneLayerSpec* one = scenario_.edit_one_layer();
+  if (!one) return;
+  if (one->mask_pattern == pattern && (!pattern || one->mask.size() == 0)) return;
+  if (pattern) one->mask.resize(0, 0);  // never both
+  one->mask_pattern = std::move(pattern);
   ++version_;
 }
 
 void Document::set_model_weight(const ModelWeightEdit& edit) {
-  if (!scenario_.model || !std::isfinite(edit.value)) return;
-  scenario_.model->set_weight(edit);
+  ModelSpec* model = scenario_.edit_model();
+  if (!model || !std::isfinite(edit.value)) return;
+  model->set_weight(edit);
   ++version_;
 }
 
 void Document::set_model_weight_block(int layer, HeadMatrix matrix, int head, int rows, int cols,
                                       const float* values) {
-  if (!scenario_.model) return;
+  ModelSpec* model = scenario_.edit_model();
+  if (!model) return;
   std::vector<ModelWeightEdit> cells;
   if (values) {
     cells.reserve(static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols));
@@ -107,54 +127,67 @@ void Document::set_model_weight_block(int layer, HeadMatrix matrix, int head, in
         cells.push_back({layer, matrix, head, r, c, value});
       }
   }
-  scenario_.model->set_weight_block(layer, matrix, head, std::move(cells));
+  model->set_weight_block(layer, matrix, head, std::move(cells));
   ++version_;
 }
 
 void Document::set_model_embedding(const ModelEmbeddingEdit& edit) {
-  if (!scenario_.model || !std::isfinite(edit.value)) return;
-  scenario_.model->set_embedding(edit);
+  ModelSpec* model = scenario_.edit_model();
+  if (!model || !std::isfinite(edit.value)) return;
+  model->set_embedding(edit);
   ++version_;
 }
 
 void Document::reset_model_embeddings(const std::vector<int>& tokens) {
-  if (!scenario_.model) return;
-  const std::size_t before = scenario_.model->embedding_edits.size();
-  for (int token : tokens) scenario_.model->reset_embedding(token);
-  if (scenario_.model->embedding_edits.size() != before) ++version_;
+  ModelSpec* model = scenario_.edit_model();
+  if (!model) return;
+  const std::size_t before = model->embedding_edits.size();
+  for (int token : tokens) model->reset_embedding(token);
+  if (model->embedding_edits.size() != before) ++version_;
 }
 
 void Document::reset_model_weights() {
-  if (!scenario_.model || !scenario_.model->weights_edited()) return;
-  scenario_.model->weight_edits.clear();
-  scenario_.model->embedding_edits.clear();
+  ModelSpec* model = scenario_.edit_model();
+  if (!model || !model->weights_edited()) return;
+  model->weight_edits.clear();
+  model->embedding_edits.clear();
   ++version_;
 }
 
 void Document::set_source(const std::string& text) {
-  scenario_.source = text;
+  OneLayerSpec* one = scenario_.edit_one_layer();
+  if (!one) return;
+  one->source = text;
   ++version_;
 }
 
 void Document::set_config(const AttentionConfig& config) {
-  apply_config(scenario_, config);
+  OneLayerSpec* one = scenario_.edit_one_layer();
+  if (!one) return;
+  apply_config(*one, config);
   keep_rules();
   ++version_;
 }
 
 void Document::set_positional(Positional positional) {
-  scenario_.positional = positional;
+  OneLayerSpec* one = scenario_.edit_one_layer();
+  if (!one) return;
+  one->positional = positional;
   ++version_;
 }
 
 void Document::set_seed(std::uint64_t seed) {
-  if (scenario_.seed == seed) return;
-  scenario_.seed = seed;
+  OneLayerSpec* one = scenario_.edit_one_layer();
+  if (!one) return;
+  if (one->seed == seed) return;
+  one->seed = seed;
   ++version_;
 }
 
 void Document::draw_weights() {
-  scenario_.parameters = seeded_parameters(scenario_.config, scenario_.seed);
+  OneLayerSpec* one = scenario_.edit_one_layer();
+  if (!one) return;
+  one->parameters = seeded_parameters(one->config, one->seed);
   ++version_;
 }
 
@@ -189,7 +222,9 @@ EmbeddingOverrides::iterator find_override(EmbeddingOverrides& overrides, const 
 }  // namespace
 
 void Document::set_weight(ParameterName name, int head, int row, int col, float value) {
-  const FlatWeights w = flat_weights(scenario_.parameters, name, head);
+  OneLayerSpec* one = scenario_.edit_one_layer();
+  if (!one) return;
+  const FlatWeights w = flat_weights(one->parameters, name, head);
   if (row < 0 || col < 0 || row >= w.rows || col >= w.cols || !std::isfinite(value)) return;
   w.data[static_cast<std::size_t>(row) * static_cast<std::size_t>(w.cols) +
          static_cast<std::size_t>(col)] = value;
@@ -197,25 +232,29 @@ void Document::set_weight(ParameterName name, int head, int row, int col, float 
 }
 
 void Document::set_projection(ParameterName name, int head, const Matrix& weights) {
-  parameter(scenario_.parameters, name, head) = weights;  // same shape: no allocation
+  OneLayerSpec* one = scenario_.edit_one_layer();
+  if (!one) return;
+  parameter(one->parameters, name, head) = weights;  // same shape: no allocation
   ++version_;
 }
 
 // Back to the scenario as opened where that matrix still has the same shape, else the seed.
 void Document::reset_weights(ParameterName name, int head) {
-  Parameters& p = scenario_.parameters;
-  const Parameters& opened = opened_.parameters;
+  OneLayerSpec* one = scenario_.edit_one_layer();
+  if (!one) return;
+  Parameters& p = one->parameters;
+  const Parameters& opened = opened_.one_layer().parameters;
   const auto h = static_cast<std::size_t>(head);
   if (name == ParameterName::v_a) {
     if (h < opened.heads.size() && opened.heads[h].v_a.cols() == p.heads[h].v_a.cols())
       p.heads[h].v_a = opened.heads[h].v_a;
     else
-      seed_parameter(p, name, head, scenario_.seed);
+      seed_parameter(p, name, head, one->seed);
     return;
   }
   const bool per_head = name != ParameterName::W_O;
   if (per_head && h >= opened.heads.size()) {
-    seed_parameter(p, name, head, scenario_.seed);
+    seed_parameter(p, name, head, one->seed);
     return;
   }
   const Matrix& before = parameter(opened, name, head);
@@ -223,12 +262,14 @@ void Document::reset_weights(ParameterName name, int head) {
   if (before.rows() == now.rows() && before.cols() == now.cols())
     now = before;
   else
-    seed_parameter(p, name, head, scenario_.seed);
+    seed_parameter(p, name, head, one->seed);
 }
 
 void Document::apply_to_matrix(ParameterName name, int head, MatrixAction action,
                                std::uint64_t randomize_seed) {
-  Parameters& p = scenario_.parameters;
+  OneLayerSpec* one = scenario_.edit_one_layer();
+  if (!one) return;
+  Parameters& p = one->parameters;
   const FlatWeights w = flat_weights(p, name, head);
   switch (action) {
     case MatrixAction::Randomize:
@@ -258,10 +299,12 @@ void Document::apply_to_matrix(ParameterName name, int head, MatrixAction action
 
 // Writes a whole embedding (d_model values) for the token (its override, created if needed).
 void Document::write_embedding(const Token& token, const float* values) {
-  const auto d_model = static_cast<std::size_t>(scenario_.config.d_model);
-  auto found = find_override(scenario_.embeddings, token);
-  if (found == scenario_.embeddings.end())
-    found = scenario_.embeddings.emplace(token.text, std::vector<float>()).first;
+  OneLayerSpec* one = scenario_.edit_one_layer();
+  if (!one) return;
+  const auto d_model = static_cast<std::size_t>(one->config.d_model);
+  auto found = find_override(one->embeddings, token);
+  if (found == one->embeddings.end())
+    found = one->embeddings.emplace(token.text, std::vector<float>()).first;
   found->second.assign(values, values + d_model);
 }
 
@@ -273,25 +316,29 @@ void Document::set_embeddings(const std::vector<const Token*>& tokens, const Mat
 
 void Document::set_embedding_value(const Token& token, int col, float value,
                                    const float* row_as_shown) {
+  OneLayerSpec* one = scenario_.edit_one_layer();
+  if (!one) return;
   // Start from the row as shown (no positions), so the other dimensions keep their values.
-  auto found = find_override(scenario_.embeddings, token);
-  if (found == scenario_.embeddings.end() ||
-      found->second.size() != static_cast<std::size_t>(scenario_.config.d_model))
+  auto found = find_override(one->embeddings, token);
+  if (found == one->embeddings.end() ||
+      found->second.size() != static_cast<std::size_t>(one->config.d_model))
     write_embedding(token, row_as_shown);
-  found = find_override(scenario_.embeddings, token);
+  found = find_override(one->embeddings, token);
   found->second[static_cast<std::size_t>(col)] = value;
   ++version_;
 }
 
 void Document::reset_embedding(const Token& token) {
-  scenario_.embeddings.erase(token.text);
-  scenario_.embeddings.erase(token.key);
+  OneLayerSpec* one = scenario_.edit_one_layer();
+  if (!one) return;
+  one->embeddings.erase(token.text);
+  one->embeddings.erase(token.key);
   // Back to the override the scenario was opened with, if it had one of this width.
   for (const std::string* word : {&token.text, &token.key}) {
-    const auto it = opened_.embeddings.find(*word);
-    if (it != opened_.embeddings.end() &&
-        it->second.size() == static_cast<std::size_t>(scenario_.config.d_model)) {
-      scenario_.embeddings[*word] = it->second;
+    const auto it = opened_.one_layer().embeddings.find(*word);
+    if (it != opened_.one_layer().embeddings.end() &&
+        it->second.size() == static_cast<std::size_t>(one->config.d_model)) {
+      one->embeddings[*word] = it->second;
       break;
     }
   }

@@ -128,6 +128,9 @@ class Document {
 
   Scenario scenario_;
   Scenario opened_;
+  // The one-layer model while a real model is open (set_model): it comes back when the model is
+  // left.
+  std::optional<OneLayerSpec> one_layer_aside_;
   std::string path_;
   std::string notice_;
   std::uint64_t version_ = 1;

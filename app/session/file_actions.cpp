@@ -27,8 +27,8 @@ Status need_result(const AppState& state) {
 }  // namespace
 
 Status prepare_model_scenario(AppState& state, Scenario& scenario, const std::string& file_path) {
-  if (!scenario.model) return Status::ok();
-  ModelSpec& spec = *scenario.model;
+  if (!scenario.model()) return Status::ok();
+  ModelSpec& spec = *scenario.edit_model();
   std::error_code error;
   const std::filesystem::path beside = std::filesystem::path(file_path).parent_path() / spec.model;
   if (!file_path.empty() && std::filesystem::path(spec.model).is_relative() &&
@@ -61,18 +61,18 @@ std::string recorded_model_name(const std::string& path_or_name) {
 
 Status open_model(AppState& state, const std::string& path_or_name) {
   Scenario candidate = state.document.scenario();
-  candidate.model = ModelSpec::named(recorded_model_name(path_or_name));
+  candidate.spec = ModelSpec::named(recorded_model_name(path_or_name));
   if (Status status = prepare_model_scenario(state, candidate, ""); !status)
     return Status::error("not opened: " + status.message());
   if (state.lesson.active()) state.leave_lesson();
-  state.edit()->set_model(candidate.model);
+  state.edit()->set_model(*candidate.model());
   state.selection.layer = 0;
   ++state.view_generation;
   return Status::ok();
 }
 
 void leave_model(AppState& state) {
-  if (!state.document.scenario().model) return;
+  if (!state.document.scenario().model()) return;
   state.edit()->set_model(std::nullopt);
   state.selection.layer = 0;
   ++state.view_generation;
@@ -106,14 +106,13 @@ Status save_scenario(AppState& state, RecentFiles& recent, const std::string& pa
   Scenario document = state.document.scenario();
   document.view_json = view_state_to_json(state);
   // A custom mask is saved at the size of the current sentences (cells past its edge allowed).
-  if (document.mask.size() > 0) {
+  if (OneLayerSpec* one = document.edit_one_layer(); one && one->mask.size() > 0) {
     const auto rows = static_cast<Eigen::Index>(state.pipeline().target().tokens.size());
     const auto cols = static_cast<Eigen::Index>(state.pipeline().keys().tokens.size());
     MaskMatrix fitted = MaskMatrix::Ones(rows, cols);
-    const Eigen::Index r = std::min(rows, document.mask.rows()),
-                       c = std::min(cols, document.mask.cols());
-    fitted.topLeftCorner(r, c) = document.mask.topLeftCorner(r, c);
-    document.mask = fitted;
+    const Eigen::Index r = std::min(rows, one->mask.rows()), c = std::min(cols, one->mask.cols());
+    fitted.topLeftCorner(r, c) = one->mask.topLeftCorner(r, c);
+    one->mask = fitted;
   }
   if (Status status = save_scenario_file(path, document); !status) return status;
   state.document.saved(path, std::move(document.view_json));

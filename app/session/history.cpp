@@ -16,16 +16,19 @@ bool same_matrix(const M& a, const M& b) {
 
 // The same document, bit for bit (a weight of -0 is not 0: it prints differently).
 bool same_scenario(const Scenario& a, const Scenario& b) {
-  if (a.title != b.title || a.description != b.description || a.mode != b.mode ||
-      a.target != b.target || a.source != b.source || !(a.config == b.config) ||
-      a.positional != b.positional || a.seed != b.seed || a.max_tokens != b.max_tokens ||
-      a.embeddings != b.embeddings || a.dimension_names != b.dimension_names ||
-      a.view_json != b.view_json || a.model != b.model || !same_matrix(a.mask, b.mask) ||
-      a.mask_pattern != b.mask_pattern || !same_matrix(a.parameters.W_O, b.parameters.W_O) ||
-      a.parameters.heads.size() != b.parameters.heads.size())
+  if (a.title != b.title || a.description != b.description || a.target != b.target ||
+      a.max_tokens != b.max_tokens || a.view_json != b.view_json || a.has_model() != b.has_model())
     return false;
-  for (std::size_t h = 0; h < a.parameters.heads.size(); ++h) {
-    const HeadParameters &x = a.parameters.heads[h], &y = b.parameters.heads[h];
+  if (a.has_model()) return *a.model() == *b.model();
+  const OneLayerSpec &p = a.one_layer(), &q = b.one_layer();
+  if (p.mode != q.mode || p.source != q.source || !(p.config == q.config) ||
+      p.positional != q.positional || p.seed != q.seed || p.embeddings != q.embeddings ||
+      p.dimension_names != q.dimension_names || !same_matrix(p.mask, q.mask) ||
+      p.mask_pattern != q.mask_pattern || !same_matrix(p.parameters.W_O, q.parameters.W_O) ||
+      p.parameters.heads.size() != q.parameters.heads.size())
+    return false;
+  for (std::size_t h = 0; h < p.parameters.heads.size(); ++h) {
+    const HeadParameters &x = p.parameters.heads[h], &y = q.parameters.heads[h];
     if (!same_matrix(x.W_Q, y.W_Q) || !same_matrix(x.W_K, y.W_K) || !same_matrix(x.W_V, y.W_V) ||
         !same_matrix(x.W_a, y.W_a) || !same_matrix(x.W_1, y.W_1) || !same_matrix(x.W_2, y.W_2) ||
         !same_matrix(x.v_a, y.v_a))
@@ -39,20 +42,23 @@ bool same_scenario(const Scenario& a, const Scenario& b) {
 History::History(std::size_t byte_budget) : byte_budget_(byte_budget) {}
 
 std::size_t History::bytes_of(const Scenario& s) {
-  std::size_t bytes = sizeof(Scenario) + s.target.size() + s.source.size() + s.view_json.size();
-  for (const HeadParameters& h : s.parameters.heads)
+  std::size_t bytes = sizeof(Scenario) + s.target.size() + s.view_json.size();
+  if (const ModelSpec* model = s.model())  // a real model's changes: a block edited whole is
+    return bytes + model->model.size() +   // thousands of cells
+           sizeof(ModelHeadChange) * model->interventions.size() +
+           sizeof(ModelWeightEdit) * model->weight_edits.size() +
+           sizeof(ModelEmbeddingEdit) * model->embedding_edits.size();
+  const OneLayerSpec& one = s.one_layer();
+  bytes += one.source.size();
+  for (const HeadParameters& h : one.parameters.heads)
     bytes += sizeof(float) *
              static_cast<std::size_t>(h.W_Q.size() + h.W_K.size() + h.W_V.size() + h.W_a.size() +
                                       h.W_1.size() + h.W_2.size() + h.v_a.size());
-  bytes += sizeof(float) * static_cast<std::size_t>(s.parameters.W_O.size());
-  for (const auto& [word, vector] : s.embeddings)
+  bytes += sizeof(float) * static_cast<std::size_t>(one.parameters.W_O.size());
+  for (const auto& [word, vector] : one.embeddings)
     bytes += word.size() + sizeof(float) * vector.size();
-  for (const std::string& name : s.dimension_names) bytes += name.size();
-  if (s.model)  // a real model's changes: a block edited whole is thousands of cells
-    bytes += s.model->model.size() + sizeof(ModelHeadChange) * s.model->interventions.size() +
-             sizeof(ModelWeightEdit) * s.model->weight_edits.size() +
-             sizeof(ModelEmbeddingEdit) * s.model->embedding_edits.size();
-  return bytes + static_cast<std::size_t>(s.mask.size());
+  for (const std::string& name : one.dimension_names) bytes += name.size();
+  return bytes + static_cast<std::size_t>(one.mask.size());
 }
 
 void History::reset(const AppState& state) {

@@ -74,7 +74,7 @@ std::string model_summary(const AppState& state, const Run& run, const Model& mo
   text += kDot + std::string("showing layer ") + std::to_string(state.selection.layer + 1);
   if (state.computed.computing()) text += kDot + std::string("computing\xe2\x80\xa6");
   const ModelSpec* spec =
-      state.document.scenario().model ? &*state.document.scenario().model : nullptr;
+      state.document.scenario().model() ? &*state.document.scenario().model() : nullptr;
   if (spec && !spec->interventions.empty())
     text += kDot + count(static_cast<long long>(spec->interventions.size()), "head changed",
                          "heads changed");
@@ -116,12 +116,13 @@ std::string shape_summary(const AppState& state) {
     return run_summary(state, run);
   }
   const Scenario& scenario = state.document.scenario();
-  const AttentionConfig& config = scenario.config;
-  std::string text = scenario.mode == Mode::Cross ? "cross-attention" : "self-attention";
+  const AttentionConfig& config = scenario.one_layer().config;
+  std::string text =
+      scenario.one_layer().mode == Mode::Cross ? "cross-attention" : "self-attention";
   if (state.computed.has_result) {
     const AttentionResult& result = state.result();
     text += kDot;
-    if (scenario.mode == Mode::Cross)
+    if (scenario.one_layer().mode == Mode::Cross)
       text += count(result.n_query, "query", "queries") + " \xc3\x97 " +
               count(result.n_key, "key", "keys");
     else
@@ -141,8 +142,8 @@ std::string shape_summary(const AppState& state) {
     text += kDot + std::string("temperature ") + shortest(config.temperature);
   if (config.hard) text += kDot + std::string("hard (argmax)");
   if (config.causal) text += kDot + std::string("causal");
-  if (scenario.mask.size() != 0) text += kDot + std::string("custom mask");
-  if (const auto& p = scenario.mask_pattern)
+  if (scenario.one_layer().mask.size() != 0) text += kDot + std::string("custom mask");
+  if (const auto& p = scenario.one_layer().mask_pattern)
     text +=
         kDot + std::string(to_string(p->kind)) + " mask (" +
         (p->kind == MaskPattern::Kind::Blocks ? "b " + std::to_string(p->block)
@@ -152,8 +153,8 @@ std::string shape_summary(const AppState& state) {
                                   : ", " + count(static_cast<long long>(p->global_tokens.size()),
                                                  "global token", "global tokens")) +
         ")";
-  if (scenario.positional != Positional::None)
-    text += kDot + std::string(to_string(scenario.positional)) + " positions";
+  if (scenario.one_layer().positional != Positional::None)
+    text += kDot + std::string(to_string(scenario.one_layer().positional)) + " positions";
   return text;
 }
 

@@ -58,7 +58,7 @@ Status App::start() {
   if (!options.screenshot && !options.screenshot_steps && !options.monkey)
     state.computed.wait_for_model = std::chrono::milliseconds(8);
   // A model: --model's, or the file's. One that does not open is as a bad file.
-  if (options.model) load->model = ModelSpec::named(recorded_model_name(*options.model));
+  if (options.model) load->spec = ModelSpec::named(recorded_model_name(*options.model));
   if (Status status = prepare_model_scenario(state, *load, options.scenario_path); !status) {
     if (headless) return status;
     std::cerr << "attnviz: error: " << status.message() << '\n';

@@ -132,11 +132,11 @@ std::vector<CommandInfo> make_table() {
        .run = [](Commands& c) { c.step_presentation(-1); }});
   // Models: what is done to the selected head of the selected layer.
   const auto can_change = [](const Shell& s) {
-    return s.state.document.scenario().model.has_value() &&
+    return s.state.document.scenario().has_model() &&
            s.state.pipeline().can(Capability::HeadInterventions);
   };
   const auto selected_head = [](const Shell& s) {
-    const auto& model = s.state.document.scenario().model;
+    const auto& model = s.state.document.scenario().model();
     return model ? model->intervention(s.state.selection.layer, s.state.selection.head)
                  : HeadIntervention{};
   };
@@ -177,7 +177,7 @@ std::vector<CommandInfo> make_table() {
        }});
   add({.id = "model.leave",
        .label = "Back to the one-layer scenario",
-       .enabled = [](const Shell& s) { return s.state.document.scenario().model.has_value(); },
+       .enabled = [](const Shell& s) { return s.state.document.scenario().has_model(); },
        .run = [](Commands& c) { c.leave_model(); }});
   add({.id = "lesson.leave",
        .label = "Leave the lesson",

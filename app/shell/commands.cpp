@@ -131,17 +131,17 @@ void Commands::open_model_named(const std::string& path_or_name) {
 }
 
 void Commands::leave_model() {
-  if (!shell_.state.document.scenario().model) return;
+  if (!shell_.state.document.scenario().model()) return;
   attnviz::app::leave_model(shell_.state);
   report(Status::ok(), "back to the one-layer scenario (Ctrl+Z returns to the model)");
 }
 
 void Commands::toggle_knock_out() {
   AppState& state = shell_.state;
-  if (!state.document.scenario().model || !state.pipeline().can(Capability::HeadInterventions))
+  if (!state.document.scenario().model() || !state.pipeline().can(Capability::HeadInterventions))
     return;
   const int layer = state.selection.layer, head = state.selection.head;
-  HeadIntervention change = state.document.scenario().model->intervention(layer, head);
+  HeadIntervention change = state.document.scenario().model()->intervention(layer, head);
   change.output_scale = change.ablated() ? 1.0f : 0.0f;
   state.edit()->set_head_intervention(layer, head, change);
   report(Status::ok(), std::string(change.ablated() ? "knocked out" : "restored") + " layer " +
@@ -150,17 +150,17 @@ void Commands::toggle_knock_out() {
 
 void Commands::set_head_pattern(HeadIntervention::Pattern pattern) {
   AppState& state = shell_.state;
-  if (!state.document.scenario().model || !state.pipeline().can(Capability::HeadInterventions))
+  if (!state.document.scenario().model() || !state.pipeline().can(Capability::HeadInterventions))
     return;
   const int layer = state.selection.layer, head = state.selection.head;
-  HeadIntervention change = state.document.scenario().model->intervention(layer, head);
+  HeadIntervention change = state.document.scenario().model()->intervention(layer, head);
   change.pattern = pattern;
   state.edit()->set_head_intervention(layer, head, change);
 }
 
 void Commands::restore_head() {
   AppState& state = shell_.state;
-  if (!state.document.scenario().model || !state.pipeline().can(Capability::HeadInterventions))
+  if (!state.document.scenario().model() || !state.pipeline().can(Capability::HeadInterventions))
     return;
   state.edit()->set_head_intervention(state.selection.layer, state.selection.head, {});
 }

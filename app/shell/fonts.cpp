@@ -17,10 +17,10 @@ void apply_theme_and_fonts(Shell& shell) {
   // Characters the fonts lack (a Chinese sentence, say) are added from a fallback font.
   const Scenario& s = state.document.scenario();
   if (state.document.version() != fonts.checked_version &&
-      (s.target != fonts.checked[0] || s.source != fonts.checked[1] ||
+      (s.target != fonts.checked[0] || s.one_layer().source != fonts.checked[1] ||
        s.title != fonts.checked[2])) {
     fonts.checked[0] = s.target;
-    fonts.checked[1] = s.source;
+    fonts.checked[1] = s.one_layer().source;
     fonts.checked[2] = s.title;
     bool added = false;
     for (const std::string& text : fonts.checked) {

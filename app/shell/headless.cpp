@@ -367,7 +367,7 @@ int run_bench(Shell& shell, const FrameFunction& frame, int frames) {
     // that every query's scores change and with them every view of the head (a query's weight
     // leaves alone the queries whose tokens have 0 in its feature, and the Output view's query 0
     // is one in the benchmark scenarios).
-    if (state.document.scenario().model) {
+    if (state.document.scenario().model()) {
       // A real model: keystrokes at the end of the text for the first half of the frames (a
       // letter typed, then taken back: the last token's position), then a head of the first
       // layer knocked out and restored (every position of every layer). An edit waits for the
@@ -391,8 +391,10 @@ int run_bench(Shell& shell, const FrameFunction& frame, int frames) {
       }
     } else {
       const int head = state.selection.head;
-      const float weight =
-          state.document.scenario().parameters.heads[static_cast<std::size_t>(head)].W_K(0, 0);
+      const float weight = state.document.scenario()
+                               .one_layer()
+                               .parameters.heads[static_cast<std::size_t>(head)]
+                               .W_K(0, 0);
       state.document.set_weight(ParameterName::W_K, head, 0, 0,
                                 weight + (i % 2 == 0 ? 1e-3f : -1e-3f));
     }

@@ -160,7 +160,7 @@ Monkey::FrameInput Monkey::idle() const {
 
 void Monkey::before_frame() {
   const AppState& state = shell_.state;
-  model_frames_ += state.document.scenario().model ? 1 : 0;
+  model_frames_ += state.document.scenario().model() ? 1 : 0;
   lesson_frames_ += state.lesson.active() ? 1 : 0;
   popup_frames_ += GImGui->OpenPopupStack.Size > 0 ? 1 : 0;
   typing_frames_ += ImGui::GetIO().WantTextInput ? 1 : 0;

@@ -139,7 +139,7 @@ int dimension(Reader& reader, const Json& root, const char* key, int fallback, i
   return value ? static_cast<int>(reader.integer(*value, key, 1, high)) : fallback;
 }
 
-void parse_weights(Reader& reader, const Json& weights, Scenario& scenario) {
+void parse_weights(Reader& reader, const Json& weights, OneLayerSpec& scenario) {
   if (!weights.is_object())
     Reader::fail("weights", "expected an object, got " + json_type_name(weights));
   std::set<std::string_view> known;
@@ -175,7 +175,7 @@ void parse_weights(Reader& reader, const Json& weights, Scenario& scenario) {
   }
 }
 
-void parse_embeddings(Reader& reader, const Json& embeddings, Scenario& scenario) {
+void parse_embeddings(Reader& reader, const Json& embeddings, OneLayerSpec& scenario) {
   if (!embeddings.is_object())
     Reader::fail("embeddings",
                  "expected an object mapping words to vectors, got " + json_type_name(embeddings));
@@ -191,7 +191,7 @@ void parse_embeddings(Reader& reader, const Json& embeddings, Scenario& scenario
   }
 }
 
-void parse_dimension_names(Reader& reader, const Json& names, Scenario& scenario) {
+void parse_dimension_names(Reader& reader, const Json& names, OneLayerSpec& scenario) {
   const auto d_model = static_cast<std::size_t>(scenario.config.d_model);
   if (!names.is_array())
     Reader::fail("dimension_names", "expected a list of names (one per embedding dimension), got " +
@@ -416,12 +416,12 @@ MaskPattern parse_mask_pattern(Reader& reader, const Json& value) {
   return pattern;
 }
 
-void parse_mask(Reader& reader, const Json& mask, Scenario& scenario) {
+void parse_mask(Reader& reader, const Json& mask, const Scenario& read, OneLayerSpec& scenario) {
   const auto n_query =
-      tokenize(scenario.target, static_cast<std::size_t>(scenario.max_tokens)).tokens.size();
+      tokenize(read.target, static_cast<std::size_t>(read.max_tokens)).tokens.size();
   const auto n_key =
       scenario.mode == Mode::Cross
-          ? tokenize(scenario.source, static_cast<std::size_t>(scenario.max_tokens)).tokens.size()
+          ? tokenize(scenario.source, static_cast<std::size_t>(read.max_tokens)).tokens.size()
           : n_query;
   reader.list(mask, "mask", n_query, "rows (one per target token)");
   scenario.mask.resize(static_cast<Eigen::Index>(n_query), static_cast<Eigen::Index>(n_key));
@@ -460,8 +460,13 @@ Scenario parse_root(Reader& reader, const Json& root) {
                                   "and 2");
   }
 
+  // What the file says of the sentence, then of what reads it: the one-layer model's settings
+  // and weights (read and checked even beside a model, whose file may keep them: they are not
+  // kept), or a model.
   Scenario s;
-  if (const Json* v = reader.find(root, "model")) s.model = parse_model(reader, *v);
+  OneLayerSpec one;
+  std::optional<ModelSpec> model;
+  if (const Json* v = reader.find(root, "model")) model = parse_model(reader, *v);
   if (const Json* v = reader.find(root, "title")) s.title = reader.string(*v, "title");
   if (const Json* v = reader.find(root, "description"))
     s.description = reader.string(*v, "description");
@@ -469,20 +474,20 @@ Scenario parse_root(Reader& reader, const Json& root) {
     const auto mode = parse_mode(reader.string(*v, "mode"));
     if (!mode)
       Reader::fail("mode", "expected \"self\" or \"cross\", got \"" + v->get<std::string>() + "\"");
-    s.mode = *mode;
+    one.mode = *mode;
   }
   const Json* target = reader.find(root, "target");
   if (!target) throw Failure("target: missing (the sentence the queries come from)");
   s.target = reader.string(*target, "target");
-  if (const Json* v = reader.find(root, "source")) s.source = reader.string(*v, "source");
+  if (const Json* v = reader.find(root, "source")) one.source = reader.string(*v, "source");
   if (const Json* v = reader.find(root, "max_tokens"))
     s.max_tokens = static_cast<int>(reader.integer(*v, "max_tokens", 1, Limits::kMaxTokens));
-  if (!s.model && tokenize(s.target, 1).total_tokens == 0)
+  if (!model && tokenize(s.target, 1).total_tokens == 0)
     Reader::fail("target", "the sentence has no tokens (it is empty or only spaces)");
-  if (s.mode == Mode::Cross && tokenize(s.source, 1).total_tokens == 0)
+  if (one.mode == Mode::Cross && tokenize(one.source, 1).total_tokens == 0)
     Reader::fail("source", "cross mode needs a source sentence with at least one token");
 
-  AttentionConfig& c = s.config;
+  AttentionConfig& c = one.config;
   c.d_model = dimension(reader, root, "d_model", 8, Limits::kMaxDModel);
   c.heads = dimension(reader, root, "heads", 2, Limits::kMaxHeads);
   const bool divisible = c.d_model % c.heads == 0;
@@ -526,31 +531,35 @@ Scenario parse_root(Reader& reader, const Json& root) {
     const auto positional = parse_positional(name);
     if (!positional)
       Reader::fail("positional", "expected \"none\" or \"sinusoidal\", got \"" + name + "\"");
-    s.positional = *positional;
+    one.positional = *positional;
   }
   if (const Json* v = reader.find(root, "seed")) {
     if (v->is_number_unsigned())
-      s.seed = v->get<std::uint64_t>();
+      one.seed = v->get<std::uint64_t>();
     else
-      s.seed = static_cast<std::uint64_t>(reader.integer(*v, "seed", 0, std::int64_t{1} << 53));
+      one.seed = static_cast<std::uint64_t>(reader.integer(*v, "seed", 0, std::int64_t{1} << 53));
   }
 
-  if (turn_off_causal_in_cross(s)) reader.warning(std::string(kCausalOffInCross));
+  if (turn_off_causal_in_cross(one)) reader.warning(std::string(kCausalOffInCross));
 
-  s.parameters = seeded_parameters(c, s.seed);
-  if (const Json* v = reader.find(root, "weights")) parse_weights(reader, *v, s);
-  if (const Json* v = reader.find(root, "embeddings")) parse_embeddings(reader, *v, s);
-  if (const Json* v = reader.find(root, "dimension_names")) parse_dimension_names(reader, *v, s);
-  if (const Json* v = reader.find(root, "mask")) parse_mask(reader, *v, s);
+  one.parameters = seeded_parameters(c, one.seed);
+  if (const Json* v = reader.find(root, "weights")) parse_weights(reader, *v, one);
+  if (const Json* v = reader.find(root, "embeddings")) parse_embeddings(reader, *v, one);
+  if (const Json* v = reader.find(root, "dimension_names")) parse_dimension_names(reader, *v, one);
+  if (const Json* v = reader.find(root, "mask")) parse_mask(reader, *v, s, one);
   if (const Json* v = reader.find(root, "mask_pattern")) {
-    if (s.mask.size() > 0)
+    if (one.mask.size() > 0)
       Reader::fail("mask_pattern", "the scenario has a mask too: give mask or mask_pattern");
-    s.mask_pattern = parse_mask_pattern(reader, *v);
+    one.mask_pattern = parse_mask_pattern(reader, *v);
   }
   if (const Json* v = reader.find(root, "view")) {
     if (!v->is_object()) Reader::fail("view", "expected an object, got " + json_type_name(*v));
     s.view_json = v->dump();
   }
+  if (model)
+    s.spec = std::move(*model);
+  else
+    s.spec = std::move(one);
   return s;
 }
 
@@ -705,28 +714,44 @@ std::string scenario_title(const Scenario& scenario) {
   return title;
 }
 
-bool turn_off_causal_in_cross(Scenario& scenario) {
-  if (scenario.mode != Mode::Cross || !scenario.config.causal) return false;
-  scenario.config.causal = false;
+bool turn_off_causal_in_cross(OneLayerSpec& spec) {
+  if (spec.mode != Mode::Cross || !spec.config.causal) return false;
+  spec.config.causal = false;
   return true;
 }
 
-bool set_mode(Scenario& scenario, Mode mode) {
-  scenario.mode = mode;
-  if (mode == Mode::Cross && scenario.source.empty()) scenario.source = scenario.target;
-  return turn_off_causal_in_cross(scenario);
+bool set_mode(OneLayerSpec& spec, Mode mode, const std::string& target) {
+  spec.mode = mode;
+  if (mode == Mode::Cross && spec.source.empty()) spec.source = target;
+  return turn_off_causal_in_cross(spec);
+}
+
+OneLayerSpec OneLayerSpec::seeded(const AttentionConfig& config, std::uint64_t seed) {
+  OneLayerSpec spec;
+  spec.config = config;
+  spec.seed = seed;
+  spec.parameters = seeded_parameters(config, seed);
+  return spec;
+}
+
+const OneLayerSpec& no_one_layer() {
+  static const OneLayerSpec defaults = OneLayerSpec::seeded(AttentionConfig{}, 7);
+  return defaults;
+}
+
+const OneLayerSpec& Scenario::one_layer() const {
+  const OneLayerSpec* spec = std::get_if<OneLayerSpec>(&this->spec);
+  return spec ? *spec : no_one_layer();
 }
 
 Scenario make_scenario(std::string target, const AttentionConfig& config, std::uint64_t seed) {
   Scenario scenario;
   scenario.target = std::move(target);
-  scenario.config = config;
-  scenario.seed = seed;
-  scenario.parameters = seeded_parameters(config, seed);
+  scenario.spec = OneLayerSpec::seeded(config, seed);
   return scenario;
 }
 
-void apply_config(Scenario& scenario, const AttentionConfig& config) {
+void apply_config(OneLayerSpec& scenario, const AttentionConfig& config) {
   const int old_d_model = scenario.config.d_model;
   scenario.config = config;
   normalize_kv_groups(scenario.config);
@@ -743,7 +768,7 @@ void apply_config(Scenario& scenario, const AttentionConfig& config) {
   }
 }
 
-std::string_view dimension_name(const Scenario& scenario, int index) {
+std::string_view dimension_name(const OneLayerSpec& scenario, int index) {
   if (index < 0) return {};
   const auto d = static_cast<std::size_t>(index);
   if (!scenario.dimension_names.empty())
@@ -818,12 +843,12 @@ void write_pretty(const OrderedJson& value, int indent, std::string& out) {
 
 // A scenario in model mode: the model, its changes and the text (the one-layer settings and
 // weights are not the model's: they are not written).
-std::string model_scenario_to_json(const Scenario& s, OrderedJson root) {
+std::string model_scenario_to_json(const Scenario& s, const ModelSpec& spec, OrderedJson root) {
   OrderedJson model = OrderedJson::object();
-  model["name"] = s.model->model;
-  if (!s.model->interventions.empty()) {
+  model["name"] = spec.model;
+  if (!spec.interventions.empty()) {
     OrderedJson changes = OrderedJson::array();
-    for (const ModelHeadChange& entry : s.model->interventions) {
+    for (const ModelHeadChange& entry : spec.interventions) {
       OrderedJson change = OrderedJson::object();
       change["layer"] = entry.layer;
       change["head"] = entry.head;
@@ -834,10 +859,10 @@ std::string model_scenario_to_json(const Scenario& s, OrderedJson root) {
     }
     model["interventions"] = std::move(changes);
   }
-  if (s.model->hide_special_tokens) model["hide_special_tokens"] = true;
-  if (!s.model->weight_edits.empty()) {  // a block per matrix of a head, its cells in order
+  if (spec.hide_special_tokens) model["hide_special_tokens"] = true;
+  if (!spec.weight_edits.empty()) {  // a block per matrix of a head, its cells in order
     OrderedJson blocks = OrderedJson::array();
-    const std::vector<ModelWeightEdit>& edits = s.model->weight_edits;
+    const std::vector<ModelWeightEdit>& edits = spec.weight_edits;
     for (std::size_t i = 0; i < edits.size();) {
       const ModelWeightEdit& first = edits[i];
       const bool shared = first.matrix == HeadMatrix::Key || first.matrix == HeadMatrix::Value;
@@ -855,9 +880,9 @@ std::string model_scenario_to_json(const Scenario& s, OrderedJson root) {
     }
     model["weights"] = std::move(blocks);
   }
-  if (!s.model->embedding_edits.empty()) {  // one entry per token
+  if (!spec.embedding_edits.empty()) {  // one entry per token
     OrderedJson tokens = OrderedJson::array();
-    const std::vector<ModelEmbeddingEdit>& edits = s.model->embedding_edits;
+    const std::vector<ModelEmbeddingEdit>& edits = spec.embedding_edits;
     for (std::size_t i = 0; i < edits.size();) {
       const int token = edits[i].token;
       OrderedJson cells = OrderedJson::array();
@@ -885,14 +910,15 @@ std::string model_scenario_to_json(const Scenario& s, OrderedJson root) {
 std::string scenario_to_json(const Scenario& s) {
   OrderedJson root;
   root["format"] = kScenarioFormat;
-  root["version"] = s.model ? kModelScenarioVersion : kScenarioVersion;
+  root["version"] = s.has_model() ? kModelScenarioVersion : kScenarioVersion;
   if (!s.title.empty()) root["title"] = s.title;
   if (!s.description.empty()) root["description"] = s.description;
-  if (s.model) return model_scenario_to_json(s, std::move(root));
-  root["mode"] = to_string(s.mode);
+  if (const ModelSpec* model = s.model()) return model_scenario_to_json(s, *model, std::move(root));
+  const OneLayerSpec& one = s.one_layer();
+  root["mode"] = to_string(one.mode);
   root["target"] = s.target;
-  if (s.mode == Mode::Cross || !s.source.empty()) root["source"] = s.source;
-  const AttentionConfig& c = s.config;
+  if (one.mode == Mode::Cross || !one.source.empty()) root["source"] = one.source;
+  const AttentionConfig& c = one.config;
   root["d_model"] = c.d_model;
   root["heads"] = c.heads;
   root["d_k"] = c.d_k;
@@ -903,47 +929,47 @@ std::string scenario_to_json(const Scenario& s) {
   root["temperature"] = shortest(c.temperature);
   root["hard"] = c.hard;
   root["causal"] = c.causal;
-  root["positional"] = to_string(s.positional);
-  root["seed"] = s.seed;
+  root["positional"] = to_string(one.positional);
+  root["seed"] = one.seed;
   if (s.max_tokens != Limits::kDefaultMaxTokens) root["max_tokens"] = s.max_tokens;
-  if (!s.embeddings.empty()) {
+  if (!one.embeddings.empty()) {
     OrderedJson embeddings = OrderedJson::object();
-    for (const auto& [word, vector] : s.embeddings) {
+    for (const auto& [word, vector] : one.embeddings) {
       OrderedJson values = OrderedJson::array();
       for (float x : vector) values.push_back(shortest(x));
       embeddings[word] = std::move(values);
     }
     root["embeddings"] = std::move(embeddings);
   }
-  if (!s.dimension_names.empty()) root["dimension_names"] = s.dimension_names;
+  if (!one.dimension_names.empty()) root["dimension_names"] = one.dimension_names;
   OrderedJson weights = OrderedJson::object();
   for (ParameterName name : kAllParameterNames) {
     const std::string key(to_string(name));
     if (name == ParameterName::W_O) {
-      weights[key] = rows_of(s.parameters.W_O);
+      weights[key] = rows_of(one.parameters.W_O);
       continue;
     }
     OrderedJson per_head = OrderedJson::array();
     for (int head = 0; head < c.heads; ++head) {
       if (name == ParameterName::v_a)
-        per_head.push_back(rows_of(s.parameters.heads[static_cast<std::size_t>(head)].v_a)[0]);
+        per_head.push_back(rows_of(one.parameters.heads[static_cast<std::size_t>(head)].v_a)[0]);
       else
-        per_head.push_back(rows_of(parameter(s.parameters, name, head)));
+        per_head.push_back(rows_of(parameter(one.parameters, name, head)));
     }
     weights[key] = std::move(per_head);
   }
   root["weights"] = std::move(weights);
-  if (s.mask.size() > 0) {
+  if (one.mask.size() > 0) {
     OrderedJson mask = OrderedJson::array();
-    for (Eigen::Index i = 0; i < s.mask.rows(); ++i) {
+    for (Eigen::Index i = 0; i < one.mask.rows(); ++i) {
       OrderedJson row = OrderedJson::array();
-      for (Eigen::Index j = 0; j < s.mask.cols(); ++j) row.push_back(int(s.mask(i, j)));
+      for (Eigen::Index j = 0; j < one.mask.cols(); ++j) row.push_back(int(one.mask(i, j)));
       mask.push_back(std::move(row));
     }
     root["mask"] = std::move(mask);
   }
-  if (s.mask_pattern) {
-    const MaskPattern& p = *s.mask_pattern;
+  if (one.mask_pattern) {
+    const MaskPattern& p = *one.mask_pattern;
     OrderedJson pattern = OrderedJson::object();
     pattern["kind"] = to_string(p.kind);
     if (p.kind == MaskPattern::Kind::Blocks) {

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <tuple>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace attnviz {
@@ -62,7 +63,7 @@ struct ModelEmbeddingEdit {
 };
 
 // A real trained model instead of the one-layer teaching model: the scenario's `target` is the
-// text the model reads; the one-layer settings and weights are not used (nor saved).
+// text the model reads.
 struct ModelSpec {
   // A shipped model's name ("stories260K") or the path of a model's folder or file, as
   // open_model (core/models/model.hpp) takes it.
@@ -118,27 +119,49 @@ struct MaskPattern {
 // "window", "dilated", "blocks" (the names scenario files and the app use).
 std::string_view to_string(MaskPattern::Kind kind);
 
-struct Scenario {
-  std::string title;  // "" for an untitled scenario: its title is its sentence (scenario_title)
-  std::string description;
+// The one-layer teaching model: one layer of multi-head attention with the scenario's own
+// settings and weights, over embeddings from the teaching lexicon.
+struct OneLayerSpec {
   Mode mode = Mode::Self;
-  std::string target;  // the sentence the queries come from
   std::string source;  // keys and values come from here in cross mode
   AttentionConfig config;
   Positional positional = Positional::None;
   std::uint64_t seed = 7;
-  int max_tokens = Limits::kDefaultMaxTokens;
   EmbeddingOverrides embeddings;  // token text -> d_model numbers
   Parameters parameters;          // complete: shapes always match config
   MaskMatrix mask;                // empty, or (n_target tokens, n_key tokens); 1 = allowed
   std::optional<MaskPattern> mask_pattern;  // a pattern instead of `mask` (never both)
-  std::string view_json;                    // the app's "view" object as JSON text ("" when none)
   // What each embedding dimension stands for, as the views label it ("alice", "extension"):
   // at most d_model names; empty = the teaching lexicon's features (person, food, ...).
   std::vector<std::string> dimension_names;
-  // Model mode (a real trained model) when set; the one-layer scenario when not.
-  std::optional<ModelSpec> model;
+
+  // The settings of `config` with every weight drawn from `seed` (what a file without weights
+  // gives).
+  static OneLayerSpec seeded(const AttentionConfig& config, std::uint64_t seed);
 };
+
+// A scenario: the sentence and what reads it, which is either the one-layer teaching model
+// (OneLayerSpec) or a real trained model (ModelSpec), never both.
+struct Scenario {
+  std::string title;  // "" for an untitled scenario: its title is its sentence (scenario_title)
+  std::string description;
+  std::string target;  // the sentence the queries come from (a model's text)
+  int max_tokens = Limits::kDefaultMaxTokens;
+  std::string view_json;  // the app's "view" object as JSON text ("" when none)
+  std::variant<OneLayerSpec, ModelSpec> spec = OneLayerSpec::seeded(AttentionConfig{}, 7);
+
+  bool has_model() const { return std::holds_alternative<ModelSpec>(spec); }
+  // The model a scenario in model mode names, and what was done to it; null otherwise.
+  const ModelSpec* model() const { return std::get_if<ModelSpec>(&spec); }
+  ModelSpec* edit_model() { return std::get_if<ModelSpec>(&spec); }
+  // The one-layer model's settings and weights. A scenario in model mode has none: it reads as
+  // the defaults (no_one_layer()), and edit_one_layer() is null.
+  const OneLayerSpec& one_layer() const;
+  OneLayerSpec* edit_one_layer() { return std::get_if<OneLayerSpec>(&spec); }
+};
+
+// What a scenario in model mode reads as its one-layer part: the defaults, weights drawn from 7.
+const OneLayerSpec& no_one_layer();
 
 // The title a scenario is shown under (the app's window and Input panel, the name Save As proposes,
 // the CLI's headings): its own, or, for an untitled one, its target sentence with its spaces run
@@ -158,10 +181,10 @@ inline constexpr std::string_view kCausalOffInCross =
     "sentence from its own words; the source is written whole)";
 
 // Keeps "cross mode has no causal mask": turns the mask off in cross mode; true when it did.
-bool turn_off_causal_in_cross(Scenario& scenario);
-// Self or cross attention, as the app's switch does it: cross starts with the target as its source
+bool turn_off_causal_in_cross(OneLayerSpec& spec);
+// Self or cross attention, as the app's switch does it: cross starts with `target` as its source
 // when it has none, and has no causal mask (true when the mask was on and is now off).
-bool set_mode(Scenario& scenario, Mode mode);
+bool set_mode(OneLayerSpec& spec, Mode mode, const std::string& target);
 
 // The scenario, or one line naming the key that is wrong; the warnings are unknown keys and
 // other non-fatal findings (a causal mask asked for in cross mode: kCausalOffInCross).
@@ -175,12 +198,12 @@ Scenario make_scenario(std::string target, const AttentionConfig& config, std::u
 // Changes the shapes (d_model, heads, d_k, d_v, d_att) and settings to `config`, keeping every
 // existing weight and embedding-override value whose cell still exists; new cells are drawn from
 // the seed (weights) or from the word's default embedding (overrides).
-void apply_config(Scenario& scenario, const AttentionConfig& config);
+void apply_config(OneLayerSpec& spec, const AttentionConfig& config);
 
 // The label of embedding dimension `index` (0 .. d_model - 1): the scenario's own name, else (when
 // the scenario names none) the teaching lexicon's feature; "" when neither names it (label it by
 // its number).
-std::string_view dimension_name(const Scenario& scenario, int index);
+std::string_view dimension_name(const OneLayerSpec& spec, int index);
 
 // The complete scenario as JSON (every weight written; rows on one line each).
 std::string scenario_to_json(const Scenario& scenario);

@@ -199,7 +199,7 @@ LessonCheck parse_check(const Json& value, const std::string& path, const Scenar
   if (!found) fail(path + ".check", "unknown check \"" + name + "\"");
   check.kind = found->kind;
   check.description = value.dump();
-  const bool model = scenario.model.has_value();
+  const bool model = scenario.has_model();
   if (needs_model(check.kind) && !model)
     fail(path + ".check", "\"" + name + "\" is about a real model: the scenario names none");
   if (is_variant_check(check.kind) && model)
@@ -213,7 +213,8 @@ LessonCheck parse_check(const Json& value, const std::string& path, const Scenar
     check.size = int_at(value, "buckets", path, 4, 1, 64);
     if (check.size != 1 && check.size % 2 != 0)
       fail(path + ".buckets", "must be 1 or an even number up to 64");
-    if (scenario.mode != Mode::Self) fail(path, "Reformer's buckets need self-attention");
+    if (scenario.one_layer().mode != Mode::Self)
+      fail(path, "Reformer's buckets need self-attention");
   }
   if (check.kind == Kind::FlashRaisesMax) {
     const auto it = value.find("tiles");
@@ -227,11 +228,11 @@ LessonCheck parse_check(const Json& value, const std::string& path, const Scenar
     }
   }
   if ((check.kind == Kind::PatternHides || check.kind == Kind::PairsBelow) &&
-      !scenario.mask_pattern)
+      !scenario.one_layer().mask_pattern)
     fail(path + ".check", "\"" + name + "\" is about the mask pattern: the scenario has none");
-  if (check.kind == Kind::DecodeMatchesFull && scenario.mode != Mode::Self)
+  if (check.kind == Kind::DecodeMatchesFull && scenario.one_layer().mode != Mode::Self)
     fail(path + ".check", "decoding needs self-attention");
-  const int heads = model ? kMostModelLayersOrHeads : scenario.config.heads;
+  const int heads = model ? kMostModelLayersOrHeads : scenario.one_layer().config.heads;
   check.layer = int_at(value, "layer", path, 0, 0, model ? kMostModelLayersOrHeads - 1 : 0);
   check.head = int_at(value, "head", path, 0, 0, heads - 1);
   check.head_b = int_at(value, "head_b", path, std::min(1, heads - 1), 0, heads - 1);
@@ -255,7 +256,7 @@ LessonCheck parse_check(const Json& value, const std::string& path, const Scenar
   if (!model) {  // a model's tokens are known once it is open: checked when evaluated
     require_token(queries, check.query, path + ".query", "target");
     require_token(keys, check.key, path + ".key",
-                  scenario.mode == Mode::Cross ? "source" : "target");
+                  scenario.one_layer().mode == Mode::Cross ? "source" : "target");
   }
   if (check.kind == LessonCheck::Kind::TopToken) {
     const auto it = value.find("value");
@@ -284,7 +285,8 @@ LessonCheck parse_check(const Json& value, const std::string& path, const Scenar
       seen[index.get<std::size_t>()] = true;
       check.permutation.push_back(index.get<int>());
     }
-    if (scenario.mode != Mode::Self) fail(path, "permutation checks need self-attention");
+    if (scenario.one_layer().mode != Mode::Self)
+      fail(path, "permutation checks need self-attention");
   }
   return check;
 }
@@ -333,10 +335,11 @@ LessonStep parse_step(const Json& value, const std::string& path, Json& scenario
 
   const std::size_t max_tokens = static_cast<std::size_t>(step.scenario.max_tokens);
   const Tokenization queries = tokenize(step.scenario.target, max_tokens);
-  const Tokenization keys =
-      step.scenario.mode == Mode::Cross ? tokenize(step.scenario.source, max_tokens) : queries;
-  const bool model = step.scenario.model.has_value();
-  const int heads = model ? kMostModelLayersOrHeads : step.scenario.config.heads;
+  const Tokenization keys = step.scenario.one_layer().mode == Mode::Cross
+                                ? tokenize(step.scenario.one_layer().source, max_tokens)
+                                : queries;
+  const bool model = step.scenario.has_model();
+  const int heads = model ? kMostModelLayersOrHeads : step.scenario.one_layer().config.heads;
   if (value.contains("layer"))
     step.layer = int_at(value, "layer", path, 0, 0, model ? kMostModelLayersOrHeads - 1 : 0);
   if (value.contains("head")) step.head = int_at(value, "head", path, 0, 0, heads - 1);
@@ -345,7 +348,7 @@ LessonStep parse_step(const Json& value, const std::string& path, Json& scenario
   if (!model) {  // a model's tokens are known once it is open
     require_token(queries, step.query, path + ".query", "target");
     require_token(keys, step.key, path + ".key",
-                  step.scenario.mode == Mode::Cross ? "source" : "target");
+                  step.scenario.one_layer().mode == Mode::Cross ? "source" : "target");
   }
 
   if (const auto it = value.find("predict"); it != value.end()) {
@@ -570,7 +573,7 @@ MaybeProblem model_problem(const Scenario& scenario, const LessonCheck& check, c
     case Kind::AblationChangesTop:
     case Kind::AblationKeepsTop: {
       TransformerForward knocked(model.transformer);
-      for (const ModelHeadChange& entry : scenario.model->interventions)
+      for (const ModelHeadChange& entry : scenario.model()->interventions)
         static_cast<void>(knocked.set_intervention(entry.layer, entry.head, entry.change));
       HeadIntervention ablate;
       ablate.output_scale = 0.0f;
@@ -704,8 +707,8 @@ MaybeProblem variant_problem(const Scenario& scenario, const LessonCheck& check,
     case Kind::DecodeMatchesFull: {
       if (pipeline.cross())
         return Problem{"a decoder feeds a sentence to itself: it needs self-attention"};
-      Result<DecodedSentence> decoded =
-          decode_sentence(scenario.parameters, config, check.head, pipeline.X_target(), *scale);
+      Result<DecodedSentence> decoded = decode_sentence(scenario.one_layer().parameters, config,
+                                                        check.head, pipeline.X_target(), *scale);
       if (!decoded) return Problem{decoded.error()};
       Result<FlashResult> full = full_attention(head.Q, head.K, head.V, *scale, true, nullptr);
       if (!full) return Problem{full.error()};
@@ -931,7 +934,8 @@ std::vector<std::string> changed_weights(const Parameters& before, const Paramet
 // A part as the student sees it named on screen.
 std::string part_in_words(const std::string& part, const Scenario& before, const Scenario& now) {
   if (part == "mode") return "Self / Cross";
-  if (part == "target") return now.mode == Mode::Cross ? "the target sentence" : "the sentence";
+  if (part == "target")
+    return now.one_layer().mode == Mode::Cross ? "the target sentence" : "the sentence";
   if (part == "source") return "the source sentence";
   if (part == "heads") return "the number of heads";
   if (part == "compatibility") return "the score";
@@ -945,7 +949,8 @@ std::string part_in_words(const std::string& part, const Scenario& before, const
   if (part == "mask") return "the mask";
   if (part == "weights") {
     std::string names;
-    for (const std::string& name : changed_weights(before.parameters, now.parameters))
+    for (const std::string& name :
+         changed_weights(before.one_layer().parameters, now.one_layer().parameters))
       names += (names.empty() ? "" : ", ") + name;
     return "the weights (" + names + ")";
   }
@@ -964,13 +969,13 @@ std::string listed(const std::vector<std::string>& items) {
 
 std::vector<std::string> changed_parts(const Scenario& before, const Scenario& now) {
   std::vector<std::string> parts;
-  const AttentionConfig &a = before.config, &b = now.config;
+  const AttentionConfig &a = before.one_layer().config, &b = now.one_layer().config;
   const auto add_if = [&](bool changed, const char* part) {
     if (changed) parts.emplace_back(part);
   };
-  add_if(before.mode != now.mode, "mode");
+  add_if(before.one_layer().mode != now.one_layer().mode, "mode");
   add_if(before.target != now.target, "target");
-  add_if(before.source != now.source, "source");
+  add_if(before.one_layer().source != now.one_layer().source, "source");
   add_if(a.d_model != b.d_model, "d_model");
   add_if(a.heads != b.heads, "heads");
   add_if(a.d_k != b.d_k, "d_k");
@@ -981,15 +986,19 @@ std::vector<std::string> changed_parts(const Scenario& before, const Scenario& n
   add_if(a.hard != b.hard, "hard");
   add_if(a.causal != b.causal, "causal");
   add_if(a.kv_groups != b.kv_groups, "kv_groups");
-  add_if(before.positional != now.positional, "positional");
-  add_if(before.seed != now.seed, "seed");
+  add_if(before.one_layer().positional != now.one_layer().positional, "positional");
+  add_if(before.one_layer().seed != now.one_layer().seed, "seed");
   add_if(before.max_tokens != now.max_tokens, "max_tokens");
-  add_if(a.d_model == b.d_model && before.embeddings != now.embeddings, "embeddings");
-  add_if(!changed_weights(before.parameters, now.parameters).empty(), "weights");
-  add_if((same_shape(before.mask, now.mask) && !same_values(before.mask, now.mask)) ||
-             before.mask_pattern != now.mask_pattern,
+  add_if(a.d_model == b.d_model && before.one_layer().embeddings != now.one_layer().embeddings,
+         "embeddings");
+  add_if(!changed_weights(before.one_layer().parameters, now.one_layer().parameters).empty(),
+         "weights");
+  add_if((same_shape(before.one_layer().mask, now.one_layer().mask) &&
+          !same_values(before.one_layer().mask, now.one_layer().mask)) ||
+             before.one_layer().mask_pattern != now.one_layer().mask_pattern,
          "mask");  // a custom mask, or a mask pattern
-  add_if(before.model != now.model, "model");
+  const ModelSpec *model_before = before.model(), *model_now = now.model();
+  add_if(!model_before != !model_now || (model_before && *model_before != *model_now), "model");
   return parts;
 }
 

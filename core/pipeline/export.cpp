@@ -54,7 +54,7 @@ std::string result_to_json(const Scenario& scenario, const Pipeline& pipeline,
   out += "{\n";
   field(out, "format", [&] { append_string(out, "attnviz-result"); });
   field(out, "version", [&] { out += "1"; });
-  field(out, "mode", [&] { append_string(out, to_string(scenario.mode)); });
+  field(out, "mode", [&] { append_string(out, to_string(scenario.one_layer().mode)); });
   field(out, "config", [&] {
     out += "{\"d_model\": " + std::to_string(c.d_model) +
            ", \"heads\": " + std::to_string(c.heads) + ", \"d_k\": " + std::to_string(c.d_k) +
@@ -65,7 +65,7 @@ std::string result_to_json(const Scenario& scenario, const Pipeline& pipeline,
     append_number(out, c.temperature);
     out += std::string(", \"hard\": ") + (c.hard ? "true" : "false") +
            ", \"causal\": " + (c.causal ? "true" : "false") + ", \"positional\": ";
-    append_string(out, to_string(scenario.positional));
+    append_string(out, to_string(scenario.one_layer().positional));
     out += '}';
   });
   field(out, "target_tokens", [&] { append_tokens(out, pipeline.target()); });

@@ -217,9 +217,10 @@ Status ModelRun::run(const ModelSpec& spec, const std::string& text, int max_tok
 Status ModelRun::run(const Scenario& scenario) {
   if (scenario.max_tokens < 1 || scenario.max_tokens > Limits::kMaxTokens)
     return Status::error("max_tokens must be between 1 and " + std::to_string(Limits::kMaxTokens));
-  if (!scenario.model) return Status::error("the scenario names no model");
+  if (!scenario.model()) return Status::error("the scenario names no model");
   std::vector<std::string> warnings;
-  if (Status status = run(*scenario.model, scenario.target, scenario.max_tokens, warnings); !status)
+  if (Status status = run(*scenario.model(), scenario.target, scenario.max_tokens, warnings);
+      !status)
     return status;
   X_ = forward_->embedded().matrix()(shown_, Eigen::all);  // (n shown, d_model)
   warnings_ = std::move(warnings);

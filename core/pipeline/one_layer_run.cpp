@@ -22,19 +22,19 @@ void OneLayerRun::tokenize_cached(const std::string& text, std::size_t max_token
   ++cache.version;
 }
 
-void OneLayerRun::embed_cached(const CachedTokens& tokens, const Scenario& scenario,
+void OneLayerRun::embed_cached(const CachedTokens& tokens, const OneLayerSpec& spec,
                                EmbeddedFrom& from, Matrix& X,
                                std::vector<EmbeddingSource>& sources) {
-  const AttentionConfig& config = scenario.config;
+  const AttentionConfig& config = spec.config;
   if (from.tokens_version == tokens.version && from.d_model == config.d_model &&
-      from.positional == scenario.positional && from.overrides == scenario.embeddings)
+      from.positional == spec.positional && from.overrides == spec.embeddings)
     return;
-  embed_tokens(tokens.tokenization.tokens, config.d_model, scenario.embeddings, scenario.positional,
-               X, &sources);
+  embed_tokens(tokens.tokenization.tokens, config.d_model, spec.embeddings, spec.positional, X,
+               &sources);
   from.tokens_version = tokens.version;
   from.d_model = config.d_model;
-  from.positional = scenario.positional;
-  if (from.overrides != scenario.embeddings) from.overrides = scenario.embeddings;
+  from.positional = spec.positional;
+  if (from.overrides != spec.embeddings) from.overrides = spec.embeddings;
 }
 
 void OneLayerRun::commit_tokens(const CachedTokens& cache, CommittedTokens& committed) {
@@ -44,12 +44,13 @@ void OneLayerRun::commit_tokens(const CachedTokens& cache, CommittedTokens& comm
 }
 
 Status OneLayerRun::run(const Scenario& scenario) {
-  const bool cross = scenario.mode == Mode::Cross;
+  const OneLayerSpec& one = scenario.one_layer();
+  const bool cross = one.mode == Mode::Cross;
   const auto max_tokens = static_cast<std::size_t>(scenario.max_tokens);
   if (scenario.max_tokens < 1 || scenario.max_tokens > Limits::kMaxTokens)
     return Status::error("max_tokens must be between 1 and " + std::to_string(Limits::kMaxTokens));
-  if (Status status = validate(scenario.config); !status) return status;
-  if (cross && scenario.config.causal)  // parse_scenario and the app's edits never make this
+  if (Status status = validate(one.config); !status) return status;
+  if (cross && one.config.causal)  // parse_scenario and the app's edits never make this
     return Status::error(
         "the causal mask is for self-attention: cross mode has none (turn causal off)");
 
@@ -59,22 +60,22 @@ Status OneLayerRun::run(const Scenario& scenario) {
     return Status::error(cross ? "the target sentence has no tokens: type a word"
                                : "the sentence has no tokens: type a word");
   if (cross) {
-    tokenize_cached(scenario.source, max_tokens, source_cache_);
+    tokenize_cached(one.source, max_tokens, source_cache_);
     if (source_cache_.tokenization.tokens.empty())
       return Status::error("the source sentence has no tokens: type a word (cross mode)");
   }
 
   // 2. Embeddings and positions, staged (embedded again only when their inputs changed).
-  embed_cached(target_cache_, scenario, target_embedded_, X_target_next_, target_sources_next_);
+  embed_cached(target_cache_, one, target_embedded_, X_target_next_, target_sources_next_);
   if (cross)
-    embed_cached(source_cache_, scenario, source_embedded_, X_source_next_, source_sources_next_);
+    embed_cached(source_cache_, one, source_embedded_, X_source_next_, source_sources_next_);
   const Matrix& X_keys_next = cross ? X_source_next_ : X_target_next_;
 
   // 3. The custom mask, fitted to the token counts: cells past the mask's edge are allowed; or
   //    the mask pattern, made for them.
   const MaskMatrix* mask = nullptr;
-  if (scenario.mask_pattern) {
-    const MaskPattern& p = *scenario.mask_pattern;
+  if (one.mask_pattern) {
+    const MaskPattern& p = *one.mask_pattern;
     const int n_query = static_cast<int>(X_target_next_.rows());
     const int n_key = static_cast<int>(X_keys_next.rows());
     Result<MaskMatrix> made =
@@ -88,18 +89,18 @@ Status OneLayerRun::run(const Scenario& scenario) {
     if (!made) return Status::error("mask_pattern: " + made.error());
     mask_ = std::move(*made);
     mask = &mask_;
-  } else if (scenario.mask.size() > 0) {
+  } else if (one.mask.size() > 0) {
     mask_.resize(X_target_next_.rows(), X_keys_next.rows());
     mask_.setOnes();
-    const Eigen::Index rows = std::min(mask_.rows(), scenario.mask.rows());
-    const Eigen::Index cols = std::min(mask_.cols(), scenario.mask.cols());
-    mask_.topLeftCorner(rows, cols) = scenario.mask.topLeftCorner(rows, cols);
+    const Eigen::Index rows = std::min(mask_.rows(), one.mask.rows());
+    const Eigen::Index cols = std::min(mask_.cols(), one.mask.cols());
+    mask_.topLeftCorner(rows, cols) = one.mask.topLeftCorner(rows, cols);
     mask = &mask_;
   }
 
   // 4. Attention: the one layer.
   if (Status status =
-          engine_.compute(X_target_next_, X_keys_next, scenario.parameters, scenario.config, mask);
+          engine_.compute(X_target_next_, X_keys_next, one.parameters, one.config, mask);
       !status)
     return status;
   // Commit. Copies into buffers of the same shape allocate nothing; tokens are copied only when
@@ -114,12 +115,12 @@ Status OneLayerRun::run(const Scenario& scenario) {
   }
   cross_ = cross;
   has_mask_ = mask != nullptr;
-  parameters_ = scenario.parameters;
-  positional_ = scenario.positional;
-  stack_.heads = scenario.config.heads;
-  stack_.kind = cross                    ? StackKind::Cross
-                : scenario.config.causal ? StackKind::CausalSelf
-                                         : StackKind::Self;
+  parameters_ = one.parameters;
+  positional_ = one.positional;
+  stack_.heads = one.config.heads;
+  stack_.kind = cross               ? StackKind::Cross
+                : one.config.causal ? StackKind::CausalSelf
+                                    : StackKind::Self;
   stack_.name = cross ? "cross-attention" : "self-attention";
   stack_.keys = cross ? TokenSide::Source : TokenSide::Target;
   run_count_ = next_run_number();
@@ -142,12 +143,12 @@ void OneLayerRun::collect_warnings(const Scenario& scenario) {
   about("the target", target());
   if (cross_) about("the source", keys());
   const AttentionResult& r = engine_.result();
-  if (scenario.mask.size() > 0 &&
-      (scenario.mask.rows() != r.n_query || scenario.mask.cols() != r.n_key))
-    warnings_.push_back("the custom mask is " + std::to_string(scenario.mask.rows()) + "x" +
-                        std::to_string(scenario.mask.cols()) + " but attention is " +
-                        std::to_string(r.n_query) + "x" + std::to_string(r.n_key) +
-                        ": cells outside the mask are allowed");
+  if (scenario.one_layer().mask.size() > 0 && (scenario.one_layer().mask.rows() != r.n_query ||
+                                               scenario.one_layer().mask.cols() != r.n_key))
+    warnings_.push_back("the custom mask is " + std::to_string(scenario.one_layer().mask.rows()) +
+                        "x" + std::to_string(scenario.one_layer().mask.cols()) +
+                        " but attention is " + std::to_string(r.n_query) + "x" +
+                        std::to_string(r.n_key) + ": cells outside the mask are allowed");
   // Heads and queries counted from 1, as the app shows them.
   bool head_overflow = false;
   for (std::size_t h = 0; h < r.heads.size(); ++h) {

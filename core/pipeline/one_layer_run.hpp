@@ -62,7 +62,7 @@ class OneLayerRun final : public Run {
     EmbeddingOverrides overrides;
   };
   static void tokenize_cached(const std::string& text, std::size_t max_tokens, CachedTokens& cache);
-  static void embed_cached(const CachedTokens& tokens, const Scenario& scenario, EmbeddedFrom& from,
+  static void embed_cached(const CachedTokens& tokens, const OneLayerSpec& spec, EmbeddedFrom& from,
                            Matrix& X, std::vector<EmbeddingSource>& sources);
   static void commit_tokens(const CachedTokens& cache, CommittedTokens& committed);
   void collect_warnings(const Scenario& scenario);

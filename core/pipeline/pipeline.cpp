@@ -9,14 +9,14 @@ namespace attnviz {
 
 const RunFamily& transformer_family() {
   static const RunFamily family{"transformer",
-                                [](const Scenario& scenario) { return scenario.model.has_value(); },
+                                [](const Scenario& scenario) { return scenario.has_model(); },
                                 [] { return std::unique_ptr<Run>(std::make_unique<ModelRun>()); }};
   return family;
 }
 
 const RunFamily& one_layer_family() {
   static const RunFamily family{
-      "one-layer", [](const Scenario& scenario) { return !scenario.model.has_value(); },
+      "one-layer", [](const Scenario& scenario) { return !scenario.has_model(); },
       [] { return std::unique_ptr<Run>(std::make_unique<OneLayerRun>()); }};
   return family;
 }

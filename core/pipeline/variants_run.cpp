@@ -305,8 +305,8 @@ Result<std::string> variant_to_json(const Scenario& scenario, const Pipeline& pi
       own.kv_groups = 0;
       AttentionEngine multi_head;
       const Matrix& keys = self ? pipeline.X_target() : pipeline.X_keys();
-      if (Status status =
-              multi_head.compute(pipeline.X_target(), keys, scenario.parameters, own, custom);
+      if (Status status = multi_head.compute(pipeline.X_target(), keys,
+                                             scenario.one_layer().parameters, own, custom);
           !status)
         return status;
       output = h.output;
@@ -317,8 +317,8 @@ Result<std::string> variant_to_json(const Scenario& scenario, const Pipeline& pi
     case VariantMethod::Decode: {
       if (!self) return Status::error("decode feeds a sentence to itself: it needs self-attention");
       if (Status status = refuse_mask("a decoder sees every earlier token"); !status) return status;
-      Result<DecodedSentence> decoded =
-          decode_sentence(scenario.parameters, c, request.head, pipeline.X_target(), scale);
+      Result<DecodedSentence> decoded = decode_sentence(scenario.one_layer().parameters, c,
+                                                        request.head, pipeline.X_target(), scale);
       if (!decoded) return decoded.status();
       output.resize(static_cast<Eigen::Index>(decoded->steps.size()), h.V.cols());
       std::vector<std::int64_t> work, work_without_cache;

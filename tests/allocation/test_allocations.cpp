@@ -22,16 +22,16 @@ Scenario scenario_of(int words, int d_model, int heads, int d_k, Compatibility c
   config.d_att = d_k;
   config.compatibility = compatibility;
   Scenario scenario = make_scenario(sentence, config, 3);
-  scenario.mode = mode;
-  scenario.source = sentence + "extra words here";
+  scenario.edit_one_layer()->mode = mode;
+  scenario.edit_one_layer()->source = std::string(sentence) + "extra words here";
   return scenario;
 }
 
 long steady_state_allocations(Scenario scenario, int threads = 1) {
   Pipeline pipeline;
   pipeline.set_threads(threads);
-  REQUIRE(pipeline.run(scenario));                 // the first run allocates the buffers
-  scenario.parameters.heads[0].W_Q(0, 0) += 0.5f;  // an edit, as a drag makes
+  REQUIRE(pipeline.run(scenario));  // the first run allocates the buffers
+  scenario.edit_one_layer()->parameters.heads[0].W_Q(0, 0) += 0.5f;  // an edit, as a drag makes
   return count_allocations([&] { REQUIRE(pipeline.run(scenario)); });
 }
 
@@ -68,9 +68,9 @@ TEST_CASE("cross attention recomputes without allocating") {
 
 TEST_CASE("causal masking and hard attention recompute without allocating") {
   Scenario scenario = scenario_of(16, 32, 4, 8, Compatibility::ScaledDot);
-  scenario.config.causal = true;
+  scenario.edit_one_layer()->config.causal = true;
   CHECK(steady_state_allocations(scenario) == 0);
-  scenario.config.hard = true;
+  scenario.edit_one_layer()->config.hard = true;
   CHECK(steady_state_allocations(scenario) == 0);
 }
 

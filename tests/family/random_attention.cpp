@@ -24,7 +24,7 @@ constexpr int kLayers = 2, kHeads = 3, kModel = 4, kHead = 2;
 class RandomAttentionRun final : public Run {
  public:
   Status run(const Scenario& scenario) override {
-    const std::string& name = scenario.model->model;
+    const std::string& name = scenario.model()->model;
     std::uint64_t seed = 0;
     for (const char c : name.substr(kRandomModelPrefix.size())) {
       if (c < '0' || c > '9' || seed > 1'000'000'000)
@@ -176,7 +176,7 @@ const bool registered = [] {
   register_run_family(
       {"random attention",
        [](const Scenario& scenario) {
-         return scenario.model && scenario.model->model.starts_with(kRandomModelPrefix);
+         return scenario.model() && scenario.model()->model.starts_with(kRandomModelPrefix);
        },
        [] { return std::unique_ptr<Run>(std::make_unique<RandomAttentionRun>()); }});
   return true;

@@ -67,7 +67,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   attnviz::Pipeline previous_pipeline;
   for (const attnviz::LessonStep& step : load->steps) {
     if (!small_enough(step.scenario)) continue;
-    if (step.scenario.model) continue;  // parsed, not run: it would open the files it names
+    if (step.scenario.model()) continue;  // parsed, not run: it would open the files it names
     attnviz::Pipeline pipeline;
     const attnviz::Status status = pipeline.run(step.scenario);
     if (!status) std::fprintf(stderr, "step does not compute: %s\n", status.message().c_str());
@@ -96,9 +96,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (step.predict) {
       const int q = attnviz::resolve_token(pipeline.target(), step.predict->query);
       FUZZ_CHECK(q >= 0 && q < n_query);
-      FUZZ_CHECK(step.predict->head >= 0 && step.predict->head < step.scenario.config.heads);
+      FUZZ_CHECK(step.predict->head >= 0 &&
+                 step.predict->head < step.scenario.one_layer().config.heads);
     }
-    if (step.head) FUZZ_CHECK(*step.head >= 0 && *step.head < step.scenario.config.heads);
+    if (step.head)
+      FUZZ_CHECK(*step.head >= 0 && *step.head < step.scenario.one_layer().config.heads);
   }
   return 0;
 }

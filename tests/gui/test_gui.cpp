@@ -174,7 +174,7 @@ void check_hard_attention_cells(int head, view::ColormapId colormap,
                                 const std::vector<std::string>& flags) {
   TempDir dir;
   Scenario scenario = builtin();
-  scenario.config.hard = true;
+  scenario.edit_one_layer()->config.hard = true;
   Pipeline pipeline;
   REQUIRE(pipeline.run(scenario));
   const fs::path file = write_scenario(dir.path, scenario);
@@ -253,7 +253,7 @@ bool drawn_masked(const Screenshot& shot, int i, int j, bool dark) {
 TEST_CASE("a causal scenario's upper triangle is drawn masked, not as weights of 0") {
   TempDir dir;
   Scenario scenario = builtin();
-  scenario.config.causal = true;
+  scenario.edit_one_layer()->config.causal = true;
   const fs::path file = write_scenario(dir.path, scenario);
   for (const bool dark : {false, true}) {
     CAPTURE(dark);
@@ -274,8 +274,8 @@ TEST_CASE("a causal scenario's upper triangle is drawn masked, not as weights of
 TEST_CASE("cross attention draws target rows and source columns") {
   TempDir dir;
   Scenario scenario = builtin();
-  scenario.mode = Mode::Cross;
-  scenario.source = "je mange une pomme rouge ce soir";
+  scenario.edit_one_layer()->mode = Mode::Cross;
+  scenario.edit_one_layer()->source = "je mange une pomme rouge ce soir";
   const fs::path file = write_scenario(dir.path, scenario);
   const Screenshot shot = screenshot(dir.path, {"--scenario", file.string()});
   CHECK(shot.layout["heatmap"]["rows"] == 5);
@@ -297,7 +297,7 @@ TEST_CASE("a picture at scale 2 has the same layout at twice the pixels") {
   // bottom colour, found at twice the layout's coordinates.
   TempDir dir;
   Scenario scenario = builtin();
-  scenario.config.hard = true;
+  scenario.edit_one_layer()->config.hard = true;
   Pipeline pipeline;
   REQUIRE(pipeline.run(scenario));
   const fs::path file = write_scenario(dir.path, scenario);

@@ -46,9 +46,9 @@ fs::path write_sentence(const fs::path& dir, int tokens) {
   REQUIRE(builtin.ok());
   Scenario scenario = *builtin;
   scenario.target = sentence_of(tokens);
-  AttentionConfig config = scenario.config;
+  AttentionConfig config = scenario.one_layer().config;
   config.d_k = 2;
-  apply_config(scenario, config);
+  apply_config(*scenario.edit_one_layer(), config);
   fs::path path = dir / ("sentence-" + std::to_string(tokens) + ".json");
   std::ofstream(path) << scenario_to_json(scenario);
   return path;

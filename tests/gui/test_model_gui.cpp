@@ -259,9 +259,9 @@ TEST_CASE("a weight of a real model typed into the Weights panel is saved in the
                        "xdotool key ctrl+s\nsleep 0.6\n");
   Result<Scenario> saved = load_scenario_file(path.string());
   REQUIRE(saved.ok());
-  REQUIRE(saved->model);
-  REQUIRE(saved->model->weight_edits.size() == 1);
-  CHECK(saved->model->weight_edits[0] == ModelWeightEdit{0, HeadMatrix::Query, 0, 0, 0, 5.0f});
+  REQUIRE(saved->model());
+  REQUIRE(saved->model()->weight_edits.size() == 1);
+  CHECK(saved->model()->weight_edits[0] == ModelWeightEdit{0, HeadMatrix::Query, 0, 0, 0, 5.0f});
   CHECK(testing::read_whole_file(model / "stories260K.bin") == model_bytes);
 }
 
@@ -380,11 +380,11 @@ TEST_CASE("Ctrl+K and the Model view's context menu knock out a head: one comman
                        "xdotool key ctrl+k\nsleep 0.4\nxdotool key ctrl+s\nsleep 0.6\n");
   Result<Scenario> saved = load_scenario_file(path.string());
   REQUIRE(saved.ok());
-  REQUIRE(saved->model);
-  REQUIRE(saved->model->interventions.size() == 1);
-  CHECK(saved->model->interventions[0].layer == 1);
-  CHECK(saved->model->interventions[0].head == 2);
-  CHECK(saved->model->interventions[0].change.ablated());
+  REQUIRE(saved->model());
+  REQUIRE(saved->model()->interventions.size() == 1);
+  CHECK(saved->model()->interventions[0].layer == 1);
+  CHECK(saved->model()->interventions[0].head == 2);
+  CHECK(saved->model()->interventions[0].change.ablated());
 
   // The context menu of a tile of the Model view: a right-click selects the head and opens the
   // menu at the pointer; its first item after the heading is Knock out.
@@ -403,11 +403,11 @@ TEST_CASE("Ctrl+K and the Model view's context menu knock out a head: one comman
                            item + " click 1\nsleep 0.5\nxdotool key ctrl+s\nsleep 0.6\n");
   saved = load_scenario_file(path.string());
   REQUIRE(saved.ok());
-  REQUIRE(saved->model);
-  REQUIRE(saved->model->interventions.size() == 1);
-  CHECK(saved->model->interventions[0].layer == 0);
-  CHECK(saved->model->interventions[0].head == 3);
-  CHECK(saved->model->interventions[0].change.ablated());
+  REQUIRE(saved->model());
+  REQUIRE(saved->model()->interventions.size() == 1);
+  CHECK(saved->model()->interventions[0].layer == 0);
+  CHECK(saved->model()->interventions[0].head == 3);
+  CHECK(saved->model()->interventions[0].change.ablated());
 }
 
 }  // namespace attnviz

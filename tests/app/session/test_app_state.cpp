@@ -211,7 +211,7 @@ TEST_CASE("a lesson step's claims are checked again once the student changes the
   state.start_lesson(builtin_lesson("causal-mask"), 4);  // "Unmasked, loves gives ... to bread"
   CHECK(state.lesson_change().message.empty());          // as the step began
   state.document.edit([](Scenario& s) {
-    s.parameters.heads[0].W_K(0, 0) += 5.0f;  // not what the step asks
+    s.edit_one_layer()->parameters.heads[0].W_K(0, 0) += 5.0f;  // not what the step asks
   });
   const StudentChange& change = state.lesson_change();
   INFO(change.message);
@@ -225,7 +225,7 @@ TEST_CASE("the change a lesson step asks for is told as what it did, not as a br
   AppState state;
   state.start_lesson(builtin_lesson("causal-mask"), 4);
   state.document.edit([](Scenario& s) {
-    s.config.causal = true;
+    s.edit_one_layer()->config.causal = true;
   });  // "Toggle the causal mask in the Input panel to compare."
   const StudentChange& toggled = state.lesson_change();
   INFO(toggled.message);
@@ -238,7 +238,7 @@ TEST_CASE("the change a lesson step asks for is told as what it did, not as a br
   state.start_lesson(builtin_lesson("retrieval"), 5);
   const Token& al = state.pipeline().target().tokens[0];
   REQUIRE(al.text == "al");
-  const std::vector<float> row = state.document.scenario().embeddings.at("al");
+  const std::vector<float> row = state.document.scenario().one_layer().embeddings.at("al");
   state.document.set_embedding_value(al, 0, 0.45f, row.data());
   const StudentChange& dragged = state.lesson_change();
   INFO(dragged.message);

@@ -48,7 +48,7 @@ TEST_CASE("recovered work keeps the file it was opened from") {
   const std::optional<Autosave::Recovered> recovered = s.next_start();
   REQUIRE(recovered);
   CHECK(recovered->path == "/home/teacher/lessons/apple pie.json");
-  CHECK(recovered->scenario.parameters.heads[0].W_Q(0, 0) == 0.75f);
+  CHECK(recovered->scenario.one_layer().parameters.heads[0].W_Q(0, 0) == 0.75f);
 }
 
 // A save soon after an edit, before the autosave's interval has passed: the edit is saved, and
@@ -66,7 +66,7 @@ TEST_CASE("work saved within the autosave's interval leaves nothing to recover")
   s.edit(0.5f);  // the next edit is recovered again
   const std::optional<Autosave::Recovered> recovered = s.next_start();
   REQUIRE(recovered);
-  CHECK(recovered->scenario.parameters.heads[0].W_Q(0, 0) == 0.5f);
+  CHECK(recovered->scenario.one_layer().parameters.heads[0].W_Q(0, 0) == 0.5f);
 }
 
 TEST_CASE("recovered work that was in no file has no path") {
@@ -78,7 +78,7 @@ TEST_CASE("recovered work that was in no file has no path") {
   const std::optional<Autosave::Recovered> recovered = s.next_start();
   REQUIRE(recovered);
   CHECK(recovered->path.empty());
-  CHECK(recovered->scenario.parameters.heads[0].W_Q(0, 0) == 0.25f);
+  CHECK(recovered->scenario.one_layer().parameters.heads[0].W_Q(0, 0) == 0.25f);
 }
 
 TEST_CASE("discarding the recovered work forgets its path too") {
@@ -99,7 +99,7 @@ std::filesystem::path offered_file(const testing::TempDir& dir, int number) {
 }
 
 float first_weight(const Scenario& scenario) {
-  return scenario.parameters.heads[0].W_Q(0, 0);
+  return scenario.one_layer().parameters.heads[0].W_Q(0, 0);
 }
 
 float first_weight_in(const std::filesystem::path& file) {

@@ -18,7 +18,7 @@ namespace {
 Scenario kjv(std::string text) {
   Scenario scenario;
   scenario.target = std::move(text);
-  scenario.model = ModelSpec::named("gpt2-kjv-tiny");
+  scenario.spec = ModelSpec::named("gpt2-kjv-tiny");
   return scenario;
 }
 
@@ -72,7 +72,7 @@ TEST_CASE("the worker computes on its own pipeline and swaps it in, the latest r
   // A failure leaves the front as it was.
   worker.request(kjv("x"), 5, 0);
   Scenario missing = kjv("x");
-  missing.model->model = "no-such-model";
+  missing.edit_model()->model = "no-such-model";
   done = worker.collect(front, std::chrono::seconds(20), 5);
   worker.request(missing, 6, 0);
   done = worker.collect(front, std::chrono::seconds(20), 6);
@@ -87,7 +87,7 @@ TEST_CASE("after a swap the worker catches up: the next request computes only it
   Scenario scenario = kjv("And God said, Let there be light: and there was light.");
   HeadIntervention ablate;
   ablate.output_scale = 0;
-  scenario.model->set_intervention(0, 1, ablate);
+  scenario.edit_model()->set_intervention(0, 1, ablate);
   worker.request(scenario, 1, 0);
   REQUIRE(worker.collect(front, std::chrono::seconds(20), 1));
   worker.wait_until_idle();  // the back pipeline computed version 1 too

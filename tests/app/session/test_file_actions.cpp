@@ -103,8 +103,8 @@ TEST_CASE("a custom mask is saved at the size of the current sentence") {
   RecentFiles recent("");
   AppState state = builtin_state();
   state.document.edit([](Scenario& s) {
-    s.mask = MaskMatrix::Ones(5, 5);
-    s.mask(4, 0) = 0;
+    s.edit_one_layer()->mask = MaskMatrix::Ones(5, 5);
+    s.edit_one_layer()->mask(4, 0) = 0;
     s.target = "i like to eat apple pie";  // 6 tokens now
   });
   state.recompute_if_needed();
@@ -112,8 +112,8 @@ TEST_CASE("a custom mask is saved at the size of the current sentence") {
   REQUIRE(save_scenario(state, recent, path));
   Result<Scenario> load = load_scenario_file(path);
   REQUIRE_MESSAGE(load.ok(), load.error());
-  CHECK(load->mask.rows() == 6);
-  CHECK(load->mask(4, 0) == 0);
+  CHECK(load->edit_one_layer()->mask.rows() == 6);
+  CHECK(load->edit_one_layer()->mask(4, 0) == 0);
 }
 
 TEST_CASE("an untitled scenario is saved under its sentence as typed, a named one under its name") {
@@ -148,8 +148,8 @@ TEST_CASE("a file in cross mode with the causal mask opens with it off and a war
   std::ofstream(both) << R"({"format": "attnviz-scenario", "mode": "cross", "target": "a b",
                             "source": "c d e", "causal": true})";
   REQUIRE(open_scenario(state, recent, both.string()));
-  CHECK(state.document.scenario().mode == Mode::Cross);
-  CHECK_FALSE(state.document.scenario().config.causal);
+  CHECK(state.document.scenario().one_layer().mode == Mode::Cross);
+  CHECK_FALSE(state.document.scenario().one_layer().config.causal);
   REQUIRE(state.file_warnings.size() == 1);
   CHECK(state.file_warnings[0].find(std::string(kCausalOffInCross)) != std::string::npos);
   CHECK_FALSE(state.unsaved());  // as opened; the warning says what was done

@@ -44,7 +44,8 @@ TEST_CASE("a drag over many frames is one undo step") {
 // outside the field then goes further back instead of bringing the word again.
 TEST_CASE("an edit back to the state before the last step undoes that step") {
   Fixture f;
-  f.state.document.edit([](Scenario& s) { s.config.causal = true; });  // an earlier step
+  f.state.document.edit(
+      [](Scenario& s) { s.edit_one_layer()->config.causal = true; });  // an earlier step
   f.frame(false);
   const std::string before_word = f.json();
   const std::string sentence = f.state.document.scenario().target;
@@ -55,7 +56,9 @@ TEST_CASE("an edit back to the state before the last step undoes that step") {
   f.frame(false);
   CHECK(f.json() == before_word);
   REQUIRE(f.history.undo(f.state, f.now));
-  CHECK_FALSE(f.state.document.scenario().config.causal);  // the step before: not the word again
+  CHECK_FALSE(f.state.document.scenario()
+                  .one_layer()
+                  .config.causal);  // the step before: not the word again
   REQUIRE(f.history.redo(f.state));
   CHECK(f.json() == before_word);
   REQUIRE(f.history.redo(f.state));
@@ -94,7 +97,7 @@ TEST_CASE("an edit after an undo drops the steps that were undone") {
   f.frame(false);
   CHECK_FALSE(f.history.can_redo());
   REQUIRE(f.history.undo(f.state, f.now));
-  CHECK(f.state.document.scenario().parameters.heads[0].W_Q(0, 0) == 1.0f);
+  CHECK(f.state.document.scenario().one_layer().parameters.heads[0].W_Q(0, 0) == 1.0f);
 }
 
 TEST_CASE("typing is one step until a pause ends it") {
@@ -118,13 +121,13 @@ TEST_CASE("typing is one step until a pause ends it") {
 
 TEST_CASE("undo during a drag takes back the drag so far") {
   Fixture f;
-  const float before = f.state.document.scenario().parameters.heads[0].W_Q(0, 0);
+  const float before = f.state.document.scenario().one_layer().parameters.heads[0].W_Q(0, 0);
   f.edit_weight(9.0f);
   f.frame(true);
   REQUIRE(f.history.undo(f.state, f.now));
-  CHECK(f.state.document.scenario().parameters.heads[0].W_Q(0, 0) == before);
+  CHECK(f.state.document.scenario().one_layer().parameters.heads[0].W_Q(0, 0) == before);
   REQUIRE(f.history.redo(f.state));
-  CHECK(f.state.document.scenario().parameters.heads[0].W_Q(0, 0) == 9.0f);
+  CHECK(f.state.document.scenario().one_layer().parameters.heads[0].W_Q(0, 0) == 9.0f);
 }
 
 TEST_CASE("loading a scenario starts a new history") {
@@ -141,7 +144,7 @@ TEST_CASE("loading a scenario starts a new history") {
 
 TEST_CASE("undoing the switch to cross mode brings back self-attention and its causal mask") {
   Fixture f;
-  AttentionConfig causal = f.state.document.scenario().config;
+  AttentionConfig causal = f.state.document.scenario().one_layer().config;
   causal.causal = true;
   f.state.edit()->set_config(causal);
   f.frame(false);
@@ -149,14 +152,14 @@ TEST_CASE("undoing the switch to cross mode brings back self-attention and its c
   f.state.edit()->set_mode(Mode::Cross);  // turns the mask off: cross mode has none
   f.frame(false);
   const std::string cross = f.json();
-  CHECK_FALSE(f.state.document.scenario().config.causal);
+  CHECK_FALSE(f.state.document.scenario().one_layer().config.causal);
   REQUIRE(f.history.undo(f.state, f.now));
   CHECK(f.json() == self_causal);
-  CHECK(f.state.document.scenario().mode == Mode::Self);
-  CHECK(f.state.document.scenario().config.causal);
+  CHECK(f.state.document.scenario().one_layer().mode == Mode::Self);
+  CHECK(f.state.document.scenario().one_layer().config.causal);
   REQUIRE(f.history.redo(f.state));
   CHECK(f.json() == cross);
-  CHECK_FALSE(f.state.document.scenario().config.causal);  // never cross with the mask
+  CHECK_FALSE(f.state.document.scenario().one_layer().config.causal);  // never cross with the mask
 }
 
 TEST_CASE("undo restores the engine's output too") {
@@ -229,7 +232,7 @@ TEST_CASE("the history keeps within its memory budget") {
   }
   CHECK(history.steps() == 2);
   REQUIRE(history.undo(state, now));
-  CHECK(state.document.scenario().parameters.heads[0].W_Q(0, 0) == 8.0f);
+  CHECK(state.document.scenario().one_layer().parameters.heads[0].W_Q(0, 0) == 8.0f);
   CHECK_FALSE(history.undo(state, now));
 }
 
@@ -239,7 +242,7 @@ TEST_CASE("typing a seed marks the scenario unsaved and is one undo step") {
   Fixture f;
   REQUIRE_FALSE(f.state.unsaved());
   const std::string before = f.json();
-  const std::uint64_t seed = f.state.document.scenario().seed;
+  const std::uint64_t seed = f.state.document.scenario().one_layer().seed;
   const std::uint64_t version = f.state.document.version();
   f.state.document.set_seed(seed);  // the same seed: no edit
   CHECK(f.state.document.version() == version);
@@ -248,16 +251,16 @@ TEST_CASE("typing a seed marks the scenario unsaved and is one undo step") {
     f.frame(true);
   }
   f.frame(false);  // the field let go
-  CHECK(f.state.document.scenario().seed == 421);
+  CHECK(f.state.document.scenario().one_layer().seed == 421);
   CHECK(f.state.document.version() > version);
   CHECK(f.state.unsaved());
   CHECK(f.history.steps() == 2);
   REQUIRE(f.history.undo(f.state, f.now));
-  CHECK(f.state.document.scenario().seed == seed);
+  CHECK(f.state.document.scenario().one_layer().seed == seed);
   CHECK(f.json() == before);
   CHECK_FALSE(f.state.unsaved());  // back to the scenario as opened
   REQUIRE(f.history.redo(f.state));
-  CHECK(f.state.document.scenario().seed == 421);
+  CHECK(f.state.document.scenario().one_layer().seed == 421);
   CHECK(f.state.unsaved());
 }
 

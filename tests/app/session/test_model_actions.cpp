@@ -47,7 +47,7 @@ TEST_CASE("opening a shipped model keeps the text, is one undo step, and names t
   REQUIRE(open_model(f.state, "stories260K"));
   f.frame();
   REQUIRE(f.state.pipeline().can(Capability::TrainedWeights));
-  CHECK(f.state.document.scenario().model->model == "stories260K");
+  CHECK(f.state.document.scenario().model()->model == "stories260K");
   CHECK(f.state.document.scenario().target == text);
   CHECK(f.state.pipeline().layer_count() == 5);
   CHECK(f.state.pipeline().target().tokens.front().text == "<s>");
@@ -92,7 +92,7 @@ TEST_CASE("a knocked-out head changes the layers above and the prediction, undo 
 
   REQUIRE(f.history.undo(f.state, f.now));
   f.state.recompute_if_needed();
-  CHECK(f.state.document.scenario().model->interventions.empty());
+  CHECK(f.state.document.scenario().model()->interventions.empty());
   CHECK((last_logits() - before).cwiseAbs().maxCoeff() == 0.0f);
 }
 
@@ -116,7 +116,7 @@ TEST_CASE("a model's scenario saves and opens again with its interventions and s
   REQUIRE(open_scenario(other.state, other.recent, path));
   other.state.recompute_if_needed();
   CHECK(other.state.pipeline().can(Capability::TrainedWeights));
-  CHECK(other.state.document.scenario().model == f.state.document.scenario().model);
+  CHECK(*other.state.document.scenario().model() == *f.state.document.scenario().model());
   CHECK(other.state.selection.layer == 1);
   CHECK(other.state.selection.head == 3);
   CHECK_FALSE(other.state.unsaved());
@@ -206,7 +206,7 @@ TEST_CASE(
 
   REQUIRE(f.history.undo(f.state, f.now));
   f.state.recompute_if_needed();
-  CHECK_FALSE(f.state.document.scenario().model->weights_edited());
+  CHECK_FALSE(f.state.document.scenario().model()->weights_edited());
   CHECK((last_logits() - before).cwiseAbs().maxCoeff() < 1e-4f);
   REQUIRE(f.history.redo(f.state));
   f.state.recompute_if_needed();
@@ -219,7 +219,7 @@ TEST_CASE(
   const int token = model_run_of(f.state.pipeline())->model_tokens()[3].id;
   f.state.edit()->set_model_embedding({token, 7, -1.25f});
   f.frame();
-  CHECK(f.state.document.scenario().model->weight_edits.size() == 1 + 64 * 8);
+  CHECK(f.state.document.scenario().model()->weight_edits.size() == 1 + 64 * 8);
   const RowVector edited = last_logits();
   const std::string path = (dir.path / "edited.json").string();
   REQUIRE(save_scenario(f.state, f.recent, path));
@@ -229,7 +229,7 @@ TEST_CASE(
   Fixture other;
   REQUIRE(open_scenario(other.state, other.recent, path));
   other.state.recompute_if_needed();
-  CHECK(other.state.document.scenario().model == f.state.document.scenario().model);
+  CHECK(*other.state.document.scenario().model() == *f.state.document.scenario().model());
   CHECK((model_run_of(other.state.pipeline())->forward().last_logits() - edited)
             .cwiseAbs()
             .maxCoeff() < 1e-4f);
@@ -238,7 +238,7 @@ TEST_CASE(
   f.state.edit()->reset_model_weights();
   f.frame();
   f.state.recompute_if_needed();
-  CHECK_FALSE(f.state.document.scenario().model->weights_edited());
+  CHECK_FALSE(f.state.document.scenario().model()->weights_edited());
   CHECK((last_logits() - before).cwiseAbs().maxCoeff() < 1e-4f);
   REQUIRE(f.history.undo(f.state, f.now));
   f.state.recompute_if_needed();
@@ -276,22 +276,22 @@ namespace attnviz::app {
 
 TEST_CASE("a mask pattern replaces a custom mask, and undo brings the mask back") {
   Fixture f;
-  f.state.edit()->edit([](Scenario& s) { s.mask = MaskMatrix::Ones(2, 2); });
+  f.state.edit()->edit([](Scenario& s) { s.edit_one_layer()->mask = MaskMatrix::Ones(2, 2); });
   f.frame();
   MaskPattern blocks;
   blocks.kind = MaskPattern::Kind::Blocks;
   blocks.block = 2;
   f.state.edit()->set_mask_pattern(blocks);
   f.frame();
-  CHECK(f.state.document.scenario().mask.size() == 0);
-  CHECK(f.state.document.scenario().mask_pattern == blocks);
+  CHECK(f.state.document.scenario().one_layer().mask.size() == 0);
+  CHECK(f.state.document.scenario().one_layer().mask_pattern == blocks);
   REQUIRE(f.state.pipeline().mask() != nullptr);
   CHECK((*f.state.pipeline().mask())(0, 2) == 0);  // another block
   CHECK(shape_summary(f.state).find("blocks mask (b 2)") != std::string::npos);
   REQUIRE(f.history.undo(f.state, f.now));
   f.state.recompute_if_needed();
-  CHECK(f.state.document.scenario().mask.size() == 4);
-  CHECK_FALSE(f.state.document.scenario().mask_pattern);
+  CHECK(f.state.document.scenario().one_layer().mask.size() == 4);
+  CHECK_FALSE(f.state.document.scenario().one_layer().mask_pattern);
 }
 
 }  // namespace attnviz::app

@@ -100,8 +100,8 @@ TEST_CASE("the summary gives the shape of self-attention") {
 
 TEST_CASE("the summary counts queries and keys in cross-attention") {
   Scenario scenario = sentence("the cat sat");
-  scenario.mode = Mode::Cross;
-  scenario.source = "le chat";
+  scenario.edit_one_layer()->mode = Mode::Cross;
+  scenario.edit_one_layer()->source = "le chat";
   const std::string summary = shape_summary(opened(scenario, ""));
   CHECK(summary.rfind("cross-attention \xc2\xb7 3 queries \xc3\x97 2 keys \xc2\xb7 ", 0) == 0);
 }
@@ -122,8 +122,8 @@ TEST_CASE("the summary names the settings that change the weights") {
   config.causal = true;
   config.hard = true;
   Scenario scenario = make_scenario("the cat sat", config, 7);
-  scenario.positional = Positional::Sinusoidal;
-  scenario.mask = MaskMatrix::Ones(3, 3);
+  scenario.edit_one_layer()->positional = Positional::Sinusoidal;
+  scenario.edit_one_layer()->mask = MaskMatrix::Ones(3, 3);
   const std::string summary = shape_summary(opened(scenario, ""));
   CHECK(contains(summary, "additive (Bahdanau), d_att 4"));
   CHECK(contains(summary, "temperature 0.5 \xc2\xb7"));

@@ -112,20 +112,27 @@ inline std::vector<std::string> folder_entries(const fs::path& folder) {
 inline void check_same_scenario(const Scenario& a, const Scenario& b) {
   CHECK(a.title == b.title);
   CHECK(a.description == b.description);
-  CHECK(a.mode == b.mode);
   CHECK(a.target == b.target);
-  CHECK(a.source == b.source);
-  CHECK(a.config == b.config);
-  CHECK(a.positional == b.positional);
-  CHECK(a.seed == b.seed);
   CHECK(a.max_tokens == b.max_tokens);
-  CHECK(a.embeddings == b.embeddings);
-  CHECK(a.dimension_names == b.dimension_names);
-  CHECK(same_matrix(a.mask, b.mask));
   CHECK(a.view_json.empty() == b.view_json.empty());
   if (!a.view_json.empty() && !b.view_json.empty())
     CHECK(Json::parse(a.view_json) == Json::parse(b.view_json));
-  check_same_parameters(a.parameters, b.parameters, a.config.heads);
+  REQUIRE(a.has_model() == b.has_model());
+  if (a.has_model()) {
+    CHECK(*a.model() == *b.model());
+    return;
+  }
+  const OneLayerSpec &p = a.one_layer(), &q = b.one_layer();
+  CHECK(p.mode == q.mode);
+  CHECK(p.source == q.source);
+  CHECK(p.config == q.config);
+  CHECK(p.positional == q.positional);
+  CHECK(p.seed == q.seed);
+  CHECK(p.embeddings == q.embeddings);
+  CHECK(p.dimension_names == q.dimension_names);
+  CHECK(same_matrix(p.mask, q.mask));
+  CHECK(p.mask_pattern == q.mask_pattern);
+  check_same_parameters(p.parameters, q.parameters, p.config.heads);
 }
 
 // Both scenarios compute exactly the same attention.
@@ -159,9 +166,9 @@ inline Scenario random_scenario(Mode mode = Mode::Cross) {
   config.hard = true;
   config.causal = mode == Mode::Self;
   Scenario s = make_scenario("The cat sat on the mat", config, 987654321);
-  s.mode = mode;
-  if (mode == Mode::Cross) s.source = "a dog ran home";
-  s.positional = Positional::Sinusoidal;
+  s.edit_one_layer()->mode = mode;
+  if (mode == Mode::Cross) s.edit_one_layer()->source = "a dog ran home";
+  s.edit_one_layer()->positional = Positional::Sinusoidal;
   s.max_tokens = 100;
   s.title = "A random scenario";
   s.description = "Every feature, \"quoted\" and\nmulti-line.";
@@ -174,20 +181,22 @@ inline Scenario random_scenario(Mode mode = Mode::Cross) {
   for (ParameterName name : kAllParameterNames)
     for (int head = 0; head < (name == ParameterName::W_O ? 1 : config.heads); ++head) {
       if (name == ParameterName::v_a) {
-        for (auto& x : additive_vector(s.parameters, head)) x = draw();
+        for (auto& x : additive_vector(s.edit_one_layer()->parameters, head)) x = draw();
       } else {
-        Matrix& m = parameter(s.parameters, name, head);
+        Matrix& m = parameter(s.edit_one_layer()->parameters, name, head);
         for (Eigen::Index i = 0; i < m.size(); ++i) m.data()[i] = draw();
       }
     }
-  s.parameters.heads[0].W_Q(0, 0) = std::numeric_limits<float>::denorm_min();
-  s.parameters.heads[1].W_K(1, 1) = 0.1f;
-  s.embeddings["cat"] = {0.1f, -2.5f, 1e-7f, 3.0f, draw(), draw()};
-  s.embeddings["dog"] = {draw(), draw(), draw(), draw(), draw(), draw()};
-  s.dimension_names = {"animal", "size", "naming \"it\"", "é"};  // fewer than d_model
-  s.mask.resize(6, mode == Mode::Cross ? 4 : 6);
-  for (Eigen::Index i = 0; i < s.mask.size(); ++i) s.mask.data()[i] = (rng() % 3 != 0) ? 1 : 0;
-  s.mask(2, 1) = 0;
+  s.edit_one_layer()->parameters.heads[0].W_Q(0, 0) = std::numeric_limits<float>::denorm_min();
+  s.edit_one_layer()->parameters.heads[1].W_K(1, 1) = 0.1f;
+  s.edit_one_layer()->embeddings["cat"] = {0.1f, -2.5f, 1e-7f, 3.0f, draw(), draw()};
+  s.edit_one_layer()->embeddings["dog"] = {draw(), draw(), draw(), draw(), draw(), draw()};
+  s.edit_one_layer()->dimension_names = {"animal", "size", "naming \"it\"",
+                                         "é"};  // fewer than d_model
+  s.edit_one_layer()->mask.resize(6, mode == Mode::Cross ? 4 : 6);
+  for (Eigen::Index i = 0; i < s.edit_one_layer()->mask.size(); ++i)
+    s.edit_one_layer()->mask.data()[i] = (rng() % 3 != 0) ? 1 : 0;
+  s.edit_one_layer()->mask(2, 1) = 0;
   return s;
 }
 

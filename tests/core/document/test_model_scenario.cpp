@@ -34,8 +34,8 @@ TEST_CASE("a scenario naming a model reads its interventions, sorted by layer an
   Result<Scenario> parsed = parse_scenario(kModelFile);
   REQUIRE(parsed.ok());
   CHECK(parsed.warnings.empty());
-  REQUIRE(parsed->model.has_value());
-  const ModelSpec& spec = *parsed->model;
+  REQUIRE(parsed->has_model());
+  const ModelSpec& spec = *parsed->model();
   CHECK(spec.model == "gpt2-kjv-tiny");
   REQUIRE(spec.interventions.size() == 3);
   CHECK(spec.interventions[0].layer == 0);
@@ -58,13 +58,13 @@ TEST_CASE("a model scenario is written as version 2 with only the model's keys, 
   CHECK(json.find("\"scale\": 0.0") != std::string::npos);  // knocked out
   Result<Scenario> again = parse_scenario(json);
   REQUIRE(again.ok());
-  CHECK(again->model == parsed->model);
+  CHECK(*again->model() == *parsed->model());
   CHECK(again->target == parsed->target);
   CHECK(scenario_to_json(*again) == json);
 
   // Without a model, version 1 as before.
   Scenario plain = *parsed;
-  plain.model.reset();
+  plain.spec = OneLayerSpec::seeded(AttentionConfig{}, 7);
   plain.target = "the cat sat";
   CHECK(scenario_to_json(plain).find("\"version\": 1") != std::string::npos);
 }
@@ -73,12 +73,12 @@ TEST_CASE("hiding special tokens is kept in the file, and absent means shown") {
   Result<Scenario> parsed = parse_scenario(
       R"({"version": 2, "model": {"name": "m", "hide_special_tokens": true}, "target": "a"})");
   REQUIRE(parsed.ok());
-  CHECK(parsed->model->hide_special_tokens);
+  CHECK(parsed->model()->hide_special_tokens);
   const std::string json = scenario_to_json(*parsed);
   CHECK(json.find("\"hide_special_tokens\": true") != std::string::npos);
   Result<Scenario> shown = parse_scenario(kModelFile);
   REQUIRE(shown.ok());
-  CHECK_FALSE(shown->model->hide_special_tokens);
+  CHECK_FALSE(shown->model()->hide_special_tokens);
   CHECK(scenario_to_json(*shown).find("hide_special_tokens") == std::string::npos);
   CHECK(error_of(R"({"version": 2, "model": {"name": "m", "hide_special_tokens": 1},
                      "target": "a"})")
@@ -147,7 +147,7 @@ TEST_CASE("weight and embedding edits are saved per matrix and token, and read b
       "embeddings": [{"token": 40, "cells": [[5, 1.5], [0, -2]]}]},
     "target": "Once upon a time"})");
   REQUIRE(parsed.ok());
-  const ModelSpec& spec = *parsed->model;
+  const ModelSpec& spec = *parsed->model();
   REQUIRE(spec.weight_edits.size() == 3);
   CHECK(spec.weight_edits[0] == ModelWeightEdit{0, HeadMatrix::Output, 3, 0, 2, 1e-3f});
   CHECK(spec.weight_edits[1] == ModelWeightEdit{0, HeadMatrix::Output, 3, 1, 4, -0.75f});
@@ -160,7 +160,7 @@ TEST_CASE("weight and embedding edits are saved per matrix and token, and read b
   CHECK(json.find("[1, 4, -0.75]") != std::string::npos);
   Result<Scenario> again = parse_scenario(json);
   REQUIRE(again.ok());
-  CHECK(*again->model == spec);
+  CHECK(*again->model() == spec);
 }
 
 TEST_CASE("set_weight_block replaces one block's cells and leaves the others") {
@@ -212,6 +212,42 @@ TEST_CASE("malformed weight edits are refused with the key that is wrong") {
   CHECK(error(R"("embeddings": [{"token": 3}])").find("needs a \"token\"") != std::string::npos);
   CHECK(error(R"("embeddings": [{"token": 3, "cells": [[0, 1], [0, 2]]}])")
             .find("token 3, dimension 0 is given twice") != std::string::npos);
+}
+
+}  // namespace attnviz
+
+namespace attnviz {
+
+// The scenario is a sum: the one-layer model or a real model, never both. A model's file may keep
+// one-layer keys (an older AttnViz wrote them, or a hand): they are read and checked, not kept.
+TEST_CASE("a scenario names a model or holds the one-layer model, never both") {
+  const Result<Scenario> parsed = parse_scenario(
+      R"({"format": "attnviz-scenario", "version": 2, "model": {"name": "stories260K"},
+          "target": "Once upon a time", "d_model": 16, "heads": 4, "seed": 99})");
+  REQUIRE(parsed.ok());
+  Scenario scenario = *parsed;
+  REQUIRE(scenario.has_model());
+  CHECK(scenario.edit_one_layer() == nullptr);
+  // Read, it is the defaults, not the file's 16 dimensions.
+  CHECK(scenario.one_layer().config.d_model == no_one_layer().config.d_model);
+  CHECK(scenario.one_layer().seed == 7);
+  CHECK(scenario_to_json(scenario).find("d_model") == std::string::npos);
+
+  // The same keys beside no model make the one-layer model.
+  const Result<Scenario> one = parse_scenario(
+      R"({"format": "attnviz-scenario", "target": "Once upon a time", "d_model": 16,
+          "heads": 4, "seed": 99})");
+  REQUIRE(one.ok());
+  CHECK_FALSE(one->has_model());
+  CHECK(one->model() == nullptr);
+  CHECK(one->one_layer().config.d_model == 16);
+  CHECK(one->one_layer().seed == 99);
+
+  // A malformed one-layer key is an error even beside a model: the file is wrong.
+  const Result<Scenario> bad = parse_scenario(
+      R"({"format": "attnviz-scenario", "version": 2, "model": {"name": "stories260K"},
+          "target": "x", "heads": "four"})");
+  CHECK_FALSE(bad.ok());
 }
 
 }  // namespace attnviz

@@ -16,12 +16,12 @@ TEST_CASE("the built-in scenario parses without warnings and holds the file's va
   const Scenario& s = *load;
   CHECK(s.title.empty());  // untitled: it is called by its sentence, which the user changes
   CHECK(scenario_title(s) == "I like to eat apple");
-  CHECK(s.config.heads == 2);
-  CHECK(s.config.d_model == 8);
+  CHECK(s.one_layer().config.heads == 2);
+  CHECK(s.one_layer().config.d_model == 8);
   CHECK(s.target == "i like to eat apple");
-  CHECK(s.parameters.heads[0].W_Q(1, 0) == 4.0f);
-  CHECK(s.parameters.heads[1].W_Q(4, 0) == 3.0f);
-  CHECK(s.parameters.W_O(0, 1) == 1.0f);
+  CHECK(s.one_layer().parameters.heads[0].W_Q(1, 0) == 4.0f);
+  CHECK(s.one_layer().parameters.heads[1].W_Q(4, 0) == 3.0f);
+  CHECK(s.one_layer().parameters.W_O(0, 1) == 1.0f);
 }
 
 TEST_CASE("a minimal file gets every default and weights drawn from seed 7") {
@@ -32,35 +32,35 @@ TEST_CASE("a minimal file gets every default and weights drawn from seed 7") {
   CHECK(load.warnings.empty());
   const Scenario& s = *load;
   CHECK(s.target == "a b");
-  CHECK(s.config.d_model == 8);
-  CHECK(s.config.heads == 2);
-  CHECK(s.config.d_k == 4);
-  CHECK(s.config.d_v == 4);
-  CHECK(s.config.d_att == 4);
-  CHECK(s.config.compatibility == Compatibility::ScaledDot);
-  CHECK(s.config.temperature == 1.0f);
-  CHECK_FALSE(s.config.hard);
-  CHECK_FALSE(s.config.causal);
-  CHECK(s.mode == Mode::Self);
-  CHECK(s.positional == Positional::None);
-  CHECK(s.seed == 7u);
+  CHECK(s.one_layer().config.d_model == 8);
+  CHECK(s.one_layer().config.heads == 2);
+  CHECK(s.one_layer().config.d_k == 4);
+  CHECK(s.one_layer().config.d_v == 4);
+  CHECK(s.one_layer().config.d_att == 4);
+  CHECK(s.one_layer().config.compatibility == Compatibility::ScaledDot);
+  CHECK(s.one_layer().config.temperature == 1.0f);
+  CHECK_FALSE(s.one_layer().config.hard);
+  CHECK_FALSE(s.one_layer().config.causal);
+  CHECK(s.one_layer().mode == Mode::Self);
+  CHECK(s.one_layer().positional == Positional::None);
+  CHECK(s.one_layer().seed == 7u);
   CHECK(s.max_tokens == Limits::kDefaultMaxTokens);
-  CHECK(s.embeddings.empty());
-  CHECK(s.mask.size() == 0);
+  CHECK(s.one_layer().embeddings.empty());
+  CHECK(s.one_layer().mask.size() == 0);
   CHECK(s.view_json.empty());
-  check_same_parameters(s.parameters, seeded_parameters(s.config, 7), 2);
+  check_same_parameters(s.one_layer().parameters, seeded_parameters(s.one_layer().config, 7), 2);
 }
 
 TEST_CASE("d_k and d_v and d_att default to d_model / heads") {
   const Result<Scenario> load = parse_scenario(scenario_with(R"("d_model": 12, "heads": 3)"));
   INFO("error: ", load.error());
   REQUIRE(load.ok());
-  CHECK(load->config.d_k == 4);
-  CHECK(load->config.d_v == 4);
-  CHECK(load->config.d_att == 4);
-  CHECK(load->parameters.heads.size() == 3u);
-  CHECK(load->parameters.heads[2].W_Q.rows() == 12);
-  CHECK(load->parameters.heads[2].W_Q.cols() == 4);
+  CHECK(load->one_layer().config.d_k == 4);
+  CHECK(load->one_layer().config.d_v == 4);
+  CHECK(load->one_layer().config.d_att == 4);
+  CHECK(load->one_layer().parameters.heads.size() == 3u);
+  CHECK(load->one_layer().parameters.heads[2].W_Q.rows() == 12);
+  CHECK(load->one_layer().parameters.heads[2].W_Q.cols() == 4);
 }
 
 TEST_CASE("d_model not divisible by heads without d_k is an error naming d_k") {
@@ -72,9 +72,9 @@ TEST_CASE("d_model not divisible by heads loads when d_k is given") {
       parse_scenario(scenario_with(R"("d_model": 10, "heads": 3, "d_k": 5)"));
   INFO("error: ", load.error());
   REQUIRE(load.ok());
-  CHECK(load->config.d_k == 5);
-  CHECK(load->config.d_v == 5);
-  CHECK(load->config.heads == 3);
+  CHECK(load->one_layer().config.d_k == 5);
+  CHECK(load->one_layer().config.d_v == 5);
+  CHECK(load->one_layer().config.heads == 3);
 }
 
 TEST_CASE("line and block comments are accepted") {
@@ -83,8 +83,8 @@ TEST_CASE("line and block comments are accepted") {
       "  \"target\": \"a b\", // after a value\n  \"heads\": /* inline */ 4\n}\n");
   INFO("error: ", load.error());
   REQUIRE(load.ok());
-  CHECK(load->config.heads == 4);
-  CHECK(load->config.d_k == 2);
+  CHECK(load->one_layer().config.heads == 4);
+  CHECK(load->one_layer().config.d_k == 2);
 }
 
 // -----------------------------------------------------------------------------
@@ -212,8 +212,8 @@ TEST_CASE("16 heads is the largest head count accepted") {
   const Result<Scenario> load = parse_scenario(scenario_with(R"("d_model": 16, "heads": 16)"));
   INFO("error: ", load.error());
   REQUIRE(load.ok());
-  CHECK(load->config.heads == 16);
-  CHECK(load->config.d_k == 1);
+  CHECK(load->one_layer().config.heads == 16);
+  CHECK(load->one_layer().config.d_k == 1);
 }
 
 TEST_CASE("d_k 0 is an error naming d_k") {
@@ -250,7 +250,7 @@ TEST_CASE("a scenario at the lowest temperature reads back after scenario_to_jso
   const Result<Scenario> load = parse_scenario(scenario_to_json(make_scenario("a b", config, 7)));
   INFO("error: ", load.error());
   REQUIRE(load.ok());
-  CHECK(load->config.temperature == Limits::kMinTemperature);
+  CHECK(load->one_layer().config.temperature == Limits::kMinTemperature);
 }
 
 TEST_CASE("max_tokens 0 is an error naming max_tokens") {
@@ -283,8 +283,8 @@ TEST_CASE("cross mode with a source loads") {
       parse_scenario(scenario_with(R"("mode": "cross", "source": "x y z")"));
   INFO("error: ", load.error());
   REQUIRE(load.ok());
-  CHECK(load->mode == Mode::Cross);
-  CHECK(load->source == "x y z");
+  CHECK(load->one_layer().mode == Mode::Cross);
+  CHECK(load->one_layer().source == "x y z");
 }
 
 TEST_CASE("an unknown mode is an error naming mode") {
@@ -310,7 +310,7 @@ TEST_CASE("every compatibility name is read") {
     const Result<Scenario> load =
         parse_scenario(scenario_with(std::string("\"compatibility\": \"") + name + "\""));
     REQUIRE(load.ok());
-    CHECK(load->config.compatibility == expected);
+    CHECK(load->one_layer().config.compatibility == expected);
   }
 }
 
@@ -375,21 +375,21 @@ TEST_CASE("a weight of 1e38 loads as the float 1e38") {
   const Result<Scenario> load = parse_scenario(scenario_json({{"W_Q", w_q}}).dump());
   INFO("error: ", load.error());
   REQUIRE(load.ok());
-  CHECK(load->parameters.heads[0].W_Q(2, 1) == 1e38f);
-  CHECK(load->parameters.heads[0].W_Q(2, 0) == 0.5f);
+  CHECK(load->one_layer().parameters.heads[0].W_Q(2, 1) == 1e38f);
+  CHECK(load->one_layer().parameters.heads[0].W_Q(2, 0) == 0.5f);
 }
 
 TEST_CASE("the largest float as scenario_to_json writes it reads back") {
   // scenario_to_json writes FLT_MAX as 3.4028235e+38, a decimal a little above FLT_MAX that
   // still rounds to it: a saved scenario must load again.
   Scenario s = make_scenario("a b", AttentionConfig{}, 7);
-  s.parameters.heads[0].W_Q(0, 0) = std::numeric_limits<float>::max();
-  s.parameters.heads[1].W_V(2, 3) = std::numeric_limits<float>::lowest();
+  s.edit_one_layer()->parameters.heads[0].W_Q(0, 0) = std::numeric_limits<float>::max();
+  s.edit_one_layer()->parameters.heads[1].W_V(2, 3) = std::numeric_limits<float>::lowest();
   const Result<Scenario> load = parse_scenario(scenario_to_json(s));
   INFO("error: ", load.error());
   REQUIRE(load.ok());
-  CHECK(load->parameters.heads[0].W_Q(0, 0) == std::numeric_limits<float>::max());
-  CHECK(load->parameters.heads[1].W_V(2, 3) == std::numeric_limits<float>::lowest());
+  CHECK(load->one_layer().parameters.heads[0].W_Q(0, 0) == std::numeric_limits<float>::max());
+  CHECK(load->one_layer().parameters.heads[1].W_V(2, 3) == std::numeric_limits<float>::lowest());
 }
 
 TEST_CASE("W_O of the wrong shape is an error naming weights.W_O") {
@@ -411,7 +411,7 @@ TEST_CASE("v_a and W_a and W_1 and W_2 are read from the file") {
   const Result<Scenario> load = parse_scenario(scenario_json(weights).dump());
   INFO("error: ", load.error());
   REQUIRE(load.ok());
-  const Parameters& p = load->parameters;
+  const Parameters& p = load->one_layer().parameters;
   CHECK(p.heads[1].v_a[2] == 3.5f);
   CHECK(p.heads[0].v_a[0] == 0.25f);
   CHECK(p.heads[0].W_a(1, 2) == -7.25f);
@@ -433,20 +433,21 @@ TEST_CASE("weights not given are still the seeded values") {
   INFO("error: ", load.error());
   REQUIRE(load.ok());
   const Scenario& s = *load;
-  const Parameters seeded = seeded_parameters(s.config, 7);
+  const Parameters seeded = seeded_parameters(s.one_layer().config, 7);
   Matrix expected_w_q = Matrix::Zero(8, 4);
-  CHECK(same_matrix(s.parameters.heads[0].W_Q, expected_w_q));
+  CHECK(same_matrix(s.one_layer().parameters.heads[0].W_Q, expected_w_q));
   expected_w_q(7, 3) = 2.0f;
-  CHECK(same_matrix(s.parameters.heads[1].W_Q, expected_w_q));
+  CHECK(same_matrix(s.one_layer().parameters.heads[1].W_Q, expected_w_q));
   for (ParameterName name : kAllParameterNames) {
     if (name == ParameterName::W_Q) continue;
     for (int head = 0; head < 2; ++head) {
       INFO("parameter ", to_string(name), " head ", head);
       if (name == ParameterName::v_a)
-        CHECK(same_matrix(s.parameters.heads[static_cast<std::size_t>(head)].v_a,
+        CHECK(same_matrix(s.one_layer().parameters.heads[static_cast<std::size_t>(head)].v_a,
                           seeded.heads[static_cast<std::size_t>(head)].v_a));
       else
-        CHECK(same_matrix(parameter(s.parameters, name, head), parameter(seeded, name, head)));
+        CHECK(same_matrix(parameter(s.one_layer().parameters, name, head),
+                          parameter(seeded, name, head)));
     }
   }
 }
@@ -480,8 +481,8 @@ TEST_CASE("an embedding override is stored and becomes the token's row of X") {
   REQUIRE(load.ok());
   const Scenario& s = *load;
   const std::vector<float> expected = {1, -2, 0.5f, 0, 0, 0, 0, 3.25f};
-  REQUIRE(s.embeddings.count("cat") == 1u);
-  CHECK(s.embeddings.at("cat") == expected);
+  REQUIRE(s.one_layer().embeddings.count("cat") == 1u);
+  CHECK(s.one_layer().embeddings.at("cat") == expected);
 
   Pipeline pipeline;
   REQUIRE(pipeline.run(s).is_ok());
@@ -504,18 +505,18 @@ TEST_CASE("dimension names label the first dimensions and the rest by number") {
   INFO("error: ", load.error());
   REQUIRE(load.ok());
   CHECK(load.warnings.empty());
-  CHECK(dimension_name(*load, 0) == "alice");
-  CHECK(dimension_name(*load, 2) == "bob");
-  CHECK(dimension_name(*load, 3).empty());  // not named: the views label it "3"
-  CHECK(dimension_name(*load, -1).empty());
+  CHECK(dimension_name(load->one_layer(), 0) == "alice");
+  CHECK(dimension_name(load->one_layer(), 2) == "bob");
+  CHECK(dimension_name(load->one_layer(), 3).empty());  // not named: the views label it "3"
+  CHECK(dimension_name(load->one_layer(), -1).empty());
 }
 
 TEST_CASE("without dimension names the dimensions are the lexicon's features") {
   const Result<Scenario> load = parse_scenario(scenario_with(R"("d_model": 14, "heads": 1)"));
   REQUIRE(load.ok());
-  CHECK(dimension_name(*load, 0) == "person");
-  CHECK(dimension_name(*load, 1) == "food");
-  CHECK(dimension_name(*load, 13).empty());  // the lexicon has 12 features
+  CHECK(dimension_name(load->one_layer(), 0) == "person");
+  CHECK(dimension_name(load->one_layer(), 1) == "food");
+  CHECK(dimension_name(load->one_layer(), 13).empty());  // the lexicon has 12 features
 }
 
 TEST_CASE("bad dimension names are errors naming dimension_names") {
@@ -535,15 +536,16 @@ TEST_CASE("a smaller d_model drops the names of the dimensions it removes") {
       scenario_with(R"("d_model": 4, "heads": 1, "dimension_names": ["w", "x", "y", "z"])"));
   REQUIRE(load.ok());
   Scenario s = *load;
-  AttentionConfig smaller = s.config;
+  AttentionConfig smaller = s.edit_one_layer()->config;
   smaller.d_model = 2;
-  apply_config(s, smaller);
-  CHECK(s.dimension_names == std::vector<std::string>{"w", "x"});
-  AttentionConfig larger = s.config;
+  apply_config(*s.edit_one_layer(), smaller);
+  CHECK(s.edit_one_layer()->dimension_names == std::vector<std::string>{"w", "x"});
+  AttentionConfig larger = s.edit_one_layer()->config;
   larger.d_model = 6;
-  apply_config(s, larger);
-  CHECK(s.dimension_names == std::vector<std::string>{"w", "x"});  // the new ones by number
-  CHECK(dimension_name(s, 4).empty());
+  apply_config(*s.edit_one_layer(), larger);
+  CHECK(s.edit_one_layer()->dimension_names ==
+        std::vector<std::string>{"w", "x"});  // the new ones by number
+  CHECK(dimension_name(s.one_layer(), 4).empty());
   const Result<Scenario> again = parse_scenario(scenario_to_json(s));
   INFO("error: ", again.error());
   CHECK(again.ok());  // never more names than dimensions
@@ -557,7 +559,7 @@ TEST_CASE("a mask of the right shape loads with each 0 in its cell") {
       parse_scenario(document(R"("target": "a b c", "mask": [[1, 1, 1], [1, 1, 0], [1, 1, 1]])"));
   INFO("error: ", load.error());
   REQUIRE(load.ok());
-  const MaskMatrix& mask = load->mask;
+  const MaskMatrix& mask = load->one_layer().mask;
   REQUIRE(mask.rows() == 3);
   REQUIRE(mask.cols() == 3);
   CHECK(mask(1, 2) == 0);
@@ -588,7 +590,7 @@ TEST_CASE("a mask of true and false is accepted") {
       parse_scenario(document(R"("target": "a b", "mask": [[true, false], [false, true]])"));
   INFO("error: ", load.error());
   REQUIRE(load.ok());
-  const MaskMatrix& mask = load->mask;
+  const MaskMatrix& mask = load->one_layer().mask;
   REQUIRE(mask.rows() == 2);
   CHECK(mask(0, 0) == 1);
   CHECK(mask(0, 1) == 0);
@@ -601,7 +603,7 @@ TEST_CASE("in cross mode the mask has a row per target token and a column per so
       R"("mode": "cross", "target": "a b", "source": "x y z", "mask": [[1, 1, 0], [0, 1, 1]])"));
   INFO("error: ", load.error());
   REQUIRE(load.ok());
-  const MaskMatrix& mask = load->mask;
+  const MaskMatrix& mask = load->one_layer().mask;
   REQUIRE(mask.rows() == 2);
   REQUIRE(mask.cols() == 3);
   CHECK(mask(0, 2) == 0);
@@ -640,15 +642,15 @@ TEST_CASE("kv_groups: read, written back, and refused where it does not divide t
       parse_scenario(scenario_with(R"("d_model": 8, "heads": 4, "kv_groups": 2)"));
   INFO("error: ", load.error());
   REQUIRE(load.ok());
-  CHECK(load.value().config.kv_groups == 2);
+  CHECK(load.value().one_layer().config.kv_groups == 2);
   const Result<Scenario> again = parse_scenario(scenario_to_json(load.value()));
   REQUIRE(again.ok());
-  CHECK(again.value().config.kv_groups == 2);
+  CHECK(again.value().one_layer().config.kv_groups == 2);
   // As many groups as heads is ordinary multi-head attention, with one spelling.
   const Result<Scenario> all =
       parse_scenario(scenario_with(R"("d_model": 8, "heads": 4, "kv_groups": 4)"));
   REQUIRE(all.ok());
-  CHECK(all.value().config.kv_groups == 0);
+  CHECK(all.value().one_layer().config.kv_groups == 0);
   CHECK(scenario_to_json(all.value()).find("kv_groups") == std::string::npos);
   for (const char* value : {"3", "0", "5", "-2", "\"two\"", "1.5"}) {
     INFO("kv_groups: ", std::string(value));

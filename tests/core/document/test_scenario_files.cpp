@@ -36,8 +36,9 @@ TEST_CASE("a random scenario with every feature survives a round trip unchanged"
     CHECK(again.warnings.empty());
     check_same_scenario(original, *again);
     // The random weights are not the seeded ones, so the comparison above is not vacuous.
-    CHECK_FALSE(same_matrix(original.parameters.W_O,
-                            seeded_parameters(original.config, original.seed).W_O));
+    CHECK_FALSE(
+        same_matrix(original.one_layer().parameters.W_O,
+                    seeded_parameters(original.one_layer().config, original.one_layer().seed).W_O));
   }
 }
 

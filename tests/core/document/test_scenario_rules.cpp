@@ -15,9 +15,9 @@ TEST_CASE("a file asking for the causal mask in cross mode loads with it off and
       scenario_with(R"("mode": "cross", "source": "x y z", "causal": true, "hard": true)"));
   INFO("error: ", load.error());
   REQUIRE(load.ok());
-  CHECK(load->mode == Mode::Cross);
-  CHECK_FALSE(load->config.causal);
-  CHECK(load->config.hard);  // the rest is read as written
+  CHECK(load->one_layer().mode == Mode::Cross);
+  CHECK_FALSE(load->one_layer().config.causal);
+  CHECK(load->one_layer().config.hard);  // the rest is read as written
   REQUIRE(load.warnings.size() == 1);
   CHECK(load.warnings[0] == kCausalOffInCross);
   CHECK(contains(load.warnings[0], "causal"));
@@ -26,13 +26,13 @@ TEST_CASE("a file asking for the causal mask in cross mode loads with it off and
   const Result<Scenario> again = parse_scenario(scenario_to_json(*load));
   REQUIRE(again.ok());
   CHECK(again.warnings.empty());
-  CHECK_FALSE(again->config.causal);
+  CHECK_FALSE(again->one_layer().config.causal);
 }
 
 TEST_CASE("the causal mask in self mode, or off in cross mode, loads without a warning") {
   const Result<Scenario> self = parse_scenario(scenario_with(R"("causal": true)"));
   REQUIRE(self.ok());
-  CHECK(self->config.causal);
+  CHECK(self->one_layer().config.causal);
   CHECK(self.warnings.empty());
   const Result<Scenario> cross =
       parse_scenario(scenario_with(R"("mode": "cross", "source": "x", "causal": false)"));
@@ -46,7 +46,7 @@ TEST_CASE("loading a file in cross mode with the causal mask warns with the file
   write_whole(path, scenario_with(R"("mode": "cross", "source": "x y", "causal": true)"));
   const Result<Scenario> load = load_scenario_file(path.string());
   REQUIRE(load.ok());
-  CHECK_FALSE(load->config.causal);
+  CHECK_FALSE(load->one_layer().config.causal);
   REQUIRE(load.warnings.size() == 1);
   CHECK(load.warnings[0] == path.string() + ": " + std::string(kCausalOffInCross));
 }
@@ -55,41 +55,43 @@ TEST_CASE("switching to cross mode turns the causal mask off, back to self it st
   AttentionConfig config;
   config.causal = true;
   Scenario s = make_scenario("the cat sat", config, 7);
-  CHECK_FALSE(set_mode(s, Mode::Self));  // nothing to turn off
-  CHECK(s.config.causal);
-  CHECK(set_mode(s, Mode::Cross));
-  CHECK(s.mode == Mode::Cross);
-  CHECK_FALSE(s.config.causal);
-  CHECK(s.source == "the cat sat");  // cross starts with the target as its source
-  CHECK_FALSE(set_mode(s, Mode::Self));
-  CHECK_FALSE(s.config.causal);
-  s.source = "le chat";
-  CHECK_FALSE(set_mode(s, Mode::Cross));  // the mask was off already; a source is kept
-  CHECK(s.source == "le chat");
+  CHECK_FALSE(set_mode(*s.edit_one_layer(), Mode::Self, s.target));  // nothing to turn off
+  CHECK(s.edit_one_layer()->config.causal);
+  CHECK(set_mode(*s.edit_one_layer(), Mode::Cross, s.target));
+  CHECK(s.edit_one_layer()->mode == Mode::Cross);
+  CHECK_FALSE(s.edit_one_layer()->config.causal);
+  CHECK(s.edit_one_layer()->source == "the cat sat");  // cross starts with the target as its source
+  CHECK_FALSE(set_mode(*s.edit_one_layer(), Mode::Self, s.target));
+  CHECK_FALSE(s.edit_one_layer()->config.causal);
+  s.edit_one_layer()->source = "le chat";
+  CHECK_FALSE(set_mode(*s.edit_one_layer(), Mode::Cross,
+                       s.target));  // the mask was off already; a source is kept
+  CHECK(s.edit_one_layer()->source == "le chat");
 }
 
 TEST_CASE("turn_off_causal_in_cross changes only a cross scenario with the mask on") {
   AttentionConfig config;
   config.causal = true;
   Scenario s = make_scenario("the cat sat", config, 7);
-  CHECK_FALSE(turn_off_causal_in_cross(s));
-  CHECK(s.config.causal);
-  s.mode = Mode::Cross;
-  s.source = "a b";
-  CHECK(turn_off_causal_in_cross(s));
-  CHECK_FALSE(s.config.causal);
-  CHECK_FALSE(turn_off_causal_in_cross(s));
+  CHECK_FALSE(turn_off_causal_in_cross(*s.edit_one_layer()));
+  CHECK(s.edit_one_layer()->config.causal);
+  s.edit_one_layer()->mode = Mode::Cross;
+  s.edit_one_layer()->source = "a b";
+  CHECK(turn_off_causal_in_cross(*s.edit_one_layer()));
+  CHECK_FALSE(s.edit_one_layer()->config.causal);
+  CHECK_FALSE(turn_off_causal_in_cross(*s.edit_one_layer()));
 }
 
 TEST_CASE("the pipeline refuses the causal mask in cross mode and keeps its last result") {
   AttentionConfig config;
   Scenario s = make_scenario("the cat sat", config, 7);
-  s.mode = Mode::Cross;
-  s.source = "le chat";
+  s.edit_one_layer()->mode = Mode::Cross;
+  s.edit_one_layer()->source = "le chat";
   Pipeline pipeline;
   REQUIRE(pipeline.run(s).is_ok());
-  s.config.causal = true;  // made in code, past parse_scenario and the app's edits
-  s.source = "le chat noir";
+  s.edit_one_layer()->config.causal =
+      true;  // made in code, past parse_scenario and the app's edits
+  s.edit_one_layer()->source = "le chat noir";
   const Status status = pipeline.run(s);
   CHECK_FALSE(status.is_ok());
   CHECK(contains(status.message(), "causal"));

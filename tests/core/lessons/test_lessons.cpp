@@ -89,11 +89,11 @@ TEST_CASE("a step's scenario patch is merged into the previous step's scenario")
   Result<Lesson> load = parse_lesson(text, "t");
   REQUIRE(load.ok());
   const auto& steps = load->steps;
-  CHECK_FALSE(steps[0].scenario.config.causal);
-  CHECK(steps[1].scenario.config.causal);
-  CHECK(steps[2].scenario.config.causal);  // kept from step two
+  CHECK_FALSE(steps[0].scenario.one_layer().config.causal);
+  CHECK(steps[1].scenario.one_layer().config.causal);
+  CHECK(steps[2].scenario.one_layer().config.causal);  // kept from step two
   CHECK(steps[2].scenario.target == "x y");
-  CHECK(steps[2].scenario.config.d_model == 4);
+  CHECK(steps[2].scenario.one_layer().config.d_model == 4);
 }
 
 TEST_CASE("a bad lesson names the step and the key") {
@@ -228,7 +228,7 @@ bool has(const std::string& text, std::string_view part) {
 // Lesson 1: "al" lies between alice [1 0 0 0] and alan [0 1 0 0]; its first number below 0.50
 // moves it nearer alan.
 void al_nearer_alan(Scenario& s) {
-  s.embeddings.at("al")[0] = 0.45f;
+  s.edit_one_layer()->embeddings.at("al")[0] = 0.45f;
 }
 
 }  // namespace
@@ -238,7 +238,7 @@ TEST_CASE("the change a step asks for is not reported as breaking its text") {
   // jumps from one income to the other".
   const Lesson lesson = builtin_named("retrieval");
   const LessonStep& step = lesson.steps[5];
-  REQUIRE(step.scenario.config.hard);
+  REQUIRE(step.scenario.one_layer().config.hard);
   const StudentChange change = change_of(step, al_nearer_alan);
   CHECK(change.parts == std::vector<std::string>{"embeddings"});
   CHECK(change.invited);
@@ -270,7 +270,7 @@ TEST_CASE(
 TEST_CASE("a change that keeps every claim of the text says nothing") {
   const Lesson lesson = builtin_named("retrieval");
   const StudentChange change = change_of(lesson.steps[5], [](Scenario& s) {
-    s.embeddings.at("al")[0] = 0.55f;  // still nearer alice
+    s.edit_one_layer()->embeddings.at("al")[0] = 0.55f;  // still nearer alice
   });
   CHECK(change.parts == std::vector<std::string>{"embeddings"});
   CHECK(change.failures.empty());
@@ -282,12 +282,13 @@ TEST_CASE("a change the step invites and one it does not: the note says the text
   // Lesson 6, step 5 invites toggling the causal mask, not editing the weights.
   const Lesson lesson = builtin_named("causal-mask");
   const LessonStep& step = lesson.steps[4];
-  const StudentChange invited = change_of(step, [](Scenario& s) { s.config.causal = true; });
+  const StudentChange invited =
+      change_of(step, [](Scenario& s) { s.edit_one_layer()->config.causal = true; });
   CHECK(invited.invited);
   CHECK(has(invited.message, "You changed the causal mask, as the step suggests."));
   const StudentChange both = change_of(step, [](Scenario& s) {
-    s.config.causal = true;
-    s.parameters.heads[0].W_V(0, 0) += 1.0f;
+    s.edit_one_layer()->config.causal = true;
+    s.edit_one_layer()->parameters.heads[0].W_V(0, 0) += 1.0f;
   });
   CHECK_FALSE(both.invited);
   INFO(both.message);
@@ -300,15 +301,15 @@ TEST_CASE("changed parts: reshaped weights and embeddings follow the setting tha
   const Lesson lesson = builtin_named("retrieval");
   const Scenario& before = lesson.steps[0].scenario;
   Scenario wider = before;
-  AttentionConfig config = wider.config;
+  AttentionConfig config = wider.edit_one_layer()->config;
   config.d_model = 5;
   config.d_k = 6;
-  apply_config(wider, config);
+  apply_config(*wider.edit_one_layer(), config);
   CHECK(changed_parts(before, wider) == std::vector<std::string>{"d_model", "d_k"});
   Scenario edited = before;
   edited.target = "al";
-  edited.parameters.W_O(0, 1) = 3.0f;
-  edited.config.temperature = 2.0f;
+  edited.edit_one_layer()->parameters.W_O(0, 1) = 3.0f;
+  edited.edit_one_layer()->config.temperature = 2.0f;
   CHECK(changed_parts(before, edited) ==
         std::vector<std::string>{"target", "temperature", "weights"});
   CHECK(changed_parts(before, before).empty());
@@ -333,14 +334,15 @@ TEST_CASE("a self-attention claim after a switch to cross-attention says the sen
   const Lesson lesson = builtin_named("cross-attention");
   const LessonStep& step = lesson.steps[3];
   const StudentChange change = change_of(step, [](Scenario& s) {
-    s.mode = Mode::Cross;
-    s.source = "le chat";
+    s.edit_one_layer()->mode = Mode::Cross;
+    s.edit_one_layer()->source = "le chat";
   });
   bool told = false;
   for (const CheckFailure& failure : change.failures)
     told |= has(failure.reason, "two different sentences: no word meets itself");
   CHECK(told);
-  const StudentChange toggled = change_of(step, [](Scenario& s) { s.mode = Mode::Cross; });
+  const StudentChange toggled =
+      change_of(step, [](Scenario& s) { s.edit_one_layer()->mode = Mode::Cross; });
   CHECK(toggled.invited);
   CHECK(has(toggled.message,
             "You changed Self / Cross, as the step suggests. Now the queries and "

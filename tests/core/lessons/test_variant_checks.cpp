@@ -115,8 +115,8 @@ TEST_CASE("decode_matches_full holds for every head, grouped keys included") {
   Result<Lesson> load = lesson_with("", R"("checks": [{"check": "decode_matches_full"}])");
   REQUIRE(load.ok());
   Scenario cross = load->steps[0].scenario;
-  cross.mode = Mode::Cross;
-  cross.source = "un animal fatigue";
+  cross.edit_one_layer()->mode = Mode::Cross;
+  cross.edit_one_layer()->source = "un animal fatigue";
   Pipeline pipeline;
   REQUIRE(pipeline.run(cross));
   const std::vector<std::string> failures = failed_checks(load->steps[0], pipeline);

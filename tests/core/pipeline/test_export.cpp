@@ -21,7 +21,7 @@ struct Computed {
     Result<Scenario> load = parse_scenario(builtin_scenario_json());
     REQUIRE(load.ok());
     scenario = *load;
-    scenario.config.causal = causal;
+    scenario.edit_one_layer()->config.causal = causal;
     REQUIRE(pipeline.run(scenario));
   }
 };

@@ -33,15 +33,15 @@ std::string error_of(const std::string& rest) {
 TEST_CASE("a mask pattern is read, written back, and refused when malformed") {
   const Scenario s =
       with_pattern(R"({"kind": "dilated", "width": 3, "dilation": 2, "global": [0]})", "a b c d e");
-  REQUIRE(s.mask_pattern);
-  CHECK(s.mask_pattern->kind == MaskPattern::Kind::Dilated);
-  CHECK(s.mask_pattern->dilation == 2);
-  CHECK(s.mask_pattern->global_tokens == std::vector<int>{0});
+  REQUIRE(s.one_layer().mask_pattern);
+  CHECK(s.one_layer().mask_pattern->kind == MaskPattern::Kind::Dilated);
+  CHECK(s.one_layer().mask_pattern->dilation == 2);
+  CHECK(s.one_layer().mask_pattern->global_tokens == std::vector<int>{0});
   const std::string json = scenario_to_json(s);
   CHECK(json.find(R"("kind": "dilated")") != std::string::npos);
   Result<Scenario> again = parse_scenario(json);
   REQUIRE(again.ok());
-  CHECK(again->mask_pattern == s.mask_pattern);
+  CHECK(again->one_layer().mask_pattern == s.one_layer().mask_pattern);
   CHECK(error_of(R"("mask_pattern": {"kind": "diagonal"})").find("mask_pattern.kind") !=
         std::string::npos);
   CHECK(error_of(R"("mask_pattern": {"kind": "window", "width": 0})").find("mask_pattern.width") !=
@@ -68,8 +68,8 @@ TEST_CASE("a window pattern follows the sentence and hides every key outside it"
   // The same weights as the engine given that mask.
   AttentionEngine engine;
   REQUIRE(engine
-              .compute(pipeline.X_target(), pipeline.X_target(), scenario.parameters,
-                       scenario.config, &*expected)
+              .compute(pipeline.X_target(), pipeline.X_target(), scenario.one_layer().parameters,
+                       scenario.one_layer().config, &*expected)
               .ok());
   CHECK((engine.result().heads[1].weights - pipeline.result().heads[1].weights)
             .cwiseAbs()
@@ -80,11 +80,11 @@ TEST_CASE("a window pattern follows the sentence and hides every key outside it"
   CHECK(pipeline.mask()->rows() == 9);
   CHECK(*pipeline.mask() == *with_global_tokens(*window_mask(9, 9, 3), {0}));
   // A global token past the sentence waits for it.
-  scenario.mask_pattern->global_tokens = {20};
+  scenario.edit_one_layer()->mask_pattern->global_tokens = {20};
   REQUIRE(pipeline.run(scenario));
   CHECK(*pipeline.mask() == *window_mask(9, 9, 3));
   // No pattern, no mask.
-  scenario.mask_pattern.reset();
+  scenario.edit_one_layer()->mask_pattern.reset();
   REQUIRE(pipeline.run(scenario));
   CHECK(pipeline.mask() == nullptr);
 }

@@ -22,7 +22,7 @@ std::string shipped(const char* name) {
 Scenario model_scenario(const char* name, std::string text) {
   Scenario scenario;
   scenario.target = std::move(text);
-  scenario.model = ModelSpec::named(shipped(name));
+  scenario.spec = ModelSpec::named(shipped(name));
   return scenario;
 }
 
@@ -100,7 +100,7 @@ TEST_CASE("model mode: an ablation in the spec zeroes the head and leaves the la
 
   HeadIntervention ablate;
   ablate.output_scale = 0.0f;
-  scenario.model->set_intervention(1, 1, ablate);
+  scenario.edit_model()->set_intervention(1, 1, ablate);
   REQUIRE(pipeline.run(scenario));
   // The head still attends (its weighted sum is shown); what it adds, in concat, is 0.
   const AttentionResult& knocked = pipeline.layer(1);
@@ -114,7 +114,7 @@ TEST_CASE("model mode: an ablation in the spec zeroes the head and leaves the la
 
   HeadIntervention uniform;
   uniform.pattern = HeadIntervention::Pattern::Uniform;
-  scenario.model->set_intervention(1, 1, uniform);
+  scenario.edit_model()->set_intervention(1, 1, uniform);
   REQUIRE(pipeline.run(scenario));
   const Matrix& weights = pipeline.layer(1).heads[1].weights;
   CHECK(weights(3, 0) == doctest::Approx(0.25f));
@@ -136,7 +136,7 @@ TEST_CASE("model mode: a missing model or a head it lacks is an error, and the l
   Scenario wrong_layer = model_scenario("gpt2-kjv-tiny", "And God said, let there be light");
   HeadIntervention ablate;
   ablate.output_scale = 0.0f;
-  wrong_layer.model->set_intervention(9, 0, ablate);
+  wrong_layer.edit_model()->set_intervention(9, 0, ablate);
   status = pipeline.run(wrong_layer);
   REQUIRE(!status);
   CHECK(status.message().find("layer 9") != std::string::npos);
@@ -172,7 +172,7 @@ TEST_CASE("model mode: special tokens hidden from the views, as the model read t
   REQUIRE(all.run(scenario));
   const auto n = static_cast<Eigen::Index>(all.target().tokens.size());
   REQUIRE(all.target().tokens.front().text == "<s>");
-  scenario.model->hide_special_tokens = true;
+  scenario.edit_model()->hide_special_tokens = true;
   Pipeline hidden;
   REQUIRE(hidden.run(scenario));
   const ModelRun& run = *model_run_of(hidden);
@@ -202,7 +202,7 @@ TEST_CASE("model mode: special tokens hidden from the views, as the model read t
   }
   // A text of special tokens only: they are all there is to show.
   Scenario empty = model_scenario("stories260K", "");
-  empty.model->hide_special_tokens = true;
+  empty.edit_model()->hide_special_tokens = true;
   Pipeline only;
   REQUIRE(only.run(empty));
   CHECK(only.target().tokens.size() == 1);
@@ -251,7 +251,7 @@ TEST_CASE("model mode: weight edits change a copy of the model, from the layer t
   // One cell of layer 1's W_K, key/value head 0: both query heads of its group read it.
   const float on_disk =
       model_run_of(pipeline)->model().transformer.head_weight(1, 0, HeadMatrix::Key, 2, 3);
-  scenario.model->set_weight({1, HeadMatrix::Key, 0, 2, 3, on_disk + 2.0f});
+  scenario.edit_model()->set_weight({1, HeadMatrix::Key, 0, 2, 3, on_disk + 2.0f});
   REQUIRE(pipeline.run(scenario));
   const ModelRun& run = *model_run_of(pipeline);
   CHECK(run.forward().last_work().first_layer_redone == 1);
@@ -261,20 +261,20 @@ TEST_CASE("model mode: weight edits change a copy of the model, from the layer t
   CHECK(largest_difference(pipeline.layer(1).heads[0].K, pipeline.layer(1).heads[1].K) == 0.0f);
   const RowVector edited = run.forward().last_logits();
   CHECK((edited - original).cwiseAbs().maxCoeff() > 1e-4f);
-  CHECK((edited - fresh_logits(*scenario.model, tokens)).cwiseAbs().maxCoeff() < 1e-5f);
+  CHECK((edited - fresh_logits(*scenario.model(), tokens)).cwiseAbs().maxCoeff() < 1e-5f);
 
   // A second edit (W_O of head 3, layer 0) and an embedding: made on top of the first.
-  scenario.model->set_weight({0, HeadMatrix::Output, 3, 1, 4, -0.75f});
-  scenario.model->set_embedding({tokens[2], 5, 1.5f});
+  scenario.edit_model()->set_weight({0, HeadMatrix::Output, 3, 1, 4, -0.75f});
+  scenario.edit_model()->set_embedding({tokens[2], 5, 1.5f});
   REQUIRE(pipeline.run(scenario));
   CHECK(model_run_of(pipeline)->forward().last_work().first_layer_redone == 0);
-  CHECK((model_run_of(pipeline)->forward().last_logits() - fresh_logits(*scenario.model, tokens))
+  CHECK((model_run_of(pipeline)->forward().last_logits() - fresh_logits(*scenario.model(), tokens))
             .cwiseAbs()
             .maxCoeff() < 1e-5f);
 
   // Taken back (undo, Reset): the numbers are the model's own again, exactly.
-  scenario.model->weight_edits.clear();
-  scenario.model->embedding_edits.clear();
+  scenario.edit_model()->weight_edits.clear();
+  scenario.edit_model()->embedding_edits.clear();
   REQUIRE(pipeline.run(scenario));
   CHECK((model_run_of(pipeline)->forward().last_logits() - original).cwiseAbs().maxCoeff() == 0.0f);
   // The shared model was never changed.
@@ -291,20 +291,20 @@ TEST_CASE("model mode: an edit of a cell the model lacks is an error, and nothin
   const TransformerConfig& config = model_run_of(pipeline)->model().transformer.config();
 
   Scenario wrong = scenario;
-  wrong.model->set_weight({0, HeadMatrix::Query, 0, 0, 0, 1.0f});  // a good one first
-  wrong.model->set_weight({0, HeadMatrix::Value, config.n_kv_heads, 0, 0, 1.0f});
+  wrong.edit_model()->set_weight({0, HeadMatrix::Query, 0, 0, 0, 1.0f});  // a good one first
+  wrong.edit_model()->set_weight({0, HeadMatrix::Value, config.n_kv_heads, 0, 0, 1.0f});
   Status status = pipeline.run(wrong);
   REQUIRE(!status);
   CHECK(status.message() == "layer 0, W_V of key/value head " + std::to_string(config.n_kv_heads) +
                                 ": stories260K has " + std::to_string(config.n_kv_heads) +
                                 " key/value heads per layer");
   wrong = scenario;
-  wrong.model->set_weight({0, HeadMatrix::Output, 0, config.d_head, 0, 1.0f});
+  wrong.edit_model()->set_weight({0, HeadMatrix::Output, 0, config.d_head, 0, 1.0f});
   status = pipeline.run(wrong);
   REQUIRE(!status);
   CHECK(status.message().find("is outside its") != std::string::npos);
   wrong = scenario;
-  wrong.model->set_embedding({config.vocab_size, 0, 1.0f});
+  wrong.edit_model()->set_embedding({config.vocab_size, 0, 1.0f});
   status = pipeline.run(wrong);
   REQUIRE(!status);
   CHECK(status.message().find("vocabulary has") != std::string::npos);

@@ -53,7 +53,8 @@ TEST_CASE("a NaN embedding override is an error and the previous inputs stay") {
   Pipeline pipeline;
   REQUIRE(pipeline.run(scenario));
   const Matrix X = pipeline.X_target();
-  scenario.embeddings["eat"] = std::vector<float>(8, std::numeric_limits<float>::quiet_NaN());
+  scenario.edit_one_layer()->embeddings["eat"] =
+      std::vector<float>(8, std::numeric_limits<float>::quiet_NaN());
   CHECK_FALSE(pipeline.run(scenario));
   CHECK(pipeline.X_target() == X);
 }
@@ -80,8 +81,8 @@ TEST_CASE("a long sentence is truncated with a warning") {
 
 TEST_CASE("cross mode takes keys and values from the source sentence") {
   Scenario scenario = builtin();
-  scenario.mode = Mode::Cross;
-  scenario.source = "je mange une pomme rouge ce soir";
+  scenario.edit_one_layer()->mode = Mode::Cross;
+  scenario.edit_one_layer()->source = "je mange une pomme rouge ce soir";
   Pipeline pipeline;
   REQUIRE(pipeline.run(scenario));
   CHECK(pipeline.keys().tokens.size() == 7);
@@ -92,16 +93,16 @@ TEST_CASE("cross mode takes keys and values from the source sentence") {
 
 TEST_CASE("cross mode with an empty source is an error") {
   Scenario scenario = builtin();
-  scenario.mode = Mode::Cross;
-  scenario.source = "";
+  scenario.edit_one_layer()->mode = Mode::Cross;
+  scenario.edit_one_layer()->source = "";
   Pipeline pipeline;
   CHECK_FALSE(pipeline.run(scenario));
 }
 
 TEST_CASE("a custom mask smaller than the sentence applies where it exists with a warning") {
   Scenario scenario = builtin();
-  scenario.mask = MaskMatrix::Ones(3, 3);
-  scenario.mask(0, 1) = 0;
+  scenario.edit_one_layer()->mask = MaskMatrix::Ones(3, 3);
+  scenario.edit_one_layer()->mask(0, 1) = 0;
   Pipeline pipeline;
   REQUIRE(pipeline.run(scenario));
   CHECK(pipeline.result().heads[0].weights(0, 1) == 0.0f);
@@ -111,8 +112,8 @@ TEST_CASE("a custom mask smaller than the sentence applies where it exists with 
 
 TEST_CASE("a fully masked query produces a warning that names it") {
   Scenario scenario = builtin();
-  scenario.mask = MaskMatrix::Ones(5, 5);
-  scenario.mask.row(2).setZero();
+  scenario.edit_one_layer()->mask = MaskMatrix::Ones(5, 5);
+  scenario.edit_one_layer()->mask.row(2).setZero();
   Pipeline pipeline;
   REQUIRE(pipeline.run(scenario));
   bool named = false;
@@ -132,20 +133,20 @@ TEST_CASE("apply_config keeps existing weights and overrides and seeds the new c
   Result<Scenario> load = parse_scenario(builtin_scenario_json());
   REQUIRE(load.ok());
   Scenario scenario = *load;
-  scenario.embeddings["apple"] = {1, 2, 3, 4, 5, 6, 7, 8};
-  const Matrix W_Q0 = scenario.parameters.heads[0].W_Q;
-  AttentionConfig config = scenario.config;
+  scenario.edit_one_layer()->embeddings["apple"] = {1, 2, 3, 4, 5, 6, 7, 8};
+  const Matrix W_Q0 = scenario.one_layer().parameters.heads[0].W_Q;
+  AttentionConfig config = scenario.one_layer().config;
   config.d_model = 10;
   config.heads = 3;
-  apply_config(scenario, config);
-  CHECK(scenario.parameters.heads[0].W_Q.topRows(8) == W_Q0);
-  CHECK(scenario.parameters.heads.size() == 3);
-  REQUIRE(scenario.embeddings["apple"].size() == 10);
-  CHECK(scenario.embeddings["apple"][7] == 8.0f);
+  apply_config(*scenario.edit_one_layer(), config);
+  CHECK(scenario.one_layer().parameters.heads[0].W_Q.topRows(8) == W_Q0);
+  CHECK(scenario.one_layer().parameters.heads.size() == 3);
+  REQUIRE(scenario.edit_one_layer()->embeddings["apple"].size() == 10);
+  CHECK(scenario.edit_one_layer()->embeddings["apple"][7] == 8.0f);
   // The new dimensions come from the word's default embedding (dimension 8 = "time": 0).
   RowVector defaults(10);
   default_embedding("apple", 10, defaults.data());
-  CHECK(scenario.embeddings["apple"][9] == defaults[9]);
+  CHECK(scenario.edit_one_layer()->embeddings["apple"][9] == defaults[9]);
   Pipeline pipeline;
   CHECK(pipeline.run(scenario));
   // And the file written from it loads again.
@@ -204,13 +205,13 @@ TEST_CASE("a rerun embeds again after an override or positional change") {
     CHECK_MESSAGE(pipeline.X_target() == fresh.X_target(), what);
     CHECK_MESSAGE(pipeline.result().output == fresh.result().output, what);
   };
-  scenario.embeddings["eat"] = std::vector<float>(8, 0.25f);
+  scenario.edit_one_layer()->embeddings["eat"] = std::vector<float>(8, 0.25f);
   same_as_fresh("an override added");
-  scenario.embeddings["eat"][3] = -1.0f;
+  scenario.edit_one_layer()->embeddings["eat"][3] = -1.0f;
   same_as_fresh("an override edited");
-  scenario.positional = Positional::Sinusoidal;
+  scenario.edit_one_layer()->positional = Positional::Sinusoidal;
   same_as_fresh("positions switched on");
-  scenario.embeddings.clear();
+  scenario.edit_one_layer()->embeddings.clear();
   same_as_fresh("the overrides removed");
 }
 
@@ -218,15 +219,15 @@ TEST_CASE("a rerun embeds again after a d_model or source change") {
   Scenario scenario = builtin();
   Pipeline pipeline;
   REQUIRE(pipeline.run(scenario));
-  AttentionConfig wider = scenario.config;
+  AttentionConfig wider = scenario.one_layer().config;
   wider.d_model = 12;
-  apply_config(scenario, wider);
+  apply_config(*scenario.edit_one_layer(), wider);
   REQUIRE(pipeline.run(scenario));
   CHECK(pipeline.X_target().cols() == 12);
-  scenario.mode = Mode::Cross;
-  scenario.source = "the cat sat";
+  scenario.edit_one_layer()->mode = Mode::Cross;
+  scenario.edit_one_layer()->source = "the cat sat";
   REQUIRE(pipeline.run(scenario));
-  scenario.source = "a dog ran far";
+  scenario.edit_one_layer()->source = "a dog ran far";
   REQUIRE(pipeline.run(scenario));
   Pipeline fresh;
   REQUIRE(fresh.run(scenario));

@@ -24,7 +24,7 @@ Scenario with_model(std::string name, std::string text) {
   Scenario scenario = builtin();
   if (!name.starts_with("random:"))
     name = (std::filesystem::path(ATTNVIZ_SOURCE_DIR) / "assets/models" / name).string();
-  scenario.model = ModelSpec::named(name);
+  scenario.spec = ModelSpec::named(name);
   scenario.target = std::move(text);
   return scenario;
 }
@@ -157,8 +157,8 @@ TEST_CASE("the one-layer run's stages are the chain the Pipeline view always dre
                                            "mask: none", "\xce\xb1 = softmax", "\xce\xb1\xc2\xb7V",
                                            "concat", "\xc2\xb7W_O = output"});
   // Cross-attention: X target → Q, then X source → K V; the key stages' rows are the source's.
-  set_mode(scenario, Mode::Cross);
-  scenario.source = "le chat noir dort";
+  set_mode(*scenario.edit_one_layer(), Mode::Cross, scenario.target);
+  scenario.edit_one_layer()->source = "le chat noir dort";
   REQUIRE(pipeline.run(scenario));
   pipeline.current().block_stages(0, 1, stages);
   REQUIRE(stages.size() == 12);
