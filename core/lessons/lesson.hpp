@@ -17,53 +17,25 @@ namespace attnviz {
 
 inline constexpr std::string_view kLessonFormat = "attnviz-lesson";
 
-// A claim about the computed numbers of a step.
+namespace lessons {
+struct LessonCheckKind;  // a row of the table of checks (core/lessons/lesson_checks.cpp)
+}
+
+// A claim about the computed numbers of a step: a kind of check (its name in the file: argmax,
+// weight_above, top_token, flash_exact, ...; docs/formats.md lists them) and its parameters.
 struct LessonCheck {
-  enum class Kind {
-    Argmax,                     // query's largest weight (in head) is on key
-    WeightAbove,                // α(query, key) > value
-    WeightBelow,                // α(query, key) < value
-    MaxWeightAbove,             // the largest weight of query's row > value
-    MaxWeightBelow,             // the largest weight of query's row < value
-    DiagonalDominates,          // every query's largest weight is on itself (self-attention)
-    OneHot,                     // every row of the head's weights is one-hot
-    OutputEqualsValue,          // the head output of query equals the value vector of key
-    UpperTriangleZero,          // α(i, j) = 0 for every key j after query i
-    HeadsDisagree,              // head and head_b put query's largest weight on different keys
-    PermutationEquivariant,     // permuting the tokens permutes the outputs the same way
-    NotPermutationEquivariant,  // ... and it does not (positions break the symmetry)
-    // A real model's (the scenario names one):
-    Role,                // the head's detected role is `role` (core/models/head_roles.hpp)
-    TopToken,            // the most likely next token after query (the last: none given) is
-                         // `token` (its text, spaces around it aside), with probability > value
-    AblationChangesTop,  // knocking out the head changes the most likely next token after query
-    AblationKeepsTop,    // ... and it does not
-    KvShared,            // query heads head and head_b read the same keys and values (GQA)
-    KvSeparate,          // ... they read different ones
-    LensTop,             // the logit lens after `layer` predicts `token` after query (the last)
-    // Cheaper attention (core/variants/), on the one-layer scenario's head, with the settings the
-    // Cheaper attention view starts with (tiles of 4 × 4, k = 4, 4 buckets, seed 7):
-    FlashExact,            // FlashAttention with tiles of `size` equals the engine's output
-    FlashRaisesMax,        // the key tiles (`tiles`, from 0) where query's running maximum rises
-    LinformerMostChanged,  // with k = `size` summaries, query's output moves most from full
-    SameBucket,            // Reformer's first hash round (`size` buckets) puts query and key in
-    DifferentBucket,       // ... the same bucket, or not
-    DecodeMatchesFull,     // the KV-cache decoder's rows equal the full causal computation
-    PatternHides,          // the scenario's mask pattern hides key from query
-    PairsBelow             // the share of the pairs the mask pattern computes is below value
-  };
-  Kind kind = Kind::Argmax;
+  const lessons::LessonCheckKind* kind = nullptr;
   int layer = 0;  // a real model's layer (the one-layer scenario has layer 0 only)
   int head = 0;
   int head_b = 1;
-  std::string role;   // Role: "previous-token", "induction", ...
-  std::string token;  // TopToken, LensTop
+  std::string role;   // role: "previous-token", "induction", ...
+  std::string token;  // top_token, lens_top: the token's text
   std::string query;  // a token: its text (first match, case-insensitive) or "#3" for index 3
   std::string key;
   double value = 0;
   std::vector<int> permutation;  // new order of the target's tokens
-  int size = 4;                  // FlashExact, FlashRaisesMax: "tile"; Linformer: "k"; buckets
-  std::vector<int> tiles;        // FlashRaisesMax: key tiles, from 0
+  int size = 4;                  // flash_*: "tile"; linformer_most_changed: "k"; *_bucket: buckets
+  std::vector<int> tiles;        // flash_raises_max: key tiles, from 0
   std::string description;       // the check as written, for messages
 };
 
