@@ -1,5 +1,4 @@
 // Scenario files. Index:
-//   [SECTION] Reader (a key path for every message)
 //   [SECTION] Parse
 //   [SECTION] Write
 #include "core/document/scenario.hpp"
@@ -21,106 +20,9 @@ namespace attnviz {
 
 using OrderedJson = nlohmann::ordered_json;
 
-// -----------------------------------------------------------------------------
-// [SECTION] Reader (a key path for every message)
-// -----------------------------------------------------------------------------
-// The text is parsed by core/document/json.hpp; the reader walks the tree.
-namespace {
-
-class Failure {
- public:
-  explicit Failure(std::string text) : message(std::move(text)) {}
-  std::string message;
-};
-
-class Reader {
- public:
-  explicit Reader(std::vector<std::string>& warnings) : warnings_(warnings) {}
-
-  [[noreturn]] static void fail(const std::string& path, const std::string& message) {
-    throw Failure(path + ": " + message);
-  }
-
-  void warn_unknown_keys(const Json& object, const std::string& path,
-                         const std::set<std::string_view>& known) {
-    for (const auto& [key, value] : object.items())
-      if (!known.contains(key))
-        warnings_.push_back("unknown key \"" + (path.empty() ? "" : path + ".") + key +
-                            "\" (ignored)");
-  }
-
-  void warning(std::string message) { warnings_.push_back(std::move(message)); }
-
-  const Json* find(const Json& object, const char* key) const { return find_member(object, key); }
-
-  std::string string(const Json& value, const std::string& path) {
-    if (!value.is_string()) fail(path, "expected a string, got " + json_type_name(value));
-    return value.get<std::string>();
-  }
-
-  bool boolean(const Json& value, const std::string& path) {
-    if (!value.is_boolean()) fail(path, "expected true or false, got " + json_type_name(value));
-    return value.get<bool>();
-  }
-
-  double number(const Json& value, const std::string& path) {
-    if (!value.is_number()) fail(path, "expected a number, got " + json_type_name(value));
-    const double x = value.get<double>();
-    if (!std::isfinite(x)) fail(path, "the number is not finite");
-    return x;
-  }
-
-  float single(const Json& value, const std::string& path) {
-    const double x = number(value, path);
-    // Values that round to the largest float (as 3.4028235e38 does) are in range.
-    const auto as_float = static_cast<float>(x);
-    if (std::isinf(as_float))
-      fail(path, format_double(x) + " is outside the float range (about ±3.4e38)");
-    return as_float;
-  }
-
-  std::int64_t integer(const Json& value, const std::string& path, std::int64_t low,
-                       std::int64_t high) {
-    const double x = number(value, path);
-    if (x != std::floor(x)) fail(path, "expected a whole number, got " + format_double(x));
-    if (x < static_cast<double>(low) || x > static_cast<double>(high))
-      fail(path, "must be between " + std::to_string(low) + " and " + std::to_string(high) +
-                     ", got " + format_double(x));
-    return static_cast<std::int64_t>(x);
-  }
-
-  const Json& list(const Json& value, const std::string& path, std::size_t expected_size,
-                   const std::string& what) {
-    if (!value.is_array())
-      fail(path, "expected a list of " + what + ", got " + json_type_name(value));
-    if (value.size() != expected_size)
-      fail(path, "expected " + std::to_string(expected_size) + " " + what + ", got " +
-                     std::to_string(value.size()));
-    return value;
-  }
-
-  // A (rows, cols) matrix of floats: a list of `rows` lists of `cols` numbers.
-  void matrix(const Json& value, const std::string& path, Eigen::Index rows, Eigen::Index cols,
-              Matrix& out) {
-    list(value, path, static_cast<std::size_t>(rows), "rows");
-    out.resize(rows, cols);
-    for (Eigen::Index r = 0; r < rows; ++r) {
-      const std::string row_path = path + "[" + std::to_string(r) + "]";
-      const Json& row = list(value[static_cast<std::size_t>(r)], row_path,
-                             static_cast<std::size_t>(cols), "numbers");
-      for (Eigen::Index c = 0; c < cols; ++c)
-        out(r, c) =
-            single(row[static_cast<std::size_t>(c)], row_path + "[" + std::to_string(c) + "]");
-    }
-  }
-
-  static std::string format_double(double x) { return shortest_text(x); }
-
- private:
-  std::vector<std::string>& warnings_;
-};
-
-}  // namespace
+// The one reader of AttnViz's files (core/document/json.hpp): a key path in every message.
+using Reader = JsonReader;
+using Failure = JsonFailure;
 
 // -----------------------------------------------------------------------------
 // [SECTION] Parse
@@ -740,8 +642,8 @@ const OneLayerSpec& no_one_layer() {
 }
 
 const OneLayerSpec& Scenario::one_layer() const {
-  const OneLayerSpec* spec = std::get_if<OneLayerSpec>(&this->spec);
-  return spec ? *spec : no_one_layer();
+  const OneLayerSpec* held = std::get_if<OneLayerSpec>(&spec);
+  return held ? *held : no_one_layer();
 }
 
 Scenario make_scenario(std::string target, const AttentionConfig& config, std::uint64_t seed) {

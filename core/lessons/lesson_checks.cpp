@@ -32,29 +32,20 @@ namespace attnviz::lessons {
 // [SECTION] Reading a lesson's values
 // -----------------------------------------------------------------------------
 
-void fail(const std::string& path, const std::string& message) {
-  throw Failure{path + ": " + message};
-}
-
 std::string string_at(const Json& object, const char* key, const std::string& path, bool required) {
   const Json* value = find_member(object, key);
   if (!value) {
     if (required) fail(path + "." + key, "missing");
     return {};
   }
-  if (!value->is_string()) fail(path + "." + key, "expected a string");
-  return value->get<std::string>();
+  return JsonReader::string(*value, path + "." + key);
 }
 
 int int_at(const Json& object, const char* key, const std::string& path, int fallback, int low,
            int high) {
   const Json* value = find_member(object, key);
   if (!value) return fallback;
-  if (!value->is_number_integer() || value->get<long long>() < low ||
-      value->get<long long>() > high)
-    fail(path + "." + key,
-         "expected a whole number from " + std::to_string(low) + " to " + std::to_string(high));
-  return value->get<int>();
+  return static_cast<int>(JsonReader::integer(*value, path + "." + key, low, high));
 }
 
 std::string token_at(const Json& object, const char* key, const std::string& path) {

@@ -13,13 +13,14 @@
 
 namespace attnviz::lessons {
 
-// A file's mistake: "steps[2].checks[0].key: missing" (the key path, then what is wrong).
-struct Failure {
-  std::string message;
-};
-[[noreturn]] void fail(const std::string& path, const std::string& message);
+// A file's mistake: "steps[2].checks[0].key: missing" (the key path, then what is wrong), thrown
+// as the one reader of AttnViz's files throws it (core/document/json.hpp).
+using Failure = JsonFailure;
+[[noreturn]] inline void fail(const std::string& path, const std::string& message) {
+  JsonReader::fail(path, message);
+}
 
-// The members of a lesson's objects, read with the key path in every message.
+// The members of a lesson's objects, read by that reader with the key path in every message.
 std::string string_at(const Json& object, const char* key, const std::string& path,
                       bool required = false);
 int int_at(const Json& object, const char* key, const std::string& path, int fallback, int low,
