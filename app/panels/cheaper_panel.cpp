@@ -71,9 +71,9 @@ class CheaperPanel final : public Panel {
     }
     follow_query(state);
     draw_controls();
-    state.frame.layout.flash_step = step_;
-    state.frame.layout.flash_tiles = static_cast<int>(flash_.tiles.size());
-    state.frame.layout.flash_difference = largest_difference_;
+    state.frame.values.set("flash.step", step_);
+    state.frame.values.set("flash.tiles", static_cast<int>(flash_.tiles.size()));
+    state.frame.values.set("flash.largest_difference", largest_difference_);
     // The rest scrolls when it does not fit: the scores' grid never shrinks below readable rows.
     if (!ImGui::BeginChild("##cheaper_body", ImVec2(0, 0), false)) {
       ImGui::EndChild();

@@ -31,14 +31,15 @@ void DecodingView::draw(AppState& state) {
   const int n = static_cast<int>(steps_.size());
   const DecodeStep& now = steps_[static_cast<std::size_t>(step_)];
   const float difference = (now.output - full_.row(step_)).cwiseAbs().maxCoeff();
-  FrameLayout& layout = state.frame.layout;
-  layout.cheaper_method = "decoding";
-  layout.decoding_step = step_;
-  layout.cheaper_difference = difference;
+  // The part shown, the step (from 0), its difference, the pairs the cache needed so far.
+  FrameValues& values = state.frame.values;
+  values.set("cheaper.method", "decoding");
+  values.set("cheaper.step", step_);
+  if (difference >= 0) values.set("cheaper.largest_difference", difference);
   long long pairs = 0;
   for (int t = 0; t <= step_; ++t) pairs += steps_[static_cast<std::size_t>(t)].cache_length;
-  layout.cheaper_pairs = pairs;
-  layout.cheaper_pairs_full = static_cast<long long>(step_ + 1) * (step_ + 2) / 2;
+  values.set("cheaper.pairs", pairs);
+  values.set("cheaper.pairs_full", static_cast<long long>(step_ + 1) * (step_ + 2) / 2);
   if (!ImGui::BeginChild("##decoding_body", ImVec2(0, 0), false)) {
     ImGui::EndChild();
     return;

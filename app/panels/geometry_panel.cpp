@@ -92,11 +92,13 @@ void GeometryPanel::draw_content(AppState& state, PanelContext& context) {
   }
   update_arrows(r, head);
   update_frame(plot, head);
-  state.frame.layout.geometry_mode = mode_ == PlotMode::Plane         ? "plane"
-                                     : mode_ == PlotMode::Space       ? "space"
-                                     : mode_ == PlotMode::Approximate ? "approximate"
-                                                                      : "flat";
-  state.frame.layout.geometry_plane_key = mode_ == PlotMode::Plane ? plane_key_ : -1;
+  // The plot drawn: "flat", "space", "approximate" or "plane" (a real model's: the plane of the
+  // selected query and key geometry_plane_key).
+  state.frame.values.set("geometry_mode", mode_ == PlotMode::Plane         ? "plane"
+                                          : mode_ == PlotMode::Space       ? "space"
+                                          : mode_ == PlotMode::Approximate ? "approximate"
+                                                                           : "flat");
+  state.frame.values.set("geometry_plane_key", mode_ == PlotMode::Plane ? plane_key_ : -1);
   handle_mouse(state, r, plot, head);  // may edit the weights and recompute
   const int projected = projected_key(state, r, head, query);
   draw_plot(state, plot, head, query, projected);

@@ -77,8 +77,8 @@ void LinformerView::draw(AppState& state) {
       view::format_number(difference_, 3).c_str());
   text_wrapped_at_spaces(text, available.x);
   ImGui::EndChild();
-  state.frame.layout.linformer_k = computed_k_;
-  state.frame.layout.linformer_difference = difference_;
+  state.frame.values.set("linformer.k", computed_k_);
+  state.frame.values.set("linformer.largest_difference", difference_);
   state.frame.layout.labels_of(view::ViewId::Cheaper)
       .add(static_cast<int>(weights_.rows()), static_cast<int>(weights_.rows()), font_ - 2.0f,
            false);

@@ -88,7 +88,7 @@ class PipelinePanel final : public Panel {
     const int query = state.selection.query;
     build_tiles(state, head, query, context.bold_font);
     for (int k = 0; k < tile_count_; ++k)
-      state.frame.layout.pipeline_titles.emplace_back(tiles_[static_cast<std::size_t>(k)].title);
+      state.frame.values.append("pipeline_titles", tiles_[static_cast<std::size_t>(k)].title);
 
     // The chain in a child window, which scrolls when even the smallest cells do not fit.
     // Its padding and background are taken as it begins: the tooltips drawn inside keep theirs.

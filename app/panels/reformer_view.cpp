@@ -75,11 +75,13 @@ void ReformerView::draw(AppState& state) {
     text_wrapped_at_spaces(error_, ImGui::GetContentRegionAvail().x, true);
     return;
   }
-  FrameLayout& layout = state.frame.layout;
-  layout.cheaper_method = "reformer";
-  layout.cheaper_pairs = lsh_.pairs_computed;
-  layout.cheaper_pairs_full = static_cast<long long>(lsh_.weights.rows()) * lsh_.weights.cols();
-  layout.cheaper_difference = difference_;
+  // The part shown, the pairs of scores it computed of full attention's, its largest difference.
+  FrameValues& values = state.frame.values;
+  values.set("cheaper.method", "reformer");
+  values.set("cheaper.pairs", static_cast<long long>(lsh_.pairs_computed));
+  values.set("cheaper.pairs_full",
+             static_cast<long long>(lsh_.weights.rows()) * lsh_.weights.cols());
+  if (difference_ >= 0) values.set("cheaper.largest_difference", difference_);
   if (!ImGui::BeginChild("##reformer_body", ImVec2(0, 0), false)) {
     ImGui::EndChild();
     return;

@@ -40,10 +40,13 @@ void SharedKeysView::draw(AppState& state) {
     return;
   }
   const float width = ImGui::GetContentRegionAvail().x;
-  FrameLayout& layout = state.frame.layout;
-  layout.cheaper_method = "shared_keys";
-  if (const Result<GroupedQueryCost> cost = grouped_query_cost(c, groups))
-    layout.cache_per_token = cost->cache_per_token;
+  FrameValues& values = state.frame.values;  // the part shown, and its K/V cache per token
+  values.set("cheaper.method", "shared_keys");
+  values.set("cheaper.pairs", 0);
+  values.set("cheaper.pairs_full", 0);
+  if (const Result<GroupedQueryCost> cost = grouped_query_cost(c, groups);
+      cost && cost->cache_per_token > 0)
+    values.set("cheaper.cache_per_token", static_cast<long long>(cost->cache_per_token));
   if (c.heads == 1) {
     text_wrapped_at_spaces(
         "One head: there is nothing to share. Add heads in the Input panel (Settings), then "
@@ -57,7 +60,7 @@ void SharedKeysView::draw(AppState& state) {
   draw_costs(state);
   ImGui::Spacing();
   update_difference(state);
-  layout.cheaper_difference = difference_;
+  if (difference_ >= 0) values.set("cheaper.largest_difference", difference_);
   std::string text;
   if (!shares_keys(c)) {
     text =

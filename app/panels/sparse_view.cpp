@@ -25,10 +25,11 @@ void SparseView::draw(AppState& state) {
     text_wrapped_at_spaces(error_, ImGui::GetContentRegionAvail().x, true);
     return;
   }
-  FrameLayout& layout = state.frame.layout;
-  layout.cheaper_method = "sparse";
-  layout.cheaper_pairs = pairs_;
-  layout.cheaper_pairs_full = pairs_full_;
+  // The part shown, and the pairs of scores its pattern computes of full attention's.
+  FrameValues& values = state.frame.values;
+  values.set("cheaper.method", "sparse");
+  values.set("cheaper.pairs", static_cast<long long>(pairs_));
+  values.set("cheaper.pairs_full", static_cast<long long>(pairs_full_));
   if (!ImGui::BeginChild("##sparse_body", ImVec2(0, 0), false)) {
     ImGui::EndChild();
     return;

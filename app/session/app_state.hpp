@@ -7,6 +7,7 @@
 
 #include "app/session/compute_worker.hpp"
 #include "app/session/document.hpp"
+#include "app/session/frame_values.hpp"
 #include "app/view/layout.hpp"
 #include "app/view/visual_text.hpp"
 #include "core/document/scenario.hpp"
@@ -129,32 +130,6 @@ struct FrameLayout {
   view::HeatmapGeometry heatmap;    // the selected head's big heatmap
   ModelGridGeometry model_grid;     // the Model view's, when it was drawn
   int heatmap_head = -1;
-  // The Pipeline view's tiles' titles in order, when it was drawn (the GUI tests read them).
-  std::vector<std::string> pipeline_titles;
-  // The views drawn this frame (by name), and those whose needs the run lacks, which said so in
-  // their place (core/figures/views.hpp).
-  std::vector<std::string> views_drawn, views_lacking;
-  // The Geometry view's plot, when it was drawn: "flat", "space", "approximate" or "plane" (a
-  // real model's: the plane of the selected query and key `geometry_plane_key`).
-  std::string geometry_mode;
-  int geometry_plane_key = -1;
-  // The Cheaper attention view's FlashAttention stepper, when it was drawn: the tile shown (from
-  // 0) of how many, and the largest difference of its output from full attention.
-  int flash_step = -1, flash_tiles = 0;
-  float flash_difference = 0;
-  // Its Linformer part, when it was drawn: k, and the output's largest difference from full
-  // attention.
-  int linformer_k = -1;
-  float linformer_difference = 0;
-  // Its other parts, when drawn: the method's name (kCheaperMethodNames), the pairs of scores it
-  // computed and full attention's count, and its output's largest difference from full attention
-  // (-1: none is shown). Decoding: the step shown (from 0); shared keys: the K/V cache per token.
-  // The method is named as in view::kCheaperMethods.
-  std::string cheaper_method;
-  long long cheaper_pairs = 0, cheaper_pairs_full = 0;
-  float cheaper_difference = -1;
-  int decoding_step = -1;
-  long long cache_per_token = 0;
   // The tab buttons drawn, each with its view and where (the tests click them); reset every frame.
   struct Tab {
     view::ViewId view;
@@ -223,6 +198,8 @@ struct FrameScratch {
     if (seconds > 0 && seconds < redraw_in) redraw_in = seconds;
   }
   FrameLayout layout;
+  // What the views say of this frame, for the tests (--layout-out); cleared as it begins.
+  FrameValues values;
   // Token labels as they are seen: Hebrew and Arabic right to left, Arabic letters joined. Every
   // token name a view draws goes through it (app/view/visual_text.hpp).
   view::VisualText visual_text;

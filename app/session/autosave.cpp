@@ -156,7 +156,7 @@ void Autosave::observe(const AppState& state, double now) {
     return;
   }
   if (state.document.version() == written_version_ || now - last_write_ < kInterval) return;
-  write(state);
+  static_cast<void>(write(state));  // a failure is kept for the status bar (last_error)
   last_write_ = now;
 }
 

@@ -307,18 +307,9 @@ void App::frame() {
   commands_.follow_window_size();
   state.frame.layout.labels = {};
   state.frame.layout.model_grid = {};
-  state.frame.layout.pipeline_titles.clear();
-  state.frame.layout.views_drawn.clear();
-  state.frame.layout.views_lacking.clear();
   state.frame.layout.tabs.clear();
   state.frame.layout.sentence_field = {};
-  state.frame.layout.geometry_mode.clear();
-  state.frame.layout.geometry_plane_key = -1;
-  state.frame.layout.flash_step = -1;
-  state.frame.layout.linformer_k = -1;
-  state.frame.layout.cheaper_method.clear();
-  state.frame.layout.cheaper_difference = -1;
-  state.frame.layout.decoding_step = -1;
+  state.frame.values.clear();
   apply_theme_and_fonts(shell_);
   if (const std::vector<std::string> dropped = backend.take_dropped_files(); !dropped.empty())
     commands_.open_dropped_files(dropped);

@@ -19,6 +19,8 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <type_traits>
+#include <variant>
 
 #include "core/document/file_io.hpp"
 
@@ -107,9 +109,9 @@ nlohmann::ordered_json layout_json(Shell& shell, int width, int height) {
     model_grid["heads"] = grid.heads;
     layout["model_grid"] = std::move(model_grid);
   }
-  layout["pipeline_titles"] = state.frame.layout.pipeline_titles;
-  layout["views_drawn"] = state.frame.layout.views_drawn;
-  layout["views_lacking"] = state.frame.layout.views_lacking;
+  // Lists the views fill when drawn, empty when not.
+  for (const char* list : {"pipeline_titles", "views_drawn", "views_lacking"})
+    layout[list] = nlohmann::ordered_json::array();
   layout["centre_view"] = std::string(to_string(state.ui.center_view));
   // What the app remembers between runs: the recent files, and unsaved work offered back.
   layout["recent_files"] = shell.recent.entries();
@@ -154,34 +156,21 @@ nlohmann::ordered_json layout_json(Shell& shell, int width, int height) {
     tabs.push_back(std::move(record));
   }
   layout["tabs"] = std::move(tabs);
-  if (state.frame.layout.flash_step >= 0) {
-    nlohmann::ordered_json flash;
-    flash["step"] = state.frame.layout.flash_step;
-    flash["tiles"] = state.frame.layout.flash_tiles;
-    flash["largest_difference"] = layout_number(state.frame.layout.flash_difference);
-    layout["flash"] = std::move(flash);
-  }
-  if (state.frame.layout.linformer_k >= 0) {
-    nlohmann::ordered_json linformer;
-    linformer["k"] = state.frame.layout.linformer_k;
-    linformer["largest_difference"] = layout_number(state.frame.layout.linformer_difference);
-    layout["linformer"] = std::move(linformer);
-  }
-  if (!state.frame.layout.cheaper_method.empty()) {
-    const FrameLayout& f = state.frame.layout;
-    nlohmann::ordered_json cheaper;
-    cheaper["method"] = f.cheaper_method;
-    cheaper["pairs"] = f.cheaper_pairs;
-    cheaper["pairs_full"] = f.cheaper_pairs_full;
-    if (f.cheaper_difference >= 0)
-      cheaper["largest_difference"] = layout_number(f.cheaper_difference);
-    if (f.decoding_step >= 0) cheaper["step"] = f.decoding_step;
-    if (f.cache_per_token > 0) cheaper["cache_per_token"] = f.cache_per_token;
-    layout["cheaper"] = std::move(cheaper);
-  }
-  if (!state.frame.layout.geometry_mode.empty()) {
-    layout["geometry_mode"] = state.frame.layout.geometry_mode;
-    layout["geometry_plane_key"] = state.frame.layout.geometry_plane_key;
+  // What the views said of this frame (app/session/frame_values.hpp): "flash.step" nests.
+  for (const auto& [key, value] : state.frame.values.all()) {
+    nlohmann::ordered_json* at = &layout;
+    std::string_view rest = key;
+    for (std::size_t dot; (dot = rest.find('.')) != std::string_view::npos;
+         rest.remove_prefix(dot + 1))
+      at = &(*at)[std::string(rest.substr(0, dot))];
+    std::visit(
+        [&](const auto& v) {
+          if constexpr (std::is_same_v<std::decay_t<decltype(v)>, double>)
+            (*at)[std::string(rest)] = layout_number(v);
+          else
+            (*at)[std::string(rest)] = v;
+        },
+        value);
   }
   layout["arrangement"] =
       state.ui.presenter ? "presenter"

@@ -184,10 +184,10 @@ void draw_window(Shell& shell, PanelContext& context, const view::DashboardWindo
       draw_cover();
     else if (!view::view_shows(*hosted.view, state.pipeline().current().capabilities())) {
       draw_needs_note(*hosted.view);
-      state.frame.layout.views_lacking.emplace_back(hosted.view->name);
+      state.frame.values.append("views_lacking", std::string(hosted.view->name));
     } else {
       hosted.panel->draw_content(state, context);
-      state.frame.layout.views_drawn.emplace_back(hosted.view->name);
+      state.frame.values.append("views_drawn", std::string(hosted.view->name));
     }
   };
   const bool with_tabs = views.size() > 1;
