@@ -17,6 +17,7 @@
 #include "app/panels/theme.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/render/heatmap_renderer.hpp"
+#include "app/view/attention_difference.hpp"
 #include "app/view/values.hpp"
 #include "core/figures/format.hpp"
 
@@ -36,54 +37,12 @@
 namespace attnviz::app {
 namespace {
 
+using view::format_signed;
+using view::label_stride;
+
 // -----------------------------------------------------------------------------
 // [SECTION] Helpers
 // -----------------------------------------------------------------------------
-
-// Draws `text` turned a quarter turn anticlockwise (read bottom to top), its first character at
-// the bottom: the glyphs of the horizontal text are laid out, then their vertices are turned
-// about `bottom_left`. The text is cut to `max_length` pixels: it is laid out unclipped (the clip
-// rectangle would cut the horizontal text before it is turned), and the turned glyphs are drawn
-// clipped to the caller's clip rectangle (a scrolled window's).
-void add_text_upwards(ImDrawList* list, ImVec2 bottom_left, ImU32 colour, const char* text,
-                      float max_length) {
-  ImFont* font = ImGui::GetFont();
-  const float height = ImGui::GetFontSize();
-  const char* end = nullptr;
-  font->CalcTextSizeA(height, max_length, 0.0f, text, nullptr, &end);
-  const ImVec2 clip_min = list->GetClipRectMin(), clip_max = list->GetClipRectMax();
-  list->PushClipRectFullScreen();
-  const int begin = list->VtxBuffer.Size;
-  list->AddText(font, height, bottom_left, colour, text, end);
-  for (int k = begin; k < list->VtxBuffer.Size; ++k) {
-    ImVec2& p = list->VtxBuffer[k].pos;
-    const float along = p.x - bottom_left.x, across = p.y - bottom_left.y;
-    p = ImVec2(bottom_left.x + across, bottom_left.y + height - along);
-  }
-  list->CmdBuffer.back().ClipRect = ImVec4(clip_min.x, clip_min.y, clip_max.x, clip_max.y);
-  list->PopClipRect();
-}
-
-// A weight difference with its sign: "+0.42", "-0.05", "+0.0031" (differences of weights of a
-// few thousandths keep two significant digits), "0".
-void format_signed(char* out, int size, float value) {
-  if (size < 2) {
-    if (size == 1) out[0] = '\0';
-    return;
-  }
-  view::format_significant_into(out + 1, size - 1, value, 2);
-  const bool positive = std::isfinite(value) && value > 0;
-  if (positive)
-    out[0] = '+';
-  else
-    std::memmove(out, out + 1, std::strlen(out + 1) + 1);
-}
-
-// Every `stride`-th label fits where a label needs `label` pixels and a cell is `cell` wide.
-int label_stride(float cell, float label) {
-  if (cell <= 0 || cell >= label) return 1;
-  return static_cast<int>(std::ceil(label / cell));
-}
 
 enum class Mode { Heads, Snapshot };
 
@@ -193,12 +152,12 @@ class ComparePanel final : public Panel {
       b.row_tokens = nullptr;
     HeatmapSpec d;
     d.texture = &difference_texture_;
-    d.values = &difference_;
+    d.values = &difference_.values;
     d.colormap = state.ui.diverging();
     d.low = -difference_limit_;
     d.high = difference_limit_;
     d.signed_values = true;
-    d.masked = &difference_masked_;
+    d.masked = &difference_.masked;
     d.column_tokens = b.column_tokens;
 
     const float label_a = row_label_width(*a.row_tokens);
@@ -296,31 +255,15 @@ class ComparePanel final : public Panel {
   int chosen_b_ = -1;                 // head B as chosen; -1: the head after A
   std::vector<const Matrix*> stack_;  // the snapshot's heads, for its texture upload
 
-  // The snapshot: copies of every head's weights and of the tokens, and what it was of.
-  struct Snapshot {
-    bool taken = false;
-    std::uint64_t id = 0;  // increases with every snapshot (the texture's version)
-    std::vector<Matrix> weights;
-    std::vector<Matrix> masked_scores;  // -inf where masked
-    std::vector<Matrix> shown_weights;  // the weights with masked cells marked, for the texture
-    std::vector<Token> query_tokens, key_tokens;
-    AttentionConfig config;
-    bool cross = false;
-    char time[16] = "";         // "16:02:11"
-    char label[160] = "";       // "snapshot of 16:02:11, 2 heads, 5 × 5 tokens"
-    char short_label[48] = "";  // "snapshot of 16:02:11"
-  } snapshot_;
+  view::AttentionSnapshot snapshot_;  // "Take snapshot"
   render::MatrixStackTexture snapshot_texture_;
   const Matrix* masked_a_ = nullptr;  // this frame's masked scores of A and B, for the tooltip
   const Matrix* masked_b_ = nullptr;
   std::uint64_t snapshot_uploaded_ = 0;
 
-  // A − B, recomputed when its inputs change.
-  Matrix difference_;
-  Matrix difference_masked_;  // -inf where A and B are both masked (no weight to compare)
+  // A − B, recomputed when its inputs change (app/view/attention_difference.hpp).
+  view::AttentionDifference difference_;
   float difference_limit_ = 1e-6f;
-  float difference_max_ = 0, difference_mean_ = 0;
-  int difference_at_[2] = {0, 0};  // the cell of the largest |A − B|
   render::MatrixStackTexture difference_texture_;
   std::uint64_t difference_version_ = 0;  // of the texture's data
   struct DifferenceKey {
@@ -331,10 +274,7 @@ class ComparePanel final : public Panel {
   } difference_key_;
   std::vector<const Matrix*> difference_stack_;
 
-  static constexpr int kSummarySize = 192;
-  char summary_[3][kSummarySize] = {};
-  bool summary_warning_[3] = {};
-  int summary_parts_ = 0;
+  view::DifferenceSummary summary_;  // the line under the heatmaps
 
   std::array<int, 2> hovered_cell_ = {-1, -1};   // under the mouse this frame
   int hovered_map_ = -1;                         // in which heatmap (0 A, 1 B, 2 A − B)
@@ -423,32 +363,11 @@ class ComparePanel final : public Panel {
   }
 
   void take_snapshot(const AppState& state) {
-    const AttentionResult& r = state.result();
-    snapshot_.weights.resize(r.heads.size());
-    snapshot_.masked_scores.resize(r.heads.size());
-    snapshot_.shown_weights.resize(r.heads.size());
-    for (std::size_t h = 0; h < r.heads.size(); ++h) {
-      snapshot_.weights[h] = r.heads[h].weights;
-      snapshot_.masked_scores[h] = r.heads[h].masked_scores;
-      view::mark_masked_cells(r.heads[h].weights, r.heads[h].masked_scores,
-                              snapshot_.shown_weights[h]);
-    }
-    snapshot_.query_tokens = state.pipeline().target().tokens;
-    snapshot_.key_tokens = state.pipeline().keys().tokens;
-    snapshot_.config = r.config;
-    snapshot_.cross = state.pipeline().cross();
-    snapshot_.taken = true;
-    ++snapshot_.id;
     const std::time_t now = std::time(nullptr);
     std::tm local{};
     localtime_r(&now, &local);
-    std::strftime(snapshot_.time, sizeof snapshot_.time, "%H:%M:%S", &local);
-    std::snprintf(snapshot_.short_label, sizeof snapshot_.short_label, "snapshot of %s",
-                  snapshot_.time);
-    std::snprintf(snapshot_.label, sizeof snapshot_.label,
-                  "snapshot of %s, %d head%s, %d \xc3\x97 %d tokens", snapshot_.time,
-                  static_cast<int>(r.heads.size()), r.heads.size() == 1 ? "" : "s",
-                  static_cast<int>(r.n_query), static_cast<int>(r.n_key));
+    view::take_snapshot(state.result(), state.pipeline().target(), state.pipeline().keys(),
+                        state.pipeline().cross(), local, snapshot_);
   }
 
   void upload_snapshot() {
@@ -478,38 +397,15 @@ class ComparePanel final : public Panel {
     const Matrix& b = *spec_b.values;
     const DifferenceKey key{mode_, head_a, head_b, r.version,
                             mode_ == Mode::Snapshot ? snapshot_.id : 0};
-    if (key == difference_key_ && difference_.rows() == a.rows() && difference_.cols() == a.cols())
+    if (key == difference_key_ && difference_.values.rows() == a.rows() &&
+        difference_.values.cols() == a.cols())
       return;
     difference_key_ = key;
-    difference_.resize(a.rows(), a.cols());  // no allocation when the shape is unchanged
-    difference_masked_.resize(a.rows(), a.cols());
-    const auto masked_in = [](const HeatmapSpec& spec, Eigen::Index i, Eigen::Index j) {
-      return spec.masked && i < spec.masked->rows() && j < spec.masked->cols() &&
-             view::is_masked((*spec.masked)(i, j));
-    };
-    double largest = 0, total = 0;
-    Eigen::Index counted = 0;
-    difference_at_[0] = difference_at_[1] = 0;
-    for (Eigen::Index i = 0; i < a.rows(); ++i)
-      for (Eigen::Index j = 0; j < a.cols(); ++j) {
-        const bool masked = masked_in(spec_a, i, j) && masked_in(spec_b, i, j);
-        difference_masked_(i, j) = masked ? -std::numeric_limits<float>::infinity() : 0.0f;
-        const float v = masked ? 0.0f : signed_difference(a(i, j), b(i, j));
-        difference_(i, j) = std::isfinite(v) ? v : 0.0f;
-        if (masked) continue;
-        const double m = std::abs(static_cast<double>(difference_(i, j)));
-        total += m;
-        ++counted;
-        if (m > largest)
-          largest = m, difference_at_[0] = static_cast<int>(i),
-          difference_at_[1] = static_cast<int>(j);
-      }
-    difference_max_ = static_cast<float>(largest);
-    difference_mean_ =
-        counted > 0 ? static_cast<float>(total / static_cast<double>(counted)) : 0.0f;
-    difference_limit_ = std::max(1e-6f, difference_max_);
+    view::compute_difference(a, spec_a.masked, b, spec_b.masked, mode_ == Mode::Snapshot,
+                             difference_);
+    difference_limit_ = std::max(1e-6f, difference_.largest);
     difference_stack_.clear();
-    difference_stack_.push_back(&difference_);
+    difference_stack_.push_back(&difference_.values);
     difference_texture_.update(difference_stack_, ++difference_version_);
   }
 
@@ -835,53 +731,26 @@ class ComparePanel final : public Panel {
   }
 
   // The line (or lines) under the heatmaps: a warning when the words changed, the largest change
-  // and the mean change. Written into fixed buffers (no allocation).
+  // and the mean change (app/view/attention_difference.hpp).
   void compose_summary(const AppState& state, bool same_shape, bool same_words, const Matrix& a,
                        const Matrix& b) {
-    summary_parts_ = 0;
+    summary_.parts = 0;
     if (!same_shape) return;  // the note in the third slot says it all
-    const auto add = [&](bool warning) -> char* {
-      summary_warning_[summary_parts_] = warning;
-      return summary_[summary_parts_++];
-    };
-    if (!same_words)
-      std::snprintf(add(true), kSummarySize,
-                    "some words changed since the snapshot: the cells pair up by position");
-    if (!(difference_max_ > 0)) {
-      std::snprintf(add(false), kSummarySize, "A and B are the same in every cell.");
-      return;
-    }
-    char largest[32], mean[32], va[32], vb[32];
-    const int i = difference_at_[0], j = difference_at_[1];
-    format_signed(largest, sizeof largest, difference_(i, j));
-    view::format_significant_into(mean, sizeof mean, difference_mean_, 3);
-    view::format_significant_into(va, sizeof va, a(i, j), 2);
-    view::format_significant_into(vb, sizeof vb, b(i, j), 2);
-    const char* query =
-        state.frame.visual_text(state.pipeline().target().tokens[static_cast<std::size_t>(i)].text);
-    const char* key =
-        state.frame.visual_text(state.pipeline().keys().tokens[static_cast<std::size_t>(j)].text);
-    if (mode_ == Mode::Heads) {  // A − B, as the difference heatmap
-      std::snprintf(add(false), kSummarySize,
-                    "largest difference: %s \xe2\x86\x92 %s, %s (A %s, B %s)", query, key, largest,
-                    va, vb);
-    } else {  // B − A, as the difference heatmap: from the snapshot (A) to now (B), a fall reads as
-              // a fall
-      std::snprintf(
-          add(false), kSummarySize,
-          "largest change since the snapshot: %s \xe2\x86\x92 %s, %s \xe2\x86\x92 %s (%s)", query,
-          key, va, vb, largest);
-    }
-    std::snprintf(add(false), kSummarySize, "mean |A \xe2\x88\x92 B| = %s", mean);
+    const int i = difference_.largest_at[0], j = difference_.largest_at[1];
+    summary_ = view::summarize_difference(
+        difference_, same_words, mode_ == Mode::Snapshot,
+        state.frame.visual_text(state.pipeline().target().tokens[static_cast<std::size_t>(i)].text),
+        state.frame.visual_text(state.pipeline().keys().tokens[static_cast<std::size_t>(j)].text),
+        a(i, j), b(i, j));
   }
 
   // One line when the parts fit across, else one line per part.
   int summary_lines(float width) const {
-    if (summary_parts_ == 0) return 0;
+    if (summary_.parts == 0) return 0;
     float total = 0;
-    for (int k = 0; k < summary_parts_; ++k)
-      total += ImGui::CalcTextSize(summary_[k]).x + (k > 0 ? font_ * 1.5f : 0.0f);
-    return total <= width ? 1 : summary_parts_;
+    for (int k = 0; k < summary_.parts; ++k)
+      total += ImGui::CalcTextSize(summary_.text[k]).x + (k > 0 ? font_ * 1.5f : 0.0f);
+    return total <= width ? 1 : summary_.parts;
   }
 
   void draw_summary(const AppState& state, ImVec2 at, float width) const {
@@ -889,12 +758,13 @@ class ComparePanel final : public Panel {
     ImDrawList* list = ImGui::GetWindowDrawList();
     const bool one_line = summary_lines(width) == 1;
     list->PushClipRect(
-        at, ImVec2(at.x + width, at.y + font_ * 1.3f * static_cast<float>(summary_parts_)), true);
+        at, ImVec2(at.x + width, at.y + font_ * 1.3f * static_cast<float>(summary_.parts)), true);
     ImVec2 p = at;
-    for (int k = 0; k < summary_parts_; ++k) {
-      list->AddText(p, summary_warning_[k] ? colours.highlight : colours.text_dim, summary_[k]);
+    for (int k = 0; k < summary_.parts; ++k) {
+      list->AddText(p, summary_.warning[k] ? colours.highlight : colours.text_dim,
+                    summary_.text[k]);
       if (one_line)
-        p.x += ImGui::CalcTextSize(summary_[k]).x + font_ * 1.5f;
+        p.x += ImGui::CalcTextSize(summary_.text[k]).x + font_ * 1.5f;
       else
         p.y += font_ * 1.3f;
     }

@@ -171,6 +171,30 @@ void text_wrapped_at_spaces(std::string_view text, float width, bool dimmed) {
     ImGui::TextUnformatted(wrapped.c_str(), wrapped.c_str() + wrapped.size());
 }
 
+// Draws `text` turned a quarter turn anticlockwise (read bottom to top), its first character at
+// the bottom: the glyphs of the horizontal text are laid out, then their vertices are turned
+// about `bottom_left`. The text is cut to `max_length` pixels: it is laid out unclipped (the clip
+// rectangle would cut the horizontal text before it is turned), and the turned glyphs are drawn
+// clipped to the caller's clip rectangle (a scrolled window's).
+void add_text_upwards(ImDrawList* list, ImVec2 bottom_left, ImU32 colour, const char* text,
+                      float max_length) {
+  ImFont* font = ImGui::GetFont();
+  const float height = ImGui::GetFontSize();
+  const char* end = nullptr;
+  font->CalcTextSizeA(height, max_length, 0.0f, text, nullptr, &end);
+  const ImVec2 clip_min = list->GetClipRectMin(), clip_max = list->GetClipRectMax();
+  list->PushClipRectFullScreen();
+  const int begin = list->VtxBuffer.Size;
+  list->AddText(font, height, bottom_left, colour, text, end);
+  for (int k = begin; k < list->VtxBuffer.Size; ++k) {
+    ImVec2& p = list->VtxBuffer[k].pos;
+    const float along = p.x - bottom_left.x, across = p.y - bottom_left.y;
+    p = ImVec2(bottom_left.x + across, bottom_left.y + height - along);
+  }
+  list->CmdBuffer.back().ClipRect = ImVec4(clip_min.x, clip_min.y, clip_max.x, clip_max.y);
+  list->PopClipRect();
+}
+
 bool command_menu_item(CommandSource& commands, std::string_view id, const char* label) {
   const char* keys = commands.keys(id);
   if (!ImGui::MenuItem(label ? label : commands.label(id), keys[0] ? keys : nullptr,

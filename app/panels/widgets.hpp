@@ -84,6 +84,11 @@ void text_wrapped_at_spaces(std::string_view text, float width, bool dimmed = fa
 // 36 font sizes.
 void draw_formula_tooltip(const char* heading, const char* formula);
 
+// `text` turned a quarter turn anticlockwise (read bottom to top), its first character at
+// `bottom_left`, cut to `max_length` pixels, clipped to the caller's clip rectangle.
+void add_text_upwards(ImDrawList* list, ImVec2 bottom_left, ImU32 colour, const char* text,
+                      float max_length);
+
 // A menu item for a command of the app's table (app/panels/command_source.hpp): its label (or
 // `label`), keys, check mark and whether it may run now; runs it when chosen. True when chosen.
 bool command_menu_item(CommandSource& commands, std::string_view id, const char* label = nullptr);

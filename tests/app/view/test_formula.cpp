@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/support/matrix_of.hpp"
+
 #include <cmath>
 #include <limits>
 #include <string>
@@ -15,11 +17,7 @@ namespace {
 constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
 
 Matrix matrix(Eigen::Index rows, Eigen::Index cols, std::initializer_list<float> values) {
-  Matrix m(rows, cols);
-  auto it = values.begin();
-  for (Eigen::Index r = 0; r < rows; ++r)
-    for (Eigen::Index c = 0; c < cols; ++c) m(r, c) = *it++;
-  return m;
+  return testing::matrix_of(rows, cols, values);
 }
 
 TEST_CASE("subscript writes every digit as a Unicode subscript") {
