@@ -79,9 +79,9 @@ class ArrowsPanel final : public Panel {
   void draw_content(AppState& state, PanelContext& context) override {
     // A model of many layers opens on the selected head (its heads' lines would hide one
     // another); a run of one layer on all of them. Either can be chosen after.
-    if (const bool model = state.pipeline().layer_count() > 1; model != model_mode_) {
-      model_mode_ = model;
-      all_heads_ = !model;
+    if (const bool many = state.pipeline().layer_count() > 1; many != many_layers_) {
+      many_layers_ = many;
+      all_heads_ = !many;
     }
     const AttentionResult& r = state.result();
     const int n_query = static_cast<int>(r.n_query), n_key = static_cast<int>(r.n_key);
@@ -103,7 +103,7 @@ class ArrowsPanel final : public Panel {
 
  private:
   bool all_heads_ = true;
-  bool model_mode_ = false;     // the mode all_heads_ was last set for
+  bool many_layers_ = false;    // what all_heads_ was last set for
   std::vector<Line> overview_;  // the lines drawn when nothing is isolated (capacity kept)
   std::uint64_t overview_version_ = 0;
   float overview_threshold_ = -1;
