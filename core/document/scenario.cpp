@@ -376,7 +376,7 @@ Scenario parse_root(Reader& reader, const Json& root) {
     one.mode = *mode;
   }
   const Json* target = reader.find(root, "target");
-  if (!target) throw Failure("target: missing (the sentence the queries come from)");
+  if (!target) throw Failure{"target: missing (the sentence the queries come from)"};
   s.target = reader.string(*target, "target");
   if (const Json* v = reader.find(root, "source")) one.source = reader.string(*v, "source");
   if (const Json* v = reader.find(root, "max_tokens"))
