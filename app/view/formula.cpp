@@ -409,7 +409,8 @@ std::string projection_formula(const StageRecipe& recipe, Eigen::Index i, Eigen:
   const float product = input.row(i).dot(W.col(j));
   std::string formula = product_formula(
       {recipe.result_name, recipe.input_name, recipe.weight_name, "d"}, input, W, i, j, product);
-  const RowVector& bias = *recipe.bias;
+  // The bias's entry; 0 without one (recipe.bias is then null or empty).
+  const auto bias = [&](Eigen::Index col) { return biased ? (*recipe.bias)(col) : 0.0f; };
   if (biased)  // a negative term in brackets, as the formulas write it
     formula += "\n + b[" + std::to_string(shown_number(j)) + "] = " + format_number(product, 2) +
                " + " +
@@ -418,9 +419,7 @@ std::string projection_formula(const StageRecipe& recipe, Eigen::Index i, Eigen:
   if (recipe.rotary && recipe.positions) {  // the pair (2m, 2m + 1) turned by position · θ^(−2m/d)
     const Eigen::Index first = j - j % 2;
     const int d_head = static_cast<int>(W.cols());
-    const auto before = [&](Eigen::Index col) {
-      return input.row(i).dot(W.col(col)) + (biased ? bias(col) : 0.0f);
-    };
+    const auto before = [&](Eigen::Index col) { return input.row(i).dot(W.col(col)) + bias(col); };
     const int position = (*recipe.positions)[static_cast<std::size_t>(i)];
     const double angle = position * std::pow(static_cast<double>(recipe.rope_theta),
                                              -static_cast<double>(first) / d_head);

@@ -106,8 +106,8 @@ std::optional<int> descriptor_named(const std::string& path) {
   if (path == "/dev/stdout") return 1;
   if (path == "/dev/stderr") return 2;
   const std::string own = "/proc/" + std::to_string(::getpid()) + "/fd/";
-  for (const std::string prefix : {std::string("/dev/fd/"), std::string("/proc/self/fd/"),
-                                   std::string("/proc/thread-self/fd/"), own}) {
+  for (const std::string& prefix : {std::string("/dev/fd/"), std::string("/proc/self/fd/"),
+                                    std::string("/proc/thread-self/fd/"), own}) {
     if (path.size() <= prefix.size() || path.compare(0, prefix.size(), prefix) != 0) continue;
     int fd = 0;
     const char* first = path.data() + prefix.size();

@@ -480,11 +480,12 @@ void ModelRun::block_stages(int layer, int head, std::vector<BlockStage>& stages
   BlockStage& k = list.add(StageId::K, "K = " + form("K", rotary) + shared, h.K, StageAxis::Keys,
                            StageAxis::Other, StageJoin::Gap);
   projection(k, w.W_K, w.b_K, "K", "W_K", rotary);
-  k.recipe.kv_head = grouped ? config.kv_head_of(head) : -1;
+  const int kv_head = grouped ? config.kv_head_of(head) : -1;
+  k.recipe.kv_head = kv_head;
   BlockStage& v = list.add(StageId::V, "V = " + form("V", false) + shared, h.V, StageAxis::Keys,
                            StageAxis::Other, StageJoin::Gap);  // V is not turned
   projection(v, w.W_V, w.b_V, "V", "W_V", false);
-  v.recipe.kv_head = k.recipe.kv_head;
+  v.recipe.kv_head = kv_head;
 
   list.add(StageId::Scores, "S = QK\xe2\x8a\xa4", h.raw_scores, StageAxis::Queries, StageAxis::Keys,
            StageJoin::Arrow)

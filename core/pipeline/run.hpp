@@ -167,9 +167,13 @@ struct BlockStage {
 // head's intermediates. What a run's block_stages builds its list with.
 class StageList {
  public:
+  // Room for kMostStages: a stage a builder holds stays where it is while it adds the next (more
+  // stages than that move the ones before, as a vector does).
+  static constexpr std::size_t kMostStages = 24;
   StageList(std::vector<BlockStage>& stages, int layer, int head, const AttentionResult& result)
       : stages_(stages), layer_(layer), head_(head), result_(result) {
     stages_.clear();
+    stages_.reserve(kMostStages);
   }
   BlockStage& add(StageId id, std::string title, const Matrix& matrix, StageAxis rows,
                   StageAxis cols, StageJoin join = StageJoin::Arrow);
