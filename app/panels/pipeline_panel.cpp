@@ -140,6 +140,10 @@ class PipelinePanel final : public Panel {
 
   static constexpr int kMaxTiles = 20;
   std::vector<BlockStage> stages_;  // the run's, for the selected layer and head
+  // What stages_ was asked for: asked again only when the run computed again or the layer or
+  // head changed (not every frame).
+  std::uint64_t stages_run_ = 0;
+  int stages_layer_ = -1, stages_head_ = -1;
   std::array<Tile, kMaxTiles> tiles_{};
   int tile_count_ = 0;
   float cell_ = 16;         // the cell size chosen by layout()
@@ -176,7 +180,14 @@ class PipelinePanel final : public Panel {
     const AttentionConfig& c = r.config;
     const bool cross = state.pipeline().cross();
     tile_count_ = 0;
-    state.pipeline().current().block_stages(state.selection.layer, head, stages_);
+    const Run& run = state.pipeline().current();
+    if (stages_run_ != run.run_count() || stages_layer_ != state.selection.layer ||
+        stages_head_ != head) {
+      run.block_stages(state.selection.layer, head, stages_);
+      stages_run_ = run.run_count();
+      stages_layer_ = state.selection.layer;
+      stages_head_ = head;
+    }
     for (std::size_t k = 0; k < stages_.size() && k < kMaxTiles; ++k) {
       const BlockStage& stage = stages_[k];
       Tile& t = add_tile(stage.id, *stage.matrix, stage.rows, stage.cols, stage.join);

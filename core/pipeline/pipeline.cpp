@@ -38,12 +38,7 @@ Run& Pipeline::run_for(const RunFamily& family) {
 }
 
 Status Pipeline::run(const Scenario& scenario) {
-  const RunFamily* family = nullptr;
-  for (const RunFamily* registered : run_families())
-    if (registered->claims(scenario)) {
-      family = registered;
-      break;
-    }
+  const RunFamily* family = registered_family_for(scenario);
   if (!family)
     family = transformer_family().claims(scenario) ? &transformer_family() : &one_layer_family();
   Run& run = run_for(*family);

@@ -57,13 +57,12 @@ void register_run_family(RunFamily family) {
   all.registered.push_back(std::make_unique<RunFamily>(std::move(family)));
 }
 
-std::vector<const RunFamily*> run_families() {
+const RunFamily* registered_family_for(const Scenario& scenario) {
   Families& all = families();
   const std::lock_guard lock(all.mutex);
-  std::vector<const RunFamily*> out;
   for (auto it = all.registered.rbegin(); it != all.registered.rend(); ++it)
-    out.push_back(it->get());
-  return out;
+    if ((*it)->claims(scenario)) return it->get();
+  return nullptr;
 }
 
 std::uint64_t next_run_number() {

@@ -283,8 +283,9 @@ struct RunFamily {
 };
 // Adds a family for every Pipeline made afterwards and those running now (on their next run).
 void register_run_family(RunFamily family);
-// The families in the order they are asked.
-std::vector<const RunFamily*> run_families();
+// The newest registered family that claims `scenario`; null when none does (asked on every run:
+// it copies nothing).
+const RunFamily* registered_family_for(const Scenario& scenario);
 
 // The numbers runs key caches on: process-wide, never the same twice.
 std::uint64_t next_run_number();
