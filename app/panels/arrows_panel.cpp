@@ -76,7 +76,7 @@ struct Line {
 
 class ArrowsPanel final : public Panel {
  public:
-  void draw_content(AppState& state, PanelContext& context) override {
+  void draw_content(const AppState& state, PanelContext& context) override {
     // A model of many layers opens on the selected head (its heads' lines would hide one
     // another); a run of one layer on all of them. Either can be chosen after.
     if (const bool many = state.pipeline().layer_count() > 1; many != many_layers_) {
@@ -88,7 +88,7 @@ class ArrowsPanel final : public Panel {
     const int heads = static_cast<int>(r.heads.size());
     const int head_selected = state.selection.head;
     const bool dense = static_cast<long>(n_query) * n_key > kDenseLines;
-    draw_controls(state, heads, head_selected, dense);
+    draw_controls(state, context, heads, head_selected, dense);
     collect_overview(state, dense);
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     ImVec2 available = ImGui::GetContentRegionAvail();
@@ -165,7 +165,8 @@ class ArrowsPanel final : public Panel {
 
   // [SECTION] Controls: which heads, the head legend, notes
 
-  void draw_controls(AppState& state, int heads, int head_selected, bool dense) {
+  void draw_controls(const AppState& state, PanelContext& context, int heads, int head_selected,
+                     bool dense) {
     const Palette& colours = palette(state.ui.theme);
     int mode = all_heads_ ? 0 : 1;
     if (heads > 1) {
@@ -196,7 +197,7 @@ class ArrowsPanel final : public Panel {
       ImGui::PushID(h);
       ImGui::InvisibleButton("head", ImVec2(width, ImGui::GetFrameHeight()));
       const bool hovered = ImGui::IsItemHovered();
-      if (ImGui::IsItemClicked()) state.selection.head = h;
+      if (ImGui::IsItemClicked()) context.selection.head = h;
       if (hovered) ImGui::SetTooltip("head %d: click to select it", view::shown_number(h));
       ImGui::PopID();
       const ImVec2 p0 = ImGui::GetItemRectMin();
@@ -278,7 +279,7 @@ class ArrowsPanel final : public Panel {
 
   bool head_shown(int head, int head_selected) const { return all_heads_ || head == head_selected; }
 
-  void draw_view(AppState& state, PanelContext& context, const view::Rect& whole,
+  void draw_view(const AppState& state, PanelContext& context, const view::Rect& whole,
                  int head_selected) {
     const AttentionResult& r = state.result();
     const Palette& colours = palette(state.ui.theme);
@@ -489,7 +490,7 @@ class ArrowsPanel final : public Panel {
     }
 
     draw_labels(state, context, f, selected);
-    handle_mouse(state, f, head_selected);
+    handle_mouse(state, context, f, head_selected);
     if (scrolling) ImGui::EndChild();
   }
 
@@ -526,7 +527,7 @@ class ArrowsPanel final : public Panel {
     if (bold) ImGui::PopFont();
   }
 
-  void draw_labels(AppState& state, PanelContext& context, const Frame& f, int selected) {
+  void draw_labels(const AppState& state, PanelContext& context, const Frame& f, int selected) {
     ImDrawList* list = ImGui::GetWindowDrawList();
     const auto& queries = state.pipeline().target().tokens;
     const auto& keys = state.pipeline().keys().tokens;
@@ -550,7 +551,8 @@ class ArrowsPanel final : public Panel {
         .add(f.g.left_count + f.g.right_count, labelled, f.label_size, f.g.scrolls);
   }
 
-  void handle_mouse(AppState& state, const Frame& f, int head_selected) {
+  void handle_mouse(const AppState& state, PanelContext& context, const Frame& f,
+                    int head_selected) {
     if (!ImGui::IsWindowHovered()) return;
     const ImGuiIO& io = ImGui::GetIO();
     // The label column plus the dot.
@@ -559,7 +561,7 @@ class ArrowsPanel final : public Panel {
     const bool left = (*hit)[0] == 0;
     const int index = (*hit)[1];
     state.frame.hovered_next = {left ? Side::Query : Side::Key, index};
-    if (left && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = index;
+    if (left && ImGui::IsMouseClicked(ImGuiMouseButton_Left)) context.selection.query = index;
     draw_tooltip(state, left, index, head_selected);
   }
 

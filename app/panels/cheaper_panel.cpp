@@ -40,10 +40,10 @@ using Method = UiSettings::CheaperMethod;
 
 class CheaperPanel final : public Panel {
  public:
-  void draw_content(AppState& state, PanelContext& /*context*/) override {
+  void draw_content(const AppState& state, PanelContext& context) override {
     const AttentionResult& r = state.result();
     font_ = ImGui::GetFontSize();
-    draw_method(state);
+    draw_method(state, context);
     switch (state.ui.cheaper_method) {
       case Method::Flash:
         break;
@@ -54,13 +54,13 @@ class CheaperPanel final : public Panel {
         reformer_.draw(state);
         return;
       case Method::Sparse:
-        sparse_.draw(state);
+        sparse_.draw(state, context);
         return;
       case Method::SharedKeys:
-        shared_keys_.draw(state);
+        shared_keys_.draw(state, context);
         return;
       case Method::Decoding:
-        decoding_.draw(state);
+        decoding_.draw(state, context);
         return;
     }
     draw_header(state);
@@ -125,7 +125,7 @@ class CheaperPanel final : public Panel {
 
   // ---------------------------------------------------------------------------------------------
   // The method and the head, on one line; each method's settings follow.
-  void draw_method(AppState& state) {
+  void draw_method(const AppState& state, PanelContext& context) {
     static constexpr const char* kMethods[] = {"FlashAttention",  "Linformer",   "Reformer",
                                                "Sparse patterns", "Shared keys", "Decoding"};
     static constexpr const char* kAbout[] = {
@@ -147,13 +147,13 @@ class CheaperPanel final : public Panel {
     ImGui::AlignTextToFramePadding();
     ImGui::SetNextItemWidth(font_ * 9.0f);
     if (ImGui::Combo("##cheaper_method", &method, kMethods, IM_ARRAYSIZE(kMethods)))
-      state.ui.cheaper_method = static_cast<Method>(method);
+      context.ui.cheaper_method = static_cast<Method>(method);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", kAbout[method]);
     ImGui::SameLine(0, font_);
-    draw_head_selector(state, "##cheaper_head");
+    draw_head_selector(state, context, "##cheaper_head");
   }
 
-  void draw_header(AppState& state) {
+  void draw_header(const AppState& state) {
     (void)state;
     ImGui::SameLine(0, font_);
     ImGui::TextUnformatted("tile");
@@ -233,7 +233,7 @@ class CheaperPanel final : public Panel {
   // The scores, tile by tile, up to the current one.
   // Draws the grid at `origin` within `size` (its cells no smaller than readable rows: it may
   // reach past); returns the size it took.
-  ImVec2 draw_grid(AppState& state, const AttentionResult& r, ImVec2 origin, ImVec2 size) {
+  ImVec2 draw_grid(const AppState& state, const AttentionResult& r, ImVec2 origin, ImVec2 size) {
     const Palette& colours = palette(state.ui.theme);
     ImDrawList* list = ImGui::GetWindowDrawList();
     const auto& queries = state.pipeline().target().tokens;
@@ -338,7 +338,7 @@ class CheaperPanel final : public Panel {
   }
 
   // The current tile's rows: m, ℓ and the rescale factor.
-  void draw_rows(AppState& state, ImVec2 at, ImVec2 size) {
+  void draw_rows(const AppState& state, ImVec2 at, ImVec2 size) {
     const FlashTile& tile = flash_.tiles[static_cast<std::size_t>(step_)];
     const auto& queries = state.pipeline().target().tokens;
     ImGui::SetCursorScreenPos(at);

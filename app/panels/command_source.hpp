@@ -4,6 +4,7 @@
 // whether it may run now, and what it does, each written once in the table.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace attnviz::app {
@@ -12,8 +13,8 @@ class CommandSource {
  public:
   virtual ~CommandSource() = default;
   // Each is "" or false for an id the table does not have.
-  virtual const char* label(std::string_view id) const = 0;
-  virtual const char* keys(std::string_view id) const = 0;  // "Ctrl+K"; "" for none
+  virtual std::string label(std::string_view id) const = 0;  // as it is now: "Undo knock out …"
+  virtual const char* keys(std::string_view id) const = 0;   // "Ctrl+K"; "" for none
   virtual bool enabled(std::string_view id) const = 0;
   virtual bool checked(std::string_view id) const = 0;
   virtual void run(std::string_view id) = 0;  // when enabled

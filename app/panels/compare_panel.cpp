@@ -66,7 +66,7 @@ struct HeatmapSpec {
 
 class ComparePanel final : public Panel {
  public:
-  void draw_content(AppState& state, PanelContext& context) override {
+  void draw_content(const AppState& state, PanelContext& context) override {
     const AttentionResult& r = state.result();
     font_ = ImGui::GetFontSize();
     label_tokens_ = labelled_ = 0;
@@ -74,7 +74,7 @@ class ComparePanel final : public Panel {
     // The current weights of every head, in the texture the views share (uploaded once per result).
     context.heatmaps.upload_weights(r);
 
-    draw_header(state);
+    draw_header(state, context);
     const int heads = static_cast<int>(r.heads.size());
     const int head = state.selection.head;
     previous_cell_ = hovered_cell_;
@@ -291,7 +291,7 @@ class ComparePanel final : public Panel {
     return heads > 1 ? (head_a + 1) % heads : head_a;
   }
 
-  void draw_header(AppState& state) {
+  void draw_header(const AppState& state, PanelContext& context) {
     const AttentionResult& r = state.result();
     const Palette& colours = palette(state.ui.theme);
     const int heads = static_cast<int>(r.heads.size());
@@ -305,10 +305,11 @@ class ComparePanel final : public Panel {
     if (fits_after_last_item(selectors_w, font_ * 1.2f)) ImGui::SameLine(0, font_ * 1.2f);
     if (mode_ == Mode::Heads) {
       ImGui::AlignTextToFramePadding();
-      draw_layer_selector(state, "##compare");  // a real model's: both heads are of that layer
+      draw_layer_selector(state, context,
+                          "##compare");  // a real model's: both heads are of that layer
       ImGui::TextUnformatted("A: head");
       ImGui::SameLine();
-      if (draw_head_combo("##compare_a", heads, head)) state.selection.head = head;
+      if (draw_head_combo("##compare_a", heads, head)) context.selection.head = head;
       ImGui::SameLine(0, font_);
       ImGui::TextUnformatted("B: head");
       ImGui::SameLine();
@@ -318,7 +319,7 @@ class ComparePanel final : public Panel {
         ImGui::SameLine();
         if (ImGui::SmallButton("swap")) {
           chosen_b_ = head;
-          state.selection.head = head_b;
+          context.selection.head = head_b;
         }
       }
       if (heads == 1) {
@@ -339,7 +340,7 @@ class ComparePanel final : public Panel {
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("head");
     ImGui::SameLine();
-    if (draw_head_combo("##compare_head", heads, head)) state.selection.head = head;
+    if (draw_head_combo("##compare_head", heads, head)) context.selection.head = head;
     if (snapshot_.taken) {
       // The whole label when it fits on the line, else its time (the tooltip has the rest).
       const bool whole = fits_after_last_item(ImGui::CalcTextSize(snapshot_.label).x + font_);
@@ -538,7 +539,7 @@ class ComparePanel final : public Panel {
            view::is_masked((*spec.masked)(i, j));
   }
 
-  void draw_heatmap(AppState& state, PanelContext& context, ImDrawList* list,
+  void draw_heatmap(const AppState& state, PanelContext& context, ImDrawList* list,
                     const HeatmapSpec& spec, const view::HeatmapGeometry& g, int which) {
     if (g.grid.empty()) return;
     const Palette& colours = palette(state.ui.theme);
@@ -670,14 +671,14 @@ class ComparePanel final : public Panel {
       hovered_map_ = which;
       if (spec.current_tokens || which == 1) {
         state.frame.hovered_next = {Side::Query, (*cell)[0]};
-        if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = (*cell)[0];
+        if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) context.selection.query = (*cell)[0];
       }
     } else if ((spec.current_tokens || which == 1) &&
                g.row_labels.contains(io.MousePos.x, io.MousePos.y)) {
       const int i =
           std::clamp(static_cast<int>((io.MousePos.y - g.grid.y) / g.cell_h), 0, rows - 1);
       state.frame.hovered_next = {Side::Query, i};
-      if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = i;
+      if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) context.selection.query = i;
     } else if ((spec.current_tokens || which == 1) &&
                g.column_labels.contains(io.MousePos.x, io.MousePos.y)) {
       state.frame.hovered_next = {

@@ -15,7 +15,7 @@
 
 namespace attnviz::app {
 
-void DecodingView::draw(AppState& state) {
+void DecodingView::draw(const AppState& state, PanelContext& context) {
   font_ = ImGui::GetFontSize();
   if (!update(state)) {
     ImGui::Spacing();
@@ -27,7 +27,7 @@ void DecodingView::draw(AppState& state) {
   continue_line_if_fits(font_ * 17.0f, font_);
   draw_stepper("##decoding_steps", step_, static_cast<int>(steps_.size()),
                "next token \xe2\x96\xb6", "token");
-  state.selection.query = step_;
+  context.selection.query = step_;
   const int n = static_cast<int>(steps_.size());
   const DecodeStep& now = steps_[static_cast<std::size_t>(step_)];
   const float difference = (now.output - full_.row(step_)).cwiseAbs().maxCoeff();
@@ -54,7 +54,7 @@ void DecodingView::draw(AppState& state) {
   const int clicked = draw_coloured_chips(state, "##decoded", tokens, fills, {}, step_);
   if (clicked >= 0) {
     step_ = std::min(clicked, n - 1);
-    state.selection.query = step_;
+    context.selection.query = step_;
   }
   const float line = ImGui::GetTextLineHeightWithSpacing();
   ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -127,7 +127,7 @@ bool DecodingView::update(const AppState& state) {
 
 // Rows 0..step of the cache, one per token received, the newest outlined: numbers when they fit,
 // else colour.
-void DecodingView::draw_cache(AppState& state, const char* title, const Matrix& cache,
+void DecodingView::draw_cache(const AppState& state, const char* title, const Matrix& cache,
                               ImVec2 origin, float width) {
   const Palette& colours = palette(state.ui.theme);
   ImDrawList* list = ImGui::GetWindowDrawList();
@@ -171,7 +171,7 @@ void DecodingView::draw_cache(AppState& state, const char* title, const Matrix& 
 }
 
 // The new query's α over the cached keys, one bar per key.
-void DecodingView::draw_weights(AppState& state, ImVec2 origin, float width) {
+void DecodingView::draw_weights(const AppState& state, ImVec2 origin, float width) {
   const Palette& colours = palette(state.ui.theme);
   ImDrawList* list = ImGui::GetWindowDrawList();
   const auto& tokens = state.pipeline().target().tokens;
@@ -198,7 +198,7 @@ void DecodingView::draw_weights(AppState& state, ImVec2 origin, float width) {
 }
 
 // Multiply-adds per step: with the cache (filled) and without (outlined), up to this step bright.
-void DecodingView::draw_work(AppState& state, ImVec2 origin, ImVec2 size) {
+void DecodingView::draw_work(const AppState& state, ImVec2 origin, ImVec2 size) {
   const Palette& colours = palette(state.ui.theme);
   ImDrawList* list = ImGui::GetWindowDrawList();
   const float title_h = font_ * 1.3f;

@@ -5,6 +5,7 @@
 // key and value; and the step's row against the full causal computation's.
 #pragma once
 
+#include "app/panels/panel.hpp"
 #include "app/session/app_state.hpp"
 #include "core/variants/kv_cache.hpp"
 
@@ -18,14 +19,14 @@ namespace attnviz::app {
 
 class DecodingView {
  public:
-  void draw(AppState& state);
+  void draw(const AppState& state, PanelContext& context);
 
  private:
   bool update(const AppState& state);  // false: error_ says why there is nothing to show
-  void draw_cache(AppState& state, const char* title, const Matrix& cache, ImVec2 origin,
+  void draw_cache(const AppState& state, const char* title, const Matrix& cache, ImVec2 origin,
                   float width);
-  void draw_weights(AppState& state, ImVec2 origin, float width);
-  void draw_work(AppState& state, ImVec2 origin, ImVec2 size);
+  void draw_weights(const AppState& state, ImVec2 origin, float width);
+  void draw_work(const AppState& state, ImVec2 origin, ImVec2 size);
 
   int step_ = 0;  // the token that has just arrived: the selected query
   std::uint64_t version_ = 0;

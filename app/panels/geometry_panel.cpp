@@ -33,7 +33,7 @@ namespace attnviz::app {
 // [SECTION] Layout
 // -----------------------------------------------------------------------------
 
-void GeometryPanel::draw_content(AppState& state, PanelContext& context) {
+void GeometryPanel::draw_content(const AppState& state, PanelContext& context) {
   const AttentionResult& r = state.result();
   font_ = ImGui::GetFontSize();
   bold_ = context.bold_font;
@@ -50,10 +50,10 @@ void GeometryPanel::draw_content(AppState& state, PanelContext& context) {
     mode_ = PlotMode::None;
   else
     mode_ = d_k == 1 ? PlotMode::Flat : PlotMode::Approximate;  // d_k = 1: exact, on the x axis
-  draw_selectors(state);
+  draw_selectors(state, context);
   if (mode_ == PlotMode::None) {
     drag_ = {};
-    draw_dk_message(state);
+    draw_dk_message(state, context);
     return;
   }
   const int head = state.selection.head;
@@ -99,7 +99,7 @@ void GeometryPanel::draw_content(AppState& state, PanelContext& context) {
                                           : mode_ == PlotMode::Approximate ? "approximate"
                                                                            : "flat");
   state.frame.values.set("geometry_plane_key", mode_ == PlotMode::Plane ? plane_key_ : -1);
-  handle_mouse(state, r, plot, head);  // may edit the weights and recompute
+  handle_mouse(state, context, r, plot, head);  // may edit the weights and recompute
   const int projected = projected_key(state, r, head, query);
   draw_plot(state, plot, head, query, projected);
   draw_side(state, side, head, query, projected);
@@ -111,16 +111,16 @@ void GeometryPanel::draw_content(AppState& state, PanelContext& context) {
 // [SECTION] Selectors and the d_k message
 // -----------------------------------------------------------------------------
 
-void GeometryPanel::draw_selectors(AppState& state) {
+void GeometryPanel::draw_selectors(const AppState& state, PanelContext& context) {
   const int heads = static_cast<int>(state.result().heads.size());
   int head = state.selection.head;
   ImGui::AlignTextToFramePadding();
-  draw_layer_selector(state, "##geometry");  // a real model's
+  draw_layer_selector(state, context, "##geometry");  // a real model's
   ImGui::TextUnformatted("head");
   ImGui::SameLine();
-  if (draw_head_combo("##geometry_head", heads, head)) state.selection.head = head;
+  if (draw_head_combo("##geometry_head", heads, head)) context.selection.head = head;
   ImGui::SameLine(0, font_);
-  draw_query_selector(state, "##geometry_query", 8.0f, 0.4f);
+  draw_query_selector(state, context, "##geometry_query", 8.0f, 0.4f);
   // What the mouse can do here.
   const Palette& colours = palette(state.ui.theme);
   if (mode_ == PlotMode::Space) {
@@ -133,7 +133,7 @@ void GeometryPanel::draw_selectors(AppState& state) {
   } else if (mode_ != PlotMode::None && mode_ != PlotMode::Plane &&
              state.result().config.d_k != 2) {  // d_k = 1, or d_k > 3 approximated
     ImGui::SameLine(0, font_);
-    if (ImGui::SmallButton("Set d_k = 2")) set_d_k(state, 2);
+    if (ImGui::SmallButton("Set d_k = 2")) set_d_k(state, context, 2);
     const char* label = mode_ == PlotMode::Approximate ? "dims 1 and 2" : "on a line";
     if (fits_after_last_item(ImGui::CalcTextSize(label).x + font_ * 2)) {
       ImGui::SameLine();
@@ -153,13 +153,13 @@ void GeometryPanel::draw_selectors(AppState& state) {
   }
 }
 
-void GeometryPanel::set_d_k(AppState& state, int d_k) {
+void GeometryPanel::set_d_k(const AppState& state, PanelContext& context, int d_k) {
   AttentionConfig config = state.document.scenario().one_layer().config;
   config.d_k = d_k;  // d_v, d_att and the rest stay as they are
-  state.document.set_config(config);
+  context.edits.push(edits::set_config(config));
 }
 
-void GeometryPanel::draw_dk_message(AppState& state) {
+void GeometryPanel::draw_dk_message(const AppState& state, PanelContext& context) {
   const AttentionResult& r = state.result();
   const Palette& colours = palette(state.ui.theme);
   const int d_k = r.config.d_k;
@@ -183,9 +183,9 @@ void GeometryPanel::draw_dk_message(AppState& state) {
                  "either 0\xc2\xb0 or 180\xc2\xb0."
                : ".");
   ImGui::Spacing();
-  if (ImGui::Button("Set d_k = 2")) set_d_k(state, 2);
+  if (ImGui::Button("Set d_k = 2")) set_d_k(state, context, 2);
   ImGui::SameLine();
-  if (ImGui::Button("Set d_k = 3")) set_d_k(state, 3);
+  if (ImGui::Button("Set d_k = 3")) set_d_k(state, context, 3);
   ImGui::SameLine();
   ImGui::PushStyleColor(ImGuiCol_Text, colours.text_dim);
   ImGui::Text("d_v stays %d; the first d_k columns of W_Q and W_K are kept", r.config.d_v);
@@ -323,7 +323,8 @@ const Matrix& GeometryPanel::weight_matrix(const AppState& state, Side side,
   return side == Side::Query ? p.W_Q : p.W_K;
 }
 
-void GeometryPanel::start_tip_drag(AppState& state, int arrow, int head) {
+void GeometryPanel::start_tip_drag(const AppState& state, PanelContext& context, int arrow,
+                                   int head) {
   const Side side = arrow < n_query_ ? Side::Query : Side::Key;
   const int index = side == Side::Query ? arrow : arrow - n_query_;
   const Matrix& X = side == Side::Query ? state.pipeline().X_target() : state.pipeline().X_keys();
@@ -342,7 +343,7 @@ void GeometryPanel::start_tip_drag(AppState& state, int arrow, int head) {
   drag_.head = head;
   drag_.press = ImGui::GetIO().MousePos;
   if (plane) {
-    if (side == Side::Query) state.selection.query = index;
+    if (side == Side::Query) context.selection.query = index;
     return;
   }
   drag_x_ = X.row(index);
@@ -350,7 +351,7 @@ void GeometryPanel::start_tip_drag(AppState& state, int arrow, int head) {
   drag_start_W_ = weight_matrix(state, side, head);
   delta_.setZero(drag_start_W_.cols());
   if (side == Side::Query)
-    state.selection.query = index;  // the query being moved is the one explained
+    context.selection.query = index;  // the query being moved is the one explained
   last_delta_ = delta_;
   if (!(drag_x_norm_ > 0)) {
     std::snprintf(
@@ -362,8 +363,8 @@ void GeometryPanel::start_tip_drag(AppState& state, int arrow, int head) {
   }
 }
 
-void GeometryPanel::handle_mouse(AppState& state, const AttentionResult& r, const view::Rect& plot,
-                                 int head) {
+void GeometryPanel::handle_mouse(const AppState& state, PanelContext& context,
+                                 const AttentionResult& r, const view::Rect& plot, int head) {
   update_tips();
   const ImGuiIO& io = ImGui::GetIO();
   ImGui::SetCursorScreenPos(ImVec2(plot.x, plot.y));
@@ -375,7 +376,7 @@ void GeometryPanel::handle_mouse(AppState& state, const AttentionResult& r, cons
     note_[0] = '\0';
     drag_ = {};
     if (hovered_arrow_ >= 0) {
-      start_tip_drag(state, hovered_arrow_, head);
+      start_tip_drag(state, context, hovered_arrow_, head);
     } else if (mode_ == PlotMode::Space) {
       drag_.kind = DragKind::Turn;
       drag_.press = io.MousePos;
@@ -397,14 +398,15 @@ void GeometryPanel::handle_mouse(AppState& state, const AttentionResult& r, cons
     update_arrows(r, head);
     update_tips();
   } else if (drag_.kind == DragKind::Tip) {
-    drag_tip(state, r, head, io.MousePos);
+    drag_tip(state, context, r, head, io.MousePos);
     ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
   } else if (hovered_arrow_ >= 0) {
     ImGui::SetMouseCursor(ImGuiMouseCursor_Hand);
   }
 }
 
-void GeometryPanel::drag_tip(AppState& state, const AttentionResult& r, int head, ImVec2 m) {
+void GeometryPanel::drag_tip(const AppState& state, PanelContext& context, const AttentionResult& r,
+                             int head, ImVec2 m) {
   if (mode_ == PlotMode::Plane) return;  // a click, not a drag (start_tip_drag)
   const ImGuiIO& io = ImGui::GetIO();
   if (!drag_.moved &&
@@ -419,8 +421,8 @@ void GeometryPanel::drag_tip(AppState& state, const AttentionResult& r, int head
     return;
   }
   if (ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape), false)) {  // put the matrix back
-    state.edit()->set_projection(weight_name(drag_.side),
-                                 weight_head(state, drag_.side, drag_.head), drag_start_W_);
+    context.edits.push(edits::set_projection(
+        weight_name(drag_.side), weight_head(state, drag_.side, drag_.head), drag_start_W_));
     drag_.cancelled = true;
     update_arrows(r, head);
     update_tips();
@@ -443,8 +445,8 @@ void GeometryPanel::drag_tip(AppState& state, const AttentionResult& r, int head
   if (!view::move_projection(drag_next_W_, drag_x_, delta_)) return;
   last_delta_ = delta_;
   // Computed at once: this frame shows the moved arrows.
-  state.edit()->set_projection(weight_name(drag_.side), weight_head(state, drag_.side, drag_.head),
-                               drag_next_W_);
+  context.edits.push(edits::set_projection(
+      weight_name(drag_.side), weight_head(state, drag_.side, drag_.head), drag_next_W_));
   update_arrows(r, head);
   update_tips();
 }

@@ -24,7 +24,7 @@ enum class PlotMode {
 
 class GeometryPanel final : public Panel {
  public:
-  void draw_content(AppState& state, PanelContext& context) override;
+  void draw_content(const AppState& state, PanelContext& context) override;
 
  private:
   // The view.
@@ -76,9 +76,9 @@ class GeometryPanel final : public Panel {
   }
 
   // Selectors and the d_k message (geometry_panel.cpp).
-  void draw_selectors(AppState& state);
-  static void set_d_k(AppState& state, int d_k);
-  void draw_dk_message(AppState& state);
+  void draw_selectors(const AppState& state, PanelContext& context);
+  static void set_d_k(const AppState& state, PanelContext& context, int d_k);
+  void draw_dk_message(const AppState& state, PanelContext& context);
 
   // Arrow positions and the plot frame (geometry_panel.cpp).
   // Component `dim` of row `row`, 0 past the matrix's width (d_k = 1 draws on the x axis).
@@ -109,9 +109,11 @@ class GeometryPanel final : public Panel {
   static ParameterName weight_name(Side side) {
     return side == Side::Query ? ParameterName::W_Q : ParameterName::W_K;
   }
-  void start_tip_drag(AppState& state, int arrow, int head);
-  void handle_mouse(AppState& state, const AttentionResult& r, const view::Rect& plot, int head);
-  void drag_tip(AppState& state, const AttentionResult& r, int head, ImVec2 m);
+  void start_tip_drag(const AppState& state, PanelContext& context, int arrow, int head);
+  void handle_mouse(const AppState& state, PanelContext& context, const AttentionResult& r,
+                    const view::Rect& plot, int head);
+  void drag_tip(const AppState& state, PanelContext& context, const AttentionResult& r, int head,
+                ImVec2 m);
   int projected_key(const AppState& state, const AttentionResult& r, int head, int query) const;
 
   // The plot (geometry_plot.cpp).
@@ -121,15 +123,15 @@ class GeometryPanel final : public Panel {
   float overlap_area(const ImVec4& box) const;
   void place_label(ImDrawList* list, const view::Rect& plot, ImVec2 from, ImVec2 tip,
                    const char* text, ImU32 colour, bool must, ImFont* font);
-  void draw_plot(AppState& state, const view::Rect& plot, int head, int query, int projected);
-  void draw_plot_tooltip(AppState& state, const HeadResult& h, int head, int query);
+  void draw_plot(const AppState& state, const view::Rect& plot, int head, int query, int projected);
+  void draw_plot_tooltip(const AppState& state, const HeadResult& h, int head, int query);
 
   // The table and the explanation (geometry_plot.cpp).
   float cell_padding() const { return std::round(font_ * 0.3f); }
   float side_width(const AppState& state) const;
   static void right_aligned(const char* text);
   static const char* score_note(const AttentionConfig& c);
-  void draw_side(AppState& state, const view::Rect& side, int head, int query, int projected);
+  void draw_side(const AppState& state, const view::Rect& side, int head, int query, int projected);
 };
 
 }  // namespace attnviz::app

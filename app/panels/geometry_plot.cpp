@@ -218,7 +218,7 @@ void GeometryPanel::place_label(ImDrawList* list, const view::Rect& plot, ImVec2
   placed_.push_back(ImVec4(at.x, at.y, at.x + size.x, at.y + size.y));
 }
 
-void GeometryPanel::draw_plot(AppState& state, const view::Rect& plot, int head, int query,
+void GeometryPanel::draw_plot(const AppState& state, const view::Rect& plot, int head, int query,
                               int projected) {
   const AttentionResult& r = state.result();
   const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
@@ -401,7 +401,8 @@ void GeometryPanel::draw_plot(AppState& state, const view::Rect& plot, int head,
   draw_plot_tooltip(state, h, head, query);
 }
 
-void GeometryPanel::draw_plot_tooltip(AppState& state, const HeadResult& h, int head, int query) {
+void GeometryPanel::draw_plot_tooltip(const AppState& state, const HeadResult& h, int head,
+                                      int query) {
   const auto& queries = state.pipeline().target().tokens;
   const auto& keys = state.pipeline().keys().tokens;
   char vector[160], a[32], b[32], c[32];
@@ -500,7 +501,7 @@ const char* GeometryPanel::score_note(const AttentionConfig& c) {
   return "";
 }
 
-void GeometryPanel::draw_side(AppState& state, const view::Rect& side, int head, int query,
+void GeometryPanel::draw_side(const AppState& state, const view::Rect& side, int head, int query,
                               int projected) {
   if (side.w < font_ * 6 || side.h < font_ * 3) return;
   const AttentionResult& r = state.result();

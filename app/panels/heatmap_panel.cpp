@@ -49,7 +49,7 @@ void add_vertical_text(ImDrawList* list, ImVec2 layout, ImVec2 anchor, ImU32 col
 
 class HeatmapPanel final : public Panel {
  public:
-  void draw_content(AppState& state, PanelContext& context) override {
+  void draw_content(const AppState& state, PanelContext& context) override {
     const AttentionResult& r = state.result();
     context.heatmaps.upload_weights(r);
     update_scale_tops(state);
@@ -104,7 +104,7 @@ class HeatmapPanel final : public Panel {
       scale_tops_[h] = state.ui.heatmap_top(r.heads[h].weights);
   }
 
-  void draw_header(AppState& state, ImVec2 origin, float width) {
+  void draw_header(const AppState& state, ImVec2 origin, float width) {
     const Palette& colours = palette(state.ui.theme);
     ImDrawList* list = ImGui::GetWindowDrawList();
     const float font = ImGui::GetFontSize();
@@ -167,7 +167,7 @@ class HeatmapPanel final : public Panel {
     list->AddText(ImVec2(keys_x, y), colours.text_dim, keys);
   }
 
-  void draw_main(AppState& state, PanelContext& context, const view::Rect& area) {
+  void draw_main(const AppState& state, PanelContext& context, const view::Rect& area) {
     const AttentionResult& r = state.result();
     const int head_index = state.selection.head;
     const auto& queries = state.pipeline().target().tokens;
@@ -202,7 +202,7 @@ class HeatmapPanel final : public Panel {
     const bool scrolling = laid.scrolls_x || laid.scrolls_y;
     if (!scrolling) {
       draw_cells(state, context, laid, ImGui::GetWindowDrawList());
-      draw_labels(state, laid, style, false);
+      draw_labels(state, context, laid, style, false);
       return;
     }
     const view::Rect window = laid.scroll_window();
@@ -228,12 +228,12 @@ class HeatmapPanel final : public Panel {
     }
     label_wheel_ = {0.0f, 0.0f};
     ImGui::EndChild();
-    draw_labels(state, g, style, true);
+    draw_labels(state, context, g, style, true);
   }
 
   // The cells, their numbers and outlines, and the mouse over them, in `list` (the panel's, or
   // the child window's that scrolls them).
-  void draw_cells(AppState& state, PanelContext& context, const view::HeatmapGeometry& g,
+  void draw_cells(const AppState& state, PanelContext& context, const view::HeatmapGeometry& g,
                   ImDrawList* list) {
     const AttentionResult& r = state.result();
     const int head_index = state.selection.head;
@@ -301,15 +301,15 @@ class HeatmapPanel final : public Panel {
     if (const auto cell = g.hit(io.MousePos.x, io.MousePos.y)) {
       const int i = (*cell)[0], j = (*cell)[1];
       state.frame.hovered_next = {Side::Query, i, /*this_side_only=*/true};
-      if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = i;
+      if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) context.selection.query = i;
       draw_cell_tooltip(state, head, i, j);
     }
   }
 
   // Queries down the left, keys across the top, every one (the cells are a line at least), in
   // step with the cells; hovering one highlights its token, clicking a query selects it.
-  void draw_labels(AppState& state, const view::HeatmapGeometry& g, const view::HeatmapStyle& style,
-                   bool scrolling) {
+  void draw_labels(const AppState& state, PanelContext& context, const view::HeatmapGeometry& g,
+                   const view::HeatmapStyle& style, bool scrolling) {
     const auto& queries = state.pipeline().target().tokens;
     const auto& keys = state.pipeline().keys().tokens;
     const int rows = g.rows, cols = g.cols;
@@ -372,7 +372,7 @@ class HeatmapPanel final : public Panel {
       const int i =
           std::clamp(static_cast<int>((io.MousePos.y - g.grid.y) / g.cell_h), 0, rows - 1);
       state.frame.hovered_next = {Side::Query, i};
-      if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = i;
+      if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) context.selection.query = i;
       if (scrolling) label_wheel_[1] = io.MouseWheel;
     } else if (column_labels.contains(io.MousePos.x, io.MousePos.y)) {
       state.frame.hovered_next = {
@@ -426,7 +426,7 @@ class HeatmapPanel final : public Panel {
     return "";
   }
 
-  void draw_thumbnails(AppState& state, PanelContext& context, const view::Rect& area) {
+  void draw_thumbnails(const AppState& state, PanelContext& context, const view::Rect& area) {
     const AttentionResult& r = state.result();
     const int heads = static_cast<int>(r.heads.size());
     const Palette& colours = palette(state.ui.theme);
@@ -472,7 +472,7 @@ class HeatmapPanel final : public Panel {
                            io.MousePos.y < y + font + size;
       if (hovered && ImGui::IsWindowHovered()) {
         ImGui::SetTooltip("head %d: click to show it large", view::shown_number(head));
-        if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.head = head;
+        if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) context.selection.head = head;
       }
     }
   }

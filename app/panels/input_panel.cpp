@@ -89,7 +89,7 @@ bool sentence_field(const char* id, const char* hint, const std::string& text, S
 }
 
 // Where the sentence field was drawn (the item just drawn), for the tests that click into it.
-void note_sentence_field(AppState& state) {
+void note_sentence_field(const AppState& state) {
   const ImVec2 min = ImGui::GetItemRectMin(), max = ImGui::GetItemRectMax();
   state.frame.layout.sentence_field = {min.x, min.y, max.x - min.x, max.y - min.y};
 }
@@ -124,26 +124,26 @@ float checkbox_width(const char* label) {
 
 class InputPanel final : public Panel {
  public:
-  void draw_content(AppState& state, PanelContext& context) override {
+  void draw_content(const AppState& state, PanelContext& context) override {
     if (!state.lesson.active())
       draw_title(state, context);  // in a lesson, the lesson band names it
     // A model's text, read as its tokenizer reads it; the layer and head settings.
     if (const Run& run = state.pipeline().current(); !run.can(Capability::EditableParameters)) {
       draw_model_text(state, context, run);
       ImGui::Spacing();
-      draw_model_settings(state, run);
+      draw_model_settings(state, context, run);
       return;
     }
     draw_sentences(state, context);
     ImGui::Spacing();
-    draw_settings(state);
+    draw_settings(state, context);
   }
 
  private:
   // The scenario's title, bold (the window's title when it is in no file; an untitled scenario's
   // is its sentence, scenario_title); double-click to rename it: Return or a click elsewhere keeps
   // the new one (none: untitled again), Escape the old.
-  void draw_title(AppState& state, PanelContext& context) {
+  void draw_title(const AppState& state, PanelContext& context) {
     const Scenario& s = state.document.scenario();
     if (renaming_) {
       if (rename_frames_++ == 0) ImGui::SetKeyboardFocusHere();
@@ -158,7 +158,7 @@ class InputPanel final : public Panel {
         const std::string title =
             first == std::string::npos ? "" : title_text_.substr(first, last - first + 1);
         if (!ImGui::IsKeyPressed(ImGui::GetKeyIndex(ImGuiKey_Escape)) && title != s.title)
-          state.document.set_title(title);
+          context.edits.push(edits::set_title(title));
       } else if (!active && rename_frames_ > 4) {
         renaming_ = false;  // never got the keyboard
       }
@@ -187,7 +187,7 @@ class InputPanel final : public Panel {
   }
 
   // Model mode: which model, the text it reads and its tokens as it reads them.
-  void draw_model_text(AppState& state, PanelContext& context, const Run& run) {
+  void draw_model_text(const AppState& state, PanelContext& context, const Run& run) {
     const Model* trained = run.trained_model();
     const std::string& name = trained ? trained->name
                               : state.document.scenario().model()
@@ -221,9 +221,9 @@ class InputPanel final : public Panel {
     ImGui::SetNextItemWidth(-1);
     if (sentence_field("##target", "type a text", state.document.scenario().target, target_field_,
                        context.text_escapes))
-      state.edit()->set_target(target_field_.sentence);
+      context.edits.push(edits::set_target(target_field_.sentence));
     note_sentence_field(state);
-    draw_token_chips(state, state.pipeline().target(), state.pipeline().target_sources(),
+    draw_token_chips(state, context, state.pipeline().target(), state.pipeline().target_sources(),
                      Side::Query);
     // Special tokens (<s>) soak up attention and darken the rest: the views may leave them out.
     const auto& tokens = run.model_tokens();
@@ -233,7 +233,7 @@ class InputPanel final : public Panel {
         state.document.scenario().model() && state.document.scenario().model()->hide_special_tokens;
     if (run.can(Capability::HidesSpecialTokens) && (has_special || hide)) {
       if (ImGui::Checkbox("hide special tokens", &hide))
-        state.edit()->set_hide_special_tokens(hide);
+        context.edits.push(edits::set_hide_special_tokens(hide));
       if (ImGui::IsItemHovered())
         ImGui::SetTooltip(
             "Leave the model's special tokens (%s) out of the attention views: "
@@ -250,9 +250,9 @@ class InputPanel final : public Panel {
   }
 
   // Model mode: the layer and head the views show, and what is done to that head.
-  void draw_model_settings(AppState& state, const Run& run) {
+  void draw_model_settings(const AppState& state, PanelContext& context, const Run& run) {
     if (!ImGui::CollapsingHeader("Layer and head", ImGuiTreeNodeFlags_DefaultOpen)) return;
-    draw_head_selector(state, "##input_head");
+    draw_head_selector(state, context, "##input_head");
     if (!run.can(Capability::HeadInterventions) || !state.document.scenario().model()) return;
     const int layer = state.selection.layer, head = state.selection.head;
     const ModelSpec& spec = *state.document.scenario().model();
@@ -260,7 +260,7 @@ class InputPanel final : public Panel {
     bool knocked_out = change.ablated();
     if (ImGui::Checkbox("knock out", &knocked_out)) {
       change.output_scale = knocked_out ? 0.0f : 1.0f;
-      state.edit()->set_head_intervention(layer, head, change);
+      context.edits.push(edits::set_head_intervention(layer, head, change));
     }
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip(
@@ -271,7 +271,7 @@ class InputPanel final : public Panel {
     ImGui::SetNextItemWidth(field_width("scale", ImGui::GetFontSize() * 7.0f));
     if (ImGui::SliderFloat("scale", &scale, 0.0f, 3.0f, "%.2f")) {
       change.output_scale = std::isfinite(scale) ? std::clamp(scale, -1000.0f, 1000.0f) : 1.0f;
-      state.edit()->set_head_intervention(layer, head, change);
+      context.edits.push(edits::set_head_intervention(layer, head, change));
     }
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Multiplies the head's output before W_O (1: as trained; 0: knocked out)");
@@ -280,7 +280,7 @@ class InputPanel final : public Panel {
     ImGui::SetNextItemWidth(field_width("pattern", ImGui::GetFontSize() * 9.0f));
     if (ImGui::Combo("pattern", &pattern, kPatterns, IM_ARRAYSIZE(kPatterns))) {
       change.pattern = static_cast<HeadIntervention::Pattern>(pattern);
-      state.edit()->set_head_intervention(layer, head, change);
+      context.edits.push(edits::set_head_intervention(layer, head, change));
     }
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip(
@@ -290,11 +290,12 @@ class InputPanel final : public Panel {
     if (changed > 0) {
       ImGui::TextDisabled("%zu head%s changed", changed, changed == 1 ? "" : "s");
       ImGui::SameLine();
-      if (ImGui::SmallButton("Restore every head")) state.edit()->clear_interventions();
+      if (ImGui::SmallButton("Restore every head"))
+        context.edits.push(edits::clear_interventions());
     }
   }
 
-  void draw_sentences(AppState& state, PanelContext& context) {
+  void draw_sentences(const AppState& state, PanelContext& context) {
     const Scenario& s = state.document.scenario();
     int mode = s.one_layer().mode == Mode::Cross ? 1 : 0;
     ImGui::TextUnformatted("Attention:");
@@ -304,7 +305,7 @@ class InputPanel final : public Panel {
     mode_changed |= ImGui::RadioButton("Cross", &mode, 1);
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Cross: queries from the target sentence, keys and values from the source");
-    if (mode_changed) state.edit()->set_mode(mode == 1 ? Mode::Cross : Mode::Self);
+    if (mode_changed) context.edits.push(edits::set_mode(mode == 1 ? Mode::Cross : Mode::Self));
 
     text_wrapped_at_spaces(
         s.one_layer().mode == Mode::Cross ? "Target sentence (queries)" : "Sentence",
@@ -313,18 +314,19 @@ class InputPanel final : public Panel {
     // An edit is computed at once, so the chips below show the tokens of what was just typed.
     if (sentence_field("##target", "type a sentence", s.target, target_field_,
                        context.text_escapes))
-      state.edit()->set_target(target_field_.sentence);
+      context.edits.push(edits::set_target(target_field_.sentence));
     note_sentence_field(state);
-    draw_token_chips(state, state.pipeline().target(), state.pipeline().target_sources(),
+    draw_token_chips(state, context, state.pipeline().target(), state.pipeline().target_sources(),
                      Side::Query);
     if (s.one_layer().mode == Mode::Cross) {
       text_wrapped_at_spaces("Source sentence (keys and values)", ImGui::GetContentRegionAvail().x);
       ImGui::SetNextItemWidth(-1);
       if (sentence_field("##source", "type the source sentence", s.one_layer().source,
                          source_field_, context.text_escapes))
-        state.edit()->set_source(source_field_.sentence);
+        context.edits.push(edits::set_source(source_field_.sentence));
       if (state.pipeline().cross())
-        draw_token_chips(state, state.pipeline().keys(), state.pipeline().key_sources(), Side::Key);
+        draw_token_chips(state, context, state.pipeline().keys(), state.pipeline().key_sources(),
+                         Side::Key);
     }
   }
 
@@ -367,7 +369,7 @@ class InputPanel final : public Panel {
     return changed;
   }
 
-  void draw_settings(AppState& state) {
+  void draw_settings(const AppState& state, PanelContext& context) {
     const Scenario& s = state.document.scenario();
     if (!ImGui::CollapsingHeader("Settings", ImGuiTreeNodeFlags_DefaultOpen)) return;
     AttentionConfig config = s.one_layer().config;
@@ -445,11 +447,13 @@ class InputPanel final : public Panel {
       ImGui::PopTextWrapPos();
       ImGui::EndTooltip();
     }
-    draw_mask_pattern_controls(state);
+    draw_mask_pattern_controls(state, context);
     bool positional = s.one_layer().positional == Positional::Sinusoidal;
     if (ImGui::Checkbox("sinusoidal positions", &positional))
-      state.document.set_positional(positional ? Positional::Sinusoidal : Positional::None);
-    if (shape_changed && !(config == s.one_layer().config)) state.document.set_config(config);
+      context.edits.push(
+          edits::set_positional(positional ? Positional::Sinusoidal : Positional::None));
+    if (shape_changed && !(config == s.one_layer().config))
+      context.edits.push(edits::set_config(config));
 
     const float button_w =
         ImGui::CalcTextSize("Draw weights").x + ImGui::GetStyle().FramePadding.x * 2.0f;
@@ -459,9 +463,10 @@ class InputPanel final : public Panel {
     ImGui::SetNextItemWidth(std::max(ImGui::GetFontSize() * 5.0f,
                                      std::min(ImGui::GetFontSize() * 7.0f, beside_button)));
     std::uint64_t seed = s.one_layer().seed;
-    if (ImGui::InputScalar("seed", ImGuiDataType_U64, &seed)) state.document.set_seed(seed);
+    if (ImGui::InputScalar("seed", ImGuiDataType_U64, &seed))
+      context.edits.push(edits::set_seed(seed));
     same_line_if_fits(button_w);
-    if (ImGui::Button("Draw weights")) state.document.draw_weights();
+    if (ImGui::Button("Draw weights")) context.edits.push(edits::draw_weights());
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("replace every weight by values drawn from the seed");
   }

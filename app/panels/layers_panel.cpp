@@ -35,7 +35,7 @@ constexpr double kMostLensWork = 2e8;
 
 class LayersPanel final : public Panel {
  public:
-  void draw_content(AppState& state, PanelContext& context) override {
+  void draw_content(const AppState& state, PanelContext& context) override {
     // The panel host shows this view for a run with a residual stream that predicts (its needs
     // in core/figures/views.hpp): a trained model's forward pass holds every layer's stream.
     const Run* model = &state.pipeline().current();
@@ -47,11 +47,11 @@ class LayersPanel final : public Panel {
     ImGui::RadioButton("Rollout", &section_, 1);
     ImGui::SameLine();
     ImGui::RadioButton("Residual stream", &section_, 2);
-    state.ui.layers_section = static_cast<UiSettings::LayersSection>(section_);
+    context.ui.layers_section = static_cast<UiSettings::LayersSection>(section_);
     update(*model);
     if (section_ == 0) draw_lens(state, *model);
     if (section_ == 1) draw_rollout(state, context, *model);
-    if (section_ == 2) draw_residual(state, *model);
+    if (section_ == 2) draw_residual(state, context, *model);
   }
 
  private:
@@ -92,7 +92,7 @@ class LayersPanel final : public Panel {
     }
   }
 
-  void draw_lens(AppState& state, const Run& model) {
+  void draw_lens(const AppState& state, const Run& model) {
     text_wrapped_at_spaces(
         "Each row reads a layer's residual stream as if it were the last layer's: the token it "
         "would predict next at each position, darker the surer. The last row is the model's own "
@@ -155,13 +155,13 @@ class LayersPanel final : public Panel {
     state.frame.layout.labels_of(view::ViewId::Layers).add(n, n - first, font, n * 4 > 40);
   }
 
-  void draw_rollout(AppState& state, PanelContext& context, const Run& model) {
+  void draw_rollout(const AppState& state, PanelContext& context, const Run& model) {
     const int layers = static_cast<int>(rollout_.size());
     if (layers == 0) return;
     int layer = std::clamp(state.selection.layer, 0, layers - 1);
     ImGui::TextUnformatted("after layer");
     ImGui::SameLine();
-    if (draw_layer_combo("##rollout_layer", layers, layer)) state.selection.layer = layer;
+    if (draw_layer_combo("##rollout_layer", layers, layer)) context.selection.layer = layer;
     ImGui::SameLine();
     ImGui::TextDisabled("rows: positions \xc2\xb7 columns: the input tokens they draw on");
     const auto& tokens = model.model_tokens();
@@ -203,11 +203,11 @@ class LayersPanel final : public Panel {
     }
   }
 
-  void draw_residual(AppState& state, const Run& model) {
+  void draw_residual(const AppState& state, PanelContext& context, const Run& model) {
     const auto& tokens = model.model_tokens();
     const int n = static_cast<int>(tokens.size());
     const int query = std::clamp(state.selection.query, 0, n - 1);
-    draw_query_selector(state, "##residual_query", 8.0f, 0.4f);
+    draw_query_selector(state, context, "##residual_query", 8.0f, 0.4f);
     ImGui::SameLine();
     ImGui::TextDisabled("\xe2\x80\x96x\xe2\x80\x96 of the residual stream, layer by layer");
     const float font = ImGui::GetFontSize();

@@ -18,8 +18,8 @@ namespace {
 
 class LessonPanel final : public Panel {
  public:
-  void draw_content(AppState& state, PanelContext& context) override {
-    LessonState& lesson = state.lesson;
+  void draw_content(const AppState& state, PanelContext& context) override {
+    const LessonState& lesson = state.lesson;
     const LessonStep* step = lesson.current();
     if (!step) return;
     const Palette& colours = palette(state.ui.theme);
@@ -46,21 +46,22 @@ class LessonPanel final : public Panel {
       text_wrapped_at_spaces(change.message,
                              ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize);
       ImGui::PopStyleColor();
-      if (ImGui::SmallButton("Back to the step as it began")) state.go_to_lesson_step(lesson.step);
+      if (ImGui::SmallButton("Back to the step as it began"))
+        context.commands.run("lesson.restart_step");
     }
-    if (step->predict) draw_prediction(state, *step, colours);
+    if (step->predict) draw_prediction(state, context, *step, colours);
     ImGui::EndChild();
 
     ImGui::SameLine();
     ImGui::BeginGroup();
     ImGui::BeginDisabled(lesson.step == 0);
-    if (ImGui::Button("\xe2\x86\x90 Back")) state.go_to_lesson_step(lesson.step - 1);
+    if (ImGui::Button("\xe2\x86\x90 Back")) context.commands.run("present.previous");
     ImGui::EndDisabled();
     ImGui::SameLine();
     ImGui::BeginDisabled(lesson.step + 1 >= count);
-    if (ImGui::Button("Next \xe2\x86\x92")) state.go_to_lesson_step(lesson.step + 1);
+    if (ImGui::Button("Next \xe2\x86\x92")) context.commands.run("present.next");
     ImGui::EndDisabled();
-    if (ImGui::Button("Leave the lesson")) state.leave_lesson();
+    if (ImGui::Button("Leave the lesson")) context.commands.run("lesson.leave");
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("keep everything as it is now and play freely");
     ImGui::EndGroup();
   }
@@ -68,7 +69,8 @@ class LessonPanel final : public Panel {
  private:
   std::string text_;  // the step text with its placeholders filled (reused buffer)
 
-  void draw_prediction(AppState& state, const LessonStep& step, const Palette& colours) {
+  void draw_prediction(const AppState& state, PanelContext& context, const LessonStep& step,
+                       const Palette& colours) {
     const LessonPredict& predict = *step.predict;
     const int query = resolve_token(state.pipeline().target(), predict.query);
     const auto& keys = state.pipeline().keys().tokens;
@@ -90,7 +92,7 @@ class LessonPanel final : public Panel {
         first = false;
         ImGui::PushID(static_cast<int>(j));
         if (ImGui::Button(state.frame.visual_text(keys[j].text)))
-          state.lesson.prediction = static_cast<int>(j);
+          context.lesson.prediction = static_cast<int>(j);
         if (ImGui::IsItemHovered()) state.frame.hovered_next = {Side::Key, static_cast<int>(j)};
         ImGui::PopID();
       }
@@ -116,7 +118,7 @@ class LessonPanel final : public Panel {
                           right ? IM_COL32(30, 150, 60, 255) : IM_COL32(200, 60, 40, 255));
     ImGui::TextUnformatted(line);
     ImGui::PopStyleColor();
-    state.pinned = {Side::Key, static_cast<int>(answer)};
+    context.pinned = {Side::Key, static_cast<int>(answer)};
   }
 };
 

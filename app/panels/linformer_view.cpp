@@ -27,7 +27,7 @@ bool mouse_in(float x, float y, float w, float h) {
 
 }  // namespace
 
-void LinformerView::draw(AppState& state) {
+void LinformerView::draw(const AppState& state) {
   font_ = ImGui::GetFontSize();
   const int n_key = static_cast<int>(state.result().n_key);
   ImGui::SameLine(0, font_);
@@ -143,7 +143,7 @@ bool LinformerView::update(const AppState& state) {
   return true;
 }
 
-void LinformerView::draw_weights(AppState& state, ImVec2 origin, ImVec2 size) {
+void LinformerView::draw_weights(const AppState& state, ImVec2 origin, ImVec2 size) {
   const Palette& colours = palette(state.ui.theme);
   ImDrawList* list = ImGui::GetWindowDrawList();
   const auto& queries = state.pipeline().target().tokens;

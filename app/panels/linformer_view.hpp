@@ -19,11 +19,11 @@ namespace attnviz::app {
 class LinformerView {
  public:
   // Draws the settings line's rest (after the method and head selectors) and the view.
-  void draw(AppState& state);
+  void draw(const AppState& state);
 
  private:
   bool update(const AppState& state);  // false: error_ says why there is nothing to show
-  void draw_weights(AppState& state, ImVec2 origin, ImVec2 size);
+  void draw_weights(const AppState& state, ImVec2 origin, ImVec2 size);
   void draw_sweep(ImVec2 origin, ImVec2 size, const Palette& colours);
 
   int k_ = 4;

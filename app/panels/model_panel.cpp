@@ -66,7 +66,7 @@ constexpr std::array<HeadRole, 7> kFilterRoles = {
 
 class ModelPanel final : public Panel {
  public:
-  void draw_content(AppState& state, PanelContext& context) override {
+  void draw_content(const AppState& state, PanelContext& context) override {
     const Pipeline& pipeline = state.pipeline();
     const Run& run = pipeline.current();
     const bool roles = run.can(Capability::HeadRoles);
@@ -156,7 +156,7 @@ class ModelPanel final : public Panel {
         origin.x + label_w, origin.y + head_label_h, column, row, tile, layers, heads};
     ImGui::SetCursorScreenPos(origin);
     ImGui::Dummy(ImVec2(std::max(grid_w, available.x * 0.5f), grid_h));
-    handle_mouse(state, context, run);
+    handle_mouse(context, run);
   }
 
  private:
@@ -176,7 +176,7 @@ class ModelPanel final : public Panel {
 
   // Each layer's α into its texture, when the run computed again. A trained model's rows come
   // from its forward pass, pooled, without adapting every layer (its context may be long).
-  void upload(AppState& state, PanelContext& context, int layers) {
+  void upload(const AppState& state, PanelContext& context, int layers) {
     const Run& run = state.pipeline().current();
     const TransformerForward* model = run.trained_forward();
     const std::uint64_t version = run.run_count();
@@ -270,7 +270,7 @@ class ModelPanel final : public Panel {
     return !scores || scores->role != kFilterRoles[static_cast<std::size_t>(filter_)];
   }
 
-  void draw_tile(AppState& state, PanelContext& context, const Run& run, int layer, int head,
+  void draw_tile(const AppState& state, PanelContext& context, const Run& run, int layer, int head,
                  ImVec2 p0, ImVec2 p1, ImDrawList* list, const Palette& colours) {
     const auto l = static_cast<std::size_t>(layer);
     if (context.heatmaps.ok() && l < textures_.size())
@@ -311,7 +311,7 @@ class ModelPanel final : public Panel {
                     highlight_width(state.ui, font));
   }
 
-  void draw_badge(AppState& state, const Run& run, int layer, int head, ImVec2 p0, float tile,
+  void draw_badge(const AppState& state, const Run& run, int layer, int head, ImVec2 p0, float tile,
                   ImDrawList* list, const Palette& colours) {
     const HeadScores* scores = run.role_of(layer, head);
     if (!scores || scores->role == HeadRole::Mixed) return;
@@ -331,7 +331,7 @@ class ModelPanel final : public Panel {
         badge);
   }
 
-  void handle_mouse(AppState& state, PanelContext& context, const Run& run) {
+  void handle_mouse(PanelContext& context, const Run& run) {
     const bool changes = run.can(Capability::HeadInterventions);
     if (hovered_.layer >= 0) {
       const Hovered h = hovered_;
@@ -351,13 +351,13 @@ class ModelPanel final : public Panel {
         ImGui::TextDisabled("click: show it in every view \xc2\xb7 right-click: change it");
       ImGui::EndTooltip();
       if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) {
-        state.selection.layer = h.layer;
-        state.selection.head = h.head;
+        context.selection.layer = h.layer;
+        context.selection.head = h.head;
       }
       if (changes && ImGui::IsMouseClicked(ImGuiMouseButton_Right)) {
         menu_head_ = h;
-        state.selection.layer = h.layer;
-        state.selection.head = h.head;
+        context.selection.layer = h.layer;
+        context.selection.head = h.head;
         ImGui::OpenPopup("##model_head_menu");
       }
     }

@@ -73,12 +73,12 @@ const char* ModelWeights::token_label(const void* context, int index,
       run.model_tokens()[static_cast<std::size_t>(position)].shown);
 }
 
-void ModelWeights::draw(AppState& state, PanelContext& context) {
+void ModelWeights::draw(const AppState& state, PanelContext& context) {
   const Run* run = &state.pipeline().current();
   if (!run->trained_model()) return;
   state_ = &state;
   run_ = run;
-  draw_header(state, *run);
+  draw_header(state, context, *run);
   update(state, *run);
   build_specs(state, *run);
 
@@ -96,10 +96,10 @@ void ModelWeights::draw(AppState& state, PanelContext& context) {
     editor_.draw_strip(std::span(grids.data(), static_cast<std::size_t>(count)), inner,
                        [&](int index, const MatrixGridSpec& spec, const MatrixGridEvents& events) {
                          if (index < 4)
-                           handle_block(state, blocks_[static_cast<std::size_t>(index)], spec,
+                           handle_block(context, blocks_[static_cast<std::size_t>(index)], spec,
                                         events);
                          else
-                           handle_embeddings(state, *run, spec, events);
+                           handle_embeddings(state, context, *run, spec, events);
                        });
     state.frame.redraw_within(editor_.next_change_in());
   }
@@ -107,14 +107,14 @@ void ModelWeights::draw(AppState& state, PanelContext& context) {
   ImGui::PopStyleVar();
 }
 
-void ModelWeights::draw_header(AppState& state, const Run& run) {
-  draw_head_selector(state, "##model weights head");
+void ModelWeights::draw_header(const AppState& state, PanelContext& context, const Run& run) {
+  draw_head_selector(state, context, "##model weights head");
   const ModelSpec* spec =
       state.document.scenario().model() ? &*state.document.scenario().model() : nullptr;
   const bool edited = spec && spec->weights_edited();
   ImGui::SameLine(0, ImGui::GetFontSize() * 1.2f);
   ImGui::BeginDisabled(!edited);
-  if (ImGui::Button("Reset model")) state.edit()->reset_model_weights();
+  if (ImGui::Button("Reset model")) context.edits.push(edits::reset_model_weights());
   ImGui::EndDisabled();
   if (ImGui::IsItemHovered(ImGuiHoveredFlags_AllowWhenDisabled))
     ImGui::SetTooltip(
@@ -293,11 +293,11 @@ void ModelWeights::build_specs(const AppState& state, const Run& run) {
   x.title_tooltip = x_tooltip_;
 }
 
-void ModelWeights::handle_block(AppState& state, Block& block, const MatrixGridSpec& spec,
+void ModelWeights::handle_block(PanelContext& context, Block& block, const MatrixGridSpec& spec,
                                 const MatrixGridEvents& events) {
   if (events.edited) {
-    state.edit()->set_model_weight(
-        {built_layer_, block.matrix, block.head, events.row, events.col, events.value});
+    context.edits.push(edits::set_model_weight(
+        {built_layer_, block.matrix, block.head, events.row, events.col, events.value}));
     if (std::isfinite(events.value)) block.values(events.row, events.col) = events.value;
   }
   if (!editor_.begin_menu(spec, events.open_menu)) return;
@@ -312,22 +312,23 @@ void ModelWeights::handle_block(AppState& state, Block& block, const MatrixGridS
   const int rows = static_cast<int>(block.values.rows()),
             cols = static_cast<int>(block.values.cols());
   if (*action == Action::Reset) {
-    state.edit()->set_model_weight_block(built_layer_, block.matrix, block.head, rows, cols,
-                                         nullptr);
+    context.edits.push(
+        edits::set_model_weight_block(built_layer_, block.matrix, block.head, rows, cols, {}));
     return;
   }
   Matrix next = block.values;
   apply(*action, next);
-  state.edit()->set_model_weight_block(built_layer_, block.matrix, block.head, rows, cols,
-                                       next.data());
+  context.edits.push(  // row-major: the block's cells row by row
+      edits::set_model_weight_block(built_layer_, block.matrix, block.head, rows, cols,
+                                    {next.data(), next.data() + next.size()}));
 }
 
-void ModelWeights::handle_embeddings(AppState& state, const Run& run, const MatrixGridSpec& spec,
-                                     const MatrixGridEvents& events) {
+void ModelWeights::handle_embeddings(const AppState& state, PanelContext& context, const Run& run,
+                                     const MatrixGridSpec& spec, const MatrixGridEvents& events) {
   const int rows = static_cast<int>(x_rows_.rows());
   if (events.hovered_row >= 0) state.frame.hovered_next = TokenRef{Side::Query, events.hovered_row};
   if (events.label_clicked >= 0 && events.label_clicked < rows)
-    state.selection.query = events.label_clicked;
+    context.selection.query = events.label_clicked;
   if (events.label_hovered >= 0 && events.label_hovered < rows) {
     const int id = x_ids_[static_cast<std::size_t>(events.label_hovered)];
     ImGui::SetTooltip(
@@ -336,8 +337,8 @@ void ModelWeights::handle_embeddings(AppState& state, const Run& run, const Matr
         token_label(this, events.label_hovered, nullptr, 0), id);
   }
   if (events.edited && events.row < rows && events.col < x_rows_.cols()) {
-    state.edit()->set_model_embedding(
-        {x_ids_[static_cast<std::size_t>(events.row)], events.col, events.value});
+    context.edits.push(edits::set_model_embedding(
+        {x_ids_[static_cast<std::size_t>(events.row)], events.col, events.value}));
     if (std::isfinite(events.value)) x_rows_(events.row, events.col) = events.value;
   }
   if (events.label_menu >= 0) {
@@ -349,7 +350,8 @@ void ModelWeights::handle_embeddings(AppState& state, const Run& run, const Matr
       ImGui::TextDisabled("\"%s\"", token_label(this, x_menu_row_, nullptr, 0));
       ImGui::Separator();
       if (ImGui::MenuItem("Reset its embedding (as trained)"))
-        state.edit()->reset_model_embeddings({x_ids_[static_cast<std::size_t>(x_menu_row_)]});
+        context.edits.push(
+            edits::reset_model_embeddings({x_ids_[static_cast<std::size_t>(x_menu_row_)]}));
     }
     ImGui::EndPopup();
   }
@@ -360,7 +362,7 @@ void ModelWeights::handle_embeddings(AppState& state, const Run& run, const Matr
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip("the embeddings of every token of the text back to the model's files");
   editor_.end_menu();
-  if (reset) state.edit()->reset_model_embeddings(x_ids_);
+  if (reset) context.edits.push(edits::reset_model_embeddings(x_ids_));
 }
 
 }  // namespace attnviz::app

@@ -21,7 +21,7 @@ namespace attnviz::app {
 
 class ModelWeights {
  public:
-  void draw(AppState& state, PanelContext& context);
+  void draw(const AppState& state, PanelContext& context);
 
  private:
   // One of the head's matrices as shown: the block on disk with the document's edits.
@@ -35,13 +35,13 @@ class ModelWeights {
     char tooltip[240] = {};
   };
 
-  void draw_header(AppState& state, const Run& run);
+  void draw_header(const AppState& state, PanelContext& context, const Run& run);
   void update(const AppState& state, const Run& run);
   void build_specs(const AppState& state, const Run& run);
-  void handle_block(AppState& state, Block& block, const MatrixGridSpec& spec,
+  void handle_block(PanelContext& context, Block& block, const MatrixGridSpec& spec,
                     const MatrixGridEvents& events);
-  void handle_embeddings(AppState& state, const Run& run, const MatrixGridSpec& spec,
-                         const MatrixGridEvents& events);
+  void handle_embeddings(const AppState& state, PanelContext& context, const Run& run,
+                         const MatrixGridSpec& spec, const MatrixGridEvents& events);
 
   MatrixEditor editor_;
   std::array<Block, 4> blocks_;  // W_Q, W_K, W_V, W_O

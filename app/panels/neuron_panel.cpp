@@ -58,7 +58,7 @@ struct Series {
 
 class NeuronPanel final : public Panel {
  public:
-  void draw_content(AppState& state, PanelContext& context) override {
+  void draw_content(const AppState& state, PanelContext& context) override {
     const AttentionResult& r = state.result();
     const int head = state.selection.head;
     const int query = state.selection.query;
@@ -79,7 +79,7 @@ class NeuronPanel final : public Panel {
       key_head_ = head;
       key_query_ = query;
     }
-    draw_selectors(state, h, query);
+    draw_selectors(state, context, h, query);
     const int key = key_;
     record_history(r, h, head, query, key);
     fill_vectors(state, h, head, query, key);
@@ -169,14 +169,15 @@ class NeuronPanel final : public Panel {
   // [SECTION] Selectors
   // -----------------------------------------------------------------------------
 
-  void draw_selectors(AppState& state, const HeadResult& h, int query) {
+  void draw_selectors(const AppState& state, PanelContext& context, const HeadResult& h,
+                      int query) {
     const auto& keys = state.pipeline().keys().tokens;
     const float font = ImGui::GetFontSize();
     const int n_key = static_cast<int>(state.result().n_key);
     char preview[96], item[112];
 
     ImGui::AlignTextToFramePadding();
-    draw_query_selector(state, "##neuron_query", 7.5f, 0.3f);
+    draw_query_selector(state, context, "##neuron_query", 7.5f, 0.3f);
     ImGui::SameLine();
     ImGui::TextUnformatted("key");
     ImGui::SameLine();
@@ -199,7 +200,7 @@ class NeuronPanel final : public Panel {
       ImGui::EndCombo();
     }
     ImGui::SameLine();
-    draw_head_selector(state, "##neuron_head");
+    draw_head_selector(state, context, "##neuron_head");
   }
 
   // -----------------------------------------------------------------------------
@@ -319,7 +320,7 @@ class NeuronPanel final : public Panel {
     return h;
   }
 
-  void draw_vectors(AppState& state, PanelContext& context, const view::Rect& area, int query,
+  void draw_vectors(const AppState& state, PanelContext& context, const view::Rect& area, int query,
                     int key) {
     const Palette& colours = palette(state.ui.theme);
     ImDrawList* list = ImGui::GetWindowDrawList();
@@ -533,7 +534,7 @@ class NeuronPanel final : public Panel {
       list->AddCircleFilled(point(series.count - 1), 2.5f, colour);
   }
 
-  void draw_chain(AppState& state, PanelContext& context, const view::Rect& area,
+  void draw_chain(const AppState& state, PanelContext& context, const view::Rect& area,
                   const HeadResult& h, int head, int query, int key) {
     const AttentionResult& r = state.result();
     const AttentionConfig& c = r.config;
@@ -669,8 +670,8 @@ class NeuronPanel final : public Panel {
   // [SECTION] The row of α
   // -----------------------------------------------------------------------------
 
-  void draw_row(AppState& state, const view::Rect& area, const HeadResult& h, int head, int query,
-                int key) {
+  void draw_row(const AppState& state, const view::Rect& area, const HeadResult& h, int head,
+                int query, int key) {
     const AttentionResult& r = state.result();
     const Palette& colours = palette(state.ui.theme);
     ImDrawList* list = ImGui::GetWindowDrawList();

@@ -26,7 +26,7 @@ constexpr int kCandidates = 10;
 
 class NextTokenPanel final : public Panel {
  public:
-  void draw_content(AppState& state, PanelContext& context) override {
+  void draw_content(const AppState& state, PanelContext& context) override {
     // The panel host shows this view for a run that predicts the next token (its needs in
     // core/figures/views.hpp): a trained model's forward pass gives the logits.
     const Run* model = &state.pipeline().current();
@@ -36,10 +36,10 @@ class NextTokenPanel final : public Panel {
     const int n = static_cast<int>(tokens.size());
     const int position = position_ < 0 || position_ >= n ? n - 1 : position_;
     draw_position(state, *model, position);
-    draw_settings(state.ui.sampling);  // saved with the view (app/session/view_state.hpp)
+    draw_settings(context.ui.sampling);  // saved with the view (app/session/view_state.hpp)
     update(*model, position, state.ui.sampling);
     draw_candidates(state, *model);
-    draw_step(state, *model, position);
+    draw_step(state, context, *model, position);
   }
 
  private:
@@ -54,7 +54,7 @@ class NextTokenPanel final : public Panel {
   std::vector<Candidate> candidates_;
   std::vector<float> probabilities_;
 
-  void draw_position(AppState& state, const Run& model, int position) {
+  void draw_position(const AppState& state, const Run& model, int position) {
     const auto& tokens = model.model_tokens();
     const float font = ImGui::GetFontSize();
     ImGui::AlignTextToFramePadding();
@@ -128,7 +128,7 @@ class NextTokenPanel final : public Panel {
     candidates_ = top_candidates(probabilities_, kCandidates);
   }
 
-  void draw_candidates(AppState& state, const Run& model) {
+  void draw_candidates(const AppState& state, const Run& model) {
     const Palette& colours = palette(state.ui.theme);
     const float font = ImGui::GetFontSize();
     ImGui::Spacing();
@@ -176,7 +176,7 @@ class NextTokenPanel final : public Panel {
     }
   }
 
-  void draw_step(AppState& state, const Run& model, int position) {
+  void draw_step(const AppState& state, PanelContext& context, const Run& model, int position) {
     ImGui::Spacing();
     const int n = static_cast<int>(model.model_tokens().size());
     const bool at_end = position == n - 1;
@@ -196,10 +196,10 @@ class NextTokenPanel final : public Panel {
     const int previous = model.model_tokens().back().id;
     const std::string text = state.document.scenario().target +
                              model.trained_model()->tokenizer.text_of(previous, chosen);
-    state.edit()->set_target(text);
-    // The new token, selected in every view (the model shown may be another pipeline's now).
-    state.selection.query =
-        static_cast<int>(state.pipeline().current().shown_positions().size()) - 1;
+    context.edits.push(edits::set_target(text));
+    // The new token, selected in every view: one past the last shown now (the host keeps the
+    // selection within the result, once the text with the token is computed).
+    context.selection.query = static_cast<int>(state.pipeline().current().shown_positions().size());
   }
 };
 

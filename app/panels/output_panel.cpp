@@ -59,9 +59,9 @@ void add_star(ImDrawList* list, ImVec2 centre, float radius, ImU32 fill, ImU32 e
 
 class OutputPanel final : public Panel {
  public:
-  void draw_content(AppState& state, PanelContext& context) override {
+  void draw_content(const AppState& state, PanelContext& context) override {
     const AttentionResult& r = state.result();
-    draw_selectors(state);
+    draw_selectors(state, context);
     const int head = state.selection.head;
     const int query = state.selection.query;
     const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
@@ -152,12 +152,12 @@ class OutputPanel final : public Panel {
   // [SECTION] Selectors
   // -----------------------------------------------------------------------------
 
-  void draw_selectors(AppState& state) {
+  void draw_selectors(const AppState& state, PanelContext& context) {
     const float font = ImGui::GetFontSize();
     ImGui::AlignTextToFramePadding();
-    draw_query_selector(state, "##query", 8.0f, 0.4f);
+    draw_query_selector(state, context, "##query", 8.0f, 0.4f);
     ImGui::SameLine();
-    draw_head_selector(state, "##head");
+    draw_head_selector(state, context, "##head");
     const char* sort_label = "sort by \xce\xb1";
     const float sort_w = ImGui::CalcTextSize(sort_label).x + ImGui::GetFrameHeight() +
                          ImGui::GetStyle().ItemInnerSpacing.x;
@@ -259,7 +259,7 @@ class OutputPanel final : public Panel {
                   ImVec2(x + (w - extent.x) * 0.5f, y + (h - extent.y) * 0.5f), colour, text);
   }
 
-  void draw_bars(AppState& state, PanelContext& context, const view::Rect& area,
+  void draw_bars(const AppState& state, PanelContext& context, const view::Rect& area,
                  const HeadResult& h, int head, int query) {
     const Palette& colours = palette(state.ui.theme);
     ImDrawList* list = ImGui::GetWindowDrawList();
@@ -517,7 +517,7 @@ class OutputPanel final : public Panel {
     return true;
   }
 
-  void draw_picture(AppState& state, const view::Rect& area, const HeadResult& h, int head,
+  void draw_picture(const AppState& state, const view::Rect& area, const HeadResult& h, int head,
                     int query, bool masked) {
     const Palette& colours = palette(state.ui.theme);
     ImDrawList* list = ImGui::GetWindowDrawList();

@@ -12,7 +12,7 @@
 
 namespace attnviz::app {
 
-PairGridHover draw_pair_grid(AppState& state, const PairGridSpec& spec, ImVec2 origin,
+PairGridHover draw_pair_grid(const AppState& state, const PairGridSpec& spec, ImVec2 origin,
                              ImVec2 size) {
   PairGridHover hover;
   if (spec.weights == nullptr || spec.weights->size() == 0) return hover;
@@ -118,7 +118,7 @@ bool score_scale_or_error(const AttentionConfig& config, const char* method, flo
   return true;
 }
 
-int draw_coloured_chips(AppState& state, const char* id, const std::vector<Token>& tokens,
+int draw_coloured_chips(const AppState& state, const char* id, const std::vector<Token>& tokens,
                         const std::vector<ImU32>& fills, const std::vector<std::string>& badges,
                         int outlined) {
   const Palette& colours = palette(state.ui.theme);

@@ -29,7 +29,8 @@ struct PairGridHover {
 };
 
 // Draws at `origin` within `size` (cells no smaller than readable rows: it may reach past).
-PairGridHover draw_pair_grid(AppState& state, const PairGridSpec& spec, ImVec2 origin, ImVec2 size);
+PairGridHover draw_pair_grid(const AppState& state, const PairGridSpec& spec, ImVec2 origin,
+                             ImVec2 size);
 
 // The scale of the head's dot-product scores as the cheaper methods compute them
 // (variant_score_scale), or false with `error` saying why not and where to change it.
@@ -39,7 +40,7 @@ bool score_scale_or_error(const AttentionConfig& config, const char* method, flo
 // Tokens as chips on wrapping lines, each filled with its colour (0: the theme's chip) and an
 // optional small badge after its text ("b2"); `outlined` marks one. Returns the clicked chip's
 // index, or -1. Hovering a chip marks the query in every view.
-int draw_coloured_chips(AppState& state, const char* id, const std::vector<Token>& tokens,
+int draw_coloured_chips(const AppState& state, const char* id, const std::vector<Token>& tokens,
                         const std::vector<ImU32>& fills, const std::vector<std::string>& badges,
                         int outlined);
 

@@ -82,8 +82,8 @@ Slots make_slots(int n, int limit, int focus, int focus_span = 1) {
 
 class PipelinePanel final : public Panel {
  public:
-  void draw_content(AppState& state, PanelContext& context) override {
-    draw_selectors(state);
+  void draw_content(const AppState& state, PanelContext& context) override {
+    draw_selectors(state, context);
     const int head = state.selection.head;
     const int query = state.selection.query;
     build_tiles(state, head, query, context.bold_font);
@@ -338,12 +338,12 @@ class PipelinePanel final : public Panel {
   // ---------------------------------------------------------------------------
   // [SECTION] Drawing
   // ---------------------------------------------------------------------------
-  void draw_selectors(AppState& state) {
+  void draw_selectors(const AppState& state, PanelContext& context) {
     const float font = ImGui::GetFontSize();
     ImGui::AlignTextToFramePadding();
-    draw_query_selector(state, "##pipeline_query", 8.0f, 0.35f);
+    draw_query_selector(state, context, "##pipeline_query", 8.0f, 0.35f);
     ImGui::SameLine();
-    draw_head_selector(state, "##pipeline_head");
+    draw_head_selector(state, context, "##pipeline_head");
     // A hint, when it fits on the line.
     const char* hint = "hover a cell for its formula";
     const float hint_w = ImGui::CalcTextSize(hint).x;
@@ -363,7 +363,8 @@ class PipelinePanel final : public Panel {
         view::sample_diverging(std::isfinite(v) ? v : 0.0f, t.limit, state.ui.diverging()));
   }
 
-  void draw_tiles(AppState& state, PanelContext& context, ImVec2 origin, int head, int query) {
+  void draw_tiles(const AppState& state, PanelContext& context, ImVec2 origin, int head,
+                  int query) {
     const AttentionResult& r = state.result();
     const Palette& colours = palette(state.ui.theme);
     ImDrawList* list = ImGui::GetWindowDrawList();
@@ -510,7 +511,7 @@ class PipelinePanel final : public Panel {
           if (i >= 0) {
             state.frame.hovered_next = {t.rows == Axis::Queries ? Side::Query : Side::Key, i};
             if (t.rows == Axis::Queries && ImGui::IsMouseClicked(ImGuiMouseButton_Left))
-              state.selection.query = i;
+              context.selection.query = i;
           }
         }
       }
@@ -561,7 +562,7 @@ class PipelinePanel final : public Panel {
       // A cell of a scores grid: its row is the query; the same token's key column is another cell.
       state.frame.hovered_next = {Side::Query, hovered_row,
                                   /*this_side_only=*/t.cols == Axis::Keys};
-      if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = hovered_row;
+      if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) context.selection.query = hovered_row;
     } else if (t.rows == Axis::Keys) {
       state.frame.hovered_next = {Side::Key, hovered_row};
     }

@@ -24,7 +24,7 @@ bool same(const ReformerSettings& a, const ReformerSettings& b) {
 
 }  // namespace
 
-void ReformerView::draw(AppState& state) {
+void ReformerView::draw(const AppState& state) {
   font_ = ImGui::GetFontSize();
   continue_line_if_fits(font_ * 8.0f, font_);
   char preview[16];

@@ -18,7 +18,7 @@ namespace attnviz::app {
 class ReformerView {
  public:
   // Draws the settings line's rest (after the method and head selectors) and the view.
-  void draw(AppState& state);
+  void draw(const AppState& state);
 
  private:
   bool update(const AppState& state);  // false: error_ says why there is nothing to show

@@ -13,7 +13,7 @@
 
 namespace attnviz::app {
 
-void SharedKeysView::draw(AppState& state) {
+void SharedKeysView::draw(const AppState& state, PanelContext& context) {
   font_ = ImGui::GetFontSize();
   const Scenario& s = state.document.scenario();
   const AttentionConfig& c = s.one_layer().config;
@@ -32,7 +32,7 @@ void SharedKeysView::draw(AppState& state) {
     if (ImGui::RadioButton(label, g == groups) && g != groups) {
       AttentionConfig changed = c;
       changed.kv_groups = g == c.heads ? 0 : g;
-      state.document.set_config(changed);
+      context.edits.push(edits::set_config(changed));
     }
   }
   if (!ImGui::BeginChild("##shared_body", ImVec2(0, 0), false)) {
@@ -80,7 +80,7 @@ void SharedKeysView::draw(AppState& state) {
 }
 
 // The query heads in a row over the K/V heads they read, a line from each to its group's.
-void SharedKeysView::draw_diagram(AppState& state, float width) {
+void SharedKeysView::draw_diagram(const AppState& state, float width) {
   const AttentionConfig& c = state.document.scenario().one_layer().config;
   const Palette& colours = palette(state.ui.theme);
   ImDrawList* list = ImGui::GetWindowDrawList();
@@ -130,7 +130,7 @@ void SharedKeysView::draw_diagram(AppState& state, float width) {
 }
 
 // Per choice of groups: the layer's weights and the K/V cache per token and for this sentence.
-void SharedKeysView::draw_costs(AppState& state) {
+void SharedKeysView::draw_costs(const AppState& state) {
   const AttentionConfig& c = state.document.scenario().one_layer().config;
   const long long n = state.result().n_key;
   const int groups = kv_group_count(c);

@@ -5,6 +5,7 @@
 // current one marked; and how far the output moved from every head having its own K and V.
 #pragma once
 
+#include "app/panels/panel.hpp"
 #include "app/session/app_state.hpp"
 #include "core/engine/attention.hpp"
 
@@ -14,11 +15,11 @@ namespace attnviz::app {
 
 class SharedKeysView {
  public:
-  void draw(AppState& state);
+  void draw(const AppState& state, PanelContext& context);
 
  private:
-  void draw_diagram(AppState& state, float width);
-  void draw_costs(AppState& state);
+  void draw_diagram(const AppState& state, float width);
+  void draw_costs(const AppState& state);
   void update_difference(const AppState& state);
 
   AttentionEngine multi_head_;  // the same scenario with every head its own K and V

@@ -16,10 +16,10 @@
 
 namespace attnviz::app {
 
-void SparseView::draw(AppState& state) {
+void SparseView::draw(const AppState& state, PanelContext& context) {
   font_ = ImGui::GetFontSize();
   continue_line_if_fits(font_ * 16.0f, font_);
-  draw_mask_pattern_controls(state);
+  draw_mask_pattern_controls(state, context);
   if (!update(state)) {
     ImGui::Spacing();
     text_wrapped_at_spaces(error_, ImGui::GetContentRegionAvail().x, true);
@@ -59,9 +59,9 @@ void SparseView::draw(AppState& state) {
       list.erase(found);
     else
       list.insert(std::upper_bound(list.begin(), list.end(), clicked), clicked);
-    state.document.set_mask_pattern(pattern);
+    context.edits.push(edits::set_mask_pattern(pattern));
   } else if (clicked >= 0) {
-    state.selection.query = clicked;
+    context.selection.query = clicked;
   }
   const float line = ImGui::GetTextLineHeightWithSpacing();
   const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -85,7 +85,7 @@ void SparseView::draw(AppState& state) {
         seen ? ("\xce\xb1 = " + view::format_number(h.weights(hover.query, hover.key), 3)).c_str()
              : "not computed: the pattern hides this key",
         full.c_str());
-    if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) state.selection.query = hover.query;
+    if (ImGui::IsMouseClicked(ImGuiMouseButton_Left)) context.selection.query = hover.query;
   }
   ImGui::SetCursorScreenPos(ImVec2(origin.x, origin.y + hover.size.y + line * 0.4f));
   char text[200];
@@ -140,7 +140,7 @@ bool SparseView::update(const AppState& state) {
   return true;
 }
 
-void SparseView::draw_lost(AppState& state, float width) {
+void SparseView::draw_lost(const AppState& state, float width) {
   const int q = state.selection.query;
   if (q < 0 || q >= allowed_.rows()) return;
   const auto& keys = state.pipeline().keys().tokens;

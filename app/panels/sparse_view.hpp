@@ -6,6 +6,7 @@
 // attention gave those keys.
 #pragma once
 
+#include "app/panels/panel.hpp"
 #include "app/session/app_state.hpp"
 
 #include <cstdint>
@@ -16,11 +17,11 @@ namespace attnviz::app {
 
 class SparseView {
  public:
-  void draw(AppState& state);
+  void draw(const AppState& state, PanelContext& context);
 
  private:
   bool update(const AppState& state);  // false: error_ says why there is nothing to show
-  void draw_lost(AppState& state, float width);
+  void draw_lost(const AppState& state, float width);
 
   std::uint64_t version_ = 0;
   int head_ = -1;

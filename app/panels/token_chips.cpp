@@ -39,7 +39,7 @@ void chip_tooltip(const char* label, const Token& token, EmbeddingSource source,
 
 }  // namespace
 
-void draw_token_chips(AppState& state, const Tokenization& tokens,
+void draw_token_chips(const AppState& state, PanelContext& context, const Tokenization& tokens,
                       const std::vector<EmbeddingSource>& sources, Side side) {
   const Palette& colours = palette(state.ui.theme);
   ImDrawList* draw_list = ImGui::GetWindowDrawList();
@@ -62,7 +62,7 @@ void draw_token_chips(AppState& state, const Tokenization& tokens,
       state.frame.hovered_next = {side, index};
       if (i < sources.size()) chip_tooltip(label, token, sources[i], index, side);
     }
-    if (ImGui::IsItemClicked() && side == Side::Query) state.selection.query = index;
+    if (ImGui::IsItemClicked() && side == Side::Query) context.selection.query = index;
     const bool highlighted =
         side == Side::Query ? state.highlights_query(index) : state.highlights_key(index);
     const bool selected = side == Side::Query && state.selection.query == index;

@@ -139,7 +139,7 @@ constexpr std::array<ParameterName, kX> kSlotParameter = {
 
 class WeightsPanel final : public Panel {
  public:
-  void draw_content(AppState& state, PanelContext& context) override {
+  void draw_content(const AppState& state, PanelContext& context) override {
     // A trained model's per-head blocks and embeddings: app/panels/model_weights.hpp.
     if (state.pipeline().can(Capability::EditableModelWeights)) {
       model_weights_.draw(state, context);
@@ -155,7 +155,7 @@ class WeightsPanel final : public Panel {
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const ImVec2 available = ImGui::GetContentRegionAvail();
     const float font = ImGui::GetFontSize();
-    const float strip_w = draw_head_strip(state, origin, available.y);
+    const float strip_w = draw_head_strip(state, context, origin, available.y);
     head_ = state.edited_head();  // a click may have changed it
     prepare_embeddings(state);
     update_limits(state);
@@ -255,7 +255,7 @@ class WeightsPanel final : public Panel {
     limits_version_ = 0;  // X changed: its colour scale too
   }
 
-  void update_limits(AppState& state) {
+  void update_limits(const AppState& state) {
     if (limits_version_ == state.document.version() && limits_head_ == head_) return;
     limits_version_ = state.document.version();
     limits_head_ = head_;
@@ -272,7 +272,7 @@ class WeightsPanel final : public Panel {
   // The head selector
   // ---------------------------------------------------------------------------
 
-  float draw_head_strip(AppState& state, ImVec2 origin, float height) {
+  float draw_head_strip(const AppState& state, PanelContext& context, ImVec2 origin, float height) {
     const Palette& colours = palette(state.ui.theme);
     ImDrawList* list = ImGui::GetWindowDrawList();
     const float font = ImGui::GetFontSize();
@@ -299,7 +299,7 @@ class WeightsPanel final : public Panel {
                      origin.y + caption_h + static_cast<float>(row) * (button_h + spacing));
       ImGui::SetCursorScreenPos(p);
       ImGui::PushID(h);
-      if (ImGui::InvisibleButton("##head", ImVec2(button_w, button_h))) state.selection.head = h;
+      if (ImGui::InvisibleButton("##head", ImVec2(button_w, button_h))) context.selection.head = h;
       const bool hovered = ImGui::IsItemHovered();
       ImGui::PopID();
       const bool selected = h == head_;
@@ -367,7 +367,7 @@ class WeightsPanel final : public Panel {
   // The grids
   // ---------------------------------------------------------------------------
 
-  void build_specs(AppState& state) {
+  void build_specs(const AppState& state) {
     const Scenario& s = state.document.scenario();
     const AttentionConfig& c = s.one_layer().config;
     const Theme theme = state.ui.theme;
@@ -504,7 +504,7 @@ class WeightsPanel final : public Panel {
     shown_[kX] = x.rows > 0 && x.cols > 0;
   }
 
-  void draw_grids(AppState& state, PanelContext& context, ImVec2 size) {
+  void draw_grids(const AppState& state, PanelContext& context, ImVec2 size) {
     build_specs(state);
     std::vector<MatrixEditor::StripGrid> grids;  // per head | all heads (W_O) | tokens (X)
     std::vector<Slot> slots;
@@ -514,10 +514,10 @@ class WeightsPanel final : public Panel {
         slots.push_back(static_cast<Slot>(slot));
       }
     editor_.begin_frame(state.ui.theme, context.bold_font);
-    editor_.draw_strip(grids, size,
-                       [&](int index, const MatrixGridSpec& spec, const MatrixGridEvents& events) {
-                         handle(state, slots[static_cast<std::size_t>(index)], spec, events);
-                       });
+    editor_.draw_strip(
+        grids, size, [&](int index, const MatrixGridSpec& spec, const MatrixGridEvents& events) {
+          handle(state, context, slots[static_cast<std::size_t>(index)], spec, events);
+        });
     state.frame.redraw_within(editor_.next_change_in());
   }
 
@@ -525,15 +525,16 @@ class WeightsPanel final : public Panel {
   // Edits
   // ---------------------------------------------------------------------------
 
-  void handle(AppState& state, Slot slot, const MatrixGridSpec& spec,
+  void handle(const AppState& state, PanelContext& context, Slot slot, const MatrixGridSpec& spec,
               const MatrixGridEvents& events) {
     if (slot == kX) {
-      handle_embeddings(state, spec, events);
+      handle_embeddings(state, context, spec, events);
       return;
     }
     const ParameterName name = kSlotParameter[slot];
     const int head = weight_head(state.document.scenario().one_layer().config, name, head_);
-    if (events.edited) state.document.set_weight(name, head, events.row, events.col, events.value);
+    if (events.edited)
+      context.edits.push(edits::set_weight(name, head, events.row, events.col, events.value));
     if (editor_.begin_menu(spec, events.open_menu)) {
       if (name == ParameterName::W_O)
         ImGui::TextDisabled("W_O (all heads)");
@@ -555,19 +556,21 @@ class WeightsPanel final : public Panel {
         ImGui::SetTooltip(
             "back to the values the scenario had when it was opened (new cells: from its seed)");
       editor_.end_menu();
-      if (action) apply_to_weights(state, name, *action);
+      if (action) apply_to_weights(state, context, name, *action);
     }
   }
 
-  void apply_to_weights(AppState& state, ParameterName name, MatrixAction action) {
+  void apply_to_weights(const AppState& state, PanelContext& context, ParameterName name,
+                        MatrixAction action) {
     // Each Randomize draws from the seed plus a count, so that it draws new values every time.
     const std::uint64_t seed = state.document.scenario().one_layer().seed +
                                (action == MatrixAction::Randomize ? ++randomize_count_ : 0);
-    state.document.apply_to_matrix(
-        name, weight_head(state.document.scenario().one_layer().config, name, head_), action, seed);
+    context.edits.push(edits::apply_to_matrix(
+        name, weight_head(state.document.scenario().one_layer().config, name, head_), action,
+        seed));
   }
 
-  void handle_embeddings(AppState& state, const MatrixGridSpec& spec,
+  void handle_embeddings(const AppState& state, PanelContext& context, const MatrixGridSpec& spec,
                          const MatrixGridEvents& events) {
     const bool cross = state.pipeline().cross();
     if (events.hovered_row >= 0)
@@ -576,13 +579,14 @@ class WeightsPanel final : public Panel {
               ? TokenRef{Side::Query, events.hovered_row}
               : TokenRef{cross ? Side::Key : Side::Query, events.hovered_row - x_target_rows_};
     if (events.label_clicked >= 0 && events.label_clicked < x_target_rows_)
-      state.selection.query = events.label_clicked;
+      context.selection.query = events.label_clicked;
     if (events.label_hovered >= 0) label_tooltip(state, events.label_hovered);
 
     if (events.edited && spec.editable && events.row < x_rows_.rows() &&
         events.col < x_rows_.cols()) {
-      state.document.set_embedding_value(token_of_row(state, events.row), events.col, events.value,
-                                         x_rows_.row(events.row).data());
+      const auto shown = x_rows_.row(events.row);  // (d_model)
+      context.edits.push(edits::set_embedding_value(token_of_row(state, events.row), events.col,
+                                                    events.value, {shown.begin(), shown.end()}));
       x_rows_(events.row, events.col) = events.value;  // shown at once; rebuilt after the recompute
     }
 
@@ -600,7 +604,7 @@ class WeightsPanel final : public Panel {
         const bool has_override = overrides.contains(token.text) || overrides.contains(token.key);
         if (ImGui::MenuItem("Reset to its embedding when opened", nullptr, false,
                             has_override && spec.editable))
-          state.document.reset_embeddings({&token});
+          context.edits.push(edits::reset_embeddings({&token}));
         if (!has_override) ImGui::TextDisabled("(not edited)");
       }
       ImGui::EndPopup();
@@ -629,17 +633,17 @@ class WeightsPanel final : public Panel {
       if (ImGui::IsItemHovered())
         ImGui::SetTooltip("these words go back to their lexicon or hashed embeddings");
       editor_.end_menu();
-      if (action) apply_to_embeddings(state, *action);
+      if (action) apply_to_embeddings(state, context, *action);
     }
   }
 
-  void apply_to_embeddings(AppState& state, MatrixAction action) {
+  void apply_to_embeddings(const AppState& state, PanelContext& context, MatrixAction action) {
     const int rows = static_cast<int>(x_rows_.rows()), cols = static_cast<int>(x_rows_.cols());
     std::vector<const Token*> tokens;  // (rows)
     tokens.reserve(static_cast<std::size_t>(rows));
     for (int r = 0; r < rows; ++r) tokens.push_back(&token_of_row(state, r));
     if (action == MatrixAction::Reset) {
-      state.document.reset_embeddings(tokens);
+      context.edits.push(edits::reset_embeddings(tokens));
       return;
     }
     const std::uint64_t stream_seed = state.document.scenario().one_layer().seed +
@@ -670,7 +674,7 @@ class WeightsPanel final : public Panel {
         }
       }
     }
-    state.document.set_embeddings(tokens, next);
+    context.edits.push(edits::set_embeddings(tokens, next));
   }
 
   void label_tooltip(const AppState& state, int row) const {

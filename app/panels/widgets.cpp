@@ -17,8 +17,8 @@ ImU32 with_alpha(ImU32 colour, float alpha) {
   return ImGui::ColorConvertFloat4ToU32(c);
 }
 
-bool draw_query_selector(AppState& state, const char* id, float max_width_em,
-                         float max_width_fraction) {
+bool draw_query_selector(const AppState& state, PanelContext& context, const char* id,
+                         float max_width_em, float max_width_fraction) {
   const AttentionResult& r = state.result();
   const auto& queries = state.pipeline().target().tokens;
   const float font = ImGui::GetFontSize();
@@ -37,7 +37,7 @@ bool draw_query_selector(AppState& state, const char* id, float max_width_em,
       char item[96];
       std::snprintf(item, sizeof item, "%d: %s##q%d", view::shown_number(i),
                     state.frame.visual_text(queries[static_cast<std::size_t>(i)].text), i);
-      if (ImGui::Selectable(item, i == query)) state.selection.query = i, chosen = true;
+      if (ImGui::Selectable(item, i == query)) context.selection.query = i, chosen = true;
       if (ImGui::IsItemHovered()) state.frame.hovered_next = {Side::Query, i};
       if (i == query) ImGui::SetItemDefaultFocus();
     }
@@ -76,19 +76,19 @@ bool draw_layer_combo(const char* id, int layers, int& layer) {
   return draw_numbered_combo(id, layers, layer, "layer %d");
 }
 
-void draw_layer_selector(AppState& state, const char* id) {
+void draw_layer_selector(const AppState& state, PanelContext& context, const char* id) {
   const int layers = state.pipeline().layer_count();
   if (layers < 2) return;
   int layer = state.selection.layer;
   ImGui::TextUnformatted("layer");
   ImGui::SameLine();
   const std::string combo_id = std::string(id) + "_layer";
-  if (draw_layer_combo(combo_id.c_str(), layers, layer)) state.selection.layer = layer;
+  if (draw_layer_combo(combo_id.c_str(), layers, layer)) context.selection.layer = layer;
   ImGui::SameLine();
 }
 
-void draw_head_selector(AppState& state, const char* id) {
-  draw_layer_selector(state, id);
+void draw_head_selector(const AppState& state, PanelContext& context, const char* id) {
+  draw_layer_selector(state, context, id);
   const int heads = static_cast<int>(state.result().heads.size());
   int head = state.selection.head;
   const float font = ImGui::GetFontSize();
@@ -101,7 +101,7 @@ void draw_head_selector(AppState& state, const char* id) {
                                             head_colour(state.ui.theme, head), font * 0.15f);
   ImGui::Dummy(ImVec2(swatch, frame));
   ImGui::SameLine(0, font * 0.3f);
-  if (draw_head_combo(id, heads, head)) state.selection.head = head;
+  if (draw_head_combo(id, heads, head)) context.selection.head = head;
 }
 
 bool fits_after_last_item(float width, float spacing) {
@@ -197,7 +197,7 @@ void add_text_upwards(ImDrawList* list, ImVec2 bottom_left, ImU32 colour, const 
 
 bool command_menu_item(CommandSource& commands, std::string_view id, const char* label) {
   const char* keys = commands.keys(id);
-  if (!ImGui::MenuItem(label ? label : commands.label(id), keys[0] ? keys : nullptr,
+  if (!ImGui::MenuItem(label ? label : commands.label(id).c_str(), keys[0] ? keys : nullptr,
                        commands.checked(id), commands.enabled(id)))
     return false;
   commands.run(id);
@@ -279,7 +279,7 @@ std::string fit_label(const view::VisualText& shown, const std::string& text, fl
   return shown(fitted);  // copied before `fitted` goes
 }
 
-void draw_mask_pattern_controls(AppState& state) {
+void draw_mask_pattern_controls(const AppState& state, PanelContext& context) {
   const Scenario& s = state.document.scenario();
   static constexpr const char* kChoices[] = {"no pattern", "window", "dilated window", "blocks"};
   int choice =
@@ -294,11 +294,11 @@ void draw_mask_pattern_controls(AppState& state) {
       if (ImGui::Selectable(kChoices[k],
                             k == choice && (k > 0 || s.one_layer().mask.size() == 0))) {
         if (k == 0) {
-          state.document.set_mask_pattern(std::nullopt);
+          context.edits.push(edits::set_mask_pattern(std::nullopt));
         } else {
           MaskPattern pattern = s.one_layer().mask_pattern.value_or(MaskPattern{});
           pattern.kind = static_cast<MaskPattern::Kind>(k - 1);
-          state.document.set_mask_pattern(pattern);
+          context.edits.push(edits::set_mask_pattern(pattern));
         }
       }
     ImGui::EndCombo();
@@ -330,7 +330,8 @@ void draw_mask_pattern_controls(AppState& state) {
     if (pattern.kind == MaskPattern::Kind::Dilated)
       number("##mask dilation", "d", pattern.dilation, "positions between those keys");
   }
-  if (!(pattern == *s.one_layer().mask_pattern)) state.document.set_mask_pattern(pattern);
+  if (!(pattern == *s.one_layer().mask_pattern))
+    context.edits.push(edits::set_mask_pattern(pattern));
 }
 
 }  // namespace attnviz::app

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "app/panels/command_source.hpp"
+#include "app/panels/panel.hpp"
 #include "app/session/app_state.hpp"
 #include "core/figures/colormap.hpp"
 
@@ -36,8 +37,8 @@ ImU32 with_alpha(ImU32 colour, float alpha);
 // `max_width_em` font sizes and `max_width_fraction` of the rest of the line wide. Hovering an
 // entry highlights its token in every view; choosing one selects it. Returns whether a query was
 // chosen.
-bool draw_query_selector(AppState& state, const char* id, float max_width_em,
-                         float max_width_fraction);
+bool draw_query_selector(const AppState& state, PanelContext& context, const char* id,
+                         float max_width_em, float max_width_fraction);
 
 // A combo of the heads ("1"; entries "head 1", …), 3.2 font sizes wide. Sets `head` to the
 // head chosen and returns whether one was.
@@ -47,11 +48,11 @@ bool draw_head_combo(const char* id, int heads, int& head);
 bool draw_layer_combo(const char* id, int layers, int& layer);
 // "layer" and draw_layer_combo, selecting the layer chosen, then SameLine; nothing when the result
 // has one layer (the one-layer scenario).
-void draw_layer_selector(AppState& state, const char* id);
+void draw_layer_selector(const AppState& state, PanelContext& context, const char* id);
 
 // The layer selector (a model's), "head", the selected head's colour swatch (as in the Arrows
 // panel) and draw_head_combo, which selects the head chosen.
-void draw_head_selector(AppState& state, const char* id);
+void draw_head_selector(const AppState& state, PanelContext& context, const char* id);
 
 // Whether an item `width` wide still fits on the line after the last item, `spacing` after it
 // (ImGui's item spacing when not given).
@@ -116,6 +117,6 @@ void draw_cell_grid_lines(ImDrawList* list, const view::HeatmapGeometry& g, int 
 // The scenario's sparse or local mask pattern (core/variants/sparse_masks.hpp) on one line: none,
 // a window, a dilated window or blocks, with its numbers; a custom mask from a file shows as
 // such. The Input panel and the Cheaper attention view's sparse part both draw it.
-void draw_mask_pattern_controls(AppState& state);
+void draw_mask_pattern_controls(const AppState& state, PanelContext& context);
 
 }  // namespace attnviz::app

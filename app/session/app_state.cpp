@@ -16,12 +16,17 @@ float UiSettings::heatmap_top(const Matrix& weights) const {
   return heatmap_contrast ? view::contrast_scale_top(weights) : 1.0f;
 }
 
-DocumentEdit::~DocumentEdit() {
-  state_.recompute_if_needed();
+void AppState::apply(const Edit& edit) {
+  document.apply(edit);
+  recompute_if_needed();
 }
 
-Document* DocumentEdit::operator->() {
-  return &state_.document;
+bool AppState::apply_queued_edits() {
+  const bool any = !edits.empty();
+  for (const Edit& edit : edits.take()) document.apply(edit);
+  recompute_if_needed();
+  if (any) frame.redraw_within(1.0 / 60.0);  // the panels drawn before show it in the next frame
+  return any;
 }
 
 void AppState::recompute_if_needed() {

@@ -1,12 +1,15 @@
 // The app's state: one struct that every panel reads, in four parts: the document (the scenario,
 // saved), what is computed from it (the pipeline's result, derived), how it is looked at (the
-// selection, the lesson, the UI settings) and what a frame collects (hover, layout). Panels change
-// the document only through AppState::edit(); the pipeline runs again whenever an edit bumps
-// the document's version.
+// selection, the lesson, the UI settings) and what a frame collects (hover, layout). Panels are
+// given it read-only: they ask for changes to the document as named edits (app/session/edits.hpp)
+// in a queue the host applies between panels, and change how it is looked at through their
+// PanelContext (app/panels/panel.hpp). The pipeline runs again whenever an edit bumps the
+// document's version.
 #pragma once
 
 #include "app/session/compute_worker.hpp"
 #include "app/session/document.hpp"
+#include "app/session/edits.hpp"
 #include "app/session/frame_values.hpp"
 #include "app/view/layout.hpp"
 #include "app/view/visual_text.hpp"
@@ -205,24 +208,6 @@ struct FrameScratch {
   view::VisualText visual_text;
 };
 
-struct AppState;
-
-// AppState::edit(): how panels change the scenario. `state.edit()->set_weight(...)` applies the
-// change to the document (which bumps its version; History makes the undo step when the gesture
-// ends), and when the statement ends the result is computed again, so what the panel draws next
-// in the same frame shows the edit.
-class DocumentEdit {
- public:
-  explicit DocumentEdit(AppState& state) : state_(state) {}
-  DocumentEdit(const DocumentEdit&) = delete;
-  DocumentEdit& operator=(const DocumentEdit&) = delete;
-  ~DocumentEdit();
-  Document* operator->();
-
- private:
-  AppState& state_;
-};
-
 struct AppState {
   // Saved: the document (the scenario, its file, its versions).
   Document document;
@@ -242,11 +227,20 @@ struct AppState {
   // lesson): the panel host then starts every panel at its top left, scrolled nowhere.
   std::uint64_t view_generation = 0;
 
-  // Per frame.
-  FrameScratch frame;
+  // Per frame: what drawing collects (hover, layout, test values) and caches (the visual text).
+  // Written by panels, which are given the state read-only: it is drawing's output, never the
+  // document or how it is looked at.
+  mutable FrameScratch frame;
 
-  // The one way panels change the scenario (see DocumentEdit).
-  DocumentEdit edit() { return DocumentEdit(*this); }
+  // The edits the panels asked for and the host has not applied yet.
+  EditQueue edits;
+
+  // The host's way to change the document (a command, a file opened as a model): the edit now,
+  // and the result computed again.
+  void apply(const Edit& edit);
+  // The panels' edits, in order, and the result computed again if anything changed; whether
+  // there were any.
+  bool apply_queued_edits();
   bool unsaved() const { return document.unsaved(); }
   // Runs the pipeline if anything changed since the last run, and keeps the selection in range
   // of the result (the one place it is kept in range: views use it as it is).

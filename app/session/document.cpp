@@ -1,5 +1,7 @@
 #include "app/session/document.hpp"
 
+#include "app/session/edits.hpp"
+
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -26,6 +28,7 @@ void Document::load(Scenario scenario, std::string path) {
   keep_rules();
   opened_ = scenario_;
   path_ = std::move(path);
+  last_edit_.clear();
   ++load_version_;
   ++version_;
   saved_version_ = version_;
@@ -34,7 +37,14 @@ void Document::load(Scenario scenario, std::string path) {
 void Document::replace(Scenario scenario) {
   scenario_ = std::move(scenario);
   keep_rules();
+  last_edit_.clear();
   ++version_;
+}
+
+void Document::apply(const Edit& edit) {
+  const std::uint64_t before = version_;
+  if (edit.apply) edit.apply(*this);
+  if (version_ != before) last_edit_ = edit.label;
 }
 
 void Document::saved(std::string path, std::string view_json) {

@@ -1,6 +1,8 @@
 // The document: the scenario being edited, where it is saved, and the versions that say what
-// changed. It is the one place that changes the scenario: every edit a panel makes is a method
-// here that applies the change and bumps version(). Nothing here records the undo step itself:
+// changed. It is the one place that changes the scenario: every edit is a method here that
+// applies the change and bumps version(). Panels and commands ask for them by name (apply(),
+// app/session/edits.hpp), so that the last one's name is known. Nothing here records the undo
+// step itself:
 // History (app/session/history.hpp) watches version() once a frame and makes one step of a
 // whole drag or burst of typing.
 #pragma once
@@ -15,6 +17,8 @@
 #include "core/text/tokenizer.hpp"
 
 namespace attnviz::app {
+
+struct Edit;
 
 // What the weights' menu does to a whole matrix.
 enum class MatrixAction { Randomize, Identity, Zero, Half, Double, Reset };
@@ -106,13 +110,12 @@ class Document {
   // Every weight and embedding as on disk (Reset model).
   void reset_model_weights();
 
-  // For benchmarks and tests that change what no panel edits (the mask).
-  template <typename Change>
-  void edit(Change&& change) {
-    change(scenario_);
-    keep_rules();
-    ++version_;
-  }
+  // A named edit (app/session/edits.hpp): the method it names, remembering its name when it
+  // changed something.
+  void apply(const Edit& edit);
+  // The name of the last edit apply() made ("knock out layer 2, head 3"); "" after load() or
+  // replace().
+  const std::string& last_edit() const { return last_edit_; }
 
   // What the edits since it was last taken did besides what was asked (switching to cross mode
   // turned the causal mask off), for the notice bar; "" when nothing. Taking it clears it.
@@ -133,6 +136,7 @@ class Document {
   std::optional<OneLayerSpec> one_layer_aside_;
   std::string path_;
   std::string notice_;
+  std::string last_edit_;
   std::uint64_t version_ = 1;
   std::uint64_t load_version_ = 0;
   std::uint64_t saved_version_ = 0;

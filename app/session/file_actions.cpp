@@ -65,7 +65,7 @@ Status open_model(AppState& state, const std::string& path_or_name) {
   if (Status status = prepare_model_scenario(state, candidate, ""); !status)
     return Status::error("not opened: " + status.message());
   if (state.lesson.active()) state.leave_lesson();
-  state.edit()->set_model(*candidate.model());
+  state.apply(edits::set_model(*candidate.model()));
   state.selection.layer = 0;
   ++state.view_generation;
   return Status::ok();
@@ -73,7 +73,7 @@ Status open_model(AppState& state, const std::string& path_or_name) {
 
 void leave_model(AppState& state) {
   if (!state.document.scenario().model()) return;
-  state.edit()->set_model(std::nullopt);
+  state.apply(edits::set_model(std::nullopt));
   state.selection.layer = 0;
   ++state.view_generation;
 }

@@ -64,6 +64,7 @@ std::size_t History::bytes_of(const Scenario& s) {
 void History::reset(const AppState& state) {
   states_.assign(1, state.document.scenario());
   versions_.assign(1, state.document.version());
+  labels_.assign(1, std::string());
   cursor_ = 0;
   load_version_ = state.document.load_version();
   recorded_version_ = seen_version_ = state.document.version();
@@ -81,8 +82,10 @@ void History::record(const AppState& state) {
   }
   states_.resize(cursor_ + 1);  // a new edit drops the steps that were undone
   versions_.resize(cursor_ + 1);
+  labels_.resize(cursor_ + 1);
   states_.push_back(state.document.scenario());
   versions_.push_back(state.document.version());
+  labels_.push_back(state.document.last_edit());
   cursor_ = states_.size() - 1;
   recorded_version_ = state.document.version();
   // Keep within the memory budget, oldest first (always keeping the current state and one more).
@@ -92,6 +95,7 @@ void History::record(const AppState& state) {
     total -= bytes_of(states_.front());
     states_.erase(states_.begin());
     versions_.erase(versions_.begin());
+    labels_.erase(labels_.begin());
     --cursor_;
   }
 }
@@ -111,6 +115,16 @@ void History::observe(const AppState& state, bool busy, double now) {
 
 bool History::can_undo(const AppState& state) const {
   return cursor_ > 0 || (started_ && state.document.version() != recorded_version_);
+}
+
+std::string History::undo_label(const AppState& state) const {
+  if (started_ && state.document.version() != recorded_version_)
+    return state.document.last_edit();  // the edits in progress, which undo takes back first
+  return cursor_ > 0 ? labels_[cursor_] : std::string();
+}
+
+std::string History::redo_label() const {
+  return can_redo() ? labels_[cursor_ + 1] : std::string();
 }
 
 bool History::undo(AppState& state, double now) {

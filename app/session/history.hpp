@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace attnviz::app {
@@ -26,6 +27,10 @@ class History {
   bool undo(AppState& state, double now);
   bool redo(AppState& state);
   std::size_t steps() const { return states_.size(); }
+  // What undo and redo would take back or bring again ("knock out layer 2, head 3"); "" when
+  // nothing, or when the step was no named edit.
+  std::string undo_label(const AppState& state) const;
+  std::string redo_label() const;
 
  private:
   void reset(const AppState& state);
@@ -39,6 +44,7 @@ class History {
   // The Document::version() each of states_ had (when restored, the version it got then): the one
   // equal to Document::saved_version() is the scenario as saved.
   std::vector<std::uint64_t> versions_;
+  std::vector<std::string> labels_;  // the edit that led to each of states_ (labels_[0]: "")
   std::size_t cursor_ = 0;
   std::size_t byte_budget_;
   std::uint64_t load_version_ = 0;      // Document::load_version() seen last

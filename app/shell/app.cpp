@@ -332,6 +332,7 @@ void App::frame() {
   }
   const ImVec2 display = ImGui::GetIO().DisplaySize;
   draw_panels(shell_, commands_, menu_height, display.y - status_height);
+  state.apply_queued_edits();  // those of the last panel drawn
   // What an edit did besides what was asked (cross mode turned the causal mask off).
   if (std::string notice = state.document.take_notice(); !notice.empty())
     shell_.notices.succeeded(std::move(notice), backend.time());

@@ -64,6 +64,11 @@ std::vector<CommandInfo> make_table() {
   // Edits: a text field has its own undo.
   add({.id = "edit.undo",
        .label = "Undo",
+       .label_now =
+           [](const Shell& s) {
+             const std::string what = s.history.undo_label(s.state);
+             return what.empty() ? std::string("Undo") : "Undo " + what;
+           },
        .keys = "Ctrl+Z",
        .help = "undo (a whole drag or burst of typing is one step)",
        .chords = {{Key::Z, true, Shift::Up, true}},
@@ -72,6 +77,11 @@ std::vector<CommandInfo> make_table() {
        .run = [](Commands& c) { c.undo(); }});
   add({.id = "edit.redo",
        .label = "Redo",
+       .label_now =
+           [](const Shell& s) {
+             const std::string what = s.history.redo_label();
+             return what.empty() ? std::string("Redo") : "Redo " + what;
+           },
        .keys = "Ctrl+Shift+Z",
        .help = "redo (also Ctrl+Y)",
        .chords = {{Key::Z, true, Shift::Down, true}, {Key::Y, true, Shift::Any, true}},
@@ -183,6 +193,10 @@ std::vector<CommandInfo> make_table() {
        .label = "Leave the lesson",
        .enabled = [](const Shell& s) { return s.state.lesson.active(); },
        .run = [](Commands& c) { c.leave_lesson(); }});
+  add({.id = "lesson.restart_step",
+       .label = "Back to the step as it began",
+       .enabled = [](const Shell& s) { return s.state.lesson.active(); },
+       .run = [](Commands& c) { c.restart_lesson_step(); }});
   // The app. (A page is closed as a page: nothing to quit.)
   add({.id = "app.quit",
        .label = "Quit",
@@ -228,9 +242,10 @@ bool CommandRunner::offered(const CommandInfo& command) const {
   return command.in_browser || !platform::kBrowser;
 }
 
-const char* CommandRunner::label(std::string_view id) const {
+std::string CommandRunner::label(std::string_view id) const {
   const CommandInfo* command = find_command(id);
-  return command ? command->label : "";
+  if (!command) return {};
+  return command->label_now ? command->label_now(shell_) : command->label;
 }
 
 const char* CommandRunner::keys(std::string_view id) const {

@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -27,8 +28,11 @@ struct KeyChord {
 struct CommandInfo {
   std::string_view id = {};  // "file.save"
   const char* label = "";    // the menu item's: "Save"
-  const char* keys = "";     // as shown in menus and the F1 list: "Ctrl+S"; "" for none
-  const char* help = "";     // the F1 list's words; "" to leave it out of the list
+  // The label as it is now, where it names what the command will do ("Undo knock out layer 2,
+  // head 3"); null: `label`.
+  std::function<std::string(const Shell&)> label_now = nullptr;
+  const char* keys = "";  // as shown in menus and the F1 list: "Ctrl+S"; "" for none
+  const char* help = "";  // the F1 list's words; "" to leave it out of the list
   std::vector<KeyChord> chords = {};
   // The shortcut still works while a text field has the keys (it has no meaning there); while
   // the unsaved-changes question is asked (only quitting).
@@ -48,7 +52,7 @@ const CommandInfo* find_command(std::string_view id);
 class CommandRunner final : public CommandSource {
  public:
   CommandRunner(Shell& shell, Commands& commands) : shell_(shell), commands_(commands) {}
-  const char* label(std::string_view id) const override;
+  std::string label(std::string_view id) const override;
   const char* keys(std::string_view id) const override;
   bool enabled(std::string_view id) const override;
   bool checked(std::string_view id) const override;

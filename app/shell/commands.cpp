@@ -143,7 +143,7 @@ void Commands::toggle_knock_out() {
   const int layer = state.selection.layer, head = state.selection.head;
   HeadIntervention change = state.document.scenario().model()->intervention(layer, head);
   change.output_scale = change.ablated() ? 1.0f : 0.0f;
-  state.edit()->set_head_intervention(layer, head, change);
+  state.apply(edits::set_head_intervention(layer, head, change));
   report(Status::ok(), std::string(change.ablated() ? "knocked out" : "restored") + " layer " +
                            std::to_string(layer + 1) + ", head " + std::to_string(head + 1));
 }
@@ -155,14 +155,14 @@ void Commands::set_head_pattern(HeadIntervention::Pattern pattern) {
   const int layer = state.selection.layer, head = state.selection.head;
   HeadIntervention change = state.document.scenario().model()->intervention(layer, head);
   change.pattern = pattern;
-  state.edit()->set_head_intervention(layer, head, change);
+  state.apply(edits::set_head_intervention(layer, head, change));
 }
 
 void Commands::restore_head() {
   AppState& state = shell_.state;
   if (!state.document.scenario().model() || !state.pipeline().can(Capability::HeadInterventions))
     return;
-  state.edit()->set_head_intervention(state.selection.layer, state.selection.head, {});
+  state.apply(edits::set_head_intervention(state.selection.layer, state.selection.head, {}));
 }
 
 void Commands::open_dropped_files(const std::vector<std::string>& paths) {
@@ -568,6 +568,11 @@ void Commands::step_presentation(int direction) {
   const int queries = state.computed.has_result ? static_cast<int>(state.result().n_query) : 0;
   if (queries > 0)
     state.selection.query = std::clamp(state.selection.query + direction, 0, queries - 1);
+}
+
+void Commands::restart_lesson_step() {
+  AppState& state = shell_.state;
+  if (state.lesson.active()) state.go_to_lesson_step(state.lesson.step);
 }
 
 void Commands::toggle_shortcuts() {

@@ -56,6 +56,7 @@ class Commands {
   // Lessons.
   void start_lesson(const std::string& id, const std::string& title);  // a built-in one
   void leave_lesson();
+  void restart_lesson_step();  // the step as it began, the student's changes gone
 
   // The window.
   void quit();  // asks first when unsaved edits would be lost (as new and open do)

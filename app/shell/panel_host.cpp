@@ -253,7 +253,15 @@ constexpr ImGuiWindowFlags kPanelFlags =
 
 PanelContext panel_context(Shell& shell, CommandSource& commands) {
   ImGuiIO& io = ImGui::GetIO();
-  return PanelContext{shell.heatmaps, shell.state.frame.visual_text.escapes(), commands,
+  AppState& state = shell.state;
+  return PanelContext{state.edits,
+                      state.selection,
+                      state.pinned,
+                      state.ui,
+                      state.lesson,
+                      shell.heatmaps,
+                      state.frame.visual_text.escapes(),
+                      commands,
                       io.Fonts->Fonts.Size > 1 ? io.Fonts->Fonts[1] : nullptr,
                       io.Fonts->Fonts.Size > 2 ? io.Fonts->Fonts[2] : nullptr};
 }
@@ -287,13 +295,13 @@ float sentence_strip_height(const AppState& state, float width) {
                     style.WindowPadding.y * 2.0f);
 }
 
-void draw_sentence_strip(AppState& state) {
+void draw_sentence_strip(const AppState& state, PanelContext& context) {
   const auto strip = [&](const Tokenization& tokens, const std::vector<EmbeddingSource>& sources,
                          Side side, const char* caption) {
     ImGui::AlignTextToFramePadding();
     ImGui::TextDisabled("%s", caption);
     ImGui::SameLine();
-    draw_token_chips(state, tokens, sources, side);
+    draw_token_chips(state, context, tokens, sources, side);
   };
   const Pipeline& pipeline = state.pipeline();
   strip(pipeline.target(), pipeline.target_sources(), Side::Query, "queries");
@@ -327,11 +335,11 @@ void draw_presenter(Shell& shell, CommandSource& commands, const view::Rect& are
           ImVec2(layout.sentence.right() - extent.x - ImGui::GetStyle().WindowPadding.x,
                  layout.sentence.bottom() - extent.y - 2.0f),
           ImGui::GetColorU32(ImGuiCol_TextDisabled), hint);
-      draw_sentence_strip(state);
+      draw_sentence_strip(state, context);
     }
     ImGui::End();
   }
-  state.recompute_if_needed();
+  state.apply_queued_edits();
   // Every panel as a tab of one window, the view chosen shown first: the editors too, for a
   // lesson's step that asks for a change ("untick hard (argmax) in the Input panel").
   draw_window(shell, context,
@@ -385,7 +393,7 @@ void draw_panels(Shell& shell, Commands& commands, float top, float bottom) {
   const bool awaiting = state.lesson.awaiting_prediction();
   for (const view::DashboardWindow* window :
        windows_in_drawing_order(shell, state.frame.layout.dashboard.windows)) {
-    state.recompute_if_needed();  // edits made by earlier panels show in this one
+    state.apply_queued_edits();  // edits asked for by earlier panels show in this one
     draw_window(shell, context, *window, kPanelFlags, awaiting);
   }
 }

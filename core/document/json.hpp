@@ -57,8 +57,9 @@ struct JsonFailure {
   std::string message;
 };
 
-// The reader of every file AttnViz reads (scenarios, lessons): each value read by its key path,
-// which every message names; a wrong value throws JsonFailure, an unknown key is a warning.
+// The reader of every file AttnViz reads (scenarios, lessons, the view state): each value read by
+// its key path, which every message names; a wrong value throws JsonFailure, an unknown key is a
+// warning. (The view state is lenient: a wrong setting is a warning, and the others are kept.)
 class JsonReader {
  public:
   explicit JsonReader(std::vector<std::string>& warnings) : warnings_(warnings) {}

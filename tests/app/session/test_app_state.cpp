@@ -2,6 +2,7 @@
 #include "app/session/app_state.hpp"
 #include "app/session/options.hpp"
 #include "tests/support/builtin_state.hpp"
+#include "tests/support/replace_scenario.hpp"
 
 #include <doctest/doctest.h>
 
@@ -90,7 +91,7 @@ TEST_CASE("opening a document or a lesson step starts the views afresh, an edit 
     generation = state.view_generation;
     return changed;
   };
-  state.edit()->set_target("the cat sat");
+  state.apply(edits::set_target("the cat sat"));
   CHECK_FALSE(moved());
   testing::load_builtin_scenario(state, "/home/teacher/week3.json");  // File > Open, New
   CHECK(moved());
@@ -210,7 +211,7 @@ TEST_CASE("a lesson step's claims are checked again once the student changes the
   AppState state;
   state.start_lesson(builtin_lesson("causal-mask"), 4);  // "Unmasked, loves gives ... to bread"
   CHECK(state.lesson_change().message.empty());          // as the step began
-  state.document.edit([](Scenario& s) {
+  testing::replace_scenario(state.document, [](Scenario& s) {
     s.edit_one_layer()->parameters.heads[0].W_K(0, 0) += 5.0f;  // not what the step asks
   });
   const StudentChange& change = state.lesson_change();
@@ -224,7 +225,7 @@ TEST_CASE("a lesson step's claims are checked again once the student changes the
 TEST_CASE("the change a lesson step asks for is told as what it did, not as a broken text") {
   AppState state;
   state.start_lesson(builtin_lesson("causal-mask"), 4);
-  state.document.edit([](Scenario& s) {
+  testing::replace_scenario(state.document, [](Scenario& s) {
     s.edit_one_layer()->config.causal = true;
   });  // "Toggle the causal mask in the Input panel to compare."
   const StudentChange& toggled = state.lesson_change();

@@ -111,7 +111,7 @@ TEST_CASE("a slow model's edit returns at once, the views keep the last result u
   const std::string before = shown_text(state.pipeline());
   state.computed.on_this_thread_ms = 0;  // as if every run were slow: off this thread
   state.computed.wait_for_model = std::chrono::nanoseconds(0);
-  state.edit()->set_target("And the earth was without form, and void");
+  state.apply(edits::set_target("And the earth was without form, and void"));
   // The edit did not wait: unless the worker was quicker than this line, the old text is shown.
   if (state.computed.computing()) CHECK(shown_text(state.pipeline()) == before);
   frames_until_computed(state);
@@ -127,7 +127,7 @@ TEST_CASE("leaving model mode while a model computes: its result is not shown") 
   state.recompute_if_needed();
   state.computed.on_this_thread_ms = 0;
   state.computed.wait_for_model = std::chrono::nanoseconds(0);
-  state.edit()->set_target("And the earth was without form");
+  state.apply(edits::set_target("And the earth was without form"));
   leave_model(state);
   state.recompute_if_needed();
   CHECK_FALSE(state.pipeline().can(Capability::TrainedWeights));

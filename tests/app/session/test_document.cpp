@@ -1,6 +1,7 @@
 // The document: every edit goes through it, changes what it says and bumps the version; loading
 // and saving set what "unsaved" means.
 #include <doctest/doctest.h>
+#include "tests/support/replace_scenario.hpp"
 
 #include <cmath>
 #include <limits>
@@ -102,7 +103,7 @@ TEST_CASE("AppState::edit() computes the edit at once, the document alone at the
   AppState state;
   testing::load_builtin_scenario(state);
   state.recompute_if_needed();
-  state.edit()->set_target("the cat sat on the mat");
+  state.apply(edits::set_target("the cat sat on the mat"));
   CHECK(state.computed.version == state.document.version());
   CHECK(state.pipeline().target().tokens.size() == 6);
   state.document.set_target("the cat");
@@ -133,10 +134,10 @@ TEST_CASE("the editors' head follows the document when its last compute failed")
   testing::load_builtin_scenario(state);
   state.recompute_if_needed();
   state.selection.head = 1;
-  state.edit()->set_target("");  // fails: the result keeps two heads
+  state.apply(edits::set_target(""));  // fails: the result keeps two heads
   AttentionConfig one_head = state.document.scenario().one_layer().config;
   one_head.heads = 1;
-  state.edit()->set_config(one_head);
+  state.apply(edits::set_config(one_head));
   CHECK_FALSE(state.computed.error.empty());
   CHECK(state.result().heads.size() == 2);
   CHECK(state.selection.head == 1);  // the views show the result
@@ -149,10 +150,10 @@ TEST_CASE("switching to cross mode turns the causal mask off, as one edit, and s
   testing::load_builtin_scenario(state);
   AttentionConfig causal = state.document.scenario().one_layer().config;
   causal.causal = true;
-  state.edit()->set_config(causal);
+  state.apply(edits::set_config(causal));
   CHECK(state.document.take_notice().empty());  // self-attention keeps its mask
   const std::uint64_t version = state.document.version();
-  state.edit()->set_mode(Mode::Cross);
+  state.apply(edits::set_mode(Mode::Cross));
   CHECK(state.document.version() == version + 1);  // one edit: one undo step
   CHECK(state.document.scenario().one_layer().mode == Mode::Cross);
   CHECK_FALSE(state.document.scenario().one_layer().config.causal);
@@ -161,7 +162,7 @@ TEST_CASE("switching to cross mode turns the causal mask off, as one edit, and s
   CHECK(notice.rfind("Causal mask off", 0) == 0);  // what was done, first
   CHECK(notice.find("cross-attention") != std::string::npos);
   CHECK(state.document.take_notice().empty());  // said once
-  state.edit()->set_mode(Mode::Self);
+  state.apply(edits::set_mode(Mode::Self));
   CHECK_FALSE(state.document.scenario().one_layer().config.causal);  // it stays off
   CHECK(state.document.take_notice().empty());
 }
@@ -169,15 +170,16 @@ TEST_CASE("switching to cross mode turns the causal mask off, as one edit, and s
 TEST_CASE("in cross mode no edit turns the causal mask on") {
   AppState state;
   testing::load_builtin_scenario(state);
-  state.edit()->set_mode(Mode::Cross);
+  state.apply(edits::set_mode(Mode::Cross));
   AttentionConfig causal = state.document.scenario().one_layer().config;
   causal.causal = true;
   causal.hard = true;
-  state.edit()->set_config(causal);
+  state.apply(edits::set_config(causal));
   CHECK_FALSE(state.document.scenario().one_layer().config.causal);
   CHECK(state.document.scenario().one_layer().config.hard);  // the rest of the settings are taken
   CHECK_FALSE(state.document.take_notice().empty());
-  state.document.edit([](Scenario& s) { s.edit_one_layer()->config.causal = true; });
+  testing::replace_scenario(state.document,
+                            [](Scenario& s) { s.edit_one_layer()->config.causal = true; });
   CHECK_FALSE(state.document.scenario().one_layer().config.causal);
   state.recompute_if_needed();
   CHECK(state.computed.error.empty());

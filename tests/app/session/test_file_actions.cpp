@@ -1,6 +1,7 @@
 // Open, save and export as the File menu does them, without a window.
 #include "app/session/file_actions.hpp"
 #include "app/session/view_state.hpp"
+#include "tests/support/replace_scenario.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/write_targets.hpp"
 
@@ -102,7 +103,7 @@ TEST_CASE("a custom mask is saved at the size of the current sentence") {
   TempDir dir;
   RecentFiles recent("");
   AppState state = builtin_state();
-  state.document.edit([](Scenario& s) {
+  testing::replace_scenario(state.document, [](Scenario& s) {
     s.edit_one_layer()->mask = MaskMatrix::Ones(5, 5);
     s.edit_one_layer()->mask(4, 0) = 0;
     s.target = "i like to eat apple pie";  // 6 tokens now
@@ -120,7 +121,7 @@ TEST_CASE("an untitled scenario is saved under its sentence as typed, a named on
   TempDir dir;
   RecentFiles recent("");
   AppState state = builtin_state();  // untitled: "I like to eat apple", its sentence
-  state.edit()->set_target("the animal was tired");
+  state.apply(edits::set_target("the animal was tired"));
   const std::string path = (dir.path / "untitled.json").string();
   REQUIRE(save_scenario(state, recent, path));
   std::ifstream file(path);
@@ -131,8 +132,8 @@ TEST_CASE("an untitled scenario is saved under its sentence as typed, a named on
   REQUIRE_MESSAGE(load.ok(), load.error());
   CHECK(scenario_title(*load) == "The animal was tired");
 
-  state.edit()->set_title("Pronouns");
-  state.edit()->set_target("the cat sat");
+  state.apply(edits::set_title("Pronouns"));
+  state.apply(edits::set_target("the cat sat"));
   REQUIRE(save_scenario(state, recent, path));
   load = load_scenario_file(path);
   REQUIRE_MESSAGE(load.ok(), load.error());

@@ -1,6 +1,7 @@
 // Undo and redo: steps are whole gestures, and undo/redo return exact earlier states.
 #include "app/session/history.hpp"
 #include "tests/support/builtin_state.hpp"
+#include "tests/support/replace_scenario.hpp"
 
 #include <doctest/doctest.h>
 
@@ -44,8 +45,9 @@ TEST_CASE("a drag over many frames is one undo step") {
 // outside the field then goes further back instead of bringing the word again.
 TEST_CASE("an edit back to the state before the last step undoes that step") {
   Fixture f;
-  f.state.document.edit(
-      [](Scenario& s) { s.edit_one_layer()->config.causal = true; });  // an earlier step
+  testing::replace_scenario(f.state.document, [](Scenario& s) {
+    s.edit_one_layer()->config.causal = true;
+  });  // an earlier step
   f.frame(false);
   const std::string before_word = f.json();
   const std::string sentence = f.state.document.scenario().target;
@@ -146,10 +148,10 @@ TEST_CASE("undoing the switch to cross mode brings back self-attention and its c
   Fixture f;
   AttentionConfig causal = f.state.document.scenario().one_layer().config;
   causal.causal = true;
-  f.state.edit()->set_config(causal);
+  f.state.apply(edits::set_config(causal));
   f.frame(false);
   const std::string self_causal = f.json();
-  f.state.edit()->set_mode(Mode::Cross);  // turns the mask off: cross mode has none
+  f.state.apply(edits::set_mode(Mode::Cross));  // turns the mask off: cross mode has none
   f.frame(false);
   const std::string cross = f.json();
   CHECK_FALSE(f.state.document.scenario().one_layer().config.causal);
@@ -262,6 +264,49 @@ TEST_CASE("typing a seed marks the scenario unsaved and is one undo step") {
   REQUIRE(f.history.redo(f.state));
   CHECK(f.state.document.scenario().one_layer().seed == 421);
   CHECK(f.state.unsaved());
+}
+
+}  // namespace attnviz::app
+
+namespace attnviz::app {
+
+TEST_CASE("undo and redo name the edit they take back or bring again") {
+  Fixture f;
+  CHECK(f.history.undo_label(f.state).empty());  // nothing to undo
+  HeadIntervention knocked_out;
+  knocked_out.output_scale = 0.0f;
+  // A named edit on the one-layer scenario's title, then one that changes nothing (no step).
+  f.state.apply(edits::set_title("Fruit"));
+  f.frame(false);
+  CHECK(f.history.undo_label(f.state) == "rename the scenario");
+  f.state.apply(edits::set_head_intervention(1, 2, knocked_out));  // no model: no edit
+  f.frame(false);
+  CHECK(f.history.undo_label(f.state) == "rename the scenario");
+  f.state.apply(edits::set_weight(ParameterName::W_K, 1, 0, 0, 0.25f));
+  CHECK(f.history.undo_label(f.state) == "edit W_K of head 2");  // in progress: taken back first
+  f.frame(false);
+  CHECK(f.history.undo_label(f.state) == "edit W_K of head 2");
+  REQUIRE(f.history.undo(f.state, f.now));
+  CHECK(f.history.undo_label(f.state) == "rename the scenario");
+  CHECK(f.history.redo_label() == "edit W_K of head 2");
+  REQUIRE(f.history.undo(f.state, f.now));
+  CHECK(f.history.undo_label(f.state).empty());
+  CHECK(f.history.redo_label() == "rename the scenario");
+}
+
+TEST_CASE("a panel's queued edits change nothing until the host applies them, in order") {
+  Fixture f;
+  const std::uint64_t version = f.state.document.version();
+  f.state.edits.push(edits::set_target("the cat sat"));
+  f.state.edits.push(edits::set_target("the cat sat down"));
+  CHECK(f.state.document.version() == version);
+  CHECK(f.state.document.scenario().target != "the cat sat down");
+  CHECK(f.state.apply_queued_edits());
+  CHECK(f.state.edits.empty());
+  CHECK(f.state.document.scenario().target == "the cat sat down");
+  CHECK(f.state.document.last_edit() == "edit the sentence");
+  CHECK(f.state.pipeline().target().tokens.size() == 4);  // computed again
+  CHECK_FALSE(f.state.apply_queued_edits());              // nothing left
 }
 
 }  // namespace attnviz::app

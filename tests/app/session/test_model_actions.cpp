@@ -7,6 +7,7 @@
 #include "app/session/view_state.hpp"
 #include "core/models/model_files.hpp"
 #include "tests/support/builtin_state.hpp"
+#include "tests/support/replace_scenario.hpp"
 #include "tests/support/temp_dir.hpp"
 
 #include <doctest/doctest.h>
@@ -68,7 +69,8 @@ TEST_CASE("opening a shipped model keeps the text, is one undo step, and names t
 TEST_CASE("a knocked-out head changes the layers above and the prediction, undo restores both") {
   Fixture f;
   REQUIRE(open_model(f.state, "gpt2-kjv-tiny"));
-  f.state.edit()->set_target("And God said, Let there be light: and there was light. And God");
+  f.state.apply(
+      edits::set_target("And God said, Let there be light: and there was light. And God"));
   f.frame();
   // The pipeline the views read may be another after a recompute (app/session/compute_worker.hpp):
   // it is asked for each time.
@@ -80,9 +82,10 @@ TEST_CASE("a knocked-out head changes the layers above and the prediction, undo 
   const Matrix layer1 = f.state.pipeline().layer(1).output;
   HeadIntervention ablate;
   ablate.output_scale = 0;
-  f.state.edit()->set_head_intervention(0, 2, ablate);
+  f.state.apply(edits::set_head_intervention(0, 2, ablate));
   f.frame();
-  const AttentionResult& knocked = f.state.pipeline().layer(0);  // head 2 adds nothing now
+  CHECK(f.history.undo_label(f.state) == "knock out layer 1, head 3");  // as the views number them
+  const AttentionResult& knocked = f.state.pipeline().layer(0);         // head 2 adds nothing now
   const Eigen::Index d_head = knocked.heads[2].V.cols();
   CHECK(knocked.concat.middleCols(2 * d_head, d_head).cwiseAbs().maxCoeff() == 0.0f);
   CHECK((f.state.pipeline().layer(0).output - layer0).cwiseAbs().maxCoeff() > 0.0f);
@@ -102,7 +105,7 @@ TEST_CASE("a model's scenario saves and opens again with its interventions and s
   REQUIRE(open_model(f.state, "gpt2-kjv-tiny"));
   HeadIntervention uniform;
   uniform.pattern = HeadIntervention::Pattern::Uniform;
-  f.state.edit()->set_head_intervention(1, 3, uniform);
+  f.state.apply(edits::set_head_intervention(1, 3, uniform));
   f.state.selection.layer = 1;
   f.state.selection.head = 3;
   const std::string path = (dir.path / "kjv.json").string();
@@ -178,7 +181,7 @@ TEST_CASE(
   TempDir dir;
   Fixture f;
   REQUIRE(open_model(f.state, "stories260K"));
-  f.state.edit()->set_target("Once upon a time there was a little girl");
+  f.state.apply(edits::set_target("Once upon a time there was a little girl"));
   f.frame();
   const auto last_logits = [&] {
     return model_run_of(f.state.pipeline())->forward().last_logits();
@@ -189,7 +192,7 @@ TEST_CASE(
   // A weight of layer 2's W_Q, head 3: layer 1 stays, layer 2's head 3 and the prediction change.
   // (The result may come from the other pipeline, which computed the text in one pass rather than
   // as it was typed: the same numbers to float rounding, hence the tolerances.)
-  f.state.edit()->set_model_weight({2, HeadMatrix::Query, 3, 0, 0, 4.0f});
+  f.state.apply(edits::set_model_weight({2, HeadMatrix::Query, 3, 0, 0, 4.0f}));
   f.frame();
   CHECK(f.state.unsaved());
   CHECK((f.state.pipeline().layer(1).heads[2].weights - layer1).cwiseAbs().maxCoeff() < 1e-5f);
@@ -200,8 +203,8 @@ TEST_CASE(
   CHECK(shape_summary(f.state).find("1 weight edited") != std::string::npos);
   // What is not a number is no edit.
   const std::uint64_t version = f.state.document.version();
-  f.state.edit()->set_model_weight({2, HeadMatrix::Query, 3, 0, 1, std::nanf("")});
-  f.state.edit()->set_model_embedding({5, 0, std::numeric_limits<float>::infinity()});
+  f.state.apply(edits::set_model_weight({2, HeadMatrix::Query, 3, 0, 1, std::nanf("")}));
+  f.state.apply(edits::set_model_embedding({5, 0, std::numeric_limits<float>::infinity()}));
   CHECK(f.state.document.version() == version);
 
   REQUIRE(f.history.undo(f.state, f.now));
@@ -214,10 +217,10 @@ TEST_CASE(
 
   // A whole block (the matrix menu) and an embedding, saved and opened again.
   std::vector<float> zeros(64 * 8, 0.0f);
-  f.state.edit()->set_model_weight_block(0, HeadMatrix::Value, 1, 64, 8, zeros.data());
+  f.state.apply(edits::set_model_weight_block(0, HeadMatrix::Value, 1, 64, 8, zeros));
   f.frame();
   const int token = model_run_of(f.state.pipeline())->model_tokens()[3].id;
-  f.state.edit()->set_model_embedding({token, 7, -1.25f});
+  f.state.apply(edits::set_model_embedding({token, 7, -1.25f}));
   f.frame();
   CHECK(f.state.document.scenario().model()->weight_edits.size() == 1 + 64 * 8);
   const RowVector edited = last_logits();
@@ -235,7 +238,7 @@ TEST_CASE(
             .maxCoeff() < 1e-4f);
 
   // Reset model: every weight as trained, one undo step.
-  f.state.edit()->reset_model_weights();
+  f.state.apply(edits::reset_model_weights());
   f.frame();
   f.state.recompute_if_needed();
   CHECK_FALSE(f.state.document.scenario().model()->weights_edited());
@@ -261,7 +264,7 @@ TEST_CASE("the undo history's memory budget counts a model's weight edits") {
   const std::vector<float> values(64 * 8, 0.5f);  // a whole W_Q block: 512 cells, 12 KiB
   for (int head = 0; head < 8; ++head)
     for (int layer = 0; layer < 5; ++layer) {
-      f.state.edit()->set_model_weight_block(layer, HeadMatrix::Query, head, 64, 8, values.data());
+      f.state.apply(edits::set_model_weight_block(layer, HeadMatrix::Query, head, 64, 8, values));
       now += 2.0;
       small.observe(f.state, false, now);
     }
@@ -276,12 +279,13 @@ namespace attnviz::app {
 
 TEST_CASE("a mask pattern replaces a custom mask, and undo brings the mask back") {
   Fixture f;
-  f.state.edit()->edit([](Scenario& s) { s.edit_one_layer()->mask = MaskMatrix::Ones(2, 2); });
+  testing::replace_scenario(f.state.document,
+                            [](Scenario& s) { s.edit_one_layer()->mask = MaskMatrix::Ones(2, 2); });
   f.frame();
   MaskPattern blocks;
   blocks.kind = MaskPattern::Kind::Blocks;
   blocks.block = 2;
-  f.state.edit()->set_mask_pattern(blocks);
+  f.state.apply(edits::set_mask_pattern(blocks));
   f.frame();
   CHECK(f.state.document.scenario().one_layer().mask.size() == 0);
   CHECK(f.state.document.scenario().one_layer().mask_pattern == blocks);

@@ -52,10 +52,10 @@ TEST_CASE("an untitled scenario's window title follows the sentence typed, a nam
   AppState state;
   testing::load_builtin_scenario(state);
   CHECK(window_title(state) == "I like to eat apple \xe2\x80\x94 AttnViz");
-  state.edit()->set_target("the animal was tired");
+  state.apply(edits::set_target("the animal was tired"));
   CHECK(window_title(state) == "\xe2\x80\xa2 The animal was tired \xe2\x80\x94 AttnViz");
-  state.edit()->set_title("Pronouns");
-  state.edit()->set_target("the cat sat");
+  state.apply(edits::set_title("Pronouns"));
+  state.apply(edits::set_target("the cat sat"));
   CHECK(window_title(state) == "\xe2\x80\xa2 Pronouns \xe2\x80\x94 AttnViz");
 }
 
@@ -63,12 +63,12 @@ TEST_CASE("Save As proposes a name from the sentence as it is now, the title, or
   AppState state;
   testing::load_builtin_scenario(state);
   CHECK(save_as_file_name(state) == "i-like-to-eat-apple.json");
-  state.edit()->set_target("the animal was tired");
+  state.apply(edits::set_target("the animal was tired"));
   CHECK(save_as_file_name(state) == "the-animal-was-tired.json");
-  state.edit()->set_target("");
+  state.apply(edits::set_target(""));
   CHECK(save_as_file_name(state) == "scenario.json");
-  state.edit()->set_title("Week 3: pronouns");
-  state.edit()->set_target("the cat sat");
+  state.apply(edits::set_title("Week 3: pronouns"));
+  state.apply(edits::set_target("the cat sat"));
   CHECK(save_as_file_name(state) == "week-3-pronouns.json");
   state.load(state.document.scenario(), "/home/teacher/lessons/lecture.json", {});
   CHECK(save_as_file_name(state) == "lecture.json");
