@@ -17,6 +17,7 @@
 #include "app/raster/canvas.hpp"
 #include "app/render/image_texture.hpp"
 #include "app/view/arrows_notes.hpp"
+#include "app/view/memo.hpp"
 #include "core/figures/format.hpp"
 #include "core/figures/head_colours.hpp"
 
@@ -105,10 +106,9 @@ class ArrowsPanel final : public Panel {
   bool all_heads_ = true;
   bool many_layers_ = false;    // what all_heads_ was last set for
   std::vector<Line> overview_;  // the lines drawn when nothing is isolated (capacity kept)
-  std::uint64_t overview_version_ = 0;
-  float overview_threshold_ = -1;
-  bool overview_dense_ = false;
-  int overview_heads_ = -2;       // the heads it holds: -1 all, else the selected one
+  // What it was collected from: the result's version, the threshold, whether dense, the heads
+  // it holds (-1 all, else the selected one).
+  view::Memo<std::uint64_t, float, bool, int> overview_of_;
   bool overview_capped_ = false;  // more lines than kMaxOverviewLines were above the threshold
   view::Canvas canvas_;           // the lines, drawn on the CPU when they change
   render::ImageTexture canvas_texture_;  // ... and shown as one textured quad
@@ -129,13 +129,7 @@ class ArrowsPanel final : public Panel {
     const AttentionResult& r = state.result();
     const float threshold = line_threshold(state);
     const int heads_shown = all_heads_ ? -1 : state.selection.head;
-    if (overview_version_ == r.version && overview_threshold_ == threshold &&
-        overview_dense_ == dense && overview_heads_ == heads_shown)
-      return;
-    overview_version_ = r.version;
-    overview_threshold_ = threshold;
-    overview_dense_ = dense;
-    overview_heads_ = heads_shown;
+    if (!overview_of_.changed(r.version, threshold, dense, heads_shown)) return;
     overview_.clear();
     for (int h = 0; h < static_cast<int>(r.heads.size()); ++h) {
       if (!head_shown(h, state.selection.head)) continue;

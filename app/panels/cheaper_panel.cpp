@@ -6,7 +6,7 @@
 // that rescales what the earlier tiles added up. Under them, the scores held at once against the
 // full matrix, and at the last tile the output O / ℓ against full attention.
 //
-// Its other parts, chosen in the method list (state.ui.cheaper_method, saved in the view state):
+// Its other parts, chosen in the method list (kMethod, saved in the view state):
 // Linformer (linformer_view.hpp), Reformer (reformer_view.hpp), sparse patterns
 // (sparse_view.hpp), shared keys: multi-query and grouped-query attention (shared_keys_view.hpp),
 // and decoding with a KV cache (decoding_view.hpp).
@@ -20,6 +20,7 @@
 #include "app/panels/sparse_view.hpp"
 #include "app/panels/theme.hpp"
 #include "app/panels/widgets.hpp"
+#include "app/view/memo.hpp"
 #include "core/figures/colormap.hpp"
 #include "core/figures/format.hpp"
 #include "core/pipeline/variants_run.hpp"
@@ -28,15 +29,32 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <array>
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <string>
 
 namespace attnviz::app {
 namespace {
 
-using Method = UiSettings::CheaperMethod;
+enum class Method { Flash, Linformer, Reformer, Sparse, SharedKeys, Decoding };  // kCheaperMethods
+
+// The part shown, saved in the view state as "cheaper_method" (a lesson step's "method").
+const ViewSetting<Method> kMethod{
+    "cheaper_method", 130, Method::Flash,
+    [](const Json& value, const std::string& path, JsonReader&, const Method&) {
+      return static_cast<Method>(view_json::one_of(
+          value, path, view::kCheaperMethods,
+          "\"flash\", \"linformer\", \"reformer\", \"sparse\", \"shared_keys\" or \"decoding\""));
+    },
+    [](const Method& method) {
+      return method == Method::Flash
+                 ? OrderedJson()
+                 : OrderedJson(
+                       std::string(view::kCheaperMethods[static_cast<std::size_t>(method)]));
+    }};
 
 class CheaperPanel final : public Panel {
  public:
@@ -44,24 +62,9 @@ class CheaperPanel final : public Panel {
     const AttentionResult& r = state.result();
     font_ = ImGui::GetFontSize();
     draw_method(state, context);
-    switch (state.ui.cheaper_method) {
-      case Method::Flash:
-        break;
-      case Method::Linformer:
-        linformer_.draw(state);
-        return;
-      case Method::Reformer:
-        reformer_.draw(state);
-        return;
-      case Method::Sparse:
-        sparse_.draw(state, context);
-        return;
-      case Method::SharedKeys:
-        shared_keys_.draw(state, context);
-        return;
-      case Method::Decoding:
-        decoding_.draw(state, context);
-        return;
+    if (const Method method = kMethod.in(state.ui.views); method != Method::Flash) {
+      parts_[static_cast<std::size_t>(method) - 1]->draw(state, context);
+      return;
     }
     draw_header(state);
     if (!update(state)) {
@@ -106,18 +109,17 @@ class CheaperPanel final : public Panel {
 
  private:
   float font_ = 16;
-  LinformerView linformer_;
-  ReformerView reformer_;
-  SparseView sparse_;
-  SharedKeysView shared_keys_;
-  DecodingView decoding_;
+  // The other parts, in the order of Method (after Flash).
+  std::array<std::unique_ptr<CheaperPart>, 5> parts_ = {
+      std::make_unique<LinformerView>(), std::make_unique<ReformerView>(),
+      std::make_unique<SparseView>(), std::make_unique<SharedKeysView>(),
+      std::make_unique<DecodingView>()};
   FlashSettings settings_{4, 4};
   int step_ = 0;             // the tile shown: 0 .. tiles − 1
   int followed_query_ = -1;  // the selected query when step_ last followed it
   // What the trace was computed for.
-  std::uint64_t version_ = 0;
-  int head_ = -1;
-  FlashSettings computed_{0, 0};
+  // What the trace is of: the result's version, the head, the tiles' rows and columns.
+  view::Memo<std::uint64_t, int, int, int> trace_of_;
   FlashResult flash_;
   std::string error_;
   float largest_difference_ = 0;
@@ -143,11 +145,11 @@ class CheaperPanel final : public Panel {
         "heads share keys and values, so fewer weights and a smaller K/V cache.",
         "A decoder generates one token at a time: each step adds one key and one value to a\n"
         "cache, and only the new query is computed. Every row equals full causal attention."};
-    int method = static_cast<int>(state.ui.cheaper_method);
+    int method = static_cast<int>(kMethod.in(state.ui.views));
     ImGui::AlignTextToFramePadding();
     ImGui::SetNextItemWidth(font_ * 9.0f);
     if (ImGui::Combo("##cheaper_method", &method, kMethods, IM_ARRAYSIZE(kMethods)))
-      context.ui.cheaper_method = static_cast<Method>(method);
+      kMethod.in(context.ui.views) = static_cast<Method>(method);
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", kAbout[method]);
     ImGui::SameLine(0, font_);
     draw_head_selector(state, context, "##cheaper_head");
@@ -176,14 +178,11 @@ class CheaperPanel final : public Panel {
   bool update(const AppState& state) {
     const AttentionResult& r = state.result();
     const int head = state.selection.head;
-    if (version_ == r.version && head_ == head && computed_.query_block == settings_.query_block &&
-        computed_.key_block == settings_.key_block)
+    // The same head and tiles as before, of an earlier result: the step shown is kept.
+    const bool same_tiles = trace_of_.holds(std::get<0>(trace_of_.inputs()), head,
+                                            settings_.query_block, settings_.key_block);
+    if (!trace_of_.changed(r.version, head, settings_.query_block, settings_.key_block))
       return error_.empty();
-    const bool same_tiles = head_ == head && computed_.query_block == settings_.query_block &&
-                            computed_.key_block == settings_.key_block;
-    version_ = r.version;
-    head_ = head;
-    computed_ = settings_;
     error_.clear();
     const AttentionConfig& c = r.config;
     float scale = 1;

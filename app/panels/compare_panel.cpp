@@ -12,6 +12,7 @@
 //   [SECTION] Header: the mode and its selectors
 //   [SECTION] What A and B are this frame
 //   [SECTION] Drawing one heatmap
+#include "app/panels/heatmap_cells.hpp"
 #include "app/panels/panel.hpp"
 #include "app/panels/registry.hpp"
 #include "app/panels/theme.hpp"
@@ -534,66 +535,29 @@ class ComparePanel final : public Panel {
                         state.ui.theme == Theme::Dark ? "dark grey" : "white");
   }
 
-  static bool masked_cell(const HeatmapSpec& spec, int i, int j) {
-    return spec.masked && i < spec.masked->rows() && j < spec.masked->cols() &&
-           view::is_masked((*spec.masked)(i, j));
-  }
-
   void draw_heatmap(const AppState& state, PanelContext& context, ImDrawList* list,
                     const HeatmapSpec& spec, const view::HeatmapGeometry& g, int which) {
     if (g.grid.empty()) return;
     const Palette& colours = palette(state.ui.theme);
     const Matrix& values = *spec.values;
     const int rows = static_cast<int>(values.rows()), cols = static_cast<int>(values.cols());
-    const float span = spec.high - spec.low;
-    const auto position = [&](float v) { return span > 0 ? (v - spec.low) / span : 0.5f; };
-
-    // 1. The cells.
-    if (context.heatmaps.ok() && spec.texture && spec.texture->texture()) {
-      context.heatmaps.draw(list, *spec.texture, spec.block, ImVec2(g.grid.x, g.grid.y),
-                            ImVec2(g.grid.right(), g.grid.bottom()), spec.colormap, spec.low,
-                            spec.high);
-      // The difference's texture holds signed numbers, not marked cells: its masked cells
-      // hatched over it (the weights' textures mark and hatch their own).
-      if (spec.signed_values && spec.masked)
-        for (int i = 0; i < rows; ++i)
-          for (int j = 0; j < cols; ++j)
-            if (masked_cell(spec, i, j)) {
-              const view::Rect c = g.cell(i, j);
-              draw_masked_cell(list, ImVec2(c.x, c.y), ImVec2(c.right(), c.bottom()),
-                               state.ui.theme);
-            }
-    } else {
-      for (int i = 0; i < rows; ++i)
-        for (int j = 0; j < cols; ++j) {
-          const view::Rect c = g.cell(i, j);
-          if (masked_cell(spec, i, j))
-            draw_masked_cell(list, ImVec2(c.x, c.y), ImVec2(c.right(), c.bottom()), state.ui.theme);
-          else
-            list->AddRectFilled(ImVec2(c.x, c.y), ImVec2(c.right(), c.bottom()),
-                                to_imgui(view::sample(spec.colormap, position(values(i, j)))));
-        }
-    }
-    draw_cell_grid_lines(list, g, rows, cols, colours.grid);
-    // 2. The numbers.
-    if (g.show_values && state.ui.show_cell_values) {
+    // 1. The cells, the lines between them and the numbers (the difference's texture holds
+    // signed numbers, not marked cells: its masked cells are hatched over it).
+    const CellSource cells{.values = &values,
+                           .masked_scores = spec.masked,
+                           .colormap = spec.colormap,
+                           .low = spec.low,
+                           .high = spec.high,
+                           .texture = spec.texture,
+                           .block = spec.block,
+                           .texture_marks_hatched = !spec.signed_values};
+    CellDrawing drawing{.numbers = g.show_values && state.ui.show_cell_values};
+    if (drawing.numbers) {  // a little smaller than the labels: three heatmaps share the room
       const float widest = ImGui::CalcTextSize(spec.signed_values ? "-0.00" : "0.00").x;
-      const float value_size =
+      drawing.number_size =
           font_ * std::min(kValueScale, (g.cell_w - 6.0f) / std::max(1.0f, widest));
-      char text[32];
-      for (int i = 0; i < rows; ++i)
-        for (int j = 0; j < cols; ++j) {
-          if (masked_cell(spec, i, j)) continue;  // no weight: no number
-          const float v = values(i, j);
-          view::format_number_into(text, sizeof text, v, 2);  // the colour tells the sign too
-          const view::Rect c = g.cell(i, j);
-          const ImVec2 size = ImGui::GetFont()->CalcTextSizeA(value_size, FLT_MAX, 0.0f, text);
-          list->AddText(ImGui::GetFont(), value_size,
-                        ImVec2(c.x + (c.w - size.x) * 0.5f, c.y + (c.h - size.y) * 0.5f),
-                        to_imgui(view::text_colour_on(view::sample(spec.colormap, position(v)))),
-                        text);
-        }
     }
+    draw_heatmap_cells(list, context, state.ui.theme, g, cells, drawing);
     // 3. Labels: queries on the left (when this heatmap has them), keys above.
     const int hovered_row = spec.current_tokens || which == 1 ? hovered_query(state, rows) : -1;
     const int hovered_column = spec.current_tokens || which == 1 ? hovered_key(state, cols) : -1;
@@ -643,21 +607,11 @@ class ComparePanel final : public Panel {
     }
     // 4. The selected query's row, the hovered row or column, and the largest difference.
     const float thick = std::max(2.0f, font_ * 0.12f);
-    if (selected >= 0) {
-      const float y = g.grid.y + g.cell_h * static_cast<float>(selected);
-      list->AddRect(ImVec2(g.grid.x, y), ImVec2(g.grid.right(), y + g.cell_h), colours.selection, 0,
-                    0, thick);
-    }
-    if (hovered_row >= 0 && hovered_row != selected) {
-      const float y = g.grid.y + g.cell_h * static_cast<float>(hovered_row);
-      list->AddRect(ImVec2(g.grid.x, y), ImVec2(g.grid.right(), y + g.cell_h), colours.highlight, 0,
-                    0, thick);
-    }
-    if (hovered_column >= 0) {
-      const float x = g.grid.x + g.cell_w * static_cast<float>(hovered_column);
-      list->AddRect(ImVec2(x, g.grid.y), ImVec2(x + g.cell_w, g.grid.bottom()), colours.highlight,
-                    0, 0, thick);
-    }
+    if (selected >= 0) outline_heatmap_row(list, g, selected, colours.selection, thick);
+    if (hovered_row >= 0 && hovered_row != selected)
+      outline_heatmap_row(list, g, hovered_row, colours.highlight, thick);
+    if (hovered_column >= 0)
+      outline_heatmap_column(list, g, hovered_column, colours.highlight, thick);
     if (previous_cell_[0] >= 0 && previous_map_ != which && previous_cell_[0] < rows &&
         previous_cell_[1] < cols && (spec.current_tokens || which == 1) && pairs_cells_) {
       const view::Rect c = g.cell(previous_cell_[0], previous_cell_[1]);

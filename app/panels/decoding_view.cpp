@@ -18,8 +18,7 @@ namespace attnviz::app {
 void DecodingView::draw(const AppState& state, PanelContext& context) {
   font_ = ImGui::GetFontSize();
   if (!update(state)) {
-    ImGui::Spacing();
-    text_wrapped_at_spaces(error_, ImGui::GetContentRegionAvail().x, true);
+    draw_error();
     return;
   }
   // The step is the selected query: the token that has just arrived (every view follows it).
@@ -90,9 +89,7 @@ void DecodingView::draw(const AppState& state, PanelContext& context) {
 bool DecodingView::update(const AppState& state) {
   const AttentionResult& r = state.result();
   const int head = state.selection.head;
-  if (version_ == r.version && head_ == head) return error_.empty();
-  version_ = r.version;
-  head_ = head;
+  if (!computed_of_.changed(r.version, head)) return error_.empty();
   error_.clear();
   steps_.clear();
   const AttentionConfig& c = r.config;

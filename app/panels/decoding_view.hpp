@@ -5,8 +5,9 @@
 // key and value; and the step's row against the full causal computation's.
 #pragma once
 
-#include "app/panels/panel.hpp"
+#include "app/panels/cheaper_part.hpp"
 #include "app/session/app_state.hpp"
+#include "app/view/memo.hpp"
 #include "core/variants/kv_cache.hpp"
 
 #include <imgui.h>
@@ -17,9 +18,9 @@
 
 namespace attnviz::app {
 
-class DecodingView {
+class DecodingView final : public CheaperPart {
  public:
-  void draw(const AppState& state, PanelContext& context);
+  void draw(const AppState& state, PanelContext& context) override;
 
  private:
   bool update(const AppState& state);  // false: error_ says why there is nothing to show
@@ -29,13 +30,10 @@ class DecodingView {
   void draw_work(const AppState& state, ImVec2 origin, ImVec2 size);
 
   int step_ = 0;  // the token that has just arrived: the selected query
-  std::uint64_t version_ = 0;
-  int head_ = -1;
-  std::string error_;
+  view::Memo<std::uint64_t, int> computed_of_;  // the result's version, the head
   std::vector<DecodeStep> steps_;
   Matrix keys_, values_;  // (n, d_k), (n, d_v): the cache after the last step
   Matrix full_;           // (n, d_v): the full causal computation's output
-  float font_ = 16;
 };
 
 }  // namespace attnviz::app

@@ -2,12 +2,14 @@
 // drawn as one float texture through a colormap shader, with token labels, numbers in the
 // cells when they fit, and a tooltip with the raw and scaled score of the hovered cell; beside
 // it, a thumbnail of every head (a click selects the head).
+#include "app/panels/heatmap_cells.hpp"
 #include "app/panels/panel.hpp"
 #include "app/panels/registry.hpp"
 #include "app/panels/theme.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/render/heatmap_renderer.hpp"
 #include "app/view/formula.hpp"
+#include "app/view/memo.hpp"
 #include "app/view/values.hpp"
 #include "core/figures/format.hpp"
 
@@ -87,18 +89,13 @@ class HeatmapPanel final : public Panel {
   // The top of each head's colour scale (UiSettings::heatmap_top), for the result and setting
   // they were found for: the header, the grid and the thumbnails read them every frame.
   std::vector<float> scale_tops_;
-  std::uint64_t scale_tops_version_ = 0;
-  bool scale_tops_contrast_ = false;
+  view::Memo<std::uint64_t, bool, std::size_t> scale_tops_of_;  // version, contrast, heads
   // The mouse wheel turned over the names (across, down): scrolls the cells in the next frame.
   std::array<float, 2> label_wheel_{};
 
   void update_scale_tops(const AppState& state) {
     const AttentionResult& r = state.result();
-    if (scale_tops_version_ == r.version && scale_tops_contrast_ == state.ui.heatmap_contrast &&
-        scale_tops_.size() == r.heads.size())
-      return;
-    scale_tops_version_ = r.version;
-    scale_tops_contrast_ = state.ui.heatmap_contrast;
+    if (!scale_tops_of_.changed(r.version, state.ui.heatmap_contrast, r.heads.size())) return;
     scale_tops_.resize(r.heads.size());
     for (std::size_t h = 0; h < r.heads.size(); ++h)
       scale_tops_[h] = state.ui.heatmap_top(r.heads[h].weights);
@@ -243,59 +240,27 @@ class HeatmapPanel final : public Panel {
     const int rows = static_cast<int>(r.n_query), cols = static_cast<int>(r.n_key);
     const Palette& colours = palette(state.ui.theme);
     const float font = ImGui::GetFontSize();
-    // 1. The cells: one textured quad (or, without the shader, one rectangle per cell).
-    if (context.heatmaps.ok()) {
-      context.heatmaps.draw(list, context.heatmaps.weights, head_index, corner(g.grid),
-                            far_corner(g.grid), state.ui.colormap, 0.0f, top);
-    } else {
-      for (int i = 0; i < rows; ++i)
-        for (int j = 0; j < cols; ++j)
-          if (view::is_masked(head.masked_scores(i, j)))
-            draw_masked_cell(list, corner(g.cell(i, j)), far_corner(g.cell(i, j)), state.ui.theme);
-          else
-            list->AddRectFilled(
-                corner(g.cell(i, j)), far_corner(g.cell(i, j)),
-                to_imgui(view::sample(state.ui.colormap, head.weights(i, j) / top)));
-    }
-    // 2. Grid lines between cells when cells are big enough to separate.
-    draw_cell_grid_lines(list, g, rows, cols, colours.grid);
-    // 3. Numbers in the cells in sight (none in a masked cell: it holds no weight, not a weight
-    // of 0).
-    if (g.show_values && state.ui.show_cell_values) {
-      char text[32];
-      const auto [first_row, last_row] = g.visible_rows();
-      const auto [first_col, last_col] = g.visible_cols();
-      for (int i = first_row; i < last_row; ++i)
-        for (int j = first_col; j < last_col; ++j) {
-          if (view::is_masked(head.masked_scores(i, j))) continue;
-          const float w = head.weights(i, j);
-          view::format_number_into(text, sizeof text, w, 2);
-          const view::Rect c = g.cell(i, j);
-          const ImVec2 size = ImGui::CalcTextSize(text);
-          list->AddText(ImVec2(c.x + (c.w - size.x) * 0.5f, c.y + (c.h - size.y) * 0.5f),
-                        to_imgui(view::text_colour_on(view::sample(state.ui.colormap, w / top))),
-                        text);
-        }
-    }
-    // 4. The selected query's row, and the hovered token's row or column.
+    // 1. The cells, the lines between them, the numbers in those in sight (the weights' texture
+    // marks the masked cells).
+    CellSource cells{.values = &head.weights,
+                     .masked_scores = &head.masked_scores,
+                     .colormap = state.ui.colormap,
+                     .low = 0.0f,
+                     .high = top,  // the colour scale: 0 .. top
+                     .texture = &context.heatmaps.weights,
+                     .block = head_index};
+    draw_heatmap_cells(
+        list, context, state.ui.theme, g, cells,
+        {.numbers = g.show_values && state.ui.show_cell_values, .visible_only = true});
+    // 2. The selected query's row, and the hovered token's row or column.
     const float thick = highlight_width(state.ui, font);
-    const view::Rect row = {g.grid.x,
-                            g.grid.y + g.cell_h * static_cast<float>(state.selection.query),
-                            g.grid.w, g.cell_h};
-    list->AddRect(corner(row), far_corner(row), colours.selection, 0, 0, thick);
+    outline_heatmap_row(list, g, state.selection.query, colours.selection, thick);
     for (int i = 0; i < rows; ++i)
-      if (state.highlights_query(i) && i != state.selection.query) {
-        const view::Rect hr = {g.grid.x, g.grid.y + g.cell_h * static_cast<float>(i), g.grid.w,
-                               g.cell_h};
-        list->AddRect(corner(hr), far_corner(hr), colours.highlight, 0, 0, thick);
-      }
+      if (state.highlights_query(i) && i != state.selection.query)
+        outline_heatmap_row(list, g, i, colours.highlight, thick);
     for (int j = 0; j < cols; ++j)
-      if (state.highlights_key(j)) {
-        const view::Rect hc = {g.grid.x + g.cell_w * static_cast<float>(j), g.grid.y, g.cell_w,
-                               g.grid.h};
-        list->AddRect(corner(hc), far_corner(hc), colours.highlight, 0, 0, thick);
-      }
-    // 5. Hover and click.
+      if (state.highlights_key(j)) outline_heatmap_column(list, g, j, colours.highlight, thick);
+    // 3. Hover and click.
     if (!ImGui::IsWindowHovered()) return;
     const ImGuiIO& io = ImGui::GetIO();
     if (const auto cell = g.hit(io.MousePos.x, io.MousePos.y)) {

@@ -13,6 +13,7 @@
 #include "app/panels/theme.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/render/heatmap_renderer.hpp"
+#include "app/view/memo.hpp"
 #include "core/figures/format.hpp"
 #include "core/models/across_layers.hpp"
 #include "core/models/model.hpp"
@@ -21,6 +22,7 @@
 #include <imgui.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -33,6 +35,21 @@ namespace {
 // multiply-adds (some tens of milliseconds here) it is not computed (the view says so).
 constexpr double kMostLensWork = 2e8;
 
+// The part shown, saved in the view state as "layers_view" (written when not the lens).
+enum class Section { Lens, Rollout, Residual };
+constexpr std::array<std::string_view, 3> kSectionNames = {"lens", "rollout", "residual"};
+const ViewSetting<Section> kSection{
+    "layers_view", 120, Section::Lens,
+    [](const Json& value, const std::string& path, JsonReader&, const Section&) {
+      return static_cast<Section>(
+          view_json::one_of(value, path, kSectionNames, "\"lens\", \"rollout\" or \"residual\""));
+    },
+    [](const Section& section) {
+      return section == Section::Lens
+                 ? OrderedJson()
+                 : OrderedJson(std::string(kSectionNames[static_cast<std::size_t>(section)]));
+    }};
+
 class LayersPanel final : public Panel {
  public:
   void draw_content(const AppState& state, PanelContext& context) override {
@@ -40,14 +57,13 @@ class LayersPanel final : public Panel {
     // in core/figures/views.hpp): a trained model's forward pass holds every layer's stream.
     const Run* model = &state.pipeline().current();
     if (!model->trained_forward() || !model->trained_model()) return;
-    // The section is a UI setting, saved with the view (app/session/view_state.hpp).
-    section_ = static_cast<int>(state.ui.layers_section);
+    section_ = static_cast<int>(kSection.in(state.ui.views));
     ImGui::RadioButton("Logit lens", &section_, 0);
     ImGui::SameLine();
     ImGui::RadioButton("Rollout", &section_, 1);
     ImGui::SameLine();
     ImGui::RadioButton("Residual stream", &section_, 2);
-    context.ui.layers_section = static_cast<UiSettings::LayersSection>(section_);
+    kSection.in(context.ui.views) = static_cast<Section>(section_);
     update(*model);
     if (section_ == 0) draw_lens(state, *model);
     if (section_ == 1) draw_rollout(state, context, *model);
@@ -55,9 +71,8 @@ class LayersPanel final : public Panel {
   }
 
  private:
-  int section_ = 0;  // state.ui.layers_section, as the radio buttons take it
-  std::uint64_t computed_run_ = 0;
-  int computed_section_ = -1;
+  int section_ = 0;                             // kSection, as the radio buttons take it
+  view::Memo<std::uint64_t, int> computed_of_;  // the model's run, the section
   bool lens_too_large_ = false;
   // The lens opens on its last positions (the prediction's): asked for a few frames, as the
   // table's width is known only once it has been laid out.
@@ -68,9 +83,7 @@ class LayersPanel final : public Panel {
   render::MatrixStackTexture rollout_texture_;
 
   void update(const Run& model) {
-    if (computed_run_ == model.run_count() && computed_section_ == section_) return;
-    computed_run_ = model.run_count();
-    computed_section_ = section_;
+    if (!computed_of_.changed(model.run_count(), section_)) return;
     scroll_to_last_ = 3;
     const TransformerForward& forward = *model.trained_forward();
     const TransformerConfig& c = model.trained_model()->transformer.config();
@@ -86,7 +99,7 @@ class LayersPanel final : public Panel {
       rollout_ = attention_rollout(forward);
       std::vector<const Matrix*> stack;
       for (const Matrix& m : rollout_) stack.push_back(&m);
-      rollout_texture_.update(stack, computed_run_);
+      rollout_texture_.update(stack, model.run_count());
     } else {
       norms_ = residual_norms(forward);
     }

@@ -27,7 +27,7 @@ bool mouse_in(float x, float y, float w, float h) {
 
 }  // namespace
 
-void LinformerView::draw(const AppState& state) {
+void LinformerView::draw(const AppState& state, PanelContext& /*context*/) {
   font_ = ImGui::GetFontSize();
   const int n_key = static_cast<int>(state.result().n_key);
   ImGui::SameLine(0, font_);
@@ -50,8 +50,7 @@ void LinformerView::draw(const AppState& state) {
         "default use 7)",
         static_cast<unsigned long long>(seed_));
   if (!update(state)) {
-    ImGui::Spacing();
-    text_wrapped_at_spaces(error_, ImGui::GetContentRegionAvail().x, true);
+    draw_error();
     return;
   }
   const Palette& colours = palette(state.ui.theme);
@@ -89,16 +88,11 @@ bool LinformerView::update(const AppState& state) {
   const int head = state.selection.head;
   const int n = static_cast<int>(r.n_key);
   const int k = std::clamp(k_, 1, std::max(1, n));
-  if (version_ == r.version && head_ == head && computed_k_ == k && computed_shared_ == shared_ &&
-      computed_seed_ == seed_)
-    return error_.empty();
-  const bool same_sweep = version_ == r.version && head_ == head && computed_shared_ == shared_ &&
-                          computed_seed_ == seed_;
-  computed_seed_ = seed_;
-  version_ = r.version;
-  head_ = head;
+  // The sweep over every k does not depend on k: kept when only k changed.
+  const bool same_sweep =
+      computed_of_.holds(r.version, head, std::get<2>(computed_of_.inputs()), shared_, seed_);
+  if (!computed_of_.changed(r.version, head, k, shared_, seed_)) return error_.empty();
   computed_k_ = k;
-  computed_shared_ = shared_;
   error_.clear();
   const AttentionConfig& c = r.config;
   float scale = 1;

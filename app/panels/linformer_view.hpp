@@ -4,8 +4,10 @@
 // against n². The projections E and F are drawn from a seed, or E is shared as F.
 #pragma once
 
+#include "app/panels/cheaper_part.hpp"
 #include "app/panels/theme.hpp"
 #include "app/session/app_state.hpp"
+#include "app/view/memo.hpp"
 #include "core/variants/linformer.hpp"
 
 #include <imgui.h>
@@ -16,10 +18,10 @@
 
 namespace attnviz::app {
 
-class LinformerView {
+class LinformerView final : public CheaperPart {
  public:
   // Draws the settings line's rest (after the method and head selectors) and the view.
-  void draw(const AppState& state);
+  void draw(const AppState& state, PanelContext& context) override;
 
  private:
   bool update(const AppState& state);  // false: error_ says why there is nothing to show
@@ -30,18 +32,15 @@ class LinformerView {
   bool shared_ = false;
   std::uint64_t seed_ = kLinformerSeed;
   // What was computed.
-  std::uint64_t version_ = 0;
-  int head_ = -1, computed_k_ = -1;
-  bool computed_shared_ = false;
-  std::uint64_t computed_seed_ = 0;
-  std::string error_;
+  // The result's version, the head, k, F = E, the projections' seed.
+  view::Memo<std::uint64_t, int, int, bool, std::uint64_t> computed_of_;
+  int computed_k_ = -1;
   Matrix weights_;                  // (n_query, k)
   std::vector<float> differences_;  // the largest |output − full| for k = 1 .. n (sampled past 64)
   std::vector<int> sweep_k_;        // the k of each entry of differences_
   float difference_ = 0;            // at k_
   std::vector<float> moved_;        // (n_query): each output's largest difference from full, at k_
   std::int64_t pairs_ = 0, pairs_full_ = 0;
-  float font_ = 16;
 };
 
 }  // namespace attnviz::app

@@ -106,7 +106,7 @@ void MatrixEditor::begin_frame(Theme theme, ImFont* bold_font) {
   cell_w_ = std::ceil(ImGui::CalcTextSize("-0.00").x) + 2.0f * pad_x_;
   header_h_ = std::round(font_ * 1.3f);
   row_h_ = std::round(font_ * 1.3f);
-  if (typing_.id != 0 && typing_.drawn_frame < frame_ - 1) typing_ = {};  // its grid went away
+  if (typing_.active() && typing_.drawn_frame < frame_ - 1) typing_.close();  // its grid went away
   show_notice();
 }
 
@@ -115,7 +115,7 @@ double MatrixEditor::next_change_in() const {
   // A little past each moment, so that the frame drawn then is past it too.
   constexpr double kMargin = 0.01;
   double in = std::numeric_limits<double>::infinity();
-  if (hover_.id != 0 && drag_.id == 0 && typing_.id == 0 && hover_.since + kTooltipDelay >= now)
+  if (hover_.id != 0 && !drag_.active() && !typing_.active() && hover_.since + kTooltipDelay >= now)
     in = hover_.since + kTooltipDelay - now + kMargin;
   if (notice_.until >= now) in = std::min(in, notice_.until - now + kMargin);
   return in;
@@ -190,14 +190,6 @@ void MatrixEditor::fit_rows(float height, int max_rows) {
   const float fit =
       std::floor((height - header_h_ - 1.0f) / static_cast<float>(std::max(1, max_rows)));
   row_h_ = std::clamp(fit, std::round(font_ * 1.1f), std::round(font_ * 1.6f));
-}
-
-float MatrixEditor::drag_speed(float limit, bool fine) {
-  // A drag of 100 pixels sweeps the matrix's range up to 1: 0.01 a pixel at most, and for a matrix
-  // of (near) zeros. Never more: a weight dragged large would make every later drag of the matrix
-  // coarser, each more than the last (a larger value is typed).
-  const float magnitude = std::isfinite(limit) && limit > 1e-3f ? std::min(limit, 1.0f) : 1.0f;
-  return magnitude * (fine ? 0.001f : 0.01f);
 }
 
 float MatrixEditor::Layout::column_x(int col) const {
@@ -285,11 +277,12 @@ MatrixGridEvents MatrixEditor::draw(const MatrixGridSpec& spec, ImVec2 origin) {
 
   // 1. The text field of a cell being typed into: submitted before the cells so that it, not
   //    the grid under it, gets the mouse, but drawn on a channel above them.
-  const bool typing_here = typing_.id == grid_id && typing_.row < l.rows && typing_.col < l.cols;
+  const bool typing_here =
+      typing_.open_on(grid_id) && typing_.row() < l.rows && typing_.col() < l.cols;
   if (typing_here) {
     list->ChannelsSplit(2);
     list->ChannelsSetCurrent(1);
-    draw_typing(spec, cell_min(typing_.row, typing_.col), column_width(typing_.col), events);
+    draw_typing(spec, cell_min(typing_.row(), typing_.col()), column_width(typing_.col()), events);
     list->ChannelsSetCurrent(0);
   }
 
@@ -312,51 +305,37 @@ MatrixGridEvents MatrixEditor::draw(const MatrixGridSpec& spec, ImVec2 origin) {
 
     // Press: start a drag on the cell under the mouse (Ctrl+click types instead).
     if (ImGui::IsItemActivated() && spec.editable && hover_r >= 0) {
-      drag_ = {};
-      if (io.KeyCtrl) {
-        open_typing(grid_id, hover_r, hover_c, value_at(hover_r, hover_c));
-      } else {
-        drag_.id = grid_id;
-        drag_.row = hover_r;
-        drag_.col = hover_c;
-        drag_.start_value = value_at(hover_r, hover_c);
-        drag_.limit = spec.limit;
-      }
+      drag_.release();
+      if (io.KeyCtrl)
+        typing_.open(grid_id, hover_r, hover_c, value_at(hover_r, hover_c), frame_);
+      else
+        drag_.press(grid_id, hover_r, hover_c, value_at(hover_r, hover_c), spec.limit);
     }
     // Double-click: type the value.
     if (spec.editable && cells_hovered && hover_r >= 0 &&
         ImGui::IsMouseDoubleClicked(ImGuiMouseButton_Left)) {
-      drag_ = {};
-      open_typing(grid_id, hover_r, hover_c, value_at(hover_r, hover_c));
+      drag_.release();
+      typing_.open(grid_id, hover_r, hover_c, value_at(hover_r, hover_c), frame_);
     }
     // Moving: one continuous edit of the pressed cell, whichever cell the mouse is over now.
-    if (drag_.id == grid_id) {
-      if (!ImGui::IsItemActive() || drag_.row >= l.rows || drag_.col >= l.cols) {
-        drag_ = {};
-      } else if (!drag_.cancelled) {
+    if (drag_.on(grid_id)) {
+      if (!ImGui::IsItemActive() || drag_.row() >= l.rows || drag_.col() >= l.cols) {
+        drag_.release();
+      } else if (!drag_.cancelled()) {
         ImGui::SetMouseCursor(ImGuiMouseCursor_ResizeEW);
+        std::optional<view::CellChange> change;
         if (escape_pressed()) {  // Escape puts the value back and ends the drag
-          drag_.cancelled = true;
           events = {};
-          events.edited = true;
-          events.row = drag_.row;
-          events.col = drag_.col;
-          events.value = drag_.start_value;
+          change = drag_.cancel();
         } else {
-          if (!drag_.moving && std::fabs(m.x - io.MouseClickedPos[0].x) >= io.MouseDragThreshold)
-            drag_.moving = true;
-          const float dx = drag_.moving ? io.MouseDelta.x : 0.0f;
-          if (dx != 0.0f) {
-            const float current = value_at(drag_.row, drag_.col);
-            const float next =
-                std::clamp(current + dx * drag_speed(drag_.limit, io.KeyShift), -FLT_MAX, FLT_MAX);
-            if (std::isfinite(next) && next != current) {
-              events.edited = true;
-              events.row = drag_.row;
-              events.col = drag_.col;
-              events.value = next;
-            }
-          }
+          change = drag_.move(io.MouseDelta.x, m.x - io.MouseClickedPos[0].x, io.MouseDragThreshold,
+                              io.KeyShift, value_at(drag_.row(), drag_.col()));
+        }
+        if (change) {
+          events.edited = true;
+          events.row = change->row;
+          events.col = change->col;
+          events.value = change->value;
         }
       }
     }
@@ -422,7 +401,7 @@ MatrixGridEvents MatrixEditor::draw(const MatrixGridSpec& spec, ImVec2 origin) {
                                    static_cast<std::uint8_t>((texel >> 16) & 0xFFu), 255};
       const ImVec2 p = cell_min(r, c);
       const float w = column_width(c);
-      if (typing_.id == grid_id && typing_.row == r && typing_.col == c) continue;
+      if (typing_.open_on(grid_id) && typing_.row() == r && typing_.col() == c) continue;
       // An exact zero reads "0", faint, so that the numbers that matter stand out.
       const bool zero = v == 0.0f;
       if (zero)
@@ -447,22 +426,22 @@ MatrixGridEvents MatrixEditor::draw(const MatrixGridSpec& spec, ImVec2 origin) {
     list->AddRect(ImVec2(origin.x, y), ImVec2(right + 1.0f, y + row_h_ + 1.0f), colours.highlight,
                   0, 0, thick);
   }
-  const bool dragging_here = drag_.id == grid_id && !drag_.cancelled;
+  const bool dragging_here = drag_.on(grid_id) && !drag_.cancelled();
   if (hover_r >= 0 && !dragging_here && spec.editable) {
     const ImVec2 p = cell_min(hover_r, hover_c);
     list->AddRect(p, ImVec2(p.x + column_width(hover_c) + 1.0f, p.y + row_h_ + 1.0f), colours.text,
                   0, 0, 1.5f);
   }
   if (dragging_here) {
-    const ImVec2 p = cell_min(drag_.row, drag_.col);
+    const ImVec2 p = cell_min(drag_.row(), drag_.col());
     list->AddRect(ImVec2(p.x - 1.0f, p.y - 1.0f),
-                  ImVec2(p.x + column_width(drag_.col) + 2.0f, p.y + row_h_ + 2.0f),
+                  ImVec2(p.x + column_width(drag_.col()) + 2.0f, p.y + row_h_ + 2.0f),
                   colours.selection, 0, 0, thick);
   }
 
   // 4. Row labels, right-aligned against the cells.
-  const int active_row = dragging_here ? drag_.row : hover_r;
-  const int active_col = dragging_here ? drag_.col : hover_c;
+  const int active_row = dragging_here ? drag_.row() : hover_r;
+  const int active_col = dragging_here ? drag_.col() : hover_c;
   list->PushClipRect(ImVec2(origin.x, view_top), ImVec2(cells_x - 1.0f, clip_max.y), true);
   for (int r = r0; r < r1 && spec.row_label; ++r) {
     const char* label = spec.row_label(spec.label_context, r, text, sizeof text);
@@ -547,15 +526,15 @@ MatrixGridEvents MatrixEditor::draw(const MatrixGridSpec& spec, ImVec2 origin) {
       std::snprintf(out, static_cast<std::size_t>(size), "%s[%s, %s]", spec.title, rl, cl);
   };
   char name[160], value_text[48];
-  if (dragging_here && drag_.moving) {
-    cell_name(drag_.row, drag_.col, name, sizeof name);
+  if (dragging_here && drag_.moving()) {
+    cell_name(drag_.row(), drag_.col(), name, sizeof name);
     view::format_number_into(value_text, sizeof value_text,
-                             events.edited ? events.value : value_at(drag_.row, drag_.col), 4);
+                             events.edited ? events.value : value_at(drag_.row(), drag_.col()), 4);
     ImGui::SetTooltip("%s = %s", name, value_text);
-  } else if (hover_r >= 0 && drag_.id == 0 && notice_.until < ImGui::GetTime()) {
+  } else if (hover_r >= 0 && !drag_.active() && notice_.until < ImGui::GetTime()) {
     if (hover_.id != grid_id || hover_.row != hover_r || hover_.col != hover_c)
       hover_ = {grid_id, hover_r, hover_c, ImGui::GetTime()};
-    if (ImGui::GetTime() - hover_.since > kTooltipDelay && typing_.id == 0) {
+    if (ImGui::GetTime() - hover_.since > kTooltipDelay && !typing_.active()) {
       cell_name(hover_r, hover_c, name, sizeof name);
       view::format_number_into(value_text, sizeof value_text, value_at(hover_r, hover_c), 4);
       ImGui::BeginTooltip();
@@ -574,24 +553,13 @@ MatrixGridEvents MatrixEditor::draw(const MatrixGridSpec& spec, ImVec2 origin) {
   return events;
 }
 
-void MatrixEditor::open_typing(ImGuiID grid_id, int row, int col, float value) {
-  typing_ = {};
-  typing_.id = grid_id;
-  typing_.row = row;
-  typing_.col = col;
-  typing_.drawn_frame = frame_;
-  // The shortest text that reads back to the same float: "0.57", not "0.569999992847".
-  const auto result = write_shortest(typing_.text, typing_.text + sizeof typing_.text - 1, value);
-  *result.ptr = '\0';
-}
-
 void MatrixEditor::draw_typing(const MatrixGridSpec& spec, const ImVec2& cell_min, float width,
                                MatrixGridEvents& events) {
   typing_.drawn_frame = frame_;
   // As wide as the cell, and as the text typed so far (it may cover the cells beside it meanwhile).
   const float w =
       std::max({width + 1.0f, std::ceil(ImGui::CalcTextSize("-0.0000000").x) + 2.0f * pad_x_,
-                std::ceil(ImGui::CalcTextSize(typing_.text).x + font_) + 2.0f * pad_x_});
+                std::ceil(ImGui::CalcTextSize(typing_.text()).x + font_) + 2.0f * pad_x_});
   ImGui::SetCursorScreenPos(cell_min);
   ImGui::PushStyleVar(ImGuiStyleVar_FramePadding,
                       ImVec2(pad_x_ * 0.5f, std::max(0.0f, (row_h_ + 1.0f - font_) * 0.5f)));
@@ -604,7 +572,7 @@ void MatrixEditor::draw_typing(const MatrixGridSpec& spec, const ImVec2& cell_mi
     ImGui::SetKeyboardFocusHere();
   }
   const bool entered =
-      ImGui::InputText("##type", typing_.text, sizeof typing_.text,
+      ImGui::InputText("##type", typing_.text(), view::CellTyping::kTextSize,
                        ImGuiInputTextFlags_EnterReturnsTrue | ImGuiInputTextFlags_AutoSelectAll);
   const bool active = ImGui::IsItemActive();
   ImGui::PopStyleColor();
@@ -615,37 +583,27 @@ void MatrixEditor::draw_typing(const MatrixGridSpec& spec, const ImVec2& cell_mi
   // the unchanged value (no edit).
   const bool finished = entered || (typing_.was_active && !active);
   if (!finished) {
-    if (!typing_.was_active && typing_.frames > 4) typing_ = {};  // never got the keyboard
+    if (!typing_.was_active && typing_.frames > 4) typing_.close();  // never got the keyboard
     return;
   }
   const float current =
-      spec.values[static_cast<std::size_t>(typing_.row) * static_cast<std::size_t>(spec.cols) +
-                  static_cast<std::size_t>(typing_.col)];
-  const Result<float> typed = view::parse_typed_number(typing_.text);
+      spec.values[static_cast<std::size_t>(typing_.row()) * static_cast<std::size_t>(spec.cols) +
+                  static_cast<std::size_t>(typing_.col())];
+  const view::CellTyping::Finished typed = typing_.finish(current);
   // What the typing came to, under the cell for a few seconds; an earlier message is old news.
   notice_.until = 0;
-  std::string message =
-      typed ? (typed.warnings.empty() ? "" : typed.warnings.front()) : typed.error();
-  if (!typed) {
-    char kept[48];
-    view::format_number_into(kept, sizeof kept, current, 4);
-    message += std::string(": kept ") + kept;
-  }
-  if (!message.empty()) {
-    std::snprintf(notice_.text, sizeof notice_.text, "%s", message.c_str());
+  if (!typed.message.empty()) {
+    std::snprintf(notice_.text, sizeof notice_.text, "%s", typed.message.c_str());
     notice_.until = ImGui::GetTime() + 4.0;
     notice_.at = ImVec2(cell_min.x, cell_min.y + row_h_ + 2.0f);
   }
-  if (typed) {
-    const float value = *typed;
-    if (value != current || std::signbit(value) != std::signbit(current)) {
-      events.edited = true;
-      events.row = typing_.row;
-      events.col = typing_.col;
-      events.value = value;
-    }
+  if (typed.change) {
+    events.edited = true;
+    events.row = typed.change->row;
+    events.col = typed.change->col;
+    events.value = typed.change->value;
   }
-  typing_ = {};
+  typing_.close();
 }
 
 bool MatrixEditor::begin_menu(const MatrixGridSpec& spec, bool open) {

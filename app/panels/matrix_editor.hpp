@@ -8,6 +8,7 @@
 #include "app/session/app_state.hpp"
 
 #include "app/render/image_texture.hpp"
+#include "app/view/cell_edit.hpp"
 
 #include <imgui.h>
 
@@ -92,8 +93,8 @@ class MatrixEditor {
   // goes); infinity when nothing does.
   double next_change_in() const;
 
-  // Drag speed per pixel for a matrix whose largest magnitude is `limit`.
-  static float drag_speed(float limit, bool fine);
+  // Drag speed per pixel for a matrix whose largest magnitude is `limit` (view::CellDrag).
+  static float drag_speed(float limit, bool fine) { return view::CellDrag::speed(limit, fine); }
 
  private:
   struct Layout {
@@ -104,7 +105,6 @@ class MatrixEditor {
     int column_at(float x) const;   // the column at x (relative), clamped
   };
   Layout layout_of(const MatrixGridSpec& spec, ImVec2 origin);
-  void open_typing(ImGuiID grid_id, int row, int col, float value);
   void draw_typing(const MatrixGridSpec& spec, const ImVec2& cell_min, float width,
                    MatrixGridEvents& events);
   void show_notice();
@@ -116,26 +116,10 @@ class MatrixEditor {
   float font_ = 16, pad_x_ = 4, cell_w_ = 48, row_h_ = 20, header_h_ = 20;
   int frame_ = 0;
 
-  // The cell being dragged: one drag, from press to release, edits one cell.
-  struct Drag {
-    ImGuiID id = 0;  // the grid's item
-    int row = -1, col = -1;
-    float start_value = 0;
-    float limit =
-        0;  // the matrix's scale when the drag began: the drag does not speed up as it grows
-    bool moving = false;     // past the drag threshold: a click alone changes nothing
-    bool cancelled = false;  // Escape: the value is back, the rest of the drag is ignored
-  } drag_;
-
-  // The cell being typed into.
-  struct Typing {
-    ImGuiID id = 0;
-    int row = -1, col = -1;
-    char text[64] = {};
-    int frames = 0;
-    bool was_active = false;
-    int drawn_frame = -1;
-  } typing_;
+  // The cell being dragged (one drag, from press to release, edits one cell) and the cell being
+  // typed into, by the grid's item id: what they do is app/view/cell_edit.hpp's.
+  view::CellDrag drag_;
+  view::CellTyping typing_;
 
   // A rejected entry, shown for a few seconds beside its cell.
   struct Notice {

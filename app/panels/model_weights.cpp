@@ -145,14 +145,10 @@ void ModelWeights::update(const AppState& state, const Run& run) {
   const TransformerConfig& config = transformer.config();
   const int layer = std::clamp(state.selection.layer, 0, config.n_layers - 1);
   const int head = std::clamp(state.selection.head, 0, config.n_heads - 1);
-  if (built_document_ == state.document.version() && built_run_ == run.run_count() &&
-      built_layer_ == layer && built_head_ == head && built_model_ == &transformer)
+  if (!built_of_.changed(state.document.version(), run.run_count(), layer, head, &transformer))
     return;
-  built_document_ = state.document.version();
-  built_run_ = run.run_count();
   built_layer_ = layer;
   built_head_ = head;
-  built_model_ = &transformer;
   static const ModelSpec kNothingChanged;
   const ModelSpec& spec =
       state.document.scenario().model() ? *state.document.scenario().model() : kNothingChanged;

@@ -8,6 +8,7 @@
 
 #include "app/panels/matrix_editor.hpp"
 #include "app/panels/panel.hpp"
+#include "app/view/memo.hpp"
 
 #include <array>
 #include <cstdint>
@@ -15,7 +16,8 @@
 
 namespace attnviz {
 class Run;
-}
+class Transformer;
+}  // namespace attnviz
 
 namespace attnviz::app {
 
@@ -58,9 +60,10 @@ class ModelWeights {
   static const char* token_label(const void* context, int index, char* buffer, int size);
 
   // What the grids were built from.
-  std::uint64_t built_document_ = 0, built_run_ = 0;
-  int built_layer_ = -1, built_head_ = -1;
-  const void* built_model_ = nullptr;
+  // What the blocks were built from: the document's version, the model's run, the layer, the
+  // head, the model.
+  view::Memo<std::uint64_t, std::uint64_t, int, int, const Transformer*> built_of_;
+  int built_layer_ = -1, built_head_ = -1;  // the layer and head the blocks show
 };
 
 }  // namespace attnviz::app

@@ -16,6 +16,7 @@
 #include "app/panels/registry.hpp"
 #include "app/panels/theme.hpp"
 #include "app/panels/widgets.hpp"
+#include "app/view/cell_history.hpp"
 #include "app/view/formula.hpp"
 #include "app/view/values.hpp"
 #include "core/figures/format.hpp"
@@ -40,21 +41,8 @@ float largest_magnitude(const float* values, int n) {
   return view::largest_magnitude(values, static_cast<std::size_t>(n));
 }
 
-// The last kHistory values of one number, oldest first, in a fixed ring.
-constexpr int kHistory = 200;
-struct Series {
-  std::array<float, kHistory> values{};
-  int count = 0, next = 0;
-  void clear() { count = next = 0; }
-  void push(float v) {
-    values[static_cast<std::size_t>(next)] = v;
-    next = (next + 1) % kHistory;
-    count = std::min(count + 1, kHistory);
-  }
-  float at(int k) const {  // k = 0 is the oldest
-    return values[static_cast<std::size_t>((next - count + k + kHistory) % kHistory)];
-  }
-};
+using view::Series;
+constexpr int kHistory = Series::kCapacity;
 
 class NeuronPanel final : public Panel {
  public:
@@ -130,10 +118,7 @@ class NeuronPanel final : public Panel {
       0;  // AppState::load_version when key_ was last chosen for a new document
 
   // The history: one entry per result version, for one (head, query, key, score function).
-  Series score_history_, scaled_history_, alpha_history_;
-  std::uint64_t history_version_ = 0;
-  int history_head_ = -1, history_query_ = -1, history_key_ = -1;
-  Compatibility history_compatibility_ = Compatibility::ScaledDot;
+  view::CellHistory history_;  // of the cell shown (app/view/cell_history.hpp)
 
   // The rows of the vectors section, rebuilt every frame (pointers into the result or into the
   // buffers below, which keep their capacity: no allocation in the steady state).
@@ -469,23 +454,8 @@ class NeuronPanel final : public Panel {
   // -----------------------------------------------------------------------------
 
   void record_history(const AttentionResult& r, const HeadResult& h, int head, int query, int key) {
-    const Compatibility compatibility = r.config.compatibility;
-    if (head != history_head_ || query != history_query_ || key != history_key_ ||
-        compatibility != history_compatibility_) {
-      score_history_.clear();
-      scaled_history_.clear();
-      alpha_history_.clear();
-      history_head_ = head;
-      history_query_ = query;
-      history_key_ = key;
-      history_compatibility_ = compatibility;
-    } else if (history_version_ == r.version && score_history_.count > 0) {
-      return;
-    }
-    history_version_ = r.version;
-    score_history_.push(h.raw_scores(query, key));
-    scaled_history_.push(h.scaled_scores(query, key));
-    alpha_history_.push(h.weights(query, key));
+    history_.record(r.version, head, query, key, r.config.compatibility, h.raw_scores(query, key),
+                    h.scaled_scores(query, key), h.weights(query, key));
   }
 
   // A sparkline of one series in `box`, scaled to its own range (printed at the left).
@@ -495,12 +465,12 @@ class NeuronPanel final : public Panel {
     list->AddRectFilled(ImVec2(box.x, box.y), ImVec2(box.right(), box.bottom()),
                         with_alpha(colours.text_dim, 0.08f), ImGui::GetFontSize() * 0.15f);
     float lo = FLT_MAX, hi = -FLT_MAX;
-    for (int k = 0; k < series.count; ++k) {
+    for (int k = 0; k < series.count(); ++k) {
       const float v = series.at(k);
       if (std::isfinite(v)) lo = std::min(lo, v), hi = std::max(hi, v);
     }
     if (lo > hi) return;
-    if (series.count < 2 && hint_when_empty) {  // nothing to draw yet: say what will be
+    if (series.count() < 2 && hint_when_empty) {  // nothing to draw yet: say what will be
       const float size = ImGui::GetFontSize() * 0.78f;
       for (const char* hint : {"edit a weight to see it change", "edit a weight", ""}) {
         const ImVec2 extent = ImGui::GetFont()->CalcTextSizeA(size, FLT_MAX, 0, hint);
@@ -515,14 +485,14 @@ class NeuronPanel final : public Panel {
       lo -= 0.5f, hi += 0.5f;  // flat: a line in the middle
     const float pad = 2.0f;
     const auto point = [&](int k) {
-      const float t = kHistory > 1 ? static_cast<float>(kHistory - series.count + k) /
+      const float t = kHistory > 1 ? static_cast<float>(kHistory - series.count() + k) /
                                          static_cast<float>(kHistory - 1)
                                    : 1.0f;
       const float u = (series.at(k) - lo) / (hi - lo);
       return ImVec2(box.x + pad + t * (box.w - 2 * pad),
                     box.bottom() - pad - u * (box.h - 2 * pad));
     };
-    for (int k = 0; k < series.count; ++k) {
+    for (int k = 0; k < series.count(); ++k) {
       if (!std::isfinite(series.at(k))) {
         list->PathStroke(colour, 0, 1.5f);
         continue;
@@ -530,8 +500,8 @@ class NeuronPanel final : public Panel {
       list->PathLineTo(point(k));
     }
     list->PathStroke(colour, 0, 1.5f);
-    if (std::isfinite(series.at(series.count - 1)))
-      list->AddCircleFilled(point(series.count - 1), 2.5f, colour);
+    if (std::isfinite(series.at(series.count() - 1)))
+      list->AddCircleFilled(point(series.count() - 1), 2.5f, colour);
   }
 
   void draw_chain(const AppState& state, PanelContext& context, const view::Rect& area,
@@ -571,7 +541,7 @@ class NeuronPanel final : public Panel {
                     static_cast<int>(scaling.size()), scaling.data());
     const char* labels[3] = {score_label, scaled_label,
                              c.hard ? "\xce\xb1 (argmax)" : "\xce\xb1 (softmax)"};
-    const Series* series[3] = {&score_history_, &scaled_history_, &alpha_history_};
+    const Series* series[3] = {&history_.scores, &history_.scaled, &history_.weights};
     const float values[3] = {h.raw_scores(query, key), h.scaled_scores(query, key),
                              h.weights(query, key)};
     const ImU32 head_ink = head_colour(state.ui.theme, head);
@@ -599,8 +569,8 @@ class NeuronPanel final : public Panel {
       const float value_w = ImGui::GetFont()->CalcTextSizeA(big, FLT_MAX, 0, text).x;
       if (context.bold_font) ImGui::PopFont();
       const Series& history = *series[s];
-      if (history.count >= 2) {
-        const float change = history.at(history.count - 1) - history.at(history.count - 2);
+      if (history.count() >= 2) {
+        const float change = history.at(history.count() - 1) - history.at(history.count() - 2);
         if (std::isfinite(change) && change != 0.0f) {
           char delta[48];
           delta[0] = '+';

@@ -6,6 +6,8 @@
 #include "app/panels/registry.hpp"
 #include "app/panels/theme.hpp"
 #include "app/panels/widgets.hpp"
+#include "app/view/memo.hpp"
+#include "core/base/float_text.hpp"
 #include "core/figures/format.hpp"
 #include "core/models/model.hpp"
 #include "core/models/sampling.hpp"
@@ -24,6 +26,49 @@ namespace {
 
 constexpr int kCandidates = 10;
 
+// How the distribution is shaped, saved in the view state as "sampling": {"temperature": 0.7,
+// "top_k": 40, "top_p": 0.9}, each key optional and checked alone; written only when not the
+// defaults.
+SamplingSettings read_sampling(const Json& value, const std::string& path, JsonReader& reader,
+                               const SamplingSettings& current) {
+  using namespace view_json;
+  if (!value.is_object())
+    expected(path, "an object such as {\"temperature\": 0.7, \"top_k\": 40}", value);
+  SamplingSettings sampling = current;
+  for (const auto& [key, entry] : value.items()) {
+    const std::string entry_path = path + "." + key;
+    try {
+      if (key == "temperature")
+        sampling.temperature = number_in(entry, entry_path, 0, 100, true, "a number from 0 to 100");
+      else if (key == "top_k")
+        sampling.top_k = whole_number(entry, entry_path, 0, 100000,
+                                      "a whole number from 0 (every token) to 100000");
+      else if (key == "top_p")
+        sampling.top_p = number_in(entry, entry_path, 0, 1, false, "a number above 0, at most 1");
+      else
+        reader.warning(entry_path + ": unknown key (ignored)");
+    } catch (const JsonFailure& failure) {  // that key stays as it was
+      reader.warning(failure.message + " (ignored)");
+    }
+  }
+  return sampling;
+}
+
+OrderedJson write_sampling(const SamplingSettings& sampling) {
+  const SamplingSettings defaults;
+  if (sampling.temperature == defaults.temperature && sampling.top_k == defaults.top_k &&
+      sampling.top_p == defaults.top_p)
+    return {};
+  OrderedJson written = OrderedJson::object();
+  written["temperature"] = shortest_as_double(sampling.temperature);
+  written["top_k"] = sampling.top_k;
+  written["top_p"] = shortest_as_double(sampling.top_p);
+  return written;
+}
+
+const ViewSetting<SamplingSettings> kSampling{"sampling", 110, SamplingSettings{}, read_sampling,
+                                              write_sampling};
+
 class NextTokenPanel final : public Panel {
  public:
   void draw_content(const AppState& state, PanelContext& context) override {
@@ -36,8 +81,8 @@ class NextTokenPanel final : public Panel {
     const int n = static_cast<int>(tokens.size());
     const int position = position_ < 0 || position_ >= n ? n - 1 : position_;
     draw_position(state, *model, position);
-    draw_settings(context.ui.sampling);  // saved with the view (app/session/view_state.hpp)
-    update(*model, position, state.ui.sampling);
+    draw_settings(kSampling.in(context.ui.views));
+    update(*model, position, kSampling.in(state.ui.views));
     draw_candidates(state, *model);
     draw_step(state, context, *model, position);
   }
@@ -46,9 +91,8 @@ class NextTokenPanel final : public Panel {
   int position_ = -1;  // the position predicted after; -1: the last
   std::uint64_t seed_ = 1, draws_ = 0;
   // What the candidates were computed for.
-  std::uint64_t run_ = 0;
-  int computed_position_ = -1;
-  SamplingSettings computed_settings_;
+  // The model's run, the position, the sampling settings.
+  view::Memo<std::uint64_t, int, float, int, float> computed_of_;
   bool not_finite_ = false;  // the logits overflowed (a weight edited far too large)
   std::vector<float> logits_;
   std::vector<Candidate> candidates_;
@@ -106,13 +150,9 @@ class NextTokenPanel final : public Panel {
   }
 
   void update(const Run& model, int position, const SamplingSettings& settings) {
-    if (run_ == model.run_count() && computed_position_ == position &&
-        computed_settings_.temperature == settings.temperature &&
-        computed_settings_.top_k == settings.top_k && computed_settings_.top_p == settings.top_p)
+    if (!computed_of_.changed(model.run_count(), position, settings.temperature, settings.top_k,
+                              settings.top_p))
       return;
-    run_ = model.run_count();
-    computed_position_ = position;
-    computed_settings_ = settings;
     logits_.resize(
         static_cast<std::size_t>(model.trained_model()->transformer.config().vocab_size));
     model.trained_forward()->logits(position, logits_.data());

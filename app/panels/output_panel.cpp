@@ -17,6 +17,7 @@
 #include "app/raster/canvas.hpp"
 #include "app/render/image_texture.hpp"
 #include "app/view/formula.hpp"
+#include "app/view/memo.hpp"
 #include "app/view/projection.hpp"
 #include "app/view/values.hpp"
 #include "core/figures/format.hpp"
@@ -108,9 +109,8 @@ class OutputPanel final : public Panel {
 
  private:
   // Per (result, head): the 2-D picture of the values, and the colour limit of the cells.
-  std::uint64_t cached_version_ = 0;
-  int cached_head_ = -1;
-  int cached_query_ = -1;
+  view::Memo<std::uint64_t, int> projection_of_;  // the result's version, the head
+  view::Memo<std::uint64_t, int, int> order_of_;  // ... and the query
   view::Projection2D map_;
   Matrix projected_;  // (n_key, 2)
   bool projection_ok_ = false;
@@ -129,23 +129,21 @@ class OutputPanel final : public Panel {
 
   void update_cache(const AttentionResult& r, int head, int query) {
     const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
-    if (cached_version_ != r.version || cached_head_ != head) {
+    const bool new_projection = projection_of_.changed(r.version, head);
+    if (new_projection) {
       projection_ok_ = view::project_to_2d(h.V, projected_, map_);
       limit_ = view::largest_magnitude(h.V.data(), static_cast<std::size_t>(h.V.size()));
-      cached_query_ = -1;
     }
-    if (cached_version_ != r.version || cached_head_ != head || cached_query_ != query) {
+    const int previous_query = std::get<2>(order_of_.inputs());
+    if (order_of_.changed(r.version, head, query)) {
       by_weight_.resize(static_cast<std::size_t>(r.n_key));
       std::iota(by_weight_.begin(), by_weight_.end(), 0);
       std::stable_sort(by_weight_.begin(), by_weight_.end(), [&](int a, int b) {
         return weight_of(h.weights, query, a) > weight_of(h.weights, query, b);
       });
       output_point_ = map_.apply(h.output.row(query).data());
-      if (cached_query_ != query) rows_to_top_ = true;
+      if (new_projection || previous_query != query) rows_to_top_ = true;
     }
-    cached_version_ = r.version;
-    cached_head_ = head;
-    cached_query_ = query;
   }
 
   // -----------------------------------------------------------------------------

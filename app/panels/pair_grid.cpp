@@ -1,5 +1,7 @@
 #include "app/panels/pair_grid.hpp"
 
+#include "app/panels/heatmap_cells.hpp"
+
 #include "app/panels/theme.hpp"
 #include "app/panels/widgets.hpp"
 #include "core/figures/colormap.hpp"
@@ -12,8 +14,8 @@
 
 namespace attnviz::app {
 
-PairGridHover draw_pair_grid(const AppState& state, const PairGridSpec& spec, ImVec2 origin,
-                             ImVec2 size) {
+PairGridHover draw_pair_grid(const AppState& state, PanelContext& context, const PairGridSpec& spec,
+                             ImVec2 origin, ImVec2 size) {
   PairGridHover hover;
   if (spec.weights == nullptr || spec.weights->size() == 0) return hover;
   const Matrix& weights = *spec.weights;  // (n_query, n_key)
@@ -72,15 +74,16 @@ PairGridHover draw_pair_grid(const AppState& state, const PairGridSpec& spec, Im
       list->AddRectFilled(ImVec2(grid.x - strip - font * 0.2f, row_y + 1.0f),
                           ImVec2(grid.x - font * 0.2f, row_y + cell - 1.0f),
                           (*spec.query_colours)[static_cast<std::size_t>(i)]);
-    for (int j = 0; j < n_key; ++j) {
-      const ImVec2 p0(grid.x + cell * static_cast<float>(j), row_y);
-      const ImVec2 p1(p0.x + cell, p0.y + cell);
-      if (spec.computed && (*spec.computed)(i, j) == 0)
-        draw_masked_cell(list, p0, p1, state.ui.theme);
-      else
-        list->AddRectFilled(p0, p1, to_imgui(view::sample(state.ui.colormap, weights(i, j))));
-    }
   }
+  // The pairs, each α on the colour scale, those never computed hatched.
+  view::HeatmapGeometry geometry;
+  geometry.rows = n_query;
+  geometry.cols = n_key;
+  geometry.grid = {grid.x, grid.y, grid_w, grid_h};
+  geometry.cell_w = geometry.cell_h = cell;
+  draw_heatmap_cells(list, context, state.ui.theme, geometry,
+                     {.values = &weights, .computed = spec.computed, .colormap = state.ui.colormap},
+                     {.grid_lines = false});
   state.frame.layout.labels_of(view::ViewId::Cheaper).add(n_query, labelled, label_size, false);
   list->AddRect(ImVec2(grid.x - 1, grid.y - 1), ImVec2(grid.x + grid_w + 1, grid.y + grid_h + 1),
                 with_alpha(colours.text_dim, 0.5f));

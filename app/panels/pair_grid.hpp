@@ -4,6 +4,7 @@
 // both edges. Reports the hovered cell; records the names it wrote for the GUI tests.
 #pragma once
 
+#include "app/panels/panel.hpp"
 #include "app/session/app_state.hpp"
 
 #include <imgui.h>
@@ -29,8 +30,8 @@ struct PairGridHover {
 };
 
 // Draws at `origin` within `size` (cells no smaller than readable rows: it may reach past).
-PairGridHover draw_pair_grid(const AppState& state, const PairGridSpec& spec, ImVec2 origin,
-                             ImVec2 size);
+PairGridHover draw_pair_grid(const AppState& state, PanelContext& context, const PairGridSpec& spec,
+                             ImVec2 origin, ImVec2 size);
 
 // The scale of the head's dot-product scores as the cheaper methods compute them
 // (variant_score_scale), or false with `error` saying why not and where to change it.

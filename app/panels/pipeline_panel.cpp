@@ -18,7 +18,9 @@
 #include "app/panels/registry.hpp"
 #include "app/panels/theme.hpp"
 #include "app/panels/widgets.hpp"
+#include "app/view/chain_layout.hpp"
 #include "app/view/formula.hpp"
+#include "app/view/memo.hpp"
 #include "app/view/values.hpp"
 #include "core/figures/format.hpp"
 #include "core/text/lexicon.hpp"
@@ -30,55 +32,13 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
+#include <span>
 #include <string>
 
 namespace attnviz::app {
 namespace {
 
 using view::is_masked;
-
-constexpr int kMaxSlots = 12;  // rows or columns shown per matrix
-
-// Which rows (or columns) of a matrix are shown, slot by slot: an index, or -1 for "…".
-struct Slots {
-  std::array<int, kMaxSlots> index{};
-  int count = 0;
-  int find(int i) const {
-    for (int s = 0; s < count; ++s)
-      if (index[static_cast<std::size_t>(s)] == i) return s;
-    return -1;
-  }
-};
-
-// All of n when they fit in `limit` slots; else a window of them that contains `focus` (the start
-// when -1), with "…" for the rows left out before and after. `focus_span` keeps
-// focus..focus+span-1 together when they fit.
-Slots make_slots(int n, int limit, int focus, int focus_span = 1) {
-  Slots s;
-  limit = std::clamp(limit, 3, kMaxSlots);
-  if (n <= limit) {
-    s.count = n;
-    for (int k = 0; k < n; ++k) s.index[static_cast<std::size_t>(k)] = k;
-    return s;
-  }
-  const int span = std::max(1, focus_span);
-  const int last = focus < 0 ? 0 : focus + span - 1;
-  s.count = limit;
-  if (last < limit - 1) {  // the start, then "…"
-    for (int k = 0; k < limit - 1; ++k) s.index[static_cast<std::size_t>(k)] = k;
-    s.index[static_cast<std::size_t>(limit - 1)] = -1;
-  } else if (focus >= n - (limit - 1)) {  // "…", then the end
-    s.index[0] = -1;
-    for (int k = 1; k < limit; ++k) s.index[static_cast<std::size_t>(k)] = n - limit + k;
-  } else {  // "…", a window around the focus, "…"
-    const int window = limit - 2;
-    const int first = std::clamp(focus - std::max(0, (window - span) / 2), 0, n - window);
-    s.index[0] = -1;
-    for (int k = 0; k < window; ++k) s.index[static_cast<std::size_t>(k + 1)] = first + k;
-    s.index[static_cast<std::size_t>(limit - 1)] = -1;
-  }
-  return s;
-}
 
 class PipelinePanel final : public Panel {
  public:
@@ -101,11 +61,11 @@ class PipelinePanel final : public Panel {
     if (open) {
       const ImVec2 origin = ImGui::GetCursorScreenPos();
       const ImVec2 available = ImGui::GetContentRegionAvail();
-      const ImVec2 size = layout(available.x, available.y);
-      scrolls_ = size.x > available.x + 0.5f || size.y > available.y + 0.5f;
+      const view::ChainSize size = layout(available.x, available.y);
+      scrolls_ = size.w > available.x + 0.5f || size.h > available.y + 0.5f;
       draw_tiles(state, context, origin, head, query);
       ImGui::SetCursorScreenPos(origin);
-      ImGui::Dummy(ImVec2(std::max(1.0f, size.x), std::max(1.0f, size.y)));
+      ImGui::Dummy(ImVec2(std::max(1.0f, size.w), std::max(1.0f, size.h)));
     }
     ImGui::EndChild();
   }
@@ -128,25 +88,19 @@ class PipelinePanel final : public Panel {
     Axis rows = Axis::Other, cols = Axis::Other;
     bool sequential = false;  // α: the sequential map on [0, 1]; else diverging on ±limit
     float limit = 1;
-    Slots row_slots, col_slots;
-    Connector connector = Connector::Arrow;
-    float title_w = 0, shape_w = 0;
-    // Placed by layout():
-    bool labels = false;  // token labels left of the grid (the first tile of a line)
-    float x = 0, y = 0;   // the tile's top left, relative to the chain's origin
-    float w = 0;          // its width
-    float grid_x = 0, grid_y = 0;
   };
 
   static constexpr int kMaxTiles = 20;
   std::vector<BlockStage> stages_;  // the run's, for the selected layer and head
   // What stages_ was asked for: asked again only when the run computed again or the layer or
   // head changed (not every frame).
-  std::uint64_t stages_run_ = 0;
-  int stages_layer_ = -1, stages_head_ = -1;
+  view::Memo<std::uint64_t, int, int> stages_of_;  // the run, the layer, the head
   std::array<Tile, kMaxTiles> tiles_{};
+  // Where each tile goes, its rows and columns shown (app/view/chain_layout.hpp).
+  std::array<view::ChainTile, kMaxTiles> chain_{};
+  view::ChainLayout layout_;
   int tile_count_ = 0;
-  float cell_ = 16;         // the cell size chosen by layout()
+  float cell_ = 16;         // the cell size the layout chose
   float widest_label_ = 0;  // the widest token at the full font size
   float label_font_ = 16;   // the token labels' font size, for this cell size
   float label_w_ = 0;       // width of the token labels
@@ -158,18 +112,23 @@ class PipelinePanel final : public Panel {
   bool scrolls_ = false;  // the chain is larger than the view: it scrolls
 
   // Colour limits, per (result version, head): the largest |x| of every signed matrix.
-  std::uint64_t limits_version_ = 0;
-  int limits_head_ = -1;
+  view::Memo<std::uint64_t, int> limits_of_;  // the result's version, the head
   std::array<float, kMaxTiles> limits_{};
 
   Tile& add_tile(Stage stage, const Matrix& m, Axis rows, Axis cols, Connector connector) {
+    view::ChainTile& placed = chain_[static_cast<std::size_t>(tile_count_)];
+    placed = view::ChainTile{};
+    placed.n_rows = static_cast<int>(m.rows());
+    placed.n_cols = static_cast<int>(m.cols());
+    placed.rows = rows;
+    placed.concat = stage == Stage::Concat;
+    placed.connector = connector;
     Tile& t = tiles_[static_cast<std::size_t>(tile_count_++)];
     t = Tile{};
     t.stage = stage;
     t.matrix = &m;
     t.rows = rows;
     t.cols = cols;
-    t.connector = connector;
     std::snprintf(t.shape, sizeof t.shape, "%d\xc3\x97%d", static_cast<int>(m.rows()),
                   static_cast<int>(m.cols()));
     return t;
@@ -181,13 +140,8 @@ class PipelinePanel final : public Panel {
     const bool cross = state.pipeline().cross();
     tile_count_ = 0;
     const Run& run = state.pipeline().current();
-    if (stages_run_ != run.run_count() || stages_layer_ != state.selection.layer ||
-        stages_head_ != head) {
+    if (stages_of_.changed(run.run_count(), state.selection.layer, head))
       run.block_stages(state.selection.layer, head, stages_);
-      stages_run_ = run.run_count();
-      stages_layer_ = state.selection.layer;
-      stages_head_ = head;
-    }
     for (std::size_t k = 0; k < stages_.size() && k < kMaxTiles; ++k) {
       const BlockStage& stage = stages_[k];
       Tile& t = add_tile(stage.id, *stage.matrix, stage.rows, stage.cols, stage.join);
@@ -197,23 +151,22 @@ class PipelinePanel final : public Panel {
     }
 
     // Colour limits (cached: they scan every entry).
-    if (limits_version_ != r.version || limits_head_ != head) {
+    if (limits_of_.changed(r.version, head)) {
       for (int k = 0; k < tile_count_; ++k) {
         const Matrix& m = *tiles_[static_cast<std::size_t>(k)].matrix;
         limits_[static_cast<std::size_t>(k)] =
             view::largest_magnitude(m.data(), static_cast<std::size_t>(m.size()));
       }
-      limits_version_ = r.version;
-      limits_head_ = head;
     }
     for (int k = 0; k < tile_count_; ++k) {
       Tile& t = tiles_[static_cast<std::size_t>(k)];
       t.limit = limits_[static_cast<std::size_t>(k)];
       // Measured in the font the title is drawn in (bold: wider than the text font).
-      t.title_w = title_font
-                      ? title_font->CalcTextSizeA(ImGui::GetFontSize(), FLT_MAX, 0.0f, t.title).x
-                      : ImGui::CalcTextSize(t.title).x;
-      t.shape_w = ImGui::CalcTextSize(t.shape).x * 0.85f;
+      view::ChainTile& placed = chain_[static_cast<std::size_t>(k)];
+      placed.title_w =
+          title_font ? title_font->CalcTextSizeA(ImGui::GetFontSize(), FLT_MAX, 0.0f, t.title).x
+                     : ImGui::CalcTextSize(t.title).x;
+      placed.shape_w = ImGui::CalcTextSize(t.shape).x * 0.85f;
     }
     slot_focus_query_ = query;
     slot_focus_concat_ = head * c.d_v;
@@ -224,111 +177,20 @@ class PipelinePanel final : public Panel {
                              widest_token(state, state.pipeline().keys().tokens));
   }
 
-  // Which rows and columns every tile shows, at most `limit` of each.
-  void set_slots(int limit) {
-    for (int k = 0; k < tile_count_; ++k) {
-      Tile& t = tiles_[static_cast<std::size_t>(k)];
-      const int rows = static_cast<int>(t.matrix->rows()),
-                cols = static_cast<int>(t.matrix->cols());
-      t.row_slots = make_slots(rows, limit, t.rows == Axis::Queries ? slot_focus_query_ : -1);
-      t.col_slots = t.stage == Stage::Concat
-                        ? make_slots(cols, limit, slot_focus_concat_, slot_span_concat_)
-                        : make_slots(cols, limit, -1);
-    }
-  }
-
   // ---------------------------------------------------------------------------
   // [SECTION] Layout
   // ---------------------------------------------------------------------------
-  float title_h() const { return ImGui::GetFontSize() * 1.2f; }
-  float shape_h() const { return ImGui::GetFontSize() * 1.05f; }
-  float connector_w(Connector c) const {
-    return ImGui::GetFontSize() *
-           (c == Connector::Arrow ? 1.6f : (c == Connector::Space ? 1.4f : 0.5f));
-  }
-  float line_gap() const { return ImGui::GetFontSize() * 0.5f; }
-
-  float tile_width(const Tile& t, float cell, bool labels) const {
-    const float grid = (labels ? label_w_ : 0.0f) + cell * static_cast<float>(t.col_slots.count);
-    return std::max({grid, t.title_w + ImGui::GetFontSize() * 0.5f, t.shape_w});
-  }
-
-  // Token labels about as tall as the cells, never under font - 2 px (the cells never are).
-  void set_label_size(float cell) {
+  // The tiles placed in `width` × `height` (app/view/chain_layout.hpp), and whether the cells are
+  // large enough for their numbers; the size used.
+  view::ChainSize layout(float width, float height) {
     const float font = ImGui::GetFontSize();
-    label_font_ = view::token_label_size(cell * 1.05f, font);
-    label_w_ =
-        std::clamp(widest_label_ * label_font_ / font + font * 0.3f, font * 1.2f, font * 5.0f);
-  }
-
-  // Whether tile k starts its rows' names: the first tile of a line, and in cross mode a tile
-  // whose rows switch between queries and keys (the two sentences differ).
-  bool wants_labels(int k, bool line_start) const {
-    const Tile& t = tiles_[static_cast<std::size_t>(k)];
-    if (t.rows == Axis::Other) return false;
-    if (line_start) return true;
-    const Axis previous = tiles_[static_cast<std::size_t>(k - 1)].rows;
-    return cross_ && previous != Axis::Other && previous != t.rows;
-  }
-
-  // Places the tiles with cells of size `cell`, wrapping at `width`; returns the size used.
-  ImVec2 place(float cell, float width) {
-    set_label_size(cell);
-    float x = 0, y = 0, line_h = 0, used_w = 0;
-    bool line_start = true;
-    for (int k = 0; k < tile_count_; ++k) {
-      Tile& t = tiles_[static_cast<std::size_t>(k)];
-      float lead = k == 0 ? 0.0f : connector_w(t.connector);
-      float w = tile_width(t, cell, wants_labels(k, line_start));
-      if (!line_start && x + lead + w > width) {  // wrap
-        y += line_h + line_gap();
-        x = 0;
-        line_h = 0;
-        line_start = true;
-        lead = connector_w(Connector::Arrow);  // the chain goes on: "→" at the start of the line
-        w = tile_width(t, cell, wants_labels(k, true));
-      }
-      t.labels = wants_labels(k, line_start);
-      t.x = x + lead;
-      t.y = y;
-      t.w = w;
-      const float grid_w =
-          cell * static_cast<float>(t.col_slots.count) + (t.labels ? label_w_ : 0.0f);
-      t.grid_x = t.x + (w - grid_w) * 0.5f + (t.labels ? label_w_ : 0.0f);
-      t.grid_y = y + title_h();
-      x = t.x + w;
-      used_w = std::max(used_w, x);
-      line_h =
-          std::max(line_h, title_h() + cell * static_cast<float>(t.row_slots.count) + shape_h());
-      line_start = false;
-    }
-    return ImVec2(used_w, y + line_h);
-  }
-
-  // The most rows and columns per matrix (12, else fewer) and the largest cell size (within
-  // limits) with which the chain fits the area; when nothing fits, the smallest, scrolled. Cells
-  // are never under font - 2 px, so that every row's token name is written at that size at least.
-  ImVec2 layout(float width, float height) {
-    const float font = ImGui::GetFontSize();
-    const float largest = std::floor(font * 2.6f);
-    const float readable = std::ceil(view::token_label_size(0.0f, font)), smallest = readable;
-    constexpr int kLimits[] = {kMaxSlots, 10, 8, 6};
-    ImVec2 size;
-    bool fits = false;
-    for (const int limit : kLimits) {
-      set_slots(limit);
-      const float floor_cell = limit == kLimits[std::size(kLimits) - 1] ? smallest : readable;
-      for (cell_ = largest; cell_ >= floor_cell && !fits; cell_ -= 1.0f) {
-        size = place(cell_, width);
-        fits = size.x <= width && size.y <= height;
-        if (fits) break;
-      }
-      if (fits) break;
-    }
-    if (!fits) {
-      cell_ = smallest;
-      size = place(cell_, width);
-    }
+    layout_ = view::ChainLayout(font, widest_label_, cross_, slot_focus_query_, slot_focus_concat_,
+                                slot_span_concat_);
+    const view::ChainSize size =
+        layout_.fit(std::span(chain_.data(), static_cast<std::size_t>(tile_count_)), width, height);
+    cell_ = layout_.cell();
+    label_font_ = layout_.label_font();
+    label_w_ = layout_.label_w();
     value_font_ = std::max(8.0f, std::round(font * 0.78f));
     const float number_w = ImGui::GetFont()->CalcTextSizeA(value_font_, FLT_MAX, 0, "-0.00").x;
     values_ = state_values_ && cell_ >= number_w + 3.0f && cell_ >= value_font_ * 1.1f;
@@ -380,18 +242,19 @@ class PipelinePanel final : public Panel {
     int hovered_tile = -1, hovered_row = -1, hovered_col = -1;
     for (int k = 0; k < tile_count_; ++k) {
       const Tile& t = tiles_[static_cast<std::size_t>(k)];
+      const view::ChainTile& p = chain_[static_cast<std::size_t>(k)];  // where it goes
       const Matrix& m = *t.matrix;
-      const float gx = origin.x + t.grid_x, gy = origin.y + t.grid_y;
-      const float gw = cell * static_cast<float>(t.col_slots.count),
-                  gh = cell * static_cast<float>(t.row_slots.count);
+      const float gx = origin.x + p.grid_x, gy = origin.y + p.grid_y;
+      const float gw = cell * static_cast<float>(p.col_slots.count),
+                  gh = cell * static_cast<float>(p.row_slots.count);
 
       // The connector before the tile, level with the middle of its grid.
-      if (k > 0 || t.x > 0) {
-        const float lead = t.x - connector_w(t.connector);
-        if (t.connector == Connector::Arrow) {
+      if (k > 0 || p.x > 0) {
+        const float lead = p.x - layout_.connector_w(p.connector);
+        if (p.connector == Connector::Arrow) {
           const char* arrow = "\xe2\x86\x92";
           const ImVec2 size = ImGui::CalcTextSize(arrow);
-          list->AddText(ImVec2(origin.x + lead + (connector_w(t.connector) - size.x) * 0.5f,
+          list->AddText(ImVec2(origin.x + lead + (layout_.connector_w(p.connector) - size.x) * 0.5f,
                                gy + std::min(gh, cell * 5.0f) * 0.5f - size.y * 0.5f),
                         colours.text_dim, arrow);
         }
@@ -401,17 +264,17 @@ class PipelinePanel final : public Panel {
         const float centre = gx + gw * 0.5f;
         // Within the tile: a title wider than the grid stays clear of the next tile's.
         const float tx = std::max(
-            origin.x + t.x, std::min(centre - t.title_w * 0.5f, origin.x + t.x + t.w - t.title_w));
+            origin.x + p.x, std::min(centre - p.title_w * 0.5f, origin.x + p.x + p.w - p.title_w));
         if (context.bold_font) ImGui::PushFont(context.bold_font);
-        list->AddText(ImVec2(tx, origin.y + t.y), colours.text, t.title);
+        list->AddText(ImVec2(tx, origin.y + p.y), colours.text, t.title);
         if (context.bold_font) ImGui::PopFont();
       }
       // Cells.
       char text[32];
-      for (int rs = 0; rs < t.row_slots.count; ++rs) {
-        const int i = t.row_slots.index[static_cast<std::size_t>(rs)];
-        for (int cs = 0; cs < t.col_slots.count; ++cs) {
-          const int j = t.col_slots.index[static_cast<std::size_t>(cs)];
+      for (int rs = 0; rs < p.row_slots.count; ++rs) {
+        const int i = p.row_slots.index[static_cast<std::size_t>(rs)];
+        for (int cs = 0; cs < p.col_slots.count; ++cs) {
+          const int j = p.col_slots.index[static_cast<std::size_t>(cs)];
           const ImVec2 p0(gx + cell * static_cast<float>(cs), gy + cell * static_cast<float>(rs));
           const ImVec2 p1(p0.x + cell, p0.y + cell);
           if (i < 0 || j < 0) {  // a "…" slot
@@ -451,11 +314,11 @@ class PipelinePanel final : public Panel {
       }
       // Grid lines and a frame.
       if (cell >= 8.0f) {
-        for (int cs = 1; cs < t.col_slots.count; ++cs) {
+        for (int cs = 1; cs < p.col_slots.count; ++cs) {
           const float lx = gx + cell * static_cast<float>(cs);
           list->AddLine(ImVec2(lx, gy), ImVec2(lx, gy + gh), colours.grid);
         }
-        for (int rs = 1; rs < t.row_slots.count; ++rs) {
+        for (int rs = 1; rs < p.row_slots.count; ++rs) {
           const float ly = gy + cell * static_cast<float>(rs);
           list->AddLine(ImVec2(gx, ly), ImVec2(gx + gw, ly), colours.grid);
         }
@@ -471,14 +334,14 @@ class PipelinePanel final : public Panel {
                       colours.text_dim, t.shape);
       }
       // Token labels left of the grid.
-      if (t.labels) {
+      if (p.labels) {
         const auto& tokens = t.rows == Axis::Queries ? queries : keys;
         // Every row's name (the rows are as tall as the names); the selected and the hovered one
         // in their colours.
         int special[2] = {-1, -1};
         int tokens_shown = 0, labelled = 0;
-        for (int rs = 0; rs < t.row_slots.count; ++rs) {
-          const int i = t.row_slots.index[static_cast<std::size_t>(rs)];
+        for (int rs = 0; rs < p.row_slots.count; ++rs) {
+          const int i = p.row_slots.index[static_cast<std::size_t>(rs)];
           if (i < 0) continue;
           if (t.rows == Axis::Queries && i == query) special[0] = rs;
           if (t.rows == Axis::Queries ? state.highlights_query(i) : state.highlights_key(i))
@@ -486,8 +349,8 @@ class PipelinePanel final : public Panel {
         }
         list->PushClipRect(ImVec2(gx - label_w_, gy - 1), ImVec2(gx - font * 0.15f, gy + gh + 1),
                            true);
-        for (int rs = 0; rs < t.row_slots.count; ++rs) {
-          const int i = t.row_slots.index[static_cast<std::size_t>(rs)];
+        for (int rs = 0; rs < p.row_slots.count; ++rs) {
+          const int i = p.row_slots.index[static_cast<std::size_t>(rs)];
           if (i < 0) continue;
           ++tokens_shown;
           const bool selected = rs == special[0], marked = rs == special[1];
@@ -506,8 +369,8 @@ class PipelinePanel final : public Panel {
         const ImVec2 mouse = io.MousePos;
         if (hovering && mouse.x >= gx - label_w_ && mouse.x < gx && mouse.y >= gy &&
             mouse.y < gy + gh) {
-          const int i = t.row_slots.index[static_cast<std::size_t>(
-              std::clamp(static_cast<int>((mouse.y - gy) / cell), 0, t.row_slots.count - 1))];
+          const int i = p.row_slots.index[static_cast<std::size_t>(
+              std::clamp(static_cast<int>((mouse.y - gy) / cell), 0, p.row_slots.count - 1))];
           if (i >= 0) {
             state.frame.hovered_next = {t.rows == Axis::Queries ? Side::Query : Side::Key, i};
             if (t.rows == Axis::Queries && ImGui::IsMouseClicked(ImGuiMouseButton_Left))
@@ -519,8 +382,8 @@ class PipelinePanel final : public Panel {
       if (t.stage == Stage::Concat) {
         const int d_v = r.config.d_v;
         int first = -1, last = -1;
-        for (int cs = 0; cs < t.col_slots.count; ++cs) {
-          const int j = t.col_slots.index[static_cast<std::size_t>(cs)];
+        for (int cs = 0; cs < p.col_slots.count; ++cs) {
+          const int j = p.col_slots.index[static_cast<std::size_t>(cs)];
           if (j >= head * d_v && j < (head + 1) * d_v) {
             if (first < 0) first = cs;
             last = cs;
@@ -534,8 +397,8 @@ class PipelinePanel final : public Panel {
         }
       }
       // The selected query's row, the hovered token's row or column.
-      for (int rs = 0; rs < t.row_slots.count; ++rs) {
-        const int i = t.row_slots.index[static_cast<std::size_t>(rs)];
+      for (int rs = 0; rs < p.row_slots.count; ++rs) {
+        const int i = p.row_slots.index[static_cast<std::size_t>(rs)];
         if (i < 0) continue;
         const ImVec2 p0(gx, gy + cell * static_cast<float>(rs)),
             p1(gx + gw, gy + cell * static_cast<float>(rs + 1));
@@ -546,8 +409,8 @@ class PipelinePanel final : public Panel {
           list->AddRect(p0, p1, colours.highlight, 0, 0, thick);
       }
       if (t.cols == Axis::Keys)
-        for (int cs = 0; cs < t.col_slots.count; ++cs) {
-          const int j = t.col_slots.index[static_cast<std::size_t>(cs)];
+        for (int cs = 0; cs < p.col_slots.count; ++cs) {
+          const int j = p.col_slots.index[static_cast<std::size_t>(cs)];
           if (j < 0 || !state.highlights_key(j)) continue;
           list->AddRect(ImVec2(gx + cell * static_cast<float>(cs), gy),
                         ImVec2(gx + cell * static_cast<float>(cs + 1), gy + gh), colours.highlight,

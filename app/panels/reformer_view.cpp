@@ -17,14 +17,9 @@ namespace {
 // The bucket counts offered: 1 (one bucket: full attention) and even numbers.
 constexpr int kBucketChoices[] = {1, 2, 4, 8, 16};
 
-bool same(const ReformerSettings& a, const ReformerSettings& b) {
-  return a.buckets == b.buckets && a.chunk == b.chunk && a.rounds == b.rounds && a.seed == b.seed &&
-         a.exclude_self == b.exclude_self;
-}
-
 }  // namespace
 
-void ReformerView::draw(const AppState& state) {
+void ReformerView::draw(const AppState& state, PanelContext& context) {
   font_ = ImGui::GetFontSize();
   continue_line_if_fits(font_ * 8.0f, font_);
   char preview[16];
@@ -71,8 +66,7 @@ void ReformerView::draw(const AppState& state) {
     ImGui::SetTooltip("draw other random rotations (seed %llu)",
                       static_cast<unsigned long long>(settings_.seed));
   if (!update(state)) {
-    ImGui::Spacing();
-    text_wrapped_at_spaces(error_, ImGui::GetContentRegionAvail().x, true);
+    draw_error();
     return;
   }
   // The part shown, the pairs of scores it computed of full attention's, its largest difference.
@@ -106,7 +100,7 @@ void ReformerView::draw(const AppState& state) {
   spec.key_colours = &bucket_colours_.front();
   spec.highlight_query = state.selection.query;
   spec.title = "\xce\xb1 where a round computed the pair (hatched: never computed)";
-  const PairGridHover hover = draw_pair_grid(state, spec, origin, ImVec2(width, grid_h));
+  const PairGridHover hover = draw_pair_grid(state, context, spec, origin, ImVec2(width, grid_h));
   if (hover.query >= 0) {
     const auto i = static_cast<std::size_t>(hover.query), j = static_cast<std::size_t>(hover.key);
     std::string buckets;
@@ -130,9 +124,7 @@ void ReformerView::draw(const AppState& state) {
 bool ReformerView::update(const AppState& state) {
   const AttentionResult& r = state.result();
   const int head = state.selection.head;
-  if (version_ == r.version && head_ == head && same(computed_, settings_)) return error_.empty();
-  version_ = r.version;
-  head_ = head;
+  if (!computed_of_.changed(r.version, head, settings_)) return error_.empty();
   computed_ = settings_;
   error_.clear();
   const AttentionConfig& c = r.config;

@@ -4,7 +4,9 @@
 // largest difference from full attention over the same shared keys.
 #pragma once
 
+#include "app/panels/cheaper_part.hpp"
 #include "app/session/app_state.hpp"
+#include "app/view/memo.hpp"
 #include "core/variants/reformer.hpp"
 
 #include <imgui.h>
@@ -15,10 +17,10 @@
 
 namespace attnviz::app {
 
-class ReformerView {
+class ReformerView final : public CheaperPart {
  public:
   // Draws the settings line's rest (after the method and head selectors) and the view.
-  void draw(const AppState& state);
+  void draw(const AppState& state, PanelContext& context) override;
 
  private:
   bool update(const AppState& state);  // false: error_ says why there is nothing to show
@@ -26,14 +28,11 @@ class ReformerView {
 
   ReformerSettings settings_;
   // What was computed.
-  std::uint64_t version_ = 0;
-  int head_ = -1;
+  view::Memo<std::uint64_t, int, ReformerSettings> computed_of_;  // the result's version, the head
   ReformerSettings computed_{0, 0, 0, 0, true};
-  std::string error_;
   ReformerResult lsh_;
   float difference_ = 0;
   std::vector<std::vector<ImU32>> bucket_colours_;  // per round, per token
-  float font_ = 16;
 };
 
 }  // namespace attnviz::app

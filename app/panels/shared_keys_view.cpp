@@ -172,8 +172,7 @@ void SharedKeysView::draw_costs(const AppState& state) {
 
 void SharedKeysView::update_difference(const AppState& state) {
   const AttentionResult& r = state.result();
-  if (version_ == r.version) return;
-  version_ = r.version;
+  if (!difference_of_.changed(r.version)) return;
   difference_ = -1;
   if (!shares_keys(r.config)) return;
   AttentionConfig own = r.config;

@@ -21,8 +21,7 @@ void SparseView::draw(const AppState& state, PanelContext& context) {
   continue_line_if_fits(font_ * 16.0f, font_);
   draw_mask_pattern_controls(state, context);
   if (!update(state)) {
-    ImGui::Spacing();
-    text_wrapped_at_spaces(error_, ImGui::GetContentRegionAvail().x, true);
+    draw_error();
     return;
   }
   // The part shown, and the pairs of scores its pattern computes of full attention's.
@@ -72,7 +71,7 @@ void SparseView::draw(const AppState& state, PanelContext& context) {
   spec.computed = &allowed_;
   spec.highlight_query = state.selection.query;
   spec.title = "\xce\xb1 with the pattern (hatched: pairs it never computes)";
-  const PairGridHover hover = draw_pair_grid(state, spec, origin, ImVec2(width, grid_h));
+  const PairGridHover hover = draw_pair_grid(state, context, spec, origin, ImVec2(width, grid_h));
   if (hover.query >= 0) {
     const bool seen = allowed_(hover.query, hover.key) != 0;
     const std::string full = full_weights_.size() > 0
@@ -104,9 +103,7 @@ void SparseView::draw(const AppState& state, PanelContext& context) {
 bool SparseView::update(const AppState& state) {
   const AttentionResult& r = state.result();
   const int head = state.selection.head;
-  if (version_ == r.version && head_ == head) return error_.empty();
-  version_ = r.version;
-  head_ = head;
+  if (!computed_of_.changed(r.version, head)) return error_.empty();
   error_.clear();
   const MaskMatrix* mask = state.pipeline().mask();
   const int n_query = static_cast<int>(r.n_query), n_key = static_cast<int>(r.n_key);

@@ -6,8 +6,9 @@
 // attention gave those keys.
 #pragma once
 
-#include "app/panels/panel.hpp"
+#include "app/panels/cheaper_part.hpp"
 #include "app/session/app_state.hpp"
+#include "app/view/memo.hpp"
 
 #include <cstdint>
 #include <string>
@@ -15,21 +16,18 @@
 
 namespace attnviz::app {
 
-class SparseView {
+class SparseView final : public CheaperPart {
  public:
-  void draw(const AppState& state, PanelContext& context);
+  void draw(const AppState& state, PanelContext& context) override;
 
  private:
   bool update(const AppState& state);  // false: error_ says why there is nothing to show
   void draw_lost(const AppState& state, float width);
 
-  std::uint64_t version_ = 0;
-  int head_ = -1;
-  std::string error_;
+  view::Memo<std::uint64_t, int> computed_of_;  // the result's version, the head
   MaskMatrix allowed_;   // (n_query, n_key): the pattern and the causal mask together
   Matrix full_weights_;  // (n_query, n_key): α of the same head without the pattern; empty: none
   long long pairs_ = 0, pairs_full_ = 0;
-  float font_ = 16;
 };
 
 }  // namespace attnviz::app

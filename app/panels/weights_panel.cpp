@@ -8,6 +8,7 @@
 #include "app/panels/panel.hpp"
 #include "app/panels/registry.hpp"
 #include "app/panels/theme.hpp"
+#include "app/view/memo.hpp"
 #include "core/base/rng.hpp"
 #include "core/figures/format.hpp"
 #include "core/text/lexicon.hpp"
@@ -186,13 +187,11 @@ class WeightsPanel final : public Panel {
 
   // Colour scales (largest magnitude), recomputed when the scenario or the head changes.
   std::array<float, kSlotCount> limits_{};
-  std::uint64_t limits_version_ = 0;
-  int limits_head_ = -1;
+  view::Memo<std::uint64_t, int> limits_of_;  // the document's version, the head
 
   // X before positional encoding: the target's tokens, then the source's in cross mode.
   Matrix x_rows_, x_scratch_;
-  std::uint64_t x_version_ = 0;
-  bool x_positional_ = false;
+  view::Memo<std::uint64_t, bool> x_of_;  // the result's version, positions on
   int x_target_rows_ = 0;
   float x_label_width_ = 0;
   int x_menu_row_ = -1;  // the token whose label menu is open
@@ -221,10 +220,8 @@ class WeightsPanel final : public Panel {
   void prepare_embeddings(const AppState& state) {
     const bool positional =
         state.document.scenario().one_layer().positional == Positional::Sinusoidal;
-    if (x_version_ == state.computed.version && x_positional_ == positional && x_rows_.size() > 0)
-      return;
-    x_version_ = state.computed.version;
-    x_positional_ = positional;
+    const bool changed = x_of_.changed(state.computed.version, positional);
+    if (!changed && x_rows_.size() > 0) return;
     const Pipeline& p = state.pipeline();
     const bool cross = p.cross();
     x_target_rows_ = static_cast<int>(p.X_target().rows());
@@ -252,13 +249,11 @@ class WeightsPanel final : public Panel {
       x_label_width_ =
           std::min(cap, std::max(x_label_width_,
                                  text_width(state.frame.visual_text(token_of_row(state, r).text))));
-    limits_version_ = 0;  // X changed: its colour scale too
+    limits_of_.forget();  // X changed: its colour scale too
   }
 
   void update_limits(const AppState& state) {
-    if (limits_version_ == state.document.version() && limits_head_ == head_) return;
-    limits_version_ = state.document.version();
-    limits_head_ = head_;
+    if (!limits_of_.changed(state.document.version(), head_)) return;
     for (int slot = 0; slot < kX; ++slot) {
       const Scenario& s = state.document.scenario();
       const WeightView w = weight_view(s.one_layer().parameters, s.one_layer().config,

@@ -168,9 +168,9 @@ void AppState::go_to_lesson_step(int step) {
     ui.center_view = *view;
     ui.visible[static_cast<std::size_t>(view::PanelId::Centre)] = true;
   }
-  for (std::size_t m = 0; m < view::kCheaperMethods.size(); ++m)
-    if (s.method == view::kCheaperMethods[m])
-      ui.cheaper_method = static_cast<UiSettings::CheaperMethod>(m);
+  // The Cheaper attention view's part, as its setting reads it (the lesson checked the name).
+  if (std::string not_read; !s.method.empty())
+    read_view_setting("cheaper_method", Json(s.method), ui.views, not_read);
   if (s.layer) selection.layer = *s.layer;
   if (s.head) selection.head = *s.head;
   if (!s.query.empty()) selection.query = std::max(0, resolve_token(pipeline().target(), s.query));

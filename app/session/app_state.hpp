@@ -11,6 +11,7 @@
 #include "app/session/document.hpp"
 #include "app/session/edits.hpp"
 #include "app/session/frame_values.hpp"
+#include "app/session/view_settings.hpp"
 #include "app/view/layout.hpp"
 #include "app/view/visual_text.hpp"
 #include "core/document/scenario.hpp"
@@ -83,14 +84,10 @@ struct UiSettings {
   // contrast when many keys share the weight (40 tokens: every α near 0.025, every cell dark).
   bool heatmap_contrast = false;
   float arrow_threshold = 0.02f;  // lines for weights below this are not drawn
-  // A real model's: how the Next token view shapes the distribution, and which part of the Across
-  // layers view shows.
-  SamplingSettings sampling;
-  enum class LayersSection { Lens, Rollout, Residual };
-  LayersSection layers_section = LayersSection::Lens;
-  // The Cheaper attention view's method (view state "cheaper_method": view::kCheaperMethods).
-  enum class CheaperMethod { Flash, Linformer, Reformer, Sparse, SharedKeys, Decoding };
-  CheaperMethod cheaper_method = CheaperMethod::Flash;
+  // The views' own settings (the Next token view's sampling, the Across layers view's part, the
+  // Cheaper attention view's method), each registered by its view's file
+  // (app/session/view_settings.hpp).
+  ViewSettingValues views;
 
   // The top of a head's heatmap colour scale (see heatmap_contrast): 1, or its largest finite α.
   float heatmap_top(const Matrix& weights) const;

@@ -15,7 +15,7 @@
 namespace attnviz::app {
 namespace {
 
-using OrderedJson = nlohmann::ordered_json;
+using namespace view_json;
 
 // The float written as the shortest decimal that reads back to it (0.02, not 0.0199999995).
 double shortest(float value) {
@@ -28,56 +28,19 @@ struct ViewTarget {
   UiSettings& ui;
 };
 
-// A wrong value: "view.theme: expected "light" or "dark", got "blue"" (the caller adds
-// "(ignored)"). Each row's reader throws it through JsonReader, so every message names the key
-// path.
-[[noreturn]] void expected(const std::string& path, const std::string& what, const Json& value) {
-  JsonReader::fail(path, "expected " + what + ", got " + json_shown(value));
-}
-
-int whole_number(const Json& value, const std::string& path, int low, int high,
-                 const std::string& what) {
-  const double x = value.is_number() ? value.get<double>() : 0.5;
-  if (!std::isfinite(x) || x != std::floor(x) || x < low || x > high) expected(path, what, value);
-  return static_cast<int>(x);
-}
-
-float number_in(const Json& value, const std::string& path, double low, double high,
-                bool low_included, const std::string& what) {
-  const double x = value.is_number() ? value.get<double>() : low - 1;
-  if (!std::isfinite(x) || x > high || x < low || (!low_included && x == low))
-    expected(path, what, value);
-  return static_cast<float>(x);
-}
-
-bool flag(const Json& value, const std::string& path) {
-  if (!value.is_boolean()) expected(path, "true or false", value);
-  return value.get<bool>();
-}
-
-// One of `names` (index i for names[i]).
-template <std::size_t N>
-std::size_t one_of(const Json& value, const std::string& path,
-                   const std::array<std::string_view, N>& names, const std::string& what) {
-  if (value.is_string())
-    for (std::size_t i = 0; i < N; ++i)
-      if (value.get_ref<const std::string&>() == names[i]) return i;
-  expected(path, what, value);
-}
-
-// One key of the "view" object: how it is read (throwing JsonFailure, or warning through the
+// One of the app's keys of the "view" object (the views' own register themselves:
+// app/session/view_settings.hpp): how it is read (throwing JsonFailure, or warning through the
 // reader for a part of it) and written (nothing: left out, as a default is). In the order written.
-struct ViewSetting {
+struct AppSetting {
   std::string_view key;
   void (*read)(const Json& value, const std::string& path, ViewTarget& target, JsonReader& reader);
   void (*write)(const Selection& selection, const UiSettings& ui, OrderedJson& view);
 };
 
 constexpr std::array<std::string_view, 2> kThemes = {"light", "dark"};
-constexpr std::array<std::string_view, 3> kLayersSections = {"lens", "rollout", "residual"};
 
 // clang-format off
-const ViewSetting kViewSettings[] = {
+const AppSetting kViewSettings[] = {
   {"layer",  // a model's (the one-layer scenario has layer 0 only)
    [](const Json& value, const std::string& path, ViewTarget& target, JsonReader&) {
      target.selection.layer = whole_number(value, path, 0, 4095, "a layer number from 0 to 4095");
@@ -204,63 +167,6 @@ const ViewSetting kViewSettings[] = {
    [](const Selection&, const UiSettings& ui, OrderedJson& view) {
      view["arrow_threshold"] = shortest(ui.arrow_threshold);
    }},
-  // The Next token view's: {"temperature": 0.7, "top_k": 40, "top_p": 0.9}, each key optional
-  // and checked alone; written only when not the defaults (files before it stay as they were).
-  {"sampling",
-   [](const Json& value, const std::string& path, ViewTarget& target, JsonReader& reader) {
-     if (!value.is_object())
-       expected(path, "an object such as {\"temperature\": 0.7, \"top_k\": 40}", value);
-     SamplingSettings& sampling = target.ui.sampling;
-     for (const auto& [key, entry] : value.items()) {
-       const std::string entry_path = path + "." + key;
-       try {
-         if (key == "temperature")
-           sampling.temperature =
-               number_in(entry, entry_path, 0, 100, true, "a number from 0 to 100");
-         else if (key == "top_k")
-           sampling.top_k = whole_number(entry, entry_path, 0, 100000,
-                                         "a whole number from 0 (every token) to 100000");
-         else if (key == "top_p")
-           sampling.top_p = number_in(entry, entry_path, 0, 1, false, "a number above 0, at most 1");
-         else
-           reader.warning(entry_path + ": unknown key (ignored)");
-       } catch (const JsonFailure& failure) {
-         reader.warning(failure.message + " (ignored)");
-       }
-     }
-   },
-   [](const Selection&, const UiSettings& ui, OrderedJson& view) {
-     const SamplingSettings defaults;
-     if (ui.sampling.temperature == defaults.temperature && ui.sampling.top_k == defaults.top_k &&
-         ui.sampling.top_p == defaults.top_p)
-       return;
-     OrderedJson sampling = OrderedJson::object();
-     sampling["temperature"] = shortest(ui.sampling.temperature);
-     sampling["top_k"] = ui.sampling.top_k;
-     sampling["top_p"] = shortest(ui.sampling.top_p);
-     view["sampling"] = std::move(sampling);
-   }},
-  {"layers_view",  // the Across layers view's part
-   [](const Json& value, const std::string& path, ViewTarget& target, JsonReader&) {
-     target.ui.layers_section = static_cast<UiSettings::LayersSection>(
-         one_of(value, path, kLayersSections, "\"lens\", \"rollout\" or \"residual\""));
-   },
-   [](const Selection&, const UiSettings& ui, OrderedJson& view) {
-     if (ui.layers_section != UiSettings::LayersSection::Lens)
-       view["layers_view"] =
-           std::string(kLayersSections[static_cast<std::size_t>(ui.layers_section)]);
-   }},
-  {"cheaper_method",  // the Cheaper attention view's part
-   [](const Json& value, const std::string& path, ViewTarget& target, JsonReader&) {
-     target.ui.cheaper_method = static_cast<UiSettings::CheaperMethod>(one_of(
-         value, path, view::kCheaperMethods,
-         "\"flash\", \"linformer\", \"reformer\", \"sparse\", \"shared_keys\" or \"decoding\""));
-   },
-   [](const Selection&, const UiSettings& ui, OrderedJson& view) {
-     if (ui.cheaper_method != UiSettings::CheaperMethod::Flash)
-       view["cheaper_method"] =
-           std::string(view::kCheaperMethods[static_cast<std::size_t>(ui.cheaper_method)]);
-   }},
 };
 // clang-format on
 
@@ -268,7 +174,18 @@ const ViewSetting kViewSettings[] = {
 
 std::string view_state_to_json(const AppState& state) {
   OrderedJson view = OrderedJson::object();
-  for (const ViewSetting& setting : kViewSettings) setting.write(state.selection, state.ui, view);
+  // The app's settings (ranked by their place in kViewSettings, 10 apart) and the views' own
+  // (app/session/view_settings.hpp), in rank order.
+  const std::vector<const ViewSettingEntry*> registered = registered_view_settings();
+  auto next = registered.begin();
+  int rank = 0;
+  for (const AppSetting& setting : kViewSettings) {
+    for (; next != registered.end() && (*next)->rank < rank; ++next)
+      (*next)->write(state.ui.views, view);
+    setting.write(state.selection, state.ui, view);
+    rank += 10;
+  }
+  for (; next != registered.end(); ++next) (*next)->write(state.ui.views, view);
   return view.dump();
 }
 
@@ -286,16 +203,24 @@ void apply_view_state(std::string_view json, AppState& state, std::vector<std::s
   }
   JsonReader reader(warnings);
   ViewTarget target{state.selection, state.ui};
-  for (const auto& [key, value] : root.items()) {
+  for (const auto& item : root.items()) {  // not a structured binding: the lambdas use the key
+    const std::string& key = item.key();
+    const Json& value = item.value();
     const std::string path = "view." + key;
     const auto setting = std::find_if(std::begin(kViewSettings), std::end(kViewSettings),
-                                      [&](const ViewSetting& s) { return s.key == key; });
-    if (setting == std::end(kViewSettings)) {
+                                      [&](const AppSetting& s) { return s.key == key; });
+    const std::vector<const ViewSettingEntry*> registered = registered_view_settings();
+    const auto views = std::find_if(registered.begin(), registered.end(),
+                                    [&](const ViewSettingEntry* s) { return s->key == key; });
+    if (setting == std::end(kViewSettings) && views == registered.end()) {
       warnings.push_back(path + ": unknown key (ignored)");
       continue;
     }
     try {
-      setting->read(value, path, target, reader);
+      if (setting != std::end(kViewSettings))
+        setting->read(value, path, target, reader);
+      else
+        (*views)->read(value, path, reader, state.ui.views);
     } catch (const JsonFailure& failure) {  // this setting stays as it was
       warnings.push_back(failure.message + " (ignored)");
     } catch (const Json::exception& e) {  // not expected: every access is checked

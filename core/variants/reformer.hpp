@@ -28,6 +28,7 @@ struct ReformerSettings {
   int rounds = 1;   // hash rounds, 1 to 8, each with its own rotations
   std::uint64_t seed = 7;    // draws the rotations
   bool exclude_self = true;  // a query does not see itself unless it has no other key
+  bool operator==(const ReformerSettings&) const = default;
 };
 
 // An error naming the setting for buckets that are not 1 or an even number in 2..64, a chunk

@@ -241,66 +241,45 @@ TEST_CASE("view state: the JSON a scenario file keeps is accepted as it is") {
 }  // namespace attnviz::app
 
 namespace attnviz::app {
+namespace {
 
-TEST_CASE("view state: a model's sampling settings and Across layers section round-trip") {
+// A setting of a view of the test's own, registered as a view's file registers one
+// (app/session/view_settings.hpp): written after the app's settings, left out at its default.
+int read_zoom(const Json& value, const std::string& path, JsonReader&, const int&) {
+  return view_json::whole_number(value, path, 1, 8, "a zoom from 1 to 8");
+}
+OrderedJson write_zoom(const int& zoom) {
+  return zoom == 1 ? OrderedJson() : OrderedJson(zoom);
+}
+const ViewSetting<int> kZoom{"test_zoom", 1000, 1, read_zoom, write_zoom};
+
+}  // namespace
+
+TEST_CASE("view state: a view's own setting registers itself, is read and written by its key") {
   AppState state;
-  const std::string defaults = view_state_to_json(state);
-  CHECK(defaults.find("sampling") == std::string::npos);  // files without them stay as they were
-  CHECK(defaults.find("layers_view") == std::string::npos);
-  state.ui.sampling = {0.7f, 40, 0.9f};
-  state.ui.layers_section = UiSettings::LayersSection::Rollout;
+  CHECK(view_state_to_json(state).find("test_zoom") == std::string::npos);  // the default
+  kZoom.in(state.ui.views) = 4;
   const std::string json = view_state_to_json(state);
-  CHECK(json.find(R"("sampling":{"temperature":0.7,"top_k":40,"top_p":0.9})") != std::string::npos);
-  CHECK(json.find(R"("layers_view":"rollout")") != std::string::npos);
+  // After every setting of the app's (ranked lower), at the end.
+  CHECK(json.size() > 14);
+  CHECK(json.substr(json.size() - 14) == R"("test_zoom":4})");
   AppState other;
   std::vector<std::string> warnings;
   apply_view_state(json, other, warnings);
   CHECK(warnings.empty());
-  CHECK(other.ui.sampling.temperature == 0.7f);
-  CHECK(other.ui.sampling.top_k == 40);
-  CHECK(other.ui.sampling.top_p == 0.9f);
-  CHECK(other.ui.layers_section == UiSettings::LayersSection::Rollout);
-}
-
-TEST_CASE("view state: bad sampling values and sections warn and keep the setting") {
-  AppState state;
-  std::vector<std::string> warnings;
-  apply_view_state(R"({"sampling": {"temperature": -1, "top_k": 2.5, "top_p": 0, "seed": 3},
-                       "layers_view": "attention"})",
-                   state, warnings);
-  CHECK(warnings.size() == 5);
-  CHECK(any_names(warnings, "view.sampling.temperature"));
-  CHECK(any_names(warnings, "view.sampling.top_k"));
-  CHECK(any_names(warnings, "view.sampling.top_p"));
-  CHECK(any_names(warnings, "view.sampling.seed: unknown key"));
-  CHECK(any_names(warnings, "view.layers_view"));
-  CHECK(state.ui.sampling.temperature == 1.0f);
-  CHECK(state.ui.sampling.top_k == 0);
-  CHECK(state.ui.layers_section == UiSettings::LayersSection::Lens);
-  warnings.clear();
-  apply_view_state(R"({"sampling": [1, 2]})", state, warnings);
-  CHECK(any_names(warnings, "view.sampling: expected an object"));
-}
-
-TEST_CASE("view state: the Cheaper attention view's method round-trips, and a bad one warns") {
-  AppState state;
-  CHECK(view_state_to_json(state).find("cheaper_method") == std::string::npos);
-  for (std::size_t m = 0; m < view::kCheaperMethods.size(); ++m) {
-    CAPTURE(view::kCheaperMethods[m]);
-    state.ui.cheaper_method = static_cast<UiSettings::CheaperMethod>(m);
-    const std::string json = view_state_to_json(state);
-    AppState other;
-    std::vector<std::string> warnings;
-    apply_view_state(json, other, warnings);
-    CHECK(warnings.empty());
-    CHECK(other.ui.cheaper_method == state.ui.cheaper_method);
-  }
-  std::vector<std::string> warnings;
-  AppState other;
-  other.ui.cheaper_method = UiSettings::CheaperMethod::Reformer;
-  apply_view_state(R"({"cheaper_method": "performer"})", other, warnings);
-  CHECK(any_names(warnings, "view.cheaper_method"));
-  CHECK(other.ui.cheaper_method == UiSettings::CheaperMethod::Reformer);
+  CHECK(kZoom.in(other.ui.views) == 4);
+  // A wrong value: a warning naming the key path, and the setting as it was.
+  apply_view_state(R"({"test_zoom": 12})", other, warnings);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0] == "view.test_zoom: expected a zoom from 1 to 8, got 12 (ignored)");
+  CHECK(kZoom.in(other.ui.views) == 4);
+  // As a lesson step sets a view's part, by the setting's key.
+  std::string message;
+  CHECK(read_view_setting("test_zoom", Json(2), other.ui.views, message));
+  CHECK(kZoom.in(other.ui.views) == 2);
+  CHECK_FALSE(read_view_setting("test_zoom", Json("big"), other.ui.views, message));
+  CHECK(message.find("test_zoom") == 0);
+  CHECK_FALSE(read_view_setting("no_such_setting", Json(1), other.ui.views, message));
 }
 
 }  // namespace attnviz::app
