@@ -33,8 +33,10 @@ lint_packages=(clang-tidy-14)
 # by third_party/web/web.cmake), and Chromium to test the page headless.
 web_packages=(emscripten xz-utils chromium)
 # models/train/train_gpt2.py: PyTorch on OpenBLAS, the regex module (GPT-2's pre-tokenizer needs
-# \p{L} and \p{N}) and its corpus, the King James Bible (the `bible` program reads bible-kjv-text).
-train_packages=(python3 python3-torch python3-numpy python3-regex libopenblas0-pthread bible-kjv bible-kjv-text)
+# \p{L} and \p{N}) and its corpus, the King James Bible (the `bible` program reads bible-kjv-text);
+# models/train/train_gpt2_web.py and train_bert_web.py read the World English Bible with diatheke.
+train_packages=(python3 python3-torch python3-numpy python3-regex libopenblas0-pthread bible-kjv bible-kjv-text
+                diatheke sword-text-web)
 
 case "$profile" in
   build) wanted=("${build_packages[@]}") ;;

@@ -1,14 +1,22 @@
 #!/usr/bin/python3
-"""Trains gpt2-kjv-tiny, the GPT-2-architecture model AttnViz ships (issue 24), from scratch.
+"""Trains AttnViz's GPT-2-architecture models from scratch: gpt2-kjv-tiny (issue 24, the King
+James Bible, a 512-token vocabulary) and gpt2-web (issue 38, the World English Bible in modern
+English, a vocabulary of whole words).
 
-Run by hand (not by CI), from the repository's root, with Debian's python3-torch 1.13:
+Run by hand (not by CI), from the repository's root, with Debian's python3-torch 1.13
+(third_party/install-deps.sh train):
 
     nice /usr/bin/python3 models/train/train_gpt2.py --out assets/models/gpt2-kjv-tiny
+    nice /usr/bin/python3 models/train/train_gpt2.py --out assets/models/gpt2-web --corpus web \
+        --vocab-size 6144 --d-model 192 --layers 3 --heads 6 --steps 4000 --threads 2
+
+(the options gpt2-web was made with are in the first lines of its train.log).
 
 What it does, in order (every step logged to OUT/train.log):
   1. Corpus: the King James Bible as Debian's bible-kjv-text ships it (`bible -l0 ...`), verse
-     numbers and chapter headings stripped, one verse a line, a blank line between chapters.
-     Every 20th chapter is held out for validation.
+     numbers and chapter headings stripped, one verse a line, a blank line between chapters; or
+     (--corpus web) the World English Bible read by models/train/web_corpus.py, the Gospel of
+     Mark and the book of Ruth never trained on. Every 20th chapter is held out for validation.
   2. Tokenizer: a byte-level BPE vocabulary of 512 tokens in GPT-2's scheme (GPT-2's
      pre-tokenizer regex, GPT-2's byte-to-unicode map, 255 merges learned on the training text by
      pair frequency, then <|endoftext|>), written as vocab.json and merges.txt.
@@ -22,7 +30,8 @@ What it does, in order (every step logged to OUT/train.log):
 models/train/verify_gpt2.py reloads the saved folder with its own readers and numpy and checks
 the numbers of the CHECK line this script prints last.
 
-Reproducibility: a fixed seed and a fixed step count; one thread for torch and for OpenBLAS.
+Reproducibility: a fixed seed and a fixed step count; --threads threads (1 by default) for torch
+and for OpenBLAS.
 OpenBLAS's kernel choice changes the last bits of sums, so the core type in use is printed; set
 OPENBLAS_CORETYPE to the logged value to repeat a run bit for bit. When it is not set, the
 script measures the candidates (a 512x512 product, checked against float64) in child processes,
@@ -41,10 +50,19 @@ import subprocess
 import sys
 import time
 
-# One thread everywhere, before torch (and OpenBLAS) load: torch.set_num_threads(1) alone does not
-# stop Debian's libopenblas0-pthread from using every core.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+def threads_from_argv(argv):
+    for i, arg in enumerate(argv):
+        if arg == "--threads" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--threads="):
+            return arg.split("=", 1)[1]
+    return "1"
+
+
+# The threads asked for (one by default) everywhere, before torch (and OpenBLAS) load:
+# torch.set_num_threads alone does not stop Debian's libopenblas0-pthread from using every core.
+os.environ["OPENBLAS_NUM_THREADS"] = threads_from_argv(sys.argv)
+os.environ["OMP_NUM_THREADS"] = threads_from_argv(sys.argv)
 
 CORETYPE_CANDIDATES = ["", "Haswell", "SkylakeX", "Cooperlake", "Zen"]
 
@@ -131,6 +149,7 @@ def bytes_to_unicode():
 
 
 BYTE_TO_CHAR = dict(bytes_to_unicode())
+CHAR_TO_BYTE = {char: byte for byte, char in BYTE_TO_CHAR.items()}
 
 
 def pre_tokenize(text):
@@ -188,6 +207,15 @@ class BpeEncoder:
         self.vocab = vocab
         self.ranks = {pair: rank for rank, pair in enumerate(merges)}
         self.cache = {}
+        self.strings = {token_id: string for string, token_id in vocab.items()}
+
+    def decode_piece(self, token_id):
+        """A token's text as read (GPT-2's byte characters back to UTF-8; "␣" for a space)."""
+        string = self.strings[token_id]
+        if string == END_OF_TEXT:
+            return string
+        text = bytes(CHAR_TO_BYTE[c] for c in string).decode("utf-8", errors="replace")
+        return text.replace(" ", "\u2423")
 
     def bpe(self, piece):
         symbols = list(piece)
@@ -491,6 +519,21 @@ def write_sha256sums(folder):
 
 # Genesis 11:1, the first verse of the first held-out chapter
 CHECK_SENTENCE = "And the whole earth was of one language, and of one speech."
+# Mark 1:1, in a book the web model never saw
+WEB_CHECK_SENTENCE = "The beginning of the Good News of Jesus Christ, the Son of God."
+# Everyday sentences in no Bible, for the tokens a word (issue 38: about 1.3 or fewer).
+EVERYDAY_SENTENCES = [
+    "The teacher asked the students to open their books.",
+    "My sister bought a new bicycle last week.",
+    "We walked to the park after dinner and played until it was dark.",
+    "Please close the window because it is cold outside.",
+    "The children laughed when the dog chased its tail.",
+    "He wrote a short letter to his friend in another city.",
+    "She was tired, so she went to bed early.",
+    "The train was late, and the passengers waited on the platform.",
+    "I think the answer to the question is in the second chapter.",
+    "They planted trees along the road in the spring.",
+]
 
 
 def main():
@@ -507,6 +550,9 @@ def main():
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--warmup", type=int, default=200)
     parser.add_argument("--eval-every", type=int, default=500)
+    parser.add_argument("--corpus", choices=["kjv", "web"], default="kjv")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads for torch and OpenBLAS (read before they load)")
     parser.add_argument("--openblas-coretype", default=None,
                         help="OpenBLAS kernel to use (e.g. SkylakeX); default: the fastest "
                         "correct one measured at start")
@@ -522,7 +568,7 @@ def main():
         log_file.write(line + "\n")
         log_file.flush()
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(args.threads)
     torch.set_num_interop_threads(1)
     log("command: " + " ".join([sys.executable] + sys.argv))
     log(f"args: {json.dumps(vars(args), sort_keys=True)}")
@@ -541,12 +587,22 @@ def main():
         f"{torch.get_num_threads()}")
 
     # 1. corpus
-    chapters = read_kjv()
+    if args.corpus == "kjv":
+        chapters = read_kjv()
+        check_sentence, unseen_text = CHECK_SENTENCE, None
+    else:
+        import web_corpus  # models/train/web_corpus.py, beside this script
+        verses = web_corpus.read_verses()
+        chapters = [text for _, _, text in web_corpus.chapters_of(verses)]
+        check_sentence = WEB_CHECK_SENTENCE
+        unseen_text = web_corpus.held_out_text(verses)  # Mark and Ruth: never trained on
+        log(f"corpus: the World English Bible ({web_corpus.MODULE}), {len(verses)} verses; "
+            f"{', '.join(web_corpus.HELD_OUT_BOOKS)} left out ({len(unseen_text)} characters)")
     train_text = "\n\n".join(c for i, c in enumerate(chapters) if i % 20 != 10)
     val_text = "\n\n".join(c for i, c in enumerate(chapters) if i % 20 == 10)
     log(f"corpus: {len(chapters)} chapters; training {len(train_text)} characters, held out "
         f"{len(val_text)} (every 20th chapter, from the 11th)")
-    if CHECK_SENTENCE not in val_text:
+    if check_sentence not in (val_text if unseen_text is None else unseen_text):
         raise SystemExit("train_gpt2: the check sentence is not in the held-out text")
 
     # 2. tokenizer
@@ -559,6 +615,17 @@ def main():
     val_ids = np.array(encoder.encode(val_text), dtype=np.int64)
     log(f"tokens: training {len(train_ids)} ({len(train_text) / len(train_ids):.2f} characters a "
         f"token), held out {len(val_ids)}")
+    everyday_words = sum(len(s.split()) for s in EVERYDAY_SENTENCES)
+    everyday_tokens = sum(len(encoder.encode(" " + s)) for s in EVERYDAY_SENTENCES)
+    log(f"tokens a word on {len(EVERYDAY_SENTENCES)} everyday sentences in no Bible: "
+        f"{everyday_tokens / everyday_words:.2f} ({everyday_tokens} tokens, {everyday_words} words)")
+    for s in EVERYDAY_SENTENCES[:3]:
+        pieces = [encoder.decode_piece(i) for i in encoder.encode(" " + s)]
+        log("  " + " | ".join(pieces))
+    if unseen_text is not None:
+        unseen_ids = np.array(encoder.encode(unseen_text), dtype=np.int64)
+        log(f"tokens: Mark and Ruth (unseen) {len(unseen_ids)}, "
+            f"{len(unseen_ids) / len(unseen_text.split()):.2f} a word")
     counts = np.bincount(train_ids, minlength=args.vocab_size)
     frequent = np.argsort(-counts, kind="stable")[:300]
     log(f"tokens never seen in the training text: {int((counts == 0).sum())} of {args.vocab_size}")
@@ -694,7 +761,7 @@ def main():
     write_config(os.path.join(args.out, "config.json"), args, vocab)
 
     # the numbers verify_gpt2.py recomputes from the saved files alone
-    sentence_ids = encoder.encode(CHECK_SENTENCE)
+    sentence_ids = encoder.encode(check_sentence)
     probe = repeated[0]
     with torch.no_grad():
         ids = torch.tensor([sentence_ids])
@@ -703,7 +770,7 @@ def main():
         argmax = logits[0].argmax(dim=-1).tolist()
         last_logits = [round(v, 6) for v in logits[0, -1].tolist()]
     check = {
-        "sentence": CHECK_SENTENCE,
+        "sentence": check_sentence,
         "ids": sentence_ids,
         "loss": sentence_loss,
         "argmax": argmax,
