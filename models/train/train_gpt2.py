@@ -50,19 +50,20 @@ import subprocess
 import sys
 import time
 
-def threads_from_argv(argv):
+def option_from_argv(argv, name, default=None):
+    """An option's value read before argparse runs (it must be known before torch loads)."""
     for i, arg in enumerate(argv):
-        if arg == "--threads" and i + 1 < len(argv):
+        if arg == name and i + 1 < len(argv):
             return argv[i + 1]
-        if arg.startswith("--threads="):
+        if arg.startswith(name + "="):
             return arg.split("=", 1)[1]
-    return "1"
+    return default
 
 
 # The threads asked for (one by default) everywhere, before torch (and OpenBLAS) load:
 # torch.set_num_threads alone does not stop Debian's libopenblas0-pthread from using every core.
-os.environ["OPENBLAS_NUM_THREADS"] = threads_from_argv(sys.argv)
-os.environ["OMP_NUM_THREADS"] = threads_from_argv(sys.argv)
+os.environ["OPENBLAS_NUM_THREADS"] = option_from_argv(sys.argv, "--threads", "1")
+os.environ["OMP_NUM_THREADS"] = option_from_argv(sys.argv, "--threads", "1")
 
 CORETYPE_CANDIDATES = ["", "Haswell", "SkylakeX", "Cooperlake", "Zen"]
 
@@ -98,19 +99,10 @@ def choose_coretype():
     return max(correct, key=lambda row: row[2])[0], table
 
 
-def coretype_from_argv(argv):
-    for i, arg in enumerate(argv):
-        if arg == "--openblas-coretype" and i + 1 < len(argv):
-            return argv[i + 1]
-        if arg.startswith("--openblas-coretype="):
-            return arg.split("=", 1)[1]
-    return None
-
-
 # OPENBLAS_CORETYPE must be set before OpenBLAS loads: choose it (an inherited value is not trusted:
 # it may be a slower kernel than the CPU has), set it and re-execute once.
 if __name__ == "__main__" and os.environ.get("TRAIN_GPT2_CORETYPE_CHOSEN") != "1":
-    forced = coretype_from_argv(sys.argv)
+    forced = option_from_argv(sys.argv, "--openblas-coretype")
     if forced is None:
         chosen, probe_table = choose_coretype()
         os.environ["TRAIN_GPT2_BLAS_PROBE"] = json.dumps(probe_table)
