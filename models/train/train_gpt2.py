@@ -31,86 +31,27 @@ models/train/verify_gpt2.py reloads the saved folder with its own readers and nu
 the numbers of the CHECK line this script prints last.
 
 Reproducibility: a fixed seed and a fixed step count; --threads threads (1 by default) for torch
-and for OpenBLAS.
-OpenBLAS's kernel choice changes the last bits of sums, so the core type in use is printed; set
-OPENBLAS_CORETYPE to the logged value to repeat a run bit for bit. When it is not set, the
+and for OpenBLAS. OpenBLAS's kernel choice changes the last bits of sums, so the core type in use
+is logged; pass it as --openblas-coretype to repeat a run bit for bit. Without that option the
 script measures the candidates (a 512x512 product, checked against float64) in child processes,
-picks the fastest correct one and re-executes itself with it.
+picks the fastest correct one and re-executes itself with it (models/train/blas_setup.py).
 """
 
-import argparse
 import collections
-import hashlib
 import json
 import math
 import os
-import platform
 import struct
 import subprocess
 import sys
 import time
 
-def option_from_argv(argv, name, default=None):
-    """An option's value read before argparse runs (it must be known before torch loads)."""
-    for i, arg in enumerate(argv):
-        if arg == name and i + 1 < len(argv):
-            return argv[i + 1]
-        if arg.startswith(name + "="):
-            return arg.split("=", 1)[1]
-    return default
+import blas_setup  # models/train/blas_setup.py, beside this script
+import training_run  # models/train/training_run.py
 
-
-# The threads asked for (one by default) everywhere, before torch (and OpenBLAS) load:
-# torch.set_num_threads alone does not stop Debian's libopenblas0-pthread from using every core.
-os.environ["OPENBLAS_NUM_THREADS"] = option_from_argv(sys.argv, "--threads", "1")
-os.environ["OMP_NUM_THREADS"] = option_from_argv(sys.argv, "--threads", "1")
-
-CORETYPE_CANDIDATES = ["", "Haswell", "SkylakeX", "Cooperlake", "Zen"]
-
-BLAS_PROBE = r"""
-import time, torch
-torch.set_num_threads(1)
-g = torch.Generator().manual_seed(0)
-a = torch.randn(512, 512, generator=g); b = torch.randn(512, 512, generator=g)
-ref = a.double() @ b.double()
-err = ((a @ b).double() - ref).abs().max().item() / ref.abs().max().item()
-best = 1e9
-for _ in range(20):
-    t = time.perf_counter(); a @ b; best = min(best, time.perf_counter() - t)
-print(err, 2 * 512**3 / best / 1e9)
-"""
-
-
-def choose_coretype():
-    """Returns (coretype, table of (coretype, relative error, GFLOP/s)); '' is OpenBLAS's own pick."""
-    table = []
-    for coretype in CORETYPE_CANDIDATES:
-        env = dict(os.environ, OPENBLAS_CORETYPE=coretype, OPENBLAS_NUM_THREADS="1")
-        try:
-            out = subprocess.run([sys.executable, "-c", BLAS_PROBE], env=env, capture_output=True,
-                                 text=True, timeout=120, check=True).stdout.split()
-            err, gflops = float(out[0]), float(out[1])
-        except (subprocess.SubprocessError, ValueError, IndexError):
-            continue
-        table.append((coretype, err, gflops))
-    correct = [row for row in table if row[1] < 1e-5]
-    if not correct:
-        raise SystemExit("train_gpt2: no OpenBLAS core type gives a correct 512x512 product")
-    return max(correct, key=lambda row: row[2])[0], table
-
-
-# OPENBLAS_CORETYPE must be set before OpenBLAS loads: choose it (an inherited value is not trusted:
-# it may be a slower kernel than the CPU has), set it and re-execute once.
-if __name__ == "__main__" and os.environ.get("TRAIN_GPT2_CORETYPE_CHOSEN") != "1":
-    forced = option_from_argv(sys.argv, "--openblas-coretype")
-    if forced is None:
-        chosen, probe_table = choose_coretype()
-        os.environ["TRAIN_GPT2_BLAS_PROBE"] = json.dumps(probe_table)
-    else:
-        chosen = forced
-    os.environ["OPENBLAS_CORETYPE"] = chosen
-    os.environ["TRAIN_GPT2_CORETYPE_CHOSEN"] = "1"
-    os.execv(sys.executable, [sys.executable] + sys.argv)
+# The threads and OpenBLAS's kernel, before torch loads (the script is run again once with them).
+if __name__ == "__main__":
+    blas_setup.prepare()
 
 import numpy as np  # noqa: E402
 import regex  # noqa: E402  (python3-regex: \p{L} and \p{N})
@@ -150,25 +91,24 @@ def pre_tokenize(text):
             for piece in regex.findall(GPT2_PATTERN, text)]
 
 
-def learn_merges(text, n_merges, log):
-    """Byte-level BPE: repeatedly merges the most frequent adjacent pair inside the pieces.
-    Ties are broken by the pair's strings (the smallest first), so the result is deterministic."""
-    word_counts = collections.Counter(pre_tokenize(text))
-    words = [(list(word), count) for word, count in word_counts.items()]
-    merges = []
+def pair_merges(words, merged_symbol):
+    """BPE's loop, as a generator: over words [(symbols, count)], repeatedly merges the most
+    frequent adjacent pair (ties broken by the pair's strings, so the order is deterministic) into
+    merged_symbol(pair), yielding (pair, merged) each time; it stops when no pair is left, or when
+    the caller stops asking. `words` is rewritten as it goes."""
     pair_counts = collections.Counter()
     pair_words = collections.defaultdict(set)  # pair -> indices of the words holding it
     for index, (symbols, count) in enumerate(words):
         for pair in zip(symbols, symbols[1:]):
             pair_counts[pair] += count
             pair_words[pair].add(index)
-    for _ in range(n_merges):
+    while True:
         best = min((pair for pair, c in pair_counts.items() if c > 0),
                    key=lambda pair: (-pair_counts[pair], pair), default=None)
         if best is None:
-            break
-        merges.append(best)
-        merged = best[0] + best[1]
+            return
+        merged = merged_symbol(best)
+        yield best, merged
         for index in sorted(pair_words[best]):
             symbols, count = words[index]
             for pair in zip(symbols, symbols[1:]):
@@ -186,6 +126,17 @@ def learn_merges(text, n_merges, log):
                 pair_counts[pair] += count
                 pair_words[pair].add(index)
         del pair_counts[best]
+
+
+def learn_merges(text, n_merges, log):
+    """Byte-level BPE: the n_merges most frequent adjacent pairs inside the pieces, merged in turn."""
+    word_counts = collections.Counter(pre_tokenize(text))
+    words = [(list(word), count) for word, count in word_counts.items()]
+    merges = []
+    for pair, _ in pair_merges(words, lambda pair: pair[0] + pair[1]):
+        if len(merges) == n_merges:
+            break
+        merges.append(pair)
     log(f"bpe: {len(word_counts)} distinct pieces, {len(merges)} merges learned; first ten: "
         + ", ".join(f"{a!r}+{b!r}" for a, b in merges[:10]))
     return merges
@@ -498,15 +449,6 @@ def write_config(path, args, vocab):
         f.write(json.dumps(config, indent=2, sort_keys=True) + "\n")
 
 
-def write_sha256sums(folder):
-    # the files this script writes (LICENSE and PROVENANCE.md are written by hand)
-    names = ["config.json", "merges.txt", "model.safetensors", "train.log", "vocab.json"]
-    with open(os.path.join(folder, "SHA256SUMS"), "w") as f:
-        for name in names:
-            with open(os.path.join(folder, name), "rb") as g:
-                f.write(f"{hashlib.sha256(g.read()).hexdigest()}  {name}\n")
-
-
 # ----------------------------------------------------------------------------------------------
 
 # Genesis 11:1, the first verse of the first held-out chapter
@@ -529,54 +471,13 @@ EVERYDAY_SENTENCES = [
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", required=True, help="the model folder to write")
-    parser.add_argument("--seed", type=int, default=1234)
-    parser.add_argument("--steps", type=int, default=8000)
-    parser.add_argument("--batch", type=int, default=16)
-    parser.add_argument("--context", type=int, default=128)
-    parser.add_argument("--d-model", type=int, default=128)
-    parser.add_argument("--layers", type=int, default=2)
-    parser.add_argument("--heads", type=int, default=4)
-    parser.add_argument("--vocab-size", type=int, default=512)
-    parser.add_argument("--lr", type=float, default=3e-3)
-    parser.add_argument("--warmup", type=int, default=200)
-    parser.add_argument("--eval-every", type=int, default=500)
+    parser = training_run.parser(__doc__.split("\n")[0], steps=8000, batch=16, d_model=128,
+                                 layers=2, heads=4, vocab_size=512, lr=3e-3, warmup=200,
+                                 eval_every=500)
     parser.add_argument("--corpus", choices=["kjv", "web"], default="kjv")
-    parser.add_argument("--threads", type=int, default=1,
-                        help="threads for torch and OpenBLAS (read before they load)")
-    parser.add_argument("--openblas-coretype", default=None,
-                        help="OpenBLAS kernel to use (e.g. SkylakeX); default: the fastest "
-                        "correct one measured at start")
     args = parser.parse_args()
 
-    os.makedirs(args.out, exist_ok=True)
-    log_file = open(os.path.join(args.out, "train.log"), "w", encoding="utf-8")
-    wall_start = time.time()
-
-    def log(message):
-        line = f"[{time.time() - wall_start:7.1f}s] {message}"
-        print(line, flush=True)
-        log_file.write(line + "\n")
-        log_file.flush()
-
-    torch.set_num_threads(args.threads)
-    torch.set_num_interop_threads(1)
-    log("command: " + " ".join([sys.executable] + sys.argv))
-    log(f"args: {json.dumps(vars(args), sort_keys=True)}")
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
-                if line.startswith("model name")), platform.processor())
-    log(f"machine: {platform.machine()} {cpu}, "
-        f"{os.cpu_count()} cores; python {platform.python_version()}, torch {torch.__version__}, "
-        f"numpy {np.__version__}")
-    probe = os.environ.get("TRAIN_GPT2_BLAS_PROBE")
-    if probe:
-        for coretype, err, gflops in json.loads(probe):
-            log(f"blas probe: OPENBLAS_CORETYPE={coretype or '(unset)'}: relative error "
-                f"{err:.1e}, {gflops:.1f} GFLOP/s (512x512, one thread)")
-    log(f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE') or '(empty: OpenBLAS detects)'} "
-        f"OPENBLAS_NUM_THREADS={os.environ['OPENBLAS_NUM_THREADS']} torch threads "
-        f"{torch.get_num_threads()}")
+    log = training_run.start(args.out, args, torch, np)
 
     # 1. corpus
     if args.corpus == "kjv":
@@ -660,11 +561,7 @@ def main():
         model.train()
         return val_loss, second_copy_loss, prev, induction
 
-    decay = [t for name, t in model.params.items() if t.dim() == 2]
-    no_decay = [t for name, t in model.params.items() if t.dim() != 2]
-    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
-                                   {"params": no_decay, "weight_decay": 0.0}],
-                                  lr=args.lr, betas=(0.9, 0.95), eps=1e-8)
+    optimizer = training_run.adamw(torch, model.params, args.lr, 0.1, (0.9, 0.95), 1e-8)
 
     def learning_rate(step):
         if step < args.warmup:
@@ -678,30 +575,13 @@ def main():
         f"peak lr {args.lr}, {args.warmup} warm-up steps, cosine to 10%, weight decay 0.1 on "
         f"matrices, gradient clip 1.0; {args.steps} steps of {args.batch}x{args.context} tokens")
     evaluate(0)
-    train_start = time.time()
-    running = 0.0
-    for step in range(1, args.steps + 1):
-        for group in optimizer.param_groups:
-            group["lr"] = learning_rate(step - 1)
+    def next_loss():
         inputs, targets, mask = data.batch(args.batch)
         logits, _ = model(inputs)
-        loss = masked_loss(logits, targets, mask)
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        running += loss.item()
-        if step % 100 == 0:
-            elapsed = time.time() - train_start
-            log(f"step {step}: train loss {running / 100:.4f} (mean of the last 100 steps), lr "
-                f"{learning_rate(step - 1):.2e}, {1000 * elapsed / step:.0f} ms a step; "
-                f"load average {load_average()}")
-            running = 0.0
-        if step % args.eval_every == 0 and step != args.steps:
-            evaluate(step)
-    train_seconds = time.time() - train_start
-    log(f"training done: {args.steps} steps in {train_seconds:.0f} s "
-        f"({1000 * train_seconds / args.steps:.0f} ms a step)")
+        return masked_loss(logits, targets, mask)
+
+    training_run.train_steps(model, optimizer, learning_rate, args.steps, next_loss, evaluate, log,
+                             100, args.eval_every, load_average, torch.nn.utils.clip_grad_norm_)
 
     # 4. final measurements
     model.eval()
@@ -772,9 +652,10 @@ def main():
         "induction": induction_scores(model, probe.unsqueeze(0), half).tolist(),
     }
     log("CHECK " + json.dumps(check, separators=(",", ":")))
-    log(f"wall time {time.time() - wall_start:.0f} s in all")
-    log_file.close()
-    write_sha256sums(args.out)
+    log(f"wall time {time.time() - log.wall_start:.0f} s in all")
+    log.close()
+    training_run.write_sha256sums(
+        args.out, ["config.json", "merges.txt", "model.safetensors", "train.log", "vocab.json"])
     return 0 if passed else 1
 
 

@@ -1,0 +1,109 @@
+"""What the training scripts share around their model: the log (every line timed, printed and
+written to FOLDER/train.log; the first lines say the command, the options, the machine and the
+BLAS in use), the loop of optimizer steps, and SHA256SUMS of the files a script wrote."""
+
+import argparse
+import hashlib
+import json
+import os
+import platform
+import sys
+import time
+
+import blas_setup  # models/train/blas_setup.py, beside this script
+
+
+def parser(description, *, steps, batch, d_model, layers, heads, vocab_size, lr, warmup,
+           eval_every):
+    """The options every training script takes, with the script's defaults (the model it makes)."""
+    options = argparse.ArgumentParser(description=description)
+    options.add_argument("--out", required=True, help="the model folder to write")
+    options.add_argument("--seed", type=int, default=1234)
+    options.add_argument("--steps", type=int, default=steps)
+    options.add_argument("--batch", type=int, default=batch)
+    options.add_argument("--context", type=int, default=128)
+    options.add_argument("--d-model", type=int, default=d_model)
+    options.add_argument("--layers", type=int, default=layers)
+    options.add_argument("--heads", type=int, default=heads)
+    options.add_argument("--vocab-size", type=int, default=vocab_size)
+    options.add_argument("--lr", type=float, default=lr)
+    options.add_argument("--warmup", type=int, default=warmup)
+    options.add_argument("--eval-every", type=int, default=eval_every)
+    options.add_argument("--threads", type=int, default=1,
+                         help="threads for torch and OpenBLAS (read before they load)")
+    options.add_argument("--openblas-coretype", default=None,
+                         help="OpenBLAS kernel to use (e.g. SkylakeX); default: the fastest "
+                         "correct one measured at start")
+    return options
+
+
+def start(folder, args, torch, numpy):
+    """Opens FOLDER/train.log (the folder made if need be), sets torch's threads to args.threads
+    and logs the run's first lines. Returns log(message)."""
+    os.makedirs(folder, exist_ok=True)
+    log_file = open(os.path.join(folder, "train.log"), "w", encoding="utf-8")
+    wall_start = time.time()
+
+    def log(message):
+        line = f"[{time.time() - wall_start:7.1f}s] {message}"
+        print(line, flush=True)
+        log_file.write(line + "\n")
+        log_file.flush()
+
+    torch.set_num_threads(args.threads)
+    torch.set_num_interop_threads(1)
+    log("command: " + " ".join([sys.executable] + sys.argv))
+    log(f"args: {json.dumps(vars(args), sort_keys=True)}")
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
+                if line.startswith("model name")), platform.processor())
+    log(f"machine: {platform.machine()} {cpu}, {os.cpu_count()} cores; python "
+        f"{platform.python_version()}, torch {torch.__version__}, numpy {numpy.__version__}")
+    blas_setup.log_setup(log, torch)
+    log.close = log_file.close
+    log.wall_start = wall_start
+    return log
+
+
+def write_sha256sums(folder, names):
+    with open(os.path.join(folder, "SHA256SUMS"), "w") as f:
+        for name in names:
+            with open(os.path.join(folder, name), "rb") as g:
+                f.write(f"{hashlib.sha256(g.read()).hexdigest()}  {name}\n")
+
+
+def train_steps(model, optimizer, learning_rate, steps, next_loss, evaluate, log, report_every,
+                eval_every, load_average, clip):
+    """`steps` optimizer steps: the learning rate of the step, the loss of the next batch
+    (next_loss()), gradients clipped to norm 1.0 by clip (torch.nn.utils.clip_grad_norm_); the mean loss logged every `report_every`
+    steps, evaluate(step) every `eval_every` (not at the last step: the caller measures it)."""
+    train_start, running = time.time(), 0.0
+    for step in range(1, steps + 1):
+        for group in optimizer.param_groups:
+            group["lr"] = learning_rate(step - 1)
+        loss = next_loss()
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        clip(model.parameters(), 1.0)
+        optimizer.step()
+        running += loss.item()
+        if step % report_every == 0:
+            elapsed = time.time() - train_start
+            log(f"step {step}: train loss {running / report_every:.4f} (mean of the last "
+                f"{report_every} steps), lr {learning_rate(step - 1):.2e}, "
+                f"{1000 * elapsed / step:.0f} ms a step; load average {load_average()}")
+            running = 0.0
+        if step % eval_every == 0 and step != steps:
+            evaluate(step)
+    train_seconds = time.time() - train_start
+    log(f"training done: {steps} steps in {train_seconds:.0f} s "
+        f"({1000 * train_seconds / steps:.0f} ms a step)")
+
+
+def adamw(torch, params, lr, weight_decay, betas, eps):
+    """AdamW with weight decay on the matrices only (embeddings included), none on biases and
+    norms. `params`: a ParameterDict."""
+    decay = [t for t in params.values() if t.dim() == 2]
+    no_decay = [t for t in params.values() if t.dim() != 2]
+    return torch.optim.AdamW([{"params": decay, "weight_decay": weight_decay},
+                              {"params": no_decay, "weight_decay": 0.0}],
+                             lr=lr, betas=betas, eps=eps)
