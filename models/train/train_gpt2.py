@@ -8,7 +8,7 @@ Run by hand (not by CI), from the repository's root, with Debian's python3-torch
 
     nice /usr/bin/python3 models/train/train_gpt2.py --out assets/models/gpt2-kjv-tiny
     nice /usr/bin/python3 models/train/train_gpt2.py --out assets/models/gpt2-web --corpus web \
-        --vocab-size 6144 --d-model 192 --layers 3 --heads 6 --steps 4000 --threads 2
+        --vocab-size 8192 --d-model 192 --layers 3 --heads 6 --steps 6000 --threads 2
 
 (the options gpt2-web was made with are in the first lines of its train.log).
 
