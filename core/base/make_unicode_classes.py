@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes core/base/unicode_classes_table.cpp: Unicode's general categories that AttnViz's
-text code asks about (letters, numbers, marks, separators, controls, format characters), as
-sorted code point ranges, from Python's unicodedata.
+text code asks about (letters, numbers, marks, separators, controls, format characters,
+punctuation, symbols), as sorted code point ranges, from Python's unicodedata.
 
 Run with Debian 12's /usr/bin/python3 (3.11: Unicode 14.0.0, the version of Debian 12's PCRE2
 10.42, which the tests compare these classes against):
@@ -12,7 +12,7 @@ import unicodedata
 
 # General category (or its first letter) -> UnicodeClass in unicode_classes.hpp.
 CLASSES = {"L": "kLetter", "N": "kNumber", "M": "kMark", "Z": "kSeparator",
-           "Cc": "kControl", "Cf": "kFormat"}
+           "Cc": "kControl", "Cf": "kFormat", "P": "kPunctuation", "S": "kSymbol"}
 
 
 def unicode_class(code_point):

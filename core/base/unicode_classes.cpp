@@ -21,6 +21,12 @@ UnicodeClass unicode_class(char32_t code_point) {
   return found->kind;
 }
 
+bool is_space_separator(char32_t code_point) {
+  return code_point == 0x20 || code_point == 0xA0 || code_point == 0x1680 ||
+         (code_point >= 0x2000 && code_point <= 0x200A) || code_point == 0x202F ||
+         code_point == 0x205F || code_point == 0x3000;
+}
+
 bool is_white_space(char32_t code_point) {
   switch (code_point) {
     case 0x09:

@@ -49,20 +49,25 @@ std::size_t utf8_character_length(std::string_view text, std::size_t at) {
   return length;
 }
 
-namespace {
-
-void append_utf8(std::string& out, std::uint32_t code_point) {
+void append_code_point(std::string& out, std::uint32_t code_point) {
   if (code_point < 0x80) {
     out += static_cast<char>(code_point);
   } else if (code_point < 0x800) {
     out += static_cast<char>(0xC0 | (code_point >> 6));
     out += static_cast<char>(0x80 | (code_point & 0x3F));
-  } else {
+  } else if (code_point < 0x10000) {
     out += static_cast<char>(0xE0 | (code_point >> 12));
+    out += static_cast<char>(0x80 | ((code_point >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (code_point & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (code_point >> 18));
+    out += static_cast<char>(0x80 | ((code_point >> 12) & 0x3F));
     out += static_cast<char>(0x80 | ((code_point >> 6) & 0x3F));
     out += static_cast<char>(0x80 | (code_point & 0x3F));
   }
 }
+
+namespace {
 
 // How a non-ASCII character is shown: characters that show no glyph of their own (format
 // characters, spaces other than U+0020, line and paragraph separators, C1 controls, variation
@@ -121,11 +126,11 @@ void append_shown_character(std::string& out, std::string_view stream, std::size
                             std::size_t length) {
   if (length == 1) {
     const auto byte = static_cast<unsigned char>(stream[at]);
-    if (byte == ' ') return append_utf8(out, 0x2423);         // ␣
-    if (byte == '\n') return append_utf8(out, 0x21B5);        // ↵
-    if (byte == '\t') return append_utf8(out, 0x2192);        // →
-    if (byte < 0x20) return append_utf8(out, 0x2400 + byte);  // ␀ … ␟ (␍ for '\r')
-    if (byte == 0x7F) return append_utf8(out, 0x2421);        // ␡
+    if (byte == ' ') return append_code_point(out, 0x2423);         // ␣
+    if (byte == '\n') return append_code_point(out, 0x21B5);        // ↵
+    if (byte == '\t') return append_code_point(out, 0x2192);        // →
+    if (byte < 0x20) return append_code_point(out, 0x2400 + byte);  // ␀ … ␟ (␍ for '\r')
+    if (byte == 0x7F) return append_code_point(out, 0x2421);        // ␡
     out += static_cast<char>(byte);
     return;
   }
@@ -136,7 +141,7 @@ void append_shown_character(std::string& out, std::string_view stream, std::size
       out += invisible_name(code_point);
       return;
     case CharacterKind::kCombining:
-      if (out.empty()) append_utf8(out, 0x25CC);  // ◌: the mark has nothing to sit on
+      if (out.empty()) append_code_point(out, 0x25CC);  // ◌: the mark has nothing to sit on
       break;
     case CharacterKind::kVisible:
       break;

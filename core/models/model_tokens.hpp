@@ -52,6 +52,8 @@ inline constexpr std::size_t kMaxTokenizedTextBytes = std::size_t{1} << 30;
 std::size_t utf8_character_length(std::string_view text, std::size_t at);
 // The code point of a valid UTF-8 character (1 to 4 bytes, as utf8_character_length found).
 std::uint32_t decode_code_point(std::string_view character);
+// Appends a code point (at most U+10FFFF, no surrogate) as UTF-8.
+void append_code_point(std::string& out, std::uint32_t code_point);
 
 // Writes each non-special token's `shown` from the `bytes` of the tokens in order (see above).
 // Special tokens keep the `shown` they have, and a character never spans one.

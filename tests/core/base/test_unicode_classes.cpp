@@ -25,7 +25,8 @@ std::string utf8(char32_t code_point) {
 class Pcre2Classes {
  public:
   Pcre2Classes() {
-    const char* pattern = "\\A(?:(\\p{L})|(\\p{N})|(\\p{M})|(\\p{Z})|(\\p{Cc})|(\\p{Cf})|(\\s))";
+    const char* pattern =
+        "\\A(?:(\\p{L})|(\\p{N})|(\\p{M})|(\\p{Z})|(\\p{Cc})|(\\p{Cf})|(\\p{P})|(\\p{S}))";
     int error_code = 0;
     PCRE2_SIZE error_offset = 0;
     code_ = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern), PCRE2_ZERO_TERMINATED,
@@ -57,6 +58,10 @@ class Pcre2Classes {
         return UnicodeClass::kControl;
       case 7:
         return UnicodeClass::kFormat;
+      case 8:
+        return UnicodeClass::kPunctuation;
+      case 9:
+        return UnicodeClass::kSymbol;
       default:
         return UnicodeClass::kOther;
     }
@@ -74,7 +79,7 @@ TEST_CASE("Unicode classes: every code point's class is PCRE2's") {
   const Pcre2Classes pcre2;
   int differences = 0;
   char32_t first_different = 0;
-  int counts[7] = {};
+  int counts[9] = {};
   for (char32_t code_point = 0; code_point <= 0x10FFFF; ++code_point) {
     if (code_point >= 0xD800 && code_point <= 0xDFFF) continue;  // surrogates: no UTF-8
     const UnicodeClass ours = unicode_class(code_point);
@@ -88,8 +93,33 @@ TEST_CASE("Unicode classes: every code point's class is PCRE2's") {
   CHECK(counts[static_cast<int>(UnicodeClass::kLetter)] == 131756);
   CHECK(counts[static_cast<int>(UnicodeClass::kNumber)] == 1791);
   CHECK(counts[static_cast<int>(UnicodeClass::kMark)] == 2408);
+  CHECK(counts[static_cast<int>(UnicodeClass::kPunctuation)] == 819);
+  CHECK(counts[static_cast<int>(UnicodeClass::kSymbol)] == 7741);
   CHECK(unicode_class(0x110000) == UnicodeClass::kOther);
   CHECK(unicode_class(0xFFFFFFFF) == UnicodeClass::kOther);
+}
+
+TEST_CASE("Unicode classes: the space separators are PCRE2's Zs") {
+  pcre2_code* zs = nullptr;
+  int error_code = 0;
+  PCRE2_SIZE error_offset = 0;
+  zs = pcre2_compile(reinterpret_cast<PCRE2_SPTR>("\\A\\p{Zs}"), PCRE2_ZERO_TERMINATED,
+                     PCRE2_UTF | PCRE2_UCP, &error_code, &error_offset, nullptr);
+  REQUIRE(zs != nullptr);
+  pcre2_match_data* match = pcre2_match_data_create_from_pattern(zs, nullptr);
+  int count = 0, differences = 0;
+  for (char32_t code_point = 0; code_point <= 0x10FFFF; ++code_point) {
+    if (code_point >= 0xD800 && code_point <= 0xDFFF) continue;
+    const std::string character = utf8(code_point);
+    const bool theirs = pcre2_match(zs, reinterpret_cast<PCRE2_SPTR>(character.data()),
+                                    character.size(), 0, 0, match, nullptr) > 0;
+    count += is_space_separator(code_point);
+    differences += theirs != is_space_separator(code_point);
+  }
+  pcre2_match_data_free(match);
+  pcre2_code_free(zs);
+  CHECK(differences == 0);
+  CHECK(count == 17);
 }
 
 TEST_CASE("Unicode classes: White_Space is the 25 characters Unicode lists") {
