@@ -123,7 +123,7 @@ TEST_CASE("BERT text: what the basic tokenizer asks of characters") {
   CHECK(is_bert_control(U'\u200d'));            // Cf
   CHECK_FALSE(is_bert_control(U'\t'));
   CHECK(is_bert_whitespace(U'\u3000'));
-  CHECK(is_bert_whitespace(U'\u2028'));  // Zl: Python's split() cuts words there
+  CHECK(is_bert_whitespace(U'\u2028'));        // Zl: Python's split() cuts words there
   CHECK_FALSE(is_bert_whitespace(U'\u200b'));  // a zero-width space is a format character
   std::string out;
   append_without_accents(out, U'\ud55c');  // 한: its jamo
