@@ -15,7 +15,7 @@ build="${FUZZ_BUILD_DIR:-$root/build-fuzz}"
 seconds="${FUZZ_SECONDS:-60}"
 jobs="${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}"
 all_targets=(fuzz_tokenizer fuzz_scenario fuzz_compute fuzz_lesson fuzz_safetensors fuzz_gpt2_tokenizer
-             fuzz_llama2c_tokenizer fuzz_llama2c)
+             fuzz_llama2c_tokenizer fuzz_llama2c fuzz_bert_tokenizer)
 targets=("${@:-${all_targets[@]}}")
 
 if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [[ "$seconds" -lt 1 ]]; then
