@@ -78,21 +78,19 @@ void check_encoding(const BertTokenizer& tokenizer, std::string_view text) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);
-  const std::size_t first = input.find('\0');
-  const std::size_t second = first == std::string_view::npos ? first : input.find('\0', first + 1);
-  if (second == std::string_view::npos) {
+  const std::optional<attnviz::fuzz::ThreeParts> parts = attnviz::fuzz::three_parts(input);
+  if (!parts) {
     check_encoding(fixed_tokenizer(), input);
     return 0;
   }
   attnviz::Result<BertTokenizer> tokenizer =
-      BertTokenizer::parse(input.substr(0, first), input.substr(first + 1, second - first - 1),
-                           "vocab.txt", "tokenizer_config.json");
+      BertTokenizer::parse(parts->first, parts->second, "vocab.txt", "tokenizer_config.json");
   if (!tokenizer.ok()) {
     FUZZ_CHECK(!tokenizer.error().empty());
     FUZZ_CHECK(tokenizer.error().find("vocab.txt") != std::string::npos ||
                tokenizer.error().find("tokenizer_config.json") != std::string::npos);
     return 0;
   }
-  check_encoding(*tokenizer, input.substr(second + 1));
+  check_encoding(*tokenizer, parts->rest);
   return 0;
 }

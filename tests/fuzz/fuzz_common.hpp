@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,19 @@
   } while (0)
 
 namespace attnviz::fuzz {
+
+// An input written FIRST \0 SECOND \0 REST (two files and a text): its three parts, or none
+// when it holds fewer than two NUL bytes.
+struct ThreeParts {
+  std::string_view first, second, rest;
+};
+inline std::optional<ThreeParts> three_parts(std::string_view input) {
+  const std::size_t one = input.find('\0');
+  const std::size_t two = one == std::string_view::npos ? one : input.find('\0', one + 1);
+  if (two == std::string_view::npos) return std::nullopt;
+  return ThreeParts{input.substr(0, one), input.substr(one + 1, two - one - 1),
+                    input.substr(two + 1)};
+}
 
 // A folder of the process's own under /tmp, for the files a target writes (the model readers take
 // paths), made on the first call. It is removed, with the `files` named in it, when the process

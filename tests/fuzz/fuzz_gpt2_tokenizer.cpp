@@ -106,15 +106,13 @@ void check_encoding(const Gpt2Tokenizer& tokenizer, std::string_view text) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);
-  const std::size_t first = input.find('\0');
-  const std::size_t second = first == std::string_view::npos ? first : input.find('\0', first + 1);
-  if (second == std::string_view::npos) {
+  const std::optional<attnviz::fuzz::ThreeParts> parts = attnviz::fuzz::three_parts(input);
+  if (!parts) {
     check_encoding(fixed_tokenizer(), input);
     return 0;
   }
   attnviz::Result<Gpt2Tokenizer> tokenizer =
-      Gpt2Tokenizer::parse(input.substr(0, first), input.substr(first + 1, second - first - 1),
-                           "vocab.json", "merges.txt");
+      Gpt2Tokenizer::parse(parts->first, parts->second, "vocab.json", "merges.txt");
   if (!tokenizer.ok()) {
     FUZZ_CHECK(!tokenizer.error().empty());
     FUZZ_CHECK(tokenizer.error().find("vocab.json") != std::string::npos ||
@@ -122,6 +120,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return 0;
   }
   FUZZ_CHECK(tokenizer->size() >= 256);
-  check_encoding(*tokenizer, input.substr(second + 1));
+  check_encoding(*tokenizer, parts->rest);
   return 0;
 }
