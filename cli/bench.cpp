@@ -67,9 +67,9 @@ Status parse_bench_options(int argc, char** argv, BenchOptions& options) {
         return Status::error(arg + " needs a number from " + std::to_string(low) + " to " +
                              std::to_string(high) + (has_value ? ", got '" + value + "'" : ""));
       ++i;
-      return Status::ok();
+      return Status::success();
     };
-    Status problem = Status::ok();
+    Status problem = Status::success();
     if (arg == "--tokens") {
       problem = integer(1, kMaxBenchTokens, options.tokens);
       have_tokens = true;

@@ -6,7 +6,8 @@
 //   export    every matrix as CSV files (and the JSON of compute)
 //   svg       the heatmap or the arrows as an SVG picture, for papers and slides
 //   bench     times a full recompute of attention (median, p90, heap allocations)
-//   model     real trained models: info, tokens, attention, predict, generate, heads, bench
+//   model     real trained models: info, tokens, attention, predict, generate, fill, heads,
+//             bench
 #include "cli/bench.hpp"
 #include "cli/model_commands.hpp"
 #include "core/base/float_text.hpp"
@@ -54,10 +55,11 @@ Usage:
                        [--compat dot|scaled_dot|general|additive|cosine] [--causal]
                        [--threads T] [--repeat R]
   attnviz-cli model info      MODEL
-  attnviz-cli model tokens    MODEL --text TEXT
-  attnviz-cli model attention MODEL --text TEXT [-o OUT.json] [--weights-only]
+  attnviz-cli model tokens    MODEL --text TEXT [--text-b TEXT]
+  attnviz-cli model attention MODEL --text TEXT [--text-b TEXT] [-o OUT.json] [--weights-only]
   attnviz-cli model predict   MODEL --text TEXT [--top N] [SAMPLING]
   attnviz-cli model generate  MODEL [--prompt TEXT] [--tokens N] [SAMPLING] [--seed S]
+  attnviz-cli model fill      MODEL --text "... [MASK] ..." [--text-b TEXT] [--top N]
   attnviz-cli model heads     MODEL [--text TEXT]
   attnviz-cli model bench     MODEL --tokens N [--mode full|append|last-layer]
                               [--all-logits] [--threads T] [--repeat R] [--products]
@@ -118,12 +120,16 @@ Commands:
             recomputes (default: about a second's worth, at least 20); --threads T runs
             the engine on T threads, this one included (1-16, default 1).
   model     Real trained models. MODEL is a model folder (Hugging Face GPT-2: config.json,
-            model.safetensors, vocab.json, merges.txt), a llama2.c checkpoint (.bin, its
-            tokenizer beside it), or a shipped model's name: stories260K, gpt2-kjv-tiny.
+            model.safetensors, vocab.json, merges.txt; Hugging Face BERT: config.json,
+            model.safetensors, vocab.txt), a llama2.c checkpoint (.bin, its tokenizer beside
+            it), or a shipped model's name: gpt2-web, bert-web, gpt2-kjv-tiny, stories260K.
             info prints the architecture and sizes; tokens how the model's tokenizer cuts
             TEXT (ids, tokens as read, byte ranges); attention writes every layer's and
             head's weights and intermediates as JSON (--weights-only: the weights alone);
-            predict lists the most likely next tokens (--top N, default 10); generate
+            predict lists the most likely next tokens (--top N, default 10); fill, for an
+            encoder (BERT), lists the likeliest tokens at each [MASK] of TEXT; an encoder
+            reads [CLS] TEXT [SEP], and with --text-b a pair, [CLS] TEXT [SEP] TEXT-B [SEP]
+            (token type 1 on the second; attention's JSON marks each token's "type"); generate
             continues --prompt (default: an empty text) by --tokens N (default 64), greedy
             unless a SAMPLING option is given; heads lists each head's detected role and
             scores on TEXT (a built-in text by default); bench times the forward pass at
@@ -343,7 +349,7 @@ Status parse_arguments(int argc, char** argv, Arguments& args) {
     if (args.source || args.mode)
       return Status::error("tokens takes the text alone: --source and --mode are for a scenario");
     if (args.text) args.words.push_back(*args.text);
-    return args.words.empty() ? Status::error("tokens needs some text") : Status::ok();
+    return args.words.empty() ? Status::error("tokens needs some text") : Status::success();
   }
   if (args.builtin && args.scenario_path)
     return Status::error("give a scenario file or --builtin, not both");
@@ -368,7 +374,7 @@ Status parse_arguments(int argc, char** argv, Arguments& args) {
     if (args.all_heads && !args.arrows_path)
       return Status::error("--all-heads draws arrows: give --arrows FILE");
   }
-  return Status::ok();
+  return Status::success();
 }
 
 // A scenario loaded and computed.
@@ -398,7 +404,7 @@ Status apply_sentences(const Arguments& args, Scenario& scenario,
           "self-attention: add --mode cross");
     one->source = *args.source;
   }
-  return Status::ok();
+  return Status::success();
 }
 
 // Loads the scenario, puts in the sentences of the command line and computes it; prints

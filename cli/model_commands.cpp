@@ -42,8 +42,9 @@ struct Ablation {
 struct ModelArguments {
   std::string command;  // info, tokens, attention, predict, generate, heads, bench
   std::string model;
-  std::optional<std::string> text;  // --text, or --prompt for generate
-  std::string output;               // -o
+  std::optional<std::string> text;    // --text, or --prompt for generate
+  std::optional<std::string> text_b;  // --text-b: an encoder's second sentence
+  std::string output;                 // -o
   bool weights_only = false;
   int top = 10;
   SamplingSettings sampling;
@@ -59,7 +60,7 @@ struct ModelArguments {
 };
 
 constexpr const char* kCommands[] = {"info",     "tokens", "attention", "predict",
-                                     "generate", "heads",  "bench"};
+                                     "generate", "heads",  "bench",     "fill"};
 
 // The options each command takes (any other is a usage error, not silently ignored).
 bool takes(const std::string& command, const std::string& option) {
@@ -67,8 +68,11 @@ bool takes(const std::string& command, const std::string& option) {
     return std::any_of(options.begin(), options.end(), [&](const char* o) { return option == o; });
   };
   const bool sampling = in({"--temperature", "--top-k", "--top-p"});
-  if (command == "tokens" || command == "heads") return option == "--text";
-  if (command == "attention") return in({"--text", "-o", "--output", "--weights-only", "--ablate"});
+  if (command == "tokens") return in({"--text", "--text-b"});
+  if (command == "heads") return option == "--text";
+  if (command == "attention")
+    return in({"--text", "--text-b", "-o", "--output", "--weights-only", "--ablate"});
+  if (command == "fill") return in({"--text", "--text-b", "--top", "--ablate"});
   if (command == "predict") return sampling || in({"--text", "--top", "--ablate"});
   if (command == "generate")
     return sampling || in({"--text", "--prompt", "--tokens", "--seed", "--ablate"});
@@ -101,7 +105,7 @@ Status parse(int argc, char** argv, ModelArguments& args) {
     const auto value = [&](std::string& out) {
       if (i + 1 >= argc) return Status::error(arg + " needs a value");
       out = argv[++i];
-      return Status::ok();
+      return Status::success();
     };
     std::string text;
     const auto integer = [&](int& out, int low, int high) {
@@ -109,7 +113,7 @@ Status parse(int argc, char** argv, ModelArguments& args) {
       if (!parse_number(text, out) || out < low || out > high)
         return Status::error(arg + " " + text + ": expected a whole number from " +
                              std::to_string(low) + " to " + std::to_string(high));
-      return Status::ok();
+      return Status::success();
     };
     const auto real = [&](float& out, float low, float high, const char* range) {
       if (Status got = value(text); !got) return got;
@@ -117,9 +121,9 @@ Status parse(int argc, char** argv, ModelArguments& args) {
       if (!parse_number(text, number) || !std::isfinite(number) || number < low || number > high)
         return Status::error(arg + " " + text + ": expected a number " + range);
       out = static_cast<float>(number);
-      return Status::ok();
+      return Status::success();
     };
-    Status problem = Status::ok();
+    Status problem = Status::success();
     const bool known_option = arg.size() > 1 && arg[0] == '-' &&
                               std::any_of(std::begin(kCommands), std::end(kCommands),
                                           [&](const char* command) { return takes(command, arg); });
@@ -131,6 +135,10 @@ Status parse(int argc, char** argv, ModelArguments& args) {
       if (problem && args.text)
         problem = Status::error("the text is given twice (--text, --prompt)");
       args.text = given;
+    } else if (arg == "--text-b") {
+      std::string given;
+      problem = value(given);
+      args.text_b = given;
     } else if (arg == "-o" || arg == "--output") {
       problem = value(args.output);
       if (problem && args.output.empty()) problem = Status::error(arg + " needs a file name");
@@ -192,8 +200,8 @@ Status parse(int argc, char** argv, ModelArguments& args) {
     if (!problem) return problem;
   }
   if (args.model.empty()) return Status::error("model " + args.command + " needs a MODEL");
-  const bool needs_text =
-      args.command == "tokens" || args.command == "attention" || args.command == "predict";
+  const bool needs_text = args.command == "tokens" || args.command == "attention" ||
+                          args.command == "predict" || args.command == "fill";
   if (needs_text && !args.text)
     return Status::error("model " + args.command + " needs --text TEXT");
   if (args.command == "bench" && args.tokens < 1)
@@ -201,7 +209,7 @@ Status parse(int argc, char** argv, ModelArguments& args) {
   // Named as the options are spelled: "--temperature: expected a number of 0 or more ...".
   if (Status checked = check(args.sampling); !checked)
     return Status::error("--" + checked.message());
-  return Status::ok();
+  return Status::success();
 }
 
 // The ablations (checked against the model's shape already) applied to a forward pass.
@@ -213,9 +221,12 @@ void apply_ablations(const ModelArguments& args, TransformerForward& forward) {
       print_error(set.message());
 }
 
-// The tokens of --text, or of the start token alone when the text gives none.
-Result<std::vector<ModelToken>> text_tokens(const Model& model, const std::string& text) {
-  Result<std::vector<ModelToken>> tokens = read_text(model, text);
+// The tokens of --text (and --text-b), or of the start token alone when the text gives none.
+Result<std::vector<ModelToken>> text_tokens(const Model& model, const std::string& text,
+                                            const std::optional<std::string>& text_b) {
+  Result<std::vector<ModelToken>> tokens = read_text(
+      model, text,
+      text_b ? std::optional<std::string_view>(*text_b) : std::optional<std::string_view>());
   if (!tokens) return tokens;
   const int context = model.transformer.config().context;
   if (static_cast<int>(tokens->size()) > context)
@@ -238,11 +249,12 @@ struct TextRun {
 };
 Result<TextRun> run_on_text(const Model& model, const ModelArguments& args,
                             const std::string& text) {
-  Result<std::vector<ModelToken>> tokens = text_tokens(model, text);
+  Result<std::vector<ModelToken>> tokens = text_tokens(model, text, args.text_b);
   if (!tokens) return tokens.status();
   TextRun run{std::move(*tokens), TransformerForward(model.transformer)};
   apply_ablations(args, run.forward);
-  if (Status status = run.forward.run(ids_of(run.tokens)); !status) return status;
+  if (Status status = run.forward.run(ids_of(run.tokens), token_types(run.tokens)); !status)
+    return status;
   return run;
 }
 
@@ -295,9 +307,17 @@ int command_info(const Model& model) {
   std::printf("model         %s\n", model.name.c_str());
   std::printf("file          %s (%s)\n", model.transformer.source().c_str(),
               model.transformer.format().c_str());
+  const std::string bert =
+      std::string(
+          "an encoder: attention both ways, LayerNorm after each sublayer, learned "
+          "positions, ") +
+      std::to_string(c.token_types) + " token types, GELU MLP; " +
+      (model.transformer.predicts_tokens() ? "a masked-language-model head (model fill)"
+                                           : "no masked-language-model head");
   std::printf("architecture  %s: %s\n", c.architecture.c_str(),
-              llama ? "RMSNorm, rotary positions (RoPE), SwiGLU MLP"
-                    : "LayerNorm, learned positions, GELU MLP");
+              !c.causal() ? bert.c_str()
+              : llama     ? "RMSNorm, rotary positions (RoPE), SwiGLU MLP"
+                          : "LayerNorm, learned positions, GELU MLP");
   std::printf("layers        %d\n", c.n_layers);
   if (c.n_kv_heads != c.n_heads)
     std::printf(
@@ -317,7 +337,9 @@ int command_info(const Model& model) {
 }
 
 int command_tokens(const Model& model, const ModelArguments& args) {
-  Result<std::vector<ModelToken>> tokens = model.tokenizer.tokenize(*args.text);
+  Result<std::vector<ModelToken>> tokens = model.tokenizer.tokenize(
+      *args.text, args.text_b ? std::optional<std::string_view>(*args.text_b)
+                              : std::optional<std::string_view>());
   if (!tokens) {
     print_error(tokens.error());
     return kExitBadInput;
@@ -327,9 +349,9 @@ int command_tokens(const Model& model, const ModelArguments& args) {
     const ModelToken& t = (*tokens)[i];
     // Padded by characters, not bytes.
     const int characters = display_width(t.shown);
-    std::printf("%5zu  %7d  %s%*s %d-%d%s\n", i, t.id, t.shown.c_str(),
+    std::printf("%5zu  %7d  %s%*s %d-%d%s%s\n", i, t.id, t.shown.c_str(),
                 std::max(0, 20 - characters), "", t.byte_begin, t.byte_end,
-                t.special ? "  (special)" : "");
+                t.special ? "  (special)" : "", t.sentence == 1 ? "  (text B)" : "");
   }
   std::printf("%s\n", count_of(tokens->size(), "token", "tokens").c_str());
   return kExitOk;
@@ -353,7 +375,20 @@ int command_attention(const Model& model, const ModelArguments& args) {
   return kExitOk;
 }
 
+// An encoder predicts no next token: a message pointing to model fill.
+bool refuse_encoder(const Model& model, const char* command) {
+  if (model.transformer.config().causal()) return false;
+  print_error(model.name +
+              " is an encoder (BERT): it sees the whole text and predicts no next "
+              "token, so it cannot " +
+              command +
+              "; model fill MODEL --text \"... [MASK] ...\" "
+              "shows what it guesses for a masked word");
+  return true;
+}
+
 int command_predict(const Model& model, const ModelArguments& args) {
+  if (refuse_encoder(model, "predict")) return kExitBadInput;
   Result<TextRun> run = run_on_text(model, args, *args.text);
   if (!run) {
     print_error(run.error());
@@ -388,6 +423,7 @@ int command_predict(const Model& model, const ModelArguments& args) {
 }
 
 int command_generate(const Model& model, const ModelArguments& args) {
+  if (refuse_encoder(model, "generate")) return kExitBadInput;
   Result<TextRun> run = run_on_text(model, args, args.text.value_or(""));
   if (!run) {
     print_error(run.error());
@@ -436,21 +472,77 @@ int command_heads(const Model& model, const ModelArguments& args) {
     print_error(heads.error());
     return kExitBadInput;
   }
-  std::printf("%5s %4s  %-15s %6s  %9s %8s %6s %5s %6s %10s  %s\n", "layer", "head", "role",
-              "score", "induction", "previous", "first", "self", "broad", "positional", "--ablate");
+  // An encoder's table adds next-token and special-token (a decoder's are 0 by construction).
+  const bool encoder = !model.transformer.config().causal();
+  std::printf("%5s %4s  %-15s %6s  %9s %8s", "layer", "head", "role", "score", "induction",
+              "previous");
+  if (encoder) std::printf(" %6s", "next");
+  std::printf(" %6s", "first");
+  if (encoder) std::printf(" %8s", "special");
+  std::printf(" %5s %6s %10s  %s\n", "self", "broad", "positional", "--ablate");
   for (const HeadScores& s : *heads) {
     const float score = s.role == HeadRole::Mixed ? 0.0f : s.score(s.role);
-    std::printf("%5d %4d  %-15s %6s  %9.2f %8.2f %6.2f %5.2f %6.2f %10.2f  %d.%d\n", s.layer + 1,
-                s.head + 1, std::string(to_string(s.role)).c_str(),
+    std::printf("%5d %4d  %-15s %6s  %9.2f %8.2f", s.layer + 1, s.head + 1,
+                std::string(to_string(s.role)).c_str(),
                 s.role == HeadRole::Mixed ? "-" : (std::to_string(score).substr(0, 4)).c_str(),
-                s.score(HeadRole::Induction), s.score(HeadRole::PreviousToken),
-                s.score(HeadRole::FirstToken), s.score(HeadRole::Self), s.score(HeadRole::Broad),
+                s.score(HeadRole::Induction), s.score(HeadRole::PreviousToken));
+    if (encoder) std::printf(" %6.2f", s.score(HeadRole::NextToken));
+    std::printf(" %6.2f", s.score(HeadRole::FirstToken));
+    if (encoder) std::printf(" %8.2f", s.score(HeadRole::SpecialToken));
+    std::printf(" %5.2f %6.2f %10.2f  %d.%d\n", s.score(HeadRole::Self), s.score(HeadRole::Broad),
                 s.score(HeadRole::Positional), s.layer, s.head);
   }
   std::printf(
       "layers and heads count from 1; --ablate counts from 0. Measured on %zu tokens of "
       "text and %d random tokens written twice.\n",
       probe->text.size(), probe->random_length);
+  return kExitOk;
+}
+
+// Each [MASK] of the text, and the words the encoder puts there, most likely first.
+int command_fill(const Model& model, const ModelArguments& args) {
+  if (model.transformer.config().causal()) {
+    print_error(model.name +
+                " is a decoder: it fills no masked word (it predicts the next one: "
+                "model predict)");
+    return kExitBadInput;
+  }
+  if (!model.transformer.predicts_tokens()) {
+    print_error(model.name +
+                " has no masked-language-model head (a BertModel file without "
+                "cls.predictions.*): it fills no masked word");
+    return kExitBadInput;
+  }
+  const int mask = model.tokenizer.mask_token();
+  Result<TextRun> run = run_on_text(model, args, *args.text);
+  if (!run) {
+    print_error(run.error());
+    return kExitBadInput;
+  }
+  std::vector<int> masked;
+  for (std::size_t i = 0; i < run->tokens.size(); ++i)
+    if (run->tokens[i].id == mask) masked.push_back(static_cast<int>(i));
+  if (mask < 0 || masked.empty()) {
+    print_error(
+        "the text has no [MASK]: write [MASK] where a word should be guessed (\"God "
+        "said, let there be [MASK].\")");
+    return kExitBadInput;
+  }
+  SamplingSettings all;  // the plain softmax: temperature 1, every token
+  for (const int position : masked) {
+    const RowVector logits = run->forward.logits(position);
+    const std::vector<float> probabilities =
+        next_token_probabilities(std::span(logits.data(), logits.size()), all);
+    std::printf("[MASK] at token %d:\n", position);
+    std::printf("%4s  %7s  %-20s %s\n", "rank", "id", "token", "probability");
+    int rank = 1;
+    for (const Candidate& candidate : top_candidates(probabilities, args.top)) {
+      if (candidate.probability <= 0.0f) break;
+      const std::string shown = model.tokenizer.shown(candidate.token);
+      std::printf("%4d  %7d  %s%*s %.4f\n", rank++, candidate.token, shown.c_str(),
+                  std::max(0, 20 - display_width(shown)), "", candidate.probability);
+    }
+  }
   return kExitOk;
 }
 
@@ -493,7 +585,7 @@ int command_bench(const Model& model, const ModelArguments& args) {
       forward.all_logits(logits.data());
     else
       forward.logits(forward.size() - 1, logits.data());
-    return Status::ok();
+    return Status::success();
   };
   // Warm-up: the first run sizes every buffer.
   const auto warm_start = std::chrono::steady_clock::now();
@@ -584,6 +676,7 @@ int run_model_command(int argc, char** argv) {
   if (args.command == "predict") return command_predict(*model, args);
   if (args.command == "generate") return command_generate(*model, args);
   if (args.command == "heads") return command_heads(*model, args);
+  if (args.command == "fill") return command_fill(*model, args);
   return command_bench(*model, args);
 }
 

@@ -266,7 +266,7 @@ Status Backend::init(const WindowOptions& options) {
   if (std::getenv("ATTNVIZ_NO_TEXT_CACHE")) ui_renderer_->set_text_cache(false);
   if (std::getenv("ATTNVIZ_NO_RESHAPE")) ui_renderer_->set_reshape(false);
   if (std::getenv("ATTNVIZ_NO_LIST_CACHE")) ui_renderer_->set_list_cache(false);
-  return Status::ok();
+  return Status::success();
 }
 
 Status Backend::load_fonts(float pixel_size, float detail) {
@@ -311,7 +311,7 @@ Status Backend::load_fonts(float pixel_size, float detail) {
   draw_wide_glyphs();
   io.FontGlobalScale = 1.0f / detail;
   if (Status uploaded = ui_renderer_->load_font_atlas(); !uploaded) return uploaded;
-  return missing.empty() ? Status::ok() : Status::error(missing);
+  return missing.empty() ? Status::success() : Status::error(missing);
 }
 
 bool Backend::add_characters(const std::string& text) {

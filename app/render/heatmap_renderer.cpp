@@ -86,7 +86,7 @@ Status HeatmapRenderer::init() {
     failed_ = true;
     return Status::error("cannot create the colormap texture");
   }
-  return Status::ok();
+  return Status::success();
 }
 
 bool HeatmapRenderer::link_program() {

@@ -100,7 +100,7 @@ Status UiRenderer::init() {
   glVertexAttribPointer(kColour, 4, GL_UNSIGNED_BYTE, GL_TRUE, sizeof(ImDrawVert),
                         at(offsetof(ImDrawVert, col)));
   glBindVertexArray(0);
-  return Status::ok();
+  return Status::success();
 }
 
 Status UiRenderer::load_font_atlas() {
@@ -115,7 +115,7 @@ Status UiRenderer::load_font_atlas() {
     return Status::error("cannot create the font texture (" + std::to_string(width) + "x" +
                          std::to_string(height) + ")");
   atlas->SetTexID(reinterpret_cast<ImTextureID>(static_cast<std::intptr_t>(texture)));
-  return Status::ok();
+  return Status::success();
 }
 
 void UiRenderer::set_up_state(const ImDrawData* draw_data, int framebuffer_width,

@@ -68,7 +68,7 @@ std::string Autosave::path_file_of(const std::string& file) const {
 }
 
 Status Autosave::keep_earlier_work() {
-  if (path_.empty() || read_only_ || kept_aside_) return Status::ok();
+  if (path_.empty() || read_only_ || kept_aside_) return Status::success();
   // A path file whose work is gone (answered, the app stopped between the two removals).
   for (const long number : offered_numbers(folder_, true))
     if (!std::filesystem::exists(offered_file(folder_, number)))
@@ -77,7 +77,7 @@ Status Autosave::keep_earlier_work() {
   if (!std::filesystem::exists(path_, error)) {
     // A path file without its work is stale: the first write replaces or removes it.
     kept_aside_ = true;
-    return Status::ok();
+    return Status::success();
   }
   const std::vector<long> numbers = offered_numbers(folder_);
   const std::string aside = offered_file(folder_, numbers.empty() ? 1 : numbers.back() + 1);
@@ -91,7 +91,7 @@ Status Autosave::keep_earlier_work() {
   kept_aside_ = true;
   if (std::filesystem::exists(path_file_, error))
     std::filesystem::rename(path_file_, path_file_of(aside), error);
-  return Status::ok();
+  return Status::success();
 }
 
 Result<std::optional<Autosave::Recovered>> Autosave::recoverable() const {
@@ -126,7 +126,7 @@ Status Autosave::write(const AppState& state) {
   seen_load_version_ = state.document.load_version();
   written_version_ = state.document.version();
   if (written_path_ != state.document.path()) {  // first where the work came from, then the work
-    Status status = Status::ok();
+    Status status = Status::success();
     if (state.document.path().empty())
       std::remove(path_file_.c_str());
     else

@@ -20,14 +20,14 @@ std::vector<std::string> labels(const Tokenization& tokens) {
 }
 
 Status need_result(const AppState& state) {
-  return state.computed.has_result ? Status::ok()
+  return state.computed.has_result ? Status::success()
                                    : Status::error("there is nothing computed to export yet");
 }
 
 }  // namespace
 
 Status prepare_model_scenario(AppState& state, Scenario& scenario, const std::string& file_path) {
-  if (!scenario.model()) return Status::ok();
+  if (!scenario.model()) return Status::success();
   ModelSpec& spec = *scenario.edit_model();
   std::error_code error;
   const std::filesystem::path beside = std::filesystem::path(file_path).parent_path() / spec.model;
@@ -37,13 +37,13 @@ Status prepare_model_scenario(AppState& state, Scenario& scenario, const std::st
   // A shipped model the browser build has still to fetch: computed once its files are there (a
   // model that does not open then says so in the status bar).
   if (state.computed.model_files_ready && !state.computed.model_files_ready(spec.model))
-    return Status::ok();
+    return Status::success();
   Pipeline trial;
   trial.set_threads(state.computed.pipeline.threads());
   if (Status status = trial.run(scenario); !status) return status;
   state.computed.pipeline = std::move(trial);
   state.computed.version = 0;  // computed again (at once: the model is open) on the next look
-  return Status::ok();
+  return Status::success();
 }
 
 std::string recorded_model_name(const std::string& path_or_name) {
@@ -68,7 +68,7 @@ Status open_model(AppState& state, const std::string& path_or_name) {
   state.apply(edits::set_model(*candidate.model()));
   state.selection.layer = 0;
   ++state.view_generation;
-  return Status::ok();
+  return Status::success();
 }
 
 void leave_model(AppState& state) {
@@ -94,7 +94,7 @@ Status open_scenario(AppState& state, RecentFiles& recent, const std::string& pa
   apply_view_state(view_json, state, state.file_warnings);
   recent.add(path);
   static_cast<void>(recent.save());  // best effort (recent_files.hpp)
-  return Status::ok();
+  return Status::success();
 }
 
 Status save_scenario(AppState& state, RecentFiles& recent, const std::string& path) {
@@ -118,7 +118,7 @@ Status save_scenario(AppState& state, RecentFiles& recent, const std::string& pa
   state.document.saved(path, std::move(document.view_json));
   recent.add(path);
   static_cast<void>(recent.save());  // best effort (recent_files.hpp)
-  return Status::ok();
+  return Status::success();
 }
 
 Status export_heatmap_svg(const AppState& state, const std::string& path) {

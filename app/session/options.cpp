@@ -237,7 +237,7 @@ Status parse_options(const std::vector<std::string>& args, Options& o) {
         "--monkey does not go with --screenshot, --screenshot-steps, --bench-frames or --recover");
   if (o.screenshot_steps && o.lesson.empty())
     return Status::error("--screenshot-steps goes with --lesson");
-  return Status::ok();
+  return Status::success();
 }
 
 }  // namespace attnviz::app

@@ -140,7 +140,7 @@ Status App::start() {
   }
   state.recompute_if_needed();
   if (!not_opened.empty()) shell_.notices.failed(not_opened, state.document.version());
-  return Status::ok();
+  return Status::success();
 }
 
 int App::run() {

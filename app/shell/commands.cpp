@@ -133,7 +133,7 @@ void Commands::open_model_named(const std::string& path_or_name) {
 void Commands::leave_model() {
   if (!shell_.state.document.scenario().model()) return;
   attnviz::app::leave_model(shell_.state);
-  report(Status::ok(), "back to the one-layer scenario (Ctrl+Z returns to the model)");
+  report(Status::success(), "back to the one-layer scenario (Ctrl+Z returns to the model)");
 }
 
 void Commands::toggle_knock_out() {
@@ -144,8 +144,8 @@ void Commands::toggle_knock_out() {
   HeadIntervention change = state.document.scenario().model()->intervention(layer, head);
   change.output_scale = change.ablated() ? 1.0f : 0.0f;
   state.apply(edits::set_head_intervention(layer, head, change));
-  report(Status::ok(), std::string(change.ablated() ? "knocked out" : "restored") + " layer " +
-                           std::to_string(layer + 1) + ", head " + std::to_string(head + 1));
+  report(Status::success(), std::string(change.ablated() ? "knocked out" : "restored") + " layer " +
+                                std::to_string(layer + 1) + ", head " + std::to_string(head + 1));
 }
 
 void Commands::set_head_pattern(HeadIntervention::Pattern pattern) {
@@ -309,14 +309,14 @@ void Commands::handle_file_dialog() {
 }
 
 Status Commands::writable(const std::string& path) const {
-  if (shell_.write_folder.empty()) return Status::ok();
+  if (shell_.write_folder.empty()) return Status::success();
   std::error_code error;
   const std::filesystem::path folder =
       std::filesystem::weakly_canonical(shell_.write_folder, error);
   const std::filesystem::path target = std::filesystem::weakly_canonical(path, error);
   if (!error && std::mismatch(folder.begin(), folder.end(), target.begin(), target.end()).first ==
                     folder.end())
-    return Status::ok();
+    return Status::success();
   return Status::error("not written: the random-action test writes only into " +
                        shell_.write_folder + " (" + path + ")");
 }
@@ -325,7 +325,7 @@ void Commands::act_on_file(FileAction action, const std::string& path) {
   AppState& state = shell_.state;
   const bool writes =
       action == FileAction::SaveAs || action == FileAction::Export || action == FileAction::Png;
-  if (Status allowed = writes ? writable(path) : Status::ok(); !allowed) {
+  if (Status allowed = writes ? writable(path) : Status::success(); !allowed) {
     report(allowed, "");
     if (saving_first_) {  // what the save was for waits for a save that was not made
       saving_first_ = false;
@@ -427,9 +427,9 @@ void Commands::restore_recovered(Autosave::Recovered recovered) {
   shell_.state.load(std::move(recovered.scenario), std::move(recovered.path), {});
   shell_.state.document.mark_never_saved();  // not in its file yet
   shell_.autosave.restored(recovered.file, shell_.state);
-  report(Status::ok(), name.empty()
-                           ? "restored the work an earlier run left unsaved"
-                           : "restored the unsaved changes to " + name + ": save to keep them");
+  report(Status::success(),
+         name.empty() ? "restored the work an earlier run left unsaved"
+                      : "restored the unsaved changes to " + name + ": save to keep them");
 }
 
 void Commands::restore_offered() {  // edits made meanwhile are asked about first (the offer stays

@@ -137,7 +137,7 @@ Status Monkey::prepare() {
   }
   std::fprintf(stderr, "attnviz: monkey: seed %llu, %d actions, in %s\n",
                static_cast<unsigned long long>(seed_), actions_, folder_.c_str());
-  return Status::ok();
+  return Status::success();
 }
 
 void Monkey::note(const std::string& action) {

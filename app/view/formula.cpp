@@ -485,6 +485,8 @@ ExplainedCell explain_cell(const BlockStage& stage, Eigen::Index i, Eigen::Index
       out.formula = cell_name("x", i, j) + " = " + format_number(value, 3) +
                     (recipe.layer > 0 ? ": the residual stream after layer " +
                                             std::to_string(shown_number(recipe.layer - 1))
+                     : recipe.norms_after
+                         ? ": LayerNorm of the token's embedding + its position's + its type's"
                      : recipe.rotary ? ": the token's embedding (positions enter through RoPE)"
                                      : ": the token's embedding + its position's");
       break;
@@ -578,6 +580,8 @@ ExplainedCell explain_cell(const BlockStage& stage, Eigen::Index i, Eigen::Index
       out.heading =
           stage.id == StageId::ResidualOut
               ? "\"" + query() + "\" leaving layer " + std::to_string(shown_number(recipe.layer))
+          : stage.id == StageId::MlpSum
+              ? "\"" + query() + "\" after the MLP, before its norm" + in_layer
               : "\"" + query() + "\" after attention" + in_layer;
       if (recipe.input && recipe.other)
         out.formula = sum_formula(recipe.result_name, recipe.input_name, recipe.other_name, i, j,
@@ -586,8 +590,9 @@ ExplainedCell explain_cell(const BlockStage& stage, Eigen::Index i, Eigen::Index
     case Kind::Mlp:
       out.heading = "the MLP's output for \"" + query() + "\"" + in_layer;
       out.formula = cell_name("m", i, j) + " = " + format_number(value, 3) +
-                    ": norm\xe2\x82\x82(x\xe2\x80\xb2) through " + std::to_string(recipe.d_ff) +
-                    " hidden units (" + (recipe.swiglu ? "SwiGLU" : "GELU") + ") and back to " +
+                    (recipe.norms_after ? ": x\xe2\x80\xb2" : ": norm\xe2\x82\x82(x\xe2\x80\xb2)") +
+                    " through " + std::to_string(recipe.d_ff) + " hidden units (" +
+                    (recipe.swiglu ? "SwiGLU" : "GELU") + ") and back to " +
                     std::to_string(recipe.d_model) + " dimensions, for this token alone";
       break;
   }

@@ -37,6 +37,11 @@ enum class Capability : std::uint32_t {
   HidesSpecialTokens = 1u << 9,
   // Its weights can be trained in the app (none yet: issue 41).
   Trainable = 1u << 10,
+  // An encoder's masked-language-model head: the likeliest tokens at any position, a [MASK]
+  // among them (trained_forward()->logits at that position).
+  FillsMask = 1u << 11,
+  // A second sentence read with the first (BERT's pairs: ModelSpec::text_b, token types).
+  SentencePairs = 1u << 12,
 };
 
 class Capabilities {

@@ -15,7 +15,9 @@ namespace attnviz {
 
 class [[nodiscard]] Status {
  public:
-  static Status ok() { return Status(); }
+  // Success. (Named so that `status.ok()` on a Status does not compile: it would call a static
+  // function and be true whatever the status; ask `is_ok()` or the status itself.)
+  static Status success() { return Status(); }
   static Status error(std::string message) { return Status(std::move(message), false); }
 
   bool is_ok() const { return ok_; }
@@ -44,7 +46,7 @@ class [[nodiscard]] Result {
   bool ok() const { return value_.has_value(); }
   explicit operator bool() const { return ok(); }
   const std::string& error() const { return error_; }  // "" on success
-  Status status() const { return ok() ? Status::ok() : Status::error(error_); }
+  Status status() const { return ok() ? Status::success() : Status::error(error_); }
 
   T& value() & { return *value_; }
   const T& value() const& { return *value_; }

@@ -118,7 +118,7 @@ Status validate(const AttentionConfig& config) {
         config.temperature <= Limits::kMaxTemperature))
     return Status::error("temperature must be between 0.001 and 1000, got " +
                          std::to_string(config.temperature));
-  return Status::ok();
+  return Status::success();
 }
 
 std::string_view scaling_stage_name(Compatibility compatibility, float temperature) {

@@ -204,7 +204,7 @@ Status write_in_place(const std::string& given, const std::string& path,
   const int closed = ::close(fd) == 0 ? 0 : errno;
   if (written != 0) return write_error_from_errno(given, written);
   if (closed != 0 && closed != EINTR) return write_error_from_errno(given, closed);
-  return Status::ok();
+  return Status::success();
 }
 
 // A Unix-domain socket: connected to, and sent the contents as a stream.
@@ -234,7 +234,7 @@ Status write_to_socket(const std::string& given, const std::string& path,
     sent += static_cast<std::size_t>(n);
   }
   ::close(fd);
-  return Status::ok();
+  return Status::success();
 }
 
 // A regular file or a new one: a temporary file beside the final target, flushed, renamed.
@@ -280,7 +280,7 @@ Status write_replacing(const std::string& given, const Target& target, std::stri
     static_cast<void>(::fsync(folder_fd));
     ::close(folder_fd);
   }
-  return Status::ok();
+  return Status::success();
 }
 
 }  // namespace
@@ -290,7 +290,7 @@ Status write_file(const std::string& path, std::string_view contents) {
   if (path == "-") {
     std::cout.write(contents.data(), static_cast<std::streamsize>(contents.size()));
     std::cout.flush();
-    return std::cout ? Status::ok() : Status::error("cannot write to standard output");
+    return std::cout ? Status::success() : Status::error("cannot write to standard output");
   }
   Result<Target> target = resolve_target(path);
   if (!target) return target.status();
@@ -302,7 +302,7 @@ Status write_file(const std::string& path, std::string_view contents) {
       std::fflush(nullptr);
       if (const int error = write_all(target->fd, contents); error != 0)
         return write_error_from_errno(path, error);
-      return Status::ok();
+      return Status::success();
     }
     case Target::Kind::Device:
       return write_in_place(path, target->path, contents);

@@ -220,7 +220,8 @@ ModelSpec parse_model(Reader& reader, const Json& model) {
     Reader::fail("model",
                  "expected an object with the model's \"name\", got " + json_type_name(model));
   reader.warn_unknown_keys(
-      model, "model", {"name", "interventions", "hide_special_tokens", "weights", "embeddings"});
+      model, "model",
+      {"name", "interventions", "hide_special_tokens", "text_b", "weights", "embeddings"});
   ModelSpec spec;
   const Json* name = reader.find(model, "name");
   if (!name) Reader::fail("model.name", "missing (a shipped model's name or a model's path)");
@@ -229,6 +230,8 @@ ModelSpec parse_model(Reader& reader, const Json& model) {
     Reader::fail("model.name", "the name is empty");
   if (const Json* hide = reader.find(model, "hide_special_tokens"))
     spec.hide_special_tokens = reader.boolean(*hide, "model.hide_special_tokens");
+  if (const Json* text_b = reader.find(model, "text_b"))
+    spec.text_b = reader.string(*text_b, "model.text_b");
   if (const Json* weights = reader.find(model, "weights"))
     spec.weight_edits = parse_weight_edits(reader, *weights);
   if (const Json* embeddings = reader.find(model, "embeddings"))

@@ -74,6 +74,9 @@ struct ModelSpec {
   // The attention views leave out special tokens (llama2.c's <s>, GPT-2's <|endoftext|>): they
   // soak up attention and hide the rest. The model still reads them.
   bool hide_special_tokens = false;
+  // An encoder's second sentence (BERT's sentence B): the model reads [CLS] text [SEP] text_b
+  // [SEP], token type 1 on the second part. Empty: the text alone. A decoder refuses one.
+  std::string text_b;
   // The weights and embeddings changed by hand: the values that replace the model's, kept sorted
   // by key() with at most one entry per cell (the weights on disk are never written). Whether
   // the model has the cell is known only when it is opened, as for the interventions.

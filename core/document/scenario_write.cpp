@@ -90,6 +90,7 @@ std::string model_scenario_to_json(const Scenario& s, const ModelSpec& spec, Ord
     model["interventions"] = std::move(changes);
   }
   if (spec.hide_special_tokens) model["hide_special_tokens"] = true;
+  if (!spec.text_b.empty()) model["text_b"] = spec.text_b;
   if (!spec.weight_edits.empty()) {  // a block per matrix of a head, its cells in order
     OrderedJson blocks = OrderedJson::array();
     const std::vector<ModelWeightEdit>& edits = spec.weight_edits;

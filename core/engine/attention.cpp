@@ -214,7 +214,7 @@ Status AttentionEngine::compute(const Matrix& X_query, const Matrix& X_key,
   });
   result_.overflow = result_.overflow || !all_finite(result_.output);
   ++result_.version;
-  return Status::ok();
+  return Status::success();
 }
 
 AttentionEngine::AttentionEngine() = default;

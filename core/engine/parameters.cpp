@@ -236,7 +236,7 @@ Status check_parameters(const Parameters& p, const AttentionConfig& config, Valu
       [](const auto& matrix, const Shape& shape, ParameterName name, int head, bool check_values) {
         return Message{check_one(matrix, shape, name, head, check_values)};
       });
-  return problem ? Status::error(std::move(problem.text)) : Status::ok();
+  return problem ? Status::error(std::move(problem.text)) : Status::success();
 }
 
 bool parameters_valid(const Parameters& p, const AttentionConfig& config, ValueCheck values) {

@@ -151,10 +151,10 @@ Result<BertTokenizer> BertTokenizer::parse(std::string_view vocab_text,
     if (config.is_discarded()) return fail("not valid JSON");
     if (!config.is_object()) return fail("not a JSON object");
     const auto flag = [&](const char* key, bool& out) -> Status {
-      if (!config.contains(key)) return Status::ok();
+      if (!config.contains(key)) return Status::success();
       if (!config.at(key).is_boolean()) return fail(std::string(key) + ": expected true or false");
       out = config.at(key).get<bool>();
-      return Status::ok();
+      return Status::success();
     };
     if (Status s = flag("do_lower_case", tokenizer.options_.lower_case); !s) return s;
     if (Status s = flag("tokenize_chinese_chars", tokenizer.options_.split_cjk); !s) return s;

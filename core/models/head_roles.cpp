@@ -14,8 +14,12 @@ std::string_view to_string(HeadRole role) {
       return "induction";
     case HeadRole::PreviousToken:
       return "previous-token";
+    case HeadRole::NextToken:
+      return "next-token";
     case HeadRole::FirstToken:
       return "first-token";
+    case HeadRole::SpecialToken:
+      return "special-token";
     case HeadRole::Self:
       return "self";
     case HeadRole::Broad:
@@ -34,7 +38,11 @@ float role_threshold(HeadRole role) {
       return 0.3f;
     case HeadRole::PreviousToken:
       return 0.4f;
+    case HeadRole::NextToken:
+      return 0.4f;
     case HeadRole::FirstToken:
+      return 0.5f;
+    case HeadRole::SpecialToken:
       return 0.5f;
     case HeadRole::Self:
       return 0.5f;
@@ -77,8 +85,10 @@ Result<std::vector<HeadScores>> detect_head_roles(const Transformer& model,
   if (probe.first_random_token < 0 || probe.first_random_token >= c.vocab_size)
     return Status::error("the random tokens start past the vocabulary");
 
+  if (!probe.special.empty() && probe.special.size() != probe.text.size())
+    return Status::error("the probe's special tokens are not one per token of its text");
   TransformerForward text(model);
-  if (Status ran = text.run(probe.text); !ran) return ran;
+  if (Status ran = text.run(probe.text, probe.text_types); !ran) return ran;
   std::vector<int> repeated = random_tokens(probe, c.vocab_size, 1, m);
   repeated.insert(repeated.end(), repeated.begin(), repeated.end());
   TransformerForward induction(model);
@@ -93,18 +103,23 @@ Result<std::vector<HeadScores>> detect_head_roles(const Transformer& model,
       HeadScores s;
       s.layer = l;
       s.head = h;
-      double previous = 0.0, first = 0.0, self = 0.0, entropy = 0.0;
+      double previous = 0.0, next = 0.0, first = 0.0, special = 0.0, self = 0.0, entropy = 0.0;
       for (int i = 1; i < n; ++i) {
-        const std::span<const float> row = text.attention_row(l, h, i);
+        const std::span<const float> row = text.attention_row(l, h, i);  // the keys i sees
         previous += row[static_cast<std::size_t>(i - 1)];
+        if (i + 1 < static_cast<int>(row.size())) next += row[static_cast<std::size_t>(i + 1)];
         first += row[0];
         self += row[static_cast<std::size_t>(i)];
+        for (std::size_t t = 0; t < row.size() && t < probe.special.size(); ++t)
+          if (probe.special[t]) special += row[t];
         double row_entropy = 0.0;
         for (const float a : row)
           if (a > 0.0f) row_entropy -= a * std::log(double{a});
-        entropy += row_entropy / std::log(static_cast<double>(i + 1));
+        entropy += row_entropy / std::log(static_cast<double>(row.size()));
       }
       const auto mean = [n](double sum) { return static_cast<float>(sum / (n - 1)); };
+      // Next: over queries 1 .. n − 2 (in an encoder; a decoder's rows have no key after i).
+      const float next_mean = n > 2 ? static_cast<float>(next / (n - 2)) : 0.0f;
       double copied = 0.0;
       for (int i = m; i < 2 * m; ++i)
         copied += induction.attention_row(l, h, i)[static_cast<std::size_t>(i - m + 1)];
@@ -118,7 +133,9 @@ Result<std::vector<HeadScores>> detect_head_roles(const Transformer& model,
       }
       s.scores[static_cast<std::size_t>(HeadRole::Induction)] = static_cast<float>(copied / m);
       s.scores[static_cast<std::size_t>(HeadRole::PreviousToken)] = mean(previous);
+      s.scores[static_cast<std::size_t>(HeadRole::NextToken)] = next_mean;
       s.scores[static_cast<std::size_t>(HeadRole::FirstToken)] = mean(first);
+      s.scores[static_cast<std::size_t>(HeadRole::SpecialToken)] = mean(special);
       s.scores[static_cast<std::size_t>(HeadRole::Self)] = mean(self);
       s.scores[static_cast<std::size_t>(HeadRole::Positional)] =
           static_cast<float>(1.0 - distance / (2 * m - 1));

@@ -1,16 +1,22 @@
 // What each head of a trained model does, measured on its attention weights (the detectors the
 // issue names; a score is a mean of attention weights, so it lies in [0, 1]):
 //   previous-token  mean α on key i − 1, over queries i ≥ 1 of a text
-//   first-token     mean α on key 0 (a "sink"), over queries i ≥ 1 of a text
+//   next-token      mean α on key i + 1, over queries i ≤ n − 2 of a text (0 in a decoder,
+//                   whose query never sees the key after it: only an encoder has such heads)
+//   first-token     mean α on key 0 (a "sink"; BERT's [CLS]), over queries i ≥ 1 of a text
+//   special-token   mean α on the text's special tokens (BERT's [CLS] and [SEP]), over its
+//                   queries i ≥ 1 (0 when the text has none but a decoder's start token)
 //   self            mean α on key i itself, over queries i ≥ 1 of a text
-//   broad           mean entropy of a row over its largest possible, log(i + 1), queries i ≥ 1
+//   broad           mean entropy of a row over its largest possible, log(keys it sees),
+//                   queries i ≥ 1
 //   induction       on m random tokens written twice, mean α from each position i of the
 //                   second copy (i ≥ m) onto key i − m + 1, the token after the earlier
 //                   occurrence of token i (uniform attention would give about 1 / (m + i))
 //   positional      1 − the mean total variation distance between the head's rows on two
 //                   different random texts of the same length: 1 when content changes nothing
-// A head's role is the first of induction, previous-token, first-token, self, broad, positional
-// whose score passes its threshold (role_threshold), or "mixed".
+// A head's role is the first of induction, previous-token, next-token, first-token,
+// special-token, self, broad, positional whose score passes its threshold (role_threshold), or
+// "mixed".
 #pragma once
 
 #include "core/base/status.hpp"
@@ -24,8 +30,18 @@
 
 namespace attnviz {
 
-enum class HeadRole { Induction, PreviousToken, FirstToken, Self, Broad, Positional, Mixed };
-inline constexpr int kHeadRoleScores = 6;  // every role but Mixed has a score
+enum class HeadRole {
+  Induction,
+  PreviousToken,
+  NextToken,
+  FirstToken,
+  SpecialToken,
+  Self,
+  Broad,
+  Positional,
+  Mixed
+};
+inline constexpr int kHeadRoleScores = 8;  // every role but Mixed has a score
 
 std::string_view to_string(HeadRole role);  // "induction", "previous-token", ...
 float role_threshold(HeadRole role);
@@ -38,10 +54,12 @@ struct HeadScores {
 };
 
 struct HeadRoleProbe {
-  std::vector<int> text;       // ids of a text (for previous-token, first-token, self, broad)
-  int random_length = 48;      // m: random tokens, written twice, for induction; two random texts
-                               // of 2m for positional
-  int first_random_token = 0;  // random tokens are drawn from [first_random_token, vocab)
+  std::vector<int> text;        // ids of a text (for previous-token, first-token, self, broad)
+  std::vector<int> text_types;  // their token types (BERT's; empty: all 0)
+  std::vector<bool> special;    // which of them are special tokens (empty: none)
+  int random_length = 48;       // m: random tokens, written twice, for induction; two random texts
+                                // of 2m for positional
+  int first_random_token = 0;   // random tokens are drawn from [first_random_token, vocab)
   std::uint64_t seed = 1;
 };
 

@@ -1,25 +1,17 @@
 #include "core/models/hf_gpt2.hpp"
 
-#include "core/models/mapped_file.hpp"
+#include "core/models/hf_files.hpp"
 #include "core/models/safetensors.hpp"
 
-#include <nlohmann/json.hpp>
-
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <filesystem>
-#include <limits>
-#include <optional>
 #include <set>
 #include <vector>
 
 namespace attnviz {
 namespace {
 
-namespace fs = std::filesystem;
-using Json = nlohmann::json;
+using hf::shown;
 
 // Sizes past these are no model this app can show (and a config claiming them is broken).
 constexpr std::int64_t kMaxEmbd = 1 << 16;
@@ -27,13 +19,6 @@ constexpr std::int64_t kMaxLayers = 1024;
 constexpr std::int64_t kMaxPositions = 1 << 20;
 constexpr std::int64_t kMaxVocab = 1 << 22;
 constexpr std::int64_t kMaxInner = 4 * kMaxEmbd;
-constexpr std::size_t kMaxConfigBytes = 1 << 20;
-
-// A JSON value or a name from a file as a message shows it: at most 80 characters.
-std::string shown(std::string text) {
-  if (text.size() > 80) text = text.substr(0, 77) + "...";
-  return text;
-}
 
 struct Gpt2Config {
   int n_embd = 0, n_layer = 0, n_head = 0, n_positions = 0, vocab_size = 0, n_inner = 0;
@@ -43,100 +28,43 @@ struct Gpt2Config {
 };
 
 // config.json, checked: every key this loader reads has the right type and a sane value.
-Result<Gpt2Config> read_config(const fs::path& config_path) {
-  const std::string path = config_path.string();
-  const auto fail = [&path](const std::string& why) { return Status::error(path + ": " + why); };
-  Result<MappedFile> mapped = MappedFile::open(path);
-  if (!mapped) return mapped.status();
-  if (mapped->size() > kMaxConfigBytes)
-    return fail(std::to_string(mapped->size()) + " bytes, too large for a model's config (" +
-                std::to_string(kMaxConfigBytes) + " at most)");
-  const auto* text = reinterpret_cast<const char*>(mapped->data());
-  const Json config = Json::parse(text, text + mapped->size(), nullptr, /*allow_exceptions=*/false);
-  if (config.is_discarded()) return fail("not valid JSON");
-  if (!config.is_object()) return fail("not a JSON object");
-
-  // An integer key in [low, high]; nullopt after setting `problem` when it is not.
-  std::string problem;
-  const auto whole = [&](const char* key, std::int64_t low,
-                         std::int64_t high) -> std::optional<std::int64_t> {
-    const Json& value = config.at(key);
-    std::optional<std::int64_t> n;
-    if (value.is_number_unsigned())  // past int64's range: as large as int64 goes
-      n = static_cast<std::int64_t>(std::min<std::uint64_t>(
-          value.get<std::uint64_t>(), std::numeric_limits<std::int64_t>::max()));
-    else if (value.is_number_integer())
-      n = value.get<std::int64_t>();
-    else if (value.is_number_float() && std::isfinite(value.get<double>()) &&
-             std::floor(value.get<double>()) == value.get<double>() &&
-             std::fabs(value.get<double>()) < 1e15)
-      n = static_cast<std::int64_t>(value.get<double>());
-    if (!n) {
-      problem = std::string(key) + ": " + shown(value.dump()) + " is not a whole number";
-      return std::nullopt;
-    }
-    if (*n < low || *n > high) {
-      problem = std::string(key) + " = " + std::to_string(*n) + " (expected " +
-                std::to_string(low) + " to " + std::to_string(high) + ")";
-      return std::nullopt;
-    }
-    return n;
-  };
-  const auto required = [&](const char* key, std::int64_t high, int& out) -> bool {
-    if (!config.contains(key)) {
-      problem = std::string(key) + ": missing";
-      return false;
-    }
-    const std::optional<std::int64_t> n = whole(key, 1, high);
-    if (n) out = static_cast<int>(*n);
-    return n.has_value();
-  };
+Result<Gpt2Config> read_config(const hf::Config& config) {
+  const nlohmann::json& json = config.json();
   Gpt2Config c;
-  if (config.contains("model_type") &&
-      !(config["model_type"].is_string() && config["model_type"] == "gpt2"))
-    return fail("model_type: " + shown(config["model_type"].dump()) +
-                ", not \"gpt2\" (AttnViz reads GPT-2 models in the Hugging Face layout)");
-  if (!required("n_embd", kMaxEmbd, c.n_embd) || !required("n_layer", kMaxLayers, c.n_layer) ||
-      !required("n_head", c.n_embd, c.n_head) || !required("vocab_size", kMaxVocab, c.vocab_size))
-    return fail(problem);
+  if (Status s = config.model_type("gpt2", "GPT-2 models in the Hugging Face layout"); !s) return s;
+  if (Status s = config.required("n_embd", kMaxEmbd, c.n_embd); !s) return s;
+  if (Status s = config.required("n_layer", kMaxLayers, c.n_layer); !s) return s;
+  if (Status s = config.required("n_head", c.n_embd, c.n_head); !s) return s;
+  if (Status s = config.required("vocab_size", kMaxVocab, c.vocab_size); !s) return s;
   if (c.n_embd % c.n_head != 0)
-    return fail("n_embd = " + std::to_string(c.n_embd) +
-                " is not divisible by n_head = " + std::to_string(c.n_head));
+    return config.fail("n_embd = " + std::to_string(c.n_embd) +
+                       " is not divisible by n_head = " + std::to_string(c.n_head));
   // n_positions is the size of wpe; n_ctx its old name (GPT-2's own config has both, equal).
   for (const char* key : {"n_ctx", "n_positions"}) {
-    if (!config.contains(key)) continue;
-    const std::optional<std::int64_t> n = whole(key, 1, kMaxPositions);
-    if (!n) return fail(problem);
+    if (!json.contains(key)) continue;
+    Result<std::int64_t> n = config.whole(key, 1, kMaxPositions);
+    if (!n) return n.status();
     c.n_positions = static_cast<int>(*n);
     c.positions_key = key;
   }
-  if (c.n_positions == 0) return fail("n_positions: missing (and no n_ctx)");
+  if (c.n_positions == 0) return config.fail("n_positions: missing (and no n_ctx)");
   c.n_inner = 4 * c.n_embd;
-  if (config.contains("n_inner") && !config["n_inner"].is_null()) {
-    const std::optional<std::int64_t> n = whole("n_inner", 1, kMaxInner);
-    if (!n) return fail(problem);
+  if (config.has("n_inner")) {
+    Result<std::int64_t> n = config.whole("n_inner", 1, kMaxInner);
+    if (!n) return n.status();
     c.n_inner = static_cast<int>(*n);
     c.n_inner_given = true;
   }
-  if (config.contains("layer_norm_epsilon")) {
-    const Json& eps = config["layer_norm_epsilon"];
-    if (!eps.is_number())
-      return fail("layer_norm_epsilon: " + shown(eps.dump()) + " is not a number");
-    const double value = eps.get<double>();
-    if (!(value >= 1e-12 && value <= 0.1))
-      return fail("layer_norm_epsilon = " + shown(eps.dump()) + " (expected 1e-12 to 0.1)");
-    c.layer_norm_epsilon = static_cast<float>(value);
-  }
-  if (config.contains("activation_function")) {
-    const Json& activation = config["activation_function"];
-    if (!activation.is_string()) return fail("activation_function: not text");
-    const std::string name = activation.get<std::string>();
-    // Both are GELU's tanh approximation, which the engine computes.
-    if (name != "gelu_new" && name != "gelu_pytorch_tanh")
-      return fail("activation_function \"" + shown(name) +
-                  "\" is not supported (AttnViz computes GELU's tanh approximation: gelu_new or "
-                  "gelu_pytorch_tanh)");
-  }
+  Result<float> epsilon = config.epsilon("layer_norm_epsilon", 1e-5f);
+  if (!epsilon) return epsilon.status();
+  c.layer_norm_epsilon = *epsilon;
+  Result<std::optional<std::string>> activation = config.text("activation_function");
+  if (!activation) return activation.status();
+  // Both are GELU's tanh approximation, which the engine computes.
+  if (*activation && **activation != "gelu_new" && **activation != "gelu_pytorch_tanh")
+    return config.fail("activation_function \"" + shown(**activation) +
+                       "\" is not supported (AttnViz computes GELU's tanh approximation: "
+                       "gelu_new or gelu_pytorch_tanh)");
   // Options of Hugging Face's GPT2Config that change the math: refused unless at their default.
   const struct {
     const char* key;
@@ -145,90 +73,27 @@ Result<Gpt2Config> read_config(const fs::path& config_path) {
                  {"scale_attn_by_inverse_layer_idx", false},
                  {"add_cross_attention", false}};
   for (const auto& option : options) {
-    if (!config.contains(option.key)) continue;
-    const Json& value = config[option.key];
-    if (!value.is_boolean()) return fail(std::string(option.key) + ": not true or false");
+    if (!json.contains(option.key)) continue;
+    const nlohmann::json& value = json[option.key];
+    if (!value.is_boolean()) return config.fail(std::string(option.key) + ": not true or false");
     if (value.get<bool>() != option.supported)
-      return fail(std::string(option.key) + " = " + value.dump() + " is not supported (only " +
-                  (option.supported ? "true" : "false") + ")");
+      return config.fail(std::string(option.key) + " = " + value.dump() +
+                         " is not supported (only " + (option.supported ? "true" : "false") + ")");
   }
   return c;
-}
-
-// What one tensor must be, and which keys of config.json say so.
-struct Expected {
-  std::string name;  // without the "transformer." prefix
-  std::vector<std::int64_t> shape;
-  std::string keys;  // "n_embd = 8, n_inner = 32"
-};
-
-std::string shape_text(const std::vector<std::int64_t>& shape) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + "]";
-}
-
-// The layer index of "h.{i}.…", or -1 for any other name.
-std::int64_t layer_of(const std::string& name) {
-  if (name.rfind("h.", 0) != 0) return -1;
-  std::int64_t layer = 0;
-  std::size_t i = 2;
-  for (; i < name.size() && name[i] >= '0' && name[i] <= '9' && i < 12; ++i)
-    layer = layer * 10 + (name[i] - '0');
-  if (i == 2 || i >= name.size() || name[i] != '.') return -1;
-  return layer;
 }
 
 }  // namespace
 
 Result<Transformer> load_hf_gpt2(const std::string& path) {
-  std::error_code error;
-  const fs::path given(path);
-  fs::path folder, weights_path;
-  if (fs::is_directory(given, error)) {
-    folder = given;
-    weights_path = folder / "model.safetensors";
-  } else if (fs::is_regular_file(given, error)) {
-    folder = given.parent_path().empty() ? fs::path(".") : given.parent_path();
-    if (given.extension() == ".safetensors")
-      weights_path = given;
-    else if (given.filename() == "config.json")
-      weights_path = folder / "model.safetensors";
-    else
-      return Status::error(path +
-                           ": not a Hugging Face GPT-2 model (expected its folder, its "
-                           "model.safetensors or its config.json)");
-  } else {
-    return Status::error(path + ": no such file or folder");
-  }
-  const fs::path config_path = folder / "config.json";
-  if (!fs::exists(config_path, error))
-    return Status::error(folder.string() +
-                         ": no config.json (a Hugging Face GPT-2 model is a folder with "
-                         "config.json and model.safetensors)");
-  if (!fs::exists(weights_path, error)) {
-    if (fs::exists(folder / "model.safetensors.index.json", error))
-      return Status::error(folder.string() +
-                           ": a sharded checkpoint (model.safetensors.index.json), which AttnViz "
-                           "does not read: use a model saved as one model.safetensors");
-    if (fs::exists(folder / "pytorch_model.bin", error))
-      return Status::error(folder.string() +
-                           ": only pytorch_model.bin (PyTorch's pickle format, which AttnViz "
-                           "does not read): download model.safetensors from the same page");
-    return Status::error(folder.string() + ": no model.safetensors");
-  }
-
-  Result<Gpt2Config> read = read_config(config_path);
+  Result<hf::Files> opened = hf::open_files(path, "Hugging Face GPT-2");
+  if (!opened) return opened.status();
+  Result<Gpt2Config> read = read_config(opened->config);
   if (!read) return read.status();
   const Gpt2Config& c = *read;
-  Result<SafetensorsFile> opened = SafetensorsFile::open(weights_path.string());
-  if (!opened) return opened.status();
-  const SafetensorsFile& file = *opened;
-  const std::string file_name = file.path();
-  const std::string config_name = config_path.string();
-  const auto fail = [&file_name](const std::string& why) {
-    return Status::error(file_name + ": " + why);
-  };
+  const SafetensorsFile& file = opened->weights;
+  const std::string config_name = opened->config.path();
+  const auto fail = [&opened](const std::string& why) { return opened->fail(why); };
 
   // Names saved from GPT2LMHeadModel carry "transformer."; from GPT2Model they do not.
   const std::string prefix = file.find("transformer.wte.weight") ? "transformer." : "";
@@ -238,7 +103,7 @@ Result<Transformer> load_hf_gpt2(const std::string& path) {
   const std::string embd = "n_embd = " + std::to_string(d);
   const std::string inner =
       embd + (c.n_inner_given ? ", n_inner = " + std::to_string(F) : ", n_inner = 4 · n_embd");
-  std::vector<Expected> expected;
+  std::vector<hf::Expected> expected;
   expected.push_back({"wte.weight", {V, d}, "vocab_size = " + std::to_string(V) + ", " + embd});
   expected.push_back(
       {"wpe.weight", {P, d}, c.positions_key + " = " + std::to_string(P) + ", " + embd});
@@ -266,64 +131,33 @@ Result<Transformer> load_hf_gpt2(const std::string& path) {
   if (file.find("lm_head.bias"))
     return fail("tensor lm_head.bias: GPT-2's output head has no bias, and AttnViz adds none");
 
-  // Every shape and dtype checked before any weight is read.
-  std::vector<const SafetensorsTensor*> found;
+  // The lm_head is named without the prefix: read apart.
   std::set<std::string> used;
-  for (const Expected& want : expected) {
-    const std::string name = want.name == "lm_head.weight" ? want.name : prefix + want.name;
-    const SafetensorsTensor* tensor = file.find(name);
-    if (!tensor) {
-      std::string why = "tensor " + name + " is missing";
-      if (!prefix.empty() && file.find(want.name)) why += " (the file has it without the prefix)";
-      return fail(why);
-    }
-    if (tensor->shape != want.shape)
-      return fail("tensor " + name + ": shape " + tensor->shape_text() + ", but " + config_name +
-                  " (" + want.keys + ") needs " + shape_text(want.shape));
-    if (tensor->dtype != SafetensorsDtype::F32 && tensor->dtype != SafetensorsDtype::F16 &&
-        tensor->dtype != SafetensorsDtype::BF16)
-      return fail("tensor " + name + ": dtype " + dtype_name(tensor->dtype) +
-                  " cannot be read as weights (AttnViz reads F32, F16 and BF16)");
-    found.push_back(tensor);
-    used.insert(name);
+  hf::Expected head_expected;
+  if (lm_head) {
+    head_expected = expected.back();
+    expected.pop_back();
   }
+  Transformer model;
+  Result<hf::ReadTensors> read_values =
+      hf::read_tensors(file, expected, prefix, config_name, model, used);
+  if (!read_values) return read_values.status();
+  if (lm_head) {
+    Result<hf::ReadTensors> head =
+        hf::read_tensors(file, {head_expected}, "", config_name, model, used);
+    if (!head) return head.status();
+    read_values->values.push_back(head->values[0]);
+    read_values->dtypes.insert(head->dtypes.begin(), head->dtypes.end());
+  }
+  const std::vector<const float*>& values = read_values->values;
   // Tensors the config does not account for: of a layer past n_layer, an error (the config and
   // the file disagree); the attention's mask buffers, ignored; anything else, a warning.
-  std::vector<std::string> warnings;
-  for (const SafetensorsTensor& tensor : file.tensors()) {
-    if (used.contains(tensor.name)) continue;
-    const std::string bare =
-        tensor.name.rfind(prefix, 0) == 0 ? tensor.name.substr(prefix.size()) : tensor.name;
-    const std::int64_t layer = layer_of(bare);
-    if (layer >= c.n_layer)
-      return fail("tensor " + shown(tensor.name) + " belongs to layer " + std::to_string(layer) +
-                  ", but " + config_name + " says n_layer = " + std::to_string(c.n_layer));
-    const bool mask_buffer =
-        layer >= 0 && (bare.ends_with(".attn.bias") || bare.ends_with(".attn.masked_bias"));
-    if (!mask_buffer) warnings.push_back(file_name + ": tensor " + shown(tensor.name) + " ignored");
-  }
-
-  Transformer model;
-  const auto allocate = [&model](std::size_t count) { return model.allocate(count); };
-  std::vector<const float*> values;  // in the order of `expected`
-  std::set<SafetensorsDtype> dtypes;
-  for (const SafetensorsTensor* tensor : found) {
-    Result<const float*> floats = file.floats(*tensor, allocate);
-    if (!floats) return floats.status();
-    const float* data = *floats;
-    for (std::int64_t i = 0; i < tensor->elements; ++i)
-      if (!std::isfinite(data[i])) {
-        std::string where = "element " + std::to_string(i);
-        if (tensor->shape.size() == 2)
-          where += " (row " + std::to_string(i / tensor->shape[1]) + ", column " +
-                   std::to_string(i % tensor->shape[1]) + ")";
-        return fail("tensor " + tensor->name + ": " + where + " is " +
-                    (std::isnan(data[i]) ? "NaN" : "infinite") +
-                    "; every weight must be a finite number");
-      }
-    values.push_back(data);
-    dtypes.insert(tensor->dtype);
-  }
+  Result<std::vector<std::string>> warnings = hf::unused_tensors(
+      *opened, used, prefix, "h.", c.n_layer, "n_layer", [](const std::string& bare) {
+        return hf::layer_of(bare, "h.") >= 0 &&
+               (bare.ends_with(".attn.bias") || bare.ends_with(".attn.masked_bias"));
+      });
+  if (!warnings) return warnings.status();
 
   TransformerConfig config;
   config.architecture = "gpt2";
@@ -383,19 +217,12 @@ Result<Transformer> load_hf_gpt2(const std::string& path) {
       weights.unembedding = MatrixView{head, c.vocab_size, n, n};  // untied: its own
   }
 
-  // "F16", "F16 and F32", "F16, BF16 and F32"
-  std::string format = "Hugging Face GPT-2, safetensors ";
-  std::size_t written = 0;
-  for (const SafetensorsDtype dtype : dtypes) {
-    if (written > 0) format += written + 1 == dtypes.size() ? " and " : ", ";
-    format += dtype_name(dtype);
-    ++written;
-  }
-  model.keep_file(std::move(*opened).release());
-  Status checked =
-      model.set_weights(std::move(config), std::move(weights), folder.string(), format);
+  const std::string format = hf::format_name("Hugging Face GPT-2", read_values->dtypes);
+  model.keep_file(std::move(opened->weights).release());
+  Status checked = model.set_weights(std::move(config), std::move(weights),
+                                     opened->where.folder.string(), format);
   if (!checked) return checked;
-  return Result<Transformer>(std::move(model), std::move(warnings));
+  return Result<Transformer>(std::move(model), std::move(*warnings));
 }
 
 }  // namespace attnviz

@@ -21,6 +21,17 @@ Result<ModelTokenizer> ModelTokenizer::load(const ModelLocation& location, int v
     if (!tokenizer) return tokenizer.status();
     return ModelTokenizer(std::move(*tokenizer), file.filename().string());
   }
+  if (location.format == ModelFormat::HuggingFaceBert) {
+    Result<BertTokenizer> tokenizer = BertTokenizer::load_folder(location.folder);
+    if (!tokenizer) return tokenizer.status();
+    if (tokenizer->size() > vocab_size)
+      return Status::error(location.folder + ": vocab.txt has " +
+                           std::to_string(tokenizer->size()) + " tokens, the model only " +
+                           std::to_string(vocab_size));
+    const bool config = fs::exists(folder / "tokenizer_config.json");
+    return ModelTokenizer(std::move(*tokenizer),
+                          config ? "vocab.txt, tokenizer_config.json" : "vocab.txt");
+  }
   Result<Gpt2Tokenizer> tokenizer = Gpt2Tokenizer::load_folder(location.folder);
   if (!tokenizer) return tokenizer.status();
   if (tokenizer->size() > vocab_size)
@@ -33,23 +44,78 @@ Result<ModelTokenizer> ModelTokenizer::load(const ModelLocation& location, int v
                         openai_names ? "encoder.json, vocab.bpe" : "vocab.json, merges.txt");
 }
 
-Result<std::vector<ModelToken>> ModelTokenizer::tokenize(std::string_view text) const {
+namespace {
+
+// A BERT token as the views list it: the vocabulary's piece ("##ing" keeps its "##").
+ModelToken bert_token(const BertTokenizer& bert, int id, std::size_t begin, std::size_t end,
+                      int sentence) {
+  ModelToken token;
+  token.id = id;
+  token.bytes = bert.token(id);
+  token.byte_begin = static_cast<int>(begin);
+  token.byte_end = static_cast<int>(end);
+  token.special = bert.special(id);
+  if (token.special) token.shown = token.bytes;
+  token.sentence = sentence;
+  return token;
+}
+
+// [CLS] a [SEP] (b [SEP]): each text's pieces with their bytes in it.
+std::vector<ModelToken> bert_tokens(const BertTokenizer& bert, std::string_view a,
+                                    std::optional<std::string_view> b) {
+  std::vector<ModelToken> tokens;
+  tokens.push_back(bert_token(bert, bert.cls(), 0, 0, 0));
+  const auto add = [&](std::string_view text, int sentence) {
+    for (const BertTokenizer::Piece& piece : bert.tokenize(text))
+      tokens.push_back(bert_token(bert, piece.id, piece.byte_begin, piece.byte_end, sentence));
+    tokens.push_back(bert_token(bert, bert.sep(), text.size(), text.size(), sentence));
+  };
+  add(a, 0);
+  if (b) add(*b, 1);
+  show_tokens(tokens);
+  return tokens;
+}
+
+}  // namespace
+
+Result<std::vector<ModelToken>> ModelTokenizer::tokenize(
+    std::string_view text, std::optional<std::string_view> second) const {
+  if (const auto* bert = std::get_if<BertTokenizer>(&tokenizer_)) {
+    for (const std::string_view part : {text, second.value_or(std::string_view())})
+      if (part.size() > kMaxTokenizedTextBytes)
+        return Status::error("the text is longer than the tokenizer reads (1 GiB)");
+    return bert_tokens(*bert, text, second);
+  }
+  if (second) return Status::error("only an encoder (BERT) reads a pair of texts");
   if (const auto* llama = std::get_if<Llama2cTokenizer>(&tokenizer_)) return llama->tokenize(text);
   return std::get<Gpt2Tokenizer>(tokenizer_).tokenize(text, Gpt2Tokenizer::SpecialText::kAsSpecial);
 }
 
 int ModelTokenizer::start_token() const {
   if (std::holds_alternative<Llama2cTokenizer>(tokenizer_)) return Llama2cTokenizer::kBos;
-  return std::get<Gpt2Tokenizer>(tokenizer_).end_of_text();
+  if (const auto* gpt2 = std::get_if<Gpt2Tokenizer>(&tokenizer_)) return gpt2->end_of_text();
+  return -1;  // BERT: [CLS] is always there
 }
 
 int ModelTokenizer::stop_token() const {
   return start_token();
 }
 
+int ModelTokenizer::mask_token() const {
+  const auto* bert = std::get_if<BertTokenizer>(&tokenizer_);
+  return bert ? bert->mask() : -1;
+}
+
 std::string ModelTokenizer::text_of(int previous, int id) const {
   if (const auto* llama = std::get_if<Llama2cTokenizer>(&tokenizer_))
     return llama->decode(previous, id);
+  if (const auto* bert = std::get_if<BertTokenizer>(&tokenizer_)) {
+    // A word's later pieces join it ("play" "##ing"); any other token is a word after a space.
+    if (id < 0 || id >= bert->size()) return {};
+    const std::string& piece = bert->token(id);
+    if (piece.rfind("##", 0) == 0 && piece.size() > 2) return piece.substr(2);
+    return (previous >= 0 ? " " : "") + piece;
+  }
   const Gpt2Tokenizer& gpt2 = std::get<Gpt2Tokenizer>(tokenizer_);
   if (id == gpt2.end_of_text()) return std::string(Gpt2Tokenizer::kEndOfText);
   return id >= 0 && id < gpt2.size() ? gpt2.token_bytes(id) : std::string();
@@ -70,6 +136,10 @@ std::string ModelTokenizer::shown(int id) const {
       one[0].bytes = std::string(1, static_cast<char>(byte));
     else
       one[0].bytes = piece;
+  } else if (const auto* bert = std::get_if<BertTokenizer>(&tokenizer_)) {
+    if (id < 0 || id >= bert->size()) return "<" + std::to_string(id) + ">";
+    if (bert->special(id)) return bert->token(id);
+    one[0].bytes = bert->token(id);
   } else {
     const Gpt2Tokenizer& gpt2 = std::get<Gpt2Tokenizer>(tokenizer_);
     if (id < 0 || id >= gpt2.size()) return "<" + std::to_string(id) + ">";
@@ -87,6 +157,9 @@ int ModelTokenizer::size() const {
 std::string ModelTokenizer::description() const {
   if (std::holds_alternative<Llama2cTokenizer>(tokenizer_))
     return "llama2.c, merges by score: " + std::to_string(size()) + " tokens (" + files_ + ")";
+  if (const auto* bert = std::get_if<BertTokenizer>(&tokenizer_))
+    return "BERT WordPiece: " + std::to_string(bert->size()) + " tokens, " +
+           (bert->options().lower_case ? "lower case" : "cased") + " (" + files_ + ")";
   const Gpt2Tokenizer& gpt2 = std::get<Gpt2Tokenizer>(tokenizer_);
   return "GPT-2 byte-level BPE: " + std::to_string(gpt2.size()) + " tokens, " +
          std::to_string(gpt2.merge_count()) + " merges (" + files_ + ")";
@@ -109,8 +182,9 @@ Result<Model> open_model(const std::string& path_or_name) {
       std::move(warnings));
 }
 
-Result<std::vector<ModelToken>> read_text(const Model& model, std::string_view text) {
-  Result<std::vector<ModelToken>> tokens = model.tokenizer.tokenize(text);
+Result<std::vector<ModelToken>> read_text(const Model& model, std::string_view text,
+                                          std::optional<std::string_view> second) {
+  Result<std::vector<ModelToken>> tokens = model.tokenizer.tokenize(text, second);
   if (!tokens) return tokens;
   if (tokens->empty() && model.tokenizer.start_token() >= 0) {
     ModelToken start;
@@ -123,7 +197,19 @@ Result<std::vector<ModelToken>> read_text(const Model& model, std::string_view t
   return tokens;
 }
 
+std::vector<int> token_types(std::span<const ModelToken> tokens) {
+  std::vector<int> types;
+  types.reserve(tokens.size());
+  for (const ModelToken& token : tokens) types.push_back(token.sentence);
+  return types;
+}
+
 std::string_view default_role_text(const Model& model) {
+  if (model.transformer.config().architecture == "bert")  // the Gospel of Mark, 1:9–11 (WEB)
+    return "In those days, Jesus came from Nazareth of Galilee, and was baptized by John in the "
+           "Jordan. Immediately coming up from the water, he saw the heavens parting, and the "
+           "Spirit descending on him like a dove. A voice came out of the sky, \"You are my "
+           "beloved Son, in whom I am well pleased.\"";
   return model.transformer.config().architecture == "llama"
              ? "Once upon a time, there was a little girl named Lily. She loved to play outside in "
                "the park with her friends. One day, she saw a big red ball."
@@ -142,9 +228,21 @@ Result<HeadRoleProbe> role_probe(const Model& model, std::string_view text) {
                          " tokens; the model reads at most " + std::to_string(config.context));
   HeadRoleProbe probe;
   probe.text.reserve(tokens->size());
-  for (const ModelToken& token : *tokens) probe.text.push_back(token.id);
+  for (const ModelToken& token : *tokens) {
+    probe.text.push_back(token.id);
+    probe.special.push_back(token.special);
+  }
+  probe.text_types = token_types(*tokens);
   probe.random_length = std::min(48, config.context / 2);
+  // Random tokens come from past the special ones (llama2.c's first three; BERT's [PAD], [UNK],
+  // [CLS], [SEP] and [MASK], wherever its vocabulary has them, and whatever lies before them).
   probe.first_random_token = config.architecture == "llama" ? 3 : 0;
+  if (model.tokenizer.reads_pairs())
+    for (const ModelToken& token : *tokens)
+      if (token.special)
+        probe.first_random_token = std::max(probe.first_random_token, token.id + 1);
+  if (model.tokenizer.mask_token() >= probe.first_random_token)
+    probe.first_random_token = model.tokenizer.mask_token() + 1;
   return probe;
 }
 

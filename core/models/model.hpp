@@ -4,9 +4,12 @@
 //             (as llama2.c's run.c).
 //   GPT-2:    the folder holds vocab.json + merges.txt (or encoder.json + vocab.bpe); an empty
 //             text starts with <|endoftext|>, which also ends generation.
+//   BERT:     the folder holds vocab.txt (and tokenizer_config.json); a text is read as
+//             [CLS] text [SEP], a pair as [CLS] a [SEP] b [SEP] (token type 1 on b's part).
 #pragma once
 
 #include "core/base/status.hpp"
+#include "core/models/bert_tokenizer.hpp"
 #include "core/models/gpt2_tokenizer.hpp"
 #include "core/models/head_roles.hpp"
 #include "core/models/llama2c_tokenizer.hpp"
@@ -14,6 +17,8 @@
 #include "core/models/model_tokens.hpp"
 #include "core/models/transformer.hpp"
 
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -27,11 +32,17 @@ class ModelTokenizer {
   static Result<ModelTokenizer> load(const ModelLocation& location, int vocab_size);
 
   // The text's tokens as the model reads them (llama2.c: BOS first; GPT-2: "<|endoftext|>" in
-  // the text is the special token).
-  Result<std::vector<ModelToken>> tokenize(std::string_view text) const;
+  // the text is the special token; BERT: [CLS] text [SEP], special tokens written in the text
+  // read as such). A second text makes a pair, which only BERT reads (an error otherwise).
+  Result<std::vector<ModelToken>> tokenize(std::string_view text,
+                                           std::optional<std::string_view> second = {}) const;
   // The token an empty text starts with, and the one that ends a generated text (-1: none).
   int start_token() const;
   int stop_token() const;
+  // BERT's [MASK] (-1 for the other tokenizers, or a vocabulary without it).
+  int mask_token() const;
+  // Whether the tokenizer reads sentence pairs (BERT).
+  bool reads_pairs() const { return std::holds_alternative<BertTokenizer>(tokenizer_); }
   // The bytes token `id` adds to a text after `previous` (llama2.c drops the space it puts
   // before a text, as run.c prints).
   std::string text_of(int previous, int id) const;
@@ -42,10 +53,10 @@ class ModelTokenizer {
   std::string description() const;
 
  private:
-  std::variant<Llama2cTokenizer, Gpt2Tokenizer> tokenizer_;
+  using Variant = std::variant<Llama2cTokenizer, Gpt2Tokenizer, BertTokenizer>;
+  Variant tokenizer_;
   std::string files_;
-  explicit ModelTokenizer(std::variant<Llama2cTokenizer, Gpt2Tokenizer> tokenizer,
-                          std::string files)
+  explicit ModelTokenizer(Variant tokenizer, std::string files)
       : tokenizer_(std::move(tokenizer)), files_(std::move(files)) {}
 };
 
@@ -60,9 +71,13 @@ struct Model {
 // is missing or wrong.
 Result<Model> open_model(const std::string& path_or_name);
 
-// The tokens the model reads for `text`: an empty text is the start token alone (when the
-// tokenizer has one). No limit is applied: the caller keeps to the context.
-Result<std::vector<ModelToken>> read_text(const Model& model, std::string_view text);
+// The tokens the model reads for `text` (and `second`, a pair's second text: BERT): an empty text
+// is the start token alone (when the tokenizer has one). No limit is applied: the caller keeps
+// to the context.
+Result<std::vector<ModelToken>> read_text(const Model& model, std::string_view text,
+                                          std::optional<std::string_view> second = {});
+// The token types of `tokens` (BERT's: each token's sentence), for TransformerForward::run.
+std::vector<int> token_types(std::span<const ModelToken> tokens);
 
 // The text head roles are measured on when none is given: a children's story for llama2.c
 // models (stories260K was trained on such), verses of the King James Bible for GPT-2's.

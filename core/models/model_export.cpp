@@ -67,6 +67,10 @@ std::string attention_to_json(const TransformerForward& forward,
     out += ", ";
     append_key(out, "special");
     out += t.special ? "true" : "false";
+    if (c.token_types > 0) {  // BERT: the sentence (0: A, 1: B) and its token type
+      out += ", ";
+      append_int(out, "type", t.sentence);
+    }
     out += "}";
   }
   out += tokens.empty() ? "],\n  " : "\n  ],\n  ";
@@ -155,10 +159,28 @@ std::string attention_to_json(const TransformerForward& forward,
     append_key(out, "final_normalized");
     append_json_matrix(out, forward.final_normalized().matrix(), 4);
   }
-  if (forward.size() > 0) {  // the next token's logits, after the last position
+  if (forward.size() > 0 && c.causal()) {  // the next token's logits, after the last position
     out += ",\n  ";
     append_key(out, "logits");
     append_json_matrix(out, forward.last_logits(), 4);
+  } else if (forward.size() > 0 && model.predicts_tokens()) {
+    // An encoder's logits at its [MASK] tokens (at the last position when there is none).
+    std::vector<int> positions;
+    for (std::size_t i = 0; i < tokens.size(); ++i)
+      if (tokens[i].special && tokens[i].shown == "[MASK]")
+        positions.push_back(static_cast<int>(i));
+    if (positions.empty()) positions.push_back(forward.size() - 1);
+    out += ",\n  ";
+    append_key(out, "logit_positions");
+    out += "[";
+    for (std::size_t i = 0; i < positions.size(); ++i)
+      out += (i ? ", " : "") + std::to_string(positions[i]);
+    out += "],\n  ";
+    append_key(out, "logits");
+    Matrix logits(static_cast<Eigen::Index>(positions.size()), c.vocab_size);  // (masks, vocab)
+    for (std::size_t i = 0; i < positions.size(); ++i)
+      forward.logits(positions[i], logits.row(static_cast<Eigen::Index>(i)).data());
+    append_json_matrix(out, logits, 4);
   }
   out += "\n}\n";
   return out;

@@ -14,7 +14,8 @@ namespace attnviz {
 struct AttentionExportOptions {
   // Besides every head's weights: Q, K, V, the raw scores and the heads' outputs, and per layer
   // the normalized input, the attention block's output, the residuals and the MLP's output, and
-  // the final norm. The last position's next-token logits are always written.
+  // the final norm. The logits are always written: a decoder's for the next token after the last
+  // position; an encoder's at its [MASK] tokens (or its last position), with their positions.
   bool intermediates = true;
 };
 

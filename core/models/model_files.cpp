@@ -1,5 +1,7 @@
 #include "core/models/model_files.hpp"
 
+#include "core/models/hf_bert.hpp"
+#include "core/models/hf_files.hpp"
 #include "core/models/hf_gpt2.hpp"
 #include "core/models/llama2c.hpp"
 
@@ -52,11 +54,27 @@ std::string parent_of(const fs::path& path) {
   return path.parent_path().empty() ? std::string(".") : path.parent_path().string();
 }
 
+// Which Hugging Face reader the folder's config.json asks for: BERT when its model_type is
+// "bert" or an architecture's name starts with "Bert"; GPT-2 otherwise (whose reader says what
+// is wrong with a config it cannot read).
+ModelFormat hugging_face_format(const fs::path& folder) {
+  Result<hf::Config> config = hf::Config::read(folder / "config.json");
+  if (!config) return ModelFormat::HuggingFaceGpt2;
+  const nlohmann::json& json = config->json();
+  if (json.contains("model_type") && json["model_type"] == "bert")
+    return ModelFormat::HuggingFaceBert;
+  if (json.contains("architectures") && json["architectures"].is_array())
+    for (const nlohmann::json& name : json["architectures"])
+      if (name.is_string() && name.get<std::string>().rfind("Bert", 0) == 0)
+        return ModelFormat::HuggingFaceBert;
+  return ModelFormat::HuggingFaceGpt2;
+}
+
 // What the path holds, or an error naming it.
 Result<ModelLocation> locate_path(const fs::path& path) {
   if (is_folder(path)) {
     if (present(path / "config.json"))
-      return ModelLocation{ModelFormat::HuggingFaceGpt2, path.string(), path.string()};
+      return ModelLocation{hugging_face_format(path), path.string(), path.string()};
     // stories260K/stories260K.bin: a folder named after the checkpoint it holds.
     fs::path name = path.filename();
     if (name.empty()) name = path.parent_path().filename();  // "stories260K/"
@@ -73,13 +91,13 @@ Result<ModelLocation> locate_path(const fs::path& path) {
                            checkpoints[1].filename().string() +
                            (checkpoints.size() > 2 ? ", ..." : "") + "): name the one to open");
     return Status::error(path.string() +
-                         ": not a model folder (no config.json of a Hugging Face GPT-2 model, "
-                         "and no .bin llama2.c checkpoint)");
+                         ": not a model folder (no config.json of a Hugging Face GPT-2 or BERT "
+                         "model, and no .bin llama2.c checkpoint)");
   }
   if (is_file(path)) {
     const std::string file_name = path.filename().string();
     if (path.extension() == ".safetensors" || file_name == "config.json")
-      return ModelLocation{ModelFormat::HuggingFaceGpt2, path.string(), parent_of(path)};
+      return ModelLocation{hugging_face_format(parent_of(path)), path.string(), parent_of(path)};
     if (file_name == "pytorch_model.bin")
       return Status::error(path.string() +
                            ": PyTorch's pickle format, which AttnViz does not read: download "
@@ -93,8 +111,8 @@ Result<ModelLocation> locate_path(const fs::path& path) {
     if (path.extension() == ".bin")
       return ModelLocation{ModelFormat::Llama2c, path.string(), parent_of(path)};
     return Status::error(path.string() +
-                         ": not a model file AttnViz reads (a Hugging Face GPT-2 folder or its "
-                         "model.safetensors, or a llama2.c .bin checkpoint)");
+                         ": not a model file AttnViz reads (a Hugging Face GPT-2 or BERT folder or "
+                         "its model.safetensors, or a llama2.c .bin checkpoint)");
   }
   if (present(path)) return Status::error(path.string() + ": not a file or a folder");
   return Status::error(path.string() + ": no such file or folder");
@@ -192,6 +210,8 @@ Result<Transformer> load_model(const std::string& path_or_name) {
   switch (location->format) {
     case ModelFormat::HuggingFaceGpt2:
       return load_hf_gpt2(location->path);
+    case ModelFormat::HuggingFaceBert:
+      return load_hf_bert(location->path);
     case ModelFormat::Llama2c:
       break;
   }

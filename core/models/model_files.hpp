@@ -1,7 +1,9 @@
 // Which reader a model needs, from what the user named: a folder or file path, or the name of a
 // model that ships with AttnViz (assets/models/<name>/).
-//   a folder with config.json                  Hugging Face GPT-2 (hf_gpt2.hpp)
-//   a model.safetensors or config.json file    Hugging Face GPT-2, the folder it is in
+//   a folder with config.json                  Hugging Face BERT (hf_bert.hpp) when its
+//                                              model_type is "bert" (or an architecture is
+//                                              Bert…), else Hugging Face GPT-2 (hf_gpt2.hpp)
+//   a model.safetensors or config.json file    the same, the folder it is in
 //   a folder <name>/ holding <name>.bin        llama2.c (stories260K/stories260K.bin)
 //   a .bin file                                llama2.c checkpoint (llama2c.hpp)
 //   a bare name (no '/') that is no path       the shipped model of that name
@@ -16,7 +18,7 @@
 
 namespace attnviz {
 
-enum class ModelFormat { HuggingFaceGpt2, Llama2c };
+enum class ModelFormat { HuggingFaceGpt2, HuggingFaceBert, Llama2c };
 
 struct ModelLocation {
   ModelFormat format = ModelFormat::HuggingFaceGpt2;

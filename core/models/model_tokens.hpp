@@ -41,7 +41,10 @@ struct ModelToken {
   std::string shown;   // as a person reads it (see above)
   int byte_begin = 0;  // the bytes [byte_begin, byte_end) of the input text it covers
   int byte_end = 0;
-  bool special = false;  // BOS, <|endoftext|>
+  bool special = false;  // BOS, <|endoftext|>, [CLS], [SEP], [MASK], ...
+  // BERT's sentence pairs: 0 for the first text (and [CLS]), 1 for the second; the byte range is
+  // in the text the token came from. BERT's token type is this.
+  int sentence = 0;
 };
 
 // The longest text the tokenizers' tokenize() takes (byte ranges are ints).

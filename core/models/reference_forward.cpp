@@ -40,6 +40,25 @@ std::vector<float> times(const std::vector<float>& x, const MatrixView& w, const
   return y;
 }
 
+// The MLP's activation of one value.
+float activation(FeedForwardKind kind, float u) {
+  if (kind == FeedForwardKind::GeluErf) return 0.5f * u * (1.0f + std::erf(u / std::sqrt(2.0f)));
+  return 0.5f * u * (1.0f + std::tanh(0.7978845608028654f * (u + 0.044715f * u * u * u)));
+}
+
+// Turns the adjacent pairs of every head of `vector` by `position` (RoPE, as llama2.c).
+void rotate(const TransformerConfig& c, std::vector<float>& vector, int position) {
+  for (std::size_t i = 0; i < vector.size(); i += 2) {
+    const int within_head = static_cast<int>(i) % c.d_head;
+    const float frequency = 1.0f / std::pow(c.rope_theta, static_cast<float>(within_head) /
+                                                              static_cast<float>(c.d_head));
+    const float angle = static_cast<float>(position) * frequency;
+    const float v0 = vector[i], v1 = vector[i + 1];
+    vector[i] = v0 * std::cos(angle) - v1 * std::sin(angle);
+    vector[i + 1] = v0 * std::sin(angle) + v1 * std::cos(angle);
+  }
+}
+
 }  // namespace
 
 ReferenceForward::ReferenceForward(const Transformer& model) : model_(model) {
@@ -60,16 +79,99 @@ const std::vector<float>& ReferenceForward::logits(int position) const {
   return kept_[static_cast<std::size_t>(position)].logits;
 }
 
+void ReferenceForward::attend(int l, int position, const std::vector<const LayerRow*>& key_rows,
+                              LayerRow& r) const {
+  const TransformerConfig& c = model_.config();
+  const TransformerLayer& lw = model_.weights().layers[static_cast<std::size_t>(l)];
+  const int d_head = c.d_head, keys = static_cast<int>(key_rows.size());
+  r.head_outputs.assign(static_cast<std::size_t>(c.n_heads) * d_head, 0.0f);
+  r.attention.clear();
+  for (int h = 0; h < c.n_heads; ++h) {
+    const int g = c.kv_head_of(h);
+    const HeadIntervention& intervention =
+        interventions_[static_cast<std::size_t>(l) * c.n_heads + h];
+    const auto key = [&](int t) {
+      return key_rows[static_cast<std::size_t>(t)]->keys.data() + g * d_head;
+    };
+    const auto value = [&](int t) {
+      return key_rows[static_cast<std::size_t>(t)]->values.data() + g * d_head;
+    };
+    std::vector<float> alpha(static_cast<std::size_t>(keys));
+    if (intervention.pattern == HeadIntervention::Pattern::Computed) {
+      for (int t = 0; t < keys; ++t) {
+        float score = 0.0f;
+        for (int i = 0; i < d_head; ++i) score += r.queries[h * d_head + i] * key(t)[i];
+        alpha[t] = score / std::sqrt(static_cast<float>(d_head));
+      }
+      const float largest = *std::max_element(alpha.begin(), alpha.end());
+      float sum = 0.0f;
+      for (float& a : alpha) {
+        a = std::exp(a - largest);
+        sum += a;
+      }
+      for (float& a : alpha) a /= sum;
+    } else if (intervention.pattern == HeadIntervention::Pattern::Uniform) {
+      std::fill(alpha.begin(), alpha.end(), 1.0f / static_cast<float>(keys));
+    } else {
+      alpha[static_cast<std::size_t>(std::max(position - 1, 0))] = 1.0f;
+    }
+    for (int t = 0; t < keys; ++t)
+      for (int i = 0; i < d_head; ++i) r.head_outputs[h * d_head + i] += alpha[t] * value(t)[i];
+    for (int i = 0; i < d_head; ++i) r.head_outputs[h * d_head + i] *= intervention.output_scale;
+    r.attention.push_back(std::move(alpha));
+  }
+  r.attention_output = times(r.head_outputs, lw.output, lw.output_bias);
+}
+
+std::vector<float> ReferenceForward::mlp(int l, const std::vector<float>& input) const {
+  const TransformerConfig& c = model_.config();
+  const TransformerLayer& lw = model_.weights().layers[static_cast<std::size_t>(l)];
+  std::vector<float> hidden = times(input, lw.up, lw.up_bias);  // (d_ff)
+  if (c.feed_forward != FeedForwardKind::SwiGLU) {
+    for (float& u : hidden) u = activation(c.feed_forward, u);
+  } else {
+    const std::vector<float> gate = times(input, lw.gate, VectorView{});
+    for (std::size_t i = 0; i < hidden.size(); ++i) {  // in run.c's order, to its last bit
+      const float silu = gate[i] * (1.0f / (1.0f + std::exp(-gate[i])));
+      hidden[i] = silu * hidden[i];
+    }
+  }
+  return times(hidden, lw.down, lw.down_bias);
+}
+
+void ReferenceForward::finish(const std::vector<float>& x, Kept& kept) const {
+  const TransformerConfig& c = model_.config();
+  const TransformerWeights& w = model_.weights();
+  if (!model_.predicts_tokens()) {  // BertModel: no head
+    kept.final_normalized = x;
+    return;
+  }
+  if (!w.head_transform.empty()) {  // BERT's MLM head
+    std::vector<float> transformed = times(x, w.head_transform, w.head_transform_bias);
+    for (float& u : transformed) u = activation(c.feed_forward, u);
+    kept.final_normalized = normalize(c, transformed, w.final_norm_weight, w.final_norm_bias);
+  } else {
+    kept.final_normalized = normalize(c, x, w.final_norm_weight, w.final_norm_bias);
+  }
+  kept.logits.assign(static_cast<std::size_t>(c.vocab_size), 0.0f);
+  for (int v = 0; v < c.vocab_size; ++v) {
+    float sum = 0.0f;
+    for (int j = 0; j < c.d_model; ++j) sum += kept.final_normalized[j] * w.unembedding.at(v, j);
+    kept.logits[v] = sum + (w.unembedding_bias.empty() ? 0.0f : w.unembedding_bias.data[v]);
+  }
+}
+
 Result<std::vector<float>> ReferenceForward::step(int token) {
   const TransformerConfig& c = model_.config();
   const TransformerWeights& w = model_.weights();
   const int position = positions();
+  if (!c.causal()) return Status::error("an encoder reads a whole text at once: use encode()");
   if (position >= c.context)
     return Status::error("the model's context holds " + std::to_string(c.context) + " tokens");
   if (token < 0 || token >= c.vocab_size)
     return Status::error("token " + std::to_string(token) + " is not in the vocabulary of " +
                          std::to_string(c.vocab_size));
-  const int d = c.d_model, d_head = c.d_head;
+  const int d = c.d_model;
   // 0. The token's embedding (+ its position's, for learned positions).
   std::vector<float> x(static_cast<std::size_t>(d));
   for (int j = 0; j < d; ++j)
@@ -85,90 +187,88 @@ Result<std::vector<float>> ReferenceForward::step(int token) {
     r.keys = times(r.normalized, lw.key, lw.key_bias);
     r.values = times(r.normalized, lw.value, lw.value_bias);
     if (c.positions == PositionKind::Rotary) {
-      for (std::vector<float>* vector : {&r.queries, &r.keys})
-        for (std::size_t i = 0; i < vector->size(); i += 2) {
-          const int within_head = static_cast<int>(i) % d_head;
-          const float frequency = 1.0f / std::pow(c.rope_theta, static_cast<float>(within_head) /
-                                                                    static_cast<float>(d_head));
-          const float angle = static_cast<float>(position) * frequency;
-          const float v0 = (*vector)[i], v1 = (*vector)[i + 1];
-          (*vector)[i] = v0 * std::cos(angle) - v1 * std::sin(angle);
-          (*vector)[i + 1] = v0 * std::sin(angle) + v1 * std::cos(angle);
-        }
+      rotate(c, r.queries, position);
+      rotate(c, r.keys, position);
     }
-    // 3. Each query head against the keys of positions 0..position.
-    r.head_outputs.assign(static_cast<std::size_t>(c.n_heads) * d_head, 0.0f);
-    for (int h = 0; h < c.n_heads; ++h) {
-      const int g = c.kv_head_of(h);
-      const HeadIntervention& intervention =
-          interventions_[static_cast<std::size_t>(l) * c.n_heads + h];
-      const auto key = [&](int t) -> const float* {
-        const std::vector<float>& keys =
-            t == position ? r.keys : kept_[static_cast<std::size_t>(t)].layers[l].keys;
-        return keys.data() + static_cast<std::ptrdiff_t>(g) * d_head;
-      };
-      const auto value = [&](int t) -> const float* {
-        const std::vector<float>& values =
-            t == position ? r.values : kept_[static_cast<std::size_t>(t)].layers[l].values;
-        return values.data() + static_cast<std::ptrdiff_t>(g) * d_head;
-      };
-      std::vector<float> alpha(static_cast<std::size_t>(position) + 1);
-      if (intervention.pattern == HeadIntervention::Pattern::Computed) {
-        for (int t = 0; t <= position; ++t) {
-          float score = 0.0f;
-          for (int i = 0; i < d_head; ++i) score += r.queries[h * d_head + i] * key(t)[i];
-          alpha[t] = score / std::sqrt(static_cast<float>(d_head));
-        }
-        const float largest = *std::max_element(alpha.begin(), alpha.end());
-        float sum = 0.0f;
-        for (float& a : alpha) {
-          a = std::exp(a - largest);
-          sum += a;
-        }
-        for (float& a : alpha) a /= sum;
-      } else if (intervention.pattern == HeadIntervention::Pattern::Uniform) {
-        std::fill(alpha.begin(), alpha.end(), 1.0f / static_cast<float>(position + 1));
-      } else {
-        alpha[static_cast<std::size_t>(std::max(position - 1, 0))] = 1.0f;
-      }
-      for (int t = 0; t <= position; ++t)
-        for (int i = 0; i < d_head; ++i) r.head_outputs[h * d_head + i] += alpha[t] * value(t)[i];
-      for (int i = 0; i < d_head; ++i) r.head_outputs[h * d_head + i] *= intervention.output_scale;
-      r.attention.push_back(std::move(alpha));
-    }
-    // 4. W_O; the residual.
-    r.attention_output = times(r.head_outputs, lw.output, lw.output_bias);
+    // 3. Each query head against the keys of positions 0..position. 4. W_O; the residual.
+    std::vector<const LayerRow*> key_rows;
+    for (int t = 0; t < position; ++t)
+      key_rows.push_back(&kept_[static_cast<std::size_t>(t)].layers[static_cast<std::size_t>(l)]);
+    key_rows.push_back(&r);
+    attend(l, position, key_rows, r);
     for (int j = 0; j < d; ++j) x[j] += r.attention_output[j];
     r.residual_mid = x;
     // 5. The MLP; the residual.
-    const std::vector<float> mlp_input = normalize(c, x, lw.mlp_norm_weight, lw.mlp_norm_bias);
-    std::vector<float> hidden = times(mlp_input, lw.up, lw.up_bias);  // (d_ff)
-    if (c.feed_forward == FeedForwardKind::GeluTanh) {
-      for (float& u : hidden)
-        u = 0.5f * u * (1.0f + std::tanh(0.7978845608028654f * (u + 0.044715f * u * u * u)));
-    } else {
-      const std::vector<float> gate = times(mlp_input, lw.gate, VectorView{});
-      for (std::size_t i = 0; i < hidden.size(); ++i) {  // in run.c's order, to its last bit
-        const float silu = gate[i] * (1.0f / (1.0f + std::exp(-gate[i])));
-        hidden[i] = silu * hidden[i];
-      }
-    }
-    r.mlp_output = times(hidden, lw.down, lw.down_bias);
+    r.mlp_output = mlp(l, normalize(c, x, lw.mlp_norm_weight, lw.mlp_norm_bias));
     for (int j = 0; j < d; ++j) x[j] += r.mlp_output[j];
     r.residual_out = x;
     kept.layers.push_back(std::move(r));
   }
   // 6. The final norm and the logits.
-  kept.final_normalized = normalize(c, x, w.final_norm_weight, w.final_norm_bias);
-  kept.logits.assign(static_cast<std::size_t>(c.vocab_size), 0.0f);
-  for (int v = 0; v < c.vocab_size; ++v) {
-    float sum = 0.0f;
-    for (int j = 0; j < d; ++j) sum += kept.final_normalized[j] * w.unembedding.at(v, j);
-    kept.logits[v] = sum;
-  }
+  finish(x, kept);
   std::vector<float> logits = kept.logits;
   kept_.push_back(std::move(kept));
   return logits;
+}
+
+Status ReferenceForward::encode(const std::vector<int>& tokens,
+                                const std::vector<int>& token_types) {
+  const TransformerConfig& c = model_.config();
+  const TransformerWeights& w = model_.weights();
+  if (c.causal()) return Status::error("a decoder reads one token at a time: use step()");
+  const int n = static_cast<int>(tokens.size()), d = c.d_model;
+  if (n < 1 || n > c.context)
+    return Status::error("the model reads 1 to " + std::to_string(c.context) + " tokens");
+  for (int i = 0; i < n; ++i) {
+    const int type = token_types.empty() ? 0 : token_types.at(static_cast<std::size_t>(i));
+    if (tokens[i] < 0 || tokens[i] >= c.vocab_size || type < 0 ||
+        type >= std::max(c.token_types, 1))
+      return Status::error("token " + std::to_string(i) + ": id or type out of range");
+  }
+  // 0. Each position's embedding: token + position + type, normed.
+  std::vector<std::vector<float>> x(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    const int type = token_types.empty() ? 0 : token_types[static_cast<std::size_t>(i)];
+    std::vector<float> sum(static_cast<std::size_t>(d));
+    for (int j = 0; j < d; ++j)
+      sum[j] = w.token_embedding.at(tokens[i], j) + w.position_embedding.at(i, j) +
+               (c.token_types > 0 ? w.token_type_embedding.at(type, j) : 0.0f);
+    x[i] = normalize(c, sum, w.embedding_norm_weight, w.embedding_norm_bias);
+  }
+  kept_.assign(static_cast<std::size_t>(n), Kept{});
+  for (int l = 0; l < c.n_layers; ++l) {
+    const TransformerLayer& lw = w.layers[static_cast<std::size_t>(l)];
+    // 1. The input as it is (normed already). 2. Every position's q, k, v.
+    std::vector<LayerRow> rows(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      LayerRow& r = rows[static_cast<std::size_t>(i)];
+      r.normalized = x[i];
+      r.queries = times(r.normalized, lw.query, lw.query_bias);
+      r.keys = times(r.normalized, lw.key, lw.key_bias);
+      r.values = times(r.normalized, lw.value, lw.value_bias);
+    }
+    std::vector<const LayerRow*> key_rows;
+    for (const LayerRow& r : rows) key_rows.push_back(&r);
+    for (int i = 0; i < n; ++i) {
+      LayerRow& r = rows[static_cast<std::size_t>(i)];
+      // 3. Every key. 4. W_O, then the norm of the sum.
+      attend(l, i, key_rows, r);
+      std::vector<float> sum(static_cast<std::size_t>(d));
+      for (int j = 0; j < d; ++j) sum[j] = x[i][j] + r.attention_output[j];
+      r.residual_mid = normalize(c, sum, lw.attention_norm_weight, lw.attention_norm_bias);
+      // 5. The MLP, then the norm of the sum.
+      r.mlp_output = mlp(l, r.residual_mid);
+      for (int j = 0; j < d; ++j) sum[j] = r.residual_mid[j] + r.mlp_output[j];
+      r.residual_out = normalize(c, sum, lw.mlp_norm_weight, lw.mlp_norm_bias);
+    }
+    for (int i = 0; i < n; ++i) {
+      x[i] = rows[static_cast<std::size_t>(i)].residual_out;
+      kept_[static_cast<std::size_t>(i)].layers.push_back(
+          std::move(rows[static_cast<std::size_t>(i)]));
+    }
+  }
+  for (int i = 0; i < n; ++i) finish(x[i], kept_[static_cast<std::size_t>(i)]);
+  return Status::success();
 }
 
 int argmax(const std::vector<float>& logits) {

@@ -13,6 +13,14 @@
 //   4. attention_output = out · W_O + b_O; x += attention_output
 //   5. mlp_output = MLP(norm₂(x)); x += mlp_output
 // then final = norm_f(x), logits = final · Eᵀ.
+//
+// An encoder (BERT) cannot go one token at a time: every position sees every other. encode()
+// takes the whole text and goes layer by layer, each position in turn:
+//   0. x = norm_e(token embedding + position embedding + token type embedding)
+//   1.–3. as above, with normalized = x and α over every key t of the text
+//   4. x = norm₁(x + attention_output)       5. x = norm₂(x + MLP(x))   (the norms after)
+// then final = norm_f(gelu(x · head_transform + b)), logits = final · Eᵀ + bias (with the MLM
+// head; without it, final = x and no logits).
 #pragma once
 
 #include "core/base/status.hpp"
@@ -30,8 +38,11 @@ class ReferenceForward {
   void set_intervention(int layer, int head, HeadIntervention intervention);
 
   // The logits for the token after `token`, the next position's (0, 1, 2, ...). An error past
-  // the model's context or for an id outside the vocabulary.
+  // the model's context, for an id outside the vocabulary, or for an encoder.
   Result<std::vector<float>> step(int token);
+  // An encoder over the whole text (ids and their token types, empty: all 0), replacing what was
+  // kept. An error for a decoder, or a text the model cannot read.
+  Status encode(const std::vector<int>& tokens, const std::vector<int>& token_types);
   int positions() const { return static_cast<int>(kept_.size()); }
 
   // What position `position` computed at layer `layer`.
@@ -39,7 +50,7 @@ class ReferenceForward {
     std::vector<float> normalized;              // (d_model)
     std::vector<float> queries;                 // (n_heads · d_head), after RoPE
     std::vector<float> keys, values;            // (n_kv_heads · d_head), keys after RoPE
-    std::vector<std::vector<float>> attention;  // per head: position + 1 weights
+    std::vector<std::vector<float>> attention;  // per head: position + 1 weights (encoder: n)
     std::vector<float> head_outputs;            // (n_heads · d_head)
     std::vector<float> attention_output;        // (d_model)
     std::vector<float> residual_mid;            // (d_model)
@@ -58,6 +69,16 @@ class ReferenceForward {
     std::vector<float> final_normalized, logits;
   };
   std::vector<Kept> kept_;
+
+  // Passes 3–4 of the query in `r` (its q, k and v computed) at position `position` of layer
+  // `layer`, against the keys and values of `key_rows` (one per key, in order): α, the head
+  // outputs and the attention output, into r.
+  void attend(int layer, int position, const std::vector<const LayerRow*>& key_rows,
+              LayerRow& r) const;
+  // Pass 5's MLP of `input`.
+  std::vector<float> mlp(int layer, const std::vector<float>& input) const;
+  // The final vector and the logits of `x`, the last layer's output.
+  void finish(const std::vector<float>& x, Kept& kept) const;
 };
 
 // The index of the largest logit (the first of equal ones), as run.c's greedy sampling picks.

@@ -14,7 +14,7 @@ Status check(const SamplingSettings& settings) {
   if (settings.top_k < 0) return Status::error("top-k: expected 0 (every token) or more");
   if (!(settings.top_p > 0.0f && settings.top_p <= 1.0f))
     return Status::error("top-p: expected a number above 0 and at most 1");
-  return Status::ok();
+  return Status::success();
 }
 
 std::vector<float> next_token_probabilities(std::span<const float> logits,

@@ -49,17 +49,29 @@ Status Transformer::set_weights(TransformerConfig config, TransformerWeights wei
   const TransformerConfig& c = config;
   std::string problem = check_config(c);
   const bool layer_norm = c.norm == NormKind::LayerNorm;
-  const bool gpt2_biases = c.feed_forward == FeedForwardKind::GeluTanh;
+  const bool biases = layer_norm;  // GPT-2 and BERT have biases; Llama has none
+  const bool norm_after = c.norm_after();
+  const bool head = !weights.unembedding.empty();
   const int q_width = c.n_heads * c.d_head, kv_width = c.n_kv_heads * c.d_head;
   const auto first = [&problem](std::string found) {
     if (problem.empty()) problem = std::move(found);
   };
   if (problem.empty()) {
+    if (norm_after && !layer_norm) first("a norm after each sublayer must be a LayerNorm");
+    if (c.token_types < 0 || c.token_types > 1024) first("token types: not 0 to 1,024");
     first(check_matrix(weights.token_embedding, "token embedding", c.vocab_size, c.d_model));
     if (c.positions == PositionKind::Learned)
       first(check_matrix(weights.position_embedding, "position embedding", c.context, c.d_model));
     else if (!weights.position_embedding.empty())
       first("position embedding: not expected with RoPE");
+    if (c.token_types > 0)
+      first(check_matrix(weights.token_type_embedding, "token type embedding", c.token_types,
+                         c.d_model));
+    else if (!weights.token_type_embedding.empty())
+      first("token type embedding: not expected without token types");
+    first(check_vector(weights.embedding_norm_weight, "embedding norm weight", c.d_model,
+                       norm_after));
+    first(check_vector(weights.embedding_norm_bias, "embedding norm bias", c.d_model, norm_after));
     if (static_cast<int>(weights.layers.size()) != c.n_layers)
       first(std::to_string(weights.layers.size()) + " layers, expected " +
             std::to_string(c.n_layers));
@@ -71,11 +83,11 @@ Status Transformer::set_weights(TransformerConfig config, TransformerWeights wei
       first(check_matrix(l.query, at + "W_Q", c.d_model, q_width));
       first(check_matrix(l.key, at + "W_K", c.d_model, kv_width));
       first(check_matrix(l.value, at + "W_V", c.d_model, kv_width));
-      first(check_vector(l.query_bias, at + "query bias", q_width, gpt2_biases));
-      first(check_vector(l.key_bias, at + "key bias", kv_width, gpt2_biases));
-      first(check_vector(l.value_bias, at + "value bias", kv_width, gpt2_biases));
+      first(check_vector(l.query_bias, at + "query bias", q_width, biases));
+      first(check_vector(l.key_bias, at + "key bias", kv_width, biases));
+      first(check_vector(l.value_bias, at + "value bias", kv_width, biases));
       first(check_matrix(l.output, at + "W_O", q_width, c.d_model));
-      first(check_vector(l.output_bias, at + "output bias", c.d_model, gpt2_biases));
+      first(check_vector(l.output_bias, at + "output bias", c.d_model, biases));
       first(check_vector(l.mlp_norm_weight, at + "MLP norm weight", c.d_model, true));
       first(check_vector(l.mlp_norm_bias, at + "MLP norm bias", c.d_model, layer_norm));
       first(check_matrix(l.up, at + "MLP up", c.d_model, c.d_ff));
@@ -84,12 +96,22 @@ Status Transformer::set_weights(TransformerConfig config, TransformerWeights wei
       else if (!l.gate.empty())
         first(at + "MLP gate: not expected in a GELU MLP");
       first(check_matrix(l.down, at + "MLP down", c.d_ff, c.d_model));
-      first(check_vector(l.up_bias, at + "MLP up bias", c.d_ff, gpt2_biases));
-      first(check_vector(l.down_bias, at + "MLP down bias", c.d_model, gpt2_biases));
+      first(check_vector(l.up_bias, at + "MLP up bias", c.d_ff, biases));
+      first(check_vector(l.down_bias, at + "MLP down bias", c.d_model, biases));
     }
-    first(check_vector(weights.final_norm_weight, "final norm weight", c.d_model, true));
-    first(check_vector(weights.final_norm_bias, "final norm bias", c.d_model, layer_norm));
-    first(check_matrix(weights.unembedding, "unembedding", c.vocab_size, c.d_model));
+    // The output: a decoder's final norm and unembedding; BERT's MLM head, when it has one.
+    if (!norm_after && !head) first("unembedding: missing");
+    const bool transform = norm_after && head;
+    if (transform)
+      first(check_matrix(weights.head_transform, "head transform", c.d_model, c.d_model));
+    else if (!weights.head_transform.empty())
+      first("head transform: not expected here");
+    first(check_vector(weights.head_transform_bias, "head transform bias", c.d_model, transform));
+    first(check_vector(weights.final_norm_weight, "final norm weight", c.d_model, head));
+    first(check_vector(weights.final_norm_bias, "final norm bias", c.d_model, head && layer_norm));
+    if (head) first(check_matrix(weights.unembedding, "unembedding", c.vocab_size, c.d_model));
+    if (!weights.unembedding_bias.empty())
+      first(check_vector(weights.unembedding_bias, "unembedding bias", c.vocab_size, head));
   }
   if (!problem.empty()) return Status::error(source + ": " + problem);
   config_ = std::move(config);
@@ -97,7 +119,7 @@ Status Transformer::set_weights(TransformerConfig config, TransformerWeights wei
   original_weights_ = weights_;
   source_ = std::move(source);
   format_ = std::move(format);
-  return Status::ok();
+  return Status::success();
 }
 
 std::size_t Transformer::parameter_count() const {
@@ -107,8 +129,11 @@ std::size_t Transformer::parameter_count() const {
   const auto length = [](const VectorView& v) { return static_cast<std::size_t>(v.size); };
   const TransformerWeights& w = original_weights_;
   std::size_t count = size(w.token_embedding) + size(w.position_embedding) +
-                      length(w.final_norm_weight) + length(w.final_norm_bias);
-  if (w.unembedding.data != w.token_embedding.data) count += size(w.unembedding);
+                      size(w.token_type_embedding) + length(w.embedding_norm_weight) +
+                      length(w.embedding_norm_bias) + size(w.head_transform) +
+                      length(w.head_transform_bias) + length(w.final_norm_weight) +
+                      length(w.final_norm_bias) + length(w.unembedding_bias);
+  if (w.unembedding.data != w.token_embedding.data) count += size(w.unembedding);  // untied
   for (const TransformerLayer& l : w.layers)
     count += length(l.attention_norm_weight) + length(l.attention_norm_bias) + size(l.query) +
              size(l.key) + size(l.value) + length(l.query_bias) + length(l.key_bias) +
@@ -189,7 +214,7 @@ Status Transformer::set_head_weight(int layer, int head, HeadMatrix matrix, int 
   if (view.data == on_disk.data) view = copy_for_edits(view);  // first edit: out of the file
   const Cell cell = head_cell(c, head, matrix, row, col);
   const_cast<float*>(view.data)[cell.row * view.stride + cell.col] = value;
-  return Status::ok();
+  return Status::success();
 }
 
 Status Transformer::set_token_embedding(int token, int dimension, float value) {
@@ -208,7 +233,7 @@ Status Transformer::set_token_embedding(int token, int dimension, float value) {
     if (tied) weights_.unembedding = embedding;
   }
   const_cast<float*>(embedding.data)[token * embedding.stride + dimension] = value;
-  return Status::ok();
+  return Status::success();
 }
 
 MatrixView Transformer::copy_for_edits(const MatrixView& view) {

@@ -1,9 +1,11 @@
-// A decoder-only transformer as the engine runs it, whatever file it came from: GPT-2 (LayerNorm,
-// learned positions, a GELU MLP, biases) or Llama (RMSNorm, RoPE, a SwiGLU MLP, grouped-query
-// attention). Every weight is a view in the row-vector convention of the rest of the engine
-// (y = x · W + b, W as (in, out), row-major with a stride), into either a mapped file (GPT-2's
-// Conv1D weights are stored so) or a buffer the model owns (weights converted from F16 or BF16,
-// transposed from (out, in) as llama2.c stores them, or edited by a user).
+// A transformer as the engine runs it, whatever file it came from: the decoders GPT-2 (LayerNorm
+// before each sublayer, learned positions, a GELU MLP, biases) and Llama (RMSNorm, RoPE, a SwiGLU
+// MLP, grouped-query attention), and the encoder BERT (attention both ways, LayerNorm after each
+// sublayer and after the embeddings, token types, GELU with erf, a masked-language-model head).
+// Every weight is a view in the row-vector convention of the rest of the engine (y = x · W + b, W
+// as (in, out), row-major with a stride), into either a mapped file (GPT-2's Conv1D weights are
+// stored so) or a buffer the model owns (weights converted from F16 or BF16, transposed from (out,
+// in) as llama2.c stores them, or edited by a user).
 //
 // The loaders (llama2c_model.hpp, hf_gpt2.hpp) check every shape against the file before they
 // build a Transformer; `Transformer::check` checks the views against the configuration once
@@ -23,7 +25,13 @@ namespace attnviz {
 
 enum class NormKind { LayerNorm, RMSNorm };
 enum class PositionKind { Learned, Rotary };
-enum class FeedForwardKind { GeluTanh, SwiGLU };
+enum class FeedForwardKind { GeluTanh, GeluErf, SwiGLU };
+// A decoder's token sees itself and the tokens before it; an encoder's sees every token.
+enum class AttentionDirection { Causal, BothWays };
+// Where each sublayer's norm stands: before it, on its input, with the residual added plainly
+// (GPT-2, Llama: x + f(norm(x))); or after it, on the sum (BERT: norm(x + f(x))), the embeddings
+// normed too.
+enum class NormPlacement { Before, After };
 
 struct TransformerConfig {
   std::string architecture;  // "gpt2" or "llama", as a person reads it
@@ -40,7 +48,12 @@ struct TransformerConfig {
   PositionKind positions = PositionKind::Learned;
   float rope_theta = 10000.0f;  // RoPE's base: frequency theta^(-2i / d_head) of pair i
   FeedForwardKind feed_forward = FeedForwardKind::GeluTanh;
+  AttentionDirection direction = AttentionDirection::Causal;
+  NormPlacement norm_placement = NormPlacement::Before;
+  int token_types = 0;  // BERT's segment embeddings (2: sentence A and B); 0: none
 
+  bool causal() const { return direction == AttentionDirection::Causal; }
+  bool norm_after() const { return norm_placement == NormPlacement::After; }
   int queries_per_kv_head() const { return n_heads / n_kv_heads; }
   // The key/value head that query head `head` reads (grouped-query attention).
   int kv_head_of(int head) const { return head / queries_per_kv_head(); }
@@ -62,16 +75,18 @@ struct VectorView {
   bool empty() const { return data == nullptr; }
 };
 
+// Under NormPlacement::After the attention norm is applied to x + attention (BERT's
+// attention.output.LayerNorm) and the MLP norm to x′ + MLP (output.LayerNorm).
 struct TransformerLayer {
   VectorView attention_norm_weight, attention_norm_bias;  // (d_model); no bias under RMSNorm
   MatrixView query;                                       // (d_model, n_heads · d_head)
   MatrixView key;                                         // (d_model, n_kv_heads · d_head)
   MatrixView value;                                       // (d_model, n_kv_heads · d_head)
-  VectorView query_bias, key_bias, value_bias;            // GPT-2 only
+  VectorView query_bias, key_bias, value_bias;            // with LayerNorm (GPT-2, BERT)
   MatrixView output;                                      // (n_heads · d_head, d_model): W_O
-  VectorView output_bias;                                 // (d_model), GPT-2 only
+  VectorView output_bias;                                 // (d_model), with LayerNorm
   VectorView mlp_norm_weight, mlp_norm_bias;              // (d_model)
-  // GPT-2: down(gelu(x · up + up_bias)) + down_bias.   Llama: down(silu(x · gate) ⊙ (x · up)).
+  // GPT-2, BERT: down(gelu(x · up + up_bias)) + down_bias.  Llama: down(silu(x · gate) ⊙ (x · up)).
   MatrixView up;    // (d_model, d_ff)
   MatrixView gate;  // (d_model, d_ff), SwiGLU only
   MatrixView down;  // (d_ff, d_model)
@@ -83,12 +98,23 @@ struct TransformerLayer {
 MatrixView& matrix_of(TransformerLayer& layer, HeadMatrix matrix);
 const MatrixView& matrix_of(const TransformerLayer& layer, HeadMatrix matrix);
 
+// The output, from the last layer's x:
+//   norm before each sublayer (GPT-2, Llama): final = norm_f(x)
+//   norm after (BERT's MLM head):             final = norm_f(gelu(x · head_transform + its bias))
+//   logits = final · unembeddingᵀ (+ unembedding_bias)
+// A BERT without its MLM head (BertModel) has no head_transform, final norm or unembedding: its
+// final is x, and it predicts no tokens (predicts_tokens() false).
 struct TransformerWeights {
-  MatrixView token_embedding;     // (vocab_size, d_model)
-  MatrixView position_embedding;  // (context, d_model); empty under RoPE
+  MatrixView token_embedding;       // (vocab_size, d_model)
+  MatrixView position_embedding;    // (context, d_model); empty under RoPE
+  MatrixView token_type_embedding;  // (token_types, d_model); empty without token types
+  VectorView embedding_norm_weight, embedding_norm_bias;  // (d_model): NormPlacement::After only
   std::vector<TransformerLayer> layers;
+  MatrixView head_transform;                      // (d_model, d_model): BERT's MLM head only
+  VectorView head_transform_bias;                 // (d_model)
   VectorView final_norm_weight, final_norm_bias;  // (d_model)
-  MatrixView unembedding;  // (vocab_size, d_model): logits = final_norm(x) · unembeddingᵀ
+  MatrixView unembedding;       // (vocab_size, d_model): logits = final · unembeddingᵀ
+  VectorView unembedding_bias;  // (vocab_size): BERT's MLM head only
 };
 
 class Transformer {
@@ -108,6 +134,8 @@ class Transformer {
   const std::string& source() const { return source_; }
   const std::string& format() const { return format_; }
   std::size_t parameter_count() const;
+  // Whether the model gives logits over its vocabulary (every decoder; BERT with its MLM head).
+  bool predicts_tokens() const { return !weights_.unembedding.empty(); }
 
   // Sets W[row, col] of `matrix` for query head `head` of `layer` (Query and Output: the head's
   // own columns or rows; Key and Value: the columns of the key/value head it reads, which the

@@ -3,6 +3,8 @@
 #include "core/models/blas.hpp"
 #include "core/models/norms.hpp"
 
+#include <unsupported/Eigen/SpecialFunctions>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -86,6 +88,30 @@ std::size_t triangle(int rows) {
   return static_cast<std::size_t>(rows) * static_cast<std::size_t>(rows + 1) / 2;
 }
 
+// The MLP's activation in place (GELU's two forms; SwiGLU is done where its gate is).
+void gelu(Matrix& hidden, FeedForwardKind kind) {
+  auto x = hidden.array();
+  if (kind == FeedForwardKind::GeluTanh) {
+    // gelu(x) = x/2 · (1 + tanh(√(2/π) · (x + 0.044715 x³))), with Eigen's vectorized tanh.
+    constexpr float kSqrt2OverPi = 0.7978845608028654f;
+    x = 0.5f * x * (1.0f + (kSqrt2OverPi * (x + 0.044715f * x.cube())).tanh());
+  } else {
+    // gelu(x) = x/2 · (1 + erf(x/√2)), with Eigen's vectorized erf (a few float ulps).
+    constexpr float kInverseSqrt2 = 0.7071067811865476f;
+    x = 0.5f * x * (1.0f + (kInverseSqrt2 * x).erf());
+  }
+}
+
+// rows[first..] = residual[first..] + added[first..], then normed in place (a norm after a
+// sublayer, BERT's).
+void add_and_normalize(const TransformerConfig& c, const RowMatrix& residual,
+                       const RowMatrix& added, RowMatrix& out, int first, const VectorView& weight,
+                       const VectorView& bias) {
+  out.rows_from(first) = residual.matrix().bottomRows(out.rows() - first) +
+                         added.matrix().bottomRows(out.rows() - first);
+  for (int i = first; i < out.rows(); ++i) normalize_row(c, out.row(i), weight, bias, out.row(i));
+}
+
 }  // namespace
 
 TransformerForward::TransformerForward(const Transformer& model)
@@ -118,10 +144,10 @@ Status TransformerForward::set_intervention(int layer, int head, HeadInterventio
   if (!std::isfinite(intervention.output_scale))
     return Status::error("a head's scale must be a finite number");
   HeadIntervention& slot = interventions_[static_cast<std::size_t>(layer) * c.n_heads + head];
-  if (slot == intervention) return Status::ok();
+  if (slot == intervention) return Status::success();
   slot = intervention;
   dirty_layer_ = std::min(dirty_layer_, layer);
-  return Status::ok();
+  return Status::success();
 }
 
 const HeadIntervention& TransformerForward::intervention(int layer, int head) const {
@@ -150,10 +176,20 @@ const LayerActivations& TransformerForward::layer(int layer) const {
   return layers_[static_cast<std::size_t>(layer)];
 }
 
+std::size_t TransformerForward::row_start(int query) const {
+  return model_.config().causal()
+             ? triangle(query)
+             : static_cast<std::size_t>(query) * static_cast<std::size_t>(size());
+}
+
+int TransformerForward::row_length(int query) const {
+  return model_.config().causal() ? query + 1 : size();
+}
+
 std::span<const float> TransformerForward::attention_row(int layer, int head, int query) const {
   const std::vector<float>& weights =
       layers_[static_cast<std::size_t>(layer)].attention[static_cast<std::size_t>(head)];
-  return {weights.data() + triangle(query), static_cast<std::size_t>(query) + 1};
+  return {weights.data() + row_start(query), static_cast<std::size_t>(row_length(query))};
 }
 
 Matrix TransformerForward::attention(int layer, int head) const {
@@ -175,8 +211,9 @@ Matrix TransformerForward::raw_scores(int layer, int head) const {
   const Eigen::Map<const Matrix, 0, Eigen::OuterStride<>> keys(
       a.keys.row(0) + kv_head * d_head, n, d_head, Eigen::OuterStride<>(a.keys.cols()));
   Matrix scores = queries * keys.transpose();  // (n_query, n_key)
-  for (int i = 0; i < n; ++i)
-    for (int t = i + 1; t < n; ++t) scores(i, t) = -std::numeric_limits<float>::infinity();
+  if (c.causal())
+    for (int i = 0; i < n; ++i)
+      for (int t = i + 1; t < n; ++t) scores(i, t) = -std::numeric_limits<float>::infinity();
   return scores;
 }
 
@@ -191,18 +228,35 @@ RowVector TransformerForward::logits(int position) const {
 }
 
 void TransformerForward::logits(int position, float* out) const {
-  const MatrixView& unembedding = model_.weights().unembedding;  // (vocab_size, d_model)
+  const TransformerWeights& w = model_.weights();
+  const MatrixView& unembedding = w.unembedding;  // (vocab_size, d_model)
+  if (unembedding.empty()) {
+    std::fill(out, out + model_.config().vocab_size, 0.0f);
+    return;
+  }
   blas::gemm(1, unembedding.rows, unembedding.cols, final_.row(position), final_.cols(),
              unembedding.data, unembedding.stride, out, unembedding.rows, /*transpose_b=*/true);
+  if (!w.unembedding_bias.empty())
+    for (int v = 0; v < unembedding.rows; ++v) out[v] += w.unembedding_bias.data[v];
 }
 
 void TransformerForward::all_logits(float* out) const {
-  const MatrixView& unembedding = model_.weights().unembedding;  // (vocab_size, d_model)
+  const TransformerWeights& w = model_.weights();
+  const MatrixView& unembedding = w.unembedding;  // (vocab_size, d_model)
+  const int vocab = model_.config().vocab_size;
+  if (unembedding.empty()) {
+    std::fill(out, out + static_cast<std::ptrdiff_t>(size()) * vocab, 0.0f);
+    return;
+  }
   blas::gemm(size(), unembedding.rows, unembedding.cols, final_.row(0), final_.cols(),
              unembedding.data, unembedding.stride, out, unembedding.rows, /*transpose_b=*/true);
+  if (!w.unembedding_bias.empty())
+    for (int i = 0; i < size(); ++i)
+      for (int v = 0; v < vocab; ++v)
+        out[static_cast<std::ptrdiff_t>(i) * vocab + v] += w.unembedding_bias.data[v];
 }
 
-Status TransformerForward::run(std::span<const int> tokens) {
+Status TransformerForward::run(std::span<const int> tokens, std::span<const int> token_types) {
   const TransformerConfig& c = model_.config();
   const TransformerWeights& w = model_.weights();
   if (static_cast<long long>(tokens.size()) > c.context)
@@ -212,17 +266,36 @@ Status TransformerForward::run(std::span<const int> tokens) {
     if (tokens[i] < 0 || tokens[i] >= c.vocab_size)
       return Status::error("token " + std::to_string(i) + " has id " + std::to_string(tokens[i]) +
                            ", outside the vocabulary of " + std::to_string(c.vocab_size));
+  if (!token_types.empty() && token_types.size() != tokens.size())
+    return Status::error(std::to_string(token_types.size()) + " token types for " +
+                         std::to_string(tokens.size()) + " tokens");
+  for (std::size_t i = 0; i < token_types.size(); ++i)
+    if (token_types[i] != 0 && (token_types[i] < 0 || token_types[i] >= c.token_types))
+      return Status::error("token " + std::to_string(i) + " has type " +
+                           std::to_string(token_types[i]) + "; the model has " +
+                           (c.token_types > 0 ? std::to_string(c.token_types) : "no") +
+                           " token types");
   const int n = static_cast<int>(tokens.size());
+  // Token i's type as given (0 when none were).
+  const auto type_of = [&token_types](int i) {
+    return token_types.empty() ? 0 : token_types[static_cast<std::size_t>(i)];
+  };
   int shared = 0;
   while (shared < n && shared < size() &&
-         tokens_[static_cast<std::size_t>(shared)] == tokens[static_cast<std::size_t>(shared)])
+         tokens_[static_cast<std::size_t>(shared)] == tokens[static_cast<std::size_t>(shared)] &&
+         token_types_[static_cast<std::size_t>(shared)] == type_of(shared))
     ++shared;
+  // An encoder's every position sees every token: anything changed, everything changes.
+  if (!c.causal() && (shared != n || n != size())) shared = 0;
   if (embeddings_dirty_) shared = 0;  // every position's embedding may have changed
   embeddings_dirty_ = false;
-  tokens_.assign(tokens.begin(), tokens.end());
+  tokens_.assign(tokens.begin(), tokens.end());  // (no allocation once the text has been this long)
+  token_types_.resize(tokens.size());
+  for (int i = 0; i < n; ++i) token_types_[static_cast<std::size_t>(i)] = type_of(i);
   work_ = Work{shared, dirty_layer_};
 
-  // 0. The residual stream's start: token embedding + position embedding (learned positions).
+  // 0. The residual stream's start: token embedding + position embedding (learned positions)
+  // + token type embedding (BERT's), normed under a norm after each sublayer.
   embedded_.resize_rows(n);
   for (int i = shared; i < n; ++i) {
     const float* token =
@@ -233,14 +306,35 @@ Status TransformerForward::run(std::span<const int> tokens) {
       const float* position = w.position_embedding.data + i * w.position_embedding.stride;
       for (int j = 0; j < c.d_model; ++j) row[j] += position[j];
     }
+    if (c.token_types > 0) {
+      const float* type = w.token_type_embedding.data +
+                          token_types_[static_cast<std::size_t>(i)] * w.token_type_embedding.stride;
+      for (int j = 0; j < c.d_model; ++j) row[j] += type[j];
+    }
+    if (c.norm_after()) normalize_row(c, row, w.embedding_norm_weight, w.embedding_norm_bias, row);
   }
   for (int l = 0; l < c.n_layers; ++l) compute_layer(l, l >= dirty_layer_ ? 0 : shared);
   const int first_final = c.n_layers - 1 >= dirty_layer_ ? 0 : shared;
   dirty_layer_ = c.n_layers;
   final_.resize_rows(n);
-  normalize(c, layers_.back().residual_out, final_, first_final, w.final_norm_weight,
-            w.final_norm_bias);
-  return Status::ok();
+  const RowMatrix& last = layers_.back().residual_out;
+  if (!model_.predicts_tokens()) {  // BertModel: no head; final is the last layer's output
+    final_.rows_from(first_final) = last.matrix().bottomRows(n - first_final);
+  } else if (!w.head_transform.empty()) {
+    // BERT's MLM head: final = norm_f(gelu(x · head_transform + b)).
+    const int rows = n - first_final;
+    transformed_.resize(rows, c.d_model);  // (rows, d_model)
+    if (rows > 0)
+      multiply(last.row(first_final), last.cols(), rows, w.head_transform, transformed_.data(),
+               c.d_model, w.head_transform_bias);
+    gelu(transformed_, c.feed_forward);
+    for (int r = 0; r < rows; ++r)
+      normalize_row(c, transformed_.row(r).data(), w.final_norm_weight, w.final_norm_bias,
+                    final_.row(first_final + r));
+  } else {
+    normalize(c, last, final_, first_final, w.final_norm_weight, w.final_norm_bias);
+  }
+  return Status::success();
 }
 
 void TransformerForward::compute_layer(int l, int first) {
@@ -254,12 +348,15 @@ void TransformerForward::compute_layer(int l, int first) {
                        &a.attention_output, &a.residual_mid, &a.mlp_output, &a.residual_out})
     m->resize_rows(n);
   if (rows <= 0) {
-    for (std::vector<float>& weights : a.attention) weights.resize(triangle(n));
+    for (std::vector<float>& weights : a.attention) weights.resize(row_start(n));
     return;
   }
 
-  // 1. The normalized input.
-  normalize(c, input, a.normalized, first, w.attention_norm_weight, w.attention_norm_bias);
+  // 1. The normalized input (a norm after each sublayer: the input is normed already).
+  if (c.norm_after())
+    a.normalized.rows_from(first) = input.matrix().bottomRows(rows);
+  else
+    normalize(c, input, a.normalized, first, w.attention_norm_weight, w.attention_norm_bias);
 
   // 2. Queries, keys and values of the new rows; RoPE by position.
   const float* normalized = a.normalized.row(first);  // (rows, d_model)
@@ -276,10 +373,11 @@ void TransformerForward::compute_layer(int l, int first) {
       rotate(a.keys.row(i), a.keys.cols(), d_head, i, c.rope_theta);
     }
 
-  // 3. Each query head: scores against every key so far, the causal mask, the softmax (or the
-  // intervention's pattern), the weighted sum of the values, scaled. The rows go in blocks of
-  // kQueryBlock queries, each against the keys it can see (0 .. its last query): the masked
-  // scores above the diagonal are not computed, nor multiplied by the values.
+  // 3. Each query head: scores against every key it sees, the softmax (or the intervention's
+  // pattern), the weighted sum of the values, scaled. The rows go in blocks of kQueryBlock
+  // queries, each against the keys it can see (a decoder's: 0 .. its last query, so that the
+  // masked scores above the diagonal are neither computed nor multiplied by the values; an
+  // encoder's: every key).
   constexpr int kQueryBlock = 128;
   const float inverse_sqrt = 1.0f / std::sqrt(static_cast<float>(d_head));
   for (int h = 0; h < c.n_heads; ++h) {
@@ -287,34 +385,36 @@ void TransformerForward::compute_layer(int l, int first) {
     const int kv = c.kv_head_of(h);
     block_scores_.resize(std::min(rows, kQueryBlock), n);  // (block rows, n_key)
     std::vector<float>& kept = a.attention[static_cast<std::size_t>(h)];
-    kept.resize(triangle(n));
+    kept.resize(row_start(n));
     for (int block = 0; block < rows; block += kQueryBlock) {
       const int block_rows = std::min(kQueryBlock, rows - block);
-      const int visible_keys = first + block + block_rows;  // keys 0 .. the block's last query
+      // A decoder's keys 0 .. the block's last query; an encoder's every key.
+      const int visible_keys = c.causal() ? first + block + block_rows : n;
       blas::gemm(block_rows, visible_keys, d_head, a.queries.row(first + block) + h * d_head,
                  a.queries.cols(), a.keys.row(0) + kv * d_head, a.keys.cols(), block_scores_.data(),
                  n, /*transpose_b=*/true);
       for (int r = 0; r < block_rows; ++r) {
-        const int i = first + block + r;  // the query's position: keys 0..i are visible
+        const int i = first + block + r;  // the query's position
+        const int seen = row_length(i);   // keys 0..seen − 1 are visible to it
         float* row = block_scores_.row(r).data();
         switch (intervention.pattern) {
           case HeadIntervention::Pattern::Computed: {
-            Eigen::Map<Eigen::ArrayXf> visible(row, i + 1);  // keys 0..i
+            Eigen::Map<Eigen::ArrayXf> visible(row, seen);
             visible *= inverse_sqrt;
             visible = (visible - visible.maxCoeff()).exp();
             visible /= visible.sum();
             break;
           }
           case HeadIntervention::Pattern::Uniform:
-            std::fill(row, row + i + 1, 1.0f / static_cast<float>(i + 1));
+            std::fill(row, row + seen, 1.0f / static_cast<float>(seen));
             break;
           case HeadIntervention::Pattern::PreviousToken:
-            std::fill(row, row + i + 1, 0.0f);
+            std::fill(row, row + seen, 0.0f);
             row[std::max(i - 1, 0)] = 1.0f;
             break;
         }
-        std::fill(row + i + 1, row + visible_keys, 0.0f);  // masked
-        std::copy(row, row + i + 1, kept.data() + triangle(i));
+        std::fill(row + seen, row + visible_keys, 0.0f);  // masked
+        std::copy(row, row + seen, kept.data() + row_start(i));
       }
       float* head_output = a.head_outputs.row(first + block) + h * d_head;  // (block rows, d_head)
       blas::gemm(block_rows, d_head, visible_keys, block_scores_.data(), n,
@@ -329,20 +429,24 @@ void TransformerForward::compute_layer(int l, int first) {
   // 4. W_O and the residual.
   multiply(a.head_outputs.row(first), a.head_outputs.cols(), rows, w.output,
            a.attention_output.row(first), d, w.output_bias);  // (rows, d_model)
-  a.residual_mid.rows_from(first) =
-      input.matrix().bottomRows(rows) + a.attention_output.rows_from(first);
+  if (c.norm_after())
+    add_and_normalize(c, input, a.attention_output, a.residual_mid, first, w.attention_norm_weight,
+                      w.attention_norm_bias);
+  else
+    a.residual_mid.rows_from(first) =
+        input.matrix().bottomRows(rows) + a.attention_output.rows_from(first);
 
   // 5. The MLP on the normalized residual, and the residual again (a.residual_out holds the
-  // normalized input for a moment).
-  normalize(c, a.residual_mid, a.residual_out, first, w.mlp_norm_weight, w.mlp_norm_bias);
-  const float* mlp_input = a.residual_out.row(first);  // (rows, d_model)
-  hidden_.resize(rows, c.d_ff);                        // (rows, d_ff)
+  // normalized input for a moment; with the norm after, the MLP reads residual_mid as it is).
+  const float* mlp_input = a.residual_mid.row(first);  // (rows, d_model)
+  if (!c.norm_after()) {
+    normalize(c, a.residual_mid, a.residual_out, first, w.mlp_norm_weight, w.mlp_norm_bias);
+    mlp_input = a.residual_out.row(first);
+  }
+  hidden_.resize(rows, c.d_ff);  // (rows, d_ff)
   multiply(mlp_input, d, rows, w.up, hidden_.data(), c.d_ff, w.up_bias);
-  if (c.feed_forward == FeedForwardKind::GeluTanh) {
-    // gelu(x) = x/2 · (1 + tanh(√(2/π) · (x + 0.044715 x³))), with Eigen's vectorized tanh.
-    constexpr float kSqrt2OverPi = 0.7978845608028654f;
-    auto x = hidden_.array();
-    x = 0.5f * x * (1.0f + (kSqrt2OverPi * (x + 0.044715f * x.cube())).tanh());
+  if (c.feed_forward != FeedForwardKind::SwiGLU) {
+    gelu(hidden_, c.feed_forward);
   } else {
     gate_.resize(rows, c.d_ff);  // (rows, d_ff)
     multiply(mlp_input, d, rows, w.gate, gate_.data(), c.d_ff, VectorView{});
@@ -350,8 +454,13 @@ void TransformerForward::compute_layer(int l, int first) {
   }
   multiply(hidden_.data(), c.d_ff, rows, w.down, a.mlp_output.row(first), d,
            w.down_bias);  // (rows, d_model)
-  const auto mlp_output = a.mlp_output.rows_from(first);
-  a.residual_out.rows_from(first) = a.residual_mid.rows_from(first) + mlp_output;
+  if (c.norm_after()) {
+    add_and_normalize(c, a.residual_mid, a.mlp_output, a.residual_out, first, w.mlp_norm_weight,
+                      w.mlp_norm_bias);
+  } else {
+    const auto mlp_output = a.mlp_output.rows_from(first);
+    a.residual_out.rows_from(first) = a.residual_mid.rows_from(first) + mlp_output;
+  }
 }
 
 }  // namespace attnviz

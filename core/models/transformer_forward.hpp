@@ -1,24 +1,31 @@
 // The forward pass of a Transformer (transformer.hpp) over a whole text, keeping everything the
 // views show, and computing again only what changed:
-//   - tokens: the positions after the longest prefix shared with the last run (a KV cache:
-//     typing at the end of the text computes only the new positions; the keys and values of the
-//     others are kept);
+//   - tokens: in a decoder, the positions after the longest prefix shared with the last run (a
+//     KV cache: typing at the end of the text computes only the new positions; the keys and
+//     values of the others are kept). In an encoder every token sees every other, so any change
+//     of the tokens (or their types) computes every position again;
 //   - interventions and weight edits at layer L: layers L and above, every position.
 //
+// 0. embedded = token embedding + position embedding (learned positions) + token type embedding
+//    (BERT); under a norm after each sublayer (BERT), normed: the residual stream's start.
 // Per layer ℓ, rows are positions (n of them), in passes:
-//   1. normalized  = norm₁(residual_in)                                  (n, d_model)
+//   1. normalized  = norm₁(residual_in); with the norm after (BERT): residual_in itself
+//                                                                          (n, d_model)
 //   2. queries     = normalized · W_Q + b_Q; keys, values likewise;       (n, heads · d_head)
 //      under RoPE, queries and keys turned by position                   (n, kv_heads · d_head)
 //   3. per query head h (reading key/value head g = h / (heads / kv_heads)):
-//      scores      = queries_h · keys_gᵀ / √d_head, key t > query i masked   (n, n)
+//      scores      = queries_h · keys_gᵀ / √d_head; a decoder masks key t > query i   (n, n)
 //      attention   = softmax(scores) per row — or the pattern an intervention sets
 //      head_output = attention · values_g × the head's scale (0: ablated)   (n, d_head)
 //   4. attention_output = head_outputs · W_O + b_O                        (n, d_model)
-//      residual_mid     = residual_in + attention_output
-//   5. mlp_output   = MLP(norm₂(residual_mid))                            (n, d_model)
-//      residual_out = residual_mid + mlp_output   (the next layer's residual_in)
-// Then final = norm_f(residual_out of the last layer) (n, d_model); logits(i) = final_i · Eᵀ.
-// reference_forward.hpp computes the same numbers plainly, one token at a time.
+//      residual_mid     = residual_in + attention_output;  norm after: norm₁(that sum)
+//   5. mlp_output   = MLP(norm₂(residual_mid)); norm after: MLP(residual_mid)   (n, d_model)
+//      residual_out = residual_mid + mlp_output;  norm after: norm₂(that sum)
+//      (the next layer's residual_in)
+// Then final (n, d_model) = norm_f(residual_out of the last layer), or with BERT's MLM head
+// norm_f(gelu(residual_out · head_transform + b)); logits(i) = final_i · Eᵀ (+ its bias).
+// reference_forward.hpp computes the same numbers plainly, one token at a time (a decoder) or
+// one position at a time after the layer below (an encoder).
 #pragma once
 
 #include "core/base/status.hpp"
@@ -57,7 +64,9 @@ struct LayerActivations {
   RowMatrix queries;     // (n, n_heads · d_head), after RoPE
   RowMatrix keys;        // (n, n_kv_heads · d_head), after RoPE
   RowMatrix values;      // (n, n_kv_heads · d_head)
-  std::vector<std::vector<float>> attention;  // per head: row i holds keys 0..i, at i(i+1)/2
+  // Per head, the rows one after the other: a decoder's row i holds keys 0..i (from i(i+1)/2),
+  // an encoder's keys 0..n−1 (from i·n).
+  std::vector<std::vector<float>> attention;
   RowMatrix head_outputs;      // (n, n_heads · d_head): each head's attention · values, scaled
   RowMatrix attention_output;  // (n, d_model): after W_O and its bias
   RowMatrix residual_mid;      // (n, d_model): the residual stream after attention
@@ -71,10 +80,11 @@ class TransformerForward {
   // call weights_changed with its layer.
   explicit TransformerForward(const Transformer& model);
 
-  // Runs the model on `tokens` (ids; at most the model's context), computing only what changed
-  // since the last run. An error (and nothing changed) for an id outside the vocabulary or too
-  // many tokens.
-  Status run(std::span<const int> tokens);
+  // Runs the model on `tokens` (ids; at most the model's context) with their token types (BERT's
+  // sentence A, 0, and B, 1; empty: all 0), computing only what changed since the last run. An
+  // error (and nothing changed) for an id outside the vocabulary, too many tokens, or types that
+  // are not one per token in the model's range.
+  Status run(std::span<const int> tokens, std::span<const int> token_types = {});
 
   // Interventions take effect at the next run. An error (nothing changed) for a layer or head
   // the model does not have, or a scale that is not a finite number.
@@ -87,12 +97,15 @@ class TransformerForward {
 
   const Transformer& model() const { return model_; }
   const std::vector<int>& tokens() const { return tokens_; }
+  const std::vector<int>& token_types() const { return token_types_; }  // one per token
   int size() const { return static_cast<int>(tokens_.size()); }
 
   // The kept intermediates of the last run.
-  const RowMatrix& embedded() const { return embedded_; }  // (n, d_model): tokens + positions
+  // (n, d_model): tokens + positions (+ types), normed under a norm after each sublayer (BERT)
+  const RowMatrix& embedded() const { return embedded_; }
   const LayerActivations& layer(int layer) const;
-  // Row `query` of head `head`'s attention: query + 1 weights over keys 0..query.
+  // Row `query` of head `head`'s attention over the keys it sees: a decoder's query + 1 weights
+  // over keys 0..query, an encoder's n over every key.
   std::span<const float> attention_row(int layer, int head, int query) const;
   // The whole pattern, masked entries 0.                                      (n_query, n_key)
   Matrix attention(int layer, int head) const;
@@ -101,8 +114,11 @@ class TransformerForward {
   Matrix raw_scores(int layer, int head) const;
   // The same divided by √d_head: what the softmax takes (masked entries −inf).   (n_query, n_key)
   Matrix scaled_scores(int layer, int head) const;
-  const RowMatrix& final_normalized() const { return final_; }  // (n, d_model)
-  // The next-token logits after position `position` (the last by default).     (vocab_size)
+  // (n, d_model): what the unembedding multiplies (see above); a model that predicts no tokens:
+  // the last layer's output.
+  const RowMatrix& final_normalized() const { return final_; }
+  // The logits at position `position` (the last by default): a decoder's for the next token,
+  // BERT's for the token at that position. Zeros when the model predicts no tokens. (vocab_size)
   RowVector logits(int position) const;
   RowVector last_logits() const { return logits(size() - 1); }
   // The same into `out` (vocab_size floats), allocating nothing.
@@ -120,6 +136,7 @@ class TransformerForward {
  private:
   const Transformer& model_;
   std::vector<int> tokens_;
+  std::vector<int> token_types_;
   std::vector<HeadIntervention> interventions_;  // (n_layers · n_heads)
   int dirty_layer_;                              // the lowest layer changed since the last run
   bool embeddings_dirty_ = false;                // the embeddings changed since the last run
@@ -130,6 +147,11 @@ class TransformerForward {
   Matrix block_scores_;  // scratch: (a block of at most 128 query rows, n)
   Matrix hidden_;        // scratch: (rows computed, d_ff)
   Matrix gate_;          // scratch: (rows computed, d_ff)
+  Matrix transformed_;   // scratch: (rows computed, d_model), BERT's MLM head
+
+  // Where row `query` of a head's kept attention starts, and how many keys it holds.
+  std::size_t row_start(int query) const;
+  int row_length(int query) const;
 
   void compute_layer(int layer, int first_row);
 };

@@ -215,7 +215,7 @@ Status export_matrices_csv(const std::string& folder, const Scenario& scenario,
     const std::string path = (std::filesystem::path(folder) / file.name).string();
     if (Status written = write_file(path, file.contents); !written) return written;
   }
-  return Status::ok();
+  return Status::success();
 }
 
 std::string weights_to_text(const Pipeline& pipeline, int head) {

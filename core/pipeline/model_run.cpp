@@ -34,7 +34,7 @@ Status check_interventions(const ModelSpec& spec, const TransformerConfig& confi
     if (!std::isfinite(entry.change.output_scale))
       return Status::error(where + ": the scale is not a number");
   }
-  return Status::ok();
+  return Status::success();
 }
 
 // Whether the model has every cell the spec edits (so that applying them cannot fail half-way).
@@ -71,7 +71,7 @@ Status check_edits(const ModelSpec& spec, const TransformerConfig& config,
     if (!std::isfinite(e.value))
       return Status::error("embedding of token " + std::to_string(e.token) + ": not a number");
   }
-  return Status::ok();
+  return Status::success();
 }
 
 // The lowest layer whose weights differ between two sorted edit lists; n_layers when none.
@@ -159,8 +159,16 @@ Status ModelRun::run(const ModelSpec& spec, const std::string& text, int max_tok
   if (Status status = check_interventions(spec, config, model.name); !status) return status;
   if (Status status = check_edits(spec, config, model.name); !status) return status;
 
-  // 2. The tokens, at most max_tokens and the model's context.
-  Result<std::vector<ModelToken>> tokens = read_text(model, text);
+  // 2. The tokens (an encoder's pair with the spec's second text), at most max_tokens and the
+  // model's context.
+  if (!spec.text_b.empty() && !model.tokenizer.reads_pairs())
+    return Status::error(model.name +
+                         " is a decoder: it reads one text, not a pair (text_b is "
+                         "for an encoder, BERT)");
+  Result<std::vector<ModelToken>> tokens =
+      read_text(model, text,
+                spec.text_b.empty() ? std::optional<std::string_view>()
+                                    : std::optional<std::string_view>(spec.text_b));
   if (!tokens) return tokens.status();
   const std::size_t total = tokens->size();
   const std::size_t limit =
@@ -194,7 +202,7 @@ Status ModelRun::run(const ModelSpec& spec, const std::string& text, int max_tok
   std::vector<int> ids(tokens->size());
   for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = (*tokens)[i].id;
   const auto start = std::chrono::steady_clock::now();
-  if (Status status = forward_->run(ids); !status) return status;
+  if (Status status = forward_->run(ids, token_types(*tokens)); !status) return status;
   const TransformerForward::Work& work = forward_->last_work();
   if ((work.first_layer_redone == 0 || work.first_position == 0) && !ids.empty()) {  // all of it
     const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
@@ -209,9 +217,11 @@ Status ModelRun::run(const ModelSpec& spec, const std::string& text, int max_tok
     for (int i = 0; i < static_cast<int>(tokens_.size()); ++i) shown_.push_back(i);
   tokenization_ = as_tokenization(tokens_, shown_, total - (tokens_.size() - shown_.size()));
   run_count_ = next_run_number();
+  stack_.name = config.causal() ? "decoder self-attention" : "self-attention (both ways)";
+  stack_.kind = config.causal() ? StackKind::CausalSelf : StackKind::Self;
   stack_.layers = config.n_layers;
   stack_.heads = config.n_heads;
-  return Status::ok();
+  return Status::success();
 }
 
 Status ModelRun::run(const Scenario& scenario) {
@@ -224,18 +234,29 @@ Status ModelRun::run(const Scenario& scenario) {
     return status;
   X_ = forward_->embedded().matrix()(shown_, Eigen::all);  // (n shown, d_model)
   warnings_ = std::move(warnings);
-  return Status::ok();
+  return Status::success();
 }
 
 Capabilities ModelRun::capabilities() const {
+  const Capabilities decoder{Capability::TrainedWeights,    Capability::EditableModelWeights,
+                             Capability::HeadInterventions, Capability::PredictsNextToken,
+                             Capability::ResidualStream,    Capability::HeadRoles,
+                             Capability::HidesSpecialTokens};
+  if (!opened_ || model().transformer.config().causal()) return decoder;
+  // An encoder: no next token; its MLM head (when it has one) fills a mask; pairs.
+  if (model().transformer.predicts_tokens())
+    return {Capability::TrainedWeights,     Capability::EditableModelWeights,
+            Capability::HeadInterventions,  Capability::FillsMask,
+            Capability::ResidualStream,     Capability::HeadRoles,
+            Capability::HidesSpecialTokens, Capability::SentencePairs};
   return {Capability::TrainedWeights,    Capability::EditableModelWeights,
-          Capability::HeadInterventions, Capability::PredictsNextToken,
-          Capability::ResidualStream,    Capability::HeadRoles,
-          Capability::HidesSpecialTokens};
+          Capability::HeadInterventions, Capability::ResidualStream,
+          Capability::HeadRoles,         Capability::HidesSpecialTokens,
+          Capability::SentencePairs};
 }
 
 Status ModelRun::apply_edits(const ModelSpec& spec) {
-  if (!own_ && !spec.weights_edited()) return Status::ok();  // the shared model, as on disk
+  if (!own_ && !spec.weights_edited()) return Status::success();  // the shared model, as on disk
   if (!own_) {  // the first edit: a copy of the model of our own, read from the files again
     Result<Model> copy = open_model(spec.model);
     if (!copy) return Status::error("the model \"" + spec.model + "\": " + copy.status().message());
@@ -246,7 +267,7 @@ Status ModelRun::apply_edits(const ModelSpec& spec) {
   const int n_layers = transformer.config().n_layers;
   const int lowest = lowest_changed_layer(applied_weights_, spec.weight_edits, n_layers);
   const bool embeddings_differ = applied_embeddings_ != spec.embedding_edits;
-  if (lowest == n_layers && !embeddings_differ) return Status::ok();
+  if (lowest == n_layers && !embeddings_differ) return Status::success();
   // Cells only set: set the new values. A cell taken back: every weight as on disk, then the
   // spec's edits again (the cells check_edits has checked, so none fails).
   const bool reset = !only_added(applied_weights_, spec.weight_edits) ||
@@ -274,7 +295,7 @@ Status ModelRun::apply_edits(const ModelSpec& spec) {
   applied_embeddings_ = spec.embedding_edits;
   if (embeddings_differ) forward_->embeddings_changed();
   if (lowest < n_layers) forward_->weights_changed(lowest);
-  return Status::ok();
+  return Status::success();
 }
 
 const HeadScores* ModelRun::role_of(int layer, int head) const {
@@ -314,6 +335,15 @@ const LayerStream& ModelRun::stream(int index) const {
   kept.stream.residual_mid = activations.residual_mid.matrix()(shown_, Eigen::all);  // (n, d_model)
   kept.stream.mlp_output = activations.mlp_output.matrix()(shown_, Eigen::all);      // (n, d_model)
   kept.stream.residual_out = activations.residual_out.matrix()(shown_, Eigen::all);  // (n, d_model)
+  kept.stream.norms_after = model().transformer.config().norm_after();
+  if (kept.stream.norms_after) {  // the sums the norms took, as the forward pass added them
+    kept.stream.attention_sum = kept.stream.residual_in + activations.attention_output.matrix()(
+                                                              shown_, Eigen::all);  // (n, d_model)
+    kept.stream.mlp_sum = kept.stream.residual_mid + kept.stream.mlp_output;        // (n, d_model)
+  } else {
+    kept.stream.attention_sum.resize(0, 0);
+    kept.stream.mlp_sum.resize(0, 0);
+  }
   kept.run = run_count_;
   return kept.stream;
 }
@@ -337,7 +367,7 @@ const ModelRun::AdaptedLayer& ModelRun::adapted(int index) const {
   r.config.compatibility = Compatibility::ScaledDot;
   r.config.temperature = 1.0f;
   r.config.hard = false;
-  r.config.causal = true;
+  r.config.causal = config.causal();
   r.heads.resize(static_cast<std::size_t>(config.n_heads));
   r.fully_masked_row_count = 0;
   r.overflow = false;
@@ -357,11 +387,13 @@ const ModelRun::AdaptedLayer& ModelRun::adapted(int index) const {
     // 2. Every score, the masked ones too (the views show what the mask hides).
     head.raw_scores.noalias() = head.Q * head.K.transpose();  // (n, n)
     head.scaled_scores = head.raw_scores * scale;             // (n, n)
-    // 3. The causal mask (shown positions keep their order: a later key is a later token).
+    // 3. A decoder's causal mask (shown positions keep their order: a later key is a later
+    //    token); an encoder masks nothing.
     head.masked_scores = head.scaled_scores;
-    for (int i = 0; i < n; ++i)
-      for (int j = i + 1; j < n; ++j)
-        head.masked_scores(i, j) = -std::numeric_limits<float>::infinity();
+    if (config.causal())
+      for (int i = 0; i < n; ++i)
+        for (int j = i + 1; j < n; ++j)
+          head.masked_scores(i, j) = -std::numeric_limits<float>::infinity();
     // 4. The attention the model used.
     head.weights = forward_->attention(index, h)(shown_, shown_);  // (n, n), masked entries 0
     // 5. The head's output: the weighted sum of the values, as the Output view adds it up (with
@@ -417,9 +449,12 @@ const ModelRun::HeadWeights& ModelRun::head_weights(int layer, int head) const {
   return w;
 }
 
-// The whole block of a layer around the head's chain:
+// The whole block of a layer around the head's chain, a decoder's:
 //   x → n = norm₁(x) → Q K V (RoPE; the shared key/value head) → S → scaled → masked → α → α·V
 //     → concat → ·W_O + b → x′ = x + attn → m = MLP(norm₂(x′)) → x″ = x′ + m
+// and an encoder's (BERT: no mask, the norms after each sublayer):
+//   x → Q K V → S → scaled → α → α·V → concat → ·W_O + b → s = x + attn → x′ = LayerNorm(s)
+//     → m = MLP(x′) → s′ = x′ + m → x″ = LayerNorm(s′)
 void ModelRun::block_stages(int layer, int head, std::vector<BlockStage>& stages) const {
   stages.clear();  // (also when the layer or head is not there)
   if (!opened_ || layer < 0 || layer >= layer_count()) return;
@@ -437,26 +472,38 @@ void ModelRun::block_stages(int layer, int head, std::vector<BlockStage>& stages
   StageList list(stages, layer, head, r);
   const auto n = [](int index) { return std::to_string(index + 1); };  // as the app counts
 
+  const bool after = config.norm_after();  // BERT: the norms after each sublayer
   BlockStage& x = list.add(StageId::Residual,
-                           layer == 0 ? (rotary ? "x = embedding" : "x = embed + position")
-                                      : "x (layer " + n(layer - 1) + "'s output)",
+                           layer > 0 ? "x (layer " + n(layer - 1) + "'s output)"
+                           : after   ? "x = LayerNorm(embed + position + type)"
+                           : rotary  ? "x = embedding"
+                                     : "x = embed + position",
                            s.residual_in, StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
   x.recipe.kind = StageRecipe::Kind::Residual;
   x.recipe.rotary = rotary;
+  x.recipe.norms_after = after;
   const bool layer_norm = config.norm == NormKind::LayerNorm;
-  BlockStage& norm =
-      list.add(StageId::Norm, std::string("n = ") + (layer_norm ? "LayerNorm" : "RMSNorm") + "(x)",
-               layer_input(layer), StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
-  norm.recipe.kind = StageRecipe::Kind::Norm;
-  norm.recipe.input = &s.residual_in;
-  norm.recipe.layer_norm = layer_norm;
-  norm.recipe.gamma = weights.attention_norm_weight.data;
-  norm.recipe.beta =
-      weights.attention_norm_bias.empty() ? nullptr : weights.attention_norm_bias.data;
-  norm.recipe.epsilon = config.norm_epsilon;
+  // A norm stage: `result` = norm(`input`), with the given parameters.
+  const auto add_norm = [&](StageId id, const std::string& title, const Matrix& result,
+                            const Matrix& input, const VectorView& gamma, const VectorView& beta) {
+    BlockStage& norm =
+        list.add(id, title, result, StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
+    norm.recipe.kind = StageRecipe::Kind::Norm;
+    norm.recipe.input = &input;
+    norm.recipe.layer_norm = layer_norm;
+    norm.recipe.gamma = gamma.data;
+    norm.recipe.beta = beta.empty() ? nullptr : beta.data;
+    norm.recipe.epsilon = config.norm_epsilon;
+  };
+  if (!after)
+    add_norm(StageId::Norm, std::string("n = ") + (layer_norm ? "LayerNorm" : "RMSNorm") + "(x)",
+             layer_input(layer), s.residual_in, weights.attention_norm_weight,
+             weights.attention_norm_bias);
 
+  const char* projected = after ? "x" : "n";  // what W_Q, W_K and W_V multiply
   const auto form = [&](const char* m, bool turned) {
-    return std::string(turned ? "RoPE(nW_" : "nW_") + m + (turned ? ")" : (biases ? " + b" : ""));
+    return std::string(turned ? "RoPE(" : "") + projected + "W_" + m +
+           (turned ? ")" : (biases ? " + b" : ""));
   };
   // Under grouped-query attention K and V are the key/value head's, which its group shares.
   const bool grouped = config.n_kv_heads != config.n_heads;
@@ -468,7 +515,7 @@ void ModelRun::block_stages(int layer, int head, std::vector<BlockStage>& stages
     stage.recipe.weight = &W;
     stage.recipe.bias = &bias;
     stage.recipe.result_name = result;
-    stage.recipe.input_name = "n";
+    stage.recipe.input_name = projected;
     stage.recipe.weight_name = weight;
     stage.recipe.rotary = turned;
     stage.recipe.rope_theta = config.rope_theta;
@@ -494,9 +541,10 @@ void ModelRun::block_stages(int layer, int head, std::vector<BlockStage>& stages
            std::string(scaling_stage_name(r.config.compatibility, r.config.temperature)),
            h.scaled_scores, StageAxis::Queries, StageAxis::Keys, StageJoin::Arrow)
       .recipe.kind = StageRecipe::Kind::Scaling;
-  list.add(StageId::Masked, "causal mask", h.masked_scores, StageAxis::Queries, StageAxis::Keys,
-           StageJoin::Arrow)
-      .recipe.kind = StageRecipe::Kind::Mask;
+  if (config.causal())  // an encoder masks nothing: the softmax takes the scaled scores
+    list.add(StageId::Masked, "causal mask", h.masked_scores, StageAxis::Queries, StageAxis::Keys,
+             StageJoin::Arrow)
+        .recipe.kind = StageRecipe::Kind::Mask;
   BlockStage& alpha = list.add(
       StageId::Weights,
       change.pattern == HeadIntervention::Pattern::Uniform         ? "\xce\xb1 = uniform (set)"
@@ -528,29 +576,45 @@ void ModelRun::block_stages(int layer, int head, std::vector<BlockStage>& stages
   output.recipe.other = &r.concat;
   output.recipe.weight = &w.W_O;
   output.recipe.bias = &w.b_O;
-  BlockStage& mid = list.add(StageId::ResidualMid, "x\xe2\x80\xb2 = x + attn", s.residual_mid,
-                             StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
-  mid.recipe.kind = StageRecipe::Kind::Sum;
-  mid.recipe.input = &s.residual_in;
-  mid.recipe.other = &r.output;
-  mid.recipe.result_name = "x\xe2\x80\xb2";
-  mid.recipe.input_name = "x";
-  mid.recipe.other_name = "attn";
-  BlockStage& mlp = list.add(StageId::Mlp, "m = MLP(norm\xe2\x82\x82(x\xe2\x80\xb2))", s.mlp_output,
-                             StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
-  mlp.recipe.kind = StageRecipe::Kind::Mlp;
-  mlp.recipe.d_ff = config.d_ff;
-  mlp.recipe.d_model = config.d_model;
-  mlp.recipe.swiglu = config.feed_forward == FeedForwardKind::SwiGLU;
-  BlockStage& out =
-      list.add(StageId::ResidualOut, "x\xe2\x80\xb3 = x\xe2\x80\xb2 + m", s.residual_out,
-               StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
-  out.recipe.kind = StageRecipe::Kind::Sum;
-  out.recipe.input = &s.residual_mid;
-  out.recipe.other = &s.mlp_output;
-  out.recipe.result_name = "x\xe2\x80\xb3";
-  out.recipe.input_name = "x\xe2\x80\xb2";
-  out.recipe.other_name = "m";
+  // A sum stage: `result` = `input` + `other`, named for the formula.
+  const auto add_sum = [&](StageId id, const std::string& title, const Matrix& result,
+                           const Matrix& input, const Matrix& other, std::string_view result_name,
+                           std::string_view input_name, std::string_view other_name) {
+    BlockStage& sum =
+        list.add(id, title, result, StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
+    sum.recipe.kind = StageRecipe::Kind::Sum;
+    sum.recipe.input = &input;
+    sum.recipe.other = &other;
+    sum.recipe.result_name = result_name;
+    sum.recipe.input_name = input_name;
+    sum.recipe.other_name = other_name;
+  };
+  const auto add_mlp = [&](const std::string& title) {
+    BlockStage& mlp = list.add(StageId::Mlp, title, s.mlp_output, StageAxis::Queries,
+                               StageAxis::Other, StageJoin::Arrow);
+    mlp.recipe.kind = StageRecipe::Kind::Mlp;
+    mlp.recipe.d_ff = config.d_ff;
+    mlp.recipe.d_model = config.d_model;
+    mlp.recipe.swiglu = config.feed_forward == FeedForwardKind::SwiGLU;
+    mlp.recipe.norms_after = after;
+  };
+  if (after) {  // BERT: each sum, then its LayerNorm
+    add_sum(StageId::AttentionSum, "s = x + attn", s.attention_sum, s.residual_in, r.output, "s",
+            "x", "attn");
+    add_norm(StageId::ResidualMid, "x\xe2\x80\xb2 = LayerNorm(s)", s.residual_mid, s.attention_sum,
+             weights.attention_norm_weight, weights.attention_norm_bias);
+    add_mlp("m = MLP(x\xe2\x80\xb2)");
+    add_sum(StageId::MlpSum, "s\xe2\x80\xb2 = x\xe2\x80\xb2 + m", s.mlp_sum, s.residual_mid,
+            s.mlp_output, "s\xe2\x80\xb2", "x\xe2\x80\xb2", "m");
+    add_norm(StageId::ResidualOut, "x\xe2\x80\xb3 = LayerNorm(s\xe2\x80\xb2)", s.residual_out,
+             s.mlp_sum, weights.mlp_norm_weight, weights.mlp_norm_bias);
+    return;
+  }
+  add_sum(StageId::ResidualMid, "x\xe2\x80\xb2 = x + attn", s.residual_mid, s.residual_in, r.output,
+          "x\xe2\x80\xb2", "x", "attn");
+  add_mlp("m = MLP(norm\xe2\x82\x82(x\xe2\x80\xb2))");
+  add_sum(StageId::ResidualOut, "x\xe2\x80\xb3 = x\xe2\x80\xb2 + m", s.residual_out, s.residual_mid,
+          s.mlp_output, "x\xe2\x80\xb3", "x\xe2\x80\xb2", "m");
 }
 
 }  // namespace attnviz

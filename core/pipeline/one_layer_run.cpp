@@ -125,7 +125,7 @@ Status OneLayerRun::run(const Scenario& scenario) {
   stack_.keys = cross ? TokenSide::Source : TokenSide::Target;
   run_count_ = next_run_number();
   collect_warnings(scenario);
-  return Status::ok();
+  return Status::success();
 }
 
 void OneLayerRun::collect_warnings(const Scenario& scenario) {

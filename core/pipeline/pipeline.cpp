@@ -44,7 +44,7 @@ Status Pipeline::run(const Scenario& scenario) {
   Run& run = run_for(*family);
   if (Status status = run.run(scenario); !status) return status;
   current_ = &run;
-  return Status::ok();
+  return Status::success();
 }
 
 void Pipeline::set_threads(int threads) {

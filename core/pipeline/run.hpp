@@ -79,12 +79,14 @@ enum class StageId {
   Scaled,
   Masked,
   Weights,
-  HeadOutput,   // α·V
-  Concat,       // every head's output side by side
-  Output,       // · W_O (+ b)
-  ResidualMid,  // x′ = x + the attention output
-  Mlp,          // m = MLP(norm₂(x′))
-  ResidualOut,  // x″ = x′ + m: the layer's output
+  HeadOutput,    // α·V
+  Concat,        // every head's output side by side
+  Output,        // · W_O (+ b)
+  ResidualMid,   // x′ = x + the attention output (BERT: LayerNorm of AttentionSum)
+  Mlp,           // m = MLP(norm₂(x′))
+  ResidualOut,   // x″ = x′ + m: the layer's output (BERT: LayerNorm of MlpSum)
+  AttentionSum,  // BERT: s = x + the attention output, before its norm
+  MlpSum,        // BERT: s′ = x′ + m, before its norm
 };
 enum class StageAxis { Queries, Keys, Other };  // what a stage's rows or columns stand for
 enum class StageJoin { Arrow, Gap, Space };     // before a tile: "→", a small gap, a wide gap
@@ -130,6 +132,9 @@ struct StageRecipe {
   bool with_position = false;
   // Residual: whether positions enter through RoPE rather than the embedding.
   bool rotary = false;
+  // Residual, Mlp: the norms after each sublayer (BERT): layer 0's x is the LayerNorm of the
+  // embeddings' sum, and the MLP reads x′ as it is.
+  bool norms_after = false;
   // Norm:
   bool layer_norm = true;
   const float* gamma = nullptr;  // d_model entries
@@ -184,12 +189,17 @@ class StageList {
   const AttentionResult& result_;
 };
 
-// The residual stream through one layer of a block with an MLP (ResidualStream).
+// The residual stream through one layer of a block with an MLP (ResidualStream). With the norms
+// after each sublayer (BERT), the sums before them too: residual_mid = norm₁(attention_sum),
+// residual_out = norm₂(mlp_sum).
 struct LayerStream {
   Matrix residual_in;   // (n, d_model): what enters the layer (layer 0: embeddings + positions)
-  Matrix residual_mid;  // (n, d_model): residual_in + the attention output
-  Matrix mlp_output;    // (n, d_model): the MLP of norm₂(residual_mid)
-  Matrix residual_out;  // (n, d_model): residual_mid + mlp_output, the next layer's input
+  Matrix residual_mid;  // (n, d_model): residual_in + the attention output (BERT: normed)
+  Matrix mlp_output;    // (n, d_model): the MLP of norm₂(residual_mid) (BERT: of residual_mid)
+  Matrix residual_out;  // (n, d_model): residual_mid + mlp_output (BERT: normed), the next input
+  bool norms_after = false;
+  Matrix attention_sum;  // (n, d_model): residual_in + the attention output; norms after only
+  Matrix mlp_sum;        // (n, d_model): residual_mid + mlp_output; norms after only
 };
 
 // -----------------------------------------------------------------------------

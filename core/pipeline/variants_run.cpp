@@ -150,7 +150,7 @@ Result<std::string> variant_to_json(const Scenario& scenario, const Pipeline& pi
   const std::string method(to_string(request.method));
   const auto refuse_mask = [&](const char* why) -> Status {
     if (custom) return Status::error(method + " does not take the scenario's custom mask: " + why);
-    return Status::ok();
+    return Status::success();
   };
 
   Writer w;

@@ -50,7 +50,7 @@ Status parse_features(std::string_view spec, FeatureVector& features) {
                            std::string(number) + "'");
     features[index] = value;
   }
-  return Status::ok();
+  return Status::success();
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ Status check_block(int size, const char* name) {
     return Status::error(std::string(name) + " must be between 1 and " +
                          std::to_string(Limits::kMaxTokens) + " tokens, got " +
                          std::to_string(size));
-  return Status::ok();
+  return Status::success();
 }
 
 }  // namespace

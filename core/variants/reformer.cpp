@@ -21,7 +21,7 @@ Status validate(const ReformerSettings& settings) {
   if (settings.rounds < 1 || settings.rounds > 8)
     return Status::error("the hash rounds must be between 1 and 8, got " +
                          std::to_string(settings.rounds));
-  return Status::ok();
+  return Status::success();
 }
 
 Result<ReformerResult> reformer_attention(const Matrix& Q, const Matrix& V, float scale,

@@ -10,13 +10,13 @@ Status at_least_one(int value, const char* name) {
   if (value < 1 || value > Limits::kMaxTokens)
     return Status::error(std::string(name) + " must be between 1 and " +
                          std::to_string(Limits::kMaxTokens) + ", got " + std::to_string(value));
-  return Status::ok();
+  return Status::success();
 }
 
 Status sizes(int n_query, int n_key) {
   if (n_query < 0 || n_key < 0 || n_query > Limits::kMaxTokens || n_key > Limits::kMaxTokens)
     return Status::error("a sentence has 0 to " + std::to_string(Limits::kMaxTokens) + " tokens");
-  return Status::ok();
+  return Status::success();
 }
 
 }  // namespace

@@ -86,7 +86,7 @@ class RandomAttentionRun final : public Run {
       r.version = next_run_number();
     }
     run_count_ = next_run_number();
-    return Status::ok();
+    return Status::success();
   }
 
   Capabilities capabilities() const override { return {}; }

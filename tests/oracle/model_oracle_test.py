@@ -38,8 +38,10 @@ HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
+import bert_reference  # noqa: E402
 import gpt2_reference  # noqa: E402
 import llama_reference  # noqa: E402
+import write_tiny_bert  # noqa: E402
 import write_tiny_gpt2  # noqa: E402
 
 INTERMEDIATE_TOLERANCE = 1e-4
@@ -57,6 +59,10 @@ STORY_SENTENCES = [
     "Tom and Sue went to the shop. Tom and Sue",
 ]
 TINY_TEXTS = ["the cat sat on the mat", "Hé, the 猫!\n\tok"]
+# Tiny BERT: (text, second text or None); [MASK] written in the text is the mask token.
+TINY_BERT_TEXTS = [("the cat sat on the [MASK].", None),
+                   ("God said, let there be light!", "the dog was playing"),
+                   ("Hé, the 猫 cafe", "ok [MASK] ok")]
 
 
 # ---- a small byte-level BPE vocabulary for the tiny models ----
@@ -95,9 +101,11 @@ def write_tokenizer(folder):
 # ---- running the engine ----
 
 
-def engine(cli, model, text, work, ablate=()):
+def engine(cli, model, text, work, ablate=(), text_b=None):
     out = pathlib.Path(work) / "engine.json"
     command = [cli, "model", "attention", str(model), "--text", text, "-o", str(out)]
+    if text_b is not None:
+        command += ["--text-b", text_b]
     for layer, head in ablate:
         command += ["--ablate", f"{layer}.{head}"]
     run = subprocess.run(command, capture_output=True, text=True)
@@ -183,6 +191,22 @@ def compare(name, out, ref, is_llama):
         result.lines.append(f"  layer {l}: " + "  ".join(f"{k} {v:.1e}" for k, v in per_layer.items()))
     final = relative_difference(out["final_normalized"], ref["final_norm"])
     result.record("final_normalized", "final_normalized", final, tol)
+    if "logits" not in ref:  # BertModel: no head, no logits
+        if "logits" in out:
+            result.failures.append("logits written for a model without an output head")
+        result.lines.append(f"  final_normalized {final:.1e}  (no MLM head: no logits)")
+        return result
+    if "logit_positions" in out:  # an encoder: the logits at its [MASK]s (or its last position)
+        positions = out["logit_positions"]
+        logits = relative_difference(out["logits"], ref["logits"][positions])
+        result.record("logits", "logits", logits, LOGIT_TOLERANCE)
+        mine = torch.tensor(out["logits"], dtype=torch.float64).argmax(dim=-1).tolist()
+        theirs = ref["logits"][positions].argmax(dim=-1).tolist()
+        if mine != theirs:
+            result.failures.append(f"argmax {mine} in the engine, {theirs} in the reference")
+        result.lines.append(f"  final_normalized {final:.1e}  logits at {positions} {logits:.1e}  "
+                            f"argmax {mine} {'=' if mine == theirs else '≠'} {theirs}")
+        return result
     if len(out["logits"]) != 1:  # (1, vocab): the last position's
         result.failures.append(f"logits: {len(out['logits'])} rows, 1 expected")
         return result
@@ -211,6 +235,20 @@ class Gpt2WithExactGelu(gpt2_reference.Gpt2):
     gelu_tanh = staticmethod(gelu_exact)
 
 
+class BertWithTanhGelu(bert_reference.Bert):
+    """GELU's tanh approximation where BERT's "gelu" is erf's."""
+
+    def gelu(self, x):
+        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+class BertWithTypesIgnored(bert_reference.Bert):
+    """Every token of type 0: the second sentence's token type embedding left out."""
+
+    def forward(self, ids, head_mask=None, types=None):
+        return super().forward(ids, head_mask, None)
+
+
 ROPE_ON_PAIRS = llama_reference.rope
 
 
@@ -235,14 +273,17 @@ class LlamaWithKvHeadsInterleaved(llama_reference.Llama):
 
 
 def run_case(name, cli, model_path, text, work, reference, ablate=(), is_llama=False,
-             wrong_reference=None, wrong_ablate=None, report=None):
+             wrong_reference=None, wrong_ablate=None, report=None, text_b=None):
     """Compares the engine with `reference` (a model object); with wrong_reference or
-    wrong_ablate, also checks that the comparison fails against them."""
-    out = engine(cli, model_path, text, work, ablate)
+    wrong_ablate, also checks that the comparison fails against them. An encoder's tokens carry
+    their types, which its reference is given."""
+    out = engine(cli, model_path, text, work, ablate, text_b)
     ids = [t["id"] for t in out["tokens"]]
+    types = [t.get("type", 0) for t in out["tokens"]]
     mask = {(l, h): 0.0 for l, h in ablate}
+    extra = {"types": types} if "type" in out["tokens"][0] else {}
     with torch.no_grad():
-        ref = reference.forward(ids, mask)
+        ref = reference.forward(ids, mask, **extra)
     result = compare(name, out, ref, is_llama)
     print(f"{name}: {len(ids)} tokens, {'ok' if result.ok() else 'FAILED'}; largest relative "
           "differences:")
@@ -257,7 +298,7 @@ def run_case(name, cli, model_path, text, work, reference, ablate=(), is_llama=F
         wrong_model = wrong_reference or reference
         wrong_mask = {(l, h): 0.0 for l, h in (wrong_ablate if wrong_ablate is not None else ablate)}
         with torch.no_grad():
-            wrong = compare(name, out, wrong_model.forward(ids, wrong_mask), is_llama)
+            wrong = compare(name, out, wrong_model.forward(ids, wrong_mask, **extra), is_llama)
         what = (type(wrong_model).__name__ if wrong_reference is not None
                 else f"ablating {wrong_ablate} instead of {list(ablate)}")
         if wrong.ok():
@@ -300,6 +341,30 @@ def main(argv=None):
                          f"text {t + 1}", args.cli, folder, text, tmp, reference,
                          wrong_reference=Gpt2WithExactGelu(folder) if t == 0 else None)
         summary["tiny GPT-2 (F32, F16, BF16; prefixed and not)"] = len(report)
+
+        # Tiny random BERT folders: BertForMaskedLM (prefixed, with the MLM head) in every dtype,
+        # with the decoder stored, untied, and with old LayerNorm names; BertModel (no head).
+        bert_cases = [("masked-lm", "F32", {}), ("masked-lm", "F16", {"decoder": True}),
+                      ("masked-lm", "BF16", {"old_norm_names": True}),
+                      ("masked-lm", "F32", {"untied": True}), ("model", "F32", {})]
+        for layout, dtype, options in bert_cases:
+            folder = tmp / f"bert-{layout}-{dtype}-{'-'.join(options) or 'plain'}"
+            write_tiny_bert.write_tiny_bert(folder, seed=11, dtype=dtype, layout=layout,
+                                            **options)
+            reference = bert_reference.Bert(folder)
+            for t, (text, text_b) in enumerate(TINY_BERT_TEXTS):
+                wrong = None
+                if t == 0:
+                    wrong = BertWithTanhGelu(folder)
+                elif t == 1:
+                    wrong = BertWithTypesIgnored(folder)
+                case(f"tiny BERT {folder.name[5:]} text {t + 1}", args.cli, folder, text, tmp,
+                     reference, wrong_reference=wrong, text_b=text_b)
+        folder = tmp / "bert-masked-lm-F32-plain"
+        reference = bert_reference.Bert(folder)
+        case("tiny BERT --ablate 1.2", args.cli, folder, TINY_BERT_TEXTS[1][0], tmp, reference,
+             ablate=[(1, 2)], wrong_ablate=[(1, 3)], text_b=TINY_BERT_TEXTS[1][1])
+        summary["tiny BERT"] = len(report) - summary["tiny GPT-2 (F32, F16, BF16; prefixed and not)"]
 
         # The shipped GPT-2, trained here.
         kjv = ROOT / "assets/models/gpt2-kjv-tiny"
@@ -346,7 +411,9 @@ def main(argv=None):
                    reference, ablate=[(2, 5)], is_llama=True, wrong_ablate=[(2, 4)])
 
     print("\nlargest relative differences by case group:")
-    groups = [("tiny GPT-2", lambda r: r.name.startswith("tiny")),
+    groups = [("tiny GPT-2", lambda r: r.name.startswith("tiny GPT-2")),
+              ("tiny BERT", lambda r: r.name.startswith("tiny BERT") and "--ablate" not in r.name),
+              ("tiny BERT ablation", lambda r: r.name.startswith("tiny BERT --ablate")),
               ("gpt2-kjv-tiny", lambda r: r.name.startswith("gpt2-kjv-tiny sentence")),
               ("gpt2-kjv-tiny ablations", lambda r: "--ablate" in r.name and "gpt2" in r.name),
               ("stories260K", lambda r: r.name.startswith("stories260K sentence")),

@@ -16,7 +16,7 @@ TEST_CASE("residual norms are the stream's lengths, the input first") {
   const Transformer model = testing::random_gpt2(21);
   const std::vector<int> tokens = {3, 14, 15, 9, 26};
   TransformerForward forward(model);
-  REQUIRE(forward.run(tokens).ok());
+  REQUIRE(forward.run(tokens).is_ok());
   ReferenceForward reference(model);
   for (const int t : tokens) REQUIRE(reference.step(t).ok());
   const Matrix norms = residual_norms(forward);  // (n_layers + 1, n)
@@ -42,7 +42,7 @@ TEST_CASE("the logit lens at layer ℓ predicts what the model cut after layer �
   const Transformer model = testing::random_gpt2(22);
   const std::vector<int> tokens = {1, 7, 2, 40, 33, 8, 12};
   TransformerForward forward(model);
-  REQUIRE(forward.run(tokens).ok());
+  REQUIRE(forward.run(tokens).is_ok());
   const std::vector<std::vector<LensPrediction>> lens = logit_lens(forward);
   REQUIRE(lens.size() == 3);
   for (int l = 0; l < 3; ++l) {
@@ -54,7 +54,7 @@ TEST_CASE("the logit lens at layer ℓ predicts what the model cut after layer �
     Transformer cut;
     REQUIRE(cut.set_weights(config, weights, "cut", "test").is_ok());
     TransformerForward cut_forward(cut);
-    REQUIRE(cut_forward.run(tokens).ok());
+    REQUIRE(cut_forward.run(tokens).is_ok());
     for (int i = 0; i < forward.size(); ++i) {
       const RowVector logits = cut_forward.logits(i);
       Eigen::Index best = 0;
@@ -74,7 +74,7 @@ TEST_CASE("the logit lens names no token where a huge weight made the stream ove
     REQUIRE(model.set_head_weight(1, 0, HeadMatrix::Value, row, 0, 3e38f).is_ok());
   const std::vector<int> tokens = {1, 7, 2, 40};
   TransformerForward forward(model);
-  REQUIRE(forward.run(tokens).ok());
+  REQUIRE(forward.run(tokens).is_ok());
   const std::vector<std::vector<LensPrediction>> lens = logit_lens(forward);
   for (const LensPrediction& p : lens[0]) CHECK(p.token >= 0);  // below the edit: a prediction
   for (std::size_t l = 1; l < lens.size(); ++l)
@@ -92,7 +92,7 @@ TEST_CASE("attention rollout, worked out by hand where every head attends unifor
   for (int l = 0; l < 3; ++l)
     for (int h = 0; h < 4; ++h) REQUIRE(forward.set_intervention(l, h, uniform).is_ok());
   const std::vector<int> tokens = {5, 6};
-  REQUIRE(forward.run(tokens).ok());
+  REQUIRE(forward.run(tokens).is_ok());
   const std::vector<Matrix> rollout = attention_rollout(forward);
   REQUIRE(rollout.size() == 3);
   // α = [1 0; ½ ½], so Â = ½α + ½I = [1 0; ¼ ¾], and after ℓ + 1 layers row 2 is
@@ -107,7 +107,7 @@ TEST_CASE("attention rollout, worked out by hand where every head attends unifor
   // On a real pattern: rows sum to 1 and nothing lies above the diagonal.
   forward.clear_interventions();
   const std::vector<int> longer = {5, 6, 7, 8, 9, 10, 11};
-  REQUIRE(forward.run(longer).ok());
+  REQUIRE(forward.run(longer).is_ok());
   const std::vector<Matrix> real = attention_rollout(forward);
   for (const Matrix& r : real)
     for (int i = 0; i < 7; ++i) {

@@ -122,7 +122,7 @@ TEST_CASE("stories260K: greedy generation from an empty prompt is llama2.c's, wo
     std::vector<int> tokens;
     CHECK(greedy_text(*tokenizer, [&](int token) {
             tokens.push_back(token);
-            REQUIRE(forward.run(tokens).ok());
+            REQUIRE(forward.run(tokens).is_ok());
             CHECK(forward.last_work().first_position == static_cast<int>(tokens.size()) - 1);
             const RowVector logits = forward.last_logits();
             return std::vector<float>(logits.data(), logits.data() + logits.size());
@@ -218,8 +218,8 @@ TEST_CASE("llama2.c version 1 (\"ak42\") reads as the same model, version 2 is r
   // The same numbers: the same logits for the same text.
   TransformerForward a(original), b(*v1);
   const std::vector<int> tokens = {1, 403, 407, 261, 378, 381};
-  REQUIRE(a.run(tokens).ok());
-  REQUIRE(b.run(tokens).ok());
+  REQUIRE(a.run(tokens).is_ok());
+  REQUIRE(b.run(tokens).is_ok());
   CHECK((a.last_logits() - b.last_logits()).cwiseAbs().maxCoeff() == 0.0f);
 
   std::string cut = as_version1(v0);

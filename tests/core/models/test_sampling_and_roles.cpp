@@ -84,7 +84,7 @@ TEST_CASE("generation: greedy continues as the reference's argmax, seeded runs r
   const Transformer model = testing::stories260k();
   TransformerForward forward(model);
   const std::vector<int> prompt = {1};  // BOS
-  REQUIRE(forward.run(prompt).ok());
+  REQUIRE(forward.run(prompt).is_ok());
   Result<std::vector<int>> greedy = generate(forward, 30, SamplingSettings{0.0f, 0, 1.0f}, 7);
   REQUIRE(greedy.ok());
   REQUIRE(greedy->size() == 30);
@@ -98,7 +98,7 @@ TEST_CASE("generation: greedy continues as the reference's argmax, seeded runs r
   }
   const auto sampled = [&](std::uint64_t seed) {
     TransformerForward f(model);
-    REQUIRE(f.run(prompt).ok());
+    REQUIRE(f.run(prompt).is_ok());
     Result<std::vector<int>> tokens = generate(f, 20, SamplingSettings{1.0f, 40, 0.9f}, seed);
     REQUIRE(tokens.ok());
     return *tokens;
@@ -119,7 +119,7 @@ TEST_CASE(
   // well; these are the model's own greedy tokens, which it reads as natural text).
   TransformerForward forward(model);
   const std::vector<int> bos = {1};
-  REQUIRE(forward.run(bos).ok());
+  REQUIRE(forward.run(bos).is_ok());
   Result<std::vector<int>> story = generate(forward, 60, SamplingSettings{0.0f, 0, 1.0f}, 1);
   REQUIRE(story.ok());
   HeadRoleProbe probe;

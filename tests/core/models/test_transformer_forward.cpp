@@ -6,6 +6,7 @@
 #include "core/models/llama2c.hpp"
 #include "core/models/reference_forward.hpp"
 #include "core/models/transformer_forward.hpp"
+#include "tests/support/forward_compare.hpp"
 #include "tests/support/test_models.hpp"
 
 #include <doctest/doctest.h>
@@ -21,65 +22,8 @@ namespace attnviz {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::vector<int> seeded_tokens(int count, int vocab, std::uint64_t seed) {
-  std::vector<int> tokens;
-  tokens.reserve(static_cast<std::size_t>(count));
-  for (int i = 0; i < count; ++i)
-    tokens.push_back(static_cast<int>(rng::combine(seed, static_cast<std::uint64_t>(i)) %
-                                      static_cast<std::uint64_t>(vocab)));
-  return tokens;
-}
-
-// The largest |a − b| over the largest |b| (1 when b is all zeros): a difference relative to the
-// vector's scale, as the issue asks.
-double relative_difference(const float* a, const float* b, int count) {
-  double largest_difference = 0.0, scale = 0.0;
-  for (int i = 0; i < count; ++i) {
-    largest_difference = std::max(largest_difference, std::fabs(double{a[i]} - double{b[i]}));
-    scale = std::max(scale, std::fabs(double{b[i]}));
-  }
-  return largest_difference / std::max(scale, 1e-30);
-}
-
-// Every intermediate of `fast` against `reference`, position by position, layer by layer;
-// returns the largest relative difference and prints where it was.
-double compare(const TransformerForward& fast, const ReferenceForward& reference) {
-  const TransformerConfig& c = fast.model().config();
-  double worst = 0.0;
-  std::string where;
-  const auto check = [&](const std::string& name, const float* a, const std::vector<float>& b) {
-    const double difference = relative_difference(a, b.data(), static_cast<int>(b.size()));
-    if (difference > worst) {
-      worst = difference;
-      where = name;
-    }
-  };
-  for (int i = 0; i < fast.size(); ++i) {
-    for (int l = 0; l < c.n_layers; ++l) {
-      const LayerActivations& a = fast.layer(l);
-      const ReferenceForward::LayerRow& r = reference.row(i, l);
-      const std::string at = "position " + std::to_string(i) + " layer " + std::to_string(l);
-      check(at + " normalized", a.normalized.row(i), r.normalized);
-      check(at + " queries", a.queries.row(i), r.queries);
-      check(at + " keys", a.keys.row(i), r.keys);
-      check(at + " values", a.values.row(i), r.values);
-      for (int h = 0; h < c.n_heads; ++h)
-        check(at + " attention of head " + std::to_string(h), fast.attention_row(l, h, i).data(),
-              r.attention[static_cast<std::size_t>(h)]);
-      check(at + " head outputs", a.head_outputs.row(i), r.head_outputs);
-      check(at + " attention output", a.attention_output.row(i), r.attention_output);
-      check(at + " residual after attention", a.residual_mid.row(i), r.residual_mid);
-      check(at + " MLP output", a.mlp_output.row(i), r.mlp_output);
-      check(at + " residual after the MLP", a.residual_out.row(i), r.residual_out);
-    }
-    check("position " + std::to_string(i) + " final norm", fast.final_normalized().row(i),
-          reference.final_normalized(i));
-    check("position " + std::to_string(i) + " logits", fast.logits(i).data(), reference.logits(i));
-  }
-  MESSAGE("largest relative difference " << worst << " (" << where << ")");
-  return worst;
-}
+using testing::compare;
+using testing::seeded_tokens;
 
 void run_reference(ReferenceForward& reference, const std::vector<int>& tokens) {
   for (const int token : tokens) REQUIRE(reference.step(token).ok());
@@ -100,7 +44,7 @@ TEST_CASE("the fast forward pass equals the plain reference, every intermediate 
     const Transformer model = testing::random_gpt2(7);
     const std::vector<int> tokens = seeded_tokens(33, model.config().vocab_size, 11);
     TransformerForward fast(model);
-    REQUIRE(fast.run(tokens).ok());
+    REQUIRE(fast.run(tokens).is_ok());
     ReferenceForward reference(model);
     run_reference(reference, tokens);
     CHECK(compare(fast, reference) < 1e-4);
@@ -125,7 +69,7 @@ TEST_CASE("the fast forward pass equals the plain reference, every intermediate 
     const Transformer model = testing::stories260k();
     const std::vector<int> tokens = seeded_tokens(70, model.config().vocab_size, 12);
     TransformerForward fast(model);
-    REQUIRE(fast.run(tokens).ok());
+    REQUIRE(fast.run(tokens).is_ok());
     ReferenceForward reference(model);
     run_reference(reference, tokens);
     CHECK(compare(fast, reference) < 1e-4);
@@ -140,11 +84,11 @@ TEST_CASE("long texts: the queries go in blocks of 128, each against the keys it
   ReferenceForward reference(model);
   run_reference(reference, tokens);
   TransformerForward whole(model);
-  REQUIRE(whole.run(tokens).ok());
+  REQUIRE(whole.run(tokens).is_ok());
   CHECK(compare(whole, reference) < 1e-4);
   TransformerForward typed(model);
-  REQUIRE(typed.run(std::span(tokens).first(200)).ok());
-  REQUIRE(typed.run(tokens).ok());
+  REQUIRE(typed.run(std::span(tokens).first(200)).is_ok());
+  REQUIRE(typed.run(tokens).is_ok());
   CHECK(typed.last_work().first_position == 200);
   CHECK(compare(typed, reference) < 1e-4);
 
@@ -155,7 +99,7 @@ TEST_CASE("long texts: the queries go in blocks of 128, each against the keys it
   REQUIRE(whole.set_intervention(0, 1, uniform).is_ok());
   REQUIRE(whole.set_intervention(1, 2, previous).is_ok());
   REQUIRE(whole.set_intervention(1, 3, scaled).is_ok());
-  REQUIRE(whole.run(tokens).ok());
+  REQUIRE(whole.run(tokens).is_ok());
   ReferenceForward intervened(model);
   intervened.set_intervention(0, 1, uniform);
   intervened.set_intervention(1, 2, previous);
@@ -172,13 +116,13 @@ TEST_CASE("the cache: typing at the end computes only the new positions, and equ
   const Transformer model = testing::random_gpt2(8);
   const std::vector<int> tokens = seeded_tokens(30, model.config().vocab_size, 13);
   TransformerForward whole(model);
-  REQUIRE(whole.run(tokens).ok());
+  REQUIRE(whole.run(tokens).is_ok());
   TransformerForward typed(model);
   for (int n = 1; n <= 30; n += 7) {
-    REQUIRE(typed.run(std::span(tokens).first(static_cast<std::size_t>(n))).ok());
+    REQUIRE(typed.run(std::span(tokens).first(static_cast<std::size_t>(n))).is_ok());
     CHECK(typed.last_work().first_position == (n == 1 ? 0 : n - 7));
   }
-  REQUIRE(typed.run(tokens).ok());
+  REQUIRE(typed.run(tokens).is_ok());
   CHECK(typed.last_work().first_position == 29);
   ReferenceForward reference(model);
   run_reference(reference, tokens);
@@ -191,13 +135,13 @@ TEST_CASE("the cache: typing at the end computes only the new positions, and equ
   // An edit in the middle recomputes from there; a shorter text drops the end.
   std::vector<int> edited = tokens;
   edited[12] = (edited[12] + 1) % model.config().vocab_size;
-  REQUIRE(typed.run(edited).ok());
+  REQUIRE(typed.run(edited).is_ok());
   CHECK(typed.last_work().first_position == 12);
-  REQUIRE(typed.run(std::span(edited).first(5)).ok());
+  REQUIRE(typed.run(std::span(edited).first(5)).is_ok());
   CHECK(typed.size() == 5);
   CHECK(typed.attention(0, 0).rows() == 5);
   TransformerForward fresh(model);
-  REQUIRE(fresh.run(std::span(edited).first(5)).ok());
+  REQUIRE(fresh.run(std::span(edited).first(5)).is_ok());
   CHECK((typed.last_logits() - fresh.last_logits()).cwiseAbs().maxCoeff() < 1e-4f);
 }
 
@@ -207,10 +151,10 @@ TEST_CASE(
   const Transformer model = testing::random_gpt2(9);
   const std::vector<int> tokens = seeded_tokens(25, model.config().vocab_size, 14);
   TransformerForward fast(model);
-  REQUIRE(fast.run(tokens).ok());
+  REQUIRE(fast.run(tokens).is_ok());
   const TransformerForward before = [&] {
     TransformerForward copy(model);
-    REQUIRE(copy.run(tokens).ok());
+    REQUIRE(copy.run(tokens).is_ok());
     return copy;
   }();
 
@@ -226,7 +170,7 @@ TEST_CASE(
   REQUIRE(fast.set_intervention(2, 0, scale).is_ok());
   REQUIRE(fast.set_intervention(2, 1, uniform).is_ok());
   REQUIRE(fast.set_intervention(2, 3, previous).is_ok());
-  REQUIRE(fast.run(tokens).ok());
+  REQUIRE(fast.run(tokens).is_ok());
   CHECK(fast.last_work().first_layer_redone == 1);
   ReferenceForward reference(model);
   reference.set_intervention(1, 2, ablate);
@@ -250,10 +194,10 @@ TEST_CASE(
 
   // Only the last layer changed: only it is computed again.
   REQUIRE(fast.set_intervention(2, 3, HeadIntervention{}).is_ok());
-  REQUIRE(fast.run(tokens).ok());
+  REQUIRE(fast.run(tokens).is_ok());
   CHECK(fast.last_work().first_layer_redone == 2);
   // Nothing changed: nothing computed.
-  REQUIRE(fast.run(tokens).ok());
+  REQUIRE(fast.run(tokens).is_ok());
   CHECK(fast.last_work().first_layer_redone == 3);
   CHECK(fast.last_work().first_position == 25);
   // A head the model does not have, a scale that is no number: refused, nothing changed.
@@ -265,11 +209,11 @@ TEST_CASE(
   not_a_number.output_scale = std::nanf("");
   CHECK(fast.set_intervention(0, 0, not_a_number).message() ==
         "a head's scale must be a finite number");
-  REQUIRE(fast.run(tokens).ok());
+  REQUIRE(fast.run(tokens).is_ok());
   CHECK(fast.last_work().first_layer_redone == 3);
   // Cleared: the model's own numbers again.
   fast.clear_interventions();
-  REQUIRE(fast.run(tokens).ok());
+  REQUIRE(fast.run(tokens).is_ok());
   CHECK((fast.last_logits() - before.last_logits()).cwiseAbs().maxCoeff() == 0.0f);
 }
 
@@ -278,7 +222,7 @@ TEST_CASE(
   Transformer model = testing::stories260k();
   const std::vector<int> tokens = seeded_tokens(20, model.config().vocab_size, 15);
   TransformerForward fast(model);
-  REQUIRE(fast.run(tokens).ok());
+  REQUIRE(fast.run(tokens).is_ok());
   const RowVector logits_before = fast.last_logits();
   const RowMatrix layer1_before = fast.layer(1).residual_out;
   const float* file_query = model.weights().layers[3].query.data;
@@ -291,7 +235,7 @@ TEST_CASE(
   REQUIRE(model.set_head_weight(3, 0, HeadMatrix::Query, 0, 0, 2.0f).is_ok());
   CHECK(model.weights().layers[3].query.data != file_query);  // copied out, not written
   fast.weights_changed(3);
-  REQUIRE(fast.run(tokens).ok());
+  REQUIRE(fast.run(tokens).is_ok());
   CHECK(fast.last_work().first_layer_redone == 3);
   CHECK(same_bits(fast.layer(1).residual_out, layer1_before));
   CHECK((fast.last_logits() - logits_before).cwiseAbs().maxCoeff() > 1e-4f);
@@ -312,7 +256,7 @@ TEST_CASE(
   CHECK_FALSE(model.edited());
   CHECK(model.weights().layers[3].query.data == file_query);
   fast.weights_changed(0);
-  REQUIRE(fast.run(tokens).ok());
+  REQUIRE(fast.run(tokens).is_ok());
   CHECK((fast.last_logits() - logits_before).cwiseAbs().maxCoeff() == 0.0f);
 }
 
@@ -322,7 +266,7 @@ TEST_CASE(
   Transformer model = testing::random_gpt2(12);
   const std::vector<int> tokens = {4, 9, 4, 17, 30, 4, 2};
   TransformerForward fast(model);
-  REQUIRE(fast.run(tokens).ok());
+  REQUIRE(fast.run(tokens).is_ok());
   const RowVector logits_before = fast.last_logits();
   const float* on_disk = model.weights_on_disk().token_embedding.data;
   REQUIRE(model.weights().unembedding.data == on_disk);  // tied
@@ -334,7 +278,7 @@ TEST_CASE(
   CHECK(model.weights().token_embedding.at(4, 3) == old_value + 2.0f);
   CHECK(model.weights().unembedding.data == model.weights().token_embedding.data);  // still tied
   fast.embeddings_changed();
-  REQUIRE(fast.run(tokens).ok());
+  REQUIRE(fast.run(tokens).is_ok());
   CHECK(fast.last_work().first_position == 0);
   CHECK(fast.last_work().first_layer_redone == 0);
   CHECK((fast.last_logits() - logits_before).cwiseAbs().maxCoeff() > 1e-4f);
@@ -352,7 +296,7 @@ TEST_CASE(
   CHECK(model.weights().token_embedding.data == on_disk);
   CHECK(model.weights().unembedding.data == on_disk);
   fast.embeddings_changed();
-  REQUIRE(fast.run(tokens).ok());
+  REQUIRE(fast.run(tokens).is_ok());
   CHECK((fast.last_logits() - logits_before).cwiseAbs().maxCoeff() == 0.0f);
 }
 

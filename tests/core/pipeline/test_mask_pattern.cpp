@@ -70,7 +70,7 @@ TEST_CASE("a window pattern follows the sentence and hides every key outside it"
   REQUIRE(engine
               .compute(pipeline.X_target(), pipeline.X_target(), scenario.one_layer().parameters,
                        scenario.one_layer().config, &*expected)
-              .ok());
+              .is_ok());
   CHECK((engine.result().heads[1].weights - pipeline.result().heads[1].weights)
             .cwiseAbs()
             .maxCoeff() == 0.0f);

@@ -135,7 +135,7 @@ TEST_CASE("FlashAttention equals the engine's head output on a scenario's Q, K a
   const Matrix X = random_matrix(9, 8, 10);
   const Parameters parameters = seeded_parameters(config, 11);
   AttentionEngine engine;
-  REQUIRE(engine.compute(X, X, parameters, config).ok());
+  REQUIRE(engine.compute(X, X, parameters, config).is_ok());
   for (int head = 0; head < 2; ++head) {
     const HeadResult& h = engine.result().heads[static_cast<std::size_t>(head)];
     const float scale = 1.0f / std::sqrt(4.0f) / config.temperature;

@@ -28,7 +28,7 @@ TEST_CASE("the cached decoder's rows are the full causal computation's") {
   const Matrix X = random_matrix(10, 8, 1, 1.0f);
   const Parameters parameters = seeded_parameters(config, 5);
   AttentionEngine engine;
-  REQUIRE(engine.compute(X, X, parameters, config).ok());
+  REQUIRE(engine.compute(X, X, parameters, config).is_ok());
   for (int head = 0; head < 2; ++head) {
     const HeadParameters& p = parameters.heads[static_cast<std::size_t>(head)];
     const HeadResult& full = engine.result().heads[static_cast<std::size_t>(head)];
