@@ -19,9 +19,8 @@ What it does, in order (every step logged to OUT/train.log):
   3. Model: BERT written plainly in torch (post-LayerNorm blocks, eps 1e-12, GELU (erf), learned
      positions, two token types) with BertForMaskedLM's head (a dense layer, GELU, LayerNorm, the
      decoder tied to the word embeddings plus a bias). Weights start as BERT's (N(0, 0.02²)),
-     but for the position embeddings, which start as sinusoids (see sinusoids()): a first run
-     with random ones still attended to no position after 750 steps. 4000 steps: an encoder
-     learns to use positions after a plateau (near the unigram loss) of some hundreds of steps.
+     but for the position embeddings, which start as sinusoids of root mean square 0.3 (see
+     sinusoids(): an encoder learns to use positions only after a plateau, which they shorten).
   4. Data: windows of consecutive verses as [CLS] A [SEP], or as a pair [CLS] A [SEP] B [SEP]
      (token type 1 on B) half the time; 15% of the ordinary tokens chosen for the loss, of which
      80% become [MASK], 10% a random token and 10% stay.
@@ -171,13 +170,16 @@ class WordPiece:
 # ----------------------------------------------------------------------------------------------
 
 
-def sinusoids(n_positions, d_model, rms=0.02):
+def sinusoids(n_positions, d_model, rms=0.3):
     """The position embeddings' starting values: the sinusoids of "Attention Is All You Need"
-    (sin and cos of position · 10000^(−2i/d)), scaled to the word embeddings' size (root mean
-    square 0.02), then learned like any weight. An encoder sees no order but through them (a
-    decoder's causal mask gives it some), and with random starting values it learns to use
-    positions only after a long plateau; sinusoids give every offset between two positions the
-    same linear relation from the start, so previous-token and next-token heads form early."""
+    (sin and cos of position · 10000^(−2i/d)), of root mean square `rms`, then learned like any
+    weight. An encoder sees word order only through them (a decoder's causal mask gives it
+    some), and after the embeddings' LayerNorm a small position signal is drowned by the words:
+    it learns to use positions only after a long plateau near the unigram loss. Measured here on
+    a small version (d 64, 2 layers, context 32, 2000 steps; the previous-token score on Mark):
+    random N(0, 0.02²) starting values 0.05 (0.09 at 3000 steps), sinusoids of rms 0.02 0.05,
+    0.1 0.18, 0.3 0.25, 1.0 0.14. A full run with rms 0.02 still attended to no position after
+    750 of 4000 steps."""
     position = torch.arange(n_positions, dtype=torch.float64)[:, None]
     frequency = torch.pow(10000.0, -torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
     table = torch.zeros(n_positions, d_model, dtype=torch.float64)
