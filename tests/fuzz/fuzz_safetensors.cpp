@@ -1,15 +1,20 @@
-// Fuzz target: safetensors files and Hugging Face GPT-2 folders, from arbitrary bytes.
-// The first byte chooses what the rest is:
-//   even: a safetensors file. Opened; when it opens, every tensor lies inside the data, holds
+// Fuzz target: safetensors files and Hugging Face GPT-2 and BERT folders, from arbitrary bytes.
+// The first byte chooses what the rest is (by its value mod 4):
+//   0, 2: a safetensors file. Opened; when it opens, every tensor lies inside the data, holds
 //         exactly the bytes its shape and dtype need, overlaps no other, and is found by its
 //         name; F32, F16 and BF16 tensors read as that many floats (each one touched), other
 //         dtypes refused with a message naming the file.
-//   odd:  a GPT-2 folder: two bytes (little endian) say how long config.json is, then config.json,
-//         then model.safetensors. Loaded; when it loads, the configuration is GPT-2's and
-//         consistent, and every weight of every view is a finite number (each one touched).
+//   1:    a GPT-2 folder: two bytes (little endian) say how long config.json is, then
+//         config.json, then model.safetensors. Loaded; when it loads, the configuration is
+//         GPT-2's and consistent, and every weight of every view is a finite number (each one
+//         touched).
+//   3:    a BERT folder, the same way. When it loads: an encoder (both ways, norms after, token
+//         types), every weight finite, and a small one runs forward on a sentence pair.
 // Every error names the file it is about. The files go to a temporary folder of this process.
+#include "core/models/hf_bert.hpp"
 #include "core/models/hf_gpt2.hpp"
 #include "core/models/safetensors.hpp"
+#include "core/models/transformer_forward.hpp"
 
 #include "tests/fuzz/fuzz_common.hpp"
 
@@ -105,9 +110,13 @@ void check_views(const attnviz::Transformer& model) {
   const attnviz::TransformerWeights& w = model.weights();
   finite_matrix(w.token_embedding);
   finite_matrix(w.position_embedding);
+  finite_matrix(w.token_type_embedding);
+  finite_matrix(w.head_transform);
   finite_matrix(w.unembedding);
-  finite_vector(w.final_norm_weight);
-  finite_vector(w.final_norm_bias);
+  for (const attnviz::VectorView* v :
+       {&w.final_norm_weight, &w.final_norm_bias, &w.embedding_norm_weight,
+        &w.embedding_norm_bias, &w.head_transform_bias, &w.unembedding_bias})
+    finite_vector(*v);
   for (const attnviz::TransformerLayer& l : w.layers) {
     for (const attnviz::MatrixView* m : {&l.query, &l.key, &l.value, &l.output, &l.up, &l.down})
       finite_matrix(*m);
@@ -119,12 +128,50 @@ void check_views(const attnviz::Transformer& model) {
   }
 }
 
-void check_gpt2_folder(const std::uint8_t* data, std::size_t size) {
-  if (size < 2) return;
+// The folder's two files from the input: two bytes of config.json's length, then it, then
+// model.safetensors. Returns the folder; empty when the input is too short.
+std::string write_folder(const std::uint8_t* data, std::size_t size) {
+  if (size < 2) return {};
   const std::size_t config_size = std::min<std::size_t>(data[0] | (data[1] << 8), size - 2);
   const std::string folder = scratch_folder();
   write_file(folder + "/config.json", data + 2, config_size);
   write_file(folder + "/model.safetensors", data + 2 + config_size, size - 2 - config_size);
+  return folder;
+}
+
+void check_bert_folder(const std::uint8_t* data, std::size_t size) {
+  const std::string folder = write_folder(data, size);
+  if (folder.empty()) return;
+  attnviz::Result<attnviz::Transformer> model = attnviz::load_hf_bert(folder);
+  if (!model) {
+    FUZZ_CHECK(starts_with(model.error(), folder));
+    return;
+  }
+  const attnviz::TransformerConfig& c = model->config();
+  FUZZ_CHECK(c.architecture == "bert");
+  FUZZ_CHECK(!c.causal() && c.norm_after() && c.token_types >= 1);
+  FUZZ_CHECK(c.n_heads * c.d_head == c.d_model);
+  FUZZ_CHECK(static_cast<int>(model->weights().layers.size()) == c.n_layers);
+  FUZZ_CHECK(starts_with(model->format(), "Hugging Face BERT"));
+  check_views(*model);
+  // A small model runs: a pair of types over at most 6 tokens, the logits written out.
+  if (model->parameter_count() > 100000) return;
+  std::vector<int> tokens, types;
+  for (int i = 0; i < std::min(c.context, 6); ++i) {
+    tokens.push_back(i % c.vocab_size);
+    types.push_back(i >= 3 && c.token_types > 1 ? 1 : 0);
+  }
+  attnviz::TransformerForward forward(*model);
+  FUZZ_CHECK(forward.run(tokens, types).is_ok());
+  std::vector<float> logits(static_cast<std::size_t>(c.vocab_size));
+  forward.logits(forward.size() - 1, logits.data());
+  for (int l = 0; l < c.n_layers; ++l)
+    FUZZ_CHECK(forward.attention_row(l, 0, 0).size() == tokens.size());
+}
+
+void check_gpt2_folder(const std::uint8_t* data, std::size_t size) {
+  const std::string folder = write_folder(data, size);
+  if (folder.empty()) return;
   attnviz::Result<attnviz::Transformer> model = attnviz::load_hf_gpt2(folder);
   if (!model) {
     FUZZ_CHECK(starts_with(model.error(), folder));
@@ -147,7 +194,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   if (data[0] % 2 == 0)
     check_safetensors(data + 1, size - 1);
-  else
+  else if (data[0] % 4 == 1)
     check_gpt2_folder(data + 1, size - 1);
+  else
+    check_bert_folder(data + 1, size - 1);
   return 0;
 }

@@ -226,6 +226,58 @@ config, tensors = tiny_gpt2("F16")
 write("fuzz_safetensors", "gpt2_config_disagrees", gpt2_input(config.replace(b'"n_embd": 4', b'"n_embd": 8'), tensors))
 write("fuzz_safetensors", "gpt2_config_not_json", gpt2_input(b'{"n_embd": 4,', tensors))
 
+
+
+def tiny_bert(dtype="F32", layout="masked-lm", d=4, layers=1, vocab=7, positions=5, inner=6):
+    """A BERT folder's config and tensors: BertModel's names, or BertForMaskedLM's with "bert."
+    and the MLM head (nn.Linear's (out, in) shapes)."""
+    prefix = "bert." if layout == "masked-lm" else ""
+    shapes = [(prefix + "embeddings.word_embeddings.weight", [vocab, d]),
+              (prefix + "embeddings.position_embeddings.weight", [positions, d]),
+              (prefix + "embeddings.token_type_embeddings.weight", [2, d]),
+              (prefix + "embeddings.LayerNorm.weight", [d]), (prefix + "embeddings.LayerNorm.bias", [d])]
+    for i in range(layers):
+        at = f"{prefix}encoder.layer.{i}."
+        for part in ("query", "key", "value"):
+            shapes += [(at + f"attention.self.{part}.weight", [d, d]),
+                       (at + f"attention.self.{part}.bias", [d])]
+        shapes += [(at + "attention.output.dense.weight", [d, d]), (at + "attention.output.dense.bias", [d]),
+                   (at + "attention.output.LayerNorm.weight", [d]), (at + "attention.output.LayerNorm.bias", [d]),
+                   (at + "intermediate.dense.weight", [inner, d]), (at + "intermediate.dense.bias", [inner]),
+                   (at + "output.dense.weight", [d, inner]), (at + "output.dense.bias", [d]),
+                   (at + "output.LayerNorm.weight", [d]), (at + "output.LayerNorm.bias", [d])]
+    if layout == "masked-lm":
+        shapes += [("cls.predictions.transform.dense.weight", [d, d]),
+                   ("cls.predictions.transform.dense.bias", [d]),
+                   ("cls.predictions.transform.LayerNorm.weight", [d]),
+                   ("cls.predictions.transform.LayerNorm.bias", [d]), ("cls.predictions.bias", [vocab])]
+    tensors = []
+    for k, (name, shape) in enumerate(shapes):
+        count = 1
+        for n in shape:
+            count *= n
+        tensors.append((name, dtype, shape, values(dtype, count, k)))
+    config = {"model_type": "bert", "hidden_size": d, "num_attention_heads": 2,
+              "num_hidden_layers": layers, "intermediate_size": inner, "vocab_size": vocab,
+              "max_position_embeddings": positions, "type_vocab_size": 2, "hidden_act": "gelu"}
+    return json.dumps(config).encode(), tensors
+
+
+def bert_input(config, tensors):
+    return b"\x03" + struct.pack("<H", len(config)) + config + safetensors(tensors)
+
+
+for dtype in ("F32", "F16", "BF16"):
+    for layout in ("model", "masked-lm"):
+        config, tensors = tiny_bert(dtype, layout)
+        write("fuzz_safetensors", f"bert_{dtype.lower()}_{layout}", bert_input(config, tensors))
+config, tensors = tiny_bert("F32", layers=2)
+tensors.append(("cls.predictions.decoder.weight", "F32", [7, 4], tensors[0][3]))
+write("fuzz_safetensors", "bert_two_layers_decoder", bert_input(config, tensors))
+config, tensors = tiny_bert("F32")
+write("fuzz_safetensors", "bert_config_disagrees",
+      bert_input(config.replace(b'"hidden_size": 4', b'"hidden_size": 8'), tensors))
+
 SAFETENSORS = {
     "one_f32": safetensors([("w", "F32", [2, 2], struct.pack("<4f", 1.5, -2, 0.25, 3))],
                            {"format": "pt"}),

@@ -1,0 +1,101 @@
+// The models trained here for issue 38, as the engine reads them (not as their training scripts
+// measured them): gpt2-web's tokens per word on everyday sentences, and its previous-token and
+// induction heads found by the engine's detectors on text it never saw (the Gospel of Mark).
+#include "core/models/head_roles.hpp"
+#include "core/models/model.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace attnviz {
+namespace {
+
+std::string shipped(const char* name) {
+  return (std::filesystem::path(ATTNVIZ_SOURCE_DIR) / "assets/models" / name).string();
+}
+
+// Mark 1:1–5 in the World English Bible (114 tokens for gpt2-web, whose context is 128): a book
+// neither model was trained on.
+constexpr const char* kMark =
+    "The beginning of the Good News of Jesus Christ, the Son of God. As it is written in the "
+    "prophets, \"Behold, I send my messenger before your face, who will prepare your way before "
+    "you: the voice of one crying in the wilderness, 'Make ready the way of the Lord! Make his "
+    "paths straight!'\" John came baptizing in the wilderness and preaching the baptism of "
+    "repentance for forgiveness of sins. All the country of Judea and all those of Jerusalem went "
+    "out to him. They were baptized by him in the Jordan river, confessing their sins.";
+
+// Sentences of everyday English in no Bible (train_gpt2.py's EVERYDAY_SENTENCES).
+const std::vector<std::string> kEveryday = {
+    "The teacher asked the students to open their books.",
+    "My sister bought a new bicycle last week.",
+    "We walked to the park after dinner and played until it was dark.",
+    "Please close the window because it is cold outside.",
+    "The children laughed when the dog chased its tail.",
+    "He wrote a short letter to his friend in another city.",
+    "She was tired, so she went to bed early.",
+    "The train was late, and the passengers waited on the platform.",
+    "I think the answer to the question is in the second chapter.",
+    "They planted trees along the road in the spring.",
+};
+
+int words_in(const std::string& text) {
+  std::istringstream in(text);
+  int count = 0;
+  for (std::string word; in >> word;) ++count;
+  return count;
+}
+
+Model open(const char* name) {
+  Result<Model> model = open_model(shipped(name));
+  REQUIRE_MESSAGE(model.ok(), model.error());
+  return std::move(*model);
+}
+
+const HeadScores& strongest(const std::vector<HeadScores>& heads, HeadRole role) {
+  return *std::max_element(heads.begin(), heads.end(), [role](const auto& a, const auto& b) {
+    return a.score(role) < b.score(role);
+  });
+}
+
+}  // namespace
+
+TEST_CASE("gpt2-web reads everyday English as words: about 1.3 tokens a word") {
+  const Model model = open("gpt2-web");
+  int tokens = 0, words = 0;
+  for (const std::string& sentence : kEveryday) {
+    Result<std::vector<ModelToken>> read = model.tokenizer.tokenize(sentence);
+    REQUIRE(read.ok());
+    tokens += static_cast<int>(read->size());
+    words += words_in(sentence);
+  }
+  const double per_word = static_cast<double>(tokens) / words;
+  MESSAGE("gpt2-web: " << tokens << " tokens for " << words << " words: " << per_word);
+  CHECK(per_word <= 1.35);
+}
+
+TEST_CASE("gpt2-web on Mark: a previous-token head and induction heads that need it") {
+  const Model model = open("gpt2-web");
+  Result<HeadRoleProbe> probe = role_probe(model, kMark);
+  REQUIRE_MESSAGE(probe.ok(), probe.error());
+  Result<std::vector<HeadScores>> heads = detect_head_roles(model.transformer, *probe);
+  REQUIRE_MESSAGE(heads.ok(), heads.error());
+  const HeadScores& previous = strongest(*heads, HeadRole::PreviousToken);
+  const HeadScores& induction = strongest(*heads, HeadRole::Induction);
+  MESSAGE("previous-token: layer " << previous.layer << " head " << previous.head << " "
+                                   << previous.score(HeadRole::PreviousToken)
+                                   << "; induction: " << induction.layer << "." << induction.head
+                                   << " " << induction.score(HeadRole::Induction));
+  CHECK(previous.score(HeadRole::PreviousToken) >= 0.5f);
+  CHECK(previous.role == HeadRole::PreviousToken);
+  CHECK(induction.score(HeadRole::Induction) >= 0.3f);
+  CHECK(induction.layer > previous.layer);  // the circuit: the copier reads what the other wrote
+  // A decoder has no next-token head: its query never sees the key after it.
+  CHECK(strongest(*heads, HeadRole::NextToken).score(HeadRole::NextToken) == 0.0f);
+}
+
+}  // namespace attnviz
