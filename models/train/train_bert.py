@@ -21,6 +21,9 @@ What it does, in order (every step logged to OUT/train.log):
      decoder tied to the word embeddings plus a bias). Weights start as BERT's (N(0, 0.02²)),
      but for the position embeddings, which start as sinusoids of root mean square 0.3 (see
      sinusoids(): an encoder learns to use positions only after a plateau, which they shorten).
+     Context 64 tokens (a class's sentence, or a pair of them): with 128, a full run still
+     attended to no position after 750 steps; a small version (d 128, 4 layers, vocabulary
+     2,048) at 64 reached a previous-token score of 0.51 and next-token 0.44 by step 1,300.
   4. Data: windows of consecutive verses as [CLS] A [SEP], or as a pair [CLS] A [SEP] B [SEP]
      (token type 1 on B) half the time; 15% of the ordinary tokens chosen for the loss, of which
      80% become [MASK], 10% a random token and 10% stay.
@@ -449,7 +452,8 @@ def format_scores(scores):
 
 
 def main():
-    parser = training_run.parser(__doc__.split("\n")[0], steps=4000, batch=32, d_model=192,
+    parser = training_run.parser(__doc__.split("\n")[0], steps=4000, batch=32, context=64,
+                                 d_model=192,
                                  layers=4, heads=6, vocab_size=8192, lr=1e-3, warmup=250,
                                  eval_every=250)
     args = parser.parse_args()

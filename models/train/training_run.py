@@ -14,14 +14,14 @@ import blas_setup  # models/train/blas_setup.py, beside this script
 
 
 def parser(description, *, steps, batch, d_model, layers, heads, vocab_size, lr, warmup,
-           eval_every):
+           eval_every, context=128):
     """The options every training script takes, with the script's defaults (the model it makes)."""
     options = argparse.ArgumentParser(description=description)
     options.add_argument("--out", required=True, help="the model folder to write")
     options.add_argument("--seed", type=int, default=1234)
     options.add_argument("--steps", type=int, default=steps)
     options.add_argument("--batch", type=int, default=batch)
-    options.add_argument("--context", type=int, default=128)
+    options.add_argument("--context", type=int, default=context)
     options.add_argument("--d-model", type=int, default=d_model)
     options.add_argument("--layers", type=int, default=layers)
     options.add_argument("--heads", type=int, default=heads)
