@@ -17,10 +17,22 @@
 #include <cmath>
 #include <cstdlib>
 #include <optional>
+#include <span>
 #include <string>
 
 namespace attnviz::app {
 namespace {
+
+// The special tokens of a text, each once, as the views name them: "[CLS], [SEP]".
+std::string special_names(std::span<const ModelToken> tokens) {
+  std::vector<std::string> names;
+  for (const ModelToken& token : tokens)
+    if (token.special && std::find(names.begin(), names.end(), token.shown) == names.end())
+      names.push_back(token.shown);
+  std::string joined;
+  for (const std::string& name : names) joined += (joined.empty() ? "" : ", ") + name;
+  return joined.empty() ? "none in this text" : joined;
+}
 
 // A sentence field: its own undo (Ctrl+Z and Ctrl+Shift+Z or Ctrl+Y go back and forth a word or
 // a burst at a time, app/session/text_undo.hpp, not ImGui's character at a time), and the text as
@@ -223,6 +235,14 @@ class InputPanel final : public Panel {
                        context.text_escapes))
       context.edits.push(edits::set_target(target_field_.sentence));
     note_sentence_field(state);
+    if (run.can(Capability::SentencePairs) && state.document.scenario().model()) {
+      // BERT reads a pair as [CLS] A [SEP] B [SEP]: the second sentence, optional.
+      text_wrapped_at_spaces("Second sentence (B), optional", ImGui::GetContentRegionAvail().x);
+      ImGui::SetNextItemWidth(-1);
+      if (sentence_field("##text_b", "a second sentence", state.document.scenario().model()->text_b,
+                         text_b_field_, context.text_escapes))
+        context.edits.push(edits::set_text_b(text_b_field_.sentence));
+    }
     draw_token_chips(state, context, state.pipeline().target(), state.pipeline().target_sources(),
                      Side::Query);
     // Special tokens (<s>) soak up attention and darken the rest: the views may leave them out.
@@ -239,8 +259,8 @@ class InputPanel final : public Panel {
             "Leave the model's special tokens (%s) out of the attention views: "
             "they take much of the attention and darken the rest. The model still "
             "reads them; a head's output is then shown as the sum over the tokens "
-            "shown.",
-            has_special ? "<s>, <|endoftext|>" : "none in this text");
+            "shown, and each row's weights no longer add up to 1.",
+            special_names(tokens).c_str());
       if (run.hides_tokens()) {
         ImGui::SameLine();
         ImGui::TextDisabled("(%zu hidden)",
@@ -471,7 +491,7 @@ class InputPanel final : public Panel {
       ImGui::SetTooltip("replace every weight by values drawn from the seed");
   }
 
-  SentenceField target_field_, source_field_;
+  SentenceField target_field_, source_field_, text_b_field_;
   bool renaming_ = false;  // the title is being typed
   int rename_frames_ = 0;
   std::string title_text_;

@@ -36,14 +36,20 @@ struct RoleLabel {
   const char* tiny;
   const char* meaning;
 };
-constexpr std::array<RoleLabel, 7> kRoleLabels = {{
+constexpr std::array<RoleLabel, 9> kRoleLabels = {{
     {HeadRole::Induction, "induction", "ind",
      "induction: on a repeated sequence it attends to the token after the earlier copy of the "
      "current one (and so helps predict what came next last time)"},
     {HeadRole::PreviousToken, "previous", "prev",
      "previous-token: attends to the token just before"},
+    {HeadRole::NextToken, "next", "next",
+     "next-token: attends to the token just after (only an encoder can: in a decoder a token "
+     "never sees the one after it)"},
     {HeadRole::FirstToken, "first/sink", "sink",
      "first-token (a sink): puts its weight on the first token when it has nothing better to do"},
+    {HeadRole::SpecialToken, "[CLS]/[SEP]", "spec",
+     "special-token: puts its weight on BERT's [CLS] and [SEP], a place to rest when nothing "
+     "else matters"},
     {HeadRole::Self, "self", "self", "self: attends to the token itself"},
     {HeadRole::Broad, "broad", "broad", "broad: spreads its weight over many tokens"},
     {HeadRole::Positional, "positional", "pos",
@@ -60,9 +66,10 @@ const RoleLabel& label_of(HeadRole role) {
 // A tile shows a model's α pooled to at most this many cells across (app/view/attention_pool.hpp).
 constexpr int kMostCellsAcross = 64;
 
-constexpr std::array<HeadRole, 7> kFilterRoles = {
-    HeadRole::Induction, HeadRole::PreviousToken, HeadRole::FirstToken, HeadRole::Self,
-    HeadRole::Broad,     HeadRole::Positional,    HeadRole::Mixed};
+constexpr std::array<HeadRole, 9> kFilterRoles = {
+    HeadRole::Induction,  HeadRole::PreviousToken, HeadRole::NextToken,
+    HeadRole::FirstToken, HeadRole::SpecialToken,  HeadRole::Self,
+    HeadRole::Broad,      HeadRole::Positional,    HeadRole::Mixed};
 
 class ModelPanel final : public Panel {
  public:
@@ -341,11 +348,20 @@ class ModelPanel final : public Panel {
         ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
         ImGui::TextUnformatted(label_of(scores->role).meaning);
         ImGui::PopTextWrapPos();
-        ImGui::TextDisabled(
-            "induction %.2f  previous %.2f  first %.2f  self %.2f  broad %.2f  positional %.2f",
-            scores->score(HeadRole::Induction), scores->score(HeadRole::PreviousToken),
-            scores->score(HeadRole::FirstToken), scores->score(HeadRole::Self),
-            scores->score(HeadRole::Broad), scores->score(HeadRole::Positional));
+        if (run.stacks().front().kind == StackKind::Self)  // an encoder: next and special too
+          ImGui::TextDisabled(
+              "previous %.2f  next %.2f  first %.2f  [CLS]/[SEP] %.2f  self %.2f  broad %.2f  "
+              "positional %.2f",
+              scores->score(HeadRole::PreviousToken), scores->score(HeadRole::NextToken),
+              scores->score(HeadRole::FirstToken), scores->score(HeadRole::SpecialToken),
+              scores->score(HeadRole::Self), scores->score(HeadRole::Broad),
+              scores->score(HeadRole::Positional));
+        else
+          ImGui::TextDisabled(
+              "induction %.2f  previous %.2f  first %.2f  self %.2f  broad %.2f  positional %.2f",
+              scores->score(HeadRole::Induction), scores->score(HeadRole::PreviousToken),
+              scores->score(HeadRole::FirstToken), scores->score(HeadRole::Self),
+              scores->score(HeadRole::Broad), scores->score(HeadRole::Positional));
       }
       if (changes)
         ImGui::TextDisabled("click: show it in every view \xc2\xb7 right-click: change it");

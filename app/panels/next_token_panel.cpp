@@ -5,6 +5,7 @@
 #include "app/panels/panel.hpp"
 #include "app/panels/registry.hpp"
 #include "app/panels/theme.hpp"
+#include "app/panels/token_candidates.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/view/memo.hpp"
 #include "core/base/float_text.hpp"
@@ -169,8 +170,6 @@ class NextTokenPanel final : public Panel {
   }
 
   void draw_candidates(const AppState& state, const Run& model) {
-    const Palette& colours = palette(state.ui.theme);
-    const float font = ImGui::GetFontSize();
     ImGui::Spacing();
     if (candidates_.empty()) {
       if (not_finite_)
@@ -182,38 +181,8 @@ class NextTokenPanel final : public Panel {
         ImGui::TextDisabled("no distribution: check the settings");
       return;
     }
-    ImDrawList* list = ImGui::GetWindowDrawList();
-    const float token_w = font * 8.0f;
-    state.frame.layout.labels_of(view::ViewId::NextToken)
-        .add(static_cast<int>(candidates_.size()), static_cast<int>(candidates_.size()), font,
-             false);
-    const float bar_w =
-        std::max(font * 4.0f, ImGui::GetContentRegionAvail().x - token_w - font * 5.0f);
-    for (const Candidate& candidate : candidates_) {
-      const std::string shown =
-          state.frame.visual_text(model.trained_model()->tokenizer.shown(candidate.token));
-      const ImVec2 p = ImGui::GetCursorScreenPos();
-      const float line = ImGui::GetTextLineHeightWithSpacing();
-      list->AddRectFilled(p, ImVec2(p.x + token_w - font * 0.4f, p.y + line - 2.0f), colours.chip,
-                          font * 0.2f);
-      const std::string fitted = fit_text(shown, token_w - font * 0.8f);
-      list->AddText(ImVec2(p.x + font * 0.2f, p.y), colours.text, fitted.c_str());
-      const float x = p.x + token_w;
-      const float filled = bar_w * std::clamp(candidate.probability, 0.0f, 1.0f);
-      list->AddRectFilled(ImVec2(x, p.y + 2.0f), ImVec2(x + filled, p.y + line - 3.0f),
-                          colours.highlight);
-      list->AddRect(ImVec2(x, p.y + 2.0f), ImVec2(x + bar_w, p.y + line - 3.0f), colours.grid);
-      char percent[24];
-      std::snprintf(percent, sizeof percent, "%s%%",
-                    view::format_number(candidate.probability * 100.0f, 1).c_str());
-      list->AddText(ImVec2(x + bar_w + font * 0.4f, p.y), colours.text, percent);
-      ImGui::Dummy(ImVec2(token_w + bar_w + font * 4.0f, line));
-      if (ImGui::IsItemHovered())
-        ImGui::SetTooltip(
-            "token %d \"%s\": logit %s, probability %s", candidate.token, shown.c_str(),
-            view::format_number(logits_[static_cast<std::size_t>(candidate.token)], 2).c_str(),
-            view::format_number(candidate.probability, 4).c_str());
-    }
+    draw_token_candidates(state, model.trained_model()->tokenizer, candidates_, logits_,
+                          view::ViewId::NextToken);
   }
 
   void draw_step(const AppState& state, PanelContext& context, const Run& model, int position) {

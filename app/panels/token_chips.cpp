@@ -40,7 +40,8 @@ void chip_tooltip(const char* label, const Token& token, EmbeddingSource source,
 }  // namespace
 
 void draw_token_chips(const AppState& state, PanelContext& context, const Tokenization& tokens,
-                      const std::vector<EmbeddingSource>& sources, Side side) {
+                      const std::vector<EmbeddingSource>& sources, Side side,
+                      const std::function<void(int index)>& on_click) {
   const Palette& colours = palette(state.ui.theme);
   ImDrawList* draw_list = ImGui::GetWindowDrawList();
   const float font = ImGui::GetFontSize();
@@ -62,7 +63,10 @@ void draw_token_chips(const AppState& state, PanelContext& context, const Tokeni
       state.frame.hovered_next = {side, index};
       if (i < sources.size()) chip_tooltip(label, token, sources[i], index, side);
     }
-    if (ImGui::IsItemClicked() && side == Side::Query) context.selection.query = index;
+    if (ImGui::IsItemClicked() && on_click)
+      on_click(index);
+    else if (ImGui::IsItemClicked() && side == Side::Query)
+      context.selection.query = index;
     const bool highlighted =
         side == Side::Query ? state.highlights_query(index) : state.highlights_key(index);
     const bool selected = side == Side::Query && state.selection.query == index;

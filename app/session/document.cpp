@@ -106,6 +106,13 @@ void Document::set_hide_special_tokens(bool hide) {
   ++version_;
 }
 
+void Document::set_text_b(const std::string& text) {
+  ModelSpec* model = scenario_.edit_model();
+  if (!model || model->text_b == text) return;
+  model->text_b = text;
+  ++version_;
+}
+
 void Document::set_mask_pattern(std::optional<MaskPattern> pattern) {
   OneLayerSpec* one = scenario_.edit_one_layer();
   if (!one) return;

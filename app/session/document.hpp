@@ -96,6 +96,8 @@ class Document {
   void clear_interventions();
   // Whether the attention views leave out the model's special tokens (ModelSpec).
   void set_hide_special_tokens(bool hide);
+  // An encoder's second sentence (ModelSpec::text_b; empty: none).
+  void set_text_b(const std::string& text);
   // One weight of the model (ModelWeightEdit: W_K and W_V by key/value head); a value that is not
   // finite is no edit. The weights on disk are never written: the scenario records the change.
   void set_model_weight(const ModelWeightEdit& edit);

@@ -183,6 +183,11 @@ Edit set_hide_special_tokens(bool hide) {
           [hide](Document& document) { document.set_hide_special_tokens(hide); }};
 }
 
+Edit set_text_b(std::string text) {
+  return {text.empty() ? "remove the second sentence" : "edit the second sentence",
+          [text = std::move(text)](Document& document) { document.set_text_b(text); }};
+}
+
 Edit set_model_weight(const ModelWeightEdit& edit) {
   return {
       "edit " + std::string(to_string(edit.matrix)) + " of " + layer_head(edit.layer, edit.head),

@@ -16,6 +16,7 @@
 #include "app/session/status_line.hpp"
 #include "app/shell/command_table.hpp"
 #include "app/shell/shell.hpp"
+#include "core/models/model.hpp"
 
 namespace attnviz::app {
 namespace {
@@ -71,12 +72,23 @@ void draw_cover() {
   ImGui::PopTextWrapPos();
 }
 
-// The views a window shows: a panel's own view, or for the centre every centre view; in the
-// order of core/figures/views.hpp.
+// Whether a view has a place for this run: a view that takes another's place only where the run
+// can show it, and the view it replaces only where it cannot (core/figures/views.hpp).
+bool has_place(const view::ViewInfo& info, const Run& run) {
+  if (info.takes_place_of != view::ViewId::Count) return run.capabilities().has_all(info.needs);
+  for (const view::ViewInfo& other : view::kViews)
+    if (other.takes_place_of == info.id && run.capabilities().has_all(other.needs)) return false;
+  return true;
+}
+
+// The views a window shows: a panel's own view, or for the centre every centre view that has a
+// place for this run; in the order of core/figures/views.hpp.
 std::vector<const HostedPanel*> views_of(const Shell& shell, const std::vector<view::Slot>& slots) {
   std::vector<const HostedPanel*> views;
+  const Run& run = shell.state.pipeline().current();
   for (const HostedPanel& hosted : shell.panels)
-    if (std::find(slots.begin(), slots.end(), hosted.view->slot) != slots.end())
+    if (std::find(slots.begin(), slots.end(), hosted.view->slot) != slots.end() &&
+        has_place(*hosted.view, run))
       views.push_back(&hosted);
   return views;
 }
@@ -138,7 +150,20 @@ view::ViewId active_view(Shell& shell, const std::vector<const HostedPanel*>& vi
     return std::any_of(views.begin(), views.end(),
                        [&](const HostedPanel* hosted) { return hosted->view->id == id; });
   };
-  if (shell.requested_tab && holds(*shell.requested_tab)) return *shell.requested_tab;
+  // A view asked for (a lesson's, --view) whose place another takes for this run: that one.
+  const auto in_place_of = [&](view::ViewId id) {
+    for (const view::ViewInfo& other : view::kViews)
+      if (other.takes_place_of == id && holds(other.id)) return other.id;
+    for (const view::ViewInfo& other : view::kViews)  // and back
+      if (other.id == id && other.takes_place_of != view::ViewId::Count && !holds(id) &&
+          holds(other.takes_place_of))
+        return other.takes_place_of;
+    return id;
+  };
+  if (shell.requested_tab && holds(in_place_of(*shell.requested_tab)))
+    return in_place_of(*shell.requested_tab);
+  if (!holds(state.ui.center_view) && holds(in_place_of(state.ui.center_view)))
+    return in_place_of(state.ui.center_view);
   std::optional<view::ViewId>& remembered = shell.window_tab[static_cast<std::size_t>(first_slot)];
   const bool centre_changed = state.ui.center_view != shell.centre_view_shown;
   if (holds(state.ui.center_view) && (centre_changed || !remembered || !holds(*remembered)))
@@ -149,9 +174,21 @@ view::ViewId active_view(Shell& shell, const std::vector<const HostedPanel*>& vi
 
 // In place of a view whose needs the run lacks (core/figures/views.hpp): what it shows, and
 // where to look instead.
-void draw_needs_note(const view::ViewInfo& info) {
+void draw_needs_note(const view::ViewInfo& info, const Run& run) {
   std::string note;
-  if (info.needs.has(Capability::EditableParameters)) {
+  const Model* model = run.trained_model();
+  if (model && info.needs.has(Capability::PredictsNextToken) &&
+      !run.can(Capability::PredictsNextToken)) {
+    note = std::string(info.short_title) + " reads a model's guesses for the next token, and " +
+           model->name +
+           " is an encoder (it sees the words on both sides and guesses a hidden one: Fill "
+           "the mask). Open a decoder such as gpt2-web from the Models menu to see it.";
+  } else if (model && info.needs.has(Capability::FillsMask) && !run.can(Capability::FillsMask)) {
+    note = std::string(info.short_title) +
+           " needs an encoder with its masked-language-model "
+           "head (such as bert-web): " +
+           model->name + " has none.";
+  } else if (info.needs.has(Capability::EditableParameters)) {
     note = std::string(info.short_title) +
            " shows the one-layer teaching model: a real model's is not in this version. Its "
            "attention is in Heatmaps, Model, Next token, Neuron, Compare, Arrows and Output. "
@@ -183,7 +220,7 @@ void draw_window(Shell& shell, PanelContext& context, const view::DashboardWindo
         slot != view::Slot::Lesson)
       draw_cover();
     else if (!view::view_shows(*hosted.view, state.pipeline().current().capabilities())) {
-      draw_needs_note(*hosted.view);
+      draw_needs_note(*hosted.view, state.pipeline().current());
       state.frame.values.append("views_lacking", std::string(hosted.view->name));
     } else {
       hosted.panel->draw_content(state, context);

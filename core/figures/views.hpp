@@ -64,6 +64,7 @@ enum class ViewId {
   Compare,
   Model,
   NextToken,
+  FillMask,
   Layers,
   Cheaper,
   Arrows,
@@ -82,6 +83,9 @@ struct ViewInfo {
   // What the run must be able to do for the view to show it (core/base/capabilities.hpp): a
   // view whose needs the run lacks says so in its place.
   Capabilities needs{};
+  // A view that takes another's place (Fill the mask for Next token): where the run has this
+  // view's needs, its tab replaces the other's; elsewhere it has no tab. Count: none.
+  ViewId takes_place_of = ViewId::Count;
 };
 
 // In ViewId order, which is the View menu's order and the order in which the panels are drawn:
@@ -104,6 +108,14 @@ inline constexpr std::array<ViewInfo, kViewCount> kViews = {{
      Slot::Centre,
      true,
      {Capability::PredictsNextToken}},
+    {ViewId::FillMask,
+     "fill",
+     "Fill the mask",
+     "Fill",
+     Slot::Centre,
+     true,
+     {Capability::FillsMask},
+     ViewId::NextToken},
     {ViewId::Layers,
      "layers",
      "Across layers",

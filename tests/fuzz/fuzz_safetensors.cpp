@@ -114,8 +114,8 @@ void check_views(const attnviz::Transformer& model) {
   finite_matrix(w.head_transform);
   finite_matrix(w.unembedding);
   for (const attnviz::VectorView* v :
-       {&w.final_norm_weight, &w.final_norm_bias, &w.embedding_norm_weight,
-        &w.embedding_norm_bias, &w.head_transform_bias, &w.unembedding_bias})
+       {&w.final_norm_weight, &w.final_norm_bias, &w.embedding_norm_weight, &w.embedding_norm_bias,
+        &w.head_transform_bias, &w.unembedding_bias})
     finite_vector(*v);
   for (const attnviz::TransformerLayer& l : w.layers) {
     for (const attnviz::MatrixView* m : {&l.query, &l.key, &l.value, &l.output, &l.up, &l.down})

@@ -28,11 +28,12 @@ TEST_CASE("slot names are the --panels names, and parse back") {
 
 TEST_CASE("the centre tabs are the --view names, in the tab bar's order") {
   CHECK(centre_view_names() ==
-        "heatmaps, pipeline, neuron, geometry, compare, model, next, layers, cheaper");
+        "heatmaps, pipeline, neuron, geometry, compare, model, next, fill, layers, cheaper");
   CHECK(centre_view_names(", ", " or ") ==
-        "heatmaps, pipeline, neuron, geometry, compare, model, next, layers or cheaper");
-  CHECK(centre_view_names(" | ", " | ") ==
-        "heatmaps | pipeline | neuron | geometry | compare | model | next | layers | cheaper");
+        "heatmaps, pipeline, neuron, geometry, compare, model, next, fill, layers or cheaper");
+  CHECK(
+      centre_view_names(" | ", " | ") ==
+      "heatmaps | pipeline | neuron | geometry | compare | model | next | fill | layers | cheaper");
   CHECK(parse_centre_view("pipeline") == ViewId::Pipeline);
   CHECK(parse_centre_view("heatmaps") == ViewId::Heatmaps);
   CHECK_FALSE(parse_centre_view("input"));  // a view, but not a tab
@@ -49,7 +50,8 @@ TEST_CASE("views: unique names and titles, the View menu's order, every slot dra
     CHECK(row.centre_tab == (row.slot == Slot::Centre));
   }
   CHECK(menu ==
-        "lesson input weights heatmaps pipeline neuron geometry compare model next layers cheaper "
+        "lesson input weights heatmaps pipeline neuron geometry compare model next fill layers "
+        "cheaper "
         "arrows output ");
   CHECK(std::string(view_info(ViewId::Arrows).title) ==
         "Arrows: each query \xe2\x86\x92 the keys it attends to");

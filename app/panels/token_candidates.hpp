@@ -1,0 +1,24 @@
+// A model's likeliest tokens as a list of bars (the Next token and Fill the mask views): each
+// token as a chip, its probability as a bar and a percentage; hovering a line says the token's
+// id, logit and probability.
+#pragma once
+
+#include "app/session/app_state.hpp"
+#include "core/figures/views.hpp"
+#include "core/models/sampling.hpp"
+
+#include <span>
+
+namespace attnviz {
+class ModelTokenizer;
+}
+
+namespace attnviz::app {
+
+// `logits`: the whole vocabulary's (the hover reads a candidate's); `view` counts the lines as
+// the labels it wrote (the layout JSON).
+void draw_token_candidates(const AppState& state, const ModelTokenizer& tokenizer,
+                           std::span<const Candidate> candidates, std::span<const float> logits,
+                           view::ViewId view);
+
+}  // namespace attnviz::app
