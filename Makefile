@@ -85,7 +85,8 @@ valgrind: deps-test
 # (tests/bench/torch_compare.py), BENCH_THREADS threads each (default 1), keeping each side's
 # best median of BENCH_ROUNDS alternating rounds (default 3, as in docs/performance.md), then a
 # GPT-2-small-shaped model's forward pass against torch's, one thread each, at the best OpenBLAS
-# core type (tests/bench/model_compare.py; writes a 500 MB model into BUILD_DIR once). About ten minutes.
+# core type (tests/bench/model_compare.py; writes a 500 MB model into BUILD_DIR once), and a
+# bert-base-shaped encoder's (tests/bench/bert_compare.py; a 440 MB model). About fifteen minutes.
 BENCH_THREADS ?= 1
 BENCH_ROUNDS ?= 3
 bench:
@@ -95,6 +96,7 @@ bench:
 	$(BUILD_DIR)/attnviz_micro_benchmarks --benchmark_min_time=0.2
 	/usr/bin/python3 tests/bench/torch_compare.py --cli $(BUILD_DIR)/attnviz-cli --threads $(BENCH_THREADS) --rounds $(BENCH_ROUNDS)
 	/usr/bin/python3 tests/bench/model_compare.py --cli $(BUILD_DIR)/attnviz-cli --build-dir $(BUILD_DIR) --rounds $(BENCH_ROUNDS)
+	/usr/bin/python3 tests/bench/bert_compare.py --cli $(BUILD_DIR)/attnviz-cli --build-dir $(BUILD_DIR) --rounds $(BENCH_ROUNDS)
 
 # Style. The check is a test of `make test` (tests/tools/check_format.sh); this formats in place.
 format:

@@ -20,7 +20,12 @@ Usage:
   /usr/bin/python3 tests/oracle/write_tiny_bert.py OUT_DIR [--seed 1] [--dtype F32|F16|BF16]
       [--layout model|masked-lm] [--decoder] [--untied] [--old-norm-names] [--d-model 16]
       [--heads 4] [--layers 2] [--positions 24] [--types 2] [--inner N] [--scale 0.3]
-      [--hidden-act gelu]
+      [--hidden-act gelu] [--vocab N]
+
+A bert-base-uncased shape (110 M parameters, about 440 MB of F32), as tests/bench/bert_compare.py
+writes it:
+  write_tiny_bert.py OUT --d-model 768 --heads 12 --layers 12 --positions 512 --vocab 30522
+      --scale 0.02
 
 The vocabulary (vocab.txt) is fixed: [PAD] [UNK] [CLS] [SEP] [MASK], then TINY_WORDS (whole
 words and "##" pieces), lower case.
@@ -94,8 +99,11 @@ def tiny_bert(seed=1, d_model=16, heads=4, layers=2, positions=24, types=2, inne
     return config, w, head, pooler
 
 
-def write_vocab(out):
-    (out / "vocab.txt").write_text("".join(t + "\n" for t in TINY_VOCAB), encoding="utf-8")
+def write_vocab(out, size=len(TINY_VOCAB)):
+    """TINY_VOCAB, then "[unused0]", "[unused1]", ... up to `size` tokens (as BERT's own
+    vocabulary keeps unused slots)."""
+    tokens = TINY_VOCAB + [f"[unused{i}]" for i in range(max(0, size - len(TINY_VOCAB)))]
+    (out / "vocab.txt").write_text("".join(t + "\n" for t in tokens), encoding="utf-8")
     config = {"do_lower_case": True, "tokenizer_class": "BertTokenizer"}
     (out / "tokenizer_config.json").write_text(json.dumps(config) + "\n", encoding="utf-8")
 
@@ -131,7 +139,7 @@ def write_tiny_bert(out_dir, seed=1, dtype="F32", layout="masked-lm", decoder=Fa
                     np.arange(positions, dtype=np.int64).reshape(1, positions)))
     write_safetensors(out / "model.safetensors", tensors)
     (out / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-    write_vocab(out)
+    write_vocab(out, config["vocab_size"])
     return config
 
 
@@ -174,6 +182,8 @@ def main(argv=None):
     parser.add_argument("--inner", type=int, default=None)
     parser.add_argument("--scale", type=float, default=0.3)
     parser.add_argument("--hidden-act", default="gelu")
+    parser.add_argument("--vocab", type=int, default=len(TINY_VOCAB),
+                        help="vocab_size: the fixed words, then [unused] slots")
     args = parser.parse_args(argv)
     if args.d_model % args.heads:
         parser.error("--d-model must be a multiple of --heads")
@@ -181,7 +191,7 @@ def main(argv=None):
                     decoder=args.decoder, untied=args.untied, old_norm_names=args.old_norm_names,
                     d_model=args.d_model, heads=args.heads, layers=args.layers,
                     positions=args.positions, types=args.types, inner=args.inner,
-                    scale=args.scale, hidden_act=args.hidden_act)
+                    scale=args.scale, hidden_act=args.hidden_act, vocab=args.vocab)
     return 0
 
 
