@@ -205,11 +205,11 @@ std::vector<int> token_types(std::span<const ModelToken> tokens) {
 }
 
 std::string_view default_role_text(const Model& model) {
-  if (model.transformer.config().architecture == "bert")  // the Gospel of Mark, 1:9–11 (WEB)
+  if (model.transformer.config().architecture ==
+      "bert")  // Mark 1:9–10 (WEB): 46 tokens of bert-web
     return "In those days, Jesus came from Nazareth of Galilee, and was baptized by John in the "
            "Jordan. Immediately coming up from the water, he saw the heavens parting, and the "
-           "Spirit descending on him like a dove. A voice came out of the sky, \"You are my "
-           "beloved Son, in whom I am well pleased.\"";
+           "Spirit descending on him like a dove.";
   return model.transformer.config().architecture == "llama"
              ? "Once upon a time, there was a little girl named Lily. She loved to play outside in "
                "the park with her friends. One day, she saw a big red ball."

@@ -14,7 +14,9 @@ intermediate, 1e-3 for the logits, and the same argmax.
 Cases: tiny random GPT-2 folders (write_tiny_gpt2.py; F32, F16, BF16; names prefixed with
 "transformer." or not) with a byte-level BPE vocabulary written here; the shipped gpt2-kjv-tiny on
 a few sentences; ablations (--ablate L.H against the reference with that head's output zeroed, and
-the logits must move); stories260K (llama2.c, grouped-query attention).
+the logits must move); stories260K (llama2.c, grouped-query attention); tiny random BERT folders
+(write_tiny_bert.py: both layouts, every dtype, sentence pairs, [MASK]s) and the shipped bert-web
+(bert_reference.py).
 
 Each comparison is also run once against a reference with a deliberate error (GELU without the
 tanh approximation, another head ablated, RoPE on the halves of each head instead of adjacent
@@ -60,6 +62,9 @@ STORY_SENTENCES = [
 ]
 TINY_TEXTS = ["the cat sat on the mat", "Hé, the 猫!\n\tok"]
 # Tiny BERT: (text, second text or None); [MASK] written in the text is the mask token.
+WEB_BERT_TEXTS = [("God said, let there be [MASK].", None),
+                  ("The teacher asked the students to open their books.",
+                   "They read the first chapter together.")]
 TINY_BERT_TEXTS = [("the cat sat on the [MASK].", None),
                    ("God said, let there be light!", "the dog was playing"),
                    ("Hé, the 猫 cafe", "ok [MASK] ok")]
@@ -366,6 +371,15 @@ def main(argv=None):
              ablate=[(1, 2)], wrong_ablate=[(1, 3)], text_b=TINY_BERT_TEXTS[1][1])
         summary["tiny BERT"] = len(report) - summary["tiny GPT-2 (F32, F16, BF16; prefixed and not)"]
 
+        # The shipped BERT, trained here: a sentence with a [MASK], a pair, an ablation.
+        bert_web = ROOT / "assets/models/bert-web"
+        reference = bert_reference.Bert(bert_web)
+        for s, (text, text_b) in enumerate(WEB_BERT_TEXTS):
+            case(f"bert-web text {s + 1}", args.cli, bert_web, text, tmp, reference,
+                 text_b=text_b, wrong_reference=BertWithTanhGelu(bert_web) if s == 0 else None)
+        case("bert-web --ablate 1.0", args.cli, bert_web, WEB_BERT_TEXTS[0][0], tmp, reference,
+             ablate=[(1, 0)], wrong_ablate=[(1, 1)])
+
         # The shipped GPT-2, trained here.
         kjv = ROOT / "assets/models/gpt2-kjv-tiny"
         reference = gpt2_reference.Gpt2(kjv)
@@ -414,6 +428,7 @@ def main(argv=None):
     groups = [("tiny GPT-2", lambda r: r.name.startswith("tiny GPT-2")),
               ("tiny BERT", lambda r: r.name.startswith("tiny BERT") and "--ablate" not in r.name),
               ("tiny BERT ablation", lambda r: r.name.startswith("tiny BERT --ablate")),
+              ("bert-web", lambda r: r.name.startswith("bert-web")),
               ("gpt2-kjv-tiny", lambda r: r.name.startswith("gpt2-kjv-tiny sentence")),
               ("gpt2-kjv-tiny ablations", lambda r: "--ablate" in r.name and "gpt2" in r.name),
               ("stories260K", lambda r: r.name.startswith("stories260K sentence")),
