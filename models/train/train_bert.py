@@ -26,11 +26,14 @@ What it does, in order (every step logged to OUT/train.log):
      2,048) at 64 reached a previous-token score of 0.51 and next-token 0.44 by step 1,300.
   4. Data: windows of consecutive verses as [CLS] A [SEP], or as a pair [CLS] A [SEP] B [SEP]
      (token type 1 on B) half the time; 15% of the ordinary tokens chosen for the loss, of which
-     80% become [MASK], 10% a random token and 10% stay.
+     80% become [MASK], 10% a random token and 10% stay. BERT's next-sentence task beside it
+     (--next-sentence 1, the default): half the pairs' B is a random verse, and [CLS]'s pooled
+     state says whether B follows A. It gives [CLS] a job, as in BERT.
   5. Head scores on unseen text (the Gospel of Mark): each head's mean attention on [SEP] and on
      [CLS], on the previous token and on the next token, and its entropy (broad attention).
   6. Fill-mask on short sentences ("God said, let there be [MASK]." and others).
-  7. Saved in Hugging Face's BertForMaskedLM layout: config.json, model.safetensors (F32, bert.*
+  7. Saved in Hugging Face's BertForPreTraining layout (BertForMaskedLM's with the pooler and
+     the next-sentence head, which AttnViz reads past): config.json, model.safetensors (F32, bert.*
      and cls.* names; the decoder's weight is the word embeddings', not stored twice), vocab.txt,
      tokenizer_config.json, train.log, SHA256SUMS (LICENSE and PROVENANCE.md by hand).
 
@@ -195,9 +198,10 @@ class Bert(torch.nn.Module):
     """BERT as Hugging Face's BertForMaskedLM computes it. Weights are stored as torch's Linear
     stores them, (out, in): y = x @ W.T + b. Parameter names are Hugging Face's."""
 
-    def __init__(self, vocab_size, n_positions, d_model, n_layer, n_head):
+    def __init__(self, vocab_size, n_positions, d_model, n_layer, n_head, next_sentence=True):
         super().__init__()
         self.n_layer, self.n_head, self.d_model = n_layer, n_head, d_model
+        self.next_sentence = next_sentence
         P = torch.nn.Parameter
         p = self.params = torch.nn.ParameterDict()  # '/' for '.' in memory
 
@@ -225,6 +229,9 @@ class Bert(torch.nn.Module):
         linear("cls/predictions/transform/dense", d_model, d_model)
         norm("cls/predictions/transform/LayerNorm")
         p["cls/predictions/bias"] = P(torch.zeros(vocab_size))
+        if next_sentence:  # BertForPreTraining's pooler and next-sentence head
+            linear("bert/pooler/dense", d_model, d_model)
+            linear("cls/seq_relationship", 2, d_model)
 
     def named_bert_tensors(self):
         return [(name.replace("/", "."), tensor) for name, tensor in self.params.items()]
@@ -280,6 +287,13 @@ class Bert(torch.nn.Module):
                                            p["cls/predictions/transform/LayerNorm/bias"], 1e-12)
         return t @ p["bert/embeddings/word_embeddings/weight"].t() + p["cls/predictions/bias"]
 
+    def is_next_logits(self, hidden):
+        """hidden (b, n, d) -> (b, 2): BERT's next-sentence head on [CLS] (0: B follows A)."""
+        p = self.params
+        pooled = torch.tanh(hidden[:, 0] @ p["bert/pooler/dense/weight"].t()
+                            + p["bert/pooler/dense/bias"])
+        return pooled @ p["cls/seq_relationship/weight"].t() + p["cls/seq_relationship/bias"]
+
 
 # ----------------------------------------------------------------------------------------------
 # Data: windows of verses, masked
@@ -288,10 +302,13 @@ class Bert(torch.nn.Module):
 
 class MaskedWindows:
     """Examples of at most n tokens: [CLS] A [SEP] or [CLS] A [SEP] B [SEP], A and B consecutive
-    verses (whole verses while they fit, a long one cut), 15% of the ordinary tokens chosen."""
+    verses (whole verses while they fit, a long one cut), 15% of the ordinary tokens chosen.
+    With random_b, half the pairs' B starts at a random verse instead (BERT's next-sentence
+    task: label 0 when B follows A, 1 when it is random, -100 for a single text)."""
 
-    def __init__(self, verses, n_ctx, vocab_size, rng):
+    def __init__(self, verses, n_ctx, vocab_size, rng, random_b=False):
         self.verses, self.n_ctx, self.vocab_size, self.rng = verses, n_ctx, vocab_size, rng
+        self.random_b = random_b
 
     def span(self, start, budget):
         out, i = [], start
@@ -308,6 +325,9 @@ class MaskedWindows:
         start = int(rng.integers(0, len(self.verses)))
         if rng.random() < 0.5:
             a, after = self.span(start, int(rng.integers(8, n - 2)))
+            is_next = 0
+            if self.random_b and rng.random() < 0.5:
+                after, is_next = int(rng.integers(0, len(self.verses))), 1
             b, _ = self.span(after % len(self.verses), n - 3 - len(a))
             ids = [CLS] + a + [SEP] + b + [SEP]
             types = [0] * (len(a) + 2) + [1] * (len(b) + 1)
@@ -315,15 +335,17 @@ class MaskedWindows:
             a, _ = self.span(start, n - 2)
             ids = [CLS] + a + [SEP]
             types = [0] * len(ids)
-        return ids[:n], types[:n]
+            is_next = -100
+        return ids[:n], types[:n], is_next
 
     def batch(self, size):
         rng, n = self.rng, self.n_ctx
         ids = np.full((size, n), PAD, dtype=np.int64)
         types = np.zeros((size, n), dtype=np.int64)
         attention = np.zeros((size, n), dtype=np.int64)
+        is_next = np.zeros(size, dtype=np.int64)
         for row in range(size):
-            example, example_types = self.example()
+            example, example_types, is_next[row] = self.example()
             ids[row, :len(example)] = example
             types[row, :len(example)] = example_types
             attention[row, :len(example)] = 1
@@ -336,7 +358,7 @@ class MaskedWindows:
         randomized = chosen & (draw >= 0.8) & (draw < 0.9)
         inputs[randomized] = rng.integers(len(SPECIAL_TOKENS), self.vocab_size,
                                           size=int(randomized.sum()))
-        return tuple(torch.from_numpy(a) for a in (inputs, types, attention, labels))
+        return tuple(torch.from_numpy(a) for a in (inputs, types, attention, labels, is_next))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -406,7 +428,7 @@ FILL_MASK_CHECKS = [  # (sentence, the word it should find first)
 
 def write_config(path, args, vocab_size):
     config = {
-        "architectures": ["BertForMaskedLM"],
+        "architectures": ["BertForPreTraining" if args.next_sentence else "BertForMaskedLM"],
         "attention_probs_dropout_prob": 0.0,
         "classifier_dropout": None,
         "hidden_act": "gelu",
@@ -454,8 +476,10 @@ def format_scores(scores):
 def main():
     parser = training_run.parser(__doc__.split("\n")[0], steps=4000, batch=32, context=64,
                                  d_model=192,
-                                 layers=4, heads=6, vocab_size=8192, lr=1e-3, warmup=250,
+                                 layers=6, heads=8, vocab_size=8192, lr=1e-3, warmup=250,
                                  eval_every=250)
+    parser.add_argument("--next-sentence", type=int, choices=(0, 1), default=1,
+                        help="1: BERT's next-sentence task beside MLM (half the pairs' B random)")
     args = parser.parse_args()
 
     log = training_run.start(args.out, args, torch, np)
@@ -495,30 +519,50 @@ def main():
     # 3. model and data
     torch.manual_seed(args.seed)
     rng = np.random.default_rng(args.seed)
-    model = Bert(len(vocab), args.context, args.d_model, args.layers, args.heads)
+    model = Bert(len(vocab), args.context, args.d_model, args.layers, args.heads,
+                 bool(args.next_sentence))
     n_params = sum(t.numel() for t in model.parameters())
     log(f"model: {args.layers} layers, {args.heads} heads, d {args.d_model}, context "
         f"{args.context}, vocabulary {len(vocab)}: {n_params} parameters")
-    data = MaskedWindows(train_verses, args.context, len(vocab), rng)
+    random_b = bool(args.next_sentence)
+    data = MaskedWindows(train_verses, args.context, len(vocab), rng, random_b)
 
     eval_rng = np.random.default_rng(args.seed + 1)
-    val_data = MaskedWindows(val_verses, args.context, len(vocab), eval_rng)
+    val_data = MaskedWindows(val_verses, args.context, len(vocab), eval_rng, random_b)
     val_batches = [val_data.batch(32) for _ in range(4)]
     mark_data = MaskedWindows(mark_verses, args.context, len(vocab), eval_rng)
-    mark_ids, mark_types, mark_attention, _ = mark_data.batch(48)  # unmasked text for the scores
+    mark_inputs, mark_types, mark_attention, mark_labels, _ = mark_data.batch(48)
+    mark_ids = torch.where(mark_labels != -100, mark_labels, mark_inputs)  # the text unmasked
 
-    def masked_loss(inputs, types, attention, labels):
+    def losses(inputs, types, attention, labels, is_next):
+        """-> (the MLM loss, the next-sentence loss or None, its right answers, its examples)"""
         hidden, _ = model.encode(inputs, types, attention)
         chosen = labels != -100
         logits = model.predict(hidden[chosen])  # only where the loss is
-        return torch.nn.functional.cross_entropy(logits, labels[chosen])
+        masked = torch.nn.functional.cross_entropy(logits, labels[chosen])
+        if not model.next_sentence:
+            return masked, None, 0, 0
+        pairs = is_next != -100
+        is_next_logits = model.is_next_logits(hidden[pairs])  # (pairs, 2)
+        right = int((is_next_logits.argmax(-1) == is_next[pairs]).sum())
+        return (masked, torch.nn.functional.cross_entropy(is_next_logits, is_next[pairs]), right,
+                int(pairs.sum()))
+
+    def training_loss(batch):
+        masked, next_sentence, _, _ = losses(*batch)
+        return masked if next_sentence is None else masked + next_sentence
 
     def evaluate(step):
         model.eval()
         with torch.no_grad():
-            val_loss = float(np.mean([masked_loss(*b).item() for b in val_batches]))
+            results = [losses(*b) for b in val_batches]
+        val_loss = float(np.mean([r[0].item() for r in results]))
+        next_sentence = ""
+        if model.next_sentence:
+            next_sentence = (f"; next sentence right {sum(r[2] for r in results)} of "
+                             f"{sum(r[3] for r in results)}")
         scores = head_scores(model, mark_ids, mark_types, mark_attention)
-        log(f"eval step {step}: held-out masked loss {val_loss:.4f}; on Mark: "
+        log(f"eval step {step}: held-out masked loss {val_loss:.4f}{next_sentence}; on Mark: "
             + "; ".join(f"{name} {format_scores(s)}" for name, s in scores.items()))
         for sentence, _ in FILL_MASK_CHECKS[:2]:
             _, predictions = fill_mask(model, tokenizer, vocab, sentence)
@@ -534,12 +578,14 @@ def main():
         return args.lr * max(0.0, (args.steps - step) / max(1, args.steps - args.warmup))
 
     log(f"recipe: masked language modelling (15% of the ordinary tokens: 80% [MASK], 10% random, "
-        f"10% kept); half the examples sentence pairs; AdamW betas (0.9, 0.98), peak lr "
+        f"10% kept); half the examples sentence pairs"
+        + ("; BERT's next-sentence task (half the pairs' B a random verse), its loss added"
+           if model.next_sentence else "") + f"; AdamW betas (0.9, 0.98), peak lr "
         f"{args.lr}, {args.warmup} warm-up steps, linear decay to 0, weight decay 0.01 on "
         f"matrices, gradient clip 1.0; {args.steps} steps of {args.batch}x{args.context}")
     evaluate(0)
     training_run.train_steps(model, optimizer, learning_rate, args.steps,
-                             lambda: masked_loss(*data.batch(args.batch)), evaluate, log, 50,
+                             lambda: training_loss(data.batch(args.batch)), evaluate, log, 50,
                              args.eval_every, train_gpt2.load_average,
                              torch.nn.utils.clip_grad_norm_)
 
