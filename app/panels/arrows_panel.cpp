@@ -316,6 +316,12 @@ class ArrowsPanel final : public Panel {
     // Column headings.
     const char* query_heading = "queries";
     const char* key_heading = state.pipeline().cross() ? "keys (source)" : "keys (same sentence)";
+    if (const ModelSpec* spec = state.document.scenario().model();
+        spec && state.pipeline().cross()) {  // a pair filter: the keys are one sentence's
+      query_heading = pair_filter_from(spec->pair_filter) == 0 ? "queries (A)" : "queries (B)";
+      key_heading =
+          pair_filter_to(spec->pair_filter) == 0 ? "keys (sentence A)" : "keys (sentence B)";
+    }
     list->AddText(
         ImVec2(std::max(area.x, f.g.left_x - ImGui::CalcTextSize(query_heading).x), whole.y),
         colours.text_dim, query_heading);

@@ -242,9 +242,15 @@ class InputPanel final : public Panel {
       if (sentence_field("##text_b", "a second sentence", state.document.scenario().model()->text_b,
                          text_b_field_, context.text_escapes))
         context.edits.push(edits::set_text_b(text_b_field_.sentence));
+      draw_pair_filter(state, context);
     }
     draw_token_chips(state, context, state.pipeline().target(), state.pipeline().target_sources(),
                      Side::Query);
+    if (state.pipeline().cross()) {  // a pair filter: the keys are the other sentence's
+      ImGui::TextDisabled("keys:");
+      draw_token_chips(state, context, state.pipeline().keys(), state.pipeline().key_sources(),
+                       Side::Key);
+    }
     // Special tokens (<s>) soak up attention and darken the rest: the views may leave them out.
     const auto& tokens = run.model_tokens();
     const bool has_special =
@@ -261,12 +267,40 @@ class InputPanel final : public Panel {
             "reads them; a head's output is then shown as the sum over the tokens "
             "shown, and each row's weights no longer add up to 1.",
             special_names(tokens).c_str());
-      if (run.hides_tokens()) {
+      if (hide) {
         ImGui::SameLine();
-        ImGui::TextDisabled("(%zu hidden)",
-                            run.model_tokens().size() - run.shown_positions().size());
+        ImGui::TextDisabled("(%zu hidden)", static_cast<std::size_t>(std::count_if(
+                                                tokens.begin(), tokens.end(),
+                                                [](const ModelToken& t) { return t.special; })));
       }
     }
+  }
+
+  // With a sentence pair, BertViz's filter: which sentence's tokens ask (the queries) and which
+  // sentence's answer (the keys).
+  void draw_pair_filter(const AppState& state, PanelContext& context) {
+    const ModelSpec& spec = *state.document.scenario().model();
+    if (spec.text_b.empty() && spec.pair_filter == PairFilter::All) return;
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("Attention shown");
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(ImGui::GetFontSize() * 8);
+    const std::string current(pair_filter_label(spec.pair_filter));
+    if (ImGui::BeginCombo("##pair_filter", current.c_str())) {
+      for (const PairFilter filter : kPairFilters) {
+        const std::string label(pair_filter_label(filter));
+        if (ImGui::Selectable(label.c_str(), filter == spec.pair_filter) &&
+            filter != spec.pair_filter)
+          context.edits.push(edits::set_pair_filter(filter));
+      }
+      ImGui::EndCombo();
+    }
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(
+          "Which attention the views show. A \u2192 B: the rows are sentence A's tokens "
+          "([CLS] and the first [SEP] with them), the columns sentence B's: how much each word "
+          "of A looks at the words of B. The model still reads the whole pair; a row's weights "
+          "then add up to the share that goes to the sentence shown.");
   }
 
   // Model mode: the layer and head the views show, and what is done to that head.

@@ -207,25 +207,29 @@ class ModelPanel final : public Panel {
       layer_weights_[l].resize(static_cast<std::size_t>(heads));
       tops_[l].resize(static_cast<std::size_t>(heads));
       stack.clear();
-      // The shown tokens (special ones may be hidden): query i's row over the shown keys.
+      // The shown tokens (special ones may be hidden, a pair filter may pick one sentence's
+      // queries and another's keys): query i's row over the shown keys.
       const std::vector<int> none;
-      const std::vector<int>& shown = model ? run.shown_positions() : none;
-      const int n = static_cast<int>(shown.size());
-      const int factor = view::pool_factor(n, kMostCellsAcross);
+      const std::vector<int>& queries = model ? run.shown_positions() : none;
+      const std::vector<int>& keys = model ? run.key_positions() : none;
+      const bool every_key = keys.size() == run.sequence_length();
+      const int n_query = static_cast<int>(queries.size());
+      const int n_key = static_cast<int>(keys.size());
+      const int factor = view::pool_factor(std::max(n_query, n_key), kMostCellsAcross);
       for (int head = 0; head < heads; ++head) {
         Matrix& weights = layer_weights_[l][static_cast<std::size_t>(head)];
         const auto row = [&](int query) {
           const std::span<const float> all =
-              model->attention_row(layer, head, shown[static_cast<std::size_t>(query)]);
-          if (!run.hides_tokens()) return all;
-          gathered_.resize(static_cast<std::size_t>(query) + 1);
-          for (int key = 0; key <= query; ++key)
-            gathered_[static_cast<std::size_t>(key)] =
-                all[static_cast<std::size_t>(shown[static_cast<std::size_t>(key)])];
+              model->attention_row(layer, head, queries[static_cast<std::size_t>(query)]);
+          if (every_key) return all;  // a decoder's row: keys 0..query, the rest 0
+          gathered_.assign(keys.size(), 0.0f);
+          for (std::size_t key = 0; key < keys.size(); ++key)
+            if (static_cast<std::size_t>(keys[key]) < all.size())
+              gathered_[key] = all[static_cast<std::size_t>(keys[key])];
           return std::span<const float>(gathered_);
         };
         if (model)  // (blocks, blocks): the largest α of each block of queries and keys
-          view::max_pool_causal(n, factor, row, weights);
+          view::max_pool(n_query, n_key, factor, row, weights);
         else
           weights = r->heads[static_cast<std::size_t>(head)].weights;  // (n_query, n_key)
         tops_[l][static_cast<std::size_t>(head)] = state.ui.heatmap_top(weights);

@@ -113,6 +113,13 @@ void Document::set_text_b(const std::string& text) {
   ++version_;
 }
 
+void Document::set_pair_filter(PairFilter filter) {
+  ModelSpec* model = scenario_.edit_model();
+  if (!model || model->pair_filter == filter) return;
+  model->pair_filter = filter;
+  ++version_;
+}
+
 void Document::set_mask_pattern(std::optional<MaskPattern> pattern) {
   OneLayerSpec* one = scenario_.edit_one_layer();
   if (!one) return;

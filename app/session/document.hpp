@@ -98,6 +98,8 @@ class Document {
   void set_hide_special_tokens(bool hide);
   // An encoder's second sentence (ModelSpec::text_b; empty: none).
   void set_text_b(const std::string& text);
+  // With a pair, the attention the views show (ModelSpec::pair_filter).
+  void set_pair_filter(PairFilter filter);
   // One weight of the model (ModelWeightEdit: W_K and W_V by key/value head); a value that is not
   // finite is no edit. The weights on disk are never written: the scenario records the change.
   void set_model_weight(const ModelWeightEdit& edit);

@@ -188,6 +188,12 @@ Edit set_text_b(std::string text) {
           [text = std::move(text)](Document& document) { document.set_text_b(text); }};
 }
 
+Edit set_pair_filter(PairFilter filter) {
+  return {filter == PairFilter::All ? std::string("show all the attention")
+                                    : "show attention " + std::string(pair_filter_label(filter)),
+          [filter](Document& document) { document.set_pair_filter(filter); }};
+}
+
 Edit set_model_weight(const ModelWeightEdit& edit) {
   return {
       "edit " + std::string(to_string(edit.matrix)) + " of " + layer_head(edit.layer, edit.head),

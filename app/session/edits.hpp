@@ -63,6 +63,7 @@ Edit set_head_intervention(int layer, int head, const HeadIntervention& change);
 Edit clear_interventions();
 Edit set_hide_special_tokens(bool hide);
 Edit set_text_b(std::string text);
+Edit set_pair_filter(PairFilter filter);
 Edit set_model_weight(const ModelWeightEdit& edit);
 // `values`: rows × cols, row-major; empty: the block as on disk.
 Edit set_model_weight_block(int layer, HeadMatrix matrix, int head, int rows, int cols,

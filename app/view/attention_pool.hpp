@@ -16,16 +16,17 @@ inline int pool_factor(int n, int most) {
   return std::max(1, (n + most - 1) / std::max(1, most));
 }
 
-// α (n queries by n keys, causal: row i holds keys 0..i, the rest 0), given by its rows
-// (`row(i)`: a span of i + 1 weights), max-pooled into `out`, (ceil(n / factor), ceil(n / factor)).
+// α (n_query rows by n_key keys), given by its rows (`row(i)`: a span of at most n_key weights;
+// a decoder's row i holds keys 0..i, the rest taken as 0), max-pooled into `out`,
+// (ceil(n_query / factor), ceil(n_key / factor)).
 template <typename RowOf>
-void max_pool_causal(int n, int factor, const RowOf& row, Matrix& out) {
-  const int blocks = (n + factor - 1) / factor;
-  out.setZero(blocks, blocks);  // (blocks, blocks)
-  for (int i = 0; i < n; ++i) {
+void max_pool(int n_query, int n_key, int factor, const RowOf& row, Matrix& out) {
+  out.setZero((n_query + factor - 1) / factor, (n_key + factor - 1) / factor);  // (blocks, blocks)
+  for (int i = 0; i < n_query; ++i) {
     const std::span<const float> weights = row(i);
     float* pooled = out.row(i / factor).data();
-    for (int j = 0; j < static_cast<int>(weights.size()); ++j)
+    const int keys = std::min(n_key, static_cast<int>(weights.size()));
+    for (int j = 0; j < keys; ++j)
       pooled[j / factor] = std::max(pooled[j / factor], weights[static_cast<std::size_t>(j)]);
   }
 }

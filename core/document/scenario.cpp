@@ -219,9 +219,9 @@ ModelSpec parse_model(Reader& reader, const Json& model) {
   if (!model.is_object())
     Reader::fail("model",
                  "expected an object with the model's \"name\", got " + json_type_name(model));
-  reader.warn_unknown_keys(
-      model, "model",
-      {"name", "interventions", "hide_special_tokens", "text_b", "weights", "embeddings"});
+  reader.warn_unknown_keys(model, "model",
+                           {"name", "interventions", "hide_special_tokens", "text_b", "pair_filter",
+                            "weights", "embeddings"});
   ModelSpec spec;
   const Json* name = reader.find(model, "name");
   if (!name) Reader::fail("model.name", "missing (a shipped model's name or a model's path)");
@@ -232,6 +232,15 @@ ModelSpec parse_model(Reader& reader, const Json& model) {
     spec.hide_special_tokens = reader.boolean(*hide, "model.hide_special_tokens");
   if (const Json* text_b = reader.find(model, "text_b"))
     spec.text_b = reader.string(*text_b, "model.text_b");
+  if (const Json* filter = reader.find(model, "pair_filter")) {
+    const std::string filter_name = reader.string(*filter, "model.pair_filter");
+    const std::optional<PairFilter> named = pair_filter_named(filter_name);
+    if (!named)
+      Reader::fail("model.pair_filter",
+                   "expected \"all\", \"A->A\", \"A->B\", \"B->A\" or \"B->B\", got \"" +
+                       filter_name + "\"");
+    spec.pair_filter = *named;
+  }
   if (const Json* weights = reader.find(model, "weights"))
     spec.weight_edits = parse_weight_edits(reader, *weights);
   if (const Json* embeddings = reader.find(model, "embeddings"))
@@ -506,6 +515,56 @@ std::string_view to_string(MaskPattern::Kind kind) {
       break;
   }
   return "window";
+}
+
+std::string_view pair_filter_name(PairFilter filter) {
+  switch (filter) {
+    case PairFilter::All:
+      return "all";
+    case PairFilter::AToA:
+      return "A->A";
+    case PairFilter::AToB:
+      return "A->B";
+    case PairFilter::BToA:
+      return "B->A";
+    case PairFilter::BToB:
+      return "B->B";
+  }
+  return "all";
+}
+
+std::string_view pair_filter_label(PairFilter filter) {
+  switch (filter) {
+    case PairFilter::All:
+      return "all to all";
+    case PairFilter::AToA:
+      return "A \u2192 A";
+    case PairFilter::AToB:
+      return "A \u2192 B";
+    case PairFilter::BToA:
+      return "B \u2192 A";
+    case PairFilter::BToB:
+      return "B \u2192 B";
+  }
+  return "all to all";
+}
+
+std::optional<PairFilter> pair_filter_named(std::string_view name) {
+  for (const PairFilter filter : kPairFilters)
+    if (pair_filter_name(filter) == name) return filter;
+  return std::nullopt;
+}
+
+int pair_filter_from(PairFilter filter) {
+  return filter == PairFilter::All
+             ? -1
+             : (filter == PairFilter::AToA || filter == PairFilter::AToB ? 0 : 1);
+}
+
+int pair_filter_to(PairFilter filter) {
+  return filter == PairFilter::All
+             ? -1
+             : (filter == PairFilter::AToA || filter == PairFilter::BToA ? 0 : 1);
 }
 
 HeadIntervention ModelSpec::intervention(int layer, int head) const {

@@ -62,6 +62,22 @@ struct ModelEmbeddingEdit {
   auto key() const { return std::pair(token, dimension); }
 };
 
+// With a sentence pair, which attention the views show (BertViz's filter): every token's to
+// every token, or from the tokens of one sentence (the queries) to those of one sentence (the
+// keys). [CLS] and the first [SEP] belong to A, the last [SEP] to B.
+enum class PairFilter { All, AToA, AToB, BToA, BToB };
+inline constexpr PairFilter kPairFilters[] = {PairFilter::All, PairFilter::AToA, PairFilter::AToB,
+                                              PairFilter::BToA, PairFilter::BToB};
+// "all", "A->A", "A->B", "B->A", "B->B": the scenario file's words.
+std::string_view pair_filter_name(PairFilter filter);
+// What a person reads: "all", "A → A", ...
+std::string_view pair_filter_label(PairFilter filter);
+// The filter named `name`; nullopt when there is none of that name.
+std::optional<PairFilter> pair_filter_named(std::string_view name);
+// The sentence (0: A, 1: B) of the queries and of the keys; −1 with All.
+int pair_filter_from(PairFilter filter);
+int pair_filter_to(PairFilter filter);
+
 // A real trained model instead of the one-layer teaching model: the scenario's `target` is the
 // text the model reads.
 struct ModelSpec {
@@ -77,6 +93,8 @@ struct ModelSpec {
   // An encoder's second sentence (BERT's sentence B): the model reads [CLS] text [SEP] text_b
   // [SEP], token type 1 on the second part. Empty: the text alone. A decoder refuses one.
   std::string text_b;
+  // With a pair, the attention shown (the model reads the pair whole: only the views change).
+  PairFilter pair_filter = PairFilter::All;
   // The weights and embeddings changed by hand: the values that replace the model's, kept sorted
   // by key() with at most one entry per cell (the weights on disk are never written). Whether
   // the model has the cell is known only when it is opened, as for the interventions.

@@ -91,6 +91,8 @@ std::string model_scenario_to_json(const Scenario& s, const ModelSpec& spec, Ord
   }
   if (spec.hide_special_tokens) model["hide_special_tokens"] = true;
   if (!spec.text_b.empty()) model["text_b"] = spec.text_b;
+  if (spec.pair_filter != PairFilter::All)
+    model["pair_filter"] = std::string(pair_filter_name(spec.pair_filter));
   if (!spec.weight_edits.empty()) {  // a block per matrix of a head, its cells in order
     OrderedJson blocks = OrderedJson::array();
     const std::vector<ModelWeightEdit>& edits = spec.weight_edits;

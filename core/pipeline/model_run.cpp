@@ -215,7 +215,33 @@ Status ModelRun::run(const ModelSpec& spec, const std::string& text, int max_tok
       shown_.push_back(i);
   if (shown_.empty())  // nothing but special tokens: they are all there is to show
     for (int i = 0; i < static_cast<int>(tokens_.size()); ++i) shown_.push_back(i);
+  // 4. A pair filter: the queries from one sentence, the keys from one (the model has read the
+  // pair whole; only what the views show changes).
+  pair_filter_ = PairFilter::All;
+  key_shown_.clear();
+  if (spec.pair_filter != PairFilter::All) {
+    std::vector<int> from, to;
+    for (const int position : shown_) {
+      const int sentence = tokens_[static_cast<std::size_t>(position)].sentence;
+      if (sentence == pair_filter_from(spec.pair_filter)) from.push_back(position);
+      if (sentence == pair_filter_to(spec.pair_filter)) to.push_back(position);
+    }
+    const bool has_b = std::any_of(tokens_.begin(), tokens_.end(),
+                                   [](const ModelToken& token) { return token.sentence == 1; });
+    if (!has_b)
+      warnings.push_back("the filter " + std::string(pair_filter_label(spec.pair_filter)) +
+                         " needs a second sentence (B): all the attention is shown");
+    else if (from.empty() || to.empty())
+      warnings.push_back("the filter " + std::string(pair_filter_label(spec.pair_filter)) +
+                         " leaves no tokens to show: all the attention is shown");
+    else {
+      shown_ = std::move(from);
+      key_shown_ = std::move(to);
+      pair_filter_ = spec.pair_filter;
+    }
+  }
   tokenization_ = as_tokenization(tokens_, shown_, total - (tokens_.size() - shown_.size()));
+  if (filtered()) key_tokenization_ = as_tokenization(tokens_, key_shown_, key_shown_.size());
   run_count_ = next_run_number();
   stack_.name = config.causal() ? "decoder self-attention" : "self-attention (both ways)";
   stack_.kind = config.causal() ? StackKind::CausalSelf : StackKind::Self;
@@ -233,6 +259,10 @@ Status ModelRun::run(const Scenario& scenario) {
       !status)
     return status;
   X_ = forward_->embedded().matrix()(shown_, Eigen::all);  // (n shown, d_model)
+  if (filtered())
+    X_keys_ = forward_->embedded().matrix()(key_shown_, Eigen::all);  // (n_key, d_model)
+  else
+    X_keys_.resize(0, 0);
   warnings_ = std::move(warnings);
   return Status::success();
 }
@@ -325,6 +355,11 @@ const Matrix& ModelRun::layer_input(int index) const {
   return adapted(index).input;
 }
 
+const Matrix& ModelRun::attention_input_keys(int index) const {
+  const AdaptedLayer& layer = adapted(index);
+  return filtered() ? layer.key_input : layer.input;
+}
+
 const LayerStream& ModelRun::stream(int index) const {
   KeptStream& kept = streams_[static_cast<std::size_t>(index)];
   if (kept.run == run_count_) return kept.stream;
@@ -353,14 +388,18 @@ const ModelRun::AdaptedLayer& ModelRun::adapted(int index) const {
   if (out.run == run_count_) return out;
   const TransformerConfig& config = model().transformer.config();
   const LayerActivations& activations = forward_->layer(index);
-  const int n = static_cast<int>(shown_.size());  // the shown tokens (all, unless some are hidden)
-  const bool hiding = hides_tokens();
+  // The shown queries and keys: every token, unless some are hidden or a pair filter picks one
+  // sentence's queries and one sentence's keys.
+  const std::vector<int>& key_rows = key_positions();
+  const int n = static_cast<int>(shown_.size());          // n_query
+  const int n_key = static_cast<int>(key_rows.size());    // n_key
+  const bool hiding = key_rows.size() != tokens_.size();  // a row's keys not all shown
   const int d_head = config.d_head;
   const float scale = 1.0f / std::sqrt(static_cast<float>(d_head));
 
   AttentionResult& r = out.result;
   r.n_query = n;
-  r.n_key = n;
+  r.n_key = n_key;
   r.config.d_model = config.d_model;
   r.config.heads = config.n_heads;
   r.config.d_k = r.config.d_v = r.config.d_att = d_head;
@@ -373,29 +412,31 @@ const ModelRun::AdaptedLayer& ModelRun::adapted(int index) const {
   r.overflow = false;
   // The shown rows of everything kept.
   const Matrix queries = activations.queries.matrix()(shown_, Eigen::all);  // (n, n_heads · d_head)
-  const Matrix keys = activations.keys.matrix()(shown_, Eigen::all);  // (n, n_kv_heads · d_head)
+  const Matrix keys =
+      activations.keys.matrix()(key_rows, Eigen::all);  // (n_key, n_kv_heads · d_head)
   const Matrix values =
-      activations.values.matrix()(shown_, Eigen::all);               // (n, n_kv_heads · d_head)
+      activations.values.matrix()(key_rows, Eigen::all);  // (n_key, n_kv_heads · d_head)
   r.concat = activations.head_outputs.matrix()(shown_, Eigen::all);  // (n, n_heads · d_head)
   for (int h = 0; h < config.n_heads; ++h) {
     HeadResult& head = r.heads[static_cast<std::size_t>(h)];
     const int g = config.kv_head_of(h);
     // 1. This head's queries, and the keys and values of the key/value head it reads.
     head.Q = queries.middleCols(h * d_head, d_head);  // (n, d_head)
-    head.K = keys.middleCols(g * d_head, d_head);     // (n, d_head)
-    head.V = values.middleCols(g * d_head, d_head);   // (n, d_head)
+    head.K = keys.middleCols(g * d_head, d_head);     // (n_key, d_head)
+    head.V = values.middleCols(g * d_head, d_head);   // (n_key, d_head)
     // 2. Every score, the masked ones too (the views show what the mask hides).
-    head.raw_scores.noalias() = head.Q * head.K.transpose();  // (n, n)
-    head.scaled_scores = head.raw_scores * scale;             // (n, n)
-    // 3. A decoder's causal mask (shown positions keep their order: a later key is a later
-    //    token); an encoder masks nothing.
+    head.raw_scores.noalias() = head.Q * head.K.transpose();  // (n, n_key)
+    head.scaled_scores = head.raw_scores * scale;             // (n, n_key)
+    // 3. A decoder's causal mask (a key later in the text than the query); an encoder masks
+    //    nothing.
     head.masked_scores = head.scaled_scores;
     if (config.causal())
       for (int i = 0; i < n; ++i)
-        for (int j = i + 1; j < n; ++j)
-          head.masked_scores(i, j) = -std::numeric_limits<float>::infinity();
+        for (int j = 0; j < n_key; ++j)
+          if (key_rows[static_cast<std::size_t>(j)] > shown_[static_cast<std::size_t>(i)])
+            head.masked_scores(i, j) = -std::numeric_limits<float>::infinity();
     // 4. The attention the model used.
-    head.weights = forward_->attention(index, h)(shown_, shown_);  // (n, n), masked entries 0
+    head.weights = forward_->attention(index, h)(shown_, key_rows);  // (n, n_key), masked: 0
     // 5. The head's output: the weighted sum of the values, as the Output view adds it up (with
     //    tokens hidden, of the shown values alone). A knocked-out or scaled head's contribution
     //    is its output × its scale: that is what concat holds, and W_O reads.
@@ -410,6 +451,10 @@ const ModelRun::AdaptedLayer& ModelRun::adapted(int index) const {
   r.output = activations.attention_output.matrix()(shown_, Eigen::all);  // (n, d_model)
   r.version = next_layer_version++;
   out.input = activations.normalized.matrix()(shown_, Eigen::all);  // (n, d_model)
+  if (filtered())
+    out.key_input = activations.normalized.matrix()(key_rows, Eigen::all);  // (n_key, d_model)
+  else
+    out.key_input.resize(0, 0);
   out.run = run_count_;
   return out;
 }
@@ -527,11 +572,15 @@ void ModelRun::block_stages(int layer, int head, std::vector<BlockStage>& stages
   BlockStage& k = list.add(StageId::K, "K = " + form("K", rotary) + shared, h.K, StageAxis::Keys,
                            StageAxis::Other, StageJoin::Gap);
   projection(k, w.W_K, w.b_K, "K", "W_K", rotary);
+  k.recipe.input = &attention_input_keys(layer);  // under a pair filter, the other sentence's
+  k.recipe.positions = &key_positions();
   const int kv_head = grouped ? config.kv_head_of(head) : -1;
   k.recipe.kv_head = kv_head;
   BlockStage& v = list.add(StageId::V, "V = " + form("V", false) + shared, h.V, StageAxis::Keys,
                            StageAxis::Other, StageJoin::Gap);  // V is not turned
   projection(v, w.W_V, w.b_V, "V", "W_V", false);
+  v.recipe.input = &attention_input_keys(layer);
+  v.recipe.positions = &key_positions();
   v.recipe.kv_head = kv_head;
 
   list.add(StageId::Scores, "S = QK\xe2\x8a\xa4", h.raw_scores, StageAxis::Queries, StageAxis::Keys,

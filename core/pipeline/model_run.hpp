@@ -67,10 +67,17 @@ class ModelRun final : public Run {
   Capabilities capabilities() const override;
   std::span<const AttentionStack> stacks() const override { return {&stack_, 1}; }
   const Tokenization& target() const override { return tokenization_; }
-  const Tokenization& keys() const override { return tokenization_; }
+  // The keys: the queries' tokens, but under a pair filter (ModelSpec::pair_filter) that shows
+  // one sentence's attention to the other's.
+  const Tokenization& keys() const override {
+    return filtered() ? key_tokenization_ : tokenization_;
+  }
+  bool cross() const override { return filtered(); }
   const Matrix& attention_input(int index) const override { return layer_input(index); }
+  const Matrix& attention_input_keys(int index) const override;
   // The shown tokens' embeddings (+ positions, without RoPE).                 (n, d_model)
   const Matrix& X_target() const override { return X_; }
+  const Matrix& X_keys() const override { return filtered() ? X_keys_ : X_; }
   const std::vector<std::string>& warnings() const override { return warnings_; }
   void block_stages(int layer, int head, std::vector<BlockStage>& stages) const override;
   void set_threads(int threads) override { threads_ = threads; }
@@ -101,6 +108,13 @@ class ModelRun final : public Run {
   bool hides_tokens() const override { return shown_.size() != tokens_.size(); }
   // The shown index of model position `position`; -1 when it is hidden.
   int shown_index(int position) const override;
+  // The model positions of the keys the views show: shown_positions(), or under a pair filter
+  // the other sentence's.
+  const std::vector<int>& key_positions() const override {
+    return filtered() ? key_shown_ : shown_;
+  }
+  // The pair filter the last run applied (All when the text has no second sentence).
+  PairFilter pair_filter() const { return pair_filter_; }
 
   // Every head's detected role and scores (core/models/head_roles.hpp), measured when the model
   // was opened on default_role_text; by layer, then head. Empty when they could not be measured.
@@ -133,7 +147,8 @@ class ModelRun final : public Run {
   struct AdaptedLayer {
     std::uint64_t run = 0;  // run_count_ when adapted; 0: never
     AttentionResult result;
-    Matrix input;  // (n, d_model)
+    Matrix input;      // (n_query, d_model)
+    Matrix key_input;  // (n_key, d_model); under a pair filter only
   };
   const AdaptedLayer& adapted(int index) const;
 
@@ -149,7 +164,13 @@ class ModelRun final : public Run {
   std::string opened_as_;
   std::vector<ModelToken> tokens_;
   Tokenization tokenization_;
-  std::vector<int> shown_;
+  std::vector<int> shown_;  // the queries' model positions
+  // Under a pair filter: the keys' model positions, their tokens and embeddings.
+  bool filtered() const { return pair_filter_ != PairFilter::All; }
+  PairFilter pair_filter_ = PairFilter::All;
+  std::vector<int> key_shown_;
+  Tokenization key_tokenization_;
+  Matrix X_keys_;  // (n_key, d_model)
   std::uint64_t run_count_ = 0;
   double full_run_ms_per_token_ = 0;
   Matrix X_;  // the shown tokens' embeddings (n, d_model)

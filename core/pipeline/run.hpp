@@ -259,6 +259,8 @@ class Run {
   // identity.
   virtual const std::vector<int>& shown_positions() const;
   virtual int shown_index(int position) const { return position; }
+  // The model positions of the keys shown: shown_positions(), but under a pair filter.
+  virtual const std::vector<int>& key_positions() const { return shown_positions(); }
   virtual bool hides_tokens() const { return false; }
   // HeadRoles: by layer, then head; empty when they could not be measured.
   virtual std::span<const HeadScores> roles() const { return {}; }

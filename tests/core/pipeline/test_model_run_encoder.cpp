@@ -138,15 +138,104 @@ TEST_CASE("model mode, an encoder: the block has no mask, and a norm after each 
   CHECK(stage(StageId::Q).title == "Q = xW_Q + b");
 }
 
-TEST_CASE("a scenario keeps an encoder's second text") {
+TEST_CASE("a scenario keeps an encoder's second text and its pair filter") {
   Scenario scenario;
   scenario.target = "The cat sat.";
   scenario.spec = ModelSpec::named("bert-web");
   scenario.edit_model()->text_b = "A dog barked.";
-  Result<Scenario> read = parse_scenario(scenario_to_json(scenario));
-  REQUIRE_MESSAGE(read.ok(), read.error());
-  REQUIRE(read->model());
-  CHECK(read->model()->text_b == "A dog barked.");
+  for (const PairFilter filter : kPairFilters) {
+    scenario.edit_model()->pair_filter = filter;
+    Result<Scenario> read = parse_scenario(scenario_to_json(scenario));
+    REQUIRE_MESSAGE(read.ok(), read.error());
+    REQUIRE(read->model());
+    CHECK(read->model()->text_b == "A dog barked.");
+    CHECK(read->model()->pair_filter == filter);
+  }
+  const Result<Scenario> bad =
+      parse_scenario(R"({"format":"attnviz-scenario","version":2,"target":"a",)"
+                     R"("model":{"name":"bert-web","pair_filter":"A->C"}})");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().find("model.pair_filter") != std::string::npos);
+}
+
+TEST_CASE("model mode, an encoder: the pair filter shows one sentence's attention to the other's") {
+  testing::TempDir dir;
+  Pipeline everything;
+  REQUIRE(everything.run(bert_scenario(dir, "the cat sat", "the dog")).is_ok());
+  const AttentionResult& all = everything.current().layer(1);  // (8, 8)
+  // [CLS] the cat sat [SEP] | the dog [SEP]: positions 0..4 are A, 5..7 are B.
+  const std::vector<int> a = {0, 1, 2, 3, 4}, b = {5, 6, 7};
+  struct Case {
+    PairFilter filter;
+    const std::vector<int>& queries;
+    const std::vector<int>& keys;
+  };
+  for (const Case& c : {Case{PairFilter::AToB, a, b}, Case{PairFilter::BToA, b, a},
+                        Case{PairFilter::AToA, a, a}, Case{PairFilter::BToB, b, b}}) {
+    CAPTURE(pair_filter_name(c.filter));
+    Pipeline pipeline;
+    Scenario scenario = bert_scenario(dir, "the cat sat", "the dog");
+    scenario.edit_model()->pair_filter = c.filter;
+    REQUIRE(pipeline.run(scenario).is_ok());
+    const Run& run = pipeline.current();
+    CHECK(run.cross());
+    CHECK(run.target().tokens.size() == c.queries.size());
+    CHECK(run.keys().tokens.size() == c.keys.size());
+    CHECK(run.shown_positions() == c.queries);
+    CHECK(run.key_positions() == c.keys);
+    CHECK(run.sequence_length() == 8);  // the model still read the pair whole
+    const AttentionResult& layer = run.layer(1);
+    REQUIRE(layer.n_query == static_cast<int>(c.queries.size()));
+    REQUIRE(layer.n_key == static_cast<int>(c.keys.size()));
+    CHECK(run.X_keys().rows() == static_cast<int>(c.keys.size()));
+    CHECK(run.attention_input_keys(1).rows() == static_cast<int>(c.keys.size()));
+    for (std::size_t h = 0; h < layer.heads.size(); ++h) {
+      const HeadResult& head = layer.heads[h];
+      const HeadResult& whole = all.heads[h];
+      REQUIRE(head.weights.rows() == static_cast<int>(c.queries.size()));
+      REQUIRE(head.weights.cols() == static_cast<int>(c.keys.size()));
+      RowVector shown_share = RowVector::Zero(static_cast<int>(c.queries.size()));
+      for (std::size_t i = 0; i < c.queries.size(); ++i)
+        for (std::size_t j = 0; j < c.keys.size(); ++j) {
+          // The same numbers as the whole pair's, at the same tokens.
+          const float expected = whole.weights(c.queries[i], c.keys[j]);
+          CHECK(head.weights(static_cast<int>(i), static_cast<int>(j)) == expected);
+          CHECK(head.K(static_cast<int>(j), 0) == whole.K(c.keys[j], 0));
+          shown_share(static_cast<int>(i)) += expected;
+        }
+      // Each row's weights add up to the share that went to the sentence shown (below 1), and
+      // the head's output is the sum over the shown values.
+      for (int i = 0; i < head.weights.rows(); ++i)
+        CHECK(head.weights.row(i).sum() == doctest::Approx(shown_share(i)));
+      const Matrix output = head.weights * head.V;  // (n_query, d_head)
+      CHECK((head.output - output).cwiseAbs().maxCoeff() < 1e-6f);
+    }
+    // The Pipeline view's K stage multiplies the keys' rows.
+    std::vector<BlockStage> stages;
+    run.block_stages(1, 0, stages);
+    for (const BlockStage& stage : stages)
+      if (stage.id == StageId::K || stage.id == StageId::V) {
+        REQUIRE(stage.recipe.input != nullptr);
+        CHECK(stage.recipe.input->rows() == static_cast<int>(c.keys.size()));
+        CHECK(stage.matrix->rows() == static_cast<int>(c.keys.size()));
+      }
+  }
+}
+
+TEST_CASE("model mode, an encoder: a pair filter without a second sentence shows everything") {
+  testing::TempDir dir;
+  Pipeline pipeline;
+  Scenario scenario = bert_scenario(dir, "the cat sat");
+  scenario.edit_model()->pair_filter = PairFilter::AToB;
+  REQUIRE(pipeline.run(scenario).is_ok());
+  const Run& run = pipeline.current();
+  CHECK_FALSE(run.cross());
+  CHECK(run.target().tokens.size() == 5);
+  CHECK(run.layer(0).n_key == 5);
+  const std::vector<std::string>& warnings = run.warnings();
+  CHECK(std::any_of(warnings.begin(), warnings.end(), [](const std::string& w) {
+    return w.find("needs a second sentence (B)") != std::string::npos;
+  }));
 }
 
 }  // namespace attnviz
