@@ -326,6 +326,9 @@ MaybeProblem role(const OnModel& in, bool) {
 
 MaybeProblem top_token(const OnModel& in, bool) {
   const LessonCheck& check = in.check;
+  if (!in.model.transformer.config().causal())
+    return Problem{in.model.name + " is an encoder: it predicts no next token (\"fill\" checks "
+                   "what it puts at a [MASK])"};
   const RowVector logits = in.forward.logits(in.q);
   const int top = argmax_of(logits);
   const std::vector<float> p = next_token_probabilities(
@@ -341,6 +344,34 @@ MaybeProblem top_token(const OnModel& in, bool) {
   return std::nullopt;
 }
 
+// An encoder's likeliest token at the query (by default the first [MASK]).
+MaybeProblem fill(const OnModel& in, bool) {
+  const LessonCheck& check = in.check;
+  if (!in.run.can(Capability::FillsMask))
+    return Problem{in.model.name + " fills no mask (\"top_token\" checks a decoder's next token)"};
+  int position = in.q;
+  if (check.query.empty()) {  // the first [MASK]
+    const int mask = in.model.tokenizer.mask_token();
+    const auto it = std::find(in.tokens.begin(), in.tokens.end(), mask);
+    if (mask < 0 || it == in.tokens.end()) return Problem{"the text has no [MASK]", true};
+    position = static_cast<int>(it - in.tokens.begin());
+  }
+  const RowVector logits = in.forward.logits(position);  // (vocab)
+  const int top = argmax_of(logits);
+  const std::vector<float> p = next_token_probabilities(
+      std::span<const float>(logits.data(), static_cast<std::size_t>(logits.size())), {});
+  const float probability = p[static_cast<std::size_t>(top)];
+  const std::string at = "at " + in.shown(in.tokens[static_cast<std::size_t>(position)]) +
+                         " (token " + std::to_string(position + 1) + ")";
+  if (in.model.tokenizer.shown(top) != check.token)
+    return Problem{at + " the model's likeliest token is " + in.shown(top) + " (" +
+                   format(probability) + "), not \"" + check.token + "\""};
+  if (probability <= check.value)
+    return Problem{at + " the model gives " + in.shown(top) + " " + format(probability) +
+                   ", not more than " + format(check.value)};
+  return std::nullopt;
+}
+
 // changes: knocking out the head changes the most likely next token; else it does not.
 MaybeProblem ablation(const OnModel& in, bool changes_expected) {
   const LessonCheck& check = in.check;
@@ -351,7 +382,8 @@ MaybeProblem ablation(const OnModel& in, bool changes_expected) {
   ablate.output_scale = 0.0f;
   if (Status status = knocked.set_intervention(check.layer, check.head, ablate); !status)
     return Problem{status.message()};
-  if (Status status = knocked.run(in.tokens); !status) return Problem{status.message()};
+  if (Status status = knocked.run(in.tokens, in.forward.token_types()); !status)
+    return Problem{status.message()};
   const int before = argmax_of(in.forward.logits(in.q));
   const int after = argmax_of(knocked.logits(in.q));
   const bool changes = before != after;
@@ -564,6 +596,7 @@ const LessonCheckKind kCheckKinds[] = {
   // A real model's (the scenario names one); kv_shared and kv_separate hold for either.
   {.name = "role", .scenarios = Scenarios::Model, .on_model = role},
   {.name = "top_token", .scenarios = Scenarios::Model, .on_model = top_token},
+  {.name = "fill", .scenarios = Scenarios::Model, .on_model = fill},
   {.name = "ablation_changes_top", .scenarios = Scenarios::Model, .on_model = ablation},
   {.name = "ablation_keeps_top", .scenarios = Scenarios::Model, .sense = false, .on_model = ablation},
   {.name = "kv_shared", .on_attention = kv_heads, .on_model = model_kv_heads},
@@ -643,7 +676,8 @@ LessonCheck parse_check(const Json& value, const std::string& path, const Scenar
   check.query = token_at(value, "query", path);
   check.key = token_at(value, "key", path);
   const bool about_role = kind->on_model == role;
-  const bool about_token = kind->on_model == top_token || kind->on_model == lens_top;
+  const bool about_token =
+      kind->on_model == top_token || kind->on_model == lens_top || kind->on_model == fill;
   check.role = string_at(value, "role", path, about_role);
   check.token = string_at(value, "token", path, about_token);
   if (about_role) {
@@ -652,8 +686,8 @@ LessonCheck parse_check(const Json& value, const std::string& path, const Scenar
       known = known || to_string(static_cast<HeadRole>(r)) == check.role;
     if (!known)
       fail(path + ".role", "unknown role \"" + check.role +
-                               "\" (induction, previous-token, first-token, self, broad, "
-                               "positional, mixed)");
+                               "\" (induction, previous-token, next-token, first-token, "
+                               "special-token, self, broad, positional, mixed)");
   }
   if (kind->query && check.query.empty()) fail(path + ".query", "missing");
   if (kind->key && check.key.empty()) fail(path + ".key", "missing");
@@ -661,7 +695,7 @@ LessonCheck parse_check(const Json& value, const std::string& path, const Scenar
     require_token(queries, check.query, path + ".query", "target");
     require_token(keys, check.key, path + ".key", one.mode == Mode::Cross ? "source" : "target");
   }
-  if (kind->on_model == top_token) {  // an optional least probability
+  if (kind->on_model == top_token || kind->on_model == fill) {  // an optional least probability
     const auto it = value.find("value");
     if (it != value.end() && !it->is_number()) fail(path + ".value", "expected a number");
     check.value = it != value.end() ? it->get<double>() : 0.0;
@@ -712,8 +746,12 @@ MaybeProblem check_problem(const Scenario& scenario, const LessonCheck& check,
     const TransformerForward& forward = *run.trained_forward();
     const std::vector<int>& tokens = forward.tokens();
     const int n = static_cast<int>(tokens.size());
-    const int q = check.query.empty() ? n - 1 : resolve_token(run.target(), check.query);
-    if (q < 0) return Problem{"the text has no \"" + check.query + "\"", true};
+    // The query's model position (the views' index, mapped past hidden tokens); by default the
+    // last.
+    const int shown = check.query.empty() ? -1 : resolve_token(run.target(), check.query);
+    if (!check.query.empty() && shown < 0)
+      return Problem{"the text has no \"" + check.query + "\"", true};
+    const int q = shown < 0 ? n - 1 : run.shown_positions()[static_cast<std::size_t>(shown)];
     return kind.on_model({scenario, check, run, *run.trained_model(), forward, tokens, q},
                          kind.sense);
   }

@@ -10,11 +10,13 @@
 namespace attnviz {
 namespace {
 
-// A one-step lesson on gpt2-kjv-tiny with `checks`, its failures on the engine's numbers.
-std::vector<std::string> failures_of(const std::string& checks, const std::string& text) {
+// A one-step lesson on `model` (gpt2-kjv-tiny) with `checks`, its failures on the engine's
+// numbers.
+std::vector<std::string> failures_of(const std::string& checks, const std::string& text,
+                                     const std::string& model = "gpt2-kjv-tiny") {
   const std::string json = R"({"format": "attnviz-lesson", "title": "t",
-    "scenario": {"version": 2, "model": {"name": "gpt2-kjv-tiny"}, "target": ")" +
-                           text + R"("},
+    "scenario": {"version": 2, "model": {"name": ")" +
+                           model + R"("}, "target": ")" + text + R"("},
     "steps": [{"title": "s", "checks": [)" +
                            checks + "]}]}";
   Result<Lesson> lesson = parse_lesson(json, "test");
@@ -66,6 +68,30 @@ TEST_CASE("each model check fails when its claim is false, saying why") {
             .find("there is no layer 8") != std::string::npos);
   CHECK(one(R"({"check": "argmax", "layer": 1, "head": 3, "query": "#15", "key": "#4"})")
             .find("attends most to") != std::string::npos);
+}
+
+TEST_CASE("fill: an encoder's likeliest token at its [MASK]; a decoder's checks refused") {
+  const std::string text = "In the beginning God created the heavens and the [MASK].";
+  CHECK(failures_of(R"({"check": "fill", "token": "earth"},
+                       {"check": "fill", "token": "earth", "query": "#11"})",
+                    text, "bert-web")
+            .empty());
+  const auto one = [&](const std::string& check, const std::string& model,
+                       const std::string& on = "") {
+    const std::vector<std::string> failures = failures_of(check, on.empty() ? text : on, model);
+    REQUIRE(failures.size() == 1);
+    return failures[0];
+  };
+  CHECK(one(R"({"check": "fill", "token": "water"})", "bert-web")
+            .find("the model's likeliest token is \"earth\"") != std::string::npos);
+  CHECK(one(R"({"check": "fill", "token": "earth", "value": 0.99})", "bert-web")
+            .find("not more than 0.99") != std::string::npos);
+  CHECK(one(R"({"check": "fill", "token": "earth"})", "bert-web", "no mask here")
+            .find("the text has no [MASK]") != std::string::npos);
+  CHECK(one(R"({"check": "top_token", "token": "earth"})", "bert-web")
+            .find("is an encoder: it predicts no next token") != std::string::npos);
+  CHECK(one(R"({"check": "fill", "token": "v"})", "gpt2-kjv-tiny", kMadeUp)
+            .find("fills no mask") != std::string::npos);
 }
 
 TEST_CASE("a lesson step's numbers in its text read the step's layer of the model") {
