@@ -474,9 +474,9 @@ def format_scores(scores):
 
 
 def main():
-    parser = training_run.parser(__doc__.split("\n")[0], steps=4000, batch=32, context=64,
+    parser = training_run.parser(__doc__.split("\n")[0], steps=4500, batch=32, context=64,
                                  d_model=192,
-                                 layers=6, heads=8, vocab_size=8192, lr=1e-3, warmup=250,
+                                 layers=4, heads=8, vocab_size=8192, lr=1e-3, warmup=250,
                                  eval_every=250)
     parser.add_argument("--next-sentence", type=int, choices=(0, 1), default=1,
                         help="1: BERT's next-sentence task beside MLM (half the pairs' B random)")
