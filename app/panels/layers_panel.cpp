@@ -107,9 +107,14 @@ class LayersPanel final : public Panel {
 
   void draw_lens(const AppState& state, const Run& model) {
     text_wrapped_at_spaces(
-        "Each row reads a layer's residual stream as if it were the last layer's: the token it "
-        "would predict next at each position, darker the surer. The last row is the model's own "
-        "prediction.",
+        model.can(Capability::FillsMask)
+            ? "Each row reads a layer's residual stream as if it were the last layer's, through "
+              "the masked-language-model head: the token it would put at each position, darker "
+              "the surer (at a [MASK], its guess for the hidden word). The last row is the "
+              "model's own guess."
+            : "Each row reads a layer's residual stream as if it were the last layer's: the token "
+              "it would predict next at each position, darker the surer. The last row is the "
+              "model's own prediction.",
         ImGui::GetContentRegionAvail().x, true);
     if (lens_too_large_) {
       text_wrapped_at_spaces(

@@ -42,6 +42,9 @@ enum class Capability : std::uint32_t {
   FillsMask = 1u << 11,
   // A second sentence read with the first (BERT's pairs: ModelSpec::text_b, token types).
   SentencePairs = 1u << 12,
+  // Logits at every position from the model's read-out (a decoder's next token, or an encoder's
+  // MLM head): what the logit lens reads every layer's stream through.
+  ReadsOutTokens = 1u << 13,
 };
 
 class Capabilities {

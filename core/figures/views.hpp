@@ -122,7 +122,7 @@ inline constexpr std::array<ViewInfo, kViewCount> kViews = {{
      "Layers",
      Slot::Centre,
      true,
-     {Capability::ResidualStream, Capability::PredictsNextToken}},
+     {Capability::ResidualStream, Capability::ReadsOutTokens}},
     {ViewId::Cheaper,
      "cheaper",
      "Cheaper attention",

@@ -22,21 +22,16 @@ Matrix residual_norms(const TransformerForward& forward) {
 }
 
 std::vector<std::vector<LensPrediction>> logit_lens(const TransformerForward& forward) {
-  const Transformer& model = forward.model();
-  const TransformerConfig& c = model.config();
-  const TransformerWeights& w = model.weights();
-  const int n = forward.size(), d = c.d_model, vocab = c.vocab_size;
+  const TransformerConfig& c = forward.model().config();
+  const int n = forward.size(), vocab = c.vocab_size;
   std::vector<std::vector<LensPrediction>> lens(static_cast<std::size_t>(c.n_layers));
-  std::vector<float> normalized(static_cast<std::size_t>(d));
   RowVector logits(vocab);  // (vocab_size)
   for (int l = 0; l < c.n_layers; ++l) {
     const RowMatrix& stream = forward.layer(l).residual_out;  // (n, d_model)
     for (int i = 0; i < n; ++i) {
-      // 1. The final norm, as the model applies it after its last layer.
-      normalize_row(c, stream.row(i), w.final_norm_weight, w.final_norm_bias, normalized.data());
-      // 2. The unembedding; 3. the most likely token and its probability.
-      blas::gemm(1, vocab, d, normalized.data(), d, w.unembedding.data, w.unembedding.stride,
-                 logits.data(), vocab, /*transpose_b=*/true);
+      // 1. The model's read-out, as it applies it after its last layer (a decoder's final norm,
+      // or BERT's MLM head), and the unembedding; 2. the likeliest token and its probability.
+      forward.read_out(stream.row(i), logits.data());
       if (!logits.allFinite()) {  // the stream overflowed (a weight edited far too large)
         lens[static_cast<std::size_t>(l)].push_back({-1, 0.0f});
         continue;

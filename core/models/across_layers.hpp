@@ -3,7 +3,8 @@
 //                   layer: how large the stream grows
 //   logit lens      each layer's residual stream read out as if it were the last layer's:
 //                   logits = final_norm(residual_out_ℓ) · Eᵀ, and the token it would predict
-//                   (nostalgebraist, 2020)
+//                   (nostalgebraist, 2020); an encoder's through its MLM head, the token it
+//                   would put at each position
 //   attention rollout  (Abnar & Zuidema, 2020) how much each position's representation after
 //                   layer ℓ draws on each input token, through attention and the residual:
 //                   per layer Â_ℓ = ½ · mean over heads of α + ½ · I, rows scaled to sum to 1;

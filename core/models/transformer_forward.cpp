@@ -256,6 +256,32 @@ void TransformerForward::all_logits(float* out) const {
         out[static_cast<std::ptrdiff_t>(i) * vocab + v] += w.unembedding_bias.data[v];
 }
 
+void TransformerForward::read_out(const float* residual, float* out) const {
+  const TransformerConfig& c = model_.config();
+  const TransformerWeights& w = model_.weights();
+  const MatrixView& unembedding = w.unembedding;  // (vocab_size, d_model)
+  if (unembedding.empty() || !model_.predicts_tokens()) {
+    std::fill(out, out + c.vocab_size, 0.0f);
+    return;
+  }
+  std::vector<float> normalized(static_cast<std::size_t>(c.d_model));  // (d_model)
+  if (!w.head_transform.empty()) {  // 1. BERT's MLM head: the transform and its GELU, then norm
+    Matrix transformed(1, c.d_model);  // (1, d_model)
+    multiply(residual, c.d_model, 1, w.head_transform, transformed.data(), c.d_model,
+             w.head_transform_bias);
+    gelu(transformed, c.feed_forward);
+    normalize_row(c, transformed.data(), w.final_norm_weight, w.final_norm_bias,
+                  normalized.data());
+  } else {  // 1. a decoder's final norm
+    normalize_row(c, residual, w.final_norm_weight, w.final_norm_bias, normalized.data());
+  }
+  // 2. The unembedding, and its bias.
+  blas::gemm(1, unembedding.rows, unembedding.cols, normalized.data(), c.d_model, unembedding.data,
+             unembedding.stride, out, unembedding.rows, /*transpose_b=*/true);
+  if (!w.unembedding_bias.empty())
+    for (int v = 0; v < unembedding.rows; ++v) out[v] += w.unembedding_bias.data[v];
+}
+
 Status TransformerForward::run(std::span<const int> tokens, std::span<const int> token_types) {
   const TransformerConfig& c = model_.config();
   const TransformerWeights& w = model_.weights();

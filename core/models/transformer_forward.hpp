@@ -125,6 +125,11 @@ class TransformerForward {
   void logits(int position, float* out) const;
   // Every position's logits into `out` (size() × vocab_size, row-major), in one product.
   void all_logits(float* out) const;
+  // Any residual row (d_model floats) read out as logits (vocab_size floats) the way the model
+  // reads its last layer's: its final norm (a decoder), or its MLM head (BERT: LayerNorm(gelu(x ·
+  // head_transform + b))), then the unembedding and its bias. Zeros when the model predicts no
+  // tokens. The logit lens reads every layer's stream through it.
+  void read_out(const float* residual, float* out) const;
 
   // What the last run computed (for the tests of the cache and of partial recomputes).
   struct Work {

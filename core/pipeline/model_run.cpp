@@ -271,14 +271,15 @@ Capabilities ModelRun::capabilities() const {
   const Capabilities decoder{Capability::TrainedWeights,    Capability::EditableModelWeights,
                              Capability::HeadInterventions, Capability::PredictsNextToken,
                              Capability::ResidualStream,    Capability::HeadRoles,
-                             Capability::HidesSpecialTokens};
+                             Capability::HidesSpecialTokens, Capability::ReadsOutTokens};
   if (!opened_ || model().transformer.config().causal()) return decoder;
   // An encoder: no next token; its MLM head (when it has one) fills a mask; pairs.
   if (model().transformer.predicts_tokens())
     return {Capability::TrainedWeights,     Capability::EditableModelWeights,
             Capability::HeadInterventions,  Capability::FillsMask,
             Capability::ResidualStream,     Capability::HeadRoles,
-            Capability::HidesSpecialTokens, Capability::SentencePairs};
+            Capability::HidesSpecialTokens, Capability::SentencePairs,
+            Capability::ReadsOutTokens};
   return {Capability::TrainedWeights,    Capability::EditableModelWeights,
           Capability::HeadInterventions, Capability::ResidualStream,
           Capability::HeadRoles,         Capability::HidesSpecialTokens,

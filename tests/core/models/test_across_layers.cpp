@@ -38,15 +38,18 @@ TEST_CASE("residual norms are the stream's lengths, the input first") {
   }
 }
 
-TEST_CASE("the logit lens at layer ℓ predicts what the model cut after layer ℓ predicts") {
-  const Transformer model = testing::random_gpt2(22);
-  const std::vector<int> tokens = {1, 7, 2, 40, 33, 8, 12};
+namespace {
+
+// The lens at layer ℓ against the same weights cut after layer ℓ: its own read-out (a decoder's
+// final norm, an encoder's MLM head) then reads layer ℓ's stream.
+void check_lens_against_cut_models(const Transformer& model, const std::vector<int>& tokens,
+                                   const std::vector<int>& types) {
   TransformerForward forward(model);
-  REQUIRE(forward.run(tokens).is_ok());
+  REQUIRE(forward.run(tokens, types).is_ok());
   const std::vector<std::vector<LensPrediction>> lens = logit_lens(forward);
-  REQUIRE(lens.size() == 3);
-  for (int l = 0; l < 3; ++l) {
-    // The same weights, layers 0..ℓ only: its final norm reads layer ℓ's stream.
+  const int layers = model.config().n_layers;
+  REQUIRE(static_cast<int>(lens.size()) == layers);
+  for (int l = 0; l < layers; ++l) {
     TransformerConfig config = model.config();
     config.n_layers = l + 1;
     TransformerWeights weights = model.weights();
@@ -54,7 +57,7 @@ TEST_CASE("the logit lens at layer ℓ predicts what the model cut after layer �
     Transformer cut;
     REQUIRE(cut.set_weights(config, weights, "cut", "test").is_ok());
     TransformerForward cut_forward(cut);
-    REQUIRE(cut_forward.run(tokens).is_ok());
+    REQUIRE(cut_forward.run(tokens, types).is_ok());
     for (int i = 0; i < forward.size(); ++i) {
       const RowVector logits = cut_forward.logits(i);
       Eigen::Index best = 0;
@@ -65,6 +68,18 @@ TEST_CASE("the logit lens at layer ℓ predicts what the model cut after layer �
       CHECK(p.probability == doctest::Approx(probability).epsilon(1e-4));
     }
   }
+}
+
+}  // namespace
+
+TEST_CASE("the logit lens at layer ℓ predicts what the model cut after layer ℓ predicts") {
+  check_lens_against_cut_models(testing::random_gpt2(22), {1, 7, 2, 40, 33, 8, 12}, {});
+}
+
+TEST_CASE("an encoder's logit lens reads each layer through its MLM head, as the cut model does") {
+  const Transformer model = testing::random_bert(23);
+  REQUIRE(model.predicts_tokens());
+  check_lens_against_cut_models(model, {2, 7, 9, 11, 3, 12, 5, 3}, {0, 0, 0, 0, 0, 1, 1, 1});
 }
 
 TEST_CASE("the logit lens names no token where a huge weight made the stream overflow") {
