@@ -87,19 +87,28 @@ void draw_edit_menu(Shell& shell, Commands& commands) {
 // Real trained models: the shipped ones, any other from a folder or file, and back.
 void draw_models_menu(Shell& shell, Commands& commands) {
   if (!ImGui::BeginMenu("Models")) return;
-  if (shell.model_names.empty()) shell.model_names = shipped_model_names();
+  if (shell.model_names.empty()) {
+    shell.model_names = shipped_model_names();
+    shell.model_kinds.clear();
+    for (const std::string& name : shell.model_names)
+      shell.model_kinds.push_back(model_kind_words(name));
+  }
   // The model open is asked for at each item: one chosen above replaced it (and freed the last).
   const auto open = [&] { return shell.state.pipeline().current().trained_model(); };
-  for (const std::string& name : shell.model_names)
-    if (ImGui::MenuItem(name.c_str(), nullptr, open() && open()->name == name))
+  for (std::size_t i = 0; i < shell.model_names.size(); ++i) {
+    const std::string& name = shell.model_names[i];
+    const char* kind = i < shell.model_kinds.size() ? shell.model_kinds[i].c_str() : nullptr;
+    if (ImGui::MenuItem(name.c_str(), kind, open() && open()->name == name))
       commands.open_model_named(name);
+  }
   if (shell.model_names.empty()) ImGui::TextDisabled("no shipped models found");
   CommandRunner runner(shell, commands);
   command_menu_item(runner, "model.open");
   if (ImGui::IsItemHovered())
     ImGui::SetTooltip(
-        "A llama2.c .bin, or a Hugging Face GPT-2 folder (config.json,\n"
-        "model.safetensors, vocab.json, merges.txt): docs/formats.md");
+        "A llama2.c .bin, a Hugging Face GPT-2 folder (config.json,\n"
+        "model.safetensors, vocab.json, merges.txt) or a BERT folder\n"
+        "(config.json, model.safetensors, vocab.txt): docs/formats.md");
   ImGui::Separator();
   command_menu_item(runner, "model.knock_out");
   command_menu_item(runner, "model.leave");

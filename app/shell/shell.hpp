@@ -86,6 +86,7 @@ struct Shell {
   PngExport png;
   std::vector<std::pair<std::string, std::string>> lesson_titles;  // built-in lessons: id, title
   std::vector<std::string> model_names;  // the shipped models (the Models menu), found once
+  std::vector<std::string> model_kinds;  // each one's kind ("encoder, BERT"), likewise
   bool show_shortcuts = false;
   // --monkey: files are written only inside this folder, wherever the file dialog was clicked to
   // (commands.cpp refuses the rest); "" writes anywhere.

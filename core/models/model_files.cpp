@@ -161,8 +161,30 @@ std::vector<std::string> shipped_model_names() {
       if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
     }
   }
-  std::sort(names.begin(), names.end());
+  // The first ones in their order, then the rest sorted.
+  const auto rank = [](const std::string& name) {
+    const auto* first = std::find(std::begin(kFirstShippedModels), std::end(kFirstShippedModels),
+                                  name);
+    return static_cast<int>(first - std::begin(kFirstShippedModels));
+  };
+  std::sort(names.begin(), names.end(), [&](const std::string& a, const std::string& b) {
+    return std::pair(rank(a), a) < std::pair(rank(b), b);
+  });
   return names;
+}
+
+std::string model_kind_words(const std::string& path_or_name) {
+  const Result<ModelLocation> location = locate_model(path_or_name);
+  if (!location) return "";
+  switch (location->format) {
+    case ModelFormat::HuggingFaceGpt2:
+      return "decoder, GPT-2";
+    case ModelFormat::HuggingFaceBert:
+      return "encoder, BERT";
+    case ModelFormat::Llama2c:
+      return "decoder, llama2.c";
+  }
+  return "";
 }
 
 Result<ModelLocation> locate_model(const std::string& path_or_name) {

@@ -32,9 +32,14 @@ struct ModelLocation {
 // exist.
 std::vector<std::string> shipped_model_folders();
 // The shipped models' names (the sub-folders of those folders that hold a model, or whose
-// `.download` lists the files still to come: the browser build's), sorted, each once: what the
-// app's Models menu lists.
+// `.download` lists the files still to come: the browser build's), each once: what the app's
+// Models menu lists. The models that read a class's English as words come first (gpt2-web, then
+// bert-web: kFirstShippedModels), the others after them, sorted.
+inline constexpr const char* kFirstShippedModels[] = {"gpt2-web", "bert-web"};
 std::vector<std::string> shipped_model_names();
+// What kind of model a shipped name (or path) is, in a few words for a menu: "decoder, GPT-2",
+// "encoder, BERT", "decoder, llama2.c"; empty when it cannot be located.
+std::string model_kind_words(const std::string& path_or_name);
 
 // Where the model `path_or_name` is and which reader it needs, or an error saying why not.
 Result<ModelLocation> locate_model(const std::string& path_or_name);

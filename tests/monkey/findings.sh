@@ -56,9 +56,9 @@ shot lens-past-64-columns "$work/long.json" --model gpt2-kjv-tiny --view layers
 # The Models menu read the model open before its items, and after a click on the first item
 # (which replaced that model, and freed it) read it again for the second item's check mark: a
 # use after free (seeds 31 and 32). Here: stories260K open, the Models menu's first item clicked
-# (bert-web: the names are sorted; the menu's place at 1280x720 and the default text size); the
-# app closes itself 6 s after it opened (ATTNVIZ_EXIT_AFTER), and the layout it writes then must
-# name bert-web (the click was made).
+# (gpt2-web: the models that read words come first; the menu's place at 1280x720 and the default
+# text size); the app closes itself 6 s after it opened (ATTNVIZ_EXIT_AFTER), and the layout it
+# writes then must name gpt2-web (the click was made).
 {
   echo "ATTNVIZ_EXIT_AFTER=6 LD_PRELOAD='$preload' '$app' --model stories260K --size 1280x720 --layout-out '$work/menu.json' 2>'$work/menu.log' & pid=\$!"
   echo "xdotool search --sync --onlyvisible --name AttnViz >/dev/null"
@@ -68,7 +68,7 @@ shot lens-past-64-columns "$work/long.json" --model gpt2-kjv-tiny --view layers
   echo "kill -9 \$pid 2>/dev/null; wait \$pid"
 } >"$work/menu.sh"
 if xvfb-run -a -s '-screen 0 1600x1000x24' sh "$work/menu.sh" >/dev/null 2>&1 &&
-  ! reported "$work/menu.log" && grep -q '"model":"bert-web"' "$work/menu.json"; then
+  ! reported "$work/menu.log" && grep -q '"model":"gpt2-web"' "$work/menu.json"; then
   echo "ok: models-menu-after-a-switch"
 else
   echo "FAILED: models-menu-after-a-switch:"
