@@ -71,6 +71,9 @@ class FillMaskPanel final : public Panel {
       }
       draw_token_candidates(state, model.tokenizer, guess.candidates, guess.logits,
                             view::ViewId::FillMask);
+      if (!guess.candidates.empty())  // for the tests: each guess's likeliest token
+        state.frame.values.append("fill.first",
+                                  model.tokenizer.shown(guess.candidates.front().token));
       ImGui::Spacing();
     }
     if (masks_ > kMostMasksShown)

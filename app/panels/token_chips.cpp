@@ -71,6 +71,11 @@ void draw_token_chips(const AppState& state, PanelContext& context, const Tokeni
         side == Side::Query ? state.highlights_query(index) : state.highlights_key(index);
     const bool selected = side == Side::Query && state.selection.query == index;
     const ImVec2 p0 = ImGui::GetItemRectMin(), p1 = ImGui::GetItemRectMax();
+    if (on_click)  // where a click lands, for the tests: "text x y w h"
+      state.frame.values.append(
+          "clickable_chips",
+          std::string(label) + " " + std::to_string(int(p0.x)) + " " + std::to_string(int(p0.y)) +
+              " " + std::to_string(int(p1.x - p0.x)) + " " + std::to_string(int(p1.y - p0.y)));
     // Chips scrolled out of view cost the renderer nothing: they are not drawn at all.
     if (!ImGui::IsItemVisible()) {
       ImGui::PopID();
@@ -90,7 +95,11 @@ void draw_token_chips(const AppState& state, PanelContext& context, const Tokeni
       draw_list->AddRect(p0, p1, colours.selection, rounding, 0, outline);
     else if (highlighted && state.ui.presenter)  // seen from the back of the room
       draw_list->AddRect(p0, p1, colours.highlight, rounding, 0, outline);
-    draw_list->AddText(ImVec2(p0.x + padding.x, p0.y + padding.y), colours.text, label);
+    // A [MASK] stands out: the hidden word the model is asked to guess.
+    const bool mask = token.kind == TokenKind::Symbol && token.text == "[MASK]";
+    if (mask && !selected) draw_list->AddRect(p0, p1, colours.highlight, rounding, 0, outline);
+    draw_list->AddText(ImVec2(p0.x + padding.x, p0.y + padding.y),
+                       mask ? colours.highlight : colours.text, label);
     ImGui::PopID();
   }
   ImGui::PopID();

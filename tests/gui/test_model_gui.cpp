@@ -15,6 +15,7 @@
 #include <fstream>
 #include <memory>
 #include <span>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -235,6 +236,63 @@ TEST_CASE("the Across layers view names every token of the text in its logit len
   REQUIRE(shot.layout["labels"].contains("layers"));
   CHECK(shot.layout["labels"]["layers"]["tokens"] == n);
   CHECK(shot.layout["labels"]["layers"]["labelled"] == n);
+}
+
+// Fill the mask as a student uses it: bert-web on a verse, the Fill view open; a click on the
+// chip "earth" hides it behind [MASK] (the document's text changes, and Ctrl+S saves it), and
+// the view's first guess there is the engine's.
+TEST_CASE("Fill the mask: a click on a word hides it behind [MASK], and the view guesses it") {
+  TempDir dir;
+  const fs::path path = dir.path / "fill.json";
+  std::ofstream(path) << R"({"format": "attnviz-scenario", "version": 2,
+                            "model": {"name": "bert-web"},
+                            "target": "In the beginning God created the heavens and the earth."})";
+  const Shot shot =
+      testing::take_shot(dir, {path.string(), "--view", "fill", "--size", "1280x720"});
+  INFO("stderr: " << shot.errors);
+  REQUIRE(shot.status == 0);
+  REQUIRE(shot.layout.contains("clickable_chips"));
+  int x = -1, y = -1;
+  for (const auto& chip : shot.layout["clickable_chips"]) {
+    std::istringstream fields(chip.get<std::string>());
+    std::string text;
+    int left = 0, top = 0, width = 0, height = 0;
+    fields >> text >> left >> top >> width >> height;
+    if (text == "earth") {
+      x = left + width / 2;
+      y = top + height / 2;
+    }
+  }
+  REQUIRE_MESSAGE(x >= 0, shot.layout["clickable_chips"].dump());
+  const nlohmann::json after =
+      testing::run_session(dir, {path.string(), "--view", "fill"},
+                           "xdotool mousemove " + std::to_string(x) + " " + std::to_string(y) +
+                               " click 1\nsleep 0.8\nxdotool key ctrl+s\nsleep 0.6\n");
+  CHECK(after["sentence"] == "In the beginning God created the heavens and the [MASK].");
+  Result<Scenario> saved = load_scenario_file(path.string());  // the edit, saved with Ctrl+S
+  REQUIRE(saved.ok());
+  CHECK(saved->target == "In the beginning God created the heavens and the [MASK].");
+  REQUIRE(after.contains("fill"));
+  REQUIRE(after["fill"]["first"].size() == 1);
+  // The engine's guess at the [MASK] of the same text.
+  Result<Model> model = open_model("bert-web");
+  REQUIRE(model.ok());
+  Result<std::vector<ModelToken>> tokens =
+      read_text(*model, "In the beginning God created the heavens and the [MASK].");
+  REQUIRE(tokens.ok());
+  std::vector<int> ids;
+  int mask = -1;
+  for (const ModelToken& token : *tokens) {
+    if (token.id == model->tokenizer.mask_token()) mask = static_cast<int>(ids.size());
+    ids.push_back(token.id);
+  }
+  REQUIRE(mask >= 0);
+  TransformerForward forward(model->transformer);
+  REQUIRE(forward.run(ids).is_ok());
+  const RowVector logits = forward.logits(mask);
+  Eigen::Index best = 0;
+  logits.maxCoeff(&best);
+  CHECK(after["fill"]["first"][0] == model->tokenizer.shown(static_cast<int>(best)));
 }
 
 }  // namespace attnviz
