@@ -122,14 +122,17 @@ ProductCounts product_counts() {
   return counts;
 }
 
-void gemm(int m, int n, int k, const float* a, std::ptrdiff_t lda, const float* b,
-          std::ptrdiff_t ldb, float* c, std::ptrdiff_t ldc, bool transpose_b) {
+namespace {
+
+// Runs `product` (an m × n × k product), counted when counting is on.
+template <typename Product>
+void counted(int m, int n, int k, const Product& product) {
   if (!counting) {
-    multiply(m, n, k, a, lda, b, ldb, c, ldc, transpose_b);
+    product();
     return;
   }
   const auto start = std::chrono::steady_clock::now();
-  multiply(m, n, k, a, lda, b, ldb, c, ldc, transpose_b);
+  product();
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double flops = 2.0 * m * n * k;
@@ -142,6 +145,18 @@ void gemm(int m, int n, int k, const float* a, std::ptrdiff_t lda, const float* 
     counts.other_flops += flops;
     counts.other_seconds += seconds;
   }
+}
+
+}  // namespace
+
+void gemm(int m, int n, int k, const float* a, std::ptrdiff_t lda, const float* b,
+          std::ptrdiff_t ldb, float* c, std::ptrdiff_t ldc, bool transpose_b) {
+  counted(m, n, k, [&] { multiply(m, n, k, a, lda, b, ldb, c, ldc, transpose_b); });
+}
+
+void gemm(int m, const float* a, std::ptrdiff_t lda, const PackedMatrix& b, float* c,
+          std::ptrdiff_t ldc) {
+  counted(m, b.n(), b.k(), [&] { gemm_packed(m, a, lda, b, c, ldc); });
 }
 
 namespace {

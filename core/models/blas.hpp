@@ -12,6 +12,8 @@
 // ATTNVIZ_BLAS=eigen (or an OpenBLAS that is absent or fails the check) keeps Eigen.
 #pragma once
 
+#include "core/models/packed_gemm.hpp"
+
 #include <cstddef>
 #include <string>
 
@@ -21,6 +23,9 @@ namespace attnviz::blas {
 // row-major, each with its row stride (leading dimension). C's rows may not alias A or B.
 void gemm(int m, int n, int k, const float* a, std::ptrdiff_t lda, const float* b,
           std::ptrdiff_t ldb, float* c, std::ptrdiff_t ldc, bool transpose_b = false);
+// C (m, b.n()) = A (m, b.k()) · B with B packed once (packed_gemm.hpp; needs packed_available()).
+void gemm(int m, const float* a, std::ptrdiff_t lda, const PackedMatrix& b, float* c,
+          std::ptrdiff_t ldc);
 
 // What multiplies: "OpenBLAS 0.3.21 (SkylakeX kernels)" or "Eigen (...)".
 std::string backend();

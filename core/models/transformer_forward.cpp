@@ -165,11 +165,43 @@ void TransformerForward::clear_interventions() {
 
 void TransformerForward::weights_changed(int layer) {
   dirty_layer_ = std::min(dirty_layer_, std::max(layer, 0));
+  packed_.clear();  // packed again from the edited weights when next multiplied
+  packed_bytes_ = 0;
 }
 
 void TransformerForward::embeddings_changed() {
   embeddings_dirty_ = true;
   dirty_layer_ = 0;
+  packed_.clear();  // a tied unembedding is the embeddings
+  packed_bytes_ = 0;
+}
+
+const blas::PackedMatrix* TransformerForward::packed(const MatrixView& w, bool transposed) const {
+  // (k, n) of the product: W is (k, n); a transposed W (the unembedding) is stored (n, k).
+  const int k = transposed ? w.cols : w.rows, n = transposed ? w.rows : w.cols;
+  if (!blas::packed_available() || k < blas::kWeightProductWidth || n < blas::kWeightProductWidth)
+    return nullptr;
+  if (const auto it = packed_.find(w.data); it != packed_.end()) return &it->second;
+  const std::size_t bytes = static_cast<std::size_t>(k) * static_cast<std::size_t>(n) * 4;
+  if (packed_bytes_ + bytes > kMostPackedBytes) return nullptr;
+  blas::PackedMatrix& made = packed_[w.data];
+  made.pack(k, n, w.data, w.stride, transposed);
+  packed_bytes_ += made.bytes();
+  return &made;
+}
+
+void TransformerForward::multiply_weights(const float* in, std::ptrdiff_t in_stride, int rows,
+                                          const MatrixView& w, float* out,
+                                          std::ptrdiff_t out_stride, const VectorView& bias) const {
+  const blas::PackedMatrix* kernel_ready = rows > 0 ? packed(w, false) : nullptr;
+  if (!kernel_ready) {
+    multiply(in, in_stride, rows, w, out, out_stride, bias);
+    return;
+  }
+  blas::gemm(rows, in, in_stride, *kernel_ready, out, out_stride);
+  if (!bias.empty())
+    for (int r = 0; r < rows; ++r)
+      for (int j = 0; j < w.cols; ++j) out[r * out_stride + j] += bias.data[j];
 }
 
 const LayerActivations& TransformerForward::layer(int layer) const {
@@ -234,8 +266,11 @@ void TransformerForward::logits(int position, float* out) const {
     std::fill(out, out + model_.config().vocab_size, 0.0f);
     return;
   }
-  blas::gemm(1, unembedding.rows, unembedding.cols, final_.row(position), final_.cols(),
-             unembedding.data, unembedding.stride, out, unembedding.rows, /*transpose_b=*/true);
+  if (const blas::PackedMatrix* kernel_ready = packed(unembedding, true))
+    blas::gemm(1, final_.row(position), final_.cols(), *kernel_ready, out, unembedding.rows);
+  else
+    blas::gemm(1, unembedding.rows, unembedding.cols, final_.row(position), final_.cols(),
+               unembedding.data, unembedding.stride, out, unembedding.rows, /*transpose_b=*/true);
   if (!w.unembedding_bias.empty())
     for (int v = 0; v < unembedding.rows; ++v) out[v] += w.unembedding_bias.data[v];
 }
@@ -248,8 +283,11 @@ void TransformerForward::all_logits(float* out) const {
     std::fill(out, out + static_cast<std::ptrdiff_t>(size()) * vocab, 0.0f);
     return;
   }
-  blas::gemm(size(), unembedding.rows, unembedding.cols, final_.row(0), final_.cols(),
-             unembedding.data, unembedding.stride, out, unembedding.rows, /*transpose_b=*/true);
+  if (const blas::PackedMatrix* kernel_ready = size() > 0 ? packed(unembedding, true) : nullptr)
+    blas::gemm(size(), final_.row(0), final_.cols(), *kernel_ready, out, unembedding.rows);
+  else
+    blas::gemm(size(), unembedding.rows, unembedding.cols, final_.row(0), final_.cols(),
+               unembedding.data, unembedding.stride, out, unembedding.rows, /*transpose_b=*/true);
   if (!w.unembedding_bias.empty())
     for (int i = 0; i < size(); ++i)
       for (int v = 0; v < vocab; ++v)
@@ -265,19 +303,21 @@ void TransformerForward::read_out(const float* residual, float* out) const {
     return;
   }
   std::vector<float> normalized(static_cast<std::size_t>(c.d_model));  // (d_model)
-  if (!w.head_transform.empty()) {  // 1. BERT's MLM head: the transform and its GELU, then norm
+  if (!w.head_transform.empty()) {     // 1. BERT's MLM head: the transform and its GELU, then norm
     Matrix transformed(1, c.d_model);  // (1, d_model)
-    multiply(residual, c.d_model, 1, w.head_transform, transformed.data(), c.d_model,
-             w.head_transform_bias);
+    multiply_weights(residual, c.d_model, 1, w.head_transform, transformed.data(), c.d_model,
+                     w.head_transform_bias);
     gelu(transformed, c.feed_forward);
-    normalize_row(c, transformed.data(), w.final_norm_weight, w.final_norm_bias,
-                  normalized.data());
+    normalize_row(c, transformed.data(), w.final_norm_weight, w.final_norm_bias, normalized.data());
   } else {  // 1. a decoder's final norm
     normalize_row(c, residual, w.final_norm_weight, w.final_norm_bias, normalized.data());
   }
   // 2. The unembedding, and its bias.
-  blas::gemm(1, unembedding.rows, unembedding.cols, normalized.data(), c.d_model, unembedding.data,
-             unembedding.stride, out, unembedding.rows, /*transpose_b=*/true);
+  if (const blas::PackedMatrix* kernel_ready = packed(unembedding, true))
+    blas::gemm(1, normalized.data(), c.d_model, *kernel_ready, out, unembedding.rows);
+  else
+    blas::gemm(1, unembedding.rows, unembedding.cols, normalized.data(), c.d_model,
+               unembedding.data, unembedding.stride, out, unembedding.rows, /*transpose_b=*/true);
   if (!w.unembedding_bias.empty())
     for (int v = 0; v < unembedding.rows; ++v) out[v] += w.unembedding_bias.data[v];
 }
@@ -351,8 +391,8 @@ Status TransformerForward::run(std::span<const int> tokens, std::span<const int>
     const int rows = n - first_final;
     transformed_.resize(rows, c.d_model);  // (rows, d_model)
     if (rows > 0)
-      multiply(last.row(first_final), last.cols(), rows, w.head_transform, transformed_.data(),
-               c.d_model, w.head_transform_bias);
+      multiply_weights(last.row(first_final), last.cols(), rows, w.head_transform,
+                       transformed_.data(), c.d_model, w.head_transform_bias);
     gelu(transformed_, c.feed_forward);
     for (int r = 0; r < rows; ++r)
       normalize_row(c, transformed_.row(r).data(), w.final_norm_weight, w.final_norm_bias,
@@ -387,12 +427,12 @@ void TransformerForward::compute_layer(int l, int first) {
   // 2. Queries, keys and values of the new rows; RoPE by position.
   const float* normalized = a.normalized.row(first);  // (rows, d_model)
   const int d = c.d_model;
-  multiply(normalized, d, rows, w.query, a.queries.row(first), a.queries.cols(),
-           w.query_bias);  // (rows, heads · d_head)
-  multiply(normalized, d, rows, w.key, a.keys.row(first), a.keys.cols(),
-           w.key_bias);  // (rows, kv_heads · d_head)
-  multiply(normalized, d, rows, w.value, a.values.row(first), a.values.cols(),
-           w.value_bias);  // (rows, kv_heads · d_head)
+  multiply_weights(normalized, d, rows, w.query, a.queries.row(first), a.queries.cols(),
+                   w.query_bias);  // (rows, heads · d_head)
+  multiply_weights(normalized, d, rows, w.key, a.keys.row(first), a.keys.cols(),
+                   w.key_bias);  // (rows, kv_heads · d_head)
+  multiply_weights(normalized, d, rows, w.value, a.values.row(first), a.values.cols(),
+                   w.value_bias);  // (rows, kv_heads · d_head)
   if (c.positions == PositionKind::Rotary)
     for (int i = first; i < n; ++i) {
       rotate(a.queries.row(i), a.queries.cols(), d_head, i, c.rope_theta);
@@ -453,8 +493,8 @@ void TransformerForward::compute_layer(int l, int first) {
   }
 
   // 4. W_O and the residual.
-  multiply(a.head_outputs.row(first), a.head_outputs.cols(), rows, w.output,
-           a.attention_output.row(first), d, w.output_bias);  // (rows, d_model)
+  multiply_weights(a.head_outputs.row(first), a.head_outputs.cols(), rows, w.output,
+                   a.attention_output.row(first), d, w.output_bias);  // (rows, d_model)
   if (c.norm_after())
     add_and_normalize(c, input, a.attention_output, a.residual_mid, first, w.attention_norm_weight,
                       w.attention_norm_bias);
@@ -470,16 +510,16 @@ void TransformerForward::compute_layer(int l, int first) {
     mlp_input = a.residual_out.row(first);
   }
   hidden_.resize(rows, c.d_ff);  // (rows, d_ff)
-  multiply(mlp_input, d, rows, w.up, hidden_.data(), c.d_ff, w.up_bias);
+  multiply_weights(mlp_input, d, rows, w.up, hidden_.data(), c.d_ff, w.up_bias);
   if (c.feed_forward != FeedForwardKind::SwiGLU) {
     gelu(hidden_, c.feed_forward);
   } else {
     gate_.resize(rows, c.d_ff);  // (rows, d_ff)
-    multiply(mlp_input, d, rows, w.gate, gate_.data(), c.d_ff, VectorView{});
+    multiply_weights(mlp_input, d, rows, w.gate, gate_.data(), c.d_ff, VectorView{});
     hidden_.array() *= gate_.array() / (1.0f + (-gate_.array()).exp());  // silu(gate) ⊙ up
   }
-  multiply(hidden_.data(), c.d_ff, rows, w.down, a.mlp_output.row(first), d,
-           w.down_bias);  // (rows, d_model)
+  multiply_weights(hidden_.data(), c.d_ff, rows, w.down, a.mlp_output.row(first), d,
+                   w.down_bias);  // (rows, d_model)
   if (c.norm_after()) {
     add_and_normalize(c, a.residual_mid, a.mlp_output, a.residual_out, first, w.mlp_norm_weight,
                       w.mlp_norm_bias);

@@ -31,9 +31,12 @@
 #include "core/base/status.hpp"
 #include "core/base/types.hpp"
 #include "core/models/head_intervention.hpp"
+#include "core/models/packed_gemm.hpp"
 #include "core/models/transformer.hpp"
 
+#include <cstddef>
 #include <span>
+#include <unordered_map>
 #include <vector>
 
 namespace attnviz {
@@ -153,6 +156,18 @@ class TransformerForward {
   Matrix hidden_;        // scratch: (rows computed, d_ff)
   Matrix gate_;          // scratch: (rows computed, d_ff)
   Matrix transformed_;   // scratch: (rows computed, d_model), BERT's MLM head
+  // The model's large weight matrices packed for blas::gemm_packed, each the first time it is
+  // multiplied (at most kMostPackedBytes in all; the rest go to the library): keyed by their
+  // data, dropped when the weights change (weights_changed, embeddings_changed).
+  static constexpr std::size_t kMostPackedBytes = std::size_t{3} << 30;
+  mutable std::unordered_map<const float*, blas::PackedMatrix> packed_;
+  mutable std::size_t packed_bytes_ = 0;
+  // W packed (Wᵀ when `transposed`: the unembedding), or null when it is not packed here (a
+  // small matrix, a machine without the kernel, the budget spent).
+  const blas::PackedMatrix* packed(const MatrixView& w, bool transposed) const;
+  // out (rows, w.cols) = in (rows, w.rows) · w (+ bias), through the packed kernel when it can.
+  void multiply_weights(const float* in, std::ptrdiff_t in_stride, int rows, const MatrixView& w,
+                        float* out, std::ptrdiff_t out_stride, const VectorView& bias) const;
 
   // Where row `query` of a head's kept attention starts, and how many keys it holds.
   std::size_t row_start(int query) const;

@@ -1,0 +1,155 @@
+#include "core/models/packed_gemm.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <string_view>
+#include <utility>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace attnviz::blas {
+
+namespace {
+
+constexpr int kWidth = PackedMatrix::kPanelWidth;
+// Rows of A per block: kRows × 2 accumulators, 2 registers of W's row, 1 of A's element: 27
+// of AVX-512's 32 registers.
+constexpr int kRows = 12;
+// Rows of W per pass: a panel's block is kDepth × kPanelWidth floats (32 KB), which stays in
+// the first-level cache while every block of A's rows runs over it.
+constexpr int kDepth = 256;
+// W's rows read this many rows ahead of the kernel (the first block of rows of A meets each
+// panel's block first: without it, the kernel waits on W's lines).
+constexpr int kPrefetchRows = 8;
+
+bool asked_for_library() {
+  const char* blas = std::getenv("ATTNVIZ_BLAS");
+  const char* packed = std::getenv("ATTNVIZ_PACKED");
+  return (blas && std::string_view(blas) == "eigen") || (packed && std::string_view(packed) == "0");
+}
+
+#if defined(__x86_64__)
+
+// C's block (rows × up to kWidth columns) = (or +=) A's rows × the panel's depth rows:
+//   for each row p of the panel's block: w = W[p, 0..32) (two registers); for each row r of A:
+//   C[r] += A[r, p] · w.
+template <int rows>
+__attribute__((target("avx512f"))) void kernel_rows(const float* a, std::ptrdiff_t lda,
+                                                    const float* panel, int depth, float* c,
+                                                    std::ptrdiff_t ldc, int columns,
+                                                    bool accumulate) {
+  __m512 sum[rows][2];
+#pragma GCC unroll 12
+  for (int r = 0; r < rows; ++r) sum[r][0] = sum[r][1] = _mm512_setzero_ps();
+  for (int p = 0; p < depth; ++p) {
+    const float* ahead = panel + static_cast<std::ptrdiff_t>(p + kPrefetchRows) * kWidth;
+    _mm_prefetch(reinterpret_cast<const char*>(ahead), _MM_HINT_T0);
+    _mm_prefetch(reinterpret_cast<const char*>(ahead + 16), _MM_HINT_T0);
+    const __m512 w0 = _mm512_loadu_ps(panel + static_cast<std::ptrdiff_t>(p) * kWidth);
+    const __m512 w1 = _mm512_loadu_ps(panel + static_cast<std::ptrdiff_t>(p) * kWidth + 16);
+#pragma GCC unroll 12
+    for (int r = 0; r < rows; ++r) {
+      const __m512 x = _mm512_set1_ps(a[r * lda + p]);
+      sum[r][0] = _mm512_fmadd_ps(x, w0, sum[r][0]);
+      sum[r][1] = _mm512_fmadd_ps(x, w1, sum[r][1]);
+    }
+  }
+  // The last panel may be narrower than kWidth: its columns past n are not stored.
+  const __mmask16 first = columns >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << columns) - 1);
+  const __mmask16 second = columns >= 32   ? __mmask16(0xFFFF)
+                           : columns <= 16 ? __mmask16(0)
+                                           : __mmask16((1u << (columns - 16)) - 1);
+#pragma GCC unroll 12
+  for (int r = 0; r < rows; ++r) {
+    float* out = c + r * ldc;
+    if (accumulate) {
+      sum[r][0] = _mm512_add_ps(sum[r][0], _mm512_maskz_loadu_ps(first, out));
+      sum[r][1] = _mm512_add_ps(sum[r][1], _mm512_maskz_loadu_ps(second, out + 16));
+    }
+    _mm512_mask_storeu_ps(out, first, sum[r][0]);
+    _mm512_mask_storeu_ps(out + 16, second, sum[r][1]);
+  }
+}
+
+using Kernel = void (*)(const float*, std::ptrdiff_t, const float*, int, float*, std::ptrdiff_t,
+                        int, bool);
+template <int... rows>
+constexpr auto make_kernels(std::integer_sequence<int, rows...>) {
+  return std::array<Kernel, sizeof...(rows)>{&kernel_rows<rows + 1>...};
+}
+// kernels[r - 1]: the kernel for a block of r rows (the last block of A may have fewer).
+constexpr auto kKernels = make_kernels(std::make_integer_sequence<int, kRows>{});
+
+#endif
+
+}  // namespace
+
+void PackedMatrix::pack(int k, int n, const float* b, std::ptrdiff_t ldb, bool transposed) {
+  k_ = k;
+  n_ = n;
+  data_.assign(static_cast<std::size_t>(panels()) * static_cast<std::size_t>(k) * kWidth, 0.0f);
+  for (int j = 0; j < panels(); ++j) {
+    float* out = data_.data() + static_cast<std::size_t>(j) * static_cast<std::size_t>(k) * kWidth;
+    const int columns = std::min(kWidth, n - j * kWidth);
+    for (int p = 0; p < k; ++p)
+      for (int col = 0; col < columns; ++col) {
+        const std::ptrdiff_t column = static_cast<std::ptrdiff_t>(j) * kWidth + col;
+        out[static_cast<std::ptrdiff_t>(p) * kWidth + col] =
+            transposed ? b[column * ldb + p] : b[static_cast<std::ptrdiff_t>(p) * ldb + column];
+      }
+  }
+}
+
+bool packed_available() {
+#if defined(__x86_64__)
+  static const bool available = __builtin_cpu_supports("avx512f") && !asked_for_library();
+  return available;
+#else
+  return false;
+#endif
+}
+
+void gemm_packed(int m, const float* a, std::ptrdiff_t lda, const PackedMatrix& b, float* c,
+                 std::ptrdiff_t ldc) {
+#if defined(__x86_64__)
+  const int k = b.k(), n = b.n();
+  if (m <= 0 || n <= 0) return;
+  if (k == 0) {
+    for (int i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
+    return;
+  }
+  // Panel by panel: its column block of C (m × 32) stays in cache while the depth blocks add up.
+  for (int j = 0; j < b.panels(); ++j) {
+    const int columns = std::min(kWidth, n - j * kWidth);
+    for (int depth_start = 0; depth_start < k; depth_start += kDepth) {
+      const int depth = std::min(kDepth, k - depth_start);
+      const bool accumulate = depth_start > 0;
+      const float* panel = b.panel(j) + static_cast<std::ptrdiff_t>(depth_start) * kWidth;
+      for (int i = 0; i < m; i += kRows) {
+        const int rows = std::min(kRows, m - i);
+        kKernels[static_cast<std::size_t>(rows - 1)](a + i * lda + depth_start, lda, panel, depth,
+                                                     c + i * ldc + j * kWidth, ldc, columns,
+                                                     accumulate);
+      }
+    }
+  }
+#else
+  (void)m, (void)a, (void)lda, (void)b, (void)c, (void)ldc;
+#endif
+}
+
+void gemm_reference(int m, int n, int k, const float* a, std::ptrdiff_t lda, const float* b,
+                    std::ptrdiff_t ldb, float* c, std::ptrdiff_t ldc, bool transposed) {
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      double sum = 0.0;
+      for (int p = 0; p < k; ++p)
+        sum += double{a[i * lda + p]} * (transposed ? b[j * ldb + p] : b[p * ldb + j]);
+      c[i * ldc + j] = static_cast<float>(sum);
+    }
+}
+
+}  // namespace attnviz::blas

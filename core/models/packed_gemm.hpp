@@ -1,0 +1,57 @@
+// The weight products of a forward pass with the weights packed once (issue 38's speed): y = x · W
+// for a model's fixed W, whose columns are laid out for an AVX-512 kernel the first time the
+// matrix is used, instead of OpenBLAS packing W again in every product (at 128 tokens by
+// d_model 768, packing W is a sizeable part of the product's time).
+//
+//   pack      W (k, n) row-major, or Wᵀ stored (n, k): panels of kPanelWidth columns, each panel
+//             k rows of kPanelWidth floats one after the other (the last panel zero-padded).
+//   multiply  C (m, n) = A (m, k) · W: for each panel, each block of kDepth rows of it (in the
+//             first-level cache), each block of kRows rows of A: a kRows × kPanelWidth block of
+//             C in 24 registers, A's elements broadcast, the panel's rows loaded and fetched a
+//             few rows ahead (kernel_rows in packed_gemm.cpp).
+//
+// A plain reference of the same product is gemm_reference(), which the tests check the kernel
+// against (every edge: m, n not multiples of the blocks, k not of the depth).
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace attnviz::blas {
+
+class PackedMatrix {
+ public:
+  static constexpr int kPanelWidth = 32;  // columns of a panel: two AVX-512 registers
+
+  // Packs B (k, n), row-major with row stride ldb; with `transposed`, B is given as Bᵀ stored
+  // (n, k) with row stride ldb (a model's unembedding, whose rows are the tokens).
+  void pack(int k, int n, const float* b, std::ptrdiff_t ldb, bool transposed);
+  int k() const { return k_; }
+  int n() const { return n_; }
+  bool empty() const { return data_.empty(); }
+  int panels() const { return (n_ + kPanelWidth - 1) / kPanelWidth; }
+  // Panel j's rows, kPanelWidth floats each.                             (k, kPanelWidth)
+  const float* panel(int j) const {
+    return data_.data() + static_cast<std::size_t>(j) * static_cast<std::size_t>(k_) * kPanelWidth;
+  }
+  std::size_t bytes() const { return data_.size() * sizeof(float); }
+
+ private:
+  int k_ = 0, n_ = 0;
+  std::vector<float> data_;
+};
+
+// Whether this machine runs the packed kernel (AVX-512F, x86-64; not when ATTNVIZ_BLAS=eigen
+// or ATTNVIZ_PACKED=0 asks for the library's products).
+bool packed_available();
+
+// C (m, n) = A (m, k) · B, B packed (n = b.n(), k = b.k()); row-major with row strides.
+// Requires packed_available().
+void gemm_packed(int m, const float* a, std::ptrdiff_t lda, const PackedMatrix& b, float* c,
+                 std::ptrdiff_t ldc);
+
+// The same product written plainly (three loops, double sums), for the tests.
+void gemm_reference(int m, int n, int k, const float* a, std::ptrdiff_t lda, const float* b,
+                    std::ptrdiff_t ldb, float* c, std::ptrdiff_t ldc, bool transposed);
+
+}  // namespace attnviz::blas

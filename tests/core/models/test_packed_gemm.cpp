@@ -1,0 +1,113 @@
+// The weight products with the weights packed once (core/models/packed_gemm.hpp): the AVX-512
+// kernel against the plain three loops at every edge of its blocks, and the forward passes that
+// use it (models at least 256 wide) against the plain reference, before and after a weight edit
+// (which must drop the packed copy). On a machine without AVX-512 the kernel is not used: the
+// forward tests then check the library's products, and the kernel's test says it did not run.
+#include "core/models/blas.hpp"
+#include "core/models/packed_gemm.hpp"
+#include "core/models/reference_forward.hpp"
+#include "core/models/transformer_forward.hpp"
+#include "tests/support/forward_compare.hpp"
+#include "tests/support/test_models.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace attnviz {
+namespace {
+
+std::vector<float> random_values(std::size_t count, std::uint64_t seed) {
+  std::mt19937_64 generator(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> out(count);
+  for (float& x : out) x = normal(generator);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the packed kernel equals the plain product at every edge of its blocks") {
+  if (!blas::packed_available()) {
+    MESSAGE("this machine has no AVX-512: the packed kernel is not used here, nor tested");
+    return;
+  }
+  int cases = 0;
+  for (const int m : {1, 5, 12, 13, 25})
+    for (const int n : {1, 31, 32, 33, 70, 261})
+      for (const int k : {1, 7, 256, 257, 600})
+        for (const bool transposed : {false, true}) {
+          CAPTURE(m);
+          CAPTURE(n);
+          CAPTURE(k);
+          CAPTURE(transposed);
+          // A (m, k) with a row stride wider than k; B (k, n), or Bᵀ (n, k), likewise; C wider.
+          const std::ptrdiff_t lda = k + 3, ldb = (transposed ? k : n) + 5, ldc = n + 2;
+          const std::vector<float> a = random_values(static_cast<std::size_t>(m * lda), 1);
+          const std::vector<float> b =
+              random_values(static_cast<std::size_t>((transposed ? n : k) * ldb), 2);
+          std::vector<float> fast(static_cast<std::size_t>(m * ldc), -7.0f);
+          std::vector<float> plain(fast);
+          blas::PackedMatrix packed;
+          packed.pack(k, n, b.data(), ldb, transposed);
+          blas::gemm_packed(m, a.data(), lda, packed, fast.data(), ldc);
+          blas::gemm_reference(m, n, k, a.data(), lda, b.data(), ldb, plain.data(), ldc,
+                               transposed);
+          double largest = 0.0;
+          for (int i = 0; i < m; ++i) {
+            for (int j = 0; j < n; ++j)
+              largest =
+                  std::max(largest, double{std::fabs(fast[i * ldc + j] - plain[i * ldc + j])});
+            // The columns past n (the row stride's padding) are not written.
+            CHECK(fast[i * ldc + n] == -7.0f);
+            CHECK(fast[i * ldc + n + 1] == -7.0f);
+          }
+          CHECK(largest < 1e-4 * std::sqrt(static_cast<double>(k)));
+          ++cases;
+        }
+  CHECK(cases == 5 * 6 * 5 * 2);
+}
+
+TEST_CASE("forward passes 256 wide (packed weights) equal the plain reference") {
+  // A decoder and an encoder with its MLM head, d_model 256: every weight product and the
+  // logits go through the packed kernel where the machine has it.
+  const Transformer decoder = testing::random_gpt2(31, 256, 2, 4, 300, 24);
+  const std::vector<int> tokens = testing::seeded_tokens(17, 300, 5);
+  TransformerForward fast(decoder);
+  REQUIRE(fast.run(tokens).is_ok());
+  ReferenceForward reference(decoder);
+  for (const int t : tokens) REQUIRE(reference.step(t).ok());
+  CHECK(testing::compare(fast, reference) < 1e-4);
+
+  const Transformer encoder = testing::random_bert(32, true, 256, 2, 4, 300, 24);
+  TransformerForward fast_encoder(encoder);
+  std::vector<int> types(tokens.size(), 0);
+  for (std::size_t i = 9; i < types.size(); ++i) types[i] = 1;
+  REQUIRE(fast_encoder.run(tokens, types).is_ok());
+  ReferenceForward encoder_reference(encoder);
+  REQUIRE(encoder_reference.encode(tokens, types).is_ok());
+  CHECK(testing::compare(fast_encoder, encoder_reference) < 1e-4);
+}
+
+TEST_CASE("a weight edit drops the packed copy: the next run multiplies the edited weights") {
+  Transformer model = testing::random_gpt2(33, 256, 2, 4, 300, 24);
+  const std::vector<int> tokens = testing::seeded_tokens(9, 300, 6);
+  TransformerForward forward(model);
+  REQUIRE(forward.run(tokens).is_ok());  // packs every matrix
+  // The first edit copies the matrix out of the file (a new one to pack); the second changes
+  // that copy in place, which a packed copy kept by its address would miss.
+  for (const float value : {25.0f, -40.0f}) {
+    REQUIRE(model.set_head_weight(1, 2, HeadMatrix::Value, 3, 4, value).is_ok());
+    REQUIRE(model.set_token_embedding(tokens[2], 5, value).is_ok());
+    forward.weights_changed(1);
+    forward.embeddings_changed();
+    REQUIRE(forward.run(tokens).is_ok());
+  }
+  ReferenceForward reference(model);  // reads the edited weights
+  for (const int t : tokens) REQUIRE(reference.step(t).ok());
+  CHECK(testing::compare(forward, reference) < 1e-4);
+}
+
+}  // namespace attnviz
