@@ -327,7 +327,8 @@ MaybeProblem role(const OnModel& in, bool) {
 MaybeProblem top_token(const OnModel& in, bool) {
   const LessonCheck& check = in.check;
   if (!in.model.transformer.config().causal())
-    return Problem{in.model.name + " is an encoder: it predicts no next token (\"fill\" checks "
+    return Problem{in.model.name +
+                   " is an encoder: it predicts no next token (\"fill\" checks "
                    "what it puts at a [MASK])"};
   const RowVector logits = in.forward.logits(in.q);
   const int top = argmax_of(logits);
@@ -349,13 +350,10 @@ MaybeProblem fill(const OnModel& in, bool) {
   const LessonCheck& check = in.check;
   if (!in.run.can(Capability::FillsMask))
     return Problem{in.model.name + " fills no mask (\"top_token\" checks a decoder's next token)"};
-  int position = in.q;
-  if (check.query.empty()) {  // the first [MASK]
-    const int mask = in.model.tokenizer.mask_token();
-    const auto it = std::find(in.tokens.begin(), in.tokens.end(), mask);
-    if (mask < 0 || it == in.tokens.end()) return Problem{"the text has no [MASK]", true};
-    position = static_cast<int>(it - in.tokens.begin());
-  }
+  const int position = in.q;  // by default the first [MASK] (check_problem)
+  if (check.query.empty() &&
+      in.tokens[static_cast<std::size_t>(position)] != in.model.tokenizer.mask_token())
+    return Problem{"the text has no [MASK]", true};
   const RowVector logits = in.forward.logits(position);  // (vocab)
   const int top = argmax_of(logits);
   const std::vector<float> p = next_token_probabilities(
@@ -372,7 +370,8 @@ MaybeProblem fill(const OnModel& in, bool) {
   return std::nullopt;
 }
 
-// changes: knocking out the head changes the most likely next token; else it does not.
+// changes: knocking out the head changes the most likely next token (an encoder's: the likeliest
+// token at its first [MASK]); else it does not.
 MaybeProblem ablation(const OnModel& in, bool changes_expected) {
   const LessonCheck& check = in.check;
   TransformerForward knocked(in.model.transformer);
@@ -403,7 +402,11 @@ MaybeProblem lens_top(const OnModel& in, bool) {
     return Problem{"after layer " + std::to_string(check.layer + 1) +
                    " the numbers overflowed: no prediction"};
   const int previous = in.tokens[static_cast<std::size_t>(in.q)];
-  if (token_words(in.model, previous, p.token) == check.token) return std::nullopt;
+  // A decoder's next token is read as the words it adds; an encoder's as its vocabulary's piece.
+  const std::string found = in.model.transformer.config().causal()
+                                ? token_words(in.model, previous, p.token)
+                                : in.model.tokenizer.shown(p.token);
+  if (found == check.token) return std::nullopt;
   return Problem{"after layer " + std::to_string(check.layer + 1) + " the stream at " +
                  in.shown(previous) + " predicts " + in.shown(p.token) + " (" +
                  format(p.probability) + "), not \"" + check.token + "\""};
@@ -751,7 +754,13 @@ MaybeProblem check_problem(const Scenario& scenario, const LessonCheck& check,
     const int shown = check.query.empty() ? -1 : resolve_token(run.target(), check.query);
     if (!check.query.empty() && shown < 0)
       return Problem{"the text has no \"" + check.query + "\"", true};
-    const int q = shown < 0 ? n - 1 : run.shown_positions()[static_cast<std::size_t>(shown)];
+    int q = shown < 0 ? n - 1 : run.shown_positions()[static_cast<std::size_t>(shown)];
+    // An encoder's claims are about its first [MASK] when they name no token.
+    if (shown < 0 && !run.trained_model()->transformer.config().causal()) {
+      const auto mask =
+          std::find(tokens.begin(), tokens.end(), run.trained_model()->tokenizer.mask_token());
+      if (mask != tokens.end()) q = static_cast<int>(mask - tokens.begin());
+    }
     return kind.on_model({scenario, check, run, *run.trained_model(), forward, tokens, q},
                          kind.sense);
   }

@@ -182,20 +182,9 @@ Result<Transformer> load_hf_bert(const std::string& path) {
       });
   if (!warnings) return warnings.status();
 
-  TransformerConfig config;
-  config.architecture = "bert";
-  config.d_model = c.hidden;
-  config.n_layers = c.layers;
-  config.n_heads = c.heads;
-  config.n_kv_heads = c.heads;
-  config.d_head = c.hidden / c.heads;
-  config.d_ff = c.intermediate;
-  config.vocab_size = c.vocab;
-  config.context = c.positions;
-  config.norm = NormKind::LayerNorm;
-  config.norm_epsilon = c.epsilon;
-  config.positions = PositionKind::Learned;
-  config.feed_forward = c.activation;
+  TransformerConfig config = hf::learned_positions_config(
+      "bert",
+      {c.hidden, c.layers, c.heads, c.intermediate, c.vocab, c.positions, c.epsilon, c.activation});
   config.direction = AttentionDirection::BothWays;
   config.norm_placement = NormPlacement::After;
   config.token_types = c.types;

@@ -223,6 +223,24 @@ std::string format_name(const std::string& kind, const std::set<SafetensorsDtype
   return format;
 }
 
+TransformerConfig learned_positions_config(std::string architecture, const Shape& shape) {
+  TransformerConfig config;
+  config.architecture = std::move(architecture);
+  config.d_model = shape.d_model;
+  config.n_layers = shape.layers;
+  config.n_heads = shape.heads;
+  config.n_kv_heads = shape.heads;
+  config.d_head = shape.d_model / shape.heads;
+  config.d_ff = shape.d_ff;
+  config.vocab_size = shape.vocab;
+  config.context = shape.context;
+  config.norm = NormKind::LayerNorm;
+  config.norm_epsilon = shape.norm_epsilon;
+  config.positions = PositionKind::Learned;
+  config.feed_forward = shape.activation;
+  return config;
+}
+
 std::int64_t layer_of(const std::string& name, const std::string& before) {
   if (name.rfind(before, 0) != 0) return -1;
   std::int64_t layer = 0;

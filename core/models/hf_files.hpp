@@ -108,4 +108,13 @@ std::string format_name(const std::string& kind, const std::set<SafetensorsDtype
 // it does not start so or the number is not followed by '.'.
 std::int64_t layer_of(const std::string& name, const std::string& before);
 
+// The shape both Hugging Face readers describe: learned positions, LayerNorm, every head with its
+// own keys and values (d_head = d_model / heads), a feed-forward of `d_ff` with `activation`.
+struct Shape {
+  int d_model = 0, layers = 0, heads = 0, d_ff = 0, vocab = 0, context = 0;
+  float norm_epsilon = 1e-5f;
+  FeedForwardKind activation = FeedForwardKind::GeluTanh;
+};
+TransformerConfig learned_positions_config(std::string architecture, const Shape& shape);
+
 }  // namespace attnviz::hf

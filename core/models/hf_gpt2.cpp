@@ -159,20 +159,9 @@ Result<Transformer> load_hf_gpt2(const std::string& path) {
       });
   if (!warnings) return warnings.status();
 
-  TransformerConfig config;
-  config.architecture = "gpt2";
-  config.d_model = c.n_embd;
-  config.n_layers = c.n_layer;
-  config.n_heads = c.n_head;
-  config.n_kv_heads = c.n_head;
-  config.d_head = c.n_embd / c.n_head;
-  config.d_ff = c.n_inner;
-  config.vocab_size = c.vocab_size;
-  config.context = c.n_positions;
-  config.norm = NormKind::LayerNorm;
-  config.norm_epsilon = c.layer_norm_epsilon;
-  config.positions = PositionKind::Learned;
-  config.feed_forward = FeedForwardKind::GeluTanh;
+  TransformerConfig config = hf::learned_positions_config(
+      "gpt2", {c.n_embd, c.n_layer, c.n_head, c.n_inner, c.vocab_size, c.n_positions,
+               c.layer_norm_epsilon, FeedForwardKind::GeluTanh});
 
   const int n = c.n_embd, ff = c.n_inner;
   std::size_t next = 0;  // walks `values` in the order of `expected`
