@@ -214,6 +214,7 @@ Status Transformer::set_head_weight(int layer, int head, HeadMatrix matrix, int 
   if (view.data == on_disk.data) view = copy_for_edits(view);  // first edit: out of the file
   const Cell cell = head_cell(c, head, matrix, row, col);
   const_cast<float*>(view.data)[cell.row * view.stride + cell.col] = value;
+  ++weights_version_;
   return Status::success();
 }
 
@@ -233,6 +234,7 @@ Status Transformer::set_token_embedding(int token, int dimension, float value) {
     if (tied) weights_.unembedding = embedding;
   }
   const_cast<float*>(embedding.data)[token * embedding.stride + dimension] = value;
+  ++weights_version_;
   return Status::success();
 }
 
@@ -249,6 +251,7 @@ MatrixView Transformer::copy_for_edits(const MatrixView& view) {
 void Transformer::reset_weights() {
   weights_ = original_weights_;
   edited_.clear();
+  ++weights_version_;
 }
 
 }  // namespace attnviz

@@ -17,6 +17,7 @@
 #include "core/models/mapped_file.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -152,6 +153,9 @@ class Transformer {
   // Back to the weights on disk.
   void reset_weights();
   bool edited() const { return !edited_.empty(); }
+  // A number new after every weight or embedding edit and every reset (what a forward pass keeps
+  // of the weights, packed copies, is stale when it has changed).
+  std::uint64_t weights_version() const { return weights_version_; }
 
   // ---- For the loaders ----
   // A buffer the model keeps (converted or transposed weights), zeroed.
@@ -172,6 +176,7 @@ class Transformer {
   std::vector<std::shared_ptr<MappedFile>> files_;
   std::vector<std::unique_ptr<float[]>> owned_;
   std::vector<std::unique_ptr<float[]>> edited_;  // copies made for edits, dropped on reset
+  std::uint64_t weights_version_ = 0;
   MatrixView& attention_matrix(int layer, HeadMatrix matrix);
   // A copy of `view` the model owns (contiguous), kept until reset_weights.
   MatrixView copy_for_edits(const MatrixView& view);

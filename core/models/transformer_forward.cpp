@@ -165,15 +165,11 @@ void TransformerForward::clear_interventions() {
 
 void TransformerForward::weights_changed(int layer) {
   dirty_layer_ = std::min(dirty_layer_, std::max(layer, 0));
-  packed_.clear();  // packed again from the edited weights when next multiplied
-  packed_bytes_ = 0;
 }
 
 void TransformerForward::embeddings_changed() {
   embeddings_dirty_ = true;
   dirty_layer_ = 0;
-  packed_.clear();  // a tied unembedding is the embeddings
-  packed_bytes_ = 0;
 }
 
 const blas::PackedMatrix* TransformerForward::packed(const MatrixView& w, bool transposed) const {
@@ -181,6 +177,11 @@ const blas::PackedMatrix* TransformerForward::packed(const MatrixView& w, bool t
   const int k = transposed ? w.cols : w.rows, n = transposed ? w.rows : w.cols;
   if (!blas::packed_available() || k < blas::kWeightProductWidth || n < blas::kWeightProductWidth)
     return nullptr;
+  if (packed_version_ != model_.weights_version()) {  // an edit since they were packed
+    packed_.clear();
+    packed_bytes_ = 0;
+    packed_version_ = model_.weights_version();
+  }
   if (const auto it = packed_.find(w.data); it != packed_.end()) return &it->second;
   const std::size_t bytes = static_cast<std::size_t>(k) * static_cast<std::size_t>(n) * 4;
   if (packed_bytes_ + bytes > kMostPackedBytes) return nullptr;

@@ -35,6 +35,7 @@
 #include "core/models/transformer.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -158,10 +159,11 @@ class TransformerForward {
   Matrix transformed_;   // scratch: (rows computed, d_model), BERT's MLM head
   // The model's large weight matrices packed for blas::gemm_packed, each the first time it is
   // multiplied (at most kMostPackedBytes in all; the rest go to the library): keyed by their
-  // data, dropped when the weights change (weights_changed, embeddings_changed).
+  // data, dropped when the model's weights_version() moves (an edit, a reset).
   static constexpr std::size_t kMostPackedBytes = std::size_t{3} << 30;
   mutable std::unordered_map<const float*, blas::PackedMatrix> packed_;
   mutable std::size_t packed_bytes_ = 0;
+  mutable std::uint64_t packed_version_ = 0;
   // W packed (Wᵀ when `transposed`: the unembedding), or null when it is not packed here (a
   // small matrix, a machine without the kernel, the budget spent).
   const blas::PackedMatrix* packed(const MatrixView& w, bool transposed) const;
