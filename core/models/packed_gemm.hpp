@@ -6,7 +6,7 @@
 //   pack      W (k, n) row-major, or Wᵀ stored (n, k): panels of kPanelWidth columns, each panel
 //             k rows of kPanelWidth floats one after the other (the last panel zero-padded).
 //   multiply  C (m, n) = A (m, k) · W: for each panel, each block of kDepth rows of it (in the
-//             first-level cache), each block of kRows rows of A: a kRows × kPanelWidth block of
+//             second-level cache), each block of kRows rows of A: a kRows × kPanelWidth block of
 //             C in 24 registers, A's elements broadcast, the panel's rows loaded and fetched a
 //             few rows ahead (kernel_rows in packed_gemm.cpp).
 //

@@ -37,7 +37,7 @@ TEST_CASE("the packed kernel equals the plain product at every edge of its block
   int cases = 0;
   for (const int m : {1, 5, 12, 13, 25})
     for (const int n : {1, 31, 32, 33, 70, 261})
-      for (const int k : {1, 7, 256, 257, 600})
+      for (const int k : {1, 7, 256, 257, 768, 769, 1600})  // kDepth is 768
         for (const bool transposed : {false, true}) {
           CAPTURE(m);
           CAPTURE(n);
@@ -67,7 +67,7 @@ TEST_CASE("the packed kernel equals the plain product at every edge of its block
           CHECK(largest < 1e-4 * std::sqrt(static_cast<double>(k)));
           ++cases;
         }
-  CHECK(cases == 5 * 6 * 5 * 2);
+  CHECK(cases == 5 * 6 * 7 * 2);
 }
 
 TEST_CASE("forward passes 256 wide (packed weights) equal the plain reference") {
