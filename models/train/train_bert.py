@@ -26,14 +26,15 @@ What it does, in order (every step logged to OUT/train.log):
      2,048) at 64 reached a previous-token score of 0.51 and next-token 0.44 by step 1,300.
   4. Data: windows of consecutive verses as [CLS] A [SEP], or as a pair [CLS] A [SEP] B [SEP]
      (token type 1 on B) half the time; 15% of the ordinary tokens chosen for the loss, of which
-     80% become [MASK], 10% a random token and 10% stay. BERT's next-sentence task beside it
-     (--next-sentence 1, the default): half the pairs' B is a random verse, and [CLS]'s pooled
-     state says whether B follows A. It gives [CLS] a job, as in BERT.
+     80% become [MASK], 10% a random token and 10% stay. BERT's next-sentence task can run
+     beside it (--next-sentence 1: half the pairs' B is a random verse, and [CLS]'s pooled state
+     says whether B follows A); bert-web was made without it (the runs with it, with 6 layers
+     or 8 heads, learned slower and never beat chance at the task: models/train/experiments/).
   5. Head scores on unseen text (the Gospel of Mark): each head's mean attention on [SEP] and on
      [CLS], on the previous token and on the next token, and its entropy (broad attention).
   6. Fill-mask on short sentences ("God said, let there be [MASK]." and others).
-  7. Saved in Hugging Face's BertForPreTraining layout (BertForMaskedLM's with the pooler and
-     the next-sentence head, which AttnViz reads past): config.json, model.safetensors (F32, bert.*
+  7. Saved in Hugging Face's BertForMaskedLM layout (BertForPreTraining's, with the pooler and
+     the next-sentence head, under --next-sentence 1): config.json, model.safetensors (F32, bert.*
      and cls.* names; the decoder's weight is the word embeddings', not stored twice), vocab.txt,
      tokenizer_config.json, train.log, SHA256SUMS (LICENSE and PROVENANCE.md by hand).
 
@@ -474,12 +475,13 @@ def format_scores(scores):
 
 
 def main():
-    parser = training_run.parser(__doc__.split("\n")[0], steps=4500, batch=32, context=64,
+    parser = training_run.parser(__doc__.split("\n")[0], steps=4000, batch=32, context=64,
                                  d_model=192,
-                                 layers=4, heads=8, vocab_size=8192, lr=1e-3, warmup=250,
+                                 layers=4, heads=6, vocab_size=8192, lr=1e-3, warmup=250,
                                  eval_every=250)
-    parser.add_argument("--next-sentence", type=int, choices=(0, 1), default=1,
-                        help="1: BERT's next-sentence task beside MLM (half the pairs' B random)")
+    parser.add_argument("--next-sentence", type=int, choices=(0, 1), default=0,
+                        help="1: BERT's next-sentence task beside MLM (half the pairs' B random); "
+                        "tried, not used for bert-web: models/train/experiments/")
     args = parser.parse_args()
 
     log = training_run.start(args.out, args, torch, np)
