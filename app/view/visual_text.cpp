@@ -368,12 +368,19 @@ std::string visual_order(std::string_view logical) {
 // [SECTION] Cache
 // -----------------------------------------------------------------------------
 
+std::string without_id_marks(std::string label) {
+  for (std::size_t at = label.find("##"); at != std::string::npos; at = label.find("##", at + 4))
+    label.insert(at + 1, kZeroWidthSpace);
+  return label;
+}
+
 const char* VisualText::operator()(const std::string& logical) const {
-  if (!may_need_visual_order(logical) && !TextEscapes::may_need_stand_ins(logical))
+  const bool id_mark = logical.find("##") != std::string::npos;  // BERT's "##ing"
+  if (!id_mark && !may_need_visual_order(logical) && !TextEscapes::may_need_stand_ins(logical))
     return logical.c_str();
   auto found = shown_.find(logical);
   if (found == shown_.end())
-    found = shown_.emplace(logical, escapes_.escape(visual_order(logical))).first;
+    found = shown_.emplace(logical, without_id_marks(escapes_.escape(visual_order(logical)))).first;
   return found->second.c_str();
 }
 

@@ -43,8 +43,15 @@ bool may_need_visual_order(std::string_view text);
 // The text as it is seen, left to right (see above).
 std::string visual_order(std::string_view logical);
 
+// "##" in an ImGui label starts its hidden ID: a label that holds it (BERT's word pieces,
+// "##ing") showed nothing after it. Each "##" gets a zero-width space between its two marks,
+// which ImGui draws as nothing.
+inline constexpr const char* kZeroWidthSpace = "\xe2\x80\x8b";  // U+200B
+std::string without_id_marks(std::string label);
+
 // A label as ImGui is to draw it: the text itself when it needs nothing (no copy, no
-// allocation), else its visual order with stand-ins, kept until the cache is dropped.
+// allocation), else its visual order with stand-ins and without "##", kept until the cache is
+// dropped.
 class VisualText {
  public:
   // The stand-ins: the text fields' and the labels'.

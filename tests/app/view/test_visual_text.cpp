@@ -134,6 +134,18 @@ TEST_CASE("the cache gives the text itself when nothing is to be done") {
   CHECK(shown.kept() == 1);
 }
 
+TEST_CASE("a word piece's \"##\" is not taken for an ImGui ID: a zero-width space splits it") {
+  VisualText shown;
+  const std::string zwsp = kZeroWidthSpace;
+  CHECK(std::string(shown("##ing")) == "#" + zwsp + "#ing");
+  CHECK(std::string(shown("a##b##")) == "a#" + zwsp + "#b#" + zwsp + "#");
+  CHECK(std::string(shown("###")) == "#" + zwsp + "#" + zwsp + "#");  // no "##" left
+  CHECK(std::string(shown("#x")) == "#x");  // one mark alone is no ID
+  // What ImGui shows of the label: everything before a "##" (none is left).
+  const std::string label = shown("##ud");
+  CHECK(label.find("##") == std::string::npos);
+}
+
 TEST_CASE("a label's emoji take the stand-ins the text fields give them") {
   VisualText shown;
   const std::string label = "I \xf0\x9f\x8d\x95";  // I 🍕
