@@ -15,6 +15,8 @@ namespace attnviz::blas {
 namespace {
 
 constexpr int kWidth = PackedMatrix::kPanelWidth;
+
+#if defined(__x86_64__)
 // Rows of A per block: kRows × 2 accumulators, 2 registers of W's row, 1 of A's element: 27
 // of AVX-512's 32 registers.
 constexpr int kRows = 12;
@@ -36,8 +38,6 @@ bool asked_for_library() {
   const char* packed = std::getenv("ATTNVIZ_PACKED");
   return (blas && std::string_view(blas) == "eigen") || (packed && std::string_view(packed) == "0");
 }
-
-#if defined(__x86_64__)
 
 // C's block (rows × up to kWidth columns) = (or +=) A's rows × the panel's depth rows:
 //   for each row p of the panel's block: w = W[p, 0..32) (two registers); for each row r of A:
