@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace attnviz {
 
@@ -19,6 +20,13 @@ struct BertCharacterMap {
 // A range of code points, both ends included.
 struct BertCodeRange {
   char32_t first, last;
+};
+struct BertClassRange {  // first..last have canonical combining class `combining_class`
+  char32_t first, last;
+  unsigned char combining_class;
+};
+struct BertComposition {  // NFC composes `first` `second` into `composite`
+  char32_t first, second, composite;
 };
 
 // What separates words: space, tab, line feed, carriage return, a space separator (Zs), and the
@@ -44,6 +52,20 @@ void append_without_accents(std::string& out, char32_t code_point);
 // from Python's str.lower() by the generator).
 bool is_cased(char32_t code_point);
 bool is_case_ignorable(char32_t code_point);
+
+// A character of a text with the bytes it came from.
+struct BertCharacter {
+  char32_t code_point;
+  std::size_t byte_begin, byte_end;
+};
+// Unicode's canonical composition (NFC), which the reference applies to the text before it cuts
+// it into words (transformers 4.29 and later): each character decomposed canonically (a Hangul
+// syllable by arithmetic), the marks of each run put in canonical order, then composed again
+// (Unicode's chapter 3.11). An output character keeps the byte range of those it came from (a
+// composed one: the first's start to the last's end). Text below U+0300 is returned as it is.
+void compose_nfc(std::vector<BertCharacter>& text);
+// The canonical combining class (0 for a starter).
+int canonical_combining_class(char32_t code_point);
 
 // The Unicode version of the table.
 const char* bert_text_unicode_version();

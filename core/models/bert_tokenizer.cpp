@@ -175,11 +175,10 @@ int BertTokenizer::find(std::string_view token) const {
 void BertTokenizer::basic_tokenize(std::string_view text, std::size_t begin, std::size_t end,
                                    std::vector<Word>& out) const {
   // 1. White-space-separated words of the cleaned text, CJK ideographs on their own, each with
-  //    its code points and their byte offsets in `text`.
-  struct Character {
-    char32_t code_point;
-    std::size_t byte_begin, byte_end;
-  };
+  //    its code points and their byte offsets in `text`, in Unicode's NFC (as the reference
+  //    normalizes the cleaned text: no white space composes with its neighbours, so word by word
+  //    is the same).
+  using Character = BertCharacter;
   std::vector<std::vector<Character>> words(1);
   for (std::size_t at = begin, length = 0; at < end; at += length) {
     const char32_t c = next_character(text, at, length);
@@ -196,8 +195,9 @@ void BertTokenizer::basic_tokenize(std::string_view text, std::size_t begin, std
   }
   const bool strip = options_.strip_accents.value_or(options_.lower_case);
   std::string folded, lowered;
-  for (const std::vector<Character>& word : words) {
+  for (std::vector<Character>& word : words) {
     if (word.empty()) continue;
+    compose_nfc(word);
     // 2. Lower case (Python's final sigma: a cased letter before, none after, case-ignorable
     //    characters skipped), then accents stripped; punctuation split off. Each character's
     //    output keeps its byte range, for the words' ranges.

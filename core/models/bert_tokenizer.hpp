@@ -12,16 +12,14 @@
 //   1. The special tokens the vocabulary holds ([CLS], [SEP], [MASK], [PAD], [UNK]) are cut out
 //      of the text where they are written exactly so ("let there be [MASK]."), each that token.
 //   2. The rest, by BERT's basic tokenizer (core/models/bert_text.hpp): NUL, U+FFFD and control
-//      characters dropped, white space separating words, CJK ideographs each a word; then each
+//      characters dropped, white space separating words, CJK ideographs each a word, the text
+//      in Unicode's NFC (transformers 4.29 and later: "e" + U+0301 is "é"); then each
 //      word lower-cased (with do_lower_case; a capital sigma by Python's final-sigma rule) and
 //      its accents stripped (NFD less nonspacing marks, unless strip_accents is false), and
 //      punctuation split off as words of their own.
 //   3. Each word by WordPiece: the longest piece of the vocabulary from its start, then the
 //      longest "##" piece from where that ended, and so on; a word of more than 100 characters,
 //      or one that cannot be cut so, is [UNK].
-// Not done: the reference's NFC composition before step 2 (since transformers 4.29), which
-// lower-casing and accent stripping make no difference to; a cased vocabulary
-// (do_lower_case false) sees decomposed text as written.
 #pragma once
 
 #include "core/base/status.hpp"

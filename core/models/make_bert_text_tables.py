@@ -6,6 +6,10 @@ time):
     tokenizer's to decide: it depends on the characters around);
   - kStripped: the characters whose canonical decomposition (NFD) less its nonspacing marks (Mn)
     is another string, Hangul syllables left out (decomposed by Unicode's algorithm in code);
+  - kDecomposed: the characters whose canonical decomposition (NFD) is another string, in full
+    (Hangul syllables left out); kCombiningClass: the ranges of characters of one nonzero
+    canonical combining class; kComposed: the primary composites, each the pair of code points
+    that NFC composes into it (what NFC needs: the reference normalizes the text to NFC first);
   - kCased, kCaseIgnorable: the ranges of characters Python's str.lower() takes as cased and as
     case-ignorable when it decides a capital sigma's form, read from str.lower() itself: "1xΣ"
     ends in a final sigma when x is cased, "AxΣ" when x is cased or case-ignorable.
@@ -78,6 +82,33 @@ def main():
                        and ends_final("A" + c + "\u03a3"))
     for name, found in (("Cased", cased), ("CaseIgnorable", ignorable)):
         write_array(out, name, "BertCodeRange", [f"0x{a:X}, 0x{b:X}" for a, b in found])
+    decomposed = [(cp, unicodedata.normalize("NFD", c)) for cp, c in characters()
+                  if not HANGUL_FIRST <= cp <= HANGUL_LAST
+                  and unicodedata.normalize("NFD", c) != c]
+    write_array(out, "Decomposed", "BertCharacterMap",
+                [f"0x{cp:X}, {len(text.encode('utf-8'))}, {c_string(text)}"
+                 for cp, text in decomposed])
+    classes = []
+    for cp, c in characters():
+        ccc = unicodedata.combining(c)
+        if not ccc:
+            continue
+        if classes and classes[-1][1] == cp - 1 and classes[-1][2] == ccc:
+            classes[-1][1] = cp
+        else:
+            classes.append([cp, cp, ccc])
+    write_array(out, "CombiningClass", "BertClassRange",
+                [f"0x{a:X}, 0x{b:X}, {ccc}" for a, b, ccc in classes])
+    composed = []
+    for cp, c in characters():
+        mapping = unicodedata.decomposition(c)
+        if not mapping or mapping.startswith("<"):
+            continue
+        parts = [int(x, 16) for x in mapping.split()]
+        if len(parts) == 2 and unicodedata.normalize("NFC", chr(parts[0]) + chr(parts[1])) == c:
+            composed.append((parts[0], parts[1], cp))
+    write_array(out, "Composed", "BertComposition",
+                [f"0x{a:X}, 0x{b:X}, 0x{cp:X}" for a, b, cp in sorted(composed)])
     out.write("// clang-format on\n\n}  // namespace attnviz::bert_table\n")
 
 

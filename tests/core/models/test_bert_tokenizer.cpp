@@ -84,6 +84,57 @@ TEST_CASE("BERT tokenizer: a cased vocabulary keeps case and accents") {
   CHECK(tokens(strip, "naïve") == Tokens{"naive"});
 }
 
+TEST_CASE(
+    "BERT text: NFC as Python's unicodedata.normalize gives it, with each character's bytes") {
+  // Each case: the code points given, the ones Python 3.11's normalize("NFC", ...) gives.
+  struct Case {
+    std::u32string given, expected;
+  };
+  const Case cases[] = {
+      {U"e\u0301", U"\u00e9"},              // a letter and its accent: one character
+      {U"a\u0307\u0323", U"\u1ea1\u0307"},  // marks put in order (220 before 230) first
+      {U"\u1100\u1161\u11a8", U"\uac01"},   // Hangul jamo: a syllable, by arithmetic
+      {U"\uac00\u11a8", U"\uac01"},         // an LV syllable and a trailing consonant
+      {U"\u212b", U"\u00c5"},               // ANGSTROM SIGN: a singleton, decomposed
+      {U"\u0958", U"\u0915\u093c"},         // excluded from composition: stays apart
+      {U"a\u0301\u0301", U"\u00e1\u0301"},  // the second acute is blocked by the first
+      {U"\u1e9b\u0323", U"\u1e9b\u0323"},   // long s with dot above, and dot below
+      {U"plain", U"plain"},
+  };
+  for (const Case& c : cases) {
+    std::vector<BertCharacter> text;
+    for (std::size_t i = 0; i < c.given.size(); ++i)
+      text.push_back({c.given[i], i * 10, i * 10 + 3});
+    compose_nfc(text);
+    std::u32string got;
+    for (const BertCharacter& character : text) got += character.code_point;
+    CHECK(got == c.expected);
+  }
+  // A composed character spans the bytes of what it came from.
+  std::vector<BertCharacter> text = {{U'x', 0, 1}, {U'e', 1, 2}, {0x301, 2, 4}};
+  compose_nfc(text);
+  REQUIRE(text.size() == 2);
+  CHECK(text[1].code_point == 0xE9);
+  CHECK(text[1].byte_begin == 1);
+  CHECK(text[1].byte_end == 4);
+  CHECK(canonical_combining_class(0x301) == 230);
+  CHECK(canonical_combining_class(0x323) == 220);
+  CHECK(canonical_combining_class(U'a') == 0);
+}
+
+TEST_CASE("BERT tokenizer: a cased vocabulary reads a decomposed accent as the composed one") {
+  Result<BertTokenizer> loaded =
+      BertTokenizer::parse("[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\ncaf\xc3\xa9\n",
+                           R"({"do_lower_case": false})", "vocab.txt", "config.json");
+  REQUIRE(loaded.ok());
+  const std::string text = "un cafe\xcc\x81";  // "cafe" + U+0301
+  const std::vector<BertTokenizer::Piece> pieces = loaded->tokenize(text);
+  REQUIRE(pieces.size() == 2);
+  CHECK(loaded->token(pieces[1].id) == "caf\xc3\xa9");  // "café", one token
+  CHECK(pieces[1].byte_begin == 3);
+  CHECK(pieces[1].byte_end == text.size());  // the accent's bytes too
+}
+
 TEST_CASE("BERT tokenizer: each piece knows the bytes of the word it came from") {
   const BertTokenizer t = tokenizer();
   const std::string text = "  Unwanted, [MASK]";

@@ -11,10 +11,9 @@ str.lower(): it shares nothing with the C++ side, whose character tables are gen
 It writes a vocabulary (words and pieces of many scripts, with "##" continuations) into DIR,
 generates texts from a fixed seed (words, punctuation, accents composed and decomposed, Greek
 capital sigmas, Turkish dotted I, CJK ideographs, Hangul, emoji, controls, unusual spaces,
-special tokens, words past 100 characters), and compares the ids for an uncased vocabulary (every
-text), an uncased one that keeps accents, and a cased one (on texts NFC leaves as they are: the
-C++ side does not compose, see core/models/bert_tokenizer.hpp). Prints the first differences;
-exit status 1 when there is one.
+special tokens, words past 100 characters), and compares the ids for an uncased vocabulary, an
+uncased one that keeps accents, and a cased one, every text each (the decomposed ones test the
+C++ side's NFC). Prints the first differences; exit status 1 when there is one.
 """
 
 import argparse
@@ -229,8 +228,8 @@ def main():
     for name, config, keep in [
             ("uncased", {"do_lower_case": True}, lambda t: True),
             ("uncased, accents kept", {"do_lower_case": True, "strip_accents": False},
-             lambda t: unicodedata.normalize("NFC", t) == t),
-            ("cased", {"do_lower_case": False}, lambda t: unicodedata.normalize("NFC", t) == t)]:
+             lambda t: True),
+            ("cased", {"do_lower_case": False}, lambda t: True)]:
         folder = os.path.join(args.work, name.replace(" ", "_").replace(",", ""))
         os.makedirs(folder, exist_ok=True)
         with open(os.path.join(folder, "vocab.txt"), "w", encoding="utf-8") as f:
