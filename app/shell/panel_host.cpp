@@ -185,8 +185,11 @@ void draw_needs_note(const view::ViewInfo& info, const Run& run) {
            "the mask). Open a decoder such as gpt2-web from the Models menu to see it.";
   } else if (model && info.needs.has(Capability::ReadsOutTokens) &&
              !run.can(Capability::ReadsOutTokens)) {
-    note = std::string(info.short_title) + " reads each layer out as tokens through the model's "
-           "head, and " + model->name + " has none (a BertModel without its masked-language-model "
+    note = std::string(info.short_title) +
+           " reads each layer out as tokens through the model's "
+           "head, and " +
+           model->name +
+           " has none (a BertModel without its masked-language-model "
            "head). Open one with its head, such as bert-web.";
   } else if (model && info.needs.has(Capability::FillsMask) && !run.can(Capability::FillsMask)) {
     note = std::string(info.short_title) +

@@ -163,8 +163,8 @@ std::vector<std::string> shipped_model_names() {
   }
   // The first ones in their order, then the rest sorted.
   const auto rank = [](const std::string& name) {
-    const auto* first = std::find(std::begin(kFirstShippedModels), std::end(kFirstShippedModels),
-                                  name);
+    const auto* first =
+        std::find(std::begin(kFirstShippedModels), std::end(kFirstShippedModels), name);
     return static_cast<int>(first - std::begin(kFirstShippedModels));
   };
   std::sort(names.begin(), names.end(), [&](const std::string& a, const std::string& b) {

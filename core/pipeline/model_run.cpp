@@ -268,9 +268,9 @@ Status ModelRun::run(const Scenario& scenario) {
 }
 
 Capabilities ModelRun::capabilities() const {
-  const Capabilities decoder{Capability::TrainedWeights,    Capability::EditableModelWeights,
-                             Capability::HeadInterventions, Capability::PredictsNextToken,
-                             Capability::ResidualStream,    Capability::HeadRoles,
+  const Capabilities decoder{Capability::TrainedWeights,     Capability::EditableModelWeights,
+                             Capability::HeadInterventions,  Capability::PredictsNextToken,
+                             Capability::ResidualStream,     Capability::HeadRoles,
                              Capability::HidesSpecialTokens, Capability::ReadsOutTokens};
   if (!opened_ || model().transformer.config().causal()) return decoder;
   // An encoder: no next token; its MLM head (when it has one) fills a mask; pairs.

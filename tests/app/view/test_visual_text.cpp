@@ -140,7 +140,7 @@ TEST_CASE("a word piece's \"##\" is not taken for an ImGui ID: a zero-width spac
   CHECK(std::string(shown("##ing")) == "#" + zwsp + "#ing");
   CHECK(std::string(shown("a##b##")) == "a#" + zwsp + "#b#" + zwsp + "#");
   CHECK(std::string(shown("###")) == "#" + zwsp + "#" + zwsp + "#");  // no "##" left
-  CHECK(std::string(shown("#x")) == "#x");  // one mark alone is no ID
+  CHECK(std::string(shown("#x")) == "#x");                            // one mark alone is no ID
   // What ImGui shows of the label: everything before a "##" (none is left).
   const std::string label = shown("##ud");
   CHECK(label.find("##") == std::string::npos);

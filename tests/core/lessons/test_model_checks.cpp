@@ -70,7 +70,7 @@ TEST_CASE("each model check fails when its claim is false, saying why") {
             .find("attends most to") != std::string::npos);
 }
 
-TEST_CASE("fill: an encoder's likeliest token at its [MASK]; a decoder's checks refused") {
+TEST_CASE("fill: an encoder's likeliest token at its [MASK], and a decoder's checks refused") {
   const std::string text = "In the beginning God created the heavens and the [MASK].";
   CHECK(failures_of(R"({"check": "fill", "token": "earth"},
                        {"check": "fill", "token": "earth", "query": "#11"})",
@@ -90,8 +90,8 @@ TEST_CASE("fill: an encoder's likeliest token at its [MASK]; a decoder's checks 
             .find("the text has no [MASK]") != std::string::npos);
   CHECK(one(R"({"check": "top_token", "token": "earth"})", "bert-web")
             .find("is an encoder: it predicts no next token") != std::string::npos);
-  CHECK(one(R"({"check": "fill", "token": "v"})", "gpt2-kjv-tiny", kMadeUp)
-            .find("fills no mask") != std::string::npos);
+  CHECK(one(R"({"check": "fill", "token": "v"})", "gpt2-kjv-tiny", kMadeUp).find("fills no mask") !=
+        std::string::npos);
 }
 
 TEST_CASE("a lesson step's numbers in its text read the step's layer of the model") {
