@@ -143,8 +143,9 @@ void gemm_packed(int m, const float* a, std::ptrdiff_t lda, const PackedMatrix& 
       const bool accumulate = depth_start > 0;
       const float* panel = b.panel(j) + static_cast<std::ptrdiff_t>(depth_start) * kWidth;
       // The block after this one (this panel's next depth block, or the next panel's first),
-      // fetched while the second block of A's rows runs: W comes from memory once per product,
-      // and the first block of rows would otherwise wait for it.
+      // fetched while this one is multiplied: W comes from memory once per product, and the
+      // first block of A's rows would otherwise wait for it. (The last fetches may reach a few
+      // rows past it: a prefetch of any address is harmless.)
       const float* upcoming = depth_start + kDepth < k ? panel + kDepth * kWidth
                               : j + 1 < b.panels()     ? b.panel(j + 1)
                                                        : nullptr;
