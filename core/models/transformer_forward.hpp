@@ -161,12 +161,14 @@ class TransformerForward {
   // multiplied (at most kMostPackedBytes in all; the rest go to the library): keyed by their
   // data, dropped when the model's weights_version() moves (an edit, a reset).
   static constexpr std::size_t kMostPackedBytes = std::size_t{3} << 30;
+  static constexpr int kMostPackedRows = 512;  // products of more rows go to the library
   mutable std::unordered_map<const float*, blas::PackedMatrix> packed_;
   mutable std::size_t packed_bytes_ = 0;
   mutable std::uint64_t packed_version_ = 0;
-  // W packed (Wᵀ when `transposed`: the unembedding), or null when it is not packed here (a
-  // small matrix, a machine without the kernel, the budget spent).
-  const blas::PackedMatrix* packed(const MatrixView& w, bool transposed) const;
+  // W packed (Wᵀ when `transposed`: the unembedding) for a product of `rows` rows, or null when
+  // the library multiplies it (one row or more than kMostPackedRows, a small matrix, a machine
+  // without the kernel, the budget spent).
+  const blas::PackedMatrix* packed(const MatrixView& w, bool transposed, int rows) const;
   // out (rows, w.cols) = in (rows, w.rows) · w (+ bias), through the packed kernel when it can.
   void multiply_weights(const float* in, std::ptrdiff_t in_stride, int rows, const MatrixView& w,
                         float* out, std::ptrdiff_t out_stride, const VectorView& bias) const;
