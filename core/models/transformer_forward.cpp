@@ -75,13 +75,18 @@ void rotate(float* row, int width, int d_head, int position, float theta) {
   }
 }
 
+// out's `rows` rows (each `cols` wide) += bias, when there is one.
+void add_bias(float* out, std::ptrdiff_t out_stride, int rows, int cols, const VectorView& bias) {
+  if (!bias.empty())
+    for (int r = 0; r < rows; ++r)
+      for (int j = 0; j < cols; ++j) out[r * out_stride + j] += bias.data[j];
+}
+
 // out[first..] = in[first..] · W (+ bias): rows of RowMatrix `in` (or any rows) through a weight.
 void multiply(const float* in, std::ptrdiff_t in_stride, int rows, const MatrixView& w, float* out,
               std::ptrdiff_t out_stride, const VectorView& bias) {
   blas::gemm(rows, w.cols, w.rows, in, in_stride, w.data, w.stride, out, out_stride);
-  if (!bias.empty())
-    for (int r = 0; r < rows; ++r)
-      for (int j = 0; j < w.cols; ++j) out[r * out_stride + j] += bias.data[j];
+  add_bias(out, out_stride, rows, w.cols, bias);
 }
 
 std::size_t triangle(int rows) {
@@ -205,9 +210,7 @@ void TransformerForward::multiply_weights(const float* in, std::ptrdiff_t in_str
     return;
   }
   blas::gemm(rows, in, in_stride, *kernel_ready, out, out_stride);
-  if (!bias.empty())
-    for (int r = 0; r < rows; ++r)
-      for (int j = 0; j < w.cols; ++j) out[r * out_stride + j] += bias.data[j];
+  add_bias(out, out_stride, rows, w.cols, bias);
 }
 
 const LayerActivations& TransformerForward::layer(int layer) const {
