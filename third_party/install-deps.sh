@@ -34,9 +34,11 @@ lint_packages=(clang-tidy-14)
 web_packages=(emscripten xz-utils chromium)
 # models/train/train_gpt2.py: PyTorch on OpenBLAS, the regex module (GPT-2's pre-tokenizer needs
 # \p{L} and \p{N}) and its corpus, the King James Bible (the `bible` program reads bible-kjv-text);
-# models/train/train_gpt2_web.py and train_bert_web.py read the World English Bible with diatheke.
+# models/train/train_gpt2.py --corpus web and train_bert.py read the World English Bible with
+# diatheke; train_marian.py reads it beside the Reina-Valera 1909 (sword-text-sparv) and learns
+# its vocabularies with SentencePiece's trainer.
 train_packages=(python3 python3-torch python3-numpy python3-regex libopenblas0-pthread bible-kjv bible-kjv-text
-                diatheke sword-text-web)
+                diatheke sword-text-web sword-text-sparv python3-sentencepiece)
 
 case "$profile" in
   build) wanted=("${build_packages[@]}") ;;

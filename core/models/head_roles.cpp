@@ -98,6 +98,7 @@ Result<std::vector<HeadScores>> detect_head_roles(const Transformer& model,
 
   std::vector<HeadScores> heads;
   const int n = text.size();
+  const bool first_is_special = !probe.special.empty() && probe.special[0];
   for (int l = 0; l < c.n_layers; ++l)
     for (int h = 0; h < c.n_heads; ++h) {
       HeadScores s;
@@ -142,6 +143,9 @@ Result<std::vector<HeadScores>> detect_head_roles(const Transformer& model,
       s.scores[static_cast<std::size_t>(HeadRole::Broad)] = mean(entropy);
       for (int r = 0; r < kHeadRoleScores; ++r) {
         const auto role = static_cast<HeadRole>(r);
+        // When the first token is special (BERT's [CLS]), a head on it is named for what it is:
+        // a special-token head (its score counts the first token too), not a first-token one.
+        if (role == HeadRole::FirstToken && first_is_special) continue;
         if (s.score(role) >= role_threshold(role)) {
           s.role = role;
           break;

@@ -577,8 +577,9 @@ def main():
     evaluate(0)
     def next_loss():
         inputs, targets, mask = data.batch(args.batch)
-        logits, _ = model(inputs)
-        return masked_loss(logits, targets, mask)
+        with training_run.step_precision(torch, args):  # float32 unless --matmuls bfloat16
+            logits, _ = model(inputs)
+        return masked_loss(logits.float(), targets, mask)
 
     training_run.train_steps(model, optimizer, learning_rate, args.steps, next_loss, evaluate, log,
                              100, args.eval_every, load_average, torch.nn.utils.clip_grad_norm_)

@@ -42,9 +42,10 @@ def clean(markup):
     return " ".join(text.split())
 
 
-def read_verses(module=MODULE):
+def read_verses(module=MODULE, markup=False):
     """[(book, chapter, verse, text)] in canonical order; a line with no reference continues
-    the verse before it."""
+    the verse before it. With markup, text is the module's markup (for tagged_words())."""
+    kept = (lambda text: " ".join(text.split())) if markup else clean
     raw = subprocess.run(["diatheke", "-b", module, "-k", "Genesis 1:1-Revelation 22:21"],
                          capture_output=True, text=True, check=True).stdout
     verses = []
@@ -55,12 +56,45 @@ def read_verses(module=MODULE):
         if match is None:
             if verses:
                 book, chapter, verse, text = verses[-1]
-                verses[-1] = (book, chapter, verse, (text + " " + clean(line)).strip())
+                verses[-1] = (book, chapter, verse, (text + " " + kept(line)).strip())
             continue
         book = (match.group(1) or "") + match.group(2)
         verses.append((book, int(match.group(3)), int(match.group(4)),
-                       clean(line[match.end():])))
-    return [v for v in verses if v[3]]
+                       kept(line[match.end():])))
+    return [v for v in verses if v[3] and (not markup or clean(v[3]))]
+
+
+WORD = re.compile(r'<w\b[^>]*?savlm="([^"]*)"[^>]*>(.*?)</w>', re.S)
+STRONG = re.compile(r"strong:([HG])0*(\d+)")
+
+
+def tagged_words(markup):
+    """A verse's words as clean() writes them (split at spaces), each with the set of Strong's
+    numbers ("H216", "G2316") of the Hebrew or Greek words it translates: those of the <w>
+    elements its letters are in (punctuation beside an element joins its word). Words outside
+    every element have none."""
+    glossary = GLOSSARY.search(markup)
+    if glossary:
+        markup = markup[:glossary.start()]
+    markup = TITLE.sub("", markup.replace("</w><w ", "</w> <w "))
+    text, numbers_of_char, at = [], [], 0
+
+    def add(segment, numbers):
+        segment = html.unescape(TAG.sub("", segment)).translate(QUOTES)
+        text.append(segment)
+        numbers_of_char.extend([numbers] * len(segment))
+
+    for match in WORD.finditer(markup):
+        add(markup[at:match.start()], frozenset())
+        add(match.group(2), frozenset(kind + number for kind, number in
+                                      STRONG.findall(match.group(1))))
+        at = match.end()
+    add(markup[at:], frozenset())
+    words = []
+    for match in re.finditer(r"\S+", "".join(text)):
+        words.append((match.group(0),
+                      frozenset().union(*numbers_of_char[match.start():match.end()])))
+    return words
 
 
 def chapters_of(verses, books_left_out=HELD_OUT_BOOKS):

@@ -1,6 +1,6 @@
 // The models trained here for issue 38, as the engine reads them (not as their training scripts
 // measured them): tokens per word on everyday sentences; gpt2-web's previous-token and induction
-// heads, and bert-web's previous-token, next-token and [CLS]/[SEP] heads, found by the engine's
+// heads, and bert-web's previous-token, next-token and [CLS] heads, found by the engine's
 // detectors on text they never saw (the Gospel of Mark); bert-web's guesses at a [MASK].
 #include "core/models/head_roles.hpp"
 #include "core/models/model.hpp"
@@ -132,12 +132,35 @@ TEST_CASE("bert-web on Mark: heads a class can name, both ways") {
   CHECK(next.score(HeadRole::NextToken) >= 0.4f);  // a head no decoder can have
   CHECK(next.role == HeadRole::NextToken);
   CHECK(broad.score(HeadRole::Broad) >= 0.8f);
-  // Weight on [CLS] and [SEP] stays small in this 4-layer model (BERT-base's [SEP] heads are in
-  // its middle layers): its first layer's broad heads put about 0.15 there, no head more.
-  CHECK(special.score(HeadRole::SpecialToken) >= 0.1f);
+  // On these 50 tokens the first layer's [CLS] heads give [CLS] and [SEP] about 0.38 of a row;
+  // on a sentence of a class's length, more than half (below).
+  CHECK(special.score(HeadRole::SpecialToken) >= 0.3f);
 }
 
-TEST_CASE("bert-web fills a mask from both sides: \"… the heavens and the [MASK].\" is earth") {
+TEST_CASE("bert-web on short verses of Mark: [CLS] heads, named special-token heads") {
+  const Model model = open("bert-web");
+  // Mark 1:1, 1:12 and 1:17 (WEB): 15 to 22 tokens with [CLS] and [SEP].
+  for (const char* verse :
+       {"The beginning of the Good News of Jesus Christ, the Son of God.",
+        "Immediately the Spirit drove him out into the wilderness.",
+        "Jesus said to them, \"Come after me, and I will make you into fishers for men.\""}) {
+    Result<HeadRoleProbe> probe = role_probe(model, verse);
+    REQUIRE_MESSAGE(probe.ok(), probe.error());
+    Result<std::vector<HeadScores>> heads = detect_head_roles(model.transformer, *probe);
+    REQUIRE_MESSAGE(heads.ok(), heads.error());
+    const HeadScores& special = strongest(*heads, HeadRole::SpecialToken);
+    MESSAGE(std::string(verse) << ": layer " << special.layer << " head " << special.head
+                               << " on [CLS]/[SEP] " << special.score(HeadRole::SpecialToken)
+                               << ", on the first token " << special.score(HeadRole::FirstToken));
+    CHECK(special.score(HeadRole::SpecialToken) >= 0.5f);
+    // Its weight is on [CLS], the first token; [CLS] being special, the head is named a
+    // special-token head ("[CLS]/[SEP]" in the Model view), not a first-token one.
+    CHECK(special.score(HeadRole::FirstToken) >= role_threshold(HeadRole::FirstToken));
+    CHECK(special.role == HeadRole::SpecialToken);
+  }
+}
+
+TEST_CASE("bert-web fills a mask from both sides: earth, son, and light from the words after") {
   const Model model = open("bert-web");
   const auto top = [&](const std::string& text) {
     Result<std::vector<ModelToken>> tokens = read_text(model, text);
@@ -160,8 +183,12 @@ TEST_CASE("bert-web fills a mask from both sides: \"… the heavens and the [MAS
     return model.tokenizer.shown(best[0].token);
   };
   CHECK(top("In the beginning God created the heavens and the [MASK].") == "earth");
-  // Not yet: "God said, let there be [MASK]." gives "done" (0.018), not "light" (issue 38 asks
-  // for it; this model has seen the verse only a few times masked).
+  CHECK(top("She gave birth to a [MASK].") == "son");
+  // The words after the mask decide: the first half of Genesis 1:3 alone gives "so"; with the
+  // rest of the verse after the mask, "light". (Issue 38 asks for "light" from the first half
+  // alone: not yet.)
+  CHECK(top("God said, \"Let there be [MASK],\" and there was light.") == "light");
+  CHECK(top("God said, let there be [MASK].") != "light");
 }
 
 }  // namespace attnviz
