@@ -205,11 +205,12 @@ std::vector<int> token_types(std::span<const ModelToken> tokens) {
 }
 
 std::string_view default_role_text(const Model& model) {
-  if (model.transformer.config().architecture ==
-      "bert")  // Mark 1:9–10 (WEB): 46 tokens of bert-web
+  // Mark 1:9 (WEB), 22 tokens of bert-web: one sentence, of the length a class types, because
+  // an encoder's [CLS] heads give [CLS] a share that shrinks with the text (bert-web's: 0.55 of
+  // a row here, 0.38 over Mark 1:9–10).
+  if (model.transformer.config().architecture == "bert")
     return "In those days, Jesus came from Nazareth of Galilee, and was baptized by John in the "
-           "Jordan. Immediately coming up from the water, he saw the heavens parting, and the "
-           "Spirit descending on him like a dove.";
+           "Jordan.";
   return model.transformer.config().architecture == "llama"
              ? "Once upon a time, there was a little girl named Lily. She loved to play outside in "
                "the park with her friends. One day, she saw a big red ball."

@@ -80,9 +80,9 @@ Result<std::vector<ModelToken>> read_text(const Model& model, std::string_view t
 std::vector<int> token_types(std::span<const ModelToken> tokens);
 
 // The text head roles are measured on when none is given: a children's story for llama2.c
-// models (stories260K was trained on such), verses of the King James Bible for GPT-2's, two
-// verses of Mark in the World English Bible for BERT's (bert-web never saw Mark; short enough
-// for its context of 64).
+// models (stories260K was trained on such), verses of the King James Bible for GPT-2's, a verse
+// of Mark in the World English Bible for BERT's (bert-web never saw Mark; one sentence of a
+// class's length, as an encoder reads in the app).
 std::string_view default_role_text(const Model& model);
 // detect_head_roles' probe for `text`: its tokens, 48 random tokens written twice (fewer in a
 // short context), drawn from past llama2.c's special tokens.
