@@ -275,11 +275,9 @@ void TransformerForward::logits(int position, float* out) const {
     std::fill(out, out + model_.config().vocab_size, 0.0f);
     return;
   }
-  if (const blas::PackedMatrix* kernel_ready = packed(unembedding, true, 1))
-    blas::gemm(1, final_.row(position), final_.cols(), *kernel_ready, out, unembedding.rows);
-  else
-    blas::gemm(1, unembedding.rows, unembedding.cols, final_.row(position), final_.cols(),
-               unembedding.data, unembedding.stride, out, unembedding.rows, /*transpose_b=*/true);
+  // One row: the library's matrix-vector product (packed() never packs for a single row).
+  blas::gemm(1, unembedding.rows, unembedding.cols, final_.row(position), final_.cols(),
+             unembedding.data, unembedding.stride, out, unembedding.rows, /*transpose_b=*/true);
   if (!w.unembedding_bias.empty())
     for (int v = 0; v < unembedding.rows; ++v) out[v] += w.unembedding_bias.data[v];
 }

@@ -72,14 +72,6 @@ EOS, UNK = 0, 1  # Marian's: </s> 0, <unk> 1, <pad> the last id
 # ----------------------------------------------------------------------------------------------
 
 
-def capitals_as_word(text):
-    """"EN el principio" -> "En el principio": the first word of a chapter, set in capitals."""
-    words = text.split(" ", 1)
-    if len(words[0]) > 1 and words[0].isupper() and words[0].isalpha():
-        words[0] = words[0][0] + words[0][1:].lower()
-    return " ".join(words)
-
-
 def verse_pairs(log):
     """[(book, chapter, verse, English markup, Spanish markup)] for the verses both modules
     have, in canonical order."""
@@ -96,7 +88,7 @@ def verse_pairs(log):
 
 def plain(markup, spanish=False):
     text = web_corpus.clean(markup)
-    return capitals_as_word(text) if spanish else text
+    return web_corpus.capitals_as_word(text) if spanish else text
 
 
 # ----------------------------------------------------------------------------------------------
@@ -381,7 +373,8 @@ def alignment_examples(tokens, pairs):
     for _, _, _, english_markup, spanish_markup in pairs:
         english = web_corpus.tagged_words(english_markup)
         spanish = web_corpus.tagged_words(spanish_markup)
-        spanish = [(capitals_as_word(w) if i == 0 else w, n) for i, (w, n) in enumerate(spanish)]
+        if spanish:  # the chapter's first word in capitals, written as a word
+            spanish[0] = (web_corpus.capitals_as_word(spanish[0][0]), spanish[0][1])
         source_pieces = tokens.source.encode(" ".join(w for w, _ in english), out_type=str)
         target_pieces = tokens.target.encode(" ".join(w for w, _ in spanish), out_type=str)
         source_words, target_words = word_of_piece(source_pieces), word_of_piece(target_pieces)

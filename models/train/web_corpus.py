@@ -68,6 +68,15 @@ WORD = re.compile(r'<w\b[^>]*?savlm="([^"]*)"[^>]*>(.*?)</w>', re.S)
 STRONG = re.compile(r"strong:([HG])0*(\d+)")
 
 
+def capitals_as_word(text):
+    """"EN el principio" -> "En el principio": a Reina-Valera chapter's first word is set in
+    capitals; written as a word, as a class would type it."""
+    words = text.split(" ", 1)
+    if len(words[0]) > 1 and words[0].isupper() and words[0].isalpha():
+        words[0] = words[0][0] + words[0][1:].lower()
+    return " ".join(words)
+
+
 def tagged_words(markup):
     """A verse's words as clean() writes them (split at spaces), each with the set of Strong's
     numbers ("H216", "G2316") of the Hebrew or Greek words it translates: those of the <w>

@@ -26,12 +26,6 @@ import web_corpus  # noqa: E402
 SPANISH_MODULE = "spaRV1909eb"
 
 
-def first_word_as_word(words):
-    if words and len(words[0][0]) > 1 and words[0][0].isupper() and words[0][0].isalpha():
-        words[0] = (words[0][0][0] + words[0][0][1:].lower(), words[0][1])
-    return words
-
-
 def main():
     options = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     options.add_argument("--verses", type=int, default=200)
@@ -41,7 +35,9 @@ def main():
     for book, chapter, verse, markup in web_corpus.read_verses(SPANISH_MODULE, markup=True):
         if book != "Mark" or (book, chapter, verse) not in english:
             continue
-        spanish = first_word_as_word(web_corpus.tagged_words(markup))
+        spanish = web_corpus.tagged_words(markup)
+        if spanish:  # the chapter's first word in capitals, written as a word
+            spanish[0] = (web_corpus.capitals_as_word(spanish[0][0]), spanish[0][1])
         verses.append({
             "reference": f"Mark {chapter}:{verse}",
             "english": [[w, sorted(n)] for w, n in web_corpus.tagged_words(english[(book, chapter,
