@@ -5,6 +5,7 @@
 #include "core/document/file_io.hpp"
 #include "core/figures/format.hpp"
 #include "core/models/blas.hpp"
+#include "core/models/encoder_decoder.hpp"
 #include "core/models/head_roles.hpp"
 #include "core/models/model.hpp"
 #include "core/models/model_export.hpp"
@@ -36,6 +37,10 @@ void print_error(const std::string& message) {
 }
 
 struct Ablation {
+  // An encoder–decoder's heads: the decoder's self-attention (no prefix), the encoder's
+  // ("encoder:1.2"), the cross-attention ("cross:1.2").
+  enum class Part { Self, Encoder, Cross };
+  Part part = Part::Self;
   int layer = 0, head = 0;
 };
 
@@ -44,6 +49,8 @@ struct ModelArguments {
   std::string model;
   std::optional<std::string> text;    // --text, or --prompt for generate
   std::optional<std::string> text_b;  // --text-b: an encoder's second sentence
+  std::optional<std::string> source;  // --source: an encoder–decoder's source (attention)
+  bool target = false;                // tokens --target: the target's side
   std::string output;                 // -o
   bool weights_only = false;
   int top = 10;
@@ -59,8 +66,8 @@ struct ModelArguments {
   std::vector<Ablation> ablations;
 };
 
-constexpr const char* kCommands[] = {"info",     "tokens", "attention", "predict",
-                                     "generate", "heads",  "bench",     "fill"};
+constexpr const char* kCommands[] = {"info",  "tokens", "attention", "predict",  "generate",
+                                     "heads", "bench",  "fill",      "translate"};
 
 // The options each command takes (any other is a usage error, not silently ignored).
 bool takes(const std::string& command, const std::string& option) {
@@ -68,10 +75,11 @@ bool takes(const std::string& command, const std::string& option) {
     return std::any_of(options.begin(), options.end(), [&](const char* o) { return option == o; });
   };
   const bool sampling = in({"--temperature", "--top-k", "--top-p"});
-  if (command == "tokens") return in({"--text", "--text-b"});
+  if (command == "tokens") return in({"--text", "--text-b", "--target"});
+  if (command == "translate") return in({"--text", "--ablate"});
   if (command == "heads") return option == "--text";
   if (command == "attention")
-    return in({"--text", "--text-b", "-o", "--output", "--weights-only", "--ablate"});
+    return in({"--text", "--text-b", "--source", "-o", "--output", "--weights-only", "--ablate"});
   if (command == "fill") return in({"--text", "--text-b", "--top", "--ablate"});
   if (command == "predict") return sampling || in({"--text", "--top", "--ablate"});
   if (command == "generate")
@@ -96,7 +104,8 @@ bool parse_number(const std::string& text, T& value) {
 Status parse(int argc, char** argv, ModelArguments& args) {
   if (argc < 3)
     return Status::error(
-        "model needs a command: info, tokens, attention, predict, generate, heads or bench");
+        "model needs a command: info, tokens, attention, predict, generate, heads, fill, "
+        "translate or bench");
   args.command = argv[2];
   if (std::find(std::begin(kCommands), std::end(kCommands), args.command) == std::end(kCommands))
     return Status::error("unknown model command '" + args.command + "' (see --help)");
@@ -139,6 +148,12 @@ Status parse(int argc, char** argv, ModelArguments& args) {
       std::string given;
       problem = value(given);
       args.text_b = given;
+    } else if (arg == "--source") {
+      std::string given;
+      problem = value(given);
+      args.source = given;
+    } else if (arg == "--target") {
+      args.target = true;
     } else if (arg == "-o" || arg == "--output") {
       problem = value(args.output);
       if (problem && args.output.empty()) problem = Status::error(arg + " needs a file name");
@@ -182,13 +197,24 @@ Status parse(int argc, char** argv, ModelArguments& args) {
     } else if (arg == "--ablate") {
       problem = value(text);
       Ablation ablation;
-      const std::size_t dot = text.find('.');
+      std::string_view numbers = text;
+      for (const auto& [prefix, part] :
+           {std::pair{std::string_view("encoder:"), Ablation::Part::Encoder},
+            std::pair{std::string_view("cross:"), Ablation::Part::Cross}})
+        if (numbers.starts_with(prefix)) {
+          ablation.part = part;
+          numbers.remove_prefix(prefix.size());
+        }
+      const std::string layer_head(numbers);
+      const std::size_t dot = layer_head.find('.');
       if (problem &&
-          (dot == std::string::npos || !parse_number(text.substr(0, dot), ablation.layer) ||
-           !parse_number(text.substr(dot + 1), ablation.head) || ablation.layer < 0 ||
+          (dot == std::string::npos || !parse_number(layer_head.substr(0, dot), ablation.layer) ||
+           !parse_number(layer_head.substr(dot + 1), ablation.head) || ablation.layer < 0 ||
            ablation.head < 0))
         problem = Status::error("--ablate " + text +
-                                ": expected LAYER.HEAD, counted from 0 (--ablate 1.3)");
+                                ": expected LAYER.HEAD, counted from 0 (--ablate 1.3), with "
+                                "encoder: or cross: before it for an encoder–decoder's encoder "
+                                "and cross-attention heads");
       args.ablations.push_back(ablation);
     } else if (arg.size() > 1 && arg[0] == '-') {
       problem = Status::error("unknown option '" + arg + "' (see --help)");
@@ -200,8 +226,9 @@ Status parse(int argc, char** argv, ModelArguments& args) {
     if (!problem) return problem;
   }
   if (args.model.empty()) return Status::error("model " + args.command + " needs a MODEL");
-  const bool needs_text = args.command == "tokens" || args.command == "attention" ||
-                          args.command == "predict" || args.command == "fill";
+  const bool needs_text =
+      args.command == "tokens" || (args.command == "attention" && !args.source) ||
+      args.command == "predict" || args.command == "fill" || args.command == "translate";
   if (needs_text && !args.text)
     return Status::error("model " + args.command + " needs --text TEXT");
   if (args.command == "bench" && args.tokens < 1)
@@ -212,13 +239,22 @@ Status parse(int argc, char** argv, ModelArguments& args) {
   return Status::success();
 }
 
-// The ablations (checked against the model's shape already) applied to a forward pass.
-void apply_ablations(const ModelArguments& args, TransformerForward& forward) {
+// The ablations (checked against the model's shape already) applied to a forward pass (and,
+// for an encoder–decoder, its encoder's).
+void apply_ablations(const ModelArguments& args, TransformerForward& forward,
+                     TransformerForward* encoder = nullptr) {
   HeadIntervention knocked_out;
   knocked_out.output_scale = 0.0f;
-  for (const Ablation& a : args.ablations)  // in range: checked when the model was opened
-    if (Status set = forward.set_intervention(a.layer, a.head, knocked_out); !set)
-      print_error(set.message());
+  for (const Ablation& a : args.ablations) {  // in range: checked when the model was opened
+    Status set = Status::success();
+    if (a.part == Ablation::Part::Encoder && encoder)
+      set = encoder->set_intervention(a.layer, a.head, knocked_out);
+    else if (a.part == Ablation::Part::Cross)
+      set = forward.set_cross_intervention(a.layer, a.head, knocked_out);
+    else
+      set = forward.set_intervention(a.layer, a.head, knocked_out);
+    if (!set) print_error(set.message());
+  }
 }
 
 // The tokens of --text (and --text-b), or of the start token alone when the text gives none.
@@ -314,6 +350,28 @@ int command_info(const Model& model) {
       std::to_string(c.token_types) + " token types, GELU MLP; " +
       (model.transformer.predicts_tokens() ? "a masked-language-model head (model fill)"
                                            : "no masked-language-model head");
+  if (const Transformer* encoder = model.transformer.encoder()) {
+    const TransformerConfig& e = encoder->config();
+    std::printf(
+        "architecture  %s: an encoder–decoder (translation): LayerNorm after each sublayer, %s "
+        "positions, %s MLP; the decoder attends to itself (causal) and to the encoder's output "
+        "(cross-attention)\n",
+        c.architecture.c_str(), c.architecture == "marian" ? "sinusoidal" : "learned",
+        c.feed_forward == FeedForwardKind::Silu ? "SiLU (swish)" : "GELU");
+    std::printf("encoder       %d layers, %d heads per layer, %d wide; MLP width %d\n", e.n_layers,
+                e.n_heads, e.d_head, e.d_ff);
+    std::printf(
+        "decoder       %d layers, %d heads per layer, %d wide (self and cross); MLP width "
+        "%d\n",
+        c.n_layers, c.n_heads, c.d_head, c.d_ff);
+    std::printf("d_model       %d\n", c.d_model);
+    std::printf("vocabulary    %d tokens (shared by source and target)\n", c.vocab_size);
+    std::printf("context       %d tokens each side\n", c.context);
+    std::printf("parameters    %s\n",
+                view::format_thousands(model.transformer.parameter_count()).c_str());
+    std::printf("tokenizer     %s\n", model.tokenizer.description().c_str());
+    return kExitOk;
+  }
   std::printf("architecture  %s: %s\n", c.architecture.c_str(),
               !c.causal() ? bert.c_str()
               : llama     ? "RMSNorm, rotary positions (RoPE), SwiGLU MLP"
@@ -337,9 +395,11 @@ int command_info(const Model& model) {
 }
 
 int command_tokens(const Model& model, const ModelArguments& args) {
-  Result<std::vector<ModelToken>> tokens = model.tokenizer.tokenize(
-      *args.text, args.text_b ? std::optional<std::string_view>(*args.text_b)
-                              : std::optional<std::string_view>());
+  Result<std::vector<ModelToken>> tokens =
+      args.target ? model.tokenizer.tokenize_target(*args.text)
+                  : model.tokenizer.tokenize(
+                        *args.text, args.text_b ? std::optional<std::string_view>(*args.text_b)
+                                                : std::optional<std::string_view>());
   if (!tokens) {
     print_error(tokens.error());
     return kExitBadInput;
@@ -357,7 +417,78 @@ int command_tokens(const Model& model, const ModelArguments& args) {
   return kExitOk;
 }
 
+// An encoder–decoder run on --source, and on --text as the target (the start token first) or,
+// without it, on the greedy translation.
+struct TranslationRun {
+  std::vector<ModelToken> source, target;
+  EncoderDecoderForward forward;
+};
+Result<TranslationRun> run_translation(const Model& model, const ModelArguments& args,
+                                       const std::string& source_text,
+                                       const std::optional<std::string>& target_text) {
+  Result<std::vector<ModelToken>> source = read_text(model, source_text);
+  if (!source) return source.status();
+  const int context = model.transformer.encoder()->config().context;
+  if (static_cast<int>(source->size()) > context)
+    return Status::error("the source is " + std::to_string(source->size()) +
+                         " tokens; the model reads at most " + std::to_string(context));
+  TranslationRun run{std::move(*source), {}, EncoderDecoderForward(model.transformer)};
+  apply_ablations(args, run.forward.decoder(), &run.forward.encoder());
+  const std::vector<int> source_ids = ids_of(run.source);
+  if (target_text) {
+    Result<std::vector<ModelToken>> target = read_target(model, *target_text);
+    if (!target) return target.status();
+    if (static_cast<int>(target->size()) > model.transformer.config().context)
+      return Status::error("the target is " + std::to_string(target->size()) +
+                           " tokens; the model reads at most " +
+                           std::to_string(model.transformer.config().context));
+    run.target = std::move(*target);
+    if (Status status = run.forward.run(source_ids, ids_of(run.target)); !status) return status;
+    return run;
+  }
+  // At most twice the source and ten more (a translation runs about as long as its source).
+  const int limit = 2 * static_cast<int>(source_ids.size()) + 10;
+  Result<std::vector<int>> ids = greedy_translation(
+      run.forward, source_ids, model.tokenizer.start_token(), model.tokenizer.stop_token(), limit);
+  if (!ids) return ids.status();
+  for (std::size_t i = 0; i < ids->size(); ++i) {
+    ModelToken token;
+    token.id = (*ids)[i];
+    token.shown = model.tokenizer.shown(token.id);
+    token.special = i == 0;
+    run.target.push_back(std::move(token));
+  }
+  return run;
+}
+
 int command_attention(const Model& model, const ModelArguments& args) {
+  if (model.transformer.encoder()) {
+    if (!args.source) {
+      print_error(model.name +
+                  " is an encoder–decoder: it reads a source, --source TEXT, and the decoder a "
+                  "target, --text TEXT (without it, the greedy translation)");
+      return kExitUsage;
+    }
+    Result<TranslationRun> run = run_translation(model, args, *args.source, args.text);
+    if (!run) {
+      print_error(run.error());
+      return kExitBadInput;
+    }
+    AttentionExportOptions options;
+    options.intermediates = !args.weights_only;
+    const std::string json = attention_to_json(run->forward.decoder(), run->target, options,
+                                               &run->forward.encoder(), &run->source);
+    if (Status status = write_file(args.output.empty() ? "-" : args.output, json); !status) {
+      print_error(status.message());
+      return kExitBadInput;
+    }
+    return kExitOk;
+  }
+  if (args.source) {
+    print_error("--source is an encoder–decoder's source text; " + model.name +
+                " reads one text: --text TEXT");
+    return kExitUsage;
+  }
   Result<TextRun> run = run_on_text(model, args, *args.text);
   if (!run) {
     print_error(run.error());
@@ -649,6 +780,19 @@ int command_bench(const Model& model, const ModelArguments& args) {
 
 }  // namespace
 
+int command_translate(const Model& model, const ModelArguments& args) {
+  Result<TranslationRun> run = run_translation(model, args, *args.text, std::nullopt);
+  if (!run) {
+    print_error(run.error());
+    return kExitBadInput;
+  }
+  std::string translation;
+  for (std::size_t i = 1; i < run->target.size(); ++i)
+    translation += model.tokenizer.text_of(run->target[i - 1].id, run->target[i].id);
+  std::printf("%s\n", translation.c_str());
+  return kExitOk;
+}
+
 int run_model_command(int argc, char** argv) {
   ModelArguments args;
   if (Status status = parse(argc, argv, args); !status) {
@@ -662,14 +806,42 @@ int run_model_command(int argc, char** argv) {
   }
   for (const std::string& warning : model.warnings)
     std::cerr << "attnviz-cli: warning: " << warning << '\n';
-  const TransformerConfig& c = model->transformer.config();
-  for (const Ablation& a : args.ablations)
-    if (a.layer >= c.n_layers || a.head >= c.n_heads) {
-      print_error("--ablate " + std::to_string(a.layer) + "." + std::to_string(a.head) +
-                  ": the model has " + std::to_string(c.n_layers) + " layers of " +
-                  std::to_string(c.n_heads) + " heads (counted from 0)");
+  const Transformer* encoder = model->transformer.encoder();
+  for (const Ablation& a : args.ablations) {
+    if (a.part != Ablation::Part::Self && !encoder) {
+      print_error("--ablate encoder: and cross: name an encoder–decoder's heads; " + model->name +
+                  " is not one");
       return kExitUsage;
     }
+    const TransformerConfig& c =
+        a.part == Ablation::Part::Encoder ? encoder->config() : model->transformer.config();
+    if (a.layer >= c.n_layers || a.head >= c.n_heads) {
+      print_error("--ablate " + std::to_string(a.layer) + "." + std::to_string(a.head) +
+                  ": the model" + (a.part == Ablation::Part::Encoder ? "'s encoder" : "") +
+                  " has " + std::to_string(c.n_layers) + " layers of " + std::to_string(c.n_heads) +
+                  " heads (counted from 0)");
+      return kExitUsage;
+    }
+  }
+  const bool encoder_decoder_command = args.command == "info" || args.command == "tokens" ||
+                                       args.command == "attention" || args.command == "translate";
+  if (encoder && !encoder_decoder_command) {
+    print_error(model->name + " is an encoder–decoder (" +
+                model->transformer.config().architecture +
+                "): model translate MODEL --text TEXT, or model attention MODEL --source TEXT "
+                "[--text TRANSLATION]");
+    return kExitBadInput;
+  }
+  if (!encoder && args.command == "translate") {
+    print_error(model->name + " is not an encoder–decoder: it translates nothing");
+    return kExitBadInput;
+  }
+  if (args.target && !model->tokenizer.reads_targets()) {
+    print_error("--target tokenizes an encoder–decoder's target; " + model->name +
+                " reads one kind of text");
+    return kExitUsage;
+  }
+  if (args.command == "translate") return command_translate(*model, args);
   if (args.command == "info") return command_info(*model);
   if (args.command == "tokens") return command_tokens(*model, args);
   if (args.command == "attention") return command_attention(*model, args);

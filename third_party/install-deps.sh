@@ -16,12 +16,14 @@ build_packages=(
   cmake make g++ pkg-config
   libeigen3-dev nlohmann-json3-dev doctest-dev
   libimgui-dev libglfw3-dev libgl-dev libstb-dev fonts-dejavu-core fonts-droid-fallback fonts-symbola
+  libsentencepiece-dev
 )
 # clang-format 14: the format check (tests/tools/check_format.sh) uses that version.
 # nodejs and npm: GPT-2's reference tokenizer (tests/reference/gpt2-tokenizer/), fetched by npm.
 # libpcre2-dev: the reference the Unicode classes and GPT-2's pre-tokenizer are tested against.
 # glslang-tools: the shaders compiled as GLSL 3.30 and GLSL ES 3.00 (tests/tools/check_shaders.py).
-test_packages=(python3 python3-torch xvfb xauth libgl1-mesa-dri xdotool valgrind clang-format-14
+# python3-sentencepiece: the reference the Marian tokenizer's ids are checked against.
+test_packages=(python3 python3-torch python3-sentencepiece xvfb xauth libgl1-mesa-dri xdotool valgrind clang-format-14
                nodejs npm glslang-tools libpcre2-dev)
 fuzz_packages=(clang-14 libclang-rt-14-dev)
 # OpenBLAS: without it Debian's torch multiplies through the reference BLAS (libblas3), which

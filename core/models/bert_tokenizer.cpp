@@ -22,21 +22,6 @@ constexpr int kMaxConfigDepth = 32;
 constexpr std::array<std::string_view, 5> kSpecialNames = {"[CLS]", "[SEP]", "[MASK]", "[PAD]",
                                                            "[UNK]"};
 
-Result<std::string> read_capped(const std::string& path, std::size_t limit) {
-  std::error_code error;
-  const auto bytes = fs::file_size(path, error);
-  if (!error && bytes > limit)
-    return Status::error(path + ": " + std::to_string(bytes) + " bytes, more than the " +
-                         std::to_string(limit) + " this file may have");
-  if (!error && bytes == 0 && fs::is_regular_file(path, error)) return std::string();
-  Result<MappedFile> mapped = MappedFile::open(path);
-  if (!mapped) return mapped.status();
-  if (mapped->size() > limit)
-    return Status::error(path + ": more than the " + std::to_string(limit) +
-                         " bytes this file may have");
-  return std::string(reinterpret_cast<const char*>(mapped->data()), mapped->size());
-}
-
 // Deeper than kMaxConfigDepth: refused before the parser (which recurses) sees it.
 bool too_deep(std::string_view text) {
   int depth = 0;

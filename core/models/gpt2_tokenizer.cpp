@@ -1,6 +1,7 @@
 #include "core/models/gpt2_tokenizer.hpp"
 
 #include "core/models/mapped_file.hpp"
+#include "core/models/vocabulary_json.hpp"
 
 #include "core/base/unicode_classes.hpp"
 #include "core/models/model_tokens.hpp"
@@ -40,14 +41,6 @@ struct ByteAlphabet {
 const ByteAlphabet& alphabet() {
   static const ByteAlphabet instance;
   return instance;
-}
-
-std::string json_quoted(std::string_view text) {
-  std::string shown = nlohmann::json(std::string(text))
-                          .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  constexpr std::size_t kLongest = 60;
-  if (shown.size() > kLongest) shown = shown.substr(0, kLongest) + "...\"";
-  return shown;
 }
 
 std::string code_point_name(std::uint32_t code_point) {
@@ -90,74 +83,6 @@ std::string bytes_to_symbols(std::string_view bytes) {
 
 // Reads the vocabulary's JSON object {"token": id, ...} as a stream of events: no document is
 // built, every key and value is checked as it comes, and the count is capped.
-class VocabularyReader : public nlohmann::json_sax<nlohmann::json> {
- public:
-  struct Entry {
-    std::string symbols;  // the key as written
-    std::int64_t id;
-  };
-  std::vector<Entry> entries;
-  std::string error;  // the first fault, "" when none
-
-  bool null() override { return value_is("null"); }
-  bool boolean(bool) override { return value_is("true or false"); }
-  bool number_integer(number_integer_t value) override { return id(value); }
-  bool number_unsigned(number_unsigned_t value) override {
-    return id(value > static_cast<number_unsigned_t>(INT64_MAX) ? INT64_MAX
-                                                                : static_cast<std::int64_t>(value));
-  }
-  bool number_float(number_float_t, const string_t& written) override {
-    return value_is("the number " + written + ", not a whole number");
-  }
-  bool string(string_t&) override { return value_is("a string"); }
-  bool binary(binary_t&) override { return value_is("binary"); }
-  bool start_object(std::size_t) override {
-    if (depth_++ == 0) return true;
-    return value_is("an object");
-  }
-  bool key(string_t& key) override {
-    key_ = key;
-    return true;
-  }
-  bool end_object() override {
-    --depth_;
-    return true;
-  }
-  bool start_array(std::size_t) override {
-    if (depth_ == 0) return fail("not a JSON object of tokens and their ids (an array)");
-    return value_is("an array");
-  }
-  bool end_array() override { return true; }
-  bool parse_error(std::size_t position, const std::string&,
-                   const nlohmann::detail::exception& exception) override {
-    std::string what = exception.what();
-    // "[json.exception.parse_error.101] parse error at line 1, column 2: ..." -> the reason.
-    if (const std::size_t colon = what.find(": "); colon != std::string::npos)
-      what = what.substr(colon + 2);
-    return fail("not valid JSON (at byte " + std::to_string(position) + "): " + what);
-  }
-
- private:
-  int depth_ = 0;
-  std::string key_;
-
-  bool fail(std::string message) {
-    if (error.empty()) error = std::move(message);
-    return false;
-  }
-  bool value_is(const std::string& what) {
-    if (depth_ == 0) return fail("not a JSON object of tokens and their ids");
-    return fail("the value of " + json_quoted(key_) + " is " + what + ", not a token id");
-  }
-  bool id(std::int64_t value) {
-    if (depth_ == 0) return fail("not a JSON object of tokens and their ids (a number)");
-    if (entries.size() >= Gpt2Tokenizer::kMaxTokens)
-      return fail("more than " + std::to_string(Gpt2Tokenizer::kMaxTokens) + " tokens");
-    entries.push_back({key_, value});
-    return true;
-  }
-};
-
 // What GPT-2's pattern asks of a character: \s is Unicode's White_Space (what Python's `regex`
 // module gives \s, and so encoder.py); [^\s\p{L}\p{N}] is everything else.
 enum class PieceClass { kLetter, kNumber, kSpace, kOther };
@@ -172,23 +97,6 @@ PieceClass piece_class(std::uint32_t code_point) {
     default:
       return PieceClass::kOther;
   }
-}
-
-Result<std::string> read_capped(const std::string& path) {
-  std::error_code error;
-  const auto bytes = fs::file_size(path, error);
-  if (!error && bytes > Gpt2Tokenizer::kMaxFileBytes)
-    return Status::error(path + ": " + std::to_string(bytes) + " bytes, more than the " +
-                         std::to_string(Gpt2Tokenizer::kMaxFileBytes >> 20) +
-                         " MiB a tokenizer file may have");
-  if (!error && bytes == 0 && fs::is_regular_file(path, error)) return std::string();
-  Result<MappedFile> mapped = MappedFile::open(path);
-  if (!mapped) return mapped.status();
-  if (mapped->size() > Gpt2Tokenizer::kMaxFileBytes)
-    return Status::error(path + ": more than the " +
-                         std::to_string(Gpt2Tokenizer::kMaxFileBytes >> 20) +
-                         " MiB a tokenizer file may have");
-  return std::string(reinterpret_cast<const char*>(mapped->data()), mapped->size());
 }
 
 std::uint64_t pair_key(int left, int right) {
@@ -229,9 +137,9 @@ Result<Gpt2Tokenizer> Gpt2Tokenizer::load_folder(const std::string& folder) {
 
 Result<Gpt2Tokenizer> Gpt2Tokenizer::load(const std::string& vocab_path,
                                           const std::string& merges_path) {
-  Result<std::string> vocab_text = read_capped(vocab_path);
+  Result<std::string> vocab_text = read_capped(vocab_path, kMaxFileBytes);
   if (!vocab_text) return vocab_text.status();
-  Result<std::string> merges_text = read_capped(merges_path);
+  Result<std::string> merges_text = read_capped(merges_path, kMaxFileBytes);
   if (!merges_text) return merges_text.status();
   return parse(*vocab_text, *merges_text, vocab_path, merges_path);
 }
@@ -246,34 +154,21 @@ Result<Gpt2Tokenizer> Gpt2Tokenizer::parse(std::string_view vocab_text,
                          " MiB a tokenizer file may have");
 
   // The vocabulary.
-  VocabularyReader reader;
-  const bool parsed = nlohmann::json::sax_parse(vocab_text, &reader);
-  if (!parsed || !reader.error.empty())
-    return Status::error(vocab_path + ": " +
-                         (reader.error.empty() ? std::string("not valid JSON") : reader.error));
-  const std::size_t count = reader.entries.size();
-  if (count == 0) return Status::error(vocab_path + ": no tokens");
+  Result<std::vector<VocabularyEntry>> entries =
+      read_vocabulary_json(vocab_text, kMaxTokens, vocab_path);
+  if (!entries) return entries.status();
+  // A byte stands for up to two bytes of symbols (U+0100 and up).
+  Result<std::vector<std::string>> symbols_of_id =
+      keys_by_id(*entries, vocab_path, 2 * kMaxTokenBytes);
+  if (!symbols_of_id) return symbols_of_id.status();
+  const std::size_t count = symbols_of_id->size();
 
   Gpt2Tokenizer tokenizer;
   tokenizer.token_bytes_.resize(count);
-  std::vector<bool> id_taken(count, false);
-  std::vector<const std::string*> symbols_of_id(count, nullptr);
   tokenizer.id_of_.reserve(count);
-  for (const VocabularyReader::Entry& entry : reader.entries) {
-    const std::string key = json_quoted(entry.symbols);
-    if (entry.id < 0 || entry.id >= static_cast<std::int64_t>(count))
-      return Status::error(vocab_path + ": " + key + " has the id " + std::to_string(entry.id) +
-                           ", outside 0 ... " + std::to_string(count - 1) + " (the file has " +
-                           std::to_string(count) + " tokens)");
-    const auto id = static_cast<std::size_t>(entry.id);
-    if (id_taken[id])
-      return Status::error(vocab_path + ": " + json_quoted(*symbols_of_id[id]) + " and " + key +
-                           " both have the id " + std::to_string(id));
-    if (entry.symbols.empty()) return Status::error(vocab_path + ": an empty token (\"\")");
-    if (entry.symbols.size() > 2 * kMaxTokenBytes)
-      return Status::error(vocab_path + ": " + key + " is longer than " +
-                           std::to_string(kMaxTokenBytes) + " bytes");
-    Result<std::string> bytes = symbols_to_bytes(entry.symbols);
+  for (std::size_t id = 0; id < count; ++id) {
+    const std::string key = json_quoted((*symbols_of_id)[id]);
+    Result<std::string> bytes = symbols_to_bytes((*symbols_of_id)[id]);
     if (!bytes) return Status::error(vocab_path + ": " + key + ": " + bytes.error());
     if (bytes->size() > kMaxTokenBytes)
       return Status::error(vocab_path + ": " + key + " is longer than " +
@@ -281,8 +176,6 @@ Result<Gpt2Tokenizer> Gpt2Tokenizer::parse(std::string_view vocab_text,
     if (const auto [where, added] = tokenizer.id_of_.emplace(*bytes, static_cast<int>(id)); !added)
       return Status::error(vocab_path + ": " + key + " is in the file twice (ids " +
                            std::to_string(where->second) + " and " + std::to_string(id) + ")");
-    id_taken[id] = true;
-    symbols_of_id[id] = &entry.symbols;
     tokenizer.token_bytes_[id] = std::move(*bytes);
   }
   for (unsigned b = 0; b < 256; ++b) {

@@ -12,6 +12,7 @@ namespace attnviz {
 namespace {
 
 using hf::shown;
+using hf::transposed;
 
 // Sizes past these are no model this app can show (and a config claiming them is broken).
 constexpr std::int64_t kMaxHidden = 1 << 16;
@@ -73,16 +74,6 @@ Result<BertConfig> read_config(const hf::Config& config) {
                          " = true is not supported (AttnViz reads BERT as an encoder)");
   }
   return c;
-}
-
-// nn.Linear's (out, in) weight copied as (in, out), the engine's convention.
-MatrixView transposed(Transformer& model, const float* weight, int out, int in) {
-  float* copy = model.allocate(static_cast<std::size_t>(out) * static_cast<std::size_t>(in));
-  for (int o = 0; o < out; ++o)
-    for (int i = 0; i < in; ++i)
-      copy[static_cast<std::ptrdiff_t>(i) * out + o] =
-          weight[static_cast<std::ptrdiff_t>(o) * in + i];
-  return MatrixView{copy, in, out, out};
 }
 
 }  // namespace
@@ -175,7 +166,7 @@ Result<Transformer> load_hf_bert(const std::string& path) {
   // Tensors not accounted for: of a layer past num_hidden_layers, an error; the pooler, the
   // next-sentence head and the position_ids buffer, passed over; anything else, a warning.
   Result<std::vector<std::string>> warnings = hf::unused_tensors(
-      *opened, used, prefix, "encoder.layer.", c.layers, "num_hidden_layers",
+      *opened, used, prefix, {{"encoder.layer.", c.layers, "num_hidden_layers"}},
       [](const std::string& bare) {
         return bare.rfind("pooler.", 0) == 0 || bare.rfind("cls.seq_relationship.", 0) == 0 ||
                bare == "embeddings.position_ids";

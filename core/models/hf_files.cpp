@@ -144,18 +144,19 @@ Result<Files> open_files(const std::string& path, const std::string& kind) {
 
 Result<std::vector<std::string>> unused_tensors(
     const Files& files, const std::set<std::string>& used, const std::string& prefix,
-    const std::string& layer_prefix, int layers, const std::string& layers_key,
-    const std::function<bool(const std::string&)>& quiet) {
+    const std::vector<LayerNames>& stacks, const std::function<bool(const std::string&)>& quiet) {
   std::vector<std::string> warnings;
   for (const SafetensorsTensor& tensor : files.weights.tensors()) {
     if (used.contains(tensor.name)) continue;
     const std::string bare =
         tensor.name.rfind(prefix, 0) == 0 ? tensor.name.substr(prefix.size()) : tensor.name;
-    const std::int64_t layer = layer_of(bare, layer_prefix);
-    if (layer >= layers)
-      return files.fail("tensor " + shown(tensor.name) + " belongs to layer " +
-                        std::to_string(layer) + ", but " + files.config.path() + " says " +
-                        layers_key + " = " + std::to_string(layers));
+    for (const LayerNames& stack : stacks) {
+      const std::int64_t layer = layer_of(bare, stack.prefix);
+      if (layer >= stack.layers)
+        return files.fail("tensor " + shown(tensor.name) + " belongs to layer " +
+                          std::to_string(layer) + ", but " + files.config.path() + " says " +
+                          stack.layers_key + " = " + std::to_string(stack.layers));
+    }
     if (!quiet(bare))
       warnings.push_back(files.weights.path() + ": tensor " + shown(tensor.name) + " ignored");
   }
@@ -209,6 +210,15 @@ Result<ReadTensors> read_tensors(const SafetensorsFile& file, const std::vector<
     read.dtypes.insert(tensor->dtype);
   }
   return read;
+}
+
+MatrixView transposed(Transformer& model, const float* weight, int out, int in) {
+  float* copy = model.allocate(static_cast<std::size_t>(out) * static_cast<std::size_t>(in));
+  for (int o = 0; o < out; ++o)
+    for (int i = 0; i < in; ++i)
+      copy[static_cast<std::ptrdiff_t>(i) * out + o] =
+          weight[static_cast<std::ptrdiff_t>(o) * in + i];
+  return MatrixView{copy, in, out, out};
 }
 
 std::string format_name(const std::string& kind, const std::set<SafetensorsDtype>& dtypes) {

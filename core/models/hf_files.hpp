@@ -75,13 +75,19 @@ struct Files {
 };
 Result<Files> open_files(const std::string& path, const std::string& kind);
 
+// A stack of layers as its tensors are named: "h." 0 .. layers − 1, as config.json's
+// `layers_key` says ("n_layer").
+struct LayerNames {
+  std::string prefix;
+  int layers = 0;
+  std::string layers_key;
+};
 // The tensors of the file that `used` does not hold, each a warning ("FILE: tensor NAME
 // ignored") unless `quiet(name without the prefix)`; an error when one belongs to a layer
-// (`layers_key` = N, counted after `layer_prefix`) the config does not have.
+// past a stack's count (an encoder–decoder has two stacks).
 Result<std::vector<std::string>> unused_tensors(
     const Files& files, const std::set<std::string>& used, const std::string& prefix,
-    const std::string& layer_prefix, int layers, const std::string& layers_key,
-    const std::function<bool(const std::string&)>& quiet);
+    const std::vector<LayerNames>& stacks, const std::function<bool(const std::string&)>& quiet);
 
 // One tensor a config says the file holds.
 struct Expected {
@@ -100,6 +106,10 @@ struct ReadTensors {
 Result<ReadTensors> read_tensors(const SafetensorsFile& file, const std::vector<Expected>& expected,
                                  const std::string& prefix, const std::string& config_path,
                                  Transformer& model, std::set<std::string>& names_used);
+
+// nn.Linear's (out, in) `weight` copied into a buffer of `model` as (in, out), the engine's
+// convention (y = x · W + b).
+MatrixView transposed(Transformer& model, const float* weight, int out, int in);
 
 // "Hugging Face GPT-2, safetensors F16 and F32"
 std::string format_name(const std::string& kind, const std::set<SafetensorsDtype>& dtypes);

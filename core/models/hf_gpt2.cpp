@@ -153,7 +153,7 @@ Result<Transformer> load_hf_gpt2(const std::string& path) {
   // Tensors the config does not account for: of a layer past n_layer, an error (the config and
   // the file disagree); the attention's mask buffers, ignored; anything else, a warning.
   Result<std::vector<std::string>> warnings = hf::unused_tensors(
-      *opened, used, prefix, "h.", c.n_layer, "n_layer", [](const std::string& bare) {
+      *opened, used, prefix, {{"h.", c.n_layer, "n_layer"}}, [](const std::string& bare) {
         return hf::layer_of(bare, "h.") >= 0 &&
                (bare.ends_with(".attn.bias") || bare.ends_with(".attn.masked_bias"));
       });

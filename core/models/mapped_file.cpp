@@ -7,9 +7,26 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <utility>
 
 namespace attnviz {
+
+Result<std::string> read_capped(const std::string& path, std::size_t limit) {
+  std::error_code error;
+  const auto bytes = std::filesystem::file_size(path, error);
+  const std::string most = limit >= (std::size_t{1} << 20) ? std::to_string(limit >> 20) + " MiB"
+                                                           : std::to_string(limit) + " bytes";
+  if (!error && bytes > limit)
+    return Status::error(path + ": " + std::to_string(bytes) + " bytes, more than the " + most +
+                         " this file may have");
+  if (!error && bytes == 0 && std::filesystem::is_regular_file(path, error)) return std::string();
+  Result<MappedFile> mapped = MappedFile::open(path);
+  if (!mapped) return mapped.status();
+  if (mapped->size() > limit)
+    return Status::error(path + ": more than the " + most + " this file may have");
+  return std::string(reinterpret_cast<const char*>(mapped->data()), mapped->size());
+}
 
 MappedFile::MappedFile(MappedFile&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),

@@ -31,4 +31,9 @@ class MappedFile {
   std::string path_;
 };
 
+// The whole of a small file (a tokenizer's, a config) as text: an error naming it when it is
+// missing or unreadable, or longer than `limit` bytes (checked before it is read). An empty file
+// is "".
+Result<std::string> read_capped(const std::string& path, std::size_t limit);
+
 }  // namespace attnviz

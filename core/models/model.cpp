@@ -6,8 +6,29 @@
 namespace attnviz {
 namespace fs = std::filesystem;
 
-Result<ModelTokenizer> ModelTokenizer::load(const ModelLocation& location, int vocab_size) {
+Result<ModelTokenizer> ModelTokenizer::load(const ModelLocation& location, int vocab_size,
+                                            const EncoderDecoderTokens& special) {
   const fs::path folder(location.folder);
+  if (location.format == ModelFormat::HuggingFaceEncoderDecoder) {
+    std::error_code error;
+    if (!fs::exists(folder / "source.spm", error))
+      return Status::error(location.folder +
+                           ": no source.spm (AttnViz reads Marian's tokenizer: source.spm, "
+                           "target.spm and vocab.json; BART's is not read yet)");
+    Result<MarianTokenizer> tokenizer = MarianTokenizer::load_folder(location.folder, special.pad);
+    if (!tokenizer) return tokenizer.status();
+    if (tokenizer->size() > vocab_size)
+      return Status::error(location.folder + ": vocab.json has " +
+                           std::to_string(tokenizer->size()) + " tokens, the model only " +
+                           std::to_string(vocab_size));
+    if (special.end >= 0 && special.end != tokenizer->end())
+      return Status::error(location.folder + ": config.json's eos_token_id is " +
+                           std::to_string(special.end) + ", but vocab.json gives </s> the id " +
+                           std::to_string(tokenizer->end()));
+    ModelTokenizer made(std::move(*tokenizer), "source.spm, target.spm, vocab.json");
+    made.decoder_start_ = special.decoder_start;
+    return made;
+  }
   if (location.format == ModelFormat::Llama2c) {
     std::error_code error;
     fs::path file = folder / "tokenizer.bin";
@@ -87,17 +108,27 @@ Result<std::vector<ModelToken>> ModelTokenizer::tokenize(
     return bert_tokens(*bert, text, second);
   }
   if (second) return Status::error("only an encoder (BERT) reads a pair of texts");
+  if (const auto* marian = std::get_if<MarianTokenizer>(&tokenizer_))
+    return marian->tokenize(text, MarianTokenizer::Side::Source);
   if (const auto* llama = std::get_if<Llama2cTokenizer>(&tokenizer_)) return llama->tokenize(text);
   return std::get<Gpt2Tokenizer>(tokenizer_).tokenize(text, Gpt2Tokenizer::SpecialText::kAsSpecial);
+}
+
+Result<std::vector<ModelToken>> ModelTokenizer::tokenize_target(std::string_view text) const {
+  const auto* marian = std::get_if<MarianTokenizer>(&tokenizer_);
+  if (!marian) return Status::error("only an encoder–decoder (Marian) reads a target text");
+  return marian->tokenize(text, MarianTokenizer::Side::Target);
 }
 
 int ModelTokenizer::start_token() const {
   if (std::holds_alternative<Llama2cTokenizer>(tokenizer_)) return Llama2cTokenizer::kBos;
   if (const auto* gpt2 = std::get_if<Gpt2Tokenizer>(&tokenizer_)) return gpt2->end_of_text();
+  if (std::holds_alternative<MarianTokenizer>(tokenizer_)) return decoder_start_;
   return -1;  // BERT: [CLS] is always there
 }
 
 int ModelTokenizer::stop_token() const {
+  if (const auto* marian = std::get_if<MarianTokenizer>(&tokenizer_)) return marian->end();
   return start_token();
 }
 
@@ -109,6 +140,8 @@ int ModelTokenizer::mask_token() const {
 std::string ModelTokenizer::text_of(int previous, int id) const {
   if (const auto* llama = std::get_if<Llama2cTokenizer>(&tokenizer_))
     return llama->decode(previous, id);
+  if (const auto* marian = std::get_if<MarianTokenizer>(&tokenizer_))
+    return marian->text_of(previous == decoder_start_ ? -1 : previous, id);
   if (const auto* bert = std::get_if<BertTokenizer>(&tokenizer_)) {
     // A word's later pieces join it ("play" "##ing"); any other token is a word after a space.
     if (id < 0 || id >= bert->size()) return {};
@@ -140,6 +173,10 @@ std::string ModelTokenizer::shown(int id) const {
     if (id < 0 || id >= bert->size()) return "<" + std::to_string(id) + ">";
     if (bert->special(id)) return bert->token(id);
     one[0].bytes = bert->token(id);
+  } else if (const auto* marian = std::get_if<MarianTokenizer>(&tokenizer_)) {
+    if (id < 0 || id >= marian->size()) return "<" + std::to_string(id) + ">";
+    if (marian->special(id)) return marian->piece(id);
+    one[0].bytes = marian->text_of(0, id);  // "▁casa" is " casa": shown "␣casa"
   } else {
     const Gpt2Tokenizer& gpt2 = std::get<Gpt2Tokenizer>(tokenizer_);
     if (id < 0 || id >= gpt2.size()) return "<" + std::to_string(id) + ">";
@@ -157,6 +194,8 @@ int ModelTokenizer::size() const {
 std::string ModelTokenizer::description() const {
   if (std::holds_alternative<Llama2cTokenizer>(tokenizer_))
     return "llama2.c, merges by score: " + std::to_string(size()) + " tokens (" + files_ + ")";
+  if (const auto* marian = std::get_if<MarianTokenizer>(&tokenizer_))
+    return "Marian SentencePiece: " + std::to_string(marian->size()) + " tokens (" + files_ + ")";
   if (const auto* bert = std::get_if<BertTokenizer>(&tokenizer_))
     return "BERT WordPiece: " + std::to_string(bert->size()) + " tokens, " +
            (bert->options().lower_case ? "lower case" : "cased") + " (" + files_ + ")";
@@ -168,10 +207,13 @@ std::string ModelTokenizer::description() const {
 Result<Model> open_model(const std::string& path_or_name) {
   Result<ModelLocation> location = locate_model(path_or_name);
   if (!location) return location.status();
-  Result<Transformer> transformer = load_model(path_or_name);
+  EncoderDecoderTokens special;
+  Result<Transformer> transformer = location->format == ModelFormat::HuggingFaceEncoderDecoder
+                                        ? load_hf_encoder_decoder(location->path, &special)
+                                        : load_model(path_or_name);
   if (!transformer) return transformer.status();
   Result<ModelTokenizer> tokenizer =
-      ModelTokenizer::load(*location, transformer->config().vocab_size);
+      ModelTokenizer::load(*location, transformer->config().vocab_size, special);
   if (!tokenizer) return tokenizer.status();
   const fs::path folder = fs::path(location->folder);
   std::string name = folder.filename().string();
@@ -194,6 +236,20 @@ Result<std::vector<ModelToken>> read_text(const Model& model, std::string_view t
     tokens->push_back(std::move(start));
   }
   if (tokens->empty()) return Status::error("the text gives no tokens");
+  return tokens;
+}
+
+Result<std::vector<ModelToken>> read_target(const Model& model, std::string_view text) {
+  Result<std::vector<ModelToken>> pieces = model.tokenizer.tokenize_target(text);
+  if (!pieces) return pieces;
+  std::vector<ModelToken> tokens;
+  tokens.reserve(pieces->size() + 1);
+  ModelToken start;
+  start.id = model.tokenizer.start_token();
+  start.shown = model.tokenizer.shown(start.id);
+  start.special = true;
+  tokens.push_back(std::move(start));
+  for (ModelToken& piece : *pieces) tokens.push_back(std::move(piece));
   return tokens;
 }
 

@@ -6,13 +6,19 @@
 //             text starts with <|endoftext|>, which also ends generation.
 //   BERT:     the folder holds vocab.txt (and tokenizer_config.json); a text is read as
 //             [CLS] text [SEP], a pair as [CLS] a [SEP] b [SEP] (token type 1 on b's part).
+//   Marian:   the folder holds source.spm, target.spm and vocab.json; the text is the source,
+//             read as pieces then </s>; the decoder reads its start token (config.json's
+//             decoder_start_token_id), then the target's pieces (read_target), and a translation
+//             ends with </s>.
 #pragma once
 
 #include "core/base/status.hpp"
 #include "core/models/bert_tokenizer.hpp"
 #include "core/models/gpt2_tokenizer.hpp"
 #include "core/models/head_roles.hpp"
+#include "core/models/hf_encoder_decoder.hpp"
 #include "core/models/llama2c_tokenizer.hpp"
+#include "core/models/marian_tokenizer.hpp"
 #include "core/models/model_files.hpp"
 #include "core/models/model_tokens.hpp"
 #include "core/models/transformer.hpp"
@@ -28,8 +34,10 @@ namespace attnviz {
 
 class ModelTokenizer {
  public:
-  // The tokenizer beside the model at `location`, checked against its vocabulary size.
-  static Result<ModelTokenizer> load(const ModelLocation& location, int vocab_size);
+  // The tokenizer beside the model at `location`, checked against its vocabulary size (an
+  // encoder–decoder's: with the tokens its config.json names).
+  static Result<ModelTokenizer> load(const ModelLocation& location, int vocab_size,
+                                     const EncoderDecoderTokens& special = {});
 
   // The text's tokens as the model reads them (llama2.c: BOS first; GPT-2: "<|endoftext|>" in
   // the text is the special token; BERT: [CLS] text [SEP], special tokens written in the text
@@ -43,6 +51,10 @@ class ModelTokenizer {
   int mask_token() const;
   // Whether the tokenizer reads sentence pairs (BERT).
   bool reads_pairs() const { return std::holds_alternative<BertTokenizer>(tokenizer_); }
+  // Whether it reads a source and a target (an encoder–decoder's: Marian): tokenize() reads the
+  // source, tokenize_target() the target (without the start token read_target puts first).
+  bool reads_targets() const { return std::holds_alternative<MarianTokenizer>(tokenizer_); }
+  Result<std::vector<ModelToken>> tokenize_target(std::string_view text) const;
   // The bytes token `id` adds to a text after `previous` (llama2.c drops the space it puts
   // before a text, as run.c prints).
   std::string text_of(int previous, int id) const;
@@ -53,9 +65,10 @@ class ModelTokenizer {
   std::string description() const;
 
  private:
-  using Variant = std::variant<Llama2cTokenizer, Gpt2Tokenizer, BertTokenizer>;
+  using Variant = std::variant<Llama2cTokenizer, Gpt2Tokenizer, BertTokenizer, MarianTokenizer>;
   Variant tokenizer_;
   std::string files_;
+  int decoder_start_ = -1;  // an encoder–decoder's
   explicit ModelTokenizer(Variant tokenizer, std::string files)
       : tokenizer_(std::move(tokenizer)), files_(std::move(files)) {}
 };
@@ -76,6 +89,9 @@ Result<Model> open_model(const std::string& path_or_name);
 // to the context.
 Result<std::vector<ModelToken>> read_text(const Model& model, std::string_view text,
                                           std::optional<std::string_view> second = {});
+// An encoder–decoder's target as its decoder reads it: the start token, then the text's pieces
+// (teacher forcing: the translation so far). An error for a model that reads no target.
+Result<std::vector<ModelToken>> read_target(const Model& model, std::string_view text);
 // The token types of `tokens` (BERT's: each token's sentence), for TransformerForward::run.
 std::vector<int> token_types(std::span<const ModelToken> tokens);
 

@@ -19,9 +19,14 @@ struct AttentionExportOptions {
   bool intermediates = true;
 };
 
-// `tokens`: the text's tokens as the tokenizer gave them (as many as forward.size()).
+// `tokens`: the text's tokens as the tokenizer gave them (as many as forward.size()). An
+// encoder–decoder's decoder: `encoder` is its encoder's forward pass and `source_tokens` the
+// source's tokens; the document adds "source_tokens", "encoder_layers" (shaped as "layers"),
+// "encoder_output", and on each decoder layer "cross_heads".
 std::string attention_to_json(const TransformerForward& forward,
                               const std::vector<ModelToken>& tokens,
-                              const AttentionExportOptions& options = {});
+                              const AttentionExportOptions& options = {},
+                              const TransformerForward* encoder = nullptr,
+                              const std::vector<ModelToken>* source_tokens = nullptr);
 
 }  // namespace attnviz

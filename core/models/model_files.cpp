@@ -1,6 +1,7 @@
 #include "core/models/model_files.hpp"
 
 #include "core/models/hf_bert.hpp"
+#include "core/models/hf_encoder_decoder.hpp"
 #include "core/models/hf_files.hpp"
 #include "core/models/hf_gpt2.hpp"
 #include "core/models/llama2c.hpp"
@@ -63,10 +64,17 @@ ModelFormat hugging_face_format(const fs::path& folder) {
   const nlohmann::json& json = config->json();
   if (json.contains("model_type") && json["model_type"] == "bert")
     return ModelFormat::HuggingFaceBert;
+  if (json.contains("model_type") &&
+      (json["model_type"] == "marian" || json["model_type"] == "bart"))
+    return ModelFormat::HuggingFaceEncoderDecoder;
   if (json.contains("architectures") && json["architectures"].is_array())
-    for (const nlohmann::json& name : json["architectures"])
-      if (name.is_string() && name.get<std::string>().rfind("Bert", 0) == 0)
-        return ModelFormat::HuggingFaceBert;
+    for (const nlohmann::json& name : json["architectures"]) {
+      if (!name.is_string()) continue;
+      const std::string architecture = name.get<std::string>();
+      if (architecture.rfind("Bert", 0) == 0) return ModelFormat::HuggingFaceBert;
+      if (architecture.rfind("Marian", 0) == 0 || architecture.rfind("Bart", 0) == 0)
+        return ModelFormat::HuggingFaceEncoderDecoder;
+    }
   return ModelFormat::HuggingFaceGpt2;
 }
 
@@ -181,6 +189,8 @@ std::string model_kind_words(const std::string& path_or_name) {
       return "decoder, GPT-2";
     case ModelFormat::HuggingFaceBert:
       return "encoder, BERT";
+    case ModelFormat::HuggingFaceEncoderDecoder:
+      return "encoder–decoder, Marian or BART";
     case ModelFormat::Llama2c:
       return "decoder, llama2.c";
   }
@@ -234,6 +244,8 @@ Result<Transformer> load_model(const std::string& path_or_name) {
       return load_hf_gpt2(location->path);
     case ModelFormat::HuggingFaceBert:
       return load_hf_bert(location->path);
+    case ModelFormat::HuggingFaceEncoderDecoder:
+      return load_hf_encoder_decoder(location->path);
     case ModelFormat::Llama2c:
       break;
   }

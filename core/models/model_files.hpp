@@ -2,7 +2,9 @@
 // model that ships with AttnViz (assets/models/<name>/).
 //   a folder with config.json                  Hugging Face BERT (hf_bert.hpp) when its
 //                                              model_type is "bert" (or an architecture is
-//                                              Bert…), else Hugging Face GPT-2 (hf_gpt2.hpp)
+//                                              Bert…); Marian or BART (hf_encoder_decoder.hpp)
+//                                              when it is "marian" or "bart" (Marian…, Bart…);
+//                                              else Hugging Face GPT-2 (hf_gpt2.hpp)
 //   a model.safetensors or config.json file    the same, the folder it is in
 //   a folder <name>/ holding <name>.bin        llama2.c (stories260K/stories260K.bin)
 //   a .bin file                                llama2.c checkpoint (llama2c.hpp)
@@ -18,7 +20,7 @@
 
 namespace attnviz {
 
-enum class ModelFormat { HuggingFaceGpt2, HuggingFaceBert, Llama2c };
+enum class ModelFormat { HuggingFaceGpt2, HuggingFaceBert, HuggingFaceEncoderDecoder, Llama2c };
 
 struct ModelLocation {
   ModelFormat format = ModelFormat::HuggingFaceGpt2;

@@ -60,8 +60,12 @@ Status Transformer::set_weights(TransformerConfig config, TransformerWeights wei
     if (norm_after && !layer_norm) first("a norm after each sublayer must be a LayerNorm");
     if (c.token_types < 0 || c.token_types > 1024) first("token types: not 0 to 1,024");
     first(check_matrix(weights.token_embedding, "token embedding", c.vocab_size, c.d_model));
+    if (c.position_offset < 0 || c.position_offset > 1024) first("position offset: not 0 to 1,024");
+    if (!(std::isfinite(c.embedding_scale) && c.embedding_scale > 0.0f))
+      first("the embedding scale is not a positive number");
     if (c.positions == PositionKind::Learned)
-      first(check_matrix(weights.position_embedding, "position embedding", c.context, c.d_model));
+      first(check_matrix(weights.position_embedding, "position embedding",
+                         c.context + c.position_offset, c.d_model));
     else if (!weights.position_embedding.empty())
       first("position embedding: not expected with RoPE");
     if (c.token_types > 0)
@@ -69,9 +73,13 @@ Status Transformer::set_weights(TransformerConfig config, TransformerWeights wei
                          c.d_model));
     else if (!weights.token_type_embedding.empty())
       first("token type embedding: not expected without token types");
+    // Under a norm after each sublayer the embeddings' norm is optional (Marian has none).
+    const bool embedding_norm = norm_after && (!weights.embedding_norm_weight.empty() ||
+                                               !weights.embedding_norm_bias.empty());
     first(check_vector(weights.embedding_norm_weight, "embedding norm weight", c.d_model,
-                       norm_after));
-    first(check_vector(weights.embedding_norm_bias, "embedding norm bias", c.d_model, norm_after));
+                       embedding_norm));
+    first(check_vector(weights.embedding_norm_bias, "embedding norm bias", c.d_model,
+                       embedding_norm));
     if (static_cast<int>(weights.layers.size()) != c.n_layers)
       first(std::to_string(weights.layers.size()) + " layers, expected " +
             std::to_string(c.n_layers));
@@ -98,17 +106,39 @@ Status Transformer::set_weights(TransformerConfig config, TransformerWeights wei
       first(check_matrix(l.down, at + "MLP down", c.d_ff, c.d_model));
       first(check_vector(l.up_bias, at + "MLP up bias", c.d_ff, biases));
       first(check_vector(l.down_bias, at + "MLP down bias", c.d_model, biases));
+      const bool cross = c.cross_attention;
+      if (cross && (c.n_kv_heads != c.n_heads || !layer_norm))
+        first("cross-attention: every head with its own keys and values, and LayerNorm");
+      first(
+          check_vector(l.cross_norm_weight, at + "cross-attention norm weight", c.d_model, cross));
+      first(check_vector(l.cross_norm_bias, at + "cross-attention norm bias", c.d_model, cross));
+      first(check_matrix(l.cross_query, at + "cross W_Q", c.d_model, q_width, !cross));
+      first(check_matrix(l.cross_key, at + "cross W_K", c.d_model, q_width, !cross));
+      first(check_matrix(l.cross_value, at + "cross W_V", c.d_model, q_width, !cross));
+      first(check_matrix(l.cross_output, at + "cross W_O", q_width, c.d_model, !cross));
+      if (!cross && !(l.cross_query.empty() && l.cross_key.empty() && l.cross_value.empty() &&
+                      l.cross_output.empty()))
+        first(at + "cross-attention: not expected without an encoder");
+      first(check_vector(l.cross_query_bias, at + "cross query bias", q_width, cross));
+      first(check_vector(l.cross_key_bias, at + "cross key bias", q_width, cross));
+      first(check_vector(l.cross_value_bias, at + "cross value bias", q_width, cross));
+      first(check_vector(l.cross_output_bias, at + "cross output bias", c.d_model, cross));
     }
-    // The output: a decoder's final norm and unembedding; BERT's MLM head, when it has one.
+    // The output: a decoder's final norm and unembedding; BERT's MLM head, when it has one;
+    // an encoder–decoder's decoder with its norms after the sublayers (Marian, BART): the
+    // unembedding alone.
     if (!norm_after && !head) first("unembedding: missing");
-    const bool transform = norm_after && head;
+    if (c.cross_attention && !head) first("unembedding: missing (a decoder predicts tokens)");
+    const bool transform = norm_after && head && !c.cross_attention;
     if (transform)
       first(check_matrix(weights.head_transform, "head transform", c.d_model, c.d_model));
     else if (!weights.head_transform.empty())
       first("head transform: not expected here");
     first(check_vector(weights.head_transform_bias, "head transform bias", c.d_model, transform));
-    first(check_vector(weights.final_norm_weight, "final norm weight", c.d_model, head));
-    first(check_vector(weights.final_norm_bias, "final norm bias", c.d_model, head && layer_norm));
+    const bool final_norm = head && (!norm_after || transform);
+    first(check_vector(weights.final_norm_weight, "final norm weight", c.d_model, final_norm));
+    first(check_vector(weights.final_norm_bias, "final norm bias", c.d_model,
+                       final_norm && layer_norm));
     if (head) first(check_matrix(weights.unembedding, "unembedding", c.vocab_size, c.d_model));
     if (!weights.unembedding_bias.empty())
       first(check_vector(weights.unembedding_bias, "unembedding bias", c.vocab_size, head));
@@ -139,7 +169,15 @@ std::size_t Transformer::parameter_count() const {
              size(l.key) + size(l.value) + length(l.query_bias) + length(l.key_bias) +
              length(l.value_bias) + size(l.output) + length(l.output_bias) +
              length(l.mlp_norm_weight) + length(l.mlp_norm_bias) + size(l.up) + size(l.gate) +
-             size(l.down) + length(l.up_bias) + length(l.down_bias);
+             size(l.down) + length(l.up_bias) + length(l.down_bias) + length(l.cross_norm_weight) +
+             length(l.cross_norm_bias) + size(l.cross_query) + size(l.cross_key) +
+             size(l.cross_value) + size(l.cross_output) + length(l.cross_query_bias) +
+             length(l.cross_key_bias) + length(l.cross_value_bias) + length(l.cross_output_bias);
+  if (encoder_) {  // its own weights; an embedding it shares with the decoder counted once
+    count += encoder_->parameter_count();
+    if (encoder_->original_weights_.token_embedding.data == w.token_embedding.data)
+      count -= size(w.token_embedding);
+  }
   return count;
 }
 

@@ -26,7 +26,9 @@ namespace attnviz {
 
 enum class NormKind { LayerNorm, RMSNorm };
 enum class PositionKind { Learned, Rotary };
-enum class FeedForwardKind { GeluTanh, GeluErf, SwiGLU };
+// GELU's tanh form (GPT-2) and erf form (BERT, BART); SiLU, x · sigmoid(x) (Marian's "swish", not
+// gated); Llama's gated SwiGLU.
+enum class FeedForwardKind { GeluTanh, GeluErf, Silu, SwiGLU };
 // A decoder's token sees itself and the tokens before it; an encoder's sees every token.
 enum class AttentionDirection { Causal, BothWays };
 // Where each sublayer's norm stands: before it, on its input, with the residual added plainly
@@ -52,6 +54,16 @@ struct TransformerConfig {
   AttentionDirection direction = AttentionDirection::Causal;
   NormPlacement norm_placement = NormPlacement::Before;
   int token_types = 0;  // BERT's segment embeddings (2: sentence A and B); 0: none
+  // The token embedding is multiplied by this before the position is added (Marian, BART with
+  // scale_embedding: √d_model).
+  float embedding_scale = 1.0f;
+  // Position i reads row i + position_offset of the position table (BART's learned positions
+  // start at row 2); the table has context + position_offset rows.
+  int position_offset = 0;
+  // An encoder–decoder's decoder (Marian, BART): each layer attends, after its self-attention, to
+  // the encoder's output (cross-attention: queries from the decoder, keys and values from the
+  // encoder), with its own norm.
+  bool cross_attention = false;
 
   bool causal() const { return direction == AttentionDirection::Causal; }
   bool norm_after() const { return norm_placement == NormPlacement::After; }
@@ -92,6 +104,15 @@ struct TransformerLayer {
   MatrixView gate;  // (d_model, d_ff), SwiGLU only
   MatrixView down;  // (d_ff, d_model)
   VectorView up_bias, down_bias;
+  // An encoder–decoder's decoder only (TransformerConfig::cross_attention): the cross-attention
+  // between the self-attention and the MLP, its norm placed as the others.
+  VectorView cross_norm_weight, cross_norm_bias;  // (d_model)
+  MatrixView cross_query;                         // (d_model, n_heads · d_head), on the decoder
+  MatrixView cross_key;                           // (d_model, n_heads · d_head), on the encoder's
+  MatrixView cross_value;                         // (d_model, n_heads · d_head)    output
+  VectorView cross_query_bias, cross_key_bias, cross_value_bias;
+  MatrixView cross_output;  // (n_heads · d_head, d_model)
+  VectorView cross_output_bias;
 };
 
 // The layer's whole matrix that `matrix` names (W_Q, W_K, W_V: (d_model, heads · d_head);
@@ -102,20 +123,23 @@ const MatrixView& matrix_of(const TransformerLayer& layer, HeadMatrix matrix);
 // The output, from the last layer's x:
 //   norm before each sublayer (GPT-2, Llama): final = norm_f(x)
 //   norm after (BERT's MLM head):             final = norm_f(gelu(x · head_transform + its bias))
-//   logits = final · unembeddingᵀ (+ unembedding_bias)
+//   norm after, no head (Marian's decoder):   final = x
+//   logits = final · unembeddingᵀ (+ unembedding_bias: BERT's, Marian's final_logits_bias)
 // A BERT without its MLM head (BertModel) has no head_transform, final norm or unembedding: its
 // final is x, and it predicts no tokens (predicts_tokens() false).
 struct TransformerWeights {
   MatrixView token_embedding;       // (vocab_size, d_model)
-  MatrixView position_embedding;    // (context, d_model); empty under RoPE
+  MatrixView position_embedding;    // (context + position_offset, d_model); empty under RoPE
   MatrixView token_type_embedding;  // (token_types, d_model); empty without token types
-  VectorView embedding_norm_weight, embedding_norm_bias;  // (d_model): NormPlacement::After only
+  // (d_model): under NormPlacement::After only, and there optional (BERT and BART have it, Marian
+  // not)
+  VectorView embedding_norm_weight, embedding_norm_bias;
   std::vector<TransformerLayer> layers;
   MatrixView head_transform;                      // (d_model, d_model): BERT's MLM head only
   VectorView head_transform_bias;                 // (d_model)
   VectorView final_norm_weight, final_norm_bias;  // (d_model)
   MatrixView unembedding;       // (vocab_size, d_model): logits = final · unembeddingᵀ
-  VectorView unembedding_bias;  // (vocab_size): BERT's MLM head only
+  VectorView unembedding_bias;  // (vocab_size): BERT's MLM head, Marian's final_logits_bias
 };
 
 class Transformer {
@@ -137,6 +161,14 @@ class Transformer {
   std::size_t parameter_count() const;
   // Whether the model gives logits over its vocabulary (every decoder; BERT with its MLM head).
   bool predicts_tokens() const { return !weights_.unembedding.empty(); }
+  // An encoder–decoder's encoder (this Transformer is then its decoder, with cross-attention),
+  // or null. Its weights may view this model's files (shared embeddings): it lives as long as
+  // this model.
+  const Transformer* encoder() const { return encoder_.get(); }
+  Transformer* encoder() { return encoder_.get(); }
+  void set_encoder(Transformer encoder) {
+    encoder_ = std::make_unique<Transformer>(std::move(encoder));
+  }
 
   // Sets W[row, col] of `matrix` for query head `head` of `layer` (Query and Output: the head's
   // own columns or rows; Key and Value: the columns of the key/value head it reads, which the
@@ -177,6 +209,7 @@ class Transformer {
   std::vector<std::unique_ptr<float[]>> owned_;
   std::vector<std::unique_ptr<float[]>> edited_;  // copies made for edits, dropped on reset
   std::uint64_t weights_version_ = 0;
+  std::unique_ptr<Transformer> encoder_;
   MatrixView& attention_matrix(int layer, HeadMatrix matrix);
   // A copy of `view` the model owns (contiguous), kept until reset_weights.
   MatrixView copy_for_edits(const MatrixView& view);

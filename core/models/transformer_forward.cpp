@@ -93,10 +93,12 @@ std::size_t triangle(int rows) {
   return static_cast<std::size_t>(rows) * static_cast<std::size_t>(rows + 1) / 2;
 }
 
-// The MLP's activation in place (GELU's two forms; SwiGLU is done where its gate is).
-void gelu(Matrix& hidden, FeedForwardKind kind) {
+// The MLP's activation in place (GELU's two forms, SiLU; SwiGLU is done where its gate is).
+void activate(Matrix& hidden, FeedForwardKind kind) {
   auto x = hidden.array();
-  if (kind == FeedForwardKind::GeluTanh) {
+  if (kind == FeedForwardKind::Silu) {
+    x = x / (1.0f + (-x).exp());  // silu(x) = x · sigmoid(x)
+  } else if (kind == FeedForwardKind::GeluTanh) {
     // gelu(x) = x/2 · (1 + tanh(√(2/π) · (x + 0.044715 x³))), with Eigen's vectorized tanh.
     constexpr float kSqrt2OverPi = 0.7978845608028654f;
     x = 0.5f * x * (1.0f + (kSqrt2OverPi * (x + 0.044715f * x.cube())).tanh());
@@ -123,6 +125,10 @@ TransformerForward::TransformerForward(const Transformer& model)
     : model_(model), dirty_layer_(model.config().n_layers) {
   const TransformerConfig& c = model.config();
   interventions_.assign(static_cast<std::size_t>(c.n_layers) * c.n_heads, HeadIntervention{});
+  if (c.cross_attention)
+    cross_interventions_.assign(static_cast<std::size_t>(c.n_layers) * c.n_heads,
+                                HeadIntervention{});
+  memory_.set_cols(c.d_model);
   embedded_.set_cols(c.d_model);
   final_.set_cols(c.d_model);
   layers_.resize(static_cast<std::size_t>(c.n_layers));
@@ -137,10 +143,18 @@ TransformerForward::TransformerForward(const Transformer& model)
     a.residual_mid.set_cols(c.d_model);
     a.mlp_output.set_cols(c.d_model);
     a.residual_out.set_cols(c.d_model);
+    a.cross_queries.set_cols(c.n_heads * c.d_head);
+    a.cross_keys.set_cols(c.n_heads * c.d_head);
+    a.cross_values.set_cols(c.n_heads * c.d_head);
+    a.cross_attention.resize(c.cross_attention ? static_cast<std::size_t>(c.n_heads) : 0);
+    a.cross_head_outputs.set_cols(c.n_heads * c.d_head);
+    a.cross_attention_output.set_cols(c.d_model);
+    a.residual_cross.set_cols(c.d_model);
   }
 }
 
-Status TransformerForward::set_intervention(int layer, int head, HeadIntervention intervention) {
+Status TransformerForward::check_intervention(int layer, int head,
+                                              const HeadIntervention& intervention) const {
   const TransformerConfig& c = model_.config();
   if (layer < 0 || layer >= c.n_layers || head < 0 || head >= c.n_heads)
     return Status::error("layer " + std::to_string(layer) + ", head " + std::to_string(head) +
@@ -148,6 +162,12 @@ Status TransformerForward::set_intervention(int layer, int head, HeadInterventio
                          std::to_string(c.n_heads) + " heads (counted from 0)");
   if (!std::isfinite(intervention.output_scale))
     return Status::error("a head's scale must be a finite number");
+  return Status::success();
+}
+
+Status TransformerForward::set_intervention(int layer, int head, HeadIntervention intervention) {
+  const TransformerConfig& c = model_.config();
+  if (Status s = check_intervention(layer, head, intervention); !s) return s;
   HeadIntervention& slot = interventions_[static_cast<std::size_t>(layer) * c.n_heads + head];
   if (slot == intervention) return Status::success();
   slot = intervention;
@@ -159,13 +179,38 @@ const HeadIntervention& TransformerForward::intervention(int layer, int head) co
   return interventions_[static_cast<std::size_t>(layer) * model_.config().n_heads + head];
 }
 
+Status TransformerForward::set_cross_intervention(int layer, int head,
+                                                  HeadIntervention intervention) {
+  const TransformerConfig& c = model_.config();
+  if (!c.cross_attention)
+    return Status::error(
+        "the model has no cross-attention (it is not an encoder–decoder's decoder)");
+  if (Status s = check_intervention(layer, head, intervention); !s) return s;
+  if (intervention.pattern == HeadIntervention::Pattern::PreviousToken)
+    return Status::error(
+        "a cross-attention head looks at the other text: its pattern can be computed or "
+        "uniform, not the previous token");
+  HeadIntervention& slot = cross_interventions_[static_cast<std::size_t>(layer) * c.n_heads + head];
+  if (slot == intervention) return Status::success();
+  slot = intervention;
+  dirty_layer_ = std::min(dirty_layer_, layer);
+  return Status::success();
+}
+
+const HeadIntervention& TransformerForward::cross_intervention(int layer, int head) const {
+  static const HeadIntervention none{};
+  if (cross_interventions_.empty()) return none;
+  return cross_interventions_[static_cast<std::size_t>(layer) * model_.config().n_heads + head];
+}
+
 void TransformerForward::clear_interventions() {
   const int heads = model_.config().n_heads;
-  for (std::size_t i = 0; i < interventions_.size(); ++i)
-    if (interventions_[i].changes_anything()) {
-      interventions_[i] = HeadIntervention{};
-      dirty_layer_ = std::min(dirty_layer_, static_cast<int>(i) / heads);
-    }
+  for (std::vector<HeadIntervention>* all : {&interventions_, &cross_interventions_})
+    for (std::size_t i = 0; i < all->size(); ++i)
+      if ((*all)[i].changes_anything()) {
+        (*all)[i] = HeadIntervention{};
+        dirty_layer_ = std::min(dirty_layer_, static_cast<int>(i) / heads);
+      }
 }
 
 void TransformerForward::weights_changed(int layer) {
@@ -243,6 +288,41 @@ Matrix TransformerForward::attention(int layer, int head) const {
   return weights;
 }
 
+std::span<const float> TransformerForward::cross_attention_row(int layer, int head,
+                                                               int query) const {
+  const LayerActivations& a = layers_[static_cast<std::size_t>(layer)];
+  if (a.cross_attention.empty()) return {};
+  const std::size_t n_source = static_cast<std::size_t>(source_size());
+  return {a.cross_attention[static_cast<std::size_t>(head)].data() +
+              static_cast<std::size_t>(query) * n_source,
+          n_source};
+}
+
+Matrix TransformerForward::cross_attention(int layer, int head) const {
+  const int n = size(), n_source = source_size();
+  Matrix weights = Matrix::Zero(n, n_source);  // (n_query, n_source)
+  if (!model_.config().cross_attention) return weights;
+  for (int i = 0; i < n; ++i) {
+    const std::span<const float> row = cross_attention_row(layer, head, i);
+    std::copy(row.begin(), row.end(), weights.row(i).data());
+  }
+  return weights;
+}
+
+Matrix TransformerForward::cross_raw_scores(int layer, int head) const {
+  const TransformerConfig& c = model_.config();
+  const LayerActivations& a = layers_[static_cast<std::size_t>(layer)];
+  const int n = size(), n_source = source_size(), d_head = c.d_head;
+  if (!c.cross_attention) return Matrix::Zero(n, n_source);
+  const Eigen::Map<const Matrix, 0, Eigen::OuterStride<>> queries(
+      a.cross_queries.row(0) + head * d_head, n, d_head,
+      Eigen::OuterStride<>(a.cross_queries.cols()));
+  const Eigen::Map<const Matrix, 0, Eigen::OuterStride<>> keys(
+      a.cross_keys.row(0) + head * d_head, n_source, d_head,
+      Eigen::OuterStride<>(a.cross_keys.cols()));
+  return queries * keys.transpose();  // (n_query, n_source)
+}
+
 Matrix TransformerForward::raw_scores(int layer, int head) const {
   const TransformerConfig& c = model_.config();
   const LayerActivations& a = layers_[static_cast<std::size_t>(layer)];
@@ -314,10 +394,12 @@ void TransformerForward::read_out(const float* residual, float* out) const {
     Matrix transformed(1, c.d_model);  // (1, d_model)
     multiply_weights(residual, c.d_model, 1, w.head_transform, transformed.data(), c.d_model,
                      w.head_transform_bias);
-    gelu(transformed, c.feed_forward);
+    activate(transformed, c.feed_forward);
     normalize_row(c, transformed.data(), w.final_norm_weight, w.final_norm_bias, normalized.data());
-  } else {  // 1. a decoder's final norm
+  } else if (!w.final_norm_weight.empty()) {  // 1. a decoder's final norm
     normalize_row(c, residual, w.final_norm_weight, w.final_norm_bias, normalized.data());
+  } else {  // 1. none (Marian's decoder: its last layer's norm is the last)
+    std::copy(residual, residual + c.d_model, normalized.data());
   }
   // 2. The unembedding, and its bias.
   if (const blas::PackedMatrix* kernel_ready = packed(unembedding, true, 1))
@@ -329,9 +411,17 @@ void TransformerForward::read_out(const float* residual, float* out) const {
     for (int v = 0; v < unembedding.rows; ++v) out[v] += w.unembedding_bias.data[v];
 }
 
-Status TransformerForward::run(std::span<const int> tokens, std::span<const int> token_types) {
+Status TransformerForward::run(std::span<const int> tokens, std::span<const int> token_types,
+                               const RowMatrix* memory) {
   const TransformerConfig& c = model_.config();
   const TransformerWeights& w = model_.weights();
+  if (c.cross_attention && (memory == nullptr || memory->rows() < 1))
+    return Status::error("a decoder with cross-attention reads the encoder's output: none given");
+  if (!c.cross_attention && memory != nullptr)
+    return Status::error("the model has no cross-attention: it reads no encoder output");
+  if (memory != nullptr && memory->cols() != c.d_model)
+    return Status::error("the encoder's output has " + std::to_string(memory->cols()) +
+                         " values a row; the decoder's d_model is " + std::to_string(c.d_model));
   if (static_cast<long long>(tokens.size()) > c.context)
     return Status::error(std::to_string(tokens.size()) + " tokens: the model's context holds " +
                          std::to_string(c.context));
@@ -362,6 +452,14 @@ Status TransformerForward::run(std::span<const int> tokens, std::span<const int>
   if (!c.causal() && (shared != n || n != size())) shared = 0;
   if (embeddings_dirty_) shared = 0;  // every position's embedding may have changed
   embeddings_dirty_ = false;
+  if (memory != nullptr &&
+      (memory->rows() != memory_.rows() || memory->matrix() != memory_.matrix())) {
+    // Another source: every cross-attention, so every layer from the first cross-attention
+    // on, changes; the first layers' self-attention does not, but it is cheap beside.
+    memory_.resize_rows(memory->rows());
+    memory_.rows_from(0) = memory->matrix();
+    dirty_layer_ = 0;
+  }
   tokens_.assign(tokens.begin(), tokens.end());  // (no allocation once the text has been this long)
   token_types_.resize(tokens.size());
   for (int i = 0; i < n; ++i) token_types_[static_cast<std::size_t>(i)] = type_of(i);
@@ -374,9 +472,10 @@ Status TransformerForward::run(std::span<const int> tokens, std::span<const int>
     const float* token =
         w.token_embedding.data + tokens_[static_cast<std::size_t>(i)] * w.token_embedding.stride;
     float* row = embedded_.row(i);
-    std::copy(token, token + c.d_model, row);
+    for (int j = 0; j < c.d_model; ++j) row[j] = token[j] * c.embedding_scale;
     if (c.positions == PositionKind::Learned) {
-      const float* position = w.position_embedding.data + i * w.position_embedding.stride;
+      const float* position =
+          w.position_embedding.data + (i + c.position_offset) * w.position_embedding.stride;
       for (int j = 0; j < c.d_model; ++j) row[j] += position[j];
     }
     if (c.token_types > 0) {
@@ -384,14 +483,17 @@ Status TransformerForward::run(std::span<const int> tokens, std::span<const int>
                           token_types_[static_cast<std::size_t>(i)] * w.token_type_embedding.stride;
       for (int j = 0; j < c.d_model; ++j) row[j] += type[j];
     }
-    if (c.norm_after()) normalize_row(c, row, w.embedding_norm_weight, w.embedding_norm_bias, row);
+    if (!w.embedding_norm_weight.empty())
+      normalize_row(c, row, w.embedding_norm_weight, w.embedding_norm_bias, row);
   }
   for (int l = 0; l < c.n_layers; ++l) compute_layer(l, l >= dirty_layer_ ? 0 : shared);
   const int first_final = c.n_layers - 1 >= dirty_layer_ ? 0 : shared;
   dirty_layer_ = c.n_layers;
   final_.resize_rows(n);
   const RowMatrix& last = layers_.back().residual_out;
-  if (!model_.predicts_tokens()) {  // BertModel: no head; final is the last layer's output
+  if (!model_.predicts_tokens() || (w.head_transform.empty() && w.final_norm_weight.empty())) {
+    // BertModel, an encoder–decoder's encoder: no head; Marian's decoder: no final norm. Final is
+    // the last layer's output.
     final_.rows_from(first_final) = last.matrix().bottomRows(n - first_final);
   } else if (!w.head_transform.empty()) {
     // BERT's MLM head: final = norm_f(gelu(x · head_transform + b)).
@@ -400,7 +502,7 @@ Status TransformerForward::run(std::span<const int> tokens, std::span<const int>
     if (rows > 0)
       multiply_weights(last.row(first_final), last.cols(), rows, w.head_transform,
                        transformed_.data(), c.d_model, w.head_transform_bias);
-    gelu(transformed_, c.feed_forward);
+    activate(transformed_, c.feed_forward);
     for (int r = 0; r < rows; ++r)
       normalize_row(c, transformed_.row(r).data(), w.final_norm_weight, w.final_norm_bias,
                     final_.row(first_final + r));
@@ -420,8 +522,14 @@ void TransformerForward::compute_layer(int l, int first) {
   for (RowMatrix* m : {&a.normalized, &a.queries, &a.keys, &a.values, &a.head_outputs,
                        &a.attention_output, &a.residual_mid, &a.mlp_output, &a.residual_out})
     m->resize_rows(n);
+  if (c.cross_attention)
+    for (RowMatrix* m :
+         {&a.cross_queries, &a.cross_head_outputs, &a.cross_attention_output, &a.residual_cross})
+      m->resize_rows(n);
   if (rows <= 0) {
     for (std::vector<float>& weights : a.attention) weights.resize(row_start(n));
+    for (std::vector<float>& weights : a.cross_attention)
+      weights.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(source_size()));
     return;
   }
 
@@ -509,17 +617,21 @@ void TransformerForward::compute_layer(int l, int first) {
     a.residual_mid.rows_from(first) =
         input.matrix().bottomRows(rows) + a.attention_output.rows_from(first);
 
+  // 4c. An encoder–decoder's decoder: the cross-attention, and the stream after it.
+  if (c.cross_attention) compute_cross_attention(l, first);
+  const RowMatrix& stream = c.cross_attention ? a.residual_cross : a.residual_mid;  // (n, d_model)
+
   // 5. The MLP on the normalized residual, and the residual again (a.residual_out holds the
-  // normalized input for a moment; with the norm after, the MLP reads residual_mid as it is).
-  const float* mlp_input = a.residual_mid.row(first);  // (rows, d_model)
+  // normalized input for a moment; with the norm after, the MLP reads the stream as it is).
+  const float* mlp_input = stream.row(first);  // (rows, d_model)
   if (!c.norm_after()) {
-    normalize(c, a.residual_mid, a.residual_out, first, w.mlp_norm_weight, w.mlp_norm_bias);
+    normalize(c, stream, a.residual_out, first, w.mlp_norm_weight, w.mlp_norm_bias);
     mlp_input = a.residual_out.row(first);
   }
   hidden_.resize(rows, c.d_ff);  // (rows, d_ff)
   multiply_weights(mlp_input, d, rows, w.up, hidden_.data(), c.d_ff, w.up_bias);
   if (c.feed_forward != FeedForwardKind::SwiGLU) {
-    gelu(hidden_, c.feed_forward);
+    activate(hidden_, c.feed_forward);
   } else {
     gate_.resize(rows, c.d_ff);  // (rows, d_ff)
     multiply_weights(mlp_input, d, rows, w.gate, gate_.data(), c.d_ff, VectorView{});
@@ -528,12 +640,82 @@ void TransformerForward::compute_layer(int l, int first) {
   multiply_weights(hidden_.data(), c.d_ff, rows, w.down, a.mlp_output.row(first), d,
                    w.down_bias);  // (rows, d_model)
   if (c.norm_after()) {
-    add_and_normalize(c, a.residual_mid, a.mlp_output, a.residual_out, first, w.mlp_norm_weight,
+    add_and_normalize(c, stream, a.mlp_output, a.residual_out, first, w.mlp_norm_weight,
                       w.mlp_norm_bias);
   } else {
     const auto mlp_output = a.mlp_output.rows_from(first);
-    a.residual_out.rows_from(first) = a.residual_mid.rows_from(first) + mlp_output;
+    a.residual_out.rows_from(first) = stream.matrix().bottomRows(rows) + mlp_output;
   }
+}
+
+void TransformerForward::compute_cross_attention(int l, int first) {
+  const TransformerConfig& c = model_.config();
+  const TransformerLayer& w = model_.weights().layers[static_cast<std::size_t>(l)];
+  LayerActivations& a = layers_[static_cast<std::size_t>(l)];
+  const int n = a.residual_mid.rows(), rows = n - first, d = c.d_model, d_head = c.d_head;
+  const int n_source = memory_.rows();
+
+  // 1. The keys and values of the encoder's output: once a source (and the layer's weights),
+  // kept while the target is typed.
+  if (first == 0 || a.cross_keys.rows() != n_source) {
+    a.cross_keys.resize_rows(n_source);
+    a.cross_values.resize_rows(n_source);
+    multiply_weights(memory_.row(0), d, n_source, w.cross_key, a.cross_keys.row(0),
+                     a.cross_keys.cols(), w.cross_key_bias);  // (n_source, heads · d_head)
+    multiply_weights(memory_.row(0), d, n_source, w.cross_value, a.cross_values.row(0),
+                     a.cross_values.cols(), w.cross_value_bias);  // (n_source, heads · d_head)
+  }
+
+  // 2. The queries, from the stream after self-attention (normed first under a norm before).
+  const float* query_input = a.residual_mid.row(first);  // (rows, d_model)
+  if (!c.norm_after()) {  // residual_cross holds norm_c(residual_mid) for a moment
+    normalize(c, a.residual_mid, a.residual_cross, first, w.cross_norm_weight, w.cross_norm_bias);
+    query_input = a.residual_cross.row(first);
+  }
+  multiply_weights(query_input, d, rows, w.cross_query, a.cross_queries.row(first),
+                   a.cross_queries.cols(), w.cross_query_bias);  // (rows, heads · d_head)
+
+  // 3. Each head: scores against every source position, softmax (or uniform), · values, scaled.
+  const float inverse_sqrt = 1.0f / std::sqrt(static_cast<float>(d_head));
+  block_scores_.resize(rows, n_source);  // (rows, n_source)
+  for (int h = 0; h < c.n_heads; ++h) {
+    const HeadIntervention& intervention = cross_intervention(l, h);
+    std::vector<float>& kept = a.cross_attention[static_cast<std::size_t>(h)];
+    kept.resize(static_cast<std::size_t>(n) * static_cast<std::size_t>(n_source));
+    blas::gemm(rows, n_source, d_head, a.cross_queries.row(first) + h * d_head,
+               a.cross_queries.cols(), a.cross_keys.row(0) + h * d_head, a.cross_keys.cols(),
+               block_scores_.data(), n_source, /*transpose_b=*/true);
+    for (int r = 0; r < rows; ++r) {
+      Eigen::Map<Eigen::ArrayXf> row(block_scores_.row(r).data(), n_source);
+      if (intervention.pattern == HeadIntervention::Pattern::Uniform) {
+        row.setConstant(1.0f / static_cast<float>(n_source));
+      } else {
+        row *= inverse_sqrt;
+        row = (row - row.maxCoeff()).exp();
+        row /= row.sum();
+      }
+      std::copy(row.data(), row.data() + n_source,
+                kept.data() + static_cast<std::ptrdiff_t>(first + r) * n_source);
+    }
+    float* head_output = a.cross_head_outputs.row(first) + h * d_head;  // (rows, d_head)
+    blas::gemm(rows, d_head, n_source, block_scores_.data(), n_source,
+               a.cross_values.row(0) + h * d_head, a.cross_values.cols(), head_output,
+               a.cross_head_outputs.cols());
+    if (intervention.output_scale != 1.0f)
+      MatrixMap(head_output, rows, d_head, Eigen::OuterStride<>(a.cross_head_outputs.cols())) *=
+          intervention.output_scale;
+  }
+
+  // 4. W_Oc and the residual.
+  multiply_weights(a.cross_head_outputs.row(first), a.cross_head_outputs.cols(), rows,
+                   w.cross_output, a.cross_attention_output.row(first), d,
+                   w.cross_output_bias);  // (rows, d_model)
+  if (c.norm_after())
+    add_and_normalize(c, a.residual_mid, a.cross_attention_output, a.residual_cross, first,
+                      w.cross_norm_weight, w.cross_norm_bias);
+  else
+    a.residual_cross.rows_from(first) =
+        a.residual_mid.matrix().bottomRows(rows) + a.cross_attention_output.rows_from(first);
 }
 
 }  // namespace attnviz

@@ -6,8 +6,9 @@
 //     of the tokens (or their types) computes every position again;
 //   - interventions and weight edits at layer L: layers L and above, every position.
 //
-// 0. embedded = token embedding + position embedding (learned positions) + token type embedding
-//    (BERT); under a norm after each sublayer (BERT), normed: the residual stream's start.
+// 0. embedded = token embedding × embedding_scale (Marian, BART: √d) + position embedding
+//    (learned or fixed positions, from row position_offset) + token type embedding (BERT); normed
+//    when the model has an embedding norm (BERT, BART): the residual stream's start.
 // Per layer ℓ, rows are positions (n of them), in passes:
 //   1. normalized  = norm₁(residual_in); with the norm after (BERT): residual_in itself
 //                                                                          (n, d_model)
@@ -19,8 +20,17 @@
 //      head_output = attention · values_g × the head's scale (0: ablated)   (n, d_head)
 //   4. attention_output = head_outputs · W_O + b_O                        (n, d_model)
 //      residual_mid     = residual_in + attention_output;  norm after: norm₁(that sum)
-//   5. mlp_output   = MLP(norm₂(residual_mid)); norm after: MLP(residual_mid)   (n, d_model)
-//      residual_out = residual_mid + mlp_output;  norm after: norm₂(that sum)
+//   4c. an encoder–decoder's decoder (Marian, BART): cross-attention to the encoder's output
+//      `memory` (n_source, d_model), as 1–4 with queries from the decoder and keys and values
+//      from the memory, no mask:
+//      cross_queries = norm_c(residual_mid) · W_Qc + b (norm after: residual_mid itself)
+//                                                                         (n, heads · d_head)
+//      cross_keys    = memory · W_Kc + b, cross_values likewise    (n_source, heads · d_head)
+//      cross_attention = softmax(cross_queries_h · cross_keys_hᵀ / √d_head)     (n, n_source)
+//      residual_cross = residual_mid + cross_head_outputs · W_Oc + b; norm after: norm_c(that)
+//   5. mlp_output   = MLP(norm₂(x)); norm after: MLP(x), x = residual_mid (residual_cross in a
+//      decoder with cross-attention)                                      (n, d_model)
+//      residual_out = x + mlp_output;  norm after: norm₂(that sum)
 //      (the next layer's residual_in)
 // Then final (n, d_model) = norm_f(residual_out of the last layer), or with BERT's MLM head
 // norm_f(gelu(residual_out · head_transform + b)); logits(i) = final_i · Eᵀ (+ its bias).
@@ -74,8 +84,18 @@ struct LayerActivations {
   RowMatrix head_outputs;      // (n, n_heads · d_head): each head's attention · values, scaled
   RowMatrix attention_output;  // (n, d_model): after W_O and its bias
   RowMatrix residual_mid;      // (n, d_model): the residual stream after attention
-  RowMatrix mlp_output;        // (n, d_model)
-  RowMatrix residual_out;      // (n, d_model): after the MLP; the next layer's input
+  // An encoder–decoder's decoder only: the cross-attention to the encoder's output (n_source
+  // rows), and the stream after it (the MLP's input).
+  RowMatrix cross_queries;  // (n, n_heads · d_head)
+  RowMatrix cross_keys;     // (n_source, n_heads · d_head)
+  RowMatrix cross_values;   // (n_source, n_heads · d_head)
+  // Per head, row i from i · n_source.
+  std::vector<std::vector<float>> cross_attention;
+  RowMatrix cross_head_outputs;      // (n, n_heads · d_head): each head's output, scaled
+  RowMatrix cross_attention_output;  // (n, d_model): after W_Oc and its bias
+  RowMatrix residual_cross;          // (n, d_model): the residual stream after cross-attention
+  RowMatrix mlp_output;              // (n, d_model)
+  RowMatrix residual_out;            // (n, d_model): after the MLP; the next layer's input
 };
 
 class TransformerForward {
@@ -88,13 +108,22 @@ class TransformerForward {
   // sentence A, 0, and B, 1; empty: all 0), computing only what changed since the last run. An
   // error (and nothing changed) for an id outside the vocabulary, too many tokens, or types that
   // are not one per token in the model's range.
-  Status run(std::span<const int> tokens, std::span<const int> token_types = {});
+  // An encoder–decoder's decoder reads `memory`, the encoder's output (n_source, d_model: its
+  // forward pass's final_normalized()); when it differs from the last run's, every position is
+  // computed again. An error when a decoder with cross-attention has none, or a model without
+  // it is given one.
+  Status run(std::span<const int> tokens, std::span<const int> token_types = {},
+             const RowMatrix* memory = nullptr);
 
   // Interventions take effect at the next run. An error (nothing changed) for a layer or head
   // the model does not have, or a scale that is not a finite number.
   Status set_intervention(int layer, int head, HeadIntervention intervention);
   const HeadIntervention& intervention(int layer, int head) const;
   void clear_interventions();
+  // The same for the cross-attention heads of an encoder–decoder's decoder (a pattern: computed
+  // or uniform over the source; the previous token means nothing across two texts).
+  Status set_cross_intervention(int layer, int head, HeadIntervention intervention);
+  const HeadIntervention& cross_intervention(int layer, int head) const;
   void weights_changed(int layer);
   // After Transformer::set_token_embedding: every position is embedded and computed again.
   void embeddings_changed();
@@ -113,6 +142,13 @@ class TransformerForward {
   std::span<const float> attention_row(int layer, int head, int query) const;
   // The whole pattern, masked entries 0.                                      (n_query, n_key)
   Matrix attention(int layer, int head) const;
+  // An encoder–decoder's decoder: the source's length, and head `head`'s cross-attention
+  // weights of query `query` (n_source), or all of them.                   (n_query, n_source)
+  int source_size() const { return memory_.rows(); }
+  std::span<const float> cross_attention_row(int layer, int head, int query) const;
+  Matrix cross_attention(int layer, int head) const;
+  // Its scores before the softmax (q · k), and divided by √d_head.          (n_query, n_source)
+  Matrix cross_raw_scores(int layer, int head) const;
   // The scores before the softmax (q · k, not yet divided by √d_head); masked entries −inf.
   // Computed on request from the kept queries and keys.                      (n_query, n_key)
   Matrix raw_scores(int layer, int head) const;
@@ -146,9 +182,11 @@ class TransformerForward {
   const Transformer& model_;
   std::vector<int> tokens_;
   std::vector<int> token_types_;
-  std::vector<HeadIntervention> interventions_;  // (n_layers · n_heads)
-  int dirty_layer_;                              // the lowest layer changed since the last run
-  bool embeddings_dirty_ = false;                // the embeddings changed since the last run
+  std::vector<HeadIntervention> interventions_;        // (n_layers · n_heads)
+  std::vector<HeadIntervention> cross_interventions_;  // (n_layers · n_heads), with an encoder
+  RowMatrix memory_;               // the encoder's output the last run read (n_source, d_model)
+  int dirty_layer_;                // the lowest layer changed since the last run
+  bool embeddings_dirty_ = false;  // the embeddings changed since the last run
   RowMatrix embedded_;
   std::vector<LayerActivations> layers_;
   RowMatrix final_;
@@ -178,6 +216,11 @@ class TransformerForward {
   int row_length(int query) const;
 
   void compute_layer(int layer, int first_row);
+  // 4c of compute_layer: rows first.. of the cross-attention (the keys and values of the memory
+  // too when first is 0).
+  void compute_cross_attention(int layer, int first_row);
+  // An error for a layer or head the model does not have, or a scale that is not finite.
+  Status check_intervention(int layer, int head, const HeadIntervention& intervention) const;
 };
 
 }  // namespace attnviz

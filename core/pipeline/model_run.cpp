@@ -156,6 +156,12 @@ Status ModelRun::run(const ModelSpec& spec, const std::string& text, int max_tok
   }
   const Model& model = opened ? opened->model : opened_->model;
   const TransformerConfig& config = model.transformer.config();
+  if (model.transformer.encoder())  // the app's views of a source and a target: issue 39
+    return Status::error(
+        "\"" + model.name +
+        "\" is an encoder–decoder (a translation model): the app does not show one yet; "
+        "attnviz-cli model attention " +
+        spec.model + " --source TEXT writes its encoder, decoder and cross-attention");
   if (Status status = check_interventions(spec, config, model.name); !status) return status;
   if (Status status = check_edits(spec, config, model.name); !status) return status;
 

@@ -310,12 +310,14 @@ class Bert(torch.nn.Module):
 class MaskedWindows:
     """Examples of at most n tokens: [CLS] A [SEP] or [CLS] A [SEP] B [SEP], A and B consecutive
     verses (whole verses while they fit, a long one cut), 15% of the ordinary tokens chosen.
+    A fraction single_verses of all examples is one verse alone, as short as the sentences a
+    class types (BERT keeps 10% of its examples short for the same reason).
     With random_b, half the pairs' B starts at a random verse instead (BERT's next-sentence
     task: label 0 when B follows A, 1 when it is random, -100 for a single text)."""
 
-    def __init__(self, verses, n_ctx, vocab_size, rng, random_b=False):
+    def __init__(self, verses, n_ctx, vocab_size, rng, random_b=False, single_verses=0.0):
         self.verses, self.n_ctx, self.vocab_size, self.rng = verses, n_ctx, vocab_size, rng
-        self.random_b = random_b
+        self.random_b, self.single_verses = random_b, single_verses
 
     def span(self, start, budget):
         out, i = [], start
@@ -339,7 +341,10 @@ class MaskedWindows:
             ids = [CLS] + a + [SEP] + b + [SEP]
             types = [0] * (len(a) + 2) + [1] * (len(b) + 1)
         else:
-            a, _ = self.span(start, n - 2)
+            if rng.random() < 2 * self.single_verses:  # one verse alone: a class's sentence
+                a = self.verses[start][:n - 2]
+            else:
+                a, _ = self.span(start, n - 2)
             ids = [CLS] + a + [SEP]
             types = [0] * len(ids)
             is_next = -100
@@ -487,6 +492,9 @@ def main():
     parser.add_argument("--next-sentence", type=int, choices=(0, 1), default=0,
                         help="1: BERT's next-sentence task beside MLM (half the pairs' B random); "
                         "tried, not used for bert-web: models/train/experiments/")
+    parser.add_argument("--single-verses", type=float, default=0.25,
+                        help="the fraction of examples that are one verse alone, [CLS] verse "
+                        "[SEP] (the rest fill the context with whole verses)")
     args = parser.parse_args()
 
     log = training_run.start(args.out, args, torch, np)
@@ -532,7 +540,11 @@ def main():
     log(f"model: {args.layers} layers, {args.heads} heads, d {args.d_model}, context "
         f"{args.context}, vocabulary {len(vocab)}: {n_params} parameters")
     random_b = bool(args.next_sentence)
-    data = MaskedWindows(train_verses, args.context, len(vocab), rng, random_b)
+    if not 0.0 <= args.single_verses <= 0.5:
+        parser.error("--single-verses is a fraction of the examples from 0 to 0.5 (the other "
+                     "half are sentence pairs)")
+    data = MaskedWindows(train_verses, args.context, len(vocab), rng, random_b,
+                         args.single_verses)
 
     eval_rng = np.random.default_rng(args.seed + 1)
     val_data = MaskedWindows(val_verses, args.context, len(vocab), eval_rng, random_b)
@@ -587,7 +599,7 @@ def main():
         return args.lr * max(0.0, (args.steps - step) / max(1, args.steps - args.warmup))
 
     log(f"recipe: masked language modelling (15% of the ordinary tokens: 80% [MASK], 10% random, "
-        f"10% kept); half the examples sentence pairs"
+        f"10% kept); half the examples sentence pairs, {args.single_verses:.0%} one verse alone"
         + ("; BERT's next-sentence task (half the pairs' B a random verse), its loss added"
            if model.next_sentence else "") + f"; AdamW betas (0.9, 0.98), peak lr "
         f"{args.lr}, {args.warmup} warm-up steps, linear decay to 0, weight decay 0.01 on "

@@ -1,17 +1,22 @@
 // Fuzz target: safetensors files and Hugging Face GPT-2 and BERT folders, from arbitrary bytes.
-// The first byte chooses what the rest is (by its value mod 4):
-//   0, 2: a safetensors file. Opened; when it opens, every tensor lies inside the data, holds
+// The first byte chooses what the rest is (by its value mod 8):
+//   even: a safetensors file. Opened; when it opens, every tensor lies inside the data, holds
 //         exactly the bytes its shape and dtype need, overlaps no other, and is found by its
 //         name; F32, F16 and BF16 tensors read as that many floats (each one touched), other
 //         dtypes refused with a message naming the file.
-//   1:    a GPT-2 folder: two bytes (little endian) say how long config.json is, then
+//   1, 5: a GPT-2 folder: two bytes (little endian) say how long config.json is, then
 //         config.json, then model.safetensors. Loaded; when it loads, the configuration is
 //         GPT-2's and consistent, and every weight of every view is a finite number (each one
 //         touched).
 //   3:    a BERT folder, the same way. When it loads: an encoder (both ways, norms after, token
 //         types), every weight finite, and a small one runs forward on a sentence pair.
+//   7:    a Marian or BART folder, the same way. When it loads: a decoder with cross-attention
+//         holding its encoder, every weight of both finite, and a small one runs a source and a
+//         target through both.
 // Every error names the file it is about. The files go to a temporary folder of this process.
+#include "core/models/encoder_decoder.hpp"
 #include "core/models/hf_bert.hpp"
+#include "core/models/hf_encoder_decoder.hpp"
 #include "core/models/hf_gpt2.hpp"
 #include "core/models/safetensors.hpp"
 #include "core/models/transformer_forward.hpp"
@@ -118,12 +123,15 @@ void check_views(const attnviz::Transformer& model) {
         &w.head_transform_bias, &w.unembedding_bias})
     finite_vector(*v);
   for (const attnviz::TransformerLayer& l : w.layers) {
-    for (const attnviz::MatrixView* m : {&l.query, &l.key, &l.value, &l.output, &l.up, &l.down})
+    for (const attnviz::MatrixView* m :
+         {&l.query, &l.key, &l.value, &l.output, &l.up, &l.down, &l.cross_query, &l.cross_key,
+          &l.cross_value, &l.cross_output})
       finite_matrix(*m);
     for (const attnviz::VectorView* v :
          {&l.attention_norm_weight, &l.attention_norm_bias, &l.query_bias, &l.key_bias,
           &l.value_bias, &l.output_bias, &l.mlp_norm_weight, &l.mlp_norm_bias, &l.up_bias,
-          &l.down_bias})
+          &l.down_bias, &l.cross_norm_weight, &l.cross_norm_bias, &l.cross_query_bias,
+          &l.cross_key_bias, &l.cross_value_bias, &l.cross_output_bias})
       finite_vector(*v);
   }
 }
@@ -169,6 +177,38 @@ void check_bert_folder(const std::uint8_t* data, std::size_t size) {
     FUZZ_CHECK(forward.attention_row(l, 0, 0).size() == tokens.size());
 }
 
+void check_encoder_decoder_folder(const std::uint8_t* data, std::size_t size) {
+  const std::string folder = write_folder(data, size);
+  if (folder.empty()) return;
+  attnviz::Result<attnviz::Transformer> model = attnviz::load_hf_encoder_decoder(folder);
+  if (!model) {
+    FUZZ_CHECK(starts_with(model.error(), folder));
+    return;
+  }
+  const attnviz::TransformerConfig& c = model->config();
+  FUZZ_CHECK(c.architecture == "marian" || c.architecture == "bart");
+  FUZZ_CHECK(c.causal() && c.norm_after() && c.cross_attention);
+  FUZZ_CHECK(model->encoder() != nullptr);
+  const attnviz::TransformerConfig& e = model->encoder()->config();
+  FUZZ_CHECK(!e.causal() && !e.cross_attention && e.d_model == c.d_model);
+  FUZZ_CHECK(c.n_heads * c.d_head == c.d_model && e.n_heads * e.d_head == e.d_model);
+  FUZZ_CHECK(starts_with(model->format(), "Hugging Face "));
+  check_views(*model);
+  check_views(*model->encoder());
+  // A small model runs: 3 source tokens, 2 target tokens.
+  if (model->parameter_count() > 100000) return;
+  const std::vector<int> source = {0, 1 % c.vocab_size, 2 % c.vocab_size};
+  const std::vector<int> target = {c.vocab_size - 1, 0};
+  attnviz::EncoderDecoderForward forward(*model);
+  const bool fits = c.context >= 3;
+  FUZZ_CHECK(forward.run(source, target).is_ok() == fits);
+  if (!fits) return;
+  for (int l = 0; l < c.n_layers; ++l)
+    FUZZ_CHECK(forward.decoder().cross_attention_row(l, 0, 1).size() == source.size());
+  std::vector<float> logits(static_cast<std::size_t>(c.vocab_size));
+  forward.decoder().logits(1, logits.data());
+}
+
 void check_gpt2_folder(const std::uint8_t* data, std::size_t size) {
   const std::string folder = write_folder(data, size);
   if (folder.empty()) return;
@@ -196,7 +236,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     check_safetensors(data + 1, size - 1);
   else if (data[0] % 4 == 1)
     check_gpt2_folder(data + 1, size - 1);
-  else
+  else if (data[0] % 8 == 3)
     check_bert_folder(data + 1, size - 1);
+  else
+    check_encoder_decoder_folder(data + 1, size - 1);
   return 0;
 }

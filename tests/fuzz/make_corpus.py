@@ -156,7 +156,8 @@ write("fuzz_lesson", "regression_permutation_past_int.json",
 write("fuzz_scenario", "regression_comment_quote_depth.json",
       '{"target": "a", // "\n "view": {"v": ' + "[" * 40 + "1" + "]" * 40 + "}}")
 
-# --- fuzz_safetensors: byte 0 even: a safetensors file; odd: a GPT-2 folder ----------------------
+# --- fuzz_safetensors: byte 0 even: a safetensors file; odd: a folder (1, 5 GPT-2; 3 BERT; 7 an
+# encoder–decoder) -------------------------------------------------------------------------------
 # (two little-endian bytes: config.json's length, then config.json, then model.safetensors).
 import struct
 
@@ -277,6 +278,55 @@ write("fuzz_safetensors", "bert_two_layers_decoder", bert_input(config, tensors)
 config, tensors = tiny_bert("F32")
 write("fuzz_safetensors", "bert_config_disagrees",
       bert_input(config.replace(b'"hidden_size": 4', b'"hidden_size": 8'), tensors))
+
+def tiny_marian(dtype="F32", bart=False, d=4, layers=1, vocab=7, positions=5, ffn=6):
+    """A Marian (or BART) folder's config and tensors, names after "model."."""
+    shapes = [("model.shared.weight", [vocab, d])]
+    for side in ("encoder", "decoder"):
+        at = f"model.{side}."
+        if bart:
+            shapes += [(at + "embed_positions.weight", [positions + 2, d]),
+                       (at + "layernorm_embedding.weight", [d]), (at + "layernorm_embedding.bias", [d])]
+        for i in range(layers):
+            layer = f"{at}layers.{i}."
+            for attention in ["self_attn"] + (["encoder_attn"] if side == "decoder" else []):
+                for part in ("q_proj", "k_proj", "v_proj", "out_proj"):
+                    shapes += [(f"{layer}{attention}.{part}.weight", [d, d]),
+                               (f"{layer}{attention}.{part}.bias", [d])]
+                shapes += [(f"{layer}{attention}_layer_norm.weight", [d]),
+                           (f"{layer}{attention}_layer_norm.bias", [d])]
+            shapes += [(layer + "fc1.weight", [ffn, d]), (layer + "fc1.bias", [ffn]),
+                       (layer + "fc2.weight", [d, ffn]), (layer + "fc2.bias", [d]),
+                       (layer + "final_layer_norm.weight", [d]), (layer + "final_layer_norm.bias", [d])]
+    shapes.append(("final_logits_bias", [1, vocab]))
+    tensors = []
+    for k, (name, shape) in enumerate(shapes):
+        count = 1
+        for n in shape:
+            count *= n
+        tensors.append((name, dtype, shape, values(dtype, count, k)))
+    config = {"model_type": "bart" if bart else "marian", "d_model": d, "encoder_layers": layers,
+              "decoder_layers": layers, "encoder_attention_heads": 2, "decoder_attention_heads": 2,
+              "encoder_ffn_dim": ffn, "decoder_ffn_dim": ffn, "vocab_size": vocab,
+              "max_position_embeddings": positions, "scale_embedding": not bart,
+              "decoder_start_token_id": vocab - 1, "eos_token_id": 0}
+    return json.dumps(config).encode(), tensors
+
+
+def encoder_decoder_input(config, tensors):
+    return b"\x07" + struct.pack("<H", len(config)) + config + safetensors(tensors)
+
+
+for dtype in ("F32", "F16", "BF16"):
+    for bart in (False, True):
+        config, tensors = tiny_marian(dtype, bart)
+        write("fuzz_safetensors", f"{'bart' if bart else 'marian'}_{dtype.lower()}",
+              encoder_decoder_input(config, tensors))
+config, tensors = tiny_marian("F32", layers=2)
+write("fuzz_safetensors", "marian_two_layers", encoder_decoder_input(config, tensors))
+config, tensors = tiny_marian("F32")
+write("fuzz_safetensors", "marian_config_disagrees",
+      encoder_decoder_input(config.replace(b'"d_model": 4', b'"d_model": 8'), tensors))
 
 SAFETENSORS = {
     "one_f32": safetensors([("w", "F32", [2, 2], struct.pack("<4f", 1.5, -2, 0.25, 3))],

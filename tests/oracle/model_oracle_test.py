@@ -157,43 +157,69 @@ class Comparison:
         return not self.failures
 
 
+def compare_heads(note, result, where, heads, ref_heads, is_llama):
+    """One attention block's heads (self or cross) against the reference's."""
+    for h, (head, ref_head) in enumerate(zip(heads, ref_heads)):
+        at = f"{where} head {h}"
+        if is_llama and head["kv_head"] != ref_head["kv_head"]:
+            result.failures.append(f"{at}: kv_head {head['kv_head']} in the engine, "
+                                   f"{ref_head['kv_head']} in the reference")
+        for key, ref_key, scale in (("queries", "q", None), ("keys", "k", None),
+                                    ("values", "v", None), ("scores", "scores", None),
+                                    ("weights", "weights", 1.0), ("output", "output", None)):
+            if scale is None and key == "output" and ref_head[ref_key].abs().max() == 0:
+                scale = 1.0  # an ablated head: both must be exactly 0
+            note(key, relative_difference(head[key], ref_head[ref_key], scale),
+                 label=f"{at} {key}")
+        if not null_where_masked(head["scores"], ref_head["mask"]):
+            result.failures.append(f"{at}: scores not null exactly where masked")
+
+
+def compare_layers(result, layers, ref_layers, is_llama, stack=""):
+    """Every intermediate of a stack of layers; an encoder–decoder's decoder layers also their
+    cross-attention. `stack` names the stack in messages ("encoder ")."""
+    tol = INTERMEDIATE_TOLERANCE
+    if len(layers) != len(ref_layers):
+        result.failures.append(f"{stack}different numbers of layers")
+        return
+    for l, (mine, theirs) in enumerate(zip(layers, ref_layers)):
+        per_layer = {}
+
+        def note(key, difference, tolerance=tol, label=None):
+            result.record(label or f"{stack}layer {l} {key}", key, difference, tolerance)
+            per_layer[key] = max(per_layer.get(key, 0.0), difference)
+
+        note("normalized", relative_difference(mine["normalized"], theirs["attention_norm"]))
+        blocks = [("heads", "heads", f"{stack}layer {l}")]
+        if "cross_heads" in theirs or "cross_heads" in mine:
+            blocks.append(("cross_heads", "cross_heads", f"{stack}layer {l} cross"))
+        for key, ref_key, where in blocks:
+            if key not in mine or len(mine[key]) != len(theirs.get(ref_key, [])):
+                result.failures.append(f"{where}: different numbers of heads")
+                continue
+            compare_heads(note, result, where, mine[key], theirs[ref_key], is_llama)
+        pairs = [("attention_output", "attention_output"),
+                 ("residual_mid", "residual_after_attention")]
+        if "cross_heads" in theirs:
+            pairs += [("cross_attention_output", "cross_attention_output"),
+                      ("residual_cross", "residual_after_cross")]
+        pairs += [("mlp_output", "mlp_output"), ("residual_out", "residual_after_mlp")]
+        for key, ref_key in pairs:
+            if key not in mine:
+                result.failures.append(f"{stack}layer {l}: no {key} in the engine's output")
+                continue
+            note(key, relative_difference(mine[key], theirs[ref_key]))
+        result.lines.append(f"  {stack}layer {l}: "
+                            + "  ".join(f"{k} {v:.1e}" for k, v in per_layer.items()))
+
+
 def compare(name, out, ref, is_llama):
     """Every intermediate of the engine's JSON `out` against the reference's `ref`."""
     result = Comparison(name)
     tol = INTERMEDIATE_TOLERANCE
-    if len(out["layers"]) != len(ref["layers"]):
-        result.failures.append("different numbers of layers")
+    compare_layers(result, out["layers"], ref["layers"], is_llama)
+    if any(f.endswith("different numbers of layers") for f in result.failures):
         return result
-    for l, (mine, theirs) in enumerate(zip(out["layers"], ref["layers"])):
-        per_layer = {}
-
-        def note(key, difference, tolerance=tol, label=None):
-            result.record(label or f"layer {l} {key}", key, difference, tolerance)
-            per_layer[key] = max(per_layer.get(key, 0.0), difference)
-
-        note("normalized", relative_difference(mine["normalized"], theirs["attention_norm"]))
-        if len(mine["heads"]) != len(theirs["heads"]):
-            result.failures.append(f"layer {l}: different numbers of heads")
-            continue
-        for h, (head, ref_head) in enumerate(zip(mine["heads"], theirs["heads"])):
-            where = f"layer {l} head {h}"
-            if is_llama and head["kv_head"] != ref_head["kv_head"]:
-                result.failures.append(f"{where}: kv_head {head['kv_head']} in the engine, "
-                                       f"{ref_head['kv_head']} in the reference")
-            for key, ref_key, scale in (("queries", "q", None), ("keys", "k", None),
-                                        ("values", "v", None), ("scores", "scores", None),
-                                        ("weights", "weights", 1.0), ("output", "output", None)):
-                if scale is None and key == "output" and ref_head[ref_key].abs().max() == 0:
-                    scale = 1.0  # an ablated head: both must be exactly 0
-                note(key, relative_difference(head[key], ref_head[ref_key], scale),
-                     label=f"{where} {key}")
-            if not null_where_masked(head["scores"], ref_head["mask"]):
-                result.failures.append(f"{where}: scores not null exactly where masked")
-        for key, ref_key in (("attention_output", "attention_output"),
-                             ("residual_mid", "residual_after_attention"),
-                             ("mlp_output", "mlp_output"), ("residual_out", "residual_after_mlp")):
-            note(key, relative_difference(mine[key], theirs[ref_key]))
-        result.lines.append(f"  layer {l}: " + "  ".join(f"{k} {v:.1e}" for k, v in per_layer.items()))
     final = relative_difference(out["final_normalized"], ref["final_norm"])
     result.record("final_normalized", "final_normalized", final, tol)
     if "logits" not in ref:  # BertModel: no head, no logits

@@ -1,0 +1,426 @@
+// Encoder–decoders in Hugging Face's layout (Marian; BART's positions and embedding norms): tiny
+// models written here by the tests' own safetensors writer, read back value for value (Marian's
+// sinusoids against the formula, the shared embedding, final_logits_bias); every kind of damaged
+// config or file refused with a message naming the key or the tensor; the forward pass's cache
+// (typing the target reuses the encoder and the cross-attention's keys and values; a new source
+// recomputes all), cross-attention's rows, knock-outs and its refusals; the Marian tokenizer's
+// refusals of bad files. The numbers themselves are checked against an independent PyTorch
+// reference in tests/oracle/marian_oracle_test.py.
+#include "core/models/encoder_decoder.hpp"
+#include "core/models/hf_encoder_decoder.hpp"
+#include "core/models/marian_tokenizer.hpp"
+#include "core/models/model_files.hpp"
+#include "tests/support/safetensors_writer.hpp"
+#include "tests/support/temp_dir.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace attnviz {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+using testing::safetensors_file;
+using testing::TestTensor;
+using testing::write_file;
+
+constexpr int kD = 8, kHeads = 2, kLayers = 2, kVocab = 14, kPositions = 12, kFeedForward = 16;
+
+// Tensor number `k`'s element i: a multiple of 1/32 in [-½, ½] (exact in F16 and BF16).
+float value_of(int k, std::int64_t i) {
+  return static_cast<float>(((k * 13 + i * 7) % 33) - 16) / 32.0f;
+}
+
+Json tiny_config(bool bart = false) {
+  return Json{{"model_type", bart ? "bart" : "marian"},
+              {"architectures", {bart ? "BartForConditionalGeneration" : "MarianMTModel"}},
+              {"d_model", kD},
+              {"encoder_layers", kLayers},
+              {"decoder_layers", kLayers},
+              {"encoder_attention_heads", kHeads},
+              {"decoder_attention_heads", kHeads},
+              {"encoder_ffn_dim", kFeedForward},
+              {"decoder_ffn_dim", kFeedForward},
+              {"vocab_size", kVocab},
+              {"max_position_embeddings", kPositions},
+              {"activation_function", bart ? "gelu" : "swish"},
+              {"scale_embedding", !bart},
+              {"pad_token_id", kVocab - 1},
+              {"decoder_start_token_id", kVocab - 1},
+              {"eos_token_id", 0}};
+}
+
+std::vector<TestTensor> tiny_tensors(bool bart = false, const std::string& dtype = "F32") {
+  std::vector<TestTensor> out;
+  int k = 0;
+  const auto add = [&](const std::string& name, std::vector<std::int64_t> shape, bool norm_gain) {
+    TestTensor t(name, std::move(shape));
+    std::int64_t count = 1;
+    for (const std::int64_t s : t.shape) count *= s;
+    for (std::int64_t i = 0; i < count; ++i)
+      t.values.push_back((norm_gain ? 1.0f : 0.0f) + value_of(k, i));
+    t.dtype = dtype;
+    ++k;
+    out.push_back(std::move(t));
+  };
+  const auto linear = [&](const std::string& name, int n_out, int n_in) {
+    add(name + ".weight", {n_out, n_in}, false);
+    add(name + ".bias", {n_out}, false);
+  };
+  const auto norm = [&](const std::string& name) {
+    add(name + ".weight", {kD}, true);
+    add(name + ".bias", {kD}, false);
+  };
+  add("model.shared.weight", {kVocab, kD}, false);
+  for (const std::string side : {"encoder", "decoder"}) {
+    const std::string at = "model." + side + ".";
+    if (bart) {
+      add(at + "embed_positions.weight", {kPositions + 2, kD}, false);
+      norm(at + "layernorm_embedding");
+    }
+    for (int l = 0; l < kLayers; ++l) {
+      const std::string layer = at + "layers." + std::to_string(l) + ".";
+      for (const char* p : {"q_proj", "k_proj", "v_proj", "out_proj"})
+        linear(layer + "self_attn." + p, kD, kD);
+      norm(layer + "self_attn_layer_norm");
+      if (side == "decoder") {
+        for (const char* p : {"q_proj", "k_proj", "v_proj", "out_proj"})
+          linear(layer + "encoder_attn." + p, kD, kD);
+        norm(layer + "encoder_attn_layer_norm");
+      }
+      linear(layer + "fc1", kFeedForward, kD);
+      linear(layer + "fc2", kD, kFeedForward);
+      norm(layer + "final_layer_norm");
+    }
+  }
+  add("final_logits_bias", {1, kVocab}, false);
+  return out;
+}
+
+TestTensor& named(std::vector<TestTensor>& tensors, const std::string& name) {
+  for (TestTensor& t : tensors)
+    if (t.name == name) return t;
+  FAIL("no tensor " << name);
+  return tensors.front();
+}
+
+fs::path write_model(const testing::TempDir& dir, const Json& config,
+                     const std::vector<TestTensor>& tensors, const std::string& name = "marian") {
+  const fs::path folder = dir.path / name;
+  fs::create_directories(folder);
+  write_file(folder / "config.json", config.dump(2));
+  write_file(folder / "model.safetensors", safetensors_file(tensors));
+  return folder;
+}
+
+Transformer load(const fs::path& path) {
+  Result<Transformer> model = load_hf_encoder_decoder(path.string());
+  REQUIRE_MESSAGE(model.ok(), model.error());
+  return std::move(*model);
+}
+
+std::string load_error(const fs::path& path) {
+  Result<Transformer> model = load_hf_encoder_decoder(path.string());
+  REQUIRE_FALSE(model.ok());
+  return model.error();
+}
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("a tiny Marian is read back: two stacks, the shared embedding, sinusoids, the bias") {
+  testing::TempDir dir;
+  std::vector<TestTensor> tensors = tiny_tensors();
+  const fs::path folder = write_model(dir, tiny_config(), tensors);
+  const Result<ModelLocation> located = locate_model(folder.string());
+  REQUIRE(located.ok());
+  CHECK(located->format == ModelFormat::HuggingFaceEncoderDecoder);
+  EncoderDecoderTokens tokens;
+  Result<Transformer> loaded = load_hf_encoder_decoder(folder.string(), &tokens);
+  REQUIRE_MESSAGE(loaded.ok(), loaded.error());
+  const Transformer& decoder = *loaded;
+  CHECK(tokens.decoder_start == kVocab - 1);
+  CHECK(tokens.end == 0);
+  REQUIRE(decoder.encoder() != nullptr);
+  const Transformer& encoder = *decoder.encoder();
+  const TransformerConfig& dc = decoder.config();
+  const TransformerConfig& ec = encoder.config();
+  CHECK(dc.cross_attention);
+  CHECK(dc.causal());
+  CHECK_FALSE(ec.causal());
+  CHECK_FALSE(ec.cross_attention);
+  CHECK(dc.feed_forward == FeedForwardKind::Silu);
+  CHECK(dc.embedding_scale == doctest::Approx(std::sqrt(static_cast<float>(kD))));
+  CHECK(dc.norm_after());
+  CHECK(decoder.predicts_tokens());
+  CHECK_FALSE(encoder.predicts_tokens());
+  CHECK(decoder.format() == "Hugging Face Marian, safetensors F32");
+
+  // One embedding, shared by both stacks and the unembedding.
+  const TestTensor& shared = named(tensors, "model.shared.weight");
+  CHECK(decoder.weights().token_embedding.data == encoder.weights().token_embedding.data);
+  CHECK(decoder.weights().unembedding.data == decoder.weights().token_embedding.data);
+  CHECK(decoder.weights().token_embedding.at(3, 5) == shared.values[3 * kD + 5]);
+  CHECK(decoder.weights().unembedding_bias.data[7] ==
+        named(tensors, "final_logits_bias").values[7]);
+  // Marian's positions: sines in the first half of a row, cosines in the second.
+  const MatrixView& positions = decoder.weights().position_embedding;
+  REQUIRE(positions.rows == kPositions);
+  for (int p : {0, 1, 5, kPositions - 1})
+    for (int j = 0; j < kD / 2; ++j) {
+      const double angle = p / std::pow(10000.0, 2.0 * j / kD);
+      CHECK(positions.at(p, j) == doctest::Approx(std::sin(angle)).epsilon(1e-6));
+      CHECK(positions.at(p, kD / 2 + j) == doctest::Approx(std::cos(angle)).epsilon(1e-6));
+    }
+  // nn.Linear's (out, in) read as (in, out): the cross-attention's W_Q of layer 1.
+  const TestTensor& cross_q = named(tensors, "model.decoder.layers.1.encoder_attn.q_proj.weight");
+  const MatrixView& view = decoder.weights().layers[1].cross_query;
+  for (int o = 0; o < kD; ++o)
+    for (int i = 0; i < kD; ++i) REQUIRE(view.at(i, o) == cross_q.values[o * kD + i]);
+  // Parameters: each stack's own, the shared embedding once, the position table once a stack.
+  const std::size_t per_layer_self = 4 * (kD * kD + kD) + 2 * kD;
+  const std::size_t per_mlp = 2 * kD * kFeedForward + kFeedForward + kD + 2 * kD;
+  const std::size_t expected = kVocab * kD + kVocab + 2 * kPositions * kD +
+                               kLayers * (per_layer_self + per_mlp) +
+                               kLayers * (2 * per_layer_self + per_mlp);
+  CHECK(decoder.parameter_count() == expected);
+}
+
+TEST_CASE("a tiny BART: learned positions from row 2, embedding norms, GELU, no scale") {
+  testing::TempDir dir;
+  std::vector<TestTensor> tensors = tiny_tensors(true, "BF16");
+  const Transformer decoder = load(write_model(dir, tiny_config(true), tensors, "bart"));
+  const TransformerConfig& c = decoder.config();
+  CHECK(c.architecture == "bart");
+  CHECK(c.position_offset == 2);
+  CHECK(c.embedding_scale == 1.0f);
+  CHECK(c.feed_forward == FeedForwardKind::GeluErf);
+  CHECK_FALSE(decoder.weights().embedding_norm_weight.empty());
+  CHECK_FALSE(decoder.encoder()->weights().embedding_norm_weight.empty());
+  CHECK(decoder.weights().position_embedding.rows == kPositions + 2);
+  CHECK(decoder.weights().position_embedding.at(2, 1) ==
+        named(tensors, "model.decoder.embed_positions.weight").values[2 * kD + 1]);
+}
+
+TEST_CASE("a Marian config or file that cannot be read is refused, naming the key or tensor") {
+  testing::TempDir dir;
+  int n = 0;
+  const auto refused = [&](const Json& config, const std::vector<TestTensor>& tensors) {
+    return load_error(write_model(dir, config, tensors, "bad" + std::to_string(n++)));
+  };
+  const std::vector<TestTensor> good = tiny_tensors();
+  Json config = tiny_config();
+  config.erase("d_model");
+  CHECK(has(refused(config, good), "d_model"));
+  config = tiny_config();
+  config["normalize_before"] = true;
+  CHECK(has(refused(config, good), "normalize_before = true is not supported"));
+  config = tiny_config();
+  config["share_encoder_decoder_embeddings"] = false;
+  CHECK(has(refused(config, good), "share_encoder_decoder_embeddings = false"));
+  config = tiny_config();
+  config["decoder_vocab_size"] = kVocab + 1;
+  CHECK(has(refused(config, good), "decoder_vocab_size"));
+  config = tiny_config();
+  config["activation_function"] = "tanh";
+  CHECK(has(refused(config, good), "activation_function \"tanh\""));
+  config = tiny_config();
+  config["encoder_attention_heads"] = 3;
+  CHECK(has(refused(config, good), "not divisible by encoder_attention_heads"));
+  config = tiny_config();
+  config["decoder_start_token_id"] = kVocab;
+  CHECK(has(refused(config, good), "decoder_start_token_id"));
+  config = tiny_config();
+  config["model_type"] = "t5";
+  CHECK(has(refused(config, good), "\"marian\" and \"bart\""));
+
+  std::vector<TestTensor> missing = good;
+  std::erase_if(missing, [](const TestTensor& t) {
+    return t.name == "model.decoder.layers.1.encoder_attn.v_proj.bias";
+  });
+  CHECK(has(refused(tiny_config(), missing), "model.decoder.layers.1.encoder_attn.v_proj.bias"));
+  std::vector<TestTensor> misshapen = good;
+  named(misshapen, "model.encoder.layers.0.fc1.weight").shape = {kFeedForward, kD + 1};
+  named(misshapen, "model.encoder.layers.0.fc1.weight").values.resize(kFeedForward * (kD + 1));
+  CHECK(has(refused(tiny_config(), misshapen), "encoder_ffn_dim"));
+  std::vector<TestTensor> not_finite = good;
+  named(not_finite, "model.decoder.layers.0.fc2.bias").values[2] =
+      std::numeric_limits<float>::quiet_NaN();
+  CHECK(has(refused(tiny_config(), not_finite), "NaN"));
+  std::vector<TestTensor> extra_layer = good;
+  extra_layer.push_back(TestTensor("model.decoder.layers.2.fc1.bias", {kFeedForward},
+                                   std::vector<float>(kFeedForward, 0.0f)));
+  CHECK(has(refused(tiny_config(), extra_layer), "decoder_layers = 2"));
+  std::vector<TestTensor> other_embedding = good;
+  TestTensor copy = named(other_embedding, "model.shared.weight");
+  copy.name = "model.encoder.embed_tokens.weight";
+  copy.values[0] += 0.5f;
+  other_embedding.push_back(copy);
+  CHECK(has(refused(tiny_config(), other_embedding), "differs from model.shared.weight"));
+  // A copy equal to the shared embedding is passed over; so are Marian's stored sinusoids.
+  std::vector<TestTensor> copies = good;
+  TestTensor same = named(copies, "model.shared.weight");
+  same.name = "model.decoder.embed_tokens.weight";
+  copies.push_back(same);
+  copies.push_back(TestTensor("model.encoder.embed_positions.weight", {kPositions, kD},
+                              std::vector<float>(kPositions * kD, 0.0f)));
+  Result<Transformer> read =
+      load_hf_encoder_decoder(write_model(dir, tiny_config(), copies, "copies").string());
+  REQUIRE_MESSAGE(read.ok(), read.error());
+  CHECK(read.warnings.empty());
+}
+
+TEST_CASE("typing the target reuses the encoder and the cross keys, a new source recomputes") {
+  testing::TempDir dir;
+  const Transformer model = load(write_model(dir, tiny_config(), tiny_tensors()));
+  EncoderDecoderForward forward(model);
+  const std::vector<int> source = {3, 7, 2, 9, 0};
+  std::vector<int> target = {kVocab - 1, 4, 5};
+  REQUIRE(forward.run(source, target).is_ok());
+  const TransformerForward& decoder = forward.decoder();
+  CHECK(decoder.source_size() == 5);
+  // Every cross-attention row is a distribution over the five source tokens.
+  for (int l = 0; l < kLayers; ++l)
+    for (int h = 0; h < kHeads; ++h) {
+      const Matrix weights = decoder.cross_attention(l, h);  // (n_target, n_source)
+      REQUIRE(weights.rows() == 3);
+      REQUIRE(weights.cols() == 5);
+      for (int i = 0; i < 3; ++i) CHECK(weights.row(i).sum() == doctest::Approx(1.0f));
+    }
+  const RowVector logits_before = decoder.last_logits();
+  const std::vector<float> keys_before(decoder.layer(1).cross_keys.row(0),
+                                       decoder.layer(1).cross_keys.row(0) + 5 * kD);
+
+  // One more target token: the decoder computes it alone, the encoder nothing.
+  target.push_back(6);
+  REQUIRE(forward.run(source, target).is_ok());
+  CHECK(decoder.last_work().first_position == 3);
+  CHECK(decoder.last_work().first_layer_redone == kLayers);
+  CHECK(forward.encoder().last_work().first_position == 5);  // nothing changed
+  CHECK(std::equal(keys_before.begin(), keys_before.end(), decoder.layer(1).cross_keys.row(0)));
+  // ... and its first three positions are what a fresh run gives.
+  EncoderDecoderForward fresh(model);
+  REQUIRE(fresh.run(source, target).is_ok());
+  for (int i = 0; i < 4; ++i)
+    CHECK((decoder.final_normalized().matrix().row(i) -
+           fresh.decoder().final_normalized().matrix().row(i))
+              .cwiseAbs()
+              .maxCoeff() < 1e-6f);
+
+  // Another source: everything again, and the cross keys change.
+  std::vector<int> other = source;
+  other[1] = 8;
+  REQUIRE(forward.run(other, target).is_ok());
+  CHECK(decoder.last_work().first_layer_redone == 0);
+  CHECK_FALSE(
+      std::equal(keys_before.begin(), keys_before.end(), decoder.layer(1).cross_keys.row(0)));
+  target.pop_back();
+  REQUIRE(forward.run(source, target).is_ok());
+  CHECK((decoder.last_logits() - logits_before).cwiseAbs().maxCoeff() < 1e-6f);
+}
+
+TEST_CASE("cross-attention heads are knocked out or made uniform, nonsense is refused") {
+  testing::TempDir dir;
+  const Transformer model = load(write_model(dir, tiny_config(), tiny_tensors()));
+  EncoderDecoderForward forward(model);
+  const std::vector<int> source = {3, 7, 2, 0}, target = {kVocab - 1, 4};
+  REQUIRE(forward.run(source, target).is_ok());
+  const RowVector plain = forward.decoder().last_logits();
+  HeadIntervention uniform;
+  uniform.pattern = HeadIntervention::Pattern::Uniform;
+  REQUIRE(forward.decoder().set_cross_intervention(1, 0, uniform).is_ok());
+  REQUIRE(forward.run(source, target).is_ok());
+  CHECK(forward.decoder().last_work().first_layer_redone == 1);
+  for (const float w : forward.decoder().cross_attention_row(1, 0, 1))
+    CHECK(w == doctest::Approx(0.25f));
+  CHECK((forward.decoder().last_logits() - plain).cwiseAbs().maxCoeff() > 1e-4f);
+  HeadIntervention knocked_out;
+  knocked_out.output_scale = 0.0f;
+  REQUIRE(forward.decoder().set_cross_intervention(0, 1, knocked_out).is_ok());
+  REQUIRE(forward.run(source, target).is_ok());
+  CHECK(forward.decoder()
+            .layer(0)
+            .cross_head_outputs.matrix()
+            .middleCols(kD / kHeads, kD / kHeads)
+            .cwiseAbs()
+            .maxCoeff() == 0.0f);
+  forward.decoder().clear_interventions();
+  REQUIRE(forward.run(source, target).is_ok());
+  CHECK((forward.decoder().last_logits() - plain).cwiseAbs().maxCoeff() < 1e-6f);
+
+  HeadIntervention previous;
+  previous.pattern = HeadIntervention::Pattern::PreviousToken;
+  CHECK(has(forward.decoder().set_cross_intervention(0, 0, previous).message(), "previous token"));
+  CHECK_FALSE(forward.decoder().set_cross_intervention(kLayers, 0, knocked_out).is_ok());
+  CHECK(has(forward.encoder().set_cross_intervention(0, 0, knocked_out).message(),
+            "no cross-attention"));
+  // The decoder alone, with no encoder output: refused; an empty source or target too.
+  TransformerForward alone(model);
+  CHECK(has(alone.run(target).message(), "encoder's output"));
+  CHECK_FALSE(forward.run({}, target).is_ok());
+  CHECK_FALSE(forward.run(source, {}).is_ok());
+  const std::vector<int> outside = {kVocab};
+  CHECK(has(forward.run(outside, target).message(), "outside the vocabulary"));
+}
+
+TEST_CASE("greedy translation stops at </s> or the limit, and leaves the pass on its tokens") {
+  testing::TempDir dir;
+  const Transformer model = load(write_model(dir, tiny_config(), tiny_tensors()));
+  EncoderDecoderForward forward(model);
+  const std::vector<int> source = {3, 7, 2, 0};
+  Result<std::vector<int>> translation = greedy_translation(forward, source, kVocab - 1, 0, 6);
+  REQUIRE(translation.ok());
+  REQUIRE(!translation->empty());
+  CHECK(translation->front() == kVocab - 1);
+  CHECK(translation->size() <= 7);
+  CHECK(forward.decoder().tokens() == *translation);
+  for (std::size_t i = 1; i < translation->size(); ++i) CHECK((*translation)[i] != 0);
+  // Each token is the argmax after the ones before it.
+  for (std::size_t i = 1; i < translation->size(); ++i) {
+    EncoderDecoderForward check(model);
+    const std::vector<int> prefix(translation->begin(), translation->begin() + i);
+    REQUIRE(check.run(source, prefix).is_ok());
+    const RowVector logits = check.decoder().last_logits();
+    Eigen::Index best = 0;
+    logits.maxCoeff(&best);
+    CHECK(best == (*translation)[i]);
+  }
+}
+
+TEST_CASE("the Marian tokenizer refuses missing and damaged files with their names") {
+  testing::TempDir dir;
+  const fs::path folder = dir.path / "tok";
+  fs::create_directories(folder);
+  CHECK(has(MarianTokenizer::load_folder(folder.string()).error(), "no source.spm"));
+  write_file(folder / "source.spm", "not a model");
+  write_file(folder / "target.spm", "not a model");
+  write_file(folder / "vocab.json", R"({"</s>": 0, "<unk>": 1, "▁a": 2})");
+  const std::string garbage = MarianTokenizer::load_folder(folder.string()).error();
+  CHECK(has(garbage, "source.spm"));
+  CHECK(has(garbage, "SentencePiece"));
+  write_file(folder / "vocab.json", R"({"</s>": 0, "▁a": 1})");
+  CHECK(has(MarianTokenizer::load_folder(folder.string()).error(), "no <unk>"));
+  write_file(folder / "vocab.json", R"({"</s>": 0, "<unk>": 1, "▁a": 1})");
+  CHECK(has(MarianTokenizer::load_folder(folder.string()).error(), "both have the id 1"));
+  write_file(folder / "vocab.json", R"({"</s>": 0, "<unk>": 1, "▁a": 7})");
+  CHECK(has(MarianTokenizer::load_folder(folder.string()).error(), "outside 0 ... 2"));
+  write_file(folder / "vocab.json", R"([[[[[[]]]]]])");
+  CHECK(has(MarianTokenizer::load_folder(folder.string()).error(), "vocab.json"));
+  write_file(folder / "vocab.json", "{\"</s>\": 0, \"<unk>\": 1, \"\xff\": 2}");
+  CHECK(has(MarianTokenizer::load_folder(folder.string()).error(), "vocab.json"));
+  write_file(folder / "vocab.json", R"({"</s>": 0, "<unk>": 1})");
+  CHECK(has(MarianTokenizer::load_folder(folder.string(), 5).error(), "pad token"));
+}
+
+}  // namespace attnviz
