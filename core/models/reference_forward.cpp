@@ -42,6 +42,7 @@ std::vector<float> times(const std::vector<float>& x, const MatrixView& w, const
 
 // The MLP's activation of one value.
 float activation(FeedForwardKind kind, float u) {
+  if (kind == FeedForwardKind::Silu) return u / (1.0f + std::exp(-u));
   if (kind == FeedForwardKind::GeluErf) return 0.5f * u * (1.0f + std::erf(u / std::sqrt(2.0f)));
   return 0.5f * u * (1.0f + std::tanh(0.7978845608028654f * (u + 0.044715f * u * u * u)));
 }
@@ -63,10 +64,16 @@ void rotate(const TransformerConfig& c, std::vector<float>& vector, int position
 
 ReferenceForward::ReferenceForward(const Transformer& model) : model_(model) {
   interventions_.resize(static_cast<std::size_t>(model.config().n_layers) * model.config().n_heads);
+  cross_interventions_.resize(interventions_.size());
 }
 
 void ReferenceForward::set_intervention(int layer, int head, HeadIntervention intervention) {
   interventions_[static_cast<std::size_t>(layer) * model_.config().n_heads + head] = intervention;
+}
+
+void ReferenceForward::set_cross_intervention(int layer, int head, HeadIntervention intervention) {
+  cross_interventions_[static_cast<std::size_t>(layer) * model_.config().n_heads + head] =
+      intervention;
 }
 
 const ReferenceForward::LayerRow& ReferenceForward::row(int position, int layer) const {
@@ -142,11 +149,13 @@ std::vector<float> ReferenceForward::mlp(int l, const std::vector<float>& input)
 void ReferenceForward::finish(const std::vector<float>& x, Kept& kept) const {
   const TransformerConfig& c = model_.config();
   const TransformerWeights& w = model_.weights();
-  if (!model_.predicts_tokens()) {  // BertModel: no head
+  if (!model_.predicts_tokens()) {  // BertModel, an encoder–decoder's encoder: no head
     kept.final_normalized = x;
     return;
   }
-  if (!w.head_transform.empty()) {  // BERT's MLM head
+  if (w.head_transform.empty() && w.final_norm_weight.empty()) {  // Marian's decoder: no norm
+    kept.final_normalized = x;
+  } else if (!w.head_transform.empty()) {  // BERT's MLM head
     std::vector<float> transformed = times(x, w.head_transform, w.head_transform_bias);
     for (float& u : transformed) u = activation(c.feed_forward, u);
     kept.final_normalized = normalize(c, transformed, w.final_norm_weight, w.final_norm_bias);
@@ -171,18 +180,19 @@ Result<std::vector<float>> ReferenceForward::step(int token) {
   if (token < 0 || token >= c.vocab_size)
     return Status::error("token " + std::to_string(token) + " is not in the vocabulary of " +
                          std::to_string(c.vocab_size));
+  if (c.cross_attention && memory_.empty())
+    return Status::error("a decoder with cross-attention reads the encoder's output: set_memory");
   const int d = c.d_model;
-  // 0. The token's embedding (+ its position's, for learned positions).
-  std::vector<float> x(static_cast<std::size_t>(d));
-  for (int j = 0; j < d; ++j)
-    x[j] = w.token_embedding.at(token, j) +
-           (c.positions == PositionKind::Learned ? w.position_embedding.at(position, j) : 0.0f);
+  // 0. The token's embedding (× the scale) + its position's (learned positions), normed when the
+  // model has an embedding norm.
+  std::vector<float> x = embed(token, position);
   Kept kept;
   for (int l = 0; l < c.n_layers; ++l) {
     const TransformerLayer& lw = w.layers[static_cast<std::size_t>(l)];
     LayerRow r;
-    // 1. The normalized input. 2. q, k, v; RoPE.
-    r.normalized = normalize(c, x, lw.attention_norm_weight, lw.attention_norm_bias);
+    // 1. The normalized input (a norm after each sublayer: x itself). 2. q, k, v; RoPE.
+    r.normalized =
+        c.norm_after() ? x : normalize(c, x, lw.attention_norm_weight, lw.attention_norm_bias);
     r.queries = times(r.normalized, lw.query, lw.query_bias);
     r.keys = times(r.normalized, lw.key, lw.key_bias);
     r.values = times(r.normalized, lw.value, lw.value_bias);
@@ -197,10 +207,20 @@ Result<std::vector<float>> ReferenceForward::step(int token) {
     key_rows.push_back(&r);
     attend(l, position, key_rows, r);
     for (int j = 0; j < d; ++j) x[j] += r.attention_output[j];
+    if (c.norm_after()) x = normalize(c, x, lw.attention_norm_weight, lw.attention_norm_bias);
     r.residual_mid = x;
-    // 5. The MLP; the residual.
-    r.mlp_output = mlp(l, normalize(c, x, lw.mlp_norm_weight, lw.mlp_norm_bias));
+    // 4c. An encoder–decoder's decoder: the cross-attention to the encoder's output.
+    if (c.cross_attention) {
+      attend_memory(l, r);
+      for (int j = 0; j < d; ++j) x[j] += r.cross_attention_output[j];
+      if (c.norm_after()) x = normalize(c, x, lw.cross_norm_weight, lw.cross_norm_bias);
+      r.residual_cross = x;
+    }
+    // 5. The MLP; the residual (a norm after: the MLP reads x, and the sum is normed).
+    r.mlp_output =
+        mlp(l, c.norm_after() ? x : normalize(c, x, lw.mlp_norm_weight, lw.mlp_norm_bias));
     for (int j = 0; j < d; ++j) x[j] += r.mlp_output[j];
+    if (c.norm_after()) x = normalize(c, x, lw.mlp_norm_weight, lw.mlp_norm_bias);
     r.residual_out = x;
     kept.layers.push_back(std::move(r));
   }
@@ -225,16 +245,11 @@ Status ReferenceForward::encode(const std::vector<int>& tokens,
         type >= std::max(c.token_types, 1))
       return Status::error("token " + std::to_string(i) + ": id or type out of range");
   }
-  // 0. Each position's embedding: token + position + type, normed.
+  // 0. Each position's embedding: token (× the scale) + position + type, normed (when the model
+  // has an embedding norm: BERT, BART).
   std::vector<std::vector<float>> x(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) {
-    const int type = token_types.empty() ? 0 : token_types[static_cast<std::size_t>(i)];
-    std::vector<float> sum(static_cast<std::size_t>(d));
-    for (int j = 0; j < d; ++j)
-      sum[j] = w.token_embedding.at(tokens[i], j) + w.position_embedding.at(i, j) +
-               (c.token_types > 0 ? w.token_type_embedding.at(type, j) : 0.0f);
-    x[i] = normalize(c, sum, w.embedding_norm_weight, w.embedding_norm_bias);
-  }
+  for (int i = 0; i < n; ++i)
+    x[i] = embed(tokens[i], i, token_types.empty() ? 0 : token_types[static_cast<std::size_t>(i)]);
   kept_.assign(static_cast<std::size_t>(n), Kept{});
   for (int l = 0; l < c.n_layers; ++l) {
     const TransformerLayer& lw = w.layers[static_cast<std::size_t>(l)];
@@ -269,6 +284,73 @@ Status ReferenceForward::encode(const std::vector<int>& tokens,
   }
   for (int i = 0; i < n; ++i) finish(x[i], kept_[static_cast<std::size_t>(i)]);
   return Status::success();
+}
+
+std::vector<float> ReferenceForward::embed(int token, int position, int type) const {
+  const TransformerConfig& c = model_.config();
+  const TransformerWeights& w = model_.weights();
+  std::vector<float> sum(static_cast<std::size_t>(c.d_model));
+  for (int j = 0; j < c.d_model; ++j) {
+    sum[j] = w.token_embedding.at(token, j) * c.embedding_scale;
+    if (c.positions == PositionKind::Learned)
+      sum[j] += w.position_embedding.at(position + c.position_offset, j);
+    if (c.token_types > 0) sum[j] += w.token_type_embedding.at(type, j);
+  }
+  if (w.embedding_norm_weight.empty()) return sum;
+  return normalize(c, sum, w.embedding_norm_weight, w.embedding_norm_bias);
+}
+
+void ReferenceForward::set_memory(std::vector<std::vector<float>> memory) {
+  memory_ = std::move(memory);
+  kept_.clear();
+}
+
+void ReferenceForward::attend_memory(int l, LayerRow& r) const {
+  const TransformerConfig& c = model_.config();
+  const TransformerLayer& lw = model_.weights().layers[static_cast<std::size_t>(l)];
+  const int d_head = c.d_head, n_source = static_cast<int>(memory_.size());
+  // The query from the stream after self-attention (normed first under a norm before).
+  r.cross_queries =
+      times(c.norm_after() ? r.residual_mid
+                           : normalize(c, r.residual_mid, lw.cross_norm_weight, lw.cross_norm_bias),
+            lw.cross_query, lw.cross_query_bias);
+  // Every source position's key and value (computed again for each query: plain, not fast).
+  std::vector<std::vector<float>> keys, values;
+  for (const std::vector<float>& m : memory_) {
+    keys.push_back(times(m, lw.cross_key, lw.cross_key_bias));
+    values.push_back(times(m, lw.cross_value, lw.cross_value_bias));
+  }
+  r.cross_head_outputs.assign(static_cast<std::size_t>(c.n_heads) * d_head, 0.0f);
+  r.cross_attention.clear();
+  for (int h = 0; h < c.n_heads; ++h) {
+    const HeadIntervention& intervention =
+        cross_interventions_[static_cast<std::size_t>(l) * c.n_heads + h];
+    std::vector<float> alpha(static_cast<std::size_t>(n_source));
+    if (intervention.pattern == HeadIntervention::Pattern::Uniform) {
+      std::fill(alpha.begin(), alpha.end(), 1.0f / static_cast<float>(n_source));
+    } else {
+      for (int t = 0; t < n_source; ++t) {
+        float score = 0.0f;
+        for (int i = 0; i < d_head; ++i)
+          score += r.cross_queries[h * d_head + i] * keys[t][h * d_head + i];
+        alpha[t] = score / std::sqrt(static_cast<float>(d_head));
+      }
+      const float largest = *std::max_element(alpha.begin(), alpha.end());
+      float sum = 0.0f;
+      for (float& a : alpha) {
+        a = std::exp(a - largest);
+        sum += a;
+      }
+      for (float& a : alpha) a /= sum;
+    }
+    for (int t = 0; t < n_source; ++t)
+      for (int i = 0; i < d_head; ++i)
+        r.cross_head_outputs[h * d_head + i] += alpha[t] * values[t][h * d_head + i];
+    for (int i = 0; i < d_head; ++i)
+      r.cross_head_outputs[h * d_head + i] *= intervention.output_scale;
+    r.cross_attention.push_back(std::move(alpha));
+  }
+  r.cross_attention_output = times(r.cross_head_outputs, lw.cross_output, lw.cross_output_bias);
 }
 
 int argmax(const std::vector<float>& logits) {

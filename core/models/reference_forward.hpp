@@ -21,6 +21,13 @@
 //   4. x = norm₁(x + attention_output)       5. x = norm₂(x + MLP(x))   (the norms after)
 // then final = norm_f(gelu(x · head_transform + b)), logits = final · Eᵀ + bias (with the MLM
 // head; without it, final = x and no logits).
+//
+// An encoder–decoder (Marian, BART): encode() runs the encoder (the token embedding × its
+// scale, positions from row position_offset, the embedding norm when there is one); its final
+// rows, given to the decoder's reference by set_memory(), are what step() attends to after each
+// layer's self-attention (the norms after each sublayer, as the encoder's):
+//   4c. c = norm_c(x + Σ_h softmax_t(q_h(x) · k_h(memory_t) / √d_head) v_h(memory_t) · W_Oc + b)
+// and Marian's decoder has no final norm: final = x, logits = final · Eᵀ + final_logits_bias.
 #pragma once
 
 #include "core/base/status.hpp"
@@ -36,6 +43,10 @@ class ReferenceForward {
   explicit ReferenceForward(const Transformer& model);
 
   void set_intervention(int layer, int head, HeadIntervention intervention);
+  void set_cross_intervention(int layer, int head, HeadIntervention intervention);
+  // An encoder–decoder's decoder: the encoder's output rows (each d_model), what the
+  // cross-attention reads; what was kept is dropped.
+  void set_memory(std::vector<std::vector<float>> memory);
 
   // The logits for the token after `token`, the next position's (0, 1, 2, ...). An error past
   // the model's context, for an id outside the vocabulary, or for an encoder.
@@ -54,8 +65,14 @@ class ReferenceForward {
     std::vector<float> head_outputs;            // (n_heads · d_head)
     std::vector<float> attention_output;        // (d_model)
     std::vector<float> residual_mid;            // (d_model)
-    std::vector<float> mlp_output;              // (d_model)
-    std::vector<float> residual_out;            // (d_model)
+    // An encoder–decoder's decoder: the cross-attention and the stream after it.
+    std::vector<float> cross_queries;                 // (n_heads · d_head)
+    std::vector<std::vector<float>> cross_attention;  // per head: n_source weights
+    std::vector<float> cross_head_outputs;            // (n_heads · d_head)
+    std::vector<float> cross_attention_output;        // (d_model)
+    std::vector<float> residual_cross;                // (d_model)
+    std::vector<float> mlp_output;                    // (d_model)
+    std::vector<float> residual_out;                  // (d_model)
   };
   const LayerRow& row(int position, int layer) const;
   const std::vector<float>& final_normalized(int position) const;
@@ -64,6 +81,8 @@ class ReferenceForward {
  private:
   const Transformer& model_;
   std::vector<HeadIntervention> interventions_;
+  std::vector<HeadIntervention> cross_interventions_;
+  std::vector<std::vector<float>> memory_;  // the encoder's output: n_source rows of d_model
   struct Kept {
     std::vector<LayerRow> layers;
     std::vector<float> final_normalized, logits;
@@ -75,6 +94,10 @@ class ReferenceForward {
   // outputs and the attention output, into r.
   void attend(int layer, int position, const std::vector<const LayerRow*>& key_rows,
               LayerRow& r) const;
+  // Pass 0: token `token`'s embedding at `position` (of token type `type`).
+  std::vector<float> embed(int token, int position, int type = 0) const;
+  // Pass 4c: the cross-attention of `r` (its residual_mid computed) to the memory.
+  void attend_memory(int layer, LayerRow& r) const;
   // Pass 5's MLP of `input`.
   std::vector<float> mlp(int layer, const std::vector<float>& input) const;
   // The final vector and the logits of `x`, the last layer's output.

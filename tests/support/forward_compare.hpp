@@ -1,6 +1,7 @@
 // The fast forward pass (transformer_forward.hpp) against the plain reference
 // (reference_forward.hpp): every intermediate of every position and layer, as a difference
-// relative to the reference's scale. For the decoder's tests and the encoder's.
+// relative to the reference's scale. For the decoder's tests, the encoder's and the
+// encoder–decoder's (its cross-attention too).
 #pragma once
 
 #include "core/base/rng.hpp"
@@ -65,6 +66,17 @@ inline double compare(const TransformerForward& fast, const ReferenceForward& re
       check(at + " head outputs", a.head_outputs.row(i), r.head_outputs);
       check(at + " attention output", a.attention_output.row(i), r.attention_output);
       check(at + " residual after attention", a.residual_mid.row(i), r.residual_mid);
+      if (c.cross_attention) {  // an encoder–decoder's decoder
+        check(at + " cross queries", a.cross_queries.row(i), r.cross_queries);
+        for (int h = 0; h < c.n_heads; ++h)
+          check(at + " cross-attention of head " + std::to_string(h),
+                fast.cross_attention_row(l, h, i).data(),
+                r.cross_attention[static_cast<std::size_t>(h)]);
+        check(at + " cross head outputs", a.cross_head_outputs.row(i), r.cross_head_outputs);
+        check(at + " cross-attention output", a.cross_attention_output.row(i),
+              r.cross_attention_output);
+        check(at + " residual after cross-attention", a.residual_cross.row(i), r.residual_cross);
+      }
       check(at + " MLP output", a.mlp_output.row(i), r.mlp_output);
       check(at + " residual after the MLP", a.residual_out.row(i), r.residual_out);
     }

@@ -10,6 +10,8 @@
 #include "core/models/hf_encoder_decoder.hpp"
 #include "core/models/marian_tokenizer.hpp"
 #include "core/models/model_files.hpp"
+#include "core/models/reference_forward.hpp"
+#include "tests/support/forward_compare.hpp"
 #include "tests/support/safetensors_writer.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -211,6 +213,41 @@ TEST_CASE("a tiny BART: learned positions from row 2, embedding norms, GELU, no 
   CHECK(decoder.weights().position_embedding.rows == kPositions + 2);
   CHECK(decoder.weights().position_embedding.at(2, 1) ==
         named(tensors, "model.decoder.embed_positions.weight").values[2 * kD + 1]);
+}
+
+TEST_CASE("Marian's and BART's fast pass equals the plain reference, cross-attention and all") {
+  testing::TempDir dir;
+  for (const bool bart : {false, true}) {
+    CAPTURE(bart);
+    const Transformer model =
+        load(write_model(dir, tiny_config(bart), tiny_tensors(bart), bart ? "bart" : "marian"));
+    const std::vector<int> source = {3, 7, 2, 9, 11, 0}, target = {kVocab - 1, 4, 5, 8, 1};
+    for (const bool knocked_out : {false, true}) {
+      CAPTURE(knocked_out);
+      EncoderDecoderForward fast(model);
+      ReferenceForward encoder(*model.encoder()), decoder(model);
+      HeadIntervention uniform, zero;
+      uniform.pattern = HeadIntervention::Pattern::Uniform;
+      zero.output_scale = 0.0f;
+      if (knocked_out) {
+        REQUIRE(fast.encoder().set_intervention(1, 0, zero).is_ok());
+        REQUIRE(fast.decoder().set_cross_intervention(0, 1, uniform).is_ok());
+        REQUIRE(fast.decoder().set_cross_intervention(1, 1, zero).is_ok());
+        encoder.set_intervention(1, 0, zero);
+        decoder.set_cross_intervention(0, 1, uniform);
+        decoder.set_cross_intervention(1, 1, zero);
+      }
+      REQUIRE(fast.run(source, target).is_ok());
+      REQUIRE(encoder.encode(source, {}).is_ok());
+      CHECK(testing::compare(fast.encoder(), encoder) < 1e-5);
+      std::vector<std::vector<float>> memory;
+      for (int i = 0; i < static_cast<int>(source.size()); ++i)
+        memory.push_back(encoder.final_normalized(i));
+      decoder.set_memory(std::move(memory));
+      for (const int token : target) REQUIRE(decoder.step(token).ok());
+      CHECK(testing::compare(fast.decoder(), decoder) < 1e-5);
+    }
+  }
 }
 
 TEST_CASE("a Marian config or file that cannot be read is refused, naming the key or tensor") {
