@@ -86,7 +86,8 @@ valgrind: deps-test
 # best median of BENCH_ROUNDS alternating rounds (default 3, as in docs/performance.md), then a
 # GPT-2-small-shaped model's forward pass against torch's, one thread each, at the best OpenBLAS
 # core type (tests/bench/model_compare.py; writes a 500 MB model into BUILD_DIR once), and a
-# bert-base-shaped encoder's (tests/bench/bert_compare.py; a 440 MB model). About fifteen minutes.
+# bert-base-shaped encoder's (tests/bench/bert_compare.py; a 440 MB model), and an opus-mt-shaped
+# encoder–decoder's (tests/bench/marian_compare.py; a 300 MB model). About twenty minutes.
 BENCH_THREADS ?= 1
 BENCH_ROUNDS ?= 3
 bench:
@@ -97,6 +98,7 @@ bench:
 	/usr/bin/python3 tests/bench/torch_compare.py --cli $(BUILD_DIR)/attnviz-cli --threads $(BENCH_THREADS) --rounds $(BENCH_ROUNDS)
 	/usr/bin/python3 tests/bench/model_compare.py --cli $(BUILD_DIR)/attnviz-cli --build-dir $(BUILD_DIR) --rounds $(BENCH_ROUNDS)
 	/usr/bin/python3 tests/bench/bert_compare.py --cli $(BUILD_DIR)/attnviz-cli --build-dir $(BUILD_DIR) --rounds $(BENCH_ROUNDS)
+	/usr/bin/python3 tests/bench/marian_compare.py --cli $(BUILD_DIR)/attnviz-cli --build-dir $(BUILD_DIR) --rounds $(BENCH_ROUNDS)
 
 # Style. The check is a test of `make test` (tests/tools/check_format.sh); this formats in place.
 format:

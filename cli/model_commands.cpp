@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -694,15 +695,33 @@ int command_bench(const Model& model, const ModelArguments& args) {
   for (int i = 0; i < args.tokens; ++i)  // deterministic ids spread over the vocabulary
     tokens.push_back(static_cast<int>((static_cast<long long>(i) * 7919 + 13) % c.vocab_size));
   const std::span<const int> all(tokens), but_last = all.first(tokens.size() - 1);
-  TransformerForward forward(model.transformer);
-  apply_ablations(args, forward);
+  // An encoder–decoder: the same ids as the source, and as the target after the start token
+  // (N tokens on each side); the encoder runs again only in full mode.
+  std::unique_ptr<EncoderDecoderForward> pair;
+  std::unique_ptr<TransformerForward> alone;
+  std::vector<int> target;
+  if (model.transformer.encoder()) {
+    pair = std::make_unique<EncoderDecoderForward>(model.transformer);
+    target.push_back(model.tokenizer.start_token() >= 0 ? model.tokenizer.start_token() : 0);
+    target.insert(target.end(), tokens.begin(), tokens.end() - 1);
+  } else {
+    alone = std::make_unique<TransformerForward>(model.transformer);
+  }
+  TransformerForward& forward = pair ? pair->decoder() : *alone;
+  apply_ablations(args, forward, pair ? &pair->encoder() : nullptr);
+  // The forward pass on the whole text, or on all of it but its last token.
+  const auto run_on = [&](bool whole) {
+    if (!pair) return forward.run(whole ? all : but_last);
+    const std::span<const int> target_ids(target);
+    return pair->run(all, whole ? target_ids : target_ids.first(target.size() - 1));
+  };
   std::vector<float> logits(static_cast<std::size_t>(c.vocab_size) *
                             (args.all_logits ? tokens.size() : 1));
   bool toggle = false;
   // One timed step: what the app does after a change, all of the forward pass it needs.
   const auto step = [&]() -> Status {
     if (args.bench_mode == "append") {
-      if (Status s = forward.run(but_last); !s) return s;  // drops the last position: no work
+      if (Status s = run_on(false); !s) return s;  // drops the last position: no work
     } else if (args.bench_mode == "last-layer") {
       HeadIntervention scaled;
       scaled.output_scale = toggle ? 0.0f : 1.0f;  // an ablation switched on and off
@@ -710,8 +729,9 @@ int command_bench(const Model& model, const ModelArguments& args) {
       if (Status set = forward.set_intervention(c.n_layers - 1, 0, scaled); !set) return set;
     } else {
       forward.weights_changed(0);  // every layer, every position again
+      if (pair) pair->encoder().weights_changed(0);
     }
-    if (Status s = forward.run(all); !s) return s;
+    if (Status s = run_on(true); !s) return s;
     if (args.all_logits)
       forward.all_logits(logits.data());
     else
@@ -722,7 +742,7 @@ int command_bench(const Model& model, const ModelArguments& args) {
   const auto warm_start = std::chrono::steady_clock::now();
   int warm_runs = 0;
   do {
-    if (args.bench_mode == "append" && warm_runs == 0) (void)forward.run(all);
+    if (args.bench_mode == "append" && warm_runs == 0) (void)run_on(true);
     if (Status s = step(); !s) {
       print_error(s.message());
       return kExitBadInput;
@@ -824,7 +844,8 @@ int run_model_command(int argc, char** argv) {
     }
   }
   const bool encoder_decoder_command = args.command == "info" || args.command == "tokens" ||
-                                       args.command == "attention" || args.command == "translate";
+                                       args.command == "attention" || args.command == "translate" ||
+                                       args.command == "bench";
   if (encoder && !encoder_decoder_command) {
     print_error(model->name + " is an encoder–decoder (" +
                 model->transformer.config().architecture +

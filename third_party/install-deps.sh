@@ -28,7 +28,7 @@ test_packages=(python3 python3-torch python3-sentencepiece xvfb xauth libgl1-mes
 fuzz_packages=(clang-14 libclang-rt-14-dev)
 # OpenBLAS: without it Debian's torch multiplies through the reference BLAS (libblas3), which
 # would make the comparison of make bench meaningless.
-bench_packages=(libbenchmark-dev python3 python3-torch libopenblas0-pthread)
+bench_packages=(libbenchmark-dev python3 python3-torch python3-sentencepiece libopenblas0-pthread)
 lint_packages=(clang-tidy-14)
 # The browser build (make web, issue 27): Emscripten (with Debian's clang, binaryen and
 # node-acorn), xz-utils to unpack Dear ImGui's source package (downloaded from Debian's archive

@@ -184,11 +184,11 @@ class Marian:
 # ---- self-check ----
 
 
-def tiny_weights(seed, vocab, d, ffn, encoder_layers, decoder_layers):
+def tiny_weights(seed, vocab, d, ffn, encoder_layers, decoder_layers, scale=0.3):
     generator = torch.Generator().manual_seed(seed)
 
     def random(*shape):
-        return torch.randn(*shape, generator=generator, dtype=torch.float64) * 0.3
+        return torch.randn(*shape, generator=generator, dtype=torch.float64) * scale
 
     w = {"model.shared.weight": random(vocab, d), "final_logits_bias": random(1, vocab)}
     for side, count in (("encoder", encoder_layers), ("decoder", decoder_layers)):

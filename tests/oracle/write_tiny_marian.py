@@ -7,6 +7,9 @@ English and Spanish sentences, and vocab.json, their pieces in one vocabulary ("
 "<unk>" 1, ..., "<pad>" last, as the opus-mt models have).
 
 Usage: /usr/bin/python3 tests/oracle/write_tiny_marian.py OUT_DIR [--dtype F16] [--untied]
+         [--d-model D --heads H --layers L --ffn F --vocab V --positions P --scale S]
+(--vocab pads the vocabulary with pieces no text gives, up to V tokens: the bench's opus-mt
+shape.)
 """
 
 import argparse
@@ -52,7 +55,7 @@ def learn_pieces(sentences, vocab_size):
 
 
 def write_tiny_marian(out_dir, seed=5, dtype="F32", untied=False, d_model=16, heads=4,
-                      layers=2, ffn=24, positions=64):
+                      layers=2, ffn=24, positions=64, vocab_size=None, scale=0.3):
     """Writes the folder; returns the config."""
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -66,6 +69,7 @@ def write_tiny_marian(out_dir, seed=5, dtype="F32", untied=False, d_model=16, he
             piece = processor.id_to_piece(i)
             if piece not in pieces and piece not in ("<s>", "<pad>"):
                 pieces.append(piece)
+    pieces += [f"▁unused{i}" for i in range(max(0, (vocab_size or 0) - len(pieces) - 1))]
     pieces.append("<pad>")
     vocab = {piece: i for i, piece in enumerate(pieces)}
     (out / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False, indent=1),
@@ -80,8 +84,9 @@ def write_tiny_marian(out_dir, seed=5, dtype="F32", untied=False, d_model=16, he
         "decoder_start_token_id": len(pieces) - 1, "eos_token_id": 0,
     }
     (out / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
-    weights = marian_reference.tiny_weights(seed, len(pieces), d_model, ffn, layers, layers)
+    weights = marian_reference.tiny_weights(seed, len(pieces), d_model, ffn, layers, layers, scale)
     tensors = [(name, dtype, array.numpy().astype(np.float32)) for name, array in weights.items()]
+    del weights
     if untied:
         head = weights["model.shared.weight"].numpy().astype(np.float32) + 0.25
         tensors.append(("lm_head.weight", dtype, head))
@@ -94,8 +99,17 @@ def main(argv=None):
     parser.add_argument("out")
     parser.add_argument("--dtype", default="F32", choices=("F32", "F16", "BF16"))
     parser.add_argument("--untied", action="store_true")
+    parser.add_argument("--d-model", type=int, default=16)
+    parser.add_argument("--heads", type=int, default=4)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--ffn", type=int, default=24)
+    parser.add_argument("--vocab", type=int, default=None)
+    parser.add_argument("--positions", type=int, default=64)
+    parser.add_argument("--scale", type=float, default=0.3)
     args = parser.parse_args(argv)
-    write_tiny_marian(args.out, dtype=args.dtype, untied=args.untied)
+    write_tiny_marian(args.out, dtype=args.dtype, untied=args.untied, d_model=args.d_model,
+                      heads=args.heads, layers=args.layers, ffn=args.ffn,
+                      positions=args.positions, vocab_size=args.vocab, scale=args.scale)
     return 0
 
 
