@@ -11,10 +11,26 @@ Result<ModelTokenizer> ModelTokenizer::load(const ModelLocation& location, int v
   const fs::path folder(location.folder);
   if (location.format == ModelFormat::HuggingFaceEncoderDecoder) {
     std::error_code error;
-    if (!fs::exists(folder / "source.spm", error))
-      return Status::error(location.folder +
-                           ": no source.spm (AttnViz reads Marian's tokenizer: source.spm, "
-                           "target.spm and vocab.json; BART's is not read yet)");
+    if (!fs::exists(folder / "source.spm", error)) {  // BART: GPT-2's BPE with <s> and </s>
+      Result<Gpt2Tokenizer> tokenizer = Gpt2Tokenizer::load_folder(location.folder);
+      if (!tokenizer)
+        return Status::error(tokenizer.status().message() +
+                             " (an encoder–decoder's tokenizer: Marian's source.spm, target.spm "
+                             "and vocab.json, or BART's vocab.json and merges.txt)");
+      if (tokenizer->size() > vocab_size)
+        return Status::error(location.folder + ": the tokenizer has " +
+                             std::to_string(tokenizer->size()) + " tokens, the model only " +
+                             std::to_string(vocab_size));
+      const int begin = tokenizer->find("<s>"), end = tokenizer->find("</s>");
+      if (begin < 0 || end < 0)
+        return Status::error(location.folder +
+                             ": vocab.json has no <s> or no </s> (BART reads <s> text </s>)");
+      ModelTokenizer made(std::move(*tokenizer), "vocab.json, merges.txt");
+      made.decoder_start_ = special.decoder_start;
+      made.sequence_begin_ = begin;
+      made.sequence_end_ = end;
+      return made;
+    }
     Result<MarianTokenizer> tokenizer = MarianTokenizer::load_folder(location.folder, special.pad);
     if (!tokenizer) return tokenizer.status();
     if (tokenizer->size() > vocab_size)
@@ -110,25 +126,52 @@ Result<std::vector<ModelToken>> ModelTokenizer::tokenize(
   if (second) return Status::error("only an encoder (BERT) reads a pair of texts");
   if (const auto* marian = std::get_if<MarianTokenizer>(&tokenizer_))
     return marian->tokenize(text, MarianTokenizer::Side::Source);
+  if (sequence_end_ >= 0) {  // BART: <s> text </s>
+    Result<std::vector<ModelToken>> pieces = std::get<Gpt2Tokenizer>(tokenizer_).tokenize(text);
+    if (!pieces) return pieces;
+    std::vector<ModelToken> tokens{special_token(sequence_begin_, 0)};
+    for (ModelToken& piece : *pieces) tokens.push_back(std::move(piece));
+    tokens.push_back(special_token(sequence_end_, static_cast<int>(text.size())));
+    return tokens;
+  }
   if (const auto* llama = std::get_if<Llama2cTokenizer>(&tokenizer_)) return llama->tokenize(text);
   return std::get<Gpt2Tokenizer>(tokenizer_).tokenize(text, Gpt2Tokenizer::SpecialText::kAsSpecial);
 }
 
 Result<std::vector<ModelToken>> ModelTokenizer::tokenize_target(std::string_view text) const {
-  const auto* marian = std::get_if<MarianTokenizer>(&tokenizer_);
-  if (!marian) return Status::error("only an encoder–decoder (Marian) reads a target text");
-  return marian->tokenize(text, MarianTokenizer::Side::Target);
+  if (const auto* marian = std::get_if<MarianTokenizer>(&tokenizer_))
+    return marian->tokenize(text, MarianTokenizer::Side::Target);
+  if (sequence_end_ < 0)
+    return Status::error("only an encoder–decoder (Marian, BART) reads a target text");
+  // BART's target: <s>, then the text (its decoder reads </s> <s> text, as BART was trained).
+  Result<std::vector<ModelToken>> pieces = std::get<Gpt2Tokenizer>(tokenizer_).tokenize(text);
+  if (!pieces) return pieces;
+  std::vector<ModelToken> tokens{special_token(sequence_begin_, 0)};
+  for (ModelToken& piece : *pieces) tokens.push_back(std::move(piece));
+  return tokens;
+}
+
+ModelToken ModelTokenizer::special_token(int id, int at) const {
+  ModelToken token;
+  token.id = id;
+  token.shown = shown(id);
+  token.bytes = token.shown;
+  token.byte_begin = token.byte_end = at;
+  token.special = true;
+  return token;
 }
 
 int ModelTokenizer::start_token() const {
+  if (std::holds_alternative<MarianTokenizer>(tokenizer_) || sequence_end_ >= 0)
+    return decoder_start_;  // an encoder–decoder's decoder
   if (std::holds_alternative<Llama2cTokenizer>(tokenizer_)) return Llama2cTokenizer::kBos;
   if (const auto* gpt2 = std::get_if<Gpt2Tokenizer>(&tokenizer_)) return gpt2->end_of_text();
-  if (std::holds_alternative<MarianTokenizer>(tokenizer_)) return decoder_start_;
   return -1;  // BERT: [CLS] is always there
 }
 
 int ModelTokenizer::stop_token() const {
   if (const auto* marian = std::get_if<MarianTokenizer>(&tokenizer_)) return marian->end();
+  if (sequence_end_ >= 0) return sequence_end_;
   return start_token();
 }
 
@@ -142,6 +185,7 @@ std::string ModelTokenizer::text_of(int previous, int id) const {
     return llama->decode(previous, id);
   if (const auto* marian = std::get_if<MarianTokenizer>(&tokenizer_))
     return marian->text_of(previous == decoder_start_ ? -1 : previous, id);
+  if (sequence_end_ >= 0 && (id == sequence_begin_ || id == sequence_end_)) return {};
   if (const auto* bert = std::get_if<BertTokenizer>(&tokenizer_)) {
     // A word's later pieces join it ("play" "##ing"); any other token is a word after a space.
     if (id < 0 || id >= bert->size()) return {};
@@ -200,6 +244,9 @@ std::string ModelTokenizer::description() const {
     return "BERT WordPiece: " + std::to_string(bert->size()) + " tokens, " +
            (bert->options().lower_case ? "lower case" : "cased") + " (" + files_ + ")";
   const Gpt2Tokenizer& gpt2 = std::get<Gpt2Tokenizer>(tokenizer_);
+  if (sequence_end_ >= 0)
+    return "BART: GPT-2 byte-level BPE, " + std::to_string(gpt2.size()) + " tokens, " +
+           std::to_string(gpt2.merge_count()) + " merges, <s> text </s> (" + files_ + ")";
   return "GPT-2 byte-level BPE: " + std::to_string(gpt2.size()) + " tokens, " +
          std::to_string(gpt2.merge_count()) + " merges (" + files_ + ")";
 }

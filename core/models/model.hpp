@@ -10,6 +10,8 @@
 //             read as pieces then </s>; the decoder reads its start token (config.json's
 //             decoder_start_token_id), then the target's pieces (read_target), and a translation
 //             ends with </s>.
+//   BART:     the folder holds GPT-2's vocab.json + merges.txt with <s> and </s>: the source is
+//             <s> text </s>; the decoder reads its start token (</s>), then <s> and the target.
 #pragma once
 
 #include "core/base/status.hpp"
@@ -53,7 +55,9 @@ class ModelTokenizer {
   bool reads_pairs() const { return std::holds_alternative<BertTokenizer>(tokenizer_); }
   // Whether it reads a source and a target (an encoder–decoder's: Marian): tokenize() reads the
   // source, tokenize_target() the target (without the start token read_target puts first).
-  bool reads_targets() const { return std::holds_alternative<MarianTokenizer>(tokenizer_); }
+  bool reads_targets() const {
+    return std::holds_alternative<MarianTokenizer>(tokenizer_) || sequence_end_ >= 0;
+  }
   Result<std::vector<ModelToken>> tokenize_target(std::string_view text) const;
   // The bytes token `id` adds to a text after `previous` (llama2.c drops the space it puts
   // before a text, as run.c prints).
@@ -69,6 +73,10 @@ class ModelTokenizer {
   Variant tokenizer_;
   std::string files_;
   int decoder_start_ = -1;  // an encoder–decoder's
+  // BART's <s> and </s> around a text (GPT-2's tokenizer in an encoder–decoder); -1 otherwise.
+  int sequence_begin_ = -1, sequence_end_ = -1;
+  // A special token standing at byte `at` of the text (it covers none of it).
+  ModelToken special_token(int id, int at) const;
   explicit ModelTokenizer(Variant tokenizer, std::string files)
       : tokenizer_(std::move(tokenizer)), files_(std::move(files)) {}
 };

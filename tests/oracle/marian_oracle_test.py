@@ -15,10 +15,12 @@ with vocab.json (as Hugging Face's MarianTokenizer maps pieces to ids), on ordin
 texts (accents, emoji, CJK, runs of spaces, a language code).
 
 Cases: tiny random Marian folders (write_tiny_marian.py: F32, F16, BF16, an untied lm_head) with a
-given target and with the greedy translation; knock-outs of an encoder, a decoder and a
+given target and with the greedy translation; tiny BART folders (learned positions from row 2,
+embedding norms, GELU, GPT-2's BPE with <s> text </s>); knock-outs of an encoder, a decoder and a
 cross-attention head (--ablate encoder:L.H, L.H, cross:L.H). Each comparison is also run against a
 deliberately wrong reference (Marian's sinusoids interleaved sin, cos, sin, ... as in "Attention
-Is All You Need"; the embeddings not scaled by √d; another head knocked out) and must fail there.
+Is All You Need"; the embeddings not scaled by √d; BART's positions from row 0; another head
+knocked out) and must fail there.
 
 Usage: /usr/bin/python3 tests/oracle/marian_oracle_test.py --cli build/attnviz-cli
 """
@@ -107,6 +109,14 @@ class UnscaledEmbeddings(marian_reference.Marian):
         self.scale = 1.0
 
 
+class PositionsFromRowZero(marian_reference.Marian):
+    """BART's learned positions read from row 0, not row 2."""
+
+    def __init__(self, folder):
+        super().__init__(folder)
+        self.position_offset = 0
+
+
 def run_case(name, cli, folder, source, target, work, reference, report, ablate=(),
              wrong_reference=None, wrong_ablate=None):
     out = engine(cli, folder, source, target, work, ablate)
@@ -190,6 +200,23 @@ def main(argv=None):
                                  source, target, tmp, reference, report,
                                  wrong_reference=wrong(folder) if wrong else None)
                 all_ok = all_ok and ok
+        # Tiny BART: learned positions from row 2, embedding norms, GELU; GPT-2's BPE with
+        # <s> text </s>, the decoder reading </s> <s> and the target.
+        for dtype in ("F32", "BF16"):
+            folder = tmp / f"bart-{dtype}"
+            write_tiny_marian.write_tiny_bart(folder, dtype=dtype)
+            reference = marian_reference.Marian(folder)
+            for p, (source, target) in enumerate(PAIRS + [(PAIRS[0][0], None)]):
+                ok, out = run_case(f"tiny BART {dtype} pair {p + 1}"
+                                   + (" (greedy)" if target is None else ""), args.cli, folder,
+                                   source, target, tmp, reference, report,
+                                   wrong_reference=PositionsFromRowZero(folder) if p == 0 else None)
+                all_ok = all_ok and ok
+                ends = [t["text"] for t in out["source_tokens"][::len(out["source_tokens"]) - 1]]
+                if ends != ["<s>", "</s>"] or out["tokens"][0]["text"] != "</s>":
+                    print(f"  FAIL BART's source is not <s> … </s> ({ends}), or the target does "
+                          f"not start with </s> ({out['tokens'][0]['text']})")
+                    all_ok = False
         folder = tmp / "marian-F32"
         reference = marian_reference.Marian(folder)
         plain = engine(args.cli, folder, *PAIRS[0], tmp)

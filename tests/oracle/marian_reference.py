@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""An independent Marian (MarianMTModel) in plain PyTorch, for checking the engine's
-encoder–decoder forward pass layer by layer.
+"""An independent Marian (MarianMTModel) and BART (BartForConditionalGeneration) in plain PyTorch,
+for checking the engine's encoder–decoder forward pass layer by layer.
 
 Written from "Attention Is All You Need" (Vaswani et al., 2017), Marian NMT's transformer and
 Hugging Face's modeling_marian.py definitions; it shares no code with AttnViz: its safetensors
@@ -30,6 +30,8 @@ The math (nn.Linear weights (out, in): y = x Wᵀ + b):
                  c = LN(a + out(concat_h softmax(q_h(a) k_h(mem)ᵀ / √d_head) v_h(mem))), mem the
                  encoder's last output
   logits = x · sharedᵀ + final_logits_bias;  act: swish (SiLU), gelu (erf), relu.
+  BART (model_type "bart"): x = LN_emb(shared[ids] · scale + E_pos[2 .. n + 2)), each stack its own
+  learned table E_pos and norm (layernorm_embedding); GELU unless the config says otherwise.
 
 Usage:
   /usr/bin/python3 tests/oracle/marian_reference.py FOLDER --source 5,6,0 --tokens 9,5 [-o OUT]
@@ -82,7 +84,11 @@ class Marian:
         self.encoder_heads = config["encoder_attention_heads"]
         self.decoder_heads = config["decoder_attention_heads"]
         self.scale = math.sqrt(self.d) if config.get("scale_embedding", False) else 1.0
-        self.activation = ACTIVATIONS[config.get("activation_function", "swish")]
+        # BART: learned positions from row 2 of each stack's table, a LayerNorm of the embeddings,
+        # GELU by default.
+        self.bart = config.get("model_type") == "bart"
+        self.activation = ACTIVATIONS[config.get("activation_function",
+                                                 "gelu" if self.bart else "swish")]
         self.w = {(n[len("model."):] if n.startswith("model.") else n): t
                   for n, t in weights.items()}
         self.embeddings = self.w["shared.weight"]  # (vocab, d)
@@ -90,6 +96,7 @@ class Marian:
         self.bias = self.w.get("final_logits_bias",
                                torch.zeros(1, self.embeddings.shape[0], dtype=dtype))[0]
         self.positions = sinusoids(config["max_position_embeddings"], self.d, dtype)
+        self.position_offset = 2
         self.dtype = dtype
 
     def layer_norm(self, x, prefix):
@@ -101,8 +108,13 @@ class Marian:
     def dense(self, x, prefix):
         return x @ self.w[prefix + ".weight"].T + self.w[prefix + ".bias"]
 
-    def embed(self, ids):
-        return self.embeddings[torch.tensor(ids)] * self.scale + self.positions[:len(ids)]
+    def embed(self, ids, side="encoder"):
+        x = self.embeddings[torch.tensor(ids)] * self.scale
+        if not self.bart:
+            return x + self.positions[:len(ids)]
+        table = self.w[side + ".embed_positions.weight"]
+        x = x + table[self.position_offset:self.position_offset + len(ids)]
+        return self.layer_norm(x, side + ".layernorm_embedding")
 
     def attention(self, x_query, x_key, prefix, n_heads, seen, head_mask):
         """-> (per head dicts, the output (n_q, d)). seen (n_q, n_k) true where a key is seen."""
@@ -147,7 +159,7 @@ class Marian:
         for stack, layer, head in ablate:
             mask_of.setdefault((stack, layer), {})[head] = 0.0
         n_s, n_t = len(source), len(tokens)
-        x = self.embed(source)  # (n_s, d)
+        x = self.embed(source, "encoder")  # (n_s, d)
         encoder = {"embedding": x, "layers": []}
         everything = torch.ones(n_s, n_s, dtype=torch.bool)
         for i in range(self.encoder_layers):
@@ -159,7 +171,7 @@ class Marian:
             encoder["layers"].append(layer)
         memory = x  # (n_s, d)
 
-        x = self.embed(tokens)  # (n_t, d)
+        x = self.embed(tokens, "decoder")  # (n_t, d)
         out = {"source_tokens": list(source), "encoder": encoder, "tokens": list(tokens),
                "embedding": x, "layers": []}
         causal = torch.ones(n_t, n_t, dtype=torch.bool).tril()

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Writes a tiny random Marian folder (MarianMTModel's layout) for the engine's oracle tests:
+"""Writes a tiny random Marian folder (MarianMTModel's layout), or with --bart a tiny BART, for the
+engine's oracle tests. Marian's:
 config.json, model.safetensors (F32, F16 or BF16; random weights from marian_reference.py's
 tiny_weights, a random final_logits_bias, optionally an untied lm_head.weight), and a real
 tokenizer: source.spm and target.spm learned here by Debian's python3-sentencepiece from a few
@@ -54,6 +55,65 @@ def learn_pieces(sentences, vocab_size):
     return model.getvalue()
 
 
+TINY_MERGES = [("h", "e"), ("Ġ", "t"), ("Ġt", "he"), ("a", "t")]
+
+
+def gpt2_alphabet():
+    """GPT-2's byte alphabet: printable bytes stand for themselves, the others from U+0100 on."""
+    printable = (list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) +
+                 list(range(ord("®"), ord("ÿ") + 1)))
+    extra, chars = 0, {}
+    for b in range(256):
+        if b in printable:
+            chars[b] = chr(b)
+        else:
+            chars[b] = chr(256 + extra)
+            extra += 1
+    return chars
+
+
+def write_tiny_bart(out_dir, seed=6, dtype="F32", d_model=16, heads=4, layers=2, ffn=24,
+                    positions=64):
+    """A tiny random BART folder: GPT-2's byte-level BPE (the 256 bytes, four merges, then <s>,
+    <pad>, </s>, <unk>), learned positions of max_position_embeddings + 2 rows and an embedding
+    LayerNorm on each stack, GELU. Returns the config."""
+    import torch
+    out = pathlib.Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    alphabet = gpt2_alphabet()
+    vocab = {alphabet[b]: b for b in range(256)}
+    for left, right in TINY_MERGES:
+        vocab[left + right] = len(vocab)
+    for special in ("<s>", "<pad>", "</s>", "<unk>"):
+        vocab[special] = len(vocab)
+    (out / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
+    (out / "merges.txt").write_text(
+        "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in TINY_MERGES), encoding="utf-8")
+    config = {
+        "architectures": ["BartForConditionalGeneration"], "model_type": "bart",
+        "d_model": d_model, "encoder_layers": layers, "decoder_layers": layers,
+        "encoder_attention_heads": heads, "decoder_attention_heads": heads,
+        "encoder_ffn_dim": ffn, "decoder_ffn_dim": ffn, "vocab_size": len(vocab),
+        "max_position_embeddings": positions, "activation_function": "gelu",
+        "scale_embedding": False, "normalize_before": False, "add_final_layer_norm": False,
+        "bos_token_id": vocab["<s>"], "pad_token_id": vocab["<pad>"],
+        "eos_token_id": vocab["</s>"], "decoder_start_token_id": vocab["</s>"],
+    }
+    (out / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    weights = marian_reference.tiny_weights(seed, len(vocab), d_model, ffn, layers, layers)
+    generator = torch.Generator().manual_seed(seed + 1)
+    for side in ("encoder", "decoder"):
+        weights[f"model.{side}.embed_positions.weight"] = torch.randn(
+            positions + 2, d_model, generator=generator, dtype=torch.float64) * 0.3
+        weights[f"model.{side}.layernorm_embedding.weight"] = 1.0 + 0.3 * torch.randn(
+            d_model, generator=generator, dtype=torch.float64)
+        weights[f"model.{side}.layernorm_embedding.bias"] = 0.3 * torch.randn(
+            d_model, generator=generator, dtype=torch.float64)
+    tensors = [(name, dtype, array.numpy().astype(np.float32)) for name, array in weights.items()]
+    write_tiny_gpt2.write_safetensors(out / "model.safetensors", tensors, {"format": "pt"})
+    return config
+
+
 def write_tiny_marian(out_dir, seed=5, dtype="F32", untied=False, d_model=16, heads=4,
                       layers=2, ffn=24, positions=64, vocab_size=None, scale=0.3):
     """Writes the folder; returns the config."""
@@ -86,10 +146,10 @@ def write_tiny_marian(out_dir, seed=5, dtype="F32", untied=False, d_model=16, he
     (out / "config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     weights = marian_reference.tiny_weights(seed, len(pieces), d_model, ffn, layers, layers, scale)
     tensors = [(name, dtype, array.numpy().astype(np.float32)) for name, array in weights.items()]
-    del weights
     if untied:
         head = weights["model.shared.weight"].numpy().astype(np.float32) + 0.25
         tensors.append(("lm_head.weight", dtype, head))
+    del weights  # (the bench's model: a float64 copy of 300 MB of weights)
     write_tiny_gpt2.write_safetensors(out / "model.safetensors", tensors, {"format": "pt"})
     return config
 
@@ -99,6 +159,7 @@ def main(argv=None):
     parser.add_argument("out")
     parser.add_argument("--dtype", default="F32", choices=("F32", "F16", "BF16"))
     parser.add_argument("--untied", action="store_true")
+    parser.add_argument("--bart", action="store_true", help="a tiny BART instead")
     parser.add_argument("--d-model", type=int, default=16)
     parser.add_argument("--heads", type=int, default=4)
     parser.add_argument("--layers", type=int, default=2)
@@ -107,6 +168,9 @@ def main(argv=None):
     parser.add_argument("--positions", type=int, default=64)
     parser.add_argument("--scale", type=float, default=0.3)
     args = parser.parse_args(argv)
+    if args.bart:
+        write_tiny_bart(args.out, dtype=args.dtype)
+        return 0
     write_tiny_marian(args.out, dtype=args.dtype, untied=args.untied, d_model=args.d_model,
                       heads=args.heads, layers=args.layers, ffn=args.ffn,
                       positions=args.positions, vocab_size=args.vocab, scale=args.scale)
