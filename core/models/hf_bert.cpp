@@ -14,13 +14,12 @@ namespace {
 using hf::shown;
 using hf::transposed;
 
-// Sizes past these are no model this app can show (and a config claiming them is broken).
-constexpr std::int64_t kMaxHidden = 1 << 16;
-constexpr std::int64_t kMaxLayers = 1024;
-constexpr std::int64_t kMaxPositions = 1 << 20;
-constexpr std::int64_t kMaxVocab = 1 << 22;
-constexpr std::int64_t kMaxIntermediate = 4 * kMaxHidden;
+constexpr std::int64_t kMaxHidden = hf::kMaxWidth;
+constexpr std::int64_t kMaxIntermediate = hf::kMaxFeedForward;
 constexpr std::int64_t kMaxTypes = 1024;
+using hf::kMaxLayers;
+using hf::kMaxPositions;
+using hf::kMaxVocab;
 
 struct BertConfig {
   int hidden = 0, layers = 0, heads = 0, intermediate = 0, vocab = 0, positions = 0, types = 2;

@@ -15,12 +15,11 @@ namespace {
 using hf::shown;
 using hf::transposed;
 
-// Sizes past these are no model this app can show (and a config claiming them is broken).
-constexpr std::int64_t kMaxHidden = 1 << 16;
-constexpr std::int64_t kMaxLayers = 1024;
-constexpr std::int64_t kMaxPositions = 1 << 16;
-constexpr std::int64_t kMaxVocab = 1 << 22;
-constexpr std::int64_t kMaxFeedForward = 4 * kMaxHidden;
+constexpr std::int64_t kMaxHidden = hf::kMaxWidth;
+constexpr std::int64_t kMaxPositions = 1 << 16;  // sinusoid tables are computed: kept smaller
+using hf::kMaxFeedForward;
+using hf::kMaxLayers;
+using hf::kMaxVocab;
 constexpr int kBartPositionOffset = 2;  // BartLearnedPositionalEmbedding's rows 0 and 1 unused
 
 struct StackConfig {

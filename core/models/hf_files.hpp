@@ -26,6 +26,14 @@
 
 namespace attnviz::hf {
 
+// Sizes past these are no model this app can show (and a config claiming them is broken): the
+// model's width, its layers, its positions, its vocabulary, its MLP's width.
+inline constexpr std::int64_t kMaxWidth = 1 << 16;
+inline constexpr std::int64_t kMaxLayers = 1024;
+inline constexpr std::int64_t kMaxPositions = 1 << 20;
+inline constexpr std::int64_t kMaxVocab = 1 << 22;
+inline constexpr std::int64_t kMaxFeedForward = 4 * kMaxWidth;
+
 // A JSON value or a name from a file as a message shows it: at most 80 characters.
 std::string shown(std::string text);
 // "[768, 2304]"

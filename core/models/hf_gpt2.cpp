@@ -13,12 +13,11 @@ namespace {
 
 using hf::shown;
 
-// Sizes past these are no model this app can show (and a config claiming them is broken).
-constexpr std::int64_t kMaxEmbd = 1 << 16;
-constexpr std::int64_t kMaxLayers = 1024;
-constexpr std::int64_t kMaxPositions = 1 << 20;
-constexpr std::int64_t kMaxVocab = 1 << 22;
-constexpr std::int64_t kMaxInner = 4 * kMaxEmbd;
+constexpr std::int64_t kMaxEmbd = hf::kMaxWidth;
+constexpr std::int64_t kMaxInner = hf::kMaxFeedForward;
+using hf::kMaxLayers;
+using hf::kMaxPositions;
+using hf::kMaxVocab;
 
 struct Gpt2Config {
   int n_embd = 0, n_layer = 0, n_head = 0, n_positions = 0, vocab_size = 0, n_inner = 0;

@@ -40,6 +40,17 @@ std::vector<float> times(const std::vector<float>& x, const MatrixView& w, const
   return y;
 }
 
+// The scores made weights in place: exp(score − the largest), over their sum.
+void softmax(std::vector<float>& scores) {
+  const float largest = *std::max_element(scores.begin(), scores.end());
+  float sum = 0.0f;
+  for (float& a : scores) {
+    a = std::exp(a - largest);
+    sum += a;
+  }
+  for (float& a : scores) a /= sum;
+}
+
 // The MLP's activation of one value.
 float activation(FeedForwardKind kind, float u) {
   if (kind == FeedForwardKind::Silu) return u / (1.0f + std::exp(-u));
@@ -110,13 +121,7 @@ void ReferenceForward::attend(int l, int position, const std::vector<const Layer
         for (int i = 0; i < d_head; ++i) score += r.queries[h * d_head + i] * key(t)[i];
         alpha[t] = score / std::sqrt(static_cast<float>(d_head));
       }
-      const float largest = *std::max_element(alpha.begin(), alpha.end());
-      float sum = 0.0f;
-      for (float& a : alpha) {
-        a = std::exp(a - largest);
-        sum += a;
-      }
-      for (float& a : alpha) a /= sum;
+      softmax(alpha);
     } else if (intervention.pattern == HeadIntervention::Pattern::Uniform) {
       std::fill(alpha.begin(), alpha.end(), 1.0f / static_cast<float>(keys));
     } else {
@@ -335,13 +340,7 @@ void ReferenceForward::attend_memory(int l, LayerRow& r) const {
           score += r.cross_queries[h * d_head + i] * keys[t][h * d_head + i];
         alpha[t] = score / std::sqrt(static_cast<float>(d_head));
       }
-      const float largest = *std::max_element(alpha.begin(), alpha.end());
-      float sum = 0.0f;
-      for (float& a : alpha) {
-        a = std::exp(a - largest);
-        sum += a;
-      }
-      for (float& a : alpha) a /= sum;
+      softmax(alpha);
     }
     for (int t = 0; t < n_source; ++t)
       for (int i = 0; i < d_head; ++i)

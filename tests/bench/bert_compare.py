@@ -29,10 +29,7 @@ Nothing is asserted: it prints. Each side's time is its best median of --rounds 
 
 import argparse
 import json
-import os
 import pathlib
-import re
-import statistics
 import subprocess
 import sys
 import time
@@ -119,18 +116,8 @@ def time_torch(w, rounds):
     import torch
     ids = torch.tensor(token_ids(TOKENS))
     types = torch.zeros(TOKENS, dtype=torch.long)
-    best = float("inf")
     with torch.no_grad():
-        torch_forward(w, ids, types)  # warm-up
-        for _ in range(max(1, rounds)):
-            samples = []
-            start = time.perf_counter()
-            while len(samples) < 3 or (time.perf_counter() - start < 1.5 and len(samples) < 50):
-                t0 = time.perf_counter()
-                torch_forward(w, ids, types)
-                samples.append(time.perf_counter() - t0)
-            best = min(best, statistics.median(samples))
-    return best * 1e6
+        return model_compare.best_median_us(lambda: torch_forward(w, ids, types), rounds, 1.5)
 
 
 def peak_rate(rounds):
@@ -170,22 +157,7 @@ def main():
     args = parse_arguments()
     model_compare.ARGS = args
     rounds = args.rounds
-    name, avx512, cpus = model_compare.machine()
-    print("machine: %s, avx512f %s, %d CPUs; load average %s" % (
-        name, "yes" if avx512 else "no", cpus, " ".join(open("/proc/loadavg").read().split()[:3])))
-    results = {}
-    for core_type in model_compare.CORE_TYPES:
-        data = model_compare.products_at(core_type, [128], 1)
-        rate, _ = model_compare.forward_rate(data["seconds"], 128, True)
-        results[core_type] = (rate, data["error"] < 1e-5)
-    best_type = max((t for t in model_compare.CORE_TYPES if results[t][1] and t),
-                    key=lambda t: results[t][0])
-    print("OpenBLAS core type: %s (%.0f GFLOP/s on GPT-2 small's products)" % (
-        best_type, results[best_type][0]))
-    env = os.environ.copy()
-    env.update(OPENBLAS_CORETYPE=best_type, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
-               MKL_NUM_THREADS="1")
-    os.environ.update(env)
+    _, env = model_compare.one_thread_at_best_core_type()
 
     model = pathlib.Path(args.build_dir) / "bench-models" / "bert-base-random"
     ensure_model(model)
@@ -197,16 +169,7 @@ def main():
     torch_us = time_torch(weights, rounds)
     del weights
 
-    command = [args.cli, "model", "bench", str(model), "--tokens", str(TOKENS), "--all-logits",
-               "--products"]
-    best, fields = float("inf"), {}
-    for _ in range(max(1, rounds)):
-        run = subprocess.run(command, capture_output=True, text=True, env=env)
-        if run.returncode != 0:
-            sys.exit("attnviz-cli failed: %s" % run.stderr.strip())
-        found = dict(re.findall(r'(\w+)=("[^"]*"|\S+)', run.stdout))
-        if float(found["median_us"]) < best:
-            best, fields = float(found["median_us"]), found
+    best, fields, _ = model_compare.cli_bench(env, model, TOKENS, "--all-logits", rounds=rounds)
     flops = sum(2.0 * m * n * k for m, n, k in weight_product_shapes(TOKENS))
     print("\ntorch %s, one thread: %.0f µs (%.1f GFLOP/s of weight products over the whole forward)"
           % (torch.__version__, torch_us, flops / torch_us * 1e-3))

@@ -26,13 +26,9 @@ Nothing is asserted: it prints. Each side's time is its best median of --rounds 
 import argparse
 import json
 import math
-import os
 import pathlib
-import re
-import statistics
 import subprocess
 import sys
-import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -122,38 +118,14 @@ def time_torch(w, rounds):
     import torch
     source = torch.tensor(token_ids(TOKENS))
     target = torch.tensor([VOCAB - 1] + token_ids(TOKENS - 1))
-    best = float("inf")
     with torch.no_grad():
-        torch_forward(w, source, target)  # warm-up
-        for _ in range(max(1, rounds)):
-            samples = []
-            start = time.perf_counter()
-            while len(samples) < 3 or (time.perf_counter() - start < 1.5 and len(samples) < 50):
-                t0 = time.perf_counter()
-                torch_forward(w, source, target)
-                samples.append(time.perf_counter() - t0)
-            best = min(best, statistics.median(samples))
-    return best * 1e6
+        return model_compare.best_median_us(lambda: torch_forward(w, source, target), rounds, 1.5)
 
 
 def main():
     args = parse_arguments()
     model_compare.ARGS = args
-    name, avx512, cpus = model_compare.machine()
-    print("machine: %s, avx512f %s, %d CPUs; load average %s" % (
-        name, "yes" if avx512 else "no", cpus, " ".join(open("/proc/loadavg").read().split()[:3])))
-    results = {}
-    for core_type in model_compare.CORE_TYPES:
-        data = model_compare.products_at(core_type, [128], 1)
-        rate, _ = model_compare.forward_rate(data["seconds"], 128, True)
-        results[core_type] = (rate, data["error"] < 1e-5)
-    best_type = max((t for t in model_compare.CORE_TYPES if results[t][1] and t),
-                    key=lambda t: results[t][0])
-    print("OpenBLAS core type: %s" % best_type)
-    env = os.environ.copy()
-    env.update(OPENBLAS_CORETYPE=best_type, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
-               MKL_NUM_THREADS="1")
-    os.environ.update(env)
+    _, env = model_compare.one_thread_at_best_core_type()
 
     model = pathlib.Path(args.build_dir) / "bench-models" / "marian-opus-mt-random"
     ensure_model(model)
@@ -164,16 +136,8 @@ def main():
     torch_us = time_torch(weights, args.rounds)
     del weights
 
-    command = [args.cli, "model", "bench", str(model), "--tokens", str(TOKENS), "--all-logits",
-               "--products"]
-    best, fields = float("inf"), {}
-    for _ in range(max(1, args.rounds)):
-        run = subprocess.run(command, capture_output=True, text=True, env=env)
-        if run.returncode != 0:
-            sys.exit("attnviz-cli failed: %s" % run.stderr.strip())
-        found = dict(re.findall(r'(\w+)=("[^"]*"|\S+)', run.stdout))
-        if float(found["median_us"]) < best:
-            best, fields = float(found["median_us"]), found
+    best, fields, _ = model_compare.cli_bench(env, model, TOKENS, "--all-logits",
+                                              rounds=args.rounds)
     flops = sum(2.0 * m * n * k for m, n, k in weight_product_shapes(TOKENS))
     print("\ntorch %s, one thread: %.0f µs (%.1f GFLOP/s of weight products over the whole forward)"
           % (torch.__version__, torch_us, flops / torch_us * 1e-3))

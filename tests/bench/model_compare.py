@@ -183,21 +183,27 @@ def torch_forward(w, ids):
     return x @ w["wte.weight"].t()  # (n, vocab)
 
 
+def best_median_us(function, rounds, seconds=1.0):
+    """function() timed after a warm-up call: the best of `rounds` medians, each of 3 to 50 calls
+    over about `seconds`, in µs (torch's side of every comparison here)."""
+    function()
+    best = float("inf")
+    for _ in range(max(1, rounds)):
+        samples = []
+        start = time.perf_counter()
+        while len(samples) < 3 or (time.perf_counter() - start < seconds and len(samples) < 50):
+            t0 = time.perf_counter()
+            function()
+            samples.append(time.perf_counter() - t0)
+        best = min(best, statistics.median(samples))
+    return best * 1e6
+
+
 def time_torch(w, tokens, rounds):
     import torch
     ids = torch.tensor(token_ids(tokens))
-    best = float("inf")
     with torch.no_grad():
-        torch_forward(w, ids)  # warm-up
-        for _ in range(max(1, rounds)):
-            samples = []
-            start = time.perf_counter()
-            while len(samples) < 3 or (time.perf_counter() - start < 1.0 and len(samples) < 50):
-                t0 = time.perf_counter()
-                torch_forward(w, ids)
-                samples.append(time.perf_counter() - t0)
-            best = min(best, statistics.median(samples))
-    return best * 1e6
+        return best_median_us(lambda: torch_forward(w, ids), rounds)
 
 
 # --- attnviz-cli --------------------------------------------------------------------------------
@@ -232,6 +238,28 @@ def machine():
     with open("/proc/cpuinfo") as info:
         avx512 = " avx512f" in info.read()
     return name, avx512, os.cpu_count()
+
+
+def one_thread_at_best_core_type():
+    """Prints the machine; probes each OpenBLAS core type (torch's products at GPT-2 small's
+    shapes, each in a fresh process, checked against float64), sets the fastest correct one and
+    one thread for this process, and returns (it, the environment for attnviz-cli)."""
+    name, avx512, cpus = machine()
+    print("machine: %s, avx512f %s, %d CPUs; load average %s" % (
+        name, "yes" if avx512 else "no", cpus, " ".join(open("/proc/loadavg").read().split()[:3])))
+    results = {}
+    for core_type in CORE_TYPES:
+        data = products_at(core_type, [128], 1)
+        rate, _ = forward_rate(data["seconds"], 128, True)
+        results[core_type] = (rate, data["error"] < 1e-5)
+    best_type = max((t for t in CORE_TYPES if results[t][1] and t), key=lambda t: results[t][0])
+    print("OpenBLAS core type: %s (%.0f GFLOP/s on GPT-2 small's products)" % (
+        best_type, results[best_type][0]))
+    env = os.environ.copy()
+    env.update(OPENBLAS_CORETYPE=best_type, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
+               MKL_NUM_THREADS="1")
+    os.environ.update(env)
+    return best_type, env
 
 
 def verdict(value, limit):

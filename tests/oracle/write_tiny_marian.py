@@ -25,6 +25,7 @@ import sentencepiece
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import marian_reference  # noqa: E402
+import model_oracle_test  # noqa: E402  (the tiny byte-level BPE vocabulary)
 import write_tiny_gpt2  # noqa: E402
 
 ENGLISH = [
@@ -55,23 +56,6 @@ def learn_pieces(sentences, vocab_size):
     return model.getvalue()
 
 
-TINY_MERGES = [("h", "e"), ("Ġ", "t"), ("Ġt", "he"), ("a", "t")]
-
-
-def gpt2_alphabet():
-    """GPT-2's byte alphabet: printable bytes stand for themselves, the others from U+0100 on."""
-    printable = (list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) +
-                 list(range(ord("®"), ord("ÿ") + 1)))
-    extra, chars = 0, {}
-    for b in range(256):
-        if b in printable:
-            chars[b] = chr(b)
-        else:
-            chars[b] = chr(256 + extra)
-            extra += 1
-    return chars
-
-
 def write_tiny_bart(out_dir, seed=6, dtype="F32", d_model=16, heads=4, layers=2, ffn=24,
                     positions=64):
     """A tiny random BART folder: GPT-2's byte-level BPE (the 256 bytes, four merges, then <s>,
@@ -80,15 +64,16 @@ def write_tiny_bart(out_dir, seed=6, dtype="F32", d_model=16, heads=4, layers=2,
     import torch
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    alphabet = gpt2_alphabet()
+    alphabet = model_oracle_test.bytes_to_unicode()
     vocab = {alphabet[b]: b for b in range(256)}
-    for left, right in TINY_MERGES:
+    for left, right in model_oracle_test.TINY_MERGES:
         vocab[left + right] = len(vocab)
     for special in ("<s>", "<pad>", "</s>", "<unk>"):
         vocab[special] = len(vocab)
     (out / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
     (out / "merges.txt").write_text(
-        "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in TINY_MERGES), encoding="utf-8")
+        "#version: 0.2\n" + "".join(f"{a} {b}\n" for a, b in model_oracle_test.TINY_MERGES),
+        encoding="utf-8")
     config = {
         "architectures": ["BartForConditionalGeneration"], "model_type": "bart",
         "d_model": d_model, "encoder_layers": layers, "decoder_layers": layers,

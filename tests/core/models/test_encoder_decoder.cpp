@@ -12,6 +12,7 @@
 #include "core/models/model_files.hpp"
 #include "core/models/reference_forward.hpp"
 #include "tests/support/forward_compare.hpp"
+#include "tests/support/model_folder.hpp"
 #include "tests/support/safetensors_writer.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -30,9 +31,12 @@ namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
+using testing::has;
+using testing::named;
 using testing::safetensors_file;
 using testing::TestTensor;
 using testing::write_file;
+using testing::write_model;
 
 constexpr int kD = 8, kHeads = 2, kLayers = 2, kVocab = 14, kPositions = 12, kFeedForward = 16;
 
@@ -107,22 +111,6 @@ std::vector<TestTensor> tiny_tensors(bool bart = false, const std::string& dtype
   return out;
 }
 
-TestTensor& named(std::vector<TestTensor>& tensors, const std::string& name) {
-  for (TestTensor& t : tensors)
-    if (t.name == name) return t;
-  FAIL("no tensor " << name);
-  return tensors.front();
-}
-
-fs::path write_model(const testing::TempDir& dir, const Json& config,
-                     const std::vector<TestTensor>& tensors, const std::string& name = "marian") {
-  const fs::path folder = dir.path / name;
-  fs::create_directories(folder);
-  write_file(folder / "config.json", config.dump(2));
-  write_file(folder / "model.safetensors", safetensors_file(tensors));
-  return folder;
-}
-
 Transformer load(const fs::path& path) {
   Result<Transformer> model = load_hf_encoder_decoder(path.string());
   REQUIRE_MESSAGE(model.ok(), model.error());
@@ -133,10 +121,6 @@ std::string load_error(const fs::path& path) {
   Result<Transformer> model = load_hf_encoder_decoder(path.string());
   REQUIRE_FALSE(model.ok());
   return model.error();
-}
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "core/models/hf_bert.hpp"
 #include "core/models/model.hpp"
 #include "core/models/model_files.hpp"
+#include "tests/support/model_folder.hpp"
 #include "tests/support/safetensors_writer.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/tiny_bert.hpp"
@@ -25,7 +26,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
+using testing::has;
 using testing::Layout;
+using testing::named;
 using testing::safetensors_file;
 using testing::TestTensor;
 using testing::write_file;
@@ -33,20 +36,10 @@ using Shape = testing::TinyBertShape;
 using testing::tiny_bert_config;
 using testing::tiny_bert_tensors;
 
-TestTensor& named(std::vector<TestTensor>& tensors, const std::string& name) {
-  for (TestTensor& t : tensors)
-    if (t.name == name) return t;
-  FAIL("no tensor " << name);
-  return tensors.front();
-}
-
-fs::path write_model(const testing::TempDir& dir, const Json& config,
-                     const std::vector<TestTensor>& tensors, const std::string& name = "bert") {
-  const fs::path folder = dir.path / name;
-  fs::create_directories(folder);
-  write_file(folder / "config.json", config.dump(2));
-  write_file(folder / "model.safetensors", safetensors_file(tensors));
-  return folder;
+// The folder DIR/bert (or DIR/name) with config.json and model.safetensors.
+fs::path write_bert(const testing::TempDir& dir, const Json& config,
+                    const std::vector<TestTensor>& tensors, const std::string& name = "bert") {
+  return testing::write_model(dir, config, tensors, name);
 }
 
 Transformer load(const fs::path& path, std::vector<std::string>* warnings = nullptr) {
@@ -60,10 +53,6 @@ std::string load_error(const fs::path& path) {
   Result<Transformer> model = load_hf_bert(path.string());
   REQUIRE_FALSE(model.ok());
   return model.error();
-}
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 // A Linear's (out, in) values, as the engine's (in, out) view must hold them.
@@ -87,7 +76,7 @@ TEST_CASE("a tiny BERT in both layouts and three dtypes is read back exactly, Li
         CAPTURE(old_names);
         const std::vector<TestTensor> tensors = tiny_bert_tensors(s, layout, dtype, old_names);
         std::vector<std::string> warnings;
-        const Transformer model = load(write_model(dir, tiny_bert_config(s), tensors), &warnings);
+        const Transformer model = load(write_bert(dir, tiny_bert_config(s), tensors), &warnings);
         CHECK(warnings.empty());  // the pooler and position_ids pass quietly
         const TransformerConfig& c = model.config();
         CHECK(c.architecture == "bert");
@@ -138,17 +127,17 @@ TEST_CASE("a tiny BERT: the decoder's weight tied or its own, its bias the same 
   tensors.push_back(decoder);
   tensors.push_back(decoder_bias);
   {
-    const Transformer tied = load(write_model(dir, tiny_bert_config(s), tensors));
+    const Transformer tied = load(write_bert(dir, tiny_bert_config(s), tensors));
     CHECK(tied.weights().unembedding.data == tied.weights().token_embedding.data);
   }
   named(tensors, "cls.predictions.decoder.weight").values[4] = 0.25f + 1.0f / 64;
   {
-    const Transformer untied = load(write_model(dir, tiny_bert_config(s), tensors));
+    const Transformer untied = load(write_bert(dir, tiny_bert_config(s), tensors));
     CHECK(untied.weights().unembedding.data != untied.weights().token_embedding.data);
     CHECK(untied.weights().unembedding.at(0, 4) == 0.25f + 1.0f / 64);
   }
   named(tensors, "cls.predictions.decoder.bias").values[1] = 0.5f;
-  CHECK(has(load_error(write_model(dir, tiny_bert_config(s), tensors)),
+  CHECK(has(load_error(write_bert(dir, tiny_bert_config(s), tensors)),
             "cls.predictions.decoder.bias differs from cls.predictions.bias"));
 }
 
@@ -159,7 +148,7 @@ TEST_CASE("a BERT folder with a damaged model.safetensors names the file and the
   const auto error_with = [&](const std::function<void(std::vector<TestTensor>&)>& edit) {
     std::vector<TestTensor> tensors = good;
     edit(tensors);
-    std::string error = load_error(write_model(dir, tiny_bert_config(s), tensors));
+    std::string error = load_error(write_bert(dir, tiny_bert_config(s), tensors));
     CHECK(has(error, (dir.path / "bert" / "model.safetensors").string()));
     return error;
   };
@@ -203,7 +192,7 @@ TEST_CASE("a BERT folder with a damaged model.safetensors names the file and the
     TestTensor decoder = named(model_only, "embeddings.word_embeddings.weight");
     decoder.name = "cls.predictions.decoder.weight";
     model_only.push_back(decoder);
-    CHECK(has(load_error(write_model(dir, tiny_bert_config(s), model_only)),
+    CHECK(has(load_error(write_bert(dir, tiny_bert_config(s), model_only)),
               "the MLM head's decoder without the rest of the head"));
   }
   // A stray tensor is a warning, not an error.
@@ -213,7 +202,7 @@ TEST_CASE("a BERT folder with a damaged model.safetensors names the file and the
     stray.name = "cls.something.else";
     tensors.push_back(stray);
     std::vector<std::string> warnings;
-    load(write_model(dir, tiny_bert_config(s), tensors), &warnings);
+    load(write_bert(dir, tiny_bert_config(s), tensors), &warnings);
     REQUIRE(warnings.size() == 1);
     CHECK(has(warnings[0], "tensor cls.something.else ignored"));
   }
@@ -226,7 +215,7 @@ TEST_CASE("a BERT config.json with absurd or unsupported values is refused, nami
   const auto error_with = [&](const std::function<void(Json&)>& edit) {
     Json config = tiny_bert_config(s);
     edit(config);
-    std::string error = load_error(write_model(dir, config, tensors));
+    std::string error = load_error(write_bert(dir, config, tensors));
     CHECK(has(error, "bert"));
     return error;
   };
@@ -255,20 +244,20 @@ TEST_CASE("a BERT config.json with absurd or unsupported values is refused, nami
   // The tanh forms of GELU are read as such.
   Json tanh = tiny_bert_config(s);
   tanh["hidden_act"] = "gelu_new";
-  CHECK(load(write_model(dir, tanh, tensors)).config().feed_forward == FeedForwardKind::GeluTanh);
+  CHECK(load(write_bert(dir, tanh, tensors)).config().feed_forward == FeedForwardKind::GeluTanh);
 }
 
 TEST_CASE("a BERT folder is told from a GPT-2 one by its config, and opens with its vocabulary") {
   const Shape s;
   testing::TempDir dir;
   const fs::path folder =
-      write_model(dir, tiny_bert_config(s), tiny_bert_tensors(s, Layout::MaskedLm));
+      write_bert(dir, tiny_bert_config(s), tiny_bert_tensors(s, Layout::MaskedLm));
   Result<ModelLocation> located = locate_model(folder.string());
   REQUIRE(located.ok());
   CHECK(located->format == ModelFormat::HuggingFaceBert);
   Json no_type = tiny_bert_config(s);
   no_type.erase("model_type");  // architectures alone say BERT
-  const fs::path other = write_model(dir, no_type, tiny_bert_tensors(s, Layout::Model), "other");
+  const fs::path other = write_bert(dir, no_type, tiny_bert_tensors(s, Layout::Model), "other");
   REQUIRE(locate_model((other / "model.safetensors").string()).ok());
   CHECK(locate_model((other / "model.safetensors").string())->format ==
         ModelFormat::HuggingFaceBert);

@@ -6,6 +6,7 @@
 #include "core/models/hf_gpt2.hpp"
 #include "core/models/model_files.hpp"
 #include "core/models/safetensors.hpp"
+#include "tests/support/model_folder.hpp"
 #include "tests/support/safetensors_writer.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -27,11 +28,14 @@ namespace {
 
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
+using testing::has;
+using testing::named;
 using testing::put_u16;
 using testing::safetensors_file;
 using testing::TestTensor;
 using testing::with_header;
 using testing::write_file;
+using testing::write_model;
 
 // ---- Tiny GPT-2 models ----
 
@@ -114,15 +118,6 @@ TestTensor& tensor_named(std::vector<TestTensor>& tensors, const std::string& na
 }
 
 // A folder holding config.json and model.safetensors.
-fs::path write_model(const testing::TempDir& dir, const Json& config,
-                     const std::vector<TestTensor>& tensors, const std::string& name = "model") {
-  fs::path folder = dir.path / name;
-  fs::create_directories(folder);
-  write_file(folder / "config.json", config.dump(2));
-  write_file(folder / "model.safetensors", safetensors_file(tensors));
-  return folder;
-}
-
 Transformer load(const fs::path& path) {
   Result<Transformer> model = load_hf_gpt2(path.string());
   REQUIRE_MESSAGE(model.ok(), model.error());
@@ -133,10 +128,6 @@ std::string load_error(const fs::path& path) {
   Result<Transformer> model = load_hf_gpt2(path.string());
   REQUIRE_FALSE(model.ok());
   return model.error();
-}
-
-bool has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 // Every view of the model holds the values the test wrote, where the row-vector convention
