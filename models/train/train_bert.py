@@ -341,7 +341,9 @@ class MaskedWindows:
             ids = [CLS] + a + [SEP] + b + [SEP]
             types = [0] * (len(a) + 2) + [1] * (len(b) + 1)
         else:
-            if rng.random() < 2 * self.single_verses:  # one verse alone: a class's sentence
+            # One verse alone, a class's sentence's length (no draw without it: the random
+            # stream, and so bert-web, stays what the default recipe made).
+            if self.single_verses > 0 and rng.random() < 2 * self.single_verses:
                 a = self.verses[start][:n - 2]
             else:
                 a, _ = self.span(start, n - 2)
@@ -492,9 +494,10 @@ def main():
     parser.add_argument("--next-sentence", type=int, choices=(0, 1), default=0,
                         help="1: BERT's next-sentence task beside MLM (half the pairs' B random); "
                         "tried, not used for bert-web: models/train/experiments/")
-    parser.add_argument("--single-verses", type=float, default=0.25,
+    parser.add_argument("--single-verses", type=float, default=0.0,
                         help="the fraction of examples that are one verse alone, [CLS] verse "
-                        "[SEP] (the rest fill the context with whole verses)")
+                        "[SEP] (the rest fill the context with whole verses); tried at 0.25, "
+                        "not used for bert-web: models/train/experiments/")
     args = parser.parse_args()
 
     log = training_run.start(args.out, args, torch, np)
@@ -599,7 +602,8 @@ def main():
         return args.lr * max(0.0, (args.steps - step) / max(1, args.steps - args.warmup))
 
     log(f"recipe: masked language modelling (15% of the ordinary tokens: 80% [MASK], 10% random, "
-        f"10% kept); half the examples sentence pairs, {args.single_verses:.0%} one verse alone"
+        f"10% kept); half the examples sentence pairs"
+        + (f", {args.single_verses:.0%} one verse alone" if args.single_verses > 0 else "")
         + ("; BERT's next-sentence task (half the pairs' B a random verse), its loss added"
            if model.next_sentence else "") + f"; AdamW betas (0.9, 0.98), peak lr "
         f"{args.lr}, {args.warmup} warm-up steps, linear decay to 0, weight decay 0.01 on "
