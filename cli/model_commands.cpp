@@ -43,6 +43,7 @@ struct Ablation {
   enum class Part { Self, Encoder, Cross };
   Part part = Part::Self;
   int layer = 0, head = 0;
+  std::string written;  // as the command line gave it ("cross:1.2"), for messages
 };
 
 struct ModelArguments {
@@ -198,6 +199,7 @@ Status parse(int argc, char** argv, ModelArguments& args) {
     } else if (arg == "--ablate") {
       problem = value(text);
       Ablation ablation;
+      ablation.written = text;
       std::string_view numbers = text;
       for (const auto& [prefix, part] :
            {std::pair{std::string_view("encoder:"), Ablation::Part::Encoder},
@@ -836,9 +838,9 @@ int run_model_command(int argc, char** argv) {
     const TransformerConfig& c =
         a.part == Ablation::Part::Encoder ? encoder->config() : model->transformer.config();
     if (a.layer >= c.n_layers || a.head >= c.n_heads) {
-      print_error("--ablate " + std::to_string(a.layer) + "." + std::to_string(a.head) +
-                  ": the model" + (a.part == Ablation::Part::Encoder ? "'s encoder" : "") +
-                  " has " + std::to_string(c.n_layers) + " layers of " + std::to_string(c.n_heads) +
+      print_error("--ablate " + a.written + ": the model" +
+                  (a.part == Ablation::Part::Encoder ? "'s encoder" : "") + " has " +
+                  std::to_string(c.n_layers) + " layers of " + std::to_string(c.n_heads) +
                   " heads (counted from 0)");
       return kExitUsage;
     }

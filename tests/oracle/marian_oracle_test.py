@@ -22,6 +22,10 @@ deliberately wrong reference (Marian's sinusoids interleaved sin, cos, sin, ... 
 Is All You Need"; the embeddings not scaled by √d; BART's positions from row 0; another head
 knocked out) and must fail there.
 
+The commands as a user runs them: translate (the greedy target), tokens --target (its ids as
+python3-sentencepiece's), info, bench, and nine mistakes, each one line on standard error with
+status 1 or 2 and an -o file left as it was.
+
 Usage: /usr/bin/python3 tests/oracle/marian_oracle_test.py --cli build/attnviz-cli
 """
 
@@ -37,6 +41,7 @@ import sentencepiece
 import torch
 
 HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 import marian_reference  # noqa: E402
 import model_oracle_test  # noqa: E402
@@ -181,6 +186,64 @@ def check_tokens(cli, folder, work):
     return failures == 0
 
 
+def check_commands(cli, folder, bert_folder, work):
+    """The encoder–decoder's commands as a user runs them: translate, tokens --target, bench,
+    info, and the mistakes (one line on standard error; status 1 for bad input, 2 for usage; an
+    -o file left as it was)."""
+    failures = []
+
+    def run(*args):
+        return subprocess.run([cli, *map(str, args)], capture_output=True, text=True, timeout=120)
+
+    def expect(result, status, what, contains=None):
+        lines = result.stderr.splitlines()
+        if result.returncode != status or (status and len(lines) != 1) or (
+                contains and contains not in result.stdout + result.stderr):
+            failures.append(f"{what}: status {result.returncode}, {result.stderr.strip()!r}, "
+                            f"{result.stdout[:80]!r}")
+
+    # translate is the greedy translation: the text of attention's target tokens, start left out.
+    translated = run("model", "translate", folder, "--text", PAIRS[0][0])
+    expect(translated, 0, "translate")
+    greedy = engine(cli, folder, PAIRS[0][0], None, work)
+    ids = [t["id"] for t in greedy["tokens"]]
+    if len(ids) < 1 or ids[0] != json.loads((folder / "config.json").read_text())[
+            "decoder_start_token_id"]:
+        failures.append(f"the greedy target does not start with the start token: {ids[:3]}")
+    target = run("model", "tokens", folder, "--target", "--text", PAIRS[0][1])
+    expect(target, 0, "tokens --target")
+    theirs = reference_ids(folder, PAIRS[0][1], "target")
+    listed = [int(line.split()[1]) for line in target.stdout.splitlines()[1:-1]]
+    if listed != theirs:
+        failures.append(f"tokens --target lists {listed}, python3-sentencepiece {theirs}")
+    expect(run("model", "info", folder), 0, "info", "encoder–decoder")
+    expect(run("model", "bench", folder, "--tokens", "8", "--repeat", "3"), 0, "bench",
+           "allocations=0")
+    kept = work / "kept.json"
+    before = b'{"kept": true}\n'
+    kept.write_bytes(before)
+    for status, args, contains in (
+            (2, ("attention", folder, "--text", "x", "-o", kept), "--source"),
+            (2, ("attention", bert_folder, "--source", "x", "--text", "y", "-o", kept), "--source"),
+            (1, ("attention", folder, "--source", "x " * 200, "-o", kept), "at most 64"),
+            (2, ("attention", folder, "--source", "x", "--ablate", "cross:2.0", "-o", kept),
+             "cross:2.0"),
+            (2, ("attention", folder, "--source", "x", "--ablate", "encoder:0.4", "-o", kept),
+             "encoder:0.4"),
+            (1, ("predict", folder, "--text", "x"), "model translate"),
+            (1, ("fill", folder, "--text", "x"), "model translate"),
+            (1, ("translate", bert_folder, "--text", "x"), "translates nothing"),
+            (2, ("tokens", bert_folder, "--target", "--text", "x"), "--target")):
+        expect(run("model", *args), status, " ".join(map(str, args[:1] + args[2:4])), contains)
+    if kept.read_bytes() != before:
+        failures.append("a failed command touched its -o file")
+    for failure in failures:
+        print(f"  FAIL {failure}")
+    print(f"commands: translate, tokens --target, info, bench and 9 mistakes: "
+          f"{'ok' if not failures else 'FAILED'}")
+    return not failures
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cli", required=True)
@@ -231,6 +294,7 @@ def main(argv=None):
             print(f"  the logits moved by up to {moved:.3g}")
             all_ok = all_ok and ok and moved > 1e-3
         all_ok = check_tokens(args.cli, folder, tmp) and all_ok
+        all_ok = check_commands(args.cli, folder, ROOT / "assets/models/bert-web", tmp) and all_ok
     intermediates = max((v for r in report for k, v in r.largest.items() if k != "logits"),
                         default=math.inf)
     logits = max((r.largest.get("logits", 0.0) for r in report), default=math.inf)
