@@ -155,8 +155,8 @@ void gemm(int m, int n, int k, const float* a, std::ptrdiff_t lda, const float* 
 }
 
 void gemm(int m, const float* a, std::ptrdiff_t lda, const PackedMatrix& b, float* c,
-          std::ptrdiff_t ldc) {
-  counted(m, b.n(), b.k(), [&] { gemm_packed(m, a, lda, b, c, ldc); });
+          std::ptrdiff_t ldc, const float* bias) {
+  counted(m, b.n(), b.k(), [&] { gemm_packed(m, a, lda, b, c, ldc, bias); });
 }
 
 namespace {

@@ -23,9 +23,10 @@ namespace attnviz::blas {
 // row-major, each with its row stride (leading dimension). C's rows may not alias A or B.
 void gemm(int m, int n, int k, const float* a, std::ptrdiff_t lda, const float* b,
           std::ptrdiff_t ldb, float* c, std::ptrdiff_t ldc, bool transpose_b = false);
-// C (m, b.n()) = A (m, b.k()) · B with B packed once (packed_gemm.hpp; needs packed_available()).
+// C (m, b.n()) = A (m, b.k()) · B (+ bias, b.n() values, on every row) with B packed once
+// (packed_gemm.hpp; needs packed_available()).
 void gemm(int m, const float* a, std::ptrdiff_t lda, const PackedMatrix& b, float* c,
-          std::ptrdiff_t ldc);
+          std::ptrdiff_t ldc, const float* bias = nullptr);
 
 // What multiplies: "OpenBLAS 0.3.21 (SkylakeX kernels)" or "Eigen (...)".
 std::string backend();

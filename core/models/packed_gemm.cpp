@@ -47,10 +47,22 @@ __attribute__((target("avx512f"))) void kernel_rows(const float* a, std::ptrdiff
                                                     const float* panel, int depth, float* c,
                                                     std::ptrdiff_t ldc, int columns,
                                                     bool accumulate, const float* upcoming,
-                                                    int fetch_every) {
+                                                    int fetch_every, const float* bias) {
+  // The last panel may be narrower than kWidth: its columns past n are neither read nor stored.
+  const __mmask16 first = columns >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << columns) - 1);
+  const __mmask16 second = columns >= 32   ? __mmask16(0xFFFF)
+                           : columns <= 16 ? __mmask16(0)
+                                           : __mmask16((1u << (columns - 16)) - 1);
+  // The sums start at the bias (the first depth block of a product with one), else at 0: the
+  // bias is added here rather than by another pass over C.
+  const __m512 start0 = bias ? _mm512_maskz_loadu_ps(first, bias) : _mm512_setzero_ps();
+  const __m512 start1 = bias ? _mm512_maskz_loadu_ps(second, bias + 16) : _mm512_setzero_ps();
   __m512 sum[rows][2];
 #pragma GCC unroll 12
-  for (int r = 0; r < rows; ++r) sum[r][0] = sum[r][1] = _mm512_setzero_ps();
+  for (int r = 0; r < rows; ++r) {
+    sum[r][0] = start0;
+    sum[r][1] = start1;
+  }
   int countdown = 0;
   for (int p = 0; p < depth; ++p) {
     const float* ahead = panel + static_cast<std::ptrdiff_t>(p + kPrefetchRows) * kWidth;
@@ -71,11 +83,6 @@ __attribute__((target("avx512f"))) void kernel_rows(const float* a, std::ptrdiff
       sum[r][1] = _mm512_fmadd_ps(x, w1, sum[r][1]);
     }
   }
-  // The last panel may be narrower than kWidth: its columns past n are not stored.
-  const __mmask16 first = columns >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << columns) - 1);
-  const __mmask16 second = columns >= 32   ? __mmask16(0xFFFF)
-                           : columns <= 16 ? __mmask16(0)
-                                           : __mmask16((1u << (columns - 16)) - 1);
 #pragma GCC unroll 12
   for (int r = 0; r < rows; ++r) {
     float* out = c + r * ldc;
@@ -89,7 +96,7 @@ __attribute__((target("avx512f"))) void kernel_rows(const float* a, std::ptrdiff
 }
 
 using Kernel = void (*)(const float*, std::ptrdiff_t, const float*, int, float*, std::ptrdiff_t,
-                        int, bool, const float*, int);
+                        int, bool, const float*, int, const float*);
 template <int... rows>
 constexpr auto make_kernels(std::integer_sequence<int, rows...>) {
   return std::array<Kernel, sizeof...(rows)>{&kernel_rows<rows + 1>...};
@@ -127,12 +134,13 @@ bool packed_available() {
 }
 
 void gemm_packed(int m, const float* a, std::ptrdiff_t lda, const PackedMatrix& b, float* c,
-                 std::ptrdiff_t ldc) {
+                 std::ptrdiff_t ldc, const float* bias) {
 #if defined(__x86_64__)
   const int k = b.k(), n = b.n();
   if (m <= 0 || n <= 0) return;
   if (k == 0) {
-    for (int i = 0; i < m; ++i) std::fill(c + i * ldc, c + i * ldc + n, 0.0f);
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) c[i * ldc + j] = bias ? bias[j] : 0.0f;
     return;
   }
   // Panel by panel: its column block of C (m × 32) stays in cache while the depth blocks add up.
@@ -163,12 +171,13 @@ void gemm_packed(int m, const float* a, std::ptrdiff_t lda, const PackedMatrix& 
             a + i * lda + depth_start, lda, panel, depth, c + i * ldc + j * kWidth, ldc, columns,
             accumulate,
             fetches ? upcoming + static_cast<std::ptrdiff_t>(part) * share * kWidth : nullptr,
-            std::max(1, depth / std::max(1, share)));
+            std::max(1, depth / std::max(1, share)),
+            bias && !accumulate ? bias + static_cast<std::ptrdiff_t>(j) * kWidth : nullptr);
       }
     }
   }
 #else
-  (void)m, (void)a, (void)lda, (void)b, (void)c, (void)ldc;
+  (void)m, (void)a, (void)lda, (void)b, (void)c, (void)ldc, (void)bias;
 #endif
 }
 

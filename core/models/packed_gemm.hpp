@@ -45,10 +45,10 @@ class PackedMatrix {
 // or ATTNVIZ_PACKED=0 asks for the library's products).
 bool packed_available();
 
-// C (m, n) = A (m, k) · B, B packed (n = b.n(), k = b.k()); row-major with row strides.
-// Requires packed_available().
+// C (m, n) = A (m, k) · B (+ bias, n values, added to every row: the sums start from it), B
+// packed (n = b.n(), k = b.k()); row-major with row strides. Requires packed_available().
 void gemm_packed(int m, const float* a, std::ptrdiff_t lda, const PackedMatrix& b, float* c,
-                 std::ptrdiff_t ldc);
+                 std::ptrdiff_t ldc, const float* bias = nullptr);
 
 // The same product written plainly (three loops, double sums), for the tests.
 void gemm_reference(int m, int n, int k, const float* a, std::ptrdiff_t lda, const float* b,

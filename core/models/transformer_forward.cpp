@@ -254,8 +254,8 @@ void TransformerForward::multiply_weights(const float* in, std::ptrdiff_t in_str
     multiply(in, in_stride, rows, w, out, out_stride, bias);
     return;
   }
-  blas::gemm(rows, in, in_stride, *kernel_ready, out, out_stride);
-  add_bias(out, out_stride, rows, w.cols, bias);
+  blas::gemm(rows, in, in_stride, *kernel_ready, out, out_stride,
+             bias.empty() ? nullptr : bias.data);  // the bias in the kernel's sums
 }
 
 const LayerActivations& TransformerForward::layer(int layer) const {
@@ -370,11 +370,15 @@ void TransformerForward::all_logits(float* out) const {
     std::fill(out, out + static_cast<std::ptrdiff_t>(size()) * vocab, 0.0f);
     return;
   }
-  if (const blas::PackedMatrix* kernel_ready = packed(unembedding, true, size()))
-    blas::gemm(size(), final_.row(0), final_.cols(), *kernel_ready, out, unembedding.rows);
-  else
-    blas::gemm(size(), unembedding.rows, unembedding.cols, final_.row(0), final_.cols(),
-               unembedding.data, unembedding.stride, out, unembedding.rows, /*transpose_b=*/true);
+  if (const blas::PackedMatrix* kernel_ready = packed(unembedding, true, size())) {
+    // The bias (BERT's, Marian's final_logits_bias) in the kernel's sums: no second pass over
+    // the n × vocab logits.
+    blas::gemm(size(), final_.row(0), final_.cols(), *kernel_ready, out, unembedding.rows,
+               w.unembedding_bias.empty() ? nullptr : w.unembedding_bias.data);
+    return;
+  }
+  blas::gemm(size(), unembedding.rows, unembedding.cols, final_.row(0), final_.cols(),
+             unembedding.data, unembedding.stride, out, unembedding.rows, /*transpose_b=*/true);
   if (!w.unembedding_bias.empty())
     for (int i = 0; i < size(); ++i)
       for (int v = 0; v < vocab; ++v)

@@ -29,7 +29,7 @@ std::vector<float> random_values(std::size_t count, std::uint64_t seed) {
 
 }  // namespace
 
-TEST_CASE("the packed kernel equals the plain product at every edge of its blocks") {
+TEST_CASE("the packed kernel equals the plain product at every edge of its blocks, bias or none") {
   if (!blas::packed_available()) {
     MESSAGE("this machine has no AVX-512: the packed kernel is not used here, nor tested");
     return;
@@ -39,10 +39,14 @@ TEST_CASE("the packed kernel equals the plain product at every edge of its block
     for (const int n : {1, 31, 32, 33, 70, 261})
       for (const int k : {1, 7, 256, 257, 768, 769, 1600})  // kDepth is 768
         for (const bool transposed : {false, true}) {
+          // A bias on every row, with the untransposed cases (the forward's weight products)
+          // and with the transposed ones (the logits' bias).
+          const bool with_bias = (m + n + k) % 2 == 0;
           CAPTURE(m);
           CAPTURE(n);
           CAPTURE(k);
           CAPTURE(transposed);
+          CAPTURE(with_bias);
           // A (m, k) with a row stride wider than k; B (k, n), or Bᵀ (n, k), likewise; C wider.
           const std::ptrdiff_t lda = k + 3, ldb = (transposed ? k : n) + 5, ldc = n + 2;
           const std::vector<float> a = random_values(static_cast<std::size_t>(m * lda), 1);
@@ -52,9 +56,14 @@ TEST_CASE("the packed kernel equals the plain product at every edge of its block
           std::vector<float> plain(fast);
           blas::PackedMatrix packed;
           packed.pack(k, n, b.data(), ldb, transposed);
-          blas::gemm_packed(m, a.data(), lda, packed, fast.data(), ldc);
+          const std::vector<float> bias = random_values(static_cast<std::size_t>(n), 3);
+          blas::gemm_packed(m, a.data(), lda, packed, fast.data(), ldc,
+                            with_bias ? bias.data() : nullptr);
           blas::gemm_reference(m, n, k, a.data(), lda, b.data(), ldb, plain.data(), ldc,
                                transposed);
+          if (with_bias)
+            for (int i = 0; i < m; ++i)
+              for (int j = 0; j < n; ++j) plain[i * ldc + j] += bias[static_cast<std::size_t>(j)];
           double largest = 0.0;
           for (int i = 0; i < m; ++i) {
             for (int j = 0; j < n; ++j)
