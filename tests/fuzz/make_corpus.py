@@ -229,6 +229,18 @@ write("fuzz_safetensors", "gpt2_config_not_json", gpt2_input(b'{"n_embd": 4,', t
 
 
 
+def tensors_of(shapes, dtype):
+    """(name, dtype, shape, bytes) of each (name, shape), tensor number k's values values(dtype,
+    count, k)."""
+    tensors = []
+    for k, (name, shape) in enumerate(shapes):
+        count = 1
+        for n in shape:
+            count *= n
+        tensors.append((name, dtype, shape, values(dtype, count, k)))
+    return tensors
+
+
 def tiny_bert(dtype="F32", layout="masked-lm", d=4, layers=1, vocab=7, positions=5, inner=6):
     """A BERT folder's config and tensors: BertModel's names, or BertForMaskedLM's with "bert."
     and the MLM head (nn.Linear's (out, in) shapes)."""
@@ -252,12 +264,7 @@ def tiny_bert(dtype="F32", layout="masked-lm", d=4, layers=1, vocab=7, positions
                    ("cls.predictions.transform.dense.bias", [d]),
                    ("cls.predictions.transform.LayerNorm.weight", [d]),
                    ("cls.predictions.transform.LayerNorm.bias", [d]), ("cls.predictions.bias", [vocab])]
-    tensors = []
-    for k, (name, shape) in enumerate(shapes):
-        count = 1
-        for n in shape:
-            count *= n
-        tensors.append((name, dtype, shape, values(dtype, count, k)))
+    tensors = tensors_of(shapes, dtype)
     config = {"model_type": "bert", "hidden_size": d, "num_attention_heads": 2,
               "num_hidden_layers": layers, "intermediate_size": inner, "vocab_size": vocab,
               "max_position_embeddings": positions, "type_vocab_size": 2, "hidden_act": "gelu"}
@@ -299,12 +306,7 @@ def tiny_marian(dtype="F32", bart=False, d=4, layers=1, vocab=7, positions=5, ff
                        (layer + "fc2.weight", [d, ffn]), (layer + "fc2.bias", [d]),
                        (layer + "final_layer_norm.weight", [d]), (layer + "final_layer_norm.bias", [d])]
     shapes.append(("final_logits_bias", [1, vocab]))
-    tensors = []
-    for k, (name, shape) in enumerate(shapes):
-        count = 1
-        for n in shape:
-            count *= n
-        tensors.append((name, dtype, shape, values(dtype, count, k)))
+    tensors = tensors_of(shapes, dtype)
     config = {"model_type": "bart" if bart else "marian", "d_model": d, "encoder_layers": layers,
               "decoder_layers": layers, "encoder_attention_heads": 2, "decoder_attention_heads": 2,
               "encoder_ffn_dim": ffn, "decoder_ffn_dim": ffn, "vocab_size": vocab,

@@ -2,6 +2,7 @@
 // safetensors writer), and the helpers the readers' tests share.
 #pragma once
 
+#include "core/base/status.hpp"
 #include "tests/support/safetensors_writer.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -10,6 +11,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attnviz::testing {
@@ -31,6 +33,20 @@ inline std::filesystem::path write_model(const TempDir& dir, const nlohmann::jso
   write_file(folder / "config.json", config.dump(2));
   write_file(folder / "model.safetensors", safetensors_file(tensors));
   return folder;
+}
+
+// What a reader returned, which must have loaded (a test failure naming its error otherwise).
+template <typename Loaded>
+Loaded loaded(Result<Loaded> result) {
+  REQUIRE_MESSAGE(result.ok(), result.error());
+  return std::move(*result);
+}
+
+// The error a reader returned, which must have refused (a test failure when it loaded).
+template <typename Loaded>
+std::string error_of(const Result<Loaded>& result) {
+  REQUIRE_FALSE(result.ok());
+  return result.error();
 }
 
 inline bool has(const std::string& text, const std::string& part) {

@@ -112,15 +112,11 @@ std::vector<TestTensor> tiny_tensors(bool bart = false, const std::string& dtype
 }
 
 Transformer load(const fs::path& path) {
-  Result<Transformer> model = load_hf_encoder_decoder(path.string());
-  REQUIRE_MESSAGE(model.ok(), model.error());
-  return std::move(*model);
+  return testing::loaded(load_hf_encoder_decoder(path.string()));
 }
 
 std::string load_error(const fs::path& path) {
-  Result<Transformer> model = load_hf_encoder_decoder(path.string());
-  REQUIRE_FALSE(model.ok());
-  return model.error();
+  return testing::error_of(load_hf_encoder_decoder(path.string()));
 }
 
 }  // namespace

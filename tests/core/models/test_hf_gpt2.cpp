@@ -119,15 +119,11 @@ TestTensor& tensor_named(std::vector<TestTensor>& tensors, const std::string& na
 
 // A folder holding config.json and model.safetensors.
 Transformer load(const fs::path& path) {
-  Result<Transformer> model = load_hf_gpt2(path.string());
-  REQUIRE_MESSAGE(model.ok(), model.error());
-  return std::move(*model);
+  return testing::loaded(load_hf_gpt2(path.string()));
 }
 
 std::string load_error(const fs::path& path) {
-  Result<Transformer> model = load_hf_gpt2(path.string());
-  REQUIRE_FALSE(model.ok());
-  return model.error();
+  return testing::error_of(load_hf_gpt2(path.string()));
 }
 
 // Every view of the model holds the values the test wrote, where the row-vector convention
