@@ -615,7 +615,9 @@ def main():
     training_run.train_steps(model, optimizer, learning_rate, args.steps,
                              lambda: training_loss(data.batch(args.batch)), evaluate, log, 50,
                              args.eval_every, train_gpt2.load_average,
-                             torch.nn.utils.clip_grad_norm_)
+                             torch.nn.utils.clip_grad_norm_,
+                             training_run.Checkpoint(torch, args.out, args.checkpoint_every,
+                                                     {"data": data}), args.resume)
 
     # 4. final measurements
     model.eval()

@@ -582,7 +582,9 @@ def main():
         return masked_loss(logits.float(), targets, mask)
 
     training_run.train_steps(model, optimizer, learning_rate, args.steps, next_loss, evaluate, log,
-                             100, args.eval_every, load_average, torch.nn.utils.clip_grad_norm_)
+                             100, args.eval_every, load_average, torch.nn.utils.clip_grad_norm_,
+                             training_run.Checkpoint(torch, args.out, args.checkpoint_every,
+                                                     {"data": data}), args.resume)
 
     # 4. final measurements
     model.eval()

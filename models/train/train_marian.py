@@ -281,9 +281,9 @@ class Marian(torch.nn.Module):
 
 
 class PairBatches:
-    """Batches of verse pairs of like lengths (little padding): the pairs sorted by their longer
-    side and cut into batches of `size`, the batches taken in a random order, epoch after
-    epoch."""
+    """Batches of verse pairs (source ids, target ids, guidance()) of like lengths (little
+    padding): the pairs sorted by their longer side and cut into batches of `size`, the batches
+    taken in a random order, epoch after epoch."""
 
     def __init__(self, pairs, pad, rng, size=32):
         self.pairs, self.pad, self.rng = pairs, pad, rng
@@ -293,27 +293,32 @@ class PairBatches:
         self.queue = []
 
     def batch(self, rows=None):
-        """-> source (b, n_s), source_mask, target_in (b, n_t), target_out, target_mask."""
+        """-> source (b, n_s), source_mask, target_in (b, n_t), target_out, target_mask, and
+        guide (b, n_t, n_s): for the row that outputs a linked target piece, 1/k on each of its k
+        linked source pieces (rows without a link all 0)."""
         if rows is None:
             if not self.queue:
                 self.queue = [self.batches[i] for i in self.rng.permutation(len(self.batches))]
             rows = self.queue.pop()
         chosen = [self.pairs[int(i)] for i in rows]
-        n_s = max(len(s) for s, _ in chosen)
-        n_t = max(len(t) for _, t in chosen)
+        n_s = max(len(s) for s, _, _ in chosen)
+        n_t = max(len(t) for _, t, _ in chosen)
         source = np.full((len(chosen), n_s), self.pad, dtype=np.int64)
         target_in = np.full((len(chosen), n_t), self.pad, dtype=np.int64)
         target_out = np.full((len(chosen), n_t), self.pad, dtype=np.int64)
-        for row, (s, t) in enumerate(chosen):
+        guide = np.zeros((len(chosen), n_t, n_s), dtype=np.float32)
+        for row, (s, t, links) in enumerate(chosen):
+            for piece, keys in links:
+                guide[row, piece, list(keys)] = 1.0 / len(keys)
             source[row, :len(s)] = s
             target_in[row, 1:len(t)] = t[:-1]  # <pad> (the start) first
             target_out[row, :len(t)] = t
         source_mask = source != self.pad
         target_mask = np.zeros_like(target_out, dtype=bool)
-        for row, (_, t) in enumerate(chosen):
+        for row, (_, t, _) in enumerate(chosen):
             target_mask[row, :len(t)] = True
         return tuple(torch.from_numpy(a) for a in (source, source_mask, target_in, target_out,
-                                                   target_mask))
+                                                   target_mask, guide))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -366,25 +371,44 @@ def word_of_piece(pieces):
     return words
 
 
+def linked_pieces(tokens, english_markup, spanish_markup):
+    """A verse pair's ids, the word of each source and target piece (None for </s>), and the
+    Strong's links: target word -> the set of source words sharing a number with it. None when a
+    piece is only a space (the words are not recoverable)."""
+    english = web_corpus.tagged_words(english_markup)
+    spanish = web_corpus.tagged_words(spanish_markup)
+    if spanish:  # the chapter's first word in capitals, written as a word
+        spanish[0] = (web_corpus.capitals_as_word(spanish[0][0]), spanish[0][1])
+    source_pieces = tokens.source.encode(" ".join(w for w, _ in english), out_type=str)
+    target_pieces = tokens.target.encode(" ".join(w for w, _ in spanish), out_type=str)
+    source_words, target_words = word_of_piece(source_pieces), word_of_piece(target_pieces)
+    if (not source_words or not target_words or source_words[-1] != len(english) - 1
+            or target_words[-1] != len(spanish) - 1):
+        return None
+    links = [{i for i, (_, e) in enumerate(english) if e & s} for _, s in spanish]
+    source = [tokens.ids.get(p, UNK) for p in source_pieces] + [EOS]
+    target = [tokens.ids.get(p, UNK) for p in target_pieces] + [EOS]
+    return source, target, source_words + [None], target_words + [None], links
+
+
 def alignment_examples(tokens, pairs):
-    """For each held-out verse pair: its ids, the word of each source and target piece, and the
-    Strong's links: target word -> the set of source words sharing a number with it."""
-    examples = []
-    for _, _, _, english_markup, spanish_markup in pairs:
-        english = web_corpus.tagged_words(english_markup)
-        spanish = web_corpus.tagged_words(spanish_markup)
-        if spanish:  # the chapter's first word in capitals, written as a word
-            spanish[0] = (web_corpus.capitals_as_word(spanish[0][0]), spanish[0][1])
-        source_pieces = tokens.source.encode(" ".join(w for w, _ in english), out_type=str)
-        target_pieces = tokens.target.encode(" ".join(w for w, _ in spanish), out_type=str)
-        source_words, target_words = word_of_piece(source_pieces), word_of_piece(target_pieces)
-        if source_words[-1] != len(english) - 1 or target_words[-1] != len(spanish) - 1:
-            continue  # a piece that is only a space: words not recoverable, left out
-        links = [{i for i, (_, e) in enumerate(english) if e & s} for _, s in spanish]
-        source = [tokens.ids.get(p, UNK) for p in source_pieces] + [EOS]
-        target = [tokens.ids.get(p, UNK) for p in target_pieces] + [EOS]
-        examples.append((source, target, source_words + [None], target_words + [None], links))
-    return examples
+    """linked_pieces() of each held-out verse pair whose words are recoverable."""
+    examples = [linked_pieces(tokens, p[3], p[4]) for p in pairs]
+    return [e for e in examples if e is not None]
+
+
+def guidance(linked):
+    """For guided alignment: [(target piece, (its linked source pieces))] of a linked_pieces()
+    result, one entry for each target piece whose word has a Strong's link."""
+    _, _, source_words, target_words, links = linked
+    out = []
+    for piece, word in enumerate(target_words):
+        if word is None or not links[word]:
+            continue
+        keys = tuple(k for k, w in enumerate(source_words) if w in links[word])
+        if keys:
+            out.append((piece, keys))
+    return out
 
 
 def alignment_precision(model, tokens, examples):
@@ -465,12 +489,27 @@ EVERYDAY = ["The teacher asked the students to open their books.",
 
 
 def main():
-    parser = training_run.parser(__doc__.split("\n")[0], steps=20000, batch=32, context=128,
+    parser = training_run.parser(__doc__.split("\n")[0], steps=12000, batch=32, context=128,
                                  d_model=192, layers=3, heads=4, vocab_size=8000, lr=1e-3,
                                  warmup=1000, eval_every=2000, matmuls="bfloat16")
     parser.add_argument("--dropout", type=float, default=0.1,
                         help="dropout while training (the embeddings, each sublayer's output)")
+    parser.add_argument("--guided-head", default="1.0",
+                        help="LAYER.HEAD: the decoder cross-attention head taught to align by "
+                        "guided alignment (Garg et al. 2019; Marian's --guided-alignment)")
+    parser.add_argument("--guided-weight", type=float, default=0.5,
+                        help="the weight of the guided-alignment loss beside the translation's "
+                        "(0: none, every head left to learn alone)")
     args = parser.parse_args()
+    try:
+        guided_layer, guided_head = (int(v) for v in args.guided_head.split("."))
+    except ValueError:
+        parser.error(f"--guided-head {args.guided_head}: LAYER.HEAD expected, as 1.0")
+    if not (0 <= guided_layer < args.layers and 0 <= guided_head < args.heads):
+        parser.error(f"--guided-head {args.guided_head}: no such head in {args.layers} layers of "
+                     f"{args.heads} heads")
+    if not 0.0 <= args.guided_weight <= 10.0:
+        parser.error("--guided-weight is from 0 to 10")
     log = training_run.start(args.out, args, torch, np)
 
     # 1. corpus
@@ -504,18 +543,25 @@ def main():
         log("  " + " | ".join(source.encode(s, out_type=str)))
 
     def encoded(subset):
+        """[(source ids, target ids, guidance)] of the pairs within the context; the guidance
+        empty where the Strong's links cannot be read onto the pieces."""
         out = []
         for p in subset:
             s, t = tokens.encode(plain(p[3]), "source"), tokens.encode(plain(p[4], True), "target")
             if len(s) <= args.context and len(t) <= args.context:
-                out.append((s, t))
+                linked = linked_pieces(tokens, p[3], p[4])
+                same = linked is not None and linked[0] == s and linked[1] == t
+                out.append((s, t, guidance(linked) if same else []))
         return out
 
     train_pairs, validation_pairs = encoded(train), encoded(validation)
     log(f"pairs within {args.context} tokens a side: training {len(train_pairs)} of "
         f"{len(train)}, validation {len(validation_pairs)} of {len(validation)}; training "
-        f"tokens: {sum(len(s) for s, _ in train_pairs)} English, "
-        f"{sum(len(t) for _, t in train_pairs)} Spanish")
+        f"tokens: {sum(len(s) for s, _, _ in train_pairs)} English, "
+        f"{sum(len(t) for _, t, _ in train_pairs)} Spanish")
+    log(f"Strong's links for guided alignment: {sum(len(g) for _, _, g in train_pairs)} target "
+        f"pieces of {sum(len(t) - 1 for _, t, _ in train_pairs)} (training pairs only; "
+        f"{sum(1 for _, _, g in train_pairs if not g)} pairs have none)")
 
     # 3. model
     torch.manual_seed(args.seed)
@@ -542,17 +588,29 @@ def main():
     output_index = torch.full((len(tokens.vocab),), -1, dtype=torch.long)
     output_index[model.outputs] = torch.arange(len(model.outputs))
 
-    def loss_of(batch, smoothing):
-        source_ids, source_mask, target_in, target_out, target_mask = batch
+    def loss_of(batch, smoothing, guided=False):
+        """The translation's cross-entropy; with `guided`, plus --guided-weight times the
+        guided-alignment loss: the cross-entropy of the guided head's attention row against the
+        Strong's links, over the rows that output a linked piece."""
+        source_ids, source_mask, target_in, target_out, target_mask, guide = batch
         memory = model.encode(source_ids, source_mask)
-        logits = model.decode(target_in, memory, source_mask, only_outputs=True)
-        return torch.nn.functional.cross_entropy(logits[target_mask].float(),
+        keep_cross = [] if guided else None
+        logits = model.decode(target_in, memory, source_mask, keep_cross=keep_cross,
+                              only_outputs=True)
+        loss = torch.nn.functional.cross_entropy(logits[target_mask].float(),
                                                  output_index[target_out[target_mask]],
                                                  label_smoothing=smoothing)
+        if guided:
+            alpha = keep_cross[guided_layer][:, guided_head].float()  # (b, n_t, n_s)
+            rows = guide.sum(-1) > 0  # (b, n_t)
+            if bool(rows.any()):
+                per_row = -(guide * torch.log(alpha.clamp_min(1e-9))).sum(-1)  # (b, n_t)
+                loss = loss + args.guided_weight * per_row[rows].mean()
+        return loss
 
     def training_loss():
         with training_run.step_precision(torch, args):
-            return loss_of(data.batch(), 0.1)
+            return loss_of(data.batch(), 0.1, guided=args.guided_weight > 0)
 
     def evaluate(step, translations=2):
         was_training = model.training
@@ -582,11 +640,17 @@ def main():
     log(f"recipe: teacher-forced cross-entropy, label smoothing 0.1, dropout {args.dropout}; "
         f"AdamW betas (0.9, 0.98), peak lr {args.lr} after {args.warmup} warm-up steps, then "
         f"1/√step; weight decay 0.01 on matrices, gradient clip 1.0; {args.steps} steps of "
-        f"{args.batch} pairs of like lengths; the steps' matrix products in {args.matmuls}")
+        f"{args.batch} pairs of like lengths; the steps' matrix products in {args.matmuls}"
+        + (f"; guided alignment on cross head L{guided_layer}H{guided_head}: its row that "
+           "outputs a target piece whose word has a Strong's link taught the linked source "
+           f"pieces (cross-entropy against 1/k on each, weight {args.guided_weight}; the train "
+           "loss below is the sum)" if args.guided_weight > 0 else ""))
     evaluate(0)
     training_run.train_steps(model, optimizer, learning_rate, args.steps, training_loss,
                              evaluate, log, 50, args.eval_every, train_gpt2.load_average,
-                             torch.nn.utils.clip_grad_norm_)
+                             torch.nn.utils.clip_grad_norm_,
+                             training_run.Checkpoint(torch, args.out, args.checkpoint_every,
+                                                     {"data": data}), args.resume)
 
     # final measurements
     model.eval()

@@ -34,6 +34,13 @@ def parser(description, *, steps, batch, d_model, layers, heads, vocab_size, lr,
     options.add_argument("--matmuls", choices=("float32", "bfloat16"), default="float32",
                          help="the training steps' matrix products: bfloat16 under torch.autocast "
                          "(4x faster on a CPU with AMX) or float32; evaluation is float32")
+    options.add_argument("--checkpoint-every", type=int, default=1000,
+                         help="write OUT/checkpoint.pt every this many steps (the weights, the "
+                         "optimizer's state, the random generators, the data's place), so that "
+                         "--resume can finish a run a session did not")
+    options.add_argument("--resume", action="store_true",
+                         help="go on from OUT/checkpoint.pt, bit for bit as if never stopped "
+                         "(the same options and --threads; the log is appended to)")
     options.add_argument("--openblas-coretype", default=None,
                          help="OpenBLAS kernel to use (e.g. SkylakeX); default: the fastest "
                          "correct one measured at start")
@@ -52,7 +59,10 @@ def start(folder, args, torch, numpy):
     """Opens FOLDER/train.log (the folder made if need be), sets torch's threads to args.threads
     and logs the run's first lines. Returns log(message)."""
     os.makedirs(folder, exist_ok=True)
-    log_file = open(os.path.join(folder, "train.log"), "w", encoding="utf-8")
+    if args.resume and not os.path.exists(os.path.join(folder, CHECKPOINT)):
+        sys.exit(f"--resume: {os.path.join(folder, CHECKPOINT)} does not exist")
+    log_file = open(os.path.join(folder, "train.log"), "a" if args.resume else "w",
+                    encoding="utf-8")
     wall_start = time.time()
 
     def log(message):
@@ -63,6 +73,9 @@ def start(folder, args, torch, numpy):
 
     torch.set_num_threads(args.threads)
     torch.set_num_interop_threads(1)
+    if args.resume:
+        log("---- resumed: the lines before this one are the run's until its last checkpoint "
+            "(and maybe a few after it, computed again below)")
     log("command: " + " ".join([sys.executable] + sys.argv))
     log(f"args: {json.dumps(vars(args), sort_keys=True)}")
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
@@ -82,14 +95,56 @@ def write_sha256sums(folder, names):
                 f.write(f"{hashlib.sha256(g.read()).hexdigest()}  {name}\n")
 
 
+CHECKPOINT = "checkpoint.pt"
+
+
+class Checkpoint:
+    """A run's state every `every` steps in FOLDER/checkpoint.pt (written to a temporary file,
+    then renamed): the model's weights, the optimizer's state, torch's random generator, and the
+    attributes of each object of `objects` ({name: object}: the data's batcher, with its numpy
+    generator and its place in the epoch). Restored, the steps after it are the ones the run
+    would have made."""
+
+    def __init__(self, torch, folder, every, objects):
+        self.torch, self.path, self.every, self.objects = torch, os.path.join(folder, CHECKPOINT), \
+            every, objects
+
+    def save(self, model, optimizer, step):
+        state = {"step": step, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                 "torch_rng": self.torch.get_rng_state(),
+                 "objects": {name: dict(vars(o)) for name, o in self.objects.items()}}
+        temporary = self.path + ".partial"
+        self.torch.save(state, temporary)
+        os.replace(temporary, self.path)
+
+    def restore(self, model, optimizer):
+        """-> the step the checkpoint was written after."""
+        state = self.torch.load(self.path)
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        self.torch.set_rng_state(state["torch_rng"])
+        for name, attributes in state["objects"].items():
+            vars(self.objects[name]).update(attributes)
+        return state["step"]
+
+    def remove(self):
+        if os.path.exists(self.path):
+            os.remove(self.path)
+
+
 def train_steps(model, optimizer, learning_rate, steps, next_loss, evaluate, log, report_every,
-                eval_every, load_average, clip):
+                eval_every, load_average, clip, checkpoint=None, resume=False):
     """`steps` optimizer steps: the learning rate of the step, the loss of the next batch
     (next_loss()), gradients clipped to norm 1.0 by clip (torch.nn.utils.clip_grad_norm_); the
     mean loss logged every `report_every` steps, evaluate(step) every `eval_every` (not at the
-    last step: the caller measures it)."""
+    last step: the caller measures it). With a Checkpoint, its state saved every checkpoint.every
+    steps and, when `resume`, restored first; the checkpoint is removed when the steps are done."""
+    first = 1
+    if checkpoint is not None and resume:
+        first = checkpoint.restore(model, optimizer) + 1
+        log(f"resumed after step {first - 1} from {checkpoint.path}")
     train_start, running = time.time(), 0.0
-    for step in range(1, steps + 1):
+    for step in range(first, steps + 1):
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step - 1)
         loss = next_loss()
@@ -102,13 +157,19 @@ def train_steps(model, optimizer, learning_rate, steps, next_loss, evaluate, log
             elapsed = time.time() - train_start
             log(f"step {step}: train loss {running / report_every:.4f} (mean of the last "
                 f"{report_every} steps), lr {learning_rate(step - 1):.2e}, "
-                f"{1000 * elapsed / step:.0f} ms a step; load average {load_average()}")
+                f"{1000 * elapsed / (step - first + 1):.0f} ms a step; load average "
+                f"{load_average()}")
             running = 0.0
         if step % eval_every == 0 and step != steps:
             evaluate(step)
+        if checkpoint is not None and step % checkpoint.every == 0 and step != steps:
+            checkpoint.save(model, optimizer, step)
     train_seconds = time.time() - train_start
-    log(f"training done: {steps} steps in {train_seconds:.0f} s "
-        f"({1000 * train_seconds / steps:.0f} ms a step)")
+    done = steps - first + 1
+    log(f"training done: {done} steps in {train_seconds:.0f} s "
+        f"({1000 * train_seconds / max(done, 1):.0f} ms a step)")
+    if checkpoint is not None:
+        checkpoint.remove()
 
 
 def linear_parameters(torch, params, name, n_out, n_in):
