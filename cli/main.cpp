@@ -60,7 +60,7 @@ Usage:
   attnviz-cli model predict   MODEL --text TEXT [--top N] [SAMPLING]
   attnviz-cli model generate  MODEL [--prompt TEXT] [--tokens N] [SAMPLING] [--seed S]
   attnviz-cli model fill      MODEL --text "... [MASK] ..." [--text-b TEXT] [--top N]
-  attnviz-cli model heads     MODEL [--text TEXT]
+  attnviz-cli model heads     MODEL [--text TEXT | --alignments FILE]
   attnviz-cli model bench     MODEL --tokens N [--mode full|append|last-layer]
                               [--all-logits] [--threads T] [--repeat R] [--products]
   attnviz-cli --help | --version

@@ -4,6 +4,7 @@
 #include "core/base/float_text.hpp"
 #include "core/document/file_io.hpp"
 #include "core/figures/format.hpp"
+#include "core/models/alignment.hpp"
 #include "core/models/blas.hpp"
 #include "core/models/encoder_decoder.hpp"
 #include "core/models/head_roles.hpp"
@@ -49,11 +50,13 @@ struct Ablation {
 struct ModelArguments {
   std::string command;  // info, tokens, attention, predict, generate, heads, bench
   std::string model;
-  std::optional<std::string> text;    // --text, or --prompt for generate
-  std::optional<std::string> text_b;  // --text-b: an encoder's second sentence
-  std::optional<std::string> source;  // --source: an encoder–decoder's source (attention)
-  bool target = false;                // tokens --target: the target's side
-  std::string output;                 // -o
+  std::optional<std::string> text;        // --text, or --prompt for generate
+  std::optional<std::string> text_b;      // --text-b: an encoder's second sentence
+  std::optional<std::string> source;      // --source: an encoder–decoder's source (attention)
+  std::optional<std::string> alignments;  // heads --alignments: an encoder–decoder's
+                                          // aligned sentences (core/models/alignment.hpp)
+  bool target = false;                    // tokens --target: the target's side
+  std::string output;                     // -o
   bool weights_only = false;
   int top = 10;
   SamplingSettings sampling;
@@ -79,7 +82,7 @@ bool takes(const std::string& command, const std::string& option) {
   const bool sampling = in({"--temperature", "--top-k", "--top-p"});
   if (command == "tokens") return in({"--text", "--text-b", "--target"});
   if (command == "translate") return in({"--text", "--ablate"});
-  if (command == "heads") return option == "--text";
+  if (command == "heads") return in({"--text", "--alignments"});
   if (command == "attention")
     return in({"--text", "--text-b", "--source", "-o", "--output", "--weights-only", "--ablate"});
   if (command == "fill") return in({"--text", "--text-b", "--top", "--ablate"});
@@ -154,6 +157,10 @@ Status parse(int argc, char** argv, ModelArguments& args) {
       std::string given;
       problem = value(given);
       args.source = given;
+    } else if (arg == "--alignments") {
+      std::string given;
+      problem = value(given);
+      args.alignments = given;
     } else if (arg == "--target") {
       args.target = true;
     } else if (arg == "-o" || arg == "--output") {
@@ -454,13 +461,7 @@ Result<TranslationRun> run_translation(const Model& model, const ModelArguments&
   Result<std::vector<int>> ids = greedy_translation(
       run.forward, source_ids, model.tokenizer.start_token(), model.tokenizer.stop_token(), limit);
   if (!ids) return ids.status();
-  for (std::size_t i = 0; i < ids->size(); ++i) {
-    ModelToken token;
-    token.id = (*ids)[i];
-    token.shown = model.tokenizer.shown(token.id);
-    token.special = i == 0;
-    run.target.push_back(std::move(token));
-  }
+  run.target = target_tokens_of(model, *ids);
   return run;
 }
 
@@ -594,7 +595,55 @@ int command_generate(const Model& model, const ModelArguments& args) {
   return kExitOk;
 }
 
+// An encoder–decoder's cross-attention heads: each one's alignment precision on aligned sentences
+// (the folder's alignments.json, or --alignments FILE), beside the diagonal's.
+int command_cross_heads(const Model& model, const ModelArguments& args) {
+  if (args.text) {
+    print_error(
+        "--text: an encoder–decoder's heads are measured on aligned sentences "
+        "(--alignments FILE, or the folder's alignments.json)");
+    return kExitUsage;
+  }
+  const std::string path = args.alignments.value_or(model.location.folder + "/alignments.json");
+  Result<std::vector<AlignedSentences>> sentences = load_aligned_sentences(path);
+  if (!sentences) {
+    print_error(sentences.error() +
+                (args.alignments ? "" : " (pass the aligned sentences as --alignments FILE)"));
+    return kExitBadInput;
+  }
+  Result<CrossAlignment> measured = measure_cross_alignment(model, *sentences);
+  if (!measured) {
+    print_error(measured.error());
+    return kExitBadInput;
+  }
+  std::printf("%5s %4s  %-10s %9s  %s\n", "layer", "head", "role", "alignment", "--ablate");
+  int best = 0;
+  for (int layer = 0; layer < measured->layers; ++layer)
+    for (int head = 0; head < measured->heads; ++head) {
+      const float precision = measured->at(layer, head);
+      if (precision > measured->precision[static_cast<std::size_t>(best)])
+        best = layer * measured->heads + head;
+      std::printf("%5d %4d  %-10s %9.3f  cross:%d.%d\n", layer + 1, head + 1,
+                  precision >= role_threshold(HeadRole::Alignment) ? "alignment" : "-", precision,
+                  layer, head);
+    }
+  std::printf(
+      "cross-attention alignment on %d target tokens of %d sentence pairs (%s): the share whose "
+      "row looks most at a source word they translate; the diagonal %.3f; the best, layer %d "
+      "head %d, %.3f. Layers and heads count from 1; --ablate counts from 0.\n",
+      measured->counted, measured->sentences, path.c_str(), measured->diagonal,
+      best / measured->heads + 1, best % measured->heads + 1,
+      measured->precision[static_cast<std::size_t>(best)]);
+  return kExitOk;
+}
+
 int command_heads(const Model& model, const ModelArguments& args) {
+  if (model.transformer.encoder()) return command_cross_heads(model, args);
+  if (args.alignments) {
+    print_error("--alignments measures an encoder–decoder's cross-attention heads; " + model.name +
+                " has none");
+    return kExitUsage;
+  }
   const std::string text = args.text.value_or(std::string(default_role_text(model)));
   Result<HeadRoleProbe> probe = role_probe(model, text);
   if (!probe) {
@@ -847,7 +896,7 @@ int run_model_command(int argc, char** argv) {
   }
   const bool encoder_decoder_command = args.command == "info" || args.command == "tokens" ||
                                        args.command == "attention" || args.command == "translate" ||
-                                       args.command == "bench";
+                                       args.command == "bench" || args.command == "heads";
   if (encoder && !encoder_decoder_command) {
     print_error(model->name + " is an encoder–decoder (" +
                 model->transformer.config().architecture +

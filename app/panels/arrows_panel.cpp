@@ -316,8 +316,14 @@ class ArrowsPanel final : public Panel {
     // Column headings.
     const char* query_heading = "queries";
     const char* key_heading = state.pipeline().cross() ? "keys (source)" : "keys (same sentence)";
-    if (const ModelSpec* spec = state.document.scenario().model();
-        spec && state.pipeline().cross()) {  // a pair filter: the keys are one sentence's
+    const ModelSpec* spec = state.document.scenario().model();
+    if (spec && state.pipeline().current().can(Capability::SourceAndTarget)) {
+      query_heading =
+          spec->part == ModelPart::Encoder ? "queries (source)" : "queries (translation)";
+      key_heading = spec->part == ModelPart::Cross  ? "keys (source)"
+                    : spec->part == ModelPart::Main ? "keys (translation)"
+                                                    : "keys (source)";
+    } else if (spec && state.pipeline().cross()) {  // a pair filter: the keys are one sentence's
       query_heading = pair_filter_from(spec->pair_filter) == 0 ? "queries (A)" : "queries (B)";
       key_heading =
           pair_filter_to(spec->pair_filter) == 0 ? "keys (sentence A)" : "keys (sentence B)";

@@ -228,13 +228,16 @@ class InputPanel final : public Panel {
       ImGui::PopTextWrapPos();
       ImGui::EndTooltip();
     }
-    text_wrapped_at_spaces("Text (the model reads it as the tokens below)",
+    const bool translates = run.can(Capability::SourceAndTarget);
+    text_wrapped_at_spaces(translates ? "Source (the encoder reads it)"
+                                      : "Text (the model reads it as the tokens below)",
                            ImGui::GetContentRegionAvail().x);
     ImGui::SetNextItemWidth(-1);
-    if (sentence_field("##target", "type a text", state.document.scenario().target, target_field_,
-                       context.text_escapes))
+    if (sentence_field("##target", translates ? "type a sentence to translate" : "type a text",
+                       state.document.scenario().target, target_field_, context.text_escapes))
       context.edits.push(edits::set_target(target_field_.sentence));
     note_sentence_field(state);
+    if (translates && state.document.scenario().model()) draw_translation(state, context, run);
     if (run.can(Capability::SentencePairs) && state.document.scenario().model()) {
       // BERT reads a pair as [CLS] A [SEP] B [SEP]: the second sentence, optional.
       text_wrapped_at_spaces("Second sentence (B), optional", ImGui::GetContentRegionAvail().x);
@@ -244,10 +247,16 @@ class InputPanel final : public Panel {
         context.edits.push(edits::set_text_b(text_b_field_.sentence));
       draw_pair_filter(state, context);
     }
+    if (translates) {
+      const ModelPart part = state.document.scenario().model()->part;
+      ImGui::TextDisabled(part == ModelPart::Encoder ? "source tokens:"
+                          : part == ModelPart::Main  ? "translation tokens:"
+                                                     : "queries: translation tokens");
+    }
     draw_token_chips(state, context, state.pipeline().target(), state.pipeline().target_sources(),
                      Side::Query);
-    if (state.pipeline().cross()) {  // a pair filter: the keys are the other sentence's
-      ImGui::TextDisabled("keys:");
+    if (state.pipeline().cross()) {  // a pair filter's other sentence, or the source
+      ImGui::TextDisabled(translates ? "keys: source tokens" : "keys:");
       draw_token_chips(state, context, state.pipeline().keys(), state.pipeline().key_sources(),
                        Side::Key);
     }
@@ -273,6 +282,52 @@ class InputPanel final : public Panel {
                                                 tokens.begin(), tokens.end(),
                                                 [](const ModelToken& t) { return t.special; })));
       }
+    }
+  }
+
+  // An encoder–decoder: the translation the decoder reads (the model's own, greedy, until one is
+  // typed: teacher forcing) and which of its three kinds of attention the views show.
+  void draw_translation(const AppState& state, PanelContext& context, const Run& run) {
+    const ModelSpec& spec = *state.document.scenario().model();
+    text_wrapped_at_spaces(
+        spec.decoder_text.empty()
+            ? "Translation (the model's own; type one to make the decoder read it)"
+            : "Translation (typed: the decoder reads it)",
+        ImGui::GetContentRegionAvail().x);
+    ImGui::SetNextItemWidth(-1);
+    // Empty, the field shows the model's greedy translation in grey.
+    const std::string hint =
+        run.translation().empty() ? "the model's translation" : run.translation();
+    if (sentence_field("##decoder_text", hint.c_str(), spec.decoder_text, decoder_field_,
+                       context.text_escapes))
+      context.edits.push(edits::set_decoder_text(decoder_field_.sentence));
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(
+          "Empty: the decoder writes its own translation, the likeliest token each step "
+          "(greedy), shown in grey. Type one to ask where each of its words looks (teacher "
+          "forcing): the decoder then reads your words after its start token.");
+    ImGui::AlignTextToFramePadding();
+    ImGui::TextUnformatted("Attention");
+    struct Choice {
+      ModelPart part;
+      const char* label;
+      const char* tip;
+    };
+    static constexpr Choice kChoices[] = {
+        {ModelPart::Encoder, "Encoder",
+         "encoder self-attention: each source token looks at every source token, both ways"},
+        {ModelPart::Main, "Decoder",
+         "decoder self-attention: each translation token looks at itself and the tokens before "
+         "it (causal)"},
+        {ModelPart::Cross, "Cross",
+         "cross-attention: each translation token (the query) looks at the source's tokens (the "
+         "keys and values, from the encoder's output): where the word being written looks"},
+    };
+    for (const Choice& choice : kChoices) {
+      same_line_if_fits(checkbox_width(choice.label));  // a radio button is as wide as a checkbox
+      if (ImGui::RadioButton(choice.label, spec.part == choice.part) && spec.part != choice.part)
+        context.edits.push(edits::set_model_part(choice.part));
+      if (ImGui::IsItemHovered()) ImGui::SetTooltip("%s", choice.tip);
     }
   }
 
@@ -525,7 +580,7 @@ class InputPanel final : public Panel {
       ImGui::SetTooltip("replace every weight by values drawn from the seed");
   }
 
-  SentenceField target_field_, source_field_, text_b_field_;
+  SentenceField target_field_, source_field_, text_b_field_, decoder_field_;
   bool renaming_ = false;  // the title is being typed
   int rename_frames_ = 0;
   std::string title_text_;

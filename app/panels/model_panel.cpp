@@ -5,11 +5,17 @@
 //
 // Each layer's heads are one float texture (render::MatrixStackTexture) drawn by the heatmap
 // shader: a layer costs one upload when the model ran again, a head one quad.
+//
+// An encoder–decoder has three stacks of attention (Run::stacks(): encoder self-attention,
+// decoder self-attention, cross-attention): the view draws the three grids side by side, the
+// stack the other views show (Run::shown_stack()) marked; a click on another stack's head shows
+// that stack in every view (ModelSpec::part) with the head selected.
 #include "app/panels/panel.hpp"
 #include "app/panels/registry.hpp"
 #include "app/panels/theme.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/render/heatmap_renderer.hpp"
+#include "app/session/edits.hpp"
 #include "app/view/attention_pool.hpp"
 #include "core/figures/format.hpp"
 #include "core/models/head_roles.hpp"
@@ -36,7 +42,7 @@ struct RoleLabel {
   const char* tiny;
   const char* meaning;
 };
-constexpr std::array<RoleLabel, 9> kRoleLabels = {{
+constexpr std::array<RoleLabel, 10> kRoleLabels = {{
     {HeadRole::Induction, "induction", "ind",
      "induction: on a repeated sequence it attends to the token after the earlier copy of the "
      "current one (and so helps predict what came next last time)"},
@@ -54,6 +60,10 @@ constexpr std::array<RoleLabel, 9> kRoleLabels = {{
     {HeadRole::Broad, "broad", "broad", "broad: spreads its weight over many tokens"},
     {HeadRole::Positional, "positional", "pos",
      "positional: attends by position, whatever the words are"},
+    {HeadRole::Alignment, "align", "aln",
+     "alignment: writing a word of the translation, it looks at the source word that word "
+     "translates (Bahdanau's alignment), measured on held-out verses of Mark against the links "
+     "of the two Bibles' markup"},
     {HeadRole::Mixed, "", "", "mixed: no one pattern passes its threshold"},
 }};
 
@@ -66,16 +76,20 @@ const RoleLabel& label_of(HeadRole role) {
 // A tile shows a model's α pooled to at most this many cells across (app/view/attention_pool.hpp).
 constexpr int kMostCellsAcross = 64;
 
-constexpr std::array<HeadRole, 9> kFilterRoles = {
-    HeadRole::Induction,  HeadRole::PreviousToken, HeadRole::NextToken,
-    HeadRole::FirstToken, HeadRole::SpecialToken,  HeadRole::Self,
-    HeadRole::Broad,      HeadRole::Positional,    HeadRole::Mixed};
+constexpr std::array<HeadRole, 10> kFilterRoles = {
+    HeadRole::Induction,    HeadRole::PreviousToken, HeadRole::NextToken, HeadRole::FirstToken,
+    HeadRole::SpecialToken, HeadRole::Self,          HeadRole::Broad,     HeadRole::Positional,
+    HeadRole::Alignment,    HeadRole::Mixed};
 
 class ModelPanel final : public Panel {
  public:
   void draw_content(const AppState& state, PanelContext& context) override {
     const Pipeline& pipeline = state.pipeline();
     const Run& run = pipeline.current();
+    if (run.stacks().size() > 1) {
+      draw_stacks(state, context, run);
+      return;
+    }
     const bool roles = run.can(Capability::HeadRoles);
     const int layers = pipeline.layer_count();
     const int heads = static_cast<int>(state.result().heads.size());
@@ -170,6 +184,249 @@ class ModelPanel final : public Panel {
   struct Hovered {
     int layer = -1, head = -1;
   };
+
+  // ---------------------------------------------------------------------------
+  // [SECTION] Every stack side by side (an encoder–decoder)
+  // ---------------------------------------------------------------------------
+  // The part of an encoder–decoder a stack is (ModelSpec::part).
+  static ModelPart part_of(const AttentionStack& stack) {
+    return stack.kind == StackKind::Self    ? ModelPart::Encoder
+           : stack.kind == StackKind::Cross ? ModelPart::Cross
+                                            : ModelPart::Main;
+  }
+
+  // One texture per layer of each stack, its heads' α stacked (as upload() for one stack).
+  void upload_stacks(const AppState& state, PanelContext& context, const Run& run) {
+    const std::uint64_t version = run.run_count();
+    const std::span<const AttentionStack> stacks = run.stacks();
+    std::size_t rows = 0;
+    for (const AttentionStack& stack : stacks) rows += static_cast<std::size_t>(stack.layers);
+    if (version == stacks_uploaded_ && uploaded_contrast_ == state.ui.heatmap_contrast &&
+        stack_textures_.size() == rows)
+      return;
+    stacks_uploaded_ = version;
+    uploaded_contrast_ = state.ui.heatmap_contrast;
+    while (stack_textures_.size() < rows)
+      stack_textures_.push_back(std::make_unique<render::MatrixStackTexture>());
+    stack_textures_.resize(rows);
+    stack_weights_.resize(rows);
+    stack_tops_.resize(rows);
+    std::vector<const Matrix*> textures;
+    std::size_t row = 0;
+    for (int s = 0; s < static_cast<int>(stacks.size()); ++s) {
+      const AttentionStack& stack = stacks[static_cast<std::size_t>(s)];
+      for (int layer = 0; layer < stack.layers; ++layer, ++row) {
+        stack_weights_[row].resize(static_cast<std::size_t>(stack.heads));
+        stack_tops_[row].resize(static_cast<std::size_t>(stack.heads));
+        textures.clear();
+        for (int head = 0; head < stack.heads; ++head) {
+          Matrix& weights = stack_weights_[row][static_cast<std::size_t>(head)];
+          weights = run.stack_weights(s, layer, head);  // (n_query, n_key) of that stack
+          if (weights.size() == 0) weights = Matrix::Zero(1, 1);
+          stack_tops_[row][static_cast<std::size_t>(head)] = state.ui.heatmap_top(weights);
+          textures.push_back(&weights);
+        }
+        if (context.heatmaps.ok()) stack_textures_[row]->update(textures, version + 1);
+      }
+    }
+  }
+
+  void draw_stacks(const AppState& state, PanelContext& context, const Run& run) {
+    upload_stacks(state, context, run);
+    const std::span<const AttentionStack> stacks = run.stacks();
+    const ModelSpec* spec = state.document.scenario().model();
+    ImGui::PushStyleColor(ImGuiCol_Text, ImGui::GetStyleColorVec4(ImGuiCol_TextDisabled));
+    ImGui::TextWrapped("%s",
+                       run.can(Capability::HeadInterventions)
+                           ? "the three kinds of attention; click a head to show it in every view "
+                             "\xc2\xb7 right-click: knock out, patterns"
+                           : "the three kinds of attention; click a head to show it in every view");
+    ImGui::PopStyleColor();
+    const float font = ImGui::GetFontSize();
+    const ImVec2 origin = ImGui::GetCursorScreenPos();
+    const ImVec2 available = ImGui::GetContentRegionAvail();
+    const float label_w = ImGui::CalcTextSize("layer 99").x + font * 0.5f;
+    const float title_h = font * 1.4f, head_label_h = font * 1.2f;
+    const float gap = std::max(3.0f, font * 0.3f), grid_gap = font * 1.5f;
+    int heads = 0, most_heads = 1, layers = 0, most_layers = 1;
+    for (const AttentionStack& stack : stacks) {
+      heads += stack.heads;
+      most_heads = std::max(most_heads, stack.heads);
+      layers += stack.layers;
+      most_layers = std::max(most_layers, stack.layers);
+    }
+    const float count = static_cast<float>(stacks.size());
+    const float heading_h = title_h + head_label_h;
+    // Each head's measured role under its tile (a cross head's alignment score).
+    const bool roles = run.can(Capability::HeadRoles);
+    const float badge_h = roles ? font * 1.1f : 0.0f;
+    // Side by side where the view is wide, one above the other where it is tall: whichever gives
+    // the larger tiles.
+    const float side_tile =
+        std::min((available.x - label_w - grid_gap * (count - 1)) / static_cast<float>(heads),
+                 (available.y - heading_h) / static_cast<float>(most_layers) - badge_h) -
+        gap;
+    const float stacked_tile = std::min((available.x - label_w) / static_cast<float>(most_heads),
+                                        (available.y - heading_h * count - grid_gap * (count - 1)) /
+                                                static_cast<float>(layers) -
+                                            badge_h) -
+                               gap;
+    const bool one_above_another = stacked_tile > side_tile;
+    const float tile =
+        std::max(font * 1.5f, std::min(std::max(side_tile, stacked_tile), font * 9.0f));
+    const float column = tile + gap, row_h = tile + gap + badge_h;
+    ImDrawList* list = ImGui::GetWindowDrawList();
+    const Palette& colours = palette(state.ui.theme);
+    const ImGuiIO& io = ImGui::GetIO();
+    const int shown = run.shown_stack();
+    struct StackHover {
+      int stack = -1, layer = -1, head = -1;
+    } hovered;
+    float x0 = origin.x + label_w, y0 = origin.y, right_edge = x0, bottom = y0;
+    std::size_t texture_row = 0;
+    for (int s = 0; s < static_cast<int>(stacks.size()); ++s) {
+      const AttentionStack& stack = stacks[static_cast<std::size_t>(s)];
+      const ModelPart part = part_of(stack);
+      const float grid_w = static_cast<float>(stack.heads) * column - gap;
+      const float top = y0 + heading_h;
+      // The stack's name over its grid, the one shown in the other views underlined.
+      const char* name = stack.name.c_str();
+      const float name_w = ImGui::CalcTextSize(name).x;
+      const ImVec2 name_at(std::round(x0 + std::max(0.0f, (grid_w - name_w) * 0.5f)), y0);
+      list->AddText(name_at, s == shown ? colours.selection : colours.text, name);
+      if (s == shown)
+        list->AddLine(ImVec2(name_at.x, name_at.y + font * 1.1f),
+                      ImVec2(name_at.x + name_w, name_at.y + font * 1.1f), colours.selection,
+                      std::max(1.0f, font * 0.1f));
+      for (int head = 0; head < stack.heads; ++head) {
+        char label[24];
+        std::snprintf(label, sizeof label, tile > font * 3.5f ? "head %d" : "%d",
+                      view::shown_number(head));
+        list->AddText(
+            ImVec2(x0 + static_cast<float>(head) * column, y0 + title_h),
+            s == shown && head == state.selection.head ? colours.selection : colours.text_dim,
+            label);
+      }
+      for (int layer = 0; layer < stack.layers; ++layer, ++texture_row) {
+        if (s == 0 || one_above_another) {  // the layers' labels, at the left
+          char label[24];
+          std::snprintf(label, sizeof label, "layer %d", view::shown_number(layer));
+          list->AddText(
+              ImVec2(origin.x, top + static_cast<float>(layer) * row_h + (tile - font) * 0.5f),
+              s == shown && layer == state.selection.layer ? colours.selection : colours.text_dim,
+              label);
+        }
+        for (int head = 0; head < stack.heads; ++head) {
+          const ImVec2 p0(x0 + static_cast<float>(head) * column,
+                          top + static_cast<float>(layer) * row_h);
+          const ImVec2 p1(p0.x + tile, p0.y + tile);
+          if (context.heatmaps.ok() && texture_row < stack_textures_.size())
+            context.heatmaps.draw(list, *stack_textures_[texture_row], head, p0, p1,
+                                  state.ui.colormap, 0.0f,
+                                  stack_tops_[texture_row][static_cast<std::size_t>(head)]);
+          else
+            list->AddRectFilled(p0, p1, colours.chip);
+          if (spec) draw_change(list, spec->intervention_in(part, layer, head), p0, p1, colours);
+          if (s == shown && layer == state.selection.layer && head == state.selection.head)
+            list->AddRect(ImVec2(p0.x - 2, p0.y - 2), ImVec2(p1.x + 2, p1.y + 2), colours.selection,
+                          0, 0, highlight_width(state.ui, font));
+          if (const HeadScores* scores = roles ? run.role_in(s, layer, head) : nullptr;
+              scores && scores->role != HeadRole::Mixed) {
+            char badge[32];
+            if (scores->role == HeadRole::Alignment)
+              std::snprintf(badge, sizeof badge, tile > font * 3.5f ? "align %.2f" : "%.2f",
+                            scores->score(HeadRole::Alignment));
+            else
+              std::snprintf(
+                  badge, sizeof badge, "%s",
+                  tile > font * 3.5f ? label_of(scores->role).badge : label_of(scores->role).tiny);
+            list->AddText(ImVec2(p0.x, p1.y + 1.0f),
+                          head_colour(state.ui.theme, static_cast<int>(scores->role)), badge);
+          }
+          if (io.MousePos.x >= p0.x && io.MousePos.x < p1.x && io.MousePos.y >= p0.y &&
+              io.MousePos.y < p1.y + badge_h && ImGui::IsWindowHovered())
+            hovered = {s, layer, head};
+        }
+      }
+      right_edge = std::max(right_edge, x0 + grid_w);
+      bottom = std::max(bottom, top + static_cast<float>(stack.layers) * row_h);
+      if (one_above_another)
+        y0 = top + static_cast<float>(stack.layers) * row_h + grid_gap;
+      else
+        x0 += grid_w + gap + grid_gap;
+    }
+    ImGui::SetCursorScreenPos(origin);
+    ImGui::Dummy(ImVec2(std::max(right_edge - origin.x, available.x * 0.5f), bottom - origin.y));
+    if (hovered.stack < 0) return;
+    const AttentionStack& stack = stacks[static_cast<std::size_t>(hovered.stack)];
+    ImGui::BeginTooltip();
+    ImGui::Text("%s: layer %d, head %d", stack.name.c_str(), view::shown_number(hovered.layer),
+                view::shown_number(hovered.head));
+    if (const HeadScores* scores = run.role_in(hovered.stack, hovered.layer, hovered.head)) {
+      ImGui::PushTextWrapPos(font * 28.0f);
+      if (scores->role != HeadRole::Mixed) ImGui::TextUnformatted(label_of(scores->role).meaning);
+      if (stack.kind == StackKind::Cross)
+        ImGui::TextDisabled(
+            "alignment %.2f: the share of the translation's words for which its row looks most "
+            "at a source word they translate (held-out verses of Mark)",
+            scores->score(HeadRole::Alignment));
+      ImGui::PopTextWrapPos();
+    }
+    ImGui::TextDisabled(hovered.stack == shown ? "click: select it"
+                                               : "click: show the %s in every view, this head "
+                                                 "selected",
+                        stack.name.c_str());
+    ImGui::EndTooltip();
+    const bool left = ImGui::IsMouseClicked(ImGuiMouseButton_Left);
+    const bool right = ImGui::IsMouseClicked(ImGuiMouseButton_Right);
+    if (left || right) {
+      if (hovered.stack != shown) context.edits.push(edits::set_model_part(part_of(stack)));
+      context.selection.layer = hovered.layer;
+      context.selection.head = hovered.head;
+    }
+    if (right && hovered.stack == shown && run.can(Capability::HeadInterventions)) {
+      menu_head_ = {hovered.layer, hovered.head};
+      ImGui::OpenPopup("##model_head_menu");
+    }
+    if (ImGui::BeginPopup("##model_head_menu")) {
+      ImGui::TextDisabled("layer %d, head %d", view::shown_number(menu_head_.layer),
+                          view::shown_number(menu_head_.head));
+      command_menu_item(context.commands, "model.knock_out", "Knock out");
+      command_menu_item(context.commands, "model.uniform_attention");
+      command_menu_item(context.commands, "model.as_trained");
+      ImGui::EndPopup();
+    }
+  }
+
+  // A head's change drawn on its tile: knocked out (greyed and crossed), a pattern or a scale.
+  static void draw_change(ImDrawList* list, const HeadIntervention& change, ImVec2 p0, ImVec2 p1,
+                          const Palette& colours) {
+    const float font = ImGui::GetFontSize();
+    if (change.ablated()) {  // greyed out and crossed
+      list->AddRectFilled(p0, p1, IM_COL32(128, 128, 128, 200));
+      list->AddLine(p0, p1, colours.text, 2.0f);
+      list->AddLine(ImVec2(p0.x, p1.y), ImVec2(p1.x, p0.y), colours.text, 2.0f);
+      list->AddText(ImVec2(p0.x + font * 0.2f, p0.y + font * 0.1f), colours.text, "off");
+    } else if (change.changes_anything()) {
+      char mark[24];
+      if (change.pattern == HeadIntervention::Pattern::Uniform)
+        std::snprintf(mark, sizeof mark, "uniform");
+      else if (change.pattern == HeadIntervention::Pattern::PreviousToken)
+        std::snprintf(mark, sizeof mark, "prev");
+      else
+        std::snprintf(mark, sizeof mark, "\xc3\x97%s",
+                      view::format_number(change.output_scale, 2).c_str());
+      const ImVec2 size = ImGui::CalcTextSize(mark);
+      list->AddRectFilled(p0, ImVec2(p0.x + size.x + font * 0.3f, p0.y + size.y),
+                          colours.panel_background);
+      list->AddText(ImVec2(p0.x + font * 0.15f, p0.y), colours.highlight, mark);
+    }
+  }
+
+  std::vector<std::unique_ptr<render::MatrixStackTexture>> stack_textures_;  // by stack, layer
+  std::vector<std::vector<Matrix>> stack_weights_;  // (n_query, n_key) per head, per row
+  std::vector<std::vector<float>> stack_tops_;
+  std::uint64_t stacks_uploaded_ = 0;
   // One texture per layer: its heads' α stacked.
   std::vector<std::unique_ptr<render::MatrixStackTexture>> textures_;
   std::vector<std::vector<Matrix>> layer_weights_;  // (n, n) per head, per layer
@@ -290,31 +547,12 @@ class ModelPanel final : public Panel {
     else
       list->AddRectFilled(p0, p1, colours.chip);
     const float font = ImGui::GetFontSize();
-    if (run.can(Capability::HeadInterventions)) {
-      const HeadIntervention change =
-          state.document.scenario().model()
-              ? state.document.scenario().model()->intervention(layer, head)
-              : HeadIntervention{};
-      if (change.ablated()) {  // greyed out and crossed
-        list->AddRectFilled(p0, p1, IM_COL32(128, 128, 128, 200));
-        list->AddLine(p0, p1, colours.text, 2.0f);
-        list->AddLine(ImVec2(p0.x, p1.y), ImVec2(p1.x, p0.y), colours.text, 2.0f);
-        list->AddText(ImVec2(p0.x + font * 0.2f, p0.y + font * 0.1f), colours.text, "off");
-      } else if (change.changes_anything()) {
-        char mark[24];
-        if (change.pattern == HeadIntervention::Pattern::Uniform)
-          std::snprintf(mark, sizeof mark, "uniform");
-        else if (change.pattern == HeadIntervention::Pattern::PreviousToken)
-          std::snprintf(mark, sizeof mark, "prev");
-        else
-          std::snprintf(mark, sizeof mark, "\xc3\x97%s",
-                        view::format_number(change.output_scale, 2).c_str());
-        const ImVec2 size = ImGui::CalcTextSize(mark);
-        list->AddRectFilled(p0, ImVec2(p0.x + size.x + font * 0.3f, p0.y + size.y),
-                            colours.panel_background);
-        list->AddText(ImVec2(p0.x + font * 0.15f, p0.y), colours.highlight, mark);
-      }
-    }
+    if (run.can(Capability::HeadInterventions))
+      draw_change(list,
+                  state.document.scenario().model()
+                      ? state.document.scenario().model()->intervention(layer, head)
+                      : HeadIntervention{},
+                  p0, p1, colours);
     if (filtered_out(run, layer, head))
       list->AddRectFilled(p0, p1, with_alpha(colours.panel_background, 0.8f));
     if (layer == state.selection.layer && head == state.selection.head)

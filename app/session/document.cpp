@@ -120,6 +120,20 @@ void Document::set_pair_filter(PairFilter filter) {
   ++version_;
 }
 
+void Document::set_model_part(ModelPart part) {
+  ModelSpec* model = scenario_.edit_model();
+  if (!model || model->part == part) return;
+  model->part = part;
+  ++version_;
+}
+
+void Document::set_decoder_text(const std::string& text) {
+  ModelSpec* model = scenario_.edit_model();
+  if (!model || model->decoder_text == text) return;
+  model->decoder_text = text;
+  ++version_;
+}
+
 void Document::set_mask_pattern(std::optional<MaskPattern> pattern) {
   OneLayerSpec* one = scenario_.edit_one_layer();
   if (!one) return;

@@ -100,6 +100,10 @@ class Document {
   void set_text_b(const std::string& text);
   // With a pair, the attention the views show (ModelSpec::pair_filter).
   void set_pair_filter(PairFilter filter);
+  // An encoder–decoder: the attention the views show, and the translation typed by hand ("":
+  // the model's own).
+  void set_model_part(ModelPart part);
+  void set_decoder_text(const std::string& text);
   // One weight of the model (ModelWeightEdit: W_K and W_V by key/value head); a value that is not
   // finite is no edit. The weights on disk are never written: the scenario records the change.
   void set_model_weight(const ModelWeightEdit& edit);

@@ -194,6 +194,16 @@ Edit set_pair_filter(PairFilter filter) {
           [filter](Document& document) { document.set_pair_filter(filter); }};
 }
 
+Edit set_model_part(ModelPart part) {
+  return {"show the " + std::string(model_part_label(part)),
+          [part](Document& document) { document.set_model_part(part); }};
+}
+
+Edit set_decoder_text(std::string text) {
+  return {text.empty() ? "show the model's own translation" : "edit the translation",
+          [text = std::move(text)](Document& document) { document.set_decoder_text(text); }};
+}
+
 Edit set_model_weight(const ModelWeightEdit& edit) {
   return {
       "edit " + std::string(to_string(edit.matrix)) + " of " + layer_head(edit.layer, edit.head),

@@ -64,6 +64,9 @@ Edit clear_interventions();
 Edit set_hide_special_tokens(bool hide);
 Edit set_text_b(std::string text);
 Edit set_pair_filter(PairFilter filter);
+// An encoder–decoder: which attention the views show; the translation typed ("": the model's).
+Edit set_model_part(ModelPart part);
+Edit set_decoder_text(std::string text);
 Edit set_model_weight(const ModelWeightEdit& edit);
 // `values`: rows × cols, row-major; empty: the block as on disk.
 Edit set_model_weight_block(int layer, HeadMatrix matrix, int head, int rows, int cols,

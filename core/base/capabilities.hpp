@@ -45,6 +45,10 @@ enum class Capability : std::uint32_t {
   // Logits at every position from the model's read-out (a decoder's next token, or an encoder's
   // MLM head): what the logit lens reads every layer's stream through.
   ReadsOutTokens = 1u << 13,
+  // An encoder–decoder (a translation model): the scenario's text is the source its encoder
+  // reads, the decoder reads a target (ModelSpec::decoder_text, or its own greedy translation:
+  // translation()), and the views show one of its three kinds of attention (ModelSpec::part).
+  SourceAndTarget = 1u << 14,
 };
 
 class Capabilities {

@@ -215,13 +215,22 @@ std::vector<ModelEmbeddingEdit> parse_embedding_edits(Reader& reader, const Json
   return edits;
 }
 
+// "main", "encoder" or "cross" (ModelSpec::part, an intervention's part).
+ModelPart parse_part(Reader& reader, const Json& value, const std::string& path) {
+  const std::string name = reader.string(value, path);
+  const std::optional<ModelPart> named = model_part_named(name);
+  if (!named)
+    Reader::fail(path, "expected \"main\", \"encoder\" or \"cross\", got \"" + name + "\"");
+  return *named;
+}
+
 ModelSpec parse_model(Reader& reader, const Json& model) {
   if (!model.is_object())
     Reader::fail("model",
                  "expected an object with the model's \"name\", got " + json_type_name(model));
   reader.warn_unknown_keys(model, "model",
                            {"name", "interventions", "hide_special_tokens", "text_b", "pair_filter",
-                            "weights", "embeddings"});
+                            "weights", "embeddings", "part", "decoder_text"});
   ModelSpec spec;
   const Json* name = reader.find(model, "name");
   if (!name) Reader::fail("model.name", "missing (a shipped model's name or a model's path)");
@@ -241,6 +250,10 @@ ModelSpec parse_model(Reader& reader, const Json& model) {
                        filter_name + "\"");
     spec.pair_filter = *named;
   }
+  if (const Json* part = reader.find(model, "part"))
+    spec.part = parse_part(reader, *part, "model.part");
+  if (const Json* decoder_text = reader.find(model, "decoder_text"))
+    spec.decoder_text = reader.string(*decoder_text, "model.decoder_text");
   if (const Json* weights = reader.find(model, "weights"))
     spec.weight_edits = parse_weight_edits(reader, *weights);
   if (const Json* embeddings = reader.find(model, "embeddings"))
@@ -257,11 +270,13 @@ ModelSpec parse_model(Reader& reader, const Json& model) {
       Reader::fail(path,
                    "expected an object such as {\"layer\": 0, \"head\": 1, \"scale\": 0}, got " +
                        json_type_name(change));
-    reader.warn_unknown_keys(change, path, {"layer", "head", "scale", "pattern"});
+    reader.warn_unknown_keys(change, path, {"part", "layer", "head", "scale", "pattern"});
     const Json* layer = reader.find(change, "layer");
     const Json* head = reader.find(change, "head");
     if (!layer || !head) Reader::fail(path, "needs a \"layer\" and a \"head\" (counted from 0)");
     ModelHeadChange entry;
+    if (const Json* part = reader.find(change, "part"))
+      entry.part = parse_part(reader, *part, path + ".part");
     entry.layer = static_cast<int>(reader.integer(*layer, path + ".layer", 0, 4095));
     entry.head = static_cast<int>(reader.integer(*head, path + ".head", 0, 4095));
     if (const Json* scale = reader.find(change, "scale")) {
@@ -281,10 +296,10 @@ ModelSpec parse_model(Reader& reader, const Json& model) {
                          pattern_name + "\"");
       entry.change.pattern = *parsed;
     }
-    if (spec.intervention(entry.layer, entry.head).changes_anything())
+    if (spec.intervention_in(entry.part, entry.layer, entry.head).changes_anything())
       Reader::fail(path, "layer " + std::to_string(entry.layer) + ", head " +
                              std::to_string(entry.head) + " is changed twice");
-    spec.set_intervention(entry.layer, entry.head, entry.change);
+    spec.set_intervention_in(entry.part, entry.layer, entry.head, entry.change);
   }
   return spec;
 }
@@ -567,9 +582,9 @@ int pair_filter_to(PairFilter filter) {
              : (filter == PairFilter::AToA || filter == PairFilter::BToA ? 0 : 1);
 }
 
-HeadIntervention ModelSpec::intervention(int layer, int head) const {
+HeadIntervention ModelSpec::intervention_in(ModelPart in, int layer, int head) const {
   for (const ModelHeadChange& entry : interventions)
-    if (entry.layer == layer && entry.head == head) return entry.change;
+    if (entry.part == in && entry.layer == layer && entry.head == head) return entry.change;
   return {};
 }
 
@@ -619,20 +634,50 @@ void ModelSpec::reset_embedding(int token) {
   std::erase_if(embedding_edits, [&](const ModelEmbeddingEdit& e) { return e.token == token; });
 }
 
-void ModelSpec::set_intervention(int layer, int head, const HeadIntervention& change) {
-  const auto before = [](const ModelHeadChange& entry, std::pair<int, int> at) {
-    return std::pair(entry.layer, entry.head) < at;
-  };
-  auto it =
-      std::lower_bound(interventions.begin(), interventions.end(), std::pair(layer, head), before);
-  const bool present = it != interventions.end() && it->layer == layer && it->head == head;
+void ModelSpec::set_intervention_in(ModelPart in, int layer, int head,
+                                    const HeadIntervention& change) {
+  const auto at = std::tuple(in, layer, head);
+  auto it = std::lower_bound(
+      interventions.begin(), interventions.end(), at,
+      [](const ModelHeadChange& entry, const auto& key) { return entry.key() < key; });
+  const bool present = it != interventions.end() && it->key() == at;
   if (!change.changes_anything()) {
     if (present) interventions.erase(it);
   } else if (present) {
     it->change = change;
   } else {
-    interventions.insert(it, ModelHeadChange{layer, head, change});
+    interventions.insert(it, ModelHeadChange{in, layer, head, change});
   }
+}
+
+std::string_view model_part_name(ModelPart part) {
+  switch (part) {
+    case ModelPart::Main:
+      return "main";
+    case ModelPart::Encoder:
+      return "encoder";
+    case ModelPart::Cross:
+      return "cross";
+  }
+  return "main";
+}
+
+std::optional<ModelPart> model_part_named(std::string_view name) {
+  for (const ModelPart part : {ModelPart::Main, ModelPart::Encoder, ModelPart::Cross})
+    if (model_part_name(part) == name) return part;
+  return std::nullopt;
+}
+
+std::string_view model_part_label(ModelPart part) {
+  switch (part) {
+    case ModelPart::Main:
+      return "decoder self-attention";
+    case ModelPart::Encoder:
+      return "encoder self-attention";
+    case ModelPart::Cross:
+      return "cross-attention";
+  }
+  return "";
 }
 
 std::string scenario_title(const Scenario& scenario) {

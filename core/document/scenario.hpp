@@ -29,12 +29,27 @@ inline constexpr int kScenarioVersion = 1;
 inline constexpr int kModelScenarioVersion = 2;
 inline constexpr std::size_t kMaxScenarioBytes = 64u << 20;  // 64 MiB
 
+// Which attention of a model the views show. A model without an encoder has one kind, Main: its
+// self-attention (a decoder's causal one, an encoder's both ways). An encoder–decoder (Marian,
+// BART) has three: Main is its decoder's self-attention over the target, Encoder the encoder's
+// over the source, Cross the decoder's cross-attention (the target's queries, the source's keys).
+enum class ModelPart { Main, Encoder, Cross };
+inline constexpr ModelPart kModelParts[] = {ModelPart::Encoder, ModelPart::Main, ModelPart::Cross};
+// "main", "encoder", "cross": the scenario file's words.
+std::string_view model_part_name(ModelPart part);
+std::optional<ModelPart> model_part_named(std::string_view name);
+// What a person reads, for an encoder–decoder: "encoder self-attention", "decoder
+// self-attention", "cross-attention".
+std::string_view model_part_label(ModelPart part);
+
 // What a teacher did to one head of the model.
 struct ModelHeadChange {
-  int layer = 0;  // from 0, as in files and the CLI
+  ModelPart part = ModelPart::Main;  // an encoder–decoder's: which attention the head is in
+  int layer = 0;                     // from 0, as in files and the CLI
   int head = 0;
   HeadIntervention change;
   bool operator==(const ModelHeadChange&) const = default;
+  auto key() const { return std::tuple(part, layer, head); }
 };
 
 // One weight of a real model changed by hand: cell (row, col) of the block that `matrix` has for
@@ -84,9 +99,17 @@ struct ModelSpec {
   // A shipped model's name ("stories260K") or the path of a model's folder or file, as
   // open_model (core/models/model.hpp) takes it.
   std::string model;
-  // At most one per head, each changing something, sorted by (layer, head). Whether the model has
-  // the layer and head is known only when it is opened: a change it cannot make is an error then.
+  // At most one per head, each changing something, sorted by (part, layer, head). Whether the
+  // model has the layer and head is known only when it is opened: a change it cannot make is an
+  // error then.
   std::vector<ModelHeadChange> interventions;
+  // An encoder–decoder: the attention the views show (the layers and heads the app selects are
+  // this part's), and the decoder's text. The scenario's `target` is the source the encoder reads;
+  // decoder_text, when not empty, is the translation typed by hand, which the decoder reads after
+  // its start token (teacher forcing: "where does tierra look?"); empty: the model's own greedy
+  // translation. A model without an encoder refuses both.
+  ModelPart part = ModelPart::Main;
+  std::string decoder_text;
   // The attention views leave out special tokens (llama2.c's <s>, GPT-2's <|endoftext|>): they
   // soak up attention and hide the rest. The model still reads them.
   bool hide_special_tokens = false;
@@ -109,10 +132,17 @@ struct ModelSpec {
     return spec;
   }
 
-  // The change of head (layer, head): none (computed, scale 1) when there is none.
-  HeadIntervention intervention(int layer, int head) const;
+  // The change of head (layer, head) of `part`: none (computed, scale 1) when there is none.
+  HeadIntervention intervention_in(ModelPart in, int layer, int head) const;
   // Sets it, keeping `interventions` sorted; a change to nothing removes the entry.
-  void set_intervention(int layer, int head, const HeadIntervention& change);
+  void set_intervention_in(ModelPart in, int layer, int head, const HeadIntervention& change);
+  // The same in the part shown (`part`): the layers and heads the app selects are that part's.
+  HeadIntervention intervention(int layer, int head) const {
+    return intervention_in(part, layer, head);
+  }
+  void set_intervention(int layer, int head, const HeadIntervention& change) {
+    set_intervention_in(part, layer, head, change);
+  }
 
   bool weights_edited() const { return !weight_edits.empty() || !embedding_edits.empty(); }
   // Sets one cell's value (its entry added or replaced).

@@ -80,6 +80,7 @@ std::string model_scenario_to_json(const Scenario& s, const ModelSpec& spec, Ord
     OrderedJson changes = OrderedJson::array();
     for (const ModelHeadChange& entry : spec.interventions) {
       OrderedJson change = OrderedJson::object();
+      if (entry.part != ModelPart::Main) change["part"] = std::string(model_part_name(entry.part));
       change["layer"] = entry.layer;
       change["head"] = entry.head;
       if (entry.change.output_scale != 1.0f) change["scale"] = shortest(entry.change.output_scale);
@@ -91,6 +92,8 @@ std::string model_scenario_to_json(const Scenario& s, const ModelSpec& spec, Ord
   }
   if (spec.hide_special_tokens) model["hide_special_tokens"] = true;
   if (!spec.text_b.empty()) model["text_b"] = spec.text_b;
+  if (spec.part != ModelPart::Main) model["part"] = std::string(model_part_name(spec.part));
+  if (!spec.decoder_text.empty()) model["decoder_text"] = spec.decoder_text;
   if (spec.pair_filter != PairFilter::All)
     model["pair_filter"] = std::string(pair_filter_name(spec.pair_filter));
   if (!spec.weight_edits.empty()) {  // a block per matrix of a head, its cells in order

@@ -690,7 +690,7 @@ LessonCheck parse_check(const Json& value, const std::string& path, const Scenar
     if (!known)
       fail(path + ".role", "unknown role \"" + check.role +
                                "\" (induction, previous-token, next-token, first-token, "
-                               "special-token, self, broad, positional, mixed)");
+                               "special-token, self, broad, positional, alignment, mixed)");
   }
   if (kind->query && check.query.empty()) fail(path + ".query", "missing");
   if (kind->key && check.key.empty()) fail(path + ".key", "missing");

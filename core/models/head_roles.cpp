@@ -26,6 +26,8 @@ std::string_view to_string(HeadRole role) {
       return "broad";
     case HeadRole::Positional:
       return "positional";
+    case HeadRole::Alignment:
+      return "alignment";
     case HeadRole::Mixed:
       break;
   }
@@ -50,6 +52,8 @@ float role_threshold(HeadRole role) {
       return 0.8f;
     case HeadRole::Positional:
       return 0.9f;
+    case HeadRole::Alignment:
+      return 0.5f;
     case HeadRole::Mixed:
       break;
   }

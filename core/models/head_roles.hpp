@@ -39,9 +39,12 @@ enum class HeadRole {
   Self,
   Broad,
   Positional,
+  // A cross-attention head (an encoder–decoder's) whose rows look at the source word the target
+  // word being written translates: its alignment precision (core/models/alignment.hpp).
+  Alignment,
   Mixed
 };
-inline constexpr int kHeadRoleScores = 8;  // every role but Mixed has a score
+inline constexpr int kHeadRoleScores = 9;  // every role but Mixed has a score
 
 std::string_view to_string(HeadRole role);  // "induction", "previous-token", ...
 float role_threshold(HeadRole role);

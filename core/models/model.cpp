@@ -300,6 +300,26 @@ Result<std::vector<ModelToken>> read_target(const Model& model, std::string_view
   return tokens;
 }
 
+std::vector<ModelToken> target_tokens_of(const Model& model, std::span<const int> ids) {
+  std::vector<ModelToken> tokens;
+  tokens.reserve(ids.size());
+  int at = 0;  // bytes of the translation's text so far
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    ModelToken token;
+    token.id = ids[i];
+    token.shown = model.tokenizer.shown(token.id);
+    token.special = i == 0;
+    if (i > 0) {
+      token.bytes = model.tokenizer.text_of(ids[i - 1], ids[i]);
+      token.byte_begin = at;
+      at += static_cast<int>(token.bytes.size());
+      token.byte_end = at;
+    }
+    tokens.push_back(std::move(token));
+  }
+  return tokens;
+}
+
 std::vector<int> token_types(std::span<const ModelToken> tokens) {
   std::vector<int> types;
   types.reserve(tokens.size());

@@ -100,6 +100,10 @@ Result<std::vector<ModelToken>> read_text(const Model& model, std::string_view t
 // An encoder–decoder's target as its decoder reads it: the start token, then the text's pieces
 // (teacher forcing: the translation so far). An error for a model that reads no target.
 Result<std::vector<ModelToken>> read_target(const Model& model, std::string_view text);
+// An encoder–decoder's generated target (greedy_translation's ids, the start token first) as the
+// views list it: the start token special, each other token's bytes as the translation's text
+// has them (ModelTokenizer::text_of) and its byte range in that text.
+std::vector<ModelToken> target_tokens_of(const Model& model, std::span<const int> ids);
 // The token types of `tokens` (BERT's: each token's sentence), for TransformerForward::run.
 std::vector<int> token_types(std::span<const ModelToken> tokens);
 

@@ -145,6 +145,8 @@ class TransformerForward {
   // An encoder–decoder's decoder: the source's length, and head `head`'s cross-attention
   // weights of query `query` (n_source), or all of them.                   (n_query, n_source)
   int source_size() const { return memory_.rows(); }
+  // The encoder's output the last run read (n_source, d_model); empty without an encoder.
+  const RowMatrix& memory() const { return memory_; }
   std::span<const float> cross_attention_row(int layer, int head, int query) const;
   Matrix cross_attention(int layer, int head) const;
   // Its scores before the softmax (q · k), and divided by √d_head.          (n_query, n_source)

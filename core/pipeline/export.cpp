@@ -54,7 +54,10 @@ std::string result_to_json(const Scenario& scenario, const Pipeline& pipeline,
   out += "{\n";
   field(out, "format", [&] { append_string(out, "attnviz-result"); });
   field(out, "version", [&] { out += "1"; });
-  field(out, "mode", [&] { append_string(out, to_string(scenario.one_layer().mode)); });
+  // An encoder–decoder's cross-attention part is cross-attention too (its keys: the source's).
+  const bool cross_part = pipeline.can(Capability::SourceAndTarget) && pipeline.cross();
+  field(out, "mode",
+        [&] { append_string(out, cross_part ? "cross" : to_string(scenario.one_layer().mode)); });
   field(out, "config", [&] {
     out += "{\"d_model\": " + std::to_string(c.d_model) +
            ", \"heads\": " + std::to_string(c.heads) + ", \"d_k\": " + std::to_string(c.d_k) +

@@ -1,11 +1,13 @@
 #include "core/pipeline/model_run.hpp"
 
 #include "core/figures/format.hpp"
+#include "core/models/alignment.hpp"
 
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -20,11 +22,20 @@ namespace {
 // engine), so that a view's cache never mistakes a model layer for a one-layer result.
 std::atomic<std::uint64_t> next_layer_version{std::uint64_t{1} << 48};
 
-Status check_interventions(const ModelSpec& spec, const TransformerConfig& config,
+// Whether the model has every head the spec changes, each in its part (an encoder–decoder's
+// encoder, decoder or cross-attention; a model without an encoder has only its own).
+Status check_interventions(const ModelSpec& spec, const Transformer& transformer,
                            const std::string& name) {
   for (const ModelHeadChange& entry : spec.interventions) {
     const std::string where =
+        (entry.part == ModelPart::Main ? std::string()
+                                       : std::string(model_part_label(entry.part)) + ", ") +
         "layer " + std::to_string(entry.layer) + ", head " + std::to_string(entry.head);
+    if (entry.part != ModelPart::Main && !transformer.encoder())
+      return Status::error(where + ": " + name + " has no encoder (only an encoder–decoder has " +
+                           std::string(model_part_label(entry.part)) + ")");
+    const TransformerConfig& config =
+        entry.part == ModelPart::Encoder ? transformer.encoder()->config() : transformer.config();
     if (entry.layer < 0 || entry.layer >= config.n_layers)
       return Status::error(where + ": " + name + " has " + std::to_string(config.n_layers) +
                            " layers (0 to " + std::to_string(config.n_layers - 1) + ")");
@@ -33,6 +44,11 @@ Status check_interventions(const ModelSpec& spec, const TransformerConfig& confi
                            " heads per layer (0 to " + std::to_string(config.n_heads - 1) + ")");
     if (!std::isfinite(entry.change.output_scale))
       return Status::error(where + ": the scale is not a number");
+    if (entry.part == ModelPart::Cross &&
+        entry.change.pattern == HeadIntervention::Pattern::PreviousToken)
+      return Status::error(where +
+                           ": the previous token means nothing across two texts (a "
+                           "cross-attention head can be uniform over the source, or scaled)");
   }
   return Status::success();
 }
@@ -123,6 +139,17 @@ Tokenization as_tokenization(const std::vector<ModelToken>& tokens,
   return out;
 }
 
+// The positions of `tokens` the views show: every one, or the others than the special ones (when
+// there are others).
+std::vector<int> visible_positions(const std::vector<ModelToken>& tokens, bool hide_special) {
+  std::vector<int> shown;
+  for (int i = 0; i < static_cast<int>(tokens.size()); ++i)
+    if (!hide_special || !tokens[static_cast<std::size_t>(i)].special) shown.push_back(i);
+  if (shown.empty())  // nothing but special tokens: they are all there is to show
+    for (int i = 0; i < static_cast<int>(tokens.size()); ++i) shown.push_back(i);
+  return shown;
+}
+
 }  // namespace
 
 Result<std::shared_ptr<const OpenedModel>> shared_model(const std::string& name) {
@@ -132,17 +159,52 @@ Result<std::shared_ptr<const OpenedModel>> shared_model(const std::string& name)
   if (std::shared_ptr<const OpenedModel> kept = opened[name].lock()) return kept;
   Result<Model> model = open_model(name);
   if (!model) return model.status();
-  auto made = std::make_shared<OpenedModel>(OpenedModel{std::move(*model), {}});
+  auto made = std::make_shared<OpenedModel>(OpenedModel{std::move(*model), {}, {}});
   // Each head's role, measured once on the model as trained (its own passes, no interventions).
   if (Result<HeadRoleProbe> probe = role_probe(made->model, default_role_text(made->model)); probe)
     if (Result<std::vector<HeadScores>> roles = detect_head_roles(made->model.transformer, *probe);
         roles)
       made->roles = std::move(*roles);
+  // An encoder–decoder's cross heads: their alignment precision on the folder's aligned
+  // sentences (a model without them has none measured).
+  if (made->model.transformer.encoder()) {
+    const std::string path = made->model.location.folder + "/" + kAlignmentsFile;
+    if (std::error_code error; std::filesystem::is_regular_file(path, error))
+      if (Result<std::vector<AlignedSentences>> sentences = load_aligned_sentences(path);
+          sentences) {
+        const std::size_t count =
+            std::min(sentences->size(), static_cast<std::size_t>(kAlignmentSentences));
+        if (Result<CrossAlignment> measured = measure_cross_alignment(
+                made->model, std::span<const AlignedSentences>(sentences->data(), count));
+            measured)
+          for (int layer = 0; layer < measured->layers; ++layer)
+            for (int head = 0; head < measured->heads; ++head) {
+              HeadScores& scores = made->cross_roles.emplace_back();
+              scores.layer = layer;
+              scores.head = head;
+              scores.scores[static_cast<std::size_t>(HeadRole::Alignment)] =
+                  measured->at(layer, head);
+              scores.role = measured->at(layer, head) >= role_threshold(HeadRole::Alignment)
+                                ? HeadRole::Alignment
+                                : HeadRole::Mixed;
+            }
+      }
+  }
   opened[name] = made;
   return std::shared_ptr<const OpenedModel>(std::move(made));
 }
 
 ModelRun::~ModelRun() = default;
+
+void ModelRun::commit(std::shared_ptr<const OpenedModel> opened, const std::string& as) {
+  forward_.reset();
+  translation_.reset();
+  own_.reset();
+  applied_weights_.clear();
+  applied_embeddings_.clear();
+  opened_ = std::move(opened);
+  opened_as_ = as;
+}
 
 Status ModelRun::run(const ModelSpec& spec, const std::string& text, int max_tokens,
                      std::vector<std::string>& warnings) {
@@ -156,13 +218,14 @@ Status ModelRun::run(const ModelSpec& spec, const std::string& text, int max_tok
   }
   const Model& model = opened ? opened->model : opened_->model;
   const TransformerConfig& config = model.transformer.config();
-  if (model.transformer.encoder())  // the app's views of a source and a target: issue 39
-    return Status::error(
-        "\"" + model.name +
-        "\" is an encoder–decoder (a translation model): the app does not show one yet; "
-        "attnviz-cli model attention " +
-        spec.model + " --source TEXT writes its encoder, decoder and cross-attention");
-  if (Status status = check_interventions(spec, config, model.name); !status) return status;
+  if (Status status = check_interventions(spec, model.transformer, model.name); !status)
+    return status;
+  if (model.transformer.encoder())
+    return run_translation(spec, text, max_tokens, warnings, std::move(opened));
+  if (spec.part != ModelPart::Main || !spec.decoder_text.empty())
+    return Status::error(model.name +
+                         " has no encoder: the attention to show (part) and a decoder's text are "
+                         "an encoder–decoder's (a translation model)");
   if (Status status = check_edits(spec, config, model.name); !status) return status;
 
   // 2. The tokens (an encoder's pair with the spec's second text), at most max_tokens and the
@@ -188,16 +251,15 @@ Status ModelRun::run(const ModelSpec& spec, const std::string& text, int max_tok
 
   // 3. Commit the model, then the interventions that differ, then run.
   if (opened) {
-    forward_.reset();
-    own_.reset();
-    applied_weights_.clear();
-    applied_embeddings_.clear();
-    opened_ = std::move(opened);
+    commit(std::move(opened), spec.model);
     forward_ = std::make_unique<TransformerForward>(opened_->model.transformer);
-    opened_as_ = spec.model;
     layers_.assign(static_cast<std::size_t>(config.n_layers), AdaptedLayer{});
     streams_.assign(static_cast<std::size_t>(config.n_layers), KeptStream{});
   }
+  part_ = ModelPart::Main;
+  source_tokens_.clear();
+  target_tokens_.clear();
+  translation_text_.clear();
   if (Status status = apply_edits(spec); !status) return status;
   for (int layer = 0; layer < config.n_layers; ++layer)
     for (int head = 0; head < config.n_heads; ++head) {
@@ -215,17 +277,30 @@ Status ModelRun::run(const ModelSpec& spec, const std::string& text, int max_tok
     full_run_ms_per_token_ = took.count() / static_cast<double>(ids.size());
   }
   tokens_ = std::move(*tokens);
-  shown_.clear();
-  for (int i = 0; i < static_cast<int>(tokens_.size()); ++i)
-    if (!spec.hide_special_tokens || !tokens_[static_cast<std::size_t>(i)].special)
-      shown_.push_back(i);
-  if (shown_.empty())  // nothing but special tokens: they are all there is to show
-    for (int i = 0; i < static_cast<int>(tokens_.size()); ++i) shown_.push_back(i);
-  // 4. A pair filter: the queries from one sentence, the keys from one (the model has read the
-  // pair whole; only what the views show changes).
+  choose_shown(spec, total, warnings);
+  run_count_ = next_run_number();
+  stacks_.assign(1, AttentionStack{});
+  stacks_[0].name = config.causal() ? "decoder self-attention" : "self-attention (both ways)";
+  stacks_[0].kind = config.causal() ? StackKind::CausalSelf : StackKind::Self;
+  stacks_[0].layers = config.n_layers;
+  stacks_[0].heads = config.n_heads;
+  return Status::success();
+}
+
+void ModelRun::choose_shown(const ModelSpec& spec, std::size_t total,
+                            std::vector<std::string>& warnings) {
+  hide_special_ = spec.hide_special_tokens;
+  const auto shown_of = [&](const std::vector<ModelToken>& tokens) {
+    return visible_positions(tokens, spec.hide_special_tokens);
+  };
+  shown_ = shown_of(tokens_);
   pair_filter_ = PairFilter::All;
   key_shown_.clear();
-  if (spec.pair_filter != PairFilter::All) {
+  if (part_ == ModelPart::Cross) {  // the keys: the source's tokens
+    key_shown_ = shown_of(source_tokens_);
+  } else if (spec.pair_filter != PairFilter::All) {
+    // A pair filter: the queries from one sentence, the keys from one (the model has read the
+    // pair whole; only what the views show changes).
     std::vector<int> from, to;
     for (const int position : shown_) {
       const int sentence = tokens_[static_cast<std::size_t>(position)].sentence;
@@ -247,13 +322,191 @@ Status ModelRun::run(const ModelSpec& spec, const std::string& text, int max_tok
     }
   }
   tokenization_ = as_tokenization(tokens_, shown_, total - (tokens_.size() - shown_.size()));
-  if (filtered()) key_tokenization_ = as_tokenization(tokens_, key_shown_, key_shown_.size());
+  if (separate_keys())
+    key_tokenization_ = as_tokenization(key_side(), key_shown_, key_shown_.size());
+}
+
+Status ModelRun::run_translation(const ModelSpec& spec, const std::string& text, int max_tokens,
+                                 std::vector<std::string>& warnings,
+                                 std::shared_ptr<const OpenedModel> opened) {
+  const Model& model = opened ? opened->model : opened_->model;
+  const Transformer& decoder = model.transformer;
+  const Transformer& encoder = *decoder.encoder();
+  if (!spec.text_b.empty())
+    return Status::error(model.name +
+                         " is an encoder–decoder: it reads a source and a target, not a pair "
+                         "(text_b is for an encoder, BERT)");
+  if (spec.weights_edited())
+    return Status::error("weights changed by hand: not yet for an encoder–decoder (" + model.name +
+                         ")");
+  if (spec.pair_filter != PairFilter::All)
+    return Status::error("a pair filter is for an encoder's sentence pair; " + model.name +
+                         " is an encoder–decoder");
+
+  // 1. The source (the scenario's text), at most max_tokens and the encoder's context; its end
+  // token kept when it is cut.
+  Result<std::vector<ModelToken>> source = read_text(model, text);
+  if (!source) return source.status();
+  const std::size_t source_total = source->size();
+  const std::size_t source_limit =
+      static_cast<std::size_t>(std::max(2, std::min(max_tokens, encoder.config().context)));
+  if (source->size() > source_limit) {
+    const ModelToken end = source->back();
+    source->resize(source_limit - 1);
+    if (end.special) source->push_back(end);
+    warnings.push_back("the source has " + std::to_string(source_total) + " tokens: " + model.name +
+                       " reads the first " + std::to_string(source_limit));
+  }
+  // 2. The target typed by hand (teacher forcing), at most the decoder's context.
+  std::optional<std::vector<ModelToken>> typed;
+  if (!spec.decoder_text.empty()) {
+    Result<std::vector<ModelToken>> target = read_target(model, spec.decoder_text);
+    if (!target) return target.status();
+    const std::size_t limit = static_cast<std::size_t>(decoder.config().context);
+    if (target->size() > limit) {
+      warnings.push_back("the translation has " + std::to_string(target->size()) +
+                         " tokens: " + model.name + " reads the first " + std::to_string(limit));
+      target->resize(limit);
+    }
+    typed = std::move(*target);
+  }
+
+  // 3. Commit the model, then the interventions that differ, then run.
+  if (opened) {
+    commit(std::move(opened), spec.model);
+    translation_ = std::make_unique<EncoderDecoderForward>(opened_->model.transformer);
+  }
+  for (const ModelPart part : kModelParts) {
+    TransformerForward& forward =
+        part == ModelPart::Encoder ? translation_->encoder() : translation_->decoder();
+    const TransformerConfig& config =
+        part == ModelPart::Encoder ? encoder.config() : decoder.config();
+    for (int layer = 0; layer < config.n_layers; ++layer)
+      for (int head = 0; head < config.n_heads; ++head) {
+        const HeadIntervention wanted = spec.intervention_in(part, layer, head);
+        if (part == ModelPart::Cross) {
+          if (!(forward.cross_intervention(layer, head) == wanted))
+            if (Status status = forward.set_cross_intervention(layer, head, wanted); !status)
+              return status;
+        } else if (!(forward.intervention(layer, head) == wanted)) {
+          if (Status status = forward.set_intervention(layer, head, wanted); !status) return status;
+        }
+      }
+  }
+  std::vector<int> source_ids(source->size());
+  for (std::size_t i = 0; i < source_ids.size(); ++i) source_ids[i] = (*source)[i].id;
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<ModelToken> target;
+  if (typed) {
+    std::vector<int> target_ids(typed->size());
+    for (std::size_t i = 0; i < target_ids.size(); ++i) target_ids[i] = (*typed)[i].id;
+    if (Status status = translation_->run(source_ids, target_ids); !status) return status;
+    target = std::move(*typed);
+  } else {
+    // The greedy translation: at most twice the source and ten more (a translation runs about as
+    // long as its source), within the decoder's context.
+    const int limit =
+        std::min(2 * static_cast<int>(source_ids.size()) + 10, decoder.config().context - 1);
+    Result<std::vector<int>> ids =
+        greedy_translation(*translation_, source_ids, model.tokenizer.start_token(),
+                           model.tokenizer.stop_token(), limit);
+    if (!ids) return ids.status();
+    target = target_tokens_of(model, *ids);
+  }
+  const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
+  full_run_ms_per_token_ = took.count() / static_cast<double>(source->size() + target.size());
+
+  // 4. The part shown: its tokens, its keys.
+  part_ = spec.part;
+  source_tokens_ = std::move(*source);
+  target_tokens_ = std::move(target);
+  translation_text_.clear();
+  for (std::size_t i = 1; i < target_tokens_.size(); ++i)
+    translation_text_ += model.tokenizer.text_of(target_tokens_[i - 1].id, target_tokens_[i].id);
+  tokens_ = part_ == ModelPart::Encoder ? source_tokens_ : target_tokens_;
+  const std::size_t total = part_ == ModelPart::Encoder ? source_total : tokens_.size();
+  const TransformerConfig& config = shown_config();
+  if (layers_.size() != static_cast<std::size_t>(config.n_layers)) {
+    layers_.assign(static_cast<std::size_t>(config.n_layers), AdaptedLayer{});
+    streams_.assign(static_cast<std::size_t>(config.n_layers), KeptStream{});
+  }
+  choose_shown(spec, total, warnings);
   run_count_ = next_run_number();
-  stack_.name = config.causal() ? "decoder self-attention" : "self-attention (both ways)";
-  stack_.kind = config.causal() ? StackKind::CausalSelf : StackKind::Self;
-  stack_.layers = config.n_layers;
-  stack_.heads = config.n_heads;
+  stacks_.clear();
+  for (const ModelPart part : kModelParts) {
+    const TransformerConfig& c = part == ModelPart::Encoder ? encoder.config() : decoder.config();
+    AttentionStack& stack = stacks_.emplace_back();
+    stack.name = std::string(model_part_label(part));
+    stack.kind = part == ModelPart::Encoder ? StackKind::Self
+                 : part == ModelPart::Cross ? StackKind::Cross
+                                            : StackKind::CausalSelf;
+    stack.layers = c.n_layers;
+    stack.heads = c.n_heads;
+    stack.queries = part == ModelPart::Encoder ? TokenSide::Source : TokenSide::Target;
+    stack.keys = part == ModelPart::Main ? TokenSide::Target : TokenSide::Source;
+  }
   return Status::success();
+}
+
+const Transformer& ModelRun::shown_transformer() const {
+  const Transformer& main = model().transformer;
+  return part_ == ModelPart::Encoder && main.encoder() ? *main.encoder() : main;
+}
+
+const TransformerConfig& ModelRun::shown_config() const {
+  return shown_transformer().config();
+}
+
+const TransformerForward& ModelRun::shown_forward() const {
+  if (!translation_) return *forward_;
+  return part_ == ModelPart::Encoder ? translation_->encoder() : translation_->decoder();
+}
+
+int ModelRun::shown_stack() const {
+  if (!translation_) return 0;
+  return static_cast<int>(std::find(std::begin(kModelParts), std::end(kModelParts), part_) -
+                          std::begin(kModelParts));
+}
+
+Matrix ModelRun::stack_weights(int stack, int layer, int head) const {
+  if (!translation_ || stack == shown_stack()) return Run::stack_weights(stack, layer, head);
+  if (stack < 0 || stack >= static_cast<int>(stacks_.size())) return {};
+  const AttentionStack& s = stacks_[static_cast<std::size_t>(stack)];
+  if (layer < 0 || layer >= s.layers || head < 0 || head >= s.heads) return {};
+  const ModelPart part = kModelParts[static_cast<std::size_t>(stack)];
+  const std::vector<int> source = visible_positions(source_tokens_, hide_special_);
+  const std::vector<int> target = visible_positions(target_tokens_, hide_special_);
+  switch (part) {
+    case ModelPart::Encoder:  // (n_source, n_source)
+      return translation_->encoder().attention(layer, head)(source, source);
+    case ModelPart::Main:  // (n_target, n_target)
+      return translation_->decoder().attention(layer, head)(target, target);
+    case ModelPart::Cross:  // (n_target, n_source)
+      return translation_->decoder().cross_attention(layer, head)(target, source);
+  }
+  return {};
+}
+
+const HeadScores* ModelRun::role_in(int stack, int layer, int head) const {
+  if (!translation_) return Run::role_in(stack, layer, head);
+  if (!opened_ || stack < 0 || stack >= static_cast<int>(stacks_.size())) return nullptr;
+  const ModelPart part = kModelParts[static_cast<std::size_t>(stack)];
+  if (part == ModelPart::Encoder) return nullptr;
+  const std::vector<HeadScores>& roles =
+      part == ModelPart::Cross ? opened_->cross_roles : opened_->roles;
+  const int heads = stacks_[static_cast<std::size_t>(stack)].heads;
+  const std::size_t at = static_cast<std::size_t>(layer) * static_cast<std::size_t>(heads) +
+                         static_cast<std::size_t>(head);
+  return layer >= 0 && head >= 0 && head < heads && at < roles.size() && roles[at].layer == layer &&
+                 roles[at].head == head
+             ? &roles[at]
+             : nullptr;
+}
+
+HeadIntervention ModelRun::intervention(int layer, int head) const {
+  if (!opened_) return {};
+  if (part_ == ModelPart::Cross) return shown_forward().cross_intervention(layer, head);
+  return shown_forward().intervention(layer, head);
 }
 
 Status ModelRun::run(const Scenario& scenario) {
@@ -264,8 +517,10 @@ Status ModelRun::run(const Scenario& scenario) {
   if (Status status = run(*scenario.model(), scenario.target, scenario.max_tokens, warnings);
       !status)
     return status;
-  X_ = forward_->embedded().matrix()(shown_, Eigen::all);  // (n shown, d_model)
-  if (filtered())
+  X_ = shown_forward().embedded().matrix()(shown_, Eigen::all);  // (n shown, d_model)
+  if (part_ == ModelPart::Cross)  // the source's embeddings (the encoder's)
+    X_keys_ = translation_->encoder().embedded().matrix()(key_shown_, Eigen::all);  // (n_key, d)
+  else if (filtered())
     X_keys_ = forward_->embedded().matrix()(key_shown_, Eigen::all);  // (n_key, d_model)
   else
     X_keys_.resize(0, 0);
@@ -278,6 +533,14 @@ Capabilities ModelRun::capabilities() const {
                              Capability::HeadInterventions,  Capability::PredictsNextToken,
                              Capability::ResidualStream,     Capability::HeadRoles,
                              Capability::HidesSpecialTokens, Capability::ReadsOutTokens};
+  if (translation_) {  // an encoder–decoder: its attention, its stream, its heads' changes
+    if (opened_->cross_roles.empty() && opened_->roles.empty())
+      return {Capability::TrainedWeights, Capability::HeadInterventions, Capability::ResidualStream,
+              Capability::HidesSpecialTokens, Capability::SourceAndTarget};
+    return {Capability::TrainedWeights,  Capability::HeadInterventions,
+            Capability::ResidualStream,  Capability::HidesSpecialTokens,
+            Capability::SourceAndTarget, Capability::HeadRoles};
+  }
   if (!opened_ || model().transformer.config().causal()) return decoder;
   // An encoder: no next token; its MLM head (when it has one) fills a mask; pairs.
   if (model().transformer.predicts_tokens())
@@ -336,8 +599,9 @@ Status ModelRun::apply_edits(const ModelSpec& spec) {
 }
 
 const HeadScores* ModelRun::role_of(int layer, int head) const {
-  if (!opened_) return nullptr;
-  const std::vector<HeadScores>& roles = opened_->roles;
+  if (!opened_ || part_ == ModelPart::Encoder) return nullptr;
+  const std::vector<HeadScores>& roles =
+      part_ == ModelPart::Cross ? opened_->cross_roles : opened_->roles;
   const std::size_t at = static_cast<std::size_t>(layer) *
                              static_cast<std::size_t>(model().transformer.config().n_heads) +
                          static_cast<std::size_t>(head);
@@ -351,7 +615,7 @@ int ModelRun::shown_index(int position) const {
 }
 
 int ModelRun::layer_count() const {
-  return opened_ ? model().transformer.config().n_layers : 0;
+  return opened_ ? shown_config().n_layers : 0;
 }
 
 const AttentionResult& ModelRun::layer(int index) const {
@@ -364,27 +628,46 @@ const Matrix& ModelRun::layer_input(int index) const {
 
 const Matrix& ModelRun::attention_input_keys(int index) const {
   const AdaptedLayer& layer = adapted(index);
-  return filtered() ? layer.key_input : layer.input;
+  return separate_keys() ? layer.key_input : layer.input;
 }
 
 const LayerStream& ModelRun::stream(int index) const {
   KeptStream& kept = streams_[static_cast<std::size_t>(index)];
   if (kept.run == run_count_) return kept.stream;
-  const LayerActivations& activations = forward_->layer(index);
-  const RowMatrix& input =
-      index == 0 ? forward_->embedded() : forward_->layer(index - 1).residual_out;
-  kept.stream.residual_in = input.matrix()(shown_, Eigen::all);                      // (n, d_model)
-  kept.stream.residual_mid = activations.residual_mid.matrix()(shown_, Eigen::all);  // (n, d_model)
-  kept.stream.mlp_output = activations.mlp_output.matrix()(shown_, Eigen::all);      // (n, d_model)
-  kept.stream.residual_out = activations.residual_out.matrix()(shown_, Eigen::all);  // (n, d_model)
-  kept.stream.norms_after = model().transformer.config().norm_after();
-  if (kept.stream.norms_after) {  // the sums the norms took, as the forward pass added them
-    kept.stream.attention_sum = kept.stream.residual_in + activations.attention_output.matrix()(
-                                                              shown_, Eigen::all);  // (n, d_model)
-    kept.stream.mlp_sum = kept.stream.residual_mid + kept.stream.mlp_output;        // (n, d_model)
+  const TransformerForward& forward = shown_forward();
+  const LayerActivations& activations = forward.layer(index);
+  const RowMatrix& input = index == 0 ? forward.embedded() : forward.layer(index - 1).residual_out;
+  const bool with_cross = shown_config().cross_attention;  // an encoder–decoder's decoder
+  LayerStream& s = kept.stream;
+  const auto rows = [&](const RowMatrix& m) -> Matrix { return m.matrix()(shown_, Eigen::all); };
+  if (part_ == ModelPart::Cross) {  // the cross sub-block: from x′ to the residual after it
+    s.residual_in = rows(activations.residual_mid);     // (n, d_model): x′
+    s.residual_mid = rows(activations.residual_cross);  // (n, d_model): x″ = norm(x′ + cross)
   } else {
-    kept.stream.attention_sum.resize(0, 0);
-    kept.stream.mlp_sum.resize(0, 0);
+    s.residual_in = rows(input);                      // (n, d_model)
+    s.residual_mid = rows(activations.residual_mid);  // (n, d_model)
+  }
+  s.mlp_output = rows(activations.mlp_output);      // (n, d_model)
+  s.residual_out = rows(activations.residual_out);  // (n, d_model)
+  s.norms_after = shown_config().norm_after();
+  if (with_cross && part_ == ModelPart::Main) {
+    s.cross_output = rows(activations.cross_attention_output);  // (n, d_model)
+    s.cross_sum = s.residual_mid + s.cross_output;              // (n, d_model)
+    s.residual_cross = rows(activations.residual_cross);        // (n, d_model)
+  } else {
+    s.cross_output.resize(0, 0);
+    s.cross_sum.resize(0, 0);
+    s.residual_cross.resize(0, 0);
+  }
+  if (s.norms_after) {  // the sums the norms took, as the forward pass added them
+    s.attention_sum =
+        s.residual_in + rows(part_ == ModelPart::Cross ? activations.cross_attention_output
+                                                       : activations.attention_output);
+    // The MLP reads the stream after cross-attention in a decoder that has it.
+    s.mlp_sum = (with_cross ? rows(activations.residual_cross) : s.residual_mid) + s.mlp_output;
+  } else {
+    s.attention_sum.resize(0, 0);
+    s.mlp_sum.resize(0, 0);
   }
   kept.run = run_count_;
   return kept.stream;
@@ -393,14 +676,19 @@ const LayerStream& ModelRun::stream(int index) const {
 const ModelRun::AdaptedLayer& ModelRun::adapted(int index) const {
   AdaptedLayer& out = layers_[static_cast<std::size_t>(index)];
   if (out.run == run_count_) return out;
-  const TransformerConfig& config = model().transformer.config();
-  const LayerActivations& activations = forward_->layer(index);
+  const TransformerConfig& config = shown_config();
+  const TransformerForward& forward = shown_forward();
+  const LayerActivations& activations = forward.layer(index);
+  // Cross-attention: the decoder's queries (from the residual stream after its self-attention),
+  // the keys and values of the encoder's output; no mask.
+  const bool cross = part_ == ModelPart::Cross;
   // The shown queries and keys: every token, unless some are hidden or a pair filter picks one
   // sentence's queries and one sentence's keys.
   const std::vector<int>& key_rows = key_positions();
-  const int n = static_cast<int>(shown_.size());          // n_query
-  const int n_key = static_cast<int>(key_rows.size());    // n_key
-  const bool hiding = key_rows.size() != tokens_.size();  // a row's keys not all shown
+  const int n = static_cast<int>(shown_.size());             // n_query
+  const int n_key = static_cast<int>(key_rows.size());       // n_key
+  const bool hiding = key_rows.size() != key_side().size();  // a row's keys not all shown
+  const bool causal = config.causal() && !cross;
   const int d_head = config.d_head;
   const float scale = 1.0f / std::sqrt(static_cast<float>(d_head));
 
@@ -413,17 +701,19 @@ const ModelRun::AdaptedLayer& ModelRun::adapted(int index) const {
   r.config.compatibility = Compatibility::ScaledDot;
   r.config.temperature = 1.0f;
   r.config.hard = false;
-  r.config.causal = config.causal();
+  r.config.causal = causal;
   r.heads.resize(static_cast<std::size_t>(config.n_heads));
   r.fully_masked_row_count = 0;
   r.overflow = false;
   // The shown rows of everything kept.
-  const Matrix queries = activations.queries.matrix()(shown_, Eigen::all);  // (n, n_heads · d_head)
-  const Matrix keys =
-      activations.keys.matrix()(key_rows, Eigen::all);  // (n_key, n_kv_heads · d_head)
-  const Matrix values =
-      activations.values.matrix()(key_rows, Eigen::all);  // (n_key, n_kv_heads · d_head)
-  r.concat = activations.head_outputs.matrix()(shown_, Eigen::all);  // (n, n_heads · d_head)
+  const Matrix queries = (cross ? activations.cross_queries : activations.queries)
+                             .matrix()(shown_, Eigen::all);  // (n, n_heads · d_head)
+  const Matrix keys = (cross ? activations.cross_keys : activations.keys)
+                          .matrix()(key_rows, Eigen::all);  // (n_key, n_kv_heads · d_head)
+  const Matrix values = (cross ? activations.cross_values : activations.values)
+                            .matrix()(key_rows, Eigen::all);  // (n_key, n_kv_heads · d_head)
+  r.concat = (cross ? activations.cross_head_outputs : activations.head_outputs)
+                 .matrix()(shown_, Eigen::all);  // (n, n_heads · d_head)
   for (int h = 0; h < config.n_heads; ++h) {
     HeadResult& head = r.heads[static_cast<std::size_t>(h)];
     const int g = config.kv_head_of(h);
@@ -437,31 +727,40 @@ const ModelRun::AdaptedLayer& ModelRun::adapted(int index) const {
     // 3. A decoder's causal mask (a key later in the text than the query); an encoder masks
     //    nothing.
     head.masked_scores = head.scaled_scores;
-    if (config.causal())
+    if (causal)
       for (int i = 0; i < n; ++i)
         for (int j = 0; j < n_key; ++j)
           if (key_rows[static_cast<std::size_t>(j)] > shown_[static_cast<std::size_t>(i)])
             head.masked_scores(i, j) = -std::numeric_limits<float>::infinity();
     // 4. The attention the model used.
-    head.weights = forward_->attention(index, h)(shown_, key_rows);  // (n, n_key), masked: 0
+    head.weights = (cross ? forward.cross_attention(index, h) : forward.attention(index, h))(
+        shown_, key_rows);  // (n, n_key), masked: 0
     // 5. The head's output: the weighted sum of the values, as the Output view adds it up (with
     //    tokens hidden, of the shown values alone). A knocked-out or scaled head's contribution
     //    is its output × its scale: that is what concat holds, and W_O reads.
     head.output.noalias() = head.weights * head.V;  // (n, d_head)
     if (hiding)
       r.concat.middleCols(h * d_head, d_head) =
-          head.output * forward_->intervention(index, h).output_scale;
+          head.output *
+          (cross ? forward.cross_intervention(index, h) : forward.intervention(index, h))
+              .output_scale;
     head.fully_masked_rows = RowFlags::Zero(n);
     head.overflow = !head.raw_scores.allFinite();
     r.overflow = r.overflow || head.overflow;
   }
-  r.output = activations.attention_output.matrix()(shown_, Eigen::all);  // (n, d_model)
+  r.output = (cross ? activations.cross_attention_output : activations.attention_output)
+                 .matrix()(shown_, Eigen::all);  // (n, d_model)
   r.version = next_layer_version++;
-  out.input = activations.normalized.matrix()(shown_, Eigen::all);  // (n, d_model)
-  if (filtered())
-    out.key_input = activations.normalized.matrix()(key_rows, Eigen::all);  // (n_key, d_model)
-  else
-    out.key_input.resize(0, 0);
+  if (cross) {  // Marian and BART put the norms after: the queries read x′ itself
+    out.input = activations.residual_mid.matrix()(shown_, Eigen::all);  // (n, d_model)
+    out.key_input = forward.memory().matrix()(key_rows, Eigen::all);    // (n_key, d_model)
+  } else {
+    out.input = activations.normalized.matrix()(shown_, Eigen::all);  // (n, d_model)
+    if (filtered())
+      out.key_input = activations.normalized.matrix()(key_rows, Eigen::all);  // (n_key, d_model)
+    else
+      out.key_input.resize(0, 0);
+  }
   out.run = run_count_;
   return out;
 }
@@ -473,9 +772,10 @@ namespace attnviz {
 const ModelRun::HeadWeights& ModelRun::head_weights(int layer, int head) const {
   HeadWeights& w = head_weights_;
   if (w.run == run_count_ && w.layer == layer && w.head == head) return w;
-  const TransformerConfig& config = model().transformer.config();
-  const TransformerLayer& l = model().transformer.weights().layers[static_cast<std::size_t>(layer)];
+  const TransformerConfig& config = shown_config();
+  const TransformerLayer& l = shown_transformer().weights().layers[static_cast<std::size_t>(layer)];
   const int d = config.d_head, q0 = head * d, kv0 = config.kv_head_of(head) * d;
+  const bool cross = part_ == ModelPart::Cross;  // the cross-attention's weights
   const auto block = [&](const MatrixView& m, int row0, int col0, int rows, int cols) {
     Matrix out(rows, cols);
     for (int r = 0; r < rows; ++r)
@@ -487,14 +787,15 @@ const ModelRun::HeadWeights& ModelRun::head_weights(int layer, int head) const {
     if (!v.empty()) out = Eigen::Map<const RowVector>(v.data + first, count);
     return out;
   };
-  w.W_Q = block(l.query, 0, q0, config.d_model, d);
-  w.W_K = block(l.key, 0, kv0, config.d_model, d);
-  w.W_V = block(l.value, 0, kv0, config.d_model, d);
-  w.W_O = block(l.output, 0, 0, l.output.rows, l.output.cols);
-  w.b_Q = slice(l.query_bias, q0, d);
-  w.b_K = slice(l.key_bias, kv0, d);
-  w.b_V = slice(l.value_bias, kv0, d);
-  w.b_O = slice(l.output_bias, 0, config.d_model);
+  const MatrixView& W_O = cross ? l.cross_output : l.output;
+  w.W_Q = block(cross ? l.cross_query : l.query, 0, q0, config.d_model, d);
+  w.W_K = block(cross ? l.cross_key : l.key, 0, kv0, config.d_model, d);
+  w.W_V = block(cross ? l.cross_value : l.value, 0, kv0, config.d_model, d);
+  w.W_O = block(W_O, 0, 0, W_O.rows, W_O.cols);
+  w.b_Q = slice(cross ? l.cross_query_bias : l.query_bias, q0, d);
+  w.b_K = slice(cross ? l.cross_key_bias : l.key_bias, kv0, d);
+  w.b_V = slice(cross ? l.cross_value_bias : l.value_bias, kv0, d);
+  w.b_O = slice(cross ? l.cross_output_bias : l.output_bias, 0, config.d_model);
   w.run = run_count_;
   w.layer = layer;
   w.head = head;
@@ -512,28 +813,39 @@ void ModelRun::block_stages(int layer, int head, std::vector<BlockStage>& stages
   if (!opened_ || layer < 0 || layer >= layer_count()) return;
   const AttentionResult& r = this->layer(layer);
   if (head < 0 || static_cast<std::size_t>(head) >= r.heads.size()) return;
-  const TransformerConfig& config = model().transformer.config();
+  const TransformerConfig& config = shown_config();
   const TransformerLayer& weights =
-      model().transformer.weights().layers[static_cast<std::size_t>(layer)];
+      shown_transformer().weights().layers[static_cast<std::size_t>(layer)];
   const LayerStream& s = stream(layer);
   const bool rotary = config.positions == PositionKind::Rotary;
-  const bool biases = !weights.query_bias.empty();
-  const HeadIntervention change = forward_->intervention(layer, head);
+  const bool cross = part_ == ModelPart::Cross;  // the decoder's cross sub-block
+  const bool biases = !(cross ? weights.cross_query_bias : weights.query_bias).empty();
+  const HeadIntervention change = intervention(layer, head);
   const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
   const HeadWeights& w = head_weights(layer, head);
   StageList list(stages, layer, head, r);
   const auto n = [](int index) { return std::to_string(index + 1); };  // as the app counts
 
-  const bool after = config.norm_after();  // BERT: the norms after each sublayer
+  const bool after = config.norm_after();  // BERT, Marian: the norms after each sublayer
+  const bool embedding_norm = !shown_transformer().weights().embedding_norm_weight.empty();
   BlockStage& x = list.add(StageId::Residual,
-                           layer > 0 ? "x (layer " + n(layer - 1) + "'s output)"
-                           : after   ? "x = LayerNorm(embed + position + type)"
-                           : rotary  ? "x = embedding"
-                                     : "x = embed + position",
+                           cross       ? "x\xe2\x80\xb2 (after self-attention)"
+                           : layer > 0 ? "x (layer " + n(layer - 1) + "'s output)"
+                           : after && embedding_norm
+                               ? (config.token_types > 0 ? "x = LayerNorm(embed + position + type)"
+                                                         : "x = LayerNorm(embed + position)")
+                           : rotary                         ? "x = embedding"
+                           : config.embedding_scale != 1.0f ? "x = \xe2\x88\x9a"
+                                                              "d\xc2\xb7"
+                                                              "embed + position"
+                                                            : "x = embed + position",
                            s.residual_in, StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
-  x.recipe.kind = StageRecipe::Kind::Residual;
+  x.recipe.kind = cross ? StageRecipe::Kind::None : StageRecipe::Kind::Residual;
   x.recipe.rotary = rotary;
   x.recipe.norms_after = after;
+  if (cross)  // the keys' and values' input: the encoder's output over the source
+    list.add(StageId::XSource, "m = the encoder's output", attention_input_keys(layer),
+             StageAxis::Keys, StageAxis::Other, StageJoin::Gap);
   const bool layer_norm = config.norm == NormKind::LayerNorm;
   // A norm stage: `result` = norm(`input`), with the given parameters.
   const auto add_norm = [&](StageId id, const std::string& title, const Matrix& result,
@@ -552,10 +864,12 @@ void ModelRun::block_stages(int layer, int head, std::vector<BlockStage>& stages
              layer_input(layer), s.residual_in, weights.attention_norm_weight,
              weights.attention_norm_bias);
 
-  const char* projected = after ? "x" : "n";  // what W_Q, W_K and W_V multiply
+  // What W_Q, and W_K and W_V, multiply.
+  const char* projected = cross ? "x\xe2\x80\xb2" : after ? "x" : "n";
+  const char* projected_keys = cross ? "m" : projected;
   const auto form = [&](const char* m, bool turned) {
-    return std::string(turned ? "RoPE(" : "") + projected + "W_" + m +
-           (turned ? ")" : (biases ? " + b" : ""));
+    return std::string(turned ? "RoPE(" : "") + (*m == 'Q' ? projected : projected_keys) + "W_" +
+           m + (turned ? ")" : (biases ? " + b" : ""));
   };
   // Under grouped-query attention K and V are the key/value head's, which its group shares.
   const bool grouped = config.n_kv_heads != config.n_heads;
@@ -579,7 +893,8 @@ void ModelRun::block_stages(int layer, int head, std::vector<BlockStage>& stages
   BlockStage& k = list.add(StageId::K, "K = " + form("K", rotary) + shared, h.K, StageAxis::Keys,
                            StageAxis::Other, StageJoin::Gap);
   projection(k, w.W_K, w.b_K, "K", "W_K", rotary);
-  k.recipe.input = &attention_input_keys(layer);  // under a pair filter, the other sentence's
+  k.recipe.input = &attention_input_keys(layer);  // a pair filter's other sentence; the memory
+  k.recipe.input_name = projected_keys;
   k.recipe.positions = &key_positions();
   const int kv_head = grouped ? config.kv_head_of(head) : -1;
   k.recipe.kv_head = kv_head;
@@ -587,6 +902,7 @@ void ModelRun::block_stages(int layer, int head, std::vector<BlockStage>& stages
                            StageAxis::Other, StageJoin::Gap);  // V is not turned
   projection(v, w.W_V, w.b_V, "V", "W_V", false);
   v.recipe.input = &attention_input_keys(layer);
+  v.recipe.input_name = projected_keys;
   v.recipe.positions = &key_positions();
   v.recipe.kv_head = kv_head;
 
@@ -597,7 +913,7 @@ void ModelRun::block_stages(int layer, int head, std::vector<BlockStage>& stages
            std::string(scaling_stage_name(r.config.compatibility, r.config.temperature)),
            h.scaled_scores, StageAxis::Queries, StageAxis::Keys, StageJoin::Arrow)
       .recipe.kind = StageRecipe::Kind::Scaling;
-  if (config.causal())  // an encoder masks nothing: the softmax takes the scaled scores
+  if (config.causal() && !cross)  // an encoder and cross-attention mask nothing
     list.add(StageId::Masked, "causal mask", h.masked_scores, StageAxis::Queries, StageAxis::Keys,
              StageJoin::Arrow)
         .recipe.kind = StageRecipe::Kind::Mask;
@@ -624,7 +940,7 @@ void ModelRun::block_stages(int layer, int head, std::vector<BlockStage>& stages
   concat.recipe.kind = StageRecipe::Kind::Concat;
   concat.recipe.d_v = config.d_head;
   for (int of = 0; of < config.n_heads; ++of)
-    concat.recipe.head_scales.push_back(forward_->intervention(layer, of).output_scale);
+    concat.recipe.head_scales.push_back(intervention(layer, of).output_scale);
   BlockStage& output =
       list.add(StageId::Output, biases ? "attn = \xc2\xb7W_O + b" : "attn = \xc2\xb7W_O", r.output,
                StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
@@ -654,16 +970,40 @@ void ModelRun::block_stages(int layer, int head, std::vector<BlockStage>& stages
     mlp.recipe.swiglu = config.feed_forward == FeedForwardKind::SwiGLU;
     mlp.recipe.norms_after = after;
   };
-  if (after) {  // BERT: each sum, then its LayerNorm
+  // With the norms after: the MLP reading `in` (the stream after the last norm), the sum and the
+  // layer's output, `out` = LayerNorm(s′). The names are literals (the recipes keep views).
+  const auto add_mlp_after = [&](const Matrix& read, const char* in, const char* out) {
+    add_mlp(std::string("m = MLP(") + in + ")");
+    add_sum(StageId::MlpSum, std::string("s\xe2\x80\xb2 = ") + in + " + m", s.mlp_sum, read,
+            s.mlp_output, "s\xe2\x80\xb2", in, "m");
+    add_norm(StageId::ResidualOut, std::string(out) + " = LayerNorm(s\xe2\x80\xb2)", s.residual_out,
+             s.mlp_sum, weights.mlp_norm_weight, weights.mlp_norm_bias);
+  };
+  if (cross) {  // Marian, BART: x″ = LayerNorm(x′ + cross), then the MLP reads x″
+    add_sum(StageId::AttentionSum, "s = x\xe2\x80\xb2 + cross", s.attention_sum, s.residual_in,
+            r.output, "s", "x\xe2\x80\xb2", "cross");
+    add_norm(StageId::ResidualMid, "x\xe2\x80\xb3 = LayerNorm(s)", s.residual_mid, s.attention_sum,
+             weights.cross_norm_weight, weights.cross_norm_bias);
+    add_mlp_after(s.residual_mid, "x\xe2\x80\xb3", "x\xe2\x80\xb4");
+    return;
+  }
+  if (after) {  // BERT, Marian: each sum, then its LayerNorm
     add_sum(StageId::AttentionSum, "s = x + attn", s.attention_sum, s.residual_in, r.output, "s",
             "x", "attn");
     add_norm(StageId::ResidualMid, "x\xe2\x80\xb2 = LayerNorm(s)", s.residual_mid, s.attention_sum,
              weights.attention_norm_weight, weights.attention_norm_bias);
-    add_mlp("m = MLP(x\xe2\x80\xb2)");
-    add_sum(StageId::MlpSum, "s\xe2\x80\xb2 = x\xe2\x80\xb2 + m", s.mlp_sum, s.residual_mid,
-            s.mlp_output, "s\xe2\x80\xb2", "x\xe2\x80\xb2", "m");
-    add_norm(StageId::ResidualOut, "x\xe2\x80\xb3 = LayerNorm(s\xe2\x80\xb2)", s.residual_out,
-             s.mlp_sum, weights.mlp_norm_weight, weights.mlp_norm_bias);
+    if (s.residual_cross.size() == 0) {  // BERT: the MLP reads x′
+      add_mlp_after(s.residual_mid, "x\xe2\x80\xb2", "x\xe2\x80\xb3");
+      return;
+    }
+    // A decoder with its cross sub-block after x′: c, then x″ = LayerNorm(x′ + c) for the MLP.
+    list.add(StageId::Output, "c = cross-attention(x\xe2\x80\xb2, m)", s.cross_output,
+             StageAxis::Queries, StageAxis::Other, StageJoin::Arrow);
+    add_sum(StageId::AttentionSum, "s\xe2\x80\xb3 = x\xe2\x80\xb2 + c", s.cross_sum, s.residual_mid,
+            s.cross_output, "s\xe2\x80\xb3", "x\xe2\x80\xb2", "c");
+    add_norm(StageId::ResidualMid, "x\xe2\x80\xb3 = LayerNorm(s\xe2\x80\xb3)", s.residual_cross,
+             s.cross_sum, weights.cross_norm_weight, weights.cross_norm_bias);
+    add_mlp_after(s.residual_cross, "x\xe2\x80\xb3", "x\xe2\x80\xb4");
     return;
   }
   add_sum(StageId::ResidualMid, "x\xe2\x80\xb2 = x + attn", s.residual_mid, s.residual_in, r.output,

@@ -12,12 +12,20 @@
 //   5. output = weights · V, the head's weighted sum of the values                   (n, d_head)
 // then concat = what each head added, side by side: its output × its intervention's scale (0 for
 // a knocked-out head), and output = the attention output after W_O and its bias (n, d_model).
+//
+// An encoder–decoder (Marian, BART) shows one of its three kinds of attention at a time, the
+// spec's part (ModelSpec::part): the encoder's self-attention over the source (the scenario's
+// text), the decoder's causal self-attention over the target, or the cross-attention, whose
+// queries are the target's (from the residual stream after self-attention) and whose keys and
+// values are the source's (from the encoder's output), with no mask. The target is the spec's
+// decoder_text after the start token, or, when it is empty, the model's greedy translation.
 #pragma once
 
 #include "core/base/status.hpp"
 #include "core/base/types.hpp"
 #include "core/document/scenario.hpp"
 #include "core/engine/attention.hpp"
+#include "core/models/encoder_decoder.hpp"
 #include "core/models/model.hpp"
 #include "core/models/transformer_forward.hpp"
 #include "core/pipeline/run.hpp"
@@ -36,7 +44,16 @@ namespace attnviz {
 struct OpenedModel {
   Model model;
   std::vector<HeadScores> roles;  // by layer, then head; empty when they could not be measured
+  // An encoder–decoder's cross-attention heads, by layer then head, each with its alignment
+  // precision (HeadRole::Alignment), measured on the sentence pairs of the model folder's
+  // alignments.json when it has one (core/models/alignment.hpp); empty otherwise.
+  std::vector<HeadScores> cross_roles;
 };
+
+// The file of aligned sentences a model folder may hold, beside its tokenizer.
+inline constexpr const char* kAlignmentsFile = "alignments.json";
+// How many of its sentence pairs are measured when the model opens.
+inline constexpr int kAlignmentSentences = 100;
 
 // The model `name` opened, shared while any holder keeps it (a process-wide cache of weak
 // references, safe from any thread). Opened, and its roles measured, on the first request.
@@ -65,29 +82,36 @@ class ModelRun final : public Run {
 
   // --- Run ----------------------------------------------------------------------------------
   Capabilities capabilities() const override;
-  std::span<const AttentionStack> stacks() const override { return {&stack_, 1}; }
+  // One stack, or an encoder–decoder's three in kModelParts' order (encoder, decoder, cross).
+  std::span<const AttentionStack> stacks() const override { return stacks_; }
+  int shown_stack() const override;
+  const HeadScores* role_in(int stack, int layer, int head) const override;
+  Matrix stack_weights(int stack, int layer, int head) const override;
   const Tokenization& target() const override { return tokenization_; }
   // The keys: the queries' tokens, but under a pair filter (ModelSpec::pair_filter) that shows
-  // one sentence's attention to the other's.
+  // one sentence's attention to the other's, and in an encoder–decoder's cross-attention (the
+  // source's tokens).
   const Tokenization& keys() const override {
-    return filtered() ? key_tokenization_ : tokenization_;
+    return separate_keys() ? key_tokenization_ : tokenization_;
   }
-  bool cross() const override { return filtered(); }
+  bool cross() const override { return separate_keys(); }
   const Matrix& attention_input(int index) const override { return layer_input(index); }
   const Matrix& attention_input_keys(int index) const override;
   // The shown tokens' embeddings (+ positions, without RoPE).                 (n, d_model)
   const Matrix& X_target() const override { return X_; }
-  const Matrix& X_keys() const override { return filtered() ? X_keys_ : X_; }
+  const Matrix& X_keys() const override { return separate_keys() ? X_keys_ : X_; }
   const std::vector<std::string>& warnings() const override { return warnings_; }
+  const std::string& translation() const override { return translation_text_; }
   void block_stages(int layer, int head, std::vector<BlockStage>& stages) const override;
   void set_threads(int threads) override { threads_ = threads; }
   int threads() const override { return threads_; }
   std::span<const HeadScores> roles() const override {
-    return opened_ ? std::span<const HeadScores>(opened_->roles) : std::span<const HeadScores>();
+    if (!opened_ || part_ == ModelPart::Encoder) return {};
+    return part_ == ModelPart::Cross ? std::span<const HeadScores>(opened_->cross_roles)
+                                     : std::span<const HeadScores>(opened_->roles);
   }
-  HeadIntervention intervention(int layer, int head) const override {
-    return forward_->intervention(layer, head);
-  }
+  // The change of head `head` of `layer` of the part shown.
+  HeadIntervention intervention(int layer, int head) const override;
   const LayerStream* stream_of(int index) const override { return &stream(index); }
   std::size_t sequence_length() const override { return tokens_.size(); }
 
@@ -95,9 +119,21 @@ class ModelRun final : public Run {
   // weights, this run's own copy with the edits (model().transformer.weights_on_disk() holds the
   // weights as the files have them).
   const Model& model() const { return own_ ? *own_ : opened_->model; }
-  const TransformerForward& forward() const { return *forward_; }
+  // The forward pass of the part shown (an encoder–decoder's encoder for its encoder part, its
+  // decoder otherwise).
+  const TransformerForward& forward() const { return shown_forward(); }
   const Model* trained_model() const override { return opened_ ? &model() : nullptr; }
-  const TransformerForward* trained_forward() const override { return forward_.get(); }
+  const TransformerForward* trained_forward() const override {
+    return opened_ ? &shown_forward() : nullptr;
+  }
+  // An encoder–decoder's forward passes, after a run; null for another model.
+  const EncoderDecoderForward* translation_forward() const { return translation_.get(); }
+  // The part the last run showed (Main for a model without an encoder).
+  ModelPart part() const { return part_; }
+  // An encoder–decoder's source and target as its encoder and decoder read them (the target's
+  // start token first); empty for another model.
+  std::span<const ModelToken> source_tokens() const { return source_tokens_; }
+  std::span<const ModelToken> target_tokens() const { return target_tokens_; }
   // The tokens as the model reads them, and as the views list them (`text` is how a person reads
   // the token: ␣ for a space, and so on; special tokens have an empty byte range).
   std::span<const ModelToken> model_tokens() const override { return tokens_; }
@@ -111,7 +147,7 @@ class ModelRun final : public Run {
   // The model positions of the keys the views show: shown_positions(), or under a pair filter
   // the other sentence's.
   const std::vector<int>& key_positions() const override {
-    return filtered() ? key_shown_ : shown_;
+    return separate_keys() ? key_shown_ : shown_;
   }
   // The pair filter the last run applied (All when the text has no second sentence).
   PairFilter pair_filter() const { return pair_filter_; }
@@ -155,28 +191,54 @@ class ModelRun final : public Run {
   // Makes the spec's weight and embedding edits in own_, opening it first (the forward pass then
   // reads it); says which layers must be computed again.
   Status apply_edits(const ModelSpec& spec);
+  // Makes `opened` the model this run computes (named `as` in specs), nothing of the last one
+  // kept: its forward passes, its edited copy.
+  void commit(std::shared_ptr<const OpenedModel> opened, const std::string& as);
+  // run() for an encoder–decoder: the source through the encoder, the typed or greedy target
+  // through the decoder; `opened` when the spec names another model than the one open.
+  Status run_translation(const ModelSpec& spec, const std::string& text, int max_tokens,
+                         std::vector<std::string>& warnings,
+                         std::shared_ptr<const OpenedModel> opened);
+  // The shown tokens and keys of the part shown, after a run (hide_special_tokens, pair filter).
+  void choose_shown(const ModelSpec& spec, std::size_t total, std::vector<std::string>& warnings);
+  const TransformerForward& shown_forward() const;
+  const TransformerConfig& shown_config() const;
+  // The keys are not the queries: a pair filter, or cross-attention.
+  bool separate_keys() const { return filtered() || part_ == ModelPart::Cross; }
 
   std::shared_ptr<const OpenedModel> opened_;
   std::unique_ptr<Model> own_;  // a copy that takes the spec's edits; null while there are none
   std::vector<ModelWeightEdit> applied_weights_;        // the edits own_ holds
   std::vector<ModelEmbeddingEdit> applied_embeddings_;  // likewise
-  std::unique_ptr<TransformerForward> forward_;
+  std::unique_ptr<TransformerForward> forward_;         // a model without an encoder
+  std::unique_ptr<EncoderDecoderForward> translation_;  // an encoder–decoder
+  ModelPart part_ = ModelPart::Main;
+  std::vector<ModelToken> source_tokens_, target_tokens_;  // an encoder–decoder's
+  std::string translation_text_;  // target_tokens_ after the start token, as text
   std::string opened_as_;
-  std::vector<ModelToken> tokens_;
+  std::vector<ModelToken> tokens_;  // the queries' side: the part's tokens
   Tokenization tokenization_;
   std::vector<int> shown_;  // the queries' model positions
-  // Under a pair filter: the keys' model positions, their tokens and embeddings.
+  // Under a pair filter or in cross-attention: the keys' model positions (in the source, for
+  // cross-attention), their tokens and embeddings.
   bool filtered() const { return pair_filter_ != PairFilter::All; }
   PairFilter pair_filter_ = PairFilter::All;
   std::vector<int> key_shown_;
   Tokenization key_tokenization_;
   Matrix X_keys_;  // (n_key, d_model)
+  // The tokens key_shown_ counts in: the source's in cross-attention, else the queries'.
+  const std::vector<ModelToken>& key_side() const {
+    return part_ == ModelPart::Cross ? source_tokens_ : tokens_;
+  }
+  const Transformer& shown_transformer() const;
   std::uint64_t run_count_ = 0;
   double full_run_ms_per_token_ = 0;
   Matrix X_;  // the shown tokens' embeddings (n, d_model)
   std::vector<std::string> warnings_;
-  AttentionStack stack_{"decoder self-attention", StackKind::CausalSelf, 0, 0, 0,
-                        TokenSide::Target,        TokenSide::Target};
+  std::vector<AttentionStack> stacks_{AttentionStack{"decoder self-attention",
+                                                     StackKind::CausalSelf, 0, 0, 0,
+                                                     TokenSide::Target, TokenSide::Target}};
+  bool hide_special_ = false;  // the last run's spec's hide_special_tokens
   int threads_ = 1;
   // The selected head's weights the formulas read, copied from the model when first asked.
   struct HeadWeights {

@@ -12,6 +12,18 @@ const std::vector<EmbeddingSource>& Run::target_sources() const {
   return none;
 }
 
+Matrix Run::stack_weights(int stack, int layer, int head) const {
+  if (stack != shown_stack() || layer < 0 || layer >= layer_count()) return {};
+  const AttentionResult& result = this->layer(layer);
+  if (head < 0 || static_cast<std::size_t>(head) >= result.heads.size()) return {};
+  return result.heads[static_cast<std::size_t>(head)].weights;
+}
+
+const std::string& Run::translation() const {
+  static const std::string none;
+  return none;
+}
+
 const std::vector<int>& Run::shown_positions() const {
   const std::size_t n = sequence_length();
   if (identity_positions_.size() != n) {

@@ -10,7 +10,8 @@
 // What a run offers:
 //   - its stacks of attention: a decoder has one (causal self-attention); an encoder one
 //     (self-attention both ways); an encoder–decoder three (encoder self, decoder self, cross).
-//     Layers are numbered across the stacks, in stack order; each stack names its range.
+//     The views show one stack at a time (shown_stack()): layer(i) and the tokens are its; the
+//     Model view draws every stack's α side by side (stack_weights()).
 //   - per layer an AttentionResult: every head's Q, K, V, scores, α, output (core/engine);
 //   - the tokens on each side (queries: the target; keys: the target itself, or the source);
 //   - the named stages of a block, each with how its cells were computed (block_stages): the
@@ -199,7 +200,13 @@ struct LayerStream {
   Matrix residual_out;  // (n, d_model): residual_mid + mlp_output (BERT: normed), the next input
   bool norms_after = false;
   Matrix attention_sum;  // (n, d_model): residual_in + the attention output; norms after only
-  Matrix mlp_sum;        // (n, d_model): residual_mid + mlp_output; norms after only
+  Matrix mlp_sum;        // (n, d_model): what the MLP's norm took (residual_mid + mlp_output, or
+                         // residual_cross + mlp_output); norms after only
+  // An encoder–decoder's decoder, its self-attention shown: the cross-attention sub-block between
+  // residual_mid and the MLP, which reads residual_cross. Empty otherwise.
+  Matrix cross_output;    // (n, d_model): the cross-attention's output, after W_Oc
+  Matrix cross_sum;       // (n, d_model): residual_mid + cross_output
+  Matrix residual_cross;  // (n, d_model): norm_c(cross_sum), what the MLP reads
 };
 
 // -----------------------------------------------------------------------------
@@ -214,8 +221,20 @@ class Run {
 
   virtual Capabilities capabilities() const = 0;
   bool can(Capability capability) const { return capabilities().has(capability); }
-  // At least one; layers numbered across them in this order.
+  // At least one.
   virtual std::span<const AttentionStack> stacks() const = 0;
+  // The stack whose layers layer() counts and whose tokens target() and keys() are (an index into
+  // stacks()).
+  virtual int shown_stack() const { return 0; }
+  // Head `head` of layer `layer` of stack `stack`: its α over the tokens that stack shows
+  // (n_query, n_key), for any stack; the shown one's is layer(layer)'s. Empty when there is no
+  // such head.
+  virtual Matrix stack_weights(int stack, int layer, int head) const;
+  // HeadRoles: head `head` of layer `layer` of stack `stack`'s role, for any stack (the shown
+  // one's is role_of's); null when not measured.
+  virtual const HeadScores* role_in(int stack, int layer, int head) const {
+    return stack == shown_stack() ? role_of(layer, head) : nullptr;
+  }
 
   // The tokens as the attention views list them.
   virtual const Tokenization& target() const = 0;
@@ -277,6 +296,9 @@ class Run {
   virtual double full_run_ms_per_token() const { return 0; }
   // The tokens the model read, the hidden ones too.
   virtual std::size_t sequence_length() const { return target().tokens.size(); }
+  // SourceAndTarget: the target the decoder read, as text (its greedy translation, or the one
+  // typed), without its start token.
+  virtual const std::string& translation() const;
 
  private:
   mutable std::vector<int> identity_positions_;  // shown_positions() without hidden tokens

@@ -153,6 +153,78 @@ def run_case(name, cli, folder, source, target, work, reference, report, ablate=
     return ok, out
 
 
+def check_parts(cli, folder, reference, work):
+    """The app's three views of one encoder–decoder (ModelSpec's part: encoder self-attention,
+    decoder self-attention, cross-attention), as `attnviz-cli compute` runs a scenario through the
+    app's pipeline, each top layer's heads (Q, K, V, α, α·V) and attention output against the
+    reference's; each also compared with another part's reference, which must fail."""
+    source, target = PAIRS[0]
+    ok = True
+    exported = {}
+    for part in ("encoder", "main", "cross"):
+        scenario = {"format": "attnviz-scenario", "version": 2, "target": source,
+                    "model": {"name": str(folder), "part": part, "decoder_text": target}}
+        path = pathlib.Path(work) / f"part-{part}.json"
+        path.write_text(json.dumps(scenario), encoding="utf-8")
+        run = subprocess.run([cli, "compute", str(path)], capture_output=True, text=True,
+                             timeout=120)
+        if run.returncode != 0:
+            print(f"parts: compute {part}: status {run.returncode}: {run.stderr.strip()}")
+            return False
+        exported[part] = json.loads(run.stdout)
+    out = engine(cli, folder, source, target, work)
+    with torch.no_grad():
+        ref = reference.forward([t["id"] for t in out["source_tokens"]],
+                                [t["id"] for t in out["tokens"]], ())
+
+    def top(part, index=-1):
+        if part == "encoder":
+            layer = ref["encoder"]["layers"][index]
+            return layer["heads"], layer["attention_output"]
+        layer = ref["layers"][index]
+        if part == "main":
+            return layer["heads"], layer["attention_output"]
+        return layer["cross_heads"], layer["cross_attention_output"]
+
+    def largest(export, part, index=-1):
+        heads, output = top(part, index)
+        worst = 0.0
+        for mine, theirs in zip(export["heads"], heads):
+            for key, ref_key in (("Q", "q"), ("K", "k"), ("V", "v"), ("weights", "weights"),
+                                 ("output", "output")):
+                worst = max(worst, model_oracle_test.relative_difference(mine[key],
+                                                                         theirs[ref_key]))
+        return max(worst, model_oracle_test.relative_difference(export["output"], output))
+
+    tolerance = model_oracle_test.INTERMEDIATE_TOLERANCE
+    for part, wrong in (("encoder", "main"), ("main", "cross"), ("cross", "main")):
+        difference = largest(exported[part], part)
+        # Deliberately wrong: another part (other shapes, except for main and cross when the
+        # source and the target are as long), and the same part's layer below (the same shapes).
+        against_wrong = min(largest(exported[part], wrong), largest(exported[part], part, -2))
+        passed = difference <= tolerance and against_wrong > tolerance
+        print(f"parts: {part}: the top layer's heads and output against the reference's, largest "
+              f"relative difference {difference:.1e}; against the {wrong} part's and the layer "
+              f"below's, at least {against_wrong:.1e} (must fail): "
+              f"{'ok' if passed else 'FAILED'}")
+        ok = ok and passed
+    cross = exported["cross"]
+    queries, keys = cross["target_tokens"], cross["source_tokens"]
+    expected_queries = [t["text"] for t in out["tokens"]]
+    expected_keys = [t["text"] for t in out["source_tokens"]]
+    if queries != expected_queries or keys != expected_keys:
+        print(f"parts: FAIL the cross part's queries {queries} and keys {keys} are not the target "
+              f"{expected_queries} and the source {expected_keys}")
+        ok = False
+    if cross["config"]["causal"] or cross["mode"] != "cross":
+        print(f"parts: FAIL the cross part is causal, or its mode is {cross['mode']}")
+        ok = False
+    if exported["main"]["mode"] != "self" or not exported["main"]["config"]["causal"]:
+        print("parts: FAIL the decoder's self-attention is not self-attention with its mask")
+        ok = False
+    return ok
+
+
 def reference_ids(folder, text, side):
     """MarianTokenizer's ids: the side's SentencePiece model's pieces looked up in vocab.json
     (<unk> when missing), </s> after a source; a leading language code one token."""
@@ -293,6 +365,7 @@ def main(argv=None):
             moved = max(abs(a - b) for a, b in zip(out["logits"][0], plain["logits"][0]))
             print(f"  the logits moved by up to {moved:.3g}")
             all_ok = all_ok and ok and moved > 1e-3
+        all_ok = check_parts(args.cli, folder, reference, tmp) and all_ok
         all_ok = check_tokens(args.cli, folder, tmp) and all_ok
         all_ok = check_commands(args.cli, folder, ROOT / "assets/models/bert-web", tmp) and all_ok
     intermediates = max((v for r in report for k, v in r.largest.items() if k != "logits"),

@@ -68,6 +68,12 @@ TEST_CASE("a real model's dashboard has its Weights panel, the Next token view i
   CHECK(slot_shows(Slot::Weights, model));
   CHECK(slot_shows(Slot::Centre, model));
   CHECK(slot_shows(Slot::Input, model));
+  // An encoder–decoder's weights are not edited here: no Weights band, the views get its room.
+  const Capabilities translation{
+      attnviz::Capability::TrainedWeights, attnviz::Capability::HeadInterventions,
+      attnviz::Capability::ResidualStream, attnviz::Capability::SourceAndTarget};
+  CHECK_FALSE(slot_shows(Slot::Weights, translation));
+  CHECK(slot_shows(Slot::Centre, translation));
   CHECK_FALSE(view_shows(view_info(ViewId::NextToken), one_layer));
   CHECK(view_shows(view_info(ViewId::NextToken), model));
   CHECK_FALSE(view_shows(view_info(ViewId::Layers), one_layer));

@@ -15,6 +15,7 @@
 #include "tests/support/model_folder.hpp"
 #include "tests/support/safetensors_writer.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/tiny_encoder_decoder.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -32,84 +33,13 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 using testing::has;
+using testing::kD, testing::kHeads, testing::kLayers, testing::kVocab, testing::kPositions,
+    testing::kFeedForward, testing::tiny_config, testing::tiny_tensors;
 using testing::named;
 using testing::safetensors_file;
 using testing::TestTensor;
 using testing::write_file;
 using testing::write_model;
-
-constexpr int kD = 8, kHeads = 2, kLayers = 2, kVocab = 14, kPositions = 12, kFeedForward = 16;
-
-// Tensor number `k`'s element i: a multiple of 1/32 in [-½, ½] (exact in F16 and BF16).
-float value_of(int k, std::int64_t i) {
-  return static_cast<float>(((k * 13 + i * 7) % 33) - 16) / 32.0f;
-}
-
-Json tiny_config(bool bart = false) {
-  return Json{{"model_type", bart ? "bart" : "marian"},
-              {"architectures", {bart ? "BartForConditionalGeneration" : "MarianMTModel"}},
-              {"d_model", kD},
-              {"encoder_layers", kLayers},
-              {"decoder_layers", kLayers},
-              {"encoder_attention_heads", kHeads},
-              {"decoder_attention_heads", kHeads},
-              {"encoder_ffn_dim", kFeedForward},
-              {"decoder_ffn_dim", kFeedForward},
-              {"vocab_size", kVocab},
-              {"max_position_embeddings", kPositions},
-              {"activation_function", bart ? "gelu" : "swish"},
-              {"scale_embedding", !bart},
-              {"pad_token_id", kVocab - 1},
-              {"decoder_start_token_id", kVocab - 1},
-              {"eos_token_id", 0}};
-}
-
-std::vector<TestTensor> tiny_tensors(bool bart = false, const std::string& dtype = "F32") {
-  std::vector<TestTensor> out;
-  int k = 0;
-  const auto add = [&](const std::string& name, std::vector<std::int64_t> shape, bool norm_gain) {
-    TestTensor t(name, std::move(shape));
-    std::int64_t count = 1;
-    for (const std::int64_t s : t.shape) count *= s;
-    for (std::int64_t i = 0; i < count; ++i)
-      t.values.push_back((norm_gain ? 1.0f : 0.0f) + value_of(k, i));
-    t.dtype = dtype;
-    ++k;
-    out.push_back(std::move(t));
-  };
-  const auto linear = [&](const std::string& name, int n_out, int n_in) {
-    add(name + ".weight", {n_out, n_in}, false);
-    add(name + ".bias", {n_out}, false);
-  };
-  const auto norm = [&](const std::string& name) {
-    add(name + ".weight", {kD}, true);
-    add(name + ".bias", {kD}, false);
-  };
-  add("model.shared.weight", {kVocab, kD}, false);
-  for (const std::string side : {"encoder", "decoder"}) {
-    const std::string at = "model." + side + ".";
-    if (bart) {
-      add(at + "embed_positions.weight", {kPositions + 2, kD}, false);
-      norm(at + "layernorm_embedding");
-    }
-    for (int l = 0; l < kLayers; ++l) {
-      const std::string layer = at + "layers." + std::to_string(l) + ".";
-      for (const char* p : {"q_proj", "k_proj", "v_proj", "out_proj"})
-        linear(layer + "self_attn." + p, kD, kD);
-      norm(layer + "self_attn_layer_norm");
-      if (side == "decoder") {
-        for (const char* p : {"q_proj", "k_proj", "v_proj", "out_proj"})
-          linear(layer + "encoder_attn." + p, kD, kD);
-        norm(layer + "encoder_attn_layer_norm");
-      }
-      linear(layer + "fc1", kFeedForward, kD);
-      linear(layer + "fc2", kD, kFeedForward);
-      norm(layer + "final_layer_norm");
-    }
-  }
-  add("final_logits_bias", {1, kVocab}, false);
-  return out;
-}
 
 Transformer load(const fs::path& path) {
   return testing::loaded(load_hf_encoder_decoder(path.string()));
