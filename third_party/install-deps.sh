@@ -31,9 +31,10 @@ fuzz_packages=(clang-14 libclang-rt-14-dev)
 bench_packages=(libbenchmark-dev python3 python3-torch python3-sentencepiece libopenblas0-pthread)
 lint_packages=(clang-tidy-14)
 # The browser build (make web, issue 27): Emscripten (with Debian's clang, binaryen and
-# node-acorn), xz-utils to unpack Dear ImGui's source package (downloaded from Debian's archive
-# by third_party/web/web.cmake), and Chromium to test the page headless.
-web_packages=(emscripten xz-utils chromium)
+# node-acorn), xz-utils to unpack Dear ImGui's and SentencePiece's source packages (downloaded
+# from Debian's archive by third_party/web/web.cmake), patch to apply Debian's patches to
+# SentencePiece, and Chromium to test the page headless.
+web_packages=(emscripten xz-utils chromium patch)
 # models/train/train_gpt2.py: PyTorch on OpenBLAS, the regex module (GPT-2's pre-tokenizer needs
 # \p{L} and \p{N}) and its corpus, the King James Bible (the `bible` program reads bible-kjv-text);
 # models/train/train_gpt2.py --corpus web and train_bert.py read the World English Bible with

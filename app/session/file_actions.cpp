@@ -64,6 +64,10 @@ Status open_model(AppState& state, const std::string& path_or_name) {
   candidate.spec = ModelSpec::named(recorded_model_name(path_or_name));
   if (Status status = prepare_model_scenario(state, candidate, ""); !status)
     return Status::error("not opened: " + status.message());
+  // A translation model opens on its cross-attention, the picture it is opened for (Bahdanau's):
+  // the other two are a click away.
+  if (state.computed.pipeline.can(Capability::SourceAndTarget))
+    candidate.edit_model()->part = ModelPart::Cross;
   if (state.lesson.active()) state.leave_lesson();
   state.apply(edits::set_model(*candidate.model()));
   state.selection.layer = 0;

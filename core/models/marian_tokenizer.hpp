@@ -41,7 +41,8 @@ class MarianTokenizer {
   MarianTokenizer(MarianTokenizer&&) noexcept;
   MarianTokenizer& operator=(MarianTokenizer&&) noexcept;
 
-  // Whether this build reads SentencePiece models (the browser build does not yet).
+  // Whether this build reads SentencePiece models (the native build with libsentencepiece, the
+  // browser build with the same version compiled from Debian's source package).
   static bool available();
   // `folder` holds source.spm, target.spm and vocab.json; `pad` is config.json's pad_token_id
   // (-1: the vocabulary's "<pad>").

@@ -36,8 +36,9 @@ std::vector<std::string> shipped_model_folders();
 // The shipped models' names (the sub-folders of those folders that hold a model, or whose
 // `.download` lists the files still to come: the browser build's), each once: what the app's
 // Models menu lists. The models that read a class's English as words come first (gpt2-web, then
-// bert-web: kFirstShippedModels), the others after them, sorted.
-inline constexpr const char* kFirstShippedModels[] = {"gpt2-web", "bert-web"};
+// bert-web, then the translation model marian-web-es: kFirstShippedModels), the others after
+// them, sorted.
+inline constexpr const char* kFirstShippedModels[] = {"gpt2-web", "bert-web", "marian-web-es"};
 std::vector<std::string> shipped_model_names();
 // What kind of model a shipped name (or path) is, in a few words for a menu: "decoder, GPT-2",
 // "encoder, BERT", "decoder, llama2.c"; empty when it cannot be located.

@@ -53,7 +53,7 @@ struct OpenedModel {
 // The file of aligned sentences a model folder may hold, beside its tokenizer.
 inline constexpr const char* kAlignmentsFile = "alignments.json";
 // How many of its sentence pairs are measured when the model opens.
-inline constexpr int kAlignmentSentences = 100;
+inline constexpr int kAlignmentSentences = 200;
 
 // The model `name` opened, shared while any holder keeps it (a process-wide cache of weak
 // references, safe from any thread). Opened, and its roles measured, on the first request.

@@ -6,7 +6,10 @@ cross-attention align the words of two languages.
 Run by hand (not by CI), from the repository's root, with Debian's python3-torch and
 python3-sentencepiece (third_party/install-deps.sh train):
 
-    nice /usr/bin/python3 models/train/train_marian.py --out assets/models/marian-web-es --threads 2
+    nice /usr/bin/python3 models/train/train_marian.py --out assets/models/marian-web-es --threads 1
+    cp tests/reference/alignments/mark-alignments.json assets/models/marian-web-es/alignments.json
+
+(alignments.json: the verses of Mark the app measures the cross heads' alignment on.)
 
 What it does, in order (every step logged to OUT/train.log):
   1. Corpus: verse pairs of the World English Bible (engWEB2015eb) and the Reina-Valera 1909
@@ -489,7 +492,7 @@ EVERYDAY = ["The teacher asked the students to open their books.",
 
 
 def main():
-    parser = training_run.parser(__doc__.split("\n")[0], steps=12000, batch=32, context=128,
+    parser = training_run.parser(__doc__.split("\n")[0], steps=8000, batch=32, context=128,
                                  d_model=192, layers=3, heads=4, vocab_size=8000, lr=1e-3,
                                  warmup=1000, eval_every=2000, matmuls="bfloat16")
     parser.add_argument("--dropout", type=float, default=0.1,

@@ -327,7 +327,8 @@ def test_model(args):
     with serve(args.site) as url, Chromium(1280, 720) as browser:
         with open(os.path.join(args.site, "models", "index.json"), encoding="utf-8") as index:
             models = json.load(index)
-        check(sorted(models) == ["bert-web", "gpt2-kjv-tiny", "gpt2-web", "stories260K"],
+        check(sorted(models) == ["bert-web", "gpt2-kjv-tiny", "gpt2-web", "marian-web-es",
+                                 "stories260K"],
               f"models/index.json lists {sorted(models)}")
         page, _ = open_app(browser, url + "index.html?lesson=11")
         frame_layout = settle(page, "model", "gpt2-kjv-tiny", timeout=60)
@@ -341,6 +342,12 @@ def test_model(args):
               "a model no one asked for was downloaded")
         page, _ = open_app(browser, url + "index.html?model=stories260K")
         check(layout(page)["model"] == "stories260K", "?model=stories260K did not open it")
+        # A translation model: SentencePiece, compiled from Debian's source package, reads its
+        # text in the browser too, and the page opens on its cross-attention's three grids.
+        page, _ = open_app(browser, url + "index.html?model=marian-web-es&view=model")
+        frame_layout = settle(page, "model", "marian-web-es", timeout=60)
+        check(frame_layout["model"] == "marian-web-es", "?model=marian-web-es did not open it")
+        check(not frame_layout.get("errors"), f"marian-web-es: {frame_layout.get('errors')}")
 
 
 def test_fonts(args):
@@ -760,7 +767,22 @@ def test_engine(args):
             ["compute", "--mode", "cross", "--text", "the cat sat", "--source", "le chat est assis"],
             ["compute", "--builtin", "--variant", "flash", "--head", "1"],
             ["model", "attention", "gpt2-kjv-tiny", "--text", "In the beginning God created"],
-            ["model", "attention", "stories260K", "--text", "Once upon a time"]]
+            ["model", "attention", "stories260K", "--text", "Once upon a time"],
+            ["model", "attention", "marian-web-es", "--source", "God gives eternal life."]]
+    # SentencePiece compiled from Debian's source package (third_party/web/web.cmake) against
+    # Debian's libsentencepiece: a translation model's pieces, line for line.
+    for side in ([], ["--target"]):
+        for text in ["The teacher asked the students to open their books.",
+                     "El perro negro corrió a la casa.", "café naïve Ωmega", "God 🙂 said 光",
+                     "  two   spaces  ", "e\u0301 combining, ﬁ ligature, ＡＢＣ", ""]:
+            run = ["model", "tokens", "marian-web-es", "--text", text, *side]
+            native = subprocess.run([args.cli, *run], capture_output=True, text=True)
+            web = subprocess.run(["node", args.node_cli, *run], capture_output=True, text=True)
+            check(native.returncode == web.returncode and native.stdout == web.stdout,
+                  f"{' '.join(run)!r}: the browser build's pieces differ from the native build's: "
+                  f"{web.stdout[-300:]!r} {web.stderr[-300:]!r} against {native.stdout[-300:]!r}")
+    print("marian-web-es: the browser build's SentencePiece pieces equal the native build's on "
+          "14 texts (source and target)")
     for run in runs:
         model = run[0] == "model"
         native = subprocess.run([args.cli, *run], capture_output=True, text=True)

@@ -8,6 +8,9 @@
 #   - Dear ImGui: Debian's libimgui-dev has no sources, so its source package (1.86+ds, the same
 #     version) is downloaded from Debian's archive once, checked against the SHA-256 of its .dsc,
 #     and compiled here for WebGL 2 (OpenGL ES 3).
+#   - SentencePiece (Marian's tokenizer, libsentencepiece-dev natively): its source package
+#     (0.1.97-3, Debian 12's: the upstream tarball and Debian's patches), likewise, with the
+#     protobuf-lite and absl parts it bundles; only what encodes a text, not the trainer.
 #   - GLFW, OpenGL ES and the C and C++ libraries are Emscripten's own (Debian's emscripten).
 
 # C++ exceptions are caught where input is bad (a scenario's JSON, a lesson's): on, in every
@@ -71,3 +74,77 @@ target_compile_definitions(attnviz_imgui PUBLIC IMGUI_IMPL_OPENGL_ES3
                            "IMGUI_STB_TRUETYPE_FILENAME=<stb_truetype.h>" "IMGUI_STB_RECT_PACK_FILENAME=<stb_rect_pack.h>")
 target_compile_options(attnviz_imgui PRIVATE -w)  # not our code
 target_link_options(attnviz_imgui PUBLIC -sUSE_GLFW=3 -sMIN_WEBGL_VERSION=2 -sMAX_WEBGL_VERSION=2)
+
+# SentencePiece 0.1.97 from Debian's source package: the library that cuts a text into a Marian
+# model's pieces (source.spm, target.spm), as libsentencepiece does natively, so that the browser
+# reads a translation model's text as the app does (tests/web/ compares the two).
+set(ATTNVIZ_SPM_TARBALL sentencepiece_0.1.97.orig.tar.gz)
+set(ATTNVIZ_SPM_SHA256 56430381f45dc6debfd2e0cbde4f039f9499c49ca825af184b0cbf318c17a18f)
+set(ATTNVIZ_SPM_DIR ${CMAKE_BINARY_DIR}/deps/sentencepiece-0.1.97)
+if(NOT EXISTS ${ATTNVIZ_SPM_DIR}/src/sentencepiece_processor.cc)
+  set(tarball ${CMAKE_BINARY_DIR}/deps/${ATTNVIZ_SPM_TARBALL})
+  message(STATUS "Downloading SentencePiece 0.1.97's sources from Debian's archive")
+  file(DOWNLOAD http://deb.debian.org/debian/pool/main/s/sentencepiece/${ATTNVIZ_SPM_TARBALL}
+       ${tarball} EXPECTED_HASH SHA256=${ATTNVIZ_SPM_SHA256} STATUS download_status)
+  list(GET download_status 0 download_code)
+  if(NOT download_code EQUAL 0)
+    message(FATAL_ERROR "cannot download ${ATTNVIZ_SPM_TARBALL} from deb.debian.org: ${download_status}")
+  endif()
+  file(ARCHIVE_EXTRACT INPUT ${tarball} DESTINATION ${CMAKE_BINARY_DIR}/deps)
+endif()
+# Debian's patches on top (debian/patches/series of 0.1.97-3, the package the native build links
+# against: they add, among others, EncodeAsImmutableProto, which MarianTokenizer reads the
+# pieces' byte ranges from), applied once, in the series' order.
+set(ATTNVIZ_SPM_DEBIAN_TARBALL sentencepiece_0.1.97-3.debian.tar.xz)
+set(ATTNVIZ_SPM_DEBIAN_SHA256 6aaa1a376752f204107e4fcb816115c4eb401dfc9ce50aa6b245e9b2ee5a63ee)
+if(NOT EXISTS ${ATTNVIZ_SPM_DIR}/.debian-patches-applied)
+  set(tarball ${CMAKE_BINARY_DIR}/deps/${ATTNVIZ_SPM_DEBIAN_TARBALL})
+  file(DOWNLOAD http://deb.debian.org/debian/pool/main/s/sentencepiece/${ATTNVIZ_SPM_DEBIAN_TARBALL}
+       ${tarball} EXPECTED_HASH SHA256=${ATTNVIZ_SPM_DEBIAN_SHA256} STATUS download_status)
+  list(GET download_status 0 download_code)
+  if(NOT download_code EQUAL 0)
+    message(FATAL_ERROR "cannot download ${ATTNVIZ_SPM_DEBIAN_TARBALL} from deb.debian.org: ${download_status}")
+  endif()
+  file(ARCHIVE_EXTRACT INPUT ${tarball} DESTINATION ${CMAKE_BINARY_DIR}/deps/sentencepiece-debian)
+  find_program(ATTNVIZ_PATCH patch REQUIRED)
+  file(STRINGS ${CMAKE_BINARY_DIR}/deps/sentencepiece-debian/debian/patches/series patches)
+  foreach(name ${patches})
+    execute_process(COMMAND ${ATTNVIZ_PATCH} -p1 --batch --forward --silent
+                            -i ${CMAKE_BINARY_DIR}/deps/sentencepiece-debian/debian/patches/${name}
+                    WORKING_DIRECTORY ${ATTNVIZ_SPM_DIR} RESULT_VARIABLE patched)
+    if(NOT patched EQUAL 0)
+      message(FATAL_ERROR "Debian's patch ${name} does not apply to SentencePiece 0.1.97")
+    endif()
+  endforeach()
+  file(TOUCH ${ATTNVIZ_SPM_DIR}/.debian-patches-applied)
+endif()
+# The config.h its CMakeLists.txt would write.
+file(WRITE ${CMAKE_BINARY_DIR}/deps/sentencepiece-config/config.h
+     "#ifndef CONFIG_H_\n#define CONFIG_H_\n#define VERSION \"0.1.97\"\n"
+     "#define PACKAGE \"sentencepiece\"\n#define PACKAGE_STRING \"sentencepiece\"\n#endif\n")
+set(spm ${ATTNVIZ_SPM_DIR}/src)
+set(lite ${ATTNVIZ_SPM_DIR}/third_party/protobuf-lite)
+set(ATTNVIZ_SPM_SOURCES)
+foreach(name arena arenastring bytestream coded_stream common extension_set generated_enum_util
+             generated_message_table_driven_lite generated_message_util implicit_weak_message int128
+             io_win32 message_lite parse_context repeated_field status statusor stringpiece
+             stringprintf structurally_valid strutil time wire_format_lite zero_copy_stream
+             zero_copy_stream_impl zero_copy_stream_impl_lite)
+  list(APPEND ATTNVIZ_SPM_SOURCES ${lite}/${name}.cc)
+endforeach()
+foreach(name builtin_pb/sentencepiece.pb builtin_pb/sentencepiece_model.pb bpe_model char_model
+             error filesystem model_factory model_interface normalizer sentencepiece_processor
+             unigram_model util word_model)
+  list(APPEND ATTNVIZ_SPM_SOURCES ${spm}/${name}.cc)
+endforeach()
+# (With Debian's patches absl::string_view is std::string_view: no string_view.cc.)
+list(APPEND ATTNVIZ_SPM_SOURCES ${ATTNVIZ_SPM_DIR}/third_party/absl/flags/flag.cc)
+add_library(attnviz_sentencepiece STATIC ${ATTNVIZ_SPM_SOURCES})
+target_include_directories(attnviz_sentencepiece SYSTEM PUBLIC ${spm}
+                           PRIVATE ${spm}/builtin_pb ${lite} ${ATTNVIZ_SPM_DIR}
+                                   ${ATTNVIZ_SPM_DIR}/third_party
+                                   ${CMAKE_BINARY_DIR}/deps/sentencepiece-config)
+# As its CMakeLists.txt compiles the bundled protobuf-lite (Emscripten's pthread.h without
+# threads: the locks are no-ops, and nothing here starts a thread).
+target_compile_definitions(attnviz_sentencepiece PRIVATE HAVE_PTHREAD=1 _USE_INTERNAL_STRING_VIEW)
+target_compile_options(attnviz_sentencepiece PRIVATE -w)  # not our code

@@ -38,11 +38,13 @@ TEST_CASE("the shipped models listed: folders with a model or with files still t
   CHECK_FALSE(listed("empty"));
   CHECK_FALSE(listed(".hidden"));
   CHECK(listed("stories260K"));  // the source tree's, found after the folder named
-  // The models that read words first, gpt2-web then bert-web; the others sorted after them.
-  REQUIRE(names.size() >= 3);
+  // The models that read words first, gpt2-web then bert-web, then the translation model; the
+  // others sorted after them.
+  REQUIRE(names.size() >= 4);
   CHECK(names[0] == "gpt2-web");
   CHECK(names[1] == "bert-web");
-  CHECK(std::is_sorted(names.begin() + 2, names.end()));
+  CHECK(names[2] == "marian-web-es");
+  CHECK(std::is_sorted(names.begin() + 3, names.end()));
   CHECK(model_kind_words("gpt2-web") == "decoder, GPT-2");
   CHECK(model_kind_words("bert-web") == "encoder, BERT");
   CHECK(model_kind_words("stories260K") == "decoder, llama2.c");

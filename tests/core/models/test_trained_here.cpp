@@ -1,16 +1,22 @@
-// The models trained here for issue 38, as the engine reads them (not as their training scripts
-// measured them): tokens per word on everyday sentences; gpt2-web's previous-token and induction
-// heads, and bert-web's previous-token, next-token and [CLS] heads, found by the engine's
-// detectors on text they never saw (the Gospel of Mark); bert-web's guesses at a [MASK].
+// The models trained here for issues 38 and 39, as the engine reads them (not as their training
+// scripts measured them): tokens per word on everyday sentences; gpt2-web's previous-token and
+// induction heads, and bert-web's previous-token, next-token and [CLS] heads, found by the
+// engine's detectors on text they never saw (the Gospel of Mark); bert-web's guesses at a
+// [MASK]; marian-web-es's translation and its cross heads' alignment on Mark, against its log.
+#include "core/models/alignment.hpp"
+#include "core/models/encoder_decoder.hpp"
 #include "core/models/head_roles.hpp"
 #include "core/models/model.hpp"
 #include "core/models/sampling.hpp"
 #include "core/models/transformer_forward.hpp"
 
 #include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -189,6 +195,104 @@ TEST_CASE("bert-web fills a mask from both sides: earth, son, and light from the
   // alone: not yet.)
   CHECK(top("God said, \"Let there be [MASK],\" and there was light.") == "light");
   CHECK(top("God said, let there be [MASK].") != "light");
+}
+
+// ---------------------------------------------------------------------------------------------
+// marian-web-es (issue 39): the translation model trained here, as the engine reads it, against
+// what its training script (torch) wrote in train.log when it saved the model: the CHECK line
+// (a sentence's ids, its greedy translation, the encoder's first output row) and the last eval
+// line (every cross head's alignment precision on Mark, which it never saw).
+namespace {
+
+// The line of train.log that starts with `prefix` (after the time), the last one.
+std::string log_line(const std::string& model, const std::string& prefix) {
+  std::ifstream in(shipped(model.c_str()) + "/train.log");
+  std::string line, found;
+  while (std::getline(in, line)) {
+    const std::size_t at = line.find("] ");
+    if (at != std::string::npos && line.compare(at + 2, prefix.size(), prefix) == 0)
+      found = line.substr(at + 2);
+  }
+  return found;
+}
+
+// "… the row that outputs the piece best L1H0 0.612 (0.31 0.10 … | …); …" -> the numbers in the
+// parentheses after `marker`, by layer then head.
+std::vector<float> logged_precisions(const std::string& line, const std::string& marker) {
+  std::vector<float> out;
+  const std::size_t at = line.find(marker);
+  if (at == std::string::npos) return out;
+  const std::size_t open = line.find('(', at), close = line.find(')', at);
+  std::istringstream in(line.substr(open + 1, close - open - 1));
+  for (std::string word; in >> word;)
+    if (word != "|") out.push_back(std::stof(word));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("marian-web-es reads everyday English as words, and translates as its training did") {
+  const Model model = open("marian-web-es");
+  int words = 0, tokens = 0;
+  for (const std::string& sentence : kEveryday) {
+    Result<std::vector<ModelToken>> read = read_text(model, sentence);
+    REQUIRE(read.ok());
+    tokens += static_cast<int>(read->size()) - 1;  // not </s>
+    words += words_in(sentence);
+  }
+  const double per_word = static_cast<double>(tokens) / words;
+  MESSAGE("marian-web-es: " << per_word << " tokens a word");
+  CHECK(per_word <= 1.4);
+
+  // train.log's CHECK line: {"source", "ids", "translation", "memory_first"} from torch.
+  const std::string check = log_line("marian-web-es", "CHECK ");
+  REQUIRE_FALSE(check.empty());
+  const nlohmann::json logged = nlohmann::json::parse(check.substr(6));
+  Result<std::vector<ModelToken>> source = read_text(model, logged["source"].get<std::string>());
+  REQUIRE(source.ok());
+  std::vector<int> ids;
+  for (const ModelToken& t : *source) ids.push_back(t.id);
+  CHECK(ids == logged["ids"].get<std::vector<int>>());
+  EncoderDecoderForward forward(model.transformer);
+  const Result<std::vector<int>> greedy =
+      greedy_translation(forward, ids, model.tokenizer.start_token(), model.tokenizer.stop_token(),
+                         2 * static_cast<int>(ids.size()) + 10);
+  REQUIRE(greedy.ok());
+  std::string translation;
+  for (std::size_t i = 1; i < greedy->size(); ++i)
+    translation += model.tokenizer.text_of((*greedy)[i - 1], (*greedy)[i]);
+  CHECK(translation == logged["translation"].get<std::string>());
+  const std::vector<float> memory = logged["memory_first"].get<std::vector<float>>();
+  const RowMatrix& encoded =
+      forward.encoder().layer(model.transformer.encoder()->config().n_layers - 1).residual_out;
+  float largest = 0;
+  for (std::size_t j = 0; j < memory.size(); ++j)
+    largest =
+        std::max(largest, std::abs(encoded.matrix()(0, static_cast<Eigen::Index>(j)) - memory[j]));
+  MESSAGE("the encoder's first row against torch's: largest difference " << largest);
+  CHECK(largest < 1e-4f);
+}
+
+TEST_CASE("marian-web-es's cross heads align words as its training measured, one above 0.6") {
+  const Model model = open("marian-web-es");
+  const Result<std::vector<AlignedSentences>> sentences =
+      load_aligned_sentences(shipped("marian-web-es") + "/alignments.json");
+  REQUIRE_MESSAGE(sentences.ok(), sentences.error());
+  const Result<CrossAlignment> measured = measure_cross_alignment(model, *sentences);
+  REQUIRE_MESSAGE(measured.ok(), measured.error());
+  const std::vector<float> logged =
+      logged_precisions(log_line("marian-web-es", "eval step"), "the row that outputs the piece");
+  REQUIRE(logged.size() == measured->precision.size());
+  float largest = 0;
+  for (std::size_t i = 0; i < logged.size(); ++i)
+    largest = std::max(largest, std::abs(logged[i] - measured->precision[i]));
+  MESSAGE("every head's precision against train.log's: largest difference "
+          << largest << "; the diagonal " << measured->diagonal);
+  CHECK(largest <= 0.011f);  // the log prints two decimals
+  const auto best = std::max_element(measured->precision.begin(), measured->precision.end());
+  MESSAGE("the best head " << (best - measured->precision.begin()) << ": " << *best);
+  CHECK(*best > 0.6f);
+  CHECK(measured->diagonal == doctest::Approx(0.32).epsilon(0.1));
 }
 
 }  // namespace attnviz
