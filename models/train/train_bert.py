@@ -498,6 +498,10 @@ def main():
                         help="the fraction of examples that are one verse alone, [CLS] verse "
                         "[SEP] (the rest fill the context with whole verses); tried at 0.25, "
                         "not used for bert-web: models/train/experiments/")
+    parser.add_argument("--init", default=None, metavar="FOLDER",
+                        help="start from the weights of the bert-web folder FOLDER (its vocab.txt "
+                        "must be the one this run learns) instead of random ones: more passes over "
+                        "the text after a finished run, with a new warm-up and decay")
     args = parser.parse_args()
 
     log = training_run.start(args.out, args, torch, np)
@@ -539,6 +543,18 @@ def main():
     rng = np.random.default_rng(args.seed)
     model = Bert(len(vocab), args.context, args.d_model, args.layers, args.heads,
                  bool(args.next_sentence))
+    if args.init:
+        with open(os.path.join(args.init, "vocab.txt"), encoding="utf-8") as f:
+            if f.read() != "".join(piece + "\n" for piece in vocab):
+                parser.error(f"--init {args.init}: its vocab.txt is not the vocabulary learned here")
+        stored = training_run.read_safetensors(torch, os.path.join(args.init, "model.safetensors"))
+        with torch.no_grad():
+            for name, tensor in model.named_bert_tensors():
+                if name not in stored or stored[name].shape != tensor.shape:
+                    parser.error(f"--init {args.init}: no {name} of shape {list(tensor.shape)}")
+                tensor.copy_(stored[name])
+        log(f"weights from {args.init}/model.safetensors (SHA-256 "
+            f"{training_run.sha256_of(os.path.join(args.init, 'model.safetensors'))})")
     n_params = sum(t.numel() for t in model.parameters())
     log(f"model: {args.layers} layers, {args.heads} heads, d {args.d_model}, context "
         f"{args.context}, vocabulary {len(vocab)}: {n_params} parameters")

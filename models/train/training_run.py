@@ -88,11 +88,15 @@ def start(folder, args, torch, numpy):
     return log
 
 
+def sha256_of(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
 def write_sha256sums(folder, names):
     with open(os.path.join(folder, "SHA256SUMS"), "w") as f:
         for name in names:
-            with open(os.path.join(folder, name), "rb") as g:
-                f.write(f"{hashlib.sha256(g.read()).hexdigest()}  {name}\n")
+            f.write(f"{sha256_of(os.path.join(folder, name))}  {name}\n")
 
 
 CHECKPOINT = "checkpoint.pt"
@@ -170,6 +174,35 @@ def train_steps(model, optimizer, learning_rate, steps, next_loss, evaluate, log
         f"({1000 * train_seconds / max(done, 1):.0f} ms a step)")
     if checkpoint is not None:
         checkpoint.remove()
+
+
+def read_safetensors(torch, path):
+    """{name: float32 tensor} of a safetensors file of F32 tensors (what write_safetensors of
+    train_gpt2.py writes): u64 little-endian header length, the JSON header, the data."""
+    with open(path, "rb") as f:
+        blob = f.read()
+    if len(blob) < 8:
+        raise ValueError(f"{path}: too short for a safetensors file")
+    header_length = int.from_bytes(blob[:8], "little")
+    if header_length > len(blob) - 8:
+        raise ValueError(f"{path}: its header length {header_length} runs past the file's end")
+    header = json.loads(blob[8:8 + header_length])
+    data = blob[8 + header_length:]
+    tensors = {}
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        if entry["dtype"] != "F32":
+            raise ValueError(f"{path}: {name} is {entry['dtype']}, not F32")
+        begin, end = entry["data_offsets"]
+        count = 1
+        for size in entry["shape"]:
+            count *= size
+        if not 0 <= begin <= end <= len(data) or end - begin != 4 * count:
+            raise ValueError(f"{path}: {name}'s offsets do not fit its shape or the file")
+        tensors[name] = torch.frombuffer(bytearray(data[begin:end]), dtype=torch.float32) \
+            .reshape(entry["shape"]).clone()
+    return tensors
 
 
 def linear_parameters(torch, params, name, n_out, n_in):
