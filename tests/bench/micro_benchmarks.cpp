@@ -11,6 +11,8 @@
 #include "core/engine/attention.hpp"
 #include "core/engine/attention_stages.hpp"
 #include "core/engine/parameters.hpp"
+#include "core/models/encoder_decoder.hpp"
+#include "core/models/model.hpp"
 #include "core/pipeline/pipeline.hpp"
 
 #include <benchmark/benchmark.h>
@@ -207,6 +209,45 @@ BENCHMARK(BM_PipelineRun)
     ->Args({32, 64, 8})
     ->Args({128, 256, 4})
     ->Args({512, 768, 12});
+
+// What a keystroke in the source costs the shipped translation model: the encoder over the
+// source, then the greedy translation, as the app makes it (0: the rows of the logits it may
+// write read first, the translation before the keystroke checked first as a draft) or plainly
+// (1: every row, one token a step); the keystroke types a letter at the end and takes it back,
+// as the app's --bench-frames does.
+void BM_GreedyTranslation(benchmark::State& state) {
+  static const Result<Model> model = open_model("marian-web-es");
+  if (!model) {
+    state.SkipWithError(model.error().c_str());
+    return;
+  }
+  std::vector<int> ids[2];
+  const char* texts[2] = {"God gives eternal life to those who believe.",
+                          "God gives eternal life to those who believe.x"};
+  for (int t = 0; t < 2; ++t) {
+    const Result<std::vector<ModelToken>> source = read_text(*model, texts[t]);
+    if (!source) {
+      state.SkipWithError(source.error().c_str());
+      return;
+    }
+    for (const ModelToken& token : *source) ids[t].push_back(token.id);
+  }
+  const int start = model->tokenizer.start_token(), stop = model->tokenizer.stop_token();
+  EncoderDecoderForward forward(model->transformer);
+  std::size_t translated = 0;
+  int keystroke = 0;
+  for (auto _ : state) {
+    const std::vector<int>& source = ids[keystroke++ % 2];
+    const int limit = 2 * static_cast<int>(source.size()) + 10;
+    const Result<std::vector<int>> target =
+        state.range(0) == 0 ? greedy_translation(forward, source, start, stop, limit)
+                            : greedy_translation_reference(forward, source, start, stop, limit);
+    if (!target) state.SkipWithError(target.error().c_str());
+    translated = target ? target->size() : 0;
+  }
+  state.counters["target_tokens"] = static_cast<double>(translated);
+}
+BENCHMARK(BM_GreedyTranslation)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -345,6 +345,63 @@ TEST_CASE("greedy translation stops at </s> or the limit, and leaves the pass on
   }
 }
 
+TEST_CASE(
+    "the greedy search (blocked rows read only when one could win, the last translation as "
+    "a draft) gives the plain steps' tokens") {
+  testing::TempDir dir;
+  std::vector<TestTensor> tensors = tiny_tensors();
+  // Rows 1 to 6 blocked by their bias (as marian-web-es's source pieces): read only when the
+  // bound says they could win.
+  std::vector<float>& bias = named(tensors, "final_logits_bias").values;
+  for (int v = 1; v <= 6; ++v) bias[static_cast<std::size_t>(v)] = -100.0f;
+  const std::vector<std::vector<int>> sources = {{3, 7, 2, 0}, {9, 8, 0}, {12, 11, 10, 9, 8, 0}};
+  {
+    const Transformer model = load(write_model(dir, tiny_config(), tensors));
+    for (const std::vector<int>& source : sources) {
+      EncoderDecoderForward fast(model), plain(model);
+      const auto screened = greedy_translation(fast, source, kVocab - 1, 0, 8);
+      const auto every_row = greedy_translation_reference(plain, source, kVocab - 1, 0, 8);
+      REQUIRE(screened.ok());
+      REQUIRE(every_row.ok());
+      CHECK(*screened == *every_row);
+      for (std::size_t i = 1; i < screened->size(); ++i) {
+        CHECK((*screened)[i] > 6);  // no blocked row could win here
+      }
+    }
+    // One pass through every source in turn, each translation a draft for the next (whatever the
+    // limit), twice over: the plain steps' tokens each time, and the pass left on them.
+    EncoderDecoderForward drafted(model), plain(model);
+    for (int round = 0; round < 2; ++round)
+      for (const std::vector<int>& source : sources)
+        for (const int limit : {8, 2, 5}) {
+          const auto got = greedy_translation(drafted, source, kVocab - 1, 0, limit);
+          const auto want = greedy_translation_reference(plain, source, kVocab - 1, 0, limit);
+          REQUIRE(got.ok());
+          REQUIRE(want.ok());
+          CHECK(*got == *want);
+          CHECK(drafted.decoder().tokens() == *got);
+        }
+  }
+  // Two blocked rows made so large (±1000 times a row) that one of them beats the bias of −100
+  // on every step: the search must read it, and does.
+  std::vector<float>& shared = named(tensors, "model.shared.weight").values;
+  for (int k = 0; k < kD; ++k) {
+    const float e = static_cast<float>(k % 3) - 1.0f + 0.25f;
+    shared[static_cast<std::size_t>(5 * kD + k)] = 1000.0f * e;
+    shared[static_cast<std::size_t>(6 * kD + k)] = -1000.0f * e;
+  }
+  const Transformer model = load(write_model(dir, tiny_config(), tensors));
+  const std::vector<int> source = {9, 8, 0};  // neither 5 nor 6 read as input
+  EncoderDecoderForward fast(model), plain(model);
+  const auto every_row = greedy_translation_reference(plain, source, kVocab - 1, 0, 1);
+  const auto screened = greedy_translation(fast, source, kVocab - 1, 0, 1);
+  REQUIRE(every_row.ok());
+  REQUIRE(screened.ok());
+  REQUIRE(every_row->size() == 2);
+  CHECK(((*every_row)[1] == 5 || (*every_row)[1] == 6));
+  CHECK(*screened == *every_row);
+}
+
 TEST_CASE("the Marian tokenizer refuses missing and damaged files with their names") {
   testing::TempDir dir;
   const fs::path folder = dir.path / "tok";

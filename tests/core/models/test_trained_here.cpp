@@ -273,6 +273,52 @@ TEST_CASE("marian-web-es reads everyday English as words, and translates as its 
   CHECK(largest < 1e-4f);
 }
 
+TEST_CASE(
+    "marian-web-es's greedy search (rows it may write first, the last translation as a "
+    "draft) gives the plain steps' tokens") {
+  const Model model = open("marian-web-es");
+  const Result<std::vector<AlignedSentences>> sentences =
+      load_aligned_sentences(shipped("marian-web-es") + "/alignments.json");
+  REQUIRE_MESSAGE(sentences.ok(), sentences.error());
+  REQUIRE(sentences->size() >= 60);
+  EncoderDecoderForward fast(model.transformer), plain(model.transformer);
+  // `english` translated by `forward` as the app does, checked against the plain steps' tokens;
+  // -> the number of translated tokens.
+  const auto same_both_ways = [&](EncoderDecoderForward& forward, const std::string& english) {
+    Result<std::vector<ModelToken>> source = read_text(model, english);
+    REQUIRE(source.ok());
+    std::vector<int> ids;
+    for (const ModelToken& t : *source) ids.push_back(t.id);
+    const int limit = 2 * static_cast<int>(ids.size()) + 10;
+    const int start = model.tokenizer.start_token(), stop = model.tokenizer.stop_token();
+    const auto fast_tokens = greedy_translation(forward, ids, start, stop, limit);
+    const auto every_row = greedy_translation_reference(plain, ids, start, stop, limit);
+    REQUIRE(fast_tokens.ok());
+    REQUIRE(every_row.ok());
+    CHECK_MESSAGE(*fast_tokens == *every_row, english);
+    CHECK(forward.decoder().tokens() == *fast_tokens);  // the pass left on the translation
+    return static_cast<int>(fast_tokens->size());
+  };
+  // 60 verses of Mark through one pass: each verse's draft is the verse before's translation.
+  int tokens = 0;
+  for (std::size_t s = 0; s < 60; ++s) {
+    std::string english;
+    for (const std::string& word : (*sentences)[s].source_words)
+      english += (english.empty() ? "" : " ") + word;
+    tokens += same_both_ways(fast, english);
+  }
+  MESSAGE("60 verses of Mark, " << tokens << " translated tokens: the same ids both ways");
+
+  // Typed word by word into one pass, as a class types a source: each translation starts from
+  // the one before as its draft, and is still the steps' own.
+  const std::string typed = "God gives eternal life to those who believe in him.";
+  EncoderDecoderForward typing(model.transformer);
+  for (std::size_t end = typed.find(' ');; end = typed.find(' ', end + 1)) {
+    same_both_ways(typing, typed.substr(0, end));
+    if (end == std::string::npos) break;
+  }
+}
+
 TEST_CASE("marian-web-es's cross heads align words as its training measured, one above 0.6") {
   const Model model = open("marian-web-es");
   const Result<std::vector<AlignedSentences>> sentences =
