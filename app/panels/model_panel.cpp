@@ -348,6 +348,8 @@ class ModelPanel final : public Panel {
             hovered = {s, layer, head};
         }
       }
+      if (s == shown)
+        state.frame.layout.model_grid = {x0, top, column, row_h, tile, stack.layers, stack.heads};
       right_edge = std::max(right_edge, x0 + grid_w);
       bottom = std::max(bottom, top + static_cast<float>(stack.layers) * row_h);
       if (one_above_another)
@@ -357,13 +359,24 @@ class ModelPanel final : public Panel {
     }
     ImGui::SetCursorScreenPos(origin);
     ImGui::Dummy(ImVec2(std::max(right_edge - origin.x, available.x * 0.5f), bottom - origin.y));
-    if (hovered.stack < 0) return;
-    const AttentionStack& stack = stacks[static_cast<std::size_t>(hovered.stack)];
+    if (hovered.stack >= 0)
+      show_hovered_stack_head(context, run, hovered.stack, hovered.layer, hovered.head);
+    // (after the hover: the menu stays open while the pointer is over it, off the tiles)
+    if (run.can(Capability::HeadInterventions)) head_menu(context);
+  }
+
+  // The tooltip of the head under the pointer in one of an encoder–decoder's grids, and what a
+  // click on it does: a click shows its part in every view with it selected; a right-click also
+  // opens its context menu.
+  void show_hovered_stack_head(PanelContext& context, const Run& run, int stack_index, int layer,
+                               int head) {
+    const AttentionStack& stack = run.stacks()[static_cast<std::size_t>(stack_index)];
+    const int shown = run.shown_stack();
     ImGui::BeginTooltip();
-    ImGui::Text("%s: layer %d, head %d", stack.name.c_str(), view::shown_number(hovered.layer),
-                view::shown_number(hovered.head));
-    if (const HeadScores* scores = run.role_in(hovered.stack, hovered.layer, hovered.head)) {
-      ImGui::PushTextWrapPos(font * 28.0f);
+    ImGui::Text("%s: layer %d, head %d", stack.name.c_str(), view::shown_number(layer),
+                view::shown_number(head));
+    if (const HeadScores* scores = run.role_in(stack_index, layer, head)) {
+      ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
       if (scores->role != HeadRole::Mixed) ImGui::TextUnformatted(label_of(scores->role).meaning);
       if (stack.kind == StackKind::Cross)
         ImGui::TextDisabled(
@@ -372,30 +385,38 @@ class ModelPanel final : public Panel {
             scores->score(HeadRole::Alignment));
       ImGui::PopTextWrapPos();
     }
-    ImGui::TextDisabled(hovered.stack == shown ? "click: select it"
-                                               : "click: show the %s in every view, this head "
-                                                 "selected",
-                        stack.name.c_str());
+    const bool changes = run.can(Capability::HeadInterventions);
+    if (stack_index == shown)
+      ImGui::TextDisabled(changes ? "click: select it \xc2\xb7 right-click: change it"
+                                  : "click: select it");
+    else
+      ImGui::TextDisabled("click: show the %s in every view, this head selected%s",
+                          stack.name.c_str(), changes ? " \xc2\xb7 right-click: change it" : "");
     ImGui::EndTooltip();
     const bool left = ImGui::IsMouseClicked(ImGuiMouseButton_Left);
     const bool right = ImGui::IsMouseClicked(ImGuiMouseButton_Right);
     if (left || right) {
-      if (hovered.stack != shown) context.edits.push(edits::set_model_part(part_of(stack)));
-      context.selection.layer = hovered.layer;
-      context.selection.head = hovered.head;
+      if (stack_index != shown) context.edits.push(edits::set_model_part(part_of(stack)));
+      context.selection.layer = layer;
+      context.selection.head = head;
     }
-    if (right && hovered.stack == shown && run.can(Capability::HeadInterventions)) {
-      menu_head_ = {hovered.layer, hovered.head};
+    if (right && changes) {  // (the menu's commands act on the part shown: this one, by then)
+      menu_head_ = {layer, head};
       ImGui::OpenPopup("##model_head_menu");
     }
-    if (ImGui::BeginPopup("##model_head_menu")) {
-      ImGui::TextDisabled("layer %d, head %d", view::shown_number(menu_head_.layer),
-                          view::shown_number(menu_head_.head));
-      command_menu_item(context.commands, "model.knock_out", "Knock out");
-      command_menu_item(context.commands, "model.uniform_attention");
-      command_menu_item(context.commands, "model.as_trained");
-      ImGui::EndPopup();
-    }
+  }
+
+  // The context menu of the head a right-click chose (menu_head_, which it also selected): each
+  // item is the app's command on the selected head, as in the Models menu (Ctrl+K knocks out).
+  void head_menu(PanelContext& context) {
+    if (!ImGui::BeginPopup("##model_head_menu")) return;
+    ImGui::TextDisabled("layer %d, head %d", view::shown_number(menu_head_.layer),
+                        view::shown_number(menu_head_.head));
+    command_menu_item(context.commands, "model.knock_out", "Knock out");
+    command_menu_item(context.commands, "model.uniform_attention");
+    command_menu_item(context.commands, "model.previous_token");
+    command_menu_item(context.commands, "model.as_trained");
+    ImGui::EndPopup();
   }
 
   // A head's change drawn on its tile: knocked out (greyed and crossed), a pattern or a scale.
@@ -619,17 +640,7 @@ class ModelPanel final : public Panel {
         ImGui::OpenPopup("##model_head_menu");
       }
     }
-    if (!changes || !ImGui::BeginPopup("##model_head_menu")) return;
-    const Hovered h = menu_head_;
-    ImGui::TextDisabled("layer %d, head %d", view::shown_number(h.layer),
-                        view::shown_number(h.head));
-    // The head the menu is for is the selected one (a right-click selects it): each item is the
-    // app's command on the selected head, as in the Models menu (Ctrl+K knocks out).
-    command_menu_item(context.commands, "model.knock_out", "Knock out");
-    command_menu_item(context.commands, "model.uniform_attention");
-    command_menu_item(context.commands, "model.previous_token");
-    command_menu_item(context.commands, "model.as_trained");
-    ImGui::EndPopup();
+    if (changes) head_menu(context);
   }
 };
 

@@ -128,7 +128,7 @@ struct FrameLayout {
   view::DashboardLayout dashboard;  // the panels' windows (presenter mode: the lesson, the view)
   view::PresenterLayout presenter;  // in presenter mode
   view::HeatmapGeometry heatmap;    // the selected head's big heatmap
-  ModelGridGeometry model_grid;     // the Model view's, when it was drawn
+  ModelGridGeometry model_grid;     // the Model view's (an encoder–decoder's: the part shown)
   int heatmap_head = -1;
   // The tab buttons drawn, each with its view and where (the tests click them); reset every frame.
   struct Tab {

@@ -169,8 +169,13 @@ std::vector<CommandInfo> make_table() {
        .run = [](Commands& c) { c.set_head_pattern(HeadIntervention::Pattern::Uniform); }});
   add({.id = "model.previous_token",
        .label = "All on the previous token",
-       .help = "a real model: the selected head attends to the previous token only",
-       .enabled = can_change,
+       .help = "a real model: the selected head attends to the previous token only (not a "
+               "cross-attention head: its keys are the source, not the tokens before it)",
+       .enabled =
+           [=](const Shell& s) {
+             const auto& model = s.state.document.scenario().model();
+             return can_change(s) && model && model->part != ModelPart::Cross;
+           },
        .checked =
            [=](const Shell& s) {
              return selected_head(s).pattern == HeadIntervention::Pattern::PreviousToken;

@@ -468,4 +468,47 @@ TEST_CASE("Ctrl+K and the Model view's context menu knock out a head: one comman
   CHECK(saved->model()->interventions[0].change.ablated());
 }
 
+TEST_CASE(
+    "a translation model's cross grid: a right-click knocks a cross head out, never to the "
+    "previous token") {
+  TempDir dir;
+  const fs::path path = dir.path / "cross.json";
+  std::ofstream(path) << R"({"format": "attnviz-scenario", "version": 2,
+                            "model": {"name": "marian-web-es", "part": "cross"},
+                            "target": "God gives eternal life."})";
+  const Shot shot = take_shot(dir, {path.string(), "--view", "model"});
+  REQUIRE(shot.status == 0);
+  // The grid of the part shown: the cross-attention's, 3 layers of 4 heads.
+  const auto& grid = shot.layout["model_grid"];
+  REQUIRE(grid["layers"] == 3);
+  REQUIRE(grid["heads"] == 4);
+  const double tile = grid["tile"], column = grid["column"], row = grid["row"];
+  const int x = static_cast<int>(static_cast<double>(grid["x"]) + 0 * column + tile / 2);  // head 1
+  const int y = static_cast<int>(static_cast<double>(grid["y"]) + 1 * row + tile / 2);  // layer 2
+  const std::string at = std::to_string(x) + " " + std::to_string(y);
+  // The menu at the pointer: its heading, Knock out, Uniform attention, All on the previous token
+  // (refused: a cross head's keys are the source), As trained.
+  const std::string knock_out = std::to_string(x + 30) + " " + std::to_string(y + 36);
+  const std::string previous = std::to_string(x + 30) + " " + std::to_string(y + 76);
+  testing::run_session(dir, {path.string(), "--view", "model"},
+                       "xdotool mousemove " + at + " click 3\nsleep 0.5\nxdotool mousemove " +
+                           previous + " click 1\nsleep 0.5\nxdotool key Escape\nsleep 0.3\n" +
+                           "xdotool key ctrl+s\nsleep 0.6\n");
+  Result<Scenario> saved = load_scenario_file(path.string());
+  REQUIRE(saved.ok());
+  REQUIRE(saved->model());
+  CHECK(saved->model()->interventions.empty());
+  testing::run_session(dir, {path.string(), "--view", "model"},
+                       "xdotool mousemove " + at + " click 3\nsleep 0.5\nxdotool mousemove " +
+                           knock_out + " click 1\nsleep 0.5\nxdotool key ctrl+s\nsleep 0.6\n");
+  saved = load_scenario_file(path.string());
+  REQUIRE(saved.ok());
+  REQUIRE(saved->model());
+  REQUIRE(saved->model()->interventions.size() == 1);
+  CHECK(saved->model()->interventions[0].part == ModelPart::Cross);
+  CHECK(saved->model()->interventions[0].layer == 1);
+  CHECK(saved->model()->interventions[0].head == 0);
+  CHECK(saved->model()->interventions[0].change.ablated());
+}
+
 }  // namespace attnviz
