@@ -150,6 +150,26 @@ std::vector<int> visible_positions(const std::vector<ModelToken>& tokens, bool h
   return shown;
 }
 
+// The interventions `spec` asks for in `part` made the forward pass's, only those that differ
+// (each one changed marks its layer to compute again); `cross`: the decoder's cross-attention
+// heads rather than its self-attention ones.
+Status apply_interventions(TransformerForward& forward, const ModelSpec& spec, ModelPart part,
+                           bool cross) {
+  const TransformerConfig& config = forward.model().config();
+  for (int layer = 0; layer < config.n_layers; ++layer)
+    for (int head = 0; head < config.n_heads; ++head) {
+      const HeadIntervention wanted = spec.intervention_in(part, layer, head);
+      const HeadIntervention& current =
+          cross ? forward.cross_intervention(layer, head) : forward.intervention(layer, head);
+      if (current == wanted) continue;
+      if (Status status = cross ? forward.set_cross_intervention(layer, head, wanted)
+                                : forward.set_intervention(layer, head, wanted);
+          !status)
+        return status;
+    }
+  return Status::success();
+}
+
 }  // namespace
 
 Result<std::shared_ptr<const OpenedModel>> shared_model(const std::string& name) {
@@ -261,12 +281,8 @@ Status ModelRun::run(const ModelSpec& spec, const std::string& text, int max_tok
   target_tokens_.clear();
   translation_text_.clear();
   if (Status status = apply_edits(spec); !status) return status;
-  for (int layer = 0; layer < config.n_layers; ++layer)
-    for (int head = 0; head < config.n_heads; ++head) {
-      const HeadIntervention wanted = spec.intervention(layer, head);
-      if (!(forward_->intervention(layer, head) == wanted))
-        if (Status status = forward_->set_intervention(layer, head, wanted); !status) return status;
-    }
+  if (Status status = apply_interventions(*forward_, spec, spec.part, /*cross=*/false); !status)
+    return status;
   std::vector<int> ids(tokens->size());
   for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = (*tokens)[i].id;
   const auto start = std::chrono::steady_clock::now();
@@ -289,15 +305,16 @@ Status ModelRun::run(const ModelSpec& spec, const std::string& text, int max_tok
 
 void ModelRun::choose_shown(const ModelSpec& spec, std::size_t total,
                             std::vector<std::string>& warnings) {
-  hide_special_ = spec.hide_special_tokens;
   const auto shown_of = [&](const std::vector<ModelToken>& tokens) {
     return visible_positions(tokens, spec.hide_special_tokens);
   };
+  source_shown_ = shown_of(source_tokens_);
+  target_shown_ = shown_of(target_tokens_);
   shown_ = shown_of(tokens_);
   pair_filter_ = PairFilter::All;
   key_shown_.clear();
   if (part_ == ModelPart::Cross) {  // the keys: the source's tokens
-    key_shown_ = shown_of(source_tokens_);
+    key_shown_ = source_shown_;
   } else if (spec.pair_filter != PairFilter::All) {
     // A pair filter: the queries from one sentence, the keys from one (the model has read the
     // pair whole; only what the views show changes).
@@ -376,23 +393,12 @@ Status ModelRun::run_translation(const ModelSpec& spec, const std::string& text,
     commit(std::move(opened), spec.model);
     translation_ = std::make_unique<EncoderDecoderForward>(opened_->model.transformer);
   }
-  for (const ModelPart part : kModelParts) {
-    TransformerForward& forward =
-        part == ModelPart::Encoder ? translation_->encoder() : translation_->decoder();
-    const TransformerConfig& config =
-        part == ModelPart::Encoder ? encoder.config() : decoder.config();
-    for (int layer = 0; layer < config.n_layers; ++layer)
-      for (int head = 0; head < config.n_heads; ++head) {
-        const HeadIntervention wanted = spec.intervention_in(part, layer, head);
-        if (part == ModelPart::Cross) {
-          if (!(forward.cross_intervention(layer, head) == wanted))
-            if (Status status = forward.set_cross_intervention(layer, head, wanted); !status)
-              return status;
-        } else if (!(forward.intervention(layer, head) == wanted)) {
-          if (Status status = forward.set_intervention(layer, head, wanted); !status) return status;
-        }
-      }
-  }
+  for (const ModelPart part : kModelParts)
+    if (Status status = apply_interventions(
+            part == ModelPart::Encoder ? translation_->encoder() : translation_->decoder(), spec,
+            part, /*cross=*/part == ModelPart::Cross);
+        !status)
+      return status;
   std::vector<int> source_ids(source->size());
   for (std::size_t i = 0; i < source_ids.size(); ++i) source_ids[i] = (*source)[i].id;
   const auto start = std::chrono::steady_clock::now();
@@ -474,8 +480,8 @@ Matrix ModelRun::stack_weights(int stack, int layer, int head) const {
   const AttentionStack& s = stacks_[static_cast<std::size_t>(stack)];
   if (layer < 0 || layer >= s.layers || head < 0 || head >= s.heads) return {};
   const ModelPart part = kModelParts[static_cast<std::size_t>(stack)];
-  const std::vector<int> source = visible_positions(source_tokens_, hide_special_);
-  const std::vector<int> target = visible_positions(target_tokens_, hide_special_);
+  const std::vector<int>& source = source_shown_;
+  const std::vector<int>& target = target_shown_;
   switch (part) {
     case ModelPart::Encoder:  // (n_source, n_source)
       return translation_->encoder().attention(layer, head)(source, source);

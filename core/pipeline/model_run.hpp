@@ -238,7 +238,8 @@ class ModelRun final : public Run {
   std::vector<AttentionStack> stacks_{AttentionStack{"decoder self-attention",
                                                      StackKind::CausalSelf, 0, 0, 0,
                                                      TokenSide::Target, TokenSide::Target}};
-  bool hide_special_ = false;  // the last run's spec's hide_special_tokens
+  // An encoder–decoder's shown positions of each side (the other parts' grids in the Model view).
+  std::vector<int> source_shown_, target_shown_;
   int threads_ = 1;
   // The selected head's weights the formulas read, copied from the model when first asked.
   struct HeadWeights {
