@@ -503,6 +503,10 @@ def main():
     parser.add_argument("--guided-weight", type=float, default=0.5,
                         help="the weight of the guided-alignment loss beside the translation's "
                         "(0: none, every head left to learn alone)")
+    parser.add_argument("--init", default=None, metavar="FOLDER",
+                        help="start from the weights of the marian-web-es folder FOLDER (its "
+                        "vocab.json must be the one this run learns) instead of random ones: a "
+                        "finished run trained on, with a new warm-up")
     args = parser.parse_args()
     try:
         guided_layer, guided_head = (int(v) for v in args.guided_head.split("."))
@@ -574,6 +578,22 @@ def main():
     model.set_outputs({EOS, UNK} | {tokens.ids[target.id_to_piece(i)]
                                     for i in range(target.get_piece_size())
                                     if not target.is_unknown(i)})
+    if args.init:
+        with open(os.path.join(args.init, "vocab.json"), encoding="utf-8") as f:
+            if json.load(f) != tokens.ids:
+                parser.error(f"--init {args.init}: its vocab.json is not the vocabulary learned "
+                             "here")
+        stored = training_run.read_safetensors(torch, os.path.join(args.init, "model.safetensors"))
+        with torch.no_grad():
+            for key, tensor in model.params.items():
+                name = key.replace("/", ".")
+                if name not in stored or stored[name].shape != tensor.shape:
+                    parser.error(f"--init {args.init}: no {name} of shape {list(tensor.shape)}")
+                # the stored bias holds the -100 of the ids never output: the parameter does not
+                tensor.copy_(stored[name] - model.blocked if name == "final_logits_bias"
+                             else stored[name])
+        log(f"weights from {args.init}/model.safetensors (SHA-256 "
+            f"{training_run.sha256_of(os.path.join(args.init, 'model.safetensors'))})")
     log(f"outputs: the {len(model.outputs)} Spanish pieces, </s> and <unk>; the other ids' "
         "final_logits_bias is -100")
     log(f"model: {args.layers} + {args.layers} layers, {args.heads} heads, d {args.d_model}, "
