@@ -46,7 +46,6 @@ EncoderDecoderForward::NextTokenRows& EncoderDecoderForward::next_token_rows() {
       rows->closed_bias.push_back(bias);
     }
   }
-  rows->logits.resize(rows->open_ids.size());
   next_token_rows_ = std::move(rows);
   return *next_token_rows_;
 }
