@@ -46,6 +46,11 @@ EncoderDecoderForward::NextTokenRows& EncoderDecoderForward::next_token_rows() {
       rows->closed_bias.push_back(bias);
     }
   }
+  // Packed once for the kernel (where it runs), so that a pass over many positions does not
+  // pack these rows again: OpenBLAS would copy all of them into its panels at every product.
+  if (blas::packed_available() && !rows->open_ids.empty())
+    rows->open_packed.pack(d, static_cast<int>(rows->open_ids.size()), rows->open_rows.data(), d,
+                           /*transposed=*/true);
   next_token_rows_ = std::move(rows);
   return *next_token_rows_;
 }
@@ -76,10 +81,15 @@ void EncoderDecoderForward::most_likely_next(int first, int count, std::span<int
   rows.logits.resize(static_cast<std::size_t>(std::min(count, kBlock)) *
                      static_cast<std::size_t>(open));
   for (int i = 0; i < count; ++i) {
-    if (i % kBlock == 0)
-      blas::gemm(std::min(kBlock, count - i), open, d, decoder_.final_normalized().row(first + i),
-                 d, rows.open_rows.data(), d, rows.logits.data(), open,
-                 /*transpose_b=*/true);                           // (block, open rows)
+    if (i % kBlock == 0) {
+      const int block = std::min(kBlock, count - i);
+      const float* x = decoder_.final_normalized().row(first + i);  // (block, d_model)
+      if (block >= 2 && !rows.open_packed.empty())
+        blas::gemm(block, x, d, rows.open_packed, rows.logits.data(), open);  // (block, open)
+      else
+        blas::gemm(block, open, d, x, d, rows.open_rows.data(), d, rows.logits.data(), open,
+                   /*transpose_b=*/true);  // (block, open rows)
+    }
     const float* x = decoder_.final_normalized().row(first + i);  // (d_model)
     const float* logits = rows.logits.data() + static_cast<std::ptrdiff_t>(i % kBlock) * open;
     int best = -1;

@@ -46,6 +46,7 @@ class EncoderDecoderForward {
   struct NextTokenRows {
     std::vector<int> open_ids;       // the rows read every step, in id order
     std::vector<float> open_rows;    // (open_ids.size(), d_model), those rows gathered
+    blas::PackedMatrix open_packed;  // the same rows packed (k d_model, n open), or empty
     std::vector<float> open_bias;    // (open_ids.size())
     std::vector<int> closed_ids;     // the others, in id order
     std::vector<float> closed_norm;  // (closed_ids.size()): each row's Euclidean norm

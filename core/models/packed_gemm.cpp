@@ -104,6 +104,104 @@ constexpr auto make_kernels(std::integer_sequence<int, rows...>) {
 // kernels[r - 1]: the kernel for a block of r rows (the last block of A may have fewer).
 constexpr auto kKernels = make_kernels(std::make_integer_sequence<int, kRows>{});
 
+// The AVX2 + FMA kernel (a CPU without AVX-512): the same packed panels, each taken as two halves
+// of 16 columns. C's block (rows × up to 16 columns) = (or +=) A's rows × the half panel's depth
+// rows, in 2 registers of 8 floats a row: kRowsAvx2 × 2 accumulators, 2 of W's row, 1 of A's
+// element: 15 of AVX2's 16 registers.
+constexpr int kRowsAvx2 = 6;
+constexpr int kHalf = 16;
+// W's rows fetched this far ahead (32 KB; past a panel's last rows, into the next panel). On the
+// 2-core AMD EPYC guest this kernel was written on, where one core reads memory at about 10 GB/s
+// and a keystroke's weights (18 MB for marian-web-es) do not stay in its cache, 256 rows took a
+// product of 11 rows by marian-web-es's 8,003 open rows of logits from 1.4 ms to 0.9 ms against
+// 32 (128 to 512 alike).
+constexpr int kPrefetchRowsAvx2 = 256;
+
+template <int rows>
+__attribute__((target("avx2,fma"))) void kernel_rows_avx2(const float* a, std::ptrdiff_t lda,
+                                                          const float* half_panel, int depth,
+                                                          float* c, std::ptrdiff_t ldc, int columns,
+                                                          bool accumulate, const float* bias) {
+  // The half panel may be narrower than 16 (the last panel's): its columns past n are neither
+  // read from C or the bias nor stored (the panel itself is zero-padded there).
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i first = _mm256_cmpgt_epi32(_mm256_set1_epi32(columns), lane);
+  const __m256i second = _mm256_cmpgt_epi32(_mm256_set1_epi32(columns - 8), lane);
+  const bool whole = columns == kHalf;
+  const __m256 start0 = bias ? _mm256_maskload_ps(bias, first) : _mm256_setzero_ps();
+  const __m256 start1 = bias ? _mm256_maskload_ps(bias + 8, second) : _mm256_setzero_ps();
+  __m256 sum[rows][2];
+#pragma GCC unroll 6
+  for (int r = 0; r < rows; ++r) {
+    sum[r][0] = start0;
+    sum[r][1] = start1;
+  }
+  for (int p = 0; p < depth; ++p) {
+    const float* w = half_panel + static_cast<std::ptrdiff_t>(p) * kWidth;
+    _mm_prefetch(reinterpret_cast<const char*>(w + kPrefetchRowsAvx2 * kWidth), _MM_HINT_T0);
+    const __m256 w0 = _mm256_loadu_ps(w);
+    const __m256 w1 = _mm256_loadu_ps(w + 8);
+#pragma GCC unroll 6
+    for (int r = 0; r < rows; ++r) {
+      const __m256 x = _mm256_broadcast_ss(a + r * lda + p);
+      sum[r][0] = _mm256_fmadd_ps(x, w0, sum[r][0]);
+      sum[r][1] = _mm256_fmadd_ps(x, w1, sum[r][1]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < rows; ++r) {
+    float* out = c + r * ldc;
+    if (whole) {
+      if (accumulate) {
+        sum[r][0] = _mm256_add_ps(sum[r][0], _mm256_loadu_ps(out));
+        sum[r][1] = _mm256_add_ps(sum[r][1], _mm256_loadu_ps(out + 8));
+      }
+      _mm256_storeu_ps(out, sum[r][0]);
+      _mm256_storeu_ps(out + 8, sum[r][1]);
+      continue;
+    }
+    if (accumulate) {
+      sum[r][0] = _mm256_add_ps(sum[r][0], _mm256_maskload_ps(out, first));
+      sum[r][1] = _mm256_add_ps(sum[r][1], _mm256_maskload_ps(out + 8, second));
+    }
+    _mm256_maskstore_ps(out, first, sum[r][0]);
+    _mm256_maskstore_ps(out + 8, second, sum[r][1]);
+  }
+}
+
+using KernelAvx2 = void (*)(const float*, std::ptrdiff_t, const float*, int, float*, std::ptrdiff_t,
+                            int, bool, const float*);
+template <int... rows>
+constexpr auto make_kernels_avx2(std::integer_sequence<int, rows...>) {
+  return std::array<KernelAvx2, sizeof...(rows)>{&kernel_rows_avx2<rows + 1>...};
+}
+constexpr auto kKernelsAvx2 = make_kernels_avx2(std::make_integer_sequence<int, kRowsAvx2>{});
+
+// C (m, n) = A (m, k) · B with the AVX2 kernel: panel by panel, half by half, depth block by
+// depth block, each block of A's rows over the half panel's block (48 KB, in the L2 cache).
+void gemm_packed_avx2(int m, int k, int n, const float* a, std::ptrdiff_t lda,
+                      const PackedMatrix& b, float* c, std::ptrdiff_t ldc, const float* bias) {
+  for (int j = 0; j < b.panels(); ++j) {
+    const int columns = std::min(kWidth, n - j * kWidth);
+    for (int half = 0; half * kHalf < columns; ++half) {
+      const int half_columns = std::min(kHalf, columns - half * kHalf);
+      const std::ptrdiff_t column = static_cast<std::ptrdiff_t>(j) * kWidth + half * kHalf;
+      for (int depth_start = 0; depth_start < k; depth_start += kDepth) {
+        const int depth = std::min(kDepth, k - depth_start);
+        const bool accumulate = depth_start > 0;
+        const float* half_panel =
+            b.panel(j) + static_cast<std::ptrdiff_t>(depth_start) * kWidth + half * kHalf;
+        for (int i = 0; i < m; i += kRowsAvx2) {
+          const int rows = std::min(kRowsAvx2, m - i);
+          kKernelsAvx2[static_cast<std::size_t>(rows - 1)](
+              a + i * lda + depth_start, lda, half_panel, depth, c + i * ldc + column, ldc,
+              half_columns, accumulate, bias && !accumulate ? bias + column : nullptr);
+        }
+      }
+    }
+  }
+}
+
 #endif
 
 }  // namespace
@@ -124,17 +222,46 @@ void PackedMatrix::pack(int k, int n, const float* b, std::ptrdiff_t ldb, bool t
   }
 }
 
-bool packed_available() {
+bool kernel_runs(PackedKernel kernel) {
 #if defined(__x86_64__)
-  static const bool available = __builtin_cpu_supports("avx512f") && !asked_for_library();
-  return available;
+  switch (kernel) {
+    case PackedKernel::avx512:
+      return __builtin_cpu_supports("avx512f");
+    case PackedKernel::avx2:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case PackedKernel::none:
+      return false;
+  }
 #else
-  return false;
+  (void)kernel;
 #endif
+  return false;
+}
+
+PackedKernel packed_kernel() {
+  static const PackedKernel chosen = [] {
+    if (asked_for_library()) return PackedKernel::none;
+    const char* packed = std::getenv("ATTNVIZ_PACKED");
+    if (packed && std::string_view(packed) == "avx2")  // the AVX2 kernel where AVX-512 is too
+      return kernel_runs(PackedKernel::avx2) ? PackedKernel::avx2 : PackedKernel::none;
+    for (const PackedKernel kernel : {PackedKernel::avx512, PackedKernel::avx2})
+      if (kernel_runs(kernel)) return kernel;
+    return PackedKernel::none;
+  }();
+  return chosen;
+}
+
+bool packed_available() {
+  return packed_kernel() != PackedKernel::none;
 }
 
 void gemm_packed(int m, const float* a, std::ptrdiff_t lda, const PackedMatrix& b, float* c,
                  std::ptrdiff_t ldc, const float* bias) {
+  gemm_packed(packed_kernel(), m, a, lda, b, c, ldc, bias);
+}
+
+void gemm_packed(PackedKernel kernel, int m, const float* a, std::ptrdiff_t lda,
+                 const PackedMatrix& b, float* c, std::ptrdiff_t ldc, const float* bias) {
 #if defined(__x86_64__)
   const int k = b.k(), n = b.n();
   if (m <= 0 || n <= 0) return;
@@ -143,6 +270,11 @@ void gemm_packed(int m, const float* a, std::ptrdiff_t lda, const PackedMatrix& 
       for (int j = 0; j < n; ++j) c[i * ldc + j] = bias ? bias[j] : 0.0f;
     return;
   }
+  if (kernel == PackedKernel::avx2) {
+    gemm_packed_avx2(m, k, n, a, lda, b, c, ldc, bias);
+    return;
+  }
+  if (kernel != PackedKernel::avx512) return;
   // Panel by panel: its column block of C (m × 32) stays in cache while the depth blocks add up.
   for (int j = 0; j < b.panels(); ++j) {
     const int columns = std::min(kWidth, n - j * kWidth);
@@ -177,7 +309,7 @@ void gemm_packed(int m, const float* a, std::ptrdiff_t lda, const PackedMatrix& 
     }
   }
 #else
-  (void)m, (void)a, (void)lda, (void)b, (void)c, (void)ldc, (void)bias;
+  (void)kernel, (void)m, (void)a, (void)lda, (void)b, (void)c, (void)ldc, (void)bias;
 #endif
 }
 

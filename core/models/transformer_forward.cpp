@@ -230,8 +230,7 @@ const blas::PackedMatrix* TransformerForward::packed(const MatrixView& w, bool t
   if (rows < 2 || rows > kMostPackedRows) return nullptr;
   // (k, n) of the product: W is (k, n); a transposed W (the unembedding) is stored (n, k).
   const int k = transposed ? w.cols : w.rows, n = transposed ? w.rows : w.cols;
-  if (!blas::packed_available() || k < blas::kWeightProductWidth || n < blas::kWeightProductWidth)
-    return nullptr;
+  if (!blas::packed_available() || k < kLeastPackedWidth || n < kLeastPackedWidth) return nullptr;
   if (packed_version_ != model_.weights_version()) {  // an edit since they were packed
     packed_.clear();
     packed_bytes_ = 0;

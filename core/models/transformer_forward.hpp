@@ -202,6 +202,9 @@ class TransformerForward {
   // data, dropped when the model's weights_version() moves (an edit, a reset).
   static constexpr std::size_t kMostPackedBytes = std::size_t{3} << 30;
   static constexpr int kMostPackedRows = 512;  // products of more rows go to the library
+  // A matrix narrower than this goes to the library (a head's 64-wide product: its packing is
+  // cheap there; d_model 192's projections are packed).
+  static constexpr int kLeastPackedWidth = 128;
   mutable std::unordered_map<const float*, blas::PackedMatrix> packed_;
   mutable std::size_t packed_bytes_ = 0;
   mutable std::uint64_t packed_version_ = 0;

@@ -1,8 +1,9 @@
-// The weight products with the weights packed once (core/models/packed_gemm.hpp): the AVX-512
-// kernel against the plain three loops at every edge of its blocks, and the forward passes that
-// use it (models at least 256 wide) against the plain reference, before and after a weight edit
-// (which must drop the packed copy). On a machine without AVX-512 the kernel is not used: the
-// forward tests then check the library's products, and the kernel's test says it did not run.
+// The weight products with the weights packed once (core/models/packed_gemm.hpp): each kernel
+// this machine runs (AVX-512's, AVX2's) against the plain three loops at every edge of its
+// blocks, and the forward passes that use it (matrices at least 128 wide) against the plain
+// reference, before and after a weight edit (which must drop the packed copy). On a machine
+// without either the kernels are not used: the forward tests then check the library's products,
+// and the kernels' test says which did not run.
 #include "core/models/blas.hpp"
 #include "core/models/packed_gemm.hpp"
 #include "core/models/reference_forward.hpp"
@@ -13,6 +14,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <vector>
 
@@ -29,66 +31,87 @@ std::vector<float> random_values(std::size_t count, std::uint64_t seed) {
 
 }  // namespace
 
-TEST_CASE("the packed kernel equals the plain product at every edge of its blocks, bias or none") {
-  if (!blas::packed_available()) {
-    MESSAGE("this machine has no AVX-512: the packed kernel is not used here, nor tested");
-    return;
-  }
-  int cases = 0;
-  for (const int m : {1, 5, 12, 13, 25})
-    for (const int n : {1, 31, 32, 33, 70, 261})
-      for (const int k : {1, 7, 256, 257, 768, 769, 1600})  // kDepth is 768
-        for (const bool transposed : {false, true}) {
-          // A bias on every row, with the untransposed cases (the forward's weight products)
-          // and with the transposed ones (the logits' bias).
-          const bool with_bias = (m + n + k) % 2 == 0;
-          CAPTURE(m);
-          CAPTURE(n);
-          CAPTURE(k);
-          CAPTURE(transposed);
-          CAPTURE(with_bias);
-          // A (m, k) with a row stride wider than k; B (k, n), or Bᵀ (n, k), likewise; C wider.
-          const std::ptrdiff_t lda = k + 3, ldb = (transposed ? k : n) + 5, ldc = n + 2;
-          const std::vector<float> a = random_values(static_cast<std::size_t>(m * lda), 1);
-          const std::vector<float> b =
-              random_values(static_cast<std::size_t>((transposed ? n : k) * ldb), 2);
-          std::vector<float> fast(static_cast<std::size_t>(m * ldc), -7.0f);
-          std::vector<float> plain(fast);
-          blas::PackedMatrix packed;
-          packed.pack(k, n, b.data(), ldb, transposed);
-          const std::vector<float> bias = random_values(static_cast<std::size_t>(n), 3);
-          blas::gemm_packed(m, a.data(), lda, packed, fast.data(), ldc,
-                            with_bias ? bias.data() : nullptr);
-          blas::gemm_reference(m, n, k, a.data(), lda, b.data(), ldb, plain.data(), ldc,
-                               transposed);
-          if (with_bias)
-            for (int i = 0; i < m; ++i)
-              for (int j = 0; j < n; ++j) plain[i * ldc + j] += bias[static_cast<std::size_t>(j)];
-          double largest = 0.0;
-          for (int i = 0; i < m; ++i) {
-            for (int j = 0; j < n; ++j)
-              largest =
-                  std::max(largest, double{std::fabs(fast[i * ldc + j] - plain[i * ldc + j])});
-            // The columns past n (the row stride's padding) are not written.
-            CHECK(fast[i * ldc + n] == -7.0f);
-            CHECK(fast[i * ldc + n + 1] == -7.0f);
+TEST_CASE("each packed kernel equals the plain product at every edge of its blocks, bias or none") {
+  int kernels = 0;
+  for (const blas::PackedKernel kernel : {blas::PackedKernel::avx512, blas::PackedKernel::avx2}) {
+    const char* name = kernel == blas::PackedKernel::avx512 ? "AVX-512" : "AVX2";
+    if (!blas::kernel_runs(kernel)) {
+      MESSAGE("this machine does not run the " << name << " kernel: it is not tested here");
+      continue;
+    }
+    CAPTURE(name);
+    ++kernels;
+    int cases = 0;
+    // m: the blocks of rows are 12 (AVX-512) and 6 (AVX2); n: panels of 32, halves of 16.
+    for (const int m : {1, 5, 6, 7, 12, 13, 25})
+      for (const int n : {1, 9, 16, 17, 31, 32, 33, 70, 261})
+        for (const int k : {1, 7, 256, 257, 768, 769, 1600})  // kDepth is 768
+          for (const bool transposed : {false, true}) {
+            // A bias on every row, with the untransposed cases (the forward's weight products)
+            // and with the transposed ones (the logits' bias).
+            const bool with_bias = (m + n + k) % 2 == 0;
+            CAPTURE(m);
+            CAPTURE(n);
+            CAPTURE(k);
+            CAPTURE(transposed);
+            CAPTURE(with_bias);
+            // A (m, k) with a row stride wider than k; B (k, n), or Bᵀ (n, k), likewise; C wider.
+            const std::ptrdiff_t lda = k + 3, ldb = (transposed ? k : n) + 5, ldc = n + 2;
+            const std::vector<float> a = random_values(static_cast<std::size_t>(m * lda), 1);
+            const std::vector<float> b =
+                random_values(static_cast<std::size_t>((transposed ? n : k) * ldb), 2);
+            std::vector<float> fast(static_cast<std::size_t>(m * ldc), -7.0f);
+            std::vector<float> plain(fast);
+            blas::PackedMatrix packed;
+            packed.pack(k, n, b.data(), ldb, transposed);
+            const std::vector<float> bias = random_values(static_cast<std::size_t>(n), 3);
+            blas::gemm_packed(kernel, m, a.data(), lda, packed, fast.data(), ldc,
+                              with_bias ? bias.data() : nullptr);
+            blas::gemm_reference(m, n, k, a.data(), lda, b.data(), ldb, plain.data(), ldc,
+                                 transposed);
+            if (with_bias)
+              for (int i = 0; i < m; ++i)
+                for (int j = 0; j < n; ++j) plain[i * ldc + j] += bias[static_cast<std::size_t>(j)];
+            double largest = 0.0;
+            for (int i = 0; i < m; ++i) {
+              for (int j = 0; j < n; ++j)
+                largest =
+                    std::max(largest, double{std::fabs(fast[i * ldc + j] - plain[i * ldc + j])});
+              // The columns past n (the row stride's padding) are not written.
+              CHECK(fast[i * ldc + n] == -7.0f);
+              CHECK(fast[i * ldc + n + 1] == -7.0f);
+            }
+            CHECK(largest < 1e-4 * std::sqrt(static_cast<double>(k)));
+            ++cases;
           }
-          CHECK(largest < 1e-4 * std::sqrt(static_cast<double>(k)));
-          ++cases;
-        }
-  CHECK(cases == 5 * 6 * 7 * 2);
+    CHECK(cases == 7 * 9 * 7 * 2);
+  }
+  // The products use the widest kernel this machine runs (unless the environment asks).
+  if (!std::getenv("ATTNVIZ_PACKED") && !std::getenv("ATTNVIZ_BLAS")) {
+    const blas::PackedKernel widest =
+        blas::kernel_runs(blas::PackedKernel::avx512) ? blas::PackedKernel::avx512
+        : blas::kernel_runs(blas::PackedKernel::avx2) ? blas::PackedKernel::avx2
+                                                      : blas::PackedKernel::none;
+    CHECK(blas::packed_kernel() == widest);
+    CHECK(blas::packed_available() == (kernels > 0));
+  }
 }
 
-TEST_CASE("forward passes 256 wide (packed weights) equal the plain reference") {
-  // A decoder and an encoder with its MLM head, d_model 256: every weight product and the
-  // logits go through the packed kernel where the machine has it.
-  const Transformer decoder = testing::random_gpt2(31, 256, 2, 4, 300, 24);
+TEST_CASE("forward passes 192 and 256 wide (packed weights) equal the plain reference") {
+  // A decoder 192 wide (the models trained here) and 256 wide, and an encoder with its MLM head,
+  // 256 wide: every weight product and the logits go through the packed kernel where the
+  // machine has one.
   const std::vector<int> tokens = testing::seeded_tokens(17, 300, 5);
-  TransformerForward fast(decoder);
-  REQUIRE(fast.run(tokens).is_ok());
-  ReferenceForward reference(decoder);
-  for (const int t : tokens) REQUIRE(reference.step(t).ok());
-  CHECK(testing::compare(fast, reference) < 1e-4);
+  for (const int d_model : {192, 256}) {
+    CAPTURE(d_model);
+    const Transformer decoder =
+        testing::random_gpt2(d_model == 256 ? 31 : 30, d_model, 2, 4, 300, 24);
+    TransformerForward fast(decoder);
+    REQUIRE(fast.run(tokens).is_ok());
+    ReferenceForward reference(decoder);
+    for (const int t : tokens) REQUIRE(reference.step(t).ok());
+    CHECK(testing::compare(fast, reference) < 1e-4);
+  }
 
   const Transformer encoder = testing::random_bert(32, true, 256, 2, 4, 300, 24);
   TransformerForward fast_encoder(encoder);
