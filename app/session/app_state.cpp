@@ -39,6 +39,14 @@ void AppState::recompute_if_needed() {
   computed.downloading.clear();
   if (document.scenario().model()) {
     if (computed.version != document.version() || computed.computing()) recompute_model();
+    // Roles measured off this thread (an encoder–decoder's cross heads, in the second after it
+    // opens): the frames keep coming until they show; a picture waits for them.
+    if (const Run& shown = computed.pipeline.current(); shown.roles_pending()) {
+      if (computed.wait_for_model > std::chrono::seconds(1))
+        shown.wait_for_roles();
+      else
+        frame.redraw_within(0.1);
+    }
   } else if (computed.version != document.version()) {
     computed.version_in_flight = 0;  // a model's result still to come is no longer wanted
     computed.version = document.version();

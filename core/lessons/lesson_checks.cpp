@@ -317,6 +317,7 @@ MaybeProblem kv_heads(const OnAttention& in, bool shared_expected) {
 
 MaybeProblem role(const OnModel& in, bool) {
   const LessonCheck& check = in.check;
+  in.run.wait_for_roles();  // a claim about roles is checked on them measured
   const HeadScores* scores = in.run.role_of(check.layer, check.head);
   if (!scores) return Problem{"the heads' roles could not be measured"};
   if (to_string(scores->role) == check.role) return std::nullopt;

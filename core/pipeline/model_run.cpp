@@ -1,5 +1,6 @@
 #include "core/pipeline/model_run.hpp"
 
+#include "core/base/threads.hpp"
 #include "core/figures/format.hpp"
 #include "core/models/alignment.hpp"
 
@@ -11,6 +12,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <system_error>
 #include <utility>
 
 namespace attnviz {
@@ -170,7 +172,44 @@ Status apply_interventions(TransformerForward& forward, const ModelSpec& spec, M
   return Status::success();
 }
 
+// Each cross head's role from its alignment precision on `sentences` (none when it cannot be
+// measured).
+std::vector<HeadScores> cross_alignment_roles(const Model& model,
+                                              const std::vector<AlignedSentences>& sentences) {
+  std::vector<HeadScores> roles;
+  const Result<CrossAlignment> measured = measure_cross_alignment(model, sentences);
+  if (!measured) return roles;
+  for (int layer = 0; layer < measured->layers; ++layer)
+    for (int head = 0; head < measured->heads; ++head) {
+      HeadScores& scores = roles.emplace_back();
+      scores.layer = layer;
+      scores.head = head;
+      scores.scores[static_cast<std::size_t>(HeadRole::Alignment)] = measured->at(layer, head);
+      scores.role = measured->at(layer, head) >= role_threshold(HeadRole::Alignment)
+                        ? HeadRole::Alignment
+                        : HeadRole::Mixed;
+    }
+  return roles;
+}
+
 }  // namespace
+
+std::span<const HeadScores> OpenedModel::cross_roles() const {
+  if (!cross_measured.valid()) return {};
+  const std::future_status status = cross_measured.wait_for(std::chrono::seconds(0));
+  if (status == std::future_status::timeout) return {};
+  return cross_measured.get();  // ready, or deferred: computed now (no threads)
+}
+
+bool OpenedModel::cross_roles_pending() const {
+  return cross_measured.valid() &&
+         cross_measured.wait_for(std::chrono::seconds(0)) == std::future_status::timeout;
+}
+
+std::span<const HeadScores> OpenedModel::wait_for_cross_roles() const {
+  if (!cross_measured.valid()) return {};
+  return cross_measured.get();
+}
 
 Result<std::shared_ptr<const OpenedModel>> shared_model(const std::string& name) {
   static std::mutex mutex;
@@ -186,28 +225,23 @@ Result<std::shared_ptr<const OpenedModel>> shared_model(const std::string& name)
         roles)
       made->roles = std::move(*roles);
   // An encoder–decoder's cross heads: their alignment precision on the folder's aligned
-  // sentences (a model without them has none measured).
+  // sentences, measured on a thread of its own (a model without them has none measured).
   if (made->model.transformer.encoder()) {
     const std::string path = made->model.location.folder + "/" + kAlignmentsFile;
     if (std::error_code error; std::filesystem::is_regular_file(path, error))
       if (Result<std::vector<AlignedSentences>> sentences = load_aligned_sentences(path);
           sentences) {
-        const std::size_t count =
-            std::min(sentences->size(), static_cast<std::size_t>(kAlignmentSentences));
-        if (Result<CrossAlignment> measured = measure_cross_alignment(
-                made->model, std::span<const AlignedSentences>(sentences->data(), count));
-            measured)
-          for (int layer = 0; layer < measured->layers; ++layer)
-            for (int head = 0; head < measured->heads; ++head) {
-              HeadScores& scores = made->cross_roles.emplace_back();
-              scores.layer = layer;
-              scores.head = head;
-              scores.scores[static_cast<std::size_t>(HeadRole::Alignment)] =
-                  measured->at(layer, head);
-              scores.role = measured->at(layer, head) >= role_threshold(HeadRole::Alignment)
-                                ? HeadRole::Alignment
-                                : HeadRole::Mixed;
-            }
+        if (sentences->size() > static_cast<std::size_t>(kAlignmentSentences))
+          sentences->resize(static_cast<std::size_t>(kAlignmentSentences));
+        const Model* measured_model = &made->model;  // outlived by the measurement (above)
+        auto measure = [measured_model, pairs = std::move(*sentences)] {
+          return cross_alignment_roles(*measured_model, pairs);
+        };
+        try {
+          made->cross_measured = std::async(kAsyncLaunch, measure).share();
+        } catch (const std::system_error&) {  // no thread to be had: measured when first asked
+          made->cross_measured = std::async(std::launch::deferred, measure).share();
+        }
       }
   }
   opened[name] = made;
@@ -498,8 +532,9 @@ const HeadScores* ModelRun::role_in(int stack, int layer, int head) const {
   if (!opened_ || stack < 0 || stack >= static_cast<int>(stacks_.size())) return nullptr;
   const ModelPart part = kModelParts[static_cast<std::size_t>(stack)];
   if (part == ModelPart::Encoder) return nullptr;
-  const std::vector<HeadScores>& roles =
-      part == ModelPart::Cross ? opened_->cross_roles : opened_->roles;
+  const std::span<const HeadScores> roles = part == ModelPart::Cross
+                                                ? opened_->cross_roles()
+                                                : std::span<const HeadScores>(opened_->roles);
   const int heads = stacks_[static_cast<std::size_t>(stack)].heads;
   const std::size_t at = static_cast<std::size_t>(layer) * static_cast<std::size_t>(heads) +
                          static_cast<std::size_t>(head);
@@ -540,7 +575,7 @@ Capabilities ModelRun::capabilities() const {
                              Capability::ResidualStream,     Capability::HeadRoles,
                              Capability::HidesSpecialTokens, Capability::ReadsOutTokens};
   if (translation_) {  // an encoder–decoder: its attention, its stream, its heads' changes
-    if (opened_->cross_roles.empty() && opened_->roles.empty())
+    if (!opened_->cross_measured.valid() && opened_->roles.empty())
       return {Capability::TrainedWeights, Capability::HeadInterventions, Capability::ResidualStream,
               Capability::HidesSpecialTokens, Capability::SourceAndTarget};
     return {Capability::TrainedWeights,  Capability::HeadInterventions,
@@ -606,8 +641,9 @@ Status ModelRun::apply_edits(const ModelSpec& spec) {
 
 const HeadScores* ModelRun::role_of(int layer, int head) const {
   if (!opened_ || part_ == ModelPart::Encoder) return nullptr;
-  const std::vector<HeadScores>& roles =
-      part_ == ModelPart::Cross ? opened_->cross_roles : opened_->roles;
+  const std::span<const HeadScores> roles = part_ == ModelPart::Cross
+                                                ? opened_->cross_roles()
+                                                : std::span<const HeadScores>(opened_->roles);
   const std::size_t at = static_cast<std::size_t>(layer) *
                              static_cast<std::size_t>(model().transformer.config().n_heads) +
                          static_cast<std::size_t>(head);

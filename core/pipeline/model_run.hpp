@@ -32,6 +32,7 @@
 #include "core/text/tokenizer.hpp"
 
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,8 +47,21 @@ struct OpenedModel {
   std::vector<HeadScores> roles;  // by layer, then head; empty when they could not be measured
   // An encoder–decoder's cross-attention heads, by layer then head, each with its alignment
   // precision (HeadRole::Alignment), measured on the sentence pairs of the model folder's
-  // alignments.json when it has one (core/models/alignment.hpp); empty otherwise.
-  std::vector<HeadScores> cross_roles;
+  // alignments.json when it has one (core/models/alignment.hpp). The measurement runs on a
+  // thread of its own once the model is open (200 sentence pairs through the model: about a
+  // second for marian-web-es, which the first frame need not wait for); invalid when there is
+  // nothing to measure. Declared after `model`, which it reads: destroyed first, it waits for
+  // the measurement to end.
+  std::shared_future<std::vector<HeadScores>> cross_measured;
+
+  // The cross heads' roles: empty while they are being measured, or when there are none.
+  // Without threads (the browser) the measurement runs here, at the first call.
+  std::span<const HeadScores> cross_roles() const;
+  // Whether the cross heads' roles are still being measured.
+  bool cross_roles_pending() const;
+  // The cross heads' roles, waiting for the measurement (for a picture or a test that must
+  // show them).
+  std::span<const HeadScores> wait_for_cross_roles() const;
 };
 
 // The file of aligned sentences a model folder may hold, beside its tokenizer.
@@ -107,8 +121,12 @@ class ModelRun final : public Run {
   int threads() const override { return threads_; }
   std::span<const HeadScores> roles() const override {
     if (!opened_ || part_ == ModelPart::Encoder) return {};
-    return part_ == ModelPart::Cross ? std::span<const HeadScores>(opened_->cross_roles)
+    return part_ == ModelPart::Cross ? opened_->cross_roles()
                                      : std::span<const HeadScores>(opened_->roles);
+  }
+  bool roles_pending() const override { return opened_ && opened_->cross_roles_pending(); }
+  void wait_for_roles() const override {
+    if (opened_) opened_->wait_for_cross_roles();
   }
   // The change of head `head` of `layer` of the part shown.
   HeadIntervention intervention(int layer, int head) const override;

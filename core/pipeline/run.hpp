@@ -281,8 +281,13 @@ class Run {
   // The model positions of the keys shown: shown_positions(), but under a pair filter.
   virtual const std::vector<int>& key_positions() const { return shown_positions(); }
   virtual bool hides_tokens() const { return false; }
-  // HeadRoles: by layer, then head; empty when they could not be measured.
+  // HeadRoles: by layer, then head; empty when they could not be measured, or while they are
+  // being measured (roles_pending).
   virtual std::span<const HeadScores> roles() const { return {}; }
+  // Whether some roles are still being measured, off the caller's thread (a view that shows
+  // them draws again soon); wait_for_roles() waits for them (a picture, a test).
+  virtual bool roles_pending() const { return false; }
+  virtual void wait_for_roles() const {}
   virtual const HeadScores* role_of(int /*layer*/, int /*head*/) const { return nullptr; }
   // ResidualStream: the residual stream through layer `index`, the shown tokens' rows.
   virtual const LayerStream* stream_of(int /*index*/) const { return nullptr; }

@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <limits>
 #include <string>
 #include <thread>
 
@@ -118,6 +119,32 @@ TEST_CASE("a slow model's edit returns at once, the views keep the last result u
   CHECK(shown_text(state.pipeline()).find("void") != std::string::npos);
   CHECK(state.computed.version == state.document.version());
   CHECK(state.computed.error.empty());
+}
+
+TEST_CASE(
+    "an encoder–decoder's cross heads are measured after it opens: the frames keep coming until "
+    "their roles show") {
+  AppState state;
+  testing::load_builtin_scenario(state);
+  // As the app waits for a result, with the model computed on this thread (one pipeline).
+  state.computed.on_this_thread_ms = 1e9;
+  state.computed.wait_for_model = std::chrono::milliseconds(8);
+  REQUIRE(open_model(state, "marian-web-es"));  // it opens on its cross-attention
+  state.frame.redraw_in = std::numeric_limits<double>::infinity();
+  state.recompute_if_needed();
+  const Run& run = state.pipeline().current();
+  REQUIRE(run.can(Capability::HeadRoles));
+  if (run.roles_pending()) {
+    CHECK(run.roles().empty());
+    CHECK(state.frame.redraw_in <= 0.1);  // a frame comes soon, without input, to show them
+  } else {
+    MESSAGE("the measurement had ended before the first frame asked");
+  }
+  run.wait_for_roles();
+  state.frame.redraw_in = std::numeric_limits<double>::infinity();
+  state.recompute_if_needed();
+  CHECK(state.pipeline().current().roles().size() == 12);  // 3 layers of 4 cross heads
+  CHECK(state.frame.redraw_in == std::numeric_limits<double>::infinity());  // nothing to wait for
 }
 
 TEST_CASE("leaving model mode while a model computes: its result is not shown") {

@@ -9,6 +9,8 @@
 #include "core/models/model.hpp"
 #include "core/models/sampling.hpp"
 #include "core/models/transformer_forward.hpp"
+#include "core/pipeline/model_run.hpp"
+#include "core/pipeline/pipeline.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -339,6 +341,49 @@ TEST_CASE("marian-web-es's cross heads align words as its training measured, one
   MESSAGE("the best head " << (best - measured->precision.begin()) << ": " << *best);
   CHECK(*best > 0.6f);
   CHECK(measured->diagonal == doctest::Approx(0.32).epsilon(0.1));
+}
+
+TEST_CASE(
+    "marian-web-es opens without waiting for its cross heads' alignment, measured on a thread "
+    "of its own") {
+  Scenario scenario;
+  scenario.target = "God gives eternal life to those who believe.";
+  scenario.spec = ModelSpec::named(shipped("marian-web-es"));
+  scenario.edit_model()->part = ModelPart::Cross;
+  Pipeline pipeline;
+  const Status ran = pipeline.run(scenario);
+  REQUIRE_MESSAGE(ran.is_ok(), ran.message());
+  const Run& run = pipeline.current();
+  CHECK(run.can(Capability::HeadRoles));  // measured yet or not
+  if (run.roles_pending())
+    CHECK(run.roles().empty());  // nothing shown half-measured
+  else
+    MESSAGE("the measurement had ended by the first run's end");
+  run.wait_for_roles();
+  CHECK_FALSE(run.roles_pending());
+  REQUIRE(run.roles().size() == 12);  // 3 layers of 4 cross heads
+
+  // Each is measure_cross_alignment's precision on the folder's first kAlignmentSentences pairs.
+  const Model model = open("marian-web-es");
+  Result<std::vector<AlignedSentences>> sentences =
+      load_aligned_sentences(shipped("marian-web-es") + "/alignments.json");
+  REQUIRE_MESSAGE(sentences.ok(), sentences.error());
+  REQUIRE(sentences->size() >= static_cast<std::size_t>(kAlignmentSentences));
+  sentences->resize(static_cast<std::size_t>(kAlignmentSentences));
+  const Result<CrossAlignment> measured = measure_cross_alignment(model, *sentences);
+  REQUIRE_MESSAGE(measured.ok(), measured.error());
+  for (int layer = 0; layer < 3; ++layer)
+    for (int head = 0; head < 4; ++head) {
+      CAPTURE(layer);
+      CAPTURE(head);
+      const HeadScores* scores = run.role_of(layer, head);
+      REQUIRE(scores != nullptr);
+      CHECK(scores->score(HeadRole::Alignment) ==
+            doctest::Approx(measured->at(layer, head)).epsilon(1e-6));
+      CHECK((scores->role == HeadRole::Alignment) ==
+            (measured->at(layer, head) >= role_threshold(HeadRole::Alignment)));
+    }
+  CHECK(run.role_of(1, 0)->role == HeadRole::Alignment);  // the head taught to align
 }
 
 }  // namespace attnviz
