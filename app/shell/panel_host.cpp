@@ -75,9 +75,10 @@ void draw_cover() {
 // Whether a view has a place for this run: a view that takes another's place only where the run
 // can show it, and the view it replaces only where it cannot (core/figures/views.hpp).
 bool has_place(const view::ViewInfo& info, const Run& run) {
-  if (info.takes_place_of != view::ViewId::Count) return run.capabilities().has_all(info.needs);
+  if (info.takes_place_of != view::ViewId::Count) return view::view_shows(info, run.capabilities());
   for (const view::ViewInfo& other : view::kViews)
-    if (other.takes_place_of == info.id && run.capabilities().has_all(other.needs)) return false;
+    if (other.takes_place_of == info.id && view::view_shows(other, run.capabilities()))
+      return false;
   return true;
 }
 

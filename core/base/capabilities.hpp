@@ -59,6 +59,8 @@ class Capabilities {
   }
   constexpr bool has(Capability c) const { return (bits_ & static_cast<std::uint32_t>(c)) != 0; }
   constexpr bool has_all(Capabilities other) const { return (bits_ & other.bits_) == other.bits_; }
+  constexpr bool has_any(Capabilities other) const { return (bits_ & other.bits_) != 0; }
+  constexpr bool empty() const { return bits_ == 0; }
   constexpr bool operator==(const Capabilities&) const = default;
 
  private:

@@ -87,11 +87,6 @@ std::array<Slot, kSlotCount> slots_in_drawing_order() {
 }
 
 bool slot_shows(Slot slot, Capabilities can) {
-  // The Weights band edits weights: a run with none to edit here (an encoder–decoder's) leaves it
-  // out, and the views get its room.
-  if (slot == Slot::Weights && !can.has(Capability::EditableParameters) &&
-      !can.has(Capability::EditableModelWeights))
-    return false;
   for (const ViewInfo& row : kViews)
     if (row.slot == slot && view_shows(row, can)) return true;
   return false;

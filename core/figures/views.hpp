@@ -86,6 +86,9 @@ struct ViewInfo {
   // A view that takes another's place (Fill the mask for Next token): where the run has this
   // view's needs, its tab replaces the other's; elsewhere it has no tab. Count: none.
   ViewId takes_place_of = ViewId::Count;
+  // And at least one of these (none: no such need). The Weights band edits weights: a run with
+  // none to edit (an encoder–decoder's) leaves it out, and the views get its room.
+  Capabilities needs_one_of{};
 };
 
 // In ViewId order, which is the View menu's order and the order in which the panels are drawn:
@@ -94,7 +97,15 @@ struct ViewInfo {
 inline constexpr std::array<ViewInfo, kViewCount> kViews = {{
     {ViewId::Lesson, "lesson", "Lesson", "Lesson", Slot::Lesson, false},
     {ViewId::Input, "input", "Input", "Input", Slot::Input, false},
-    {ViewId::Weights, "weights", "Weights", "Weights", Slot::Weights, false},
+    {ViewId::Weights,
+     "weights",
+     "Weights",
+     "Weights",
+     Slot::Weights,
+     false,
+     {},
+     ViewId::Count,
+     {Capability::EditableParameters, Capability::EditableModelWeights}},
     {ViewId::Heatmaps, "heatmaps", "Heatmaps", "Heatmaps", Slot::Centre, true},
     {ViewId::Pipeline, "pipeline", "Pipeline", "Pipeline", Slot::Centre, true},
     {ViewId::Neuron, "neuron", "Neuron", "Neuron", Slot::Centre, true},
@@ -152,7 +163,7 @@ std::string centre_view_names(std::string_view separator = ", ",
 
 // Whether a run that can do `can` has what the view needs.
 inline bool view_shows(const ViewInfo& info, Capabilities can) {
-  return can.has_all(info.needs);
+  return can.has_all(info.needs) && (info.needs_one_of.empty() || can.has_any(info.needs_one_of));
 }
 // Whether some view in `slot` shows such a run: a slot none of whose views does is left out of
 // the dashboard.

@@ -73,6 +73,9 @@ TEST_CASE("a real model's dashboard has its Weights panel, the Next token view i
       attnviz::Capability::TrainedWeights, attnviz::Capability::HeadInterventions,
       attnviz::Capability::ResidualStream, attnviz::Capability::SourceAndTarget};
   CHECK_FALSE(slot_shows(Slot::Weights, translation));
+  CHECK_FALSE(view_shows(view_info(ViewId::Weights), translation));  // the table's own rule
+  CHECK(view_shows(view_info(ViewId::Weights), one_layer));
+  CHECK(view_shows(view_info(ViewId::Weights), model));
   CHECK(slot_shows(Slot::Centre, translation));
   CHECK_FALSE(view_shows(view_info(ViewId::NextToken), one_layer));
   CHECK(view_shows(view_info(ViewId::NextToken), model));
