@@ -239,6 +239,7 @@ bool kernel_runs(PackedKernel kernel) {
 }
 
 PackedKernel packed_kernel() {
+#if defined(__x86_64__)
   static const PackedKernel chosen = [] {
     if (asked_for_library()) return PackedKernel::none;
     const char* packed = std::getenv("ATTNVIZ_PACKED");
@@ -249,6 +250,9 @@ PackedKernel packed_kernel() {
     return PackedKernel::none;
   }();
   return chosen;
+#else
+  return PackedKernel::none;  // the kernels are x86-64's (the browser build multiplies with Eigen)
+#endif
 }
 
 bool packed_available() {

@@ -226,8 +226,11 @@ const blas::PackedMatrix* TransformerForward::packed(const MatrixView& w, bool t
                                                      int rows) const {
   // One row (a token appended, one position's logits) reads the weights once whatever the
   // kernel: the library's matrix-vector product is as fast. Past kMostPackedRows the library's
-  // own packing pays for itself (1,024 tokens of GPT-2 small: 4 % faster).
+  // own packing pays for itself (1,024 tokens of GPT-2 small: 4 % faster), and with the AVX2
+  // kernel past kMostPackedRowsAvx2.
   if (rows < 2 || rows > kMostPackedRows) return nullptr;
+  if (blas::packed_kernel() == blas::PackedKernel::avx2 && rows > kMostPackedRowsAvx2)
+    return nullptr;
   // (k, n) of the product: W is (k, n); a transposed W (the unembedding) is stored (n, k).
   const int k = transposed ? w.cols : w.rows, n = transposed ? w.rows : w.cols;
   if (!blas::packed_available() || k < kLeastPackedWidth || n < kLeastPackedWidth) return nullptr;
