@@ -104,6 +104,44 @@ constexpr auto make_kernels(std::integer_sequence<int, rows...>) {
 // kernels[r - 1]: the kernel for a block of r rows (the last block of A may have fewer).
 constexpr auto kKernels = make_kernels(std::make_integer_sequence<int, kRows>{});
 
+// C (m, n) = A (m, k) · B with the AVX-512 kernel.
+void gemm_packed_avx512(int m, int k, int n, const float* a, std::ptrdiff_t lda,
+                        const PackedMatrix& b, float* c, std::ptrdiff_t ldc, const float* bias) {
+  // Panel by panel: its column block of C (m × 32) stays in cache while the depth blocks add up.
+  for (int j = 0; j < b.panels(); ++j) {
+    const int columns = std::min(kWidth, n - j * kWidth);
+    for (int depth_start = 0; depth_start < k; depth_start += kDepth) {
+      const int depth = std::min(kDepth, k - depth_start);
+      const bool accumulate = depth_start > 0;
+      const float* panel = b.panel(j) + static_cast<std::ptrdiff_t>(depth_start) * kWidth;
+      // The block after this one (this panel's next depth block, or the next panel's first),
+      // fetched while this one is multiplied: W comes from memory once per product, and the
+      // first block of A's rows would otherwise wait for it. (The last fetches may reach a few
+      // rows past it: a prefetch of any address is harmless.)
+      const float* upcoming = depth_start + kDepth < k ? panel + kDepth * kWidth
+                              : j + 1 < b.panels()     ? b.panel(j + 1)
+                                                       : nullptr;
+      // Spread over the blocks of A's rows after the first: each fetches its share of the
+      // next block's rows, one row every `blocks_after` rows of its own (W's rate from memory
+      // then stays under what one core reads).
+      const int blocks = (m + kRows - 1) / kRows;
+      const int blocks_after = std::max(1, blocks - 1);
+      const int share = (depth + blocks_after - 1) / blocks_after;  // rows of the next block
+      for (int i = 0, block = 0; i < m; i += kRows, ++block) {
+        const int rows = std::min(kRows, m - i);
+        const int part = blocks > 1 ? block - 1 : 0;  // the first block fetches nothing
+        const bool fetches = upcoming && (blocks == 1 || block > 0);
+        kKernels[static_cast<std::size_t>(rows - 1)](
+            a + i * lda + depth_start, lda, panel, depth, c + i * ldc + j * kWidth, ldc, columns,
+            accumulate,
+            fetches ? upcoming + static_cast<std::ptrdiff_t>(part) * share * kWidth : nullptr,
+            std::max(1, depth / std::max(1, share)),
+            bias && !accumulate ? bias + static_cast<std::ptrdiff_t>(j) * kWidth : nullptr);
+      }
+    }
+  }
+}
+
 // The AVX2 + FMA kernel (a CPU without AVX-512): the same packed panels, each taken as two halves
 // of 16 columns. C's block (rows × up to 16 columns) = (or +=) A's rows × the half panel's depth
 // rows, in 2 registers of 8 floats a row: kRowsAvx2 × 2 accumulators, 2 of W's row, 1 of A's
@@ -274,43 +312,15 @@ void gemm_packed(PackedKernel kernel, int m, const float* a, std::ptrdiff_t lda,
       for (int j = 0; j < n; ++j) c[i * ldc + j] = bias ? bias[j] : 0.0f;
     return;
   }
-  if (kernel == PackedKernel::avx2) {
-    gemm_packed_avx2(m, k, n, a, lda, b, c, ldc, bias);
-    return;
-  }
-  if (kernel != PackedKernel::avx512) return;
-  // Panel by panel: its column block of C (m × 32) stays in cache while the depth blocks add up.
-  for (int j = 0; j < b.panels(); ++j) {
-    const int columns = std::min(kWidth, n - j * kWidth);
-    for (int depth_start = 0; depth_start < k; depth_start += kDepth) {
-      const int depth = std::min(kDepth, k - depth_start);
-      const bool accumulate = depth_start > 0;
-      const float* panel = b.panel(j) + static_cast<std::ptrdiff_t>(depth_start) * kWidth;
-      // The block after this one (this panel's next depth block, or the next panel's first),
-      // fetched while this one is multiplied: W comes from memory once per product, and the
-      // first block of A's rows would otherwise wait for it. (The last fetches may reach a few
-      // rows past it: a prefetch of any address is harmless.)
-      const float* upcoming = depth_start + kDepth < k ? panel + kDepth * kWidth
-                              : j + 1 < b.panels()     ? b.panel(j + 1)
-                                                       : nullptr;
-      // Spread over the blocks of A's rows after the first: each fetches its share of the
-      // next block's rows, one row every `blocks_after` rows of its own (W's rate from memory
-      // then stays under what one core reads).
-      const int blocks = (m + kRows - 1) / kRows;
-      const int blocks_after = std::max(1, blocks - 1);
-      const int share = (depth + blocks_after - 1) / blocks_after;  // rows of the next block
-      for (int i = 0, block = 0; i < m; i += kRows, ++block) {
-        const int rows = std::min(kRows, m - i);
-        const int part = blocks > 1 ? block - 1 : 0;  // the first block fetches nothing
-        const bool fetches = upcoming && (blocks == 1 || block > 0);
-        kKernels[static_cast<std::size_t>(rows - 1)](
-            a + i * lda + depth_start, lda, panel, depth, c + i * ldc + j * kWidth, ldc, columns,
-            accumulate,
-            fetches ? upcoming + static_cast<std::ptrdiff_t>(part) * share * kWidth : nullptr,
-            std::max(1, depth / std::max(1, share)),
-            bias && !accumulate ? bias + static_cast<std::ptrdiff_t>(j) * kWidth : nullptr);
-      }
-    }
+  switch (kernel) {
+    case PackedKernel::avx512:
+      gemm_packed_avx512(m, k, n, a, lda, b, c, ldc, bias);
+      return;
+    case PackedKernel::avx2:
+      gemm_packed_avx2(m, k, n, a, lda, b, c, ldc, bias);
+      return;
+    case PackedKernel::none:  // not to be asked for (kernel_runs)
+      return;
   }
 #else
   (void)kernel, (void)m, (void)a, (void)lda, (void)b, (void)c, (void)ldc, (void)bias;

@@ -211,6 +211,18 @@ std::span<const HeadScores> OpenedModel::wait_for_cross_roles() const {
   return cross_measured.get();
 }
 
+std::span<const HeadScores> OpenedModel::roles_of(ModelPart part) const {
+  switch (part) {
+    case ModelPart::Main:
+      return roles;
+    case ModelPart::Cross:
+      return cross_roles();
+    case ModelPart::Encoder:
+      break;
+  }
+  return {};
+}
+
 Result<std::shared_ptr<const OpenedModel>> shared_model(const std::string& name) {
   static std::mutex mutex;
   static std::map<std::string, std::weak_ptr<const OpenedModel>> opened;
@@ -530,11 +542,8 @@ Matrix ModelRun::stack_weights(int stack, int layer, int head) const {
 const HeadScores* ModelRun::role_in(int stack, int layer, int head) const {
   if (!translation_) return Run::role_in(stack, layer, head);
   if (!opened_ || stack < 0 || stack >= static_cast<int>(stacks_.size())) return nullptr;
-  const ModelPart part = kModelParts[static_cast<std::size_t>(stack)];
-  if (part == ModelPart::Encoder) return nullptr;
-  const std::span<const HeadScores> roles = part == ModelPart::Cross
-                                                ? opened_->cross_roles()
-                                                : std::span<const HeadScores>(opened_->roles);
+  const std::span<const HeadScores> roles =
+      opened_->roles_of(kModelParts[static_cast<std::size_t>(stack)]);
   const int heads = stacks_[static_cast<std::size_t>(stack)].heads;
   const std::size_t at = static_cast<std::size_t>(layer) * static_cast<std::size_t>(heads) +
                          static_cast<std::size_t>(head);
@@ -640,10 +649,8 @@ Status ModelRun::apply_edits(const ModelSpec& spec) {
 }
 
 const HeadScores* ModelRun::role_of(int layer, int head) const {
-  if (!opened_ || part_ == ModelPart::Encoder) return nullptr;
-  const std::span<const HeadScores> roles = part_ == ModelPart::Cross
-                                                ? opened_->cross_roles()
-                                                : std::span<const HeadScores>(opened_->roles);
+  if (!opened_) return nullptr;
+  const std::span<const HeadScores> roles = opened_->roles_of(part_);
   const std::size_t at = static_cast<std::size_t>(layer) *
                              static_cast<std::size_t>(model().transformer.config().n_heads) +
                          static_cast<std::size_t>(head);

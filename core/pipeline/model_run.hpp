@@ -62,6 +62,9 @@ struct OpenedModel {
   // The cross heads' roles, waiting for the measurement (for a picture or a test that must
   // show them).
   std::span<const HeadScores> wait_for_cross_roles() const;
+  // The roles of `part`'s heads: `roles` (a decoder's, or an encoder–decoder's decoder
+  // self-attention), cross_roles(), or none (an encoder–decoder's encoder is not measured).
+  std::span<const HeadScores> roles_of(ModelPart part) const;
 };
 
 // The file of aligned sentences a model folder may hold, beside its tokenizer.
@@ -120,9 +123,7 @@ class ModelRun final : public Run {
   void set_threads(int threads) override { threads_ = threads; }
   int threads() const override { return threads_; }
   std::span<const HeadScores> roles() const override {
-    if (!opened_ || part_ == ModelPart::Encoder) return {};
-    return part_ == ModelPart::Cross ? opened_->cross_roles()
-                                     : std::span<const HeadScores>(opened_->roles);
+    return opened_ ? opened_->roles_of(part_) : std::span<const HeadScores>();
   }
   bool roles_pending() const override { return opened_ && opened_->cross_roles_pending(); }
   void wait_for_roles() const override {
