@@ -73,6 +73,9 @@ void AppState::recompute_model() {
   const double full_ms =
       shown.full_run_ms_per_token() * static_cast<double>(shown.sequence_length() + 1);
   if (!computed.computing() && full_ms < computed.on_this_thread_ms) {
+    if (!computed.products && computed.product_threads > 1)
+      computed.products = std::make_unique<ProductWorkers>(computed.product_threads);
+    const blas::SplitProducts split(computed.products.get());
     computed.version = document.version();
     const Status status = computed.pipeline.run(document.scenario());
     computed.error = status ? std::string() : status.message();

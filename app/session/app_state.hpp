@@ -19,6 +19,7 @@
 #include "core/lessons/lesson.hpp"
 #include "core/models/sampling.hpp"
 #include "core/pipeline/pipeline.hpp"
+#include "core/pipeline/product_workers.hpp"
 
 #include <algorithm>
 #include <array>
@@ -174,6 +175,12 @@ struct ComputedState {
   // computed on this thread, at once.
   std::unique_ptr<ComputeWorker> worker;
   double on_this_thread_ms = 4.0;
+  // A recompute on this thread splits its weight products over `product_threads` threads (this
+  // one and helpers, made at the first such recompute): the frame waits for it, and the renderer's
+  // threads with it, so the other cores are free then. The app asks for
+  // default_product_threads(); the default, 1, splits nothing.
+  int product_threads = 1;
+  std::unique_ptr<ProductWorkers> products;
   std::chrono::nanoseconds wait_for_model = std::chrono::hours(1);
   // A model's recompute is running: the views show the result before it.
   bool computing() const { return version_in_flight != 0; }

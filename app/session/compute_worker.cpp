@@ -6,6 +6,10 @@ namespace attnviz::app {
 
 ComputeWorker::ComputeWorker(int engine_threads, bool own_thread) {
   back_.set_threads(engine_threads);
+  // The worker's weight products split as its engine's steps do (its thread, on a machine with
+  // cores to spare for it: default_engine_threads()).
+  if (own_thread && engine_threads > 1)
+    products_ = std::make_unique<ProductWorkers>(engine_threads);
   if (own_thread) thread_ = std::thread([this] { loop(); });
 }
 
@@ -64,6 +68,7 @@ void ComputeWorker::wait_until_idle() {
 }
 
 void ComputeWorker::loop() {
+  const blas::SplitProducts split(products_.get());  // this thread's products
   std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
     changed_.wait(lock, [this] { return stopping_ || (!finished_ && (next_ || catch_up_)); });

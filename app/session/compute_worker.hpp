@@ -21,10 +21,12 @@
 #include "core/base/threads.hpp"
 #include "core/document/scenario.hpp"
 #include "core/pipeline/pipeline.hpp"
+#include "core/pipeline/product_workers.hpp"
 
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -71,11 +73,12 @@ class ComputeWorker {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   Pipeline back_;
-  std::optional<Job> next_;           // asked for, not started
-  bool running_ = false;              // a job is being computed on back_
-  std::optional<Finished> finished_;  // computed on back_, not collected
-  Scenario last_computed_;            // what the last finished job computed
-  bool catch_up_ = false;             // back_ is one behind: compute last_computed_ on it
+  std::unique_ptr<ProductWorkers> products_;  // the worker's products' helpers (or none)
+  std::optional<Job> next_;                   // asked for, not started
+  bool running_ = false;                      // a job is being computed on back_
+  std::optional<Finished> finished_;          // computed on back_, not collected
+  Scenario last_computed_;                    // what the last finished job computed
+  bool catch_up_ = false;                     // back_ is one behind: compute last_computed_ on it
   bool catching_up_ = false;
   std::uint64_t requested_ = 0;  // the version last asked for
   bool stopping_ = false;

@@ -83,6 +83,11 @@ int default_engine_threads() {
   return std::thread::hardware_concurrency() >= 4 ? 2 : 1;
 }
 
+int default_product_threads() {
+  if (!kHasThreads) return 1;
+  return std::thread::hardware_concurrency() >= 2 ? 2 : 1;
+}
+
 Status parse_options(const std::vector<std::string>& args, Options& o) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];

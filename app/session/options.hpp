@@ -44,6 +44,10 @@ struct Options {
 // Threads for the attention engine when --threads is not given: 2 on a machine with 4 or more
 // hardware threads, else 1 (on 2 cores the renderer's and the system's threads need the other).
 int default_engine_threads();
+// Threads for the weight products of a recompute the UI thread makes while the frame waits for
+// it (AppState's ComputedState::product_threads): 2 where there are threads and 2 hardware
+// threads or more (the renderer's wait for the result leaves the other core free), else 1.
+int default_product_threads();
 
 // Parses argv into `options`; an error says which argument is wrong, in one line.
 Status parse_options(const std::vector<std::string>& args, Options& options);

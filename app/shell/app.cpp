@@ -51,6 +51,8 @@ Status App::start() {
     load = parse_scenario(builtin_scenario_json());
   }
   state.computed.pipeline.set_threads(options.threads.value_or(default_engine_threads()));
+  // --threads N: N for the UI thread's products too (--threads 1 splits none, for comparing).
+  state.computed.product_threads = options.threads.value_or(default_product_threads());
   if (platform::kBrowser) state.computed.model_files_ready = platform::model_files_ready;
   // A real model's recompute runs off this thread: a frame waits 8 ms for it, then shows the last
   // result until it arrives. Pictures wait for every result.

@@ -413,8 +413,9 @@ int run_bench(Shell& shell, const FrameFunction& frame, int frames) {
   if (!keystroke_ms.empty() && !ablation_ms.empty())
     std::fprintf(stderr,
                  "attnviz: bench: from an edit to its result on screen: a keystroke p50 %.1f ms, "
-                 "max %.1f ms (%zu); a knocked-out head p50 %.1f ms, max %.1f ms (%zu)\n",
-                 percentile(keystroke_ms, 0.5),
+                 "p99 %.1f ms, max %.1f ms (%zu); a knocked-out head p50 %.1f ms, max %.1f ms "
+                 "(%zu)\n",
+                 percentile(keystroke_ms, 0.5), percentile(keystroke_ms, 0.99),
                  *std::max_element(keystroke_ms.begin(), keystroke_ms.end()), keystroke_ms.size(),
                  percentile(ablation_ms, 0.5),
                  *std::max_element(ablation_ms.begin(), ablation_ms.end()), ablation_ms.size());

@@ -154,9 +154,44 @@ void gemm(int m, int n, int k, const float* a, std::ptrdiff_t lda, const float* 
   counted(m, n, k, [&] { multiply(m, n, k, a, lda, b, ldb, c, ldc, transpose_b); });
 }
 
+namespace {
+thread_local ProductHelpers* split_helpers = nullptr;  // SplitProducts' innermost
+}  // namespace
+
+SplitProducts::SplitProducts(ProductHelpers* helpers) : outer_(split_helpers) {
+  split_helpers = helpers;
+}
+
+SplitProducts::~SplitProducts() {
+  split_helpers = outer_;
+}
+
 void gemm(int m, const float* a, std::ptrdiff_t lda, const PackedMatrix& b, float* c,
           std::ptrdiff_t ldc, const float* bias) {
-  counted(m, b.n(), b.k(), [&] { gemm_packed(m, a, lda, b, c, ldc, bias); });
+  counted(m, b.n(), b.k(), [&] {
+    ProductHelpers* helpers = split_helpers;
+    const int panels = b.panels();
+    const double work = static_cast<double>(m) * b.n() * b.k();
+    if (helpers == nullptr || helpers->threads() < 2 || panels < 2 || work < kSplitWork) {
+      gemm_packed(m, a, lda, b, c, ldc, bias);
+      return;
+    }
+    // Contiguous runs of panels, one a thread: each reads its own part of B once.
+    struct Split {
+      int m, parts, panels;
+      const float* a;
+      std::ptrdiff_t lda;
+      const PackedMatrix* b;
+      float* c;
+      std::ptrdiff_t ldc;
+      const float* bias;
+    } split{m, std::min(helpers->threads(), panels), panels, a, lda, &b, c, ldc, bias};
+    helpers->run(split.parts, &split, [](void* context, int part) {
+      const Split& s = *static_cast<const Split*>(context);
+      gemm_packed_panels(packed_kernel(), s.m, s.a, s.lda, *s.b, s.panels * part / s.parts,
+                         s.panels * (part + 1) / s.parts, s.c, s.ldc, s.bias);
+    });
+  });
 }
 
 namespace {

@@ -28,6 +28,33 @@ void gemm(int m, int n, int k, const float* a, std::ptrdiff_t lda, const float* 
 void gemm(int m, const float* a, std::ptrdiff_t lda, const PackedMatrix& b, float* c,
           std::ptrdiff_t ldc, const float* bias = nullptr);
 
+// Threads lent to the packed products. A thread that has helpers to spare for its products (the
+// app's UI thread computing an edit's result while the renderer waits for it) puts a
+// SplitProducts in scope: while it lives, that thread's packed products with enough work
+// (kSplitWork multiply-adds, two panels or more) are split by panels over the helpers, each
+// taking a run of panels (gemm_packed_panels: the same floats bit for bit as unsplit). Other
+// threads' products are not split. Scopes nest; the innermost is used.
+class ProductHelpers {
+ public:
+  virtual ~ProductHelpers() = default;
+  // The calling thread and its helpers.
+  virtual int threads() const = 0;
+  // task(context, i) for every i in [0, count), spread over the calling thread and the helpers;
+  // returns when every call has returned.
+  virtual void run(int count, void* context, void (*task)(void* context, int i)) = 0;
+};
+constexpr double kSplitWork = 32.0 * 1024;  // about 10 µs of one core's products
+class SplitProducts {
+ public:
+  explicit SplitProducts(ProductHelpers* helpers);  // nullptr: this thread's products unsplit
+  ~SplitProducts();
+  SplitProducts(const SplitProducts&) = delete;
+  SplitProducts& operator=(const SplitProducts&) = delete;
+
+ private:
+  ProductHelpers* outer_;
+};
+
 // What multiplies: "OpenBLAS 0.3.21 (SkylakeX kernels)" or "Eigen (...)".
 std::string backend();
 

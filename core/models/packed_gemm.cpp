@@ -106,9 +106,10 @@ constexpr auto kKernels = make_kernels(std::make_integer_sequence<int, kRows>{})
 
 // C (m, n) = A (m, k) · B with the AVX-512 kernel.
 void gemm_packed_avx512(int m, int k, int n, const float* a, std::ptrdiff_t lda,
-                        const PackedMatrix& b, float* c, std::ptrdiff_t ldc, const float* bias) {
+                        const PackedMatrix& b, int first_panel, int end_panel, float* c,
+                        std::ptrdiff_t ldc, const float* bias) {
   // Panel by panel: its column block of C (m × 32) stays in cache while the depth blocks add up.
-  for (int j = 0; j < b.panels(); ++j) {
+  for (int j = first_panel; j < end_panel; ++j) {
     const int columns = std::min(kWidth, n - j * kWidth);
     for (int depth_start = 0; depth_start < k; depth_start += kDepth) {
       const int depth = std::min(kDepth, k - depth_start);
@@ -218,8 +219,9 @@ constexpr auto kKernelsAvx2 = make_kernels_avx2(std::make_integer_sequence<int, 
 // C (m, n) = A (m, k) · B with the AVX2 kernel: panel by panel, half by half, depth block by
 // depth block, each block of A's rows over the half panel's block (48 KB, in the L2 cache).
 void gemm_packed_avx2(int m, int k, int n, const float* a, std::ptrdiff_t lda,
-                      const PackedMatrix& b, float* c, std::ptrdiff_t ldc, const float* bias) {
-  for (int j = 0; j < b.panels(); ++j) {
+                      const PackedMatrix& b, int first_panel, int end_panel, float* c,
+                      std::ptrdiff_t ldc, const float* bias) {
+  for (int j = first_panel; j < end_panel; ++j) {
     const int columns = std::min(kWidth, n - j * kWidth);
     for (int half = 0; half * kHalf < columns; ++half) {
       const int half_columns = std::min(kHalf, columns - half * kHalf);
@@ -304,26 +306,37 @@ void gemm_packed(int m, const float* a, std::ptrdiff_t lda, const PackedMatrix& 
 
 void gemm_packed(PackedKernel kernel, int m, const float* a, std::ptrdiff_t lda,
                  const PackedMatrix& b, float* c, std::ptrdiff_t ldc, const float* bias) {
+  gemm_packed_panels(kernel, m, a, lda, b, 0, b.panels(), c, ldc, bias);
+}
+
+void gemm_packed_panels(PackedKernel kernel, int m, const float* a, std::ptrdiff_t lda,
+                        const PackedMatrix& b, int first_panel, int end_panel, float* c,
+                        std::ptrdiff_t ldc, const float* bias) {
 #if defined(__x86_64__)
   const int k = b.k(), n = b.n();
-  if (m <= 0 || n <= 0) return;
+  first_panel = std::max(0, first_panel);
+  end_panel = std::min(end_panel, b.panels());
+  if (m <= 0 || n <= 0 || first_panel >= end_panel) return;
   if (k == 0) {
+    const int end_column = std::min(n, end_panel * kWidth);
     for (int i = 0; i < m; ++i)
-      for (int j = 0; j < n; ++j) c[i * ldc + j] = bias ? bias[j] : 0.0f;
+      for (int j = first_panel * kWidth; j < end_column; ++j)
+        c[i * ldc + j] = bias ? bias[j] : 0.0f;
     return;
   }
   switch (kernel) {
     case PackedKernel::avx512:
-      gemm_packed_avx512(m, k, n, a, lda, b, c, ldc, bias);
+      gemm_packed_avx512(m, k, n, a, lda, b, first_panel, end_panel, c, ldc, bias);
       return;
     case PackedKernel::avx2:
-      gemm_packed_avx2(m, k, n, a, lda, b, c, ldc, bias);
+      gemm_packed_avx2(m, k, n, a, lda, b, first_panel, end_panel, c, ldc, bias);
       return;
     case PackedKernel::none:  // not to be asked for (kernel_runs)
       return;
   }
 #else
-  (void)kernel, (void)m, (void)a, (void)lda, (void)b, (void)c, (void)ldc, (void)bias;
+  (void)kernel, (void)m, (void)a, (void)lda, (void)b, (void)first_panel, (void)end_panel, (void)c,
+      (void)ldc, (void)bias;
 #endif
 }
 

@@ -64,6 +64,13 @@ void gemm_packed(int m, const float* a, std::ptrdiff_t lda, const PackedMatrix& 
 void gemm_packed(PackedKernel kernel, int m, const float* a, std::ptrdiff_t lda,
                  const PackedMatrix& b, float* c, std::ptrdiff_t ldc, const float* bias = nullptr);
 
+// The columns of panels [first_panel, end_panel) of the same product alone (C's other columns
+// untouched): each column is computed as the whole product computes it, so that a product split
+// by panels over threads (blas.hpp's SplitProducts) gives the same floats bit for bit.
+void gemm_packed_panels(PackedKernel kernel, int m, const float* a, std::ptrdiff_t lda,
+                        const PackedMatrix& b, int first_panel, int end_panel, float* c,
+                        std::ptrdiff_t ldc, const float* bias = nullptr);
+
 // The same product written plainly (three loops, double sums), for the tests.
 void gemm_reference(int m, int n, int k, const float* a, std::ptrdiff_t lda, const float* b,
                     std::ptrdiff_t ldb, float* c, std::ptrdiff_t ldc, bool transposed);

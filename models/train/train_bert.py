@@ -30,6 +30,9 @@ What it does, in order (every step logged to OUT/train.log):
      beside it (--next-sentence 1: half the pairs' B is a random verse, and [CLS]'s pooled state
      says whether B follows A); bert-web was made without it (the runs with it, with 6 layers
      or 8 heads, learned slower and never beat chance at the task: models/train/experiments/).
+     --single-verses and --clauses make some examples as short as a class's sentence (one verse
+     alone; a verse's opening clauses ended with a full stop, without quotation marks): tried
+     for "God said, let there be [MASK]." (models/train/experiments/), not used for bert-web.
   5. Head scores on unseen text (the Gospel of Mark): each head's mean attention on [SEP] and on
      [CLS], on the previous token and on the next token, and its entropy (broad attention).
   6. Fill-mask on short sentences ("God said, let there be [MASK]." and others).
@@ -315,9 +318,24 @@ class MaskedWindows:
     With random_b, half the pairs' B starts at a random verse instead (BERT's next-sentence
     task: label 0 when B follows A, 1 when it is random, -100 for a single text)."""
 
-    def __init__(self, verses, n_ctx, vocab_size, rng, random_b=False, single_verses=0.0):
+    def __init__(self, verses, n_ctx, vocab_size, rng, random_b=False, single_verses=0.0,
+                 clauses=0.0, clause_marks=None):
         self.verses, self.n_ctx, self.vocab_size, self.rng = verses, n_ctx, vocab_size, rng
         self.random_b, self.single_verses = random_b, single_verses
+        self.clauses, self.clause_marks = clauses, clause_marks
+
+    def clause(self, verse):
+        """A verse's opening clauses as a class would type them: its double quotes dropped, cut
+        at one of its commas, semicolons or colons (or whole), ended with a full stop.
+        'God said, "Let there be light," and there was light.' gives "God said.", "God said,
+        Let there be light." or the whole verse without its quotes."""
+        marks = self.clause_marks
+        words = [t for t in verse if t != marks["quote"]]
+        cuts = [i for i, t in enumerate(words[:-1]) if t in marks["breaks"] and i > 0]
+        cut = int(self.rng.integers(0, len(cuts) + 1))
+        if cut < len(cuts):
+            words = words[:cuts[cut]] + [marks["stop"]]
+        return words[:self.n_ctx - 2]
 
     def span(self, start, budget):
         out, i = [], start
@@ -341,9 +359,12 @@ class MaskedWindows:
             ids = [CLS] + a + [SEP] + b + [SEP]
             types = [0] * (len(a) + 2) + [1] * (len(b) + 1)
         else:
-            # One verse alone, a class's sentence's length (no draw without it: the random
-            # stream, and so bert-web, stays what the default recipe made).
-            if self.single_verses > 0 and rng.random() < 2 * self.single_verses:
+            # One verse alone, a class's sentence's length, or its opening clauses (no draw
+            # without them: the random stream, and so a run's weights, stays what the recipe
+            # without them made).
+            if self.clauses > 0 and rng.random() < 2 * self.clauses:
+                a = self.clause(self.verses[start])
+            elif self.single_verses > 0 and rng.random() < 2 * self.single_verses:
                 a = self.verses[start][:n - 2]
             else:
                 a, _ = self.span(start, n - 2)
@@ -498,6 +519,10 @@ def main():
                         help="the fraction of examples that are one verse alone, [CLS] verse "
                         "[SEP] (the rest fill the context with whole verses); tried at 0.25, "
                         "not used for bert-web: models/train/experiments/")
+    parser.add_argument("--clauses", type=float, default=0.0,
+                        help="the fraction of examples that are a verse's opening clauses as a "
+                        "class types a sentence: [CLS] clauses . [SEP], double quotes dropped; "
+                        "tried, not used for bert-web: models/train/experiments/")
     parser.add_argument("--init", default=None, metavar="FOLDER",
                         help="start from the weights of the bert-web folder FOLDER (its vocab.txt "
                         "must be the one this run learns) instead of random ones: more passes over "
@@ -562,8 +587,14 @@ def main():
     if not 0.0 <= args.single_verses <= 0.5:
         parser.error("--single-verses is a fraction of the examples from 0 to 0.5 (the other "
                      "half are sentence pairs)")
+    if not 0.0 <= args.clauses <= 0.5 - args.single_verses:
+        parser.error("--clauses is a fraction of the examples from 0 to 0.5 less --single-verses "
+                     "(half are sentence pairs)")
+    piece = {p: i for i, p in enumerate(vocab)}
+    clause_marks = {"quote": piece['"'], "stop": piece["."],
+                    "breaks": {piece[","], piece[";"], piece[":"]}}
     data = MaskedWindows(train_verses, args.context, len(vocab), rng, random_b,
-                         args.single_verses)
+                         args.single_verses, args.clauses, clause_marks)
 
     eval_rng = np.random.default_rng(args.seed + 1)
     val_data = MaskedWindows(val_verses, args.context, len(vocab), eval_rng, random_b)
@@ -604,7 +635,7 @@ def main():
         scores = head_scores(model, mark_ids, mark_types, mark_attention)
         log(f"eval step {step}: held-out masked loss {val_loss:.4f}{next_sentence}; on Mark: "
             + "; ".join(f"{name} {format_scores(s)}" for name, s in scores.items()))
-        for sentence, _ in FILL_MASK_CHECKS[:2]:
+        for sentence, _ in FILL_MASK_CHECKS:
             _, predictions = fill_mask(model, tokenizer, vocab, sentence)
             log(f"  {sentence} -> {predictions[0][:3]}")
         model.train()
@@ -620,6 +651,8 @@ def main():
     log(f"recipe: masked language modelling (15% of the ordinary tokens: 80% [MASK], 10% random, "
         f"10% kept); half the examples sentence pairs"
         + (f", {args.single_verses:.0%} one verse alone" if args.single_verses > 0 else "")
+        + (f", {args.clauses:.0%} a verse's opening clauses ended with a full stop, without "
+           "double quotes" if args.clauses > 0 else "")
         + ("; BERT's next-sentence task (half the pairs' B a random verse), its loss added"
            if model.next_sentence else "") + f"; AdamW betas (0.9, 0.98), peak lr "
         f"{args.lr}, {args.warmup} warm-up steps, linear decay to 0, weight decay 0.01 on "

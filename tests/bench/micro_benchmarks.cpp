@@ -14,6 +14,7 @@
 #include "core/models/encoder_decoder.hpp"
 #include "core/models/model.hpp"
 #include "core/pipeline/pipeline.hpp"
+#include "core/pipeline/product_workers.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -213,8 +214,9 @@ BENCHMARK(BM_PipelineRun)
 // What a keystroke in the source costs the shipped translation model: the encoder over the
 // source, then the greedy translation, as the app makes it (0: the rows of the logits it may
 // write read first, the translation before the keystroke checked first as a draft) or plainly
-// (1: every row, one token a step); the keystroke types a letter at the end and takes it back,
-// as the app's --bench-frames does.
+// (1: every row, one token a step), or as the app makes it on its UI thread with the weight
+// products split over two threads (2: blas::SplitProducts); the keystroke types a letter at the
+// end and takes it back, as the app's --bench-frames does.
 void BM_GreedyTranslation(benchmark::State& state) {
   static const Result<Model> model = open_model("marian-web-es");
   if (!model) {
@@ -234,20 +236,22 @@ void BM_GreedyTranslation(benchmark::State& state) {
   }
   const int start = model->tokenizer.start_token(), stop = model->tokenizer.stop_token();
   EncoderDecoderForward forward(model->transformer);
+  ProductWorkers two(2);
+  const blas::SplitProducts split(state.range(0) == 2 ? &two : nullptr);
   std::size_t translated = 0;
   int keystroke = 0;
   for (auto _ : state) {
     const std::vector<int>& source = ids[keystroke++ % 2];
     const int limit = 2 * static_cast<int>(source.size()) + 10;
     const Result<std::vector<int>> target =
-        state.range(0) == 0 ? greedy_translation(forward, source, start, stop, limit)
+        state.range(0) != 1 ? greedy_translation(forward, source, start, stop, limit)
                             : greedy_translation_reference(forward, source, start, stop, limit);
     if (!target) state.SkipWithError(target.error().c_str());
     translated = target ? target->size() : 0;
   }
   state.counters["target_tokens"] = static_cast<double>(translated);
 }
-BENCHMARK(BM_GreedyTranslation)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_GreedyTranslation)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -8,13 +8,16 @@
 #include "core/models/packed_gemm.hpp"
 #include "core/models/reference_forward.hpp"
 #include "core/models/transformer_forward.hpp"
+#include "core/pipeline/product_workers.hpp"
 #include "tests/support/forward_compare.hpp"
 #include "tests/support/test_models.hpp"
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -28,6 +31,20 @@ std::vector<float> random_values(std::size_t count, std::uint64_t seed) {
   for (float& x : out) x = normal(generator);
   return out;
 }
+
+// Helpers that run a split product's parts on the calling thread, last part first, and count
+// them: a product that is split shows in the count, and a part that read or wrote outside its
+// panels would show in the floats (each part runs after the ones to its right).
+class CountingHelpers final : public blas::ProductHelpers {
+ public:
+  int threads() const override { return 3; }
+  void run(int count, void* context, void (*task)(void*, int)) override {
+    ++splits;
+    parts += count;
+    for (int i = count - 1; i >= 0; --i) task(context, i);
+  }
+  int splits = 0, parts = 0;
+};
 
 }  // namespace
 
@@ -94,6 +111,87 @@ TEST_CASE("each packed kernel equals the plain product at every edge of its bloc
                                                       : blas::PackedKernel::none;
     CHECK(blas::packed_kernel() == widest);
     CHECK(blas::packed_available() == (kernels > 0));
+  }
+}
+
+TEST_CASE("a packed product split by panels over threads gives the same floats bit for bit") {
+  if (!blas::packed_available()) {
+    MESSAGE("this machine runs no packed kernel: no product is split");
+    return;
+  }
+  ProductWorkers two(2);
+  CountingHelpers counting;
+  int split_cases = 0, expected_parts = 0;
+  for (const int m : {1, 6, 13})
+    for (const int n : {33, 100, 577, 8003})  // 2 panels and a bit, ..., the search's open rows
+      for (const int k : {7, 192}) {
+        CAPTURE(m);
+        CAPTURE(n);
+        CAPTURE(k);
+        const std::vector<float> a = random_values(static_cast<std::size_t>(m * k), 4);
+        const std::vector<float> b = random_values(static_cast<std::size_t>(k * n), 5);
+        const std::vector<float> bias = random_values(static_cast<std::size_t>(n), 6);
+        blas::PackedMatrix packed;
+        packed.pack(k, n, b.data(), n, false);
+        std::vector<float> whole(static_cast<std::size_t>(m * n), -7.0f);
+        blas::gemm_packed(m, a.data(), k, packed, whole.data(), n, bias.data());
+        const bool enough_work = static_cast<double>(m) * n * k >= blas::kSplitWork;
+        for (blas::ProductHelpers* helpers :
+             std::initializer_list<blas::ProductHelpers*>{&two, &counting}) {
+          const int splits_before = counting.splits;
+          std::vector<float> split(whole.size(), -7.0f);
+          {
+            const blas::SplitProducts scope(helpers);
+            blas::gemm(m, a.data(), k, packed, split.data(), n, bias.data());
+          }
+          CHECK(std::memcmp(split.data(), whole.data(), whole.size() * sizeof(float)) == 0);
+          if (helpers == &counting) CHECK((counting.splits > splits_before) == enough_work);
+        }
+        // Out of the scope, nothing is split.
+        const int splits_before = counting.splits;
+        std::vector<float> after(whole.size(), -7.0f);
+        blas::gemm(m, a.data(), k, packed, after.data(), n, bias.data());
+        CHECK(counting.splits == splits_before);
+        CHECK(std::memcmp(after.data(), whole.data(), whole.size() * sizeof(float)) == 0);
+        split_cases += enough_work;
+        // A part a thread, at most one a panel.
+        if (enough_work) expected_parts += std::min(3, packed.panels());
+      }
+  CHECK(split_cases >= 10);
+  CHECK(counting.splits == split_cases);
+  CHECK(counting.parts == expected_parts);
+
+  // One run of panels alone writes its columns and no other.
+  const int m = 5, n = 100, k = 40;  // 4 panels: columns 32..95 are panels 1 and 2
+  const std::vector<float> a = random_values(static_cast<std::size_t>(m * k), 7);
+  const std::vector<float> b = random_values(static_cast<std::size_t>(k * n), 8);
+  blas::PackedMatrix packed;
+  packed.pack(k, n, b.data(), n, false);
+  std::vector<float> whole(static_cast<std::size_t>(m * n)), part(whole.size(), -7.0f);
+  blas::gemm_packed(m, a.data(), k, packed, whole.data(), n);
+  blas::gemm_packed_panels(blas::packed_kernel(), m, a.data(), k, packed, 1, 3, part.data(), n);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      CAPTURE(i);
+      CAPTURE(j);
+      CHECK(part[i * n + j] == (j >= 32 && j < 96 ? whole[i * n + j] : -7.0f));
+    }
+}
+
+TEST_CASE("a forward pass with its products split over two threads gives the same floats") {
+  const Transformer decoder = testing::random_gpt2(30, 192, 2, 4, 300, 24);
+  const std::vector<int> tokens = testing::seeded_tokens(17, 300, 12);
+  TransformerForward alone(decoder), split(decoder);
+  REQUIRE(alone.run(tokens).is_ok());
+  ProductWorkers two(2);
+  {
+    const blas::SplitProducts scope(&two);
+    REQUIRE(split.run(tokens).is_ok());
+  }
+  for (int i = 0; i < static_cast<int>(tokens.size()); ++i) {
+    const RowVector expected = alone.logits(i), got = split.logits(i);
+    REQUIRE(expected.size() == got.size());
+    CHECK(std::memcmp(expected.data(), got.data(), sizeof(float) * expected.size()) == 0);
   }
 }
 
