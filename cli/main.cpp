@@ -54,15 +54,8 @@ Usage:
   attnviz-cli bench    --tokens N --d-model D --heads H [--d-k K] [--d-v K] [--cross M]
                        [--compat dot|scaled_dot|general|additive|cosine] [--causal]
                        [--threads T] [--repeat R]
-  attnviz-cli model info      MODEL
-  attnviz-cli model tokens    MODEL --text TEXT [--text-b TEXT]
-  attnviz-cli model attention MODEL --text TEXT [--text-b TEXT] [-o OUT.json] [--weights-only]
-  attnviz-cli model predict   MODEL --text TEXT [--top N] [SAMPLING]
-  attnviz-cli model generate  MODEL [--prompt TEXT] [--tokens N] [SAMPLING] [--seed S]
-  attnviz-cli model fill      MODEL --text "... [MASK] ..." [--text-b TEXT] [--top N]
-  attnviz-cli model heads     MODEL [--text TEXT | --alignments FILE]
-  attnviz-cli model bench     MODEL --tokens N [--mode full|append|last-layer]
-                              [--all-logits] [--threads T] [--repeat R] [--products]
+  attnviz-cli model    info|tokens|attention|translate|predict|generate|fill|heads|bench
+                       MODEL ...   (attnviz-cli model --help: each with its options)
   attnviz-cli --help | --version
 
 SCENARIO is a file (SCENARIO.json, or - for standard input) or --builtin, the scenario built
@@ -119,28 +112,12 @@ Commands:
             --cross M gives the keys and values a source of M tokens; --repeat R times R
             recomputes (default: about a second's worth, at least 20); --threads T runs
             the engine on T threads, this one included (1-16, default 1).
-  model     Real trained models. MODEL is a model folder (Hugging Face GPT-2: config.json,
-            model.safetensors, vocab.json, merges.txt; Hugging Face BERT: config.json,
-            model.safetensors, vocab.txt), a llama2.c checkpoint (.bin, its tokenizer beside
-            it), or a shipped model's name: gpt2-web, bert-web, gpt2-kjv-tiny, stories260K.
-            info prints the architecture and sizes; tokens how the model's tokenizer cuts
-            TEXT (ids, tokens as read, byte ranges); attention writes every layer's and
-            head's weights and intermediates as JSON (--weights-only: the weights alone);
-            predict lists the most likely next tokens (--top N, default 10); fill, for an
-            encoder (BERT), lists the likeliest tokens at each [MASK] of TEXT; an encoder
-            reads [CLS] TEXT [SEP], and with --text-b a pair, [CLS] TEXT [SEP] TEXT-B [SEP]
-            (token type 1 on the second; attention's JSON marks each token's "type"); generate
-            continues --prompt (default: an empty text) by --tokens N (default 64), greedy
-            unless a SAMPLING option is given; heads lists each head's detected role and
-            scores on TEXT (a built-in text by default); bench times the forward pass at
-            --tokens N and prints median_us=... p90_us=... allocations=... (--mode full: every
-            layer again, append: one token added with the cache, last-layer: an ablation in
-            the last layer; --all-logits: every position's next-token logits; --products:
-            a second line, the time and GFLOP/s of the weight products and of the others).
-            SAMPLING: --temperature T (0: the most likely), --top-k K (0: every token),
-            --top-p P; --seed S alone samples at temperature 1. --ablate L.H (repeatable;
-            layer and head from 0) knocks heads out in attention, predict, generate and
-            bench. An option a subcommand does not take is a usage error.
+  model     Real trained models: GPT-2, BERT and Marian folders as Hugging Face writes them,
+            llama2.c checkpoints, or a shipped model's name (gpt2-web, bert-web,
+            marian-web-es, gpt2-kjv-tiny, stories260K): their tokens, every layer's and head's
+            attention as JSON, the next token, a masked word, a translation, the heads' roles,
+            and heads knocked out with --ablate L.H (counted from 1, as the app shows them).
+            attnviz-cli model --help prints the model commands alone, with their options.
 
 Every OUT file may be - (standard output), /dev/stdout, /dev/stderr or /dev/fd/N (the
 stream itself), a device or a named pipe (written into, never replaced), or a symbolic link
@@ -609,7 +586,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i)
     if (const std::string arg = argv[i];
         arg == "--help" || arg == "-h" || (i == 1 && arg == "help")) {
-      std::cout << kHelp;
+      // "attnviz-cli model --help" (or "model predict --help"): the model commands alone.
+      std::cout << (first == "model" && i > 1 ? attnviz::cli::model_help() : std::string(kHelp));
       return kExitOk;
     }
   if (first == "--version") {

@@ -43,8 +43,11 @@ struct Ablation {
   // ("encoder:1.2"), the cross-attention ("cross:1.2").
   enum class Part { Self, Encoder, Cross };
   Part part = Part::Self;
-  int layer = 0, head = 0;
-  std::string written;  // as the command line gave it ("cross:1.2"), for messages
+  int layer = 0, head = 0;  // from 0 (as the JSON's indices)
+  std::string written;      // as the command line gave it ("--ablate cross:1.2"), for messages
+  // --ablate counts layers and heads from 1, as the app and the heads table show them;
+  // --ablate-from-0 from 0, as the JSON's indices (and --ablate before it counted from 1).
+  bool from_zero = false;
 };
 
 struct ModelArguments {
@@ -81,17 +84,18 @@ bool takes(const std::string& command, const std::string& option) {
   };
   const bool sampling = in({"--temperature", "--top-k", "--top-p"});
   if (command == "tokens") return in({"--text", "--text-b", "--target"});
-  if (command == "translate") return in({"--text", "--ablate"});
+  const bool ablation = in({"--ablate", "--ablate-from-0"});
+  if (command == "translate") return ablation || in({"--text"});
   if (command == "heads") return in({"--text", "--alignments"});
   if (command == "attention")
-    return in({"--text", "--text-b", "--source", "-o", "--output", "--weights-only", "--ablate"});
-  if (command == "fill") return in({"--text", "--text-b", "--top", "--ablate"});
-  if (command == "predict") return sampling || in({"--text", "--top", "--ablate"});
+    return ablation || in({"--text", "--text-b", "--source", "-o", "--output", "--weights-only"});
+  if (command == "fill") return ablation || in({"--text", "--text-b", "--top"});
+  if (command == "predict") return sampling || ablation || in({"--text", "--top"});
   if (command == "generate")
-    return sampling || in({"--text", "--prompt", "--tokens", "--seed", "--ablate"});
+    return sampling || ablation || in({"--text", "--prompt", "--tokens", "--seed"});
   if (command == "bench")
-    return in(
-        {"--tokens", "--mode", "--all-logits", "--threads", "--repeat", "--products", "--ablate"});
+    return ablation ||
+           in({"--tokens", "--mode", "--all-logits", "--threads", "--repeat", "--products"});
   return false;  // info
 }
 
@@ -203,10 +207,11 @@ Status parse(int argc, char** argv, ModelArguments& args) {
           args.bench_mode != "last-layer")
         problem =
             Status::error("--mode " + args.bench_mode + ": expected full, append or last-layer");
-    } else if (arg == "--ablate") {
+    } else if (arg == "--ablate" || arg == "--ablate-from-0") {
       problem = value(text);
       Ablation ablation;
-      ablation.written = text;
+      ablation.from_zero = arg == "--ablate-from-0";
+      ablation.written = arg + " " + text;
       std::string_view numbers = text;
       for (const auto& [prefix, part] :
            {std::pair{std::string_view("encoder:"), Ablation::Part::Encoder},
@@ -217,14 +222,24 @@ Status parse(int argc, char** argv, ModelArguments& args) {
         }
       const std::string layer_head(numbers);
       const std::size_t dot = layer_head.find('.');
+      const int first = ablation.from_zero ? 0 : 1;
       if (problem &&
           (dot == std::string::npos || !parse_number(layer_head.substr(0, dot), ablation.layer) ||
            !parse_number(layer_head.substr(dot + 1), ablation.head) || ablation.layer < 0 ||
            ablation.head < 0))
-        problem = Status::error("--ablate " + text +
-                                ": expected LAYER.HEAD, counted from 0 (--ablate 1.3), with "
-                                "encoder: or cross: before it for an encoder–decoder's encoder "
-                                "and cross-attention heads");
+        problem = Status::error(ablation.written + ": expected LAYER.HEAD, counted from " +
+                                std::to_string(first) + " (" + arg + " " +
+                                (ablation.from_zero ? "1.3" : "2.4") +
+                                "), with encoder: or cross: before it for an encoder–decoder's "
+                                "encoder and cross-attention heads");
+      else if (problem && !ablation.from_zero && (ablation.layer == 0 || ablation.head == 0))
+        problem = Status::error(
+            ablation.written +
+            ": layers and heads count from 1, as the app and `model heads` show them (the first "
+            "head of the first layer is --ablate 1.1); --ablate-from-0 " +
+            text + " counts from 0, as the JSON's indices");
+      ablation.layer -= first;
+      ablation.head -= first;
       args.ablations.push_back(ablation);
     } else if (arg.size() > 1 && arg[0] == '-') {
       problem = Status::error("unknown option '" + arg + "' (see --help)");
@@ -539,9 +554,9 @@ int command_predict(const Model& model, const ModelArguments& args) {
   for (std::size_t i = tokens.size() > 3 ? tokens.size() - 3 : 0; i < tokens.size(); ++i)
     tail += tokens[i].shown;
   std::string knocked_out;
-  for (const Ablation& a : args.ablations)
-    knocked_out +=
-        (knocked_out.empty() ? "" : ", ") + std::to_string(a.layer) + "." + std::to_string(a.head);
+  for (const Ablation& a : args.ablations)  // as --ablate takes them, counted from 1
+    knocked_out += (knocked_out.empty() ? "" : ", ") + std::to_string(a.layer + 1) + "." +
+                   std::to_string(a.head + 1);
   std::printf("after \"%s%s\" (%s%s), the next token:\n", tokens.size() > 3 ? "…" : "",
               tail.c_str(), count_of(tokens.size(), "token", "tokens").c_str(),
               knocked_out.empty() ? "" : ("; --ablate " + knocked_out).c_str());
@@ -625,12 +640,13 @@ int command_cross_heads(const Model& model, const ModelArguments& args) {
         best = layer * measured->heads + head;
       std::printf("%5d %4d  %-10s %9.3f  cross:%d.%d\n", layer + 1, head + 1,
                   precision >= role_threshold(HeadRole::Alignment) ? "alignment" : "-", precision,
-                  layer, head);
+                  layer + 1, head + 1);
     }
   std::printf(
       "cross-attention alignment on %d target tokens of %d sentence pairs (%s): the share whose "
       "row looks most at a source word they translate; the diagonal %.3f; the best, layer %d "
-      "head %d, %.3f. Layers and heads count from 1; --ablate counts from 0.\n",
+      "head %d, %.3f. Layers and heads count from 1, as --ablate takes them and the app shows "
+      "them.\n",
       measured->counted, measured->sentences, path.c_str(), measured->diagonal,
       best / measured->heads + 1, best % measured->heads + 1,
       measured->precision[static_cast<std::size_t>(best)]);
@@ -673,10 +689,11 @@ int command_heads(const Model& model, const ModelArguments& args) {
     std::printf(" %6.2f", s.score(HeadRole::FirstToken));
     if (encoder) std::printf(" %8.2f", s.score(HeadRole::SpecialToken));
     std::printf(" %5.2f %6.2f %10.2f  %d.%d\n", s.score(HeadRole::Self), s.score(HeadRole::Broad),
-                s.score(HeadRole::Positional), s.layer, s.head);
+                s.score(HeadRole::Positional), s.layer + 1, s.head + 1);
   }
   std::printf(
-      "layers and heads count from 1; --ablate counts from 0. Measured on %zu tokens of "
+      "layers and heads count from 1, as --ablate takes them and the app shows them. Measured "
+      "on %zu tokens of "
       "text and %d random tokens written twice.\n",
       probe->text.size(), probe->random_length);
   return kExitOk;
@@ -864,6 +881,59 @@ int command_translate(const Model& model, const ModelArguments& args) {
   return kExitOk;
 }
 
+std::string model_help() {
+  std::string models;
+  for (const std::string& name : shipped_model_names())
+    models += (models.empty() ? "" : ", ") + name;
+  return R"(attnviz-cli model — real trained models from the command line
+
+Usage:
+  attnviz-cli model info      MODEL
+  attnviz-cli model tokens    MODEL --text TEXT [--text-b TEXT] [--target]
+  attnviz-cli model attention MODEL --text TEXT [--text-b TEXT] [-o OUT.json] [--weights-only]
+  attnviz-cli model attention MODEL --source TEXT [--text TRANSLATION] [-o OUT.json]
+  attnviz-cli model translate MODEL --text TEXT
+  attnviz-cli model predict   MODEL --text TEXT [--top N] [SAMPLING]
+  attnviz-cli model generate  MODEL [--prompt TEXT] [--tokens N] [SAMPLING] [--seed S]
+  attnviz-cli model fill      MODEL --text "... [MASK] ..." [--text-b TEXT] [--top N]
+  attnviz-cli model heads     MODEL [--text TEXT | --alignments FILE]
+  attnviz-cli model bench     MODEL --tokens N [--mode full|append|last-layer]
+                              [--all-logits] [--threads T] [--repeat R] [--products]
+
+MODEL is a model folder (Hugging Face GPT-2, BERT or Marian), a llama2.c checkpoint (.bin, its
+tokenizer beside it), or a shipped model's name. Shipped: )" +
+         (models.empty() ? std::string("none found") : models) + R"(.
+
+  info       the architecture, the sizes, the file and its format, the tokenizer
+  tokens     how the model's tokenizer cuts TEXT: positions, ids, tokens as read, bytes; an
+             encoder–decoder's source (--target: its target side)
+  attention  every layer's and head's weights and intermediates as JSON (--weights-only: the
+             weights alone). An encoder (BERT) reads [CLS] TEXT [SEP], with --text-b a pair.
+             An encoder–decoder (Marian) reads --source, and its decoder the start token and
+             --text (teacher forcing) or, without --text, the greedy translation
+  translate  an encoder–decoder's greedy translation of TEXT
+  predict    a decoder's most likely next tokens (--top N, default 10)
+  generate   a decoder's continuation of --prompt by --tokens N (default 64), greedy unless
+             SAMPLING or --seed is given
+  fill       an encoder's likeliest tokens at each [MASK] of TEXT
+  heads      each head's detected role and scores on TEXT (a built-in text by default); an
+             encoder–decoder's cross-attention heads' alignment precision on aligned pairs
+  bench      times the forward pass on N tokens: median_us=... p90_us=... allocations=...
+
+SAMPLING: --temperature T (0: the most likely), --top-k K (0: every token), --top-p P;
+--seed S alone samples at temperature 1.
+
+--ablate L.H knocks head H of layer L out, counted from 1 as the app and `model heads` show
+them (--ablate 1.1 is the first head of the first layer); repeat it for more heads. For an
+encoder–decoder, L.H is a decoder self-attention head, encoder:L.H an encoder head and
+cross:L.H a cross-attention head. --ablate-from-0 L.H counts from 0, as the JSON's indices.
+attention, translate, predict, generate, fill and bench take them.
+
+OUT may be - (standard output); a file is written whole or not at all. Bad input: one line on
+standard error, status 1; a mistake in the command line: status 2. docs/cli.md has it all.
+)";
+}
+
 int run_model_command(int argc, char** argv) {
   ModelArguments args;
   if (Status status = parse(argc, argv, args); !status) {
@@ -887,10 +957,15 @@ int run_model_command(int argc, char** argv) {
     const TransformerConfig& c =
         a.part == Ablation::Part::Encoder ? encoder->config() : model->transformer.config();
     if (a.layer >= c.n_layers || a.head >= c.n_heads) {
-      print_error("--ablate " + a.written + ": the model" +
+      print_error(a.written + ": the model" +
                   (a.part == Ablation::Part::Encoder ? "'s encoder" : "") + " has " +
                   std::to_string(c.n_layers) + " layers of " + std::to_string(c.n_heads) +
-                  " heads (counted from 0)");
+                  " heads (" +
+                  (a.from_zero ? "0.0 to " + std::to_string(c.n_layers - 1) + "." +
+                                     std::to_string(c.n_heads - 1) + " counted from 0"
+                               : "1.1 to " + std::to_string(c.n_layers) + "." +
+                                     std::to_string(c.n_heads) + " counted from 1") +
+                  ")");
       return kExitUsage;
     }
   }

@@ -6,10 +6,17 @@
 //   generate   a continuation, greedy or sampled with a seed
 //   heads      each head's detected role and scores
 //   bench      times the forward pass (median, p90, heap allocations)
-// --ablate L.H (repeatable, from 0) knocks heads out for every one of them.
+//   fill       an encoder's guesses at each [MASK]
+//   translate  an encoder–decoder's greedy translation
+// --ablate L.H (repeatable, from 1 as the app counts; --ablate-from-0 from 0) knocks heads out.
 #pragma once
 
+#include <string>
+
 namespace attnviz::cli {
+
+// What `attnviz-cli model --help` prints: the model commands alone.
+std::string model_help();
 
 // argv[1] is "model". Returns the process's exit status (0, 1 bad input, 2 usage).
 int run_model_command(int argc, char** argv);

@@ -152,12 +152,20 @@ class Attention(ModelCliCase):
         self.assertEqual(len(doc["logits"][0]), 512)
 
     def test_ablation_recorded(self):
-        result = self.ok("model", "attention", KJV, "--text", "And God said", "--ablate", "1.1",
+        # --ablate counts from 1, as the app and `model heads` show heads; the JSON's indices
+        # from 0, as --ablate-from-0 takes them.
+        result = self.ok("model", "attention", KJV, "--text", "And God said", "--ablate", "2.2",
                          "--weights-only")
         doc = json.loads(result)
         self.assertEqual(doc["interventions"], [{"layer": 1, "head": 1, "pattern": "computed",
                                                  "output_scale": 0}])
         self.assertNotIn("queries", doc["layers"][0]["heads"][0])
+        self.assertEqual(result, self.ok("model", "attention", KJV, "--text", "And God said",
+                                         "--ablate-from-0", "1.1", "--weights-only"))
+        first = json.loads(self.ok("model", "attention", KJV, "--text", "And God said",
+                                   "--ablate", "1.1", "--weights-only"))
+        self.assertEqual(first["interventions"][0]["layer"], 0)
+        self.assertEqual(first["interventions"][0]["head"], 0)
 
 
 def predictions(text):
@@ -186,9 +194,14 @@ class Predict(ModelCliCase):
     def test_ablation_changes_the_prediction(self):
         text = "In the beginning God created the heaven and the earth. In the beginning God"
         _, plain = predictions(self.ok("model", "predict", KJV, "--text", text))
-        _, ablated = predictions(self.ok("model", "predict", KJV, "--text", text,
-                                         "--ablate", "1.1", "--ablate", "1.3"))
+        # The previous-token head (layer 1, head 3) and the induction head (layer 2, head 2), as
+        # `model heads` prints them.
+        out = self.ok("model", "predict", KJV, "--text", text, "--ablate", "1.3", "--ablate", "2.2")
+        self.assertIn("--ablate 1.3, 2.2", out.splitlines()[0])
+        _, ablated = predictions(out)
         self.assertNotEqual(plain, ablated)
+        self.assertEqual(out, self.ok("model", "predict", KJV, "--text", text,
+                                      "--ablate-from-0", "0.2", "--ablate-from-0", "1.1"))
 
 
 class Generate(ModelCliCase):
@@ -223,11 +236,12 @@ class Heads(ModelCliCase):
         previous = rows[(1, 3)]
         self.assertEqual(previous[2], "previous-token")
         self.assertGreaterEqual(float(previous[3]), 0.5)
-        self.assertEqual(previous[-1], "0.2")  # --ablate counts from 0
+        self.assertEqual(previous[-1], "1.3")  # what --ablate takes: from 1, as the table counts
         induction = rows[(2, 2)]
         self.assertEqual(induction[2], "induction")
         self.assertGreaterEqual(float(induction[3]), 0.3)
-        self.assertEqual(induction[-1], "1.1")
+        self.assertEqual(induction[-1], "2.2")
+        self.assertIn("count from 1, as --ablate takes them", lines[-1])
         self.assertIn("count from 1", lines[-1])
 
 
@@ -285,10 +299,19 @@ class Errors(ModelCliCase):
 
     def test_ablate(self):
         # A head the model does not have is a mistake in the command line (status 2).
-        self.fails(USAGE, "model", "attention", KJV, "--text", "a", "--ablate", "2.0",
-                   message="2 layers of 4 heads")
-        self.fails(USAGE, "model", "attention", KJV, "--text", "a", "--ablate", "0.4")
-        self.fails(USAGE, "model", "predict", "stories260K", "--text", "a", "--ablate", "0.8")
+        self.fails(USAGE, "model", "attention", KJV, "--text", "a", "--ablate", "3.1",
+                   message=re.escape("2 layers of 4 heads (1.1 to 2.4 counted from 1)"))
+        self.fails(USAGE, "model", "attention", KJV, "--text", "a", "--ablate", "2.5")
+        self.fails(USAGE, "model", "attention", KJV, "--text", "a", "--ablate-from-0", "2.0",
+                   message=re.escape("2 layers of 4 heads (0.0 to 1.3 counted from 0)"))
+        self.fails(USAGE, "model", "predict", "stories260K", "--text", "a", "--ablate", "1.9")
+        # A 0 is the old count, from 0: the message shows both forms.
+        for zero in ("0.4", "2.0", "0.0"):
+            self.fails(USAGE, "model", "attention", KJV, "--text", "a", "--ablate", zero,
+                       message=re.escape(f"count from 1, as the app and `model heads` show them "
+                                         f"(the first head of the first layer is --ablate 1.1); "
+                                         f"--ablate-from-0 {zero}"))
+        self.fails(USAGE, "model", "attention", KJV, "--text", "a", "--ablate-from-0")
         for bad in ("1", "1.", ".1", "a.b", "1.2.3", "-1.0", "1.-1", ""):
             self.fails(USAGE, "model", "attention", KJV, "--text", "a", "--ablate", bad,
                        message="LAYER.HEAD")
@@ -317,6 +340,22 @@ class Errors(ModelCliCase):
         self.fails(USAGE, "model", "bench", "stories260K")  # no --tokens
         self.fails(USAGE, "model", "predict", "stories260K", "--text", "a", "--top", "0")
         self.fails(USAGE, "model", "heads", KJV, "--ablate", "0.1")
+        self.fails(USAGE, "model", "heads", KJV, "--ablate-from-0", "0.1")
+
+    def test_model_help_is_the_model_commands(self):
+        for args in (("model", "--help"), ("model", "predict", "--help"), ("model", "-h")):
+            text = self.ok(*args)
+            self.assertTrue(text.startswith("attnviz-cli model"), text[:80])
+            for command in ("info", "tokens", "attention", "translate", "predict", "generate",
+                            "fill", "heads", "bench"):
+                self.assertIn(f"attnviz-cli model {command}", text)
+            for shipped in ("gpt2-web", "bert-web", "marian-web-es", "stories260K"):
+                self.assertIn(shipped, text)
+            self.assertIn("--ablate-from-0", text)
+            self.assertNotIn("attnviz-cli compute", text)  # the scenario commands are not in it
+        whole = self.ok("--help")
+        self.assertIn("attnviz-cli compute", whole)
+        self.assertIn("attnviz-cli model --help", whole)
 
     def test_output_folder_missing(self):
         result = run("model", "attention", "stories260K", "--text", "a", "-o",

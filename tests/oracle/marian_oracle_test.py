@@ -62,9 +62,9 @@ def engine(cli, model, source, target, work, ablate=()):
     command = [cli, "model", "attention", str(model), "--source", source, "-o", str(out)]
     if target is not None:
         command += ["--text", target]
-    for stack, layer, head in ablate:
+    for stack, layer, head in ablate:  # from 0, as the reference's head masks; --ablate from 1
         prefix = {"encoder": "encoder:", "cross": "cross:", "decoder": ""}[stack]
-        command += ["--ablate", f"{prefix}{layer}.{head}"]
+        command += ["--ablate", f"{prefix}{layer + 1}.{head + 1}"]
     run = subprocess.run(command, capture_output=True, text=True)
     if run.returncode != 0:
         raise RuntimeError(f"{' '.join(command)}: status {run.returncode}: {run.stderr.strip()}")
@@ -298,10 +298,14 @@ def check_commands(cli, folder, bert_folder, work):
             (2, ("attention", folder, "--text", "x", "-o", kept), "--source"),
             (2, ("attention", bert_folder, "--source", "x", "--text", "y", "-o", kept), "--source"),
             (1, ("attention", folder, "--source", "x " * 200, "-o", kept), "at most 64"),
-            (2, ("attention", folder, "--source", "x", "--ablate", "cross:2.0", "-o", kept),
-             "cross:2.0"),
+            (2, ("attention", folder, "--source", "x", "--ablate", "cross:3.1", "-o", kept),
+             "cross:3.1"),
+            (2, ("attention", folder, "--source", "x", "--ablate", "encoder:1.5", "-o", kept),
+             "encoder:1.5"),
             (2, ("attention", folder, "--source", "x", "--ablate", "encoder:0.4", "-o", kept),
-             "encoder:0.4"),
+             "--ablate-from-0 encoder:0.4"),
+            (2, ("attention", folder, "--source", "x", "--ablate-from-0", "encoder:0.4", "-o",
+                 kept), "counted from 0"),
             (1, ("predict", folder, "--text", "x"), "model translate"),
             (1, ("fill", folder, "--text", "x"), "model translate"),
             (1, ("translate", bert_folder, "--text", "x"), "translates nothing"),
@@ -359,7 +363,8 @@ def main(argv=None):
                               ([("decoder", 0, 1)], [("cross", 0, 1)]),
                               ([("cross", 1, 0)], [("cross", 1, 1)]),
                               ([("encoder", 0, 0), ("cross", 0, 3)], [("encoder", 0, 0)])):
-            ok, out = run_case("tiny Marian --ablate " + " ".join(f"{s}:{l}.{h}" for s, l, h in ablate),
+            ok, out = run_case("tiny Marian --ablate " + " ".join(f"{s}:{l + 1}.{h + 1}"
+                                                                  for s, l, h in ablate),
                                args.cli, folder, *PAIRS[0], tmp, reference, report,
                                ablate=ablate, wrong_ablate=wrong)
             moved = max(abs(a - b) for a, b in zip(out["logits"][0], plain["logits"][0]))

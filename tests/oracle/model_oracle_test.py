@@ -111,8 +111,8 @@ def engine(cli, model, text, work, ablate=(), text_b=None):
     command = [cli, "model", "attention", str(model), "--text", text, "-o", str(out)]
     if text_b is not None:
         command += ["--text-b", text_b]
-    for layer, head in ablate:
-        command += ["--ablate", f"{layer}.{head}"]
+    for layer, head in ablate:  # from 0, as the references' head masks; --ablate from 1
+        command += ["--ablate", f"{layer + 1}.{head + 1}"]
     run = subprocess.run(command, capture_output=True, text=True)
     if run.returncode != 0:
         raise RuntimeError(f"{' '.join(command)}: status {run.returncode}: {run.stderr.strip()}")
@@ -393,7 +393,7 @@ def main(argv=None):
                      reference, wrong_reference=wrong, text_b=text_b)
         folder = tmp / "bert-masked-lm-F32-plain"
         reference = bert_reference.Bert(folder)
-        case("tiny BERT --ablate 1.2", args.cli, folder, TINY_BERT_TEXTS[1][0], tmp, reference,
+        case("tiny BERT --ablate 2.3", args.cli, folder, TINY_BERT_TEXTS[1][0], tmp, reference,
              ablate=[(1, 2)], wrong_ablate=[(1, 3)], text_b=TINY_BERT_TEXTS[1][1])
         summary["tiny BERT"] = len(report) - summary["tiny GPT-2 (F32, F16, BF16; prefixed and not)"]
 
@@ -403,7 +403,7 @@ def main(argv=None):
         for s, (text, text_b) in enumerate(WEB_BERT_TEXTS):
             case(f"bert-web text {s + 1}", args.cli, bert_web, text, tmp, reference,
                  text_b=text_b, wrong_reference=BertWithTanhGelu(bert_web) if s == 0 else None)
-        case("bert-web --ablate 1.0", args.cli, bert_web, WEB_BERT_TEXTS[0][0], tmp, reference,
+        case("bert-web --ablate 2.1", args.cli, bert_web, WEB_BERT_TEXTS[0][0], tmp, reference,
              ablate=[(1, 0)], wrong_ablate=[(1, 1)])
 
         # The shipped GPT-2, trained here.
@@ -418,7 +418,7 @@ def main(argv=None):
         text = KJV_SENTENCES[3]
         plain = engine(args.cli, kjv, text, tmp)
         for ablate in ([(0, 2)], [(1, 1)], [(0, 2), (1, 1)]):
-            out = case(f"gpt2-kjv-tiny --ablate {' '.join(f'{l}.{h}' for l, h in ablate)}",
+            out = case(f"gpt2-kjv-tiny --ablate {' '.join(f'{l + 1}.{h + 1}' for l, h in ablate)}",
                        args.cli, kjv, text, tmp, reference, ablate=ablate,
                        wrong_ablate=[(l, (h + 1) % 4) for l, h in ablate])
             moved = max(abs(a - b) for a, b in zip(out["logits"][0], plain["logits"][0]))
@@ -447,7 +447,7 @@ def main(argv=None):
             case(f"stories260K sentence {s + 1}", args.cli, stories, text, tmp, reference,
                  is_llama=True,
                  wrong_reference=[LlamaWithRopeOnHalves(), wrong_kv, None][s])
-        out = case("stories260K --ablate 2.5", args.cli, stories, STORY_SENTENCES[0], tmp,
+        out = case("stories260K --ablate 3.6", args.cli, stories, STORY_SENTENCES[0], tmp,
                    reference, ablate=[(2, 5)], is_llama=True, wrong_ablate=[(2, 4)])
 
     print("\nlargest relative differences by case group:")
