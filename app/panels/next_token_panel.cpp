@@ -84,8 +84,10 @@ class NextTokenPanel final : public Panel {
     draw_position(state, *model, position);
     draw_settings(kSampling.in(context.ui.views));
     update(*model, position, kSampling.in(state.ui.views));
-    draw_candidates(state, *model);
+    // Step above the list: at 1280×720 a list of ten tokens under the settings filled the view,
+    // and the buttons below it were cut off (issue 40).
     draw_step(state, context, *model, position);
+    draw_candidates(state, *model);
   }
 
  private:
@@ -194,9 +196,15 @@ class NextTokenPanel final : public Panel {
     ImGui::BeginDisabled(!at_end || full || candidates_.empty());
     int chosen = -1;
     if (ImGui::Button("Step: append the top token")) chosen = candidates_.front().token;
+    const float top = ImGui::GetItemRectMin().y;
     ImGui::SameLine();
     if (ImGui::Button("Step: draw one")) chosen = sample(probabilities_, seed_, draws_++);
     ImGui::EndDisabled();
+    // For the tests: whether the buttons are wholly inside the view's window, as drawn.
+    const float window_top = ImGui::GetWindowPos().y;
+    const float window_bottom = window_top + ImGui::GetWindowSize().y;
+    state.frame.values.set("next.step_buttons_whole",
+                           top >= window_top && ImGui::GetItemRectMax().y <= window_bottom ? 1 : 0);
     if (!at_end)
       ImGui::TextDisabled("Step adds to the end of the text: choose the last token above.");
     else if (full)

@@ -206,6 +206,19 @@ TEST_CASE("the Next token view and the heatmap of a model's second layer") {
   const nlohmann::json& labels = next.layout["labels"];
   REQUIRE(labels.contains("next"));
   CHECK(labels["next"]["labelled"] == 10);  // the ten most likely tokens, each named
+  CHECK(next.layout["next"]["step_buttons_whole"] == 1);
+
+  // A text of 64 tokens at 1280×720, every panel open: the view is short, and its Step buttons
+  // must not be cut off under the list of tokens (they were, below it: issue 40).
+  const Shot long_text = testing::take_shot(
+      dir, {(std::filesystem::path(ATTNVIZ_SOURCE_DIR) / "tests/bench/scenarios/model-kjv-64.json")
+                .string(),
+            "--view", "next", "--size", "1280x720"});
+  INFO("stderr: " << long_text.errors);
+  REQUIRE(long_text.status == 0);
+  CHECK(long_text.layout["tokens"] == 63);
+  CHECK(long_text.layout["labels"]["next"]["labelled"] == 10);
+  CHECK(long_text.layout["next"]["step_buttons_whole"] == 1);
 
   // The big heatmap of layer 2's head 3: cell (i, j) is the colormap at that head's α.
   const Shot heatmap = testing::take_shot(
