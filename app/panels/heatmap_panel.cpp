@@ -30,25 +30,6 @@ ImVec2 far_corner(const view::Rect& r) {
   return ImVec2(r.right(), r.bottom());
 }
 
-// Text rotated a quarter turn (reading upwards), ending at `anchor` (the bottom end). It is laid
-// out level at `layout` first, a point inside the clip rectangle with room for it to the right:
-// ImGui leaves out the glyphs of a line that fall outside the clip rectangle before it is turned
-// (the last column's label lost its last letters).
-void add_vertical_text(ImDrawList* list, ImVec2 layout, ImVec2 anchor, ImU32 colour,
-                       const char* text) {
-  const int first = list->VtxBuffer.Size;
-  const float width = ImGui::CalcTextSize(text).x;
-  list->AddText(layout, colour, text);
-  // Rotate the new vertices by -90° about the layout point and move it to the anchor:
-  // (x, y) -> (anchor.x + (y - layout.y), anchor.y - (x - layout.x)); then shift so the text's
-  // end sits at the anchor.
-  for (int i = first; i < list->VtxBuffer.Size; ++i) {
-    ImDrawVert& v = list->VtxBuffer[i];
-    const float dx = v.pos.x - layout.x, dy = v.pos.y - layout.y;
-    v.pos = ImVec2(anchor.x + dy, anchor.y - dx + width);
-  }
-}
-
 class HeatmapPanel final : public Panel {
  public:
   void draw_content(const AppState& state, PanelContext& context) override {
@@ -134,17 +115,10 @@ class HeatmapPanel final : public Panel {
     }
     list->AddText(origin, colours.text, label);
     if (bar_w < font * 2.0f) return;
-    const float x0 = origin.x + width - bar_w - top_room, y0 = origin.y + font * 0.15f;
-    list->AddText(ImVec2(x0 - font * 0.9f, origin.y), colours.text_dim, "0");
-    const int steps = 48;
-    for (int i = 0; i < steps; ++i) {
-      const float t0 = static_cast<float>(i) / steps, t1 = static_cast<float>(i + 1) / steps;
-      list->AddRectFilled(ImVec2(x0 + bar_w * t0, y0),
-                          ImVec2(x0 + bar_w * t1 + 0.5f, y0 + font * 0.8f),
-                          to_imgui(view::sample(state.ui.colormap, (t0 + t1) * 0.5f)));
-    }
-    list->AddText(ImVec2(x0 + bar_w + font * 0.3f, origin.y),
-                  state.ui.heatmap_contrast ? colours.highlight : colours.text_dim, top_text);
+    draw_colour_scale(list, ImVec2(origin.x + width - bar_w - top_room, origin.y), bar_w,
+                      state.ui.colormap, top_text,
+                      state.ui.heatmap_contrast ? colours.highlight : colours.text_dim,
+                      colours.text_dim);
   }
 
   // "queries ↓" over the row labels (rows are queries) and "keys →" over the column labels, on the

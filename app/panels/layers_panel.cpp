@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -177,39 +178,63 @@ class LayersPanel final : public Panel {
     const int layers = static_cast<int>(rollout_.size());
     if (layers == 0) return;
     int layer = std::clamp(state.selection.layer, 0, layers - 1);
+    const float font = ImGui::GetFontSize();
+    const Palette& colours = palette(state.ui.theme);
+    ImDrawList* list = ImGui::GetWindowDrawList();
     ImGui::TextUnformatted("after layer");
     ImGui::SameLine();
     if (draw_layer_combo("##rollout_layer", layers, layer)) context.selection.layer = layer;
+    // The colour scale at the right of the line: a share of the row, 0 to 1.
     ImGui::SameLine();
-    ImGui::TextDisabled("rows: positions \xc2\xb7 columns: the input tokens they draw on");
+    const float scale_w = std::min(font * 8.0f, ImGui::GetContentRegionAvail().x - font * 2.5f);
+    if (scale_w >= font * 2.0f) {
+      const ImVec2 at = ImGui::GetCursorScreenPos();
+      draw_colour_scale(list, ImVec2(at.x + font * 1.0f, at.y + ImGui::GetStyle().FramePadding.y),
+                        scale_w, state.ui.colormap, "1", colours.text_dim, colours.text_dim);
+      state.frame.values.set("rollout.colour_scale", 1);
+    }
+    ImGui::NewLine();
+    text_wrapped_at_spaces(
+        "rows: each position \xc2\xb7 columns: the input tokens it draws on, through attention "
+        "and the residual (each row sums to 1)",
+        ImGui::GetContentRegionAvail().x, true);
     const auto& tokens = model.model_tokens();
     const int n = static_cast<int>(tokens.size());
-    const float font = ImGui::GetFontSize();
+    // Names at the left of the rows and under the columns (turned): every one when the cells
+    // are a line tall, else every `stride`-th, so that they do not run into each other.
+    const float label_w = font * 5.0f, label_h = font * 4.0f;
     const ImVec2 origin = ImGui::GetCursorScreenPos();
     const ImVec2 available = ImGui::GetContentRegionAvail();
-    const float label_w = font * 5.0f;
-    const float side = std::max(font * 4.0f, std::min(available.x - label_w, available.y - font));
+    const float side =
+        std::max(font * 4.0f, std::min(available.x - label_w, available.y - label_h));
     const float cell = side / static_cast<float>(n);
-    ImDrawList* list = ImGui::GetWindowDrawList();
-    const Palette& colours = palette(state.ui.theme);
+    const int stride = std::max(1, static_cast<int>(std::ceil(font * 0.95f / cell)));
     const ImVec2 p0(origin.x + label_w, origin.y), p1(p0.x + side, p0.y + side);
     if (context.heatmaps.ok())
       context.heatmaps.draw(list, rollout_texture_, layer, p0, p1, state.ui.colormap, 0.0f, 1.0f);
-    // Row names where a row is tall enough for text.
     int labelled = 0;
-    if (cell >= font * 0.9f)
-      for (int i = 0; i < n; ++i) {
-        const std::string name =
-            fit_label(state.frame.visual_text, tokens[static_cast<std::size_t>(i)].shown,
-                      label_w - font * 0.3f);
-        list->AddText(ImVec2(origin.x, p0.y + cell * static_cast<float>(i) + (cell - font) * 0.5f),
-                      colours.text, name.c_str());
-        ++labelled;
-      }
+    const float text_h = ImGui::GetTextLineHeight();
+    for (int i = 0; i < n; i += stride) {
+      const std::string name =
+          fit_label(state.frame.visual_text, tokens[static_cast<std::size_t>(i)].shown,
+                    label_w - font * 0.3f);
+      const float middle = cell * (static_cast<float>(i) + 0.5f);
+      list->AddText(ImVec2(origin.x, p0.y + middle - text_h * 0.5f), colours.text, name.c_str());
+      const std::string column =
+          fit_label(state.frame.visual_text, tokens[static_cast<std::size_t>(i)].shown,
+                    label_h - font * 0.3f);
+      // Turned to read upwards, its last letter just under the column.
+      add_vertical_text(list, ImVec2(p0.x, p1.y + font * 0.2f),
+                        ImVec2(p0.x + middle - text_h * 0.5f, p1.y + font * 0.2f), colours.text,
+                        column.c_str());
+      ++labelled;
+    }
     state.frame.layout.labels_of(view::ViewId::Layers).add(n, labelled, font, false);
-    ImGui::Dummy(ImVec2(label_w + side, side));
+    state.frame.values.set("rollout.labelled", labelled);
+    ImGui::Dummy(ImVec2(label_w + side, side + label_h));
     const ImVec2 mouse = ImGui::GetIO().MousePos;
-    if (ImGui::IsItemHovered() && mouse.x >= p0.x && mouse.y >= p0.y) {
+    if (ImGui::IsItemHovered() && mouse.x >= p0.x && mouse.y >= p0.y && mouse.x < p1.x &&
+        mouse.y < p1.y) {
       const int i = std::min(n - 1, static_cast<int>((mouse.y - p0.y) / cell));
       const int j = std::min(n - 1, static_cast<int>((mouse.x - p0.x) / cell));
       ImGui::SetTooltip(

@@ -219,6 +219,36 @@ float widest_token(const AppState& state, const std::vector<Token>& tokens) {
   return widest;
 }
 
+void add_vertical_text(ImDrawList* list, ImVec2 layout, ImVec2 anchor, ImU32 colour,
+                       const char* text) {
+  const int first = list->VtxBuffer.Size;
+  const float width = ImGui::CalcTextSize(text).x;
+  list->AddText(layout, colour, text);
+  // Rotate the new vertices by -90° about the layout point and move it to the anchor:
+  // (x, y) -> (anchor.x + (y - layout.y), anchor.y - (x - layout.x)); then shift so the text's
+  // end sits at the anchor.
+  for (int i = first; i < list->VtxBuffer.Size; ++i) {
+    ImDrawVert& v = list->VtxBuffer[i];
+    const float dx = v.pos.x - layout.x, dy = v.pos.y - layout.y;
+    v.pos = ImVec2(anchor.x + dy, anchor.y - dx + width);
+  }
+}
+
+void draw_colour_scale(ImDrawList* list, ImVec2 at, float bar_w, view::ColormapId colormap,
+                       const char* top_text, ImU32 top_colour, ImU32 zero_colour) {
+  const float font = ImGui::GetFontSize();
+  const float y0 = at.y + font * 0.15f;
+  list->AddText(ImVec2(at.x - font * 0.9f, at.y), zero_colour, "0");
+  const int steps = 48;
+  for (int i = 0; i < steps; ++i) {
+    const float t0 = static_cast<float>(i) / steps, t1 = static_cast<float>(i + 1) / steps;
+    list->AddRectFilled(ImVec2(at.x + bar_w * t0, y0),
+                        ImVec2(at.x + bar_w * t1 + 0.5f, y0 + font * 0.8f),
+                        to_imgui(view::sample(colormap, (t0 + t1) * 0.5f)));
+  }
+  list->AddText(ImVec2(at.x + bar_w + font * 0.3f, at.y), top_colour, top_text);
+}
+
 void draw_masked_cell(ImDrawList* list, ImVec2 p0, ImVec2 p1, Theme theme) {
   const view::MaskedLook look = view::masked_look(theme == Theme::Dark);
   list->AddRectFilled(p0, p1, to_imgui(look.base));

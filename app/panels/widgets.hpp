@@ -105,6 +105,18 @@ std::string fit_label(const view::VisualText& shown, const std::string& text, fl
 // current font size.
 float widest_token(const AppState& state, const std::vector<Token>& tokens);
 
+// Text rotated a quarter turn (reading upwards), ending at `anchor` (the bottom end). It is laid
+// out level at `layout` first, a point inside the clip rectangle with room for it to the right:
+// ImGui leaves out the glyphs of a line that fall outside the clip rectangle before it is turned
+// (the last column's label lost its last letters).
+void add_vertical_text(ImDrawList* list, ImVec2 layout, ImVec2 anchor, ImU32 colour,
+                       const char* text);
+
+// A heatmap's colour scale on one text line: "0", the colormap from 0 to the top as a bar
+// `bar_w` wide starting at `at` (the "0" before it, to the left), then `top_text`.
+void draw_colour_scale(ImDrawList* list, ImVec2 at, float bar_w, view::ColormapId colormap,
+                       const char* top_text, ImU32 top_colour, ImU32 zero_colour);
+
 // A masked cell (no weight: the mask hides the key from the query) in [p0, p1], hatched in the
 // theme's greys as the heatmap shader draws it (core/figures/colormap.hpp: masked_look).
 void draw_masked_cell(ImDrawList* list, ImVec2 p0, ImVec2 p1, Theme theme);

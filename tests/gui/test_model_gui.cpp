@@ -251,6 +251,28 @@ TEST_CASE("the Across layers view names every token of the text in its logit len
   CHECK(shot.layout["labels"]["layers"]["labelled"] == n);
 }
 
+TEST_CASE("the rollout heatmap has its colour scale and names its rows and columns at 1280x720") {
+  TempDir dir;
+  const fs::path path = dir.path / "rollout.json";
+  std::ofstream(path) << R"({"format": "attnviz-scenario", "version": 2,
+                            "model": {"name": "gpt2-kjv-tiny"},
+                            "target": "The teacher asked the students to open their books.",
+                            "view": {"layers_view": "rollout"}})";
+  const Shot shot = testing::take_shot(dir, {path.string(), "--view", "layers"});
+  INFO("stderr: " << shot.errors);
+  REQUIRE(shot.status == 0);
+  const int n = shot.layout["tokens"].get<int>();
+  CHECK(n == 23);
+  REQUIRE(shot.layout.contains("rollout"));
+  CHECK(shot.layout["rollout"]["colour_scale"] == 1);
+  // Too many rows for a name on each at this size: every third (or so), rows and columns alike,
+  // never none (the view had no names at all: issue 40).
+  const int labelled = shot.layout["rollout"]["labelled"].get<int>();
+  CHECK(labelled >= n / 4);
+  CHECK(labelled <= n);
+  CHECK(shot.layout["labels"]["layers"]["labelled"] == labelled);
+}
+
 // Fill the mask as a student uses it: bert-web on a verse, the Fill view open; a click on the
 // chip "earth" hides it behind [MASK] (the document's text changes, and Ctrl+S saves it), and
 // the view's first guess there is the engine's.
