@@ -48,6 +48,12 @@ class LessonPanel final : public Panel {
       ImGui::PopStyleColor();
       if (ImGui::SmallButton("Back to the step as it began"))
         context.commands.run("lesson.restart_step");
+    } else if (tells_changes(*step)) {
+      // The room the note will take (App::lesson_band_height keeps it), said to be there.
+      ImGui::PushStyleColor(ImGuiCol_Text, colours.text_dim);
+      text_wrapped_at_spaces("Change something: this line will say what it did to the text above.",
+                             ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize);
+      ImGui::PopStyleColor();
     }
     if (step->predict) draw_prediction(state, context, *step, colours);
     ImGui::EndChild();

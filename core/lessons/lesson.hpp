@@ -122,6 +122,11 @@ struct StudentChange {
   std::vector<CheckFailure> failures;  // the claims that no longer hold
   std::string message;
 };
+// Whether student_change can say anything on this step: a step whose text makes checked claims.
+// The app keeps room for the note on such a step.
+inline bool tells_changes(const LessonStep& step) {
+  return !step.checks.empty();
+}
 // `pipeline` has computed `now`.
 StudentChange student_change(const LessonStep& step, const Scenario& now, const Pipeline& pipeline);
 

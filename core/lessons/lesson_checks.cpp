@@ -375,23 +375,33 @@ MaybeProblem fill(const OnModel& in, bool) {
 // token at its first [MASK]); else it does not.
 MaybeProblem ablation(const OnModel& in, bool changes_expected) {
   const LessonCheck& check = in.check;
-  TransformerForward knocked(in.model.transformer);
-  for (const ModelHeadChange& entry : in.scenario.model()->interventions)
-    static_cast<void>(knocked.set_intervention(entry.layer, entry.head, entry.change));
-  HeadIntervention ablate;
-  ablate.output_scale = 0.0f;
-  if (Status status = knocked.set_intervention(check.layer, check.head, ablate); !status)
-    return Problem{status.message()};
-  if (Status status = knocked.run(in.tokens, in.forward.token_types()); !status)
-    return Problem{status.message()};
-  const int before = argmax_of(in.forward.logits(in.q));
+  // The head's effect on the model as it is now, other changes kept: with the head as the model
+  // computes it, and without it (a student who has knocked it out already sees "after").
+  const auto run_with = [&](TransformerForward& forward, bool head_kept) -> MaybeProblem {
+    for (const ModelHeadChange& entry : in.scenario.model()->interventions)
+      if (entry.layer != check.layer || entry.head != check.head)
+        static_cast<void>(forward.set_intervention(entry.layer, entry.head, entry.change));
+    HeadIntervention ablate;
+    ablate.output_scale = 0.0f;
+    if (!head_kept)
+      if (Status status = forward.set_intervention(check.layer, check.head, ablate); !status)
+        return Problem{status.message()};
+    if (Status status = forward.run(in.tokens, in.forward.token_types()); !status)
+      return Problem{status.message()};
+    return std::nullopt;
+  };
+  TransformerForward kept(in.model.transformer), knocked(in.model.transformer);
+  if (MaybeProblem problem = run_with(kept, true)) return problem;
+  if (MaybeProblem problem = run_with(knocked, false)) return problem;
+  const int before = argmax_of(kept.logits(in.q));
   const int after = argmax_of(knocked.logits(in.q));
   const bool changes = before != after;
   if (changes == changes_expected) return std::nullopt;
   const std::string knocking = "knocking out " + layer_head(check.layer, check.head);
-  return Problem{changes ? knocking + " changes the prediction from " + in.shown(before) + " to " +
-                               in.shown(after)
-                         : knocking + " leaves the prediction at " + in.shown(before)};
+  return Problem{changes
+                     ? knocking + " changes the prediction from " + in.shown(before) + " to " +
+                           in.shown(after)
+                     : knocking + " does not change the prediction: it stays " + in.shown(before)};
 }
 
 MaybeProblem lens_top(const OnModel& in, bool) {

@@ -146,6 +146,24 @@ TEST_CASE("presenter mode: F5 in, Page Down and arrows step the lesson, Escape o
   CHECK(outside["arrangement"] == "dashboard");
 }
 
+TEST_CASE("the lesson's note on a change appears in room kept for it: the views stay put") {
+  // Lesson 12, step 4 asks the student to knock out layer 2, head 4 (selected): Ctrl+K.
+  TempDir dir;
+  const Json before = session(dir, "--lesson 12 --step 3", "");
+  const Json after = session(dir, "--lesson 12 --step 3", "xdotool key ctrl+k\nsleep 1\n");
+  CHECK(before["lesson_note"] == "");
+  CHECK(after["lesson_note"] ==
+        "You changed the model (layer 2, head 4 knocked out), as the step suggests. What the text "
+        "above says still holds.");
+  REQUIRE(before["windows"].size() == after["windows"].size());
+  for (std::size_t i = 0; i < before["windows"].size(); ++i) {
+    INFO("window " << i << ": " << before["windows"][i].dump() << " then "
+                   << after["windows"][i].dump());
+    CHECK(before["windows"][i]["y"] == after["windows"][i]["y"]);
+    CHECK(before["windows"][i]["h"] == after["windows"][i]["h"]);
+  }
+}
+
 TEST_CASE("presenter mode without a lesson: the clicker moves the selected query") {
   TempDir dir;
   const Json layout = session(dir, "--presenter",

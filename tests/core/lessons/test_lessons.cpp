@@ -267,15 +267,44 @@ TEST_CASE(
   CHECK(has(change.message, "Now \"al\" attends most to \"alan\""));
 }
 
-TEST_CASE("a change that keeps every claim of the text says nothing") {
+TEST_CASE("a change that keeps every claim of the text says that the text still holds") {
   const Lesson lesson = builtin_named("retrieval");
   const StudentChange change = change_of(lesson.steps[5], [](Scenario& s) {
     s.edit_one_layer()->embeddings.at("al")[0] = 0.55f;  // still nearer alice
   });
   CHECK(change.parts == std::vector<std::string>{"embeddings"});
   CHECK(change.failures.empty());
-  CHECK(change.message.empty());
+  CHECK(change.message ==
+        "You changed X (the embeddings), as the step suggests. What the text above says still "
+        "holds.");
   CHECK(change_of(lesson.steps[5], [](Scenario&) {}).message.empty());  // no change at all
+}
+
+TEST_CASE("knocking out the head a step asks for: the note names the head and the claim holds") {
+  // Lesson 12, step 4: "Knock it out ... knocking out layer 2, head 1 instead leaves the guess
+  // alone". The claims are about each head's effect on the model as the student has it: a head
+  // already knocked out still changes the prediction when it is knocked out.
+  const Lesson lesson = builtin_named("induction-heads");
+  const LessonStep& step = lesson.steps[3];
+  const StudentChange knocked = change_of(step, [](Scenario& s) {
+    HeadIntervention out;
+    out.output_scale = 0.0f;
+    s.edit_model()->set_intervention_in(ModelPart::Main, 1, 3, out);
+  });
+  INFO(knocked.message);
+  CHECK(knocked.invited);
+  CHECK(knocked.failures.empty());
+  CHECK(knocked.message ==
+        "You changed the model (layer 2, head 4 knocked out), as the step suggests. What the text "
+        "above says still holds.");
+  // Layer 2, head 1 knocked out as well: the claim "it leaves the guess alone" is still of that
+  // head; restoring a head the step had changed is told as such.
+  const StudentChange restored = change_of(lesson.steps[4], [](Scenario& s) {
+    s.edit_model()->set_intervention_in(ModelPart::Main, 1, 3, HeadIntervention{});
+  });
+  INFO(restored.message);
+  CHECK(has(restored.message, "You changed the model (layer 2, head 4 restored)"));
+  CHECK(has(restored.message, "the model's most likely next token is \"v\""));
 }
 
 TEST_CASE("a change the step invites and one it does not: the note says the text is of before") {

@@ -59,7 +59,7 @@ TEST_CASE("each model check fails when its claim is false, saying why") {
   CHECK(one(R"({"check": "ablation_keeps_top", "layer": 1, "head": 3})")
             .find("changes the prediction from \"v\" to \"t\"") != std::string::npos);
   CHECK(one(R"({"check": "ablation_changes_top", "layer": 1, "head": 0})")
-            .find("leaves the prediction at \"v\"") != std::string::npos);
+            .find("does not change the prediction: it stays \"v\"") != std::string::npos);
   CHECK(one(R"({"check": "kv_separate", "layer": 0, "head": 1, "head_b": 1})")
             .find("read the same keys and values") != std::string::npos);
   CHECK(one(R"({"check": "lens_top", "layer": 1, "token": "w"})").find("predicts \"v\"") !=
