@@ -8,6 +8,7 @@
 #include "app/session/text_undo.hpp"
 #include "core/figures/format.hpp"
 #include "core/models/model.hpp"
+#include "core/text/embedding.hpp"
 
 #include <imgui.h>
 #include <imgui_internal.h>  // GetActiveID, ClearActiveID: Escape in the sentence field
@@ -427,16 +428,40 @@ class InputPanel final : public Panel {
     note_sentence_field(state);
     draw_token_chips(state, context, state.pipeline().target(), state.pipeline().target_sources(),
                      Side::Query);
+    draw_random_features_note(state, state.pipeline().target().tokens,
+                              state.pipeline().target_sources(), "input.target_random_features");
     if (s.one_layer().mode == Mode::Cross) {
       text_wrapped_at_spaces("Source sentence (keys and values)", ImGui::GetContentRegionAvail().x);
       ImGui::SetNextItemWidth(-1);
       if (sentence_field("##source", "type the source sentence", s.one_layer().source,
                          source_field_, context.text_escapes))
         context.edits.push(edits::set_source(source_field_.sentence));
-      if (state.pipeline().cross())
+      if (state.pipeline().cross()) {
         draw_token_chips(state, context, state.pipeline().keys(), state.pipeline().key_sources(),
                          Side::Key);
+        draw_random_features_note(state, state.pipeline().keys().tokens,
+                                  state.pipeline().key_sources(), "input.source_random_features");
+      }
     }
+  }
+
+  // Under a sentence of the one-layer model: which of its words have random features (the
+  // teaching lexicon does not know them), so that a class does not read meaning into their
+  // weights. Said to the tests as `value` (the note, "" when there is none).
+  static void draw_random_features_note(const AppState& state, const std::vector<Token>& tokens,
+                                        const std::vector<EmbeddingSource>& sources,
+                                        const char* value) {
+    const std::string note = random_features_note(tokens, sources);
+    state.frame.values.set(value, note);
+    if (note.empty()) return;
+    ImGui::PushStyleColor(ImGuiCol_Text, palette(state.ui.theme).highlight);
+    text_wrapped_at_spaces(note, ImGui::GetContentRegionAvail().x);
+    ImGui::PopStyleColor();
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip(
+          "A word the teaching lexicon does not know gets a fixed vector made from its letters:\n"
+          "no feature (person, food, ...) to match. Use words the lexicon knows, or give these\n"
+          "words an embedding in the Weights panel (X).");
   }
 
   // Grouped-query attention: how many key/value heads the heads share, from the divisors of

@@ -74,13 +74,28 @@ void Document::set_model(std::optional<ModelSpec> model) {
   const ModelSpec* now = scenario_.model();
   if (model ? now && *now == *model : !now) return;
   if (model) {
-    // The one-layer model is set aside, to come back as it was when the model is left.
-    if (OneLayerSpec* one = scenario_.edit_one_layer()) one_layer_aside_ = std::move(*one);
+    // The one-layer model is set aside, to come back as it was when the model is left, and with
+    // it its title (a lesson's "Cross-attention: ..." says nothing true of a decoder) and its
+    // source sentence, which a model reads none of: the notice says so.
+    if (OneLayerSpec* one = scenario_.edit_one_layer()) {
+      std::vector<std::string> aside;
+      if (one->mode == Mode::Cross && !one->source.empty())
+        aside.push_back("source sentence (\"" + one->source + "\")");
+      if (!scenario_.title.empty()) aside.push_back("title (\"" + scenario_.title + "\")");
+      if (!aside.empty())
+        notice_ = "the one-layer scenario's " + aside[0] +
+                  (aside.size() > 1 ? " and " + aside[1] + " are" : " is") +
+                  " set aside (Ctrl+Z, or Models > Back to the one-layer scenario, brings " +
+                  (aside.size() > 1 ? "them" : "it") + " back)";
+      one_layer_aside_ = std::move(*one);
+      title_aside_ = std::exchange(scenario_.title, {});
+    }
     scenario_.spec = std::move(*model);
   } else {
     scenario_.spec = one_layer_aside_ ? std::move(*one_layer_aside_)
                                       : OneLayerSpec::seeded(AttentionConfig{}, 7);
     one_layer_aside_.reset();
+    if (scenario_.title.empty()) scenario_.title = std::exchange(title_aside_, {});
   }
   ++version_;
 }

@@ -123,9 +123,12 @@ void Commands::open_model() {
 void Commands::open_model_named(const std::string& path_or_name) {
   AppState& state = shell_.state;
   const Status status = attnviz::app::open_model(state, path_or_name);
+  // What opening set aside (a cross scenario's source, its title) is said with it.
+  const std::string aside = state.document.take_notice();
   if (const Model* model = state.pipeline().current().trained_model(); status && model)
     report(status,
-           "opened the model " + model->name + " (Ctrl+Z goes back to the one-layer scenario)");
+           "opened the model " + model->name +
+               (aside.empty() ? " (Ctrl+Z goes back to the one-layer scenario)" : ": " + aside));
   else
     report(status, "");
 }

@@ -70,4 +70,34 @@ void add_sinusoidal_positions(Matrix& X) {
   }
 }
 
+std::string random_features_note(const std::vector<Token>& tokens,
+                                 const std::vector<EmbeddingSource>& sources) {
+  std::vector<std::string> hashed;  // the words, once each, in order
+  std::size_t words = 0, hashed_words = 0;
+  for (std::size_t i = 0; i < tokens.size() && i < sources.size(); ++i) {
+    if (tokens[i].kind != TokenKind::Word) continue;
+    ++words;
+    if (sources[i] != EmbeddingSource::Hashed) continue;
+    ++hashed_words;
+    if (std::find(hashed.begin(), hashed.end(), tokens[i].key) == hashed.end())
+      hashed.push_back(tokens[i].key);
+  }
+  if (hashed.empty()) return "";
+  if (hashed_words == words)
+    return "None of these words is in the teaching lexicon: they have random features, so "
+           "attention to them means nothing yet.";
+  constexpr std::size_t kNamed = 4;
+  std::string named;
+  const std::size_t shown = std::min(hashed.size(), kNamed);
+  for (std::size_t i = 0; i < shown; ++i) {
+    named += (i == 0 ? "" : i + 1 == shown && hashed.size() <= kNamed ? " and " : ", ");
+    named += "\"" + hashed[i] + "\"";
+  }
+  if (hashed.size() > kNamed) named += " and " + std::to_string(hashed.size() - kNamed) + " more";
+  const bool one = hashed.size() == 1;
+  return named + (one ? " is" : " are") +
+         " not in the teaching lexicon: " + (one ? "it has" : "they have") +
+         " random features, so attention to " + (one ? "it" : "them") + " means nothing yet.";
+}
+
 }  // namespace attnviz

@@ -34,6 +34,15 @@ void embed_tokens(const std::vector<Token>& tokens, int d_model,
                   Matrix& X /* (n_tokens, d_model) */,
                   std::vector<EmbeddingSource>* sources = nullptr);
 
+// What a class should know about the words of a sentence that neither the teaching lexicon nor
+// the scenario gives features: their embeddings are random (hashed), so whatever attends to them,
+// or whatever they attend to, means nothing yet. "" when every word has features. Only words
+// count (punctuation and symbols are hashed on purpose). Names up to four words, in order, once
+// each: "\"le\", \"chat\" and \"mange\" are not in the teaching lexicon: they have random
+// features ...".
+std::string random_features_note(const std::vector<Token>& tokens,
+                                 const std::vector<EmbeddingSource>& sources);
+
 // X[pos, 2i] += sin(pos / 10000^(2i/d_model)); X[pos, 2i+1] += cos(pos / 10000^(2i/d_model)).
 void add_sinusoidal_positions(Matrix& X /* (n_tokens, d_model) */);
 

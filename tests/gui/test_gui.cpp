@@ -42,6 +42,21 @@ TEST_CASE("the app starts on the built-in scenario and writes a screenshot") {
   CHECK(shot.layout["heatmap"]["show_values"] == true);
 }
 
+TEST_CASE("a cross-attention source of words the lexicon does not know is said to be random") {
+  // "le chat mange": no word of it has a feature, so its near-uniform weights mean nothing.
+  TempDir dir;
+  Scenario scenario = builtin();
+  scenario.target = "the cat eats";
+  scenario.edit_one_layer()->mode = Mode::Cross;
+  scenario.edit_one_layer()->config.causal = false;
+  scenario.edit_one_layer()->source = "le chat mange";
+  const Screenshot shot =
+      screenshot(dir.path, {"--scenario", write_scenario(dir.path, scenario).string()});
+  CHECK(shot.layout["input"]["target_random_features"] == "");
+  CHECK(shot.layout["input"]["source_random_features"].get<std::string>().find(
+            "None of these words is in the teaching lexicon") == 0);
+}
+
 // Renders the built-in scenario with hard attention and checks every cell of one head: the chosen
 // key in the colormap's top colour, every other key in its bottom colour.
 void check_hard_attention_cells(int head, view::ColormapId colormap,

@@ -66,6 +66,38 @@ TEST_CASE("opening a shipped model keeps the text, is one undo step, and names t
   CHECK(f.state.pipeline().can(Capability::TrainedWeights));
 }
 
+TEST_CASE("a model opened over a cross scenario sets its source and title aside, and says so") {
+  // Lesson 7's scenario, left: "Cross-attention: ..." over a French source.
+  Fixture f;
+  testing::replace_scenario(f.state.document, [](Scenario& s) {
+    s.title = "Cross-attention: looking at another sentence";
+    s.edit_one_layer()->mode = Mode::Cross;
+    s.edit_one_layer()->config.causal = false;
+    s.edit_one_layer()->source = "le chat mange";
+  });
+  f.frame();
+  static_cast<void>(f.state.document.take_notice());
+  const std::string cross = scenario_to_json(f.state.document.scenario());
+  REQUIRE(open_model(f.state, "gpt2-kjv-tiny"));
+  f.frame();
+  // A decoder has no cross-attention: the title no longer claims one, and the notice says what
+  // went where.
+  CHECK(f.state.document.scenario().title.empty());
+  CHECK(window_title(f.state).find("Cross-attention") == std::string::npos);
+  CHECK(f.state.document.take_notice() ==
+        "the one-layer scenario's source sentence (\"le chat mange\") and title "
+        "(\"Cross-attention: looking at another sentence\") are set aside (Ctrl+Z, or Models > "
+        "Back to the one-layer scenario, brings them back)");
+  // Undo brings both back, as does leaving the model.
+  REQUIRE(f.history.undo(f.state, f.now));
+  CHECK(scenario_to_json(f.state.document.scenario()) == cross);
+  REQUIRE(f.history.redo(f.state));
+  leave_model(f.state);
+  CHECK(f.state.document.scenario().title == "Cross-attention: looking at another sentence");
+  CHECK(f.state.document.scenario().one_layer().source == "le chat mange");
+  CHECK(f.state.document.scenario().one_layer().mode == Mode::Cross);
+}
+
 TEST_CASE("a knocked-out head changes the layers above and the prediction, undo restores both") {
   Fixture f;
   REQUIRE(open_model(f.state, "gpt2-kjv-tiny"));

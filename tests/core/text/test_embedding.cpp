@@ -134,4 +134,31 @@ TEST_CASE("positional encoding is added to the embeddings") {
   CHECK(positioned.row(1) != positioned.row(0));
 }
 
+// The note under a sentence whose words have no features: the words' sources as embed_tokens
+// reports them.
+namespace {
+std::string note_on(std::string_view sentence, const EmbeddingOverrides& overrides = {}) {
+  const std::vector<Token> tokens = tokenize(sentence, 256).tokens;
+  Matrix X;
+  std::vector<EmbeddingSource> sources;
+  embed_tokens(tokens, 8, overrides, Positional::None, X, &sources);
+  return random_features_note(tokens, sources);
+}
+}  // namespace
+
+TEST_CASE("a sentence whose words the lexicon does not know is said to have random features") {
+  // "the cat eats" is in the lexicon; "le chat mange" is not (the one-layer toy's French source).
+  CHECK(note_on("the cat eats.").empty());
+  CHECK(note_on("le chat mange.").find("None of these words is in the teaching lexicon") == 0);
+  CHECK(note_on("the chat eats.") ==
+        "\"chat\" is not in the teaching lexicon: it has random features, so attention to it "
+        "means nothing yet.");
+  CHECK(note_on("the chat mange le chat qzx wug eats")
+            .find("\"chat\", \"mange\", \"le\", \"qzx\" and 1 more are not in the teaching "
+                  "lexicon: they have random features") == 0);
+  // A word given its embedding in the scenario has features; punctuation does not count.
+  CHECK(note_on("the chat eats.", {{"chat", {1, 0, 0}}}).empty());
+  CHECK(note_on("").empty());
+}
+
 }  // namespace attnviz
