@@ -89,6 +89,8 @@ void Document::set_model(std::optional<ModelSpec> model) {
                   (aside.size() > 1 ? "them" : "it") + " back)";
       one_layer_aside_ = std::move(*one);
       title_aside_ = std::exchange(scenario_.title, {});
+      // Its description too: the default's tells of "apple", which a real model knows nothing of.
+      description_aside_ = std::exchange(scenario_.description, {});
     }
     scenario_.spec = std::move(*model);
   } else {
@@ -96,6 +98,8 @@ void Document::set_model(std::optional<ModelSpec> model) {
                                       : OneLayerSpec::seeded(AttentionConfig{}, 7);
     one_layer_aside_.reset();
     if (scenario_.title.empty()) scenario_.title = std::exchange(title_aside_, {});
+    if (scenario_.description.empty())
+      scenario_.description = std::exchange(description_aside_, {});
   }
   ++version_;
 }

@@ -142,7 +142,8 @@ class Document {
   // The one-layer model while a real model is open (set_model): it comes back when the model is
   // left.
   std::optional<OneLayerSpec> one_layer_aside_;
-  std::string title_aside_;  // the one-layer scenario's title, likewise
+  std::string title_aside_;        // the one-layer scenario's title, likewise
+  std::string description_aside_;  // and its description
   std::string path_;
   std::string notice_;
   std::string last_edit_;

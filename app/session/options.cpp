@@ -47,6 +47,9 @@ Options:
                       p50_ms= p99_ms= max_ms= of the CPU frame time (with --scenario, --size)
   --threads N         threads for the attention engine, 1-16 (default 2 with 4 or more hardware
                       threads, else 1); the numbers are the same for any N
+  --welcome           show the welcome (it shows by itself on a first start with nothing
+                      named to open, until dismissed), also with --screenshot
+  --guide             open the user guide (Help > User guide, Shift+F1), also with --screenshot
   --presenter         presenter mode: one view fills the window, under the sentence, in large
                       text (--font-size sets that text's size); F5 in the app
   --recover           restore the work an earlier run left unsaved (after a crash) without asking
@@ -100,6 +103,10 @@ Status parse_options(const std::vector<std::string>& args, Options& o) {
       o.recover = true;
     } else if (arg == "--presenter") {
       o.presenter = true;
+    } else if (arg == "--welcome") {
+      o.welcome = true;
+    } else if (arg == "--guide") {
+      o.guide = true;
     } else if (arg == "--version") {
       o.version = true;
     } else if (arg == "--scenario") {

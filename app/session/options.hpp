@@ -37,6 +37,8 @@ struct Options {
   std::optional<std::uint64_t> monkey;
   int monkey_actions = 1000;
   bool presenter = false;  // start in presenter mode
+  bool welcome = false;    // show the welcome whatever was dismissed (app/session/welcome.hpp)
+  bool guide = false;      // open the user guide
   bool recover = false;    // restore the recovery file of an earlier run without asking
   bool help = false, version = false;
 };

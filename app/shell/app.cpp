@@ -20,6 +20,7 @@
 #include "app/session/state_dir.hpp"
 #include "app/session/status_line.hpp"
 #include "app/session/view_state.hpp"
+#include "app/session/welcome.hpp"
 #include "app/shell/headless.hpp"
 #include "core/lessons/lesson.hpp"
 
@@ -127,6 +128,16 @@ Status App::start() {
     const Result<Lesson> lesson = parse_lesson(builtin.json, std::string(builtin.id));
     if (lesson.ok()) shell_.lesson_titles.emplace_back(std::string(builtin.id), lesson->title);
   }
+  // The welcome, on a first start with nothing named to show (and no earlier work offered back).
+  StartRequest start;
+  start.names_something = !options.scenario_path.empty() || options.model.has_value() ||
+                          !options.lesson.empty() || options.presenter ||
+                          shell_.recovery_offer.has_value() || to_restore.has_value();
+  start.headless = headless || options.monkey.has_value();
+  // Not in the browser: a page is opened on a link a teacher gives (docs/browser.md).
+  shell_.show_welcome =
+      options.welcome || (!platform::kBrowser && offers_welcome(app_state_dir(), start));
+  shell_.show_guide = options.guide;
 
   platform::WindowOptions window;
   window.width = options.width;
@@ -344,6 +355,8 @@ void App::frame() {
   finish_png_export(shell_, commands_, false);
   draw_unsaved_question(shell_, commands_);
   draw_help_window(shell_, commands_);
+  draw_guide_window(shell_);
+  draw_welcome_window(shell_, commands_);
   // One undo step per gesture: a drag or a burst of typing counts once it comes to rest.
   // (--bench-frames edits a weight every frame as one long drag would: one gesture.)
   shell_.history.observe(state, ImGui::IsAnyItemActive() || shell_.options.bench_frames.has_value(),

@@ -211,11 +211,22 @@ std::vector<CommandInfo> make_table() {
        .while_asking = true,
        .in_browser = false,
        .run = [](Commands& c) { c.quit(); }});
+  add({.id = "help.guide",
+       .label = "User guide",
+       .keys = "Shift+F1",
+       .help = "the user guide, section by section",
+       .chords = {{Key::F1, false, KeyChord::Shift::Down}},
+       .checked = [](const Shell& s) { return s.show_guide; },
+       .run = [](Commands& c) { c.toggle_guide(); }});
+  add({.id = "help.welcome",
+       .label = "Welcome",
+       .help = "the first screen: start lesson 1, open a real model, or explore",
+       .run = [](Commands& c) { c.show_welcome(); }});
   add({.id = "help.shortcuts",
        .label = "Keyboard shortcuts",
        .keys = "F1",
        .help = "this list",
-       .chords = {{Key::F1}},
+       .chords = {{Key::F1, false, KeyChord::Shift::Up}},
        .checked = [](const Shell& s) { return s.show_shortcuts; },
        .run = [](Commands& c) { c.toggle_shortcuts(); }});
   return table;

@@ -12,6 +12,7 @@
 #include "app/session/state_dir.hpp"
 #include "app/session/status_line.hpp"
 #include "app/session/view_state.hpp"
+#include "app/session/welcome.hpp"
 #include "core/document/file_io.hpp"
 #include "core/lessons/lesson.hpp"
 #include "core/models/model_files.hpp"
@@ -580,6 +581,20 @@ void Commands::restart_lesson_step() {
 
 void Commands::toggle_shortcuts() {
   shell_.show_shortcuts = !shell_.show_shortcuts;
+}
+
+void Commands::toggle_guide() {
+  shell_.show_guide = !shell_.show_guide;
+}
+
+void Commands::show_welcome() {
+  shell_.show_welcome = true;
+}
+
+void Commands::dismiss_welcome() {
+  shell_.show_welcome = false;
+  // Best effort: without a state folder the welcome comes back next time, nothing worse.
+  static_cast<void>(remember_welcome_dismissed(app_state_dir()));
 }
 
 }  // namespace attnviz::app

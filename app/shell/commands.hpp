@@ -66,6 +66,10 @@ class Commands {
   void set_text_size(float size);  // chosen: it no longer follows the window
   void follow_window_size();       // every frame: the text size, unless one was chosen
   void toggle_shortcuts();
+  void toggle_guide();  // the user guide (help_window.cpp)
+  void show_welcome();  // the first screen again (welcome_window.cpp)
+  // The welcome closed: never shown again at start (a file in the state folder remembers it).
+  void dismiss_welcome();
   float largest_text_size() const;  // for this window (app/view/layout.hpp)
 
   // Presenter mode (F5): one view fills the window; F11 full screen; Escape leaves.

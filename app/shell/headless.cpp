@@ -91,6 +91,8 @@ nlohmann::ordered_json layout_json(Shell& shell, int width, int height) {
   layout["presenter"] = state.ui.presenter;
   layout["fullscreen"] = shell.backend.fullscreen();
   layout["lesson_step"] = state.lesson.active() ? state.lesson.step : -1;
+  layout["welcome"] = shell.show_welcome;
+  layout["guide"] = shell.show_guide;
   layout["lesson_note"] = state.lesson.active() ? state.lesson_change_seen.message : "";
   layout["query"] = state.selection.query;
   layout["layer"] = state.selection.layer;

@@ -6,6 +6,8 @@
 
 #include "app/platform/keys.hpp"
 #include "app/platform/platform.hpp"
+#include "app/session/state_dir.hpp"
+#include "app/session/welcome.hpp"
 #include "app/shell/command_table.hpp"
 
 namespace attnviz::app {
@@ -29,8 +31,17 @@ bool close_menus(Shell& shell) {
     ImGui::ClosePopupToLevel(keep, true);
     return true;
   }
+  if (context.OpenPopupStack.Size == 0 && shell.show_welcome) {
+    shell.show_welcome = false;  // nothing else open: the welcome, dismissed for good
+    static_cast<void>(remember_welcome_dismissed(app_state_dir()));  // best effort
+    return true;
+  }
   if (context.OpenPopupStack.Size == 0 && shell.show_shortcuts) {
     shell.show_shortcuts = false;  // nothing else open: the shortcuts list
+    return true;
+  }
+  if (context.OpenPopupStack.Size == 0 && shell.show_guide) {
+    shell.show_guide = false;  // then the user guide
     return true;
   }
   return context.OpenPopupStack.Size > 0;

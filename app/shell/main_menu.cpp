@@ -227,7 +227,9 @@ void draw_main_menu(Shell& shell, Commands& commands) {
   draw_view_menu(shell, commands);
   if (ImGui::BeginMenu("Help")) {
     CommandRunner runner(shell, commands);
+    command_menu_item(runner, "help.guide");
     command_menu_item(runner, "help.shortcuts");
+    command_menu_item(runner, "help.welcome");
     ImGui::EndMenu();
   }
   draw_text_size(shell, commands);

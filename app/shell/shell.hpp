@@ -9,7 +9,8 @@
 //   status_bar.cpp        the bar at the foot: recovery offer, notices, status line
 //   panel_host.cpp        the panels' windows, the centre's tabs, the lesson band's height
 //   unsaved_question.cpp  the unsaved-changes question
-//   help_window.cpp       the list of shortcuts (F1)
+//   help_window.cpp       the list of shortcuts (F1), the user guide (Shift+F1)
+//   welcome_window.cpp    the welcome on first start: lesson 1, a real model, or explore
 //   fonts.cpp             fonts and theme between frames, characters typed past U+FFFF
 //   png_export.cpp        pictures: taken after a frame renders, written on a thread
 //   headless.cpp          --screenshot, --screenshot-steps, --bench-frames, --layout-out
@@ -88,6 +89,9 @@ struct Shell {
   std::vector<std::string> model_names;  // the shipped models (the Models menu), found once
   std::vector<std::string> model_kinds;  // each one's kind ("encoder, BERT"), likewise
   bool show_shortcuts = false;
+  bool show_guide = false;    // the user guide (Help)
+  int guide_section = 0;      // the section it shows
+  bool show_welcome = false;  // the first screen (welcome_window.cpp)
   // --monkey: files are written only inside this folder, wherever the file dialog was clicked to
   // (commands.cpp refuses the rest); "" writes anywhere.
   std::string write_folder;
@@ -121,8 +125,12 @@ void draw_panels(Shell& shell, Commands& commands, float top, float bottom);
 // unsaved_question.cpp
 void draw_unsaved_question(Shell& shell, Commands& commands);
 
-// help_window.cpp
+// help_window.cpp: the shortcuts (F1) and the user guide (Shift+F1)
 void draw_help_window(Shell& shell, Commands& commands);
+void draw_guide_window(Shell& shell);
+
+// welcome_window.cpp: the first screen, until dismissed
+void draw_welcome_window(Shell& shell, Commands& commands);
 
 // fonts.cpp
 void apply_theme_and_fonts(Shell& shell);         // between frames

@@ -451,13 +451,15 @@ StudentChange student_change(const LessonStep& step, const Scenario& now,
   for (const std::string& part : change.parts)
     parts.push_back(part_in_words(part, step.scenario, now));
   // A step that claims nothing checked has nothing to say about a change.
-  if (told == change.failures.end() && !tells_changes(step)) return change;
+  // Nor does one whose claims are only of words the student was asked to type away.
+  if (told == change.failures.end() && (!tells_changes(step) || !change.failures.empty()))
+    return change;
   if (told == change.failures.end()) {
     // Nothing the text claims has changed: say so, so that the student knows the text still
     // describes the screen (a claim about words typed away, after an invited change, is not one).
     change.message = "You changed " + listed(parts) +
                      (change.invited ? ", as the step suggests." : ".") +
-                     (change.failures.empty() ? " What the text above says still holds." : "");
+                     " What the text above says still holds.";
     return change;
   }
   // One claim, the first the step makes (its most telling): the band stays short.

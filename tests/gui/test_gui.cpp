@@ -314,7 +314,10 @@ std::optional<Scenario> sentence_session(const TempDir& dir, const fs::path& sta
                                          const std::string& keys,
                                          const std::string& scenario = "") {
   const fs::path script = dir.path / "session.sh";
+  // A returning user: the first start's welcome was dismissed (it would sit over the field).
   std::ofstream(script) << "export ATTNVIZ_STATE_DIR=" << quoted(state.string()) << "\n"
+                        << "mkdir -p \"$ATTNVIZ_STATE_DIR\" && : > "
+                        << "\"$ATTNVIZ_STATE_DIR/welcome-dismissed\"\n"
                         << quoted(app_path()) << (scenario.empty() ? "" : " " + quoted(scenario))
                         << " 2>/dev/null & pid=$!\n"
                         << "xdotool search --sync --onlyvisible --name AttnViz >/dev/null\n"

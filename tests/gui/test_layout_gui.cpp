@@ -146,6 +146,23 @@ TEST_CASE("presenter mode: F5 in, Page Down and arrows step the lesson, Escape o
   CHECK(outside["arrangement"] == "dashboard");
 }
 
+TEST_CASE(
+    "the welcome greets a first start, Escape dismisses it for good, Shift+F1 opens the guide") {
+  TempDir dir;  // a fresh state folder: a first start
+  const Json first = session(dir, "", "");
+  CHECK(first["welcome"] == true);
+  const Json dismissed = session(dir, "", "xdotool key Escape\nsleep 0.5\n");
+  CHECK(dismissed["welcome"] == false);
+  CHECK(fs::exists(dir.path / "state" / "welcome-dismissed"));
+  const Json again = session(dir, "", "");
+  CHECK(again["welcome"] == false);  // never again at start
+  // A scenario, lesson or model named on the command line is what the teacher wants to see.
+  TempDir other;
+  CHECK(session(other, "--lesson 1", "")["welcome"] == false);
+  // The user guide: Shift+F1 opens it.
+  CHECK(session(dir, "", "xdotool key shift+F1\nsleep 0.5\n")["guide"] == true);
+}
+
 TEST_CASE("the lesson's note on a change appears in room kept for it: the views stay put") {
   // Lesson 12, step 4 asks the student to knock out layer 2, head 4 (selected): Ctrl+K.
   TempDir dir;

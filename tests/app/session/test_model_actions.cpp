@@ -45,8 +45,12 @@ TEST_CASE("opening a shipped model keeps the text, is one undo step, and names t
   Fixture f;
   const std::string one_layer = scenario_to_json(f.state.document.scenario());
   const std::string text = f.state.document.scenario().target;
+  const std::string description = f.state.document.scenario().description;
+  REQUIRE(description.find("apple") != std::string::npos);
   REQUIRE(open_model(f.state, "stories260K"));
   f.frame();
+  // The one-layer scenario's description (the title's tooltip) tells of the toy: set aside.
+  CHECK(f.state.document.scenario().description.empty());
   REQUIRE(f.state.pipeline().can(Capability::TrainedWeights));
   CHECK(f.state.document.scenario().model()->model == "stories260K");
   CHECK(f.state.document.scenario().target == text);
@@ -94,6 +98,7 @@ TEST_CASE("a model opened over a cross scenario sets its source and title aside,
   REQUIRE(f.history.redo(f.state));
   leave_model(f.state);
   CHECK(f.state.document.scenario().title == "Cross-attention: looking at another sentence");
+  CHECK(f.state.document.scenario().description.find("apple") != std::string::npos);
   CHECK(f.state.document.scenario().one_layer().source == "le chat mange");
   CHECK(f.state.document.scenario().one_layer().mode == Mode::Cross);
 }
