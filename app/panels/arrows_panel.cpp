@@ -17,6 +17,7 @@
 #include "app/raster/canvas.hpp"
 #include "app/render/image_texture.hpp"
 #include "app/view/arrows_notes.hpp"
+#include "app/view/follow_scroll.hpp"
 #include "app/view/memo.hpp"
 #include "core/figures/format.hpp"
 #include "core/figures/head_colours.hpp"
@@ -104,8 +105,9 @@ class ArrowsPanel final : public Panel {
 
  private:
   bool all_heads_ = true;
-  bool many_layers_ = false;    // what all_heads_ was last set for
-  std::vector<Line> overview_;  // the lines drawn when nothing is isolated (capacity kept)
+  bool many_layers_ = false;            // what all_heads_ was last set for
+  view::FollowedToken followed_query_;  // what the tokens last scrolled to show
+  std::vector<Line> overview_;          // the lines drawn when nothing is isolated (capacity kept)
   // What it was collected from: the result's version, the threshold, whether dense, the heads
   // it holds (-1 all, else the selected one).
   view::Memo<std::uint64_t, float, bool, int> overview_of_;
@@ -349,6 +351,14 @@ class ArrowsPanel final : public Panel {
       const ImVec2 content = ImGui::GetCursorScreenPos();
       f.g = view::layout_arrows({content.x, content.y, area.w, area.h}, n_query, n_key,
                                 f.label_width, f.font);
+      // The selected query kept in sight when it changes (view/follow_scroll.hpp).
+      const int query = state.selection.query;
+      if (followed_query_.changed_to(query) && query >= 0 && query < n_query) {
+        const float y = f.g.left_y(query) - content.y;  // in the content, from its top
+        ImGui::SetScrollY(view::scroll_to_show(ImGui::GetScrollY(), y - f.g.left_step * 0.5f,
+                                               y + f.g.left_step * 0.5f, area.h, f.g.content_h,
+                                               f.g.left_step));
+      }
     }
     const float step = std::min(f.g.left_step > 0 ? f.g.left_step : f.font,
                                 f.g.right_step > 0 ? f.g.right_step : f.font);

@@ -8,6 +8,7 @@
 #include "app/panels/theme.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/render/heatmap_renderer.hpp"
+#include "app/view/follow_scroll.hpp"
 #include "app/view/formula.hpp"
 #include "app/view/memo.hpp"
 #include "app/view/values.hpp"
@@ -73,6 +74,7 @@ class HeatmapPanel final : public Panel {
   view::Memo<std::uint64_t, bool, std::size_t> scale_tops_of_;  // version, contrast, heads
   // The mouse wheel turned over the names (across, down): scrolls the cells in the next frame.
   std::array<float, 2> label_wheel_{};
+  view::FollowedToken followed_query_, followed_key_;  // what the cells last scrolled to show
 
   void update_scale_tops(const AppState& state) {
     const AttentionResult& r = state.result();
@@ -188,6 +190,22 @@ class HeatmapPanel final : public Panel {
     ImGui::PopStyleVar();
     view::HeatmapGeometry g = laid;
     if (open) {
+      // The selected query's row, and the key a lesson points at, kept in sight when they change
+      // (a click in another view, a lesson step, the clicker): view/follow_scroll.hpp.
+      const float bar = ImGui::GetStyle().ScrollbarSize;
+      const int query = state.selection.query;
+      if (followed_query_.changed_to(query) && laid.scrolls_y && query >= 0 && query < rows)
+        ImGui::SetScrollY(view::scroll_to_show(
+            ImGui::GetScrollY(), static_cast<float>(query) * laid.cell_h,
+            static_cast<float>(query + 1) * laid.cell_h, window.h - (laid.scrolls_x ? bar : 0.0f),
+            laid.grid.h, laid.cell_h));
+      const int key =
+          state.pinned.valid() && state.pinned.side == Side::Key ? state.pinned.index : -1;
+      if (followed_key_.changed_to(key) && laid.scrolls_x && key >= 0 && key < cols)
+        ImGui::SetScrollX(view::scroll_to_show(
+            ImGui::GetScrollX(), static_cast<float>(key) * laid.cell_w,
+            static_cast<float>(key + 1) * laid.cell_w, window.w - (laid.scrolls_y ? bar : 0.0f),
+            laid.grid.w, laid.cell_w));
       // The wheel turned over the names scrolls the cells too (from the next frame).
       if (label_wheel_[0] != 0.0f)
         ImGui::SetScrollX(ImGui::GetScrollX() - label_wheel_[0] * g.cell_w * 3.0f);
@@ -378,12 +396,12 @@ class HeatmapPanel final : public Panel {
         8.0f,
         std::min((area.w - gap * static_cast<float>(columns - 1)) / static_cast<float>(columns),
                  area.h / static_cast<float>(rows_of_thumbs) - font - gap));
-    // The big heatmap's shape (its cells widen when the matrix is far from square: 64 queries by
-    // 6 keys), so that a thumbnail is that picture small rather than a strip.
-    const view::Rect& big = state.frame.layout.heatmap.grid;
-    const float aspect = big.empty() ? static_cast<float>(r.n_query) /
-                                           static_cast<float>(std::max<Eigen::Index>(1, r.n_key))
-                                     : big.h / big.w;
+    // The matrix's shape, rows by columns, with square cells: a 16-token head is a square, not
+    // the big heatmap's shape (its cells are wide for their numbers, and scroll). A matrix far
+    // from square (64 queries by 6 keys) is kept within 4:1, so that it is no thin strip.
+    const float aspect = std::clamp(
+        static_cast<float>(r.n_query) / static_cast<float>(std::max<Eigen::Index>(1, r.n_key)),
+        0.25f, 4.0f);
     const float w = aspect > 1.0f ? size / aspect : size, h = aspect > 1.0f ? size : size * aspect;
     const ImGuiIO& io = ImGui::GetIO();
     for (int head = 0; head < heads; ++head) {

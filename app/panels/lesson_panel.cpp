@@ -46,8 +46,6 @@ class LessonPanel final : public Panel {
       text_wrapped_at_spaces(change.message,
                              ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize);
       ImGui::PopStyleColor();
-      if (ImGui::SmallButton("Back to the step as it began"))
-        context.commands.run("lesson.restart_step");
     } else if (tells_changes(*step)) {
       // The room the note will take (App::lesson_band_height keeps it), said to be there.
       ImGui::PushStyleColor(ImGuiCol_Text, colours.text_dim);
@@ -69,6 +67,12 @@ class LessonPanel final : public Panel {
     ImGui::EndDisabled();
     if (ImGui::Button("Leave the lesson")) context.commands.run("lesson.leave");
     if (ImGui::IsItemHovered()) ImGui::SetTooltip("keep everything as it is now and play freely");
+    // After a change, under the buttons (the note on the left says what it did).
+    if (!state.lesson_change_seen.message.empty()) {
+      if (ImGui::Button("Step as it began")) context.commands.run("lesson.restart_step");
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip("back to the step as it began: your changes go");
+    }
     ImGui::EndGroup();
   }
 

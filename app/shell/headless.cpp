@@ -64,6 +64,9 @@ nlohmann::ordered_json layout_json(Shell& shell, int width, int height) {
   heatmap["cell_w"] = layout_number(g.cell_w);
   heatmap["cell_h"] = layout_number(g.cell_h);
   heatmap["show_values"] = g.show_values;
+  // The rows and columns whose cells are seen (scrolled), [first, last).
+  heatmap["visible_rows"] = g.visible_rows();
+  heatmap["visible_cols"] = g.visible_cols();
   nlohmann::ordered_json layout;
   layout["width"] = width;
   layout["height"] = height;

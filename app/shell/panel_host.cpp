@@ -50,9 +50,9 @@ float lesson_band_height(const Shell& shell) {
         expand_lesson_text(step->text, state.pipeline(), step->layer.value_or(0)),
         std::max(wrap, font * 10.0f));
     height += ImGui::CalcTextSize(text.c_str()).y;
-    // What the student's change did (lesson_panel.cpp: wrapped as the text, then a button). A
-    // step with claims keeps room for two lines of it and the button before any change, so that
-    // the note does not push the views down under the pointer as it appears.
+    // What the student's change did (lesson_panel.cpp: wrapped as the text; its button is under
+    // Back and Next). A step with claims keeps room for two lines of it before any change, so
+    // that the note does not push the views down under the pointer as it appears.
     if (tells_changes(*step)) {
       const StudentChange& change = state.lesson_change_seen;
       const float note =
@@ -62,7 +62,7 @@ float lesson_band_height(const Shell& shell) {
                     wrap_text_at_spaces(change.message, std::max(wrap, font * 10.0f)).c_str())
                     .y;
       height += std::max(note, ImGui::GetTextLineHeight() * 2.0f + style.ItemSpacing.y) +
-                style.ItemSpacing.y + ImGui::GetFrameHeightWithSpacing();
+                style.ItemSpacing.y;
     }
     if (step->predict) height += font * 1.4f + ImGui::GetFrameHeightWithSpacing() * 1.1f;
   }

@@ -251,6 +251,27 @@ TEST_CASE("the Across layers view names every token of the text in its logit len
   CHECK(shot.layout["labels"]["layers"]["labelled"] == n);
 }
 
+TEST_CASE("the heatmap scrolls to show the selected query of a long text") {
+  // Issue 40: the last token of a 43-token text selected, the heatmap stayed at the top.
+  TempDir dir;
+  const fs::path path = dir.path / "long.json";
+  std::ofstream(path) << R"({"format": "attnviz-scenario", "version": 2,
+                            "model": {"name": "gpt2-kjv-tiny"},
+                            "target": "The teacher asked the students to open their books and read the first page aloud."})";
+  const Shot shot = testing::take_shot(
+      dir, {path.string(), "--view", "heatmaps", "--layer", "1", "--query", "35"});
+  INFO("stderr: " << shot.errors);
+  REQUIRE(shot.status == 0);
+  const nlohmann::json& heatmap = shot.layout["heatmap"];
+  const int n = shot.layout["tokens"].get<int>();
+  REQUIRE(n == 37);
+  REQUIRE(shot.layout["query"] == 35);
+  INFO(heatmap.dump());
+  CHECK(heatmap["visible_rows"][0].get<int>() > 0);    // scrolled down from the top ...
+  CHECK(heatmap["visible_rows"][0].get<int>() <= 35);  // ... far enough to show the query's row
+  CHECK(heatmap["visible_rows"][1].get<int>() > 35);
+}
+
 TEST_CASE("the rollout heatmap has its colour scale and names its rows and columns at 1280x720") {
   TempDir dir;
   const fs::path path = dir.path / "rollout.json";
