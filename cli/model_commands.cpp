@@ -56,6 +56,7 @@ struct ModelArguments {
   std::optional<std::string> text;        // --text, or --prompt for generate
   std::optional<std::string> text_b;      // --text-b: an encoder's second sentence
   std::optional<std::string> source;      // --source: an encoder–decoder's source (attention)
+  std::optional<std::string> on_text;     // heads --on: the text the app's badges read
   std::optional<std::string> alignments;  // heads --alignments: an encoder–decoder's
                                           // aligned sentences (core/models/alignment.hpp)
   bool target = false;                    // tokens --target: the target's side
@@ -86,7 +87,7 @@ bool takes(const std::string& command, const std::string& option) {
   if (command == "tokens") return in({"--text", "--text-b", "--target"});
   const bool ablation = in({"--ablate", "--ablate-from-0"});
   if (command == "translate") return ablation || in({"--text"});
-  if (command == "heads") return in({"--text", "--alignments"});
+  if (command == "heads") return in({"--text", "--on", "--alignments"});
   if (command == "attention")
     return ablation || in({"--text", "--text-b", "--source", "-o", "--output", "--weights-only"});
   if (command == "fill") return ablation || in({"--text", "--text-b", "--top"});
@@ -165,6 +166,10 @@ Status parse(int argc, char** argv, ModelArguments& args) {
       std::string given;
       problem = value(given);
       args.alignments = given;
+    } else if (arg == "--on") {
+      std::string given;
+      problem = value(given);
+      args.on_text = given;
     } else if (arg == "--target") {
       args.target = true;
     } else if (arg == "-o" || arg == "--output") {
@@ -671,20 +676,58 @@ int command_heads(const Model& model, const ModelArguments& args) {
     print_error(heads.error());
     return kExitBadInput;
   }
+  // --on TEXT: each head's score for its role on that text, as the app's badges show it beside
+  // the probe's (role_score_on_text on the same forward pass the app runs).
+  std::vector<std::optional<float>> on_text;
+  if (args.on_text) {
+    Result<TextRun> run = run_on_text(model, args, *args.on_text);
+    if (!run) {
+      print_error(run.error());
+      return kExitBadInput;
+    }
+    const int n = run->forward.size();
+    std::vector<int> ids;
+    std::vector<bool> special;
+    for (const ModelToken& token : run->tokens) {
+      ids.push_back(token.id);
+      special.push_back(token.special);
+    }
+    std::vector<float> matrix(static_cast<std::size_t>(n) * static_cast<std::size_t>(n));
+    for (const HeadScores& s : *heads) {
+      std::fill(matrix.begin(), matrix.end(), 0.0f);  // (n_query, n_key)
+      for (int i = 0; i < n; ++i) {
+        const std::span<const float> row = run->forward.attention_row(s.layer, s.head, i);
+        std::copy(row.begin(), row.end(), matrix.begin() + static_cast<std::ptrdiff_t>(i) * n);
+      }
+      on_text.push_back(role_score_on_text(s.role, MatrixView{matrix.data(), n, n, n}, ids, special,
+                                           model.transformer.config().causal()));
+    }
+  }
   // An encoder's table adds next-token and special-token (a decoder's are 0 by construction).
   const bool encoder = !model.transformer.config().causal();
-  std::printf("%5s %4s  %-15s %6s  %9s %8s", "layer", "head", "role", "score", "induction",
-              "previous");
+  std::printf("%5s %4s  %-15s %6s", "layer", "head", "role", "score");
+  if (args.on_text) std::printf(" %7s", "on text");
+  std::printf("  %9s %8s", "induction", "previous");
   if (encoder) std::printf(" %6s", "next");
   std::printf(" %6s", "first");
   if (encoder) std::printf(" %8s", "special");
   std::printf(" %5s %6s %10s  %s\n", "self", "broad", "positional", "--ablate");
   for (const HeadScores& s : *heads) {
     const float score = s.role == HeadRole::Mixed ? 0.0f : s.score(s.role);
-    std::printf("%5d %4d  %-15s %6s  %9.2f %8.2f", s.layer + 1, s.head + 1,
-                std::string(to_string(s.role)).c_str(),
-                s.role == HeadRole::Mixed ? "-" : (std::to_string(score).substr(0, 4)).c_str(),
-                s.score(HeadRole::Induction), s.score(HeadRole::PreviousToken));
+    // Rounded to two decimals, as every other column and the app's badges.
+    char score_text[16] = "-";
+    if (s.role != HeadRole::Mixed)
+      std::snprintf(score_text, sizeof score_text, "%.2f", static_cast<double>(score));
+    std::printf("%5d %4d  %-15s %6s", s.layer + 1, s.head + 1,
+                std::string(to_string(s.role)).c_str(), score_text);
+    if (args.on_text) {
+      const std::optional<float>& here = on_text[static_cast<std::size_t>(&s - heads->data())];
+      if (here)
+        std::printf(" %7.2f", static_cast<double>(*here));
+      else
+        std::printf(" %7s", "-");
+    }
+    std::printf("  %9.2f %8.2f", s.score(HeadRole::Induction), s.score(HeadRole::PreviousToken));
     if (encoder) std::printf(" %6.2f", s.score(HeadRole::NextToken));
     std::printf(" %6.2f", s.score(HeadRole::FirstToken));
     if (encoder) std::printf(" %8.2f", s.score(HeadRole::SpecialToken));
@@ -696,6 +739,10 @@ int command_heads(const Model& model, const ModelArguments& args) {
       "on %zu tokens of "
       "text and %d random tokens written twice.\n",
       probe->text.size(), probe->random_length);
+  if (args.on_text)
+    std::printf(
+        "on text: the role's score on the --on text, as the app's badge shows it after the "
+        "probe's (-: that text cannot measure it; induction needs a token written twice).\n");
   return kExitOk;
 }
 
@@ -896,7 +943,7 @@ Usage:
   attnviz-cli model predict   MODEL --text TEXT [--top N] [SAMPLING]
   attnviz-cli model generate  MODEL [--prompt TEXT] [--tokens N] [SAMPLING] [--seed S]
   attnviz-cli model fill      MODEL --text "... [MASK] ..." [--text-b TEXT] [--top N]
-  attnviz-cli model heads     MODEL [--text TEXT | --alignments FILE]
+  attnviz-cli model heads     MODEL [--text TEXT] [--on TEXT] | --alignments FILE
   attnviz-cli model bench     MODEL --tokens N [--mode full|append|last-layer]
                               [--all-logits] [--threads T] [--repeat R] [--products]
 
@@ -928,6 +975,10 @@ them (--ablate 1.1 is the first head of the first layer); repeat it for more hea
 encoder–decoder, L.H is a decoder self-attention head, encoder:L.H an encoder head and
 cross:L.H a cross-attention head. --ablate-from-0 L.H counts from 0, as the JSON's indices.
 attention, translate, predict, generate, fill and bench take them.
+
+heads measures each head's role on a probe (a held-out text, or --text, and random tokens
+written twice); --on TEXT adds each head's score for its role on TEXT, the second number of the
+app's badges.
 
 OUT may be - (standard output); a file is written whole or not at all. Bad input: one line on
 standard error, status 1; a mistake in the command line: status 2. docs/cli.md has it all.

@@ -28,6 +28,7 @@
 #include <array>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -94,7 +95,8 @@ class ModelPanel final : public Panel {
     const int layers = pipeline.layer_count();
     const int heads = static_cast<int>(state.result().heads.size());
     upload(state, context, layers);
-    draw_header(run);
+    if (roles) update_here(run, layers, heads);
+    draw_header(state, run, layers, heads);
 
     const float font = ImGui::GetFontSize();
     const ImVec2 origin = ImGui::GetCursorScreenPos();
@@ -456,6 +458,11 @@ class ModelPanel final : public Panel {
   std::uint64_t uploaded_ = 0;                      // what was uploaded (see upload)
   bool uploaded_contrast_ = false;
   int filter_ = -1;  // an index into kFilterRoles, or -1: every head
+  // Each head's score for its role on the text on screen (role_score_on_text), by layer and head;
+  // nullopt where the text cannot measure it. Of run_count() here_version_.
+  std::vector<std::optional<float>> here_;
+  std::uint64_t here_version_ = 0;
+  int layers_shown_ = 1;  // the layers of here_
   Hovered hovered_;
   Hovered menu_head_;  // the head the context menu is for
 
@@ -517,7 +524,7 @@ class ModelPanel final : public Panel {
     }
   }
 
-  void draw_header(const Run& run) {
+  void draw_header(const AppState& state, const Run& run, int layers, int heads) {
     const float font = ImGui::GetFontSize();
     const bool changes = run.can(Capability::HeadInterventions);
     if (run.can(Capability::HeadRoles)) {
@@ -542,6 +549,21 @@ class ModelPanel final : public Panel {
       if (run.roles().empty() && ImGui::IsItemHovered())
         ImGui::SetTooltip("the roles could not be measured on this model");
       ImGui::SameLine(0, font);
+      // A filter that finds no head says so, rather than dimming every tile without a word.
+      if (filter_ >= 0 && !run.roles().empty()) {
+        bool any = false;
+        for (int layer = 0; layer < layers && !any; ++layer)
+          for (int head = 0; head < heads && !any; ++head) any = !filtered_out(run, layer, head);
+        state.frame.values.set("model.filter_finds", any ? 1 : 0);
+        if (!any) {
+          ImGui::PushStyleColor(ImGuiCol_Text, palette(state.ui.theme).highlight);
+          ImGui::Text(
+              "no %s head in this model",
+              std::string(to_string(kFilterRoles[static_cast<std::size_t>(filter_)])).c_str());
+          ImGui::PopStyleColor();
+          ImGui::SameLine(0, font);
+        }
+      }
     }
     const char* hint = changes ? "click: select \xc2\xb7 right-click: knock out, patterns"
                        : run.layer_count() == 1
@@ -551,6 +573,11 @@ class ModelPanel final : public Panel {
       ImGui::TextDisabled("%s", hint);
     else
       ImGui::NewLine();
+    // What the two numbers of a badge are.
+    if (run.can(Capability::HeadRoles) && !run.roles().empty())
+      ImGui::TextDisabled(
+          "badges: role, its score on the detector's probe \xc2\xb7 on this text (\xe2\x80\x93: "
+          "this text cannot measure it)");
   }
 
   bool filtered_out(const Run& run, int layer, int head) const {
@@ -581,19 +608,66 @@ class ModelPanel final : public Panel {
                     highlight_width(state.ui, font));
   }
 
+  // Each head's score for its role on the text the model read now, when it ran again.
+  void update_here(const Run& run, int layers, int heads) {
+    const TransformerForward* forward = run.trained_forward();
+    if (run.run_count() == here_version_ && !here_.empty()) return;
+    here_version_ = run.run_count();
+    layers_shown_ = layers;
+    here_.assign(static_cast<std::size_t>(layers * heads), std::nullopt);
+    if (!forward || !run.trained_model()) return;
+    const auto& tokens = run.model_tokens();
+    const int n = static_cast<int>(tokens.size());
+    if (n < 2 || forward->size() != n) return;
+    std::vector<int> ids;
+    std::vector<bool> special;
+    for (const ModelToken& token : tokens) {
+      ids.push_back(token.id);
+      special.push_back(token.special);
+    }
+    const bool causal = run.trained_model()->transformer.config().causal();
+    std::vector<float> matrix(static_cast<std::size_t>(n) * static_cast<std::size_t>(n));
+    for (int layer = 0; layer < layers; ++layer)
+      for (int head = 0; head < heads; ++head) {
+        const HeadScores* scores = run.role_of(layer, head);
+        if (!scores || scores->role == HeadRole::Mixed) continue;
+        std::fill(matrix.begin(), matrix.end(), 0.0f);  // (n_query, n_key)
+        for (int i = 0; i < n; ++i) {
+          const std::span<const float> row = forward->attention_row(layer, head, i);
+          std::copy(row.begin(), row.end(), matrix.begin() + static_cast<std::ptrdiff_t>(i) * n);
+        }
+        here_[static_cast<std::size_t>(layer * heads + head)] = role_score_on_text(
+            scores->role, MatrixView{matrix.data(), n, n, n}, ids, special, causal);
+      }
+  }
+
+  std::optional<float> here(int layer, int head, int heads) const {
+    const auto index = static_cast<std::size_t>(layer * heads + head);
+    return index < here_.size() ? here_[index] : std::nullopt;
+  }
+
+  // "induction 0.87 · here 0.05": the score on the detector's probe, then on the text on screen
+  // (the header says which is which), shortened to fit the tile.
   void draw_badge(const AppState& state, const Run& run, int layer, int head, ImVec2 p0, float tile,
                   ImDrawList* list, const Palette& colours) {
     const HeadScores* scores = run.role_of(layer, head);
     if (!scores || scores->role == HeadRole::Mixed) return;
-    char badge[32];
+    char badge[48];
     const float score = scores->score(scores->role);
     const RoleLabel& label = label_of(scores->role);
-    std::snprintf(badge, sizeof badge, "%s %s", label.badge, view::format_number(score, 2).c_str());
-    if (ImGui::CalcTextSize(badge).x > tile + ImGui::GetFontSize() * 0.2f)
-      std::snprintf(badge, sizeof badge, "%s %s", label.tiny,
-                    view::format_number(score, 2).c_str());
-    if (ImGui::CalcTextSize(badge).x > tile + ImGui::GetFontSize() * 0.2f)
-      std::snprintf(badge, sizeof badge, "%s", label.tiny);
+    const std::optional<float> on_text =
+        here(layer, head, static_cast<int>(state.result().heads.size()));
+    const std::string probe_number = view::format_number(score, 2);
+    const std::string here_number = on_text ? view::format_number(*on_text, 2) : "\xe2\x80\x93";
+    const float room = tile + ImGui::GetFontSize() * 0.2f;
+    std::snprintf(badge, sizeof badge, "%s %s \xc2\xb7 %s", label.badge, probe_number.c_str(),
+                  here_number.c_str());
+    if (ImGui::CalcTextSize(badge).x > room)
+      std::snprintf(badge, sizeof badge, "%s %s\xc2\xb7%s", label.tiny, probe_number.c_str(),
+                    here_number.c_str());
+    if (ImGui::CalcTextSize(badge).x > room)
+      std::snprintf(badge, sizeof badge, "%s %s", label.tiny, probe_number.c_str());
+    if (ImGui::CalcTextSize(badge).x > room) std::snprintf(badge, sizeof badge, "%s", label.tiny);
     const bool dim = filtered_out(run, layer, head);
     list->AddText(
         ImVec2(p0.x, p0.y + tile + 1.0f),
@@ -610,6 +684,19 @@ class ModelPanel final : public Panel {
       if (const HeadScores* scores = run.role_of(h.layer, h.head)) {
         ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
         ImGui::TextUnformatted(label_of(scores->role).meaning);
+        if (scores->role != HeadRole::Mixed) {
+          const std::optional<float> on_text =
+              here(h.layer, h.head, static_cast<int>(here_.size()) / std::max(1, layers_shown_));
+          const std::string role(to_string(scores->role));
+          if (on_text)
+            ImGui::Text("%s: %.2f on the detector's probe, %.2f on this text", role.c_str(),
+                        static_cast<double>(scores->score(scores->role)),
+                        static_cast<double>(*on_text));
+          else
+            ImGui::Text("%s: %.2f on the detector's probe; this text cannot measure it%s",
+                        role.c_str(), static_cast<double>(scores->score(scores->role)),
+                        scores->role == HeadRole::Induction ? " (no token occurs twice)" : "");
+        }
         ImGui::PopTextWrapPos();
         if (run.stacks().front().kind == StackKind::Self)  // an encoder: next and special too
           ImGui::TextDisabled(

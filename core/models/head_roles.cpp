@@ -77,6 +77,96 @@ std::vector<int> random_tokens(const HeadRoleProbe& probe, int vocab, std::uint6
 
 }  // namespace
 
+namespace {
+
+// The scores a text measures (previous, next, first, special, self, broad), from `row(i)`: the
+// weights query i gives the keys it sees. One code for the probe and for the text on screen.
+struct TextScores {
+  float previous = 0, next = 0, first = 0, special = 0, self = 0, broad = 0;
+};
+template <typename RowOf>
+TextScores text_scores(int n, const RowOf& row_of, const std::vector<bool>& special_tokens) {
+  double previous = 0.0, next = 0.0, first = 0.0, special = 0.0, self = 0.0, entropy = 0.0;
+  for (int i = 1; i < n; ++i) {
+    const std::span<const float> row = row_of(i);  // the keys i sees
+    previous += row[static_cast<std::size_t>(i - 1)];
+    if (i + 1 < static_cast<int>(row.size())) next += row[static_cast<std::size_t>(i + 1)];
+    first += row[0];
+    self += row[static_cast<std::size_t>(i)];
+    for (std::size_t t = 0; t < row.size() && t < special_tokens.size(); ++t)
+      if (special_tokens[t]) special += row[t];
+    double row_entropy = 0.0;
+    for (const float a : row)
+      if (a > 0.0f) row_entropy -= a * std::log(double{a});
+    entropy += row_entropy / std::log(static_cast<double>(row.size()));
+  }
+  const auto mean = [n](double sum) { return static_cast<float>(sum / (n - 1)); };
+  TextScores scores;
+  scores.previous = mean(previous);
+  // Next: over queries 1 .. n − 2 (in an encoder; a decoder's rows have no key after i).
+  scores.next = n > 2 ? static_cast<float>(next / (n - 2)) : 0.0f;
+  scores.first = mean(first);
+  scores.special = mean(special);
+  scores.self = mean(self);
+  scores.broad = mean(entropy);
+  return scores;
+}
+
+}  // namespace
+
+std::optional<float> role_score_on_text(HeadRole role, MatrixView weights,
+                                        std::span<const int> tokens,
+                                        const std::vector<bool>& special, bool causal) {
+  const int n = static_cast<int>(tokens.size());
+  if (n < 2 || weights.empty() || weights.rows != n || weights.cols != n) return std::nullopt;
+  if (!special.empty() && special.size() != tokens.size()) return std::nullopt;
+  std::vector<float> row_buffer(static_cast<std::size_t>(n));
+  // Row i as the keys it sees: a decoder's 0 .. i, an encoder's all.
+  const auto row_of = [&](int i) {
+    const int seen = causal ? i + 1 : n;
+    for (int j = 0; j < seen; ++j) row_buffer[static_cast<std::size_t>(j)] = weights.at(i, j);
+    return std::span<const float>(row_buffer.data(), static_cast<std::size_t>(seen));
+  };
+  switch (role) {
+    case HeadRole::Induction: {
+      double copied = 0.0;
+      int counted = 0;
+      for (int i = 1; i < n; ++i)
+        for (int j = i - 1; j >= 0; --j)
+          if (tokens[static_cast<std::size_t>(j)] == tokens[static_cast<std::size_t>(i)]) {
+            copied += weights.at(i, j + 1);  // the token after its last earlier occurrence
+            ++counted;
+            break;
+          }
+      if (counted == 0) return std::nullopt;
+      return static_cast<float>(copied / counted);
+    }
+    case HeadRole::Positional:
+    case HeadRole::Alignment:
+    case HeadRole::Mixed:
+      return std::nullopt;
+    default:
+      break;
+  }
+  const TextScores scores = text_scores(n, row_of, special);
+  switch (role) {
+    case HeadRole::PreviousToken:
+      return scores.previous;
+    case HeadRole::NextToken:
+      return scores.next;
+    case HeadRole::FirstToken:
+      return scores.first;
+    case HeadRole::SpecialToken:
+      return scores.special;
+    case HeadRole::Self:
+      return scores.self;
+    case HeadRole::Broad:
+      return scores.broad;
+    default:
+      return std::nullopt;
+  }
+}
+
 Result<std::vector<HeadScores>> detect_head_roles(const Transformer& model,
                                                   const HeadRoleProbe& probe) {
   const TransformerConfig& c = model.config();
@@ -108,23 +198,8 @@ Result<std::vector<HeadScores>> detect_head_roles(const Transformer& model,
       HeadScores s;
       s.layer = l;
       s.head = h;
-      double previous = 0.0, next = 0.0, first = 0.0, special = 0.0, self = 0.0, entropy = 0.0;
-      for (int i = 1; i < n; ++i) {
-        const std::span<const float> row = text.attention_row(l, h, i);  // the keys i sees
-        previous += row[static_cast<std::size_t>(i - 1)];
-        if (i + 1 < static_cast<int>(row.size())) next += row[static_cast<std::size_t>(i + 1)];
-        first += row[0];
-        self += row[static_cast<std::size_t>(i)];
-        for (std::size_t t = 0; t < row.size() && t < probe.special.size(); ++t)
-          if (probe.special[t]) special += row[t];
-        double row_entropy = 0.0;
-        for (const float a : row)
-          if (a > 0.0f) row_entropy -= a * std::log(double{a});
-        entropy += row_entropy / std::log(static_cast<double>(row.size()));
-      }
-      const auto mean = [n](double sum) { return static_cast<float>(sum / (n - 1)); };
-      // Next: over queries 1 .. n − 2 (in an encoder; a decoder's rows have no key after i).
-      const float next_mean = n > 2 ? static_cast<float>(next / (n - 2)) : 0.0f;
+      const TextScores on_text = text_scores(
+          n, [&](int i) { return text.attention_row(l, h, i); }, probe.special);
       double copied = 0.0;
       for (int i = m; i < 2 * m; ++i)
         copied += induction.attention_row(l, h, i)[static_cast<std::size_t>(i - m + 1)];
@@ -137,14 +212,14 @@ Result<std::vector<HeadScores>> detect_head_roles(const Transformer& model,
         distance += row_distance / 2.0;
       }
       s.scores[static_cast<std::size_t>(HeadRole::Induction)] = static_cast<float>(copied / m);
-      s.scores[static_cast<std::size_t>(HeadRole::PreviousToken)] = mean(previous);
-      s.scores[static_cast<std::size_t>(HeadRole::NextToken)] = next_mean;
-      s.scores[static_cast<std::size_t>(HeadRole::FirstToken)] = mean(first);
-      s.scores[static_cast<std::size_t>(HeadRole::SpecialToken)] = mean(special);
-      s.scores[static_cast<std::size_t>(HeadRole::Self)] = mean(self);
+      s.scores[static_cast<std::size_t>(HeadRole::PreviousToken)] = on_text.previous;
+      s.scores[static_cast<std::size_t>(HeadRole::NextToken)] = on_text.next;
+      s.scores[static_cast<std::size_t>(HeadRole::FirstToken)] = on_text.first;
+      s.scores[static_cast<std::size_t>(HeadRole::SpecialToken)] = on_text.special;
+      s.scores[static_cast<std::size_t>(HeadRole::Self)] = on_text.self;
       s.scores[static_cast<std::size_t>(HeadRole::Positional)] =
           static_cast<float>(1.0 - distance / (2 * m - 1));
-      s.scores[static_cast<std::size_t>(HeadRole::Broad)] = mean(entropy);
+      s.scores[static_cast<std::size_t>(HeadRole::Broad)] = on_text.broad;
       for (int r = 0; r < kHeadRoleScores; ++r) {
         const auto role = static_cast<HeadRole>(r);
         // When the first token is special (BERT's [CLS]), a head on it is named for what it is:

@@ -24,6 +24,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -65,6 +66,16 @@ struct HeadRoleProbe {
   int first_random_token = 0;   // random tokens are drawn from [first_random_token, vocab)
   std::uint64_t seed = 1;
 };
+
+// A head's score for `role` on one text, as the detectors measure it (the same numbers as
+// detect_head_roles gives for its probe text): `weights` (n, n) is the head's attention on the
+// text (a decoder's later keys 0), `tokens` its ids, `special` which are special (empty: none).
+// Induction on a text is the mean α from each token that occurred earlier onto the token after
+// its last earlier occurrence. nullopt when the text cannot measure the role: induction on a text
+// that repeats no token, positional (two texts), alignment (a translation), a text under 2 tokens.
+std::optional<float> role_score_on_text(HeadRole role, MatrixView weights /* (n, n) */,
+                                        std::span<const int> tokens,
+                                        const std::vector<bool>& special, bool causal);
 
 // Every head's scores and role, from three runs of the model (the text, the repeated random
 // tokens, a second random text). An error for an empty or too long text, or random texts longer

@@ -244,6 +244,47 @@ class Heads(ModelCliCase):
         self.assertIn("count from 1, as --ablate takes them", lines[-1])
         self.assertIn("count from 1", lines[-1])
 
+    def test_scores_on_a_text_as_the_app_badges_show_them(self):
+        # --on TEXT: each head's score for its role on TEXT, computed here from the attention
+        # weights `model attention` writes (checked against PyTorch by the oracle tests).
+        text = "xqz plov wrim. xqz plo"
+        lines = self.ok("model", "heads", KJV, "--on", text).splitlines()
+        self.assertEqual(lines[0].split()[:6], ["layer", "head", "role", "score", "on", "text"])
+        self.assertIn("the second number of", run("model", "--help").stdout.replace("\n", " "))
+        attention = json.loads(self.ok("model", "attention", KJV, "--text", text, "-o", "-"))
+        ids = [token["id"] for token in attention["tokens"]]
+        n = len(ids)
+        checked = 0
+        for line in lines[1:-2]:
+            parts = line.split()
+            layer, head, role, on_text = int(parts[0]), int(parts[1]), parts[2], parts[4]
+            weights = attention["layers"][layer - 1]["heads"][head - 1]["weights"]  # (n, n)
+            if role == "induction":
+                # Each token seen before, onto the token after its last earlier occurrence.
+                copied = []
+                for i in range(1, n):
+                    earlier = [j for j in range(i) if ids[j] == ids[i]]
+                    if earlier:
+                        copied.append(weights[i][earlier[-1] + 1])
+                expected = sum(copied) / len(copied)
+            elif role == "previous-token":
+                expected = sum(weights[i][i - 1] for i in range(1, n)) / (n - 1)
+            else:
+                continue
+            self.assertAlmostEqual(float(on_text), expected, delta=0.006, msg=line)
+            checked += 1
+        self.assertGreaterEqual(checked, 4)  # three induction heads, one previous-token head
+        # The score column rounds as the other columns (and the app's badges) do.
+        for line in lines[1:-2]:
+            parts = line.split()
+            if parts[2] == "induction":
+                self.assertEqual(parts[3], parts[5], msg=line)
+        # A text that writes no token twice cannot measure induction: "-".
+        no_repeat = self.ok("model", "heads", KJV, "--on", "abc").splitlines()
+        induction_rows = [l.split() for l in no_repeat[1:-2] if l.split()[2] == "induction"]
+        self.assertTrue(induction_rows)
+        self.assertTrue(all(row[4] == "-" for row in induction_rows))
+
 
 class Bench(ModelCliCase):
     def test_line(self):

@@ -8,6 +8,7 @@
 #include "core/models/model.hpp"
 #include "core/models/reference_forward.hpp"
 #include "core/models/sampling.hpp"
+#include "core/models/transformer_forward.hpp"
 
 #include "tests/support/test_models.hpp"
 
@@ -204,6 +205,56 @@ TEST_CASE(
   // Layer 0 has no induction head: it cannot, without a previous-token head before it.
   for (int head = 0; head < 4; ++head)
     CHECK((*roles)[static_cast<std::size_t>(head)].score(HeadRole::Induction) < 0.1f);
+}
+
+TEST_CASE("a head's score on the text on screen: worked out by hand, and the probe's own numbers") {
+  // A causal 4-token text "a b a b" (ids 5 7 5 7); row i's weights on keys 0..i.
+  const std::vector<float> weights = {1.0f, 0,    0,    0,      //
+                                      0.5f, 0.5f, 0,    0,      //
+                                      0.1f, 0.8f, 0.1f, 0,      //
+                                      0.2f, 0.1f, 0.6f, 0.1f};  // (n_query, n_key)
+  const MatrixView view{weights.data(), 4, 4, 4};
+  const std::vector<int> tokens = {5, 7, 5, 7};
+  // Induction: query 2 ("a", last seen at 0) onto key 1; query 3 ("b", at 1) onto key 2.
+  CHECK(*role_score_on_text(HeadRole::Induction, view, tokens, {}, true) ==
+        doctest::Approx((0.8 + 0.6) / 2));
+  // Previous token: queries 1..3 onto key i − 1.
+  CHECK(*role_score_on_text(HeadRole::PreviousToken, view, tokens, {}, true) ==
+        doctest::Approx((0.5 + 0.8 + 0.6) / 3));
+  CHECK(*role_score_on_text(HeadRole::FirstToken, view, tokens, {}, true) ==
+        doctest::Approx((0.5 + 0.1 + 0.2) / 3));
+  // A text that repeats nothing cannot measure induction; no text measures positional.
+  CHECK_FALSE(
+      role_score_on_text(HeadRole::Induction, view, std::vector<int>{1, 2, 3, 4}, {}, true));
+  CHECK_FALSE(role_score_on_text(HeadRole::Positional, view, tokens, {}, true));
+  CHECK_FALSE(role_score_on_text(HeadRole::PreviousToken, view, std::vector<int>{1, 2}, {}, true));
+
+  // On a real model's probe text, the same numbers as detect_head_roles (the app's badge and
+  // attnviz-cli model heads print both).
+  Result<Model> model =
+      open_model((fs::path(ATTNVIZ_SOURCE_DIR) / "assets/models/gpt2-kjv-tiny").string());
+  REQUIRE_MESSAGE(model.ok(), model.error());
+  Result<std::vector<ModelToken>> text =
+      model->tokenizer.tokenize("And God said, Let there be light: and there was light.");
+  REQUIRE(text.ok());
+  HeadRoleProbe probe;
+  for (const ModelToken& token : *text) probe.text.push_back(token.id);
+  Result<std::vector<HeadScores>> roles = detect_head_roles(model->transformer, probe);
+  REQUIRE(roles.ok());
+  TransformerForward forward(model->transformer);
+  REQUIRE(forward.run(probe.text));
+  const int n = static_cast<int>(probe.text.size());
+  for (const HeadScores& scores : *roles) {
+    std::vector<float> matrix(static_cast<std::size_t>(n * n), 0.0f);  // (n_query, n_key)
+    for (int i = 0; i < n; ++i) {
+      const std::span<const float> row = forward.attention_row(scores.layer, scores.head, i);
+      std::copy(row.begin(), row.end(), matrix.begin() + i * n);
+    }
+    const MatrixView weights{matrix.data(), n, n, n};
+    for (const HeadRole role :
+         {HeadRole::PreviousToken, HeadRole::FirstToken, HeadRole::Self, HeadRole::Broad})
+      CHECK(*role_score_on_text(role, weights, probe.text, {}, true) == scores.score(role));
+  }
 }
 
 }  // namespace attnviz
