@@ -346,6 +346,33 @@ MaybeProblem top_token(const OnModel& in, bool) {
   return std::nullopt;
 }
 
+// next_rank: `token` is the `value`-th most likely next token (1: the first guess), so that a
+// text saying "v is now third" is checked ("far down the list" was wrong: issue 40).
+MaybeProblem next_rank(const OnModel& in, bool) {
+  const LessonCheck& check = in.check;
+  if (!in.model.transformer.config().causal())
+    return Problem{in.model.name + " is an encoder: it predicts no next token"};
+  const RowVector logits = in.forward.logits(in.q);  // (vocab)
+  const std::vector<float> p = next_token_probabilities(
+      std::span<const float>(logits.data(), static_cast<std::size_t>(logits.size())), {});
+  std::vector<int> order(p.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return p[static_cast<std::size_t>(a)] > p[static_cast<std::size_t>(b)];
+  });
+  const int previous = in.tokens[static_cast<std::size_t>(in.q)];
+  const int wanted = static_cast<int>(check.value);
+  for (std::size_t rank = 0; rank < order.size(); ++rank) {
+    if (token_words(in.model, previous, order[rank]) != check.token) continue;
+    if (static_cast<int>(rank) + 1 == wanted) return std::nullopt;
+    return Problem{"\"" + check.token + "\" is the model's guess number " +
+                   std::to_string(rank + 1) + " (" +
+                   format(p[static_cast<std::size_t>(order[rank])]) + "), not number " +
+                   std::to_string(wanted)};
+  }
+  return Problem{"\"" + check.token + "\" is no token of the model's vocabulary"};
+}
+
 // An encoder's likeliest token at the query (by default the first [MASK]).
 MaybeProblem fill(const OnModel& in, bool) {
   const LessonCheck& check = in.check;
@@ -610,6 +637,7 @@ const LessonCheckKind kCheckKinds[] = {
   // A real model's (the scenario names one); kv_shared and kv_separate hold for either.
   {.name = "role", .scenarios = Scenarios::Model, .on_model = role},
   {.name = "top_token", .scenarios = Scenarios::Model, .on_model = top_token},
+  {.name = "next_rank", .scenarios = Scenarios::Model, .value = true, .on_model = next_rank},
   {.name = "fill", .scenarios = Scenarios::Model, .on_model = fill},
   {.name = "ablation_changes_top", .scenarios = Scenarios::Model, .on_model = ablation},
   {.name = "ablation_keeps_top", .scenarios = Scenarios::Model, .sense = false, .on_model = ablation},
@@ -690,8 +718,8 @@ LessonCheck parse_check(const Json& value, const std::string& path, const Scenar
   check.query = token_at(value, "query", path);
   check.key = token_at(value, "key", path);
   const bool about_role = kind->on_model == role;
-  const bool about_token =
-      kind->on_model == top_token || kind->on_model == lens_top || kind->on_model == fill;
+  const bool about_token = kind->on_model == top_token || kind->on_model == lens_top ||
+                           kind->on_model == fill || kind->on_model == next_rank;
   check.role = string_at(value, "role", path, about_role);
   check.token = string_at(value, "token", path, about_token);
   if (about_role) {

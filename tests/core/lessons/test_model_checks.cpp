@@ -56,6 +56,10 @@ TEST_CASE("each model check fails when its claim is false, saying why") {
         std::string::npos);
   CHECK(one(R"({"check": "top_token", "token": "v", "value": 0.9})").find("not more than 0.90") !=
         std::string::npos);
+  CHECK(one(R"({"check": "next_rank", "token": "v", "value": 3})")
+            .find("\"v\" is the model's guess number 1 (0.27), not number 3") != std::string::npos);
+  CHECK(one(R"({"check": "next_rank", "token": "t", "value": 1})")
+            .find("\"t\" is the model's guess number 2") != std::string::npos);
   CHECK(one(R"({"check": "ablation_keeps_top", "layer": 1, "head": 3})")
             .find("changes the prediction from \"v\" to \"t\"") != std::string::npos);
   CHECK(one(R"({"check": "ablation_changes_top", "layer": 1, "head": 0})")
