@@ -85,6 +85,7 @@ class ArrowsPanel final : public Panel {
       many_layers_ = many;
       all_heads_ = !many;
     }
+    draw_full_attention_note(state, "arrows.full_attention_note");
     const AttentionResult& r = state.result();
     const int n_query = static_cast<int>(r.n_query), n_key = static_cast<int>(r.n_key);
     const int heads = static_cast<int>(r.heads.size());

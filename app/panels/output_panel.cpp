@@ -63,6 +63,7 @@ class OutputPanel final : public Panel {
   void draw_content(const AppState& state, PanelContext& context) override {
     const AttentionResult& r = state.result();
     draw_selectors(state, context);
+    draw_full_attention_note(state, "output.full_attention_note");
     const int head = state.selection.head;
     const int query = state.selection.query;
     const HeadResult& h = r.heads[static_cast<std::size_t>(head)];

@@ -163,6 +163,15 @@ std::string wrap_text_at_spaces(std::string_view text, float width) {
   return wrapped;
 }
 
+void draw_full_attention_note(const AppState& state, const char* value) {
+  const bool cheaper = state.ui.center_view == view::ViewId::Cheaper;
+  state.frame.values.set(value, cheaper ? 1 : 0);
+  if (!cheaper) return;
+  text_wrapped_at_spaces(
+      "full attention, as computed: the Cheaper attention view shows the cheaper method's",
+      ImGui::GetContentRegionAvail().x, true);
+}
+
 void text_wrapped_at_spaces(std::string_view text, float width, bool dimmed) {
   const std::string wrapped = wrap_text_at_spaces(text, width);
   if (dimmed)

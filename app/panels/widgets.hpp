@@ -81,6 +81,11 @@ float row_label_size(float row_height);
 std::string wrap_text_at_spaces(std::string_view text, float width);
 void text_wrapped_at_spaces(std::string_view text, float width, bool dimmed = false);
 
+// While the Cheaper attention view is shown, a view that draws full attention says so, so that
+// a class does not read its numbers as the cheaper method's (lesson 17: Reformer's "it" never
+// sees "animal", while full attention gives it 0.58). Tells the tests as `value` (1 when said).
+void draw_full_attention_note(const AppState& state, const char* value);
+
 // A tooltip with a dimmed heading and, under it, the formula that produced a number, wrapped at
 // 36 font sizes.
 void draw_formula_tooltip(const char* heading, const char* formula);

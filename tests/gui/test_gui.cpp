@@ -57,6 +57,16 @@ TEST_CASE("a cross-attention source of words the lexicon does not know is said t
             "None of these words is in the teaching lexicon") == 0);
 }
 
+TEST_CASE("beside the Cheaper attention view, the Output view says it shows full attention") {
+  // Lesson 17, step 3: "under LSH attention "it" never sees "animal"", while the Output view
+  // beside it shows full attention's weights.
+  TempDir dir;
+  const Screenshot cheaper = screenshot(dir.path, {"--lesson", "17", "--step", "2"});
+  CHECK(cheaper.layout["output"]["full_attention_note"] == 1);
+  const Screenshot heatmaps = screenshot(dir.path, {});
+  CHECK(heatmaps.layout["output"]["full_attention_note"] == 0);
+}
+
 // Renders the built-in scenario with hard attention and checks every cell of one head: the chosen
 // key in the colormap's top colour, every other key in its bottom colour.
 void check_hard_attention_cells(int head, view::ColormapId colormap,
