@@ -462,7 +462,7 @@ class ModelPanel final : public Panel {
   // nullopt where the text cannot measure it. Of run_count() here_version_.
   std::vector<std::optional<float>> here_;
   std::uint64_t here_version_ = 0;
-  int layers_shown_ = 1;  // the layers of here_
+  int heads_shown_ = 1;  // the heads per layer of here_
   Hovered hovered_;
   Hovered menu_head_;  // the head the context menu is for
 
@@ -613,7 +613,7 @@ class ModelPanel final : public Panel {
     const TransformerForward* forward = run.trained_forward();
     if (run.run_count() == here_version_ && !here_.empty()) return;
     here_version_ = run.run_count();
-    layers_shown_ = layers;
+    heads_shown_ = heads;
     here_.assign(static_cast<std::size_t>(layers * heads), std::nullopt);
     if (!forward || !run.trained_model()) return;
     const auto& tokens = run.model_tokens();
@@ -685,8 +685,7 @@ class ModelPanel final : public Panel {
         ImGui::PushTextWrapPos(ImGui::GetFontSize() * 28.0f);
         ImGui::TextUnformatted(label_of(scores->role).meaning);
         if (scores->role != HeadRole::Mixed) {
-          const std::optional<float> on_text =
-              here(h.layer, h.head, static_cast<int>(here_.size()) / std::max(1, layers_shown_));
+          const std::optional<float> on_text = here(h.layer, h.head, heads_shown_);
           const std::string role(to_string(scores->role));
           if (on_text)
             ImGui::Text("%s: %.2f on the detector's probe, %.2f on this text", role.c_str(),

@@ -67,7 +67,8 @@ void draw_welcome_window(Shell& shell, Commands& commands) {
       commands.dismiss_welcome();
       commands.start_lesson(shell.lesson_titles.front().first, shell.lesson_titles.front().second);
     }
-    const std::string model = first_model();
+    // Looked up once: the shipped models do not change while the app runs (no folder scan a frame).
+    static const std::string model = first_model();
     ImGui::BeginDisabled(model.empty());
     const std::string model_label = "Open a real model";
     const std::string model_what =
