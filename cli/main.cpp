@@ -114,9 +114,10 @@ Commands:
             the engine on T threads, this one included (1-16, default 1).
   model     Real trained models: GPT-2, BERT and Marian folders as Hugging Face writes them,
             llama2.c checkpoints, or a shipped model's name (gpt2-web, bert-web,
-            marian-web-es, gpt2-kjv-tiny, stories260K): their tokens, every layer's and head's
-            attention as JSON, the next token, a masked word, a translation, the heads' roles,
-            and heads knocked out with --ablate L.H (counted from 1, as the app shows them).
+            marian-web-es, gpt2-kjv-tiny and its -shuffled control, stories260K): their tokens,
+            every layer's and head's attention as JSON, the next token, a masked word, a
+            translation, the heads' roles, and heads knocked out with --ablate L.H (counted
+            from 1, as the app shows them).
             attnviz-cli model --help prints the model commands alone, with their options.
 
 Every OUT file may be - (standard output), /dev/stdout, /dev/stderr or /dev/fd/N (the

@@ -83,6 +83,12 @@ class ComparePanel final : public Panel {
     hovered_cell_ = {-1, -1};
     hovered_map_ = -1;
 
+    if (mode_ == Mode::Snapshot && !snapshot_.taken && before_missing_) {
+      draw_centred_note(state,
+                        "The text is too long to have kept every head of this layer from before "
+                        "the change. Take a snapshot, or choose a lower layer.");
+      return;
+    }
     if (mode_ == Mode::Snapshot && !snapshot_.taken) {
       draw_centred_note(
           state,
@@ -210,7 +216,8 @@ class ComparePanel final : public Panel {
     if (mode_ == Mode::Heads)
       std::snprintf(title, sizeof title, "A: %shead %d", layer, view::shown_number(head_a));
     else
-      std::snprintf(title, sizeof title, "A: snapshot");
+      std::snprintf(title, sizeof title,
+                    pinned_before_ != 0 ? "A: before the change" : "A: snapshot");
     draw_title(state, g[0], slots[0], top_left.y, title, head_colour(state.ui.theme, head_a));
     if (mode_ == Mode::Heads)
       std::snprintf(title, sizeof title, "B: %shead %d", layer, view::shown_number(head_b));
@@ -256,7 +263,12 @@ class ComparePanel final : public Panel {
   int chosen_b_ = -1;                 // head B as chosen; -1: the head after A
   std::vector<const Matrix*> stack_;  // the snapshot's heads, for its texture upload
 
-  view::AttentionSnapshot snapshot_;  // "Take snapshot"
+  view::AttentionSnapshot snapshot_;  // "Take snapshot", or "Before the change"
+  // The snapshot is the app's before of this id (0: not) and of this layer; or that layer's
+  // before was not kept.
+  std::uint64_t pinned_before_ = 0;
+  int pinned_layer_ = 0;
+  bool before_missing_ = false;
   render::MatrixStackTexture snapshot_texture_;
   const Matrix* masked_a_ = nullptr;  // this frame's masked scores of A and B, for the tooltip
   const Matrix* masked_b_ = nullptr;
@@ -299,7 +311,27 @@ class ComparePanel final : public Panel {
     int head = state.selection.head;
     if (ImGui::RadioButton("two heads", mode_ == Mode::Heads)) mode_ = Mode::Heads;
     ImGui::SameLine();
-    if (ImGui::RadioButton("snapshot vs now", mode_ == Mode::Snapshot)) mode_ = Mode::Snapshot;
+    if (ImGui::RadioButton("snapshot vs now", mode_ == Mode::Snapshot && pinned_before_ == 0))
+      mode_ = Mode::Snapshot;
+    // A real model changed by hand: its heads as they were before, kept by the app
+    // (state.computed.before), as A.
+    if (const ModelBefore& before = state.computed.before; before.held) {
+      ImGui::SameLine();
+      if (ImGui::RadioButton("before the change vs now",
+                             mode_ == Mode::Snapshot && pinned_before_ != 0)) {
+        mode_ = Mode::Snapshot;
+        pin_before(state);
+      }
+      if (ImGui::IsItemHovered())
+        ImGui::SetTooltip(
+            "A: every head as it was before the model was changed (%s); B: now. It follows the "
+            "layer you choose.",
+            state.document.scenario().model()
+                ? before.changes_to(*state.document.scenario().model()).c_str()
+                : "");
+    }
+    state.frame.values.set("compare.before_pinned",
+                           pinned_before_ != 0 && mode_ == Mode::Snapshot ? 1 : 0);
     // The selectors beside the switch when they fit (a model's layer selector too), else under it.
     const float selectors_w =
         font_ * (mode_ == Mode::Heads && state.pipeline().layer_count() > 1 ? 21.0f : 15.0f);
@@ -337,6 +369,11 @@ class ComparePanel final : public Panel {
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip(
           "keep a copy of every head's weights and the tokens, to compare later edits with");
+    // The before pinned follows the layer chosen, and a new before (after Clear and a new change).
+    const ModelBefore& before = state.computed.before;
+    if (pinned_before_ != 0 && before.held &&
+        (pinned_before_ != before.id || pinned_layer_ != state.selection.layer))
+      pin_before(state);
     ImGui::SameLine();
     ImGui::AlignTextToFramePadding();
     ImGui::TextUnformatted("head");
@@ -368,8 +405,31 @@ class ComparePanel final : public Panel {
     const std::time_t now = std::time(nullptr);
     std::tm local{};
     localtime_r(&now, &local);
+    pinned_before_ = 0;
+    before_missing_ = false;
     view::take_snapshot(state.result(), state.pipeline().target(), state.pipeline().keys(),
                         state.pipeline().cross(), local, snapshot_);
+  }
+
+  // The app's before (state.computed.before) of the selected layer as the snapshot.
+  void pin_before(const AppState& state) {
+    const ModelBefore& before = state.computed.before;
+    const std::size_t layer = static_cast<std::size_t>(state.selection.layer);
+    pinned_before_ = before.id;
+    pinned_layer_ = state.selection.layer;
+    const std::uint64_t next_id = snapshot_.id + 1;
+    if (layer >= before.layers.size() || !before.layers[layer].taken) {
+      snapshot_ = {};  // not kept (a text too long to keep every head): the view says so
+      snapshot_.id = next_id;
+      before_missing_ = true;
+      return;
+    }
+    before_missing_ = false;
+    snapshot_ = before.layers[layer];
+    snapshot_.id = next_id;
+    const ModelSpec* now = state.document.scenario().model();
+    std::snprintf(snapshot_.label, sizeof snapshot_.label, "layer %d before the change (%s)",
+                  pinned_layer_ + 1, now ? before.changes_to(*now).c_str() : "");
   }
 
   void upload_snapshot() {

@@ -87,7 +87,10 @@ class NextTokenPanel final : public Panel {
     // Step above the list: at 1280×720 a list of ten tokens under the settings filled the view,
     // and the buttons below it were cut off (issue 40).
     draw_step(state, context, *model, position);
+    update_before(state, *model, position, kSampling.in(state.ui.views));
+    draw_before_header(state, context, position);
     draw_candidates(state, *model);
+    draw_fallen(state, *model);
   }
 
  private:
@@ -100,6 +103,108 @@ class NextTokenPanel final : public Panel {
   std::vector<float> logits_;
   std::vector<Candidate> candidates_;
   std::vector<float> probabilities_;
+  // The prediction before the model was changed (state.computed.before), under the same settings:
+  // every token's probability, empty when there is none to show; and the before's top tokens
+  // that are no longer in the list.
+  view::Memo<std::uint64_t, std::uint64_t, bool, float, int, float> before_of_;
+  std::vector<float> before_probabilities_;
+  struct Fallen {
+    int token = 0;
+    float before = 0, now = 0;
+    int rank = 0;  // among the logits now, from 1
+  };
+  std::vector<Fallen> fallen_;
+
+  // The before applies to the text the model reads now, after its last token.
+  static bool before_applies(const ModelBefore& before, const Run& model, int position) {
+    const auto tokens = model.model_tokens();
+    if (!before.held || before.next_logits.empty() || before.token_ids.size() != tokens.size() ||
+        position != static_cast<int>(tokens.size()) - 1)
+      return false;
+    for (std::size_t i = 0; i < tokens.size(); ++i)
+      if (tokens[i].id != before.token_ids[i]) return false;
+    return before.next_logits.size() == logits_size(model);
+  }
+  static std::size_t logits_size(const Run& model) {
+    return static_cast<std::size_t>(model.trained_model()->transformer.config().vocab_size);
+  }
+
+  void update_before(const AppState& state, const Run& model, int position,
+                     const SamplingSettings& settings) {
+    const ModelBefore& before = state.computed.before;
+    const bool applies = before_applies(before, model, position) && !candidates_.empty();
+    if (!before_of_.changed(model.run_count(), before.id, applies, settings.temperature,
+                            settings.top_k, settings.top_p))
+      return;
+    before_probabilities_.clear();
+    fallen_.clear();
+    if (!applies) return;
+    if (!std::all_of(before.next_logits.begin(), before.next_logits.end(),
+                     [](float logit) { return std::isfinite(logit); }))
+      return;
+    before_probabilities_ = next_token_probabilities(before.next_logits, settings);
+    // The before's five likeliest that the list no longer shows, with where they are now.
+    for (const Candidate& was : top_candidates(before_probabilities_, 5)) {
+      const bool listed = std::any_of(candidates_.begin(), candidates_.end(),
+                                      [&](const Candidate& now) { return now.token == was.token; });
+      if (listed) continue;
+      const std::size_t id = static_cast<std::size_t>(was.token);
+      const int rank =
+          1 + static_cast<int>(std::count_if(logits_.begin(), logits_.end(),
+                                             [&](float logit) { return logit > logits_[id]; }));
+      fallen_.push_back({was.token, was.probability, probabilities_[id], rank});
+    }
+  }
+
+  void draw_before_header(const AppState& state, PanelContext& context, int position) {
+    const ModelBefore& before = state.computed.before;
+    if (!before.held) return;
+    ImGui::Spacing();
+    const std::string changes = state.document.scenario().model()
+                                    ? before.changes_to(*state.document.scenario().model())
+                                    : std::string();
+    if (before_probabilities_.empty()) {
+      ImGui::TextDisabled(
+          position != static_cast<int>(state.pipeline().current().model_tokens().size()) - 1
+              ? "The prediction before the change is of the last token."
+              : "No prediction before the change to compare with.");
+      return;
+    }
+    const std::string line = "Before and after: " + changes +
+                             ". \xe2\x96\xb2\xe2\x96\xbc "
+                             "and the tick on each bar: the probability before.";
+    text_wrapped_at_spaces(line, ImGui::GetContentRegionAvail().x - ImGui::GetFontSize() * 4.0f,
+                           false);
+    ImGui::SameLine();
+    if (ImGui::SmallButton("Clear")) context.commands.run("model.clear_before");
+    if (ImGui::IsItemHovered())
+      ImGui::SetTooltip("Forget the prediction before the change (%s)",
+                        context.commands.label("model.clear_before").c_str());
+    state.frame.values.set("next.before_changes", changes);
+  }
+
+  void draw_fallen(const AppState& state, const Run& model) {
+    if (before_probabilities_.empty() || candidates_.empty()) return;
+    // For the tests: the before of the top token now, and of the top token before.
+    const Candidate top = candidates_.front();
+    state.frame.values.set("next.before_of_top",
+                           before_probabilities_[static_cast<std::size_t>(top.token)]);
+    if (fallen_.empty()) return;
+    ImGui::Spacing();
+    ImGui::TextDisabled("No longer in the list:");
+    for (const Fallen& fallen : fallen_) {
+      const std::string shown =
+          state.frame.visual_text(model.trained_model()->tokenizer.shown(fallen.token));
+      char line[160];
+      std::snprintf(line, sizeof line, "\xe2\x96\xbc \"%s\" %s%% \xe2\x86\x92 %s%%, now guess %d",
+                    shown.c_str(), view::format_number(fallen.before * 100.0f, 1).c_str(),
+                    view::format_number(fallen.now * 100.0f, 1).c_str(), fallen.rank);
+      ImGui::PushStyleColor(ImGuiCol_Text, fall_colour(state.ui.theme));
+      ImGui::TextUnformatted(line);
+      ImGui::PopStyleColor();
+      state.frame.values.append("next.fallen", std::string(line));
+    }
+  }
 
   void draw_position(const AppState& state, const Run& model, int position) {
     const auto& tokens = model.model_tokens();
@@ -184,7 +289,7 @@ class NextTokenPanel final : public Panel {
       return;
     }
     draw_token_candidates(state, model.trained_model()->tokenizer, candidates_, logits_,
-                          view::ViewId::NextToken);
+                          view::ViewId::NextToken, before_probabilities_);
   }
 
   void draw_step(const AppState& state, PanelContext& context, const Run& model, int position) {

@@ -38,6 +38,15 @@ void AppState::recompute_if_needed() {
   }
   computed.downloading.clear();
   if (document.scenario().model()) {
+    // A new version to compute: the result on screen is still the one before it. When what the
+    // panels show was replaced (a file opened, a lesson step), no change was made by hand.
+    if (computed.version != document.version() && computed.version_in_flight != document.version())
+      follow_model_change(computed.before,
+                          computed.shown_scenario && computed.shown_generation == view_generation
+                              ? &*computed.shown_scenario
+                              : nullptr,
+                          document.scenario(), computed.pipeline.current());
+    computed.shown_generation = view_generation;
     if (computed.version != document.version() || computed.computing()) recompute_model();
     // Roles measured off this thread (an encoder–decoder's cross heads, in the second after it
     // opens): the frames keep coming until they show; a picture waits for them.
@@ -48,6 +57,8 @@ void AppState::recompute_if_needed() {
         frame.redraw_within(0.1);
     }
   } else if (computed.version != document.version()) {
+    computed.before.clear();
+    computed.shown_scenario.reset();
     computed.version_in_flight = 0;  // a model's result still to come is no longer wanted
     computed.version = document.version();
     const Status status = computed.pipeline.run(document.scenario());
@@ -80,6 +91,7 @@ void AppState::recompute_model() {
     const Status status = computed.pipeline.run(document.scenario());
     computed.error = status ? std::string() : status.message();
     computed.has_result = computed.has_result || status.is_ok();
+    if (status) computed.shown_scenario = document.scenario();
     return;
   }
   if (!computed.worker)
@@ -89,6 +101,7 @@ void AppState::recompute_model() {
   if (computed.version != document.version() && computed.version_in_flight != document.version()) {
     computed.worker->request(document.scenario(), document.version(), selection.layer);
     computed.version_in_flight = document.version();
+    computed.requested_scenario = document.scenario();
     wait = computed.wait_for_model;
   }
   if (computed.wait_for_model > std::chrono::seconds(1)) wait = computed.wait_for_model;
@@ -101,6 +114,13 @@ void AppState::recompute_model() {
     computed.error = done->status ? std::string() : done->status.message();
     computed.has_result = computed.has_result || done->status.is_ok();
     computed.version = done->version;
+    // The result on screen is of the latest request, or of one before it whose scenario is gone.
+    if (done->status) {
+      if (done->version == computed.version_in_flight && computed.requested_scenario)
+        computed.shown_scenario = computed.requested_scenario;
+      else
+        computed.shown_scenario.reset();
+    }
     if (done->version == computed.version_in_flight) {
       computed.version_in_flight = 0;
       break;

@@ -11,6 +11,7 @@
 #include "app/session/document.hpp"
 #include "app/session/edits.hpp"
 #include "app/session/frame_values.hpp"
+#include "app/session/model_before.hpp"
 #include "app/session/view_settings.hpp"
 #include "app/view/layout.hpp"
 #include "app/view/visual_text.hpp"
@@ -191,6 +192,12 @@ struct ComputedState {
   // model. Unset on the desktop, where every shipped model is on the disk.
   std::function<bool(const std::string& model)> model_files_ready;
   std::string downloading;
+  // Model mode: the scenario the result on screen was computed from (unset when not known: a run
+  // that failed, a worker's result older than the latest request), and the latest request's.
+  std::optional<Scenario> shown_scenario, requested_scenario;
+  std::uint64_t shown_generation = 0;  // the AppState::view_generation it was shown in
+  // The model before the teacher changed it, for the before-and-after views (model_before.hpp).
+  ModelBefore before;
 };
 
 // What one frame collects for the next, or for tests: never saved, never an edit.

@@ -187,6 +187,12 @@ std::vector<CommandInfo> make_table() {
        .enabled = can_change,
        .checked = [=](const Shell& s) { return !selected_head(s).changes_anything(); },
        .run = [](Commands& c) { c.restore_head(); }});
+  add({.id = "model.clear_before",
+       .label = "Clear the before and after",
+       .help = "a real model: forget the prediction and attention kept from before its heads "
+               "or weights were changed",
+       .enabled = [](const Shell& s) { return s.state.computed.before.held; },
+       .run = [](Commands& c) { c.clear_before(); }});
   add({.id = "model.open", .label = "Open a model\xe2\x80\xa6", .run = [](Commands& c) {
          c.open_model();
        }});

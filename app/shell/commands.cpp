@@ -140,6 +140,12 @@ void Commands::leave_model() {
   report(Status::success(), "back to the one-layer scenario (Ctrl+Z returns to the model)");
 }
 
+void Commands::clear_before() {
+  shell_.state.computed.before.clear();
+  report(Status::success(),
+         "the model before the changes is forgotten: Next token and Compare show it as it is");
+}
+
 void Commands::toggle_knock_out() {
   AppState& state = shell_.state;
   if (!state.document.scenario().model() || !state.pipeline().can(Capability::HeadInterventions))

@@ -42,6 +42,8 @@ class Commands {
   // model computes it; as trained: every change to the head taken back.
   void set_head_pattern(HeadIntervention::Pattern pattern);
   void restore_head();
+  // Forgets the model as it was before the changes (the before-and-after views show it until then).
+  void clear_before();
 
   // Edits.
   void undo();

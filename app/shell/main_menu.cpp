@@ -111,6 +111,7 @@ void draw_models_menu(Shell& shell, Commands& commands) {
         "(config.json, model.safetensors, vocab.txt): docs/formats.md");
   ImGui::Separator();
   command_menu_item(runner, "model.knock_out");
+  command_menu_item(runner, "model.clear_before");
   command_menu_item(runner, "model.leave");
   ImGui::EndMenu();
 }

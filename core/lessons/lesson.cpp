@@ -10,6 +10,7 @@
 
 #include "core/document/file_io.hpp"
 #include "core/document/json.hpp"
+#include "core/document/model_changes.hpp"
 #include "core/figures/views.hpp"
 #include "core/models/across_layers.hpp"
 #include "core/models/head_roles.hpp"
@@ -310,56 +311,12 @@ std::vector<std::string> changed_weights(const Parameters& before, const Paramet
 }
 
 // A part as the student sees it named on screen.
-// "layer 2, head 4" (counted from 1, as the app shows them), in the part an encoder–decoder names.
-std::string head_in_words(const ModelHeadChange& entry) {
-  std::string words =
-      "layer " + std::to_string(entry.layer + 1) + ", head " + std::to_string(entry.head + 1);
-  if (entry.part != ModelPart::Main)
-    words += " of the " + std::string(model_part_label(entry.part));
-  return words;
-}
-
-// What a head's change does, in words: "knocked out", "set to uniform", "scaled by 0.50".
-std::string intervention_in_words(const HeadIntervention& change) {
-  if (!change.changes_anything()) return "restored";
-  if (change.ablated()) return "knocked out";
-  std::string words;
-  if (change.pattern != HeadIntervention::Pattern::Computed)
-    words = "set to " + std::string(to_string(change.pattern));
-  if (change.output_scale != 1.0f) {
-    char scale[32];
-    std::snprintf(scale, sizeof scale, "%.2f", static_cast<double>(change.output_scale));
-    words += (words.empty() ? "" : " and ") + std::string("scaled by ") + scale;
-  }
-  return words;
-}
-
 // What changed in a real model, in words: "the model (layer 2, head 4 knocked out)".
 std::string model_in_words(const ModelSpec* before, const ModelSpec* now) {
   if (!now) return "the model (set aside)";
   if (!before || before->model != now->model) return "the model (now " + now->model + ")";
-  std::vector<std::string> changes;
-  // The heads whose change differs, each once: in `now` (changed or changed again), or only in
-  // `before` (restored).
-  std::set<std::tuple<ModelPart, int, int>> told;
-  for (const ModelHeadChange& entry : now->interventions)
-    if (told.insert(entry.key()).second &&
-        before->intervention_in(entry.part, entry.layer, entry.head) != entry.change)
-      changes.push_back(head_in_words(entry) + " " + intervention_in_words(entry.change));
-  for (const ModelHeadChange& entry : before->interventions)
-    if (told.insert(entry.key()).second) changes.push_back(head_in_words(entry) + " restored");
-  if (before->weight_edits != now->weight_edits) changes.emplace_back("its weights edited");
-  if (before->embedding_edits != now->embedding_edits)
-    changes.emplace_back("its embeddings edited");
-  if (before->text_b != now->text_b) changes.emplace_back("sentence B");
-  if (before->decoder_text != now->decoder_text) changes.emplace_back("the translation");
-  if (before->part != now->part || before->pair_filter != now->pair_filter ||
-      before->hide_special_tokens != now->hide_special_tokens)
-    changes.emplace_back("the attention shown");
-  if (changes.empty()) return "the model";
-  std::string words;
-  for (std::size_t i = 0; i < changes.size(); ++i) words += (i == 0 ? "" : "; ") + changes[i];
-  return "the model (" + words + ")";
+  const std::string changes = model_changes_in_words(*before, *now);
+  return changes.empty() ? "the model" : "the model (" + changes + ")";
 }
 
 std::string part_in_words(const std::string& part, const Scenario& before, const Scenario& now) {

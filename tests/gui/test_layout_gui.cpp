@@ -181,6 +181,23 @@ TEST_CASE("the lesson's note on a change appears in room kept for it: the views 
   }
 }
 
+TEST_CASE("after a knock-out, Next token lists the prediction before beside the one now") {
+  // Lesson 12, step 4: knocking out layer 2, head 4 moves "t" from 12.5% (the model as trained,
+  // as `attnviz-cli model predict gpt2-kjv-tiny` prints it) to first place.
+  TempDir dir;
+  const Json untouched = session(dir, "--lesson 12 --step 3 --view next", "");
+  CHECK_FALSE(untouched["next"].contains("before_changes"));
+  const Json knocked =
+      session(dir, "--lesson 12 --step 3 --view next", "xdotool key ctrl+k\nsleep 1\n");
+  REQUIRE(knocked["next"].contains("before_changes"));
+  CHECK(knocked["next"]["before_changes"] == "layer 2, head 4 knocked out");
+  CHECK(knocked["next"]["before_of_top"].get<double>() == doctest::Approx(0.1247).epsilon(0.01));
+  // Knocked out and restored: nothing to compare.
+  const Json restored = session(dir, "--lesson 12 --step 3 --view next",
+                                "xdotool key ctrl+k\nsleep 1\nxdotool key ctrl+k\nsleep 1\n");
+  CHECK_FALSE(restored["next"].contains("before_changes"));
+}
+
 TEST_CASE("presenter mode without a lesson: the clicker moves the selected query") {
   TempDir dir;
   const Json layout = session(dir, "--presenter",

@@ -327,8 +327,8 @@ def test_model(args):
     with serve(args.site) as url, Chromium(1280, 720) as browser:
         with open(os.path.join(args.site, "models", "index.json"), encoding="utf-8") as index:
             models = json.load(index)
-        check(sorted(models) == ["bert-web", "gpt2-kjv-tiny", "gpt2-web", "marian-web-es",
-                                 "stories260K"],
+        check(sorted(models) == ["bert-web", "gpt2-kjv-tiny", "gpt2-kjv-tiny-shuffled", "gpt2-web",
+                                 "marian-web-es", "stories260K"],
               f"models/index.json lists {sorted(models)}")
         page, _ = open_app(browser, url + "index.html?lesson=11")
         frame_layout = settle(page, "model", "gpt2-kjv-tiny", timeout=60)

@@ -29,17 +29,6 @@ std::string shown_text(const Pipeline& pipeline) {
   return text;
 }
 
-// Calls recompute_if_needed as frames would until the model's result is in (or 20 s pass).
-void frames_until_computed(AppState& state) {
-  for (int frame = 0; frame < 2000 && (state.computed.computing() ||
-                                       state.computed.version != state.document.version());
-       ++frame) {
-    state.recompute_if_needed();
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  REQUIRE_FALSE(state.computed.computing());
-}
-
 }  // namespace
 
 TEST_CASE("the worker computes on its own pipeline and swaps it in, the latest request wins") {
@@ -115,7 +104,7 @@ TEST_CASE("a slow model's edit returns at once, the views keep the last result u
   state.apply(edits::set_target("And the earth was without form, and void"));
   // The edit did not wait: unless the worker was quicker than this line, the old text is shown.
   if (state.computed.computing()) CHECK(shown_text(state.pipeline()) == before);
-  frames_until_computed(state);
+  testing::frames_until_computed(state);
   CHECK(shown_text(state.pipeline()).find("void") != std::string::npos);
   CHECK(state.computed.version == state.document.version());
   CHECK(state.computed.error.empty());
