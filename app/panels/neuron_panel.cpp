@@ -17,6 +17,7 @@
 #include "app/panels/theme.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/view/cell_history.hpp"
+#include "app/view/follow_scroll.hpp"
 #include "app/view/formula.hpp"
 #include "app/view/values.hpp"
 #include "core/figures/format.hpp"
@@ -27,6 +28,7 @@
 #include <array>
 #include <cfloat>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -114,6 +116,10 @@ class NeuronPanel final : public Panel {
  private:
   // The chosen key, and the (head, query) it was chosen for.
   int key_ = -1, key_head_ = -1, key_query_ = -1;
+  // The row of α scrolls sideways to show the key explained when it, the query or what the
+  // panels show changes (view/follow_scroll.hpp).
+  view::FollowedToken followed_key_, followed_query_;
+  std::uint64_t view_generation_ = 0;
   std::uint64_t key_load_version_ =
       0;  // AppState::load_version when key_ was last chosen for a new document
 
@@ -705,6 +711,21 @@ class NeuronPanel final : public Panel {
                         ImGuiWindowFlags_HorizontalScrollbar);
       ImGui::PopStyleColor();
       ImGui::PopStyleVar();
+      // Both followed each frame, so that a change to either is seen.
+      const bool key_moved = followed_key_.changed_to(key);
+      const bool query_moved = followed_query_.changed_to(query);
+      const bool replaced = state.view_generation != view_generation_;
+      view_generation_ = state.view_generation;
+      if ((key_moved || query_moved || replaced) && key >= 0 && key < n_key)
+        ImGui::SetScrollX(view::scroll_to_show(ImGui::GetScrollX(), bw * static_cast<float>(key),
+                                               bw * static_cast<float>(key + 1), area.w, row_w,
+                                               bw));
+      // For the tests: the keys [first, last) at least partly in sight.
+      const float scrolled = ImGui::GetScrollX();
+      state.frame.values.set("neuron.first_key", static_cast<int>(scrolled / bw));
+      state.frame.values.set(
+          "neuron.last_key",
+          std::min(n_key, static_cast<int>(std::ceil((scrolled + area.w) / bw))));
       list = ImGui::GetWindowDrawList();
       left = ImGui::GetCursorScreenPos().x;  // scrolled
     }

@@ -16,6 +16,7 @@
 #include "app/panels/widgets.hpp"
 #include "app/raster/canvas.hpp"
 #include "app/render/image_texture.hpp"
+#include "app/view/follow_scroll.hpp"
 #include "app/view/formula.hpp"
 #include "app/view/memo.hpp"
 #include "app/view/projection.hpp"
@@ -26,6 +27,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <numeric>
 #include <string>
@@ -126,7 +128,11 @@ class OutputPanel final : public Panel {
   view::Canvas canvas_;
   render::ImageTexture canvas_texture_;  // ... and shown as one textured quad
   bool sort_rows_ = false;
-  bool rows_to_top_ = false;  // the rows scroll back to the first (another query was chosen)
+  // Another query (or head) was chosen: the rows scroll to show the key it attends to most (a
+  // lesson's pinned key instead, when it changes): view/follow_scroll.hpp.
+  bool rows_to_top_ = false;
+  view::FollowedToken followed_key_;
+  std::uint64_t view_generation_ = 0;  // the host scrolls every view back to the top when it moves
 
   void update_cache(const AttentionResult& r, int head, int query) {
     const HeadResult& h = r.heads[static_cast<std::size_t>(head)];
@@ -308,9 +314,32 @@ class OutputPanel final : public Panel {
       ImGui::BeginChild("##output_rows", ImVec2(rows_area.w, rows_area.h), false);
       ImGui::PopStyleColor();
       ImGui::PopStyleVar();
-      if (rows_to_top_) ImGui::SetScrollY(0.0f);
+      const int pinned =
+          state.pinned.valid() && state.pinned.side == Side::Key && state.pinned.index < n_key
+              ? state.pinned.index
+              : -1;
+      if (state.view_generation != view_generation_) {
+        view_generation_ = state.view_generation;
+        rows_to_top_ = true;
+      }
+      if (followed_key_.changed_to(pinned) || rows_to_top_) {
+        const int key = pinned >= 0 ? pinned : by_weight_.empty() ? 0 : by_weight_.front();
+        const auto sorted_at = std::find(by_weight_.begin(), by_weight_.end(), key);
+        const int row = sort_rows_ && sorted_at != by_weight_.end()
+                            ? static_cast<int>(sorted_at - by_weight_.begin())
+                            : key;
+        ImGui::SetScrollY(view::scroll_to_show(
+            rows_to_top_ ? 0.0f : ImGui::GetScrollY(), row_h * static_cast<float>(row),
+            row_h * static_cast<float>(row + 1), rows_area.h, rows_h, row_h));
+      }
       list = ImGui::GetWindowDrawList();
       rows_top = ImGui::GetCursorScreenPos().y;  // scrolled
+      // For the tests: the rows [first, last) at least partly in sight.
+      const float scrolled = ImGui::GetScrollY();
+      state.frame.values.set("output.first_row", static_cast<int>(scrolled / row_h));
+      state.frame.values.set(
+          "output.last_row",
+          std::min(n_key, static_cast<int>(std::ceil((scrolled + rows_area.h) / row_h))));
     }
     rows_to_top_ = false;
     const bool mouse_in_rows =

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "app/panels/token_chips.hpp"
@@ -103,9 +104,15 @@ std::vector<const HostedPanel*> views_of(const Shell& shell, const std::vector<v
 }
 
 // A row of tabs that wraps onto more rows rather than hiding a tab behind scroll arrows (large
-// text in a narrow window). Returns the view clicked, if any.
+// text in a narrow window). `ui.presenter`: presenter mode's tabs are for the teacher, not the
+// class: short names at the dashboard's text size, on one row, so that the view keeps the
+// height. Returns the view clicked, if any.
 std::optional<view::ViewId> draw_tab_row(const std::vector<const HostedPanel*>& views,
-                                         view::ViewId active, std::vector<FrameLayout::Tab>& tabs) {
+                                         view::ViewId active, std::vector<FrameLayout::Tab>& tabs,
+                                         const UiSettings& ui) {
+  const float scale =
+      ui.presenter ? std::clamp(ui.font_size / ui.presenter_font_size, 0.6f, 1.0f) : 1.0f;
+  ImGui::SetWindowFontScale(scale);
   std::optional<view::ViewId> clicked;
   const ImGuiStyle& style = ImGui::GetStyle();
   const float right = ImGui::GetWindowPos().x + ImGui::GetWindowContentRegionMax().x;
@@ -113,7 +120,7 @@ std::optional<view::ViewId> draw_tab_row(const std::vector<const HostedPanel*>& 
                       ImVec2(style.ItemInnerSpacing.x, style.ItemSpacing.y * 0.5f));
   for (std::size_t i = 0; i < views.size(); ++i) {
     const view::ViewInfo& info = *views[i]->view;
-    const char* label = info.centre_tab ? info.title : info.short_title;
+    const char* label = info.centre_tab && !ui.presenter ? info.title : info.short_title;
     const float width = ImGui::CalcTextSize(label).x + style.FramePadding.x * 2.0f;
     if (i > 0 && ImGui::GetItemRectMax().x + style.ItemInnerSpacing.x + width <= right)
       ImGui::SameLine();
@@ -126,7 +133,7 @@ std::optional<view::ViewId> draw_tab_row(const std::vector<const HostedPanel*>& 
     if (ImGui::Button(label)) clicked = info.id;
     const ImVec2 min = ImGui::GetItemRectMin(), max = ImGui::GetItemRectMax();
     tabs.push_back({info.id, min.x, min.y, max.x - min.x, max.y - min.y});
-    if (!info.centre_tab && ImGui::IsItemHovered() && info.title != info.short_title)
+    if (ImGui::IsItemHovered() && std::string_view(label) != info.title)
       ImGui::SetTooltip("%s", info.title);
     ImGui::PopID();
     ImGui::PopStyleColor(3);
@@ -138,6 +145,7 @@ std::optional<view::ViewId> draw_tab_row(const std::vector<const HostedPanel*>& 
       ImVec2(below.x + style.WindowPadding.x * 0.5f, below.y + 1.0f), ImVec2(right, below.y + 1.0f),
       ImGui::GetColorU32(ImGuiCol_TabActive), 1.0f);
   ImGui::Dummy(ImVec2(0, style.ItemSpacing.y * 0.25f));
+  ImGui::SetWindowFontScale(1.0f);
   return clicked;
 }
 
@@ -259,7 +267,7 @@ void draw_window(Shell& shell, PanelContext& context, const view::DashboardWindo
   if (ImGui::Begin(name.c_str(), nullptr, flags | ImGuiWindowFlags_NoTitleBar) &&
       state.computed.has_result) {
     if (const std::optional<view::ViewId> clicked =
-            draw_tab_row(views, active, state.frame.layout.tabs)) {
+            draw_tab_row(views, active, state.frame.layout.tabs, state.ui)) {
       active = *clicked;
       shell.requested_tab.reset();
     }

@@ -198,6 +198,24 @@ TEST_CASE("after a knock-out, Next token lists the prediction before beside the 
   CHECK_FALSE(restored["next"].contains("before_changes"));
 }
 
+TEST_CASE("presenter mode at 1280x720: the tabs take one row, the heatmap keeps rows to show") {
+  // Lesson 13, step 3: 22 tokens in two rows of chips and four lines of text above the view. With
+  // the tabs' long names at the presenter's text size the heatmap showed two and a half rows.
+  TempDir dir;
+  const Json layout = session(dir, "--lesson 13 --step 2 --presenter", "");
+  REQUIRE(layout["tabs"].size() >= 10);
+  for (const Json& tab : layout["tabs"]) {
+    INFO(tab.dump());
+    CHECK(tab["y"] == layout["tabs"][0]["y"]);
+  }
+  // Rows [first, last) at least partly in sight: five, "␣time" (the step's query, 4) among them.
+  const int first = layout["heatmap"]["visible_rows"][0],
+            last = layout["heatmap"]["visible_rows"][1];
+  CHECK(last - first >= 5);
+  CHECK(first <= 4);
+  CHECK(4 < last);
+}
+
 TEST_CASE("presenter mode without a lesson: the clicker moves the selected query") {
   TempDir dir;
   const Json layout = session(dir, "--presenter",

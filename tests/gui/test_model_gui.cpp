@@ -272,6 +272,52 @@ TEST_CASE("the heatmap scrolls to show the selected query of a long text") {
   CHECK(heatmap["visible_rows"][1].get<int>() > 35);
 }
 
+TEST_CASE("the Output and Neuron views scroll to the key the selected query attends to most") {
+  // Issue 40: Output listed the 37 keys from the top whatever the query looked at.
+  TempDir dir;
+  const std::string text =
+      "The teacher asked the students to open their books and read the first page aloud.";
+  const fs::path path = dir.path / "long.json";
+  std::ofstream(path) << R"({"format": "attnviz-scenario", "version": 2,
+                            "model": {"name": "gpt2-kjv-tiny"}, "target": ")"
+                      << text << R"("})";
+  // Layer 1, head 3 (previous-token) from query 35: the engine's own forward pass says where it
+  // looks most (far down the list of keys).
+  Result<Model> model = open_model("gpt2-kjv-tiny");
+  REQUIRE(model.ok());
+  Result<std::vector<ModelToken>> tokens = read_text(*model, text);
+  REQUIRE(tokens.ok());
+  std::vector<int> ids;
+  for (const ModelToken& token : *tokens) ids.push_back(token.id);
+  REQUIRE(ids.size() == 37);
+  TransformerForward forward(model->transformer);
+  REQUIRE(forward.run(ids).is_ok());
+  const Matrix attention = forward.attention(0, 2);  // (n_query, n_key)
+  Eigen::Index most = 0;
+  attention.row(35).maxCoeff(&most);
+  MESSAGE("query 35 attends most to key " << most);
+  const Shot shot = testing::take_shot(
+      dir, {path.string(), "--view", "output", "--layer", "0", "--head", "2", "--query", "35"});
+  INFO("stderr: " << shot.errors);
+  REQUIRE(shot.status == 0);
+  const nlohmann::json& values = shot.layout["output"];
+  INFO(values.dump());
+  CHECK(most > 20);
+  CHECK(values["first_row"].get<int>() > 0);      // scrolled down from the first key ...
+  CHECK(values["first_row"].get<int>() <= most);  // ... far enough to show that one
+  CHECK(most < values["last_row"].get<int>());
+  // The Neuron view explains that key (the largest α) for the query: its row of α scrolls
+  // sideways to it.
+  const Shot neuron = testing::take_shot(
+      dir, {path.string(), "--view", "neuron", "--layer", "0", "--head", "2", "--query", "35"});
+  REQUIRE(neuron.status == 0);
+  const nlohmann::json& row = neuron.layout["neuron"];
+  INFO(row.dump());
+  CHECK(row["first_key"].get<int>() > 0);
+  CHECK(row["first_key"].get<int>() <= most);
+  CHECK(most < row["last_key"].get<int>());
+}
+
 TEST_CASE("the rollout heatmap has its colour scale and names its rows and columns at 1280x720") {
   TempDir dir;
   const fs::path path = dir.path / "rollout.json";
