@@ -80,7 +80,8 @@ def main():
         raise SystemExit(__doc__)
     source, target = sys.argv[1], sys.argv[2]
     os.makedirs(target, exist_ok=True)
-    log_lines = [f"shuffle_weights.py: {source} -> {target}, seed {SEED}"]
+    # The log names the source folder only: the same however the target is named.
+    log_lines = [f"shuffle_weights.py: from {os.path.basename(os.path.normpath(source))}, seed {SEED}"]
     metadata, tensors = read_safetensors(os.path.join(source, "model.safetensors"))
     random = np.random.RandomState(SEED)
     shuffled = []
