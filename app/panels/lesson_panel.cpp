@@ -1,6 +1,7 @@
 // The Lesson band: the step's text (with live numbers), Back / Next / Leave, and "predict, then
 // reveal": on a predict step the student clicks the key they expect the query to attend to most;
 // the views that would give the answer away stay covered until then.
+#include "app/panels/lesson_predict.hpp"
 #include "app/panels/panel.hpp"
 #include "app/panels/registry.hpp"
 #include "app/panels/theme.hpp"
@@ -14,6 +15,59 @@
 #include <cstdio>
 
 namespace attnviz::app {
+
+std::vector<int> predict_keys(const AppState& state, const LessonPredict& predict) {
+  std::vector<int> offered;
+  const int query = resolve_token(state.pipeline().target(), predict.query);
+  const auto& keys = state.pipeline().keys().tokens;
+  if (query < 0 || keys.empty()) return offered;
+  // The head the question is about (a real model's: in the step's layer).
+  const int layer = std::clamp(predict.layer, 0, state.pipeline().layer_count() - 1);
+  const AttentionResult& result = state.pipeline().layer(layer);
+  if (predict.head >= static_cast<int>(result.heads.size()) || query >= result.n_query)
+    return offered;
+  const HeadResult& head = result.heads[static_cast<std::size_t>(predict.head)];
+  for (std::size_t j = 0; j < keys.size(); ++j)
+    if (std::isfinite(head.masked_scores(query, static_cast<Eigen::Index>(j))))
+      offered.push_back(static_cast<int>(j));
+  return offered;
+}
+
+namespace {
+
+// Each button's width as ImGui lays it out.
+float key_button_width(const AppState& state, int key) {
+  const auto& keys = state.pipeline().keys().tokens;
+  return ImGui::CalcTextSize(state.frame.visual_text(keys[static_cast<std::size_t>(key)].text)).x +
+         ImGui::GetStyle().FramePadding.x * 2.0f;
+}
+
+// Whether button `width` goes on the line of the one before it, which ends at `line_end`, within
+// `right` (a wrap: the next row).
+bool stays_on_line(float line_end, float width, float right) {
+  return line_end + ImGui::GetStyle().ItemSpacing.x + width <= right;
+}
+
+}  // namespace
+
+float predict_block_height(const AppState& state, const LessonPredict& predict, float width) {
+  const ImGuiStyle& style = ImGui::GetStyle();
+  float height = ImGui::CalcTextSize(wrap_text_at_spaces(predict.prompt, width).c_str()).y +
+                 style.ItemSpacing.y;
+  int rows = 0;
+  float line_end = 0;
+  for (const int key : predict_keys(state, predict)) {
+    const float w = key_button_width(state, key);
+    if (rows == 0 || !stays_on_line(line_end, w, width)) {
+      ++rows;
+      line_end = w;
+    } else {
+      line_end += style.ItemSpacing.x + w;
+    }
+  }
+  return height + static_cast<float>(std::max(rows, 1)) * ImGui::GetFrameHeightWithSpacing();
+}
+
 namespace {
 
 class LessonPanel final : public Panel {
@@ -90,22 +144,37 @@ class LessonPanel final : public Panel {
     const AttentionResult& result = state.pipeline().layer(layer);
     if (predict.head >= static_cast<int>(result.heads.size()) || query >= result.n_query) return;
     const HeadResult& head = result.heads[static_cast<std::size_t>(predict.head)];
+    // Wrapped as the text above, and the buttons in rows as wide (predict_block_height measures
+    // the same for the band's height).
+    const float width = ImGui::GetContentRegionAvail().x - ImGui::GetStyle().ScrollbarSize;
     ImGui::PushStyleColor(ImGuiCol_Text, colours.selection);
-    ImGui::TextUnformatted(predict.prompt.c_str());
+    text_wrapped_at_spaces(predict.prompt, width);
     ImGui::PopStyleColor();
     if (!state.lesson.prediction) {
+      const float left = ImGui::GetCursorScreenPos().x;
+      float line_end = 0;
       bool first = true;
-      for (std::size_t j = 0; j < keys.size(); ++j) {
-        // Only the keys the query may attend to (a causal mask hides the later ones).
-        if (!std::isfinite(head.masked_scores(query, static_cast<Eigen::Index>(j)))) continue;
-        if (!first) ImGui::SameLine();
+      for (const int j : predict_keys(state, predict)) {
+        const float w = key_button_width(state, j);
+        if (!first && stays_on_line(line_end, w, width)) {
+          ImGui::SameLine();
+          line_end += ImGui::GetStyle().ItemSpacing.x + w;
+        } else {
+          line_end = w;
+        }
         first = false;
-        ImGui::PushID(static_cast<int>(j));
-        if (ImGui::Button(state.frame.visual_text(keys[j].text)))
-          context.lesson.prediction = static_cast<int>(j);
-        if (ImGui::IsItemHovered()) state.frame.hovered_next = {Side::Key, static_cast<int>(j)};
+        ImGui::PushID(j);
+        if (ImGui::Button(state.frame.visual_text(keys[static_cast<std::size_t>(j)].text)))
+          context.lesson.prediction = j;
+        if (ImGui::IsItemHovered()) state.frame.hovered_next = {Side::Key, j};
+        // For the tests: whether every button is inside the band's text column.
+        if (ImGui::GetItemRectMax().x > left + width + 0.5f)
+          state.frame.values.set("lesson.predict_buttons_cut", 1);
         ImGui::PopID();
       }
+      state.frame.values.set("lesson.predict_rows_end",
+                             ImGui::GetItemRectMax().y - ImGui::GetWindowPos().y);
+      state.frame.values.set("lesson.predict_band_h", ImGui::GetWindowSize().y);
       return;
     }
     // Reveal: the engine's answer next to the guess.
@@ -126,7 +195,7 @@ class LessonPanel final : public Panel {
         static_cast<double>(weights(query, answer)));
     ImGui::PushStyleColor(ImGuiCol_Text,
                           right ? IM_COL32(30, 150, 60, 255) : IM_COL32(200, 60, 40, 255));
-    ImGui::TextUnformatted(line);
+    text_wrapped_at_spaces(line, width);
     ImGui::PopStyleColor();
     context.pinned = {Side::Key, static_cast<int>(answer)};
   }

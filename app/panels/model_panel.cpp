@@ -26,6 +26,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cfloat>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -575,9 +577,10 @@ class ModelPanel final : public Panel {
       ImGui::NewLine();
     // What the two numbers of a badge are.
     if (run.can(Capability::HeadRoles) && !run.roles().empty())
-      ImGui::TextDisabled(
+      text_wrapped_at_spaces(
           "badges: role, its score on the detector's probe \xc2\xb7 on this text (\xe2\x80\x93: "
-          "this text cannot measure it)");
+          "this text cannot measure it; hover a tile for both)",
+          ImGui::GetContentRegionAvail().x, true);
   }
 
   bool filtered_out(const Run& run, int layer, int head) const {
@@ -665,12 +668,18 @@ class ModelPanel final : public Panel {
     if (ImGui::CalcTextSize(badge).x > room)
       std::snprintf(badge, sizeof badge, "%s %s\xc2\xb7%s", label.tiny, probe_number.c_str(),
                     here_number.c_str());
-    if (ImGui::CalcTextSize(badge).x > room)
-      std::snprintf(badge, sizeof badge, "%s %s", label.tiny, probe_number.c_str());
-    if (ImGui::CalcTextSize(badge).x > room) std::snprintf(badge, sizeof badge, "%s", label.tiny);
+    // Narrow tiles (gpt2-web's 6 heads): both numbers in smaller type, else the role alone. Never
+    // the probe's score alone: on a text where the head does nothing it reads as "it copies here".
+    ImFont* font = ImGui::GetFont();
+    float size = ImGui::GetFontSize();
+    if (font->CalcTextSizeA(size, FLT_MAX, 0.0f, badge).x > room) size = std::round(size * 0.8f);
+    if (font->CalcTextSizeA(size, FLT_MAX, 0.0f, badge).x > room) {
+      size = ImGui::GetFontSize();
+      std::snprintf(badge, sizeof badge, "%s", label.tiny);
+    }
     const bool dim = filtered_out(run, layer, head);
     list->AddText(
-        ImVec2(p0.x, p0.y + tile + 1.0f),
+        font, size, ImVec2(p0.x, p0.y + tile + 1.0f),
         dim ? colours.text_dim : head_colour(state.ui.theme, static_cast<int>(scores->role)),
         badge);
   }

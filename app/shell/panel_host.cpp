@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "app/panels/lesson_predict.hpp"
 #include "app/panels/token_chips.hpp"
 #include "app/panels/widgets.hpp"
 #include "app/session/status_line.hpp"
@@ -65,7 +66,9 @@ float lesson_band_height(const Shell& shell) {
       height += std::max(note, ImGui::GetTextLineHeight() * 2.0f + style.ItemSpacing.y) +
                 style.ItemSpacing.y;
     }
-    if (step->predict) height += font * 1.4f + ImGui::GetFrameHeightWithSpacing() * 1.1f;
+    if (step->predict)
+      height += predict_block_height(state, *step->predict, std::max(wrap, font * 10.0f)) +
+                style.ItemSpacing.y;
   }
   return std::round(std::max(height, ImGui::GetFrameHeightWithSpacing() * 3.2f + font));
 }
@@ -376,7 +379,10 @@ void draw_presenter(Shell& shell, CommandSource& commands, const view::Rect& are
   const bool lesson = state.lesson.active();
   const view::PresenterLayout layout =
       view::layout_presenter(area, gap, lesson ? lesson_band_height(shell) : 0.0f,
-                             state.computed.has_result ? sentence_strip_height(state, area.w) : 0);
+                             state.computed.has_result ? sentence_strip_height(state, area.w) : 0,
+                             // The views are covered until the student predicts: the question's
+                             // rows of answers may take their room.
+                             state.lesson.awaiting_prediction() ? 0.65f : 0.4f);
   state.frame.layout.dashboard = {};
   state.frame.layout.dashboard.panels[static_cast<std::size_t>(view::Slot::Lesson)] = layout.lesson;
   state.frame.layout.dashboard.panels[static_cast<std::size_t>(view::Slot::Centre)] = layout.view;

@@ -260,7 +260,8 @@ DashboardLayout layout_dashboard(Rect area, const PanelVisibility& v, float gap,
   return *layout;
 }
 
-PresenterLayout layout_presenter(Rect area, float gap, float lesson_height, float sentence_height) {
+PresenterLayout layout_presenter(Rect area, float gap, float lesson_height, float sentence_height,
+                                 float lesson_share) {
   PresenterLayout layout;
   const auto take = [&](float height) {
     const float h = std::min(height, area.h);
@@ -269,7 +270,8 @@ PresenterLayout layout_presenter(Rect area, float gap, float lesson_height, floa
     area.h = std::max(0.0f, area.h - h - gap);
     return band;
   };
-  if (lesson_height > 0) layout.lesson = take(std::min(lesson_height, std::round(area.h * 0.4f)));
+  if (lesson_height > 0)
+    layout.lesson = take(std::min(lesson_height, std::round(area.h * lesson_share)));
   if (sentence_height > 0) layout.sentence = take(sentence_height);
   layout.view = area;
   return layout;

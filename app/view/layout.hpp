@@ -77,12 +77,14 @@ struct DashboardLayout {
 DashboardLayout layout_dashboard(Rect area, const PanelVisibility& visible, float gap,
                                  float lesson_height, float font);
 
-// Presenter mode: the lesson band (when a lesson runs: `lesson_height`, 0 otherwise), the sentence
-// as a strip of tokens under it, and one view filling the rest.
+// Presenter mode: the lesson band (when a lesson runs: `lesson_height`, 0 otherwise, at most
+// `lesson_share` of the height: more while a predict step covers the views), the sentence as a
+// strip of tokens under it, and one view filling the rest.
 struct PresenterLayout {
   Rect lesson, sentence, view;
 };
-PresenterLayout layout_presenter(Rect area, float gap, float lesson_height, float sentence_height);
+PresenterLayout layout_presenter(Rect area, float gap, float lesson_height, float sentence_height,
+                                 float lesson_share = 0.4f);
 
 // The text size that suits a window `height` pixels tall: 16 px at 720 lines, growing with it.
 float suited_font_size(float height);

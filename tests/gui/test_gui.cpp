@@ -58,11 +58,13 @@ TEST_CASE("a cross-attention source of words the lexicon does not know is said t
 }
 
 TEST_CASE("beside the Cheaper attention view, the Output view says it shows full attention") {
-  // Lesson 17, step 3: "under LSH attention "it" never sees "animal"", while the Output view
-  // beside it shows full attention's weights.
+  // Lesson 17: the Reformer's view beside the Output view, which shows full attention's weights
+  // (step 3, "it never sees animal", no longer shows the Output view at all).
   TempDir dir;
-  const Screenshot cheaper = screenshot(dir.path, {"--lesson", "17", "--step", "2"});
+  const Screenshot cheaper = screenshot(dir.path, {"--lesson", "17", "--step", "0"});
   CHECK(cheaper.layout["output"]["full_attention_note"] == 1);
+  const Screenshot never_sees = screenshot(dir.path, {"--lesson", "17", "--step", "2"});
+  CHECK_FALSE(never_sees.layout.contains("output"));
   const Screenshot heatmaps = screenshot(dir.path, {});
   CHECK(heatmaps.layout["output"]["full_attention_note"] == 0);
 }

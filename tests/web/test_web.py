@@ -330,7 +330,8 @@ def test_model(args):
         check(sorted(models) == ["bert-web", "gpt2-kjv-tiny", "gpt2-kjv-tiny-shuffled", "gpt2-web",
                                  "marian-web-es", "stories260K"],
               f"models/index.json lists {sorted(models)}")
-        page, _ = open_app(browser, url + "index.html?lesson=11")
+        # Lesson 11's third step shows every head of the model (its first is a question).
+        page, _ = open_app(browser, url + "index.html?lesson=11&step=2")
         frame_layout = settle(page, "model", "gpt2-kjv-tiny", timeout=60)
         check(frame_layout["model"] == "gpt2-kjv-tiny", f"lesson 11 shows the model {frame_layout['model']!r}")
         grid = frame_layout.get("model_grid", {})
