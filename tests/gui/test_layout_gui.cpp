@@ -216,6 +216,17 @@ TEST_CASE("presenter mode at 1280x720: the tabs take one row, the heatmap keeps 
   CHECK(4 < last);
 }
 
+TEST_CASE("presenter mode at 1280x720: a predict step's answers are all in the lesson band") {
+  // Lesson 11, step 1: 16 answers at 24 px. On one row they ran past the text column, cut off
+  // at the right answer; wrapped, the band grows to hold them while the views are covered.
+  TempDir dir;
+  const Json layout = layout_of(dir, "--size 1280x720 --presenter --lesson 11 --step 0");
+  const Json& lesson = layout["lesson"];
+  INFO(lesson.dump());
+  CHECK_FALSE(lesson.contains("predict_buttons_cut"));
+  CHECK(lesson["predict_rows_end"].get<float>() <= lesson["predict_band_h"].get<float>());
+}
+
 TEST_CASE("presenter mode without a lesson: the clicker moves the selected query") {
   TempDir dir;
   const Json layout = session(dir, "--presenter",
