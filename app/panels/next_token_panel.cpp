@@ -114,6 +114,7 @@ class NextTokenPanel final : public Panel {
     int rank = 0;  // among the logits now, from 1
   };
   std::vector<Fallen> fallen_;
+  std::string before_changes_, before_line_;  // "layer 2, head 4 knocked out"; the header's line
 
   // The before applies to the text the model reads now, after its last token.
   static bool before_applies(const ModelBefore& before, const Run& model, int position) {
@@ -138,6 +139,11 @@ class NextTokenPanel final : public Panel {
       return;
     before_probabilities_.clear();
     fallen_.clear();
+    // What changed since (a run follows every change of the model: run_count keys it).
+    const ModelSpec* now = state.document.scenario().model();
+    before_changes_ = before.held && now ? before.changes_to(*now) : std::string();
+    before_line_ = "Before and after: " + before_changes_ +
+                   ". \xe2\x96\xb2\xe2\x96\xbc and the tick on each bar: the probability before.";
     if (!applies) return;
     if (!std::all_of(before.next_logits.begin(), before.next_logits.end(),
                      [](float logit) { return std::isfinite(logit); }))
@@ -160,9 +166,6 @@ class NextTokenPanel final : public Panel {
     const ModelBefore& before = state.computed.before;
     if (!before.held) return;
     ImGui::Spacing();
-    const std::string changes = state.document.scenario().model()
-                                    ? before.changes_to(*state.document.scenario().model())
-                                    : std::string();
     if (before_probabilities_.empty()) {
       ImGui::TextDisabled(
           position != static_cast<int>(state.pipeline().current().model_tokens().size()) - 1
@@ -170,17 +173,14 @@ class NextTokenPanel final : public Panel {
               : "No prediction before the change to compare with.");
       return;
     }
-    const std::string line = "Before and after: " + changes +
-                             ". \xe2\x96\xb2\xe2\x96\xbc "
-                             "and the tick on each bar: the probability before.";
-    text_wrapped_at_spaces(line, ImGui::GetContentRegionAvail().x - ImGui::GetFontSize() * 4.0f,
-                           false);
+    text_wrapped_at_spaces(before_line_,
+                           ImGui::GetContentRegionAvail().x - ImGui::GetFontSize() * 4.0f, false);
     ImGui::SameLine();
     if (ImGui::SmallButton("Clear")) context.commands.run("model.clear_before");
     if (ImGui::IsItemHovered())
       ImGui::SetTooltip("Forget the prediction before the change (%s)",
                         context.commands.label("model.clear_before").c_str());
-    state.frame.values.set("next.before_changes", changes);
+    state.frame.values.set("next.before_changes", before_changes_);
   }
 
   void draw_fallen(const AppState& state, const Run& model) {
