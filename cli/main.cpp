@@ -9,7 +9,9 @@
 //   model     real trained models: info, tokens, attention, predict, generate, fill, heads,
 //             bench
 #include "cli/bench.hpp"
+#include "cli/cli_errors.hpp"
 #include "cli/model_commands.hpp"
+#include "cli/training_commands.hpp"
 #include "core/base/float_text.hpp"
 #include "core/base/version.hpp"
 #include "core/document/file_io.hpp"
@@ -34,10 +36,10 @@
 namespace {
 
 using namespace attnviz;
-
-constexpr int kExitOk = 0;
-constexpr int kExitBadInput = 1;
-constexpr int kExitUsage = 2;
+using attnviz::cli::kExitBadInput;
+using attnviz::cli::kExitOk;
+using attnviz::cli::kExitUsage;
+using attnviz::cli::print_error;
 
 constexpr const char* kHelp = R"(attnviz-cli — compute attention the way AttnViz shows it
 
@@ -54,8 +56,10 @@ Usage:
   attnviz-cli bench    --tokens N --d-model D --heads H [--d-k K] [--d-v K] [--cross M]
                        [--compat dot|scaled_dot|general|additive|cosine] [--causal]
                        [--threads T] [--repeat R]
-  attnviz-cli model    info|tokens|attention|translate|predict|generate|fill|heads|bench
+  attnviz-cli model    info|tokens|attention|translate|predict|generate|fill|heads|bench|grad
                        MODEL ...   (attnviz-cli model --help: each with its options)
+  attnviz-cli train    --task induction|copy|reverse|sort|text FILE [--steps N] [--seed S]
+                       [--from MODEL] -o DIR   (attnviz-cli train --help: every option)
   attnviz-cli --help | --version
 
 SCENARIO is a file (SCENARIO.json, or - for standard input) or --builtin, the scenario built
@@ -133,13 +137,6 @@ self-attention) exits
 with status 2. Warnings go to standard
 error (and, for compute, into the JSON). The scenario format is described in docs/formats.md.
 )";
-
-void print_error(const std::string& message) {
-  std::string line = message;
-  for (char& c : line)
-    if (c == '\n' || c == '\r') c = ' ';
-  std::cerr << "attnviz-cli: error: " << line << '\n';
-}
 
 struct Arguments {
   std::string command;
@@ -588,7 +585,9 @@ int main(int argc, char** argv) {
     if (const std::string arg = argv[i];
         arg == "--help" || arg == "-h" || (i == 1 && arg == "help")) {
       // "attnviz-cli model --help" (or "model predict --help"): the model commands alone.
-      std::cout << (first == "model" && i > 1 ? attnviz::cli::model_help() : std::string(kHelp));
+      std::cout << (first == "model" && i > 1   ? attnviz::cli::model_help()
+                    : first == "train" && i > 1 ? attnviz::cli::train_help()
+                                                : std::string(kHelp));
       return kExitOk;
     }
   if (first == "--version") {
@@ -596,6 +595,7 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   if (first == "model") return attnviz::cli::run_model_command(argc, argv);
+  if (first == "train") return attnviz::cli::run_train_command(argc, argv);
   if (first == "bench") {
     attnviz::cli::BenchOptions options;
     if (attnviz::Status status = attnviz::cli::parse_bench_options(argc, argv, options); !status) {

@@ -1,6 +1,8 @@
 #include "cli/model_commands.hpp"
 
 #include "cli/allocation_counter.hpp"
+#include "cli/cli_errors.hpp"
+#include "cli/training_commands.hpp"
 #include "core/base/float_text.hpp"
 #include "core/document/file_io.hpp"
 #include "core/figures/format.hpp"
@@ -26,17 +28,6 @@
 
 namespace attnviz::cli {
 namespace {
-
-constexpr int kExitOk = 0;
-constexpr int kExitBadInput = 1;
-constexpr int kExitUsage = 2;
-
-void print_error(const std::string& message) {
-  std::string line = message;
-  for (char& c : line)
-    if (c == '\n' || c == '\r') c = ' ';
-  std::cerr << "attnviz-cli: error: " << line << '\n';
-}
 
 struct Ablation {
   // An encoder–decoder's heads: the decoder's self-attention (no prefix), the encoder's
@@ -75,8 +66,8 @@ struct ModelArguments {
   std::vector<Ablation> ablations;
 };
 
-constexpr const char* kCommands[] = {"info",  "tokens", "attention", "predict",  "generate",
-                                     "heads", "bench",  "fill",      "translate"};
+constexpr const char* kCommands[] = {"info",  "tokens", "attention", "predict",   "generate",
+                                     "heads", "bench",  "fill",      "translate", "grad"};
 
 // The options each command takes (any other is a usage error, not silently ignored).
 bool takes(const std::string& command, const std::string& option) {
@@ -88,6 +79,7 @@ bool takes(const std::string& command, const std::string& option) {
   const bool ablation = in({"--ablate", "--ablate-from-0"});
   if (command == "translate") return ablation || in({"--text"});
   if (command == "heads") return in({"--text", "--on", "--alignments"});
+  if (command == "grad") return in({"--text", "-o", "--output"});
   if (command == "attention")
     return ablation || in({"--text", "--text-b", "--source", "-o", "--output", "--weights-only"});
   if (command == "fill") return ablation || in({"--text", "--text-b", "--top"});
@@ -256,11 +248,14 @@ Status parse(int argc, char** argv, ModelArguments& args) {
     if (!problem) return problem;
   }
   if (args.model.empty()) return Status::error("model " + args.command + " needs a MODEL");
-  const bool needs_text =
-      args.command == "tokens" || (args.command == "attention" && !args.source) ||
-      args.command == "predict" || args.command == "fill" || args.command == "translate";
+  const bool needs_text = args.command == "tokens" ||
+                          (args.command == "attention" && !args.source) ||
+                          args.command == "predict" || args.command == "fill" ||
+                          args.command == "translate" || args.command == "grad";
   if (needs_text && !args.text)
     return Status::error("model " + args.command + " needs --text TEXT");
+  if (args.command == "grad" && args.output.empty())
+    return Status::error("model grad needs -o G.safetensors (- for standard output)");
   if (args.command == "bench" && args.tokens < 1)
     return Status::error("model bench needs --tokens N");
   // Named as the options are spelled: "--temperature: expected a number of 0 or more ...".
@@ -946,6 +941,7 @@ Usage:
   attnviz-cli model heads     MODEL [--text TEXT] [--on TEXT] | --alignments FILE
   attnviz-cli model bench     MODEL --tokens N [--mode full|append|last-layer]
                               [--all-logits] [--threads T] [--repeat R] [--products]
+  attnviz-cli model grad      MODEL --text TEXT -o G.safetensors
 
 MODEL is a model folder (Hugging Face GPT-2, BERT or Marian), a llama2.c checkpoint (.bin, its
 tokenizer beside it), or a shipped model's name. Shipped: )" +
@@ -965,6 +961,9 @@ tokenizer beside it), or a shipped model's name. Shipped: )" +
   fill       an encoder's likeliest tokens at each [MASK] of TEXT
   heads      each head's detected role and scores on TEXT (a built-in text by default); an
              encoder–decoder's cross-attention heads' alignment precision on aligned pairs
+  grad       a GPT-2's gradient of the mean next-token loss over TEXT (each token predicts
+             the next) for every weight, under the file's own tensor names and shapes (a tied
+             embedding: the sum of both uses); the loss on standard error
   bench      times the forward pass on N tokens: median_us=... p90_us=... allocations=...
 
 SAMPLING: --temperature T (0: the most likely), --top-k K (0: every token), --top-p P;
@@ -1047,6 +1046,7 @@ int run_model_command(int argc, char** argv) {
   if (args.command == "generate") return command_generate(*model, args);
   if (args.command == "heads") return command_heads(*model, args);
   if (args.command == "fill") return command_fill(*model, args);
+  if (args.command == "grad") return command_grad(*model, *args.text, args.output);
   return command_bench(*model, args);
 }
 

@@ -1,0 +1,300 @@
+#include "cli/training_commands.hpp"
+#include "cli/cli_errors.hpp"
+
+#include "core/base/float_text.hpp"
+#include "core/document/file_io.hpp"
+#include "core/models/head_roles.hpp"
+#include "core/models/safetensors.hpp"
+#include "core/training/parameters.hpp"
+#include "core/training/trainer.hpp"
+#include "core/training/training_pass.hpp"
+
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace attnviz::cli {
+namespace {
+
+template <typename T>
+bool parse_whole(const std::string& text, T& value) {
+  const char* end = text.data() + text.size();
+  const auto [at, error] = std::from_chars(text.data(), end, value);
+  return error == std::errc() && at == end;
+}
+
+}  // namespace
+
+int command_grad(const Model& model, const std::string& text, const std::string& output) {
+  const TransformerConfig& c = model.transformer.config();
+  if (model.location.format != ModelFormat::HuggingFaceGpt2 || model.transformer.encoder()) {
+    print_error("model grad computes the gradients of GPT-2 models (" + model.name +
+                " is another kind: its backward pass is not built yet)");
+    return kExitBadInput;
+  }
+  Result<std::vector<ModelToken>> tokens = read_text(model, text);
+  if (!tokens) {
+    print_error(tokens.error());
+    return kExitBadInput;
+  }
+  std::vector<int> ids;
+  for (const ModelToken& token : *tokens) ids.push_back(token.id);
+  if (ids.size() < 2) {
+    print_error("the text is " + std::to_string(ids.size()) +
+                " token: a gradient needs at least two (each token predicts the next)");
+    return kExitBadInput;
+  }
+  if (static_cast<int>(ids.size()) > c.context) {
+    print_error("the text is " + std::to_string(ids.size()) + " tokens, more than " + model.name +
+                "'s context (" + std::to_string(c.context) + ")");
+    return kExitBadInput;
+  }
+  const TransformerWeights& weights = model.transformer.weights();
+  const bool tied = weights.unembedding.data == weights.token_embedding.data;
+  Result<ParameterTable> table = gpt2_parameter_table(c, tied);
+  if (!table) {
+    print_error(model.name + ": " + table.error());
+    return kExitBadInput;
+  }
+  std::vector<float> values(table->size()), gradient(table->size(), 0.0f);
+  const TransformerWeights copy = gpt2_weights_of(c, *table, values.data());
+  copy_weights(weights, copy, values.data());
+  Result<TrainingPass> pass = TrainingPass::make(c);
+  if (!pass) {
+    print_error(pass.error());
+    return kExitBadInput;
+  }
+  Result<float> loss =
+      pass->loss_and_gradient(copy, values.data(), gradient.data(), next_token_batch(ids));
+  if (!loss) {
+    print_error(loss.error());
+    return kExitBadInput;
+  }
+  // The file's own names: GPT2LMHeadModel's files put "transformer." before all but lm_head. A
+  // file that saves the tied head apart (lm_head.weight equal to wte) gets the tied gradient
+  // under both names, as PyTorch's one parameter has it.
+  ParameterTable named;
+  std::string prefix;
+  bool head_saved = false;
+  if (Result<SafetensorsFile> file = SafetensorsFile::open(
+          (std::filesystem::path(model.location.folder) / "model.safetensors").string())) {
+    if (file->find("transformer.wte.weight") != nullptr) prefix = "transformer.";
+    head_saved = file->find("lm_head.weight") != nullptr;
+  }
+  for (const ParameterTensor& tensor : table->tensors())
+    named.add((tensor.name == "lm_head.weight" ? "" : prefix) + tensor.name, tensor.shape);
+  if (tied && head_saved) {
+    const ParameterTensor& wte = *table->find("wte.weight");
+    named.add("lm_head.weight", wte.shape);
+    gradient.insert(gradient.end(), gradient.begin() + static_cast<std::ptrdiff_t>(wte.offset),
+                    gradient.begin() + static_cast<std::ptrdiff_t>(wte.offset + wte.count()));
+  }
+  const std::string bytes = safetensors_bytes(
+      named, gradient.data(),
+      {{"format", "pt"},
+       {"what", "the gradient of the mean next-token cross-entropy over the text"},
+       {"loss", shortest_text(*loss)},
+       {"tokens", std::to_string(ids.size())}});
+  if (Status written = write_file(output, bytes); !written) {
+    print_error(written.message());
+    return kExitBadInput;
+  }
+  std::fprintf(stderr, "loss %s over %zu predictions; gradient of %zu weights written to %s\n",
+               shortest_text(*loss).c_str(), ids.size() - 1, table->size(),
+               output == "-" ? "standard output" : output.c_str());
+  return kExitOk;
+}
+
+std::string train_help() {
+  return R"(attnviz-cli train — train a model and save it as a folder the app opens
+
+  attnviz-cli train --task TASK [--seed S] [--steps N] [--threads 1] [--from MODEL] -o DIR
+                    [--layers L] [--heads H] [--width D] [--mlp] [--texts B] [--length T]
+                    [--lr RATE] [--warmup N] [--score-every K] [--quiet]
+
+TASK: induction (random spans written twice: a head learns to copy), copy ("spam=spam"),
+reverse ("spam=maps"), sort ("spam=amps"), or text FILE (any UTF-8 text, read letter by
+letter by a new model, or by --from MODEL's tokenizer).
+A new model reads bytes: GPT-2's layout, 257 tokens (the bytes and <|endoftext|>), L layers
+(2) of H heads (4), width D (64), attention only unless --mlp. --from MODEL goes on training a
+GPT-2 model (fine-tuning) with its tokenizer.
+Defaults: --seed 1 --steps 1500, 16 texts of 64 tokens a step, AdamW at learning rate 0.003
+(warm-up 50 steps, then a cosine down to a tenth), the gradient clipped to norm 1.
+DIR gets config.json, model.safetensors, vocab.json, merges.txt and train.json: the loss of
+every step and, every K steps (25), each head's induction and previous-token scores on a probe
+(random tokens written twice), and the step of the phase change (a head's induction score
+reaching 0.3). The same seed and settings give the same files, bit for bit.
+)";
+}
+
+int run_train_command(int argc, char** argv) {
+  TrainingSettings settings;
+  std::string output, from, text_file;
+  bool quiet = false, task_given = false;
+  int threads = 1;
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    std::string value;
+    const auto next = [&]() {
+      if (i + 1 >= argc) return false;
+      value = argv[++i];
+      return true;
+    };
+    const auto whole = [&](int& out, int low, int high) {
+      if (!next() || !parse_whole(value, out) || out < low || out > high) {
+        print_error(arg + ": expected a whole number from " + std::to_string(low) + " to " +
+                    std::to_string(high));
+        return false;
+      }
+      return true;
+    };
+    bool ok = true;
+    if (arg == "--task") {
+      if (!next()) {
+        print_error("--task needs a task: induction, copy, reverse, sort or text FILE");
+        return kExitUsage;
+      }
+      Result<TrainingTaskKind> kind = training_task_kind(value);
+      if (!kind) {
+        print_error(kind.error());
+        return kExitUsage;
+      }
+      settings.task = *kind;
+      task_given = true;
+      if (*kind == TrainingTaskKind::Text) {
+        if (!next() || (value.size() > 1 && value[0] == '-')) {
+          print_error("--task text needs the FILE to train on");
+          return kExitUsage;
+        }
+        text_file = value;
+      }
+    } else if (arg == "--seed") {
+      ok = next() && parse_whole(value, settings.seed);
+      if (!ok) print_error("--seed: expected a whole number of 0 or more");
+    } else if (arg == "--steps") {
+      ok = whole(settings.steps, 0, 10'000'000);
+    } else if (arg == "--threads") {
+      ok = whole(threads, 1, 1024);
+    } else if (arg == "--layers") {
+      ok = whole(settings.layers, 1, 48);
+    } else if (arg == "--heads") {
+      ok = whole(settings.heads, 1, 64);
+    } else if (arg == "--width") {
+      ok = whole(settings.d_model, 1, 4096);
+    } else if (arg == "--texts") {
+      ok = whole(settings.texts, 1, 4096);
+    } else if (arg == "--length") {
+      ok = whole(settings.length, 8, 4096);
+    } else if (arg == "--warmup") {
+      ok = whole(settings.optimizer.warmup_steps, 0, 10'000'000);
+    } else if (arg == "--score-every") {
+      ok = whole(settings.score_every, 1, 10'000'000);
+    } else if (arg == "--lr") {
+      double rate = 0.0;
+      ok = next() &&
+           parse_number(value.data(), value.data() + value.size(), rate).ec == std::errc() &&
+           std::isfinite(rate) && rate > 0.0 && rate <= 1.0;
+      if (!ok) print_error("--lr: expected a learning rate above 0 and at most 1");
+      settings.optimizer.learning_rate = static_cast<float>(rate);
+    } else if (arg == "--mlp") {
+      settings.attention_only = false;
+    } else if (arg == "--from") {
+      ok = next();
+      from = value;
+      if (!ok) print_error("--from needs a MODEL");
+    } else if (arg == "-o" || arg == "--output") {
+      ok = next();
+      output = value;
+      if (!ok) print_error("-o needs a folder");
+    } else if (arg == "--quiet") {
+      quiet = true;
+    } else {
+      print_error("unknown option or argument '" + arg + "' (see attnviz-cli train --help)");
+      return kExitUsage;
+    }
+    if (!ok) return kExitUsage;
+  }
+  if (!task_given) {
+    print_error("train needs --task: induction, copy, reverse, sort or text FILE");
+    return kExitUsage;
+  }
+  if (output.empty()) {
+    print_error("train needs -o DIR: the folder the model is saved in");
+    return kExitUsage;
+  }
+  if (threads != 1) {
+    print_error("--threads: training runs on one thread in this version");
+    return kExitUsage;
+  }
+  settings.optimizer.total_steps = settings.steps;
+  if (!text_file.empty()) {
+    Result<std::string> text = read_file(text_file, 64u << 20);
+    if (!text) {
+      print_error(text.error());
+      return kExitBadInput;
+    }
+    settings.text = std::move(*text);
+  }
+  std::optional<Model> model;
+  if (!from.empty()) {
+    Result<Model> opened = open_model(from);
+    if (!opened) {
+      print_error(opened.error());
+      return kExitBadInput;
+    }
+    model.emplace(std::move(*opened));
+  }
+  Result<Trainer> trainer = Trainer::make(settings, model ? &*model : nullptr);
+  if (!trainer) {
+    print_error(trainer.error());
+    return kExitBadInput;
+  }
+  const TransformerConfig& c = trainer->config();
+  if (!quiet)
+    std::fprintf(stderr, "training %s: %d layers of %d heads, width %d, %zu weights; %d steps\n",
+                 std::string(to_string(settings.task)).c_str(), c.n_layers, c.n_heads, c.d_model,
+                 trainer->table().size(), settings.steps);
+  const auto start = std::chrono::steady_clock::now();
+  const auto seconds = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  while (!trainer->done()) {
+    Result<float> loss = trainer->step();
+    if (!loss) {
+      print_error("step " + std::to_string(trainer->steps_taken() + 1) + ": " + loss.error());
+      return kExitBadInput;
+    }
+    const int step = trainer->steps_taken();
+    if (!quiet && (step % 100 == 0 || trainer->done())) {
+      const HeadScoresAt& scores = trainer->scores().back();
+      int best = 0;
+      for (std::size_t h = 0; h < scores.induction.size(); ++h)
+        if (scores.induction[h] > scores.induction[static_cast<std::size_t>(best)])
+          best = static_cast<int>(h);
+      std::fprintf(stderr, "step %6d  loss %.4f  best induction %.2f (layer %d, head %d)  %.1f s\n",
+                   step, static_cast<double>(*loss),
+                   scores.induction.empty() ? 0.0 : static_cast<double>(scores.induction[best]),
+                   best / c.n_heads + 1, best % c.n_heads + 1, seconds());
+    }
+  }
+  if (Status saved = trainer->save(output); !saved) {
+    print_error(saved.message());
+    return kExitBadInput;
+  }
+  if (!quiet) {
+    if (trainer->phase_change_step())
+      std::fprintf(stderr, "phase change at step %d (a head's induction score reached %.1f)\n",
+                   *trainer->phase_change_step(),
+                   static_cast<double>(role_threshold(HeadRole::Induction)));
+    std::fprintf(stderr, "saved %s in %.1f s\n", output.c_str(), seconds());
+  }
+  return kExitOk;
+}
+
+}  // namespace attnviz::cli

@@ -1,0 +1,210 @@
+#include "core/training/parameters.hpp"
+
+#include "core/base/rng.hpp"
+
+#include <cmath>
+#include <numbers>
+
+namespace attnviz {
+namespace {
+
+// The largest sizes training takes: a model past them would not fit a desktop's memory with its
+// gradient and two moments (four copies of the weights).
+constexpr long long kMostParameters = 400'000'000;
+
+// A standard normal number, counter-based (Box–Muller on two of rng's uniform draws).
+float standard_normal(std::uint64_t stream, std::uint64_t index) {
+  const std::uint64_t a = rng::combine(stream, 2 * index), b = rng::combine(stream, 2 * index + 1);
+  const double u1 = (static_cast<double>(a >> 11) + 1.0) * 0x1.0p-53;  // (0, 1]
+  const double u2 = static_cast<double>(b >> 11) * 0x1.0p-53;          // [0, 1)
+  return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2));
+}
+
+bool ends_with(std::string_view text, std::string_view end) {
+  return text.size() >= end.size() && text.substr(text.size() - end.size()) == end;
+}
+
+}  // namespace
+
+std::size_t ParameterTensor::count() const {
+  std::size_t count = 1;
+  for (int extent : shape) count *= static_cast<std::size_t>(extent);
+  return count;
+}
+
+void ParameterTable::add(std::string name, std::vector<int> shape) {
+  ParameterTensor tensor{std::move(name), std::move(shape), size_};
+  size_ += tensor.count();
+  tensors_.push_back(std::move(tensor));
+}
+
+const ParameterTensor* ParameterTable::find(std::string_view name) const {
+  for (const ParameterTensor& tensor : tensors_)
+    if (tensor.name == name) return &tensor;
+  return nullptr;
+}
+
+TransformerConfig gpt2_config(int vocab_size, int context, int layers, int heads, int d_model) {
+  TransformerConfig c;
+  c.architecture = "gpt2";
+  c.vocab_size = vocab_size;
+  c.context = context;
+  c.n_layers = layers;
+  c.n_heads = heads;
+  c.n_kv_heads = heads;
+  c.d_model = d_model;
+  c.d_head = heads > 0 ? d_model / heads : 0;
+  c.d_ff = 4 * d_model;
+  c.norm = NormKind::LayerNorm;
+  c.norm_epsilon = 1e-5f;
+  c.positions = PositionKind::Learned;
+  c.feed_forward = FeedForwardKind::GeluTanh;
+  return c;
+}
+
+Result<ParameterTable> gpt2_parameter_table(const TransformerConfig& c, bool tied_head) {
+  if (c.norm != NormKind::LayerNorm || c.positions != PositionKind::Learned ||
+      c.feed_forward != FeedForwardKind::GeluTanh || !c.causal() || c.norm_after() ||
+      c.n_kv_heads != c.n_heads || c.token_types != 0 || c.cross_attention ||
+      c.embedding_scale != 1.0f || c.position_offset != 0)
+    return Result<ParameterTable>::failure(
+        "training builds GPT-2's layout only: LayerNorm before each sublayer, learned positions, "
+        "GELU, one key head per query head");
+  if (c.d_model < 1 || c.n_layers < 1 || c.n_heads < 1 || c.d_head < 1 || c.d_ff < 1 ||
+      c.vocab_size < 1 || c.context < 1 || c.d_head * c.n_heads != c.d_model)
+    return Result<ParameterTable>::failure(
+        "a GPT-2 needs at least one layer, head, token and position, and a width the heads "
+        "divide");
+  const long long d = c.d_model, ff = c.d_ff;
+  const long long count = (c.vocab_size + c.context) * d + 2 * d +
+                          c.n_layers * (4 * d + 3 * d * d + 3 * d + d * d + d + 2 * d * ff + ff);
+  if (c.d_model > 16384 || c.d_ff > 65536 || c.n_layers > 256 || c.vocab_size > 1'000'000 ||
+      c.context > 65536 || count > kMostParameters)
+    return Result<ParameterTable>::failure("a model of " + std::to_string(count) +
+                                           " weights is larger than training takes (at most " +
+                                           std::to_string(kMostParameters) + ")");
+  const int D = c.d_model;
+  ParameterTable table;
+  table.add("wte.weight", {c.vocab_size, D});
+  table.add("wpe.weight", {c.context, D});
+  for (int l = 0; l < c.n_layers; ++l) {
+    const std::string h = "h." + std::to_string(l) + ".";
+    table.add(h + "ln_1.weight", {D});
+    table.add(h + "ln_1.bias", {D});
+    table.add(h + "attn.c_attn.weight", {D, 3 * D});
+    table.add(h + "attn.c_attn.bias", {3 * D});
+    table.add(h + "attn.c_proj.weight", {D, D});
+    table.add(h + "attn.c_proj.bias", {D});
+    table.add(h + "ln_2.weight", {D});
+    table.add(h + "ln_2.bias", {D});
+    table.add(h + "mlp.c_fc.weight", {D, c.d_ff});
+    table.add(h + "mlp.c_fc.bias", {c.d_ff});
+    table.add(h + "mlp.c_proj.weight", {c.d_ff, D});
+    table.add(h + "mlp.c_proj.bias", {D});
+  }
+  table.add("ln_f.weight", {D});
+  table.add("ln_f.bias", {D});
+  if (!tied_head) table.add("lm_head.weight", {c.vocab_size, D});
+  return table;
+}
+
+TransformerWeights gpt2_weights_of(const TransformerConfig& c, const ParameterTable& table,
+                                   const float* values) {
+  const auto at = [&](const std::string& name) { return values + table.find(name)->offset; };
+  const auto matrix = [](const float* data, int rows, int cols, std::ptrdiff_t stride) {
+    return MatrixView{data, rows, cols, stride};
+  };
+  const auto vector = [](const float* data, int size) { return VectorView{data, size}; };
+  const int D = c.d_model;
+  TransformerWeights w;
+  w.token_embedding = matrix(at("wte.weight"), c.vocab_size, D, D);
+  const ParameterTensor* head = table.find("lm_head.weight");
+  w.unembedding = head == nullptr ? w.token_embedding  // tied
+                                  : matrix(values + head->offset, c.vocab_size, D, D);
+  w.position_embedding = matrix(at("wpe.weight"), c.context, D, D);
+  for (int l = 0; l < c.n_layers; ++l) {
+    const std::string h = "h." + std::to_string(l) + ".";
+    TransformerLayer layer;
+    layer.attention_norm_weight = vector(at(h + "ln_1.weight"), D);
+    layer.attention_norm_bias = vector(at(h + "ln_1.bias"), D);
+    const float* qkv = at(h + "attn.c_attn.weight");  // (D, 3D): [Q | K | V]
+    layer.query = matrix(qkv, D, D, 3 * D);
+    layer.key = matrix(qkv + D, D, D, 3 * D);
+    layer.value = matrix(qkv + 2 * D, D, D, 3 * D);
+    const float* qkv_bias = at(h + "attn.c_attn.bias");
+    layer.query_bias = vector(qkv_bias, D);
+    layer.key_bias = vector(qkv_bias + D, D);
+    layer.value_bias = vector(qkv_bias + 2 * D, D);
+    layer.output = matrix(at(h + "attn.c_proj.weight"), D, D, D);
+    layer.output_bias = vector(at(h + "attn.c_proj.bias"), D);
+    layer.mlp_norm_weight = vector(at(h + "ln_2.weight"), D);
+    layer.mlp_norm_bias = vector(at(h + "ln_2.bias"), D);
+    layer.up = matrix(at(h + "mlp.c_fc.weight"), D, c.d_ff, c.d_ff);
+    layer.up_bias = vector(at(h + "mlp.c_fc.bias"), c.d_ff);
+    layer.down = matrix(at(h + "mlp.c_proj.weight"), c.d_ff, D, D);
+    layer.down_bias = vector(at(h + "mlp.c_proj.bias"), D);
+    w.layers.push_back(layer);
+  }
+  w.final_norm_weight = vector(at("ln_f.weight"), D);
+  w.final_norm_bias = vector(at("ln_f.bias"), D);
+  return w;
+}
+
+void copy_weights(const TransformerWeights& from, const TransformerWeights& to, float* values) {
+  const auto copy_matrix = [values](const MatrixView& into, const MatrixView& in) {
+    float* out = values + (into.data - values);
+    for (int r = 0; r < into.rows; ++r)
+      for (int c = 0; c < into.cols; ++c) out[r * into.stride + c] = in.at(r, c);
+  };
+  const auto copy_vector = [values](const VectorView& into, const VectorView& in) {
+    float* out = values + (into.data - values);
+    for (int i = 0; i < into.size; ++i) out[i] = in.data[i];
+  };
+  copy_matrix(to.token_embedding, from.token_embedding);
+  copy_matrix(to.position_embedding, from.position_embedding);
+  if (to.unembedding.data != to.token_embedding.data) copy_matrix(to.unembedding, from.unembedding);
+  for (std::size_t l = 0; l < to.layers.size(); ++l) {
+    const TransformerLayer &into = to.layers[l], &in = from.layers[l];
+    for (auto member : {&TransformerLayer::query, &TransformerLayer::key, &TransformerLayer::value,
+                        &TransformerLayer::output, &TransformerLayer::up, &TransformerLayer::down})
+      copy_matrix(into.*member, in.*member);
+    for (auto member :
+         {&TransformerLayer::attention_norm_weight, &TransformerLayer::attention_norm_bias,
+          &TransformerLayer::query_bias, &TransformerLayer::key_bias, &TransformerLayer::value_bias,
+          &TransformerLayer::output_bias, &TransformerLayer::mlp_norm_weight,
+          &TransformerLayer::mlp_norm_bias, &TransformerLayer::up_bias,
+          &TransformerLayer::down_bias})
+      copy_vector(into.*member, in.*member);
+  }
+  copy_vector(to.final_norm_weight, from.final_norm_weight);
+  copy_vector(to.final_norm_bias, from.final_norm_bias);
+}
+
+bool is_mlp_tensor(const ParameterTensor& tensor) {
+  return tensor.name.find(".mlp.") != std::string::npos ||
+         tensor.name.find(".ln_2.") != std::string::npos;
+}
+
+void initialize_gpt2(const TransformerConfig& c, const ParameterTable& table, std::uint64_t seed,
+                     bool attention_only, float* values) {
+  const float residual_scale = 0.02f / std::sqrt(2.0f * static_cast<float>(c.n_layers));
+  for (const ParameterTensor& tensor : table.tensors()) {
+    float* out = values + tensor.offset;
+    const std::size_t count = tensor.count();
+    const bool gain = ends_with(tensor.name, "ln_1.weight") ||
+                      ends_with(tensor.name, "ln_2.weight") || tensor.name == "ln_f.weight";
+    if (attention_only && is_mlp_tensor(tensor) && !gain) {
+      for (std::size_t i = 0; i < count; ++i) out[i] = 0.0f;
+    } else if (gain) {
+      for (std::size_t i = 0; i < count; ++i) out[i] = 1.0f;
+    } else if (!tensor.decays()) {
+      for (std::size_t i = 0; i < count; ++i) out[i] = 0.0f;  // a bias
+    } else {
+      const float scale = ends_with(tensor.name, "c_proj.weight") ? residual_scale : 0.02f;
+      const std::uint64_t stream = rng::combine(seed, rng::hash(tensor.name));
+      for (std::size_t i = 0; i < count; ++i) out[i] = scale * standard_normal(stream, i);
+    }
+  }
+}
+
+}  // namespace attnviz

@@ -1,0 +1,106 @@
+// A model's weights as training sees them: named tensors, one after the other in one buffer of
+// floats, so that a gradient, an optimizer's moments and a saved file are the same table over
+// another buffer. The names and shapes are the model file's own (GPT-2's Hugging Face names:
+// "wte.weight" (vocab, d_model), "h.0.attn.c_attn.weight" (d_model, 3 · d_model), ...).
+//
+// weights_of() gives the TransformerWeights views the forward pass reads, pointing into the
+// buffer: the engine's forward pass, every view of the app and the training pass all read the
+// same numbers. A gradient buffer has the same layout: the gradient of the weight at
+// values[i] is at gradient[i] (gradient_of below), for strided views too (GPT-2's W_Q, W_K and
+// W_V are column blocks of c_attn). A tied embedding is one tensor read twice (token embedding
+// and unembedding), so its gradient is the sum of both uses.
+#pragma once
+
+#include "core/base/status.hpp"
+#include "core/models/transformer.hpp"
+
+#include <cstddef>
+#include <new>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace attnviz {
+
+// A buffer of weights (or of their gradient, or an optimizer's moments) at a 64-byte boundary.
+// Eigen's products and sums take a path that depends on where their data lies against the
+// vector width; every buffer on the same boundary makes two runs add in the same order, so the
+// same seed gives the same weights bit for bit.
+template <class T>
+struct CacheLineAllocator {
+  using value_type = T;
+  CacheLineAllocator() = default;
+  template <class U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}  // NOLINT(google-explicit-constructor)
+  T* allocate(std::size_t n) {
+    return static_cast<T*>(::operator new (n * sizeof(T), std::align_val_t{64}));
+  }
+  void deallocate(T* p, std::size_t) { ::operator delete (p, std::align_val_t{64}); }
+  bool operator==(const CacheLineAllocator&) const { return true; }
+};
+using ParameterBuffer = std::vector<float, CacheLineAllocator<float>>;
+
+struct ParameterTensor {
+  std::string name;
+  std::vector<int> shape;  // row-major, as the file stores it
+  std::size_t offset = 0;  // of its first float in the buffer
+  std::size_t count() const;
+  // Weight decay applies to matrices (rank 2: the products' weights and the embeddings), not to
+  // gains and biases (nanoGPT's rule).
+  bool decays() const { return shape.size() >= 2; }
+};
+
+class ParameterTable {
+ public:
+  // Appends a tensor after the others.
+  void add(std::string name, std::vector<int> shape);
+  const std::vector<ParameterTensor>& tensors() const { return tensors_; }
+  const ParameterTensor* find(std::string_view name) const;
+  std::size_t size() const { return size_; }  // floats in all
+
+ private:
+  std::vector<ParameterTensor> tensors_;
+  std::size_t size_ = 0;
+};
+
+// The layout of a decoder in GPT-2's layout (TransformerConfig as GPT-2: LayerNorm before each
+// sublayer, learned positions, GELU (tanh), biases everywhere, the unembedding tied to wte), under
+// GPT2Model's names (no "transformer." prefix; the loader reads both):
+//   wte.weight (vocab, d)  wpe.weight (context, d)
+//   h.ℓ.ln_1.weight, .bias (d)   h.ℓ.attn.c_attn.weight (d, 3d), .bias (3d)   [Q | K | V]
+//   h.ℓ.attn.c_proj.weight (d, d), .bias (d)   h.ℓ.ln_2.weight, .bias (d)
+//   h.ℓ.mlp.c_fc.weight (d, d_ff), .bias (d_ff)   h.ℓ.mlp.c_proj.weight (d_ff, d), .bias (d)
+//   ln_f.weight, .bias (d)
+// With `tied_head` false, "lm_head.weight" (vocab, d) follows: an unembedding of its own (a file
+// that saves the tied head apart holds both; each then gets its own use's gradient).
+// An error for a configuration that is not GPT-2's (another norm, rotary positions, grouped
+// queries) or sizes out of the range training takes.
+Result<ParameterTable> gpt2_parameter_table(const TransformerConfig& config, bool tied_head = true);
+
+// A GPT-2 configuration for training: d_head = d_model / heads, d_ff = 4 · d_model.
+TransformerConfig gpt2_config(int vocab_size, int context, int layers, int heads, int d_model);
+
+// The views of a GPT-2 model whose weights are `values` (laid out by gpt2_parameter_table).
+TransformerWeights gpt2_weights_of(const TransformerConfig& config, const ParameterTable& table,
+                                   const float* values);
+
+// Copies every weight `from` views (any model in GPT-2's layout, whatever its strides) into the
+// views `to` (into `values`, which they point into); the shapes are the same configuration's.
+void copy_weights(const TransformerWeights& from, const TransformerWeights& to, float* values);
+
+// GPT-2's initialization, seeded (core/base/rng.hpp: the same seed gives the same floats on every
+// machine): every matrix N(0, 0.02²), the residual projections (attn.c_proj, mlp.c_proj)
+// N(0, (0.02/√(2 · layers))²), gains 1, biases 0. With `attention_only` the MLP's weights are 0
+// (the model then adds nothing through its MLP, and training keeps them 0).
+void initialize_gpt2(const TransformerConfig& config, const ParameterTable& table,
+                     std::uint64_t seed, bool attention_only, float* values);
+
+// Whether tensor `tensor` is one of the MLP's (h.ℓ.mlp.*, h.ℓ.ln_2.*).
+bool is_mlp_tensor(const ParameterTensor& tensor);
+
+// The gradient's float for the weight at `weight` (a pointer into `values`).
+inline float* gradient_of(const float* weight, const float* values, float* gradient) {
+  return gradient + (weight - values);
+}
+
+}  // namespace attnviz

@@ -1,0 +1,30 @@
+// The plain reference of training_pass.hpp: the same loss and gradient, one text at a time, in
+// loops over floats (as llm.c's train_gpt2.c writes its CPU passes), no Eigen, nothing kept
+// between calls. The fast pass is tested against it (tests/core/training/), and both against
+// PyTorch's autograd in float64 (tests/oracle/gradient_oracle_test.py).
+//
+// Per text of T tokens, forward in numbered passes:
+//   0. x_i = wte[token_i] + wpe[i]
+//   per layer: 1. n_i = LayerNorm₁(x_i)   2. q_i, k_i, v_i = n_i · W + b
+//              3. α_it = softmax_t≤i(q_i,h · k_t,h / √d_head); o_i,h = Σ_t α_it v_t,h
+//              4. m_i = x_i + o_i · W_O + b_O   5. x'_i = m_i + gelu(LayerNorm₂(m_i) · W_up + b) ·
+//                 W_down + b
+//   f_i = LayerNorm_f(x_i); z_i = f_i · wteᵀ; loss = mean −log softmax(z_i)[target_i]
+// and backward, the same passes in reverse, each written for one number at a time.
+#pragma once
+
+#include "core/base/status.hpp"
+#include "core/models/transformer.hpp"
+#include "core/training/training_pass.hpp"
+
+namespace attnviz {
+
+// The batch's mean loss, its gradient added into `gradient` (gradient[i] for the weight at
+// values[i]). `attention_only` skips the MLP, as TrainingPass. An error for a batch the model
+// cannot read.
+Result<float> reference_loss_and_gradient(const TransformerConfig& config,
+                                          const TransformerWeights& weights, const float* values,
+                                          float* gradient, const TrainingBatch& batch,
+                                          bool attention_only = false);
+
+}  // namespace attnviz

@@ -1,0 +1,312 @@
+#include "core/training/trainer.hpp"
+
+#include "core/base/float_text.hpp"
+#include "core/base/rng.hpp"
+#include "core/document/file_io.hpp"
+#include "core/models/head_roles.hpp"
+#include "core/models/safetensors.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+namespace attnviz {
+namespace {
+
+constexpr int kEndOfText = 256;  // a byte model's <|endoftext|>
+constexpr std::uint64_t kProbeSeed = 7;
+
+void append_utf8(std::string& out, std::uint32_t code) {
+  if (code < 0x80) {
+    out += static_cast<char>(code);
+  } else {  // every byte's symbol is below U+0800: two bytes
+    out += static_cast<char>(0xC0 | (code >> 6));
+    out += static_cast<char>(0x80 | (code & 0x3F));
+  }
+}
+
+Status check_settings(const TrainingSettings& s, bool from_scratch) {
+  const auto out_of = [](const char* what, long long value, long long low, long long high) {
+    return Status::error(std::string(what) + " must be " + std::to_string(low) + " to " +
+                         std::to_string(high) + ", not " + std::to_string(value));
+  };
+  if (s.steps < 0 || s.steps > 10'000'000) return out_of("steps", s.steps, 0, 10'000'000);
+  if (s.texts < 1 || s.texts > 4096) return out_of("texts per batch", s.texts, 1, 4096);
+  if (s.length < 8 || s.length > 4096) return out_of("tokens per text", s.length, 8, 4096);
+  if (s.score_every < 1) return out_of("steps between scores", s.score_every, 1, 1'000'000);
+  if (from_scratch) {
+    if (s.layers < 1 || s.layers > 48) return out_of("layers", s.layers, 1, 48);
+    if (s.heads < 1 || s.heads > 64) return out_of("heads", s.heads, 1, 64);
+    if (s.d_model < 1 || s.d_model > 4096) return out_of("width", s.d_model, 1, 4096);
+    if (s.d_model % s.heads != 0)
+      return Status::error("the width (" + std::to_string(s.d_model) +
+                           ") must be a multiple of the heads (" + std::to_string(s.heads) + ")");
+  }
+  const AdamWSettings& o = s.optimizer;
+  if (!(o.learning_rate > 0.0f && o.learning_rate <= 1.0f))
+    return Status::error("the learning rate must be above 0 and at most 1");
+  if (!(o.weight_decay >= 0.0f && o.weight_decay < 1.0f) || !(o.clip_norm >= 0.0f) ||
+      !(o.beta1 >= 0.0f && o.beta1 < 1.0f) || !(o.beta2 >= 0.0f && o.beta2 < 1.0f) ||
+      !(o.epsilon > 0.0f) || o.warmup_steps < 0)
+    return Status::error("the optimizer's settings are out of range");
+  return Status::success();
+}
+
+}  // namespace
+
+std::string byte_vocabulary_json() {
+  nlohmann::ordered_json vocab;
+  std::uint32_t next = 0x100;
+  for (unsigned b = 0; b < 256; ++b) {
+    const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
+    std::string symbol;
+    append_utf8(symbol, printable ? b : next++);
+    vocab[symbol] = b;
+  }
+  vocab["<|endoftext|>"] = kEndOfText;
+  return vocab.dump() + "\n";
+}
+
+std::string safetensors_bytes(const ParameterTable& table, const float* values,
+                              const std::vector<std::pair<std::string, std::string>>& metadata) {
+  nlohmann::ordered_json header;
+  if (!metadata.empty()) {
+    nlohmann::ordered_json meta;
+    for (const auto& [key, value] : metadata) meta[key] = value;
+    header["__metadata__"] = meta;
+  }
+  std::size_t offset = 0;
+  for (const ParameterTensor& tensor : table.tensors()) {
+    const std::size_t bytes = tensor.count() * sizeof(float);
+    header[tensor.name] = {
+        {"dtype", "F32"}, {"shape", tensor.shape}, {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  std::string text = header.dump();
+  text.append((8 - text.size() % 8) % 8, ' ');
+  std::string out;
+  out.reserve(8 + text.size() + offset);
+  const std::uint64_t length = text.size();
+  for (int i = 0; i < 8; ++i) out += static_cast<char>((length >> (8 * i)) & 0xFF);
+  out += text;
+  for (const ParameterTensor& tensor : table.tensors()) {
+    for (std::size_t i = 0; i < tensor.count(); ++i) {
+      const std::uint32_t bits = float_bits(values[tensor.offset + i]);
+      for (int k = 0; k < 4; ++k) out += static_cast<char>((bits >> (8 * k)) & 0xFF);
+    }
+  }
+  return out;
+}
+
+Result<Trainer> Trainer::make(const TrainingSettings& settings, const Model* from) {
+  if (Status ok = check_settings(settings, from == nullptr); !ok)
+    return Result<Trainer>::failure(ok.message());
+  Trainer t;
+  t.settings_ = settings;
+  if (from == nullptr) {
+    t.config_ = gpt2_config(kEndOfText + 1, settings.length, settings.layers, settings.heads,
+                            settings.d_model);
+  } else {
+    t.config_ = from->transformer.config();
+    if (from->location.format != ModelFormat::HuggingFaceGpt2)
+      return Result<Trainer>::failure(from->name +
+                                      ": training continues GPT-2 models only (this one is "
+                                      "another kind)");
+    if (settings.length > t.config_.context)
+      return Result<Trainer>::failure("texts of " + std::to_string(settings.length) +
+                                      " tokens are longer than " + from->name + "'s context (" +
+                                      std::to_string(t.config_.context) + ")");
+  }
+  Result<ParameterTable> table = gpt2_parameter_table(t.config_);
+  if (!table) return Result<Trainer>::failure(table.error());
+  t.table_ = std::move(*table);
+  t.values_.assign(t.table_.size(), 0.0f);
+  t.gradient_.assign(t.table_.size(), 0.0f);
+  const bool attention_only = from == nullptr && settings.attention_only;
+  if (from == nullptr) {
+    initialize_gpt2(t.config_, t.table_, settings.seed, attention_only, t.values_.data());
+    t.vocab_json_ = byte_vocabulary_json();
+    t.merges_txt_ = "#version: 0.2\n";
+  } else {
+    // A copy of the model's weights, through its views (edits made in the app included).
+    const TransformerWeights& source = from->transformer.weights();
+    if (source.unembedding.data != source.token_embedding.data)
+      return Result<Trainer>::failure(from->name +
+                                      ": its output matrix is not its token embedding (untied): "
+                                      "training here keeps them one");
+    copy_weights(source, t.weights(), t.values_.data());
+    for (const char* name : {"vocab.json", "merges.txt"}) {
+      Result<std::string> text =
+          read_file((std::filesystem::path(from->location.folder) / name).string(), 64u << 20);
+      if (!text) return Result<Trainer>::failure(text.error());
+      (std::string(name) == "vocab.json" ? t.vocab_json_ : t.merges_txt_) = std::move(*text);
+    }
+    t.from_ = from->name;
+  }
+  for (const ParameterTensor& tensor : t.table_.tensors())
+    t.frozen_.push_back(attention_only && is_mlp_tensor(tensor));
+
+  Result<TrainingPass> pass = TrainingPass::make(t.config_, attention_only);
+  if (!pass) return Result<Trainer>::failure(pass.error());
+  t.pass_.emplace(std::move(*pass));
+  t.optimizer_.emplace(settings.optimizer, t.table_);
+
+  // The task's tokens: the letters a–z of a byte model; past the first 3 ids of another.
+  TrainingTask& task = t.task_;
+  task.kind = settings.task;
+  task.texts = settings.texts;
+  task.length = settings.length;
+  if (from == nullptr) {
+    task.start = kEndOfText;
+    task.separator = '=';
+    for (int letter = 'a'; letter <= 'z'; ++letter) task.alphabet.push_back(letter);
+    if (settings.task == TrainingTaskKind::Text)
+      for (unsigned char byte : settings.text) task.corpus.push_back(byte);
+  } else {
+    task.start = std::max(from->tokenizer.start_token(), 0);
+    Result<std::vector<ModelToken>> equals = read_text(*from, "=");
+    task.separator = equals && !equals->empty() ? equals->back().id : task.start;
+    for (int id = 3; id < t.config_.vocab_size && task.alphabet.size() < 1000; ++id)
+      if (id != task.start && id != task.separator) task.alphabet.push_back(id);
+    if (settings.task == TrainingTaskKind::Text) {
+      Result<std::vector<ModelToken>> tokens = read_text(*from, settings.text);
+      if (!tokens) return Result<Trainer>::failure(tokens.error());
+      for (const ModelToken& token : *tokens) task.corpus.push_back(token.id);
+    }
+  }
+  if (Status ok = check_task(task); !ok) return Result<Trainer>::failure(ok.message());
+  // The probe: the start token, then 24 random task tokens written twice (fewer in a short text).
+  const int m = std::min(24, (std::min(t.config_.context, 4096) - 1) / 2);
+  std::vector<int> span;
+  for (int i = 0; i < m; ++i)
+    span.push_back(task.alphabet[rng::combine(kProbeSeed, static_cast<std::uint64_t>(i)) %
+                                 task.alphabet.size()]);
+  t.probe_.push_back(task.start);
+  t.probe_.insert(t.probe_.end(), span.begin(), span.end());
+  t.probe_.insert(t.probe_.end(), span.begin(), span.end());
+  t.scores_.push_back(t.measure_heads());
+  return t;
+}
+
+HeadScoresAt Trainer::measure_heads() {
+  HeadScoresAt at;
+  at.step = step_;
+  const TrainingBatch batch = next_token_batch(probe_);
+  if (!pass_->loss(weights(), batch)) return at;
+  const int n = static_cast<int>(probe_.size());
+  for (int l = 0; l < config_.n_layers; ++l) {
+    for (int h = 0; h < config_.n_heads; ++h) {
+      const MatrixView weights{pass_->attention(0, l, h), n, n, n};
+      const auto score = [&](HeadRole role) {
+        return role_score_on_text(role, weights, probe_, {}, true).value_or(0.0f);
+      };
+      at.induction.push_back(score(HeadRole::Induction));
+      at.previous_token.push_back(score(HeadRole::PreviousToken));
+    }
+  }
+  return at;
+}
+
+Result<float> Trainer::step() {
+  if (done()) return Result<float>::failure("the training has run all its steps");
+  const TrainingBatch batch = task_batch(task_, settings_.seed, step_);
+  std::fill(gradient_.begin(), gradient_.end(), 0.0f);
+  Result<float> loss = pass_->loss_and_gradient(weights(), values_.data(), gradient_.data(), batch);
+  if (!loss) return loss;
+  optimizer_->step(table_, values_.data(), gradient_.data(), frozen_);
+  ++step_;
+  losses_.push_back(*loss);
+  if (step_ % settings_.score_every == 0 || done()) {
+    scores_.push_back(measure_heads());
+    const HeadScoresAt& now = scores_.back();
+    const float best = now.induction.empty()
+                           ? 0.0f
+                           : *std::max_element(now.induction.begin(), now.induction.end());
+    if (!phase_change_ && best >= role_threshold(HeadRole::Induction)) phase_change_ = step_;
+  }
+  return loss;
+}
+
+std::string Trainer::record_json() const {
+  nlohmann::ordered_json json;
+  json["format"] = "attnviz-training";
+  json["version"] = 1;
+  json["task"] = std::string(to_string(settings_.task));
+  json["from"] = from_.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(from_);
+  json["seed"] = settings_.seed;
+  json["steps"] = step_;
+  json["model"] = {
+      {"layers", config_.n_layers},
+      {"heads", config_.n_heads},
+      {"d_model", config_.d_model},
+      {"d_ff", config_.d_ff},
+      {"context", config_.context},
+      {"vocab_size", config_.vocab_size},
+      {"attention_only", frozen_.end() != std::find(frozen_.begin(), frozen_.end(), true)},
+      {"parameters", table_.size()}};
+  const AdamWSettings& o = settings_.optimizer;
+  json["optimizer"] = {{"name", "AdamW"},
+                       {"learning_rate", shortest_as_double(o.learning_rate)},
+                       {"beta1", shortest_as_double(o.beta1)},
+                       {"beta2", shortest_as_double(o.beta2)},
+                       {"epsilon", shortest_as_double(o.epsilon)},
+                       {"weight_decay", shortest_as_double(o.weight_decay)},
+                       {"clip_norm", shortest_as_double(o.clip_norm)},
+                       {"warmup_steps", o.warmup_steps},
+                       {"total_steps", o.total_steps}};
+  json["batch"] = {{"texts", task_.texts}, {"length", task_.length}};
+  nlohmann::ordered_json losses = nlohmann::ordered_json::array();
+  for (float loss : losses_) losses.push_back(shortest_as_double(loss));
+  json["loss"] = losses;
+  json["probe"] = probe_;
+  nlohmann::ordered_json scores = nlohmann::ordered_json::array();
+  for (const HeadScoresAt& at : scores_) {
+    nlohmann::ordered_json induction = nlohmann::ordered_json::array(),
+                           previous = nlohmann::ordered_json::array();
+    for (float s : at.induction) induction.push_back(shortest_as_double(s));
+    for (float s : at.previous_token) previous.push_back(shortest_as_double(s));
+    scores.push_back({{"step", at.step}, {"induction", induction}, {"previous_token", previous}});
+  }
+  json["scores"] = scores;
+  json["phase_change_step"] =
+      phase_change_ ? nlohmann::ordered_json(*phase_change_) : nlohmann::ordered_json(nullptr);
+  return json.dump(1) + "\n";
+}
+
+Status Trainer::save(const std::string& folder) const {
+  std::error_code error;
+  std::filesystem::create_directories(folder, error);
+  if (error || !std::filesystem::is_directory(folder))
+    return Status::error(folder + ": cannot make the folder" +
+                         (error ? " (" + error.message() + ")" : std::string()));
+  const auto path = [&](const char* name) {
+    return (std::filesystem::path(folder) / name).string();
+  };
+  nlohmann::ordered_json config = {
+      {"model_type", "gpt2"},
+      {"architectures", {"GPT2LMHeadModel"}},
+      {"vocab_size", config_.vocab_size},
+      {"n_positions", config_.context},
+      {"n_ctx", config_.context},
+      {"n_embd", config_.d_model},
+      {"n_layer", config_.n_layers},
+      {"n_head", config_.n_heads},
+      {"n_inner", config_.d_ff},
+      {"activation_function", "gelu_new"},
+      {"layer_norm_epsilon", shortest_as_double(config_.norm_epsilon)}};
+  if (from_.empty()) config["bos_token_id"] = config["eos_token_id"] = kEndOfText;
+  const std::vector<std::pair<std::string, std::string>> metadata = {
+      {"format", "pt"}, {"made_by", "attnviz-cli train"}};
+  for (const auto& [name, contents] :
+       {std::pair{"config.json", config.dump(2) + "\n"},
+        std::pair{"model.safetensors", safetensors_bytes(table_, values_.data(), metadata)},
+        std::pair{"vocab.json", vocab_json_}, std::pair{"merges.txt", merges_txt_},
+        std::pair{"train.json", record_json()}})
+    if (Status ok = write_file(path(name), contents); !ok) return ok;
+  return Status::success();
+}
+
+}  // namespace attnviz

@@ -1,0 +1,360 @@
+#include "core/training/training_pass.hpp"
+
+#include "core/training/parameters.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace attnviz {
+namespace {
+
+using ConstStrided = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
+using Strided = Eigen::Map<Matrix, 0, Eigen::OuterStride<>>;
+using ConstRow = Eigen::Map<const RowVector>;
+using Row = Eigen::Map<RowVector>;
+
+ConstStrided map(const MatrixView& w) {
+  return {w.data, w.rows, w.cols, Eigen::OuterStride<>(w.stride)};
+}
+ConstRow map(const VectorView& b) {
+  return {b.data, b.size};
+}
+
+// The gradient of a weight matrix or vector: the same place in the gradient buffer.
+struct Gradients {
+  const float* values;
+  float* gradient;
+  Strided of(const MatrixView& w) const {
+    return {gradient_of(w.data, values, gradient), w.rows, w.cols, Eigen::OuterStride<>(w.stride)};
+  }
+  Row of(const VectorView& b) const { return {gradient_of(b.data, values, gradient), b.size}; }
+};
+
+constexpr float kGeluScale = 0.7978845608028654f;  // √(2/π)
+
+float gelu(float u) {
+  return 0.5f * u * (1.0f + std::tanh(kGeluScale * (u + 0.044715f * u * u * u)));
+}
+float gelu_derivative(float u) {
+  const float t = std::tanh(kGeluScale * (u + 0.044715f * u * u * u));
+  return 0.5f * (1.0f + t) +
+         0.5f * u * (1.0f - t * t) * kGeluScale * (1.0f + 3.0f * 0.044715f * u * u);
+}
+
+// y = (x − mean) / √(var + ε) · w + b by row, keeping each row's mean and 1/σ.
+void layer_norm(const Matrix& x, const VectorView& w, const VectorView& b, float epsilon, Matrix& y,
+                std::vector<float>& mean, std::vector<float>& rstd) {
+  const int n = static_cast<int>(x.rows()), d = static_cast<int>(x.cols());
+  y.resize(n, d);
+  mean.resize(static_cast<std::size_t>(n));
+  rstd.resize(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    const float* row = x.row(i).data();
+    float m = 0.0f;
+    for (int j = 0; j < d; ++j) m += row[j];
+    m /= static_cast<float>(d);
+    float variance = 0.0f;
+    for (int j = 0; j < d; ++j) variance += (row[j] - m) * (row[j] - m);
+    variance /= static_cast<float>(d);
+    const float s = 1.0f / std::sqrt(variance + epsilon);
+    float* out = y.row(i).data();
+    for (int j = 0; j < d; ++j) out[j] = (row[j] - m) * s * w.data[j] + b.data[j];
+    mean[static_cast<std::size_t>(i)] = m;
+    rstd[static_cast<std::size_t>(i)] = s;
+  }
+}
+
+// The LayerNorm's backward: dx += its share of dy; dw, db += theirs.
+//   x̂ = (x − mean) · rstd, n = dy ⊙ w: dx = rstd · (n − mean(n) − x̂ · mean(n ⊙ x̂))
+void layer_norm_backward(const Matrix& dy, const Matrix& x, const std::vector<float>& mean,
+                         const std::vector<float>& rstd, const VectorView& w, Row dw, Row db,
+                         Matrix& dx) {
+  const int n = static_cast<int>(x.rows()), d = static_cast<int>(x.cols());
+  for (int i = 0; i < n; ++i) {
+    const float* in = x.row(i).data();
+    const float* grad = dy.row(i).data();
+    const float m = mean[static_cast<std::size_t>(i)], s = rstd[static_cast<std::size_t>(i)];
+    float mean_n = 0.0f, mean_n_xhat = 0.0f;
+    for (int j = 0; j < d; ++j) {
+      const float xhat = (in[j] - m) * s, dn = grad[j] * w.data[j];
+      mean_n += dn;
+      mean_n_xhat += dn * xhat;
+      db[j] += grad[j];
+      dw[j] += grad[j] * xhat;
+    }
+    mean_n /= static_cast<float>(d);
+    mean_n_xhat /= static_cast<float>(d);
+    float* out = dx.row(i).data();
+    for (int j = 0; j < d; ++j) {
+      const float xhat = (in[j] - m) * s, dn = grad[j] * w.data[j];
+      out[j] += s * (dn - mean_n - xhat * mean_n_xhat);
+    }
+  }
+}
+
+}  // namespace
+
+Status check_batch(const TransformerConfig& c, const TrainingBatch& batch) {
+  if (batch.texts < 1 || batch.length < 1)
+    return Status::error("a batch needs at least one text of at least one token");
+  if (batch.length > c.context)
+    return Status::error("a text of " + std::to_string(batch.length) +
+                         " tokens is longer than the model's context (" +
+                         std::to_string(c.context) + ")");
+  const auto n = static_cast<std::size_t>(batch.texts) * static_cast<std::size_t>(batch.length);
+  if (batch.tokens.size() != n || batch.targets.size() != n)
+    return Status::error("a batch's tokens and targets must be texts × length");
+  for (std::size_t i = 0; i < n; ++i) {
+    if (batch.tokens[i] < 0 || batch.tokens[i] >= c.vocab_size)
+      return Status::error("token id " + std::to_string(batch.tokens[i]) +
+                           " is outside the vocabulary (" + std::to_string(c.vocab_size) + ")");
+    if (batch.targets[i] < -1 || batch.targets[i] >= c.vocab_size)
+      return Status::error("target id " + std::to_string(batch.targets[i]) +
+                           " is outside the vocabulary (" + std::to_string(c.vocab_size) + ")");
+  }
+  if (std::none_of(batch.targets.begin(), batch.targets.end(), [](int t) { return t >= 0; }))
+    return Status::error("nothing to predict: a text needs at least two tokens");
+  return Status::success();
+}
+
+TrainingBatch next_token_batch(const std::vector<int>& tokens) {
+  TrainingBatch batch;
+  batch.texts = 1;
+  batch.length = static_cast<int>(tokens.size());
+  batch.tokens = tokens;
+  batch.targets.assign(tokens.size(), -1);
+  for (std::size_t i = 0; i + 1 < tokens.size(); ++i) batch.targets[i] = tokens[i + 1];
+  return batch;
+}
+
+Result<TrainingPass> TrainingPass::make(const TransformerConfig& config, bool attention_only) {
+  Result<ParameterTable> table = gpt2_parameter_table(config);
+  if (!table) return Result<TrainingPass>::failure(table.error());
+  TrainingPass pass;
+  pass.config_ = config;
+  pass.attention_only_ = attention_only;
+  pass.layers_.resize(static_cast<std::size_t>(config.n_layers));
+  return pass;
+}
+
+const float* TrainingPass::attention(int text, int layer, int head) const {
+  const std::size_t T = static_cast<std::size_t>(length_);
+  return layers_[static_cast<std::size_t>(layer)].attention.data() +
+         (static_cast<std::size_t>(text) * static_cast<std::size_t>(config_.n_heads) +
+          static_cast<std::size_t>(head)) *
+             T * T;
+}
+
+Result<float> TrainingPass::forward(const TransformerWeights& w, const TrainingBatch& batch) {
+  const TransformerConfig& c = config_;
+  if (Status ok = check_batch(c, batch); !ok) return Result<float>::failure(ok.message());
+  const int B = batch.texts, T = batch.length, N = B * T, D = c.d_model, H = c.n_heads,
+            dh = c.d_head, V = c.vocab_size;
+  texts_ = B;
+  length_ = T;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+
+  // 0. x = wte[token] + wpe[position]                                                  (N, d)
+  Matrix x(N, D);
+  for (int i = 0; i < N; ++i) {
+    const float* token = w.token_embedding.data +
+                         batch.tokens[static_cast<std::size_t>(i)] * w.token_embedding.stride;
+    const float* position = w.position_embedding.data + (i % T) * w.position_embedding.stride;
+    for (int j = 0; j < D; ++j) x(i, j) = token[j] + position[j];
+  }
+  for (int l = 0; l < c.n_layers; ++l) {
+    const TransformerLayer& lw = w.layers[static_cast<std::size_t>(l)];
+    Layer& a = layers_[static_cast<std::size_t>(l)];
+    a.input = std::move(x);
+    // 1. normalized = LayerNorm₁(x)
+    layer_norm(a.input, lw.attention_norm_weight, lw.attention_norm_bias, c.norm_epsilon,
+               a.normalized, a.mean1, a.rstd1);
+    // 2. q, k, v                                                                       (N, d)
+    a.q.noalias() = a.normalized * map(lw.query);
+    a.q.rowwise() += map(lw.query_bias);
+    a.k.noalias() = a.normalized * map(lw.key);
+    a.k.rowwise() += map(lw.key_bias);
+    a.v.noalias() = a.normalized * map(lw.value);
+    a.v.rowwise() += map(lw.value_bias);
+    // 3. per text and head: attention = softmax(q kᵀ / √d_head, causal); heads = attention · v
+    a.attention.assign(static_cast<std::size_t>(B) * H * T * T, 0.0f);
+    a.heads.resize(N, D);
+    for (int b = 0; b < B; ++b) {
+      for (int h = 0; h < H; ++h) {
+        const auto q = a.q.block(b * T, h * dh, T, dh);
+        const auto k = a.k.block(b * T, h * dh, T, dh);
+        const auto v = a.v.block(b * T, h * dh, T, dh);
+        scores_.noalias() = q * k.transpose();  // (T, T)
+        Eigen::Map<Matrix> attention(
+            a.attention.data() + (static_cast<std::size_t>(b) * H + h) * T * T, T, T);
+        for (int i = 0; i < T; ++i) {
+          float largest = -std::numeric_limits<float>::infinity();
+          for (int t = 0; t <= i; ++t) largest = std::max(largest, scores_(i, t) * scale);
+          float sum = 0.0f;
+          for (int t = 0; t <= i; ++t) {
+            const float e = std::exp(scores_(i, t) * scale - largest);
+            attention(i, t) = e;
+            sum += e;
+          }
+          for (int t = 0; t <= i; ++t) attention(i, t) /= sum;
+        }
+        a.heads.block(b * T, h * dh, T, dh).noalias() = attention * v;
+      }
+    }
+    // 4. mid = x + heads · W_O + b_O
+    a.mid = a.input;
+    a.mid.noalias() += a.heads * map(lw.output);
+    a.mid.rowwise() += map(lw.output_bias);
+    // 5. x' = mid + MLP(LayerNorm₂(mid))
+    x = a.mid;
+    if (!attention_only_) {
+      layer_norm(a.mid, lw.mlp_norm_weight, lw.mlp_norm_bias, c.norm_epsilon, a.mlp_in, a.mean2,
+                 a.rstd2);
+      a.before.noalias() = a.mlp_in * map(lw.up);
+      a.before.rowwise() += map(lw.up_bias);
+      a.after = a.before.unaryExpr([](float u) { return gelu(u); });
+      x.noalias() += a.after * map(lw.down);
+      x.rowwise() += map(lw.down_bias);
+    }
+  }
+  stream_ = std::move(x);
+  layer_norm(stream_, w.final_norm_weight, w.final_norm_bias, c.norm_epsilon, final_, mean_f_,
+             rstd_f_);
+  logits_.noalias() = final_ * map(w.unembedding).transpose();  // (N, V)
+  if (!w.unembedding_bias.empty()) logits_.rowwise() += map(w.unembedding_bias);
+
+  double total = 0.0;
+  int counted = 0;
+  for (int i = 0; i < N; ++i) {
+    const int target = batch.targets[static_cast<std::size_t>(i)];
+    if (target < 0) continue;
+    const float* row = logits_.row(i).data();
+    const float largest = *std::max_element(row, row + V);
+    double sum = 0.0;
+    for (int t = 0; t < V; ++t) sum += std::exp(static_cast<double>(row[t] - largest));
+    total += std::log(sum) - static_cast<double>(row[target] - largest);
+    ++counted;
+  }
+  const auto loss = static_cast<float>(total / counted);
+  if (!std::isfinite(loss))
+    return Result<float>::failure("the loss is not a finite number: the weights have diverged");
+  return loss;
+}
+
+Result<float> TrainingPass::loss(const TransformerWeights& weights, const TrainingBatch& batch) {
+  return forward(weights, batch);
+}
+
+Result<float> TrainingPass::loss_and_gradient(const TransformerWeights& w, const float* values,
+                                              float* gradient, const TrainingBatch& batch) {
+  Result<float> loss = forward(w, batch);
+  if (!loss) return loss;
+  const TransformerConfig& c = config_;
+  const int B = batch.texts, T = batch.length, N = B * T, D = c.d_model, H = c.n_heads,
+            dh = c.d_head, V = c.vocab_size;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+  const Gradients g{values, gradient};
+
+  // dlogits = (softmax − one-hot(target)) / targets counted, in place of the logits.   (N, V)
+  int counted = 0;
+  for (int target : batch.targets) counted += target >= 0 ? 1 : 0;
+  for (int i = 0; i < N; ++i) {
+    float* row = logits_.row(i).data();
+    const int target = batch.targets[static_cast<std::size_t>(i)];
+    if (target < 0) {
+      std::fill(row, row + V, 0.0f);
+      continue;
+    }
+    const float largest = *std::max_element(row, row + V);
+    float sum = 0.0f;
+    for (int t = 0; t < V; ++t) {
+      row[t] = std::exp(row[t] - largest);
+      sum += row[t];
+    }
+    for (int t = 0; t < V; ++t) row[t] = row[t] / sum / static_cast<float>(counted);
+    row[target] -= 1.0f / static_cast<float>(counted);
+  }
+  // final = LayerNorm_f(stream); logits = final · Eᵀ (+ bias)
+  if (!w.unembedding_bias.empty()) g.of(w.unembedding_bias) += logits_.colwise().sum();
+  g.of(w.unembedding).noalias() += logits_.transpose() * final_;  // (V, d)
+  Matrix d_final = logits_ * map(w.unembedding);                  // (N, d)
+  d_stream_.setZero(N, D);
+  layer_norm_backward(d_final, stream_, mean_f_, rstd_f_, w.final_norm_weight,
+                      g.of(w.final_norm_weight), g.of(w.final_norm_bias), d_stream_);
+
+  // d_stream_ holds the gradient of the current layer's output, then of its input.
+  for (int l = c.n_layers - 1; l >= 0; --l) {
+    const TransformerLayer& lw = w.layers[static_cast<std::size_t>(l)];
+    Layer& a = layers_[static_cast<std::size_t>(l)];
+    // 5. the MLP: x' = mid + gelu(LayerNorm₂(mid) · W_up + b_up) · W_down + b_down
+    //    d_stream_ is then dmid (the residual passes it through, the MLP adds its share)
+    if (!attention_only_) {
+      g.of(lw.down_bias) += d_stream_.colwise().sum();
+      g.of(lw.down).noalias() += a.after.transpose() * d_stream_;
+      d_hidden_.noalias() = d_stream_ * map(lw.down).transpose();  // (N, d_ff)
+      d_hidden_.array() *= a.before.unaryExpr([](float u) { return gelu_derivative(u); }).array();
+      g.of(lw.up_bias) += d_hidden_.colwise().sum();
+      g.of(lw.up).noalias() += a.mlp_in.transpose() * d_hidden_;
+      d_normalized_.noalias() = d_hidden_ * map(lw.up).transpose();  // (N, d)
+      layer_norm_backward(d_normalized_, a.mid, a.mean2, a.rstd2, lw.mlp_norm_weight,
+                          g.of(lw.mlp_norm_weight), g.of(lw.mlp_norm_bias), d_stream_);
+    }
+    // 4. mid = x + heads · W_O + b_O
+    g.of(lw.output_bias) += d_stream_.colwise().sum();
+    g.of(lw.output).noalias() += a.heads.transpose() * d_stream_;
+    d_heads_.noalias() = d_stream_ * map(lw.output).transpose();  // (N, d)
+    // 3. the attention, per text and head
+    d_q_.setZero(N, D);
+    d_k_.setZero(N, D);
+    d_v_.setZero(N, D);
+    for (int b = 0; b < B; ++b) {
+      for (int h = 0; h < H; ++h) {
+        const auto q = a.q.block(b * T, h * dh, T, dh);
+        const auto k = a.k.block(b * T, h * dh, T, dh);
+        const auto v = a.v.block(b * T, h * dh, T, dh);
+        const auto d_out = d_heads_.block(b * T, h * dh, T, dh);
+        Eigen::Map<const Matrix> attention(
+            a.attention.data() + (static_cast<std::size_t>(b) * H + h) * T * T, T, T);
+        d_v_.block(b * T, h * dh, T, dh).noalias() += attention.transpose() * d_out;
+        d_scores_.noalias() = d_out * v.transpose();  // dattention (T, T)
+        for (int i = 0; i < T; ++i) {
+          float dot = 0.0f;
+          for (int t = 0; t <= i; ++t) dot += attention(i, t) * d_scores_(i, t);
+          for (int t = 0; t <= i; ++t)
+            d_scores_(i, t) = attention(i, t) * (d_scores_(i, t) - dot) * scale;
+          for (int t = i + 1; t < T; ++t) d_scores_(i, t) = 0.0f;
+        }
+        d_q_.block(b * T, h * dh, T, dh).noalias() += d_scores_ * k;
+        d_k_.block(b * T, h * dh, T, dh).noalias() += d_scores_.transpose() * q;
+      }
+    }
+    // 2. q, k, v = normalized · W + b
+    g.of(lw.query_bias) += d_q_.colwise().sum();
+    g.of(lw.key_bias) += d_k_.colwise().sum();
+    g.of(lw.value_bias) += d_v_.colwise().sum();
+    g.of(lw.query).noalias() += a.normalized.transpose() * d_q_;
+    g.of(lw.key).noalias() += a.normalized.transpose() * d_k_;
+    g.of(lw.value).noalias() += a.normalized.transpose() * d_v_;
+    d_normalized_.noalias() = d_q_ * map(lw.query).transpose();
+    d_normalized_.noalias() += d_k_ * map(lw.key).transpose();
+    d_normalized_.noalias() += d_v_ * map(lw.value).transpose();
+    // 1. LayerNorm₁; the residual passes d_stream_ through to the layer's input
+    layer_norm_backward(d_normalized_, a.input, a.mean1, a.rstd1, lw.attention_norm_weight,
+                        g.of(lw.attention_norm_weight), g.of(lw.attention_norm_bias), d_stream_);
+  }
+  // 0. the embeddings
+  for (int i = 0; i < N; ++i) {
+    float* token = gradient_of(w.token_embedding.data, values, gradient) +
+                   batch.tokens[static_cast<std::size_t>(i)] * w.token_embedding.stride;
+    float* position = gradient_of(w.position_embedding.data, values, gradient) +
+                      (i % T) * w.position_embedding.stride;
+    for (int j = 0; j < D; ++j) {
+      token[j] += d_stream_(i, j);
+      position[j] += d_stream_(i, j);
+    }
+  }
+  return loss;
+}
+
+}  // namespace attnviz

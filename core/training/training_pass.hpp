@@ -1,0 +1,103 @@
+// Training's forward and backward pass over a batch of texts, for a decoder in GPT-2's layout
+// (parameters.hpp), kept apart from the app's forward pass (transformer_forward.hpp), which keeps
+// one text with a cache of keys and values and what the views show: this one keeps what the
+// backward pass needs, for every text of a batch, and nothing more.
+//
+// B texts of T tokens each; N = B · T rows; d = d_model; H heads of d_head; V the vocabulary.
+// Forward, in passes (as transformer_forward.hpp, its numbers the same):
+//   0. x = wte[token] + wpe[position]                                               (N, d)
+// Per layer:
+//   1. normalized = LayerNorm₁(x), keeping each row's mean and 1/σ                   (N, d)
+//   2. q, k, v    = normalized · W_Q + b_Q, … (column blocks of c_attn)             (N, d)
+//   3. per text b, head h: scores = q_bh · k_bhᵀ / √d_head, key t > query i masked      (T, T)
+//      attention = softmax(scores) by row; heads_bh = attention · v_bh             (T, d_head)
+//   4. mid = x + heads · W_O + b_O                                                    (N, d)
+//   5. mlp_in = LayerNorm₂(mid); before = mlp_in · W_up + b_up                   (N, d_ff)
+//      after = gelu(before); x' = mid + after · W_down + b_down                       (N, d)
+// Then final = LayerNorm_f(x), logits = final · wteᵀ                                   (N, V)
+//   loss = mean over the positions with a target of −log softmax(logits)[target].
+// Backward, the same passes in reverse (each product's gradient two products: for Y = X · W,
+// dX = dY · Wᵀ and dW += Xᵀ · dY), as llm.c's train_gpt2.c does it:
+//   dlogits = (softmax − one-hot(target)) / targets counted; dfinal = dlogits · wte;
+//   dwte += dlogitsᵀ · final (the tied unembedding's use)
+//   per layer from the top: the MLP (GELU's derivative), LayerNorm₂'s, the attention:
+//     dattention = dheads_bh · v_bhᵀ; dv_bh = attentionᵀ · dheads_bh;
+//     dscores = attention ⊙ (dattention − rowsum(attention ⊙ dattention)) / √d_head;
+//     dq_bh = dscores · k_bh; dk_bh = dscoresᵀ · q_bh; then LayerNorm₁'s
+//   dwte[token] += dx, dwpe[position] += dx (the embedding's use).
+// reference_training.hpp computes the same plainly, one text and one number at a time; the tests
+// check this pass against it, and both against PyTorch's autograd in float64.
+#pragma once
+
+#include "core/base/status.hpp"
+#include "core/base/types.hpp"
+#include "core/models/transformer.hpp"
+
+#include <vector>
+
+namespace attnviz {
+
+// B texts of T tokens, one after the other (B · T ids), and what each position should predict
+// (−1: nothing; the loss is the mean over the others).
+struct TrainingBatch {
+  int texts = 0;
+  int length = 0;
+  std::vector<int> tokens;   // (texts, length)
+  std::vector<int> targets;  // (texts, length)
+};
+
+// Checks a batch against a model: sizes, ids inside the vocabulary, at most the context.
+Status check_batch(const TransformerConfig& config, const TrainingBatch& batch);
+
+// Every position predicts the token after it (the last predicts nothing): the batch of one text
+// that `model grad` and the `text` task read.
+TrainingBatch next_token_batch(const std::vector<int>& tokens);
+
+class TrainingPass {
+ public:
+  // An error for a configuration this pass does not train (training_pass builds GPT-2's layout).
+  // With `attention_only`, the MLP (whose weights are then all 0, and stay so) is skipped: it
+  // adds nothing to the stream and gets no gradient.
+  static Result<TrainingPass> make(const TransformerConfig& config, bool attention_only = false);
+
+  // The batch's loss, and its gradient added into `gradient`: for the weight at values[i] (every
+  // view of `weights` points into `values`), gradient[i]. An error (nothing added) for a batch the
+  // model cannot read, or a loss that is not a finite number.
+  Result<float> loss_and_gradient(const TransformerWeights& weights, const float* values,
+                                  float* gradient, const TrainingBatch& batch);
+  // The loss alone (the forward pass).
+  Result<float> loss(const TransformerWeights& weights, const TrainingBatch& batch);
+
+  // The last forward pass's attention of text `text`, layer `layer`, head `head`: (T, T)
+  // row-major, rows the queries, keys after the query 0.
+  const float* attention(int text, int layer, int head) const;
+
+ private:
+  struct Layer {
+    Matrix input;                     // (N, d): the residual stream into the layer
+    Matrix normalized;                // (N, d): LayerNorm₁(input)
+    std::vector<float> mean1, rstd1;  // (N)
+    Matrix q, k, v;                   // (N, d)
+    std::vector<float> attention;     // (B, H, T, T)
+    Matrix heads;                     // (N, d): every head's attention · v, side by side
+    Matrix mid;                       // (N, d): after the attention's residual
+    Matrix mlp_in;                    // (N, d): LayerNorm₂(mid)
+    std::vector<float> mean2, rstd2;  // (N)
+    Matrix before, after;             // (N, d_ff): the MLP's hidden units before and after GELU
+  };
+  TransformerConfig config_;
+  bool attention_only_ = false;
+  int texts_ = 0, length_ = 0;
+  std::vector<Layer> layers_;
+  Matrix stream_;  // (N, d): the last layer's output
+  Matrix final_;   // (N, d): LayerNorm_f(stream)
+  std::vector<float> mean_f_, rstd_f_;
+  Matrix logits_;  // (N, V); the backward pass turns it into dlogits
+  // Scratch of the backward pass.
+  Matrix d_stream_, d_normalized_, d_heads_, d_q_, d_k_, d_v_, d_hidden_;
+  Matrix scores_, d_scores_;  // (T, T)
+
+  Result<float> forward(const TransformerWeights& weights, const TrainingBatch& batch);
+};
+
+}  // namespace attnviz

@@ -1,0 +1,149 @@
+#!/usr/bin/python3
+"""`attnviz-cli train` and `attnviz-cli model grad` as a user runs them: the help, every mistake
+in the command line (status 2) and bad input (status 1), one line each; two runs of the same
+seed write the same files, byte for byte; a short run learns its text and its folder opens as a
+model that predicts it; fine-tuning a shipped model keeps its tokenizer; the gradient file's
+names and shapes are the model file's own.
+
+Usage: /usr/bin/python3 tests/cli/test_train_cli.py --cli build/attnviz-cli
+"""
+
+import json
+import os
+import struct
+import subprocess
+import sys
+import unittest
+
+import cli_common
+from cli_common import TempDirTest, UsageErrorAssertion, run
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CAT_TEXT = "the cat sat on the mat. " * 40
+SMALL = ["--steps", "20", "--width", "16", "--length", "24", "--texts", "4", "--quiet"]
+
+
+def read_header(data):
+    (length,) = struct.unpack("<Q", data[:8])
+    return json.loads(data[8:8 + length])
+
+
+class TrainCommandLine(TempDirTest, UsageErrorAssertion):
+    def test_help_names_every_task(self):
+        result = run("train", "--help")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        for word in ("induction", "copy", "reverse", "sort", "text FILE", "--from", "train.json"):
+            self.assertIn(word, result.stdout)
+
+    def test_mistakes_in_the_command_line(self):
+        out = self.path("out")
+        self.assertUsageError(run("train", "-o", out), "--task")
+        self.assertUsageError(run("train", "--task", "translate", "-o", out), "no task")
+        self.assertUsageError(run("train", "--task", "copy"), "-o DIR")
+        self.assertUsageError(run("train", "--task", "text", "-o", out), "FILE")
+        self.assertUsageError(run("train", "--task", "copy", "--steps", "many", "-o", out),
+                              "--steps")
+        self.assertUsageError(run("train", "--task", "copy", "--lr", "nan", "-o", out), "--lr")
+        self.assertUsageError(run("train", "--task", "copy", "--threads", "2", "-o", out),
+                              "one thread")
+        self.assertUsageError(run("train", "--task", "copy", "--sideways", "-o", out),
+                              "--sideways")
+        self.assertFalse(os.path.exists(out))
+
+    def test_bad_input_says_so_and_writes_nothing(self):
+        out = self.path("out")
+        self.assertOneLineError(run("train", "--task", "copy", "--width", "30", "-o", out))
+        self.assertOneLineError(run("train", "--task", "text", self.path("missing.txt"), "-o", out))
+        cli_common.write(self.path("one.txt"), "a")
+        self.assertOneLineError(run("train", "--task", "text", self.path("one.txt"), "-o", out))
+        self.assertOneLineError(run("train", "--task", "copy", "--from", "no-such-model", "-o", out))
+        self.assertOneLineError(run("train", "--task", "copy", "--from", "stories260K", "-o", out))
+        self.assertFalse(os.path.exists(out))
+        cli_common.write(self.path("a-file"), "keep me")
+        self.assertOneLineError(run("train", "--task", "copy", *SMALL, "-o", self.path("a-file")))
+        with open(self.path("a-file")) as f:
+            self.assertEqual(f.read(), "keep me")
+
+    def test_the_same_seed_writes_the_same_files(self):
+        for name, seed in (("a", "3"), ("b", "3"), ("c", "4")):
+            result = run("train", "--task", "copy", "--seed", seed, *SMALL, "-o", self.path(name))
+            self.assertEqual(result.returncode, 0, result.stderr)
+        files = ["config.json", "model.safetensors", "vocab.json", "merges.txt", "train.json"]
+        for name in files:
+            self.assertEqual(cli_common.read_bytes(self.path("a/" + name)),
+                             cli_common.read_bytes(self.path("b/" + name)), name)
+        self.assertNotEqual(cli_common.read_bytes(self.path("a/model.safetensors")),
+                            cli_common.read_bytes(self.path("c/model.safetensors")))
+        record = json.loads(cli_common.read_bytes(self.path("a/train.json")))
+        self.assertEqual(record["task"], "copy")
+        self.assertEqual(len(record["loss"]), 20)
+        self.assertEqual(record["model"]["attention_only"], True)
+
+    def test_a_short_run_learns_its_text(self):
+        cli_common.write(self.path("cat.txt"), CAT_TEXT)
+        result = run("train", "--task", "text", self.path("cat.txt"), "--steps", "150", "--mlp",
+                     "--width", "32", "--length", "24", "--texts", "8", "-o", self.path("cat"))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("saved", result.stderr)
+        record = json.loads(cli_common.read_bytes(self.path("cat/train.json")))
+        self.assertLess(record["loss"][-1], 0.3)
+        self.assertGreater(record["loss"][0], 5.0)
+        predicted = run("model", "predict", self.path("cat"), "--text", "the cat sat on the m",
+                        "--top", "1")
+        self.assertEqual(predicted.returncode, 0, predicted.stderr)
+        self.assertRegex(predicted.stdout, r"\n\s+1\s+97\s+a\s")  # the first guess: "a"
+
+    def test_fine_tuning_keeps_the_shipped_tokenizer(self):
+        cli_common.write(self.path("verse.txt"), "In the beginning God created the heaven. " * 8)
+        result = run("train", "--from", "gpt2-kjv-tiny", "--task", "text", self.path("verse.txt"),
+                     "--steps", "3", "--length", "16", "--texts", "2", "--quiet",
+                     "-o", self.path("tuned"))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        for name in ("vocab.json", "merges.txt"):
+            self.assertEqual(cli_common.read_bytes(self.path("tuned/" + name)),
+                             cli_common.read_bytes(os.path.join(
+                                 ROOT, "assets/models/gpt2-kjv-tiny", name)))
+        record = json.loads(cli_common.read_bytes(self.path("tuned/train.json")))
+        self.assertEqual(record["from"], "gpt2-kjv-tiny")
+        info = run("model", "info", self.path("tuned"))
+        self.assertEqual(info.returncode, 0, info.stderr)
+
+
+class GradCommandLine(TempDirTest, UsageErrorAssertion):
+    def test_the_gradient_has_the_files_names_and_shapes(self):
+        out = self.path("g.safetensors")
+        result = run("model", "grad", "gpt2-kjv-tiny", "--text", "In the beginning", "-o", out)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertRegex(result.stderr, r"^loss [0-9.]+ over \d+ predictions")
+        header = read_header(cli_common.read_bytes(out))
+        model = read_header(cli_common.read_bytes(
+            os.path.join(ROOT, "assets/models/gpt2-kjv-tiny/model.safetensors")))
+        shapes = {name: entry["shape"] for name, entry in header.items() if name != "__metadata__"}
+        self.assertEqual(shapes, {name: entry["shape"] for name, entry in model.items()
+                                  if name != "__metadata__"})
+        self.assertTrue(all(entry["dtype"] == "F32" for name, entry in header.items()
+                            if name != "__metadata__"))
+        self.assertEqual(header["__metadata__"]["format"], "pt")
+
+    def test_standard_output(self):
+        result = run_binary("model", "grad", "gpt2-kjv-tiny", "--text", "In the beginning",
+                            "-o", "-")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("wpe.weight", read_header(result.stdout))
+
+    def test_refusals(self):
+        out = self.path("g.safetensors")
+        self.assertUsageError(run("model", "grad", "gpt2-kjv-tiny", "--text", "a"), "-o")
+        self.assertUsageError(run("model", "grad", "gpt2-kjv-tiny", "-o", out), "--text")
+        self.assertOneLineError(run("model", "grad", "stories260K", "--text", "Once", "-o", out))
+        self.assertOneLineError(run("model", "grad", "gpt2-kjv-tiny", "--text", "", "-o", out))
+        self.assertFalse(os.path.exists(out))
+
+
+def run_binary(*args):
+    return subprocess.run([cli_common.CLI, *args], capture_output=True, timeout=60,
+                          stdin=subprocess.DEVNULL)
+
+
+if __name__ == "__main__":
+    sys.exit(cli_common.main(__file__))
