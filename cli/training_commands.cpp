@@ -128,7 +128,7 @@ Defaults: --seed 1 --steps 1500, 16 texts of 64 tokens a step, AdamW at learning
 (warm-up 50 steps, then a cosine down to a tenth), the gradient clipped to norm 1.
 DIR gets config.json, model.safetensors, vocab.json, merges.txt and train.json: the loss of
 every step and, every K steps (25), each head's induction and previous-token scores on a probe
-(random tokens written twice), and the step of the phase change (a head's induction score
+(24 different tokens written twice), and the step of the phase change (a head's induction score
 reaching 0.3). The same seed and settings give the same files, bit for bit.
 )";
 }

@@ -67,6 +67,7 @@ enum class ViewId {
   FillMask,
   Layers,
   Cheaper,
+  Training,
   Arrows,
   Output,
   Count
@@ -141,6 +142,9 @@ inline constexpr std::array<ViewInfo, kViewCount> kViews = {{
      Slot::Centre,
      true,
      {Capability::EditableParameters}},
+    // Training needs nothing of the run: it trains a model of its own (Use this model hands it to
+    // every other view).
+    {ViewId::Training, "train", "Training: watch a model learn", "Train", Slot::Centre, true},
     {ViewId::Arrows, "arrows", "Arrows: each query \xe2\x86\x92 the keys it attends to", "Arrows",
      Slot::Arrows, false},
     {ViewId::Output, "output",

@@ -178,12 +178,15 @@ Result<Trainer> Trainer::make(const TrainingSettings& settings, const Model* fro
     }
   }
   if (Status ok = check_task(task); !ok) return Result<Trainer>::failure(ok.message());
-  // The probe: the start token, then 24 random task tokens written twice (fewer in a short text).
-  const int m = std::min(24, (std::min(t.config_.context, 4096) - 1) / 2);
-  std::vector<int> span;
-  for (int i = 0; i < m; ++i)
-    span.push_back(task.alphabet[rng::combine(kProbeSeed, static_cast<std::uint64_t>(i)) %
-                                 task.alphabet.size()]);
+  // The probe: the start token, then 24 different task tokens (fewer in a short text or a small
+  // alphabet) in a random order, written twice: every token of the second copy occurred once
+  // before, so the token after its occurrence is what an induction head looks at.
+  const int m = std::min(
+      {24, (std::min(t.config_.context, 4096) - 1) / 2, static_cast<int>(task.alphabet.size())});
+  std::vector<int> shuffled = task.alphabet;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(m); ++i)
+    std::swap(shuffled[i], shuffled[i + rng::combine(kProbeSeed, i) % (shuffled.size() - i)]);
+  const std::vector<int> span(shuffled.begin(), shuffled.begin() + m);
   t.probe_.push_back(task.start);
   t.probe_.insert(t.probe_.end(), span.begin(), span.end());
   t.probe_.insert(t.probe_.end(), span.begin(), span.end());
@@ -276,7 +279,25 @@ std::string Trainer::record_json() const {
   return json.dump(1) + "\n";
 }
 
+std::vector<Matrix> Trainer::probe_attention() {
+  std::vector<Matrix> out;
+  if (!pass_->loss(weights(), next_token_batch(probe_)).ok()) return out;
+  const auto n = static_cast<int>(probe_.size());
+  for (int l = 0; l < config_.n_layers; ++l)
+    for (int h = 0; h < config_.n_heads; ++h)
+      out.push_back(Eigen::Map<const Matrix>(pass_->attention(0, l, h), n, n));
+  return out;
+}
+
 Status Trainer::save(const std::string& folder) const {
+  return save_gpt2_folder(folder, config_, table_, values_.data(), vocab_json_, merges_txt_,
+                          record_json(), from_.empty());
+}
+
+Status save_gpt2_folder(const std::string& folder, const TransformerConfig& c,
+                        const ParameterTable& table, const float* values,
+                        const std::string& vocab_json, const std::string& merges_txt,
+                        const std::string& record_json, bool made_here) {
   std::error_code error;
   std::filesystem::create_directories(folder, error);
   if (error || !std::filesystem::is_directory(folder))
@@ -285,26 +306,25 @@ Status Trainer::save(const std::string& folder) const {
   const auto path = [&](const char* name) {
     return (std::filesystem::path(folder) / name).string();
   };
-  nlohmann::ordered_json config = {
-      {"model_type", "gpt2"},
-      {"architectures", {"GPT2LMHeadModel"}},
-      {"vocab_size", config_.vocab_size},
-      {"n_positions", config_.context},
-      {"n_ctx", config_.context},
-      {"n_embd", config_.d_model},
-      {"n_layer", config_.n_layers},
-      {"n_head", config_.n_heads},
-      {"n_inner", config_.d_ff},
-      {"activation_function", "gelu_new"},
-      {"layer_norm_epsilon", shortest_as_double(config_.norm_epsilon)}};
-  if (from_.empty()) config["bos_token_id"] = config["eos_token_id"] = kEndOfText;
+  nlohmann::ordered_json config = {{"model_type", "gpt2"},
+                                   {"architectures", {"GPT2LMHeadModel"}},
+                                   {"vocab_size", c.vocab_size},
+                                   {"n_positions", c.context},
+                                   {"n_ctx", c.context},
+                                   {"n_embd", c.d_model},
+                                   {"n_layer", c.n_layers},
+                                   {"n_head", c.n_heads},
+                                   {"n_inner", c.d_ff},
+                                   {"activation_function", "gelu_new"},
+                                   {"layer_norm_epsilon", shortest_as_double(c.norm_epsilon)}};
+  if (made_here) config["bos_token_id"] = config["eos_token_id"] = kEndOfText;
   const std::vector<std::pair<std::string, std::string>> metadata = {
-      {"format", "pt"}, {"made_by", "attnviz-cli train"}};
+      {"format", "pt"}, {"made_by", "AttnViz (core/training)"}};
   for (const auto& [name, contents] :
        {std::pair{"config.json", config.dump(2) + "\n"},
-        std::pair{"model.safetensors", safetensors_bytes(table_, values_.data(), metadata)},
-        std::pair{"vocab.json", vocab_json_}, std::pair{"merges.txt", merges_txt_},
-        std::pair{"train.json", record_json()}})
+        std::pair{"model.safetensors", safetensors_bytes(table, values, metadata)},
+        std::pair{"vocab.json", vocab_json}, std::pair{"merges.txt", merges_txt},
+        std::pair{"train.json", record_json}})
     if (Status ok = write_file(path(name), contents); !ok) return ok;
   return Status::success();
 }

@@ -2,7 +2,7 @@
 // and the CLI open (config.json, model.safetensors, vocab.json, merges.txt) with train.json, the
 // record of the run: the loss of every step, and every `score_every` steps each head's induction
 // and previous-token scores (the engine's detectors, head_roles.hpp) on a probe text made of
-// the task's tokens: 24 random ones, written twice, after the start token.
+// the task's tokens: 24 different ones in a random order, written twice, after the start token.
 //
 // A model made from scratch reads bytes: its vocabulary is GPT-2's 256 byte tokens (id = the
 // byte) and <|endoftext|> (256), with no merges, so a class's text is read letter by letter and
@@ -75,6 +75,13 @@ class Trainer {
   const std::vector<int>& probe() const { return probe_; }
   // Measures every head's scores on the probe now (also done every score_every steps).
   HeadScoresAt measure_heads();
+  // Every head's attention on the probe now, layer by layer: (layers · heads) matrices
+  // (n, n), rows the queries, later keys 0.
+  std::vector<Matrix> probe_attention();
+  // The tokenizer's files the saved folder gets, and the model trained from ("" from scratch).
+  const std::string& vocab_json() const { return vocab_json_; }
+  const std::string& merges_txt() const { return merges_txt_; }
+  const std::string& from() const { return from_; }
 
   // train.json: the settings, the model's shape, the loss of every step, the scores, the phase
   // change.
@@ -99,6 +106,15 @@ class Trainer {
   std::string vocab_json_, merges_txt_;  // the tokenizer's files
   std::string from_;                     // the model trained from ("" from scratch)
 };
+
+// A GPT-2 model folder: config.json (made by the trainer when `made_here`: its start and end
+// token <|endoftext|>), model.safetensors (`values` as `table` lays them out), vocab.json,
+// merges.txt and train.json. The folder is made when missing; each file is written whole, then
+// renamed into place.
+Status save_gpt2_folder(const std::string& folder, const TransformerConfig& config,
+                        const ParameterTable& table, const float* values,
+                        const std::string& vocab_json, const std::string& merges_txt,
+                        const std::string& record_json, bool made_here);
 
 // GPT-2's byte-level vocabulary with no merges: id b is byte b (as GPT-2's bytes_to_unicode
 // writes it), 256 is <|endoftext|>. vocab.json's text.

@@ -10,7 +10,7 @@ TEST_CASE("--help lists the panels and the centre views by the names they are ty
   const std::string text = usage();
   CHECK(text.find("comma-separated: input,weights,heatmaps,arrows,output\n") != std::string::npos);
   CHECK(text.find("centre view: heatmaps | pipeline | neuron | geometry | compare | model | next | "
-                  "fill | layers | cheaper;") != std::string::npos);
+                  "fill | layers | cheaper | train;") != std::string::npos);
   CHECK(text.find('{') == std::string::npos);  // every placeholder filled
 }
 
@@ -22,7 +22,7 @@ TEST_CASE("a bad --panels or --view names the ones there are") {
   const Status view = parse_options({"--view", "timeline"}, options);
   CHECK(view.message() ==
         "--view needs heatmaps, pipeline, neuron, geometry, compare, model, next, fill, layers, "
-        "cheaper, arrows or output");
+        "cheaper, train, arrows or output");
   Options arrows;
   REQUIRE(parse_options({"--view", "arrows"}, arrows).is_ok());
   CHECK(arrows.tab == view::ViewId::Arrows);

@@ -28,12 +28,14 @@ TEST_CASE("slot names are the --panels names, and parse back") {
 
 TEST_CASE("the centre tabs are the --view names, in the tab bar's order") {
   CHECK(centre_view_names() ==
-        "heatmaps, pipeline, neuron, geometry, compare, model, next, fill, layers, cheaper");
-  CHECK(centre_view_names(", ", " or ") ==
-        "heatmaps, pipeline, neuron, geometry, compare, model, next, fill, layers or cheaper");
+        "heatmaps, pipeline, neuron, geometry, compare, model, next, fill, layers, cheaper, train");
   CHECK(
-      centre_view_names(" | ", " | ") ==
-      "heatmaps | pipeline | neuron | geometry | compare | model | next | fill | layers | cheaper");
+      centre_view_names(", ", " or ") ==
+      "heatmaps, pipeline, neuron, geometry, compare, model, next, fill, layers, cheaper or train");
+  CHECK(centre_view_names(" | ", " | ") ==
+        "heatmaps | pipeline | neuron | geometry | compare | model | next | fill | layers | "
+        "cheaper | "
+        "train");
   CHECK(parse_centre_view("pipeline") == ViewId::Pipeline);
   CHECK(parse_centre_view("heatmaps") == ViewId::Heatmaps);
   CHECK_FALSE(parse_centre_view("input"));  // a view, but not a tab
@@ -51,8 +53,7 @@ TEST_CASE("views: unique names and titles, the View menu's order, every slot dra
   }
   CHECK(menu ==
         "lesson input weights heatmaps pipeline neuron geometry compare model next fill layers "
-        "cheaper "
-        "arrows output ");
+        "cheaper train arrows output ");
   CHECK(std::string(view_info(ViewId::Arrows).title) ==
         "Arrows: each query \xe2\x86\x92 the keys it attends to");
   const std::array<Slot, kSlotCount> order = slots_in_drawing_order();
