@@ -122,9 +122,9 @@ TASK: induction (random spans written twice: a head learns to copy), copy ("spam
 reverse ("spam=maps"), sort ("spam=amps"), or text FILE (any UTF-8 text, read letter by
 letter by a new model, or by --from MODEL's tokenizer).
 A new model reads bytes: GPT-2's layout, 257 tokens (the bytes and <|endoftext|>), L layers
-(2) of H heads (4), width D (64), attention only unless --mlp. --from MODEL goes on training a
+(2) of H heads (4), width D (32), attention only unless --mlp. --from MODEL goes on training a
 GPT-2 model (fine-tuning) with its tokenizer.
-Defaults: --seed 1 --steps 1500, 16 texts of 64 tokens a step, AdamW at learning rate 0.003
+Defaults: --seed 1 --steps 6000, 16 texts of 32 tokens a step, AdamW at learning rate 0.003
 (warm-up 50 steps, then a cosine down to a tenth), the gradient clipped to norm 1.
 DIR gets config.json, model.safetensors, vocab.json, merges.txt and train.json: the loss of
 every step and, every K steps (25), each head's induction and previous-token scores on a probe

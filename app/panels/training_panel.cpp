@@ -115,7 +115,9 @@ class TrainingPanel final : public Panel {
  private:
   TrainingSession session_;
   int task_ = 0;
-  int layers_ = 2, heads_ = 4, width_ = 64, steps_ = 1500;
+  // The trainer's defaults (core/training/trainer.hpp).
+  int layers_ = TrainingSettings{}.layers, heads_ = TrainingSettings{}.heads,
+      width_ = TrainingSettings{}.d_model, steps_ = TrainingSettings{}.steps;
   int seed_ = 1;
   int speed_ = 0;
   bool follow_ = true;  // the timeline shows the latest step
@@ -160,7 +162,6 @@ class TrainingPanel final : public Panel {
     s.steps = steps_;
     s.seed = static_cast<std::uint64_t>(seed_);
     s.optimizer.total_steps = steps_;
-    s.attention_only = true;
     return s;
   }
 

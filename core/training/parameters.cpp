@@ -186,7 +186,7 @@ bool is_mlp_tensor(const ParameterTensor& tensor) {
 }
 
 void initialize_gpt2(const TransformerConfig& c, const ParameterTable& table, std::uint64_t seed,
-                     bool attention_only, float* values) {
+                     bool attention_only, float* values, const InitialScales& scales) {
   const float residual_scale = 0.02f / std::sqrt(2.0f * static_cast<float>(c.n_layers));
   for (const ParameterTensor& tensor : table.tensors()) {
     float* out = values + tensor.offset;
@@ -200,7 +200,11 @@ void initialize_gpt2(const TransformerConfig& c, const ParameterTable& table, st
     } else if (!tensor.decays()) {
       for (std::size_t i = 0; i < count; ++i) out[i] = 0.0f;  // a bias
     } else {
-      const float scale = ends_with(tensor.name, "c_proj.weight") ? residual_scale : 0.02f;
+      float scale = scales.matrices;
+      if (ends_with(tensor.name, "mlp.c_proj.weight")) scale = residual_scale;
+      if (ends_with(tensor.name, "attn.c_proj.weight"))
+        scale = scales.projection > 0.0f ? scales.projection : residual_scale;
+      if (ends_with(tensor.name, "attn.c_attn.weight")) scale = scales.attention;
       const std::uint64_t stream = rng::combine(seed, rng::hash(tensor.name));
       for (std::size_t i = 0; i < count; ++i) out[i] = scale * standard_normal(stream, i);
     }

@@ -15,6 +15,7 @@
 #include "core/models/transformer.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <new>
 #include <string>
 #include <string_view>
@@ -88,12 +89,21 @@ TransformerWeights gpt2_weights_of(const TransformerConfig& config, const Parame
 // views `to` (into `values`, which they point into); the shapes are the same configuration's.
 void copy_weights(const TransformerWeights& from, const TransformerWeights& to, float* values);
 
+// The spread of the weights a model starts from (their standard deviations).
+struct InitialScales {
+  float matrices = 0.02f;   // every matrix not named below (the embeddings, the MLP's)
+  float attention = 0.02f;  // W_Q, W_K, W_V (attn.c_attn)
+  float projection = 0.0f;  // W_O (attn.c_proj); 0: GPT-2's, 0.02/√(2 · layers), as mlp.c_proj
+};
+
 // GPT-2's initialization, seeded (core/base/rng.hpp: the same seed gives the same floats on every
 // machine): every matrix N(0, 0.02²), the residual projections (attn.c_proj, mlp.c_proj)
-// N(0, (0.02/√(2 · layers))²), gains 1, biases 0. With `attention_only` the MLP's weights are 0
-// (the model then adds nothing through its MLP, and training keeps them 0).
+// N(0, (0.02/√(2 · layers))²), gains 1, biases 0; `scales` changes the spreads. With
+// `attention_only` the MLP's weights are 0 (the model then adds nothing through its MLP, and
+// training keeps them 0).
 void initialize_gpt2(const TransformerConfig& config, const ParameterTable& table,
-                     std::uint64_t seed, bool attention_only, float* values);
+                     std::uint64_t seed, bool attention_only, float* values,
+                     const InitialScales& scales = {});
 
 // Whether tensor `tensor` is one of the MLP's (h.ℓ.mlp.*, h.ℓ.ln_2.*).
 bool is_mlp_tensor(const ParameterTensor& tensor);

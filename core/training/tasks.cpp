@@ -18,18 +18,31 @@ class Draws {
   std::uint64_t state_;
 };
 
-void induction_text(const TrainingTask& task, Draws& draws, int* tokens) {
+// Random spans (4 to 16 tokens), each written twice, one after the other, to the end of the text
+// (what is left when a span no longer fits twice: random tokens). Only the second copy is
+// predicted, from its second token on: the only tokens a model can know, by finding the first
+// copy. The rest would add only noise to the gradient.
+void induction_text(const TrainingTask& task, Draws& draws, int* tokens, int* targets) {
   const int T = task.length;
   const auto letters = static_cast<int>(task.alphabet.size());
+  const auto letter = [&] { return task.alphabet[static_cast<std::size_t>(draws.below(letters))]; };
+  std::fill(targets, targets + T, -1);
   tokens[0] = task.start;
   int at = 1;
   std::vector<int> span;
-  while (at < T) {
-    span.resize(static_cast<std::size_t>(4 + draws.below(13)));  // 4..16
-    for (int& token : span) token = task.alphabet[static_cast<std::size_t>(draws.below(letters))];
-    for (int copy = 0; copy < 2; ++copy)
-      for (int token : span)
-        if (at < T) tokens[at++] = token;
+  for (;;) {
+    const int room = (T - at) / 2;
+    if (room < 2) {
+      while (at < T) tokens[at++] = letter();
+      break;
+    }
+    span.resize(static_cast<std::size_t>(std::min(room, 4 + draws.below(13))));  // 4..16
+    for (int& token : span) token = letter();
+    for (int token : span) tokens[at++] = token;
+    const int second = at;
+    for (int token : span) tokens[at++] = token;
+    for (int k = 1; k < static_cast<int>(span.size()); ++k)
+      targets[second + k - 1] = tokens[second + k];
   }
 }
 
@@ -120,8 +133,7 @@ TrainingBatch task_batch(const TrainingTask& task, std::uint64_t seed, int step)
     int* targets = batch.targets.data() + static_cast<std::ptrdiff_t>(b) * task.length;
     switch (task.kind) {
       case TrainingTaskKind::Induction:
-        induction_text(task, draws, tokens);
-        for (int i = 0; i + 1 < task.length; ++i) targets[i] = tokens[i + 1];
+        induction_text(task, draws, tokens, targets);
         break;
       case TrainingTaskKind::Copy:
       case TrainingTaskKind::Reverse:

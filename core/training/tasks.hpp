@@ -1,11 +1,12 @@
 // What a model is trained on: batches of texts made from a seed, so that the same seed gives the
 // same batches on every machine.
 //   induction  random spans (4 to 16 tokens), each written twice, one after the other: the
-//              second copy can only be predicted by finding the first (an induction head)
+//              second copy can only be predicted by finding the first (an induction head), and
+//              only it is predicted (from its second token on)
 //   copy       "spam=spam", reverse "spam=maps", sort "spam=amps": a random word, a separator,
 //              the answer; only the answer's tokens are predicted
 //   text       windows of a text (any UTF-8: the class's own), every token predicting the next
-// Every text starts with the start token (GPT-2's <|endoftext|>).
+// Every made-up text starts with the start token (GPT-2's <|endoftext|>).
 #pragma once
 
 #include "core/base/status.hpp"

@@ -127,7 +127,8 @@ Result<Trainer> Trainer::make(const TrainingSettings& settings, const Model* fro
   t.gradient_.assign(t.table_.size(), 0.0f);
   const bool attention_only = from == nullptr && settings.attention_only;
   if (from == nullptr) {
-    initialize_gpt2(t.config_, t.table_, settings.seed, attention_only, t.values_.data());
+    initialize_gpt2(t.config_, t.table_, settings.seed, attention_only, t.values_.data(),
+                    settings.initial);
     t.vocab_json_ = byte_vocabulary_json();
     t.merges_txt_ = "#version: 0.2\n";
   } else {

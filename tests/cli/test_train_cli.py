@@ -81,7 +81,7 @@ class TrainCommandLine(TempDirTest, UsageErrorAssertion):
 
     def test_a_short_run_learns_its_text(self):
         cli_common.write(self.path("cat.txt"), CAT_TEXT)
-        result = run("train", "--task", "text", self.path("cat.txt"), "--steps", "150", "--mlp",
+        result = run("train", "--task", "text", self.path("cat.txt"), "--steps", "300", "--mlp",
                      "--width", "32", "--length", "24", "--texts", "8", "-o", self.path("cat"))
         self.assertEqual(result.returncode, 0, result.stderr)
         self.assertIn("saved", result.stderr)

@@ -99,7 +99,21 @@ TEST_CASE(
   CHECK(a.tokens != task_batch(induction, 4, 7).tokens);
   CHECK(a.tokens != task_batch(induction, 3, 8).tokens);
   CHECK(a.tokens[0] == 256);
-  for (int i = 0; i + 1 < 40; ++i) CHECK(a.targets[static_cast<std::size_t>(i)] == a.tokens[i + 1]);
+  // Only the second copies are predicted: each target is the next token, which came `m` tokens
+  // before too (a span of m, 4 to 16), with the token before it.
+  int predicted = 0;
+  for (int i = 0; i + 1 < 40; ++i) {
+    const int target = a.targets[static_cast<std::size_t>(i)];
+    if (target < 0) continue;
+    ++predicted;
+    CHECK(target == a.tokens[i + 1]);
+    bool copied = false;
+    for (int m = 4; m <= 16 && i - m >= 1; ++m)
+      copied = copied || (a.tokens[i + 1 - m] == a.tokens[i + 1] && a.tokens[i - m] == a.tokens[i]);
+    CHECK(copied);
+  }
+  CHECK(predicted >= 8);
+  CHECK(a.targets[0] == -1);  // the first copy is not predicted
   for (const TrainingTaskKind kind :
        {TrainingTaskKind::Copy, TrainingTaskKind::Reverse, TrainingTaskKind::Sort}) {
     CAPTURE(to_string(kind));
@@ -167,12 +181,12 @@ TEST_CASE("a short run learns its text, and its saved folder opens as that model
   TrainingSettings s;
   s.task = TrainingTaskKind::Text;
   for (int i = 0; i < 40; ++i) s.text += "the cat sat on the mat. ";
-  s.steps = 150;
+  s.steps = 300;
   s.length = 24;
   s.texts = 8;
   s.d_model = 32;
   s.attention_only = false;
-  s.optimizer.total_steps = 150;
+  s.optimizer.total_steps = 300;
   Result<Trainer> trainer = Trainer::make(s);
   REQUIRE(trainer.ok());
   while (!trainer->done()) REQUIRE(trainer->step().ok());
@@ -208,8 +222,8 @@ TEST_CASE("a short run learns its text, and its saved folder opens as that model
       nlohmann::json::parse(testing::read_whole_file(dir.path / "cat/train.json"));
   CHECK(record["format"] == "attnviz-training");
   CHECK(record["task"] == "text");
-  CHECK(record["loss"].size() == 150);
-  CHECK(record["scores"].size() == 1 + 150 / 25);
+  CHECK(record["loss"].size() == 300);
+  CHECK(record["scores"].size() == 1 + 300 / 25);
   CHECK(record["scores"][1]["step"] == 25);
   CHECK(record["scores"][1]["induction"].size() == 8);  // 2 layers of 4 heads
 }
