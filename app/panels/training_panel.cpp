@@ -15,6 +15,7 @@
 #include "app/session/state_dir.hpp"
 #include "app/session/training_session.hpp"
 #include "core/models/head_roles.hpp"
+#include "core/models/model.hpp"
 
 #include <imgui.h>
 
@@ -125,6 +126,7 @@ class TrainingPanel final : public Panel {
   std::string message_;
   std::array<char, 512> save_path_{};
   bool path_edited_ = false;
+  bool from_model_ = false;     // go on training the model the views show
   std::uint64_t uploaded_ = 0;  // the frame whose attention is in the textures
   std::vector<std::unique_ptr<render::MatrixStackTexture>> textures_;  // one per layer
   std::vector<Matrix> shown_weights_;  // the frame's attention, (n, n) per head
@@ -144,12 +146,39 @@ class TrainingPanel final : public Panel {
       ImGui::SetNextItemWidth(font * width);
       if (ImGui::InputInt(label, &value, 0, 0)) value = std::clamp(value, low, high);
     };
-    number("layers", layers_, 1, 8, 2.5f);
-    number("heads", heads_, 1, 16, 2.5f);
-    number("width", width_, 4, 512, 3.0f);
+    // Fine-tuning: the GPT-2 model the views show, as it is (edits included), with its tokenizer.
+    const Model* model = model_in_use(state);
+    if (!model) from_model_ = false;
+    if (model) {
+      const std::string label = "go on from " + model->name;
+      continue_line_if_fits(ImGui::CalcTextSize(label.c_str()).x + font * 2.0f,
+                            ImGui::GetStyle().ItemSpacing.x);
+      ImGui::Checkbox(label.c_str(), &from_model_);
+    }
+    if (from_model_) {  // the model's own shape, shown and not changed
+      const TransformerConfig& c = model->transformer.config();
+      int layers = c.n_layers, heads = c.n_heads, width = c.d_model;
+      ImGui::BeginDisabled();
+      number("layers", layers, layers, layers, 2.5f);
+      number("heads", heads, heads, heads, 2.5f);
+      number("width", width, width, width, 3.0f);
+      ImGui::EndDisabled();
+    } else {
+      number("layers", layers_, 1, 8, 2.5f);
+      number("heads", heads_, 1, 16, 2.5f);
+      number("width", width_, 4, 512, 3.0f);
+    }
     number("steps", steps_, 1, 100000, 4.0f);
     number("seed", seed_, 0, 1000000, 3.5f);
-    (void)state;
+  }
+
+  // The model the views show, when training can go on from it (a GPT-2); else null.
+  static const Model* model_in_use(const AppState& state) {
+    const Model* model = state.pipeline().current().trained_model();
+    return model && model->location.format == ModelFormat::HuggingFaceGpt2 &&
+                   model->transformer.encoder() == nullptr
+               ? model
+               : nullptr;
   }
 
   TrainingSettings settings_from(const AppState& state) const {
@@ -171,7 +200,8 @@ class TrainingPanel final : public Panel {
     const bool start = ImGui::Button(progress ? "Start again" : "Start");
     record_centre("train.start", state);
     if (start) {
-      const Status began = session_.begin(settings_from(state));
+      const Status began =
+          session_.begin(settings_from(state), from_model_ ? model_in_use(state) : nullptr);
       message_ = began ? std::string() : began.message();
       if (began) session_.resume();
       follow_ = true;
@@ -207,7 +237,10 @@ class TrainingPanel final : public Panel {
       std::snprintf(loss, sizeof loss, " \xc2\xb7 loss %.3f", static_cast<double>(p.losses.back()));
       line += loss;
     }
-    if (p.phase_change) line += " \xc2\xb7 phase change at step " + std::to_string(*p.phase_change);
+    if (p.phase_change)
+      line += *p.phase_change == 0
+                  ? std::string(" \xc2\xb7 a head copied from the start")
+                  : " \xc2\xb7 phase change at step " + std::to_string(*p.phase_change);
     char seconds[48];
     std::snprintf(seconds, sizeof seconds, " \xc2\xb7 %.1f s", p.seconds);
     line += seconds;

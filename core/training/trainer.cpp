@@ -192,6 +192,11 @@ Result<Trainer> Trainer::make(const TrainingSettings& settings, const Model* fro
   t.probe_.insert(t.probe_.end(), span.begin(), span.end());
   t.probe_.insert(t.probe_.end(), span.begin(), span.end());
   t.scores_.push_back(t.measure_heads());
+  // A model that copies already (one trained elsewhere): its phase change is behind it, step 0.
+  const std::vector<float>& first = t.scores_.front().induction;
+  if (!first.empty() &&
+      *std::max_element(first.begin(), first.end()) >= role_threshold(HeadRole::Induction))
+    t.phase_change_ = 0;
   return t;
 }
 

@@ -72,7 +72,8 @@ class Trainer {
   TransformerWeights weights() const { return gpt2_weights_of(config_, table_, values_.data()); }
   const std::vector<float>& losses() const { return losses_; }
   const std::vector<HeadScoresAt>& scores() const { return scores_; }
-  // The first step at which a head's induction score reached role_threshold(Induction).
+  // The first step at which a head's induction score reached role_threshold(Induction); 0 for a
+  // model that had such a head before training (one trained elsewhere).
   std::optional<int> phase_change_step() const { return phase_change_; }
   // The probe text the scores are measured on (ids).
   const std::vector<int>& probe() const { return probe_; }

@@ -248,3 +248,28 @@ TEST_CASE("training refuses settings out of range and models it does not train")
 }
 
 }  // namespace attnviz
+
+namespace attnviz {
+
+TEST_CASE("training on from a model that copies already: its phase change is behind it, step 0") {
+  Result<Model> kjv = open_model("gpt2-kjv-tiny");
+  REQUIRE(kjv.ok());
+  TrainingSettings s;
+  s.steps = 1;
+  s.texts = 2;
+  s.length = 32;
+  Result<Trainer> trainer = Trainer::make(s, &*kjv);
+  REQUIRE_MESSAGE(trainer.ok(), trainer.error());
+  REQUIRE(trainer->phase_change_step().has_value());
+  CHECK(*trainer->phase_change_step() == 0);
+  // Its probe is drawn from its own vocabulary, past its first ids, and written twice.
+  const std::vector<int>& probe = trainer->probe();
+  REQUIRE(probe.size() == 49);  // the start token and 24 tokens twice (its context is 128)
+  for (std::size_t i = 1; i <= 24; ++i) {
+    CHECK(probe[i] == probe[i + 24]);
+    CHECK(probe[i] >= 3);
+  }
+  CHECK(trainer->from() == "gpt2-kjv-tiny");
+}
+
+}  // namespace attnviz
