@@ -98,7 +98,12 @@ class TrainingPanel final : public Panel {
       draw_heads(state, context, list, colours, p, frame, ImVec2(origin.x + left, origin.y),
                  ImVec2(origin.x + avail.x, origin.y + body), font);
     } else {
-      // Narrow: the two curves side by side above the heads.
+      // Narrow: the two curves side by side above the heads; in a small dashboard slot, the way
+      // to room.
+      const bool hint = !state.ui.presenter && body < 16.0f * font;
+      if (hint)
+        list->AddText(ImVec2(origin.x, origin.y + body - font * 1.2f), colours.text_dim,
+                      "F5: presenter mode gives Training the whole window");
       const float curves = std::floor(body * 0.42f), half = std::floor(avail.x * 0.5f);
       draw_loss(list, colours, p, frame.step, origin,
                 ImVec2(origin.x + half - font * 0.5f, origin.y + curves), font, state);
@@ -106,7 +111,7 @@ class TrainingPanel final : public Panel {
                   ImVec2(origin.x + avail.x, origin.y + curves), font, state);
       draw_heads(state, context, list, colours, p, frame,
                  ImVec2(origin.x, origin.y + curves + font * 0.5f),
-                 ImVec2(origin.x + avail.x, origin.y + body), font);
+                 ImVec2(origin.x + avail.x, origin.y + body - (hint ? font * 1.3f : 0.0f)), font);
     }
     ImGui::Dummy(ImVec2(avail.x, body));
     draw_timeline(p, frame_index);
