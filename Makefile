@@ -99,6 +99,7 @@ bench:
 	/usr/bin/python3 tests/bench/model_compare.py --cli $(BUILD_DIR)/attnviz-cli --build-dir $(BUILD_DIR) --rounds $(BENCH_ROUNDS)
 	/usr/bin/python3 tests/bench/bert_compare.py --cli $(BUILD_DIR)/attnviz-cli --build-dir $(BUILD_DIR) --rounds $(BENCH_ROUNDS)
 	/usr/bin/python3 tests/bench/marian_compare.py --cli $(BUILD_DIR)/attnviz-cli --build-dir $(BUILD_DIR) --rounds $(BENCH_ROUNDS)
+	/usr/bin/python3 tests/bench/train_compare.py --cli $(BUILD_DIR)/attnviz-cli --build-dir $(BUILD_DIR) --rounds $(BENCH_ROUNDS)
 
 # Style. The check is a test of `make test` (tests/tools/check_format.sh); this formats in place.
 format:
