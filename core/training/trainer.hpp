@@ -30,10 +30,13 @@ struct TrainingSettings {
   TrainingTaskKind task = TrainingTaskKind::Induction;
   std::string text;  // the text task's text (UTF-8)
   std::uint64_t seed = 1;
-  int steps = 6000;
+  int steps = 4000;
   // The model made from scratch (ignored when trained from another), and the spread of its
-  // first weights: Q, K and V five times GPT-2's, W_O 0.05 (GPT-2's 0.01 at two layers) — with
-  // GPT-2's own, the copying of the induction task spreads thinly over offsets and heads.
+  // first weights: Q, K and V five times GPT-2's, W_O 0.05 (GPT-2's 0.01 at two layers). With
+  // these and a long warm-up (1000 steps) the induction task forms one clean induction head on
+  // every seed tried (1 to 12, near step 800); with GPT-2's own spreads or a short warm-up the
+  // copying spreads over heads, or shifts by a few tokens (a head looking k back, another
+  // attending k after the earlier copy).
   int layers = 2;
   int heads = 4;
   int d_model = 32;
@@ -41,7 +44,7 @@ struct TrainingSettings {
   InitialScales initial{.matrices = 0.02f, .attention = 0.1f, .projection = 0.05f};
   int texts = 16;   // per batch
   int length = 32;  // tokens per text
-  AdamWSettings optimizer{.learning_rate = 3e-3f, .warmup_steps = 50, .total_steps = 6000};
+  AdamWSettings optimizer{.learning_rate = 3e-3f, .warmup_steps = 1000, .total_steps = 4000};
   int score_every = 25;  // steps between two measures of the heads' scores
 };
 

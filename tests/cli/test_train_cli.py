@@ -83,7 +83,7 @@ class TrainCommandLine(TempDirTest, UsageErrorAssertion):
         cli_common.write(self.path("cat.txt"), CAT_TEXT)
         # Attention only (the default): the MLP would take a minute under the sanitizers.
         result = subprocess.run(
-            [cli_common.CLI, "train", "--task", "text", self.path("cat.txt"), "--steps", "300",
+            [cli_common.CLI, "train", "--task", "text", self.path("cat.txt"), "--steps", "300", "--warmup", "50",
              "--width", "32", "--length", "24", "--texts", "8", "-o", self.path("cat")],
             capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
         self.assertEqual(result.returncode, 0, result.stderr)

@@ -187,6 +187,7 @@ TEST_CASE("a short run learns its text, and its saved folder opens as that model
   s.d_model = 32;
   s.attention_only = false;
   s.optimizer.total_steps = 300;
+  s.optimizer.warmup_steps = 50;
   Result<Trainer> trainer = Trainer::make(s);
   REQUIRE(trainer.ok());
   while (!trainer->done()) REQUIRE(trainer->step().ok());
