@@ -348,8 +348,7 @@ class TrainingPanel final : public Panel {
     mark_step(list, colours, plot, step, p.phase_change, font);
   }
 
-  void upload(const AppState& state, PanelContext& context, const TrainingProgress& p,
-              const TrainingFrame& frame) {
+  void upload(PanelContext& context, const TrainingProgress& p, const TrainingFrame& frame) {
     const auto key = static_cast<std::uint64_t>(frame.step) * 1000003u +
                      static_cast<std::uint64_t>(p.settings.seed) + 1u;
     if (key == uploaded_ && textures_.size() == static_cast<std::size_t>(p.config.n_layers)) return;
@@ -366,13 +365,12 @@ class TrainingPanel final : public Panel {
         stack.push_back(&shown_weights_[static_cast<std::size_t>(l * p.config.n_heads + h)]);
       textures_[static_cast<std::size_t>(l)]->update(stack, key);
     }
-    (void)state;
   }
 
   void draw_heads(const AppState& state, PanelContext& context, ImDrawList* list,
                   const Palette& colours, const TrainingProgress& p, const TrainingFrame& frame,
                   ImVec2 p0, ImVec2 p1, float font) {
-    upload(state, context, p, frame);
+    upload(context, p, frame);
     const int layers = p.config.n_layers, heads = p.config.n_heads;
     if (shown_weights_.size() != static_cast<std::size_t>(layers * heads)) return;
     const std::string title = "Each head on the probe, step " + std::to_string(frame.step);
@@ -432,7 +430,7 @@ class TrainingPanel final : public Panel {
                          const TrainingFrame& frame) {
     const bool use_it = ImGui::Button("Use this model");
     record_centre("train.use", state);
-    if (use_it) use(state, context, p, frame);
+    if (use_it) use(context, p, frame);
     ImGui::SameLine();
     if (!path_edited_) {  // the suggestion follows the step shown until the teacher types one
       const char* home = std::getenv("HOME");
@@ -466,8 +464,7 @@ class TrainingPanel final : public Panel {
 
   // Saves the frame in the state folder and opens it: every other view reads it (an edit of the
   // document: undo returns to the model before).
-  void use(const AppState& state, PanelContext& context, const TrainingProgress& p,
-           const TrainingFrame& frame) {
+  void use(PanelContext& context, const TrainingProgress& p, const TrainingFrame& frame) {
     const std::string dir = app_state_dir();
     if (dir.empty()) {
       message_ = "No folder to keep the model in (HOME is not set): use Save as.";
@@ -492,7 +489,6 @@ class TrainingPanel final : public Panel {
     context.ui.center_view = view::ViewId::Model;
     message_ = "The model at step " + std::to_string(frame.step) +
                " is now the one every view shows (Ctrl+Z returns to the one before).";
-    (void)state;
   }
 };
 

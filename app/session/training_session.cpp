@@ -25,11 +25,11 @@ struct TrainingSession::Shared {
   double seconds = 0.0;
   Clock::time_point last_publish{};
 
-  std::shared_ptr<const TrainingFrame> frame_of(Trainer& trainer) {
+  std::shared_ptr<const TrainingFrame> frame_of(Trainer& run) {
     auto frame = std::make_shared<TrainingFrame>();
-    frame->step = trainer.steps_taken();
-    frame->attention = trainer.probe_attention();
-    frame->weights = std::make_shared<const ParameterBuffer>(trainer.values());
+    frame->step = run.steps_taken();
+    frame->attention = run.probe_attention();
+    frame->weights = std::make_shared<const ParameterBuffer>(run.values());
     return frame;
   }
   void keep_frame(std::shared_ptr<const TrainingFrame> frame) {
@@ -42,19 +42,19 @@ struct TrainingSession::Shared {
     frames = std::move(thinned);
   }
   // Builds the progress from the trainer; the caller holds no lock (the trainer is its own).
-  std::shared_ptr<const TrainingProgress> progress_of(const Trainer& trainer, bool is_running,
+  std::shared_ptr<const TrainingProgress> progress_of(const Trainer& run, bool is_running,
                                                       const std::string& error) const {
     auto p = std::make_shared<TrainingProgress>();
-    p->settings = trainer.settings();
-    p->config = trainer.config();
-    p->steps_taken = trainer.steps_taken();
-    p->running = is_running && !trainer.done();
-    p->done = trainer.done();
+    p->settings = run.settings();
+    p->config = run.config();
+    p->steps_taken = run.steps_taken();
+    p->running = is_running && !run.done();
+    p->done = run.done();
     p->error = error;
-    p->losses = trainer.losses();
-    p->scores = trainer.scores();
-    p->phase_change = trainer.phase_change_step();
-    p->probe = trainer.probe();
+    p->losses = run.losses();
+    p->scores = run.scores();
+    p->phase_change = run.phase_change_step();
+    p->probe = run.probe();
     p->frames = frames;
     p->seconds = seconds;
     return p;

@@ -206,9 +206,12 @@ HeadScoresAt Trainer::measure_heads() {
   const TrainingBatch batch = next_token_batch(probe_);
   if (!pass_->loss(weights(), batch)) return at;
   const int n = static_cast<int>(probe_.size());
+  probe_attention_.clear();
+  probe_attention_step_ = step_;
   for (int l = 0; l < config_.n_layers; ++l) {
     for (int h = 0; h < config_.n_heads; ++h) {
       const MatrixView weights{pass_->attention(0, l, h), n, n, n};
+      probe_attention_.push_back(Eigen::Map<const Matrix>(weights.data, n, n));
       const auto score = [&](HeadRole role) {
         return role_score_on_text(role, weights, probe_, {}, true).value_or(0.0f);
       };
@@ -286,13 +289,9 @@ std::string Trainer::record_json() const {
 }
 
 std::vector<Matrix> Trainer::probe_attention() {
-  std::vector<Matrix> out;
-  if (!pass_->loss(weights(), next_token_batch(probe_)).ok()) return out;
-  const auto n = static_cast<int>(probe_.size());
-  for (int l = 0; l < config_.n_layers; ++l)
-    for (int h = 0; h < config_.n_heads; ++h)
-      out.push_back(Eigen::Map<const Matrix>(pass_->attention(0, l, h), n, n));
-  return out;
+  // Kept by the last measure when it was of this step (every score_every steps): not run twice.
+  if (probe_attention_step_ != step_) measure_heads();
+  return probe_attention_;
 }
 
 Status Trainer::save(const std::string& folder) const {

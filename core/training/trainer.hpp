@@ -83,7 +83,8 @@ class Trainer {
   // Measures every head's scores on the probe now (also done every score_every steps).
   HeadScoresAt measure_heads();
   // Every head's attention on the probe now, layer by layer: (layers · heads) matrices
-  // (n, n), rows the queries, later keys 0.
+  // (n, n), rows the queries, later keys 0 (measure_heads keeps them: measured again only when
+  // the weights have moved since).
   std::vector<Matrix> probe_attention();
   // The tokenizer's files the saved folder gets, and the model trained from ("" from scratch).
   const std::string& vocab_json() const { return vocab_json_; }
@@ -110,6 +111,8 @@ class Trainer {
   std::vector<float> losses_;
   std::vector<HeadScoresAt> scores_;
   std::optional<int> phase_change_;
+  std::vector<Matrix> probe_attention_;  // the probe's, from the last measure_heads
+  int probe_attention_step_ = -1;        // ... and its step
   std::string vocab_json_, merges_txt_;  // the tokenizer's files
   std::string from_;                     // the model trained from ("" from scratch)
 };
