@@ -2,7 +2,8 @@
 //
 // Normal builds interpose malloc and friends (glibc exports the real ones as __libc_*), so the
 // count covers operator new (libstdc++'s calls malloc) and Eigen's aligned buffers. Under
-// AddressSanitizer, which owns malloc, the global operator new and delete are replaced instead.
+// AddressSanitizer, which owns malloc, and under Emscripten, whose libc has no __libc_* entry
+// points, the global operator new and delete are replaced instead.
 // Counting is off except between start and stop.
 #include "cli/allocation_counter.hpp"
 
@@ -11,7 +12,7 @@
 #include <cstdlib>
 #include <new>
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__EMSCRIPTEN__)
 #define ATTNVIZ_CLI_COUNT_NEW_ONLY 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
