@@ -21,6 +21,7 @@
 #include "core/pipeline/export.hpp"
 #include "core/pipeline/pipeline.hpp"
 #include "core/pipeline/variants_run.hpp"
+#include "core/training/attention_fit.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -49,6 +50,8 @@ Usage:
   attnviz-cli heatmap  [SCENARIO] [--head H]
   attnviz-cli tokens   [--max-tokens N] [--d-model D] (TEXT... | --text TEXT)
   attnviz-cli init     [SCENARIO] [-o OUT.json]
+  attnviz-cli fit      [SCENARIO] --target PATTERN [--head H] [--steps N] [--lr RATE]
+                       [-o OUT.json]
   attnviz-cli export   [SCENARIO] [--csv DIR] [--json OUT.json [--variant METHOD ...]]
   attnviz-cli svg      [SCENARIO] [--heatmap OUT.svg] [--arrows OUT.svg]
                        [--head H | --all-heads] [--threshold T]
@@ -96,6 +99,13 @@ Commands:
             or hashed), and the embedding's first values.
   init      Writes the scenario back with every weight filled in (those missing from
             the file are drawn from its seed): a complete file to edit by hand.
+  fit       Gradient descent on head H's W_Q and W_K (--head, default 0) until its attention
+            matches PATTERN: previous-word, next-word, same-word, first-word or pronoun-noun
+            (docs/cli.md says what each asks). At most N steps (--steps, default 500) at
+            learning rate RATE (--lr, default 1), stopping once no row's attention is more than
+            0.1 from its target. Writes the scenario with the moved weights (every weight, as
+            init does); the loss before and after goes to standard error. Dot-product scores
+            with the softmax only (not hard attention).
   export    --csv DIR writes every matrix as a CSV file into the folder DIR (which must
             exist): X_target.csv, X_source.csv (cross mode), per head h (counted from 1,
             as the app and the SVG figures count heads: --head 0 is head1) head{h}_Q.csv,
@@ -160,6 +170,10 @@ struct Arguments {
   std::optional<VariantRequest> variant;
   std::vector<std::string> variant_options;  // its options given (--tile, --k, ...)
   bool variant_named = false;                // --variant was given
+  // fit: gradient descent on one head's W_Q and W_K toward a target pattern.
+  std::optional<TargetPattern> fit_target;
+  int fit_steps = 500;
+  float fit_learning_rate = FitSettings{}.learning_rate;
 };
 
 bool parse_int(const std::string& text, int low, int high, int& out) {
@@ -305,6 +319,23 @@ Status parse_arguments(int argc, char** argv, Arguments& args) {
          : arg == "--dilation" ? request.dilation
                                : request.block) = number;
       }
+    } else if (arg == "--target" && args.command == "fit") {
+      auto v = value("--target");
+      Result<TargetPattern> pattern =
+          v ? parse_target_pattern(*v) : Result<TargetPattern>::failure("--target needs a pattern");
+      if (!pattern) return Status::error("--target: " + pattern.error());
+      args.fit_target = *pattern;
+    } else if (arg == "--steps" && args.command == "fit") {
+      auto v = value("--steps");
+      if (!v || !parse_int(*v, 0, 1'000'000, args.fit_steps))
+        return Status::error("--steps needs a whole number from 0 to 1000000");
+    } else if (arg == "--lr" && args.command == "fit") {
+      auto v = value("--lr");
+      float rate = 0;
+      const char* end = v ? v->data() + v->size() : nullptr;
+      if (!v || parse_number(v->data(), end, rate).ptr != end || !(rate > 0.0f && rate <= 100.0f))
+        return Status::error("--lr needs a learning rate above 0 and at most 100");
+      args.fit_learning_rate = rate;
     } else if (arg == "--d-model") {
       auto v = value("--d-model");
       if (!v || !parse_int(*v, 1, Limits::kMaxDModel, args.d_model))
@@ -340,6 +371,8 @@ Status parse_arguments(int argc, char** argv, Arguments& args) {
   if (!args.variant_named && !args.variant_options.empty())
     return Status::error(args.variant_options.front() +
                          " is a setting of a variant: give --variant NAME too");
+  if (args.command == "fit" && !args.fit_target)
+    return Status::error("fit needs --target: " + target_pattern_names());
   if (args.command == "export" && !args.csv_folder && !args.json_path)
     return Status::error("export needs --csv DIR or --json FILE");
   if (args.command == "svg") {
@@ -492,6 +525,70 @@ int command_tokens(const Arguments& args) {
   return kExitOk;
 }
 
+// Gradient descent on head --head's W_Q and W_K toward the --target pattern; the scenario with
+// the moved weights is the output, what happened goes to standard error.
+int command_fit(const Arguments& args) {
+  Computed c;
+  if (const int status = load_and_compute(args, c); status != kExitOk) return status;
+  OneLayerSpec* one = c.scenario.edit_one_layer();
+  if (!one) {
+    print_error("fit moves the one-layer scenario's W_Q and W_K, and this scenario names a model");
+    return kExitBadInput;
+  }
+  const int head = args.head.value_or(0);
+  if (head >= one->config.heads) {
+    print_error("--head " + std::to_string(head) + ": the scenario has " +
+                std::to_string(one->config.heads) + " heads (0 to " +
+                std::to_string(one->config.heads - 1) + ")");
+    return kExitBadInput;
+  }
+  if (Status status = check_fit_config(one->config); !status) {
+    print_error(status.message());
+    return kExitBadInput;
+  }
+  FitInput input;
+  input.X_query = &c.pipeline.X_target();
+  input.X_key = &c.pipeline.X_keys();
+  input.allowed = {c.pipeline.mask(), one->config.causal && !c.pipeline.cross()};
+  input.config = one->config;
+  const Matrix target = target_attention(*args.fit_target, c.pipeline.target(), c.pipeline.keys(),
+                                         c.pipeline.cross(), input.allowed);  // (n_query, n_key)
+  input.target = &target;
+  // Under grouped-query attention the head's keys are its group's.
+  const int key_head = kv_source_head(one->config, head);
+  Matrix W_Q = one->parameters.heads[static_cast<std::size_t>(head)].W_Q;
+  Matrix W_K = one->parameters.heads[static_cast<std::size_t>(key_head)].W_K;
+  FitGradient before, after;
+  if (Status status = fit_gradient(input, W_Q, W_K, before); !status) {
+    print_error(status.message());
+    return kExitBadInput;
+  }
+  if (before.target_rows == 0) {
+    print_error("--target " + std::string(to_string(*args.fit_target)) +
+                ": no word of this sentence has a target (" +
+                std::string(describe(*args.fit_target)) + ")");
+    return kExitBadInput;
+  }
+  FitSettings settings;
+  settings.learning_rate = args.fit_learning_rate;
+  int steps = 0;
+  if (Status status = gradient_descent(input, settings, args.fit_steps, W_Q, W_K, after, &steps);
+      !status) {
+    print_error(status.message());
+    return kExitBadInput;
+  }
+  one->parameters.heads[static_cast<std::size_t>(head)].W_Q = W_Q;
+  one->parameters.heads[static_cast<std::size_t>(key_head)].W_K = W_K;
+  std::fprintf(stderr,
+               "attnviz-cli: fit head %d (%s, %d of %d rows): loss %.4f -> %.4f in %d steps; %s "
+               "(at most %.2f of a row's attention misplaced)\n",
+               head, std::string(describe(*args.fit_target)).c_str(), after.target_rows,
+               static_cast<int>(target.rows()), before.loss, after.loss, steps,
+               after.mismatch <= kFitMatched ? "the heatmap matches" : "not matched yet",
+               after.mismatch);
+  return write_output(args, scenario_to_json(c.scenario));
+}
+
 int command_init(const Arguments& args) {
   Computed c;
   if (const int status = load_and_compute(args, c); status != kExitOk) return status;
@@ -613,7 +710,7 @@ int main(int argc, char** argv) {
   }
   Arguments args;
   if (first != "compute" && first != "heatmap" && first != "tokens" && first != "init" &&
-      first != "export" && first != "svg") {
+      first != "export" && first != "svg" && first != "fit") {
     print_error("unknown command '" + first + "' (see --help)");
     return kExitUsage;
   }
@@ -626,5 +723,6 @@ int main(int argc, char** argv) {
   if (args.command == "tokens") return command_tokens(args);
   if (args.command == "export") return command_export(args);
   if (args.command == "svg") return command_svg(args);
+  if (args.command == "fit") return command_fit(args);
   return command_init(args);
 }

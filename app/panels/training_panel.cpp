@@ -6,6 +6,7 @@
 // (an undoable edit: Ctrl+Z returns to the model before), Save writes it as a model folder.
 // The training runs on a thread of its own (app/session/training_session.hpp): frames stay
 // within their budget.
+#include "app/panels/fit_part.hpp"
 #include "app/panels/panel.hpp"
 #include "app/panels/plot_drawing.hpp"
 #include "app/panels/registry.hpp"
@@ -58,6 +59,22 @@ class TrainingPanel final : public Panel {
  public:
   void draw_content(const AppState& state, PanelContext& context) override {
     const float font = ImGui::GetFontSize();
+    // The one-layer scenario: its own W_Q and W_K learn (fit_part.hpp), or a new model does.
+    if (!state.document.scenario().has_model()) {
+      int kind = static_cast<int>(training_kind(state.ui));
+      ImGui::TextUnformatted("Learns:");
+      ImGui::SameLine();
+      ImGui::RadioButton("this scenario's W_Q, W_K", &kind, 0);
+      record_centre("train.kind_weights", state);
+      continue_line_if_fits(font * 8.0f, ImGui::GetStyle().ItemSpacing.x);
+      ImGui::RadioButton("a new model", &kind, 1);
+      record_centre("train.kind_model", state);
+      set_training_kind(context.ui, static_cast<TrainingKind>(kind));
+      if (kind == static_cast<int>(TrainingKind::Weights)) {
+        fit_.draw(state, context);
+        return;
+      }
+    }
     draw_settings(state);
     std::shared_ptr<const TrainingProgress> progress = session_.progress();
     draw_controls(state, progress);
@@ -120,6 +137,7 @@ class TrainingPanel final : public Panel {
 
  private:
   TrainingSession session_;
+  FitPart fit_;
   int task_ = 0;
   // The trainer's defaults (core/training/trainer.hpp).
   int layers_ = TrainingSettings{}.layers, heads_ = TrainingSettings{}.heads,

@@ -202,6 +202,11 @@ void AppState::go_to_lesson_step(int step) {
   // The Cheaper attention view's part, as its setting reads it (the lesson checked the name).
   if (std::string not_read; !s.method.empty())
     read_view_setting("cheaper_method", Json(s.method), ui.views, not_read);
+  // The Training view's gradient descent on W_Q and W_K, toward the step's target.
+  if (std::string not_read; !s.fit.empty()) {
+    read_view_setting("training", Json("weights"), ui.views, not_read);
+    read_view_setting("fit_target", Json(s.fit), ui.views, not_read);
+  }
   if (s.layer) selection.layer = *s.layer;
   if (s.head) selection.head = *s.head;
   if (!s.query.empty()) selection.query = std::max(0, resolve_token(pipeline().target(), s.query));

@@ -97,6 +97,14 @@ Edit set_projection(ParameterName name, int head, Matrix weights) {
           }};
 }
 
+Edit descend_query_key(int head, int key_head, Matrix W_Q, Matrix W_K) {
+  return {"gradient descent on head " + std::to_string(head + 1) + "'s W_Q and W_K",
+          [head, key_head, W_Q = std::move(W_Q), W_K = std::move(W_K)](Document& document) {
+            document.set_projection(ParameterName::W_Q, head, W_Q);
+            document.set_projection(ParameterName::W_K, key_head, W_K);
+          }};
+}
+
 Edit apply_to_matrix(ParameterName name, int head, MatrixAction action,
                      std::uint64_t randomize_seed) {
   const char* verb = "reset";

@@ -49,6 +49,9 @@ Edit set_seed(std::uint64_t seed);
 Edit draw_weights();
 Edit set_weight(ParameterName name, int head, int row, int col, float value);
 Edit set_projection(ParameterName name, int head, Matrix weights);  // (d_model, d_k)
+// One step of gradient descent on head `head`'s W_Q and its key head's W_K (the Training view):
+// both (d_model, d_k), set together.
+Edit descend_query_key(int head, int key_head, Matrix W_Q, Matrix W_K);
 Edit apply_to_matrix(ParameterName name, int head, MatrixAction action,
                      std::uint64_t randomize_seed);
 Edit set_embeddings(const std::vector<const Token*>& tokens, Matrix rows);  // (n_tokens, d_model)

@@ -17,6 +17,7 @@
 #include "core/models/model.hpp"
 #include "core/models/sampling.hpp"
 #include "core/pipeline/variants_run.hpp"
+#include "core/training/attention_fit.hpp"
 #include "core/variants/flash_attention.hpp"
 #include "core/variants/kv_cache.hpp"
 #include "core/variants/linformer.hpp"
@@ -108,7 +109,7 @@ LessonStep parse_step(const Json& value, const std::string& path, Json& scenario
   if (!value.is_object()) fail(path, "expected an object");
   static const std::set<std::string> kKnown = {"title",   "text",   "scenario", "panels", "view",
                                                "method",  "layer",  "head",     "query",  "key",
-                                               "predict", "checks", "invites"};
+                                               "predict", "checks", "invites",  "fit"};
   for (const auto& [key, ignored] : value.items())
     if (!kKnown.contains(key)) warnings.push_back(path + ": unknown key \"" + key + "\" (ignored)");
   LessonStep step;
@@ -143,6 +144,14 @@ LessonStep parse_step(const Json& value, const std::string& path, Json& scenario
         view::kCheaperMethods.end())
       fail(path + ".method", "unknown method \"" + step.method +
                                  "\" (flash, linformer, reformer, sparse, shared_keys, decoding)");
+  }
+  step.fit = string_at(value, "fit", path);
+  if (!step.fit.empty()) {
+    if (step.view != "train") fail(path + ".fit", "a target to fit belongs to \"view\": \"train\"");
+    if (step.scenario.has_model())
+      fail(path + ".fit", "gradient descent on W_Q and W_K is the one-layer scenario's");
+    if (Result<TargetPattern> pattern = parse_target_pattern(step.fit); !pattern)
+      fail(path + ".fit", pattern.error());
   }
 
   const std::size_t max_tokens = static_cast<std::size_t>(step.scenario.max_tokens);

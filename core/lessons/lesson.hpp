@@ -62,10 +62,13 @@ struct LessonStep {
   std::vector<std::string> panels;  // panel names to show ("input", "heatmaps", ...); empty = all
   std::string view;                 // centre view: "heatmaps", "pipeline", ... ("" = unchanged)
   std::string method;               // with view "cheaper": its part (view::kCheaperMethods)
-  std::optional<int> layer;         // selected layer (a real model's)
-  std::optional<int> head;          // selected head
-  std::string query;                // selected query token ("" = unchanged)
-  std::string key;                  // highlighted key token ("" = none)
+  // With view "train": gradient descent on W_Q and W_K toward this target ("previous-word", ...:
+  // core/training/attention_fit.hpp), in the Training view.
+  std::string fit;
+  std::optional<int> layer;  // selected layer (a real model's)
+  std::optional<int> head;   // selected head
+  std::string query;         // selected query token ("" = unchanged)
+  std::string key;           // highlighted key token ("" = none)
   std::optional<LessonPredict> predict;
   std::vector<LessonCheck> checks;  // claims of the text about the step as it begins
   // The parts of the scenario (kScenarioParts) the text asks the student to change ("drag ...",

@@ -1,9 +1,10 @@
 #!/usr/bin/python3
-"""`attnviz-cli train` and `attnviz-cli model grad` as a user runs them: the help, every mistake
+"""`attnviz-cli train`, `attnviz-cli model grad` and `attnviz-cli fit` as a user runs them: the help, every mistake
 in the command line (status 2) and bad input (status 1), one line each; two runs of the same
 seed write the same files, byte for byte; a short run learns its text and its folder opens as a
 model that predicts it; fine-tuning a shipped model keeps its tokenizer; the gradient file's
-names and shapes are the model file's own.
+names and shapes are the model file's own; fit's moved weights make each word look at the word
+before (recomputed here from the file), and cannot without positions.
 
 Usage: /usr/bin/python3 tests/cli/test_train_cli.py --cli build/attnviz-cli
 """
@@ -141,6 +142,90 @@ class GradCommandLine(TempDirTest, UsageErrorAssertion):
         self.assertOneLineError(run("model", "grad", "stories260K", "--text", "Once", "-o", out))
         self.assertOneLineError(run("model", "grad", "gpt2-kjv-tiny", "--text", "", "-o", out))
         self.assertFalse(os.path.exists(out))
+
+
+def read_json(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def attention_of(scenario_path, head=0):
+    """Head `head`'s α recomputed here from the file's W_Q and W_K and the engine's X (in plain
+    Python: softmax(X·W_Q·(X·W_K)ᵀ / √d_k))."""
+    import math
+    computed = run("compute", scenario_path)
+    assert computed.returncode == 0, computed.stderr
+    X = json.loads(computed.stdout)["X_target"]
+    weights = read_json(scenario_path)["weights"]
+    W_Q, W_K = weights["W_Q"][head], weights["W_K"][head]
+    d_k = len(W_Q[0])
+    def project(W):
+        return [[sum(x[m] * W[m][c] for m in range(len(x))) for c in range(d_k)] for x in X]
+    Q, K = project(W_Q), project(W_K)
+    rows = []
+    for q in Q:
+        scores = [sum(a * b for a, b in zip(q, k)) / math.sqrt(d_k) for k in K]
+        top = max(scores)
+        e = [math.exp(v - top) for v in scores]
+        rows.append([v / sum(e) for v in e])
+    return rows
+
+
+class FitCommandLine(TempDirTest, UsageErrorAssertion):
+    def scenario(self, **changes):
+        """The built-in scenario on "the cat sat on the mat" with `changes`, as a file."""
+        made = run("init", "--text", "the cat sat on the mat")
+        self.assertEqual(made.returncode, 0, made.stderr)
+        path = self.path("cat.json")
+        data = json.loads(made.stdout)
+        data.update(changes)
+        cli_common.write(path, json.dumps(data))
+        return path
+
+    def test_mistakes_and_bad_input(self):
+        out = self.path("out.json")
+        self.assertUsageError(run("fit", "--text", "the cat", "-o", out), "--target")
+        self.assertUsageError(run("fit", "--text", "the cat", "--target", "sideways", "-o", out),
+                              "previous-word")
+        self.assertUsageError(run("fit", "--text", "the cat", "--target", "first-word", "--steps",
+                                  "-3", "-o", out), "--steps")
+        self.assertUsageError(run("fit", "--text", "the cat", "--target", "first-word", "--lr",
+                                  "nan", "-o", out), "--lr")
+        self.assertOneLineError(run("fit", "--text", "the cat sat", "--target", "pronoun-noun",
+                                    "-o", out))
+        self.assertOneLineError(run("fit", self.scenario(hard=True), "--target", "first-word",
+                                    "-o", out))
+        self.assertOneLineError(run("fit", self.scenario(compatibility="additive"), "--target",
+                                    "first-word", "-o", out))
+        self.assertOneLineError(run("fit", "--text", "the cat", "--target", "first-word", "--head",
+                                    "5", "-o", out))
+        self.assertFalse(os.path.exists(out))
+
+    def test_gradient_descent_makes_each_word_look_at_the_word_before(self):
+        path = self.scenario(positional="sinusoidal")
+        out = self.path("fitted.json")
+        result = run("fit", path, "--target", "previous-word", "-o", out)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("the heatmap matches", result.stderr)
+        before, after = attention_of(path), attention_of(out)
+        for i, row in enumerate(after):
+            wanted = max(i - 1, 0)
+            self.assertEqual(row.index(max(row)), wanted, f"row {i}: {row}")
+            self.assertGreater(row[wanted], 0.8)
+        self.assertLess(before[2][1], 0.8)  # it did not look there before
+        # The other head and W_V are as they were.
+        a, b = read_json(path)["weights"], read_json(out)["weights"]
+        self.assertEqual(a["W_Q"][1], b["W_Q"][1])
+        self.assertEqual(a["W_V"], b["W_V"])
+        self.assertNotEqual(a["W_Q"][0], b["W_Q"][0])
+
+    def test_without_positions_the_two_thes_cannot_be_told_apart(self):
+        result = run("fit", self.scenario(), "--target", "previous-word", "--steps", "300",
+                     "-o", self.path("out.json"))
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertIn("not matched yet", result.stderr)
+        after = attention_of(self.path("out.json"))
+        self.assertEqual([round(v, 5) for v in after[0]], [round(v, 5) for v in after[4]])
 
 
 def run_binary(*args):

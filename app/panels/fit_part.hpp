@@ -1,0 +1,54 @@
+// The Training view's part for the one-layer scenario: gradient descent on one head's W_Q and
+// W_K (core/training/attention_fit.hpp) until its attention matches a target the teacher picks
+// ("each word looks at the word before") or paints cell by cell. Every step is an edit of the
+// document's weights, so the Weights panel, the heatmaps and every other view move with it; a run
+// is one undo step. It says when a target cannot be reached and why (two words that ask the same
+// question).
+#pragma once
+
+#include "app/panels/panel.hpp"
+#include "app/render/heatmap_renderer.hpp"
+#include "app/session/app_state.hpp"
+#include "core/training/attention_fit.hpp"
+
+#include <string>
+#include <vector>
+
+namespace attnviz::app {
+
+// "weights": this part; "model": a new model trained on a task. Saved in the view state as
+// "training" (a lesson step's "fit" sets it), with the target as "fit_target".
+enum class TrainingKind { Weights, Model };
+TrainingKind training_kind(const UiSettings& ui);
+void set_training_kind(UiSettings& ui, TrainingKind kind);
+
+class FitPart {
+ public:
+  void draw(const AppState& state, PanelContext& context);
+
+ private:
+  struct Frame;  // this frame's inputs, made by prepare()
+  bool prepare(const AppState& state, Frame& frame);
+  void draw_controls(const AppState& state, PanelContext& context, const Frame& frame);
+  void run_steps(const AppState& state, PanelContext& context, Frame& frame);
+  void draw_maps(const AppState& state, PanelContext& context, const Frame& frame);
+  void draw_loss(const AppState& state, ImVec2 p0, ImVec2 p1) const;
+  void paint(int query, int key, bool add, const Matrix& target);
+  std::string why_not_reachable(const Frame& frame, const std::vector<Token>& query_tokens,
+                                const std::vector<Token>& key_tokens) const;
+
+  bool running_ = false;
+  int speed_ = 1;
+  float learning_rate_ = FitSettings{}.learning_rate;
+  double step_credit_ = 0;  // steps owed at the chosen speed, carried between frames
+  int steps_taken_ = 0;
+  std::vector<float> losses_;  // every step's loss, the first before any step
+  std::string message_;        // what the last run ended with
+  MaskMatrix painted_;         // (n_query, n_key) cells painted, when the target is painted
+  render::MatrixStackTexture target_texture_;
+  std::uint64_t target_version_ = 0;
+  Matrix shown_target_;  // the target last uploaded
+  int hovered_query_ = -1, hovered_key_ = -1;
+};
+
+}  // namespace attnviz::app
