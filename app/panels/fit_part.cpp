@@ -106,6 +106,7 @@ struct FitPart::Frame {
   Status config = Status::success();
   FitGradient now;  // the loss and α of the weights as they are
   bool computed = false;
+  std::string problem;  // why it was not (weights too large, ...)
 };
 
 bool FitPart::prepare(const AppState& state, Frame& frame) {
@@ -140,9 +141,11 @@ bool FitPart::prepare(const AppState& state, Frame& frame) {
   frame.input.target = &frame.target;
   if (!frame.config.is_ok() || !state.computed.error.empty()) return false;
   const Parameters& p = one.parameters;
-  frame.computed = fit_gradient(frame.input, p.heads[static_cast<std::size_t>(frame.head)].W_Q,
-                                p.heads[static_cast<std::size_t>(frame.key_head)].W_K, frame.now)
-                       .is_ok();
+  const Status computed =
+      fit_gradient(frame.input, p.heads[static_cast<std::size_t>(frame.head)].W_Q,
+                   p.heads[static_cast<std::size_t>(frame.key_head)].W_K, frame.now);
+  frame.computed = computed.is_ok();
+  if (!frame.computed) frame.problem = computed.message();
   return frame.computed;
 }
 
@@ -185,6 +188,8 @@ void FitPart::draw(const AppState& state, PanelContext& context) {
   }
   if (!ready) {
     running_ = false;
+    if (!frame.problem.empty())
+      text_wrapped_at_spaces(frame.problem, ImGui::GetContentRegionAvail().x, false);
     return;
   }
   run_steps(state, context, frame);

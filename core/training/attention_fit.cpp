@@ -122,6 +122,11 @@ void spread(Matrix& target, Eigen::Index query, const std::vector<Eigen::Index>&
     if (allowed.allowed(query, key)) target(query, key) = 1.0f / static_cast<float>(count);
 }
 
+// Weights so large that a score leaves float (1e38 typed into W_Q): no step can be taken.
+const Status kScoresTooLarge = Status::error(
+    "gradient descent: a score is too large to compute (beyond 3.4e38): make the weights smaller "
+    "(Reset W_Q and W_K)");
+
 float score_scale(const AttentionConfig& config) {
   const float s = config.compatibility == Compatibility::ScaledDot
                       ? 1.0f / std::sqrt(static_cast<float>(config.d_k))
@@ -281,6 +286,7 @@ Status fit_gradient(const FitInput& input, const Matrix& W_Q, const Matrix& W_K,
   const Matrix Q = X_query * W_Q;                     // (n_query, d_k)
   const Matrix K = X_key * W_K;                       // (n_key, d_k)
   const Matrix scores = (Q * K.transpose()) * scale;  // (n_query, n_key)
+  if (!all_finite(scores)) return kScoresTooLarge;
   // 4-6. Each row's softmax over the keys it may see, its KL to the target, ∂loss/∂S.
   out.weights.setZero(n_query, n_key);
   Matrix grad_scores = Matrix::Zero(n_query, n_key);  // (n_query, n_key)
@@ -354,6 +360,9 @@ Status reference_fit_gradient(const FitInput& input, const Matrix& W_Q, const Ma
       for (int c = 0; c < d_k; ++c) s[i][j] += q[i][c] * k[j][c];
       s[i][j] *= scale;
     }
+  for (const std::vector<double>& row : s)
+    for (double score : row)
+      if (!std::isfinite(static_cast<float>(score))) return kScoresTooLarge;
   // 4. α_ij = exp(s_ij) / Σ_allowed exp(s_ij')
   Table alpha = table(n_query, n_key);
   for (int i = 0; i < n_query; ++i) {
@@ -426,6 +435,7 @@ Status gradient_descent(const FitInput& input, const FitSettings& settings, int 
                             static_cast<double>(last.grad_W_K.squaredNorm()));
     double rate = settings.learning_rate;
     if (settings.max_step > 0 && norm * rate > settings.max_step) rate = settings.max_step / norm;
+    if (!std::isfinite(norm)) return kScoresTooLarge;  // nothing moved: W_Q, W_K as they were
     W_Q -= static_cast<float>(rate) * last.grad_W_Q;
     W_K -= static_cast<float>(rate) * last.grad_W_K;
     ++taken;

@@ -328,7 +328,7 @@ def test_model(args):
         with open(os.path.join(args.site, "models", "index.json"), encoding="utf-8") as index:
             models = json.load(index)
         check(sorted(models) == ["bert-web", "gpt2-kjv-tiny", "gpt2-kjv-tiny-shuffled", "gpt2-web",
-                                 "marian-web-es", "stories260K"],
+                                 "induction-tiny", "marian-web-es", "stories260K"],
               f"models/index.json lists {sorted(models)}")
         # Lesson 11's third step shows every head of the model (its first is a question).
         page, _ = open_app(browser, url + "index.html?lesson=11&step=2")
@@ -688,6 +688,68 @@ def test_click(args):
                 check(tapped["centre_view"] == "geometry", f"a tap on Geometry shows {tapped['centre_view']}")
 
 
+def wait_for_value(page, part, key, done, timeout=40):
+    """The layout once `done(layout[part][key])` holds, or as it is after `timeout` seconds (paced);
+    None when the value was never drawn."""
+    deadline = time.monotonic() + pace.limit(timeout)
+    while True:
+        frame_layout = layout(page)
+        value = frame_layout.get(part, {}).get(key)
+        if (value is not None and done(value)) or time.monotonic() > deadline:
+            return frame_layout
+        time.sleep(0.2)
+
+
+def click_value(page, frame_layout, part, button):
+    """A click at the centre of a button the panel recorded (`part`.`button`_x, _y)."""
+    values = frame_layout.get(part, {})
+    if not check(f"{button}_x" in values, f"{part}.{button} was not drawn"):
+        return False
+    page.click(values[f"{button}_x"], values[f"{button}_y"])
+    return True
+
+
+def test_train(args):
+    """The Training view trains in the browser, on the page's one thread: gradient descent moves
+    the one-layer scenario's W_Q and W_K until each word looks at the word before, and a new model
+    takes training steps (TrainingSession::pump) while the page keeps drawing."""
+    scenario = {"format": "attnviz-scenario", "version": 1, "mode": "self",
+                "target": "the cat sat on the mat", "d_model": 8, "heads": 2, "d_k": 4, "d_v": 4,
+                "positional": "sinusoidal", "seed": 5}
+    with tempfile.TemporaryDirectory() as folder:
+        with open(os.path.join(folder, "cat.json"), "w", encoding="utf-8") as file:
+            json.dump(scenario, file)
+        with serve(args.site, folder) as url, Chromium(1280, 720) as browser:
+            page, _ = open_app(browser, url + "index.html?scenario=test/cat.json&view=train&presenter")
+            before = layout(page)
+            check(before.get("centre_view") == "train", f"?view=train shows {before.get('centre_view')}")
+            fit = before.get("fit", {})
+            check(fit.get("steps") == 0 and fit.get("mismatch", 0) > 0.5,
+                  f"before Start the head is not yet the target: {fit}")
+            if not click_value(page, before, "fit", "start"):
+                return
+            after = wait_for_value(page, "fit", "mismatch", lambda value: value <= 0.1)
+            fit = after.get("fit", {})
+            print(f"gradient descent: {fit.get('steps')} steps, loss {fit.get('loss')}, "
+                  f"mismatch {fit.get('mismatch')}")
+            check(fit.get("mismatch", 1) <= 0.1 and fit.get("steps", 0) > 5,
+                  f"gradient descent did not reach the target in the browser: {fit}")
+            # A new model, trained step after step between frames.
+            if not click_value(page, after, "train", "kind_model"):
+                return
+            model_mode = wait_for_value(page, "train", "start_x", lambda value: True, timeout=15)
+            if not click_value(page, model_mode, "train", "start"):
+                return
+            frames_before = frames(page)
+            trained = wait_for_value(page, "train", "steps_taken", lambda value: value >= 30, timeout=60)
+            steps = trained.get("train", {}).get("steps_taken", 0)
+            drawn = frames(page) - frames_before
+            print(f"a new model: {steps} steps while the page drew {drawn} frames, "
+                  f"loss {trained.get('train', {}).get('last_loss')}")
+            check(steps >= 30, f"the new model took {steps} training steps in the browser")
+            check(drawn >= 10, f"the page drew {drawn} frames while it trained")
+
+
 def test_hidpi(args):
     """A screen of two pixels per CSS pixel: twice the canvas pixels, the same layout, sharp."""
     with serve(args.site) as url, Chromium(1280, 720, scale=2) as browser:
@@ -805,7 +867,7 @@ TESTS = {"site": test_site, "page": test_page, "scenario": test_scenario, "lesso
          "model": test_model, "fonts": test_fonts, "clipboard": test_clipboard, "bench": test_bench,
          "offline": test_offline, "messages": test_messages, "files": test_files,
          "resize": test_resize, "keys": test_keys, "typing": test_typing,
-         "click": test_click, "hidpi": test_hidpi, "engine": test_engine}
+         "click": test_click, "hidpi": test_hidpi, "engine": test_engine, "train": test_train}
 
 
 def main():

@@ -182,6 +182,15 @@ TEST_CASE("the fit refuses what has no gradient, and shapes that do not fit") {
   input.target = &square_target;
   CHECK(fit_gradient(input, bad, W, g).message().find("not a finite number") != std::string::npos);
   CHECK(fit_gradient(input, W, W, g).is_ok());
+  // 1e38 typed into a weight: the scores leave float; an error, and nothing moves.
+  Matrix huge = W;
+  huge(0, 0) = 1e38f;
+  CHECK(fit_gradient(input, huge, W, g).message().find("too large") != std::string::npos);
+  CHECK(reference_fit_gradient(input, huge, W, g).message().find("too large") != std::string::npos);
+  Matrix huge_Q = huge, kept_K = W;
+  CHECK_FALSE(gradient_descent(input, FitSettings{}, 5, huge_Q, kept_K, g).is_ok());
+  CHECK(huge_Q == huge);
+  CHECK(kept_K == W);
   FitSettings settings;
   settings.learning_rate = std::numeric_limits<float>::quiet_NaN();
   Matrix W_Q = W, W_K = W;
