@@ -172,6 +172,14 @@ std::string FitPart::why_not_reachable(const Frame& frame, const std::vector<Tok
 // [SECTION] Controls and steps
 // -----------------------------------------------------------------------------
 void FitPart::draw(const AppState& state, PanelContext& context) {
+  if (loaded_ != state.document.load_version()) {  // another scenario (a file, a lesson step)
+    loaded_ = state.document.load_version();
+    running_ = false;
+    steps_taken_ = 0;
+    losses_.clear();
+    message_.clear();
+    painted_.resize(0, 0);
+  }
   Frame frame;
   const bool ready = prepare(state, frame);
   draw_controls(state, context, frame);
@@ -405,6 +413,7 @@ void FitPart::draw_maps(const AppState& state, PanelContext& context, const Fram
   }
   target_texture_.update({&shown_target_}, target_version_, false);
   context.heatmaps.upload_weights(result);
+  if (frame.head >= static_cast<int>(result.heads.size())) return;  // the result is catching up
   const HeadResult& head = result.heads[static_cast<std::size_t>(frame.head)];
 
   CellDrawing drawing;

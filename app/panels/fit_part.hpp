@@ -11,6 +11,7 @@
 #include "app/session/app_state.hpp"
 #include "core/training/attention_fit.hpp"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,7 @@ class FitPart {
   std::uint64_t target_version_ = 0;
   Matrix shown_target_;  // the target last uploaded
   int hovered_query_ = -1, hovered_key_ = -1;
+  std::uint64_t loaded_ = 0;  // the Document::load_version() the run belongs to
 };
 
 }  // namespace attnviz::app
