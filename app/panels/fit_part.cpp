@@ -98,16 +98,6 @@ void set_training_kind(UiSettings& ui, TrainingKind kind) {
 // -----------------------------------------------------------------------------
 // [SECTION] This frame's inputs
 // -----------------------------------------------------------------------------
-struct FitPart::Frame {
-  int head = 0, key_head = 0;
-  FitInput input;
-  Matrix target;       // (n_query, n_key)
-  MaskMatrix allowed;  // (n_query, n_key) 1 where the query may see the key
-  Status config = Status::success();
-  FitGradient now;  // the loss and α of the weights as they are
-  bool computed = false;
-  std::string problem;  // why it was not (weights too large, ...)
-};
 
 bool FitPart::prepare(const AppState& state, Frame& frame) {
   const Scenario& scenario = state.document.scenario();
@@ -179,9 +169,19 @@ void FitPart::draw(const AppState& state, PanelContext& context) {
     losses_.clear();
     message_.clear();
     painted_.resize(0, 0);
+    ++painted_version_;
   }
-  Frame frame;
-  const bool ready = prepare(state, frame);
+  // The inputs, the target and the loss only when something they read changed: not every frame.
+  const Key key{state.document.version(),    state.computed.version, state.document.load_version(),
+                kTarget.in(state.ui.views),  state.selection.head,   painted_version_,
+                state.computed.error.empty()};
+  if (!(key == frame_key_)) {
+    frame_ = Frame{};
+    ready_ = prepare(state, frame_);
+    frame_key_ = key;
+  }
+  Frame& frame = frame_;
+  const bool ready = ready_;
   draw_controls(state, context, frame);
   if (!frame.config.is_ok()) {
     text_wrapped_at_spaces(frame.config.message(), ImGui::GetContentRegionAvail().x, false);
@@ -332,6 +332,7 @@ void FitPart::run_steps(const AppState& state, PanelContext& context, Frame& fra
 // [SECTION] The two heatmaps and the loss
 // -----------------------------------------------------------------------------
 void FitPart::paint(int query, int key, bool add, const Matrix& target) {
+  ++painted_version_;
   if (painted_.rows() != target.rows() || painted_.cols() != target.cols())
     painted_ = MaskMatrix::Zero(target.rows(), target.cols());
   if (add) {
@@ -363,8 +364,11 @@ void FitPart::draw_maps(const AppState& state, PanelContext& context, const Fram
         ImGui::GetContentRegionAvail().x, true);
   if (!message_.empty()) text_wrapped_at_spaces(message_, ImGui::GetContentRegionAvail().x, false);
   if (frame.now.mismatch > kFitMatched && steps_taken_ > 50)  // not before it has tried
-    if (const std::string why = why_not_reachable(frame, query_tokens, key_tokens); !why.empty())
-      text_wrapped_at_spaces(why, ImGui::GetContentRegionAvail().x, true);
+  {
+    if (!frame.why) frame.why = why_not_reachable(frame, query_tokens, key_tokens);
+    if (!frame.why->empty())
+      text_wrapped_at_spaces(*frame.why, ImGui::GetContentRegionAvail().x, true);
+  }
 
   const ImVec2 avail = ImGui::GetContentRegionAvail();
   // In a small slot the loss curve gives its room to the heatmaps (the status line has the loss).
@@ -492,6 +496,7 @@ void FitPart::draw_maps(const AppState& state, PanelContext& context, const Fram
         if (m == 0 && ImGui::IsItemClicked(ImGuiMouseButton_Left)) {
           if (kTarget.in(state.ui.views) != kPainted) {  // start from the pattern chosen
             painted_ = (frame.target.array() > 0.0f).cast<std::uint8_t>();
+            ++painted_version_;
             kTarget.in(context.ui.views) = kPainted;
           }
           paint(hovered_query_, hovered_key_, io.KeyShift, frame.target);

@@ -12,6 +12,7 @@
 #include "core/training/attention_fit.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,26 @@ class FitPart {
   void draw(const AppState& state, PanelContext& context);
 
  private:
-  struct Frame;  // this frame's inputs, made by prepare()
+  // The inputs of the frames since they last changed, made by prepare().
+  struct Frame {
+    int head = 0, key_head = 0;
+    FitInput input;
+    Matrix target;       // (n_query, n_key)
+    MaskMatrix allowed;  // (n_query, n_key) 1 where the query may see the key
+    Status config = Status::success();
+    FitGradient now;  // the loss and α of the weights as they are
+    bool computed = false;
+    std::string problem;                     // why it was not (weights too large, ...)
+    mutable std::optional<std::string> why;  // why_not_reachable, once asked
+  };
+  // What a Frame is made from: the document and the result, the target, the head.
+  struct Key {
+    std::uint64_t document = 0, computed = 0, loaded = 0;
+    int target = -1, head = -1;
+    std::uint64_t painted = 0;
+    bool result_current = false;
+    bool operator==(const Key&) const = default;
+  };
   bool prepare(const AppState& state, Frame& frame);
   void draw_controls(const AppState& state, PanelContext& context, const Frame& frame);
   void run_steps(const AppState& state, PanelContext& context, Frame& frame);
@@ -50,7 +70,11 @@ class FitPart {
   std::uint64_t target_version_ = 0;
   Matrix shown_target_;  // the target last uploaded
   int hovered_query_ = -1, hovered_key_ = -1;
-  std::uint64_t loaded_ = 0;  // the Document::load_version() the run belongs to
+  std::uint64_t loaded_ = 0;           // the Document::load_version() the run belongs to
+  std::uint64_t painted_version_ = 0;  // bumped by every change to painted_
+  Frame frame_;
+  Key frame_key_;
+  bool ready_ = false;
 };
 
 }  // namespace attnviz::app
