@@ -33,9 +33,12 @@ bool parse_whole(const std::string& text, T& value) {
 
 int command_grad(const Model& model, const std::string& text, const std::string& output) {
   const TransformerConfig& c = model.transformer.config();
-  if (model.location.format != ModelFormat::HuggingFaceGpt2 || model.transformer.encoder()) {
-    print_error("model grad computes the gradients of GPT-2 models (" + model.name +
-                " is another kind: its backward pass is not built yet)");
+  const bool llama = model.location.format == ModelFormat::Llama2c;
+  if ((model.location.format != ModelFormat::HuggingFaceGpt2 && !llama) ||
+      model.transformer.encoder()) {
+    print_error("model grad computes the gradients of decoders (GPT-2's and llama2.c's files; " +
+                model.name +
+                " is an encoder or an encoder–decoder: their backward pass is not built)");
     return kExitBadInput;
   }
   Result<std::vector<ModelToken>> tokens = read_text(model, text);
@@ -57,13 +60,13 @@ int command_grad(const Model& model, const std::string& text, const std::string&
   }
   const TransformerWeights& weights = model.transformer.weights();
   const bool tied = weights.unembedding.data == weights.token_embedding.data;
-  Result<ParameterTable> table = gpt2_parameter_table(c, tied);
+  Result<ParameterTable> table = parameter_table_of(c, tied);
   if (!table) {
     print_error(model.name + ": " + table.error());
     return kExitBadInput;
   }
   std::vector<float> values(table->size()), gradient(table->size(), 0.0f);
-  const TransformerWeights copy = gpt2_weights_of(c, *table, values.data());
+  const TransformerWeights copy = weights_of(c, *table, values.data());
   copy_weights(weights, copy, values.data());
   Result<TrainingPass> pass = TrainingPass::make(c);
   if (!pass) {
@@ -76,24 +79,31 @@ int command_grad(const Model& model, const std::string& text, const std::string&
     print_error(loss.error());
     return kExitBadInput;
   }
-  // The file's own names: GPT2LMHeadModel's files put "transformer." before all but lm_head. A
-  // file that saves the tied head apart (lm_head.weight equal to wte) gets the tied gradient
-  // under both names, as PyTorch's one parameter has it.
+  // The file's own names: a llama2.c checkpoint's arrays (run.c's names, layers stacked, (out,
+  // in)). GPT2LMHeadModel's files put "transformer." before all but lm_head; a file that saves
+  // the tied head apart (lm_head.weight equal to wte) gets the tied gradient under both names, as
+  // PyTorch's one parameter has it.
   ParameterTable named;
-  std::string prefix;
-  bool head_saved = false;
-  if (Result<SafetensorsFile> file = SafetensorsFile::open(
-          (std::filesystem::path(model.location.folder) / "model.safetensors").string())) {
-    if (file->find("transformer.wte.weight") != nullptr) prefix = "transformer.";
-    head_saved = file->find("lm_head.weight") != nullptr;
-  }
-  for (const ParameterTensor& tensor : table->tensors())
-    named.add((tensor.name == "lm_head.weight" ? "" : prefix) + tensor.name, tensor.shape);
-  if (tied && head_saved) {
-    const ParameterTensor& wte = *table->find("wte.weight");
-    named.add("lm_head.weight", wte.shape);
-    gradient.insert(gradient.end(), gradient.begin() + static_cast<std::ptrdiff_t>(wte.offset),
-                    gradient.begin() + static_cast<std::ptrdiff_t>(wte.offset + wte.count()));
+  if (llama) {
+    std::vector<float> file_gradient;
+    llama2c_file_tensors(c, *table, gradient.data(), named, file_gradient);
+    gradient = std::move(file_gradient);
+  } else {
+    std::string prefix;
+    bool head_saved = false;
+    if (Result<SafetensorsFile> file = SafetensorsFile::open(
+            (std::filesystem::path(model.location.folder) / "model.safetensors").string())) {
+      if (file->find("transformer.wte.weight") != nullptr) prefix = "transformer.";
+      head_saved = file->find("lm_head.weight") != nullptr;
+    }
+    for (const ParameterTensor& tensor : table->tensors())
+      named.add((tensor.name == "lm_head.weight" ? "" : prefix) + tensor.name, tensor.shape);
+    if (tied && head_saved) {
+      const ParameterTensor& wte = *table->find("wte.weight");
+      named.add("lm_head.weight", wte.shape);
+      gradient.insert(gradient.end(), gradient.begin() + static_cast<std::ptrdiff_t>(wte.offset),
+                      gradient.begin() + static_cast<std::ptrdiff_t>(wte.offset + wte.count()));
+    }
   }
   const std::string bytes = safetensors_bytes(
       named, gradient.data(),

@@ -62,6 +62,23 @@ TransformerConfig gpt2_config(int vocab_size, int context, int layers, int heads
   return c;
 }
 
+Status check_trainable(const TransformerConfig& c) {
+  if (!c.causal() || c.norm_after() || c.token_types != 0 || c.cross_attention ||
+      c.embedding_scale != 1.0f || c.position_offset != 0)
+    return Status::error(
+        "training's backward pass is built for decoders with the norm before each sublayer "
+        "(GPT-2, Llama), not for encoders or encoder–decoders");
+  if (c.feed_forward != FeedForwardKind::GeluTanh && c.feed_forward != FeedForwardKind::SwiGLU)
+    return Status::error("training's backward pass takes GELU (tanh) or SwiGLU MLPs only");
+  if (c.d_model < 1 || c.n_layers < 1 || c.n_heads < 1 || c.n_kv_heads < 1 || c.d_head < 1 ||
+      c.d_ff < 1 || c.vocab_size < 1 || c.context < 1 || c.n_heads % c.n_kv_heads != 0 ||
+      (c.positions == PositionKind::Rotary && c.d_head % 2 != 0))
+    return Status::error(
+        "a model to train needs at least one layer, head, token and position, query heads in "
+        "whole groups per key head, and an even d_head under rotary positions");
+  return Status::success();
+}
+
 Result<ParameterTable> gpt2_parameter_table(const TransformerConfig& c, bool tied_head) {
   if (c.norm != NormKind::LayerNorm || c.positions != PositionKind::Learned ||
       c.feed_forward != FeedForwardKind::GeluTanh || !c.causal() || c.norm_after() ||
@@ -108,6 +125,123 @@ Result<ParameterTable> gpt2_parameter_table(const TransformerConfig& c, bool tie
   return table;
 }
 
+Result<ParameterTable> llama_parameter_table(const TransformerConfig& c, bool tied_head) {
+  if (c.norm != NormKind::RMSNorm || c.positions != PositionKind::Rotary ||
+      c.feed_forward != FeedForwardKind::SwiGLU)
+    return Result<ParameterTable>::failure(
+        "a Llama to train has RMSNorm, rotary positions and a SwiGLU MLP");
+  if (Status ok = check_trainable(c); !ok) return Result<ParameterTable>::failure(ok.message());
+  const long long d = c.d_model, ff = c.d_ff, q = static_cast<long long>(c.n_heads) * c.d_head,
+                  kv = static_cast<long long>(c.n_kv_heads) * c.d_head;
+  const long long count = (tied_head ? 1 : 2) * static_cast<long long>(c.vocab_size) * d + d +
+                          c.n_layers * (2 * d + d * q + 2 * d * kv + q * d + 3 * d * ff);
+  if (c.d_model > 16384 || c.d_ff > 65536 || c.n_layers > 256 || c.vocab_size > 1'000'000 ||
+      c.context > 65536 || q > 65536 || count > kMostParameters)
+    return Result<ParameterTable>::failure("a model of " + std::to_string(count) +
+                                           " weights is larger than training takes (at most " +
+                                           std::to_string(kMostParameters) + ")");
+  const int D = c.d_model, Q = c.n_heads * c.d_head, KV = c.n_kv_heads * c.d_head;
+  ParameterTable table;
+  table.add("tok_embeddings.weight", {c.vocab_size, D});
+  for (int l = 0; l < c.n_layers; ++l) {
+    const std::string h = "layers." + std::to_string(l) + ".";
+    table.add(h + "attention_norm.weight", {D});
+    table.add(h + "attention.wq.weight", {D, Q});
+    table.add(h + "attention.wk.weight", {D, KV});
+    table.add(h + "attention.wv.weight", {D, KV});
+    table.add(h + "attention.wo.weight", {Q, D});
+    table.add(h + "ffn_norm.weight", {D});
+    table.add(h + "feed_forward.w1.weight", {D, c.d_ff});
+    table.add(h + "feed_forward.w3.weight", {D, c.d_ff});
+    table.add(h + "feed_forward.w2.weight", {c.d_ff, D});
+  }
+  table.add("norm.weight", {D});
+  if (!tied_head) table.add("output.weight", {c.vocab_size, D});
+  return table;
+}
+
+TransformerWeights llama_weights_of(const TransformerConfig& c, const ParameterTable& table,
+                                    const float* values) {
+  const auto at = [&](const std::string& name) { return values + table.find(name)->offset; };
+  const int D = c.d_model, Q = c.n_heads * c.d_head, KV = c.n_kv_heads * c.d_head;
+  TransformerWeights w;
+  w.token_embedding = MatrixView{at("tok_embeddings.weight"), c.vocab_size, D, D};
+  const ParameterTensor* head = table.find("output.weight");
+  w.unembedding = head == nullptr ? w.token_embedding  // tied
+                                  : MatrixView{values + head->offset, c.vocab_size, D, D};
+  for (int l = 0; l < c.n_layers; ++l) {
+    const std::string h = "layers." + std::to_string(l) + ".";
+    TransformerLayer layer;
+    layer.attention_norm_weight = VectorView{at(h + "attention_norm.weight"), D};
+    layer.query = MatrixView{at(h + "attention.wq.weight"), D, Q, Q};
+    layer.key = MatrixView{at(h + "attention.wk.weight"), D, KV, KV};
+    layer.value = MatrixView{at(h + "attention.wv.weight"), D, KV, KV};
+    layer.output = MatrixView{at(h + "attention.wo.weight"), Q, D, D};
+    layer.mlp_norm_weight = VectorView{at(h + "ffn_norm.weight"), D};
+    layer.gate = MatrixView{at(h + "feed_forward.w1.weight"), D, c.d_ff, c.d_ff};
+    layer.up = MatrixView{at(h + "feed_forward.w3.weight"), D, c.d_ff, c.d_ff};
+    layer.down = MatrixView{at(h + "feed_forward.w2.weight"), c.d_ff, D, D};
+    w.layers.push_back(layer);
+  }
+  w.final_norm_weight = VectorView{at("norm.weight"), D};
+  return w;
+}
+
+Result<ParameterTable> parameter_table_of(const TransformerConfig& c, bool tied_head) {
+  if (c.norm == NormKind::RMSNorm) return llama_parameter_table(c, tied_head);
+  return gpt2_parameter_table(c, tied_head);
+}
+
+TransformerWeights weights_of(const TransformerConfig& c, const ParameterTable& table,
+                              const float* values) {
+  if (c.norm == NormKind::RMSNorm) return llama_weights_of(c, table, values);
+  return gpt2_weights_of(c, table, values);
+}
+
+void llama2c_file_tensors(const TransformerConfig& c, const ParameterTable& table,
+                          const float* buffer, ParameterTable& named, std::vector<float>& out) {
+  const int L = c.n_layers, D = c.d_model, Q = c.n_heads * c.d_head, KV = c.n_kv_heads * c.d_head,
+            F = c.d_ff;
+  const auto tensor = [&](const std::string& name) { return buffer + table.find(name)->offset; };
+  const auto layer_name = [](int l, const char* rest) {
+    return "layers." + std::to_string(l) + "." + rest;
+  };
+  // An array of the file: per layer, the buffer's (in, out) matrix written as (out, in).
+  const auto stacked = [&](const char* file_name, const char* name, int in, int width,
+                           bool transpose) {
+    named.add(file_name, transpose ? std::vector<int>{L, width, in} : std::vector<int>{L, in});
+    for (int l = 0; l < L; ++l) {
+      const float* m = tensor(layer_name(l, name));
+      if (!transpose) {
+        out.insert(out.end(), m, m + in);
+        continue;
+      }
+      for (int o = 0; o < width; ++o)
+        for (int i = 0; i < in; ++i) out.push_back(m[static_cast<std::size_t>(i) * width + o]);
+    }
+  };
+  const float* embedding = tensor("tok_embeddings.weight");
+  named.add("token_embedding_table", {c.vocab_size, D});
+  out.insert(out.end(), embedding, embedding + static_cast<std::size_t>(c.vocab_size) * D);
+  stacked("rms_att_weight", "attention_norm.weight", D, 0, false);
+  stacked("wq", "attention.wq.weight", D, Q, true);
+  stacked("wk", "attention.wk.weight", D, KV, true);
+  stacked("wv", "attention.wv.weight", D, KV, true);
+  stacked("wo", "attention.wo.weight", Q, D, true);
+  stacked("rms_ffn_weight", "ffn_norm.weight", D, 0, false);
+  stacked("w1", "feed_forward.w1.weight", D, F, true);
+  stacked("w2", "feed_forward.w2.weight", F, D, true);
+  stacked("w3", "feed_forward.w3.weight", D, F, true);
+  const float* final_norm = tensor("norm.weight");
+  named.add("rms_final_weight", {D});
+  out.insert(out.end(), final_norm, final_norm + D);
+  if (const ParameterTensor* head = table.find("output.weight")) {
+    named.add("wcls", {c.vocab_size, D});
+    out.insert(out.end(), buffer + head->offset,
+               buffer + head->offset + static_cast<std::size_t>(c.vocab_size) * D);
+  }
+}
+
 TransformerWeights gpt2_weights_of(const TransformerConfig& c, const ParameterTable& table,
                                    const float* values) {
   const auto at = [&](const std::string& name) { return values + table.find(name)->offset; };
@@ -152,11 +286,13 @@ TransformerWeights gpt2_weights_of(const TransformerConfig& c, const ParameterTa
 
 void copy_weights(const TransformerWeights& from, const TransformerWeights& to, float* values) {
   const auto copy_matrix = [values](const MatrixView& into, const MatrixView& in) {
+    if (into.empty()) return;
     float* out = values + (into.data - values);
     for (int r = 0; r < into.rows; ++r)
       for (int c = 0; c < into.cols; ++c) out[r * into.stride + c] = in.at(r, c);
   };
   const auto copy_vector = [values](const VectorView& into, const VectorView& in) {
+    if (into.empty()) return;
     float* out = values + (into.data - values);
     for (int i = 0; i < into.size; ++i) out[i] = in.data[i];
   };
@@ -166,7 +302,8 @@ void copy_weights(const TransformerWeights& from, const TransformerWeights& to, 
   for (std::size_t l = 0; l < to.layers.size(); ++l) {
     const TransformerLayer &into = to.layers[l], &in = from.layers[l];
     for (auto member : {&TransformerLayer::query, &TransformerLayer::key, &TransformerLayer::value,
-                        &TransformerLayer::output, &TransformerLayer::up, &TransformerLayer::down})
+                        &TransformerLayer::output, &TransformerLayer::up, &TransformerLayer::gate,
+                        &TransformerLayer::down})
       copy_matrix(into.*member, in.*member);
     for (auto member :
          {&TransformerLayer::attention_norm_weight, &TransformerLayer::attention_norm_bias,

@@ -78,6 +78,41 @@ class ParameterTable {
 // queries) or sizes out of the range training takes.
 Result<ParameterTable> gpt2_parameter_table(const TransformerConfig& config, bool tied_head = true);
 
+// Whether training's passes (training_pass.hpp, reference_training.hpp) take a configuration:
+// a decoder with its norm before each sublayer, LayerNorm (GPT-2) or RMSNorm (Llama), learned or
+// rotary positions, GELU (tanh) or SwiGLU, any grouped-query attention; not an encoder, an
+// encoder–decoder, scaled embeddings or offset positions (their backward pass is not built).
+Status check_trainable(const TransformerConfig& config);
+
+// The layout of a Llama in llama2.c's form (RMSNorm, RoPE, SwiGLU, grouped-query attention, no
+// biases), under the names of llama2.c's model.py, but each matrix in the engine's orientation
+// (in, out), the transpose of what PyTorch's nn.Linear stores (llama2c_file_tensors below turns
+// a buffer into the checkpoint's own arrays):
+//   tok_embeddings.weight (vocab, d)
+//   layers.ℓ.attention_norm.weight (d)   layers.ℓ.attention.wq.weight (d, H · d_head)
+//   layers.ℓ.attention.wk.weight, .wv.weight (d, KV · d_head)   .wo.weight (H · d_head, d)
+//   layers.ℓ.ffn_norm.weight (d)   layers.ℓ.feed_forward.w1.weight (d, d_ff) (the gate),
+//   .w3.weight (d, d_ff) (up), .w2.weight (d_ff, d) (down)
+//   norm.weight (d)   output.weight (vocab, d), with `tied_head` false
+Result<ParameterTable> llama_parameter_table(const TransformerConfig& config,
+                                             bool tied_head = true);
+TransformerWeights llama_weights_of(const TransformerConfig& config, const ParameterTable& table,
+                                    const float* values);
+
+// The table of whichever layout the configuration has (GPT-2's or Llama's), and its views.
+Result<ParameterTable> parameter_table_of(const TransformerConfig& config, bool tied_head = true);
+TransformerWeights weights_of(const TransformerConfig& config, const ParameterTable& table,
+                              const float* values);
+
+// A buffer laid out by llama_parameter_table as the arrays of a llama2.c checkpoint (run.c's
+// names and shapes, every layer's matrices stacked, (out, in) as the file stores them):
+//   token_embedding_table (vocab, d)  rms_att_weight (L, d)  wq (L, H · d_head, d)
+//   wk, wv (L, KV · d_head, d)  wo (L, d, H · d_head)  rms_ffn_weight (L, d)  w1, w3 (L, d_ff, d)
+//   w2 (L, d, d_ff)  rms_final_weight (d)  wcls (vocab, d) when the head is not tied
+// `named` gets the table of those arrays, `out` their floats.
+void llama2c_file_tensors(const TransformerConfig& config, const ParameterTable& table,
+                          const float* buffer, ParameterTable& named, std::vector<float>& out);
+
 // A GPT-2 configuration for training: d_head = d_model / heads, d_ff = 4 · d_model.
 TransformerConfig gpt2_config(int vocab_size, int context, int layers, int heads, int d_model);
 
@@ -85,8 +120,10 @@ TransformerConfig gpt2_config(int vocab_size, int context, int layers, int heads
 TransformerWeights gpt2_weights_of(const TransformerConfig& config, const ParameterTable& table,
                                    const float* values);
 
-// Copies every weight `from` views (any model in GPT-2's layout, whatever its strides) into the
-// views `to` (into `values`, which they point into); the shapes are the same configuration's.
+// Copies every weight `from` views (any model in GPT-2's or Llama's layout, whatever its strides)
+// into the views `to` (into `values`, which they point into); the shapes are the same
+// configuration's. A view `to` does not have (a bias under RMSNorm, positions under RoPE) is
+// skipped.
 void copy_weights(const TransformerWeights& from, const TransformerWeights& to, float* values);
 
 // The spread of the weights a model starts from (their standard deviations).

@@ -10,7 +10,9 @@
 //              4. m_i = x_i + o_i · W_O + b_O   5. x'_i = m_i + gelu(LayerNorm₂(m_i) · W_up + b) ·
 //                 W_down + b
 //   f_i = LayerNorm_f(x_i); z_i = f_i · wteᵀ; loss = mean −log softmax(z_i)[target_i]
-// and backward, the same passes in reverse, each written for one number at a time.
+// and backward, the same passes in reverse, each written for one number at a time. Llama's
+// differences (RMSNorm, RoPE on q and k, no wpe and no biases, grouped-query heads, SwiGLU) are
+// written where they apply, as in training_pass.hpp.
 #pragma once
 
 #include "core/base/status.hpp"

@@ -29,7 +29,39 @@ struct Gradients {
     return {gradient_of(w.data, values, gradient), w.rows, w.cols, Eigen::OuterStride<>(w.stride)};
   }
   Row of(const VectorView& b) const { return {gradient_of(b.data, values, gradient), b.size}; }
+  // The gradient of a vector the model may not have (a bias under RMSNorm): null then.
+  float* pointer(const VectorView& b) const {
+    return b.empty() ? nullptr : gradient_of(b.data, values, gradient);
+  }
 };
+
+// Adds a bias the model may not have to every row.
+void add_bias(Matrix& y, const VectorView& b) {
+  if (!b.empty()) y.rowwise() += map(b);
+}
+// A bias's gradient: the column sums of dy (nothing for a bias the model does not have).
+void add_bias_gradient(const Gradients& g, const VectorView& b, const Matrix& dy) {
+  if (!b.empty()) g.of(b) += dy.colwise().sum();
+}
+
+float sigmoid(float u) {
+  return 1.0f / (1.0f + std::exp(-u));
+}
+
+// Turns each adjacent pair (2i, 2i + 1) of every head of `row` by position · θ^(−2i / d_head),
+// as the forward pass does (transformer_forward.cpp); `direction` −1 turns it back (the
+// rotation's transpose: the backward pass of RoPE).
+void rotate(float* row, int width, int d_head, int position, float theta, float direction) {
+  for (int i = 0; i < width; i += 2) {
+    const float frequency =
+        1.0f / std::pow(theta, static_cast<float>(i % d_head) / static_cast<float>(d_head));
+    const float angle = static_cast<float>(position) * frequency;
+    const float cos_a = std::cos(angle), sin_a = direction * std::sin(angle);
+    const float v0 = row[i], v1 = row[i + 1];
+    row[i] = v0 * cos_a - v1 * sin_a;
+    row[i + 1] = v0 * sin_a + v1 * cos_a;
+  }
+}
 
 constexpr float kGeluScale = 0.7978845608028654f;  // √(2/π)
 
@@ -42,9 +74,11 @@ float gelu_derivative(float u) {
          0.5f * u * (1.0f - t * t) * kGeluScale * (1.0f + 3.0f * 0.044715f * u * u);
 }
 
-// y = (x − mean) / √(var + ε) · w + b by row, keeping each row's mean and 1/σ.
-void layer_norm(const Matrix& x, const VectorView& w, const VectorView& b, float epsilon, Matrix& y,
-                std::vector<float>& mean, std::vector<float>& rstd) {
+// The norm before a sublayer, by row, keeping each row's mean (0 under RMSNorm) and 1/σ:
+//   LayerNorm  y = (x − mean) / √(var + ε) · w + b
+//   RMSNorm    y = x / √(mean(x²) + ε) · w
+void norm(NormKind kind, const Matrix& x, const VectorView& w, const VectorView& b, float epsilon,
+          Matrix& y, std::vector<float>& mean, std::vector<float>& rstd) {
   const int n = static_cast<int>(x.rows()), d = static_cast<int>(x.cols());
   y.resize(n, d);
   mean.resize(static_cast<std::size_t>(n));
@@ -52,24 +86,31 @@ void layer_norm(const Matrix& x, const VectorView& w, const VectorView& b, float
   for (int i = 0; i < n; ++i) {
     const float* row = x.row(i).data();
     float m = 0.0f;
-    for (int j = 0; j < d; ++j) m += row[j];
-    m /= static_cast<float>(d);
+    if (kind == NormKind::LayerNorm) {
+      for (int j = 0; j < d; ++j) m += row[j];
+      m /= static_cast<float>(d);
+    }
     float variance = 0.0f;
     for (int j = 0; j < d; ++j) variance += (row[j] - m) * (row[j] - m);
     variance /= static_cast<float>(d);
     const float s = 1.0f / std::sqrt(variance + epsilon);
     float* out = y.row(i).data();
-    for (int j = 0; j < d; ++j) out[j] = (row[j] - m) * s * w.data[j] + b.data[j];
+    if (b.empty())
+      for (int j = 0; j < d; ++j) out[j] = (row[j] - m) * s * w.data[j];
+    else
+      for (int j = 0; j < d; ++j) out[j] = (row[j] - m) * s * w.data[j] + b.data[j];
     mean[static_cast<std::size_t>(i)] = m;
     rstd[static_cast<std::size_t>(i)] = s;
   }
 }
 
-// The LayerNorm's backward: dx += its share of dy; dw, db += theirs.
-//   x̂ = (x − mean) · rstd, n = dy ⊙ w: dx = rstd · (n − mean(n) − x̂ · mean(n ⊙ x̂))
-void layer_norm_backward(const Matrix& dy, const Matrix& x, const std::vector<float>& mean,
-                         const std::vector<float>& rstd, const VectorView& w, Row dw, Row db,
-                         Matrix& dx) {
+// The norm's backward: dx += its share of dy; dw, db (null: no bias) += theirs.
+//   x̂ = (x − mean) · rstd, n = dy ⊙ w:
+//   LayerNorm  dx = rstd · (n − mean(n) − x̂ · mean(n ⊙ x̂))
+//   RMSNorm    dx = rstd · (n − x̂ · mean(n ⊙ x̂))            (the mean is not subtracted)
+void norm_backward(NormKind kind, const Matrix& dy, const Matrix& x, const std::vector<float>& mean,
+                   const std::vector<float>& rstd, const VectorView& w, float* dw, float* db,
+                   Matrix& dx) {
   const int n = static_cast<int>(x.rows()), d = static_cast<int>(x.cols());
   for (int i = 0; i < n; ++i) {
     const float* in = x.row(i).data();
@@ -80,10 +121,11 @@ void layer_norm_backward(const Matrix& dy, const Matrix& x, const std::vector<fl
       const float xhat = (in[j] - m) * s, dn = grad[j] * w.data[j];
       mean_n += dn;
       mean_n_xhat += dn * xhat;
-      db[j] += grad[j];
       dw[j] += grad[j] * xhat;
     }
-    mean_n /= static_cast<float>(d);
+    if (db != nullptr)
+      for (int j = 0; j < d; ++j) db[j] += grad[j];
+    mean_n = kind == NormKind::LayerNorm ? mean_n / static_cast<float>(d) : 0.0f;
     mean_n_xhat /= static_cast<float>(d);
     float* out = dx.row(i).data();
     for (int j = 0; j < d; ++j) {
@@ -129,8 +171,7 @@ TrainingBatch next_token_batch(const std::vector<int>& tokens) {
 }
 
 Result<TrainingPass> TrainingPass::make(const TransformerConfig& config, bool attention_only) {
-  Result<ParameterTable> table = gpt2_parameter_table(config);
-  if (!table) return Result<TrainingPass>::failure(table.error());
+  if (Status ok = check_trainable(config); !ok) return Result<TrainingPass>::failure(ok.message());
   TrainingPass pass;
   pass.config_ = config;
   pass.attention_only_ = attention_only;
@@ -150,16 +191,21 @@ Result<float> TrainingPass::forward(const TransformerWeights& w, const TrainingB
   const TransformerConfig& c = config_;
   if (Status ok = check_batch(c, batch); !ok) return Result<float>::failure(ok.message());
   const int B = batch.texts, T = batch.length, N = B * T, D = c.d_model, H = c.n_heads,
-            dh = c.d_head, V = c.vocab_size;
+            dh = c.d_head, V = c.vocab_size, QW = H * dh, KVW = c.n_kv_heads * dh;
   texts_ = B;
   length_ = T;
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+  const bool rotary = c.positions == PositionKind::Rotary;
 
-  // 0. x = wte[token] + wpe[position]                                                  (N, d)
+  // 0. x = wte[token] (+ wpe[position])                                                (N, d)
   Matrix x(N, D);
   for (int i = 0; i < N; ++i) {
     const float* token = w.token_embedding.data +
                          batch.tokens[static_cast<std::size_t>(i)] * w.token_embedding.stride;
+    if (rotary) {
+      for (int j = 0; j < D; ++j) x(i, j) = token[j];
+      continue;
+    }
     const float* position = w.position_embedding.data + (i % T) * w.position_embedding.stride;
     for (int j = 0; j < D; ++j) x(i, j) = token[j] + position[j];
   }
@@ -167,24 +213,32 @@ Result<float> TrainingPass::forward(const TransformerWeights& w, const TrainingB
     const TransformerLayer& lw = w.layers[static_cast<std::size_t>(l)];
     Layer& a = layers_[static_cast<std::size_t>(l)];
     a.input = std::move(x);
-    // 1. normalized = LayerNorm₁(x)
-    layer_norm(a.input, lw.attention_norm_weight, lw.attention_norm_bias, c.norm_epsilon,
-               a.normalized, a.mean1, a.rstd1);
-    // 2. q, k, v                                                                       (N, d)
+    // 1. normalized = norm₁(x)
+    norm(c.norm, a.input, lw.attention_norm_weight, lw.attention_norm_bias, c.norm_epsilon,
+         a.normalized, a.mean1, a.rstd1);
+    // 2. q (N, H · d_head), k, v (N, KV · d_head); RoPE turns q and k by position
     a.q.noalias() = a.normalized * map(lw.query);
-    a.q.rowwise() += map(lw.query_bias);
+    add_bias(a.q, lw.query_bias);
     a.k.noalias() = a.normalized * map(lw.key);
-    a.k.rowwise() += map(lw.key_bias);
+    add_bias(a.k, lw.key_bias);
     a.v.noalias() = a.normalized * map(lw.value);
-    a.v.rowwise() += map(lw.value_bias);
+    add_bias(a.v, lw.value_bias);
+    if (rotary) {
+      for (int i = 0; i < N; ++i) {
+        rotate(a.q.row(i).data(), QW, dh, i % T, c.rope_theta, 1.0f);
+        rotate(a.k.row(i).data(), KVW, dh, i % T, c.rope_theta, 1.0f);
+      }
+    }
     // 3. per text and head: attention = softmax(q kᵀ / √d_head, causal); heads = attention · v
+    //    (query head h reads key/value head kv_head_of(h))
     a.attention.assign(static_cast<std::size_t>(B) * H * T * T, 0.0f);
-    a.heads.resize(N, D);
+    a.heads.resize(N, QW);
     for (int b = 0; b < B; ++b) {
       for (int h = 0; h < H; ++h) {
+        const int kv = c.kv_head_of(h);
         const auto q = a.q.block(b * T, h * dh, T, dh);
-        const auto k = a.k.block(b * T, h * dh, T, dh);
-        const auto v = a.v.block(b * T, h * dh, T, dh);
+        const auto k = a.k.block(b * T, kv * dh, T, dh);
+        const auto v = a.v.block(b * T, kv * dh, T, dh);
         scores_.noalias() = q * k.transpose();  // (T, T)
         Eigen::Map<Matrix> attention(
             a.attention.data() + (static_cast<std::size_t>(b) * H + h) * T * T, T, T);
@@ -202,27 +256,33 @@ Result<float> TrainingPass::forward(const TransformerWeights& w, const TrainingB
         a.heads.block(b * T, h * dh, T, dh).noalias() = attention * v;
       }
     }
-    // 4. mid = x + heads · W_O + b_O
+    // 4. mid = x + heads · W_O (+ b_O)
     a.mid = a.input;
     a.mid.noalias() += a.heads * map(lw.output);
-    a.mid.rowwise() += map(lw.output_bias);
-    // 5. x' = mid + MLP(LayerNorm₂(mid))
+    add_bias(a.mid, lw.output_bias);
+    // 5. x' = mid + MLP(norm₂(mid)): GELU's down(gelu(up)), or SwiGLU's down(silu(gate) ⊙ up)
     x = a.mid;
     if (!attention_only_) {
-      layer_norm(a.mid, lw.mlp_norm_weight, lw.mlp_norm_bias, c.norm_epsilon, a.mlp_in, a.mean2,
-                 a.rstd2);
+      norm(c.norm, a.mid, lw.mlp_norm_weight, lw.mlp_norm_bias, c.norm_epsilon, a.mlp_in, a.mean2,
+           a.rstd2);
       a.before.noalias() = a.mlp_in * map(lw.up);
-      a.before.rowwise() += map(lw.up_bias);
-      a.after = a.before.unaryExpr([](float u) { return gelu(u); });
+      add_bias(a.before, lw.up_bias);
+      if (c.feed_forward == FeedForwardKind::SwiGLU) {
+        a.gate.noalias() = a.mlp_in * map(lw.gate);  // (N, d_ff)
+        a.after = a.gate.unaryExpr([](float u) { return u * sigmoid(u); });
+        a.after.array() *= a.before.array();
+      } else {
+        a.after = a.before.unaryExpr([](float u) { return gelu(u); });
+      }
       x.noalias() += a.after * map(lw.down);
-      x.rowwise() += map(lw.down_bias);
+      add_bias(x, lw.down_bias);
     }
   }
   stream_ = std::move(x);
-  layer_norm(stream_, w.final_norm_weight, w.final_norm_bias, c.norm_epsilon, final_, mean_f_,
-             rstd_f_);
+  norm(c.norm, stream_, w.final_norm_weight, w.final_norm_bias, c.norm_epsilon, final_, mean_f_,
+       rstd_f_);
   logits_.noalias() = final_ * map(w.unembedding).transpose();  // (N, V)
-  if (!w.unembedding_bias.empty()) logits_.rowwise() += map(w.unembedding_bias);
+  add_bias(logits_, w.unembedding_bias);
 
   double total = 0.0;
   int counted = 0;
@@ -252,8 +312,9 @@ Result<float> TrainingPass::loss_and_gradient(const TransformerWeights& w, const
   if (!loss) return loss;
   const TransformerConfig& c = config_;
   const int B = batch.texts, T = batch.length, N = B * T, D = c.d_model, H = c.n_heads,
-            dh = c.d_head, V = c.vocab_size;
+            dh = c.d_head, V = c.vocab_size, QW = H * dh, KVW = c.n_kv_heads * dh;
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+  const bool rotary = c.positions == PositionKind::Rotary;
   const Gradients g{values, gradient};
 
   // dlogits = (softmax − one-hot(target)) / targets counted, in place of the logits.   (N, V)
@@ -275,48 +336,65 @@ Result<float> TrainingPass::loss_and_gradient(const TransformerWeights& w, const
     for (int t = 0; t < V; ++t) row[t] = row[t] / sum / static_cast<float>(counted);
     row[target] -= 1.0f / static_cast<float>(counted);
   }
-  // final = LayerNorm_f(stream); logits = final · Eᵀ (+ bias)
-  if (!w.unembedding_bias.empty()) g.of(w.unembedding_bias) += logits_.colwise().sum();
+  // final = norm_f(stream); logits = final · Eᵀ (+ bias)
+  add_bias_gradient(g, w.unembedding_bias, logits_);
   g.of(w.unembedding).noalias() += logits_.transpose() * final_;  // (V, d)
   Matrix d_final = logits_ * map(w.unembedding);                  // (N, d)
   d_stream_.setZero(N, D);
-  layer_norm_backward(d_final, stream_, mean_f_, rstd_f_, w.final_norm_weight,
-                      g.of(w.final_norm_weight), g.of(w.final_norm_bias), d_stream_);
+  norm_backward(c.norm, d_final, stream_, mean_f_, rstd_f_, w.final_norm_weight,
+                g.pointer(w.final_norm_weight), g.pointer(w.final_norm_bias), d_stream_);
 
   // d_stream_ holds the gradient of the current layer's output, then of its input.
   for (int l = c.n_layers - 1; l >= 0; --l) {
     const TransformerLayer& lw = w.layers[static_cast<std::size_t>(l)];
     Layer& a = layers_[static_cast<std::size_t>(l)];
-    // 5. the MLP: x' = mid + gelu(LayerNorm₂(mid) · W_up + b_up) · W_down + b_down
+    // 5. the MLP: x' = mid + down(hidden) (+ b_down), hidden = gelu(up) or silu(gate) ⊙ up
     //    d_stream_ is then dmid (the residual passes it through, the MLP adds its share)
     if (!attention_only_) {
-      g.of(lw.down_bias) += d_stream_.colwise().sum();
+      add_bias_gradient(g, lw.down_bias, d_stream_);
       g.of(lw.down).noalias() += a.after.transpose() * d_stream_;
-      d_hidden_.noalias() = d_stream_ * map(lw.down).transpose();  // (N, d_ff)
-      d_hidden_.array() *= a.before.unaryExpr([](float u) { return gelu_derivative(u); }).array();
-      g.of(lw.up_bias) += d_hidden_.colwise().sum();
+      d_hidden_.noalias() = d_stream_ * map(lw.down).transpose();  // dhidden (N, d_ff)
+      if (c.feed_forward == FeedForwardKind::SwiGLU) {
+        // hidden = silu(gate) ⊙ up: dgate = dhidden ⊙ up ⊙ silu′(gate), dup = dhidden ⊙ silu(gate)
+        //   silu′(u) = σ(u) · (1 + u · (1 − σ(u)))
+        d_gate_ = d_hidden_.array() * a.before.array() *
+                  a.gate
+                      .unaryExpr([](float u) {
+                        const float s = sigmoid(u);
+                        return s * (1.0f + u * (1.0f - s));
+                      })
+                      .array();
+        d_hidden_.array() *= a.gate.unaryExpr([](float u) { return u * sigmoid(u); }).array();
+        g.of(lw.gate).noalias() += a.mlp_in.transpose() * d_gate_;
+      } else {
+        d_hidden_.array() *= a.before.unaryExpr([](float u) { return gelu_derivative(u); }).array();
+      }
+      add_bias_gradient(g, lw.up_bias, d_hidden_);
       g.of(lw.up).noalias() += a.mlp_in.transpose() * d_hidden_;
       d_normalized_.noalias() = d_hidden_ * map(lw.up).transpose();  // (N, d)
-      layer_norm_backward(d_normalized_, a.mid, a.mean2, a.rstd2, lw.mlp_norm_weight,
-                          g.of(lw.mlp_norm_weight), g.of(lw.mlp_norm_bias), d_stream_);
+      if (c.feed_forward == FeedForwardKind::SwiGLU)
+        d_normalized_.noalias() += d_gate_ * map(lw.gate).transpose();
+      norm_backward(c.norm, d_normalized_, a.mid, a.mean2, a.rstd2, lw.mlp_norm_weight,
+                    g.pointer(lw.mlp_norm_weight), g.pointer(lw.mlp_norm_bias), d_stream_);
     }
-    // 4. mid = x + heads · W_O + b_O
-    g.of(lw.output_bias) += d_stream_.colwise().sum();
+    // 4. mid = x + heads · W_O (+ b_O)
+    add_bias_gradient(g, lw.output_bias, d_stream_);
     g.of(lw.output).noalias() += a.heads.transpose() * d_stream_;
-    d_heads_.noalias() = d_stream_ * map(lw.output).transpose();  // (N, d)
-    // 3. the attention, per text and head
-    d_q_.setZero(N, D);
-    d_k_.setZero(N, D);
-    d_v_.setZero(N, D);
+    d_heads_.noalias() = d_stream_ * map(lw.output).transpose();  // (N, H · d_head)
+    // 3. the attention, per text and head; a key/value head gathers its query heads' shares
+    d_q_.setZero(N, QW);
+    d_k_.setZero(N, KVW);
+    d_v_.setZero(N, KVW);
     for (int b = 0; b < B; ++b) {
       for (int h = 0; h < H; ++h) {
+        const int kv = c.kv_head_of(h);
         const auto q = a.q.block(b * T, h * dh, T, dh);
-        const auto k = a.k.block(b * T, h * dh, T, dh);
-        const auto v = a.v.block(b * T, h * dh, T, dh);
+        const auto k = a.k.block(b * T, kv * dh, T, dh);
+        const auto v = a.v.block(b * T, kv * dh, T, dh);
         const auto d_out = d_heads_.block(b * T, h * dh, T, dh);
         Eigen::Map<const Matrix> attention(
             a.attention.data() + (static_cast<std::size_t>(b) * H + h) * T * T, T, T);
-        d_v_.block(b * T, h * dh, T, dh).noalias() += attention.transpose() * d_out;
+        d_v_.block(b * T, kv * dh, T, dh).noalias() += attention.transpose() * d_out;
         d_scores_.noalias() = d_out * v.transpose();  // dattention (T, T)
         for (int i = 0; i < T; ++i) {
           float dot = 0.0f;
@@ -326,33 +404,41 @@ Result<float> TrainingPass::loss_and_gradient(const TransformerWeights& w, const
           for (int t = i + 1; t < T; ++t) d_scores_(i, t) = 0.0f;
         }
         d_q_.block(b * T, h * dh, T, dh).noalias() += d_scores_ * k;
-        d_k_.block(b * T, h * dh, T, dh).noalias() += d_scores_.transpose() * q;
+        d_k_.block(b * T, kv * dh, T, dh).noalias() += d_scores_.transpose() * q;
       }
     }
-    // 2. q, k, v = normalized · W + b
-    g.of(lw.query_bias) += d_q_.colwise().sum();
-    g.of(lw.key_bias) += d_k_.colwise().sum();
-    g.of(lw.value_bias) += d_v_.colwise().sum();
+    // RoPE's backward: the gradients turned back by the same angles (a rotation's transpose)
+    if (rotary) {
+      for (int i = 0; i < N; ++i) {
+        rotate(d_q_.row(i).data(), QW, dh, i % T, c.rope_theta, -1.0f);
+        rotate(d_k_.row(i).data(), KVW, dh, i % T, c.rope_theta, -1.0f);
+      }
+    }
+    // 2. q, k, v = normalized · W (+ b)
+    add_bias_gradient(g, lw.query_bias, d_q_);
+    add_bias_gradient(g, lw.key_bias, d_k_);
+    add_bias_gradient(g, lw.value_bias, d_v_);
     g.of(lw.query).noalias() += a.normalized.transpose() * d_q_;
     g.of(lw.key).noalias() += a.normalized.transpose() * d_k_;
     g.of(lw.value).noalias() += a.normalized.transpose() * d_v_;
     d_normalized_.noalias() = d_q_ * map(lw.query).transpose();
     d_normalized_.noalias() += d_k_ * map(lw.key).transpose();
     d_normalized_.noalias() += d_v_ * map(lw.value).transpose();
-    // 1. LayerNorm₁; the residual passes d_stream_ through to the layer's input
-    layer_norm_backward(d_normalized_, a.input, a.mean1, a.rstd1, lw.attention_norm_weight,
-                        g.of(lw.attention_norm_weight), g.of(lw.attention_norm_bias), d_stream_);
+    // 1. norm₁; the residual passes d_stream_ through to the layer's input
+    norm_backward(c.norm, d_normalized_, a.input, a.mean1, a.rstd1, lw.attention_norm_weight,
+                  g.pointer(lw.attention_norm_weight), g.pointer(lw.attention_norm_bias),
+                  d_stream_);
   }
-  // 0. the embeddings
+  // 0. the embeddings (the position's under learned positions)
+  float* token_gradient = gradient_of(w.token_embedding.data, values, gradient);
   for (int i = 0; i < N; ++i) {
-    float* token = gradient_of(w.token_embedding.data, values, gradient) +
-                   batch.tokens[static_cast<std::size_t>(i)] * w.token_embedding.stride;
+    float* token =
+        token_gradient + batch.tokens[static_cast<std::size_t>(i)] * w.token_embedding.stride;
+    for (int j = 0; j < D; ++j) token[j] += d_stream_(i, j);
+    if (rotary) continue;
     float* position = gradient_of(w.position_embedding.data, values, gradient) +
                       (i % T) * w.position_embedding.stride;
-    for (int j = 0; j < D; ++j) {
-      token[j] += d_stream_(i, j);
-      position[j] += d_stream_(i, j);
-    }
+    for (int j = 0; j < D; ++j) position[j] += d_stream_(i, j);
   }
   return loss;
 }

@@ -1,9 +1,14 @@
-// Training's forward and backward pass over a batch of texts, for a decoder in GPT-2's layout
-// (parameters.hpp), kept apart from the app's forward pass (transformer_forward.hpp), which keeps
-// one text with a cache of keys and values and what the views show: this one keeps what the
-// backward pass needs, for every text of a batch, and nothing more.
+// Training's forward and backward pass over a batch of texts, for a decoder in GPT-2's layout or
+// Llama's (parameters.hpp: check_trainable), kept apart from the app's forward pass
+// (transformer_forward.hpp), which keeps one text with a cache of keys and values and what the
+// views show: this one keeps what the backward pass needs, for every text of a batch, and nothing
+// more.
 //
 // B texts of T tokens each; N = B · T rows; d = d_model; H heads of d_head; V the vocabulary.
+// Written below for GPT-2; Llama's differences: RMSNorm (no mean, no bias) for each LayerNorm, no
+// wpe (RoPE turns q and k by position after step 2, and turns dq and dk back before step 2's
+// backward), no biases, query head h reads key/value head kv_head_of(h) (whose dk and dv gather
+// every query head of its group), and SwiGLU's down(silu(x · W_gate) ⊙ (x · W_up)) for the MLP.
 // Forward, in passes (as transformer_forward.hpp, its numbers the same):
 //   0. x = wte[token] + wpe[position]                                               (N, d)
 // Per layer:
@@ -77,13 +82,15 @@ class TrainingPass {
     Matrix input;                     // (N, d): the residual stream into the layer
     Matrix normalized;                // (N, d): LayerNorm₁(input)
     std::vector<float> mean1, rstd1;  // (N)
-    Matrix q, k, v;                   // (N, d)
+    Matrix q, k, v;                   // (N, H · d_head), (N, KV · d_head) twice: after RoPE
     std::vector<float> attention;     // (B, H, T, T)
-    Matrix heads;                     // (N, d): every head's attention · v, side by side
+    Matrix heads;                     // (N, H · d_head): every head's attention · v, side by side
     Matrix mid;                       // (N, d): after the attention's residual
     Matrix mlp_in;                    // (N, d): LayerNorm₂(mid)
     std::vector<float> mean2, rstd2;  // (N)
     Matrix before, after;             // (N, d_ff): the MLP's hidden units before and after GELU
+                                      // (SwiGLU: x · W_up, and silu(gate) ⊙ it)
+    Matrix gate;                      // (N, d_ff): SwiGLU's x · W_gate
   };
   TransformerConfig config_;
   bool attention_only_ = false;
@@ -94,7 +101,7 @@ class TrainingPass {
   std::vector<float> mean_f_, rstd_f_;
   Matrix logits_;  // (N, V); the backward pass turns it into dlogits
   // Scratch of the backward pass.
-  Matrix d_stream_, d_normalized_, d_heads_, d_q_, d_k_, d_v_, d_hidden_;
+  Matrix d_stream_, d_normalized_, d_heads_, d_q_, d_k_, d_v_, d_hidden_, d_gate_;
   Matrix scores_, d_scores_;  // (T, T)
 
   Result<float> forward(const TransformerWeights& weights, const TrainingBatch& batch);

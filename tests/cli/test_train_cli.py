@@ -129,6 +129,19 @@ class GradCommandLine(TempDirTest, UsageErrorAssertion):
                             if name != "__metadata__"))
         self.assertEqual(header["__metadata__"]["format"], "pt")
 
+    def test_a_llama2c_gradient_has_the_checkpoints_arrays(self):
+        # stories260K: dim 64, hidden 172, 5 layers, 8 query heads on 4 key/value heads, 512
+        # tokens, the classifier shared with the embedding (so no wcls).
+        out = self.path("g.safetensors")
+        result = run("model", "grad", "stories260K", "--text", "Once upon a time", "-o", out)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        header = read_header(cli_common.read_bytes(out))
+        shapes = {name: entry["shape"] for name, entry in header.items() if name != "__metadata__"}
+        self.assertEqual(shapes, {
+            "token_embedding_table": [512, 64], "rms_att_weight": [5, 64], "wq": [5, 64, 64],
+            "wk": [5, 32, 64], "wv": [5, 32, 64], "wo": [5, 64, 64], "rms_ffn_weight": [5, 64],
+            "w1": [5, 172, 64], "w2": [5, 64, 172], "w3": [5, 172, 64], "rms_final_weight": [64]})
+
     def test_standard_output(self):
         result = run_binary("model", "grad", "gpt2-kjv-tiny", "--text", "In the beginning",
                             "-o", "-")
@@ -139,7 +152,9 @@ class GradCommandLine(TempDirTest, UsageErrorAssertion):
         out = self.path("g.safetensors")
         self.assertUsageError(run("model", "grad", "gpt2-kjv-tiny", "--text", "a"), "-o")
         self.assertUsageError(run("model", "grad", "gpt2-kjv-tiny", "-o", out), "--text")
-        self.assertOneLineError(run("model", "grad", "stories260K", "--text", "Once", "-o", out))
+        refused = run("model", "grad", "bert-web", "--text", "Once upon a time", "-o", out)
+        self.assertOneLineError(refused)
+        self.assertIn("not built", refused.stderr)
         self.assertOneLineError(run("model", "grad", "gpt2-kjv-tiny", "--text", "", "-o", out))
         self.assertFalse(os.path.exists(out))
 

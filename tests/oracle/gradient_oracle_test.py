@@ -19,8 +19,14 @@ not, the head tied and saved apart (lm_head.weight), F32 and F16; a folder of th
 `attnviz-cli train` makes (2 layers of 4 heads, width 64, 64 positions, 257 byte tokens); the
 shipped gpt2-kjv-tiny.
 
+Llama (llama2.c checkpoints): llama_reference.py, differentiated the same way; the gradient file
+holds the checkpoint's own arrays (run.c's names, every layer stacked, (out, in)). Cases: tiny
+random checkpoints with grouped-query attention (4 query heads on 2 key/value heads), the
+classifier shared and not; the shipped stories260K.
+
 Each comparison is also run once against a wrong reference (the scores divided by d_head instead
-of √d_head; the LayerNorm's bias left out of the gradient's path) and must fail there.
+of √d_head; the LayerNorm's bias left out of the gradient's path; for Llama, RoPE on GPT-NeoX's
+halves, and query heads reading the wrong key/value head) and must fail there.
 
 Usage: /usr/bin/python3 tests/oracle/gradient_oracle_test.py --cli build/attnviz-cli
 """
@@ -29,10 +35,13 @@ import argparse
 import json
 import math
 import pathlib
+import shutil
+import struct
 import subprocess
 import sys
 import tempfile
 
+import numpy as np
 import torch
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -40,6 +49,7 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
 import gpt2_reference  # noqa: E402
+import llama_reference  # noqa: E402
 import model_oracle_test  # noqa: E402
 import write_tiny_gpt2  # noqa: E402
 
@@ -100,6 +110,66 @@ def torch_gradient(reference, ids, prefix, detach_bias=False):
     return float(loss), out
 
 
+# llama_reference's array names → the gradient file's (run.c's).
+LLAMA_NAMES = {"token_embedding": "token_embedding_table", "rms_att": "rms_att_weight",
+               "rms_ffn": "rms_ffn_weight", "rms_final": "rms_final_weight"}
+
+
+def write_tiny_llama(path, seed, dim=16, hidden=24, layers=2, heads=4, kv_heads=2, vocab=512,
+                     seq_len=32, shared=True):
+    """A llama2.c version 0 checkpoint of random weights (gains 1 ± 0.2, matrices N(0, 0.3²))."""
+    rng = np.random.default_rng(seed)
+    hs = dim // heads
+
+    def normal(*shape):
+        return rng.normal(0.0, 0.3, shape)
+
+    def gains(*shape):
+        return 1.0 + 0.2 * rng.standard_normal(shape)
+
+    angle = np.arange(seq_len)[:, None] * 10000.0 ** (-np.arange(0, hs, 2) / hs)
+    arrays = [normal(vocab, dim), gains(layers, dim), normal(layers, heads * hs, dim),
+              normal(layers, kv_heads * hs, dim), normal(layers, kv_heads * hs, dim),
+              normal(layers, dim, heads * hs), gains(layers, dim), normal(layers, hidden, dim),
+              normal(layers, dim, hidden), normal(layers, hidden, dim), gains(dim),
+              np.cos(angle), np.sin(angle)]
+    if not shared:
+        arrays.append(normal(vocab, dim))
+    header = struct.pack("<7i", dim, hidden, layers, heads, kv_heads,
+                         vocab if shared else -vocab, seq_len)
+    path.write_bytes(header + b"".join(a.astype("<f4").tobytes() for a in arrays))
+
+
+def llama_torch_gradient(reference, ids):
+    """{file array name: gradient} from autograd through llama_reference, and the loss."""
+    names = [n for n in reference.w if not n.startswith("freq_cis")]
+    shared = reference.w["wcls"] is reference.w["token_embedding"]
+    for name in names:
+        reference.w[name].requires_grad_(True)
+        reference.w[name].grad = None
+    logits = reference.forward(ids)["logits"]  # (n, vocab)
+    loss = torch.nn.functional.cross_entropy(logits[:-1], torch.tensor(ids[1:]))
+    loss.backward()
+    out = {}
+    for name in names:
+        if name == "wcls" and shared:
+            continue  # one tensor: autograd summed both uses into token_embedding's gradient
+        out[LLAMA_NAMES.get(name, name)] = reference.w[name].grad.detach().numpy()
+    return float(loss), out
+
+
+class LlamaRopeOnHalves(llama_reference.Llama):
+    """RoPE pairing i with i + head_size/2 (GPT-NeoX's), not llama2.c's adjacent pairs."""
+
+    def forward(self, ids, head_mask=None):
+        saved = llama_reference.rope
+        llama_reference.rope = model_oracle_test.rope_on_halves
+        try:
+            return super().forward(ids, head_mask)
+        finally:
+            llama_reference.rope = saved
+
+
 def compare(engine, reference):
     """(worst relative difference, its tensor, problems)."""
     problems = []
@@ -125,35 +195,66 @@ def main(argv=None):
     args = parser.parse_args(argv)
     failures, report = [], []
 
-    def case(name, folder, text, wrong=None, wrong_detach=False):
+    def check(name, model, text, reference_gradient, wrong=()):
+        """The engine's gradient of `model` against reference_gradient(ids) → (loss, {name:
+        gradient}); then against each (label, wrong reference) of `wrong`, which must fail."""
         with tempfile.TemporaryDirectory(prefix="attnviz-grad-") as work:
-            work = pathlib.Path(work)
-            loss, engine = engine_gradient(args.cli, folder, text, work)
-            ids = token_ids(args.cli, folder, text)
-            weights = gpt2_reference.read_safetensors(pathlib.Path(folder) / "model.safetensors")
-            prefix = "transformer." if "transformer.wte.weight" in weights else ""
-            ref_loss, reference = torch_gradient(gpt2_reference.Gpt2(folder), ids, prefix)
-            worst, worst_name, problems = compare(engine, reference)
-            loss_difference = abs(loss - ref_loss) / max(abs(ref_loss), 1e-8)
-            report.append(f"{name}: {len(ids)} tokens, {len(engine)} tensors, largest relative "
-                          f"difference {worst:.2e} ({worst_name}); loss {loss:.6g} vs torch "
-                          f"{ref_loss:.6g}")
-            if problems or worst > TOLERANCE or loss_difference > 1e-5:
-                failures.append(f"{name}: {'; '.join(problems)} worst {worst:.2e} ({worst_name}), "
-                                f"loss difference {loss_difference:.2e}")
-            for label, reference_model, detach in (
-                    ("scores over d_head", wrong, False),
-                    ("ln_1's bias held constant", gpt2_reference.Gpt2(folder) if wrong_detach else None,
-                     True)):
-                if reference_model is None:
-                    continue
-                _, bad = torch_gradient(reference_model, ids, prefix, detach_bias=detach)
-                bad_worst, bad_name, bad_problems = compare(engine, bad)
-                report.append(f"  against a wrong reference ({label}): {bad_worst:.2e} "
-                              f"({bad_name}) — must fail")
-                if bad_worst <= TOLERANCE and not bad_problems:
-                    failures.append(f"{name}: the comparison passed against a wrong reference "
-                                    f"({label}): it cannot fail")
+            loss, engine = engine_gradient(args.cli, model, text, pathlib.Path(work))
+        ids = token_ids(args.cli, model, text)
+        ref_loss, reference = reference_gradient(ids)
+        worst, worst_name, problems = compare(engine, reference)
+        loss_difference = abs(loss - ref_loss) / max(abs(ref_loss), 1e-8)
+        report.append(f"{name}: {len(ids)} tokens, {len(engine)} tensors, largest relative "
+                      f"difference {worst:.2e} ({worst_name}); loss {loss:.6g} vs torch "
+                      f"{ref_loss:.6g}")
+        if problems or worst > TOLERANCE or loss_difference > 1e-5:
+            failures.append(f"{name}: {'; '.join(problems)} worst {worst:.2e} ({worst_name}), "
+                            f"loss difference {loss_difference:.2e}")
+        for label, wrong_gradient in wrong:
+            _, bad = wrong_gradient(ids)
+            bad_worst, bad_name, bad_problems = compare(engine, bad)
+            report.append(f"  against a wrong reference ({label}): {bad_worst:.2e} "
+                          f"({bad_name}) — must fail")
+            if bad_worst <= TOLERANCE and not bad_problems:
+                failures.append(f"{name}: the comparison passed against a wrong reference "
+                                f"({label}): it cannot fail")
+
+    def case(name, folder, text, wrong=None, wrong_detach=False):
+        weights = gpt2_reference.read_safetensors(pathlib.Path(folder) / "model.safetensors")
+        prefix = "transformer." if "transformer.wte.weight" in weights else ""
+        wrongs = []
+        if wrong is not None:
+            wrongs.append(("scores over d_head", lambda ids: torch_gradient(wrong, ids, prefix)))
+        if wrong_detach:
+            wrongs.append(("ln_1's bias held constant", lambda ids: torch_gradient(
+                gpt2_reference.Gpt2(folder), ids, prefix, detach_bias=True)))
+        check(name, folder, text,
+              lambda ids: torch_gradient(gpt2_reference.Gpt2(folder), ids, prefix), wrongs)
+
+    def llama_case(name, checkpoint, text, wrong=()):
+        check(name, checkpoint, text,
+              lambda ids: llama_torch_gradient(llama_reference.Llama(checkpoint), ids),
+              [(label, lambda ids, model=model: llama_torch_gradient(model, ids))
+               for label, model in wrong])
+
+    stories = ROOT / "assets/models/stories260K"
+    with tempfile.TemporaryDirectory(prefix="attnviz-grad-llama-") as tmp:
+        for shared in (True, False):
+            folder = pathlib.Path(tmp) / f"shared-{shared}"
+            folder.mkdir()
+            shutil.copy(stories / "tok512.bin", folder / "tok512.bin")
+            checkpoint = folder / "tiny.bin"
+            write_tiny_llama(checkpoint, seed=7 if shared else 8, shared=shared)
+            wrong = ()
+            if shared:
+                wrong = (("RoPE on halves", LlamaRopeOnHalves(checkpoint)),
+                         ("query heads on the wrong key/value head",
+                          model_oracle_test.LlamaWithKvHeadsInterleaved(checkpoint)))
+            llama_case(f"tiny Llama (4 query heads on 2 key/value heads, classifier "
+                       f"{'shared' if shared else 'its own'})", checkpoint,
+                       "Once upon a time, there was a little cat.", wrong)
+    llama_case("stories260K", stories / "stories260K.bin",
+               "Once upon a time, there was a little girl named Lily.")
 
     with tempfile.TemporaryDirectory(prefix="attnviz-grad-models-") as tmp:
         tmp = pathlib.Path(tmp)

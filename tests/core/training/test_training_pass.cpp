@@ -1,5 +1,6 @@
 // Training's backward pass (core/training/training_pass.hpp) against its plain reference
-// (reference_training.hpp), gradient by gradient, with and without the MLP, tied and untied;
+// (reference_training.hpp), gradient by gradient, with and without the MLP, tied and untied, in
+// GPT-2's layout and in Llama's (RMSNorm, RoPE, SwiGLU, grouped-query attention);
 // both against finite differences of the loss; and the forward part against the engine's own
 // forward pass (transformer_forward.hpp), which the app draws from. PyTorch's autograd checks
 // both independently in tests/oracle/gradient_oracle_test.py.
@@ -15,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace attnviz {
@@ -24,30 +26,65 @@ struct RandomModel {
   TransformerConfig config;
   ParameterTable table;
   std::vector<float> values;
-  TransformerWeights weights() const { return gpt2_weights_of(config, table, values.data()); }
+  TransformerWeights weights() const { return weights_of(config, table, values.data()); }
 };
 
-// A small GPT-2 with every weight random at a scale that makes every part matter (gains
+enum class Family { Gpt2, Llama };
+
+// A small Llama: RMSNorm, RoPE, SwiGLU, 4 query heads reading 2 key/value heads of d_head 4.
+TransformerConfig small_llama() {
+  TransformerConfig c;
+  c.architecture = "llama";
+  c.vocab_size = 11;
+  c.context = 9;
+  c.n_layers = 2;
+  c.n_heads = 4;
+  c.n_kv_heads = 2;
+  c.d_model = 16;
+  c.d_head = 4;
+  c.d_ff = 20;
+  c.norm = NormKind::RMSNorm;
+  c.positions = PositionKind::Rotary;
+  c.feed_forward = FeedForwardKind::SwiGLU;
+  return c;
+}
+
+// A small model with every weight random at a scale that makes every part matter (gains
 // 1 ± 0.3, biases ± 0.2, matrices ± 0.5): a wrong term in any gradient shows.
-RandomModel random_model(std::uint64_t seed, bool tied, bool attention_only = false) {
+RandomModel random_model(std::uint64_t seed, bool tied, bool attention_only = false,
+                         Family family = Family::Gpt2) {
   RandomModel m;
-  m.config = gpt2_config(11, 9, 2, 2, 8);
-  Result<ParameterTable> table = gpt2_parameter_table(m.config, tied);
+  m.config = family == Family::Gpt2 ? gpt2_config(11, 9, 2, 2, 8) : small_llama();
+  Result<ParameterTable> table = parameter_table_of(m.config, tied);
   REQUIRE(table.ok());
   m.table = std::move(*table);
   m.values.resize(m.table.size());
   for (const ParameterTensor& tensor : m.table.tensors()) {
     const std::uint64_t stream = rng::combine(seed, rng::hash(tensor.name));
-    const bool gain = tensor.name.find("ln_") != std::string::npos &&
+    const bool gain = (tensor.name.find("ln_") != std::string::npos ||
+                       tensor.name.find("norm") != std::string::npos) &&
                       tensor.name.find(".weight") != std::string::npos;
+    const bool mlp = is_mlp_tensor(tensor) || tensor.name.find("feed_forward") != std::string::npos;
     for (std::size_t i = 0; i < tensor.count(); ++i) {
       const float r = rng::value(stream, i);
       float& v = m.values[tensor.offset + i];
       v = gain ? 1.0f + 0.3f * r : tensor.decays() ? 0.5f * r : 0.2f * r;
-      if (attention_only && is_mlp_tensor(tensor) && !gain) v = 0.0f;
+      if (attention_only && mlp && !gain) v = 0.0f;
     }
   }
   return m;
+}
+
+// Runs the calling test case once for each family (doctest's subcases).
+Family each_family() {
+  Family family = Family::Gpt2;
+  SUBCASE("GPT-2") {
+    family = Family::Gpt2;
+  }
+  SUBCASE("Llama") {
+    family = Family::Llama;
+  }
+  return family;
 }
 
 TrainingBatch test_batch() {
@@ -84,11 +121,15 @@ Compared compare_gradients(const ParameterTable& table, const std::vector<float>
 }  // namespace
 
 TEST_CASE("training's fast backward pass gives its plain reference's gradient, every tensor") {
-  for (const bool tied : {true, false}) {
-    for (const bool attention_only : {false, true}) {
+  for (const auto [tied, attention_only, family] :
+       {std::tuple{true, false, Family::Gpt2}, std::tuple{true, true, Family::Gpt2},
+        std::tuple{false, false, Family::Gpt2}, std::tuple{false, true, Family::Gpt2},
+        std::tuple{true, false, Family::Llama}, std::tuple{false, false, Family::Llama}}) {
+    {
       CAPTURE(tied);
       CAPTURE(attention_only);
-      const RandomModel m = random_model(5, tied, attention_only);
+      CAPTURE(family == Family::Llama);
+      const RandomModel m = random_model(5, tied, attention_only, family);
       std::vector<float> fast(m.table.size(), 0.0f), plain(m.table.size(), 0.0f);
       Result<TrainingPass> pass = TrainingPass::make(m.config, attention_only);
       REQUIRE(pass.ok());
@@ -106,7 +147,7 @@ TEST_CASE("training's fast backward pass gives its plain reference's gradient, e
       for (const ParameterTensor& tensor : m.table.tensors()) {
         CAPTURE(tensor.name);
         const double norm = gradient_norm(plain.data() + tensor.offset, tensor.count());
-        if (attention_only && is_mlp_tensor(tensor))
+        if (attention_only && is_mlp_tensor(tensor))  // GPT-2's names
           CHECK(norm == 0.0);
         else
           CHECK(norm > 0.0);
@@ -116,7 +157,8 @@ TEST_CASE("training's fast backward pass gives its plain reference's gradient, e
 }
 
 TEST_CASE("training's gradient is the loss's slope: central differences on every tensor") {
-  const RandomModel m = random_model(9, true);
+  const Family family = each_family();
+  const RandomModel m = random_model(9, true, false, family);
   std::vector<float> gradient(m.table.size(), 0.0f);
   Result<TrainingPass> pass = TrainingPass::make(m.config);
   REQUIRE(pass.ok());
@@ -149,15 +191,18 @@ TEST_CASE("training's gradient is the loss's slope: central differences on every
 }
 
 TEST_CASE("a tied embedding's gradient is the sum of its two uses") {
-  const RandomModel tied = random_model(3, true);
-  RandomModel untied = random_model(3, false);
+  const Family family = each_family();
+  const RandomModel tied = random_model(3, true, false, family);
+  RandomModel untied = random_model(3, false, false, family);
+  const char* embedding_name = family == Family::Gpt2 ? "wte.weight" : "tok_embeddings.weight";
+  const char* head_name = family == Family::Gpt2 ? "lm_head.weight" : "output.weight";
   // The untied model: the same weights, lm_head a copy of wte.
   for (const ParameterTensor& tensor : tied.table.tensors())
     std::copy_n(tied.values.begin() + static_cast<std::ptrdiff_t>(tensor.offset), tensor.count(),
                 untied.values.begin() +
                     static_cast<std::ptrdiff_t>(untied.table.find(tensor.name)->offset));
-  const ParameterTensor& wte = *untied.table.find("wte.weight");
-  const ParameterTensor& head = *untied.table.find("lm_head.weight");
+  const ParameterTensor& wte = *untied.table.find(embedding_name);
+  const ParameterTensor& head = *untied.table.find(head_name);
   std::copy_n(untied.values.begin() + static_cast<std::ptrdiff_t>(wte.offset), wte.count(),
               untied.values.begin() + static_cast<std::ptrdiff_t>(head.offset));
   std::vector<float> g_tied(tied.table.size(), 0.0f), g_untied(untied.table.size(), 0.0f);
@@ -179,13 +224,14 @@ TEST_CASE("a tied embedding's gradient is the sum of its two uses") {
 }
 
 TEST_CASE("training's forward pass gives the engine's logits: its loss from the app's numbers") {
-  const RandomModel m = random_model(12, true);
+  const Family family = each_family();
+  const RandomModel m = random_model(12, true, false, family);
   // The same weights as a Transformer the engine's forward pass reads.
   Transformer model;
   float* values = model.allocate(m.values.size());
   std::copy(m.values.begin(), m.values.end(), values);
-  REQUIRE(model.set_weights(m.config, gpt2_weights_of(m.config, m.table, values), "test", "test")
-              .is_ok());
+  REQUIRE(
+      model.set_weights(m.config, weights_of(m.config, m.table, values), "test", "test").is_ok());
   const std::vector<int> tokens = {3, 1, 4, 1, 5, 9, 2, 6, 5};
   TransformerForward forward(model);
   REQUIRE(forward.run(tokens).is_ok());
@@ -208,8 +254,8 @@ TEST_CASE("training's forward pass gives the engine's logits: its loss from the 
   // And the attention it keeps is the engine's.
   const int n = static_cast<int>(tokens.size());
   double worst = 0.0;
-  for (int l = 0; l < 2; ++l)
-    for (int h = 0; h < 2; ++h) {
+  for (int l = 0; l < m.config.n_layers; ++l)
+    for (int h = 0; h < m.config.n_heads; ++h) {
       const Matrix engine = forward.attention(l, h);
       const float* mine = pass->attention(0, l, h);
       for (int i = 0; i < n; ++i)
@@ -234,9 +280,16 @@ TEST_CASE("a batch the model cannot read is refused, and nothing is added to the
         std::string::npos);
   CHECK(pass->loss(m.weights(), next_token_batch({4})).error().find("nothing to predict") !=
         std::string::npos);
-  TransformerConfig llama = m.config;
-  llama.norm = NormKind::RMSNorm;
-  CHECK_FALSE(TrainingPass::make(llama).ok());
+  // Encoders and encoder–decoders: their backward pass is not built.
+  TransformerConfig encoder = m.config;
+  encoder.direction = AttentionDirection::BothWays;
+  CHECK(TrainingPass::make(encoder).error().find("not for encoders") != std::string::npos);
+  TransformerConfig decoder = m.config;
+  decoder.cross_attention = true;
+  CHECK_FALSE(TrainingPass::make(decoder).ok());
+  TransformerConfig odd_groups = small_llama();
+  odd_groups.n_kv_heads = 3;  // 4 query heads do not fall into 3 groups
+  CHECK_FALSE(TrainingPass::make(odd_groups).ok());
 }
 
 }  // namespace attnviz
