@@ -154,6 +154,43 @@ void gemm(int m, int n, int k, const float* a, std::ptrdiff_t lda, const float* 
   counted(m, n, k, [&] { multiply(m, n, k, a, lda, b, ldb, c, ldc, transpose_b); });
 }
 
+void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha, const float* a,
+          std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb, float beta, float* c,
+          std::ptrdiff_t ldc) {
+  if (m == 0 || n == 0) return;
+  counted(m, n, k, [&] {
+    const Library& blas = library();
+    if (blas.sgemm != nullptr && k > 0) {
+      blas.sgemm(kRowMajor, transpose_a ? kTranspose : kNoTranspose,
+                 transpose_b ? kTranspose : kNoTranspose, m, n, k, alpha, a, static_cast<int>(lda),
+                 b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+      return;
+    }
+    using Map = Eigen::Map<const Matrix, 0, Eigen::OuterStride<>>;
+    Eigen::Map<Matrix, 0, Eigen::OuterStride<>> product(c, m, n, Eigen::OuterStride<>(ldc));
+    if (beta == 0.0f)
+      product.setZero();
+    else if (beta != 1.0f)
+      product *= beta;
+    if (k == 0) return;
+    const auto add = [&](const auto& left, const auto& right) {
+      product.noalias() += alpha * (left * right);
+    };
+    const Map a_map = transpose_a ? Map(a, k, m, Eigen::OuterStride<>(lda))
+                                  : Map(a, m, k, Eigen::OuterStride<>(lda));
+    const Map b_map = transpose_b ? Map(b, n, k, Eigen::OuterStride<>(ldb))
+                                  : Map(b, k, n, Eigen::OuterStride<>(ldb));
+    if (transpose_a && transpose_b)
+      add(a_map.transpose(), b_map.transpose());
+    else if (transpose_a)
+      add(a_map.transpose(), b_map);
+    else if (transpose_b)
+      add(a_map, b_map.transpose());
+    else
+      add(a_map, b_map);
+  });
+}
+
 namespace {
 thread_local ProductHelpers* split_helpers = nullptr;  // SplitProducts' innermost
 }  // namespace

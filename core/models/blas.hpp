@@ -23,6 +23,12 @@ namespace attnviz::blas {
 // row-major, each with its row stride (leading dimension). C's rows may not alias A or B.
 void gemm(int m, int n, int k, const float* a, std::ptrdiff_t lda, const float* b,
           std::ptrdiff_t ldb, float* c, std::ptrdiff_t ldc, bool transpose_b = false);
+// C (m, n) = α · op(A) · op(B) + β · C, as BLAS's sgemm: op(A) (m, k) is A stored (m, k), or Aᵀ
+// for A stored (k, m) with transpose_a; op(B) (k, n) likewise. Training's products (its backward
+// pass accumulates dW += Xᵀ · dY). β 0 ignores what C held.
+void gemm(bool transpose_a, bool transpose_b, int m, int n, int k, float alpha, const float* a,
+          std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb, float beta, float* c,
+          std::ptrdiff_t ldc);
 // C (m, b.n()) = A (m, b.k()) · B (+ bias, b.n() values, on every row) with B packed once
 // (packed_gemm.hpp; needs packed_available()).
 void gemm(int m, const float* a, std::ptrdiff_t lda, const PackedMatrix& b, float* c,

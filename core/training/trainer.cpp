@@ -93,7 +93,8 @@ std::string safetensors_bytes(const ParameterTable& table, const float* values,
   for (int i = 0; i < 8; ++i) out += static_cast<char>((length >> (8 * i)) & 0xFF);
   out += text;
   for (const ParameterTensor& tensor : table.tensors()) {
-    for (std::size_t i = 0; i < tensor.count(); ++i) {
+    const std::size_t count = tensor.count();
+    for (std::size_t i = 0; i < count; ++i) {
       const std::uint32_t bits = float_bits(values[tensor.offset + i]);
       for (int k = 0; k < 4; ++k) out += static_cast<char>((bits >> (8 * k)) & 0xFF);
     }

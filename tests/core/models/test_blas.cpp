@@ -45,6 +45,47 @@ TEST_CASE("blas::gemm equals a plain loop, with strides and with B transposed") 
   CHECK(c == std::vector<float>(4, 0.0f));
 }
 
+TEST_CASE("blas::gemm's general form: either operand transposed, set or added, with strides") {
+  // Training's products (its backward pass adds dW += Xᵀ · dY).
+  MESSAGE("products by " << blas::backend());
+  const int m = 23, n = 31, k = 47;
+  for (const bool transpose_a : {false, true}) {
+    for (const bool transpose_b : {false, true}) {
+      for (const float beta : {0.0f, 1.0f, 0.5f}) {
+        CAPTURE(transpose_a);
+        CAPTURE(transpose_b);
+        CAPTURE(beta);
+        // A stored (m, k), or (k, m) when transposed; B (k, n) or (n, k); rows padded.
+        const std::ptrdiff_t lda = (transpose_a ? m : k) + 3, ldb = (transpose_b ? k : n) + 5,
+                             ldc = n + 2;
+        std::vector<float> a(static_cast<std::size_t>((transpose_a ? k : m) * lda)),
+            b(static_cast<std::size_t>((transpose_b ? n : k) * ldb)),
+            c(static_cast<std::size_t>(m * ldc));
+        for (std::size_t i = 0; i < a.size(); ++i) a[i] = rng::value(3, i);
+        for (std::size_t i = 0; i < b.size(); ++i) b[i] = rng::value(4, i);
+        for (std::size_t i = 0; i < c.size(); ++i) c[i] = rng::value(5, i);
+        const std::vector<float> before = c;
+        blas::gemm(transpose_a, transpose_b, m, n, k, 2.0f, a.data(), lda, b.data(), ldb, beta,
+                   c.data(), ldc);
+        double worst = 0.0;
+        for (int i = 0; i < m; ++i) {
+          for (int j = 0; j < n; ++j) {
+            double sum = 0.0;
+            for (int p = 0; p < k; ++p)
+              sum += double{transpose_a ? a[p * lda + i] : a[i * lda + p]} *
+                     (transpose_b ? b[j * ldb + p] : b[p * ldb + j]);
+            const double expected = 2.0 * sum + beta * before[i * ldc + j];
+            worst = std::max(worst, std::fabs(expected - c[i * ldc + j]));
+          }
+          CHECK(c[i * ldc + n] == before[i * ldc + n]);  // the padding is not written
+        }
+        MESSAGE("largest difference " << worst);
+        CHECK(worst < 1e-4);
+      }
+    }
+  }
+}
+
 TEST_CASE("blas::count_products counts the weight products apart from the others") {
   const int wide = blas::kWeightProductWidth;
   std::vector<float> a(static_cast<std::size_t>(4 * wide), 0.5f),

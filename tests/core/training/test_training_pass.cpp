@@ -5,6 +5,7 @@
 // forward pass (transformer_forward.hpp), which the app draws from. PyTorch's autograd checks
 // both independently in tests/oracle/gradient_oracle_test.py.
 #include "core/base/rng.hpp"
+#include "core/models/blas.hpp"
 #include "core/models/transformer_forward.hpp"
 #include "core/training/optimizer.hpp"
 #include "core/training/parameters.hpp"
@@ -154,6 +155,38 @@ TEST_CASE("training's fast backward pass gives its plain reference's gradient, e
       }
     }
   }
+}
+
+TEST_CASE("training's products past blas's threshold give the plain reference's gradient too") {
+  // Width 128, 512 hidden units, 600 tokens, 128 rows: the MLP's products and the logits' (8 to 10
+  // million multiply-adds) go through blas::gemm (OpenBLAS where it is installed), the others
+  // through Eigen.
+  TransformerConfig c = gpt2_config(600, 64, 1, 4, 128);
+  Result<ParameterTable> table = gpt2_parameter_table(c);
+  REQUIRE(table.ok());
+  std::vector<float> values(table->size());
+  initialize_gpt2(c, *table, 4, false, values.data(), {0.2f, 0.2f, 0.2f});
+  TrainingBatch batch;
+  batch.texts = 2;
+  batch.length = 64;
+  for (int i = 0; i < 128; ++i) {
+    batch.tokens.push_back((i * 37 + 11) % 600);
+    batch.targets.push_back(i % 64 == 63 ? -1 : (i * 53 + 5) % 600);
+  }
+  const TransformerWeights weights = gpt2_weights_of(c, *table, values.data());
+  std::vector<float> fast(table->size(), 0.0f), plain(table->size(), 0.0f);
+  Result<TrainingPass> pass = TrainingPass::make(c);
+  REQUIRE(pass.ok());
+  Result<float> fast_loss = pass->loss_and_gradient(weights, values.data(), fast.data(), batch);
+  Result<float> plain_loss =
+      reference_loss_and_gradient(c, weights, values.data(), plain.data(), batch);
+  REQUIRE(fast_loss.ok());
+  REQUIRE(plain_loss.ok());
+  CHECK(*fast_loss == doctest::Approx(*plain_loss).epsilon(1e-5));
+  const Compared compared = compare_gradients(*table, fast, plain);
+  MESSAGE("products by " << blas::backend() << "; largest relative difference "
+                         << compared.largest_difference << " (" << compared.worst << ")");
+  CHECK(compared.largest_difference < 1e-3);
 }
 
 TEST_CASE("training's gradient is the loss's slope: central differences on every tensor") {
