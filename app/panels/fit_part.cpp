@@ -79,12 +79,6 @@ constexpr int kPatience = 150;
 constexpr double kProgress = 5e-3;
 constexpr int kMostSteps = 20000;
 
-void record_centre(const AppState& state, const std::string& key) {
-  const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-  state.frame.values.set(key + "_x", static_cast<double>((a.x + b.x) * 0.5f));
-  state.frame.values.set(key + "_y", static_cast<double>((a.y + b.y) * 0.5f));
-}
-
 }  // namespace
 
 TrainingKind training_kind(const UiSettings& ui) {
@@ -227,7 +221,7 @@ void FitPart::draw_controls(const AppState& state, PanelContext& context, const 
     losses_.clear();
     message_.clear();
   }
-  record_centre(state, "fit.target");
+  record_item_centre(state, "fit.target");
   continue_line_if_fits(font * 9.0f, spacing);
   draw_head_selector(state, context, "##fit_head");
 
@@ -241,11 +235,11 @@ void FitPart::draw_controls(const AppState& state, PanelContext& context, const 
       step_credit_ = 0;
     }
   }
-  record_centre(state, "fit.start");
+  record_item_centre(state, "fit.start");
   ImGui::SameLine();
   ImGui::BeginDisabled(running_);
   if (ImGui::Button("Step")) step_credit_ = -1;  // one step, this frame
-  record_centre(state, "fit.step");
+  record_item_centre(state, "fit.step");
   ImGui::EndDisabled();
   ImGui::EndDisabled();
   continue_line_if_fits(font * 12.0f, spacing);

@@ -65,10 +65,10 @@ class TrainingPanel final : public Panel {
       ImGui::TextUnformatted("Learns:");
       ImGui::SameLine();
       ImGui::RadioButton("this scenario's W_Q, W_K", &kind, 0);
-      record_centre("train.kind_weights", state);
+      record_item_centre(state, "train.kind_weights");
       continue_line_if_fits(font * 8.0f, ImGui::GetStyle().ItemSpacing.x);
       ImGui::RadioButton("a new model", &kind, 1);
-      record_centre("train.kind_model", state);
+      record_item_centre(state, "train.kind_model");
       set_training_kind(context.ui, static_cast<TrainingKind>(kind));
       if (kind == static_cast<int>(TrainingKind::Weights)) {
         fit_.draw(state, context);
@@ -221,8 +221,9 @@ class TrainingPanel final : public Panel {
                      const std::shared_ptr<const TrainingProgress>& progress) {
     const float font = ImGui::GetFontSize();
     const bool start = ImGui::Button(progress ? "Start again" : "Start");
-    record_centre("train.start", state);
-    if (start) {
+    record_item_centre(state, "train.start");
+    if (start || state.frame.start_training) {
+      state.frame.start_training = false;
       const Status began =
           session_.begin(settings_from(state), from_model_ ? model_in_use(state) : nullptr);
       message_ = began ? std::string() : began.message();
@@ -447,7 +448,7 @@ class TrainingPanel final : public Panel {
   void draw_use_and_save(const AppState& state, PanelContext& context, const TrainingProgress& p,
                          const TrainingFrame& frame) {
     const bool use_it = ImGui::Button("Use this model");
-    record_centre("train.use", state);
+    record_item_centre(state, "train.use");
     if (use_it) use(context, p, frame);
     ImGui::SameLine();
     if (!path_edited_) {  // the suggestion follows the step shown until the teacher types one
@@ -469,12 +470,6 @@ class TrainingPanel final : public Panel {
   }
 
   // Where the last button is, for the tests that click it ("train.start_x", "train.start_y").
-  static void record_centre(const std::string& key, const AppState& state) {
-    const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
-    state.frame.values.set(key + "_x", static_cast<double>((a.x + b.x) * 0.5f));
-    state.frame.values.set(key + "_y", static_cast<double>((a.y + b.y) * 0.5f));
-  }
-
   static std::string name_of(const TrainingProgress& p, const TrainingFrame& frame) {
     return std::string(to_string(p.settings.task)) + "-seed" + std::to_string(p.settings.seed) +
            "-step" + std::to_string(frame.step);

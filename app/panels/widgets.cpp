@@ -204,6 +204,12 @@ void add_text_upwards(ImDrawList* list, ImVec2 bottom_left, ImU32 colour, const 
   list->PopClipRect();
 }
 
+void record_item_centre(const AppState& state, const std::string& key) {
+  const ImVec2 a = ImGui::GetItemRectMin(), b = ImGui::GetItemRectMax();
+  state.frame.values.set(key + "_x", static_cast<double>((a.x + b.x) * 0.5f));
+  state.frame.values.set(key + "_y", static_cast<double>((a.y + b.y) * 0.5f));
+}
+
 bool command_menu_item(CommandSource& commands, std::string_view id, const char* label) {
   const char* keys = commands.keys(id);
   if (!ImGui::MenuItem(label ? label : commands.label(id).c_str(), keys[0] ? keys : nullptr,

@@ -95,6 +95,10 @@ void draw_formula_tooltip(const char* heading, const char* formula);
 void add_text_upwards(ImDrawList* list, ImVec2 bottom_left, ImU32 colour, const char* text,
                       float max_length);
 
+// Records the centre of the last item drawn as frame values `key`_x and `key`_y (screen
+// pixels), where the GUI tests click it.
+void record_item_centre(const AppState& state, const std::string& key);
+
 // A menu item for a command of the app's table (app/panels/command_source.hpp): its label (or
 // `label`), keys, check mark and whether it may run now; runs it when chosen. True when chosen.
 bool command_menu_item(CommandSource& commands, std::string_view id, const char* label = nullptr);

@@ -211,6 +211,9 @@ struct FrameScratch {
   void redraw_within(double seconds) {
     if (seconds > 0 && seconds < redraw_in) redraw_in = seconds;
   }
+  // --bench-training: the Training view starts a run of a new model at its next draw, as its
+  // Start button does (and clears this).
+  bool start_training = false;
   FrameLayout layout;
   // What the views say of this frame, for the tests (--layout-out); cleared as it begins.
   FrameValues values;

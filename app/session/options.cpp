@@ -45,6 +45,9 @@ Options:
                       frames, the text size and the panels' windows (JSON)
   --bench-frames N    render N frames with vsync off, editing one weight every frame, and print
                       p50_ms= p99_ms= max_ms= of the CPU frame time (with --scenario, --size)
+  --bench-training    with --bench-frames: a new model trains in the Training view on its own
+                      thread while the frames are timed (no weight is edited), and the steps
+                      it took are printed
   --threads N         threads for the attention engine, 1-16 (default 2 with 4 or more hardware
                       threads, else 1); the numbers are the same for any N
   --welcome           show the welcome (it shows by itself on a first start with nothing
@@ -147,6 +150,8 @@ Status parse_options(const std::vector<std::string>& args, Options& o) {
       if (!v || !parse_int(*v, 1, 1000000, frames))
         return Status::error("--bench-frames needs a number from 1 to 1000000");
       o.bench_frames = frames;
+    } else if (arg == "--bench-training") {
+      o.bench_training = true;
     } else if (arg == "--theme") {
       const std::string* v = next();
       if (v && *v == "light")
@@ -240,6 +245,8 @@ Status parse_options(const std::vector<std::string>& args, Options& o) {
   }
   if (o.layout_out && (o.screenshot_steps || o.bench_frames))
     return Status::error("--layout-out goes with --screenshot, or alone (written at exit)");
+  if (o.bench_training && !o.bench_frames)
+    return Status::error("--bench-training goes with --bench-frames N");
   if (o.bench_frames && (o.screenshot || o.screenshot_steps))
     return Status::error("--bench-frames does not go with --screenshot or --screenshot-steps");
   if (o.model && !o.lesson.empty())

@@ -31,6 +31,7 @@ struct Options {
   std::optional<std::string>
       screenshot_steps;             // with --lesson: a PNG of every step into this folder
   std::optional<int> bench_frames;  // time this many frames with every panel open, print, exit
+  bool bench_training = false;      // with --bench-frames: a new model trains meanwhile
   std::optional<int> threads;  // the attention engine's threads (default: default_engine_threads())
   // --monkey SEED: the random-action test (app/shell/monkey.hpp): that many seeded random actions
   // (--monkey-actions), in a folder of its own, then exit.

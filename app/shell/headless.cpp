@@ -1,5 +1,6 @@
 #include "app/shell/headless.hpp"
 
+#include "app/panels/fit_part.hpp"
 #include "core/models/model.hpp"
 
 #include <imgui.h>
@@ -18,6 +19,7 @@
 #include <iostream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <sstream>
 #include <type_traits>
 #include <variant>
@@ -357,6 +359,20 @@ int run_bench(Shell& shell, const FrameFunction& frame, int frames) {
   Clock::time_point edit_time;
   std::vector<double> keystroke_ms, ablation_ms;  // a model's: edit to result shown
   double roles_ms = -1;  // when roles measured off the UI thread were ready
+  // --bench-training: the Training view shows while a new model trains on its thread (the
+  // frames redraw its curves and heads as its steps come); no weight is edited.
+  const bool training = shell.options.bench_training;
+  if (training) {
+    state.ui.center_view = CenterView::Training;
+    set_training_kind(state.ui, TrainingKind::Model);
+    state.frame.start_training = true;
+  }
+  const auto steps_taken = [&state] {
+    const FrameValues::Value* steps = state.frame.values.find("train.steps_taken");
+    const long long* count = steps ? std::get_if<long long>(steps) : nullptr;
+    return count ? *count : 0LL;
+  };
+  long long steps_at_start = 0;
   for (int i = 0; i < kWarmUpFrames + frames; ++i) {
     if (i + 1 == kWarmUpFrames && state.pipeline().current().roles_pending()) {
       // An encoder–decoder's cross heads are measured on a thread of their own for a second or
@@ -370,7 +386,9 @@ int run_bench(Shell& shell, const FrameFunction& frame, int frames) {
     // that every query's scores change and with them every view of the head (a query's weight
     // leaves alone the queries whose tokens have 0 in its feature, and the Output view's query 0
     // is one in the benchmark scenarios).
-    if (state.document.scenario().model()) {
+    if (training) {
+      // Nothing edited: the frames follow the training.
+    } else if (state.document.scenario().model()) {
       // A real model: keystrokes at the end of the text for the first half of the frames (a
       // letter typed, then taken back: the last token's position), then a head of the first
       // layer knocked out and restored (every position of every layer). An edit waits for the
@@ -410,12 +428,24 @@ int run_bench(Shell& shell, const FrameFunction& frame, int frames) {
       build_ms_total += std::chrono::duration<double, std::milli>(built - start).count();
     if (i == 0) first_frame_ms = ms_since_process_start();
     if (i >= kWarmUpFrames) frame_ms.push_back(elapsed);
-    if (i + 1 == kWarmUpFrames) cpu_ms_at_start = process_cpu_ms();
+    if (i + 1 == kWarmUpFrames) {
+      cpu_ms_at_start = process_cpu_ms();
+      steps_at_start = steps_taken();
+    }
   }
   const double cpu_ms_per_frame = (process_cpu_ms() - cpu_ms_at_start) / frames;
   const double max_ms = *std::max_element(frame_ms.begin(), frame_ms.end());
   std::printf("p50_ms=%.3f p99_ms=%.3f max_ms=%.3f\n", percentile(frame_ms, 0.50),
               percentile(frame_ms, 0.99), max_ms);
+  if (training) {
+    const double seconds = std::accumulate(frame_ms.begin(), frame_ms.end(), 0.0) / 1000.0;
+    const long long steps = steps_taken() - steps_at_start;
+    std::fprintf(stderr,
+                 "attnviz: bench: a new model trained meanwhile: %lld steps in the timed frames "
+                 "(%.0f steps a second)%s\n",
+                 steps, static_cast<double>(steps) / std::max(seconds, 1e-9),
+                 steps > 0 ? "" : " -- it did not train: the numbers are not of training");
+  }
   if (!keystroke_ms.empty() && !ablation_ms.empty())
     std::fprintf(stderr,
                  "attnviz: bench: from an edit to its result on screen: a keystroke p50 %.1f ms, "

@@ -223,6 +223,20 @@ TEST_CASE("--bench-frames needs a positive number and no screenshot") {
   TempDir dir;
   CHECK(run_app({"--bench-frames", "0"}, dir.path, false).status == 2);
   CHECK(run_app({"--bench-frames", "5", "--screenshot", "x.png"}, dir.path, false).status == 2);
+  CHECK(run_app({"--bench-training"}, dir.path, false).status == 2);  // needs --bench-frames
+}
+
+TEST_CASE("--bench-training times the frames while a new model trains, and says how far it got") {
+  TempDir dir;
+  const AppRun run =
+      run_app({"--bench-frames", "60", "--bench-training", "--size", "800x600"}, dir.path);
+  INFO("stderr: " << run.errors);
+  REQUIRE(run.status == 0);
+  CHECK(run.errors.find("train view") != std::string::npos);
+  // "a new model trained meanwhile: N steps in the timed frames": N more than 0.
+  std::smatch steps;
+  REQUIRE(std::regex_search(run.errors, steps, std::regex(R"(trained meanwhile: (\d+) steps)")));
+  CHECK(std::stoll(steps[1].str()) > 0);
 }
 
 // DejaVu has no Chinese or Japanese: the characters a sentence needs come from a fallback font.
