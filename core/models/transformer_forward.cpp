@@ -2,6 +2,7 @@
 
 #include "core/models/blas.hpp"
 #include "core/models/norms.hpp"
+#include "core/models/rope.hpp"
 
 #include <unsupported/Eigen/SpecialFunctions>
 
@@ -58,21 +59,6 @@ using MatrixMap = Eigen::Map<Matrix, 0, Eigen::OuterStride<>>;
 void normalize(const TransformerConfig& c, const RowMatrix& in, RowMatrix& out, int first,
                const VectorView& weight, const VectorView& bias) {
   for (int i = first; i < in.rows(); ++i) normalize_row(c, in.row(i), weight, bias, out.row(i));
-}
-
-// Turns each adjacent pair (2i, 2i + 1) of every head of `row` by position · θ^(−2i / d_head),
-// as llama2.c does.
-void rotate(float* row, int width, int d_head, int position, float theta) {
-  for (int i = 0; i < width; i += 2) {
-    const int within_head = i % d_head;
-    const float frequency =
-        1.0f / std::pow(theta, static_cast<float>(within_head) / static_cast<float>(d_head));
-    const float angle = static_cast<float>(position) * frequency;
-    const float cos_a = std::cos(angle), sin_a = std::sin(angle);
-    const float v0 = row[i], v1 = row[i + 1];
-    row[i] = v0 * cos_a - v1 * sin_a;
-    row[i + 1] = v0 * sin_a + v1 * cos_a;
-  }
 }
 
 // out's `rows` rows (each `cols` wide) += bias, when there is one.
@@ -556,8 +542,8 @@ void TransformerForward::compute_layer(int l, int first) {
                    w.value_bias);  // (rows, kv_heads · d_head)
   if (c.positions == PositionKind::Rotary)
     for (int i = first; i < n; ++i) {
-      rotate(a.queries.row(i), a.queries.cols(), d_head, i, c.rope_theta);
-      rotate(a.keys.row(i), a.keys.cols(), d_head, i, c.rope_theta);
+      rotate_pairs(a.queries.row(i), a.queries.cols(), d_head, i, c.rope_theta);
+      rotate_pairs(a.keys.row(i), a.keys.cols(), d_head, i, c.rope_theta);
     }
 
   // 3. Each query head: scores against every key it sees, the softmax (or the intervention's

@@ -1,6 +1,7 @@
 #include "core/training/training_pass.hpp"
 
 #include "core/models/blas.hpp"
+#include "core/models/rope.hpp"
 #include "core/training/parameters.hpp"
 
 #include <algorithm>
@@ -96,21 +97,6 @@ void add_bias_gradient(const Gradients& g, const VectorView& b, const Matrix& dy
 
 float sigmoid(float u) {
   return 1.0f / (1.0f + std::exp(-u));
-}
-
-// Turns each adjacent pair (2i, 2i + 1) of every head of `row` by position · θ^(−2i / d_head),
-// as the forward pass does (transformer_forward.cpp); `direction` −1 turns it back (the
-// rotation's transpose: the backward pass of RoPE).
-void rotate(float* row, int width, int d_head, int position, float theta, float direction) {
-  for (int i = 0; i < width; i += 2) {
-    const float frequency =
-        1.0f / std::pow(theta, static_cast<float>(i % d_head) / static_cast<float>(d_head));
-    const float angle = static_cast<float>(position) * frequency;
-    const float cos_a = std::cos(angle), sin_a = direction * std::sin(angle);
-    const float v0 = row[i], v1 = row[i + 1];
-    row[i] = v0 * cos_a - v1 * sin_a;
-    row[i + 1] = v0 * sin_a + v1 * cos_a;
-  }
 }
 
 constexpr float kGeluScale = 0.7978845608028654f;  // √(2/π)
@@ -275,8 +261,8 @@ Result<float> TrainingPass::forward(const TransformerWeights& w, const TrainingB
     add_bias(a.v, lw.value_bias);
     if (rotary) {
       for (int i = 0; i < N; ++i) {
-        rotate(a.q.row(i).data(), QW, dh, i % T, c.rope_theta, 1.0f);
-        rotate(a.k.row(i).data(), KVW, dh, i % T, c.rope_theta, 1.0f);
+        rotate_pairs(a.q.row(i).data(), QW, dh, i % T, c.rope_theta, 1.0f);
+        rotate_pairs(a.k.row(i).data(), KVW, dh, i % T, c.rope_theta, 1.0f);
       }
     }
     // 3. per text and head: attention = softmax(q kᵀ / √d_head, causal); heads = attention · v
@@ -466,8 +452,8 @@ Result<float> TrainingPass::loss_and_gradient(const TransformerWeights& w, const
     // RoPE's backward: the gradients turned back by the same angles (a rotation's transpose)
     if (rotary) {
       for (int i = 0; i < N; ++i) {
-        rotate(d_q_.row(i).data(), QW, dh, i % T, c.rope_theta, -1.0f);
-        rotate(d_k_.row(i).data(), KVW, dh, i % T, c.rope_theta, -1.0f);
+        rotate_pairs(d_q_.row(i).data(), QW, dh, i % T, c.rope_theta, -1.0f);
+        rotate_pairs(d_k_.row(i).data(), KVW, dh, i % T, c.rope_theta, -1.0f);
       }
     }
     // 2. q, k, v = normalized · W (+ b)
