@@ -3,10 +3,12 @@
 #include "app/session/options.hpp"
 #include "app/shell/app.hpp"
 #include "core/base/version.hpp"
+#include "core/document/file_io.hpp"
 
 #include <csignal>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,15 @@ int main(int argc, char** argv) {
   if (options.version) {
     std::cout << "attnviz " << attnviz::kVersion << '\n';
     return 0;
+  }
+  // A screenshot or layout that could not be written is refused before a window opens, not after
+  // its frames (the path is checked again when the file is written).
+  for (const std::optional<std::string>* output : {&options.screenshot, &options.layout_out}) {
+    if (!*output) continue;
+    if (const attnviz::Status writable = attnviz::check_writable(**output); !writable) {
+      std::cerr << "attnviz: error: " << writable.message() << '\n';
+      return 1;
+    }
   }
   auto app = std::make_unique<App>(std::move(options));
   const int status = app->run();

@@ -156,6 +156,7 @@ Result<Target> resolve_target(const std::string& given) {
     }
     struct stat info {};
     if (::lstat(target.path.c_str(), &info) != 0) {
+      if (errno == ENOTDIR) return write_error(given, "a part of its path is a file, not a folder");
       if (errno != ENOENT) return write_error_from_errno(given, errno);
       target.kind = Target::Kind::NewFile;  // its folder is checked when the file is made
       return target;
@@ -284,6 +285,24 @@ Status write_replacing(const std::string& given, const Target& target, std::stri
 }
 
 }  // namespace
+
+Status check_writable(const std::string& path) {
+  if (path.empty()) return Status::error("cannot write a file without a name");
+  if (path == "-") return Status::success();
+  Result<Target> target = resolve_target(path);
+  if (!target) return target.status();
+  if (target->kind != Target::Kind::NewFile && target->kind != Target::Kind::RegularFile)
+    return Status::success();
+  const std::string folder = folder_of(target->path);
+  struct stat info {};
+  if (::stat(folder.c_str(), &info) != 0) {
+    if (errno == ENOENT) return write_error(path, "the folder '" + folder + "' does not exist");
+    if (errno == ENOTDIR) return write_error(path, "'" + folder + "' is not a folder");
+    return write_error_from_errno(path, errno);
+  }
+  if (!S_ISDIR(info.st_mode)) return write_error(path, "'" + folder + "' is not a folder");
+  return Status::success();
+}
 
 Status write_file(const std::string& path, std::string_view contents) {
   if (path.empty()) return Status::error("cannot write a file without a name");

@@ -32,4 +32,11 @@ Result<std::string> read_file(const std::string& path, std::size_t max_bytes);
 //    temporary file is left behind and the old file is unchanged.
 Status write_file(const std::string& path, std::string_view contents);
 
+// Whether write_file(path, ...) could write there now, without writing or creating anything:
+// the errors write_file would give for a folder, a missing folder, a path through a file, a
+// closed descriptor. For a command that produces its output late (the app's --screenshot after
+// its frames) to refuse a path at once. A folder that cannot be written to is found only by
+// writing.
+Status check_writable(const std::string& path);
+
 }  // namespace attnviz

@@ -359,13 +359,40 @@ class AppOutputCase(unittest.TestCase):
             self.assertTrue(received and received.startswith(b"{"), received)
             self.assertEqual(names_in(folder), ["layout.json", "link.png", "real.png"])
 
-    def test_screenshot_into_a_missing_folder_is_one_line(self):
+    def run_app_without_display(self, *args):
+        """The app with no X display: what it refuses before opening a window."""
+        env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY")}
+        state = tempfile.mkdtemp(prefix="attnviz-state-")
+        env["ATTNVIZ_STATE_DIR"] = state
+        try:
+            return subprocess.run([APP, "--size", "320x240", "--frames", "2"] + list(args),
+                                  capture_output=True, timeout=60, env=env)
+        finally:
+            shutil.rmtree(state, ignore_errors=True)
+
+    def test_screenshot_into_a_missing_folder_is_one_line_before_a_window_opens(self):
         with tempfile.TemporaryDirectory() as folder:
             path = os.path.join(folder, "missing", "shot.png")
-            done = self.run_app("--screenshot", path)
+            done = self.run_app_without_display("--screenshot", path)
             self.assertEqual(done.returncode, 1, done.stderr)
-            self.assertIn(path, done.stderr.decode())
+            lines = done.stderr.decode().strip().split("\n")
+            self.assertEqual(len(lines), 1, lines)
+            self.assertIn(path, lines[0])
+            self.assertIn("does not exist", lines[0])
             self.assertEqual(names_in(folder), [])
+
+    def test_layout_into_a_folder_or_through_a_file_is_refused_before_a_window_opens(self):
+        with tempfile.TemporaryDirectory() as folder:
+            write(os.path.join(folder, "plain"), b"kept")
+            for layout, reason in ((folder, "folder"),
+                                   (os.path.join(folder, "plain", "layout.json"), "not a folder")):
+                done = self.run_app_without_display("--screenshot",
+                                                    os.path.join(folder, "shot.png"),
+                                                    "--layout-out", layout)
+                self.assertEqual(done.returncode, 1, done.stderr)
+                self.assertIn(reason, done.stderr.decode())
+            self.assertEqual(names_in(folder), ["plain"])
+            self.assertEqual(read(os.path.join(folder, "plain")), b"kept")
 
 
 def main():

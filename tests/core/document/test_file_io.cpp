@@ -52,6 +52,33 @@ TEST_CASE("write_file into a missing folder fails and says why") {
                                 "' does not exist");
 }
 
+TEST_CASE("check_writable gives write_file's errors and creates nothing") {
+  TempDir dir;
+  std::ofstream(dir.path / "plain") << "kept";
+  fs::create_directory(dir.path / "folder");
+  fs::create_symlink(dir.path / "nope" / "target.png", dir.path / "dangling");
+  const std::string missing = (dir.path / "nope" / "a.png").string();
+  CHECK(check_writable(missing).message() ==
+        write_file(missing, "x").message());  // the same line, said before anything is drawn
+  CHECK(check_writable(missing).message().find("' does not exist") != std::string::npos);
+  CHECK(check_writable((dir.path / "folder").string()).message().find("it is a folder") !=
+        std::string::npos);
+  const std::string through_file = (dir.path / "plain" / "a.png").string();
+  CHECK(check_writable(through_file).message().find("not a folder") != std::string::npos);
+  CHECK(check_writable(through_file).message() == write_file(through_file, "x").message());
+  CHECK(check_writable((dir.path / "dangling").string()).message().find("does not exist") !=
+        std::string::npos);  // a link to a missing folder is followed
+  CHECK(check_writable((dir.path / "new.png").string()));
+  CHECK(check_writable((dir.path / "plain").string()));
+  CHECK(check_writable("-"));
+  CHECK(check_writable("/dev/null"));
+  CHECK_FALSE(check_writable(""));
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir.path)) ++entries;
+  CHECK(entries == 3);  // plain, folder, dangling: nothing made
+  CHECK_FALSE(fs::exists(dir.path / "nope"));
+}
+
 TEST_CASE("write_file writes through every kind of target and replaces none") {
   testing::check_every_write_target(
       [](const std::string& path) { return write_file(path, "the contents\n"); });
