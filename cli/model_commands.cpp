@@ -46,6 +46,7 @@ struct ModelArguments {
   std::string model;
   std::optional<std::string> text;        // --text, or --prompt for generate
   std::optional<std::string> text_b;      // --text-b: an encoder's second sentence
+  std::vector<int> mask;                  // --mask P,Q: grad's positions an encoder predicts
   std::optional<std::string> source;      // --source: an encoder–decoder's source (attention)
   std::optional<std::string> on_text;     // heads --on: the text the app's badges read
   std::optional<std::string> alignments;  // heads --alignments: an encoder–decoder's
@@ -79,7 +80,7 @@ bool takes(const std::string& command, const std::string& option) {
   const bool ablation = in({"--ablate", "--ablate-from-0"});
   if (command == "translate") return ablation || in({"--text"});
   if (command == "heads") return in({"--text", "--on", "--alignments"});
-  if (command == "grad") return in({"--text", "-o", "--output"});
+  if (command == "grad") return in({"--text", "--text-b", "--mask", "-o", "--output"});
   if (command == "attention")
     return ablation || in({"--text", "--text-b", "--source", "-o", "--output", "--weights-only"});
   if (command == "fill") return ablation || in({"--text", "--text-b", "--top"});
@@ -150,6 +151,22 @@ Status parse(int argc, char** argv, ModelArguments& args) {
       std::string given;
       problem = value(given);
       args.text_b = given;
+    } else if (arg == "--mask") {
+      std::string given;
+      problem = value(given);
+      for (std::size_t at = 0; problem.is_ok() && at <= given.size();) {
+        const std::size_t comma = std::min(given.find(',', at), given.size());
+        int position = 0;
+        if (!parse_number(given.substr(at, comma - at), position) || position < 0 ||
+            position > 1'000'000)
+          problem = Status::error(
+              "--mask: expected token positions from 0, separated by commas "
+              "(--mask 3 or --mask 2,5), not '" +
+              given + "'");
+        else if (std::find(args.mask.begin(), args.mask.end(), position) == args.mask.end())
+          args.mask.push_back(position);
+        at = comma + 1;
+      }
     } else if (arg == "--source") {
       std::string given;
       problem = value(given);
@@ -941,7 +958,7 @@ Usage:
   attnviz-cli model heads     MODEL [--text TEXT] [--on TEXT] | --alignments FILE
   attnviz-cli model bench     MODEL --tokens N [--mode full|append|last-layer]
                               [--all-logits] [--threads T] [--repeat R] [--products]
-  attnviz-cli model grad      MODEL --text TEXT -o G.safetensors
+  attnviz-cli model grad      MODEL --text TEXT [--text-b TEXT] [--mask P,Q] -o G.safetensors
 
 MODEL is a model folder (Hugging Face GPT-2, BERT or Marian), a llama2.c checkpoint (.bin, its
 tokenizer beside it), or a shipped model's name. Shipped: )" +
@@ -961,9 +978,12 @@ tokenizer beside it), or a shipped model's name. Shipped: )" +
   fill       an encoder's likeliest tokens at each [MASK] of TEXT
   heads      each head's detected role and scores on TEXT (a built-in text by default); an
              encoder–decoder's cross-attention heads' alignment precision on aligned pairs
-  grad       a GPT-2's gradient of the mean next-token loss over TEXT (each token predicts
-             the next) for every weight, under the file's own tensor names and shapes (a tied
-             embedding: the sum of both uses); the loss on standard error
+  grad       the gradient of a loss over TEXT for every weight, under the file's own tensor
+             names and shapes (a tied embedding: the sum of both uses); the loss on standard
+             error. A decoder's (GPT-2, llama2.c): the mean next-token loss (each token
+             predicts the next). An encoder's (BERT with its MLM head): the tokens at --mask's
+             positions (as model tokens counts them, [CLS] 0) replaced by [MASK] and predicted;
+             without --mask, every token predicted where it stands
   bench      times the forward pass on N tokens: median_us=... p90_us=... allocations=...
 
 SAMPLING: --temperature T (0: the most likely), --top-k K (0: every token), --top-p P;
@@ -1021,7 +1041,8 @@ int run_model_command(int argc, char** argv) {
   }
   const bool encoder_decoder_command = args.command == "info" || args.command == "tokens" ||
                                        args.command == "attention" || args.command == "translate" ||
-                                       args.command == "bench" || args.command == "heads";
+                                       args.command == "bench" || args.command == "heads" ||
+                                       args.command == "grad";
   if (encoder && !encoder_decoder_command) {
     print_error(model->name + " is an encoder–decoder (" +
                 model->transformer.config().architecture +
@@ -1046,7 +1067,8 @@ int run_model_command(int argc, char** argv) {
   if (args.command == "generate") return command_generate(*model, args);
   if (args.command == "heads") return command_heads(*model, args);
   if (args.command == "fill") return command_fill(*model, args);
-  if (args.command == "grad") return command_grad(*model, *args.text, args.output);
+  if (args.command == "grad")
+    return command_grad(*model, {*args.text, args.text_b, args.mask, args.output});
   return command_bench(*model, args);
 }
 

@@ -31,31 +31,105 @@ bool parse_whole(const std::string& text, T& value) {
 
 }  // namespace
 
-int command_grad(const Model& model, const std::string& text, const std::string& output) {
+namespace {
+
+// The batch `model grad` differentiates: a decoder's next-token loss over the text; an encoder's
+// masked-language-model loss (BertForMaskedLM's, with labels): the tokens at `mask` replaced by
+// [MASK] and predicted, or, without `mask`, every token predicted where it stands.
+Result<TrainingBatch> grad_batch(const Model& model, const GradRequest& request,
+                                 std::string& what) {
   const TransformerConfig& c = model.transformer.config();
-  const bool llama = model.location.format == ModelFormat::Llama2c;
-  if ((model.location.format != ModelFormat::HuggingFaceGpt2 && !llama) ||
-      model.transformer.encoder()) {
-    print_error("model grad computes the gradients of decoders (GPT-2's and llama2.c's files; " +
-                model.name +
-                " is an encoder or an encoder–decoder: their backward pass is not built)");
-    return kExitBadInput;
-  }
-  Result<std::vector<ModelToken>> tokens = read_text(model, text);
-  if (!tokens) {
-    print_error(tokens.error());
-    return kExitBadInput;
-  }
+  Result<std::vector<ModelToken>> tokens =
+      read_text(model, request.text,
+                request.text_b ? std::optional<std::string_view>(*request.text_b)
+                               : std::optional<std::string_view>());
+  if (!tokens) return Result<TrainingBatch>::failure(tokens.error());
   std::vector<int> ids;
   for (const ModelToken& token : *tokens) ids.push_back(token.id);
-  if (ids.size() < 2) {
-    print_error("the text is " + std::to_string(ids.size()) +
-                " token: a gradient needs at least two (each token predicts the next)");
+  const auto n = static_cast<int>(ids.size());
+  if (n > c.context)
+    return Result<TrainingBatch>::failure("the text is " + std::to_string(n) +
+                                          " tokens, more than " + model.name + "'s context (" +
+                                          std::to_string(c.context) + ")");
+  if (c.causal()) {
+    if (!request.mask.empty())
+      return Result<TrainingBatch>::failure(
+          "--mask is for an encoder (BERT): a decoder's loss is each token predicting the next");
+    if (n < 2)
+      return Result<TrainingBatch>::failure(
+          "the text is " + std::to_string(n) +
+          " token: a gradient needs at least two (each token predicts the next)");
+    what = "the mean next-token cross-entropy over the text";
+    return next_token_batch(ids);
+  }
+  if (!model.transformer.predicts_tokens())
+    return Result<TrainingBatch>::failure(
+        model.name +
+        " has no masked-language-model head (a BertModel): it predicts no tokens, so "
+        "there is no loss to differentiate; a BertForMaskedLM file has the head");
+  TrainingBatch batch;
+  batch.texts = 1;
+  batch.length = n;
+  batch.tokens = ids;
+  for (const ModelToken& token : *tokens) batch.token_types.push_back(token.sentence);
+  if (request.mask.empty()) {
+    batch.targets = ids;
+    what =
+        "the mean cross-entropy of the masked-language-model head predicting every token where "
+        "it stands (labels = the text's ids)";
+    return batch;
+  }
+  const int mask = model.tokenizer.mask_token();
+  if (mask < 0)
+    return Result<TrainingBatch>::failure(model.name + "'s vocabulary has no [MASK] token");
+  batch.targets.assign(ids.size(), -1);
+  for (int position : request.mask) {
+    if (position < 0 || position >= n)
+      return Result<TrainingBatch>::failure(
+          "--mask " + std::to_string(position) + ": the text is " + std::to_string(n) +
+          " tokens, positions 0 to " + std::to_string(n - 1) + " (model tokens shows them)");
+    batch.tokens[static_cast<std::size_t>(position)] = mask;
+    batch.targets[static_cast<std::size_t>(position)] = ids[static_cast<std::size_t>(position)];
+  }
+  what =
+      "the mean cross-entropy of the masked-language-model head at the --mask positions, "
+      "their tokens replaced by [MASK]";
+  return batch;
+}
+
+// A BERT file's own name for a tensor named as BertForMaskedLM's (what bert_file_tensors gives):
+// without "bert." in a BertModel-style file, with .gamma/.beta in an older one.
+std::string bert_name_in(const SafetensorsFile* file, const std::string& name) {
+  if (file == nullptr || file->find(name) != nullptr) return name;
+  const bool prefixed = file->find("bert.embeddings.word_embeddings.weight") != nullptr;
+  const std::string bare = !prefixed && name.starts_with("bert.") ? name.substr(5) : name;
+  if (file->find(bare) != nullptr) return bare;
+  for (const auto& [now, old] :
+       {std::pair<std::string, std::string>{"LayerNorm.weight", "LayerNorm.gamma"},
+        std::pair<std::string, std::string>{"LayerNorm.bias", "LayerNorm.beta"}}) {
+    if (!bare.ends_with(now)) continue;
+    const std::string older = bare.substr(0, bare.size() - now.size()) + old;
+    if (file->find(older) != nullptr) return older;
+  }
+  return bare;
+}
+
+}  // namespace
+
+int command_grad(const Model& model, const GradRequest& request) {
+  const TransformerConfig& c = model.transformer.config();
+  const ModelFormat format = model.location.format;
+  if (format == ModelFormat::HuggingFaceEncoderDecoder || model.transformer.encoder()) {
+    print_error(
+        "model grad computes the gradients of decoders (GPT-2's and llama2.c's files) and "
+        "encoders (BERT's); " +
+        model.name + " is an encoder–decoder, whose cross-attention's backward pass is not built");
     return kExitBadInput;
   }
-  if (static_cast<int>(ids.size()) > c.context) {
-    print_error("the text is " + std::to_string(ids.size()) + " tokens, more than " + model.name +
-                "'s context (" + std::to_string(c.context) + ")");
+  std::string what;
+  Result<TrainingBatch> batch = grad_batch(model, request, what);
+  if (!batch) {
+    print_error(batch.error());
     return kExitBadInput;
   }
   const TransformerWeights& weights = model.transformer.weights();
@@ -73,51 +147,70 @@ int command_grad(const Model& model, const std::string& text, const std::string&
     print_error(pass.error());
     return kExitBadInput;
   }
-  Result<float> loss =
-      pass->loss_and_gradient(copy, values.data(), gradient.data(), next_token_batch(ids));
+  Result<float> loss = pass->loss_and_gradient(copy, values.data(), gradient.data(), *batch);
   if (!loss) {
     print_error(loss.error());
     return kExitBadInput;
   }
   // The file's own names: a llama2.c checkpoint's arrays (run.c's names, layers stacked, (out,
-  // in)). GPT2LMHeadModel's files put "transformer." before all but lm_head; a file that saves
-  // the tied head apart (lm_head.weight equal to wte) gets the tied gradient under both names, as
-  // PyTorch's one parameter has it.
+  // in)); a BERT's nn.Linear weights (out, in), under its file's names. GPT2LMHeadModel's files put
+  // "transformer." before all but lm_head. A file that saves a tied tensor apart (lm_head.weight,
+  // cls.predictions.decoder.weight equal to the embedding; decoder.bias) gets the gradient under
+  // both names, as PyTorch's one parameter has it.
   ParameterTable named;
-  if (llama) {
+  std::optional<SafetensorsFile> file;
+  if (format != ModelFormat::Llama2c)
+    if (Result<SafetensorsFile> opened = SafetensorsFile::open(
+            (std::filesystem::path(model.location.folder) / "model.safetensors").string()))
+      file = std::move(*opened);
+  const auto saved = [&file](const char* name) { return file && file->find(name) != nullptr; };
+  const auto add_tied_copy = [&](const std::string& embedding, const std::string& head_name) {
+    const ParameterTensor& source = *named.find(embedding);
+    const std::vector<int> shape = source.shape;
+    const std::size_t offset = source.offset, count = source.count();
+    named.add(head_name, shape);
+    gradient.insert(gradient.end(), gradient.begin() + static_cast<std::ptrdiff_t>(offset),
+                    gradient.begin() + static_cast<std::ptrdiff_t>(offset + count));
+  };
+  if (format == ModelFormat::Llama2c) {
     std::vector<float> file_gradient;
     llama2c_file_tensors(c, *table, gradient.data(), named, file_gradient);
     gradient = std::move(file_gradient);
+  } else if (format == ModelFormat::HuggingFaceBert) {
+    std::vector<float> file_gradient;
+    ParameterTable canonical;
+    bert_file_tensors(*table, gradient.data(), canonical, file_gradient);
+    gradient = std::move(file_gradient);
+    for (const ParameterTensor& tensor : canonical.tensors())
+      named.add(bert_name_in(file ? &*file : nullptr, tensor.name), tensor.shape);
+    const SafetensorsFile* names = file ? &*file : nullptr;
+    if (tied && saved("cls.predictions.decoder.weight"))
+      add_tied_copy(bert_name_in(names, "bert.embeddings.word_embeddings.weight"),
+                    "cls.predictions.decoder.weight");
+    // BertForMaskedLM's decoder.bias is cls.predictions.bias (one parameter, tied or not).
+    if (saved("cls.predictions.decoder.bias"))
+      add_tied_copy("cls.predictions.bias", "cls.predictions.decoder.bias");
   } else {
-    std::string prefix;
-    bool head_saved = false;
-    if (Result<SafetensorsFile> file = SafetensorsFile::open(
-            (std::filesystem::path(model.location.folder) / "model.safetensors").string())) {
-      if (file->find("transformer.wte.weight") != nullptr) prefix = "transformer.";
-      head_saved = file->find("lm_head.weight") != nullptr;
-    }
+    const std::string prefix = saved("transformer.wte.weight") ? "transformer." : "";
     for (const ParameterTensor& tensor : table->tensors())
       named.add((tensor.name == "lm_head.weight" ? "" : prefix) + tensor.name, tensor.shape);
-    if (tied && head_saved) {
-      const ParameterTensor& wte = *table->find("wte.weight");
-      named.add("lm_head.weight", wte.shape);
-      gradient.insert(gradient.end(), gradient.begin() + static_cast<std::ptrdiff_t>(wte.offset),
-                      gradient.begin() + static_cast<std::ptrdiff_t>(wte.offset + wte.count()));
-    }
+    if (tied && saved("lm_head.weight")) add_tied_copy(prefix + "wte.weight", "lm_head.weight");
   }
-  const std::string bytes = safetensors_bytes(
-      named, gradient.data(),
-      {{"format", "pt"},
-       {"what", "the gradient of the mean next-token cross-entropy over the text"},
-       {"loss", shortest_text(*loss)},
-       {"tokens", std::to_string(ids.size())}});
-  if (Status written = write_file(output, bytes); !written) {
+  int predictions = 0;
+  for (int target : batch->targets) predictions += target >= 0 ? 1 : 0;
+  const std::string bytes = safetensors_bytes(named, gradient.data(),
+                                              {{"format", "pt"},
+                                               {"what", "the gradient of " + what},
+                                               {"loss", shortest_text(*loss)},
+                                               {"tokens", std::to_string(batch->length)},
+                                               {"predictions", std::to_string(predictions)}});
+  if (Status written = write_file(request.output, bytes); !written) {
     print_error(written.message());
     return kExitBadInput;
   }
-  std::fprintf(stderr, "loss %s over %zu predictions; gradient of %zu weights written to %s\n",
-               shortest_text(*loss).c_str(), ids.size() - 1, table->size(),
-               output == "-" ? "standard output" : output.c_str());
+  std::fprintf(stderr, "loss %s over %d predictions; gradient of %zu weights written to %s\n",
+               shortest_text(*loss).c_str(), predictions, table->size(),
+               request.output == "-" ? "standard output" : request.output.c_str());
   return kExitOk;
 }
 

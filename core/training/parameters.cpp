@@ -63,16 +63,14 @@ TransformerConfig gpt2_config(int vocab_size, int context, int layers, int heads
 }
 
 Status check_trainable(const TransformerConfig& c) {
-  if (!c.causal() || c.norm_after() || c.token_types != 0 || c.cross_attention ||
-      c.embedding_scale != 1.0f || c.position_offset != 0)
+  if (c.cross_attention)
     return Status::error(
-        "training's backward pass is built for decoders with the norm before each sublayer "
-        "(GPT-2, Llama), not for encoders or encoder–decoders");
-  if (c.feed_forward != FeedForwardKind::GeluTanh && c.feed_forward != FeedForwardKind::SwiGLU)
-    return Status::error("training's backward pass takes GELU (tanh) or SwiGLU MLPs only");
+        "training's backward pass is built for decoders (GPT-2, Llama) and encoders (BERT), not "
+        "yet for an encoder–decoder's cross-attention");
   if (c.d_model < 1 || c.n_layers < 1 || c.n_heads < 1 || c.n_kv_heads < 1 || c.d_head < 1 ||
       c.d_ff < 1 || c.vocab_size < 1 || c.context < 1 || c.n_heads % c.n_kv_heads != 0 ||
-      (c.positions == PositionKind::Rotary && c.d_head % 2 != 0))
+      (c.positions == PositionKind::Rotary && c.d_head % 2 != 0) || c.token_types < 0 ||
+      c.position_offset < 0)
     return Status::error(
         "a model to train needs at least one layer, head, token and position, query heads in "
         "whole groups per key head, and an even d_head under rotary positions");
@@ -187,13 +185,131 @@ TransformerWeights llama_weights_of(const TransformerConfig& c, const ParameterT
   return w;
 }
 
+Result<ParameterTable> bert_parameter_table(const TransformerConfig& c, bool tied_head) {
+  if (c.norm != NormKind::LayerNorm || c.positions != PositionKind::Learned || c.causal() ||
+      !c.norm_after() || c.n_kv_heads != c.n_heads || c.cross_attention ||
+      (c.feed_forward != FeedForwardKind::GeluErf && c.feed_forward != FeedForwardKind::GeluTanh))
+    return Result<ParameterTable>::failure(
+        "a BERT to train has LayerNorm after each sublayer, attention both ways, learned "
+        "positions and a GELU MLP");
+  if (Status ok = check_trainable(c); !ok) return Result<ParameterTable>::failure(ok.message());
+  const long long d = c.d_model, ff = c.d_ff, q = static_cast<long long>(c.n_heads) * c.d_head;
+  const long long count = (tied_head ? 1 : 2) * static_cast<long long>(c.vocab_size) * d +
+                          (c.context + c.token_types) * d + 2 * d + d * d + 3 * d + c.vocab_size +
+                          c.n_layers * (4 * d * q + 3 * q + 2 * d * ff + ff + 5 * d);
+  if (c.d_model > 16384 || c.d_ff > 65536 || c.n_layers > 256 || c.vocab_size > 1'000'000 ||
+      c.context > 65536 || c.token_types > 65536 || q > 65536 || count > kMostParameters)
+    return Result<ParameterTable>::failure("a model of " + std::to_string(count) +
+                                           " weights is larger than training takes (at most " +
+                                           std::to_string(kMostParameters) + ")");
+  const int D = c.d_model, Q = c.n_heads * c.d_head, F = c.d_ff;
+  ParameterTable table;
+  table.add("bert.embeddings.word_embeddings.weight", {c.vocab_size, D});
+  table.add("bert.embeddings.position_embeddings.weight", {c.context, D});
+  if (c.token_types > 0)
+    table.add("bert.embeddings.token_type_embeddings.weight", {c.token_types, D});
+  table.add("bert.embeddings.LayerNorm.weight", {D});
+  table.add("bert.embeddings.LayerNorm.bias", {D});
+  for (int l = 0; l < c.n_layers; ++l) {
+    const std::string h = "bert.encoder.layer." + std::to_string(l) + ".";
+    for (const char* part : {"query", "key", "value"}) {
+      table.add(h + "attention.self." + part + ".weight", {D, Q});
+      table.add(h + "attention.self." + part + ".bias", {Q});
+    }
+    table.add(h + "attention.output.dense.weight", {Q, D});
+    table.add(h + "attention.output.dense.bias", {D});
+    table.add(h + "attention.output.LayerNorm.weight", {D});
+    table.add(h + "attention.output.LayerNorm.bias", {D});
+    table.add(h + "intermediate.dense.weight", {D, F});
+    table.add(h + "intermediate.dense.bias", {F});
+    table.add(h + "output.dense.weight", {F, D});
+    table.add(h + "output.dense.bias", {D});
+    table.add(h + "output.LayerNorm.weight", {D});
+    table.add(h + "output.LayerNorm.bias", {D});
+  }
+  table.add("cls.predictions.transform.dense.weight", {D, D});
+  table.add("cls.predictions.transform.dense.bias", {D});
+  table.add("cls.predictions.transform.LayerNorm.weight", {D});
+  table.add("cls.predictions.transform.LayerNorm.bias", {D});
+  table.add("cls.predictions.bias", {c.vocab_size});
+  if (!tied_head) table.add("cls.predictions.decoder.weight", {c.vocab_size, D});
+  return table;
+}
+
+TransformerWeights bert_weights_of(const TransformerConfig& c, const ParameterTable& table,
+                                   const float* values) {
+  const auto at = [&](const std::string& name) { return values + table.find(name)->offset; };
+  const int D = c.d_model, Q = c.n_heads * c.d_head, F = c.d_ff;
+  const auto vector = [&](const std::string& name, int size) { return VectorView{at(name), size}; };
+  TransformerWeights w;
+  w.token_embedding = MatrixView{at("bert.embeddings.word_embeddings.weight"), c.vocab_size, D, D};
+  w.position_embedding =
+      MatrixView{at("bert.embeddings.position_embeddings.weight"), c.context, D, D};
+  if (c.token_types > 0)
+    w.token_type_embedding =
+        MatrixView{at("bert.embeddings.token_type_embeddings.weight"), c.token_types, D, D};
+  w.embedding_norm_weight = vector("bert.embeddings.LayerNorm.weight", D);
+  w.embedding_norm_bias = vector("bert.embeddings.LayerNorm.bias", D);
+  for (int l = 0; l < c.n_layers; ++l) {
+    const std::string h = "bert.encoder.layer." + std::to_string(l) + ".";
+    TransformerLayer layer;
+    layer.query = MatrixView{at(h + "attention.self.query.weight"), D, Q, Q};
+    layer.query_bias = vector(h + "attention.self.query.bias", Q);
+    layer.key = MatrixView{at(h + "attention.self.key.weight"), D, Q, Q};
+    layer.key_bias = vector(h + "attention.self.key.bias", Q);
+    layer.value = MatrixView{at(h + "attention.self.value.weight"), D, Q, Q};
+    layer.value_bias = vector(h + "attention.self.value.bias", Q);
+    layer.output = MatrixView{at(h + "attention.output.dense.weight"), Q, D, D};
+    layer.output_bias = vector(h + "attention.output.dense.bias", D);
+    layer.attention_norm_weight = vector(h + "attention.output.LayerNorm.weight", D);
+    layer.attention_norm_bias = vector(h + "attention.output.LayerNorm.bias", D);
+    layer.up = MatrixView{at(h + "intermediate.dense.weight"), D, F, F};
+    layer.up_bias = vector(h + "intermediate.dense.bias", F);
+    layer.down = MatrixView{at(h + "output.dense.weight"), F, D, D};
+    layer.down_bias = vector(h + "output.dense.bias", D);
+    layer.mlp_norm_weight = vector(h + "output.LayerNorm.weight", D);
+    layer.mlp_norm_bias = vector(h + "output.LayerNorm.bias", D);
+    w.layers.push_back(layer);
+  }
+  w.head_transform = MatrixView{at("cls.predictions.transform.dense.weight"), D, D, D};
+  w.head_transform_bias = vector("cls.predictions.transform.dense.bias", D);
+  w.final_norm_weight = vector("cls.predictions.transform.LayerNorm.weight", D);
+  w.final_norm_bias = vector("cls.predictions.transform.LayerNorm.bias", D);
+  w.unembedding_bias = vector("cls.predictions.bias", c.vocab_size);
+  const ParameterTensor* decoder = table.find("cls.predictions.decoder.weight");
+  w.unembedding = decoder == nullptr ? w.token_embedding  // tied
+                                     : MatrixView{values + decoder->offset, c.vocab_size, D, D};
+  return w;
+}
+
+void bert_file_tensors(const ParameterTable& table, const float* buffer, ParameterTable& named,
+                       std::vector<float>& out) {
+  for (const ParameterTensor& tensor : table.tensors()) {
+    const float* data = buffer + tensor.offset;
+    const bool linear = tensor.shape.size() == 2 &&
+                        tensor.name.find("embeddings") == std::string::npos &&
+                        tensor.name != "cls.predictions.decoder.weight";
+    if (!linear) {
+      named.add(tensor.name, tensor.shape);
+      out.insert(out.end(), data, data + tensor.count());
+      continue;
+    }
+    const int in = tensor.shape[0], width = tensor.shape[1];
+    named.add(tensor.name, {width, in});
+    for (int o = 0; o < width; ++o)
+      for (int i = 0; i < in; ++i) out.push_back(data[static_cast<std::size_t>(i) * width + o]);
+  }
+}
+
 Result<ParameterTable> parameter_table_of(const TransformerConfig& c, bool tied_head) {
+  if (c.norm_after()) return bert_parameter_table(c, tied_head);
   if (c.norm == NormKind::RMSNorm) return llama_parameter_table(c, tied_head);
   return gpt2_parameter_table(c, tied_head);
 }
 
 TransformerWeights weights_of(const TransformerConfig& c, const ParameterTable& table,
                               const float* values) {
+  if (c.norm_after()) return bert_weights_of(c, table, values);
   if (c.norm == NormKind::RMSNorm) return llama_weights_of(c, table, values);
   return gpt2_weights_of(c, table, values);
 }
@@ -298,6 +414,12 @@ void copy_weights(const TransformerWeights& from, const TransformerWeights& to, 
   };
   copy_matrix(to.token_embedding, from.token_embedding);
   copy_matrix(to.position_embedding, from.position_embedding);
+  copy_matrix(to.token_type_embedding, from.token_type_embedding);
+  copy_vector(to.embedding_norm_weight, from.embedding_norm_weight);
+  copy_vector(to.embedding_norm_bias, from.embedding_norm_bias);
+  copy_matrix(to.head_transform, from.head_transform);
+  copy_vector(to.head_transform_bias, from.head_transform_bias);
+  copy_vector(to.unembedding_bias, from.unembedding_bias);
   if (to.unembedding.data != to.token_embedding.data) copy_matrix(to.unembedding, from.unembedding);
   for (std::size_t l = 0; l < to.layers.size(); ++l) {
     const TransformerLayer &into = to.layers[l], &in = from.layers[l];

@@ -79,9 +79,10 @@ class ParameterTable {
 Result<ParameterTable> gpt2_parameter_table(const TransformerConfig& config, bool tied_head = true);
 
 // Whether training's passes (training_pass.hpp, reference_training.hpp) take a configuration:
-// a decoder with its norm before each sublayer, LayerNorm (GPT-2) or RMSNorm (Llama), learned or
-// rotary positions, GELU (tanh) or SwiGLU, any grouped-query attention; not an encoder, an
-// encoder–decoder, scaled embeddings or offset positions (their backward pass is not built).
+// a decoder or an encoder, its norms before or after the sublayers, LayerNorm or RMSNorm,
+// learned or rotary positions (scaled embeddings, offset positions, token types), GELU (tanh or
+// erf), SiLU or SwiGLU, any grouped-query attention; not an encoder–decoder's decoder (the
+// backward pass of cross-attention is not built).
 Status check_trainable(const TransformerConfig& config);
 
 // The layout of a Llama in llama2.c's form (RMSNorm, RoPE, SwiGLU, grouped-query attention, no
@@ -99,7 +100,33 @@ Result<ParameterTable> llama_parameter_table(const TransformerConfig& config,
 TransformerWeights llama_weights_of(const TransformerConfig& config, const ParameterTable& table,
                                     const float* values);
 
-// The table of whichever layout the configuration has (GPT-2's or Llama's), and its views.
+// The layout of a BERT with its masked-language-model head (Hugging Face's BertForMaskedLM
+// names, each matrix in the engine's orientation (in, out), the transpose of what nn.Linear
+// stores; bert_file_tensors below gives the file's own):
+//   bert.embeddings.word_embeddings.weight (vocab, d)   .position_embeddings.weight (context, d)
+//   .token_type_embeddings.weight (types, d) when the model has token types
+//   bert.embeddings.LayerNorm.weight, .bias (d)
+//   bert.encoder.layer.ℓ.attention.self.query.weight (d, H · d_head), .bias; .key.*, .value.*
+//   bert.encoder.layer.ℓ.attention.output.dense.weight (H · d_head, d), .bias (d)
+//   bert.encoder.layer.ℓ.attention.output.LayerNorm.weight, .bias (d)
+//   bert.encoder.layer.ℓ.intermediate.dense.weight (d, d_ff), .bias (d_ff)
+//   bert.encoder.layer.ℓ.output.dense.weight (d_ff, d), .bias (d)   .output.LayerNorm.*
+//   cls.predictions.transform.dense.weight (d, d), .bias   cls.predictions.transform.LayerNorm.*
+//   cls.predictions.bias (vocab)   cls.predictions.decoder.weight (vocab, d), with `tied_head`
+//   false
+// An error for a configuration that is not BERT's (norms after, both ways, LayerNorm, learned
+// positions, GELU).
+Result<ParameterTable> bert_parameter_table(const TransformerConfig& config, bool tied_head = true);
+TransformerWeights bert_weights_of(const TransformerConfig& config, const ParameterTable& table,
+                                   const float* values);
+// A buffer laid out by bert_parameter_table under the names and shapes of a Hugging Face BERT
+// file: every nn.Linear's weight (out, in) (the table's transposed), the embeddings, gains and
+// biases as they are. `named` gets the table, `out` the floats.
+void bert_file_tensors(const ParameterTable& table, const float* buffer, ParameterTable& named,
+                       std::vector<float>& out);
+
+// The table of whichever layout the configuration has (GPT-2's, Llama's or BERT's), and its
+// views.
 Result<ParameterTable> parameter_table_of(const TransformerConfig& config, bool tied_head = true);
 TransformerWeights weights_of(const TransformerConfig& config, const ParameterTable& table,
                               const float* values);
@@ -120,7 +147,8 @@ TransformerConfig gpt2_config(int vocab_size, int context, int layers, int heads
 TransformerWeights gpt2_weights_of(const TransformerConfig& config, const ParameterTable& table,
                                    const float* values);
 
-// Copies every weight `from` views (any model in GPT-2's or Llama's layout, whatever its strides)
+// Copies every weight `from` views (any model in GPT-2's, Llama's or BERT's layout, whatever its
+// strides)
 // into the views `to` (into `values`, which they point into); the shapes are the same
 // configuration's. A view `to` does not have (a bias under RMSNorm, positions under RoPE) is
 // skipped.

@@ -12,7 +12,8 @@
 //   f_i = LayerNorm_f(x_i); z_i = f_i · wteᵀ; loss = mean −log softmax(z_i)[target_i]
 // and backward, the same passes in reverse, each written for one number at a time. Llama's
 // differences (RMSNorm, RoPE on q and k, no wpe and no biases, grouped-query heads, SwiGLU) are
-// written where they apply, as in training_pass.hpp.
+// written where they apply, as are BERT's (LayerNorm of the embeddings, token types, attention
+// both ways, each norm after its sublayer, GELU with erf, the MLM head), as in training_pass.hpp.
 #pragma once
 
 #include "core/base/status.hpp"

@@ -99,12 +99,41 @@ float sigmoid(float u) {
   return 1.0f / (1.0f + std::exp(-u));
 }
 
-constexpr float kGeluScale = 0.7978845608028654f;  // √(2/π)
+constexpr float kGeluScale = 0.7978845608028654f;       // √(2/π)
+constexpr float kInverseSqrt2 = 0.7071067811865476f;    // 1/√2
+constexpr float kInverseSqrt2Pi = 0.3989422804014327f;  // 1/√(2π)
 
-float gelu(float u) {
+// The MLP's (and BERT's MLM head's) activation, ungated: GELU's tanh form (GPT-2), its erf form
+// (BERT), SiLU (Marian). SwiGLU's gate is SiLU.
+float activation(FeedForwardKind kind, float u) {
+  switch (kind) {
+    case FeedForwardKind::GeluErf:
+      return 0.5f * u * (1.0f + std::erf(u * kInverseSqrt2));
+    case FeedForwardKind::Silu:
+    case FeedForwardKind::SwiGLU:
+      return u * sigmoid(u);
+    case FeedForwardKind::GeluTanh:
+      break;
+  }
   return 0.5f * u * (1.0f + std::tanh(kGeluScale * (u + 0.044715f * u * u * u)));
 }
-float gelu_derivative(float u) {
+// Its derivative:
+//   GELU (tanh)  ½(1 + t) + ½u(1 − t²)·√(2/π)(1 + 3·0.044715u²), t = tanh(√(2/π)(u + 0.044715u³))
+//   GELU (erf)   ½(1 + erf(u/√2)) + u·φ(u), φ the standard normal density
+//   SiLU         σ(u)(1 + u(1 − σ(u)))
+float activation_derivative(FeedForwardKind kind, float u) {
+  switch (kind) {
+    case FeedForwardKind::GeluErf:
+      return 0.5f * (1.0f + std::erf(u * kInverseSqrt2)) +
+             u * kInverseSqrt2Pi * std::exp(-0.5f * u * u);
+    case FeedForwardKind::Silu:
+    case FeedForwardKind::SwiGLU: {
+      const float s = sigmoid(u);
+      return s * (1.0f + u * (1.0f - s));
+    }
+    case FeedForwardKind::GeluTanh:
+      break;
+  }
   const float t = std::tanh(kGeluScale * (u + 0.044715f * u * u * u));
   return 0.5f * (1.0f + t) +
          0.5f * u * (1.0f - t * t) * kGeluScale * (1.0f + 3.0f * 0.044715f * u * u);
@@ -171,6 +200,40 @@ void norm_backward(NormKind kind, const Matrix& dy, const Matrix& x, const std::
   }
 }
 
+// Softmax over keys 0..last of each row of `scores` (scaled), into `attention`'s rows; the keys
+// past `last` (the future, for a decoder) keep 0.
+template <class Scores, class Attention>
+void softmax_rows(const Scores& scores, float scale, bool causal, Attention& attention) {
+  const auto T = static_cast<int>(scores.rows());
+  for (int i = 0; i < T; ++i) {
+    const int last = causal ? i : T - 1;
+    float largest = -std::numeric_limits<float>::infinity();
+    for (int t = 0; t <= last; ++t) largest = std::max(largest, scores(i, t) * scale);
+    float sum = 0.0f;
+    for (int t = 0; t <= last; ++t) {
+      const float e = std::exp(scores(i, t) * scale - largest);
+      attention(i, t) = e;
+      sum += e;
+    }
+    for (int t = 0; t <= last; ++t) attention(i, t) /= sum;
+  }
+}
+
+// The MLP's hidden units from its input: before = in · W_up (+ b); after = act(before), or
+// SwiGLU's silu(in · W_gate) ⊙ before.
+void mlp_forward(FeedForwardKind kind, const Matrix& in, const TransformerLayer& lw, Matrix& before,
+                 Matrix& gate, Matrix& after) {
+  product(before, Into::Set, operand(in), kAsIs, operand(lw.up), kAsIs);  // (N, d_ff)
+  add_bias(before, lw.up_bias);
+  if (kind == FeedForwardKind::SwiGLU) {
+    product(gate, Into::Set, operand(in), kAsIs, operand(lw.gate), kAsIs);  // (N, d_ff)
+    after = gate.unaryExpr([](float u) { return u * sigmoid(u); });
+    after.array() *= before.array();
+  } else {
+    after = before.unaryExpr([kind](float u) { return activation(kind, u); });
+  }
+}
+
 }  // namespace
 
 Status check_batch(const TransformerConfig& c, const TrainingBatch& batch) {
@@ -191,6 +254,15 @@ Status check_batch(const TransformerConfig& c, const TrainingBatch& batch) {
       return Status::error("target id " + std::to_string(batch.targets[i]) +
                            " is outside the vocabulary (" + std::to_string(c.vocab_size) + ")");
   }
+  if (!batch.token_types.empty()) {
+    if (batch.token_types.size() != n)
+      return Status::error("a batch's token types must be texts × length");
+    for (int type : batch.token_types)
+      if (type != 0 && (type < 0 || type >= c.token_types))
+        return Status::error("token type " + std::to_string(type) + ": the model has " +
+                             (c.token_types > 0 ? std::to_string(c.token_types) : "no") +
+                             " token types");
+  }
   if (std::none_of(batch.targets.begin(), batch.targets.end(), [](int t) { return t >= 0; }))
     return Status::error("nothing to predict: a text needs at least two tokens");
   return Status::success();
@@ -208,6 +280,9 @@ TrainingBatch next_token_batch(const std::vector<int>& tokens) {
 
 Result<TrainingPass> TrainingPass::make(const TransformerConfig& config, bool attention_only) {
   if (Status ok = check_trainable(config); !ok) return Result<TrainingPass>::failure(ok.message());
+  if (attention_only && config.norm_after())
+    return Result<TrainingPass>::failure(
+        "an attention-only model is trained with its norms before the sublayers (GPT-2's layout)");
   TrainingPass pass;
   pass.config_ = config;
   pass.attention_only_ = attention_only;
@@ -231,33 +306,47 @@ Result<float> TrainingPass::forward(const TransformerWeights& w, const TrainingB
   texts_ = B;
   length_ = T;
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
-  const bool rotary = c.positions == PositionKind::Rotary;
+  const bool rotary = c.positions == PositionKind::Rotary, after = c.norm_after();
 
-  // 0. x = wte[token] (+ wpe[position])                                                (N, d)
+  // 0. x = wte[token] · scale (+ wpe[position + offset]) (+ tte[type])                  (N, d)
+  //    then LayerNorm_e(x) where the model norms its embeddings (BERT)
   Matrix x(N, D);
   for (int i = 0; i < N; ++i) {
-    const float* token = w.token_embedding.data +
-                         batch.tokens[static_cast<std::size_t>(i)] * w.token_embedding.stride;
-    if (rotary) {
-      for (int j = 0; j < D; ++j) x(i, j) = token[j];
-      continue;
+    const auto at = static_cast<std::size_t>(i);
+    const float* token = w.token_embedding.data + batch.tokens[at] * w.token_embedding.stride;
+    for (int j = 0; j < D; ++j) x(i, j) = token[j] * c.embedding_scale;
+    if (!rotary) {
+      const float* position =
+          w.position_embedding.data + (i % T + c.position_offset) * w.position_embedding.stride;
+      for (int j = 0; j < D; ++j) x(i, j) += position[j];
     }
-    const float* position = w.position_embedding.data + (i % T) * w.position_embedding.stride;
-    for (int j = 0; j < D; ++j) x(i, j) = token[j] + position[j];
+    if (!w.token_type_embedding.empty()) {
+      const float* type =
+          w.token_type_embedding.data +
+          (batch.token_types.empty() ? 0 : batch.token_types[at]) * w.token_type_embedding.stride;
+      for (int j = 0; j < D; ++j) x(i, j) += type[j];
+    }
+  }
+  if (!w.embedding_norm_weight.empty()) {
+    embedded_ = std::move(x);
+    norm(c.norm, embedded_, w.embedding_norm_weight, w.embedding_norm_bias, c.norm_epsilon, x,
+         mean_e_, rstd_e_);
   }
   for (int l = 0; l < c.n_layers; ++l) {
     const TransformerLayer& lw = w.layers[static_cast<std::size_t>(l)];
     Layer& a = layers_[static_cast<std::size_t>(l)];
     a.input = std::move(x);
-    // 1. normalized = norm₁(x)
-    norm(c.norm, a.input, lw.attention_norm_weight, lw.attention_norm_bias, c.norm_epsilon,
-         a.normalized, a.mean1, a.rstd1);
+    // 1. normalized = norm₁(x) (norm before); after, the sublayer reads x itself
+    if (!after)
+      norm(c.norm, a.input, lw.attention_norm_weight, lw.attention_norm_bias, c.norm_epsilon,
+           a.normalized, a.mean1, a.rstd1);
+    const Matrix& attention_in = after ? a.input : a.normalized;
     // 2. q (N, H · d_head), k, v (N, KV · d_head); RoPE turns q and k by position
-    product(a.q, Into::Set, operand(a.normalized), kAsIs, operand(lw.query), kAsIs);
+    product(a.q, Into::Set, operand(attention_in), kAsIs, operand(lw.query), kAsIs);
     add_bias(a.q, lw.query_bias);
-    product(a.k, Into::Set, operand(a.normalized), kAsIs, operand(lw.key), kAsIs);
+    product(a.k, Into::Set, operand(attention_in), kAsIs, operand(lw.key), kAsIs);
     add_bias(a.k, lw.key_bias);
-    product(a.v, Into::Set, operand(a.normalized), kAsIs, operand(lw.value), kAsIs);
+    product(a.v, Into::Set, operand(attention_in), kAsIs, operand(lw.value), kAsIs);
     add_bias(a.v, lw.value_bias);
     if (rotary) {
       for (int i = 0; i < N; ++i) {
@@ -265,8 +354,8 @@ Result<float> TrainingPass::forward(const TransformerWeights& w, const TrainingB
         rotate_pairs(a.k.row(i).data(), KVW, dh, i % T, c.rope_theta, 1.0f);
       }
     }
-    // 3. per text and head: attention = softmax(q kᵀ / √d_head, causal); heads = attention · v
-    //    (query head h reads key/value head kv_head_of(h))
+    // 3. per text and head: attention = softmax(q kᵀ / √d_head, causal for a decoder);
+    //    heads = attention · v (query head h reads key/value head kv_head_of(h))
     a.attention.assign(static_cast<std::size_t>(B) * H * T * T, 0.0f);
     a.heads.resize(N, QW);
     for (int b = 0; b < B; ++b) {
@@ -278,45 +367,51 @@ Result<float> TrainingPass::forward(const TransformerWeights& w, const TrainingB
         scores_.noalias() = q * k.transpose();  // (T, T)
         Eigen::Map<Matrix> attention(
             a.attention.data() + (static_cast<std::size_t>(b) * H + h) * T * T, T, T);
-        for (int i = 0; i < T; ++i) {
-          float largest = -std::numeric_limits<float>::infinity();
-          for (int t = 0; t <= i; ++t) largest = std::max(largest, scores_(i, t) * scale);
-          float sum = 0.0f;
-          for (int t = 0; t <= i; ++t) {
-            const float e = std::exp(scores_(i, t) * scale - largest);
-            attention(i, t) = e;
-            sum += e;
-          }
-          for (int t = 0; t <= i; ++t) attention(i, t) /= sum;
-        }
+        softmax_rows(scores_, scale, c.causal(), attention);
         a.heads.block(b * T, h * dh, T, dh).noalias() = attention * v;
       }
     }
-    // 4. mid = x + heads · W_O (+ b_O)
-    a.mid = a.input;
-    product(a.mid, Into::Add, operand(a.heads), kAsIs, operand(lw.output), kAsIs);
-    add_bias(a.mid, lw.output_bias);
-    // 5. x' = mid + MLP(norm₂(mid)): GELU's down(gelu(up)), or SwiGLU's down(silu(gate) ⊙ up)
-    x = a.mid;
-    if (!attention_only_) {
+    // 4. mid = x + heads · W_O (+ b_O); norm after: mid = norm₁(that sum)
+    Matrix& attention_sum = after ? a.attention_sum : a.mid;
+    attention_sum = a.input;
+    product(attention_sum, Into::Add, operand(a.heads), kAsIs, operand(lw.output), kAsIs);
+    add_bias(attention_sum, lw.output_bias);
+    if (after)
+      norm(c.norm, a.attention_sum, lw.attention_norm_weight, lw.attention_norm_bias,
+           c.norm_epsilon, a.mid, a.mean1, a.rstd1);
+    // 5. x' = mid + MLP(norm₂(mid)): down(act(up)), or SwiGLU's down(silu(gate) ⊙ up);
+    //    norm after: x' = norm₂(mid + MLP(mid))
+    if (attention_only_) {
+      x = a.mid;
+      continue;
+    }
+    if (!after)
       norm(c.norm, a.mid, lw.mlp_norm_weight, lw.mlp_norm_bias, c.norm_epsilon, a.mlp_in, a.mean2,
            a.rstd2);
-      product(a.before, Into::Set, operand(a.mlp_in), kAsIs, operand(lw.up), kAsIs);
-      add_bias(a.before, lw.up_bias);
-      if (c.feed_forward == FeedForwardKind::SwiGLU) {
-        product(a.gate, Into::Set, operand(a.mlp_in), kAsIs, operand(lw.gate), kAsIs);  // (N, d_ff)
-        a.after = a.gate.unaryExpr([](float u) { return u * sigmoid(u); });
-        a.after.array() *= a.before.array();
-      } else {
-        a.after = a.before.unaryExpr([](float u) { return gelu(u); });
-      }
-      product(x, Into::Add, operand(a.after), kAsIs, operand(lw.down), kAsIs);
-      add_bias(x, lw.down_bias);
-    }
+    mlp_forward(c.feed_forward, after ? a.mid : a.mlp_in, lw, a.before, a.gate, a.after);
+    Matrix& mlp_sum = after ? a.mlp_sum : x;
+    mlp_sum = a.mid;
+    product(mlp_sum, Into::Add, operand(a.after), kAsIs, operand(lw.down), kAsIs);
+    add_bias(mlp_sum, lw.down_bias);
+    if (after)
+      norm(c.norm, a.mlp_sum, lw.mlp_norm_weight, lw.mlp_norm_bias, c.norm_epsilon, x, a.mean2,
+           a.rstd2);
   }
   stream_ = std::move(x);
-  norm(c.norm, stream_, w.final_norm_weight, w.final_norm_bias, c.norm_epsilon, final_, mean_f_,
-       rstd_f_);
+  // The output: final = norm_f(x) (norm before), norm_f(act(x · W_h + b_h)) (BERT's MLM head),
+  // or x itself (a decoder with its norms after and no head: Marian's)
+  if (!w.head_transform.empty()) {
+    product(head_before_, Into::Set, operand(stream_), kAsIs, operand(w.head_transform), kAsIs);
+    add_bias(head_before_, w.head_transform_bias);
+    const FeedForwardKind kind = c.feed_forward;
+    head_after_ = head_before_.unaryExpr([kind](float u) { return activation(kind, u); });
+  }
+  const Matrix& normed = w.head_transform.empty() ? stream_ : head_after_;
+  if (w.final_norm_weight.empty())
+    final_ = normed;
+  else
+    norm(c.norm, normed, w.final_norm_weight, w.final_norm_bias, c.norm_epsilon, final_, mean_f_,
+         rstd_f_);
   product(logits_, Into::Set, operand(final_), kAsIs, operand(w.unembedding),
           kTransposed);  // (N, V)
   add_bias(logits_, w.unembedding_bias);
@@ -351,8 +446,17 @@ Result<float> TrainingPass::loss_and_gradient(const TransformerWeights& w, const
   const int B = batch.texts, T = batch.length, N = B * T, D = c.d_model, H = c.n_heads,
             dh = c.d_head, V = c.vocab_size, QW = H * dh, KVW = c.n_kv_heads * dh;
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
-  const bool rotary = c.positions == PositionKind::Rotary;
+  const bool rotary = c.positions == PositionKind::Rotary, after = c.norm_after();
   const Gradients g{values, gradient};
+  // Under the norm after a sum, d_stream_ becomes the sum's gradient: dy through the norm.
+  const auto through_norm = [&](const Matrix& sum, const std::vector<float>& mean,
+                                const std::vector<float>& rstd, const VectorView& weight,
+                                const VectorView& bias) {
+    d_sum_.setZero(N, D);
+    norm_backward(c.norm, d_stream_, sum, mean, rstd, weight, g.pointer(weight), g.pointer(bias),
+                  d_sum_);
+    d_stream_.swap(d_sum_);
+  };
 
   // dlogits = (softmax − one-hot(target)) / targets counted, in place of the logits.   (N, V)
   int counted = 0;
@@ -373,52 +477,70 @@ Result<float> TrainingPass::loss_and_gradient(const TransformerWeights& w, const
     for (int t = 0; t < V; ++t) row[t] = row[t] / sum / static_cast<float>(counted);
     row[target] -= 1.0f / static_cast<float>(counted);
   }
-  // final = norm_f(stream); logits = final · Eᵀ (+ bias)
+  // logits = final · Eᵀ (+ bias); final = norm_f(stream), norm_f(act(stream · W_h + b_h)) or stream
   add_bias_gradient(g, w.unembedding_bias, logits_);
   product(g.of(w.unembedding), Into::Add, operand(logits_), kTransposed, operand(final_),
           kAsIs);  // (V, d)
-  Matrix d_final;  // (N, d)
-  product(d_final, Into::Set, operand(logits_), kAsIs, operand(w.unembedding), kAsIs);
-  d_stream_.setZero(N, D);
-  norm_backward(c.norm, d_final, stream_, mean_f_, rstd_f_, w.final_norm_weight,
-                g.pointer(w.final_norm_weight), g.pointer(w.final_norm_bias), d_stream_);
+  product(d_stream_, Into::Set, operand(logits_), kAsIs, operand(w.unembedding),
+          kAsIs);  // dfinal (N, d)
+  if (!w.final_norm_weight.empty())
+    through_norm(w.head_transform.empty() ? stream_ : head_after_, mean_f_, rstd_f_,
+                 w.final_norm_weight, w.final_norm_bias);
+  if (!w.head_transform.empty()) {
+    const FeedForwardKind kind = c.feed_forward;
+    d_stream_.array() *=
+        head_before_.unaryExpr([kind](float u) { return activation_derivative(kind, u); }).array();
+    add_bias_gradient(g, w.head_transform_bias, d_stream_);
+    product(g.of(w.head_transform), Into::Add, operand(stream_), kTransposed, operand(d_stream_),
+            kAsIs);
+    product(d_sum_, Into::Set, operand(d_stream_), kAsIs, operand(w.head_transform), kTransposed);
+    d_stream_.swap(d_sum_);
+  }
 
   // d_stream_ holds the gradient of the current layer's output, then of its input.
   for (int l = c.n_layers - 1; l >= 0; --l) {
     const TransformerLayer& lw = w.layers[static_cast<std::size_t>(l)];
     Layer& a = layers_[static_cast<std::size_t>(l)];
-    // 5. the MLP: x' = mid + down(hidden) (+ b_down), hidden = gelu(up) or silu(gate) ⊙ up
-    //    d_stream_ is then dmid (the residual passes it through, the MLP adds its share)
+    // 5. the MLP: x' = mid + down(hidden) (+ b_down), hidden = act(up) or silu(gate) ⊙ up
+    //    (norm after: x' = norm₂(that sum), whose gradient comes first). d_stream_ is then dmid:
+    //    the residual passes it through, the MLP adds its share.
     if (!attention_only_) {
+      if (after) through_norm(a.mlp_sum, a.mean2, a.rstd2, lw.mlp_norm_weight, lw.mlp_norm_bias);
+      const Matrix& mlp_in = after ? a.mid : a.mlp_in;
       add_bias_gradient(g, lw.down_bias, d_stream_);
       product(g.of(lw.down), Into::Add, operand(a.after), kTransposed, operand(d_stream_), kAsIs);
       product(d_hidden_, Into::Set, operand(d_stream_), kAsIs, operand(lw.down),
               kTransposed);  // dhidden (N, d_ff)
       if (c.feed_forward == FeedForwardKind::SwiGLU) {
         // hidden = silu(gate) ⊙ up: dgate = dhidden ⊙ up ⊙ silu′(gate), dup = dhidden ⊙ silu(gate)
-        //   silu′(u) = σ(u) · (1 + u · (1 − σ(u)))
-        d_gate_ = d_hidden_.array() * a.before.array() *
-                  a.gate
-                      .unaryExpr([](float u) {
-                        const float s = sigmoid(u);
-                        return s * (1.0f + u * (1.0f - s));
-                      })
-                      .array();
+        d_gate_ =
+            d_hidden_.array() * a.before.array() *
+            a.gate
+                .unaryExpr([](float u) { return activation_derivative(FeedForwardKind::Silu, u); })
+                .array();
         d_hidden_.array() *= a.gate.unaryExpr([](float u) { return u * sigmoid(u); }).array();
-        product(g.of(lw.gate), Into::Add, operand(a.mlp_in), kTransposed, operand(d_gate_), kAsIs);
+        product(g.of(lw.gate), Into::Add, operand(mlp_in), kTransposed, operand(d_gate_), kAsIs);
       } else {
-        d_hidden_.array() *= a.before.unaryExpr([](float u) { return gelu_derivative(u); }).array();
+        const FeedForwardKind kind = c.feed_forward;
+        d_hidden_.array() *=
+            a.before.unaryExpr([kind](float u) { return activation_derivative(kind, u); }).array();
       }
       add_bias_gradient(g, lw.up_bias, d_hidden_);
-      product(g.of(lw.up), Into::Add, operand(a.mlp_in), kTransposed, operand(d_hidden_), kAsIs);
+      product(g.of(lw.up), Into::Add, operand(mlp_in), kTransposed, operand(d_hidden_), kAsIs);
       product(d_normalized_, Into::Set, operand(d_hidden_), kAsIs, operand(lw.up),
               kTransposed);  // (N, d)
       if (c.feed_forward == FeedForwardKind::SwiGLU)
         product(d_normalized_, Into::Add, operand(d_gate_), kAsIs, operand(lw.gate), kTransposed);
-      norm_backward(c.norm, d_normalized_, a.mid, a.mean2, a.rstd2, lw.mlp_norm_weight,
-                    g.pointer(lw.mlp_norm_weight), g.pointer(lw.mlp_norm_bias), d_stream_);
+      if (after)
+        d_stream_ += d_normalized_;
+      else
+        norm_backward(c.norm, d_normalized_, a.mid, a.mean2, a.rstd2, lw.mlp_norm_weight,
+                      g.pointer(lw.mlp_norm_weight), g.pointer(lw.mlp_norm_bias), d_stream_);
     }
-    // 4. mid = x + heads · W_O (+ b_O)
+    // 4. mid = x + heads · W_O (+ b_O) (norm after: mid = norm₁(that sum))
+    if (after)
+      through_norm(a.attention_sum, a.mean1, a.rstd1, lw.attention_norm_weight,
+                   lw.attention_norm_bias);
     add_bias_gradient(g, lw.output_bias, d_stream_);
     product(g.of(lw.output), Into::Add, operand(a.heads), kTransposed, operand(d_stream_), kAsIs);
     product(d_heads_, Into::Set, operand(d_stream_), kAsIs, operand(lw.output),
@@ -439,11 +561,12 @@ Result<float> TrainingPass::loss_and_gradient(const TransformerWeights& w, const
         d_v_.block(b * T, kv * dh, T, dh).noalias() += attention.transpose() * d_out;
         d_scores_.noalias() = d_out * v.transpose();  // dattention (T, T)
         for (int i = 0; i < T; ++i) {
+          const int last = c.causal() ? i : T - 1;
           float dot = 0.0f;
-          for (int t = 0; t <= i; ++t) dot += attention(i, t) * d_scores_(i, t);
-          for (int t = 0; t <= i; ++t)
+          for (int t = 0; t <= last; ++t) dot += attention(i, t) * d_scores_(i, t);
+          for (int t = 0; t <= last; ++t)
             d_scores_(i, t) = attention(i, t) * (d_scores_(i, t) - dot) * scale;
-          for (int t = i + 1; t < T; ++t) d_scores_(i, t) = 0.0f;
+          for (int t = last + 1; t < T; ++t) d_scores_(i, t) = 0.0f;
         }
         d_q_.block(b * T, h * dh, T, dh).noalias() += d_scores_ * k;
         d_k_.block(b * T, kv * dh, T, dh).noalias() += d_scores_.transpose() * q;
@@ -456,31 +579,44 @@ Result<float> TrainingPass::loss_and_gradient(const TransformerWeights& w, const
         rotate_pairs(d_k_.row(i).data(), KVW, dh, i % T, c.rope_theta, -1.0f);
       }
     }
-    // 2. q, k, v = normalized · W (+ b)
+    // 2. q, k, v = normalized · W (+ b)   (norm after: x · W (+ b))
+    const Matrix& attention_in = after ? a.input : a.normalized;
     add_bias_gradient(g, lw.query_bias, d_q_);
     add_bias_gradient(g, lw.key_bias, d_k_);
     add_bias_gradient(g, lw.value_bias, d_v_);
-    product(g.of(lw.query), Into::Add, operand(a.normalized), kTransposed, operand(d_q_), kAsIs);
-    product(g.of(lw.key), Into::Add, operand(a.normalized), kTransposed, operand(d_k_), kAsIs);
-    product(g.of(lw.value), Into::Add, operand(a.normalized), kTransposed, operand(d_v_), kAsIs);
+    product(g.of(lw.query), Into::Add, operand(attention_in), kTransposed, operand(d_q_), kAsIs);
+    product(g.of(lw.key), Into::Add, operand(attention_in), kTransposed, operand(d_k_), kAsIs);
+    product(g.of(lw.value), Into::Add, operand(attention_in), kTransposed, operand(d_v_), kAsIs);
     product(d_normalized_, Into::Set, operand(d_q_), kAsIs, operand(lw.query), kTransposed);
     product(d_normalized_, Into::Add, operand(d_k_), kAsIs, operand(lw.key), kTransposed);
     product(d_normalized_, Into::Add, operand(d_v_), kAsIs, operand(lw.value), kTransposed);
-    // 1. norm₁; the residual passes d_stream_ through to the layer's input
-    norm_backward(c.norm, d_normalized_, a.input, a.mean1, a.rstd1, lw.attention_norm_weight,
-                  g.pointer(lw.attention_norm_weight), g.pointer(lw.attention_norm_bias),
-                  d_stream_);
+    // 1. norm₁ (norm before); the residual passes d_stream_ through to the layer's input
+    if (after)
+      d_stream_ += d_normalized_;
+    else
+      norm_backward(c.norm, d_normalized_, a.input, a.mean1, a.rstd1, lw.attention_norm_weight,
+                    g.pointer(lw.attention_norm_weight), g.pointer(lw.attention_norm_bias),
+                    d_stream_);
   }
-  // 0. the embeddings (the position's under learned positions)
+  // 0. the embeddings: LayerNorm_e's backward first (BERT), then each use's share
+  if (!w.embedding_norm_weight.empty())
+    through_norm(embedded_, mean_e_, rstd_e_, w.embedding_norm_weight, w.embedding_norm_bias);
   float* token_gradient = gradient_of(w.token_embedding.data, values, gradient);
   for (int i = 0; i < N; ++i) {
-    float* token =
-        token_gradient + batch.tokens[static_cast<std::size_t>(i)] * w.token_embedding.stride;
-    for (int j = 0; j < D; ++j) token[j] += d_stream_(i, j);
-    if (rotary) continue;
-    float* position = gradient_of(w.position_embedding.data, values, gradient) +
-                      (i % T) * w.position_embedding.stride;
-    for (int j = 0; j < D; ++j) position[j] += d_stream_(i, j);
+    const auto at = static_cast<std::size_t>(i);
+    float* token = token_gradient + batch.tokens[at] * w.token_embedding.stride;
+    for (int j = 0; j < D; ++j) token[j] += d_stream_(i, j) * c.embedding_scale;
+    if (!rotary) {
+      float* position = gradient_of(w.position_embedding.data, values, gradient) +
+                        (i % T + c.position_offset) * w.position_embedding.stride;
+      for (int j = 0; j < D; ++j) position[j] += d_stream_(i, j);
+    }
+    if (!w.token_type_embedding.empty()) {
+      float* type =
+          gradient_of(w.token_type_embedding.data, values, gradient) +
+          (batch.token_types.empty() ? 0 : batch.token_types[at]) * w.token_type_embedding.stride;
+      for (int j = 0; j < D; ++j) type[j] += d_stream_(i, j);
+    }
   }
   return loss;
 }

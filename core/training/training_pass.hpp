@@ -1,14 +1,19 @@
 // Training's forward and backward pass over a batch of texts, for a decoder in GPT-2's layout or
-// Llama's (parameters.hpp: check_trainable), kept apart from the app's forward pass
-// (transformer_forward.hpp), which keeps one text with a cache of keys and values and what the
-// views show: this one keeps what the backward pass needs, for every text of a batch, and nothing
-// more.
+// Llama's and for an encoder in BERT's (parameters.hpp: check_trainable), kept apart from the app's
+// forward pass (transformer_forward.hpp), which keeps one text with a cache of keys and values and
+// what the views show: this one keeps what the backward pass needs, for every text of a batch, and
+// nothing more.
 //
 // B texts of T tokens each; N = B · T rows; d = d_model; H heads of d_head; V the vocabulary.
 // Written below for GPT-2; Llama's differences: RMSNorm (no mean, no bias) for each LayerNorm, no
 // wpe (RoPE turns q and k by position after step 2, and turns dq and dk back before step 2's
 // backward), no biases, query head h reads key/value head kv_head_of(h) (whose dk and dv gather
 // every query head of its group), and SwiGLU's down(silu(x · W_gate) ⊙ (x · W_up)) for the MLP.
+// BERT's: x = LayerNorm_e(wte[token] + wpe[position] + tte[type]); no mask in step 3 (every
+// query sees every key); each norm after its sublayer, on the sum (mid = LayerNorm₁(x + heads ·
+// W_O + b_O), x' = LayerNorm₂(mid + MLP(mid))), so that in the backward pass each norm's gradient
+// comes before its sublayer's and the residual's; GELU with erf; the MLM head's
+// final = LayerNorm_f(gelu(x · W_h + b_h)), logits = final · wteᵀ + b_V.
 // Forward, in passes (as transformer_forward.hpp, its numbers the same):
 //   0. x = wte[token] + wpe[position]                                               (N, d)
 // Per layer:
@@ -49,6 +54,8 @@ struct TrainingBatch {
   int length = 0;
   std::vector<int> tokens;   // (texts, length)
   std::vector<int> targets;  // (texts, length)
+  // (texts, length): each token's type (BERT's sentence A 0, B 1), or empty: every type 0
+  std::vector<int> token_types;
 };
 
 // Checks a batch against a model: sizes, ids inside the vocabulary, at most the context.
@@ -91,17 +98,23 @@ class TrainingPass {
     Matrix before, after;             // (N, d_ff): the MLP's hidden units before and after GELU
                                       // (SwiGLU: x · W_up, and silu(gate) ⊙ it)
     Matrix gate;                      // (N, d_ff): SwiGLU's x · W_gate
+    // Norm after (BERT): the sums each norm reads; mean1/rstd1 and mean2/rstd2 are theirs, mid is
+    // norm₁(attention_sum) and the MLP reads mid (normalized and mlp_in stay empty).
+    Matrix attention_sum, mlp_sum;  // (N, d)
   };
   TransformerConfig config_;
   bool attention_only_ = false;
   int texts_ = 0, length_ = 0;
   std::vector<Layer> layers_;
-  Matrix stream_;  // (N, d): the last layer's output
-  Matrix final_;   // (N, d): LayerNorm_f(stream)
+  Matrix embedded_;  // (N, d): the embeddings' sum before LayerNorm_e (a model that norms them)
+  std::vector<float> mean_e_, rstd_e_;
+  Matrix stream_;                    // (N, d): the last layer's output
+  Matrix head_before_, head_after_;  // (N, d): BERT's MLM head, x · W_h + b_h and act(it)
+  Matrix final_;                     // (N, d): LayerNorm_f(stream), or of the head's; or stream
   std::vector<float> mean_f_, rstd_f_;
   Matrix logits_;  // (N, V); the backward pass turns it into dlogits
   // Scratch of the backward pass.
-  Matrix d_stream_, d_normalized_, d_heads_, d_q_, d_k_, d_v_, d_hidden_, d_gate_;
+  Matrix d_stream_, d_sum_, d_normalized_, d_heads_, d_q_, d_k_, d_v_, d_hidden_, d_gate_;
   Matrix scores_, d_scores_;  // (T, T)
 
   Result<float> forward(const TransformerWeights& weights, const TrainingBatch& batch);

@@ -142,6 +142,27 @@ class GradCommandLine(TempDirTest, UsageErrorAssertion):
             "wk": [5, 32, 64], "wv": [5, 32, 64], "wo": [5, 64, 64], "rms_ffn_weight": [5, 64],
             "w1": [5, 172, 64], "w2": [5, 64, 172], "w3": [5, 172, 64], "rms_final_weight": [64]})
 
+    def test_a_bert_gradient_has_the_files_names_and_linear_shapes(self):
+        # bert-web: BertForMaskedLM with "bert." names; nn.Linear's weights are (out, in) in the
+        # file, and so in the gradient.
+        out = self.path("g.safetensors")
+        result = run("model", "grad", "bert-web", "--text", "God said, let there be light.",
+                     "--text-b", "And there was light.", "--mask", "6,3", "-o", out)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertRegex(result.stderr, r"^loss [0-9.]+ over 2 predictions")
+        header = read_header(cli_common.read_bytes(out))
+        model = read_header(cli_common.read_bytes(
+            os.path.join(ROOT, "assets/models/bert-web/model.safetensors")))
+        weights = {name: entry["shape"] for name, entry in model.items()
+                   if name != "__metadata__" and not name.endswith("position_ids")}
+        shapes = {name: entry["shape"] for name, entry in header.items() if name != "__metadata__"}
+        self.assertEqual(shapes, weights)
+        self.assertIn("[MASK]", header["__metadata__"]["what"])
+        # Without --mask: every token predicted where it stands.
+        every = run("model", "grad", "bert-web", "--text", "let there be light", "-o", out)
+        self.assertEqual(every.returncode, 0, every.stderr)
+        self.assertRegex(every.stderr, r"over 6 predictions")  # [CLS] let there be light [SEP]
+
     def test_standard_output(self):
         result = run_binary("model", "grad", "gpt2-kjv-tiny", "--text", "In the beginning",
                             "-o", "-")
@@ -152,10 +173,22 @@ class GradCommandLine(TempDirTest, UsageErrorAssertion):
         out = self.path("g.safetensors")
         self.assertUsageError(run("model", "grad", "gpt2-kjv-tiny", "--text", "a"), "-o")
         self.assertUsageError(run("model", "grad", "gpt2-kjv-tiny", "-o", out), "--text")
-        refused = run("model", "grad", "bert-web", "--text", "Once upon a time", "-o", out)
+        refused = run("model", "grad", "marian-web-es", "--text", "In the beginning", "-o", out)
         self.assertOneLineError(refused)
         self.assertIn("not built", refused.stderr)
         self.assertOneLineError(run("model", "grad", "gpt2-kjv-tiny", "--text", "", "-o", out))
+        # --mask: an encoder's, at positions the text has.
+        decoder = run("model", "grad", "gpt2-kjv-tiny", "--text", "In the", "--mask", "1",
+                      "-o", out)
+        self.assertOneLineError(decoder)
+        self.assertIn("encoder", decoder.stderr)
+        outside = run("model", "grad", "bert-web", "--text", "let there be light", "--mask", "6",
+                      "-o", out)
+        self.assertOneLineError(outside)
+        self.assertIn("positions 0 to 5", outside.stderr)
+        for bad in ("", "1,,2", "-1", "x", "1.5"):
+            self.assertUsageError(run("model", "grad", "bert-web", "--text", "a", "--mask", bad,
+                                      "-o", out), "--mask")
         self.assertFalse(os.path.exists(out))
 
 

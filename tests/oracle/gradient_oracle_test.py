@@ -24,9 +24,20 @@ holds the checkpoint's own arrays (run.c's names, every layer stacked, (out, in)
 random checkpoints with grouped-query attention (4 query heads on 2 key/value heads), the
 classifier shared and not; the shipped stories260K.
 
+BERT (Hugging Face folders with the MLM head): bert_reference.py, differentiated the same way;
+the loss is BertForMaskedLM's with labels: `--mask P,Q` replaces the tokens at P and Q by [MASK]
+and predicts them (without --mask every token is predicted where it stands); sentence pairs
+(--text-b) give token types. The gradient file holds the file's own names (with or without
+"bert.", .gamma/.beta in older files) and nn.Linear's (out, in) shapes; a saved
+cls.predictions.decoder.weight equal to the word embeddings is the tied embedding (both uses
+summed), decoder.bias is cls.predictions.bias. Cases: tiny random folders (write_tiny_bert.py):
+F32 with a pair and masks, F16 with the decoder saved, BF16 with old norm names, an untied
+decoder, no mask; the shipped bert-web.
+
 Each comparison is also run once against a wrong reference (the scores divided by d_head instead
 of √d_head; the LayerNorm's bias left out of the gradient's path; for Llama, RoPE on GPT-NeoX's
-halves, and query heads reading the wrong key/value head) and must fail there.
+halves, and query heads reading the wrong key/value head; for BERT, a causal mask (attention one
+way) and the token types left out) and must fail there.
 
 Usage: /usr/bin/python3 tests/oracle/gradient_oracle_test.py --cli build/attnviz-cli
 """
@@ -48,28 +59,92 @@ HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
 
+import bert_reference  # noqa: E402
 import gpt2_reference  # noqa: E402
 import llama_reference  # noqa: E402
 import model_oracle_test  # noqa: E402
+import write_tiny_bert  # noqa: E402
 import write_tiny_gpt2  # noqa: E402
 
 TOLERANCE = 1e-3
 
 
-def engine_gradient(cli, model, text, work):
+def engine_gradient(cli, model, text, work, extra=()):
     out = work / "gradient.safetensors"
-    run = subprocess.run([cli, "model", "grad", str(model), "--text", text, "-o", str(out)],
-                         capture_output=True, text=True)
+    run = subprocess.run([cli, "model", "grad", str(model), "--text", text, "-o", str(out)]
+                         + list(extra), capture_output=True, text=True)
     if run.returncode != 0:
         raise RuntimeError(f"model grad failed ({run.returncode}): {run.stderr.strip()}")
     loss = float(run.stderr.split()[1])  # "loss 2.345 over ..."
     return loss, gpt2_reference.read_safetensors(out)
 
 
-def token_ids(cli, model, text):
-    run = subprocess.run([cli, "model", "attention", str(model), "--text", text, "--weights-only"],
-                         capture_output=True, text=True, check=True)
+def token_ids(cli, model, text, text_b=None):
+    pair = ["--text-b", text_b] if text_b is not None else []
+    run = subprocess.run([cli, "model", "attention", str(model), "--text", text, "--weights-only"]
+                         + pair, capture_output=True, text=True, check=True)
     return [token["id"] for token in json.loads(run.stdout)["tokens"]]
+
+
+class BertOneWay(bert_reference.Bert):
+    """A wrong BERT: each query sees only itself and the keys before it (a decoder's mask)."""
+
+    def forward(self, ids, head_mask=None, types=None):
+        saved = torch.softmax
+
+        def causal_softmax(scores, dim):
+            n = scores.shape[-1]
+            future = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)
+            return saved(scores.masked_fill(future, float("-inf")), dim=dim)
+
+        torch.softmax = causal_softmax
+        try:
+            return super().forward(ids, head_mask, types)
+        finally:
+            torch.softmax = saved
+
+
+def bert_torch_gradient(reference, ids, types, mask, mask_id, file_names, ignore_types=False):
+    """{file name: gradient} of BertForMaskedLM's loss with labels, from autograd, and the loss:
+    the tokens at `mask` replaced by [MASK] and predicted (every token where it stands without
+    `mask`)."""
+    for tensor in reference.w.values():
+        if tensor.is_floating_point():
+            tensor.requires_grad_(True)
+            tensor.grad = None
+    bare = {name: reference_name(name) for name in file_names}
+    decoder_saved = "cls.predictions.decoder.weight" in reference.w
+    tied = decoder_saved and torch.equal(reference.w["cls.predictions.decoder.weight"],
+                                         reference.w["embeddings.word_embeddings.weight"])
+    if tied:  # Hugging Face ties them: one tensor, both uses
+        reference.decoder = reference.w["embeddings.word_embeddings.weight"]
+    inputs = list(ids)
+    for position in mask:
+        inputs[position] = mask_id
+    logits = reference.forward(inputs, types=None if ignore_types else types)["logits"]
+    chosen = mask if mask else list(range(len(ids)))
+    loss = torch.nn.functional.cross_entropy(logits[chosen], torch.tensor([ids[p] for p in chosen]))
+    loss.backward()
+    out = {}
+    for name, bare_name in bare.items():
+        tensor = reference.w[bare_name]
+        if bare_name.endswith("position_ids"):
+            continue  # a buffer, not a weight
+        grad = tensor.grad if tensor.grad is not None else torch.zeros_like(tensor)
+        out[name] = grad.detach().numpy()
+    if tied:
+        out["cls.predictions.decoder.weight"] = out[next(
+            n for n, b in bare.items() if b == "embeddings.word_embeddings.weight")]
+    if "cls.predictions.decoder.bias" in out:  # BertForMaskedLM's decoder.bias is this bias
+        out["cls.predictions.decoder.bias"] = out["cls.predictions.bias"]
+    return float(loss), out
+
+
+def reference_name(name):
+    """bert_reference.py's name for a file's tensor name."""
+    bare = name[len("bert."):] if name.startswith("bert.") else name
+    return bare.replace("LayerNorm.gamma", "LayerNorm.weight").replace("LayerNorm.beta",
+                                                                       "LayerNorm.bias")
 
 
 class WrongScale(gpt2_reference.Gpt2):
@@ -177,12 +252,16 @@ def compare(engine, reference):
         problems.append(f"names differ: engine only {sorted(set(engine) - set(reference))}, "
                         f"torch only {sorted(set(reference) - set(engine))}")
     worst, worst_name = 0.0, ""
+    # A tensor whose gradient is 0 in exact arithmetic holds round-off alone (BERT's key bias: a
+    # softmax does not change when every score of its row moves by the same q · b_K): it is
+    # measured against a thousandth of the largest gradient of all.
+    overall = max((float(abs(r).max()) for r in reference.values() if r.size), default=0.0)
     for name in sorted(set(engine) & set(reference)):
         e, r = engine[name], reference[name]
         if tuple(e.shape) != tuple(r.shape):
             problems.append(f"{name}: shape {tuple(e.shape)}, torch {tuple(r.shape)}")
             continue
-        scale = max(float(abs(r).max()), 1e-8)
+        scale = max(float(abs(r).max()), 1e-3 * overall, 1e-8)
         difference = float(abs(e - r).max()) / scale
         if difference > worst:
             worst, worst_name = difference, name
@@ -195,12 +274,14 @@ def main(argv=None):
     args = parser.parse_args(argv)
     failures, report = [], []
 
-    def check(name, model, text, reference_gradient, wrong=()):
+    def check(name, model, text, reference_gradient, wrong=(), extra=(), text_b=None):
         """The engine's gradient of `model` against reference_gradient(ids) → (loss, {name:
-        gradient}); then against each (label, wrong reference) of `wrong`, which must fail."""
+        gradient}); then against each (label, wrong reference) of `wrong`, which must fail.
+        `extra`: more of model grad's options."""
         with tempfile.TemporaryDirectory(prefix="attnviz-grad-") as work:
-            loss, engine = engine_gradient(args.cli, model, text, pathlib.Path(work))
-        ids = token_ids(args.cli, model, text)
+            loss, engine = engine_gradient(args.cli, model, text, pathlib.Path(work),
+                                           list(extra) + (["--text-b", text_b] if text_b else []))
+        ids = token_ids(args.cli, model, text, text_b)
         ref_loss, reference = reference_gradient(ids)
         worst, worst_name, problems = compare(engine, reference)
         loss_difference = abs(loss - ref_loss) / max(abs(ref_loss), 1e-8)
@@ -236,6 +317,60 @@ def main(argv=None):
               lambda ids: llama_torch_gradient(llama_reference.Llama(checkpoint), ids),
               [(label, lambda ids, model=model: llama_torch_gradient(model, ids))
                for label, model in wrong])
+
+    def bert_case(name, folder, text, text_b=None, mask=(), wrong=False):
+        folder = pathlib.Path(folder)
+        file_names = list(gpt2_reference.read_safetensors(folder / "model.safetensors"))
+        vocabulary = (folder / "vocab.txt").read_text(encoding="utf-8").split("\n")
+        mask_id = vocabulary.index("[MASK]")
+
+        def types_of(ids):  # [CLS] A [SEP] B [SEP]: 0 up to the first [SEP], then 1
+            if text_b is None:
+                return [0] * len(ids)
+            first_sep = ids.index(vocabulary.index("[SEP]"))
+            return [0 if i <= first_sep else 1 for i in range(len(ids))]
+
+        def gradient(model, ignore_types=False):
+            return lambda ids: bert_torch_gradient(model, ids, types_of(ids), list(mask), mask_id,
+                                                   file_names, ignore_types)
+
+        wrongs = []
+        if wrong:
+            wrongs.append(("attention one way (a causal mask)", gradient(BertOneWay(folder))))
+            if text_b is not None:
+                wrongs.append(("token types left out",
+                               gradient(bert_reference.Bert(folder), ignore_types=True)))
+        extra = ["--mask", ",".join(str(p) for p in mask)] if mask else []
+        check(name, folder, text, gradient(bert_reference.Bert(folder)), wrongs, extra, text_b)
+
+    with tempfile.TemporaryDirectory(prefix="attnviz-grad-bert-") as tmp:
+        tmp = pathlib.Path(tmp)
+        for dtype, options, label in (("F32", {}, ""),
+                                      ("F16", {"decoder": True}, ", decoder saved (tied)"),
+                                      ("BF16", {"old_norm_names": True}, ", .gamma/.beta names"),
+                                      ("F32", {"untied": True}, ", decoder of its own")):
+            folder = tmp / f"bert-{dtype}-{'-'.join(options) or 'plain'}"
+            write_tiny_bert.write_tiny_bert(folder, seed=13, dtype=dtype, **options)
+            first = not options
+            bert_case(f"tiny BERT {dtype}{label}, a pair, two masks", folder,
+                      "the cat sat on the mat", "god said let there be light", mask=(2, 9),
+                      wrong=first)
+        folder = tmp / "bert-F32-plain"
+        bert_case("tiny BERT, no mask (every token predicted where it stands)", folder,
+                  "the dog was playing on the mat .")
+        # BertModel (no MLM head) predicts no tokens: refused in one line, nothing written.
+        folder = tmp / "bert-model"
+        write_tiny_bert.write_tiny_bert(folder, seed=13, layout="model")
+        out = tmp / "refused.safetensors"
+        refused = subprocess.run([args.cli, "model", "grad", str(folder), "--text", "the cat",
+                                  "-o", str(out)], capture_output=True, text=True)
+        report.append(f"tiny BertModel (no MLM head): status {refused.returncode}, "
+                      f"{refused.stderr.strip()}")
+        if (refused.returncode != 1 or "no masked-language-model head" not in refused.stderr
+                or out.exists()):
+            failures.append("a BertModel's gradient was not refused in one line")
+    bert_case("bert-web", ROOT / "assets/models/bert-web",
+              "God said, let there be light, and there was light.", mask=(7,), wrong=True)
 
     stories = ROOT / "assets/models/stories260K"
     with tempfile.TemporaryDirectory(prefix="attnviz-grad-llama-") as tmp:

@@ -1,6 +1,7 @@
 // Training's backward pass (core/training/training_pass.hpp) against its plain reference
 // (reference_training.hpp), gradient by gradient, with and without the MLP, tied and untied, in
-// GPT-2's layout and in Llama's (RMSNorm, RoPE, SwiGLU, grouped-query attention);
+// GPT-2's layout, in Llama's (RMSNorm, RoPE, SwiGLU, grouped-query attention) and in BERT's
+// (attention both ways, norms after, token types, GELU with erf, the MLM head);
 // both against finite differences of the loss; and the forward part against the engine's own
 // forward pass (transformer_forward.hpp), which the app draws from. PyTorch's autograd checks
 // both independently in tests/oracle/gradient_oracle_test.py.
@@ -30,7 +31,7 @@ struct RandomModel {
   TransformerWeights weights() const { return weights_of(config, table, values.data()); }
 };
 
-enum class Family { Gpt2, Llama };
+enum class Family { Gpt2, Llama, Bert };
 
 // A small Llama: RMSNorm, RoPE, SwiGLU, 4 query heads reading 2 key/value heads of d_head 4.
 TransformerConfig small_llama() {
@@ -50,12 +51,41 @@ TransformerConfig small_llama() {
   return c;
 }
 
+// A small BERT: attention both ways, LayerNorm after each sublayer and of the embeddings, two
+// token types, GELU with erf, the MLM head.
+TransformerConfig small_bert() {
+  TransformerConfig c;
+  c.architecture = "bert";
+  c.vocab_size = 11;
+  c.context = 9;
+  c.n_layers = 2;
+  c.n_heads = 2;
+  c.n_kv_heads = 2;
+  c.d_model = 8;
+  c.d_head = 4;
+  c.d_ff = 20;
+  c.norm = NormKind::LayerNorm;
+  c.norm_epsilon = 1e-12f;
+  c.positions = PositionKind::Learned;
+  c.feed_forward = FeedForwardKind::GeluErf;
+  c.direction = AttentionDirection::BothWays;
+  c.norm_placement = NormPlacement::After;
+  c.token_types = 2;
+  return c;
+}
+
+TransformerConfig config_of(Family family) {
+  if (family == Family::Llama) return small_llama();
+  if (family == Family::Bert) return small_bert();
+  return gpt2_config(11, 9, 2, 2, 8);
+}
+
 // A small model with every weight random at a scale that makes every part matter (gains
 // 1 ± 0.3, biases ± 0.2, matrices ± 0.5): a wrong term in any gradient shows.
 RandomModel random_model(std::uint64_t seed, bool tied, bool attention_only = false,
                          Family family = Family::Gpt2) {
   RandomModel m;
-  m.config = family == Family::Gpt2 ? gpt2_config(11, 9, 2, 2, 8) : small_llama();
+  m.config = config_of(family);
   Result<ParameterTable> table = parameter_table_of(m.config, tied);
   REQUIRE(table.ok());
   m.table = std::move(*table);
@@ -63,7 +93,8 @@ RandomModel random_model(std::uint64_t seed, bool tied, bool attention_only = fa
   for (const ParameterTensor& tensor : m.table.tensors()) {
     const std::uint64_t stream = rng::combine(seed, rng::hash(tensor.name));
     const bool gain = (tensor.name.find("ln_") != std::string::npos ||
-                       tensor.name.find("norm") != std::string::npos) &&
+                       tensor.name.find("norm") != std::string::npos ||
+                       tensor.name.find("LayerNorm") != std::string::npos) &&
                       tensor.name.find(".weight") != std::string::npos;
     const bool mlp = is_mlp_tensor(tensor) || tensor.name.find("feed_forward") != std::string::npos;
     for (std::size_t i = 0; i < tensor.count(); ++i) {
@@ -85,19 +116,27 @@ Family each_family() {
   SUBCASE("Llama") {
     family = Family::Llama;
   }
+  SUBCASE("BERT") {
+    family = Family::Bert;
+  }
   return family;
 }
 
-TrainingBatch test_batch() {
+// Two texts of 7 tokens; for BERT with sentence A and B (token types 0 and 1).
+TrainingBatch test_batch(Family family = Family::Gpt2) {
   TrainingBatch batch;
   batch.texts = 2;
   batch.length = 7;
   batch.tokens = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7};
   batch.targets = {1, 4, 1, 5, 9, 2, -1, -1, 3, 5, 10, 9, 7, 0};
+  if (family == Family::Bert) batch.token_types = {0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0, 1, 1};
   return batch;
 }
 
-// The largest difference between two gradients over one tensor, relative to its largest entry.
+// The largest difference between two gradients over one tensor, relative to its largest entry,
+// or to a hundredth of the largest entry of all when that is larger: a tensor whose gradient is 0
+// in exact arithmetic holds round-off alone (a key bias of its own, BERT's: a softmax does not
+// change when every score of its row moves by the same q · b_K).
 struct Compared {
   std::string worst;
   double largest_difference = 0.0;
@@ -105,8 +144,10 @@ struct Compared {
 Compared compare_gradients(const ParameterTable& table, const std::vector<float>& a,
                            const std::vector<float>& b) {
   Compared out;
+  double overall = 0.0;
+  for (const float value : b) overall = std::max(overall, static_cast<double>(std::fabs(value)));
   for (const ParameterTensor& tensor : table.tensors()) {
-    double scale = 1e-6, difference = 0.0;
+    double scale = std::max(1e-6, 1e-2 * overall), difference = 0.0;
     for (std::size_t i = tensor.offset; i < tensor.offset + tensor.count(); ++i) {
       scale = std::max(scale, static_cast<double>(std::fabs(b[i])));
       difference = std::max(difference, static_cast<double>(std::fabs(a[i] - b[i])));
@@ -125,19 +166,20 @@ TEST_CASE("training's fast backward pass gives its plain reference's gradient, e
   for (const auto [tied, attention_only, family] :
        {std::tuple{true, false, Family::Gpt2}, std::tuple{true, true, Family::Gpt2},
         std::tuple{false, false, Family::Gpt2}, std::tuple{false, true, Family::Gpt2},
-        std::tuple{true, false, Family::Llama}, std::tuple{false, false, Family::Llama}}) {
+        std::tuple{true, false, Family::Llama}, std::tuple{false, false, Family::Llama},
+        std::tuple{true, false, Family::Bert}, std::tuple{false, false, Family::Bert}}) {
     {
       CAPTURE(tied);
       CAPTURE(attention_only);
-      CAPTURE(family == Family::Llama);
+      CAPTURE(static_cast<int>(family));
       const RandomModel m = random_model(5, tied, attention_only, family);
       std::vector<float> fast(m.table.size(), 0.0f), plain(m.table.size(), 0.0f);
       Result<TrainingPass> pass = TrainingPass::make(m.config, attention_only);
       REQUIRE(pass.ok());
       Result<float> fast_loss =
-          pass->loss_and_gradient(m.weights(), m.values.data(), fast.data(), test_batch());
+          pass->loss_and_gradient(m.weights(), m.values.data(), fast.data(), test_batch(family));
       Result<float> plain_loss = reference_loss_and_gradient(
-          m.config, m.weights(), m.values.data(), plain.data(), test_batch(), attention_only);
+          m.config, m.weights(), m.values.data(), plain.data(), test_batch(family), attention_only);
       REQUIRE(fast_loss.ok());
       REQUIRE(plain_loss.ok());
       CHECK(*fast_loss == doctest::Approx(*plain_loss).epsilon(1e-5));
@@ -148,7 +190,8 @@ TEST_CASE("training's fast backward pass gives its plain reference's gradient, e
       for (const ParameterTensor& tensor : m.table.tensors()) {
         CAPTURE(tensor.name);
         const double norm = gradient_norm(plain.data() + tensor.offset, tensor.count());
-        if (attention_only && is_mlp_tensor(tensor))  // GPT-2's names
+        if (tensor.name.ends_with("key.bias")) continue;  // 0 in exact arithmetic (above)
+        if (attention_only && is_mlp_tensor(tensor))      // GPT-2's names
           CHECK(norm == 0.0);
         else
           CHECK(norm > 0.0);
@@ -195,8 +238,8 @@ TEST_CASE("training's gradient is the loss's slope: central differences on every
   std::vector<float> gradient(m.table.size(), 0.0f);
   Result<TrainingPass> pass = TrainingPass::make(m.config);
   REQUIRE(pass.ok());
-  REQUIRE(
-      pass->loss_and_gradient(m.weights(), m.values.data(), gradient.data(), test_batch()).ok());
+  REQUIRE(pass->loss_and_gradient(m.weights(), m.values.data(), gradient.data(), test_batch(family))
+              .ok());
   RandomModel nudged = m;
   double worst = 0.0;
   for (const ParameterTensor& tensor : m.table.tensors()) {
@@ -208,7 +251,7 @@ TEST_CASE("training's gradient is the loss's slope: central differences on every
       const float h = 1e-2f;
       const auto loss_at = [&](float value) {
         nudged.values[i] = value;
-        Result<float> loss = pass->loss(nudged.weights(), test_batch());
+        Result<float> loss = pass->loss(nudged.weights(), test_batch(family));
         REQUIRE(loss.ok());
         return static_cast<double>(*loss);
       };
@@ -227,8 +270,12 @@ TEST_CASE("a tied embedding's gradient is the sum of its two uses") {
   const Family family = each_family();
   const RandomModel tied = random_model(3, true, false, family);
   RandomModel untied = random_model(3, false, false, family);
-  const char* embedding_name = family == Family::Gpt2 ? "wte.weight" : "tok_embeddings.weight";
-  const char* head_name = family == Family::Gpt2 ? "lm_head.weight" : "output.weight";
+  const char* embedding_name = family == Family::Gpt2    ? "wte.weight"
+                               : family == Family::Llama ? "tok_embeddings.weight"
+                                                         : "bert.embeddings.word_embeddings.weight";
+  const char* head_name = family == Family::Gpt2    ? "lm_head.weight"
+                          : family == Family::Llama ? "output.weight"
+                                                    : "cls.predictions.decoder.weight";
   // The untied model: the same weights, lm_head a copy of wte.
   for (const ParameterTensor& tensor : tied.table.tensors())
     std::copy_n(tied.values.begin() + static_cast<std::ptrdiff_t>(tensor.offset), tensor.count(),
@@ -239,13 +286,14 @@ TEST_CASE("a tied embedding's gradient is the sum of its two uses") {
   std::copy_n(untied.values.begin() + static_cast<std::ptrdiff_t>(wte.offset), wte.count(),
               untied.values.begin() + static_cast<std::ptrdiff_t>(head.offset));
   std::vector<float> g_tied(tied.table.size(), 0.0f), g_untied(untied.table.size(), 0.0f);
-  REQUIRE(TrainingPass::make(tied.config)
-              ->loss_and_gradient(tied.weights(), tied.values.data(), g_tied.data(), test_batch())
-              .ok());
   REQUIRE(
-      TrainingPass::make(untied.config)
-          ->loss_and_gradient(untied.weights(), untied.values.data(), g_untied.data(), test_batch())
+      TrainingPass::make(tied.config)
+          ->loss_and_gradient(tied.weights(), tied.values.data(), g_tied.data(), test_batch(family))
           .ok());
+  REQUIRE(TrainingPass::make(untied.config)
+              ->loss_and_gradient(untied.weights(), untied.values.data(), g_untied.data(),
+                                  test_batch(family))
+              .ok());
   double worst = 0.0;
   for (std::size_t i = 0; i < wte.count(); ++i) {
     const float sum = g_untied[wte.offset + i] + g_untied[head.offset + i];
@@ -313,13 +361,18 @@ TEST_CASE("a batch the model cannot read is refused, and nothing is added to the
         std::string::npos);
   CHECK(pass->loss(m.weights(), next_token_batch({4})).error().find("nothing to predict") !=
         std::string::npos);
-  // Encoders and encoder–decoders: their backward pass is not built.
-  TransformerConfig encoder = m.config;
-  encoder.direction = AttentionDirection::BothWays;
-  CHECK(TrainingPass::make(encoder).error().find("not for encoders") != std::string::npos);
+  TrainingBatch typed = test_batch(Family::Bert);
+  CHECK(pass->loss(m.weights(), typed).error().find("has no token types") != std::string::npos);
+  typed.token_types[2] = 2;
+  CHECK(TrainingPass::make(small_bert())
+            ->loss(random_model(1, true, false, Family::Bert).weights(), typed)
+            .error()
+            .find("token type 2") != std::string::npos);
+  // An encoder–decoder's cross-attention: its backward pass is not built.
   TransformerConfig decoder = m.config;
   decoder.cross_attention = true;
-  CHECK_FALSE(TrainingPass::make(decoder).ok());
+  CHECK(TrainingPass::make(decoder).error().find("cross-attention") != std::string::npos);
+  CHECK(TrainingPass::make(small_bert(), true).error().find("attention-only") != std::string::npos);
   TransformerConfig odd_groups = small_llama();
   odd_groups.n_kv_heads = 3;  // 4 query heads do not fall into 3 groups
   CHECK_FALSE(TrainingPass::make(odd_groups).ok());
