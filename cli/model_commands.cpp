@@ -80,7 +80,7 @@ bool takes(const std::string& command, const std::string& option) {
   const bool ablation = in({"--ablate", "--ablate-from-0"});
   if (command == "translate") return ablation || in({"--text"});
   if (command == "heads") return in({"--text", "--on", "--alignments"});
-  if (command == "grad") return in({"--text", "--text-b", "--mask", "-o", "--output"});
+  if (command == "grad") return in({"--text", "--text-b", "--mask", "--source", "-o", "--output"});
   if (command == "attention")
     return ablation || in({"--text", "--text-b", "--source", "-o", "--output", "--weights-only"});
   if (command == "fill") return ablation || in({"--text", "--text-b", "--top"});
@@ -959,6 +959,7 @@ Usage:
   attnviz-cli model bench     MODEL --tokens N [--mode full|append|last-layer]
                               [--all-logits] [--threads T] [--repeat R] [--products]
   attnviz-cli model grad      MODEL --text TEXT [--text-b TEXT] [--mask P,Q] -o G.safetensors
+  attnviz-cli model grad      ENCODER-DECODER --source TEXT --text TRANSLATION -o G.safetensors
 
 MODEL is a model folder (Hugging Face GPT-2, BERT or Marian), a llama2.c checkpoint (.bin, its
 tokenizer beside it), or a shipped model's name. Shipped: )" +
@@ -983,7 +984,9 @@ tokenizer beside it), or a shipped model's name. Shipped: )" +
              error. A decoder's (GPT-2, llama2.c): the mean next-token loss (each token
              predicts the next). An encoder's (BERT with its MLM head): the tokens at --mask's
              positions (as model tokens counts them, [CLS] 0) replaced by [MASK] and predicted;
-             without --mask, every token predicted where it stands
+             without --mask, every token predicted where it stands. An encoder–decoder's
+             (Marian, BART): the mean loss of the decoder reading --source and predicting
+             --text's tokens and the end token, each after the start token and the ones before
   bench      times the forward pass on N tokens: median_us=... p90_us=... allocations=...
 
 SAMPLING: --temperature T (0: the most likely), --top-k K (0: every token), --top-p P;
@@ -1068,7 +1071,7 @@ int run_model_command(int argc, char** argv) {
   if (args.command == "heads") return command_heads(*model, args);
   if (args.command == "fill") return command_fill(*model, args);
   if (args.command == "grad")
-    return command_grad(*model, {*args.text, args.text_b, args.mask, args.output});
+    return command_grad(*model, {*args.text, args.text_b, args.mask, args.source, args.output});
   return command_bench(*model, args);
 }
 

@@ -17,6 +17,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace attnviz::cli {
@@ -116,15 +117,129 @@ std::string bert_name_in(const SafetensorsFile* file, const std::string& name) {
 
 }  // namespace
 
+namespace {
+
+// Writes a gradient under the file's names with what it is the gradient of, the loss and the
+// counts in the header's metadata, and says so on standard error.
+int write_gradient(const ParameterTable& named, const std::vector<float>& gradient,
+                   const std::string& what, float loss, const TrainingBatch& batch,
+                   std::size_t weights, const std::string& output) {
+  int predictions = 0;
+  for (int target : batch.targets) predictions += target >= 0 ? 1 : 0;
+  std::vector<std::pair<std::string, std::string>> metadata{
+      {"format", "pt"},
+      {"what", "the gradient of " + what},
+      {"loss", shortest_text(loss)},
+      {"tokens", std::to_string(batch.length)},
+      {"predictions", std::to_string(predictions)}};
+  if (batch.source_length > 0)
+    metadata.emplace_back("source_tokens", std::to_string(batch.source_length));
+  const std::string bytes = safetensors_bytes(named, gradient.data(), metadata);
+  if (Status written = write_file(output, bytes); !written) {
+    print_error(written.message());
+    return kExitBadInput;
+  }
+  std::fprintf(stderr, "loss %s over %d predictions; gradient of %zu weights written to %s\n",
+               shortest_text(loss).c_str(), predictions, weights,
+               output == "-" ? "standard output" : output.c_str());
+  return kExitOk;
+}
+
+// An encoder–decoder's gradient (Marian, BART): the decoder reads the source's encoding and the
+// start token then the target's pieces, and predicts each piece and then the end token
+// (MarianMTModel's loss with labels = the target's pieces and the end token).
+int grad_encoder_decoder(const Model& model, const GradRequest& request) {
+  if (!request.source) {
+    print_error(
+        "model grad of an encoder–decoder needs --source TEXT (what its encoder reads) "
+        "and --text TRANSLATION (what its decoder should write)");
+    return kExitUsage;
+  }
+  if (request.text_b || !request.mask.empty()) {
+    print_error("--text-b and --mask are an encoder's (BERT's); " + model.name +
+                " is an encoder–decoder: --source TEXT --text TRANSLATION");
+    return kExitUsage;
+  }
+  const Transformer& decoder = model.transformer;
+  const Transformer& encoder = *decoder.encoder();
+  Result<std::vector<ModelToken>> source = read_text(model, *request.source);
+  Result<std::vector<ModelToken>> target =
+      source ? read_target(model, request.text) : Result<std::vector<ModelToken>>(source);
+  if (!target) {
+    print_error(target.error());
+    return kExitBadInput;
+  }
+  TrainingBatch batch;
+  batch.texts = 1;
+  batch.source_length = static_cast<int>(source->size());
+  for (const ModelToken& token : *source) batch.source_tokens.push_back(token.id);
+  batch.length = static_cast<int>(target->size());
+  for (const ModelToken& token : *target) batch.tokens.push_back(token.id);
+  // Each position predicts the token after it; the last, the end token.
+  batch.targets.assign(batch.tokens.begin() + 1, batch.tokens.end());
+  batch.targets.push_back(model.tokenizer.stop_token());
+  if (batch.source_length > encoder.config().context || batch.length > decoder.config().context) {
+    print_error("the source is " + std::to_string(batch.source_length) + " tokens and the target " +
+                std::to_string(batch.length) + " with the start token; " + model.name +
+                " reads at most " + std::to_string(decoder.config().context) + " of each");
+    return kExitBadInput;
+  }
+  const TransformerWeights& weights = decoder.weights();
+  const bool tied = weights.unembedding.data == weights.token_embedding.data;
+  Result<ParameterTable> table =
+      encoder_decoder_parameter_table(encoder.config(), decoder.config(), tied);
+  Result<TrainingPass> pass =
+      table ? TrainingPass::make_encoder_decoder(encoder.config(), decoder.config())
+            : Result<TrainingPass>::failure(table.error());
+  if (!pass) {
+    print_error(model.name + ": " + pass.error());
+    return kExitBadInput;
+  }
+  std::vector<float> values(table->size()), gradient(table->size(), 0.0f);
+  const EncoderDecoderWeights views = encoder_decoder_weights_of(encoder.config(), decoder.config(),
+                                                                 *table, values.data(), weights);
+  copy_weights(encoder.weights(), views.encoder, values.data());
+  copy_weights(weights, views.decoder, values.data());
+  Result<float> loss = pass->loss_and_gradient(views.decoder, views.encoder, values.data(),
+                                               values.size(), gradient.data(), batch);
+  if (!loss) {
+    print_error(loss.error());
+    return kExitBadInput;
+  }
+  // The file's names, nn.Linear's weights (out, in); a tensor the file saves as a copy of the
+  // shared embedding (each stack's embed_tokens, a tied lm_head) gets the shared gradient too,
+  // as PyTorch's one parameter has it.
+  ParameterTable named;
+  std::vector<float> file_gradient;
+  encoder_decoder_file_tensors(*table, gradient.data(), named, file_gradient);
+  Result<SafetensorsFile> file = SafetensorsFile::open(
+      (std::filesystem::path(model.location.folder) / "model.safetensors").string());
+  const ParameterTensor shared = *named.find("model.shared.weight");
+  for (const char* copy : {"model.encoder.embed_tokens.weight", "model.decoder.embed_tokens.weight",
+                           "lm_head.weight"}) {
+    if (!file || file->find(copy) == nullptr || named.find(copy) != nullptr) continue;
+    named.add(copy, shared.shape);
+    file_gradient.insert(
+        file_gradient.end(), file_gradient.begin() + static_cast<std::ptrdiff_t>(shared.offset),
+        file_gradient.begin() + static_cast<std::ptrdiff_t>(shared.offset + shared.count()));
+  }
+  return write_gradient(
+      named, file_gradient,
+      "the mean cross-entropy of the decoder predicting the target's tokens and the end token, "
+      "reading the source",
+      *loss, batch, table->size(), request.output);
+}
+
+}  // namespace
+
 int command_grad(const Model& model, const GradRequest& request) {
   const TransformerConfig& c = model.transformer.config();
   const ModelFormat format = model.location.format;
-  if (format == ModelFormat::HuggingFaceEncoderDecoder || model.transformer.encoder()) {
-    print_error(
-        "model grad computes the gradients of decoders (GPT-2's and llama2.c's files) and "
-        "encoders (BERT's); " +
-        model.name + " is an encoder–decoder, whose cross-attention's backward pass is not built");
-    return kExitBadInput;
+  if (model.transformer.encoder() != nullptr) return grad_encoder_decoder(model, request);
+  if (request.source) {
+    print_error("--source is an encoder–decoder's (Marian, BART); " + model.name +
+                " reads one text: model grad MODEL --text TEXT");
+    return kExitUsage;
   }
   std::string what;
   Result<TrainingBatch> batch = grad_batch(model, request, what);
@@ -196,22 +311,7 @@ int command_grad(const Model& model, const GradRequest& request) {
       named.add((tensor.name == "lm_head.weight" ? "" : prefix) + tensor.name, tensor.shape);
     if (tied && saved("lm_head.weight")) add_tied_copy(prefix + "wte.weight", "lm_head.weight");
   }
-  int predictions = 0;
-  for (int target : batch->targets) predictions += target >= 0 ? 1 : 0;
-  const std::string bytes = safetensors_bytes(named, gradient.data(),
-                                              {{"format", "pt"},
-                                               {"what", "the gradient of " + what},
-                                               {"loss", shortest_text(*loss)},
-                                               {"tokens", std::to_string(batch->length)},
-                                               {"predictions", std::to_string(predictions)}});
-  if (Status written = write_file(request.output, bytes); !written) {
-    print_error(written.message());
-    return kExitBadInput;
-  }
-  std::fprintf(stderr, "loss %s over %d predictions; gradient of %zu weights written to %s\n",
-               shortest_text(*loss).c_str(), predictions, table->size(),
-               request.output == "-" ? "standard output" : request.output.c_str());
-  return kExitOk;
+  return write_gradient(named, gradient, what, *loss, *batch, table->size(), request.output);
 }
 
 std::string train_help() {

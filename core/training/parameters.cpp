@@ -24,6 +24,25 @@ bool ends_with(std::string_view text, std::string_view end) {
   return text.size() >= end.size() && text.substr(text.size() - end.size()) == end;
 }
 
+// A buffer's tensors as a Hugging Face file holds them: each matrix whose name `linear` picks
+// (an nn.Linear's weight, (in, out) in the buffer) transposed to (out, in), the rest as they are.
+template <class IsLinear>
+void linear_file_tensors(const ParameterTable& table, const float* buffer, IsLinear linear,
+                         ParameterTable& named, std::vector<float>& out) {
+  for (const ParameterTensor& tensor : table.tensors()) {
+    const float* data = buffer + tensor.offset;
+    if (tensor.shape.size() != 2 || !linear(tensor.name)) {
+      named.add(tensor.name, tensor.shape);
+      out.insert(out.end(), data, data + tensor.count());
+      continue;
+    }
+    const int in = tensor.shape[0], width = tensor.shape[1];
+    named.add(tensor.name, {width, in});
+    for (int o = 0; o < width; ++o)
+      for (int i = 0; i < in; ++i) out.push_back(data[static_cast<std::size_t>(i) * width + o]);
+  }
+}
+
 }  // namespace
 
 std::size_t ParameterTensor::count() const {
@@ -63,10 +82,10 @@ TransformerConfig gpt2_config(int vocab_size, int context, int layers, int heads
 }
 
 Status check_trainable(const TransformerConfig& c) {
-  if (c.cross_attention)
+  if (c.cross_attention && !c.norm_after())
     return Status::error(
-        "training's backward pass is built for decoders (GPT-2, Llama) and encoders (BERT), not "
-        "yet for an encoder–decoder's cross-attention");
+        "training's backward pass takes an encoder–decoder's cross-attention with its norms after "
+        "the sublayers (Marian's and BART's layout), not before");
   if (c.d_model < 1 || c.n_layers < 1 || c.n_heads < 1 || c.n_kv_heads < 1 || c.d_head < 1 ||
       c.d_ff < 1 || c.vocab_size < 1 || c.context < 1 || c.n_heads % c.n_kv_heads != 0 ||
       (c.positions == PositionKind::Rotary && c.d_head % 2 != 0) || c.token_types < 0 ||
@@ -284,21 +303,160 @@ TransformerWeights bert_weights_of(const TransformerConfig& c, const ParameterTa
 
 void bert_file_tensors(const ParameterTable& table, const float* buffer, ParameterTable& named,
                        std::vector<float>& out) {
-  for (const ParameterTensor& tensor : table.tensors()) {
-    const float* data = buffer + tensor.offset;
-    const bool linear = tensor.shape.size() == 2 &&
-                        tensor.name.find("embeddings") == std::string::npos &&
-                        tensor.name != "cls.predictions.decoder.weight";
-    if (!linear) {
-      named.add(tensor.name, tensor.shape);
-      out.insert(out.end(), data, data + tensor.count());
-      continue;
+  linear_file_tensors(
+      table, buffer,
+      [](const std::string& name) {
+        return name.find("embeddings") == std::string::npos &&
+               name != "cls.predictions.decoder.weight";
+      },
+      named, out);
+}
+
+namespace {
+
+// What each of an encoder–decoder's stacks has: BART its learned positions (two rows before the
+// first) and the LayerNorm of its embeddings; Marian neither (its sinusoids are a constant).
+bool bart_layout(const TransformerConfig& c) {
+  return c.architecture == "bart";
+}
+
+}  // namespace
+
+Result<ParameterTable> encoder_decoder_parameter_table(const TransformerConfig& e,
+                                                       const TransformerConfig& c, bool tied_head) {
+  for (const TransformerConfig* stack : {&e, &c})
+    if (stack->norm != NormKind::LayerNorm || stack->positions != PositionKind::Learned ||
+        !stack->norm_after() || stack->n_kv_heads != stack->n_heads ||
+        stack->n_heads * stack->d_head != stack->d_model ||
+        stack->feed_forward == FeedForwardKind::SwiGLU)
+      return Result<ParameterTable>::failure(
+          "an encoder–decoder to train has Marian's or BART's layout: LayerNorm after each "
+          "sublayer, learned or fixed positions, heads as wide as the model together");
+  if (e.causal() || e.cross_attention || !c.cross_attention || e.d_model != c.d_model ||
+      e.vocab_size != c.vocab_size || e.context != c.context ||
+      e.position_offset != c.position_offset || e.architecture != c.architecture)
+    return Result<ParameterTable>::failure(
+        "an encoder–decoder is an encoder and a decoder with cross-attention, of one width, one "
+        "vocabulary and one kind");
+  for (const TransformerConfig* stack : {&e, &c})
+    if (Status ok = check_trainable(*stack); !ok)
+      return Result<ParameterTable>::failure(ok.message());
+  const bool bart = bart_layout(c);
+  const long long d = c.d_model, positions = bart ? c.context + c.position_offset : 0;
+  long long count = (tied_head ? 1 : 2) * static_cast<long long>(c.vocab_size) * d;
+  for (const TransformerConfig* stack : {&e, &c})
+    count +=
+        (positions + 2) * d +
+        stack->n_layers * ((stack->cross_attention ? 8 : 4) * (d * d + d) + 2 * d * stack->d_ff +
+                           stack->d_ff + 5 * d + (stack->cross_attention ? 2 * d : 0));
+  if (c.d_model > 16384 || e.d_ff > 65536 || c.d_ff > 65536 || e.n_layers > 256 ||
+      c.n_layers > 256 || c.vocab_size > 1'000'000 || c.context > 65536 || count > kMostParameters)
+    return Result<ParameterTable>::failure("a model of " + std::to_string(count) +
+                                           " weights is larger than training takes (at most " +
+                                           std::to_string(kMostParameters) + ")");
+  const int D = c.d_model;
+  ParameterTable table;
+  table.add("model.shared.weight", {c.vocab_size, D});
+  for (const TransformerConfig* stack : {&e, &c}) {
+    const std::string side = stack == &e ? "model.encoder." : "model.decoder.";
+    if (bart) {
+      table.add(side + "embed_positions.weight", {c.context + c.position_offset, D});
+      table.add(side + "layernorm_embedding.weight", {D});
+      table.add(side + "layernorm_embedding.bias", {D});
     }
-    const int in = tensor.shape[0], width = tensor.shape[1];
-    named.add(tensor.name, {width, in});
-    for (int o = 0; o < width; ++o)
-      for (int i = 0; i < in; ++i) out.push_back(data[static_cast<std::size_t>(i) * width + o]);
+    const auto linear = [&](const std::string& name, int in, int out) {
+      table.add(name + ".weight", {in, out});
+      table.add(name + ".bias", {out});
+    };
+    const auto norm = [&](const std::string& name) {
+      table.add(name + ".weight", {D});
+      table.add(name + ".bias", {D});
+    };
+    for (int l = 0; l < stack->n_layers; ++l) {
+      const std::string h = side + "layers." + std::to_string(l) + ".";
+      for (const char* part : {"q_proj", "k_proj", "v_proj", "out_proj"})
+        linear(h + "self_attn." + part, D, D);
+      norm(h + "self_attn_layer_norm");
+      if (stack->cross_attention) {
+        for (const char* part : {"q_proj", "k_proj", "v_proj", "out_proj"})
+          linear(h + "encoder_attn." + part, D, D);
+        norm(h + "encoder_attn_layer_norm");
+      }
+      linear(h + "fc1", D, stack->d_ff);
+      linear(h + "fc2", stack->d_ff, D);
+      norm(h + "final_layer_norm");
+    }
   }
+  if (!tied_head) table.add("lm_head.weight", {c.vocab_size, D});
+  return table;
+}
+
+EncoderDecoderWeights encoder_decoder_weights_of(const TransformerConfig& e,
+                                                 const TransformerConfig& c,
+                                                 const ParameterTable& table, const float* values,
+                                                 const TransformerWeights& constants) {
+  const auto at = [&](const std::string& name) { return values + table.find(name)->offset; };
+  const int D = c.d_model;
+  const auto vector = [&](const std::string& name, int size) { return VectorView{at(name), size}; };
+  const auto linear = [&](const std::string& name, int in, int out, MatrixView& weight,
+                          VectorView& bias) {
+    weight = MatrixView{at(name + ".weight"), in, out, out};
+    bias = vector(name + ".bias", out);
+  };
+  const auto norm = [&](const std::string& name, VectorView& weight, VectorView& bias) {
+    weight = vector(name + ".weight", D);
+    bias = vector(name + ".bias", D);
+  };
+  const bool bart = bart_layout(c);
+  EncoderDecoderWeights out;
+  for (const TransformerConfig* stack : {&e, &c}) {
+    const std::string side = stack == &e ? "model.encoder." : "model.decoder.";
+    TransformerWeights& w = stack == &e ? out.encoder : out.decoder;
+    w.token_embedding = MatrixView{at("model.shared.weight"), c.vocab_size, D, D};
+    if (bart) {
+      w.position_embedding =
+          MatrixView{at(side + "embed_positions.weight"), c.context + c.position_offset, D, D};
+      norm(side + "layernorm_embedding", w.embedding_norm_weight, w.embedding_norm_bias);
+    } else {
+      w.position_embedding = constants.position_embedding;  // Marian's sinusoids
+    }
+    for (int l = 0; l < stack->n_layers; ++l) {
+      const std::string h = side + "layers." + std::to_string(l) + ".";
+      TransformerLayer layer;
+      linear(h + "self_attn.q_proj", D, D, layer.query, layer.query_bias);
+      linear(h + "self_attn.k_proj", D, D, layer.key, layer.key_bias);
+      linear(h + "self_attn.v_proj", D, D, layer.value, layer.value_bias);
+      linear(h + "self_attn.out_proj", D, D, layer.output, layer.output_bias);
+      norm(h + "self_attn_layer_norm", layer.attention_norm_weight, layer.attention_norm_bias);
+      if (stack->cross_attention) {
+        linear(h + "encoder_attn.q_proj", D, D, layer.cross_query, layer.cross_query_bias);
+        linear(h + "encoder_attn.k_proj", D, D, layer.cross_key, layer.cross_key_bias);
+        linear(h + "encoder_attn.v_proj", D, D, layer.cross_value, layer.cross_value_bias);
+        linear(h + "encoder_attn.out_proj", D, D, layer.cross_output, layer.cross_output_bias);
+        norm(h + "encoder_attn_layer_norm", layer.cross_norm_weight, layer.cross_norm_bias);
+      }
+      linear(h + "fc1", D, stack->d_ff, layer.up, layer.up_bias);
+      linear(h + "fc2", stack->d_ff, D, layer.down, layer.down_bias);
+      norm(h + "final_layer_norm", layer.mlp_norm_weight, layer.mlp_norm_bias);
+      w.layers.push_back(layer);
+    }
+  }
+  const ParameterTensor* head = table.find("lm_head.weight");
+  out.decoder.unembedding = head == nullptr ? out.decoder.token_embedding  // tied
+                                            : MatrixView{values + head->offset, c.vocab_size, D, D};
+  out.decoder.unembedding_bias = constants.unembedding_bias;  // final_logits_bias: a buffer
+  return out;
+}
+
+void encoder_decoder_file_tensors(const ParameterTable& table, const float* buffer,
+                                  ParameterTable& named, std::vector<float>& out) {
+  linear_file_tensors(
+      table, buffer,
+      [](const std::string& name) {
+        return ends_with(name, "_proj.weight") || ends_with(name, "fc1.weight") ||
+               ends_with(name, "fc2.weight");
+      },
+      named, out);
 }
 
 Result<ParameterTable> parameter_table_of(const TransformerConfig& c, bool tied_head) {
@@ -401,14 +559,15 @@ TransformerWeights gpt2_weights_of(const TransformerConfig& c, const ParameterTa
 }
 
 void copy_weights(const TransformerWeights& from, const TransformerWeights& to, float* values) {
+  // A view that is the same place (a constant both read: Marian's positions) is left as it is.
   const auto copy_matrix = [values](const MatrixView& into, const MatrixView& in) {
-    if (into.empty()) return;
+    if (into.empty() || into.data == in.data) return;
     float* out = values + (into.data - values);
     for (int r = 0; r < into.rows; ++r)
       for (int c = 0; c < into.cols; ++c) out[r * into.stride + c] = in.at(r, c);
   };
   const auto copy_vector = [values](const VectorView& into, const VectorView& in) {
-    if (into.empty()) return;
+    if (into.empty() || into.data == in.data) return;
     float* out = values + (into.data - values);
     for (int i = 0; i < into.size; ++i) out[i] = in.data[i];
   };
@@ -423,16 +582,21 @@ void copy_weights(const TransformerWeights& from, const TransformerWeights& to, 
   if (to.unembedding.data != to.token_embedding.data) copy_matrix(to.unembedding, from.unembedding);
   for (std::size_t l = 0; l < to.layers.size(); ++l) {
     const TransformerLayer &into = to.layers[l], &in = from.layers[l];
-    for (auto member : {&TransformerLayer::query, &TransformerLayer::key, &TransformerLayer::value,
-                        &TransformerLayer::output, &TransformerLayer::up, &TransformerLayer::gate,
-                        &TransformerLayer::down})
+    for (auto member :
+         {&TransformerLayer::query, &TransformerLayer::key, &TransformerLayer::value,
+          &TransformerLayer::output, &TransformerLayer::up, &TransformerLayer::gate,
+          &TransformerLayer::down, &TransformerLayer::cross_query, &TransformerLayer::cross_key,
+          &TransformerLayer::cross_value, &TransformerLayer::cross_output})
       copy_matrix(into.*member, in.*member);
     for (auto member :
          {&TransformerLayer::attention_norm_weight, &TransformerLayer::attention_norm_bias,
           &TransformerLayer::query_bias, &TransformerLayer::key_bias, &TransformerLayer::value_bias,
           &TransformerLayer::output_bias, &TransformerLayer::mlp_norm_weight,
           &TransformerLayer::mlp_norm_bias, &TransformerLayer::up_bias,
-          &TransformerLayer::down_bias})
+          &TransformerLayer::down_bias, &TransformerLayer::cross_norm_weight,
+          &TransformerLayer::cross_norm_bias, &TransformerLayer::cross_query_bias,
+          &TransformerLayer::cross_key_bias, &TransformerLayer::cross_value_bias,
+          &TransformerLayer::cross_output_bias})
       copy_vector(into.*member, in.*member);
   }
   copy_vector(to.final_norm_weight, from.final_norm_weight);

@@ -81,8 +81,8 @@ Result<ParameterTable> gpt2_parameter_table(const TransformerConfig& config, boo
 // Whether training's passes (training_pass.hpp, reference_training.hpp) take a configuration:
 // a decoder or an encoder, its norms before or after the sublayers, LayerNorm or RMSNorm,
 // learned or rotary positions (scaled embeddings, offset positions, token types), GELU (tanh or
-// erf), SiLU or SwiGLU, any grouped-query attention; not an encoder–decoder's decoder (the
-// backward pass of cross-attention is not built).
+// erf), SiLU or SwiGLU, any grouped-query attention; an encoder–decoder's decoder with its norms
+// after the sublayers (Marian's, BART's).
 Status check_trainable(const TransformerConfig& config);
 
 // The layout of a Llama in llama2.c's form (RMSNorm, RoPE, SwiGLU, grouped-query attention, no
@@ -124,6 +124,37 @@ TransformerWeights bert_weights_of(const TransformerConfig& config, const Parame
 // biases as they are. `named` gets the table, `out` the floats.
 void bert_file_tensors(const ParameterTable& table, const float* buffer, ParameterTable& named,
                        std::vector<float>& out);
+
+// The layout of an encoder–decoder in Marian's or BART's form (encoder config `encoder`, decoder
+// `decoder`), under the names of Hugging Face's MarianMTModel and BartForConditionalGeneration,
+// each matrix in the engine's orientation (in, out) (encoder_decoder_file_tensors gives the
+// file's (out, in)):
+//   model.shared.weight (vocab, d): both stacks' token embedding and the tied unembedding
+//   BART only, per stack: model.{encoder,decoder}.embed_positions.weight (context + 2, d),
+//     .layernorm_embedding.weight, .bias (d)
+//   model.{encoder,decoder}.layers.ℓ.self_attn.{q,k,v,out}_proj.weight (d, d), .bias (d)
+//     .self_attn_layer_norm.weight, .bias (d)
+//   decoder only: model.decoder.layers.ℓ.encoder_attn.{q,k,v,out}_proj.*,
+//   .encoder_attn_layer_norm.* .fc1.weight (d, d_ff), .bias (d_ff)   .fc2.weight (d_ff, d), .bias
+//   (d)   .final_layer_norm.* lm_head.weight (vocab, d), with `tied_head` false
+// Marian's sinusoid positions and final_logits_bias are constants (a buffer in PyTorch), not
+// weights: they are not in the table.
+Result<ParameterTable> encoder_decoder_parameter_table(const TransformerConfig& encoder,
+                                                       const TransformerConfig& decoder,
+                                                       bool tied_head = true);
+struct EncoderDecoderWeights {
+  TransformerWeights encoder, decoder;
+};
+// The views of both stacks into `values`; the constants (Marian's positions, final_logits_bias)
+// are `constants`' own (the loaded decoder's views, which must outlive the result).
+EncoderDecoderWeights encoder_decoder_weights_of(const TransformerConfig& encoder,
+                                                 const TransformerConfig& decoder,
+                                                 const ParameterTable& table, const float* values,
+                                                 const TransformerWeights& constants);
+// A buffer laid out by encoder_decoder_parameter_table under the file's names and shapes: every
+// nn.Linear's weight (out, in), the rest as they are.
+void encoder_decoder_file_tensors(const ParameterTable& table, const float* buffer,
+                                  ParameterTable& named, std::vector<float>& out);
 
 // The table of whichever layout the configuration has (GPT-2's, Llama's or BERT's), and its
 // views.

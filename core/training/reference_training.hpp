@@ -20,6 +20,8 @@
 #include "core/models/transformer.hpp"
 #include "core/training/training_pass.hpp"
 
+#include <cstddef>
+
 namespace attnviz {
 
 // The batch's mean loss, its gradient added into `gradient` (gradient[i] for the weight at
@@ -29,5 +31,14 @@ Result<float> reference_loss_and_gradient(const TransformerConfig& config,
                                           const TransformerWeights& weights, const float* values,
                                           float* gradient, const TrainingBatch& batch,
                                           bool attention_only = false);
+
+// An encoder–decoder's (norms after: Marian, BART): per text, the encoder over the batch's
+// source, the decoder over its tokens attending to the encoder's output (4c. β = softmax over
+// every source position of cq · ck / √d_head; mid = LayerNorm_c(self_mid + Σ β cv · W_Oc + b)),
+// and backward through both. A view outside values[0, count) is a constant and gets no gradient.
+Result<float> reference_encoder_decoder_loss_and_gradient(
+    const TransformerConfig& encoder_config, const TransformerWeights& encoder,
+    const TransformerConfig& decoder_config, const TransformerWeights& decoder, const float* values,
+    std::size_t count, float* gradient, const TrainingBatch& batch);
 
 }  // namespace attnviz

@@ -20,18 +20,25 @@ ConstRow map(const VectorView& b) {
   return {b.data, b.size};
 }
 
-// The gradient of a weight matrix or vector: the same place in the gradient buffer.
+// The gradient of a weight matrix or vector: the same place in the gradient buffer. A view
+// outside values[0, count) is a constant (Marian's sinusoid positions, final_logits_bias), not a
+// weight: it has no gradient.
 struct Gradients {
   const float* values;
+  std::size_t count;
   float* gradient;
+  bool has(const float* weight) const {
+    return weight >= values && static_cast<std::size_t>(weight - values) < count;
+  }
+  float* gradient_of(const float* weight) const {
+    return attnviz::gradient_of(weight, values, gradient);
+  }
   Strided of(const MatrixView& w) const {
-    return {gradient_of(w.data, values, gradient), w.rows, w.cols, Eigen::OuterStride<>(w.stride)};
+    return {gradient_of(w.data), w.rows, w.cols, Eigen::OuterStride<>(w.stride)};
   }
-  Row of(const VectorView& b) const { return {gradient_of(b.data, values, gradient), b.size}; }
+  Row of(const VectorView& b) const { return {gradient_of(b.data), b.size}; }
   // The gradient of a vector the model may not have (a bias under RMSNorm): null then.
-  float* pointer(const VectorView& b) const {
-    return b.empty() ? nullptr : gradient_of(b.data, values, gradient);
-  }
+  float* pointer(const VectorView& b) const { return b.empty() ? nullptr : gradient_of(b.data); }
 };
 
 // Products of at least this many multiply-adds go to blas::gemm (OpenBLAS's sgemm where it is
@@ -90,9 +97,10 @@ void product(Out&& out, Into into, Operand a, Transpose ta, Operand b, Transpose
 void add_bias(Matrix& y, const VectorView& b) {
   if (!b.empty()) y.rowwise() += map(b);
 }
-// A bias's gradient: the column sums of dy (nothing for a bias the model does not have).
+// A bias's gradient: the column sums of dy (nothing for a bias the model does not have, or a
+// constant).
 void add_bias_gradient(const Gradients& g, const VectorView& b, const Matrix& dy) {
-  if (!b.empty()) g.of(b) += dy.colwise().sum();
+  if (!b.empty() && g.has(b.data)) g.of(b) += dy.colwise().sum();
 }
 
 float sigmoid(float u) {
@@ -200,13 +208,25 @@ void norm_backward(NormKind kind, const Matrix& dy, const Matrix& x, const std::
   }
 }
 
+// Under the norm after a sum (y = norm(sum)): d_stream, the gradient of y, becomes the sum's
+// (d_sum is scratch); the norm's weight and bias get theirs.
+void norm_backward_of_sum(NormKind kind, const Gradients& g, const Matrix& sum,
+                          const std::vector<float>& mean, const std::vector<float>& rstd,
+                          const VectorView& weight, const VectorView& bias, Matrix& d_stream,
+                          Matrix& d_sum) {
+  d_sum.setZero(sum.rows(), sum.cols());
+  norm_backward(kind, d_stream, sum, mean, rstd, weight, g.pointer(weight), g.pointer(bias), d_sum);
+  d_stream.swap(d_sum);
+}
+
 // Softmax over keys 0..last of each row of `scores` (scaled), into `attention`'s rows; the keys
-// past `last` (the future, for a decoder) keep 0.
+// past `last` (the future, for a decoder) keep 0. Every key when not causal (an encoder's, and
+// a cross-attention's (T, S) scores).
 template <class Scores, class Attention>
 void softmax_rows(const Scores& scores, float scale, bool causal, Attention& attention) {
-  const auto T = static_cast<int>(scores.rows());
+  const auto T = static_cast<int>(scores.rows()), S = static_cast<int>(scores.cols());
   for (int i = 0; i < T; ++i) {
-    const int last = causal ? i : T - 1;
+    const int last = causal ? i : S - 1;
     float largest = -std::numeric_limits<float>::infinity();
     for (int t = 0; t <= last; ++t) largest = std::max(largest, scores(i, t) * scale);
     float sum = 0.0f;
@@ -217,6 +237,31 @@ void softmax_rows(const Scores& scores, float scale, bool causal, Attention& att
     }
     for (int t = 0; t <= last; ++t) attention(i, t) /= sum;
   }
+}
+
+// One head's attention backward (self or cross), as the header's step 3: from d_out, the
+// gradient of its output heads = attention · v (attention (T, S) row-major, its keys after
+// `last` 0 for a causal head), adds the gradients of q (T, d_head), k and v (S, d_head).
+//   dattention = d_out · vᵀ; dv += attentionᵀ · d_out;
+//   dscores = attention ⊙ (dattention − rowsum(attention ⊙ dattention)) · scale;
+//   dq += dscores · k; dk += dscoresᵀ · q
+template <class Q, class K, class V, class DOut, class DQ, class DK, class DV>
+void attention_backward(const Eigen::Map<const Matrix>& attention, const Q& q, const K& k,
+                        const V& v, const DOut& d_out, bool causal, float scale, Matrix& d_scores,
+                        DQ&& d_q, DK&& d_k, DV&& d_v) {
+  const auto T = static_cast<int>(attention.rows()), S = static_cast<int>(attention.cols());
+  d_v.noalias() += attention.transpose() * d_out;
+  d_scores.noalias() = d_out * v.transpose();  // dattention (T, S)
+  for (int i = 0; i < T; ++i) {
+    const int last = causal ? i : S - 1;
+    float dot = 0.0f;
+    for (int t = 0; t <= last; ++t) dot += attention(i, t) * d_scores(i, t);
+    for (int t = 0; t <= last; ++t)
+      d_scores(i, t) = attention(i, t) * (d_scores(i, t) - dot) * scale;
+    for (int t = last + 1; t < S; ++t) d_scores(i, t) = 0.0f;
+  }
+  d_q.noalias() += d_scores * k;
+  d_k.noalias() += d_scores.transpose() * q;
 }
 
 // The MLP's hidden units from its input: before = in · W_up (+ b); after = act(before), or
@@ -263,6 +308,23 @@ Status check_batch(const TransformerConfig& c, const TrainingBatch& batch) {
                              (c.token_types > 0 ? std::to_string(c.token_types) : "no") +
                              " token types");
   }
+  if (c.cross_attention) {
+    if (batch.source_length < 1)
+      return Status::error("an encoder–decoder's batch needs a source of at least one token");
+    if (batch.source_length > c.context)
+      return Status::error("a source of " + std::to_string(batch.source_length) +
+                           " tokens is longer than the model's context (" +
+                           std::to_string(c.context) + ")");
+    if (batch.source_tokens.size() !=
+        static_cast<std::size_t>(batch.texts) * static_cast<std::size_t>(batch.source_length))
+      return Status::error("a batch's source tokens must be texts × source length");
+    for (int id : batch.source_tokens)
+      if (id < 0 || id >= c.vocab_size)
+        return Status::error("source token id " + std::to_string(id) +
+                             " is outside the vocabulary (" + std::to_string(c.vocab_size) + ")");
+  } else if (batch.source_length != 0 || !batch.source_tokens.empty()) {
+    return Status::error("the model reads no source: it is not an encoder–decoder");
+  }
   if (std::none_of(batch.targets.begin(), batch.targets.end(), [](int t) { return t >= 0; }))
     return Status::error("nothing to predict: a text needs at least two tokens");
   return Status::success();
@@ -280,6 +342,9 @@ TrainingBatch next_token_batch(const std::vector<int>& tokens) {
 
 Result<TrainingPass> TrainingPass::make(const TransformerConfig& config, bool attention_only) {
   if (Status ok = check_trainable(config); !ok) return Result<TrainingPass>::failure(ok.message());
+  if (config.cross_attention)
+    return Result<TrainingPass>::failure(
+        "a decoder with cross-attention is trained with its encoder (make_encoder_decoder)");
   if (attention_only && config.norm_after())
     return Result<TrainingPass>::failure(
         "an attention-only model is trained with its norms before the sublayers (GPT-2's layout)");
@@ -287,6 +352,24 @@ Result<TrainingPass> TrainingPass::make(const TransformerConfig& config, bool at
   pass.config_ = config;
   pass.attention_only_ = attention_only;
   pass.layers_.resize(static_cast<std::size_t>(config.n_layers));
+  return pass;
+}
+
+Result<TrainingPass> TrainingPass::make_encoder_decoder(const TransformerConfig& encoder,
+                                                        const TransformerConfig& decoder) {
+  if (Status ok = check_trainable(encoder); !ok) return Result<TrainingPass>::failure(ok.message());
+  if (Status ok = check_trainable(decoder); !ok) return Result<TrainingPass>::failure(ok.message());
+  if (encoder.cross_attention || encoder.causal() || !decoder.cross_attention ||
+      encoder.d_model != decoder.d_model || encoder.vocab_size != decoder.vocab_size)
+    return Result<TrainingPass>::failure(
+        "an encoder–decoder is an encoder (attention both ways) and a decoder with "
+        "cross-attention, of one width and one vocabulary");
+  Result<TrainingPass> encoder_pass = make(encoder);
+  if (!encoder_pass) return encoder_pass;
+  TrainingPass pass;
+  pass.config_ = decoder;
+  pass.layers_.resize(static_cast<std::size_t>(decoder.n_layers));
+  pass.encoder_ = std::make_unique<TrainingPass>(std::move(*encoder_pass));
   return pass;
 }
 
@@ -298,22 +381,21 @@ const float* TrainingPass::attention(int text, int layer, int head) const {
              T * T;
 }
 
-Result<float> TrainingPass::forward(const TransformerWeights& w, const TrainingBatch& batch) {
+void TrainingPass::forward_stack(const TransformerWeights& w, const int* tokens, const int* types,
+                                 int B, int T, const Matrix* memory, int S) {
   const TransformerConfig& c = config_;
-  if (Status ok = check_batch(c, batch); !ok) return Result<float>::failure(ok.message());
-  const int B = batch.texts, T = batch.length, N = B * T, D = c.d_model, H = c.n_heads,
-            dh = c.d_head, V = c.vocab_size, QW = H * dh, KVW = c.n_kv_heads * dh;
+  const int N = B * T, D = c.d_model, H = c.n_heads, dh = c.d_head, QW = H * dh,
+            KVW = c.n_kv_heads * dh;
   texts_ = B;
   length_ = T;
   const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
   const bool rotary = c.positions == PositionKind::Rotary, after = c.norm_after();
 
   // 0. x = wte[token] · scale (+ wpe[position + offset]) (+ tte[type])                  (N, d)
-  //    then LayerNorm_e(x) where the model norms its embeddings (BERT)
+  //    then LayerNorm_e(x) where the model norms its embeddings (BERT, BART)
   Matrix x(N, D);
   for (int i = 0; i < N; ++i) {
-    const auto at = static_cast<std::size_t>(i);
-    const float* token = w.token_embedding.data + batch.tokens[at] * w.token_embedding.stride;
+    const float* token = w.token_embedding.data + tokens[i] * w.token_embedding.stride;
     for (int j = 0; j < D; ++j) x(i, j) = token[j] * c.embedding_scale;
     if (!rotary) {
       const float* position =
@@ -321,9 +403,8 @@ Result<float> TrainingPass::forward(const TransformerWeights& w, const TrainingB
       for (int j = 0; j < D; ++j) x(i, j) += position[j];
     }
     if (!w.token_type_embedding.empty()) {
-      const float* type =
-          w.token_type_embedding.data +
-          (batch.token_types.empty() ? 0 : batch.token_types[at]) * w.token_type_embedding.stride;
+      const float* type = w.token_type_embedding.data +
+                          (types == nullptr ? 0 : types[i]) * w.token_type_embedding.stride;
       for (int j = 0; j < D; ++j) x(i, j) += type[j];
     }
   }
@@ -378,7 +459,11 @@ Result<float> TrainingPass::forward(const TransformerWeights& w, const TrainingB
     add_bias(attention_sum, lw.output_bias);
     if (after)
       norm(c.norm, a.attention_sum, lw.attention_norm_weight, lw.attention_norm_bias,
-           c.norm_epsilon, a.mid, a.mean1, a.rstd1);
+           c.norm_epsilon, memory != nullptr ? a.self_mid : a.mid, a.mean1, a.rstd1);
+    // 4c. An encoder–decoder's decoder (norm after, check_trainable): the cross-attention to
+    //     the encoder's output, queries from self_mid, keys and values from the memory, every
+    //     source position seen; mid = norm_c(self_mid + cross_heads · W_Oc + b)
+    if (memory != nullptr) cross_forward(lw, a, *memory, B, T, S);
     // 5. x' = mid + MLP(norm₂(mid)): down(act(up)), or SwiGLU's down(silu(gate) ⊙ up);
     //    norm after: x' = norm₂(mid + MLP(mid))
     if (attention_only_) {
@@ -398,6 +483,59 @@ Result<float> TrainingPass::forward(const TransformerWeights& w, const TrainingB
            a.rstd2);
   }
   stream_ = std::move(x);
+}
+
+void TrainingPass::cross_forward(const TransformerLayer& lw, Layer& a, const Matrix& memory, int B,
+                                 int T, int S) {
+  const TransformerConfig& c = config_;
+  const int H = c.n_heads, dh = c.d_head, QW = H * dh;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+  product(a.cross_q, Into::Set, operand(a.self_mid), kAsIs, operand(lw.cross_query),
+          kAsIs);  // (N, H · d_head)
+  add_bias(a.cross_q, lw.cross_query_bias);
+  product(a.cross_k, Into::Set, operand(memory), kAsIs, operand(lw.cross_key),
+          kAsIs);  // (B · S, H · d_head)
+  add_bias(a.cross_k, lw.cross_key_bias);
+  product(a.cross_v, Into::Set, operand(memory), kAsIs, operand(lw.cross_value), kAsIs);
+  add_bias(a.cross_v, lw.cross_value_bias);
+  a.cross_attention.assign(static_cast<std::size_t>(B) * H * T * S, 0.0f);
+  a.cross_heads.resize(static_cast<Eigen::Index>(B) * T, QW);
+  for (int b = 0; b < B; ++b) {
+    for (int h = 0; h < H; ++h) {
+      const auto q = a.cross_q.block(b * T, h * dh, T, dh);
+      const auto k = a.cross_k.block(b * S, h * dh, S, dh);
+      const auto v = a.cross_v.block(b * S, h * dh, S, dh);
+      scores_.noalias() = q * k.transpose();  // (T, S)
+      Eigen::Map<Matrix> attention(
+          a.cross_attention.data() + (static_cast<std::size_t>(b) * H + h) * T * S, T, S);
+      softmax_rows(scores_, scale, /*causal=*/false, attention);
+      a.cross_heads.block(b * T, h * dh, T, dh).noalias() = attention * v;
+    }
+  }
+  a.cross_sum = a.self_mid;
+  product(a.cross_sum, Into::Add, operand(a.cross_heads), kAsIs, operand(lw.cross_output), kAsIs);
+  add_bias(a.cross_sum, lw.cross_output_bias);
+  norm(c.norm, a.cross_sum, lw.cross_norm_weight, lw.cross_norm_bias, c.norm_epsilon, a.mid,
+       a.mean3, a.rstd3);
+}
+
+Result<float> TrainingPass::forward(const TransformerWeights& w, const TransformerWeights* encoder,
+                                    const TrainingBatch& batch) {
+  const TransformerConfig& c = config_;
+  if (Status ok = check_batch(c, batch); !ok) return Result<float>::failure(ok.message());
+  if ((encoder != nullptr) != (encoder_ != nullptr))
+    return Result<float>::failure(encoder_ ? "an encoder–decoder's pass needs the encoder's weights"
+                                           : "the model has no encoder");
+  const int B = batch.texts, T = batch.length, N = B * T, V = c.vocab_size;
+  const int* types = batch.token_types.empty() ? nullptr : batch.token_types.data();
+  const Matrix* memory = nullptr;
+  if (encoder != nullptr) {
+    // The encoder over the source; its last layer's output is the decoder's memory.
+    encoder_->forward_stack(*encoder, batch.source_tokens.data(), nullptr, B, batch.source_length,
+                            nullptr, 0);
+    memory = &encoder_->stream_;
+  }
+  forward_stack(w, batch.tokens.data(), types, B, T, memory, batch.source_length);
   // The output: final = norm_f(x) (norm before), norm_f(act(x · W_h + b_h)) (BERT's MLM head),
   // or x itself (a decoder with its norms after and no head: Marian's)
   if (!w.head_transform.empty()) {
@@ -435,27 +573,41 @@ Result<float> TrainingPass::forward(const TransformerWeights& w, const TrainingB
 }
 
 Result<float> TrainingPass::loss(const TransformerWeights& weights, const TrainingBatch& batch) {
-  return forward(weights, batch);
+  return forward(weights, nullptr, batch);
+}
+
+Result<float> TrainingPass::loss(const TransformerWeights& decoder,
+                                 const TransformerWeights& encoder, const TrainingBatch& batch) {
+  return forward(decoder, &encoder, batch);
 }
 
 Result<float> TrainingPass::loss_and_gradient(const TransformerWeights& w, const float* values,
                                               float* gradient, const TrainingBatch& batch) {
-  Result<float> loss = forward(w, batch);
+  return gradient_of_batch(w, nullptr, values, std::numeric_limits<std::size_t>::max(), gradient,
+                           batch);
+}
+
+Result<float> TrainingPass::loss_and_gradient(const TransformerWeights& decoder,
+                                              const TransformerWeights& encoder,
+                                              const float* values, std::size_t count,
+                                              float* gradient, const TrainingBatch& batch) {
+  return gradient_of_batch(decoder, &encoder, values, count, gradient, batch);
+}
+
+Result<float> TrainingPass::gradient_of_batch(const TransformerWeights& w,
+                                              const TransformerWeights* encoder,
+                                              const float* values, std::size_t count,
+                                              float* gradient, const TrainingBatch& batch) {
+  Result<float> loss = forward(w, encoder, batch);
   if (!loss) return loss;
   const TransformerConfig& c = config_;
-  const int B = batch.texts, T = batch.length, N = B * T, D = c.d_model, H = c.n_heads,
-            dh = c.d_head, V = c.vocab_size, QW = H * dh, KVW = c.n_kv_heads * dh;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
-  const bool rotary = c.positions == PositionKind::Rotary, after = c.norm_after();
-  const Gradients g{values, gradient};
+  const int B = batch.texts, T = batch.length, N = B * T, D = c.d_model, V = c.vocab_size;
+  const Gradients g{values, count, gradient};
   // Under the norm after a sum, d_stream_ becomes the sum's gradient: dy through the norm.
   const auto through_norm = [&](const Matrix& sum, const std::vector<float>& mean,
                                 const std::vector<float>& rstd, const VectorView& weight,
                                 const VectorView& bias) {
-    d_sum_.setZero(N, D);
-    norm_backward(c.norm, d_stream_, sum, mean, rstd, weight, g.pointer(weight), g.pointer(bias),
-                  d_sum_);
-    d_stream_.swap(d_sum_);
+    norm_backward_of_sum(c.norm, g, sum, mean, rstd, weight, bias, d_stream_, d_sum_);
   };
 
   // dlogits = (softmax − one-hot(target)) / targets counted, in place of the logits.   (N, V)
@@ -496,6 +648,37 @@ Result<float> TrainingPass::loss_and_gradient(const TransformerWeights& w, const
     product(d_sum_, Into::Set, operand(d_stream_), kAsIs, operand(w.head_transform), kTransposed);
     d_stream_.swap(d_sum_);
   }
+  const int* types = batch.token_types.empty() ? nullptr : batch.token_types.data();
+  if (encoder == nullptr) {
+    backward_stack(w, values, count, gradient, batch.tokens.data(), types, nullptr, 0, nullptr);
+    return loss;
+  }
+  // The decoder's layers give the gradient of the memory, the encoder's output: the encoder's
+  // backward pass starts from it.
+  const int S = batch.source_length;
+  d_memory_.setZero(static_cast<Eigen::Index>(B) * S, D);
+  backward_stack(w, values, count, gradient, batch.tokens.data(), types, &encoder_->stream_, S,
+                 &d_memory_);
+  encoder_->d_stream_.swap(d_memory_);
+  encoder_->backward_stack(*encoder, values, count, gradient, batch.source_tokens.data(), nullptr,
+                           nullptr, 0, nullptr);
+  return loss;
+}
+
+void TrainingPass::backward_stack(const TransformerWeights& w, const float* values,
+                                  std::size_t count, float* gradient, const int* tokens,
+                                  const int* types, const Matrix* memory, int S, Matrix* d_memory) {
+  const TransformerConfig& c = config_;
+  const Gradients g{values, count, gradient};
+  const int B = texts_, T = length_, N = B * T, D = c.d_model, H = c.n_heads, dh = c.d_head,
+            QW = H * dh, KVW = c.n_kv_heads * dh;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+  const bool rotary = c.positions == PositionKind::Rotary, after = c.norm_after();
+  const auto through_norm = [&](const Matrix& sum, const std::vector<float>& mean,
+                                const std::vector<float>& rstd, const VectorView& weight,
+                                const VectorView& bias) {
+    norm_backward_of_sum(c.norm, g, sum, mean, rstd, weight, bias, d_stream_, d_sum_);
+  };
 
   // d_stream_ holds the gradient of the current layer's output, then of its input.
   for (int l = c.n_layers - 1; l >= 0; --l) {
@@ -537,6 +720,12 @@ Result<float> TrainingPass::loss_and_gradient(const TransformerWeights& w, const
         norm_backward(c.norm, d_normalized_, a.mid, a.mean2, a.rstd2, lw.mlp_norm_weight,
                       g.pointer(lw.mlp_norm_weight), g.pointer(lw.mlp_norm_bias), d_stream_);
     }
+    // 4c. the cross-attention (d_stream_ is then the gradient of self_mid; the memory's added
+    //     into d_memory)
+    if (memory != nullptr) {
+      through_norm(a.cross_sum, a.mean3, a.rstd3, lw.cross_norm_weight, lw.cross_norm_bias);
+      cross_backward(lw, a, values, count, gradient, *memory, S, *d_memory);
+    }
     // 4. mid = x + heads · W_O (+ b_O) (norm after: mid = norm₁(that sum))
     if (after)
       through_norm(a.attention_sum, a.mean1, a.rstd1, lw.attention_norm_weight,
@@ -558,18 +747,9 @@ Result<float> TrainingPass::loss_and_gradient(const TransformerWeights& w, const
         const auto d_out = d_heads_.block(b * T, h * dh, T, dh);
         Eigen::Map<const Matrix> attention(
             a.attention.data() + (static_cast<std::size_t>(b) * H + h) * T * T, T, T);
-        d_v_.block(b * T, kv * dh, T, dh).noalias() += attention.transpose() * d_out;
-        d_scores_.noalias() = d_out * v.transpose();  // dattention (T, T)
-        for (int i = 0; i < T; ++i) {
-          const int last = c.causal() ? i : T - 1;
-          float dot = 0.0f;
-          for (int t = 0; t <= last; ++t) dot += attention(i, t) * d_scores_(i, t);
-          for (int t = 0; t <= last; ++t)
-            d_scores_(i, t) = attention(i, t) * (d_scores_(i, t) - dot) * scale;
-          for (int t = last + 1; t < T; ++t) d_scores_(i, t) = 0.0f;
-        }
-        d_q_.block(b * T, h * dh, T, dh).noalias() += d_scores_ * k;
-        d_k_.block(b * T, kv * dh, T, dh).noalias() += d_scores_.transpose() * q;
+        attention_backward(attention, q, k, v, d_out, c.causal(), scale, d_scores_,
+                           d_q_.block(b * T, h * dh, T, dh), d_k_.block(b * T, kv * dh, T, dh),
+                           d_v_.block(b * T, kv * dh, T, dh));
       }
     }
     // RoPE's backward: the gradients turned back by the same angles (a rotation's transpose)
@@ -598,27 +778,71 @@ Result<float> TrainingPass::loss_and_gradient(const TransformerWeights& w, const
                     g.pointer(lw.attention_norm_weight), g.pointer(lw.attention_norm_bias),
                     d_stream_);
   }
-  // 0. the embeddings: LayerNorm_e's backward first (BERT), then each use's share
+  // 0. the embeddings: LayerNorm_e's backward first (BERT, BART), then each use's share (none
+  //    for a constant table: Marian's sinusoid positions)
   if (!w.embedding_norm_weight.empty())
     through_norm(embedded_, mean_e_, rstd_e_, w.embedding_norm_weight, w.embedding_norm_bias);
-  float* token_gradient = gradient_of(w.token_embedding.data, values, gradient);
+  const bool learned_positions = !rotary && g.has(w.position_embedding.data);
   for (int i = 0; i < N; ++i) {
-    const auto at = static_cast<std::size_t>(i);
-    float* token = token_gradient + batch.tokens[at] * w.token_embedding.stride;
+    float* token = g.gradient_of(w.token_embedding.data) + tokens[i] * w.token_embedding.stride;
     for (int j = 0; j < D; ++j) token[j] += d_stream_(i, j) * c.embedding_scale;
-    if (!rotary) {
-      float* position = gradient_of(w.position_embedding.data, values, gradient) +
+    if (learned_positions) {
+      float* position = g.gradient_of(w.position_embedding.data) +
                         (i % T + c.position_offset) * w.position_embedding.stride;
       for (int j = 0; j < D; ++j) position[j] += d_stream_(i, j);
     }
     if (!w.token_type_embedding.empty()) {
-      float* type =
-          gradient_of(w.token_type_embedding.data, values, gradient) +
-          (batch.token_types.empty() ? 0 : batch.token_types[at]) * w.token_type_embedding.stride;
+      float* type = g.gradient_of(w.token_type_embedding.data) +
+                    (types == nullptr ? 0 : types[i]) * w.token_type_embedding.stride;
       for (int j = 0; j < D; ++j) type[j] += d_stream_(i, j);
     }
   }
-  return loss;
+}
+
+void TrainingPass::cross_backward(const TransformerLayer& lw, Layer& a, const float* values,
+                                  std::size_t count, float* gradient, const Matrix& memory, int S,
+                                  Matrix& d_memory) {
+  const TransformerConfig& c = config_;
+  const Gradients g{values, count, gradient};
+  const int B = texts_, T = length_, H = c.n_heads, dh = c.d_head, QW = H * dh;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
+  // cross_sum = self_mid + cross_heads · W_Oc + b: d_stream_ (its gradient) passes to self_mid
+  add_bias_gradient(g, lw.cross_output_bias, d_stream_);
+  product(g.of(lw.cross_output), Into::Add, operand(a.cross_heads), kTransposed, operand(d_stream_),
+          kAsIs);
+  product(d_heads_, Into::Set, operand(d_stream_), kAsIs, operand(lw.cross_output),
+          kTransposed);  // (N, H · d_head)
+  // Per text and head, as the self-attention's with no mask over the S source positions
+  d_cross_q_.setZero(static_cast<Eigen::Index>(B) * T, QW);
+  d_cross_k_.setZero(static_cast<Eigen::Index>(B) * S, QW);
+  d_cross_v_.setZero(static_cast<Eigen::Index>(B) * S, QW);
+  for (int b = 0; b < B; ++b) {
+    for (int h = 0; h < H; ++h) {
+      const auto q = a.cross_q.block(b * T, h * dh, T, dh);
+      const auto k = a.cross_k.block(b * S, h * dh, S, dh);
+      const auto v = a.cross_v.block(b * S, h * dh, S, dh);
+      const auto d_out = d_heads_.block(b * T, h * dh, T, dh);
+      Eigen::Map<const Matrix> attention(
+          a.cross_attention.data() + (static_cast<std::size_t>(b) * H + h) * T * S, T, S);
+      attention_backward(attention, q, k, v, d_out, /*causal=*/false, scale, d_scores_,
+                         d_cross_q_.block(b * T, h * dh, T, dh),
+                         d_cross_k_.block(b * S, h * dh, S, dh),
+                         d_cross_v_.block(b * S, h * dh, S, dh));
+    }
+  }
+  // cross_q = self_mid · W_Qc + b: self_mid's gradient gets its share beside the residual's;
+  // cross_k, cross_v = memory · W + b: the memory's gradient gets theirs
+  add_bias_gradient(g, lw.cross_query_bias, d_cross_q_);
+  add_bias_gradient(g, lw.cross_key_bias, d_cross_k_);
+  add_bias_gradient(g, lw.cross_value_bias, d_cross_v_);
+  product(g.of(lw.cross_query), Into::Add, operand(a.self_mid), kTransposed, operand(d_cross_q_),
+          kAsIs);
+  product(g.of(lw.cross_key), Into::Add, operand(memory), kTransposed, operand(d_cross_k_), kAsIs);
+  product(g.of(lw.cross_value), Into::Add, operand(memory), kTransposed, operand(d_cross_v_),
+          kAsIs);
+  product(d_stream_, Into::Add, operand(d_cross_q_), kAsIs, operand(lw.cross_query), kTransposed);
+  product(d_memory, Into::Add, operand(d_cross_k_), kAsIs, operand(lw.cross_key), kTransposed);
+  product(d_memory, Into::Add, operand(d_cross_v_), kAsIs, operand(lw.cross_value), kTransposed);
 }
 
 }  // namespace attnviz

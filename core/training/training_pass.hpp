@@ -43,6 +43,8 @@
 #include "core/base/types.hpp"
 #include "core/models/transformer.hpp"
 
+#include <cstddef>
+#include <memory>
 #include <vector>
 
 namespace attnviz {
@@ -56,9 +58,14 @@ struct TrainingBatch {
   std::vector<int> targets;  // (texts, length)
   // (texts, length): each token's type (BERT's sentence A 0, B 1), or empty: every type 0
   std::vector<int> token_types;
+  // An encoder–decoder's: the source each text's decoder attends to, read by the encoder
+  // (texts, source_length); the tokens above are the decoder's (its start token first).
+  int source_length = 0;
+  std::vector<int> source_tokens;
 };
 
-// Checks a batch against a model: sizes, ids inside the vocabulary, at most the context.
+// Checks a batch against a model: sizes, ids inside the vocabulary, at most the context (for an
+// encoder–decoder's decoder, the source too).
 Status check_batch(const TransformerConfig& config, const TrainingBatch& batch);
 
 // Every position predicts the token after it (the last predicts nothing): the batch of one text
@@ -67,10 +74,16 @@ TrainingBatch next_token_batch(const std::vector<int>& tokens);
 
 class TrainingPass {
  public:
-  // An error for a configuration this pass does not train (training_pass builds GPT-2's layout).
+  // An error for a configuration this pass does not train (check_trainable), or a decoder with
+  // cross-attention (make_encoder_decoder trains it).
   // With `attention_only`, the MLP (whose weights are then all 0, and stay so) is skipped: it
   // adds nothing to the stream and gets no gradient.
   static Result<TrainingPass> make(const TransformerConfig& config, bool attention_only = false);
+  // An encoder–decoder (Marian, BART): the encoder reads the batch's source, the decoder (with
+  // cross-attention) its tokens; the gradient reaches the encoder through the cross-attention's
+  // keys and values.
+  static Result<TrainingPass> make_encoder_decoder(const TransformerConfig& encoder,
+                                                   const TransformerConfig& decoder);
 
   // The batch's loss, and its gradient added into `gradient`: for the weight at values[i] (every
   // view of `weights` points into `values`), gradient[i]. An error (nothing added) for a batch the
@@ -79,6 +92,14 @@ class TrainingPass {
                                   float* gradient, const TrainingBatch& batch);
   // The loss alone (the forward pass).
   Result<float> loss(const TransformerWeights& weights, const TrainingBatch& batch);
+  // An encoder–decoder's: the decoder's weights and the encoder's. A view that points outside
+  // values[0, count) is a constant, not a weight, and gets no gradient (Marian's sinusoid
+  // positions, final_logits_bias: a buffer in PyTorch).
+  Result<float> loss_and_gradient(const TransformerWeights& decoder,
+                                  const TransformerWeights& encoder, const float* values,
+                                  std::size_t count, float* gradient, const TrainingBatch& batch);
+  Result<float> loss(const TransformerWeights& decoder, const TransformerWeights& encoder,
+                     const TrainingBatch& batch);
 
   // The last forward pass's attention of text `text`, layer `layer`, head `head`: (T, T)
   // row-major, rows the queries, keys after the query 0.
@@ -101,6 +122,15 @@ class TrainingPass {
     // Norm after (BERT): the sums each norm reads; mean1/rstd1 and mean2/rstd2 are theirs, mid is
     // norm₁(attention_sum) and the MLP reads mid (normalized and mlp_in stay empty).
     Matrix attention_sum, mlp_sum;  // (N, d)
+    // A decoder with cross-attention (norms after): self_mid = norm₁(attention_sum), which the
+    // cross-attention reads and adds to; cross_sum = self_mid + its output, mid = norm_c(that)
+    // (mean3, rstd3 its norm's).
+    Matrix self_mid, cross_sum;          // (N, d)
+    std::vector<float> mean3, rstd3;     // (N)
+    Matrix cross_q;                      // (N, H · d_head)
+    Matrix cross_k, cross_v;             // (B · S, H · d_head): from the encoder's output
+    std::vector<float> cross_attention;  // (B, H, T, S)
+    Matrix cross_heads;                  // (N, H · d_head)
   };
   TransformerConfig config_;
   bool attention_only_ = false;
@@ -115,9 +145,33 @@ class TrainingPass {
   Matrix logits_;  // (N, V); the backward pass turns it into dlogits
   // Scratch of the backward pass.
   Matrix d_stream_, d_sum_, d_normalized_, d_heads_, d_q_, d_k_, d_v_, d_hidden_, d_gate_;
-  Matrix scores_, d_scores_;  // (T, T)
+  Matrix scores_, d_scores_;  // (T, T), or (T, S) for the cross-attention
+  Matrix d_cross_q_, d_cross_k_, d_cross_v_, d_memory_;
+  // An encoder–decoder's encoder (this pass is then its decoder).
+  std::unique_ptr<TrainingPass> encoder_;
 
-  Result<float> forward(const TransformerWeights& weights, const TrainingBatch& batch);
+  Result<float> forward(const TransformerWeights& weights, const TransformerWeights* encoder,
+                        const TrainingBatch& batch);
+  // The embeddings and every layer over B texts of T tokens (types: null for all 0), attending
+  // to `memory` (B · S rows: the encoder's output) where the layers have cross-attention;
+  // leaves the last layer's output in stream_.
+  void forward_stack(const TransformerWeights& weights, const int* tokens, const int* types,
+                     int texts, int length, const Matrix* memory, int memory_length);
+  void cross_forward(const TransformerLayer& weights, Layer& layer, const Matrix& memory, int texts,
+                     int length, int memory_length);
+  // From d_stream_ (the gradient of stream_) down through every layer and the embeddings; the
+  // gradient of `memory` added into d_memory.
+  void backward_stack(const TransformerWeights& weights, const float* values, std::size_t count,
+                      float* gradient, const int* tokens, const int* types, const Matrix* memory,
+                      int memory_length, Matrix* d_memory);
+  // From the gradient of cross_sum (in d_stream_) to self_mid's (in d_stream_) and the memory's
+  // (added into d_memory).
+  void cross_backward(const TransformerLayer& weights, Layer& layer, const float* values,
+                      std::size_t count, float* gradient, const Matrix& memory, int memory_length,
+                      Matrix& d_memory);
+  Result<float> gradient_of_batch(const TransformerWeights& weights,
+                                  const TransformerWeights* encoder, const float* values,
+                                  std::size_t count, float* gradient, const TrainingBatch& batch);
 };
 
 }  // namespace attnviz

@@ -11,6 +11,7 @@ Usage: /usr/bin/python3 tests/cli/test_train_cli.py --cli build/attnviz-cli
 
 import json
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -163,6 +164,31 @@ class GradCommandLine(TempDirTest, UsageErrorAssertion):
         self.assertEqual(every.returncode, 0, every.stderr)
         self.assertRegex(every.stderr, r"over 6 predictions")  # [CLS] let there be light [SEP]
 
+    def test_an_encoder_decoder_gradient_has_the_files_names_and_linear_shapes(self):
+        # marian-web-es: every weight of the file but its constants (final_logits_bias, a buffer;
+        # the sinusoid positions it saves), nn.Linear's (out, in) shapes.
+        out = self.path("g.safetensors")
+        result = run("model", "grad", "marian-web-es", "--source",
+                     "God said, let there be light.", "--text", "Y dijo Dios: Sea la luz.",
+                     "-o", out)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        # The target's pieces and the end token, each predicted.
+        pieces = run("model", "tokens", "marian-web-es", "--target", "--text",
+                     "Y dijo Dios: Sea la luz.")
+        self.assertEqual(pieces.returncode, 0, pieces.stderr)
+        count = int(re.search(r"^(\d+) tokens$", pieces.stdout, re.MULTILINE).group(1))
+        self.assertRegex(result.stderr, rf"^loss [0-9.]+ over {count + 1} predictions")
+        header = read_header(cli_common.read_bytes(out))
+        model = read_header(cli_common.read_bytes(
+            os.path.join(ROOT, "assets/models/marian-web-es/model.safetensors")))
+        weights = {name: entry["shape"] for name, entry in model.items()
+                   if name not in ("__metadata__", "final_logits_bias")
+                   and not name.endswith("embed_positions.weight")}
+        shapes = {name: entry["shape"] for name, entry in header.items() if name != "__metadata__"}
+        self.assertEqual(shapes, weights)
+        self.assertIn("reading the source", header["__metadata__"]["what"])
+        self.assertIn("source_tokens", header["__metadata__"])
+
     def test_standard_output(self):
         result = run_binary("model", "grad", "gpt2-kjv-tiny", "--text", "In the beginning",
                             "-o", "-")
@@ -173,9 +199,13 @@ class GradCommandLine(TempDirTest, UsageErrorAssertion):
         out = self.path("g.safetensors")
         self.assertUsageError(run("model", "grad", "gpt2-kjv-tiny", "--text", "a"), "-o")
         self.assertUsageError(run("model", "grad", "gpt2-kjv-tiny", "-o", out), "--text")
-        refused = run("model", "grad", "marian-web-es", "--text", "In the beginning", "-o", out)
-        self.assertOneLineError(refused)
-        self.assertIn("not built", refused.stderr)
+        # An encoder–decoder reads --source, and only it; --mask is an encoder's.
+        self.assertUsageError(run("model", "grad", "marian-web-es", "--text", "Sea la luz.",
+                                  "-o", out), "--source")
+        self.assertUsageError(run("model", "grad", "gpt2-kjv-tiny", "--source", "a", "--text",
+                                  "In the", "-o", out), "--source")
+        self.assertUsageError(run("model", "grad", "marian-web-es", "--source", "Let there be",
+                                  "--text", "Sea la", "--mask", "1", "-o", out), "--mask")
         self.assertOneLineError(run("model", "grad", "gpt2-kjv-tiny", "--text", "", "-o", out))
         # --mask: an encoder's, at positions the text has.
         decoder = run("model", "grad", "gpt2-kjv-tiny", "--text", "In the", "--mask", "1",

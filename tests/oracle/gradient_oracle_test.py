@@ -34,10 +34,22 @@ summed), decoder.bias is cls.predictions.bias. Cases: tiny random folders (write
 F32 with a pair and masks, F16 with the decoder saved, BF16 with old norm names, an untied
 decoder, no mask; the shipped bert-web.
 
+Encoder–decoders (Hugging Face Marian and BART folders): marian_reference.py, differentiated the
+same way; `model grad MODEL --source S --text T`'s loss is MarianMTModel's with labels: the
+decoder reads the start token and T's pieces and predicts each piece and then the end token,
+its cross-attention reading the encoder's output of S. The gradient reaches the encoder through
+the cross-attention's keys and values, and the shared embedding gets all three uses (encoder,
+decoder, tied unembedding). Marian's sinusoid positions and final_logits_bias are constants
+(a buffer in PyTorch): no gradient. Cases: tiny random Marian folders (write_tiny_marian.py,
+real SentencePiece vocabularies), tied and with lm_head.weight of its own; a tiny BART
+(learned positions from row 2, the embeddings' LayerNorm, GELU, GPT-2's byte-level BPE); the
+shipped marian-web-es.
+
 Each comparison is also run once against a wrong reference (the scores divided by d_head instead
 of √d_head; the LayerNorm's bias left out of the gradient's path; for Llama, RoPE on GPT-NeoX's
 halves, and query heads reading the wrong key/value head; for BERT, a causal mask (attention one
-way) and the token types left out) and must fail there.
+way) and the token types left out; for encoder–decoders, a causal mask on the cross-attention)
+and must fail there.
 
 Usage: /usr/bin/python3 tests/oracle/gradient_oracle_test.py --cli build/attnviz-cli
 """
@@ -62,9 +74,11 @@ sys.path.insert(0, str(HERE))
 import bert_reference  # noqa: E402
 import gpt2_reference  # noqa: E402
 import llama_reference  # noqa: E402
+import marian_reference  # noqa: E402
 import model_oracle_test  # noqa: E402
 import write_tiny_bert  # noqa: E402
 import write_tiny_gpt2  # noqa: E402
+import write_tiny_marian  # noqa: E402
 
 TOLERANCE = 1e-3
 
@@ -245,6 +259,48 @@ class LlamaRopeOnHalves(llama_reference.Llama):
             llama_reference.rope = saved
 
 
+class CrossOneWay(marian_reference.Marian):
+    """A wrong encoder–decoder: target position i attends only to source positions 0..i."""
+
+    def attention(self, x_query, x_key, prefix, n_heads, seen, head_mask):
+        if "encoder_attn" in prefix:
+            seen = seen & torch.ones(seen.shape, dtype=torch.bool).tril()
+        return super().attention(x_query, x_key, prefix, n_heads, seen, head_mask)
+
+
+def encoder_decoder_ids(cli, model, source, text):
+    """(source ids with the end token, the decoder's input: the start token then text's pieces)"""
+    run = subprocess.run([cli, "model", "attention", str(model), "--source", source, "--text",
+                          text, "--weights-only"], capture_output=True, text=True, check=True)
+    out = json.loads(run.stdout)
+    return ([token["id"] for token in out["source_tokens"]],
+            [token["id"] for token in out["tokens"]])
+
+
+def encoder_decoder_torch_gradient(reference, source, tokens, end_id):
+    """{file name: gradient} of MarianMTModel's loss with labels = tokens[1:] + [end], from
+    autograd, and the loss. final_logits_bias is a buffer (no gradient); Marian's positions are
+    computed, not read (a file that saves them, as opus-mt's do, holds a constant: PyTorch's
+    MarianSinusoidalPositionalEmbedding does not train it)."""
+    def constant(name):
+        return name == "final_logits_bias" or (not reference.bart and "embed_positions" in name)
+
+    for name, tensor in reference.w.items():
+        if not constant(name):
+            tensor.requires_grad_(True)
+    logits = reference.forward(source, tokens)["logits"]  # (n_t, vocab)
+    labels = torch.tensor(list(tokens[1:]) + [end_id])
+    loss = torch.nn.functional.cross_entropy(logits, labels)
+    loss.backward()
+    gradients = {}
+    for name, tensor in reference.w.items():
+        if constant(name):
+            continue
+        file_name = name if name == "lm_head.weight" else "model." + name
+        gradients[file_name] = tensor.grad.numpy()
+    return float(loss), gradients
+
+
 def compare(engine, reference):
     """(worst relative difference, its tensor, problems)."""
     problems = []
@@ -274,18 +330,21 @@ def main(argv=None):
     args = parser.parse_args(argv)
     failures, report = [], []
 
-    def check(name, model, text, reference_gradient, wrong=(), extra=(), text_b=None):
+    def check(name, model, text, reference_gradient, wrong=(), extra=(), text_b=None,
+              ids=None):
         """The engine's gradient of `model` against reference_gradient(ids) → (loss, {name:
         gradient}); then against each (label, wrong reference) of `wrong`, which must fail.
-        `extra`: more of model grad's options."""
+        `extra`: more of model grad's options; `ids`: the ids the references read (the model's
+        tokens of text by default)."""
         with tempfile.TemporaryDirectory(prefix="attnviz-grad-") as work:
             loss, engine = engine_gradient(args.cli, model, text, pathlib.Path(work),
                                            list(extra) + (["--text-b", text_b] if text_b else []))
-        ids = token_ids(args.cli, model, text, text_b)
+        ids = ids if ids is not None else token_ids(args.cli, model, text, text_b)
         ref_loss, reference = reference_gradient(ids)
         worst, worst_name, problems = compare(engine, reference)
         loss_difference = abs(loss - ref_loss) / max(abs(ref_loss), 1e-8)
-        report.append(f"{name}: {len(ids)} tokens, {len(engine)} tensors, largest relative "
+        count = sum(len(part) for part in ids) if isinstance(ids, tuple) else len(ids)
+        report.append(f"{name}: {count} tokens, {len(engine)} tensors, largest relative "
                       f"difference {worst:.2e} ({worst_name}); loss {loss:.6g} vs torch "
                       f"{ref_loss:.6g}")
         if problems or worst > TOLERANCE or loss_difference > 1e-5:
@@ -342,6 +401,41 @@ def main(argv=None):
                                gradient(bert_reference.Bert(folder), ignore_types=True)))
         extra = ["--mask", ",".join(str(p) for p in mask)] if mask else []
         check(name, folder, text, gradient(bert_reference.Bert(folder)), wrongs, extra, text_b)
+
+    def encoder_decoder_case(name, folder, source, text, wrong=False):
+        config = json.loads((pathlib.Path(folder) / "config.json").read_text(encoding="utf-8"))
+        end_id = config["eos_token_id"]
+        ids = encoder_decoder_ids(args.cli, folder, source, text)
+
+        def gradient(kind):
+            return lambda pair: encoder_decoder_torch_gradient(kind(folder), *pair, end_id)
+
+        wrongs = [("the cross-attention causal", gradient(CrossOneWay))] if wrong else []
+        check(name, folder, text, gradient(marian_reference.Marian), wrongs, ["--source", source],
+              ids=ids)
+
+    with tempfile.TemporaryDirectory(prefix="attnviz-grad-marian-") as tmp:
+        tmp = pathlib.Path(tmp)
+        for untied in (False, True):
+            folder = tmp / f"marian-{'untied' if untied else 'tied'}"
+            write_tiny_marian.write_tiny_marian(folder, seed=21, untied=untied)
+            encoder_decoder_case(
+                f"tiny Marian ({'lm_head of its own' if untied else 'tied'})", folder,
+                "God said, let there be light.", "Y dijo Dios: Sea la luz.", wrong=not untied)
+        folder = tmp / "bart"
+        write_tiny_marian.write_tiny_bart(folder, seed=22)
+        encoder_decoder_case("tiny BART", folder, "the cat sat", "a cat sat on it", wrong=True)
+        encoder_decoder_case("marian-web-es", ROOT / "assets/models/marian-web-es",
+                             "God said, let there be light.", "Y dijo Dios: Sea la luz.",
+                             wrong=True)
+        # Without --source: refused in one line, nothing written.
+        out = tmp / "refused.safetensors"
+        refused = subprocess.run([args.cli, "model", "grad", str(tmp / "marian-tied"), "--text",
+                                  "Sea la luz.", "-o", str(out)], capture_output=True, text=True)
+        report.append(f"tiny Marian without --source: status {refused.returncode}, "
+                      f"{refused.stderr.strip()}")
+        if refused.returncode == 0 or "--source" not in refused.stderr or out.exists():
+            failures.append("an encoder–decoder's gradient without a source was not refused")
 
     with tempfile.TemporaryDirectory(prefix="attnviz-grad-bert-") as tmp:
         tmp = pathlib.Path(tmp)
