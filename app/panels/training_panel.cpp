@@ -147,8 +147,6 @@ class TrainingPanel final : public Panel {
   bool follow_ = true;  // the timeline shows the latest step
   int chosen_frame_ = 0;
   std::string message_;
-  std::array<char, 512> save_path_{};
-  bool path_edited_ = false;
   bool from_model_ = false;     // go on training the model the views show
   std::uint64_t uploaded_ = 0;  // the frame whose attention is in the textures
   std::vector<std::unique_ptr<render::MatrixStackTexture>> textures_;  // one per layer
@@ -451,22 +449,18 @@ class TrainingPanel final : public Panel {
     record_item_centre(state, "train.use");
     if (use_it) use(context, p, frame);
     ImGui::SameLine();
-    if (!path_edited_) {  // the suggestion follows the step shown until the teacher types one
+    // Where to save is asked in the app's file dialog, the name proposed from the run and the
+    // step shown; the frame is kept as it is now (the slider may move while the dialog is open).
+    const bool save = ImGui::Button("Save as\xe2\x80\xa6");
+    record_item_centre(state, "train.save");
+    if (save) {
       const char* home = std::getenv("HOME");
-      const std::string suggested =
-          std::string(home ? home : ".") + "/attnviz-" + name_of(p, frame);
-      std::snprintf(save_path_.data(), save_path_.size(), "%s", suggested.c_str());
+      context.commands.save_with_dialog(
+          {"Save the trained model as a folder", "attnviz-" + name_of(p, frame), "",
+           home != nullptr ? home : "",
+           [this, frame](const std::string& folder) { return session_.save(folder, frame); },
+           "saved the trained model into "});
     }
-    if (ImGui::Button("Save as")) {
-      const Status saved = session_.save(save_path_.data(), frame);
-      message_ = saved ? "Saved " + std::string(save_path_.data()) +
-                             ": open it with Models "
-                             "\xe2\x96\xb8 Open a model, or attnviz-cli model MODEL."
-                       : saved.message();
-    }
-    ImGui::SameLine();
-    ImGui::SetNextItemWidth(ImGui::GetContentRegionAvail().x);
-    if (ImGui::InputText("##save_path", save_path_.data(), save_path_.size())) path_edited_ = true;
   }
 
   // Where the last button is, for the tests that click it ("train.start_x", "train.start_y").

@@ -290,6 +290,10 @@ void CommandRunner::run(std::string_view id) {
   if (command && enabled(id)) command->run(commands_);
 }
 
+void CommandRunner::save_with_dialog(SaveRequest request) {
+  commands_.save_with_dialog(std::move(request));
+}
+
 void CommandRunner::run_shortcuts() {
   const ImGuiIO& io = ImGui::GetIO();
   const bool asking = shell_.unsaved_guard.asking();

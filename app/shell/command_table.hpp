@@ -57,6 +57,7 @@ class CommandRunner final : public CommandSource {
   bool enabled(std::string_view id) const override;
   bool checked(std::string_view id) const override;
   void run(std::string_view id) override;
+  void save_with_dialog(SaveRequest request) override;
   // Every command whose chord was pressed this frame (and that may run now).
   void run_shortcuts();
   bool offered(const CommandInfo& command) const;  // in this build (the browser keeps some)

@@ -305,6 +305,18 @@ void Commands::export_png(const view::Rect& crop) {
     ask_for_export(FileAction::Png, "Export a panel as PNG", "attnviz-panel.png", ".png");
 }
 
+void Commands::save_with_dialog(SaveRequest request) {
+  const std::string title = request.title, name = request.name, extension = request.extension,
+                    start = request.start_folder;
+  panel_save_ = std::move(request);
+  if (platform::kBrowser) {  // written into the page's memory, then downloaded
+    act_on_file(FileAction::PanelSave, browser_download_path(name, extension));
+    return;
+  }
+  file_action_ = FileAction::PanelSave;
+  shell_.file_dialog.open_for_save(title, start, name, extension);
+}
+
 void Commands::clear_recent_files() {
   shell_.recent.clear();
   static_cast<void>(shell_.recent.save());  // best effort (recent_files.hpp)
@@ -333,8 +345,8 @@ Status Commands::writable(const std::string& path) const {
 
 void Commands::act_on_file(FileAction action, const std::string& path) {
   AppState& state = shell_.state;
-  const bool writes =
-      action == FileAction::SaveAs || action == FileAction::Export || action == FileAction::Png;
+  const bool writes = action == FileAction::SaveAs || action == FileAction::Export ||
+                      action == FileAction::Png || action == FileAction::PanelSave;
   if (Status allowed = writes ? writable(path) : Status::success(); !allowed) {
     report(allowed, "");
     if (saving_first_) {  // what the save was for waits for a save that was not made
@@ -390,6 +402,11 @@ void Commands::act_on_file(FileAction action, const std::string& path) {
       break;
     case FileAction::Png:
       shell_.png.request = PngRequest{path, png_crop_, shell_.png.scale, ImGui::GetFrameCount()};
+      break;
+    case FileAction::PanelSave:
+      if (panel_save_ && panel_save_->write)
+        written(panel_save_->write(path), panel_save_->done + path);
+      panel_save_.reset();
       break;
     case FileAction::None:
       break;

@@ -6,8 +6,10 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 
+#include "app/panels/command_source.hpp"
 #include "app/shell/shell.hpp"
 
 namespace attnviz::app {
@@ -30,7 +32,8 @@ class Commands {
   void save();                            // into its file; Save as the first time, and in a lesson
   void save_as();                         // asks for a file
   void export_file(ExportFormat format);  // asks for a file
-  void export_png(const view::Rect& crop);  // asks for a file; crop empty: the whole window
+  void export_png(const view::Rect& crop);     // asks for a file; crop empty: the whole window
+  void save_with_dialog(SaveRequest request);  // a panel's (a trained model): asks for a place
   void clear_recent_files();
 
   // Models (model mode).
@@ -96,7 +99,7 @@ class Commands {
 
  private:
   // What the file dialog was opened for.
-  enum class FileAction { None, Open, OpenModel, SaveAs, Export, Png };
+  enum class FileAction { None, Open, OpenModel, SaveAs, Export, Png, PanelSave };
   void ask_for_export(FileAction action, const char* title, const char* name,
                       const char* extension);
   void change_text_size(float step);  // within app/session/view_state.hpp's limits
@@ -116,6 +119,7 @@ class Commands {
   Shell& shell_;
   FileAction file_action_ = FileAction::None;
   ExportFormat export_format_ = ExportFormat::HeatmapSvg;  // with FileAction::Export
+  std::optional<SaveRequest> panel_save_;                  // with FileAction::PanelSave
   view::Rect png_crop_;                                    // with FileAction::Png
   bool saving_first_ = false;  // the Save As dialog was opened by the unsaved-changes question
 };

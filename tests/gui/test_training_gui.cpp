@@ -1,5 +1,6 @@
 // The Training view as a teacher uses it: Start, and the model learns while the app stays
-// responsive; Use this model hands the trained model to every other view. In the one-layer
+// responsive; Use this model hands the trained model to every other view, Save as… writes it
+// where the file dialog is told. In the one-layer
 // scenario, gradient descent moves W_Q and W_K until the head looks at the word before.
 #include "core/document/scenario.hpp"
 #include "core/pipeline/pipeline.hpp"
@@ -58,6 +59,19 @@ TEST_CASE("the Training view trains a model on a thread of its own while the app
   CHECK(after["train"]["frames"].get<int>() >= 2);
   CHECK(after["train"]["last_loss"].get<double>() < 4.0);  // from about log 257 = 5.55
   CHECK(after["train"]["use_x"].get<double>() > 0.0);
+  // Save as…: the app's file dialog asks where (the name proposed from the run and the step, the
+  // keyboard in its name field); a path typed there gets the model folder.
+  REQUIRE(after["train"].contains("save_x"));
+  const std::filesystem::path saved = dir.path / "my-induction-model";
+  testing::run_session(dir, args,
+                       click(before.layout, "start") + testing::paced("sleep 4\n") +
+                           click(after, "save") + testing::paced("sleep 1\n") +
+                           "xdotool key ctrl+a\nxdotool type --delay 20 '" + saved.string() +
+                           "'\n" + testing::paced("sleep 0.5\n") + "xdotool key Return\n" +
+                           testing::paced("sleep 1.5\n"));
+  CHECK(std::filesystem::is_regular_file(saved / "config.json"));
+  CHECK(std::filesystem::is_regular_file(saved / "model.safetensors"));
+  CHECK(std::filesystem::is_regular_file(saved / "train.json"));
 }
 
 TEST_CASE("gradient descent in the Training view makes the head look at the word before") {
