@@ -3,6 +3,7 @@
 #include "core/base/float_text.hpp"
 #include "core/base/rng.hpp"
 #include "core/document/file_io.hpp"
+#include "core/models/gpt2_tokenizer.hpp"
 #include "core/models/head_roles.hpp"
 #include "core/models/safetensors.hpp"
 
@@ -59,11 +60,10 @@ Status check_settings(const TrainingSettings& s, bool from_scratch) {
 
 std::string byte_vocabulary_json() {
   nlohmann::ordered_json vocab;
-  std::uint32_t next = 0x100;
-  for (unsigned b = 0; b < 256; ++b) {
-    const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
+  for (unsigned b = 0; b < 256; ++b) {  // byte b, as GPT-2's bytes_to_unicode writes it
     std::string symbol;
-    append_utf8(symbol, printable ? b : next++);
+    append_utf8(symbol,
+                static_cast<char32_t>(Gpt2Tokenizer::byte_symbol(static_cast<unsigned char>(b))));
     vocab[symbol] = b;
   }
   vocab["<|endoftext|>"] = kEndOfText;
