@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace attnviz::app {
 
@@ -63,6 +64,56 @@ const ViewSetting<int> kTarget{
                          : OrderedJson(std::string(
                                names[static_cast<std::size_t>(std::clamp(target, 0, kPainted))]));
     }};
+
+// The painted cells, saved with the view state as "fit_painted": for each query row, the keys
+// painted in it ([[0], [0], [1, 2]]; a row of none is []). Kept when another target is chosen, so
+// that choosing "painted" again brings the painting back; cells past the sentence are ignored.
+using PaintedRows = std::vector<std::vector<int>>;
+constexpr int kMostPaintedRows = 4096;  // a sentence longer than any the app reads
+const ViewSetting<PaintedRows> kPaintedCells{
+    "fit_painted",
+    142,
+    {},
+    [](const Json& value, const std::string& path, JsonReader&, const PaintedRows&) {
+      const std::string what = "a list of rows, each a list of the key positions painted in it";
+      if (!value.is_array() || value.size() > kMostPaintedRows)
+        view_json::expected(path, what, value);
+      PaintedRows rows;
+      for (std::size_t i = 0; i < value.size(); ++i) {
+        const Json& row = value[i];
+        const std::string at = path + "[" + std::to_string(i) + "]";
+        if (!row.is_array() || row.size() > kMostPaintedRows) view_json::expected(at, what, row);
+        std::vector<int> keys;
+        for (std::size_t k = 0; k < row.size(); ++k)
+          keys.push_back(view_json::whole_number(row[k], at + "[" + std::to_string(k) + "]", 0,
+                                                 kMostPaintedRows - 1, "a key position"));
+        std::sort(keys.begin(), keys.end());
+        keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+        rows.push_back(std::move(keys));
+      }
+      return rows;
+    },
+    [](const PaintedRows& rows) {
+      if (std::all_of(rows.begin(), rows.end(), [](const auto& row) { return row.empty(); }))
+        return OrderedJson();
+      return OrderedJson(rows);
+    }};
+
+// The painted rows as a (n_query, n_key) mask, and back.
+MaskMatrix painted_mask(const PaintedRows& rows, Eigen::Index n_query, Eigen::Index n_key) {
+  MaskMatrix mask = MaskMatrix::Zero(n_query, n_key);
+  for (std::size_t i = 0; i < rows.size() && static_cast<Eigen::Index>(i) < n_query; ++i)
+    for (int key : rows[i])
+      if (key < n_key) mask(static_cast<Eigen::Index>(i), key) = 1;
+  return mask;
+}
+PaintedRows painted_rows(const MaskMatrix& mask) {
+  PaintedRows rows(static_cast<std::size_t>(mask.rows()));
+  for (Eigen::Index i = 0; i < mask.rows(); ++i)
+    for (Eigen::Index k = 0; k < mask.cols(); ++k)
+      if (mask(i, k)) rows[static_cast<std::size_t>(i)].push_back(static_cast<int>(k));
+  return rows;
+}
 
 // Steps a second: slow enough to watch each one, or as fast as the frames go.
 struct Speed {
@@ -110,14 +161,9 @@ bool FitPart::prepare(const AppState& state, Frame& frame) {
     for (Eigen::Index j = 0; j < n_key; ++j)
       frame.allowed(i, j) = frame.input.allowed.allowed(i, j) ? 1 : 0;
   const int target = std::clamp(kTarget.in(state.ui.views), 0, kPainted);
-  if (target == kPainted) {
-    if (painted_.rows() != n_query || painted_.cols() != n_key) {  // the sentence changed
-      MaskMatrix kept = MaskMatrix::Zero(n_query, n_key);
-      const auto rows = std::min(n_query, painted_.rows()), cols = std::min(n_key, painted_.cols());
-      kept.topLeftCorner(rows, cols) = painted_.topLeftCorner(rows, cols);
-      painted_ = std::move(kept);
-    }
-    frame.target = painted_target(painted_, frame.input.allowed);
+  if (target == kPainted) {  // the cells inside this sentence (it may have changed)
+    frame.target = painted_target(painted_mask(kPaintedCells.in(state.ui.views), n_query, n_key),
+                                  frame.input.allowed);
   } else {
     frame.target = target_attention(kTargetPatterns[target], pipeline.target(), pipeline.keys(),
                                     pipeline.cross(), frame.input.allowed);
@@ -162,8 +208,6 @@ void FitPart::draw(const AppState& state, PanelContext& context) {
     steps_taken_ = 0;
     losses_.clear();
     message_.clear();
-    painted_.resize(0, 0);
-    ++painted_version_;
   }
   // The inputs, the target and the loss only when something they read changed: not every frame.
   const Key key{state.document.version(),    state.computed.version, state.document.load_version(),
@@ -325,17 +369,18 @@ void FitPart::run_steps(const AppState& state, PanelContext& context, Frame& fra
 // -----------------------------------------------------------------------------
 // [SECTION] The two heatmaps and the loss
 // -----------------------------------------------------------------------------
-void FitPart::paint(int query, int key, bool add, const Matrix& target) {
+void FitPart::paint(PanelContext& context, int query, int key, bool add, const Matrix& target) {
   ++painted_version_;
-  if (painted_.rows() != target.rows() || painted_.cols() != target.cols())
-    painted_ = MaskMatrix::Zero(target.rows(), target.cols());
+  MaskMatrix painted =
+      painted_mask(kPaintedCells.in(context.ui.views), target.rows(), target.cols());
   if (add) {
-    painted_(query, key) = painted_(query, key) ? 0 : 1;
-    return;
+    painted(query, key) = painted(query, key) ? 0 : 1;
+  } else {
+    const bool only = painted(query, key) && painted.row(query).cast<int>().sum() == 1;
+    painted.row(query).setZero();
+    if (!only) painted(query, key) = 1;  // clicking the one painted cell again clears the row
   }
-  const bool only = painted_(query, key) && painted_.row(query).cast<int>().sum() == 1;
-  painted_.row(query).setZero();
-  if (!only) painted_(query, key) = 1;  // clicking the one painted cell again clears the row
+  kPaintedCells.in(context.ui.views) = painted_rows(painted);
 }
 
 void FitPart::draw_maps(const AppState& state, PanelContext& context, const Frame& frame) {
@@ -489,11 +534,11 @@ void FitPart::draw_maps(const AppState& state, PanelContext& context, const Fram
                               : "\n(masked: this query may not see this key)");
         if (m == 0 && ImGui::IsItemClicked(ImGuiMouseButton_Left)) {
           if (kTarget.in(state.ui.views) != kPainted) {  // start from the pattern chosen
-            painted_ = (frame.target.array() > 0.0f).cast<std::uint8_t>();
-            ++painted_version_;
+            kPaintedCells.in(context.ui.views) =
+                painted_rows((frame.target.array() > 0.0f).cast<std::uint8_t>());
             kTarget.in(context.ui.views) = kPainted;
           }
-          paint(hovered_query_, hovered_key_, io.KeyShift, frame.target);
+          paint(context, hovered_query_, hovered_key_, io.KeyShift, frame.target);
           message_.clear();
         }
       }

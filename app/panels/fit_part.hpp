@@ -19,7 +19,8 @@
 namespace attnviz::app {
 
 // "weights": this part; "model": a new model trained on a task. Saved in the view state as
-// "training" (a lesson step's "fit" sets it), with the target as "fit_target".
+// "training" (a lesson step's "fit" sets it), with the target as "fit_target" and the painted
+// cells as "fit_painted".
 enum class TrainingKind { Weights, Model };
 TrainingKind training_kind(const UiSettings& ui);
 void set_training_kind(UiSettings& ui, TrainingKind kind);
@@ -54,7 +55,9 @@ class FitPart {
   void run_steps(const AppState& state, PanelContext& context, Frame& frame);
   void draw_maps(const AppState& state, PanelContext& context, const Frame& frame);
   void draw_loss(const AppState& state, ImVec2 p0, ImVec2 p1) const;
-  void paint(int query, int key, bool add, const Matrix& target);
+  // A click on cell (query, key) of the target: paints it alone in its row (clicking the one
+  // painted cell again clears the row), or with `add` toggles it.
+  void paint(PanelContext& context, int query, int key, bool add, const Matrix& target);
   std::string why_not_reachable(const Frame& frame, const std::vector<Token>& query_tokens,
                                 const std::vector<Token>& key_tokens) const;
 
@@ -65,13 +68,12 @@ class FitPart {
   int steps_taken_ = 0;
   std::vector<float> losses_;  // every step's loss, the first before any step
   std::string message_;        // what the last run ended with
-  MaskMatrix painted_;         // (n_query, n_key) cells painted, when the target is painted
   render::MatrixStackTexture target_texture_;
   std::uint64_t target_version_ = 0;
   Matrix shown_target_;  // the target last uploaded
   int hovered_query_ = -1, hovered_key_ = -1;
   std::uint64_t loaded_ = 0;           // the Document::load_version() the run belongs to
-  std::uint64_t painted_version_ = 0;  // bumped by every change to painted_
+  std::uint64_t painted_version_ = 0;  // bumped by every change to the painted cells
   Frame frame_;
   Key frame_key_;
   bool ready_ = false;

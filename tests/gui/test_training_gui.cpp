@@ -109,4 +109,24 @@ TEST_CASE("gradient descent in the Training view makes the head look at the word
   }
 }
 
+// A painted target is part of the scenario: read from its view state ("fit_painted": for each
+// word, the keys painted in its row), and written back by Save.
+TEST_CASE("a painted target opens with the scenario and is saved with it") {
+  TempDir dir;
+  const std::string path =
+      scenario_file(dir, R"({"fit_target": "painted", "fit_painted": [[0], [0, 1], [], [9]]})");
+  const std::vector<std::string> args = {path, "--view", "train", "--presenter"};
+  const testing::Shot shot = testing::take_shot(dir, args);
+  INFO("stderr: " << shot.errors);
+  REQUIRE(shot.status == 0);
+  // Rows 0 and 1 have cells the query may see; row 2 none; row 3's key 9 is past the sentence.
+  CHECK(shot.layout["fit"]["target_rows"].get<int>() == 2);
+  testing::run_session(dir, args, "xdotool key ctrl+s\n" + testing::paced("sleep 1\n"));
+  Result<Scenario> saved = load_scenario_file(path);
+  REQUIRE(saved.ok());
+  const nlohmann::json view = nlohmann::json::parse(saved->view_json);
+  CHECK(view["fit_target"] == "painted");
+  CHECK(view["fit_painted"] == nlohmann::json::parse("[[0], [0, 1], [], [9]]"));
+}
+
 }  // namespace attnviz
