@@ -317,7 +317,7 @@ int command_grad(const Model& model, const GradRequest& request) {
 std::string train_help() {
   return R"(attnviz-cli train — train a model and save it as a folder the app opens
 
-  attnviz-cli train --task TASK [--seed S] [--steps N] [--threads 1] [--from MODEL] -o DIR
+  attnviz-cli train --task TASK [--seed S] [--steps N] [--threads T] [--from MODEL] -o DIR
                     [--layers L] [--heads H] [--width D] [--mlp] [--texts B] [--length T]
                     [--lr RATE] [--warmup N] [--score-every K] [--quiet]
 
@@ -334,6 +334,9 @@ DIR gets config.json, model.safetensors, vocab.json, merges.txt and train.json: 
 every step and, every K steps (25), each head's induction and previous-token scores on a probe
 (24 different tokens written twice), and the step of the phase change (a head's induction score
 reaching 0.3). The same seed and settings give the same files, bit for bit.
+--threads T (1 to 64, at most one a text) splits each step's texts among T threads, their
+gradients added in thread order: the same T gives the same files bit for bit; another T adds
+the same numbers in another order (the weights differ by rounding).
 )";
 }
 
@@ -432,10 +435,7 @@ int run_train_command(int argc, char** argv) {
     print_error("train needs -o DIR: the folder the model is saved in");
     return kExitUsage;
   }
-  if (threads != 1) {
-    print_error("--threads: training runs on one thread in this version");
-    return kExitUsage;
-  }
+  settings.threads = threads;
   settings.optimizer.total_steps = settings.steps;
   if (!text_file.empty()) {
     Result<std::string> text = read_file(text_file, 64u << 20);

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <system_error>
+#include <thread>
 
 namespace attnviz {
 namespace {
@@ -38,6 +39,10 @@ Status check_settings(const TrainingSettings& s, bool from_scratch) {
   if (s.texts < 1 || s.texts > 4096) return out_of("texts per batch", s.texts, 1, 4096);
   if (s.length < 8 || s.length > 4096) return out_of("tokens per text", s.length, 8, 4096);
   if (s.score_every < 1) return out_of("steps between scores", s.score_every, 1, 1'000'000);
+  if (s.threads < 1 || s.threads > 64) return out_of("threads", s.threads, 1, 64);
+  if (s.threads > s.texts)
+    return Status::error("threads: at most one a text (" + std::to_string(s.texts) +
+                         " texts a step), not " + std::to_string(s.threads));
   if (from_scratch) {
     if (s.layers < 1 || s.layers > 48) return out_of("layers", s.layers, 1, 48);
     if (s.heads < 1 || s.heads > 64) return out_of("heads", s.heads, 1, 64);
@@ -154,6 +159,12 @@ Result<Trainer> Trainer::make(const TrainingSettings& settings, const Model* fro
   Result<TrainingPass> pass = TrainingPass::make(t.config_, attention_only);
   if (!pass) return Result<Trainer>::failure(pass.error());
   t.pass_.emplace(std::move(*pass));
+  for (int helper = 1; helper < settings.threads; ++helper) {
+    Result<TrainingPass> more = TrainingPass::make(t.config_, attention_only);
+    if (!more) return Result<Trainer>::failure(more.error());
+    t.helper_passes_.push_back(std::move(*more));
+    t.helper_gradients_.emplace_back(t.table_.size(), 0.0f);
+  }
   t.optimizer_.emplace(settings.optimizer, t.table_);
 
   // The task's tokens: the letters a–z of a byte model; past the first 3 ids of another.
@@ -226,8 +237,7 @@ HeadScoresAt Trainer::measure_heads() {
 Result<float> Trainer::step() {
   if (done()) return Result<float>::failure("the training has run all its steps");
   const TrainingBatch batch = task_batch(task_, settings_.seed, step_);
-  std::fill(gradient_.begin(), gradient_.end(), 0.0f);
-  Result<float> loss = pass_->loss_and_gradient(weights(), values_.data(), gradient_.data(), batch);
+  Result<float> loss = loss_and_gradient(batch);
   if (!loss) return loss;
   optimizer_->step(table_, values_.data(), gradient_.data(), frozen_);
   ++step_;
@@ -243,6 +253,68 @@ Result<float> Trainer::step() {
   return loss;
 }
 
+Result<float> Trainer::loss_and_gradient(const TrainingBatch& batch) {
+  std::fill(gradient_.begin(), gradient_.end(), 0.0f);
+  const TransformerWeights w = weights();
+  const int parts = std::min(settings_.threads, batch.texts);
+  if (parts == 1) return pass_->loss_and_gradient(w, values_.data(), gradient_.data(), batch);
+  // Part k: texts [texts · k / parts, texts · (k + 1) / parts), its loss the mean over its own
+  // targets; the batch's is the mean over all, so each part counts by its share of the targets.
+  std::vector<TrainingBatch> part(static_cast<std::size_t>(parts));
+  std::vector<int> targets(static_cast<std::size_t>(parts), 0);
+  const auto T = static_cast<std::size_t>(batch.length);
+  for (int k = 0; k < parts; ++k) {
+    const auto first = static_cast<std::size_t>(batch.texts * k / parts),
+               last = static_cast<std::size_t>(batch.texts * (k + 1) / parts);
+    TrainingBatch& b = part[static_cast<std::size_t>(k)];
+    b.texts = static_cast<int>(last - first);
+    b.length = batch.length;
+    b.tokens.assign(batch.tokens.begin() + static_cast<std::ptrdiff_t>(first * T),
+                    batch.tokens.begin() + static_cast<std::ptrdiff_t>(last * T));
+    b.targets.assign(batch.targets.begin() + static_cast<std::ptrdiff_t>(first * T),
+                     batch.targets.begin() + static_cast<std::ptrdiff_t>(last * T));
+    for (int target : b.targets) targets[static_cast<std::size_t>(k)] += target >= 0 ? 1 : 0;
+  }
+  std::vector<std::optional<Result<float>>> losses(static_cast<std::size_t>(parts));
+  const auto run = [&](int k) {
+    const auto at = static_cast<std::size_t>(k);
+    if (targets[at] == 0) return;  // nothing to predict in this part
+    if (k == 0) {
+      losses[at] = pass_->loss_and_gradient(w, values_.data(), gradient_.data(), part[at]);
+      return;
+    }
+    ParameterBuffer& gradient = helper_gradients_[at - 1];
+    std::fill(gradient.begin(), gradient.end(), 0.0f);
+    losses[at] =
+        helper_passes_[at - 1].loss_and_gradient(w, values_.data(), gradient.data(), part[at]);
+  };
+  std::vector<std::thread> threads;
+  for (int k = 1; k < parts; ++k) threads.emplace_back(run, k);
+  run(0);
+  for (std::thread& thread : threads) thread.join();
+  // Combined in thread order: the same threads give the same sums, bit for bit.
+  int total = 0;
+  for (int count : targets) total += count;
+  if (total == 0) return Result<float>::failure("nothing to predict: a text needs two tokens");
+  double loss = 0.0;
+  for (int k = 0; k < parts; ++k) {
+    const auto at = static_cast<std::size_t>(k);
+    if (targets[at] == 0) continue;
+    if (!*losses[at]) return *losses[at];
+    loss += static_cast<double>(**losses[at]) * targets[at] / total;
+  }
+  const float share0 = static_cast<float>(targets[0]) / static_cast<float>(total);
+  for (float& g : gradient_) g *= share0;
+  for (int k = 1; k < parts; ++k) {
+    const auto at = static_cast<std::size_t>(k);
+    if (targets[at] == 0) continue;
+    const float share = static_cast<float>(targets[at]) / static_cast<float>(total);
+    const ParameterBuffer& gradient = helper_gradients_[at - 1];
+    for (std::size_t i = 0; i < gradient_.size(); ++i) gradient_[i] += share * gradient[i];
+  }
+  return static_cast<float>(loss);
+}
+
 std::string Trainer::record_json() const {
   nlohmann::ordered_json json;
   json["format"] = "attnviz-training";
@@ -251,6 +323,7 @@ std::string Trainer::record_json() const {
   json["from"] = from_.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(from_);
   json["seed"] = settings_.seed;
   json["steps"] = step_;
+  if (settings_.threads > 1) json["threads"] = settings_.threads;  // one: left out, as before
   json["model"] = {
       {"layers", config_.n_layers},
       {"heads", config_.n_heads},

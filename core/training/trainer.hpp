@@ -9,7 +9,7 @@
 // the tasks draw from the letters a–z. A model trained `from` another keeps its tokenizer and
 // draws from its vocabulary (past its first 3 ids).
 //
-// One thread, no clock: the same settings and seed give the same weights, bit for bit.
+// No clock: the same settings, seed and threads give the same weights, bit for bit.
 #pragma once
 
 #include "core/base/status.hpp"
@@ -46,6 +46,11 @@ struct TrainingSettings {
   int length = 32;  // tokens per text
   AdamWSettings optimizer{.learning_rate = 3e-3f, .warmup_steps = 1000, .total_steps = 4000};
   int score_every = 25;  // steps between two measures of the heads' scores
+  // Threads a step runs on (data-parallel: the batch's texts split among them, each part's
+  // gradient on its own thread, then combined in thread order). The same seed, settings and
+  // threads give the same weights bit for bit; another count of threads adds the same numbers in
+  // another order (the weights then differ by rounding).
+  int threads = 1;
 };
 
 // Each head's scores at one step.
@@ -98,12 +103,19 @@ class Trainer {
   Status save(const std::string& folder) const;
 
  private:
+  // The batch's loss, its gradient into gradient_ (zeroed first): on this thread, or split
+  // among settings_.threads.
+  Result<float> loss_and_gradient(const TrainingBatch& batch);
+
   TrainingSettings settings_;
   TransformerConfig config_;
   ParameterTable table_;
   ParameterBuffer values_, gradient_;
   std::vector<bool> frozen_;  // per tensor: the MLP of an attention-only model
   std::optional<TrainingPass> pass_;
+  // With more than one thread: the other threads' passes and gradients.
+  std::vector<TrainingPass> helper_passes_;
+  std::vector<ParameterBuffer> helper_gradients_;
   std::optional<AdamW> optimizer_;
   TrainingTask task_;
   std::vector<int> probe_;

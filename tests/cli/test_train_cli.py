@@ -46,8 +46,8 @@ class TrainCommandLine(TempDirTest, UsageErrorAssertion):
         self.assertUsageError(run("train", "--task", "copy", "--steps", "many", "-o", out),
                               "--steps")
         self.assertUsageError(run("train", "--task", "copy", "--lr", "nan", "-o", out), "--lr")
-        self.assertUsageError(run("train", "--task", "copy", "--threads", "2", "-o", out),
-                              "one thread")
+        self.assertUsageError(run("train", "--task", "copy", "--threads", "0", "-o", out),
+                              "--threads")
         self.assertUsageError(run("train", "--task", "copy", "--sideways", "-o", out),
                               "--sideways")
         self.assertFalse(os.path.exists(out))
@@ -60,6 +60,9 @@ class TrainCommandLine(TempDirTest, UsageErrorAssertion):
         self.assertOneLineError(run("train", "--task", "text", self.path("one.txt"), "-o", out))
         self.assertOneLineError(run("train", "--task", "copy", "--from", "no-such-model", "-o", out))
         self.assertOneLineError(run("train", "--task", "copy", "--from", "stories260K", "-o", out))
+        crowded = run("train", "--task", "copy", "--threads", "17", "-o", out)  # 16 texts a step
+        self.assertOneLineError(crowded)
+        self.assertIn("at most one a text", crowded.stderr)
         self.assertFalse(os.path.exists(out))
         cli_common.write(self.path("a-file"), "keep me")
         self.assertOneLineError(run("train", "--task", "copy", *SMALL, "-o", self.path("a-file")))
@@ -76,6 +79,20 @@ class TrainCommandLine(TempDirTest, UsageErrorAssertion):
                              cli_common.read_bytes(self.path("b/" + name)), name)
         self.assertNotEqual(cli_common.read_bytes(self.path("a/model.safetensors")),
                             cli_common.read_bytes(self.path("c/model.safetensors")))
+        # Two threads: the same files again for the same seed, the same first loss as one
+        # thread (the texts split between them), and the count in the record.
+        for name in ("t1", "t2"):
+            result = run("train", "--task", "copy", "--seed", "3", "--threads", "2", *SMALL,
+                         "-o", self.path(name))
+            self.assertEqual(result.returncode, 0, result.stderr)
+        for name in files:
+            self.assertEqual(cli_common.read_bytes(self.path("t1/" + name)),
+                             cli_common.read_bytes(self.path("t2/" + name)), name)
+        two = json.loads(cli_common.read_bytes(self.path("t1/train.json")))
+        one = json.loads(cli_common.read_bytes(self.path("a/train.json")))
+        self.assertEqual(two["threads"], 2)
+        self.assertNotIn("threads", one)
+        self.assertAlmostEqual(two["loss"][0], one["loss"][0], places=5)
         record = json.loads(cli_common.read_bytes(self.path("a/train.json")))
         self.assertEqual(record["task"], "copy")
         self.assertEqual(len(record["loss"]), 20)

@@ -177,6 +177,47 @@ TEST_CASE("training is deterministic: the same seed gives the same weights, bit 
   CHECK(first != other);
 }
 
+TEST_CASE("a step on three threads is the step on one: the same losses, the weights to rounding") {
+  TrainingSettings s;
+  s.steps = 30;
+  s.texts = 7;  // three threads: parts of 2, 2 and 3 texts
+  s.length = 24;
+  s.d_model = 16;
+  s.score_every = 10;
+  s.optimizer.total_steps = 30;
+  s.optimizer.warmup_steps = 5;
+  const auto run = [&](int threads) {
+    TrainingSettings with = s;
+    with.threads = threads;
+    Result<Trainer> trainer = Trainer::make(with);
+    REQUIRE_MESSAGE(trainer.ok(), trainer.error());
+    while (!trainer->done()) REQUIRE(trainer->step().ok());
+    return std::pair{trainer->values(), trainer->losses()};
+  };
+  const auto [one, one_losses] = run(1);
+  const auto [three, three_losses] = run(3);
+  const auto [again, again_losses] = run(3);
+  CHECK(three == again);  // the same threads: bit for bit
+  double loss_difference = 0.0, weight_difference = 0.0, largest_weight = 0.0;
+  for (std::size_t i = 0; i < one_losses.size(); ++i)
+    loss_difference =
+        std::max(loss_difference, static_cast<double>(std::fabs(one_losses[i] - three_losses[i])));
+  for (std::size_t i = 0; i < one.size(); ++i) {
+    weight_difference =
+        std::max(weight_difference, static_cast<double>(std::fabs(one[i] - three[i])));
+    largest_weight = std::max(largest_weight, static_cast<double>(std::fabs(one[i])));
+  }
+  MESSAGE("after 30 steps: largest loss difference " << loss_difference << ", weight difference "
+                                                     << weight_difference << " (of "
+                                                     << largest_weight << ")");
+  CHECK(loss_difference < 1e-4);
+  CHECK(weight_difference < 1e-3 * largest_weight);
+  // More threads than texts: refused.
+  TrainingSettings crowded = s;
+  crowded.threads = 8;
+  CHECK(Trainer::make(crowded).error().find("at most one a text") != std::string::npos);
+}
+
 TEST_CASE("a short run learns its text, and its saved folder opens as that model") {
   TrainingSettings s;
   s.task = TrainingTaskKind::Text;
