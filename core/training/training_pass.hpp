@@ -1,5 +1,6 @@
 // Training's forward and backward pass over a batch of texts, for a decoder in GPT-2's layout or
-// Llama's and for an encoder in BERT's (parameters.hpp: check_trainable), kept apart from the app's
+// Llama's, for an encoder in BERT's, and for an encoder–decoder in Marian's or BART's
+// (parameters.hpp: check_trainable), kept apart from the app's
 // forward pass (transformer_forward.hpp), which keeps one text with a cache of keys and values and
 // what the views show: this one keeps what the backward pass needs, for every text of a batch, and
 // nothing more.
@@ -14,6 +15,13 @@
 // W_O + b_O), x' = LayerNorm₂(mid + MLP(mid))), so that in the backward pass each norm's gradient
 // comes before its sublayer's and the residual's; GELU with erf; the MLM head's
 // final = LayerNorm_f(gelu(x · W_h + b_h)), logits = final · wteᵀ + b_V.
+// An encoder–decoder's: the encoder (BERT's passes, no token types, no head) over the source;
+// its last layer's output is the memory (B · S rows). Each decoder layer (norms after) has
+// between steps 4 and 5 the cross-attention, 4c: cq = self_mid · W_Qc + b, ck and cv = memory ·
+// W + b, per text and head softmax(cq · ckᵀ / √d_head) over every source position · cv,
+// mid = LayerNorm_c(self_mid + that · W_Oc + b). Its backward pass gives self_mid the residual's
+// share and the queries', and the memory the keys' and values'; the encoder's backward pass
+// starts from the memory's gradient, summed over every decoder layer.
 // Forward, in passes (as transformer_forward.hpp, its numbers the same):
 //   0. x = wte[token] + wpe[position]                                               (N, d)
 // Per layer:
