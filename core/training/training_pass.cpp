@@ -239,6 +239,17 @@ void softmax_rows(const Scores& scores, float scale, bool causal, Attention& att
   }
 }
 
+// One head's attention (self or cross), as the header's step 3: scores = q · kᵀ (T, S),
+// attention = their softmax by row (scaled; a causal head's keys after the query 0), and its
+// output heads = attention · v (T, d_head).
+template <class Q, class K, class V, class Heads>
+void attention_forward(const Q& q, const K& k, const V& v, bool causal, float scale, Matrix& scores,
+                       Eigen::Map<Matrix> attention, Heads&& heads) {
+  scores.noalias() = q * k.transpose();  // (T, S)
+  softmax_rows(scores, scale, causal, attention);
+  heads.noalias() = attention * v;
+}
+
 // One head's attention backward (self or cross), as the header's step 3: from d_out, the
 // gradient of its output heads = attention · v (attention (T, S) row-major, its keys after
 // `last` 0 for a causal head), adds the gradients of q (T, d_head), k and v (S, d_head).
@@ -445,11 +456,11 @@ void TrainingPass::forward_stack(const TransformerWeights& w, const int* tokens,
         const auto q = a.q.block(b * T, h * dh, T, dh);
         const auto k = a.k.block(b * T, kv * dh, T, dh);
         const auto v = a.v.block(b * T, kv * dh, T, dh);
-        scores_.noalias() = q * k.transpose();  // (T, T)
-        Eigen::Map<Matrix> attention(
-            a.attention.data() + (static_cast<std::size_t>(b) * H + h) * T * T, T, T);
-        softmax_rows(scores_, scale, c.causal(), attention);
-        a.heads.block(b * T, h * dh, T, dh).noalias() = attention * v;
+        attention_forward(
+            q, k, v, c.causal(), scale, scores_,
+            Eigen::Map<Matrix>(a.attention.data() + (static_cast<std::size_t>(b) * H + h) * T * T,
+                               T, T),
+            a.heads.block(b * T, h * dh, T, dh));
       }
     }
     // 4. mid = x + heads · W_O (+ b_O); norm after: mid = norm₁(that sum)
@@ -505,11 +516,11 @@ void TrainingPass::cross_forward(const TransformerLayer& lw, Layer& a, const Mat
       const auto q = a.cross_q.block(b * T, h * dh, T, dh);
       const auto k = a.cross_k.block(b * S, h * dh, S, dh);
       const auto v = a.cross_v.block(b * S, h * dh, S, dh);
-      scores_.noalias() = q * k.transpose();  // (T, S)
-      Eigen::Map<Matrix> attention(
-          a.cross_attention.data() + (static_cast<std::size_t>(b) * H + h) * T * S, T, S);
-      softmax_rows(scores_, scale, /*causal=*/false, attention);
-      a.cross_heads.block(b * T, h * dh, T, dh).noalias() = attention * v;
+      attention_forward(
+          q, k, v, /*causal=*/false, scale, scores_,
+          Eigen::Map<Matrix>(
+              a.cross_attention.data() + (static_cast<std::size_t>(b) * H + h) * T * S, T, S),
+          a.cross_heads.block(b * T, h * dh, T, dh));
     }
   }
   a.cross_sum = a.self_mid;

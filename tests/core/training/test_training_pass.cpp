@@ -163,7 +163,7 @@ Compared compare_gradients(const ParameterTable& table, const std::vector<float>
 }  // namespace
 
 TEST_CASE("training's fast backward pass gives its plain reference's gradient, every tensor") {
-  for (const auto [tied, attention_only, family] :
+  for (const auto& [tied, attention_only, family] :
        {std::tuple{true, false, Family::Gpt2}, std::tuple{true, true, Family::Gpt2},
         std::tuple{false, false, Family::Gpt2}, std::tuple{false, true, Family::Gpt2},
         std::tuple{true, false, Family::Llama}, std::tuple{false, false, Family::Llama},
