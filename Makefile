@@ -43,14 +43,17 @@ test: deps-test configure
 # allocation or PyTorch tests there: see tests/CMakeLists.txt), and the app, which the
 # random-action test drives for a minute (tests/monkey/). Any sanitizer report fails.
 # Debug (-O0, asserts and Eigen's index checks on): with the sanitizers it compiles in half the
-# time of -O1, and the tests run about as fast.
+# time of -O1, and the tests run about as fast. Compiled with clang (ASAN_CXX), which builds it
+# two to three times as fast as GCC does with the sanitizers on; the main build stays GCC's, so
+# the code is compiled by both.
 ASAN_BUILD_DIR ?= build-asan
+ASAN_CXX ?= clang++-14
 test-asan: deps-test
 	@$(MAKE) --no-print-directory asan-run
 
 asan-run:
-	@cmake -S . -B $(ASAN_BUILD_DIR) -DATTNVIZ_SANITIZE=ON -DATTNVIZ_NATIVE=OFF \
-	       -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	@cmake -S . -B $(ASAN_BUILD_DIR) -DCMAKE_CXX_COMPILER=$(ASAN_CXX) -DATTNVIZ_SANITIZE=ON \
+	       -DATTNVIZ_NATIVE=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
 	@cmake --build $(ASAN_BUILD_DIR) -j $(JOBS)
 	cd $(ASAN_BUILD_DIR) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
@@ -67,8 +70,8 @@ fuzz:
 	@$(MAKE) --no-print-directory monkey
 
 monkey: deps-test
-	@cmake -S . -B $(ASAN_BUILD_DIR) -DATTNVIZ_SANITIZE=ON -DATTNVIZ_NATIVE=OFF \
-	       -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	@cmake -S . -B $(ASAN_BUILD_DIR) -DCMAKE_CXX_COMPILER=$(ASAN_CXX) -DATTNVIZ_SANITIZE=ON \
+	       -DATTNVIZ_NATIVE=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
 	@cmake --build $(ASAN_BUILD_DIR) -j $(JOBS) --target attnviz
 	tests/monkey/run_monkey.sh $(ASAN_BUILD_DIR)/attnviz $(MONKEY_ACTIONS) $(MONKEY_SEEDS)
 

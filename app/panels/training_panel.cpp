@@ -483,7 +483,9 @@ class TrainingPanel final : public Panel {
       message_ = saved.message();
       return;
     }
-    Edit edit = edits::set_model(ModelSpec{folder});
+    ModelSpec spec;
+    spec.model = folder;
+    Edit edit = edits::set_model(std::move(spec));
     edit.label = "use the model trained to step " + std::to_string(frame.step);
     context.edits.push(std::move(edit));
     // The probe as text: what the model was measured on (a byte model reads it letter by letter).

@@ -14,7 +14,9 @@ trap '[ -n "${KEEP_WORK:-}" ] || rm -rf "$work"' EXIT
 export ATTNVIZ_STATE_DIR="$work/state"
 export LIBGL_ALWAYS_SOFTWARE=1
 preload=
-if ldd "$app" | grep -q libasan; then  # as run_monkey.sh explains
+# A sanitizer build: GCC's links libasan.so, clang's has the runtime inside the binary; both name
+# __asan_init.
+if grep -q -a __asan_init "$app"; then  # as run_monkey.sh explains
   for driver in /usr/lib/*/dri/swrast_dri.so /usr/lib/dri/swrast_dri.so; do
     if [ -f "$driver" ]; then
       preload=$driver

@@ -76,10 +76,10 @@ std::string vocabulary(const std::vector<std::string>& extra) {
   return json + "}";
 }
 
-// Ids of the extra tokens of the hand vocabulary below.
-constexpr int kHe = 256, kLl = 257, kHell = 258, kHello = 259, kSpaceW = 260, kOr = 261,
-              kSpaceWor = 262, kAb = 263, kAba = 264, kAa = 265, kAaaa = 266, kCopyrightA = 267,
-              kEndOfText = 268;
+// Ids of the extra tokens of the hand vocabulary below (those the tests name: "ll" is 257,
+// "hell" 258, "Ġw" 260, "or" 261).
+constexpr int kHe = 256, kHello = 259, kSpaceWor = 262, kAb = 263, kAba = 264, kAa = 265,
+              kAaaa = 266, kCopyrightA = 267, kEndOfText = 268;
 const std::vector<std::string> kHandTokens = {"he",   "ll", "hell", "hello", "Ġw",   "or",
                                               "Ġwor", "ab", "aba",  "aa",    "aaaa", "©a"};
 // In order of rank. "ab a" ranks before "a b": a rank order no trained file has, which tells

@@ -250,10 +250,10 @@ TEST_CASE("a head's score on the text on screen: worked out by hand, and the pro
       const std::span<const float> row = forward.attention_row(scores.layer, scores.head, i);
       std::copy(row.begin(), row.end(), matrix.begin() + i * n);
     }
-    const MatrixView weights{matrix.data(), n, n, n};
+    const MatrixView head_weights{matrix.data(), n, n, n};
     for (const HeadRole role :
          {HeadRole::PreviousToken, HeadRole::FirstToken, HeadRole::Self, HeadRole::Broad})
-      CHECK(*role_score_on_text(role, weights, probe.text, {}, true) == scores.score(role));
+      CHECK(*role_score_on_text(role, head_weights, probe.text, {}, true) == scores.score(role));
   }
 }
 

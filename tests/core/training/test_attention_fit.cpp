@@ -337,7 +337,8 @@ TEST_CASE("lesson 24's learned weights are what gradient descent finds from the 
   REQUIRE(lesson.ok());
   // (the step that starts the descent, the step that shows what it found)
   for (const auto& [from, to] : {std::pair{1, 2}, std::pair{5, 6}}) {
-    CAPTURE(from);
+    const int from_step = from;  // CAPTURE's lambda cannot name a structured binding (clang 14)
+    CAPTURE(from_step);
     const LessonStep& start = lesson->steps[static_cast<std::size_t>(from)];
     const LessonStep& found = lesson->steps[static_cast<std::size_t>(to)];
     REQUIRE_FALSE(start.fit.empty());

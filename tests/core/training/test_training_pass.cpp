@@ -169,9 +169,12 @@ TEST_CASE("training's fast backward pass gives its plain reference's gradient, e
         std::tuple{true, false, Family::Llama}, std::tuple{false, false, Family::Llama},
         std::tuple{true, false, Family::Bert}, std::tuple{false, false, Family::Bert}}) {
     {
-      CAPTURE(tied);
-      CAPTURE(attention_only);
-      CAPTURE(static_cast<int>(family));
+      // CAPTURE's lambda cannot name a structured binding (clang 14): copies.
+      const bool tied_head = tied, only_attention = attention_only;
+      const int family_number = static_cast<int>(family);
+      CAPTURE(tied_head);
+      CAPTURE(only_attention);
+      CAPTURE(family_number);
       const RandomModel m = random_model(5, tied, attention_only, family);
       std::vector<float> fast(m.table.size(), 0.0f), plain(m.table.size(), 0.0f);
       Result<TrainingPass> pass = TrainingPass::make(m.config, attention_only);
