@@ -48,12 +48,13 @@ test: deps-test configure
 # the code is compiled by both.
 ASAN_BUILD_DIR ?= build-asan
 ASAN_CXX ?= clang++-14
+ASAN_CONFIGURE = cmake -S . -B $(ASAN_BUILD_DIR) -DCMAKE_CXX_COMPILER=$(ASAN_CXX) \
+                 -DATTNVIZ_SANITIZE=ON -DATTNVIZ_NATIVE=OFF -DCMAKE_BUILD_TYPE=Debug
 test-asan: deps-test
 	@$(MAKE) --no-print-directory asan-run
 
 asan-run:
-	@cmake -S . -B $(ASAN_BUILD_DIR) -DCMAKE_CXX_COMPILER=$(ASAN_CXX) -DATTNVIZ_SANITIZE=ON \
-	       -DATTNVIZ_NATIVE=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	@$(ASAN_CONFIGURE) >/dev/null
 	@cmake --build $(ASAN_BUILD_DIR) -j $(JOBS)
 	cd $(ASAN_BUILD_DIR) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j $(JOBS)
@@ -70,8 +71,7 @@ fuzz:
 	@$(MAKE) --no-print-directory monkey
 
 monkey: deps-test
-	@cmake -S . -B $(ASAN_BUILD_DIR) -DCMAKE_CXX_COMPILER=$(ASAN_CXX) -DATTNVIZ_SANITIZE=ON \
-	       -DATTNVIZ_NATIVE=OFF -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	@$(ASAN_CONFIGURE) >/dev/null
 	@cmake --build $(ASAN_BUILD_DIR) -j $(JOBS) --target attnviz
 	tests/monkey/run_monkey.sh $(ASAN_BUILD_DIR)/attnviz $(MONKEY_ACTIONS) $(MONKEY_SEEDS)
 
