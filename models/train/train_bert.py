@@ -33,9 +33,16 @@ What it does, in order (every step logged to OUT/train.log):
      --single-verses and --clauses make some examples as short as a class's sentence (one verse
      alone; a verse's opening clauses ended with a full stop, without quotation marks): tried
      for "God said, let there be [MASK]." (models/train/experiments/), not used for bert-web.
+     --mask-repeats chooses a chosen word's other occurrences in its example too, so that no
+     answer is a copy of a word the example still shows (Genesis 1:3 says "light" twice: with
+     one masked, the model copies the other and never learns the verse); --mask-rate chooses
+     more than BERT's 15%. Tried (models/train/experiments/), not used for bert-web.
   5. Head scores on unseen text (the Gospel of Mark): each head's mean attention on [SEP] and on
      [CLS], on the previous token and on the next token, and its entropy (broad attention).
-  6. Fill-mask on short sentences ("God said, let there be [MASK]." and others).
+  6. Fill-mask on short sentences ("God said, let there be [MASK]." and others), and recall:
+     how often the first guess at a training clause's masked last word is right, by how often
+     the training text has that 4-gram (once, as "let there be light", to 20 times or more).
+     With --init FOLDER --steps 0 the script measures a saved model without training it.
   7. Saved in Hugging Face's BertForMaskedLM layout (BertForPreTraining's, with the pooler and
      the next-sentence head, under --next-sentence 1): config.json, model.safetensors (F32, bert.*
      and cls.* names; the decoder's weight is the word embeddings', not stored twice), vocab.txt,
@@ -57,6 +64,7 @@ import collections
 import json
 import math
 import os
+import re
 import sys
 import time
 import unicodedata
@@ -316,13 +324,22 @@ class MaskedWindows:
     A fraction single_verses of all examples is one verse alone, as short as the sentences a
     class types (BERT keeps 10% of its examples short for the same reason).
     With random_b, half the pairs' B starts at a random verse instead (BERT's next-sentence
-    task: label 0 when B follows A, 1 when it is random, -100 for a single text)."""
+    task: label 0 when B follows A, 1 when it is random, -100 for a single text).
+    With repeats_masked (a set of token ids: the words that may repeat), a chosen word's other
+    occurrences in the example are chosen too, so that its answer is never a copy of a word the
+    example still shows: 'God said, "Let there be [MASK]," and there was light.' teaches copying,
+    'God said, "Let there be [MASK]," and there was [MASK].' teaches the verse."""
 
     def __init__(self, verses, n_ctx, vocab_size, rng, random_b=False, single_verses=0.0,
-                 clauses=0.0, clause_marks=None):
+                 clauses=0.0, clause_marks=None, repeats_masked=None, mask_rate=0.15):
         self.verses, self.n_ctx, self.vocab_size, self.rng = verses, n_ctx, vocab_size, rng
+        self.mask_rate = mask_rate
         self.random_b, self.single_verses = random_b, single_verses
         self.clauses, self.clause_marks = clauses, clause_marks
+        self.repeats_masked = None
+        if repeats_masked:  # (vocab_size,) bool: which ids mask their repeats
+            self.repeats_masked = np.zeros(vocab_size, dtype=bool)
+            self.repeats_masked[list(repeats_masked)] = True
 
     def clause(self, verse):
         """A verse's opening clauses as a class would type them: its double quotes dropped, cut
@@ -385,7 +402,12 @@ class MaskedWindows:
             types[row, :len(example)] = example_types
             attention[row, :len(example)] = 1
         ordinary = ids >= len(SPECIAL_TOKENS)
-        chosen = ordinary & (rng.random((size, n)) < 0.15)
+        chosen = ordinary & (rng.random((size, n)) < self.mask_rate)
+        if self.repeats_masked is not None:  # no draw of its own (more random replacements)
+            for row in range(size):
+                repeated = self.repeats_masked[ids[row, chosen[row]]]
+                words = ids[row, chosen[row]][repeated]
+                chosen[row] |= ordinary[row] & np.isin(ids[row], words)
         labels = np.where(chosen, ids, -100)
         draw = rng.random((size, n))
         inputs = ids.copy()
@@ -456,6 +478,55 @@ FILL_MASK_CHECKS = [  # (sentence, the word it should find first)
 ]
 
 
+def recall_clauses(train_lines, vocab, rng, per_bucket=150):
+    """Sentences for recall_by_count(): a training verse's opening clauses as a class would type
+    them (up to its first comma, semicolon or colon, and up to its second; quotation marks
+    dropped, ended with a full stop, at least five words) with the last word masked when it is a whole token, grouped by how many times the
+    training text has that word after the clause's three words before it (the 4-gram), the lines
+    taken in the order of a permutation drawn from rng. -> {bucket: [(sentence, word)]}"""
+    def words_of(text):
+        return re.findall(r"[a-z]+", text.lower())
+
+    grams = collections.Counter()
+    for line in train_lines:
+        words = words_of(line)
+        grams.update(tuple(words[i - 3:i + 1]) for i in range(3, len(words)))
+    piece = {p: i for i, p in enumerate(vocab)}
+    buckets = {name: [] for name in BUCKETS}
+    for index in rng.permutation(len(train_lines)):
+        line = " ".join(train_lines[index].replace('"', "").split())
+        cuts = [m.start() for m in re.finditer(r"[,;:]", line)] + [len(line)]
+        for cut in cuts[:2]:
+            clause = line[:cut].strip().rstrip(".!?")
+            words = words_of(clause)
+            last = clause.split()[-1] if clause else ""
+            if len(words) < 5 or not re.fullmatch(r"[A-Za-z]+", last) or words[-1] not in piece:
+                continue
+            seen = grams[tuple(words[-4:])]
+            name = next(b for b, (low, high) in BUCKETS.items() if low <= seen <= high)
+            if len(buckets[name]) < per_bucket:
+                buckets[name].append((clause[:clause.rfind(" ")] + " [MASK].", words[-1]))
+        if all(len(b) == per_bucket for b in buckets.values()):
+            break
+    return buckets
+
+
+def recall_by_count(model, tokenizer, vocab, train_lines, rng, per_bucket=150):
+    """How well the model recalls what it was trained on, by how often it saw it: the first
+    guess at each masked last word of recall_clauses(). -> [(bucket, right first guesses,
+    clauses)]. "let there be light" is a 4-gram the text has once."""
+    out = []
+    for name, items in recall_clauses(train_lines, vocab, rng, per_bucket).items():
+        right = sum(fill_mask(model, tokenizer, vocab, sentence, top=1)[1][0][0][0] == word
+                    for sentence, word in items)
+        out.append((name, right, len(items)))
+    return out
+
+
+BUCKETS = {"once": (1, 1), "2-4 times": (2, 4), "5-19 times": (5, 19),
+           "20 times or more": (20, 10**9)}
+
+
 # ----------------------------------------------------------------------------------------------
 # Files
 # ----------------------------------------------------------------------------------------------
@@ -523,6 +594,15 @@ def main():
                         help="the fraction of examples that are a verse's opening clauses as a "
                         "class types a sentence: [CLS] clauses . [SEP], double quotes dropped; "
                         "tried, not used for bert-web: models/train/experiments/")
+    parser.add_argument("--mask-repeats", type=int, default=0, metavar="N",
+                        help="N > 0: a chosen word's other occurrences in the example are chosen "
+                        "too (masked), unless it is one of the N most frequent tokens of the "
+                        "training text (the, and, commas): no answer is a copy of a word still "
+                        "shown, so a verse like Genesis 1:3 that repeats its word is learned, not "
+                        "copied")
+    parser.add_argument("--mask-rate", type=float, default=0.15,
+                        help="the fraction of the ordinary tokens chosen for the loss (BERT's "
+                        "0.15; the held-out loss is always measured at 0.15)")
     parser.add_argument("--init", default=None, metavar="FOLDER",
                         help="start from the weights of the bert-web folder FOLDER (its vocab.txt "
                         "must be the one this run learns) instead of random ones: more passes over "
@@ -593,8 +673,20 @@ def main():
     piece = {p: i for i, p in enumerate(vocab)}
     clause_marks = {"quote": piece['"'], "stop": piece["."],
                     "breaks": {piece[","], piece[";"], piece[":"]}}
+    repeats_masked = None
+    if not 0.0 < args.mask_rate <= 0.5:
+        parser.error("--mask-rate is a fraction of the tokens, above 0 and at most 0.5")
+    if args.mask_repeats < 0:
+        parser.error("--mask-repeats is a number of frequent tokens, 0 or more")
+    if args.mask_repeats > 0:
+        counts = collections.Counter(t for v in train_verses for t in v)
+        frequent = {t for t, _ in counts.most_common(args.mask_repeats)}
+        repeats_masked = set(range(len(SPECIAL_TOKENS), len(vocab))) - frequent
+        log(f"repeats masked: every token but the {args.mask_repeats} most frequent ("
+            + " ".join(vocab[t] for t, _ in counts.most_common(12)) + " ...)")
     data = MaskedWindows(train_verses, args.context, len(vocab), rng, random_b,
-                         args.single_verses, args.clauses, clause_marks)
+                         args.single_verses, args.clauses, clause_marks, repeats_masked,
+                         args.mask_rate)
 
     eval_rng = np.random.default_rng(args.seed + 1)
     val_data = MaskedWindows(val_verses, args.context, len(vocab), eval_rng, random_b)
@@ -648,11 +740,13 @@ def main():
             return args.lr * (step + 1) / args.warmup
         return args.lr * max(0.0, (args.steps - step) / max(1, args.steps - args.warmup))
 
-    log(f"recipe: masked language modelling (15% of the ordinary tokens: 80% [MASK], 10% random, "
-        f"10% kept); half the examples sentence pairs"
+    log(f"recipe: masked language modelling ({args.mask_rate:.0%} of the ordinary tokens: 80% "
+        f"[MASK], 10% random, 10% kept); half the examples sentence pairs"
         + (f", {args.single_verses:.0%} one verse alone" if args.single_verses > 0 else "")
         + (f", {args.clauses:.0%} a verse's opening clauses ended with a full stop, without "
            "double quotes" if args.clauses > 0 else "")
+        + (f"; a chosen token's repeats in its example chosen too (not the {args.mask_repeats} "
+           "most frequent tokens)" if args.mask_repeats > 0 else "")
         + ("; BERT's next-sentence task (half the pairs' B a random verse), its loss added"
            if model.next_sentence else "") + f"; AdamW betas (0.9, 0.98), peak lr "
         f"{args.lr}, {args.warmup} warm-up steps, linear decay to 0, weight decay 0.01 on "
@@ -683,6 +777,11 @@ def main():
             + (f" (expected {expected})" if expected else ""))
     expected_count = sum(1 for _, e in FILL_MASK_CHECKS if e)
     log(f"fill-mask: {found} of {expected_count} first guesses as expected")
+    train_lines = [line for text in train_chapters for line in text.split("\n")]
+    for name, right, count in recall_by_count(model, tokenizer, vocab, train_lines,
+                                              np.random.default_rng(5)):
+        log(f"recall: clauses whose last word's 4-gram the training text has {name}: first guess "
+            f"right {right} of {count} ({right / max(1, count):.0%})")
 
     # 5. save
     train_gpt2.write_safetensors(os.path.join(args.out, "model.safetensors"),
