@@ -405,8 +405,8 @@ class MaskedWindows:
         chosen = ordinary & (rng.random((size, n)) < self.mask_rate)
         if self.repeats_masked is not None:  # no draw of its own (more random replacements)
             for row in range(size):
-                repeated = self.repeats_masked[ids[row, chosen[row]]]
-                words = ids[row, chosen[row]][repeated]
+                chosen_ids = ids[row, chosen[row]]
+                words = chosen_ids[self.repeats_masked[chosen_ids]]
                 chosen[row] |= ordinary[row] & np.isin(ids[row], words)
         labels = np.where(chosen, ids, -100)
         draw = rng.random((size, n))
@@ -478,12 +478,18 @@ FILL_MASK_CHECKS = [  # (sentence, the word it should find first)
 ]
 
 
+# recall_clauses()'s groups: how many times the text has a clause's last 4-gram (low, high)
+BUCKETS = {"once": (1, 1), "2-4 times": (2, 4), "5-19 times": (5, 19),
+           "20 times or more": (20, 10**9)}
+
+
 def recall_clauses(train_lines, vocab, rng, per_bucket=150):
     """Sentences for recall_by_count(): a training verse's opening clauses as a class would type
     them (up to its first comma, semicolon or colon, and up to its second; quotation marks
-    dropped, ended with a full stop, at least five words) with the last word masked when it is a whole token, grouped by how many times the
-    training text has that word after the clause's three words before it (the 4-gram), the lines
-    taken in the order of a permutation drawn from rng. -> {bucket: [(sentence, word)]}"""
+    dropped, ended with a full stop, at least five words) with the last word masked when it is a
+    whole token, grouped by how many times the training text has that word after the clause's
+    three words before it (the 4-gram), the lines taken in the order of a permutation drawn from
+    rng. -> {bucket: [(sentence, word)]}"""
     def words_of(text):
         return re.findall(r"[a-z]+", text.lower())
 
@@ -491,7 +497,7 @@ def recall_clauses(train_lines, vocab, rng, per_bucket=150):
     for line in train_lines:
         words = words_of(line)
         grams.update(tuple(words[i - 3:i + 1]) for i in range(3, len(words)))
-    piece = {p: i for i, p in enumerate(vocab)}
+    whole_tokens = set(vocab)
     buckets = {name: [] for name in BUCKETS}
     for index in rng.permutation(len(train_lines)):
         line = " ".join(train_lines[index].replace('"', "").split())
@@ -500,7 +506,7 @@ def recall_clauses(train_lines, vocab, rng, per_bucket=150):
             clause = line[:cut].strip().rstrip(".!?")
             words = words_of(clause)
             last = clause.split()[-1] if clause else ""
-            if len(words) < 5 or not re.fullmatch(r"[A-Za-z]+", last) or words[-1] not in piece:
+# recall_clauses()'s groups: how often the text has a clause's last 4-gram, (low, high)
                 continue
             seen = grams[tuple(words[-4:])]
             name = next(b for b, (low, high) in BUCKETS.items() if low <= seen <= high)
@@ -521,10 +527,6 @@ def recall_by_count(model, tokenizer, vocab, train_lines, rng, per_bucket=150):
                     for sentence, word in items)
         out.append((name, right, len(items)))
     return out
-
-
-BUCKETS = {"once": (1, 1), "2-4 times": (2, 4), "5-19 times": (5, 19),
-           "20 times or more": (20, 10**9)}
 
 
 # ----------------------------------------------------------------------------------------------
