@@ -506,7 +506,8 @@ def recall_clauses(train_lines, vocab, rng, per_bucket=150):
             clause = line[:cut].strip().rstrip(".!?")
             words = words_of(clause)
             last = clause.split()[-1] if clause else ""
-# recall_clauses()'s groups: how often the text has a clause's last 4-gram, (low, high)
+            if (len(words) < 5 or not re.fullmatch(r"[A-Za-z]+", last)
+                    or words[-1] not in whole_tokens):
                 continue
             seen = grams[tuple(words[-4:])]
             name = next(b for b, (low, high) in BUCKETS.items() if low <= seen <= high)
